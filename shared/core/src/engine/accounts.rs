@@ -1,0 +1,101 @@
+//! Accounts, settings and the two kill switches (per account and global).
+
+use jiff::Timestamp;
+use serde::Deserialize;
+
+use super::Engine;
+use crate::account::{Account, ExecutionMode, Profile, Settings, SystemConfig, parse_timezone};
+use crate::error::{EngineError, InvalidInput};
+use crate::ids::AccountId;
+
+/// `POST /api/v1/accounts`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewAccount {
+    pub name: String,
+    pub timezone: Option<String>,
+    pub execution_mode: Option<ExecutionMode>,
+    pub onboarded_at: Option<Timestamp>,
+    #[serde(default)]
+    pub profile: Profile,
+}
+
+/// Secrets made by the caller from a real random source (the core has none).
+pub struct AccountSecrets {
+    pub api_token: String,
+    pub api_token_hash: String,
+    pub webhook_secret: String,
+}
+
+/// `PUT /api/v1/settings`: any subset of the fields.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettingsPatch {
+    pub execution_mode: Option<ExecutionMode>,
+    pub member_weekly_limit: Option<u32>,
+    pub daily_send_limit: Option<u32>,
+    pub timezone: Option<String>,
+    pub send_window_start: Option<u8>,
+    pub send_window_end: Option<u8>,
+    pub onboarded_at: Option<Timestamp>,
+    pub avg_membership_price: Option<f64>,
+    pub profile: Option<Profile>,
+}
+
+impl SettingsPatch {
+    fn apply(self, mut s: Settings) -> Settings {
+        if let Some(v) = self.execution_mode { s.execution_mode = v }
+        if let Some(v) = self.member_weekly_limit { s.member_weekly_limit = v }
+        if let Some(v) = self.daily_send_limit { s.daily_send_limit = v }
+        if let Some(v) = self.timezone { s.timezone = v }
+        if let Some(v) = self.send_window_start { s.send_window_start = v }
+        if let Some(v) = self.send_window_end { s.send_window_end = v }
+        if let Some(v) = self.onboarded_at { s.onboarded_at = Some(v) }
+        if let Some(v) = self.avg_membership_price { s.avg_membership_price = v }
+        if let Some(v) = self.profile { s.profile = v }
+        s
+    }
+}
+
+impl Engine {
+    pub async fn create_account(&self, input: NewAccount, secrets: AccountSecrets) -> Result<Account, EngineError> {
+        let name = input.name.trim().to_owned();
+        if name.is_empty() || name.len() > 200 {
+            return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
+        }
+        let timezone = input.timezone.unwrap_or_else(|| "America/New_York".into());
+        parse_timezone(&timezone)?;
+        let now = self.clock.now();
+        let mut settings = Settings::defaults(timezone);
+        settings.execution_mode = input.execution_mode.unwrap_or(ExecutionMode::Manual);
+        settings.onboarded_at = input.onboarded_at;
+        settings.profile = input.profile;
+        settings.validate()?;
+        let account = Account { id: AccountId::generate(now), name, settings, webhook_secret: secrets.webhook_secret, paused: false, created_at: now, version: 1 };
+        self.store.create_account(&account, &secrets.api_token_hash).await?;
+        Ok(account)
+    }
+
+    pub async fn account(&self, id: AccountId) -> Result<Account, EngineError> {
+        self.store.get_account(id).await?.ok_or(EngineError::NotFound { what: "account" })
+    }
+
+    /// Apply a settings patch; all of it or none of it.
+    pub async fn update_settings(&self, id: AccountId, patch: SettingsPatch) -> Result<Settings, EngineError> {
+        let mut account = self.account(id).await?;
+        let settings = patch.apply(account.settings.clone());
+        settings.validate()?;
+        account.settings = settings;
+        account.version += 1;
+        self.store.save_account(&account).await?;
+        Ok(account.settings)
+    }
+
+    /// The global emergency stop: every worker and the tick check it first.
+    pub async fn set_global_pause(&self, paused: bool) -> Result<SystemConfig, EngineError> {
+        let config = SystemConfig { global_pause: paused, updated_at: Some(self.clock.now()) };
+        self.store.save_system_config(&config).await?;
+        tracing::warn!(paused, "global pause changed");
+        Ok(config)
+    }
+}

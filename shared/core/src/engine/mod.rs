@@ -1,0 +1,46 @@
+//! The operations the functions call. Each reads what it needs through the ports, decides
+//! with the pure modules, and commits one [`TaskCommit`] per decision. Nothing here reads the
+//! clock except through [`Clock`], and nothing trusts the message that woke it.
+
+mod accounts;
+mod signals;
+mod tasks;
+mod tick;
+pub use signals::SignalOutcome;
+pub use tasks::Created;
+mod work;
+
+use std::sync::Arc;
+
+pub use accounts::{AccountSecrets, NewAccount, SettingsPatch};
+pub use tasks::{NewTask, Resolution};
+pub use tick::TickReport;
+pub use work::StepOutcome;
+
+use crate::ids::Email;
+use crate::ports::{Agent, Clock, EventBus, Mailer, Queue, TaskStore};
+use crate::token::SigningKey;
+
+/// Deployment settings the engine needs (from the environment in the functions).
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The address mail is sent from (its domain must be a verified SES identity).
+    pub from_email: Email,
+    /// Domain of the `reply+{token}@…` addresses.
+    pub reply_domain: String,
+    /// Public base URL for links in mail (unsubscribe).
+    pub public_url: String,
+    pub signing_key: SigningKey,
+}
+
+/// The ports and settings every operation works with.
+#[derive(Clone)]
+pub struct Engine {
+    pub store: Arc<dyn TaskStore>,
+    pub queue: Arc<dyn Queue>,
+    pub mailer: Arc<dyn Mailer>,
+    pub agent: Arc<dyn Agent>,
+    pub bus: Arc<dyn EventBus>,
+    pub clock: Arc<dyn Clock>,
+    pub config: EngineConfig,
+}

@@ -1,0 +1,262 @@
+//! Creating tasks (the one creation path, spec §6.1) and the owner's actions on them.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Deserialize;
+
+use super::Engine;
+use crate::account::Account;
+use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
+use crate::gate::{GateContext, initial_status};
+use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
+use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
+use crate::task_type::{self, TaskTypeDef};
+use crate::transition::{Why, created, record, transition};
+
+/// Everything a new task needs; used by the API (manual), signals (webhook) and analysis.
+#[derive(Clone, Debug)]
+pub struct NewTask {
+    pub task_type: String,
+    pub member_id: MemberId,
+    pub goal: String,
+    pub confidence: Option<u8>,
+    pub draft: Option<Draft>,
+    pub trigger_type: TriggerType,
+    pub trigger_event_id: Option<String>,
+    pub gate: GateContext,
+    pub context: serde_json::Value,
+}
+
+/// `POST /tasks/{id}/resolve`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    pub outcome: String,
+    pub note: Option<String>,
+}
+
+/// Whether creation made a task or found the member's active one of the same type.
+#[derive(Debug)]
+pub enum Created {
+    New(Task),
+    Existing(Task),
+}
+
+impl Created {
+    pub fn task(&self) -> &Task {
+        match self {
+            Created::New(t) | Created::Existing(t) => t,
+        }
+    }
+}
+
+pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
+    if draft.subject.trim().is_empty() || draft.subject.len() > 200 || draft.subject.contains(['\r', '\n']) {
+        return Err(InvalidInput::new("invalid_draft", "draft.subject must be 1-200 characters on one line"));
+    }
+    if draft.body.trim().is_empty() || draft.body.len() > 20_000 {
+        return Err(InvalidInput::new("invalid_draft", "draft.body must be 1-20000 characters"));
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// The one way tasks are made: dedup by the active guard, the confidence gate, the
+    /// type's budget, a first draft.
+    pub async fn create_task(&self, account: &Account, input: NewTask) -> Result<Created, EngineError> {
+        let def: &TaskTypeDef = task_type::definition(&input.task_type);
+        let task_type = if task_type::lookup(&input.task_type).is_some() { input.task_type.clone() } else { def.key.to_owned() };
+        let goal = input.goal.trim().to_owned();
+        if goal.is_empty() || goal.len() > 2_000 {
+            return Err(InvalidInput::new("invalid_goal", "goal must be 1-2000 characters").into());
+        }
+        if let Some(draft) = &input.draft {
+            check_draft(draft)?;
+        }
+        if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
+            return Ok(Created::Existing(existing));
+        }
+        let now = self.clock.now();
+        let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
+        let confidence = input.confidence.unwrap_or(0).min(100);
+        let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
+        let draft = match input.draft {
+            Some(draft) => Some(draft),
+            None => {
+                let request = DraftRequest {
+                    task_type: task_type.clone(),
+                    goal: goal.clone(),
+                    member_first_name: member.as_ref().and_then(|m| m.first_name.clone()),
+                    profile: account.settings.profile.clone(),
+                    business_name: account.sender_name().to_owned(),
+                    touch: 0,
+                    tone: def.cadence.tone(0).to_owned(),
+                    touches_remaining: def.budget.max_messages,
+                    context: input.context.clone(),
+                };
+                match self.agent.draft(&request).await {
+                    Ok(draft) => Some(draft),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "no first draft; the owner will see an empty draft");
+                        None
+                    }
+                }
+            }
+        };
+        let task = Task {
+            id: TaskId::generate(now),
+            account_id: account.id,
+            task_type,
+            status,
+            priority: def.priority,
+            member: MemberRef {
+                id: input.member_id.clone(),
+                email: member.as_ref().and_then(|m| m.email.clone()),
+                name: member.as_ref().and_then(|m| m.display_name()),
+            },
+            goal,
+            confidence,
+            draft,
+            thread_subject: None,
+            budget: Budget {
+                messages_used: 0,
+                messages_max: def.budget.max_messages,
+                turns_used: 0,
+                turns_max: def.budget.max_turns,
+                expires_at: now + SignedDuration::from_hours(24 * i64::from(def.budget.max_days)),
+            },
+            touch: 0,
+            next_action_at: (status == TaskStatus::Ready).then_some(now),
+            attempts: 0,
+            outcome: None,
+            outcome_reason: None,
+            attributed_value: None,
+            parent_id: None,
+            trigger_type: input.trigger_type,
+            trigger_event_id: input.trigger_event_id,
+            created_at: now,
+            updated_at: now,
+            execution_started_at: None,
+            dormant_at: None,
+            dormant_expires_at: None,
+            resolved_at: None,
+            version: 1,
+        };
+        let log = created(&task, Why::new(gate_reason).detail(format!("{} task for member {}", task.task_type, task.member.id)));
+        match self.store.create_task(&task, &log, &[]).await {
+            Ok(()) => Ok(Created::New(task)),
+            // Lost a race with another creation for the same member and type.
+            Err(StoreError::Conflict(Conflict::ActiveTask)) => match self.existing_active(account.id, &input.member_id, &task.task_type).await? {
+                Some(existing) => Ok(Created::Existing(existing)),
+                None => Err(EngineError::StaleVersion),
+            },
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn existing_active(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<Task>, EngineError> {
+        let Some(id) = self.store.active_task(account, member, task_type).await? else { return Ok(None) };
+        Ok(self.store.get_task(account, id).await?.filter(Task::is_active))
+    }
+
+    pub async fn task(&self, account: AccountId, id: TaskId) -> Result<TaskHistory, EngineError> {
+        self.store.task_history(account, id).await?.ok_or(EngineError::NotFound { what: "task" })
+    }
+
+    pub async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), EngineError> {
+        Ok(self.store.list_tasks(account, query).await?)
+    }
+
+    async fn current(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
+        self.store.get_task(account, id).await?.ok_or(EngineError::NotFound { what: "task" })
+    }
+
+    /// `pending_review → ready`, optionally with the owner's edited draft (the original is
+    /// kept in the log, for learning from owner edits).
+    pub async fn approve(&self, account: AccountId, id: TaskId, edited: Option<Draft>) -> Result<Task, EngineError> {
+        if let Some(draft) = &edited {
+            check_draft(draft)?;
+        }
+        let task = self.current(account, id).await?;
+        let now = self.clock.now();
+        let mut why = Why::new("owner_approved");
+        if let Some(draft) = &edited {
+            if task.draft.as_ref() != Some(draft) {
+                let original = task.draft.as_ref().map(|d| format!("subject: {}\n\n{}", d.subject, d.body)).unwrap_or_else(|| "(no draft)".into());
+                why = Why::new("owner_approved_with_edits").detail(format!("original draft:\n{original}"));
+            }
+        }
+        let (mut next, log) = transition(&task, TaskStatus::Ready, now, why)?;
+        if let Some(draft) = edited {
+            next.draft = Some(draft);
+        }
+        next.next_action_at = Some(now);
+        self.store.commit(&TaskCommit::new(next.clone(), log)).await?;
+        Ok(next)
+    }
+
+    /// `pending_review → cancelled`.
+    pub async fn skip(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
+        let task = self.current(account, id).await?;
+        if task.status != TaskStatus::PendingReview {
+            return Err(EngineError::InvalidTransition { from: task.status, to: TaskStatus::Cancelled });
+        }
+        self.close(task, TaskStatus::Cancelled, Why::new("owner_skipped").outcome("skipped"), None).await
+    }
+
+    /// Close as cancelled, from any open state.
+    pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
+        let task = self.current(account, id).await?;
+        self.close(task, TaskStatus::Cancelled, Why::new("owner_cancelled"), None).await
+    }
+
+    /// The owner closes the task with an outcome from the type's list. It becomes
+    /// `completed` where the table allows, else `cancelled` (from review, ready or
+    /// escalated), carrying the outcome either way.
+    pub async fn resolve(&self, account: AccountId, id: TaskId, resolution: Resolution) -> Result<Task, EngineError> {
+        let task = self.current(account, id).await?;
+        let def = task_type::definition(&task.task_type);
+        if def.outcome(&resolution.outcome).is_none() {
+            let codes: Vec<&str> = def.goal.outcomes.iter().map(|o| o.code).collect();
+            return Err(InvalidInput::new("invalid_outcome", format!("outcome {:?} is not one of {} outcomes: {}", resolution.outcome, def.key, codes.join(", "))).into());
+        }
+        let to = if task.status.can_move_to(TaskStatus::Completed) { TaskStatus::Completed } else { TaskStatus::Cancelled };
+        let mut why = Why::new("owner_resolved").outcome(resolution.outcome.clone());
+        if let Some(note) = resolution.note.clone() {
+            why = why.detail(note);
+        }
+        let note = resolution.note.map(|n| ConversationMessage { id: new_ulid(self.clock.now()), at: self.clock.now(), role: Role::Owner, content: n });
+        self.close(task, to, why, note).await
+    }
+
+    async fn close(&self, task: Task, to: TaskStatus, why: Why, note: Option<ConversationMessage>) -> Result<Task, EngineError> {
+        let now = self.clock.now();
+        let (next, log) = transition(&task, to, now, why)?;
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.messages.extend(note);
+        self.store.commit(&commit).await?;
+        self.publish_closed(&next).await;
+        Ok(next)
+    }
+
+    pub(crate) async fn publish_closed(&self, task: &Task) {
+        if !task.status.is_terminal() {
+            return;
+        }
+        let detail = serde_json::json!({
+            "account_id": task.account_id, "task_id": task.id, "task_type": task.task_type,
+            "status": task.status, "outcome": task.outcome, "outcome_reason": task.outcome_reason,
+        });
+        if let Err(e) = self.bus.publish("TaskClosed", detail).await {
+            // The task is closed either way; evaluation also runs weekly over closed tasks.
+            tracing::warn!(task = %task.id, error = %e, "TaskClosed event not published");
+        }
+    }
+
+    /// Log-only decision helper used by workers: keep the status, move the schedule.
+    pub(crate) fn reschedule(task: &Task, at: Timestamp, now: Timestamp, why: Why) -> TaskCommit {
+        let (mut next, log) = record(task, now, why);
+        next.next_action_at = Some(at);
+        TaskCommit::new(next, log)
+    }
+}

@@ -1,0 +1,90 @@
+//! Domain errors. Each entry point maps them once: to an HTTP status in the API, to
+//! retryable vs not in the queue consumers.
+
+use thiserror::Error;
+
+use crate::task::TaskStatus;
+
+/// Input that is well-formed JSON but not acceptable (→ 400/422 with this code).
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[error("{message}")]
+pub struct InvalidInput {
+    pub code: String,
+    pub message: String,
+}
+
+impl InvalidInput {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { code: code.into(), message: message.into() }
+    }
+}
+
+/// What went wrong in a store operation.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// A conditional write lost: someone else changed the item first. Normal under
+    /// concurrency — re-read and re-decide.
+    #[error("conflict: {0:?}")]
+    Conflict(Conflict),
+    /// The backing store failed; retrying later may work.
+    #[error("store unavailable")]
+    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// Stored data could not be decoded — a bug or a hand-edited item.
+    #[error("corrupt item {key}: {reason}")]
+    Corrupt { key: String, reason: String },
+}
+
+/// Which condition of a conditional write failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conflict {
+    /// The item's `version` (task or account) was not the one the writer read.
+    Version,
+    /// The member's facts changed since they were read.
+    MemberFacts,
+    /// An active task for this member and type exists already.
+    ActiveTask,
+    /// The member's send ledger changed since it was read (another send raced this one).
+    MemberLedger,
+    /// The account's daily send counter is at its limit.
+    DailyLimit,
+    /// A message for this task and touch was reserved already: it must never be sent twice.
+    OutboundExists,
+    /// The item being created exists already (account, token…).
+    AlreadyExists,
+}
+
+/// Errors of the engine's operations.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    Invalid(#[from] InvalidInput),
+    #[error("{what} not found")]
+    NotFound { what: &'static str },
+    #[error("invalid transition: {from} → {to}")]
+    InvalidTransition { from: TaskStatus, to: TaskStatus },
+    #[error("the task changed while this request was being applied; re-read it and try again")]
+    StaleVersion,
+    #[error("{0}")]
+    Paused(String),
+    #[error(transparent)]
+    Store(StoreError),
+    #[error("{0}")]
+    Dependency(String),
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict(Conflict::Version) => EngineError::StaleVersion,
+            other => EngineError::Store(other),
+        }
+    }
+}
+
+impl EngineError {
+    /// Worth retrying the same input later (infrastructure trouble), as opposed to a
+    /// decision that will not change.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, EngineError::Store(StoreError::Unavailable(_)) | EngineError::Dependency(_) | EngineError::StaleVersion)
+    }
+}

@@ -1,0 +1,42 @@
+//! # openloop-core — the domain
+//!
+//! A task is a goal, a hard budget and a conversation. This crate decides everything about
+//! tasks — which states they may move between, what a task type promises, when a follow-up is
+//! due, whether a send is allowed — and leaves doing it to adapters behind the ports in
+//! [`ports`]. It never reads the clock (every operation is handed `now`) and never touches the
+//! network, so all of it is tested without AWS.
+//!
+//! Where to look:
+//! - [`task`]: the task model, its eight states and the valid-transition table.
+//! - [`transition`]: the one function that changes a task's status and explains why.
+//! - [`task_type`] and [`cadence`]: task types and follow-up cadences as data.
+//! - [`gate`]: the confidence gate that decides review vs auto-execution.
+//! - [`limits`]: every numeric safety limit and the checks that use them.
+//! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…).
+//! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
+
+pub mod account;
+pub mod cadence;
+pub mod engine;
+pub mod error;
+pub mod event;
+pub mod gate;
+pub mod ids;
+pub mod limits;
+pub mod mail;
+pub mod member;
+pub mod memory;
+pub mod ports;
+pub mod task;
+pub mod task_type;
+pub mod token;
+pub mod transition;
+pub mod work;
+
+#[cfg(feature = "testkit")]
+pub mod conformance;
+
+pub use jiff::Timestamp;
+
+#[cfg(any(test, feature = "testkit"))]
+pub mod testing;

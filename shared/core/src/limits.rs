@@ -1,0 +1,121 @@
+//! Every numeric safety limit, and the pure checks that use them. One place for each number.
+//!
+//! The store enforces the same limits atomically (conditional writes in the send
+//! reservation); these checks decide *before* trying, so the engine can defer with a reason
+//! instead of failing a transaction.
+
+use std::collections::BTreeMap;
+
+use jiff::civil::{Date, Time};
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp, ToSpan, Zoned};
+
+use crate::account::Settings;
+
+pub const DEFAULT_MEMBER_WEEKLY_LIMIT: u32 = 3;
+pub const DEFAULT_DAILY_SEND_LIMIT: u32 = 15;
+pub const DEFAULT_SEND_WINDOW_START: u8 = 8;
+pub const DEFAULT_SEND_WINDOW_END: u8 = 20;
+pub const DEFAULT_AVG_MEMBERSHIP_PRICE: f64 = 150.0;
+pub const MAX_MEMBER_WEEKLY_LIMIT: u32 = 14;
+pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
+
+/// The member cap is a rolling window, not a calendar week.
+pub const MEMBER_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 7);
+
+/// How long a worker may hold a task in `executing` before another may take it over
+/// (spec §7.5: stuck `executing` for more than 5 minutes is reset).
+pub const EXECUTION_LEASE: SignedDuration = SignedDuration::from_mins(5);
+
+/// Retry policy for a failed step (spec §7.11): three tries at growing distances, then the
+/// task goes to the owner.
+pub const RETRY_BACKOFF: [SignedDuration; 3] = [SignedDuration::from_mins(1), SignedDuration::from_mins(5), SignedDuration::from_hours(1)];
+
+/// How many due items one tick hands out at most, and how far ahead it looks.
+pub const TICK_MAX_ITEMS: usize = 1_000;
+pub const DUE_INDEX_SHARDS: u32 = 16;
+
+/// Webhook signatures older or newer than this are refused (Standard Webhooks).
+pub const WEBHOOK_TOLERANCE: SignedDuration = SignedDuration::from_mins(5);
+/// How long a processed webhook id is remembered.
+pub const WEBHOOK_DEDUP_TTL: SignedDuration = SignedDuration::from_hours(24 * 7);
+/// Largest request body accepted anywhere.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+
+/// The backoff before retry number `attempt` (1-based), or `None` when retries are used up.
+pub fn retry_delay(attempt: u32) -> Option<SignedDuration> {
+    RETRY_BACKOFF.get(attempt.checked_sub(1)? as usize).copied()
+}
+
+/// Sends recorded for a member in the rolling window, keyed by reservation key.
+pub fn sends_in_window(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> usize {
+    ledger.values().filter(|at| now.duration_since(**at) < MEMBER_WINDOW).count()
+}
+
+/// The ledger without entries that fell out of the window (kept small as sends go by).
+pub fn prune_ledger(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> BTreeMap<String, Timestamp> {
+    ledger.iter().filter(|(_, at)| now.duration_since(**at) < MEMBER_WINDOW).map(|(k, v)| (k.clone(), *v)).collect()
+}
+
+/// The account-local calendar date, which keys the daily send counter.
+pub fn local_date(now: Timestamp, tz: &TimeZone) -> Date {
+    now.to_zoned(tz.clone()).date()
+}
+
+/// Whether `now` is inside the account's send window; if not, when it next opens.
+pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp> {
+    let tz = settings.time_zone();
+    let local: Zoned = now.to_zoned(tz.clone());
+    let hour = local.hour();
+    let (start, end) = (i8::try_from(settings.send_window_start).unwrap_or(8), i8::try_from(settings.send_window_end).unwrap_or(20));
+    if hour >= start && hour < end {
+        return Ok(());
+    }
+    let day = if hour < start { local.date() } else { local.date().checked_add(1.day()).unwrap_or(local.date()) };
+    let opens = day
+        .to_datetime(Time::constant(start, 0, 0, 0))
+        .to_zoned(tz)
+        .map(|z| z.timestamp())
+        .unwrap_or(now + SignedDuration::from_hours(1));
+    Err(opens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    #[test]
+    fn the_send_window_is_read_in_the_accounts_time_zone() {
+        let settings = Settings::defaults("America/New_York".into());
+        // 14:00 UTC is 09:00 in New York (EST): inside.
+        assert_eq!(send_window(&settings, at("2026-11-02T14:00:00Z")), Ok(()));
+        // 02:00 UTC is 21:00 the day before in New York: opens at 08:00 local = 13:00 UTC.
+        assert_eq!(send_window(&settings, at("2026-11-03T02:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
+        // 11:00 UTC is 06:00 local: opens the same day.
+        assert_eq!(send_window(&settings, at("2026-11-03T11:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
+    }
+
+    #[test]
+    fn the_member_window_rolls_over_seven_days() {
+        let now = at("2026-11-10T12:00:00Z");
+        let ledger = BTreeMap::from([
+            ("a".to_owned(), at("2026-11-03T11:59:00Z")),
+            ("b".to_owned(), at("2026-11-03T12:01:00Z")),
+            ("c".to_owned(), at("2026-11-09T12:00:00Z")),
+        ]);
+        assert_eq!(sends_in_window(&ledger, now), 2);
+        assert_eq!(prune_ledger(&ledger, now).len(), 2);
+    }
+
+    #[test]
+    fn retries_back_off_then_stop() {
+        assert_eq!(retry_delay(1), Some(SignedDuration::from_mins(1)));
+        assert_eq!(retry_delay(3), Some(SignedDuration::from_hours(1)));
+        assert_eq!(retry_delay(4), None);
+        assert_eq!(retry_delay(0), None);
+    }
+}

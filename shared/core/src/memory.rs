@@ -1,0 +1,294 @@
+//! The in-memory [`TaskStore`]: the same rules as the DynamoDB adapter (every condition is
+//! checked before anything is applied, under one lock), for fast unit and property tests.
+//! The conformance suite runs against both.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use crate::account::{Account, SystemConfig};
+use crate::error::{Conflict, StoreError};
+use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::member::{MemberFacts, SendLedger};
+use crate::ports::{SendEffect, TaskCommit, TaskHistory, TaskQuery, TaskStore};
+use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
+use crate::work::{DueEntry, due_at, due_shard};
+use crate::limits::DUE_INDEX_SHARDS;
+
+#[derive(Default)]
+struct State {
+    accounts: HashMap<AccountId, Account>,
+    tokens: HashMap<String, AccountId>,
+    system: SystemConfig,
+    tasks: HashMap<TaskId, Task>,
+    logs: HashMap<TaskId, Vec<LogEntry>>,
+    messages: HashMap<TaskId, Vec<ConversationMessage>>,
+    guards: HashMap<(AccountId, MemberId, String), TaskId>,
+    facts: HashMap<(AccountId, MemberId), MemberFacts>,
+    ledgers: HashMap<(AccountId, MemberId), SendLedger>,
+    daily: HashMap<(AccountId, Date), u32>,
+    outbound: BTreeMap<(AccountId, TaskId, u32), OutboundMessage>,
+    suppressed: HashSet<(AccountId, Email)>,
+    webhooks: HashMap<(String, String), Timestamp>,
+}
+
+/// See the module docs.
+#[derive(Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn conflict(c: Conflict) -> StoreError {
+    StoreError::Conflict(c)
+}
+
+#[async_trait]
+impl TaskStore for MemoryStore {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        if s.accounts.contains_key(&account.id) || s.tokens.contains_key(api_token_hash) {
+            return Err(conflict(Conflict::AlreadyExists));
+        }
+        s.accounts.insert(account.id, account.clone());
+        s.tokens.insert(api_token_hash.to_owned(), account.id);
+        Ok(())
+    }
+
+    async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
+        Ok(self.lock().accounts.get(&id).cloned())
+    }
+
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
+        Ok(self.lock().tokens.get(api_token_hash).copied())
+    }
+
+    async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        match s.accounts.get(&account.id) {
+            Some(stored) if stored.version + 1 == account.version => {
+                s.accounts.insert(account.id, account.clone());
+                Ok(())
+            }
+            _ => Err(conflict(Conflict::Version)),
+        }
+    }
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
+        let mut all: Vec<Account> = self.lock().accounts.values().cloned().collect();
+        all.sort_by_key(|a| a.id);
+        Ok(all)
+    }
+
+    async fn system_config(&self) -> Result<SystemConfig, StoreError> {
+        Ok(self.lock().system.clone())
+    }
+
+    async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
+        self.lock().system = config.clone();
+        Ok(())
+    }
+
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let guard = (task.account_id, task.member.id.clone(), task.task_type.clone());
+        if task.is_active() && s.guards.contains_key(&guard) {
+            return Err(conflict(Conflict::ActiveTask));
+        }
+        if s.tasks.contains_key(&task.id) {
+            return Err(conflict(Conflict::AlreadyExists));
+        }
+        if task.is_active() {
+            s.guards.insert(guard, task.id);
+        }
+        s.tasks.insert(task.id, task.clone());
+        s.logs.entry(task.id).or_default().push(log.clone());
+        s.messages.entry(task.id).or_default().extend(messages.iter().cloned());
+        Ok(())
+    }
+
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
+        Ok(self.lock().guards.get(&(account, member.clone(), task_type.to_owned())).copied())
+    }
+
+    async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
+        Ok(self.lock().tasks.get(&id).filter(|t| t.account_id == account).cloned())
+    }
+
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
+        let s = self.lock();
+        let Some(task) = s.tasks.get(&id).filter(|t| t.account_id == account).cloned() else { return Ok(None) };
+        let mut log = s.logs.get(&id).cloned().unwrap_or_default();
+        log.sort_by_key(|l| l.id);
+        let mut messages = s.messages.get(&id).cloned().unwrap_or_default();
+        messages.sort_by_key(|m| m.id);
+        let outbound = s.outbound.range((account, id, 0)..=(account, id, u32::MAX)).map(|(_, m)| m.clone()).collect();
+        Ok(Some(TaskHistory { task, log, messages, outbound }))
+    }
+
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let s = self.lock();
+        let after: Option<TaskId> = query.cursor.as_deref().and_then(|c| c.parse().ok());
+        let mut tasks: Vec<&Task> = s
+            .tasks
+            .values()
+            .filter(|t| t.account_id == account)
+            .filter(|t| query.status.is_none_or(|st| t.status == st))
+            .filter(|t| query.member_id.as_ref().is_none_or(|m| &t.member.id == m))
+            .filter(|t| after.is_none_or(|a| t.id < a))
+            .collect();
+        tasks.sort_by(|a, b| b.id.cmp(&a.id));
+        let limit = query.limit.max(1);
+        let next = (tasks.len() > limit).then(|| tasks[limit - 1].id.to_string());
+        Ok((tasks.into_iter().take(limit).cloned().collect(), next))
+    }
+
+    async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let task = &commit.task;
+        let account = task.account_id;
+        // Check every condition first: all or nothing.
+        match s.tasks.get(&task.id) {
+            Some(stored) if stored.account_id == account && stored.version + 1 == task.version => {}
+            _ => return Err(conflict(Conflict::Version)),
+        }
+        match &commit.send {
+            Some(SendEffect::Reserve { outbound, member_id, ledger, daily_date, daily_limit }) => {
+                if s.outbound.get(&(account, task.id, outbound.touch)).is_some_and(|m| m.status != OutboundStatus::Failed) {
+                    return Err(conflict(Conflict::OutboundExists));
+                }
+                let stored_version = s.ledgers.get(&(account, member_id.clone())).map_or(0, |l| l.version);
+                if stored_version + 1 != ledger.version {
+                    return Err(conflict(Conflict::MemberLedger));
+                }
+                if s.daily.get(&(account, *daily_date)).copied().unwrap_or(0) >= *daily_limit {
+                    return Err(conflict(Conflict::DailyLimit));
+                }
+            }
+            Some(SendEffect::Record { .. } | SendEffect::Release { .. }) | None => {}
+        }
+        // Apply.
+        match &commit.send {
+            Some(SendEffect::Reserve { outbound, member_id, ledger, daily_date, .. }) => {
+                s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
+                s.ledgers.insert((account, member_id.clone()), ledger.clone());
+                *s.daily.entry((account, *daily_date)).or_insert(0) += 1;
+            }
+            Some(SendEffect::Record { outbound }) => {
+                s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
+            }
+            Some(SendEffect::Release { outbound, member_id, ledger_key, daily_date }) => {
+                s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
+                let ledger = s.ledgers.entry((account, member_id.clone())).or_default();
+                ledger.sends.remove(ledger_key);
+                ledger.version += 1;
+                let count = s.daily.entry((account, *daily_date)).or_insert(0);
+                *count = count.saturating_sub(1);
+            }
+            None => {}
+        }
+        if !task.is_active() {
+            let guard = (account, task.member.id.clone(), task.task_type.clone());
+            if s.guards.get(&guard) == Some(&task.id) {
+                s.guards.remove(&guard);
+            }
+        }
+        s.tasks.insert(task.id, task.clone());
+        s.logs.entry(task.id).or_default().extend(commit.log.iter().cloned());
+        s.messages.entry(task.id).or_default().extend(commit.messages.iter().cloned());
+        Ok(())
+    }
+
+    async fn due(&self, shard: u32, until: Timestamp, limit: usize, cursor: Option<String>) -> Result<(Vec<DueEntry>, Option<String>), StoreError> {
+        let s = self.lock();
+        let mut due: Vec<DueEntry> = s
+            .tasks
+            .values()
+            .filter(|t| due_shard(&t.id, DUE_INDEX_SHARDS) == shard)
+            .filter_map(|t| {
+                let at = due_at(t)?;
+                (at <= until).then(|| DueEntry { account_id: t.account_id, task_id: t.id, due_at: at, status: t.status, touch: t.touch })
+            })
+            .filter(|e| cursor.as_deref().is_none_or(|c| sort_key(e).as_str() > c))
+            .collect();
+        due.sort_by_key(sort_key);
+        let next = (due.len() > limit && limit > 0).then(|| sort_key(&due[limit - 1]));
+        due.truncate(limit);
+        Ok((due, next))
+    }
+
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError> {
+        Ok(self.lock().outbound.range((account, task, 0)..=(account, task, u32::MAX)).map(|(_, m)| m.clone()).collect())
+    }
+
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
+        let s = self.lock();
+        let key = (account, member.clone());
+        let facts = s.facts.get(&key).cloned();
+        let ledger = s.ledgers.get(&key).cloned();
+        if facts.is_none() && ledger.is_none() {
+            return Ok(None);
+        }
+        Ok(Some((facts.unwrap_or_else(|| MemberFacts::new(member.clone())), ledger.unwrap_or_default())))
+    }
+
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let key = (account, facts.member_id.clone());
+        let stored = s.facts.get(&key).map_or(0, |f| f.version);
+        if stored + 1 != facts.version {
+            return Err(conflict(Conflict::MemberFacts));
+        }
+        s.facts.insert(key, facts.clone());
+        Ok(())
+    }
+
+    async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
+        Ok(self.lock().daily.get(&(account, date)).copied().unwrap_or(0))
+    }
+
+    async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
+        Ok(self.lock().suppressed.contains(&(account, email.clone())))
+    }
+
+    async fn put_suppression(&self, account: AccountId, email: &Email, _reason: &str, _at: Timestamp) -> Result<(), StoreError> {
+        self.lock().suppressed.insert((account, email.clone()));
+        Ok(())
+    }
+
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
+        Ok(self.lock().suppressed.remove(&(account, email.clone())))
+    }
+
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError> {
+        let mut s = self.lock();
+        let key = (source.to_owned(), id.to_owned());
+        if s.webhooks.get(&key).is_some_and(|exp| *exp > now) {
+            return Ok(false);
+        }
+        s.webhooks.insert(key, expires_at);
+        Ok(true)
+    }
+
+    async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError> {
+        self.lock().webhooks.remove(&(source.to_owned(), id.to_owned()));
+        Ok(())
+    }
+}
+
+/// The due-index sort key, `{due RFC 3339}#{task id}` — the same shape as GSI1SK.
+pub fn sort_key(e: &DueEntry) -> String {
+    format!("{}#{}", e.due_at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"), e.task_id)
+}

@@ -1,0 +1,200 @@
+//! Ports: the traits through which the domain reaches the outside world. Adapters live in
+//! `openloop-aws` (DynamoDB, SQS, EventBridge, SES), `openloop-llm` (AI) and [`crate::memory`]
+//! (in-memory store for tests). One conformance suite checks every [`TaskStore`].
+
+use async_trait::async_trait;
+use jiff::civil::Date;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::account::{Account, Profile, SystemConfig};
+use crate::error::StoreError;
+use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::mail::OutboundMail;
+use crate::member::{MemberFacts, SendLedger};
+use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, Task, TaskStatus};
+use crate::work::{DueEntry, QueueName};
+
+/// The time, as every component must read it (a test clock locally).
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// The real clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// A filter for the owner's task list.
+#[derive(Clone, Debug, Default)]
+pub struct TaskQuery {
+    pub status: Option<TaskStatus>,
+    pub member_id: Option<MemberId>,
+    pub limit: usize,
+    pub cursor: Option<String>,
+}
+
+/// A task with everything that explains it, oldest first.
+#[derive(Clone, Debug)]
+pub struct TaskHistory {
+    pub task: Task,
+    pub log: Vec<LogEntry>,
+    pub messages: Vec<ConversationMessage>,
+    pub outbound: Vec<OutboundMessage>,
+}
+
+/// What a send does to the counters that enforce the guarantees, committed with the task.
+#[derive(Clone, Debug)]
+pub enum SendEffect {
+    /// Count the send before it happens: put the outbound record (only if no live record
+    /// exists for this task and touch), write the member's new ledger (only if the ledger is
+    /// still at `ledger.version - 1`), and add one to the account's daily counter (only if it
+    /// is below `daily_limit`).
+    Reserve { outbound: OutboundMessage, member_id: MemberId, ledger: SendLedger, daily_date: Date, daily_limit: u32 },
+    /// Update the outbound record after the send (sent, or unknown).
+    Record { outbound: OutboundMessage },
+    /// The provider refused the mail: nothing went out, so give back what was counted.
+    Release { outbound: OutboundMessage, member_id: MemberId, ledger_key: String, daily_date: Date },
+}
+
+/// One atomic change to a task: the new task (written only if the stored version is
+/// `task.version - 1`), the log entries explaining it, conversation entries, and the send
+/// effect. Closing a task also frees its active guard.
+#[derive(Clone, Debug)]
+pub struct TaskCommit {
+    pub task: Task,
+    pub log: Vec<LogEntry>,
+    pub messages: Vec<ConversationMessage>,
+    pub send: Option<SendEffect>,
+}
+
+impl TaskCommit {
+    pub fn new(task: Task, log: LogEntry) -> Self {
+        Self { task, log: vec![log], messages: Vec::new(), send: None }
+    }
+}
+
+/// All durable state. Every write that must hold with another is one call, hence one
+/// transaction; conditional failures come back as [`StoreError::Conflict`].
+#[async_trait]
+pub trait TaskStore: Send + Sync {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError>;
+    async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError>;
+    /// Write `account` if the stored version is `account.version - 1`.
+    async fn save_account(&self, account: &Account) -> Result<(), StoreError>;
+    async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
+    async fn system_config(&self) -> Result<SystemConfig, StoreError>;
+    async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError>;
+
+    /// Create a task with its creation log entry, atomically with its active guard:
+    /// [`crate::error::Conflict::ActiveTask`] if the member already has an active task of the type.
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
+    /// The active task of this member and type, if any.
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError>;
+    /// A consistent read of a task.
+    async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError>;
+    /// Newest first, `query.limit` at most, with a cursor for the next page.
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError>;
+    async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
+    /// Due-index entries of one shard due at or before `until`, oldest first.
+    async fn due(&self, shard: u32, until: Timestamp, limit: usize, cursor: Option<String>) -> Result<(Vec<DueEntry>, Option<String>), StoreError>;
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError>;
+
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError>;
+    /// Write member facts if the stored facts are at `facts.version - 1` (or absent for 1).
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError>;
+    async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+
+    async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
+    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError>;
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
+
+    /// Record a webhook delivery; `false` if this id was recorded before (a duplicate).
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
+    /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
+    async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("queue {queue:?} unavailable: {message}")]
+pub struct QueueError {
+    pub queue: QueueName,
+    pub message: String,
+}
+
+/// Message queues (SQS).
+#[async_trait]
+pub trait Queue: Send + Sync {
+    /// Send bodies to `queue`, each delayed by its duration (at most 15 minutes).
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError>;
+}
+
+/// What the mail provider said about a send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    pub provider_id: String,
+    /// The Message-ID the provider put on the delivered copy, if it rewrites ours.
+    pub provider_message_id: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The provider refused the mail; it was not sent. Safe to retry later.
+    #[error("rejected: {0}")]
+    Rejected(String),
+    /// The request may or may not have been acted on. Never retried blind.
+    #[error("outcome unknown: {0}")]
+    Ambiguous(String),
+}
+
+#[async_trait]
+pub trait Mailer: Send + Sync {
+    async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError>;
+}
+
+/// What the agent is asked to write.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DraftRequest {
+    pub task_type: String,
+    pub goal: String,
+    pub member_first_name: Option<String>,
+    pub profile: Profile,
+    pub business_name: String,
+    /// 0 = first message; later touches are follow-ups in the same thread.
+    pub touch: u32,
+    pub tone: String,
+    pub touches_remaining: u32,
+    pub context: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("agent failed: {0}")]
+pub struct AgentError(pub String);
+
+/// The AI (an LLM, or the offline heuristic agent).
+#[async_trait]
+pub trait Agent: Send + Sync {
+    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError>;
+}
+
+/// Domain events for other functions (EventBridge).
+#[async_trait]
+pub trait EventBus: Send + Sync {
+    async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String>;
+}
+
+/// A bus that drops everything (for tests that do not look at events).
+pub struct NullBus;
+
+#[async_trait]
+impl EventBus for NullBus {
+    async fn publish(&self, _: &str, _: serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+}

@@ -1,0 +1,109 @@
+//! The one function that changes a task's status (spec §11, §25).
+//!
+//! It validates the move against the table in [`TaskStatus::can_move_to`], bumps `version`
+//! (the store writes the result only if nobody else bumped it first) and returns the decision
+//! log entry that explains the change; the store commits both in one transaction. Decisions
+//! that keep the status (a deferral, a rescheduled check) go through [`record`], which bumps
+//! the version and logs the same way.
+
+use jiff::Timestamp;
+
+use crate::error::EngineError;
+use crate::ids::new_ulid;
+use crate::task::{LogEntry, Task, TaskStatus};
+
+/// Why a task changes: a short machine-readable reason, an optional human detail, and for
+/// closing moves the outcome code.
+#[derive(Clone, Debug, Default)]
+pub struct Why {
+    pub reason: String,
+    pub detail: Option<String>,
+    pub outcome: Option<String>,
+}
+
+impl Why {
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self { reason: reason.into(), ..Self::default() }
+    }
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+    pub fn outcome(mut self, outcome: impl Into<String>) -> Self {
+        self.outcome = Some(outcome.into());
+        self
+    }
+}
+
+/// Move `task` to `to`, or refuse with [`EngineError::InvalidTransition`].
+pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<(Task, LogEntry), EngineError> {
+    let from = task.status;
+    if !from.can_move_to(to) {
+        return Err(EngineError::InvalidTransition { from, to });
+    }
+    let mut next = task.clone();
+    next.status = to;
+    if to.is_terminal() {
+        next.resolved_at = Some(now);
+        next.next_action_at = None;
+        next.outcome = why.outcome.clone().or(next.outcome);
+        next.outcome_reason = Some(why.reason.clone());
+    }
+    if to == TaskStatus::Escalated {
+        next.next_action_at = None;
+        next.outcome_reason = Some(why.reason.clone());
+    }
+    if to == TaskStatus::Executing && next.execution_started_at.is_none() {
+        next.execution_started_at = Some(now);
+    }
+    Ok(bump(next, from, now, why))
+}
+
+/// The log entry for a task's creation.
+pub fn created(task: &Task, why: Why) -> LogEntry {
+    LogEntry { id: new_ulid(task.created_at), at: task.created_at, from_status: None, to_status: task.status, reason: why.reason, detail: why.detail }
+}
+
+/// Log a decision that keeps the status (deferral, reschedule, draft edit), bumping the version.
+pub fn record(task: &Task, now: Timestamp, why: Why) -> (Task, LogEntry) {
+    bump(task.clone(), task.status, now, why)
+}
+
+fn bump(mut next: Task, from: TaskStatus, now: Timestamp, why: Why) -> (Task, LogEntry) {
+    next.version += 1;
+    next.updated_at = now;
+    let entry = LogEntry { id: new_ulid(now), at: now, from_status: Some(from), to_status: next.status, reason: why.reason, detail: why.detail };
+    (next, entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::sample_task;
+
+    #[test]
+    fn a_valid_move_bumps_the_version_and_explains_itself() {
+        let task = sample_task(TaskStatus::PendingReview);
+        let now = task.created_at;
+        let (next, log) = transition(&task, TaskStatus::Ready, now, Why::new("owner_approved")).expect("valid");
+        assert_eq!(next.version, task.version + 1);
+        assert_eq!((log.from_status, log.to_status, log.reason.as_str()), (Some(TaskStatus::PendingReview), TaskStatus::Ready, "owner_approved"));
+    }
+
+    #[test]
+    fn an_invalid_move_is_refused_and_changes_nothing() {
+        let task = sample_task(TaskStatus::Completed);
+        let err = transition(&task, TaskStatus::Executing, task.created_at, Why::new("x")).unwrap_err();
+        assert!(matches!(err, EngineError::InvalidTransition { from: TaskStatus::Completed, to: TaskStatus::Executing }));
+    }
+
+    #[test]
+    fn closing_records_the_outcome_and_clears_the_schedule() {
+        let mut task = sample_task(TaskStatus::Waiting);
+        task.next_action_at = Some(task.created_at);
+        let (next, _) = transition(&task, TaskStatus::Cancelled, task.created_at, Why::new("budget_time_expired").outcome("unresponsive")).expect("valid");
+        assert_eq!(next.outcome.as_deref(), Some("unresponsive"));
+        assert_eq!(next.next_action_at, None);
+        assert_eq!(next.resolved_at, Some(task.created_at));
+    }
+}
