@@ -32,6 +32,9 @@ pub enum StoreError {
     /// Stored data could not be decoded — a bug or a hand-edited item.
     #[error("corrupt item {key}: {reason}")]
     Corrupt { key: String, reason: String },
+    /// A pagination cursor that this store did not hand out (or for another account).
+    #[error("invalid cursor")]
+    InvalidCursor,
 }
 
 /// Which condition of a conditional write failed.

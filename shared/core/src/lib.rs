@@ -17,6 +17,7 @@
 
 pub mod account;
 pub mod cadence;
+pub mod contract;
 pub mod engine;
 pub mod error;
 pub mod event;

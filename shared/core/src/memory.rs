@@ -15,7 +15,7 @@ use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::member::{MemberFacts, SendLedger};
 use crate::ports::{SendEffect, TaskCommit, TaskHistory, TaskQuery, TaskStore};
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
-use crate::work::{DueEntry, due_at, due_shard};
+use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
 use crate::limits::DUE_INDEX_SHARDS;
 
 #[derive(Default)]
@@ -140,7 +140,10 @@ impl TaskStore for MemoryStore {
 
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let s = self.lock();
-        let after: Option<TaskId> = query.cursor.as_deref().and_then(|c| c.parse().ok());
+        let after: Option<TaskId> = match query.cursor.as_deref() {
+            Some(c) => Some(c.parse().map_err(|_| StoreError::InvalidCursor)?),
+            None => None,
+        };
         let mut tasks: Vec<&Task> = s
             .tasks
             .values()
@@ -288,7 +291,6 @@ impl TaskStore for MemoryStore {
     }
 }
 
-/// The due-index sort key, `{due RFC 3339}#{task id}` — the same shape as GSI1SK.
-pub fn sort_key(e: &DueEntry) -> String {
-    format!("{}#{}", e.due_at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"), e.task_id)
+fn sort_key(e: &DueEntry) -> String {
+    due_sort_key(e.due_at, &e.task_id)
 }

@@ -78,3 +78,28 @@ pub fn due_at(task: &Task) -> Option<Timestamp> {
         _ => None,
     }
 }
+
+/// The due-index sort key `{due, RFC 3339 UTC with milliseconds}#{task id}`: fixed width, so
+/// it sorts by time as a string.
+pub fn due_sort_key(due: Timestamp, task: &TaskId) -> String {
+    format!("{}#{task}", due_time_key(due))
+}
+
+/// The time part of [`due_sort_key`].
+pub fn due_time_key(due: Timestamp) -> String {
+    due.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn due_keys_sort_by_time() {
+        let id = TaskId::generate(Timestamp::UNIX_EPOCH);
+        let a = due_sort_key("2026-11-02T14:00:00Z".parse().expect("ts"), &id);
+        let b = due_sort_key("2026-11-02T14:00:00.5Z".parse().expect("ts"), &id);
+        assert!(a.starts_with("2026-11-02T14:00:00.000Z#"), "{a}");
+        assert!(a < b);
+    }
+}

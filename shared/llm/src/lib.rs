@@ -1,1 +1,89 @@
+//! # openloop-llm — the AI behind the core's `Agent` port
+//!
+//! Today: [`OfflineAgent`], the deterministic default when no model is configured. It writes
+//! plain, short drafts from the task type, the cadence's tone and the business profile, and
+//! never invents facts. The Anthropic and OpenAI-compatible adapters arrive with the
+//! conversation loop; asking for them now is a clear configuration error, not a silent
+//! fallback.
 
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use openloop_core::ports::{Agent, AgentError, DraftRequest};
+use openloop_core::task::Draft;
+
+/// Which agent `OPENLOOP_LLM` selects.
+pub fn from_env() -> Result<Arc<dyn Agent>, String> {
+    match std::env::var("OPENLOOP_LLM").ok().as_deref().map(str::trim) {
+        None | Some("") | Some("offline") => Ok(Arc::new(OfflineAgent)),
+        Some(other @ ("anthropic" | "openai")) => Err(format!("OPENLOOP_LLM={other} is not available in this version yet; unset it or use OPENLOOP_LLM=offline")),
+        Some(other) => Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai")),
+    }
+}
+
+/// The deterministic, conservative agent.
+pub struct OfflineAgent;
+
+#[async_trait]
+impl Agent for OfflineAgent {
+    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
+        Ok(offline_draft(request))
+    }
+}
+
+fn offline_draft(r: &DraftRequest) -> Draft {
+    let greeting = match &r.member_first_name {
+        Some(name) => format!("Hi {name},"),
+        None => "Hi there,".to_owned(),
+    };
+    let sign_off = r.profile.sign_off.clone().or_else(|| r.profile.owner_first_name.clone()).unwrap_or_else(|| r.business_name.clone());
+    let gym = r.profile.display_name.clone().unwrap_or_else(|| r.business_name.clone());
+    let (subject, body) = match (r.task_type.as_str(), r.touch) {
+        ("payment_recovery", 0) => (
+            "Quick note about your membership".to_owned(),
+            "It looks like your last membership payment didn't go through. It happens — usually an expired card or a bank hiccup.\n\nWhen you have a minute, could you update your payment details or reply here and we'll sort it out together?".to_owned(),
+        ),
+        ("payment_recovery", _) => (
+            String::new(),
+            "Just following up on my note about the payment that didn't go through. If anything is unclear or you'd rather talk it over, reply here and we'll figure it out.".to_owned(),
+        ),
+        ("churn_risk", 0) => (
+            format!("Checking in from {gym}"),
+            "We haven't seen you around lately and wanted to check in. Is everything alright? If your schedule changed or something isn't working for you, just reply — we'd love to help you get back into a rhythm.".to_owned(),
+        ),
+        ("churn_risk", _) => (String::new(), "Just wanted to follow up on my last note. No pressure at all — if there's anything we can do to make it easier to come in, reply and let us know.".to_owned()),
+        (_, 0) => (format!("A note from {gym}"), format!("{}\n\nReply here if you have any questions.", r.goal)),
+        (_, _) => (String::new(), "Following up on my last message — reply here whenever suits you.".to_owned()),
+    };
+    Draft { subject, body: format!("{greeting}\n\n{body}\n\n{sign_off}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openloop_core::account::Profile;
+
+    fn request(task_type: &str, touch: u32) -> DraftRequest {
+        DraftRequest {
+            task_type: task_type.into(),
+            goal: "Confirm the new class times".into(),
+            member_first_name: Some("Sarah".into()),
+            profile: Profile { display_name: Some("CrossFit Renegade".into()), owner_first_name: Some("Mike".into()), sign_off: Some("Coach Mike".into()) },
+            business_name: "CrossFit Renegade".into(),
+            touch,
+            tone: "friendly_urgent".into(),
+            touches_remaining: 2,
+            context: serde_json::Value::Null,
+        }
+    }
+
+    #[tokio::test]
+    async fn drafts_greet_the_member_and_sign_as_the_gym() {
+        let draft = OfflineAgent.draft(&request("payment_recovery", 0)).await.expect("draft");
+        assert!(draft.body.starts_with("Hi Sarah,"));
+        assert!(draft.body.ends_with("Coach Mike"));
+        assert!(!draft.subject.is_empty());
+        let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft");
+        assert!(ad_hoc.body.contains("Confirm the new class times"));
+    }
+}

@@ -288,7 +288,7 @@ impl Engine {
     async fn record_sent(&self, reserved: Task, sent: OutboundMessage, draft: Draft, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let touch = sent.touch;
         let def = task_type::definition(&reserved.task_type);
-        let message = ConversationMessage { id: new_ulid(now), at: now, role: Role::Agent, content: format!("Subject: {}\n\n{}", sent.subject, draft.body) };
+        let message = ConversationMessage { id: new_ulid(now), at: now, role: Role::Agent, content: draft.body.clone() };
         let mut current = reserved;
         for _ in 0..MAX_RACES {
             let (mut next, log) = if current.status == TaskStatus::Executing {

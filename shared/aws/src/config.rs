@@ -1,0 +1,133 @@
+//! Configuration from the environment (Lambda reads nothing else), the AWS clients, and the
+//! engine assembled from them. Secrets are wrapped so they never reach a log.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use aws_config::BehaviorVersion;
+use aws_sdk_sesv2::config::retry::RetryConfig;
+use secrecy::{ExposeSecret, SecretString};
+
+use openloop_core::engine::{Engine, EngineConfig};
+use openloop_core::ids::Email;
+use openloop_core::ports::{Agent, Clock};
+use openloop_core::token::SigningKey;
+use openloop_core::work::QueueName;
+
+use crate::bus::EventBridgeBus;
+use crate::dynamo::DynamoStore;
+use crate::ses::SesMailer;
+use crate::sqs::SqsQueue;
+
+#[derive(Debug, thiserror::Error)]
+#[error("configuration: {0}")]
+pub struct ConfigError(pub String);
+
+/// Everything the functions read from the environment.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub table: String,
+    pub queue_urls: HashMap<QueueName, String>,
+    pub event_bus: String,
+    pub from_email: Email,
+    pub reply_domain: String,
+    pub public_url: String,
+    pub signing_key: SecretString,
+    pub admin_token: SecretString,
+    pub inbound_token: SecretString,
+    pub region: String,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// In Lambda there are no defaults for secrets: a missing one is a deployment error.
+fn in_lambda() -> bool {
+    var("AWS_LAMBDA_FUNCTION_NAME").is_some()
+}
+
+fn secret(name: &str, local_default: &str) -> Result<SecretString, ConfigError> {
+    match var(name) {
+        Some(v) => Ok(SecretString::from(v)),
+        None if in_lambda() => Err(ConfigError(format!("{name} must be set"))),
+        None => Ok(SecretString::from(local_default.to_owned())),
+    }
+}
+
+pub fn queue_env(queue: QueueName) -> String {
+    format!("OPENLOOP_{}_QUEUE_URL", queue.as_str().to_ascii_uppercase())
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        let from = var("OPENLOOP_FROM_EMAIL").unwrap_or_else(|| "outreach@mail.openloop.local".into());
+        let from_email = Email::parse(&from).map_err(|e| ConfigError(format!("OPENLOOP_FROM_EMAIL: {e}")))?;
+        let http_addr = var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|| "127.0.0.1:8787".into());
+        Ok(Self {
+            table: var("OPENLOOP_TABLE").unwrap_or_else(|| "openloop".into()),
+            queue_urls: QueueName::ALL.into_iter().filter_map(|q| Some((q, var(&queue_env(q))?))).collect(),
+            event_bus: var("OPENLOOP_EVENT_BUS").unwrap_or_else(|| "openloop".into()),
+            from_email,
+            reply_domain: var("OPENLOOP_REPLY_DOMAIN").unwrap_or_else(|| "replies.openloop.local".into()),
+            public_url: var("OPENLOOP_PUBLIC_URL").unwrap_or_else(|| format!("http://{http_addr}")),
+            signing_key: secret("OPENLOOP_SIGNING_KEY", "local-signing-key")?,
+            admin_token: secret("OPENLOOP_ADMIN_TOKEN", "local-admin-token")?,
+            inbound_token: secret("OPENLOOP_INBOUND_TOKEN", "local-inbound-token")?,
+            region: var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")).unwrap_or_else(|| "us-east-1".into()),
+        })
+    }
+
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            from_email: self.from_email.clone(),
+            reply_domain: self.reply_domain.clone(),
+            public_url: self.public_url.clone(),
+            signing_key: SigningKey::new(self.signing_key.expose_secret().as_bytes().to_vec()),
+        }
+    }
+}
+
+/// The SDK clients, built once per process.
+#[derive(Clone)]
+pub struct Clients {
+    pub dynamodb: aws_sdk_dynamodb::Client,
+    pub sqs: aws_sdk_sqs::Client,
+    pub eventbridge: aws_sdk_eventbridge::Client,
+    pub sesv2: aws_sdk_sesv2::Client,
+}
+
+impl Clients {
+    /// Honours `AWS_ENDPOINT_URL`. Against an emulator without credentials in the
+    /// environment, dummy ones are used (the emulator accepts any).
+    pub async fn load(config: &Config) -> Self {
+        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(aws_config::Region::new(config.region.clone()));
+        if var("AWS_ENDPOINT_URL").is_some() && var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
+            loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "openloop-local"));
+        }
+        let shared = loader.load().await;
+        // Never let the SDK resend an e-mail on its own: a retry after a timeout may deliver twice.
+        let ses = aws_sdk_sesv2::config::Builder::from(&shared).retry_config(RetryConfig::disabled()).build();
+        Self {
+            dynamodb: aws_sdk_dynamodb::Client::new(&shared),
+            sqs: aws_sdk_sqs::Client::new(&shared),
+            eventbridge: aws_sdk_eventbridge::Client::new(&shared),
+            sesv2: aws_sdk_sesv2::Client::from_conf(ses),
+        }
+    }
+}
+
+/// The engine on AWS: the DynamoDB store, SQS, EventBridge and SES.
+pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
+    let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone());
+    let engine = Engine {
+        store: Arc::new(store.clone()),
+        queue: Arc::new(SqsQueue::new(clients.sqs.clone(), config.queue_urls.clone())),
+        mailer: Arc::new(SesMailer::new(clients.sesv2.clone(), config.region.clone())),
+        agent,
+        bus: Arc::new(EventBridgeBus::new(clients.eventbridge.clone(), config.event_bus.clone())),
+        clock,
+        config: config.engine_config(),
+    };
+    (engine, store)
+}

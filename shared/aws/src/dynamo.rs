@@ -1,0 +1,641 @@
+//! The DynamoDB [`TaskStore`]: one table, conditional writes for optimistic locking, and
+//! transactions for everything that must hold across items (ARCHITECTURE.md, "Data").
+//!
+//! Entities are (de)serialised with serde_dynamo; the key attributes are added here from
+//! [`crate::keys`]. A transaction's cancellation reasons are mapped back, item by item, to the
+//! [`Conflict`] each condition stands for.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
+use jiff::Timestamp;
+use jiff::civil::Date;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use openloop_core::account::{Account, SystemConfig};
+use openloop_core::error::{Conflict, StoreError};
+use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
+use openloop_core::limits::DUE_INDEX_SHARDS;
+use openloop_core::member::{MemberFacts, SendLedger};
+use openloop_core::ports::{SendEffect, TaskCommit, TaskHistory, TaskQuery, TaskStore};
+use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
+use openloop_core::work::{DueEntry, due_at, due_shard, due_sort_key, due_time_key};
+
+use crate::keys::*;
+
+type Item = HashMap<String, AttributeValue>;
+
+/// See the module docs. Counts its requests, for the bench.
+#[derive(Clone)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+    requests: Arc<AtomicU64>,
+}
+
+impl DynamoStore {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self { client, table: table.into(), requests: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// DynamoDB requests made so far by this store (and its clones).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    fn count(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn get(&self, pk: String, sk: &str) -> Result<Option<Item>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, s(pk))
+            .key(SK, s(sk))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.item)
+    }
+
+    async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
+        self.count();
+        let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
+        match self.client.transact_write_items().set_transact_items(Some(writes)).send().await {
+            Ok(_) => Ok(()),
+            Err(SdkError::ServiceError(e)) => match e.err() {
+                TransactWriteItemsError::TransactionCanceledException(ex) => {
+                    let reasons = ex.cancellation_reasons();
+                    let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
+                        Some("ConditionalCheckFailed") | Some("TransactionConflict") => Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version)),
+                        _ => None,
+                    });
+                    match failed {
+                        Some(conflict) => Err(StoreError::Conflict(conflict)),
+                        None => {
+                            let codes: Vec<_> = reasons.iter().map(|r| r.code().unwrap_or("None").to_owned()).collect();
+                            Err(StoreError::Unavailable(format!("transaction cancelled: {codes:?}").into()))
+                        }
+                    }
+                }
+                other => Err(StoreError::Unavailable(format!("transaction failed: {:?}", other.meta().code()).into())),
+            },
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn put_conditional(&self, item: Item, condition: &str, names: &[(&str, &str)], values: Vec<(&str, AttributeValue)>, conflict: Conflict) -> Result<(), StoreError> {
+        self.count();
+        let mut req = self.client.put_item().table_name(&self.table).set_item(Some(item)).condition_expression(condition);
+        for (k, v) in names {
+            req = req.expression_attribute_names(*k, *v);
+        }
+        for (k, v) in values {
+            req = req.expression_attribute_values(k, v);
+        }
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Err(StoreError::Conflict(conflict)),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Query every page of a key condition (used where the result is small by design).
+    async fn query_all(&self, index: Option<&str>, pk_name: &str, pk: String, sk_prefix: Option<String>, forward: bool) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            self.count();
+            let mut req = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .set_index_name(index.map(str::to_owned))
+                .scan_index_forward(forward)
+                .expression_attribute_names("#pk", pk_name)
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .set_exclusive_start_key(start.take());
+            req = match &sk_prefix {
+                Some(prefix) => req
+                    .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+                    .expression_attribute_names("#sk", if index.is_some() { GSI2SK } else { SK })
+                    .expression_attribute_values(":prefix", s(prefix.clone())),
+                None => req.key_condition_expression("#pk = :pk"),
+            };
+            if index.is_none() {
+                req = req.consistent_read(true);
+            }
+            let out = req.send().await.map_err(unavailable)?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    fn task_put(&self, task: &Task) -> Result<Item, StoreError> {
+        let mut item = to_item(task)?;
+        item.insert(PK.into(), s(account_pk(task.account_id)));
+        item.insert(SK.into(), s(task_sk(task.id)));
+        item.insert(KIND.into(), s("task"));
+        item.insert(GSI2PK.into(), s(tasks_gsi2pk(task.account_id)));
+        item.insert(GSI2SK.into(), s(task_sk(task.id)));
+        if let Some(due) = due_at(task) {
+            item.insert(GSI1PK.into(), s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
+            item.insert(GSI1SK.into(), s(due_sort_key(due, &task.id)));
+        }
+        Ok(item)
+    }
+
+    fn plain_put(&self, item: Item) -> Result<TransactWriteItem, StoreError> {
+        Ok(TransactWriteItem::builder().put(Put::builder().table_name(&self.table).set_item(Some(item)).build().map_err(build_error)?).build())
+    }
+
+    fn log_item(&self, task: &Task, entry: &LogEntry) -> Result<Item, StoreError> {
+        let mut item = to_item(entry)?;
+        item.insert(PK.into(), s(account_pk(task.account_id)));
+        item.insert(SK.into(), s(log_sk(task.id, entry.id)));
+        item.insert(KIND.into(), s("log"));
+        Ok(item)
+    }
+
+    fn message_item(&self, task: &Task, message: &ConversationMessage) -> Result<Item, StoreError> {
+        let mut item = to_item(message)?;
+        item.insert(PK.into(), s(account_pk(task.account_id)));
+        item.insert(SK.into(), s(conversation_sk(task.id, message.id)));
+        item.insert(KIND.into(), s("conversation"));
+        Ok(item)
+    }
+
+    fn outbound_item(&self, account: AccountId, message: &OutboundMessage) -> Result<Item, StoreError> {
+        let mut item = to_item(message)?;
+        item.insert(PK.into(), s(account_pk(account)));
+        item.insert(SK.into(), s(outbound_sk(message.task_id, message.touch)));
+        item.insert(KIND.into(), s("outbound"));
+        Ok(item)
+    }
+}
+
+fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn unavailable<E: std::error::Error + Send + Sync + 'static>(e: SdkError<E>) -> StoreError {
+    let code = e.as_service_error().map(|se| format!("{se}")).unwrap_or_else(|| format!("{e:?}"));
+    StoreError::Unavailable(code.into())
+}
+
+fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    StoreError::Unavailable(Box::new(e))
+}
+
+fn to_item<T: Serialize>(value: &T) -> Result<Item, StoreError> {
+    serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt { key: std::any::type_name::<T>().into(), reason: e.to_string() })
+}
+
+fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
+    let key = format!("{:?}/{:?}", item.get(PK).and_then(|v| v.as_s().ok()), item.get(SK).and_then(|v| v.as_s().ok()));
+    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt { key, reason: e.to_string() })
+}
+
+fn sk_of(item: &Item) -> &str {
+    item.get(SK).and_then(|v| v.as_s().ok()).map(String::as_str).unwrap_or("")
+}
+
+fn encode_cursor(key: &Item) -> String {
+    let map: HashMap<&str, &str> = key.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_s().ok()?.as_str()))).collect();
+    serde_json::to_string(&map).map(|j| hex(j.as_bytes())).unwrap_or_default()
+}
+
+fn decode_cursor(cursor: &str, expect: (&str, &str)) -> Result<Item, StoreError> {
+    let bytes = unhex(cursor).ok_or(StoreError::InvalidCursor)?;
+    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| StoreError::InvalidCursor)?;
+    if map.get(expect.0).map(String::as_str) != Some(expect.1) {
+        return Err(StoreError::InvalidCursor);
+    }
+    Ok(map.into_iter().map(|(k, v)| (k, s(v))).collect())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || s.len() > 4096 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+#[async_trait]
+impl TaskStore for DynamoStore {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
+        let mut item = to_item(account)?;
+        item.insert(PK.into(), s(account_pk(account.id)));
+        item.insert(SK.into(), s(PROFILE_SK));
+        item.insert(KIND.into(), s("account"));
+        item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
+        item.insert(GSI2SK.into(), s(account.id.to_string()));
+        let token: Item = HashMap::from([(PK.into(), s(token_pk(api_token_hash))), (SK.into(), s(TOKEN_SK)), (KIND.into(), s("api_token")), ("account_id".into(), s(account.id.to_string()))]);
+        let absent = |item: Item| -> Result<TransactWriteItem, StoreError> {
+            Ok(TransactWriteItem::builder().put(Put::builder().table_name(&self.table).set_item(Some(item)).condition_expression("attribute_not_exists(PK)").build().map_err(build_error)?).build())
+        };
+        self.transact(vec![(absent(item)?, Some(Conflict::AlreadyExists)), (absent(token)?, Some(Conflict::AlreadyExists))]).await
+    }
+
+    async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
+        self.get(account_pk(id), PROFILE_SK).await?.map(from_item).transpose()
+    }
+
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
+        let Some(item) = self.get(token_pk(api_token_hash), TOKEN_SK).await? else { return Ok(None) };
+        let id = item.get("account_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok());
+        Ok(id)
+    }
+
+    async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
+        let mut item = to_item(account)?;
+        item.insert(PK.into(), s(account_pk(account.id)));
+        item.insert(SK.into(), s(PROFILE_SK));
+        item.insert(KIND.into(), s("account"));
+        item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
+        item.insert(GSI2SK.into(), s(account.id.to_string()));
+        self.put_conditional(item, "#v = :v", &[("#v", "version")], vec![(":v", n(account.version.saturating_sub(1)))], Conflict::Version).await
+    }
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
+        let items = self.query_all(Some(GSI2), GSI2PK, ACCOUNTS_GSI2PK.into(), None, true).await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    async fn system_config(&self) -> Result<SystemConfig, StoreError> {
+        Ok(self.get(SYSTEM_PK.into(), CONFIG_SK).await?.map(from_item).transpose()?.unwrap_or_default())
+    }
+
+    async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
+        let mut item = to_item(config)?;
+        item.insert(PK.into(), s(SYSTEM_PK));
+        item.insert(SK.into(), s(CONFIG_SK));
+        item.insert(KIND.into(), s("system_config"));
+        self.count();
+        self.client.put_item().table_name(&self.table).set_item(Some(item)).send().await.map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
+        let mut writes = Vec::new();
+        if task.is_active() {
+            let guard: Item = HashMap::from([
+                (PK.into(), s(account_pk(task.account_id))),
+                (SK.into(), s(active_sk(&task.member.id, &task.task_type))),
+                (KIND.into(), s("active_guard")),
+                ("task_id".into(), s(task.id.to_string())),
+            ]);
+            let put = Put::builder().table_name(&self.table).set_item(Some(guard)).condition_expression("attribute_not_exists(PK)").build().map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
+        }
+        let put = Put::builder().table_name(&self.table).set_item(Some(self.task_put(task)?)).condition_expression("attribute_not_exists(PK)").build().map_err(build_error)?;
+        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
+        writes.push((self.plain_put(self.log_item(task, log)?)?, None));
+        for message in messages {
+            writes.push((self.plain_put(self.message_item(task, message)?)?, None));
+        }
+        self.transact(writes).await
+    }
+
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
+        let Some(item) = self.get(account_pk(account), &active_sk(member, task_type)).await? else { return Ok(None) };
+        Ok(item.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
+    }
+
+    async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
+        self.get(account_pk(account), &task_sk(id)).await?.map(from_item).transpose()
+    }
+
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
+        // One query returns the task, its log and its conversation (they share the prefix).
+        let items = self.query_all(None, PK, account_pk(account), Some(task_sk(id)), true).await?;
+        let (mut task, mut log, mut messages) = (None, Vec::new(), Vec::new());
+        let task_key = task_sk(id);
+        for item in items {
+            let sk = sk_of(&item).to_owned();
+            if sk == task_key {
+                task = Some(from_item::<Task>(item)?);
+            } else if sk.starts_with(&format!("{task_key}#LOG#")) {
+                log.push(from_item::<LogEntry>(item)?);
+            } else if sk.starts_with(&format!("{task_key}#CONV#")) {
+                messages.push(from_item::<ConversationMessage>(item)?);
+            }
+        }
+        let Some(task) = task else { return Ok(None) };
+        let outbound = self.outbound(account, id).await?;
+        Ok(Some(TaskHistory { task, log, messages, outbound }))
+    }
+
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let gsi2pk = tasks_gsi2pk(account);
+        let mut start = match &query.cursor {
+            Some(c) => Some(decode_cursor(c, (GSI2PK, &gsi2pk))?),
+            None => None,
+        };
+        let limit = query.limit.clamp(1, 200);
+        let mut tasks = Vec::new();
+        loop {
+            let mut filters = Vec::new();
+            let mut req = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(GSI2)
+                .key_condition_expression("GSI2PK = :pk")
+                .expression_attribute_values(":pk", s(gsi2pk.clone()))
+                .scan_index_forward(false)
+                .limit(i32::try_from(limit - tasks.len()).unwrap_or(1))
+                .set_exclusive_start_key(start.take());
+            if let Some(status) = query.status {
+                filters.push("#status = :status");
+                req = req.expression_attribute_names("#status", "status").expression_attribute_values(":status", s(status.as_str()));
+            }
+            if let Some(member) = &query.member_id {
+                filters.push("#member.#id = :member");
+                req = req.expression_attribute_names("#member", "member").expression_attribute_names("#id", "id").expression_attribute_values(":member", s(member.as_str()));
+            }
+            if !filters.is_empty() {
+                req = req.filter_expression(filters.join(" AND "));
+            }
+            self.count();
+            let out = req.send().await.map_err(unavailable)?;
+            for item in out.items.unwrap_or_default() {
+                tasks.push(from_item::<Task>(item)?);
+            }
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => {
+                    if tasks.len() >= limit {
+                        return Ok((tasks, Some(encode_cursor(&key))));
+                    }
+                    start = Some(key);
+                }
+                _ => return Ok((tasks, None)),
+            }
+        }
+    }
+
+    async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError> {
+        let task = &commit.task;
+        let pk = account_pk(task.account_id);
+        let mut writes = Vec::new();
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(self.task_put(task)?))
+            .condition_expression("#v = :v")
+            .expression_attribute_names("#v", "version")
+            .expression_attribute_values(":v", n(task.version.saturating_sub(1)))
+            .build()
+            .map_err(build_error)?;
+        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::Version)));
+        for entry in &commit.log {
+            writes.push((self.plain_put(self.log_item(task, entry)?)?, None));
+        }
+        for message in &commit.messages {
+            writes.push((self.plain_put(self.message_item(task, message)?)?, None));
+        }
+        let member_key = |member: &MemberId| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(member_sk(member)))]);
+        let daily_key = |date: &Date| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sends_sk(*date)))]);
+        match &commit.send {
+            Some(SendEffect::Reserve { outbound, member_id, ledger, daily_date, daily_limit }) => {
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(self.outbound_item(task.account_id, outbound)?))
+                    .condition_expression("attribute_not_exists(PK) OR #status = :failed")
+                    .expression_attribute_names("#status", "status")
+                    .expression_attribute_values(":failed", s("failed"))
+                    .build()
+                    .map_err(build_error)?;
+                writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::OutboundExists)));
+                let sends: Item = ledger.sends.iter().map(|(k, at)| (k.clone(), s(at.to_string()))).collect();
+                let mut update = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(member_key(member_id)))
+                    .update_expression("SET ledger = :ledger, ledger_version = :nv, #kind = :kind")
+                    .expression_attribute_names("#kind", KIND)
+                    .expression_attribute_values(":ledger", AttributeValue::M(sends))
+                    .expression_attribute_values(":nv", n(ledger.version))
+                    .expression_attribute_values(":kind", s("member"));
+                update = if ledger.version <= 1 {
+                    update.condition_expression("attribute_not_exists(ledger_version)")
+                } else {
+                    update.condition_expression("ledger_version = :pv").expression_attribute_values(":pv", n(ledger.version - 1))
+                };
+                writes.push((TransactWriteItem::builder().update(update.build().map_err(build_error)?).build(), Some(Conflict::MemberLedger)));
+                let daily = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(daily_key(daily_date)))
+                    .update_expression("ADD sent :one SET #kind = :kind")
+                    .condition_expression("attribute_not_exists(sent) OR sent < :limit")
+                    .expression_attribute_names("#kind", KIND)
+                    .expression_attribute_values(":one", n(1))
+                    .expression_attribute_values(":limit", n(*daily_limit))
+                    .expression_attribute_values(":kind", s("daily_sends"))
+                    .build()
+                    .map_err(build_error)?;
+                writes.push((TransactWriteItem::builder().update(daily).build(), Some(Conflict::DailyLimit)));
+            }
+            Some(SendEffect::Record { outbound }) => {
+                writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
+            }
+            Some(SendEffect::Release { outbound, member_id, ledger_key, daily_date }) => {
+                writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
+                let member = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(member_key(member_id)))
+                    .update_expression("REMOVE ledger.#k ADD ledger_version :one")
+                    .expression_attribute_names("#k", ledger_key)
+                    .expression_attribute_values(":one", n(1))
+                    .build()
+                    .map_err(build_error)?;
+                writes.push((TransactWriteItem::builder().update(member).build(), Some(Conflict::MemberLedger)));
+                let daily = Update::builder()
+                    .table_name(&self.table)
+                    .set_key(Some(daily_key(daily_date)))
+                    .update_expression("ADD sent :minus")
+                    .expression_attribute_values(":minus", n(-1))
+                    .build()
+                    .map_err(build_error)?;
+                writes.push((TransactWriteItem::builder().update(daily).build(), None));
+            }
+            None => {}
+        }
+        if !task.is_active() {
+            let delete = Delete::builder()
+                .table_name(&self.table)
+                .key(PK, s(pk.clone()))
+                .key(SK, s(active_sk(&task.member.id, &task.task_type)))
+                .condition_expression("attribute_not_exists(PK) OR task_id = :t")
+                .expression_attribute_values(":t", s(task.id.to_string()))
+                .build()
+                .map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().delete(delete).build(), None));
+        }
+        self.transact(writes).await
+    }
+
+    async fn due(&self, shard: u32, until: Timestamp, limit: usize, cursor: Option<String>) -> Result<(Vec<DueEntry>, Option<String>), StoreError> {
+        let pk = due_gsi1pk(shard);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (GSI1PK, &pk))?),
+            None => None,
+        };
+        // Everything at or before `until`: the id part sorts below '~'.
+        let upper = format!("{}#~", due_time_key(until));
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
+            .expression_attribute_values(":pk", s(pk))
+            .expression_attribute_values(":upper", s(upper))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let mut entries = Vec::new();
+        for item in out.items.unwrap_or_default() {
+            let task: Task = from_item(item)?;
+            let Some(due_at) = due_at(&task) else { continue };
+            entries.push(DueEntry { account_id: task.account_id, task_id: task.id, due_at, status: task.status, touch: task.touch });
+        }
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((entries, next))
+    }
+
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError> {
+        let items = self.query_all(None, PK, account_pk(account), Some(outbound_prefix(task)), true).await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
+        let Some(item) = self.get(account_pk(account), &member_sk(member)).await? else { return Ok(None) };
+        let facts = match item.get("facts") {
+            Some(AttributeValue::M(m)) => from_item::<MemberFacts>(m.clone())?,
+            _ => MemberFacts::new(member.clone()),
+        };
+        let mut ledger = SendLedger::default();
+        if let Some(AttributeValue::M(m)) = item.get("ledger") {
+            for (k, v) in m {
+                if let Some(at) = v.as_s().ok().and_then(|t| t.parse::<Timestamp>().ok()) {
+                    ledger.sends.insert(k.clone(), at);
+                }
+            }
+        }
+        ledger.version = item.get("ledger_version").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()).unwrap_or(0);
+        Ok(Some((facts, ledger)))
+    }
+
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
+        self.count();
+        let mut req = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(member_sk(&facts.member_id)))
+            .update_expression("SET facts = :f, facts_version = :v, #kind = :kind")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":f", AttributeValue::M(to_item(facts)?))
+            .expression_attribute_values(":v", n(facts.version))
+            .expression_attribute_values(":kind", s("member"));
+        req = if facts.version <= 1 {
+            req.condition_expression("attribute_not_exists(facts_version)")
+        } else {
+            req.condition_expression("facts_version = :pv").expression_attribute_values(":pv", n(facts.version - 1))
+        };
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Err(StoreError::Conflict(Conflict::MemberFacts)),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
+        let item = self.get(account_pk(account), &sends_sk(date)).await?;
+        Ok(item.and_then(|i| i.get("sent").and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<i64>().ok())).map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(0)))
+    }
+
+    async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
+        Ok(self.get(account_pk(account), &suppress_sk(email)).await?.is_some())
+    }
+
+    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError> {
+        self.count();
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .item(PK, s(account_pk(account)))
+            .item(SK, s(suppress_sk(email)))
+            .item(KIND, s("suppression"))
+            .item("email", s(email.as_str()))
+            .item("reason", s(reason))
+            .item("created_at", s(at.to_string()))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(suppress_sk(email)))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError> {
+        // TTL deletes late (and never in the emulator): an expired record counts as absent.
+        let item: Item = HashMap::from([
+            (PK.into(), s(hook_pk(source, id))),
+            (SK.into(), s(HOOK_SK)),
+            (KIND.into(), s("processed_webhook")),
+            (TTL.into(), n(expires_at.as_second())),
+            ("received_at".into(), s(now.to_string())),
+        ]);
+        match self.put_conditional(item, "attribute_not_exists(PK) OR #ttl < :now", &[("#ttl", TTL)], vec![(":now", n(now.as_second()))], Conflict::AlreadyExists).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError> {
+        self.count();
+        self.client.delete_item().table_name(&self.table).key(PK, s(hook_pk(source, id))).key(SK, s(HOOK_SK)).send().await.map_err(unavailable)?;
+        Ok(())
+    }
+}
+

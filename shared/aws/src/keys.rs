@@ -1,0 +1,69 @@
+//! Every key format of the single table, in one place (see ARCHITECTURE.md, "Data").
+
+use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
+use jiff::civil::Date;
+
+pub const PK: &str = "PK";
+pub const SK: &str = "SK";
+pub const GSI1: &str = "GSI1";
+pub const GSI1PK: &str = "GSI1PK";
+pub const GSI1SK: &str = "GSI1SK";
+pub const GSI2: &str = "GSI2";
+pub const GSI2PK: &str = "GSI2PK";
+pub const GSI2SK: &str = "GSI2SK";
+pub const KIND: &str = "kind";
+pub const TTL: &str = "ttl";
+
+pub fn account_pk(a: AccountId) -> String {
+    format!("ACCT#{a}")
+}
+pub const PROFILE_SK: &str = "PROFILE";
+pub const ACCOUNTS_GSI2PK: &str = "ACCOUNTS";
+
+pub fn token_pk(hash: &str) -> String {
+    format!("TOKEN#{hash}")
+}
+pub const TOKEN_SK: &str = "TOKEN";
+
+pub const SYSTEM_PK: &str = "SYSTEM";
+pub const CONFIG_SK: &str = "CONFIG";
+
+pub fn task_sk(t: TaskId) -> String {
+    format!("TASK#{t}")
+}
+pub fn log_sk(t: TaskId, entry: ulid::Ulid) -> String {
+    format!("TASK#{t}#LOG#{entry}")
+}
+pub fn conversation_sk(t: TaskId, entry: ulid::Ulid) -> String {
+    format!("TASK#{t}#CONV#{entry}")
+}
+/// Listing an account's tasks, newest first.
+pub fn tasks_gsi2pk(a: AccountId) -> String {
+    format!("TASKS#{a}")
+}
+pub fn due_gsi1pk(shard: u32) -> String {
+    format!("DUE#{shard}")
+}
+
+pub fn active_sk(member: &MemberId, task_type: &str) -> String {
+    format!("ACTIVE#{member}#{task_type}")
+}
+pub fn member_sk(member: &MemberId) -> String {
+    format!("MEMBER#{member}")
+}
+pub fn sends_sk(date: Date) -> String {
+    format!("SENDS#{date}")
+}
+pub fn suppress_sk(email: &Email) -> String {
+    format!("SUPPRESS#{email}")
+}
+pub fn outbound_prefix(t: TaskId) -> String {
+    format!("MSG#{t}#")
+}
+pub fn outbound_sk(t: TaskId, touch: u32) -> String {
+    format!("MSG#{t}#{touch:04}")
+}
+pub fn hook_pk(source: &str, id: &str) -> String {
+    format!("HOOK#{source}#{id}")
+}
+pub const HOOK_SK: &str = "HOOK";

@@ -1,0 +1,153 @@
+//! Idempotent creation of everything the system needs on the emulator: the table with its
+//! indexes and TTL, the queues with their dead-letter queues and redrive, the event bus and
+//! the tick rule, and the SES sending identity. Running it twice changes nothing.
+//! (In AWS, `infra/template.yaml` declares the same resources.)
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType, ScalarAttributeType,
+    TimeToLiveSpecification,
+};
+use aws_sdk_sqs::types::QueueAttributeName;
+
+use openloop_core::work::QueueName;
+
+use crate::config::Clients;
+use crate::keys::{GSI1, GSI1PK, GSI1SK, GSI2, GSI2PK, GSI2SK, PK, SK, TTL};
+
+/// Names of everything provisioned, from one prefix.
+#[derive(Clone, Debug)]
+pub struct Names {
+    pub table: String,
+    pub event_bus: String,
+    pub queue_prefix: String,
+}
+
+impl Names {
+    pub fn from_prefix(prefix: &str) -> Self {
+        Self { table: prefix.to_owned(), event_bus: prefix.to_owned(), queue_prefix: prefix.to_owned() }
+    }
+    pub fn queue(&self, queue: QueueName) -> String {
+        format!("{}-{}", self.queue_prefix, queue.as_str())
+    }
+}
+
+/// What provisioning made (or found).
+#[derive(Clone, Debug)]
+pub struct Provisioned {
+    pub queue_urls: HashMap<QueueName, String>,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+pub async fn provision(clients: &Clients, names: &Names, sender_domain: &str) -> Result<Provisioned, BoxError> {
+    create_table(clients, &names.table).await?;
+    let mut queue_urls = HashMap::new();
+    for queue in QueueName::ALL {
+        queue_urls.insert(queue, create_queue(clients, &names.queue(queue)).await?);
+    }
+    create_bus(clients, &names.event_bus).await?;
+    match clients.sesv2.create_email_identity().email_identity(sender_domain).send().await {
+        Ok(_) => {}
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_already_exists_exception()) => {}
+        Err(e) => return Err(format!("SES identity {sender_domain}: {:?}", e.as_service_error().map(|e| e.to_string())).into()),
+    }
+    Ok(Provisioned { queue_urls })
+}
+
+fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, BoxError> {
+    Ok(KeySchemaElement::builder().attribute_name(name).key_type(kind).build()?)
+}
+
+fn string_attr(name: &str) -> Result<AttributeDefinition, BoxError> {
+    Ok(AttributeDefinition::builder().attribute_name(name).attribute_type(ScalarAttributeType::S).build()?)
+}
+
+async fn create_table(clients: &Clients, table: &str) -> Result<(), BoxError> {
+    let db = &clients.dynamodb;
+    if db.describe_table().table_name(table).send().await.is_ok() {
+        return Ok(());
+    }
+    let gsi = |name: &str, pk: &str, sk: &str| -> Result<GlobalSecondaryIndex, BoxError> {
+        Ok(GlobalSecondaryIndex::builder()
+            .index_name(name)
+            .key_schema(key(pk, KeyType::Hash)?)
+            .key_schema(key(sk, KeyType::Range)?)
+            .projection(Projection::builder().projection_type(ProjectionType::All).build())
+            .build()?)
+    };
+    let created = db
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .key_schema(key(PK, KeyType::Hash)?)
+        .key_schema(key(SK, KeyType::Range)?)
+        .attribute_definitions(string_attr(PK)?)
+        .attribute_definitions(string_attr(SK)?)
+        .attribute_definitions(string_attr(GSI1PK)?)
+        .attribute_definitions(string_attr(GSI1SK)?)
+        .attribute_definitions(string_attr(GSI2PK)?)
+        .attribute_definitions(string_attr(GSI2SK)?)
+        .global_secondary_indexes(gsi(GSI1, GSI1PK, GSI1SK)?)
+        .global_secondary_indexes(gsi(GSI2, GSI2PK, GSI2SK)?)
+        .send()
+        .await;
+    match created {
+        Ok(_) => {}
+        // Another process created it between our describe and create.
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_resource_in_use_exception()) => {}
+        Err(e) => return Err(format!("create table {table}: {:?}", e.as_service_error().map(|e| e.to_string())).into()),
+    }
+    db.update_time_to_live()
+        .table_name(table)
+        .time_to_live_specification(TimeToLiveSpecification::builder().attribute_name(TTL).enabled(true).build()?)
+        .send()
+        .await
+        .ok();
+    Ok(())
+}
+
+async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError> {
+    let sqs = &clients.sqs;
+    let dlq = sqs
+        .create_queue()
+        .queue_name(format!("{name}-dlq"))
+        .attributes(QueueAttributeName::MessageRetentionPeriod, "1209600")
+        .send()
+        .await
+        .map_err(|e| format!("create queue {name}-dlq: {:?}", e.as_service_error().map(|e| e.to_string())))?;
+    let dlq_url = dlq.queue_url.ok_or("no DLQ url")?;
+    let arn = sqs
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| format!("DLQ arn: {e:?}"))?
+        .attributes
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .ok_or("no DLQ arn")?;
+    let redrive = serde_json::json!({"deadLetterTargetArn": arn, "maxReceiveCount": "5"}).to_string();
+    let queue = sqs
+        .create_queue()
+        .queue_name(name)
+        .attributes(QueueAttributeName::VisibilityTimeout, "60")
+        .attributes(QueueAttributeName::RedrivePolicy, redrive)
+        .send()
+        .await
+        .map_err(|e| format!("create queue {name}: {:?}", e.as_service_error().map(|e| e.to_string())))?;
+    Ok(queue.queue_url.ok_or("no queue url")?)
+}
+
+async fn create_bus(clients: &Clients, bus: &str) -> Result<(), BoxError> {
+    let eb = &clients.eventbridge;
+    match eb.create_event_bus().name(bus).send().await {
+        Ok(_) => {}
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_resource_already_exists_exception()) => {}
+        Err(e) => return Err(format!("create bus {bus}: {:?}", e.as_service_error().map(|e| e.to_string())).into()),
+    }
+    // The schedule that fires the tick in AWS; locally the runtime fires it (moto never does).
+    eb.put_rule().name(format!("{bus}-tick")).schedule_expression("rate(1 minute)").send().await.map_err(|e| format!("tick rule: {e:?}"))?;
+    Ok(())
+}

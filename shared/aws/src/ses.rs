@@ -1,0 +1,141 @@
+//! The SES v2 [`Mailer`]: raw MIME built with mail-builder, so we control every header —
+//! our own `Message-ID`, thread headers, the signed `Reply-To`, and RFC 8058 one-click
+//! unsubscribe.
+//!
+//! At-most-once: the SES client is built with retries off (see [`crate::config`]); an error
+//! after the request may have reached SES is [`SendError::Ambiguous`] and is escalated by the
+//! engine, never retried blind. Only refusals SES states before accepting are `Rejected`.
+
+use async_trait::async_trait;
+use aws_sdk_sesv2::Client;
+use aws_sdk_sesv2::error::SdkError;
+use aws_sdk_sesv2::operation::send_email::SendEmailError;
+use aws_sdk_sesv2::primitives::Blob;
+use aws_sdk_sesv2::types::{Destination, EmailContent, RawMessage};
+use mail_builder::MessageBuilder;
+use mail_builder::headers::raw::Raw;
+
+use openloop_core::mail::OutboundMail;
+use openloop_core::ports::{Delivered, Mailer, SendError};
+
+#[derive(Clone)]
+pub struct SesMailer {
+    client: Client,
+    region: String,
+}
+
+impl SesMailer {
+    pub fn new(client: Client, region: impl Into<String>) -> Self {
+        Self { client, region: region.into() }
+    }
+}
+
+/// The RFC 5322 bytes of `mail`.
+pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
+    let mut builder = MessageBuilder::new()
+        .from((mail.from_name.clone(), mail.from.to_string()))
+        .reply_to(mail.reply_to.clone())
+        .subject(mail.subject.clone())
+        .message_id(mail.message_id.clone())
+        .date(mail.date.as_second())
+        .header("List-Unsubscribe", Raw::new(format!("<{}>", mail.unsubscribe_url)))
+        .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
+        .text_body(format!("{}\n\n--\nTo stop receiving these e-mails: {}\n", mail.text.trim_end(), mail.unsubscribe_url));
+    builder = match &mail.to_name {
+        Some(name) => builder.to((name.clone(), mail.to.to_string())),
+        None => builder.to(mail.to.to_string()),
+    };
+    if let Some(parent) = &mail.in_reply_to {
+        builder = builder.in_reply_to(parent.clone());
+    }
+    if !mail.references.is_empty() {
+        builder = builder.references(mail.references.clone());
+    }
+    builder.write_to_vec()
+}
+
+#[async_trait]
+impl Mailer for SesMailer {
+    async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
+        let raw = mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
+        let content = EmailContent::builder()
+            .raw(RawMessage::builder().data(Blob::new(raw)).build().map_err(|e| SendError::Rejected(e.to_string()))?)
+            .build();
+        let result = self
+            .client
+            .send_email()
+            .from_email_address(mail.from.to_string())
+            .destination(Destination::builder().to_addresses(mail.to.to_string()).build())
+            .content(content)
+            .send()
+            .await;
+        match result {
+            Ok(out) => {
+                let id = out.message_id.ok_or_else(|| SendError::Ambiguous("SES accepted the mail without a message id".into()))?;
+                let provider_message_id = Some(format!("{id}@{}.amazonses.com", self.region));
+                Ok(Delivered { provider_id: id, provider_message_id })
+            }
+            Err(e) => Err(classify(e)),
+        }
+    }
+}
+
+/// Refusals SES makes before accepting a message are definite; anything else may have sent.
+fn classify(e: SdkError<SendEmailError>) -> SendError {
+    match &e {
+        SdkError::ConstructionFailure(_) => SendError::Rejected(format!("request not built: {e:?}")),
+        SdkError::ServiceError(service) => {
+            let err = service.err();
+            let definite = matches!(
+                err,
+                SendEmailError::MessageRejected(_)
+                    | SendEmailError::MailFromDomainNotVerifiedException(_)
+                    | SendEmailError::AccountSuspendedException(_)
+                    | SendEmailError::SendingPausedException(_)
+                    | SendEmailError::TooManyRequestsException(_)
+                    | SendEmailError::LimitExceededException(_)
+                    | SendEmailError::BadRequestException(_)
+                    | SendEmailError::NotFoundException(_)
+            );
+            let text = format!("{}: {}", err.meta().code().unwrap_or("unknown"), err.meta().message().unwrap_or(""));
+            if definite { SendError::Rejected(text) } else { SendError::Ambiguous(text) }
+        }
+        _ => SendError::Ambiguous(format!("{e:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openloop_core::ids::Email;
+
+    #[test]
+    fn the_mime_carries_threading_reply_to_and_one_click_unsubscribe() {
+        let mail = OutboundMail {
+            from_name: "CrossFit Renegade".into(),
+            from: Email::parse("outreach@mail.example.com").expect("email"),
+            to: Email::parse("sarah@example.com").expect("email"),
+            to_name: Some("Sarah Johnson".into()),
+            subject: "Re: Quick note".into(),
+            text: "Hi Sarah".into(),
+            message_id: "b@mail.example.com".into(),
+            in_reply_to: Some("a@mail.example.com".into()),
+            references: vec!["a@mail.example.com".into(), "x@us-east-1.amazonses.com".into()],
+            reply_to: "reply+token@replies.example.com".into(),
+            unsubscribe_url: "https://app.example.com/unsubscribe?token=t".into(),
+            date: "2026-11-02T14:00:00Z".parse().expect("ts"),
+        };
+        let raw = String::from_utf8(mime(&mail).expect("mime")).expect("utf8");
+        for expected in [
+            "Message-ID: <b@mail.example.com>",
+            "In-Reply-To: <a@mail.example.com>",
+            "References: <a@mail.example.com> <x@us-east-1.amazonses.com>",
+            "Reply-To: <reply+token@replies.example.com>",
+            "List-Unsubscribe: <https://app.example.com/unsubscribe?token=t>",
+            "List-Unsubscribe-Post: List-Unsubscribe=One-Click",
+            "Subject: Re: Quick note",
+        ] {
+            assert!(raw.contains(expected), "missing {expected:?} in\n{raw}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The JSON shapes of CONTRACT.md, in one place: the task as the owner API shows it, the
+//! error body, and how each domain error maps to an HTTP status. (Numbers only — the HTTP
+//! crates turn them into responses.)
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::error::{EngineError, StoreError};
+use crate::ports::TaskHistory;
+use crate::task::{ConversationMessage, Draft, LogEntry, Role, Task, TaskStatus};
+use crate::task_type::Priority;
+
+#[derive(Debug, Serialize)]
+pub struct MemberView<'a> {
+    pub id: &'a str,
+    pub email: Option<&'a str>,
+    pub name: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BudgetView {
+    pub messages_used: u32,
+    pub messages_max: u32,
+    pub turns_used: u32,
+    pub turns_max: u32,
+    pub expires_at: Timestamp,
+}
+
+/// `Task` of CONTRACT.md.
+#[derive(Debug, Serialize)]
+pub struct TaskView<'a> {
+    pub id: String,
+    pub task_type: &'a str,
+    pub status: TaskStatus,
+    pub priority: Priority,
+    pub member: MemberView<'a>,
+    pub goal: &'a str,
+    pub confidence: u8,
+    pub draft: Option<&'a Draft>,
+    pub budget: BudgetView,
+    pub touch: u32,
+    pub next_action_at: Option<Timestamp>,
+    pub outcome: Option<&'a str>,
+    pub outcome_reason: Option<&'a str>,
+    pub attributed_value: Option<f64>,
+    pub parent_id: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub version: u64,
+}
+
+impl<'a> From<&'a Task> for TaskView<'a> {
+    fn from(t: &'a Task) -> Self {
+        Self {
+            id: t.id.to_string(),
+            task_type: &t.task_type,
+            status: t.status,
+            priority: t.priority,
+            member: MemberView { id: t.member.id.as_str(), email: t.member.email.as_ref().map(|e| e.as_str()), name: t.member.name.as_deref() },
+            goal: &t.goal,
+            confidence: t.confidence,
+            draft: t.draft.as_ref(),
+            budget: BudgetView {
+                messages_used: t.budget.messages_used,
+                messages_max: t.budget.messages_max,
+                turns_used: t.budget.turns_used,
+                turns_max: t.budget.turns_max,
+                expires_at: t.budget.expires_at,
+            },
+            touch: t.touch,
+            // The execution lease of a running step is internal; show the schedule only.
+            next_action_at: if t.status == TaskStatus::Executing { None } else { t.next_action_at },
+            outcome: t.outcome.as_deref(),
+            outcome_reason: t.outcome_reason.as_deref(),
+            attributed_value: t.attributed_value,
+            parent_id: t.parent_id.map(|p| p.to_string()),
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+            version: t.version,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct LogView<'a> {
+    pub at: Timestamp,
+    pub from_status: Option<TaskStatus>,
+    pub to_status: TaskStatus,
+    pub reason: &'a str,
+    pub detail: Option<&'a str>,
+}
+
+impl<'a> From<&'a LogEntry> for LogView<'a> {
+    fn from(l: &'a LogEntry) -> Self {
+        Self { at: l.at, from_status: l.from_status, to_status: l.to_status, reason: &l.reason, detail: l.detail.as_deref() }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct MessageView<'a> {
+    pub at: Timestamp,
+    pub role: Role,
+    pub content: &'a str,
+}
+
+impl<'a> From<&'a ConversationMessage> for MessageView<'a> {
+    fn from(m: &'a ConversationMessage) -> Self {
+        Self { at: m.at, role: m.role, content: &m.content }
+    }
+}
+
+/// `GET /api/v1/tasks/{id}`: the task plus its log and conversation, oldest first.
+#[derive(Debug, Serialize)]
+pub struct TaskDetailView<'a> {
+    #[serde(flatten)]
+    pub task: TaskView<'a>,
+    pub log: Vec<LogView<'a>>,
+    pub messages: Vec<MessageView<'a>>,
+}
+
+impl<'a> From<&'a TaskHistory> for TaskDetailView<'a> {
+    fn from(h: &'a TaskHistory) -> Self {
+        Self { task: (&h.task).into(), log: h.log.iter().map(Into::into).collect(), messages: h.messages.iter().map(Into::into).collect() }
+    }
+}
+
+/// `{"error": {"code", "message"}}`.
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorDetail {
+    pub code: String,
+    pub message: String,
+}
+
+impl ErrorBody {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { error: ErrorDetail { code: code.into(), message: message.into() } }
+    }
+}
+
+/// The HTTP status and error body for a domain error. Internal details stay in the logs.
+pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
+    match e {
+        EngineError::Invalid(i) => (422, ErrorBody::new(&i.code, &i.message)),
+        EngineError::NotFound { what } => (404, ErrorBody::new("not_found", format!("{what} not found"))),
+        EngineError::InvalidTransition { from, to } => (409, ErrorBody::new("invalid_transition", format!("a task in status {from} cannot move to {to}"))),
+        EngineError::StaleVersion => (409, ErrorBody::new("stale_version", "the task changed while this request was applied; re-read it and retry")),
+        EngineError::Paused(m) => (503, ErrorBody::new("paused", m)),
+        EngineError::Store(StoreError::InvalidCursor) => (400, ErrorBody::new("invalid_cursor", "the cursor is not one this API returned")),
+        EngineError::Store(_) => (503, ErrorBody::new("store_unavailable", "the task store is unavailable; retry shortly")),
+        EngineError::Dependency(_) => (503, ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly")),
+    }
+}
