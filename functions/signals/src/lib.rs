@@ -1,1 +1,22 @@
+//! The signals function: member events from the signals queue → member facts and task
+//! triggers. Thin: parse each SQS record, call the engine, report partial batch failures.
 
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
+use openloop_aws::consumer::{parse, process_batch, settle};
+use openloop_core::engine::Engine;
+use openloop_core::event::SignalEnvelope;
+
+pub const QUEUE: &str = "signals";
+
+pub async fn handle(engine: &Engine, event: SqsEvent) -> SqsBatchResponse {
+    process_batch(event, |body| async move {
+        let envelope: SignalEnvelope = match parse(QUEUE, &body) {
+            Ok(envelope) => envelope,
+            Err(disposition) => return disposition,
+        };
+        let span = tracing::info_span!("signal", account = %envelope.account_id, webhook_id = %envelope.webhook_id);
+        let _guard = span.enter();
+        settle(QUEUE, engine.apply_signal(&envelope).await)
+    })
+    .await
+}

@@ -9,6 +9,7 @@
 
 pub mod bus;
 pub mod config;
+pub mod consumer;
 pub mod dynamo;
 pub mod http;
 pub mod keys;

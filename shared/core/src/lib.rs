@@ -34,7 +34,7 @@ pub mod token;
 pub mod transition;
 pub mod work;
 
-#[cfg(feature = "testkit")]
+#[cfg(any(test, feature = "testkit"))]
 pub mod conformance;
 
 pub use jiff::Timestamp;

@@ -1,0 +1,72 @@
+//! SQS consumers: each record is handled on its own (concurrently), and only the ones that
+//! should be retried are reported back as batch item failures — the rest are deleted.
+//! A record that can never succeed (malformed) is also reported, so after the queue's
+//! receive limit it lands in the dead-letter queue, where an alarm makes it visible.
+
+use std::future::Future;
+
+use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use futures::StreamExt;
+use openloop_core::error::EngineError;
+use serde::de::DeserializeOwned;
+
+/// What became of one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    Done,
+    Retry,
+}
+
+/// How many records of one batch are worked on at once.
+const CONCURRENCY: usize = 10;
+
+pub async fn process_batch<F, Fut>(event: SqsEvent, handle: F) -> SqsBatchResponse
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Disposition>,
+{
+    let handle = &handle;
+    let failures: Vec<BatchItemFailure> = futures::stream::iter(event.records)
+        .map(|record| async move {
+            let id = record.message_id.unwrap_or_default();
+            let disposition = handle(record.body.unwrap_or_default()).await;
+            (disposition == Disposition::Retry).then(|| {
+                let mut failure = BatchItemFailure::default();
+                failure.item_identifier = id;
+                failure
+            })
+        })
+        .buffer_unordered(CONCURRENCY)
+        .filter_map(|f| async move { f })
+        .collect()
+        .await;
+    let mut response = SqsBatchResponse::default();
+    response.batch_item_failures = failures;
+    response
+}
+
+/// Parse a record body; a malformed one is logged and sent towards the dead-letter queue.
+pub fn parse<T: DeserializeOwned>(queue: &str, body: &str) -> Result<T, Disposition> {
+    serde_json::from_str(body).map_err(|e| {
+        tracing::error!(queue, error = %e, "malformed message; it will end in the dead-letter queue");
+        Disposition::Retry
+    })
+}
+
+/// Map an engine result: infrastructure trouble is retried, decisions are final.
+pub fn settle<T: std::fmt::Debug>(queue: &str, result: Result<T, EngineError>) -> Disposition {
+    match result {
+        Ok(outcome) => {
+            tracing::info!(queue, ?outcome, "handled");
+            Disposition::Done
+        }
+        Err(e) if e.is_retryable() => {
+            tracing::warn!(queue, error = ?e, "will retry");
+            Disposition::Retry
+        }
+        Err(e) => {
+            tracing::error!(queue, error = ?e, "dropped: not retryable");
+            Disposition::Done
+        }
+    }
+}
