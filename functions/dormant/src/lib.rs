@@ -5,6 +5,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use openloop_aws::consumer::{Disposition, parse, process_batch, settle};
 use openloop_core::engine::Engine;
 use openloop_core::work::WorkItem;
+use tracing::Instrument;
 
 pub const QUEUE: &str = "dormant";
 
@@ -15,8 +16,7 @@ pub async fn handle(engine: &Engine, event: SqsEvent) -> SqsBatchResponse {
             Err(disposition) => return disposition,
         };
         let span = tracing::info_span!("work", queue = QUEUE, task = %item.task_id, account = %item.account_id);
-        let _guard = span.enter();
-        let disposition: Disposition = settle(QUEUE, engine.dormant_check(&item).await);
+        let disposition: Disposition = settle(QUEUE, engine.dormant_check(&item).instrument(span).await);
         disposition
     })
     .await

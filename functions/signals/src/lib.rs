@@ -5,6 +5,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use openloop_aws::consumer::{parse, process_batch, settle};
 use openloop_core::engine::Engine;
 use openloop_core::event::SignalEnvelope;
+use tracing::Instrument;
 
 pub const QUEUE: &str = "signals";
 
@@ -15,8 +16,7 @@ pub async fn handle(engine: &Engine, event: SqsEvent) -> SqsBatchResponse {
             Err(disposition) => return disposition,
         };
         let span = tracing::info_span!("signal", account = %envelope.account_id, webhook_id = %envelope.webhook_id);
-        let _guard = span.enter();
-        settle(QUEUE, engine.apply_signal(&envelope).await)
+        settle(QUEUE, engine.apply_signal(&envelope).instrument(span).await)
     })
     .await
 }

@@ -36,6 +36,8 @@ pub struct Config {
     pub admin_token: SecretString,
     pub inbound_token: SecretString,
     pub region: String,
+    /// `AWS_ENDPOINT_URL`: an emulator instead of AWS.
+    pub endpoint: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -75,6 +77,7 @@ impl Config {
             admin_token: secret("OPENLOOP_ADMIN_TOKEN", "local-admin-token")?,
             inbound_token: secret("OPENLOOP_INBOUND_TOKEN", "local-inbound-token")?,
             region: var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION")).unwrap_or_else(|| "us-east-1".into()),
+            endpoint: var("AWS_ENDPOINT_URL"),
         })
     }
 
@@ -102,8 +105,11 @@ impl Clients {
     /// environment, dummy ones are used (the emulator accepts any).
     pub async fn load(config: &Config) -> Self {
         let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(aws_config::Region::new(config.region.clone()));
-        if var("AWS_ENDPOINT_URL").is_some() && var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
-            loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "openloop-local"));
+        if let Some(endpoint) = &config.endpoint {
+            loader = loader.endpoint_url(endpoint);
+            if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
+                loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new("test", "test", None, None, "openloop-local"));
+            }
         }
         let shared = loader.load().await;
         // Never let the SDK resend an e-mail on its own: a retry after a timeout may deliver twice.

@@ -1,0 +1,293 @@
+//! Starting the local runtime: provision, serve, poll, schedule.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
+use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use jiff::{SignedDuration, Timestamp};
+use secrecy::ExposeSecret;
+use serde::Deserialize;
+use tokio::sync::RwLock;
+
+use openloop_aws::config::{Clients, Config};
+use openloop_aws::http::{ApiError, json_body};
+use openloop_aws::provision::{Names, provision};
+use openloop_core::engine::Engine;
+use openloop_core::ports::Clock;
+use openloop_core::work::QueueName;
+
+use crate::clock::TestClock;
+use crate::outbox;
+
+/// How the runtime is started (from the environment in `main`, explicitly in tests).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub http_addr: SocketAddr,
+    /// Names the table, queues and bus (`{prefix}`, `{prefix}-signals`, …); tests use a
+    /// unique prefix each so they can share one emulator.
+    pub prefix: String,
+    /// Run the background queue pollers and the per-minute tick (`make run`); tests may
+    /// drive everything through `/_local/run` instead.
+    pub background: bool,
+    pub config: Config,
+}
+
+impl Options {
+    pub fn from_env() -> Result<Self, String> {
+        let mut config = Config::from_env().map_err(|e| e.to_string())?;
+        config.endpoint.get_or_insert_with(|| "http://127.0.0.1:4566".into());
+        let http_addr = std::env::var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|_| "127.0.0.1:8787".into());
+        Ok(Self {
+            http_addr: http_addr.parse().map_err(|e| format!("OPENLOOP_HTTP_ADDR {http_addr:?}: {e}"))?,
+            prefix: std::env::var("OPENLOOP_PREFIX").unwrap_or_else(|_| "openloop".into()),
+            background: std::env::var("OPENLOOP_LOCAL_BACKGROUND").map(|v| v != "off" && v != "0").unwrap_or(true),
+            config,
+        })
+    }
+}
+
+struct Local {
+    engine: Engine,
+    clock: Arc<TestClock>,
+    clients: Clients,
+    queue_urls: HashMap<QueueName, String>,
+    endpoint: String,
+    http: reqwest::Client,
+    /// Background pollers hold it shared for each poll; `/_local/run` holds it exclusively,
+    /// so a run sees every message and nothing is half-processed behind its back.
+    gate: RwLock<()>,
+}
+
+/// A started runtime.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub admin_token: String,
+    pub inbound_token: String,
+    server: tokio::task::JoinHandle<()>,
+    background: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn stop(self) {
+        self.server.abort();
+        for task in self.background {
+            task.abort();
+        }
+    }
+}
+
+pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Error + Send + Sync>> {
+    let mut config = options.config.clone();
+    let names = Names::from_prefix(&options.prefix);
+    config.table = names.table.clone();
+    config.event_bus = names.event_bus.clone();
+    let listener = tokio::net::TcpListener::bind(options.http_addr).await?;
+    let addr = listener.local_addr()?;
+    if std::env::var("OPENLOOP_PUBLIC_URL").is_err() {
+        config.public_url = format!("http://{addr}");
+    }
+    let clients = Clients::load(&config).await;
+    let sender_domain = config.from_email.as_str().split_once('@').map(|(_, d)| d.to_owned()).unwrap_or_default();
+    let provisioned = provision(&clients, &names, &sender_domain).await?;
+    config.queue_urls = provisioned.queue_urls.clone();
+
+    let clock = Arc::new(TestClock::new());
+    let agent = openloop_llm::from_env()?;
+    let (engine, _) = openloop_aws::config::engine(&config, &clients, clock.clone(), agent);
+    let local = Arc::new(Local {
+        engine: engine.clone(),
+        clock,
+        clients,
+        queue_urls: provisioned.queue_urls,
+        endpoint: config.endpoint.clone().unwrap_or_default(),
+        http: reqwest::Client::new(),
+        gate: RwLock::new(()),
+    });
+
+    let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState { engine: engine.clone(), admin_token: config.admin_token.clone() }));
+    let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState { engine, inbound_token: config.inbound_token.clone() }));
+    let local_routes = Router::new()
+        .route("/health", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))
+        .route("/_local/clock", get(get_clock).post(set_clock))
+        .route("/_local/run", post(run))
+        .route("/_local/outbox", get(get_outbox))
+        .with_state(local.clone());
+    let app = api.merge(webhooks).merge(local_routes);
+    let server = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "HTTP server stopped");
+        }
+    });
+
+    let mut background = Vec::new();
+    if options.background {
+        for queue in QueueName::ALL {
+            let local = local.clone();
+            background.push(tokio::spawn(async move {
+                loop {
+                    let result = {
+                        let _shared = local.gate.read().await;
+                        local.poll(queue, 1).await
+                    };
+                    if let Err(e) = result {
+                        tracing::warn!(queue = queue.as_str(), error = %e, "poll failed");
+                        tokio::time::sleep(Duration::from_secs(2)).await;
+                    }
+                }
+            }));
+        }
+        let local = local.clone();
+        background.push(tokio::spawn(async move {
+            let mut every_minute = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every_minute.tick().await;
+                let _shared = local.gate.read().await;
+                if let Err(e) = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await {
+                    tracing::warn!(error = %e, "scheduled tick failed");
+                }
+            }
+        }));
+    }
+    Ok(Running { addr, admin_token: config.admin_token.expose_secret().to_owned(), inbound_token: config.inbound_token.expose_secret().to_owned(), server, background })
+}
+
+/// Counts of what one poll or run handled.
+#[derive(Default, serde::Serialize)]
+struct Handled {
+    processed: usize,
+    retrying: usize,
+}
+
+impl Local {
+    async fn dispatch(&self, queue: QueueName, event: SqsEvent) -> SqsBatchResponse {
+        let engine = &self.engine;
+        match queue {
+            QueueName::Signals => openloop_fn_signals::handle(engine, event).await,
+            QueueName::Execute => openloop_fn_execute::handle(engine, event).await,
+            QueueName::Followup => openloop_fn_followup::handle(engine, event).await,
+            QueueName::Dormant => openloop_fn_dormant::handle(engine, event).await,
+        }
+    }
+
+    /// Receive one batch from `queue` into its function, as the SQS event source would, and
+    /// delete what the function did not report as failed.
+    async fn poll(&self, queue: QueueName, wait_seconds: i32) -> Result<Handled, String> {
+        let url = self.queue_urls.get(&queue).ok_or("queue not provisioned")?;
+        let received = self
+            .clients
+            .sqs
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(wait_seconds)
+            .send()
+            .await
+            .map_err(|e| format!("{:?}", e.as_service_error().map(|e| e.to_string())))?;
+        let messages = received.messages.unwrap_or_default();
+        if messages.is_empty() {
+            return Ok(Handled::default());
+        }
+        let mut event = SqsEvent::default();
+        let mut receipts = HashMap::new();
+        for message in messages {
+            let mut record = SqsMessage::default();
+            record.message_id = message.message_id.clone();
+            record.body = message.body.clone();
+            record.receipt_handle = message.receipt_handle.clone();
+            record.event_source = Some("aws:sqs".into());
+            receipts.insert(message.message_id.unwrap_or_default(), message.receipt_handle.unwrap_or_default());
+            event.records.push(record);
+        }
+        let response = self.dispatch(queue, event).await;
+        let failed: Vec<String> = response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect();
+        let done: Vec<DeleteMessageBatchRequestEntry> = receipts
+            .iter()
+            .filter(|(id, _)| !failed.contains(id))
+            .enumerate()
+            .filter_map(|(i, (_, receipt))| DeleteMessageBatchRequestEntry::builder().id(i.to_string()).receipt_handle(receipt).build().ok())
+            .collect();
+        let processed = done.len();
+        if !done.is_empty() {
+            self.clients.sqs.delete_message_batch().queue_url(url).set_entries(Some(done)).send().await.map_err(|e| format!("delete: {e:?}"))?;
+        }
+        Ok(Handled { processed, retrying: failed.len() })
+    }
+
+    /// Drain every queue until a receive comes back empty. Messages a function asked to
+    /// retry stay invisible until their visibility timeout, as in SQS; they are counted.
+    async fn drain(&self, totals: &mut BTreeMap<&'static str, Handled>) -> Result<(), String> {
+        loop {
+            let mut any = false;
+            for queue in QueueName::ALL {
+                let handled = self.poll(queue, 0).await?;
+                any |= handled.processed + handled.retrying > 0;
+                let total = totals.entry(queue.as_str()).or_default();
+                total.processed += handled.processed;
+                total.retrying += handled.retrying;
+            }
+            if !any {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn local_error(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
+    ApiError::new(status, code, message)
+}
+
+async fn get_clock(State(local): State<Arc<Local>>) -> Response {
+    axum::Json(serde_json::json!({"now": local.clock.now()})).into_response()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetClock {
+    now: Timestamp,
+}
+
+async fn set_clock(State(local): State<Arc<Local>>, body: Bytes) -> Result<Response, ApiError> {
+    let input: SetClock = json_body(&body)?;
+    match local.clock.set(input.now) {
+        Ok(now) => Ok(axum::Json(serde_json::json!({"now": now})).into_response()),
+        Err(current) => Err(local_error(StatusCode::CONFLICT, "clock_backwards", format!("the clock only moves forward; it is {current}"))),
+    }
+}
+
+/// Fire every schedule at the clock's now and drain every queue, repeating while the tick
+/// finds work (a step can make another one due at once), then say what ran.
+async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
+    let _exclusive = local.gate.write().await;
+    let mut totals = BTreeMap::new();
+    let mut ticks = Vec::new();
+    let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
+    local.drain(&mut totals).await.map_err(unavailable)?;
+    for _ in 0..20 {
+        let report = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await?;
+        let enqueued: usize = report.enqueued.values().sum();
+        ticks.push(report);
+        if enqueued == 0 {
+            break;
+        }
+        local.drain(&mut totals).await.map_err(unavailable)?;
+    }
+    Ok(axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "queues": totals})).into_response())
+}
+
+async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
+    let mail = outbox::fetch(&local.http, &local.endpoint).await.map_err(|e| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", format!("the outbox is read from moto's /moto-api/data.json: {e}")))?;
+    Ok(axum::Json(mail).into_response())
+}
