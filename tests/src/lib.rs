@@ -1,1 +1,236 @@
+//! Shared support for the emulator tests, the bench and the demo: start the local runtime on
+//! its own names (so tests share one emulator without seeing each other), and speak
+//! CONTRACT.md over HTTP — accounts, signed webhooks, the test clock, runs and the outbox.
 
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use openloop_aws::config::{Clients, Config};
+
+/// The emulator the tests use; `make test` starts one and sets this.
+pub fn endpoint() -> String {
+    std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| panic!("AWS_ENDPOINT_URL is not set: run the emulator tests through `make test`, which starts moto"))
+}
+
+/// A unique, emulator-friendly name prefix.
+pub fn unique_prefix(what: &str) -> String {
+    format!(
+        "t{}-{what}",
+        ulid::Ulid::new().to_string().to_ascii_lowercase()
+    )
+}
+
+/// Configuration for a test: the environment's, pointed at the emulator.
+pub fn test_config() -> Config {
+    let mut config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+    config.endpoint = Some(endpoint());
+    config
+}
+
+pub async fn clients(config: &Config) -> Clients {
+    Clients::load(config).await
+}
+
+/// The local runtime, started for one test, and an HTTP client for it.
+pub struct Stack {
+    pub running: openloop_local::Running,
+    pub url: String,
+    pub http: reqwest::Client,
+}
+
+impl Stack {
+    pub async fn start(name: &str) -> Self {
+        let options = openloop_local::Options {
+            http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+            prefix: unique_prefix(name),
+            background: true,
+            config: test_config(),
+        };
+        let running = openloop_local::start(options)
+            .await
+            .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));
+        let url = running.url();
+        Self {
+            running,
+            url,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let response = req.send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, Some(token), None)
+            .await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        self.call(reqwest::Method::POST, path, Some(token), Some(body))
+            .await
+    }
+
+    /// A new gym; returns `{account_id, api_token, webhook_secret}`.
+    pub async fn create_account(&self, execution_mode: &str) -> Account {
+        let body = json!({"name": "CrossFit Renegade", "timezone": "America/New_York", "execution_mode": execution_mode,
+            "onboarded_at": "2026-10-01T00:00:00Z", "profile": {"display_name": "CrossFit Renegade", "owner_first_name": "Mike", "sign_off": "Coach Mike"}});
+        let admin = self.running.admin_token.clone();
+        let (status, account) = self.post("/api/v1/accounts", &admin, body).await;
+        assert_eq!(status, 201, "create account: {account}");
+        Account {
+            id: account["account_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            token: account["api_token"].as_str().unwrap_or_default().to_owned(),
+            webhook_secret: account["webhook_secret"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        }
+    }
+
+    pub async fn now(&self) -> Timestamp {
+        let (_, body) = self
+            .call(reqwest::Method::GET, "/_local/clock", None, None)
+            .await;
+        body["now"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("clock: {body}"))
+    }
+
+    pub async fn set_clock(&self, to: &str) {
+        let (status, body) = self
+            .call(
+                reqwest::Method::POST,
+                "/_local/clock",
+                None,
+                Some(json!({"now": to})),
+            )
+            .await;
+        assert_eq!(status, 200, "set clock: {body}");
+    }
+
+    /// Fire the schedules and drain the queues.
+    pub async fn run(&self) -> Value {
+        let (status, body) = self
+            .call(reqwest::Method::POST, "/_local/run", None, None)
+            .await;
+        assert_eq!(status, 200, "run: {body}");
+        body
+    }
+
+    /// Every mail to `to`, oldest first.
+    pub async fn outbox_to(&self, to: &str) -> Vec<Value> {
+        let (status, body) = self
+            .call(reqwest::Method::GET, "/_local/outbox", None, None)
+            .await;
+        assert_eq!(status, 200, "outbox: {body}");
+        body.as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| {
+                m["to"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|a| a == to))
+            })
+            .collect()
+    }
+
+    /// Send a member event, signed with the account's secret at the clock's time.
+    pub async fn webhook(&self, account: &Account, id: &str, body: Value) -> (u16, Value) {
+        let timestamp = self.now().await.as_second();
+        self.webhook_signed(account, id, timestamp, &body.to_string(), None)
+            .await
+    }
+
+    /// Send a raw webhook with full control (for the refusal tests).
+    pub async fn webhook_signed(
+        &self,
+        account: &Account,
+        id: &str,
+        timestamp: i64,
+        body: &str,
+        signature: Option<String>,
+    ) -> (u16, Value) {
+        let signature = signature
+            .unwrap_or_else(|| sign(&account.webhook_secret, id, timestamp, body.as_bytes()));
+        let response = self
+            .http
+            .post(format!("{}/webhooks/pushpress/{}", self.url, account.id))
+            .header("webhook-id", id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .header("content-type", "application/json")
+            .body(body.to_owned())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("webhook: {e}"));
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Account {
+    pub id: String,
+    pub token: String,
+    pub webhook_secret: String,
+}
+
+/// `v1,<base64 HMAC-SHA256(key, "{id}.{timestamp}.{body}")>` with the `whsec_` secret.
+pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> String {
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret.trim_start_matches("whsec_"))
+        .unwrap_or_default();
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&key).unwrap_or_else(|e| panic!("{e}"));
+    mac.update(format!("{id}.{timestamp}.").as_bytes());
+    mac.update(body);
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    )
+}
+
+/// Member events as CONTRACT.md shapes them.
+pub mod events {
+    use serde_json::{Value, json};
+
+    pub fn member_created(member: &str, email: &str, first: &str, at: &str) -> Value {
+        json!({"type": "member.created", "timestamp": at, "data": {"member_id": member, "email": email, "first_name": first, "last_name": "Tester",
+            "status": "active", "joined_at": "2025-06-01T00:00:00Z", "monthly_value": 150}})
+    }
+
+    pub fn payment_failed(member: &str, at: &str) -> Value {
+        json!({"type": "payment.failed", "timestamp": at, "data": {"member_id": member, "amount": 150, "currency": "USD", "failed_at": at, "reason": "card_declined"}})
+    }
+}

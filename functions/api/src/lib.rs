@@ -17,7 +17,9 @@ use serde::Deserialize;
 
 use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 use openloop_core::contract::{TaskDetailView, TaskView};
-use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
+use openloop_core::engine::{
+    AccountSecrets, Engine, NewAccount, NewTask, Resolution, SettingsPatch,
+};
 use openloop_core::error::EngineError;
 use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
@@ -49,7 +51,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions", post(add_suppression))
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -57,13 +61,23 @@ pub fn router(state: Arc<ApiState>) -> Router {
 fn admin(state: &ApiState, headers: &HeaderMap) -> Result<(), ApiError> {
     match bearer(headers) {
         Some(t) if secret_matches(t, state.admin_token.expose_secret()) => Ok(()),
-        _ => Err(ApiError::unauthorized("the admin token is required (Authorization: Bearer …)")),
+        _ => Err(ApiError::unauthorized(
+            "the admin token is required (Authorization: Bearer …)",
+        )),
     }
 }
 
 async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiError> {
-    let token = bearer(headers).ok_or_else(|| ApiError::unauthorized("an API token is required (Authorization: Bearer …)"))?;
-    state.engine.store.account_for_token(&token_hash(token)).await.map_err(EngineError::from)?.ok_or_else(|| ApiError::unauthorized("the API token is not valid"))
+    let token = bearer(headers).ok_or_else(|| {
+        ApiError::unauthorized("an API token is required (Authorization: Bearer …)")
+    })?;
+    state
+        .engine
+        .store
+        .account_for_token(&token_hash(token))
+        .await
+        .map_err(EngineError::from)?
+        .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {
@@ -72,7 +86,13 @@ fn task_id(raw: &str) -> Result<TaskId, ApiError> {
 
 fn random_bytes() -> Result<[u8; 32], ApiError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "no_randomness", e.to_string()))?;
+    getrandom::fill(&mut bytes).map_err(|e| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no_randomness",
+            e.to_string(),
+        )
+    })?;
     Ok(bytes)
 }
 
@@ -80,31 +100,56 @@ fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
     (status, axum::Json(value)).into_response()
 }
 
-async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+async fn create_account(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
     let api_token = format!("olk_{}", hex::encode(random_bytes()?));
-    let webhook_secret = format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(random_bytes()?));
-    let secrets = AccountSecrets { api_token_hash: token_hash(&api_token), api_token: api_token.clone(), webhook_secret };
+    let webhook_secret = format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(random_bytes()?)
+    );
+    let secrets = AccountSecrets {
+        api_token_hash: token_hash(&api_token),
+        api_token: api_token.clone(),
+        webhook_secret,
+    };
     let account = state.engine.create_account(input, secrets).await?;
-    Ok(json(StatusCode::CREATED, serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret, "name": account.name, "settings": account.settings})))
+    Ok(json(
+        StatusCode::CREATED,
+        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret, "name": account.name, "settings": account.settings}),
+    ))
 }
 
 async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    let accounts = state.engine.store.list_accounts().await.map_err(EngineError::from)?;
+    let accounts = state
+        .engine
+        .store
+        .list_accounts()
+        .await
+        .map_err(EngineError::from)?;
     let list: Vec<_> = accounts.iter().map(|a| serde_json::json!({"account_id": a.id, "name": a.name, "paused": a.paused, "created_at": a.created_at, "settings": a.settings})).collect();
     Ok(json(StatusCode::OK, serde_json::json!({"accounts": list})))
 }
 
 async fn pause(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    Ok(json(StatusCode::OK, state.engine.set_global_pause(true).await?))
+    Ok(json(
+        StatusCode::OK,
+        state.engine.set_global_pause(true).await?,
+    ))
 }
 
 async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
+    Ok(json(
+        StatusCode::OK,
+        state.engine.set_global_pause(false).await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -115,10 +160,16 @@ struct ListParams {
     cursor: Option<String>,
 }
 
-async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
+async fn list_tasks(
+    State(state): Shared,
+    headers: HeaderMap,
+    Query(params): Query<ListParams>,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| ApiError::bad_request("invalid_status", format!("{s:?} is not a task status")))?),
+        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
+            ApiError::bad_request("invalid_status", format!("{s:?} is not a task status"))
+        })?),
         None => None,
     };
     let member_id = match params.member_id.as_deref().filter(|s| !s.is_empty()) {
@@ -126,16 +177,32 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         None => None,
     };
     let limit = match params.limit.as_deref() {
-        Some(l) => l.parse::<usize>().ok().filter(|l| (1..=200).contains(l)).ok_or_else(|| ApiError::bad_request("invalid_limit", "limit must be 1-200"))?,
+        Some(l) => l
+            .parse::<usize>()
+            .ok()
+            .filter(|l| (1..=200).contains(l))
+            .ok_or_else(|| ApiError::bad_request("invalid_limit", "limit must be 1-200"))?,
         None => 50,
     };
-    let query = TaskQuery { status, member_id, limit, cursor: params.cursor.filter(|c| !c.is_empty()) };
+    let query = TaskQuery {
+        status,
+        member_id,
+        limit,
+        cursor: params.cursor.filter(|c| !c.is_empty()),
+    };
     let (tasks, next) = state.engine.list_tasks(account, &query).await?;
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({"tasks": views, "next_cursor": next})))
+    Ok(json(
+        StatusCode::OK,
+        serde_json::json!({"tasks": views, "next_cursor": next}),
+    ))
 }
 
-async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn get_task(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let history = state.engine.task(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskDetailView::from(&history)))
@@ -151,27 +218,38 @@ struct CreateTask {
     draft: Option<Draft>,
 }
 
-async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+async fn create_task(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateTask = json_body(&body.map_err(body_error)?)?;
     let member_id = MemberId::parse(&input.member_id).map_err(EngineError::from)?;
     if input.confidence.is_some_and(|c| c > 100) {
-        return Err(EngineError::from(openloop_core::error::InvalidInput::new("invalid_confidence", "confidence must be 0-100")).into());
+        return Err(EngineError::from(openloop_core::error::InvalidInput::new(
+            "invalid_confidence",
+            "confidence must be 0-100",
+        ))
+        .into());
     }
     let account = state.engine.account(account_id).await?;
     let created = state
         .engine
-        .create_task(&account, NewTask {
-            task_type: input.task_type,
-            member_id,
-            goal: input.goal,
-            confidence: input.confidence,
-            draft: input.draft,
-            trigger_type: TriggerType::Manual,
-            trigger_event_id: None,
-            gate: GateContext::default(),
-            context: serde_json::Value::Null,
-        })
+        .create_task(
+            &account,
+            NewTask {
+                task_type: input.task_type,
+                member_id,
+                goal: input.goal,
+                confidence: input.confidence,
+                draft: input.draft,
+                trigger_type: TriggerType::Manual,
+                trigger_event_id: None,
+                gate: GateContext::default(),
+                context: serde_json::Value::Null,
+            },
+        )
         .await?;
     let status = match created {
         openloop_core::engine::Created::New(_) => StatusCode::CREATED,
@@ -189,60 +267,110 @@ struct Approve {
     draft: Option<Draft>,
 }
 
-async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
+async fn approve(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let body = body.map_err(body_error)?;
-    let input: Approve = if body.iter().all(u8::is_ascii_whitespace) { Approve::default() } else { json_body(&body)? };
+    let input: Approve = if body.iter().all(u8::is_ascii_whitespace) {
+        Approve::default()
+    } else {
+        json_body(&body)?
+    };
     // The edited draft may come flat ({"subject","body"}) or nested ({"draft": {…}}).
     let edited = match (input.draft, input.subject, input.body) {
         (Some(d), None, None) => Some(d),
         (None, Some(subject), Some(body)) => Some(Draft { subject, body }),
         (None, None, None) => None,
-        _ => return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_draft", "send both subject and body (or a draft object), or no body at all")),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_draft",
+                "send both subject and body (or a draft object), or no body at all",
+            ));
+        }
     };
     let task = state.engine.approve(account, task_id(&id)?, edited).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn skip(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let task = state.engine.skip(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn cancel(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let task = state.engine.cancel(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
+async fn resolve(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Resolution = json_body(&body.map_err(body_error)?)?;
     let task = state.engine.resolve(account, task_id(&id)?, input).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+async fn guidance(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     state.engine.task(account, task_id(&id)?).await?;
-    Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, "not_implemented", "owner guidance arrives with the conversation loop; resolve or cancel the task for now"))
+    Err(ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        "not_implemented",
+        "owner guidance arrives with the conversation loop; resolve or cancel the task for now",
+    ))
 }
 
 async fn scorecard(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     owner(&state, &headers).await?;
-    Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, "not_implemented", "the scorecard arrives with outcome attribution"))
+    Err(ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        "not_implemented",
+        "the scorecard arrives with outcome attribution",
+    ))
 }
 
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    Ok(json(StatusCode::OK, state.engine.account(account).await?.settings))
+    Ok(json(
+        StatusCode::OK,
+        state.engine.account(account).await?.settings,
+    ))
 }
 
-async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+async fn put_settings(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
-    Ok(json(StatusCode::OK, state.engine.update_settings(account, patch).await?))
+    Ok(json(
+        StatusCode::OK,
+        state.engine.update_settings(account, patch).await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -252,20 +380,45 @@ struct NewSuppression {
     reason: Option<String>,
 }
 
-async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+async fn add_suppression(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewSuppression = json_body(&body.map_err(body_error)?)?;
     let email = Email::parse(&input.email).map_err(EngineError::from)?;
     let reason = input.reason.unwrap_or_else(|| "owner".into());
-    state.engine.store.put_suppression(account, &email, &reason, state.engine.clock.now()).await.map_err(EngineError::from)?;
-    Ok(json(StatusCode::CREATED, serde_json::json!({"email": email, "reason": reason})))
+    state
+        .engine
+        .store
+        .put_suppression(account, &email, &reason, state.engine.clock.now())
+        .await
+        .map_err(EngineError::from)?;
+    Ok(json(
+        StatusCode::CREATED,
+        serde_json::json!({"email": email, "reason": reason}),
+    ))
 }
 
-async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email): Path<String>) -> Result<Response, ApiError> {
+async fn remove_suppression(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(email): Path<String>,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let email = Email::parse(&email).map_err(EngineError::from)?;
-    if !state.engine.store.delete_suppression(account, &email).await.map_err(EngineError::from)? {
+    if !state
+        .engine
+        .store
+        .delete_suppression(account, &email)
+        .await
+        .map_err(EngineError::from)?
+    {
         return Err(ApiError::not_found("suppression"));
     }
-    Ok(json(StatusCode::OK, serde_json::json!({"email": email, "deleted": true})))
+    Ok(json(
+        StatusCode::OK,
+        serde_json::json!({"email": email, "deleted": true}),
+    ))
 }

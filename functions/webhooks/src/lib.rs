@@ -33,7 +33,10 @@ pub fn router(state: Arc<WebhooksState>) -> Router {
     Router::new()
         .route("/webhooks/pushpress/{account_id}", post(pushpress))
         .route("/webhooks/inbound-email", post(inbound_email))
-        .route("/unsubscribe", axum::routing::get(unsubscribe_page).post(unsubscribe))
+        .route(
+            "/unsubscribe",
+            axum::routing::get(unsubscribe_page).post(unsubscribe),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -42,21 +45,49 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn pushpress(State(state): State<Arc<WebhooksState>>, Path(account_id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+async fn pushpress(
+    State(state): State<Arc<WebhooksState>>,
+    Path(account_id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     let body = body.map_err(body_error)?;
     let engine = &state.engine;
-    let account_id: AccountId = account_id.parse().map_err(|_| ApiError::not_found("account"))?;
-    let account = engine.store.get_account(account_id).await.map_err(openloop_core::error::EngineError::from)?.ok_or_else(|| ApiError::not_found("account"))?;
-    let (Some(id), Some(timestamp), Some(signatures)) = (header(&headers, "webhook-id"), header(&headers, "webhook-timestamp"), header(&headers, "webhook-signature")) else {
-        return Err(ApiError::unauthorized(signature::Rejection::MissingHeaders.message()));
+    let account_id: AccountId = account_id
+        .parse()
+        .map_err(|_| ApiError::not_found("account"))?;
+    let account = engine
+        .store
+        .get_account(account_id)
+        .await
+        .map_err(openloop_core::error::EngineError::from)?
+        .ok_or_else(|| ApiError::not_found("account"))?;
+    let (Some(id), Some(timestamp), Some(signatures)) = (
+        header(&headers, "webhook-id"),
+        header(&headers, "webhook-timestamp"),
+        header(&headers, "webhook-signature"),
+    ) else {
+        return Err(ApiError::unauthorized(
+            signature::Rejection::MissingHeaders.message(),
+        ));
     };
     let now = engine.clock.now();
-    if let Err(rejection) = signature::verify(&account.webhook_secret, id, timestamp, signatures, &body, now) {
+    if let Err(rejection) = signature::verify(
+        &account.webhook_secret,
+        id,
+        timestamp,
+        signatures,
+        &body,
+        now,
+    ) {
         tracing::warn!(account = %account_id, webhook_id = id, ?rejection, "webhook refused");
         return Err(ApiError::unauthorized(rejection.message()));
     }
     if id.is_empty() || id.len() > 256 {
-        return Err(ApiError::bad_request("invalid_webhook_id", "webhook-id must be 1-256 characters"));
+        return Err(ApiError::bad_request(
+            "invalid_webhook_id",
+            "webhook-id must be 1-256 characters",
+        ));
     }
     let event = match parse_event(&body).map_err(|e| ApiError::bad_request(&e.code, e.message))? {
         Parsed::Known(event) => event,
@@ -66,27 +97,64 @@ async fn pushpress(State(state): State<Arc<WebhooksState>>, Path(account_id): Pa
         }
     };
     let source = format!("pushpress:{account_id}");
-    if !engine.store.claim_webhook(&source, id, now, now + WEBHOOK_DEDUP_TTL).await.map_err(openloop_core::error::EngineError::from)? {
-        return Ok((StatusCode::OK, axum::Json(serde_json::json!({"status": "duplicate"}))).into_response());
+    if !engine
+        .store
+        .claim_webhook(&source, id, now, now + WEBHOOK_DEDUP_TTL)
+        .await
+        .map_err(openloop_core::error::EngineError::from)?
+    {
+        return Ok((
+            StatusCode::OK,
+            axum::Json(serde_json::json!({"status": "duplicate"})),
+        )
+            .into_response());
     }
-    let envelope = SignalEnvelope { account_id, webhook_id: id.to_owned(), received_at: now, event };
-    let message = serde_json::to_string(&envelope).map_err(|e| ApiError::bad_request("invalid_event", e.to_string()))?;
-    if let Err(e) = engine.queue.send(QueueName::Signals, vec![(message, SignedDuration::ZERO)]).await {
+    let envelope = SignalEnvelope {
+        account_id,
+        webhook_id: id.to_owned(),
+        received_at: now,
+        event,
+    };
+    let message = serde_json::to_string(&envelope)
+        .map_err(|e| ApiError::bad_request("invalid_event", e.to_string()))?;
+    if let Err(e) = engine
+        .queue
+        .send(QueueName::Signals, vec![(message, SignedDuration::ZERO)])
+        .await
+    {
         // Not queued: forget the claim so the sender's retry is accepted, and say so.
         tracing::error!(error = %e, "signal not queued");
         let _ = engine.store.release_webhook(&source, id).await;
-        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "queue_unavailable", "the event could not be queued; retry later"));
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "queue_unavailable",
+            "the event could not be queued; retry later",
+        ));
     }
-    Ok((StatusCode::ACCEPTED, axum::Json(serde_json::json!({"status": "queued"}))).into_response())
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(serde_json::json!({"status": "queued"})),
+    )
+        .into_response())
 }
 
-async fn inbound_email(State(state): State<Arc<WebhooksState>>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let authorised = bearer(&headers).is_some_and(|t| secret_matches(t, state.inbound_token.expose_secret()));
+async fn inbound_email(
+    State(state): State<Arc<WebhooksState>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let authorised =
+        bearer(&headers).is_some_and(|t| secret_matches(t, state.inbound_token.expose_secret()));
     if !authorised {
-        return Err(ApiError::unauthorized("a valid inbound token is required (Authorization: Bearer …)"));
+        return Err(ApiError::unauthorized(
+            "a valid inbound token is required (Authorization: Bearer …)",
+        ));
     }
     // Refused visibly (the sender keeps the mail and retries) rather than accepted and lost.
-    Err(ApiError::new(StatusCode::NOT_IMPLEMENTED, "not_implemented", "inbound e-mail routing is not built yet; the message was not accepted"))
+    Err(ApiError::new(
+        StatusCode::NOT_IMPLEMENTED,
+        "not_implemented",
+        "inbound e-mail routing is not built yet; the message was not accepted",
+    ))
 }
 
 #[derive(Deserialize)]
@@ -94,9 +162,18 @@ struct TokenQuery {
     token: Option<String>,
 }
 
-async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Query<TokenQuery>) -> Result<Response, ApiError> {
+async fn unsubscribe_page(
+    State(state): State<Arc<WebhooksState>>,
+    Query(q): Query<TokenQuery>,
+) -> Result<Response, ApiError> {
     let key = &state.engine.config.signing_key;
-    let (_, email) = q.token.as_deref().and_then(|t| key.verify_unsubscribe_token(t)).ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
+    let (_, email) = q
+        .token
+        .as_deref()
+        .and_then(|t| key.verify_unsubscribe_token(t))
+        .ok_or_else(|| {
+            ApiError::bad_request("invalid_token", "this unsubscribe link is not valid")
+        })?;
     let token = q.token.unwrap_or_default();
     Ok(Html(format!(
         "<!doctype html><html><body><h1>Unsubscribe</h1><p>Stop all e-mails to {email}?</p>\
@@ -107,10 +184,23 @@ async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Que
 
 /// RFC 8058 one-click: suppress the member. Every worker checks suppression before any
 /// send, so no further mail goes out; their open tasks close at their next step.
-async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<TokenQuery>) -> Result<Response, ApiError> {
+async fn unsubscribe(
+    State(state): State<Arc<WebhooksState>>,
+    Query(q): Query<TokenQuery>,
+) -> Result<Response, ApiError> {
     let engine = &state.engine;
-    let (account, email) = q.token.as_deref().and_then(|t| engine.config.signing_key.verify_unsubscribe_token(t)).ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
-    engine.store.put_suppression(account, &email, "unsubscribe_link", engine.clock.now()).await.map_err(openloop_core::error::EngineError::from)?;
+    let (account, email) = q
+        .token
+        .as_deref()
+        .and_then(|t| engine.config.signing_key.verify_unsubscribe_token(t))
+        .ok_or_else(|| {
+            ApiError::bad_request("invalid_token", "this unsubscribe link is not valid")
+        })?;
+    engine
+        .store
+        .put_suppression(account, &email, "unsubscribe_link", engine.clock.now())
+        .await
+        .map_err(openloop_core::error::EngineError::from)?;
     tracing::info!(%account, "member unsubscribed");
     Ok(Html("<!doctype html><html><body><p>You are unsubscribed. You will not receive further e-mails.</p></body></html>").into_response())
 }

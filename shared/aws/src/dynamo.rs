@@ -42,7 +42,11 @@ pub struct DynamoStore {
 
 impl DynamoStore {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
-        Self { client, table: table.into(), requests: Arc::new(AtomicU64::new(0)) }
+        Self {
+            client,
+            table: table.into(),
+            requests: Arc::new(AtomicU64::new(0)),
+        }
     }
 
     /// DynamoDB requests made so far by this store (and its clones).
@@ -69,35 +73,68 @@ impl DynamoStore {
         Ok(out.item)
     }
 
-    async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
+    async fn transact(
+        &self,
+        items: Vec<(TransactWriteItem, Option<Conflict>)>,
+    ) -> Result<(), StoreError> {
         self.count();
         let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
-        match self.client.transact_write_items().set_transact_items(Some(writes)).send().await {
+        match self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(writes))
+            .send()
+            .await
+        {
             Ok(_) => Ok(()),
             Err(SdkError::ServiceError(e)) => match e.err() {
                 TransactWriteItemsError::TransactionCanceledException(ex) => {
                     let reasons = ex.cancellation_reasons();
-                    let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
-                        Some("ConditionalCheckFailed") | Some("TransactionConflict") => Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version)),
-                        _ => None,
-                    });
+                    let failed = reasons
+                        .iter()
+                        .enumerate()
+                        .find_map(|(i, r)| match r.code() {
+                            Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
+                                Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
+                            }
+                            _ => None,
+                        });
                     match failed {
                         Some(conflict) => Err(StoreError::Conflict(conflict)),
                         None => {
-                            let codes: Vec<_> = reasons.iter().map(|r| r.code().unwrap_or("None").to_owned()).collect();
-                            Err(StoreError::Unavailable(format!("transaction cancelled: {codes:?}").into()))
+                            let codes: Vec<_> = reasons
+                                .iter()
+                                .map(|r| r.code().unwrap_or("None").to_owned())
+                                .collect();
+                            Err(StoreError::Unavailable(
+                                format!("transaction cancelled: {codes:?}").into(),
+                            ))
                         }
                     }
                 }
-                other => Err(StoreError::Unavailable(format!("transaction failed: {:?}", other.meta().code()).into())),
+                other => Err(StoreError::Unavailable(
+                    format!("transaction failed: {:?}", other.meta().code()).into(),
+                )),
             },
             Err(e) => Err(unavailable(e)),
         }
     }
 
-    async fn put_conditional(&self, item: Item, condition: &str, names: &[(&str, &str)], values: Vec<(&str, AttributeValue)>, conflict: Conflict) -> Result<(), StoreError> {
+    async fn put_conditional(
+        &self,
+        item: Item,
+        condition: &str,
+        names: &[(&str, &str)],
+        values: Vec<(&str, AttributeValue)>,
+        conflict: Conflict,
+    ) -> Result<(), StoreError> {
         self.count();
-        let mut req = self.client.put_item().table_name(&self.table).set_item(Some(item)).condition_expression(condition);
+        let mut req = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition);
         for (k, v) in names {
             req = req.expression_attribute_names(*k, *v);
         }
@@ -106,13 +143,25 @@ impl DynamoStore {
         }
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Err(StoreError::Conflict(conflict)),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(StoreError::Conflict(conflict))
+            }
             Err(e) => Err(unavailable(e)),
         }
     }
 
     /// Query every page of a key condition (used where the result is small by design).
-    async fn query_all(&self, index: Option<&str>, pk_name: &str, pk: String, sk_prefix: Option<String>, forward: bool) -> Result<Vec<Item>, StoreError> {
+    async fn query_all(
+        &self,
+        index: Option<&str>,
+        pk_name: &str,
+        pk: String,
+        sk_prefix: Option<String>,
+        forward: bool,
+    ) -> Result<Vec<Item>, StoreError> {
         let mut items = Vec::new();
         let mut start: Option<Item> = None;
         loop {
@@ -153,14 +202,25 @@ impl DynamoStore {
         item.insert(GSI2PK.into(), s(tasks_gsi2pk(task.account_id)));
         item.insert(GSI2SK.into(), s(task_sk(task.id)));
         if let Some(due) = due_at(task) {
-            item.insert(GSI1PK.into(), s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
+            item.insert(
+                GSI1PK.into(),
+                s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))),
+            );
             item.insert(GSI1SK.into(), s(due_sort_key(due, &task.id)));
         }
         Ok(item)
     }
 
     fn plain_put(&self, item: Item) -> Result<TransactWriteItem, StoreError> {
-        Ok(TransactWriteItem::builder().put(Put::builder().table_name(&self.table).set_item(Some(item)).build().map_err(build_error)?).build())
+        Ok(TransactWriteItem::builder()
+            .put(
+                Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(item))
+                    .build()
+                    .map_err(build_error)?,
+            )
+            .build())
     }
 
     fn log_item(&self, task: &Task, entry: &LogEntry) -> Result<Item, StoreError> {
@@ -179,7 +239,11 @@ impl DynamoStore {
         Ok(item)
     }
 
-    fn outbound_item(&self, account: AccountId, message: &OutboundMessage) -> Result<Item, StoreError> {
+    fn outbound_item(
+        &self,
+        account: AccountId,
+        message: &OutboundMessage,
+    ) -> Result<Item, StoreError> {
         let mut item = to_item(message)?;
         item.insert(PK.into(), s(account_pk(account)));
         item.insert(SK.into(), s(outbound_sk(message.task_id, message.touch)));
@@ -197,7 +261,10 @@ fn n(v: impl ToString) -> AttributeValue {
 }
 
 fn unavailable<E: std::error::Error + Send + Sync + 'static>(e: SdkError<E>) -> StoreError {
-    let code = e.as_service_error().map(|se| format!("{se}")).unwrap_or_else(|| format!("{e:?}"));
+    let code = e
+        .as_service_error()
+        .map(|se| format!("{se}"))
+        .unwrap_or_else(|| format!("{e:?}"));
     StoreError::Unavailable(code.into())
 }
 
@@ -206,26 +273,45 @@ fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
 }
 
 fn to_item<T: Serialize>(value: &T) -> Result<Item, StoreError> {
-    serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt { key: std::any::type_name::<T>().into(), reason: e.to_string() })
+    serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt {
+        key: std::any::type_name::<T>().into(),
+        reason: e.to_string(),
+    })
 }
 
 fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
-    let key = format!("{:?}/{:?}", item.get(PK).and_then(|v| v.as_s().ok()), item.get(SK).and_then(|v| v.as_s().ok()));
-    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt { key, reason: e.to_string() })
+    let key = format!(
+        "{:?}/{:?}",
+        item.get(PK).and_then(|v| v.as_s().ok()),
+        item.get(SK).and_then(|v| v.as_s().ok())
+    );
+    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt {
+        key,
+        reason: e.to_string(),
+    })
 }
 
 fn sk_of(item: &Item) -> &str {
-    item.get(SK).and_then(|v| v.as_s().ok()).map(String::as_str).unwrap_or("")
+    item.get(SK)
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+        .unwrap_or("")
 }
 
 fn encode_cursor(key: &Item) -> String {
-    let map: HashMap<&str, &str> = key.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_s().ok()?.as_str()))).collect();
-    serde_json::to_string(&map).map(|j| hex(j.as_bytes())).unwrap_or_default()
+    let map: HashMap<&str, &str> = key
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str(), v.as_s().ok()?.as_str())))
+        .collect();
+    serde_json::to_string(&map)
+        .map(|j| hex(j.as_bytes()))
+        .unwrap_or_default()
 }
 
 fn decode_cursor(cursor: &str, expect: (&str, &str)) -> Result<Item, StoreError> {
     let bytes = unhex(cursor).ok_or(StoreError::InvalidCursor)?;
-    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| StoreError::InvalidCursor)?;
+    let map: HashMap<String, String> =
+        serde_json::from_slice(&bytes).map_err(|_| StoreError::InvalidCursor)?;
     if map.get(expect.0).map(String::as_str) != Some(expect.1) {
         return Err(StoreError::InvalidCursor);
     }
@@ -240,32 +326,68 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 || s.len() > 4096 {
         return None;
     }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 #[async_trait]
 impl TaskStore for DynamoStore {
-    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
+    async fn create_account(
+        &self,
+        account: &Account,
+        api_token_hash: &str,
+    ) -> Result<(), StoreError> {
         let mut item = to_item(account)?;
         item.insert(PK.into(), s(account_pk(account.id)));
         item.insert(SK.into(), s(PROFILE_SK));
         item.insert(KIND.into(), s("account"));
         item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
         item.insert(GSI2SK.into(), s(account.id.to_string()));
-        let token: Item = HashMap::from([(PK.into(), s(token_pk(api_token_hash))), (SK.into(), s(TOKEN_SK)), (KIND.into(), s("api_token")), ("account_id".into(), s(account.id.to_string()))]);
+        let token: Item = HashMap::from([
+            (PK.into(), s(token_pk(api_token_hash))),
+            (SK.into(), s(TOKEN_SK)),
+            (KIND.into(), s("api_token")),
+            ("account_id".into(), s(account.id.to_string())),
+        ]);
         let absent = |item: Item| -> Result<TransactWriteItem, StoreError> {
-            Ok(TransactWriteItem::builder().put(Put::builder().table_name(&self.table).set_item(Some(item)).condition_expression("attribute_not_exists(PK)").build().map_err(build_error)?).build())
+            Ok(TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(item))
+                        .condition_expression("attribute_not_exists(PK)")
+                        .build()
+                        .map_err(build_error)?,
+                )
+                .build())
         };
-        self.transact(vec![(absent(item)?, Some(Conflict::AlreadyExists)), (absent(token)?, Some(Conflict::AlreadyExists))]).await
+        self.transact(vec![
+            (absent(item)?, Some(Conflict::AlreadyExists)),
+            (absent(token)?, Some(Conflict::AlreadyExists)),
+        ])
+        .await
     }
 
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
-        self.get(account_pk(id), PROFILE_SK).await?.map(from_item).transpose()
+        self.get(account_pk(id), PROFILE_SK)
+            .await?
+            .map(from_item)
+            .transpose()
     }
 
-    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
-        let Some(item) = self.get(token_pk(api_token_hash), TOKEN_SK).await? else { return Ok(None) };
-        let id = item.get("account_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok());
+    async fn account_for_token(
+        &self,
+        api_token_hash: &str,
+    ) -> Result<Option<AccountId>, StoreError> {
+        let Some(item) = self.get(token_pk(api_token_hash), TOKEN_SK).await? else {
+            return Ok(None);
+        };
+        let id = item
+            .get("account_id")
+            .and_then(|v| v.as_s().ok())
+            .and_then(|v| v.parse().ok());
         Ok(id)
     }
 
@@ -276,16 +398,30 @@ impl TaskStore for DynamoStore {
         item.insert(KIND.into(), s("account"));
         item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
         item.insert(GSI2SK.into(), s(account.id.to_string()));
-        self.put_conditional(item, "#v = :v", &[("#v", "version")], vec![(":v", n(account.version.saturating_sub(1)))], Conflict::Version).await
+        self.put_conditional(
+            item,
+            "#v = :v",
+            &[("#v", "version")],
+            vec![(":v", n(account.version.saturating_sub(1)))],
+            Conflict::Version,
+        )
+        .await
     }
 
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
-        let items = self.query_all(Some(GSI2), GSI2PK, ACCOUNTS_GSI2PK.into(), None, true).await?;
+        let items = self
+            .query_all(Some(GSI2), GSI2PK, ACCOUNTS_GSI2PK.into(), None, true)
+            .await?;
         items.into_iter().map(from_item).collect()
     }
 
     async fn system_config(&self) -> Result<SystemConfig, StoreError> {
-        Ok(self.get(SYSTEM_PK.into(), CONFIG_SK).await?.map(from_item).transpose()?.unwrap_or_default())
+        Ok(self
+            .get(SYSTEM_PK.into(), CONFIG_SK)
+            .await?
+            .map(from_item)
+            .transpose()?
+            .unwrap_or_default())
     }
 
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
@@ -294,11 +430,22 @@ impl TaskStore for DynamoStore {
         item.insert(SK.into(), s(CONFIG_SK));
         item.insert(KIND.into(), s("system_config"));
         self.count();
-        self.client.put_item().table_name(&self.table).set_item(Some(item)).send().await.map_err(unavailable)?;
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(unavailable)?;
         Ok(())
     }
 
-    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
+    async fn create_task(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+    ) -> Result<(), StoreError> {
         let mut writes = Vec::new();
         if task.is_active() {
             let guard: Item = HashMap::from([
@@ -307,11 +454,27 @@ impl TaskStore for DynamoStore {
                 (KIND.into(), s("active_guard")),
                 ("task_id".into(), s(task.id.to_string())),
             ]);
-            let put = Put::builder().table_name(&self.table).set_item(Some(guard)).condition_expression("attribute_not_exists(PK)").build().map_err(build_error)?;
-            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(guard))
+                .condition_expression("attribute_not_exists(PK)")
+                .build()
+                .map_err(build_error)?;
+            writes.push((
+                TransactWriteItem::builder().put(put).build(),
+                Some(Conflict::ActiveTask),
+            ));
         }
-        let put = Put::builder().table_name(&self.table).set_item(Some(self.task_put(task)?)).condition_expression("attribute_not_exists(PK)").build().map_err(build_error)?;
-        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(self.task_put(task)?))
+            .condition_expression("attribute_not_exists(PK)")
+            .build()
+            .map_err(build_error)?;
+        writes.push((
+            TransactWriteItem::builder().put(put).build(),
+            Some(Conflict::AlreadyExists),
+        ));
         writes.push((self.plain_put(self.log_item(task, log)?)?, None));
         for message in messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
@@ -319,18 +482,40 @@ impl TaskStore for DynamoStore {
         self.transact(writes).await
     }
 
-    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
-        let Some(item) = self.get(account_pk(account), &active_sk(member, task_type)).await? else { return Ok(None) };
-        Ok(item.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
+    async fn active_task(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        task_type: &str,
+    ) -> Result<Option<TaskId>, StoreError> {
+        let Some(item) = self
+            .get(account_pk(account), &active_sk(member, task_type))
+            .await?
+        else {
+            return Ok(None);
+        };
+        Ok(item
+            .get("task_id")
+            .and_then(|v| v.as_s().ok())
+            .and_then(|v| v.parse().ok()))
     }
 
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
-        self.get(account_pk(account), &task_sk(id)).await?.map(from_item).transpose()
+        self.get(account_pk(account), &task_sk(id))
+            .await?
+            .map(from_item)
+            .transpose()
     }
 
-    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
+    async fn task_history(
+        &self,
+        account: AccountId,
+        id: TaskId,
+    ) -> Result<Option<TaskHistory>, StoreError> {
         // One query returns the task, its log and its conversation (they share the prefix).
-        let items = self.query_all(None, PK, account_pk(account), Some(task_sk(id)), true).await?;
+        let items = self
+            .query_all(None, PK, account_pk(account), Some(task_sk(id)), true)
+            .await?;
         let (mut task, mut log, mut messages) = (None, Vec::new(), Vec::new());
         let task_key = task_sk(id);
         for item in items {
@@ -345,10 +530,19 @@ impl TaskStore for DynamoStore {
         }
         let Some(task) = task else { return Ok(None) };
         let outbound = self.outbound(account, id).await?;
-        Ok(Some(TaskHistory { task, log, messages, outbound }))
+        Ok(Some(TaskHistory {
+            task,
+            log,
+            messages,
+            outbound,
+        }))
     }
 
-    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
+    async fn list_tasks(
+        &self,
+        account: AccountId,
+        query: &TaskQuery,
+    ) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let gsi2pk = tasks_gsi2pk(account);
         let mut start = match &query.cursor {
             Some(c) => Some(decode_cursor(c, (GSI2PK, &gsi2pk))?),
@@ -370,11 +564,16 @@ impl TaskStore for DynamoStore {
                 .set_exclusive_start_key(start.take());
             if let Some(status) = query.status {
                 filters.push("#status = :status");
-                req = req.expression_attribute_names("#status", "status").expression_attribute_values(":status", s(status.as_str()));
+                req = req
+                    .expression_attribute_names("#status", "status")
+                    .expression_attribute_values(":status", s(status.as_str()));
             }
             if let Some(member) = &query.member_id {
                 filters.push("#member.#id = :member");
-                req = req.expression_attribute_names("#member", "member").expression_attribute_names("#id", "id").expression_attribute_values(":member", s(member.as_str()));
+                req = req
+                    .expression_attribute_names("#member", "member")
+                    .expression_attribute_names("#id", "id")
+                    .expression_attribute_values(":member", s(member.as_str()));
             }
             if !filters.is_empty() {
                 req = req.filter_expression(filters.join(" AND "));
@@ -408,17 +607,36 @@ impl TaskStore for DynamoStore {
             .expression_attribute_values(":v", n(task.version.saturating_sub(1)))
             .build()
             .map_err(build_error)?;
-        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::Version)));
+        writes.push((
+            TransactWriteItem::builder().put(put).build(),
+            Some(Conflict::Version),
+        ));
         for entry in &commit.log {
             writes.push((self.plain_put(self.log_item(task, entry)?)?, None));
         }
         for message in &commit.messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
         }
-        let member_key = |member: &MemberId| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(member_sk(member)))]);
-        let daily_key = |date: &Date| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sends_sk(*date)))]);
+        let member_key = |member: &MemberId| {
+            HashMap::from([
+                (PK.to_owned(), s(pk.clone())),
+                (SK.to_owned(), s(member_sk(member))),
+            ])
+        };
+        let daily_key = |date: &Date| {
+            HashMap::from([
+                (PK.to_owned(), s(pk.clone())),
+                (SK.to_owned(), s(sends_sk(*date))),
+            ])
+        };
         match &commit.send {
-            Some(SendEffect::Reserve { outbound, member_id, ledger, daily_date, daily_limit }) => {
+            Some(SendEffect::Reserve {
+                outbound,
+                member_id,
+                ledger,
+                daily_date,
+                daily_limit,
+            }) => {
                 let put = Put::builder()
                     .table_name(&self.table)
                     .set_item(Some(self.outbound_item(task.account_id, outbound)?))
@@ -427,8 +645,15 @@ impl TaskStore for DynamoStore {
                     .expression_attribute_values(":failed", s("failed"))
                     .build()
                     .map_err(build_error)?;
-                writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::OutboundExists)));
-                let sends: Item = ledger.sends.iter().map(|(k, at)| (k.clone(), s(at.to_string()))).collect();
+                writes.push((
+                    TransactWriteItem::builder().put(put).build(),
+                    Some(Conflict::OutboundExists),
+                ));
+                let sends: Item = ledger
+                    .sends
+                    .iter()
+                    .map(|(k, at)| (k.clone(), s(at.to_string())))
+                    .collect();
                 let mut update = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(member_key(member_id)))
@@ -440,9 +665,16 @@ impl TaskStore for DynamoStore {
                 update = if ledger.version <= 1 {
                     update.condition_expression("attribute_not_exists(ledger_version)")
                 } else {
-                    update.condition_expression("ledger_version = :pv").expression_attribute_values(":pv", n(ledger.version - 1))
+                    update
+                        .condition_expression("ledger_version = :pv")
+                        .expression_attribute_values(":pv", n(ledger.version - 1))
                 };
-                writes.push((TransactWriteItem::builder().update(update.build().map_err(build_error)?).build(), Some(Conflict::MemberLedger)));
+                writes.push((
+                    TransactWriteItem::builder()
+                        .update(update.build().map_err(build_error)?)
+                        .build(),
+                    Some(Conflict::MemberLedger),
+                ));
                 let daily = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(daily_key(daily_date)))
@@ -454,13 +686,27 @@ impl TaskStore for DynamoStore {
                     .expression_attribute_values(":kind", s("daily_sends"))
                     .build()
                     .map_err(build_error)?;
-                writes.push((TransactWriteItem::builder().update(daily).build(), Some(Conflict::DailyLimit)));
+                writes.push((
+                    TransactWriteItem::builder().update(daily).build(),
+                    Some(Conflict::DailyLimit),
+                ));
             }
             Some(SendEffect::Record { outbound }) => {
-                writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
+                writes.push((
+                    self.plain_put(self.outbound_item(task.account_id, outbound)?)?,
+                    None,
+                ));
             }
-            Some(SendEffect::Release { outbound, member_id, ledger_key, daily_date }) => {
-                writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
+            Some(SendEffect::Release {
+                outbound,
+                member_id,
+                ledger_key,
+                daily_date,
+            }) => {
+                writes.push((
+                    self.plain_put(self.outbound_item(task.account_id, outbound)?)?,
+                    None,
+                ));
                 let member = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(member_key(member_id)))
@@ -469,7 +715,10 @@ impl TaskStore for DynamoStore {
                     .expression_attribute_values(":one", n(1))
                     .build()
                     .map_err(build_error)?;
-                writes.push((TransactWriteItem::builder().update(member).build(), Some(Conflict::MemberLedger)));
+                writes.push((
+                    TransactWriteItem::builder().update(member).build(),
+                    Some(Conflict::MemberLedger),
+                ));
                 let daily = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(daily_key(daily_date)))
@@ -495,7 +744,13 @@ impl TaskStore for DynamoStore {
         self.transact(writes).await
     }
 
-    async fn due(&self, shard: u32, until: Timestamp, limit: usize, cursor: Option<String>) -> Result<(Vec<DueEntry>, Option<String>), StoreError> {
+    async fn due(
+        &self,
+        shard: u32,
+        until: Timestamp,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<DueEntry>, Option<String>), StoreError> {
         let pk = due_gsi1pk(shard);
         let start = match cursor {
             Some(c) => Some(decode_cursor(&c, (GSI1PK, &pk))?),
@@ -520,20 +775,49 @@ impl TaskStore for DynamoStore {
         let mut entries = Vec::new();
         for item in out.items.unwrap_or_default() {
             let task: Task = from_item(item)?;
-            let Some(due_at) = due_at(&task) else { continue };
-            entries.push(DueEntry { account_id: task.account_id, task_id: task.id, due_at, status: task.status, touch: task.touch });
+            let Some(due_at) = due_at(&task) else {
+                continue;
+            };
+            entries.push(DueEntry {
+                account_id: task.account_id,
+                task_id: task.id,
+                due_at,
+                status: task.status,
+                touch: task.touch,
+            });
         }
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        let next = out
+            .last_evaluated_key
+            .filter(|k| !k.is_empty())
+            .map(|k| encode_cursor(&k));
         Ok((entries, next))
     }
 
-    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError> {
-        let items = self.query_all(None, PK, account_pk(account), Some(outbound_prefix(task)), true).await?;
+    async fn outbound(
+        &self,
+        account: AccountId,
+        task: TaskId,
+    ) -> Result<Vec<OutboundMessage>, StoreError> {
+        let items = self
+            .query_all(
+                None,
+                PK,
+                account_pk(account),
+                Some(outbound_prefix(task)),
+                true,
+            )
+            .await?;
         items.into_iter().map(from_item).collect()
     }
 
-    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
-        let Some(item) = self.get(account_pk(account), &member_sk(member)).await? else { return Ok(None) };
+    async fn get_member(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+    ) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
+        let Some(item) = self.get(account_pk(account), &member_sk(member)).await? else {
+            return Ok(None);
+        };
         let facts = match item.get("facts") {
             Some(AttributeValue::M(m)) => from_item::<MemberFacts>(m.clone())?,
             _ => MemberFacts::new(member.clone()),
@@ -546,11 +830,19 @@ impl TaskStore for DynamoStore {
                 }
             }
         }
-        ledger.version = item.get("ledger_version").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()).unwrap_or(0);
+        ledger.version = item
+            .get("ledger_version")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
         Ok(Some((facts, ledger)))
     }
 
-    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
+    async fn save_member_facts(
+        &self,
+        account: AccountId,
+        facts: &MemberFacts,
+    ) -> Result<(), StoreError> {
         self.count();
         let mut req = self
             .client
@@ -566,25 +858,46 @@ impl TaskStore for DynamoStore {
         req = if facts.version <= 1 {
             req.condition_expression("attribute_not_exists(facts_version)")
         } else {
-            req.condition_expression("facts_version = :pv").expression_attribute_values(":pv", n(facts.version - 1))
+            req.condition_expression("facts_version = :pv")
+                .expression_attribute_values(":pv", n(facts.version - 1))
         };
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Err(StoreError::Conflict(Conflict::MemberFacts)),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(StoreError::Conflict(Conflict::MemberFacts))
+            }
             Err(e) => Err(unavailable(e)),
         }
     }
 
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
         let item = self.get(account_pk(account), &sends_sk(date)).await?;
-        Ok(item.and_then(|i| i.get("sent").and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<i64>().ok())).map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(0)))
+        Ok(item
+            .and_then(|i| {
+                i.get("sent")
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<i64>().ok())
+            })
+            .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(0)))
     }
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
-        Ok(self.get(account_pk(account), &suppress_sk(email)).await?.is_some())
+        Ok(self
+            .get(account_pk(account), &suppress_sk(email))
+            .await?
+            .is_some())
     }
 
-    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError> {
+    async fn put_suppression(
+        &self,
+        account: AccountId,
+        email: &Email,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<(), StoreError> {
         self.count();
         self.client
             .put_item()
@@ -601,7 +914,11 @@ impl TaskStore for DynamoStore {
         Ok(())
     }
 
-    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
+    async fn delete_suppression(
+        &self,
+        account: AccountId,
+        email: &Email,
+    ) -> Result<bool, StoreError> {
         self.count();
         let out = self
             .client
@@ -616,7 +933,13 @@ impl TaskStore for DynamoStore {
         Ok(out.attributes.is_some_and(|a| !a.is_empty()))
     }
 
-    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError> {
+    async fn claim_webhook(
+        &self,
+        source: &str,
+        id: &str,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<bool, StoreError> {
         // TTL deletes late (and never in the emulator): an expired record counts as absent.
         let item: Item = HashMap::from([
             (PK.into(), s(hook_pk(source, id))),
@@ -625,7 +948,16 @@ impl TaskStore for DynamoStore {
             (TTL.into(), n(expires_at.as_second())),
             ("received_at".into(), s(now.to_string())),
         ]);
-        match self.put_conditional(item, "attribute_not_exists(PK) OR #ttl < :now", &[("#ttl", TTL)], vec![(":now", n(now.as_second()))], Conflict::AlreadyExists).await {
+        match self
+            .put_conditional(
+                item,
+                "attribute_not_exists(PK) OR #ttl < :now",
+                &[("#ttl", TTL)],
+                vec![(":now", n(now.as_second()))],
+                Conflict::AlreadyExists,
+            )
+            .await
+        {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(_)) => Ok(false),
             Err(e) => Err(e),
@@ -634,8 +966,14 @@ impl TaskStore for DynamoStore {
 
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError> {
         self.count();
-        self.client.delete_item().table_name(&self.table).key(PK, s(hook_pk(source, id))).key(SK, s(HOOK_SK)).send().await.map_err(unavailable)?;
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(hook_pk(source, id)))
+            .key(SK, s(HOOK_SK))
+            .send()
+            .await
+            .map_err(unavailable)?;
         Ok(())
     }
 }
-

@@ -19,7 +19,10 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
-        Self { status, body: ErrorBody::new(code, message) }
+        Self {
+            status,
+            body: ErrorBody::new(code, message),
+        }
     }
     pub fn unauthorized(message: &str) -> Self {
         Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
@@ -28,7 +31,11 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
     pub fn not_found(what: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("{what} not found"),
+        )
     }
 }
 
@@ -38,7 +45,10 @@ impl From<EngineError> for ApiError {
         if status >= 500 {
             tracing::error!(error = ?e, "request failed");
         }
-        Self { status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), body }
+        Self {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            body,
+        }
     }
 }
 
@@ -52,7 +62,11 @@ impl IntoResponse for ApiError {
 pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(|e| {
         if e.is_data() {
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", format!("the body is not valid for this call: {e}"))
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_body",
+                format!("the body is not valid for this call: {e}"),
+            )
         } else {
             ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
         }
@@ -61,15 +75,23 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 
 /// The bearer token of a request, if any.
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 /// Compare a presented secret with the expected one in constant time.
 pub fn secret_matches(presented: &str, expected: &str) -> bool {
     // Hash both first so the comparison's length does not depend on the secret's.
-    Sha256::digest(presented.as_bytes()).ct_eq(&Sha256::digest(expected.as_bytes())).into()
+    Sha256::digest(presented.as_bytes())
+        .ct_eq(&Sha256::digest(expected.as_bytes()))
+        .into()
 }
 
 /// How API tokens are stored: only their SHA-256.
@@ -80,7 +102,11 @@ pub fn token_hash(token: &str) -> String {
 /// A 413 for bodies over the limit (axum's own rejection is plain text).
 pub fn body_error(err: axum::extract::rejection::BytesRejection) -> ApiError {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the body is larger than 256 KiB")
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the body is larger than 256 KiB",
+        )
     } else {
         ApiError::bad_request("unreadable_body", err.body_text())
     }

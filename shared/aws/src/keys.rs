@@ -1,7 +1,7 @@
 //! Every key format of the single table, in one place (see ARCHITECTURE.md, "Data").
 
-use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use jiff::civil::Date;
+use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 
 pub const PK: &str = "PK";
 pub const SK: &str = "SK";

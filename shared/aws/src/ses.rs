@@ -26,7 +26,10 @@ pub struct SesMailer {
 
 impl SesMailer {
     pub fn new(client: Client, region: impl Into<String>) -> Self {
-        Self { client, region: region.into() }
+        Self {
+            client,
+            region: region.into(),
+        }
     }
 }
 
@@ -38,9 +41,19 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
         .subject(mail.subject.clone())
         .message_id(mail.message_id.clone())
         .date(mail.date.as_second())
-        .header("List-Unsubscribe", Raw::new(format!("<{}>", mail.unsubscribe_url)))
-        .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
-        .text_body(format!("{}\n\n--\nTo stop receiving these e-mails: {}\n", mail.text.trim_end(), mail.unsubscribe_url));
+        .header(
+            "List-Unsubscribe",
+            Raw::new(format!("<{}>", mail.unsubscribe_url)),
+        )
+        .header(
+            "List-Unsubscribe-Post",
+            Raw::new("List-Unsubscribe=One-Click"),
+        )
+        .text_body(format!(
+            "{}\n\n--\nTo stop receiving these e-mails: {}\n",
+            mail.text.trim_end(),
+            mail.unsubscribe_url
+        ));
     builder = match &mail.to_name {
         Some(name) => builder.to((name.clone(), mail.to.to_string())),
         None => builder.to(mail.to.to_string()),
@@ -57,23 +70,38 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
 #[async_trait]
 impl Mailer for SesMailer {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
-        let raw = mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
+        let raw = mime(mail)
+            .map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
         let content = EmailContent::builder()
-            .raw(RawMessage::builder().data(Blob::new(raw)).build().map_err(|e| SendError::Rejected(e.to_string()))?)
+            .raw(
+                RawMessage::builder()
+                    .data(Blob::new(raw))
+                    .build()
+                    .map_err(|e| SendError::Rejected(e.to_string()))?,
+            )
             .build();
         let result = self
             .client
             .send_email()
             .from_email_address(mail.from.to_string())
-            .destination(Destination::builder().to_addresses(mail.to.to_string()).build())
+            .destination(
+                Destination::builder()
+                    .to_addresses(mail.to.to_string())
+                    .build(),
+            )
             .content(content)
             .send()
             .await;
         match result {
             Ok(out) => {
-                let id = out.message_id.ok_or_else(|| SendError::Ambiguous("SES accepted the mail without a message id".into()))?;
+                let id = out.message_id.ok_or_else(|| {
+                    SendError::Ambiguous("SES accepted the mail without a message id".into())
+                })?;
                 let provider_message_id = Some(format!("{id}@{}.amazonses.com", self.region));
-                Ok(Delivered { provider_id: id, provider_message_id })
+                Ok(Delivered {
+                    provider_id: id,
+                    provider_message_id,
+                })
             }
             Err(e) => Err(classify(e)),
         }
@@ -83,7 +111,9 @@ impl Mailer for SesMailer {
 /// Refusals SES makes before accepting a message are definite; anything else may have sent.
 fn classify(e: SdkError<SendEmailError>) -> SendError {
     match &e {
-        SdkError::ConstructionFailure(_) => SendError::Rejected(format!("request not built: {e:?}")),
+        SdkError::ConstructionFailure(_) => {
+            SendError::Rejected(format!("request not built: {e:?}"))
+        }
         SdkError::ServiceError(service) => {
             let err = service.err();
             let definite = matches!(
@@ -97,8 +127,16 @@ fn classify(e: SdkError<SendEmailError>) -> SendError {
                     | SendEmailError::BadRequestException(_)
                     | SendEmailError::NotFoundException(_)
             );
-            let text = format!("{}: {}", err.meta().code().unwrap_or("unknown"), err.meta().message().unwrap_or(""));
-            if definite { SendError::Rejected(text) } else { SendError::Ambiguous(text) }
+            let text = format!(
+                "{}: {}",
+                err.meta().code().unwrap_or("unknown"),
+                err.meta().message().unwrap_or("")
+            );
+            if definite {
+                SendError::Rejected(text)
+            } else {
+                SendError::Ambiguous(text)
+            }
         }
         _ => SendError::Ambiguous(format!("{e:?}")),
     }
@@ -120,7 +158,10 @@ mod tests {
             text: "Hi Sarah".into(),
             message_id: "b@mail.example.com".into(),
             in_reply_to: Some("a@mail.example.com".into()),
-            references: vec!["a@mail.example.com".into(), "x@us-east-1.amazonses.com".into()],
+            references: vec![
+                "a@mail.example.com".into(),
+                "x@us-east-1.amazonses.com".into(),
+            ],
             reply_to: "reply+token@replies.example.com".into(),
             unsubscribe_url: "https://app.example.com/unsubscribe?token=t".into(),
             date: "2026-11-02T14:00:00Z".parse().expect("ts"),

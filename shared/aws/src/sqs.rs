@@ -28,9 +28,15 @@ impl SqsQueue {
 
 #[async_trait]
 impl Queue for SqsQueue {
-    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError> {
+    async fn send(
+        &self,
+        queue: QueueName,
+        messages: Vec<(String, SignedDuration)>,
+    ) -> Result<(), QueueError> {
         let err = |message: String| QueueError { queue, message };
-        let url = self.url(queue).ok_or_else(|| err("no URL configured".into()))?;
+        let url = self
+            .url(queue)
+            .ok_or_else(|| err("no URL configured".into()))?;
         for chunk in messages.chunks(10) {
             let entries = chunk
                 .iter()
@@ -44,10 +50,28 @@ impl Queue for SqsQueue {
                         .map_err(|e| err(e.to_string()))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let out = self.client.send_message_batch().queue_url(url).set_entries(Some(entries)).send().await.map_err(|e| err(format!("{:?}", e.as_service_error().map(|s| s.to_string()).unwrap_or_else(|| e.to_string()))))?;
+            let out = self
+                .client
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| {
+                    err(format!(
+                        "{:?}",
+                        e.as_service_error()
+                            .map(|s| s.to_string())
+                            .unwrap_or_else(|| e.to_string())
+                    ))
+                })?;
             if !out.failed.is_empty() {
                 let codes: Vec<_> = out.failed.iter().map(|f| f.code.clone()).collect();
-                return Err(err(format!("{} of {} messages refused: {codes:?}", out.failed.len(), chunk.len())));
+                return Err(err(format!(
+                    "{} of {} messages refused: {codes:?}",
+                    out.failed.len(),
+                    chunk.len()
+                )));
             }
         }
         Ok(())

@@ -62,16 +62,34 @@ impl Settings {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         parse_timezone(&self.timezone)?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
-            return Err(InvalidInput::new("invalid_send_window", "send_window_start must be before send_window_end, both hours in 0..=24"));
+            return Err(InvalidInput::new(
+                "invalid_send_window",
+                "send_window_start must be before send_window_end, both hours in 0..=24",
+            ));
         }
         if self.member_weekly_limit > limits::MAX_MEMBER_WEEKLY_LIMIT {
-            return Err(InvalidInput::new("invalid_member_weekly_limit", format!("member_weekly_limit must be at most {}", limits::MAX_MEMBER_WEEKLY_LIMIT)));
+            return Err(InvalidInput::new(
+                "invalid_member_weekly_limit",
+                format!(
+                    "member_weekly_limit must be at most {}",
+                    limits::MAX_MEMBER_WEEKLY_LIMIT
+                ),
+            ));
         }
         if self.daily_send_limit > limits::MAX_DAILY_SEND_LIMIT {
-            return Err(InvalidInput::new("invalid_daily_send_limit", format!("daily_send_limit must be at most {}", limits::MAX_DAILY_SEND_LIMIT)));
+            return Err(InvalidInput::new(
+                "invalid_daily_send_limit",
+                format!(
+                    "daily_send_limit must be at most {}",
+                    limits::MAX_DAILY_SEND_LIMIT
+                ),
+            ));
         }
         if !(self.avg_membership_price.is_finite() && self.avg_membership_price >= 0.0) {
-            return Err(InvalidInput::new("invalid_avg_membership_price", "avg_membership_price must be a non-negative number"));
+            return Err(InvalidInput::new(
+                "invalid_avg_membership_price",
+                "avg_membership_price must be a non-negative number",
+            ));
         }
         Ok(())
     }
@@ -83,7 +101,12 @@ impl Settings {
 
 /// An IANA time zone name, checked against the bundled database.
 pub fn parse_timezone(name: &str) -> Result<TimeZone, InvalidInput> {
-    TimeZone::get(name).map_err(|_| InvalidInput::new("invalid_timezone", format!("{name:?} is not an IANA time zone (e.g. America/New_York)")))
+    TimeZone::get(name).map_err(|_| {
+        InvalidInput::new(
+            "invalid_timezone",
+            format!("{name:?} is not an IANA time zone (e.g. America/New_York)"),
+        )
+    })
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -101,7 +124,11 @@ pub struct Account {
 
 impl Account {
     pub fn sender_name(&self) -> &str {
-        self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
+        self.settings
+            .profile
+            .display_name
+            .as_deref()
+            .unwrap_or(&self.name)
     }
 }
 

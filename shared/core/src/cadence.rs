@@ -42,7 +42,12 @@ impl Cadence {
     /// When the task is next due after touch `touch` was sent at `sent_at`: the next
     /// follow-up, or — when the cadence has no wait left — the exhaustion check. Never past
     /// the time budget.
-    pub fn next_after_touch(&self, touch: u32, sent_at: Timestamp, expires_at: Timestamp) -> Timestamp {
+    pub fn next_after_touch(
+        &self,
+        touch: u32,
+        sent_at: Timestamp,
+        expires_at: Timestamp,
+    ) -> Timestamp {
         let next = match self.intervals.get(touch as usize) {
             Some(days) => sent_at + SignedDuration::from_hours(24 * i64::from(*days)),
             None => expires_at,
@@ -69,17 +74,28 @@ pub const PATIENT: Cadence = Cadence {
     name: "patient",
     intervals: &[5, 10, 14],
     tones: &["warm_checkin", "gentle_followup", "no_pressure_final"],
-    on_exhaustion: OnExhaustion::Dormant { check_days: 7, max_days: 60 },
+    on_exhaustion: OnExhaustion::Dormant {
+        check_days: 7,
+        max_days: 60,
+    },
 };
 
 pub const SLOW_BURN: Cadence = Cadence {
     name: "slow_burn",
     intervals: &[3, 10, 21],
     tones: &["personal_note", "different_angle", "final_door_open"],
-    on_exhaustion: OnExhaustion::Dormant { check_days: 14, max_days: 90 },
+    on_exhaustion: OnExhaustion::Dormant {
+        check_days: 14,
+        max_days: 90,
+    },
 };
 
-pub const SINGLE_SHOT: Cadence = Cadence { name: "single_shot", intervals: &[], tones: &[], on_exhaustion: OnExhaustion::Cancel };
+pub const SINGLE_SHOT: Cadence = Cadence {
+    name: "single_shot",
+    intervals: &[],
+    tones: &[],
+    on_exhaustion: OnExhaustion::Cancel,
+};
 
 #[cfg(test)]
 mod tests {

@@ -36,9 +36,17 @@ fn member(name: &str) -> MemberId {
     MemberId::parse(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn new_task(store: &dyn TaskStore, account: AccountId, member_name: &str, status: TaskStatus) -> Task {
+async fn new_task(
+    store: &dyn TaskStore,
+    account: AccountId,
+    member_name: &str,
+    status: TaskStatus,
+) -> Task {
     let task = sample_task_for(account, member(member_name), status, base());
-    store.create_task(&task, &created(&task, Why::new("created")), &[]).await.unwrap_or_else(|e| panic!("create_task: {e:?}"));
+    store
+        .create_task(&task, &created(&task, Why::new("created")), &[])
+        .await
+        .unwrap_or_else(|e| panic!("create_task: {e:?}"));
     task
 }
 
@@ -49,46 +57,148 @@ fn is_conflict(r: Result<(), StoreError>, kind: Conflict) -> bool {
 async fn accounts_are_created_once_and_saved_under_their_version(store: &dyn TaskStore) {
     let account = sample_account(base());
     let hash = format!("hash-{}", account.id);
-    store.create_account(&account, &hash).await.expect("create account");
-    assert!(is_conflict(store.create_account(&account, &hash).await, Conflict::AlreadyExists), "accounts: duplicate create must conflict");
-    assert_eq!(store.account_for_token(&hash).await.expect("token"), Some(account.id));
-    assert_eq!(store.account_for_token("unknown").await.expect("token"), None);
-    let mut changed = store.get_account(account.id).await.expect("get").expect("present");
+    store
+        .create_account(&account, &hash)
+        .await
+        .expect("create account");
+    assert!(
+        is_conflict(
+            store.create_account(&account, &hash).await,
+            Conflict::AlreadyExists
+        ),
+        "accounts: duplicate create must conflict"
+    );
+    assert_eq!(
+        store.account_for_token(&hash).await.expect("token"),
+        Some(account.id)
+    );
+    assert_eq!(
+        store.account_for_token("unknown").await.expect("token"),
+        None
+    );
+    let mut changed = store
+        .get_account(account.id)
+        .await
+        .expect("get")
+        .expect("present");
     assert_eq!(changed, account, "accounts: round trip");
     changed.settings.daily_send_limit = 5;
     changed.version += 1;
     store.save_account(&changed).await.expect("save");
-    assert!(is_conflict(store.save_account(&changed).await, Conflict::Version), "accounts: saving the same version twice must conflict");
-    assert_eq!(store.get_account(account.id).await.expect("get").map(|a| a.settings.daily_send_limit), Some(5));
-    assert!(store.list_accounts().await.expect("list").iter().any(|a| a.id == account.id));
+    assert!(
+        is_conflict(store.save_account(&changed).await, Conflict::Version),
+        "accounts: saving the same version twice must conflict"
+    );
+    assert_eq!(
+        store
+            .get_account(account.id)
+            .await
+            .expect("get")
+            .map(|a| a.settings.daily_send_limit),
+        Some(5)
+    );
+    assert!(
+        store
+            .list_accounts()
+            .await
+            .expect("list")
+            .iter()
+            .any(|a| a.id == account.id)
+    );
 }
 
 async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let first = new_task(store, account, "m_guard", TaskStatus::PendingReview).await;
-    let second = sample_task_for(account, member("m_guard"), TaskStatus::PendingReview, base());
+    let second = sample_task_for(
+        account,
+        member("m_guard"),
+        TaskStatus::PendingReview,
+        base(),
+    );
     assert!(
-        matches!(store.create_task(&second, &created(&second, Why::new("created")), &[]).await, Err(StoreError::Conflict(Conflict::ActiveTask))),
+        matches!(
+            store
+                .create_task(&second, &created(&second, Why::new("created")), &[])
+                .await,
+            Err(StoreError::Conflict(Conflict::ActiveTask))
+        ),
         "guard: a second active task for the member and type must conflict"
     );
-    assert_eq!(store.get_task(account, second.id).await.expect("get"), None, "guard: the refused task must not exist");
-    assert_eq!(store.active_task(account, &member("m_guard"), "payment_recovery").await.expect("active"), Some(first.id));
-    let (closed, log) = transition(&first, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
-    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
-    assert_eq!(store.active_task(account, &member("m_guard"), "payment_recovery").await.expect("active"), None, "guard: closing frees it");
-    store.create_task(&second, &created(&second, Why::new("created")), &[]).await.expect("guard: a new task after closing");
+    assert_eq!(
+        store.get_task(account, second.id).await.expect("get"),
+        None,
+        "guard: the refused task must not exist"
+    );
+    assert_eq!(
+        store
+            .active_task(account, &member("m_guard"), "payment_recovery")
+            .await
+            .expect("active"),
+        Some(first.id)
+    );
+    let (closed, log) = transition(
+        &first,
+        TaskStatus::Cancelled,
+        base(),
+        Why::new("owner_skipped"),
+    )
+    .expect("valid");
+    store
+        .commit(&TaskCommit::new(closed, log))
+        .await
+        .expect("close");
+    assert_eq!(
+        store
+            .active_task(account, &member("m_guard"), "payment_recovery")
+            .await
+            .expect("active"),
+        None,
+        "guard: closing frees it"
+    );
+    store
+        .create_task(&second, &created(&second, Why::new("created")), &[])
+        .await
+        .expect("guard: a new task after closing");
 }
 
 async fn a_stale_write_changes_nothing(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let task = new_task(store, account, "m_stale", TaskStatus::PendingReview).await;
-    let (approved, log) = transition(&task, TaskStatus::Ready, base(), Why::new("owner_approved")).expect("valid");
-    store.commit(&TaskCommit::new(approved.clone(), log)).await.expect("first write");
-    let (skipped, log) = transition(&task, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
-    assert!(is_conflict(store.commit(&TaskCommit::new(skipped, log)).await, Conflict::Version), "locking: a write from a stale read must conflict");
-    let history = store.task_history(account, task.id).await.expect("history").expect("present");
-    assert_eq!(history.task, approved, "locking: the stale write changed the task");
-    assert_eq!(history.log.len(), 2, "locking: the stale write's log entry was written");
+    let (approved, log) =
+        transition(&task, TaskStatus::Ready, base(), Why::new("owner_approved")).expect("valid");
+    store
+        .commit(&TaskCommit::new(approved.clone(), log))
+        .await
+        .expect("first write");
+    let (skipped, log) = transition(
+        &task,
+        TaskStatus::Cancelled,
+        base(),
+        Why::new("owner_skipped"),
+    )
+    .expect("valid");
+    assert!(
+        is_conflict(
+            store.commit(&TaskCommit::new(skipped, log)).await,
+            Conflict::Version
+        ),
+        "locking: a write from a stale read must conflict"
+    );
+    let history = store
+        .task_history(account, task.id)
+        .await
+        .expect("history")
+        .expect("present");
+    assert_eq!(
+        history.task, approved,
+        "locking: the stale write changed the task"
+    );
+    assert_eq!(
+        history.log.len(),
+        2,
+        "locking: the stale write's log entry was written"
+    );
 }
 
 async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
@@ -99,19 +209,47 @@ async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
     for i in 0..3 {
         let now = base() + SignedDuration::from_mins(i);
         let (next, log) = record(&current, now, Why::new(format!("step_{i}")));
-        let message = ConversationMessage { id: new_ulid(now), at: now, role: Role::System, content: format!("message {i}") };
+        let message = ConversationMessage {
+            id: new_ulid(now),
+            at: now,
+            role: Role::System,
+            content: format!("message {i}"),
+        };
         expected_messages.push(message.content.clone());
         let mut commit = TaskCommit::new(next.clone(), log);
         commit.messages.push(message);
         store.commit(&commit).await.expect("commit");
         current = next;
     }
-    let history = store.task_history(account, task.id).await.expect("history").expect("present");
+    let history = store
+        .task_history(account, task.id)
+        .await
+        .expect("history")
+        .expect("present");
     let reasons: Vec<_> = history.log.iter().map(|l| l.reason.as_str()).collect();
-    assert_eq!(reasons, ["created", "step_0", "step_1", "step_2"], "history: log oldest first");
-    assert_eq!(history.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>(), expected_messages, "history: conversation oldest first");
+    assert_eq!(
+        reasons,
+        ["created", "step_0", "step_1", "step_2"],
+        "history: log oldest first"
+    );
+    assert_eq!(
+        history
+            .messages
+            .iter()
+            .map(|m| m.content.clone())
+            .collect::<Vec<_>>(),
+        expected_messages,
+        "history: conversation oldest first"
+    );
     assert_eq!(history.task.version, task.version + 3);
-    assert!(store.task_history(AccountId::generate(base()), task.id).await.expect("history").is_none(), "history: another account's task is not found");
+    assert!(
+        store
+            .task_history(AccountId::generate(base()), task.id)
+            .await
+            .expect("history")
+            .is_none(),
+        "history: another account's task is not found"
+    );
 }
 
 async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) {
@@ -120,20 +258,41 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
     let when = at("2001-01-01T00:00:00Z");
     let mut ids = Vec::new();
     for i in 0..6 {
-        let mut task = sample_task_for(account, member(&format!("m_due_{i}")), TaskStatus::Ready, when);
+        let mut task = sample_task_for(
+            account,
+            member(&format!("m_due_{i}")),
+            TaskStatus::Ready,
+            when,
+        );
         task.next_action_at = Some(when + SignedDuration::from_secs(i));
-        store.create_task(&task, &created(&task, Why::new("created")), &[]).await.expect("create");
+        store
+            .create_task(&task, &created(&task, Why::new("created")), &[])
+            .await
+            .expect("create");
         ids.push(task);
     }
-    let mine = |entries: &[crate::work::DueEntry]| entries.iter().filter(|e| e.account_id == account).map(|e| e.task_id).collect::<Vec<TaskId>>();
+    let mine = |entries: &[crate::work::DueEntry]| {
+        entries
+            .iter()
+            .filter(|e| e.account_id == account)
+            .map(|e| e.task_id)
+            .collect::<Vec<TaskId>>()
+    };
     let mut found = Vec::new();
     for shard in 0..DUE_INDEX_SHARDS {
         let mut cursor = None;
         loop {
-            let (entries, next) = store.due(shard, when + SignedDuration::from_secs(3), 1, cursor).await.expect("due");
+            let (entries, next) = store
+                .due(shard, when + SignedDuration::from_secs(3), 1, cursor)
+                .await
+                .expect("due");
             assert!(entries.len() <= 1, "due: the limit is respected");
             for entry in entries.iter().filter(|e| e.account_id == account) {
-                assert_eq!(due_shard(&entry.task_id, DUE_INDEX_SHARDS), shard, "due: entry in the wrong shard");
+                assert_eq!(
+                    due_shard(&entry.task_id, DUE_INDEX_SHARDS),
+                    shard,
+                    "due: entry in the wrong shard"
+                );
             }
             found.extend(mine(&entries));
             match next {
@@ -145,13 +304,26 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
     found.sort();
     let mut expected: Vec<TaskId> = ids.iter().take(4).map(|t| t.id).collect();
     expected.sort();
-    assert_eq!(found, expected, "due: exactly the tasks due by `until`, across pages");
+    assert_eq!(
+        found, expected,
+        "due: exactly the tasks due by `until`, across pages"
+    );
     // Closing a task takes it out of the index.
-    let (closed, log) = transition(&ids[0], TaskStatus::Cancelled, when, Why::new("x")).expect("valid");
-    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
+    let (closed, log) =
+        transition(&ids[0], TaskStatus::Cancelled, when, Why::new("x")).expect("valid");
+    store
+        .commit(&TaskCommit::new(closed, log))
+        .await
+        .expect("close");
     let shard = due_shard(&ids[0].id, DUE_INDEX_SHARDS);
-    let (entries, _) = store.due(shard, when + SignedDuration::from_secs(10), 1000, None).await.expect("due");
-    assert!(!mine(&entries).contains(&ids[0].id), "due: a closed task left the index");
+    let (entries, _) = store
+        .due(shard, when + SignedDuration::from_secs(10), 1000, None)
+        .await
+        .expect("due");
+    assert!(
+        !mine(&entries).contains(&ids[0].id),
+        "due: a closed task left the index"
+    );
 }
 
 fn outbound(task: &Task, touch: u32, status: OutboundStatus) -> OutboundMessage {
@@ -159,7 +331,11 @@ fn outbound(task: &Task, touch: u32, status: OutboundStatus) -> OutboundMessage 
         task_id: task.id,
         touch,
         status,
-        to: task.member.email.clone().unwrap_or_else(|| Email::parse("x@example.com").unwrap_or_else(|e| panic!("{e}"))),
+        to: task
+            .member
+            .email
+            .clone()
+            .unwrap_or_else(|| Email::parse("x@example.com").unwrap_or_else(|e| panic!("{e}"))),
         subject: "Hello".into(),
         message_id: format!("{}@example.com", new_ulid(base())),
         provider_id: None,
@@ -180,51 +356,112 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
         ledger.sends.insert(format!("{}#{touch}", task.id), base());
         ledger.version = ledger_version;
         let mut commit = TaskCommit::new(next.clone(), log);
-        commit.send = Some(SendEffect::Reserve { outbound: outbound(task, touch, OutboundStatus::Reserved), member_id: m.clone(), ledger, daily_date: date, daily_limit });
+        commit.send = Some(SendEffect::Reserve {
+            outbound: outbound(task, touch, OutboundStatus::Reserved),
+            member_id: m.clone(),
+            ledger,
+            daily_date: date,
+            daily_limit,
+        });
         (next, commit)
     };
     let (reserved, commit) = reserve(&task, 0, 1, 2);
     store.commit(&commit).await.expect("first reservation");
     assert_eq!(store.daily_sends(account, date).await.expect("daily"), 1);
-    let (_, ledger) = store.get_member(account, &m).await.expect("member").expect("ledger exists");
+    let (_, ledger) = store
+        .get_member(account, &m)
+        .await
+        .expect("member")
+        .expect("ledger exists");
     assert_eq!(ledger.version, 1);
 
     // The same touch again: refused, and nothing of it applied.
     let (_, again) = reserve(&reserved, 0, 2, 10);
-    assert!(is_conflict(store.commit(&again).await, Conflict::OutboundExists), "reserve: a touch is reserved once");
-    assert_eq!(store.get_task(account, task.id).await.expect("get").map(|t| t.version), Some(reserved.version), "reserve: refused commit changed the task");
-    assert_eq!(store.daily_sends(account, date).await.expect("daily"), 1, "reserve: refused commit counted a send");
+    assert!(
+        is_conflict(store.commit(&again).await, Conflict::OutboundExists),
+        "reserve: a touch is reserved once"
+    );
+    assert_eq!(
+        store
+            .get_task(account, task.id)
+            .await
+            .expect("get")
+            .map(|t| t.version),
+        Some(reserved.version),
+        "reserve: refused commit changed the task"
+    );
+    assert_eq!(
+        store.daily_sends(account, date).await.expect("daily"),
+        1,
+        "reserve: refused commit counted a send"
+    );
 
     // A ledger read before another send: refused.
     let (_, stale) = reserve(&reserved, 1, 1, 10);
-    assert!(is_conflict(store.commit(&stale).await, Conflict::MemberLedger), "reserve: a stale ledger must conflict");
+    assert!(
+        is_conflict(store.commit(&stale).await, Conflict::MemberLedger),
+        "reserve: a stale ledger must conflict"
+    );
 
     // The daily counter at its limit: refused.
     let other = new_task(store, account, "m_send_2", TaskStatus::Ready).await;
     let (after_other, commit) = {
         let (next, log) = record(&other, base(), Why::new("send_reserved"));
         let mut c = TaskCommit::new(next.clone(), log);
-        c.send = Some(SendEffect::Reserve { outbound: outbound(&other, 0, OutboundStatus::Reserved), member_id: member("m_send_2"), ledger: SendLedger { sends: Default::default(), version: 1 }, daily_date: date, daily_limit: 2 });
+        c.send = Some(SendEffect::Reserve {
+            outbound: outbound(&other, 0, OutboundStatus::Reserved),
+            member_id: member("m_send_2"),
+            ledger: SendLedger {
+                sends: Default::default(),
+                version: 1,
+            },
+            daily_date: date,
+            daily_limit: 2,
+        });
         (next, c)
     };
     store.commit(&commit).await.expect("second send of the day");
     let (_, full) = reserve(&reserved, 1, 2, 2);
-    assert!(is_conflict(store.commit(&full).await, Conflict::DailyLimit), "reserve: the daily limit holds");
+    assert!(
+        is_conflict(store.commit(&full).await, Conflict::DailyLimit),
+        "reserve: the daily limit holds"
+    );
     assert_eq!(store.daily_sends(account, date).await.expect("daily"), 2);
 
     // A refused send gives everything back, and the touch may be reserved again.
     let (released, log) = record(&after_other, base(), Why::new("send_rejected"));
     let mut release = TaskCommit::new(released.clone(), log);
-    release.send = Some(SendEffect::Release { outbound: outbound(&other, 0, OutboundStatus::Failed), member_id: member("m_send_2"), ledger_key: format!("{}#0", other.id), daily_date: date });
+    release.send = Some(SendEffect::Release {
+        outbound: outbound(&other, 0, OutboundStatus::Failed),
+        member_id: member("m_send_2"),
+        ledger_key: format!("{}#0", other.id),
+        daily_date: date,
+    });
     store.commit(&release).await.expect("release");
-    assert_eq!(store.daily_sends(account, date).await.expect("daily"), 1, "release: the daily counter is given back");
+    assert_eq!(
+        store.daily_sends(account, date).await.expect("daily"),
+        1,
+        "release: the daily counter is given back"
+    );
     let (_, retry) = {
         let (next, log) = record(&released, base(), Why::new("send_reserved"));
         let mut c = TaskCommit::new(next.clone(), log);
-        c.send = Some(SendEffect::Reserve { outbound: outbound(&other, 0, OutboundStatus::Reserved), member_id: member("m_send_2"), ledger: SendLedger { sends: Default::default(), version: 3 }, daily_date: date, daily_limit: 2 });
+        c.send = Some(SendEffect::Reserve {
+            outbound: outbound(&other, 0, OutboundStatus::Reserved),
+            member_id: member("m_send_2"),
+            ledger: SendLedger {
+                sends: Default::default(),
+                version: 3,
+            },
+            daily_date: date,
+            daily_limit: 2,
+        });
         (next, c)
     };
-    store.commit(&retry).await.expect("a failed touch may be reserved again");
+    store
+        .commit(&retry)
+        .await
+        .expect("a failed touch may be reserved again");
 
     // Recording the send keeps the thread's ids.
     let (sent_task, log) = record(&reserved, base(), Why::new("message_sent"));
@@ -232,7 +469,9 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     sent.provider_message_id = Some("ses-1@us-east-1.amazonses.com".into());
     sent.sent_at = Some(base());
     let mut commit = TaskCommit::new(sent_task, log);
-    commit.send = Some(SendEffect::Record { outbound: sent.clone() });
+    commit.send = Some(SendEffect::Record {
+        outbound: sent.clone(),
+    });
     store.commit(&commit).await.expect("record");
     let stored = store.outbound(account, task.id).await.expect("outbound");
     assert_eq!(stored.len(), 1);
@@ -243,12 +482,49 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
 async fn webhook_ids_are_claimed_once(store: &dyn TaskStore) {
     let id = format!("msg_{}", new_ulid(base()));
     let later = base() + SignedDuration::from_hours(1);
-    assert!(store.claim_webhook("pushpress:test", &id, base(), later).await.expect("claim"));
-    assert!(!store.claim_webhook("pushpress:test", &id, base(), later).await.expect("claim"), "webhooks: a repeat is a duplicate");
-    assert!(store.claim_webhook("pushpress:other", &id, base(), later).await.expect("claim"), "webhooks: sources are separate");
-    store.release_webhook("pushpress:test", &id).await.expect("release");
-    assert!(store.claim_webhook("pushpress:test", &id, base(), later).await.expect("claim"), "webhooks: a released claim can be made again");
-    assert!(store.claim_webhook("pushpress:test", &id, later + SignedDuration::from_secs(1), later + SignedDuration::from_hours(1)).await.expect("claim"), "webhooks: an expired claim counts as absent");
+    assert!(
+        store
+            .claim_webhook("pushpress:test", &id, base(), later)
+            .await
+            .expect("claim")
+    );
+    assert!(
+        !store
+            .claim_webhook("pushpress:test", &id, base(), later)
+            .await
+            .expect("claim"),
+        "webhooks: a repeat is a duplicate"
+    );
+    assert!(
+        store
+            .claim_webhook("pushpress:other", &id, base(), later)
+            .await
+            .expect("claim"),
+        "webhooks: sources are separate"
+    );
+    store
+        .release_webhook("pushpress:test", &id)
+        .await
+        .expect("release");
+    assert!(
+        store
+            .claim_webhook("pushpress:test", &id, base(), later)
+            .await
+            .expect("claim"),
+        "webhooks: a released claim can be made again"
+    );
+    assert!(
+        store
+            .claim_webhook(
+                "pushpress:test",
+                &id,
+                later + SignedDuration::from_secs(1),
+                later + SignedDuration::from_hours(1)
+            )
+            .await
+            .expect("claim"),
+        "webhooks: an expired claim counts as absent"
+    );
 }
 
 async fn member_facts_are_versioned(store: &dyn TaskStore) {
@@ -258,9 +534,22 @@ async fn member_facts_are_versioned(store: &dyn TaskStore) {
     let mut facts = MemberFacts::new(m.clone());
     facts.first_name = Some("Sarah".into());
     facts.version = 1;
-    store.save_member_facts(account, &facts).await.expect("first save");
-    assert!(matches!(store.save_member_facts(account, &facts).await, Err(StoreError::Conflict(Conflict::MemberFacts))), "facts: same version twice must conflict");
-    let (stored, ledger) = store.get_member(account, &m).await.expect("get").expect("present");
+    store
+        .save_member_facts(account, &facts)
+        .await
+        .expect("first save");
+    assert!(
+        matches!(
+            store.save_member_facts(account, &facts).await,
+            Err(StoreError::Conflict(Conflict::MemberFacts))
+        ),
+        "facts: same version twice must conflict"
+    );
+    let (stored, ledger) = store
+        .get_member(account, &m)
+        .await
+        .expect("get")
+        .expect("present");
     assert_eq!(stored.first_name.as_deref(), Some("Sarah"));
     assert_eq!(ledger, SendLedger::default());
 }
@@ -268,9 +557,15 @@ async fn member_facts_are_versioned(store: &dyn TaskStore) {
 async fn suppressions_are_per_account(store: &dyn TaskStore) {
     let (a, b) = (AccountId::generate(base()), AccountId::generate(base()));
     let email = Email::parse("stop@example.com").expect("email");
-    store.put_suppression(a, &email, "owner", base()).await.expect("put");
+    store
+        .put_suppression(a, &email, "owner", base())
+        .await
+        .expect("put");
     assert!(store.is_suppressed(a, &email).await.expect("get"));
-    assert!(!store.is_suppressed(b, &email).await.expect("get"), "suppression: scoped to the account");
+    assert!(
+        !store.is_suppressed(b, &email).await.expect("get"),
+        "suppression: scoped to the account"
+    );
     assert!(store.delete_suppression(a, &email).await.expect("delete"));
     assert!(!store.delete_suppression(a, &email).await.expect("delete"));
     assert!(!store.is_suppressed(a, &email).await.expect("get"));
@@ -280,13 +575,42 @@ async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let mut made = Vec::new();
     for i in 0..5 {
-        made.push(new_task(store, account, &format!("m_list_{i}"), if i % 2 == 0 { TaskStatus::PendingReview } else { TaskStatus::Ready }).await.id);
+        made.push(
+            new_task(
+                store,
+                account,
+                &format!("m_list_{i}"),
+                if i % 2 == 0 {
+                    TaskStatus::PendingReview
+                } else {
+                    TaskStatus::Ready
+                },
+            )
+            .await
+            .id,
+        );
     }
-    new_task(store, AccountId::generate(base()), "m_list_0", TaskStatus::PendingReview).await;
+    new_task(
+        store,
+        AccountId::generate(base()),
+        "m_list_0",
+        TaskStatus::PendingReview,
+    )
+    .await;
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
-        let (tasks, next) = store.list_tasks(account, &TaskQuery { limit: 2, cursor, ..TaskQuery::default() }).await.expect("list");
+        let (tasks, next) = store
+            .list_tasks(
+                account,
+                &TaskQuery {
+                    limit: 2,
+                    cursor,
+                    ..TaskQuery::default()
+                },
+            )
+            .await
+            .expect("list");
         assert!(tasks.len() <= 2);
         seen.extend(tasks.iter().map(|t| t.id));
         match next {
@@ -296,12 +620,51 @@ async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
     }
     let mut newest_first = made.clone();
     newest_first.reverse();
-    assert_eq!(seen, newest_first, "list: every task of the account, newest first, across pages");
-    let (pending, _) = store.list_tasks(account, &TaskQuery { status: Some(TaskStatus::PendingReview), limit: 50, ..TaskQuery::default() }).await.expect("list");
+    assert_eq!(
+        seen, newest_first,
+        "list: every task of the account, newest first, across pages"
+    );
+    let (pending, _) = store
+        .list_tasks(
+            account,
+            &TaskQuery {
+                status: Some(TaskStatus::PendingReview),
+                limit: 50,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("list");
     assert_eq!(pending.len(), 3, "list: status filter");
-    let (one, _) = store.list_tasks(account, &TaskQuery { member_id: Some(member("m_list_1")), limit: 50, ..TaskQuery::default() }).await.expect("list");
-    assert_eq!(one.iter().map(|t| t.id).collect::<Vec<_>>(), vec![made[1]], "list: member filter");
-    assert!(matches!(store.list_tasks(account, &TaskQuery { cursor: Some("not-a-cursor".into()), limit: 5, ..TaskQuery::default() }).await, Err(StoreError::InvalidCursor)));
+    let (one, _) = store
+        .list_tasks(
+            account,
+            &TaskQuery {
+                member_id: Some(member("m_list_1")),
+                limit: 50,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert_eq!(
+        one.iter().map(|t| t.id).collect::<Vec<_>>(),
+        vec![made[1]],
+        "list: member filter"
+    );
+    assert!(matches!(
+        store
+            .list_tasks(
+                account,
+                &TaskQuery {
+                    cursor: Some("not-a-cursor".into()),
+                    limit: 5,
+                    ..TaskQuery::default()
+                }
+            )
+            .await,
+        Err(StoreError::InvalidCursor)
+    ));
 }
 
 #[cfg(test)]

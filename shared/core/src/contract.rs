@@ -56,7 +56,11 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             task_type: &t.task_type,
             status: t.status,
             priority: t.priority,
-            member: MemberView { id: t.member.id.as_str(), email: t.member.email.as_ref().map(|e| e.as_str()), name: t.member.name.as_deref() },
+            member: MemberView {
+                id: t.member.id.as_str(),
+                email: t.member.email.as_ref().map(|e| e.as_str()),
+                name: t.member.name.as_deref(),
+            },
             goal: &t.goal,
             confidence: t.confidence,
             draft: t.draft.as_ref(),
@@ -69,7 +73,11 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             },
             touch: t.touch,
             // The execution lease of a running step is internal; show the schedule only.
-            next_action_at: if t.status == TaskStatus::Executing { None } else { t.next_action_at },
+            next_action_at: if t.status == TaskStatus::Executing {
+                None
+            } else {
+                t.next_action_at
+            },
             outcome: t.outcome.as_deref(),
             outcome_reason: t.outcome_reason.as_deref(),
             attributed_value: t.attributed_value,
@@ -92,7 +100,13 @@ pub struct LogView<'a> {
 
 impl<'a> From<&'a LogEntry> for LogView<'a> {
     fn from(l: &'a LogEntry) -> Self {
-        Self { at: l.at, from_status: l.from_status, to_status: l.to_status, reason: &l.reason, detail: l.detail.as_deref() }
+        Self {
+            at: l.at,
+            from_status: l.from_status,
+            to_status: l.to_status,
+            reason: &l.reason,
+            detail: l.detail.as_deref(),
+        }
     }
 }
 
@@ -105,7 +119,11 @@ pub struct MessageView<'a> {
 
 impl<'a> From<&'a ConversationMessage> for MessageView<'a> {
     fn from(m: &'a ConversationMessage) -> Self {
-        Self { at: m.at, role: m.role, content: &m.content }
+        Self {
+            at: m.at,
+            role: m.role,
+            content: &m.content,
+        }
     }
 }
 
@@ -120,7 +138,11 @@ pub struct TaskDetailView<'a> {
 
 impl<'a> From<&'a TaskHistory> for TaskDetailView<'a> {
     fn from(h: &'a TaskHistory) -> Self {
-        Self { task: (&h.task).into(), log: h.log.iter().map(Into::into).collect(), messages: h.messages.iter().map(Into::into).collect() }
+        Self {
+            task: (&h.task).into(),
+            log: h.log.iter().map(Into::into).collect(),
+            messages: h.messages.iter().map(Into::into).collect(),
+        }
     }
 }
 
@@ -138,7 +160,12 @@ pub struct ErrorDetail {
 
 impl ErrorBody {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { error: ErrorDetail { code: code.into(), message: message.into() } }
+        Self {
+            error: ErrorDetail {
+                code: code.into(),
+                message: message.into(),
+            },
+        }
     }
 }
 
@@ -146,12 +173,42 @@ impl ErrorBody {
 pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
     match e {
         EngineError::Invalid(i) => (422, ErrorBody::new(&i.code, &i.message)),
-        EngineError::NotFound { what } => (404, ErrorBody::new("not_found", format!("{what} not found"))),
-        EngineError::InvalidTransition { from, to } => (409, ErrorBody::new("invalid_transition", format!("a task in status {from} cannot move to {to}"))),
-        EngineError::StaleVersion => (409, ErrorBody::new("stale_version", "the task changed while this request was applied; re-read it and retry")),
+        EngineError::NotFound { what } => (
+            404,
+            ErrorBody::new("not_found", format!("{what} not found")),
+        ),
+        EngineError::InvalidTransition { from, to } => (
+            409,
+            ErrorBody::new(
+                "invalid_transition",
+                format!("a task in status {from} cannot move to {to}"),
+            ),
+        ),
+        EngineError::StaleVersion => (
+            409,
+            ErrorBody::new(
+                "stale_version",
+                "the task changed while this request was applied; re-read it and retry",
+            ),
+        ),
         EngineError::Paused(m) => (503, ErrorBody::new("paused", m)),
-        EngineError::Store(StoreError::InvalidCursor) => (400, ErrorBody::new("invalid_cursor", "the cursor is not one this API returned")),
-        EngineError::Store(_) => (503, ErrorBody::new("store_unavailable", "the task store is unavailable; retry shortly")),
-        EngineError::Dependency(_) => (503, ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly")),
+        EngineError::Store(StoreError::InvalidCursor) => (
+            400,
+            ErrorBody::new("invalid_cursor", "the cursor is not one this API returned"),
+        ),
+        EngineError::Store(_) => (
+            503,
+            ErrorBody::new(
+                "store_unavailable",
+                "the task store is unavailable; retry shortly",
+            ),
+        ),
+        EngineError::Dependency(_) => (
+            503,
+            ErrorBody::new(
+                "dependency_unavailable",
+                "a dependency is unavailable; retry shortly",
+            ),
+        ),
     }
 }

@@ -15,7 +15,10 @@ pub struct InvalidInput {
 
 impl InvalidInput {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { code: code.into(), message: message.into() }
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -88,6 +91,11 @@ impl EngineError {
     /// Worth retrying the same input later (infrastructure trouble), as opposed to a
     /// decision that will not change.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, EngineError::Store(StoreError::Unavailable(_)) | EngineError::Dependency(_) | EngineError::StaleVersion)
+        matches!(
+            self,
+            EngineError::Store(StoreError::Unavailable(_))
+                | EngineError::Dependency(_)
+                | EngineError::StaleVersion
+        )
     }
 }

@@ -61,9 +61,17 @@ pub enum MemberEvent {
         reason: Option<String>,
     },
     #[serde(rename = "payment.succeeded")]
-    PaymentSucceeded { member_id: MemberId, amount: f64, currency: String, paid_at: Timestamp },
+    PaymentSucceeded {
+        member_id: MemberId,
+        amount: f64,
+        currency: String,
+        paid_at: Timestamp,
+    },
     #[serde(rename = "trial.booked")]
-    TrialBooked { member_id: MemberId, booked_for: Timestamp },
+    TrialBooked {
+        member_id: MemberId,
+        booked_for: Timestamp,
+    },
 }
 
 impl MemberEvent {
@@ -79,7 +87,14 @@ impl MemberEvent {
     }
 }
 
-pub const KNOWN_EVENT_TYPES: [&str; 6] = ["member.created", "member.status_changed", "checkin.created", "payment.failed", "payment.succeeded", "trial.booked"];
+pub const KNOWN_EVENT_TYPES: [&str; 6] = [
+    "member.created",
+    "member.status_changed",
+    "checkin.created",
+    "payment.failed",
+    "payment.succeeded",
+    "trial.booked",
+];
 
 /// A webhook body: `{"type", "timestamp", "data"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,8 +114,12 @@ pub enum Parsed {
 
 /// Parse a webhook body, telling malformed input (→ 400) from an unknown type (→ 202).
 pub fn parse_event(body: &[u8]) -> Result<Parsed, InvalidInput> {
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| InvalidInput::new("malformed_json", format!("the body is not JSON: {e}")))?;
-    let kind = value.get("type").and_then(|t| t.as_str()).ok_or_else(|| InvalidInput::new("missing_type", "the body needs a string \"type\""))?;
+    let value: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|e| InvalidInput::new("malformed_json", format!("the body is not JSON: {e}")))?;
+    let kind = value
+        .get("type")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| InvalidInput::new("missing_type", "the body needs a string \"type\""))?;
     if !KNOWN_EVENT_TYPES.contains(&kind) {
         return Ok(Parsed::UnknownType(kind.to_owned()));
     }
@@ -125,15 +144,27 @@ mod tests {
     #[test]
     fn a_payment_failure_parses() {
         let body = br#"{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","amount":150,"currency":"USD","failed_at":"2026-11-02T14:00:00Z"}}"#;
-        let Ok(Parsed::Known(event)) = parse_event(body) else { panic!("should parse") };
-        assert!(matches!(event.event, MemberEvent::PaymentFailed { amount, .. } if amount == 150.0));
+        let Ok(Parsed::Known(event)) = parse_event(body) else {
+            panic!("should parse")
+        };
+        assert!(
+            matches!(event.event, MemberEvent::PaymentFailed { amount, .. } if amount == 150.0)
+        );
     }
 
     #[test]
     fn unknown_types_are_not_errors_but_bad_bodies_are() {
-        assert!(matches!(parse_event(br#"{"type":"class.created","data":{}}"#), Ok(Parsed::UnknownType(t)) if t == "class.created"));
-        assert_eq!(parse_event(b"{not json").unwrap_err().code, "malformed_json");
+        assert!(
+            matches!(parse_event(br#"{"type":"class.created","data":{}}"#), Ok(Parsed::UnknownType(t)) if t == "class.created")
+        );
+        assert_eq!(
+            parse_event(b"{not json").unwrap_err().code,
+            "malformed_json"
+        );
         assert_eq!(parse_event(br#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1"}}"#).unwrap_err().code, "invalid_event");
-        assert_eq!(parse_event(br#"{"data":{}}"#).unwrap_err().code, "missing_type");
+        assert_eq!(
+            parse_event(br#"{"data":{}}"#).unwrap_err().code,
+            "missing_type"
+        );
     }
 }

@@ -14,7 +14,9 @@ use crate::error::InvalidInput;
 macro_rules! ulid_id {
     ($name:ident, $what:literal) => {
         #[doc = concat!("The ULID of ", $what, ".")]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+        )]
         #[serde(transparent)]
         pub struct $name(pub Ulid);
 
@@ -34,9 +36,12 @@ macro_rules! ulid_id {
         impl FromStr for $name {
             type Err = InvalidInput;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Ulid::from_string(s)
-                    .map(Self)
-                    .map_err(|_| InvalidInput::new(concat!("invalid_", stringify!($name)), format!("{s:?} is not a valid {} (expected a ULID)", $what)))
+                Ulid::from_string(s).map(Self).map_err(|_| {
+                    InvalidInput::new(
+                        concat!("invalid_", stringify!($name)),
+                        format!("{s:?} is not a valid {} (expected a ULID)", $what),
+                    )
+                })
             }
         }
     };
@@ -53,7 +58,9 @@ pub fn new_ulid(now: Timestamp) -> Ulid {
         + std::time::Duration::from_millis(u64::try_from(now.as_millisecond()).unwrap_or(0));
     let mut guard = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
     let generator = guard.get_or_insert_with(ulid::Generator::new);
-    generator.generate_from_datetime(at).unwrap_or_else(|_| Ulid::from_datetime(at))
+    generator
+        .generate_from_datetime(at)
+        .unwrap_or_else(|_| Ulid::from_datetime(at))
 }
 
 /// The connector's id for a member (PushPress gives its own, e.g. `m_1`).
@@ -65,11 +72,16 @@ impl MemberId {
     pub fn parse(raw: &str) -> Result<Self, InvalidInput> {
         let ok = !raw.is_empty()
             && raw.len() <= 128
-            && raw.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
+            && raw
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
         if ok {
             Ok(Self(raw.to_owned()))
         } else {
-            Err(InvalidInput::new("invalid_member_id", format!("{raw:?} is not a valid member id (1-128 of A-Z a-z 0-9 _ - . : @)")))
+            Err(InvalidInput::new(
+                "invalid_member_id",
+                format!("{raw:?} is not a valid member id (1-128 of A-Z a-z 0-9 _ - . : @)"),
+            ))
         }
     }
     pub fn as_str(&self) -> &str {
@@ -109,13 +121,18 @@ impl Email {
                     && domain.contains('.')
                     && !domain.starts_with('.')
                     && !domain.ends_with('.')
-                    && !s.chars().any(|c| c.is_whitespace() || "<>()[],;:\"\\".contains(c))
+                    && !s
+                        .chars()
+                        .any(|c| c.is_whitespace() || "<>()[],;:\"\\".contains(c))
                     && !domain.contains('@')
             });
         if valid {
             Ok(Self(s))
         } else {
-            Err(InvalidInput::new("invalid_email", format!("{raw:?} is not a valid e-mail address")))
+            Err(InvalidInput::new(
+                "invalid_email",
+                format!("{raw:?} is not a valid e-mail address"),
+            ))
         }
     }
     pub fn as_str(&self) -> &str {
@@ -145,8 +162,19 @@ mod tests {
 
     #[test]
     fn emails_are_normalised_and_checked() {
-        assert_eq!(Email::parse(" Sarah@Example.COM ").map(String::from).ok(), Some("sarah@example.com".into()));
-        for bad in ["", "sarah", "sarah@", "@example.com", "sa rah@example.com", "a@b", "a@b@c.com"] {
+        assert_eq!(
+            Email::parse(" Sarah@Example.COM ").map(String::from).ok(),
+            Some("sarah@example.com".into())
+        );
+        for bad in [
+            "",
+            "sarah",
+            "sarah@",
+            "@example.com",
+            "sa rah@example.com",
+            "a@b",
+            "a@b@c.com",
+        ] {
             assert!(Email::parse(bad).is_err(), "{bad:?} should be rejected");
         }
     }

@@ -29,7 +29,11 @@ pub const EXECUTION_LEASE: SignedDuration = SignedDuration::from_mins(5);
 
 /// Retry policy for a failed step (spec §7.11): three tries at growing distances, then the
 /// task goes to the owner.
-pub const RETRY_BACKOFF: [SignedDuration; 3] = [SignedDuration::from_mins(1), SignedDuration::from_mins(5), SignedDuration::from_hours(1)];
+pub const RETRY_BACKOFF: [SignedDuration; 3] = [
+    SignedDuration::from_mins(1),
+    SignedDuration::from_mins(5),
+    SignedDuration::from_hours(1),
+];
 
 /// How many due items one tick hands out at most, and how far ahead it looks.
 pub const TICK_MAX_ITEMS: usize = 1_000;
@@ -49,12 +53,22 @@ pub fn retry_delay(attempt: u32) -> Option<SignedDuration> {
 
 /// Sends recorded for a member in the rolling window, keyed by reservation key.
 pub fn sends_in_window(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> usize {
-    ledger.values().filter(|at| now.duration_since(**at) < MEMBER_WINDOW).count()
+    ledger
+        .values()
+        .filter(|at| now.duration_since(**at) < MEMBER_WINDOW)
+        .count()
 }
 
 /// The ledger without entries that fell out of the window (kept small as sends go by).
-pub fn prune_ledger(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> BTreeMap<String, Timestamp> {
-    ledger.iter().filter(|(_, at)| now.duration_since(**at) < MEMBER_WINDOW).map(|(k, v)| (k.clone(), *v)).collect()
+pub fn prune_ledger(
+    ledger: &BTreeMap<String, Timestamp>,
+    now: Timestamp,
+) -> BTreeMap<String, Timestamp> {
+    ledger
+        .iter()
+        .filter(|(_, at)| now.duration_since(**at) < MEMBER_WINDOW)
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
 }
 
 /// The account-local calendar date, which keys the daily send counter.
@@ -67,11 +81,18 @@ pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp>
     let tz = settings.time_zone();
     let local: Zoned = now.to_zoned(tz.clone());
     let hour = local.hour();
-    let (start, end) = (i8::try_from(settings.send_window_start).unwrap_or(8), i8::try_from(settings.send_window_end).unwrap_or(20));
+    let (start, end) = (
+        i8::try_from(settings.send_window_start).unwrap_or(8),
+        i8::try_from(settings.send_window_end).unwrap_or(20),
+    );
     if hour >= start && hour < end {
         return Ok(());
     }
-    let day = if hour < start { local.date() } else { local.date().checked_add(1.day()).unwrap_or(local.date()) };
+    let day = if hour < start {
+        local.date()
+    } else {
+        local.date().checked_add(1.day()).unwrap_or(local.date())
+    };
     let opens = day
         .to_datetime(Time::constant(start, 0, 0, 0))
         .to_zoned(tz)
@@ -94,9 +115,15 @@ mod tests {
         // 14:00 UTC is 09:00 in New York (EST): inside.
         assert_eq!(send_window(&settings, at("2026-11-02T14:00:00Z")), Ok(()));
         // 02:00 UTC is 21:00 the day before in New York: opens at 08:00 local = 13:00 UTC.
-        assert_eq!(send_window(&settings, at("2026-11-03T02:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
+        assert_eq!(
+            send_window(&settings, at("2026-11-03T02:00:00Z")),
+            Err(at("2026-11-03T13:00:00Z"))
+        );
         // 11:00 UTC is 06:00 local: opens the same day.
-        assert_eq!(send_window(&settings, at("2026-11-03T11:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
+        assert_eq!(
+            send_window(&settings, at("2026-11-03T11:00:00Z")),
+            Err(at("2026-11-03T13:00:00Z"))
+        );
     }
 
     #[test]

@@ -32,14 +32,24 @@ pub struct OutboundMail {
 pub fn thread_headers(previous: &[OutboundMessage]) -> (Option<String>, Vec<String>) {
     let mut sent: Vec<&OutboundMessage> = previous.iter().filter(|m| m.sent_at.is_some()).collect();
     sent.sort_by_key(|m| m.touch);
-    let references: Vec<String> = sent.iter().flat_map(|m| m.thread_ids().map(str::to_owned)).collect();
+    let references: Vec<String> = sent
+        .iter()
+        .flat_map(|m| m.thread_ids().map(str::to_owned))
+        .collect();
     let in_reply_to = sent.last().map(|m| m.message_id.clone());
     (in_reply_to, references)
 }
 
 /// `Re: {subject}` once, however many times it is applied.
 pub fn reply_subject(subject: &str) -> String {
-    if subject.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("re:")) { subject.to_owned() } else { format!("Re: {subject}") }
+    if subject
+        .get(..3)
+        .is_some_and(|p| p.eq_ignore_ascii_case("re:"))
+    {
+        subject.to_owned()
+    } else {
+        format!("Re: {subject}")
+    }
 }
 
 #[cfg(test)]

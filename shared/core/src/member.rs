@@ -84,7 +84,15 @@ impl MemberFacts {
     fn apply_event(&mut self, event: &MemberEvent, at: Timestamp) {
         let newer = |as_of: Option<Timestamp>| as_of.is_none_or(|t| at >= t);
         match event {
-            MemberEvent::MemberCreated { email, first_name, last_name, status, joined_at, monthly_value, .. } => {
+            MemberEvent::MemberCreated {
+                email,
+                first_name,
+                last_name,
+                status,
+                joined_at,
+                monthly_value,
+                ..
+            } => {
                 if newer(self.profile_as_of) {
                     self.email = Some(email.clone());
                     self.first_name = first_name.clone();

@@ -54,11 +54,22 @@ pub enum SendEffect {
     /// exists for this task and touch), write the member's new ledger (only if the ledger is
     /// still at `ledger.version - 1`), and add one to the account's daily counter (only if it
     /// is below `daily_limit`).
-    Reserve { outbound: OutboundMessage, member_id: MemberId, ledger: SendLedger, daily_date: Date, daily_limit: u32 },
+    Reserve {
+        outbound: OutboundMessage,
+        member_id: MemberId,
+        ledger: SendLedger,
+        daily_date: Date,
+        daily_limit: u32,
+    },
     /// Update the outbound record after the send (sent, or unknown).
     Record { outbound: OutboundMessage },
     /// The provider refused the mail: nothing went out, so give back what was counted.
-    Release { outbound: OutboundMessage, member_id: MemberId, ledger_key: String, daily_date: Date },
+    Release {
+        outbound: OutboundMessage,
+        member_id: MemberId,
+        ledger_key: String,
+        daily_date: Date,
+    },
 }
 
 /// One atomic change to a task: the new task (written only if the stored version is
@@ -74,7 +85,12 @@ pub struct TaskCommit {
 
 impl TaskCommit {
     pub fn new(task: Task, log: LogEntry) -> Self {
-        Self { task, log: vec![log], messages: Vec::new(), send: None }
+        Self {
+            task,
+            log: vec![log],
+            messages: Vec::new(),
+            send: None,
+        }
     }
 }
 
@@ -82,9 +98,16 @@ impl TaskCommit {
 /// transaction; conditional failures come back as [`StoreError::Conflict`].
 #[async_trait]
 pub trait TaskStore: Send + Sync {
-    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError>;
+    async fn create_account(
+        &self,
+        account: &Account,
+        api_token_hash: &str,
+    ) -> Result<(), StoreError>;
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
-    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError>;
+    async fn account_for_token(
+        &self,
+        api_token_hash: &str,
+    ) -> Result<Option<AccountId>, StoreError>;
     /// Write `account` if the stored version is `account.version - 1`.
     async fn save_account(&self, account: &Account) -> Result<(), StoreError>;
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
@@ -93,30 +116,82 @@ pub trait TaskStore: Send + Sync {
 
     /// Create a task with its creation log entry, atomically with its active guard:
     /// [`crate::error::Conflict::ActiveTask`] if the member already has an active task of the type.
-    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
+    async fn create_task(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+    ) -> Result<(), StoreError>;
     /// The active task of this member and type, if any.
-    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError>;
+    async fn active_task(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        task_type: &str,
+    ) -> Result<Option<TaskId>, StoreError>;
     /// A consistent read of a task.
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
-    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError>;
+    async fn task_history(
+        &self,
+        account: AccountId,
+        id: TaskId,
+    ) -> Result<Option<TaskHistory>, StoreError>;
     /// Newest first, `query.limit` at most, with a cursor for the next page.
-    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError>;
+    async fn list_tasks(
+        &self,
+        account: AccountId,
+        query: &TaskQuery,
+    ) -> Result<(Vec<Task>, Option<String>), StoreError>;
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
     /// Due-index entries of one shard due at or before `until`, oldest first.
-    async fn due(&self, shard: u32, until: Timestamp, limit: usize, cursor: Option<String>) -> Result<(Vec<DueEntry>, Option<String>), StoreError>;
-    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError>;
+    async fn due(
+        &self,
+        shard: u32,
+        until: Timestamp,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<DueEntry>, Option<String>), StoreError>;
+    async fn outbound(
+        &self,
+        account: AccountId,
+        task: TaskId,
+    ) -> Result<Vec<OutboundMessage>, StoreError>;
 
-    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError>;
+    async fn get_member(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+    ) -> Result<Option<(MemberFacts, SendLedger)>, StoreError>;
     /// Write member facts if the stored facts are at `facts.version - 1` (or absent for 1).
-    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError>;
+    async fn save_member_facts(
+        &self,
+        account: AccountId,
+        facts: &MemberFacts,
+    ) -> Result<(), StoreError>;
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
-    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError>;
-    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
+    async fn put_suppression(
+        &self,
+        account: AccountId,
+        email: &Email,
+        reason: &str,
+        at: Timestamp,
+    ) -> Result<(), StoreError>;
+    async fn delete_suppression(
+        &self,
+        account: AccountId,
+        email: &Email,
+    ) -> Result<bool, StoreError>;
 
     /// Record a webhook delivery; `false` if this id was recorded before (a duplicate).
-    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
+    async fn claim_webhook(
+        &self,
+        source: &str,
+        id: &str,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<bool, StoreError>;
     /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
 }
@@ -132,7 +207,11 @@ pub struct QueueError {
 #[async_trait]
 pub trait Queue: Send + Sync {
     /// Send bodies to `queue`, each delayed by its duration (at most 15 minutes).
-    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError>;
+    async fn send(
+        &self,
+        queue: QueueName,
+        messages: Vec<(String, SignedDuration)>,
+    ) -> Result<(), QueueError>;
 }
 
 /// What the mail provider said about a send.

@@ -118,8 +118,20 @@ impl TaskTypeDef {
     }
 }
 
-const fn outcome(code: &'static str, label: &'static str, kind: OutcomeKind, description: &'static str, revenue_multiplier: Option<f64>) -> GoalOutcome {
-    GoalOutcome { code, label, kind, description, revenue_multiplier }
+const fn outcome(
+    code: &'static str,
+    label: &'static str,
+    kind: OutcomeKind,
+    description: &'static str,
+    revenue_multiplier: Option<f64>,
+) -> GoalOutcome {
+    GoalOutcome {
+        code,
+        label,
+        kind,
+        description,
+        revenue_multiplier,
+    }
 }
 
 use OutcomeKind::{Negative, Neutral, Positive};
@@ -133,19 +145,66 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
     goal: Goal {
         summary: "Recover a failed payment without embarrassing the member",
         completion: CompletionType::Composite,
-        signals: &[GoalSignal { signal: "payment_succeeded", weight: 100, completes_goal: true, verification_window_days: 7 }],
-        judgment_criteria: Some("The member acknowledged the problem and said they will update their payment; the task still completes only when a payment succeeds."),
+        signals: &[GoalSignal {
+            signal: "payment_succeeded",
+            weight: 100,
+            completes_goal: true,
+            verification_window_days: 7,
+        }],
+        judgment_criteria: Some(
+            "The member acknowledged the problem and said they will update their payment; the task still completes only when a payment succeeds.",
+        ),
         outcomes: &[
-            outcome("recovered", "Payment Recovered", Positive, "A payment succeeded after outreach", Some(1.0)),
-            outcome("self_resolved", "Self-Resolved", Positive, "The payment succeeded before any outreach", None),
-            outcome("acknowledged", "Acknowledged", Neutral, "The member acknowledged it but the payment still fails", None),
-            outcome("unresponsive", "No Response", Neutral, "No reply and the payment still fails", None),
-            outcome("cancelled", "Member Cancelled", Negative, "The member cancelled instead of fixing the payment", None),
-            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+            outcome(
+                "recovered",
+                "Payment Recovered",
+                Positive,
+                "A payment succeeded after outreach",
+                Some(1.0),
+            ),
+            outcome(
+                "self_resolved",
+                "Self-Resolved",
+                Positive,
+                "The payment succeeded before any outreach",
+                None,
+            ),
+            outcome(
+                "acknowledged",
+                "Acknowledged",
+                Neutral,
+                "The member acknowledged it but the payment still fails",
+                None,
+            ),
+            outcome(
+                "unresponsive",
+                "No Response",
+                Neutral,
+                "No reply and the payment still fails",
+                None,
+            ),
+            outcome(
+                "cancelled",
+                "Member Cancelled",
+                Negative,
+                "The member cancelled instead of fixing the payment",
+                None,
+            ),
+            outcome(
+                "owner_handled",
+                "Owner Handled",
+                Positive,
+                "The owner took it over",
+                None,
+            ),
         ],
     },
     priority: Priority::Critical,
-    budget: BudgetDef { max_messages: 2, max_days: 7, max_turns: 4 },
+    budget: BudgetDef {
+        max_messages: 2,
+        max_days: 7,
+        max_turns: 4,
+    },
     cadence: cadence::URGENT,
     auto_threshold: 90,
     escalation_triggers: &[EscalationTrigger::Always],
@@ -163,27 +222,100 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
         summary: "Re-engage a member who has not visited recently",
         completion: CompletionType::Composite,
         signals: &[
-            GoalSignal { signal: "checkin", weight: 100, completes_goal: true, verification_window_days: 14 },
-            GoalSignal { signal: "reply_positive", weight: 60, completes_goal: false, verification_window_days: 14 },
+            GoalSignal {
+                signal: "checkin",
+                weight: 100,
+                completes_goal: true,
+                verification_window_days: 14,
+            },
+            GoalSignal {
+                signal: "reply_positive",
+                weight: 60,
+                completes_goal: false,
+                verification_window_days: 14,
+            },
         ],
-        judgment_criteria: Some("The member stated a specific intent to come back (a day, a class). Vague friendliness does not count."),
+        judgment_criteria: Some(
+            "The member stated a specific intent to come back (a day, a class). Vague friendliness does not count.",
+        ),
         outcomes: &[
-            outcome("retained", "Member Retained", Positive, "Checked in within 14 days of outreach", Some(1.0)),
-            outcome("verbal_commitment", "Verbal Commitment", Positive, "Said they would return; provisional until a check-in, downgraded after 14 days", Some(0.5)),
-            outcome("engaged_conversation", "Engaged Conversation", Neutral, "Replied warmly without committing", None),
-            outcome("self_resolved", "Self-Resolved", Positive, "Came back before outreach was sent", None),
-            outcome("unresponsive", "No Response", Neutral, "All touches used, no reply, no check-in", None),
-            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
-            outcome("churned", "Confirmed Churn", Negative, "Cancelled during or after outreach", None),
-            outcome("escalated_unresolved", "Escalated (Unresolved)", Neutral, "Escalated and never resolved", None),
-            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+            outcome(
+                "retained",
+                "Member Retained",
+                Positive,
+                "Checked in within 14 days of outreach",
+                Some(1.0),
+            ),
+            outcome(
+                "verbal_commitment",
+                "Verbal Commitment",
+                Positive,
+                "Said they would return; provisional until a check-in, downgraded after 14 days",
+                Some(0.5),
+            ),
+            outcome(
+                "engaged_conversation",
+                "Engaged Conversation",
+                Neutral,
+                "Replied warmly without committing",
+                None,
+            ),
+            outcome(
+                "self_resolved",
+                "Self-Resolved",
+                Positive,
+                "Came back before outreach was sent",
+                None,
+            ),
+            outcome(
+                "unresponsive",
+                "No Response",
+                Neutral,
+                "All touches used, no reply, no check-in",
+                None,
+            ),
+            outcome(
+                "opted_out",
+                "Opted Out",
+                Negative,
+                "Asked not to be contacted",
+                None,
+            ),
+            outcome(
+                "churned",
+                "Confirmed Churn",
+                Negative,
+                "Cancelled during or after outreach",
+                None,
+            ),
+            outcome(
+                "escalated_unresolved",
+                "Escalated (Unresolved)",
+                Neutral,
+                "Escalated and never resolved",
+                None,
+            ),
+            outcome(
+                "owner_handled",
+                "Owner Handled",
+                Positive,
+                "The owner took it over",
+                None,
+            ),
         ],
     },
     priority: Priority::High,
-    budget: BudgetDef { max_messages: 3, max_days: 14, max_turns: 6 },
+    budget: BudgetDef {
+        max_messages: 3,
+        max_days: 14,
+        max_turns: 6,
+    },
     cadence: cadence::STANDARD,
     auto_threshold: 75,
-    escalation_triggers: &[EscalationTrigger::MemberTenureOver1Year, EscalationTrigger::MonthlyValueOver200],
+    escalation_triggers: &[
+        EscalationTrigger::MemberTenureOver1Year,
+        EscalationTrigger::MonthlyValueOver200,
+    ],
     skill_file: "churn_risk.md",
     outcome_signals: &["checkin", "reply_positive"],
 };
@@ -198,15 +330,27 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
         summary: "Accomplish the specific goal the owner described",
         completion: CompletionType::Judgment,
         signals: &[],
-        judgment_criteria: Some("The owner's stated goal is achieved, or the member's answer settles the matter."),
+        judgment_criteria: Some(
+            "The owner's stated goal is achieved, or the member's answer settles the matter.",
+        ),
         outcomes: &[
             outcome("resolved", "Resolved", Positive, "Goal achieved", None),
             outcome("unresponsive", "No Response", Neutral, "No reply", None),
-            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+            outcome(
+                "owner_handled",
+                "Owner Handled",
+                Positive,
+                "The owner took it over",
+                None,
+            ),
         ],
     },
     priority: Priority::Medium,
-    budget: BudgetDef { max_messages: 3, max_days: 14, max_turns: 6 },
+    budget: BudgetDef {
+        max_messages: 3,
+        max_days: 14,
+        max_turns: 6,
+    },
     cadence: cadence::STANDARD,
     auto_threshold: 0,
     escalation_triggers: &[EscalationTrigger::Always],
@@ -234,7 +378,11 @@ mod tests {
     #[test]
     fn unknown_types_fall_back_to_ad_hoc() {
         assert_eq!(definition("fill_underbooked_class").key, "ad_hoc");
-        assert!(AD_HOC.escalation_triggers.contains(&EscalationTrigger::Always));
+        assert!(
+            AD_HOC
+                .escalation_triggers
+                .contains(&EscalationTrigger::Always)
+        );
     }
 
     #[test]
@@ -242,13 +390,32 @@ mod tests {
         let skills = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../skills");
         for def in REGISTRY {
             assert!(!def.goal.outcomes.is_empty(), "{} has no outcomes", def.key);
-            assert!(def.goal.outcomes.iter().any(|o| o.code == "owner_handled"), "{} cannot be resolved by the owner", def.key);
+            assert!(
+                def.goal.outcomes.iter().any(|o| o.code == "owner_handled"),
+                "{} cannot be resolved by the owner",
+                def.key
+            );
             assert!(def.budget.max_days > 0, "{} has no time budget", def.key);
-            assert!(def.cadence.intervals.len() >= def.budget.max_messages as usize || def.budget.max_messages <= 1, "{}: budget larger than its cadence", def.key);
+            assert!(
+                def.cadence.intervals.len() >= def.budget.max_messages as usize
+                    || def.budget.max_messages <= 1,
+                "{}: budget larger than its cadence",
+                def.key
+            );
             for signal in def.goal.signals {
-                assert!(def.outcome_signals.contains(&signal.signal), "{}: goal signal {} is not an outcome signal", def.key, signal.signal);
+                assert!(
+                    def.outcome_signals.contains(&signal.signal),
+                    "{}: goal signal {} is not an outcome signal",
+                    def.key,
+                    signal.signal
+                );
             }
-            assert!(skills.join(def.skill_file).is_file(), "{}: skills/{} is missing", def.key, def.skill_file);
+            assert!(
+                skills.join(def.skill_file).is_file(),
+                "{}: skills/{} is missing",
+                def.key,
+                def.skill_file
+            );
         }
         assert!(skills.join("_base.md").is_file());
     }

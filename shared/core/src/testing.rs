@@ -8,7 +8,8 @@ use crate::task::{Budget, Draft, MemberRef, Task, TaskStatus, TriggerType};
 use crate::task_type::Priority;
 
 pub fn at(s: &str) -> Timestamp {
-    s.parse().unwrap_or_else(|e| panic!("bad timestamp {s}: {e}"))
+    s.parse()
+        .unwrap_or_else(|e| panic!("bad timestamp {s}: {e}"))
 }
 
 pub fn sample_account(now: Timestamp) -> Account {
@@ -26,22 +27,49 @@ pub fn sample_account(now: Timestamp) -> Account {
 /// A payment-recovery task in `status`, created at 2026-11-02T14:00Z (09:00 in New York).
 pub fn sample_task(status: TaskStatus) -> Task {
     let now = at("2026-11-02T14:00:00Z");
-    sample_task_for(AccountId::generate(now), MemberId::parse("m_1").unwrap_or_else(|e| panic!("{e}")), status, now)
+    sample_task_for(
+        AccountId::generate(now),
+        MemberId::parse("m_1").unwrap_or_else(|e| panic!("{e}")),
+        status,
+        now,
+    )
 }
 
-pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus, now: Timestamp) -> Task {
+pub fn sample_task_for(
+    account: AccountId,
+    member: MemberId,
+    status: TaskStatus,
+    now: Timestamp,
+) -> Task {
     Task {
         id: TaskId::generate(now),
         account_id: account,
         task_type: "payment_recovery".into(),
         status,
         priority: Priority::Critical,
-        member: MemberRef { email: Email::parse(&format!("{}@example.com", member.as_str().replace(['_', ':'], "-"))).ok(), id: member, name: Some("Sarah Johnson".into()) },
+        member: MemberRef {
+            email: Email::parse(&format!(
+                "{}@example.com",
+                member.as_str().replace(['_', ':'], "-")
+            ))
+            .ok(),
+            id: member,
+            name: Some("Sarah Johnson".into()),
+        },
         goal: "Recover a failed payment".into(),
         confidence: 90,
-        draft: Some(Draft { subject: "Quick note about your membership".into(), body: "Hi Sarah, your last payment did not go through.".into() }),
+        draft: Some(Draft {
+            subject: "Quick note about your membership".into(),
+            body: "Hi Sarah, your last payment did not go through.".into(),
+        }),
         thread_subject: None,
-        budget: Budget { messages_used: 0, messages_max: 2, turns_used: 0, turns_max: 4, expires_at: now + SignedDuration::from_hours(24 * 7) },
+        budget: Budget {
+            messages_used: 0,
+            messages_max: 2,
+            turns_used: 0,
+            turns_max: 4,
+            expires_at: now + SignedDuration::from_hours(24 * 7),
+        },
         touch: 0,
         next_action_at: matches!(status, TaskStatus::Ready | TaskStatus::Waiting).then_some(now),
         attempts: 0,

@@ -23,7 +23,10 @@ pub struct Why {
 
 impl Why {
     pub fn new(reason: impl Into<String>) -> Self {
-        Self { reason: reason.into(), ..Self::default() }
+        Self {
+            reason: reason.into(),
+            ..Self::default()
+        }
     }
     pub fn detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
@@ -36,7 +39,12 @@ impl Why {
 }
 
 /// Move `task` to `to`, or refuse with [`EngineError::InvalidTransition`].
-pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<(Task, LogEntry), EngineError> {
+pub fn transition(
+    task: &Task,
+    to: TaskStatus,
+    now: Timestamp,
+    why: Why,
+) -> Result<(Task, LogEntry), EngineError> {
     let from = task.status;
     if !from.can_move_to(to) {
         return Err(EngineError::InvalidTransition { from, to });
@@ -61,7 +69,14 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
 
 /// The log entry for a task's creation.
 pub fn created(task: &Task, why: Why) -> LogEntry {
-    LogEntry { id: new_ulid(task.created_at), at: task.created_at, from_status: None, to_status: task.status, reason: why.reason, detail: why.detail }
+    LogEntry {
+        id: new_ulid(task.created_at),
+        at: task.created_at,
+        from_status: None,
+        to_status: task.status,
+        reason: why.reason,
+        detail: why.detail,
+    }
 }
 
 /// Log a decision that keeps the status (deferral, reschedule, draft edit), bumping the version.
@@ -72,7 +87,14 @@ pub fn record(task: &Task, now: Timestamp, why: Why) -> (Task, LogEntry) {
 fn bump(mut next: Task, from: TaskStatus, now: Timestamp, why: Why) -> (Task, LogEntry) {
     next.version += 1;
     next.updated_at = now;
-    let entry = LogEntry { id: new_ulid(now), at: now, from_status: Some(from), to_status: next.status, reason: why.reason, detail: why.detail };
+    let entry = LogEntry {
+        id: new_ulid(now),
+        at: now,
+        from_status: Some(from),
+        to_status: next.status,
+        reason: why.reason,
+        detail: why.detail,
+    };
     (next, entry)
 }
 
@@ -85,23 +107,44 @@ mod tests {
     fn a_valid_move_bumps_the_version_and_explains_itself() {
         let task = sample_task(TaskStatus::PendingReview);
         let now = task.created_at;
-        let (next, log) = transition(&task, TaskStatus::Ready, now, Why::new("owner_approved")).expect("valid");
+        let (next, log) =
+            transition(&task, TaskStatus::Ready, now, Why::new("owner_approved")).expect("valid");
         assert_eq!(next.version, task.version + 1);
-        assert_eq!((log.from_status, log.to_status, log.reason.as_str()), (Some(TaskStatus::PendingReview), TaskStatus::Ready, "owner_approved"));
+        assert_eq!(
+            (log.from_status, log.to_status, log.reason.as_str()),
+            (
+                Some(TaskStatus::PendingReview),
+                TaskStatus::Ready,
+                "owner_approved"
+            )
+        );
     }
 
     #[test]
     fn an_invalid_move_is_refused_and_changes_nothing() {
         let task = sample_task(TaskStatus::Completed);
-        let err = transition(&task, TaskStatus::Executing, task.created_at, Why::new("x")).unwrap_err();
-        assert!(matches!(err, EngineError::InvalidTransition { from: TaskStatus::Completed, to: TaskStatus::Executing }));
+        let err =
+            transition(&task, TaskStatus::Executing, task.created_at, Why::new("x")).unwrap_err();
+        assert!(matches!(
+            err,
+            EngineError::InvalidTransition {
+                from: TaskStatus::Completed,
+                to: TaskStatus::Executing
+            }
+        ));
     }
 
     #[test]
     fn closing_records_the_outcome_and_clears_the_schedule() {
         let mut task = sample_task(TaskStatus::Waiting);
         task.next_action_at = Some(task.created_at);
-        let (next, _) = transition(&task, TaskStatus::Cancelled, task.created_at, Why::new("budget_time_expired").outcome("unresponsive")).expect("valid");
+        let (next, _) = transition(
+            &task,
+            TaskStatus::Cancelled,
+            task.created_at,
+            Why::new("budget_time_expired").outcome("unresponsive"),
+        )
+        .expect("valid");
         assert_eq!(next.outcome.as_deref(), Some("unresponsive"));
         assert_eq!(next.next_action_at, None);
         assert_eq!(next.resolved_at, Some(task.created_at));

@@ -16,8 +16,12 @@ use openloop_core::task::Draft;
 pub fn from_env() -> Result<Arc<dyn Agent>, String> {
     match std::env::var("OPENLOOP_LLM").ok().as_deref().map(str::trim) {
         None | Some("") | Some("offline") => Ok(Arc::new(OfflineAgent)),
-        Some(other @ ("anthropic" | "openai")) => Err(format!("OPENLOOP_LLM={other} is not available in this version yet; unset it or use OPENLOOP_LLM=offline")),
-        Some(other) => Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai")),
+        Some(other @ ("anthropic" | "openai")) => Err(format!(
+            "OPENLOOP_LLM={other} is not available in this version yet; unset it or use OPENLOOP_LLM=offline"
+        )),
+        Some(other) => Err(format!(
+            "OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai"
+        )),
     }
 }
 
@@ -36,8 +40,17 @@ fn offline_draft(r: &DraftRequest) -> Draft {
         Some(name) => format!("Hi {name},"),
         None => "Hi there,".to_owned(),
     };
-    let sign_off = r.profile.sign_off.clone().or_else(|| r.profile.owner_first_name.clone()).unwrap_or_else(|| r.business_name.clone());
-    let gym = r.profile.display_name.clone().unwrap_or_else(|| r.business_name.clone());
+    let sign_off = r
+        .profile
+        .sign_off
+        .clone()
+        .or_else(|| r.profile.owner_first_name.clone())
+        .unwrap_or_else(|| r.business_name.clone());
+    let gym = r
+        .profile
+        .display_name
+        .clone()
+        .unwrap_or_else(|| r.business_name.clone());
     let (subject, body) = match (r.task_type.as_str(), r.touch) {
         ("payment_recovery", 0) => (
             "Quick note about your membership".to_owned(),
@@ -55,7 +68,10 @@ fn offline_draft(r: &DraftRequest) -> Draft {
         (_, 0) => (format!("A note from {gym}"), format!("{}\n\nReply here if you have any questions.", r.goal)),
         (_, _) => (String::new(), "Following up on my last message — reply here whenever suits you.".to_owned()),
     };
-    Draft { subject, body: format!("{greeting}\n\n{body}\n\n{sign_off}") }
+    Draft {
+        subject,
+        body: format!("{greeting}\n\n{body}\n\n{sign_off}"),
+    }
 }
 
 #[cfg(test)]
@@ -68,7 +84,11 @@ mod tests {
             task_type: task_type.into(),
             goal: "Confirm the new class times".into(),
             member_first_name: Some("Sarah".into()),
-            profile: Profile { display_name: Some("CrossFit Renegade".into()), owner_first_name: Some("Mike".into()), sign_off: Some("Coach Mike".into()) },
+            profile: Profile {
+                display_name: Some("CrossFit Renegade".into()),
+                owner_first_name: Some("Mike".into()),
+                sign_off: Some("Coach Mike".into()),
+            },
             business_name: "CrossFit Renegade".into(),
             touch,
             tone: "friendly_urgent".into(),
@@ -79,11 +99,17 @@ mod tests {
 
     #[tokio::test]
     async fn drafts_greet_the_member_and_sign_as_the_gym() {
-        let draft = OfflineAgent.draft(&request("payment_recovery", 0)).await.expect("draft");
+        let draft = OfflineAgent
+            .draft(&request("payment_recovery", 0))
+            .await
+            .expect("draft");
         assert!(draft.body.starts_with("Hi Sarah,"));
         assert!(draft.body.ends_with("Coach Mike"));
         assert!(!draft.subject.is_empty());
-        let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft");
+        let ad_hoc = OfflineAgent
+            .draft(&request("ad_hoc", 0))
+            .await
+            .expect("draft");
         assert!(ad_hoc.body.contains("Confirm the new class times"));
     }
 }

@@ -31,9 +31,20 @@ fn ids(value: &HeaderValue) -> Vec<String> {
 /// Parse one raw message.
 pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
     let message = MessageParser::default().parse(raw)?;
-    let first = |a: Option<&mail_parser::Address>| a.and_then(|a| a.first()).and_then(|a| a.address()).map(str::to_owned);
+    let first = |a: Option<&mail_parser::Address>| {
+        a.and_then(|a| a.first())
+            .and_then(|a| a.address())
+            .map(str::to_owned)
+    };
     Some(OutboxMail {
-        to: message.to().map(|a| a.iter().filter_map(|a| a.address().map(str::to_owned)).collect()).unwrap_or_default(),
+        to: message
+            .to()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|a| a.address().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
         from: first(message.from()),
         subject: message.subject().map(str::to_owned),
         text: message.body_text(0).map(|t| t.into_owned()),
@@ -41,9 +52,16 @@ pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
         in_reply_to: ids(message.in_reply_to()).into_iter().next(),
         references: ids(message.references()),
         reply_to: first(message.reply_to()),
-        list_unsubscribe: message.header_raw("List-Unsubscribe").map(|v| v.trim().to_owned()),
-        list_unsubscribe_post: message.header_raw("List-Unsubscribe-Post").map(|v| v.trim().to_owned()),
-        sent_at: message.date().and_then(|d| jiff::Timestamp::from_second(d.to_timestamp()).ok()).map(|t| t.to_string()),
+        list_unsubscribe: message
+            .header_raw("List-Unsubscribe")
+            .map(|v| v.trim().to_owned()),
+        list_unsubscribe_post: message
+            .header_raw("List-Unsubscribe-Post")
+            .map(|v| v.trim().to_owned()),
+        sent_at: message
+            .date()
+            .and_then(|d| jiff::Timestamp::from_second(d.to_timestamp()).ok())
+            .map(|t| t.to_string()),
         ses_message_id: ses_id,
     })
 }
@@ -51,13 +69,27 @@ pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
 /// Read the emulator's sent mail.
 pub async fn fetch(http: &reqwest::Client, endpoint: &str) -> Result<Vec<OutboxMail>, String> {
     let url = format!("{}/moto-api/data.json", endpoint.trim_end_matches('/'));
-    let data: serde_json::Value = http.get(&url).send().await.map_err(|e| format!("{url}: {e}"))?.json().await.map_err(|e| format!("{url}: {e}"))?;
-    let raw = data.pointer("/ses/RawMessage").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    let data: serde_json::Value = http
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?
+        .json()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
+    let raw = data
+        .pointer("/ses/RawMessage")
+        .and_then(|v| v.as_array())
+        .cloned()
+        .unwrap_or_default();
     Ok(raw
         .iter()
         .filter_map(|entry| {
             let bytes = entry.get("raw_data")?.as_str()?.as_bytes().to_vec();
-            parse(&bytes, entry.get("id").and_then(|v| v.as_str()).map(str::to_owned))
+            parse(
+                &bytes,
+                entry.get("id").and_then(|v| v.as_str()).map(str::to_owned),
+            )
         })
         .collect())
 }

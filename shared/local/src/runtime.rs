@@ -44,12 +44,19 @@ pub struct Options {
 impl Options {
     pub fn from_env() -> Result<Self, String> {
         let mut config = Config::from_env().map_err(|e| e.to_string())?;
-        config.endpoint.get_or_insert_with(|| "http://127.0.0.1:4566".into());
-        let http_addr = std::env::var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|_| "127.0.0.1:8787".into());
+        config
+            .endpoint
+            .get_or_insert_with(|| "http://127.0.0.1:4566".into());
+        let http_addr =
+            std::env::var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|_| "127.0.0.1:8787".into());
         Ok(Self {
-            http_addr: http_addr.parse().map_err(|e| format!("OPENLOOP_HTTP_ADDR {http_addr:?}: {e}"))?,
+            http_addr: http_addr
+                .parse()
+                .map_err(|e| format!("OPENLOOP_HTTP_ADDR {http_addr:?}: {e}"))?,
             prefix: std::env::var("OPENLOOP_PREFIX").unwrap_or_else(|_| "openloop".into()),
-            background: std::env::var("OPENLOOP_LOCAL_BACKGROUND").map(|v| v != "off" && v != "0").unwrap_or(true),
+            background: std::env::var("OPENLOOP_LOCAL_BACKGROUND")
+                .map(|v| v != "off" && v != "0")
+                .unwrap_or(true),
             config,
         })
     }
@@ -100,7 +107,12 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         config.public_url = format!("http://{addr}");
     }
     let clients = Clients::load(&config).await;
-    let sender_domain = config.from_email.as_str().split_once('@').map(|(_, d)| d.to_owned()).unwrap_or_default();
+    let sender_domain = config
+        .from_email
+        .as_str()
+        .split_once('@')
+        .map(|(_, d)| d.to_owned())
+        .unwrap_or_default();
     let provisioned = provision(&clients, &names, &sender_domain).await?;
     config.queue_urls = provisioned.queue_urls.clone();
 
@@ -117,10 +129,19 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         gate: RwLock::new(()),
     });
 
-    let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState { engine: engine.clone(), admin_token: config.admin_token.clone() }));
-    let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState { engine, inbound_token: config.inbound_token.clone() }));
+    let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState {
+        engine: engine.clone(),
+        admin_token: config.admin_token.clone(),
+    }));
+    let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState {
+        engine,
+        inbound_token: config.inbound_token.clone(),
+    }));
     let local_routes = Router::new()
-        .route("/health", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))
+        .route(
+            "/health",
+            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+        )
         .route("/_local/clock", get(get_clock).post(set_clock))
         .route("/_local/run", post(run))
         .route("/_local/outbox", get(get_outbox))
@@ -155,13 +176,20 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
             loop {
                 every_minute.tick().await;
                 let _shared = local.gate.read().await;
-                if let Err(e) = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await {
+                if let Err(e) = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await
+                {
                     tracing::warn!(error = %e, "scheduled tick failed");
                 }
             }
         }));
     }
-    Ok(Running { addr, admin_token: config.admin_token.expose_secret().to_owned(), inbound_token: config.inbound_token.expose_secret().to_owned(), server, background })
+    Ok(Running {
+        addr,
+        admin_token: config.admin_token.expose_secret().to_owned(),
+        inbound_token: config.inbound_token.expose_secret().to_owned(),
+        server,
+        background,
+    })
 }
 
 /// Counts of what one poll or run handled.
@@ -208,22 +236,45 @@ impl Local {
             record.body = message.body.clone();
             record.receipt_handle = message.receipt_handle.clone();
             record.event_source = Some("aws:sqs".into());
-            receipts.insert(message.message_id.unwrap_or_default(), message.receipt_handle.unwrap_or_default());
+            receipts.insert(
+                message.message_id.unwrap_or_default(),
+                message.receipt_handle.unwrap_or_default(),
+            );
             event.records.push(record);
         }
         let response = self.dispatch(queue, event).await;
-        let failed: Vec<String> = response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect();
+        let failed: Vec<String> = response
+            .batch_item_failures
+            .into_iter()
+            .map(|f| f.item_identifier)
+            .collect();
         let done: Vec<DeleteMessageBatchRequestEntry> = receipts
             .iter()
             .filter(|(id, _)| !failed.contains(id))
             .enumerate()
-            .filter_map(|(i, (_, receipt))| DeleteMessageBatchRequestEntry::builder().id(i.to_string()).receipt_handle(receipt).build().ok())
+            .filter_map(|(i, (_, receipt))| {
+                DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(receipt)
+                    .build()
+                    .ok()
+            })
             .collect();
         let processed = done.len();
         if !done.is_empty() {
-            self.clients.sqs.delete_message_batch().queue_url(url).set_entries(Some(done)).send().await.map_err(|e| format!("delete: {e:?}"))?;
+            self.clients
+                .sqs
+                .delete_message_batch()
+                .queue_url(url)
+                .set_entries(Some(done))
+                .send()
+                .await
+                .map_err(|e| format!("delete: {e:?}"))?;
         }
-        Ok(Handled { processed, retrying: failed.len() })
+        Ok(Handled {
+            processed,
+            retrying: failed.len(),
+        })
     }
 
     /// Drain every queue until a receive comes back empty. Messages a function asked to
@@ -263,7 +314,11 @@ async fn set_clock(State(local): State<Arc<Local>>, body: Bytes) -> Result<Respo
     let input: SetClock = json_body(&body)?;
     match local.clock.set(input.now) {
         Ok(now) => Ok(axum::Json(serde_json::json!({"now": now})).into_response()),
-        Err(current) => Err(local_error(StatusCode::CONFLICT, "clock_backwards", format!("the clock only moves forward; it is {current}"))),
+        Err(current) => Err(local_error(
+            StatusCode::CONFLICT,
+            "clock_backwards",
+            format!("the clock only moves forward; it is {current}"),
+        )),
     }
 }
 
@@ -273,7 +328,8 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let _exclusive = local.gate.write().await;
     let mut totals = BTreeMap::new();
     let mut ticks = Vec::new();
-    let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
+    let unavailable =
+        |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
     local.drain(&mut totals).await.map_err(unavailable)?;
     for _ in 0..20 {
         let report = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await?;
@@ -284,10 +340,21 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
         }
         local.drain(&mut totals).await.map_err(unavailable)?;
     }
-    Ok(axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "queues": totals})).into_response())
+    Ok(
+        axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "queues": totals}))
+            .into_response(),
+    )
 }
 
 async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
-    let mail = outbox::fetch(&local.http, &local.endpoint).await.map_err(|e| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", format!("the outbox is read from moto's /moto-api/data.json: {e}")))?;
+    let mail = outbox::fetch(&local.http, &local.endpoint)
+        .await
+        .map_err(|e| {
+            local_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "emulator_unavailable",
+                format!("the outbox is read from moto's /moto-api/data.json: {e}"),
+            )
+        })?;
     Ok(axum::Json(mail).into_response())
 }

@@ -44,21 +44,43 @@ pub struct SettingsPatch {
 
 impl SettingsPatch {
     fn apply(self, mut s: Settings) -> Settings {
-        if let Some(v) = self.execution_mode { s.execution_mode = v }
-        if let Some(v) = self.member_weekly_limit { s.member_weekly_limit = v }
-        if let Some(v) = self.daily_send_limit { s.daily_send_limit = v }
-        if let Some(v) = self.timezone { s.timezone = v }
-        if let Some(v) = self.send_window_start { s.send_window_start = v }
-        if let Some(v) = self.send_window_end { s.send_window_end = v }
-        if let Some(v) = self.onboarded_at { s.onboarded_at = Some(v) }
-        if let Some(v) = self.avg_membership_price { s.avg_membership_price = v }
-        if let Some(v) = self.profile { s.profile = v }
+        if let Some(v) = self.execution_mode {
+            s.execution_mode = v
+        }
+        if let Some(v) = self.member_weekly_limit {
+            s.member_weekly_limit = v
+        }
+        if let Some(v) = self.daily_send_limit {
+            s.daily_send_limit = v
+        }
+        if let Some(v) = self.timezone {
+            s.timezone = v
+        }
+        if let Some(v) = self.send_window_start {
+            s.send_window_start = v
+        }
+        if let Some(v) = self.send_window_end {
+            s.send_window_end = v
+        }
+        if let Some(v) = self.onboarded_at {
+            s.onboarded_at = Some(v)
+        }
+        if let Some(v) = self.avg_membership_price {
+            s.avg_membership_price = v
+        }
+        if let Some(v) = self.profile {
+            s.profile = v
+        }
         s
     }
 }
 
 impl Engine {
-    pub async fn create_account(&self, input: NewAccount, secrets: AccountSecrets) -> Result<Account, EngineError> {
+    pub async fn create_account(
+        &self,
+        input: NewAccount,
+        secrets: AccountSecrets,
+    ) -> Result<Account, EngineError> {
         let name = input.name.trim().to_owned();
         if name.is_empty() || name.len() > 200 {
             return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
@@ -71,17 +93,34 @@ impl Engine {
         settings.onboarded_at = input.onboarded_at;
         settings.profile = input.profile;
         settings.validate()?;
-        let account = Account { id: AccountId::generate(now), name, settings, webhook_secret: secrets.webhook_secret, paused: false, created_at: now, version: 1 };
-        self.store.create_account(&account, &secrets.api_token_hash).await?;
+        let account = Account {
+            id: AccountId::generate(now),
+            name,
+            settings,
+            webhook_secret: secrets.webhook_secret,
+            paused: false,
+            created_at: now,
+            version: 1,
+        };
+        self.store
+            .create_account(&account, &secrets.api_token_hash)
+            .await?;
         Ok(account)
     }
 
     pub async fn account(&self, id: AccountId) -> Result<Account, EngineError> {
-        self.store.get_account(id).await?.ok_or(EngineError::NotFound { what: "account" })
+        self.store
+            .get_account(id)
+            .await?
+            .ok_or(EngineError::NotFound { what: "account" })
     }
 
     /// Apply a settings patch; all of it or none of it.
-    pub async fn update_settings(&self, id: AccountId, patch: SettingsPatch) -> Result<Settings, EngineError> {
+    pub async fn update_settings(
+        &self,
+        id: AccountId,
+        patch: SettingsPatch,
+    ) -> Result<Settings, EngineError> {
         let mut account = self.account(id).await?;
         let settings = patch.apply(account.settings.clone());
         settings.validate()?;
@@ -93,7 +132,10 @@ impl Engine {
 
     /// The global emergency stop: every worker and the tick check it first.
     pub async fn set_global_pause(&self, paused: bool) -> Result<SystemConfig, EngineError> {
-        let config = SystemConfig { global_pause: paused, updated_at: Some(self.clock.now()) };
+        let config = SystemConfig {
+            global_pause: paused,
+            updated_at: Some(self.clock.now()),
+        };
         self.store.save_system_config(&config).await?;
         tracing::warn!(paused, "global pause changed");
         Ok(config)

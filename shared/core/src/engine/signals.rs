@@ -12,13 +12,18 @@ use crate::task::TriggerType;
 /// What a signal did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SignalOutcome {
-    Applied { task_created: Option<crate::ids::TaskId> },
+    Applied {
+        task_created: Option<crate::ids::TaskId>,
+    },
     Duplicate,
     UnknownAccount,
 }
 
 impl Engine {
-    pub async fn apply_signal(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
+    pub async fn apply_signal(
+        &self,
+        envelope: &SignalEnvelope,
+    ) -> Result<SignalOutcome, EngineError> {
         let Some(account) = self.store.get_account(envelope.account_id).await? else {
             tracing::warn!(account = %envelope.account_id, "signal for an unknown account dropped");
             return Ok(SignalOutcome::UnknownAccount);
@@ -28,7 +33,12 @@ impl Engine {
         // Project the facts under optimistic locking; a redelivered event changes nothing.
         let mut facts = None;
         for _ in 0..5 {
-            let mut current = self.store.get_member(account.id, &member_id).await?.map(|(f, _)| f).unwrap_or_else(|| MemberFacts::new(member_id.clone()));
+            let mut current = self
+                .store
+                .get_member(account.id, &member_id)
+                .await?
+                .map(|(f, _)| f)
+                .unwrap_or_else(|| MemberFacts::new(member_id.clone()));
             if !current.apply(&envelope.webhook_id, event, envelope.event.timestamp) {
                 facts = Some((current, false));
                 break;
@@ -43,23 +53,39 @@ impl Engine {
                 Err(e) => return Err(e.into()),
             }
         }
-        let Some((facts, fresh)) = facts else { return Err(EngineError::StaleVersion) };
+        let Some((facts, fresh)) = facts else {
+            return Err(EngineError::StaleVersion);
+        };
 
         // Triggers run even for a redelivered event: task creation is deduplicated by the
         // active guard, so a crash between projection and creation is repaired by the retry.
         let created = match event {
-            MemberEvent::PaymentFailed { amount, currency, reason, failed_at, .. } => {
+            MemberEvent::PaymentFailed {
+                amount,
+                currency,
+                reason,
+                failed_at,
+                ..
+            } => {
                 let now = self.clock.now();
-                let tenure_days = facts.joined_at.map(|j| now.duration_since(j).as_hours() / 24);
+                let tenure_days = facts
+                    .joined_at
+                    .map(|j| now.duration_since(j).as_hours() / 24);
                 let input = NewTask {
                     task_type: "payment_recovery".into(),
                     member_id,
-                    goal: format!("Recover the failed payment of {amount:.2} {currency} from {failed_at} without embarrassing the member"),
+                    goal: format!(
+                        "Recover the failed payment of {amount:.2} {currency} from {failed_at} without embarrassing the member"
+                    ),
                     confidence: Some(90),
                     draft: None,
                     trigger_type: TriggerType::Webhook,
                     trigger_event_id: Some(envelope.webhook_id.clone()),
-                    gate: GateContext { tenure_days, monthly_value: facts.monthly_value, cancellation_reason: None },
+                    gate: GateContext {
+                        tenure_days,
+                        monthly_value: facts.monthly_value,
+                        cancellation_reason: None,
+                    },
                     context: serde_json::json!({"amount": amount, "currency": currency, "reason": reason, "failed_at": failed_at}),
                 };
                 match self.create_task(&account, input).await? {
@@ -72,6 +98,8 @@ impl Engine {
         if !fresh && created.is_none() {
             return Ok(SignalOutcome::Duplicate);
         }
-        Ok(SignalOutcome::Applied { task_created: created })
+        Ok(SignalOutcome::Applied {
+            task_created: created,
+        })
     }
 }

@@ -37,12 +37,25 @@ impl Engine {
         'shards: for shard in 0..DUE_INDEX_SHARDS {
             let mut cursor = None;
             loop {
-                let (entries, next) = self.store.due(shard, until, TICK_MAX_ITEMS - total, cursor).await?;
+                let (entries, next) = self
+                    .store
+                    .due(shard, until, TICK_MAX_ITEMS - total, cursor)
+                    .await?;
                 for entry in entries {
-                    let Some(queue) = queue_for(entry.status, entry.touch) else { continue };
-                    let item = WorkItem { account_id: entry.account_id, task_id: entry.task_id, due_at: entry.due_at };
-                    let body = serde_json::to_string(&item).map_err(|e| EngineError::Dependency(e.to_string()))?;
-                    batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
+                    let Some(queue) = queue_for(entry.status, entry.touch) else {
+                        continue;
+                    };
+                    let item = WorkItem {
+                        account_id: entry.account_id,
+                        task_id: entry.task_id,
+                        due_at: entry.due_at,
+                    };
+                    let body = serde_json::to_string(&item)
+                        .map_err(|e| EngineError::Dependency(e.to_string()))?;
+                    batches
+                        .entry(queue)
+                        .or_default()
+                        .push((body, delay_until(now, entry.due_at)));
                     total += 1;
                 }
                 if total >= TICK_MAX_ITEMS {
@@ -57,7 +70,10 @@ impl Engine {
         }
         for (queue, messages) in batches {
             report.enqueued.insert(queue.as_str(), messages.len());
-            self.queue.send(queue, messages).await.map_err(|e| EngineError::Dependency(e.to_string()))?;
+            self.queue
+                .send(queue, messages)
+                .await
+                .map_err(|e| EngineError::Dependency(e.to_string()))?;
         }
         Ok(report)
     }
@@ -65,5 +81,6 @@ impl Engine {
 
 /// The SQS delay that wakes an item at `due` (0–900 s).
 fn delay_until(now: Timestamp, due: Timestamp) -> SignedDuration {
-    due.duration_since(now).clamp(SignedDuration::ZERO, SignedDuration::from_mins(15))
+    due.duration_since(now)
+        .clamp(SignedDuration::ZERO, SignedDuration::from_mins(15))
 }

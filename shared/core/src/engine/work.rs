@@ -17,7 +17,9 @@ use crate::limits::{self, EXECUTION_LEASE};
 use crate::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::member::SendLedger;
 use crate::ports::{DraftRequest, SendEffect, SendError, TaskCommit};
-use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus};
+use crate::task::{
+    ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus,
+};
 use crate::task_type;
 use crate::transition::{Why, transition};
 use crate::work::WorkItem;
@@ -25,9 +27,17 @@ use crate::work::WorkItem;
 /// What a step did, for logs and tests.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StepOutcome {
-    Sent { touch: u32 },
-    Deferred { until: Timestamp, reason: String },
-    Moved { to: TaskStatus, reason: String },
+    Sent {
+        touch: u32,
+    },
+    Deferred {
+        until: Timestamp,
+        reason: String,
+    },
+    Moved {
+        to: TaskStatus,
+        reason: String,
+    },
     /// Nothing to do (not due, already handled, paused…).
     Skipped(String),
 }
@@ -84,8 +94,18 @@ impl Engine {
         let account = self.account(task.account_id).await?;
         if account.paused {
             let until = now + SignedDuration::from_hours(1);
-            self.store.commit(&Self::reschedule(&task, until, now, Why::new("account_paused"))).await?;
-            return Ok(StepOutcome::Deferred { until, reason: "account_paused".into() });
+            self.store
+                .commit(&Self::reschedule(
+                    &task,
+                    until,
+                    now,
+                    Why::new("account_paused"),
+                ))
+                .await?;
+            return Ok(StepOutcome::Deferred {
+                until,
+                reason: "account_paused".into(),
+            });
         }
         let def = task_type::definition(&task.task_type);
 
@@ -96,75 +116,168 @@ impl Engine {
             return self.exhaust(task, now, "budget_messages_exhausted").await;
         }
         if task.budget.turns_max > 0 && task.budget.turns_used >= task.budget.turns_max {
-            return self.move_to(task, TaskStatus::Escalated, now, Why::new("too_many_turns_without_resolution")).await;
+            return self
+                .move_to(
+                    task,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new("too_many_turns_without_resolution"),
+                )
+                .await;
         }
         if !def.cadence.allows_touch(task.touch) {
             return self.exhaust(task, now, "all_followup_touches_used").await;
         }
         let Some(to) = task.member.email.clone() else {
-            return self.move_to(task, TaskStatus::Escalated, now, Why::new("missing_member_email").detail("the member has no e-mail address on file")).await;
+            return self
+                .move_to(
+                    task,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new("missing_member_email")
+                        .detail("the member has no e-mail address on file"),
+                )
+                .await;
         };
         if self.store.is_suppressed(account.id, &to).await? {
-            return self.move_to(task, TaskStatus::Cancelled, now, Why::new("member_suppressed").outcome("opted_out")).await;
+            return self
+                .move_to(
+                    task,
+                    TaskStatus::Cancelled,
+                    now,
+                    Why::new("member_suppressed").outcome("opted_out"),
+                )
+                .await;
         }
         if let Some((until, why)) = self.send_gate(&account, &task, now).await? {
             let reason = why.reason.clone();
-            self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
+            self.store
+                .commit(&Self::reschedule(&task, until, now, why))
+                .await?;
             return Ok(StepOutcome::Deferred { until, reason });
         }
 
         // Claim the step: from here on this worker owns the task until the lease ends.
         let first = task.touch == 0;
-        let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, Why::new(if first { "first_touch_due" } else { "follow_up_due" }).detail(format!("touch {}, tone {}", task.touch, def.cadence.tone(task.touch))))?;
+        let (mut claimed, claim_log) = transition(
+            &task,
+            TaskStatus::Executing,
+            now,
+            Why::new(if first {
+                "first_touch_due"
+            } else {
+                "follow_up_due"
+            })
+            .detail(format!(
+                "touch {}, tone {}",
+                task.touch,
+                def.cadence.tone(task.touch)
+            )),
+        )?;
         claimed.next_action_at = Some(now + EXECUTION_LEASE);
-        match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+        match self
+            .store
+            .commit(&TaskCommit::new(claimed.clone(), claim_log))
+            .await
+        {
             Ok(()) => {}
-            Err(StoreError::Conflict(Conflict::Version)) => return Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
+            Err(StoreError::Conflict(Conflict::Version)) => {
+                return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
+            }
             Err(e) => return Err(e.into()),
         }
         self.send_claimed(&account, claimed, to).await
     }
 
     /// Pure-ish gates that defer rather than refuse: send window, member weekly cap, daily cap.
-    async fn send_gate(&self, account: &Account, task: &Task, now: Timestamp) -> Result<Option<(Timestamp, Why)>, EngineError> {
+    async fn send_gate(
+        &self,
+        account: &Account,
+        task: &Task,
+        now: Timestamp,
+    ) -> Result<Option<(Timestamp, Why)>, EngineError> {
         let settings = &account.settings;
         if let Err(opens) = limits::send_window(settings, now) {
-            let why = Why::new("outside_send_window").detail(format!("window {}:00-{}:00 {}; next opening {opens}", settings.send_window_start, settings.send_window_end, settings.timezone));
+            let why = Why::new("outside_send_window").detail(format!(
+                "window {}:00-{}:00 {}; next opening {opens}",
+                settings.send_window_start, settings.send_window_end, settings.timezone
+            ));
             return Ok(Some((opens, why)));
         }
-        let ledger = self.store.get_member(account.id, &task.member.id).await?.map(|(_, l)| l).unwrap_or_default();
+        let ledger = self
+            .store
+            .get_member(account.id, &task.member.id)
+            .await?
+            .map(|(_, l)| l)
+            .unwrap_or_default();
         let recent = limits::sends_in_window(&ledger.sends, now);
         if recent >= settings.member_weekly_limit as usize {
-            let frees = ledger.sends.values().filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW).min().map(|oldest| *oldest + limits::MEMBER_WINDOW).unwrap_or(now + SignedDuration::from_hours(24));
-            let why = Why::new("member_weekly_limit").detail(format!("member received {recent} messages in 7 days (limit {}); next slot {frees}", settings.member_weekly_limit));
+            let frees = ledger
+                .sends
+                .values()
+                .filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW)
+                .min()
+                .map(|oldest| *oldest + limits::MEMBER_WINDOW)
+                .unwrap_or(now + SignedDuration::from_hours(24));
+            let why = Why::new("member_weekly_limit").detail(format!(
+                "member received {recent} messages in 7 days (limit {}); next slot {frees}",
+                settings.member_weekly_limit
+            ));
             return Ok(Some((frees.max(now + SignedDuration::from_mins(1)), why)));
         }
         let tz = settings.time_zone();
         let today = limits::local_date(now, &tz);
         let sent = self.store.daily_sends(account.id, today).await?;
         if sent >= settings.daily_send_limit {
-            let tomorrow = today.tomorrow().ok().and_then(|d| d.to_zoned(tz).ok()).map(|z| z.timestamp()).unwrap_or(now + SignedDuration::from_hours(24));
-            let why = Why::new("daily_send_limit").detail(format!("{sent} messages sent today (limit {})", settings.daily_send_limit));
+            let tomorrow = today
+                .tomorrow()
+                .ok()
+                .and_then(|d| d.to_zoned(tz).ok())
+                .map(|z| z.timestamp())
+                .unwrap_or(now + SignedDuration::from_hours(24));
+            let why = Why::new("daily_send_limit").detail(format!(
+                "{sent} messages sent today (limit {})",
+                settings.daily_send_limit
+            ));
             return Ok(Some((tomorrow, why)));
         }
         Ok(None)
     }
 
     /// Draft, reserve, send and record, for a task this worker has claimed.
-    async fn send_claimed(&self, account: &Account, claimed: Task, to: crate::ids::Email) -> Result<StepOutcome, EngineError> {
+    async fn send_claimed(
+        &self,
+        account: &Account,
+        claimed: Task,
+        to: crate::ids::Email,
+    ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
         let touch = claimed.touch;
         let draft = if touch == 0 {
             match claimed.draft.clone() {
                 Some(d) => d,
-                None => return self.move_to(claimed, TaskStatus::Escalated, now, Why::new("missing_draft").detail("no approved draft to send")).await,
+                None => {
+                    return self
+                        .move_to(
+                            claimed,
+                            TaskStatus::Escalated,
+                            now,
+                            Why::new("missing_draft").detail("no approved draft to send"),
+                        )
+                        .await;
+                }
             }
         } else {
             let request = DraftRequest {
                 task_type: claimed.task_type.clone(),
                 goal: claimed.goal.clone(),
-                member_first_name: claimed.member.name.as_deref().and_then(|n| n.split_whitespace().next()).map(str::to_owned),
+                member_first_name: claimed
+                    .member
+                    .name
+                    .as_deref()
+                    .and_then(|n| n.split_whitespace().next())
+                    .map(str::to_owned),
                 profile: account.settings.profile.clone(),
                 business_name: account.sender_name().to_owned(),
                 touch,
@@ -174,24 +287,44 @@ impl Engine {
             };
             match self.agent.draft(&request).await {
                 Ok(d) => d,
-                Err(e) => return self.retry_or_escalate(claimed, now, "draft_failed", &e.to_string(), None).await,
+                Err(e) => {
+                    return self
+                        .retry_or_escalate(claimed, now, "draft_failed", &e.to_string(), None)
+                        .await;
+                }
             }
         };
-        let subject = if touch == 0 { draft.subject.clone() } else { reply_subject(claimed.thread_subject.as_deref().unwrap_or(&draft.subject)) };
+        let subject = if touch == 0 {
+            draft.subject.clone()
+        } else {
+            reply_subject(claimed.thread_subject.as_deref().unwrap_or(&draft.subject))
+        };
         let previous = self.store.outbound(account.id, claimed.id).await?;
-        if let Some(existing) = previous.iter().find(|m| m.touch == touch && m.status != OutboundStatus::Failed) {
+        if let Some(existing) = previous
+            .iter()
+            .find(|m| m.touch == touch && m.status != OutboundStatus::Failed)
+        {
             // Someone reserved this touch already; its fate is theirs, never send it again.
             return self.escalate_unknown(claimed, existing.clone(), now).await;
         }
         let (in_reply_to, references) = thread_headers(&previous);
-        let from_domain = self.config.from_email.as_str().split_once('@').map(|(_, d)| d.to_owned()).unwrap_or_default();
+        let from_domain = self
+            .config
+            .from_email
+            .as_str()
+            .split_once('@')
+            .map(|(_, d)| d.to_owned())
+            .unwrap_or_default();
         let outbound = OutboundMessage {
             task_id: claimed.id,
             touch,
             status: OutboundStatus::Reserved,
             to: to.clone(),
             subject: subject.clone(),
-            message_id: format!("{}@{from_domain}", new_ulid(now).to_string().to_ascii_lowercase()),
+            message_id: format!(
+                "{}@{from_domain}",
+                new_ulid(now).to_string().to_ascii_lowercase()
+            ),
             provider_id: None,
             provider_message_id: None,
             reserved_at: now,
@@ -200,7 +333,10 @@ impl Engine {
         let ledger_key = format!("{}#{touch}", claimed.id);
 
         // Reserve: the guarantees are checked by the store in the same transaction.
-        let reserved = match self.reserve(account, &claimed, &outbound, &ledger_key, now).await? {
+        let reserved = match self
+            .reserve(account, &claimed, &outbound, &ledger_key, now)
+            .await?
+        {
             Ok(task) => task,
             Err((until, why)) => {
                 // Lost the race for the member's or the account's capacity: defer.
@@ -222,79 +358,175 @@ impl Engine {
             message_id: outbound.message_id.clone(),
             in_reply_to,
             references,
-            reply_to: format!("reply+{}@{}", self.config.signing_key.reply_token(&claimed.id), self.config.reply_domain),
-            unsubscribe_url: format!("{}/unsubscribe?token={}", self.config.public_url.trim_end_matches('/'), self.config.signing_key.unsubscribe_token(&account.id, &to)),
+            reply_to: format!(
+                "reply+{}@{}",
+                self.config.signing_key.reply_token(&claimed.id),
+                self.config.reply_domain
+            ),
+            unsubscribe_url: format!(
+                "{}/unsubscribe?token={}",
+                self.config.public_url.trim_end_matches('/'),
+                self.config.signing_key.unsubscribe_token(&account.id, &to)
+            ),
             date: now,
         };
         match self.mailer.send(&mail).await {
             Ok(delivered) => {
-                let sent = OutboundMessage { status: OutboundStatus::Sent, provider_id: Some(delivered.provider_id), provider_message_id: delivered.provider_message_id, sent_at: Some(now), ..outbound };
+                let sent = OutboundMessage {
+                    status: OutboundStatus::Sent,
+                    provider_id: Some(delivered.provider_id),
+                    provider_message_id: delivered.provider_message_id,
+                    sent_at: Some(now),
+                    ..outbound
+                };
                 self.record_sent(reserved, sent, draft, now).await
             }
             Err(SendError::Rejected(reason)) => {
-                let release = SendEffect::Release { outbound: OutboundMessage { status: OutboundStatus::Failed, ..outbound }, member_id: reserved.member.id.clone(), ledger_key, daily_date: limits::local_date(now, &account.settings.time_zone()) };
+                let release = SendEffect::Release {
+                    outbound: OutboundMessage {
+                        status: OutboundStatus::Failed,
+                        ..outbound
+                    },
+                    member_id: reserved.member.id.clone(),
+                    ledger_key,
+                    daily_date: limits::local_date(now, &account.settings.time_zone()),
+                };
                 let mut given_back = reserved;
                 given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
-                self.retry_or_escalate(given_back, now, "send_rejected", &reason, Some(release)).await
+                self.retry_or_escalate(given_back, now, "send_rejected", &reason, Some(release))
+                    .await
             }
             Err(SendError::Ambiguous(reason)) => {
                 tracing::error!(task = %reserved.id, touch, %reason, "send outcome unknown; escalating, never retrying blind");
-                let unknown = OutboundMessage { status: OutboundStatus::Unknown, ..outbound };
+                let unknown = OutboundMessage {
+                    status: OutboundStatus::Unknown,
+                    ..outbound
+                };
                 let (next, log) = transition(&reserved, TaskStatus::Escalated, now, Why::new("send_outcome_unknown").detail(format!("touch {touch}: {reason}. Check whether the member received it before retrying.")))?;
                 let mut commit = TaskCommit::new(next, log);
                 commit.send = Some(SendEffect::Record { outbound: unknown });
                 self.store.commit(&commit).await?;
-                Ok(StepOutcome::Moved { to: TaskStatus::Escalated, reason: "send_outcome_unknown".into() })
+                Ok(StepOutcome::Moved {
+                    to: TaskStatus::Escalated,
+                    reason: "send_outcome_unknown".into(),
+                })
             }
         }
     }
 
     /// Commit the reservation, re-reading the member ledger when another send raced it.
     /// `Ok(Err(..))` means the capacity is gone and the touch must wait.
-    async fn reserve(&self, account: &Account, claimed: &Task, outbound: &OutboundMessage, ledger_key: &str, now: Timestamp) -> Result<Result<Task, (Timestamp, Why)>, EngineError> {
+    async fn reserve(
+        &self,
+        account: &Account,
+        claimed: &Task,
+        outbound: &OutboundMessage,
+        ledger_key: &str,
+        now: Timestamp,
+    ) -> Result<Result<Task, (Timestamp, Why)>, EngineError> {
         let settings = &account.settings;
         let tz = settings.time_zone();
         for _ in 0..MAX_RACES {
-            let ledger = self.store.get_member(account.id, &claimed.member.id).await?.map(|(_, l)| l).unwrap_or_default();
-            if limits::sends_in_window(&ledger.sends, now) >= settings.member_weekly_limit as usize {
-                return Ok(Err((now + SignedDuration::from_hours(24), Why::new("member_weekly_limit").detail("reached while reserving"))));
+            let ledger = self
+                .store
+                .get_member(account.id, &claimed.member.id)
+                .await?
+                .map(|(_, l)| l)
+                .unwrap_or_default();
+            if limits::sends_in_window(&ledger.sends, now) >= settings.member_weekly_limit as usize
+            {
+                return Ok(Err((
+                    now + SignedDuration::from_hours(24),
+                    Why::new("member_weekly_limit").detail("reached while reserving"),
+                )));
             }
             let mut sends = limits::prune_ledger(&ledger.sends, now);
             sends.insert(ledger_key.to_owned(), now);
-            let new_ledger = SendLedger { sends, version: ledger.version + 1 };
-            let (mut next, log) = crate::transition::record(claimed, now, Why::new("send_reserved").detail(format!("touch {} to {}", outbound.touch, outbound.to)));
+            let new_ledger = SendLedger {
+                sends,
+                version: ledger.version + 1,
+            };
+            let (mut next, log) = crate::transition::record(
+                claimed,
+                now,
+                Why::new("send_reserved")
+                    .detail(format!("touch {} to {}", outbound.touch, outbound.to)),
+            );
             next.budget.messages_used += 1;
             let mut commit = TaskCommit::new(next.clone(), log);
-            commit.send = Some(SendEffect::Reserve { outbound: outbound.clone(), member_id: claimed.member.id.clone(), ledger: new_ledger, daily_date: limits::local_date(now, &tz), daily_limit: settings.daily_send_limit });
+            commit.send = Some(SendEffect::Reserve {
+                outbound: outbound.clone(),
+                member_id: claimed.member.id.clone(),
+                ledger: new_ledger,
+                daily_date: limits::local_date(now, &tz),
+                daily_limit: settings.daily_send_limit,
+            });
             match self.store.commit(&commit).await {
                 Ok(()) => return Ok(Ok(next)),
                 Err(StoreError::Conflict(Conflict::MemberLedger)) => continue,
                 Err(StoreError::Conflict(Conflict::DailyLimit)) => {
-                    let tomorrow = limits::local_date(now, &tz).tomorrow().ok().and_then(|d| d.to_zoned(tz.clone()).ok()).map(|z| z.timestamp()).unwrap_or(now + SignedDuration::from_hours(24));
-                    return Ok(Err((tomorrow, Why::new("daily_send_limit").detail("reached while reserving"))));
+                    let tomorrow = limits::local_date(now, &tz)
+                        .tomorrow()
+                        .ok()
+                        .and_then(|d| d.to_zoned(tz.clone()).ok())
+                        .map(|z| z.timestamp())
+                        .unwrap_or(now + SignedDuration::from_hours(24));
+                    return Ok(Err((
+                        tomorrow,
+                        Why::new("daily_send_limit").detail("reached while reserving"),
+                    )));
                 }
                 Err(StoreError::Conflict(Conflict::OutboundExists)) => {
-                    return Err(EngineError::Dependency(format!("touch {} of task {} was reserved by another worker", outbound.touch, claimed.id)));
+                    return Err(EngineError::Dependency(format!(
+                        "touch {} of task {} was reserved by another worker",
+                        outbound.touch, claimed.id
+                    )));
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(Err((now + SignedDuration::from_mins(1), Why::new("member_ledger_contended"))))
+        Ok(Err((
+            now + SignedDuration::from_mins(1),
+            Why::new("member_ledger_contended"),
+        )))
     }
 
     /// The mail left: `executing → waiting` with the next touch scheduled, the outbound
     /// record and the conversation updated. If the owner changed the task meanwhile, the
     /// record is still written on top of their change.
-    async fn record_sent(&self, reserved: Task, sent: OutboundMessage, draft: Draft, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    async fn record_sent(
+        &self,
+        reserved: Task,
+        sent: OutboundMessage,
+        draft: Draft,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let touch = sent.touch;
         let def = task_type::definition(&reserved.task_type);
-        let message = ConversationMessage { id: new_ulid(now), at: now, role: Role::Agent, content: draft.body.clone() };
+        let message = ConversationMessage {
+            id: new_ulid(now),
+            at: now,
+            role: Role::Agent,
+            content: draft.body.clone(),
+        };
         let mut current = reserved;
         for _ in 0..MAX_RACES {
             let (mut next, log) = if current.status == TaskStatus::Executing {
-                transition(&current, TaskStatus::Waiting, now, Why::new("message_sent").detail(format!("touch {touch} sent to {}", sent.to)))?
+                transition(
+                    &current,
+                    TaskStatus::Waiting,
+                    now,
+                    Why::new("message_sent").detail(format!("touch {touch} sent to {}", sent.to)),
+                )?
             } else {
-                crate::transition::record(&current, now, Why::new("message_sent").detail(format!("touch {touch} sent while the task became {}", current.status)))
+                crate::transition::record(
+                    &current,
+                    now,
+                    Why::new("message_sent").detail(format!(
+                        "touch {touch} sent while the task became {}",
+                        current.status
+                    )),
+                )
             };
             next.touch = touch + 1;
             next.attempts = 0;
@@ -302,15 +534,25 @@ impl Engine {
                 next.thread_subject = Some(sent.subject.clone());
             }
             if next.status == TaskStatus::Waiting {
-                next.next_action_at = Some(def.cadence.next_after_touch(touch, now, next.budget.expires_at));
+                next.next_action_at = Some(def.cadence.next_after_touch(
+                    touch,
+                    now,
+                    next.budget.expires_at,
+                ));
             }
             let mut commit = TaskCommit::new(next, log);
             commit.messages.push(message.clone());
-            commit.send = Some(SendEffect::Record { outbound: sent.clone() });
+            commit.send = Some(SendEffect::Record {
+                outbound: sent.clone(),
+            });
             match self.store.commit(&commit).await {
                 Ok(()) => return Ok(StepOutcome::Sent { touch }),
                 Err(StoreError::Conflict(Conflict::Version)) => {
-                    current = self.store.get_task(current.account_id, current.id).await?.ok_or(EngineError::NotFound { what: "task" })?;
+                    current = self
+                        .store
+                        .get_task(current.account_id, current.id)
+                        .await?
+                        .ok_or(EngineError::NotFound { what: "task" })?;
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -319,20 +561,52 @@ impl Engine {
     }
 
     /// A failed step: back off and retry (spec §7.11), or hand it to the owner.
-    async fn retry_or_escalate(&self, task: Task, now: Timestamp, reason: &str, error: &str, release: Option<SendEffect>) -> Result<StepOutcome, EngineError> {
+    async fn retry_or_escalate(
+        &self,
+        task: Task,
+        now: Timestamp,
+        reason: &str,
+        error: &str,
+        release: Option<SendEffect>,
+    ) -> Result<StepOutcome, EngineError> {
         let attempts = task.attempts + 1;
         let (outcome, commit) = match limits::retry_delay(attempts) {
             Some(delay) => {
                 let until = now + delay;
-                let (mut next, log) = transition(&task, TaskStatus::Waiting, now, Why::new(reason).detail(format!("attempt {attempts} failed: {error}; retrying at {until}")))?;
+                let (mut next, log) = transition(
+                    &task,
+                    TaskStatus::Waiting,
+                    now,
+                    Why::new(reason).detail(format!(
+                        "attempt {attempts} failed: {error}; retrying at {until}"
+                    )),
+                )?;
                 next.attempts = attempts;
                 next.next_action_at = Some(until);
-                (StepOutcome::Deferred { until, reason: reason.to_owned() }, TaskCommit::new(next, log))
+                (
+                    StepOutcome::Deferred {
+                        until,
+                        reason: reason.to_owned(),
+                    },
+                    TaskCommit::new(next, log),
+                )
             }
             None => {
-                let (mut next, log) = transition(&task, TaskStatus::Escalated, now, Why::new(format!("{reason}_after_retries")).detail(format!("{attempts} attempts failed; last error: {error}")))?;
+                let (mut next, log) = transition(
+                    &task,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new(format!("{reason}_after_retries"))
+                        .detail(format!("{attempts} attempts failed; last error: {error}")),
+                )?;
                 next.attempts = attempts;
-                (StepOutcome::Moved { to: TaskStatus::Escalated, reason: format!("{reason}_after_retries") }, TaskCommit::new(next, log))
+                (
+                    StepOutcome::Moved {
+                        to: TaskStatus::Escalated,
+                        reason: format!("{reason}_after_retries"),
+                    },
+                    TaskCommit::new(next, log),
+                )
             }
         };
         let mut commit = commit;
@@ -346,57 +620,137 @@ impl Engine {
     /// task back in `waiting`, due now, and let the next tick run it.
     async fn recover_stuck(&self, task: Task, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let outbound = self.store.outbound(task.account_id, task.id).await?;
-        if let Some(reserved) = outbound.into_iter().find(|m| m.touch == task.touch && matches!(m.status, OutboundStatus::Reserved | OutboundStatus::Sent)) {
+        if let Some(reserved) = outbound.into_iter().find(|m| {
+            m.touch == task.touch
+                && matches!(m.status, OutboundStatus::Reserved | OutboundStatus::Sent)
+        }) {
             return self.escalate_unknown(task, reserved, now).await;
         }
-        let (mut next, log) = transition(&task, TaskStatus::Waiting, now, Why::new("execution_lease_expired").detail("the worker holding this task stopped before sending; retrying"))?;
+        let (mut next, log) = transition(
+            &task,
+            TaskStatus::Waiting,
+            now,
+            Why::new("execution_lease_expired")
+                .detail("the worker holding this task stopped before sending; retrying"),
+        )?;
         next.next_action_at = Some(now);
         self.store.commit(&TaskCommit::new(next, log)).await?;
-        Ok(StepOutcome::Moved { to: TaskStatus::Waiting, reason: "execution_lease_expired".into() })
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Waiting,
+            reason: "execution_lease_expired".into(),
+        })
     }
 
-    async fn escalate_unknown(&self, task: Task, reserved: OutboundMessage, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    async fn escalate_unknown(
+        &self,
+        task: Task,
+        reserved: OutboundMessage,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let (next, log) = transition(&task, TaskStatus::Escalated, now, Why::new("send_outcome_unknown").detail(format!("touch {} was reserved at {} by a worker that did not finish; check whether the member received it", reserved.touch, reserved.reserved_at)))?;
         let mut commit = TaskCommit::new(next, log);
         if reserved.status == OutboundStatus::Reserved {
-            commit.send = Some(SendEffect::Record { outbound: OutboundMessage { status: OutboundStatus::Unknown, ..reserved } });
+            commit.send = Some(SendEffect::Record {
+                outbound: OutboundMessage {
+                    status: OutboundStatus::Unknown,
+                    ..reserved
+                },
+            });
         }
         self.store.commit(&commit).await?;
-        Ok(StepOutcome::Moved { to: TaskStatus::Escalated, reason: "send_outcome_unknown".into() })
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Escalated,
+            reason: "send_outcome_unknown".into(),
+        })
     }
 
     /// The touches (or the time) ran out: the cadence's exhaustion policy decides.
-    async fn exhaust(&self, task: Task, now: Timestamp, reason: &str) -> Result<StepOutcome, EngineError> {
+    async fn exhaust(
+        &self,
+        task: Task,
+        now: Timestamp,
+        reason: &str,
+    ) -> Result<StepOutcome, EngineError> {
         let cadence = task_type::definition(&task.task_type).cadence;
         match cadence.on_exhaustion {
-            OnExhaustion::Cancel => self.move_to(task, TaskStatus::Cancelled, now, Why::new(reason).outcome("unresponsive")).await,
-            OnExhaustion::Escalate => {
-                let detail = format!("{} message(s) sent, no resolution; the cadence asks the owner to decide", task.budget.messages_used);
-                self.move_to(task, TaskStatus::Escalated, now, Why::new(reason).detail(detail)).await
+            OnExhaustion::Cancel => {
+                self.move_to(
+                    task,
+                    TaskStatus::Cancelled,
+                    now,
+                    Why::new(reason).outcome("unresponsive"),
+                )
+                .await
             }
-            OnExhaustion::Dormant { check_days, max_days } => {
+            OnExhaustion::Escalate => {
+                let detail = format!(
+                    "{} message(s) sent, no resolution; the cadence asks the owner to decide",
+                    task.budget.messages_used
+                );
+                self.move_to(
+                    task,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new(reason).detail(detail),
+                )
+                .await
+            }
+            OnExhaustion::Dormant {
+                check_days,
+                max_days,
+            } => {
                 if task.status == TaskStatus::Ready {
                     // Never started: there is nothing to watch for.
-                    return self.move_to(task, TaskStatus::Cancelled, now, Why::new(reason).outcome("unresponsive")).await;
+                    return self
+                        .move_to(
+                            task,
+                            TaskStatus::Cancelled,
+                            now,
+                            Why::new(reason).outcome("unresponsive"),
+                        )
+                        .await;
                 }
-                let (mut next, log) = transition(&task, TaskStatus::Dormant, now, Why::new(reason).detail(format!("no more messages; watching for outcome signals for up to {max_days} days")))?;
+                let (mut next, log) = transition(
+                    &task,
+                    TaskStatus::Dormant,
+                    now,
+                    Why::new(reason).detail(format!(
+                        "no more messages; watching for outcome signals for up to {max_days} days"
+                    )),
+                )?;
                 next.dormant_at = Some(now);
-                next.dormant_expires_at = Some(now + SignedDuration::from_hours(24 * i64::from(max_days)));
-                next.next_action_at = Some(now + SignedDuration::from_hours(24 * i64::from(check_days)));
+                next.dormant_expires_at =
+                    Some(now + SignedDuration::from_hours(24 * i64::from(max_days)));
+                next.next_action_at =
+                    Some(now + SignedDuration::from_hours(24 * i64::from(check_days)));
                 self.store.commit(&TaskCommit::new(next, log)).await?;
-                Ok(StepOutcome::Moved { to: TaskStatus::Dormant, reason: reason.to_owned() })
+                Ok(StepOutcome::Moved {
+                    to: TaskStatus::Dormant,
+                    reason: reason.to_owned(),
+                })
             }
         }
     }
 
     /// Move to `to`, passing through `executing` when the table needs it (a ready task
     /// cannot escalate without having started).
-    pub(crate) async fn move_to(&self, task: Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
+    pub(crate) async fn move_to(
+        &self,
+        task: Task,
+        to: TaskStatus,
+        now: Timestamp,
+        why: Why,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = why.reason.clone();
         let mut logs = Vec::new();
         let mut current = task;
         if !current.status.can_move_to(to) && current.status.can_move_to(TaskStatus::Executing) {
-            let (started, log) = transition(&current, TaskStatus::Executing, now, Why::new(format!("{reason}_handling")))?;
+            let (started, log) = transition(
+                &current,
+                TaskStatus::Executing,
+                now,
+                Why::new(format!("{reason}_handling")),
+            )?;
             logs.push(log);
             current = started;
             // One commit: the store checks the version read, not the intermediate one.
@@ -404,7 +758,12 @@ impl Engine {
         }
         let (next, log) = transition(&current, to, now, why)?;
         logs.push(log);
-        let commit = TaskCommit { task: next.clone(), log: logs, messages: Vec::new(), send: None };
+        let commit = TaskCommit {
+            task: next.clone(),
+            log: logs,
+            messages: Vec::new(),
+            send: None,
+        };
         self.store.commit(&commit).await?;
         self.publish_closed(&next).await;
         Ok(StepOutcome::Moved { to, reason })
@@ -423,14 +782,42 @@ impl Engine {
             return Ok(StepOutcome::Skipped("not_due".into()));
         }
         if task.dormant_expires_at.is_some_and(|end| end <= now) {
-            return self.move_to(task, TaskStatus::Cancelled, now, Why::new("dormant_window_expired").outcome("unresponsive")).await;
+            return self
+                .move_to(
+                    task,
+                    TaskStatus::Cancelled,
+                    now,
+                    Why::new("dormant_window_expired").outcome("unresponsive"),
+                )
+                .await;
         }
-        let OnExhaustion::Dormant { check_days, .. } = task_type::definition(&task.task_type).cadence.on_exhaustion else {
-            return self.move_to(task, TaskStatus::Cancelled, now, Why::new("dormant_without_dormant_cadence").outcome("unresponsive")).await;
+        let OnExhaustion::Dormant { check_days, .. } =
+            task_type::definition(&task.task_type).cadence.on_exhaustion
+        else {
+            return self
+                .move_to(
+                    task,
+                    TaskStatus::Cancelled,
+                    now,
+                    Why::new("dormant_without_dormant_cadence").outcome("unresponsive"),
+                )
+                .await;
         };
         let next_check = now + SignedDuration::from_hours(24 * i64::from(check_days));
-        let until = task.dormant_expires_at.map_or(next_check, |end| end.min(next_check));
-        self.store.commit(&Self::reschedule(&task, until, now, Why::new("dormant_check_no_signal").detail(format!("next check {until}")))).await?;
-        Ok(StepOutcome::Deferred { until, reason: "dormant_check_no_signal".into() })
+        let until = task
+            .dormant_expires_at
+            .map_or(next_check, |end| end.min(next_check));
+        self.store
+            .commit(&Self::reschedule(
+                &task,
+                until,
+                now,
+                Why::new("dormant_check_no_signal").detail(format!("next check {until}")),
+            ))
+            .await?;
+        Ok(StepOutcome::Deferred {
+            until,
+            reason: "dormant_check_no_signal".into(),
+        })
     }
 }

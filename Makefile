@@ -1,0 +1,77 @@
+# Openloop. The README names two commands: `make run` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := run
+
+VENV          := .venv
+PY_TOOLS      := 'moto[server]==5.2.5' 'cfn-lint==1.58.0'
+EMULATOR      ?= moto
+RUN_PORT      ?= 4566
+TEST_PORT     ?= 4599
+export AWS_ENDPOINT_URL ?= http://127.0.0.1:$(RUN_PORT)
+export AWS_REGION       ?= us-east-1
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: run test lint bench build deploy demo emulator stop-emulator tools clean
+
+$(VENV)/.installed:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS)
+	touch $@
+
+tools: $(VENV)/.installed ## the Python tools: moto (emulator) and cfn-lint
+
+## run: the whole system on this machine, in the foreground; Ctrl-C stops what it started.
+run: tools
+	cargo build --workspace --bins
+ifeq ($(EMULATOR),localstack)
+	docker compose -f infra/localstack-compose.yaml up -d
+	./target/debug/openloop-local
+else
+	@infra/emulator.sh start $(RUN_PORT)
+	@trap 'infra/emulator.sh stop $(RUN_PORT)' EXIT INT TERM; ./target/debug/openloop-local
+endif
+
+## test: every test, with its own emulator on TEST_PORT (stopped afterwards), and the linters.
+test: tools
+	cargo build --workspace --all-targets
+	@infra/emulator.sh start $(TEST_PORT)
+	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
+	  curl -s -X POST http://127.0.0.1:$(TEST_PORT)/moto-api/reset >/dev/null; \
+	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) cargo test --workspace --all-targets
+	$(MAKE) --no-print-directory lint
+
+lint: tools
+	cargo fmt --all -- --check
+	$(VENV)/bin/cfn-lint infra/template.yaml
+
+## bench: DynamoDB requests per task step, and tick cost with 1,000 vs 20,000 stored tasks.
+bench: tools
+	cargo build --release -p openloop-tests --bin bench
+	@infra/emulator.sh start $(TEST_PORT)
+	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
+	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/release/bench
+
+## demo: plays a scripted month for a demo gym against the running stack (`make run` first).
+demo:
+	cargo run --quiet -p openloop-tests --bin demo
+
+## build: Lambda binaries with cargo-lambda (x86_64), into target/lambda/<fn>/bootstrap.
+build:
+	$(VENV)/bin/pip install --quiet cargo-lambda ziglang
+	$(VENV)/bin/cargo-lambda lambda build --release --workspace
+
+## deploy: build with SAM (cargo-lambda) and deploy infra/template.yaml (asks for parameters).
+deploy:
+	$(VENV)/bin/pip install --quiet aws-sam-cli cargo-lambda ziglang
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 sam build -t infra/template.yaml --beta-features
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 sam deploy --guided
+
+emulator: tools
+	@infra/emulator.sh start $(RUN_PORT)
+
+stop-emulator:
+	@infra/emulator.sh stop $(RUN_PORT)
+
+clean:
+	cargo clean
+	rm -rf $(VENV) .emulator

@@ -1,0 +1,159 @@
+//! Many concurrent `execute` invocations on the same due task — as duplicate SQS deliveries
+//! and overlapping ticks produce — send exactly one mail and leave a consistent version.
+
+use std::sync::Arc;
+
+use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use openloop_aws::config::engine;
+use openloop_aws::provision::{Names, provision};
+use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
+use openloop_core::gate::GateContext;
+use openloop_core::ids::MemberId;
+use openloop_core::member::MemberFacts;
+use openloop_core::task::{Draft, TaskStatus, TriggerType};
+use openloop_core::work::WorkItem;
+use openloop_local::clock::TestClock;
+use openloop_tests::{clients, test_config, unique_prefix};
+
+/// An engine on the emulator with its own names, its clock at 09:00 New York.
+pub async fn engine_on_emulator(name: &str, from_email: Option<&str>) -> (Engine, Arc<TestClock>) {
+    let mut config = test_config();
+    let names = Names::from_prefix(&unique_prefix(name));
+    config.table = names.table.clone();
+    config.event_bus = names.event_bus.clone();
+    if let Some(from) = from_email {
+        config.from_email =
+            openloop_core::ids::Email::parse(from).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let clients = clients(&config).await;
+    config.queue_urls = provision(&clients, &names, "mail.openloop.local")
+        .await
+        .unwrap_or_else(|e| panic!("provision: {e}"))
+        .queue_urls;
+    let clock = Arc::new(TestClock::new());
+    clock
+        .set(crate::morning(1))
+        .unwrap_or_else(|e| panic!("clock: {e}"));
+    (
+        engine(
+            &config,
+            &clients,
+            clock.clone(),
+            Arc::new(openloop_llm::OfflineAgent),
+        )
+        .0,
+        clock,
+    )
+}
+
+/// A gym and an approved task for a member with a unique address; returns (item, email).
+pub async fn approved_task(engine: &Engine) -> (WorkItem, String) {
+    let secrets = AccountSecrets {
+        api_token: "t".into(),
+        api_token_hash: unique_prefix("hash"),
+        webhook_secret: "whsec_dGVzdA==".into(),
+    };
+    let input: NewAccount = serde_json::from_value(
+        serde_json::json!({"name": "Race Gym", "timezone": "America/New_York"}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let account = engine
+        .create_account(input, secrets)
+        .await
+        .unwrap_or_else(|e| panic!("account: {e}"));
+    let member = MemberId::parse("m_race").unwrap_or_else(|e| panic!("{e}"));
+    let email = format!(
+        "race+{}@example.com",
+        account.id.to_string().to_ascii_lowercase()
+    );
+    let mut facts = MemberFacts::new(member.clone());
+    facts.email = Some(openloop_core::ids::Email::parse(&email).unwrap_or_else(|e| panic!("{e}")));
+    facts.first_name = Some("Riley".into());
+    facts.version = 1;
+    engine
+        .store
+        .save_member_facts(account.id, &facts)
+        .await
+        .unwrap_or_else(|e| panic!("facts: {e}"));
+    let created = engine
+        .create_task(
+            &account,
+            NewTask {
+                task_type: "churn_risk".into(),
+                member_id: member,
+                goal: "Re-engage Riley".into(),
+                confidence: Some(80),
+                draft: Some(Draft {
+                    subject: "Checking in".into(),
+                    body: "Hi Riley, we miss you!".into(),
+                }),
+                trigger_type: TriggerType::Manual,
+                trigger_event_id: None,
+                gate: GateContext::default(),
+                context: serde_json::Value::Null,
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("task: {e}"));
+    let task = created.task().clone();
+    let approved = engine
+        .approve(account.id, task.id, None)
+        .await
+        .unwrap_or_else(|e| panic!("approve: {e}"));
+    let item = WorkItem {
+        account_id: account.id,
+        task_id: task.id,
+        due_at: approved.next_action_at.unwrap_or(approved.created_at),
+    };
+    (item, email)
+}
+
+pub fn sqs_event(item: &WorkItem, copies: usize) -> SqsEvent {
+    let mut event = SqsEvent::default();
+    for i in 0..copies {
+        let mut record = SqsMessage::default();
+        record.message_id = Some(format!("copy-{i}"));
+        record.body = Some(serde_json::to_string(item).unwrap_or_default());
+        event.records.push(record);
+    }
+    event
+}
+
+pub async fn sent_to(email: &str) -> usize {
+    let http = reqwest::Client::new();
+    let mail = openloop_local::outbox::fetch(&http, &openloop_tests::endpoint())
+        .await
+        .unwrap_or_else(|e| panic!("outbox: {e}"));
+    mail.iter()
+        .filter(|m| m.to.iter().any(|t| t == email))
+        .count()
+}
+
+#[tokio::test]
+async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
+    let (engine, _) = engine_on_emulator("race", None).await;
+    let (item, email) = approved_task(&engine).await;
+
+    // 8 invocations at once, each with a batch holding the same item 4 times.
+    let runs = (0..8).map(|_| openloop_fn_execute::handle(&engine, sqs_event(&item, 4)));
+    let responses = futures::future::join_all(runs).await;
+    assert!(
+        responses.iter().all(|r| r.batch_item_failures.is_empty()),
+        "losing a race is not a failure: {responses:?}"
+    );
+
+    assert_eq!(sent_to(&email).await, 1, "exactly one mail");
+    let history = engine
+        .store
+        .task_history(item.account_id, item.task_id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("task"));
+    let task = &history.task;
+    assert_eq!(task.status, TaskStatus::Waiting);
+    assert_eq!((task.touch, task.budget.messages_used), (1, 1));
+    // Every version bump has exactly one log entry: create, approve, claim, reserve, sent.
+    assert_eq!(task.version, 5);
+    assert_eq!(history.log.len() as u64, task.version, "{:?}", history.log);
+    assert_eq!(history.outbound.len(), 1);
+}
