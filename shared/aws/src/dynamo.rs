@@ -13,7 +13,9 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
+};
 use jiff::Timestamp;
 use jiff::civil::Date;
 use serde::Serialize;
@@ -24,7 +26,9 @@ use openloop_core::error::{Conflict, StoreError};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
-use openloop_core::ports::{SendEffect, TaskCommit, TaskHistory, TaskQuery, TaskStore};
+use openloop_core::ports::{
+    SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around,
+};
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 use openloop_core::work::{DueEntry, due_at, due_shard, due_sort_key, due_time_key};
 
@@ -52,6 +56,45 @@ impl DynamoStore {
     /// DynamoDB requests made so far by this store (and its clones).
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Bulk-load tasks without conditions or log entries — for seeding benchmarks and
+    /// migrations, never for the engine's own writes.
+    pub async fn import_tasks(&self, tasks: &[Task]) -> Result<(), StoreError> {
+        use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+        for chunk in tasks.chunks(25) {
+            let mut requests = Vec::new();
+            for task in chunk {
+                requests.push(
+                    WriteRequest::builder()
+                        .put_request(
+                            PutRequest::builder()
+                                .set_item(Some(self.task_put(task)?))
+                                .build()
+                                .map_err(build_error)?,
+                        )
+                        .build(),
+                );
+            }
+            let mut pending = HashMap::from([(self.table.clone(), requests)]);
+            while !pending.is_empty() {
+                self.count();
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .set_request_items(Some(pending))
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                pending = out
+                    .unprocessed_items
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect();
+            }
+        }
+        Ok(())
     }
 
     fn count(&self) {
@@ -289,6 +332,31 @@ fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
         key,
         reason: e.to_string(),
     })
+}
+
+/// A member item holds the facts (under `facts`) and the send ledger (`ledger`, `ledger_version`).
+fn member_from_item(
+    item: &Item,
+    member: &MemberId,
+) -> Result<(MemberFacts, SendLedger), StoreError> {
+    let facts = match item.get("facts") {
+        Some(AttributeValue::M(m)) => from_item::<MemberFacts>(m.clone())?,
+        _ => MemberFacts::new(member.clone()),
+    };
+    let mut ledger = SendLedger::default();
+    if let Some(AttributeValue::M(m)) = item.get("ledger") {
+        for (k, v) in m {
+            if let Some(at) = v.as_s().ok().and_then(|t| t.parse::<Timestamp>().ok()) {
+                ledger.sends.insert(k.clone(), at);
+            }
+        }
+    }
+    ledger.version = item
+        .get("ledger_version")
+        .and_then(|v| v.as_n().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok((facts, ledger))
 }
 
 fn sk_of(item: &Item) -> &str {
@@ -815,27 +883,87 @@ impl TaskStore for DynamoStore {
         account: AccountId,
         member: &MemberId,
     ) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
-        let Some(item) = self.get(account_pk(account), &member_sk(member)).await? else {
-            return Ok(None);
+        let item = self.get(account_pk(account), &member_sk(member)).await?;
+        item.map(|item| member_from_item(&item, member)).transpose()
+    }
+
+    async fn send_snapshot(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+    ) -> Result<SendSnapshot, StoreError> {
+        let pk = account_pk(account);
+        let key = |pk: String, sk: String| {
+            HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))])
         };
-        let facts = match item.get("facts") {
-            Some(AttributeValue::M(m)) => from_item::<MemberFacts>(m.clone())?,
-            _ => MemberFacts::new(member.clone()),
+        let mut keys = vec![
+            key(SYSTEM_PK.into(), CONFIG_SK.into()),
+            key(pk.clone(), PROFILE_SK.into()),
+            key(pk.clone(), member_sk(member)),
+        ];
+        if let Some(email) = email {
+            keys.push(key(pk.clone(), suppress_sk(email)));
+        }
+        let dates = dates_around(around);
+        keys.extend(dates.iter().map(|d| key(pk.clone(), sends_sk(*d))));
+        let mut items = Vec::new();
+        let mut pending = Some(
+            KeysAndAttributes::builder()
+                .set_keys(Some(keys))
+                .consistent_read(true)
+                .build()
+                .map_err(build_error)?,
+        );
+        while let Some(request) = pending.take() {
+            self.count();
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            items.extend(
+                out.responses
+                    .and_then(|mut r| r.remove(&self.table))
+                    .unwrap_or_default(),
+            );
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .filter(|k| !k.keys().is_empty());
+        }
+        let mut snapshot = SendSnapshot {
+            daily: dates.iter().map(|d| (*d, 0)).collect(),
+            ..SendSnapshot::default()
         };
-        let mut ledger = SendLedger::default();
-        if let Some(AttributeValue::M(m)) = item.get("ledger") {
-            for (k, v) in m {
-                if let Some(at) = v.as_s().ok().and_then(|t| t.parse::<Timestamp>().ok()) {
-                    ledger.sends.insert(k.clone(), at);
+        for item in items {
+            let sk = sk_of(&item).to_owned();
+            if sk == CONFIG_SK {
+                snapshot.system = from_item(item)?;
+            } else if sk == PROFILE_SK {
+                snapshot.account = Some(from_item(item)?);
+            } else if sk.starts_with("MEMBER#") {
+                snapshot.ledger = member_from_item(&item, member)?.1;
+            } else if sk.starts_with("SUPPRESS#") {
+                snapshot.suppressed = true;
+            } else if let Some(date) = sk
+                .strip_prefix("SENDS#")
+                .and_then(|d| d.parse::<Date>().ok())
+            {
+                let sent = item
+                    .get("sent")
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(0);
+                if let Some(entry) = snapshot.daily.iter_mut().find(|(d, _)| *d == date) {
+                    entry.1 = u32::try_from(sent.max(0)).unwrap_or(0);
                 }
             }
         }
-        ledger.version = item
-            .get("ledger_version")
-            .and_then(|v| v.as_n().ok())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        Ok(Some((facts, ledger)))
+        Ok(snapshot)
     }
 
     async fn save_member_facts(

@@ -26,6 +26,7 @@ pub async fn run_all(store: &dyn TaskStore) {
     member_facts_are_versioned(store).await;
     suppressions_are_per_account(store).await;
     task_lists_are_scoped_filtered_and_paged(store).await;
+    snapshots_hold_everything_the_gates_read(store).await;
 }
 
 fn base() -> Timestamp {
@@ -673,4 +674,55 @@ mod tests {
     async fn the_memory_store_conforms() {
         super::run_all(&crate::memory::MemoryStore::new()).await;
     }
+}
+
+async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
+    let account = sample_account(base());
+    store
+        .create_account(&account, &format!("hash-{}", account.id))
+        .await
+        .expect("account");
+    let task = new_task(store, account.id, "m_snap", TaskStatus::Ready).await;
+    let email = task.member.email.clone().expect("email");
+    let date = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let empty = store
+        .send_snapshot(account.id, &task.member.id, Some(&email), date)
+        .await
+        .expect("snapshot");
+    assert_eq!(empty.account.as_ref().map(|a| a.id), Some(account.id));
+    assert!(
+        !empty.suppressed && empty.ledger == SendLedger::default() && empty.daily_sends(date) == 0
+    );
+
+    let (next, log) = record(&task, base(), Why::new("send_reserved"));
+    let mut commit = TaskCommit::new(next, log);
+    let ledger = SendLedger {
+        sends: [(format!("{}#0", task.id), base())].into_iter().collect(),
+        version: 1,
+    };
+    let yesterday = date.yesterday().expect("date");
+    commit.send = Some(SendEffect::Reserve {
+        outbound: outbound(&task, 0, OutboundStatus::Reserved),
+        member_id: task.member.id.clone(),
+        ledger: ledger.clone(),
+        daily_date: yesterday,
+        daily_limit: 5,
+    });
+    store.commit(&commit).await.expect("reserve");
+    store
+        .put_suppression(account.id, &email, "owner", base())
+        .await
+        .expect("suppress");
+    let full = store
+        .send_snapshot(account.id, &task.member.id, Some(&email), date)
+        .await
+        .expect("snapshot");
+    assert!(full.suppressed, "snapshot: suppression");
+    assert_eq!(full.ledger, ledger, "snapshot: the member's ledger");
+    assert_eq!(
+        (full.daily_sends(yesterday), full.daily_sends(date)),
+        (1, 0),
+        "snapshot: counters of the days around"
+    );
+    assert!(!full.system.global_pause);
 }

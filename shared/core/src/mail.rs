@@ -5,7 +5,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::ids::Email;
-use crate::task::OutboundMessage;
+use crate::task::ThreadMessage;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OutboundMail {
@@ -29,15 +29,12 @@ pub struct OutboundMail {
 /// Thread headers for the next message of a task (spec §24.2): `In-Reply-To` names our id of
 /// the newest message; `References` lists every earlier message under both ids — ours and the
 /// one the provider put on the delivered copy — since clients keep one or the other.
-pub fn thread_headers(previous: &[OutboundMessage]) -> (Option<String>, Vec<String>) {
-    let mut sent: Vec<&OutboundMessage> = previous.iter().filter(|m| m.sent_at.is_some()).collect();
-    sent.sort_by_key(|m| m.touch);
-    let references: Vec<String> = sent
+pub fn thread_headers(thread: &[ThreadMessage]) -> (Option<String>, Vec<String>) {
+    let references = thread
         .iter()
-        .flat_map(|m| m.thread_ids().map(str::to_owned))
+        .flat_map(|m| m.ids().map(str::to_owned))
         .collect();
-    let in_reply_to = sent.last().map(|m| m.message_id.clone());
-    (in_reply_to, references)
+    (thread.last().map(|m| m.message_id.clone()), references)
 }
 
 /// `Re: {subject}` once, however many times it is applied.

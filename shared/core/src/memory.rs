@@ -14,7 +14,9 @@ use crate::error::{Conflict, StoreError};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
-use crate::ports::{SendEffect, TaskCommit, TaskHistory, TaskQuery, TaskStore};
+use crate::ports::{
+    SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around,
+};
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
 use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
 
@@ -387,6 +389,30 @@ impl TaskStore for MemoryStore {
             .get(&(account, date))
             .copied()
             .unwrap_or(0))
+    }
+
+    async fn send_snapshot(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+    ) -> Result<SendSnapshot, StoreError> {
+        let s = self.lock();
+        Ok(SendSnapshot {
+            system: s.system.clone(),
+            account: s.accounts.get(&account).cloned(),
+            suppressed: email.is_some_and(|e| s.suppressed.contains(&(account, e.clone()))),
+            ledger: s
+                .ledgers
+                .get(&(account, member.clone()))
+                .cloned()
+                .unwrap_or_default(),
+            daily: dates_around(around)
+                .into_iter()
+                .map(|d| (d, s.daily.get(&(account, d)).copied().unwrap_or(0)))
+                .collect(),
+        })
     }
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {

@@ -29,6 +29,36 @@ impl Clock for SystemClock {
     }
 }
 
+/// What the send gates read before a step, fetched in one round trip.
+#[derive(Clone, Debug, Default)]
+pub struct SendSnapshot {
+    pub system: SystemConfig,
+    pub account: Option<Account>,
+    pub suppressed: bool,
+    pub ledger: SendLedger,
+    /// The account's daily send counters on the days around the date asked for (the
+    /// account's local date is one of them, whatever its time zone).
+    pub daily: Vec<(Date, u32)>,
+}
+
+impl SendSnapshot {
+    pub fn daily_sends(&self, date: Date) -> u32 {
+        self.daily
+            .iter()
+            .find(|(d, _)| *d == date)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The three dates whose counters a snapshot around `date` holds.
+pub fn dates_around(date: Date) -> [Date; 3] {
+    [
+        date.yesterday().unwrap_or(date),
+        date,
+        date.tomorrow().unwrap_or(date),
+    ]
+}
+
 /// A filter for the owner's task list.
 #[derive(Clone, Debug, Default)]
 pub struct TaskQuery {
@@ -169,6 +199,15 @@ pub trait TaskStore: Send + Sync {
         facts: &MemberFacts,
     ) -> Result<(), StoreError>;
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+    /// The global pause, the account, the member's suppression and send ledger, and the
+    /// daily counters around `around` (see [`dates_around`]) — consistently, in one read.
+    async fn send_snapshot(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+    ) -> Result<SendSnapshot, StoreError>;
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
     async fn put_suppression(

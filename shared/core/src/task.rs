@@ -143,6 +143,10 @@ pub struct Task {
     pub draft: Option<Draft>,
     /// The subject of the first message, kept so follow-ups thread as `Re: …`.
     pub thread_subject: Option<String>,
+    /// The Message-IDs of the messages sent so far, oldest first, for threading follow-ups
+    /// without reading the outbound records.
+    #[serde(default)]
+    pub thread: Vec<ThreadMessage>,
     pub budget: Budget,
     /// Messages sent so far; also the index of the next touch in the cadence.
     pub touch: u32,
@@ -170,6 +174,14 @@ impl Task {
     pub fn is_active(&self) -> bool {
         !self.status.is_terminal()
     }
+}
+
+/// One sent message of the thread: our Message-ID and the one the provider delivered it
+/// under (SES rewrites it), both without angle brackets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadMessage {
+    pub message_id: String,
+    pub provider_message_id: Option<String>,
 }
 
 /// One decision-log entry: why a task changed. Written in the same transaction as the change.
@@ -235,9 +247,9 @@ pub struct OutboundMessage {
     pub sent_at: Option<Timestamp>,
 }
 
-impl OutboundMessage {
+impl ThreadMessage {
     /// Every id a reply to this message may carry in `In-Reply-To`/`References`.
-    pub fn thread_ids(&self) -> impl Iterator<Item = &str> {
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.message_id.as_str()).chain(self.provider_message_id.as_deref())
     }
 }

@@ -63,6 +63,7 @@ pub fn sample_task_for(
             body: "Hi Sarah, your last payment did not go through.".into(),
         }),
         thread_subject: None,
+        thread: Vec::new(),
         budget: Budget {
             messages_used: 0,
             messages_max: 2,

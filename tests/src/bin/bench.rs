@@ -1,8 +1,228 @@
 //! `make bench`: what one task step costs in DynamoDB requests, and proof that the tick's
 //! reads grow with what is due, not with what is stored (1,000 vs 20,000 stored tasks).
-//! Counts requests, not seconds: the figures are the same on any machine.
+//! It counts requests, not seconds, so the figures are the same on any machine.
 
-fn main() {
-    eprintln!("the bench is not built yet");
-    std::process::exit(1);
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use openloop_aws::dynamo::DynamoStore;
+use openloop_aws::provision::{Names, provision};
+use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
+use openloop_core::gate::GateContext;
+use openloop_core::ids::{AccountId, Email, MemberId};
+use openloop_core::member::MemberFacts;
+use openloop_core::ports::Clock;
+use openloop_core::task::{Draft, TaskStatus, TriggerType};
+use openloop_core::testing::sample_task_for;
+use openloop_core::work::WorkItem;
+use openloop_local::clock::TestClock;
+use openloop_tests::{clients, test_config, unique_prefix};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let mut config = test_config();
+    let names = Names::from_prefix(&unique_prefix("bench"));
+    config.table = names.table.clone();
+    config.event_bus = names.event_bus.clone();
+    let clients = clients(&config).await;
+    config.queue_urls = provision(&clients, &names, "mail.openloop.local")
+        .await?
+        .queue_urls;
+    let clock = Arc::new(TestClock::new());
+    let morning = Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .tomorrow()?
+        .at(14, 0, 0, 0)
+        .to_zoned(jiff::tz::TimeZone::UTC)?
+        .timestamp();
+    clock.set(morning).map_err(|t| format!("clock at {t}"))?;
+    let (engine, store) = openloop_aws::config::engine(
+        &config,
+        &clients,
+        clock.clone(),
+        Arc::new(openloop_llm::OfflineAgent),
+    );
+
+    println!(
+        "DynamoDB requests per task step (one task, emulator: {})",
+        openloop_tests::endpoint()
+    );
+    println!("{:<44} {:>8}", "step", "requests");
+    let account = steps(&engine, &store, &clock).await?;
+
+    println!();
+    println!("tick cost against stored tasks (the same 10 due each time)");
+    println!(
+        "{:>14} {:>10} {:>10} {:>16}",
+        "stored tasks", "requests", "enqueued", "seeding requests"
+    );
+    let mut stored = 0usize;
+    for target in [1_000usize, 20_000] {
+        let before = store.requests();
+        seed(
+            &store,
+            account,
+            target - stored,
+            if stored == 0 { 10 } else { 0 },
+            clock.now(),
+        )
+        .await?;
+        let seeding = store.requests() - before;
+        stored = target;
+        let before = store.requests();
+        let report = engine.tick(SignedDuration::ZERO).await?;
+        let enqueued: usize = report.enqueued.values().sum();
+        println!(
+            "{:>14} {:>10} {:>10} {:>16}",
+            stored,
+            store.requests() - before,
+            enqueued,
+            seeding
+        );
+    }
+    Ok(())
+}
+
+async fn measure<T, F: std::future::Future<Output = T>>(
+    store: &DynamoStore,
+    name: &str,
+    f: F,
+) -> T {
+    let before = store.requests();
+    let out = f.await;
+    println!("{:<44} {:>8}", name, store.requests() - before);
+    out
+}
+
+/// One task's life: creation by a signal's trigger, approval, the tick, first touch, follow-up.
+async fn steps(
+    engine: &Engine,
+    store: &DynamoStore,
+    clock: &TestClock,
+) -> Result<AccountId, Error> {
+    let secrets = AccountSecrets {
+        api_token: "t".into(),
+        api_token_hash: unique_prefix("hash"),
+        webhook_secret: "whsec_dGVzdA==".into(),
+    };
+    let input: NewAccount = serde_json::from_value(
+        serde_json::json!({"name": "Bench Gym", "timezone": "America/New_York"}),
+    )?;
+    let account = engine.create_account(input, secrets).await?;
+    let member = MemberId::parse("m_bench")?;
+    let mut facts = MemberFacts::new(member.clone());
+    facts.email = Some(Email::parse("bench@example.com")?);
+    facts.first_name = Some("Bo".into());
+    facts.version = 1;
+    engine.store.save_member_facts(account.id, &facts).await?;
+    let new_task = NewTask {
+        task_type: "payment_recovery".into(),
+        member_id: member,
+        goal: "Recover a failed payment".into(),
+        confidence: Some(90),
+        draft: Some(Draft {
+            subject: "About your payment".into(),
+            body: "Hi Bo, your card was declined.".into(),
+        }),
+        trigger_type: TriggerType::Webhook,
+        trigger_event_id: None,
+        gate: GateContext::default(),
+        context: serde_json::Value::Null,
+    };
+    let created = measure(
+        store,
+        "create task (dedup read, member, transaction)",
+        engine.create_task(&account, new_task),
+    )
+    .await?;
+    let id = created.task().id;
+    measure(
+        store,
+        "owner approves",
+        engine.approve(account.id, id, None),
+    )
+    .await?;
+    let report = measure(
+        store,
+        "tick (pause flag + 16 due-index shards)",
+        engine.tick(SignedDuration::ZERO),
+    )
+    .await?;
+    assert_eq!(report.enqueued.values().sum::<usize>(), 1);
+    let item = WorkItem {
+        account_id: account.id,
+        task_id: id,
+        due_at: clock.now(),
+    };
+    let outcome = measure(
+        store,
+        "execute: first touch (gates, claim, reserve, send)",
+        engine.execute(&item),
+    )
+    .await?;
+    assert!(
+        matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }),
+        "{outcome:?}"
+    );
+    clock
+        .set(clock.now() + SignedDuration::from_hours(25))
+        .map_err(|t| format!("clock at {t}"))?;
+    let outcome = measure(
+        store,
+        "followup: second touch (threaded)",
+        engine.follow_up(&item),
+    )
+    .await?;
+    assert!(
+        matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }),
+        "{outcome:?}"
+    );
+    clock
+        .set(clock.now() + SignedDuration::from_hours(49))
+        .map_err(|t| format!("clock at {t}"))?;
+    measure(
+        store,
+        "followup: exhaustion → escalated",
+        engine.follow_up(&item),
+    )
+    .await?;
+    measure(
+        store,
+        "owner reads the task with log and messages",
+        engine.task(account.id, id),
+    )
+    .await?;
+    Ok(account.id)
+}
+
+/// `count` tasks: `due` of them due now, the rest waiting far in the future or in review.
+async fn seed(
+    store: &DynamoStore,
+    account: AccountId,
+    count: usize,
+    due: usize,
+    now: Timestamp,
+) -> Result<(), Error> {
+    let mut tasks = Vec::with_capacity(count);
+    for i in 0..count {
+        let member = MemberId::parse(&format!("m_seed_{}_{i}", now.as_millisecond()))?;
+        let due_now = i < due;
+        let status = if due_now || i % 3 == 0 {
+            TaskStatus::Waiting
+        } else {
+            TaskStatus::PendingReview
+        };
+        let mut task = sample_task_for(account, member, status, now);
+        task.next_action_at = match (status, due_now) {
+            (TaskStatus::Waiting, true) => Some(now - SignedDuration::from_mins(1)),
+            (TaskStatus::Waiting, false) => Some(now + SignedDuration::from_hours(24 * 30)),
+            _ => None,
+        };
+        tasks.push(task);
+    }
+    store.import_tasks(&tasks).await?;
+    Ok(())
 }

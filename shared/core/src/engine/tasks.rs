@@ -149,6 +149,7 @@ impl Engine {
             confidence,
             draft,
             thread_subject: None,
+            thread: Vec::new(),
             budget: Budget {
                 messages_used: 0,
                 messages_max: def.budget.max_messages,

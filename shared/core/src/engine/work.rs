@@ -12,13 +12,15 @@ use super::Engine;
 use crate::account::Account;
 use crate::cadence::OnExhaustion;
 use crate::error::{Conflict, EngineError, StoreError};
+use crate::ids::Email;
 use crate::ids::new_ulid;
 use crate::limits::{self, EXECUTION_LEASE};
 use crate::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::member::SendLedger;
-use crate::ports::{DraftRequest, SendEffect, SendError, TaskCommit};
+use crate::ports::{DraftRequest, SendEffect, SendError, SendSnapshot, TaskCommit};
 use crate::task::{
     ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus,
+    ThreadMessage,
 };
 use crate::task_type;
 use crate::transition::{Why, transition};
@@ -40,6 +42,75 @@ pub enum StepOutcome {
     },
     /// Nothing to do (not due, already handled, paused…).
     Skipped(String),
+}
+
+/// What a reservation attempt came to.
+enum Reservation {
+    Made(Task),
+    Defer(Timestamp, Why),
+    AlreadyReserved,
+}
+
+/// The gates that defer rather than refuse: send window, member weekly cap, daily cap.
+fn send_gate(
+    account: &Account,
+    snapshot: &SendSnapshot,
+    now: Timestamp,
+) -> Option<(Timestamp, Why)> {
+    let settings = &account.settings;
+    if let Err(opens) = limits::send_window(settings, now) {
+        let detail = format!(
+            "window {}:00-{}:00 {}; next opening {opens}",
+            settings.send_window_start, settings.send_window_end, settings.timezone
+        );
+        return Some((opens, Why::new("outside_send_window").detail(detail)));
+    }
+    let recent = limits::sends_in_window(&snapshot.ledger.sends, now);
+    if recent >= settings.member_weekly_limit as usize {
+        let frees = next_member_slot(&snapshot.ledger, now);
+        let detail = format!(
+            "member received {recent} messages in 7 days (limit {}); next slot {frees}",
+            settings.member_weekly_limit
+        );
+        return Some((frees, Why::new("member_weekly_limit").detail(detail)));
+    }
+    let tz = settings.time_zone();
+    let sent = snapshot.daily_sends(limits::local_date(now, &tz));
+    if sent >= settings.daily_send_limit {
+        let detail = format!(
+            "{sent} messages sent today (limit {})",
+            settings.daily_send_limit
+        );
+        return Some((
+            next_local_day(now, &tz),
+            Why::new("daily_send_limit").detail(detail),
+        ));
+    }
+    None
+}
+
+/// When the oldest send in the member's window drops out of it.
+fn next_member_slot(ledger: &SendLedger, now: Timestamp) -> Timestamp {
+    let oldest = ledger
+        .sends
+        .values()
+        .filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW)
+        .min();
+    oldest
+        .map_or(now + SignedDuration::from_hours(24), |at| {
+            *at + limits::MEMBER_WINDOW
+        })
+        .max(now + SignedDuration::from_mins(1))
+}
+
+/// Midnight starting the account's next local day.
+fn next_local_day(now: Timestamp, tz: &jiff::tz::TimeZone) -> Timestamp {
+    let today = limits::local_date(now, tz);
+    today
+        .tomorrow()
+        .ok()
+        .and_then(|d| d.to_zoned(tz.clone()).ok())
+        .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp())
 }
 
 /// Which worker is asking.
@@ -74,24 +145,41 @@ impl Engine {
     }
 
     async fn try_step(&self, item: &WorkItem, worker: Worker) -> Result<StepOutcome, EngineError> {
-        if self.store.system_config().await?.global_pause {
-            return Ok(StepOutcome::Skipped("global_pause".into()));
-        }
         let now = self.clock.now();
         let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
-        let Some(due) = task.next_action_at.filter(|due| *due <= now) else {
+        if task.next_action_at.is_none_or(|due| due > now) {
             return Ok(StepOutcome::Skipped("not_due".into()));
-        };
-        let _ = due;
+        }
         match (task.status, worker) {
-            (TaskStatus::Ready, Worker::Execute) | (TaskStatus::Waiting, Worker::Followup) => {}
-            // A lease ran out: the worker that held it died mid-step.
-            (TaskStatus::Executing, _) => return self.recover_stuck(task, now).await,
+            (TaskStatus::Ready, Worker::Execute)
+            | (TaskStatus::Waiting, Worker::Followup)
+            | (TaskStatus::Executing, _) => {}
             (status, _) => return Ok(StepOutcome::Skipped(format!("status_{status}"))),
         }
-        let account = self.account(task.account_id).await?;
+        // Everything the gates need, in one read: never trust the message that woke us.
+        let utc_date = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+        let snapshot = self
+            .store
+            .send_snapshot(
+                task.account_id,
+                &task.member.id,
+                task.member.email.as_ref(),
+                utc_date,
+            )
+            .await?;
+        if snapshot.system.global_pause {
+            return Ok(StepOutcome::Skipped("global_pause".into()));
+        }
+        if task.status == TaskStatus::Executing {
+            // A lease ran out: the worker that held it died mid-step.
+            return self.recover_stuck(task, now).await;
+        }
+        let account = snapshot
+            .account
+            .clone()
+            .ok_or(EngineError::NotFound { what: "account" })?;
         if account.paused {
             let until = now + SignedDuration::from_hours(1);
             self.store
@@ -129,17 +217,11 @@ impl Engine {
             return self.exhaust(task, now, "all_followup_touches_used").await;
         }
         let Some(to) = task.member.email.clone() else {
-            return self
-                .move_to(
-                    task,
-                    TaskStatus::Escalated,
-                    now,
-                    Why::new("missing_member_email")
-                        .detail("the member has no e-mail address on file"),
-                )
-                .await;
+            let why =
+                Why::new("missing_member_email").detail("the member has no e-mail address on file");
+            return self.move_to(task, TaskStatus::Escalated, now, why).await;
         };
-        if self.store.is_suppressed(account.id, &to).await? {
+        if snapshot.suppressed {
             return self
                 .move_to(
                     task,
@@ -149,7 +231,7 @@ impl Engine {
                 )
                 .await;
         }
-        if let Some((until, why)) = self.send_gate(&account, &task, now).await? {
+        if let Some((until, why)) = send_gate(&account, &snapshot, now) {
             let reason = why.reason.clone();
             self.store
                 .commit(&Self::reschedule(&task, until, now, why))
@@ -159,21 +241,17 @@ impl Engine {
 
         // Claim the step: from here on this worker owns the task until the lease ends.
         let first = task.touch == 0;
-        let (mut claimed, claim_log) = transition(
-            &task,
-            TaskStatus::Executing,
-            now,
-            Why::new(if first {
-                "first_touch_due"
-            } else {
-                "follow_up_due"
-            })
-            .detail(format!(
-                "touch {}, tone {}",
-                task.touch,
-                def.cadence.tone(task.touch)
-            )),
-        )?;
+        let why = Why::new(if first {
+            "first_touch_due"
+        } else {
+            "follow_up_due"
+        })
+        .detail(format!(
+            "touch {}, tone {}",
+            task.touch,
+            def.cadence.tone(task.touch)
+        ));
+        let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
         claimed.next_action_at = Some(now + EXECUTION_LEASE);
         match self
             .store
@@ -186,62 +264,8 @@ impl Engine {
             }
             Err(e) => return Err(e.into()),
         }
-        self.send_claimed(&account, claimed, to).await
-    }
-
-    /// Pure-ish gates that defer rather than refuse: send window, member weekly cap, daily cap.
-    async fn send_gate(
-        &self,
-        account: &Account,
-        task: &Task,
-        now: Timestamp,
-    ) -> Result<Option<(Timestamp, Why)>, EngineError> {
-        let settings = &account.settings;
-        if let Err(opens) = limits::send_window(settings, now) {
-            let why = Why::new("outside_send_window").detail(format!(
-                "window {}:00-{}:00 {}; next opening {opens}",
-                settings.send_window_start, settings.send_window_end, settings.timezone
-            ));
-            return Ok(Some((opens, why)));
-        }
-        let ledger = self
-            .store
-            .get_member(account.id, &task.member.id)
-            .await?
-            .map(|(_, l)| l)
-            .unwrap_or_default();
-        let recent = limits::sends_in_window(&ledger.sends, now);
-        if recent >= settings.member_weekly_limit as usize {
-            let frees = ledger
-                .sends
-                .values()
-                .filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW)
-                .min()
-                .map(|oldest| *oldest + limits::MEMBER_WINDOW)
-                .unwrap_or(now + SignedDuration::from_hours(24));
-            let why = Why::new("member_weekly_limit").detail(format!(
-                "member received {recent} messages in 7 days (limit {}); next slot {frees}",
-                settings.member_weekly_limit
-            ));
-            return Ok(Some((frees.max(now + SignedDuration::from_mins(1)), why)));
-        }
-        let tz = settings.time_zone();
-        let today = limits::local_date(now, &tz);
-        let sent = self.store.daily_sends(account.id, today).await?;
-        if sent >= settings.daily_send_limit {
-            let tomorrow = today
-                .tomorrow()
-                .ok()
-                .and_then(|d| d.to_zoned(tz).ok())
-                .map(|z| z.timestamp())
-                .unwrap_or(now + SignedDuration::from_hours(24));
-            let why = Why::new("daily_send_limit").detail(format!(
-                "{sent} messages sent today (limit {})",
-                settings.daily_send_limit
-            ));
-            return Ok(Some((tomorrow, why)));
-        }
-        Ok(None)
+        self.send_claimed(&account, claimed, to, snapshot.ledger)
+            .await
     }
 
     /// Draft, reserve, send and record, for a task this worker has claimed.
@@ -249,7 +273,8 @@ impl Engine {
         &self,
         account: &Account,
         claimed: Task,
-        to: crate::ids::Email,
+        to: Email,
+        ledger: SendLedger,
     ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
@@ -299,15 +324,7 @@ impl Engine {
         } else {
             reply_subject(claimed.thread_subject.as_deref().unwrap_or(&draft.subject))
         };
-        let previous = self.store.outbound(account.id, claimed.id).await?;
-        if let Some(existing) = previous
-            .iter()
-            .find(|m| m.touch == touch && m.status != OutboundStatus::Failed)
-        {
-            // Someone reserved this touch already; its fate is theirs, never send it again.
-            return self.escalate_unknown(claimed, existing.clone(), now).await;
-        }
-        let (in_reply_to, references) = thread_headers(&previous);
+        let (in_reply_to, references) = thread_headers(&claimed.thread);
         let from_domain = self
             .config
             .from_email
@@ -334,17 +351,28 @@ impl Engine {
 
         // Reserve: the guarantees are checked by the store in the same transaction.
         let reserved = match self
-            .reserve(account, &claimed, &outbound, &ledger_key, now)
+            .reserve(account, &claimed, &outbound, &ledger_key, ledger, now)
             .await?
         {
-            Ok(task) => task,
-            Err((until, why)) => {
+            Reservation::Made(task) => task,
+            Reservation::Defer(until, why) => {
                 // Lost the race for the member's or the account's capacity: defer.
                 let reason = why.reason.clone();
                 let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why)?;
                 next.next_action_at = Some(until);
                 self.store.commit(&TaskCommit::new(next, log)).await?;
                 return Ok(StepOutcome::Deferred { until, reason });
+            }
+            Reservation::AlreadyReserved => {
+                // Someone reserved this touch before: its fate is unknown, never send it again.
+                let existing = self
+                    .store
+                    .outbound(account.id, claimed.id)
+                    .await?
+                    .into_iter()
+                    .find(|m| m.touch == touch)
+                    .unwrap_or(outbound);
+                return self.escalate_unknown(claimed, existing, now).await;
             }
         };
 
@@ -382,6 +410,7 @@ impl Engine {
                 self.record_sent(reserved, sent, draft, now).await
             }
             Err(SendError::Rejected(reason)) => {
+                let daily_date = limits::local_date(now, &account.settings.time_zone());
                 let release = SendEffect::Release {
                     outbound: OutboundMessage {
                         status: OutboundStatus::Failed,
@@ -389,7 +418,7 @@ impl Engine {
                     },
                     member_id: reserved.member.id.clone(),
                     ledger_key,
-                    daily_date: limits::local_date(now, &account.settings.time_zone()),
+                    daily_date,
                 };
                 let mut given_back = reserved;
                 given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
@@ -402,7 +431,15 @@ impl Engine {
                     status: OutboundStatus::Unknown,
                     ..outbound
                 };
-                let (next, log) = transition(&reserved, TaskStatus::Escalated, now, Why::new("send_outcome_unknown").detail(format!("touch {touch}: {reason}. Check whether the member received it before retrying.")))?;
+                let detail = format!(
+                    "touch {touch}: {reason}. Check whether the member received it before retrying."
+                );
+                let (next, log) = transition(
+                    &reserved,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new("send_outcome_unknown").detail(detail),
+                )?;
                 let mut commit = TaskCommit::new(next, log);
                 commit.send = Some(SendEffect::Record { outbound: unknown });
                 self.store.commit(&commit).await?;
@@ -414,31 +451,26 @@ impl Engine {
         }
     }
 
-    /// Commit the reservation, re-reading the member ledger when another send raced it.
-    /// `Ok(Err(..))` means the capacity is gone and the touch must wait.
+    /// Commit the reservation; when another send to the member raced it, re-read the ledger
+    /// and decide again.
     async fn reserve(
         &self,
         account: &Account,
         claimed: &Task,
         outbound: &OutboundMessage,
         ledger_key: &str,
+        mut ledger: SendLedger,
         now: Timestamp,
-    ) -> Result<Result<Task, (Timestamp, Why)>, EngineError> {
+    ) -> Result<Reservation, EngineError> {
         let settings = &account.settings;
         let tz = settings.time_zone();
         for _ in 0..MAX_RACES {
-            let ledger = self
-                .store
-                .get_member(account.id, &claimed.member.id)
-                .await?
-                .map(|(_, l)| l)
-                .unwrap_or_default();
             if limits::sends_in_window(&ledger.sends, now) >= settings.member_weekly_limit as usize
             {
-                return Ok(Err((
-                    now + SignedDuration::from_hours(24),
+                return Ok(Reservation::Defer(
+                    next_member_slot(&ledger, now),
                     Why::new("member_weekly_limit").detail("reached while reserving"),
-                )));
+                ));
             }
             let mut sends = limits::prune_ledger(&ledger.sends, now);
             sends.insert(ledger_key.to_owned(), now);
@@ -454,41 +486,40 @@ impl Engine {
             );
             next.budget.messages_used += 1;
             let mut commit = TaskCommit::new(next.clone(), log);
+            let daily_date = limits::local_date(now, &tz);
             commit.send = Some(SendEffect::Reserve {
                 outbound: outbound.clone(),
                 member_id: claimed.member.id.clone(),
                 ledger: new_ledger,
-                daily_date: limits::local_date(now, &tz),
+                daily_date,
                 daily_limit: settings.daily_send_limit,
             });
             match self.store.commit(&commit).await {
-                Ok(()) => return Ok(Ok(next)),
-                Err(StoreError::Conflict(Conflict::MemberLedger)) => continue,
+                Ok(()) => return Ok(Reservation::Made(next)),
+                Err(StoreError::Conflict(Conflict::MemberLedger)) => {
+                    ledger = self
+                        .store
+                        .get_member(account.id, &claimed.member.id)
+                        .await?
+                        .map(|(_, l)| l)
+                        .unwrap_or_default();
+                }
                 Err(StoreError::Conflict(Conflict::DailyLimit)) => {
-                    let tomorrow = limits::local_date(now, &tz)
-                        .tomorrow()
-                        .ok()
-                        .and_then(|d| d.to_zoned(tz.clone()).ok())
-                        .map(|z| z.timestamp())
-                        .unwrap_or(now + SignedDuration::from_hours(24));
-                    return Ok(Err((
-                        tomorrow,
+                    return Ok(Reservation::Defer(
+                        next_local_day(now, &tz),
                         Why::new("daily_send_limit").detail("reached while reserving"),
-                    )));
+                    ));
                 }
                 Err(StoreError::Conflict(Conflict::OutboundExists)) => {
-                    return Err(EngineError::Dependency(format!(
-                        "touch {} of task {} was reserved by another worker",
-                        outbound.touch, claimed.id
-                    )));
+                    return Ok(Reservation::AlreadyReserved);
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(Err((
+        Ok(Reservation::Defer(
             now + SignedDuration::from_mins(1),
             Why::new("member_ledger_contended"),
-        )))
+        ))
     }
 
     /// The mail left: `executing → waiting` with the next touch scheduled, the outbound
@@ -532,6 +563,12 @@ impl Engine {
             next.attempts = 0;
             if touch == 0 {
                 next.thread_subject = Some(sent.subject.clone());
+            }
+            if !next.thread.iter().any(|m| m.message_id == sent.message_id) {
+                next.thread.push(ThreadMessage {
+                    message_id: sent.message_id.clone(),
+                    provider_message_id: sent.provider_message_id.clone(),
+                });
             }
             if next.status == TaskStatus::Waiting {
                 next.next_action_at = Some(def.cadence.next_after_touch(
