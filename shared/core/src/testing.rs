@@ -89,3 +89,117 @@ pub fn sample_task_for(
         version: 1,
     }
 }
+
+/// A clock tests move by hand.
+pub struct ManualClock(std::sync::Mutex<Timestamp>);
+
+impl ManualClock {
+    pub fn new(at: Timestamp) -> Self {
+        Self(std::sync::Mutex::new(at))
+    }
+    pub fn set(&self, at: Timestamp) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = at;
+    }
+    pub fn advance(&self, by: SignedDuration) {
+        let mut now = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *now = *now + by;
+    }
+}
+
+impl crate::ports::Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What a [`RecordingMailer`] does with the next sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailerMode {
+    Deliver,
+    Reject,
+    Ambiguous,
+}
+
+/// A mailer that keeps what it was asked to send (unit tests only; the emulator tests use SES).
+pub struct RecordingMailer {
+    pub sent: std::sync::Mutex<Vec<crate::mail::OutboundMail>>,
+    pub mode: std::sync::Mutex<MailerMode>,
+}
+
+impl Default for RecordingMailer {
+    fn default() -> Self {
+        Self {
+            sent: std::sync::Mutex::new(Vec::new()),
+            mode: std::sync::Mutex::new(MailerMode::Deliver),
+        }
+    }
+}
+
+impl RecordingMailer {
+    pub fn sent(&self) -> Vec<crate::mail::OutboundMail> {
+        self.sent.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    pub fn set_mode(&self, mode: MailerMode) {
+        *self.mode.lock().unwrap_or_else(|e| e.into_inner()) = mode;
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::ports::Mailer for RecordingMailer {
+    async fn send(
+        &self,
+        mail: &crate::mail::OutboundMail,
+    ) -> Result<crate::ports::Delivered, crate::ports::SendError> {
+        match *self.mode.lock().unwrap_or_else(|e| e.into_inner()) {
+            MailerMode::Reject => {
+                return Err(crate::ports::SendError::Rejected("MessageRejected".into()));
+            }
+            MailerMode::Ambiguous => {
+                return Err(crate::ports::SendError::Ambiguous("timeout".into()));
+            }
+            MailerMode::Deliver => {}
+        }
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        sent.push(mail.clone());
+        let id = format!("ses-{}", sent.len());
+        Ok(crate::ports::Delivered {
+            provider_message_id: Some(format!("{id}@us-east-1.amazonses.com")),
+            provider_id: id,
+        })
+    }
+}
+
+/// A queue that keeps what it was given.
+#[derive(Default)]
+pub struct RecordingQueue(pub std::sync::Mutex<Vec<(crate::work::QueueName, String)>>);
+
+#[async_trait::async_trait]
+impl crate::ports::Queue for RecordingQueue {
+    async fn send(
+        &self,
+        queue: crate::work::QueueName,
+        messages: Vec<(String, SignedDuration)>,
+    ) -> Result<(), crate::ports::QueueError> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(messages.into_iter().map(|(body, _)| (queue, body)));
+        Ok(())
+    }
+}
+
+/// An agent that writes a fixed follow-up.
+pub struct FixedAgent;
+
+#[async_trait::async_trait]
+impl crate::ports::Agent for FixedAgent {
+    async fn draft(
+        &self,
+        request: &crate::ports::DraftRequest,
+    ) -> Result<Draft, crate::ports::AgentError> {
+        Ok(Draft {
+            subject: format!("About {}", request.task_type),
+            body: format!("Touch {} ({})", request.touch, request.tone),
+        })
+    }
+}

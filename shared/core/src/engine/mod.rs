@@ -10,6 +10,9 @@ pub use signals::SignalOutcome;
 pub use tasks::Created;
 mod work;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 pub use accounts::{AccountSecrets, NewAccount, SettingsPatch};

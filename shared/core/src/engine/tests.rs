@@ -1,0 +1,526 @@
+//! The engine on the in-memory store, with a recording mailer and a hand-moved clock: the
+//! rules of a task's life, fast. (The same paths run against the emulator in `tests/`.)
+
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::{Engine, EngineConfig, NewTask, StepOutcome};
+use crate::account::ExecutionMode;
+use crate::event::{MemberEvent, SignalEnvelope, WebhookEvent};
+use crate::gate::GateContext;
+use crate::ids::{Email, MemberId};
+use crate::memory::MemoryStore;
+use crate::ports::{NullBus, TaskStore};
+use crate::task::{Draft, Task, TaskStatus, TriggerType};
+use crate::testing::{
+    FixedAgent, MailerMode, ManualClock, RecordingMailer, RecordingQueue, at, sample_account,
+};
+use crate::token::SigningKey;
+use crate::work::{QueueName, WorkItem};
+
+struct World {
+    engine: Engine,
+    store: Arc<MemoryStore>,
+    mailer: Arc<RecordingMailer>,
+    queue: Arc<RecordingQueue>,
+    clock: Arc<ManualClock>,
+    account: crate::account::Account,
+}
+
+/// Monday 2026-11-02, 09:00 in New York.
+fn day0() -> Timestamp {
+    at("2026-11-02T14:00:00Z")
+}
+
+fn days(n: i64) -> SignedDuration {
+    SignedDuration::from_hours(24 * n)
+}
+
+async fn world() -> World {
+    let store = Arc::new(MemoryStore::new());
+    let mailer = Arc::new(RecordingMailer::default());
+    let queue = Arc::new(RecordingQueue::default());
+    let clock = Arc::new(ManualClock::new(day0()));
+    let engine = Engine {
+        store: store.clone(),
+        queue: queue.clone(),
+        mailer: mailer.clone(),
+        agent: Arc::new(FixedAgent),
+        bus: Arc::new(NullBus),
+        clock: clock.clone(),
+        config: EngineConfig {
+            from_email: Email::parse("outreach@mail.example.com").expect("email"),
+            reply_domain: "replies.example.com".into(),
+            public_url: "https://app.example.com".into(),
+            signing_key: SigningKey::new(b"k".to_vec()),
+        },
+    };
+    let account = sample_account(day0());
+    store
+        .create_account(&account, "hash")
+        .await
+        .expect("account");
+    World {
+        engine,
+        store,
+        mailer,
+        queue,
+        clock,
+        account,
+    }
+}
+
+impl World {
+    async fn member(&self, id: &str) -> MemberId {
+        let member = MemberId::parse(id).expect("member");
+        if self
+            .store
+            .get_member(self.account.id, &member)
+            .await
+            .expect("member")
+            .is_some()
+        {
+            return member;
+        }
+        let mut facts = crate::member::MemberFacts::new(member.clone());
+        facts.email = Email::parse(&format!("{id}@example.com").replace('_', "-")).ok();
+        facts.first_name = Some("Sam".into());
+        facts.version = 1;
+        self.store
+            .save_member_facts(self.account.id, &facts)
+            .await
+            .expect("facts");
+        member
+    }
+
+    async fn approved(&self, task_type: &str, member: &str) -> Task {
+        let member = self.member(member).await;
+        let input = NewTask {
+            task_type: task_type.into(),
+            member_id: member,
+            goal: "Goal".into(),
+            confidence: Some(80),
+            draft: Some(Draft {
+                subject: "Hello".into(),
+                body: "First".into(),
+            }),
+            trigger_type: TriggerType::Manual,
+            trigger_event_id: None,
+            gate: GateContext::default(),
+            context: serde_json::Value::Null,
+        };
+        let task = self
+            .engine
+            .create_task(&self.account, input)
+            .await
+            .expect("create")
+            .task()
+            .clone();
+        self.engine
+            .approve(self.account.id, task.id, None)
+            .await
+            .expect("approve")
+    }
+
+    fn item(&self, task: &Task) -> WorkItem {
+        WorkItem {
+            account_id: self.account.id,
+            task_id: task.id,
+            due_at: day0(),
+        }
+    }
+
+    async fn task(&self, task: &Task) -> Task {
+        self.store
+            .get_task(self.account.id, task.id)
+            .await
+            .expect("get")
+            .expect("task")
+    }
+
+    /// What `/_local/run` does: tick and work until nothing more is due at the clock's now.
+    async fn run(&self) {
+        for _ in 0..5 {
+            self.engine.tick(SignedDuration::ZERO).await.expect("tick");
+            let items: Vec<(QueueName, String)> =
+                self.queue.0.lock().expect("queue").drain(..).collect();
+            if items.is_empty() {
+                return;
+            }
+            self.work(items).await;
+        }
+    }
+
+    async fn work(&self, items: Vec<(QueueName, String)>) {
+        for (queue, body) in items {
+            let item: WorkItem = serde_json::from_str(&body).expect("item");
+            match queue {
+                QueueName::Execute => self.engine.execute(&item).await.expect("execute"),
+                QueueName::Followup => self.engine.follow_up(&item).await.expect("followup"),
+                QueueName::Dormant => self.engine.dormant_check(&item).await.expect("dormant"),
+                QueueName::Signals => unreachable!("the tick never feeds signals"),
+            };
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_failed_payment_opens_one_reviewed_task_however_often_it_is_delivered() {
+    let w = world().await;
+    let member = w.member("m_pay").await;
+    let envelope = SignalEnvelope {
+        account_id: w.account.id,
+        webhook_id: "evt_1".into(),
+        received_at: day0(),
+        event: WebhookEvent {
+            timestamp: day0(),
+            event: MemberEvent::PaymentFailed {
+                member_id: member,
+                amount: 150.0,
+                currency: "USD".into(),
+                failed_at: day0(),
+                reason: None,
+            },
+        },
+    };
+    w.engine.apply_signal(&envelope).await.expect("signal");
+    w.engine.apply_signal(&envelope).await.expect("redelivered");
+    let again = SignalEnvelope {
+        webhook_id: "evt_2".into(),
+        ..envelope
+    };
+    w.engine.apply_signal(&again).await.expect("second failure");
+    let (tasks, _) = w
+        .store
+        .list_tasks(w.account.id, &Default::default())
+        .await
+        .expect("list");
+    assert_eq!(tasks.len(), 1);
+    assert_eq!(
+        (tasks[0].status, tasks[0].task_type.as_str()),
+        (TaskStatus::PendingReview, "payment_recovery")
+    );
+    assert!(tasks[0].draft.is_some());
+}
+
+#[tokio::test]
+async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() {
+    // §19.1 with churn_risk: day 0, day 3, day 8, and the 14-day budget ends it.
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_vac").await;
+    w.run().await;
+    for (day, expected) in [(3, 2), (8, 3)] {
+        w.clock
+            .set(day0() + days(day) + SignedDuration::from_mins(1));
+        w.run().await;
+        assert_eq!(w.mailer.sent().len(), expected, "day {day}");
+    }
+    let sent = w.mailer.sent();
+    assert_eq!(sent[1].subject, "Re: Hello");
+    assert_eq!(
+        sent[2].in_reply_to.as_deref(),
+        Some(sent[1].message_id.as_str())
+    );
+    assert_eq!(
+        sent[2].references.len(),
+        4,
+        "both ids of both earlier messages"
+    );
+    w.clock
+        .set(day0() + days(14) + SignedDuration::from_mins(1));
+    w.run().await;
+    let done = w.task(&task).await;
+    assert_eq!(
+        (
+            done.status,
+            done.outcome.as_deref(),
+            done.outcome_reason.as_deref()
+        ),
+        (
+            TaskStatus::Cancelled,
+            Some("unresponsive"),
+            Some("budget_time_expired")
+        )
+    );
+    assert_eq!(w.mailer.sent().len(), 3);
+    assert_eq!(
+        w.store
+            .active_task(w.account.id, &done.member.id, "churn_risk")
+            .await
+            .expect("guard"),
+        None,
+        "closing frees the member for a new task"
+    );
+}
+
+#[tokio::test]
+async fn outside_the_send_window_the_first_touch_waits_for_it() {
+    let w = world().await;
+    w.clock.set(at("2026-11-03T02:00:00Z")); // 21:00 in New York
+    let task = w.approved("churn_risk", "m_night").await;
+    w.run().await;
+    assert!(w.mailer.sent().is_empty());
+    let waiting = w.task(&task).await;
+    assert_eq!(
+        (waiting.status, waiting.next_action_at),
+        (TaskStatus::Ready, Some(at("2026-11-03T13:00:00Z")))
+    );
+    w.clock.set(at("2026-11-03T13:00:00Z"));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1);
+}
+
+#[tokio::test]
+async fn the_member_weekly_cap_holds_across_tasks() {
+    let w = world().await;
+    let patch = super::SettingsPatch {
+        member_weekly_limit: Some(1),
+        ..Default::default()
+    };
+    w.engine
+        .update_settings(w.account.id, patch)
+        .await
+        .expect("settings");
+    let first = w.approved("churn_risk", "m_cap").await;
+    let second = w.approved("ad_hoc", "m_cap").await;
+    w.run().await;
+    assert_eq!(
+        w.mailer.sent().len(),
+        1,
+        "one message a week for this member, whatever the tasks"
+    );
+    let held = if w.task(&first).await.touch == 1 {
+        second
+    } else {
+        first
+    };
+    let held = w.task(&held).await;
+    assert_eq!(held.touch, 0);
+    assert_eq!(
+        held.next_action_at,
+        Some(day0() + days(7)),
+        "deferred until the first send leaves the window"
+    );
+}
+
+#[tokio::test]
+async fn the_daily_cap_defers_the_rest_to_tomorrow() {
+    let w = world().await;
+    w.engine
+        .update_settings(
+            w.account.id,
+            super::SettingsPatch {
+                daily_send_limit: Some(2),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("settings");
+    for i in 0..3 {
+        w.approved("churn_risk", &format!("m_day_{i}")).await;
+    }
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2);
+    w.clock.set(at("2026-11-03T05:00:00Z")); // past midnight in New York, before the window
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2, "still outside the window");
+    w.clock.set(at("2026-11-03T14:00:00Z"));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 3);
+}
+
+#[tokio::test]
+async fn a_suppressed_member_is_never_sent_to() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_stop").await;
+    let email = task.member.email.clone().expect("email");
+    w.store
+        .put_suppression(w.account.id, &email, "unsubscribe_link", day0())
+        .await
+        .expect("suppress");
+    w.run().await;
+    assert!(w.mailer.sent().is_empty());
+    let done = w.task(&task).await;
+    assert_eq!(
+        (done.status, done.outcome.as_deref()),
+        (TaskStatus::Cancelled, Some("opted_out"))
+    );
+}
+
+#[tokio::test]
+async fn the_global_pause_stops_the_tick_and_the_workers() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_pause").await;
+    w.engine.set_global_pause(true).await.expect("pause");
+    w.run().await;
+    assert_eq!(
+        w.engine.execute(&w.item(&task)).await.expect("execute"),
+        StepOutcome::Skipped("global_pause".into())
+    );
+    assert!(w.mailer.sent().is_empty());
+    w.engine.set_global_pause(false).await.expect("resume");
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1);
+}
+
+#[tokio::test]
+async fn an_ambiguous_send_escalates_and_is_never_retried() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_amb").await;
+    w.mailer.set_mode(MailerMode::Ambiguous);
+    w.run().await;
+    let escalated = w.task(&task).await;
+    assert_eq!(
+        (escalated.status, escalated.outcome_reason.as_deref()),
+        (TaskStatus::Escalated, Some("send_outcome_unknown"))
+    );
+    assert_eq!(
+        escalated.budget.messages_used, 1,
+        "the possible send still counts"
+    );
+    w.mailer.set_mode(MailerMode::Deliver);
+    w.clock.advance(days(1));
+    w.run().await;
+    assert!(w.mailer.sent().is_empty());
+}
+
+#[tokio::test]
+async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_mail() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_dead").await;
+    // The worker claims and reserves, then dies before the provider answers.
+    w.mailer.set_mode(MailerMode::Ambiguous);
+    let claimed = {
+        let (mut claimed, log) = crate::transition::transition(
+            &task,
+            TaskStatus::Executing,
+            day0(),
+            crate::transition::Why::new("first_touch_due"),
+        )
+        .expect("claim");
+        claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
+        w.store
+            .commit(&crate::ports::TaskCommit::new(claimed.clone(), log))
+            .await
+            .expect("claim");
+        claimed
+    };
+    let member = claimed.member.id.clone();
+    let (reserved, log) = crate::transition::record(
+        &claimed,
+        day0(),
+        crate::transition::Why::new("send_reserved"),
+    );
+    let mut commit = crate::ports::TaskCommit::new(reserved, log);
+    let outbound = crate::task::OutboundMessage {
+        task_id: task.id,
+        touch: 0,
+        status: crate::task::OutboundStatus::Reserved,
+        to: task.member.email.clone().expect("email"),
+        subject: "Hello".into(),
+        message_id: "x@mail.example.com".into(),
+        provider_id: None,
+        provider_message_id: None,
+        reserved_at: day0(),
+        sent_at: None,
+    };
+    commit.send = Some(crate::ports::SendEffect::Reserve {
+        outbound,
+        member_id: member,
+        ledger: crate::member::SendLedger {
+            sends: Default::default(),
+            version: 1,
+        },
+        daily_date: crate::limits::local_date(day0(), &jiff::tz::TimeZone::UTC),
+        daily_limit: 15,
+    });
+    w.store.commit(&commit).await.expect("reserve");
+    w.mailer.set_mode(MailerMode::Deliver);
+
+    w.run().await;
+    assert!(
+        w.mailer.sent().is_empty(),
+        "within the lease nobody touches it"
+    );
+    w.clock.advance(SignedDuration::from_mins(6));
+    w.run().await;
+    assert!(w.mailer.sent().is_empty(), "never sent twice");
+    let escalated = w.task(&task).await;
+    assert_eq!(
+        (escalated.status, escalated.outcome_reason.as_deref()),
+        (TaskStatus::Escalated, Some("send_outcome_unknown"))
+    );
+}
+
+#[tokio::test]
+async fn a_worker_that_died_before_reserving_is_simply_retried() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_retry").await;
+    let (mut claimed, log) = crate::transition::transition(
+        &task,
+        TaskStatus::Executing,
+        day0(),
+        crate::transition::Why::new("first_touch_due"),
+    )
+    .expect("claim");
+    claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
+    w.store
+        .commit(&crate::ports::TaskCommit::new(claimed, log))
+        .await
+        .expect("claim");
+    w.clock.advance(SignedDuration::from_mins(6));
+    w.run().await;
+    assert_eq!(
+        w.mailer.sent().len(),
+        1,
+        "the lease ran out and the step ran again, once"
+    );
+    assert_eq!(w.task(&task).await.status, TaskStatus::Waiting);
+}
+
+#[tokio::test]
+async fn limited_auto_runs_confident_tasks_without_review() {
+    let w = world().await;
+    w.engine
+        .update_settings(
+            w.account.id,
+            super::SettingsPatch {
+                execution_mode: Some(ExecutionMode::LimitedAuto),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("settings");
+    let account = w.engine.account(w.account.id).await.expect("account");
+    let member = w.member("m_auto").await;
+    let input = NewTask {
+        task_type: "churn_risk".into(),
+        member_id: member,
+        goal: "Re-engage".into(),
+        confidence: Some(90),
+        draft: None,
+        trigger_type: TriggerType::CronAnalysis,
+        trigger_event_id: None,
+        gate: GateContext {
+            tenure_days: Some(100),
+            monthly_value: Some(120.0),
+            cancellation_reason: None,
+        },
+        context: serde_json::Value::Null,
+    };
+    let task = w
+        .engine
+        .create_task(&account, input)
+        .await
+        .expect("create")
+        .task()
+        .clone();
+    assert_eq!(task.status, TaskStatus::Ready);
+    w.run().await;
+    assert_eq!(
+        w.mailer.sent().len(),
+        1,
+        "sent with the agent's own first draft"
+    );
+}
