@@ -42,6 +42,7 @@ test: tools
 
 lint: tools
 	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
 
 ## bench: DynamoDB requests per task step, and tick cost with 1,000 vs 20,000 stored tasks.

@@ -668,14 +668,6 @@ async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
     ));
 }
 
-#[cfg(test)]
-mod tests {
-    #[tokio::test]
-    async fn the_memory_store_conforms() {
-        super::run_all(&crate::memory::MemoryStore::new()).await;
-    }
-}
-
 async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
     let account = sample_account(base());
     store
@@ -725,4 +717,12 @@ async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
         "snapshot: counters of the days around"
     );
     assert!(!full.system.global_pause);
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn the_memory_store_conforms() {
+        super::run_all(&crate::memory::MemoryStore::new()).await;
+    }
 }

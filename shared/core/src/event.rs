@@ -158,12 +158,14 @@ mod tests {
             matches!(parse_event(br#"{"type":"class.created","data":{}}"#), Ok(Parsed::UnknownType(t)) if t == "class.created")
         );
         assert_eq!(
-            parse_event(b"{not json").unwrap_err().code,
+            parse_event(b"{not json").expect_err("should fail").code,
             "malformed_json"
         );
-        assert_eq!(parse_event(br#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1"}}"#).unwrap_err().code, "invalid_event");
+        assert_eq!(parse_event(br#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1"}}"#).expect_err("should fail").code, "invalid_event");
         assert_eq!(
-            parse_event(br#"{"data":{}}"#).unwrap_err().code,
+            parse_event(br#"{"data":{}}"#)
+                .expect_err("should fail")
+                .code,
             "missing_type"
         );
     }

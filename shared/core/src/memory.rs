@@ -211,7 +211,7 @@ impl TaskStore for MemoryStore {
             .filter(|t| query.member_id.as_ref().is_none_or(|m| &t.member.id == m))
             .filter(|t| after.is_none_or(|a| t.id < a))
             .collect();
-        tasks.sort_by(|a, b| b.id.cmp(&a.id));
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.id));
         let limit = query.limit.max(1);
         let next = (tasks.len() > limit).then(|| tasks[limit - 1].id.to_string());
         Ok((tasks.into_iter().take(limit).cloned().collect(), next))
@@ -320,7 +320,7 @@ impl TaskStore for MemoryStore {
             .filter(|t| due_shard(&t.id, DUE_INDEX_SHARDS) == shard)
             .filter_map(|t| {
                 let at = due_at(t)?;
-                (at <= until).then(|| DueEntry {
+                (at <= until).then_some(DueEntry {
                     account_id: t.account_id,
                     task_id: t.id,
                     due_at: at,

@@ -102,7 +102,7 @@ impl ManualClock {
     }
     pub fn advance(&self, by: SignedDuration) {
         let mut now = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        *now = *now + by;
+        *now += by;
     }
 }
 

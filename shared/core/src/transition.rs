@@ -123,8 +123,8 @@ mod tests {
     #[test]
     fn an_invalid_move_is_refused_and_changes_nothing() {
         let task = sample_task(TaskStatus::Completed);
-        let err =
-            transition(&task, TaskStatus::Executing, task.created_at, Why::new("x")).unwrap_err();
+        let err = transition(&task, TaskStatus::Executing, task.created_at, Why::new("x"))
+            .expect_err("should fail");
         assert!(matches!(
             err,
             EngineError::InvalidTransition {

@@ -247,16 +247,16 @@ impl Engine {
         let task = self.current(account, id).await?;
         let now = self.clock.now();
         let mut why = Why::new("owner_approved");
-        if let Some(draft) = &edited {
-            if task.draft.as_ref() != Some(draft) {
-                let original = task
-                    .draft
-                    .as_ref()
-                    .map(|d| format!("subject: {}\n\n{}", d.subject, d.body))
-                    .unwrap_or_else(|| "(no draft)".into());
-                why = Why::new("owner_approved_with_edits")
-                    .detail(format!("original draft:\n{original}"));
-            }
+        if let Some(draft) = &edited
+            && task.draft.as_ref() != Some(draft)
+        {
+            let original = task
+                .draft
+                .as_ref()
+                .map(|d| format!("subject: {}\n\n{}", d.subject, d.body))
+                .unwrap_or_else(|| "(no draft)".into());
+            why = Why::new("owner_approved_with_edits")
+                .detail(format!("original draft:\n{original}"));
         }
         let (mut next, log) = transition(&task, TaskStatus::Ready, now, why)?;
         if let Some(draft) = edited {

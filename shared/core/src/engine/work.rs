@@ -46,7 +46,7 @@ pub enum StepOutcome {
 
 /// What a reservation attempt came to.
 enum Reservation {
-    Made(Task),
+    Made(Box<Task>),
     Defer(Timestamp, Why),
     AlreadyReserved,
 }
@@ -354,7 +354,7 @@ impl Engine {
             .reserve(account, &claimed, &outbound, &ledger_key, ledger, now)
             .await?
         {
-            Reservation::Made(task) => task,
+            Reservation::Made(task) => *task,
             Reservation::Defer(until, why) => {
                 // Lost the race for the member's or the account's capacity: defer.
                 let reason = why.reason.clone();
@@ -495,7 +495,7 @@ impl Engine {
                 daily_limit: settings.daily_send_limit,
             });
             match self.store.commit(&commit).await {
-                Ok(()) => return Ok(Reservation::Made(next)),
+                Ok(()) => return Ok(Reservation::Made(Box::new(next))),
                 Err(StoreError::Conflict(Conflict::MemberLedger)) => {
                     ledger = self
                         .store
