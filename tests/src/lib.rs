@@ -34,11 +34,17 @@ pub async fn clients(config: &Config) -> Clients {
     Clients::load(config).await
 }
 
-/// The local runtime, started for one test, and an HTTP client for it.
+/// The local runtime, started for one test, and a client for it.
 pub struct Stack {
     pub running: openloop_local::Running,
-    pub url: String,
-    pub http: reqwest::Client,
+    pub client: Client,
+}
+
+impl std::ops::Deref for Stack {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
+    }
 }
 
 impl Stack {
@@ -52,14 +58,23 @@ impl Stack {
         let running = openloop_local::start(options)
             .await
             .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));
-        let url = running.url();
-        Self {
-            running,
-            url,
+        let client = Client {
+            url: running.url(),
             http: reqwest::Client::new(),
-        }
+            admin_token: running.admin_token.clone(),
+        };
+        Self { running, client }
     }
+}
 
+/// CONTRACT.md over HTTP, against any running stack.
+pub struct Client {
+    pub url: String,
+    pub http: reqwest::Client,
+    pub admin_token: String,
+}
+
+impl Client {
     pub async fn call(
         &self,
         method: reqwest::Method,
@@ -97,8 +112,7 @@ impl Stack {
     pub async fn create_account(&self, execution_mode: &str) -> Account {
         let body = json!({"name": "CrossFit Renegade", "timezone": "America/New_York", "execution_mode": execution_mode,
             "onboarded_at": "2026-10-01T00:00:00Z", "profile": {"display_name": "CrossFit Renegade", "owner_first_name": "Mike", "sign_off": "Coach Mike"}});
-        let admin = self.running.admin_token.clone();
-        let (status, account) = self.post("/api/v1/accounts", &admin, body).await;
+        let (status, account) = self.post("/api/v1/accounts", &self.admin_token, body).await;
         assert_eq!(status, 201, "create account: {account}");
         Account {
             id: account["account_id"]
