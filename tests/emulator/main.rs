@@ -2,6 +2,7 @@
 //! isolated by its own table/queue names and accounts.
 
 mod concurrency;
+mod fixtures;
 mod payment_recovery;
 mod refusals;
 mod ses_failure;

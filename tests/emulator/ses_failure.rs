@@ -11,15 +11,11 @@ use crate::concurrency::{approved_task, engine_on_emulator, sent_to};
 
 #[tokio::test]
 async fn a_refused_send_is_retried_with_backoff_then_escalated() {
-    let (engine, clock) =
-        engine_on_emulator("sesfail", Some("outreach@unverified.example.net")).await;
+    let (engine, clock) = engine_on_emulator("sesfail", Some("outreach@unverified.example.net")).await;
     let (item, email) = approved_task(&engine).await;
     let tz = jiff::tz::TimeZone::get("America/New_York").unwrap_or_else(|e| panic!("{e}"));
 
-    let outcome = engine
-        .execute(&item)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let outcome = engine.execute(&item).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(
         matches!(&outcome, StepOutcome::Deferred { reason, .. } if reason == "send_rejected"),
         "{outcome:?}"
@@ -31,12 +27,7 @@ async fn a_refused_send_is_retried_with_backoff_then_escalated() {
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("task"));
     assert_eq!(
-        (
-            task.status,
-            task.attempts,
-            task.budget.messages_used,
-            task.touch
-        ),
+        (task.status, task.attempts, task.budget.messages_used, task.touch),
         (TaskStatus::Waiting, 1, 0, 0),
         "consistent and given back"
     );
@@ -61,12 +52,7 @@ async fn a_refused_send_is_retried_with_backoff_then_escalated() {
         clock
             .set(engine.clock.now() + SignedDuration::from_hours(2))
             .unwrap_or_else(|e| panic!("clock: {e}"));
-        outcomes.push(
-            engine
-                .follow_up(&item)
-                .await
-                .unwrap_or_else(|e| panic!("{e}")),
-        );
+        outcomes.push(engine.follow_up(&item).await.unwrap_or_else(|e| panic!("{e}")));
     }
     assert!(
         matches!(

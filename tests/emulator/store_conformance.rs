@@ -16,6 +16,5 @@ async fn the_dynamodb_store_conforms() {
     provision(&clients, &names, "mail.openloop.local")
         .await
         .unwrap_or_else(|e| panic!("provision again: {e}"));
-    openloop_core::conformance::run_all(&DynamoStore::new(clients.dynamodb.clone(), names.table))
-        .await;
+    openloop_core::conformance::run_all(&DynamoStore::new(clients.dynamodb.clone(), names.table)).await;
 }

@@ -12,15 +12,13 @@ use openloop_aws::config::{Clients, Config};
 
 /// The emulator the tests use; `make test` starts one and sets this.
 pub fn endpoint() -> String {
-    std::env::var("AWS_ENDPOINT_URL").unwrap_or_else(|_| panic!("AWS_ENDPOINT_URL is not set: run the emulator tests through `make test`, which starts moto"))
+    std::env::var("AWS_ENDPOINT_URL")
+        .unwrap_or_else(|_| panic!("AWS_ENDPOINT_URL is not set: run the emulator tests through `make test`, which starts moto"))
 }
 
 /// A unique, emulator-friendly name prefix.
 pub fn unique_prefix(what: &str) -> String {
-    format!(
-        "t{}-{what}",
-        ulid::Ulid::new().to_string().to_ascii_lowercase()
-    )
+    format!("t{}-{what}", ulid::Ulid::new().to_string().to_ascii_lowercase())
 }
 
 /// Configuration for a test: the environment's, pointed at the emulator.
@@ -75,13 +73,7 @@ pub struct Client {
 }
 
 impl Client {
-    pub async fn call(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        token: Option<&str>,
-        body: Option<Value>,
-    ) -> (u16, Value) {
+    pub async fn call(&self, method: reqwest::Method, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
         let mut req = self.http.request(method, format!("{}{path}", self.url));
         if let Some(token) = token {
             req = req.bearer_auth(token);
@@ -92,20 +84,15 @@ impl Client {
         let response = req.send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 
     pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
-        self.call(reqwest::Method::GET, path, Some(token), None)
-            .await
+        self.call(reqwest::Method::GET, path, Some(token), None).await
     }
 
     pub async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
-        self.call(reqwest::Method::POST, path, Some(token), Some(body))
-            .await
+        self.call(reqwest::Method::POST, path, Some(token), Some(body)).await
     }
 
     /// A new gym; returns `{account_id, api_token, webhook_secret}`.
@@ -115,22 +102,14 @@ impl Client {
         let (status, account) = self.post("/api/v1/accounts", &self.admin_token, body).await;
         assert_eq!(status, 201, "create account: {account}");
         Account {
-            id: account["account_id"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
+            id: account["account_id"].as_str().unwrap_or_default().to_owned(),
             token: account["api_token"].as_str().unwrap_or_default().to_owned(),
-            webhook_secret: account["webhook_secret"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
+            webhook_secret: account["webhook_secret"].as_str().unwrap_or_default().to_owned(),
         }
     }
 
     pub async fn now(&self) -> Timestamp {
-        let (_, body) = self
-            .call(reqwest::Method::GET, "/_local/clock", None, None)
-            .await;
+        let (_, body) = self.call(reqwest::Method::GET, "/_local/clock", None, None).await;
         body["now"]
             .as_str()
             .and_then(|s| s.parse().ok())
@@ -139,61 +118,39 @@ impl Client {
 
     pub async fn set_clock(&self, to: &str) {
         let (status, body) = self
-            .call(
-                reqwest::Method::POST,
-                "/_local/clock",
-                None,
-                Some(json!({"now": to})),
-            )
+            .call(reqwest::Method::POST, "/_local/clock", None, Some(json!({"now": to})))
             .await;
         assert_eq!(status, 200, "set clock: {body}");
     }
 
     /// Fire the schedules and drain the queues.
     pub async fn run(&self) -> Value {
-        let (status, body) = self
-            .call(reqwest::Method::POST, "/_local/run", None, None)
-            .await;
+        let (status, body) = self.call(reqwest::Method::POST, "/_local/run", None, None).await;
         assert_eq!(status, 200, "run: {body}");
         body
     }
 
     /// Every mail to `to`, oldest first.
     pub async fn outbox_to(&self, to: &str) -> Vec<Value> {
-        let (status, body) = self
-            .call(reqwest::Method::GET, "/_local/outbox", None, None)
-            .await;
+        let (status, body) = self.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
         assert_eq!(status, 200, "outbox: {body}");
         body.as_array()
             .cloned()
             .unwrap_or_default()
             .into_iter()
-            .filter(|m| {
-                m["to"]
-                    .as_array()
-                    .is_some_and(|t| t.iter().any(|a| a == to))
-            })
+            .filter(|m| m["to"].as_str() == Some(to))
             .collect()
     }
 
     /// Send a member event, signed with the account's secret at the clock's time.
     pub async fn webhook(&self, account: &Account, id: &str, body: Value) -> (u16, Value) {
         let timestamp = self.now().await.as_second();
-        self.webhook_signed(account, id, timestamp, &body.to_string(), None)
-            .await
+        self.webhook_signed(account, id, timestamp, &body.to_string(), None).await
     }
 
     /// Send a raw webhook with full control (for the refusal tests).
-    pub async fn webhook_signed(
-        &self,
-        account: &Account,
-        id: &str,
-        timestamp: i64,
-        body: &str,
-        signature: Option<String>,
-    ) -> (u16, Value) {
-        let signature = signature
-            .unwrap_or_else(|| sign(&account.webhook_secret, id, timestamp, body.as_bytes()));
+    pub async fn webhook_signed(&self, account: &Account, id: &str, timestamp: i64, body: &str, signature: Option<String>) -> (u16, Value) {
+        let signature = signature.unwrap_or_else(|| sign(&account.webhook_secret, id, timestamp, body.as_bytes()));
         let response = self
             .http
             .post(format!("{}/webhooks/pushpress/{}", self.url, account.id))
@@ -207,10 +164,7 @@ impl Client {
             .unwrap_or_else(|e| panic!("webhook: {e}"));
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
     }
 }
 

@@ -17,9 +17,7 @@ use serde::Deserialize;
 
 use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 use openloop_core::contract::{TaskDetailView, TaskView};
-use openloop_core::engine::{
-    AccountSecrets, Engine, NewAccount, NewTask, Resolution, SettingsPatch,
-};
+use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::error::EngineError;
 use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
@@ -51,8 +49,13 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions", post(add_suppression))
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
-        .fallback(|| async {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this endpoint does not take that method",
+            )
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -61,16 +64,12 @@ pub fn router(state: Arc<ApiState>) -> Router {
 fn admin(state: &ApiState, headers: &HeaderMap) -> Result<(), ApiError> {
     match bearer(headers) {
         Some(t) if secret_matches(t, state.admin_token.expose_secret()) => Ok(()),
-        _ => Err(ApiError::unauthorized(
-            "the admin token is required (Authorization: Bearer …)",
-        )),
+        _ => Err(ApiError::unauthorized("the admin token is required (Authorization: Bearer …)")),
     }
 }
 
 async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiError> {
-    let token = bearer(headers).ok_or_else(|| {
-        ApiError::unauthorized("an API token is required (Authorization: Bearer …)")
-    })?;
+    let token = bearer(headers).ok_or_else(|| ApiError::unauthorized("an API token is required (Authorization: Bearer …)"))?;
     state
         .engine
         .store
@@ -86,13 +85,7 @@ fn task_id(raw: &str) -> Result<TaskId, ApiError> {
 
 fn random_bytes() -> Result<[u8; 32], ApiError> {
     let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| {
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no_randomness",
-            e.to_string(),
-        )
-    })?;
+    getrandom::fill(&mut bytes).map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "no_randomness", e.to_string()))?;
     Ok(bytes)
 }
 
@@ -100,18 +93,11 @@ fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
     (status, axum::Json(value)).into_response()
 }
 
-async fn create_account(
-    State(state): Shared,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
     let api_token = format!("olk_{}", hex::encode(random_bytes()?));
-    let webhook_secret = format!(
-        "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(random_bytes()?)
-    );
+    let webhook_secret = format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(random_bytes()?));
     let secrets = AccountSecrets {
         api_token_hash: token_hash(&api_token),
         api_token: api_token.clone(),
@@ -126,30 +112,19 @@ async fn create_account(
 
 async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    let accounts = state
-        .engine
-        .store
-        .list_accounts()
-        .await
-        .map_err(EngineError::from)?;
+    let accounts = state.engine.store.list_accounts().await.map_err(EngineError::from)?;
     let list: Vec<_> = accounts.iter().map(|a| serde_json::json!({"account_id": a.id, "name": a.name, "paused": a.paused, "created_at": a.created_at, "settings": a.settings})).collect();
     Ok(json(StatusCode::OK, serde_json::json!({"accounts": list})))
 }
 
 async fn pause(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    Ok(json(
-        StatusCode::OK,
-        state.engine.set_global_pause(true).await?,
-    ))
+    Ok(json(StatusCode::OK, state.engine.set_global_pause(true).await?))
 }
 
 async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    Ok(json(
-        StatusCode::OK,
-        state.engine.set_global_pause(false).await?,
-    ))
+    Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
 }
 
 #[derive(Deserialize)]
@@ -160,16 +135,12 @@ struct ListParams {
     cursor: Option<String>,
 }
 
-async fn list_tasks(
-    State(state): Shared,
-    headers: HeaderMap,
-    Query(params): Query<ListParams>,
-) -> Result<Response, ApiError> {
+async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
-            ApiError::bad_request("invalid_status", format!("{s:?} is not a task status"))
-        })?),
+        Some(s) => {
+            Some(TaskStatus::parse(s).ok_or_else(|| ApiError::bad_request("invalid_status", format!("{s:?} is not a task status")))?)
+        }
         None => None,
     };
     let member_id = match params.member_id.as_deref().filter(|s| !s.is_empty()) {
@@ -192,17 +163,10 @@ async fn list_tasks(
     };
     let (tasks, next) = state.engine.list_tasks(account, &query).await?;
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
-    Ok(json(
-        StatusCode::OK,
-        serde_json::json!({"tasks": views, "next_cursor": next}),
-    ))
+    Ok(json(StatusCode::OK, serde_json::json!({"tasks": views, "next_cursor": next})))
 }
 
-async fn get_task(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let history = state.engine.task(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskDetailView::from(&history)))
@@ -218,11 +182,7 @@ struct CreateTask {
     draft: Option<Draft>,
 }
 
-async fn create_task(
-    State(state): Shared,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateTask = json_body(&body.map_err(body_error)?)?;
     let member_id = MemberId::parse(&input.member_id).map_err(EngineError::from)?;
@@ -267,12 +227,7 @@ struct Approve {
     draft: Option<Draft>,
 }
 
-async fn approve(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let body = body.map_err(body_error)?;
     let input: Approve = if body.iter().all(u8::is_ascii_whitespace) {
@@ -297,43 +252,26 @@ async fn approve(
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn skip(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let task = state.engine.skip(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn cancel(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let task = state.engine.cancel(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn resolve(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Resolution = json_body(&body.map_err(body_error)?)?;
     let task = state.engine.resolve(account, task_id(&id)?, input).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn guidance(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
+async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     state.engine.task(account, task_id(&id)?).await?;
     Err(ApiError::new(
@@ -354,23 +292,13 @@ async fn scorecard(State(state): Shared, headers: HeaderMap) -> Result<Response,
 
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    Ok(json(
-        StatusCode::OK,
-        state.engine.account(account).await?.settings,
-    ))
+    Ok(json(StatusCode::OK, state.engine.account(account).await?.settings))
 }
 
-async fn put_settings(
-    State(state): Shared,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
-    Ok(json(
-        StatusCode::OK,
-        state.engine.update_settings(account, patch).await?,
-    ))
+    Ok(json(StatusCode::OK, state.engine.update_settings(account, patch).await?))
 }
 
 #[derive(Deserialize)]
@@ -380,11 +308,7 @@ struct NewSuppression {
     reason: Option<String>,
 }
 
-async fn add_suppression(
-    State(state): Shared,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Response, ApiError> {
+async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewSuppression = json_body(&body.map_err(body_error)?)?;
     let email = Email::parse(&input.email).map_err(EngineError::from)?;
@@ -395,17 +319,10 @@ async fn add_suppression(
         .put_suppression(account, &email, &reason, state.engine.clock.now())
         .await
         .map_err(EngineError::from)?;
-    Ok(json(
-        StatusCode::CREATED,
-        serde_json::json!({"email": email, "reason": reason}),
-    ))
+    Ok(json(StatusCode::CREATED, serde_json::json!({"email": email, "reason": reason})))
 }
 
-async fn remove_suppression(
-    State(state): Shared,
-    headers: HeaderMap,
-    Path(email): Path<String>,
-) -> Result<Response, ApiError> {
+async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let email = Email::parse(&email).map_err(EngineError::from)?;
     if !state
@@ -417,8 +334,5 @@ async fn remove_suppression(
     {
         return Err(ApiError::not_found("suppression"));
     }
-    Ok(json(
-        StatusCode::OK,
-        serde_json::json!({"email": email, "deleted": true}),
-    ))
+    Ok(json(StatusCode::OK, serde_json::json!({"email": email, "deleted": true})))
 }

@@ -10,12 +10,7 @@ async fn main() -> Result<(), lambda_http::Error> {
     openloop_aws::telemetry::init();
     let config = Config::from_env()?;
     let clients = Clients::load(&config).await;
-    let (engine, _) = openloop_aws::config::engine(
-        &config,
-        &clients,
-        Arc::new(SystemClock),
-        openloop_llm::from_env()?,
-    );
+    let (engine, _) = openloop_aws::config::engine(&config, &clients, Arc::new(SystemClock), openloop_llm::from_env()?);
     let state = Arc::new(openloop_fn_api::ApiState {
         engine,
         admin_token: config.admin_token.clone(),

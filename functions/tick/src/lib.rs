@@ -2,14 +2,15 @@
 //! the work queues, each item delayed to wake at its second.
 
 use jiff::SignedDuration;
-use openloop_core::engine::{Engine, TickReport};
+use openloop_core::engine::{Engine, TickReport, Wake};
 use openloop_core::error::EngineError;
 
 /// The schedule's period: the tick enqueues what falls due before the next one.
 pub const PERIOD: SignedDuration = SignedDuration::from_mins(1);
 
-pub async fn handle(engine: &Engine, lookahead: SignedDuration) -> Result<TickReport, EngineError> {
-    let report = engine.tick(lookahead).await?;
+/// In Lambda: `Wake::AtTheirSecond { period: PERIOD }`; the local runtime uses `Wake::Now`.
+pub async fn handle(engine: &Engine, wake: Wake) -> Result<TickReport, EngineError> {
+    let report = engine.tick(wake).await?;
     tracing::info!(?report, "tick");
     Ok(report)
 }

@@ -23,9 +23,7 @@ pub enum Rejection {
 impl Rejection {
     pub fn message(&self) -> &'static str {
         match self {
-            Rejection::MissingHeaders => {
-                "webhook-id, webhook-timestamp and webhook-signature headers are required"
-            }
+            Rejection::MissingHeaders => "webhook-id, webhook-timestamp and webhook-signature headers are required",
             Rejection::BadTimestamp => "webhook-timestamp must be unix seconds",
             Rejection::StaleTimestamp => "webhook-timestamp is more than 5 minutes from now",
             Rejection::BadSecret => "the account's webhook secret is not a whsec_ secret",
@@ -35,18 +33,8 @@ impl Rejection {
 }
 
 /// Check one delivery. `secret` is the account's `whsec_…` secret.
-pub fn verify(
-    secret: &str,
-    id: &str,
-    timestamp: &str,
-    signatures: &str,
-    body: &[u8],
-    now: Timestamp,
-) -> Result<(), Rejection> {
-    let seconds: i64 = timestamp
-        .trim()
-        .parse()
-        .map_err(|_| Rejection::BadTimestamp)?;
+pub fn verify(secret: &str, id: &str, timestamp: &str, signatures: &str, body: &[u8], now: Timestamp) -> Result<(), Rejection> {
+    let seconds: i64 = timestamp.trim().parse().map_err(|_| Rejection::BadTimestamp)?;
     let sent = Timestamp::from_second(seconds).map_err(|_| Rejection::BadTimestamp)?;
     if now.duration_since(sent).abs() > WEBHOOK_TOLERANCE {
         return Err(Rejection::StaleTimestamp);
@@ -83,10 +71,7 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> Option<Strin
     let mut mac = Hmac::<Sha256>::new_from_slice(&key).ok()?;
     mac.update(format!("{id}.{timestamp}.").as_bytes());
     mac.update(body);
-    Some(format!(
-        "v1,{}",
-        STANDARD.encode(mac.finalize().into_bytes())
-    ))
+    Some(format!("v1,{}", STANDARD.encode(mac.finalize().into_bytes())))
 }
 
 #[cfg(test)]
@@ -101,17 +86,7 @@ mod tests {
         let body = br#"{"test": 2432232314}"#;
         let now = Timestamp::from_second(1_614_265_330).expect("ts");
         let sig = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
-        assert_eq!(
-            verify(
-                SECRET,
-                "msg_p5jXN8AQM9LWM0D4loKWxJek",
-                "1614265330",
-                sig,
-                body,
-                now
-            ),
-            Ok(())
-        );
+        assert_eq!(verify(SECRET, "msg_p5jXN8AQM9LWM0D4loKWxJek", "1614265330", sig, body, now), Ok(()));
     }
 
     #[test]
@@ -119,18 +94,9 @@ mod tests {
         let body = b"{}";
         let now = Timestamp::from_second(1_700_000_000).expect("ts");
         let good = sign(SECRET, "msg_1", 1_700_000_000, body).expect("sign");
-        assert_eq!(
-            verify(SECRET, "msg_1", "1700000000", &good, body, now),
-            Ok(())
-        );
-        assert_eq!(
-            verify(SECRET, "msg_1", "1700000000", &good, b"{ }", now),
-            Err(Rejection::NoMatch)
-        );
-        assert_eq!(
-            verify(SECRET, "msg_2", "1700000000", &good, body, now),
-            Err(Rejection::NoMatch)
-        );
+        assert_eq!(verify(SECRET, "msg_1", "1700000000", &good, body, now), Ok(()));
+        assert_eq!(verify(SECRET, "msg_1", "1700000000", &good, b"{ }", now), Err(Rejection::NoMatch));
+        assert_eq!(verify(SECRET, "msg_2", "1700000000", &good, body, now), Err(Rejection::NoMatch));
         assert_eq!(
             verify("whsec_b3RoZXI=", "msg_1", "1700000000", &good, body, now),
             Err(Rejection::NoMatch)
@@ -140,20 +106,7 @@ mod tests {
             verify(SECRET, "msg_1", "1700000000", &good, body, later),
             Err(Rejection::StaleTimestamp)
         );
-        assert_eq!(
-            verify(SECRET, "msg_1", "soon", &good, body, now),
-            Err(Rejection::BadTimestamp)
-        );
-        assert_eq!(
-            verify(
-                SECRET,
-                "msg_1",
-                "1700000000",
-                &format!("v2,x {good}"),
-                body,
-                now
-            ),
-            Ok(())
-        );
+        assert_eq!(verify(SECRET, "msg_1", "soon", &good, body, now), Err(Rejection::BadTimestamp));
+        assert_eq!(verify(SECRET, "msg_1", "1700000000", &format!("v2,x {good}"), body, now), Ok(()));
     }
 }

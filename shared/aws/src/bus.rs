@@ -16,10 +16,7 @@ pub struct EventBridgeBus {
 
 impl EventBridgeBus {
     pub fn new(client: Client, bus: impl Into<String>) -> Self {
-        Self {
-            client,
-            bus: bus.into(),
-        }
+        Self { client, bus: bus.into() }
     }
 }
 
@@ -38,11 +35,7 @@ impl EventBus for EventBridgeBus {
             .entries(entry)
             .send()
             .await
-            .map_err(|e| {
-                e.as_service_error()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| e.to_string())
-            })?;
+            .map_err(|e| e.as_service_error().map(|s| s.to_string()).unwrap_or_else(|| e.to_string()))?;
         if out.failed_entry_count > 0 {
             return Err(format!("{} event(s) refused", out.failed_entry_count));
         }

@@ -63,21 +63,15 @@ pub fn queue_env(queue: QueueName) -> String {
 
 impl Config {
     pub fn from_env() -> Result<Self, ConfigError> {
-        let from =
-            var("OPENLOOP_FROM_EMAIL").unwrap_or_else(|| "outreach@mail.openloop.local".into());
-        let from_email =
-            Email::parse(&from).map_err(|e| ConfigError(format!("OPENLOOP_FROM_EMAIL: {e}")))?;
+        let from = var("OPENLOOP_FROM_EMAIL").unwrap_or_else(|| "outreach@mail.openloop.local".into());
+        let from_email = Email::parse(&from).map_err(|e| ConfigError(format!("OPENLOOP_FROM_EMAIL: {e}")))?;
         let http_addr = var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|| "127.0.0.1:8787".into());
         Ok(Self {
             table: var("OPENLOOP_TABLE").unwrap_or_else(|| "openloop".into()),
-            queue_urls: QueueName::ALL
-                .into_iter()
-                .filter_map(|q| Some((q, var(&queue_env(q))?)))
-                .collect(),
+            queue_urls: QueueName::ALL.into_iter().filter_map(|q| Some((q, var(&queue_env(q))?))).collect(),
             event_bus: var("OPENLOOP_EVENT_BUS").unwrap_or_else(|| "openloop".into()),
             from_email,
-            reply_domain: var("OPENLOOP_REPLY_DOMAIN")
-                .unwrap_or_else(|| "replies.openloop.local".into()),
+            reply_domain: var("OPENLOOP_REPLY_DOMAIN").unwrap_or_else(|| "replies.openloop.local".into()),
             public_url: var("OPENLOOP_PUBLIC_URL").unwrap_or_else(|| format!("http://{http_addr}")),
             signing_key: secret("OPENLOOP_SIGNING_KEY", "local-signing-key")?,
             admin_token: secret("OPENLOOP_ADMIN_TOKEN", "local-admin-token")?,
@@ -112,8 +106,7 @@ impl Clients {
     /// Honours `AWS_ENDPOINT_URL`. Against an emulator without credentials in the
     /// environment, dummy ones are used (the emulator accepts any).
     pub async fn load(config: &Config) -> Self {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest())
-            .region(aws_config::Region::new(config.region.clone()));
+        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(aws_config::Region::new(config.region.clone()));
         if let Some(endpoint) = &config.endpoint {
             loader = loader.endpoint_url(endpoint);
             if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
@@ -141,25 +134,14 @@ impl Clients {
 }
 
 /// The engine on AWS: the DynamoDB store, SQS, EventBridge and SES.
-pub fn engine(
-    config: &Config,
-    clients: &Clients,
-    clock: Arc<dyn Clock>,
-    agent: Arc<dyn Agent>,
-) -> (Engine, DynamoStore) {
+pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
     let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone());
     let engine = Engine {
         store: Arc::new(store.clone()),
-        queue: Arc::new(SqsQueue::new(
-            clients.sqs.clone(),
-            config.queue_urls.clone(),
-        )),
+        queue: Arc::new(SqsQueue::new(clients.sqs.clone(), config.queue_urls.clone())),
         mailer: Arc::new(SesMailer::new(clients.sesv2.clone(), config.region.clone())),
         agent,
-        bus: Arc::new(EventBridgeBus::new(
-            clients.eventbridge.clone(),
-            config.event_bus.clone(),
-        )),
+        bus: Arc::new(EventBridgeBus::new(clients.eventbridge.clone(), config.event_bus.clone())),
         clock,
         config: config.engine_config(),
     };

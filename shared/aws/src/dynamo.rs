@@ -13,9 +13,7 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, KeysAndAttributes, Put, TransactWriteItem, Update};
 use jiff::Timestamp;
 use jiff::civil::Date;
 use serde::Serialize;
@@ -26,9 +24,7 @@ use openloop_core::error::{Conflict, StoreError};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
-use openloop_core::ports::{
-    SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around,
-};
+use openloop_core::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 use openloop_core::work::{DueEntry, due_at, due_shard, due_sort_key, due_time_key};
 
@@ -116,42 +112,25 @@ impl DynamoStore {
         Ok(out.item)
     }
 
-    async fn transact(
-        &self,
-        items: Vec<(TransactWriteItem, Option<Conflict>)>,
-    ) -> Result<(), StoreError> {
+    async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
         self.count();
         let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
-        match self
-            .client
-            .transact_write_items()
-            .set_transact_items(Some(writes))
-            .send()
-            .await
-        {
+        match self.client.transact_write_items().set_transact_items(Some(writes)).send().await {
             Ok(_) => Ok(()),
             Err(SdkError::ServiceError(e)) => match e.err() {
                 TransactWriteItemsError::TransactionCanceledException(ex) => {
                     let reasons = ex.cancellation_reasons();
-                    let failed = reasons
-                        .iter()
-                        .enumerate()
-                        .find_map(|(i, r)| match r.code() {
-                            Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
-                                Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
-                            }
-                            _ => None,
-                        });
+                    let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
+                        Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
+                            Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
+                        }
+                        _ => None,
+                    });
                     match failed {
                         Some(conflict) => Err(StoreError::Conflict(conflict)),
                         None => {
-                            let codes: Vec<_> = reasons
-                                .iter()
-                                .map(|r| r.code().unwrap_or("None").to_owned())
-                                .collect();
-                            Err(StoreError::Unavailable(
-                                format!("transaction cancelled: {codes:?}").into(),
-                            ))
+                            let codes: Vec<_> = reasons.iter().map(|r| r.code().unwrap_or("None").to_owned()).collect();
+                            Err(StoreError::Unavailable(format!("transaction cancelled: {codes:?}").into()))
                         }
                     }
                 }
@@ -186,10 +165,7 @@ impl DynamoStore {
         }
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
                 Err(StoreError::Conflict(conflict))
             }
             Err(e) => Err(unavailable(e)),
@@ -245,10 +221,7 @@ impl DynamoStore {
         item.insert(GSI2PK.into(), s(tasks_gsi2pk(task.account_id)));
         item.insert(GSI2SK.into(), s(task_sk(task.id)));
         if let Some(due) = due_at(task) {
-            item.insert(
-                GSI1PK.into(),
-                s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))),
-            );
+            item.insert(GSI1PK.into(), s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
             item.insert(GSI1SK.into(), s(due_sort_key(due, &task.id)));
         }
         Ok(item)
@@ -282,11 +255,7 @@ impl DynamoStore {
         Ok(item)
     }
 
-    fn outbound_item(
-        &self,
-        account: AccountId,
-        message: &OutboundMessage,
-    ) -> Result<Item, StoreError> {
+    fn outbound_item(&self, account: AccountId, message: &OutboundMessage) -> Result<Item, StoreError> {
         let mut item = to_item(message)?;
         item.insert(PK.into(), s(account_pk(account)));
         item.insert(SK.into(), s(outbound_sk(message.task_id, message.touch)));
@@ -304,10 +273,7 @@ fn n(v: impl ToString) -> AttributeValue {
 }
 
 fn unavailable<E: std::error::Error + Send + Sync + 'static>(e: SdkError<E>) -> StoreError {
-    let code = e
-        .as_service_error()
-        .map(|se| format!("{se}"))
-        .unwrap_or_else(|| format!("{e:?}"));
+    let code = e.as_service_error().map(|se| format!("{se}")).unwrap_or_else(|| format!("{e:?}"));
     StoreError::Unavailable(code.into())
 }
 
@@ -335,10 +301,7 @@ fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
 }
 
 /// A member item holds the facts (under `facts`) and the send ledger (`ledger`, `ledger_version`).
-fn member_from_item(
-    item: &Item,
-    member: &MemberId,
-) -> Result<(MemberFacts, SendLedger), StoreError> {
+fn member_from_item(item: &Item, member: &MemberId) -> Result<(MemberFacts, SendLedger), StoreError> {
     let facts = match item.get("facts") {
         Some(AttributeValue::M(m)) => from_item::<MemberFacts>(m.clone())?,
         _ => MemberFacts::new(member.clone()),
@@ -360,10 +323,7 @@ fn member_from_item(
 }
 
 fn sk_of(item: &Item) -> &str {
-    item.get(SK)
-        .and_then(|v| v.as_s().ok())
-        .map(String::as_str)
-        .unwrap_or("")
+    item.get(SK).and_then(|v| v.as_s().ok()).map(String::as_str).unwrap_or("")
 }
 
 fn encode_cursor(key: &Item) -> String {
@@ -371,15 +331,12 @@ fn encode_cursor(key: &Item) -> String {
         .iter()
         .filter_map(|(k, v)| Some((k.as_str(), v.as_s().ok()?.as_str())))
         .collect();
-    serde_json::to_string(&map)
-        .map(|j| hex(j.as_bytes()))
-        .unwrap_or_default()
+    serde_json::to_string(&map).map(|j| hex(j.as_bytes())).unwrap_or_default()
 }
 
 fn decode_cursor(cursor: &str, expect: (&str, &str)) -> Result<Item, StoreError> {
     let bytes = unhex(cursor).ok_or(StoreError::InvalidCursor)?;
-    let map: HashMap<String, String> =
-        serde_json::from_slice(&bytes).map_err(|_| StoreError::InvalidCursor)?;
+    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| StoreError::InvalidCursor)?;
     if map.get(expect.0).map(String::as_str) != Some(expect.1) {
         return Err(StoreError::InvalidCursor);
     }
@@ -402,11 +359,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 
 #[async_trait]
 impl TaskStore for DynamoStore {
-    async fn create_account(
-        &self,
-        account: &Account,
-        api_token_hash: &str,
-    ) -> Result<(), StoreError> {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
         let mut item = to_item(account)?;
         item.insert(PK.into(), s(account_pk(account.id)));
         item.insert(SK.into(), s(PROFILE_SK));
@@ -439,23 +392,14 @@ impl TaskStore for DynamoStore {
     }
 
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
-        self.get(account_pk(id), PROFILE_SK)
-            .await?
-            .map(from_item)
-            .transpose()
+        self.get(account_pk(id), PROFILE_SK).await?.map(from_item).transpose()
     }
 
-    async fn account_for_token(
-        &self,
-        api_token_hash: &str,
-    ) -> Result<Option<AccountId>, StoreError> {
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
         let Some(item) = self.get(token_pk(api_token_hash), TOKEN_SK).await? else {
             return Ok(None);
         };
-        let id = item
-            .get("account_id")
-            .and_then(|v| v.as_s().ok())
-            .and_then(|v| v.parse().ok());
+        let id = item.get("account_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok());
         Ok(id)
     }
 
@@ -477,9 +421,7 @@ impl TaskStore for DynamoStore {
     }
 
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
-        let items = self
-            .query_all(Some(GSI2), GSI2PK, ACCOUNTS_GSI2PK.into(), None, true)
-            .await?;
+        let items = self.query_all(Some(GSI2), GSI2PK, ACCOUNTS_GSI2PK.into(), None, true).await?;
         items.into_iter().map(from_item).collect()
     }
 
@@ -508,12 +450,7 @@ impl TaskStore for DynamoStore {
         Ok(())
     }
 
-    async fn create_task(
-        &self,
-        task: &Task,
-        log: &LogEntry,
-        messages: &[ConversationMessage],
-    ) -> Result<(), StoreError> {
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
         let mut writes = Vec::new();
         if task.is_active() {
             let guard: Item = HashMap::from([
@@ -528,10 +465,7 @@ impl TaskStore for DynamoStore {
                 .condition_expression("attribute_not_exists(PK)")
                 .build()
                 .map_err(build_error)?;
-            writes.push((
-                TransactWriteItem::builder().put(put).build(),
-                Some(Conflict::ActiveTask),
-            ));
+            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
         }
         let put = Put::builder()
             .table_name(&self.table)
@@ -539,10 +473,7 @@ impl TaskStore for DynamoStore {
             .condition_expression("attribute_not_exists(PK)")
             .build()
             .map_err(build_error)?;
-        writes.push((
-            TransactWriteItem::builder().put(put).build(),
-            Some(Conflict::AlreadyExists),
-        ));
+        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
         writes.push((self.plain_put(self.log_item(task, log)?)?, None));
         for message in messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
@@ -550,40 +481,20 @@ impl TaskStore for DynamoStore {
         self.transact(writes).await
     }
 
-    async fn active_task(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-        task_type: &str,
-    ) -> Result<Option<TaskId>, StoreError> {
-        let Some(item) = self
-            .get(account_pk(account), &active_sk(member, task_type))
-            .await?
-        else {
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
+        let Some(item) = self.get(account_pk(account), &active_sk(member, task_type)).await? else {
             return Ok(None);
         };
-        Ok(item
-            .get("task_id")
-            .and_then(|v| v.as_s().ok())
-            .and_then(|v| v.parse().ok()))
+        Ok(item.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
     }
 
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
-        self.get(account_pk(account), &task_sk(id))
-            .await?
-            .map(from_item)
-            .transpose()
+        self.get(account_pk(account), &task_sk(id)).await?.map(from_item).transpose()
     }
 
-    async fn task_history(
-        &self,
-        account: AccountId,
-        id: TaskId,
-    ) -> Result<Option<TaskHistory>, StoreError> {
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
         // One query returns the task, its log and its conversation (they share the prefix).
-        let items = self
-            .query_all(None, PK, account_pk(account), Some(task_sk(id)), true)
-            .await?;
+        let items = self.query_all(None, PK, account_pk(account), Some(task_sk(id)), true).await?;
         let (mut task, mut log, mut messages) = (None, Vec::new(), Vec::new());
         let task_key = task_sk(id);
         for item in items {
@@ -606,11 +517,7 @@ impl TaskStore for DynamoStore {
         }))
     }
 
-    async fn list_tasks(
-        &self,
-        account: AccountId,
-        query: &TaskQuery,
-    ) -> Result<(Vec<Task>, Option<String>), StoreError> {
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let gsi2pk = tasks_gsi2pk(account);
         let mut start = match &query.cursor {
             Some(c) => Some(decode_cursor(c, (GSI2PK, &gsi2pk))?),
@@ -675,28 +582,15 @@ impl TaskStore for DynamoStore {
             .expression_attribute_values(":v", n(task.version.saturating_sub(1)))
             .build()
             .map_err(build_error)?;
-        writes.push((
-            TransactWriteItem::builder().put(put).build(),
-            Some(Conflict::Version),
-        ));
+        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::Version)));
         for entry in &commit.log {
             writes.push((self.plain_put(self.log_item(task, entry)?)?, None));
         }
         for message in &commit.messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
         }
-        let member_key = |member: &MemberId| {
-            HashMap::from([
-                (PK.to_owned(), s(pk.clone())),
-                (SK.to_owned(), s(member_sk(member))),
-            ])
-        };
-        let daily_key = |date: &Date| {
-            HashMap::from([
-                (PK.to_owned(), s(pk.clone())),
-                (SK.to_owned(), s(sends_sk(*date))),
-            ])
-        };
+        let member_key = |member: &MemberId| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(member_sk(member)))]);
+        let daily_key = |date: &Date| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sends_sk(*date)))]);
         match &commit.send {
             Some(SendEffect::Reserve {
                 outbound,
@@ -713,15 +607,8 @@ impl TaskStore for DynamoStore {
                     .expression_attribute_values(":failed", s("failed"))
                     .build()
                     .map_err(build_error)?;
-                writes.push((
-                    TransactWriteItem::builder().put(put).build(),
-                    Some(Conflict::OutboundExists),
-                ));
-                let sends: Item = ledger
-                    .sends
-                    .iter()
-                    .map(|(k, at)| (k.clone(), s(at.to_string())))
-                    .collect();
+                writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::OutboundExists)));
+                let sends: Item = ledger.sends.iter().map(|(k, at)| (k.clone(), s(at.to_string()))).collect();
                 let mut update = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(member_key(member_id)))
@@ -738,9 +625,7 @@ impl TaskStore for DynamoStore {
                         .expression_attribute_values(":pv", n(ledger.version - 1))
                 };
                 writes.push((
-                    TransactWriteItem::builder()
-                        .update(update.build().map_err(build_error)?)
-                        .build(),
+                    TransactWriteItem::builder().update(update.build().map_err(build_error)?).build(),
                     Some(Conflict::MemberLedger),
                 ));
                 let daily = Update::builder()
@@ -754,16 +639,10 @@ impl TaskStore for DynamoStore {
                     .expression_attribute_values(":kind", s("daily_sends"))
                     .build()
                     .map_err(build_error)?;
-                writes.push((
-                    TransactWriteItem::builder().update(daily).build(),
-                    Some(Conflict::DailyLimit),
-                ));
+                writes.push((TransactWriteItem::builder().update(daily).build(), Some(Conflict::DailyLimit)));
             }
             Some(SendEffect::Record { outbound }) => {
-                writes.push((
-                    self.plain_put(self.outbound_item(task.account_id, outbound)?)?,
-                    None,
-                ));
+                writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
             }
             Some(SendEffect::Release {
                 outbound,
@@ -771,10 +650,7 @@ impl TaskStore for DynamoStore {
                 ledger_key,
                 daily_date,
             }) => {
-                writes.push((
-                    self.plain_put(self.outbound_item(task.account_id, outbound)?)?,
-                    None,
-                ));
+                writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
                 let member = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(member_key(member_id)))
@@ -783,10 +659,7 @@ impl TaskStore for DynamoStore {
                     .expression_attribute_values(":one", n(1))
                     .build()
                     .map_err(build_error)?;
-                writes.push((
-                    TransactWriteItem::builder().update(member).build(),
-                    Some(Conflict::MemberLedger),
-                ));
+                writes.push((TransactWriteItem::builder().update(member).build(), Some(Conflict::MemberLedger)));
                 let daily = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(daily_key(daily_date)))
@@ -854,35 +727,18 @@ impl TaskStore for DynamoStore {
                 touch: task.touch,
             });
         }
-        let next = out
-            .last_evaluated_key
-            .filter(|k| !k.is_empty())
-            .map(|k| encode_cursor(&k));
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
         Ok((entries, next))
     }
 
-    async fn outbound(
-        &self,
-        account: AccountId,
-        task: TaskId,
-    ) -> Result<Vec<OutboundMessage>, StoreError> {
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError> {
         let items = self
-            .query_all(
-                None,
-                PK,
-                account_pk(account),
-                Some(outbound_prefix(task)),
-                true,
-            )
+            .query_all(None, PK, account_pk(account), Some(outbound_prefix(task)), true)
             .await?;
         items.into_iter().map(from_item).collect()
     }
 
-    async fn get_member(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-    ) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
         let item = self.get(account_pk(account), &member_sk(member)).await?;
         item.map(|item| member_from_item(&item, member)).transpose()
     }
@@ -895,9 +751,7 @@ impl TaskStore for DynamoStore {
         around: Date,
     ) -> Result<SendSnapshot, StoreError> {
         let pk = account_pk(account);
-        let key = |pk: String, sk: String| {
-            HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))])
-        };
+        let key = |pk: String, sk: String| HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))]);
         let mut keys = vec![
             key(SYSTEM_PK.into(), CONFIG_SK.into()),
             key(pk.clone(), PROFILE_SK.into()),
@@ -925,11 +779,7 @@ impl TaskStore for DynamoStore {
                 .send()
                 .await
                 .map_err(unavailable)?;
-            items.extend(
-                out.responses
-                    .and_then(|mut r| r.remove(&self.table))
-                    .unwrap_or_default(),
-            );
+            items.extend(out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default());
             pending = out
                 .unprocessed_keys
                 .and_then(|mut u| u.remove(&self.table))
@@ -949,10 +799,7 @@ impl TaskStore for DynamoStore {
                 snapshot.ledger = member_from_item(&item, member)?.1;
             } else if sk.starts_with("SUPPRESS#") {
                 snapshot.suppressed = true;
-            } else if let Some(date) = sk
-                .strip_prefix("SENDS#")
-                .and_then(|d| d.parse::<Date>().ok())
-            {
+            } else if let Some(date) = sk.strip_prefix("SENDS#").and_then(|d| d.parse::<Date>().ok()) {
                 let sent = item
                     .get("sent")
                     .and_then(|v| v.as_n().ok())
@@ -966,11 +813,7 @@ impl TaskStore for DynamoStore {
         Ok(snapshot)
     }
 
-    async fn save_member_facts(
-        &self,
-        account: AccountId,
-        facts: &MemberFacts,
-    ) -> Result<(), StoreError> {
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
         self.count();
         let mut req = self
             .client
@@ -991,10 +834,7 @@ impl TaskStore for DynamoStore {
         };
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
                 Err(StoreError::Conflict(Conflict::MemberFacts))
             }
             Err(e) => Err(unavailable(e)),
@@ -1004,28 +844,15 @@ impl TaskStore for DynamoStore {
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
         let item = self.get(account_pk(account), &sends_sk(date)).await?;
         Ok(item
-            .and_then(|i| {
-                i.get("sent")
-                    .and_then(|v| v.as_n().ok())
-                    .and_then(|v| v.parse::<i64>().ok())
-            })
+            .and_then(|i| i.get("sent").and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<i64>().ok()))
             .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(0)))
     }
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
-        Ok(self
-            .get(account_pk(account), &suppress_sk(email))
-            .await?
-            .is_some())
+        Ok(self.get(account_pk(account), &suppress_sk(email)).await?.is_some())
     }
 
-    async fn put_suppression(
-        &self,
-        account: AccountId,
-        email: &Email,
-        reason: &str,
-        at: Timestamp,
-    ) -> Result<(), StoreError> {
+    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError> {
         self.count();
         self.client
             .put_item()
@@ -1042,11 +869,7 @@ impl TaskStore for DynamoStore {
         Ok(())
     }
 
-    async fn delete_suppression(
-        &self,
-        account: AccountId,
-        email: &Email,
-    ) -> Result<bool, StoreError> {
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
         self.count();
         let out = self
             .client
@@ -1061,13 +884,7 @@ impl TaskStore for DynamoStore {
         Ok(out.attributes.is_some_and(|a| !a.is_empty()))
     }
 
-    async fn claim_webhook(
-        &self,
-        source: &str,
-        id: &str,
-        now: Timestamp,
-        expires_at: Timestamp,
-    ) -> Result<bool, StoreError> {
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError> {
         // TTL deletes late (and never in the emulator): an expired record counts as absent.
         let item: Item = HashMap::from([
             (PK.into(), s(hook_pk(source, id))),

@@ -31,11 +31,7 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
     pub fn not_found(what: &str) -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            format!("{what} not found"),
-        )
+        Self::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
     }
 }
 
@@ -75,10 +71,7 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 
 /// The bearer token of a request, if any.
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers
-        .get(axum::http::header::AUTHORIZATION)?
-        .to_str()
-        .ok()?;
+    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
@@ -102,11 +95,7 @@ pub fn token_hash(token: &str) -> String {
 /// A 413 for bodies over the limit (axum's own rejection is plain text).
 pub fn body_error(err: axum::extract::rejection::BytesRejection) -> ApiError {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            "the body is larger than 256 KiB",
-        )
+        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the body is larger than 256 KiB")
     } else {
         ApiError::bad_request("unreadable_body", err.body_text())
     }

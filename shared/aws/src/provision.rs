@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
-    ProjectionType, ScalarAttributeType, TimeToLiveSpecification,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType, ScalarAttributeType,
+    TimeToLiveSpecification,
 };
 use aws_sdk_sqs::types::QueueAttributeName;
 
@@ -45,44 +45,25 @@ pub struct Provisioned {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-pub async fn provision(
-    clients: &Clients,
-    names: &Names,
-    sender_domain: &str,
-) -> Result<Provisioned, BoxError> {
+pub async fn provision(clients: &Clients, names: &Names, sender_domain: &str) -> Result<Provisioned, BoxError> {
     create_table(clients, &names.table).await?;
     let mut queue_urls = HashMap::new();
     for queue in QueueName::ALL {
         queue_urls.insert(queue, create_queue(clients, &names.queue(queue)).await?);
     }
     create_bus(clients, &names.event_bus).await?;
-    match clients
-        .sesv2
-        .create_email_identity()
-        .email_identity(sender_domain)
-        .send()
-        .await
-    {
+    match clients.sesv2.create_email_identity().email_identity(sender_domain).send().await {
         Ok(_) => {}
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_already_exists_exception()) => {}
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_already_exists_exception()) => {}
         Err(e) => {
-            return Err(format!(
-                "SES identity {sender_domain}: {:?}",
-                e.as_service_error().map(|e| e.to_string())
-            )
-            .into());
+            return Err(format!("SES identity {sender_domain}: {:?}", e.as_service_error().map(|e| e.to_string())).into());
         }
     }
     Ok(Provisioned { queue_urls })
 }
 
 fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, BoxError> {
-    Ok(KeySchemaElement::builder()
-        .attribute_name(name)
-        .key_type(kind)
-        .build()?)
+    Ok(KeySchemaElement::builder().attribute_name(name).key_type(kind).build()?)
 }
 
 fn string_attr(name: &str) -> Result<AttributeDefinition, BoxError> {
@@ -102,11 +83,7 @@ async fn create_table(clients: &Clients, table: &str) -> Result<(), BoxError> {
             .index_name(name)
             .key_schema(key(pk, KeyType::Hash)?)
             .key_schema(key(sk, KeyType::Range)?)
-            .projection(
-                Projection::builder()
-                    .projection_type(ProjectionType::All)
-                    .build(),
-            )
+            .projection(Projection::builder().projection_type(ProjectionType::All).build())
             .build()?)
     };
     let created = db
@@ -128,25 +105,14 @@ async fn create_table(clients: &Clients, table: &str) -> Result<(), BoxError> {
     match created {
         Ok(_) => {}
         // Another process created it between our describe and create.
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_resource_in_use_exception()) => {}
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_resource_in_use_exception()) => {}
         Err(e) => {
-            return Err(format!(
-                "create table {table}: {:?}",
-                e.as_service_error().map(|e| e.to_string())
-            )
-            .into());
+            return Err(format!("create table {table}: {:?}", e.as_service_error().map(|e| e.to_string())).into());
         }
     }
     db.update_time_to_live()
         .table_name(table)
-        .time_to_live_specification(
-            TimeToLiveSpecification::builder()
-                .attribute_name(TTL)
-                .enabled(true)
-                .build()?,
-        )
+        .time_to_live_specification(TimeToLiveSpecification::builder().attribute_name(TTL).enabled(true).build()?)
         .send()
         .await
         .ok();
@@ -161,12 +127,7 @@ async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError>
         .attributes(QueueAttributeName::MessageRetentionPeriod, "1209600")
         .send()
         .await
-        .map_err(|e| {
-            format!(
-                "create queue {name}-dlq: {:?}",
-                e.as_service_error().map(|e| e.to_string())
-            )
-        })?;
+        .map_err(|e| format!("create queue {name}-dlq: {:?}", e.as_service_error().map(|e| e.to_string())))?;
     let dlq_url = dlq.queue_url.ok_or("no DLQ url")?;
     let arn = sqs
         .get_queue_attributes()
@@ -178,8 +139,7 @@ async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError>
         .attributes
         .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
         .ok_or("no DLQ arn")?;
-    let redrive =
-        serde_json::json!({"deadLetterTargetArn": arn, "maxReceiveCount": "5"}).to_string();
+    let redrive = serde_json::json!({"deadLetterTargetArn": arn, "maxReceiveCount": "5"}).to_string();
     let queue = sqs
         .create_queue()
         .queue_name(name)
@@ -187,12 +147,7 @@ async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError>
         .attributes(QueueAttributeName::RedrivePolicy, redrive)
         .send()
         .await
-        .map_err(|e| {
-            format!(
-                "create queue {name}: {:?}",
-                e.as_service_error().map(|e| e.to_string())
-            )
-        })?;
+        .map_err(|e| format!("create queue {name}: {:?}", e.as_service_error().map(|e| e.to_string())))?;
     Ok(queue.queue_url.ok_or("no queue url")?)
 }
 
@@ -200,15 +155,9 @@ async fn create_bus(clients: &Clients, bus: &str) -> Result<(), BoxError> {
     let eb = &clients.eventbridge;
     match eb.create_event_bus().name(bus).send().await {
         Ok(_) => {}
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_resource_already_exists_exception()) => {}
+        Err(e) if e.as_service_error().is_some_and(|e| e.is_resource_already_exists_exception()) => {}
         Err(e) => {
-            return Err(format!(
-                "create bus {bus}: {:?}",
-                e.as_service_error().map(|e| e.to_string())
-            )
-            .into());
+            return Err(format!("create bus {bus}: {:?}", e.as_service_error().map(|e| e.to_string())).into());
         }
     }
     // The schedule that fires the tick in AWS; locally the runtime fires it (moto never does).

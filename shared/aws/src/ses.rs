@@ -41,14 +41,8 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
         .subject(mail.subject.clone())
         .message_id(mail.message_id.clone())
         .date(mail.date.as_second())
-        .header(
-            "List-Unsubscribe",
-            Raw::new(format!("<{}>", mail.unsubscribe_url)),
-        )
-        .header(
-            "List-Unsubscribe-Post",
-            Raw::new("List-Unsubscribe=One-Click"),
-        )
+        .header("List-Unsubscribe", Raw::new(format!("<{}>", mail.unsubscribe_url)))
+        .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
         .text_body(format!(
             "{}\n\n--\nTo stop receiving these e-mails: {}\n",
             mail.text.trim_end(),
@@ -70,8 +64,7 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
 #[async_trait]
 impl Mailer for SesMailer {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
-        let raw = mime(mail)
-            .map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
+        let raw = mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
         let content = EmailContent::builder()
             .raw(
                 RawMessage::builder()
@@ -84,19 +77,15 @@ impl Mailer for SesMailer {
             .client
             .send_email()
             .from_email_address(mail.from.to_string())
-            .destination(
-                Destination::builder()
-                    .to_addresses(mail.to.to_string())
-                    .build(),
-            )
+            .destination(Destination::builder().to_addresses(mail.to.to_string()).build())
             .content(content)
             .send()
             .await;
         match result {
             Ok(out) => {
-                let id = out.message_id.ok_or_else(|| {
-                    SendError::Ambiguous("SES accepted the mail without a message id".into())
-                })?;
+                let id = out
+                    .message_id
+                    .ok_or_else(|| SendError::Ambiguous("SES accepted the mail without a message id".into()))?;
                 let provider_message_id = Some(format!("{id}@{}.amazonses.com", self.region));
                 Ok(Delivered {
                     provider_id: id,
@@ -111,9 +100,7 @@ impl Mailer for SesMailer {
 /// Refusals SES makes before accepting a message are definite; anything else may have sent.
 fn classify(e: SdkError<SendEmailError>) -> SendError {
     match &e {
-        SdkError::ConstructionFailure(_) => {
-            SendError::Rejected(format!("request not built: {e:?}"))
-        }
+        SdkError::ConstructionFailure(_) => SendError::Rejected(format!("request not built: {e:?}")),
         SdkError::ServiceError(service) => {
             let err = service.err();
             let definite = matches!(
@@ -127,11 +114,7 @@ fn classify(e: SdkError<SendEmailError>) -> SendError {
                     | SendEmailError::BadRequestException(_)
                     | SendEmailError::NotFoundException(_)
             );
-            let text = format!(
-                "{}: {}",
-                err.meta().code().unwrap_or("unknown"),
-                err.meta().message().unwrap_or("")
-            );
+            let text = format!("{}: {}", err.meta().code().unwrap_or("unknown"), err.meta().message().unwrap_or(""));
             if definite {
                 SendError::Rejected(text)
             } else {
@@ -158,10 +141,7 @@ mod tests {
             text: "Hi Sarah".into(),
             message_id: "b@mail.example.com".into(),
             in_reply_to: Some("a@mail.example.com".into()),
-            references: vec![
-                "a@mail.example.com".into(),
-                "x@us-east-1.amazonses.com".into(),
-            ],
+            references: vec!["a@mail.example.com".into(), "x@us-east-1.amazonses.com".into()],
             reply_to: "reply+token@replies.example.com".into(),
             unsubscribe_url: "https://app.example.com/unsubscribe?token=t".into(),
             date: "2026-11-02T14:00:00Z".parse().expect("ts"),

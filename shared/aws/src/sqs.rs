@@ -28,15 +28,9 @@ impl SqsQueue {
 
 #[async_trait]
 impl Queue for SqsQueue {
-    async fn send(
-        &self,
-        queue: QueueName,
-        messages: Vec<(String, SignedDuration)>,
-    ) -> Result<(), QueueError> {
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError> {
         let err = |message: String| QueueError { queue, message };
-        let url = self
-            .url(queue)
-            .ok_or_else(|| err("no URL configured".into()))?;
+        let url = self.url(queue).ok_or_else(|| err("no URL configured".into()))?;
         for chunk in messages.chunks(10) {
             let entries = chunk
                 .iter()
@@ -60,18 +54,12 @@ impl Queue for SqsQueue {
                 .map_err(|e| {
                     err(format!(
                         "{:?}",
-                        e.as_service_error()
-                            .map(|s| s.to_string())
-                            .unwrap_or_else(|| e.to_string())
+                        e.as_service_error().map(|s| s.to_string()).unwrap_or_else(|| e.to_string())
                     ))
                 })?;
             if !out.failed.is_empty() {
                 let codes: Vec<_> = out.failed.iter().map(|f| f.code.clone()).collect();
-                return Err(err(format!(
-                    "{} of {} messages refused: {codes:?}",
-                    out.failed.len(),
-                    chunk.len()
-                )));
+                return Err(err(format!("{} of {} messages refused: {codes:?}", out.failed.len(), chunk.len())));
             }
         }
         Ok(())

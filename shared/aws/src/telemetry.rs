@@ -5,9 +5,7 @@ use tracing_subscriber::EnvFilter;
 
 pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
     let result = if std::env::var("AWS_LAMBDA_FUNCTION_NAME").is_ok() {
         builder.json().without_time().try_init()
     } else {

@@ -70,19 +70,13 @@ impl Settings {
         if self.member_weekly_limit > limits::MAX_MEMBER_WEEKLY_LIMIT {
             return Err(InvalidInput::new(
                 "invalid_member_weekly_limit",
-                format!(
-                    "member_weekly_limit must be at most {}",
-                    limits::MAX_MEMBER_WEEKLY_LIMIT
-                ),
+                format!("member_weekly_limit must be at most {}", limits::MAX_MEMBER_WEEKLY_LIMIT),
             ));
         }
         if self.daily_send_limit > limits::MAX_DAILY_SEND_LIMIT {
             return Err(InvalidInput::new(
                 "invalid_daily_send_limit",
-                format!(
-                    "daily_send_limit must be at most {}",
-                    limits::MAX_DAILY_SEND_LIMIT
-                ),
+                format!("daily_send_limit must be at most {}", limits::MAX_DAILY_SEND_LIMIT),
             ));
         }
         if !(self.avg_membership_price.is_finite() && self.avg_membership_price >= 0.0) {
@@ -124,11 +118,7 @@ pub struct Account {
 
 impl Account {
     pub fn sender_name(&self) -> &str {
-        self.settings
-            .profile
-            .display_name
-            .as_deref()
-            .unwrap_or(&self.name)
+        self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
     }
 }
 

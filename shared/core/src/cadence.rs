@@ -42,12 +42,7 @@ impl Cadence {
     /// When the task is next due after touch `touch` was sent at `sent_at`: the next
     /// follow-up, or — when the cadence has no wait left — the exhaustion check. Never past
     /// the time budget.
-    pub fn next_after_touch(
-        &self,
-        touch: u32,
-        sent_at: Timestamp,
-        expires_at: Timestamp,
-    ) -> Timestamp {
+    pub fn next_after_touch(&self, touch: u32, sent_at: Timestamp, expires_at: Timestamp) -> Timestamp {
         let next = match self.intervals.get(touch as usize) {
             Some(days) => sent_at + SignedDuration::from_hours(24 * i64::from(*days)),
             None => expires_at,

@@ -37,12 +37,7 @@ fn member(name: &str) -> MemberId {
     MemberId::parse(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn new_task(
-    store: &dyn TaskStore,
-    account: AccountId,
-    member_name: &str,
-    status: TaskStatus,
-) -> Task {
+async fn new_task(store: &dyn TaskStore, account: AccountId, member_name: &str, status: TaskStatus) -> Task {
     let task = sample_task_for(account, member(member_name), status, base());
     store
         .create_task(&task, &created(&task, Why::new("created")), &[])
@@ -58,30 +53,14 @@ fn is_conflict(r: Result<(), StoreError>, kind: Conflict) -> bool {
 async fn accounts_are_created_once_and_saved_under_their_version(store: &dyn TaskStore) {
     let account = sample_account(base());
     let hash = format!("hash-{}", account.id);
-    store
-        .create_account(&account, &hash)
-        .await
-        .expect("create account");
+    store.create_account(&account, &hash).await.expect("create account");
     assert!(
-        is_conflict(
-            store.create_account(&account, &hash).await,
-            Conflict::AlreadyExists
-        ),
+        is_conflict(store.create_account(&account, &hash).await, Conflict::AlreadyExists),
         "accounts: duplicate create must conflict"
     );
-    assert_eq!(
-        store.account_for_token(&hash).await.expect("token"),
-        Some(account.id)
-    );
-    assert_eq!(
-        store.account_for_token("unknown").await.expect("token"),
-        None
-    );
-    let mut changed = store
-        .get_account(account.id)
-        .await
-        .expect("get")
-        .expect("present");
+    assert_eq!(store.account_for_token(&hash).await.expect("token"), Some(account.id));
+    assert_eq!(store.account_for_token("unknown").await.expect("token"), None);
+    let mut changed = store.get_account(account.id).await.expect("get").expect("present");
     assert_eq!(changed, account, "accounts: round trip");
     changed.settings.daily_send_limit = 5;
     changed.version += 1;
@@ -98,30 +77,16 @@ async fn accounts_are_created_once_and_saved_under_their_version(store: &dyn Tas
             .map(|a| a.settings.daily_send_limit),
         Some(5)
     );
-    assert!(
-        store
-            .list_accounts()
-            .await
-            .expect("list")
-            .iter()
-            .any(|a| a.id == account.id)
-    );
+    assert!(store.list_accounts().await.expect("list").iter().any(|a| a.id == account.id));
 }
 
 async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let first = new_task(store, account, "m_guard", TaskStatus::PendingReview).await;
-    let second = sample_task_for(
-        account,
-        member("m_guard"),
-        TaskStatus::PendingReview,
-        base(),
-    );
+    let second = sample_task_for(account, member("m_guard"), TaskStatus::PendingReview, base());
     assert!(
         matches!(
-            store
-                .create_task(&second, &created(&second, Why::new("created")), &[])
-                .await,
+            store.create_task(&second, &created(&second, Why::new("created")), &[]).await,
             Err(StoreError::Conflict(Conflict::ActiveTask))
         ),
         "guard: a second active task for the member and type must conflict"
@@ -138,17 +103,8 @@ async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
             .expect("active"),
         Some(first.id)
     );
-    let (closed, log) = transition(
-        &first,
-        TaskStatus::Cancelled,
-        base(),
-        Why::new("owner_skipped"),
-    )
-    .expect("valid");
-    store
-        .commit(&TaskCommit::new(closed, log))
-        .await
-        .expect("close");
+    let (closed, log) = transition(&first, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
+    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
     assert_eq!(
         store
             .active_task(account, &member("m_guard"), "payment_recovery")
@@ -166,40 +122,16 @@ async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
 async fn a_stale_write_changes_nothing(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let task = new_task(store, account, "m_stale", TaskStatus::PendingReview).await;
-    let (approved, log) =
-        transition(&task, TaskStatus::Ready, base(), Why::new("owner_approved")).expect("valid");
-    store
-        .commit(&TaskCommit::new(approved.clone(), log))
-        .await
-        .expect("first write");
-    let (skipped, log) = transition(
-        &task,
-        TaskStatus::Cancelled,
-        base(),
-        Why::new("owner_skipped"),
-    )
-    .expect("valid");
+    let (approved, log) = transition(&task, TaskStatus::Ready, base(), Why::new("owner_approved")).expect("valid");
+    store.commit(&TaskCommit::new(approved.clone(), log)).await.expect("first write");
+    let (skipped, log) = transition(&task, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
     assert!(
-        is_conflict(
-            store.commit(&TaskCommit::new(skipped, log)).await,
-            Conflict::Version
-        ),
+        is_conflict(store.commit(&TaskCommit::new(skipped, log)).await, Conflict::Version),
         "locking: a write from a stale read must conflict"
     );
-    let history = store
-        .task_history(account, task.id)
-        .await
-        .expect("history")
-        .expect("present");
-    assert_eq!(
-        history.task, approved,
-        "locking: the stale write changed the task"
-    );
-    assert_eq!(
-        history.log.len(),
-        2,
-        "locking: the stale write's log entry was written"
-    );
+    let history = store.task_history(account, task.id).await.expect("history").expect("present");
+    assert_eq!(history.task, approved, "locking: the stale write changed the task");
+    assert_eq!(history.log.len(), 2, "locking: the stale write's log entry was written");
 }
 
 async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
@@ -222,23 +154,11 @@ async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
         store.commit(&commit).await.expect("commit");
         current = next;
     }
-    let history = store
-        .task_history(account, task.id)
-        .await
-        .expect("history")
-        .expect("present");
+    let history = store.task_history(account, task.id).await.expect("history").expect("present");
     let reasons: Vec<_> = history.log.iter().map(|l| l.reason.as_str()).collect();
+    assert_eq!(reasons, ["created", "step_0", "step_1", "step_2"], "history: log oldest first");
     assert_eq!(
-        reasons,
-        ["created", "step_0", "step_1", "step_2"],
-        "history: log oldest first"
-    );
-    assert_eq!(
-        history
-            .messages
-            .iter()
-            .map(|m| m.content.clone())
-            .collect::<Vec<_>>(),
+        history.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>(),
         expected_messages,
         "history: conversation oldest first"
     );
@@ -259,12 +179,7 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
     let when = at("2001-01-01T00:00:00Z");
     let mut ids = Vec::new();
     for i in 0..6 {
-        let mut task = sample_task_for(
-            account,
-            member(&format!("m_due_{i}")),
-            TaskStatus::Ready,
-            when,
-        );
+        let mut task = sample_task_for(account, member(&format!("m_due_{i}")), TaskStatus::Ready, when);
         task.next_action_at = Some(when + SignedDuration::from_secs(i));
         store
             .create_task(&task, &created(&task, Why::new("created")), &[])
@@ -283,17 +198,10 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
     for shard in 0..DUE_INDEX_SHARDS {
         let mut cursor = None;
         loop {
-            let (entries, next) = store
-                .due(shard, when + SignedDuration::from_secs(3), 1, cursor)
-                .await
-                .expect("due");
+            let (entries, next) = store.due(shard, when + SignedDuration::from_secs(3), 1, cursor).await.expect("due");
             assert!(entries.len() <= 1, "due: the limit is respected");
             for entry in entries.iter().filter(|e| e.account_id == account) {
-                assert_eq!(
-                    due_shard(&entry.task_id, DUE_INDEX_SHARDS),
-                    shard,
-                    "due: entry in the wrong shard"
-                );
+                assert_eq!(due_shard(&entry.task_id, DUE_INDEX_SHARDS), shard, "due: entry in the wrong shard");
             }
             found.extend(mine(&entries));
             match next {
@@ -305,26 +213,16 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
     found.sort();
     let mut expected: Vec<TaskId> = ids.iter().take(4).map(|t| t.id).collect();
     expected.sort();
-    assert_eq!(
-        found, expected,
-        "due: exactly the tasks due by `until`, across pages"
-    );
+    assert_eq!(found, expected, "due: exactly the tasks due by `until`, across pages");
     // Closing a task takes it out of the index.
-    let (closed, log) =
-        transition(&ids[0], TaskStatus::Cancelled, when, Why::new("x")).expect("valid");
-    store
-        .commit(&TaskCommit::new(closed, log))
-        .await
-        .expect("close");
+    let (closed, log) = transition(&ids[0], TaskStatus::Cancelled, when, Why::new("x")).expect("valid");
+    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
     let shard = due_shard(&ids[0].id, DUE_INDEX_SHARDS);
     let (entries, _) = store
         .due(shard, when + SignedDuration::from_secs(10), 1000, None)
         .await
         .expect("due");
-    assert!(
-        !mine(&entries).contains(&ids[0].id),
-        "due: a closed task left the index"
-    );
+    assert!(!mine(&entries).contains(&ids[0].id), "due: a closed task left the index");
 }
 
 fn outbound(task: &Task, touch: u32, status: OutboundStatus) -> OutboundMessage {
@@ -369,11 +267,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     let (reserved, commit) = reserve(&task, 0, 1, 2);
     store.commit(&commit).await.expect("first reservation");
     assert_eq!(store.daily_sends(account, date).await.expect("daily"), 1);
-    let (_, ledger) = store
-        .get_member(account, &m)
-        .await
-        .expect("member")
-        .expect("ledger exists");
+    let (_, ledger) = store.get_member(account, &m).await.expect("member").expect("ledger exists");
     assert_eq!(ledger.version, 1);
 
     // The same touch again: refused, and nothing of it applied.
@@ -383,11 +277,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
         "reserve: a touch is reserved once"
     );
     assert_eq!(
-        store
-            .get_task(account, task.id)
-            .await
-            .expect("get")
-            .map(|t| t.version),
+        store.get_task(account, task.id).await.expect("get").map(|t| t.version),
         Some(reserved.version),
         "reserve: refused commit changed the task"
     );
@@ -459,10 +349,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
         });
         (next, c)
     };
-    store
-        .commit(&retry)
-        .await
-        .expect("a failed touch may be reserved again");
+    store.commit(&retry).await.expect("a failed touch may be reserved again");
 
     // Recording the send keeps the thread's ids.
     let (sent_task, log) = record(&reserved, base(), Why::new("message_sent"));
@@ -470,9 +357,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     sent.provider_message_id = Some("ses-1@us-east-1.amazonses.com".into());
     sent.sent_at = Some(base());
     let mut commit = TaskCommit::new(sent_task, log);
-    commit.send = Some(SendEffect::Record {
-        outbound: sent.clone(),
-    });
+    commit.send = Some(SendEffect::Record { outbound: sent.clone() });
     store.commit(&commit).await.expect("record");
     let stored = store.outbound(account, task.id).await.expect("outbound");
     assert_eq!(stored.len(), 1);
@@ -483,35 +368,18 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
 async fn webhook_ids_are_claimed_once(store: &dyn TaskStore) {
     let id = format!("msg_{}", new_ulid(base()));
     let later = base() + SignedDuration::from_hours(1);
+    assert!(store.claim_webhook("pushpress:test", &id, base(), later).await.expect("claim"));
     assert!(
-        store
-            .claim_webhook("pushpress:test", &id, base(), later)
-            .await
-            .expect("claim")
-    );
-    assert!(
-        !store
-            .claim_webhook("pushpress:test", &id, base(), later)
-            .await
-            .expect("claim"),
+        !store.claim_webhook("pushpress:test", &id, base(), later).await.expect("claim"),
         "webhooks: a repeat is a duplicate"
     );
     assert!(
-        store
-            .claim_webhook("pushpress:other", &id, base(), later)
-            .await
-            .expect("claim"),
+        store.claim_webhook("pushpress:other", &id, base(), later).await.expect("claim"),
         "webhooks: sources are separate"
     );
-    store
-        .release_webhook("pushpress:test", &id)
-        .await
-        .expect("release");
+    store.release_webhook("pushpress:test", &id).await.expect("release");
     assert!(
-        store
-            .claim_webhook("pushpress:test", &id, base(), later)
-            .await
-            .expect("claim"),
+        store.claim_webhook("pushpress:test", &id, base(), later).await.expect("claim"),
         "webhooks: a released claim can be made again"
     );
     assert!(
@@ -535,10 +403,7 @@ async fn member_facts_are_versioned(store: &dyn TaskStore) {
     let mut facts = MemberFacts::new(m.clone());
     facts.first_name = Some("Sarah".into());
     facts.version = 1;
-    store
-        .save_member_facts(account, &facts)
-        .await
-        .expect("first save");
+    store.save_member_facts(account, &facts).await.expect("first save");
     assert!(
         matches!(
             store.save_member_facts(account, &facts).await,
@@ -546,11 +411,7 @@ async fn member_facts_are_versioned(store: &dyn TaskStore) {
         ),
         "facts: same version twice must conflict"
     );
-    let (stored, ledger) = store
-        .get_member(account, &m)
-        .await
-        .expect("get")
-        .expect("present");
+    let (stored, ledger) = store.get_member(account, &m).await.expect("get").expect("present");
     assert_eq!(stored.first_name.as_deref(), Some("Sarah"));
     assert_eq!(ledger, SendLedger::default());
 }
@@ -558,10 +419,7 @@ async fn member_facts_are_versioned(store: &dyn TaskStore) {
 async fn suppressions_are_per_account(store: &dyn TaskStore) {
     let (a, b) = (AccountId::generate(base()), AccountId::generate(base()));
     let email = Email::parse("stop@example.com").expect("email");
-    store
-        .put_suppression(a, &email, "owner", base())
-        .await
-        .expect("put");
+    store.put_suppression(a, &email, "owner", base()).await.expect("put");
     assert!(store.is_suppressed(a, &email).await.expect("get"));
     assert!(
         !store.is_suppressed(b, &email).await.expect("get"),
@@ -581,23 +439,13 @@ async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
                 store,
                 account,
                 &format!("m_list_{i}"),
-                if i % 2 == 0 {
-                    TaskStatus::PendingReview
-                } else {
-                    TaskStatus::Ready
-                },
+                if i % 2 == 0 { TaskStatus::PendingReview } else { TaskStatus::Ready },
             )
             .await
             .id,
         );
     }
-    new_task(
-        store,
-        AccountId::generate(base()),
-        "m_list_0",
-        TaskStatus::PendingReview,
-    )
-    .await;
+    new_task(store, AccountId::generate(base()), "m_list_0", TaskStatus::PendingReview).await;
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
@@ -621,10 +469,7 @@ async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
     }
     let mut newest_first = made.clone();
     newest_first.reverse();
-    assert_eq!(
-        seen, newest_first,
-        "list: every task of the account, newest first, across pages"
-    );
+    assert_eq!(seen, newest_first, "list: every task of the account, newest first, across pages");
     let (pending, _) = store
         .list_tasks(
             account,
@@ -648,11 +493,7 @@ async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
         )
         .await
         .expect("list");
-    assert_eq!(
-        one.iter().map(|t| t.id).collect::<Vec<_>>(),
-        vec![made[1]],
-        "list: member filter"
-    );
+    assert_eq!(one.iter().map(|t| t.id).collect::<Vec<_>>(), vec![made[1]], "list: member filter");
     assert!(matches!(
         store
             .list_tasks(
@@ -682,9 +523,7 @@ async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
         .await
         .expect("snapshot");
     assert_eq!(empty.account.as_ref().map(|a| a.id), Some(account.id));
-    assert!(
-        !empty.suppressed && empty.ledger == SendLedger::default() && empty.daily_sends(date) == 0
-    );
+    assert!(!empty.suppressed && empty.ledger == SendLedger::default() && empty.daily_sends(date) == 0);
 
     let (next, log) = record(&task, base(), Why::new("send_reserved"));
     let mut commit = TaskCommit::new(next, log);
@@ -701,10 +540,7 @@ async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
         daily_limit: 5,
     });
     store.commit(&commit).await.expect("reserve");
-    store
-        .put_suppression(account.id, &email, "owner", base())
-        .await
-        .expect("suppress");
+    store.put_suppression(account.id, &email, "owner", base()).await.expect("suppress");
     let full = store
         .send_snapshot(account.id, &task.member.id, Some(&email), date)
         .await

@@ -173,16 +173,10 @@ impl ErrorBody {
 pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
     match e {
         EngineError::Invalid(i) => (422, ErrorBody::new(&i.code, &i.message)),
-        EngineError::NotFound { what } => (
-            404,
-            ErrorBody::new("not_found", format!("{what} not found")),
-        ),
+        EngineError::NotFound { what } => (404, ErrorBody::new("not_found", format!("{what} not found"))),
         EngineError::InvalidTransition { from, to } => (
             409,
-            ErrorBody::new(
-                "invalid_transition",
-                format!("a task in status {from} cannot move to {to}"),
-            ),
+            ErrorBody::new("invalid_transition", format!("a task in status {from} cannot move to {to}")),
         ),
         EngineError::StaleVersion => (
             409,
@@ -192,23 +186,14 @@ pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
             ),
         ),
         EngineError::Paused(m) => (503, ErrorBody::new("paused", m)),
-        EngineError::Store(StoreError::InvalidCursor) => (
-            400,
-            ErrorBody::new("invalid_cursor", "the cursor is not one this API returned"),
-        ),
+        EngineError::Store(StoreError::InvalidCursor) => (400, ErrorBody::new("invalid_cursor", "the cursor is not one this API returned")),
         EngineError::Store(_) => (
             503,
-            ErrorBody::new(
-                "store_unavailable",
-                "the task store is unavailable; retry shortly",
-            ),
+            ErrorBody::new("store_unavailable", "the task store is unavailable; retry shortly"),
         ),
         EngineError::Dependency(_) => (
             503,
-            ErrorBody::new(
-                "dependency_unavailable",
-                "a dependency is unavailable; retry shortly",
-            ),
+            ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly"),
         ),
     }
 }

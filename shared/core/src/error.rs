@@ -93,9 +93,7 @@ impl EngineError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            EngineError::Store(StoreError::Unavailable(_))
-                | EngineError::Dependency(_)
-                | EngineError::StaleVersion
+            EngineError::Store(StoreError::Unavailable(_)) | EngineError::Dependency(_) | EngineError::StaleVersion
         )
     }
 }

@@ -68,10 +68,7 @@ pub enum MemberEvent {
         paid_at: Timestamp,
     },
     #[serde(rename = "trial.booked")]
-    TrialBooked {
-        member_id: MemberId,
-        booked_for: Timestamp,
-    },
+    TrialBooked { member_id: MemberId, booked_for: Timestamp },
 }
 
 impl MemberEvent {
@@ -114,8 +111,8 @@ pub enum Parsed {
 
 /// Parse a webhook body, telling malformed input (→ 400) from an unknown type (→ 202).
 pub fn parse_event(body: &[u8]) -> Result<Parsed, InvalidInput> {
-    let value: serde_json::Value = serde_json::from_slice(body)
-        .map_err(|e| InvalidInput::new("malformed_json", format!("the body is not JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| InvalidInput::new("malformed_json", format!("the body is not JSON: {e}")))?;
     let kind = value
         .get("type")
         .and_then(|t| t.as_str())
@@ -147,26 +144,19 @@ mod tests {
         let Ok(Parsed::Known(event)) = parse_event(body) else {
             panic!("should parse")
         };
-        assert!(
-            matches!(event.event, MemberEvent::PaymentFailed { amount, .. } if amount == 150.0)
-        );
+        assert!(matches!(event.event, MemberEvent::PaymentFailed { amount, .. } if amount == 150.0));
     }
 
     #[test]
     fn unknown_types_are_not_errors_but_bad_bodies_are() {
-        assert!(
-            matches!(parse_event(br#"{"type":"class.created","data":{}}"#), Ok(Parsed::UnknownType(t)) if t == "class.created")
-        );
+        assert!(matches!(parse_event(br#"{"type":"class.created","data":{}}"#), Ok(Parsed::UnknownType(t)) if t == "class.created"));
+        assert_eq!(parse_event(b"{not json").expect_err("should fail").code, "malformed_json");
         assert_eq!(
-            parse_event(b"{not json").expect_err("should fail").code,
-            "malformed_json"
-        );
-        assert_eq!(parse_event(br#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1"}}"#).expect_err("should fail").code, "invalid_event");
-        assert_eq!(
-            parse_event(br#"{"data":{}}"#)
+            parse_event(br#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1"}}"#)
                 .expect_err("should fail")
                 .code,
-            "missing_type"
+            "invalid_event"
         );
+        assert_eq!(parse_event(br#"{"data":{}}"#).expect_err("should fail").code, "missing_type");
     }
 }

@@ -15,17 +15,9 @@ pub struct GateContext {
 }
 
 /// The initial status of a new task, and the reason for it (logged on creation).
-pub fn initial_status(
-    mode: ExecutionMode,
-    def: &TaskTypeDef,
-    confidence: u8,
-    ctx: &GateContext,
-) -> (TaskStatus, String) {
+pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ctx: &GateContext) -> (TaskStatus, String) {
     if mode == ExecutionMode::Manual {
-        return (
-            TaskStatus::PendingReview,
-            "manual_mode_requires_review".into(),
-        );
+        return (TaskStatus::PendingReview, "manual_mode_requires_review".into());
     }
     for trigger in def.escalation_triggers {
         let fires = match trigger {
@@ -33,39 +25,24 @@ pub fn initial_status(
             EscalationTrigger::MemberTenureOver1Year => ctx.tenure_days.is_some_and(|d| d > 365),
             EscalationTrigger::MemberTenureOver2Years => ctx.tenure_days.is_some_and(|d| d > 730),
             EscalationTrigger::MonthlyValueOver200 => ctx.monthly_value.is_some_and(|v| v > 200.0),
-            EscalationTrigger::CancellationReasonComplaint => ctx
-                .cancellation_reason
-                .as_deref()
-                .is_some_and(|r| r.contains("complaint")),
-            EscalationTrigger::CancellationReasonBilling => ctx
-                .cancellation_reason
-                .as_deref()
-                .is_some_and(|r| r.contains("billing")),
+            EscalationTrigger::CancellationReasonComplaint => ctx.cancellation_reason.as_deref().is_some_and(|r| r.contains("complaint")),
+            EscalationTrigger::CancellationReasonBilling => ctx.cancellation_reason.as_deref().is_some_and(|r| r.contains("billing")),
         };
         if fires {
             let name = serde_json::to_value(trigger)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default();
-            return (
-                TaskStatus::PendingReview,
-                format!("escalation_trigger:{name}"),
-            );
+            return (TaskStatus::PendingReview, format!("escalation_trigger:{name}"));
         }
     }
     if confidence < def.auto_threshold {
         return (
             TaskStatus::PendingReview,
-            format!(
-                "confidence_{confidence}_below_threshold_{}",
-                def.auto_threshold
-            ),
+            format!("confidence_{confidence}_below_threshold_{}", def.auto_threshold),
         );
     }
-    (
-        TaskStatus::Ready,
-        format!("auto_approved_confidence_{confidence}"),
-    )
+    (TaskStatus::Ready, format!("auto_approved_confidence_{confidence}"))
 }
 
 #[cfg(test)]
@@ -75,24 +52,14 @@ mod tests {
 
     #[test]
     fn manual_mode_sends_everything_to_review() {
-        let (status, _) = initial_status(
-            ExecutionMode::Manual,
-            &CHURN_RISK,
-            100,
-            &GateContext::default(),
-        );
+        let (status, _) = initial_status(ExecutionMode::Manual, &CHURN_RISK, 100, &GateContext::default());
         assert_eq!(status, TaskStatus::PendingReview);
     }
 
     #[test]
     fn always_triggers_review_whatever_the_confidence() {
         for def in [&PAYMENT_RECOVERY, &AD_HOC] {
-            let (status, reason) = initial_status(
-                ExecutionMode::LimitedAuto,
-                def,
-                100,
-                &GateContext::default(),
-            );
+            let (status, reason) = initial_status(ExecutionMode::LimitedAuto, def, 100, &GateContext::default());
             assert_eq!(status, TaskStatus::PendingReview);
             assert_eq!(reason, "escalation_trigger:always");
         }

@@ -14,9 +14,7 @@ use crate::error::InvalidInput;
 macro_rules! ulid_id {
     ($name:ident, $what:literal) => {
         #[doc = concat!("The ULID of ", $what, ".")]
-        #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-        )]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub Ulid);
 
@@ -54,13 +52,10 @@ ulid_id!(TaskId, "a task");
 /// millisecond keep the order they were made in.
 pub fn new_ulid(now: Timestamp) -> Ulid {
     static GENERATOR: Mutex<Option<ulid::Generator>> = Mutex::new(None);
-    let at = std::time::SystemTime::UNIX_EPOCH
-        + std::time::Duration::from_millis(u64::try_from(now.as_millisecond()).unwrap_or(0));
+    let at = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(now.as_millisecond()).unwrap_or(0));
     let mut guard = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
     let generator = guard.get_or_insert_with(ulid::Generator::new);
-    generator
-        .generate_from_datetime(at)
-        .unwrap_or_else(|_| Ulid::from_datetime(at))
+    generator.generate_from_datetime(at).unwrap_or_else(|_| Ulid::from_datetime(at))
 }
 
 /// The connector's id for a member (PushPress gives its own, e.g. `m_1`).
@@ -70,11 +65,7 @@ pub struct MemberId(String);
 
 impl MemberId {
     pub fn parse(raw: &str) -> Result<Self, InvalidInput> {
-        let ok = !raw.is_empty()
-            && raw.len() <= 128
-            && raw
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
+        let ok = !raw.is_empty() && raw.len() <= 128 && raw.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
         if ok {
             Ok(Self(raw.to_owned()))
         } else {
@@ -121,18 +112,13 @@ impl Email {
                     && domain.contains('.')
                     && !domain.starts_with('.')
                     && !domain.ends_with('.')
-                    && !s
-                        .chars()
-                        .any(|c| c.is_whitespace() || "<>()[],;:\"\\".contains(c))
+                    && !s.chars().any(|c| c.is_whitespace() || "<>()[],;:\"\\".contains(c))
                     && !domain.contains('@')
             });
         if valid {
             Ok(Self(s))
         } else {
-            Err(InvalidInput::new(
-                "invalid_email",
-                format!("{raw:?} is not a valid e-mail address"),
-            ))
+            Err(InvalidInput::new("invalid_email", format!("{raw:?} is not a valid e-mail address")))
         }
     }
     pub fn as_str(&self) -> &str {
@@ -166,15 +152,7 @@ mod tests {
             Email::parse(" Sarah@Example.COM ").map(String::from).ok(),
             Some("sarah@example.com".into())
         );
-        for bad in [
-            "",
-            "sarah",
-            "sarah@",
-            "@example.com",
-            "sa rah@example.com",
-            "a@b",
-            "a@b@c.com",
-        ] {
+        for bad in ["", "sarah", "sarah@", "@example.com", "sa rah@example.com", "a@b", "a@b@c.com"] {
             assert!(Email::parse(bad).is_err(), "{bad:?} should be rejected");
         }
     }

@@ -35,6 +35,15 @@ pub const RETRY_BACKOFF: [SignedDuration; 3] = [
     SignedDuration::from_hours(1),
 ];
 
+/// A step counts as due this much before its time: schedules are computed from the moment
+/// a mail actually left, so "a day later" must not miss a tick by a second.
+pub const DUE_TOLERANCE: SignedDuration = SignedDuration::from_mins(1);
+
+/// Whether something scheduled at `at` is due at `now`.
+pub fn is_due(at: Timestamp, now: Timestamp) -> bool {
+    at <= now + DUE_TOLERANCE
+}
+
 /// How many due items one tick hands out at most, and how far ahead it looks.
 pub const TICK_MAX_ITEMS: usize = 1_000;
 pub const DUE_INDEX_SHARDS: u32 = 16;
@@ -53,17 +62,11 @@ pub fn retry_delay(attempt: u32) -> Option<SignedDuration> {
 
 /// Sends recorded for a member in the rolling window, keyed by reservation key.
 pub fn sends_in_window(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> usize {
-    ledger
-        .values()
-        .filter(|at| now.duration_since(**at) < MEMBER_WINDOW)
-        .count()
+    ledger.values().filter(|at| now.duration_since(**at) < MEMBER_WINDOW).count()
 }
 
 /// The ledger without entries that fell out of the window (kept small as sends go by).
-pub fn prune_ledger(
-    ledger: &BTreeMap<String, Timestamp>,
-    now: Timestamp,
-) -> BTreeMap<String, Timestamp> {
+pub fn prune_ledger(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> BTreeMap<String, Timestamp> {
     ledger
         .iter()
         .filter(|(_, at)| now.duration_since(**at) < MEMBER_WINDOW)
@@ -115,15 +118,9 @@ mod tests {
         // 14:00 UTC is 09:00 in New York (EST): inside.
         assert_eq!(send_window(&settings, at("2026-11-02T14:00:00Z")), Ok(()));
         // 02:00 UTC is 21:00 the day before in New York: opens at 08:00 local = 13:00 UTC.
-        assert_eq!(
-            send_window(&settings, at("2026-11-03T02:00:00Z")),
-            Err(at("2026-11-03T13:00:00Z"))
-        );
+        assert_eq!(send_window(&settings, at("2026-11-03T02:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
         // 11:00 UTC is 06:00 local: opens the same day.
-        assert_eq!(
-            send_window(&settings, at("2026-11-03T11:00:00Z")),
-            Err(at("2026-11-03T13:00:00Z"))
-        );
+        assert_eq!(send_window(&settings, at("2026-11-03T11:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
     }
 
     #[test]

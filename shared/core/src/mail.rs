@@ -30,19 +30,13 @@ pub struct OutboundMail {
 /// the newest message; `References` lists every earlier message under both ids — ours and the
 /// one the provider put on the delivered copy — since clients keep one or the other.
 pub fn thread_headers(thread: &[ThreadMessage]) -> (Option<String>, Vec<String>) {
-    let references = thread
-        .iter()
-        .flat_map(|m| m.ids().map(str::to_owned))
-        .collect();
+    let references = thread.iter().flat_map(|m| m.ids().map(str::to_owned)).collect();
     (thread.last().map(|m| m.message_id.clone()), references)
 }
 
 /// `Re: {subject}` once, however many times it is applied.
 pub fn reply_subject(subject: &str) -> String {
-    if subject
-        .get(..3)
-        .is_some_and(|p| p.eq_ignore_ascii_case("re:"))
-    {
+    if subject.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("re:")) {
         subject.to_owned()
     } else {
         format!("Re: {subject}")

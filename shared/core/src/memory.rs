@@ -14,9 +14,7 @@ use crate::error::{Conflict, StoreError};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
-use crate::ports::{
-    SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around,
-};
+use crate::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
 use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
 
@@ -59,11 +57,7 @@ fn conflict(c: Conflict) -> StoreError {
 
 #[async_trait]
 impl TaskStore for MemoryStore {
-    async fn create_account(
-        &self,
-        account: &Account,
-        api_token_hash: &str,
-    ) -> Result<(), StoreError> {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
         let mut s = self.lock();
         if s.accounts.contains_key(&account.id) || s.tokens.contains_key(api_token_hash) {
             return Err(conflict(Conflict::AlreadyExists));
@@ -77,10 +71,7 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().accounts.get(&id).cloned())
     }
 
-    async fn account_for_token(
-        &self,
-        api_token_hash: &str,
-    ) -> Result<Option<AccountId>, StoreError> {
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
         Ok(self.lock().tokens.get(api_token_hash).copied())
     }
 
@@ -110,18 +101,9 @@ impl TaskStore for MemoryStore {
         Ok(())
     }
 
-    async fn create_task(
-        &self,
-        task: &Task,
-        log: &LogEntry,
-        messages: &[ConversationMessage],
-    ) -> Result<(), StoreError> {
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
         let mut s = self.lock();
-        let guard = (
-            task.account_id,
-            task.member.id.clone(),
-            task.task_type.clone(),
-        );
+        let guard = (task.account_id, task.member.id.clone(), task.task_type.clone());
         if task.is_active() && s.guards.contains_key(&guard) {
             return Err(conflict(Conflict::ActiveTask));
         }
@@ -133,47 +115,21 @@ impl TaskStore for MemoryStore {
         }
         s.tasks.insert(task.id, task.clone());
         s.logs.entry(task.id).or_default().push(log.clone());
-        s.messages
-            .entry(task.id)
-            .or_default()
-            .extend(messages.iter().cloned());
+        s.messages.entry(task.id).or_default().extend(messages.iter().cloned());
         Ok(())
     }
 
-    async fn active_task(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-        task_type: &str,
-    ) -> Result<Option<TaskId>, StoreError> {
-        Ok(self
-            .lock()
-            .guards
-            .get(&(account, member.clone(), task_type.to_owned()))
-            .copied())
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
+        Ok(self.lock().guards.get(&(account, member.clone(), task_type.to_owned())).copied())
     }
 
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
-        Ok(self
-            .lock()
-            .tasks
-            .get(&id)
-            .filter(|t| t.account_id == account)
-            .cloned())
+        Ok(self.lock().tasks.get(&id).filter(|t| t.account_id == account).cloned())
     }
 
-    async fn task_history(
-        &self,
-        account: AccountId,
-        id: TaskId,
-    ) -> Result<Option<TaskHistory>, StoreError> {
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
         let s = self.lock();
-        let Some(task) = s
-            .tasks
-            .get(&id)
-            .filter(|t| t.account_id == account)
-            .cloned()
-        else {
+        let Some(task) = s.tasks.get(&id).filter(|t| t.account_id == account).cloned() else {
             return Ok(None);
         };
         let mut log = s.logs.get(&id).cloned().unwrap_or_default();
@@ -193,11 +149,7 @@ impl TaskStore for MemoryStore {
         }))
     }
 
-    async fn list_tasks(
-        &self,
-        account: AccountId,
-        query: &TaskQuery,
-    ) -> Result<(Vec<Task>, Option<String>), StoreError> {
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let s = self.lock();
         let after: Option<TaskId> = match query.cursor.as_deref() {
             Some(c) => Some(c.parse().map_err(|_| StoreError::InvalidCursor)?),
@@ -240,10 +192,7 @@ impl TaskStore for MemoryStore {
                 {
                     return Err(conflict(Conflict::OutboundExists));
                 }
-                let stored_version = s
-                    .ledgers
-                    .get(&(account, member_id.clone()))
-                    .map_or(0, |l| l.version);
+                let stored_version = s.ledgers.get(&(account, member_id.clone())).map_or(0, |l| l.version);
                 if stored_version + 1 != ledger.version {
                     return Err(conflict(Conflict::MemberLedger));
                 }
@@ -262,15 +211,12 @@ impl TaskStore for MemoryStore {
                 daily_date,
                 ..
             }) => {
-                s.outbound
-                    .insert((account, task.id, outbound.touch), outbound.clone());
-                s.ledgers
-                    .insert((account, member_id.clone()), ledger.clone());
+                s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
+                s.ledgers.insert((account, member_id.clone()), ledger.clone());
                 *s.daily.entry((account, *daily_date)).or_insert(0) += 1;
             }
             Some(SendEffect::Record { outbound }) => {
-                s.outbound
-                    .insert((account, task.id, outbound.touch), outbound.clone());
+                s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
             }
             Some(SendEffect::Release {
                 outbound,
@@ -278,8 +224,7 @@ impl TaskStore for MemoryStore {
                 ledger_key,
                 daily_date,
             }) => {
-                s.outbound
-                    .insert((account, task.id, outbound.touch), outbound.clone());
+                s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
                 let ledger = s.ledgers.entry((account, member_id.clone())).or_default();
                 ledger.sends.remove(ledger_key);
                 ledger.version += 1;
@@ -295,14 +240,8 @@ impl TaskStore for MemoryStore {
             }
         }
         s.tasks.insert(task.id, task.clone());
-        s.logs
-            .entry(task.id)
-            .or_default()
-            .extend(commit.log.iter().cloned());
-        s.messages
-            .entry(task.id)
-            .or_default()
-            .extend(commit.messages.iter().cloned());
+        s.logs.entry(task.id).or_default().extend(commit.log.iter().cloned());
+        s.messages.entry(task.id).or_default().extend(commit.messages.iter().cloned());
         Ok(())
     }
 
@@ -336,11 +275,7 @@ impl TaskStore for MemoryStore {
         Ok((due, next))
     }
 
-    async fn outbound(
-        &self,
-        account: AccountId,
-        task: TaskId,
-    ) -> Result<Vec<OutboundMessage>, StoreError> {
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError> {
         Ok(self
             .lock()
             .outbound
@@ -349,11 +284,7 @@ impl TaskStore for MemoryStore {
             .collect())
     }
 
-    async fn get_member(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-    ) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
         let s = self.lock();
         let key = (account, member.clone());
         let facts = s.facts.get(&key).cloned();
@@ -367,11 +298,7 @@ impl TaskStore for MemoryStore {
         )))
     }
 
-    async fn save_member_facts(
-        &self,
-        account: AccountId,
-        facts: &MemberFacts,
-    ) -> Result<(), StoreError> {
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
         let mut s = self.lock();
         let key = (account, facts.member_id.clone());
         let stored = s.facts.get(&key).map_or(0, |f| f.version);
@@ -383,12 +310,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
-        Ok(self
-            .lock()
-            .daily
-            .get(&(account, date))
-            .copied()
-            .unwrap_or(0))
+        Ok(self.lock().daily.get(&(account, date)).copied().unwrap_or(0))
     }
 
     async fn send_snapshot(
@@ -403,11 +325,7 @@ impl TaskStore for MemoryStore {
             system: s.system.clone(),
             account: s.accounts.get(&account).cloned(),
             suppressed: email.is_some_and(|e| s.suppressed.contains(&(account, e.clone()))),
-            ledger: s
-                .ledgers
-                .get(&(account, member.clone()))
-                .cloned()
-                .unwrap_or_default(),
+            ledger: s.ledgers.get(&(account, member.clone())).cloned().unwrap_or_default(),
             daily: dates_around(around)
                 .into_iter()
                 .map(|d| (d, s.daily.get(&(account, d)).copied().unwrap_or(0)))
@@ -419,32 +337,16 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().suppressed.contains(&(account, email.clone())))
     }
 
-    async fn put_suppression(
-        &self,
-        account: AccountId,
-        email: &Email,
-        _reason: &str,
-        _at: Timestamp,
-    ) -> Result<(), StoreError> {
+    async fn put_suppression(&self, account: AccountId, email: &Email, _reason: &str, _at: Timestamp) -> Result<(), StoreError> {
         self.lock().suppressed.insert((account, email.clone()));
         Ok(())
     }
 
-    async fn delete_suppression(
-        &self,
-        account: AccountId,
-        email: &Email,
-    ) -> Result<bool, StoreError> {
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
         Ok(self.lock().suppressed.remove(&(account, email.clone())))
     }
 
-    async fn claim_webhook(
-        &self,
-        source: &str,
-        id: &str,
-        now: Timestamp,
-        expires_at: Timestamp,
-    ) -> Result<bool, StoreError> {
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError> {
         let mut s = self.lock();
         let key = (source.to_owned(), id.to_owned());
         if s.webhooks.get(&key).is_some_and(|exp| *exp > now) {
@@ -455,9 +357,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError> {
-        self.lock()
-            .webhooks
-            .remove(&(source.to_owned(), id.to_owned()));
+        self.lock().webhooks.remove(&(source.to_owned(), id.to_owned()));
         Ok(())
     }
 }

@@ -43,20 +43,13 @@ pub struct SendSnapshot {
 
 impl SendSnapshot {
     pub fn daily_sends(&self, date: Date) -> u32 {
-        self.daily
-            .iter()
-            .find(|(d, _)| *d == date)
-            .map_or(0, |(_, n)| *n)
+        self.daily.iter().find(|(d, _)| *d == date).map_or(0, |(_, n)| *n)
     }
 }
 
 /// The three dates whose counters a snapshot around `date` holds.
 pub fn dates_around(date: Date) -> [Date; 3] {
-    [
-        date.yesterday().unwrap_or(date),
-        date,
-        date.tomorrow().unwrap_or(date),
-    ]
+    [date.yesterday().unwrap_or(date), date, date.tomorrow().unwrap_or(date)]
 }
 
 /// A filter for the owner's task list.
@@ -128,16 +121,9 @@ impl TaskCommit {
 /// transaction; conditional failures come back as [`StoreError::Conflict`].
 #[async_trait]
 pub trait TaskStore: Send + Sync {
-    async fn create_account(
-        &self,
-        account: &Account,
-        api_token_hash: &str,
-    ) -> Result<(), StoreError>;
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError>;
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
-    async fn account_for_token(
-        &self,
-        api_token_hash: &str,
-    ) -> Result<Option<AccountId>, StoreError>;
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError>;
     /// Write `account` if the stored version is `account.version - 1`.
     async fn save_account(&self, account: &Account) -> Result<(), StoreError>;
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
@@ -146,32 +132,14 @@ pub trait TaskStore: Send + Sync {
 
     /// Create a task with its creation log entry, atomically with its active guard:
     /// [`crate::error::Conflict::ActiveTask`] if the member already has an active task of the type.
-    async fn create_task(
-        &self,
-        task: &Task,
-        log: &LogEntry,
-        messages: &[ConversationMessage],
-    ) -> Result<(), StoreError>;
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
     /// The active task of this member and type, if any.
-    async fn active_task(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-        task_type: &str,
-    ) -> Result<Option<TaskId>, StoreError>;
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError>;
     /// A consistent read of a task.
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
-    async fn task_history(
-        &self,
-        account: AccountId,
-        id: TaskId,
-    ) -> Result<Option<TaskHistory>, StoreError>;
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError>;
     /// Newest first, `query.limit` at most, with a cursor for the next page.
-    async fn list_tasks(
-        &self,
-        account: AccountId,
-        query: &TaskQuery,
-    ) -> Result<(Vec<Task>, Option<String>), StoreError>;
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError>;
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
     /// Due-index entries of one shard due at or before `until`, oldest first.
     async fn due(
@@ -181,23 +149,11 @@ pub trait TaskStore: Send + Sync {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<DueEntry>, Option<String>), StoreError>;
-    async fn outbound(
-        &self,
-        account: AccountId,
-        task: TaskId,
-    ) -> Result<Vec<OutboundMessage>, StoreError>;
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError>;
 
-    async fn get_member(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-    ) -> Result<Option<(MemberFacts, SendLedger)>, StoreError>;
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError>;
     /// Write member facts if the stored facts are at `facts.version - 1` (or absent for 1).
-    async fn save_member_facts(
-        &self,
-        account: AccountId,
-        facts: &MemberFacts,
-    ) -> Result<(), StoreError>;
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError>;
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
     /// The global pause, the account, the member's suppression and send ledger, and the
     /// daily counters around `around` (see [`dates_around`]) — consistently, in one read.
@@ -210,27 +166,11 @@ pub trait TaskStore: Send + Sync {
     ) -> Result<SendSnapshot, StoreError>;
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
-    async fn put_suppression(
-        &self,
-        account: AccountId,
-        email: &Email,
-        reason: &str,
-        at: Timestamp,
-    ) -> Result<(), StoreError>;
-    async fn delete_suppression(
-        &self,
-        account: AccountId,
-        email: &Email,
-    ) -> Result<bool, StoreError>;
+    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError>;
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
 
     /// Record a webhook delivery; `false` if this id was recorded before (a duplicate).
-    async fn claim_webhook(
-        &self,
-        source: &str,
-        id: &str,
-        now: Timestamp,
-        expires_at: Timestamp,
-    ) -> Result<bool, StoreError>;
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
     /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
 }
@@ -246,11 +186,7 @@ pub struct QueueError {
 #[async_trait]
 pub trait Queue: Send + Sync {
     /// Send bodies to `queue`, each delayed by its duration (at most 15 minutes).
-    async fn send(
-        &self,
-        queue: QueueName,
-        messages: Vec<(String, SignedDuration)>,
-    ) -> Result<(), QueueError>;
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError>;
 }
 
 /// What the mail provider said about a send.

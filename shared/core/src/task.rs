@@ -43,10 +43,7 @@ impl TaskStatus {
             (PendingReview, Ready | Cancelled)
                 | (Ready, Executing | Cancelled)
                 | (Executing, Waiting | Completed | Escalated | Cancelled)
-                | (
-                    Waiting,
-                    Executing | Completed | Escalated | Cancelled | Dormant
-                )
+                | (Waiting, Executing | Completed | Escalated | Cancelled | Dormant)
                 | (Dormant, Executing | Completed | Cancelled)
                 | (Escalated, Executing | Cancelled)
         )
@@ -71,9 +68,7 @@ impl TaskStatus {
     }
 
     pub fn parse(s: &str) -> Option<TaskStatus> {
-        TaskStatus::ALL
-            .into_iter()
-            .find(|status| status.as_str() == s)
+        TaskStatus::ALL.into_iter().find(|status| status.as_str() == s)
     }
 }
 

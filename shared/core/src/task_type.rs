@@ -176,13 +176,7 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
                 "The member acknowledged it but the payment still fails",
                 None,
             ),
-            outcome(
-                "unresponsive",
-                "No Response",
-                Neutral,
-                "No reply and the payment still fails",
-                None,
-            ),
+            outcome("unresponsive", "No Response", Neutral, "No reply and the payment still fails", None),
             outcome(
                 "cancelled",
                 "Member Cancelled",
@@ -190,13 +184,7 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
                 "The member cancelled instead of fixing the payment",
                 None,
             ),
-            outcome(
-                "owner_handled",
-                "Owner Handled",
-                Positive,
-                "The owner took it over",
-                None,
-            ),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
     },
     priority: Priority::Critical,
@@ -235,9 +223,7 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
                 verification_window_days: 14,
             },
         ],
-        judgment_criteria: Some(
-            "The member stated a specific intent to come back (a day, a class). Vague friendliness does not count.",
-        ),
+        judgment_criteria: Some("The member stated a specific intent to come back (a day, a class). Vague friendliness does not count."),
         outcomes: &[
             outcome(
                 "retained",
@@ -274,20 +260,8 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
                 "All touches used, no reply, no check-in",
                 None,
             ),
-            outcome(
-                "opted_out",
-                "Opted Out",
-                Negative,
-                "Asked not to be contacted",
-                None,
-            ),
-            outcome(
-                "churned",
-                "Confirmed Churn",
-                Negative,
-                "Cancelled during or after outreach",
-                None,
-            ),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
+            outcome("churned", "Confirmed Churn", Negative, "Cancelled during or after outreach", None),
             outcome(
                 "escalated_unresolved",
                 "Escalated (Unresolved)",
@@ -295,13 +269,7 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
                 "Escalated and never resolved",
                 None,
             ),
-            outcome(
-                "owner_handled",
-                "Owner Handled",
-                Positive,
-                "The owner took it over",
-                None,
-            ),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
     },
     priority: Priority::High,
@@ -312,10 +280,7 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
     },
     cadence: cadence::STANDARD,
     auto_threshold: 75,
-    escalation_triggers: &[
-        EscalationTrigger::MemberTenureOver1Year,
-        EscalationTrigger::MonthlyValueOver200,
-    ],
+    escalation_triggers: &[EscalationTrigger::MemberTenureOver1Year, EscalationTrigger::MonthlyValueOver200],
     skill_file: "churn_risk.md",
     outcome_signals: &["checkin", "reply_positive"],
 };
@@ -330,19 +295,11 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
         summary: "Accomplish the specific goal the owner described",
         completion: CompletionType::Judgment,
         signals: &[],
-        judgment_criteria: Some(
-            "The owner's stated goal is achieved, or the member's answer settles the matter.",
-        ),
+        judgment_criteria: Some("The owner's stated goal is achieved, or the member's answer settles the matter."),
         outcomes: &[
             outcome("resolved", "Resolved", Positive, "Goal achieved", None),
             outcome("unresponsive", "No Response", Neutral, "No reply", None),
-            outcome(
-                "owner_handled",
-                "Owner Handled",
-                Positive,
-                "The owner took it over",
-                None,
-            ),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
     },
     priority: Priority::Medium,
@@ -378,11 +335,7 @@ mod tests {
     #[test]
     fn unknown_types_fall_back_to_ad_hoc() {
         assert_eq!(definition("fill_underbooked_class").key, "ad_hoc");
-        assert!(
-            AD_HOC
-                .escalation_triggers
-                .contains(&EscalationTrigger::Always)
-        );
+        assert!(AD_HOC.escalation_triggers.contains(&EscalationTrigger::Always));
     }
 
     #[test]
@@ -397,8 +350,7 @@ mod tests {
             );
             assert!(def.budget.max_days > 0, "{} has no time budget", def.key);
             assert!(
-                def.cadence.intervals.len() >= def.budget.max_messages as usize
-                    || def.budget.max_messages <= 1,
+                def.cadence.intervals.len() >= def.budget.max_messages as usize || def.budget.max_messages <= 1,
                 "{}: budget larger than its cadence",
                 def.key
             );

@@ -8,8 +8,7 @@ use crate::task::{Budget, Draft, MemberRef, Task, TaskStatus, TriggerType};
 use crate::task_type::Priority;
 
 pub fn at(s: &str) -> Timestamp {
-    s.parse()
-        .unwrap_or_else(|e| panic!("bad timestamp {s}: {e}"))
+    s.parse().unwrap_or_else(|e| panic!("bad timestamp {s}: {e}"))
 }
 
 pub fn sample_account(now: Timestamp) -> Account {
@@ -35,12 +34,7 @@ pub fn sample_task(status: TaskStatus) -> Task {
     )
 }
 
-pub fn sample_task_for(
-    account: AccountId,
-    member: MemberId,
-    status: TaskStatus,
-    now: Timestamp,
-) -> Task {
+pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus, now: Timestamp) -> Task {
     Task {
         id: TaskId::generate(now),
         account_id: account,
@@ -48,11 +42,7 @@ pub fn sample_task_for(
         status,
         priority: Priority::Critical,
         member: MemberRef {
-            email: Email::parse(&format!(
-                "{}@example.com",
-                member.as_str().replace(['_', ':'], "-")
-            ))
-            .ok(),
+            email: Email::parse(&format!("{}@example.com", member.as_str().replace(['_', ':'], "-"))).ok(),
             id: member,
             name: Some("Sarah Johnson".into()),
         },
@@ -146,10 +136,7 @@ impl RecordingMailer {
 
 #[async_trait::async_trait]
 impl crate::ports::Mailer for RecordingMailer {
-    async fn send(
-        &self,
-        mail: &crate::mail::OutboundMail,
-    ) -> Result<crate::ports::Delivered, crate::ports::SendError> {
+    async fn send(&self, mail: &crate::mail::OutboundMail) -> Result<crate::ports::Delivered, crate::ports::SendError> {
         match *self.mode.lock().unwrap_or_else(|e| e.into_inner()) {
             MailerMode::Reject => {
                 return Err(crate::ports::SendError::Rejected("MessageRejected".into()));
@@ -175,11 +162,7 @@ pub struct RecordingQueue(pub std::sync::Mutex<Vec<(crate::work::QueueName, Stri
 
 #[async_trait::async_trait]
 impl crate::ports::Queue for RecordingQueue {
-    async fn send(
-        &self,
-        queue: crate::work::QueueName,
-        messages: Vec<(String, SignedDuration)>,
-    ) -> Result<(), crate::ports::QueueError> {
+    async fn send(&self, queue: crate::work::QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), crate::ports::QueueError> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -193,10 +176,7 @@ pub struct FixedAgent;
 
 #[async_trait::async_trait]
 impl crate::ports::Agent for FixedAgent {
-    async fn draft(
-        &self,
-        request: &crate::ports::DraftRequest,
-    ) -> Result<Draft, crate::ports::AgentError> {
+    async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
         Ok(Draft {
             subject: format!("About {}", request.task_type),
             body: format!("Touch {} ({})", request.touch, request.tone),

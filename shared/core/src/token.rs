@@ -26,8 +26,7 @@ impl SigningKey {
 
     fn mac(&self, purpose: &str, payload: &[u8]) -> HmacSha256 {
         // Keys of any length are accepted by HMAC; this cannot fail.
-        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.0)
-            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
+        let mut mac = <HmacSha256 as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
         mac.update(purpose.as_bytes());
         mac.update(b"\0");
         mac.update(payload);
@@ -51,24 +50,15 @@ impl SigningKey {
         if tag.len() != REPLY_MAC_BYTES {
             return None;
         }
-        self.mac("reply", id.as_bytes())
-            .verify_truncated_left(&tag)
-            .ok()?;
+        self.mac("reply", id.as_bytes()).verify_truncated_left(&tag).ok()?;
         id.to_ascii_uppercase().parse().ok()
     }
 
     /// A URL-safe token for the unsubscribe link of `email` at `account`.
     pub fn unsubscribe_token(&self, account: &AccountId, email: &Email) -> String {
         let payload = format!("{account}:{email}");
-        let tag = self
-            .mac("unsubscribe", payload.as_bytes())
-            .finalize()
-            .into_bytes();
-        format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(payload),
-            URL_SAFE_NO_PAD.encode(&tag[..16])
-        )
+        let tag = self.mac("unsubscribe", payload.as_bytes()).finalize().into_bytes();
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(payload), URL_SAFE_NO_PAD.encode(&tag[..16]))
     }
 
     pub fn verify_unsubscribe_token(&self, token: &str) -> Option<(AccountId, Email)> {
@@ -78,9 +68,7 @@ impl SigningKey {
         if tag.len() != 16 {
             return None;
         }
-        self.mac("unsubscribe", &payload)
-            .verify_truncated_left(&tag)
-            .ok()?;
+        self.mac("unsubscribe", &payload).verify_truncated_left(&tag).ok()?;
         let payload = String::from_utf8(payload).ok()?;
         let (account, email) = payload.split_once(':')?;
         Some((account.parse().ok()?, Email::parse(email).ok()?))
@@ -142,10 +130,7 @@ mod tests {
         let token = key().reply_token(&task);
         assert!(format!("reply+{token}").len() <= 64, "{token}");
         assert_eq!(key().verify_reply_token(&token), Some(task));
-        assert_eq!(
-            key().verify_reply_token(&token.to_ascii_uppercase()),
-            Some(task)
-        );
+        assert_eq!(key().verify_reply_token(&token.to_ascii_uppercase()), Some(task));
     }
 
     #[test]
@@ -156,10 +141,7 @@ mod tests {
         let (_, tag) = token.split_once('-').expect("dash");
         let swapped = format!("{}-{tag}", other.to_string().to_ascii_lowercase());
         assert_eq!(key().verify_reply_token(&swapped), None);
-        assert_eq!(
-            SigningKey::new(b"other".to_vec()).verify_reply_token(&token),
-            None
-        );
+        assert_eq!(SigningKey::new(b"other".to_vec()).verify_reply_token(&token), None);
         assert_eq!(key().verify_reply_token("garbage"), None);
     }
 
@@ -168,10 +150,7 @@ mod tests {
         let account = AccountId::generate(Timestamp::UNIX_EPOCH);
         let email = Email::parse("sarah@example.com").expect("email");
         let token = key().unsubscribe_token(&account, &email);
-        assert_eq!(
-            key().verify_unsubscribe_token(&token),
-            Some((account, email))
-        );
+        assert_eq!(key().verify_unsubscribe_token(&token), Some((account, email)));
         let tampered = format!("{}x", token);
         assert_eq!(key().verify_unsubscribe_token(&tampered), None);
     }

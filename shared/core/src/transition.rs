@@ -39,12 +39,7 @@ impl Why {
 }
 
 /// Move `task` to `to`, or refuse with [`EngineError::InvalidTransition`].
-pub fn transition(
-    task: &Task,
-    to: TaskStatus,
-    now: Timestamp,
-    why: Why,
-) -> Result<(Task, LogEntry), EngineError> {
+pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<(Task, LogEntry), EngineError> {
     let from = task.status;
     if !from.can_move_to(to) {
         return Err(EngineError::InvalidTransition { from, to });
@@ -107,24 +102,18 @@ mod tests {
     fn a_valid_move_bumps_the_version_and_explains_itself() {
         let task = sample_task(TaskStatus::PendingReview);
         let now = task.created_at;
-        let (next, log) =
-            transition(&task, TaskStatus::Ready, now, Why::new("owner_approved")).expect("valid");
+        let (next, log) = transition(&task, TaskStatus::Ready, now, Why::new("owner_approved")).expect("valid");
         assert_eq!(next.version, task.version + 1);
         assert_eq!(
             (log.from_status, log.to_status, log.reason.as_str()),
-            (
-                Some(TaskStatus::PendingReview),
-                TaskStatus::Ready,
-                "owner_approved"
-            )
+            (Some(TaskStatus::PendingReview), TaskStatus::Ready, "owner_approved")
         );
     }
 
     #[test]
     fn an_invalid_move_is_refused_and_changes_nothing() {
         let task = sample_task(TaskStatus::Completed);
-        let err = transition(&task, TaskStatus::Executing, task.created_at, Why::new("x"))
-            .expect_err("should fail");
+        let err = transition(&task, TaskStatus::Executing, task.created_at, Why::new("x")).expect_err("should fail");
         assert!(matches!(
             err,
             EngineError::InvalidTransition {

@@ -18,12 +18,7 @@ pub enum QueueName {
 }
 
 impl QueueName {
-    pub const ALL: [QueueName; 4] = [
-        QueueName::Signals,
-        QueueName::Execute,
-        QueueName::Followup,
-        QueueName::Dormant,
-    ];
+    pub const ALL: [QueueName; 4] = [QueueName::Signals, QueueName::Execute, QueueName::Followup, QueueName::Dormant];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -79,9 +74,7 @@ pub fn due_shard(task_id: &TaskId, shards: u32) -> u32 {
 /// Whether a task belongs in the due index at all, and when.
 pub fn due_at(task: &Task) -> Option<Timestamp> {
     match task.status {
-        TaskStatus::Ready | TaskStatus::Waiting | TaskStatus::Dormant | TaskStatus::Executing => {
-            task.next_action_at
-        }
+        TaskStatus::Ready | TaskStatus::Waiting | TaskStatus::Dormant | TaskStatus::Executing => task.next_action_at,
         _ => None,
     }
 }

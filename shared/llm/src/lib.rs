@@ -19,9 +19,7 @@ pub fn from_env() -> Result<Arc<dyn Agent>, String> {
         Some(other @ ("anthropic" | "openai")) => Err(format!(
             "OPENLOOP_LLM={other} is not available in this version yet; unset it or use OPENLOOP_LLM=offline"
         )),
-        Some(other) => Err(format!(
-            "OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai"
-        )),
+        Some(other) => Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai")),
     }
 }
 
@@ -46,11 +44,7 @@ fn offline_draft(r: &DraftRequest) -> Draft {
         .clone()
         .or_else(|| r.profile.owner_first_name.clone())
         .unwrap_or_else(|| r.business_name.clone());
-    let gym = r
-        .profile
-        .display_name
-        .clone()
-        .unwrap_or_else(|| r.business_name.clone());
+    let gym = r.profile.display_name.clone().unwrap_or_else(|| r.business_name.clone());
     let (subject, body) = match (r.task_type.as_str(), r.touch) {
         ("payment_recovery", 0) => (
             "Quick note about your membership".to_owned(),
@@ -99,17 +93,11 @@ mod tests {
 
     #[tokio::test]
     async fn drafts_greet_the_member_and_sign_as_the_gym() {
-        let draft = OfflineAgent
-            .draft(&request("payment_recovery", 0))
-            .await
-            .expect("draft");
+        let draft = OfflineAgent.draft(&request("payment_recovery", 0)).await.expect("draft");
         assert!(draft.body.starts_with("Hi Sarah,"));
         assert!(draft.body.ends_with("Coach Mike"));
         assert!(!draft.subject.is_empty());
-        let ad_hoc = OfflineAgent
-            .draft(&request("ad_hoc", 0))
-            .await
-            .expect("draft");
+        let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft");
         assert!(ad_hoc.body.contains("Confirm the new class times"));
     }
 }

@@ -10,9 +10,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("Openloop is running (emulator at {endpoint})");
     println!("  owner API   {url}/api/v1/…");
     println!("  webhooks    {url}/webhooks/pushpress/{{account_id}}");
-    println!(
-        "  local       {url}/health  {url}/_local/clock  {url}/_local/run  {url}/_local/outbox"
-    );
+    println!("  local       {url}/health  {url}/_local/clock  {url}/_local/run  {url}/_local/outbox");
     println!("  admin token {}", running.admin_token);
     println!("Ctrl-C stops it.");
     tokio::signal::ctrl_c().await?;

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 #[derive(Debug, Serialize)]
 pub struct OutboxMail {
-    pub to: Vec<String>,
+    /// The recipients, comma-separated (one, for our mail).
+    pub to: String,
     pub from: Option<String>,
     pub subject: Option<String>,
     pub text: Option<String>,
@@ -31,33 +32,21 @@ fn ids(value: &HeaderValue) -> Vec<String> {
 /// Parse one raw message.
 pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
     let message = MessageParser::default().parse(raw)?;
-    let first = |a: Option<&mail_parser::Address>| {
-        a.and_then(|a| a.first())
-            .and_then(|a| a.address())
-            .map(str::to_owned)
-    };
+    let first = |a: Option<&mail_parser::Address>| a.and_then(|a| a.first()).and_then(|a| a.address()).map(str::to_owned);
     Some(OutboxMail {
         to: message
             .to()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|a| a.address().map(str::to_owned))
-                    .collect()
-            })
+            .map(|a| a.iter().filter_map(|a| a.address().map(str::to_owned)).collect())
             .unwrap_or_default(),
         from: first(message.from()),
         subject: message.subject().map(str::to_owned),
-        text: message.body_text(0).map(|t| t.into_owned()),
+        text: message.body_text(0).map(|t| t.replace("\r\n", "\n")),
         message_id: message.message_id().map(str::to_owned),
         in_reply_to: ids(message.in_reply_to()).into_iter().next(),
         references: ids(message.references()),
         reply_to: first(message.reply_to()),
-        list_unsubscribe: message
-            .header_raw("List-Unsubscribe")
-            .map(|v| v.trim().to_owned()),
-        list_unsubscribe_post: message
-            .header_raw("List-Unsubscribe-Post")
-            .map(|v| v.trim().to_owned()),
+        list_unsubscribe: message.header_raw("List-Unsubscribe").map(|v| v.trim().to_owned()),
+        list_unsubscribe_post: message.header_raw("List-Unsubscribe-Post").map(|v| v.trim().to_owned()),
         sent_at: message
             .date()
             .and_then(|d| jiff::Timestamp::from_second(d.to_timestamp()).ok())
@@ -86,10 +75,7 @@ pub async fn fetch(http: &reqwest::Client, endpoint: &str) -> Result<Vec<OutboxM
         .iter()
         .filter_map(|entry| {
             let bytes = entry.get("raw_data")?.as_str()?.as_bytes().to_vec();
-            parse(
-                &bytes,
-                entry.get("id").and_then(|v| v.as_str()).map(str::to_owned),
-            )
+            parse(&bytes, entry.get("id").and_then(|v| v.as_str()).map(str::to_owned))
         })
         .collect())
 }

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use secrecy::ExposeSecret;
 use serde::Deserialize;
 use tokio::sync::RwLock;
@@ -21,7 +21,7 @@ use tokio::sync::RwLock;
 use openloop_aws::config::{Clients, Config};
 use openloop_aws::http::{ApiError, json_body};
 use openloop_aws::provision::{Names, provision};
-use openloop_core::engine::Engine;
+use openloop_core::engine::{Engine, Wake};
 use openloop_core::ports::Clock;
 use openloop_core::work::QueueName;
 
@@ -44,15 +44,10 @@ pub struct Options {
 impl Options {
     pub fn from_env() -> Result<Self, String> {
         let mut config = Config::from_env().map_err(|e| e.to_string())?;
-        config
-            .endpoint
-            .get_or_insert_with(|| "http://127.0.0.1:4566".into());
-        let http_addr =
-            std::env::var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|_| "127.0.0.1:8787".into());
+        config.endpoint.get_or_insert_with(|| "http://127.0.0.1:4566".into());
+        let http_addr = std::env::var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|_| "127.0.0.1:8787".into());
         Ok(Self {
-            http_addr: http_addr
-                .parse()
-                .map_err(|e| format!("OPENLOOP_HTTP_ADDR {http_addr:?}: {e}"))?,
+            http_addr: http_addr.parse().map_err(|e| format!("OPENLOOP_HTTP_ADDR {http_addr:?}: {e}"))?,
             prefix: std::env::var("OPENLOOP_PREFIX").unwrap_or_else(|_| "openloop".into()),
             background: std::env::var("OPENLOOP_LOCAL_BACKGROUND")
                 .map(|v| v != "off" && v != "0")
@@ -136,12 +131,10 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState {
         engine,
         inbound_token: config.inbound_token.clone(),
+        accept_wall_clock: true,
     }));
     let local_routes = Router::new()
-        .route(
-            "/health",
-            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
-        )
+        .route("/health", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))
         .route("/_local/clock", get(get_clock).post(set_clock))
         .route("/_local/run", post(run))
         .route("/_local/outbox", get(get_outbox))
@@ -176,8 +169,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
             loop {
                 every_minute.tick().await;
                 let _shared = local.gate.read().await;
-                if let Err(e) = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await
-                {
+                if let Err(e) = openloop_fn_tick::handle(&local.engine, Wake::Now).await {
                     tracing::warn!(error = %e, "scheduled tick failed");
                 }
             }
@@ -236,18 +228,11 @@ impl Local {
             record.body = message.body.clone();
             record.receipt_handle = message.receipt_handle.clone();
             record.event_source = Some("aws:sqs".into());
-            receipts.insert(
-                message.message_id.unwrap_or_default(),
-                message.receipt_handle.unwrap_or_default(),
-            );
+            receipts.insert(message.message_id.unwrap_or_default(), message.receipt_handle.unwrap_or_default());
             event.records.push(record);
         }
         let response = self.dispatch(queue, event).await;
-        let failed: Vec<String> = response
-            .batch_item_failures
-            .into_iter()
-            .map(|f| f.item_identifier)
-            .collect();
+        let failed: Vec<String> = response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect();
         let done: Vec<DeleteMessageBatchRequestEntry> = receipts
             .iter()
             .filter(|(id, _)| !failed.contains(id))
@@ -328,11 +313,10 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let _exclusive = local.gate.write().await;
     let mut totals = BTreeMap::new();
     let mut ticks = Vec::new();
-    let unavailable =
-        |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
+    let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
     local.drain(&mut totals).await.map_err(unavailable)?;
     for _ in 0..20 {
-        let report = openloop_fn_tick::handle(&local.engine, SignedDuration::ZERO).await?;
+        let report = openloop_fn_tick::handle(&local.engine, Wake::Now).await?;
         let enqueued: usize = report.enqueued.values().sum();
         ticks.push(report);
         if enqueued == 0 {
@@ -340,21 +324,16 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
         }
         local.drain(&mut totals).await.map_err(unavailable)?;
     }
-    Ok(
-        axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "queues": totals}))
-            .into_response(),
-    )
+    Ok(axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "queues": totals})).into_response())
 }
 
 async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
-    let mail = outbox::fetch(&local.http, &local.endpoint)
-        .await
-        .map_err(|e| {
-            local_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "emulator_unavailable",
-                format!("the outbox is read from moto's /moto-api/data.json: {e}"),
-            )
-        })?;
+    let mail = outbox::fetch(&local.http, &local.endpoint).await.map_err(|e| {
+        local_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "emulator_unavailable",
+            format!("the outbox is read from moto's /moto-api/data.json: {e}"),
+        )
+    })?;
     Ok(axum::Json(mail).into_response())
 }

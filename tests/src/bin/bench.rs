@@ -27,9 +27,7 @@ async fn main() -> Result<(), Error> {
     config.table = names.table.clone();
     config.event_bus = names.event_bus.clone();
     let clients = clients(&config).await;
-    config.queue_urls = provision(&clients, &names, "mail.openloop.local")
-        .await?
-        .queue_urls;
+    config.queue_urls = provision(&clients, &names, "mail.openloop.local").await?.queue_urls;
     let clock = Arc::new(TestClock::new());
     let morning = Timestamp::now()
         .to_zoned(jiff::tz::TimeZone::UTC)
@@ -39,12 +37,7 @@ async fn main() -> Result<(), Error> {
         .to_zoned(jiff::tz::TimeZone::UTC)?
         .timestamp();
     clock.set(morning).map_err(|t| format!("clock at {t}"))?;
-    let (engine, store) = openloop_aws::config::engine(
-        &config,
-        &clients,
-        clock.clone(),
-        Arc::new(openloop_llm::OfflineAgent),
-    );
+    let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
 
     println!(
         "DynamoDB requests per task step (one task, emulator: {})",
@@ -62,35 +55,18 @@ async fn main() -> Result<(), Error> {
     let mut stored = 0usize;
     for target in [1_000usize, 20_000] {
         let before = store.requests();
-        seed(
-            &store,
-            account,
-            target - stored,
-            if stored == 0 { 10 } else { 0 },
-            clock.now(),
-        )
-        .await?;
+        seed(&store, account, target - stored, if stored == 0 { 10 } else { 0 }, clock.now()).await?;
         let seeding = store.requests() - before;
         stored = target;
         let before = store.requests();
-        let report = engine.tick(SignedDuration::ZERO).await?;
+        let report = engine.tick(openloop_core::engine::Wake::Now).await?;
         let enqueued: usize = report.enqueued.values().sum();
-        println!(
-            "{:>14} {:>10} {:>10} {:>16}",
-            stored,
-            store.requests() - before,
-            enqueued,
-            seeding
-        );
+        println!("{:>14} {:>10} {:>10} {:>16}", stored, store.requests() - before, enqueued, seeding);
     }
     Ok(())
 }
 
-async fn measure<T, F: std::future::Future<Output = T>>(
-    store: &DynamoStore,
-    name: &str,
-    f: F,
-) -> T {
+async fn measure<T, F: std::future::Future<Output = T>>(store: &DynamoStore, name: &str, f: F) -> T {
     let before = store.requests();
     let out = f.await;
     println!("{:<44} {:>8}", name, store.requests() - before);
@@ -98,19 +74,13 @@ async fn measure<T, F: std::future::Future<Output = T>>(
 }
 
 /// One task's life: creation by a signal's trigger, approval, the tick, first touch, follow-up.
-async fn steps(
-    engine: &Engine,
-    store: &DynamoStore,
-    clock: &TestClock,
-) -> Result<AccountId, Error> {
+async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Result<AccountId, Error> {
     let secrets = AccountSecrets {
         api_token: "t".into(),
         api_token_hash: unique_prefix("hash"),
         webhook_secret: "whsec_dGVzdA==".into(),
     };
-    let input: NewAccount = serde_json::from_value(
-        serde_json::json!({"name": "Bench Gym", "timezone": "America/New_York"}),
-    )?;
+    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Bench Gym", "timezone": "America/New_York"}))?;
     let account = engine.create_account(input, secrets).await?;
     let member = MemberId::parse("m_bench")?;
     let mut facts = MemberFacts::new(member.clone());
@@ -139,16 +109,11 @@ async fn steps(
     )
     .await?;
     let id = created.task().id;
-    measure(
-        store,
-        "owner approves",
-        engine.approve(account.id, id, None),
-    )
-    .await?;
+    measure(store, "owner approves", engine.approve(account.id, id, None)).await?;
     let report = measure(
         store,
         "tick (pause flag + 16 due-index shards)",
-        engine.tick(SignedDuration::ZERO),
+        engine.tick(openloop_core::engine::Wake::Now),
     )
     .await?;
     assert_eq!(report.enqueued.values().sum::<usize>(), 1);
@@ -157,55 +122,23 @@ async fn steps(
         task_id: id,
         due_at: clock.now(),
     };
-    let outcome = measure(
-        store,
-        "execute: first touch (gates, claim, reserve, send)",
-        engine.execute(&item),
-    )
-    .await?;
-    assert!(
-        matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }),
-        "{outcome:?}"
-    );
+    let outcome = measure(store, "execute: first touch (gates, claim, reserve, send)", engine.execute(&item)).await?;
+    assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
     clock
         .set(clock.now() + SignedDuration::from_hours(25))
         .map_err(|t| format!("clock at {t}"))?;
-    let outcome = measure(
-        store,
-        "followup: second touch (threaded)",
-        engine.follow_up(&item),
-    )
-    .await?;
-    assert!(
-        matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }),
-        "{outcome:?}"
-    );
+    let outcome = measure(store, "followup: second touch (threaded)", engine.follow_up(&item)).await?;
+    assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
     clock
         .set(clock.now() + SignedDuration::from_hours(49))
         .map_err(|t| format!("clock at {t}"))?;
-    measure(
-        store,
-        "followup: exhaustion → escalated",
-        engine.follow_up(&item),
-    )
-    .await?;
-    measure(
-        store,
-        "owner reads the task with log and messages",
-        engine.task(account.id, id),
-    )
-    .await?;
+    measure(store, "followup: exhaustion → escalated", engine.follow_up(&item)).await?;
+    measure(store, "owner reads the task with log and messages", engine.task(account.id, id)).await?;
     Ok(account.id)
 }
 
 /// `count` tasks: `due` of them due now, the rest waiting far in the future or in review.
-async fn seed(
-    store: &DynamoStore,
-    account: AccountId,
-    count: usize,
-    due: usize,
-    now: Timestamp,
-) -> Result<(), Error> {
+async fn seed(store: &DynamoStore, account: AccountId, count: usize, due: usize, now: Timestamp) -> Result<(), Error> {
     let mut tasks = Vec::with_capacity(count);
     for i in 0..count {
         let member = MemberId::parse(&format!("m_seed_{}_{i}", now.as_millisecond()))?;

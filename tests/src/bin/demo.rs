@@ -15,27 +15,14 @@ async fn main() {
     let client = Client {
         url: std::env::var("OPENLOOP_URL").unwrap_or_else(|_| "http://127.0.0.1:8787".into()),
         http: reqwest::Client::new(),
-        admin_token: std::env::var("OPENLOOP_ADMIN_TOKEN")
-            .unwrap_or_else(|_| "local-admin-token".into()),
+        admin_token: std::env::var("OPENLOOP_ADMIN_TOKEN").unwrap_or_else(|_| "local-admin-token".into()),
     };
-    if client
-        .http
-        .get(format!("{}/health", client.url))
-        .send()
-        .await
-        .is_err()
-    {
-        eprintln!(
-            "nothing answers at {}: start the stack with `make run` first",
-            client.url
-        );
+    if client.http.get(format!("{}/health", client.url)).send().await.is_err() {
+        eprintln!("nothing answers at {}: start the stack with `make run` first", client.url);
         std::process::exit(1);
     }
     let gym = client.create_account("manual").await;
-    println!(
-        "Demo gym {} (manual mode: the owner approves every first message)",
-        gym.id
-    );
+    println!("Demo gym {} (manual mode: the owner approves every first message)", gym.id);
 
     // Start at 09:00 New York on the day after the clock's today.
     let today = client.now().await.to_zoned(jiff::tz::TimeZone::UTC).date();
@@ -70,27 +57,17 @@ async fn main() {
     }
     client.run().await;
 
-    let (_, review) = client
-        .get("/api/v1/tasks?status=pending_review", &gym.token)
-        .await;
+    let (_, review) = client.get("/api/v1/tasks?status=pending_review", &gym.token).await;
     let queue = review["tasks"].as_array().cloned().unwrap_or_default();
     println!("Day 0: {} tasks wait for review", queue.len());
     for (n, task) in queue.iter().enumerate() {
         let id = task["id"].as_str().unwrap_or_default();
         let who = task["member"]["name"].as_str().unwrap_or("?");
         if n == queue.len() - 1 {
-            client
-                .post(&format!("/api/v1/tasks/{id}/skip"), &gym.token, json!({}))
-                .await;
+            client.post(&format!("/api/v1/tasks/{id}/skip"), &gym.token, json!({})).await;
             println!("  owner skips {who}'s payment reminder (they already called)");
         } else {
-            client
-                .post(
-                    &format!("/api/v1/tasks/{id}/approve"),
-                    &gym.token,
-                    json!({}),
-                )
-                .await;
+            client.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
             println!("  owner approves {who}'s payment reminder");
         }
     }
@@ -108,7 +85,7 @@ async fn main() {
             println!(
                 "Day {day:>2}: sent {:<32} to {}",
                 mail["subject"].as_str().unwrap_or(""),
-                mail["to"][0].as_str().unwrap_or("")
+                mail["to"].as_str().unwrap_or("")
             );
         }
         sent_before = sent.len();
@@ -117,37 +94,23 @@ async fn main() {
     let (_, all) = client.get("/api/v1/tasks?limit=200", &gym.token).await;
     let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
     for task in all["tasks"].as_array().cloned().unwrap_or_default() {
-        *by_status
-            .entry(task["status"].as_str().unwrap_or("?").to_owned())
-            .or_default() += 1;
+        *by_status.entry(task["status"].as_str().unwrap_or("?").to_owned()).or_default() += 1;
     }
     println!();
     println!("After 30 days: {sent_before} messages sent; tasks by status: {by_status:?}");
     let (status, scorecard) = client.get("/api/v1/scorecard", &gym.token).await;
     match status {
         200 => println!("Scorecard: {scorecard}"),
-        _ => println!(
-            "Scorecard: {}",
-            scorecard["error"]["message"]
-                .as_str()
-                .unwrap_or("unavailable")
-        ),
+        _ => println!("Scorecard: {}", scorecard["error"]["message"].as_str().unwrap_or("unavailable")),
     }
 }
 
 async fn outbox_for(client: &Client, tag: &str) -> Vec<Value> {
-    let (_, body) = client
-        .call(reqwest::Method::GET, "/_local/outbox", None, None)
-        .await;
+    let (_, body) = client.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
     body.as_array()
         .cloned()
         .unwrap_or_default()
         .into_iter()
-        .filter(|m| {
-            m["to"].as_array().is_some_and(|t| {
-                t.iter()
-                    .any(|a| a.as_str().is_some_and(|a| a.contains(tag)))
-            })
-        })
+        .filter(|m| m["to"].as_str().is_some_and(|to| to.contains(tag)))
         .collect()
 }

@@ -76,11 +76,7 @@ impl SettingsPatch {
 }
 
 impl Engine {
-    pub async fn create_account(
-        &self,
-        input: NewAccount,
-        secrets: AccountSecrets,
-    ) -> Result<Account, EngineError> {
+    pub async fn create_account(&self, input: NewAccount, secrets: AccountSecrets) -> Result<Account, EngineError> {
         let name = input.name.trim().to_owned();
         if name.is_empty() || name.len() > 200 {
             return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
@@ -102,25 +98,16 @@ impl Engine {
             created_at: now,
             version: 1,
         };
-        self.store
-            .create_account(&account, &secrets.api_token_hash)
-            .await?;
+        self.store.create_account(&account, &secrets.api_token_hash).await?;
         Ok(account)
     }
 
     pub async fn account(&self, id: AccountId) -> Result<Account, EngineError> {
-        self.store
-            .get_account(id)
-            .await?
-            .ok_or(EngineError::NotFound { what: "account" })
+        self.store.get_account(id).await?.ok_or(EngineError::NotFound { what: "account" })
     }
 
     /// Apply a settings patch; all of it or none of it.
-    pub async fn update_settings(
-        &self,
-        id: AccountId,
-        patch: SettingsPatch,
-    ) -> Result<Settings, EngineError> {
+    pub async fn update_settings(&self, id: AccountId, patch: SettingsPatch) -> Result<Settings, EngineError> {
         let mut account = self.account(id).await?;
         let settings = patch.apply(account.settings.clone());
         settings.validate()?;

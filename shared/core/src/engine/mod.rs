@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 pub use accounts::{AccountSecrets, NewAccount, SettingsPatch};
 pub use tasks::{NewTask, Resolution};
-pub use tick::TickReport;
+pub use tick::{TickReport, Wake};
 pub use work::StepOutcome;
 
 use crate::ids::Email;

@@ -12,18 +12,13 @@ use crate::task::TriggerType;
 /// What a signal did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SignalOutcome {
-    Applied {
-        task_created: Option<crate::ids::TaskId>,
-    },
+    Applied { task_created: Option<crate::ids::TaskId> },
     Duplicate,
     UnknownAccount,
 }
 
 impl Engine {
-    pub async fn apply_signal(
-        &self,
-        envelope: &SignalEnvelope,
-    ) -> Result<SignalOutcome, EngineError> {
+    pub async fn apply_signal(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
         let Some(account) = self.store.get_account(envelope.account_id).await? else {
             tracing::warn!(account = %envelope.account_id, "signal for an unknown account dropped");
             return Ok(SignalOutcome::UnknownAccount);
@@ -68,15 +63,11 @@ impl Engine {
                 ..
             } => {
                 let now = self.clock.now();
-                let tenure_days = facts
-                    .joined_at
-                    .map(|j| now.duration_since(j).as_hours() / 24);
+                let tenure_days = facts.joined_at.map(|j| now.duration_since(j).as_hours() / 24);
                 let input = NewTask {
                     task_type: "payment_recovery".into(),
                     member_id,
-                    goal: format!(
-                        "Recover the failed payment of {amount:.2} {currency} from {failed_at} without embarrassing the member"
-                    ),
+                    goal: format!("Recover the failed payment of {amount:.2} {currency} from {failed_at} without embarrassing the member"),
                     confidence: Some(90),
                     draft: None,
                     trigger_type: TriggerType::Webhook,
@@ -98,8 +89,6 @@ impl Engine {
         if !fresh && created.is_none() {
             return Ok(SignalOutcome::Duplicate);
         }
-        Ok(SignalOutcome::Applied {
-            task_created: created,
-        })
+        Ok(SignalOutcome::Applied { task_created: created })
     }
 }

@@ -9,9 +9,7 @@ use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
 use crate::gate::{GateContext, initial_status};
 use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
-use crate::task::{
-    Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType,
-};
+use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
 use crate::task_type::{self, TaskTypeDef};
 use crate::transition::{Why, created, record, transition};
 
@@ -53,20 +51,14 @@ impl Created {
 }
 
 pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
-    if draft.subject.trim().is_empty()
-        || draft.subject.len() > 200
-        || draft.subject.contains(['\r', '\n'])
-    {
+    if draft.subject.trim().is_empty() || draft.subject.len() > 200 || draft.subject.contains(['\r', '\n']) {
         return Err(InvalidInput::new(
             "invalid_draft",
             "draft.subject must be 1-200 characters on one line",
         ));
     }
     if draft.body.trim().is_empty() || draft.body.len() > 20_000 {
-        return Err(InvalidInput::new(
-            "invalid_draft",
-            "draft.body must be 1-20000 characters",
-        ));
+        return Err(InvalidInput::new("invalid_draft", "draft.body must be 1-20000 characters"));
     }
     Ok(())
 }
@@ -74,11 +66,7 @@ pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
 impl Engine {
     /// The one way tasks are made: dedup by the active guard, the confidence gate, the
     /// type's budget, a first draft.
-    pub async fn create_task(
-        &self,
-        account: &Account,
-        input: NewTask,
-    ) -> Result<Created, EngineError> {
+    pub async fn create_task(&self, account: &Account, input: NewTask) -> Result<Created, EngineError> {
         let def: &TaskTypeDef = task_type::definition(&input.task_type);
         let task_type = if task_type::lookup(&input.task_type).is_some() {
             input.task_type.clone()
@@ -92,25 +80,13 @@ impl Engine {
         if let Some(draft) = &input.draft {
             check_draft(draft)?;
         }
-        if let Some(existing) = self
-            .existing_active(account.id, &input.member_id, &task_type)
-            .await?
-        {
+        if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
             return Ok(Created::Existing(existing));
         }
         let now = self.clock.now();
-        let member = self
-            .store
-            .get_member(account.id, &input.member_id)
-            .await?
-            .map(|(facts, _)| facts);
+        let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
         let confidence = input.confidence.unwrap_or(0).min(100);
-        let (status, gate_reason) = initial_status(
-            account.settings.execution_mode,
-            def,
-            confidence,
-            &input.gate,
-        );
+        let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
         let draft = match input.draft {
             Some(draft) => Some(draft),
             None => {
@@ -176,39 +152,26 @@ impl Engine {
         };
         let log = created(
             &task,
-            Why::new(gate_reason).detail(format!(
-                "{} task for member {}",
-                task.task_type, task.member.id
-            )),
+            Why::new(gate_reason).detail(format!("{} task for member {}", task.task_type, task.member.id)),
         );
         match self.store.create_task(&task, &log, &[]).await {
             Ok(()) => Ok(Created::New(task)),
             // Lost a race with another creation for the same member and type.
-            Err(StoreError::Conflict(Conflict::ActiveTask)) => match self
-                .existing_active(account.id, &input.member_id, &task.task_type)
-                .await?
-            {
-                Some(existing) => Ok(Created::Existing(existing)),
-                None => Err(EngineError::StaleVersion),
-            },
+            Err(StoreError::Conflict(Conflict::ActiveTask)) => {
+                match self.existing_active(account.id, &input.member_id, &task.task_type).await? {
+                    Some(existing) => Ok(Created::Existing(existing)),
+                    None => Err(EngineError::StaleVersion),
+                }
+            }
             Err(e) => Err(e.into()),
         }
     }
 
-    async fn existing_active(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-        task_type: &str,
-    ) -> Result<Option<Task>, EngineError> {
+    async fn existing_active(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<Task>, EngineError> {
         let Some(id) = self.store.active_task(account, member, task_type).await? else {
             return Ok(None);
         };
-        Ok(self
-            .store
-            .get_task(account, id)
-            .await?
-            .filter(Task::is_active))
+        Ok(self.store.get_task(account, id).await?.filter(Task::is_active))
     }
 
     pub async fn task(&self, account: AccountId, id: TaskId) -> Result<TaskHistory, EngineError> {
@@ -218,11 +181,7 @@ impl Engine {
             .ok_or(EngineError::NotFound { what: "task" })
     }
 
-    pub async fn list_tasks(
-        &self,
-        account: AccountId,
-        query: &TaskQuery,
-    ) -> Result<(Vec<Task>, Option<String>), EngineError> {
+    pub async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), EngineError> {
         Ok(self.store.list_tasks(account, query).await?)
     }
 
@@ -235,12 +194,7 @@ impl Engine {
 
     /// `pending_review → ready`, optionally with the owner's edited draft (the original is
     /// kept in the log, for learning from owner edits).
-    pub async fn approve(
-        &self,
-        account: AccountId,
-        id: TaskId,
-        edited: Option<Draft>,
-    ) -> Result<Task, EngineError> {
+    pub async fn approve(&self, account: AccountId, id: TaskId, edited: Option<Draft>) -> Result<Task, EngineError> {
         if let Some(draft) = &edited {
             check_draft(draft)?;
         }
@@ -255,17 +209,21 @@ impl Engine {
                 .as_ref()
                 .map(|d| format!("subject: {}\n\n{}", d.subject, d.body))
                 .unwrap_or_else(|| "(no draft)".into());
-            why = Why::new("owner_approved_with_edits")
-                .detail(format!("original draft:\n{original}"));
+            why = Why::new("owner_approved_with_edits").detail(format!("original draft:\n{original}"));
+        }
+        if edited.is_none() && task.draft.is_none() && task.status == TaskStatus::PendingReview {
+            return Err(InvalidInput::new(
+                "draft_required",
+                "this task has no draft yet: approve it with {\"subject\", \"body\"}",
+            )
+            .into());
         }
         let (mut next, log) = transition(&task, TaskStatus::Ready, now, why)?;
         if let Some(draft) = edited {
             next.draft = Some(draft);
         }
         next.next_action_at = Some(now);
-        self.store
-            .commit(&TaskCommit::new(next.clone(), log))
-            .await?;
+        self.store.commit(&TaskCommit::new(next.clone(), log)).await?;
         Ok(next)
     }
 
@@ -278,36 +236,20 @@ impl Engine {
                 to: TaskStatus::Cancelled,
             });
         }
-        self.close(
-            task,
-            TaskStatus::Cancelled,
-            Why::new("owner_skipped").outcome("skipped"),
-            None,
-        )
-        .await
+        self.close(task, TaskStatus::Cancelled, Why::new("owner_skipped").outcome("skipped"), None)
+            .await
     }
 
     /// Close as cancelled, from any open state.
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
-        self.close(
-            task,
-            TaskStatus::Cancelled,
-            Why::new("owner_cancelled"),
-            None,
-        )
-        .await
+        self.close(task, TaskStatus::Cancelled, Why::new("owner_cancelled"), None).await
     }
 
     /// The owner closes the task with an outcome from the type's list. It becomes
     /// `completed` where the table allows, else `cancelled` (from review, ready or
     /// escalated), carrying the outcome either way.
-    pub async fn resolve(
-        &self,
-        account: AccountId,
-        id: TaskId,
-        resolution: Resolution,
-    ) -> Result<Task, EngineError> {
+    pub async fn resolve(&self, account: AccountId, id: TaskId, resolution: Resolution) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
         let def = task_type::definition(&task.task_type);
         if def.outcome(&resolution.outcome).is_none() {
@@ -341,13 +283,7 @@ impl Engine {
         self.close(task, to, why, note).await
     }
 
-    async fn close(
-        &self,
-        task: Task,
-        to: TaskStatus,
-        why: Why,
-        note: Option<ConversationMessage>,
-    ) -> Result<Task, EngineError> {
+    async fn close(&self, task: Task, to: TaskStatus, why: Why, note: Option<ConversationMessage>) -> Result<Task, EngineError> {
         let now = self.clock.now();
         let (next, log) = transition(&task, to, now, why)?;
         let mut commit = TaskCommit::new(next.clone(), log);

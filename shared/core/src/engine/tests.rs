@@ -13,9 +13,7 @@ use crate::ids::{Email, MemberId};
 use crate::memory::MemoryStore;
 use crate::ports::{NullBus, TaskStore};
 use crate::task::{Draft, Task, TaskStatus, TriggerType};
-use crate::testing::{
-    FixedAgent, MailerMode, ManualClock, RecordingMailer, RecordingQueue, at, sample_account,
-};
+use crate::testing::{FixedAgent, MailerMode, ManualClock, RecordingMailer, RecordingQueue, at, sample_account};
 use crate::token::SigningKey;
 use crate::work::{QueueName, WorkItem};
 
@@ -57,10 +55,7 @@ async fn world() -> World {
         },
     };
     let account = sample_account(day0());
-    store
-        .create_account(&account, "hash")
-        .await
-        .expect("account");
+    store.create_account(&account, "hash").await.expect("account");
     World {
         engine,
         store,
@@ -74,23 +69,14 @@ async fn world() -> World {
 impl World {
     async fn member(&self, id: &str) -> MemberId {
         let member = MemberId::parse(id).expect("member");
-        if self
-            .store
-            .get_member(self.account.id, &member)
-            .await
-            .expect("member")
-            .is_some()
-        {
+        if self.store.get_member(self.account.id, &member).await.expect("member").is_some() {
             return member;
         }
         let mut facts = crate::member::MemberFacts::new(member.clone());
         facts.email = Email::parse(&format!("{id}@example.com").replace('_', "-")).ok();
         facts.first_name = Some("Sam".into());
         facts.version = 1;
-        self.store
-            .save_member_facts(self.account.id, &facts)
-            .await
-            .expect("facts");
+        self.store.save_member_facts(self.account.id, &facts).await.expect("facts");
         member
     }
 
@@ -110,17 +96,8 @@ impl World {
             gate: GateContext::default(),
             context: serde_json::Value::Null,
         };
-        let task = self
-            .engine
-            .create_task(&self.account, input)
-            .await
-            .expect("create")
-            .task()
-            .clone();
-        self.engine
-            .approve(self.account.id, task.id, None)
-            .await
-            .expect("approve")
+        let task = self.engine.create_task(&self.account, input).await.expect("create").task().clone();
+        self.engine.approve(self.account.id, task.id, None).await.expect("approve")
     }
 
     fn item(&self, task: &Task) -> WorkItem {
@@ -132,19 +109,14 @@ impl World {
     }
 
     async fn task(&self, task: &Task) -> Task {
-        self.store
-            .get_task(self.account.id, task.id)
-            .await
-            .expect("get")
-            .expect("task")
+        self.store.get_task(self.account.id, task.id).await.expect("get").expect("task")
     }
 
     /// What `/_local/run` does: tick and work until nothing more is due at the clock's now.
     async fn run(&self) {
         for _ in 0..5 {
-            self.engine.tick(SignedDuration::ZERO).await.expect("tick");
-            let items: Vec<(QueueName, String)> =
-                self.queue.0.lock().expect("queue").drain(..).collect();
+            self.engine.tick(super::Wake::Now).await.expect("tick");
+            let items: Vec<(QueueName, String)> = self.queue.0.lock().expect("queue").drain(..).collect();
             if items.is_empty() {
                 return;
             }
@@ -191,11 +163,7 @@ async fn a_failed_payment_opens_one_reviewed_task_however_often_it_is_delivered(
         ..envelope
     };
     w.engine.apply_signal(&again).await.expect("second failure");
-    let (tasks, _) = w
-        .store
-        .list_tasks(w.account.id, &Default::default())
-        .await
-        .expect("list");
+    let (tasks, _) = w.store.list_tasks(w.account.id, &Default::default()).await.expect("list");
     assert_eq!(tasks.len(), 1);
     assert_eq!(
         (tasks[0].status, tasks[0].task_type.as_str()),
@@ -211,37 +179,20 @@ async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() 
     let task = w.approved("churn_risk", "m_vac").await;
     w.run().await;
     for (day, expected) in [(3, 2), (8, 3)] {
-        w.clock
-            .set(day0() + days(day) + SignedDuration::from_mins(1));
+        w.clock.set(day0() + days(day) + SignedDuration::from_mins(1));
         w.run().await;
         assert_eq!(w.mailer.sent().len(), expected, "day {day}");
     }
     let sent = w.mailer.sent();
     assert_eq!(sent[1].subject, "Re: Hello");
-    assert_eq!(
-        sent[2].in_reply_to.as_deref(),
-        Some(sent[1].message_id.as_str())
-    );
-    assert_eq!(
-        sent[2].references.len(),
-        4,
-        "both ids of both earlier messages"
-    );
-    w.clock
-        .set(day0() + days(14) + SignedDuration::from_mins(1));
+    assert_eq!(sent[2].in_reply_to.as_deref(), Some(sent[1].message_id.as_str()));
+    assert_eq!(sent[2].references.len(), 4, "both ids of both earlier messages");
+    w.clock.set(day0() + days(14) + SignedDuration::from_mins(1));
     w.run().await;
     let done = w.task(&task).await;
     assert_eq!(
-        (
-            done.status,
-            done.outcome.as_deref(),
-            done.outcome_reason.as_deref()
-        ),
-        (
-            TaskStatus::Cancelled,
-            Some("unresponsive"),
-            Some("budget_time_expired")
-        )
+        (done.status, done.outcome.as_deref(), done.outcome_reason.as_deref()),
+        (TaskStatus::Cancelled, Some("unresponsive"), Some("budget_time_expired"))
     );
     assert_eq!(w.mailer.sent().len(), 3);
     assert_eq!(
@@ -278,23 +229,12 @@ async fn the_member_weekly_cap_holds_across_tasks() {
         member_weekly_limit: Some(1),
         ..Default::default()
     };
-    w.engine
-        .update_settings(w.account.id, patch)
-        .await
-        .expect("settings");
+    w.engine.update_settings(w.account.id, patch).await.expect("settings");
     let first = w.approved("churn_risk", "m_cap").await;
     let second = w.approved("ad_hoc", "m_cap").await;
     w.run().await;
-    assert_eq!(
-        w.mailer.sent().len(),
-        1,
-        "one message a week for this member, whatever the tasks"
-    );
-    let held = if w.task(&first).await.touch == 1 {
-        second
-    } else {
-        first
-    };
+    assert_eq!(w.mailer.sent().len(), 1, "one message a week for this member, whatever the tasks");
+    let held = if w.task(&first).await.touch == 1 { second } else { first };
     let held = w.task(&held).await;
     assert_eq!(held.touch, 0);
     assert_eq!(
@@ -342,10 +282,7 @@ async fn a_suppressed_member_is_never_sent_to() {
     w.run().await;
     assert!(w.mailer.sent().is_empty());
     let done = w.task(&task).await;
-    assert_eq!(
-        (done.status, done.outcome.as_deref()),
-        (TaskStatus::Cancelled, Some("opted_out"))
-    );
+    assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Cancelled, Some("opted_out")));
 }
 
 #[tokio::test]
@@ -375,10 +312,7 @@ async fn an_ambiguous_send_escalates_and_is_never_retried() {
         (escalated.status, escalated.outcome_reason.as_deref()),
         (TaskStatus::Escalated, Some("send_outcome_unknown"))
     );
-    assert_eq!(
-        escalated.budget.messages_used, 1,
-        "the possible send still counts"
-    );
+    assert_eq!(escalated.budget.messages_used, 1, "the possible send still counts");
     w.mailer.set_mode(MailerMode::Deliver);
     w.clock.advance(days(1));
     w.run().await;
@@ -392,13 +326,9 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
     // The worker claims and reserves, then dies before the provider answers.
     w.mailer.set_mode(MailerMode::Ambiguous);
     let claimed = {
-        let (mut claimed, log) = crate::transition::transition(
-            &task,
-            TaskStatus::Executing,
-            day0(),
-            crate::transition::Why::new("first_touch_due"),
-        )
-        .expect("claim");
+        let (mut claimed, log) =
+            crate::transition::transition(&task, TaskStatus::Executing, day0(), crate::transition::Why::new("first_touch_due"))
+                .expect("claim");
         claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
         w.store
             .commit(&crate::ports::TaskCommit::new(claimed.clone(), log))
@@ -407,11 +337,7 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
         claimed
     };
     let member = claimed.member.id.clone();
-    let (reserved, log) = crate::transition::record(
-        &claimed,
-        day0(),
-        crate::transition::Why::new("send_reserved"),
-    );
+    let (reserved, log) = crate::transition::record(&claimed, day0(), crate::transition::Why::new("send_reserved"));
     let mut commit = crate::ports::TaskCommit::new(reserved, log);
     let outbound = crate::task::OutboundMessage {
         task_id: task.id,
@@ -439,10 +365,7 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
     w.mailer.set_mode(MailerMode::Deliver);
 
     w.run().await;
-    assert!(
-        w.mailer.sent().is_empty(),
-        "within the lease nobody touches it"
-    );
+    assert!(w.mailer.sent().is_empty(), "within the lease nobody touches it");
     w.clock.advance(SignedDuration::from_mins(6));
     w.run().await;
     assert!(w.mailer.sent().is_empty(), "never sent twice");
@@ -457,25 +380,13 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
 async fn a_worker_that_died_before_reserving_is_simply_retried() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_retry").await;
-    let (mut claimed, log) = crate::transition::transition(
-        &task,
-        TaskStatus::Executing,
-        day0(),
-        crate::transition::Why::new("first_touch_due"),
-    )
-    .expect("claim");
+    let (mut claimed, log) =
+        crate::transition::transition(&task, TaskStatus::Executing, day0(), crate::transition::Why::new("first_touch_due")).expect("claim");
     claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
-    w.store
-        .commit(&crate::ports::TaskCommit::new(claimed, log))
-        .await
-        .expect("claim");
+    w.store.commit(&crate::ports::TaskCommit::new(claimed, log)).await.expect("claim");
     w.clock.advance(SignedDuration::from_mins(6));
     w.run().await;
-    assert_eq!(
-        w.mailer.sent().len(),
-        1,
-        "the lease ran out and the step ran again, once"
-    );
+    assert_eq!(w.mailer.sent().len(), 1, "the lease ran out and the step ran again, once");
     assert_eq!(w.task(&task).await.status, TaskStatus::Waiting);
 }
 
@@ -509,18 +420,8 @@ async fn limited_auto_runs_confident_tasks_without_review() {
         },
         context: serde_json::Value::Null,
     };
-    let task = w
-        .engine
-        .create_task(&account, input)
-        .await
-        .expect("create")
-        .task()
-        .clone();
+    let task = w.engine.create_task(&account, input).await.expect("create").task().clone();
     assert_eq!(task.status, TaskStatus::Ready);
     w.run().await;
-    assert_eq!(
-        w.mailer.sent().len(),
-        1,
-        "sent with the agent's own first draft"
-    );
+    assert_eq!(w.mailer.sent().len(), 1, "sent with the agent's own first draft");
 }

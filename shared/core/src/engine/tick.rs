@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::error::EngineError;
-use crate::limits::{DUE_INDEX_SHARDS, TICK_MAX_ITEMS};
+use crate::limits::{DUE_INDEX_SHARDS, DUE_TOLERANCE, TICK_MAX_ITEMS};
 use crate::work::{QueueName, WorkItem, queue_for};
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -19,11 +19,19 @@ pub struct TickReport {
     pub truncated: bool,
 }
 
+/// How a tick hands out work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// In Lambda: everything due before the next tick (`period` ahead), each item delayed
+    /// on the queue so it wakes at its second.
+    AtTheirSecond { period: SignedDuration },
+    /// Under the test clock: what is due now, at once.
+    Now,
+}
+
 impl Engine {
-    /// Enqueue everything due before `now + lookahead`. The lookahead is the schedule's
-    /// period in Lambda (items wake at their second through SQS delays) and zero under the
-    /// test clock.
-    pub async fn tick(&self, lookahead: SignedDuration) -> Result<TickReport, EngineError> {
+    /// Enqueue the due work (see [`Wake`]).
+    pub async fn tick(&self, wake: Wake) -> Result<TickReport, EngineError> {
         let mut report = TickReport::default();
         if self.store.system_config().await?.global_pause {
             report.paused = true;
@@ -31,16 +39,16 @@ impl Engine {
             return Ok(report);
         }
         let now = self.clock.now();
-        let until = now + lookahead;
+        let until = match wake {
+            Wake::AtTheirSecond { period } => now + period,
+            Wake::Now => now + DUE_TOLERANCE,
+        };
         let mut batches: HashMap<QueueName, Vec<(String, SignedDuration)>> = HashMap::new();
         let mut total = 0usize;
         'shards: for shard in 0..DUE_INDEX_SHARDS {
             let mut cursor = None;
             loop {
-                let (entries, next) = self
-                    .store
-                    .due(shard, until, TICK_MAX_ITEMS - total, cursor)
-                    .await?;
+                let (entries, next) = self.store.due(shard, until, TICK_MAX_ITEMS - total, cursor).await?;
                 for entry in entries {
                     let Some(queue) = queue_for(entry.status, entry.touch) else {
                         continue;
@@ -50,12 +58,8 @@ impl Engine {
                         task_id: entry.task_id,
                         due_at: entry.due_at,
                     };
-                    let body = serde_json::to_string(&item)
-                        .map_err(|e| EngineError::Dependency(e.to_string()))?;
-                    batches
-                        .entry(queue)
-                        .or_default()
-                        .push((body, delay_until(now, entry.due_at)));
+                    let body = serde_json::to_string(&item).map_err(|e| EngineError::Dependency(e.to_string()))?;
+                    batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
                     total += 1;
                 }
                 if total >= TICK_MAX_ITEMS {
@@ -81,6 +85,5 @@ impl Engine {
 
 /// The SQS delay that wakes an item at `due` (0–900 s).
 fn delay_until(now: Timestamp, due: Timestamp) -> SignedDuration {
-    due.duration_since(now)
-        .clamp(SignedDuration::ZERO, SignedDuration::from_mins(15))
+    due.duration_since(now).clamp(SignedDuration::ZERO, SignedDuration::from_mins(15))
 }

@@ -18,10 +18,7 @@ use crate::limits::{self, EXECUTION_LEASE};
 use crate::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::member::SendLedger;
 use crate::ports::{DraftRequest, SendEffect, SendError, SendSnapshot, TaskCommit};
-use crate::task::{
-    ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus,
-    ThreadMessage,
-};
+use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
 use crate::task_type;
 use crate::transition::{Why, transition};
 use crate::work::WorkItem;
@@ -52,11 +49,7 @@ enum Reservation {
 }
 
 /// The gates that defer rather than refuse: send window, member weekly cap, daily cap.
-fn send_gate(
-    account: &Account,
-    snapshot: &SendSnapshot,
-    now: Timestamp,
-) -> Option<(Timestamp, Why)> {
+fn send_gate(account: &Account, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
     let settings = &account.settings;
     if let Err(opens) = limits::send_window(settings, now) {
         let detail = format!(
@@ -77,14 +70,8 @@ fn send_gate(
     let tz = settings.time_zone();
     let sent = snapshot.daily_sends(limits::local_date(now, &tz));
     if sent >= settings.daily_send_limit {
-        let detail = format!(
-            "{sent} messages sent today (limit {})",
-            settings.daily_send_limit
-        );
-        return Some((
-            next_local_day(now, &tz),
-            Why::new("daily_send_limit").detail(detail),
-        ));
+        let detail = format!("{sent} messages sent today (limit {})", settings.daily_send_limit);
+        return Some((next_local_day(now, &tz), Why::new("daily_send_limit").detail(detail)));
     }
     None
 }
@@ -97,9 +84,7 @@ fn next_member_slot(ledger: &SendLedger, now: Timestamp) -> Timestamp {
         .filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW)
         .min();
     oldest
-        .map_or(now + SignedDuration::from_hours(24), |at| {
-            *at + limits::MEMBER_WINDOW
-        })
+        .map_or(now + SignedDuration::from_hours(24), |at| *at + limits::MEMBER_WINDOW)
         .max(now + SignedDuration::from_mins(1))
 }
 
@@ -149,25 +134,18 @@ impl Engine {
         let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
-        if task.next_action_at.is_none_or(|due| due > now) {
+        if !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
             return Ok(StepOutcome::Skipped("not_due".into()));
         }
         match (task.status, worker) {
-            (TaskStatus::Ready, Worker::Execute)
-            | (TaskStatus::Waiting, Worker::Followup)
-            | (TaskStatus::Executing, _) => {}
+            (TaskStatus::Ready, Worker::Execute) | (TaskStatus::Waiting, Worker::Followup) | (TaskStatus::Executing, _) => {}
             (status, _) => return Ok(StepOutcome::Skipped(format!("status_{status}"))),
         }
         // Everything the gates need, in one read: never trust the message that woke us.
         let utc_date = now.to_zoned(jiff::tz::TimeZone::UTC).date();
         let snapshot = self
             .store
-            .send_snapshot(
-                task.account_id,
-                &task.member.id,
-                task.member.email.as_ref(),
-                utc_date,
-            )
+            .send_snapshot(task.account_id, &task.member.id, task.member.email.as_ref(), utc_date)
             .await?;
         if snapshot.system.global_pause {
             return Ok(StepOutcome::Skipped("global_pause".into()));
@@ -176,19 +154,11 @@ impl Engine {
             // A lease ran out: the worker that held it died mid-step.
             return self.recover_stuck(task, now).await;
         }
-        let account = snapshot
-            .account
-            .clone()
-            .ok_or(EngineError::NotFound { what: "account" })?;
+        let account = snapshot.account.clone().ok_or(EngineError::NotFound { what: "account" })?;
         if account.paused {
             let until = now + SignedDuration::from_hours(1);
             self.store
-                .commit(&Self::reschedule(
-                    &task,
-                    until,
-                    now,
-                    Why::new("account_paused"),
-                ))
+                .commit(&Self::reschedule(&task, until, now, Why::new("account_paused")))
                 .await?;
             return Ok(StepOutcome::Deferred {
                 until,
@@ -197,7 +167,7 @@ impl Engine {
         }
         let def = task_type::definition(&task.task_type);
 
-        if task.budget.is_expired(now) {
+        if limits::is_due(task.budget.expires_at, now) {
             return self.exhaust(task, now, "budget_time_expired").await;
         }
         if task.budget.messages_used >= task.budget.messages_max {
@@ -205,77 +175,48 @@ impl Engine {
         }
         if task.budget.turns_max > 0 && task.budget.turns_used >= task.budget.turns_max {
             return self
-                .move_to(
-                    task,
-                    TaskStatus::Escalated,
-                    now,
-                    Why::new("too_many_turns_without_resolution"),
-                )
+                .move_to(task, TaskStatus::Escalated, now, Why::new("too_many_turns_without_resolution"))
                 .await;
         }
         if !def.cadence.allows_touch(task.touch) {
             return self.exhaust(task, now, "all_followup_touches_used").await;
         }
         let Some(to) = task.member.email.clone() else {
-            let why =
-                Why::new("missing_member_email").detail("the member has no e-mail address on file");
+            let why = Why::new("missing_member_email").detail("the member has no e-mail address on file");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         };
         if snapshot.suppressed {
             return self
-                .move_to(
-                    task,
-                    TaskStatus::Cancelled,
-                    now,
-                    Why::new("member_suppressed").outcome("opted_out"),
-                )
+                .move_to(task, TaskStatus::Cancelled, now, Why::new("member_suppressed").outcome("opted_out"))
                 .await;
         }
         if let Some((until, why)) = send_gate(&account, &snapshot, now) {
             let reason = why.reason.clone();
-            self.store
-                .commit(&Self::reschedule(&task, until, now, why))
-                .await?;
+            self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
             return Ok(StepOutcome::Deferred { until, reason });
         }
 
         // Claim the step: from here on this worker owns the task until the lease ends.
         let first = task.touch == 0;
-        let why = Why::new(if first {
-            "first_touch_due"
-        } else {
-            "follow_up_due"
-        })
-        .detail(format!(
+        let why = Why::new(if first { "first_touch_due" } else { "follow_up_due" }).detail(format!(
             "touch {}, tone {}",
             task.touch,
             def.cadence.tone(task.touch)
         ));
         let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
         claimed.next_action_at = Some(now + EXECUTION_LEASE);
-        match self
-            .store
-            .commit(&TaskCommit::new(claimed.clone(), claim_log))
-            .await
-        {
+        match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
             Ok(()) => {}
             Err(StoreError::Conflict(Conflict::Version)) => {
                 return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
             }
             Err(e) => return Err(e.into()),
         }
-        self.send_claimed(&account, claimed, to, snapshot.ledger)
-            .await
+        self.send_claimed(&account, claimed, to, snapshot.ledger).await
     }
 
     /// Draft, reserve, send and record, for a task this worker has claimed.
-    async fn send_claimed(
-        &self,
-        account: &Account,
-        claimed: Task,
-        to: Email,
-        ledger: SendLedger,
-    ) -> Result<StepOutcome, EngineError> {
+    async fn send_claimed(&self, account: &Account, claimed: Task, to: Email, ledger: SendLedger) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
         let touch = claimed.touch;
@@ -313,9 +254,7 @@ impl Engine {
             match self.agent.draft(&request).await {
                 Ok(d) => d,
                 Err(e) => {
-                    return self
-                        .retry_or_escalate(claimed, now, "draft_failed", &e.to_string(), None)
-                        .await;
+                    return self.retry_or_escalate(claimed, now, "draft_failed", &e.to_string(), None).await;
                 }
             }
         };
@@ -338,10 +277,7 @@ impl Engine {
             status: OutboundStatus::Reserved,
             to: to.clone(),
             subject: subject.clone(),
-            message_id: format!(
-                "{}@{from_domain}",
-                new_ulid(now).to_string().to_ascii_lowercase()
-            ),
+            message_id: format!("{}@{from_domain}", new_ulid(now).to_string().to_ascii_lowercase()),
             provider_id: None,
             provider_message_id: None,
             reserved_at: now,
@@ -350,10 +286,7 @@ impl Engine {
         let ledger_key = format!("{}#{touch}", claimed.id);
 
         // Reserve: the guarantees are checked by the store in the same transaction.
-        let reserved = match self
-            .reserve(account, &claimed, &outbound, &ledger_key, ledger, now)
-            .await?
-        {
+        let reserved = match self.reserve(account, &claimed, &outbound, &ledger_key, ledger, now).await? {
             Reservation::Made(task) => *task,
             Reservation::Defer(until, why) => {
                 // Lost the race for the member's or the account's capacity: defer.
@@ -431,9 +364,7 @@ impl Engine {
                     status: OutboundStatus::Unknown,
                     ..outbound
                 };
-                let detail = format!(
-                    "touch {touch}: {reason}. Check whether the member received it before retrying."
-                );
+                let detail = format!("touch {touch}: {reason}. Check whether the member received it before retrying.");
                 let (next, log) = transition(
                     &reserved,
                     TaskStatus::Escalated,
@@ -465,8 +396,7 @@ impl Engine {
         let settings = &account.settings;
         let tz = settings.time_zone();
         for _ in 0..MAX_RACES {
-            if limits::sends_in_window(&ledger.sends, now) >= settings.member_weekly_limit as usize
-            {
+            if limits::sends_in_window(&ledger.sends, now) >= settings.member_weekly_limit as usize {
                 return Ok(Reservation::Defer(
                     next_member_slot(&ledger, now),
                     Why::new("member_weekly_limit").detail("reached while reserving"),
@@ -481,8 +411,7 @@ impl Engine {
             let (mut next, log) = crate::transition::record(
                 claimed,
                 now,
-                Why::new("send_reserved")
-                    .detail(format!("touch {} to {}", outbound.touch, outbound.to)),
+                Why::new("send_reserved").detail(format!("touch {} to {}", outbound.touch, outbound.to)),
             );
             next.budget.messages_used += 1;
             let mut commit = TaskCommit::new(next.clone(), log);
@@ -525,13 +454,7 @@ impl Engine {
     /// The mail left: `executing → waiting` with the next touch scheduled, the outbound
     /// record and the conversation updated. If the owner changed the task meanwhile, the
     /// record is still written on top of their change.
-    async fn record_sent(
-        &self,
-        reserved: Task,
-        sent: OutboundMessage,
-        draft: Draft,
-        now: Timestamp,
-    ) -> Result<StepOutcome, EngineError> {
+    async fn record_sent(&self, reserved: Task, sent: OutboundMessage, draft: Draft, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let touch = sent.touch;
         let def = task_type::definition(&reserved.task_type);
         let message = ConversationMessage {
@@ -553,10 +476,7 @@ impl Engine {
                 crate::transition::record(
                     &current,
                     now,
-                    Why::new("message_sent").detail(format!(
-                        "touch {touch} sent while the task became {}",
-                        current.status
-                    )),
+                    Why::new("message_sent").detail(format!("touch {touch} sent while the task became {}", current.status)),
                 )
             };
             next.touch = touch + 1;
@@ -571,17 +491,11 @@ impl Engine {
                 });
             }
             if next.status == TaskStatus::Waiting {
-                next.next_action_at = Some(def.cadence.next_after_touch(
-                    touch,
-                    now,
-                    next.budget.expires_at,
-                ));
+                next.next_action_at = Some(def.cadence.next_after_touch(touch, now, next.budget.expires_at));
             }
             let mut commit = TaskCommit::new(next, log);
             commit.messages.push(message.clone());
-            commit.send = Some(SendEffect::Record {
-                outbound: sent.clone(),
-            });
+            commit.send = Some(SendEffect::Record { outbound: sent.clone() });
             match self.store.commit(&commit).await {
                 Ok(()) => return Ok(StepOutcome::Sent { touch }),
                 Err(StoreError::Conflict(Conflict::Version)) => {
@@ -614,9 +528,7 @@ impl Engine {
                     &task,
                     TaskStatus::Waiting,
                     now,
-                    Why::new(reason).detail(format!(
-                        "attempt {attempts} failed: {error}; retrying at {until}"
-                    )),
+                    Why::new(reason).detail(format!("attempt {attempts} failed: {error}; retrying at {until}")),
                 )?;
                 next.attempts = attempts;
                 next.next_action_at = Some(until);
@@ -633,8 +545,7 @@ impl Engine {
                     &task,
                     TaskStatus::Escalated,
                     now,
-                    Why::new(format!("{reason}_after_retries"))
-                        .detail(format!("{attempts} attempts failed; last error: {error}")),
+                    Why::new(format!("{reason}_after_retries")).detail(format!("{attempts} attempts failed; last error: {error}")),
                 )?;
                 next.attempts = attempts;
                 (
@@ -657,18 +568,17 @@ impl Engine {
     /// task back in `waiting`, due now, and let the next tick run it.
     async fn recover_stuck(&self, task: Task, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let outbound = self.store.outbound(task.account_id, task.id).await?;
-        if let Some(reserved) = outbound.into_iter().find(|m| {
-            m.touch == task.touch
-                && matches!(m.status, OutboundStatus::Reserved | OutboundStatus::Sent)
-        }) {
+        if let Some(reserved) = outbound
+            .into_iter()
+            .find(|m| m.touch == task.touch && matches!(m.status, OutboundStatus::Reserved | OutboundStatus::Sent))
+        {
             return self.escalate_unknown(task, reserved, now).await;
         }
         let (mut next, log) = transition(
             &task,
             TaskStatus::Waiting,
             now,
-            Why::new("execution_lease_expired")
-                .detail("the worker holding this task stopped before sending; retrying"),
+            Why::new("execution_lease_expired").detail("the worker holding this task stopped before sending; retrying"),
         )?;
         next.next_action_at = Some(now);
         self.store.commit(&TaskCommit::new(next, log)).await?;
@@ -678,13 +588,16 @@ impl Engine {
         })
     }
 
-    async fn escalate_unknown(
-        &self,
-        task: Task,
-        reserved: OutboundMessage,
-        now: Timestamp,
-    ) -> Result<StepOutcome, EngineError> {
-        let (next, log) = transition(&task, TaskStatus::Escalated, now, Why::new("send_outcome_unknown").detail(format!("touch {} was reserved at {} by a worker that did not finish; check whether the member received it", reserved.touch, reserved.reserved_at)))?;
+    async fn escalate_unknown(&self, task: Task, reserved: OutboundMessage, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        let (next, log) = transition(
+            &task,
+            TaskStatus::Escalated,
+            now,
+            Why::new("send_outcome_unknown").detail(format!(
+                "touch {} was reserved at {} by a worker that did not finish; check whether the member received it",
+                reserved.touch, reserved.reserved_at
+            )),
+        )?;
         let mut commit = TaskCommit::new(next, log);
         if reserved.status == OutboundStatus::Reserved {
             commit.send = Some(SendEffect::Record {
@@ -702,64 +615,37 @@ impl Engine {
     }
 
     /// The touches (or the time) ran out: the cadence's exhaustion policy decides.
-    async fn exhaust(
-        &self,
-        task: Task,
-        now: Timestamp,
-        reason: &str,
-    ) -> Result<StepOutcome, EngineError> {
+    async fn exhaust(&self, task: Task, now: Timestamp, reason: &str) -> Result<StepOutcome, EngineError> {
         let cadence = task_type::definition(&task.task_type).cadence;
         match cadence.on_exhaustion {
             OnExhaustion::Cancel => {
-                self.move_to(
-                    task,
-                    TaskStatus::Cancelled,
-                    now,
-                    Why::new(reason).outcome("unresponsive"),
-                )
-                .await
+                self.move_to(task, TaskStatus::Cancelled, now, Why::new(reason).outcome("unresponsive"))
+                    .await
             }
             OnExhaustion::Escalate => {
                 let detail = format!(
                     "{} message(s) sent, no resolution; the cadence asks the owner to decide",
                     task.budget.messages_used
                 );
-                self.move_to(
-                    task,
-                    TaskStatus::Escalated,
-                    now,
-                    Why::new(reason).detail(detail),
-                )
-                .await
+                self.move_to(task, TaskStatus::Escalated, now, Why::new(reason).detail(detail))
+                    .await
             }
-            OnExhaustion::Dormant {
-                check_days,
-                max_days,
-            } => {
+            OnExhaustion::Dormant { check_days, max_days } => {
                 if task.status == TaskStatus::Ready {
                     // Never started: there is nothing to watch for.
                     return self
-                        .move_to(
-                            task,
-                            TaskStatus::Cancelled,
-                            now,
-                            Why::new(reason).outcome("unresponsive"),
-                        )
+                        .move_to(task, TaskStatus::Cancelled, now, Why::new(reason).outcome("unresponsive"))
                         .await;
                 }
                 let (mut next, log) = transition(
                     &task,
                     TaskStatus::Dormant,
                     now,
-                    Why::new(reason).detail(format!(
-                        "no more messages; watching for outcome signals for up to {max_days} days"
-                    )),
+                    Why::new(reason).detail(format!("no more messages; watching for outcome signals for up to {max_days} days")),
                 )?;
                 next.dormant_at = Some(now);
-                next.dormant_expires_at =
-                    Some(now + SignedDuration::from_hours(24 * i64::from(max_days)));
-                next.next_action_at =
-                    Some(now + SignedDuration::from_hours(24 * i64::from(check_days)));
+                next.dormant_expires_at = Some(now + SignedDuration::from_hours(24 * i64::from(max_days)));
+                next.next_action_at = Some(now + SignedDuration::from_hours(24 * i64::from(check_days)));
                 self.store.commit(&TaskCommit::new(next, log)).await?;
                 Ok(StepOutcome::Moved {
                     to: TaskStatus::Dormant,
@@ -771,23 +657,12 @@ impl Engine {
 
     /// Move to `to`, passing through `executing` when the table needs it (a ready task
     /// cannot escalate without having started).
-    pub(crate) async fn move_to(
-        &self,
-        task: Task,
-        to: TaskStatus,
-        now: Timestamp,
-        why: Why,
-    ) -> Result<StepOutcome, EngineError> {
+    pub(crate) async fn move_to(&self, task: Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
         let reason = why.reason.clone();
         let mut logs = Vec::new();
         let mut current = task;
         if !current.status.can_move_to(to) && current.status.can_move_to(TaskStatus::Executing) {
-            let (started, log) = transition(
-                &current,
-                TaskStatus::Executing,
-                now,
-                Why::new(format!("{reason}_handling")),
-            )?;
+            let (started, log) = transition(&current, TaskStatus::Executing, now, Why::new(format!("{reason}_handling")))?;
             logs.push(log);
             current = started;
             // One commit: the store checks the version read, not the intermediate one.
@@ -815,10 +690,10 @@ impl Engine {
         let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
-        if task.status != TaskStatus::Dormant || task.next_action_at.is_none_or(|due| due > now) {
+        if task.status != TaskStatus::Dormant || !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
             return Ok(StepOutcome::Skipped("not_due".into()));
         }
-        if task.dormant_expires_at.is_some_and(|end| end <= now) {
+        if task.dormant_expires_at.is_some_and(|end| limits::is_due(end, now)) {
             return self
                 .move_to(
                     task,
@@ -828,9 +703,7 @@ impl Engine {
                 )
                 .await;
         }
-        let OnExhaustion::Dormant { check_days, .. } =
-            task_type::definition(&task.task_type).cadence.on_exhaustion
-        else {
+        let OnExhaustion::Dormant { check_days, .. } = task_type::definition(&task.task_type).cadence.on_exhaustion else {
             return self
                 .move_to(
                     task,
@@ -841,9 +714,7 @@ impl Engine {
                 .await;
         };
         let next_check = now + SignedDuration::from_hours(24 * i64::from(check_days));
-        let until = task
-            .dormant_expires_at
-            .map_or(next_check, |end| end.min(next_check));
+        let until = task.dormant_expires_at.map_or(next_check, |end| end.min(next_check));
         self.store
             .commit(&Self::reschedule(
                 &task,
