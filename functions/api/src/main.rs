@@ -2,18 +2,13 @@
 
 use std::sync::Arc;
 
-use openloop_aws::config::{Clients, Config};
-use openloop_core::ports::SystemClock;
-
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     openloop_aws::telemetry::init();
-    let config = Config::from_env()?;
-    let clients = Clients::load(&config).await;
-    let (engine, _) = openloop_aws::config::engine(&config, &clients, Arc::new(SystemClock), openloop_llm::from_env()?);
+    let (config, engine) = openloop_aws::config::engine_from_env(openloop_llm::from_env()?).await?;
     let state = Arc::new(openloop_fn_api::ApiState {
         engine,
-        admin_token: config.admin_token.clone(),
+        admin_token: config.admin_token,
     });
     lambda_http::run(openloop_fn_api::router(state)).await
 }

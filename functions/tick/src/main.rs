@@ -1,23 +1,18 @@
 //! Lambda entry point: build the engine once at init, then run one tick per scheduled event.
 
-use std::sync::Arc;
-
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
-use openloop_aws::config::{Clients, Config};
-use openloop_core::ports::SystemClock;
+use openloop_core::engine::Wake;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     openloop_aws::telemetry::init();
-    let config = Config::from_env()?;
-    let clients = Clients::load(&config).await;
-    let (engine, _) = openloop_aws::config::engine(&config, &clients, Arc::new(SystemClock), openloop_llm::from_env()?);
+    let (_, engine) = openloop_aws::config::engine_from_env(openloop_llm::from_env()?).await?;
     let engine = &engine;
     lambda_runtime::run(service_fn(move |_: LambdaEvent<EventBridgeEvent<serde_json::Value>>| async move {
         let report = openloop_fn_tick::handle(
             engine,
-            openloop_core::engine::Wake::AtTheirSecond {
+            Wake::AtTheirSecond {
                 period: openloop_fn_tick::PERIOD,
             },
         )

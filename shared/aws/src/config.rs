@@ -147,3 +147,12 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
     };
     (engine, store)
 }
+
+/// What every Lambda `main` does at init: configuration from the environment, the clients,
+/// and the engine on AWS with the real clock and the given agent.
+pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), ConfigError> {
+    let config = Config::from_env()?;
+    let clients = Clients::load(&config).await;
+    let (engine, _) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
+    Ok((config, engine))
+}

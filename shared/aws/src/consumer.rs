@@ -8,7 +8,9 @@ use std::future::Future;
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use futures::StreamExt;
 use openloop_core::error::EngineError;
+use openloop_core::work::WorkItem;
 use serde::de::DeserializeOwned;
+use tracing::Instrument;
 
 /// What became of one record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,4 +71,24 @@ pub fn settle<T: std::fmt::Debug>(queue: &str, result: Result<T, EngineError>) -
             Disposition::Done
         }
     }
+}
+
+/// The work consumers (execute, followup, dormant): each record is a [`WorkItem`] handed to
+/// one engine operation, inside a span naming the task.
+pub async fn process_work<F, Fut, T>(queue: &'static str, event: SqsEvent, operation: F) -> SqsBatchResponse
+where
+    F: Fn(WorkItem) -> Fut,
+    Fut: Future<Output = Result<T, EngineError>>,
+    T: std::fmt::Debug,
+{
+    let operation = &operation;
+    process_batch(event, |body| async move {
+        let item: WorkItem = match parse(queue, &body) {
+            Ok(item) => item,
+            Err(disposition) => return disposition,
+        };
+        let span = tracing::info_span!("work", queue, task = %item.task_id, account = %item.account_id);
+        settle(queue, operation(item).instrument(span).await)
+    })
+    .await
 }

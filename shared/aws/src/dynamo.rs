@@ -214,10 +214,7 @@ impl DynamoStore {
     }
 
     fn task_put(&self, task: &Task) -> Result<Item, StoreError> {
-        let mut item = to_item(task)?;
-        item.insert(PK.into(), s(account_pk(task.account_id)));
-        item.insert(SK.into(), s(task_sk(task.id)));
-        item.insert(KIND.into(), s("task"));
+        let mut item = keyed(task, account_pk(task.account_id), task_sk(task.id), "task")?;
         item.insert(GSI2PK.into(), s(tasks_gsi2pk(task.account_id)));
         item.insert(GSI2SK.into(), s(task_sk(task.id)));
         if let Some(due) = due_at(task) {
@@ -240,27 +237,25 @@ impl DynamoStore {
     }
 
     fn log_item(&self, task: &Task, entry: &LogEntry) -> Result<Item, StoreError> {
-        let mut item = to_item(entry)?;
-        item.insert(PK.into(), s(account_pk(task.account_id)));
-        item.insert(SK.into(), s(log_sk(task.id, entry.id)));
-        item.insert(KIND.into(), s("log"));
-        Ok(item)
+        keyed(entry, account_pk(task.account_id), log_sk(task.id, entry.id), "log")
     }
 
     fn message_item(&self, task: &Task, message: &ConversationMessage) -> Result<Item, StoreError> {
-        let mut item = to_item(message)?;
-        item.insert(PK.into(), s(account_pk(task.account_id)));
-        item.insert(SK.into(), s(conversation_sk(task.id, message.id)));
-        item.insert(KIND.into(), s("conversation"));
-        Ok(item)
+        keyed(
+            message,
+            account_pk(task.account_id),
+            conversation_sk(task.id, message.id),
+            "conversation",
+        )
     }
 
     fn outbound_item(&self, account: AccountId, message: &OutboundMessage) -> Result<Item, StoreError> {
-        let mut item = to_item(message)?;
-        item.insert(PK.into(), s(account_pk(account)));
-        item.insert(SK.into(), s(outbound_sk(message.task_id, message.touch)));
-        item.insert(KIND.into(), s("outbound"));
-        Ok(item)
+        keyed(
+            message,
+            account_pk(account),
+            outbound_sk(message.task_id, message.touch),
+            "outbound",
+        )
     }
 }
 
@@ -279,6 +274,22 @@ fn unavailable<E: std::error::Error + Send + Sync + 'static>(e: SdkError<E>) -> 
 
 fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
     StoreError::Unavailable(Box::new(e))
+}
+
+/// An entity's item: its serde form plus its keys and kind.
+fn keyed<T: Serialize>(value: &T, pk: String, sk: String, kind: &str) -> Result<Item, StoreError> {
+    let mut item = to_item(value)?;
+    item.insert(PK.into(), s(pk));
+    item.insert(SK.into(), s(sk));
+    item.insert(KIND.into(), s(kind));
+    Ok(item)
+}
+
+fn account_item(account: &Account) -> Result<Item, StoreError> {
+    let mut item = keyed(account, account_pk(account.id), PROFILE_SK.into(), "account")?;
+    item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
+    item.insert(GSI2SK.into(), s(account.id.to_string()));
+    Ok(item)
 }
 
 fn to_item<T: Serialize>(value: &T) -> Result<Item, StoreError> {
@@ -360,12 +371,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 #[async_trait]
 impl TaskStore for DynamoStore {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
-        let mut item = to_item(account)?;
-        item.insert(PK.into(), s(account_pk(account.id)));
-        item.insert(SK.into(), s(PROFILE_SK));
-        item.insert(KIND.into(), s("account"));
-        item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
-        item.insert(GSI2SK.into(), s(account.id.to_string()));
+        let item = account_item(account)?;
         let token: Item = HashMap::from([
             (PK.into(), s(token_pk(api_token_hash))),
             (SK.into(), s(TOKEN_SK)),
@@ -404,12 +410,7 @@ impl TaskStore for DynamoStore {
     }
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
-        let mut item = to_item(account)?;
-        item.insert(PK.into(), s(account_pk(account.id)));
-        item.insert(SK.into(), s(PROFILE_SK));
-        item.insert(KIND.into(), s("account"));
-        item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
-        item.insert(GSI2SK.into(), s(account.id.to_string()));
+        let item = account_item(account)?;
         self.put_conditional(
             item,
             "#v = :v",
@@ -435,10 +436,7 @@ impl TaskStore for DynamoStore {
     }
 
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
-        let mut item = to_item(config)?;
-        item.insert(PK.into(), s(SYSTEM_PK));
-        item.insert(SK.into(), s(CONFIG_SK));
-        item.insert(KIND.into(), s("system_config"));
+        let item = keyed(config, SYSTEM_PK.into(), CONFIG_SK.into(), "system_config")?;
         self.count();
         self.client
             .put_item()
