@@ -12,7 +12,7 @@ answers() { curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/moto-api/"
 case "$cmd" in
   start)
     if answers; then echo "emulator: something already answers on :$port; using it"; exit 0; fi
-    "$root/.venv/bin/moto_server" -H 127.0.0.1 -p "$port" >"$state/moto-$port.log" 2>&1 &
+    "$root/.venv/bin/python" "$root/infra/moto_server.py" -H 127.0.0.1 -p "$port" >"$state/moto-$port.log" 2>&1 &
     echo $! >"$pidfile"
     for _ in $(seq 1 50); do answers && { echo "emulator: moto started on :$port"; exit 0; }; sleep 0.2; done
     echo "emulator: moto did not start on :$port; see $state/moto-$port.log" >&2; exit 1 ;;

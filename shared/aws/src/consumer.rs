@@ -74,7 +74,8 @@ pub fn settle<T: std::fmt::Debug>(queue: &str, result: Result<T, EngineError>) -
 }
 
 /// The work consumers (execute, followup, dormant): each record is a [`WorkItem`] handed to
-/// one engine operation, inside a span naming the task.
+/// one engine operation, inside a span naming the task. The same task twice in one batch
+/// (overlapping ticks) is worked once.
 pub async fn process_work<F, Fut, T>(queue: &'static str, event: SqsEvent, operation: F) -> SqsBatchResponse
 where
     F: Fn(WorkItem) -> Fut,
@@ -82,11 +83,15 @@ where
     T: std::fmt::Debug,
 {
     let operation = &operation;
+    let seen = &std::sync::Mutex::new(std::collections::HashSet::new());
     process_batch(event, |body| async move {
         let item: WorkItem = match parse(queue, &body) {
             Ok(item) => item,
             Err(disposition) => return disposition,
         };
+        if !seen.lock().unwrap_or_else(|e| e.into_inner()).insert(item.task_id) {
+            return Disposition::Done;
+        }
         let span = tracing::info_span!("work", queue, task = %item.task_id, account = %item.account_id);
         settle(queue, operation(item).instrument(span).await)
     })

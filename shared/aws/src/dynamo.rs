@@ -577,7 +577,7 @@ impl TaskStore for DynamoStore {
             .set_item(Some(self.task_put(task)?))
             .condition_expression("#v = :v")
             .expression_attribute_names("#v", "version")
-            .expression_attribute_values(":v", n(task.version.saturating_sub(1)))
+            .expression_attribute_values(":v", n(commit.expected_version))
             .build()
             .map_err(build_error)?;
         writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::Version)));

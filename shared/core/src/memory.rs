@@ -175,7 +175,7 @@ impl TaskStore for MemoryStore {
         let account = task.account_id;
         // Check every condition first: all or nothing.
         match s.tasks.get(&task.id) {
-            Some(stored) if stored.account_id == account && stored.version + 1 == task.version => {}
+            Some(stored) if stored.account_id == account && stored.version == commit.expected_version => {}
             _ => return Err(conflict(Conflict::Version)),
         }
         match &commit.send {

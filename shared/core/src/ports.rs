@@ -95,11 +95,12 @@ pub enum SendEffect {
     },
 }
 
-/// One atomic change to a task: the new task (written only if the stored version is
-/// `task.version - 1`), the log entries explaining it, conversation entries, and the send
-/// effect. Closing a task also frees its active guard.
+/// One atomic change to a task: the new task (written only if the stored version is still
+/// `expected_version`), the log entries explaining it — one per version step — conversation
+/// entries, and the send effect. Closing a task also frees its active guard.
 #[derive(Clone, Debug)]
 pub struct TaskCommit {
+    pub expected_version: u64,
     pub task: Task,
     pub log: Vec<LogEntry>,
     pub messages: Vec<ConversationMessage>,
@@ -107,8 +108,10 @@ pub struct TaskCommit {
 }
 
 impl TaskCommit {
+    /// One step: the version the task had before `log`'s change.
     pub fn new(task: Task, log: LogEntry) -> Self {
         Self {
+            expected_version: task.version - 1,
             task,
             log: vec![log],
             messages: Vec::new(),

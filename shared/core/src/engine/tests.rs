@@ -425,3 +425,208 @@ async fn limited_auto_runs_confident_tasks_without_review() {
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1, "sent with the agent's own first draft");
 }
+
+mod properties {
+    //! Random sequences of owner actions, clock jumps, runs, duplicate deliveries, refused
+    //! sends, suppressions and pauses; after every step the guarantees must hold.
+
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::limits::MEMBER_WINDOW;
+    use crate::ports::Clock;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Create { member: u8, kind: u8 },
+        Approve(u8),
+        Skip(u8),
+        Cancel(u8),
+        Advance { minutes: u32 },
+        Run,
+        DuplicateExecute(u8),
+        Suppress(u8),
+        Pause(bool),
+        Refuse(bool),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => (0u8..4, 0u8..3).prop_map(|(member, kind)| Op::Create { member, kind }),
+            3 => any::<u8>().prop_map(Op::Approve),
+            1 => any::<u8>().prop_map(Op::Skip),
+            1 => any::<u8>().prop_map(Op::Cancel),
+            4 => (1u32..3_000).prop_map(|minutes| Op::Advance { minutes }),
+            4 => Just(Op::Run),
+            2 => any::<u8>().prop_map(Op::DuplicateExecute),
+            1 => (0u8..4).prop_map(Op::Suppress),
+            1 => any::<bool>().prop_map(Op::Pause),
+            1 => any::<bool>().prop_map(Op::Refuse),
+        ]
+    }
+
+    const WEEKLY: u32 = 2;
+    const DAILY: u32 = 3;
+
+    struct Checker {
+        /// For each suppressed address, how many mails had gone out when it was suppressed.
+        suppressed_after: HashMap<String, usize>,
+        paused: bool,
+    }
+
+    async fn check(w: &World, checker: &Checker, tasks: &[crate::ids::TaskId]) -> Result<(), String> {
+        let sent = w.mailer.sent();
+        let tz = w.account.settings.time_zone();
+        let mut per_member: HashMap<String, Vec<Timestamp>> = HashMap::new();
+        let mut per_day: HashMap<jiff::civil::Date, u32> = HashMap::new();
+        for (index, mail) in sent.iter().enumerate() {
+            per_member.entry(mail.to.to_string()).or_default().push(mail.date);
+            *per_day.entry(crate::limits::local_date(mail.date, &tz)).or_default() += 1;
+            let hour = mail.date.to_zoned(tz.clone()).hour();
+            if !(8..20).contains(&hour) {
+                return Err(format!("sent outside the window at {}", mail.date));
+            }
+            if checker.suppressed_after.get(mail.to.as_str()).is_some_and(|count| index >= *count) {
+                return Err(format!("sent to suppressed {}", mail.to));
+            }
+        }
+        for (member, times) in &per_member {
+            for t in times {
+                let in_window = times.iter().filter(|u| **u <= *t && t.duration_since(**u) < MEMBER_WINDOW).count();
+                if in_window > WEEKLY as usize {
+                    return Err(format!("{member} got {in_window} messages in 7 days"));
+                }
+            }
+        }
+        if let Some((day, n)) = per_day.iter().find(|(_, n)| **n > DAILY) {
+            return Err(format!("{n} messages on {day}"));
+        }
+        for id in tasks {
+            let history = w
+                .store
+                .task_history(w.account.id, *id)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("task vanished")?;
+            let task = &history.task;
+            if task.budget.messages_used > task.budget.messages_max {
+                return Err(format!(
+                    "task {id} used {} of {} messages",
+                    task.budget.messages_used, task.budget.messages_max
+                ));
+            }
+            let reply_token = w.engine.config.signing_key.reply_token(id);
+            let mails = sent.iter().filter(|m| m.reply_to.contains(&reply_token)).count();
+            if mails as u32 > task.budget.messages_max {
+                return Err(format!("task {id} sent {mails} mails, budget {}", task.budget.messages_max));
+            }
+            if history.log.len() as u64 != task.version {
+                return Err(format!("task {id}: version {} but {} log entries", task.version, history.log.len()));
+            }
+            for entry in &history.log {
+                if let Some(from) = entry.from_status {
+                    if from != entry.to_status && !from.can_move_to(entry.to_status) {
+                        return Err(format!("task {id}: logged an invalid move {from} → {}", entry.to_status));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn play(ops: Vec<Op>) -> Result<(), String> {
+        let w = world().await;
+        let patch = super::super::SettingsPatch {
+            member_weekly_limit: Some(WEEKLY),
+            daily_send_limit: Some(DAILY),
+            ..Default::default()
+        };
+        w.engine.update_settings(w.account.id, patch).await.map_err(|e| e.to_string())?;
+        let account = w.engine.account(w.account.id).await.map_err(|e| e.to_string())?;
+        let mut tasks = Vec::new();
+        let mut checker = Checker {
+            suppressed_after: HashMap::new(),
+            paused: false,
+        };
+        let kinds = ["churn_risk", "ad_hoc", "payment_recovery"];
+        for op in ops {
+            let before = w.mailer.sent().len();
+            match op {
+                Op::Create { member, kind } => {
+                    let member = w.member(&format!("m_{member}")).await;
+                    let input = NewTask {
+                        task_type: kinds[kind as usize].into(),
+                        member_id: member,
+                        goal: "Goal".into(),
+                        confidence: Some(80),
+                        draft: Some(Draft {
+                            subject: "Hello".into(),
+                            body: "First".into(),
+                        }),
+                        trigger_type: TriggerType::Manual,
+                        trigger_event_id: None,
+                        gate: GateContext::default(),
+                        context: serde_json::Value::Null,
+                    };
+                    let created = w.engine.create_task(&account, input).await.map_err(|e| e.to_string())?;
+                    if !tasks.contains(&created.task().id) {
+                        tasks.push(created.task().id);
+                    }
+                }
+                Op::Approve(i) | Op::Skip(i) | Op::Cancel(i) if !tasks.is_empty() => {
+                    let id = tasks[i as usize % tasks.len()];
+                    // Refusals (invalid transitions) are part of the game; they must change nothing.
+                    let _ = match op {
+                        Op::Approve(_) => w.engine.approve(w.account.id, id, None).await,
+                        Op::Skip(_) => w.engine.skip(w.account.id, id).await,
+                        _ => w.engine.cancel(w.account.id, id).await,
+                    };
+                }
+                Op::Advance { minutes } => w.clock.advance(SignedDuration::from_mins(i64::from(minutes))),
+                Op::Run => w.run().await,
+                Op::DuplicateExecute(i) if !tasks.is_empty() => {
+                    let id = tasks[i as usize % tasks.len()];
+                    let item = WorkItem {
+                        account_id: w.account.id,
+                        task_id: id,
+                        due_at: w.clock.now(),
+                    };
+                    let (a, b) = tokio::join!(w.engine.execute(&item), w.engine.follow_up(&item));
+                    a.map_err(|e| e.to_string())?;
+                    b.map_err(|e| e.to_string())?;
+                }
+                Op::Suppress(member) => {
+                    let email = Email::parse(&format!("m-{member}@example.com")).map_err(|e| e.to_string())?;
+                    w.store
+                        .put_suppression(w.account.id, &email, "test", w.clock.now())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    checker.suppressed_after.entry(email.to_string()).or_insert(w.mailer.sent().len());
+                }
+                Op::Pause(paused) => {
+                    w.engine.set_global_pause(paused).await.map_err(|e| e.to_string())?;
+                    checker.paused = paused;
+                }
+                Op::Refuse(refuse) => w.mailer.set_mode(if refuse { MailerMode::Reject } else { MailerMode::Deliver }),
+                _ => {}
+            }
+            if checker.paused && w.mailer.sent().len() > before {
+                return Err("sent while paused".into());
+            }
+            check(&w, &checker, &tasks).await.map_err(|e| format!("after {op:?}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_guarantees_hold_whatever_happens(ops in proptest::collection::vec(op(), 1..60)) {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            runtime.block_on(play(ops)).map_err(TestCaseError::fail)?;
+        }
+    }
+}

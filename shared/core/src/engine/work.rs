@@ -659,18 +659,19 @@ impl Engine {
     /// cannot escalate without having started).
     pub(crate) async fn move_to(&self, task: Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
         let reason = why.reason.clone();
+        let expected_version = task.version;
         let mut logs = Vec::new();
         let mut current = task;
         if !current.status.can_move_to(to) && current.status.can_move_to(TaskStatus::Executing) {
             let (started, log) = transition(&current, TaskStatus::Executing, now, Why::new(format!("{reason}_handling")))?;
             logs.push(log);
             current = started;
-            // One commit: the store checks the version read, not the intermediate one.
-            current.version -= 1;
         }
         let (next, log) = transition(&current, to, now, why)?;
         logs.push(log);
+        // Both steps in one commit, conditional on the version this worker read.
         let commit = TaskCommit {
+            expected_version,
             task: next.clone(),
             log: logs,
             messages: Vec::new(),
