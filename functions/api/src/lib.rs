@@ -16,6 +16,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
 use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
+use openloop_core::account::WebhookSecret;
 use openloop_core::contract::{TaskDetailView, TaskView};
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::error::EngineError;
@@ -97,7 +98,10 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
     let api_token = format!("olk_{}", hex::encode(random_bytes()?));
-    let webhook_secret = format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(random_bytes()?));
+    let webhook_secret = WebhookSecret::new(format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(random_bytes()?)
+    ));
     let secrets = AccountSecrets {
         api_token_hash: token_hash(&api_token),
         api_token: api_token.clone(),
@@ -106,7 +110,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     let account = state.engine.create_account(input, secrets).await?;
     Ok(json(
         StatusCode::CREATED,
-        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret, "name": account.name, "settings": account.settings}),
+        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": account.settings}),
     ))
 }
 

@@ -68,9 +68,16 @@ async fn pushpress(
         return Err(ApiError::unauthorized(signature::Rejection::MissingHeaders.message()));
     };
     let now = engine.clock.now();
-    let mut verdict = signature::verify(&account.webhook_secret, id, timestamp, signatures, &body, now);
+    let mut verdict = signature::verify(account.webhook_secret.expose(), id, timestamp, signatures, &body, now);
     if verdict == Err(signature::Rejection::StaleTimestamp) && state.accept_wall_clock {
-        verdict = signature::verify(&account.webhook_secret, id, timestamp, signatures, &body, jiff::Timestamp::now());
+        verdict = signature::verify(
+            account.webhook_secret.expose(),
+            id,
+            timestamp,
+            signatures,
+            &body,
+            jiff::Timestamp::now(),
+        );
     }
     if let Err(rejection) = verdict {
         tracing::warn!(account = %account_id, webhook_id = id, ?rejection, "webhook refused");

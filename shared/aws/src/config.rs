@@ -154,5 +154,9 @@ pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), 
     let config = Config::from_env()?;
     let clients = Clients::load(&config).await;
     let (engine, _) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
+    // Pay the TLS handshake at init, not on the first event (a failure here is not fatal).
+    if let Err(e) = engine.store.system_config().await {
+        tracing::warn!(error = %e, "warm-up read failed");
+    }
     Ok((config, engine))
 }

@@ -109,7 +109,7 @@ pub struct Account {
     pub name: String,
     pub settings: Settings,
     /// Standard Webhooks secret (`whsec_…`), used to verify the connector's webhooks.
-    pub webhook_secret: String,
+    pub webhook_secret: WebhookSecret,
     /// The per-account kill switch: nothing is sent while set.
     pub paused: bool,
     pub created_at: Timestamp,
@@ -119,6 +119,32 @@ pub struct Account {
 impl Account {
     pub fn sender_name(&self) -> &str {
         self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// A webhook signing secret: stored and compared, never printed.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WebhookSecret(String);
+
+impl WebhookSecret {
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WebhookSecret(<redacted>)")
+    }
+}
+
+impl From<&str> for WebhookSecret {
+    fn from(secret: &str) -> Self {
+        Self::new(secret)
     }
 }
 

@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::Engine;
-use crate::account::{Account, ExecutionMode, Profile, Settings, SystemConfig, parse_timezone};
+use crate::account::{Account, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
 use crate::error::{EngineError, InvalidInput};
 use crate::ids::AccountId;
 
@@ -24,7 +24,7 @@ pub struct NewAccount {
 pub struct AccountSecrets {
     pub api_token: String,
     pub api_token_hash: String,
-    pub webhook_secret: String,
+    pub webhook_secret: WebhookSecret,
 }
 
 /// `PUT /api/v1/settings`: any subset of the fields.
