@@ -56,14 +56,16 @@ bench: tools
 demo:
 	cargo run --quiet -p openloop-tests --bin demo
 
-## build: Lambda binaries with cargo-lambda (x86_64), into target/lambda/<fn>/bootstrap.
-build:
-	$(VENV)/bin/pip install --quiet cargo-lambda ziglang
-	$(VENV)/bin/cargo-lambda lambda build --release --workspace
+LAMBDAS := webhooks api signals tick execute followup dormant
+
+## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap.
+build: tools
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda ziglang
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cargo lambda build --release $(addprefix -p openloop-fn-,$(LAMBDAS))
 
 ## deploy: build with SAM (cargo-lambda) and deploy infra/template.yaml (asks for parameters).
-deploy:
-	$(VENV)/bin/pip install --quiet aws-sam-cli cargo-lambda ziglang
+deploy: tools
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli cargo-lambda ziglang
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 sam build -t infra/template.yaml --beta-features
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 sam deploy --guided
 
