@@ -47,14 +47,15 @@ lint: tools
 
 ## bench: DynamoDB requests per task step, and tick cost with 1,000 vs 20,000 stored tasks.
 bench: tools
-	cargo build --release -p openloop-tests --bin bench
+	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
 	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
-	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/release/bench
+	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/bench
 
 ## demo: plays a scripted month for a demo gym against the running stack (`make run` first).
 demo:
-	cargo run --quiet -p openloop-tests --bin demo
+	cargo build --workspace --bins
+	./target/debug/demo
 
 LAMBDAS := webhooks api signals tick execute followup dormant
 
