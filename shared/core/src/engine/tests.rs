@@ -526,10 +526,11 @@ mod properties {
                 return Err(format!("task {id}: version {} but {} log entries", task.version, history.log.len()));
             }
             for entry in &history.log {
-                if let Some(from) = entry.from_status {
-                    if from != entry.to_status && !from.can_move_to(entry.to_status) {
-                        return Err(format!("task {id}: logged an invalid move {from} → {}", entry.to_status));
-                    }
+                if let Some(from) = entry.from_status
+                    && from != entry.to_status
+                    && !from.can_move_to(entry.to_status)
+                {
+                    return Err(format!("task {id}: logged an invalid move {from} → {}", entry.to_status));
                 }
             }
         }
