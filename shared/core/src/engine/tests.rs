@@ -80,11 +80,11 @@ impl World {
         member
     }
 
-    async fn approved(&self, task_type: &str, member: &str) -> Task {
-        let member = self.member(member).await;
-        let input = NewTask {
+    /// A manual task of `task_type` for `member`, with a first draft.
+    async fn new_task(&self, task_type: &str, member: &str) -> NewTask {
+        NewTask {
             task_type: task_type.into(),
-            member_id: member,
+            member_id: self.member(member).await,
             goal: "Goal".into(),
             confidence: Some(80),
             draft: Some(Draft {
@@ -95,7 +95,11 @@ impl World {
             trigger_event_id: None,
             gate: GateContext::default(),
             context: serde_json::Value::Null,
-        };
+        }
+    }
+
+    async fn approved(&self, task_type: &str, member: &str) -> Task {
+        let input = self.new_task(task_type, member).await;
         let task = self.engine.create_task(&self.account, input).await.expect("create").task().clone();
         self.engine.approve(self.account.id, task.id, None).await.expect("approve")
     }
@@ -556,21 +560,7 @@ mod properties {
             let before = w.mailer.sent().len();
             match op {
                 Op::Create { member, kind } => {
-                    let member = w.member(&format!("m_{member}")).await;
-                    let input = NewTask {
-                        task_type: kinds[kind as usize].into(),
-                        member_id: member,
-                        goal: "Goal".into(),
-                        confidence: Some(80),
-                        draft: Some(Draft {
-                            subject: "Hello".into(),
-                            body: "First".into(),
-                        }),
-                        trigger_type: TriggerType::Manual,
-                        trigger_event_id: None,
-                        gate: GateContext::default(),
-                        context: serde_json::Value::Null,
-                    };
+                    let input = w.new_task(kinds[kind as usize], &format!("m_{member}")).await;
                     let created = w.engine.create_task(&account, input).await.map_err(|e| e.to_string())?;
                     if !tasks.contains(&created.task().id) {
                         tasks.push(created.task().id);
