@@ -68,11 +68,14 @@ impl Engine {
     /// type's budget, a first draft.
     pub async fn create_task(&self, account: &Account, input: NewTask) -> Result<Created, EngineError> {
         let def: &TaskTypeDef = task_type::definition(&input.task_type);
-        let task_type = if task_type::lookup(&input.task_type).is_some() {
-            input.task_type.clone()
-        } else {
-            def.key.to_owned()
-        };
+        // An unknown type keeps its name and works under `ad_hoc`'s rules (always reviewed).
+        let task_type = input.task_type.trim().to_owned();
+        let well_formed = !task_type.is_empty()
+            && task_type.len() <= 64
+            && task_type.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !well_formed {
+            return Err(InvalidInput::new("invalid_task_type", "task_type must be 1-64 characters of a-z, 0-9 and _").into());
+        }
         let goal = input.goal.trim().to_owned();
         if goal.is_empty() || goal.len() > 2_000 {
             return Err(InvalidInput::new("invalid_goal", "goal must be 1-2000 characters").into());

@@ -621,3 +621,27 @@ mod properties {
         }
     }
 }
+
+#[tokio::test]
+async fn unknown_task_types_keep_their_name_and_are_always_reviewed() {
+    let w = world().await;
+    let patch = super::SettingsPatch {
+        execution_mode: Some(ExecutionMode::LimitedAuto),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, patch).await.expect("settings");
+    let account = w.engine.account(w.account.id).await.expect("account");
+    let mut input = w.new_task("fill_underbooked_class", "m_new").await;
+    input.confidence = Some(100);
+    let task = w.engine.create_task(&account, input).await.expect("create").task().clone();
+    assert_eq!(
+        (task.task_type.as_str(), task.status),
+        ("fill_underbooked_class", TaskStatus::PendingReview)
+    );
+    assert_eq!(task.budget.messages_max, crate::task_type::AD_HOC.budget.max_messages);
+    let mut bad = w.new_task("Fill Class!", "m_new").await;
+    bad.confidence = None;
+    assert!(
+        matches!(w.engine.create_task(&account, bad).await, Err(crate::error::EngineError::Invalid(e)) if e.code == "invalid_task_type")
+    );
+}
