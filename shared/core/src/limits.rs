@@ -20,6 +20,9 @@ pub const DEFAULT_AVG_MEMBERSHIP_PRICE: f64 = 150.0;
 pub const MAX_MEMBER_WEEKLY_LIMIT: u32 = 14;
 pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
 
+/// At most this many messages per member per day (the account's local day), across tasks.
+pub const MEMBER_DAILY_LIMIT: usize = 1;
+
 /// The member cap is a rolling window, not a calendar week.
 pub const MEMBER_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 7);
 

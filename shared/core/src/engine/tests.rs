@@ -504,6 +504,15 @@ mod properties {
                 }
             }
         }
+        for (member, times) in &per_member {
+            let mut days: HashMap<jiff::civil::Date, usize> = HashMap::new();
+            for t in times {
+                *days.entry(crate::limits::local_date(*t, &tz)).or_default() += 1;
+            }
+            if let Some((day, n)) = days.iter().find(|(_, n)| **n > crate::limits::MEMBER_DAILY_LIMIT) {
+                return Err(format!("{member} got {n} messages on {day}"));
+            }
+        }
         if let Some((day, n)) = per_day.iter().find(|(_, n)| **n > DAILY) {
             return Err(format!("{n} messages on {day}"));
         }
@@ -644,4 +653,23 @@ async fn unknown_task_types_keep_their_name_and_are_always_reviewed() {
     assert!(
         matches!(w.engine.create_task(&account, bad).await, Err(crate::error::EngineError::Invalid(e)) if e.code == "invalid_task_type")
     );
+}
+
+#[tokio::test]
+async fn a_member_gets_one_message_a_day_whatever_the_tasks() {
+    let w = world().await;
+    let first = w.approved("churn_risk", "m_busy").await;
+    let second = w.approved("ad_hoc", "m_busy").await;
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1);
+    let held = if w.task(&first).await.touch == 1 { second } else { first };
+    let held = w.task(&held).await;
+    assert_eq!(
+        held.next_action_at,
+        Some(at("2026-11-03T05:00:00Z")),
+        "deferred to the member's next local day"
+    );
+    w.clock.set(at("2026-11-03T14:00:00Z"));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2, "delayed, never skipped");
 }

@@ -9,7 +9,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
-use crate::account::Account;
+use crate::account::{Account, Settings};
 use crate::cadence::OnExhaustion;
 use crate::error::{Conflict, EngineError, StoreError};
 use crate::ids::Email;
@@ -58,9 +58,25 @@ fn send_gate(account: &Account, snapshot: &SendSnapshot, now: Timestamp) -> Opti
         );
         return Some((opens, Why::new("outside_send_window").detail(detail)));
     }
-    let recent = limits::sends_in_window(&snapshot.ledger.sends, now);
+    if let Some(deferral) = member_gate(&snapshot.ledger, settings, now) {
+        return Some(deferral);
+    }
+    let tz = settings.time_zone();
+    let sent = snapshot.daily_sends(limits::local_date(now, &tz));
+    if sent >= settings.daily_send_limit {
+        let detail = format!("{sent} messages sent today (limit {})", settings.daily_send_limit);
+        return Some((next_local_day(now, &tz), Why::new("daily_send_limit").detail(detail)));
+    }
+    None
+}
+
+/// The member's own limits, read from their send ledger across all tasks: the rolling weekly
+/// cap, then one message per local day (spec §7.2, §21). The reservation re-checks the same
+/// ledger and the store refuses it if another send changed the ledger meanwhile.
+fn member_gate(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
+    let recent = limits::sends_in_window(&ledger.sends, now);
     if recent >= settings.member_weekly_limit as usize {
-        let frees = next_member_slot(&snapshot.ledger, now);
+        let frees = next_member_slot(ledger, now);
         let detail = format!(
             "member received {recent} messages in 7 days (limit {}); next slot {frees}",
             settings.member_weekly_limit
@@ -68,10 +84,14 @@ fn send_gate(account: &Account, snapshot: &SendSnapshot, now: Timestamp) -> Opti
         return Some((frees, Why::new("member_weekly_limit").detail(detail)));
     }
     let tz = settings.time_zone();
-    let sent = snapshot.daily_sends(limits::local_date(now, &tz));
-    if sent >= settings.daily_send_limit {
-        let detail = format!("{sent} messages sent today (limit {})", settings.daily_send_limit);
-        return Some((next_local_day(now, &tz), Why::new("daily_send_limit").detail(detail)));
+    let today = limits::local_date(now, &tz);
+    let sent_today = ledger.sends.values().filter(|at| limits::local_date(**at, &tz) == today).count();
+    if sent_today >= limits::MEMBER_DAILY_LIMIT {
+        let detail = format!(
+            "member already received {sent_today} message(s) today (limit {})",
+            limits::MEMBER_DAILY_LIMIT
+        );
+        return Some((next_local_day(now, &tz), Why::new("member_daily_limit").detail(detail)));
     }
     None
 }
@@ -396,11 +416,8 @@ impl Engine {
         let settings = &account.settings;
         let tz = settings.time_zone();
         for _ in 0..MAX_RACES {
-            if limits::sends_in_window(&ledger.sends, now) >= settings.member_weekly_limit as usize {
-                return Ok(Reservation::Defer(
-                    next_member_slot(&ledger, now),
-                    Why::new("member_weekly_limit").detail("reached while reserving"),
-                ));
+            if let Some((until, why)) = member_gate(&ledger, settings, now) {
+                return Ok(Reservation::Defer(until, why));
             }
             let mut sends = limits::prune_ledger(&ledger.sends, now);
             sends.insert(ledger_key.to_owned(), now);
