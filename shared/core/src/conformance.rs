@@ -257,7 +257,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
         let mut commit = TaskCommit::new(next.clone(), log);
         commit.send = Some(SendEffect::Reserve {
             outbound: outbound(task, touch, OutboundStatus::Reserved),
-            member_id: m.clone(),
+            member_id: task.member.id.clone(),
             ledger,
             daily_date: date,
             daily_limit,
@@ -296,21 +296,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
 
     // The daily counter at its limit: refused.
     let other = new_task(store, account, "m_send_2", TaskStatus::Ready).await;
-    let (after_other, commit) = {
-        let (next, log) = record(&other, base(), Why::new("send_reserved"));
-        let mut c = TaskCommit::new(next.clone(), log);
-        c.send = Some(SendEffect::Reserve {
-            outbound: outbound(&other, 0, OutboundStatus::Reserved),
-            member_id: member("m_send_2"),
-            ledger: SendLedger {
-                sends: Default::default(),
-                version: 1,
-            },
-            daily_date: date,
-            daily_limit: 2,
-        });
-        (next, c)
-    };
+    let (after_other, commit) = reserve(&other, 0, 1, 2);
     store.commit(&commit).await.expect("second send of the day");
     let (_, full) = reserve(&reserved, 1, 2, 2);
     assert!(
@@ -334,21 +320,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
         1,
         "release: the daily counter is given back"
     );
-    let (_, retry) = {
-        let (next, log) = record(&released, base(), Why::new("send_reserved"));
-        let mut c = TaskCommit::new(next.clone(), log);
-        c.send = Some(SendEffect::Reserve {
-            outbound: outbound(&other, 0, OutboundStatus::Reserved),
-            member_id: member("m_send_2"),
-            ledger: SendLedger {
-                sends: Default::default(),
-                version: 3,
-            },
-            daily_date: date,
-            daily_limit: 2,
-        });
-        (next, c)
-    };
+    let (_, retry) = reserve(&released, 0, 3, 2);
     store.commit(&retry).await.expect("a failed touch may be reserved again");
 
     // Recording the send keeps the thread's ids.
