@@ -92,6 +92,15 @@ pub const SINGLE_SHOT: Cadence = Cadence {
     on_exhaustion: OnExhaustion::Cancel,
 };
 
+/// Reminders to the owner for staff to-dos (spec §31.3): nudge after a day, then two, then
+/// raise it as an escalation. These reach the owner, never the member.
+pub const OWNER_REMINDERS: Cadence = Cadence {
+    name: "owner_reminders",
+    intervals: &[1, 2],
+    tones: &["reminder", "urgent_reminder"],
+    on_exhaustion: OnExhaustion::Escalate,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

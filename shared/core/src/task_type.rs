@@ -36,6 +36,35 @@ pub enum CompletionType {
     Composite,
 }
 
+/// Who carries the work out (spec §31).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Assignment {
+    Agent,
+    Owner,
+    Coach,
+    Staff,
+    System,
+}
+
+/// What a research task produces (spec §31.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeliverableType {
+    Report,
+    Plan,
+    MemberProfile,
+    DataExport,
+}
+
+/// A recurring type's default schedule: a cron expression (5 fields, in the account's time
+/// zone) and the most instances one template may ever spawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Recurrence {
+    pub cron: &'static str,
+    pub max_instances: u32,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutcomeKind {
@@ -70,6 +99,8 @@ pub struct Goal {
     pub completion: CompletionType,
     pub signals: &'static [GoalSignal],
     pub judgment_criteria: Option<&'static str>,
+    /// For deliverable goals: what must be produced.
+    pub deliverable_spec: Option<&'static str>,
     pub outcomes: &'static [GoalOutcome],
 }
 
@@ -99,6 +130,7 @@ pub struct TaskTypeDef {
     pub label: &'static str,
     pub description: &'static str,
     pub category: Category,
+    pub assignment: Assignment,
     pub agent: &'static str,
     pub goal: Goal,
     pub priority: Priority,
@@ -110,6 +142,8 @@ pub struct TaskTypeDef {
     /// File name under `skills/`.
     pub skill_file: &'static str,
     pub outcome_signals: &'static [&'static str],
+    pub deliverable: Option<DeliverableType>,
+    pub recurrence: Option<Recurrence>,
 }
 
 impl TaskTypeDef {
@@ -141,6 +175,7 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
     label: "Payment Recovery",
     description: "Let a member know a payment failed, kindly, and help them fix it",
     category: Category::Communication,
+    assignment: Assignment::Agent,
     agent: "retention",
     goal: Goal {
         summary: "Recover a failed payment without embarrassing the member",
@@ -154,6 +189,7 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
         judgment_criteria: Some(
             "The member acknowledged the problem and said they will update their payment; the task still completes only when a payment succeeds.",
         ),
+        deliverable_spec: None,
         outcomes: &[
             outcome(
                 "recovered",
@@ -184,6 +220,7 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
                 "The member cancelled instead of fixing the payment",
                 None,
             ),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
             outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
     },
@@ -198,6 +235,8 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
     escalation_triggers: &[EscalationTrigger::Always],
     skill_file: "payment_recovery.md",
     outcome_signals: &["payment_succeeded"],
+    deliverable: None,
+    recurrence: None,
 };
 
 pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
@@ -205,6 +244,7 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
     label: "At-Risk Member",
     description: "Reach out to a member who is showing signs of drifting away",
     category: Category::Communication,
+    assignment: Assignment::Agent,
     agent: "retention",
     goal: Goal {
         summary: "Re-engage a member who has not visited recently",
@@ -224,6 +264,7 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
             },
         ],
         judgment_criteria: Some("The member stated a specific intent to come back (a day, a class). Vague friendliness does not count."),
+        deliverable_spec: None,
         outcomes: &[
             outcome(
                 "retained",
@@ -283,6 +324,321 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
     escalation_triggers: &[EscalationTrigger::MemberTenureOver1Year, EscalationTrigger::MonthlyValueOver200],
     skill_file: "churn_risk.md",
     outcome_signals: &["checkin", "reply_positive"],
+    deliverable: None,
+    recurrence: None,
+};
+
+pub const WIN_BACK: TaskTypeDef = TaskTypeDef {
+    key: "win_back",
+    label: "Win-Back",
+    description: "Invite a member who cancelled to come back",
+    category: Category::Communication,
+    assignment: Assignment::Agent,
+    agent: "retention",
+    goal: Goal {
+        summary: "Bring a cancelled member back",
+        completion: CompletionType::Composite,
+        signals: &[
+            GoalSignal {
+                signal: "reactivation",
+                weight: 100,
+                completes_goal: true,
+                verification_window_days: 30,
+            },
+            GoalSignal {
+                signal: "reply_positive",
+                weight: 50,
+                completes_goal: false,
+                verification_window_days: 30,
+            },
+        ],
+        judgment_criteria: Some("The member shows real interest in coming back, beyond being polite."),
+        deliverable_spec: None,
+        outcomes: &[
+            outcome(
+                "recovered",
+                "Member Recovered",
+                Positive,
+                "The membership was reactivated",
+                Some(3.0),
+            ),
+            outcome(
+                "interested",
+                "Interested",
+                Positive,
+                "Said they are interested but has not reactivated yet",
+                None,
+            ),
+            outcome("unresponsive", "No Response", Neutral, "No reply after every touch", None),
+            outcome("declined", "Declined", Negative, "Said no, clearly", None),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+        ],
+    },
+    priority: Priority::High,
+    budget: BudgetDef {
+        max_messages: 3,
+        max_days: 30,
+        max_turns: 4,
+    },
+    cadence: cadence::SLOW_BURN,
+    auto_threshold: 80,
+    escalation_triggers: &[
+        EscalationTrigger::CancellationReasonComplaint,
+        EscalationTrigger::CancellationReasonBilling,
+        EscalationTrigger::MemberTenureOver2Years,
+    ],
+    skill_file: "win_back.md",
+    outcome_signals: &["reactivation", "reply_positive"],
+    deliverable: None,
+    recurrence: None,
+};
+
+pub const LEAD_FOLLOWUP: TaskTypeDef = TaskTypeDef {
+    key: "lead_followup",
+    label: "Lead Follow-up",
+    description: "Help a new lead book a trial or a first visit",
+    category: Category::Communication,
+    assignment: Assignment::Agent,
+    agent: "sales",
+    goal: Goal {
+        summary: "Get the lead to book a trial or visit the gym",
+        completion: CompletionType::Composite,
+        signals: &[
+            GoalSignal {
+                signal: "trial_booked",
+                weight: 100,
+                completes_goal: true,
+                verification_window_days: 21,
+            },
+            GoalSignal {
+                signal: "checkin",
+                weight: 100,
+                completes_goal: true,
+                verification_window_days: 21,
+            },
+        ],
+        judgment_criteria: Some("The lead committed to a specific day or time to come in."),
+        deliverable_spec: None,
+        outcomes: &[
+            outcome("converted", "Lead Converted", Positive, "Booked a trial or checked in", Some(1.0)),
+            outcome(
+                "engaged",
+                "Engaged",
+                Positive,
+                "Replies and asks questions but has not committed",
+                None,
+            ),
+            outcome("unresponsive", "No Response", Neutral, "No reply", None),
+            outcome("not_interested", "Not Interested", Negative, "Declined, clearly", None),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+        ],
+    },
+    priority: Priority::Medium,
+    budget: BudgetDef {
+        max_messages: 5,
+        max_days: 21,
+        max_turns: 8,
+    },
+    cadence: cadence::PATIENT,
+    auto_threshold: 70,
+    escalation_triggers: &[],
+    skill_file: "lead_followup.md",
+    outcome_signals: &["trial_booked", "reply_positive", "checkin"],
+    deliverable: None,
+    recurrence: None,
+};
+
+pub const ONBOARDING: TaskTypeDef = TaskTypeDef {
+    key: "onboarding",
+    label: "New Member Onboarding",
+    description: "Welcome a new member and help them build a habit in their first 30 days",
+    category: Category::Communication,
+    assignment: Assignment::Agent,
+    agent: "retention",
+    goal: Goal {
+        summary: "Help a new member check in at least 3 times in their first 30 days",
+        completion: CompletionType::Composite,
+        signals: &[
+            GoalSignal {
+                signal: "checkin_count_3",
+                weight: 100,
+                completes_goal: true,
+                verification_window_days: 30,
+            },
+            GoalSignal {
+                signal: "checkin",
+                weight: 33,
+                completes_goal: false,
+                verification_window_days: 30,
+            },
+        ],
+        judgment_criteria: Some(
+            "Three or more check-ins means the habit is forming; one or two is progress; none after 14 days is a concern.",
+        ),
+        deliverable_spec: None,
+        outcomes: &[
+            outcome(
+                "habit_formed",
+                "Habit Forming",
+                Positive,
+                "Three or more check-ins in the first 30 days",
+                Some(1.0),
+            ),
+            outcome("some_engagement", "Some Engagement", Neutral, "One or two check-ins so far", None),
+            outcome("no_show", "No-Show", Negative, "No check-in after 14 days or more", None),
+            outcome("unresponsive", "No Response", Neutral, "No reply to the welcome messages", None),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+        ],
+    },
+    priority: Priority::Medium,
+    budget: BudgetDef {
+        max_messages: 4,
+        max_days: 30,
+        max_turns: 6,
+    },
+    cadence: cadence::SLOW_BURN,
+    auto_threshold: 85,
+    escalation_triggers: &[],
+    skill_file: "onboarding.md",
+    outcome_signals: &["checkin_count_3", "checkin", "reply_positive"],
+    deliverable: None,
+    recurrence: None,
+};
+
+pub const STAFF_CALL_MEMBER: TaskTypeDef = TaskTypeDef {
+    key: "staff_call_member",
+    label: "Call Member",
+    description: "Someone at the gym should phone this member",
+    category: Category::StaffTodo,
+    assignment: Assignment::Owner,
+    agent: "gm",
+    goal: Goal {
+        summary: "Have a personal phone conversation with this member",
+        completion: CompletionType::HumanConfirms,
+        signals: &[],
+        judgment_criteria: None,
+        deliverable_spec: None,
+        outcomes: &[
+            outcome("completed", "Call Made", Positive, "Someone called the member", None),
+            outcome("member_unreachable", "Unreachable", Neutral, "Called, nobody answered", None),
+            outcome("skipped", "Skipped", Neutral, "The owner decided not to call", None),
+            outcome(
+                "owner_handled",
+                "Owner Handled",
+                Positive,
+                "The owner took care of it another way",
+                None,
+            ),
+        ],
+    },
+    priority: Priority::High,
+    budget: BudgetDef {
+        max_messages: 0,
+        max_days: 3,
+        max_turns: 0,
+    },
+    cadence: cadence::OWNER_REMINDERS,
+    auto_threshold: 0,
+    escalation_triggers: &[EscalationTrigger::Always],
+    skill_file: "staff_call_member.md",
+    outcome_signals: &["checkin", "reply_positive"],
+    deliverable: None,
+    recurrence: None,
+};
+
+pub const MONTHLY_CHURN_ANALYSIS: TaskTypeDef = TaskTypeDef {
+    key: "monthly_churn_analysis",
+    label: "Monthly Churn Analysis",
+    description: "Study the member data and write a churn risk report",
+    category: Category::Research,
+    assignment: Assignment::Agent,
+    agent: "gm",
+    goal: Goal {
+        summary: "Produce a structured churn analysis report for the gym",
+        completion: CompletionType::Deliverable,
+        signals: &[],
+        judgment_criteria: None,
+        deliverable_spec: Some(
+            "A markdown report: members in total, how many are at risk, the churn trend, the main risk factors and the recommended actions, with a data summary.",
+        ),
+        outcomes: &[
+            outcome(
+                "report_produced",
+                "Report Produced",
+                Positive,
+                "The report was written and delivered",
+                None,
+            ),
+            outcome(
+                "insufficient_data",
+                "Insufficient Data",
+                Neutral,
+                "Too little data for a meaningful analysis",
+                None,
+            ),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+        ],
+    },
+    priority: Priority::Low,
+    budget: BudgetDef {
+        max_messages: 0,
+        max_days: 1,
+        max_turns: 5,
+    },
+    cadence: cadence::SINGLE_SHOT,
+    auto_threshold: 95,
+    escalation_triggers: &[],
+    skill_file: "monthly_churn_analysis.md",
+    outcome_signals: &[],
+    deliverable: Some(DeliverableType::Report),
+    recurrence: Some(Recurrence {
+        cron: "0 8 1 * *",
+        max_instances: 24,
+    }),
+};
+
+pub const MILESTONE_REVIEW: TaskTypeDef = TaskTypeDef {
+    key: "milestone_review",
+    label: "Milestone Review Request",
+    description: "Congratulate a member on a milestone and ask for a review",
+    category: Category::Communication,
+    assignment: Assignment::Agent,
+    agent: "reputation",
+    goal: Goal {
+        summary: "Celebrate the member's milestone and invite a review without pressure",
+        completion: CompletionType::Composite,
+        signals: &[GoalSignal {
+            signal: "review_posted",
+            weight: 100,
+            completes_goal: true,
+            verification_window_days: 7,
+        }],
+        judgment_criteria: Some("The member says they left, or will leave, a review."),
+        deliverable_spec: None,
+        outcomes: &[
+            outcome("review_posted", "Review Posted", Positive, "The member posted a review", None),
+            outcome("thanked", "Thanked", Positive, "The member replied warmly without a review", None),
+            outcome("unresponsive", "No Response", Neutral, "No reply", None),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
+        ],
+    },
+    priority: Priority::Low,
+    budget: BudgetDef {
+        max_messages: 1,
+        max_days: 7,
+        max_turns: 2,
+    },
+    cadence: cadence::SINGLE_SHOT,
+    auto_threshold: 90,
+    escalation_triggers: &[],
+    skill_file: "milestone_review.md",
+    outcome_signals: &["review_posted"],
+    deliverable: None,
+    recurrence: None,
 };
 
 pub const AD_HOC: TaskTypeDef = TaskTypeDef {
@@ -290,15 +646,18 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
     label: "Custom Task",
     description: "A task the owner or an agent created for one specific purpose",
     category: Category::Communication,
+    assignment: Assignment::Agent,
     agent: "gm",
     goal: Goal {
         summary: "Accomplish the specific goal the owner described",
         completion: CompletionType::Judgment,
         signals: &[],
         judgment_criteria: Some("The owner's stated goal is achieved, or the member's answer settles the matter."),
+        deliverable_spec: None,
         outcomes: &[
             outcome("resolved", "Resolved", Positive, "Goal achieved", None),
             outcome("unresponsive", "No Response", Neutral, "No reply", None),
+            outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
             outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
     },
@@ -313,10 +672,22 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
     escalation_triggers: &[EscalationTrigger::Always],
     skill_file: "ad_hoc.md",
     outcome_signals: &[],
+    deliverable: None,
+    recurrence: None,
 };
 
 /// Every task type the system knows.
-pub const REGISTRY: &[TaskTypeDef] = &[PAYMENT_RECOVERY, CHURN_RISK, AD_HOC];
+pub const REGISTRY: &[TaskTypeDef] = &[
+    CHURN_RISK,
+    WIN_BACK,
+    LEAD_FOLLOWUP,
+    PAYMENT_RECOVERY,
+    ONBOARDING,
+    STAFF_CALL_MEMBER,
+    MONTHLY_CHURN_ANALYSIS,
+    AD_HOC,
+    MILESTONE_REVIEW,
+];
 
 /// Is `key` a registered type?
 pub fn lookup(key: &str) -> Option<&'static TaskTypeDef> {
@@ -349,11 +720,40 @@ mod tests {
                 def.key
             );
             assert!(def.budget.max_days > 0, "{} has no time budget", def.key);
-            assert!(
-                def.cadence.intervals.len() >= def.budget.max_messages as usize || def.budget.max_messages <= 1,
-                "{}: budget larger than its cadence",
+            assert!(!def.label.is_empty() && !def.description.is_empty() && !def.goal.summary.is_empty());
+            let codes: Vec<&str> = def.goal.outcomes.iter().map(|o| o.code).collect();
+            let mut unique = codes.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), codes.len(), "{}: outcome codes repeat", def.key);
+            match def.category {
+                // The system itself closes conversations as unresponsive or opted out.
+                Category::Communication => {
+                    assert!(def.budget.max_messages >= 1, "{} cannot send", def.key);
+                    assert!(codes.contains(&"unresponsive") && codes.contains(&"opted_out"), "{}", def.key);
+                }
+                Category::StaffTodo | Category::Research | Category::Automation | Category::Recurring => {
+                    assert_eq!(def.budget.max_messages, 0, "{} must not message members", def.key);
+                }
+            }
+            assert_eq!(
+                def.category == Category::Research,
+                def.deliverable.is_some() && def.goal.deliverable_spec.is_some(),
+                "{}: research types, and only they, produce a deliverable",
                 def.key
             );
+            if let Some(recurrence) = def.recurrence {
+                assert!(recurrence.max_instances > 0, "{}", def.key);
+                assert!(
+                    recurrence.cron.parse::<croner::Cron>().is_ok(),
+                    "{}: bad cron {}",
+                    def.key,
+                    recurrence.cron
+                );
+            }
+            if def.goal.completion == CompletionType::Judgment || def.goal.completion == CompletionType::Composite {
+                assert!(def.goal.judgment_criteria.is_some(), "{} has nothing to judge by", def.key);
+            }
             for signal in def.goal.signals {
                 assert!(
                     def.outcome_signals.contains(&signal.signal),
@@ -370,5 +770,6 @@ mod tests {
             );
         }
         assert!(skills.join("_base.md").is_file());
+        assert_eq!(REGISTRY.len(), 9);
     }
 }
