@@ -11,6 +11,7 @@ use secrecy::{ExposeSecret, SecretString};
 use openloop_core::engine::{Engine, EngineConfig};
 use openloop_core::ids::Email;
 use openloop_core::ports::{Agent, Clock};
+use openloop_core::priority_rules::PriorityRules;
 use openloop_core::token::SigningKey;
 use openloop_core::work::QueueName;
 
@@ -38,6 +39,7 @@ pub struct Config {
     pub region: String,
     /// `AWS_ENDPOINT_URL`: an emulator instead of AWS.
     pub endpoint: Option<String>,
+    pub priority_rules: Arc<PriorityRules>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -80,6 +82,7 @@ impl Config {
                 .or_else(|| var("AWS_DEFAULT_REGION"))
                 .unwrap_or_else(|| "us-east-1".into()),
             endpoint: var("AWS_ENDPOINT_URL"),
+            priority_rules: Arc::new(priority_rules()?),
         })
     }
 
@@ -89,7 +92,20 @@ impl Config {
             reply_domain: self.reply_domain.clone(),
             public_url: self.public_url.clone(),
             signing_key: SigningKey::new(self.signing_key.expose_secret().as_bytes().to_vec()),
+            priority_rules: self.priority_rules.clone(),
         }
+    }
+}
+
+/// `OPENLOOP_PRIORITY_RULES` (a TOML file) or the shipped `rules/priority.toml`; a file that
+/// does not parse stops the start with the reason.
+fn priority_rules() -> Result<PriorityRules, ConfigError> {
+    match var("OPENLOOP_PRIORITY_RULES") {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| ConfigError(format!("OPENLOOP_PRIORITY_RULES={path}: {e}")))?;
+            PriorityRules::parse(&text).map_err(|e| ConfigError(format!("OPENLOOP_PRIORITY_RULES={path}: {e}")))
+        }
+        None => PriorityRules::parse(openloop_core::priority_rules::DEFAULT_RULES).map_err(|e| ConfigError(e.to_string())),
     }
 }
 

@@ -28,6 +28,7 @@ pub mod mail;
 pub mod member;
 pub mod memory;
 pub mod ports;
+pub mod priority_rules;
 pub mod task;
 pub mod task_type;
 pub mod token;

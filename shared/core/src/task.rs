@@ -106,6 +106,8 @@ pub enum TriggerType {
     CronAnalysis,
     Manual,
     GmChat,
+    /// Spawned by a recurring template (spec §31.6).
+    Recurring,
 }
 
 /// The member a task is about, as known when the task was made.

@@ -22,6 +22,7 @@ pub use work::StepOutcome;
 
 use crate::ids::Email;
 use crate::ports::{Agent, Clock, EventBus, Mailer, Queue, TaskStore};
+use crate::priority_rules::PriorityRules;
 use crate::token::SigningKey;
 
 /// Deployment settings the engine needs (from the environment in the functions).
@@ -34,6 +35,8 @@ pub struct EngineConfig {
     /// Public base URL for links in mail (unsubscribe).
     pub public_url: String,
     pub signing_key: SigningKey,
+    /// The declarative priority rules (`rules/priority.toml` unless configured).
+    pub priority_rules: Arc<PriorityRules>,
 }
 
 /// The ports and settings every operation works with.

@@ -9,6 +9,7 @@ use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
 use crate::gate::{GateContext, initial_status};
 use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
+use crate::priority_rules::PriorityInput;
 use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
 use crate::task_type::{self, TaskTypeDef};
 use crate::transition::{Why, created, record, transition};
@@ -90,6 +91,20 @@ impl Engine {
         let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
         let confidence = input.confidence.unwrap_or(0).min(100);
         let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
+        let prioritised = self.config.priority_rules.prioritise(&PriorityInput {
+            task_type: &task_type,
+            trigger: Some(input.trigger_type),
+            goal: &goal,
+            confidence,
+            monthly_value: input.gate.monthly_value.or(member.as_ref().and_then(|m| m.monthly_value)),
+            tenure_days: input.gate.tenure_days.or_else(|| {
+                member
+                    .as_ref()
+                    .and_then(|m| m.joined_at)
+                    .map(|j| now.duration_since(j).as_hours() / 24)
+            }),
+            member_status: member.as_ref().and_then(|m| m.status),
+        });
         let draft = match input.draft {
             Some(draft) => Some(draft),
             None => {
@@ -118,7 +133,7 @@ impl Engine {
             account_id: account.id,
             task_type,
             status,
-            priority: def.priority,
+            priority: prioritised.priority,
             member: MemberRef {
                 id: input.member_id.clone(),
                 email: member.as_ref().and_then(|m| m.email.clone()),
@@ -153,10 +168,11 @@ impl Engine {
             resolved_at: None,
             version: 1,
         };
-        let log = created(
-            &task,
-            Why::new(gate_reason).detail(format!("{} task for member {}", task.task_type, task.member.id)),
-        );
+        let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
+        if let Some(rule) = &prioritised.raised_by {
+            detail.push_str(&format!("; priority {} by rule {rule}", task.priority.as_str()));
+        }
+        let log = created(&task, Why::new(gate_reason).detail(detail));
         match self.store.create_task(&task, &log, &[]).await {
             Ok(()) => Ok(Created::New(task)),
             // Lost a race with another creation for the same member and type.

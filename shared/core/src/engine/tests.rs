@@ -52,6 +52,7 @@ async fn world() -> World {
             reply_domain: "replies.example.com".into(),
             public_url: "https://app.example.com".into(),
             signing_key: SigningKey::new(b"k".to_vec()),
+            priority_rules: Arc::new(crate::priority_rules::PriorityRules::shipped()),
         },
     };
     let account = sample_account(day0());
@@ -672,4 +673,33 @@ async fn a_member_gets_one_message_a_day_whatever_the_tasks() {
     w.clock.set(at("2026-11-03T14:00:00Z"));
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 2, "delayed, never skipped");
+}
+
+#[tokio::test]
+async fn priority_rules_raise_a_new_task_and_the_log_names_the_rule() {
+    let w = world().await;
+    let member = w.member("m_vip").await;
+    let (mut facts, _) = w.store.get_member(w.account.id, &member).await.expect("get").expect("facts");
+    facts.monthly_value = Some(250.0);
+    facts.status = Some(crate::event::MemberStatus::Active);
+    facts.version += 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+
+    // lead_followup is medium by type; the shipped `high_value_member` rule raises it.
+    let vip = w
+        .engine
+        .create_task(&w.account, w.new_task("lead_followup", "m_vip").await)
+        .await
+        .expect("create");
+    assert_eq!(vip.task().priority, crate::task_type::Priority::High);
+    let history = w.engine.task(w.account.id, vip.task().id).await.expect("history");
+    let detail = history.log[0].detail.as_deref().unwrap_or_default();
+    assert!(detail.contains("priority high by rule high_value_member"), "{detail}");
+
+    let unsure = NewTask {
+        confidence: Some(50),
+        ..w.new_task("lead_followup", "m_plain").await
+    };
+    let plain = w.engine.create_task(&w.account, unsure).await.expect("create");
+    assert_eq!(plain.task().priority, crate::task_type::Priority::Medium);
 }
