@@ -50,6 +50,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions", post(add_suppression))
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
+        .route("/api/v1/recurring", get(list_templates).post(create_template))
+        .route("/api/v1/recurring/{id}", delete(delete_template))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -339,4 +341,24 @@ async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email
         return Err(ApiError::not_found("suppression"));
     }
     Ok(json(StatusCode::OK, serde_json::json!({"email": email, "deleted": true})))
+}
+
+async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let input: openloop_core::recurring::NewTemplate = json_body(&body.map_err(body_error)?)?;
+    let account = state.engine.account(account).await?;
+    Ok(json(StatusCode::CREATED, state.engine.create_template(&account, input).await?))
+}
+
+async fn list_templates(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let templates = state.engine.list_templates(account).await?;
+    Ok(json(StatusCode::OK, serde_json::json!({ "templates": templates })))
+}
+
+async fn delete_template(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("recurring template"))?;
+    state.engine.delete_template(account, id).await?;
+    Ok(json(StatusCode::OK, serde_json::json!({ "id": id, "deleted": true })))
 }

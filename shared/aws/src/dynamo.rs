@@ -25,6 +25,7 @@ use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
 use openloop_core::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
+use openloop_core::recurring::RecurringTemplate;
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 use openloop_core::work::{DueEntry, due_at, due_shard, due_sort_key, due_time_key};
 
@@ -446,6 +447,73 @@ impl TaskStore for DynamoStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError> {
+        let mut item = keyed(
+            template,
+            account_pk(template.account_id),
+            template_sk(template.id),
+            "recurring_template",
+        )?;
+        if let (true, Some(at)) = (template.enabled, template.next_at) {
+            item.insert(GSI1PK.into(), s(TEMPLATES_DUE_GSI1PK));
+            item.insert(GSI1SK.into(), s(format!("{}#{}", due_time_key(at), template.id)));
+        }
+        self.count();
+        let req = self.client.put_item().table_name(&self.table).set_item(Some(item));
+        let req = if template.version <= 1 {
+            req.condition_expression("attribute_not_exists(PK)")
+        } else {
+            req.condition_expression("version = :pv")
+                .expression_attribute_values(":pv", n(template.version - 1))
+        };
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+                Err(StoreError::Conflict(Conflict::Version))
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn list_templates(&self, account: AccountId) -> Result<Vec<RecurringTemplate>, StoreError> {
+        let items = self
+            .query_all(None, PK, account_pk(account), Some(TEMPLATE_PREFIX.into()), true)
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
+            .expression_attribute_values(":pk", s(TEMPLATES_DUE_GSI1PK))
+            .expression_attribute_values(":upper", s(format!("{}#~", due_time_key(until))))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+    }
+
+    async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(template_sk(id)))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
     }
 
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {

@@ -67,3 +67,11 @@ pub fn hook_pk(source: &str, id: &str) -> String {
     format!("HOOK#{source}#{id}")
 }
 pub const HOOK_SK: &str = "HOOK";
+
+/// Recurring templates (spec §31.6): the item, and the one due-index partition that the tick
+/// reads for templates due to spawn (only enabled templates carry it).
+pub fn template_sk(id: ulid::Ulid) -> String {
+    format!("RECUR#{id}")
+}
+pub const TEMPLATE_PREFIX: &str = "RECUR#";
+pub const TEMPLATES_DUE_GSI1PK: &str = "RECURDUE";

@@ -47,6 +47,9 @@ pub struct TaskView<'a> {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub version: u64,
+    /// Research tasks only: the report they produced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deliverable: Option<&'a crate::engine::Deliverable>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -85,6 +88,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             created_at: t.created_at,
             updated_at: t.updated_at,
             version: t.version,
+            deliverable: t.deliverable.as_ref(),
         }
     }
 }

@@ -29,6 +29,7 @@ pub mod member;
 pub mod memory;
 pub mod ports;
 pub mod priority_rules;
+pub mod recurring;
 pub mod task;
 pub mod task_type;
 pub mod token;

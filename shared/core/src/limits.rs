@@ -107,6 +107,9 @@ pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp>
     Err(opens)
 }
 
+/// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
+pub const RECURRING_PER_TICK: usize = 50;
+
 #[cfg(test)]
 mod tests {
     use super::*;

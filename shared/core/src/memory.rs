@@ -15,12 +15,14 @@ use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
 use crate::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
+use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
 use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
 
 #[derive(Default)]
 struct State {
     accounts: HashMap<AccountId, Account>,
+    templates: BTreeMap<(AccountId, ulid::Ulid), RecurringTemplate>,
     tokens: HashMap<String, AccountId>,
     system: SystemConfig,
     tasks: HashMap<TaskId, Task>,
@@ -99,6 +101,44 @@ impl TaskStore for MemoryStore {
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
         self.lock().system = config.clone();
         Ok(())
+    }
+
+    async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let key = (template.account_id, template.id);
+        let stored = s.templates.get(&key).map_or(0, |t| t.version);
+        if stored + 1 != template.version {
+            return Err(conflict(Conflict::Version));
+        }
+        s.templates.insert(key, template.clone());
+        Ok(())
+    }
+
+    async fn list_templates(&self, account: AccountId) -> Result<Vec<RecurringTemplate>, StoreError> {
+        Ok(self
+            .lock()
+            .templates
+            .values()
+            .filter(|t| t.account_id == account)
+            .cloned()
+            .collect())
+    }
+
+    async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError> {
+        let mut due: Vec<RecurringTemplate> = self
+            .lock()
+            .templates
+            .values()
+            .filter(|t| t.enabled && t.next_at.is_some_and(|at| at <= until))
+            .cloned()
+            .collect();
+        due.sort_by_key(|t| (t.next_at, t.id));
+        due.truncate(limit);
+        Ok(due)
+    }
+
+    async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
+        Ok(self.lock().templates.remove(&(account, id)).is_some())
     }
 
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {

@@ -12,6 +12,7 @@ use crate::error::StoreError;
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::mail::OutboundMail;
 use crate::member::{MemberFacts, SendLedger};
+use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, Task, TaskStatus};
 use crate::work::{DueEntry, QueueName};
 
@@ -132,6 +133,16 @@ pub trait TaskStore: Send + Sync {
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
     async fn system_config(&self) -> Result<SystemConfig, StoreError>;
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError>;
+
+    // Recurring templates (spec §31.6).
+    /// Write a template whose `version` is one more than the stored one (1 = create);
+    /// `Conflict::Version` if another writer got there first.
+    async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError>;
+    async fn list_templates(&self, account: AccountId) -> Result<Vec<RecurringTemplate>, StoreError>;
+    /// Enabled templates of every account due at or before `until`, soonest first.
+    async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError>;
+    /// `false` if there was none.
+    async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
 
     /// Create a task with its creation log entry, atomically with its active guard:
     /// [`crate::error::Conflict::ActiveTask`] if the member already has an active task of the type.

@@ -163,6 +163,9 @@ pub struct Task {
     pub dormant_at: Option<Timestamp>,
     pub dormant_expires_at: Option<Timestamp>,
     pub resolved_at: Option<Timestamp>,
+    /// What a research task produced (spec §31.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliverable: Option<crate::engine::Deliverable>,
     pub version: u64,
 }
 

@@ -59,7 +59,7 @@ pub enum Assignment {
 }
 
 /// What a research task produces (spec §31.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliverableType {
     Report,

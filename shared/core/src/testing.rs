@@ -76,6 +76,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         dormant_at: None,
         dormant_expires_at: None,
         resolved_at: None,
+        deliverable: None,
         version: 1,
     }
 }

@@ -3,6 +3,10 @@
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
 mod accounts;
+mod categories;
+pub use categories::Deliverable;
+mod recurring;
+pub use recurring::SpawnReport;
 mod signals;
 mod tasks;
 mod tick;

@@ -11,7 +11,7 @@ use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
 use crate::priority_rules::PriorityInput;
 use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
-use crate::task_type::{self, TaskTypeDef};
+use crate::task_type::{self, Category, TaskTypeDef};
 use crate::transition::{Why, created, record, transition};
 
 /// Everything a new task needs; used by the API (manual), signals (webhook) and analysis.
@@ -107,6 +107,8 @@ impl Engine {
         });
         let draft = match input.draft {
             Some(draft) => Some(draft),
+            // Staff to-dos and research never write to a member.
+            None if def.category != Category::Communication => None,
             None => {
                 let request = DraftRequest {
                     task_type: task_type.clone(),
@@ -166,6 +168,7 @@ impl Engine {
             dormant_at: None,
             dormant_expires_at: None,
             resolved_at: None,
+            deliverable: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
@@ -230,7 +233,8 @@ impl Engine {
                 .unwrap_or_else(|| "(no draft)".into());
             why = Why::new("owner_approved_with_edits").detail(format!("original draft:\n{original}"));
         }
-        if edited.is_none() && task.draft.is_none() && task.status == TaskStatus::PendingReview {
+        let mails_a_member = task_type::definition(&task.task_type).category == Category::Communication;
+        if mails_a_member && edited.is_none() && task.draft.is_none() && task.status == TaskStatus::PendingReview {
             return Err(InvalidInput::new(
                 "draft_required",
                 "this task has no draft yet: approve it with {\"subject\", \"body\"}",

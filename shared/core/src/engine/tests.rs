@@ -703,3 +703,179 @@ async fn priority_rules_raise_a_new_task_and_the_log_names_the_rule() {
     let plain = w.engine.create_task(&w.account, unsure).await.expect("create");
     assert_eq!(plain.task().priority, crate::task_type::Priority::Medium);
 }
+
+#[tokio::test]
+async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
+    let w = world().await;
+    let template = w
+        .engine
+        .create_template(
+            &w.account,
+            crate::recurring::NewTemplate {
+                task_type: "monthly_churn_analysis".into(),
+                cron: Some("0 8 * * 1".into()),
+                goal: None,
+                member_id: None,
+                max_instances: Some(2),
+            },
+        )
+        .await
+        .expect("template");
+    // day0 is Monday 09:00 in New York: the next Monday 08:00 is a week away, less an hour.
+    assert_eq!(template.next_at, Some(at("2026-11-09T13:00:00Z")));
+    let recurring_tasks = || async {
+        let (tasks, _) = w
+            .engine
+            .list_tasks(
+                w.account.id,
+                &crate::ports::TaskQuery {
+                    limit: 100,
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("list");
+        tasks.into_iter().filter(|t| t.trigger_type == TriggerType::Recurring).count()
+    };
+
+    w.run().await;
+    assert_eq!(recurring_tasks().await, 0, "not due yet");
+    w.clock.set(at("2026-11-09T13:00:00Z"));
+    let first = w.engine.tick(super::Wake::Now).await.expect("tick");
+    assert_eq!(first.recurring.spawned, 1);
+    let again = w.engine.tick(super::Wake::Now).await.expect("tick");
+    assert_eq!(again.recurring.spawned, 0, "an occurrence spawns once");
+    assert_eq!(recurring_tasks().await, 1);
+
+    // Close the first so the active-task guard does not fold the second into it.
+    let (tasks, _) = w
+        .engine
+        .list_tasks(
+            w.account.id,
+            &crate::ports::TaskQuery {
+                limit: 100,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("list");
+    for t in tasks.iter().filter(|t| t.is_active()) {
+        w.engine.cancel(w.account.id, t.id).await.expect("cancel");
+    }
+    w.clock.set(at("2026-11-16T13:00:00Z"));
+    assert_eq!(w.engine.tick(super::Wake::Now).await.expect("tick").recurring.spawned, 1);
+    w.clock.set(at("2026-11-23T13:00:00Z"));
+    let capped = w.engine.tick(super::Wake::Now).await.expect("tick");
+    assert_eq!((capped.recurring.spawned, capped.recurring.disabled), (0, 1), "the cap disables it");
+    assert_eq!(recurring_tasks().await, 2);
+    let stored = w.engine.list_templates(w.account.id).await.expect("templates");
+    assert!(!stored[0].enabled && stored[0].next_at.is_none() && stored[0].instances_created == 2);
+}
+
+#[tokio::test]
+async fn recurring_templates_refuse_what_cannot_run() {
+    let w = world().await;
+    let new = |task_type: &str, cron: Option<&str>, member: Option<&str>| crate::recurring::NewTemplate {
+        task_type: task_type.into(),
+        cron: cron.map(str::to_owned),
+        goal: None,
+        member_id: member.map(|m| MemberId::parse(m).expect("member")),
+        max_instances: None,
+    };
+    for (input, code) in [
+        (new("no_such_type", Some("0 8 * * 1"), None), "invalid_task_type"),
+        (new("monthly_churn_analysis", Some("0 8 * *"), None), "invalid_cron"),
+        (new("churn_risk", Some("0 8 * * 1"), None), "missing_member_id"),
+        (new("churn_risk", None, Some("m_1")), "invalid_cron"),
+    ] {
+        match w.engine.create_template(&w.account, input).await {
+            Err(crate::error::EngineError::Invalid(e)) => assert_eq!(e.code, code),
+            other => panic!("expected {code}, got {other:?}"),
+        }
+    }
+    assert!(w.engine.list_templates(w.account.id).await.expect("list").is_empty());
+    // The type's own schedule is the default.
+    let monthly = w
+        .engine
+        .create_template(&w.account, new("monthly_churn_analysis", None, None))
+        .await
+        .expect("monthly");
+    assert_eq!((monthly.cron.as_str(), monthly.max_instances), ("0 8 1 * *", 24));
+}
+
+#[tokio::test]
+async fn a_staff_todo_reminds_the_owner_then_escalates_and_never_mails_the_member() {
+    let w = world().await;
+    let input = NewTask {
+        goal: "Call Sam about the schedule change".into(),
+        draft: None,
+        ..w.new_task("staff_call_member", "m_todo").await
+    };
+    let todo = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    assert_eq!(
+        (todo.status, todo.draft.is_none()),
+        (TaskStatus::PendingReview, true),
+        "always reviewed, nothing drafted"
+    );
+    w.engine
+        .approve(w.account.id, todo.id, None)
+        .await
+        .expect("accepting a to-do needs no draft");
+
+    w.run().await;
+    let started = w.task(&todo).await;
+    assert_eq!((started.status, started.touch), (TaskStatus::Waiting, 1));
+    assert_eq!(started.next_action_at, Some(day0() + days(1)));
+    w.clock.advance(days(1));
+    w.run().await;
+    assert_eq!(w.task(&todo).await.touch, 2, "a reminder after a day");
+    w.clock.advance(days(2));
+    w.run().await;
+    let done = w.task(&todo).await;
+    assert_eq!(done.status, TaskStatus::Escalated, "ignored for 3 days: it escalates");
+    assert!(w.mailer.sent().is_empty(), "a staff to-do never e-mails the member");
+    let history = w.engine.task(w.account.id, todo.id).await.expect("history");
+    assert_eq!(history.log.len() as u64, done.version, "every change logged");
+    assert!(history.messages.iter().any(|m| m.content.starts_with("Reminder 1")));
+    // The owner marks it done: closed with the type's outcome code.
+    let closed = w
+        .engine
+        .resolve(
+            w.account.id,
+            todo.id,
+            super::Resolution {
+                outcome: "completed".into(),
+                note: None,
+            },
+        )
+        .await
+        .expect("resolve");
+    assert_eq!(closed.outcome.as_deref(), Some("completed"));
+}
+
+#[tokio::test]
+async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes() {
+    let w = world().await;
+    // Some history to report on.
+    w.approved("churn_risk", "m_a").await;
+    let lost = w.approved("churn_risk", "m_b").await;
+    w.engine.cancel(w.account.id, lost.id).await.expect("cancel");
+    let input = NewTask {
+        draft: None,
+        member_id: crate::recurring::account_wide_member(),
+        ..w.new_task("monthly_churn_analysis", "m_report").await
+    };
+    let research = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    w.engine.approve(w.account.id, research.id, None).await.expect("approve");
+    w.run().await;
+    let done = w.task(&research).await;
+    assert_eq!(
+        (done.status, done.outcome.as_deref()),
+        (TaskStatus::Completed, Some("report_produced"))
+    );
+    let report = done.deliverable.expect("deliverable");
+    assert_eq!(report.data["tasks_considered"], 2);
+    assert_eq!(report.data["active_at_risk"], 1);
+    assert!(report.content.contains("| churn_risk | 2 | 1 |"), "{}", report.content);
+    assert!(w.mailer.sent().iter().all(|m| m.to.as_str() != "_account"));
+}

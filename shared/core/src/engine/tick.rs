@@ -17,6 +17,8 @@ pub struct TickReport {
     pub enqueued: HashMap<&'static str, usize>,
     /// Items left for the next tick because this one hit its bound.
     pub truncated: bool,
+    /// Instances spawned by recurring templates.
+    pub recurring: super::SpawnReport,
 }
 
 /// How a tick hands out work.
@@ -71,6 +73,11 @@ impl Engine {
                     None => break,
                 }
             }
+        }
+        // A failure here must not stop the due work from being handed out.
+        match self.spawn_recurring().await {
+            Ok(spawned) => report.recurring = spawned,
+            Err(e) => tracing::error!(error = %e, "recurring templates not spawned this tick"),
         }
         for (queue, messages) in batches {
             report.enqueued.insert(queue.as_str(), messages.len());

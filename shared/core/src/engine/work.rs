@@ -186,6 +186,9 @@ impl Engine {
             });
         }
         let def = task_type::definition(&task.task_type);
+        if let Some(outcome) = self.step_without_mail(&task, def, now).await {
+            return outcome;
+        }
 
         if limits::is_due(task.budget.expires_at, now) {
             return self.exhaust(task, now, "budget_time_expired").await;

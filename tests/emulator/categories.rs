@@ -1,0 +1,102 @@
+//! Task categories beyond e-mail (spec §31) through CONTRACT.md and the test clock: a recurring
+//! template spawns a research task that writes its report; a staff to-do reminds and escalates.
+
+use openloop_tests::Stack;
+use reqwest::Method;
+use serde_json::json;
+
+#[tokio::test]
+async fn a_recurring_template_spawns_research_that_reports_and_completes() {
+    let stack = Stack::start("recurring").await;
+    let gym = stack.create_account("manual").await;
+
+    let (status, bad) = stack
+        .post(
+            "/api/v1/recurring",
+            &gym.token,
+            json!({"task_type": "monthly_churn_analysis", "cron": "every month"}),
+        )
+        .await;
+    assert_eq!((status, bad["error"]["code"].as_str()), (422, Some("invalid_cron")), "{bad}");
+    let (status, template) = stack
+        .post(
+            "/api/v1/recurring",
+            &gym.token,
+            json!({"task_type": "monthly_churn_analysis", "cron": "0 9 * * *", "max_instances": 3}),
+        )
+        .await;
+    assert_eq!(status, 201, "{template}");
+    let next_at = template["next_at"].as_str().expect("next_at").to_owned();
+
+    stack.set_clock(&next_at).await;
+    stack.run().await;
+    let (_, list) = stack.get("/api/v1/tasks?status=pending_review", &gym.token).await;
+    let tasks = list["tasks"].as_array().expect("tasks");
+    assert_eq!(tasks.len(), 1, "one instance: {list}");
+    assert_eq!(tasks[0]["task_type"], "monthly_churn_analysis");
+    assert_eq!(tasks[0]["draft"], serde_json::Value::Null, "research drafts no e-mail");
+    let id = tasks[0]["id"].as_str().expect("id").to_owned();
+
+    let (status, approved) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{approved}");
+    stack.run().await;
+    let (_, done) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["outcome"], "insufficient_data", "a new gym has nothing to report on yet");
+    assert!(
+        done["deliverable"]["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("# Churn analysis")),
+        "{done}"
+    );
+
+    let (_, templates) = stack.get("/api/v1/recurring", &gym.token).await;
+    assert_eq!(templates["templates"][0]["instances_created"], 1, "{templates}");
+    let template_id = template["id"].as_str().expect("id");
+    let (status, _) = stack
+        .call(Method::DELETE, &format!("/api/v1/recurring/{template_id}"), Some(&gym.token), None)
+        .await;
+    assert_eq!(status, 200);
+    let (status, _) = stack
+        .call(Method::DELETE, &format!("/api/v1/recurring/{template_id}"), Some(&gym.token), None)
+        .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_staff_todo_reminds_then_escalates_without_mailing_anyone() {
+    let stack = Stack::start("staff-todo").await;
+    let gym = stack.create_account("manual").await;
+    let (status, created) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "staff_call_member", "member_id": "m_call", "goal": "Call Dana about her shoulder"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().expect("id").to_owned();
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    stack.run().await;
+    let (_, started) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(started["status"], "waiting", "{started}");
+
+    let start = jiff::Timestamp::now();
+    for day in [1, 2, 3] {
+        stack
+            .set_clock(&(start + jiff::SignedDuration::from_hours(24 * day + 1)).to_string())
+            .await;
+        stack.run().await;
+    }
+    let (_, done) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(done["status"], "escalated", "{done}");
+    let reasons: Vec<&str> = done["log"]
+        .as_array()
+        .expect("log")
+        .iter()
+        .filter_map(|l| l["reason"].as_str())
+        .collect();
+    assert!(reasons.contains(&"staff_todo_reminder"), "{reasons:?}");
+    assert_eq!(done["budget"]["messages_used"], 0, "a to-do never messages the member");
+}
