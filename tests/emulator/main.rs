@@ -8,6 +8,7 @@ mod payment_recovery;
 mod refusals;
 mod ses_failure;
 mod store_conformance;
+mod walkthroughs;
 
 /// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either
 /// way) on the first day after the test clock's start that is at least `days_ahead` away.

@@ -1,0 +1,96 @@
+//! The spec's §19 walkthroughs through CONTRACT.md with the test clock (§19.3, the urgent
+//! payment, has its own file).
+
+use jiff::{SignedDuration, Timestamp};
+use openloop_tests::{Account, Stack, events};
+use serde_json::{Value, json};
+
+use crate::morning;
+
+fn day(day0: Timestamp, n: i64) -> String {
+    (day0 + SignedDuration::from_hours(24 * n)).to_string()
+}
+
+fn reasons(task: &Value) -> Vec<&str> {
+    task["log"]
+        .as_array()
+        .map(|l| l.iter().filter_map(|e| e["reason"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// A member the gym knows, with an address unique to this account.
+async fn member(stack: &Stack, gym: &Account, id: &str, first: &str, at: Timestamp) -> String {
+    let email = format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
+    let (status, _) = stack
+        .webhook(
+            gym,
+            &format!("evt_{id}"),
+            events::member_created(id, &email, first, &at.to_string()),
+        )
+        .await;
+    assert_eq!(status, 202);
+    email
+}
+
+/// A manual task, approved as drafted.
+async fn approved_task(stack: &Stack, gym: &Account, task_type: &str, member: &str) -> String {
+    let (status, created) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": task_type, "member_id": member, "goal": "Bring them back to the gym", "confidence": 80}),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap_or_default().to_owned();
+    let (status, approved) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{approved}");
+    id
+}
+
+/// §19.1, the standard cadence: three mails on days 0, 3 and 8, then the 14-day budget ends
+/// the task as unresponsive on day 14 — before the day-15 follow-up it would otherwise get.
+#[tokio::test]
+async fn vacation_churn_risk_tries_three_times_then_closes_unresponsive_on_day_14() {
+    let stack = Stack::start("walk-vacation").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = member(&stack, &gym, "m_away", "Alex", day0).await;
+    stack.run().await;
+    let id = approved_task(&stack, &gym, "churn_risk", "m_away").await;
+
+    let mut sent_on = Vec::new();
+    for n in 0..=15 {
+        if n > 0 {
+            stack.set_clock(&day(day0, n)).await;
+        }
+        stack.run().await;
+        let count = stack.outbox_to(&email).await.len();
+        if count > sent_on.len() {
+            sent_on.push(n);
+        }
+    }
+    assert_eq!(sent_on, [0, 3, 8], "touches on days 0, 3 and 8");
+    let (_, done) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(
+        (done["status"].as_str(), done["outcome"].as_str()),
+        (Some("cancelled"), Some("unresponsive")),
+        "{done}"
+    );
+    assert_eq!(done["outcome_reason"], "budget_time_expired");
+    let closed_at: Timestamp = done["updated_at"].as_str().and_then(|s| s.parse().ok()).expect("updated_at");
+    assert!(
+        closed_at >= day0 + SignedDuration::from_hours(24 * 14) && closed_at < day0 + SignedDuration::from_hours(24 * 15),
+        "closed on day 14, not {closed_at}"
+    );
+    let mail = stack.outbox_to(&email).await;
+    assert!(
+        mail[1..]
+            .iter()
+            .all(|m| m["references"].as_array().is_some_and(|r| r.contains(&mail[0]["message_id"]))),
+        "follow-ups thread on the first mail: {mail:?}"
+    );
+    assert_eq!(reasons(&done).last(), Some(&"budget_time_expired"));
+    stack.running.stop();
+}
