@@ -245,10 +245,129 @@ pub struct DraftRequest {
 #[error("agent failed: {0}")]
 pub struct AgentError(pub String);
 
+/// What the agent is asked to judge: a member's reply in its task's conversation (spec §6.5,
+/// §16, §18). Everything the model may see is here; the adapters decide how to say it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplyRequest {
+    pub task_type: String,
+    pub goal: String,
+    /// The task type's outcome codes: an evaluation may only name one of these.
+    pub outcome_codes: Vec<String>,
+    pub member_first_name: Option<String>,
+    pub profile: Profile,
+    pub business_name: String,
+    /// The composed system prompt (skills, account context, overrides, goal, cross-task
+    /// context). Model adapters send it as the system message; the offline agent ignores it.
+    pub system_prompt: String,
+    /// The conversation so far, oldest first, not including `reply`.
+    pub conversation: Vec<ConversationMessage>,
+    /// The member's reply, with quoted history and signature stripped.
+    pub reply: String,
+    pub messages_left: u32,
+    pub turns_left: u32,
+    pub days_left: i64,
+}
+
+/// What to do about a reply (spec §6.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyAction {
+    /// Answer the member with `reply`.
+    Reply,
+    /// Nothing to say now; look again after `wait_days`.
+    Wait,
+    /// The conversation reached an outcome (`outcome`); `provisional` for verbal commitments.
+    Close,
+    /// Hand it to the owner, with the reasoning (and `reply` as a draft if there is one).
+    Escalate,
+}
+
+/// The agent's typed judgment of a reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplyEvaluation {
+    pub action: ReplyAction,
+    /// A code from the request's `outcome_codes` when closing (or the best guess otherwise).
+    pub outcome: Option<String>,
+    /// 0–100: how sure the agent is of this judgment (and of `reply`, if any).
+    pub confidence: u8,
+    pub reasoning: String,
+    /// The answer to send (action `reply`), or a draft for the owner (action `escalate`).
+    pub reply: Option<String>,
+    pub wait_days: Option<u32>,
+    /// The member asked to stop or was hostile: suppress them (spec §22.3).
+    pub suggest_suppression: bool,
+    /// A verbal commitment, to be verified by a signal within the window (spec §5.3).
+    pub provisional: bool,
+    /// The member asked something the agent cannot answer from what it knows.
+    pub unanswered_question: Option<String>,
+    /// The reply is about another subject than this task's (spec §19.5).
+    pub other_subject: Option<String>,
+}
+
+/// What the agent is asked about a task's progress towards its goal (spec §16.3, §37).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompletionRequest {
+    pub task_type: String,
+    pub goal: String,
+    pub judgment_criteria: Option<String>,
+    pub outcome_codes: Vec<String>,
+    pub system_prompt: String,
+    pub conversation: Vec<ConversationMessage>,
+    /// Facts known about the member and the signals seen since the task started.
+    pub evidence: serde_json::Value,
+}
+
+/// How the evidence for a goal was obtained (spec §37.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceType {
+    ConcreteSignal,
+    VerbalCommitment,
+    Inferred,
+    PartialSignal,
+    None,
+}
+
+/// What the evaluator recommends (spec §37.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecommendedAction {
+    Complete,
+    WaitAndVerify,
+    Continue,
+    Escalate,
+    CloseAsNeutral,
+}
+
+/// One milestone of a progressive goal (onboarding: three check-ins).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Milestone {
+    pub name: String,
+    pub hit: bool,
+    pub hit_at: Option<Timestamp>,
+}
+
+/// The goal-progress model (spec §37.2): not a yes/no, but how far and how sure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GoalProgress {
+    pub progress_pct: u8,
+    pub current_outcome: String,
+    pub confidence: u8,
+    pub evidence_type: EvidenceType,
+    pub evidence: String,
+    pub recommended_action: RecommendedAction,
+    pub milestones: Vec<Milestone>,
+    pub risks: Vec<String>,
+}
+
 /// The AI (an LLM, or the offline heuristic agent).
 #[async_trait]
 pub trait Agent: Send + Sync {
     async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError>;
+    /// Judge a member's reply. An error means "unsure": callers escalate.
+    async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError>;
+    /// Judge progress towards the goal. An error means "unsure": callers escalate.
+    async fn evaluate_completion(&self, request: &CompletionRequest) -> Result<GoalProgress, AgentError>;
 }
 
 /// Domain events for other functions (EventBridge).

@@ -183,4 +183,15 @@ impl crate::ports::Agent for FixedAgent {
             body: format!("Touch {} ({})", request.touch, request.tone),
         })
     }
+
+    async fn evaluate_reply(&self, _: &crate::ports::ReplyRequest) -> Result<crate::ports::ReplyEvaluation, crate::ports::AgentError> {
+        Err(crate::ports::AgentError("the fixed agent does not read replies".into()))
+    }
+
+    async fn evaluate_completion(
+        &self,
+        _: &crate::ports::CompletionRequest,
+    ) -> Result<crate::ports::GoalProgress, crate::ports::AgentError> {
+        Err(crate::ports::AgentError("the fixed agent does not judge progress".into()))
+    }
 }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use openloop_core::ports::{Agent, AgentError, DraftRequest};
+use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyEvaluation, ReplyRequest};
 use openloop_core::task::Draft;
 
 /// Which agent `OPENLOOP_LLM` selects.
@@ -30,6 +30,16 @@ pub struct OfflineAgent;
 impl Agent for OfflineAgent {
     async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
         Ok(offline_draft(request))
+    }
+
+    async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
+        Err(AgentError("the offline agent does not read replies yet; the owner decides".into()))
+    }
+
+    async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
+        Err(AgentError(
+            "the offline agent does not judge goal progress yet; the owner decides".into(),
+        ))
     }
 }
 
