@@ -313,7 +313,9 @@ pub struct CompletionRequest {
     pub outcome_codes: Vec<String>,
     pub system_prompt: String,
     pub conversation: Vec<ConversationMessage>,
-    /// Facts known about the member and the signals seen since the task started.
+    /// Facts known about the member and the signals seen since the task started:
+    /// `{"signals": [{"signal": "checkin", "at": "<RFC 3339>"}, …], "facts": {…}}` (a signal may
+    /// also be a bare name, `"checkin"`). Progressive goals count repeated signals.
     pub evidence: serde_json::Value,
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Today: [`OfflineAgent`], the deterministic default when no model is configured. It writes
 //! plain, short drafts from the task type, the cadence's tone and the business profile, and
-//! never invents facts. The Anthropic and OpenAI-compatible adapters arrive with the
+//! never invents facts; it reads replies and goal progress conservatively (see [`offline`]),
+//! escalating whenever it is unsure. The Anthropic and OpenAI-compatible adapters arrive with the
 //! conversation loop; asking for them now is a clear configuration error, not a silent
 //! fallback.
 
@@ -11,6 +12,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyEvaluation, ReplyRequest};
 use openloop_core::task::Draft;
+
+pub mod offline;
 
 /// Which agent `OPENLOOP_LLM` selects.
 pub fn from_env() -> Result<Arc<dyn Agent>, String> {
@@ -32,14 +35,12 @@ impl Agent for OfflineAgent {
         Ok(offline_draft(request))
     }
 
-    async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
-        Err(AgentError("the offline agent does not read replies yet; the owner decides".into()))
+    async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
+        Ok(offline::evaluate_reply(request))
     }
 
-    async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
-        Err(AgentError(
-            "the offline agent does not judge goal progress yet; the owner decides".into(),
-        ))
+    async fn evaluate_completion(&self, request: &CompletionRequest) -> Result<GoalProgress, AgentError> {
+        Ok(offline::evaluate_completion(request))
     }
 }
 

@@ -1,0 +1,1277 @@
+//! The offline heuristic agent's judgment: how it reads a member's reply and a task's progress
+//! without a model.
+//!
+//! It is deliberately narrow. It recognises a handful of reply shapes by their words (opt-out,
+//! hostility, a request to cancel or pause, hardship, money talk on a task about something
+//! else, a question, a clear commitment with a day, a claim that it is already done, a clear
+//! no, a deferral, vague politeness) and escalates everything else. When two shapes conflict
+//! ("no thanks, see you Monday") it escalates too. It never replies to an opt-out or a hostile
+//! message, never closes on a vague one, and only names outcome codes the request offers
+//! (spec §5.4, §6.5, §16, §18, §22.3, §37).
+
+use openloop_core::account::Profile;
+use openloop_core::ports::{
+    CompletionRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation, ReplyRequest,
+};
+use openloop_core::task::Role;
+use openloop_core::task_type::{self, OutcomeKind, TaskTypeDef};
+
+/// What a reply is, as far as words can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplyKind {
+    OptOut,
+    Hostile,
+    /// Cancel, freeze, pause, downgrade, refund: the owner decides.
+    MembershipChange,
+    /// Injury, illness, bereavement, job loss: the owner answers, not a template.
+    Hardship,
+    /// Money talk on a task that is not about money (spec §19.5).
+    OtherSubject(String),
+    Question(String),
+    /// A specific plan: a verb of coming or doing, with a day or time.
+    Commitment,
+    /// "I already paid" / "I came in yesterday": a claim the signal must confirm.
+    AlreadyDone,
+    Decline,
+    /// "Away for two weeks": look again after that many days.
+    Deferral(u32),
+    /// Warm but committing to nothing ("sounds good", "I'd like to come back").
+    Interest,
+    /// "ok", "thanks", "maybe", "been busy".
+    Vague,
+    /// Signals that contradict each other, or nothing recognisable.
+    Unclear(String),
+}
+
+const OPT_OUT: &[&str] = &[
+    "unsubscribe",
+    "opt out",
+    "opt-out",
+    "optout",
+    "remove me",
+    "take me off",
+    "don't email",
+    "dont email",
+    "do not email",
+    "don't contact",
+    "dont contact",
+    "do not contact",
+    "don't message",
+    "dont message",
+    "do not message",
+    "don't text",
+    "stop emailing",
+    "stop e-mailing",
+    "stop messaging",
+    "stop contacting",
+    "stop sending",
+    "stop writing",
+    "quit emailing",
+    "no more emails",
+    "no more e-mails",
+    "no more messages",
+    "leave me alone",
+    "off your list",
+    "off your mailing list",
+    "don't want to hear from",
+    "dont want to hear from",
+    "do not want to hear from",
+    "never contact me",
+    "never email me",
+    "lose my email",
+    "delete my email",
+    "delete my details",
+];
+
+const HOSTILE: &[&str] = &[
+    "fuck",
+    "f*ck",
+    "f***",
+    "shit",
+    "bullshit",
+    "asshole",
+    "bastard",
+    "piss off",
+    "screw you",
+    "shut up",
+    "go away",
+    "get lost",
+    "scam",
+    "scammer",
+    "harass",
+    "creepy",
+    "stalking",
+    "stalker",
+    "how dare",
+    "pathetic",
+    "disgusting",
+    "sick of you",
+    "sick of this",
+    "fed up with you",
+    "lawyer",
+    "attorney",
+    "sue you",
+    "report you",
+    "idiot",
+    "joke of a gym",
+    "worst gym",
+    "hate you",
+    "spam",
+];
+
+const MEMBERSHIP_CHANGE: &[&str] = &[
+    "cancel my",
+    "cancel it",
+    "cancel me",
+    "cancel the membership",
+    "want to cancel",
+    "would like to cancel",
+    "like to cancel",
+    "need to cancel",
+    "i'm cancelling",
+    "im cancelling",
+    "i am cancelling",
+    "i'm canceling",
+    "i am canceling",
+    "cancellation",
+    "freeze my",
+    "freeze the membership",
+    "pause my",
+    "put my membership on hold",
+    "on hold",
+    "downgrade",
+    "refund",
+    "end my membership",
+    "terminate my",
+];
+
+const HARDSHIP: &[&str] = &[
+    "injur",
+    "surgery",
+    "hospital",
+    "broke my",
+    "broken",
+    "sprain",
+    "torn",
+    "concussion",
+    "pregnan",
+    "passed away",
+    "funeral",
+    "died",
+    "bereave",
+    "cancer",
+    "chemo",
+    "lost my job",
+    "laid off",
+    "divorce",
+    "depress",
+    "mental health",
+    "illness",
+    "doctor",
+    "physio",
+    "recovering",
+];
+
+const MONEY: &[&str] = &[
+    "payment",
+    "charged",
+    "charge ",
+    "my card",
+    "credit card",
+    "billing",
+    "billed",
+    "invoice",
+    "overcharg",
+    "double charg",
+    "direct debit",
+    "bank statement",
+    "receipt",
+];
+
+/// Sentence openings that ask even without a question mark (members often leave it out).
+/// Conjunctions that also open statements ("when I get back…") are left out on purpose.
+const QUESTION_OPENERS: &[&str] = &[
+    "what time",
+    "what are",
+    "what is",
+    "what's",
+    "how much",
+    "how do",
+    "how can",
+    "can i ",
+    "can you ",
+    "could i ",
+    "could you ",
+    "do you ",
+    "do i ",
+    "is there ",
+    "are there ",
+    "are you ",
+    "any chance ",
+];
+
+const HEDGES: &[&str] = &[
+    "maybe",
+    "might",
+    "try to",
+    "trying to",
+    "hopefully",
+    "hope to",
+    "probably",
+    "perhaps",
+    "not sure",
+    "we'll see",
+    "well see",
+    "possibly",
+    "i guess",
+    "i should",
+    "should probably",
+    "at some point",
+    "sometime",
+    "some time",
+    "one of these days",
+    "eventually",
+    "if i can",
+    "think about it",
+];
+
+const DECLINE: &[&str] = &[
+    "not interested",
+    "no thanks",
+    "no thank you",
+    "not coming back",
+    "won't be coming back",
+    "wont be coming back",
+    "won't be back",
+    "not going to come back",
+    "found another gym",
+    "joined another gym",
+    "moved away",
+    "moving away",
+    "not for me",
+    "no longer interested",
+    "i'll pass",
+    "ill pass",
+    "not right now, thanks",
+    "i'm done with the gym",
+    "not leaving a review",
+    "rather not",
+];
+
+const COMMIT_VERBS: &[&str] = &[
+    "i'll be in",
+    "ill be in",
+    "i will be in",
+    "i'll be there",
+    "i will be there",
+    "i'll be back",
+    "i will be back",
+    "i'll come",
+    "i will come",
+    "i'm coming",
+    "im coming",
+    "i am coming",
+    "coming in",
+    "i'll stop by",
+    "i'll pop in",
+    "i'll drop in",
+    "see you",
+    "see ya",
+    "count me in",
+    "i'm in for",
+    "i've booked",
+    "i booked",
+    "booked in",
+    "signed up for",
+    "i'll update",
+    "i will update",
+    "i'll fix",
+    "i will fix",
+    "i'll sort",
+    "i will sort",
+    "i'll pay",
+    "i will pay",
+    "i'll change",
+    "i'll put a new card",
+    "i'll leave a review",
+    "i'll write a review",
+    "i'll post a review",
+    "i'll do it",
+    "i'll book",
+    "i will book",
+    "i'll make it",
+    "i'll be at",
+    "i will be at",
+    "i'll join",
+    "i'll hit",
+];
+
+const TIME_ANCHORS: &[&str] = &[
+    "today",
+    "tonight",
+    "tomorrow",
+    "this week",
+    "this weekend",
+    "next week",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "morning",
+    "evening",
+    "afternoon",
+    "o'clock",
+    "later today",
+    "end of the day",
+    "payday",
+    "the weekend",
+    "asap",
+    "right away",
+    "straight away",
+];
+
+const ALREADY_DONE: &[&str] = &[
+    "already paid",
+    "just paid",
+    "i paid",
+    "i've paid",
+    "have paid",
+    "already updated",
+    "just updated",
+    "i updated",
+    "i've updated",
+    "updated my card",
+    "updated the card",
+    "updated my payment",
+    "new card is on",
+    "fixed it",
+    "sorted it",
+    "it's sorted",
+    "all sorted",
+    "already came in",
+    "i came in",
+    "was in yesterday",
+    "was in today",
+    "i was there",
+    "already booked",
+    "already left a review",
+    "left a review",
+    "posted a review",
+    "already did",
+    "i did it",
+    "already done",
+];
+
+/// Being away, said outright.
+const AWAY: &[&str] = &[
+    "on vacation",
+    "on holiday",
+    "out of town",
+    "travelling",
+    "traveling",
+    "when i'm back",
+    "when i get back",
+    "out of the country",
+    "away until",
+    "after the holidays",
+    "abroad",
+];
+
+/// Being away, when a duration follows ("back in 2 weeks", "away for ten days").
+const AWAY_FOR: &[&str] = &["back in", "back after", "away for", "gone for", "away next", "back next"];
+
+const INTEREST: &[&str] = &[
+    "sounds good",
+    "sounds great",
+    "i'd like to",
+    "i would like to",
+    "i want to come back",
+    "keen",
+    "interested",
+    "i miss",
+    "love to",
+    "i'd love",
+    "yes please",
+    "definitely want",
+];
+
+const VAGUE: &[&str] = &[
+    "ok",
+    "okay",
+    "k",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "cheers",
+    "maybe",
+    "sure",
+    "noted",
+    "got it",
+    "will do",
+    "cool",
+    "nice",
+    "yep",
+    "yeah",
+    "yes",
+    "hmm",
+    "been busy",
+    "busy",
+    "soon",
+    "we'll see",
+    "i'll think about it",
+    "lol",
+    "np",
+];
+
+/// Lower case, straight apostrophes, single spaces.
+pub fn normalize(text: &str) -> String {
+    let mapped: String = text
+        .chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '`' => '\'',
+            '\u{201c}' | '\u{201d}' => '"',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    mapped.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| contains_phrase(text, n))
+}
+
+/// `needle` in `text`, starting and ending at word boundaries (so "stop" is not "stopwatch").
+fn contains_phrase(text: &str, needle: &str) -> bool {
+    let needle = needle.trim_end();
+    let ends_open = needle.ends_with(|c: char| !c.is_alphanumeric()) || OPEN_PREFIXES.contains(&needle);
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(needle) {
+        let start = from + pos;
+        let end = start + needle.len();
+        let before_ok = start == 0 || !text[..start].ends_with(|c: char| c.is_alphanumeric());
+        let after_ok = ends_open || end == text.len() || !text[end..].starts_with(|c: char| c.is_alphanumeric());
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + needle.len().max(1);
+    }
+    false
+}
+
+/// Word stems matched as prefixes ("injur" matches "injured", "injury").
+const OPEN_PREFIXES: &[&str] = &[
+    "injur",
+    "pregnan",
+    "bereave",
+    "depress",
+    "overcharg",
+    "double charg",
+    "harass",
+    "stalk",
+    "f***",
+    "f*ck",
+];
+
+/// The word "stop" on its own means stop; "stop by", "stop in" and "non-stop" do not.
+fn bare_stop(text: &str) -> bool {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        *w == "stop"
+            && !matches!(
+                words.get(i + 1).copied(),
+                Some("by" | "in" | "over" | "round" | "around" | "into" | "at" | "off")
+            )
+            && !(i > 0 && matches!(words[i - 1], "i'll" | "ill" | "will" | "can" | "could" | "might"))
+    })
+}
+
+/// The sentences of a reply that ask something.
+fn question(text: &str, original: &str) -> Option<String> {
+    let sentences = original
+        .split_inclusive(['?', '.', '!', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let asked: Vec<&str> = sentences
+        .filter(|s| {
+            let n = normalize(s);
+            n.ends_with('?') || QUESTION_OPENERS.iter().any(|q| n.starts_with(q))
+        })
+        .collect();
+    if !asked.is_empty() {
+        return Some(asked.join(" "));
+    }
+    text.contains('?').then(|| original.trim().to_owned())
+}
+
+fn is_vague(text: &str) -> bool {
+    let stripped: String = text
+        .chars()
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '\'')
+        .collect();
+    let stripped = stripped.split_whitespace().collect::<Vec<_>>().join(" ");
+    if stripped.is_empty() {
+        return true;
+    }
+    let words = stripped.split(' ').count();
+    (words <= 6 && VAGUE.iter().any(|v| contains_phrase(&stripped, v))) || any(text, HEDGES)
+}
+
+/// "2 weeks", "ten days", "a couple of weeks": the first duration in the text, in days.
+fn duration_days(text: &str) -> Option<u32> {
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && *w != "of")
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        let unit = match words.get(i + 1).copied() {
+            Some("day" | "days") => 1,
+            Some("week" | "weeks") => 7,
+            Some("month" | "months") => 30,
+            _ => continue,
+        };
+        let n = match *w {
+            "a" | "one" | "1" => 1,
+            "two" | "couple" | "2" => 2,
+            "three" | "few" | "3" => 3,
+            "four" | "4" => 4,
+            "five" | "5" => 5,
+            "six" | "6" => 6,
+            "ten" | "10" => 10,
+            other => match other.parse::<u32>() {
+                Ok(n) => n,
+                Err(_) => continue,
+            },
+        };
+        return Some((n * unit).clamp(1, 90));
+    }
+    any(text, &["next week", "back next"]).then_some(7)
+}
+
+/// How long the member says they are away, if they say they are.
+fn deferral(text: &str) -> Option<u32> {
+    let duration = duration_days(text);
+    if any(text, AWAY) {
+        return Some(duration.unwrap_or(14));
+    }
+    if any(text, AWAY_FOR) { duration } else { None }
+}
+
+/// A day or a time: "tomorrow", "Monday", "6am", "7:30", "6 pm".
+fn has_time_anchor(text: &str) -> bool {
+    if any(text, TIME_ANCHORS) {
+        return true;
+    }
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '.' || c == '!')
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        let digits = w.trim_end_matches("am").trim_end_matches("pm");
+        let clock = !digits.is_empty()
+            && digits.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && digits.chars().all(|c| c.is_ascii_digit() || c == ':');
+        (clock && (w.ends_with("am") || w.ends_with("pm") || w.contains(':')))
+            || (matches!(*w, "am" | "pm") && i > 0 && words[i - 1].chars().all(|c| c.is_ascii_digit() || c == ':'))
+    })
+}
+
+/// What the task is about, for telling another subject apart.
+fn about_money(task_type: &str) -> bool {
+    task_type == "payment_recovery"
+}
+
+/// Read a reply. `task_type` decides what counts as "another subject".
+pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
+    let text = normalize(reply);
+    if text.is_empty() {
+        return ReplyKind::Unclear("the reply is empty".into());
+    }
+    if any(&text, OPT_OUT) || bare_stop(&text) {
+        return ReplyKind::OptOut;
+    }
+    if any(&text, HOSTILE) || shouting(reply) {
+        return ReplyKind::Hostile;
+    }
+    if any(&text, MEMBERSHIP_CHANGE) {
+        return ReplyKind::MembershipChange;
+    }
+    if any(&text, HARDSHIP) {
+        return ReplyKind::Hardship;
+    }
+    if !about_money(task_type) && any(&text, MONEY) {
+        return ReplyKind::OtherSubject("billing or payment".into());
+    }
+    if let Some(q) = question(&text, reply) {
+        return ReplyKind::Question(q);
+    }
+    let hedged = any(&text, HEDGES);
+    let declined = any(&text, DECLINE);
+    let negated = any(&text, &["can't", "cant", "cannot", "won't", "wont", "not able", "unable"]);
+    let done = any(&text, ALREADY_DONE);
+    let committed = any(&text, COMMIT_VERBS) && has_time_anchor(&text);
+    let deferred = deferral(&text);
+    match (declined, done || committed) {
+        (true, true) => return ReplyKind::Unclear("the reply both declines and commits".into()),
+        (true, false) => return ReplyKind::Decline,
+        _ => {}
+    }
+    if done && !hedged && !negated {
+        return ReplyKind::AlreadyDone;
+    }
+    if committed && !hedged && !negated && deferred.is_none() {
+        return ReplyKind::Commitment;
+    }
+    if let Some(days) = deferred {
+        return ReplyKind::Deferral(days);
+    }
+    if is_vague(&text) || committed || done || negated {
+        return ReplyKind::Vague;
+    }
+    if any(&text, INTEREST) {
+        return ReplyKind::Interest;
+    }
+    ReplyKind::Unclear("the reply did not match anything the offline agent can judge".into())
+}
+
+/// Mostly capitals over a few words reads as shouting.
+fn shouting(reply: &str) -> bool {
+    let letters: Vec<char> = reply.chars().filter(|c| c.is_alphabetic()).collect();
+    letters.len() >= 12 && letters.iter().filter(|c| c.is_uppercase()).count() * 10 >= letters.len() * 8
+}
+
+/// The registry's definition of the request's type (unknown types read as `ad_hoc`).
+fn definition(task_type: &str) -> &'static TaskTypeDef {
+    task_type::definition(task_type)
+}
+
+fn offered<'a>(codes: &'a [String], wanted: &str) -> Option<&'a String> {
+    codes.iter().find(|c| c.as_str() == wanted)
+}
+
+fn kind_of(def: &TaskTypeDef, code: &str) -> Option<OutcomeKind> {
+    def.outcome(code).map(|o| o.kind)
+}
+
+/// Outcomes only the system or the owner sets, never a reading of a reply.
+const SYSTEM_OUTCOMES: &[&str] = &["owner_handled", "self_resolved", "escalated_unresolved", "unresponsive"];
+
+/// The progressive types whose goal is a count of signals: words never settle them.
+fn progressive(def: &TaskTypeDef) -> bool {
+    def.goal.signals.iter().any(|s| s.completes_goal && s.signal.contains("_count_"))
+}
+
+/// The outcome a provisional close names: the type's verbal-commitment code; else its
+/// positive code that credits nothing (interest, not yet the event); else its first positive
+/// code. `None` for progressive goals and types without a positive code on offer.
+pub fn verbal_commitment_code(codes: &[String], task_type: &str) -> Option<String> {
+    let def = definition(task_type);
+    if let Some(code) = offered(codes, "verbal_commitment") {
+        return Some(code.clone());
+    }
+    if progressive(def) {
+        return None;
+    }
+    let positive: Vec<&String> = codes
+        .iter()
+        .filter(|c| !SYSTEM_OUTCOMES.contains(&c.as_str()) && kind_of(def, c) == Some(OutcomeKind::Positive))
+        .collect();
+    positive
+        .iter()
+        .find(|c| def.outcome(c).is_some_and(|o| o.revenue_multiplier.is_none()))
+        .or(positive.first())
+        .map(|c| (*c).clone())
+}
+
+/// A neutral "still talking" code (engaged_conversation, engaged, acknowledged…).
+fn neutral_code(codes: &[String], task_type: &str) -> Option<String> {
+    let def = definition(task_type);
+    for wanted in ["engaged_conversation", "engaged", "interested", "acknowledged", "some_engagement"] {
+        if let Some(c) = offered(codes, wanted) {
+            return Some(c.clone());
+        }
+    }
+    codes
+        .iter()
+        .find(|c| !SYSTEM_OUTCOMES.contains(&c.as_str()) && kind_of(def, c) == Some(OutcomeKind::Neutral))
+        .cloned()
+}
+
+/// A clear "no": declined or not_interested — or, for a cancellation, churned or cancelled —
+/// whichever is offered. Nothing else stands for a refusal.
+fn negative_code(codes: &[String], cancelling: bool) -> Option<String> {
+    let preferred: &[&str] = if cancelling {
+        &["churned", "cancelled", "declined", "not_interested"]
+    } else {
+        &["declined", "not_interested"]
+    };
+    preferred.iter().find_map(|w| offered(codes, w).cloned())
+}
+
+fn evaluation(action: ReplyAction, confidence: u8, reasoning: impl Into<String>) -> ReplyEvaluation {
+    ReplyEvaluation {
+        action,
+        outcome: None,
+        confidence,
+        reasoning: reasoning.into(),
+        reply: None,
+        wait_days: None,
+        suggest_suppression: false,
+        provisional: false,
+        unanswered_question: None,
+        other_subject: None,
+    }
+}
+
+fn greeting(name: Option<&str>) -> String {
+    name.map_or_else(|| "Hi,".to_owned(), |n| format!("Hi {n},"))
+}
+
+fn sign_off(profile: &Profile, business: &str) -> String {
+    profile
+        .sign_off
+        .clone()
+        .or_else(|| profile.owner_first_name.clone())
+        .unwrap_or_else(|| business.to_owned())
+}
+
+/// Judge a reply (see the module docs).
+pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
+    let kind = classify(&r.reply, &r.task_type);
+    let mut evaluation = judge(r, kind);
+    // Whatever else the reply is, a question in it goes to the owner with the escalation.
+    if evaluation.action == ReplyAction::Escalate && evaluation.unanswered_question.is_none() && !evaluation.suggest_suppression {
+        evaluation.unanswered_question = question(&normalize(&r.reply), &r.reply);
+    }
+    evaluation
+}
+
+fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
+    let codes = &r.outcome_codes;
+    match kind {
+        ReplyKind::OptOut => ReplyEvaluation {
+            outcome: offered(codes, "opted_out").cloned(),
+            suggest_suppression: true,
+            ..evaluation(
+                ReplyAction::Escalate,
+                95,
+                "The member asked not to be contacted: no reply, suppress them and tell the owner.",
+            )
+        },
+        ReplyKind::Hostile => ReplyEvaluation {
+            outcome: offered(codes, "opted_out").cloned(),
+            suggest_suppression: true,
+            ..evaluation(
+                ReplyAction::Escalate,
+                85,
+                "The reply is hostile: no reply from us; the owner decides, and suppression is suggested.",
+            )
+        },
+        ReplyKind::MembershipChange => ReplyEvaluation {
+            outcome: negative_code(codes, true),
+            ..evaluation(
+                ReplyAction::Escalate,
+                80,
+                "The member asks to cancel, pause or change their membership or for a refund; only the owner can decide that.",
+            )
+        },
+        ReplyKind::Hardship => evaluation(
+            ReplyAction::Escalate,
+            80,
+            "The member mentions an injury, illness or a hard time; the owner should answer personally.",
+        ),
+        ReplyKind::OtherSubject(subject) => ReplyEvaluation {
+            other_subject: Some(subject.clone()),
+            ..evaluation(
+                ReplyAction::Escalate,
+                75,
+                format!("The reply is about {subject}, not this task's subject; the owner should look."),
+            )
+        },
+        ReplyKind::Question(q) => ReplyEvaluation {
+            unanswered_question: Some(q.clone()),
+            ..evaluation(
+                ReplyAction::Escalate,
+                85,
+                format!(
+                    "The member asked something I cannot answer from what I know: {q:?}. The owner's answer lets the conversation resume."
+                ),
+            )
+        },
+        ReplyKind::Commitment | ReplyKind::AlreadyDone => {
+            let done = kind == ReplyKind::AlreadyDone;
+            match verbal_commitment_code(codes, &r.task_type) {
+                Some(code) => ReplyEvaluation {
+                    outcome: Some(code),
+                    provisional: true,
+                    ..evaluation(
+                        ReplyAction::Close,
+                        if done { 65 } else { 70 },
+                        if done {
+                            "The member says it is already done; closing provisionally until the signal confirms it."
+                        } else {
+                            "The member made a specific commitment (a day or time); closing provisionally until the signal confirms it."
+                        },
+                    )
+                },
+                None => ReplyEvaluation {
+                    outcome: neutral_code(codes, &r.task_type),
+                    wait_days: Some(3),
+                    ..evaluation(
+                        ReplyAction::Wait,
+                        60,
+                        "The member sounds committed, but this goal is settled by signals, not words; waiting for them.",
+                    )
+                },
+            }
+        }
+        ReplyKind::Decline => match negative_code(codes, false) {
+            Some(code) => ReplyEvaluation {
+                outcome: Some(code),
+                ..evaluation(
+                    ReplyAction::Close,
+                    70,
+                    "The member said no, clearly; respecting it without trying to convince them.",
+                )
+            },
+            None => evaluation(
+                ReplyAction::Escalate,
+                60,
+                "The member said no, and this task type has no outcome for a refusal; the owner decides.",
+            ),
+        },
+        ReplyKind::Deferral(days) => ReplyEvaluation {
+            outcome: neutral_code(codes, &r.task_type),
+            wait_days: Some(days),
+            ..evaluation(
+                ReplyAction::Wait,
+                65,
+                format!("The member is away for now; looking again in {days} days."),
+            )
+        },
+        ReplyKind::Vague => ReplyEvaluation {
+            outcome: neutral_code(codes, &r.task_type),
+            wait_days: Some(3),
+            ..evaluation(
+                ReplyAction::Wait,
+                55,
+                "The reply is polite but commits to nothing; not closing, waiting a few days.",
+            )
+        },
+        ReplyKind::Interest => {
+            if r.messages_left == 0 || r.turns_left == 0 {
+                return ReplyEvaluation {
+                    outcome: neutral_code(codes, &r.task_type),
+                    wait_days: Some(3),
+                    ..evaluation(
+                        ReplyAction::Wait,
+                        55,
+                        "The member is interested but the budget has no message left; waiting.",
+                    )
+                };
+            }
+            let body = format!(
+                "{}\n\nThat's great to hear. Which day and time would suit you best?\n\n{}",
+                greeting(r.member_first_name.as_deref()),
+                sign_off(&r.profile, &r.business_name)
+            );
+            ReplyEvaluation {
+                outcome: neutral_code(codes, &r.task_type),
+                reply: Some(body),
+                ..evaluation(
+                    ReplyAction::Reply,
+                    60,
+                    "The member is interested but named no day; asking one concrete question.",
+                )
+            }
+        }
+        ReplyKind::Unclear(why) => evaluation(
+            ReplyAction::Escalate,
+            30,
+            format!("Unsure how to read the reply ({why}); the owner decides."),
+        ),
+    }
+}
+
+/// Signal names in the evidence: `{"signals": ["checkin", {"signal": "checkin", "at": …}]}`.
+fn evidence_signals(evidence: &serde_json::Value) -> Vec<(String, Option<openloop_core::Timestamp>)> {
+    let Some(list) = evidence.get("signals").and_then(|s| s.as_array()) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|s| match s {
+            serde_json::Value::String(name) => Some((name.clone(), None)),
+            serde_json::Value::Object(o) => {
+                let name = o.get("signal").or_else(|| o.get("type"))?.as_str()?.to_owned();
+                let at = o.get("at").and_then(|a| a.as_str()).and_then(|a| a.parse().ok());
+                Some((name, at))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The concrete-signal outcome: the type's first positive code that is not a system code.
+fn signal_code(codes: &[String], def: &TaskTypeDef) -> Option<String> {
+    codes
+        .iter()
+        .find(|c| !SYSTEM_OUTCOMES.contains(&c.as_str()) && kind_of(def, c) == Some(OutcomeKind::Positive))
+        .cloned()
+}
+
+fn progress(
+    pct: u8,
+    outcome: Option<String>,
+    confidence: u8,
+    evidence_type: EvidenceType,
+    evidence: impl Into<String>,
+    action: RecommendedAction,
+) -> GoalProgress {
+    GoalProgress {
+        progress_pct: pct,
+        current_outcome: outcome.unwrap_or_default(),
+        confidence,
+        evidence_type,
+        evidence: evidence.into(),
+        recommended_action: action,
+        milestones: Vec::new(),
+        risks: Vec::new(),
+    }
+}
+
+/// Judge progress towards the goal (spec §16.3, §37): concrete signals first, then milestones
+/// for progressive goals, then the member's last words, skeptically.
+pub fn evaluate_completion(r: &CompletionRequest) -> GoalProgress {
+    let def = definition(&r.task_type);
+    let codes = &r.outcome_codes;
+    let signals = evidence_signals(&r.evidence);
+    let seen = |name: &str| signals.iter().filter(|(s, _)| s == name).count();
+
+    // A progressive goal: "checkin_count_3" completes after three check-ins.
+    if let Some(goal) = def.goal.signals.iter().find(|s| s.completes_goal && s.signal.contains("_count_")) {
+        let (base, target) = goal.signal.rsplit_once("_count_").unwrap_or((goal.signal, "1"));
+        let target: usize = target.parse().unwrap_or(1).max(1);
+        let mut hits: Vec<Option<openloop_core::Timestamp>> = signals.iter().filter(|(s, _)| s == base).map(|(_, at)| *at).collect();
+        let done = hits.len() >= target || seen(goal.signal) > 0;
+        hits.resize(hits.len().max(target), None);
+        let count = if done {
+            target
+        } else {
+            signals.iter().filter(|(s, _)| s == base).count()
+        };
+        let milestones = (0..target)
+            .map(|i| Milestone {
+                name: format!("{} {base}", ordinal(i + 1)),
+                hit: i < count,
+                hit_at: if i < count { hits[i] } else { None },
+            })
+            .collect();
+        let pct = u8::try_from(count * 100 / target).unwrap_or(100).min(100);
+        let mut p = if done {
+            progress(
+                100,
+                signal_code(codes, def),
+                90,
+                EvidenceType::ConcreteSignal,
+                format!("{target} of {target} {base} signals seen"),
+                RecommendedAction::Complete,
+            )
+        } else if count > 0 {
+            progress(
+                pct,
+                neutral_code(codes, &r.task_type),
+                80,
+                EvidenceType::PartialSignal,
+                format!("{count} of {target} {base} signals seen"),
+                RecommendedAction::Continue,
+            )
+        } else {
+            from_words(r, def)
+        };
+        p.milestones = milestones;
+        return named(p, codes);
+    }
+
+    if let Some(s) = def.goal.signals.iter().find(|s| s.completes_goal && seen(s.signal) > 0) {
+        return progress(
+            100,
+            signal_code(codes, def),
+            90,
+            EvidenceType::ConcreteSignal,
+            format!("the {} signal was seen", s.signal),
+            RecommendedAction::Complete,
+        );
+    }
+    let mut p = from_words(r, def);
+    if let Some(s) = def.goal.signals.iter().find(|s| !s.completes_goal && seen(s.signal) > 0)
+        && p.evidence_type == EvidenceType::None
+    {
+        p = progress(
+            s.weight.min(99),
+            neutral_code(codes, &r.task_type),
+            60,
+            EvidenceType::PartialSignal,
+            format!("the {} signal was seen, which is progress but not the goal", s.signal),
+            RecommendedAction::Continue,
+        );
+    }
+    named(p, codes)
+}
+
+/// Every progress names one of the offered codes, even when nothing fits well: the least
+/// optimistic neutral one (the caller escalates or continues, it does not close on it).
+fn named(mut p: GoalProgress, codes: &[String]) -> GoalProgress {
+    if !codes.contains(&p.current_outcome) {
+        p.current_outcome = ["unresponsive", "acknowledged", "engaged_conversation"]
+            .iter()
+            .find_map(|c| offered(codes, c).cloned())
+            .or_else(|| codes.first().cloned())
+            .unwrap_or_default();
+    }
+    p
+}
+
+fn ordinal(n: usize) -> &'static str {
+    match n {
+        1 => "first",
+        2 => "second",
+        3 => "third",
+        4 => "fourth",
+        5 => "fifth",
+        _ => "next",
+    }
+}
+
+/// What the member's last reply says about the goal, read skeptically.
+fn from_words(r: &CompletionRequest, def: &TaskTypeDef) -> GoalProgress {
+    let codes = &r.outcome_codes;
+    let Some(last) = r.conversation.iter().rev().find(|m| m.role == Role::Member) else {
+        return progress(
+            0,
+            offered(codes, "unresponsive").cloned(),
+            70,
+            EvidenceType::None,
+            "no reply and no signal yet",
+            RecommendedAction::Continue,
+        );
+    };
+    match classify(&last.content, def.key) {
+        ReplyKind::Commitment | ReplyKind::AlreadyDone => match verbal_commitment_code(codes, &r.task_type) {
+            Some(code) => GoalProgress {
+                risks: vec!["words are not the event: the signal may never arrive".into()],
+                ..progress(
+                    60,
+                    Some(code),
+                    65,
+                    EvidenceType::VerbalCommitment,
+                    format!("the member wrote: {:?}", excerpt(&last.content)),
+                    RecommendedAction::WaitAndVerify,
+                )
+            },
+            None => progress(
+                30,
+                neutral_code(codes, &r.task_type),
+                55,
+                EvidenceType::Inferred,
+                format!("the member wrote: {:?}", excerpt(&last.content)),
+                RecommendedAction::Continue,
+            ),
+        },
+        ReplyKind::Decline => progress(
+            0,
+            negative_code(codes, false),
+            70,
+            EvidenceType::Inferred,
+            format!("the member declined: {:?}", excerpt(&last.content)),
+            RecommendedAction::CloseAsNeutral,
+        ),
+        ReplyKind::Vague | ReplyKind::Interest | ReplyKind::Deferral(_) => progress(
+            20,
+            neutral_code(codes, &r.task_type),
+            50,
+            EvidenceType::Inferred,
+            format!("the member replied without committing: {:?}", excerpt(&last.content)),
+            RecommendedAction::Continue,
+        ),
+        other => GoalProgress {
+            risks: vec![format!("the last reply needs the owner: {other:?}")],
+            ..progress(
+                0,
+                neutral_code(codes, &r.task_type),
+                30,
+                EvidenceType::None,
+                format!("the member wrote: {:?}", excerpt(&last.content)),
+                RecommendedAction::Escalate,
+            )
+        },
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    text.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openloop_core::task::ConversationMessage;
+    use openloop_core::task_type::REGISTRY;
+
+    fn codes(task_type: &str) -> Vec<String> {
+        task_type::definition(task_type)
+            .goal
+            .outcomes
+            .iter()
+            .map(|o| o.code.to_owned())
+            .collect()
+    }
+
+    fn reply_request(task_type: &str, reply: &str) -> ReplyRequest {
+        ReplyRequest {
+            task_type: task_type.into(),
+            goal: String::new(),
+            outcome_codes: codes(task_type),
+            member_first_name: Some("Ana".into()),
+            profile: Profile::default(),
+            business_name: "Harbour Gym".into(),
+            system_prompt: String::new(),
+            conversation: Vec::new(),
+            reply: reply.into(),
+            messages_left: 1,
+            turns_left: 2,
+            days_left: 5,
+        }
+    }
+
+    fn completion(task_type: &str, member_said: Option<&str>, evidence: serde_json::Value) -> CompletionRequest {
+        CompletionRequest {
+            task_type: task_type.into(),
+            goal: String::new(),
+            judgment_criteria: None,
+            outcome_codes: codes(task_type),
+            system_prompt: String::new(),
+            conversation: member_said
+                .map(|text| ConversationMessage {
+                    id: ulid::Ulid::nil(),
+                    at: openloop_core::Timestamp::UNIX_EPOCH,
+                    role: Role::Member,
+                    content: text.into(),
+                })
+                .into_iter()
+                .collect(),
+            evidence,
+        }
+    }
+
+    #[test]
+    fn stop_alone_is_an_opt_out_but_stopping_by_is_not() {
+        assert_eq!(classify("Stop.", "churn_risk"), ReplyKind::OptOut);
+        assert_eq!(classify("please STOP sending these", "churn_risk"), ReplyKind::OptOut);
+        assert_eq!(classify("I'll stop by Monday morning", "churn_risk"), ReplyKind::Commitment);
+        assert_ne!(classify("non-stop week, sorry", "churn_risk"), ReplyKind::OptOut);
+    }
+
+    #[test]
+    fn a_commitment_closes_provisionally_with_the_types_verbal_code_or_its_nearest_positive() {
+        let churn = evaluate_reply(&reply_request("churn_risk", "See you Thursday at 6pm"));
+        assert_eq!(churn.action, ReplyAction::Close);
+        assert!(churn.provisional && churn.confidence >= 60);
+        assert_eq!(churn.outcome.as_deref(), Some("verbal_commitment"));
+        let win_back = evaluate_reply(&reply_request("win_back", "I'll come in Saturday"));
+        assert_eq!(win_back.outcome.as_deref(), Some("interested"));
+        let payment = evaluate_reply(&reply_request("payment_recovery", "I'll update my card tonight"));
+        assert_eq!(
+            (payment.action, payment.outcome.as_deref()),
+            (ReplyAction::Close, Some("recovered"))
+        );
+        assert!(payment.provisional);
+    }
+
+    #[test]
+    fn every_outcome_named_is_offered_even_when_the_list_is_short() {
+        let replies = ["stop", "I want to cancel my membership", "not interested", "see you monday", "ok"];
+        for reply in replies {
+            let mut r = reply_request("churn_risk", reply);
+            r.outcome_codes = vec!["unresponsive".into()];
+            let e = evaluate_reply(&r);
+            assert!(
+                e.outcome.is_none() || e.outcome.as_deref() == Some("unresponsive"),
+                "{reply}: {e:?}"
+            );
+            assert_ne!(e.action, ReplyAction::Close, "{reply}: nothing to close with");
+        }
+    }
+
+    #[test]
+    fn interest_without_budget_waits_instead_of_replying() {
+        let mut r = reply_request("win_back", "I'd love to come back");
+        assert_eq!(evaluate_reply(&r).action, ReplyAction::Reply);
+        r.messages_left = 0;
+        assert_eq!(evaluate_reply(&r).action, ReplyAction::Wait);
+    }
+
+    #[test]
+    fn a_deferral_waits_for_the_days_the_member_names() {
+        let e = evaluate_reply(&reply_request("churn_risk", "Away for 3 weeks, back after that"));
+        assert_eq!((e.action, e.wait_days), (ReplyAction::Wait, Some(21)));
+    }
+
+    #[test]
+    fn a_completing_signal_is_concrete_and_completes() {
+        let p = evaluate_completion(&completion("churn_risk", None, serde_json::json!({"signals": ["checkin"]})));
+        assert_eq!(p.evidence_type, EvidenceType::ConcreteSignal);
+        assert_eq!(p.recommended_action, RecommendedAction::Complete);
+        assert_eq!((p.progress_pct, p.current_outcome.as_str()), (100, "retained"));
+        assert!(p.confidence >= 80);
+    }
+
+    #[test]
+    fn onboarding_progress_counts_check_ins_as_milestones() {
+        let two = serde_json::json!({"signals": [
+            {"signal": "checkin", "at": "2026-01-02T10:00:00Z"},
+            {"signal": "checkin", "at": "2026-01-05T10:00:00Z"},
+        ]});
+        let p = evaluate_completion(&completion("onboarding", None, two));
+        assert_eq!((p.progress_pct, p.evidence_type), (66, EvidenceType::PartialSignal));
+        assert_eq!(p.recommended_action, RecommendedAction::Continue);
+        let hits: Vec<bool> = p.milestones.iter().map(|m| m.hit).collect();
+        assert_eq!(hits, [true, true, false]);
+        assert!(p.milestones[0].hit_at.is_some());
+        let three = serde_json::json!({"signals": ["checkin", "checkin", "checkin"]});
+        let done = evaluate_completion(&completion("onboarding", None, three));
+        assert_eq!((done.progress_pct, done.current_outcome.as_str()), (100, "habit_formed"));
+        assert_eq!(done.recommended_action, RecommendedAction::Complete);
+    }
+
+    #[test]
+    fn words_alone_are_a_verbal_commitment_to_verify_and_vague_words_are_not_progress_to_close_on() {
+        let said = evaluate_completion(&completion("churn_risk", Some("I'll be in Monday"), serde_json::json!({})));
+        assert_eq!(said.evidence_type, EvidenceType::VerbalCommitment);
+        assert_eq!(said.recommended_action, RecommendedAction::WaitAndVerify);
+        assert!((60..=75).contains(&said.confidence));
+        assert_eq!(said.current_outcome, "verbal_commitment");
+        let vague = evaluate_completion(&completion("churn_risk", Some("maybe"), serde_json::json!({})));
+        assert_eq!(vague.recommended_action, RecommendedAction::Continue);
+        assert_eq!(vague.evidence_type, EvidenceType::Inferred);
+        let silent = evaluate_completion(&completion("churn_risk", None, serde_json::json!({})));
+        assert_eq!(
+            (silent.evidence_type, silent.current_outcome.as_str()),
+            (EvidenceType::None, "unresponsive")
+        );
+    }
+
+    #[test]
+    fn goal_progress_always_names_an_offered_outcome() {
+        for def in REGISTRY {
+            for said in [None, Some("stop"), Some("see you monday"), Some("what?")] {
+                let p = evaluate_completion(&completion(def.key, said, serde_json::json!({})));
+                assert!(codes(def.key).contains(&p.current_outcome), "{}: {p:?}", def.key);
+            }
+        }
+    }
+}
