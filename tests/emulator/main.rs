@@ -4,6 +4,7 @@
 mod categories;
 mod concurrency;
 mod fixtures;
+mod gates;
 mod payment_recovery;
 mod refusals;
 mod ses_failure;

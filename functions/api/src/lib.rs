@@ -39,6 +39,10 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/accounts", post(create_account).get(list_accounts))
         .route("/api/v1/admin/pause", post(pause))
         .route("/api/v1/admin/resume", post(resume))
+        .route("/api/v1/admin/accounts/{id}/pause", post(admin_pause_account))
+        .route("/api/v1/admin/accounts/{id}/resume", post(admin_resume_account))
+        .route("/api/v1/pause", get(account_pause_state).post(pause_account))
+        .route("/api/v1/resume", post(resume_account))
         .route("/api/v1/tasks", get(list_tasks).post(create_task))
         .route("/api/v1/tasks/{id}", get(get_task))
         .route("/api/v1/tasks/{id}/approve", post(approve))
@@ -131,6 +135,48 @@ async fn pause(State(state): Shared, headers: HeaderMap) -> Result<Response, Api
 async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
+}
+
+fn kill_switch(account: &openloop_core::account::Account) -> Response {
+    json(
+        StatusCode::OK,
+        serde_json::json!({"account_id": account.id, "paused": account.paused}),
+    )
+}
+
+/// The owner's kill switch for their own account (spec §7.6).
+async fn pause_account(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    Ok(kill_switch(&state.engine.set_account_paused(account, true, "owner").await?))
+}
+
+async fn resume_account(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    Ok(kill_switch(&state.engine.set_account_paused(account, false, "owner").await?))
+}
+
+async fn account_pause_state(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    Ok(kill_switch(&state.engine.account(account).await?))
+}
+
+fn account_id(raw: &str) -> Result<AccountId, ApiError> {
+    raw.parse().map_err(|_| ApiError::not_found("account"))
+}
+
+/// An operator pulls one account's kill switch (admin token).
+async fn admin_pause_account(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    admin(&state, &headers)?;
+    Ok(kill_switch(
+        &state.engine.set_account_paused(account_id(&id)?, true, "admin").await?,
+    ))
+}
+
+async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    admin(&state, &headers)?;
+    Ok(kill_switch(
+        &state.engine.set_account_paused(account_id(&id)?, false, "admin").await?,
+    ))
 }
 
 #[derive(Deserialize)]

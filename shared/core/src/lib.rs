@@ -16,6 +16,7 @@
 //! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
 
 pub mod account;
+pub mod anomaly;
 pub mod cadence;
 pub mod contract;
 pub mod engine;

@@ -107,6 +107,11 @@ pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp>
     Err(opens)
 }
 
+/// Anomalies (spec §7.5): this many conversation turns without a resolution escalate…
+pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
+/// …and so do this many member replies on a task that is still open (a possible loop).
+pub const ANOMALY_MEMBER_REPLIES: usize = 3;
+
 /// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
 pub const RECURRING_PER_TICK: usize = 50;
 

@@ -117,6 +117,28 @@ impl Engine {
         Ok(account.settings)
     }
 
+    /// The per-account kill switch (spec §7.6): while set, no worker sends for this account;
+    /// due steps are deferred, never dropped. `by` says who pulled it (owner or admin).
+    pub async fn set_account_paused(&self, id: AccountId, paused: bool, by: &str) -> Result<Account, EngineError> {
+        for _ in 0..4 {
+            let mut account = self.account(id).await?;
+            if account.paused == paused {
+                return Ok(account);
+            }
+            account.paused = paused;
+            account.version += 1;
+            match self.store.save_account(&account).await {
+                Ok(()) => {
+                    tracing::warn!(account = %id, paused, by, "account kill switch changed");
+                    return Ok(account);
+                }
+                Err(crate::error::StoreError::Conflict(crate::error::Conflict::Version)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
+    }
+
     /// The global emergency stop: every worker and the tick check it first.
     pub async fn set_global_pause(&self, paused: bool) -> Result<SystemConfig, EngineError> {
         let config = SystemConfig {

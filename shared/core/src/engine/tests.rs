@@ -879,3 +879,5 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
     assert!(report.content.contains("| churn_risk | 2 | 1 |"), "{}", report.content);
     assert!(w.mailer.sent().iter().all(|m| m.to.as_str() != "_account"));
 }
+
+mod gates;

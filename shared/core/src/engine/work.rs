@@ -186,6 +186,11 @@ impl Engine {
             });
         }
         let def = task_type::definition(&task.task_type);
+        if let Some(anomaly) = self.anomaly(&task, now).await? {
+            tracing::warn!(task = %task.id, reason = anomaly.reason(), "anomaly");
+            let why = Why::new(anomaly.reason()).detail(anomaly.detail());
+            return self.move_to(task, TaskStatus::Escalated, now, why).await;
+        }
         if let Some(outcome) = self.step_without_mail(&task, def, now).await {
             return outcome;
         }
@@ -594,18 +599,37 @@ impl Engine {
         {
             return self.escalate_unknown(task, reserved, now).await;
         }
+        let anomaly = crate::anomaly::detect(&task, 0, now).unwrap_or(crate::anomaly::Anomaly::StuckExecuting { since: task.updated_at });
+        tracing::warn!(task = %task.id, reason = anomaly.reason(), "anomaly");
         let (mut next, log) = transition(
             &task,
             TaskStatus::Waiting,
             now,
-            Why::new("execution_lease_expired").detail("the worker holding this task stopped before sending; retrying"),
+            Why::new(anomaly.reason()).detail(format!(
+                "{}: the worker holding this task stopped before sending; retrying",
+                anomaly.detail()
+            )),
         )?;
         next.next_action_at = Some(now);
         self.store.commit(&TaskCommit::new(next, log)).await?;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Waiting,
-            reason: "execution_lease_expired".into(),
+            reason: anomaly.reason().into(),
         })
+    }
+
+    /// The §7.5 checks for a task about to be worked. The member's replies are only read for
+    /// a task that has written to them (a reply needs a message to answer).
+    async fn anomaly(&self, task: &Task, now: Timestamp) -> Result<Option<crate::anomaly::Anomaly>, EngineError> {
+        let replies = if task.status == TaskStatus::Waiting && task.touch > 0 {
+            self.store
+                .task_history(task.account_id, task.id)
+                .await?
+                .map_or(0, |h| crate::anomaly::member_replies(&h.messages))
+        } else {
+            0
+        };
+        Ok(crate::anomaly::detect(task, replies, now))
     }
 
     async fn escalate_unknown(&self, task: Task, reserved: OutboundMessage, now: Timestamp) -> Result<StepOutcome, EngineError> {
