@@ -28,6 +28,7 @@ pub mod limits;
 pub mod mail;
 pub mod member;
 pub mod memory;
+pub mod outcome;
 pub mod ports;
 pub mod priority_rules;
 pub mod recurring;

@@ -91,6 +91,8 @@ pub struct GoalSignal {
     pub weight: u8,
     pub completes_goal: bool,
     pub verification_window_days: u32,
+    /// The outcome a task of this type closes with when this signal completes its goal.
+    pub outcome: Option<&'static str>,
 }
 
 /// One possible ending of a task of this type.
@@ -196,6 +198,7 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
             weight: 100,
             completes_goal: true,
             verification_window_days: 7,
+            outcome: Some("recovered"),
         }],
         judgment_criteria: Some(
             "The member acknowledged the problem and said they will update their payment; the task still completes only when a payment succeeds.",
@@ -230,6 +233,13 @@ pub const PAYMENT_RECOVERY: TaskTypeDef = TaskTypeDef {
                 Negative,
                 "The member cancelled instead of fixing the payment",
                 None,
+            ),
+            outcome(
+                "engaged_late",
+                "Late Win",
+                Positive,
+                "The goal's signal arrived after the task closed unanswered, within its window",
+                Some(1.0),
             ),
             outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
             outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
@@ -266,12 +276,14 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
                 weight: 100,
                 completes_goal: true,
                 verification_window_days: 14,
+                outcome: Some("retained"),
             },
             GoalSignal {
                 signal: "reply_positive",
                 weight: 60,
                 completes_goal: false,
                 verification_window_days: 14,
+                outcome: None,
             },
         ],
         judgment_criteria: Some("The member stated a specific intent to come back (a day, a class). Vague friendliness does not count."),
@@ -310,6 +322,20 @@ pub const CHURN_RISK: TaskTypeDef = TaskTypeDef {
                 "No Response",
                 Neutral,
                 "All touches used, no reply, no check-in",
+                None,
+            ),
+            outcome(
+                "engaged_late",
+                "Late Win",
+                Positive,
+                "The goal's signal arrived after the task closed unanswered, within its window",
+                Some(1.0),
+            ),
+            outcome(
+                "verbal_only",
+                "Verbal Only",
+                Neutral,
+                "Said they would return but no check-in came within 14 days (a downgraded verbal commitment)",
                 None,
             ),
             outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
@@ -355,12 +381,14 @@ pub const WIN_BACK: TaskTypeDef = TaskTypeDef {
                 weight: 100,
                 completes_goal: true,
                 verification_window_days: 30,
+                outcome: Some("recovered"),
             },
             GoalSignal {
                 signal: "reply_positive",
                 weight: 50,
                 completes_goal: false,
                 verification_window_days: 30,
+                outcome: None,
             },
         ],
         judgment_criteria: Some("The member shows real interest in coming back, beyond being polite."),
@@ -382,6 +410,13 @@ pub const WIN_BACK: TaskTypeDef = TaskTypeDef {
             ),
             outcome("unresponsive", "No Response", Neutral, "No reply after every touch", None),
             outcome("declined", "Declined", Negative, "Said no, clearly", None),
+            outcome(
+                "engaged_late",
+                "Late Win",
+                Positive,
+                "The goal's signal arrived after the task closed unanswered, within its window",
+                Some(1.0),
+            ),
             outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
             outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
@@ -421,12 +456,14 @@ pub const LEAD_FOLLOWUP: TaskTypeDef = TaskTypeDef {
                 weight: 100,
                 completes_goal: true,
                 verification_window_days: 21,
+                outcome: Some("converted"),
             },
             GoalSignal {
                 signal: "checkin",
                 weight: 100,
                 completes_goal: true,
                 verification_window_days: 21,
+                outcome: Some("converted"),
             },
         ],
         judgment_criteria: Some("The lead committed to a specific day or time to come in."),
@@ -442,6 +479,13 @@ pub const LEAD_FOLLOWUP: TaskTypeDef = TaskTypeDef {
             ),
             outcome("unresponsive", "No Response", Neutral, "No reply", None),
             outcome("not_interested", "Not Interested", Negative, "Declined, clearly", None),
+            outcome(
+                "engaged_late",
+                "Late Win",
+                Positive,
+                "The goal's signal arrived after the task closed unanswered, within its window",
+                Some(1.0),
+            ),
             outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
             outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
@@ -477,12 +521,14 @@ pub const ONBOARDING: TaskTypeDef = TaskTypeDef {
                 weight: 100,
                 completes_goal: true,
                 verification_window_days: 30,
+                outcome: Some("habit_formed"),
             },
             GoalSignal {
                 signal: "checkin",
                 weight: 33,
                 completes_goal: false,
                 verification_window_days: 30,
+                outcome: None,
             },
         ],
         judgment_criteria: Some(
@@ -500,6 +546,13 @@ pub const ONBOARDING: TaskTypeDef = TaskTypeDef {
             outcome("some_engagement", "Some Engagement", Neutral, "One or two check-ins so far", None),
             outcome("no_show", "No-Show", Negative, "No check-in after 14 days or more", None),
             outcome("unresponsive", "No Response", Neutral, "No reply to the welcome messages", None),
+            outcome(
+                "engaged_late",
+                "Late Win",
+                Positive,
+                "The goal's signal arrived after the task closed unanswered, within its window",
+                Some(1.0),
+            ),
             outcome("opted_out", "Opted Out", Negative, "Asked not to be contacted", None),
             outcome("owner_handled", "Owner Handled", Positive, "The owner took it over", None),
         ],
@@ -626,6 +679,7 @@ pub const MILESTONE_REVIEW: TaskTypeDef = TaskTypeDef {
             weight: 100,
             completes_goal: true,
             verification_window_days: 7,
+            outcome: Some("review_posted"),
         }],
         judgment_criteria: Some("The member says they left, or will leave, a review."),
         deliverable_spec: None,
@@ -766,6 +820,20 @@ mod tests {
                 assert!(def.goal.judgment_criteria.is_some(), "{} has nothing to judge by", def.key);
             }
             for signal in def.goal.signals {
+                if let Some(code) = signal.outcome {
+                    assert!(
+                        codes.contains(&code),
+                        "{}: signal {} closes with unknown outcome {code}",
+                        def.key,
+                        signal.signal
+                    );
+                }
+                assert_eq!(
+                    signal.completes_goal,
+                    signal.outcome.is_some(),
+                    "{}: a signal that completes the goal names its outcome, and only such a signal",
+                    def.key
+                );
                 assert!(
                     def.outcome_signals.contains(&signal.signal),
                     "{}: goal signal {} is not an outcome signal",
