@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::InvalidInput;
 use crate::ids::AccountId;
 use crate::limits;
+use crate::task_type;
 
 /// How much the agent may do alone (spec §6.2, §7.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,7 +19,9 @@ pub enum ExecutionMode {
     LimitedAuto,
 }
 
-/// How the business presents itself in mail.
+/// How the business presents itself in mail, and what the agent may know about it (spec
+/// §23.1). Every field is optional: the prompt says only what is given, and the agent
+/// escalates rather than invent the rest.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Profile {
     #[serde(default)]
@@ -27,6 +30,98 @@ pub struct Profile {
     pub owner_first_name: Option<String>,
     #[serde(default)]
     pub sign_off: Option<String>,
+    /// What kind of business it is ("crossfit box", "yoga studio").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_type: Option<String>,
+    /// Its voice ("casual_friendly", "motivational", "professional", "community_first").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vibe: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_types: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub special_programs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_promo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical_greeting: Option<String>,
+    /// Subjects the agent must never bring up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub never_mention: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always_include: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_website: Option<String>,
+}
+
+impl Profile {
+    fn texts(&self) -> impl Iterator<Item = &String> {
+        [
+            &self.display_name,
+            &self.owner_first_name,
+            &self.sign_off,
+            &self.business_type,
+            &self.vibe,
+            &self.current_promo,
+            &self.typical_greeting,
+            &self.contact_phone,
+            &self.contact_address,
+            &self.contact_website,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.class_types.iter())
+        .chain(self.special_programs.iter())
+        .chain(self.never_mention.iter())
+        .chain(self.always_include.iter())
+    }
+}
+
+/// An owner's instructions for one agent, or one of its task types (spec §23.3): added to the
+/// prompt, or replacing the task type's skill. The base rules are never replaced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentOverride {
+    /// `retention`, `sales`, `gm`, `reputation`, or `*` for every agent.
+    pub agent: String,
+    /// A registered task type, or none for every type of the agent.
+    #[serde(default)]
+    pub task_type: Option<String>,
+    /// Replaces the task type's skill.
+    #[serde(default)]
+    pub prompt_override: Option<String>,
+    /// Added after the account context.
+    #[serde(default)]
+    pub prompt_additions: Option<String>,
+}
+
+impl AgentOverride {
+    /// How closely this override fits `agent` and `task_type`: `None` if it does not apply,
+    /// higher is more specific (type-and-agent, agent, every agent with type, everything).
+    pub fn specificity(&self, agent: &str, task_type: &str) -> Option<u8> {
+        let agent_fits = self.agent == agent;
+        let everyone = self.agent == "*";
+        match self.task_type.as_deref() {
+            Some(t) if t == task_type && agent_fits => Some(4),
+            None if agent_fits => Some(3),
+            Some(t) if t == task_type && everyone => Some(2),
+            None if everyone => Some(1),
+            _ => None,
+        }
+    }
+
+    /// The one override that applies to a task of `task_type` run by `agent`: the most
+    /// specific one.
+    pub fn effective<'a>(overrides: &'a [AgentOverride], agent: &str, task_type: &str) -> Option<&'a AgentOverride> {
+        overrides
+            .iter()
+            .filter_map(|o| o.specificity(agent, task_type).map(|s| (s, o)))
+            .max_by_key(|(s, _)| *s)
+            .map(|(_, o)| o)
+    }
 }
 
 /// The owner-editable settings (CONTRACT.md `GET/PUT /api/v1/settings`).
@@ -41,6 +136,10 @@ pub struct Settings {
     pub onboarded_at: Option<Timestamp>,
     pub avg_membership_price: f64,
     pub profile: Profile,
+    /// Owner instructions per agent or task type (spec §23.3); an extension of CONTRACT.md's
+    /// settings.
+    #[serde(default)]
+    pub agent_overrides: Vec<AgentOverride>,
 }
 
 impl Settings {
@@ -55,6 +154,7 @@ impl Settings {
             onboarded_at: None,
             avg_membership_price: limits::DEFAULT_AVG_MEMBERSHIP_PRICE,
             profile: Profile::default(),
+            agent_overrides: Vec::new(),
         }
     }
 
@@ -79,11 +179,55 @@ impl Settings {
                 format!("daily_send_limit must be at most {}", limits::MAX_DAILY_SEND_LIMIT),
             ));
         }
+        if self.profile.texts().any(|t| t.chars().count() > limits::MAX_PROFILE_TEXT_CHARS) {
+            return Err(InvalidInput::new(
+                "invalid_profile",
+                format!("profile texts must be at most {} characters each", limits::MAX_PROFILE_TEXT_CHARS),
+            ));
+        }
+        self.validate_overrides()?;
         if !(self.avg_membership_price.is_finite() && self.avg_membership_price >= 0.0) {
             return Err(InvalidInput::new(
                 "invalid_avg_membership_price",
                 "avg_membership_price must be a non-negative number",
             ));
+        }
+        Ok(())
+    }
+
+    fn validate_overrides(&self) -> Result<(), InvalidInput> {
+        let invalid = |message: String| Err(InvalidInput::new("invalid_agent_overrides", message));
+        if self.agent_overrides.len() > limits::MAX_AGENT_OVERRIDES {
+            return invalid(format!("at most {} agent overrides", limits::MAX_AGENT_OVERRIDES));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for o in &self.agent_overrides {
+            let known_agent = o.agent == "*" || task_type::REGISTRY.iter().any(|t| t.agent == o.agent);
+            if !known_agent {
+                return invalid(format!("{:?} is not an agent (retention, sales, gm, reputation or *)", o.agent));
+            }
+            if let Some(t) = &o.task_type {
+                match task_type::lookup(t) {
+                    None => return invalid(format!("{t:?} is not a task type")),
+                    Some(def) if o.agent != "*" && def.agent != o.agent => {
+                        return invalid(format!("{t:?} is run by the {} agent, not {}", def.agent, o.agent));
+                    }
+                    Some(_) => {}
+                }
+            }
+            let texts = [&o.prompt_override, &o.prompt_additions];
+            if texts.iter().all(|t| t.as_deref().is_none_or(|t| t.trim().is_empty())) {
+                return invalid("an override needs prompt_override or prompt_additions".into());
+            }
+            if texts
+                .iter()
+                .any(|t| t.as_deref().is_some_and(|t| t.chars().count() > limits::MAX_OVERRIDE_CHARS))
+            {
+                return invalid(format!("override texts must be at most {} characters", limits::MAX_OVERRIDE_CHARS));
+            }
+            if !seen.insert((o.agent.clone(), o.task_type.clone())) {
+                return invalid(format!("two overrides for agent {:?} and task type {:?}", o.agent, o.task_type));
+            }
         }
         Ok(())
     }
@@ -153,4 +297,63 @@ impl From<&str> for WebhookSecret {
 pub struct SystemConfig {
     pub global_pause: bool,
     pub updated_at: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_overrides(overrides: Vec<AgentOverride>) -> Settings {
+        let mut s = Settings::defaults("Europe/London".into());
+        s.agent_overrides = overrides;
+        s
+    }
+
+    fn addition(agent: &str, task_type: Option<&str>) -> AgentOverride {
+        AgentOverride {
+            agent: agent.into(),
+            task_type: task_type.map(Into::into),
+            prompt_override: None,
+            prompt_additions: Some("Mention the summer schedule.".into()),
+        }
+    }
+
+    #[test]
+    fn overrides_name_a_real_agent_and_one_of_its_types_once() {
+        assert!(
+            with_overrides(vec![addition("retention", Some("churn_risk")), addition("*", None)])
+                .validate()
+                .is_ok()
+        );
+        let refused = [
+            vec![addition("marketing", None)],
+            vec![addition("retention", Some("no_such_type"))],
+            vec![addition("sales", Some("churn_risk"))],
+            vec![addition("retention", None), addition("retention", None)],
+            vec![AgentOverride {
+                prompt_additions: Some("   ".into()),
+                ..addition("gm", None)
+            }],
+            vec![AgentOverride {
+                prompt_override: Some("x".repeat(limits::MAX_OVERRIDE_CHARS + 1)),
+                ..addition("gm", None)
+            }],
+        ];
+        for overrides in refused {
+            let err = with_overrides(overrides.clone()).validate().expect_err("refused");
+            assert_eq!(err.code, "invalid_agent_overrides", "{overrides:?}");
+        }
+    }
+
+    #[test]
+    fn settings_without_overrides_or_the_new_profile_fields_still_read() {
+        let old = serde_json::json!({
+            "execution_mode": "manual", "member_weekly_limit": 3, "daily_send_limit": 15,
+            "timezone": "UTC", "send_window_start": 8, "send_window_end": 20, "onboarded_at": null,
+            "avg_membership_price": 150.0, "profile": {"display_name": "Harbour Gym"}
+        });
+        let settings: Settings = serde_json::from_value(old).expect("old settings");
+        assert!(settings.agent_overrides.is_empty());
+        assert_eq!(settings.profile.display_name.as_deref(), Some("Harbour Gym"));
+    }
 }

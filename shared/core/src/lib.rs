@@ -14,9 +14,11 @@
 //! - [`limits`]: every numeric safety limit and the checks that use them.
 //! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…).
 //! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
+//! - [`prompt`] and [`skills`]: the six-layer system prompt every AI call is given.
 
 pub mod account;
 pub mod anomaly;
+pub mod business_memory;
 pub mod cadence;
 pub mod contract;
 pub mod engine;
@@ -31,7 +33,9 @@ pub mod memory;
 pub mod outcome;
 pub mod ports;
 pub mod priority_rules;
+pub mod prompt;
 pub mod recurring;
+pub mod skills;
 pub mod task;
 pub mod task_type;
 pub mod token;

@@ -20,6 +20,15 @@ pub const DEFAULT_AVG_MEMBERSHIP_PRICE: f64 = 150.0;
 pub const MAX_MEMBER_WEEKLY_LIMIT: u32 = 14;
 pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
 
+/// Account context for prompts (spec §23): how much an owner may write into it.
+pub const MAX_PROFILE_TEXT_CHARS: usize = 500;
+pub const MAX_AGENT_OVERRIDES: usize = 40;
+pub const MAX_OVERRIDE_CHARS: usize = 8_000;
+/// Business memories: the longest one, how many an account keeps, how many a prompt reads.
+pub const MAX_MEMORY_CHARS: usize = 1_000;
+pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
+pub const MAX_PROMPT_MEMORIES: usize = 25;
+
 /// At most this many messages per member per day (the account's local day), across tasks.
 pub const MEMBER_DAILY_LIMIT: usize = 1;
 

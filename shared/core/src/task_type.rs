@@ -163,6 +163,36 @@ impl TaskTypeDef {
     pub fn outcome(&self, code: &str) -> Option<&GoalOutcome> {
         self.goal.outcomes.iter().find(|o| o.code == code)
     }
+
+    /// The outcome a member's clear commitment ("I'll be in Monday", "I'll leave a review")
+    /// closes the task with, provisionally until the signal confirms it (spec §16.2). `None`
+    /// where words never close the task: payments and check-in counts are judged only from
+    /// their signals, and staff or research work has no member conversation.
+    pub fn verbal_commitment_outcome(&self) -> Option<&'static str> {
+        match self.key {
+            "churn_risk" => Some("verbal_commitment"),
+            "win_back" => Some("interested"),
+            "lead_followup" => Some("engaged"),
+            "milestone_review" => Some("review_posted"),
+            "ad_hoc" => Some("resolved"),
+            _ => None,
+        }
+    }
+
+    /// What a conversation of this type is about, in a few words: the agent of another task
+    /// for the same member must leave it alone (spec §21.4), and a reply about it on another
+    /// task is "another subject" (spec §19.5).
+    pub fn subject(&self) -> &'static str {
+        match self.key {
+            "payment_recovery" => "payment or billing",
+            "churn_risk" | "win_back" | "onboarding" => "attendance and coming in to train",
+            "lead_followup" => "booking a first visit or trial",
+            "milestone_review" => "a review of the gym",
+            "staff_call_member" => "a phone call from the team",
+            "monthly_churn_analysis" => "the monthly churn report",
+            _ => self.description,
+        }
+    }
 }
 
 const fn outcome(
@@ -849,6 +879,12 @@ mod tests {
             );
         }
         assert!(skills.join("_base.md").is_file());
+        for def in REGISTRY {
+            if let Some(code) = def.verbal_commitment_outcome() {
+                let outcome = def.outcome(code).unwrap_or_else(|| panic!("{}: {code} is not an outcome", def.key));
+                assert_eq!(outcome.kind, OutcomeKind::Positive, "{}: {code}", def.key);
+            }
+        }
         assert_eq!(REGISTRY.len(), 9);
     }
 }

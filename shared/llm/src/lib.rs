@@ -93,6 +93,7 @@ mod tests {
                 display_name: Some("CrossFit Renegade".into()),
                 owner_first_name: Some("Mike".into()),
                 sign_off: Some("Coach Mike".into()),
+                ..Profile::default()
             },
             business_name: "CrossFit Renegade".into(),
             touch,

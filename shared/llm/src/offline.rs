@@ -581,9 +581,9 @@ fn has_time_anchor(text: &str) -> bool {
     })
 }
 
-/// What the task is about, for telling another subject apart.
+/// Whether the task is itself about money: then money talk is on its subject.
 fn about_money(task_type: &str) -> bool {
-    task_type == "payment_recovery"
+    definition(task_type).subject() == task_type::PAYMENT_RECOVERY.subject()
 }
 
 /// Read a reply. `task_type` decides what counts as "another subject".
@@ -661,31 +661,12 @@ fn kind_of(def: &TaskTypeDef, code: &str) -> Option<OutcomeKind> {
 /// Outcomes only the system or the owner sets, never a reading of a reply.
 const SYSTEM_OUTCOMES: &[&str] = &["owner_handled", "self_resolved", "escalated_unresolved", "unresponsive"];
 
-/// The progressive types whose goal is a count of signals: words never settle them.
-fn progressive(def: &TaskTypeDef) -> bool {
-    def.goal.signals.iter().any(|s| s.completes_goal && s.signal.contains("_count_"))
-}
-
-/// The outcome a provisional close names: the type's verbal-commitment code; else its
-/// positive code that credits nothing (interest, not yet the event); else its first positive
-/// code. `None` for progressive goals and types without a positive code on offer.
+/// The outcome a provisional close names: the type's verbal-commitment outcome, if the type
+/// has one and the request offers it. `None` means words do not close this task.
 pub fn verbal_commitment_code(codes: &[String], task_type: &str) -> Option<String> {
-    let def = definition(task_type);
-    if let Some(code) = offered(codes, "verbal_commitment") {
-        return Some(code.clone());
-    }
-    if progressive(def) {
-        return None;
-    }
-    let positive: Vec<&String> = codes
-        .iter()
-        .filter(|c| !SYSTEM_OUTCOMES.contains(&c.as_str()) && kind_of(def, c) == Some(OutcomeKind::Positive))
-        .collect();
-    positive
-        .iter()
-        .find(|c| def.outcome(c).is_some_and(|o| o.revenue_multiplier.is_none()))
-        .or(positive.first())
-        .map(|c| (*c).clone())
+    definition(task_type)
+        .verbal_commitment_outcome()
+        .and_then(|code| offered(codes, code).cloned())
 }
 
 /// A neutral "still talking" code (engaged_conversation, engaged, acknowledged…).
@@ -1177,19 +1158,27 @@ mod tests {
     }
 
     #[test]
-    fn a_commitment_closes_provisionally_with_the_types_verbal_code_or_its_nearest_positive() {
+    fn a_commitment_closes_provisionally_with_the_types_verbal_outcome_and_waits_where_words_cannot_close() {
         let churn = evaluate_reply(&reply_request("churn_risk", "See you Thursday at 6pm"));
         assert_eq!(churn.action, ReplyAction::Close);
         assert!(churn.provisional && churn.confidence >= 60);
         assert_eq!(churn.outcome.as_deref(), Some("verbal_commitment"));
         let win_back = evaluate_reply(&reply_request("win_back", "I'll come in Saturday"));
         assert_eq!(win_back.outcome.as_deref(), Some("interested"));
+        // A payment is judged only from its signal: words wait, as "acknowledged".
         let payment = evaluate_reply(&reply_request("payment_recovery", "I'll update my card tonight"));
         assert_eq!(
             (payment.action, payment.outcome.as_deref()),
-            (ReplyAction::Close, Some("recovered"))
+            (ReplyAction::Wait, Some("acknowledged"))
         );
-        assert!(payment.provisional);
+        assert!(!payment.provisional);
+        let review = evaluate_reply(&reply_request("milestone_review", "I'll leave a review this weekend"));
+        assert_eq!(
+            (review.action, review.outcome.as_deref()),
+            (ReplyAction::Close, Some("review_posted"))
+        );
+        let onboarding = evaluate_reply(&reply_request("onboarding", "See you Monday at 6am"));
+        assert_eq!(onboarding.action, ReplyAction::Wait, "check-ins are counted, not promised");
     }
 
     #[test]

@@ -66,6 +66,7 @@ fn request(task_type: &str, reply: &str) -> ReplyRequest {
             display_name: Some("Riverside Strength".into()),
             owner_first_name: Some("Jo".into()),
             sign_off: Some("Coach Jo".into()),
+            ..Profile::default()
         },
         business_name: "Riverside Strength".into(),
         system_prompt: String::new(),

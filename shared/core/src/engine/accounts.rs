@@ -4,7 +4,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::Engine;
-use crate::account::{Account, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
+use crate::account::{Account, AgentOverride, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
 use crate::error::{EngineError, InvalidInput};
 use crate::ids::AccountId;
 
@@ -40,6 +40,7 @@ pub struct SettingsPatch {
     pub onboarded_at: Option<Timestamp>,
     pub avg_membership_price: Option<f64>,
     pub profile: Option<Profile>,
+    pub agent_overrides: Option<Vec<AgentOverride>>,
 }
 
 impl SettingsPatch {
@@ -70,6 +71,9 @@ impl SettingsPatch {
         }
         if let Some(v) = self.profile {
             s.profile = v
+        }
+        if let Some(v) = self.agent_overrides {
+            s.agent_overrides = v
         }
         s
     }
