@@ -14,7 +14,7 @@ use openloop_core::ports::{
     CompletionRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation, ReplyRequest,
 };
 use openloop_core::task::Role;
-use openloop_core::task_type::{self, OutcomeKind, TaskTypeDef};
+use openloop_core::task_type::{self, GoalSignal, OutcomeKind, TaskTypeDef};
 
 /// What a reply is, as far as words can tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -659,7 +659,14 @@ fn kind_of(def: &TaskTypeDef, code: &str) -> Option<OutcomeKind> {
 }
 
 /// Outcomes only the system or the owner sets, never a reading of a reply.
-const SYSTEM_OUTCOMES: &[&str] = &["owner_handled", "self_resolved", "escalated_unresolved", "unresponsive"];
+const SYSTEM_OUTCOMES: &[&str] = &[
+    "owner_handled",
+    "self_resolved",
+    "escalated_unresolved",
+    "unresponsive",
+    "engaged_late",
+    "verbal_only",
+];
 
 /// The outcome a provisional close names: the type's verbal-commitment outcome, if the type
 /// has one and the request offers it. `None` means words do not close this task.
@@ -897,12 +904,9 @@ fn evidence_signals(evidence: &serde_json::Value) -> Vec<(String, Option<openloo
         .collect()
 }
 
-/// The concrete-signal outcome: the type's first positive code that is not a system code.
-fn signal_code(codes: &[String], def: &TaskTypeDef) -> Option<String> {
-    codes
-        .iter()
-        .find(|c| !SYSTEM_OUTCOMES.contains(&c.as_str()) && kind_of(def, c) == Some(OutcomeKind::Positive))
-        .cloned()
+/// The outcome a completing signal closes with, as the registry says, if it is offered.
+fn signal_code(codes: &[String], signal: &GoalSignal) -> Option<String> {
+    signal.outcome.and_then(|code| offered(codes, code).cloned())
 }
 
 fn progress(
@@ -956,7 +960,7 @@ pub fn evaluate_completion(r: &CompletionRequest) -> GoalProgress {
         let mut p = if done {
             progress(
                 100,
-                signal_code(codes, def),
+                signal_code(codes, goal),
                 90,
                 EvidenceType::ConcreteSignal,
                 format!("{target} of {target} {base} signals seen"),
@@ -981,7 +985,7 @@ pub fn evaluate_completion(r: &CompletionRequest) -> GoalProgress {
     if let Some(s) = def.goal.signals.iter().find(|s| s.completes_goal && seen(s.signal) > 0) {
         return progress(
             100,
-            signal_code(codes, def),
+            signal_code(codes, s),
             90,
             EvidenceType::ConcreteSignal,
             format!("the {} signal was seen", s.signal),
