@@ -76,3 +76,83 @@ async fn the_admin_pauses_an_account_and_owners_cannot_use_the_admin_route() {
     assert_eq!(status, 404, "{body}");
     stack.running.stop();
 }
+
+/// Given a gym, when the owner asks for a dry run and for a plan through the API, then the
+/// dry run walks the pipeline without mail and the plan waits for review with its steps;
+/// and `GET /api/v1/autonomy` shows the ramp.
+#[tokio::test]
+async fn dry_run_and_plan_tasks_through_the_api() {
+    let stack = Stack::start("gates-modes").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("limited_auto").await;
+    let email = format!("modes+{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, _) = stack
+        .webhook(
+            &gym,
+            "evt_modes",
+            events::member_created("m_modes", &email, "Mo", &day0.to_string()),
+        )
+        .await;
+    assert_eq!(status, 202);
+    stack.run().await;
+
+    let (status, dry) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "churn_risk", "member_id": "m_modes", "goal": "Bring Mo back", "confidence": 90, "execution_mode": "dry_run"}),
+        )
+        .await;
+    assert_eq!((status, dry["execution_mode"].as_str()), (201, Some("dry_run")), "{dry}");
+    let id = dry["id"].as_str().unwrap_or_default().to_owned();
+    if dry["status"] == "pending_review" {
+        let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200);
+    }
+    stack.run().await;
+    assert!(stack.outbox_to(&email).await.is_empty(), "a dry run never mails");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert!(reasons(&task).iter().any(|r| r == "dry_run_would_send"), "{task}");
+    assert_eq!(task["touch"], 1);
+
+    let (status, planned) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "payment_recovery", "member_id": "m_modes", "goal": "Fix the card", "confidence": 90, "execution_mode": "plan"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{planned}");
+    assert_eq!(planned["status"], "pending_review");
+    assert_eq!(
+        planned["plan"]["steps"].as_array().map(Vec::len),
+        Some(2),
+        "one step per allowed touch: {planned}"
+    );
+
+    let (status, bad) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "win_back", "member_id": "m_modes", "goal": "x", "execution_mode": "yolo"}),
+        )
+        .await;
+    assert!(status == 400 || status == 422, "{status} {bad}");
+
+    let (status, autonomy) = stack.get("/api/v1/autonomy", &gym.token).await;
+    assert_eq!((status, autonomy["phase"].as_str()), (200, Some("full")), "{autonomy}");
+    let (status, settings) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"agent_ramps": {"sales": day0.to_string()}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{settings}");
+    let (_, autonomy) = stack.get("/api/v1/autonomy", &gym.token).await;
+    assert_eq!(autonomy["agents"]["sales"]["phase"], "shadow", "{autonomy}");
+    assert_eq!(autonomy["agents"]["retention"]["phase"], "full");
+    stack.running.stop();
+}

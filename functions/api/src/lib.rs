@@ -17,8 +17,9 @@ use serde::Deserialize;
 
 use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 use openloop_core::account::WebhookSecret;
+use openloop_core::autonomy::TaskMode;
 use openloop_core::contract::{TaskDetailView, TaskView};
-use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
+use openloop_core::engine::{AccountSecrets, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::error::EngineError;
 use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
@@ -51,6 +52,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/resolve", post(resolve))
         .route("/api/v1/tasks/{id}/guidance", post(guidance))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
+        .route("/api/v1/autonomy", get(autonomy))
         .route("/api/v1/suppressions", post(add_suppression))
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
@@ -232,6 +234,8 @@ struct CreateTask {
     goal: String,
     confidence: Option<u8>,
     draft: Option<Draft>,
+    /// `live` (default), `dry_run` or `plan` (spec §27).
+    execution_mode: Option<TaskMode>,
 }
 
 async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
@@ -246,9 +250,12 @@ async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Re
         .into());
     }
     let account = state.engine.account(account_id).await?;
+    let options = CreateOptions {
+        mode: input.execution_mode.unwrap_or_default(),
+    };
     let created = state
         .engine
-        .create_task(
+        .create_task_with(
             &account,
             NewTask {
                 task_type: input.task_type,
@@ -261,6 +268,7 @@ async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Re
                 gate: GateContext::default(),
                 context: serde_json::Value::Null,
             },
+            options,
         )
         .await?;
     let status = match created {
@@ -339,6 +347,23 @@ async fn scorecard(State(state): Shared, headers: HeaderMap) -> Result<Response,
         StatusCode::NOT_IMPLEMENTED,
         "not_implemented",
         "the scorecard arrives with outcome attribution",
+    ))
+}
+
+/// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
+async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = state.engine.account(owner(&state, &headers).await?).await?;
+    let now = state.engine.clock.now();
+    let account_phase = openloop_core::autonomy::RampPhase::since(account.settings.onboarded_at, now);
+    Ok(json(
+        StatusCode::OK,
+        serde_json::json!({
+            "execution_mode": account.settings.execution_mode,
+            "paused": account.paused,
+            "onboarded_at": account.settings.onboarded_at,
+            "phase": account_phase,
+            "agents": openloop_core::autonomy::phases(&account.settings, now),
+        }),
     ))
 }
 

@@ -140,6 +140,10 @@ pub struct Settings {
     /// settings.
     #[serde(default)]
     pub agent_overrides: Vec<AgentOverride>,
+    /// Agents enabled after the account's own ramp, with the day each was enabled: each runs
+    /// its own onboarding ramp from then (spec §26.4). Keys are agents (`retention`, `sales`…).
+    #[serde(default)]
+    pub agent_ramps: std::collections::BTreeMap<String, Timestamp>,
 }
 
 impl Settings {
@@ -155,6 +159,7 @@ impl Settings {
             avg_membership_price: limits::DEFAULT_AVG_MEMBERSHIP_PRICE,
             profile: Profile::default(),
             agent_overrides: Vec::new(),
+            agent_ramps: Default::default(),
         }
     }
 
@@ -190,6 +195,16 @@ impl Settings {
             return Err(InvalidInput::new(
                 "invalid_avg_membership_price",
                 "avg_membership_price must be a non-negative number",
+            ));
+        }
+        if let Some(agent) = self
+            .agent_ramps
+            .keys()
+            .find(|a| !crate::task_type::REGISTRY.iter().any(|d| d.agent == a.as_str()))
+        {
+            return Err(InvalidInput::new(
+                "invalid_agent_ramps",
+                format!("agent_ramps names an unknown agent {agent:?}"),
             ));
         }
         Ok(())

@@ -50,6 +50,11 @@ pub struct TaskView<'a> {
     /// Research tasks only: the report they produced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deliverable: Option<&'a crate::engine::Deliverable>,
+    /// `live`, `dry_run` or `plan` (spec §27).
+    pub execution_mode: crate::autonomy::TaskMode,
+    /// Plan-mode tasks: the plan the owner approves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<&'a crate::autonomy::TaskPlan>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -89,6 +94,8 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             updated_at: t.updated_at,
             version: t.version,
             deliverable: t.deliverable.as_ref(),
+            execution_mode: t.controls.mode,
+            plan: t.controls.plan.as_ref(),
         }
     }
 }

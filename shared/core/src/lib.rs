@@ -18,6 +18,7 @@
 
 pub mod account;
 pub mod anomaly;
+pub mod autonomy;
 pub mod business_memory;
 pub mod cadence;
 pub mod contract;

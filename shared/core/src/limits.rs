@@ -121,6 +121,19 @@ pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
 /// …and so do this many member replies on a task that is still open (a possible loop).
 pub const ANOMALY_MEMBER_REPLIES: usize = 3;
 
+/// The onboarding ramp (spec §26): a gym (or a newly enabled agent) is in `shadow` for its
+/// first 3 days, `guided` up to day 7, `limited` up to day 14, then `full`.
+pub const RAMP_SHADOW_DAYS: i64 = 3;
+pub const RAMP_GUIDED_DAYS: i64 = 7;
+pub const RAMP_LIMITED_DAYS: i64 = 14;
+/// Daily sends allowed per phase (shadow sends nothing; full uses the account's own limit).
+pub const RAMP_GUIDED_DAILY_SENDS: u32 = 3;
+pub const RAMP_LIMITED_DAILY_SENDS: u32 = 10;
+/// Tasks a gym may get per day per phase (for the creation flood limits, spec §7.9).
+pub const RAMP_SHADOW_TASKS_PER_DAY: u32 = 10;
+pub const RAMP_GUIDED_TASKS_PER_DAY: u32 = 15;
+pub const RAMP_LIMITED_TASKS_PER_DAY: u32 = 25;
+
 /// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
 pub const RECURRING_PER_TICK: usize = 50;
 

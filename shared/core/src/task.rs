@@ -166,6 +166,9 @@ pub struct Task {
     /// What a research task produced (spec §31.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliverable: Option<crate::engine::Deliverable>,
+    /// Execution mode, plan, and the other per-task controls (spec §27).
+    #[serde(default)]
+    pub controls: crate::autonomy::TaskControls,
     pub version: u64,
 }
 

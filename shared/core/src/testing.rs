@@ -77,6 +77,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         dormant_expires_at: None,
         resolved_at: None,
         deliverable: None,
+        controls: Default::default(),
         version: 1,
     }
 }

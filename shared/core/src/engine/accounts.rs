@@ -41,6 +41,8 @@ pub struct SettingsPatch {
     pub avg_membership_price: Option<f64>,
     pub profile: Option<Profile>,
     pub agent_overrides: Option<Vec<AgentOverride>>,
+    /// Replaces the per-agent ramp start dates (spec §26.4).
+    pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
 }
 
 impl SettingsPatch {
@@ -74,6 +76,9 @@ impl SettingsPatch {
         }
         if let Some(v) = self.agent_overrides {
             s.agent_overrides = v
+        }
+        if let Some(v) = self.agent_ramps {
+            s.agent_ramps = v
         }
         s
     }

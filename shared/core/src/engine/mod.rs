@@ -3,6 +3,7 @@
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
 mod accounts;
+mod autonomy;
 mod categories;
 pub use categories::Deliverable;
 mod recurring;
@@ -20,7 +21,7 @@ mod tests;
 use std::sync::Arc;
 
 pub use accounts::{AccountSecrets, NewAccount, SettingsPatch};
-pub use tasks::{NewTask, Resolution};
+pub use tasks::{CreateOptions, NewTask, Resolution};
 pub use tick::{TickReport, Wake};
 pub use work::StepOutcome;
 

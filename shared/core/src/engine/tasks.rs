@@ -5,9 +5,11 @@ use serde::Deserialize;
 
 use super::Engine;
 use crate::account::Account;
+use crate::autonomy::{self, PlanBudget, PlanStep, TaskControls, TaskMode, TaskPlan};
 use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
 use crate::gate::{GateContext, initial_status};
 use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::member::MemberFacts;
 use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
 use crate::priority_rules::PriorityInput;
 use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
@@ -26,6 +28,12 @@ pub struct NewTask {
     pub trigger_event_id: Option<String>,
     pub gate: GateContext,
     pub context: serde_json::Value,
+}
+
+/// How a new task runs (defaults: live).
+#[derive(Clone, Debug, Default)]
+pub struct CreateOptions {
+    pub mode: TaskMode,
 }
 
 /// `POST /tasks/{id}/resolve`.
@@ -66,8 +74,13 @@ pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
 
 impl Engine {
     /// The one way tasks are made: dedup by the active guard, the confidence gate, the
-    /// type's budget, a first draft.
+    /// type's budget, a first draft. A live task; see [`Engine::create_task_with`].
     pub async fn create_task(&self, account: &Account, input: NewTask) -> Result<Created, EngineError> {
+        self.create_task_with(account, input, CreateOptions::default()).await
+    }
+
+    /// [`Engine::create_task`] with the per-task controls: the execution mode (spec §27).
+    pub async fn create_task_with(&self, account: &Account, input: NewTask, options: CreateOptions) -> Result<Created, EngineError> {
         let def: &TaskTypeDef = task_type::definition(&input.task_type);
         // An unknown type keeps its name and works under `ad_hoc`'s rules (always reviewed).
         let task_type = input.task_type.trim().to_owned();
@@ -91,6 +104,8 @@ impl Engine {
         let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
         let confidence = input.confidence.unwrap_or(0).min(100);
         let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
+        let ramp = autonomy::ramp(&account.settings, def.agent, now);
+        let (status, gate_reason) = autonomy::review_gate(status, gate_reason, &ramp, options.mode);
         let prioritised = self.config.priority_rules.prioritise(&PriorityInput {
             task_type: &task_type,
             trigger: Some(input.trigger_type),
@@ -129,6 +144,13 @@ impl Engine {
                     }
                 }
             }
+        };
+        let plan = match options.mode {
+            TaskMode::Plan => Some(
+                self.plan(account, def, &goal, member.as_ref(), draft.as_ref(), confidence, now)
+                    .await,
+            ),
+            _ => None,
         };
         let task = Task {
             id: TaskId::generate(now),
@@ -169,9 +191,16 @@ impl Engine {
             dormant_expires_at: None,
             resolved_at: None,
             deliverable: None,
+            controls: TaskControls { mode: options.mode, plan },
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
+        if options.mode != TaskMode::Live {
+            detail.push_str(&format!("; execution mode {}", options.mode.as_str()));
+        }
+        if ramp.phase != autonomy::RampPhase::Full {
+            detail.push_str(&format!("; {} agent in its {} phase", def.agent, ramp.phase.as_str()));
+        }
         if let Some(rule) = &prioritised.raised_by {
             detail.push_str(&format!("; priority {} by rule {rule}", task.priority.as_str()));
         }
@@ -186,6 +215,91 @@ impl Engine {
                 }
             }
             Err(e) => Err(e.into()),
+        }
+    }
+
+    /// A plan of what the task would do (spec §27.3): one step per touch of its cadence, each
+    /// with the agent's draft and its timing, for the owner to approve before anything runs.
+    #[allow(clippy::too_many_arguments)]
+    async fn plan(
+        &self,
+        account: &Account,
+        def: &TaskTypeDef,
+        goal: &str,
+        member: Option<&MemberFacts>,
+        first: Option<&Draft>,
+        confidence: u8,
+        now: Timestamp,
+    ) -> TaskPlan {
+        let touches = (def.cadence.intervals.len() as u32).max(1).min(def.budget.max_messages);
+        let mut steps = Vec::new();
+        let mut ai_calls = 0;
+        for touch in 0..touches {
+            let draft = if touch == 0 {
+                first.cloned()
+            } else {
+                ai_calls += 1;
+                let request = DraftRequest {
+                    task_type: def.key.to_owned(),
+                    goal: goal.to_owned(),
+                    member_first_name: member.and_then(|m| m.first_name.clone()),
+                    profile: account.settings.profile.clone(),
+                    business_name: account.sender_name().to_owned(),
+                    touch,
+                    tone: def.cadence.tone(touch).to_owned(),
+                    touches_remaining: touches.saturating_sub(touch),
+                    context: serde_json::Value::Null,
+                };
+                self.agent.draft(&request).await.ok()
+            };
+            let mails = def.category == Category::Communication;
+            steps.push(PlanStep {
+                step_number: touch + 1,
+                action_type: if mails { "send_email" } else { "notify_owner" }.into(),
+                description: format!(
+                    "{} ({})",
+                    if touch == 0 { "First message" } else { "Follow-up" },
+                    def.cadence.tone(touch)
+                ),
+                draft_content: draft.map(|d| match d.subject.trim() {
+                    "" => d.body,
+                    subject => format!("Subject: {subject}\n\n{}", d.body),
+                }),
+                reasoning: format!("the {} cadence: touch {} of {touches}", def.cadence.name, touch + 1),
+                timing: autonomy::touch_timing(def.cadence.intervals, touch),
+                requires_approval: true,
+                confidence,
+            });
+        }
+        let context = member.map_or_else(
+            || "no facts known about the member yet".to_owned(),
+            |m| {
+                format!(
+                    "{} (status {}, {} check-ins, payment {})",
+                    m.display_name().unwrap_or_else(|| m.member_id.to_string()),
+                    m.status
+                        .and_then(|s| serde_json::to_value(s).ok())
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_else(|| "unknown".into()),
+                    m.checkin_count,
+                    if m.payment_failing { "failing" } else { "current" }
+                )
+            },
+        );
+        TaskPlan {
+            goal: goal.to_owned(),
+            member_context: context,
+            steps,
+            alternative_approach: Some(
+                "if the member replies, the conversation takes over from the plan; a negative reply goes to you".into(),
+            ),
+            estimated_budget: PlanBudget {
+                messages: touches,
+                days: def.budget.max_days,
+                ai_calls,
+            },
+            created_at: now,
+            approved_at: None,
         }
     }
 
@@ -241,9 +355,22 @@ impl Engine {
             )
             .into());
         }
+        if task.controls.mode == TaskMode::Plan && task.status == TaskStatus::PendingReview {
+            why = Why::new("owner_approved_plan").detail(format!(
+                "the plan of {} step(s) runs live from now{}",
+                task.controls.plan.as_ref().map_or(0, |p| p.steps.len()),
+                why.detail.map(|d| format!("; {d}")).unwrap_or_default()
+            ));
+        }
         let (mut next, log) = transition(&task, TaskStatus::Ready, now, why)?;
         if let Some(draft) = edited {
             next.draft = Some(draft);
+        }
+        if next.controls.mode == TaskMode::Plan {
+            next.controls.mode = TaskMode::Live;
+            if let Some(plan) = next.controls.plan.as_mut() {
+                plan.approved_at = Some(now);
+            }
         }
         next.next_action_at = Some(now);
         self.store.commit(&TaskCommit::new(next.clone(), log)).await?;

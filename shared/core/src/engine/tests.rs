@@ -445,16 +445,31 @@ mod properties {
 
     #[derive(Clone, Debug)]
     enum Op {
-        Create { member: u8, kind: u8 },
+        Create {
+            member: u8,
+            kind: u8,
+        },
         Approve(u8),
         Skip(u8),
         Cancel(u8),
-        Advance { minutes: u32 },
+        Advance {
+            minutes: u32,
+        },
         Run,
         DuplicateExecute(u8),
         Suppress(u8),
         Pause(bool),
         Refuse(bool),
+        /// Create in a given execution mode (0 live, 1 dry run, 2 plan).
+        CreateIn {
+            member: u8,
+            kind: u8,
+            mode: u8,
+        },
+        /// The owner's kill switch on this account.
+        PauseAccount(bool),
+        /// Move the onboarding date: 0 = shadow today, 1 = guided, 2 = past the ramp.
+        Ramp(u8),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -469,6 +484,9 @@ mod properties {
             1 => (0u8..4).prop_map(Op::Suppress),
             1 => any::<bool>().prop_map(Op::Pause),
             1 => any::<bool>().prop_map(Op::Refuse),
+            2 => (0u8..4, 0u8..3, 0u8..3).prop_map(|(member, kind, mode)| Op::CreateIn { member, kind, mode }),
+            1 => any::<bool>().prop_map(Op::PauseAccount),
+            1 => (0u8..3).prop_map(Op::Ramp),
         ]
     }
 
@@ -479,6 +497,7 @@ mod properties {
         /// For each suppressed address, how many mails had gone out when it was suppressed.
         suppressed_after: HashMap<String, usize>,
         paused: bool,
+        account_paused: bool,
     }
 
     async fn check(w: &World, checker: &Checker, tasks: &[crate::ids::TaskId]) -> Result<(), String> {
@@ -536,6 +555,12 @@ mod properties {
             if mails as u32 > task.budget.messages_max {
                 return Err(format!("task {id} sent {mails} mails, budget {}", task.budget.messages_max));
             }
+            if mails > 0 && task.controls.mode == crate::autonomy::TaskMode::DryRun {
+                return Err(format!("dry-run task {id} sent {mails} mails"));
+            }
+            if mails > 0 && task.controls.plan.as_ref().is_some_and(|p| p.approved_at.is_none()) {
+                return Err(format!("task {id} sent before its plan was approved"));
+            }
             if history.log.len() as u64 != task.version {
                 return Err(format!("task {id}: version {} but {} log entries", task.version, history.log.len()));
             }
@@ -564,10 +589,14 @@ mod properties {
         let mut checker = Checker {
             suppressed_after: HashMap::new(),
             paused: false,
+            account_paused: false,
         };
         let kinds = ["churn_risk", "ad_hoc", "payment_recovery"];
+        let mut account = account;
         for op in ops {
             let before = w.mailer.sent().len();
+            let shadow =
+                crate::autonomy::RampPhase::since(account.settings.onboarded_at, w.clock.now()) == crate::autonomy::RampPhase::Shadow;
             match op {
                 Op::Create { member, kind } => {
                     let input = w.new_task(kinds[kind as usize], &format!("m_{member}")).await;
@@ -611,10 +640,50 @@ mod properties {
                     checker.paused = paused;
                 }
                 Op::Refuse(refuse) => w.mailer.set_mode(if refuse { MailerMode::Reject } else { MailerMode::Deliver }),
+                Op::CreateIn { member, kind, mode } => {
+                    let input = w.new_task(kinds[kind as usize], &format!("m_{member}")).await;
+                    let mode = [
+                        crate::autonomy::TaskMode::Live,
+                        crate::autonomy::TaskMode::DryRun,
+                        crate::autonomy::TaskMode::Plan,
+                    ][mode as usize];
+                    let options = super::super::CreateOptions { mode };
+                    let created = w
+                        .engine
+                        .create_task_with(&account, input, options)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if !tasks.contains(&created.task().id) {
+                        tasks.push(created.task().id);
+                    }
+                }
+                Op::PauseAccount(paused) => {
+                    w.engine
+                        .set_account_paused(w.account.id, paused, "owner")
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    checker.account_paused = paused;
+                }
+                Op::Ramp(phase) => {
+                    let onboarded = w.clock.now() - days([0, 4, 30][phase as usize]);
+                    let patch = super::super::SettingsPatch {
+                        onboarded_at: Some(onboarded),
+                        ..Default::default()
+                    };
+                    w.engine.update_settings(w.account.id, patch).await.map_err(|e| e.to_string())?;
+                    account = w.engine.account(w.account.id).await.map_err(|e| e.to_string())?;
+                }
                 _ => {}
             }
-            if checker.paused && w.mailer.sent().len() > before {
+            let sent_now = w.mailer.sent().len() > before;
+            if checker.paused && sent_now {
                 return Err("sent while paused".into());
+            }
+            if checker.account_paused && sent_now {
+                return Err("sent while the account was paused".into());
+            }
+            if shadow && sent_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
+                return Err("sent in the shadow phase".into());
             }
             check(&w, &checker, &tasks).await.map_err(|e| format!("after {op:?}: {e}"))?;
         }

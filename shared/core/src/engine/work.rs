@@ -191,6 +191,10 @@ impl Engine {
             let why = Why::new(anomaly.reason()).detail(anomaly.detail());
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         }
+        if task.controls.mode == crate::autonomy::TaskMode::Plan {
+            let why = Why::new("plan_not_approved").detail("a task in plan mode runs only once the owner approves its plan");
+            return self.move_to(task, TaskStatus::Escalated, now, why).await;
+        }
         if let Some(outcome) = self.step_without_mail(&task, def, now).await {
             return outcome;
         }
@@ -218,12 +222,23 @@ impl Engine {
                 .move_to(task, TaskStatus::Cancelled, now, Why::new("member_suppressed").outcome("opted_out"))
                 .await;
         }
+        // The ramp (spec §26): a phase may lower the account's daily limit for live sends, and
+        // the shadow phase (like a dry-run task) records its touches instead of sending them.
+        let ramp = crate::autonomy::ramp(&account.settings, def.agent, now);
+        let mode = crate::autonomy::SendMode::of(task.controls.mode, &ramp);
+        let mut account = account;
+        if mode == crate::autonomy::SendMode::Live {
+            account.settings.daily_send_limit = ramp.daily_send_limit;
+        }
         if let Some((until, why)) = send_gate(&account, &snapshot, now) {
             let reason = why.reason.clone();
             self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
             return Ok(StepOutcome::Deferred { until, reason });
         }
 
+        if mode != crate::autonomy::SendMode::Live {
+            return self.record_would_send(&account, task, to, mode, now).await;
+        }
         // Claim the step: from here on this worker owns the task until the lease ends.
         let first = task.touch == 0;
         let why = Why::new(if first { "first_touch_due" } else { "follow_up_due" }).detail(format!(

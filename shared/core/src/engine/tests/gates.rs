@@ -4,6 +4,7 @@
 use super::*;
 use crate::ports::{Clock, TaskCommit};
 use crate::task::{ConversationMessage, Role};
+use crate::testing::at;
 use crate::transition::{Why, record};
 
 /// Given a task that has written to a member who then replied three times without the task
@@ -47,6 +48,128 @@ async fn the_account_kill_switch_defers_and_resuming_sends() {
     assert!(history.log.iter().any(|l| l.reason == "account_paused"));
     w.engine.set_account_paused(w.account.id, false, "owner").await.expect("resume");
     w.clock.advance(SignedDuration::from_hours(1));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1);
+}
+
+async fn set_onboarded(w: &World, days_ago: i64, mode: ExecutionMode) -> crate::account::Account {
+    let patch = super::super::SettingsPatch {
+        onboarded_at: Some(w.clock.now() - days(days_ago)),
+        execution_mode: Some(mode),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, patch).await.expect("settings");
+    w.engine.account(w.account.id).await.expect("account")
+}
+
+/// Given a gym on day 1 of its ramp in limited_auto, when a confident task is made, then the
+/// shadow phase sends it to review; once approved it drafts and records what it would send,
+/// the cadence moves on, and no mail, member ledger or daily counter is touched.
+#[tokio::test]
+async fn the_shadow_phase_reviews_everything_and_never_sends() {
+    let w = world().await;
+    let account = set_onboarded(&w, 0, ExecutionMode::LimitedAuto).await;
+    let input = w.new_task("churn_risk", "m_shadow").await;
+    let task = w.engine.create_task(&account, input).await.expect("create").task().clone();
+    assert_eq!(task.status, TaskStatus::PendingReview);
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    assert_eq!(history.log[0].reason, "ramp_shadow_requires_review");
+    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    w.run().await;
+    assert!(w.mailer.sent().is_empty(), "shadow never sends");
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    assert_eq!((history.task.status, history.task.touch), (TaskStatus::Waiting, 1));
+    assert!(history.log.iter().any(|l| l.reason == "shadow_would_send"));
+    assert!(
+        history
+            .messages
+            .iter()
+            .any(|m| m.role == Role::System && m.content.starts_with("[shadow] would send"))
+    );
+    assert!(history.outbound.is_empty());
+    let (_, ledger) = w
+        .store
+        .get_member(w.account.id, &task.member.id)
+        .await
+        .expect("read")
+        .expect("member");
+    assert!(ledger.sends.is_empty(), "the member's real capacity is untouched");
+    let today = crate::limits::local_date(w.clock.now(), &w.account.settings.time_zone());
+    assert_eq!(w.store.daily_sends(w.account.id, today).await.expect("daily"), 0);
+}
+
+/// Given a guided-phase gym (day 5), then at most 3 mails go out a day whatever its own limit.
+#[tokio::test]
+async fn the_guided_phase_caps_the_day_at_three_sends() {
+    let w = world().await;
+    set_onboarded(&w, 4, ExecutionMode::Manual).await;
+    for n in 0..5 {
+        w.approved("churn_risk", &format!("m_g{n}")).await;
+    }
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 3);
+}
+
+/// Given a dry-run task on a gym past its ramp, when it runs its whole cadence, then every
+/// touch is recorded on the cadence's days, the gates still apply (the send window), nothing
+/// is mailed, and the task ends the way a live one would.
+#[tokio::test]
+async fn a_dry_run_walks_the_whole_cadence_without_sending() {
+    let w = world().await;
+    let input = w.new_task("churn_risk", "m_dry").await;
+    let options = super::super::CreateOptions {
+        mode: crate::autonomy::TaskMode::DryRun,
+    };
+    let task = w
+        .engine
+        .create_task_with(&w.account, input, options)
+        .await
+        .expect("create")
+        .task()
+        .clone();
+    assert_eq!(task.controls.mode, crate::autonomy::TaskMode::DryRun);
+    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    // 22:00 in New York: outside the window, the dry run waits for it like a live send.
+    w.clock.set(at("2026-11-03T03:00:00Z"));
+    w.run().await;
+    assert_eq!(w.task(&task).await.touch, 0, "the window gate holds for dry runs too");
+    for n in 1..=16 {
+        w.clock.set(day0() + days(n));
+        w.run().await;
+    }
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    assert!(w.mailer.sent().is_empty());
+    let recorded = history.log.iter().filter(|l| l.reason == "dry_run_would_send").count();
+    assert_eq!(recorded, 3, "{:?}", history.log);
+    assert_eq!(history.task.status, TaskStatus::Cancelled);
+    assert_eq!(history.task.outcome.as_deref(), Some("unresponsive"));
+}
+
+/// Given a plan-mode task, then it waits for review with a plan of one step per touch; once
+/// the owner approves the plan it runs live.
+#[tokio::test]
+async fn a_plan_is_reviewed_then_runs_live() {
+    let w = world().await;
+    let account = set_onboarded(&w, 60, ExecutionMode::LimitedAuto).await;
+    let input = w.new_task("churn_risk", "m_plan").await;
+    let options = super::super::CreateOptions {
+        mode: crate::autonomy::TaskMode::Plan,
+    };
+    let task = w
+        .engine
+        .create_task_with(&account, input, options)
+        .await
+        .expect("create")
+        .task()
+        .clone();
+    assert_eq!(task.status, TaskStatus::PendingReview, "confident, but a plan is always reviewed");
+    let plan = task.controls.plan.clone().expect("plan");
+    assert_eq!(plan.steps.len(), 3);
+    assert_eq!(plan.steps[2].timing, "day 8 if no reply");
+    assert!(plan.steps.iter().all(|s| s.draft_content.is_some()));
+    let approved = w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    assert_eq!(approved.controls.mode, crate::autonomy::TaskMode::Live);
+    assert!(approved.controls.plan.as_ref().is_some_and(|p| p.approved_at.is_some()));
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1);
 }

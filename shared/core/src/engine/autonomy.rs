@@ -1,0 +1,125 @@
+//! The step of a task that must not send (spec §26.3 shadow phase, §27.2 dry run): every gate
+//! has already passed in `work.rs`; here the touch is drafted and recorded — in the decision
+//! log and as a system entry of the conversation — and the cadence moves on exactly as if it
+//! had been sent. The mailer is never called, and neither the member's ledger nor the
+//! account's daily counter is touched, so a dry run cannot use up anyone's real capacity.
+
+use jiff::Timestamp;
+
+use super::Engine;
+use super::work::StepOutcome;
+use crate::account::Account;
+use crate::autonomy::SendMode;
+use crate::error::{Conflict, EngineError, StoreError};
+use crate::ids::{Email, new_ulid};
+use crate::ports::{DraftRequest, TaskCommit};
+use crate::task::{ConversationMessage, Role, Task, TaskStatus};
+use crate::task_type::{self, TaskTypeDef};
+use crate::transition::{Why, transition};
+
+/// What the agent is asked for touch `touch` of `task`.
+pub(crate) fn draft_request(account: &Account, task: &Task, def: &TaskTypeDef, touch: u32) -> DraftRequest {
+    DraftRequest {
+        task_type: task.task_type.clone(),
+        goal: task.goal.clone(),
+        member_first_name: task
+            .member
+            .name
+            .as_deref()
+            .and_then(|n| n.split_whitespace().next())
+            .map(str::to_owned),
+        profile: account.settings.profile.clone(),
+        business_name: account.sender_name().to_owned(),
+        touch,
+        tone: def.cadence.tone(touch).to_owned(),
+        touches_remaining: (def.cadence.intervals.len() as u32).saturating_sub(touch),
+        context: serde_json::Value::Null,
+    }
+}
+
+impl Engine {
+    /// Record the touch a dry-run or shadow task would send now, in one commit
+    /// (`→ executing → waiting`, both logged).
+    pub(crate) async fn record_would_send(
+        &self,
+        account: &Account,
+        task: Task,
+        to: Email,
+        mode: SendMode,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let def = task_type::definition(&task.task_type);
+        let touch = task.touch;
+        let draft = if touch == 0 {
+            task.draft.clone()
+        } else {
+            match self.agent.draft(&draft_request(account, &task, def, touch)).await {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    return self
+                        .move_to(
+                            task,
+                            TaskStatus::Escalated,
+                            now,
+                            Why::new("draft_failed").detail(format!("the agent could not draft touch {touch}: {e}")),
+                        )
+                        .await;
+                }
+            }
+        };
+        let Some(draft) = draft else {
+            let why = Why::new("missing_draft").detail("no approved draft to record");
+            return self.move_to(task, TaskStatus::Escalated, now, why).await;
+        };
+        let label = match mode {
+            SendMode::Shadow => "shadow",
+            _ => "dry run",
+        };
+        let reason = mode.would_send_reason();
+        let expected_version = task.version;
+        let (started, claim_log) = transition(
+            &task,
+            TaskStatus::Executing,
+            now,
+            Why::new(if touch == 0 { "first_touch_due" } else { "follow_up_due" })
+                .detail(format!("touch {touch}, tone {} ({label})", def.cadence.tone(touch))),
+        )?;
+        let (mut next, log) = transition(
+            &started,
+            TaskStatus::Waiting,
+            now,
+            Why::new(reason).detail(format!(
+                "touch {touch} to {to} passed every gate; recorded, not sent (subject {:?})",
+                draft.subject
+            )),
+        )?;
+        next.touch = touch + 1;
+        next.attempts = 0;
+        next.budget.messages_used += 1;
+        if touch == 0 {
+            next.thread_subject = Some(draft.subject.clone());
+        }
+        next.next_action_at = Some(def.cadence.next_after_touch(touch, now, next.budget.expires_at));
+        let note = ConversationMessage {
+            id: new_ulid(now),
+            at: now,
+            role: Role::System,
+            content: format!("[{label}] would send to {to}\nSubject: {}\n\n{}", draft.subject, draft.body),
+        };
+        let commit = TaskCommit {
+            expected_version,
+            task: next,
+            log: vec![claim_log, log],
+            messages: vec![note],
+            send: None,
+        };
+        match self.store.commit(&commit).await {
+            Ok(()) => Ok(StepOutcome::Moved {
+                to: TaskStatus::Waiting,
+                reason: reason.into(),
+            }),
+            Err(StoreError::Conflict(Conflict::Version)) => Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
