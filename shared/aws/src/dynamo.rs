@@ -862,7 +862,9 @@ impl TaskStore for DynamoStore {
             } else if sk == PROFILE_SK {
                 snapshot.account = Some(from_item(item)?);
             } else if sk.starts_with("MEMBER#") {
-                snapshot.ledger = member_from_item(&item, member)?.1;
+                let (facts, ledger) = member_from_item(&item, member)?;
+                snapshot.ledger = ledger;
+                snapshot.facts = item.contains_key("facts").then_some(facts);
             } else if sk.starts_with("SUPPRESS#") {
                 snapshot.suppressed = true;
             } else if let Some(date) = sk.strip_prefix("SENDS#").and_then(|d| d.parse::<Date>().ok()) {

@@ -497,6 +497,7 @@ async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
         .expect("snapshot");
     assert_eq!(empty.account.as_ref().map(|a| a.id), Some(account.id));
     assert!(!empty.suppressed && empty.ledger == SendLedger::default() && empty.daily_sends(date) == 0);
+    assert!(empty.facts.is_none(), "snapshot: no facts for an unknown member");
 
     let (next, log) = record(&task, base(), Why::new("send_reserved"));
     let mut commit = TaskCommit::new(next, log);
@@ -514,12 +515,20 @@ async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
     });
     store.commit(&commit).await.expect("reserve");
     store.put_suppression(account.id, &email, "owner", base()).await.expect("suppress");
+    let mut facts = crate::member::MemberFacts::new(task.member.id.clone());
+    facts.payment_failing = true;
+    facts.version = 1;
+    store.save_member_facts(account.id, &facts).await.expect("facts");
     let full = store
         .send_snapshot(account.id, &task.member.id, Some(&email), date)
         .await
         .expect("snapshot");
     assert!(full.suppressed, "snapshot: suppression");
     assert_eq!(full.ledger, ledger, "snapshot: the member's ledger");
+    assert!(
+        full.facts.as_ref().is_some_and(|f| f.payment_failing),
+        "snapshot: the member's facts"
+    );
     assert_eq!(
         (full.daily_sends(yesterday), full.daily_sends(date)),
         (1, 0),

@@ -37,6 +37,7 @@ pub mod priority_rules;
 pub mod prompt;
 pub mod recurring;
 pub mod skills;
+pub mod stale_guard;
 pub mod task;
 pub mod task_type;
 pub mod token;

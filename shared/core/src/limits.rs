@@ -134,6 +134,9 @@ pub const RAMP_SHADOW_TASKS_PER_DAY: u32 = 10;
 pub const RAMP_GUIDED_TASKS_PER_DAY: u32 = 15;
 pub const RAMP_LIMITED_TASKS_PER_DAY: u32 = 25;
 
+/// The stale guard (spec §30): a check-in this recent means a churn task resolved itself.
+pub const STALE_GUARD_RECENT_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 3);
+
 /// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
 pub const RECURRING_PER_TICK: usize = 50;
 

@@ -366,6 +366,7 @@ impl TaskStore for MemoryStore {
             account: s.accounts.get(&account).cloned(),
             suppressed: email.is_some_and(|e| s.suppressed.contains(&(account, e.clone()))),
             ledger: s.ledgers.get(&(account, member.clone())).cloned().unwrap_or_default(),
+            facts: s.facts.get(&(account, member.clone())).cloned(),
             daily: dates_around(around)
                 .into_iter()
                 .map(|d| (d, s.daily.get(&(account, d)).copied().unwrap_or(0)))

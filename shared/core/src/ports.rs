@@ -37,6 +37,8 @@ pub struct SendSnapshot {
     pub account: Option<Account>,
     pub suppressed: bool,
     pub ledger: SendLedger,
+    /// What the connector has told us about the member, for the stale guard (spec §30).
+    pub facts: Option<MemberFacts>,
     /// The account's daily send counters on the days around the date asked for (the
     /// account's local date is one of them, whatever its time zone).
     pub daily: Vec<(Date, u32)>,

@@ -199,6 +199,25 @@ impl Engine {
             return outcome;
         }
 
+        // Step 0 (spec §30): is the task still needed, given what the member did since?
+        match crate::stale_guard::check(&task, snapshot.facts.as_ref(), now) {
+            crate::stale_guard::Freshness::Proceed => {}
+            crate::stale_guard::Freshness::Resolved {
+                to,
+                outcome,
+                reason,
+                detail,
+            } => {
+                tracing::info!(task = %task.id, reason, "stale guard: resolved without sending");
+                return self.move_to(task, to, now, Why::new(reason).outcome(outcome).detail(detail)).await;
+            }
+            crate::stale_guard::Freshness::Escalate { reason, detail } => {
+                tracing::info!(task = %task.id, reason, "stale guard: escalated");
+                return self
+                    .move_to(task, TaskStatus::Escalated, now, Why::new(reason).detail(detail))
+                    .await;
+            }
+        }
         if limits::is_due(task.budget.expires_at, now) {
             return self.exhaust(task, now, "budget_time_expired").await;
         }

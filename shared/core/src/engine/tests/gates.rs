@@ -173,3 +173,58 @@ async fn a_plan_is_reviewed_then_runs_live() {
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1);
 }
+
+/// Given a churn task approved two days after it was made, when the member checked in
+/// meanwhile, then the stale guard completes it as self-resolved and nothing is sent.
+#[tokio::test]
+async fn the_stale_guard_completes_a_churn_task_whose_member_came_back() {
+    let w = world().await;
+    let input = w.new_task("churn_risk", "m_back").await;
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    w.clock.advance(days(1));
+    let (mut facts, _) = w
+        .store
+        .get_member(w.account.id, &task.member.id)
+        .await
+        .expect("read")
+        .expect("member");
+    facts.last_checkin_at = Some(w.clock.now());
+    facts.version += 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+    w.clock.advance(days(1));
+    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    w.run().await;
+    assert!(w.mailer.sent().is_empty());
+    let after = w.task(&task).await;
+    assert_eq!(after.status, TaskStatus::Completed);
+    assert_eq!(after.outcome.as_deref(), Some("self_resolved"));
+    assert_eq!(after.outcome_reason.as_deref(), Some("member_checked_in_before_outreach"));
+}
+
+/// Given a payment-recovery conversation, when the payment goes through before the
+/// follow-up, then the follow-up is not sent and the task completes as recovered.
+#[tokio::test]
+async fn the_stale_guard_stops_a_follow_up_once_the_payment_went_through() {
+    let w = world().await;
+    let task = w.approved("payment_recovery", "m_pay").await;
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1);
+    let (mut facts, _) = w
+        .store
+        .get_member(w.account.id, &task.member.id)
+        .await
+        .expect("read")
+        .expect("member");
+    facts.last_payment_failed_at = Some(day0() - days(1));
+    facts.last_payment_succeeded_at = Some(w.clock.now() + SignedDuration::from_hours(2));
+    facts.version += 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+    w.clock.advance(days(1));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "no follow-up");
+    let after = w.task(&task).await;
+    assert_eq!(
+        (after.status, after.outcome.as_deref(), after.outcome_reason.as_deref()),
+        (TaskStatus::Completed, Some("recovered"), Some("payment_resolved_before_follow_up"))
+    );
+}
