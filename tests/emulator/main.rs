@@ -9,6 +9,7 @@ mod payment_recovery;
 mod refusals;
 mod ses_failure;
 mod store_conformance;
+mod stress;
 mod walkthroughs;
 
 /// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either
