@@ -85,8 +85,8 @@ async fn urgent_payment_recovery_escalates_after_its_two_messages() {
     stack.run().await;
     assert_eq!(stack.outbox_to(&email).await.len(), 1);
 
-    // Exactly a day later: the follow-up, threaded on the first mail.
-    stack.set_clock(&day1.to_string()).await;
+    // A day later, when it is due: the follow-up, threaded on the first mail.
+    stack.set_clock(&next.to_string()).await;
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 2, "the follow-up: {mail:?}");

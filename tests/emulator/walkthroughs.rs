@@ -7,8 +7,11 @@ use serde_json::{Value, json};
 
 use crate::morning;
 
+/// The morning of day `n`, ten minutes later each day: follow-ups are scheduled from the moment
+/// the previous mail left, so a daily look at exactly the same minute would race with however
+/// long the previous run took on a loaded machine.
 fn day(day0: Timestamp, n: i64) -> String {
-    (day0 + SignedDuration::from_hours(24 * n)).to_string()
+    (day0 + SignedDuration::from_hours(24 * n) + SignedDuration::from_mins(10 * n)).to_string()
 }
 
 fn reasons(task: &Value) -> Vec<&str> {
