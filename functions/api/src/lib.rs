@@ -331,14 +331,19 @@ async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Guidance {
+    text: String,
+}
+
+/// `escalated → executing` with the owner's words in the conversation; the agent carries
+/// them out at the task's next step.
+async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    state.engine.task(account, task_id(&id)?).await?;
-    Err(ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "not_implemented",
-        "owner guidance arrives with the conversation loop; resolve or cancel the task for now",
-    ))
+    let input: Guidance = json_body(&body.map_err(body_error)?)?;
+    let task = state.engine.guidance(account, task_id(&id)?, &input.text).await?;
+    Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
 async fn scorecard(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
@@ -390,13 +395,12 @@ async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -
     let input: NewSuppression = json_body(&body.map_err(body_error)?)?;
     let email = Email::parse(&input.email).map_err(EngineError::from)?;
     let reason = input.reason.unwrap_or_else(|| "owner".into());
-    state
-        .engine
-        .store
-        .put_suppression(account, &email, &reason, state.engine.clock.now())
-        .await
-        .map_err(EngineError::from)?;
-    Ok(json(StatusCode::CREATED, serde_json::json!({"email": email, "reason": reason})))
+    // A member-level stop: every active task about the member is cancelled too (spec §22.1).
+    let cancelled = state.engine.suppress(account, &email, &reason).await?;
+    Ok(json(
+        StatusCode::CREATED,
+        serde_json::json!({"email": email, "reason": reason, "tasks_cancelled": cancelled}),
+    ))
 }
 
 async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email): Path<String>) -> Result<Response, ApiError> {

@@ -18,7 +18,8 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
 use openloop_aws::http::{ApiError, bearer, body_error, secret_matches};
-use openloop_core::engine::Engine;
+use openloop_core::engine::{Engine, InboundOutcome};
+use openloop_core::error::EngineError;
 use openloop_core::event::{Parsed, SignalEnvelope, parse_event};
 use openloop_core::ids::AccountId;
 use openloop_core::limits::{MAX_BODY_BYTES, WEBHOOK_DEDUP_TTL};
@@ -126,19 +127,34 @@ async fn pushpress(
     Ok((StatusCode::ACCEPTED, axum::Json(serde_json::json!({"status": "queued"}))).into_response())
 }
 
-async fn inbound_email(State(state): State<Arc<WebhooksState>>, headers: HeaderMap) -> Result<Response, ApiError> {
+/// One raw RFC 5322 message from the mail provider: routed by its signed reply address (or
+/// its thread) and stored in the task's conversation before this answers 202. A message that
+/// belongs to no task is also 202 (the provider must not retry it) and logged.
+async fn inbound_email(
+    State(state): State<Arc<WebhooksState>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     let authorised = bearer(&headers).is_some_and(|t| secret_matches(t, state.inbound_token.expose_secret()));
     if !authorised {
         return Err(ApiError::unauthorized(
             "a valid inbound token is required (Authorization: Bearer …)",
         ));
     }
-    // Refused visibly (the sender keeps the mail and retries) rather than accepted and lost.
-    Err(ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "not_implemented",
-        "inbound e-mail routing is not built yet; the message was not accepted",
-    ))
+    let body = body.map_err(body_error)?;
+    let outcome = match state.engine.receive_reply(&body).await {
+        Ok(outcome) => outcome,
+        Err(EngineError::Invalid(e)) => return Err(ApiError::bad_request(&e.code, e.message)),
+        Err(e) => return Err(e.into()),
+    };
+    let body = match outcome {
+        InboundOutcome::Stored { task_id, status, .. } => {
+            serde_json::json!({"status": "stored", "task_id": task_id.to_string(), "task_status": status})
+        }
+        InboundOutcome::Duplicate => serde_json::json!({"status": "duplicate"}),
+        InboundOutcome::Unrouted(reason) => serde_json::json!({"status": "unrouted", "reason": reason}),
+    };
+    Ok((StatusCode::ACCEPTED, axum::Json(body)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -161,8 +177,7 @@ async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Que
     .into_response())
 }
 
-/// RFC 8058 one-click: suppress the member. Every worker checks suppression before any
-/// send, so no further mail goes out; their open tasks close at their next step.
+/// RFC 8058 one-click: suppress the member and cancel every active task about them.
 async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<TokenQuery>) -> Result<Response, ApiError> {
     let engine = &state.engine;
     let (account, email) = q
@@ -170,11 +185,7 @@ async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<To
         .as_deref()
         .and_then(|t| engine.config.signing_key.verify_unsubscribe_token(t))
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
-    engine
-        .store
-        .put_suppression(account, &email, "unsubscribe_link", engine.clock.now())
-        .await
-        .map_err(openloop_core::error::EngineError::from)?;
-    tracing::info!(%account, "member unsubscribed");
+    let cancelled = engine.suppress(account, &email, "unsubscribe_link").await?;
+    tracing::info!(%account, cancelled, "member unsubscribed");
     Ok(Html("<!doctype html><html><body><p>You are unsubscribed. You will not receive further e-mails.</p></body></html>").into_response())
 }

@@ -260,6 +260,17 @@ impl DynamoStore {
     }
 }
 
+/// A reply-routing item (see `keys::task_route_pk`).
+fn route_item(pk: String, task: &Task) -> Item {
+    HashMap::from([
+        (PK.into(), s(pk)),
+        (SK.into(), s(ROUTE_SK)),
+        (KIND.into(), s("route")),
+        ("account_id".into(), s(task.account_id.to_string())),
+        ("task_id".into(), s(task.id.to_string())),
+    ])
+}
+
 fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }
@@ -709,6 +720,10 @@ impl TaskStore for DynamoStore {
             }
             Some(SendEffect::Record { outbound }) => {
                 writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
+                writes.push((self.plain_put(route_item(task_route_pk(task.id), task))?, None));
+                for id in std::iter::once(&outbound.message_id).chain(&outbound.provider_message_id) {
+                    writes.push((self.plain_put(route_item(message_route_pk(id), task))?, None));
+                }
             }
             Some(SendEffect::Release {
                 outbound,
@@ -989,4 +1004,20 @@ impl TaskStore for DynamoStore {
             .map_err(unavailable)?;
         Ok(())
     }
+
+    async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError> {
+        let item = self.get(task_route_pk(task), ROUTE_SK).await?;
+        Ok(item.as_ref().and_then(|i| attr_parse(i, "account_id")))
+    }
+
+    async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {
+        let item = self.get(message_route_pk(message_id), ROUTE_SK).await?;
+        Ok(item
+            .as_ref()
+            .and_then(|i| Some((attr_parse(i, "account_id")?, attr_parse(i, "task_id")?))))
+    }
+}
+
+fn attr_parse<T: std::str::FromStr>(item: &Item, name: &str) -> Option<T> {
+    item.get(name).and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok())
 }

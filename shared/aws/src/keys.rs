@@ -68,6 +68,16 @@ pub fn hook_pk(source: &str, id: &str) -> String {
 }
 pub const HOOK_SK: &str = "HOOK";
 
+/// Reply routing: where replies to a task's mail, or to one Message-ID, belong. Written with
+/// every recorded send; the partition is the id itself, so a lookup needs no account.
+pub fn task_route_pk(t: TaskId) -> String {
+    format!("ROUTE#TASK#{t}")
+}
+pub fn message_route_pk(message_id: &str) -> String {
+    format!("ROUTE#MSG#{}", message_id.to_ascii_lowercase())
+}
+pub const ROUTE_SK: &str = "ROUTE";
+
 /// Recurring templates (spec §31.6): the item, and the one due-index partition that the tick
 /// reads for templates due to spawn (only enabled templates carry it).
 pub fn template_sk(id: ulid::Ulid) -> String {

@@ -59,6 +59,10 @@ pub fn detect(task: &Task, replies: usize, now: Timestamp) -> Option<Anomaly> {
         return None;
     }
     if task.status == TaskStatus::Executing {
+        // Resumed by the owner's guidance: due for its step, not held by a worker.
+        if task.awaiting == Some(crate::task::Awaiting::OwnerGuidance) {
+            return None;
+        }
         let lease_ended = task.next_action_at.is_none_or(|end| end <= now);
         return lease_ended.then(|| Anomaly::StuckExecuting {
             since: task.next_action_at.map_or(task.updated_at, |end| end - EXECUTION_LEASE),

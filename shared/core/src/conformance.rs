@@ -336,6 +336,22 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].status, OutboundStatus::Sent);
     assert_eq!(stored[0].provider_message_id, sent.provider_message_id);
+
+    // …and where replies to it belong: by the task, and by either Message-ID in any case.
+    assert_eq!(store.task_account(task.id).await.expect("route"), Some(account));
+    assert_eq!(
+        store.task_account(other.id).await.expect("route"),
+        None,
+        "never mailed, never routed"
+    );
+    for id in [sent.message_id.clone(), "SES-1@us-east-1.amazonses.com".into()] {
+        assert_eq!(
+            store.message_route(&id).await.expect("route"),
+            Some((account, task.id)),
+            "route of {id}"
+        );
+    }
+    assert_eq!(store.message_route("nobody@example.com").await.expect("route"), None);
 }
 
 async fn webhook_ids_are_claimed_once(store: &dyn TaskStore) {

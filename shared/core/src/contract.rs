@@ -55,6 +55,9 @@ pub struct TaskView<'a> {
     /// Plan-mode tasks: the plan the owner approves.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<&'a crate::autonomy::TaskPlan>,
+    /// Escalated tasks: what blocked the agent and what it suggests (spec §17.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<&'a crate::task::EscalationContext>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -96,6 +99,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             deliverable: t.deliverable.as_ref(),
             execution_mode: t.controls.mode,
             plan: t.controls.plan.as_ref(),
+            escalation: t.escalation.as_ref(),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…).
 //! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
 //! - [`prompt`] and [`skills`]: the six-layer system prompt every AI call is given.
+//! - [`inbound`] and [`opt_out`]: a member's reply as it arrives, and the hard stop rule.
 
 pub mod account;
 pub mod anomaly;
@@ -27,10 +28,12 @@ pub mod error;
 pub mod event;
 pub mod gate;
 pub mod ids;
+pub mod inbound;
 pub mod limits;
 pub mod mail;
 pub mod member;
 pub mod memory;
+pub mod opt_out;
 pub mod outcome;
 pub mod ports;
 pub mod priority_rules;

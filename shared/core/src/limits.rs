@@ -121,6 +121,16 @@ pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
 /// …and so do this many member replies on a task that is still open (a possible loop).
 pub const ANOMALY_MEMBER_REPLIES: usize = 3;
 
+/// The conversation loop (spec §6.5, §7.4): an answer the agent is less sure of than this goes
+/// to the owner as a draft instead of to the member.
+pub const REPLY_MIN_CONFIDENCE: u8 = 50;
+/// How long "wait" waits when the agent names no number of days.
+pub const REPLY_DEFAULT_WAIT_DAYS: u32 = 3;
+/// The most a "wait" may push the next step out.
+pub const REPLY_MAX_WAIT_DAYS: u32 = 30;
+/// How many of the latest messages an escalation shows the owner (spec §17.3).
+pub const ESCALATION_SNAPSHOT_MESSAGES: usize = 6;
+
 /// The onboarding ramp (spec §26): a gym (or a newly enabled agent) is in `shadow` for its
 /// first 3 days, `guided` up to day 7, `limited` up to day 14, then `full`.
 pub const RAMP_SHADOW_DAYS: i64 = 3;

@@ -35,6 +35,8 @@ struct State {
     outbound: BTreeMap<(AccountId, TaskId, u32), OutboundMessage>,
     suppressed: HashSet<(AccountId, Email)>,
     webhooks: HashMap<(String, String), Timestamp>,
+    task_routes: HashMap<TaskId, AccountId>,
+    message_routes: HashMap<String, (AccountId, TaskId)>,
 }
 
 /// See the module docs.
@@ -257,6 +259,10 @@ impl TaskStore for MemoryStore {
             }
             Some(SendEffect::Record { outbound }) => {
                 s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
+                s.task_routes.insert(task.id, account);
+                for id in std::iter::once(&outbound.message_id).chain(&outbound.provider_message_id) {
+                    s.message_routes.insert(id.to_ascii_lowercase(), (account, task.id));
+                }
             }
             Some(SendEffect::Release {
                 outbound,
@@ -400,6 +406,14 @@ impl TaskStore for MemoryStore {
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError> {
         self.lock().webhooks.remove(&(source.to_owned(), id.to_owned()));
         Ok(())
+    }
+
+    async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError> {
+        Ok(self.lock().task_routes.get(&task).copied())
+    }
+
+    async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {
+        Ok(self.lock().message_routes.get(&message_id.to_ascii_lowercase()).copied())
     }
 }
 

@@ -189,6 +189,14 @@ pub trait TaskStore: Send + Sync {
     async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
     /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
+
+    // Reply routing (spec §24.3). Every `SendEffect::Record` also records where replies to
+    // that mail belong: the task's account (for its signed reply address) and both
+    // Message-IDs (ours and the provider's), so a reply routes without knowing the account.
+    /// The account of a task that has mailed someone.
+    async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError>;
+    /// The task a Message-ID of ours (or the provider's copy of it) belongs to.
+    async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -169,7 +169,47 @@ pub struct Task {
     /// Execution mode, plan, and the other per-task controls (spec §27).
     #[serde(default)]
     pub controls: crate::autonomy::TaskControls,
+    /// Something the agent must read before the task's next step (spec §6.5, §17.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<Awaiting>,
+    /// The agent's answer to the member, sent by the next step instead of a cadence follow-up
+    /// (through every gate, like any other touch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// Why the owner was handed the task (spec §17.3); cleared when it resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<EscalationContext>,
     pub version: u64,
+}
+
+/// What waits to be read by the agent at the task's next step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Awaiting {
+    /// The member replied; the conversation loop has not judged it yet.
+    MemberReply,
+    /// The owner gave guidance on an escalated task; the agent carries it out.
+    OwnerGuidance,
+}
+
+/// Everything the owner needs to unblock an escalated task (spec §17.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EscalationContext {
+    pub blocked_at: Timestamp,
+    /// `agent`, `member` or `system`.
+    pub blocked_by: String,
+    pub reason: String,
+    /// The member's question the agent could not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// The agent's best attempt at an answer, for the owner to edit or send as guidance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_reply: Option<String>,
+    pub suggested_actions: Vec<String>,
+    /// The last few messages, oldest first.
+    pub conversation_snapshot: Vec<ConversationMessage>,
+    /// What the agent does once the owner answers.
+    pub resume_instructions: String,
 }
 
 impl Task {

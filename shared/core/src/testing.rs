@@ -78,6 +78,9 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         resolved_at: None,
         deliverable: None,
         controls: Default::default(),
+        awaiting: None,
+        answer: None,
+        escalation: None,
         version: 1,
     }
 }

@@ -56,6 +56,15 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         next.next_action_at = None;
         next.outcome_reason = Some(why.reason.clone());
     }
+    // The owner holds an escalated task and nothing is left to send from a closed one: an
+    // unsent answer or an unread reply is theirs to see in the conversation.
+    if to == TaskStatus::Escalated || to.is_terminal() {
+        next.answer = None;
+        next.awaiting = None;
+    }
+    if from == TaskStatus::Escalated && to == TaskStatus::Executing {
+        next.escalation = None;
+    }
     if to == TaskStatus::Executing && next.execution_started_at.is_none() {
         next.execution_started_at = Some(now);
     }

@@ -56,6 +56,13 @@ fn offline_draft(r: &DraftRequest) -> Draft {
         .or_else(|| r.profile.owner_first_name.clone())
         .unwrap_or_else(|| r.business_name.clone());
     let gym = r.profile.display_name.clone().unwrap_or_else(|| r.business_name.clone());
+    if let Some(guidance) = r.context.get("owner_guidance").and_then(|g| g.as_str()) {
+        // Without a model the owner's guidance is the answer itself, in the gym's voice.
+        return Draft {
+            subject: String::new(),
+            body: format!("{greeting}\n\n{}\n\n{sign_off}", as_message(guidance)),
+        };
+    }
     let (subject, body) = match (r.task_type.as_str(), r.touch) {
         ("payment_recovery", 0) => (
             "Quick note about your membership".to_owned(),
@@ -77,6 +84,43 @@ fn offline_draft(r: &DraftRequest) -> Draft {
         subject,
         body: format!("{greeting}\n\n{body}\n\n{sign_off}"),
     }
+}
+
+/// The owner's instruction as words to the member: "Tell her the pool opens at 6" becomes
+/// "The pool opens at 6." — anything else is taken as written.
+fn as_message(guidance: &str) -> String {
+    let text = guidance.trim();
+    let lower = text.to_ascii_lowercase();
+    let prefixes = [
+        "tell her that ",
+        "tell him that ",
+        "tell them that ",
+        "tell her ",
+        "tell him ",
+        "tell them ",
+        "let her know that ",
+        "let him know that ",
+        "let them know that ",
+        "let her know ",
+        "let him know ",
+        "let them know ",
+        "please tell her ",
+        "please tell him ",
+        "please tell them ",
+    ];
+    let rest = prefixes
+        .iter()
+        .find(|p| lower.starts_with(*p))
+        .map_or(text, |p| text[p.len()..].trim_start());
+    let mut chars = rest.chars();
+    let mut message: String = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    if !message.ends_with(['.', '!', '?']) {
+        message.push('.');
+    }
+    message
 }
 
 #[cfg(test)]
@@ -111,5 +155,14 @@ mod tests {
         assert!(!draft.subject.is_empty());
         let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft");
         assert!(ad_hoc.body.contains("Confirm the new class times"));
+    }
+
+    #[tokio::test]
+    async fn the_owners_guidance_becomes_the_answer_in_the_gyms_voice() {
+        let mut r = request("churn_risk", 1);
+        r.context = serde_json::json!({"owner_guidance": "tell her that the Saturday class starts at 9am"});
+        let draft = OfflineAgent.draft(&r).await.expect("draft");
+        assert_eq!(draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike");
+        assert_eq!(as_message("We open at 6 on Sundays!"), "We open at 6 on Sundays!");
     }
 }

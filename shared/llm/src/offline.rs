@@ -10,6 +10,7 @@
 //! (spec §5.4, §6.5, §16, §18, §22.3, §37).
 
 use openloop_core::account::Profile;
+use openloop_core::opt_out::normalize;
 use openloop_core::ports::{
     CompletionRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation, ReplyRequest,
 };
@@ -42,46 +43,6 @@ pub enum ReplyKind {
     /// Signals that contradict each other, or nothing recognisable.
     Unclear(String),
 }
-
-const OPT_OUT: &[&str] = &[
-    "unsubscribe",
-    "opt out",
-    "opt-out",
-    "optout",
-    "remove me",
-    "take me off",
-    "don't email",
-    "dont email",
-    "do not email",
-    "don't contact",
-    "dont contact",
-    "do not contact",
-    "don't message",
-    "dont message",
-    "do not message",
-    "don't text",
-    "stop emailing",
-    "stop e-mailing",
-    "stop messaging",
-    "stop contacting",
-    "stop sending",
-    "stop writing",
-    "quit emailing",
-    "no more emails",
-    "no more e-mails",
-    "no more messages",
-    "leave me alone",
-    "off your list",
-    "off your mailing list",
-    "don't want to hear from",
-    "dont want to hear from",
-    "do not want to hear from",
-    "never contact me",
-    "never email me",
-    "lose my email",
-    "delete my email",
-    "delete my details",
-];
 
 const HOSTILE: &[&str] = &[
     "fuck",
@@ -427,39 +388,13 @@ const VAGUE: &[&str] = &[
     "np",
 ];
 
-/// Lower case, straight apostrophes, single spaces.
-pub fn normalize(text: &str) -> String {
-    let mapped: String = text
-        .chars()
-        .map(|c| match c {
-            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '`' => '\'',
-            '\u{201c}' | '\u{201d}' => '"',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect();
-    mapped.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| contains_phrase(text, n))
 }
 
-/// `needle` in `text`, starting and ending at word boundaries (so "stop" is not "stopwatch").
+/// `needle` in `text` at word boundaries, the stems of [`OPEN_PREFIXES`] matching as prefixes.
 fn contains_phrase(text: &str, needle: &str) -> bool {
-    let needle = needle.trim_end();
-    let ends_open = needle.ends_with(|c: char| !c.is_alphanumeric()) || OPEN_PREFIXES.contains(&needle);
-    let mut from = 0;
-    while let Some(pos) = text[from..].find(needle) {
-        let start = from + pos;
-        let end = start + needle.len();
-        let before_ok = start == 0 || !text[..start].ends_with(|c: char| c.is_alphanumeric());
-        let after_ok = ends_open || end == text.len() || !text[end..].starts_with(|c: char| c.is_alphanumeric());
-        if before_ok && after_ok {
-            return true;
-        }
-        from = start + needle.len().max(1);
-    }
-    false
+    openloop_core::opt_out::contains_phrase(text, needle, OPEN_PREFIXES.contains(&needle.trim_end()))
 }
 
 /// Word stems matched as prefixes ("injur" matches "injured", "injury").
@@ -475,22 +410,6 @@ const OPEN_PREFIXES: &[&str] = &[
     "f***",
     "f*ck",
 ];
-
-/// The word "stop" on its own means stop; "stop by", "stop in" and "non-stop" do not.
-fn bare_stop(text: &str) -> bool {
-    let words: Vec<&str> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.iter().enumerate().any(|(i, w)| {
-        *w == "stop"
-            && !matches!(
-                words.get(i + 1).copied(),
-                Some("by" | "in" | "over" | "round" | "around" | "into" | "at" | "off")
-            )
-            && !(i > 0 && matches!(words[i - 1], "i'll" | "ill" | "will" | "can" | "could" | "might"))
-    })
-}
 
 /// The sentences of a reply that ask something.
 fn question(text: &str, original: &str) -> Option<String> {
@@ -592,7 +511,7 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     if text.is_empty() {
         return ReplyKind::Unclear("the reply is empty".into());
     }
-    if any(&text, OPT_OUT) || bare_stop(&text) {
+    if openloop_core::opt_out::is_opt_out(reply) {
         return ReplyKind::OptOut;
     }
     if any(&text, HOSTILE) || shouting(reply) {

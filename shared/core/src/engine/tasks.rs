@@ -192,6 +192,9 @@ impl Engine {
             resolved_at: None,
             deliverable: None,
             controls: TaskControls { mode: options.mode, plan },
+            awaiting: None,
+            answer: None,
+            escalation: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);

@@ -170,7 +170,7 @@ impl Engine {
         if snapshot.system.global_pause {
             return Ok(StepOutcome::Skipped("global_pause".into()));
         }
-        if task.status == TaskStatus::Executing {
+        if task.status == TaskStatus::Executing && task.awaiting != Some(crate::task::Awaiting::OwnerGuidance) {
             // A lease ran out: the worker that held it died mid-step.
             return self.recover_stuck(task, now).await;
         }
@@ -195,6 +195,15 @@ impl Engine {
             let why = Why::new("plan_not_approved").detail("a task in plan mode runs only once the owner approves its plan");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         }
+        // A member's reply or the owner's guidance is read before anything else is decided.
+        let task = if task.awaiting.is_some() {
+            match self.read_awaiting(&account, task, now).await? {
+                super::replies::Read::Done(outcome) => return Ok(outcome),
+                super::replies::Read::Send(task) => *task,
+            }
+        } else {
+            task
+        };
         if let Some(outcome) = self.step_without_mail(&task, def, now).await {
             return outcome;
         }
@@ -229,7 +238,8 @@ impl Engine {
                 .move_to(task, TaskStatus::Escalated, now, Why::new("too_many_turns_without_resolution"))
                 .await;
         }
-        if !def.cadence.allows_touch(task.touch) {
+        // An answer to the member is owed whatever the cadence says; budgets still hold.
+        if task.answer.is_none() && !def.cadence.allows_touch(task.touch) {
             return self.exhaust(task, now, "all_followup_touches_used").await;
         }
         let Some(to) = task.member.email.clone() else {
@@ -260,11 +270,12 @@ impl Engine {
         }
         // Claim the step: from here on this worker owns the task until the lease ends.
         let first = task.touch == 0;
-        let why = Why::new(if first { "first_touch_due" } else { "follow_up_due" }).detail(format!(
-            "touch {}, tone {}",
-            task.touch,
-            def.cadence.tone(task.touch)
-        ));
+        let step = match (&task.answer, first) {
+            (Some(_), _) => "answer_due",
+            (None, true) => "first_touch_due",
+            (None, false) => "follow_up_due",
+        };
+        let why = Why::new(step).detail(format!("touch {}, tone {}", task.touch, def.cadence.tone(task.touch)));
         let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
         claimed.next_action_at = Some(now + EXECUTION_LEASE);
         match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
@@ -282,7 +293,13 @@ impl Engine {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
         let touch = claimed.touch;
-        let draft = if touch == 0 {
+        let draft = if let Some(answer) = claimed.answer.clone() {
+            let subject = claimed
+                .draft
+                .as_ref()
+                .map_or_else(|| def.subject().to_owned(), |d| d.subject.clone());
+            Draft { subject, body: answer }
+        } else if touch == 0 {
             match claimed.draft.clone() {
                 Some(d) => d,
                 None => {
@@ -549,8 +566,14 @@ impl Engine {
                     provider_message_id: sent.provider_message_id.clone(),
                 });
             }
+            next.answer = None;
             if next.status == TaskStatus::Waiting {
-                next.next_action_at = Some(def.cadence.next_after_touch(touch, now, next.budget.expires_at));
+                next.next_action_at = Some(if next.awaiting.is_some() {
+                    // The member wrote while this mail was going out: read it now.
+                    now
+                } else {
+                    def.cadence.next_after_touch(touch, now, next.budget.expires_at)
+                });
             }
             let mut commit = TaskCommit::new(next, log);
             commit.messages.push(message.clone());

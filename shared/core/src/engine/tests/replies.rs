@@ -1,0 +1,276 @@
+//! The conversation loop on the in-memory store (spec §6.5, §17, §19.2, §22): replies reach
+//! their task by the signed address, are stored first, and are answered, waited on, closed or
+//! handed to the owner — whose guidance the agent then carries out.
+
+use super::*;
+use crate::ports::Clock;
+use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyAction, ReplyEvaluation, ReplyRequest};
+use crate::task::Role;
+
+/// An agent that judges every reply the same way (and drafts like the fixed agent).
+struct Scripted(ReplyEvaluation);
+
+#[async_trait::async_trait]
+impl Agent for Scripted {
+    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
+        let guidance = request.context.get("owner_guidance").and_then(|g| g.as_str()).unwrap_or("");
+        Ok(Draft {
+            subject: String::new(),
+            body: format!("Touch {} ({}) {guidance}", request.touch, request.tone),
+        })
+    }
+    async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
+        Ok(self.0.clone())
+    }
+    async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
+        Err(AgentError("not used".into()))
+    }
+}
+
+fn judged(action: ReplyAction, confidence: u8) -> ReplyEvaluation {
+    ReplyEvaluation {
+        action,
+        outcome: None,
+        confidence,
+        reasoning: "scripted".into(),
+        reply: None,
+        wait_days: None,
+        suggest_suppression: false,
+        provisional: false,
+        unanswered_question: None,
+        other_subject: None,
+    }
+}
+
+async fn world_judging(evaluation: ReplyEvaluation) -> World {
+    let mut w = world().await;
+    w.engine.agent = Arc::new(Scripted(evaluation));
+    w
+}
+
+/// The member's answer to the newest mail to them, as their mail client would send it.
+fn reply_to(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
+    let last = w
+        .mailer
+        .sent()
+        .into_iter()
+        .rev()
+        .find(|m| m.to.as_str() == to)
+        .expect("a mail to answer");
+    format!(
+        "From: Sam <{to}>\r\nTo: <{}>\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nIn-Reply-To: <{}>\r\n\
+         Content-Type: text/plain\r\n\r\n{text}\r\n\r\nOn Mon, Nov 2, 2026 Coach wrote:\r\n> {}\r\n",
+        last.reply_to, last.subject, last.message_id, last.text
+    )
+    .into_bytes()
+}
+
+async fn history(w: &World, task: &Task) -> crate::ports::TaskHistory {
+    w.store.task_history(w.account.id, task.id).await.expect("read").expect("task")
+}
+
+/// Given a task that mailed a member, when they reply and the agent is sure of its answer,
+/// then the reply is stored, a turn is counted, and the answer goes out in the member's thread
+/// — the next day, as the member already had today's one message.
+#[tokio::test]
+async fn a_confident_answer_goes_out_in_the_members_thread() {
+    let w = world_judging(ReplyEvaluation {
+        reply: Some("Great — Thursday at 6 it is.".into()),
+        ..judged(ReplyAction::Reply, 80)
+    })
+    .await;
+    let task = w.approved("churn_risk", "m_chat").await;
+    w.run().await;
+    let raw = reply_to(&w, "m-chat@example.com", "r1@mail.example.net", "Could I come Thursday?");
+    let outcome = w.engine.receive_reply(&raw).await.expect("receive");
+    assert!(
+        matches!(
+            outcome,
+            super::super::InboundOutcome::Stored {
+                status: TaskStatus::Waiting,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(w.mailer.sent().len(), 1, "one message a day, answers included");
+    assert!(history(&w, &task).await.log.iter().any(|l| l.reason == "member_daily_limit"));
+    w.clock.advance(days(1));
+    w.run().await;
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), 2, "the answer went out");
+    assert_eq!(sent[1].text, "Great — Thursday at 6 it is.");
+    assert_eq!(sent[1].in_reply_to.as_deref(), Some("r1@mail.example.net"));
+    assert_eq!(sent[1].subject, "Re: Hello");
+    let h = history(&w, &task).await;
+    assert_eq!(h.task.budget.turns_used, 1);
+    assert_eq!((h.task.answer.as_ref(), h.task.awaiting), (None, None));
+    let roles: Vec<Role> = h.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::Agent, Role::Member, Role::System, Role::Agent]);
+    assert_eq!(h.messages[1].content, "Could I come Thursday?", "quoted history is cut");
+    assert_eq!(h.log.len() as u64, h.task.version, "every change logged");
+}
+
+/// Given the same reply delivered twice, then it is stored and answered once.
+#[tokio::test]
+async fn a_reply_delivered_twice_is_stored_and_answered_once() {
+    let w = world_judging(ReplyEvaluation {
+        reply: Some("Thanks!".into()),
+        ..judged(ReplyAction::Reply, 90)
+    })
+    .await;
+    let task = w.approved("churn_risk", "m_twice").await;
+    w.run().await;
+    let raw = reply_to(&w, "m-twice@example.com", "r2@mail.example.net", "Sounds good");
+    w.engine.receive_reply(&raw).await.expect("first");
+    let again = w.engine.receive_reply(&raw).await.expect("second");
+    assert_eq!(again, super::super::InboundOutcome::Duplicate);
+    w.clock.advance(days(1));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2);
+    let members = history(&w, &task).await.messages.iter().filter(|m| m.role == Role::Member).count();
+    assert_eq!(members, 1);
+}
+
+/// Given a member who writes "stop", then before any AI they are suppressed, every task about
+/// them is cancelled as opted out, and nothing — not even an acknowledgment — is sent.
+#[tokio::test]
+async fn stop_suppresses_and_cancels_every_task_of_the_member_without_a_word() {
+    let w = world().await; // the fixed agent fails if asked: the hard rule must not ask it
+    let first = w.approved("churn_risk", "m_stop").await;
+    let second = w.approved("win_back", "m_stop").await;
+    w.run().await;
+    let before = w.mailer.sent().len();
+    let raw = reply_to(&w, "m-stop@example.com", "r3@mail.example.net", "STOP");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.clock.advance(days(10));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), before, "nothing more was sent");
+    for task in [&first, &second] {
+        let t = w.task(task).await;
+        assert_eq!(
+            (t.status, t.outcome.as_deref(), t.outcome_reason.as_deref()),
+            (TaskStatus::Cancelled, Some("opted_out"), Some("member_opted_out"))
+        );
+    }
+    let email = Email::parse("m-stop@example.com").expect("email");
+    assert!(w.store.is_suppressed(w.account.id, &email).await.expect("read"));
+}
+
+/// Given a reply whose address was tampered with, then it routes nowhere and changes nothing.
+#[tokio::test]
+async fn a_forged_reply_address_changes_nothing() {
+    let w = world_judging(judged(ReplyAction::Reply, 99)).await;
+    let task = w.approved("churn_risk", "m_forge").await;
+    w.run().await;
+    let raw = String::from_utf8(reply_to(&w, "m-forge@example.com", "r4@mail.example.net", "hi")).expect("utf8");
+    let forged = raw.replacen("reply+", "reply+0", 1);
+    let before = w.task(&task).await;
+    let outcome = w.engine.receive_reply(forged.as_bytes()).await.expect("receive");
+    assert!(matches!(outcome, super::super::InboundOutcome::Unrouted(_)), "{outcome:?}");
+    assert_eq!(w.task(&task).await, before);
+    assert!(history(&w, &task).await.messages.iter().all(|m| m.role != Role::Member));
+}
+
+/// Given an answer the agent is unsure of, then the owner gets the task with the draft; their
+/// guidance resumes it and the agent's message from it goes out.
+#[tokio::test]
+async fn an_unsure_answer_escalates_with_its_draft_and_guidance_resumes_the_task() {
+    let w = world_judging(ReplyEvaluation {
+        reply: Some("Maybe we can refund you?".into()),
+        unanswered_question: Some("Can I get a refund?".into()),
+        ..judged(ReplyAction::Reply, 30)
+    })
+    .await;
+    let task = w.approved("churn_risk", "m_unsure").await;
+    w.run().await;
+    let raw = reply_to(&w, "m-unsure@example.com", "r5@mail.example.net", "Can I get a refund?");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    let escalated = w.task(&task).await;
+    assert_eq!(escalated.status, TaskStatus::Escalated);
+    assert_eq!(escalated.outcome_reason.as_deref(), Some("low_confidence_on_reply"));
+    let context = escalated.escalation.clone().expect("context");
+    assert_eq!(context.draft_reply.as_deref(), Some("Maybe we can refund you?"));
+    assert_eq!(context.question.as_deref(), Some("Can I get a refund?"));
+    assert!(context.conversation_snapshot.iter().any(|m| m.role == Role::Member));
+    assert_eq!(w.mailer.sent().len(), 1);
+
+    let resumed = w
+        .engine
+        .guidance(w.account.id, task.id, "No refunds, but we can pause the membership")
+        .await
+        .expect("guidance");
+    assert_eq!(resumed.status, TaskStatus::Executing);
+    assert!(resumed.escalation.is_none());
+    w.clock.advance(days(1));
+    w.run().await;
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), 2, "the guided message went out");
+    assert!(
+        sent[1].text.contains("No refunds, but we can pause the membership"),
+        "{}",
+        sent[1].text
+    );
+    let after = history(&w, &task).await;
+    assert_eq!(after.task.status, TaskStatus::Waiting);
+    assert!(after.messages.iter().any(|m| m.role == Role::Owner));
+    assert!(after.log.iter().any(|l| l.reason == "owner_provided_guidance"));
+    let again = w.engine.guidance(w.account.id, task.id, "more").await;
+    assert!(
+        matches!(again, Err(crate::error::EngineError::InvalidTransition { .. })),
+        "only escalated tasks take guidance"
+    );
+}
+
+/// Given a verbal commitment, then the task closes with the type's provisional outcome.
+#[tokio::test]
+async fn a_dated_commitment_closes_with_the_verbal_outcome() {
+    let w = world_judging(ReplyEvaluation {
+        outcome: Some("verbal_commitment".into()),
+        provisional: true,
+        ..judged(ReplyAction::Close, 85)
+    })
+    .await;
+    let task = w.approved("churn_risk", "m_commit").await;
+    w.run().await;
+    let raw = reply_to(&w, "m-commit@example.com", "r6@mail.example.net", "See you Monday at 6pm");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    let done = w.task(&task).await;
+    assert_eq!(
+        (done.status, done.outcome.as_deref(), done.outcome_reason.as_deref()),
+        (TaskStatus::Completed, Some("verbal_commitment"), Some("verbal_commitment"))
+    );
+}
+
+/// Given a task that went dormant, when the member replies, then it wakes and the reply is
+/// read (§19.2); given a closed task, a late reply is kept and the task stays closed.
+#[tokio::test]
+async fn a_reply_wakes_a_dormant_task_and_a_late_one_leaves_a_closed_task_closed() {
+    let w = world_judging(ReplyEvaluation {
+        wait_days: Some(5),
+        ..judged(ReplyAction::Wait, 70)
+    })
+    .await;
+    let task = w.approved("win_back", "m_sleepy").await;
+    w.run().await;
+    for _ in 0..6 {
+        w.clock.advance(days(8));
+        w.run().await;
+    }
+    assert_eq!(w.task(&task).await.status, TaskStatus::Dormant);
+    let raw = reply_to(&w, "m-sleepy@example.com", "r7@mail.example.net", "Back from travelling!");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    let woke = history(&w, &task).await;
+    assert_eq!(woke.task.status, TaskStatus::Waiting);
+    assert!(woke.log.iter().any(|l| l.reason == "member_replied_while_dormant"));
+    assert!(woke.log.iter().any(|l| l.reason == "member_reply_wait"));
+    assert_eq!(woke.task.next_action_at, Some(w.clock.now() + days(5)));
+
+    w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+    let raw = reply_to(&w, "m-sleepy@example.com", "r8@mail.example.net", "Hello again?");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    let closed = history(&w, &task).await;
+    assert_eq!(closed.task.status, TaskStatus::Cancelled);
+    assert!(closed.log.iter().any(|l| l.reason == "late_reply_owner_notified"));
+    assert_eq!(closed.messages.iter().filter(|m| m.role == Role::Member).count(), 2);
+}

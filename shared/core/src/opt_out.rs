@@ -1,0 +1,125 @@
+//! Opt-out detection (spec §22.3): the hard rule that runs on every member reply before any
+//! AI reads it. A member who asks to stop is suppressed at once and every task about them is
+//! cancelled, whatever a model would have said. Words are matched whole ("stop" is not
+//! "stopwatch"), and "stop" on its own counts while "I'll stop by" does not.
+
+/// Phrases that mean "stop contacting me".
+pub const OPT_OUT: &[&str] = &[
+    "unsubscribe",
+    "opt out",
+    "opt-out",
+    "optout",
+    "remove me",
+    "take me off",
+    "don't email",
+    "dont email",
+    "do not email",
+    "don't contact",
+    "dont contact",
+    "do not contact",
+    "don't message",
+    "dont message",
+    "do not message",
+    "don't text",
+    "stop emailing",
+    "stop e-mailing",
+    "stop messaging",
+    "stop contacting",
+    "stop sending",
+    "stop writing",
+    "quit emailing",
+    "no more emails",
+    "no more e-mails",
+    "no more messages",
+    "leave me alone",
+    "off your list",
+    "off your mailing list",
+    "don't want to hear from",
+    "dont want to hear from",
+    "do not want to hear from",
+    "never contact me",
+    "never email me",
+    "lose my email",
+    "delete my email",
+    "delete my details",
+];
+
+/// Whether a member's reply asks us to stop.
+pub fn is_opt_out(reply: &str) -> bool {
+    let text = normalize(reply);
+    OPT_OUT.iter().any(|phrase| contains_phrase(&text, phrase, false)) || bare_stop(&text)
+}
+
+/// Lower case, straight apostrophes, single spaces.
+pub fn normalize(text: &str) -> String {
+    let mapped: String = text
+        .chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{02bc}' | '`' => '\'',
+            '\u{201c}' | '\u{201d}' => '"',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    mapped.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `needle` in `text`, starting at a word boundary and ending at one unless `open_end` (a
+/// stem: "injur" in "injured").
+pub fn contains_phrase(text: &str, needle: &str, open_end: bool) -> bool {
+    let needle = needle.trim_end();
+    let ends_open = open_end || needle.ends_with(|c: char| !c.is_alphanumeric());
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(needle) {
+        let start = from + pos;
+        let end = start + needle.len();
+        let before_ok = start == 0 || !text[..start].ends_with(|c: char| c.is_alphanumeric());
+        let after_ok = ends_open || end == text.len() || !text[end..].starts_with(|c: char| c.is_alphanumeric());
+        if before_ok && after_ok {
+            return true;
+        }
+        from = start + needle.len().max(1);
+    }
+    false
+}
+
+/// The word "stop" on its own means stop; "stop by", "stop in" and "non-stop" do not.
+fn bare_stop(text: &str) -> bool {
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        *w == "stop"
+            && !matches!(
+                words.get(i + 1).copied(),
+                Some("by" | "in" | "over" | "round" | "around" | "into" | "at" | "off")
+            )
+            && !(i > 0 && matches!(words[i - 1], "i'll" | "ill" | "will" | "can" | "could" | "might"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_means_stop_but_stopping_by_does_not() {
+        for reply in [
+            "STOP",
+            "Please stop emailing me.",
+            "unsubscribe",
+            "Take me off your list",
+            "Don\u{2019}t contact me again",
+        ] {
+            assert!(is_opt_out(reply), "{reply}");
+        }
+        for reply in [
+            "I'll stop by Thursday",
+            "non-stop week, sorry",
+            "my stopwatch broke",
+            "see you Monday",
+        ] {
+            assert!(!is_opt_out(reply), "{reply}");
+        }
+    }
+}
