@@ -3,6 +3,7 @@
 
 mod categories;
 mod concurrency;
+mod conversations;
 mod fixtures;
 mod gates;
 mod payment_recovery;

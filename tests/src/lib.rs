@@ -60,6 +60,7 @@ impl Stack {
             url: running.url(),
             http: reqwest::Client::new(),
             admin_token: running.admin_token.clone(),
+            inbound_token: running.inbound_token.clone(),
         };
         Self { running, client }
     }
@@ -70,6 +71,7 @@ pub struct Client {
     pub url: String,
     pub http: reqwest::Client,
     pub admin_token: String,
+    pub inbound_token: String,
 }
 
 impl Client {
@@ -140,6 +142,37 @@ impl Client {
             .into_iter()
             .filter(|m| m["to"].as_str() == Some(to))
             .collect()
+    }
+
+    /// `POST /webhooks/inbound-email` with one raw message, as a mail provider forwards it.
+    pub async fn inbound(&self, raw: &str) -> (u16, Value) {
+        let response = self
+            .http
+            .post(format!("{}/webhooks/inbound-email", self.url))
+            .bearer_auth(&self.inbound_token)
+            .header("content-type", "message/rfc822")
+            .body(raw.to_owned())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("inbound: {e}"));
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    /// The member's answer to `mail` (an outbox entry), quoting it as mail clients do.
+    pub fn reply_to(mail: &Value, message_id: &str, text: &str) -> String {
+        let field = |name: &str| mail[name].as_str().unwrap_or_default().to_owned();
+        format!(
+            "From: Member <{}>\r\nTo: {}\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nIn-Reply-To: <{}>\r\n\
+             References: <{}>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n\r\nOn Mon, Nov 2, 2026, Coach Mike wrote:\r\n> {}\r\n",
+            field("to"),
+            field("reply_to"),
+            field("subject"),
+            field("message_id"),
+            field("message_id"),
+            field("text").replace('\n', "\r\n> "),
+        )
     }
 
     /// Send a member event, signed with the account's secret at the clock's time.

@@ -16,6 +16,7 @@ async fn main() {
         url: std::env::var("OPENLOOP_URL").unwrap_or_else(|_| "http://127.0.0.1:8787".into()),
         http: reqwest::Client::new(),
         admin_token: std::env::var("OPENLOOP_ADMIN_TOKEN").unwrap_or_else(|_| "local-admin-token".into()),
+        inbound_token: std::env::var("OPENLOOP_INBOUND_TOKEN").unwrap_or_else(|_| "local-inbound-token".into()),
     };
     if client.http.get(format!("{}/health", client.url)).send().await.is_err() {
         eprintln!("nothing answers at {}: start the stack with `make run` first", client.url);
