@@ -470,6 +470,53 @@ mod properties {
         PauseAccount(bool),
         /// Move the onboarding date: 0 = shadow today, 1 = guided, 2 = past the ramp.
         Ramp(u8),
+        /// The member answers a task's newest mail (0 stop, 1 a dated yes, 2 a question,
+        /// 3 "ok"), delivered once or twice.
+        Reply {
+            task: u8,
+            text: u8,
+            twice: bool,
+        },
+        /// The owner gives guidance on a task (refused unless it is escalated).
+        Guide(u8),
+    }
+
+    /// Judges replies by their words, like a model would, without being one.
+    struct WordsAgent;
+
+    #[async_trait::async_trait]
+    impl crate::ports::Agent for WordsAgent {
+        async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
+            crate::testing::FixedAgent.draft(request).await
+        }
+        async fn evaluate_reply(&self, r: &crate::ports::ReplyRequest) -> Result<crate::ports::ReplyEvaluation, crate::ports::AgentError> {
+            use crate::ports::{ReplyAction, ReplyEvaluation};
+            let (action, confidence, reply, outcome) = if r.reply.contains('?') {
+                (ReplyAction::Reply, 70, Some("Yes, of course.".to_owned()), None)
+            } else if r.reply.contains("Monday") {
+                (ReplyAction::Close, 85, None, r.outcome_codes.first().cloned())
+            } else {
+                (ReplyAction::Wait, 60, None, None)
+            };
+            Ok(ReplyEvaluation {
+                action,
+                outcome,
+                confidence,
+                reasoning: "by its words".into(),
+                reply,
+                wait_days: Some(2),
+                suggest_suppression: false,
+                provisional: action == ReplyAction::Close,
+                unanswered_question: None,
+                other_subject: None,
+            })
+        }
+        async fn evaluate_completion(
+            &self,
+            r: &crate::ports::CompletionRequest,
+        ) -> Result<crate::ports::GoalProgress, crate::ports::AgentError> {
+            crate::testing::FixedAgent.evaluate_completion(r).await
+        }
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -487,6 +534,8 @@ mod properties {
             2 => (0u8..4, 0u8..3, 0u8..3).prop_map(|(member, kind, mode)| Op::CreateIn { member, kind, mode }),
             1 => any::<bool>().prop_map(Op::PauseAccount),
             1 => (0u8..3).prop_map(Op::Ramp),
+            3 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(task, text, twice)| Op::Reply { task, text, twice }),
+            1 => any::<u8>().prop_map(Op::Guide),
         ]
     }
 
@@ -577,7 +626,8 @@ mod properties {
     }
 
     async fn play(ops: Vec<Op>) -> Result<(), String> {
-        let w = world().await;
+        let mut w = world().await;
+        w.engine.agent = Arc::new(WordsAgent);
         let patch = super::super::SettingsPatch {
             member_weekly_limit: Some(WEEKLY),
             daily_send_limit: Some(DAILY),
@@ -672,6 +722,29 @@ mod properties {
                     };
                     w.engine.update_settings(w.account.id, patch).await.map_err(|e| e.to_string())?;
                     account = w.engine.account(w.account.id).await.map_err(|e| e.to_string())?;
+                }
+                Op::Reply { task, text, twice } if !tasks.is_empty() => {
+                    let id = tasks[task as usize % tasks.len()];
+                    let token = w.engine.config.signing_key.reply_token(&id);
+                    if let Some(last) = w.mailer.sent().into_iter().rev().find(|m| m.reply_to.contains(&token)) {
+                        let words = ["STOP", "See you Monday at 6", "Can I bring a friend?", "ok"][text as usize];
+                        let raw = format!(
+                            "From: <{}>\r\nTo: <{}>\r\nMessage-ID: <r{}@m.example>\r\nSubject: Re: x\r\n\r\n{words}\r\n",
+                            last.to,
+                            last.reply_to,
+                            crate::ids::new_ulid(w.clock.now())
+                        );
+                        if words == "STOP" {
+                            checker.suppressed_after.entry(last.to.to_string()).or_insert(w.mailer.sent().len());
+                        }
+                        for _ in 0..if twice { 2 } else { 1 } {
+                            w.engine.receive_reply(raw.as_bytes()).await.map_err(|e| e.to_string())?;
+                        }
+                    }
+                }
+                Op::Guide(i) if !tasks.is_empty() => {
+                    let id = tasks[i as usize % tasks.len()];
+                    let _ = w.engine.guidance(w.account.id, id, "Tell them we open at 6").await;
                 }
                 _ => {}
             }
