@@ -1010,6 +1010,32 @@ impl TaskStore for DynamoStore {
         Ok(item.as_ref().and_then(|i| attr_parse(i, "account_id")))
     }
 
+    async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(ai_calls_sk(date)))
+            .update_expression("SET #kind = :kind ADD calls :one")
+            .condition_expression("attribute_not_exists(calls) OR calls < :limit")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":kind", s("ai_calls"))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":limit", n(limit))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match out {
+            Ok(out) => Ok(out
+                .attributes
+                .and_then(|a| a.get("calls").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()))),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
     async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {
         let item = self.get(message_route_pk(message_id), ROUTE_SK).await?;
         Ok(item

@@ -54,6 +54,10 @@ pub fn member_sk(member: &MemberId) -> String {
 pub fn sends_sk(date: Date) -> String {
     format!("SENDS#{date}")
 }
+/// The account's AI calls on one local day (spec §7.12).
+pub fn ai_calls_sk(date: Date) -> String {
+    format!("AICALLS#{date}")
+}
 pub fn suppress_sk(email: &Email) -> String {
     format!("SUPPRESS#{email}")
 }

@@ -28,6 +28,36 @@ pub async fn run_all(store: &dyn TaskStore) {
     task_lists_are_scoped_filtered_and_paged(store).await;
     snapshots_hold_everything_the_gates_read(store).await;
     recurring_templates_are_versioned_and_due_when_enabled(store).await;
+    ai_calls_are_counted_per_account_and_day_up_to_the_limit(store).await;
+}
+
+async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    let day = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let next_day = day.tomorrow().expect("date");
+    assert_eq!(store.count_ai_call(account, day, 2).await.expect("count"), Some(1));
+    assert_eq!(store.count_ai_call(account, day, 2).await.expect("count"), Some(2));
+    assert_eq!(
+        store.count_ai_call(account, day, 2).await.expect("count"),
+        None,
+        "ai calls: the limit holds"
+    );
+    assert_eq!(
+        store.count_ai_call(account, day, 3).await.expect("count"),
+        Some(3),
+        "a raised limit allows more"
+    );
+    assert_eq!(
+        store.count_ai_call(account, next_day, 2).await.expect("count"),
+        Some(1),
+        "ai calls: per day"
+    );
+    assert_eq!(
+        store.count_ai_call(other, day, 2).await.expect("count"),
+        Some(1),
+        "ai calls: per account"
+    );
 }
 
 fn base() -> Timestamp {

@@ -24,6 +24,9 @@ pub struct BudgetView {
     pub turns_used: u32,
     pub turns_max: u32,
     pub expires_at: Timestamp,
+    /// The AI calls made for the task, and the most it may make (spec §7.12).
+    pub ai_calls_used: u32,
+    pub ai_calls_max: u32,
 }
 
 /// `Task` of CONTRACT.md.
@@ -81,6 +84,8 @@ impl<'a> From<&'a Task> for TaskView<'a> {
                 turns_used: t.budget.turns_used,
                 turns_max: t.budget.turns_max,
                 expires_at: t.budget.expires_at,
+                ai_calls_used: t.ai_calls,
+                ai_calls_max: crate::limits::AI_CALLS_PER_TASK,
             },
             touch: t.touch,
             // The execution lease of a running step is internal; show the schedule only.

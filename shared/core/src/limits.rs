@@ -128,6 +128,11 @@ pub const REPLY_MIN_CONFIDENCE: u8 = 50;
 pub const REPLY_DEFAULT_WAIT_DAYS: u32 = 3;
 /// The most a "wait" may push the next step out.
 pub const REPLY_MAX_WAIT_DAYS: u32 = 30;
+/// The AI cost circuit breaker (spec §7.12): calls per account per local day, calls per task
+/// over its life, and the share of the day's calls at which the owner is warned.
+pub const AI_CALLS_PER_ACCOUNT_PER_DAY: u32 = 200;
+pub const AI_CALLS_PER_TASK: u32 = 20;
+pub const AI_WARN_PCT: u32 = 80;
 /// How many of the latest messages an escalation shows the owner (spec §17.3).
 pub const ESCALATION_SNAPSHOT_MESSAGES: usize = 6;
 

@@ -37,6 +37,7 @@ struct State {
     webhooks: HashMap<(String, String), Timestamp>,
     task_routes: HashMap<TaskId, AccountId>,
     message_routes: HashMap<String, (AccountId, TaskId)>,
+    ai_calls: HashMap<(AccountId, Date), u32>,
 }
 
 /// See the module docs.
@@ -414,6 +415,16 @@ impl TaskStore for MemoryStore {
 
     async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {
         Ok(self.lock().message_routes.get(&message_id.to_ascii_lowercase()).copied())
+    }
+
+    async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
+        let mut s = self.lock();
+        let calls = s.ai_calls.entry((account, date)).or_insert(0);
+        if *calls >= limit {
+            return Ok(None);
+        }
+        *calls += 1;
+        Ok(Some(*calls))
     }
 }
 

@@ -197,6 +197,10 @@ pub trait TaskStore: Send + Sync {
     async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError>;
     /// The task a Message-ID of ours (or the provider's copy of it) belongs to.
     async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError>;
+
+    /// Count one AI call of the account on `date` (its local day), atomically and only while
+    /// fewer than `limit` were made: the new count, or `None` when the day's calls are used up.
+    async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

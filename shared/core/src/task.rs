@@ -145,6 +145,9 @@ pub struct Task {
     #[serde(default)]
     pub thread: Vec<ThreadMessage>,
     pub budget: Budget,
+    /// AI calls made for this task so far (spec §7.12: at most `AI_CALLS_PER_TASK`).
+    #[serde(default)]
+    pub ai_calls: u32,
     /// Messages sent so far; also the index of the next touch in the cadence.
     pub touch: u32,
     /// When the system next has something to do with this task (drives the due index).

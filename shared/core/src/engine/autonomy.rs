@@ -43,7 +43,7 @@ impl Engine {
     pub(crate) async fn record_would_send(
         &self,
         account: &Account,
-        task: Task,
+        mut task: Task,
         to: Email,
         mode: SendMode,
         now: Timestamp,
@@ -53,6 +53,12 @@ impl Engine {
         let draft = if touch == 0 {
             task.draft.clone()
         } else {
+            let gate = self.ai_call(account, Some(task.ai_calls), now).await?;
+            if gate != super::ai_budget::AiGate::Allowed {
+                let why = Why::new(gate.reason()).detail("no AI call left to draft the touch; the owner decides");
+                return self.move_to(task, TaskStatus::Escalated, now, why).await;
+            }
+            task.ai_calls += 1;
             match self.agent.draft(&draft_request(account, &task, def, touch)).await {
                 Ok(d) => Some(d),
                 Err(e) => {

@@ -3,6 +3,7 @@
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
 mod accounts;
+mod ai_budget;
 mod autonomy;
 mod categories;
 pub use categories::Deliverable;

@@ -26,6 +26,7 @@ use crate::transition::{Why, record, transition};
 use crate::work::WorkItem;
 
 use super::StepOutcome;
+use super::ai_budget::AiGate;
 
 /// What became of an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -283,6 +284,10 @@ impl Engine {
                 .escalate(task, conversation, now, "turn_budget_exhausted_on_reply", Blocker::default())
                 .await;
         }
+        let task = match self.spend_ai_call(account, task, conversation, now).await? {
+            Ok(task) => task,
+            Err(done) => return Ok(done),
+        };
         let def = task_type::definition(&task.task_type);
         let member_tasks = self.member_tasks(task.account_id, &task.member.id).await?;
         let prompt = system_prompt(&PromptInput::for_task(&task, account, &[], &member_tasks, now));
@@ -442,6 +447,10 @@ impl Engine {
             };
             return self.escalate(task, conversation, now, "message_budget_exhausted", blocker).await;
         }
+        let task = match self.spend_ai_call(account, task, conversation, now).await? {
+            Ok(task) => task,
+            Err(done) => return Ok(done),
+        };
         let def = task_type::definition(&task.task_type);
         let recent: Vec<serde_json::Value> = conversation
             .iter()
@@ -486,6 +495,39 @@ impl Engine {
         next.next_action_at = Some(now);
         self.store.commit(&TaskCommit::new(next.clone(), log)).await?;
         Ok(Read::Send(Box::new(next)))
+    }
+
+    /// One AI call for `task` (spec §7.12), counted on the task it returns; or what happens
+    /// instead: the owner takes a task that used its calls, and a day whose calls are used up
+    /// leaves the awaited message to be read the next day.
+    async fn spend_ai_call(
+        &self,
+        account: &Account,
+        mut task: Task,
+        conversation: &[ConversationMessage],
+        now: Timestamp,
+    ) -> Result<Result<Task, Read>, EngineError> {
+        match self.ai_call(account, Some(task.ai_calls), now).await? {
+            AiGate::Allowed => {
+                task.ai_calls += 1;
+                Ok(Ok(task))
+            }
+            gate @ AiGate::TaskSpent => {
+                let blocker = Blocker {
+                    detail: Some(format!("{} AI calls used, the most a task may make", task.ai_calls)),
+                    ..Blocker::default()
+                };
+                Ok(Err(self.escalate(task, conversation, now, gate.reason(), blocker).await?))
+            }
+            gate @ AiGate::DayUsed { until } => {
+                let why = Why::new(gate.reason()).detail(format!("the account's AI calls for today are used up; reading it {until}"));
+                self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
+                Ok(Err(Read::Done(StepOutcome::Deferred {
+                    until,
+                    reason: gate.reason().into(),
+                })))
+            }
+        }
     }
 
     /// `POST /tasks/{id}/guidance`: escalated → executing with the owner's words in the

@@ -120,6 +120,7 @@ impl Engine {
             }),
             member_status: member.as_ref().and_then(|m| m.status),
         });
+        let owner_draft = input.draft.is_some();
         let draft = match input.draft {
             Some(draft) => Some(draft),
             // Staff to-dos and research never write to a member.
@@ -136,15 +137,22 @@ impl Engine {
                     touches_remaining: def.budget.max_messages,
                     context: input.context.clone(),
                 };
-                match self.agent.draft(&request).await {
-                    Ok(draft) => Some(draft),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "no first draft; the owner will see an empty draft");
+                match self.ai_call(account, None, now).await? {
+                    super::ai_budget::AiGate::Allowed => match self.agent.draft(&request).await {
+                        Ok(draft) => Some(draft),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "no first draft; the owner will see an empty draft");
+                            None
+                        }
+                    },
+                    gate => {
+                        tracing::warn!(reason = gate.reason(), "no first draft; the owner will see an empty draft");
                         None
                     }
                 }
             }
         };
+        let drafted_by_agent = !owner_draft && draft.is_some();
         let plan = match options.mode {
             TaskMode::Plan => Some(
                 self.plan(account, def, &goal, member.as_ref(), draft.as_ref(), confidence, now)
@@ -175,6 +183,8 @@ impl Engine {
                 turns_max: def.budget.max_turns,
                 expires_at: now + SignedDuration::from_hours(24 * i64::from(def.budget.max_days)),
             },
+            // The first draft's call, when the agent wrote it.
+            ai_calls: u32::from(drafted_by_agent),
             touch: 0,
             next_action_at: (status == TaskStatus::Ready).then_some(now),
             attempts: 0,
@@ -241,7 +251,6 @@ impl Engine {
             let draft = if touch == 0 {
                 first.cloned()
             } else {
-                ai_calls += 1;
                 let request = DraftRequest {
                     task_type: def.key.to_owned(),
                     goal: goal.to_owned(),
@@ -253,7 +262,14 @@ impl Engine {
                     touches_remaining: touches.saturating_sub(touch),
                     context: serde_json::Value::Null,
                 };
-                self.agent.draft(&request).await.ok()
+                // A plan is only words: with no AI call left it shows the step without a draft.
+                match self.ai_call(account, Some(ai_calls), now).await {
+                    Ok(super::ai_budget::AiGate::Allowed) => {
+                        ai_calls += 1;
+                        self.agent.draft(&request).await.ok()
+                    }
+                    _ => None,
+                }
             };
             let mails = def.category == Category::Communication;
             steps.push(PlanStep {

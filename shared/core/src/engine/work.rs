@@ -109,7 +109,7 @@ fn next_member_slot(ledger: &SendLedger, now: Timestamp) -> Timestamp {
 }
 
 /// Midnight starting the account's next local day.
-fn next_local_day(now: Timestamp, tz: &jiff::tz::TimeZone) -> Timestamp {
+pub(super) fn next_local_day(now: Timestamp, tz: &jiff::tz::TimeZone) -> Timestamp {
     let today = limits::local_date(now, tz);
     today
         .tomorrow()
@@ -289,7 +289,7 @@ impl Engine {
     }
 
     /// Draft, reserve, send and record, for a task this worker has claimed.
-    async fn send_claimed(&self, account: &Account, claimed: Task, to: Email, ledger: SendLedger) -> Result<StepOutcome, EngineError> {
+    async fn send_claimed(&self, account: &Account, mut claimed: Task, to: Email, ledger: SendLedger) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
         let touch = claimed.touch;
@@ -330,6 +330,24 @@ impl Engine {
                 touches_remaining: (def.cadence.intervals.len() as u32).saturating_sub(touch),
                 context: serde_json::Value::Null,
             };
+            match self.ai_call(account, Some(claimed.ai_calls), now).await? {
+                super::ai_budget::AiGate::Allowed => {}
+                gate @ super::ai_budget::AiGate::TaskSpent => {
+                    let why = Why::new(gate.reason()).detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
+                    return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
+                }
+                gate @ super::ai_budget::AiGate::DayUsed { until } => {
+                    let why = Why::new(gate.reason()).detail(format!("the account's AI calls for today are used up; resuming {until}"));
+                    let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why)?;
+                    next.next_action_at = Some(until);
+                    self.store.commit(&TaskCommit::new(next, log)).await?;
+                    return Ok(StepOutcome::Deferred {
+                        until,
+                        reason: gate.reason().into(),
+                    });
+                }
+            }
+            claimed.ai_calls += 1;
             match self.agent.draft(&request).await {
                 Ok(d) => d,
                 Err(e) => {

@@ -228,3 +228,53 @@ async fn the_stale_guard_stops_a_follow_up_once_the_payment_went_through() {
         (TaskStatus::Completed, Some("recovered"), Some("payment_resolved_before_follow_up"))
     );
 }
+
+/// Given a task that has made all the AI calls a task may make, when its follow-up is due,
+/// then it goes to the owner instead of drafting (spec §7.12).
+#[tokio::test]
+async fn a_task_out_of_ai_calls_goes_to_the_owner() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_chatty").await;
+    w.run().await;
+    let current = w.task(&task).await;
+    let (mut next, log) = record(&current, w.clock.now(), Why::new("test_spent_ai"));
+    next.ai_calls = crate::limits::AI_CALLS_PER_TASK;
+    w.store.commit(&TaskCommit::new(next, log)).await.expect("commit");
+    w.clock.advance(days(3) + SignedDuration::from_mins(1));
+    w.run().await;
+    let after = w.task(&task).await;
+    assert_eq!(
+        (after.status, after.outcome_reason.as_deref()),
+        (TaskStatus::Escalated, Some("ai_budget_exhausted"))
+    );
+    assert_eq!(w.mailer.sent().len(), 1);
+}
+
+/// Given an account that used today's AI calls, when a follow-up needs a draft, then it waits
+/// for the account's next day and goes out then — delayed, not lost.
+#[tokio::test]
+async fn an_account_out_of_ai_calls_today_waits_for_tomorrow() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_later").await;
+    w.run().await;
+    w.clock.advance(days(3) + SignedDuration::from_mins(1));
+    let tz = w.account.settings.time_zone();
+    let today = crate::limits::local_date(w.clock.now(), &tz);
+    for _ in 0..crate::limits::AI_CALLS_PER_ACCOUNT_PER_DAY {
+        w.store
+            .count_ai_call(w.account.id, today, crate::limits::AI_CALLS_PER_ACCOUNT_PER_DAY)
+            .await
+            .expect("count");
+    }
+    w.run().await;
+    let waiting = w.task(&task).await;
+    assert_eq!(waiting.status, TaskStatus::Waiting);
+    assert_eq!(w.mailer.sent().len(), 1, "no draft, no follow-up today");
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    assert!(history.log.iter().any(|l| l.reason == "ai_daily_limit"));
+    w.clock
+        .set(waiting.next_action_at.expect("scheduled") + SignedDuration::from_hours(9));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2, "sent the next day");
+    assert_eq!(w.task(&task).await.ai_calls, 1, "the follow-up's draft is counted on the task");
+}

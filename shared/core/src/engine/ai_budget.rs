@@ -1,0 +1,64 @@
+//! The AI cost circuit breaker (spec §7.12): every call to the agent is counted against the
+//! account's calls for its local day (one atomic counter in the store) and the task's calls
+//! over its life (a counter on the task, written with the step that used it). A task that has
+//! used its calls goes to the owner; an account that has used its day waits for the next.
+
+use jiff::Timestamp;
+
+use super::Engine;
+use crate::account::Account;
+use crate::error::EngineError;
+use crate::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
+
+/// Whether an AI call may be made now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AiGate {
+    Allowed,
+    /// The task has made all the calls it may ever make.
+    TaskSpent,
+    /// The account's calls for today are used up; the day turns at `until`.
+    DayUsed {
+        until: Timestamp,
+    },
+}
+
+impl AiGate {
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            AiGate::Allowed => "ai_call_allowed",
+            AiGate::TaskSpent => "ai_budget_exhausted",
+            AiGate::DayUsed { .. } => "ai_daily_limit",
+        }
+    }
+}
+
+impl Engine {
+    /// Ask for one AI call for a task that has made `task_calls` so far (`None` before the
+    /// task exists). An allowed call is counted at once, whether or not it succeeds.
+    pub(crate) async fn ai_call(&self, account: &Account, task_calls: Option<u32>, now: Timestamp) -> Result<AiGate, EngineError> {
+        if task_calls.is_some_and(|n| n >= AI_CALLS_PER_TASK) {
+            return Ok(AiGate::TaskSpent);
+        }
+        let tz = account.settings.time_zone();
+        let today = limits::local_date(now, &tz);
+        match self.store.count_ai_call(account.id, today, AI_CALLS_PER_ACCOUNT_PER_DAY).await? {
+            Some(calls) => {
+                if calls == AI_CALLS_PER_ACCOUNT_PER_DAY * AI_WARN_PCT / 100 {
+                    tracing::warn!(
+                        account = %account.id,
+                        calls,
+                        limit = AI_CALLS_PER_ACCOUNT_PER_DAY,
+                        "ai_cost_warning: the account used {AI_WARN_PCT}% of today's AI calls"
+                    );
+                }
+                Ok(AiGate::Allowed)
+            }
+            None => {
+                tracing::warn!(account = %account.id, limit = AI_CALLS_PER_ACCOUNT_PER_DAY, "the account's AI calls for today are used up");
+                Ok(AiGate::DayUsed {
+                    until: super::work::next_local_day(now, &tz),
+                })
+            }
+        }
+    }
+}
