@@ -221,6 +221,9 @@ impl DynamoStore {
         if let Some(due) = due_at(task) {
             item.insert(GSI1PK.into(), s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
             item.insert(GSI1SK.into(), s(due_sort_key(due, &task.id)));
+        } else if let Some(until) = task.attribution_until {
+            item.insert(GSI1PK.into(), s(attribution_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
+            item.insert(GSI1SK.into(), s(due_sort_key(until, &task.id)));
         }
         Ok(item)
     }
@@ -737,7 +740,10 @@ impl TaskStore for DynamoStore {
             }
             None => {}
         }
-        if !task.is_active() {
+        // Closing frees the active guard; revising a task that was already closed (attribution)
+        // leaves it alone, as a newer task of the member and type may hold it by now.
+        let revises_closed = !commit.log.is_empty() && commit.log.iter().all(|e| e.from_status.is_some_and(|f| f.is_terminal()));
+        if !task.is_active() && !revises_closed {
             let delete = Delete::builder()
                 .table_name(&self.table)
                 .key(PK, s(pk.clone()))
@@ -988,5 +994,34 @@ impl TaskStore for DynamoStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let pk = attribution_gsi1pk(shard);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (GSI1PK, &pk))?),
+            None => None,
+        };
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let tasks = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item::<Task>)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((tasks, next))
     }
 }

@@ -75,3 +75,9 @@ pub fn template_sk(id: ulid::Ulid) -> String {
 }
 pub const TEMPLATE_PREFIX: &str = "RECUR#";
 pub const TEMPLATES_DUE_GSI1PK: &str = "RECURDUE";
+
+/// The attribution index (GSI1, sparse, sharded like the due index): closed tasks whose
+/// outcome attribution still watches, sorted by the end of their window.
+pub fn attribution_gsi1pk(shard: u32) -> String {
+    format!("ATTRIB#{shard}")
+}

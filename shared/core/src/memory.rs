@@ -401,6 +401,21 @@ impl TaskStore for MemoryStore {
         self.lock().webhooks.remove(&(source.to_owned(), id.to_owned()));
         Ok(())
     }
+
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let s = self.lock();
+        let mut watched: Vec<(String, Task)> = s
+            .tasks
+            .values()
+            .filter(|t| due_shard(&t.id, DUE_INDEX_SHARDS) == shard && due_at(t).is_none())
+            .filter_map(|t| Some((due_sort_key(t.attribution_until?, &t.id), t.clone())))
+            .filter(|(key, _)| cursor.as_deref().is_none_or(|c| key.as_str() > c))
+            .collect();
+        watched.sort_by(|a, b| a.0.cmp(&b.0));
+        let limit = limit.max(1);
+        let next = (watched.len() > limit).then(|| watched[limit - 1].0.clone());
+        Ok((watched.into_iter().take(limit).map(|(_, t)| t).collect(), next))
+    }
 }
 
 fn sort_key(e: &DueEntry) -> String {

@@ -189,6 +189,11 @@ pub trait TaskStore: Send + Sync {
     async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
     /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
+
+    /// Closed tasks that attribution still watches ([`Task::attribution_until`] set), from one
+    /// shard of the attribution index, soonest window end first, `limit` at most, with a
+    /// cursor for the next page. Read from an index: re-read a task before deciding on it.
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -169,6 +169,15 @@ pub struct Task {
     /// Execution mode, plan, and the other per-task controls (spec §27).
     #[serde(default)]
     pub controls: crate::autonomy::TaskControls,
+    /// The outcome is a verbal commitment awaiting its signal (spec §16.2): attribution
+    /// confirms it when the signal comes, or downgrades it when the window passes.
+    #[serde(default)]
+    pub provisional: bool,
+    /// Until when attribution still watches this closed task (its revenue, a provisional
+    /// outcome, a late win); `None` once settled. Drives the attribution index
+    /// ([`crate::attribution::watch_until`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution_until: Option<Timestamp>,
     pub version: u64,
 }
 

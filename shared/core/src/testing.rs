@@ -78,6 +78,8 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         resolved_at: None,
         deliverable: None,
         controls: Default::default(),
+        provisional: false,
+        attribution_until: None,
         version: 1,
     }
 }

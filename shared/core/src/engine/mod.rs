@@ -3,10 +3,13 @@
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
 mod accounts;
+mod attribution;
+pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
 pub use categories::Deliverable;
 mod recurring;
+mod scorecard;
 pub use recurring::SpawnReport;
 mod signals;
 mod tasks;

@@ -192,6 +192,8 @@ impl Engine {
             resolved_at: None,
             deliverable: None,
             controls: TaskControls { mode: options.mode, plan },
+            provisional: false,
+            attribution_until: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
