@@ -96,7 +96,11 @@ impl Change {
                 if !next.provisional {
                     next.attribution_until = None;
                 }
-                let what = if task.provisional { "provisional_value_attributed" } else { "revenue_attributed" };
+                let what = if task.provisional {
+                    "provisional_value_attributed"
+                } else {
+                    "revenue_attributed"
+                };
                 Why::new(what).detail(format!("{outcome}: {} at {price:.2} a month", money(*value)))
             }
             Change::Confirmed { from, reached, value } => {
@@ -139,7 +143,10 @@ impl Change {
             Change::Released => {
                 next.attribution_until = None;
                 let detail = match task.status {
-                    TaskStatus::Cancelled => format!("no goal signal within {} days of closing", window_days(task_type::definition(&task.task_type))),
+                    TaskStatus::Cancelled => format!(
+                        "no goal signal within {} days of closing",
+                        window_days(task_type::definition(&task.task_type))
+                    ),
                     _ => "nothing left to attribute".to_owned(),
                 };
                 Why::new("attribution_window_closed").detail(detail)
@@ -171,7 +178,11 @@ pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: f64, now: Timesta
                 });
             }
             if now >= until {
-                let to = if def.outcome(VERBAL_ONLY).is_some() { VERBAL_ONLY.to_owned() } else { outcome.clone() };
+                let to = if def.outcome(VERBAL_ONLY).is_some() {
+                    VERBAL_ONLY.to_owned()
+                } else {
+                    outcome.clone()
+                };
                 return Some(Change::Downgraded {
                     from: outcome,
                     to,
@@ -263,7 +274,10 @@ mod tests {
         let late = decide(&valued, Some(&nothing), 150.0, closed_at + days(14)).expect("downgraded");
         let (down, why) = late.apply(&valued, 150.0);
         assert_eq!(down.outcome.as_deref(), Some("verbal_only"));
-        assert_eq!((down.attributed_value, down.provisional, down.attribution_until), (Some(0.0), false, None));
+        assert_eq!(
+            (down.attributed_value, down.provisional, down.attribution_until),
+            (Some(0.0), false, None)
+        );
         assert_eq!(why.reason, "no_signal_after_verbal_commitment");
     }
 
@@ -303,7 +317,13 @@ mod tests {
     fn a_task_that_never_wrote_is_not_watched_for_a_late_win() {
         let mut task = churn(TaskStatus::Waiting);
         task.touch = 0;
-        let (closed, _) = transition(&task, TaskStatus::Cancelled, at("2026-11-16T10:00:00Z"), Why::new("x").outcome("unresponsive")).expect("valid");
+        let (closed, _) = transition(
+            &task,
+            TaskStatus::Cancelled,
+            at("2026-11-16T10:00:00Z"),
+            Why::new("x").outcome("unresponsive"),
+        )
+        .expect("valid");
         assert_eq!(closed.attribution_until, None);
     }
 }

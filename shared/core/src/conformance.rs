@@ -636,11 +636,23 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
     let closed_at = base() + SignedDuration::from_hours(24 * 14);
     // Closed unanswered after writing: watched for a late win. Closed by the owner: not.
     let unanswered = churn_task(store, account, "m_attr_1").await;
-    let (unanswered, log) = transition(&unanswered, TaskStatus::Cancelled, closed_at, Why::new("budget_time_expired").outcome("unresponsive")).expect("valid");
+    let (unanswered, log) = transition(
+        &unanswered,
+        TaskStatus::Cancelled,
+        closed_at,
+        Why::new("budget_time_expired").outcome("unresponsive"),
+    )
+    .expect("valid");
     assert!(unanswered.attribution_until.is_some());
     store.commit(&TaskCommit::new(unanswered.clone(), log)).await.expect("close");
     let handled = churn_task(store, account, "m_attr_2").await;
-    let (handled, log) = transition(&handled, TaskStatus::Completed, closed_at, Why::new("owner_resolved").outcome("owner_handled")).expect("valid");
+    let (handled, log) = transition(
+        &handled,
+        TaskStatus::Completed,
+        closed_at,
+        Why::new("owner_resolved").outcome("owner_handled"),
+    )
+    .expect("valid");
     store.commit(&TaskCommit::new(handled, log)).await.expect("close");
     let still_open = churn_task(store, account, "m_attr_3").await;
     let mut found = Vec::new();
@@ -650,7 +662,11 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
             let (tasks, next) = store.attribution_watch(shard, 1, cursor).await.expect("attribution_watch");
             assert!(tasks.len() <= 1, "attribution: the limit is respected");
             for task in tasks.iter().filter(|t| t.account_id == account) {
-                assert_eq!(due_shard(&task.id, DUE_INDEX_SHARDS), shard, "attribution: entry in the wrong shard");
+                assert_eq!(
+                    due_shard(&task.id, DUE_INDEX_SHARDS),
+                    shard,
+                    "attribution: entry in the wrong shard"
+                );
                 found.push(task.clone());
             }
             match next {
@@ -659,12 +675,24 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
             }
         }
     }
-    assert_eq!(found, vec![unanswered.clone()], "attribution: exactly the watched closed task, as stored");
+    assert_eq!(
+        found,
+        vec![unanswered.clone()],
+        "attribution: exactly the watched closed task, as stored"
+    );
     let (due, _) = store
-        .due(due_shard(&still_open.id, DUE_INDEX_SHARDS), base() + SignedDuration::from_hours(24), 1000, None)
+        .due(
+            due_shard(&still_open.id, DUE_INDEX_SHARDS),
+            base() + SignedDuration::from_hours(24),
+            1000,
+            None,
+        )
         .await
         .expect("due");
-    assert!(due.iter().all(|e| e.task_id != unanswered.id), "attribution: a watched task is not due work");
+    assert!(
+        due.iter().all(|e| e.task_id != unanswered.id),
+        "attribution: a watched task is not due work"
+    );
 
     // A newer task of the member and type holds the guard; revising the closed one keeps it.
     let newer = churn_task(store, account, "m_attr_1").await;
@@ -673,7 +701,10 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
     won.attributed_value = Some(150.0);
     won.attribution_until = None;
     let (won, log) = record(&won, closed_at, Why::new("goal_signal_after_close"));
-    store.commit(&TaskCommit::new(won.clone(), log)).await.expect("attribution: a closed task can be revised");
+    store
+        .commit(&TaskCommit::new(won.clone(), log))
+        .await
+        .expect("attribution: a closed task can be revised");
     assert_eq!(
         store.active_task(account, &member("m_attr_1"), "churn_risk").await.expect("active"),
         Some(newer.id),

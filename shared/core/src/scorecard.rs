@@ -155,7 +155,10 @@ mod tests {
         assert_eq!(nov.start, at("2026-11-01T04:00:00Z"));
         assert_eq!(nov.end, at("2026-12-01T05:00:00Z"));
         assert_eq!(nov.days().len(), 30);
-        assert_eq!(Month::containing(at("2026-12-01T03:00:00Z"), &ny).expect("month").label(), "2026-11");
+        assert_eq!(
+            Month::containing(at("2026-12-01T03:00:00Z"), &ny).expect("month").label(),
+            "2026-11"
+        );
         for bad in ["2026-13", "2026-1", "26-11", "2026/11", "", "2026-00", "abcd-ef"] {
             assert!(Month::parse(bad, &ny).is_err(), "{bad}");
         }

@@ -55,7 +55,12 @@ impl Engine {
     /// A member event arrived: close at once each of the member's dormant tasks, and each
     /// waiting task that has written to them, whose goal the facts now show (spec §16.1,
     /// "external event confirms goal"). One guard read per task type the event can complete.
-    pub(crate) async fn close_reached_goals(&self, account: &Account, facts: &MemberFacts, event: &MemberEvent) -> Result<Vec<TaskId>, EngineError> {
+    pub(crate) async fn close_reached_goals(
+        &self,
+        account: &Account,
+        facts: &MemberFacts,
+        event: &MemberEvent,
+    ) -> Result<Vec<TaskId>, EngineError> {
         let shown = signals_shown(event);
         let mut closed = Vec::new();
         for def in REGISTRY {
@@ -98,7 +103,9 @@ impl Engine {
             return Ok(None);
         };
         let account = self.account(task.account_id).await?;
-        let reason = self.complete_on_goal(task.clone(), &reached, &account, now, "the dormant check").await?;
+        let reason = self
+            .complete_on_goal(task.clone(), &reached, &account, now, "the dormant check")
+            .await?;
         Ok(Some(StepOutcome::Moved {
             to: TaskStatus::Completed,
             reason,
@@ -106,11 +113,19 @@ impl Engine {
     }
 
     /// Complete `task` with the outcome its goal signal gives, valued at once.
-    async fn complete_on_goal(&self, task: Task, reached: &GoalReached, account: &Account, now: Timestamp, seen_by: &str) -> Result<String, EngineError> {
+    async fn complete_on_goal(
+        &self,
+        task: Task,
+        reached: &GoalReached,
+        account: &Account,
+        now: Timestamp,
+        seen_by: &str,
+    ) -> Result<String, EngineError> {
         let reason = format!("goal_signal_{}", reached.seen.signal);
-        let why = Why::new(reason.clone())
-            .outcome(reached.outcome)
-            .detail(format!("{} (seen by {seen_by}); closes as {}", reached.seen.detail, reached.outcome));
+        let why = Why::new(reason.clone()).outcome(reached.outcome).detail(format!(
+            "{} (seen by {seen_by}); closes as {}",
+            reached.seen.detail, reached.outcome
+        ));
         let (mut next, log) = transition(&task, TaskStatus::Completed, now, why)?;
         let def = task_type::definition(&next.task_type);
         next.attributed_value = attribution::value_of(def, reached.outcome, account.settings.avg_membership_price);
@@ -183,11 +198,20 @@ impl Engine {
         Ok(report)
     }
 
-    async fn attribute_one(&self, task: Task, prices: &mut HashMap<AccountId, Option<f64>>, report: &mut AttributionReport) -> Result<(), EngineError> {
+    async fn attribute_one(
+        &self,
+        task: Task,
+        prices: &mut HashMap<AccountId, Option<f64>>,
+        report: &mut AttributionReport,
+    ) -> Result<(), EngineError> {
         let price = match prices.get(&task.account_id) {
             Some(p) => *p,
             None => {
-                let p = self.store.get_account(task.account_id).await?.map(|a| a.settings.avg_membership_price);
+                let p = self
+                    .store
+                    .get_account(task.account_id)
+                    .await?
+                    .map(|a| a.settings.avg_membership_price);
                 prices.insert(task.account_id, p);
                 p
             }
