@@ -341,13 +341,17 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     ))
 }
 
-async fn scorecard(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
-    owner(&state, &headers).await?;
-    Err(ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "not_implemented",
-        "the scorecard arrives with outcome attribution",
-    ))
+#[derive(Deserialize)]
+struct ScorecardParams {
+    month: Option<String>,
+}
+
+/// A month of outcomes (CONTRACT.md): `?month=YYYY-MM`, by default the current month in the
+/// account's time zone.
+async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let month = params.month.as_deref().filter(|m| !m.is_empty());
+    Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
 }
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
