@@ -5,6 +5,7 @@ mod categories;
 mod concurrency;
 mod fixtures;
 mod gates;
+mod outcomes;
 mod payment_recovery;
 mod refusals;
 mod ses_failure;

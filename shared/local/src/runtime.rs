@@ -340,7 +340,10 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     }
     // The hourly attribution schedule, after the work: what the workers closed is valued now.
     let attribution = openloop_fn_attribution::handle(&local.engine).await?;
-    Ok(axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "attribution": attribution, "queues": totals})).into_response())
+    Ok(
+        axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "attribution": attribution, "queues": totals}))
+            .into_response(),
+    )
 }
 
 async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
