@@ -157,7 +157,8 @@ fn first_morning_of_next_month() -> Timestamp {
 
 /// The scorecard of a month in which one member checked in after outreach, one paid after
 /// a payment reminder, one task waits for review and one was cancelled by the owner: every
-/// number equals what the tasks (and the outbox) say.
+/// number equals what the tasks (and the outbox) say; the activity feed holds every decision
+/// of those tasks, newest first.
 #[tokio::test]
 async fn the_scorecard_equals_what_the_tasks_say() {
     let stack = Stack::start("outcome-scorecard").await;
@@ -252,5 +253,45 @@ async fn the_scorecard_equals_what_the_tasks_say() {
     let (status, bad) = stack.get("/api/v1/scorecard?month=2026-13", &gym.token).await;
     assert!(status == 422 || status == 400, "{status} {bad}");
     assert_eq!(bad["error"]["code"], "invalid_month", "{bad}");
+
+    // The activity feed: every decision of every task, newest first, page by page.
+    let mut logged = Vec::new();
+    for t in &tasks {
+        let (_, detail) = stack
+            .get(&format!("/api/v1/tasks/{}", t["id"].as_str().unwrap_or_default()), &gym.token)
+            .await;
+        logged.extend(reasons(&detail).into_iter().map(str::to_owned));
+    }
+    let mut feed: Vec<Value> = Vec::new();
+    let mut path = "/api/v1/activity?limit=3".to_owned();
+    loop {
+        let (status, page) = stack.get(&path, &gym.token).await;
+        assert_eq!(status, 200, "{page}");
+        let entries = page["activity"].as_array().cloned().unwrap_or_default();
+        assert!(entries.len() <= 3);
+        feed.extend(entries);
+        match page["next_cursor"].as_str() {
+            Some(c) => path = format!("/api/v1/activity?limit=3&cursor={c}"),
+            None => break,
+        }
+    }
+    let mut fed: Vec<String> = feed.iter().filter_map(|e| e["reason"].as_str().map(str::to_owned)).collect();
+    assert_eq!(fed.len(), logged.len(), "{fed:?} vs {logged:?}");
+    fed.sort();
+    logged.sort();
+    assert_eq!(fed, logged);
+    let times: Vec<i64> = feed
+        .iter()
+        .filter_map(|e| e["at"].as_str()?.parse::<Timestamp>().ok())
+        .map(|t| t.as_millisecond())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
+    assert!(
+        feed.iter()
+            .any(|e| e["reason"] == "goal_signal_checkin" && e["member_id"] == "m_sc_a"),
+        "{feed:?}"
+    );
+    let (status, _) = stack.get("/api/v1/activity?limit=0", &gym.token).await;
+    assert!(status == 422 || status == 400);
     stack.running.stop();
 }

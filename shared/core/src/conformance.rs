@@ -29,6 +29,7 @@ pub async fn run_all(store: &dyn TaskStore) {
     snapshots_hold_everything_the_gates_read(store).await;
     recurring_templates_are_versioned_and_due_when_enabled(store).await;
     the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard(store).await;
+    the_activity_feed_lists_an_accounts_decisions_newest_first(store).await;
 }
 
 fn base() -> Timestamp {
@@ -716,6 +717,50 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
         .await
         .expect("attribution_watch");
     assert!(tasks.iter().all(|t| t.id != won.id), "attribution: a settled task left the index");
+}
+
+async fn the_activity_feed_lists_an_accounts_decisions_newest_first(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let first = new_task(store, account, "m_act_1", TaskStatus::PendingReview).await;
+    let (approved, log) = transition(
+        &first,
+        TaskStatus::Ready,
+        base() + SignedDuration::from_secs(60),
+        Why::new("owner_approved"),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(approved, log)).await.expect("approve");
+    let second = new_task(store, account, "m_act_2", TaskStatus::PendingReview).await;
+    let (skipped, log) = transition(
+        &second,
+        TaskStatus::Cancelled,
+        base() + SignedDuration::from_secs(120),
+        Why::new("owner_skipped"),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(skipped, log)).await.expect("skip");
+    new_task(store, AccountId::generate(base()), "m_act_1", TaskStatus::PendingReview).await;
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = store.activity(account, 2, cursor).await.expect("activity");
+        assert!(page.len() <= 2, "activity: the limit is respected");
+        seen.extend(page);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let reasons: Vec<&str> = seen.iter().map(|e| e.entry.reason.as_str()).collect();
+    assert_eq!(seen.len(), 4, "activity: every entry of the account, no other's: {reasons:?}");
+    assert_eq!(reasons[0], "owner_skipped", "activity: newest first");
+    assert!(seen.windows(2).all(|w| w[0].sort_key() > w[1].sort_key()), "activity: newest first");
+    let skip = &seen[0];
+    assert_eq!(
+        (skip.task_id, skip.task_type.as_str(), &skip.member_id),
+        (second.id, "payment_recovery", &member("m_act_2"))
+    );
+    assert_eq!(skip.entry.to_status, TaskStatus::Cancelled);
 }
 
 #[cfg(test)]

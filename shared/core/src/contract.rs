@@ -180,6 +180,34 @@ impl ErrorBody {
     }
 }
 
+/// One decision of the activity feed (`GET /api/v1/activity`).
+#[derive(Debug, Serialize)]
+pub struct ActivityView<'a> {
+    pub at: Timestamp,
+    pub task_id: String,
+    pub task_type: &'a str,
+    pub member_id: &'a str,
+    pub from_status: Option<TaskStatus>,
+    pub to_status: TaskStatus,
+    pub reason: &'a str,
+    pub detail: Option<&'a str>,
+}
+
+impl<'a> From<&'a crate::ports::ActivityEntry> for ActivityView<'a> {
+    fn from(a: &'a crate::ports::ActivityEntry) -> Self {
+        Self {
+            at: a.entry.at,
+            task_id: a.task_id.to_string(),
+            task_type: &a.task_type,
+            member_id: a.member_id.as_str(),
+            from_status: a.entry.from_status,
+            to_status: a.entry.to_status,
+            reason: &a.entry.reason,
+            detail: a.entry.detail.as_deref(),
+        }
+    }
+}
+
 /// The HTTP status and error body for a domain error. Internal details stay in the logs.
 pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
     match e {

@@ -14,7 +14,7 @@ use crate::error::{Conflict, StoreError};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
-use crate::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
+use crate::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
 use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
@@ -415,6 +415,34 @@ impl TaskStore for MemoryStore {
         let limit = limit.max(1);
         let next = (watched.len() > limit).then(|| watched[limit - 1].0.clone());
         Ok((watched.into_iter().take(limit).map(|(_, t)| t).collect(), next))
+    }
+
+    async fn activity(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
+        let s = self.lock();
+        let mut entries: Vec<ActivityEntry> = s
+            .tasks
+            .values()
+            .filter(|t| t.account_id == account)
+            .flat_map(|t| {
+                s.logs.get(&t.id).into_iter().flatten().map(|entry| ActivityEntry {
+                    task_id: t.id,
+                    task_type: t.task_type.clone(),
+                    member_id: t.member.id.clone(),
+                    entry: entry.clone(),
+                })
+            })
+            .filter(|e| cursor.as_deref().is_none_or(|c| e.sort_key().as_str() < c))
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.sort_key()));
+        let limit = limit.max(1);
+        let next = (entries.len() > limit).then(|| entries[limit - 1].sort_key());
+        entries.truncate(limit);
+        Ok((entries, next))
     }
 }
 

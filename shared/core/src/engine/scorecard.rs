@@ -1,12 +1,13 @@
-//! The owner's scorecard (see [`crate::scorecard`]): reads the account's tasks that can count
-//! for the month and its daily send counters, and tallies them.
+//! What the owner sees of outcomes: the scorecard (see [`crate::scorecard`]), which reads the
+//! account's tasks that can count for the month and its daily send counters, and the activity
+//! feed, the account's decisions across its tasks, newest first.
 
 use super::Engine;
 use crate::error::EngineError;
 use crate::ids::AccountId;
-use crate::limits::SCORECARD_LOOKBACK_DAYS;
+use crate::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT, SCORECARD_LOOKBACK_DAYS};
 use crate::member::days;
-use crate::ports::TaskQuery;
+use crate::ports::{ActivityEntry, TaskQuery};
 use crate::scorecard::{Month, Scorecard, tally};
 
 impl Engine {
@@ -49,5 +50,20 @@ impl Engine {
             sent += self.store.daily_sends(account.id, day).await?;
         }
         Ok(tally(&tasks, &month, sent))
+    }
+
+    /// A page of the account's activity feed: `limit` (default [`ACTIVITY_DEFAULT_LIMIT`], at
+    /// most [`ACTIVITY_MAX_LIMIT`]) decisions, newest first, and the cursor of the next page.
+    pub async fn activity(
+        &self,
+        account: AccountId,
+        limit: Option<usize>,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), EngineError> {
+        let limit = limit.unwrap_or(ACTIVITY_DEFAULT_LIMIT);
+        if !(1..=ACTIVITY_MAX_LIMIT).contains(&limit) {
+            return Err(crate::error::InvalidInput::new("invalid_limit", format!("limit must be 1-{ACTIVITY_MAX_LIMIT}")).into());
+        }
+        Ok(self.store.activity(account, limit, cursor).await?)
     }
 }
