@@ -43,6 +43,8 @@ pub struct TaskView<'a> {
     pub outcome: Option<&'a str>,
     pub outcome_reason: Option<&'a str>,
     pub attributed_value: Option<f64>,
+    /// The outcome is a verbal commitment awaiting its signal (attribution verifies it).
+    pub provisional: bool,
     pub parent_id: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -89,6 +91,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             outcome: t.outcome.as_deref(),
             outcome_reason: t.outcome_reason.as_deref(),
             attributed_value: t.attributed_value,
+            provisional: t.provisional,
             parent_id: t.parent_id.map(|p| p.to_string()),
             created_at: t.created_at,
             updated_at: t.updated_at,
