@@ -45,7 +45,7 @@ lint: tools
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
 
-## bench: DynamoDB requests per task step, and tick cost with 1,000 vs 20,000 stored tasks.
+## bench: DynamoDB requests per task step, and tick and attribution cost with 1,000 vs 20,000 stored tasks.
 bench: tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
