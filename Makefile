@@ -45,7 +45,7 @@ lint: tools
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
 
-## bench: DynamoDB requests per task step, and tick cost with 1,000 vs 20,000 stored tasks.
+## bench: DynamoDB requests per task step, and tick and attribution cost with 1,000 vs 20,000 stored tasks.
 bench: tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
@@ -57,7 +57,7 @@ demo:
 	cargo build --workspace --bins
 	./target/debug/demo
 
-LAMBDAS := webhooks api signals tick execute followup dormant
+LAMBDAS := webhooks api signals tick execute followup dormant attribution
 
 ## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap.
 build: tools

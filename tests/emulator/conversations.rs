@@ -73,6 +73,7 @@ async fn a_dated_yes_closes_as_a_provisional_verbal_commitment() {
         (Some("completed"), Some("verbal_commitment"), Some("verbal_commitment")),
         "{done}"
     );
+    assert_eq!(done["provisional"], true, "{done}");
     let messages = done["messages"].as_array().cloned().unwrap_or_default();
     assert!(
         messages

@@ -26,7 +26,9 @@ fn every_sample_event_parses_as_its_functions_input() {
         let _: WorkItem = serde_json::from_str(&sqs_body(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
     let _: SignalEnvelope = serde_json::from_str(&sqs_body("signals.json")).unwrap_or_else(|e| panic!("signals.json: {e}"));
-    let _: EventBridgeEvent<serde_json::Value> = serde_json::from_str(&read("tick.json")).unwrap_or_else(|e| panic!("tick.json: {e}"));
+    for name in ["tick.json", "attribution.json"] {
+        let _: EventBridgeEvent<serde_json::Value> = serde_json::from_str(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
     for name in ["api.json", "webhooks.json"] {
         let event: serde_json::Value = serde_json::from_str(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(event["version"], "2.0", "{name}: an HTTP API payload v2.0");

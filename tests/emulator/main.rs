@@ -6,6 +6,7 @@ mod concurrency;
 mod conversations;
 mod fixtures;
 mod gates;
+mod outcomes;
 mod payment_recovery;
 mod refusals;
 mod ses_failure;

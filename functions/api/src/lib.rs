@@ -18,7 +18,7 @@ use serde::Deserialize;
 use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 use openloop_core::account::WebhookSecret;
 use openloop_core::autonomy::TaskMode;
-use openloop_core::contract::{TaskDetailView, TaskView};
+use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
 use openloop_core::engine::{AccountSecrets, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::error::EngineError;
 use openloop_core::gate::GateContext;
@@ -56,6 +56,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions", post(add_suppression))
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
+        .route("/api/v1/activity", get(activity))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
@@ -346,13 +347,41 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn scorecard(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
-    owner(&state, &headers).await?;
-    Err(ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
-        "not_implemented",
-        "the scorecard arrives with outcome attribution",
-    ))
+#[derive(Deserialize)]
+struct ScorecardParams {
+    month: Option<String>,
+}
+
+/// A month of outcomes (CONTRACT.md): `?month=YYYY-MM`, by default the current month in the
+/// account's time zone.
+async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let month = params.month.as_deref().filter(|m| !m.is_empty());
+    Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
+}
+
+#[derive(Deserialize)]
+struct ActivityParams {
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+/// The account's decisions across its tasks, newest first: `{"activity": [...], "next_cursor"}`.
+async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query<ActivityParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
+        Some(l) => Some(
+            l.parse::<usize>()
+                .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
+        ),
+        None => None,
+    };
+    let (entries, next) = state
+        .engine
+        .activity(account, limit, params.cursor.filter(|c| !c.is_empty()))
+        .await?;
+    let views: Vec<ActivityView> = entries.iter().map(Into::into).collect();
+    Ok(json(StatusCode::OK, serde_json::json!({"activity": views, "next_cursor": next})))
 }
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.

@@ -24,7 +24,7 @@ use openloop_core::error::{Conflict, StoreError};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
-use openloop_core::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
+use openloop_core::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use openloop_core::recurring::RecurringTemplate;
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 use openloop_core::work::{DueEntry, due_at, due_shard, due_sort_key, due_time_key};
@@ -221,6 +221,9 @@ impl DynamoStore {
         if let Some(due) = due_at(task) {
             item.insert(GSI1PK.into(), s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
             item.insert(GSI1SK.into(), s(due_sort_key(due, &task.id)));
+        } else if let Some(until) = task.attribution_until {
+            item.insert(GSI1PK.into(), s(attribution_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
+            item.insert(GSI1SK.into(), s(due_sort_key(until, &task.id)));
         }
         Ok(item)
     }
@@ -238,7 +241,13 @@ impl DynamoStore {
     }
 
     fn log_item(&self, task: &Task, entry: &LogEntry) -> Result<Item, StoreError> {
-        keyed(entry, account_pk(task.account_id), log_sk(task.id, entry.id), "log")
+        let mut item = keyed(entry, account_pk(task.account_id), log_sk(task.id, entry.id), "log")?;
+        item.insert(GSI2PK.into(), s(activity_gsi2pk(task.account_id)));
+        item.insert(GSI2SK.into(), s(activity_gsi2sk(entry.at, entry.id)));
+        item.insert("task_id".into(), s(task.id.to_string()));
+        item.insert("task_type".into(), s(task.task_type.clone()));
+        item.insert("member_id".into(), s(task.member.id.as_str()));
+        Ok(item)
     }
 
     fn message_item(&self, task: &Task, message: &ConversationMessage) -> Result<Item, StoreError> {
@@ -752,7 +761,10 @@ impl TaskStore for DynamoStore {
             }
             None => {}
         }
-        if !task.is_active() {
+        // Closing frees the active guard; revising a task that was already closed (attribution)
+        // leaves it alone, as a newer task of the member and type may hold it by now.
+        let revises_closed = !commit.log.is_empty() && commit.log.iter().all(|e| e.from_status.is_some_and(|f| f.is_terminal()));
+        if !task.is_active() && !revises_closed {
             let delete = Delete::builder()
                 .table_name(&self.table)
                 .key(PK, s(pk.clone()))
@@ -1003,6 +1015,81 @@ impl TaskStore for DynamoStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let pk = attribution_gsi1pk(shard);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (GSI1PK, &pk))?),
+            None => None,
+        };
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let tasks = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item::<Task>)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((tasks, next))
+    }
+
+    async fn activity(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
+        let pk = activity_gsi2pk(account);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (GSI2PK, &pk))?),
+            None => None,
+        };
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI2)
+            .key_condition_expression("GSI2PK = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .scan_index_forward(false)
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let mut entries = Vec::new();
+        for item in out.items.unwrap_or_default() {
+            let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+            let corrupt = |reason: &str| StoreError::Corrupt {
+                key: sk_of(&item).to_owned(),
+                reason: reason.to_owned(),
+            };
+            let task_id: TaskId = text("task_id").parse().map_err(|_| corrupt("task_id"))?;
+            let member_id = MemberId::parse(&text("member_id")).map_err(|_| corrupt("member_id"))?;
+            let task_type = text("task_type");
+            entries.push(ActivityEntry {
+                task_id,
+                task_type,
+                member_id,
+                entry: from_item::<LogEntry>(item)?,
+            });
+        }
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((entries, next))
     }
 
     async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError> {

@@ -89,3 +89,18 @@ pub fn template_sk(id: ulid::Ulid) -> String {
 }
 pub const TEMPLATE_PREFIX: &str = "RECUR#";
 pub const TEMPLATES_DUE_GSI1PK: &str = "RECURDUE";
+
+/// The attribution index (GSI1, sparse, sharded like the due index): closed tasks whose
+/// outcome attribution still watches, sorted by the end of their window.
+pub fn attribution_gsi1pk(shard: u32) -> String {
+    format!("ATTRIB#{shard}")
+}
+
+/// The account's activity feed (GSI2): every decision-log entry, sorted by its time and id
+/// (`GSI2SK = {at to the millisecond}#{entry ulid}`).
+pub fn activity_gsi2pk(a: AccountId) -> String {
+    format!("ACTIVITY#{a}")
+}
+pub fn activity_gsi2sk(at: jiff::Timestamp, entry: ulid::Ulid) -> String {
+    format!("{}#{entry}", openloop_core::work::due_time_key(at))
+}

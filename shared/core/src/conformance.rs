@@ -28,6 +28,8 @@ pub async fn run_all(store: &dyn TaskStore) {
     task_lists_are_scoped_filtered_and_paged(store).await;
     snapshots_hold_everything_the_gates_read(store).await;
     recurring_templates_are_versioned_and_due_when_enabled(store).await;
+    the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard(store).await;
+    the_activity_feed_lists_an_accounts_decisions_newest_first(store).await;
     ai_calls_are_counted_per_account_and_day_up_to_the_limit(store).await;
 }
 
@@ -662,6 +664,149 @@ async fn recurring_templates_are_versioned_and_due_when_enabled(store: &dyn Task
         "templates: scoped by account"
     );
     assert_eq!(store.list_templates(account).await.expect("list").len(), 1);
+}
+
+async fn churn_task(store: &dyn TaskStore, account: AccountId, member_name: &str) -> Task {
+    let mut task = sample_task_for(account, member(member_name), TaskStatus::Waiting, base());
+    task.task_type = "churn_risk".into();
+    task.touch = 1;
+    task.execution_started_at = Some(base());
+    store
+        .create_task(&task, &created(&task, Why::new("created")), &[])
+        .await
+        .expect("create");
+    task
+}
+
+async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let closed_at = base() + SignedDuration::from_hours(24 * 14);
+    // Closed unanswered after writing: watched for a late win. Closed by the owner: not.
+    let unanswered = churn_task(store, account, "m_attr_1").await;
+    let (unanswered, log) = transition(
+        &unanswered,
+        TaskStatus::Cancelled,
+        closed_at,
+        Why::new("budget_time_expired").outcome("unresponsive"),
+    )
+    .expect("valid");
+    assert!(unanswered.attribution_until.is_some());
+    store.commit(&TaskCommit::new(unanswered.clone(), log)).await.expect("close");
+    let handled = churn_task(store, account, "m_attr_2").await;
+    let (handled, log) = transition(
+        &handled,
+        TaskStatus::Completed,
+        closed_at,
+        Why::new("owner_resolved").outcome("owner_handled"),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(handled, log)).await.expect("close");
+    let still_open = churn_task(store, account, "m_attr_3").await;
+    let mut found = Vec::new();
+    for shard in 0..DUE_INDEX_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (tasks, next) = store.attribution_watch(shard, 1, cursor).await.expect("attribution_watch");
+            assert!(tasks.len() <= 1, "attribution: the limit is respected");
+            for task in tasks.iter().filter(|t| t.account_id == account) {
+                assert_eq!(
+                    due_shard(&task.id, DUE_INDEX_SHARDS),
+                    shard,
+                    "attribution: entry in the wrong shard"
+                );
+                found.push(task.clone());
+            }
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    assert_eq!(
+        found,
+        vec![unanswered.clone()],
+        "attribution: exactly the watched closed task, as stored"
+    );
+    let (due, _) = store
+        .due(
+            due_shard(&still_open.id, DUE_INDEX_SHARDS),
+            base() + SignedDuration::from_hours(24),
+            1000,
+            None,
+        )
+        .await
+        .expect("due");
+    assert!(
+        due.iter().all(|e| e.task_id != unanswered.id),
+        "attribution: a watched task is not due work"
+    );
+
+    // A newer task of the member and type holds the guard; revising the closed one keeps it.
+    let newer = churn_task(store, account, "m_attr_1").await;
+    let mut won = unanswered.clone();
+    won.outcome = Some("engaged_late".into());
+    won.attributed_value = Some(150.0);
+    won.attribution_until = None;
+    let (won, log) = record(&won, closed_at, Why::new("goal_signal_after_close"));
+    store
+        .commit(&TaskCommit::new(won.clone(), log))
+        .await
+        .expect("attribution: a closed task can be revised");
+    assert_eq!(
+        store.active_task(account, &member("m_attr_1"), "churn_risk").await.expect("active"),
+        Some(newer.id),
+        "attribution: revising a closed task leaves the newer task's guard"
+    );
+    assert_eq!(store.get_task(account, won.id).await.expect("get"), Some(won.clone()));
+    let (tasks, _) = store
+        .attribution_watch(due_shard(&won.id, DUE_INDEX_SHARDS), 1000, None)
+        .await
+        .expect("attribution_watch");
+    assert!(tasks.iter().all(|t| t.id != won.id), "attribution: a settled task left the index");
+}
+
+async fn the_activity_feed_lists_an_accounts_decisions_newest_first(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let first = new_task(store, account, "m_act_1", TaskStatus::PendingReview).await;
+    let (approved, log) = transition(
+        &first,
+        TaskStatus::Ready,
+        base() + SignedDuration::from_secs(60),
+        Why::new("owner_approved"),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(approved, log)).await.expect("approve");
+    let second = new_task(store, account, "m_act_2", TaskStatus::PendingReview).await;
+    let (skipped, log) = transition(
+        &second,
+        TaskStatus::Cancelled,
+        base() + SignedDuration::from_secs(120),
+        Why::new("owner_skipped"),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(skipped, log)).await.expect("skip");
+    new_task(store, AccountId::generate(base()), "m_act_1", TaskStatus::PendingReview).await;
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = store.activity(account, 2, cursor).await.expect("activity");
+        assert!(page.len() <= 2, "activity: the limit is respected");
+        seen.extend(page);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let reasons: Vec<&str> = seen.iter().map(|e| e.entry.reason.as_str()).collect();
+    assert_eq!(seen.len(), 4, "activity: every entry of the account, no other's: {reasons:?}");
+    assert_eq!(reasons[0], "owner_skipped", "activity: newest first");
+    assert!(seen.windows(2).all(|w| w[0].sort_key() > w[1].sort_key()), "activity: newest first");
+    let skip = &seen[0];
+    assert_eq!(
+        (skip.task_id, skip.task_type.as_str(), &skip.member_id),
+        (second.id, "payment_recovery", &member("m_act_2"))
+    );
+    assert_eq!(skip.entry.to_status, TaskStatus::Cancelled);
 }
 
 #[cfg(test)]

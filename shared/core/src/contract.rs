@@ -46,6 +46,8 @@ pub struct TaskView<'a> {
     pub outcome: Option<&'a str>,
     pub outcome_reason: Option<&'a str>,
     pub attributed_value: Option<f64>,
+    /// The outcome is a verbal commitment awaiting its signal (attribution verifies it).
+    pub provisional: bool,
     pub parent_id: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -97,6 +99,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             outcome: t.outcome.as_deref(),
             outcome_reason: t.outcome_reason.as_deref(),
             attributed_value: t.attributed_value,
+            provisional: t.provisional,
             parent_id: t.parent_id.map(|p| p.to_string()),
             created_at: t.created_at,
             updated_at: t.updated_at,
@@ -185,6 +188,34 @@ impl ErrorBody {
                 code: code.into(),
                 message: message.into(),
             },
+        }
+    }
+}
+
+/// One decision of the activity feed (`GET /api/v1/activity`).
+#[derive(Debug, Serialize)]
+pub struct ActivityView<'a> {
+    pub at: Timestamp,
+    pub task_id: String,
+    pub task_type: &'a str,
+    pub member_id: &'a str,
+    pub from_status: Option<TaskStatus>,
+    pub to_status: TaskStatus,
+    pub reason: &'a str,
+    pub detail: Option<&'a str>,
+}
+
+impl<'a> From<&'a crate::ports::ActivityEntry> for ActivityView<'a> {
+    fn from(a: &'a crate::ports::ActivityEntry) -> Self {
+        Self {
+            at: a.entry.at,
+            task_id: a.task_id.to_string(),
+            task_type: &a.task_type,
+            member_id: a.member_id.as_str(),
+            from_status: a.entry.from_status,
+            to_status: a.entry.to_status,
+            reason: &a.entry.reason,
+            detail: a.entry.detail.as_deref(),
         }
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod account;
 pub mod anomaly;
+pub mod attribution;
 pub mod autonomy;
 pub mod business_memory;
 pub mod cadence;
@@ -39,6 +40,7 @@ pub mod ports;
 pub mod priority_rules;
 pub mod prompt;
 pub mod recurring;
+pub mod scorecard;
 pub mod skills;
 pub mod stale_guard;
 pub mod task;

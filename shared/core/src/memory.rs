@@ -14,7 +14,7 @@ use crate::error::{Conflict, StoreError};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
-use crate::ports::{SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
+use crate::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
 use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
@@ -407,6 +407,49 @@ impl TaskStore for MemoryStore {
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError> {
         self.lock().webhooks.remove(&(source.to_owned(), id.to_owned()));
         Ok(())
+    }
+
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let s = self.lock();
+        let mut watched: Vec<(String, Task)> = s
+            .tasks
+            .values()
+            .filter(|t| due_shard(&t.id, DUE_INDEX_SHARDS) == shard && due_at(t).is_none())
+            .filter_map(|t| Some((due_sort_key(t.attribution_until?, &t.id), t.clone())))
+            .filter(|(key, _)| cursor.as_deref().is_none_or(|c| key.as_str() > c))
+            .collect();
+        watched.sort_by(|a, b| a.0.cmp(&b.0));
+        let limit = limit.max(1);
+        let next = (watched.len() > limit).then(|| watched[limit - 1].0.clone());
+        Ok((watched.into_iter().take(limit).map(|(_, t)| t).collect(), next))
+    }
+
+    async fn activity(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
+        let s = self.lock();
+        let mut entries: Vec<ActivityEntry> = s
+            .tasks
+            .values()
+            .filter(|t| t.account_id == account)
+            .flat_map(|t| {
+                s.logs.get(&t.id).into_iter().flatten().map(|entry| ActivityEntry {
+                    task_id: t.id,
+                    task_type: t.task_type.clone(),
+                    member_id: t.member.id.clone(),
+                    entry: entry.clone(),
+                })
+            })
+            .filter(|e| cursor.as_deref().is_none_or(|c| e.sort_key().as_str() < c))
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.sort_key()));
+        let limit = limit.max(1);
+        let next = (entries.len() > limit).then(|| entries[limit - 1].sort_key());
+        entries.truncate(limit);
+        Ok((entries, next))
     }
 
     async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError> {

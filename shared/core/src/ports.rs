@@ -73,6 +73,22 @@ pub struct TaskHistory {
     pub outbound: Vec<OutboundMessage>,
 }
 
+/// One decision of the account's activity feed: a log entry and the task it explains.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActivityEntry {
+    pub task_id: TaskId,
+    pub task_type: String,
+    pub member_id: MemberId,
+    pub entry: LogEntry,
+}
+
+impl ActivityEntry {
+    /// Where the entry sorts in the feed: by its time (to the millisecond), then its id.
+    pub fn sort_key(&self) -> String {
+        format!("{}#{}", crate::work::due_time_key(self.entry.at), self.entry.id)
+    }
+}
+
 /// What a send does to the counters that enforce the guarantees, committed with the task.
 #[derive(Clone, Debug)]
 pub enum SendEffect {
@@ -201,6 +217,20 @@ pub trait TaskStore: Send + Sync {
     /// Count one AI call of the account on `date` (its local day), atomically and only while
     /// fewer than `limit` were made: the new count, or `None` when the day's calls are used up.
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
+
+    /// Closed tasks that attribution still watches ([`Task::attribution_until`] set), from one
+    /// shard of the attribution index, soonest window end first, `limit` at most, with a
+    /// cursor for the next page. Read from an index: re-read a task before deciding on it.
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError>;
+
+    /// The account's decisions across all its tasks, newest first, `limit` at most, with a
+    /// cursor for the next page (the activity feed).
+    async fn activity(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

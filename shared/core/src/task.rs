@@ -182,6 +182,15 @@ pub struct Task {
     /// Why the owner was handed the task (spec §17.3); cleared when it resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationContext>,
+    /// The outcome is a verbal commitment awaiting its signal (spec §16.2): attribution
+    /// confirms it when the signal comes, or downgrades it when the window passes.
+    #[serde(default)]
+    pub provisional: bool,
+    /// Until when attribution still watches this closed task (its revenue, a provisional
+    /// outcome, a late win); `None` once settled. Drives the attribution index
+    /// ([`crate::attribution::watch_until`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution_until: Option<Timestamp>,
     pub version: u64,
 }
 

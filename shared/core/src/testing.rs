@@ -82,6 +82,8 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         awaiting: None,
         answer: None,
         escalation: None,
+        provisional: false,
+        attribution_until: None,
         version: 1,
     }
 }

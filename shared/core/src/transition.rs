@@ -19,6 +19,8 @@ pub struct Why {
     pub reason: String,
     pub detail: Option<String>,
     pub outcome: Option<String>,
+    /// Closing on words, not on a signal: the outcome is provisional (spec §16.2).
+    pub provisional: bool,
 }
 
 impl Why {
@@ -36,6 +38,11 @@ impl Why {
         self.outcome = Some(outcome.into());
         self
     }
+    /// Mark a closing outcome provisional: attribution verifies it by the goal's signal.
+    pub fn provisional(mut self) -> Self {
+        self.provisional = true;
+        self
+    }
 }
 
 /// Move `task` to `to`, or refuse with [`EngineError::InvalidTransition`].
@@ -51,6 +58,8 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         next.next_action_at = None;
         next.outcome = why.outcome.clone().or(next.outcome);
         next.outcome_reason = Some(why.reason.clone());
+        next.provisional = why.provisional && to == TaskStatus::Completed;
+        next.attribution_until = crate::attribution::watch_until(&next);
     }
     if to == TaskStatus::Escalated {
         next.next_action_at = None;

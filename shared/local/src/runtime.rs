@@ -163,6 +163,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
                 }
             }));
         }
+        let hourly = local.clone();
         let local = local.clone();
         background.push(tokio::spawn(async move {
             let mut every_minute = tokio::time::interval(Duration::from_secs(60));
@@ -171,6 +172,18 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
                 let _shared = local.gate.read().await;
                 if let Err(e) = openloop_fn_tick::handle(&local.engine, Wake::Now).await {
                     tracing::warn!(error = %e, "scheduled tick failed");
+                }
+            }
+        }));
+        let local = hourly;
+        background.push(tokio::spawn(async move {
+            // The attribution schedule (hourly in AWS), on the wall clock like the tick's.
+            let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
+            loop {
+                every_hour.tick().await;
+                let _shared = local.gate.read().await;
+                if let Err(e) = openloop_fn_attribution::handle(&local.engine).await {
+                    tracing::warn!(error = %e, "scheduled attribution failed");
                 }
             }
         }));
@@ -308,7 +321,8 @@ async fn set_clock(State(local): State<Arc<Local>>, body: Bytes) -> Result<Respo
 }
 
 /// Fire every schedule at the clock's now and drain every queue, repeating while the tick
-/// finds work (a step can make another one due at once), then say what ran.
+/// finds work (a step can make another one due at once), then run attribution (which
+/// enqueues nothing) and say what ran.
 async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let _exclusive = local.gate.write().await;
     let mut totals = BTreeMap::new();
@@ -324,7 +338,12 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
         }
         local.drain(&mut totals).await.map_err(unavailable)?;
     }
-    Ok(axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "queues": totals})).into_response())
+    // The hourly attribution schedule, after the work: what the workers closed is valued now.
+    let attribution = openloop_fn_attribution::handle(&local.engine).await?;
+    Ok(
+        axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "attribution": attribution, "queues": totals}))
+            .into_response(),
+    )
 }
 
 async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {

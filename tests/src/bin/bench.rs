@@ -1,5 +1,6 @@
 //! `make bench`: what one task step costs in DynamoDB requests, and proof that the tick's
-//! reads grow with what is due, not with what is stored (1,000 vs 20,000 stored tasks).
+//! reads grow with what is due, and attribution's with what is inside a verification window,
+//! not with what is stored (1,000 vs 20,000 stored tasks).
 //! It counts requests, not seconds, so the figures are the same on any machine.
 
 use std::sync::Arc;
@@ -53,15 +54,28 @@ async fn main() -> Result<(), Error> {
         "stored tasks", "requests", "enqueued", "seeding requests"
     );
     let mut stored = 0usize;
+    let mut attribution = Vec::new();
     for target in [1_000usize, 20_000] {
         let before = store.requests();
         seed(&store, account, target - stored, if stored == 0 { 10 } else { 0 }, clock.now()).await?;
+        if stored == 0 {
+            seed_watched(&store, account, 10, clock.now()).await?;
+        }
         let seeding = store.requests() - before;
         stored = target;
         let before = store.requests();
         let report = engine.tick(openloop_core::engine::Wake::Now).await?;
         let enqueued: usize = report.enqueued.values().sum();
         println!("{:>14} {:>10} {:>10} {:>16}", stored, store.requests() - before, enqueued, seeding);
+        let before = store.requests();
+        let report = engine.attribute().await?;
+        attribution.push((stored, store.requests() - before, report.watched));
+    }
+    println!();
+    println!("attribution cost against stored tasks (the same 10 closed tasks inside their window)");
+    println!("{:>14} {:>10} {:>10}", "stored tasks", "requests", "watched");
+    for (stored, requests, watched) in attribution {
+        println!("{stored:>14} {requests:>10} {watched:>10}");
     }
     Ok(())
 }
@@ -135,6 +149,25 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
     measure(store, "followup: exhaustion → escalated", engine.follow_up(&item)).await?;
     measure(store, "owner reads the task with log and messages", engine.task(account.id, id)).await?;
     Ok(account.id)
+}
+
+/// `count` churn tasks closed unanswered today: each is watched for a late win for 14 days.
+async fn seed_watched(store: &DynamoStore, account: AccountId, count: usize, now: Timestamp) -> Result<(), Error> {
+    let mut tasks = Vec::with_capacity(count);
+    for i in 0..count {
+        let member = MemberId::parse(&format!("m_watch_{}_{i}", now.as_millisecond()))?;
+        let mut task = sample_task_for(account, member, TaskStatus::Cancelled, now);
+        task.task_type = "churn_risk".into();
+        task.touch = 3;
+        task.execution_started_at = Some(now - SignedDuration::from_hours(24 * 14));
+        task.outcome = Some("unresponsive".into());
+        task.resolved_at = Some(now);
+        task.next_action_at = None;
+        task.attribution_until = openloop_core::attribution::watch_until(&task);
+        tasks.push(task);
+    }
+    store.import_tasks(&tasks).await?;
+    Ok(())
 }
 
 /// `count` tasks: `due` of them due now, the rest waiting far in the future or in review.

@@ -4,11 +4,14 @@
 
 mod accounts;
 mod ai_budget;
+mod attribution;
+pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
 pub use categories::Deliverable;
 mod recurring;
 mod replies;
+mod scorecard;
 pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 mod signals;

@@ -401,7 +401,13 @@ impl Engine {
                 } else {
                     "member_reply_resolved"
                 };
-                let (next, log) = transition(&task, TaskStatus::Completed, now, Why::new(reason).outcome(outcome).detail(judged))?;
+                let mut why = Why::new(reason).outcome(outcome).detail(judged);
+                if evaluation.provisional {
+                    // A verbal commitment: attribution confirms it when the signal comes, or
+                    // downgrades it when the window passes (spec §16.2).
+                    why = why.provisional();
+                }
+                let (next, log) = transition(&task, TaskStatus::Completed, now, why)?;
                 let mut commit = TaskCommit::new(next.clone(), log);
                 commit.messages.push(reasoning);
                 self.store.commit(&commit).await?;

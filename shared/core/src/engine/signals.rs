@@ -86,7 +86,10 @@ impl Engine {
             }
             _ => None,
         };
-        if !fresh && created.is_none() {
+        // A signal that shows a dormant or waiting task's goal closes it at once (also for a
+        // redelivered event: closing is idempotent and repairs a crash after projection).
+        let closed = self.close_reached_goals(&account, &facts, event).await?;
+        if !fresh && created.is_none() && closed.is_empty() {
             return Ok(SignalOutcome::Duplicate);
         }
         Ok(SignalOutcome::Applied { task_created: created })

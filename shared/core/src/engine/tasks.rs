@@ -205,6 +205,8 @@ impl Engine {
             awaiting: None,
             answer: None,
             escalation: None,
+            provisional: false,
+            attribution_until: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);

@@ -813,6 +813,10 @@ impl Engine {
         if task.status != TaskStatus::Dormant || !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
             return Ok(StepOutcome::Skipped("not_due".into()));
         }
+        // Did the member reach the goal meanwhile? (Spec §6.4 phase 4; no sends, no AI.)
+        if let Some(completed) = self.dormant_goal(&task, now).await? {
+            return Ok(completed);
+        }
         if task.dormant_expires_at.is_some_and(|end| limits::is_due(end, now)) {
             return self
                 .move_to(

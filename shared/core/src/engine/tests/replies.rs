@@ -240,6 +240,8 @@ async fn a_dated_commitment_closes_with_the_verbal_outcome() {
         (done.status, done.outcome.as_deref(), done.outcome_reason.as_deref()),
         (TaskStatus::Completed, Some("verbal_commitment"), Some("verbal_commitment"))
     );
+    assert!(done.provisional, "verified by a signal within its window, or downgraded");
+    assert!(done.attribution_until.is_some(), "attribution watches it");
 }
 
 /// Given a task that went dormant, when the member replies, then it wakes and the reply is

@@ -1,0 +1,263 @@
+//! Outcomes from signals (spec §6.4 phases 4–5, §9, §16): completing open and dormant tasks
+//! when the member's facts show their goal, the hourly attribution run over the attribution
+//! index, and the provisional close the conversation loop uses for verbal commitments.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::Engine;
+use super::work::StepOutcome;
+use crate::account::Account;
+use crate::attribution::{self, Change};
+use crate::error::{Conflict, EngineError, StoreError};
+use crate::event::MemberEvent;
+use crate::ids::{AccountId, TaskId};
+use crate::limits::{ATTRIBUTION_PAGE, DUE_INDEX_SHARDS};
+use crate::member::MemberFacts;
+use crate::outcome::{self, GoalReached};
+use crate::ports::TaskCommit;
+use crate::task::{ConversationMessage, Task, TaskStatus};
+use crate::task_type::{self, REGISTRY};
+use crate::transition::{Why, record, transition};
+
+/// What one attribution run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AttributionReport {
+    /// Closed tasks read from the attribution index (everything inside a window).
+    pub watched: usize,
+    pub valued: usize,
+    pub confirmed: usize,
+    pub downgraded: usize,
+    pub late_wins: usize,
+    /// Left the index: their window closed with nothing to change.
+    pub released: usize,
+    /// Changed by someone else meanwhile; the next run looks again.
+    pub conflicts: usize,
+}
+
+/// How many times a decision is re-read and re-made after losing a race.
+const MAX_RACES: usize = 4;
+
+/// The goal signals an event can show (the rest of the facts did not change).
+fn signals_shown(event: &MemberEvent) -> &'static [&'static str] {
+    match event {
+        MemberEvent::CheckinCreated { .. } => &["checkin", "reactivation", "checkin_count_"],
+        MemberEvent::StatusChanged { .. } => &["reactivation"],
+        MemberEvent::PaymentSucceeded { .. } => &["payment_succeeded"],
+        MemberEvent::TrialBooked { .. } => &["trial_booked"],
+        MemberEvent::MemberCreated { .. } | MemberEvent::PaymentFailed { .. } => &[],
+    }
+}
+
+impl Engine {
+    /// A member event arrived: close at once each of the member's dormant tasks, and each
+    /// waiting task that has written to them, whose goal the facts now show (spec §16.1,
+    /// "external event confirms goal"). One guard read per task type the event can complete.
+    pub(crate) async fn close_reached_goals(
+        &self,
+        account: &Account,
+        facts: &MemberFacts,
+        event: &MemberEvent,
+    ) -> Result<Vec<TaskId>, EngineError> {
+        let shown = signals_shown(event);
+        let mut closed = Vec::new();
+        for def in REGISTRY {
+            let completes = outcome::completing_signals(def.key).any(|s| shown.iter().any(|p| s.signal.starts_with(p)));
+            if !completes {
+                continue;
+            }
+            let Some(id) = self.store.active_task(account.id, &facts.member_id, def.key).await? else {
+                continue;
+            };
+            for _ in 0..MAX_RACES {
+                let Some(task) = self.store.get_task(account.id, id).await? else {
+                    break;
+                };
+                let open = task.status == TaskStatus::Dormant || (task.status == TaskStatus::Waiting && task.touch > 0);
+                let now = self.clock.now();
+                let Some(reached) = open.then(|| outcome::goal_reached(&task, facts, now)).flatten() else {
+                    break;
+                };
+                match self.complete_on_goal(task, &reached, account, now, "a member event").await {
+                    Ok(_) => {
+                        closed.push(id);
+                        break;
+                    }
+                    Err(EngineError::StaleVersion) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(closed)
+    }
+
+    /// The dormant check's look at the facts (spec §6.4 phase 4): `Some` if the task's goal
+    /// shows and the task was completed.
+    pub(crate) async fn dormant_goal(&self, task: &Task, now: Timestamp) -> Result<Option<StepOutcome>, EngineError> {
+        let Some((facts, _)) = self.store.get_member(task.account_id, &task.member.id).await? else {
+            return Ok(None);
+        };
+        let Some(reached) = outcome::goal_reached(task, &facts, now) else {
+            return Ok(None);
+        };
+        let account = self.account(task.account_id).await?;
+        let reason = self
+            .complete_on_goal(task.clone(), &reached, &account, now, "the dormant check")
+            .await?;
+        Ok(Some(StepOutcome::Moved {
+            to: TaskStatus::Completed,
+            reason,
+        }))
+    }
+
+    /// Complete `task` with the outcome its goal signal gives, valued at once.
+    async fn complete_on_goal(
+        &self,
+        task: Task,
+        reached: &GoalReached,
+        account: &Account,
+        now: Timestamp,
+        seen_by: &str,
+    ) -> Result<String, EngineError> {
+        let reason = format!("goal_signal_{}", reached.seen.signal);
+        let why = Why::new(reason.clone()).outcome(reached.outcome).detail(format!(
+            "{} (seen by {seen_by}); closes as {}",
+            reached.seen.detail, reached.outcome
+        ));
+        let (mut next, log) = transition(&task, TaskStatus::Completed, now, why)?;
+        let def = task_type::definition(&next.task_type);
+        next.attributed_value = attribution::value_of(def, reached.outcome, account.settings.avg_membership_price);
+        next.attribution_until = attribution::watch_until(&next);
+        match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(Conflict::Version)) => return Err(EngineError::StaleVersion),
+            Err(e) => return Err(e.into()),
+        }
+        tracing::info!(task = %next.id, signal = reached.seen.signal, outcome = reached.outcome, "completed on its goal signal");
+        self.publish_closed(&next).await;
+        Ok(reason)
+    }
+
+    /// Close a task on the member's words (a verbal commitment, spec §16.2): `completed` with
+    /// `outcome`, marked provisional and valued at the outcome's multiplier; the hourly
+    /// attribution run confirms it when the goal's signal shows within the type's window, or
+    /// downgrades it (to `verbal_only` where the type has it, with no value) when the window
+    /// passes. `messages` join the conversation in the same commit. `Conflict` comes back as
+    /// [`EngineError::StaleVersion`]: re-read and decide again.
+    pub async fn close_provisionally(
+        &self,
+        task: &Task,
+        outcome: &str,
+        why: Why,
+        messages: Vec<ConversationMessage>,
+    ) -> Result<Task, EngineError> {
+        let now = self.clock.now();
+        let account = self.account(task.account_id).await?;
+        let (mut next, log) = transition(task, TaskStatus::Completed, now, why.outcome(outcome).provisional())?;
+        let def = task_type::definition(&next.task_type);
+        next.attributed_value = Some(attribution::value_of(def, outcome, account.settings.avg_membership_price).unwrap_or(0.0));
+        next.attribution_until = attribution::watch_until(&next);
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.expected_version = task.version;
+        commit.messages = messages;
+        match self.store.commit(&commit).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(Conflict::Version)) => return Err(EngineError::StaleVersion),
+            Err(e) => return Err(e.into()),
+        }
+        self.publish_closed(&next).await;
+        Ok(next)
+    }
+
+    /// The attribution run (hourly, spec §9): every closed task in the attribution index is
+    /// valued, confirmed, downgraded, won late or released, each change logged with its
+    /// reason. Reads the index, the member's facts for tasks waiting on a signal, and each
+    /// account once: its cost follows the tasks inside a window, not the tasks stored.
+    pub async fn attribute(&self) -> Result<AttributionReport, EngineError> {
+        let mut report = AttributionReport::default();
+        if self.store.system_config().await?.global_pause {
+            return Ok(report);
+        }
+        let mut prices: HashMap<AccountId, Option<f64>> = HashMap::new();
+        for shard in 0..DUE_INDEX_SHARDS {
+            let mut cursor = None;
+            loop {
+                let (tasks, next) = self.store.attribution_watch(shard, ATTRIBUTION_PAGE, cursor).await?;
+                for task in tasks {
+                    report.watched += 1;
+                    self.attribute_one(task, &mut prices, &mut report).await?;
+                }
+                match next {
+                    Some(c) => cursor = Some(c),
+                    None => break,
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn attribute_one(
+        &self,
+        task: Task,
+        prices: &mut HashMap<AccountId, Option<f64>>,
+        report: &mut AttributionReport,
+    ) -> Result<(), EngineError> {
+        let price = match prices.get(&task.account_id) {
+            Some(p) => *p,
+            None => {
+                let p = self
+                    .store
+                    .get_account(task.account_id)
+                    .await?
+                    .map(|a| a.settings.avg_membership_price);
+                prices.insert(task.account_id, p);
+                p
+            }
+        };
+        let Some(price) = price else {
+            return Ok(());
+        };
+        let mut task = task;
+        for _ in 0..MAX_RACES {
+            let now = self.clock.now();
+            let waits_for_signal = task.provisional || task.status == TaskStatus::Cancelled;
+            let facts = if waits_for_signal {
+                self.store.get_member(task.account_id, &task.member.id).await?.map(|(f, _)| f)
+            } else {
+                None
+            };
+            let Some(change) = attribution::decide(&task, facts.as_ref(), price, now) else {
+                return Ok(());
+            };
+            let (changed, why) = change.apply(&task, price);
+            let (next, log) = record(&changed, now, why);
+            let mut commit = TaskCommit::new(next.clone(), log);
+            commit.expected_version = task.version;
+            match self.store.commit(&commit).await {
+                Ok(()) => {
+                    tracing::info!(task = %next.id, ?change, "attribution");
+                    match change {
+                        Change::Valued { .. } => report.valued += 1,
+                        Change::Confirmed { .. } => report.confirmed += 1,
+                        Change::Downgraded { .. } => report.downgraded += 1,
+                        Change::LateWin { .. } => report.late_wins += 1,
+                        Change::Released => report.released += 1,
+                    }
+                    return Ok(());
+                }
+                Err(StoreError::Conflict(Conflict::Version)) => {
+                    // The index copy was stale: read the task itself and decide again.
+                    match self.store.get_task(task.account_id, task.id).await? {
+                        Some(current) => task = current,
+                        None => return Ok(()),
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        report.conflicts += 1;
+        Ok(())
+    }
+}

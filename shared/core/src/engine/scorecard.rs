@@ -1,0 +1,69 @@
+//! What the owner sees of outcomes: the scorecard (see [`crate::scorecard`]), which reads the
+//! account's tasks that can count for the month and its daily send counters, and the activity
+//! feed, the account's decisions across its tasks, newest first.
+
+use super::Engine;
+use crate::error::EngineError;
+use crate::ids::AccountId;
+use crate::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT, SCORECARD_LOOKBACK_DAYS};
+use crate::member::days;
+use crate::ports::{ActivityEntry, TaskQuery};
+use crate::scorecard::{Month, Scorecard, tally};
+
+impl Engine {
+    /// The scorecard of `month` (`YYYY-MM`; default: the current month in the account's time
+    /// zone). Reads the account's tasks newest first down to those made
+    /// [`SCORECARD_LOOKBACK_DAYS`] before the month, and one send counter per day.
+    pub async fn scorecard(&self, account: AccountId, month: Option<&str>) -> Result<Scorecard, EngineError> {
+        let account = self.account(account).await?;
+        let tz = account.settings.time_zone();
+        let month = match month {
+            Some(m) => Month::parse(m, &tz)?,
+            None => Month::containing(self.clock.now(), &tz)?,
+        };
+        let horizon = month.start - days(SCORECARD_LOOKBACK_DAYS);
+        let mut tasks = Vec::new();
+        let mut cursor = None;
+        'pages: loop {
+            let query = TaskQuery {
+                limit: 200,
+                cursor,
+                ..TaskQuery::default()
+            };
+            let (page, next) = self.store.list_tasks(account.id, &query).await?;
+            for task in page {
+                // Newest first: everything after this one was made even earlier.
+                if task.created_at < horizon {
+                    break 'pages;
+                }
+                if task.created_at < month.end {
+                    tasks.push(task);
+                }
+            }
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        let mut sent = 0;
+        for day in month.days() {
+            sent += self.store.daily_sends(account.id, day).await?;
+        }
+        Ok(tally(&tasks, &month, sent))
+    }
+
+    /// A page of the account's activity feed: `limit` (default [`ACTIVITY_DEFAULT_LIMIT`], at
+    /// most [`ACTIVITY_MAX_LIMIT`]) decisions, newest first, and the cursor of the next page.
+    pub async fn activity(
+        &self,
+        account: AccountId,
+        limit: Option<usize>,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), EngineError> {
+        let limit = limit.unwrap_or(ACTIVITY_DEFAULT_LIMIT);
+        if !(1..=ACTIVITY_MAX_LIMIT).contains(&limit) {
+            return Err(crate::error::InvalidInput::new("invalid_limit", format!("limit must be 1-{ACTIVITY_MAX_LIMIT}")).into());
+        }
+        Ok(self.store.activity(account, limit, cursor).await?)
+    }
+}

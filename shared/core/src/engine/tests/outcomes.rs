@@ -1,0 +1,267 @@
+//! Outcomes on the in-memory store (issue 5): dormant tasks completed by their signal, open
+//! tasks closed by a member event, and the attribution run — values, late wins, provisional
+//! outcomes confirmed or downgraded.
+
+use super::*;
+use crate::ports::Clock;
+use crate::transition::Why;
+
+impl World {
+    /// Project a member event into the facts without the signals path (as if it arrived
+    /// while nothing looked), so only the dormant check or attribution can see it.
+    async fn quietly(&self, event: MemberEvent, at: Timestamp) {
+        let member = event.member_id().clone();
+        let mut facts = self
+            .store
+            .get_member(self.account.id, &member)
+            .await
+            .expect("facts")
+            .map(|(f, _)| f)
+            .unwrap_or_else(|| crate::member::MemberFacts::new(member));
+        assert!(facts.apply(&format!("quiet_{at}"), &event, at));
+        facts.version += 1;
+        self.store.save_member_facts(self.account.id, &facts).await.expect("save facts");
+    }
+
+    async fn signal(&self, id: &str, event: MemberEvent) {
+        let envelope = SignalEnvelope {
+            account_id: self.account.id,
+            webhook_id: id.into(),
+            received_at: self.clock.now(),
+            event: WebhookEvent {
+                timestamp: self.clock.now(),
+                event,
+            },
+        };
+        self.engine.apply_signal(&envelope).await.expect("signal");
+    }
+
+    async fn reasons(&self, task: &Task) -> Vec<String> {
+        let history = self
+            .store
+            .task_history(self.account.id, task.id)
+            .await
+            .expect("history")
+            .expect("task");
+        history.log.into_iter().map(|l| l.reason).collect()
+    }
+
+    /// Three touches on the slow-burn cadence, then dormant at day 30.
+    async fn dormant_win_back(&self, member: &str) -> Task {
+        let task = self.approved("win_back", member).await;
+        self.run().await;
+        for day in [3, 13, 30] {
+            self.clock.set(day0() + days(day) + SignedDuration::from_mins(day));
+            self.run().await;
+        }
+        let dormant = self.task(&task).await;
+        assert_eq!(dormant.status, TaskStatus::Dormant);
+        dormant
+    }
+}
+
+fn checkin(member: &MemberId, at: Timestamp) -> MemberEvent {
+    MemberEvent::CheckinCreated {
+        member_id: member.clone(),
+        checked_in_at: at,
+        class_name: None,
+    }
+}
+
+/// Spec §19.1: a win-back that went dormant is completed by the dormant check that follows
+/// a check-in on day 60, with the outcome's revenue (3 months at 150).
+#[tokio::test]
+async fn a_dormant_win_back_is_completed_by_the_dormant_check_after_a_checkin_on_day_60() {
+    let w = world().await;
+    let task = w.dormant_win_back("m_away").await;
+    w.quietly(checkin(&task.member.id, day0() + days(60)), day0() + days(60)).await;
+    // The check on day 58 found nothing; the one on day 72 finds the check-in.
+    w.clock.set(day0() + days(58) + SignedDuration::from_hours(2));
+    w.run().await;
+    assert_eq!(w.task(&task).await.status, TaskStatus::Dormant);
+    w.clock.set(day0() + days(72) + SignedDuration::from_hours(2));
+    w.run().await;
+    let done = w.task(&task).await;
+    assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("recovered")));
+    assert_eq!(done.attributed_value, Some(450.0));
+    assert_eq!(done.outcome_reason.as_deref(), Some("goal_signal_reactivation"));
+    assert_eq!(w.mailer.sent().len(), 3, "dormant tasks never write");
+    let reasons = w.reasons(&task).await;
+    assert!(reasons.contains(&"dormant_check_no_signal".to_owned()), "{reasons:?}");
+}
+
+/// A check-in event for a member with a dormant task closes it at once.
+#[tokio::test]
+async fn a_checkin_event_closes_a_dormant_task_at_once() {
+    let w = world().await;
+    let task = w.dormant_win_back("m_back").await;
+    w.clock.set(day0() + days(40));
+    w.signal("evt_back", checkin(&task.member.id, day0() + days(40))).await;
+    let done = w.task(&task).await;
+    assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("recovered")));
+    assert_eq!(done.attributed_value, Some(450.0));
+    assert_eq!(done.attribution_until, None, "valued at once: nothing left to attribute");
+}
+
+/// A payment that goes through while a payment-recovery task waits for its follow-up closes
+/// it as recovered, valued at one month.
+#[tokio::test]
+async fn a_payment_event_closes_the_waiting_recovery_task_as_recovered() {
+    let w = world().await;
+    let task = w.approved("payment_recovery", "m_card").await;
+    w.run().await;
+    assert_eq!(w.task(&task).await.status, TaskStatus::Waiting);
+    w.clock.advance(SignedDuration::from_hours(5));
+    let paid = MemberEvent::PaymentSucceeded {
+        member_id: task.member.id.clone(),
+        amount: 150.0,
+        currency: "USD".into(),
+        paid_at: w.clock.now(),
+    };
+    w.signal("evt_paid", paid).await;
+    let done = w.task(&task).await;
+    assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("recovered")));
+    assert_eq!(done.attributed_value, Some(150.0));
+    // An event that shows no goal leaves other tasks alone.
+    let other = w.approved("churn_risk", "m_other").await;
+    w.signal(
+        "evt_trial",
+        MemberEvent::TrialBooked {
+            member_id: other.member.id.clone(),
+            booked_for: w.clock.now(),
+        },
+    )
+    .await;
+    assert_eq!(w.task(&other).await.status, TaskStatus::Ready);
+}
+
+/// A churn task that closed unanswered is re-attributed as a late win when the member checks
+/// in within 14 days; the status stays cancelled, and the task leaves the index.
+#[tokio::test]
+async fn attribution_turns_a_late_checkin_into_a_late_win_on_a_cancelled_task() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_late").await;
+    w.run().await;
+    for day in [3, 8, 14] {
+        w.clock.set(day0() + days(day) + SignedDuration::from_mins(5));
+        w.run().await;
+    }
+    let closed = w.task(&task).await;
+    assert_eq!(
+        (closed.status, closed.outcome.as_deref()),
+        (TaskStatus::Cancelled, Some("unresponsive"))
+    );
+    let first = w.engine.attribute().await.expect("attribute");
+    assert_eq!((first.watched, first.late_wins), (1, 0));
+    w.clock.set(day0() + days(20));
+    w.quietly(checkin(&task.member.id, day0() + days(20)), day0() + days(20)).await;
+    let report = w.engine.attribute().await.expect("attribute");
+    assert_eq!(report.late_wins, 1);
+    let won = w.task(&task).await;
+    assert_eq!((won.status, won.outcome.as_deref()), (TaskStatus::Cancelled, Some("engaged_late")));
+    assert_eq!(won.attributed_value, Some(150.0));
+    assert!(w.reasons(&task).await.contains(&"goal_signal_after_close".to_owned()));
+    assert_eq!(w.engine.attribute().await.expect("again").watched, 0);
+}
+
+/// A late window that passes without a signal releases the task from the index.
+#[tokio::test]
+async fn attribution_releases_an_unanswered_task_when_its_window_closes() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_gone").await;
+    w.run().await;
+    for day in [3, 8, 14] {
+        w.clock.set(day0() + days(day) + SignedDuration::from_mins(5));
+        w.run().await;
+    }
+    w.clock.set(day0() + days(29));
+    let report = w.engine.attribute().await.expect("attribute");
+    assert_eq!((report.watched, report.released, report.late_wins), (1, 1, 0));
+    let after = w.task(&task).await;
+    assert_eq!((after.outcome.as_deref(), after.attribution_until), (Some("unresponsive"), None));
+    assert!(w.reasons(&task).await.contains(&"attribution_window_closed".to_owned()));
+}
+
+async fn committed(w: &World, member: &str) -> Task {
+    let task = w.approved("churn_risk", member).await;
+    w.run().await;
+    let waiting = w.task(&task).await;
+    w.clock.advance(SignedDuration::from_hours(26));
+    w.engine
+        .close_provisionally(
+            &waiting,
+            "verbal_commitment",
+            Why::new("member_committed").detail("I'll be in Monday"),
+            Vec::new(),
+        )
+        .await
+        .expect("close provisionally")
+}
+
+/// A verbal commitment is worth half a month until verified; 14 days without a check-in
+/// downgrade it to verbal_only with no value.
+#[tokio::test]
+async fn a_verbal_commitment_without_a_checkin_is_downgraded_after_fourteen_days() {
+    let w = world().await;
+    let closed = committed(&w, "m_words").await;
+    assert!(closed.provisional);
+    assert_eq!((closed.status, closed.attributed_value), (TaskStatus::Completed, Some(75.0)));
+    w.clock.advance(days(13));
+    let quiet = w.engine.attribute().await.expect("attribute");
+    assert_eq!((quiet.watched, quiet.downgraded), (1, 0));
+    w.clock.advance(days(1) + SignedDuration::from_hours(1));
+    let report = w.engine.attribute().await.expect("attribute");
+    assert_eq!(report.downgraded, 1);
+    let after = w.task(&closed).await;
+    assert_eq!(after.outcome.as_deref(), Some("verbal_only"));
+    assert_eq!((after.attributed_value, after.provisional), (Some(0.0), false));
+    assert_eq!(after.status, TaskStatus::Completed, "downgraded, never reopened");
+    assert!(w.reasons(&closed).await.contains(&"no_signal_after_verbal_commitment".to_owned()));
+}
+
+/// The same commitment followed by a check-in inside the window is confirmed as retained.
+#[tokio::test]
+async fn a_verbal_commitment_confirmed_by_a_checkin_becomes_retained() {
+    let w = world().await;
+    let closed = committed(&w, "m_kept").await;
+    w.clock.advance(days(4));
+    w.quietly(checkin(&closed.member.id, w.clock.now()), w.clock.now()).await;
+    let report = w.engine.attribute().await.expect("attribute");
+    assert_eq!(report.confirmed, 1);
+    let after = w.task(&closed).await;
+    assert_eq!(
+        (after.outcome.as_deref(), after.attributed_value, after.provisional),
+        (Some("retained"), Some(150.0), false)
+    );
+    assert!(w.reasons(&closed).await.contains(&"provisional_outcome_confirmed".to_owned()));
+}
+
+/// The run reads only what is inside a window: open tasks and settled ones are not read.
+#[tokio::test]
+async fn attribution_reads_only_the_tasks_inside_a_window() {
+    let w = world().await;
+    for i in 0..12 {
+        w.approved("churn_risk", &format!("m_open_{i}")).await;
+    }
+    let owner = w.approved("churn_risk", "m_owner").await;
+    w.run().await;
+    w.engine
+        .resolve(
+            w.account.id,
+            owner.id,
+            crate::engine::Resolution {
+                outcome: "retained".into(),
+                note: None,
+            },
+        )
+        .await
+        .expect("resolve");
+    let report = w.engine.attribute().await.expect("attribute");
+    assert_eq!(
+        (report.watched, report.valued),
+        (1, 1),
+        "only the closed task waiting for its value"
+    );
+    assert_eq!(w.task(&owner).await.attributed_value, Some(150.0));
+    assert_eq!(w.engine.attribute().await.expect("again").watched, 0);
+}
