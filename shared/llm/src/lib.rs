@@ -198,6 +198,56 @@ mod tests {
         }
     }
 
+    fn config(vars: &[(&str, &str)]) -> Result<Option<ModelConfig>, String> {
+        let vars: std::collections::HashMap<String, String> =
+            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        model_config(|name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn offline_is_the_default() {
+        assert!(config(&[]).expect("config").is_none());
+        assert!(config(&[("OPENLOOP_LLM", "offline"), ("ANTHROPIC_API_KEY", "k")]).expect("config").is_none());
+        assert!(config(&[("OPENLOOP_LLM", "gpt")]).is_err());
+    }
+
+    #[test]
+    fn anthropic_needs_only_its_key() {
+        let c = config(&[("OPENLOOP_LLM", "anthropic"), ("ANTHROPIC_API_KEY", "sk-ant-secret")])
+            .expect("config")
+            .expect("a model");
+        assert_eq!(
+            (c.provider, c.base_url.as_str(), c.model.as_str()),
+            (Provider::Anthropic, model::DEFAULT_ANTHROPIC_BASE_URL, model::DEFAULT_ANTHROPIC_MODEL)
+        );
+        assert_eq!(c.timeout, Duration::from_secs(30));
+        assert!(!format!("{c:?}").contains("sk-ant-secret"), "the key is never Debug-printed");
+        let missing = config(&[("OPENLOOP_LLM", "anthropic")]).expect_err("no key");
+        assert!(missing.contains("ANTHROPIC_API_KEY"), "{missing}");
+    }
+
+    #[test]
+    fn openai_names_each_missing_variable() {
+        let all = [
+            ("OPENLOOP_LLM", "openai"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"),
+            ("OPENAI_API_KEY", "k"),
+            ("OPENLOOP_LLM_MODEL", "llama-3.1-8b"),
+            ("OPENLOOP_LLM_TIMEOUT_SECS", "12"),
+        ];
+        let c = config(&all).expect("config").expect("a model");
+        assert_eq!((c.provider, c.model.as_str()), (Provider::OpenAi, "llama-3.1-8b"));
+        assert_eq!(c.timeout, Duration::from_secs(12));
+        for missing in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENLOOP_LLM_MODEL"] {
+            let vars: Vec<(&str, &str)> = all.iter().copied().filter(|(k, _)| *k != missing).collect();
+            let error = config(&vars).expect_err(missing);
+            assert!(error.contains(missing), "{error}");
+        }
+        let mut bad = all.to_vec();
+        bad[4] = ("OPENLOOP_LLM_TIMEOUT_SECS", "soon");
+        assert!(config(&bad).expect_err("bad timeout").contains("OPENLOOP_LLM_TIMEOUT_SECS"));
+    }
+
     #[tokio::test]
     async fn drafts_greet_the_member_and_sign_as_the_gym() {
         let draft = OfflineAgent.draft(&request("payment_recovery", 0)).await.expect("draft");
