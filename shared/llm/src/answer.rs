@@ -10,8 +10,7 @@
 
 use openloop_core::account::Profile;
 use openloop_core::ports::{
-    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation,
-    ReplyRequest,
+    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation, ReplyRequest,
 };
 use openloop_core::task::{ConversationMessage, Draft, Role};
 use serde::Deserialize;
@@ -58,9 +57,12 @@ pub fn draft_system(r: &DraftRequest) -> String {
     }
     let other_context = match &r.context {
         Value::Object(map) => {
-            let rest: serde_json::Map<String, Value> =
-                map.iter().filter(|(k, _)| k.as_str() != "owner_guidance").map(|(k, v)| (k.clone(), v.clone())).collect();
-            (!rest.is_empty()).then(|| Value::Object(rest))
+            let rest: serde_json::Map<String, Value> = map
+                .iter()
+                .filter(|(k, _)| k.as_str() != "owner_guidance")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            (!rest.is_empty()).then_some(Value::Object(rest))
         }
         Value::Null => None,
         other => Some(other.clone()),
@@ -123,9 +125,10 @@ pub fn reply_user(r: &ReplyRequest) -> String {
 
 /// The user message for a completion evaluation (spec §16.3, §37).
 pub fn completion_user(r: &CompletionRequest) -> String {
-    let criteria = r.judgment_criteria.as_deref().unwrap_or(
-        "This task completes when a concrete signal is seen. Do not complete it on the conversation alone.",
-    );
+    let criteria = r
+        .judgment_criteria
+        .as_deref()
+        .unwrap_or("This task completes when a concrete signal is seen. Do not complete it on the conversation alone.");
     format!(
         "Judge how far this task is towards its goal. Be honest and skeptical.\n\n\
          Task type: {task_type}\nGoal: {goal}\nHow to judge it: {criteria}\n\n\

@@ -40,9 +40,7 @@ pub fn from_env() -> Result<Arc<dyn Agent>, String> {
 /// The model configuration the variables ask for, read through `var`; `None` means offline.
 pub fn model_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<ModelConfig>, String> {
     let get = |name: &str| var(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-    let required = |name: &str, why: &str| {
-        get(name).ok_or_else(|| format!("{name} is not set; {why}"))
-    };
+    let required = |name: &str, why: &str| get(name).ok_or_else(|| format!("{name} is not set; {why}"));
     let provider = match get("OPENLOOP_LLM").as_deref() {
         None | Some("offline") => return Ok(None),
         Some("anthropic") => Provider::Anthropic,
@@ -58,13 +56,20 @@ pub fn model_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<Model
         ),
         Provider::OpenAi => ModelConfig::new(
             provider,
-            required("OPENAI_BASE_URL", "OPENLOOP_LLM=openai needs the server's base URL (e.g. https://api.openai.com/v1)")?,
+            required(
+                "OPENAI_BASE_URL",
+                "OPENLOOP_LLM=openai needs the server's base URL (e.g. https://api.openai.com/v1)",
+            )?,
             SecretString::from(required("OPENAI_API_KEY", "OPENLOOP_LLM=openai needs the API key")?),
             required("OPENLOOP_LLM_MODEL", "OPENLOOP_LLM=openai needs the model name")?,
         ),
     };
     if !(config.base_url.starts_with("https://") || config.base_url.starts_with("http://")) {
-        return Err(format!("the {} base URL {:?} is not an http(s) URL", provider.name(), config.base_url));
+        return Err(format!(
+            "the {} base URL {:?} is not an http(s) URL",
+            provider.name(),
+            config.base_url
+        ));
     }
     if let Some(secs) = get("OPENLOOP_LLM_TIMEOUT_SECS") {
         let secs: u64 = secs
@@ -199,15 +204,18 @@ mod tests {
     }
 
     fn config(vars: &[(&str, &str)]) -> Result<Option<ModelConfig>, String> {
-        let vars: std::collections::HashMap<String, String> =
-            vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let vars: std::collections::HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         model_config(|name| vars.get(name).cloned())
     }
 
     #[test]
     fn offline_is_the_default() {
         assert!(config(&[]).expect("config").is_none());
-        assert!(config(&[("OPENLOOP_LLM", "offline"), ("ANTHROPIC_API_KEY", "k")]).expect("config").is_none());
+        assert!(
+            config(&[("OPENLOOP_LLM", "offline"), ("ANTHROPIC_API_KEY", "k")])
+                .expect("config")
+                .is_none()
+        );
         assert!(config(&[("OPENLOOP_LLM", "gpt")]).is_err());
     }
 
@@ -218,7 +226,11 @@ mod tests {
             .expect("a model");
         assert_eq!(
             (c.provider, c.base_url.as_str(), c.model.as_str()),
-            (Provider::Anthropic, model::DEFAULT_ANTHROPIC_BASE_URL, model::DEFAULT_ANTHROPIC_MODEL)
+            (
+                Provider::Anthropic,
+                model::DEFAULT_ANTHROPIC_BASE_URL,
+                model::DEFAULT_ANTHROPIC_MODEL
+            )
         );
         assert_eq!(c.timeout, Duration::from_secs(30));
         assert!(!format!("{c:?}").contains("sk-ant-secret"), "the key is never Debug-printed");

@@ -105,12 +105,7 @@ impl ModelAgent {
 
     async fn attempt(&self, system: &str, user: &str) -> Result<String, Attempt> {
         let c = &self.config;
-        let sent = c
-            .provider
-            .request(&self.http, &c.base_url, &c.api_key, &c.model, c.max_tokens, system, user)
-            .timeout(c.timeout)
-            .send()
-            .await;
+        let sent = c.provider.request(&self.http, c, system, user).timeout(c.timeout).send().await;
         let response = match sent {
             Ok(r) => r,
             Err(e) => return Err(transport_failure(&e)),
@@ -163,7 +158,10 @@ impl ModelAgent {
 
 enum Attempt {
     /// Worth another try: rate limited, a server error, a timeout, no connection.
-    Transient { why: String, retry_after: Option<Duration> },
+    Transient {
+        why: String,
+        retry_after: Option<Duration>,
+    },
     Fatal(String),
 }
 

@@ -4,8 +4,10 @@
 //! agent above it only deals in prompts and text.
 
 use reqwest::RequestBuilder;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use serde_json::{Value, json};
+
+use crate::model::ModelConfig;
 
 /// Which wire format, and so which URL, headers and body shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,24 +38,16 @@ impl Provider {
     }
 
     /// The request for one exchange; the caller adds the timeout and sends it.
-    pub fn request(
-        self,
-        http: &reqwest::Client,
-        base_url: &str,
-        api_key: &SecretString,
-        model: &str,
-        max_tokens: u32,
-        system: &str,
-        user: &str,
-    ) -> RequestBuilder {
-        let post = http.post(self.url(base_url));
+    pub fn request(self, http: &reqwest::Client, config: &ModelConfig, system: &str, user: &str) -> RequestBuilder {
+        let (api_key, model) = (&config.api_key, &config.model);
+        let post = http.post(self.url(&config.base_url));
         match self {
             Provider::Anthropic => post
                 .header("x-api-key", api_key.expose_secret())
                 .header("anthropic-version", ANTHROPIC_VERSION)
                 .json(&json!({
                     "model": model,
-                    "max_tokens": max_tokens,
+                    "max_tokens": config.max_tokens,
                     "system": system,
                     "messages": [{"role": "user", "content": user}],
                 })),
@@ -91,10 +85,7 @@ impl Provider {
                 Ok(text.concat())
             }
             Provider::OpenAi => {
-                let choice = body
-                    .get("choices")
-                    .and_then(|c| c.get(0))
-                    .ok_or("the response has no choices")?;
+                let choice = body.get("choices").and_then(|c| c.get(0)).ok_or("the response has no choices")?;
                 if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
                     return Err("the answer was cut off at the length limit".into());
                 }
@@ -139,7 +130,13 @@ mod tests {
 
     #[test]
     fn urls_follow_each_providers_layout() {
-        assert_eq!(Provider::Anthropic.url("https://api.anthropic.com/"), "https://api.anthropic.com/v1/messages");
-        assert_eq!(Provider::OpenAi.url("http://localhost:11434/v1"), "http://localhost:11434/v1/chat/completions");
+        assert_eq!(
+            Provider::Anthropic.url("https://api.anthropic.com/"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            Provider::OpenAi.url("http://localhost:11434/v1"),
+            "http://localhost:11434/v1/chat/completions"
+        );
     }
 }

@@ -12,9 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use openloop_core::account::Profile;
-use openloop_core::ports::{
-    Agent, CompletionRequest, DraftRequest, EvidenceType, RecommendedAction, ReplyAction, ReplyRequest,
-};
+use openloop_core::ports::{Agent, CompletionRequest, DraftRequest, EvidenceType, RecommendedAction, ReplyAction, ReplyRequest};
 use openloop_core::task::{ConversationMessage, Role};
 use openloop_llm::{ModelAgent, ModelConfig, Provider};
 use secrecy::SecretString;
@@ -217,7 +215,10 @@ fn messages(provider: Provider, seen: &Seen) -> (String, String) {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     match provider {
         Provider::Anthropic => (text(&seen.body["system"]), text(&seen.body["messages"][0]["content"])),
-        Provider::OpenAi => (text(&seen.body["messages"][0]["content"]), text(&seen.body["messages"][1]["content"])),
+        Provider::OpenAi => (
+            text(&seen.body["messages"][0]["content"]),
+            text(&seen.body["messages"][1]["content"]),
+        ),
     }
 }
 
@@ -267,10 +268,16 @@ async fn a_good_draft_is_read_and_the_owners_guidance_is_in_the_system_message()
         let text = r#"{"subject": "", "body": "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike"}"#;
         let s = stub(provider, vec![Answer::ok(provider, text)]).await;
         let draft = s.agent.draft(&draft_request()).await.expect("draft");
-        assert_eq!(draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike", "{provider:?}");
+        assert_eq!(
+            draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike",
+            "{provider:?}"
+        );
         assert_eq!(draft.subject, "");
         let (system, user) = messages(provider, &s.seen()[0]);
-        assert!(system.contains("tell her the Saturday class starts at 9am"), "{provider:?}: {system}");
+        assert!(
+            system.contains("tell her the Saturday class starts at 9am"),
+            "{provider:?}: {system}"
+        );
         assert!(system.contains("Coach Mike"), "{provider:?}: {system}");
         assert!(user.contains("Sarah"), "{provider:?}: {user}");
     }
@@ -347,7 +354,11 @@ async fn a_long_retry_after_ends_the_call_instead_of_waiting() {
 async fn three_server_errors_are_an_error_after_three_attempts() {
     for provider in PROVIDERS {
         let overloaded = Answer::status(500, r#"{"error": {"type": "api_error", "message": "overloaded"}}"#);
-        let s = stub(provider, vec![overloaded.clone(), overloaded.clone(), overloaded, Answer::ok(provider, GOOD_REPLY)]).await;
+        let s = stub(
+            provider,
+            vec![overloaded.clone(), overloaded.clone(), overloaded, Answer::ok(provider, GOOD_REPLY)],
+        )
+        .await;
         let error = s.agent.draft(&draft_request()).await.expect_err("three failures");
         assert_eq!(s.seen().len(), 3, "{provider:?}: at most three attempts");
         assert!(error.to_string().contains("500"), "{error}");
@@ -421,9 +432,23 @@ async fn malformed_or_invalid_answers_are_errors_never_actions() {
             assert_eq!(s.seen().len(), 1, "{what}: a bad answer is not retried");
         }
     }
-    let s = stub(Provider::Anthropic, vec![Answer::ok(Provider::Anthropic, &GOOD_PROGRESS.replace("\"unresponsive\"", "\"retained\""))]).await;
-    assert!(s.agent.evaluate_completion(&completion_request()).await.is_err(), "a goal outcome not offered");
-    let s = stub(Provider::OpenAi, vec![Answer::ok(Provider::OpenAi, r#"{"subject": "Hi", "body": "  "}"#)]).await;
+    let s = stub(
+        Provider::Anthropic,
+        vec![Answer::ok(
+            Provider::Anthropic,
+            &GOOD_PROGRESS.replace("\"unresponsive\"", "\"retained\""),
+        )],
+    )
+    .await;
+    assert!(
+        s.agent.evaluate_completion(&completion_request()).await.is_err(),
+        "a goal outcome not offered"
+    );
+    let s = stub(
+        Provider::OpenAi,
+        vec![Answer::ok(Provider::OpenAi, r#"{"subject": "Hi", "body": "  "}"#)],
+    )
+    .await;
     assert!(s.agent.draft(&draft_request()).await.is_err(), "an empty draft");
     let s = stub(Provider::OpenAi, vec![Answer::status(200, "<html>gateway</html>")]).await;
     assert!(s.agent.draft(&draft_request()).await.is_err(), "a body that is not JSON");
