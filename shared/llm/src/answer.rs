@@ -237,6 +237,8 @@ pub fn json_object(text: &str) -> Result<Value, AnswerError> {
                 found = Some((value, end));
                 from = end;
             }
+            // Cut off mid-object: whatever lies inside is a fragment, never the answer.
+            Some(Err(e)) if e.is_eof() => break,
             _ => from = i + 1,
         }
     }
@@ -284,8 +286,12 @@ pub fn draft(text: &str, request: &DraftRequest) -> Result<Draft, AnswerError> {
     if request.touch == 0 && !guided && a.subject.trim().is_empty() {
         return Err(AnswerError::Invalid("a first message needs a subject".into()));
     }
-    if a.subject.contains(['\r', '\n']) {
-        return Err(AnswerError::Invalid("the subject spans several lines".into()));
+    // The same bounds the engine puts on a draft an owner submits.
+    if a.subject.contains(['\r', '\n']) || a.subject.trim().len() > 200 {
+        return Err(AnswerError::Invalid("the subject is not one line of at most 200 characters".into()));
+    }
+    if a.body.trim().len() > 20_000 {
+        return Err(AnswerError::Invalid("the body is longer than 20000 characters".into()));
     }
     Ok(Draft {
         subject: a.subject.trim().to_owned(),
@@ -417,11 +423,38 @@ mod tests {
         assert_eq!(json_object(fenced), Ok(serde_json::json!({"a": {"b": 1}})));
         assert_eq!(json_object("no json here {at all"), Err(AnswerError::NoJson));
         assert_eq!(json_object("[1, 2]"), Err(AnswerError::NoJson));
+        let truncated = r#"{"action": "close", "detail": {"action": "reply", "confidence": 90}, "outc"#;
+        assert_eq!(
+            json_object(truncated),
+            Err(AnswerError::NoJson),
+            "a nested fragment is not the answer"
+        );
     }
 
     #[test]
     fn two_objects_are_ambiguous() {
         assert_eq!(json_object("{\"a\": 1}\nor perhaps\n{\"a\": 2}"), Err(AnswerError::SeveralObjects));
+    }
+
+    #[test]
+    fn drafts_keep_to_the_bounds_of_an_owners_draft() {
+        let request = DraftRequest {
+            task_type: "churn_risk".into(),
+            goal: "Get her back".into(),
+            member_first_name: None,
+            profile: Profile::default(),
+            business_name: "Gym".into(),
+            touch: 0,
+            tone: "friendly".into(),
+            touches_remaining: 2,
+            context: Value::Null,
+        };
+        let answer = |subject: &str, body: &str| serde_json::json!({"subject": subject, "body": body}).to_string();
+        assert!(draft(&answer("Checking in", "Hi there"), &request).is_ok());
+        assert!(draft(&answer("", "Hi there"), &request).is_err(), "a first message needs a subject");
+        assert!(draft(&answer("Two\nlines", "Hi there"), &request).is_err());
+        assert!(draft(&answer(&"s".repeat(201), "Hi there"), &request).is_err());
+        assert!(draft(&answer("Checking in", &"b".repeat(20_001)), &request).is_err());
     }
 
     #[test]
