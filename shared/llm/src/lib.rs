@@ -1,29 +1,85 @@
 //! # openloop-llm — the AI behind the core's `Agent` port
 //!
-//! Today: [`OfflineAgent`], the deterministic default when no model is configured. It writes
-//! plain, short drafts from the task type, the cadence's tone and the business profile, and
-//! never invents facts; it reads replies and goal progress conservatively (see [`offline`]),
-//! escalating whenever it is unsure. The Anthropic and OpenAI-compatible adapters arrive with the
-//! conversation loop; asking for them now is a clear configuration error, not a silent
-//! fallback.
+//! Two kinds of agent, chosen by `OPENLOOP_LLM` ([`from_env`]):
+//!
+//! - [`OfflineAgent`], the deterministic default when no model is configured. It writes plain,
+//!   short drafts from the task type, the cadence's tone and the business profile, and never
+//!   invents facts; it reads replies and goal progress conservatively (see [`offline`]),
+//!   escalating whenever it is unsure.
+//! - [`ModelAgent`] (`anthropic` or `openai`), which asks a model over HTTP ([`wire`] holds the
+//!   two wire formats) for one JSON object per call and refuses any answer that is malformed or
+//!   names what the request did not offer ([`answer`]). Its errors make the engine escalate.
+//!
+//! A model that is asked for but not fully configured is a configuration error naming the
+//! missing variable, never a silent fallback to the offline agent.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyEvaluation, ReplyRequest};
 use openloop_core::task::Draft;
+use secrecy::SecretString;
 
+pub mod answer;
+pub mod model;
 pub mod offline;
+pub mod wire;
 
-/// Which agent `OPENLOOP_LLM` selects.
+pub use model::{ModelAgent, ModelConfig};
+pub use wire::Provider;
+
+/// Which agent `OPENLOOP_LLM` selects (see the README's configuration table).
 pub fn from_env() -> Result<Arc<dyn Agent>, String> {
-    match std::env::var("OPENLOOP_LLM").ok().as_deref().map(str::trim) {
-        None | Some("") | Some("offline") => Ok(Arc::new(OfflineAgent)),
-        Some(other @ ("anthropic" | "openai")) => Err(format!(
-            "OPENLOOP_LLM={other} is not available in this version yet; unset it or use OPENLOOP_LLM=offline"
-        )),
-        Some(other) => Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai")),
+    match model_config(|name| std::env::var(name).ok())? {
+        None => Ok(Arc::new(OfflineAgent)),
+        Some(config) => Ok(Arc::new(ModelAgent::new(config)?)),
     }
+}
+
+/// The model configuration the variables ask for, read through `var`; `None` means offline.
+pub fn model_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<ModelConfig>, String> {
+    let get = |name: &str| var(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let required = |name: &str, why: &str| get(name).ok_or_else(|| format!("{name} is not set; {why}"));
+    let provider = match get("OPENLOOP_LLM").as_deref() {
+        None | Some("offline") => return Ok(None),
+        Some("anthropic") => Provider::Anthropic,
+        Some("openai") => Provider::OpenAi,
+        Some(other) => return Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai")),
+    };
+    let mut config = match provider {
+        Provider::Anthropic => ModelConfig::new(
+            provider,
+            get("ANTHROPIC_BASE_URL").unwrap_or_else(|| model::DEFAULT_ANTHROPIC_BASE_URL.to_owned()),
+            SecretString::from(required("ANTHROPIC_API_KEY", "OPENLOOP_LLM=anthropic needs the API key")?),
+            get("OPENLOOP_LLM_MODEL").unwrap_or_else(|| model::DEFAULT_ANTHROPIC_MODEL.to_owned()),
+        ),
+        Provider::OpenAi => ModelConfig::new(
+            provider,
+            required(
+                "OPENAI_BASE_URL",
+                "OPENLOOP_LLM=openai needs the server's base URL (e.g. https://api.openai.com/v1)",
+            )?,
+            SecretString::from(required("OPENAI_API_KEY", "OPENLOOP_LLM=openai needs the API key")?),
+            required("OPENLOOP_LLM_MODEL", "OPENLOOP_LLM=openai needs the model name")?,
+        ),
+    };
+    if !(config.base_url.starts_with("https://") || config.base_url.starts_with("http://")) {
+        return Err(format!(
+            "the {} base URL {:?} is not an http(s) URL",
+            provider.name(),
+            config.base_url
+        ));
+    }
+    if let Some(secs) = get("OPENLOOP_LLM_TIMEOUT_SECS") {
+        let secs: u64 = secs
+            .parse()
+            .ok()
+            .filter(|s| *s > 0)
+            .ok_or_else(|| format!("OPENLOOP_LLM_TIMEOUT_SECS={secs:?} is not a positive number of seconds"))?;
+        config.timeout = Duration::from_secs(secs);
+    }
+    Ok(Some(config))
 }
 
 /// The deterministic, conservative agent.
@@ -145,6 +201,63 @@ mod tests {
             touches_remaining: 2,
             context: serde_json::Value::Null,
         }
+    }
+
+    fn config(vars: &[(&str, &str)]) -> Result<Option<ModelConfig>, String> {
+        let vars: std::collections::HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        model_config(|name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn offline_is_the_default() {
+        assert!(config(&[]).expect("config").is_none());
+        assert!(
+            config(&[("OPENLOOP_LLM", "offline"), ("ANTHROPIC_API_KEY", "k")])
+                .expect("config")
+                .is_none()
+        );
+        assert!(config(&[("OPENLOOP_LLM", "gpt")]).is_err());
+    }
+
+    #[test]
+    fn anthropic_needs_only_its_key() {
+        let c = config(&[("OPENLOOP_LLM", "anthropic"), ("ANTHROPIC_API_KEY", "sk-ant-secret")])
+            .expect("config")
+            .expect("a model");
+        assert_eq!(
+            (c.provider, c.base_url.as_str(), c.model.as_str()),
+            (
+                Provider::Anthropic,
+                model::DEFAULT_ANTHROPIC_BASE_URL,
+                model::DEFAULT_ANTHROPIC_MODEL
+            )
+        );
+        assert_eq!(c.timeout, Duration::from_secs(30));
+        assert!(!format!("{c:?}").contains("sk-ant-secret"), "the key is never Debug-printed");
+        let missing = config(&[("OPENLOOP_LLM", "anthropic")]).expect_err("no key");
+        assert!(missing.contains("ANTHROPIC_API_KEY"), "{missing}");
+    }
+
+    #[test]
+    fn openai_names_each_missing_variable() {
+        let all = [
+            ("OPENLOOP_LLM", "openai"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1"),
+            ("OPENAI_API_KEY", "k"),
+            ("OPENLOOP_LLM_MODEL", "llama-3.1-8b"),
+            ("OPENLOOP_LLM_TIMEOUT_SECS", "12"),
+        ];
+        let c = config(&all).expect("config").expect("a model");
+        assert_eq!((c.provider, c.model.as_str()), (Provider::OpenAi, "llama-3.1-8b"));
+        assert_eq!(c.timeout, Duration::from_secs(12));
+        for missing in ["OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENLOOP_LLM_MODEL"] {
+            let vars: Vec<(&str, &str)> = all.iter().copied().filter(|(k, _)| *k != missing).collect();
+            let error = config(&vars).expect_err(missing);
+            assert!(error.contains(missing), "{error}");
+        }
+        let mut bad = all.to_vec();
+        bad[4] = ("OPENLOOP_LLM_TIMEOUT_SECS", "soon");
+        assert!(config(&bad).expect_err("bad timeout").contains("OPENLOOP_LLM_TIMEOUT_SECS"));
     }
 
     #[tokio::test]

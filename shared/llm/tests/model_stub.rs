@@ -1,0 +1,455 @@
+//! The model agent against a local HTTP stub that speaks each provider's wire format: what is
+//! sent (URL, headers, body), how good answers are read, and that rate limits, server errors,
+//! timeouts and malformed answers end in an error (the engine escalates) rather than an action.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use openloop_core::account::Profile;
+use openloop_core::ports::{Agent, CompletionRequest, DraftRequest, EvidenceType, RecommendedAction, ReplyAction, ReplyRequest};
+use openloop_core::task::{ConversationMessage, Role};
+use openloop_llm::{ModelAgent, ModelConfig, Provider};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-7f3a9c-do-not-leak";
+
+/// One scripted answer of the stub.
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    body: String,
+    retry_after: Option<&'static str>,
+    delay: Duration,
+}
+
+impl Answer {
+    fn ok(provider: Provider, text: &str) -> Self {
+        let body = match provider {
+            Provider::Anthropic => json!({
+                "id": "msg_01", "type": "message", "role": "assistant", "model": "test-model",
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 10, "output_tokens": 10},
+            }),
+            Provider::OpenAi => json!({
+                "id": "chatcmpl-1", "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            }),
+        };
+        Self::status(200, &body.to_string())
+    }
+
+    fn status(status: u16, body: &str) -> Self {
+        Self {
+            status,
+            body: body.to_owned(),
+            retry_after: None,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+/// A request as the stub received it.
+#[derive(Clone, Debug)]
+struct Seen {
+    path: String,
+    headers: HeaderMap,
+    body: Value,
+}
+
+#[derive(Default)]
+struct Script {
+    answers: Mutex<VecDeque<Answer>>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+async fn answer(State(script): State<Arc<Script>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    script.seen.lock().expect("lock").push(Seen {
+        path: uri.path().to_owned(),
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let next = script.answers.lock().expect("lock").pop_front();
+    let Some(a) = next else {
+        return (StatusCode::IM_A_TEAPOT, "the script has no more answers").into_response();
+    };
+    tokio::time::sleep(a.delay).await;
+    let mut response = (
+        StatusCode::from_u16(a.status).expect("status"),
+        [("content-type", "application/json")],
+        a.body,
+    )
+        .into_response();
+    if let Some(after) = a.retry_after {
+        response.headers_mut().insert("retry-after", after.parse().expect("header"));
+    }
+    response
+}
+
+struct Stub {
+    script: Arc<Script>,
+    agent: ModelAgent,
+}
+
+impl Stub {
+    fn seen(&self) -> Vec<Seen> {
+        self.script.seen.lock().expect("lock").clone()
+    }
+}
+
+/// A stub serving `answers` in order, and an agent pointed at it with fast backoff.
+async fn stub(provider: Provider, answers: Vec<Answer>) -> Stub {
+    stub_with(provider, answers, |_| {}).await
+}
+
+async fn stub_with(provider: Provider, answers: Vec<Answer>, adjust: impl FnOnce(&mut ModelConfig)) -> Stub {
+    let script = Arc::new(Script {
+        answers: Mutex::new(answers.into()),
+        seen: Mutex::default(),
+    });
+    let app = Router::new().fallback(answer).with_state(script.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let base = match provider {
+        Provider::Anthropic => format!("http://{addr}"),
+        Provider::OpenAi => format!("http://{addr}/v1"),
+    };
+    let mut config = ModelConfig::new(provider, base, SecretString::from(KEY), "test-model");
+    config.timeout = Duration::from_secs(10);
+    config.backoff = Duration::from_millis(10);
+    adjust(&mut config);
+    Stub {
+        script,
+        agent: ModelAgent::new(config).expect("agent"),
+    }
+}
+
+const PROVIDERS: [Provider; 2] = [Provider::Anthropic, Provider::OpenAi];
+
+fn profile() -> Profile {
+    Profile {
+        display_name: Some("CrossFit Renegade".into()),
+        owner_first_name: Some("Mike".into()),
+        sign_off: Some("Coach Mike".into()),
+        ..Profile::default()
+    }
+}
+
+fn draft_request() -> DraftRequest {
+    DraftRequest {
+        task_type: "churn_risk".into(),
+        goal: "Get Sarah back into the gym".into(),
+        member_first_name: Some("Sarah".into()),
+        profile: profile(),
+        business_name: "CrossFit Renegade".into(),
+        touch: 1,
+        tone: "friendly".into(),
+        touches_remaining: 1,
+        context: json!({"owner_guidance": "tell her the Saturday class starts at 9am"}),
+    }
+}
+
+fn conversation() -> Vec<ConversationMessage> {
+    vec![ConversationMessage {
+        id: ulid::Ulid::new(),
+        at: "2026-11-20T10:00:00Z".parse().expect("time"),
+        role: Role::Agent,
+        content: "Hi Sarah, we haven't seen you lately. Everything alright?".into(),
+    }]
+}
+
+fn reply_request() -> ReplyRequest {
+    ReplyRequest {
+        task_type: "churn_risk".into(),
+        goal: "Get Sarah back into the gym".into(),
+        outcome_codes: vec!["retained".into(), "verbal_commitment".into(), "churned".into()],
+        member_first_name: Some("Sarah".into()),
+        profile: profile(),
+        business_name: "CrossFit Renegade".into(),
+        system_prompt: "SYSTEM PROMPT: you are the retention skill of CrossFit Renegade.".into(),
+        conversation: conversation(),
+        reply: "I'll be there Monday at 6!".into(),
+        messages_left: 2,
+        turns_left: 3,
+        days_left: 10,
+    }
+}
+
+fn completion_request() -> CompletionRequest {
+    CompletionRequest {
+        task_type: "onboarding".into(),
+        goal: "Three check-ins in the first month".into(),
+        judgment_criteria: None,
+        outcome_codes: vec!["habit_formed".into(), "unresponsive".into()],
+        system_prompt: "SYSTEM PROMPT: you judge onboarding.".into(),
+        conversation: conversation(),
+        evidence: json!({"signals": [{"signal": "checkin", "at": "2026-11-21T07:00:00Z"}]}),
+    }
+}
+
+const GOOD_REPLY: &str = r#"{"action": "close", "outcome": "verbal_commitment", "confidence": 72,
+  "reasoning": "She names a day and time.", "reply": null, "wait_days": null,
+  "suggest_suppression": false, "provisional": true, "unanswered_question": null, "other_subject": null}"#;
+
+const GOOD_PROGRESS: &str = r#"{"progress_pct": 33, "current_outcome": "unresponsive", "confidence": 80,
+  "evidence_type": "partial_signal", "evidence": "one check-in of three",
+  "recommended_action": "continue",
+  "milestones": [{"name": "first checkin", "hit": true, "hit_at": "2026-11-21T07:00:00Z"},
+                 {"name": "second checkin", "hit": false, "hit_at": null}],
+  "risks": ["may lapse after the first week"]}"#;
+
+fn header<'a>(seen: &'a Seen, name: &str) -> &'a str {
+    seen.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+}
+
+/// The system and user messages as each wire format carries them.
+fn messages(provider: Provider, seen: &Seen) -> (String, String) {
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    match provider {
+        Provider::Anthropic => (text(&seen.body["system"]), text(&seen.body["messages"][0]["content"])),
+        Provider::OpenAi => (
+            text(&seen.body["messages"][0]["content"]),
+            text(&seen.body["messages"][1]["content"]),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn anthropic_requests_carry_the_key_version_model_and_one_user_message() {
+    let s = stub(Provider::Anthropic, vec![Answer::ok(Provider::Anthropic, GOOD_REPLY)]).await;
+    s.agent.evaluate_reply(&reply_request()).await.expect("evaluation");
+    let seen = s.seen();
+    let [request] = seen.as_slice() else {
+        panic!("one request expected, got {seen:?}")
+    };
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(header(request, "x-api-key"), KEY);
+    assert_eq!(header(request, "anthropic-version"), "2023-06-01");
+    assert_eq!(header(request, "content-type"), "application/json");
+    assert_eq!(header(request, "authorization"), "");
+    assert_eq!(request.body["model"], "test-model");
+    assert!(request.body["max_tokens"].as_u64().is_some_and(|t| t > 0));
+    assert_eq!(request.body["messages"].as_array().map(Vec::len), Some(1));
+    assert_eq!(request.body["messages"][0]["role"], "user");
+}
+
+#[tokio::test]
+async fn openai_requests_carry_a_bearer_key_and_system_then_user_messages() {
+    let s = stub(Provider::OpenAi, vec![Answer::ok(Provider::OpenAi, GOOD_REPLY)]).await;
+    s.agent.evaluate_reply(&reply_request()).await.expect("evaluation");
+    let seen = s.seen();
+    let [request] = seen.as_slice() else {
+        panic!("one request expected, got {seen:?}")
+    };
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(header(request, "authorization"), format!("Bearer {KEY}"));
+    assert_eq!(header(request, "x-api-key"), "");
+    assert_eq!(request.body["model"], "test-model");
+    let roles: Vec<&str> = request.body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(roles, ["system", "user"]);
+}
+
+#[tokio::test]
+async fn a_good_draft_is_read_and_the_owners_guidance_is_in_the_system_message() {
+    for provider in PROVIDERS {
+        let text = r#"{"subject": "", "body": "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike"}"#;
+        let s = stub(provider, vec![Answer::ok(provider, text)]).await;
+        let draft = s.agent.draft(&draft_request()).await.expect("draft");
+        assert_eq!(
+            draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike",
+            "{provider:?}"
+        );
+        assert_eq!(draft.subject, "");
+        let (system, user) = messages(provider, &s.seen()[0]);
+        assert!(
+            system.contains("tell her the Saturday class starts at 9am"),
+            "{provider:?}: {system}"
+        );
+        assert!(system.contains("Coach Mike"), "{provider:?}: {system}");
+        assert!(user.contains("Sarah"), "{provider:?}: {user}");
+    }
+}
+
+#[tokio::test]
+async fn a_good_reply_evaluation_is_read_with_the_requests_system_prompt() {
+    for provider in PROVIDERS {
+        let s = stub(provider, vec![Answer::ok(provider, GOOD_REPLY)]).await;
+        let e = s.agent.evaluate_reply(&reply_request()).await.expect("evaluation");
+        assert_eq!(
+            (e.action, e.outcome.as_deref(), e.confidence, e.provisional),
+            (ReplyAction::Close, Some("verbal_commitment"), 72, true),
+            "{provider:?}"
+        );
+        let (system, user) = messages(provider, &s.seen()[0]);
+        assert_eq!(system, reply_request().system_prompt);
+        assert!(user.contains("I'll be there Monday at 6!"), "{provider:?}: {user}");
+        assert!(user.contains("\"verbal_commitment\""), "the offered codes are listed: {user}");
+    }
+}
+
+#[tokio::test]
+async fn a_good_goal_progress_is_read() {
+    for provider in PROVIDERS {
+        let s = stub(provider, vec![Answer::ok(provider, GOOD_PROGRESS)]).await;
+        let p = s.agent.evaluate_completion(&completion_request()).await.expect("progress");
+        assert_eq!(
+            (p.progress_pct, p.current_outcome.as_str(), p.evidence_type, p.recommended_action),
+            (33, "unresponsive", EvidenceType::PartialSignal, RecommendedAction::Continue),
+            "{provider:?}"
+        );
+        assert_eq!(p.milestones.len(), 2);
+        assert!(p.milestones[0].hit_at.is_some());
+        let (system, user) = messages(provider, &s.seen()[0]);
+        assert_eq!(system, completion_request().system_prompt);
+        assert!(user.contains("checkin"), "the evidence is shown: {user}");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_in_fences_with_prose_around_it_is_read() {
+    let text = format!("Here is my evaluation:\n```json\n{GOOD_REPLY}\n```\nHope this helps!");
+    let s = stub(Provider::Anthropic, vec![Answer::ok(Provider::Anthropic, &text)]).await;
+    let e = s.agent.evaluate_reply(&reply_request()).await.expect("evaluation");
+    assert_eq!(e.action, ReplyAction::Close);
+}
+
+#[tokio::test]
+async fn a_rate_limit_is_retried_after_the_time_the_server_asks() {
+    for provider in PROVIDERS {
+        let mut limited = Answer::status(429, r#"{"error": {"type": "rate_limit_error"}}"#);
+        limited.retry_after = Some("1");
+        let s = stub(provider, vec![limited, Answer::ok(provider, GOOD_REPLY)]).await;
+        let started = std::time::Instant::now();
+        let e = s.agent.evaluate_reply(&reply_request()).await.expect("evaluation after the retry");
+        assert_eq!(e.action, ReplyAction::Close);
+        assert_eq!(s.seen().len(), 2, "{provider:?}");
+        assert!(started.elapsed() >= Duration::from_secs(1), "retry-after honoured");
+    }
+}
+
+#[tokio::test]
+async fn a_long_retry_after_ends_the_call_instead_of_waiting() {
+    let mut limited = Answer::status(429, "{}");
+    limited.retry_after = Some("120");
+    let s = stub(Provider::Anthropic, vec![limited, Answer::ok(Provider::Anthropic, GOOD_REPLY)]).await;
+    let error = s.agent.evaluate_reply(&reply_request()).await.expect_err("no minute-long sleep");
+    assert_eq!(s.seen().len(), 1);
+    assert!(error.to_string().contains("120"), "{error}");
+}
+
+#[tokio::test]
+async fn three_server_errors_are_an_error_after_three_attempts() {
+    for provider in PROVIDERS {
+        let overloaded = Answer::status(500, r#"{"error": {"type": "api_error", "message": "overloaded"}}"#);
+        let s = stub(
+            provider,
+            vec![overloaded.clone(), overloaded.clone(), overloaded, Answer::ok(provider, GOOD_REPLY)],
+        )
+        .await;
+        let error = s.agent.draft(&draft_request()).await.expect_err("three failures");
+        assert_eq!(s.seen().len(), 3, "{provider:?}: at most three attempts");
+        assert!(error.to_string().contains("500"), "{error}");
+        assert!(!error.to_string().contains(KEY));
+    }
+}
+
+#[tokio::test]
+async fn a_client_error_is_not_retried_and_an_echoed_key_is_redacted() {
+    for provider in PROVIDERS {
+        let body = format!(r#"{{"error": {{"message": "invalid x-api-key {KEY}"}}}}"#);
+        let s = stub(provider, vec![Answer::status(401, &body), Answer::ok(provider, GOOD_REPLY)]).await;
+        let error = s.agent.evaluate_reply(&reply_request()).await.expect_err("unauthorised");
+        assert_eq!(s.seen().len(), 1, "{provider:?}: a 4xx other than 429 is final");
+        let message = error.to_string();
+        assert!(message.contains("401") && message.contains("[redacted]"), "{message}");
+        assert!(!message.contains(KEY), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn a_model_that_does_not_answer_in_time_is_an_error() {
+    let mut slow = Answer::ok(Provider::OpenAi, GOOD_REPLY);
+    slow.delay = Duration::from_secs(3);
+    let s = stub_with(Provider::OpenAi, vec![slow.clone(), slow.clone(), slow], |c| {
+        c.timeout = Duration::from_millis(200);
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let error = s.agent.evaluate_reply(&reply_request()).await.expect_err("timed out");
+    assert!(error.to_string().contains("timed out"), "{error}");
+    assert_eq!(s.seen().len(), 3, "timeouts are retried");
+    assert!(started.elapsed() < Duration::from_secs(3), "each attempt stops at the timeout");
+    assert!(!error.to_string().contains(KEY));
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_an_error() {
+    // A port that was just free: nothing listens there.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    drop(listener);
+    let mut config = ModelConfig::new(Provider::Anthropic, format!("http://{addr}"), SecretString::from(KEY), "m");
+    config.backoff = Duration::from_millis(10);
+    let error = ModelAgent::new(config)
+        .expect("agent")
+        .evaluate_reply(&reply_request())
+        .await
+        .expect_err("nobody listening");
+    assert!(error.to_string().contains("3 attempts"), "{error}");
+}
+
+#[tokio::test]
+async fn malformed_or_invalid_answers_are_errors_never_actions() {
+    let invalid = [
+        ("prose", "I think she will come back on Monday.".to_owned()),
+        ("truncated", r#"{"action": "close", "outcome": "verbal_comm"#.to_owned()),
+        ("not offered", GOOD_REPLY.replace("\"verbal_commitment\"", "\"gave_up\"")),
+        ("unknown action", GOOD_REPLY.replace("\"close\"", "\"celebrate\"")),
+        ("confidence out of range", GOOD_REPLY.replace("72", "172")),
+        ("confidence as a fraction", GOOD_REPLY.replace("72", "0.72")),
+        ("close without outcome", GOOD_REPLY.replace("\"verbal_commitment\"", "null")),
+        ("reply without text", GOOD_REPLY.replace("\"close\"", "\"reply\"")),
+        ("two answers", format!("{GOOD_REPLY}\nor\n{GOOD_REPLY}")),
+    ];
+    for provider in PROVIDERS {
+        for (what, text) in &invalid {
+            let s = stub(provider, vec![Answer::ok(provider, text)]).await;
+            let result = s.agent.evaluate_reply(&reply_request()).await;
+            assert!(result.is_err(), "{provider:?} {what}: {result:?}");
+            assert_eq!(s.seen().len(), 1, "{what}: a bad answer is not retried");
+        }
+    }
+    let s = stub(
+        Provider::Anthropic,
+        vec![Answer::ok(
+            Provider::Anthropic,
+            &GOOD_PROGRESS.replace("\"unresponsive\"", "\"retained\""),
+        )],
+    )
+    .await;
+    assert!(
+        s.agent.evaluate_completion(&completion_request()).await.is_err(),
+        "a goal outcome not offered"
+    );
+    let s = stub(
+        Provider::OpenAi,
+        vec![Answer::ok(Provider::OpenAi, r#"{"subject": "Hi", "body": "  "}"#)],
+    )
+    .await;
+    assert!(s.agent.draft(&draft_request()).await.is_err(), "an empty draft");
+    let s = stub(Provider::OpenAi, vec![Answer::status(200, "<html>gateway</html>")]).await;
+    assert!(s.agent.draft(&draft_request()).await.is_err(), "a body that is not JSON");
+}
