@@ -141,3 +141,58 @@ async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
     assert_eq!(history.log.len() as u64, task.version, "{:?}", history.log);
     assert_eq!(history.outbound.len(), 1);
 }
+
+/// The same member reply delivered six times at once — as a mail provider's retries and SNS
+/// redeliveries can — while followup workers race on the task: the reply is stored once and
+/// read once, and every change has its log entry.
+#[tokio::test]
+async fn a_reply_delivered_many_times_at_once_is_stored_and_read_once() {
+    let (engine, _) = engine_on_emulator("reply-race", None).await;
+    let (item, email) = approved_task(&engine).await;
+    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+    assert_eq!(sent_to(&email).await, 1);
+    let sent = engine
+        .store
+        .outbound(item.account_id, item.task_id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let reply_to = format!(
+        "reply+{}@{}",
+        engine.config.signing_key.reply_token(&item.task_id),
+        engine.config.reply_domain
+    );
+    let raw = format!(
+        "From: Riley <{email}>\r\nTo: {reply_to}\r\nSubject: Re: Checking in\r\nMessage-ID: <race-reply@mail.example.net>\r\n\
+         In-Reply-To: <{}>\r\nContent-Type: text/plain\r\n\r\nSee you Monday at 6pm!\r\n",
+        sent[0].message_id
+    );
+    let deliveries = (0..6).map(|_| engine.receive_reply(raw.as_bytes()));
+    let workers = (0..3).map(|_| openloop_fn_followup::handle(&engine, sqs_event(&item, 2)));
+    let (outcomes, _) = futures::future::join(futures::future::join_all(deliveries), futures::future::join_all(workers)).await;
+    let stored = outcomes
+        .iter()
+        .filter(|o| matches!(o, Ok(openloop_core::engine::InboundOutcome::Stored { .. })))
+        .count();
+    assert_eq!(stored, 1, "{outcomes:?}");
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+
+    let history = engine
+        .store
+        .task_history(item.account_id, item.task_id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("task"));
+    let members = history
+        .messages
+        .iter()
+        .filter(|m| m.role == openloop_core::task::Role::Member)
+        .count();
+    assert_eq!(members, 1, "stored once: {:?}", history.messages);
+    assert_eq!(
+        (history.task.status, history.task.outcome.as_deref(), history.task.budget.turns_used),
+        (TaskStatus::Completed, Some("verbal_commitment"), 1),
+        "read once"
+    );
+    assert_eq!(history.log.len() as u64, history.task.version, "{:?}", history.log);
+    assert_eq!(sent_to(&email).await, 1, "nothing more was sent");
+}
