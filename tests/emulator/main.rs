@@ -6,6 +6,7 @@ mod concurrency;
 mod conversations;
 mod fixtures;
 mod gates;
+mod mail_events;
 mod outcomes;
 mod payment_recovery;
 mod refusals;

@@ -40,6 +40,9 @@ pub struct Config {
     /// `AWS_ENDPOINT_URL`: an emulator instead of AWS.
     pub endpoint: Option<String>,
     pub priority_rules: Arc<PriorityRules>,
+    /// `OPENLOOP_SES_CONFIGURATION_SET`: the SES configuration set sends name (bounce and
+    /// complaint notifications); none locally.
+    pub ses_configuration_set: Option<String>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -83,6 +86,7 @@ impl Config {
                 .unwrap_or_else(|| "us-east-1".into()),
             endpoint: var("AWS_ENDPOINT_URL"),
             priority_rules: Arc::new(priority_rules()?),
+            ses_configuration_set: var("OPENLOOP_SES_CONFIGURATION_SET"),
         })
     }
 
@@ -155,7 +159,11 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
     let engine = Engine {
         store: Arc::new(store.clone()),
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), config.queue_urls.clone())),
-        mailer: Arc::new(SesMailer::new(clients.sesv2.clone(), config.region.clone())),
+        mailer: Arc::new(SesMailer::new(
+            clients.sesv2.clone(),
+            config.region.clone(),
+            config.ses_configuration_set.clone(),
+        )),
         agent,
         bus: Arc::new(EventBridgeBus::new(clients.eventbridge.clone(), config.event_bus.clone())),
         clock,

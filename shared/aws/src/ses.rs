@@ -22,13 +22,16 @@ use openloop_core::ports::{Delivered, Mailer, SendError};
 pub struct SesMailer {
     client: Client,
     region: String,
+    /// Named on every send so SES reports bounces and complaints (to the mail-events topic).
+    configuration_set: Option<String>,
 }
 
 impl SesMailer {
-    pub fn new(client: Client, region: impl Into<String>) -> Self {
+    pub fn new(client: Client, region: impl Into<String>, configuration_set: Option<String>) -> Self {
         Self {
             client,
             region: region.into(),
+            configuration_set,
         }
     }
 }
@@ -79,6 +82,7 @@ impl Mailer for SesMailer {
             .from_email_address(mail.from.to_string())
             .destination(Destination::builder().to_addresses(mail.to.to_string()).build())
             .content(content)
+            .set_configuration_set_name(self.configuration_set.clone())
             .send()
             .await;
         match result {
