@@ -2,47 +2,16 @@
 //! §19.5, §22): a member's reply reaches its task through `POST /webhooks/inbound-email`, the
 //! offline agent reads it, and the owner steps in with guidance.
 
-use jiff::{SignedDuration, Timestamp};
-use openloop_tests::{Account, Client, Stack, events};
+use jiff::SignedDuration;
+use openloop_tests::{Account, Client, Stack, reasons};
 use serde_json::{Value, json};
 
 use crate::morning;
-
-async fn member(stack: &Stack, gym: &Account, id: &str, at: Timestamp) -> String {
-    let email = format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
-    let (status, _) = stack
-        .webhook(
-            gym,
-            &format!("evt_{id}"),
-            events::member_created(id, &email, "Sam", &at.to_string()),
-        )
-        .await;
-    assert_eq!(status, 202);
-    stack.run().await;
-    email
-}
-
-async fn approved(stack: &Stack, gym: &Account, task_type: &str, member: &str) -> String {
-    let body = json!({"task_type": task_type, "member_id": member, "goal": "Bring them back", "confidence": 80});
-    let (status, created) = stack.post("/api/v1/tasks", &gym.token, body).await;
-    assert_eq!(status, 201, "{created}");
-    let id = created["id"].as_str().unwrap_or_default().to_owned();
-    let (status, approved) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
-    assert_eq!(status, 200, "{approved}");
-    id
-}
 
 async fn task(stack: &Stack, gym: &Account, id: &str) -> Value {
     let (status, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(status, 200, "{task}");
     task
-}
-
-fn reasons(task: &Value) -> Vec<String> {
-    task["log"]
-        .as_array()
-        .map(|l| l.iter().filter_map(|e| e["reason"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default()
 }
 
 /// Given a churn-risk mail, when the member answers with a day and a time, then the task
@@ -53,8 +22,9 @@ async fn a_dated_yes_closes_as_a_provisional_verbal_commitment() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_yes", day0).await;
-    let id = approved(&stack, &gym, "churn_risk", "m_yes").await;
+    let email = stack.member(&gym, "m_yes", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_yes").await;
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 1);
@@ -93,9 +63,10 @@ async fn stop_suppresses_the_member_and_cancels_all_their_tasks() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_stop", day0).await;
-    let churn = approved(&stack, &gym, "churn_risk", "m_stop").await;
-    let win_back = approved(&stack, &gym, "win_back", "m_stop").await;
+    let email = stack.member(&gym, "m_stop", "Sam", day0).await;
+    stack.run().await;
+    let churn = stack.approved_task(&gym, "churn_risk", "m_stop").await;
+    let win_back = stack.approved_task(&gym, "win_back", "m_stop").await;
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 1, "one message a day");
@@ -127,8 +98,9 @@ async fn a_question_escalates_and_the_owners_guidance_is_sent() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_q", day0).await;
-    let id = approved(&stack, &gym, "churn_risk", "m_q").await;
+    let email = stack.member(&gym, "m_q", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_q").await;
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
 
@@ -183,7 +155,7 @@ async fn a_question_escalates_and_the_owners_guidance_is_sent() {
         "guidance_drafted",
         "message_sent",
     ] {
-        assert!(log.iter().any(|r| r == step), "{step} in {log:?}");
+        assert!(log.contains(&step), "{step} in {log:?}");
     }
     assert!(after["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "owner")));
     stack.running.stop();
@@ -196,8 +168,9 @@ async fn a_reply_about_another_subject_goes_to_the_owner() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_wrong", day0).await;
-    let id = approved(&stack, &gym, "churn_risk", "m_wrong").await;
+    let email = stack.member(&gym, "m_wrong", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_wrong").await;
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     let (status, _) = stack
@@ -225,8 +198,9 @@ async fn a_forged_reply_address_changes_nothing() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_forged", day0).await;
-    let id = approved(&stack, &gym, "churn_risk", "m_forged").await;
+    let email = stack.member(&gym, "m_forged", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_forged").await;
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     let before = task(&stack, &gym, &id).await;
@@ -256,8 +230,9 @@ async fn a_reply_wakes_a_dormant_task() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_dorm", day0).await;
-    let id = approved(&stack, &gym, "win_back", "m_dorm").await;
+    let email = stack.member(&gym, "m_dorm", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "win_back", "m_dorm").await;
     stack.run().await;
     for n in [3, 13, 34, 40] {
         stack
@@ -277,7 +252,7 @@ async fn a_reply_wakes_a_dormant_task() {
         .await;
     assert_eq!(status, 202);
     let woke = task(&stack, &gym, &id).await;
-    assert!(reasons(&woke).iter().any(|r| r == "member_replied_while_dormant"), "{woke}");
+    assert!(reasons(&woke).contains(&"member_replied_while_dormant"), "{woke}");
     assert_ne!(woke["status"], "dormant", "{woke}");
     stack.running.stop();
 }

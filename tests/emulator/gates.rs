@@ -1,17 +1,10 @@
 //! The gates of issue 3 through CONTRACT.md with the test clock: the account kill switch,
 //! autonomy (ramp, dry run, plan), and the stale guard.
 
-use openloop_tests::{Stack, events};
-use serde_json::{Value, json};
+use openloop_tests::{Stack, events, reasons};
+use serde_json::json;
 
 use crate::morning;
-
-fn reasons(task: &Value) -> Vec<String> {
-    task["log"]
-        .as_array()
-        .map(|l| l.iter().filter_map(|e| e["reason"].as_str().map(str::to_owned)).collect())
-        .unwrap_or_default()
-}
 
 /// Given an owner who pulled their account's kill switch, when an approved task comes due,
 /// then nothing is sent and the step is deferred with the reason; after resuming, it sends.
@@ -44,7 +37,7 @@ async fn the_account_kill_switch_holds_every_send_until_the_owner_resumes() {
     stack.run().await;
     assert!(stack.outbox_to(&email).await.is_empty(), "nothing leaves a paused account");
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
-    assert!(reasons(&task).iter().any(|r| r == "account_paused"), "{task}");
+    assert!(reasons(&task).contains(&"account_paused"), "{task}");
     let (_, state) = stack.get("/api/v1/pause", &gym.token).await;
     assert_eq!(state["paused"], true);
 
@@ -113,7 +106,7 @@ async fn dry_run_and_plan_tasks_through_the_api() {
     stack.run().await;
     assert!(stack.outbox_to(&email).await.is_empty(), "a dry run never mails");
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
-    assert!(reasons(&task).iter().any(|r| r == "dry_run_would_send"), "{task}");
+    assert!(reasons(&task).contains(&"dry_run_would_send"), "{task}");
     assert_eq!(task["touch"], 1);
 
     let (status, planned) = stack

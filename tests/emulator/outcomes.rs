@@ -3,33 +3,13 @@
 //! check-in, and the scorecard equal to what the tasks say.
 
 use jiff::{SignedDuration, Timestamp};
-use openloop_tests::{Account, Stack, events};
+use openloop_tests::{Account, Stack, reasons};
 use serde_json::{Value, json};
 
 /// Day `n` after `day0`, ten minutes later each day (follow-ups are scheduled from the moment
 /// the previous mail left; see walkthroughs.rs).
 fn day(day0: Timestamp, n: i64) -> Timestamp {
     day0 + SignedDuration::from_hours(24 * n) + SignedDuration::from_mins(10 * n)
-}
-
-fn reasons(task: &Value) -> Vec<&str> {
-    task["log"]
-        .as_array()
-        .map(|l| l.iter().filter_map(|e| e["reason"].as_str()).collect())
-        .unwrap_or_default()
-}
-
-async fn member(stack: &Stack, gym: &Account, id: &str, at: Timestamp) -> String {
-    let email = format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
-    let (status, _) = stack
-        .webhook(
-            gym,
-            &format!("evt_{id}"),
-            events::member_created(id, &email, "Alex", &at.to_string()),
-        )
-        .await;
-    assert_eq!(status, 202);
-    email
 }
 
 async fn event(stack: &Stack, gym: &Account, id: &str, body: Value) {
@@ -76,7 +56,7 @@ async fn a_dormant_win_back_is_completed_by_a_checkin_on_day_60_with_its_revenue
     let day0 = crate::morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_trip", day0).await;
+    let email = stack.member(&gym, "m_trip", "Alex", day0).await;
     stack.run().await;
     let id = task(&stack, &gym, "win_back", "m_trip", true).await;
     for n in [0, 3, 13, 30] {
@@ -113,7 +93,7 @@ async fn a_late_checkin_re_attributes_a_task_closed_unanswered() {
     let day0 = crate::morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    member(&stack, &gym, "m_late", day0).await;
+    stack.member(&gym, "m_late", "Alex", day0).await;
     stack.run().await;
     let id = task(&stack, &gym, "churn_risk", "m_late", true).await;
     for n in [0, 3, 8, 14] {
@@ -167,7 +147,7 @@ async fn the_scorecard_equals_what_the_tasks_say() {
     let gym = stack.create_account("manual").await;
     let mut emails = Vec::new();
     for m in ["m_sc_a", "m_sc_b", "m_sc_c", "m_sc_d"] {
-        emails.push(member(&stack, &gym, m, day0).await);
+        emails.push(stack.member(&gym, m, "Alex", day0).await);
     }
     stack.run().await;
     task(&stack, &gym, "churn_risk", "m_sc_a", true).await;

@@ -3,17 +3,9 @@
 //! first → the two-message budget holds → escalated when the touches run out.
 
 use jiff::SignedDuration;
-use openloop_tests::{Stack, events};
-use serde_json::Value;
+use openloop_tests::{Stack, events, reasons};
 
 use crate::morning;
-
-fn reasons(task: &Value) -> Vec<String> {
-    task["log"]
-        .as_array()
-        .map(|l| l.iter().map(|e| e["reason"].as_str().unwrap_or_default().to_owned()).collect())
-        .unwrap_or_default()
-}
 
 #[tokio::test]
 async fn urgent_payment_recovery_escalates_after_its_two_messages() {

@@ -2,8 +2,7 @@
 //! payment, has its own file).
 
 use jiff::{SignedDuration, Timestamp};
-use openloop_tests::{Account, Stack, events};
-use serde_json::{Value, json};
+use openloop_tests::{Stack, reasons};
 
 use crate::morning;
 
@@ -14,43 +13,6 @@ fn day(day0: Timestamp, n: i64) -> String {
     (day0 + SignedDuration::from_hours(24 * n) + SignedDuration::from_mins(10 * n)).to_string()
 }
 
-fn reasons(task: &Value) -> Vec<&str> {
-    task["log"]
-        .as_array()
-        .map(|l| l.iter().filter_map(|e| e["reason"].as_str()).collect())
-        .unwrap_or_default()
-}
-
-/// A member the gym knows, with an address unique to this account.
-async fn member(stack: &Stack, gym: &Account, id: &str, first: &str, at: Timestamp) -> String {
-    let email = format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
-    let (status, _) = stack
-        .webhook(
-            gym,
-            &format!("evt_{id}"),
-            events::member_created(id, &email, first, &at.to_string()),
-        )
-        .await;
-    assert_eq!(status, 202);
-    email
-}
-
-/// A manual task, approved as drafted.
-async fn approved_task(stack: &Stack, gym: &Account, task_type: &str, member: &str) -> String {
-    let (status, created) = stack
-        .post(
-            "/api/v1/tasks",
-            &gym.token,
-            json!({"task_type": task_type, "member_id": member, "goal": "Bring them back to the gym", "confidence": 80}),
-        )
-        .await;
-    assert_eq!(status, 201, "{created}");
-    let id = created["id"].as_str().unwrap_or_default().to_owned();
-    let (status, approved) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
-    assert_eq!(status, 200, "{approved}");
-    id
-}
-
 /// §19.1, the standard cadence: three mails on days 0, 3 and 8, then the 14-day budget ends
 /// the task as unresponsive on day 14 — before the day-15 follow-up it would otherwise get.
 #[tokio::test]
@@ -59,9 +21,9 @@ async fn vacation_churn_risk_tries_three_times_then_closes_unresponsive_on_day_1
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = member(&stack, &gym, "m_away", "Alex", day0).await;
+    let email = stack.member(&gym, "m_away", "Alex", day0).await;
     stack.run().await;
-    let id = approved_task(&stack, &gym, "churn_risk", "m_away").await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_away").await;
 
     let mut sent_on = Vec::new();
     for n in 0..=15 {

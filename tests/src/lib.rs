@@ -144,6 +144,32 @@ impl Client {
             .collect()
     }
 
+    /// A member the gym knows (via a signed `member.created`), with an address unique to the
+    /// account; returns the address.
+    pub async fn member(&self, gym: &Account, id: &str, first: &str, at: Timestamp) -> String {
+        let email = format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
+        let (status, body) = self
+            .webhook(
+                gym,
+                &format!("evt_{id}"),
+                events::member_created(id, &email, first, &at.to_string()),
+            )
+            .await;
+        assert_eq!(status, 202, "{body}");
+        email
+    }
+
+    /// A manual task, approved as drafted; returns its id.
+    pub async fn approved_task(&self, gym: &Account, task_type: &str, member: &str) -> String {
+        let body = json!({"task_type": task_type, "member_id": member, "goal": "Bring them back to the gym", "confidence": 80});
+        let (status, created) = self.post("/api/v1/tasks", &gym.token, body).await;
+        assert_eq!(status, 201, "{created}");
+        let id = created["id"].as_str().unwrap_or_default().to_owned();
+        let (status, approved) = self.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{approved}");
+        id
+    }
+
     /// `POST /webhooks/inbound-email` with one raw message, as a mail provider forwards it.
     pub async fn inbound(&self, raw: &str) -> (u16, Value) {
         let response = self
@@ -220,6 +246,14 @@ pub fn sign(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> String {
         "v1,{}",
         base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
     )
+}
+
+/// The reasons of a task's decision log, oldest first.
+pub fn reasons(task: &Value) -> Vec<&str> {
+    task["log"]
+        .as_array()
+        .map(|l| l.iter().filter_map(|e| e["reason"].as_str()).collect())
+        .unwrap_or_default()
 }
 
 /// Member events as CONTRACT.md shapes them.
