@@ -55,13 +55,28 @@ pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
     })
 }
 
-/// Read the emulator's sent mail.
+/// Read the emulator's sent mail. moto serialises its whole state for this call, and a write
+/// landing meanwhile can spoil the answer (a 500 or a cut body): such a read is tried again.
 pub async fn fetch(http: &reqwest::Client, endpoint: &str) -> Result<Vec<OutboxMail>, String> {
+    let mut last = String::new();
+    for attempt in 0..5u64 {
+        match fetch_once(http, endpoint).await {
+            Ok(mail) => return Ok(mail),
+            Err(e) => last = e,
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100 * (attempt + 1))).await;
+    }
+    Err(last)
+}
+
+async fn fetch_once(http: &reqwest::Client, endpoint: &str) -> Result<Vec<OutboxMail>, String> {
     let url = format!("{}/moto-api/data.json", endpoint.trim_end_matches('/'));
     let data: serde_json::Value = http
         .get(&url)
         .send()
         .await
+        .map_err(|e| format!("{url}: {e}"))?
+        .error_for_status()
         .map_err(|e| format!("{url}: {e}"))?
         .json()
         .await
