@@ -63,6 +63,9 @@ pub struct TaskView<'a> {
     /// Escalated tasks: what blocked the agent and what it suggests (spec §17.3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<&'a crate::task::EscalationContext>,
+    /// The agent's answer to the member, waiting for its gates (window, daily message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_answer: Option<&'a str>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -108,6 +111,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             execution_mode: t.controls.mode,
             plan: t.controls.plan.as_ref(),
             escalation: t.escalation.as_ref(),
+            pending_answer: t.answer.as_deref(),
         }
     }
 }
