@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 
 use openloop_core::account::{Account, SystemConfig};
 use openloop_core::error::{Conflict, StoreError};
+use openloop_core::flood::{CreationCounts, CreationQuota, closes_task};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
@@ -257,6 +258,79 @@ impl DynamoStore {
             outbound_sk(message.task_id, message.touch),
             "outbound",
         )
+    }
+}
+
+impl DynamoStore {
+    /// One creation counter: `ADD n 1`, below `max` if given, forgotten at `ttl` if given.
+    fn counter_add(
+        &self,
+        account: AccountId,
+        sk: String,
+        by: i64,
+        max: Option<u32>,
+        ttl: Option<i64>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut expression = "ADD #n :by SET #kind = :kind".to_owned();
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(sk))
+            .expression_attribute_names("#n", "n")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":by", n(by))
+            .expression_attribute_values(":kind", s("creation_counter"));
+        if let Some(ttl) = ttl {
+            expression.push_str(", #ttl = :ttl");
+            update = update
+                .expression_attribute_names("#ttl", TTL)
+                .expression_attribute_values(":ttl", n(ttl));
+        }
+        if let Some(max) = max {
+            update = update
+                .condition_expression("attribute_not_exists(#n) OR #n < :max")
+                .expression_attribute_values(":max", n(max));
+        }
+        let update = update.update_expression(expression).build().map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// The counters a new open task moves (see [`TaskStore::create_task_within`]), each with
+    /// the conflict its condition stands for.
+    fn creation_counter_writes(
+        &self,
+        task: &Task,
+        quota: &CreationQuota,
+    ) -> Result<Vec<(TransactWriteItem, Option<Conflict>)>, StoreError> {
+        let account = task.account_id;
+        let mut writes = vec![(
+            self.counter_add(account, OPEN_TASKS_SK.into(), 1, quota.active_max, None)?,
+            Some(Conflict::ActiveTasks),
+        )];
+        if let Some(date) = quota.date {
+            let ttl = Some(quota.counters_expire_at.as_second());
+            writes.push((
+                self.counter_add(account, created_sk(date), 1, quota.daily_max, ttl)?,
+                Some(Conflict::DailyTasks),
+            ));
+            if let Some(agent) = &quota.agent {
+                writes.push((
+                    self.counter_add(account, agent_created_sk(date), 1, Some(agent.daily_max), ttl)?,
+                    Some(Conflict::AgentTasks),
+                ));
+                writes.push((
+                    self.counter_add(
+                        account,
+                        agent_member_created_sk(date, &agent.member),
+                        1,
+                        Some(agent.member_max),
+                        ttl,
+                    )?,
+                    Some(Conflict::MemberAgentTasks),
+                ));
+            }
+        }
+        Ok(writes)
     }
 }
 
@@ -517,34 +591,7 @@ impl TaskStore for DynamoStore {
     }
 
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
-        let mut writes = Vec::new();
-        if task.is_active() {
-            let guard: Item = HashMap::from([
-                (PK.into(), s(account_pk(task.account_id))),
-                (SK.into(), s(active_sk(&task.member.id, &task.task_type))),
-                (KIND.into(), s("active_guard")),
-                ("task_id".into(), s(task.id.to_string())),
-            ]);
-            let put = Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(guard))
-                .condition_expression("attribute_not_exists(PK)")
-                .build()
-                .map_err(build_error)?;
-            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
-        }
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(self.task_put(task)?))
-            .condition_expression("attribute_not_exists(PK)")
-            .build()
-            .map_err(build_error)?;
-        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
-        writes.push((self.plain_put(self.log_item(task, log)?)?, None));
-        for message in messages {
-            writes.push((self.plain_put(self.message_item(task, message)?)?, None));
-        }
-        self.transact(writes).await
+        self.create_task_within(task, log, messages, &CreationQuota::unlimited()).await
     }
 
     async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
@@ -747,6 +794,9 @@ impl TaskStore for DynamoStore {
                 .build()
                 .map_err(build_error)?;
             writes.push((TransactWriteItem::builder().delete(delete).build(), None));
+        }
+        if closes_task(commit) {
+            writes.push((self.counter_add(task.account_id, OPEN_TASKS_SK.into(), -1, None, None)?, None));
         }
         self.transact(writes).await
     }
@@ -988,5 +1038,89 @@ impl TaskStore for DynamoStore {
             .await
             .map_err(unavailable)?;
         Ok(())
+    }
+
+    async fn create_task_within(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+        quota: &CreationQuota,
+    ) -> Result<(), StoreError> {
+        let mut writes = Vec::new();
+        if task.is_active() {
+            let guard: Item = HashMap::from([
+                (PK.into(), s(account_pk(task.account_id))),
+                (SK.into(), s(active_sk(&task.member.id, &task.task_type))),
+                (KIND.into(), s("active_guard")),
+                ("task_id".into(), s(task.id.to_string())),
+            ]);
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(guard))
+                .condition_expression("attribute_not_exists(PK)")
+                .build()
+                .map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
+        }
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(self.task_put(task)?))
+            .condition_expression("attribute_not_exists(PK)")
+            .build()
+            .map_err(build_error)?;
+        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
+        writes.push((self.plain_put(self.log_item(task, log)?)?, None));
+        for message in messages {
+            writes.push((self.plain_put(self.message_item(task, message)?)?, None));
+        }
+        if task.is_active() {
+            writes.extend(self.creation_counter_writes(task, quota)?);
+        }
+        self.transact(writes).await
+    }
+
+    async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError> {
+        let pk = account_pk(account);
+        let key = |sk: String| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sk))]);
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(vec![
+                key(OPEN_TASKS_SK.into()),
+                key(created_sk(date)),
+                key(agent_created_sk(date)),
+            ]))
+            .consistent_read(true)
+            .build()
+            .map_err(build_error)?;
+        let mut counts = CreationCounts::default();
+        let mut pending = Some(request);
+        while let Some(request) = pending.take() {
+            self.count();
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default() {
+                let value = item
+                    .get("n")
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(u32::MAX));
+                match sk_of(&item) {
+                    OPEN_TASKS_SK => counts.open = value,
+                    sk if sk == created_sk(date) => counts.created = value,
+                    sk if sk == agent_created_sk(date) => counts.agent_created = value,
+                    _ => {}
+                }
+            }
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .filter(|k| !k.keys().is_empty());
+        }
+        Ok(counts)
     }
 }

@@ -75,3 +75,16 @@ pub fn template_sk(id: ulid::Ulid) -> String {
 }
 pub const TEMPLATE_PREFIX: &str = "RECUR#";
 pub const TEMPLATES_DUE_GSI1PK: &str = "RECURDUE";
+
+/// Creation counters (spec §7.9, §7.13): the account's open tasks, and per local day every
+/// creation, the agent's own, and the agent's per member (the daily ones carry a TTL).
+pub const OPEN_TASKS_SK: &str = "COUNT#OPEN";
+pub fn created_sk(date: Date) -> String {
+    format!("COUNT#CREATED#{date}")
+}
+pub fn agent_created_sk(date: Date) -> String {
+    format!("COUNT#AGENT#{date}")
+}
+pub fn agent_member_created_sk(date: Date, member: &MemberId) -> String {
+    format!("COUNT#AGENT#{date}#{member}")
+}

@@ -25,6 +25,7 @@ pub mod contract;
 pub mod engine;
 pub mod error;
 pub mod event;
+pub mod flood;
 pub mod gate;
 pub mod ids;
 pub mod limits;

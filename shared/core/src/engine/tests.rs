@@ -950,3 +950,4 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 }
 
 mod gates;
+mod rails;

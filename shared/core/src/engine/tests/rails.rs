@@ -1,0 +1,238 @@
+//! The creation rails and the escalation timer on the in-memory store: flood limits (spec
+//! §7.9), cross-task amplification (§7.13) and escalation timeouts (§17.5).
+
+use super::*;
+use crate::error::EngineError;
+use crate::flood::{Burst, Limit};
+use crate::limits;
+use crate::ports::Clock;
+
+async fn manual(w: &World, member: &str) -> Result<super::super::Created, EngineError> {
+    let input = w.new_task("churn_risk", member).await;
+    w.engine.create_task(&w.account, input).await
+}
+
+fn limited(r: &Result<super::super::Created, EngineError>) -> Option<Limit> {
+    match r {
+        Err(EngineError::Limited(refusal)) => Some(refusal.limit),
+        _ => None,
+    }
+}
+
+/// Given an account that got its 50 tasks today, when one more is asked for, then it is
+/// refused with the daily limit and nothing is written; the next local day it is made.
+#[tokio::test]
+async fn the_daily_creation_limit_refuses_the_fifty_first_task_until_tomorrow() {
+    let w = world().await;
+    for n in 0..limits::MAX_TASKS_PER_ACCOUNT_PER_DAY {
+        manual(&w, &format!("m_d{n}")).await.expect("within the limit");
+    }
+    let refused = manual(&w, "m_late").await;
+    assert_eq!(limited(&refused), Some(Limit::DailyTasks));
+    let member = MemberId::parse("m_late").expect("member");
+    assert_eq!(w.store.active_task(w.account.id, &member, "churn_risk").await.expect("read"), None);
+    let (tasks, _) = w
+        .store
+        .list_tasks(
+            w.account.id,
+            &crate::ports::TaskQuery {
+                limit: 200,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert_eq!(tasks.len(), limits::MAX_TASKS_PER_ACCOUNT_PER_DAY as usize, "nothing half-applied");
+    w.clock.advance(days(1));
+    assert!(manual(&w, "m_late").await.is_ok(), "a new local day has a new allowance");
+}
+
+/// Given an account holding 100 open tasks, when another is asked for, then it is refused;
+/// closing one frees its place.
+#[tokio::test]
+async fn the_open_task_cap_stops_creation_until_a_task_closes() {
+    let w = world().await;
+    let mut first = None;
+    for n in 0..limits::MAX_ACTIVE_TASKS_PER_ACCOUNT {
+        if n > 0 && n % limits::MAX_TASKS_PER_ACCOUNT_PER_DAY == 0 {
+            w.clock.advance(days(1));
+        }
+        let made = manual(&w, &format!("m_a{n}")).await.expect("within the cap");
+        first.get_or_insert(made.task().clone());
+    }
+    w.clock.advance(days(1));
+    assert_eq!(limited(&manual(&w, "m_over").await), Some(Limit::ActiveTasks));
+    let first = first.expect("a task");
+    w.engine.cancel(w.account.id, first.id).await.expect("cancel");
+    assert!(manual(&w, "m_over").await.is_ok(), "the cancelled task gave back its place");
+    assert_eq!(limited(&manual(&w, "m_over2").await), Some(Limit::ActiveTasks));
+}
+
+/// Given an analysis run, when it asks for more tasks than a run may create, then the rest
+/// are refused with the per-run limit; a member who already has the task costs no slot.
+#[tokio::test]
+async fn a_run_creates_at_most_its_allowance_and_duplicates_cost_nothing() {
+    let w = world().await;
+    let burst = Burst::analysis_run();
+    let mut made = 0;
+    let mut refused = 0;
+    for n in 0..40 {
+        let input = w.new_task("churn_risk", &format!("m_r{n}")).await;
+        match w.engine.create_task_in(&w.account, input, &burst).await {
+            Ok(_) => made += 1,
+            Err(EngineError::Limited(r)) if r.limit == Limit::PerRun => refused += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((made, refused), (limits::MAX_TASKS_PER_RUN, 40 - limits::MAX_TASKS_PER_RUN));
+    let again = Burst::analysis_run();
+    let input = w.new_task("churn_risk", "m_r0").await;
+    let existing = w.engine.create_task_in(&w.account, input, &again).await.expect("existing");
+    assert!(matches!(existing, super::super::Created::Existing(_)));
+    assert_eq!(again.used(), 0);
+}
+
+fn agent_spawned(mut input: NewTask) -> NewTask {
+    input.trigger_type = TriggerType::AgentSpawned;
+    input.confidence = Some(100);
+    input
+}
+
+/// Given an account on auto with a confident agent, when the agent spawns tasks on its own,
+/// then each waits for review, a member gets at most two a day and the account ten.
+#[tokio::test]
+async fn agent_spawned_tasks_are_always_reviewed_and_capped_per_member_and_account() {
+    let w = world().await;
+    let patch = super::super::SettingsPatch {
+        execution_mode: Some(ExecutionMode::LimitedAuto),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, patch).await.expect("settings");
+    let account = w.engine.account(w.account.id).await.expect("account");
+    let confident = w
+        .engine
+        .create_task(&account, w.new_task("churn_risk", "m_auto").await)
+        .await
+        .expect("owner task");
+    assert_eq!(
+        confident.task().status,
+        TaskStatus::Ready,
+        "the same confidence runs on its own for the owner"
+    );
+
+    let types = ["churn_risk", "win_back", "lead_followup"];
+    let mut statuses = Vec::new();
+    for task_type in &types[..2] {
+        let input = agent_spawned(w.new_task(task_type, "m_spawn").await);
+        statuses.push(w.engine.create_task(&account, input).await.expect("spawned").task().status);
+    }
+    assert_eq!(statuses, [TaskStatus::PendingReview; 2]);
+    let third = agent_spawned(w.new_task(types[2], "m_spawn").await);
+    assert_eq!(
+        limited(&w.engine.create_task(&account, third).await),
+        Some(Limit::AgentTasksPerMember)
+    );
+    for n in 0..(limits::MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY - 2) {
+        let input = agent_spawned(w.new_task("churn_risk", &format!("m_sp{n}")).await);
+        w.engine.create_task(&account, input).await.expect("within the account cap");
+    }
+    let over = agent_spawned(w.new_task("churn_risk", "m_sp_over").await);
+    assert_eq!(limited(&w.engine.create_task(&account, over).await), Some(Limit::AgentTasksPerDay));
+    let owner = w.new_task("churn_risk", "m_sp_over").await;
+    assert!(
+        w.engine.create_task(&account, owner).await.is_ok(),
+        "the owner is not capped by the agent's limit"
+    );
+}
+
+/// The refusal reaches the owner API as CONTRACT.md's 429 `limited`.
+#[tokio::test]
+async fn a_refusal_maps_to_429_limited() {
+    let refusal = crate::flood::Refusal {
+        limit: Limit::DailyTasks,
+        max: 50,
+    };
+    let (status, body) = crate::contract::error_response(&EngineError::Limited(refusal));
+    assert_eq!(status, 429);
+    let json = serde_json::to_value(&body).expect("json");
+    assert_eq!(json["error"]["code"], "limited");
+    assert!(json["error"]["message"].as_str().is_some_and(|m| m.contains("50")));
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Step {
+        Create { member: u8, agent: bool, type_index: u8 },
+        Close { nth: u8 },
+        NextDay,
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            6 => (0u8..60, any::<bool>(), 0u8..3).prop_map(|(member, agent, type_index)| Step::Create { member, agent, type_index }),
+            2 => any::<u8>().prop_map(|nth| Step::Close { nth }),
+            1 => Just(Step::NextDay),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Whatever is asked for, in any order: no day gets more than its creations, no
+        /// day more agent tasks (per account and per member), and the account never holds
+        /// more open tasks than the cap.
+        #[test]
+        fn creation_never_exceeds_the_flood_limits(steps in proptest::collection::vec(step(), 1..260)) {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(async move {
+                let w = world().await;
+                let types = ["churn_risk", "win_back", "lead_followup"];
+                let mut made: Vec<Task> = Vec::new();
+                let mut per_day = std::collections::HashMap::<i64, (u32, u32)>::new();
+                let mut per_member = std::collections::HashMap::<(i64, u8), u32>::new();
+                let mut day = 0i64;
+                for step in steps {
+                    match step {
+                        Step::Create { member, agent, type_index } => {
+                            let mut input = w.new_task(types[type_index as usize], &format!("m_p{member}")).await;
+                            if agent { input = agent_spawned(input); }
+                            if let Ok(super::super::super::Created::New(task)) = w.engine.create_task(&w.account, input).await {
+                                let counts = per_day.entry(day).or_default();
+                                counts.0 += 1;
+                                if agent {
+                                    counts.1 += 1;
+                                    *per_member.entry((day, member)).or_default() += 1;
+                                    assert_eq!(task.status, TaskStatus::PendingReview);
+                                }
+                                made.push(task);
+                            }
+                        }
+                        Step::Close { nth } => {
+                            if !made.is_empty() {
+                                let task = made.remove(nth as usize % made.len());
+                                w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+                            }
+                        }
+                        Step::NextDay => {
+                            day += 1;
+                            w.clock.advance(days(1));
+                        }
+                    }
+                    let open = w.store.list_tasks(w.account.id, &crate::ports::TaskQuery { limit: 10_000, ..Default::default() })
+                        .await.expect("list").0.into_iter().filter(Task::is_active).count();
+                    assert!(open <= limits::MAX_ACTIVE_TASKS_PER_ACCOUNT as usize);
+                    assert_eq!(open, made.len());
+                }
+                for (created, agent) in per_day.values() {
+                    assert!(*created <= limits::MAX_TASKS_PER_ACCOUNT_PER_DAY);
+                    assert!(*agent <= limits::MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY);
+                }
+                assert!(per_member.values().all(|n| *n <= limits::MAX_AGENT_TASKS_PER_MEMBER_PER_DAY));
+                let _ = w.clock.now();
+            });
+        }
+    }
+}
