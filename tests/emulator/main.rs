@@ -6,6 +6,7 @@ mod concurrency;
 mod fixtures;
 mod gates;
 mod payment_recovery;
+mod rails;
 mod refusals;
 mod ses_failure;
 mod store_conformance;

@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 
 use openloop_core::account::{Account, SystemConfig};
 use openloop_core::error::{Conflict, StoreError};
-use openloop_core::flood::{CreationCounts, CreationQuota, closes_task};
+use openloop_core::flood::{CreationCounts, CreationQuota, Limit, closes_task};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
@@ -123,6 +123,11 @@ impl DynamoStore {
                 TransactWriteItemsError::TransactionCanceledException(ex) => {
                     let reasons = ex.cancellation_reasons();
                     let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
+                        // Another transaction held a creation counter: not a reached limit,
+                        // so worth another try (reported like a lost version race).
+                        Some("TransactionConflict") if kinds.get(i).copied().flatten().and_then(Limit::from_conflict).is_some() => {
+                            Some(Conflict::Version)
+                        }
                         Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
                             Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
                         }

@@ -5,6 +5,7 @@
 mod accounts;
 mod autonomy;
 mod categories;
+pub(crate) mod escalation;
 pub use categories::Deliverable;
 mod recurring;
 pub use recurring::SpawnReport;

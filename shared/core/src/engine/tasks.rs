@@ -274,7 +274,15 @@ impl Engine {
             &task.member.id,
             ramp.max_tasks_per_day,
         );
-        match self.store.create_task_within(&task, &log, &[], &quota).await {
+        let mut written = self.store.create_task_within(&task, &log, &[], &quota).await;
+        for _ in 0..3 {
+            // A counter busy with another creation: the transaction changed nothing, try again.
+            if !matches!(written, Err(StoreError::Conflict(Conflict::Version))) {
+                break;
+            }
+            written = self.store.create_task_within(&task, &log, &[], &quota).await;
+        }
+        match written {
             Ok(()) => Ok(Created::New(task)),
             Err(StoreError::Conflict(c)) if quota.refusal(c).is_some() => {
                 let refusal = quota.refusal(c).unwrap_or(Refusal {

@@ -236,3 +236,123 @@ mod properties {
         }
     }
 }
+
+async fn escalated(w: &World, member: &str) -> Task {
+    let task = w.approved("churn_risk", member).await;
+    w.run().await;
+    let current = w.task(&task).await;
+    let why = crate::transition::Why::new("member_asked_a_question");
+    w.engine
+        .move_to(current, TaskStatus::Escalated, w.clock.now(), why)
+        .await
+        .expect("escalate");
+    let task = w.task(&task).await;
+    assert_eq!(task.status, TaskStatus::Escalated);
+    task
+}
+
+/// Given an escalated task nobody looks at, when 48 hours pass, then the owner is reminded
+/// in its conversation and log; when 7 days pass, it is cancelled as `escalation_timeout`.
+#[tokio::test]
+async fn an_untouched_escalation_is_reminded_at_48_hours_and_cancelled_at_7_days() {
+    let w = world().await;
+    let task = escalated(&w, "m_esc").await;
+    let escalated_at = w.clock.now();
+    assert_eq!(task.next_action_at, Some(escalated_at + limits::ESCALATION_REMINDER_AFTER));
+
+    w.clock.advance(SignedDuration::from_hours(47));
+    w.run().await;
+    assert_eq!(w.task(&task).await.version, task.version, "nothing before 48 hours");
+
+    w.clock.advance(SignedDuration::from_hours(1));
+    w.run().await;
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    assert_eq!(history.task.status, TaskStatus::Escalated);
+    assert_eq!(history.task.next_action_at, Some(escalated_at + limits::ESCALATION_TIMEOUT));
+    assert_eq!(history.log.iter().filter(|l| l.reason == "escalation_reminder").count(), 1);
+    assert!(
+        history
+            .messages
+            .iter()
+            .any(|m| m.role == crate::task::Role::System && m.content.starts_with("Reminder"))
+    );
+
+    w.clock.advance(days(2));
+    w.run().await;
+    assert_eq!(w.task(&task).await.status, TaskStatus::Escalated, "one reminder, no early cancel");
+
+    w.clock.set(escalated_at + limits::ESCALATION_TIMEOUT);
+    w.run().await;
+    let closed = w.task(&task).await;
+    assert_eq!(closed.status, TaskStatus::Cancelled);
+    assert_eq!(closed.outcome_reason.as_deref(), Some("escalation_timeout"));
+    assert_eq!(w.mailer.sent().len(), 1, "the timer never writes to the member");
+}
+
+/// Given an escalated task the owner resolved, when its timer would have fired, then it
+/// stays as the owner left it; a wake-up that raced the owner changes nothing either.
+#[tokio::test]
+async fn the_owners_action_is_never_undone_by_the_timer() {
+    let w = world().await;
+    let task = escalated(&w, "m_owner").await;
+    let item = w.item(&task);
+    w.clock.advance(days(1));
+    let resolution = super::super::Resolution {
+        outcome: "owner_handled".into(),
+        note: None,
+    };
+    let resolved = w.engine.resolve(w.account.id, task.id, resolution).await;
+    let resolved = match resolved {
+        Ok(t) => t,
+        // Not every type lists owner_handled: a cancel is an owner action too.
+        Err(_) => w.engine.cancel(w.account.id, task.id).await.expect("cancel"),
+    };
+    w.clock.advance(days(7));
+    w.run().await;
+    let outcome = w.engine.dormant_check(&item).await.expect("late wake-up");
+    assert!(matches!(outcome, StepOutcome::Skipped(_)), "{outcome:?}");
+    let after = w.task(&task).await;
+    assert_eq!(after, resolved);
+    assert_ne!(after.outcome_reason.as_deref(), Some("escalation_timeout"));
+}
+
+/// Given a task that was escalated, guided back to work and escalated again, its timer
+/// counts from the second escalation and reminds again.
+#[test]
+fn the_timer_counts_from_the_latest_escalation() {
+    use crate::engine::escalation::{Timer, timer};
+    use crate::task::LogEntry;
+    let entry = |at: Timestamp, from, to, reason: &str| LogEntry {
+        id: crate::ids::new_ulid(at),
+        at,
+        from_status: Some(from),
+        to_status: to,
+        reason: reason.into(),
+        detail: None,
+    };
+    let t0 = day0();
+    let log = vec![
+        entry(t0, TaskStatus::Waiting, TaskStatus::Escalated, "question"),
+        entry(t0 + days(2), TaskStatus::Escalated, TaskStatus::Escalated, "escalation_reminder"),
+        entry(
+            t0 + days(3),
+            TaskStatus::Escalated,
+            TaskStatus::Executing,
+            "owner_provided_guidance",
+        ),
+        entry(t0 + days(4), TaskStatus::Executing, TaskStatus::Escalated, "question"),
+    ];
+    assert_eq!(
+        timer(&log, t0, t0 + days(6)),
+        Timer::Remind {
+            timeout_at: t0 + days(4) + limits::ESCALATION_TIMEOUT
+        }
+    );
+    assert_eq!(
+        timer(&log[..2], t0, t0 + days(3)),
+        Timer::Wait {
+            at: t0 + limits::ESCALATION_TIMEOUT
+        }
+    );
+    assert!(matches!(timer(&log[..2], t0, t0 + days(7)), Timer::TimeOut { .. }));
+}
