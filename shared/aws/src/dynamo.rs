@@ -1128,4 +1128,54 @@ impl TaskStore for DynamoStore {
         }
         Ok(counts)
     }
+
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError> {
+        let pk = account_pk(account);
+        let mut start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (PK, &pk))?),
+            None => None,
+        };
+        let limit = limit.clamp(1, 1000);
+        let mut facts = Vec::new();
+        loop {
+            self.count();
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .expression_attribute_values(":prefix", s(MEMBER_PREFIX))
+                .limit(i32::try_from(limit - facts.len()).unwrap_or(1))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in out.items.unwrap_or_default() {
+                // A member item may hold only a send ledger (no facts yet): not a member to scan.
+                if item.contains_key("facts") {
+                    let id = sk_of(&item).strip_prefix(MEMBER_PREFIX).unwrap_or_default().to_owned();
+                    let member = MemberId::parse(&id).map_err(|e| StoreError::Corrupt {
+                        key: sk_of(&item).to_owned(),
+                        reason: e.to_string(),
+                    })?;
+                    facts.push(member_from_item(&item, &member)?.0);
+                }
+            }
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => {
+                    if facts.len() >= limit {
+                        return Ok((facts, Some(encode_cursor(&key))));
+                    }
+                    start = Some(key);
+                }
+                _ => return Ok((facts, None)),
+            }
+        }
+    }
 }

@@ -88,3 +88,5 @@ pub fn agent_created_sk(date: Date) -> String {
 pub fn agent_member_created_sk(date: Date, member: &MemberId) -> String {
     format!("COUNT#AGENT#{date}#{member}")
 }
+/// The prefix of every member item's sort key (see [`member_sk`]), for listing them.
+pub const MEMBER_PREFIX: &str = "MEMBER#";

@@ -29,6 +29,7 @@ pub async fn run_all(store: &dyn TaskStore) {
     snapshots_hold_everything_the_gates_read(store).await;
     recurring_templates_are_versioned_and_due_when_enabled(store).await;
     creation_counters_limit_and_count_in_the_same_write(store).await;
+    member_facts_are_listed_per_account_in_pages(store).await;
 }
 
 fn base() -> Timestamp {
@@ -717,6 +718,52 @@ async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskSto
     // The unlimited path still counts open tasks, so the cap sees them.
     new_task(store, account, "m_c8", TaskStatus::PendingReview).await;
     assert_eq!(counts(tomorrow).await.open, 6);
+}
+
+/// The risk scan's read (spec §18.2): every member of the account with facts, in member-id
+/// order, page by page, and nobody else's.
+async fn member_facts_are_listed_per_account_in_pages(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    for (acct, name) in [
+        (account, "m_l3"),
+        (account, "m_l1"),
+        (other, "m_l0"),
+        (account, "m_l2"),
+        (account, "m_l5"),
+        (account, "m_l4"),
+    ] {
+        let mut facts = MemberFacts::new(member(name));
+        facts.first_name = Some(name.to_uppercase());
+        facts.version = 1;
+        store.save_member_facts(acct, &facts).await.expect("facts");
+    }
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let (page, next) = store.list_member_facts(account, 2, cursor).await.expect("list members");
+        assert!(page.len() <= 2, "members: a page holds at most its limit");
+        seen.extend(page.into_iter().map(|f| (f.member_id.to_string(), f.first_name)));
+        pages += 1;
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+        assert!(pages < 10, "members: the cursor must end");
+    }
+    let expected: Vec<(String, Option<String>)> = ["m_l1", "m_l2", "m_l3", "m_l4", "m_l5"]
+        .iter()
+        .map(|m| (m.to_string(), Some(m.to_uppercase())))
+        .collect();
+    assert_eq!(seen, expected, "members: every one of the account's, in order, once");
+    assert!(
+        matches!(
+            store.list_member_facts(account, 2, Some("not a cursor!".into())).await,
+            Err(StoreError::InvalidCursor)
+        ),
+        "members: a foreign cursor is refused"
+    );
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub mod ports;
 pub mod priority_rules;
 pub mod prompt;
 pub mod recurring;
+pub mod risk;
 pub mod skills;
 pub mod stale_guard;
 pub mod task;

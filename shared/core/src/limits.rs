@@ -164,10 +164,11 @@ pub const ESCALATION_TIMEOUT: SignedDuration = SignedDuration::from_hours(24 * 7
 /// The risk scan (spec §18.2), every 6 hours: who counts as dropping off, recently
 /// cancelled, new, or a cold lead.
 pub const ANALYSIS_PERIOD: SignedDuration = SignedDuration::from_hours(6);
-/// An active member with no check-in for this long is at risk of churning…
+/// An active member is at risk of churning when their last check-in is older than this, or
+/// than twice their usual gap between check-ins if that is longer.
 pub const CHURN_NO_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 14);
-/// …and one who never checked in and joined more than this long ago, too.
-pub const CHURN_NEVER_CHECKED_IN_AFTER: SignedDuration = SignedDuration::from_hours(24 * 14);
+/// Check-ins needed before a member's usual rhythm counts as known (fewer is sparse data).
+pub const CHURN_PATTERN_CHECKINS: u32 = 10;
 /// A member who cancelled within this window is a win-back candidate.
 pub const WIN_BACK_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 60);
 /// A member who joined within this window gets onboarding.
@@ -177,7 +178,10 @@ pub const LEAD_FOLLOWUP_AFTER: SignedDuration = SignedDuration::from_hours(24 * 
 /// …and a lead older than this is too cold to chase.
 pub const LEAD_TOO_OLD: SignedDuration = SignedDuration::from_hours(24 * 60);
 /// Members the scan reads per store page.
-pub const ANALYSIS_PAGE: usize = 200;
+pub const ANALYSIS_PAGE: usize = 500;
+/// How long the scan remembers that it acted on a member's episode (a lapse, a
+/// cancellation, a join), so a closed task is not opened again for the same one.
+pub const ANALYSIS_EPISODE_TTL: SignedDuration = SignedDuration::from_hours(24 * 120);
 
 #[cfg(test)]
 mod tests {

@@ -455,6 +455,29 @@ impl TaskStore for MemoryStore {
             open: u32::try_from(open).unwrap_or(u32::MAX),
         })
     }
+
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError> {
+        let after = match cursor {
+            Some(c) => Some(MemberId::parse(&c).map_err(|_| StoreError::InvalidCursor)?),
+            None => None,
+        };
+        let s = self.lock();
+        let mut facts: Vec<&MemberFacts> = s
+            .facts
+            .iter()
+            .filter(|((a, m), _)| *a == account && after.as_ref().is_none_or(|after| m.as_str() > after.as_str()))
+            .map(|(_, f)| f)
+            .collect();
+        facts.sort_by(|a, b| a.member_id.as_str().cmp(b.member_id.as_str()));
+        let limit = limit.max(1);
+        let next = (facts.len() > limit).then(|| facts[limit - 1].member_id.to_string());
+        Ok((facts.into_iter().take(limit).cloned().collect(), next))
+    }
 }
 
 fn sort_key(e: &DueEntry) -> String {

@@ -207,6 +207,16 @@ pub trait TaskStore: Send + Sync {
     ) -> Result<(), StoreError>;
     /// The creation counters of `account` for its local `date`, in one read.
     async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError>;
+
+    /// One page of the account's member facts (members whose facts were never written are
+    /// left out), in member-id order, at most `limit`, with a cursor for the next page — for
+    /// the risk scan (spec §18.2).
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -3,6 +3,8 @@
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
 mod accounts;
+mod analysis;
+pub use analysis::{AccountAnalysis, AnalysisReport};
 mod autonomy;
 mod categories;
 pub(crate) mod escalation;

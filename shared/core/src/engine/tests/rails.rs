@@ -356,3 +356,187 @@ fn the_timer_counts_from_the_latest_escalation() {
     );
     assert!(matches!(timer(&log[..2], t0, t0 + days(7)), Timer::TimeOut { .. }));
 }
+
+/// A gym's members for the risk scan: `lapsed` regulars who stopped coming, `new` members
+/// and members who come regularly (no finding), with e-mail addresses.
+async fn seed_gym(w: &World, lapsed: usize, new: usize, regular: usize) {
+    let now = w.clock.now();
+    let save = |name: String, joined: Timestamp, checkins: Vec<Timestamp>| {
+        let mut facts = crate::member::MemberFacts::new(MemberId::parse(&name).expect("id"));
+        facts.email = crate::ids::Email::parse(&format!("{}@example.com", name.replace('_', "-"))).ok();
+        facts.first_name = Some("Pat".into());
+        facts.status = Some(crate::event::MemberStatus::Active);
+        facts.joined_at = Some(joined);
+        facts.monthly_value = Some(150.0);
+        facts.checkin_count = checkins.len() as u32;
+        facts.checkins = checkins.into_iter().collect();
+        facts.last_checkin_at = facts.checkins.last().copied();
+        facts.version = 1;
+        facts
+    };
+    let mut all = Vec::new();
+    for n in 0..lapsed {
+        let last = now - days(20 + n as i64 % 30);
+        all.push(save(
+            format!("m_lapsed{n:04}"),
+            now - days(400),
+            (0..12).map(|k| last - days(3 * k)).collect(),
+        ));
+    }
+    for n in 0..new {
+        all.push(save(format!("m_new{n:04}"), now - days(2), Vec::new()));
+    }
+    for n in 0..regular {
+        all.push(save(
+            format!("m_regular{n:04}"),
+            now - days(400),
+            (0..12).map(|k| now - days(1 + 3 * k)).collect(),
+        ));
+    }
+    for facts in all {
+        w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+    }
+}
+
+async fn open_by_type(w: &World) -> std::collections::BTreeMap<String, usize> {
+    let (tasks, _) = w
+        .store
+        .list_tasks(
+            w.account.id,
+            &crate::ports::TaskQuery {
+                limit: 10_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("list");
+    let mut by_type = std::collections::BTreeMap::new();
+    for t in tasks.iter().filter(|t| t.is_active()) {
+        *by_type.entry(t.task_type.clone()).or_insert(0) += 1;
+    }
+    by_type
+}
+
+/// Given a gym where 60 regulars stopped coming and 40 members are new, when the scan runs
+/// every 6 hours, then each run creates at most its 25 — churn risks (high) before
+/// onboardings (medium) — the day stops at 50, and the next day goes on.
+#[tokio::test]
+async fn the_risk_scan_creates_within_the_flood_limits_highest_priority_first() {
+    let w = world().await;
+    seed_gym(&w, 60, 40, 30).await;
+    let first = w.engine.analyze().await.expect("scan");
+    let ours = &first.accounts[0];
+    assert_eq!((ours.members_scanned, ours.findings), (130, 100));
+    assert_eq!(ours.created, limits::MAX_TASKS_PER_RUN);
+    assert_eq!(ours.stopped_by.as_deref(), Some("flood_limit_per_run"));
+    assert_eq!(open_by_type(&w).await.get("churn_risk"), Some(&limits::MAX_TASKS_PER_RUN));
+
+    w.clock.advance(limits::ANALYSIS_PERIOD);
+    let second = w.engine.analyze().await.expect("scan");
+    assert_eq!(second.created, 25);
+    w.clock.advance(limits::ANALYSIS_PERIOD);
+    let full = w.engine.analyze().await.expect("scan");
+    assert_eq!(full.created, 0);
+    assert_eq!(full.accounts[0].stopped_by.as_deref(), Some("flood_limit_daily_tasks"));
+    assert_eq!(full.accounts[0].members_scanned, 0, "a full day reads no members");
+    let by_type = open_by_type(&w).await;
+    assert_eq!(by_type.get("churn_risk"), Some(&50), "{by_type:?}");
+
+    w.clock.advance(days(1));
+    let next_day = w.engine.analyze().await.expect("scan");
+    assert_eq!(next_day.accounts[0].created_by_type.get("churn_risk"), Some(&10));
+    assert_eq!(next_day.accounts[0].created_by_type.get("onboarding"), Some(&15));
+    assert_eq!(
+        next_day.accounts[0].already_open, 0,
+        "claimed episodes are not even looked up again"
+    );
+    let reviewed = w
+        .store
+        .list_tasks(
+            w.account.id,
+            &crate::ports::TaskQuery {
+                limit: 10_000,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("list")
+        .0;
+    assert!(
+        reviewed
+            .iter()
+            .all(|t| t.status == TaskStatus::PendingReview && t.trigger_type == TriggerType::CronAnalysis)
+    );
+}
+
+/// Given a churn task the owner skipped, the next scan does not open it again for the same
+/// lapse; once the member comes back and lapses again, it does.
+#[tokio::test]
+async fn a_closed_finding_is_not_reopened_for_the_same_episode() {
+    let w = world().await;
+    seed_gym(&w, 1, 0, 0).await;
+    assert_eq!(w.engine.analyze().await.expect("scan").created, 1);
+    let task = w
+        .store
+        .list_tasks(
+            w.account.id,
+            &crate::ports::TaskQuery {
+                limit: 10,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("list")
+        .0
+        .remove(0);
+    assert!(
+        task.confidence >= 80,
+        "a long, regular history is a confident finding: {}",
+        task.confidence
+    );
+    w.engine.skip(w.account.id, task.id).await.expect("skip");
+    w.clock.advance(limits::ANALYSIS_PERIOD);
+    let again = w.engine.analyze().await.expect("scan");
+    assert_eq!((again.created, again.accounts[0].already_handled), (0, 1));
+
+    let member = task.member.id.clone();
+    let (mut facts, _) = w.store.get_member(w.account.id, &member).await.expect("read").expect("member");
+    facts.checkins.insert(w.clock.now());
+    facts.last_checkin_at = Some(w.clock.now());
+    facts.checkin_count += 1;
+    facts.version += 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+    w.clock.advance(days(30));
+    assert_eq!(w.engine.analyze().await.expect("scan").created, 1, "a new lapse is a new episode");
+}
+
+/// Given a refused creation (the open-task cap), the finding is not lost: it is made once
+/// there is room.
+#[tokio::test]
+async fn a_finding_refused_by_a_limit_waits_for_a_later_run() {
+    let w = world().await;
+    for n in 0..limits::MAX_ACTIVE_TASKS_PER_ACCOUNT {
+        if n > 0 && n % limits::MAX_TASKS_PER_ACCOUNT_PER_DAY == 0 {
+            w.clock.advance(days(1));
+        }
+        manual(&w, &format!("m_fill{n}")).await.expect("fill");
+    }
+    w.clock.advance(days(1));
+    seed_gym(&w, 1, 0, 0).await;
+    let blocked = w.engine.analyze().await.expect("scan");
+    assert_eq!(blocked.accounts[0].stopped_by.as_deref(), Some("flood_limit_active_tasks"));
+    let (tasks, _) = w
+        .store
+        .list_tasks(
+            w.account.id,
+            &crate::ports::TaskQuery {
+                limit: 1,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("list");
+    w.engine.cancel(w.account.id, tasks[0].id).await.expect("cancel");
+    let after = w.engine.analyze().await.expect("scan");
+    assert_eq!(after.created, 1);
+}
