@@ -160,6 +160,9 @@ pub const CREATION_COUNTER_TTL: SignedDuration = SignedDuration::from_hours(24 *
 /// the owner after 48 hours and is cancelled after 7 days.
 pub const ESCALATION_REMINDER_AFTER: SignedDuration = SignedDuration::from_hours(48);
 pub const ESCALATION_TIMEOUT: SignedDuration = SignedDuration::from_hours(24 * 7);
+/// The owner notification budget (spec §35) for those reminders: batchable, so at most this
+/// many a day per account; the rest wait for the next local day (the timeout does not).
+pub const ESCALATION_REMINDERS_PER_DAY: u32 = 5;
 
 /// The risk scan (spec §18.2), every 6 hours: who counts as dropping off, recently
 /// cancelled, new, or a cold lead.

@@ -540,3 +540,31 @@ async fn a_finding_refused_by_a_limit_waits_for_a_later_run() {
     let after = w.engine.analyze().await.expect("scan");
     assert_eq!(after.created, 1);
 }
+
+/// Given seven escalations left alone at the same moment, when their reminders come due,
+/// then the owner gets five today (the notification budget) and the other two tomorrow.
+#[tokio::test]
+async fn escalation_reminders_respect_the_owners_notification_budget() {
+    let w = world().await;
+    let mut tasks = Vec::new();
+    for n in 0..7 {
+        tasks.push(escalated(&w, &format!("m_budget{n}")).await);
+    }
+    w.clock.set(tasks[6].next_action_at.expect("timer"));
+    w.run().await;
+    let mut reminded = 0;
+    for task in &tasks {
+        let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+        reminded += history.log.iter().filter(|l| l.reason == "escalation_reminder").count();
+    }
+    assert_eq!(reminded, limits::ESCALATION_REMINDERS_PER_DAY as usize);
+    w.clock.advance(days(1));
+    w.run().await;
+    let mut reminded = 0;
+    for task in &tasks {
+        let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+        reminded += history.log.iter().filter(|l| l.reason == "escalation_reminder").count();
+        assert_eq!(history.task.status, TaskStatus::Escalated);
+    }
+    assert_eq!(reminded, 7, "the rest a day later, one each");
+}
