@@ -23,7 +23,7 @@ pub fn member(account: AccountId, i: usize, now: Timestamp) -> MemberFacts {
     let address = format!("m{i}+{}@example.com", account.to_string().to_ascii_lowercase());
     facts.email = Some(Email::parse(&address).unwrap_or_else(|e| panic!("{e}")));
     facts.first_name = Some(format!("Member{i}"));
-    facts.monthly_value = Some(if i % 7 == 0 { 220.0 } else { 150.0 });
+    facts.monthly_value = Some(if i.is_multiple_of(7) { 220.0 } else { 150.0 });
     facts.joined_at = Some(now - days(200 + (i % 300) as i64));
     facts.status = Some(MemberStatus::Active);
     let spread = (i / 20 % 20) as i64;

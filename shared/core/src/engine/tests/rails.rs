@@ -568,3 +568,40 @@ async fn escalation_reminders_respect_the_owners_notification_budget() {
     }
     assert_eq!(reminded, 7, "the rest a day later, one each");
 }
+
+/// Given an account that used up today's creations, when a failed payment arrives, then the
+/// signal is applied (the facts change) and acknowledged — no task, nothing to retry.
+#[tokio::test]
+async fn a_webhook_past_the_daily_limit_is_applied_without_a_task_and_not_retried() {
+    let w = world().await;
+    for n in 0..limits::MAX_TASKS_PER_ACCOUNT_PER_DAY {
+        manual(&w, &format!("m_w{n}")).await.expect("fill");
+    }
+    let member = w.member("m_payday").await;
+    let envelope = SignalEnvelope {
+        account_id: w.account.id,
+        webhook_id: "evt_flood".into(),
+        received_at: day0(),
+        event: WebhookEvent {
+            timestamp: day0(),
+            event: MemberEvent::PaymentFailed {
+                member_id: member.clone(),
+                amount: 150.0,
+                currency: "USD".into(),
+                failed_at: day0(),
+                reason: None,
+            },
+        },
+    };
+    let outcome = w.engine.apply_signal(&envelope).await.expect("applied, not an error");
+    assert!(
+        matches!(outcome, super::super::SignalOutcome::Applied { task_created: None }),
+        "{outcome:?}"
+    );
+    let (facts, _) = w.store.get_member(w.account.id, &member).await.expect("read").expect("member");
+    assert!(facts.payment_failing);
+    assert_eq!(
+        w.store.active_task(w.account.id, &member, "payment_recovery").await.expect("guard"),
+        None
+    );
+}
