@@ -1,6 +1,7 @@
 //! Tests against the AWS emulator (moto), started by `make test`. One binary, every test
 //! isolated by its own table/queue names and accounts.
 
+mod analysis;
 mod categories;
 mod concurrency;
 mod conversations;
@@ -9,6 +10,7 @@ mod gates;
 mod mail_events;
 mod outcomes;
 mod payment_recovery;
+mod rails;
 mod refusals;
 mod ses_failure;
 mod store_conformance;

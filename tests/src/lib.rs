@@ -10,6 +10,8 @@ use sha2::Sha256;
 
 use openloop_aws::config::{Clients, Config};
 
+pub mod gym;
+
 /// The emulator the tests use; `make test` starts one and sets this.
 pub fn endpoint() -> String {
     std::env::var("AWS_ENDPOINT_URL")

@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 
 use openloop_core::account::{Account, SystemConfig};
 use openloop_core::error::{Conflict, StoreError};
+use openloop_core::flood::{CreationCounts, CreationQuota, Limit, closes_task};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
@@ -122,6 +123,11 @@ impl DynamoStore {
                 TransactWriteItemsError::TransactionCanceledException(ex) => {
                     let reasons = ex.cancellation_reasons();
                     let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
+                        // Another transaction held a creation counter: not a reached limit,
+                        // so worth another try (reported like a lost version race).
+                        Some("TransactionConflict") if kinds.get(i).copied().flatten().and_then(Limit::from_conflict).is_some() => {
+                            Some(Conflict::Version)
+                        }
                         Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
                             Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
                         }
@@ -278,6 +284,79 @@ fn route_item(pk: String, task: &Task) -> Item {
         ("account_id".into(), s(task.account_id.to_string())),
         ("task_id".into(), s(task.id.to_string())),
     ])
+}
+
+impl DynamoStore {
+    /// One creation counter: `ADD n 1`, below `max` if given, forgotten at `ttl` if given.
+    fn counter_add(
+        &self,
+        account: AccountId,
+        sk: String,
+        by: i64,
+        max: Option<u32>,
+        ttl: Option<i64>,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let mut expression = "ADD #n :by SET #kind = :kind".to_owned();
+        let mut update = Update::builder()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(sk))
+            .expression_attribute_names("#n", "n")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":by", n(by))
+            .expression_attribute_values(":kind", s("creation_counter"));
+        if let Some(ttl) = ttl {
+            expression.push_str(", #ttl = :ttl");
+            update = update
+                .expression_attribute_names("#ttl", TTL)
+                .expression_attribute_values(":ttl", n(ttl));
+        }
+        if let Some(max) = max {
+            update = update
+                .condition_expression("attribute_not_exists(#n) OR #n < :max")
+                .expression_attribute_values(":max", n(max));
+        }
+        let update = update.update_expression(expression).build().map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// The counters a new open task moves (see [`TaskStore::create_task_within`]), each with
+    /// the conflict its condition stands for.
+    fn creation_counter_writes(
+        &self,
+        task: &Task,
+        quota: &CreationQuota,
+    ) -> Result<Vec<(TransactWriteItem, Option<Conflict>)>, StoreError> {
+        let account = task.account_id;
+        let mut writes = vec![(
+            self.counter_add(account, OPEN_TASKS_SK.into(), 1, quota.active_max, None)?,
+            Some(Conflict::ActiveTasks),
+        )];
+        if let Some(date) = quota.date {
+            let ttl = Some(quota.counters_expire_at.as_second());
+            writes.push((
+                self.counter_add(account, created_sk(date), 1, quota.daily_max, ttl)?,
+                Some(Conflict::DailyTasks),
+            ));
+            if let Some(agent) = &quota.agent {
+                writes.push((
+                    self.counter_add(account, agent_created_sk(date), 1, Some(agent.daily_max), ttl)?,
+                    Some(Conflict::AgentTasks),
+                ));
+                writes.push((
+                    self.counter_add(
+                        account,
+                        agent_member_created_sk(date, &agent.member),
+                        1,
+                        Some(agent.member_max),
+                        ttl,
+                    )?,
+                    Some(Conflict::MemberAgentTasks),
+                ));
+            }
+        }
+        Ok(writes)
+    }
 }
 
 fn s(v: impl Into<String>) -> AttributeValue {
@@ -537,34 +616,7 @@ impl TaskStore for DynamoStore {
     }
 
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
-        let mut writes = Vec::new();
-        if task.is_active() {
-            let guard: Item = HashMap::from([
-                (PK.into(), s(account_pk(task.account_id))),
-                (SK.into(), s(active_sk(&task.member.id, &task.task_type))),
-                (KIND.into(), s("active_guard")),
-                ("task_id".into(), s(task.id.to_string())),
-            ]);
-            let put = Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(guard))
-                .condition_expression("attribute_not_exists(PK)")
-                .build()
-                .map_err(build_error)?;
-            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
-        }
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(self.task_put(task)?))
-            .condition_expression("attribute_not_exists(PK)")
-            .build()
-            .map_err(build_error)?;
-        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
-        writes.push((self.plain_put(self.log_item(task, log)?)?, None));
-        for message in messages {
-            writes.push((self.plain_put(self.message_item(task, message)?)?, None));
-        }
-        self.transact(writes).await
+        self.create_task_within(task, log, messages, &CreationQuota::unlimited()).await
     }
 
     async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
@@ -774,6 +826,9 @@ impl TaskStore for DynamoStore {
                 .build()
                 .map_err(build_error)?;
             writes.push((TransactWriteItem::builder().delete(delete).build(), None));
+        }
+        if closes_task(commit) {
+            writes.push((self.counter_add(task.account_id, OPEN_TASKS_SK.into(), -1, None, None)?, None));
         }
         self.transact(writes).await
     }
@@ -1128,6 +1183,140 @@ impl TaskStore for DynamoStore {
         Ok(item
             .as_ref()
             .and_then(|i| Some((attr_parse(i, "account_id")?, attr_parse(i, "task_id")?))))
+    }
+
+    async fn create_task_within(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+        quota: &CreationQuota,
+    ) -> Result<(), StoreError> {
+        let mut writes = Vec::new();
+        if task.is_active() {
+            let guard: Item = HashMap::from([
+                (PK.into(), s(account_pk(task.account_id))),
+                (SK.into(), s(active_sk(&task.member.id, &task.task_type))),
+                (KIND.into(), s("active_guard")),
+                ("task_id".into(), s(task.id.to_string())),
+            ]);
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(guard))
+                .condition_expression("attribute_not_exists(PK)")
+                .build()
+                .map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
+        }
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(self.task_put(task)?))
+            .condition_expression("attribute_not_exists(PK)")
+            .build()
+            .map_err(build_error)?;
+        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
+        writes.push((self.plain_put(self.log_item(task, log)?)?, None));
+        for message in messages {
+            writes.push((self.plain_put(self.message_item(task, message)?)?, None));
+        }
+        if task.is_active() {
+            writes.extend(self.creation_counter_writes(task, quota)?);
+        }
+        self.transact(writes).await
+    }
+
+    async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError> {
+        let pk = account_pk(account);
+        let key = |sk: String| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sk))]);
+        let request = KeysAndAttributes::builder()
+            .set_keys(Some(vec![
+                key(OPEN_TASKS_SK.into()),
+                key(created_sk(date)),
+                key(agent_created_sk(date)),
+            ]))
+            .consistent_read(true)
+            .build()
+            .map_err(build_error)?;
+        let mut counts = CreationCounts::default();
+        let mut pending = Some(request);
+        while let Some(request) = pending.take() {
+            self.count();
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, request)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default() {
+                let value = item
+                    .get("n")
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(u32::MAX));
+                match sk_of(&item) {
+                    OPEN_TASKS_SK => counts.open = value,
+                    sk if sk == created_sk(date) => counts.created = value,
+                    sk if sk == agent_created_sk(date) => counts.agent_created = value,
+                    _ => {}
+                }
+            }
+            pending = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(&self.table))
+                .filter(|k| !k.keys().is_empty());
+        }
+        Ok(counts)
+    }
+
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError> {
+        let pk = account_pk(account);
+        let mut start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (PK, &pk))?),
+            None => None,
+        };
+        let limit = limit.clamp(1, 1000);
+        let mut facts = Vec::new();
+        loop {
+            self.count();
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .expression_attribute_values(":prefix", s(MEMBER_PREFIX))
+                .limit(i32::try_from(limit - facts.len()).unwrap_or(1))
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in out.items.unwrap_or_default() {
+                // A member item may hold only a send ledger (no facts yet): not a member to scan.
+                if item.contains_key("facts") {
+                    let id = sk_of(&item).strip_prefix(MEMBER_PREFIX).unwrap_or_default().to_owned();
+                    let member = MemberId::parse(&id).map_err(|e| StoreError::Corrupt {
+                        key: sk_of(&item).to_owned(),
+                        reason: e.to_string(),
+                    })?;
+                    facts.push(member_from_item(&item, &member)?.0);
+                }
+            }
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => {
+                    if facts.len() >= limit {
+                        return Ok((facts, Some(encode_cursor(&key))));
+                    }
+                    start = Some(key);
+                }
+                _ => return Ok((facts, None)),
+            }
+        }
     }
 }
 

@@ -104,3 +104,18 @@ pub fn activity_gsi2pk(a: AccountId) -> String {
 pub fn activity_gsi2sk(at: jiff::Timestamp, entry: ulid::Ulid) -> String {
     format!("{}#{entry}", openloop_core::work::due_time_key(at))
 }
+
+/// Creation counters (spec §7.9, §7.13): the account's open tasks, and per local day every
+/// creation, the agent's own, and the agent's per member (the daily ones carry a TTL).
+pub const OPEN_TASKS_SK: &str = "COUNT#OPEN";
+pub fn created_sk(date: Date) -> String {
+    format!("COUNT#CREATED#{date}")
+}
+pub fn agent_created_sk(date: Date) -> String {
+    format!("COUNT#AGENT#{date}")
+}
+pub fn agent_member_created_sk(date: Date, member: &MemberId) -> String {
+    format!("COUNT#AGENT#{date}#{member}")
+}
+/// The prefix of every member item's sort key (see [`member_sk`]), for listing them.
+pub const MEMBER_PREFIX: &str = "MEMBER#";

@@ -31,6 +31,8 @@ pub async fn run_all(store: &dyn TaskStore) {
     the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard(store).await;
     the_activity_feed_lists_an_accounts_decisions_newest_first(store).await;
     ai_calls_are_counted_per_account_and_day_up_to_the_limit(store).await;
+    creation_counters_limit_and_count_in_the_same_write(store).await;
+    member_facts_are_listed_per_account_in_pages(store).await;
 }
 
 async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(store: &dyn TaskStore) {
@@ -807,6 +809,152 @@ async fn the_activity_feed_lists_an_accounts_decisions_newest_first(store: &dyn 
         (second.id, "payment_recovery", &member("m_act_2"))
     );
     assert_eq!(skip.entry.to_status, TaskStatus::Cancelled);
+}
+
+/// The flood and amplification counters (spec §7.9, §7.13): checked and moved in the same
+/// write as the task, given back when a task closes, and a refused task leaves no trace.
+async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskStore) {
+    use crate::flood::{AgentQuota, CreationQuota};
+    let account = AccountId::generate(base());
+    let today: jiff::civil::Date = "2026-11-02".parse().expect("date");
+    let tomorrow: jiff::civil::Date = "2026-11-03".parse().expect("date");
+    let quota = |date, daily, active| CreationQuota {
+        date: Some(date),
+        counters_expire_at: base() + SignedDuration::from_hours(72),
+        daily_max: Some(daily),
+        active_max: Some(active),
+        agent: None,
+    };
+    let make = |name: &str, task_type: &str| {
+        let mut task = sample_task_for(account, member(name), TaskStatus::PendingReview, base());
+        task.task_type = task_type.into();
+        task
+    };
+    let create = |task: Task, quota: CreationQuota| async move {
+        let log = created(&task, Why::new("created"));
+        store.create_task_within(&task, &log, &[], &quota).await
+    };
+    let counts = |date| async move { store.creation_counts(account, date).await.expect("counts") };
+
+    let t1 = make("m_c1", "payment_recovery");
+    create(t1.clone(), quota(today, 3, 2)).await.expect("first");
+    create(make("m_c2", "payment_recovery"), quota(today, 3, 2)).await.expect("second");
+    let t3 = make("m_c3", "payment_recovery");
+    assert!(
+        is_conflict(create(t3.clone(), quota(today, 3, 2)).await, Conflict::ActiveTasks),
+        "counters: the open-task cap refuses"
+    );
+    assert_eq!(
+        store.get_task(account, t3.id).await.expect("get"),
+        None,
+        "counters: nothing of a refused task"
+    );
+    assert_eq!(
+        store
+            .active_task(account, &member("m_c3"), "payment_recovery")
+            .await
+            .expect("guard"),
+        None
+    );
+    let c = counts(today).await;
+    assert_eq!((c.created, c.open), (2, 2), "counters: a refusal counts nothing");
+
+    let (closed, log) = transition(&t1, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
+    store.commit(&TaskCommit::new(closed.clone(), log)).await.expect("close");
+    // A later record on the closed task (attribution, say) gives nothing back twice.
+    let (noted, log) = record(&closed, base(), Why::new("late_note"));
+    store.commit(&TaskCommit::new(noted, log)).await.expect("note");
+    assert_eq!(counts(today).await.open, 1, "counters: closing gives back the place, once");
+    create(t3, quota(today, 3, 2)).await.expect("third after a close");
+    assert!(
+        is_conflict(
+            create(make("m_c4", "payment_recovery"), quota(today, 3, 9)).await,
+            Conflict::DailyTasks
+        ),
+        "counters: the day's cap refuses"
+    );
+    create(make("m_c4", "payment_recovery"), quota(tomorrow, 3, 9))
+        .await
+        .expect("a new day");
+    assert_eq!((counts(today).await.created, counts(tomorrow).await.created), (3, 1));
+
+    let agent = |name: &str, daily, per_member| CreationQuota {
+        agent: Some(AgentQuota {
+            member: member(name),
+            daily_max: daily,
+            member_max: per_member,
+        }),
+        ..quota(tomorrow, 50, 50)
+    };
+    create(make("m_c5", "payment_recovery"), agent("m_c5", 2, 1)).await.expect("agent");
+    assert!(
+        is_conflict(
+            create(make("m_c5", "win_back"), agent("m_c5", 2, 1)).await,
+            Conflict::MemberAgentTasks
+        ),
+        "counters: the agent's per-member cap refuses"
+    );
+    create(make("m_c6", "payment_recovery"), agent("m_c6", 2, 1))
+        .await
+        .expect("agent, other member");
+    assert!(
+        is_conflict(
+            create(make("m_c7", "payment_recovery"), agent("m_c7", 2, 1)).await,
+            Conflict::AgentTasks
+        ),
+        "counters: the agent's daily cap refuses"
+    );
+    let c = counts(tomorrow).await;
+    assert_eq!((c.created, c.agent_created, c.open), (3, 2, 5));
+    // The unlimited path still counts open tasks, so the cap sees them.
+    new_task(store, account, "m_c8", TaskStatus::PendingReview).await;
+    assert_eq!(counts(tomorrow).await.open, 6);
+}
+
+/// The risk scan's read (spec §18.2): every member of the account with facts, in member-id
+/// order, page by page, and nobody else's.
+async fn member_facts_are_listed_per_account_in_pages(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    for (acct, name) in [
+        (account, "m_l3"),
+        (account, "m_l1"),
+        (other, "m_l0"),
+        (account, "m_l2"),
+        (account, "m_l5"),
+        (account, "m_l4"),
+    ] {
+        let mut facts = MemberFacts::new(member(name));
+        facts.first_name = Some(name.to_uppercase());
+        facts.version = 1;
+        store.save_member_facts(acct, &facts).await.expect("facts");
+    }
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let (page, next) = store.list_member_facts(account, 2, cursor).await.expect("list members");
+        assert!(page.len() <= 2, "members: a page holds at most its limit");
+        seen.extend(page.into_iter().map(|f| (f.member_id.to_string(), f.first_name)));
+        pages += 1;
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+        assert!(pages < 10, "members: the cursor must end");
+    }
+    let expected: Vec<(String, Option<String>)> = ["m_l1", "m_l2", "m_l3", "m_l4", "m_l5"]
+        .iter()
+        .map(|m| (m.to_string(), Some(m.to_uppercase())))
+        .collect();
+    assert_eq!(seen, expected, "members: every one of the account's, in order, once");
+    assert!(
+        matches!(
+            store.list_member_facts(account, 2, Some("not a cursor!".into())).await,
+            Err(StoreError::InvalidCursor)
+        ),
+        "members: a foreign cursor is refused"
+    );
 }
 
 #[cfg(test)]

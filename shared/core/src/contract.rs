@@ -250,5 +250,6 @@ pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
             503,
             ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly"),
         ),
+        EngineError::Limited(refusal) => (429, ErrorBody::new("limited", format!("{} ({})", refusal, refusal.limit.reason()))),
     }
 }

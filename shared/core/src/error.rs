@@ -57,6 +57,14 @@ pub enum Conflict {
     OutboundExists,
     /// The item being created exists already (account, token…).
     AlreadyExists,
+    /// The account's count of tasks created today is at its limit (spec §7.9).
+    DailyTasks,
+    /// The account holds as many open tasks as it may (spec §7.9).
+    ActiveTasks,
+    /// The account's agent-spawned tasks today are at their limit (spec §7.13).
+    AgentTasks,
+    /// The agent-spawned tasks about this member today are at their limit (spec §7.13).
+    MemberAgentTasks,
 }
 
 /// Errors of the engine's operations.
@@ -76,6 +84,9 @@ pub enum EngineError {
     Store(StoreError),
     #[error("{0}")]
     Dependency(String),
+    /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
+    #[error("{0}")]
+    Limited(crate::flood::Refusal),
 }
 
 impl From<StoreError> for EngineError {

@@ -167,6 +167,52 @@ pub const SCORECARD_LOOKBACK_DAYS: i64 = 180;
 pub const ACTIVITY_DEFAULT_LIMIT: usize = 50;
 pub const ACTIVITY_MAX_LIMIT: usize = 200;
 
+/// Task-creation flood limits (spec §7.9): what one analysis run may create, what one
+/// webhook event may create, what an account may get in one local day (the ramp may lower
+/// it), and how many open tasks an account may hold before creation stops.
+pub const MAX_TASKS_PER_RUN: usize = 25;
+pub const MAX_TASKS_PER_WEBHOOK_EVENT: usize = 5;
+pub const MAX_TASKS_PER_ACCOUNT_PER_DAY: u32 = 50;
+pub const MAX_ACTIVE_TASKS_PER_ACCOUNT: u32 = 100;
+
+/// Cross-task amplification (spec §7.13): tasks the agent spawns on its own are always
+/// reviewed, and an account (and each member) gets only so many of them a day.
+pub const MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY: u32 = 10;
+pub const MAX_AGENT_TASKS_PER_MEMBER_PER_DAY: u32 = 2;
+
+/// How long the per-day creation counters are kept (TTL; only today's is ever read).
+pub const CREATION_COUNTER_TTL: SignedDuration = SignedDuration::from_hours(24 * 3);
+
+/// Escalation timeouts (spec §17.5): an escalated task nobody looked at gets a reminder to
+/// the owner after 48 hours and is cancelled after 7 days.
+pub const ESCALATION_REMINDER_AFTER: SignedDuration = SignedDuration::from_hours(48);
+pub const ESCALATION_TIMEOUT: SignedDuration = SignedDuration::from_hours(24 * 7);
+/// The owner notification budget (spec §35) for those reminders: batchable, so at most this
+/// many a day per account; the rest wait for the next local day (the timeout does not).
+pub const ESCALATION_REMINDERS_PER_DAY: u32 = 5;
+
+/// The risk scan (spec §18.2), every 6 hours: who counts as dropping off, recently
+/// cancelled, new, or a cold lead.
+pub const ANALYSIS_PERIOD: SignedDuration = SignedDuration::from_hours(6);
+/// An active member is at risk of churning when their last check-in is older than this, or
+/// than twice their usual gap between check-ins if that is longer.
+pub const CHURN_NO_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 14);
+/// Check-ins needed before a member's usual rhythm counts as known (fewer is sparse data).
+pub const CHURN_PATTERN_CHECKINS: u32 = 10;
+/// A member who cancelled within this window is a win-back candidate.
+pub const WIN_BACK_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 60);
+/// A member who joined within this window gets onboarding.
+pub const ONBOARDING_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 14);
+/// A lead older than this without a booked trial gets a follow-up (younger ones get time).
+pub const LEAD_FOLLOWUP_AFTER: SignedDuration = SignedDuration::from_hours(24 * 2);
+/// …and a lead older than this is too cold to chase.
+pub const LEAD_TOO_OLD: SignedDuration = SignedDuration::from_hours(24 * 60);
+/// Members the scan reads per store page.
+pub const ANALYSIS_PAGE: usize = 500;
+/// How long the scan remembers that it acted on a member's episode (a lapse, a
+/// cancellation, a join), so a closed task is not opened again for the same one.
+pub const ANALYSIS_EPISODE_TTL: SignedDuration = SignedDuration::from_hours(24 * 120);
+
 #[cfg(test)]
 mod tests {
     use super::*;

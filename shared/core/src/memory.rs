@@ -11,6 +11,7 @@ use jiff::civil::Date;
 
 use crate::account::{Account, SystemConfig};
 use crate::error::{Conflict, StoreError};
+use crate::flood::{CreationCounts, CreationQuota};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
@@ -38,6 +39,10 @@ struct State {
     task_routes: HashMap<TaskId, AccountId>,
     message_routes: HashMap<String, (AccountId, TaskId)>,
     ai_calls: HashMap<(AccountId, Date), u32>,
+    /// Creation counters per local day: all tasks, agent-spawned ones, and per member.
+    created: HashMap<(AccountId, Date), u32>,
+    agent_created: HashMap<(AccountId, Date), u32>,
+    agent_member_created: HashMap<(AccountId, Date, MemberId), u32>,
 }
 
 /// See the module docs.
@@ -145,21 +150,7 @@ impl TaskStore for MemoryStore {
     }
 
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
-        let mut s = self.lock();
-        let guard = (task.account_id, task.member.id.clone(), task.task_type.clone());
-        if task.is_active() && s.guards.contains_key(&guard) {
-            return Err(conflict(Conflict::ActiveTask));
-        }
-        if s.tasks.contains_key(&task.id) {
-            return Err(conflict(Conflict::AlreadyExists));
-        }
-        if task.is_active() {
-            s.guards.insert(guard, task.id);
-        }
-        s.tasks.insert(task.id, task.clone());
-        s.logs.entry(task.id).or_default().push(log.clone());
-        s.messages.entry(task.id).or_default().extend(messages.iter().cloned());
-        Ok(())
+        self.create_task_within(task, log, messages, &CreationQuota::unlimited()).await
     }
 
     async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
@@ -468,6 +459,92 @@ impl TaskStore for MemoryStore {
         }
         *calls += 1;
         Ok(Some(*calls))
+    }
+
+    async fn create_task_within(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+        quota: &CreationQuota,
+    ) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let account = task.account_id;
+        let guard = (account, task.member.id.clone(), task.task_type.clone());
+        // Every condition first, in the order the DynamoDB transaction reports them.
+        if task.is_active() && s.guards.contains_key(&guard) {
+            return Err(conflict(Conflict::ActiveTask));
+        }
+        if s.tasks.contains_key(&task.id) {
+            return Err(conflict(Conflict::AlreadyExists));
+        }
+        let open = s.tasks.values().filter(|t| t.account_id == account && t.is_active()).count();
+        if task.is_active() && quota.active_max.is_some_and(|max| open >= max as usize) {
+            return Err(conflict(Conflict::ActiveTasks));
+        }
+        if let Some(date) = quota.date {
+            let created = s.created.get(&(account, date)).copied().unwrap_or(0);
+            if quota.daily_max.is_some_and(|max| created >= max) {
+                return Err(conflict(Conflict::DailyTasks));
+            }
+            if let Some(agent) = &quota.agent {
+                if s.agent_created.get(&(account, date)).copied().unwrap_or(0) >= agent.daily_max {
+                    return Err(conflict(Conflict::AgentTasks));
+                }
+                let per_member = s.agent_member_created.get(&(account, date, agent.member.clone())).copied();
+                if per_member.unwrap_or(0) >= agent.member_max {
+                    return Err(conflict(Conflict::MemberAgentTasks));
+                }
+            }
+        }
+        // Apply.
+        if let Some(date) = quota.date {
+            *s.created.entry((account, date)).or_insert(0) += 1;
+            if let Some(agent) = &quota.agent {
+                *s.agent_created.entry((account, date)).or_insert(0) += 1;
+                *s.agent_member_created.entry((account, date, agent.member.clone())).or_insert(0) += 1;
+            }
+        }
+        if task.is_active() {
+            s.guards.insert(guard, task.id);
+        }
+        s.tasks.insert(task.id, task.clone());
+        s.logs.entry(task.id).or_default().push(log.clone());
+        s.messages.entry(task.id).or_default().extend(messages.iter().cloned());
+        Ok(())
+    }
+
+    async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError> {
+        let s = self.lock();
+        let open = s.tasks.values().filter(|t| t.account_id == account && t.is_active()).count();
+        Ok(CreationCounts {
+            created: s.created.get(&(account, date)).copied().unwrap_or(0),
+            agent_created: s.agent_created.get(&(account, date)).copied().unwrap_or(0),
+            open: u32::try_from(open).unwrap_or(u32::MAX),
+        })
+    }
+
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError> {
+        let after = match cursor {
+            Some(c) => Some(MemberId::parse(&c).map_err(|_| StoreError::InvalidCursor)?),
+            None => None,
+        };
+        let s = self.lock();
+        let mut facts: Vec<&MemberFacts> = s
+            .facts
+            .iter()
+            .filter(|((a, m), _)| *a == account && after.as_ref().is_none_or(|after| m.as_str() > after.as_str()))
+            .map(|(_, f)| f)
+            .collect();
+        facts.sort_by(|a, b| a.member_id.as_str().cmp(b.member_id.as_str()));
+        let limit = limit.max(1);
+        let next = (facts.len() > limit).then(|| facts[limit - 1].member_id.to_string());
+        Ok((facts.into_iter().take(limit).cloned().collect(), next))
     }
 }
 

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::account::{Account, Profile, SystemConfig};
 use crate::error::StoreError;
+use crate::flood::{CreationCounts, CreationQuota};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::mail::OutboundMail;
 use crate::member::{MemberFacts, SendLedger};
@@ -231,6 +232,33 @@ pub trait TaskStore: Send + Sync {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError>;
+
+    // Creation limits (spec §7.9, §7.13; see [`crate::flood`]).
+    /// [`TaskStore::create_task`] that also counts the task against the account's creation
+    /// counters and checks `quota`, all in the one transaction: the open-task count (below
+    /// `active_max`), the day's creations (below `daily_max`) and, for agent-spawned tasks,
+    /// the day's agent creations for the account and the member. A limit that is reached
+    /// comes back as its [`crate::error::Conflict`] and nothing is written. Closing a task
+    /// ([`crate::flood::closes_task`]) gives back its open-task count in `commit`.
+    async fn create_task_within(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+        quota: &CreationQuota,
+    ) -> Result<(), StoreError>;
+    /// The creation counters of `account` for its local `date`, in one read.
+    async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError>;
+
+    /// One page of the account's member facts (members whose facts were never written are
+    /// left out), in member-id order, at most `limit`, with a cursor for the next page — for
+    /// the risk scan (spec §18.2).
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -108,6 +108,9 @@ pub enum TriggerType {
     GmChat,
     /// Spawned by a recurring template (spec §31.6).
     Recurring,
+    /// Made by the agent on its own, e.g. from a conversation (spec §7.13): always reviewed,
+    /// and capped per account and per member.
+    AgentSpawned,
 }
 
 /// The member a task is about, as known when the task was made.

@@ -61,8 +61,14 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         next.provisional = why.provisional && to == TaskStatus::Completed;
         next.attribution_until = crate::attribution::watch_until(&next);
     }
-    if to == TaskStatus::Escalated {
+    if from == TaskStatus::Escalated {
+        // The escalation timer's schedule ends with the escalation; whoever takes the task
+        // on schedules its next step.
         next.next_action_at = None;
+    }
+    if to == TaskStatus::Escalated {
+        // The escalation timer (spec §17.5): remind the owner, later give up.
+        next.next_action_at = Some(now + crate::limits::ESCALATION_REMINDER_AFTER);
         next.outcome_reason = Some(why.reason.clone());
     }
     // The owner holds an escalated task and nothing is left to send from a closed one: an

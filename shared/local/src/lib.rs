@@ -9,5 +9,6 @@
 pub mod clock;
 pub mod outbox;
 mod runtime;
+mod schedule;
 
 pub use runtime::{Options, Running, start};

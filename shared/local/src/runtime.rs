@@ -27,6 +27,7 @@ use openloop_core::work::QueueName;
 
 use crate::clock::TestClock;
 use crate::outbox;
+use crate::schedule::Schedule;
 
 /// How the runtime is started (from the environment in `main`, explicitly in tests).
 #[derive(Clone, Debug)]
@@ -67,6 +68,8 @@ struct Local {
     /// Background pollers hold it shared for each poll; `/_local/run` holds it exclusively,
     /// so a run sees every message and nothing is half-processed behind its back.
     gate: RwLock<()>,
+    /// The 6-hourly risk scan (the minute tick fires on every run).
+    analysis: Schedule,
 }
 
 /// A started runtime.
@@ -122,6 +125,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         endpoint: config.endpoint.clone().unwrap_or_default(),
         http: reqwest::Client::new(),
         gate: RwLock::new(()),
+        analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.clock.now()),
     });
 
     let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState {
@@ -173,6 +177,9 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
                 if let Err(e) = openloop_fn_tick::handle(&local.engine, Wake::Now).await {
                     tracing::warn!(error = %e, "scheduled tick failed");
                 }
+                if let Err(e) = local.analysis_if_due().await {
+                    tracing::warn!(error = %e, "scheduled analysis failed");
+                }
             }
         }));
         let local = hourly;
@@ -205,6 +212,14 @@ struct Handled {
 }
 
 impl Local {
+    /// The analysis schedule, if the clock has reached its next time.
+    async fn analysis_if_due(&self) -> Result<Option<openloop_core::engine::AnalysisReport>, openloop_core::error::EngineError> {
+        if !self.analysis.take_due(self.clock.now()) {
+            return Ok(None);
+        }
+        openloop_fn_analysis::handle(&self.engine).await.map(Some)
+    }
+
     async fn dispatch(&self, queue: QueueName, event: SqsEvent) -> SqsBatchResponse {
         let engine = &self.engine;
         match queue {
@@ -329,6 +344,7 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let mut ticks = Vec::new();
     let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
     local.drain(&mut totals).await.map_err(unavailable)?;
+    let analysis = local.analysis_if_due().await?;
     for _ in 0..20 {
         let report = openloop_fn_tick::handle(&local.engine, Wake::Now).await?;
         let enqueued: usize = report.enqueued.values().sum();
@@ -340,10 +356,10 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     }
     // The hourly attribution schedule, after the work: what the workers closed is valued now.
     let attribution = openloop_fn_attribution::handle(&local.engine).await?;
-    Ok(
-        axum::Json(serde_json::json!({"now": local.clock.now(), "ticks": ticks, "attribution": attribution, "queues": totals}))
-            .into_response(),
+    Ok(axum::Json(
+        serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "queues": totals}),
     )
+    .into_response())
 }
 
 async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {

@@ -77,6 +77,67 @@ async fn main() -> Result<(), Error> {
     for (stored, requests, watched) in attribution {
         println!("{stored:>14} {requests:>10} {watched:>10}");
     }
+
+    println!();
+    println!("analysis (risk scan) cost per account run: 500 vs 5,000 members, 30% of them findings");
+    println!(
+        "{:>8} {:>10} {:>14} {:>16} {:>16} {:>14}",
+        "members", "read only", "run 1 (+25)", "run 2 (+25)", "full day run", "seeding"
+    );
+    for members in [500usize, 5_000] {
+        // A table of its own: the emulator copies the whole table on every transaction, so
+        // the 20,000 tasks above would only slow it down (the request counts are the same).
+        let names = Names::from_prefix(&unique_prefix("bench-scan"));
+        config.table = names.table.clone();
+        config.event_bus = names.event_bus.clone();
+        config.queue_urls = provision(&clients, &names, "mail.openloop.local").await?.queue_urls;
+        let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+        analysis_cost(&engine, &store, members).await?;
+    }
+    Ok(())
+}
+
+/// One gym of `members`: the member read alone, two runs that each create their 25, and a
+/// run on a day whose creations are used up.
+async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> Result<(), Error> {
+    let secrets = AccountSecrets {
+        api_token: "t".into(),
+        api_token_hash: unique_prefix("hash"),
+        webhook_secret: "whsec_dGVzdA==".into(),
+    };
+    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Scan Gym", "timezone": "America/New_York"}))?;
+    let account = engine.create_account(input, secrets).await?;
+    let before = store.requests();
+    openloop_tests::gym::seed(store, account.id, members, engine.clock.now()).await?;
+    let seeding = store.requests() - before;
+    let before = store.requests();
+    let mut cursor = None;
+    loop {
+        let (_, next) = engine
+            .store
+            .list_member_facts(account.id, openloop_core::limits::ANALYSIS_PAGE, cursor)
+            .await?;
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let read = store.requests() - before;
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let before = store.requests();
+        let report = engine.analyze_account(&account).await?;
+        runs.push((store.requests() - before, report.created));
+    }
+    println!(
+        "{:>8} {:>10} {:>14} {:>16} {:>16} {:>14}",
+        members,
+        read,
+        format!("{} ({})", runs[0].0, runs[0].1),
+        format!("{} ({})", runs[1].0, runs[1].1),
+        format!("{} ({})", runs[2].0, runs[2].1),
+        seeding
+    );
     Ok(())
 }
 

@@ -4,7 +4,10 @@
 
 mod accounts;
 mod ai_budget;
+mod analysis;
+pub use analysis::{AccountAnalysis, AnalysisReport};
 mod attribution;
+pub(crate) mod escalation;
 pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;

@@ -54,6 +54,8 @@ impl Engine {
 
         // Triggers run even for a redelivered event: task creation is deduplicated by the
         // active guard, so a crash between projection and creation is repaired by the retry.
+        // One event creates at most a few tasks (spec §7.9); a refused one is logged, not retried.
+        let burst = crate::flood::Burst::webhook_event();
         let created = match event {
             MemberEvent::PaymentFailed {
                 amount,
@@ -79,9 +81,10 @@ impl Engine {
                     },
                     context: serde_json::json!({"amount": amount, "currency": currency, "reason": reason, "failed_at": failed_at}),
                 };
-                match self.create_task(&account, input).await? {
-                    Created::New(task) => Some(task.id),
-                    Created::Existing(_) => None,
+                match self.create_task_in(&account, input, &burst).await {
+                    Ok(Created::New(task)) => Some(task.id),
+                    Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => None,
+                    Err(e) => return Err(e),
                 }
             }
             _ => None,

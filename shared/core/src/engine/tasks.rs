@@ -7,8 +7,10 @@ use super::Engine;
 use crate::account::Account;
 use crate::autonomy::{self, PlanBudget, PlanStep, TaskControls, TaskMode, TaskPlan};
 use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
+use crate::flood::{self, Burst, CreationQuota, Limit, Refusal};
 use crate::gate::{GateContext, initial_status};
 use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::limits;
 use crate::member::MemberFacts;
 use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
 use crate::priority_rules::PriorityInput;
@@ -59,6 +61,19 @@ impl Created {
     }
 }
 
+/// A creation a limit refused: logged with its reason (there is no task to log it on).
+fn refused(account: &Account, member: &MemberId, task_type: &str, trigger: TriggerType, refusal: Refusal) -> EngineError {
+    tracing::warn!(
+        account = %account.id,
+        member = %member,
+        task_type,
+        trigger = ?trigger,
+        reason = refusal.limit.reason(),
+        "task not created: {refusal}"
+    );
+    EngineError::Limited(refusal)
+}
+
 pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
     if draft.subject.trim().is_empty() || draft.subject.len() > 200 || draft.subject.contains(['\r', '\n']) {
         return Err(InvalidInput::new(
@@ -81,7 +96,25 @@ impl Engine {
 
     /// [`Engine::create_task`] with the per-task controls: the execution mode (spec §27).
     pub async fn create_task_with(&self, account: &Account, input: NewTask, options: CreateOptions) -> Result<Created, EngineError> {
-        let def: &TaskTypeDef = task_type::definition(&input.task_type);
+        self.create_task_limited(account, input, options, None).await
+    }
+
+    /// [`Engine::create_task`] as one of the creations of an invocation that has its own
+    /// allowance (an analysis run, one webhook event: spec §7.9).
+    pub async fn create_task_in(&self, account: &Account, input: NewTask, burst: &Burst) -> Result<Created, EngineError> {
+        self.create_task_limited(account, input, CreateOptions::default(), Some(burst))
+            .await
+    }
+
+    /// The creation path itself. Every limit is checked here: the invocation's `burst`
+    /// before anything is drafted, the account's counters in the store's transaction.
+    async fn create_task_limited(
+        &self,
+        account: &Account,
+        input: NewTask,
+        options: CreateOptions,
+        burst: Option<&Burst>,
+    ) -> Result<Created, EngineError> {
         // An unknown type keeps its name and works under `ad_hoc`'s rules (always reviewed).
         let task_type = input.task_type.trim().to_owned();
         let well_formed = !task_type.is_empty()
@@ -101,11 +134,40 @@ impl Engine {
             return Ok(Created::Existing(existing));
         }
         let now = self.clock.now();
+        if let Some(burst) = burst {
+            burst
+                .take()
+                .map_err(|refusal| refused(account, &input.member_id, &task_type, input.trigger_type, refusal))?;
+        }
+        let made = self.create_counted(account, input, options, task_type, goal, now).await;
+        if let (Some(burst), false) = (burst, matches!(made, Ok(Created::New(_)))) {
+            burst.release();
+        }
+        made
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn create_counted(
+        &self,
+        account: &Account,
+        input: NewTask,
+        options: CreateOptions,
+        task_type: String,
+        goal: String,
+        now: Timestamp,
+    ) -> Result<Created, EngineError> {
+        let def: &TaskTypeDef = task_type::definition(&task_type);
         let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
         let confidence = input.confidence.unwrap_or(0).min(100);
         let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
         let ramp = autonomy::ramp(&account.settings, def.agent, now);
         let (status, gate_reason) = autonomy::review_gate(status, gate_reason, &ramp, options.mode);
+        // Spec §7.13: a human sees every task the agent decided to create on its own.
+        let (status, gate_reason) = if flood::is_agent_spawned(input.trigger_type) {
+            (TaskStatus::PendingReview, "agent_spawned_needs_review".to_owned())
+        } else {
+            (status, gate_reason)
+        };
         let prioritised = self.config.priority_rules.prioritise(&PriorityInput {
             task_type: &task_type,
             trigger: Some(input.trigger_type),
@@ -220,8 +282,30 @@ impl Engine {
             detail.push_str(&format!("; priority {} by rule {rule}", task.priority.as_str()));
         }
         let log = created(&task, Why::new(gate_reason).detail(detail));
-        match self.store.create_task(&task, &log, &[]).await {
+        let quota = CreationQuota::for_creation(
+            limits::local_date(now, &account.settings.time_zone()),
+            now,
+            task.trigger_type,
+            &task.member.id,
+            ramp.max_tasks_per_day,
+        );
+        let mut written = self.store.create_task_within(&task, &log, &[], &quota).await;
+        for _ in 0..3 {
+            // A counter busy with another creation: the transaction changed nothing, try again.
+            if !matches!(written, Err(StoreError::Conflict(Conflict::Version))) {
+                break;
+            }
+            written = self.store.create_task_within(&task, &log, &[], &quota).await;
+        }
+        match written {
             Ok(()) => Ok(Created::New(task)),
+            Err(StoreError::Conflict(c)) if quota.refusal(c).is_some() => {
+                let refusal = quota.refusal(c).unwrap_or(Refusal {
+                    limit: Limit::DailyTasks,
+                    max: 0,
+                });
+                Err(refused(account, &task.member.id, &task.task_type, task.trigger_type, refusal))
+            }
             // Lost a race with another creation for the same member and type.
             Err(StoreError::Conflict(Conflict::ActiveTask)) => {
                 match self.existing_active(account.id, &input.member_id, &task.task_type).await? {

@@ -1024,4 +1024,5 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 
 mod gates;
 mod outcomes;
+mod rails;
 mod replies;

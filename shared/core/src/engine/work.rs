@@ -810,6 +810,9 @@ impl Engine {
         let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
+        if task.status == TaskStatus::Escalated {
+            return self.escalation_timer(task, now).await;
+        }
         if task.status != TaskStatus::Dormant || !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
             return Ok(StepOutcome::Skipped("not_due".into()));
         }

@@ -1,0 +1,16 @@
+//! Lambda entry point: build the engine once at init, then one risk scan per scheduled event.
+
+use aws_lambda_events::event::eventbridge::EventBridgeEvent;
+use lambda_runtime::{LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    openloop_aws::telemetry::init();
+    let (_, engine) = openloop_aws::config::engine_from_env(openloop_llm::from_env()?).await?;
+    let engine = &engine;
+    lambda_runtime::run(service_fn(move |_: LambdaEvent<EventBridgeEvent<serde_json::Value>>| async move {
+        let report = openloop_fn_analysis::handle(engine).await?;
+        Ok::<_, lambda_runtime::Error>(serde_json::to_value(report)?)
+    }))
+    .await
+}

@@ -1,0 +1,206 @@
+//! The risk scan (spec §18.2, every 6 hours): for each account, read the members' facts,
+//! judge each ([`crate::risk::assess`]), and open the tasks that are needed — through the
+//! one creation path, highest priority first, within the flood limits (spec §7.9).
+//!
+//! Before reading a single member the scan asks the account's creation counters whether it
+//! may create anything today; a run then stops at its own allowance or at the first account
+//! limit. Each finding is about an episode (a lapse, a cancellation, a join), claimed once
+//! with an idempotency record before its task is made, so a task that closes is not opened
+//! again for the same episode — and a claim whose task was refused is given back, so the
+//! finding waits for the next run instead of being lost.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::Engine;
+use super::tasks::{Created, NewTask};
+use crate::account::Account;
+use crate::error::EngineError;
+use crate::flood::{Burst, Limit};
+use crate::ids::{AccountId, MemberId};
+use crate::limits::{self, ANALYSIS_EPISODE_TTL, ANALYSIS_PAGE, MAX_ACTIVE_TASKS_PER_ACCOUNT, MAX_TASKS_PER_ACCOUNT_PER_DAY};
+use crate::priority_rules::PriorityInput;
+use crate::risk::{self, Finding};
+use crate::task::TriggerType;
+use crate::task_type::Priority;
+
+/// The idempotency-record source the scan claims its episodes under.
+const EPISODE_SOURCE: &str = "analysis";
+
+/// What one scan of one account did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AccountAnalysis {
+    pub account_id: Option<AccountId>,
+    pub members_scanned: usize,
+    pub findings: usize,
+    pub created: usize,
+    /// Findings whose member already has an open task of the type.
+    pub already_open: usize,
+    /// Findings whose episode an earlier run acted on.
+    pub already_handled: usize,
+    /// Creations refused, by limit reason.
+    pub refused: BTreeMap<&'static str, usize>,
+    /// Why the account was not scanned, or why the run stopped early.
+    pub stopped_by: Option<String>,
+    /// Created per task type.
+    pub created_by_type: BTreeMap<String, usize>,
+}
+
+/// What a scan of every account did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AnalysisReport {
+    pub paused: bool,
+    pub accounts: Vec<AccountAnalysis>,
+    pub created: usize,
+    pub failed_accounts: usize,
+}
+
+impl Engine {
+    /// The scheduled scan over every account (a failing account does not stop the others).
+    pub async fn analyze(&self) -> Result<AnalysisReport, EngineError> {
+        let mut report = AnalysisReport::default();
+        if self.store.system_config().await?.global_pause {
+            report.paused = true;
+            tracing::warn!("global pause active; no risk scan");
+            return Ok(report);
+        }
+        for account in self.store.list_accounts().await? {
+            match self.analyze_account(&account).await {
+                Ok(done) => {
+                    report.created += done.created;
+                    report.accounts.push(done);
+                }
+                Err(e) => {
+                    tracing::error!(account = %account.id, error = %e, "risk scan failed for the account");
+                    report.failed_accounts += 1;
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Scan one account and open the tasks it needs, within the flood limits.
+    pub async fn analyze_account(&self, account: &Account) -> Result<AccountAnalysis, EngineError> {
+        let mut done = AccountAnalysis {
+            account_id: Some(account.id),
+            ..AccountAnalysis::default()
+        };
+        if account.paused {
+            done.stopped_by = Some("account_paused".into());
+            return Ok(done);
+        }
+        let now = self.clock.now();
+        let date = limits::local_date(now, &account.settings.time_zone());
+        let counts = self.store.creation_counts(account.id, date).await?;
+        // Nothing could be created: do not read the members at all.
+        let full = if counts.open >= MAX_ACTIVE_TASKS_PER_ACCOUNT {
+            Some(Limit::ActiveTasks)
+        } else if counts.created >= MAX_TASKS_PER_ACCOUNT_PER_DAY {
+            Some(Limit::DailyTasks)
+        } else {
+            None
+        };
+        if let Some(limit) = full {
+            tracing::warn!(account = %account.id, reason = limit.reason(), ?counts, "risk scan skipped: flood protection");
+            done.stopped_by = Some(limit.reason().into());
+            return Ok(done);
+        }
+
+        let mut findings: Vec<(MemberId, Finding, Priority, f64)> = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (page, next) = self.store.list_member_facts(account.id, ANALYSIS_PAGE, cursor).await?;
+            done.members_scanned += page.len();
+            for facts in page {
+                if let Some(finding) = risk::assess(&facts, now) {
+                    let priority = self
+                        .config
+                        .priority_rules
+                        .prioritise(&PriorityInput {
+                            task_type: finding.task_type,
+                            trigger: Some(TriggerType::CronAnalysis),
+                            goal: &finding.goal,
+                            confidence: finding.confidence,
+                            monthly_value: facts.monthly_value,
+                            tenure_days: finding.gate.tenure_days,
+                            member_status: facts.status,
+                        })
+                        .priority;
+                    findings.push((facts.member_id.clone(), finding, priority, facts.monthly_value.unwrap_or(0.0)));
+                }
+            }
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        done.findings = findings.len();
+        // Most urgent first; then the surer, then the more valuable member; then by id, so a
+        // run is reproducible.
+        findings.sort_by(|a, b| {
+            (a.2, Reverse(a.1.confidence))
+                .cmp(&(b.2, Reverse(b.1.confidence)))
+                .then(b.3.total_cmp(&a.3))
+                .then_with(|| a.0.as_str().cmp(b.0.as_str()))
+        });
+
+        let burst = Burst::analysis_run();
+        for (member, finding, _, _) in findings {
+            if burst.remaining() == 0 {
+                done.stopped_by = Some(Limit::PerRun.reason().into());
+                break;
+            }
+            let episode = format!("{}/{}/{}/{}", account.id, member, finding.task_type, finding.episode);
+            if !self
+                .store
+                .claim_webhook(EPISODE_SOURCE, &episode, now, now + ANALYSIS_EPISODE_TTL)
+                .await?
+            {
+                done.already_handled += 1;
+                continue;
+            }
+            let task_type = finding.task_type;
+            let input = NewTask {
+                task_type: task_type.into(),
+                member_id: member,
+                goal: finding.goal,
+                confidence: Some(finding.confidence),
+                draft: None,
+                trigger_type: TriggerType::CronAnalysis,
+                trigger_event_id: Some(episode.clone()),
+                gate: finding.gate,
+                context: finding.context,
+            };
+            match self.create_task_in(account, input, &burst).await {
+                Ok(Created::New(_)) => {
+                    done.created += 1;
+                    *done.created_by_type.entry(task_type.to_owned()).or_default() += 1;
+                }
+                Ok(Created::Existing(_)) => done.already_open += 1,
+                Err(e) => {
+                    // Not acted on: the finding waits for a later run.
+                    self.store.release_webhook(EPISODE_SOURCE, &episode).await?;
+                    let EngineError::Limited(refusal) = e else {
+                        return Err(e);
+                    };
+                    *done.refused.entry(refusal.limit.reason()).or_default() += 1;
+                    if matches!(refusal.limit, Limit::PerRun | Limit::DailyTasks | Limit::ActiveTasks) {
+                        done.stopped_by = Some(refusal.limit.reason().into());
+                        break;
+                    }
+                }
+            }
+        }
+        tracing::info!(
+            account = %account.id,
+            scanned = done.members_scanned,
+            findings = done.findings,
+            created = done.created,
+            stopped_by = done.stopped_by.as_deref().unwrap_or("-"),
+            "risk scan"
+        );
+        Ok(done)
+    }
+}

@@ -1,0 +1,158 @@
+//! Escalation timeouts (spec §17.5): an escalated task the owner has not touched gets one
+//! reminder after 48 hours and is cancelled after 7 days (`escalation_timeout`), so stale
+//! escalations do not pile up in the owner's queue.
+//!
+//! Escalating schedules the timer ([`crate::transition::transition`] sets `next_action_at`),
+//! the tick hands the task to the dormant worker, and that worker lands here. Every owner
+//! action on an escalated task (guidance, resolve, cancel) moves it out of `escalated` and
+//! ends the timer; the worker re-reads the task and every write is conditional on the
+//! version it read, so an owner who acts at the same moment wins.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Engine;
+use super::work::StepOutcome;
+use crate::error::EngineError;
+use crate::ids::new_ulid;
+use crate::limits::{self, ESCALATION_REMINDER_AFTER, ESCALATION_REMINDERS_PER_DAY, ESCALATION_TIMEOUT};
+use crate::ports::TaskCommit;
+use crate::task::{ConversationMessage, LogEntry, Role, Task, TaskStatus};
+use crate::transition::{Why, record};
+
+/// The idempotency-record source under which the owner's notification slots are claimed.
+const NOTICE_SOURCE: &str = "owner_notice";
+
+/// The reasons the timer logs.
+pub const REMINDER_REASON: &str = "escalation_reminder";
+pub const TIMEOUT_REASON: &str = "escalation_timeout";
+
+/// Where an escalation's timer stands, from the task's log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// Nothing due before `at`.
+    Wait { at: Timestamp },
+    /// The 48-hour reminder is due; the timeout then falls at `timeout_at`.
+    Remind { timeout_at: Timestamp },
+    /// Seven days passed without the owner.
+    TimeOut { escalated_at: Timestamp },
+}
+
+/// Decide from the log (oldest first) when the current escalation began and whether its
+/// reminder went out.
+pub(crate) fn timer(log: &[LogEntry], fallback: Timestamp, now: Timestamp) -> Timer {
+    let began = log
+        .iter()
+        .rposition(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
+    let escalated_at = began.map_or(fallback, |i| log[i].at);
+    let reminded = began.is_some_and(|i| log[i..].iter().any(|l| l.reason == REMINDER_REASON));
+    let timeout_at = escalated_at + ESCALATION_TIMEOUT;
+    if limits::is_due(timeout_at, now) {
+        Timer::TimeOut { escalated_at }
+    } else if reminded {
+        Timer::Wait { at: timeout_at }
+    } else if limits::is_due(escalated_at + ESCALATION_REMINDER_AFTER, now) {
+        Timer::Remind { timeout_at }
+    } else {
+        Timer::Wait {
+            at: escalated_at + ESCALATION_REMINDER_AFTER,
+        }
+    }
+}
+
+impl Engine {
+    /// Take one of today's escalation-reminder slots of the owner's notification budget
+    /// (spec §35), or say when the next local day starts if they are all taken. Each slot is
+    /// claimed once with an idempotency record, so concurrent workers cannot overspend it.
+    async fn notification_budget_used(&self, task: &Task, now: Timestamp) -> Result<Option<Timestamp>, EngineError> {
+        let Some(account) = self.store.get_account(task.account_id).await? else {
+            return Ok(None);
+        };
+        let tz = account.settings.time_zone();
+        let date = limits::local_date(now, &tz);
+        let expires = now + SignedDuration::from_hours(48);
+        for slot in 0..ESCALATION_REMINDERS_PER_DAY {
+            let key = format!("{}/{date}/escalation_reminder/{slot}", task.account_id);
+            if self.store.claim_webhook(NOTICE_SOURCE, &key, now, expires).await? {
+                return Ok(None);
+            }
+        }
+        let next_day = date
+            .tomorrow()
+            .ok()
+            .and_then(|d| d.to_zoned(tz).ok())
+            .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp());
+        Ok(Some(next_day))
+    }
+
+    /// The dormant worker's step for an escalated task.
+    pub(crate) async fn escalation_timer(&self, task: Task, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        if !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
+            return Ok(StepOutcome::Skipped("not_due".into()));
+        }
+        // One consistent read of the task with its log: when did this escalation begin?
+        let Some(history) = self.store.task_history(task.account_id, task.id).await? else {
+            return Ok(StepOutcome::Skipped("task_not_found".into()));
+        };
+        let task = history.task;
+        if task.status != TaskStatus::Escalated {
+            return Ok(StepOutcome::Skipped(format!("status_{}", task.status)));
+        }
+        match timer(&history.log, task.updated_at, now) {
+            Timer::TimeOut { escalated_at } => {
+                let why = Why::new(TIMEOUT_REASON).detail(format!(
+                    "This task was escalated on {escalated_at} but not addressed within {} days.",
+                    ESCALATION_TIMEOUT.as_hours() / 24
+                ));
+                tracing::info!(task = %task.id, "escalation timed out; cancelled");
+                self.move_to(task, TaskStatus::Cancelled, now, why).await
+            }
+            Timer::Remind { timeout_at } => {
+                if let Some(tomorrow) = self.notification_budget_used(&task, now).await? {
+                    let at = tomorrow.min(timeout_at);
+                    let why = Why::new("owner_notification_budget_used").detail(format!(
+                        "{ESCALATION_REMINDERS_PER_DAY} escalation reminders went to the owner today; this one waits until {at}"
+                    ));
+                    self.store.commit(&Self::reschedule(&task, at, now, why)).await?;
+                    return Ok(StepOutcome::Deferred {
+                        until: at,
+                        reason: "owner_notification_budget_used".into(),
+                    });
+                }
+                let hours = ESCALATION_REMINDER_AFTER.as_hours();
+                let (mut next, log) = record(
+                    &task,
+                    now,
+                    Why::new(REMINDER_REASON).detail(format!(
+                        "escalated {hours} hours ago and untouched; the owner is reminded, and it is cancelled at {timeout_at} unless they act"
+                    )),
+                );
+                next.next_action_at = Some(timeout_at);
+                let mut commit = TaskCommit::new(next, log);
+                commit.messages.push(ConversationMessage {
+                    id: new_ulid(now),
+                    at: now,
+                    role: Role::System,
+                    content: format!(
+                        "Reminder: this task has waited for you for {hours} hours ({}). Give guidance, resolve it or cancel it; otherwise it is cancelled on {timeout_at}.",
+                        task.outcome_reason.as_deref().unwrap_or("escalated")
+                    ),
+                });
+                self.store.commit(&commit).await?;
+                tracing::info!(task = %task.id, "escalation reminder");
+                Ok(StepOutcome::Deferred {
+                    until: timeout_at,
+                    reason: REMINDER_REASON.into(),
+                })
+            }
+            Timer::Wait { at } => {
+                self.store
+                    .commit(&Self::reschedule(&task, at, now, Why::new("escalation_timer_rescheduled")))
+                    .await?;
+                Ok(StepOutcome::Deferred {
+                    until: at,
+                    reason: "escalation_timer_rescheduled".into(),
+                })
+            }
+        }
+    }
+}
