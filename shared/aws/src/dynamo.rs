@@ -220,6 +220,40 @@ impl DynamoStore {
         }
     }
 
+    /// One page of an index partition (at most `limit` items, 1–1,000), with the cursor of
+    /// the next page: the attribution index and the activity feed page this way.
+    async fn index_page(
+        &self,
+        index: &str,
+        pk_name: &str,
+        pk: String,
+        forward: bool,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<Item>, Option<String>), StoreError> {
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (pk_name, &pk))?),
+            None => None,
+        };
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(index)
+            .key_condition_expression("#pk = :pk")
+            .expression_attribute_names("#pk", pk_name)
+            .expression_attribute_values(":pk", s(pk))
+            .scan_index_forward(forward)
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((out.items.unwrap_or_default(), next))
+    }
+
     fn task_put(&self, task: &Task) -> Result<Item, StoreError> {
         let mut item = keyed(task, account_pk(task.account_id), task_sk(task.id), "task")?;
         item.insert(GSI2PK.into(), s(tasks_gsi2pk(task.account_id)));
@@ -1073,31 +1107,10 @@ impl TaskStore for DynamoStore {
     }
 
     async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
-        let pk = attribution_gsi1pk(shard);
-        let start = match cursor {
-            Some(c) => Some(decode_cursor(&c, (GSI1PK, &pk))?),
-            None => None,
-        };
-        self.count();
-        let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .index_name(GSI1)
-            .key_condition_expression("GSI1PK = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        let tasks = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(from_item::<Task>)
-            .collect::<Result<Vec<_>, _>>()?;
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        let (items, next) = self
+            .index_page(GSI1, GSI1PK, attribution_gsi1pk(shard), true, limit, cursor)
+            .await?;
+        let tasks = items.into_iter().map(from_item::<Task>).collect::<Result<Vec<_>, _>>()?;
         Ok((tasks, next))
     }
 
@@ -1107,27 +1120,11 @@ impl TaskStore for DynamoStore {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
-        let pk = activity_gsi2pk(account);
-        let start = match cursor {
-            Some(c) => Some(decode_cursor(&c, (GSI2PK, &pk))?),
-            None => None,
-        };
-        self.count();
-        let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .index_name(GSI2)
-            .key_condition_expression("GSI2PK = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .scan_index_forward(false)
-            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(unavailable)?;
+        let (items, next) = self
+            .index_page(GSI2, GSI2PK, activity_gsi2pk(account), false, limit, cursor)
+            .await?;
         let mut entries = Vec::new();
-        for item in out.items.unwrap_or_default() {
+        for item in items {
             let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
             let corrupt = |reason: &str| StoreError::Corrupt {
                 key: sk_of(&item).to_owned(),
@@ -1143,7 +1140,6 @@ impl TaskStore for DynamoStore {
                 entry: from_item::<LogEntry>(item)?,
             });
         }
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
         Ok((entries, next))
     }
 

@@ -250,15 +250,16 @@ impl Engine {
     }
 
     /// Phase two, inside a worker's step: read what the task awaits.
-    pub(super) async fn read_awaiting(&self, account: &Account, task: Task, now: Timestamp) -> Result<Read, EngineError> {
-        let history = self
-            .store
-            .task_history(task.account_id, task.id)
-            .await?
-            .ok_or(EngineError::NotFound { what: "task" })?;
+    pub(super) async fn read_awaiting(
+        &self,
+        account: &Account,
+        task: Task,
+        conversation: &[ConversationMessage],
+        now: Timestamp,
+    ) -> Result<Read, EngineError> {
         match task.awaiting {
-            Some(Awaiting::OwnerGuidance) => self.carry_out_guidance(account, task, &history.messages, now).await,
-            _ => self.read_reply(account, task, &history.messages, now).await,
+            Some(Awaiting::OwnerGuidance) => self.carry_out_guidance(account, task, conversation, now).await,
+            _ => self.read_reply(account, task, conversation, now).await,
         }
     }
 

@@ -118,6 +118,11 @@ pub(super) fn next_local_day(now: Timestamp, tz: &jiff::tz::TimeZone) -> Timesta
         .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp())
 }
 
+/// A waiting task that has sent something: only such a task can have been answered.
+fn wrote_to_member(task: &Task) -> bool {
+    task.status == TaskStatus::Waiting && task.touch > 0
+}
+
 /// Which worker is asking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Worker {
@@ -186,7 +191,13 @@ impl Engine {
             });
         }
         let def = task_type::definition(&task.task_type);
-        if let Some(anomaly) = self.anomaly(&task, now).await? {
+        // The conversation, read once for both the anomaly check and an awaited message.
+        let conversation = self.conversation_if_needed(&task).await?;
+        let replies = match &conversation {
+            Some(messages) if wrote_to_member(&task) => crate::anomaly::member_replies(messages),
+            _ => 0,
+        };
+        if let Some(anomaly) = crate::anomaly::detect(&task, replies, now) {
             tracing::warn!(task = %task.id, reason = anomaly.reason(), "anomaly");
             let why = Why::new(anomaly.reason()).detail(anomaly.detail());
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
@@ -197,7 +208,8 @@ impl Engine {
         }
         // A member's reply or the owner's guidance is read before anything else is decided.
         let task = if task.awaiting.is_some() {
-            match self.read_awaiting(&account, task, now).await? {
+            let conversation = conversation.ok_or(EngineError::NotFound { what: "task" })?;
+            match self.read_awaiting(&account, task, &conversation, now).await? {
                 super::replies::Read::Done(outcome) => return Ok(outcome),
                 super::replies::Read::Send(task) => *task,
             }
@@ -693,18 +705,14 @@ impl Engine {
         })
     }
 
-    /// The §7.5 checks for a task about to be worked. The member's replies are only read for
-    /// a task that has written to them (a reply needs a message to answer).
-    async fn anomaly(&self, task: &Task, now: Timestamp) -> Result<Option<crate::anomaly::Anomaly>, EngineError> {
-        let replies = if task.status == TaskStatus::Waiting && task.touch > 0 {
-            self.store
-                .task_history(task.account_id, task.id)
-                .await?
-                .map_or(0, |h| crate::anomaly::member_replies(&h.messages))
-        } else {
-            0
-        };
-        Ok(crate::anomaly::detect(task, replies, now))
+    /// The task's conversation, when the step needs it: for the §7.5 reply count of a task
+    /// that has written to the member (a reply needs a message to answer), and for a message
+    /// the task awaits. `None` otherwise, at no cost.
+    async fn conversation_if_needed(&self, task: &Task) -> Result<Option<Vec<ConversationMessage>>, EngineError> {
+        if !wrote_to_member(task) && task.awaiting.is_none() {
+            return Ok(None);
+        }
+        Ok(self.store.task_history(task.account_id, task.id).await?.map(|h| h.messages))
     }
 
     async fn escalate_unknown(&self, task: Task, reserved: OutboundMessage, now: Timestamp) -> Result<StepOutcome, EngineError> {
