@@ -2,17 +2,13 @@
 //! more tasks than the flood limits allow (§7.9), the most urgent first; and the local
 //! runtime fires it from `/_local/run` once the test clock passes its 6-hourly slot.
 
-use std::sync::Arc;
-
 use jiff::SignedDuration;
-use openloop_aws::provision::{Names, provision};
 use openloop_core::engine::{AccountSecrets, NewAccount};
 use openloop_core::limits;
 use openloop_core::ports::{Clock, TaskQuery};
 use openloop_core::task::TaskStatus;
 use openloop_core::task_type::Priority;
-use openloop_local::clock::TestClock;
-use openloop_tests::{Stack, clients, gym, test_config, unique_prefix};
+use openloop_tests::{Scratch, Stack, gym, unique_prefix};
 use serde_json::json;
 
 /// Given a gym of 500 members of whom 150 need attention, when the scan runs every 6 hours
@@ -20,18 +16,8 @@ use serde_json::json;
 /// ones are left — and a run on a full day reads no members.
 #[tokio::test]
 async fn a_scan_of_500_members_creates_no_more_than_the_flood_limits_allow() {
-    let mut config = test_config();
-    let names = Names::from_prefix(&unique_prefix("analysis"));
-    config.table = names.table.clone();
-    config.event_bus = names.event_bus.clone();
-    let clients = clients(&config).await;
-    config.queue_urls = provision(&clients, &names, "mail.openloop.local")
-        .await
-        .unwrap_or_else(|e| panic!("provision: {e}"))
-        .queue_urls;
-    let clock = Arc::new(TestClock::new());
-    clock.set(crate::morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
-    let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+    let scratch = Scratch::new("analysis");
+    let (engine, store, clock) = scratch.engine(None).await;
     let secrets = AccountSecrets {
         api_token: "t".into(),
         api_token_hash: unique_prefix("hash"),
@@ -86,9 +72,6 @@ async fn a_scan_of_500_members_creates_no_more_than_the_flood_limits_allow() {
         first_day.iter().map(|t| (&t.task_type, t.priority)).collect::<Vec<_>>()
     );
     assert!(tasks.iter().all(|t| t.status == TaskStatus::PendingReview));
-    // The emulator copies every table on each transaction: do not leave 500 members behind
-    // to slow down the tests still running.
-    let _ = clients.dynamodb.delete_table().table_name(&names.table).send().await;
 }
 
 /// Given members told through signed webhooks — a new one, a lead, one who stopped coming,

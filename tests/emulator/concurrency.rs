@@ -1,41 +1,14 @@
 //! Many concurrent `execute` invocations on the same due task — as duplicate SQS deliveries
 //! and overlapping ticks produce — send exactly one mail and leave a consistent version.
 
-use std::sync::Arc;
-
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
-use openloop_aws::config::engine;
-use openloop_aws::provision::{Names, provision};
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::MemberId;
 use openloop_core::member::MemberFacts;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::work::WorkItem;
-use openloop_local::clock::TestClock;
-use openloop_tests::{clients, test_config, unique_prefix};
-
-/// An engine on the emulator with its own names, its clock at 09:00 New York.
-pub async fn engine_on_emulator(name: &str, from_email: Option<&str>) -> (Engine, Arc<TestClock>) {
-    let mut config = test_config();
-    let names = Names::from_prefix(&unique_prefix(name));
-    config.table = names.table.clone();
-    config.event_bus = names.event_bus.clone();
-    if let Some(from) = from_email {
-        config.from_email = openloop_core::ids::Email::parse(from).unwrap_or_else(|e| panic!("{e}"));
-    }
-    let clients = clients(&config).await;
-    config.queue_urls = provision(&clients, &names, "mail.openloop.local")
-        .await
-        .unwrap_or_else(|e| panic!("provision: {e}"))
-        .queue_urls;
-    let clock = Arc::new(TestClock::new());
-    clock.set(crate::morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
-    (
-        engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent)).0,
-        clock,
-    )
-}
+use openloop_tests::{Scratch, unique_prefix};
 
 /// A gym and an approved task for a member with a unique address; returns (item, email).
 pub async fn approved_task(engine: &Engine) -> (WorkItem, String) {
@@ -115,7 +88,8 @@ pub async fn sent_to(email: &str) -> usize {
 
 #[tokio::test]
 async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
-    let (engine, _) = engine_on_emulator("race", None).await;
+    let scratch = Scratch::new("race");
+    let (engine, _, _) = scratch.engine(None).await;
     let (item, email) = approved_task(&engine).await;
 
     // 8 invocations at once, each with a batch holding the same item 4 times.
@@ -147,7 +121,8 @@ async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
 /// read once, and every change has its log entry.
 #[tokio::test]
 async fn a_reply_delivered_many_times_at_once_is_stored_and_read_once() {
-    let (engine, _) = engine_on_emulator("reply-race", None).await;
+    let scratch = Scratch::new("reply-race");
+    let (engine, _, _) = scratch.engine(None).await;
     let (item, email) = approved_task(&engine).await;
     openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
     assert_eq!(sent_to(&email).await, 1);

@@ -5,9 +5,10 @@
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use base64::Engine as _;
 use openloop_core::task::{Role, TaskStatus};
+use openloop_tests::Scratch;
 use serde_json::json;
 
-use crate::concurrency::{approved_task, engine_on_emulator, sent_to, sqs_event};
+use crate::concurrency::{approved_task, sent_to, sqs_event};
 
 /// One SQS record holding `message` as SNS wraps it.
 fn from_sns(message: serde_json::Value) -> SqsEvent {
@@ -23,7 +24,8 @@ fn from_sns(message: serde_json::Value) -> SqsEvent {
 
 #[tokio::test]
 async fn a_reply_from_ses_receiving_reaches_its_task_through_the_signals_queue() {
-    let (engine, _) = engine_on_emulator("ses-received", None).await;
+    let scratch = Scratch::new("ses-received");
+    let (engine, _, _) = scratch.engine(None).await;
     let (item, email) = approved_task(&engine).await;
     openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
     let reply_to = format!(
@@ -57,7 +59,8 @@ async fn a_reply_from_ses_receiving_reaches_its_task_through_the_signals_queue()
 
 #[tokio::test]
 async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
-    let (engine, _) = engine_on_emulator("ses-bounce", None).await;
+    let scratch = Scratch::new("ses-bounce");
+    let (engine, _, _) = scratch.engine(None).await;
     let (item, email) = approved_task(&engine).await;
     openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
     assert_eq!(sent_to(&email).await, 1);

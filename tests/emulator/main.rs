@@ -17,16 +17,4 @@ mod store_conformance;
 mod stress;
 mod walkthroughs;
 
-/// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either
-/// way) on the first day after the test clock's start that is at least `days_ahead` away.
-pub fn morning(days_ahead: i64) -> jiff::Timestamp {
-    let day = jiff::Timestamp::now()
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .date()
-        .checked_add(jiff::Span::new().days(days_ahead))
-        .unwrap_or_else(|e| panic!("{e}"));
-    day.at(14, 0, 0, 0)
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .timestamp()
-}
+pub use openloop_tests::morning;

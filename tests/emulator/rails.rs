@@ -11,16 +11,15 @@ use openloop_core::gate::GateContext;
 use openloop_core::ids::MemberId;
 use openloop_core::limits;
 use openloop_core::task::{Draft, TriggerType};
-use openloop_tests::{Stack, unique_prefix};
+use openloop_tests::{Scratch, Stack, unique_prefix};
 use serde_json::json;
-
-use crate::concurrency::engine_on_emulator;
 
 /// Given 12 creators racing to make 80 tasks for one gym on DynamoDB, then exactly the
 /// day's limit of tasks exists and every other creation was refused by it.
 #[tokio::test]
 async fn concurrent_creators_never_exceed_the_daily_limit() {
-    let (engine, _clock) = engine_on_emulator("flood", None).await;
+    let scratch = Scratch::new("flood");
+    let (engine, _, _clock) = scratch.engine(None).await;
     let secrets = AccountSecrets {
         api_token: "t".into(),
         api_token_hash: unique_prefix("hash"),

@@ -6,12 +6,14 @@ use jiff::SignedDuration;
 use openloop_core::engine::StepOutcome;
 use openloop_core::limits::local_date;
 use openloop_core::task::TaskStatus;
+use openloop_tests::Scratch;
 
-use crate::concurrency::{approved_task, engine_on_emulator, sent_to};
+use crate::concurrency::{approved_task, sent_to};
 
 #[tokio::test]
 async fn a_refused_send_is_retried_with_backoff_then_escalated() {
-    let (engine, clock) = engine_on_emulator("sesfail", Some("outreach@unverified.example.net")).await;
+    let scratch = Scratch::new("sesfail");
+    let (engine, _, clock) = scratch.engine(Some("outreach@unverified.example.net")).await;
     let (item, email) = approved_task(&engine).await;
     let tz = jiff::tz::TimeZone::get("America/New_York").unwrap_or_else(|e| panic!("{e}"));
 

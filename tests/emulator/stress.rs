@@ -24,7 +24,9 @@ use openloop_core::ports::{Delivered, Mailer, SendError};
 use openloop_core::task::{Draft, TriggerType};
 use openloop_core::work::WorkItem;
 
-use crate::concurrency::{engine_on_emulator, sqs_event};
+use openloop_tests::Scratch;
+
+use crate::concurrency::sqs_event;
 
 const WORKERS: usize = 12;
 const MEMBERS: usize = 5;
@@ -110,7 +112,8 @@ async fn setup(engine: &Engine) -> (openloop_core::account::Account, Vec<(TaskId
 
 #[tokio::test]
 async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guarantee() {
-    let (engine, clock) = engine_on_emulator("stress", None).await;
+    let scratch = Scratch::new("stress");
+    let (engine, _, clock) = scratch.engine(None).await;
     let (account, tasks, emails) = setup(&engine).await;
     let flaky = Arc::new(FlakySes {
         inner: engine.mailer.clone(),

@@ -8,7 +8,13 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
+use std::sync::Arc;
+
 use openloop_aws::config::{Clients, Config};
+use openloop_aws::dynamo::DynamoStore;
+use openloop_aws::provision::{Names, deprovision, provision};
+use openloop_core::engine::Engine;
+use openloop_local::clock::TestClock;
 
 pub mod gym;
 
@@ -34,10 +40,83 @@ pub async fn clients(config: &Config) -> Clients {
     Clients::load(config).await
 }
 
-/// The local runtime, started for one test, and a client for it.
+/// One test's table, queues and bus on the emulator, removed when the test ends — passed or
+/// failed, since dropping runs on unwind too. The emulator keeps every table in memory and
+/// copies them all on each transaction, so what a test leaves behind slows every later one.
+pub struct Scratch {
+    pub names: Names,
+    config: Config,
+}
+
+impl Scratch {
+    pub fn new(what: &str) -> Self {
+        Self {
+            names: Names::from_prefix(&unique_prefix(what)),
+            config: test_config(),
+        }
+    }
+
+    /// Provision the names; returns a configuration pointed at them and its clients.
+    pub async fn provision(&self) -> (Config, Clients) {
+        let mut config = self.config.clone();
+        config.table = self.names.table.clone();
+        config.event_bus = self.names.event_bus.clone();
+        let clients = clients(&config).await;
+        config.queue_urls = provision(&clients, &self.names, "mail.openloop.local")
+            .await
+            .unwrap_or_else(|e| panic!("provision: {e}"))
+            .queue_urls;
+        (config, clients)
+    }
+
+    /// An engine on these names with the offline agent and a test clock at 09:00 New York
+    /// tomorrow; `from_email` overrides the sender.
+    pub async fn engine(&self, from_email: Option<&str>) -> (Engine, DynamoStore, Arc<TestClock>) {
+        let (mut config, clients) = self.provision().await;
+        if let Some(from) = from_email {
+            config.from_email = openloop_core::ids::Email::parse(from).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let clock = Arc::new(TestClock::new());
+        clock.set(morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
+        let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+        (engine, store, clock)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let (names, config) = (self.names.clone(), self.config.clone());
+        // Its own thread and runtime: the test's runtime may be unwinding or single-threaded.
+        let cleanup = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            runtime.block_on(async { deprovision(&clients(&config).await, &names).await })
+        });
+        if let Ok(Err(e)) = cleanup.join() {
+            eprintln!("cleaning up {}: {e}", self.names.table);
+        }
+    }
+}
+
+/// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either
+/// way) on the first day after today that is at least `days_ahead` away.
+pub fn morning(days_ahead: i64) -> Timestamp {
+    let day = Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .checked_add(jiff::Span::new().days(days_ahead))
+        .unwrap_or_else(|e| panic!("{e}"));
+    day.at(14, 0, 0, 0)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .timestamp()
+}
+
+/// The local runtime, started for one test, and a client for it. Dropping it stops the
+/// runtime, then removes its resources.
 pub struct Stack {
     pub running: openloop_local::Running,
     pub client: Client,
+    pub scratch: Scratch,
 }
 
 impl std::ops::Deref for Stack {
@@ -49,9 +128,10 @@ impl std::ops::Deref for Stack {
 
 impl Stack {
     pub async fn start(name: &str) -> Self {
+        let scratch = Scratch::new(name);
         let options = openloop_local::Options {
             http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-            prefix: unique_prefix(name),
+            prefix: scratch.names.table.clone(),
             background: true,
             config: test_config(),
         };
@@ -64,7 +144,7 @@ impl Stack {
             admin_token: running.admin_token.clone(),
             inbound_token: running.inbound_token.clone(),
         };
-        Self { running, client }
+        Self { running, client, scratch }
     }
 }
 

@@ -169,3 +169,40 @@ async fn create_bus(clients: &Clients, bus: &str) -> Result<(), BoxError> {
         .map_err(|e| format!("tick rule: {e:?}"))?;
     Ok(())
 }
+
+/// Remove everything `provision` made under `names` (tests and the bench clean up after
+/// themselves: the emulator holds every table in memory and copies them on each transaction,
+/// so what one test leaves behind slows every test after it). Missing pieces are skipped.
+pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxError> {
+    let mut failures = Vec::new();
+    if let Err(e) = clients.dynamodb.delete_table().table_name(&names.table).send().await {
+        if !e.as_service_error().is_some_and(|e| e.is_resource_not_found_exception()) {
+            failures.push(format!("table {}: {e:?}", names.table));
+        }
+    }
+    for queue in QueueName::ALL {
+        let name = names.queue(queue);
+        for name in [format!("{name}-dlq"), name] {
+            let Ok(found) = clients.sqs.get_queue_url().queue_name(&name).send().await else {
+                continue;
+            };
+            if let Some(url) = found.queue_url {
+                if let Err(e) = clients.sqs.delete_queue().queue_url(url).send().await {
+                    failures.push(format!("queue {name}: {e:?}"));
+                }
+            }
+        }
+    }
+    let _ = clients
+        .eventbridge
+        .delete_rule()
+        .name(format!("{}-tick", names.event_bus))
+        .send()
+        .await;
+    let _ = clients.eventbridge.delete_event_bus().name(&names.event_bus).send().await;
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("; ").into())
+    }
+}

@@ -86,9 +86,14 @@ impl Running {
         format!("http://{}", self.addr)
     }
 
-    pub fn stop(self) {
+    /// Stop serving and polling (dropping it does the same).
+    pub fn stop(self) {}
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
         self.server.abort();
-        for task in self.background {
+        for task in &self.background {
             task.abort();
         }
     }

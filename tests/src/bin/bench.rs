@@ -3,11 +3,8 @@
 //! not with what is stored (1,000 vs 20,000 stored tasks).
 //! It counts requests, not seconds, so the figures are the same on any machine.
 
-use std::sync::Arc;
-
 use jiff::{SignedDuration, Timestamp};
 use openloop_aws::dynamo::DynamoStore;
-use openloop_aws::provision::{Names, provision};
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId};
@@ -17,28 +14,14 @@ use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::testing::sample_task_for;
 use openloop_core::work::WorkItem;
 use openloop_local::clock::TestClock;
-use openloop_tests::{clients, test_config, unique_prefix};
+use openloop_tests::{Scratch, unique_prefix};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let mut config = test_config();
-    let names = Names::from_prefix(&unique_prefix("bench"));
-    config.table = names.table.clone();
-    config.event_bus = names.event_bus.clone();
-    let clients = clients(&config).await;
-    config.queue_urls = provision(&clients, &names, "mail.openloop.local").await?.queue_urls;
-    let clock = Arc::new(TestClock::new());
-    let morning = Timestamp::now()
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .date()
-        .tomorrow()?
-        .at(14, 0, 0, 0)
-        .to_zoned(jiff::tz::TimeZone::UTC)?
-        .timestamp();
-    clock.set(morning).map_err(|t| format!("clock at {t}"))?;
-    let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+    let scratch = Scratch::new("bench");
+    let (engine, store, clock) = scratch.engine(None).await;
 
     println!(
         "DynamoDB requests per task step (one task, emulator: {})",
@@ -87,11 +70,8 @@ async fn main() -> Result<(), Error> {
     for members in [500usize, 5_000] {
         // A table of its own: the emulator copies the whole table on every transaction, so
         // the 20,000 tasks above would only slow it down (the request counts are the same).
-        let names = Names::from_prefix(&unique_prefix("bench-scan"));
-        config.table = names.table.clone();
-        config.event_bus = names.event_bus.clone();
-        config.queue_urls = provision(&clients, &names, "mail.openloop.local").await?.queue_urls;
-        let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+        let scratch = Scratch::new("bench-scan");
+        let (engine, store, _) = scratch.engine(None).await;
         analysis_cost(&engine, &store, members).await?;
     }
     Ok(())
