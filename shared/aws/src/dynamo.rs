@@ -220,6 +220,37 @@ impl DynamoStore {
         }
     }
 
+    /// Consistent reads of many keys in the table (100 a request, unprocessed keys retried);
+    /// missing items are simply absent from the result.
+    async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        for chunk in keys.chunks(100) {
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(chunk.to_vec()))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(build_error)?,
+            );
+            while let Some(request) = pending.take() {
+                self.count();
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                items.extend(out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default());
+                pending = out
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .filter(|k| !k.keys().is_empty());
+            }
+        }
+        Ok(items)
+    }
+
     /// One page of an index partition (at most `limit` items, 1–1,000), with the cursor of
     /// the next page: the attribution index and the activity feed page this way.
     async fn index_page(
@@ -660,6 +691,27 @@ impl TaskStore for DynamoStore {
         Ok(item.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
     }
 
+    async fn member_active_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, StoreError> {
+        let pk = account_pk(account);
+        let guards = self
+            .query_all(None, PK, pk.clone(), Some(active_member_prefix(member)), true)
+            .await?;
+        let keys = guards
+            .iter()
+            .filter_map(|g| g.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse::<TaskId>().ok()))
+            .map(|id| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(task_sk(id)))]))
+            .collect();
+        let mut tasks = self
+            .batch_get(keys)
+            .await?
+            .into_iter()
+            .map(from_item::<Task>)
+            .collect::<Result<Vec<_>, _>>()?;
+        tasks.retain(Task::is_active);
+        tasks.sort_by_key(|t| t.id);
+        Ok(tasks)
+    }
+
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
         self.get(account_pk(account), &task_sk(id)).await?.map(from_item).transpose()
     }
@@ -944,29 +996,7 @@ impl TaskStore for DynamoStore {
         }
         let dates = dates_around(around);
         keys.extend(dates.iter().map(|d| key(pk.clone(), sends_sk(*d))));
-        let mut items = Vec::new();
-        let mut pending = Some(
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .map_err(build_error)?,
-        );
-        while let Some(request) = pending.take() {
-            self.count();
-            let out = self
-                .client
-                .batch_get_item()
-                .request_items(&self.table, request)
-                .send()
-                .await
-                .map_err(unavailable)?;
-            items.extend(out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default());
-            pending = out
-                .unprocessed_keys
-                .and_then(|mut u| u.remove(&self.table))
-                .filter(|k| !k.keys().is_empty());
-        }
+        let items = self.batch_get(keys).await?;
         let mut snapshot = SendSnapshot {
             daily: dates.iter().map(|d| (*d, 0)).collect(),
             ..SendSnapshot::default()
@@ -1224,43 +1254,20 @@ impl TaskStore for DynamoStore {
     async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError> {
         let pk = account_pk(account);
         let key = |sk: String| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sk))]);
-        let request = KeysAndAttributes::builder()
-            .set_keys(Some(vec![
-                key(OPEN_TASKS_SK.into()),
-                key(created_sk(date)),
-                key(agent_created_sk(date)),
-            ]))
-            .consistent_read(true)
-            .build()
-            .map_err(build_error)?;
+        let keys = vec![key(OPEN_TASKS_SK.into()), key(created_sk(date)), key(agent_created_sk(date))];
         let mut counts = CreationCounts::default();
-        let mut pending = Some(request);
-        while let Some(request) = pending.take() {
-            self.count();
-            let out = self
-                .client
-                .batch_get_item()
-                .request_items(&self.table, request)
-                .send()
-                .await
-                .map_err(unavailable)?;
-            for item in out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default() {
-                let value = item
-                    .get("n")
-                    .and_then(|v| v.as_n().ok())
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(u32::MAX));
-                match sk_of(&item) {
-                    OPEN_TASKS_SK => counts.open = value,
-                    sk if sk == created_sk(date) => counts.created = value,
-                    sk if sk == agent_created_sk(date) => counts.agent_created = value,
-                    _ => {}
-                }
+        for item in self.batch_get(keys).await? {
+            let value = item
+                .get("n")
+                .and_then(|v| v.as_n().ok())
+                .and_then(|v| v.parse::<i64>().ok())
+                .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(u32::MAX));
+            match sk_of(&item) {
+                OPEN_TASKS_SK => counts.open = value,
+                sk if sk == created_sk(date) => counts.created = value,
+                sk if sk == agent_created_sk(date) => counts.agent_created = value,
+                _ => {}
             }
-            pending = out
-                .unprocessed_keys
-                .and_then(|mut u| u.remove(&self.table))
-                .filter(|k| !k.keys().is_empty());
         }
         Ok(counts)
     }

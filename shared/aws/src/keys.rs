@@ -48,6 +48,10 @@ pub fn due_gsi1pk(shard: u32) -> String {
 pub fn active_sk(member: &MemberId, task_type: &str) -> String {
     format!("ACTIVE#{member}#{task_type}")
 }
+/// The prefix of one member's active-task guards (the `#` keeps `m_1` from matching `m_10`).
+pub fn active_member_prefix(member: &MemberId) -> String {
+    format!("ACTIVE#{member}#")
+}
 pub fn member_sk(member: &MemberId) -> String {
     format!("MEMBER#{member}")
 }

@@ -18,6 +18,7 @@ use crate::work::due_shard;
 pub async fn run_all(store: &dyn TaskStore) {
     accounts_are_created_once_and_saved_under_their_version(store).await;
     one_active_task_per_member_and_type(store).await;
+    a_members_active_tasks_are_read_through_their_guards(store).await;
     a_stale_write_changes_nothing(store).await;
     history_is_complete_and_in_order(store).await;
     the_due_index_holds_what_is_scheduled_and_pages(store).await;
@@ -152,6 +153,43 @@ async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
         .create_task(&second, &created(&second, Why::new("created")), &[])
         .await
         .expect("guard: a new task after closing");
+}
+
+async fn a_members_active_tasks_are_read_through_their_guards(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    let payment = new_task(store, account, "m_mine", TaskStatus::Ready).await;
+    let mut churn = sample_task_for(account, member("m_mine"), TaskStatus::Waiting, base());
+    churn.task_type = "churn_risk".into();
+    store
+        .create_task(&churn, &created(&churn, Why::new("created")), &[])
+        .await
+        .expect("create");
+    // A member whose id starts with the first one's, and the same member in another account.
+    new_task(store, account, "m_mine2", TaskStatus::Ready).await;
+    new_task(store, other, "m_mine", TaskStatus::Ready).await;
+    let ids = |tasks: Vec<Task>| tasks.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    let mut expected = vec![payment.id, churn.id];
+    expected.sort();
+    assert_eq!(
+        ids(store.member_active_tasks(account, &member("m_mine")).await.expect("read")),
+        expected,
+        "member tasks: exactly the member's own, in this account"
+    );
+    let (closed, log) = transition(&payment, TaskStatus::Cancelled, base(), Why::new("owner_cancelled")).expect("valid");
+    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
+    assert_eq!(
+        ids(store.member_active_tasks(account, &member("m_mine")).await.expect("read")),
+        vec![churn.id],
+        "member tasks: a closed task is no longer listed"
+    );
+    assert!(
+        store
+            .member_active_tasks(account, &member("m_none"))
+            .await
+            .expect("read")
+            .is_empty()
+    );
 }
 
 async fn a_stale_write_changes_nothing(store: &dyn TaskStore) {

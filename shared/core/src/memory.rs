@@ -157,6 +157,18 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().guards.get(&(account, member.clone(), task_type.to_owned())).copied())
     }
 
+    async fn member_active_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, StoreError> {
+        let s = self.lock();
+        let mut tasks: Vec<Task> = s
+            .guards
+            .iter()
+            .filter(|((a, m, _), _)| *a == account && m == member)
+            .filter_map(|(_, id)| s.tasks.get(id).filter(|t| t.is_active()).cloned())
+            .collect();
+        tasks.sort_by_key(|t| t.id);
+        Ok(tasks)
+    }
+
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
         Ok(self.lock().tasks.get(&id).filter(|t| t.account_id == account).cloned())
     }

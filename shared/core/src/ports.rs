@@ -168,6 +168,9 @@ pub trait TaskStore: Send + Sync {
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
     /// The active task of this member and type, if any.
     async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError>;
+    /// Every active task about one member, oldest first, read through the active-task guards:
+    /// the cost grows with the member's own open tasks, never with the account's.
+    async fn member_active_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, StoreError>;
     /// A consistent read of a task.
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
     async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError>;

@@ -621,11 +621,23 @@ impl Engine {
         let now = self.clock.now();
         self.store.put_suppression(who.account, who.email, who.reason, now).await?;
         let mut cancelled = 0;
+        if let Some(member) = who.member {
+            // The member is known: their own open tasks, through the guards.
+            for task in self.store.member_active_tasks(who.account, member).await? {
+                if task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await? {
+                    cancelled += 1;
+                }
+            }
+            tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
+            return Ok(cancelled);
+        }
+        // Only the address is known (an owner's or an unsubscribe's stop): every task that
+        // names it, a rare and owner-initiated scan.
         let mut cursor = None;
         loop {
             let query = TaskQuery {
                 status: None,
-                member_id: who.member.cloned(),
+                member_id: None,
                 limit: 200,
                 cursor,
             };
@@ -672,13 +684,7 @@ impl Engine {
     }
 
     async fn member_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, EngineError> {
-        let query = TaskQuery {
-            status: None,
-            member_id: Some(member.clone()),
-            limit: 50,
-            cursor: None,
-        };
-        Ok(self.store.list_tasks(account, &query).await?.0)
+        Ok(self.store.member_active_tasks(account, member).await?)
     }
 
     async fn escalate(

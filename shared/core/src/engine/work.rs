@@ -271,7 +271,11 @@ impl Engine {
         if mode == crate::autonomy::SendMode::Live {
             account.settings.daily_send_limit = ramp.daily_send_limit;
         }
-        if let Some((until, why)) = send_gate(&account, &snapshot, now) {
+        let deferral = match send_gate(&account, &snapshot, now) {
+            Some(deferral) => Some(deferral),
+            None => self.yield_to_higher_priority(&task, &account, now).await?,
+        };
+        if let Some((until, why)) = deferral {
             let reason = why.reason.clone();
             self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
             return Ok(StepOutcome::Deferred { until, reason });
@@ -298,6 +302,44 @@ impl Engine {
             Err(e) => return Err(e.into()),
         }
         self.send_claimed(&account, claimed, to, snapshot.ledger).await
+    }
+
+    /// Priority-based allocation (spec §21.3): every send uses the member's one message of
+    /// the day, so while a more urgent task about the same member wants to send now, this one
+    /// waits for the next local day. Its touch is delayed, never skipped; and a task the gates
+    /// deferred is not "wanting to send", so two tasks can never hold each other back.
+    async fn yield_to_higher_priority(
+        &self,
+        task: &Task,
+        account: &Account,
+        now: Timestamp,
+    ) -> Result<Option<(Timestamp, Why)>, EngineError> {
+        let others = self.store.member_active_tasks(task.account_id, &task.member.id).await?;
+        let wants_to_send = |other: &Task| {
+            let sends = task_type::definition(&other.task_type).category == crate::task_type::Category::Communication;
+            let moving = match other.status {
+                TaskStatus::Ready | TaskStatus::Waiting => true,
+                TaskStatus::Executing => other.awaiting != Some(crate::task::Awaiting::OwnerGuidance),
+                _ => false,
+            };
+            sends && moving && other.next_action_at.is_some_and(|due| limits::is_due(due, now))
+        };
+        let Some(first) = others
+            .iter()
+            .filter(|o| o.id != task.id && o.priority < task.priority && wants_to_send(o))
+            .min_by_key(|o| o.priority)
+        else {
+            return Ok(None);
+        };
+        let until = next_local_day(now, &account.settings.time_zone());
+        let why = Why::new("yielding_to_higher_priority").detail(format!(
+            "{} task {} ({}) goes first for this member; this {} touch waits until {until}",
+            first.task_type,
+            first.id,
+            first.priority.as_str(),
+            task.priority.as_str()
+        ));
+        Ok(Some((until, why)))
     }
 
     /// Draft, reserve, send and record, for a task this worker has claimed.

@@ -278,3 +278,34 @@ async fn an_account_out_of_ai_calls_today_waits_for_tomorrow() {
     assert_eq!(w.mailer.sent().len(), 2, "sent the next day");
     assert_eq!(w.task(&task).await.ai_calls, 1, "the follow-up's draft is counted on the task");
 }
+
+/// Given a member with an approved churn task (high) and an approved payment task (critical)
+/// both due, when the churn task's step runs first, then it yields the day to the payment
+/// task (logged, touch kept); the payment mails go first and the churn mail on the first
+/// day the payment task does not want the slot.
+#[tokio::test]
+async fn the_more_urgent_task_gets_the_members_message_of_the_day() {
+    let w = world().await;
+    let churn = w.approved("churn_risk", "m_both").await;
+    let payment = w.approved("payment_recovery", "m_both").await;
+    let yielded = w.engine.execute(&w.item(&churn)).await.expect("step");
+    assert!(
+        matches!(&yielded, StepOutcome::Deferred { reason, .. } if reason == "yielding_to_higher_priority"),
+        "{yielded:?}"
+    );
+    let waiting = w.task(&churn).await;
+    assert_eq!((waiting.status, waiting.touch), (TaskStatus::Ready, 0), "delayed, not skipped");
+    w.engine.execute(&w.item(&payment)).await.expect("step");
+    assert_eq!(w.mailer.sent().len(), 1);
+    assert_eq!(w.task(&payment).await.touch, 1, "the critical task went first");
+
+    // The next morning the payment task's urgent follow-up is due too: it goes first again.
+    w.clock.set(day0() + days(1) + SignedDuration::from_mins(5));
+    w.run().await;
+    assert_eq!((w.task(&payment).await.touch, w.task(&churn).await.touch), (2, 0));
+    // The day after, the payment task waits (its next touch is two days out): churn goes.
+    w.clock.set(day0() + days(2) + SignedDuration::from_mins(10));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 3);
+    assert_eq!(w.task(&churn).await.touch, 1);
+}
