@@ -116,6 +116,34 @@ pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp>
     Err(opens)
 }
 
+/// Smart timing (spec §29.3): a send the window deferred leaves a few minutes after the
+/// opening, never on the hour — 5 to 20 minutes, fixed per task and touch so a retried step
+/// lands on the same minute. First touches take the morning opening; follow-ups prefer the
+/// afternoon from this local hour when the window is open then.
+pub const SEND_JITTER_MINS: (u64, u64) = (5, 20);
+pub const FOLLOW_UP_PREFERRED_HOUR: i8 = 13;
+
+/// When a send the window deferred should go: the next opening (or, for a follow-up, the
+/// afternoon of that day) plus the task's jitter. `seed` varies per task and touch.
+pub fn smart_send_time(settings: &Settings, opens: Timestamp, follow_up: bool, seed: u64) -> Timestamp {
+    let (low, high) = SEND_JITTER_MINS;
+    let jitter = SignedDuration::from_mins(i64::try_from(low + seed % (high - low + 1)).unwrap_or(0));
+    let afternoon = FOLLOW_UP_PREFERRED_HOUR;
+    let in_window =
+        i64::from(afternoon) >= i64::from(settings.send_window_start) && i64::from(afternoon) < i64::from(settings.send_window_end);
+    if !(follow_up && in_window) {
+        return opens + jitter;
+    }
+    let tz = settings.time_zone();
+    opens
+        .to_zoned(tz.clone())
+        .date()
+        .to_datetime(Time::constant(afternoon, 0, 0, 0))
+        .to_zoned(tz)
+        .map_or(opens, |z| z.timestamp())
+        + jitter
+}
+
 /// Anomalies (spec §7.5): this many conversation turns without a resolution escalate…
 pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
 /// …and so do this many member replies on a task that is still open (a possible loop).

@@ -210,6 +210,8 @@ async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() 
     );
 }
 
+/// Given a task approved at 21:00, when it runs, then it waits for the morning opening plus
+/// 5–20 minutes of jitter (spec §29.3), and goes then — not a minute before.
 #[tokio::test]
 async fn outside_the_send_window_the_first_touch_waits_for_it() {
     let w = world().await;
@@ -218,13 +220,35 @@ async fn outside_the_send_window_the_first_touch_waits_for_it() {
     w.run().await;
     assert!(w.mailer.sent().is_empty());
     let waiting = w.task(&task).await;
-    assert_eq!(
-        (waiting.status, waiting.next_action_at),
-        (TaskStatus::Ready, Some(at("2026-11-03T13:00:00Z")))
+    let opens = at("2026-11-03T13:00:00Z"); // 08:00 in New York
+    let at_ = waiting.next_action_at.expect("scheduled");
+    assert_eq!(waiting.status, TaskStatus::Ready);
+    assert!(
+        at_ >= opens + SignedDuration::from_mins(5) && at_ <= opens + SignedDuration::from_mins(20),
+        "{at_} is not 5-20 minutes after the opening"
     );
-    w.clock.set(at("2026-11-03T13:00:00Z"));
+    w.clock.set(opens);
+    w.run().await;
+    assert!(w.mailer.sent().is_empty(), "not on the hour mark");
+    w.clock.set(at_);
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1);
+}
+
+/// Given a follow-up that falls due outside the window, then it waits for the afternoon of
+/// the next window day (spec §29.3), with jitter.
+#[test]
+fn a_deferred_follow_up_prefers_the_afternoon() {
+    let settings = sample_account(day0()).settings;
+    let opens = at("2026-11-03T13:00:00Z"); // 08:00 in New York
+    for seed in 0..40 {
+        let first = crate::limits::smart_send_time(&settings, opens, false, seed);
+        let follow_up = crate::limits::smart_send_time(&settings, opens, true, seed);
+        let minutes = |t: Timestamp, from: Timestamp| t.duration_since(from).as_mins();
+        assert!((5..=20).contains(&minutes(first, opens)), "seed {seed}: {first}");
+        let afternoon = at("2026-11-03T18:00:00Z"); // 13:00 in New York
+        assert!((5..=20).contains(&minutes(follow_up, afternoon)), "seed {seed}: {follow_up}");
+    }
 }
 
 #[tokio::test]
@@ -237,6 +261,9 @@ async fn the_member_weekly_cap_holds_across_tasks() {
     w.engine.update_settings(w.account.id, patch).await.expect("settings");
     let first = w.approved("churn_risk", "m_cap").await;
     let second = w.approved("ad_hoc", "m_cap").await;
+    w.run().await;
+    // The less urgent task yields the first day (spec §21.3), then meets the weekly cap.
+    w.clock.set(day0() + days(1));
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1, "one message a week for this member, whatever the tasks");
     let held = if w.task(&first).await.touch == 1 { second } else { first };

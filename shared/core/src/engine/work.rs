@@ -49,11 +49,13 @@ enum Reservation {
 }
 
 /// The gates that defer rather than refuse: send window, member weekly cap, daily cap.
-fn send_gate(account: &Account, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
+fn send_gate(account: &Account, task: &Task, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
     let settings = &account.settings;
     if let Err(opens) = limits::send_window(settings, now) {
+        let (id_bits, touch) = ((task.id.0.random() & u128::from(u64::MAX)) as u64, u64::from(task.touch));
+        let opens = limits::smart_send_time(settings, opens, task.touch > 0, id_bits.wrapping_add(touch));
         let detail = format!(
-            "window {}:00-{}:00 {}; next opening {opens}",
+            "window {}:00-{}:00 {}; goes at {opens}",
             settings.send_window_start, settings.send_window_end, settings.timezone
         );
         return Some((opens, Why::new("outside_send_window").detail(detail)));
@@ -271,7 +273,7 @@ impl Engine {
         if mode == crate::autonomy::SendMode::Live {
             account.settings.daily_send_limit = ramp.daily_send_limit;
         }
-        let deferral = match send_gate(&account, &snapshot, now) {
+        let deferral = match send_gate(&account, &task, &snapshot, now) {
             Some(deferral) => Some(deferral),
             None => self.yield_to_higher_priority(&task, &account, now).await?,
         };
