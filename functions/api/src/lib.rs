@@ -25,6 +25,7 @@ use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::limits::MAX_BODY_BYTES;
 use openloop_core::ports::TaskQuery;
+use openloop_core::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 
 pub struct ApiState {
@@ -51,6 +52,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/cancel", post(cancel))
         .route("/api/v1/tasks/{id}/resolve", post(resolve))
         .route("/api/v1/tasks/{id}/guidance", post(guidance))
+        .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
         .route("/api/v1/autonomy", get(autonomy))
         .route("/api/v1/suppressions", post(add_suppression))
@@ -237,47 +239,68 @@ struct CreateTask {
     draft: Option<Draft>,
     /// `live` (default), `dry_run` or `plan` (spec §27).
     execution_mode: Option<TaskMode>,
+    /// Subtasks only (`POST /api/v1/tasks/{id}/subtasks`): `required` (default), `optional`
+    /// or `best_effort` (spec §14.6).
+    requirement: Option<Requirement>,
+}
+
+impl CreateTask {
+    /// The engine's input for an owner's task (manual trigger), checked.
+    fn into_parts(self) -> Result<(NewTask, CreateOptions), ApiError> {
+        let member_id = MemberId::parse(&self.member_id).map_err(EngineError::from)?;
+        if self.confidence.is_some_and(|c| c > 100) {
+            return Err(EngineError::from(openloop_core::error::InvalidInput::new(
+                "invalid_confidence",
+                "confidence must be 0-100",
+            ))
+            .into());
+        }
+        let options = CreateOptions::with_mode(self.execution_mode.unwrap_or_default());
+        let input = NewTask {
+            task_type: self.task_type,
+            member_id,
+            goal: self.goal,
+            confidence: self.confidence,
+            draft: self.draft,
+            trigger_type: TriggerType::Manual,
+            trigger_event_id: None,
+            gate: GateContext::default(),
+            context: serde_json::Value::Null,
+        };
+        Ok((input, options))
+    }
 }
 
 async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateTask = json_body(&body.map_err(body_error)?)?;
-    let member_id = MemberId::parse(&input.member_id).map_err(EngineError::from)?;
-    if input.confidence.is_some_and(|c| c > 100) {
+    if input.requirement.is_some() {
         return Err(EngineError::from(openloop_core::error::InvalidInput::new(
-            "invalid_confidence",
-            "confidence must be 0-100",
+            "invalid_requirement",
+            "requirement applies to subtasks: POST /api/v1/tasks/{id}/subtasks",
         ))
         .into());
     }
+    let (input, options) = input.into_parts()?;
     let account = state.engine.account(account_id).await?;
-    let options = CreateOptions {
-        mode: input.execution_mode.unwrap_or_default(),
-    };
-    let created = state
-        .engine
-        .create_task_with(
-            &account,
-            NewTask {
-                task_type: input.task_type,
-                member_id,
-                goal: input.goal,
-                confidence: input.confidence,
-                draft: input.draft,
-                trigger_type: TriggerType::Manual,
-                trigger_event_id: None,
-                gate: GateContext::default(),
-                context: serde_json::Value::Null,
-            },
-            options,
-        )
-        .await?;
+    let created = state.engine.create_task_with(&account, input, options).await?;
     let status = match created {
         openloop_core::engine::Created::New(_) => StatusCode::CREATED,
         // The member already has an active task of this type: no duplicate is made.
         openloop_core::engine::Created::Existing(_) => StatusCode::OK,
     };
     Ok(json(status, TaskView::from(created.task())))
+}
+
+async fn create_subtask(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
+    let account_id = owner(&state, &headers).await?;
+    let parent = task_id(&id)?;
+    let input: CreateTask = json_body(&body.map_err(body_error)?)?;
+    let requirement = input.requirement.unwrap_or_default();
+    let (task, options) = input.into_parts()?;
+    let account = state.engine.account(account_id).await?;
+    let created = state.engine.create_subtask(&account, parent, task, requirement, options).await?;
+    Ok(json(StatusCode::CREATED, TaskView::from(&created)))
 }
 
 #[derive(Deserialize, Default)]

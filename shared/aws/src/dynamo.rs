@@ -696,20 +696,29 @@ impl TaskStore for DynamoStore {
         let guards = self
             .query_all(None, PK, pk.clone(), Some(active_member_prefix(member)), true)
             .await?;
-        let keys = guards
+        let ids: Vec<TaskId> = guards
             .iter()
-            .filter_map(|g| g.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse::<TaskId>().ok()))
-            .map(|id| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(task_sk(id)))]))
+            .filter_map(|g| g.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
             .collect();
-        let mut tasks = self
-            .batch_get(keys)
-            .await?
-            .into_iter()
-            .map(from_item::<Task>)
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut tasks = self.get_tasks(account, &ids).await?;
         tasks.retain(Task::is_active);
         tasks.sort_by_key(|t| t.id);
         Ok(tasks)
+    }
+
+    async fn get_tasks(&self, account: AccountId, ids: &[TaskId]) -> Result<Vec<Task>, StoreError> {
+        let pk = account_pk(account);
+        let keys = ids
+            .iter()
+            .map(|id| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(task_sk(*id)))]))
+            .collect();
+        let found: HashMap<TaskId, Task> = self
+            .batch_get(keys)
+            .await?
+            .into_iter()
+            .map(|item| from_item::<Task>(item).map(|t| (t.id, t)))
+            .collect::<Result<_, _>>()?;
+        Ok(ids.iter().filter_map(|id| found.get(id).cloned()).collect())
     }
 
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {

@@ -175,10 +175,10 @@ async fn create_bus(clients: &Clients, bus: &str) -> Result<(), BoxError> {
 /// so what one test leaves behind slows every test after it). Missing pieces are skipped.
 pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxError> {
     let mut failures = Vec::new();
-    if let Err(e) = clients.dynamodb.delete_table().table_name(&names.table).send().await {
-        if !e.as_service_error().is_some_and(|e| e.is_resource_not_found_exception()) {
-            failures.push(format!("table {}: {e:?}", names.table));
-        }
+    if let Err(e) = clients.dynamodb.delete_table().table_name(&names.table).send().await
+        && !e.as_service_error().is_some_and(|e| e.is_resource_not_found_exception())
+    {
+        failures.push(format!("table {}: {e:?}", names.table));
     }
     for queue in QueueName::ALL {
         let name = names.queue(queue);
@@ -186,10 +186,10 @@ pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxErro
             let Ok(found) = clients.sqs.get_queue_url().queue_name(&name).send().await else {
                 continue;
             };
-            if let Some(url) = found.queue_url {
-                if let Err(e) = clients.sqs.delete_queue().queue_url(url).send().await {
-                    failures.push(format!("queue {name}: {e:?}"));
-                }
+            if let Some(url) = found.queue_url
+                && let Err(e) = clients.sqs.delete_queue().queue_url(url).send().await
+            {
+                failures.push(format!("queue {name}: {e:?}"));
             }
         }
     }

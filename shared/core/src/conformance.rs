@@ -190,6 +190,16 @@ async fn a_members_active_tasks_are_read_through_their_guards(store: &dyn TaskSt
             .expect("read")
             .is_empty()
     );
+    let missing = TaskId::generate(base());
+    let foreign = new_task(store, other, "m_foreign", TaskStatus::Ready).await;
+    assert_eq!(
+        ids(store
+            .get_tasks(account, &[churn.id, missing, foreign.id, payment.id])
+            .await
+            .expect("read")),
+        vec![churn.id, payment.id],
+        "get_tasks: in the order asked, this account's only, missing ones left out"
+    );
 }
 
 async fn a_stale_write_changes_nothing(store: &dyn TaskStore) {

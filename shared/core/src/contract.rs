@@ -49,6 +49,12 @@ pub struct TaskView<'a> {
     /// The outcome is a verbal commitment awaiting its signal (attribution verifies it).
     pub provisional: bool,
     pub parent_id: Option<String>,
+    /// Subtasks only: `required`, `optional` or `best_effort` (spec §14.6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<crate::subtasks::Requirement>,
+    /// Parents only: their subtasks' ids, in the order they were added.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subtask_ids: Vec<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub version: u64,
@@ -104,6 +110,8 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             attributed_value: t.attributed_value,
             provisional: t.provisional,
             parent_id: t.parent_id.map(|p| p.to_string()),
+            requirement: t.requirement,
+            subtask_ids: t.subtasks.iter().map(|s| s.id.to_string()).collect(),
             created_at: t.created_at,
             updated_at: t.updated_at,
             version: t.version,

@@ -45,6 +45,7 @@ pub mod risk;
 pub mod scorecard;
 pub mod skills;
 pub mod stale_guard;
+pub mod subtasks;
 pub mod task;
 pub mod task_type;
 pub mod token;

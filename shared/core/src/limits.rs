@@ -144,6 +144,14 @@ pub fn smart_send_time(settings: &Settings, opens: Timestamp, follow_up: bool, s
         + jitter
 }
 
+/// Subtasks (spec §7.8, §14, §31.7): agent-planned steps per parent, the higher limit for a
+/// batch parent's one-per-member subtasks, how deep subtasks nest, and how often a parent
+/// re-derives its state when no subtask closes meanwhile.
+pub const MAX_SUBTASKS_PER_PARENT: usize = 8;
+pub const MAX_BATCH_SUBTASKS_PER_PARENT: usize = 50;
+pub const MAX_SUBTASK_DEPTH: usize = 2;
+pub const PARENT_CHECK_INTERVAL: SignedDuration = SignedDuration::from_hours(6);
+
 /// Anomalies (spec §7.5): this many conversation turns without a resolution escalate…
 pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
 /// …and so do this many member replies on a task that is still open (a possible loop).

@@ -169,6 +169,14 @@ impl TaskStore for MemoryStore {
         Ok(tasks)
     }
 
+    async fn get_tasks(&self, account: AccountId, ids: &[TaskId]) -> Result<Vec<Task>, StoreError> {
+        let s = self.lock();
+        Ok(ids
+            .iter()
+            .filter_map(|id| s.tasks.get(id).filter(|t| t.account_id == account).cloned())
+            .collect())
+    }
+
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
         Ok(self.lock().tasks.get(&id).filter(|t| t.account_id == account).cloned())
     }

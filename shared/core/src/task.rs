@@ -161,6 +161,16 @@ pub struct Task {
     pub outcome_reason: Option<String>,
     pub attributed_value: Option<f64>,
     pub parent_id: Option<TaskId>,
+    /// For a subtask: how its result bears on the parent (spec §14.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<crate::subtasks::Requirement>,
+    /// For a parent: its subtasks, in the order they were added; a parent's steps derive its
+    /// state from theirs instead of sending (spec §14.4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subtasks: Vec<crate::subtasks::SubtaskRef>,
+    /// A batch parent (spec §31.7): one subtask per member, under the higher batch limit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
     pub trigger_type: TriggerType,
     pub trigger_event_id: Option<String>,
     pub created_at: Timestamp,

@@ -20,6 +20,7 @@ mod scorecard;
 pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 mod signals;
+mod subtasks;
 mod tasks;
 mod tick;
 pub use signals::SignalOutcome;

@@ -36,6 +36,14 @@ pub struct NewTask {
 #[derive(Clone, Debug, Default)]
 pub struct CreateOptions {
     pub mode: TaskMode,
+    /// Set by [`Engine::create_subtask`] only: the parent that has already listed this task.
+    pub(crate) parent: Option<super::subtasks::ParentLink>,
+}
+
+impl CreateOptions {
+    pub fn with_mode(mode: TaskMode) -> Self {
+        Self { mode, parent: None }
+    }
 }
 
 /// `POST /tasks/{id}/resolve`.
@@ -215,6 +223,11 @@ impl Engine {
             }
         };
         let drafted_by_agent = !owner_draft && draft.is_some();
+        // A subtask waits for its parent's approval, and sends within the parent's ceiling.
+        let (status, gate_reason) = match &options.parent {
+            Some(link) if link.parent_pending_review => (TaskStatus::PendingReview, "parent_not_approved".to_owned()),
+            _ => (status, gate_reason),
+        };
         let plan = match options.mode {
             TaskMode::Plan => Some(
                 self.plan(account, def, &goal, member.as_ref(), draft.as_ref(), confidence, now)
@@ -223,7 +236,7 @@ impl Engine {
             _ => None,
         };
         let task = Task {
-            id: TaskId::generate(now),
+            id: options.parent.as_ref().map_or_else(|| TaskId::generate(now), |link| link.child),
             account_id: account.id,
             task_type,
             status,
@@ -240,7 +253,10 @@ impl Engine {
             thread: Vec::new(),
             budget: Budget {
                 messages_used: 0,
-                messages_max: def.budget.max_messages,
+                messages_max: options
+                    .parent
+                    .as_ref()
+                    .map_or(def.budget.max_messages, |link| def.budget.max_messages.min(link.messages_max)),
                 turns_used: 0,
                 turns_max: def.budget.max_turns,
                 expires_at: now + SignedDuration::from_hours(24 * i64::from(def.budget.max_days)),
@@ -253,7 +269,10 @@ impl Engine {
             outcome: None,
             outcome_reason: None,
             attributed_value: None,
-            parent_id: None,
+            parent_id: options.parent.as_ref().map(|link| link.parent),
+            requirement: options.parent.as_ref().map(|link| link.requirement),
+            subtasks: Vec::new(),
+            batch: false,
             trigger_type: input.trigger_type,
             trigger_event_id: input.trigger_event_id,
             created_at: now,
@@ -551,6 +570,9 @@ impl Engine {
     pub(crate) async fn publish_closed(&self, task: &Task) {
         if !task.status.is_terminal() {
             return;
+        }
+        if let Some(parent) = task.parent_id {
+            self.nudge_parent(task.account_id, parent, task.id).await;
         }
         let detail = serde_json::json!({
             "account_id": task.account_id, "task_id": task.id, "task_type": task.task_type,

@@ -724,7 +724,10 @@ mod properties {
                         crate::autonomy::TaskMode::DryRun,
                         crate::autonomy::TaskMode::Plan,
                     ][mode as usize];
-                    let options = super::super::CreateOptions { mode };
+                    let options = super::super::CreateOptions {
+                        mode,
+                        ..Default::default()
+                    };
                     let created = w
                         .engine
                         .create_task_with(&account, input, options)
@@ -1053,3 +1056,4 @@ mod gates;
 mod outcomes;
 mod rails;
 mod replies;
+mod subtasks;

@@ -192,6 +192,10 @@ impl Engine {
                 reason: "account_paused".into(),
             });
         }
+        if !task.subtasks.is_empty() {
+            // A parent coordinates: its state is its subtasks' (spec §14.4).
+            return self.parent_step(task, now).await;
+        }
         let def = task_type::definition(&task.task_type);
         // The conversation, read once for both the anomaly check and an awaited message.
         let conversation = self.conversation_if_needed(&task).await?;

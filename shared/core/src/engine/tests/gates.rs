@@ -119,6 +119,7 @@ async fn a_dry_run_walks_the_whole_cadence_without_sending() {
     let input = w.new_task("churn_risk", "m_dry").await;
     let options = super::super::CreateOptions {
         mode: crate::autonomy::TaskMode::DryRun,
+        ..Default::default()
     };
     let task = w
         .engine
@@ -154,6 +155,7 @@ async fn a_plan_is_reviewed_then_runs_live() {
     let input = w.new_task("churn_risk", "m_plan").await;
     let options = super::super::CreateOptions {
         mode: crate::autonomy::TaskMode::Plan,
+        ..Default::default()
     };
     let task = w
         .engine

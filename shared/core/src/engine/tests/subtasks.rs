@@ -1,0 +1,121 @@
+//! Subtasks (spec §14) on the in-memory store: limits, the parent's message ceiling, and the
+//! parent's state derived from its subtasks.
+
+use super::*;
+use crate::engine::Resolution;
+use crate::subtasks::Requirement;
+
+impl World {
+    async fn subtask(
+        &self,
+        parent: &Task,
+        task_type: &str,
+        member: &str,
+        requirement: Requirement,
+    ) -> Result<Task, crate::error::EngineError> {
+        let input = self.new_task(task_type, member).await;
+        self.engine
+            .create_subtask(&self.account, parent.id, input, requirement, Default::default())
+            .await
+    }
+
+    async fn resolve(&self, task: &Task, outcome: &str) {
+        let resolution = Resolution {
+            outcome: outcome.into(),
+            note: None,
+        };
+        self.engine.resolve(self.account.id, task.id, resolution).await.expect("resolve");
+    }
+}
+
+fn code(result: Result<Task, crate::error::EngineError>) -> String {
+    match result {
+        Err(crate::error::EngineError::Invalid(e)) => e.code.to_string(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// Given an approved win-back parent with a required staff call and an optional churn
+/// touch, when the call is made and the touch is cancelled, then the parent completes on its
+/// next step — and the parent itself never wrote to anyone.
+#[tokio::test]
+async fn a_parent_completes_when_its_required_subtasks_do() {
+    let w = world().await;
+    let parent = w.approved("win_back", "m_parent").await;
+    let call = w
+        .subtask(&parent, "staff_call_member", "m_parent", Requirement::Required)
+        .await
+        .expect("call");
+    let touch = w
+        .subtask(&parent, "churn_risk", "m_parent", Requirement::Optional)
+        .await
+        .expect("touch");
+    assert_eq!((call.parent_id, touch.requirement), (Some(parent.id), Some(Requirement::Optional)));
+    assert_eq!(touch.budget.messages_max, 3, "within the parent's ceiling");
+    w.run().await;
+    let waiting = w.task(&parent).await;
+    assert_eq!(waiting.status, TaskStatus::Waiting, "the subtasks are still in review");
+    assert!(w.mailer.sent().is_empty(), "a parent never sends; its subtasks wait for review");
+
+    w.engine.approve(w.account.id, call.id, None).await.expect("approve the call");
+    w.run().await;
+    assert_eq!(w.task(&call).await.status, TaskStatus::Waiting, "the to-do is with the owner");
+    w.resolve(&w.task(&call).await, "completed").await;
+    w.engine.cancel(w.account.id, touch.id).await.expect("cancel");
+    w.run().await;
+    let done = w.task(&parent).await;
+    assert_eq!(
+        (done.status, done.outcome.as_deref()),
+        (TaskStatus::Completed, Some("subtasks_completed"))
+    );
+    assert!(w.mailer.sent().is_empty());
+}
+
+/// Given a parent whose required subtask is cancelled, when the parent steps, then it goes to
+/// the owner naming the failed step.
+#[tokio::test]
+async fn a_failed_required_subtask_escalates_the_parent() {
+    let w = world().await;
+    let parent = w.approved("win_back", "m_fail").await;
+    let call = w
+        .subtask(&parent, "staff_call_member", "m_fail", Requirement::Required)
+        .await
+        .expect("call");
+    w.engine.cancel(w.account.id, call.id).await.expect("cancel");
+    w.run().await;
+    let after = w.task(&parent).await;
+    assert_eq!(after.status, TaskStatus::Escalated);
+    assert_eq!(after.outcome_reason.as_deref(), Some("required_subtask_failed"));
+}
+
+/// Given a parent, then it takes at most 8 subtasks, promises no more messages than its own
+/// budget, and closed parents take none.
+#[tokio::test]
+async fn subtask_limits_and_the_parents_ceiling_hold() {
+    let w = world().await;
+    let parent = w.approved("win_back", "m_lim").await;
+    w.subtask(&parent, "churn_risk", "m_lim", Requirement::Required)
+        .await
+        .expect("first");
+    assert_eq!(
+        code(w.subtask(&parent, "lead_followup", "m_lim", Requirement::Required).await),
+        "parent_budget_exhausted",
+        "the churn subtask holds all three of the parent's messages"
+    );
+    for n in 1..8 {
+        w.subtask(&parent, "staff_call_member", &format!("m_lim_{n}"), Requirement::BestEffort)
+            .await
+            .expect("within the limit");
+    }
+    assert_eq!(
+        code(w.subtask(&parent, "staff_call_member", "m_lim_9", Requirement::BestEffort).await),
+        "subtask_limit"
+    );
+    let other = w.approved("win_back", "m_closed").await;
+    w.engine.cancel(w.account.id, other.id).await.expect("cancel");
+    assert_eq!(
+        code(w.subtask(&other, "staff_call_member", "m_closed", Requirement::Required).await),
+        "parent_not_open"
+    );
+    assert_eq!(w.task(&parent).await.subtasks.len(), 8);
+}
