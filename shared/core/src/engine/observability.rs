@@ -66,9 +66,11 @@ impl Engine {
         let tz = account.settings.time_zone();
         let cursor = self.store.metrics_cursor(id).await?;
         let through = now - METRICS_SETTLE;
+        // The first fold starts just before the account was made (its first decisions may
+        // carry that very instant), at most the lookback ago.
         let from = cursor
             .through
-            .unwrap_or_else(|| account.created_at.max(through - METRICS_FIRST_LOOKBACK));
+            .unwrap_or_else(|| (account.created_at - jiff::SignedDuration::from_secs(1)).max(through - METRICS_FIRST_LOOKBACK));
         let entries = self.decisions_between(account, from, through).await?;
         let mut days: BTreeMap<Date, DailyMetrics> = fold(&entries, &tz);
         // The AI counters of the days the counters may have moved on: yesterday and today.

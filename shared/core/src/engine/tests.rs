@@ -1025,6 +1025,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 
 mod connector;
 mod gates;
+mod metrics;
 mod outcomes;
 mod rails;
 mod replies;
