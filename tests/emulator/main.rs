@@ -8,6 +8,7 @@ mod conversations;
 mod fixtures;
 mod gates;
 mod mail_events;
+mod observability;
 mod outcomes;
 mod payment_recovery;
 mod rails;

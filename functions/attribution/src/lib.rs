@@ -1,12 +1,34 @@
 //! The attribution function (EventBridge, every hour, spec §9): closed tasks inside their
 //! verification windows are valued, their provisional outcomes confirmed or downgraded, and
-//! late wins credited. Thin: one engine call, its report logged and returned.
+//! late wins credited. Then, on the same schedule, the daily metrics (spec §28.3): every
+//! account's new decisions folded into its day, the alerts of §28.4 raised, and the run's
+//! counts written as one CloudWatch EMF line. Thin: engine calls, their reports logged.
 
+use openloop_aws::emf;
 use openloop_core::engine::{AttributionReport, Engine};
 use openloop_core::error::EngineError;
 
 pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
     let report = engine.attribute().await?;
     tracing::info!(?report, "attribution");
+    // Attribution is done either way; a failed metrics run folds the same decisions next hour.
+    match engine.record_metrics().await {
+        Ok(metrics) => {
+            tracing::info!(
+                accounts = metrics.accounts,
+                decisions = metrics.decisions,
+                alerts = metrics.alerts.len(),
+                "metrics"
+            );
+            let extra = [
+                ("AttributionValued", report.valued as f64),
+                ("AttributionDowngraded", report.downgraded as f64),
+                ("Alerts", metrics.alerts.len() as f64),
+                ("Accounts", metrics.accounts as f64),
+            ];
+            emf::emit(&emf::counts_line("attribution", engine.clock.now(), &metrics.folded, &extra));
+        }
+        Err(e) => tracing::warn!(error = %e, "metrics run failed"),
+    }
     Ok(report)
 }

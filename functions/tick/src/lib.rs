@@ -12,5 +12,15 @@ pub const PERIOD: SignedDuration = SignedDuration::from_mins(1);
 pub async fn handle(engine: &Engine, wake: Wake) -> Result<TickReport, EngineError> {
     let report = engine.tick(wake).await?;
     tracing::info!(?report, "tick");
+    // The platform's due work per minute, as CloudWatch metrics (EMF).
+    let due: usize = report.enqueued.values().sum();
+    openloop_aws::emf::emit(&openloop_aws::emf::line(
+        "tick",
+        engine.clock.now(),
+        &[
+            ("WorkEnqueued", due as f64),
+            ("TickTruncated", f64::from(u8::from(report.truncated))),
+        ],
+    ));
     Ok(report)
 }

@@ -17,6 +17,7 @@ use openloop_core::work::QueueName;
 
 use crate::bus::EventBridgeBus;
 use crate::dynamo::DynamoStore;
+use crate::pushpress::{PushPress, PushPressConfig};
 use crate::ses::SesMailer;
 use crate::sqs::SqsQueue;
 
@@ -43,6 +44,9 @@ pub struct Config {
     /// `OPENLOOP_SES_CONFIGURATION_SET`: the SES configuration set sends name (bounce and
     /// complaint notifications); none locally.
     pub ses_configuration_set: Option<String>,
+    /// `OPENLOOP_PUSHPRESS_BASE_URL` (+ `OPENLOOP_PUSHPRESS_API_KEY`): the member-data
+    /// connector the stale guard refreshes from; none by default (projected facts only).
+    pub pushpress: Option<PushPress>,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -87,6 +91,7 @@ impl Config {
             endpoint: var("AWS_ENDPOINT_URL"),
             priority_rules: Arc::new(priority_rules()?),
             ses_configuration_set: var("OPENLOOP_SES_CONFIGURATION_SET"),
+            pushpress: pushpress()?,
         })
     }
 
@@ -99,6 +104,24 @@ impl Config {
             priority_rules: self.priority_rules.clone(),
         }
     }
+}
+
+/// The PushPress connector, if `OPENLOOP_PUSHPRESS_BASE_URL` is set (then the key must be).
+fn pushpress() -> Result<Option<PushPress>, ConfigError> {
+    let Some(base) = var("OPENLOOP_PUSHPRESS_BASE_URL") else {
+        return Ok(None);
+    };
+    let key = var("OPENLOOP_PUSHPRESS_API_KEY")
+        .ok_or_else(|| ConfigError("OPENLOOP_PUSHPRESS_API_KEY must be set with OPENLOOP_PUSHPRESS_BASE_URL".into()))?;
+    let mut config =
+        PushPressConfig::new(&base, SecretString::from(key)).map_err(|e| ConfigError(format!("OPENLOOP_PUSHPRESS_BASE_URL: {e}")))?;
+    if let Some(secs) = var("OPENLOOP_PUSHPRESS_TIMEOUT_SECS") {
+        let secs: u64 = secs
+            .parse()
+            .map_err(|_| ConfigError("OPENLOOP_PUSHPRESS_TIMEOUT_SECS must be a whole number of seconds".into()))?;
+        config.timeout = std::time::Duration::from_secs(secs.max(1));
+    }
+    PushPress::new(config).map(Some).map_err(ConfigError)
 }
 
 /// `OPENLOOP_PRIORITY_RULES` (a TOML file) or the shipped `rules/priority.toml`; a file that
@@ -168,6 +191,10 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
         bus: Arc::new(EventBridgeBus::new(clients.eventbridge.clone(), config.event_bus.clone())),
         clock,
         config: config.engine_config(),
+        connector: config
+            .pushpress
+            .clone()
+            .map(|p| Arc::new(p) as Arc<dyn openloop_core::connector::Connector>),
     };
     (engine, store)
 }

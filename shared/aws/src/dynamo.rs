@@ -20,11 +20,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use openloop_core::account::{Account, SystemConfig};
+use openloop_core::connector::{ConnectorHealth, HealthChange};
 use openloop_core::error::{Conflict, StoreError};
 use openloop_core::flood::{CreationCounts, CreationQuota, Limit, closes_task};
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
+use openloop_core::interaction::{InteractionOutcome, SharedOutcome};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
+use openloop_core::metrics::{DailyMetrics, MetricsCursor};
 use openloop_core::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use openloop_core::recurring::RecurringTemplate;
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
@@ -925,6 +928,22 @@ impl TaskStore for DynamoStore {
         if closes_task(commit) {
             writes.push((self.counter_add(task.account_id, OPEN_TASKS_SK.into(), -1, None, None)?, None));
         }
+        // The learning record rides on the close (and on every revision of a closed task):
+        // one read of the account's settings for its time zone and business type.
+        if !task.is_active() {
+            let settings = self.get_account(task.account_id).await?.map(|a| a.settings);
+            if let Some(record) = InteractionOutcome::of(task, settings.as_ref()) {
+                let private = keyed(&record, pk.clone(), interaction_sk(task.id), "interaction")?;
+                writes.push((self.plain_put(private)?, None));
+                let shared = keyed(
+                    &record.shared,
+                    learning_pk(&record.month()),
+                    learning_sk(&record.shared.task_type, task.id),
+                    "learning",
+                )?;
+                writes.push((self.plain_put(shared)?, None));
+            }
+        }
         self.transact(writes).await
     }
 
@@ -1330,8 +1349,216 @@ impl TaskStore for DynamoStore {
             }
         }
     }
+
+    async fn interaction_outcome(&self, account: AccountId, task: TaskId) -> Result<Option<InteractionOutcome>, StoreError> {
+        let item = self.get(account_pk(account), &interaction_sk(task)).await?;
+        item.map(from_item).transpose()
+    }
+
+    async fn shared_outcomes(
+        &self,
+        month: &str,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError> {
+        let pk = learning_pk(month);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (PK, &pk))?),
+            None => None,
+        };
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk")
+            .expression_attribute_values(":pk", s(pk))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        let records = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<_, _>>()?;
+        Ok((records, next))
+    }
+
+    async fn connector_health(&self, account: AccountId, name: &str) -> Result<ConnectorHealth, StoreError> {
+        Ok(self
+            .get(account_pk(account), &connector_sk(name))
+            .await?
+            .map(|item| health_from_item(&item))
+            .unwrap_or_default())
+    }
+
+    async fn record_connector_call(
+        &self,
+        account: AccountId,
+        name: &str,
+        ok: bool,
+        now: Timestamp,
+        degraded_after: u32,
+    ) -> Result<(ConnectorHealth, HealthChange), StoreError> {
+        use aws_sdk_dynamodb::types::ReturnValue;
+        let update = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(connector_sk(name)))
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":kind", s("connector_health"))
+            .expression_attribute_values(":now", s(now.to_string()));
+        self.count();
+        if ok {
+            let out = update
+                .update_expression("SET #kind = :kind, failures = :zero, last_success_at = :now REMOVE degraded_since")
+                .expression_attribute_values(":zero", n(0))
+                .return_values(ReturnValue::AllOld)
+                .send()
+                .await
+                .map_err(unavailable)?;
+            let old = out.attributes.map(|a| health_from_item(&a)).unwrap_or_default();
+            let health = ConnectorHealth {
+                consecutive_failures: 0,
+                last_success_at: Some(now),
+                last_failure_at: old.last_failure_at,
+                degraded_since: None,
+            };
+            let change = if old.degraded_since.is_some() {
+                HealthChange::Recovered
+            } else {
+                HealthChange::None
+            };
+            return Ok((health, change));
+        }
+        let out = update
+            .update_expression("SET #kind = :kind, last_failure_at = :now ADD failures :one")
+            .expression_attribute_values(":one", n(1))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let mut health = out.attributes.map(|a| health_from_item(&a)).unwrap_or_default();
+        if health.consecutive_failures < degraded_after || health.degraded_since.is_some() {
+            return Ok((health, HealthChange::None));
+        }
+        // The failure that reached the threshold: whoever sets the flag first reports it.
+        self.count();
+        let marked = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(connector_sk(name)))
+            .update_expression("SET degraded_since = :now")
+            .condition_expression("attribute_not_exists(degraded_since) AND failures >= :threshold")
+            .expression_attribute_values(":now", s(now.to_string()))
+            .expression_attribute_values(":threshold", n(degraded_after))
+            .send()
+            .await;
+        match marked {
+            Ok(_) => {
+                health.degraded_since = Some(now);
+                Ok((health, HealthChange::Degraded))
+            }
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok((health, HealthChange::None)),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn metrics_cursor(&self, account: AccountId) -> Result<MetricsCursor, StoreError> {
+        Ok(self
+            .get(account_pk(account), METRICS_CURSOR_SK)
+            .await?
+            .map(from_item)
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    async fn save_metrics(&self, account: AccountId, cursor: &MetricsCursor, days: &[(Date, DailyMetrics)]) -> Result<(), StoreError> {
+        let pk = account_pk(account);
+        let mut put =
+            Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(keyed(cursor, pk.clone(), METRICS_CURSOR_SK.into(), "metrics_cursor")?));
+        put = if cursor.version <= 1 {
+            put.condition_expression("attribute_not_exists(PK)")
+        } else {
+            put.condition_expression("#v = :v")
+                .expression_attribute_names("#v", "version")
+                .expression_attribute_values(":v", n(cursor.version - 1))
+        };
+        let mut writes = vec![(
+            TransactWriteItem::builder().put(put.build().map_err(build_error)?).build(),
+            Some(Conflict::Version),
+        )];
+        for (date, delta) in days {
+            let adds: Vec<(&str, u32)> = delta
+                .fields()
+                .into_iter()
+                .filter(|(name, v)| *v > 0 && *name != "ai_calls")
+                .collect();
+            if adds.is_empty() && delta.ai_calls == 0 {
+                continue;
+            }
+            let mut set = vec!["#kind = :kind".to_owned()];
+            let mut update = Update::builder()
+                .table_name(&self.table)
+                .key(PK, s(pk.clone()))
+                .key(SK, s(metrics_sk(*date)))
+                .expression_attribute_names("#kind", KIND)
+                .expression_attribute_values(":kind", s("daily_metrics"));
+            if delta.ai_calls > 0 {
+                set.push("ai_calls = :ai_calls".into());
+                update = update.expression_attribute_values(":ai_calls", n(delta.ai_calls));
+            }
+            let mut expression = format!("SET {}", set.join(", "));
+            if !adds.is_empty() {
+                let clauses: Vec<String> = adds.iter().map(|(name, _)| format!("{name} :{name}")).collect();
+                expression.push_str(&format!(" ADD {}", clauses.join(", ")));
+                for (name, v) in &adds {
+                    update = update.expression_attribute_values(format!(":{name}"), n(*v));
+                }
+            }
+            let update = update.update_expression(expression).build().map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().update(update).build(), None));
+        }
+        self.transact(writes).await
+    }
+
+    async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError> {
+        Ok(self
+            .get(account_pk(account), &metrics_sk(date))
+            .await?
+            .map(from_item)
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
+        Ok(self
+            .get(account_pk(account), &ai_calls_sk(date))
+            .await?
+            .and_then(|item| item.get("calls").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()))
+            .unwrap_or(0))
+    }
 }
 
 fn attr_parse<T: std::str::FromStr>(item: &Item, name: &str) -> Option<T> {
     item.get(name).and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok())
+}
+
+/// A connector-health item's attributes (absent ones: healthy defaults).
+fn health_from_item(item: &Item) -> ConnectorHealth {
+    ConnectorHealth {
+        consecutive_failures: item
+            .get("failures")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        last_success_at: attr_parse(item, "last_success_at"),
+        last_failure_at: attr_parse(item, "last_failure_at"),
+        degraded_since: attr_parse(item, "degraded_since"),
+    }
 }

@@ -123,3 +123,31 @@ pub fn agent_member_created_sk(date: Date, member: &MemberId) -> String {
 }
 /// The prefix of every member item's sort key (see [`member_sk`]), for listing them.
 pub const MEMBER_PREFIX: &str = "MEMBER#";
+
+/// The learning record of a closed task (spec 003): the account's own copy, ids and texts
+/// included, beside its tasks.
+pub fn interaction_sk(t: TaskId) -> String {
+    format!("INTERACTION#{t}")
+}
+/// The cross-tenant copy of a learning record: one partition per month (UTC), sorted by task
+/// type. The sort key ends in a one-way digest of the task id, so a revision replaces its
+/// record while no id crosses tenants.
+pub fn learning_pk(month: &str) -> String {
+    format!("LEARNING#{month}")
+}
+pub fn learning_sk(task_type: &str, t: TaskId) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("learning#{t}").as_bytes());
+    format!("{task_type}#{}", hex::encode(&digest[..16]))
+}
+
+/// A connector's health for the account (spec §34.2).
+pub fn connector_sk(name: &str) -> String {
+    format!("CONNECTOR#{name}")
+}
+
+/// Daily metrics (spec §28.3): the account's fold watermark, and one item per local day.
+pub const METRICS_CURSOR_SK: &str = "METRICS#CURSOR";
+pub fn metrics_sk(date: Date) -> String {
+    format!("METRICS#{date}")
+}

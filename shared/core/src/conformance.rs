@@ -34,6 +34,284 @@ pub async fn run_all(store: &dyn TaskStore) {
     ai_calls_are_counted_per_account_and_day_up_to_the_limit(store).await;
     creation_counters_limit_and_count_in_the_same_write(store).await;
     member_facts_are_listed_per_account_in_pages(store).await;
+    closing_a_task_writes_its_learning_record_in_the_same_commit(store).await;
+    connector_health_counts_failures_degrades_once_and_recovers(store).await;
+    daily_metrics_are_added_with_their_watermark_once(store).await;
+}
+
+/// Spec §28.3: a fold's additions and its watermark are one conditional write.
+async fn daily_metrics_are_added_with_their_watermark_once(store: &dyn TaskStore) {
+    use crate::metrics::{DailyMetrics, MetricsCursor};
+    let account = AccountId::generate(base());
+    let day = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let next = day.tomorrow().expect("date");
+    assert_eq!(store.metrics_cursor(account).await.expect("read"), MetricsCursor::default());
+    assert_eq!(store.daily_metrics(account, day).await.expect("read"), DailyMetrics::default());
+    let sent = DailyMetrics {
+        messages_sent: 2,
+        tasks_created: 1,
+        ai_calls: 7,
+        ..DailyMetrics::default()
+    };
+    let first = MetricsCursor {
+        through: Some(base()),
+        totals: sent.clone(),
+        alerted: [("escalation_rate".to_owned(), day)].into(),
+        version: 1,
+    };
+    store
+        .save_metrics(
+            account,
+            &first,
+            &[
+                (day, sent.clone()),
+                (
+                    next,
+                    DailyMetrics {
+                        member_replies: 1,
+                        ..DailyMetrics::default()
+                    },
+                ),
+            ],
+        )
+        .await
+        .expect("first fold");
+    assert_eq!(store.metrics_cursor(account).await.expect("read"), first);
+    // A run that read the cursor before the first one wrote changes nothing.
+    let stale = MetricsCursor {
+        through: Some(base() + SignedDuration::from_hours(1)),
+        ..first.clone()
+    };
+    assert!(
+        matches!(
+            store.save_metrics(account, &stale, &[(day, sent.clone())]).await,
+            Err(StoreError::Conflict(Conflict::Version))
+        ),
+        "metrics: a stale fold is refused"
+    );
+    assert_eq!(
+        store.daily_metrics(account, day).await.expect("read"),
+        sent,
+        "metrics: and adds nothing"
+    );
+    let second = MetricsCursor {
+        version: 2,
+        through: Some(base() + SignedDuration::from_hours(1)),
+        ..first.clone()
+    };
+    let more = DailyMetrics {
+        messages_sent: 3,
+        ai_calls: 9,
+        ..DailyMetrics::default()
+    };
+    store.save_metrics(account, &second, &[(day, more)]).await.expect("second fold");
+    let after = store.daily_metrics(account, day).await.expect("read");
+    assert_eq!(
+        (after.messages_sent, after.tasks_created, after.ai_calls),
+        (5, 1, 9),
+        "metrics: counts add up, AI calls are the counter's reading"
+    );
+    let third = MetricsCursor {
+        version: 3,
+        ..second.clone()
+    };
+    store
+        .save_metrics(
+            account,
+            &third,
+            &[(
+                day,
+                DailyMetrics {
+                    member_replies: 1,
+                    ..DailyMetrics::default()
+                },
+            )],
+        )
+        .await
+        .expect("third fold");
+    assert_eq!(
+        store.daily_metrics(account, day).await.expect("read").ai_calls,
+        9,
+        "metrics: a fold without AI calls keeps them"
+    );
+    assert_eq!(store.daily_metrics(account, next).await.expect("read").member_replies, 1);
+    assert_eq!(
+        store.daily_metrics(AccountId::generate(base()), day).await.expect("read"),
+        DailyMetrics::default(),
+        "metrics: per account"
+    );
+    assert_eq!(store.ai_calls(account, day).await.expect("read"), 0);
+    store.count_ai_call(account, day, 10).await.expect("count");
+    assert_eq!(
+        store.ai_calls(account, day).await.expect("read"),
+        1,
+        "metrics: the AI counter is readable"
+    );
+}
+
+/// Spec §34.2: consecutive failures per account and connector, one degradation, a recovery.
+async fn connector_health_counts_failures_degrades_once_and_recovers(store: &dyn TaskStore) {
+    use crate::connector::{ConnectorHealth, HealthChange};
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    assert_eq!(
+        store.connector_health(account, "pushpress").await.expect("read"),
+        ConnectorHealth::default(),
+        "connector: healthy until told otherwise"
+    );
+    let minute = SignedDuration::from_mins(1);
+    let mut changes = Vec::new();
+    for i in 0..6 {
+        let (health, change) = store
+            .record_connector_call(account, "pushpress", false, base() + minute * i, 5)
+            .await
+            .expect("record failure");
+        assert_eq!(health.consecutive_failures, u32::try_from(i + 1).expect("small"));
+        changes.push(change);
+    }
+    assert_eq!(
+        changes.iter().filter(|c| **c == HealthChange::Degraded).count(),
+        1,
+        "connector: degraded exactly once"
+    );
+    assert_eq!(changes[4], HealthChange::Degraded, "connector: at the fifth failure");
+    let health = store.connector_health(account, "pushpress").await.expect("read");
+    assert_eq!(
+        (health.degraded_since, health.last_failure_at),
+        (Some(base() + minute * 4), Some(base() + minute * 5))
+    );
+    assert_eq!(
+        store.connector_health(other, "pushpress").await.expect("read"),
+        ConnectorHealth::default(),
+        "connector: per account"
+    );
+    assert_eq!(
+        store.connector_health(account, "other").await.expect("read"),
+        ConnectorHealth::default(),
+        "connector: per connector"
+    );
+    let later = base() + SignedDuration::from_hours(1);
+    let (health, change) = store
+        .record_connector_call(account, "pushpress", true, later, 5)
+        .await
+        .expect("record success");
+    assert_eq!(change, HealthChange::Recovered, "connector: a success ends the degradation");
+    assert_eq!(
+        (health.consecutive_failures, health.last_success_at, health.degraded_since),
+        (0, Some(later), None)
+    );
+    assert_eq!(store.connector_health(account, "pushpress").await.expect("read"), health);
+    let (_, change) = store
+        .record_connector_call(account, "pushpress", true, later + minute, 5)
+        .await
+        .expect("record success");
+    assert_eq!(change, HealthChange::None, "connector: recovered once");
+}
+
+/// Spec 003: every close writes the learning record with the close, a revision rewrites it,
+/// and the cross-tenant side holds the shared part only.
+async fn closing_a_task_writes_its_learning_record_in_the_same_commit(store: &dyn TaskStore) {
+    let mut account = sample_account(base());
+    account.settings.profile.business_type = Some("yoga studio".into());
+    store
+        .create_account(&account, &format!("learn-{}", account.id))
+        .await
+        .expect("create_account");
+    // Closed in a month no other scenario uses, so the cross-tenant month holds only these.
+    let closed_at = at("2030-01-15T18:00:00Z");
+    let month = "2030-01";
+    let mut closed = Vec::new();
+    for name in ["m_learn_1", "m_learn_2"] {
+        let task = new_task(store, account.id, name, TaskStatus::Waiting).await;
+        let (mut sent, log) = record(&task, base() + SignedDuration::from_hours(1), Why::new("message_sent"));
+        sent.touch = 1;
+        sent.execution_started_at = Some(base() + SignedDuration::from_hours(1));
+        sent.thread.push(crate::task::ThreadMessage {
+            message_id: format!("{name}@mail.example"),
+            provider_message_id: None,
+        });
+        store.commit(&TaskCommit::new(sent.clone(), log)).await.expect("send");
+        assert_eq!(
+            store.interaction_outcome(account.id, sent.id).await.expect("read"),
+            None,
+            "learning: an open task has no record"
+        );
+        let (done, log) = transition(
+            &sent,
+            TaskStatus::Completed,
+            closed_at,
+            Why::new("goal_signal_payment").outcome("recovered"),
+        )
+        .expect("valid");
+        let stale = TaskCommit {
+            expected_version: done.version - 2,
+            ..TaskCommit::new(done.clone(), log.clone())
+        };
+        assert!(store.commit(&stale).await.is_err(), "learning: a stale close is refused");
+        assert_eq!(
+            store.interaction_outcome(account.id, sent.id).await.expect("read"),
+            None,
+            "learning: a refused close writes no record"
+        );
+        store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
+        let expected = crate::interaction::InteractionOutcome::of(&done, Some(&account.settings));
+        assert_eq!(
+            store.interaction_outcome(account.id, done.id).await.expect("read"),
+            expected,
+            "learning: the close wrote the record"
+        );
+        closed.push(done);
+    }
+    // Attribution values the first one later: the record follows.
+    let mut valued = closed[0].clone();
+    valued.attributed_value = Some(174.0);
+    let (valued, log) = record(&valued, closed_at + SignedDuration::from_hours(1), Why::new("outcome_valued"));
+    store.commit(&TaskCommit::new(valued.clone(), log)).await.expect("revise");
+    let record_now = store
+        .interaction_outcome(account.id, valued.id)
+        .await
+        .expect("read")
+        .expect("record");
+    assert_eq!(
+        (record_now.private.attributed_value, record_now.shared.attributed_value),
+        (Some(174.0), Some(150.0)),
+        "learning: a revision rewrites the record (shared value rounded)"
+    );
+    assert_eq!(
+        store
+            .interaction_outcome(AccountId::generate(base()), valued.id)
+            .await
+            .expect("read"),
+        None,
+        "learning: another account cannot read it"
+    );
+    let mut shared = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = store.shared_outcomes(month, 1, cursor).await.expect("shared_outcomes");
+        assert!(page.len() <= 1, "learning: the limit is respected");
+        shared.extend(page);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(
+        shared.len(),
+        2,
+        "learning: one cross-tenant record per closed task, revisions replace"
+    );
+    assert!(shared.iter().any(|r| r.attributed_value == Some(150.0)));
+    let text = serde_json::to_string(&shared).expect("json");
+    for task in &closed {
+        for secret in [task.id.to_string(), account.id.to_string(), task.member.id.as_str().to_owned()] {
+            assert!(!text.contains(&secret), "learning: {secret} crossed tenants");
+        }
+    }
+    assert!(
+        shared.iter().all(|r| r.business_type.as_deref() == Some("yoga studio")),
+        "learning: the business type at the close"
+    );
 }
 
 async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(store: &dyn TaskStore) {

@@ -18,11 +18,13 @@
 //! - [`inbound`] and [`opt_out`]: a member's reply as it arrives, and the hard stop rule.
 
 pub mod account;
+pub mod alert;
 pub mod anomaly;
 pub mod attribution;
 pub mod autonomy;
 pub mod business_memory;
 pub mod cadence;
+pub mod connector;
 pub mod contract;
 pub mod engine;
 pub mod error;
@@ -31,10 +33,12 @@ pub mod flood;
 pub mod gate;
 pub mod ids;
 pub mod inbound;
+pub mod interaction;
 pub mod limits;
 pub mod mail;
 pub mod member;
 pub mod memory;
+pub mod metrics;
 pub mod opt_out;
 pub mod outcome;
 pub mod ports;

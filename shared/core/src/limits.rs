@@ -29,6 +29,9 @@ pub const MAX_MEMORY_CHARS: usize = 1_000;
 pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
 pub const MAX_PROMPT_MEMORIES: usize = 25;
 
+/// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
+pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
+
 /// At most this many messages per member per day (the account's local day), across tasks.
 pub const MEMBER_DAILY_LIMIT: usize = 1;
 
@@ -187,6 +190,53 @@ pub const RAMP_LIMITED_TASKS_PER_DAY: u32 = 25;
 
 /// The stale guard (spec §30): a check-in this recent means a churn task resolved itself.
 pub const STALE_GUARD_RECENT_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 3);
+
+/// Daily metrics (spec §28.3): the hourly fold leaves the last minutes for the next run (a
+/// decision may be written a moment after its time), and a first fold looks back this far.
+pub const METRICS_SETTLE: SignedDuration = SignedDuration::from_mins(5);
+pub const METRICS_FIRST_LOOKBACK: SignedDuration = SignedDuration::from_hours(48);
+/// An estimate of one AI call's cost, for the cost metric and alert (no token counts yet).
+pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
+
+/// Alert conditions (spec §28.4).
+pub const ALERT_ESCALATION_RATE: f64 = 0.5;
+pub const ALERT_ESCALATION_DAYS: usize = 3;
+/// A day with fewer decided tasks says nothing about its escalation rate.
+pub const ALERT_MIN_DECIDED: u32 = 3;
+pub const ALERT_AI_COST_USD: f64 = 10.0;
+pub const ALERT_SEND_FAILURE_RATE: f64 = 0.05;
+pub const ALERT_BOUNCE_RATE: f64 = 0.05;
+/// Rates of sends are judged from this many sends a day.
+pub const ALERT_MIN_SENDS: u32 = 10;
+pub const ALERT_STALLED_AFTER: SignedDuration = SignedDuration::from_hours(24 * 14);
+pub const ALERT_VERBAL_ONLY_RATE: f64 = 0.6;
+pub const ALERT_MIN_VERBAL: u32 = 5;
+
+/// The member-data connector (spec §34.2): after this many failures in a row it is degraded
+/// (one alert); every failure defers the touches that needed it until its backoff ends.
+pub const CONNECTOR_DEGRADED_AFTER: u32 = 5;
+/// The wait after the `n`th failure in a row before the connector is asked again.
+pub const CONNECTOR_BACKOFF: [SignedDuration; 5] = [
+    SignedDuration::from_mins(1),
+    SignedDuration::from_mins(2),
+    SignedDuration::from_mins(5),
+    SignedDuration::from_mins(15),
+    SignedDuration::from_mins(30),
+];
+/// A healthy connector's success is written at most this often (the health's `last_success_at`).
+pub const CONNECTOR_SUCCESS_RECORD_INTERVAL: SignedDuration = SignedDuration::from_hours(1);
+/// One connector request: per-attempt timeout, attempts in all, the first backoff between
+/// attempts (doubled after each) and the longest `retry-after` honoured.
+pub const CONNECTOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub const CONNECTOR_ATTEMPTS: u32 = 3;
+pub const CONNECTOR_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
+pub const CONNECTOR_MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The backoff after `failures` consecutive failures (the last step repeats).
+pub fn connector_backoff(failures: u32) -> SignedDuration {
+    let i = (failures.max(1) as usize - 1).min(CONNECTOR_BACKOFF.len() - 1);
+    CONNECTOR_BACKOFF[i]
+}
 
 /// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
 pub const RECURRING_PER_TICK: usize = 50;

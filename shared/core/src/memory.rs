@@ -10,11 +10,14 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::account::{Account, SystemConfig};
+use crate::connector::{ConnectorHealth, HealthChange};
 use crate::error::{Conflict, StoreError};
 use crate::flood::{CreationCounts, CreationQuota};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::interaction::{InteractionOutcome, SharedOutcome};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
+use crate::metrics::{DailyMetrics, MetricsCursor};
 use crate::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
@@ -43,6 +46,12 @@ struct State {
     created: HashMap<(AccountId, Date), u32>,
     agent_created: HashMap<(AccountId, Date), u32>,
     agent_member_created: HashMap<(AccountId, Date, MemberId), u32>,
+    /// Learning records of closed tasks (spec 003), by task.
+    interactions: HashMap<TaskId, InteractionOutcome>,
+    /// Connector health per account and connector (spec §34.2).
+    connector_health: HashMap<(AccountId, String), ConnectorHealth>,
+    metrics_cursors: HashMap<AccountId, MetricsCursor>,
+    metrics: HashMap<(AccountId, Date), DailyMetrics>,
 }
 
 /// See the module docs.
@@ -296,6 +305,10 @@ impl TaskStore for MemoryStore {
             if s.guards.get(&guard) == Some(&task.id) {
                 s.guards.remove(&guard);
             }
+        }
+        let settings = s.accounts.get(&account).map(|a| a.settings.clone());
+        if let Some(record) = InteractionOutcome::of(task, settings.as_ref()) {
+            s.interactions.insert(task.id, record);
         }
         s.tasks.insert(task.id, task.clone());
         s.logs.entry(task.id).or_default().extend(commit.log.iter().cloned());
@@ -565,6 +578,105 @@ impl TaskStore for MemoryStore {
         let limit = limit.max(1);
         let next = (facts.len() > limit).then(|| facts[limit - 1].member_id.to_string());
         Ok((facts.into_iter().take(limit).cloned().collect(), next))
+    }
+
+    async fn interaction_outcome(&self, account: AccountId, task: TaskId) -> Result<Option<InteractionOutcome>, StoreError> {
+        Ok(self
+            .lock()
+            .interactions
+            .get(&task)
+            .filter(|r| r.private.account_id == account)
+            .cloned())
+    }
+
+    async fn shared_outcomes(
+        &self,
+        month: &str,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError> {
+        let s = self.lock();
+        let mut records: Vec<&InteractionOutcome> = s.interactions.values().filter(|r| r.month() == month).collect();
+        records.sort_by(|a, b| (&a.shared.task_type, a.private.task_id).cmp(&(&b.shared.task_type, b.private.task_id)));
+        let start = match cursor {
+            Some(c) => c.parse::<usize>().map_err(|_| StoreError::InvalidCursor)?,
+            None => 0,
+        };
+        let limit = limit.max(1);
+        let page: Vec<SharedOutcome> = records.iter().skip(start).take(limit).map(|r| r.shared.clone()).collect();
+        let next = (start + limit < records.len()).then(|| (start + limit).to_string());
+        Ok((page, next))
+    }
+
+    async fn connector_health(&self, account: AccountId, name: &str) -> Result<ConnectorHealth, StoreError> {
+        Ok(self
+            .lock()
+            .connector_health
+            .get(&(account, name.to_owned()))
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    async fn record_connector_call(
+        &self,
+        account: AccountId,
+        name: &str,
+        ok: bool,
+        now: Timestamp,
+        degraded_after: u32,
+    ) -> Result<(ConnectorHealth, HealthChange), StoreError> {
+        let mut s = self.lock();
+        let health = s.connector_health.entry((account, name.to_owned())).or_default();
+        let change = if ok {
+            health.consecutive_failures = 0;
+            health.last_success_at = Some(now);
+            if health.degraded_since.take().is_some() {
+                HealthChange::Recovered
+            } else {
+                HealthChange::None
+            }
+        } else {
+            health.consecutive_failures += 1;
+            health.last_failure_at = Some(now);
+            if health.consecutive_failures >= degraded_after && health.degraded_since.is_none() {
+                health.degraded_since = Some(now);
+                HealthChange::Degraded
+            } else {
+                HealthChange::None
+            }
+        };
+        Ok((health.clone(), change))
+    }
+
+    async fn metrics_cursor(&self, account: AccountId) -> Result<MetricsCursor, StoreError> {
+        Ok(self.lock().metrics_cursors.get(&account).cloned().unwrap_or_default())
+    }
+
+    async fn save_metrics(&self, account: AccountId, cursor: &MetricsCursor, days: &[(Date, DailyMetrics)]) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let stored = s.metrics_cursors.get(&account).map_or(0, |c| c.version);
+        if stored + 1 != cursor.version {
+            return Err(conflict(Conflict::Version));
+        }
+        s.metrics_cursors.insert(account, cursor.clone());
+        for (date, delta) in days {
+            let day = s.metrics.entry((account, *date)).or_default();
+            let ai_calls = if delta.ai_calls > 0 { delta.ai_calls } else { day.ai_calls };
+            day.add(&DailyMetrics {
+                ai_calls: 0,
+                ..delta.clone()
+            });
+            day.ai_calls = ai_calls;
+        }
+        Ok(())
+    }
+
+    async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError> {
+        Ok(self.lock().metrics.get(&(account, date)).cloned().unwrap_or_default())
+    }
+
+    async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
+        Ok(self.lock().ai_calls.get(&(account, date)).copied().unwrap_or(0))
     }
 }
 

@@ -8,11 +8,14 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::account::{Account, Profile, SystemConfig};
+use crate::connector::{ConnectorHealth, HealthChange};
 use crate::error::StoreError;
 use crate::flood::{CreationCounts, CreationQuota};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::interaction::{InteractionOutcome, SharedOutcome};
 use crate::mail::OutboundMail;
 use crate::member::{MemberFacts, SendLedger};
+use crate::metrics::{DailyMetrics, MetricsCursor};
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, Task, TaskStatus};
 use crate::work::{DueEntry, QueueName};
@@ -264,6 +267,49 @@ pub trait TaskStore: Send + Sync {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError>;
+
+    // The learning record (spec 003, see [`crate::interaction`]): `commit` writes it in the
+    // same transaction whenever the committed task is closed (and rewrites it when a closed
+    // task is revised), as the account's full record and the cross-tenant share of it.
+    /// The account's record of a closed task.
+    async fn interaction_outcome(&self, account: AccountId, task: TaskId) -> Result<Option<InteractionOutcome>, StoreError>;
+    /// One page of the cross-tenant records of `month` (`YYYY-MM`, UTC), at most `limit`, with
+    /// a cursor for the next page: the shared part only, across every account.
+    async fn shared_outcomes(
+        &self,
+        month: &str,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError>;
+
+    // Connector health (spec §34.2, see [`crate::connector`]).
+    /// The account's health of the connector `name` (healthy if never recorded).
+    async fn connector_health(&self, account: AccountId, name: &str) -> Result<ConnectorHealth, StoreError>;
+    /// Record one call's result at `now`, atomically, and return the health after it: a
+    /// failure adds one to the consecutive failures and, reaching `degraded_after`, marks the
+    /// connector degraded — [`HealthChange::Degraded`] goes to exactly one caller; a success
+    /// resets the failures and ends a degradation ([`HealthChange::Recovered`]).
+    async fn record_connector_call(
+        &self,
+        account: AccountId,
+        name: &str,
+        ok: bool,
+        now: Timestamp,
+        degraded_after: u32,
+    ) -> Result<(ConnectorHealth, HealthChange), StoreError>;
+
+    // Daily metrics (spec §28.3, see [`crate::metrics`]).
+    /// The account's metrics watermark, totals and raised alerts (version 0 if never written).
+    async fn metrics_cursor(&self, account: AccountId) -> Result<MetricsCursor, StoreError>;
+    /// Write `cursor` if the stored one is at `cursor.version - 1` (or absent, for 1) and, in
+    /// the same transaction, add each day's counts to the account's metrics of that day —
+    /// except `ai_calls`, which is set to the given value when it is not zero (it is the AI
+    /// counter's reading, not an increment). `Conflict::Version` if another run got there first.
+    async fn save_metrics(&self, account: AccountId, cursor: &MetricsCursor, days: &[(Date, DailyMetrics)]) -> Result<(), StoreError>;
+    /// The account's metrics of one local day (zeros if none).
+    async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError>;
+    /// The account's AI calls counted on one local day (see [`TaskStore::count_ai_call`]).
+    async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -205,3 +205,30 @@ impl crate::ports::Agent for FixedAgent {
         Err(crate::ports::AgentError("the fixed agent does not judge progress".into()))
     }
 }
+
+/// A bus that keeps what was published: `(detail type, detail)`, oldest first.
+#[derive(Default)]
+pub struct RecordingBus(pub std::sync::Mutex<Vec<(String, serde_json::Value)>>);
+
+impl RecordingBus {
+    pub fn published(&self, detail_type: &str) -> Vec<serde_json::Value> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(t, _)| t == detail_type)
+            .map(|(_, d)| d.clone())
+            .collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::ports::EventBus for RecordingBus {
+    async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((detail_type.to_owned(), detail));
+        Ok(())
+    }
+}

@@ -11,8 +11,11 @@ pub(crate) mod escalation;
 pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
+mod freshness;
 pub use categories::Deliverable;
 mod mail_events;
+mod observability;
+pub use observability::MetricsReport;
 mod recurring;
 pub use mail_events::{MailEventOutcome, ses_notification};
 mod replies;
@@ -37,6 +40,7 @@ pub use tasks::{CreateOptions, NewTask, Resolution};
 pub use tick::{TickReport, Wake};
 pub use work::StepOutcome;
 
+use crate::connector::Connector;
 use crate::ids::Email;
 use crate::ports::{Agent, Clock, EventBus, Mailer, Queue, TaskStore};
 use crate::priority_rules::PriorityRules;
@@ -66,4 +70,7 @@ pub struct Engine {
     pub bus: Arc<dyn EventBus>,
     pub clock: Arc<dyn Clock>,
     pub config: EngineConfig,
+    /// The member-data connector the stale guard refreshes from (spec §30, §34); `None`
+    /// (the local default) reads the projected facts only.
+    pub connector: Option<Arc<dyn Connector>>,
 }

@@ -54,6 +54,7 @@ async fn world() -> World {
             signing_key: SigningKey::new(b"k".to_vec()),
             priority_rules: Arc::new(crate::priority_rules::PriorityRules::shipped()),
         },
+        connector: None,
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -1052,7 +1053,9 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
     assert!(w.mailer.sent().iter().all(|m| m.to.as_str() != "_account"));
 }
 
+mod connector;
 mod gates;
+mod metrics;
 mod outcomes;
 mod rails;
 mod replies;

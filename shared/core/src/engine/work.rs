@@ -226,8 +226,17 @@ impl Engine {
             return outcome;
         }
 
-        // Step 0 (spec §30): is the task still needed, given what the member did since?
-        match crate::stale_guard::check(&task, snapshot.facts.as_ref(), now) {
+        // Step 0 (spec §30): is the task still needed, given what the member did since? The
+        // connector, if any, refreshes the facts first; if it cannot, the touch waits (§34).
+        let facts = match self.fresh_facts(&task, snapshot.facts.clone(), now).await? {
+            super::freshness::Fresh::Facts(facts) => facts,
+            super::freshness::Fresh::Defer { until, why } => {
+                let reason = why.reason.clone();
+                self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
+                return Ok(StepOutcome::Deferred { until, reason });
+            }
+        };
+        match crate::stale_guard::check(&task, facts.as_deref(), now) {
             crate::stale_guard::Freshness::Proceed => {}
             crate::stale_guard::Freshness::Resolved {
                 to,

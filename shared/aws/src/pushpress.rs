@@ -1,0 +1,262 @@
+//! The PushPress connector over HTTP (spec §34): the member as PushPress sees them now, for
+//! the stale guard.
+//!
+//! Two reads per member, each `GET` with the headers `API-KEY: {key}` and `company-id:
+//! {account id}`:
+//! - `{base}/customers/{member_id}` → `{"status": "lead|active|cancelled|frozen",
+//!   "status_changed_at"?, "email"?, "last_checkin_at"?, "payment_status"?: "current|failing",
+//!   "last_payment_succeeded_at"?, "last_payment_failed_at"?}` (times RFC 3339); `404`: the
+//!   member is unknown to PushPress.
+//! - `{base}/customers/{member_id}/checkins?since={RFC 3339}` → `{"data": [{"checked_in_at"}]}`.
+//!
+//! Each request has a timeout and is retried on 429, 5xx, timeouts and refused connections
+//! (at most [`CONNECTOR_ATTEMPTS`] attempts, backoff doubling from [`CONNECTOR_RETRY_BACKOFF`],
+//! a short `retry-after` honoured, a long one ends the call). Other 4xx and malformed bodies
+//! fail at once. The API key is a [`SecretString`]: never in a log, a `Debug` print or an
+//! error (bodies quoted in errors are scrubbed of it).
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use reqwest::{StatusCode, Url};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use openloop_core::connector::{Connector, ConnectorError, ConnectorMember};
+use openloop_core::event::MemberStatus;
+use openloop_core::ids::{AccountId, Email, MemberId};
+use openloop_core::limits::{CONNECTOR_ATTEMPTS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT};
+
+/// Where PushPress is and how to call it. `Debug` shows the key redacted.
+#[derive(Clone, Debug)]
+pub struct PushPressConfig {
+    pub base_url: Url,
+    pub api_key: SecretString,
+    pub timeout: Duration,
+    pub max_attempts: u32,
+    pub backoff: Duration,
+    pub max_retry_after: Duration,
+}
+
+impl PushPressConfig {
+    /// The limits' defaults for `base_url`.
+    pub fn new(base_url: &str, api_key: SecretString) -> Result<Self, String> {
+        let base_url = Url::parse(base_url).map_err(|e| format!("not a URL ({e})"))?;
+        if base_url.cannot_be_a_base() {
+            return Err("not a base URL".into());
+        }
+        Ok(Self {
+            base_url,
+            api_key,
+            timeout: CONNECTOR_TIMEOUT,
+            max_attempts: CONNECTOR_ATTEMPTS,
+            backoff: CONNECTOR_RETRY_BACKOFF,
+            max_retry_after: CONNECTOR_MAX_RETRY_AFTER,
+        })
+    }
+}
+
+/// The [`Connector`] over PushPress's HTTP API.
+#[derive(Clone, Debug)]
+pub struct PushPress {
+    config: PushPressConfig,
+    http: reqwest::Client,
+}
+
+#[derive(Deserialize)]
+struct CustomerBody {
+    status: Option<MemberStatus>,
+    #[serde(default)]
+    status_changed_at: Option<Timestamp>,
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    last_checkin_at: Option<Timestamp>,
+    #[serde(default)]
+    payment_status: Option<PaymentStatus>,
+    #[serde(default)]
+    last_payment_succeeded_at: Option<Timestamp>,
+    #[serde(default)]
+    last_payment_failed_at: Option<Timestamp>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PaymentStatus {
+    Current,
+    Failing,
+}
+
+#[derive(Deserialize)]
+struct CheckinsBody {
+    data: Vec<CheckinBody>,
+}
+
+#[derive(Deserialize)]
+struct CheckinBody {
+    checked_in_at: Timestamp,
+}
+
+enum Attempt {
+    Transient { why: String, retry_after: Option<Duration> },
+    Fatal(ConnectorError),
+}
+
+impl PushPress {
+    pub fn new(config: PushPressConfig) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| format!("could not build the HTTP client: {e}"))?;
+        Ok(Self { config, http })
+    }
+
+    fn url(&self, segments: &[&str]) -> Result<Url, ConnectorError> {
+        let mut url = self.config.base_url.clone();
+        url.path_segments_mut()
+            .map_err(|()| ConnectorError::Refused("the base URL cannot take a path".into()))?
+            .pop_if_empty()
+            .extend(segments);
+        Ok(url)
+    }
+
+    /// One GET with retries: the body, `None` on 404, or why there is none.
+    async fn get<T: DeserializeOwned>(&self, account: AccountId, url: Url) -> Result<Option<T>, ConnectorError> {
+        let c = &self.config;
+        let attempts = c.max_attempts.max(1);
+        let mut last = String::new();
+        for attempt in 1..=attempts {
+            let wait = match self.attempt(account, url.clone()).await {
+                Ok(body) => return Ok(body),
+                Err(Attempt::Fatal(e)) => return Err(e),
+                Err(Attempt::Transient { why, retry_after }) => {
+                    let backoff = c.backoff.saturating_mul(2u32.saturating_pow(attempt - 1));
+                    last = self.redact(&why);
+                    match retry_after {
+                        Some(asked) if asked > c.max_retry_after => {
+                            return Err(ConnectorError::Unavailable(format!(
+                                "{last}; asked to wait {}s, longer than we wait",
+                                asked.as_secs()
+                            )));
+                        }
+                        Some(asked) => asked.max(backoff),
+                        None => backoff,
+                    }
+                }
+            };
+            if attempt < attempts {
+                tracing::warn!(connector = "pushpress", attempt, failure = %last, wait_ms = wait.as_millis() as u64, "connector call failed; retrying");
+                tokio::time::sleep(wait).await;
+            }
+        }
+        Err(ConnectorError::Unavailable(format!("gave up after {attempts} attempts: {last}")))
+    }
+
+    async fn attempt<T: DeserializeOwned>(&self, account: AccountId, url: Url) -> Result<Option<T>, Attempt> {
+        let c = &self.config;
+        let sent = self
+            .http
+            .get(url)
+            .header("API-KEY", c.api_key.expose_secret())
+            .header("company-id", account.to_string())
+            .header(reqwest::header::ACCEPT, "application/json")
+            .timeout(c.timeout)
+            .send()
+            .await;
+        let response = match sent {
+            Ok(r) => r,
+            Err(e) => return Err(transport_failure(&e)),
+        };
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let body = response.text().await.unwrap_or_default();
+            let why = self.redact(&format!("PushPress answered {status}: {}", excerpt(&body)));
+            return Err(if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+                Attempt::Transient { why, retry_after }
+            } else {
+                Attempt::Fatal(ConnectorError::Refused(why))
+            });
+        }
+        let bytes = match response.bytes().await {
+            Ok(b) => b,
+            Err(e) => return Err(transport_failure(&e)),
+        };
+        serde_json::from_slice::<T>(&bytes)
+            .map(Some)
+            .map_err(|e| Attempt::Fatal(ConnectorError::Malformed(e.to_string())))
+    }
+
+    fn redact(&self, text: &str) -> String {
+        let key = self.config.api_key.expose_secret();
+        if key.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(key, "[redacted]")
+        }
+    }
+}
+
+fn transport_failure(e: &reqwest::Error) -> Attempt {
+    let why = if e.is_timeout() {
+        format!("timed out: {e}")
+    } else {
+        format!("request failed: {e}")
+    };
+    if e.is_timeout() || e.is_connect() || e.is_request() || e.is_body() {
+        Attempt::Transient { why, retry_after: None }
+    } else {
+        Attempt::Fatal(ConnectorError::Unavailable(why))
+    }
+}
+
+fn excerpt(body: &str) -> String {
+    const MAX: usize = 200;
+    let body = body.trim();
+    match body.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &body[..i]),
+        None => body.to_owned(),
+    }
+}
+
+#[async_trait]
+impl Connector for PushPress {
+    fn name(&self) -> &'static str {
+        "pushpress"
+    }
+
+    async fn member(&self, account: AccountId, member: &MemberId, since: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError> {
+        let Some(customer) = self
+            .get::<CustomerBody>(account, self.url(&["customers", member.as_str()])?)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut url = self.url(&["customers", member.as_str(), "checkins"])?;
+        url.query_pairs_mut().append_pair("since", &since.to_string());
+        let checkins = self
+            .get::<CheckinsBody>(account, url)
+            .await?
+            .map(|b| b.data.into_iter().map(|c| c.checked_in_at).collect())
+            .unwrap_or_default();
+        Ok(Some(ConnectorMember {
+            status: customer.status,
+            status_changed_at: customer.status_changed_at,
+            email: customer.email.as_deref().and_then(|e| Email::parse(e).ok()),
+            last_checkin_at: customer.last_checkin_at,
+            checkins,
+            payment_failing: customer.payment_status.map(|p| matches!(p, PaymentStatus::Failing)),
+            last_payment_succeeded_at: customer.last_payment_succeeded_at,
+            last_payment_failed_at: customer.last_payment_failed_at,
+        }))
+    }
+}

@@ -1,0 +1,226 @@
+//! The member-data connector (PushPress) and what we do when it is down (spec §30, §34).
+//!
+//! Webhooks keep the member facts projected in the table; before a touch the stale guard can
+//! also ask the connector for the member as they are *now* ([`Connector::member`]). Whether
+//! a call is worth making is the account's [`ConnectorHealth`], kept in the table: every
+//! failure pushes the next call out ([`crate::limits::connector_backoff`]), and after
+//! [`crate::limits::CONNECTOR_DEGRADED_AFTER`] failures in a row the connector is degraded
+//! (one alert, written by exactly one caller). The rule that matters: nothing is ever sent
+//! on data we could not refresh — a touch whose fresh read fails, or whose connector is in its
+//! backoff, is deferred until the connector may be asked again. Conversations already in
+//! flight do not depend on it.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::event::MemberStatus;
+use crate::ids::{AccountId, Email, MemberId};
+use crate::limits;
+use crate::member::MemberFacts;
+
+/// The member as the connector sees them now.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnectorMember {
+    pub status: Option<MemberStatus>,
+    /// When the status last changed, if the connector says.
+    pub status_changed_at: Option<Timestamp>,
+    pub email: Option<Email>,
+    pub last_checkin_at: Option<Timestamp>,
+    /// Check-ins since the time asked for.
+    pub checkins: Vec<Timestamp>,
+    /// `None`: the connector did not say.
+    pub payment_failing: Option<bool>,
+    pub last_payment_succeeded_at: Option<Timestamp>,
+    pub last_payment_failed_at: Option<Timestamp>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectorError {
+    /// No answer worth having: timeouts, refused connections, 429 and 5xx after retries.
+    #[error("connector unavailable: {0}")]
+    Unavailable(String),
+    /// An answer we cannot read.
+    #[error("connector answered malformed data: {0}")]
+    Malformed(String),
+    /// The connector refused the request (a bad key, a forbidden company).
+    #[error("connector refused the request: {0}")]
+    Refused(String),
+}
+
+/// The member-data source (PushPress). Calls retry transient failures themselves.
+#[async_trait]
+pub trait Connector: Send + Sync {
+    /// Its name, which keys its health (`pushpress`).
+    fn name(&self) -> &'static str;
+    /// The member now, with their check-ins since `since`; `None` if the connector does not
+    /// know them.
+    async fn member(&self, account: AccountId, member: &MemberId, since: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError>;
+}
+
+/// One account's view of a connector's health (spec §34.2), kept in the table.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectorHealth {
+    pub consecutive_failures: u32,
+    pub last_success_at: Option<Timestamp>,
+    pub last_failure_at: Option<Timestamp>,
+    /// Set when the failures reached [`limits::CONNECTOR_DEGRADED_AFTER`]; cleared by a success.
+    pub degraded_since: Option<Timestamp>,
+}
+
+/// What a recorded call changed about the health.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HealthChange {
+    None,
+    /// This failure made the connector degraded (exactly one caller sees this).
+    Degraded,
+    /// This success ended a degradation.
+    Recovered,
+}
+
+impl ConnectorHealth {
+    pub fn is_degraded(&self) -> bool {
+        self.degraded_since.is_some()
+    }
+
+    /// When the connector may be asked again: after the backoff of the latest failure.
+    pub fn next_attempt_at(&self) -> Option<Timestamp> {
+        let last = self.last_failure_at?;
+        (self.consecutive_failures > 0).then(|| last + limits::connector_backoff(self.consecutive_failures))
+    }
+
+    /// Whether a call may be made at `now`.
+    pub fn allows_call(&self, now: Timestamp) -> bool {
+        self.next_attempt_at().is_none_or(|at| now >= at)
+    }
+
+    /// Whether a success at `now` is worth writing: after failures, or when the last written
+    /// success is older than [`limits::CONNECTOR_SUCCESS_RECORD_INTERVAL`] (a healthy
+    /// connector costs no write per call).
+    pub fn success_worth_recording(&self, now: Timestamp) -> bool {
+        self.consecutive_failures > 0
+            || self.is_degraded()
+            || self
+                .last_success_at
+                .is_none_or(|at| now.duration_since(at) >= limits::CONNECTOR_SUCCESS_RECORD_INTERVAL)
+    }
+}
+
+/// The facts the stale guard reads: what the webhooks projected, brought up to date with what
+/// the connector says now. Nothing here is stored; webhooks remain the projection's writers.
+pub fn refresh(stored: Option<MemberFacts>, member: &MemberId, fresh: &ConnectorMember, now: Timestamp) -> MemberFacts {
+    let mut facts = stored.unwrap_or_else(|| MemberFacts::new(member.clone()));
+    if let Some(status) = fresh.status
+        && facts.status != Some(status)
+    {
+        let at = fresh.status_changed_at.unwrap_or(now);
+        if status == MemberStatus::Cancelled {
+            facts.cancelled_at = Some(facts.cancelled_at.map_or(at, |c| c.max(at)));
+        }
+        if status == MemberStatus::Active && facts.status == Some(MemberStatus::Cancelled) {
+            facts.reactivated_at = Some(at);
+        }
+        facts.status = Some(status);
+        facts.status_stamp = Some((at, "connector".into()));
+    }
+    if facts.email.is_none() {
+        facts.email = fresh.email.clone();
+    }
+    for at in fresh.checkins.iter().chain(&fresh.last_checkin_at) {
+        if facts.checkins.insert(*at) {
+            facts.checkin_count += 1;
+        }
+        facts.last_checkin_at = Some(facts.last_checkin_at.map_or(*at, |l| l.max(*at)));
+    }
+    let later = |a: Option<Timestamp>, b: Option<Timestamp>| a.max(b);
+    facts.last_payment_succeeded_at = later(facts.last_payment_succeeded_at, fresh.last_payment_succeeded_at);
+    facts.last_payment_failed_at = later(facts.last_payment_failed_at, fresh.last_payment_failed_at);
+    if let Some(failing) = fresh.payment_failing {
+        facts.payment_failing = failing;
+    }
+    facts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::at;
+    use jiff::SignedDuration;
+
+    fn member() -> MemberId {
+        MemberId::parse("m_1").expect("id")
+    }
+
+    #[test]
+    fn a_failure_pushes_the_next_call_out_and_the_backoff_grows() {
+        let now = at("2026-11-02T14:00:00Z");
+        let mut health = ConnectorHealth::default();
+        assert!(health.allows_call(now));
+        health.consecutive_failures = 1;
+        health.last_failure_at = Some(now);
+        let first = health.next_attempt_at().expect("after a failure");
+        assert!(!health.allows_call(now) && health.allows_call(first));
+        health.consecutive_failures = 6;
+        assert!(health.next_attempt_at().expect("later") > first, "the backoff grows with failures");
+        health.consecutive_failures = 60;
+        assert!(
+            health.next_attempt_at().expect("capped") <= now + limits::connector_backoff(u32::MAX),
+            "and is capped"
+        );
+    }
+
+    #[test]
+    fn a_healthy_connectors_successes_are_written_once_an_interval() {
+        let now = at("2026-11-02T14:00:00Z");
+        let mut health = ConnectorHealth {
+            last_success_at: Some(now),
+            ..ConnectorHealth::default()
+        };
+        assert!(!health.success_worth_recording(now + SignedDuration::from_mins(5)));
+        assert!(health.success_worth_recording(now + limits::CONNECTOR_SUCCESS_RECORD_INTERVAL));
+        health.consecutive_failures = 1;
+        assert!(health.success_worth_recording(now + SignedDuration::from_mins(5)));
+    }
+
+    #[test]
+    fn fresh_data_brings_the_projection_up_to_date() {
+        let now = at("2026-11-10T14:00:00Z");
+        let mut stored = MemberFacts::new(member());
+        stored.status = Some(MemberStatus::Active);
+        stored.last_checkin_at = Some(at("2026-10-01T12:00:00Z"));
+        stored.checkins.insert(at("2026-10-01T12:00:00Z"));
+        stored.checkin_count = 1;
+        stored.payment_failing = true;
+        let fresh = ConnectorMember {
+            status: Some(MemberStatus::Frozen),
+            status_changed_at: Some(at("2026-11-09T10:00:00Z")),
+            checkins: vec![at("2026-11-08T12:00:00Z"), at("2026-10-01T12:00:00Z")],
+            payment_failing: Some(false),
+            last_payment_succeeded_at: Some(at("2026-11-09T09:00:00Z")),
+            ..ConnectorMember::default()
+        };
+        let facts = refresh(Some(stored), &member(), &fresh, now);
+        assert_eq!(facts.status, Some(MemberStatus::Frozen));
+        assert_eq!(facts.status_stamp.map(|(at, _)| at), Some(at("2026-11-09T10:00:00Z")));
+        assert_eq!(
+            (facts.last_checkin_at, facts.checkin_count),
+            (Some(at("2026-11-08T12:00:00Z")), 2),
+            "a check-in already known is not counted twice"
+        );
+        assert!(!facts.payment_failing);
+        assert_eq!(facts.last_payment_succeeded_at, Some(at("2026-11-09T09:00:00Z")));
+    }
+
+    #[test]
+    fn a_cancelled_member_who_is_active_again_is_reactivated() {
+        let now = at("2026-11-10T14:00:00Z");
+        let mut stored = MemberFacts::new(member());
+        stored.status = Some(MemberStatus::Cancelled);
+        let fresh = ConnectorMember {
+            status: Some(MemberStatus::Active),
+            ..ConnectorMember::default()
+        };
+        let facts = refresh(Some(stored), &member(), &fresh, now);
+        assert_eq!((facts.status, facts.reactivated_at), (Some(MemberStatus::Active), Some(now)));
+    }
+}

@@ -1,0 +1,105 @@
+//! The connector's part in the stale guard (spec §30, §34): before a touch, ask the member-data
+//! connector for the member as they are now — unless it is in its backoff — and never send on
+//! data that could not be refreshed. Without a configured connector the projected facts are
+//! used as they are.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Engine;
+use crate::alert::{ALERT_EVENT, Alert, Severity};
+use crate::connector::{ConnectorHealth, HealthChange, refresh};
+use crate::error::EngineError;
+use crate::limits::CONNECTOR_DEGRADED_AFTER;
+use crate::member::MemberFacts;
+use crate::recurring::ACCOUNT_WIDE_MEMBER;
+use crate::task::Task;
+use crate::transition::Why;
+
+/// The facts the stale guard reads, or why the touch must wait.
+pub(super) enum Fresh {
+    Facts(Option<Box<MemberFacts>>),
+    Defer { until: Timestamp, why: Why },
+}
+
+/// The earliest a deferred touch comes back.
+const MIN_DEFERRAL: SignedDuration = SignedDuration::from_mins(1);
+
+impl Engine {
+    /// The member's facts for `task`'s next touch: the projected ones (`stored`), brought up
+    /// to date by the connector when one is configured.
+    pub(super) async fn fresh_facts(&self, task: &Task, stored: Option<MemberFacts>, now: Timestamp) -> Result<Fresh, EngineError> {
+        let Some(connector) = &self.connector else {
+            return Ok(Fresh::Facts(stored.map(Box::new)));
+        };
+        if task.member.id.as_str() == ACCOUNT_WIDE_MEMBER {
+            return Ok(Fresh::Facts(stored.map(Box::new)));
+        }
+        let name = connector.name();
+        let health = self.store.connector_health(task.account_id, name).await?;
+        if !health.allows_call(now) {
+            return Ok(defer(name, &health, now, "connector_backoff", "in its backoff".into()));
+        }
+        match connector.member(task.account_id, &task.member.id, task.created_at).await {
+            Ok(fresh) => {
+                if health.success_worth_recording(now) {
+                    let (_, change) = self
+                        .store
+                        .record_connector_call(task.account_id, name, true, now, CONNECTOR_DEGRADED_AFTER)
+                        .await?;
+                    if change == HealthChange::Recovered {
+                        tracing::info!(account = %task.account_id, connector = name, "connector recovered");
+                    }
+                }
+                Ok(Fresh::Facts(
+                    match fresh {
+                        Some(fresh) => Some(refresh(stored, &task.member.id, &fresh, now)),
+                        None => stored,
+                    }
+                    .map(Box::new),
+                ))
+            }
+            Err(e) => {
+                let (health, change) = self
+                    .store
+                    .record_connector_call(task.account_id, name, false, now, CONNECTOR_DEGRADED_AFTER)
+                    .await?;
+                tracing::warn!(account = %task.account_id, task = %task.id, connector = name, error = %e, failures = health.consecutive_failures, "connector call failed");
+                if change == HealthChange::Degraded {
+                    self.raise(Alert {
+                        code: "connector_degraded",
+                        severity: Severity::Critical,
+                        account_id: Some(task.account_id),
+                        detail: format!("{name} failed {} times in a row; touches wait for it", health.consecutive_failures),
+                        action: "check the connector's status and the account's API access",
+                        at: now,
+                    })
+                    .await;
+                }
+                Ok(defer(name, &health, now, "connector_unavailable", e.to_string()))
+            }
+        }
+    }
+
+    /// Log and publish an alert (spec §28.4). A bus failure is logged; the alert's log line
+    /// stands either way.
+    pub(crate) async fn raise(&self, alert: Alert) {
+        tracing::error!(code = alert.code, severity = ?alert.severity, account = ?alert.account_id, detail = %alert.detail, "alert");
+        let detail = serde_json::to_value(&alert).unwrap_or_default();
+        if let Err(e) = self.bus.publish(ALERT_EVENT, detail).await {
+            tracing::warn!(code = alert.code, error = %e, "alert not published");
+        }
+    }
+}
+
+fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: &str, what: String) -> Fresh {
+    let until = health.next_attempt_at().unwrap_or(now).max(now + MIN_DEFERRAL);
+    let degraded = health.degraded_since.map(|at| format!(", degraded since {at}")).unwrap_or_default();
+    let detail = format!(
+        "{name} {what} ({} failure(s) in a row{degraded}); nothing is sent on member data that could not be refreshed; next try {until}",
+        health.consecutive_failures
+    );
+    Fresh::Defer {
+        until,
+        why: Why::new(reason).detail(detail),
+    }
+}

@@ -1,0 +1,151 @@
+//! The connector's degradation rules (spec §30, §34) on the in-memory store with a scripted
+//! connector: a touch is never sent on member data that could not be refreshed, failures back
+//! off, the fifth in a row degrades the connector with one alert, and a success ends it.
+
+use std::sync::Mutex;
+
+use super::*;
+use crate::connector::{Connector, ConnectorError, ConnectorMember};
+use crate::ids::AccountId;
+use crate::ports::Clock;
+use crate::testing::RecordingBus;
+
+/// A connector that is down or answers with `member`, and counts its calls.
+#[derive(Default)]
+struct FakeConnector {
+    down: Mutex<bool>,
+    member: Mutex<Option<ConnectorMember>>,
+    calls: Mutex<u32>,
+}
+
+impl FakeConnector {
+    fn set_down(&self, down: bool) {
+        *self.down.lock().expect("lock") = down;
+    }
+    fn calls(&self) -> u32 {
+        *self.calls.lock().expect("lock")
+    }
+}
+
+#[async_trait::async_trait]
+impl Connector for FakeConnector {
+    fn name(&self) -> &'static str {
+        "pushpress"
+    }
+    async fn member(&self, _: AccountId, _: &MemberId, _: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError> {
+        *self.calls.lock().expect("lock") += 1;
+        if *self.down.lock().expect("lock") {
+            return Err(ConnectorError::Unavailable("503 after retries".into()));
+        }
+        Ok(self.member.lock().expect("lock").clone())
+    }
+}
+
+async fn with_connector() -> (World, Arc<FakeConnector>, Arc<RecordingBus>) {
+    let mut w = world().await;
+    let connector = Arc::new(FakeConnector::default());
+    let bus = Arc::new(RecordingBus::default());
+    w.engine.connector = Some(connector.clone());
+    w.engine.bus = bus.clone();
+    (w, connector, bus)
+}
+
+async fn reasons(w: &World, task: &Task) -> Vec<String> {
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    history.log.into_iter().map(|l| l.reason).collect()
+}
+
+/// Given a connector that is down, when an approved task's first touch comes due, then the
+/// touch waits (logged with the reason) and nothing is sent on the old data.
+#[tokio::test]
+async fn a_touch_waits_while_the_connector_cannot_refresh_the_member() {
+    let (w, connector, _) = with_connector().await;
+    connector.set_down(true);
+    let task = w.approved("churn_risk", "m_down").await;
+    w.run().await;
+    assert!(w.mailer.sent().is_empty(), "nothing sent on data that could not be refreshed");
+    let after = w.task(&task).await;
+    assert_eq!(after.status, TaskStatus::Ready);
+    assert!(after.next_action_at.is_some_and(|at| at > w.clock.now()), "deferred, not dropped");
+    assert!(reasons(&w, &task).await.contains(&"connector_unavailable".to_owned()));
+    let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
+    assert_eq!(health.consecutive_failures, 1);
+}
+
+/// Given a connector that keeps failing, when touches keep coming due, then calls back off
+/// (no call inside the backoff), the fifth failure in a row degrades it with exactly one
+/// alert, and once it answers again the touch goes out and the health is reset.
+#[tokio::test]
+async fn repeated_failures_back_off_degrade_once_and_recover() {
+    let (w, connector, bus) = with_connector().await;
+    connector.set_down(true);
+    let task = w.approved("churn_risk", "m_flaky").await;
+    w.run().await;
+    assert_eq!(connector.calls(), 1);
+    // Inside the backoff: the touch is deferred without asking the connector.
+    w.clock.advance(SignedDuration::from_secs(20));
+    w.engine.execute(&w.item(&task)).await.expect("execute");
+    assert_eq!(connector.calls(), 1, "no call inside the backoff");
+    for _ in 0..8 {
+        w.clock.advance(SignedDuration::from_mins(31));
+        w.run().await;
+    }
+    assert!(w.mailer.sent().is_empty());
+    let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
+    assert!(health.is_degraded() && health.consecutive_failures >= 5, "{health:?}");
+    let alerts = bus.published(crate::alert::ALERT_EVENT);
+    assert_eq!(alerts.len(), 1, "one alert for one degradation: {alerts:?}");
+    assert_eq!(alerts[0]["code"], "connector_degraded");
+    assert!(reasons(&w, &task).await.contains(&"connector_backoff".to_owned()));
+
+    connector.set_down(false);
+    w.clock.advance(SignedDuration::from_mins(31));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "sent once the connector answers");
+    let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
+    assert_eq!((health.consecutive_failures, health.is_degraded()), (0, false));
+}
+
+/// Given a member whose projected facts say nothing new, when the connector says they checked
+/// in after the task was made, then the stale guard completes the churn task without a mail.
+#[tokio::test]
+async fn fresh_data_from_the_connector_resolves_a_task_the_projection_missed() {
+    let (w, connector, _) = with_connector().await;
+    let input = w.new_task("churn_risk", "m_fresh").await;
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    w.clock.advance(days(1));
+    *connector.member.lock().expect("lock") = Some(ConnectorMember {
+        checkins: vec![w.clock.now() - SignedDuration::from_hours(2)],
+        ..ConnectorMember::default()
+    });
+    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    w.run().await;
+    assert!(w.mailer.sent().is_empty());
+    let after = w.task(&task).await;
+    assert_eq!(
+        (after.status, after.outcome.as_deref(), after.outcome_reason.as_deref()),
+        (
+            TaskStatus::Completed,
+            Some("self_resolved"),
+            Some("member_checked_in_before_outreach")
+        )
+    );
+    assert_eq!(connector.calls(), 1);
+}
+
+/// Given a healthy connector, when touches go out, then its successes are not written on
+/// every call (the health item is written at most once an interval).
+#[tokio::test]
+async fn a_healthy_connector_costs_no_write_per_touch() {
+    let (w, _connector, _) = with_connector().await;
+    w.approved("churn_risk", "m_h1").await;
+    w.run().await;
+    let first = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
+    assert_eq!(first.last_success_at, Some(w.clock.now()));
+    w.clock.advance(SignedDuration::from_mins(10));
+    w.approved("churn_risk", "m_h2").await;
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2);
+    let second = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
+    assert_eq!(second, first, "the second success inside the interval wrote nothing");
+}

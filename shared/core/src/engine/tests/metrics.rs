@@ -1,0 +1,63 @@
+//! The hourly metrics fold (spec §28.3) and its alerts (§28.4) on the in-memory store.
+
+use super::*;
+use crate::alert::ALERT_EVENT;
+use crate::limits::{METRICS_SETTLE, local_date};
+use crate::ports::Clock;
+use crate::testing::RecordingBus;
+
+/// Given a day of work, when the metrics run, then the account's day holds what its decisions
+/// say; when they run again with nothing new, nothing is counted twice.
+#[tokio::test]
+async fn the_fold_counts_each_decision_once_into_the_accounts_day() {
+    let w = world().await;
+    w.approved("churn_risk", "m_m1").await;
+    w.approved("churn_risk", "m_m2").await;
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 2);
+    w.clock.advance(METRICS_SETTLE + SignedDuration::from_mins(1));
+    let report = w.engine.record_metrics().await.expect("metrics");
+    let today = local_date(w.clock.now(), &w.account.settings.time_zone());
+    let day = w.store.daily_metrics(w.account.id, today).await.expect("read");
+    assert_eq!((day.tasks_created, day.owner_approvals, day.messages_sent), (2, 2, 2), "{day:?}");
+    assert_eq!(report.folded.messages_sent, 2);
+    let again = w.engine.record_metrics().await.expect("metrics");
+    assert_eq!(again.decisions, 0);
+    assert_eq!(
+        w.store.daily_metrics(w.account.id, today).await.expect("read"),
+        day,
+        "nothing counted twice"
+    );
+    // A decision made after the watermark is folded by the next run.
+    w.engine
+        .cancel(
+            w.account.id,
+            w.store.list_tasks(w.account.id, &Default::default()).await.expect("list").0[0].id,
+        )
+        .await
+        .expect("cancel");
+    w.clock.advance(METRICS_SETTLE + SignedDuration::from_mins(1));
+    w.engine.record_metrics().await.expect("metrics");
+    let after = w.store.daily_metrics(w.account.id, today).await.expect("read");
+    assert_eq!((after.tasks_cancelled, after.messages_sent), (1, 2));
+}
+
+/// Given an account that made nothing and completed nothing for two weeks, when the metrics
+/// run on a day with decisions, then the stalled-onboarding alert is raised once that day.
+#[tokio::test]
+async fn an_alert_is_raised_once_a_day_on_the_bus() {
+    let mut w = world().await;
+    let bus = Arc::new(RecordingBus::default());
+    w.engine.bus = bus.clone();
+    w.clock.advance(days(15));
+    let task = w.approved("churn_risk", "m_stall").await;
+    w.clock.advance(METRICS_SETTLE + SignedDuration::from_mins(1));
+    w.engine.record_metrics().await.expect("metrics");
+    w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+    w.clock.advance(METRICS_SETTLE + SignedDuration::from_mins(1));
+    w.engine.record_metrics().await.expect("metrics");
+    let alerts = bus.published(ALERT_EVENT);
+    let stalled: Vec<_> = alerts.iter().filter(|a| a["code"] == "onboarding_stalled").collect();
+    assert_eq!(stalled.len(), 1, "{alerts:?}");
+    assert_eq!(stalled[0]["account_id"], serde_json::json!(w.account.id));
+}
