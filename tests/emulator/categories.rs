@@ -100,3 +100,62 @@ async fn a_staff_todo_reminds_then_escalates_without_mailing_anyone() {
     assert!(reasons.contains(&"staff_todo_reminder"), "{reasons:?}");
     assert_eq!(done["budget"]["messages_used"], 0, "a to-do never messages the member");
 }
+
+/// Given an approved win-back with a required staff call added as its subtask, when the call
+/// is made, then the parent completes at the next run — and nobody was mailed. A subtask of an
+/// unknown parent is 404, and `requirement` belongs to subtasks only.
+#[tokio::test]
+async fn a_parent_task_completes_when_its_required_subtask_does() {
+    let stack = Stack::start("subtasks").await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_parent", "Alex", stack.now().await).await;
+    let parent = stack.approved_task(&gym, "win_back", "m_parent").await;
+    let call = json!({"task_type": "staff_call_member", "member_id": "m_parent", "goal": "Call Alex", "requirement": "required"});
+    let (status, sub) = stack
+        .post(&format!("/api/v1/tasks/{parent}/subtasks"), &gym.token, call.clone())
+        .await;
+    assert_eq!(status, 201, "{sub}");
+    assert_eq!(
+        (sub["parent_id"].as_str(), sub["requirement"].as_str()),
+        (Some(parent.as_str()), Some("required"))
+    );
+    let sub_id = sub["id"].as_str().expect("id").to_owned();
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{sub_id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    stack.run().await;
+    let (_, waiting) = stack.get(&format!("/api/v1/tasks/{parent}"), &gym.token).await;
+    assert_eq!(waiting["status"], "waiting", "{waiting}");
+    assert_eq!(waiting["subtask_ids"], json!([sub_id]));
+
+    let (status, _) = stack
+        .post(
+            &format!("/api/v1/tasks/{sub_id}/resolve"),
+            &gym.token,
+            json!({"outcome": "completed"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    stack.run().await;
+    let (_, done) = stack.get(&format!("/api/v1/tasks/{parent}"), &gym.token).await;
+    assert_eq!(
+        (done["status"].as_str(), done["outcome"].as_str()),
+        (Some("completed"), Some("subtasks_completed")),
+        "{done}"
+    );
+    assert!(
+        stack.outbox_to(&email).await.is_empty(),
+        "a parent and a to-do never mail the member"
+    );
+
+    let unknown = ulid::Ulid::new();
+    let (status, body) = stack
+        .post(&format!("/api/v1/tasks/{unknown}/subtasks"), &gym.token, call.clone())
+        .await;
+    assert_eq!(status, 404, "{body}");
+    let (status, body) = stack.post("/api/v1/tasks", &gym.token, call).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("invalid_requirement")),
+        "{body}"
+    );
+}
