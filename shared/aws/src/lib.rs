@@ -15,5 +15,7 @@ pub mod http;
 pub mod keys;
 pub mod provision;
 pub mod ses;
+pub mod sns;
 pub mod sqs;
+pub mod stored_mail;
 pub mod telemetry;

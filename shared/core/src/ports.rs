@@ -298,6 +298,35 @@ pub trait Mailer: Send + Sync {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError>;
 }
 
+/// Where SES receiving keeps a whole inbound message when its notification cannot carry it
+/// (an S3 action: SNS notifications hold at most 150 KB). Read-only: the bucket's lifecycle
+/// rule removes messages, so a retried notification can read its message again.
+#[async_trait]
+pub trait StoredMail: Send + Sync {
+    /// The raw RFC 5322 bytes stored under `bucket`/`key`.
+    async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoredMailError {
+    /// Not there, or not a bucket we read: retrying will not help.
+    #[error("stored mail not found: {0}")]
+    NotFound(String),
+    /// The storage could not be reached; worth retrying.
+    #[error("stored mail unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// No stored mail (the local runtime: inbound mail arrives whole over HTTP).
+pub struct NoStoredMail;
+
+#[async_trait]
+impl StoredMail for NoStoredMail {
+    async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError> {
+        Err(StoredMailError::NotFound(format!("{bucket}/{key}: no mail storage configured")))
+    }
+}
+
 /// What the agent is asked to write.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DraftRequest {
