@@ -37,6 +37,7 @@ pub mod member;
 pub mod memory;
 pub mod opt_out;
 pub mod outcome;
+pub mod owner_notice;
 pub mod ports;
 pub mod priority_rules;
 pub mod prompt;

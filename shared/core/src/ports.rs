@@ -13,6 +13,7 @@ use crate::flood::{CreationCounts, CreationQuota};
 use crate::ids::{AccountId, Email, MemberId, TaskId};
 use crate::mail::OutboundMail;
 use crate::member::{MemberFacts, SendLedger};
+use crate::owner_notice::OwnerNotice;
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, Task, TaskStatus};
 use crate::work::{DueEntry, QueueName};
@@ -259,6 +260,23 @@ pub trait TaskStore: Send + Sync {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError>;
+
+    // Owner notifications (spec §35; see [`crate::owner_notice`]).
+    /// Write a new notice; one with `digest_at` also waits in the digest index until taken.
+    async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError>;
+    /// The account's notices, newest first, `limit` at most, with a cursor for the next page.
+    async fn list_notices(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<OwnerNotice>, Option<String>), StoreError>;
+    /// Notices of every account whose digest is due at or before `until`, soonest first.
+    /// Read from an index: claim each one before mailing it.
+    async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError>;
+    /// Take a notice out of the digest index (its `digest_at` cleared), atomically: `false` if
+    /// it was not waiting (already taken by another worker, or never batched).
+    async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,7 @@ mod autonomy;
 mod categories;
 pub use categories::Deliverable;
 mod mail_events;
+mod owner_notices;
 mod recurring;
 pub use mail_events::{MailEventOutcome, ses_notification};
 mod replies;

@@ -206,7 +206,7 @@ impl Engine {
                         messages.push(system_message(now, "The task woke up: the member replied while it was dormant."));
                     }
                     TaskStatus::Completed | TaskStatus::Cancelled => {
-                        let (n, log) = record(&next, now, Why::new("late_reply_owner_notified").detail(detail));
+                        let (n, log) = record(&next, now, Why::new(super::owner_notices::LATE_REPLY_REASON).detail(detail));
                         next = n;
                         logs.push(log);
                         messages.push(system_message(
@@ -241,7 +241,10 @@ impl Engine {
                 }
             };
             match self.store.commit(&commit).await {
-                Ok(()) => return Ok(commit.task),
+                Ok(()) => {
+                    self.notify_commit(&commit).await;
+                    return Ok(commit.task);
+                }
                 Err(StoreError::Conflict(Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -641,6 +644,18 @@ impl Engine {
             }
         }
         tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
+        let name = who.member.map_or_else(|| who.email.to_string(), ToString::to_string);
+        let draft = super::owner_notices::NoticeDraft {
+            kind: crate::owner_notice::NoticeKind::MemberOptedOut,
+            task_id: None,
+            member_id: who.member.cloned(),
+            title: format!("{name} will get no more mail ({})", who.reason.replace('_', " ")),
+            detail: format!(
+                "{} is suppressed ({}); {cancelled} active task(s) about them were cancelled and nothing more is sent.",
+                who.email, who.reason
+            ),
+        };
+        self.notify_owner_after(who.account, draft, false).await;
         Ok(cancelled)
     }
 
@@ -758,6 +773,7 @@ impl Engine {
             send: None,
         };
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         Ok(Read::Done(StepOutcome::Moved {
             to: TaskStatus::Escalated,
             reason: reason.to_owned(),

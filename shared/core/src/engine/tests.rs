@@ -1024,5 +1024,6 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 
 mod gates;
 mod outcomes;
+mod owner_notices;
 mod rails;
 mod replies;

@@ -483,6 +483,7 @@ impl Engine {
                 let mut commit = TaskCommit::new(next, log);
                 commit.send = Some(SendEffect::Record { outbound: unknown });
                 self.store.commit(&commit).await?;
+                self.notify_commit(&commit).await;
                 Ok(StepOutcome::Moved {
                     to: TaskStatus::Escalated,
                     reason: "send_outcome_unknown".into(),
@@ -672,6 +673,7 @@ impl Engine {
         let mut commit = commit;
         commit.send = release;
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         Ok(outcome)
     }
 
@@ -735,6 +737,7 @@ impl Engine {
             });
         }
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Escalated,
             reason: "send_outcome_unknown".into(),
@@ -805,6 +808,7 @@ impl Engine {
             send: None,
         };
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         self.publish_closed(&next).await;
         Ok(StepOutcome::Moved { to, reason })
     }
