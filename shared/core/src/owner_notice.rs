@@ -88,6 +88,8 @@ pub struct OwnerNotice {
     pub id: ulid::Ulid,
     pub account_id: AccountId,
     pub at: Timestamp,
+    /// Stored as `notice_kind`: the table's items already use `kind` for the entity type.
+    #[serde(rename = "notice_kind")]
     pub kind: NoticeKind,
     pub task_id: Option<TaskId>,
     pub member_id: Option<MemberId>,
