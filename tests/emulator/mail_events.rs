@@ -1,66 +1,194 @@
-//! SES's notifications as the signals function receives them in AWS — SNS envelopes on the
-//! signals queue: a member reply from SES receiving reaches its task, and a hard bounce stops
-//! every task about the address.
+//! SES's notifications as the signals function receives them in AWS — signed SNS envelopes on
+//! the signals queue: a member reply from SES receiving reaches its task (inside the
+//! notification, or stored in the inbound-mail bucket when it is large), a hard bounce stops
+//! every task about the address, and an envelope that is unsigned, forged or altered is never
+//! processed.
+
+use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use base64::Engine as _;
+use openloop_aws::stored_mail::S3StoredMail;
+use openloop_core::engine::Engine;
 use openloop_core::task::{Role, TaskStatus};
+use openloop_core::work::WorkItem;
+use openloop_fn_signals::MailIntake;
 use openloop_tests::Scratch;
-use serde_json::json;
+use openloop_tests::sns::SnsSigner;
+use serde_json::{Value, json};
 
 use crate::concurrency::{approved_task, sent_to, sqs_event};
 
-/// One SQS record holding `message` as SNS wraps it.
-fn from_sns(message: serde_json::Value) -> SqsEvent {
-    let envelope = json!({"Type": "Notification", "MessageId": "sns-1", "TopicArn": "arn:aws:sns:us-east-1:123456789012:mail-events",
-        "Message": message.to_string(), "Timestamp": "2026-11-02T14:00:00.000Z"});
+/// One SQS record with `body`.
+fn record(body: String) -> SqsEvent {
     let mut record = SqsMessage::default();
     record.message_id = Some("sqs-1".into());
-    record.body = Some(envelope.to_string());
+    record.body = Some(body);
     let mut event = SqsEvent::default();
     event.records.push(record);
     event
 }
 
-#[tokio::test]
-async fn a_reply_from_ses_receiving_reaches_its_task_through_the_signals_queue() {
-    let scratch = Scratch::new("ses-received");
-    let (engine, _, _) = scratch.engine(None).await;
-    let (item, email) = approved_task(&engine).await;
-    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+/// One SQS record holding `message` as SNS wraps and signs it.
+fn from_sns(signer: &SnsSigner, message: &Value, version: u8) -> SqsEvent {
+    record(signer.notification(&message.to_string(), version).to_string())
+}
+
+/// The signals function's mail intake for a test: the signer's certificate, the scratch bucket.
+async fn intake(scratch: &Scratch, signer: &SnsSigner) -> (MailIntake, aws_sdk_s3::Client) {
+    let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3;
+    let mail = MailIntake {
+        verifier: signer.verifier(),
+        stored: Arc::new(S3StoredMail::new(s3.clone(), scratch.names.inbound_mail_bucket.clone())),
+    };
+    (mail, s3)
+}
+
+/// A member's answer to the task's first mail, as raw RFC 5322.
+fn member_reply(engine: &Engine, item: &WorkItem, email: &str, body: &str) -> (String, String) {
     let reply_to = format!(
         "reply+{}@{}",
         engine.config.signing_key.reply_token(&item.task_id),
         engine.config.reply_domain
     );
     let raw = format!(
-        "From: <{email}>\r\nTo: <{reply_to}>\r\nSubject: Re: Checking in\r\nMessage-ID: <ses-in-1@mail.example.net>\r\n\
-         Content-Type: text/plain\r\n\r\nSee you Monday at 6pm\r\n"
+        "From: <{email}>\r\nTo: <{reply_to}>\r\nSubject: Re: Checking in\r\nMessage-ID: <{}@mail.example.net>\r\n\
+         Content-Type: text/plain\r\n\r\n{body}\r\n",
+        ulid::Ulid::new()
     );
-    let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
-        "receipt": {"action": {"type": "SNS", "encoding": "BASE64"}},
-        "content": base64::engine::general_purpose::STANDARD.encode(raw)});
-    let response = openloop_fn_signals::handle(&engine, from_sns(notification)).await;
-    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    (reply_to, raw)
+}
+
+async fn member_messages(engine: &Engine, item: &WorkItem) -> Vec<String> {
     let history = engine
         .store
         .task_history(item.account_id, item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("task"));
-    assert!(
-        history
-            .messages
-            .iter()
-            .any(|m| m.role == Role::Member && m.content == "See you Monday at 6pm")
+    history
+        .messages
+        .into_iter()
+        .filter(|m| m.role == Role::Member)
+        .map(|m| m.content)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_reply_from_ses_receiving_reaches_its_task_through_the_signals_queue() {
+    let scratch = Scratch::new("ses-received");
+    let (engine, _, _) = scratch.engine(None).await;
+    let signer = SnsSigner::start().await;
+    let (mail, _) = intake(&scratch, &signer).await;
+    let (item, email) = approved_task(&engine).await;
+    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+    let (reply_to, raw) = member_reply(&engine, &item, &email, "See you Monday at 6pm");
+    let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
+        "receipt": {"action": {"type": "SNS", "encoding": "BASE64"}},
+        "content": base64::engine::general_purpose::STANDARD.encode(raw)});
+    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &notification, 1)).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    assert_eq!(member_messages(&engine, &item).await, ["See you Monday at 6pm"]);
+    let task = engine
+        .store
+        .get_task(item.account_id, item.task_id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(task.map(|t| t.status), Some(TaskStatus::Completed));
+}
+
+#[tokio::test]
+async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task() {
+    let scratch = Scratch::new("ses-s3");
+    let (engine, _, _) = scratch.engine(None).await;
+    let signer = SnsSigner::start().await;
+    let (mail, s3) = intake(&scratch, &signer).await;
+    let (item, email) = approved_task(&engine).await;
+    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+    // Past SNS's 150 KB: the body carries a large attachment-like tail after the words.
+    let (reply_to, raw) = member_reply(&engine, &item, &email, "See you Monday at 6pm");
+    let raw = raw.replace(
+        "Content-Type: text/plain\r\n\r\n",
+        &format!("X-Padding: {}\r\nContent-Type: text/plain\r\n\r\n", "x".repeat(200 * 1024)),
     );
-    assert_eq!(history.task.status, TaskStatus::Completed);
+    let key = format!("inbound/{}", ulid::Ulid::new());
+    s3.put_object()
+        .bucket(&scratch.names.inbound_mail_bucket)
+        .key(&key)
+        .body(raw.into_bytes().into())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("put object: {e:?}"));
+    let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
+        "receipt": {"action": {"type": "S3", "topicArn": openloop_tests::sns::TOPIC_ARN,
+            "bucketName": scratch.names.inbound_mail_bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
+    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &notification, 2)).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    assert_eq!(member_messages(&engine, &item).await, ["See you Monday at 6pm"]);
+
+    // A notification naming an object that is not there stores nothing and is not retried.
+    let missing = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
+        "receipt": {"action": {"type": "S3", "bucketName": scratch.names.inbound_mail_bucket, "objectKey": "inbound/none"}}});
+    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &missing, 2)).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    assert_eq!(member_messages(&engine, &item).await.len(), 1);
+}
+
+#[tokio::test]
+async fn unsigned_forged_or_altered_envelopes_are_never_processed() {
+    let scratch = Scratch::new("ses-forged");
+    let (engine, _, _) = scratch.engine(None).await;
+    let signer = SnsSigner::start().await;
+    let (mail, _) = intake(&scratch, &signer).await;
+    let (item, email) = approved_task(&engine).await;
+    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+    let (reply_to, raw) = member_reply(&engine, &item, &email, "See you Monday at 6pm");
+    let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
+        "receipt": {"action": {"type": "SNS", "encoding": "BASE64"}},
+        "content": base64::engine::general_purpose::STANDARD.encode(&raw)});
+
+    let mut altered = signer.notification(&notification.to_string(), 2);
+    let forged_raw = raw.replace("See you Monday at 6pm", "Cancel everything");
+    altered["Message"] = json!(
+        json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
+        "receipt": {"action": {"type": "SNS", "encoding": "BASE64"}},
+        "content": base64::engine::general_purpose::STANDARD.encode(&forged_raw)})
+        .to_string()
+    );
+    let mut unsigned = signer.notification(&notification.to_string(), 1);
+    if let Some(fields) = unsigned.as_object_mut() {
+        fields.remove("Signature");
+        fields.remove("SignatureVersion");
+    }
+    let other_key = SnsSigner::start().await;
+    let mut foreign_cert = other_key.notification(&notification.to_string(), 1);
+    foreign_cert["SigningCertURL"] = json!("https://attacker.example/SimpleNotificationService-x.pem");
+    other_key.sign(&mut foreign_cert, 1);
+    let bare = notification.to_string();
+    for body in [altered.to_string(), unsigned.to_string(), foreign_cert.to_string(), bare] {
+        let response = openloop_fn_signals::handle(&engine, &mail, record(body)).await;
+        assert_eq!(response.batch_item_failures.len(), 1, "rejected towards the dead-letter queue");
+    }
+    assert!(member_messages(&engine, &item).await.is_empty(), "nothing reached the task");
+    let task = engine
+        .store
+        .get_task(item.account_id, item.task_id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(task.map(|t| t.status), Some(TaskStatus::Waiting));
+
+    // The genuine envelope still passes afterwards (the certificate is cached).
+    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &notification, 2)).await;
+    assert!(response.batch_item_failures.is_empty(), "{response:?}");
+    assert_eq!(member_messages(&engine, &item).await, ["See you Monday at 6pm"]);
 }
 
 #[tokio::test]
 async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
     let scratch = Scratch::new("ses-bounce");
     let (engine, _, _) = scratch.engine(None).await;
+    let signer = SnsSigner::start().await;
+    let (mail, _) = intake(&scratch, &signer).await;
     let (item, email) = approved_task(&engine).await;
     openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
     assert_eq!(sent_to(&email).await, 1);
@@ -71,7 +199,7 @@ async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
         .unwrap_or_else(|e| panic!("{e}"));
     let soft = json!({"notificationType": "Bounce", "bounce": {"bounceType": "Transient", "bouncedRecipients": [{"emailAddress": email}]},
         "mail": {"messageId": "ses-1", "commonHeaders": {"messageId": format!("<{}>", sent[0].message_id)}}});
-    openloop_fn_signals::handle(&engine, from_sns(soft)).await;
+    openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &soft, 1)).await;
     let task = engine
         .store
         .get_task(item.account_id, item.task_id)
@@ -81,7 +209,7 @@ async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
 
     let hard = json!({"notificationType": "Bounce", "bounce": {"bounceType": "Permanent", "bouncedRecipients": [{"emailAddress": email}]},
         "mail": {"messageId": "ses-1", "commonHeaders": {"messageId": format!("<{}>", sent[0].message_id)}}});
-    let response = openloop_fn_signals::handle(&engine, from_sns(hard)).await;
+    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &hard, 2)).await;
     assert!(response.batch_item_failures.is_empty(), "{response:?}");
     let task = engine
         .store

@@ -17,6 +17,7 @@ use openloop_core::engine::Engine;
 use openloop_local::clock::TestClock;
 
 pub mod gym;
+pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.
 pub fn endpoint() -> String {
@@ -61,6 +62,7 @@ impl Scratch {
         let mut config = self.config.clone();
         config.table = self.names.table.clone();
         config.event_bus = self.names.event_bus.clone();
+        config.inbound_mail_bucket = self.names.inbound_mail_bucket.clone();
         let clients = clients(&config).await;
         config.queue_urls = provision(&clients, &self.names, "mail.openloop.local")
             .await

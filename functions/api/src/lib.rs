@@ -59,6 +59,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
         .route("/api/v1/activity", get(activity))
+        .route("/api/v1/notifications", get(notifications))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
@@ -405,6 +406,34 @@ async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query
         .await?;
     let views: Vec<ActivityView> = entries.iter().map(Into::into).collect();
     Ok(json(StatusCode::OK, serde_json::json!({"activity": views, "next_cursor": next})))
+}
+
+/// The owner's notification feed (spec §35), newest first:
+/// `{"notifications": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], "next_cursor"}`.
+async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<ActivityParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
+        Some(l) => Some(
+            l.parse::<usize>()
+                .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
+        ),
+        None => None,
+    };
+    let (notices, next) = state
+        .engine
+        .owner_notices(account, limit, params.cursor.filter(|c| !c.is_empty()))
+        .await?;
+    let views: Vec<serde_json::Value> = notices
+        .iter()
+        .map(|n| {
+            serde_json::json!({"id": n.id.to_string(), "at": n.at, "kind": n.kind, "task_id": n.task_id, "member_id": n.member_id,
+                "title": n.title, "detail": n.detail, "delivery": n.delivery, "digest_at": n.digest_at})
+        })
+        .collect();
+    Ok(json(
+        StatusCode::OK,
+        serde_json::json!({"notifications": views, "next_cursor": next}),
+    ))
 }
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.

@@ -2,20 +2,56 @@
 //! triggers; and, in AWS, SES's notifications delivered to the same queue by SNS — member
 //! replies from SES receiving, bounces and complaints. Thin: parse each SQS record, call the
 //! engine, report partial batch failures.
+//!
+//! Every SNS envelope's signature is checked first (`openloop_aws::sns`). One that fails —
+//! unsigned, forged, altered, of another topic — is logged and never processed: it is
+//! reported as failed, so after the queue's receive limit it sits in the dead-letter queue,
+//! whose alarm makes it visible (a forged message on our queue means someone can write to it).
+
+use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use openloop_aws::consumer::{parse, process_batch, settle};
+use openloop_aws::config::{Clients, Config};
+use openloop_aws::consumer::{Disposition, parse, process_batch, settle};
+use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
+use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::{Engine, ses_notification};
 use openloop_core::event::SignalEnvelope;
+use openloop_core::ports::StoredMail;
 use tracing::Instrument;
 
 pub const QUEUE: &str = "signals";
 
-pub async fn handle(engine: &Engine, event: SqsEvent) -> SqsBatchResponse {
+/// What the function needs for mail besides the engine: the SNS signature check and the
+/// store of inbound messages too large for their notification.
+#[derive(Clone)]
+pub struct MailIntake {
+    pub verifier: SnsVerifier,
+    pub stored: Arc<dyn StoredMail>,
+}
+
+impl MailIntake {
+    /// The production intake: certificates from SNS's hosts only, the configured topic only,
+    /// the configured inbound-mail bucket only.
+    pub fn from_config(config: &Config, clients: &Clients) -> Self {
+        Self {
+            verifier: SnsVerifier::new(reqwest::Client::new(), config.mail_events_topic_arn.clone()),
+            stored: Arc::new(S3StoredMail::new(clients.s3.clone(), config.inbound_mail_bucket.clone())),
+        }
+    }
+}
+
+pub async fn handle(engine: &Engine, mail: &MailIntake, event: SqsEvent) -> SqsBatchResponse {
     process_batch(event, |body| async move {
-        if let Some(notification) = ses_notification(&body) {
-            let span = tracing::info_span!("mail_event");
-            return settle(QUEUE, engine.handle_mail_event(&notification).instrument(span).await);
+        if SnsMessage::is_envelope(&body) {
+            return mail_event(engine, mail, &body).instrument(tracing::info_span!("mail_event")).await;
+        }
+        if ses_notification(&body).is_some() {
+            tracing::error!(
+                queue = QUEUE,
+                "an SES notification outside a signed SNS envelope: rejected, never processed"
+            );
+            return Disposition::Retry;
         }
         let envelope: SignalEnvelope = match parse(QUEUE, &body) {
             Ok(envelope) => envelope,
@@ -25,4 +61,28 @@ pub async fn handle(engine: &Engine, event: SqsEvent) -> SqsBatchResponse {
         settle(QUEUE, engine.apply_signal(&envelope).instrument(span).await)
     })
     .await
+}
+
+async fn mail_event(engine: &Engine, mail: &MailIntake, body: &str) -> Disposition {
+    let message = match mail.verifier.verify(body).await {
+        Ok(message) => message,
+        Err(e @ SnsError::CertificateUnavailable(_)) => {
+            tracing::warn!(queue = QUEUE, error = %e, "SNS signature not checked yet; will retry");
+            return Disposition::Retry;
+        }
+        Err(e) => {
+            tracing::error!(queue = QUEUE, error = %e, "SNS envelope rejected, never processed; it will end in the dead-letter queue");
+            return Disposition::Retry;
+        }
+    };
+    if message.kind != "Notification" {
+        // The template's subscription is confirmed by CloudFormation; nothing to visit.
+        tracing::info!(queue = QUEUE, kind = %message.kind, topic = %message.topic_arn, "signed SNS message needs nothing");
+        return Disposition::Done;
+    }
+    let Some(notification) = ses_notification(&message.message) else {
+        tracing::warn!(queue = QUEUE, topic = %message.topic_arn, "a signed notification that is not from SES; ignored");
+        return Disposition::Done;
+    };
+    settle(QUEUE, engine.handle_mail_event(&notification, mail.stored.as_ref()).await)
 }

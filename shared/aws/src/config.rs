@@ -47,6 +47,12 @@ pub struct Config {
     /// `OPENLOOP_PUSHPRESS_BASE_URL` (+ `OPENLOOP_PUSHPRESS_API_KEY`): the member-data
     /// connector the stale guard refreshes from; none by default (projected facts only).
     pub pushpress: Option<PushPress>,
+    /// `OPENLOOP_MAIL_EVENTS_TOPIC_ARN`: the only SNS topic whose messages the signals
+    /// function accepts (any correctly signed topic when unset).
+    pub mail_events_topic_arn: Option<String>,
+    /// `OPENLOOP_INBOUND_MAIL_BUCKET`: where SES receiving stores inbound messages
+    /// (`{prefix}-inbound-mail` locally).
+    pub inbound_mail_bucket: String,
 }
 
 fn var(name: &str) -> Option<String> {
@@ -92,6 +98,9 @@ impl Config {
             priority_rules: Arc::new(priority_rules()?),
             ses_configuration_set: var("OPENLOOP_SES_CONFIGURATION_SET"),
             pushpress: pushpress()?,
+            mail_events_topic_arn: var("OPENLOOP_MAIL_EVENTS_TOPIC_ARN"),
+            inbound_mail_bucket: var("OPENLOOP_INBOUND_MAIL_BUCKET")
+                .unwrap_or_else(|| format!("{}-inbound-mail", var("OPENLOOP_PREFIX").unwrap_or_else(|| "openloop".into()))),
         })
     }
 
@@ -143,6 +152,7 @@ pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     pub eventbridge: aws_sdk_eventbridge::Client,
     pub sesv2: aws_sdk_sesv2::Client,
+    pub s3: aws_sdk_s3::Client,
 }
 
 impl Clients {
@@ -167,7 +177,12 @@ impl Clients {
         let ses = aws_sdk_sesv2::config::Builder::from(&shared)
             .retry_config(RetryConfig::disabled())
             .build();
+        // Path-style addressing against an emulator: `{bucket}.127.0.0.1` does not resolve.
+        let s3 = aws_sdk_s3::config::Builder::from(&shared)
+            .force_path_style(config.endpoint.is_some())
+            .build();
         Self {
+            s3: aws_sdk_s3::Client::from_conf(s3),
             dynamodb: aws_sdk_dynamodb::Client::new(&shared),
             sqs: aws_sdk_sqs::Client::new(&shared),
             eventbridge: aws_sdk_eventbridge::Client::new(&shared),

@@ -28,6 +28,7 @@ use openloop_core::interaction::{InteractionOutcome, SharedOutcome};
 use openloop_core::limits::DUE_INDEX_SHARDS;
 use openloop_core::member::{MemberFacts, SendLedger};
 use openloop_core::metrics::{DailyMetrics, MetricsCursor};
+use openloop_core::owner_notice::OwnerNotice;
 use openloop_core::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use openloop_core::recurring::RecurringTemplate;
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
@@ -1542,6 +1543,97 @@ impl TaskStore for DynamoStore {
             .await?
             .and_then(|item| item.get("calls").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()))
             .unwrap_or(0))
+    }
+
+    async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError> {
+        let mut item = keyed(notice, account_pk(notice.account_id), notice_sk(notice.id), "owner_notice")?;
+        item.insert(TTL.into(), n((notice.at + openloop_core::limits::OWNER_NOTICE_TTL).as_second()));
+        if let Some(at) = notice.digest_at {
+            item.insert(GSI1PK.into(), s(NOTICES_DUE_GSI1PK));
+            item.insert(GSI1SK.into(), s(notice_due_gsi1sk(at, notice.account_id, notice.id)));
+        }
+        self.count();
+        match self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+                Err(StoreError::Conflict(Conflict::AlreadyExists))
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn list_notices(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<OwnerNotice>, Option<String>), StoreError> {
+        let pk = account_pk(account);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (PK, &pk))?),
+            None => None,
+        };
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
+            .expression_attribute_values(":pk", s(pk.clone()))
+            .expression_attribute_values(":prefix", s(NOTICE_PREFIX))
+            .scan_index_forward(false)
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        let notices = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<_, _>>()?;
+        Ok((notices, next))
+    }
+
+    async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
+            .expression_attribute_values(":pk", s(NOTICES_DUE_GSI1PK))
+            .expression_attribute_values(":upper", s(format!("{}#~", due_time_key(until))))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+    }
+
+    async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
+        self.count();
+        match self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(notice_sk(id)))
+            .update_expression("REMOVE GSI1PK, GSI1SK, digest_at")
+            .condition_expression("attribute_exists(GSI1PK)")
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(false),
+            Err(e) => Err(unavailable(e)),
+        }
     }
 }
 

@@ -151,3 +151,15 @@ pub const METRICS_CURSOR_SK: &str = "METRICS#CURSOR";
 pub fn metrics_sk(date: Date) -> String {
     format!("METRICS#{date}")
 }
+
+/// Owner notifications (spec §35): one item per notice, listed newest first by its ULID; a
+/// notice waiting for its digest mail also sits in one digest partition of GSI1, sorted by
+/// when the digest goes out (`GSI1SK = {digest time}#{account}#{notice}`).
+pub fn notice_sk(id: ulid::Ulid) -> String {
+    format!("NOTICE#{id}")
+}
+pub const NOTICE_PREFIX: &str = "NOTICE#";
+pub const NOTICES_DUE_GSI1PK: &str = "NOTICEDUE";
+pub fn notice_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid) -> String {
+    format!("{}#{account}#{id}", openloop_core::work::due_time_key(at))
+}

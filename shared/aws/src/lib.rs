@@ -18,5 +18,7 @@ pub mod keys;
 pub mod provision;
 pub mod pushpress;
 pub mod ses;
+pub mod sns;
 pub mod sqs;
+pub mod stored_mail;
 pub mod telemetry;

@@ -43,14 +43,21 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
         .reply_to(mail.reply_to.clone())
         .subject(mail.subject.clone())
         .message_id(mail.message_id.clone())
-        .date(mail.date.as_second())
-        .header("List-Unsubscribe", Raw::new(format!("<{}>", mail.unsubscribe_url)))
-        .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
-        .text_body(format!(
-            "{}\n\n--\nTo stop receiving these e-mails: {}\n",
-            mail.text.trim_end(),
-            mail.unsubscribe_url
-        ));
+        .date(mail.date.as_second());
+    // Mail to members is a mailing: one-click unsubscribe (RFC 8058). Mail to the owner
+    // (notifications) names no unsubscribe URL; their settings are the switch.
+    builder = if mail.unsubscribe_url.is_empty() {
+        builder.text_body(format!("{}\n", mail.text.trim_end()))
+    } else {
+        builder
+            .header("List-Unsubscribe", Raw::new(format!("<{}>", mail.unsubscribe_url)))
+            .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
+            .text_body(format!(
+                "{}\n\n--\nTo stop receiving these e-mails: {}\n",
+                mail.text.trim_end(),
+                mail.unsubscribe_url
+            ))
+    };
     builder = match &mail.to_name {
         Some(name) => builder.to((name.clone(), mail.to.to_string())),
         None => builder.to(mail.to.to_string()),

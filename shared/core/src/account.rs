@@ -144,6 +144,12 @@ pub struct Settings {
     /// its own onboarding ramp from then (spec §26.4). Keys are agents (`retention`, `sales`…).
     #[serde(default)]
     pub agent_ramps: std::collections::BTreeMap<String, Timestamp>,
+    /// Where owner notifications are mailed (spec §35); none: the feed only. An extension of
+    /// CONTRACT.md's settings.
+    #[serde(default)]
+    pub owner_email: Option<crate::ids::Email>,
+    #[serde(default)]
+    pub owner_notification_channel: crate::owner_notice::NotificationChannel,
 }
 
 impl Settings {
@@ -160,6 +166,8 @@ impl Settings {
             profile: Profile::default(),
             agent_overrides: Vec::new(),
             agent_ramps: Default::default(),
+            owner_email: None,
+            owner_notification_channel: Default::default(),
         }
     }
 

@@ -41,6 +41,7 @@ pub mod memory;
 pub mod metrics;
 pub mod opt_out;
 pub mod outcome;
+pub mod owner_notice;
 pub mod ports;
 pub mod priority_rules;
 pub mod prompt;

@@ -276,6 +276,17 @@ pub const ESCALATION_TIMEOUT: SignedDuration = SignedDuration::from_hours(24 * 7
 /// The owner notification budget (spec §35) for those reminders: batchable, so at most this
 /// many a day per account; the rest wait for the next local day (the timeout does not).
 pub const ESCALATION_REMINDERS_PER_DAY: u32 = 5;
+/// The rest of the owner notification budget (spec §35, see [`crate::owner_notice`]): the
+/// batchable notices mailed per local day, the spacing of digest mails inside the send
+/// window, how long notices stay in the feed, and the feed's page sizes.
+pub const OWNER_LATE_REPLY_NOTICES_PER_DAY: u32 = 10;
+pub const OWNER_OPT_OUT_NOTICES_PER_DAY: u32 = 20;
+pub const OWNER_DIGEST_EVERY: SignedDuration = SignedDuration::from_hours(4);
+pub const OWNER_NOTICE_TTL: SignedDuration = SignedDuration::from_hours(24 * 90);
+pub const OWNER_NOTICES_DEFAULT_LIMIT: usize = 50;
+pub const OWNER_NOTICES_MAX_LIMIT: usize = 200;
+/// Notices one tick takes out of the digest index at most (the rest wait a minute).
+pub const OWNER_DIGEST_NOTICES_PER_TICK: usize = 200;
 
 /// The risk scan (spec §18.2), every 6 hours: who counts as dropping off, recently
 /// cancelled, new, or a cold lead.

@@ -18,6 +18,7 @@ use crate::interaction::{InteractionOutcome, SharedOutcome};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
 use crate::metrics::{DailyMetrics, MetricsCursor};
+use crate::owner_notice::OwnerNotice;
 use crate::ports::{ActivityEntry, SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskQuery, TaskStore, dates_around};
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
@@ -52,6 +53,7 @@ struct State {
     connector_health: HashMap<(AccountId, String), ConnectorHealth>,
     metrics_cursors: HashMap<AccountId, MetricsCursor>,
     metrics: HashMap<(AccountId, Date), DailyMetrics>,
+    notices: BTreeMap<(AccountId, ulid::Ulid), OwnerNotice>,
 }
 
 /// See the module docs.
@@ -677,6 +679,60 @@ impl TaskStore for MemoryStore {
 
     async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
         Ok(self.lock().ai_calls.get(&(account, date)).copied().unwrap_or(0))
+    }
+
+    async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        let key = (notice.account_id, notice.id);
+        if s.notices.contains_key(&key) {
+            return Err(conflict(Conflict::AlreadyExists));
+        }
+        s.notices.insert(key, notice.clone());
+        Ok(())
+    }
+
+    async fn list_notices(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<OwnerNotice>, Option<String>), StoreError> {
+        let after: Option<ulid::Ulid> = match cursor {
+            Some(c) => Some(c.parse().map_err(|_| StoreError::InvalidCursor)?),
+            None => None,
+        };
+        let s = self.lock();
+        let mut page: Vec<OwnerNotice> = s
+            .notices
+            .range((account, ulid::Ulid::nil())..=(account, ulid::Ulid::from(u128::MAX)))
+            .rev()
+            .map(|(_, n)| n)
+            .filter(|n| after.is_none_or(|a| n.id < a))
+            .take(limit.max(1) + 1)
+            .cloned()
+            .collect();
+        let limit = limit.max(1);
+        let next = (page.len() > limit).then(|| page[limit - 1].id.to_string());
+        page.truncate(limit);
+        Ok((page, next))
+    }
+
+    async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError> {
+        let mut due: Vec<OwnerNotice> = self
+            .lock()
+            .notices
+            .values()
+            .filter(|n| n.digest_at.is_some_and(|at| at <= until))
+            .cloned()
+            .collect();
+        due.sort_by_key(|n| (n.digest_at, n.id));
+        due.truncate(limit);
+        Ok(due)
+    }
+
+    async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
+        let mut s = self.lock();
+        Ok(s.notices.get_mut(&(account, id)).is_some_and(|n| n.digest_at.take().is_some()))
     }
 }
 

@@ -16,6 +16,7 @@ use crate::interaction::{InteractionOutcome, SharedOutcome};
 use crate::mail::OutboundMail;
 use crate::member::{MemberFacts, SendLedger};
 use crate::metrics::{DailyMetrics, MetricsCursor};
+use crate::owner_notice::OwnerNotice;
 use crate::recurring::RecurringTemplate;
 use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, Task, TaskStatus};
 use crate::work::{DueEntry, QueueName};
@@ -310,6 +311,23 @@ pub trait TaskStore: Send + Sync {
     async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError>;
     /// The account's AI calls counted on one local day (see [`TaskStore::count_ai_call`]).
     async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+
+    // Owner notifications (spec §35; see [`crate::owner_notice`]).
+    /// Write a new notice; one with `digest_at` also waits in the digest index until taken.
+    async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError>;
+    /// The account's notices, newest first, `limit` at most, with a cursor for the next page.
+    async fn list_notices(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<OwnerNotice>, Option<String>), StoreError>;
+    /// Notices of every account whose digest is due at or before `until`, soonest first.
+    /// Read from an index: claim each one before mailing it.
+    async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError>;
+    /// Take a notice out of the digest index (its `digest_at` cleared), atomically: `false` if
+    /// it was not waiting (already taken by another worker, or never batched).
+    async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -347,6 +365,35 @@ pub enum SendError {
 #[async_trait]
 pub trait Mailer: Send + Sync {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError>;
+}
+
+/// Where SES receiving keeps a whole inbound message when its notification cannot carry it
+/// (an S3 action: SNS notifications hold at most 150 KB). Read-only: the bucket's lifecycle
+/// rule removes messages, so a retried notification can read its message again.
+#[async_trait]
+pub trait StoredMail: Send + Sync {
+    /// The raw RFC 5322 bytes stored under `bucket`/`key`.
+    async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoredMailError {
+    /// Not there, or not a bucket we read: retrying will not help.
+    #[error("stored mail not found: {0}")]
+    NotFound(String),
+    /// The storage could not be reached; worth retrying.
+    #[error("stored mail unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// No stored mail (the local runtime: inbound mail arrives whole over HTTP).
+pub struct NoStoredMail;
+
+#[async_trait]
+impl StoredMail for NoStoredMail {
+    async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError> {
+        Err(StoredMailError::NotFound(format!("{bucket}/{key}: no mail storage configured")))
+    }
 }
 
 /// What the agent is asked to write.

@@ -60,6 +60,9 @@ impl Options {
 
 struct Local {
     engine: Engine,
+    /// The signals function's SNS check and inbound-mail bucket (nothing reaches them locally
+    /// unless an SNS topic is wired to the signals queue).
+    mail: openloop_fn_signals::MailIntake,
     clock: Arc<TestClock>,
     clients: Clients,
     queue_urls: HashMap<QueueName, String>,
@@ -104,6 +107,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     let names = Names::from_prefix(&options.prefix);
     config.table = names.table.clone();
     config.event_bus = names.event_bus.clone();
+    config.inbound_mail_bucket = names.inbound_mail_bucket.clone();
     let listener = tokio::net::TcpListener::bind(options.http_addr).await?;
     let addr = listener.local_addr()?;
     if std::env::var("OPENLOOP_PUBLIC_URL").is_err() {
@@ -123,6 +127,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     let agent = openloop_llm::from_env()?;
     let (engine, _) = openloop_aws::config::engine(&config, &clients, clock.clone(), agent);
     let local = Arc::new(Local {
+        mail: openloop_fn_signals::MailIntake::from_config(&config, &clients),
         engine: engine.clone(),
         clock,
         clients,
@@ -228,7 +233,7 @@ impl Local {
     async fn dispatch(&self, queue: QueueName, event: SqsEvent) -> SqsBatchResponse {
         let engine = &self.engine;
         match queue {
-            QueueName::Signals => openloop_fn_signals::handle(engine, event).await,
+            QueueName::Signals => openloop_fn_signals::handle(engine, &self.mail, event).await,
             QueueName::Execute => openloop_fn_execute::handle(engine, event).await,
             QueueName::Followup => openloop_fn_followup::handle(engine, event).await,
             QueueName::Dormant => openloop_fn_dormant::handle(engine, event).await,

@@ -43,6 +43,9 @@ pub struct SettingsPatch {
     pub agent_overrides: Option<Vec<AgentOverride>>,
     /// Replaces the per-agent ramp start dates (spec §26.4).
     pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
+    /// Where owner notifications are mailed (spec §35).
+    pub owner_email: Option<crate::ids::Email>,
+    pub owner_notification_channel: Option<crate::owner_notice::NotificationChannel>,
 }
 
 impl SettingsPatch {
@@ -79,6 +82,12 @@ impl SettingsPatch {
         }
         if let Some(v) = self.agent_ramps {
             s.agent_ramps = v
+        }
+        if let Some(v) = self.owner_email {
+            s.owner_email = Some(v)
+        }
+        if let Some(v) = self.owner_notification_channel {
+            s.owner_notification_channel = v
         }
         s
     }

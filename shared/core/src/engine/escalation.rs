@@ -8,19 +8,18 @@
 //! ends the timer; the worker re-reads the task and every write is conditional on the
 //! version it read, so an owner who acts at the same moment wins.
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 
 use super::Engine;
+use super::owner_notices::NoticeDraft;
 use super::work::StepOutcome;
 use crate::error::EngineError;
 use crate::ids::new_ulid;
 use crate::limits::{self, ESCALATION_REMINDER_AFTER, ESCALATION_REMINDERS_PER_DAY, ESCALATION_TIMEOUT};
+use crate::owner_notice::NoticeKind;
 use crate::ports::TaskCommit;
 use crate::task::{ConversationMessage, LogEntry, Role, Task, TaskStatus};
 use crate::transition::{Why, record};
-
-/// The idempotency-record source under which the owner's notification slots are claimed.
-const NOTICE_SOURCE: &str = "owner_notice";
 
 /// The reasons the timer logs.
 pub const REMINDER_REASON: &str = "escalation_reminder";
@@ -60,30 +59,6 @@ pub(crate) fn timer(log: &[LogEntry], fallback: Timestamp, now: Timestamp) -> Ti
 }
 
 impl Engine {
-    /// Take one of today's escalation-reminder slots of the owner's notification budget
-    /// (spec §35), or say when the next local day starts if they are all taken. Each slot is
-    /// claimed once with an idempotency record, so concurrent workers cannot overspend it.
-    async fn notification_budget_used(&self, task: &Task, now: Timestamp) -> Result<Option<Timestamp>, EngineError> {
-        let Some(account) = self.store.get_account(task.account_id).await? else {
-            return Ok(None);
-        };
-        let tz = account.settings.time_zone();
-        let date = limits::local_date(now, &tz);
-        let expires = now + SignedDuration::from_hours(48);
-        for slot in 0..ESCALATION_REMINDERS_PER_DAY {
-            let key = format!("{}/{date}/escalation_reminder/{slot}", task.account_id);
-            if self.store.claim_webhook(NOTICE_SOURCE, &key, now, expires).await? {
-                return Ok(None);
-            }
-        }
-        let next_day = date
-            .tomorrow()
-            .ok()
-            .and_then(|d| d.to_zoned(tz).ok())
-            .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp());
-        Ok(Some(next_day))
-    }
-
     /// The dormant worker's step for an escalated task.
     pub(crate) async fn escalation_timer(&self, task: Task, now: Timestamp) -> Result<StepOutcome, EngineError> {
         if !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
@@ -107,7 +82,13 @@ impl Engine {
                 self.move_to(task, TaskStatus::Cancelled, now, why).await
             }
             Timer::Remind { timeout_at } => {
-                if let Some(tomorrow) = self.notification_budget_used(&task, now).await? {
+                // The reminder is a batchable owner notice (spec §35): it waits for a day with
+                // budget left rather than being dropped, but never past the timeout.
+                let budget = match self.store.get_account(task.account_id).await? {
+                    Some(account) => self.claim_notice_budget(&account, NoticeKind::EscalationReminder, now).await?,
+                    None => Ok(()),
+                };
+                if let Err(tomorrow) = budget {
                     let at = tomorrow.min(timeout_at);
                     let why = Why::new("owner_notification_budget_used").detail(format!(
                         "{ESCALATION_REMINDERS_PER_DAY} escalation reminders went to the owner today; this one waits until {at}"
@@ -139,6 +120,17 @@ impl Engine {
                 });
                 self.store.commit(&commit).await?;
                 tracing::info!(task = %task.id, "escalation reminder");
+                let draft = NoticeDraft {
+                    kind: NoticeKind::EscalationReminder,
+                    task_id: Some(task.id),
+                    member_id: Some(task.member.id.clone()),
+                    title: format!("Still waiting for you: {} ({})", task.task_type.replace('_', " "), task.member.id),
+                    detail: format!(
+                        "Escalated {hours} hours ago ({}). Give guidance, resolve or cancel it; otherwise it is cancelled on {timeout_at}.",
+                        task.outcome_reason.as_deref().unwrap_or("escalated")
+                    ),
+                };
+                self.notify_owner_after(task.account_id, draft, true).await;
                 Ok(StepOutcome::Deferred {
                     until: timeout_at,
                     reason: REMINDER_REASON.into(),

@@ -4,9 +4,10 @@
 //! the signals function reads them here. A reply takes the same path as
 //! `POST /webhooks/inbound-email`; a hard bounce or a complaint is a member-level stop.
 //!
-//! The topic is subscribed by the queue (its policy admits only that topic), so there is no
-//! unauthenticated way in to verify signatures against: whoever can write to the queue is
-//! already inside the account.
+//! A reply either comes inside its notification (an SNS action: base64, up to 150 KB) or was
+//! stored by an S3 action, whose notification names the bucket and key instead; the
+//! [`StoredMail`] port reads it then. The SNS envelope's signature is checked before any of
+//! this, by the signals function (`openloop_aws::sns`).
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -15,6 +16,7 @@ use super::Engine;
 use super::replies::InboundOutcome;
 use crate::error::{EngineError, InvalidInput};
 use crate::ids::Email;
+use crate::ports::{StoredMail, StoredMailError};
 
 /// What a notification came to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,8 +43,35 @@ pub fn ses_notification(body: &str) -> Option<Value> {
     (inner.get("notificationType").is_some() || inner.get("eventType").is_some()).then_some(inner)
 }
 
+/// The raw message of a `Received` notification: its content, or what the S3 action stored.
+async fn received_message(notification: &Value, stored: &dyn StoredMail) -> Result<Vec<u8>, EngineError> {
+    let action = notification.pointer("/receipt/action");
+    let field = |name: &str| action.and_then(|a| a.get(name)).and_then(Value::as_str);
+    if let Some(content) = notification.get("content").and_then(Value::as_str) {
+        return if field("encoding") == Some("BASE64") {
+            base64::engine::general_purpose::STANDARD
+                .decode(content)
+                .map_err(|e| InvalidInput::new("invalid_notification", format!("content is not base64: {e}")).into())
+        } else {
+            Ok(content.as_bytes().to_vec())
+        };
+    }
+    match (field("type"), field("bucketName"), field("objectKey")) {
+        (Some("S3"), Some(bucket), Some(key)) => stored.fetch(bucket, key).await.map_err(|e| match e {
+            StoredMailError::NotFound(what) => InvalidInput::new("stored_mail_not_found", what).into(),
+            StoredMailError::Unavailable(why) => EngineError::Dependency(why),
+        }),
+        _ => Err(InvalidInput::new(
+            "invalid_notification",
+            "a Received notification with neither content nor an S3 object",
+        )
+        .into()),
+    }
+}
+
 impl Engine {
-    pub async fn handle_mail_event(&self, notification: &Value) -> Result<MailEventOutcome, EngineError> {
+    /// Act on one SES notification; `stored` reads messages an S3 action kept.
+    pub async fn handle_mail_event(&self, notification: &Value, stored: &dyn StoredMail) -> Result<MailEventOutcome, EngineError> {
         let kind = notification
             .get("notificationType")
             .or_else(|| notification.get("eventType"))
@@ -50,18 +79,7 @@ impl Engine {
             .unwrap_or_default();
         match kind {
             "Received" => {
-                let content = notification
-                    .get("content")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| InvalidInput::new("invalid_notification", "a Received notification without content"))?;
-                let base64 = notification.pointer("/receipt/action/encoding").and_then(Value::as_str) == Some("BASE64");
-                let raw = if base64 {
-                    base64::engine::general_purpose::STANDARD
-                        .decode(content)
-                        .map_err(|e| InvalidInput::new("invalid_notification", format!("content is not base64: {e}")))?
-                } else {
-                    content.as_bytes().to_vec()
-                };
+                let raw = received_message(notification, stored).await?;
                 Ok(MailEventOutcome::Reply(self.receive_reply(&raw).await?))
             }
             "Bounce" => {

@@ -16,6 +16,7 @@ pub use categories::Deliverable;
 mod mail_events;
 mod observability;
 pub use observability::MetricsReport;
+mod owner_notices;
 mod recurring;
 pub use mail_events::{MailEventOutcome, ses_notification};
 mod replies;

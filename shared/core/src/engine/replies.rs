@@ -206,7 +206,7 @@ impl Engine {
                         messages.push(system_message(now, "The task woke up: the member replied while it was dormant."));
                     }
                     TaskStatus::Completed | TaskStatus::Cancelled => {
-                        let (n, log) = record(&next, now, Why::new("late_reply_owner_notified").detail(detail));
+                        let (n, log) = record(&next, now, Why::new(super::owner_notices::LATE_REPLY_REASON).detail(detail));
                         next = n;
                         logs.push(log);
                         messages.push(system_message(
@@ -241,7 +241,10 @@ impl Engine {
                 }
             };
             match self.store.commit(&commit).await {
-                Ok(()) => return Ok(commit.task),
+                Ok(()) => {
+                    self.notify_commit(&commit).await;
+                    return Ok(commit.task);
+                }
                 Err(StoreError::Conflict(Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -620,19 +623,45 @@ impl Engine {
     async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
         let now = self.clock.now();
         self.store.put_suppression(who.account, who.email, who.reason, now).await?;
-        let mut cancelled = 0;
-        if let Some(member) = who.member {
+        let cancelled = match who.member {
             // The member is known: their own open tasks, through the guards.
-            for task in self.store.member_active_tasks(who.account, member).await? {
-                if task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await? {
-                    cancelled += 1;
-                }
+            Some(member) => {
+                self.cancel_all(self.store.member_active_tasks(who.account, member).await?, &who)
+                    .await?
             }
-            tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
-            return Ok(cancelled);
+            None => self.cancel_all_by_address(&who).await?,
+        };
+        tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
+        let name = who.member.map_or_else(|| who.email.to_string(), ToString::to_string);
+        let draft = super::owner_notices::NoticeDraft {
+            kind: crate::owner_notice::NoticeKind::MemberOptedOut,
+            task_id: None,
+            member_id: who.member.cloned(),
+            title: format!("{name} will get no more mail ({})", who.reason.replace('_', " ")),
+            detail: format!(
+                "{} is suppressed ({}); {cancelled} active task(s) about them were cancelled and nothing more is sent.",
+                who.email, who.reason
+            ),
+        };
+        self.notify_owner_after(who.account, draft, false).await;
+        Ok(cancelled)
+    }
+
+    /// Cancel every active task of `tasks` that names the suppressed address.
+    async fn cancel_all(&self, tasks: Vec<Task>, who: &Suppression<'_>) -> Result<usize, EngineError> {
+        let mut cancelled = 0;
+        for task in tasks {
+            if task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await? {
+                cancelled += 1;
+            }
         }
-        // Only the address is known (an owner's or an unsubscribe's stop): every task that
-        // names it, a rare and owner-initiated scan.
+        Ok(cancelled)
+    }
+
+    /// Only the address is known (an owner's or an unsubscribe's stop): every task that names
+    /// it, in a rare and owner-initiated scan of the account's tasks.
+    async fn cancel_all_by_address(&self, who: &Suppression<'_>) -> Result<usize, EngineError> {
+        let mut cancelled = 0;
         let mut cursor = None;
         loop {
             let query = TaskQuery {
@@ -642,18 +671,12 @@ impl Engine {
                 cursor,
             };
             let (tasks, next) = self.store.list_tasks(who.account, &query).await?;
-            for task in tasks {
-                if task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await? {
-                    cancelled += 1;
-                }
-            }
+            cancelled += self.cancel_all(tasks, who).await?;
             match next {
                 Some(c) => cursor = Some(c),
-                None => break,
+                None => return Ok(cancelled),
             }
         }
-        tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
-        Ok(cancelled)
     }
 
     /// Cancel one of a suppressed member's tasks, re-reading on a lost race.
@@ -764,6 +787,7 @@ impl Engine {
             send: None,
         };
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         Ok(Read::Done(StepOutcome::Moved {
             to: TaskStatus::Escalated,
             reason: reason.to_owned(),

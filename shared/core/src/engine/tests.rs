@@ -1057,6 +1057,7 @@ mod connector;
 mod gates;
 mod metrics;
 mod outcomes;
+mod owner_notices;
 mod rails;
 mod replies;
 mod subtasks;

@@ -19,6 +19,8 @@ pub struct TickReport {
     pub truncated: bool,
     /// Instances spawned by recurring templates.
     pub recurring: super::SpawnReport,
+    /// Owner digest mails sent (spec §35).
+    pub owner_digests: usize,
 }
 
 /// How a tick hands out work.
@@ -75,6 +77,10 @@ impl Engine {
             }
         }
         // A failure here must not stop the due work from being handed out.
+        match self.send_owner_digests().await {
+            Ok(sent) => report.owner_digests = sent,
+            Err(e) => tracing::error!(error = %e, "owner digests not sent this tick"),
+        }
         match self.spawn_recurring().await {
             Ok(spawned) => report.recurring = spawned,
             Err(e) => tracing::error!(error = %e, "recurring templates not spawned this tick"),

@@ -540,6 +540,7 @@ impl Engine {
                 let mut commit = TaskCommit::new(next, log);
                 commit.send = Some(SendEffect::Record { outbound: unknown });
                 self.store.commit(&commit).await?;
+                self.notify_commit(&commit).await;
                 Ok(StepOutcome::Moved {
                     to: TaskStatus::Escalated,
                     reason: "send_outcome_unknown".into(),
@@ -729,6 +730,7 @@ impl Engine {
         let mut commit = commit;
         commit.send = release;
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         Ok(outcome)
     }
 
@@ -792,6 +794,7 @@ impl Engine {
             });
         }
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Escalated,
             reason: "send_outcome_unknown".into(),
@@ -862,6 +865,7 @@ impl Engine {
             send: None,
         };
         self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
         self.publish_closed(&next).await;
         Ok(StepOutcome::Moved { to, reason })
     }

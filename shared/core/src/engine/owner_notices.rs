@@ -1,0 +1,276 @@
+//! Telling the owner (spec §35): the feed, the immediate mails and the digests. The rules are
+//! in [`crate::owner_notice`]; this is where notices are made, rationed, stored and mailed.
+//!
+//! A notice is a consequence of a decision already committed (an escalation, a late reply,
+//! a suppression, a reminder), so it never undoes or fails that decision: trouble here is
+//! logged and the step goes on. Mail to the owner goes through the same [`Mailer`] as mail
+//! to members, but outside every member gate: it is not outreach.
+//!
+//! [`Mailer`]: crate::ports::Mailer
+
+use std::collections::BTreeMap;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Engine;
+use crate::account::Account;
+use crate::error::EngineError;
+use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
+use crate::mail::OutboundMail;
+use crate::owner_notice::{NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, digest_mail, next_digest_slot};
+use crate::ports::TaskCommit;
+use crate::task::{Task, TaskStatus};
+
+/// The idempotency-record source under which the owner's daily notice budget is claimed.
+const NOTICE_SOURCE: &str = "owner_notice";
+/// The log reason of a reply to a closed task (the owner is told).
+pub(crate) const LATE_REPLY_REASON: &str = "late_reply_owner_notified";
+
+/// What to tell the owner.
+#[derive(Clone, Debug)]
+pub(crate) struct NoticeDraft {
+    pub kind: NoticeKind,
+    pub task_id: Option<TaskId>,
+    pub member_id: Option<MemberId>,
+    pub title: String,
+    pub detail: String,
+}
+
+impl NoticeDraft {
+    fn about(kind: NoticeKind, task: &Task, title: String, detail: String) -> Self {
+        Self {
+            kind,
+            task_id: Some(task.id),
+            member_id: Some(task.member.id.clone()),
+            title,
+            detail,
+        }
+    }
+}
+
+fn member_name(task: &Task) -> String {
+    task.member.name.clone().unwrap_or_else(|| task.member.id.to_string())
+}
+
+impl Engine {
+    /// The account's notification feed, newest first (`GET /api/v1/notifications`).
+    pub async fn owner_notices(
+        &self,
+        account: AccountId,
+        limit: Option<usize>,
+        cursor: Option<String>,
+    ) -> Result<(Vec<OwnerNotice>, Option<String>), EngineError> {
+        let limit = limit.unwrap_or(limits::OWNER_NOTICES_DEFAULT_LIMIT);
+        if !(1..=limits::OWNER_NOTICES_MAX_LIMIT).contains(&limit) {
+            return Err(
+                crate::error::InvalidInput::new("invalid_limit", format!("limit must be 1-{}", limits::OWNER_NOTICES_MAX_LIMIT)).into(),
+            );
+        }
+        Ok(self.store.list_notices(account, limit, cursor).await?)
+    }
+
+    /// Take one of today's slots of `kind`'s daily budget (spec §35), or say when the next
+    /// local day starts if they are all taken. Each slot is claimed once with an idempotency
+    /// record, so concurrent workers cannot overspend it. Immediate kinds always pass.
+    pub(crate) async fn claim_notice_budget(
+        &self,
+        account: &Account,
+        kind: NoticeKind,
+        now: Timestamp,
+    ) -> Result<Result<(), Timestamp>, EngineError> {
+        let NoticePolicy::Batched { max_per_day } = kind.policy() else {
+            return Ok(Ok(()));
+        };
+        let tz = account.settings.time_zone();
+        let date = limits::local_date(now, &tz);
+        let expires = now + SignedDuration::from_hours(48);
+        for slot in 0..max_per_day {
+            let key = format!("{}/{date}/{}/{slot}", account.id, kind.as_str());
+            if self.store.claim_webhook(NOTICE_SOURCE, &key, now, expires).await? {
+                return Ok(Ok(()));
+            }
+        }
+        let next_day = date
+            .tomorrow()
+            .ok()
+            .and_then(|d| d.to_zoned(tz).ok())
+            .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp());
+        Ok(Err(next_day))
+    }
+
+    /// Record `draft` in the account's feed and mail it as its kind's policy and the owner's
+    /// channel allow. `budget_claimed`: the caller already took the budget slot.
+    pub(crate) async fn notify_owner(
+        &self,
+        account_id: AccountId,
+        draft: NoticeDraft,
+        budget_claimed: bool,
+    ) -> Result<Option<OwnerNotice>, EngineError> {
+        let Some(account) = self.store.get_account(account_id).await? else {
+            return Ok(None);
+        };
+        let now = self.clock.now();
+        let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email;
+        let (delivery, digest_at) = match draft.kind.policy() {
+            _ if !mailable => (NoticeDelivery::Dashboard, None),
+            NoticePolicy::Immediate => (NoticeDelivery::Email, None),
+            NoticePolicy::Batched { .. } => {
+                if budget_claimed || self.claim_notice_budget(&account, draft.kind, now).await?.is_ok() {
+                    (NoticeDelivery::Digest, Some(next_digest_slot(&account.settings, now)))
+                } else {
+                    (NoticeDelivery::OverBudget, None)
+                }
+            }
+        };
+        let notice = OwnerNotice {
+            id: new_ulid(now),
+            account_id,
+            at: now,
+            kind: draft.kind,
+            task_id: draft.task_id,
+            member_id: draft.member_id,
+            title: draft.title,
+            detail: draft.detail,
+            delivery,
+            digest_at,
+        };
+        self.store.put_notice(&notice).await?;
+        tracing::info!(account = %account_id, kind = notice.kind.as_str(), delivery = ?delivery, "owner notified");
+        if delivery == NoticeDelivery::Email {
+            let subject = format!("{}: {}", business_name(&account), notice.title);
+            let text = format!("{}\n\n({})\n", notice.detail, notice.at);
+            self.mail_owner(&account, subject, text, now).await;
+        }
+        Ok(Some(notice))
+    }
+
+    /// [`Self::notify_owner`] for a decision already committed: trouble is logged, never returned.
+    pub(crate) async fn notify_owner_after(&self, account_id: AccountId, draft: NoticeDraft, budget_claimed: bool) {
+        let kind = draft.kind;
+        if let Err(e) = self.notify_owner(account_id, draft, budget_claimed).await {
+            tracing::error!(account = %account_id, kind = kind.as_str(), error = %e, "owner notice not recorded");
+        }
+    }
+
+    /// The notices a committed task change calls for: an escalation that began, a reply to a
+    /// closed task.
+    pub(crate) async fn notify_commit(&self, commit: &TaskCommit) {
+        let task = &commit.task;
+        let escalated = commit
+            .log
+            .iter()
+            .any(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
+        if escalated {
+            let context = task.escalation.as_ref();
+            let mut detail = context.map_or_else(
+                || {
+                    task.outcome_reason
+                        .clone()
+                        .unwrap_or_else(|| "the agent needs you".into())
+                        .replace('_', " ")
+                },
+                |c| c.reason.clone(),
+            );
+            if let Some(question) = context.and_then(|c| c.question.as_ref()) {
+                detail.push_str(&format!("\nThe member asks: {question}"));
+            }
+            detail.push_str(&format!("\nGoal: {}", task.goal));
+            let title = format!("{} needs you ({})", member_name(task), task.task_type.replace('_', " "));
+            self.notify_owner_after(
+                task.account_id,
+                NoticeDraft::about(NoticeKind::Escalation, task, title, detail),
+                false,
+            )
+            .await;
+        }
+        if let Some(late) = commit.log.iter().find(|l| l.reason == LATE_REPLY_REASON) {
+            let title = format!(
+                "{} replied to a closed task ({})",
+                member_name(task),
+                task.task_type.replace('_', " ")
+            );
+            let detail = late.detail.clone().unwrap_or_else(|| "a reply after the task closed".into());
+            self.notify_owner_after(
+                task.account_id,
+                NoticeDraft::about(NoticeKind::LateReply, task, title, detail),
+                false,
+            )
+            .await;
+        }
+    }
+
+    /// Mail every digest that is due: each account's waiting notices in one mail. Each notice
+    /// is claimed before mailing, so overlapping ticks mail it once at most.
+    pub(crate) async fn send_owner_digests(&self) -> Result<usize, EngineError> {
+        let now = self.clock.now();
+        let due = self.store.due_notices(now + DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK).await?;
+        let mut by_account: BTreeMap<AccountId, Vec<OwnerNotice>> = BTreeMap::new();
+        for notice in due {
+            by_account.entry(notice.account_id).or_default().push(notice);
+        }
+        let mut sent = 0;
+        for (account_id, notices) in by_account {
+            let mut claimed = Vec::new();
+            for notice in notices {
+                if self.store.claim_notice(account_id, notice.id).await? {
+                    claimed.push(notice);
+                }
+            }
+            let Some(account) = self.store.get_account(account_id).await? else {
+                continue;
+            };
+            if claimed.is_empty() || account.settings.owner_notification_channel != NotificationChannel::Email {
+                continue;
+            }
+            claimed.sort_by_key(|n| n.id);
+            let (subject, text) = digest_mail(&business_name(&account), &claimed);
+            if self.mail_owner(&account, subject, text, now).await {
+                sent += 1;
+            }
+        }
+        Ok(sent)
+    }
+
+    /// Send one mail to the owner; `false` (logged) if there is no address or the send failed.
+    async fn mail_owner(&self, account: &Account, subject: String, text: String, now: Timestamp) -> bool {
+        let Some(to) = account.settings.owner_email.clone() else {
+            return false;
+        };
+        let domain = self.config.from_email.as_str().split_once('@').map_or("openloop.local", |(_, d)| d);
+        let mail = OutboundMail {
+            from_name: "Openloop".into(),
+            from: self.config.from_email.clone(),
+            to,
+            to_name: account.settings.profile.owner_first_name.clone(),
+            subject,
+            text: format!(
+                "{text}\nSee every notification: GET {}/api/v1/notifications. Change how you are told: PUT /api/v1/settings (owner_notification_channel).\n",
+                self.config.public_url.trim_end_matches('/')
+            ),
+            message_id: format!("notice-{}@{domain}", new_ulid(now).to_string().to_ascii_lowercase()),
+            in_reply_to: None,
+            references: Vec::new(),
+            reply_to: self.config.from_email.to_string(),
+            // Not a mailing: no unsubscribe link (the owner's channel setting is the switch).
+            unsubscribe_url: String::new(),
+            date: now,
+        };
+        match self.mailer.send(&mail).await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::error!(account = %account.id, error = %e, "owner notification mail not sent (it stays in the feed)");
+                false
+            }
+        }
+    }
+}
+
+fn business_name(account: &Account) -> String {
+    account
+        .settings
+        .profile
+        .display_name
+        .clone()
+        .unwrap_or_else(|| account.name.clone())
+}
