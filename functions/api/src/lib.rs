@@ -384,45 +384,42 @@ async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Quer
     Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
 }
 
+/// `?limit=&cursor=` of a paged feed.
 #[derive(Deserialize)]
-struct ActivityParams {
+struct PageParams {
     limit: Option<String>,
     cursor: Option<String>,
 }
 
+impl PageParams {
+    /// The limit (a number, if given) and the cursor, empty values read as absent.
+    fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
+        let limit = match self.limit.as_deref().filter(|l| !l.is_empty()) {
+            Some(l) => Some(
+                l.parse::<usize>()
+                    .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
+            ),
+            None => None,
+        };
+        Ok((limit, self.cursor.filter(|c| !c.is_empty())))
+    }
+}
+
 /// The account's decisions across its tasks, newest first: `{"activity": [...], "next_cursor"}`.
-async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query<ActivityParams>) -> Result<Response, ApiError> {
+async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
-        Some(l) => Some(
-            l.parse::<usize>()
-                .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
-        ),
-        None => None,
-    };
-    let (entries, next) = state
-        .engine
-        .activity(account, limit, params.cursor.filter(|c| !c.is_empty()))
-        .await?;
+    let (limit, cursor) = params.parse()?;
+    let (entries, next) = state.engine.activity(account, limit, cursor).await?;
     let views: Vec<ActivityView> = entries.iter().map(Into::into).collect();
     Ok(json(StatusCode::OK, serde_json::json!({"activity": views, "next_cursor": next})))
 }
 
 /// The owner's notification feed (spec §35), newest first:
 /// `{"notifications": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], "next_cursor"}`.
-async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<ActivityParams>) -> Result<Response, ApiError> {
+async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
-        Some(l) => Some(
-            l.parse::<usize>()
-                .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
-        ),
-        None => None,
-    };
-    let (notices, next) = state
-        .engine
-        .owner_notices(account, limit, params.cursor.filter(|c| !c.is_empty()))
-        .await?;
+    let (limit, cursor) = params.parse()?;
+    let (notices, next) = state.engine.owner_notices(account, limit, cursor).await?;
     let views: Vec<serde_json::Value> = notices
         .iter()
         .map(|n| {

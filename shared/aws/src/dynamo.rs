@@ -224,6 +224,25 @@ impl DynamoStore {
         }
     }
 
+    /// The items of one sparse due partition on GSI1 (sort key `{due time}#…`) due at or
+    /// before `until`, oldest first, at most `limit` (1–1,000).
+    async fn due_in(&self, gsi1pk: &str, until: Timestamp, limit: usize) -> Result<Vec<Item>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
+            .expression_attribute_values(":pk", s(gsi1pk))
+            .expression_attribute_values(":upper", s(format!("{}#~", due_time_key(until))))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.items.unwrap_or_default())
+    }
+
     /// Consistent reads of many keys in the table (100 a request, unprocessed keys retried);
     /// missing items are simply absent from the result.
     async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
@@ -653,20 +672,11 @@ impl TaskStore for DynamoStore {
     }
 
     async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError> {
-        self.count();
-        let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .index_name(GSI1)
-            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
-            .expression_attribute_values(":pk", s(TEMPLATES_DUE_GSI1PK))
-            .expression_attribute_values(":upper", s(format!("{}#~", due_time_key(until))))
-            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .send()
-            .await
-            .map_err(unavailable)?;
-        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+        self.due_in(TEMPLATES_DUE_GSI1PK, until, limit)
+            .await?
+            .into_iter()
+            .map(from_item)
+            .collect()
     }
 
     async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
@@ -1601,20 +1611,11 @@ impl TaskStore for DynamoStore {
     }
 
     async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError> {
-        self.count();
-        let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .index_name(GSI1)
-            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
-            .expression_attribute_values(":pk", s(NOTICES_DUE_GSI1PK))
-            .expression_attribute_values(":upper", s(format!("{}#~", due_time_key(until))))
-            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .send()
-            .await
-            .map_err(unavailable)?;
-        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+        self.due_in(NOTICES_DUE_GSI1PK, until, limit)
+            .await?
+            .into_iter()
+            .map(from_item)
+            .collect()
     }
 
     async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
