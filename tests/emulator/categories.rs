@@ -107,6 +107,8 @@ async fn a_staff_todo_reminds_then_escalates_without_mailing_anyone() {
 #[tokio::test]
 async fn a_parent_task_completes_when_its_required_subtask_does() {
     let stack = Stack::start("subtasks").await;
+    // Inside the send window, so that no mail means none was due.
+    stack.set_clock(&crate::morning(1).to_string()).await;
     let gym = stack.create_account("manual").await;
     let email = stack.member(&gym, "m_parent", "Alex", stack.now().await).await;
     let parent = stack.approved_task(&gym, "win_back", "m_parent").await;
@@ -156,6 +158,43 @@ async fn a_parent_task_completes_when_its_required_subtask_does() {
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (422, Some("invalid_requirement")),
+        "{body}"
+    );
+}
+
+/// Given two members, when the owner makes one churn batch for both, then the parent (about
+/// the whole business) lists a subtask per member, and once approved each member gets their
+/// own mail; a batch with no members is refused.
+#[tokio::test]
+async fn a_batch_gives_each_member_their_own_subtask() {
+    let stack = Stack::start("batch").await;
+    let now = crate::morning(1);
+    stack.set_clock(&now.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let emails = [
+        stack.member(&gym, "m_batch_1", "Ana", now).await,
+        stack.member(&gym, "m_batch_2", "Ben", now).await,
+    ];
+    let body = json!({"task_type": "churn_risk", "member_ids": ["m_batch_1", "m_batch_2"], "goal": "Invite them to the open gym", "confidence": 80});
+    let (status, batch) = stack.post("/api/v1/tasks/batch", &gym.token, body).await;
+    assert_eq!(status, 201, "{batch}");
+    assert_eq!(batch["parent"]["member"]["id"], "_account", "{batch}");
+    assert_eq!(batch["parent"]["subtask_ids"].as_array().map(Vec::len), Some(2), "{batch}");
+    assert_eq!(batch["refused"], json!([]));
+    for subtask in batch["subtasks"].as_array().expect("subtasks") {
+        let id = subtask["id"].as_str().expect("id");
+        let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200);
+    }
+    stack.run().await;
+    for email in &emails {
+        assert_eq!(stack.outbox_to(email).await.len(), 1, "{email}");
+    }
+    let empty = json!({"task_type": "churn_risk", "member_ids": [], "goal": "Nobody"});
+    let (status, body) = stack.post("/api/v1/tasks/batch", &gym.token, empty).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("invalid_member_ids")),
         "{body}"
     );
 }

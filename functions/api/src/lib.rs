@@ -53,6 +53,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/resolve", post(resolve))
         .route("/api/v1/tasks/{id}/guidance", post(guidance))
         .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
+        .route("/api/v1/tasks/batch", post(create_batch))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
         .route("/api/v1/autonomy", get(autonomy))
         .route("/api/v1/suppressions", post(add_suppression))
@@ -291,6 +292,55 @@ async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Re
         openloop_core::engine::Created::Existing(_) => StatusCode::OK,
     };
     Ok(json(status, TaskView::from(created.task())))
+}
+
+/// `POST /api/v1/tasks/batch`: one task of a type for many members (spec §31.7).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBatch {
+    task_type: String,
+    member_ids: Vec<String>,
+    goal: String,
+    confidence: Option<u8>,
+    draft: Option<Draft>,
+    execution_mode: Option<TaskMode>,
+}
+
+async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let account_id = owner(&state, &headers).await?;
+    let input: CreateBatch = json_body(&body.map_err(body_error)?)?;
+    let members = input
+        .member_ids
+        .iter()
+        .map(|m| MemberId::parse(m))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(EngineError::from)?;
+    let first = members.first().cloned().ok_or_else(|| {
+        EngineError::from(openloop_core::error::InvalidInput::new(
+            "invalid_member_ids",
+            "member_ids names the batch's members",
+        ))
+    })?;
+    let (task, options) = CreateTask {
+        task_type: input.task_type,
+        member_id: first.to_string(),
+        goal: input.goal,
+        confidence: input.confidence,
+        draft: input.draft,
+        execution_mode: input.execution_mode,
+        requirement: None,
+    }
+    .into_parts()?;
+    let account = state.engine.account(account_id).await?;
+    let batch = state.engine.create_batch(&account, task, members, options.mode).await?;
+    let refused: Vec<serde_json::Value> = batch
+        .refused
+        .iter()
+        .map(|(member, e)| serde_json::json!({"member_id": member, "error": openloop_core::contract::error_response(e).1.error}))
+        .collect();
+    let subtasks: Vec<TaskView> = batch.subtasks.iter().map(TaskView::from).collect();
+    let body = serde_json::json!({"parent": TaskView::from(&batch.parent), "subtasks": subtasks, "refused": refused});
+    Ok(json(StatusCode::CREATED, body))
 }
 
 async fn create_subtask(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {

@@ -25,6 +25,7 @@ pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 mod signals;
 mod subtasks;
+pub use subtasks::Batch;
 mod tasks;
 mod tick;
 pub use signals::SignalOutcome;

@@ -8,7 +8,7 @@ use super::work::StepOutcome;
 use super::{CreateOptions, Created, Engine, NewTask};
 use crate::account::Account;
 use crate::error::{EngineError, InvalidInput, StoreError};
-use crate::ids::{AccountId, TaskId};
+use crate::ids::{AccountId, MemberId, TaskId};
 use crate::limits;
 use crate::ports::TaskCommit;
 use crate::subtasks::{Derived, Requirement, SubtaskRef, derive, goal_met};
@@ -26,6 +26,15 @@ pub(crate) struct ParentLink {
     /// What is left of the parent's message ceiling for this subtask.
     pub messages_max: u32,
     pub parent_pending_review: bool,
+}
+
+/// What [`Engine::create_batch`] made.
+#[derive(Debug)]
+pub struct Batch {
+    pub parent: Task,
+    pub subtasks: Vec<Task>,
+    /// Members left out, with why.
+    pub refused: Vec<(MemberId, EngineError)>,
 }
 
 /// How many times an update to a parent re-reads after losing a race.
@@ -54,7 +63,8 @@ impl Engine {
         }
         let now = self.clock.now();
         let child = TaskId::generate(now);
-        let sends = task_type::definition(input.task_type.trim()).category == Category::Communication;
+        let def = task_type::definition(input.task_type.trim());
+        let sends = def.category == Category::Communication;
         let mut link = None;
         for _ in 0..PARENT_RACES {
             let parent = self
@@ -62,7 +72,8 @@ impl Engine {
                 .get_task(account.id, parent)
                 .await?
                 .ok_or(EngineError::NotFound { what: "parent task" })?;
-            let messages_max = self.check_parent(account.id, &parent, sends).await?;
+            // The subtask's own budget, within what the parent has left to promise.
+            let messages_max = self.check_parent(account.id, &parent, sends).await?.min(def.budget.max_messages);
             let (mut next, log) = record(
                 &parent,
                 now,
@@ -112,6 +123,75 @@ impl Engine {
             )
             .into()),
         }
+    }
+
+    /// A multi-member task (spec §31.7): one batch parent about the whole business and one
+    /// optional subtask per member, each made through the one creation path and its gates.
+    /// Members whose subtask is refused (an active task of the type, a flood limit…) are
+    /// returned with the reason; the parent holds the others.
+    pub async fn create_batch(
+        &self,
+        account: &Account,
+        input: NewTask,
+        members: Vec<MemberId>,
+        mode: crate::autonomy::TaskMode,
+    ) -> Result<Batch, EngineError> {
+        let mut unique: Vec<MemberId> = Vec::new();
+        for member in members {
+            if !unique.contains(&member) {
+                unique.push(member);
+            }
+        }
+        if unique.is_empty() || unique.len() > limits::MAX_BATCH_SUBTASKS_PER_PARENT {
+            return Err(InvalidInput::new(
+                "invalid_member_ids",
+                format!("a batch names 1-{} distinct members", limits::MAX_BATCH_SUBTASKS_PER_PARENT),
+            )
+            .into());
+        }
+        let whole_business = MemberId::parse(crate::recurring::ACCOUNT_WIDE_MEMBER)?;
+        let parent_input = NewTask {
+            member_id: whole_business,
+            ..input.clone()
+        };
+        let options = CreateOptions {
+            mode,
+            parent: None,
+            batch_of: Some(u32::try_from(unique.len()).unwrap_or(u32::MAX)),
+        };
+        let parent = match self.create_task_with(account, parent_input, options).await? {
+            Created::New(parent) => parent,
+            Created::Existing(existing) => {
+                return Err(InvalidInput::new(
+                    "active_task_exists",
+                    format!("a {} batch is already open ({})", existing.task_type, existing.id),
+                )
+                .into());
+            }
+        };
+        let mut batch = Batch {
+            parent: parent.clone(),
+            subtasks: Vec::new(),
+            refused: Vec::new(),
+        };
+        for member in unique {
+            let child = NewTask {
+                member_id: member.clone(),
+                ..input.clone()
+            };
+            match self
+                .create_subtask(account, parent.id, child, Requirement::Optional, CreateOptions::with_mode(mode))
+                .await
+            {
+                Ok(task) => batch.subtasks.push(task),
+                Err(e) if !e.is_retryable() => batch.refused.push((member, e)),
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(parent) = self.store.get_task(account.id, parent.id).await? {
+            batch.parent = parent;
+        }
+        Ok(batch)
     }
 
     /// The parent may take another subtask: open, within the depth and count limits (spec

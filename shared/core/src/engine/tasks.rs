@@ -38,11 +38,17 @@ pub struct CreateOptions {
     pub mode: TaskMode,
     /// Set by [`Engine::create_subtask`] only: the parent that has already listed this task.
     pub(crate) parent: Option<super::subtasks::ParentLink>,
+    /// Set by [`Engine::create_batch`] only: a batch parent for this many members.
+    pub(crate) batch_of: Option<u32>,
 }
 
 impl CreateOptions {
     pub fn with_mode(mode: TaskMode) -> Self {
-        Self { mode, parent: None }
+        Self {
+            mode,
+            parent: None,
+            batch_of: None,
+        }
     }
 }
 
@@ -195,6 +201,8 @@ impl Engine {
             Some(draft) => Some(draft),
             // Staff to-dos and research never write to a member.
             None if def.category != Category::Communication => None,
+            // A batch parent never writes to anyone; its subtasks draft for their members.
+            None if options.batch_of.is_some() => None,
             None => {
                 let request = DraftRequest {
                     task_type: task_type.clone(),
@@ -253,10 +261,12 @@ impl Engine {
             thread: Vec::new(),
             budget: Budget {
                 messages_used: 0,
-                messages_max: options
-                    .parent
-                    .as_ref()
-                    .map_or(def.budget.max_messages, |link| def.budget.max_messages.min(link.messages_max)),
+                messages_max: match (&options.parent, options.batch_of) {
+                    (Some(link), _) => def.budget.max_messages.min(link.messages_max),
+                    // A batch parent's ceiling is each member's budget, for every member.
+                    (None, Some(members)) => def.budget.max_messages.saturating_mul(members),
+                    (None, None) => def.budget.max_messages,
+                },
                 turns_used: 0,
                 turns_max: def.budget.max_turns,
                 expires_at: now + SignedDuration::from_hours(24 * i64::from(def.budget.max_days)),
@@ -272,7 +282,7 @@ impl Engine {
             parent_id: options.parent.as_ref().map(|link| link.parent),
             requirement: options.parent.as_ref().map(|link| link.requirement),
             subtasks: Vec::new(),
-            batch: false,
+            batch: options.batch_of.is_some(),
             trigger_type: input.trigger_type,
             trigger_event_id: input.trigger_event_id,
             created_at: now,

@@ -119,3 +119,52 @@ async fn subtask_limits_and_the_parents_ceiling_hold() {
     );
     assert_eq!(w.task(&parent).await.subtasks.len(), 8);
 }
+
+/// Given three members, one of whom already has an open churn task, when the owner makes a
+/// churn batch for all three, then the batch parent (about the whole business) holds one
+/// optional subtask for each of the other two, refuses the third with why, and — once the
+/// subtasks are approved — each member gets their own mail while the parent sends nothing.
+#[tokio::test]
+async fn a_batch_makes_one_subtask_per_member_through_the_gates() {
+    let w = world().await;
+    w.approved("churn_risk", "m_busy").await;
+    w.run().await;
+    let input = w.new_task("churn_risk", "m_b1").await;
+    let members = vec![
+        w.member("m_b1").await,
+        w.member("m_b2").await,
+        w.member("m_busy").await,
+        w.member("m_b1").await,
+    ];
+    let batch = w
+        .engine
+        .create_batch(&w.account, input, members, Default::default())
+        .await
+        .expect("batch");
+    assert!(batch.parent.batch, "{:?}", batch.refused);
+    assert_eq!(batch.parent.member.id.as_str(), "_account");
+    assert_eq!(batch.parent.subtasks.len(), 2);
+    assert_eq!(batch.parent.budget.messages_max, 3 * 3, "each member's budget, for every member");
+    assert_eq!(batch.subtasks.len(), 2);
+    assert!(batch.subtasks.iter().all(|t| t.requirement == Some(Requirement::Optional)));
+    assert_eq!(batch.refused.len(), 1);
+    assert_eq!(batch.refused[0].0.as_str(), "m_busy");
+    let sent_before = w.mailer.sent().len();
+    for task in &batch.subtasks {
+        w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    }
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), sent_before + 2, "one mail per member");
+    assert_eq!(
+        w.task(&batch.parent).await.status,
+        TaskStatus::PendingReview,
+        "the parent itself is still in review"
+    );
+    assert!(
+        w.engine
+            .create_batch(&w.account, w.new_task("churn_risk", "m_b1").await, Vec::new(), Default::default())
+            .await
+            .is_err(),
+        "a batch names at least one member"
+    );
+}
