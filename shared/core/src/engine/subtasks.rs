@@ -197,10 +197,15 @@ impl Engine {
     /// The parent may take another subtask: open, within the depth and count limits (spec
     /// §7.8, §31.7). Returns the message ceiling left for it.
     async fn check_parent(&self, account: AccountId, parent: &Task, sends: bool) -> Result<u32, EngineError> {
-        if !parent.is_active() || parent.status == TaskStatus::Escalated {
+        // Only a parent whose steps run can coordinate: not one that is closed, with the owner,
+        // mid-step, or dormant (watched without steps).
+        if !matches!(parent.status, TaskStatus::PendingReview | TaskStatus::Ready | TaskStatus::Waiting) {
             return Err(InvalidInput::new(
                 "parent_not_open",
-                format!("the parent task is {}; subtasks are added to open tasks only", parent.status),
+                format!(
+                    "the parent task is {}; subtasks are added to tasks in review, ready or waiting",
+                    parent.status
+                ),
             )
             .into());
         }
