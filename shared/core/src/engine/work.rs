@@ -331,7 +331,10 @@ impl Engine {
     ) -> Result<Option<(Timestamp, Why)>, EngineError> {
         let others = self.store.member_active_tasks(task.account_id, &task.member.id).await?;
         let wants_to_send = |other: &Task| {
-            let sends = task_type::definition(&other.task_type).category == crate::task_type::Category::Communication;
+            // A parent coordinates its subtasks and never sends itself.
+            let sends = task_type::definition(&other.task_type).category == crate::task_type::Category::Communication
+                && other.subtasks.is_empty()
+                && !other.batch;
             let moving = match other.status {
                 TaskStatus::Ready | TaskStatus::Waiting => true,
                 TaskStatus::Executing => other.awaiting != Some(crate::task::Awaiting::OwnerGuidance),
