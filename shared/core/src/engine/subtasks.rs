@@ -316,6 +316,30 @@ impl Engine {
         self.move_to(parent, to, now, why).await
     }
 
+    /// Cancel a cancelled parent's open subtasks, re-reading any that moved meanwhile.
+    pub(crate) async fn cancel_subtasks(&self, parent: &Task) -> Result<(), EngineError> {
+        let ids: Vec<TaskId> = parent.subtasks.iter().map(|s| s.id).collect();
+        let mut open: Vec<Task> = self.store.get_tasks(parent.account_id, &ids).await?;
+        for _ in 0..PARENT_RACES {
+            open.retain(Task::is_active);
+            if open.is_empty() {
+                return Ok(());
+            }
+            let mut lost = Vec::new();
+            for task in open {
+                let why = Why::new("parent_cancelled").detail(format!("parent task {} was cancelled", parent.id));
+                let (next, log) = transition(&task, TaskStatus::Cancelled, self.clock.now(), why)?;
+                match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+                    Ok(()) => self.publish_closed(&next).await,
+                    Err(StoreError::Conflict(crate::error::Conflict::Version)) => lost.push(task.id),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            open = self.store.get_tasks(parent.account_id, &lost).await?;
+        }
+        Err(EngineError::StaleVersion)
+    }
+
     /// A subtask closed: bring its parent's next check forward to now, so the parent moves at
     /// the next tick rather than at its periodic check. Best effort — the check still comes.
     pub(crate) async fn nudge_parent(&self, account: AccountId, parent: TaskId, child: TaskId) {

@@ -525,9 +525,12 @@ impl Engine {
     }
 
     /// Close as cancelled, from any open state.
+    /// A cancelled parent takes its open subtasks with it (spec §14).
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
-        self.close(task, TaskStatus::Cancelled, Why::new("owner_cancelled"), None).await
+        let closed = self.close(task, TaskStatus::Cancelled, Why::new("owner_cancelled"), None).await?;
+        self.cancel_subtasks(&closed).await?;
+        Ok(closed)
     }
 
     /// The owner closes the task with an outcome from the type's list. It becomes

@@ -168,3 +168,27 @@ async fn a_batch_makes_one_subtask_per_member_through_the_gates() {
         "a batch names at least one member"
     );
 }
+
+/// Given a parent with two open subtasks, when the owner cancels the parent, then its
+/// subtasks are cancelled too, each logged with why.
+#[tokio::test]
+async fn cancelling_a_parent_cancels_its_open_subtasks() {
+    let w = world().await;
+    let parent = w.approved("win_back", "m_cascade").await;
+    let call = w
+        .subtask(&parent, "staff_call_member", "m_cascade", Requirement::Required)
+        .await
+        .expect("call");
+    let touch = w
+        .subtask(&parent, "churn_risk", "m_cascade", Requirement::Optional)
+        .await
+        .expect("touch");
+    w.engine.cancel(w.account.id, parent.id).await.expect("cancel");
+    for sub in [&call, &touch] {
+        let after = w.task(sub).await;
+        assert_eq!(
+            (after.status, after.outcome_reason.as_deref()),
+            (TaskStatus::Cancelled, Some("parent_cancelled"))
+        );
+    }
+}
