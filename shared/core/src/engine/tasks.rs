@@ -520,12 +520,15 @@ impl Engine {
                 to: TaskStatus::Cancelled,
             });
         }
-        self.close(task, TaskStatus::Cancelled, Why::new("owner_skipped").outcome("skipped"), None)
-            .await
+        let closed = self
+            .close(task, TaskStatus::Cancelled, Why::new("owner_skipped").outcome("skipped"), None)
+            .await?;
+        self.cancel_subtasks(&closed).await?;
+        Ok(closed)
     }
 
-    /// Close as cancelled, from any open state.
-    /// A cancelled parent takes its open subtasks with it (spec §14).
+    /// Close as cancelled, from any open state. A cancelled parent (skipped or cancelled)
+    /// takes its open subtasks with it (spec §14).
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
         let closed = self.close(task, TaskStatus::Cancelled, Why::new("owner_cancelled"), None).await?;

@@ -192,3 +192,19 @@ async fn cancelling_a_parent_cancels_its_open_subtasks() {
         );
     }
 }
+
+/// Given a parent still in review with a subtask (waiting in review with it), when the owner
+/// skips the parent, then the subtask is cancelled too.
+#[tokio::test]
+async fn skipping_a_parent_in_review_cancels_its_subtasks() {
+    let w = world().await;
+    let input = w.new_task("win_back", "m_skip").await;
+    let parent = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    assert_eq!(parent.status, TaskStatus::PendingReview);
+    let call = w
+        .subtask(&parent, "staff_call_member", "m_skip", Requirement::Required)
+        .await
+        .expect("call");
+    w.engine.skip(w.account.id, parent.id).await.expect("skip");
+    assert_eq!(w.task(&call).await.outcome_reason.as_deref(), Some("parent_cancelled"));
+}
