@@ -276,11 +276,13 @@ impl DynamoStore {
 
     /// One page of an index partition (at most `limit` items, 1–1,000), with the cursor of
     /// the next page: the attribution index and the activity feed page this way.
+    #[allow(clippy::too_many_arguments)]
     async fn index_page(
         &self,
-        index: &str,
+        index: Option<&str>,
         pk_name: &str,
         pk: String,
+        sk_prefix: Option<&str>,
         forward: bool,
         limit: usize,
         cursor: Option<String>,
@@ -290,20 +292,23 @@ impl DynamoStore {
             None => None,
         };
         self.count();
-        let out = self
+        let mut req = self
             .client
             .query()
             .table_name(&self.table)
-            .index_name(index)
-            .key_condition_expression("#pk = :pk")
+            .set_index_name(index.map(str::to_owned))
             .expression_attribute_names("#pk", pk_name)
             .expression_attribute_values(":pk", s(pk))
             .scan_index_forward(forward)
             .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(unavailable)?;
+            .set_exclusive_start_key(start);
+        req = match sk_prefix {
+            Some(prefix) => req
+                .key_condition_expression("#pk = :pk AND begins_with(SK, :prefix)")
+                .expression_attribute_values(":prefix", s(prefix)),
+            None => req.key_condition_expression("#pk = :pk"),
+        };
+        let out = req.send().await.map_err(unavailable)?;
         let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
         Ok((out.items.unwrap_or_default(), next))
     }
@@ -1177,7 +1182,7 @@ impl TaskStore for DynamoStore {
 
     async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let (items, next) = self
-            .index_page(GSI1, GSI1PK, attribution_gsi1pk(shard), true, limit, cursor)
+            .index_page(Some(GSI1), GSI1PK, attribution_gsi1pk(shard), None, true, limit, cursor)
             .await?;
         let tasks = items.into_iter().map(from_item::<Task>).collect::<Result<Vec<_>, _>>()?;
         Ok((tasks, next))
@@ -1190,7 +1195,7 @@ impl TaskStore for DynamoStore {
         cursor: Option<String>,
     ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
         let (items, next) = self
-            .index_page(GSI2, GSI2PK, activity_gsi2pk(account), false, limit, cursor)
+            .index_page(Some(GSI2), GSI2PK, activity_gsi2pk(account), None, false, limit, cursor)
             .await?;
         let mut entries = Vec::new();
         for item in items {
@@ -1372,25 +1377,8 @@ impl TaskStore for DynamoStore {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError> {
-        let pk = learning_pk(month);
-        let start = match cursor {
-            Some(c) => Some(decode_cursor(&c, (PK, &pk))?),
-            None => None,
-        };
-        self.count();
-        let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("PK = :pk")
-            .expression_attribute_values(":pk", s(pk))
-            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
-        let records = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<_, _>>()?;
+        let (items, next) = self.index_page(None, PK, learning_pk(month), None, true, limit, cursor).await?;
+        let records = items.into_iter().map(from_item).collect::<Result<_, _>>()?;
         Ok((records, next))
     }
 
@@ -1586,27 +1574,10 @@ impl TaskStore for DynamoStore {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<OwnerNotice>, Option<String>), StoreError> {
-        let pk = account_pk(account);
-        let start = match cursor {
-            Some(c) => Some(decode_cursor(&c, (PK, &pk))?),
-            None => None,
-        };
-        self.count();
-        let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
-            .expression_attribute_values(":pk", s(pk.clone()))
-            .expression_attribute_values(":prefix", s(NOTICE_PREFIX))
-            .scan_index_forward(false)
-            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
-        let notices = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<_, _>>()?;
+        let (items, next) = self
+            .index_page(None, PK, account_pk(account), Some(NOTICE_PREFIX), false, limit, cursor)
+            .await?;
+        let notices = items.into_iter().map(from_item).collect::<Result<_, _>>()?;
         Ok((notices, next))
     }
 
