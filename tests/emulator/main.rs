@@ -1,6 +1,7 @@
 //! Tests against the AWS emulator (moto), started by `make test`. One binary, every test
 //! isolated by its own table/queue names and accounts.
 
+mod actions;
 mod analysis;
 mod categories;
 mod concurrency;

@@ -244,6 +244,9 @@ struct CreateTask {
     /// Subtasks only (`POST /api/v1/tasks/{id}/subtasks`): `required` (default), `optional`
     /// or `best_effort` (spec §14.6).
     requirement: Option<Requirement>,
+    /// Automation types only: the actions to run, in order (spec §15, §31.5).
+    #[serde(default)]
+    actions: Vec<serde_json::Value>,
 }
 
 impl CreateTask {
@@ -257,7 +260,8 @@ impl CreateTask {
             ))
             .into());
         }
-        let options = CreateOptions::with_mode(self.execution_mode.unwrap_or_default());
+        let actions = openloop_core::action::parse_actions(&self.actions).map_err(EngineError::from)?;
+        let options = CreateOptions::with_mode(self.execution_mode.unwrap_or_default()).with_actions(actions);
         let input = NewTask {
             task_type: self.task_type,
             member_id,
@@ -329,6 +333,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
         draft: input.draft,
         execution_mode: input.execution_mode,
         requirement: None,
+        actions: Vec::new(),
     }
     .into_parts()?;
     let account = state.engine.account(account_id).await?;

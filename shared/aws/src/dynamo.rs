@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use openloop_core::account::{Account, SystemConfig};
+use openloop_core::action::{ActionClaim, ActionRecord};
 use openloop_core::connector::{ConnectorHealth, HealthChange};
 use openloop_core::error::{Conflict, StoreError};
 use openloop_core::flood::{CreationCounts, CreationQuota, Limit, closes_task};
@@ -1605,6 +1606,70 @@ impl TaskStore for DynamoStore {
             Ok(_) => Ok(true),
             Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(false),
             Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn claim_action(&self, record: &ActionRecord) -> Result<ActionClaim, StoreError> {
+        let pk = account_pk(record.account_id);
+        let sk = action_sk(record.task_id, &record.key);
+        let item = keyed(record, pk.clone(), sk.clone(), "action")?;
+        self.count();
+        match self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK) OR #state = :failed")
+            .expression_attribute_names("#state", "state")
+            .expression_attribute_values(":failed", s("failed"))
+            .send()
+            .await
+        {
+            Ok(_) => Ok(ActionClaim::Claimed),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+                let existing = self.get(pk, &sk).await?.ok_or_else(|| StoreError::Corrupt {
+                    key: sk.clone(),
+                    reason: "an action record refused the claim and then vanished".into(),
+                })?;
+                Ok(ActionClaim::Existing(Box::new(from_item(existing)?)))
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn finish_action(&self, record: &ActionRecord) -> Result<(), StoreError> {
+        let item = keyed(
+            record,
+            account_pk(record.account_id),
+            action_sk(record.task_id, &record.key),
+            "action",
+        )?;
+        self.count();
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError> {
+        let prefix = actions_prefix(task);
+        let mut records = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (items, next) = self
+                .index_page(None, PK, account_pk(account), Some(&prefix), true, 1000, cursor)
+                .await?;
+            for item in items {
+                records.push(from_item(item)?);
+            }
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(records),
+            }
         }
     }
 }

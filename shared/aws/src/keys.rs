@@ -155,6 +155,13 @@ pub fn metrics_sk(date: Date) -> String {
 /// Owner notifications (spec §35): one item per notice, listed newest first by its ULID; a
 /// notice waiting for its digest mail also sits in one digest partition of GSI1, sorted by
 /// when the digest goes out (`GSI1SK = {digest time}#{account}#{notice}`).
+/// An action's record in the action log (spec §32.2), under its task.
+pub fn action_sk(t: TaskId, key: &str) -> String {
+    format!("ACTION#{t}#{key}")
+}
+pub fn actions_prefix(t: TaskId) -> String {
+    format!("ACTION#{t}#")
+}
 pub fn notice_sk(id: ulid::Ulid) -> String {
     format!("NOTICE#{id}")
 }

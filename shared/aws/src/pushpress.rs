@@ -9,6 +9,14 @@
 //!   member is unknown to PushPress.
 //! - `{base}/customers/{member_id}/checkins?since={RFC 3339}` → `{"data": [{"checked_in_at"}]}`.
 //!
+//! The changes automation actions make (spec §15), each sent with an `Idempotency-Key` (the
+//! action's key, so a retried request is applied once) and a JSON body; the answer's JSON, if
+//! any, is kept in the action log, and `404` means PushPress does not know the member:
+//! - tag: `POST {base}/customers/{id}/tags {"tag"}`; untag: `DELETE {base}/customers/{id}/tags/{tag}`
+//! - status: `PATCH {base}/customers/{id} {"status"}`
+//! - note: `POST {base}/customers/{id}/notes {"note"}`
+//! - staff to-do: `POST {base}/tasks {"customer_id", "title"}`
+//!
 //! Each request has a timeout and is retried on 429, 5xx, timeouts and refused connections
 //! (at most [`CONNECTOR_ATTEMPTS`] attempts, backoff doubling from [`CONNECTOR_RETRY_BACKOFF`],
 //! a short `retry-after` honoured, a long one ends the call). Other 4xx and malformed bodies
@@ -23,8 +31,9 @@ use reqwest::{StatusCode, Url};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
-use openloop_core::connector::{Connector, ConnectorError, ConnectorMember};
+use openloop_core::connector::{Connector, ConnectorError, ConnectorMember, MemberChange};
 use openloop_core::event::MemberStatus;
 use openloop_core::ids::{AccountId, Email, MemberId};
 use openloop_core::limits::{CONNECTOR_ATTEMPTS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT};
@@ -99,6 +108,26 @@ struct CheckinBody {
     checked_in_at: Timestamp,
 }
 
+/// One HTTP request to PushPress.
+struct Request<'a> {
+    method: reqwest::Method,
+    url: Url,
+    body: Option<&'a serde_json::Value>,
+    /// Sent as `Idempotency-Key` on changes, so a retried request is applied once.
+    idempotency_key: Option<&'a str>,
+}
+
+impl Request<'_> {
+    fn get(url: Url) -> Self {
+        Request {
+            method: reqwest::Method::GET,
+            url,
+            body: None,
+            idempotency_key: None,
+        }
+    }
+}
+
 enum Attempt {
     Transient { why: String, retry_after: Option<Duration> },
     Fatal(ConnectorError),
@@ -123,11 +152,21 @@ impl PushPress {
 
     /// One GET with retries: the body, `None` on 404, or why there is none.
     async fn get<T: DeserializeOwned>(&self, account: AccountId, url: Url) -> Result<Option<T>, ConnectorError> {
+        match self.call(account, Request::get(url)).await? {
+            Some(bytes) => serde_json::from_slice::<T>(&bytes)
+                .map(Some)
+                .map_err(|e| ConnectorError::Malformed(e.to_string())),
+            None => Ok(None),
+        }
+    }
+
+    /// One request with retries: the body's bytes, `None` on 404, or why there is none.
+    async fn call(&self, account: AccountId, request: Request<'_>) -> Result<Option<Vec<u8>>, ConnectorError> {
         let c = &self.config;
         let attempts = c.max_attempts.max(1);
         let mut last = String::new();
         for attempt in 1..=attempts {
-            let wait = match self.attempt(account, url.clone()).await {
+            let wait = match self.attempt(account, &request).await {
                 Ok(body) => return Ok(body),
                 Err(Attempt::Fatal(e)) => return Err(e),
                 Err(Attempt::Transient { why, retry_after }) => {
@@ -153,18 +192,22 @@ impl PushPress {
         Err(ConnectorError::Unavailable(format!("gave up after {attempts} attempts: {last}")))
     }
 
-    async fn attempt<T: DeserializeOwned>(&self, account: AccountId, url: Url) -> Result<Option<T>, Attempt> {
+    async fn attempt(&self, account: AccountId, request: &Request<'_>) -> Result<Option<Vec<u8>>, Attempt> {
         let c = &self.config;
-        let sent = self
+        let mut builder = self
             .http
-            .get(url)
+            .request(request.method.clone(), request.url.clone())
             .header("API-KEY", c.api_key.expose_secret())
             .header("company-id", account.to_string())
             .header(reqwest::header::ACCEPT, "application/json")
-            .timeout(c.timeout)
-            .send()
-            .await;
-        let response = match sent {
+            .timeout(c.timeout);
+        if let Some(key) = request.idempotency_key {
+            builder = builder.header("Idempotency-Key", key);
+        }
+        if let Some(body) = request.body {
+            builder = builder.json(body);
+        }
+        let response = match builder.send().await {
             Ok(r) => r,
             Err(e) => return Err(transport_failure(&e)),
         };
@@ -187,13 +230,10 @@ impl PushPress {
                 Attempt::Fatal(ConnectorError::Refused(why))
             });
         }
-        let bytes = match response.bytes().await {
-            Ok(b) => b,
-            Err(e) => return Err(transport_failure(&e)),
-        };
-        serde_json::from_slice::<T>(&bytes)
-            .map(Some)
-            .map_err(|e| Attempt::Fatal(ConnectorError::Malformed(e.to_string())))
+        match response.bytes().await {
+            Ok(b) => Ok(Some(b.to_vec())),
+            Err(e) => Err(transport_failure(&e)),
+        }
     }
 
     fn redact(&self, text: &str) -> String {
@@ -258,5 +298,38 @@ impl Connector for PushPress {
             last_payment_succeeded_at: customer.last_payment_succeeded_at,
             last_payment_failed_at: customer.last_payment_failed_at,
         }))
+    }
+
+    async fn apply(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        change: &MemberChange,
+        key: &str,
+    ) -> Result<serde_json::Value, ConnectorError> {
+        use reqwest::Method;
+        let customer = member.as_str();
+        let (method, url, body) = match change {
+            MemberChange::AddTag(tag) => (Method::POST, self.url(&["customers", customer, "tags"])?, json!({ "tag": tag })),
+            MemberChange::RemoveTag(tag) => (Method::DELETE, self.url(&["customers", customer, "tags", tag])?, json!({})),
+            MemberChange::Status(status) => (Method::PATCH, self.url(&["customers", customer])?, json!({ "status": status })),
+            MemberChange::AppendNote(note) => (Method::POST, self.url(&["customers", customer, "notes"])?, json!({ "note": note })),
+            MemberChange::StaffTask(title) => (
+                Method::POST,
+                self.url(&["tasks"])?,
+                json!({ "customer_id": customer, "title": title }),
+            ),
+        };
+        let request = Request {
+            method,
+            url,
+            body: Some(&body),
+            idempotency_key: Some(key),
+        };
+        match self.call(account, request).await? {
+            None => Err(ConnectorError::Refused(format!("PushPress does not know member {member}"))),
+            Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(serde_json::Value::Null),
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| ConnectorError::Malformed(e.to_string())),
+        }
     }
 }

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use jiff::Timestamp;
 use openloop_aws::pushpress::{PushPress, PushPressConfig};
-use openloop_core::connector::{Connector, ConnectorError};
+use openloop_core::connector::{Connector, ConnectorError, MemberChange};
 use openloop_core::event::MemberStatus;
 use openloop_core::ids::{AccountId, MemberId};
 use secrecy::SecretString;
@@ -44,8 +44,10 @@ impl Answer {
 
 #[derive(Clone, Debug)]
 struct Seen {
+    method: Method,
     path_and_query: String,
     headers: HeaderMap,
+    body: String,
 }
 
 #[derive(Default)]
@@ -54,10 +56,12 @@ struct Script {
     seen: Mutex<Vec<Seen>>,
 }
 
-async fn answer(State(script): State<Arc<Script>>, uri: Uri, headers: HeaderMap) -> Response {
+async fn answer(State(script): State<Arc<Script>>, method: Method, uri: Uri, headers: HeaderMap, body: String) -> Response {
     script.seen.lock().expect("lock").push(Seen {
+        method,
         path_and_query: uri.path_and_query().map(|p| p.to_string()).unwrap_or_default(),
         headers,
+        body,
     });
     let next = script.answers.lock().expect("lock").pop_front();
     let Some(a) = next else {
@@ -253,4 +257,75 @@ async fn a_refused_connection_is_unavailable() {
     let client = client(&format!("http://{addr}"));
     let err = client.member(account(), &member(), since()).await.expect_err("refused");
     assert!(matches!(err, ConnectorError::Unavailable(_)), "{err}");
+}
+
+/// Each change an automation action makes is one request with its method, path, JSON body and
+/// the action's idempotency key; an empty answer is fine, a 404 means PushPress does not know
+/// the member, a 5xx is retried with the same key.
+#[tokio::test]
+async fn member_changes_are_sent_with_their_idempotency_key() {
+    let stub = stub(vec![
+        Answer::json(201, json!({"tags": ["vip"]})),
+        Answer::raw(204, ""),
+        Answer::json(503, json!({})),
+        Answer::json(200, json!({"id": "m_1", "status": "frozen"})),
+        Answer::json(201, json!({"id": "note_1"})),
+        Answer::json(201, json!({"id": "task_9"})),
+        Answer::json(404, json!({})),
+    ])
+    .await;
+    let account = account();
+    let m = member();
+    let changes = [
+        MemberChange::AddTag("vip".into()),
+        MemberChange::RemoveTag("at risk".into()),
+        MemberChange::Status(MemberStatus::Frozen),
+        MemberChange::AppendNote("Prefers mornings".into()),
+        MemberChange::StaffTask("Call Sam".into()),
+    ];
+    let mut answers = Vec::new();
+    for (i, change) in changes.iter().enumerate() {
+        answers.push(stub.client.apply(account, &m, change, &format!("key-{i}")).await.expect("applied"));
+    }
+    assert_eq!(answers[0], json!({"tags": ["vip"]}));
+    assert_eq!(answers[1], serde_json::Value::Null, "an empty answer is no error");
+    let unknown = stub.client.apply(account, &m, &changes[0], "key-x").await;
+    assert!(
+        matches!(unknown, Err(ConnectorError::Refused(ref why)) if why.contains("does not know")),
+        "{unknown:?}"
+    );
+
+    let seen = stub.seen();
+    let asked: Vec<(String, String, String, String)> = seen
+        .iter()
+        .map(|s| {
+            (
+                s.method.to_string(),
+                s.path_and_query.clone(),
+                s.headers
+                    .get("idempotency-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned(),
+                s.body.clone(),
+            )
+        })
+        .collect();
+    let row = |m: &str, p: &str, k: &str, b: serde_json::Value| (m.to_owned(), p.to_owned(), k.to_owned(), b.to_string());
+    assert_eq!(
+        asked,
+        vec![
+            row("POST", "/v3/customers/m_1/tags", "key-0", json!({"tag": "vip"})),
+            row("DELETE", "/v3/customers/m_1/tags/at%20risk", "key-1", json!({})),
+            row("PATCH", "/v3/customers/m_1", "key-2", json!({"status": "frozen"})),
+            row("PATCH", "/v3/customers/m_1", "key-2", json!({"status": "frozen"})),
+            row("POST", "/v3/customers/m_1/notes", "key-3", json!({"note": "Prefers mornings"})),
+            row("POST", "/v3/tasks", "key-4", json!({"customer_id": "m_1", "title": "Call Sam"})),
+            row("POST", "/v3/customers/m_1/tags", "key-x", json!({"tag": "vip"})),
+        ]
+    );
+    assert!(
+        seen.iter()
+            .all(|s| s.headers.get("api-key").and_then(|v| v.to_str().ok()) == Some(KEY))
+    );
 }

@@ -48,6 +48,18 @@ pub enum ConnectorError {
     Refused(String),
 }
 
+/// A change an automation action makes to a member in the member-data system (spec §15.1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "change", content = "value", rename_all = "snake_case")]
+pub enum MemberChange {
+    AddTag(String),
+    RemoveTag(String),
+    Status(MemberStatus),
+    AppendNote(String),
+    /// A to-do for the gym's staff, about the member, in the member-data system.
+    StaffTask(String),
+}
+
 /// The member-data source (PushPress). Calls retry transient failures themselves.
 #[async_trait]
 pub trait Connector: Send + Sync {
@@ -56,6 +68,16 @@ pub trait Connector: Send + Sync {
     /// The member now, with their check-ins since `since`; `None` if the connector does not
     /// know them.
     async fn member(&self, account: AccountId, member: &MemberId, since: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError>;
+    /// Make `change` to the member, once per `key` (the action's idempotency key, passed on
+    /// so a retried request is applied once); the answer is what the system said, for the
+    /// action log.
+    async fn apply(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        change: &MemberChange,
+        key: &str,
+    ) -> Result<serde_json::Value, ConnectorError>;
 }
 
 /// One account's view of a connector's health (spec §34.2), kept in the table.

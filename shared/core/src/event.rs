@@ -16,6 +16,17 @@ pub enum MemberStatus {
     Frozen,
 }
 
+impl MemberStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberStatus::Lead => "lead",
+            MemberStatus::Active => "active",
+            MemberStatus::Cancelled => "cancelled",
+            MemberStatus::Frozen => "frozen",
+        }
+    }
+}
+
 /// One member event. Unknown `type`s are not an error at the edge: they are accepted and
 /// logged (see [`parse_event`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -18,6 +18,7 @@
 //! - [`inbound`] and [`opt_out`]: a member's reply as it arrives, and the hard stop rule.
 
 pub mod account;
+pub mod action;
 pub mod alert;
 pub mod anomaly;
 pub mod attribution;

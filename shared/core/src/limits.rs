@@ -153,6 +153,14 @@ pub fn smart_send_time(settings: &Settings, opens: Timestamp, follow_up: bool, s
 pub const MAX_SUBTASKS_PER_PARENT: usize = 8;
 pub const MAX_BATCH_SUBTASKS_PER_PARENT: usize = 50;
 pub const MAX_SUBTASK_DEPTH: usize = 2;
+
+/// Actions (spec §15, §31.5): the most one automation task is given, the most members one
+/// bulk action touches (one connector call each, so a run stays well inside a Lambda's time),
+/// and the length of a tag and of a note's text.
+pub const MAX_ACTIONS_PER_TASK: usize = 20;
+pub const MAX_BULK_ACTION_MEMBERS: usize = 200;
+pub const MAX_TAG_LEN: usize = 64;
+pub const MAX_ACTION_TEXT_LEN: usize = 2_000;
 pub const PARENT_CHECK_INTERVAL: SignedDuration = SignedDuration::from_hours(6);
 
 /// Anomalies (spec §7.5): this many conversation turns without a resolution escalate…
@@ -281,6 +289,7 @@ pub const ESCALATION_REMINDERS_PER_DAY: u32 = 5;
 /// window, how long notices stay in the feed, and the feed's page sizes.
 pub const OWNER_LATE_REPLY_NOTICES_PER_DAY: u32 = 10;
 pub const OWNER_OPT_OUT_NOTICES_PER_DAY: u32 = 20;
+pub const OWNER_ACTION_NOTICES_PER_DAY: u32 = 10;
 pub const OWNER_DIGEST_EVERY: SignedDuration = SignedDuration::from_hours(4);
 pub const OWNER_NOTICE_TTL: SignedDuration = SignedDuration::from_hours(24 * 90);
 pub const OWNER_NOTICES_DEFAULT_LIMIT: usize = 50;

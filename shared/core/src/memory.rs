@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use jiff::civil::Date;
 
 use crate::account::{Account, SystemConfig};
+use crate::action::{ActionClaim, ActionRecord, ActionState};
 use crate::connector::{ConnectorHealth, HealthChange};
 use crate::error::{Conflict, StoreError};
 use crate::flood::{CreationCounts, CreationQuota};
@@ -54,6 +55,7 @@ struct State {
     metrics_cursors: HashMap<AccountId, MetricsCursor>,
     metrics: HashMap<(AccountId, Date), DailyMetrics>,
     notices: BTreeMap<(AccountId, ulid::Ulid), OwnerNotice>,
+    actions: BTreeMap<(AccountId, TaskId, String), ActionRecord>,
 }
 
 /// See the module docs.
@@ -733,6 +735,33 @@ impl TaskStore for MemoryStore {
     async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
         let mut s = self.lock();
         Ok(s.notices.get_mut(&(account, id)).is_some_and(|n| n.digest_at.take().is_some()))
+    }
+
+    async fn claim_action(&self, record: &ActionRecord) -> Result<ActionClaim, StoreError> {
+        let mut s = self.lock();
+        let key = (record.account_id, record.task_id, record.key.clone());
+        match s.actions.get(&key) {
+            Some(existing) if existing.state != ActionState::Failed => Ok(ActionClaim::Existing(Box::new(existing.clone()))),
+            _ => {
+                s.actions.insert(key, record.clone());
+                Ok(ActionClaim::Claimed)
+            }
+        }
+    }
+
+    async fn finish_action(&self, record: &ActionRecord) -> Result<(), StoreError> {
+        let key = (record.account_id, record.task_id, record.key.clone());
+        self.lock().actions.insert(key, record.clone());
+        Ok(())
+    }
+
+    async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError> {
+        let s = self.lock();
+        Ok(s.actions
+            .range((account, task, String::new())..)
+            .take_while(|((a, t, _), _)| *a == account && *t == task)
+            .map(|(_, r)| r.clone())
+            .collect())
     }
 }
 

@@ -31,6 +31,8 @@ pub enum NoticeKind {
     /// A member was suppressed: a stop word, the unsubscribe link, a hard bounce or a
     /// complaint (spec §22.3); their tasks were cancelled.
     MemberOptedOut,
+    /// A message an automation task was asked to pass on (`notify_owner`, `notify_coach`).
+    ActionMessage,
 }
 
 /// How a kind reaches the owner's inbox.
@@ -49,6 +51,7 @@ impl NoticeKind {
             NoticeKind::EscalationReminder => "escalation_reminder",
             NoticeKind::LateReply => "late_reply",
             NoticeKind::MemberOptedOut => "member_opted_out",
+            NoticeKind::ActionMessage => "action_message",
         }
     }
 
@@ -63,6 +66,9 @@ impl NoticeKind {
             },
             NoticeKind::MemberOptedOut => NoticePolicy::Batched {
                 max_per_day: limits::OWNER_OPT_OUT_NOTICES_PER_DAY,
+            },
+            NoticeKind::ActionMessage => NoticePolicy::Batched {
+                max_per_day: limits::OWNER_ACTION_NOTICES_PER_DAY,
             },
         }
     }

@@ -8,6 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::account::{Account, Profile, SystemConfig};
+use crate::action::{ActionClaim, ActionRecord};
 use crate::connector::{ConnectorHealth, HealthChange};
 use crate::error::StoreError;
 use crate::flood::{CreationCounts, CreationQuota};
@@ -328,6 +329,15 @@ pub trait TaskStore: Send + Sync {
     /// Take a notice out of the digest index (its `digest_at` cleared), atomically: `false` if
     /// it was not waiting (already taken by another worker, or never batched).
     async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
+
+    // The action log (spec §32.2; see [`crate::action`]).
+    /// Write `record` (state `Started`) under its key if no record has the key, or if the one
+    /// there `Failed`; otherwise change nothing and return the record there.
+    async fn claim_action(&self, record: &ActionRecord) -> Result<ActionClaim, StoreError>;
+    /// Write the record's outcome over its claim.
+    async fn finish_action(&self, record: &ActionRecord) -> Result<(), StoreError>;
+    /// A task's action records, in key order.
+    async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -8,8 +8,10 @@ pub const BASE: &str = include_str!("../../../skills/_base.md");
 /// Every task type's skill, by file name under `skills/`.
 const SKILLS: &[(&str, &str)] = &[
     ("ad_hoc.md", include_str!("../../../skills/ad_hoc.md")),
+    ("bulk_tag_at_risk.md", include_str!("../../../skills/bulk_tag_at_risk.md")),
     ("churn_risk.md", include_str!("../../../skills/churn_risk.md")),
     ("lead_followup.md", include_str!("../../../skills/lead_followup.md")),
+    ("member_update.md", include_str!("../../../skills/member_update.md")),
     ("milestone_review.md", include_str!("../../../skills/milestone_review.md")),
     (
         "monthly_churn_analysis.md",

@@ -171,6 +171,12 @@ pub struct Task {
     /// A batch parent (spec §31.7): one subtask per member, under the higher batch limit.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub batch: bool,
+    /// What an automation task does (spec §31.5), run in order by the action executor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<crate::action::Action>,
+    /// When the owner approved the task (actions that need approval run only after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<Timestamp>,
     pub trigger_type: TriggerType,
     pub trigger_event_id: Option<String>,
     pub created_at: Timestamp,

@@ -772,6 +772,86 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
 };
 
 /// Every task type the system knows.
+pub const MEMBER_UPDATE: TaskTypeDef = TaskTypeDef {
+    key: "member_update",
+    label: "Member Update",
+    description: "Make the listed changes to one member in PushPress: tags, notes, status, staff to-dos",
+    category: Category::Automation,
+    assignment: Assignment::System,
+    agent: "gm",
+    goal: Goal {
+        summary: "Carry out each listed action for the member exactly once",
+        completion: CompletionType::Signal,
+        signals: &[],
+        judgment_criteria: None,
+        deliverable_spec: None,
+        outcomes: &[
+            outcome("executed", "Executed", Positive, "Every action ran and PushPress accepted it", None),
+            outcome(
+                "recorded",
+                "Recorded",
+                Neutral,
+                "A dry run: what would have changed was recorded",
+                None,
+            ),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took care of it", None),
+        ],
+    },
+    priority: Priority::Low,
+    budget: BudgetDef {
+        max_messages: 0,
+        max_days: 1,
+        max_turns: 0,
+    },
+    cadence: cadence::SINGLE_SHOT,
+    auto_threshold: 95,
+    escalation_triggers: &[],
+    skill_file: "member_update.md",
+    outcome_signals: &[],
+    deliverable: None,
+    recurrence: None,
+};
+
+pub const BULK_TAG_AT_RISK: TaskTypeDef = TaskTypeDef {
+    key: "bulk_tag_at_risk",
+    label: "Tag At-Risk Members",
+    description: "Tag every member the risk scan finds at risk, in PushPress",
+    category: Category::Automation,
+    assignment: Assignment::System,
+    agent: "gm",
+    goal: Goal {
+        summary: "Every member at risk of churning carries the at-risk tag in PushPress",
+        completion: CompletionType::Signal,
+        signals: &[],
+        judgment_criteria: None,
+        deliverable_spec: None,
+        outcomes: &[
+            outcome("executed", "Executed", Positive, "Every at-risk member was tagged", None),
+            outcome(
+                "recorded",
+                "Recorded",
+                Neutral,
+                "A dry run: the members who would be tagged were recorded",
+                None,
+            ),
+            outcome("owner_handled", "Owner Handled", Positive, "The owner took care of it", None),
+        ],
+    },
+    priority: Priority::Low,
+    budget: BudgetDef {
+        max_messages: 0,
+        max_days: 1,
+        max_turns: 0,
+    },
+    cadence: cadence::SINGLE_SHOT,
+    auto_threshold: 95,
+    escalation_triggers: &[],
+    skill_file: "bulk_tag_at_risk.md",
+    outcome_signals: &[],
+    deliverable: None,
+    recurrence: None,
+};
+
 pub const REGISTRY: &[TaskTypeDef] = &[
     CHURN_RISK,
     WIN_BACK,
@@ -782,6 +862,8 @@ pub const REGISTRY: &[TaskTypeDef] = &[
     MONTHLY_CHURN_ANALYSIS,
     AD_HOC,
     MILESTONE_REVIEW,
+    MEMBER_UPDATE,
+    BULK_TAG_AT_RISK,
 ];
 
 /// Is `key` a registered type?
@@ -885,6 +967,6 @@ mod tests {
                 assert_eq!(outcome.kind, OutcomeKind::Positive, "{}: {code}", def.key);
             }
         }
-        assert_eq!(REGISTRY.len(), 9);
+        assert_eq!(REGISTRY.len(), 11);
     }
 }

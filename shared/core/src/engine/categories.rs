@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Engine;
 use super::work::StepOutcome;
+use crate::account::Account;
 use crate::error::EngineError;
 use crate::ports::{TaskCommit, TaskQuery};
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
@@ -35,16 +36,20 @@ impl Engine {
         &self,
         task: &Task,
         def: &TaskTypeDef,
+        account: &Account,
         now: Timestamp,
     ) -> Option<Result<StepOutcome, EngineError>> {
         match def.category {
             Category::Communication => None,
             Category::StaffTodo => Some(self.staff_todo_step(task.clone(), def, now).await),
             Category::Research => Some(self.research_step(task.clone(), def, now).await),
-            Category::Automation | Category::Recurring => {
+            Category::Automation => Some(self.automation_step(task.clone(), def, account, now).await),
+            Category::Recurring => {
+                // Recurring types are templates (spec §31.6): their instances are tasks of
+                // other categories, so a task of the template's own type has nothing to run.
                 let why = Why::new("no_executor_for_category").detail(format!(
-                    "{} tasks ({:?}) have no executor yet; the owner decides",
-                    def.key, def.category
+                    "{} is a recurring template type; its instances do the work. The owner decides",
+                    def.key
                 ));
                 Some(self.move_to(task.clone(), TaskStatus::Escalated, now, why).await)
             }

@@ -7,8 +7,9 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use crate::alert::{ALERT_EVENT, Alert, Severity};
-use crate::connector::{ConnectorHealth, HealthChange, refresh};
+use crate::connector::{ConnectorError, ConnectorHealth, HealthChange, refresh};
 use crate::error::EngineError;
+use crate::ids::AccountId;
 use crate::limits::CONNECTOR_DEGRADED_AFTER;
 use crate::member::MemberFacts;
 use crate::recurring::ACCOUNT_WIDE_MEMBER;
@@ -39,45 +40,63 @@ impl Engine {
         if !health.allows_call(now) {
             return Ok(defer(name, &health, now, "connector_backoff", "in its backoff".into()));
         }
-        match connector.member(task.account_id, &task.member.id, task.created_at).await {
-            Ok(fresh) => {
-                if health.success_worth_recording(now) {
-                    let (_, change) = self
-                        .store
-                        .record_connector_call(task.account_id, name, true, now, CONNECTOR_DEGRADED_AFTER)
-                        .await?;
-                    if change == HealthChange::Recovered {
-                        tracing::info!(account = %task.account_id, connector = name, "connector recovered");
-                    }
+        let answer = connector.member(task.account_id, &task.member.id, task.created_at).await;
+        let health = self
+            .record_connector_result(task.account_id, name, &health, answer.as_ref().err(), now)
+            .await?;
+        match answer {
+            Ok(fresh) => Ok(Fresh::Facts(
+                match fresh {
+                    Some(fresh) => Some(refresh(stored, &task.member.id, &fresh, now)),
+                    None => stored,
                 }
-                Ok(Fresh::Facts(
-                    match fresh {
-                        Some(fresh) => Some(refresh(stored, &task.member.id, &fresh, now)),
-                        None => stored,
-                    }
-                    .map(Box::new),
-                ))
-            }
-            Err(e) => {
-                let (health, change) = self
-                    .store
-                    .record_connector_call(task.account_id, name, false, now, CONNECTOR_DEGRADED_AFTER)
-                    .await?;
-                tracing::warn!(account = %task.account_id, task = %task.id, connector = name, error = %e, failures = health.consecutive_failures, "connector call failed");
-                if change == HealthChange::Degraded {
-                    self.raise(Alert {
-                        code: "connector_degraded",
-                        severity: Severity::Critical,
-                        account_id: Some(task.account_id),
-                        detail: format!("{name} failed {} times in a row; touches wait for it", health.consecutive_failures),
-                        action: "check the connector's status and the account's API access",
-                        at: now,
-                    })
-                    .await;
-                }
-                Ok(defer(name, &health, now, "connector_unavailable", e.to_string()))
-            }
+                .map(Box::new),
+            )),
+            Err(e) => Ok(defer(name, &health, now, "connector_unavailable", e.to_string())),
         }
+    }
+
+    /// Keep the account's connector health (spec §34.2) after a call: a failure counts (the
+    /// one that degrades the connector raises the alert), a success resets it when worth a
+    /// write. The health after the call.
+    pub(super) async fn record_connector_result(
+        &self,
+        account: AccountId,
+        name: &str,
+        health: &ConnectorHealth,
+        error: Option<&ConnectorError>,
+        now: Timestamp,
+    ) -> Result<ConnectorHealth, EngineError> {
+        let Some(e) = error else {
+            if !health.success_worth_recording(now) {
+                return Ok(health.clone());
+            }
+            let (health, change) = self
+                .store
+                .record_connector_call(account, name, true, now, CONNECTOR_DEGRADED_AFTER)
+                .await?;
+            if change == HealthChange::Recovered {
+                tracing::info!(account = %account, connector = name, "connector recovered");
+            }
+            return Ok(health);
+        };
+        let (health, change) = self
+            .store
+            .record_connector_call(account, name, false, now, CONNECTOR_DEGRADED_AFTER)
+            .await?;
+        tracing::warn!(account = %account, connector = name, error = %e, failures = health.consecutive_failures, "connector call failed");
+        if change == HealthChange::Degraded {
+            self.raise(Alert {
+                code: "connector_degraded",
+                severity: Severity::Critical,
+                account_id: Some(account),
+                detail: format!("{name} failed {} times in a row; touches wait for it", health.consecutive_failures),
+                action: "check the connector's status and the account's API access",
+                at: now,
+            })
+            .await;
+        }
+        Ok(health)
     }
 
     /// Log and publish an alert (spec §28.4). A bus failure is logged; the alert's log line
@@ -91,7 +110,7 @@ impl Engine {
     }
 }
 
-fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: &str, what: String) -> Fresh {
+pub(super) fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: &str, what: String) -> Fresh {
     let until = health.next_attempt_at().unwrap_or(now).max(now + MIN_DEFERRAL);
     let degraded = health.degraded_since.map(|at| format!(", degraded since {at}")).unwrap_or_default();
     let detail = format!(

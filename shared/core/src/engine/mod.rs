@@ -3,6 +3,8 @@
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
 mod accounts;
+mod actions;
+pub use actions::AT_RISK_TAG;
 mod ai_budget;
 mod analysis;
 pub use analysis::{AccountAnalysis, AnalysisReport};

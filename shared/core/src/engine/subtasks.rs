@@ -155,9 +155,8 @@ impl Engine {
             ..input.clone()
         };
         let options = CreateOptions {
-            mode,
-            parent: None,
             batch_of: Some(u32::try_from(unique.len()).unwrap_or(u32::MAX)),
+            ..CreateOptions::with_mode(mode)
         };
         let parent = match self.create_task_with(account, parent_input, options).await? {
             Created::New(parent) => parent,

@@ -40,6 +40,8 @@ pub struct CreateOptions {
     pub(crate) parent: Option<super::subtasks::ParentLink>,
     /// Set by [`Engine::create_batch`] only: a batch parent for this many members.
     pub(crate) batch_of: Option<u32>,
+    /// What an automation task does (checked with [`crate::action::parse_actions`]).
+    pub actions: Vec<crate::action::Action>,
 }
 
 impl CreateOptions {
@@ -48,7 +50,13 @@ impl CreateOptions {
             mode,
             parent: None,
             batch_of: None,
+            actions: Vec::new(),
         }
+    }
+
+    /// An automation task's actions (checked with [`crate::action::parse_actions`]).
+    pub fn with_actions(self, actions: Vec<crate::action::Action>) -> Self {
+        Self { actions, ..self }
     }
 }
 
@@ -86,6 +94,31 @@ fn refused(account: &Account, member: &MemberId, task_type: &str, trigger: Trigg
         "task not created: {refusal}"
     );
     EngineError::Limited(refusal)
+}
+
+/// Actions belong to automation tasks: `member_update` needs at least one, `bulk_tag_at_risk`
+/// takes at most one `tag_member` (the tag to give), and no other type takes any.
+fn check_actions(def: &TaskTypeDef, actions: &[crate::action::Action]) -> Result<(), InvalidInput> {
+    use crate::action::Action;
+    match def.key {
+        "member_update" if actions.is_empty() => Err(InvalidInput::new(
+            "actions_required",
+            "a member_update task lists its actions: [{\"type\": \"tag_member\", \"tag\": \"vip\"}, …]",
+        )),
+        "member_update" => Ok(()),
+        "bulk_tag_at_risk" => match actions {
+            [] | [Action::TagMember { .. }] => Ok(()),
+            _ => Err(InvalidInput::new(
+                "invalid_actions",
+                "a bulk_tag_at_risk task takes at most one tag_member action, naming the tag to give",
+            )),
+        },
+        _ if actions.is_empty() => Ok(()),
+        other => Err(InvalidInput::new(
+            "actions_not_allowed",
+            format!("{other} tasks do not take actions; automation types (member_update, bulk_tag_at_risk) do"),
+        )),
+    }
 }
 
 pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
@@ -144,6 +177,7 @@ impl Engine {
         if let Some(draft) = &input.draft {
             check_draft(draft)?;
         }
+        check_actions(task_type::definition(&task_type), &options.actions)?;
         if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
             return Ok(Created::Existing(existing));
         }
@@ -176,6 +210,14 @@ impl Engine {
         let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
         let ramp = autonomy::ramp(&account.settings, def.agent, now);
         let (status, gate_reason) = autonomy::review_gate(status, gate_reason, &ramp, options.mode);
+        // An action that needs the owner's approval (spec §15.2) means the task waits for it.
+        let (status, gate_reason) = match options.actions.iter().find(|a| a.profile().requires_approval) {
+            Some(action) if status == TaskStatus::Ready => (
+                TaskStatus::PendingReview,
+                format!("action_requires_approval: {}", action.kind().as_str()),
+            ),
+            _ => (status, gate_reason),
+        };
         // Spec §7.13: a human sees every task the agent decided to create on its own.
         let (status, gate_reason) = if flood::is_agent_spawned(input.trigger_type) {
             (TaskStatus::PendingReview, "agent_spawned_needs_review".to_owned())
@@ -283,6 +325,8 @@ impl Engine {
             requirement: options.parent.as_ref().map(|link| link.requirement),
             subtasks: Vec::new(),
             batch: options.batch_of.is_some(),
+            actions: options.actions.clone(),
+            approved_at: None,
             trigger_type: input.trigger_type,
             trigger_event_id: input.trigger_event_id,
             created_at: now,
@@ -507,6 +551,7 @@ impl Engine {
             }
         }
         next.next_action_at = Some(now);
+        next.approved_at = Some(now);
         self.store.commit(&TaskCommit::new(next.clone(), log)).await?;
         Ok(next)
     }

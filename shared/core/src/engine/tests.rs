@@ -1053,6 +1053,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
     assert!(w.mailer.sent().iter().all(|m| m.to.as_str() != "_account"));
 }
 
+mod actions;
 mod connector;
 mod gates;
 mod metrics;

@@ -222,7 +222,7 @@ impl Engine {
         } else {
             task
         };
-        if let Some(outcome) = self.step_without_mail(&task, def, now).await {
+        if let Some(outcome) = self.step_without_mail(&task, def, &account, now).await {
             return outcome;
         }
 
@@ -848,6 +848,18 @@ impl Engine {
     /// Move to `to`, passing through `executing` when the table needs it (a ready task
     /// cannot escalate without having started).
     pub(crate) async fn move_to(&self, task: Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
+        self.move_with(task, to, now, why, Vec::new()).await
+    }
+
+    /// [`Self::move_to`], adding `messages` to the conversation in the same commit.
+    pub(crate) async fn move_with(
+        &self,
+        task: Task,
+        to: TaskStatus,
+        now: Timestamp,
+        why: Why,
+        messages: Vec<ConversationMessage>,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = why.reason.clone();
         let expected_version = task.version;
         let mut logs = Vec::new();
@@ -864,7 +876,7 @@ impl Engine {
             expected_version,
             task: next.clone(),
             log: logs,
-            messages: Vec::new(),
+            messages,
             send: None,
         };
         self.store.commit(&commit).await?;

@@ -5,25 +5,34 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::connector::{Connector, ConnectorError, ConnectorMember};
+use crate::connector::{Connector, ConnectorError, ConnectorMember, MemberChange};
 use crate::ids::AccountId;
 use crate::ports::Clock;
 use crate::testing::RecordingBus;
 
-/// A connector that is down or answers with `member`, and counts its calls.
+/// A connector that is down or answers with `member`, counts its calls, and keeps the
+/// changes it was asked to make (refusing them when told to).
 #[derive(Default)]
-struct FakeConnector {
+pub(super) struct FakeConnector {
     down: Mutex<bool>,
+    refuse: Mutex<bool>,
     member: Mutex<Option<ConnectorMember>>,
     calls: Mutex<u32>,
+    pub(super) changes: Mutex<Vec<(MemberId, MemberChange, String)>>,
 }
 
 impl FakeConnector {
-    fn set_down(&self, down: bool) {
+    pub(super) fn set_down(&self, down: bool) {
         *self.down.lock().expect("lock") = down;
     }
-    fn calls(&self) -> u32 {
+    pub(super) fn set_refusing(&self, refuse: bool) {
+        *self.refuse.lock().expect("lock") = refuse;
+    }
+    pub(super) fn calls(&self) -> u32 {
         *self.calls.lock().expect("lock")
+    }
+    pub(super) fn changes(&self) -> Vec<(MemberId, MemberChange, String)> {
+        self.changes.lock().expect("lock").clone()
     }
 }
 
@@ -39,9 +48,23 @@ impl Connector for FakeConnector {
         }
         Ok(self.member.lock().expect("lock").clone())
     }
+    async fn apply(&self, _: AccountId, member: &MemberId, change: &MemberChange, key: &str) -> Result<serde_json::Value, ConnectorError> {
+        *self.calls.lock().expect("lock") += 1;
+        if *self.down.lock().expect("lock") {
+            return Err(ConnectorError::Unavailable("503 after retries".into()));
+        }
+        if *self.refuse.lock().expect("lock") {
+            return Err(ConnectorError::Refused("422 tag not allowed".into()));
+        }
+        self.changes
+            .lock()
+            .expect("lock")
+            .push((member.clone(), change.clone(), key.to_owned()));
+        Ok(serde_json::json!({"ok": true}))
+    }
 }
 
-async fn with_connector() -> (World, Arc<FakeConnector>, Arc<RecordingBus>) {
+pub(super) async fn with_connector() -> (World, Arc<FakeConnector>, Arc<RecordingBus>) {
     let mut w = world().await;
     let connector = Arc::new(FakeConnector::default());
     let bus = Arc::new(RecordingBus::default());

@@ -1,0 +1,430 @@
+//! The action executor (spec §15.3, §32.2) and the automation step it serves (§31.5).
+//!
+//! An automation task is a list of actions — given at creation (`member_update`) or worked out
+//! when it runs (`bulk_tag_at_risk`: one tag per member the risk scan finds at risk). The step
+//! claims the task (`→ executing` with a lease) and hands each action to
+//! [`Engine::execute_action`], which checks the action's pre-flight ([`preflight`]: budgets,
+//! approval, whether this run may touch the outside world), then claims the action's
+//! idempotency key in the action log before its handler runs, and writes what happened over
+//! the claim. So:
+//! - a retried or duplicated step skips every action that already ran;
+//! - an action found claimed but unfinished (its worker died) runs again only if running it
+//!   twice is harmless (it is reversible, or changes nothing outside); otherwise the owner
+//!   decides (`action_outcome_unknown`);
+//! - PushPress unreachable → the action is marked failed (claimable again) and the task waits
+//!   for the connector's backoff (spec §34); PushPress refusing → the owner decides.
+//!
+//! The task then closes in one commit with a line per action in its conversation: `completed`
+//! (`executed`, or `recorded` for a dry run), `escalated`, or back to `waiting` for a retry.
+
+use jiff::Timestamp;
+
+use super::Engine;
+use super::freshness::Fresh;
+use super::owner_notices::NoticeDraft;
+use super::work::StepOutcome;
+use crate::account::Account;
+use crate::action::{Action, ActionClaim, ActionRecord, ActionState, Preflight, idempotency_key, preflight};
+use crate::autonomy::{self, SendMode};
+use crate::connector::ConnectorError;
+use crate::error::{Conflict, EngineError, StoreError};
+use crate::ids::{MemberId, new_ulid};
+use crate::limits::{self, EXECUTION_LEASE};
+use crate::owner_notice::NoticeKind;
+use crate::ports::TaskCommit;
+use crate::task::{ConversationMessage, Role, Task, TaskStatus};
+use crate::task_type::TaskTypeDef;
+use crate::transition::{Why, transition};
+
+/// The tag `bulk_tag_at_risk` gives unless its task names another.
+pub const AT_RISK_TAG: &str = "at-risk";
+
+/// One action of a run: what, for whom, and its slot in the run (part of its key).
+#[derive(Clone, Debug)]
+pub(crate) struct Planned {
+    pub slot: String,
+    pub member: MemberId,
+    pub action: Action,
+}
+
+/// What one action came to.
+enum Executed {
+    /// It ran (or, in a dry run, was recorded): a line for the conversation.
+    Done { note: String, recorded: bool, turn: bool },
+    /// An earlier run already did it.
+    AlreadyDone,
+    /// The run stops here: the owner decides.
+    Escalate(Why),
+    /// The run stops here and comes back at `until`.
+    Retry { until: Timestamp, why: Why },
+}
+
+/// Why a handler did not succeed.
+enum Failure {
+    /// Nothing happened that we know of and it may be tried again later.
+    Unavailable(ConnectorError),
+    /// The other side said no, or answered nonsense.
+    Refused(String),
+    /// `create_escalation`: it ran, and the run ends with the owner.
+    Escalate(String),
+}
+
+impl Engine {
+    /// The automation step for a due task of an automation type.
+    pub(crate) async fn automation_step(
+        &self,
+        task: Task,
+        def: &TaskTypeDef,
+        account: &Account,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        if limits::is_due(task.budget.expires_at, now) {
+            let why = Why::new("budget_time_expired").detail("the actions did not run in the task's time; the owner decides");
+            return self.move_to(task, TaskStatus::Escalated, now, why).await;
+        }
+        let planned = match self.planned_actions(&task, def, now).await? {
+            Ok(planned) => planned,
+            Err(why) => return self.move_to(task, TaskStatus::Escalated, now, why).await,
+        };
+        let ramp = autonomy::ramp(&account.settings, def.agent, now);
+        let mode = SendMode::of(task.controls.mode, &ramp);
+        let live = mode == SendMode::Live;
+        let needs_connector = live && planned.iter().any(|p| p.action.member_change().is_some());
+        if needs_connector {
+            let Some(connector) = &self.connector else {
+                let why = Why::new("no_connector_configured").detail(
+                    "these actions change members in PushPress, and no PushPress connector is configured (OPENLOOP_PUSHPRESS_BASE_URL)",
+                );
+                return self.move_to(task, TaskStatus::Escalated, now, why).await;
+            };
+            let health = self.store.connector_health(task.account_id, connector.name()).await?;
+            if !health.allows_call(now) {
+                let Fresh::Defer { until, why } =
+                    super::freshness::defer(connector.name(), &health, now, "connector_backoff", "in its backoff".into())
+                else {
+                    unreachable!("defer always defers")
+                };
+                return self.retry_later(task, until, why, now).await;
+            }
+        }
+
+        // Claim the run: from here this worker owns the task until the lease ends.
+        let why = Why::new("actions_due").detail(format!(
+            "{} action(s){}",
+            planned.len(),
+            if live { String::new() } else { format!(" ({})", mode_label(mode)) }
+        ));
+        let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
+        claimed.next_action_at = Some(now + EXECUTION_LEASE);
+        claimed.execution_started_at.get_or_insert(now);
+        match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(Conflict::Version)) => return Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
+            Err(e) => return Err(e.into()),
+        }
+
+        let mut notes = Vec::new();
+        let (mut ran, mut recorded, mut before, mut turns) = (0usize, 0usize, 0usize, 0u32);
+        let mut stop = None;
+        for planned in &planned {
+            match self.execute_action(&claimed, planned, live, now).await? {
+                Executed::Done { note, recorded: r, turn } => {
+                    if r {
+                        recorded += 1;
+                    } else {
+                        ran += 1;
+                    }
+                    turns += u32::from(turn);
+                    notes.push(note);
+                }
+                Executed::AlreadyDone => before += 1,
+                other => {
+                    stop = Some(other);
+                    break;
+                }
+            }
+        }
+        claimed.budget.turns_used += turns;
+        let messages = notes
+            .into_iter()
+            .map(|content| ConversationMessage {
+                id: new_ulid(now),
+                at: now,
+                role: Role::System,
+                content,
+            })
+            .collect();
+        let tally = format!(
+            "{ran} ran, {recorded} recorded only, {before} done by an earlier run, of {}",
+            planned.len()
+        );
+        match stop {
+            Some(Executed::Escalate(why)) => {
+                let why = Why::new(why.reason.clone()).detail(format!("{}; {tally}", why.detail.unwrap_or_default()));
+                self.move_with(claimed, TaskStatus::Escalated, now, why, messages).await
+            }
+            Some(Executed::Retry { until, why }) => {
+                let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why.clone())?;
+                next.next_action_at = Some(until);
+                let commit = TaskCommit {
+                    messages,
+                    ..TaskCommit::new(next, log)
+                };
+                self.store.commit(&commit).await?;
+                Ok(StepOutcome::Deferred { until, reason: why.reason })
+            }
+            _ => {
+                let (outcome, reason) = if recorded > 0 {
+                    ("recorded", "actions_recorded")
+                } else {
+                    ("executed", "actions_executed")
+                };
+                let why = Why::new(reason).outcome(outcome).detail(tally);
+                self.move_with(claimed, TaskStatus::Completed, now, why, messages).await
+            }
+        }
+    }
+
+    /// The task's actions for this run, or why there are none.
+    async fn planned_actions(&self, task: &Task, def: &TaskTypeDef, now: Timestamp) -> Result<Result<Vec<Planned>, Why>, EngineError> {
+        match def.key {
+            "member_update" if task.actions.is_empty() => Ok(Err(
+                Why::new("no_actions").detail("a member_update task lists its actions when it is created")
+            )),
+            "member_update" => Ok(Ok(task
+                .actions
+                .iter()
+                .enumerate()
+                .map(|(i, action)| Planned {
+                    slot: i.to_string(),
+                    member: task.member.id.clone(),
+                    action: action.clone(),
+                })
+                .collect())),
+            "bulk_tag_at_risk" => Ok(Ok(self.at_risk_tags(task, now).await?)),
+            other => Ok(Err(
+                Why::new("no_handler_for_automation_type").detail(format!("nothing runs {other} tasks yet; the owner decides"))
+            )),
+        }
+    }
+
+    /// One `tag_member` per member the risk scan finds at risk, at most
+    /// [`limits::MAX_BULK_ACTION_MEMBERS`] (read in pages; the rest wait for another run).
+    async fn at_risk_tags(&self, task: &Task, now: Timestamp) -> Result<Vec<Planned>, EngineError> {
+        let tag = task
+            .actions
+            .iter()
+            .find_map(|a| match a {
+                Action::TagMember { tag } => Some(tag.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| AT_RISK_TAG.to_owned());
+        let mut planned = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (page, next) = self.store.list_member_facts(task.account_id, 500, cursor).await?;
+            for facts in page {
+                if planned.len() == limits::MAX_BULK_ACTION_MEMBERS {
+                    return Ok(planned);
+                }
+                if crate::risk::assess(&facts, now).is_some_and(|f| f.task_type == "churn_risk") {
+                    planned.push(Planned {
+                        slot: facts.member_id.to_string(),
+                        member: facts.member_id.clone(),
+                        action: Action::TagMember { tag: tag.clone() },
+                    });
+                }
+            }
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok(planned),
+            }
+        }
+    }
+
+    /// Run one action for `task` (claimed by this worker), at most once for its key.
+    async fn execute_action(&self, task: &Task, planned: &Planned, live: bool, now: Timestamp) -> Result<Executed, EngineError> {
+        let action = &planned.action;
+        let profile = action.profile();
+        let kind = action.kind();
+        let run = match preflight(action, task, live) {
+            Preflight::Refuse { reason, detail } => return Ok(Executed::Escalate(Why::new(reason).detail(detail))),
+            Preflight::RecordOnly => false,
+            Preflight::Run => true,
+        };
+        let mut record = ActionRecord {
+            account_id: task.account_id,
+            task_id: task.id,
+            key: idempotency_key(task.id, kind, &planned.slot),
+            member_id: planned.member.clone(),
+            action: action.clone(),
+            state: ActionState::Started,
+            result: None,
+            error: None,
+            started_at: now,
+            finished_at: None,
+        };
+        match self.store.claim_action(&record).await? {
+            ActionClaim::Claimed => {}
+            ActionClaim::Existing(existing) if existing.state == ActionState::Started => {
+                // Its worker stopped between the claim and the outcome.
+                if profile.external && !profile.reversible {
+                    return Ok(Executed::Escalate(Why::new("action_outcome_unknown").detail(format!(
+                        "{} for {} was started by a run that stopped before it finished, and it cannot be undone; check it before running the task again",
+                        action.describe(),
+                        planned.member
+                    ))));
+                }
+                tracing::info!(task = %task.id, key = %record.key, "running an unfinished action again: it is safe to repeat");
+            }
+            ActionClaim::Existing(_) => return Ok(Executed::AlreadyDone),
+        }
+        let member = &planned.member;
+        if !run {
+            record.state = ActionState::Recorded;
+            record.finished_at = Some(now);
+            self.store.finish_action(&record).await?;
+            return Ok(Executed::Done {
+                note: format!("[dry run] would run {} for {member}", action.describe()),
+                recorded: true,
+                turn: false,
+            });
+        }
+        let outcome = self.run_handler(task, planned, &record.key, now).await?;
+        record.finished_at = Some(self.clock.now());
+        let executed = match outcome {
+            Ok(result) => {
+                record.state = ActionState::Done;
+                let note = match &result {
+                    serde_json::Value::String(text) => format!("Action executed: {} for {member}\n{text}", action.describe()),
+                    _ => format!("Action executed: {} for {member}", action.describe()),
+                };
+                record.result = Some(result);
+                Executed::Done {
+                    note,
+                    recorded: false,
+                    turn: profile.counts_turns,
+                }
+            }
+            Err(Failure::Escalate(reason)) => {
+                record.state = ActionState::Done;
+                Executed::Escalate(Why::new("automation_escalation").detail(reason))
+            }
+            Err(Failure::Refused(why)) => {
+                record.state = ActionState::Failed;
+                record.error = Some(why.clone());
+                Executed::Escalate(Why::new("action_failed").detail(format!("{} for {member}: {why}", action.describe())))
+            }
+            Err(Failure::Unavailable(e)) => {
+                record.state = ActionState::Failed;
+                record.error = Some(e.to_string());
+                let name = self.connector.as_ref().map_or("connector", |c| c.name());
+                let health = self.store.connector_health(task.account_id, name).await?;
+                let Fresh::Defer { until, why } = super::freshness::defer(name, &health, now, "connector_unavailable", e.to_string())
+                else {
+                    unreachable!("defer always defers")
+                };
+                Executed::Retry { until, why }
+            }
+        };
+        self.store.finish_action(&record).await?;
+        Ok(executed)
+    }
+
+    /// The handler of each kind. `Ok(result)`: what it did, for the action log (a string is
+    /// also shown in the conversation).
+    async fn run_handler(
+        &self,
+        task: &Task,
+        planned: &Planned,
+        key: &str,
+        now: Timestamp,
+    ) -> Result<Result<serde_json::Value, Failure>, EngineError> {
+        let member = &planned.member;
+        if let Some(change) = planned.action.member_change() {
+            let Some(connector) = &self.connector else {
+                return Ok(Err(Failure::Refused("no PushPress connector is configured".into())));
+            };
+            let health = self.store.connector_health(task.account_id, connector.name()).await?;
+            let answer = connector.apply(task.account_id, member, &change, key).await;
+            self.record_connector_result(task.account_id, connector.name(), &health, answer.as_ref().err(), now)
+                .await?;
+            return Ok(match answer {
+                Ok(value) => Ok(value),
+                Err(e @ ConnectorError::Unavailable(_)) => Err(Failure::Unavailable(e)),
+                Err(e) => Err(Failure::Refused(e.to_string())),
+            });
+        }
+        let about = |title: String, detail: &str| NoticeDraft {
+            kind: NoticeKind::ActionMessage,
+            task_id: Some(task.id),
+            member_id: Some(member.clone()),
+            title,
+            detail: detail.to_owned(),
+        };
+        Ok(match &planned.action {
+            Action::ResearchMember => {
+                let facts = self.store.get_member(task.account_id, member).await?.map(|(facts, _)| facts);
+                Ok(serde_json::Value::String(research_note(facts.as_ref(), now)))
+            }
+            Action::LogNote { text } => Ok(serde_json::Value::String(text.clone())),
+            Action::NotifyOwner { message } => {
+                let notice = self
+                    .notify_owner(task.account_id, about(format!("About {member}"), message), false)
+                    .await?;
+                Ok(serde_json::json!({ "notice_id": notice.map(|n| n.id.to_string()) }))
+            }
+            Action::NotifyCoach { coach, message } => {
+                let notice = self
+                    .notify_owner(task.account_id, about(format!("For coach {coach}, about {member}"), message), false)
+                    .await?;
+                Ok(serde_json::json!({ "notice_id": notice.map(|n| n.id.to_string()), "coach": coach }))
+            }
+            Action::CreateEscalation { reason } => Err(Failure::Escalate(reason.clone())),
+            Action::TagMember { .. }
+            | Action::RemoveTag { .. }
+            | Action::UpdateMemberStatus { .. }
+            | Action::UpdateMemberNotes { .. }
+            | Action::CreatePushpressTask { .. } => unreachable!("member changes go to the connector above"),
+        })
+    }
+
+    /// Back to `waiting` until `until`, with the reason logged (the run has not started).
+    async fn retry_later(&self, task: Task, until: Timestamp, why: Why, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        let reason = why.reason.clone();
+        self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
+        Ok(StepOutcome::Deferred { until, reason })
+    }
+}
+
+fn mode_label(mode: SendMode) -> &'static str {
+    match mode {
+        SendMode::Shadow => "shadow: recorded only",
+        _ => "dry run: recorded only",
+    }
+}
+
+/// What we know of the member, for the conversation.
+fn research_note(facts: Option<&crate::member::MemberFacts>, now: Timestamp) -> String {
+    let Some(f) = facts else {
+        return "Nothing is known about this member yet (no member events received).".into();
+    };
+    let mut lines = vec![format!(
+        "status: {}",
+        f.status.map_or("unknown", crate::event::MemberStatus::as_str)
+    )];
+    if let Some(days) = f.tenure_days(now) {
+        lines.push(format!("member for {days} day(s)"));
+    }
+    lines.push(match f.last_checkin_at {
+        Some(at) => format!("last check-in: {at}"),
+        None => "no check-in on record".into(),
+    });
+    if let Some(value) = f.monthly_value {
+        lines.push(format!("monthly value: {value:.2}"));
+    }
+    if f.payment_failing {
+        lines.push("a payment is failing".into());
+    }
+    lines.join("\n")
+}
