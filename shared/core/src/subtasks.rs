@@ -71,6 +71,22 @@ pub fn derive(subtasks: &[(Requirement, TaskStatus)]) -> Derived {
     if settled { Derived::NeedsEvaluation } else { Derived::Executing }
 }
 
+/// A subtask's status as its parent counts it: one the owner closed before it ever ran (the
+/// owner resolving a task still in review or ready closes it as cancelled, since it never
+/// started) counts as completed when the owner gave it a positive outcome — the owner did it.
+pub fn counted_status(task: &crate::task::Task) -> TaskStatus {
+    let positive = task
+        .outcome
+        .as_deref()
+        .and_then(|code| crate::task_type::definition(&task.task_type).outcome(code))
+        .is_some_and(|o| o.kind == crate::task_type::OutcomeKind::Positive);
+    if task.status == TaskStatus::Cancelled && positive {
+        TaskStatus::Completed
+    } else {
+        task.status
+    }
+}
+
 /// The verdict on a parent whose subtasks are all settled: met when every required subtask
 /// completed (and, if none is required, when at least one subtask completed).
 pub fn goal_met(subtasks: &[(Requirement, TaskStatus)]) -> bool {
@@ -105,6 +121,18 @@ mod tests {
     #[test]
     fn a_waiting_best_effort_subtask_is_not_waited_for() {
         assert_eq!(derive(&[(BestEffort, Waiting), (Required, Completed)]), Derived::NeedsEvaluation);
+    }
+
+    #[test]
+    fn a_subtask_the_owner_resolved_before_it_ran_counts_by_its_outcome() {
+        let mut handled = crate::testing::sample_task(PendingReview);
+        handled.status = Cancelled;
+        handled.outcome = Some("owner_handled".into());
+        assert_eq!(counted_status(&handled), Completed);
+        handled.outcome = Some("skipped".into());
+        assert_eq!(counted_status(&handled), Cancelled, "a skipped task was not done");
+        handled.outcome = None;
+        assert_eq!(counted_status(&handled), Cancelled);
     }
 
     #[test]

@@ -250,7 +250,12 @@ impl Engine {
         let subtasks: Vec<(Requirement, TaskStatus, &Task)> = parent
             .subtasks
             .iter()
-            .filter_map(|r| found.iter().find(|t| t.id == r.id).map(|t| (r.requirement, t.status, t)))
+            .filter_map(|r| {
+                found
+                    .iter()
+                    .find(|t| t.id == r.id)
+                    .map(|t| (r.requirement, crate::subtasks::counted_status(t), t))
+            })
             .collect();
         let states: Vec<(Requirement, TaskStatus)> = subtasks.iter().map(|(r, s, _)| (*r, *s)).collect();
         let settled = states.iter().filter(|(_, s)| s.is_terminal()).count();

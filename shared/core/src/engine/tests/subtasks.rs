@@ -208,3 +208,35 @@ async fn skipping_a_parent_in_review_cancels_its_subtasks() {
     w.engine.skip(w.account.id, parent.id).await.expect("skip");
     assert_eq!(w.task(&call).await.outcome_reason.as_deref(), Some("parent_cancelled"));
 }
+
+/// Given a parent whose required subtask is still in review, when the owner resolves that
+/// subtask as handled (it closes without ever running), then it counts as done and the parent
+/// completes; a subtask the owner skipped does not count.
+#[tokio::test]
+async fn a_subtask_the_owner_handled_before_it_ran_counts_as_done() {
+    let w = world().await;
+    let parent = w.approved("win_back", "m_handled").await;
+    let call = w
+        .subtask(&parent, "staff_call_member", "m_handled", Requirement::Required)
+        .await
+        .expect("call");
+    assert_eq!(call.status, TaskStatus::PendingReview);
+    w.resolve(&call, "owner_handled").await;
+    assert_eq!(w.task(&call).await.status, TaskStatus::Cancelled, "it never ran");
+    w.run().await;
+    let done = w.task(&parent).await;
+    assert_eq!(done.status, TaskStatus::Completed, "the owner did the required step");
+
+    let other = w.approved("win_back", "m_skipped").await;
+    let skipped = w
+        .subtask(&other, "staff_call_member", "m_skipped", Requirement::Required)
+        .await
+        .expect("call");
+    w.engine.skip(w.account.id, skipped.id).await.expect("skip");
+    w.run().await;
+    assert_eq!(
+        w.task(&other).await.status,
+        TaskStatus::Escalated,
+        "a skipped required step fails the parent"
+    );
+}
