@@ -1,7 +1,7 @@
 //! Task categories beyond e-mail (spec §31) through CONTRACT.md and the test clock: a recurring
 //! template spawns a research task that writes its report; a staff to-do reminds and escalates.
 
-use openloop_tests::Stack;
+use openloop_tests::{Stack, reasons};
 use reqwest::Method;
 use serde_json::json;
 
@@ -197,4 +197,60 @@ async fn a_batch_gives_each_member_their_own_subtask() {
         (422, Some("invalid_member_ids")),
         "{body}"
     );
+}
+
+/// Given an owner's goal with `"planning": "agent"` and the offline agent, when it runs, then
+/// the agent adds one reviewed step at a time — the outreach first; after the owner skips it, a
+/// staff call — and once the owner records the call as done the goal is met. The parent never
+/// mails anyone.
+#[tokio::test]
+async fn the_agent_plans_a_goal_one_reviewed_step_at_a_time() {
+    let stack = Stack::start("planning").await;
+    stack.set_clock(&crate::morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_planned", "Robin", stack.now().await).await;
+    let body = json!({"task_type": "ad_hoc", "member_id": "m_planned", "goal": "Get Robin back to the 7am class", "planning": "agent"});
+    let (status, parent) = stack.post("/api/v1/tasks", &gym.token, body).await;
+    assert_eq!(status, 201, "{parent}");
+    assert_eq!(
+        (parent["planning"].as_str(), &parent["draft"]),
+        (Some("agent"), &serde_json::Value::Null)
+    );
+    let id = parent["id"].as_str().expect("id").to_owned();
+    let (status, approved) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{approved}");
+    stack.run().await;
+
+    let (_, planned) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert!(reasons(&planned).contains(&"agent_planned_step"), "{planned}");
+    let first = planned["subtask_ids"][0].as_str().expect("a first step").to_owned();
+    let (_, step) = stack.get(&format!("/api/v1/tasks/{first}"), &gym.token).await;
+    assert_eq!(step["status"], "pending_review", "the agent's step waits for the owner: {step}");
+    assert!(
+        ["churn_risk", "lead_followup", "win_back", "payment_recovery"].contains(&step["task_type"].as_str().unwrap_or_default()),
+        "{step}"
+    );
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{first}/skip"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    stack.run().await;
+
+    let (_, replanned) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    let second = replanned["subtask_ids"][1].as_str().expect("a second step").to_owned();
+    let (_, call) = stack.get(&format!("/api/v1/tasks/{second}"), &gym.token).await;
+    assert_eq!(
+        (call["task_type"].as_str(), call["requirement"].as_str()),
+        (Some("staff_call_member"), Some("required"))
+    );
+    let (status, _) = stack
+        .post(
+            &format!("/api/v1/tasks/{second}/resolve"),
+            &gym.token,
+            json!({"outcome": "completed"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    stack.run().await;
+    let (_, done) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert!(stack.outbox_to(&email).await.is_empty(), "nobody mailed the member");
 }

@@ -247,6 +247,15 @@ struct CreateTask {
     /// Automation types only: the actions to run, in order (spec §15, §31.5).
     #[serde(default)]
     actions: Vec<serde_json::Value>,
+    /// `agent`: the agent plans the task's steps as subtasks (spec §14.2); `none` (default).
+    planning: Option<Planning>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Planning {
+    None,
+    Agent,
 }
 
 impl CreateTask {
@@ -261,7 +270,9 @@ impl CreateTask {
             .into());
         }
         let actions = openloop_core::action::parse_actions(&self.actions).map_err(EngineError::from)?;
-        let options = CreateOptions::with_mode(self.execution_mode.unwrap_or_default()).with_actions(actions);
+        let options = CreateOptions::with_mode(self.execution_mode.unwrap_or_default())
+            .with_actions(actions)
+            .with_agent_planning(self.planning == Some(Planning::Agent));
         let input = NewTask {
             task_type: self.task_type,
             member_id,
@@ -334,6 +345,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
         execution_mode: input.execution_mode,
         requirement: None,
         actions: Vec::new(),
+        planning: None,
     }
     .into_parts()?;
     let account = state.engine.account(account_id).await?;

@@ -175,6 +175,10 @@ pub struct TaskControls {
     pub mode: TaskMode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<TaskPlan>,
+    /// The agent decomposes the goal into subtasks, one step at a time (spec §14.2); the task
+    /// itself never sends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_planning: bool,
 }
 
 /// The review decision after the confidence gate: plan mode and the ramp's forced review

@@ -55,6 +55,9 @@ pub struct TaskView<'a> {
     /// Parents only: their subtasks' ids, in the order they were added.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subtask_ids: Vec<String>,
+    /// `agent` when the agent plans the task's steps as subtasks (spec §14.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planning: Option<&'static str>,
     /// Automation tasks only: the actions they run, in order (spec §15, §31.5).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub actions: &'a [crate::action::Action],
@@ -115,6 +118,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             parent_id: t.parent_id.map(|p| p.to_string()),
             requirement: t.requirement,
             subtask_ids: t.subtasks.iter().map(|s| s.id.to_string()).collect(),
+            planning: t.controls.agent_planning.then_some("agent"),
             actions: &t.actions,
             created_at: t.created_at,
             updated_at: t.updated_at,

@@ -542,6 +542,51 @@ pub struct GoalProgress {
     pub risks: Vec<String>,
 }
 
+/// One step a planning parent already took (spec §14.2), for the planner.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepResult {
+    pub task_type: String,
+    pub goal: String,
+    pub requirement: crate::subtasks::Requirement,
+    pub status: crate::task::TaskStatus,
+    pub outcome: Option<String>,
+}
+
+/// What the planner is asked: the goal, what was tried, and what it may choose from.
+#[derive(Clone, Debug)]
+pub struct PlanRequest {
+    pub task_type: String,
+    pub goal: String,
+    pub system_prompt: String,
+    /// The task types a step may be (each needs a type of its own: one active task per member
+    /// and type).
+    pub step_types: Vec<String>,
+    /// The steps taken so far, oldest first.
+    pub steps: Vec<StepResult>,
+    /// How many more steps the parent may take.
+    pub steps_left: u32,
+    /// What is known about the member (their projected facts), JSON; `null` if nothing.
+    pub facts: serde_json::Value,
+}
+
+/// The next step the planner chose.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStep {
+    pub task_type: String,
+    pub goal: String,
+    pub requirement: crate::subtasks::Requirement,
+}
+
+/// The planner's answer (spec §14.2): one step at a time, with a rough outline of the rest
+/// (for the log only) and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanDecision {
+    /// `None`: no further step; the parent is judged on the steps it took.
+    pub next: Option<PlannedStep>,
+    pub remaining: Vec<String>,
+    pub reasoning: String,
+}
+
 /// The AI (an LLM, or the offline heuristic agent).
 #[async_trait]
 pub trait Agent: Send + Sync {
@@ -550,6 +595,9 @@ pub trait Agent: Send + Sync {
     async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError>;
     /// Judge progress towards the goal. An error means "unsure": callers escalate.
     async fn evaluate_completion(&self, request: &CompletionRequest) -> Result<GoalProgress, AgentError>;
+    /// Decide a planning parent's next step (spec §14.2). An error means "unsure": the
+    /// parent escalates.
+    async fn plan_next(&self, request: &PlanRequest) -> Result<PlanDecision, AgentError>;
 }
 
 /// Domain events for other functions (EventBridge).

@@ -206,6 +206,28 @@ impl crate::ports::Agent for FixedAgent {
     ) -> Result<crate::ports::GoalProgress, crate::ports::AgentError> {
         Err(crate::ports::AgentError("the fixed agent does not judge progress".into()))
     }
+
+    /// Outreach first (`churn_risk`, optional), then a staff call (required) if the outreach
+    /// did not complete, then no more steps.
+    async fn plan_next(&self, r: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, crate::ports::AgentError> {
+        use crate::ports::{PlanDecision, PlannedStep};
+        use crate::subtasks::Requirement;
+        let step = |task_type: &str, requirement| PlannedStep {
+            task_type: task_type.into(),
+            goal: r.goal.clone(),
+            requirement,
+        };
+        let next = match r.steps.as_slice() {
+            [] => Some(step("churn_risk", Requirement::Optional)),
+            [first] if first.status != TaskStatus::Completed => Some(step("staff_call_member", Requirement::Required)),
+            _ => None,
+        };
+        Ok(PlanDecision {
+            next,
+            remaining: Vec::new(),
+            reasoning: "the fixed plan".into(),
+        })
+    }
 }
 
 /// A bus that keeps what was published: `(detail type, detail)`, oldest first.

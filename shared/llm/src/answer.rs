@@ -10,7 +10,8 @@
 
 use openloop_core::account::Profile;
 use openloop_core::ports::{
-    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation, ReplyRequest,
+    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, Milestone, PlanDecision, PlanRequest, RecommendedAction, ReplyAction,
+    ReplyEvaluation, ReplyRequest,
 };
 use openloop_core::task::{ConversationMessage, Draft, Role};
 use serde::Deserialize;
@@ -152,6 +153,46 @@ pub fn completion_user(r: &CompletionRequest) -> String {
         evidence = r.evidence,
         conversation = conversation_lines(&r.conversation),
         codes = code_list(&r.outcome_codes),
+    )
+}
+
+pub fn plan_user(r: &PlanRequest) -> String {
+    let steps = if r.steps.is_empty() {
+        "none yet".to_owned()
+    } else {
+        r.steps
+            .iter()
+            .map(|s| {
+                format!(
+                    "- {} ({:?}): {} → {}{}",
+                    s.task_type,
+                    s.requirement,
+                    s.goal,
+                    s.status.as_str(),
+                    s.outcome.as_deref().map(|o| format!(", outcome {o}")).unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    format!(
+        "Decide the NEXT step towards this goal, or that there is none. Plan one step at a time: \
+         look at what the steps so far came to before choosing.\n\n\
+         Task type: {task_type}\nGoal: {goal}\nWhat we know about the member, JSON: {facts}\n\
+         Steps so far, oldest first:\n{steps}\n\
+         At most {left} more step(s). Each step is a task of one of these types: {types}. A \
+         step of a type already tried is not allowed. Choose no step when a step already \
+         reached the goal, or when nothing sensible is left (the owner then decides).\n\n\
+         Answer with ONE JSON object and nothing else, of this shape:\n\
+         {{\"next\": null or {{\"task_type\": one of the types above, \"goal\": \"what this step must achieve\", \
+         \"requirement\": \"required\" | \"optional\" | \"best_effort\"}},\n \
+         \"remaining\": [\"a rough outline of later steps\"],\n \
+         \"reasoning\": \"why this step, why now\"}}",
+        task_type = r.task_type,
+        goal = r.goal,
+        facts = r.facts,
+        left = r.steps_left,
+        types = code_list(&r.step_types),
     )
 }
 
@@ -413,9 +454,69 @@ pub fn goal_progress(text: &str, request: &CompletionRequest) -> Result<GoalProg
     })
 }
 
+/// The planner's answer, checked against what it was offered.
+pub fn plan_decision(text: &str, request: &PlanRequest) -> Result<PlanDecision, AnswerError> {
+    let decision: PlanDecision = shaped(json_object(text)?)?;
+    if let Some(step) = &decision.next {
+        offered(&request.step_types, &step.task_type, "next.task_type")?;
+        if request.steps.iter().any(|s| s.task_type == step.task_type) {
+            return Err(AnswerError::Invalid(format!(
+                "next.task_type {:?} was already tried",
+                step.task_type
+            )));
+        }
+        if step.goal.trim().is_empty() || step.goal.len() > 2_000 {
+            return Err(AnswerError::Invalid("next.goal must be 1-2000 characters".into()));
+        }
+        if request.steps_left == 0 {
+            return Err(AnswerError::Invalid("a next step was chosen with no steps left".into()));
+        }
+    }
+    Ok(decision)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_names_an_offered_untried_type_or_is_refused() {
+        use openloop_core::ports::StepResult;
+        use openloop_core::subtasks::Requirement;
+        let request = PlanRequest {
+            task_type: "ad_hoc".into(),
+            goal: "Get Sam back".into(),
+            system_prompt: String::new(),
+            step_types: vec!["churn_risk".into(), "staff_call_member".into()],
+            steps: vec![StepResult {
+                task_type: "churn_risk".into(),
+                goal: "g".into(),
+                requirement: Requirement::Optional,
+                status: openloop_core::task::TaskStatus::Cancelled,
+                outcome: Some("unresponsive".into()),
+            }],
+            steps_left: 3,
+            facts: Value::Null,
+        };
+        let call = r#"Sure. {"next": {"task_type": "staff_call_member", "goal": "Call Sam", "requirement": "required"},
+            "remaining": [], "reasoning": "no answer by mail"}"#;
+        let decision = plan_decision(call, &request).expect("a plan");
+        assert_eq!(
+            decision.next.map(|n| (n.task_type, n.requirement)),
+            Some(("staff_call_member".into(), Requirement::Required))
+        );
+        let done = plan_decision(r#"{"next": null, "remaining": [], "reasoning": "done"}"#, &request).expect("no step");
+        assert_eq!(done.next, None);
+        for bad in [
+            r#"{"next": {"task_type": "churn_risk", "goal": "again", "requirement": "optional"}, "remaining": [], "reasoning": ""}"#,
+            r#"{"next": {"task_type": "send_pizza", "goal": "x", "requirement": "optional"}, "remaining": [], "reasoning": ""}"#,
+            r#"{"next": {"task_type": "staff_call_member", "goal": " ", "requirement": "required"}, "remaining": [], "reasoning": ""}"#,
+            r#"{"next": {"task_type": "staff_call_member", "goal": "x", "requirement": "maybe"}, "remaining": [], "reasoning": ""}"#,
+        ] {
+            assert!(plan_decision(bad, &request).is_err(), "{bad}");
+        }
+        assert!(plan_user(&request).contains("staff_call_member"));
+    }
 
     #[test]
     fn the_object_is_found_inside_fences_and_prose() {

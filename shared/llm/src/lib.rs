@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyEvaluation, ReplyRequest};
+use openloop_core::ports::{
+    Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyEvaluation, ReplyRequest,
+};
 use openloop_core::task::Draft;
 use secrecy::SecretString;
 
@@ -97,6 +99,10 @@ impl Agent for OfflineAgent {
 
     async fn evaluate_completion(&self, request: &CompletionRequest) -> Result<GoalProgress, AgentError> {
         Ok(offline::evaluate_completion(request))
+    }
+
+    async fn plan_next(&self, request: &PlanRequest) -> Result<PlanDecision, AgentError> {
+        Ok(offline::plan_next(request))
     }
 }
 

@@ -12,7 +12,9 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyEvaluation, ReplyRequest};
+use openloop_core::ports::{
+    Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyEvaluation, ReplyRequest,
+};
 use openloop_core::task::Draft;
 use reqwest::StatusCode;
 use secrecy::{ExposeSecret, SecretString};
@@ -214,5 +216,15 @@ impl Agent for ModelAgent {
         };
         let text = self.complete(&system, &answer::completion_user(request)).await?;
         answer::goal_progress(&text, request).map_err(|e| self.refused("completion evaluation", e))
+    }
+
+    async fn plan_next(&self, request: &PlanRequest) -> Result<PlanDecision, AgentError> {
+        let system = if request.system_prompt.trim().is_empty() {
+            "You plan, one careful step at a time, how a gym reaches a goal with one of its members.".to_owned()
+        } else {
+            request.system_prompt.clone()
+        };
+        let text = self.complete(&system, &answer::plan_user(request)).await?;
+        answer::plan_decision(&text, request).map_err(|e| self.refused("plan", e))
     }
 }

@@ -37,6 +37,28 @@ pub struct Batch {
     pub refused: Vec<(MemberId, EngineError)>,
 }
 
+/// What planning a parent's next step came to.
+enum PlanOutcome {
+    /// A step was added (or planning waits for tomorrow's AI budget): the step is done.
+    Added(StepOutcome),
+    /// The planner proposed nothing more, with why.
+    NoStep(String),
+    /// The parent goes to the owner.
+    Stop(TaskStatus, Why),
+}
+
+/// The types a planning parent's steps may be: the ones that talk to the member or hand a
+/// person a to-do, except the parent's own type (one active task per member and type) and
+/// `ad_hoc` (always reviewed; the planner names a real type).
+fn plannable_types(parent_type: &str) -> Vec<String> {
+    task_type::REGISTRY
+        .iter()
+        .filter(|d| matches!(d.category, Category::Communication | Category::StaffTodo))
+        .filter(|d| d.key != parent_type && d.key != "ad_hoc")
+        .map(|d| d.key.to_owned())
+        .collect()
+}
+
 /// How many times an update to a parent re-reads after losing a race.
 const PARENT_RACES: usize = 4;
 
@@ -50,6 +72,23 @@ impl Engine {
         input: NewTask,
         requirement: Requirement,
         options: CreateOptions,
+    ) -> Result<Task, EngineError> {
+        let why = Why::new("subtask_added");
+        self.add_subtask(account, parent, input, requirement, options, why, false).await
+    }
+
+    /// [`Self::create_subtask`] with the reason logged on the parent, and whether the parent
+    /// spent an AI call deciding it (counted in the same write).
+    #[allow(clippy::too_many_arguments)]
+    async fn add_subtask(
+        &self,
+        account: &Account,
+        parent: TaskId,
+        input: NewTask,
+        requirement: Requirement,
+        options: CreateOptions,
+        why: Why,
+        ai_call: bool,
     ) -> Result<Task, EngineError> {
         if let Some(existing) = self.store.active_task(account.id, &input.member_id, input.task_type.trim()).await? {
             return Err(InvalidInput::new(
@@ -74,15 +113,17 @@ impl Engine {
                 .ok_or(EngineError::NotFound { what: "parent task" })?;
             // The subtask's own budget, within what the parent has left to promise.
             let messages_max = self.check_parent(account.id, &parent, sends).await?.min(def.budget.max_messages);
-            let (mut next, log) = record(
-                &parent,
-                now,
-                Why::new("subtask_added").detail(format!(
-                    "{} subtask {child} ({requirement:?}) for member {}",
-                    input.task_type.trim(),
-                    input.member_id
-                )),
+            let added = format!(
+                "{} subtask {child} ({requirement:?}) for member {}",
+                input.task_type.trim(),
+                input.member_id
             );
+            let detail = match &why.detail {
+                Some(d) => format!("{added}; {d}"),
+                None => added,
+            };
+            let (mut next, log) = record(&parent, now, Why::new(why.reason.clone()).detail(detail));
+            next.ai_calls += u32::from(ai_call);
             next.subtasks.push(SubtaskRef {
                 id: child,
                 requirement,
@@ -265,6 +306,24 @@ impl Engine {
         } else {
             derive(&states)
         };
+        let mut parent = parent;
+        let mut planner_said = None;
+        if parent.controls.agent_planning && derived == Derived::NeedsEvaluation {
+            let steps: Vec<(Requirement, &Task)> = subtasks.iter().map(|(r, _, t)| (*r, *t)).collect();
+            match self.plan_step(&mut parent, &steps, now).await? {
+                PlanOutcome::Added(outcome) => return Ok(outcome),
+                PlanOutcome::Stop(to, why) => return self.move_parent(parent, to, now, why).await,
+                PlanOutcome::NoStep(_) if states.is_empty() => {
+                    let why = Why::new("planner_found_no_step").detail("the planner proposed no first step; the owner decides");
+                    return self.move_parent(parent, TaskStatus::Escalated, now, why).await;
+                }
+                PlanOutcome::NoStep(reasoning) => planner_said = Some(reasoning),
+            }
+        }
+        let summary = match planner_said {
+            Some(reasoning) => format!("{summary}; planner: {reasoning}"),
+            None => summary,
+        };
         let (to, why) = match derived {
             Derived::Escalated => {
                 let blocked: Vec<String> = subtasks
@@ -294,6 +353,108 @@ impl Engine {
             }
         };
         self.move_parent(parent, to, now, why).await
+    }
+
+    /// A planning parent's next step (spec §14.2): ask the planner, given the steps so far,
+    /// and add the step it chooses as a subtask (agent-spawned, so the owner reviews it).
+    async fn plan_step(&self, parent: &mut Task, steps: &[(Requirement, &Task)], now: Timestamp) -> Result<PlanOutcome, EngineError> {
+        let steps_left = limits::MAX_SUBTASKS_PER_PARENT.saturating_sub(parent.subtasks.len());
+        if steps_left == 0 {
+            return Ok(PlanOutcome::NoStep(format!(
+                "the {} steps a task may take are taken",
+                limits::MAX_SUBTASKS_PER_PARENT
+            )));
+        }
+        let account = self
+            .store
+            .get_account(parent.account_id)
+            .await?
+            .ok_or(EngineError::NotFound { what: "account" })?;
+        match self.ai_call(&account, Some(parent.ai_calls), now).await? {
+            super::ai_budget::AiGate::Allowed => parent.ai_calls += 1,
+            super::ai_budget::AiGate::DayUsed { until } => {
+                let why = Why::new("ai_budget_day_used").detail(format!("no AI call left today to plan the next step; planning {until}"));
+                self.store.commit(&Self::reschedule(parent, until, now, why)).await?;
+                return Ok(PlanOutcome::Added(StepOutcome::Deferred {
+                    until,
+                    reason: "ai_budget_day_used".into(),
+                }));
+            }
+            gate => {
+                let why = Why::new(gate.reason()).detail("no AI call left to plan the next step");
+                return Ok(PlanOutcome::Stop(TaskStatus::Escalated, why));
+            }
+        }
+        let step_types = plannable_types(&parent.task_type);
+        let facts = self.store.get_member(parent.account_id, &parent.member.id).await?.map(|(f, _)| f);
+        let request = crate::ports::PlanRequest {
+            task_type: parent.task_type.clone(),
+            goal: parent.goal.clone(),
+            system_prompt: crate::prompt::system_prompt(&crate::prompt::PromptInput::for_task(parent, &account, &[], &[], now))
+                .unwrap_or_default(),
+            step_types: step_types.clone(),
+            steps: steps
+                .iter()
+                .map(|(requirement, t)| crate::ports::StepResult {
+                    task_type: t.task_type.clone(),
+                    goal: t.goal.clone(),
+                    requirement: *requirement,
+                    status: crate::subtasks::counted_status(t),
+                    outcome: t.outcome.clone(),
+                })
+                .collect(),
+            steps_left: u32::try_from(steps_left).unwrap_or(u32::MAX),
+            facts: facts.map_or(serde_json::Value::Null, |f| serde_json::to_value(f).unwrap_or_default()),
+        };
+        let decision = match self.agent.plan_next(&request).await {
+            Ok(decision) => decision,
+            Err(e) => {
+                let why = Why::new("planner_unsure").detail(format!("the planner could not decide the next step: {}", e.0));
+                return Ok(PlanOutcome::Stop(TaskStatus::Escalated, why));
+            }
+        };
+        let Some(step) = decision.next else {
+            return Ok(PlanOutcome::NoStep(decision.reasoning));
+        };
+        let tried = steps.iter().any(|(_, t)| t.task_type == step.task_type);
+        if tried || !step_types.contains(&step.task_type) {
+            let why = Why::new("planner_chose_an_unusable_step").detail(format!(
+                "{} is not a step this task may take (already tried, or not one of: {})",
+                step.task_type,
+                step_types.join(", ")
+            ));
+            return Ok(PlanOutcome::Stop(TaskStatus::Escalated, why));
+        }
+        let input = NewTask {
+            task_type: step.task_type.clone(),
+            member_id: parent.member.id.clone(),
+            goal: step.goal.clone(),
+            confidence: None,
+            draft: None,
+            trigger_type: crate::task::TriggerType::AgentSpawned,
+            trigger_event_id: Some(format!("plan:{}:{}", parent.id, parent.subtasks.len())),
+            gate: Default::default(),
+            context: serde_json::json!({ "planned_for": parent.id.to_string(), "reasoning": decision.reasoning }),
+        };
+        let mut detail = decision.reasoning.clone();
+        if !decision.remaining.is_empty() {
+            detail.push_str(&format!("; then: {}", decision.remaining.join("; ")));
+        }
+        let why = Why::new("agent_planned_step").detail(detail);
+        match self
+            .add_subtask(&account, parent.id, input, step.requirement, CreateOptions::default(), why, true)
+            .await
+        {
+            Ok(task) => Ok(PlanOutcome::Added(StepOutcome::Moved {
+                to: task.status,
+                reason: "agent_planned_step".into(),
+            })),
+            Err(e @ (EngineError::Invalid(_) | EngineError::Limited(_))) => {
+                let why = Why::new("planned_step_refused").detail(format!("{} step: {e}", step.task_type));
+                Ok(PlanOutcome::Stop(TaskStatus::Escalated, why))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Move a parent to `to`, through `executing` when it starts from `ready`; a parent that

@@ -42,6 +42,8 @@ pub struct CreateOptions {
     pub(crate) batch_of: Option<u32>,
     /// What an automation task does (checked with [`crate::action::parse_actions`]).
     pub actions: Vec<crate::action::Action>,
+    /// The agent plans the task's steps as subtasks (spec §14.2).
+    pub agent_planning: bool,
 }
 
 impl CreateOptions {
@@ -51,7 +53,13 @@ impl CreateOptions {
             parent: None,
             batch_of: None,
             actions: Vec::new(),
+            agent_planning: false,
         }
+    }
+
+    /// The agent plans the task's steps as subtasks (spec §14.2).
+    pub fn with_agent_planning(self, agent_planning: bool) -> Self {
+        Self { agent_planning, ..self }
     }
 
     /// An automation task's actions (checked with [`crate::action::parse_actions`]).
@@ -178,6 +186,13 @@ impl Engine {
             check_draft(draft)?;
         }
         check_actions(task_type::definition(&task_type), &options.actions)?;
+        if options.agent_planning && task_type::definition(&task_type).category != Category::Communication {
+            return Err(InvalidInput::new(
+                "planning_not_allowed",
+                "the agent plans steps for goals about a member (communication types such as ad_hoc), not for automation, research or staff to-dos",
+            )
+            .into());
+        }
         if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
             return Ok(Created::Existing(existing));
         }
@@ -243,8 +258,8 @@ impl Engine {
             Some(draft) => Some(draft),
             // Staff to-dos and research never write to a member.
             None if def.category != Category::Communication => None,
-            // A batch parent never writes to anyone; its subtasks draft for their members.
-            None if options.batch_of.is_some() => None,
+            // A batch or planning parent never writes to anyone; its subtasks draft.
+            None if options.batch_of.is_some() || options.agent_planning => None,
             None => {
                 let request = DraftRequest {
                     task_type: task_type.clone(),
@@ -336,7 +351,11 @@ impl Engine {
             dormant_expires_at: None,
             resolved_at: None,
             deliverable: None,
-            controls: TaskControls { mode: options.mode, plan },
+            controls: TaskControls {
+                mode: options.mode,
+                plan,
+                agent_planning: options.agent_planning,
+            },
             awaiting: None,
             answer: None,
             escalation: None,
@@ -525,7 +544,9 @@ impl Engine {
                 .unwrap_or_else(|| "(no draft)".into());
             why = Why::new("owner_approved_with_edits").detail(format!("original draft:\n{original}"));
         }
-        let mails_a_member = task_type::definition(&task.task_type).category == Category::Communication;
+        // Parents (a batch, a planning task) never write to anyone themselves.
+        let mails_a_member =
+            task_type::definition(&task.task_type).category == Category::Communication && !task.batch && !task.controls.agent_planning;
         if mails_a_member && edited.is_none() && task.draft.is_none() && task.status == TaskStatus::PendingReview {
             return Err(InvalidInput::new(
                 "draft_required",

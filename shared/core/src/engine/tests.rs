@@ -545,6 +545,9 @@ mod properties {
         ) -> Result<crate::ports::GoalProgress, crate::ports::AgentError> {
             crate::testing::FixedAgent.evaluate_completion(r).await
         }
+        async fn plan_next(&self, r: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, crate::ports::AgentError> {
+            crate::testing::FixedAgent.plan_next(r).await
+        }
     }
 
     fn op() -> impl Strategy<Value = Op> {

@@ -192,7 +192,7 @@ impl Engine {
                 reason: "account_paused".into(),
             });
         }
-        if task.batch || !task.subtasks.is_empty() {
+        if task.batch || !task.subtasks.is_empty() || task.controls.agent_planning {
             // A parent coordinates: its state is its subtasks' (spec §14.4).
             return self.parent_step(task, now).await;
         }

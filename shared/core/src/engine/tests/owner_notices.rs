@@ -34,6 +34,9 @@ impl Agent for Escalates {
     async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
         Err(AgentError("not used".into()))
     }
+    async fn plan_next(&self, _: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, AgentError> {
+        Err(AgentError("not used".into()))
+    }
 }
 
 async fn owner_world(channel: NotificationChannel) -> World {

@@ -25,6 +25,9 @@ impl Agent for Scripted {
     async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
         Err(AgentError("not used".into()))
     }
+    async fn plan_next(&self, _: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, AgentError> {
+        Err(AgentError("not used".into()))
+    }
 }
 
 fn judged(action: ReplyAction, confidence: u8) -> ReplyEvaluation {

@@ -2,6 +2,7 @@
 //! parent's state derived from its subtasks.
 
 use super::*;
+use crate::engine::CreateOptions;
 use crate::engine::Resolution;
 use crate::subtasks::Requirement;
 
@@ -238,5 +239,88 @@ async fn a_subtask_the_owner_handled_before_it_ran_counts_as_done() {
         w.task(&other).await.status,
         TaskStatus::Escalated,
         "a skipped required step fails the parent"
+    );
+}
+
+/// Given an owner's goal the agent plans (spec §14.2), when it runs, then the agent adds one
+/// step at a time, each reviewed by the owner: first the outreach; when that fails, a staff
+/// call; once the call is made, no further step and the parent completes. The parent never
+/// writes to anyone, and each planning decision is one AI call, logged with its reasoning.
+#[tokio::test]
+async fn the_agent_plans_one_step_at_a_time_until_the_goal_is_met() {
+    let w = world().await;
+    let mut input = w.new_task("ad_hoc", "m_plan").await;
+    input.draft = None;
+    input.goal = "Get Sam back to morning classes".into();
+    let options = CreateOptions::default().with_agent_planning(true);
+    let parent = w
+        .engine
+        .create_task_with(&w.account, input, options)
+        .await
+        .expect("create")
+        .task()
+        .clone();
+    assert!(parent.draft.is_none(), "a planning parent drafts nothing");
+    w.engine
+        .approve(w.account.id, parent.id, None)
+        .await
+        .expect("approve without a draft");
+    w.run().await;
+
+    let planned = w.task(&parent).await;
+    assert_eq!(planned.subtasks.len(), 1, "one step at a time");
+    let outreach = w
+        .store
+        .get_task(w.account.id, planned.subtasks[0].id)
+        .await
+        .expect("read")
+        .expect("step");
+    assert_eq!(
+        (outreach.task_type.as_str(), outreach.status, outreach.trigger_type),
+        ("churn_risk", TaskStatus::PendingReview, TriggerType::AgentSpawned),
+        "the agent's step waits for the owner"
+    );
+    let history = w.store.task_history(w.account.id, parent.id).await.expect("read").expect("task");
+    assert!(
+        history
+            .log
+            .iter()
+            .any(|l| l.reason == "agent_planned_step" && l.detail.as_deref().is_some_and(|d| d.contains("the fixed plan")))
+    );
+
+    w.engine.cancel(w.account.id, outreach.id).await.expect("the outreach goes nowhere");
+    w.run().await;
+    let replanned = w.task(&parent).await;
+    assert_eq!(replanned.subtasks.len(), 2, "a second step after the first failed");
+    let call = w
+        .store
+        .get_task(w.account.id, replanned.subtasks[1].id)
+        .await
+        .expect("read")
+        .expect("step");
+    assert_eq!(call.task_type, "staff_call_member");
+    assert_eq!(replanned.subtasks[1].requirement, Requirement::Required);
+
+    w.engine.approve(w.account.id, call.id, None).await.expect("approve the call");
+    w.run().await;
+    w.resolve(&call, "completed").await;
+    w.run().await;
+    let done = w.task(&parent).await;
+    assert_eq!(done.status, TaskStatus::Completed, "the required call was made");
+    assert_eq!(done.ai_calls, 3, "three planning decisions");
+    assert!(
+        w.mailer.sent().is_empty(),
+        "nothing was sent: every step waited for the owner or was cancelled"
+    );
+
+    let mut todo = w.new_task("staff_call_member", "m_plan_todo").await;
+    todo.draft = None;
+    let refused = w
+        .engine
+        .create_task_with(&w.account, todo, CreateOptions::default().with_agent_planning(true))
+        .await;
+    assert!(
+        matches!(refused, Err(crate::error::EngineError::Invalid(ref e)) if e.code == "planning_not_allowed"),
+        "{refused:?}"
     );
 }
