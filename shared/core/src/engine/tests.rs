@@ -507,6 +507,15 @@ mod properties {
         },
         /// The owner gives guidance on a task (refused unless it is escalated).
         Guide(u8),
+        /// An automation task for a member: tag them and note it (live or dry run), approved
+        /// at once or left for an `Approve`.
+        Automate {
+            member: u8,
+            dry_run: bool,
+            approve: bool,
+        },
+        /// PushPress goes down (or comes back).
+        ConnectorDown(bool),
     }
 
     /// Judges replies by their words, like a model would, without being one.
@@ -567,6 +576,8 @@ mod properties {
             1 => (0u8..3).prop_map(Op::Ramp),
             3 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(task, text, twice)| Op::Reply { task, text, twice }),
             1 => any::<u8>().prop_map(Op::Guide),
+            3 => (0u8..4, any::<bool>(), any::<bool>()).prop_map(|(member, dry_run, approve)| Op::Automate { member, dry_run, approve }),
+            1 => any::<bool>().prop_map(Op::ConnectorDown),
         ]
     }
 
@@ -574,6 +585,7 @@ mod properties {
     const DAILY: u32 = 3;
 
     struct Checker {
+        connector: Arc<super::connector::FakeConnector>,
         /// For each suppressed address, how many mails had gone out when it was suppressed.
         suppressed_after: HashMap<String, usize>,
         paused: bool,
@@ -581,6 +593,29 @@ mod properties {
     }
 
     async fn check(w: &World, checker: &Checker, tasks: &[crate::ids::TaskId]) -> Result<(), String> {
+        // Every action went through at most once, and only for an approved, live task.
+        let changes = checker.connector.changes();
+        let mut keys: Vec<&str> = changes.iter().map(|(_, _, key)| key.as_str()).collect();
+        keys.sort_unstable();
+        if let Some(pair) = keys.windows(2).find(|p| p[0] == p[1]) {
+            return Err(format!("action {} went through twice", pair[0]));
+        }
+        for (_, _, key) in &changes {
+            let id: crate::ids::TaskId = key
+                .split(':')
+                .next()
+                .and_then(|t| t.parse().ok())
+                .ok_or_else(|| format!("bad action key {key}"))?;
+            let task = w
+                .store
+                .get_task(w.account.id, id)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or("task vanished")?;
+            if task.approved_at.is_none() || task.controls.mode != crate::autonomy::TaskMode::Live {
+                return Err(format!("action {key} ran for a task that was not approved and live"));
+            }
+        }
         let sent = w.mailer.sent();
         let tz = w.account.settings.time_zone();
         let mut per_member: HashMap<String, Vec<Timestamp>> = HashMap::new();
@@ -659,6 +694,8 @@ mod properties {
     async fn play(ops: Vec<Op>) -> Result<(), String> {
         let mut w = world().await;
         w.engine.agent = Arc::new(WordsAgent);
+        let connector = Arc::new(super::connector::FakeConnector::default());
+        w.engine.connector = Some(connector.clone());
         let patch = super::super::SettingsPatch {
             member_weekly_limit: Some(WEEKLY),
             daily_send_limit: Some(DAILY),
@@ -668,6 +705,7 @@ mod properties {
         let account = w.engine.account(w.account.id).await.map_err(|e| e.to_string())?;
         let mut tasks = Vec::new();
         let mut checker = Checker {
+            connector: connector.clone(),
             suppressed_after: HashMap::new(),
             paused: false,
             account_paused: false,
@@ -676,6 +714,7 @@ mod properties {
         let mut account = account;
         for op in ops {
             let before = w.mailer.sent().len();
+            let changed_before = connector.changes().len();
             let shadow =
                 crate::autonomy::RampPhase::since(account.settings.onboarded_at, w.clock.now()) == crate::autonomy::RampPhase::Shadow;
             match op {
@@ -780,7 +819,38 @@ mod properties {
                     let id = tasks[i as usize % tasks.len()];
                     let _ = w.engine.guidance(w.account.id, id, "Tell them we open at 6").await;
                 }
+                Op::Automate { member, dry_run, approve } => {
+                    let mut input = w.new_task("member_update", &format!("m_{member}")).await;
+                    input.draft = None;
+                    let mode = if dry_run {
+                        crate::autonomy::TaskMode::DryRun
+                    } else {
+                        crate::autonomy::TaskMode::Live
+                    };
+                    let actions = vec![
+                        crate::action::Action::TagMember { tag: format!("t{member}") },
+                        crate::action::Action::LogNote { text: "tagged".into() },
+                    ];
+                    let options = super::super::CreateOptions::with_mode(mode).with_actions(actions);
+                    let created = w
+                        .engine
+                        .create_task_with(&account, input, options)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let id = created.task().id;
+                    if !tasks.contains(&id) {
+                        tasks.push(id);
+                    }
+                    if approve {
+                        let _ = w.engine.approve(w.account.id, id, None).await;
+                    }
+                }
+                Op::ConnectorDown(down) => connector.set_down(down),
                 _ => {}
+            }
+            let changed_now = connector.changes().len() > changed_before;
+            if (checker.paused || checker.account_paused || shadow) && changed_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
+                return Err("an action went through while paused or in the shadow phase".into());
             }
             let sent_now = w.mailer.sent().len() > before;
             if checker.paused && sent_now {
@@ -795,6 +865,22 @@ mod properties {
             check(&w, &checker, &tasks).await.map_err(|e| format!("after {op:?}: {e}"))?;
         }
         Ok(())
+    }
+
+    /// The checker sees automation actions: a played sequence that approves and runs one
+    /// makes a change, and a change made twice fails the check.
+    #[tokio::test]
+    async fn automation_is_played_and_checked() {
+        let ops = vec![
+            Op::Automate {
+                member: 1,
+                dry_run: false,
+                approve: false,
+            },
+            Op::Approve(0),
+            Op::Run,
+        ];
+        play(ops).await.expect("guarantees hold");
     }
 
     proptest! {
