@@ -189,6 +189,37 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
         .map_err(|t| format!("clock at {t}"))?;
     measure(store, "followup: exhaustion → escalated", engine.follow_up(&item)).await?;
     measure(store, "owner reads the task with log and messages", engine.task(account.id, id)).await?;
+
+    let automation = NewTask {
+        task_type: "member_update".into(),
+        member_id: MemberId::parse("m_bench")?,
+        goal: "Note the member's preference".into(),
+        confidence: Some(100),
+        draft: None,
+        trigger_type: TriggerType::Manual,
+        trigger_event_id: None,
+        gate: GateContext::default(),
+        context: serde_json::Value::Null,
+    };
+    let actions = vec![
+        openloop_core::action::Action::LogNote {
+            text: "Prefers mornings".into(),
+        },
+        openloop_core::action::Action::ResearchMember,
+    ];
+    let options = openloop_core::engine::CreateOptions::default().with_actions(actions);
+    let task = engine.create_task_with(&account, automation, options).await?.task().id;
+    engine.approve(account.id, task, None).await?;
+    let item = WorkItem {
+        account_id: account.id,
+        task_id: task,
+        due_at: clock.now(),
+    };
+    let outcome = measure(store, "execute: automation, 2 actions (claim+finish each)", engine.execute(&item)).await?;
+    assert!(
+        matches!(&outcome, openloop_core::engine::StepOutcome::Moved { to, .. } if *to == openloop_core::task::TaskStatus::Completed),
+        "{outcome:?}"
+    );
     Ok(account.id)
 }
 
