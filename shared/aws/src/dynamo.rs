@@ -154,6 +154,19 @@ impl DynamoStore {
         }
     }
 
+    /// An unconditional put.
+    async fn put(&self, item: Item) -> Result<(), StoreError> {
+        self.count();
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
     async fn put_conditional(
         &self,
         item: Item,
@@ -630,16 +643,7 @@ impl TaskStore for DynamoStore {
     }
 
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
-        let item = keyed(config, SYSTEM_PK.into(), CONFIG_SK.into(), "system_config")?;
-        self.count();
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .map_err(unavailable)?;
-        Ok(())
+        self.put(keyed(config, SYSTEM_PK.into(), CONFIG_SK.into(), "system_config")?).await
     }
 
     async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError> {
@@ -1613,46 +1617,27 @@ impl TaskStore for DynamoStore {
         let pk = account_pk(record.account_id);
         let sk = action_sk(record.task_id, &record.key);
         let item = keyed(record, pk.clone(), sk.clone(), "action")?;
-        self.count();
+        let condition = "attribute_not_exists(PK) OR #state = :failed";
+        let names = [("#state", "state")];
         match self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK) OR #state = :failed")
-            .expression_attribute_names("#state", "state")
-            .expression_attribute_values(":failed", s("failed"))
-            .send()
+            .put_conditional(item, condition, &names, vec![(":failed", s("failed"))], Conflict::AlreadyExists)
             .await
         {
-            Ok(_) => Ok(ActionClaim::Claimed),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+            Ok(()) => Ok(ActionClaim::Claimed),
+            Err(StoreError::Conflict(_)) => {
                 let existing = self.get(pk, &sk).await?.ok_or_else(|| StoreError::Corrupt {
                     key: sk.clone(),
                     reason: "an action record refused the claim and then vanished".into(),
                 })?;
                 Ok(ActionClaim::Existing(Box::new(from_item(existing)?)))
             }
-            Err(e) => Err(unavailable(e)),
+            Err(e) => Err(e),
         }
     }
 
     async fn finish_action(&self, record: &ActionRecord) -> Result<(), StoreError> {
-        let item = keyed(
-            record,
-            account_pk(record.account_id),
-            action_sk(record.task_id, &record.key),
-            "action",
-        )?;
-        self.count();
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .send()
-            .await
-            .map_err(unavailable)?;
-        Ok(())
+        let (pk, sk) = (account_pk(record.account_id), action_sk(record.task_id, &record.key));
+        self.put(keyed(record, pk, sk, "action")?).await
     }
 
     async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError> {

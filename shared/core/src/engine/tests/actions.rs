@@ -32,24 +32,17 @@ impl World {
         self.engine.approve(self.account.id, task.id, None).await.expect("approve")
     }
 
+    async fn history(&self, task: &Task) -> crate::ports::TaskHistory {
+        let history = self.store.task_history(self.account.id, task.id).await;
+        history.expect("read").expect("task")
+    }
+
     async fn log_reasons(&self, task: &Task) -> Vec<String> {
-        let history = self
-            .store
-            .task_history(self.account.id, task.id)
-            .await
-            .expect("read")
-            .expect("task");
-        history.log.into_iter().map(|l| l.reason).collect()
+        self.history(task).await.log.into_iter().map(|l| l.reason).collect()
     }
 
     async fn notes(&self, task: &Task) -> Vec<String> {
-        let history = self
-            .store
-            .task_history(self.account.id, task.id)
-            .await
-            .expect("read")
-            .expect("task");
-        history.messages.into_iter().map(|m| m.content).collect()
+        self.history(task).await.messages.into_iter().map(|m| m.content).collect()
     }
 }
 
@@ -265,7 +258,7 @@ async fn connector_trouble_defers_the_run_and_a_refusal_goes_to_the_owner() {
     w.run().await;
     let after = w.task(&refused).await;
     assert_eq!(after.status, TaskStatus::Escalated);
-    let history = w.store.task_history(w.account.id, refused.id).await.expect("read").expect("task");
+    let history = w.history(&refused).await;
     let failed = history.log.iter().find(|l| l.reason == "action_failed").expect("logged");
     assert!(failed.detail.as_deref().is_some_and(|d| d.contains("422")), "{failed:?}");
 }
