@@ -772,6 +772,25 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
 };
 
 /// Every task type the system knows.
+/// What an automation run comes to (spec §31.5), for every automation type.
+const AUTOMATION_OUTCOMES: &[GoalOutcome] = &[
+    outcome(
+        "executed",
+        "Executed",
+        Positive,
+        "Every action ran and the other side accepted it",
+        None,
+    ),
+    outcome(
+        "recorded",
+        "Recorded",
+        Neutral,
+        "A dry run: what would have changed was recorded",
+        None,
+    ),
+    outcome("owner_handled", "Owner Handled", Positive, "The owner took care of it", None),
+];
+
 pub const MEMBER_UPDATE: TaskTypeDef = TaskTypeDef {
     key: "member_update",
     label: "Member Update",
@@ -785,17 +804,7 @@ pub const MEMBER_UPDATE: TaskTypeDef = TaskTypeDef {
         signals: &[],
         judgment_criteria: None,
         deliverable_spec: None,
-        outcomes: &[
-            outcome("executed", "Executed", Positive, "Every action ran and PushPress accepted it", None),
-            outcome(
-                "recorded",
-                "Recorded",
-                Neutral,
-                "A dry run: what would have changed was recorded",
-                None,
-            ),
-            outcome("owner_handled", "Owner Handled", Positive, "The owner took care of it", None),
-        ],
+        outcomes: AUTOMATION_OUTCOMES,
     },
     priority: Priority::Low,
     budget: BudgetDef {
@@ -825,17 +834,7 @@ pub const BULK_TAG_AT_RISK: TaskTypeDef = TaskTypeDef {
         signals: &[],
         judgment_criteria: None,
         deliverable_spec: None,
-        outcomes: &[
-            outcome("executed", "Executed", Positive, "Every at-risk member was tagged", None),
-            outcome(
-                "recorded",
-                "Recorded",
-                Neutral,
-                "A dry run: the members who would be tagged were recorded",
-                None,
-            ),
-            outcome("owner_handled", "Owner Handled", Positive, "The owner took care of it", None),
-        ],
+        outcomes: AUTOMATION_OUTCOMES,
     },
     priority: Priority::Low,
     budget: BudgetDef {
