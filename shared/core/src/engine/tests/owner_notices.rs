@@ -354,10 +354,20 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     let w = owner_world(NotificationChannel::Email).await;
     let follows_up = w.approved("churn_risk", "m_follow").await;
     w.approved("churn_risk", "m_leaves").await;
+    let stops = w.approved("churn_risk", "m_stops").await;
     w.run().await;
     let to_members = |w: &World| w.mailer.sent().iter().filter(|m| m.to.as_str() != OWNER).count();
-    assert_eq!(to_members(&w), 2);
+    assert_eq!(to_members(&w), 3);
     w.engine.set_account_paused(w.account.id, true, "owner").await.expect("pause");
+
+    // A member's stop is honoured at once, paused or not: nothing of theirs may go on resume.
+    let raw = answer(&w, "m-stops@example.com", "stop@mail.example.net", "STOP");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    let stopped = w.task(&stops).await;
+    assert_eq!(
+        (stopped.status, stopped.outcome.as_deref()),
+        (TaskStatus::Cancelled, Some("opted_out"))
+    );
 
     let leaves = Email::parse("m-leaves@example.com").expect("email");
     w.engine
@@ -381,6 +391,6 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     // The follow-up falls due while paused: deferred, not sent.
     w.clock.set(follows_up.created_at + days(3) + SignedDuration::from_mins(1));
     w.run().await;
-    assert_eq!(to_members(&w), 2, "nothing reaches a member while the account is paused");
+    assert_eq!(to_members(&w), 3, "nothing reaches a member while the account is paused");
     assert_eq!(w.task(&follows_up).await.touch, 1);
 }
