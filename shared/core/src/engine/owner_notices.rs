@@ -107,8 +107,7 @@ impl Engine {
     /// Claim `what` for the account's local day: `true` the first time only (an idempotency
     /// record, so concurrent workers agree).
     pub(crate) async fn claim_once_today(&self, account: &Account, what: &str, now: Timestamp) -> Result<bool, EngineError> {
-        let date = limits::local_date(now, &account.settings.time_zone());
-        let key = format!("{}/{date}/{what}", account.id);
+        let key = once_key(account, what, now);
         let expires = now + SignedDuration::from_hours(48);
         Ok(self.store.claim_webhook(NOTICE_SOURCE, &key, now, expires).await?)
     }
@@ -230,7 +229,8 @@ impl Engine {
     /// the opening of each account's send window, yesterday in numbers and what waits for
     /// the owner now, claimed once per local day and mailed at once with whatever other
     /// notices are due (one mail, not two). A quiet day mails nothing. Reads each account's
-    /// review queue and open escalations once a day. Returns the digests made.
+    /// review queue and open escalations once a day. An account whose digest fails gives its
+    /// claim back for the next run, and the others go on. Returns the digests made.
     pub async fn send_daily_digests(&self) -> Result<usize, EngineError> {
         if self.store.system_config().await?.global_pause {
             return Ok(0);
@@ -243,40 +243,53 @@ impl Engine {
             {
                 continue;
             }
-            let today = limits::local_date(now, &account.settings.time_zone());
-            let yesterday = today.yesterday().unwrap_or(today);
-            let metrics = self.store.daily_metrics(account.id, yesterday).await?;
-            let (pending, pending_more) = self.tasks_in(account.id, TaskStatus::PendingReview).await?;
-            let (escalated, escalated_more) = self.tasks_in(account.id, TaskStatus::Escalated).await?;
-            let Some((title, detail)) = daily_summary(
-                yesterday,
-                &metrics,
-                TaskList {
-                    tasks: &pending,
-                    more: pending_more,
-                },
-                TaskList {
-                    tasks: &escalated,
-                    more: escalated_more,
-                },
-            ) else {
-                continue;
-            };
-            let draft = NoticeDraft {
-                kind: NoticeKind::DailyDigest,
-                task_id: None,
-                member_id: None,
-                title,
-                detail,
-            };
-            if self.notify_owner(account.id, draft, true).await?.is_some() {
-                made += 1;
+            match self.daily_digest(&account, now).await {
+                Ok(true) => made += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::error!(account = %account.id, error = %e, "daily digest not made; the next run tries again");
+                    let key = once_key(&account, &format!("{}/0", NoticeKind::DailyDigest.as_str()), now);
+                    if let Err(e) = self.store.release_webhook(NOTICE_SOURCE, &key).await {
+                        tracing::error!(account = %account.id, error = %e, "daily digest claim not released");
+                    }
+                }
             }
         }
         if made > 0 {
             self.send_owner_digests().await?;
         }
         Ok(made)
+    }
+
+    /// One account's daily digest, its day already claimed: `false` when there is nothing to say.
+    async fn daily_digest(&self, account: &Account, now: Timestamp) -> Result<bool, EngineError> {
+        let today = limits::local_date(now, &account.settings.time_zone());
+        let yesterday = today.yesterday().unwrap_or(today);
+        let metrics = self.store.daily_metrics(account.id, yesterday).await?;
+        let (pending, pending_more) = self.tasks_in(account.id, TaskStatus::PendingReview).await?;
+        let (escalated, escalated_more) = self.tasks_in(account.id, TaskStatus::Escalated).await?;
+        let Some((title, detail)) = daily_summary(
+            yesterday,
+            &metrics,
+            TaskList {
+                tasks: &pending,
+                more: pending_more,
+            },
+            TaskList {
+                tasks: &escalated,
+                more: escalated_more,
+            },
+        ) else {
+            return Ok(false);
+        };
+        let draft = NoticeDraft {
+            kind: NoticeKind::DailyDigest,
+            task_id: None,
+            member_id: None,
+            title,
+            detail,
+        };
+        Ok(self.notify_owner(account.id, draft, true).await?.is_some())
     }
 
     /// A new task that waits in the review queue (spec §35.2: `approval_needed`, batched):
@@ -405,6 +418,12 @@ impl Engine {
             }
         }
     }
+}
+
+/// The idempotency key of `what` on the account's local day.
+fn once_key(account: &Account, what: &str, now: Timestamp) -> String {
+    let date = limits::local_date(now, &account.settings.time_zone());
+    format!("{}/{date}/{what}", account.id)
 }
 
 fn business_name(account: &Account) -> String {
