@@ -10,7 +10,7 @@ use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use base64::Engine as _;
 use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::Engine;
-use openloop_core::task::{Role, TaskStatus};
+use openloop_core::task::{Role, Task, TaskStatus};
 use openloop_core::work::WorkItem;
 use openloop_fn_signals::MailIntake;
 use openloop_tests::Scratch;
@@ -34,14 +34,81 @@ fn from_sns(signer: &SnsSigner, message: &Value, version: u8) -> SqsEvent {
     record(signer.notification(&message.to_string(), version).to_string())
 }
 
-/// The signals function's mail intake for a test: the signer's certificate, the scratch bucket.
-async fn intake(scratch: &Scratch, signer: &SnsSigner) -> (MailIntake, aws_sdk_s3::Client) {
-    let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3;
-    let mail = MailIntake {
-        verifier: signer.verifier(),
-        stored: Arc::new(S3StoredMail::new(s3.clone(), scratch.names.inbound_mail_bucket.clone())),
-    };
-    (mail, s3)
+/// What every test here starts from: the signals function's mail intake (the signer's
+/// certificate, the scratch bucket) and a task whose first mail went out.
+struct Sent {
+    engine: Engine,
+    signer: SnsSigner,
+    mail: MailIntake,
+    s3: aws_sdk_s3::Client,
+    item: WorkItem,
+    /// The member's address.
+    email: String,
+    // Last: dropping it removes the test's resources.
+    scratch: Scratch,
+}
+
+impl Sent {
+    async fn start(name: &str) -> Self {
+        let scratch = Scratch::new(name);
+        let (engine, _, _) = scratch.engine(None).await;
+        let signer = SnsSigner::start().await;
+        let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3;
+        let mail = MailIntake {
+            verifier: signer.verifier(),
+            stored: Arc::new(S3StoredMail::new(s3.clone(), scratch.names.inbound_mail_bucket.clone())),
+        };
+        let (item, email) = approved_task(&engine).await;
+        openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+        Self {
+            engine,
+            signer,
+            mail,
+            s3,
+            item,
+            email,
+            scratch,
+        }
+    }
+
+    /// The member's answer to the first mail: its reply address and the raw message.
+    fn reply(&self, body: &str) -> (String, String) {
+        member_reply(&self.engine, &self.item, &self.email, body)
+    }
+
+    /// Hand one SQS event to the signals function; the records it failed.
+    async fn signals(&self, event: SqsEvent) -> usize {
+        openloop_fn_signals::handle(&self.engine, &self.mail, event)
+            .await
+            .batch_item_failures
+            .len()
+    }
+
+    async fn task(&self) -> Task {
+        self.engine
+            .store
+            .get_task(self.item.account_id, self.item.task_id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("task"))
+    }
+
+    /// What the member wrote into the conversation, oldest first.
+    async fn member_messages(&self) -> Vec<String> {
+        let history = self
+            .engine
+            .store
+            .task_history(self.item.account_id, self.item.task_id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("task"));
+        history
+            .messages
+            .into_iter()
+            .filter(|m| m.role == Role::Member)
+            .map(|m| m.content)
+            .collect()
+    }
 }
 
 /// A member's answer to the task's first mail, as raw RFC 5322.
@@ -59,61 +126,31 @@ fn member_reply(engine: &Engine, item: &WorkItem, email: &str, body: &str) -> (S
     (reply_to, raw)
 }
 
-async fn member_messages(engine: &Engine, item: &WorkItem) -> Vec<String> {
-    let history = engine
-        .store
-        .task_history(item.account_id, item.task_id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("task"));
-    history
-        .messages
-        .into_iter()
-        .filter(|m| m.role == Role::Member)
-        .map(|m| m.content)
-        .collect()
-}
-
 #[tokio::test]
 async fn a_reply_from_ses_receiving_reaches_its_task_through_the_signals_queue() {
-    let scratch = Scratch::new("ses-received");
-    let (engine, _, _) = scratch.engine(None).await;
-    let signer = SnsSigner::start().await;
-    let (mail, _) = intake(&scratch, &signer).await;
-    let (item, email) = approved_task(&engine).await;
-    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
-    let (reply_to, raw) = member_reply(&engine, &item, &email, "See you Monday at 6pm");
+    let t = Sent::start("ses-received").await;
+    let (reply_to, raw) = t.reply("See you Monday at 6pm");
     let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
         "receipt": {"action": {"type": "SNS", "encoding": "BASE64"}},
         "content": base64::engine::general_purpose::STANDARD.encode(raw)});
-    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &notification, 1)).await;
-    assert!(response.batch_item_failures.is_empty(), "{response:?}");
-    assert_eq!(member_messages(&engine, &item).await, ["See you Monday at 6pm"]);
-    let task = engine
-        .store
-        .get_task(item.account_id, item.task_id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(task.map(|t| t.status), Some(TaskStatus::Completed));
+    assert_eq!(t.signals(from_sns(&t.signer, &notification, 1)).await, 0);
+    assert_eq!(t.member_messages().await, ["See you Monday at 6pm"]);
+    assert_eq!(t.task().await.status, TaskStatus::Completed);
 }
 
 #[tokio::test]
 async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task() {
-    let scratch = Scratch::new("ses-s3");
-    let (engine, _, _) = scratch.engine(None).await;
-    let signer = SnsSigner::start().await;
-    let (mail, s3) = intake(&scratch, &signer).await;
-    let (item, email) = approved_task(&engine).await;
-    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
+    let t = Sent::start("ses-s3").await;
+    let bucket = t.scratch.names.inbound_mail_bucket.clone();
     // Past SNS's 150 KB: the body carries a large attachment-like tail after the words.
-    let (reply_to, raw) = member_reply(&engine, &item, &email, "See you Monday at 6pm");
+    let (reply_to, raw) = t.reply("See you Monday at 6pm");
     let raw = raw.replace(
         "Content-Type: text/plain\r\n\r\n",
         &format!("X-Padding: {}\r\nContent-Type: text/plain\r\n\r\n", "x".repeat(200 * 1024)),
     );
     let key = format!("inbound/{}", ulid::Ulid::new());
-    s3.put_object()
-        .bucket(&scratch.names.inbound_mail_bucket)
+    t.s3.put_object()
+        .bucket(&bucket)
         .key(&key)
         .body(raw.into_bytes().into())
         .send()
@@ -121,33 +158,26 @@ async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task() {
         .unwrap_or_else(|e| panic!("put object: {e:?}"));
     let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
         "receipt": {"action": {"type": "S3", "topicArn": openloop_tests::sns::TOPIC_ARN,
-            "bucketName": scratch.names.inbound_mail_bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
-    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &notification, 2)).await;
-    assert!(response.batch_item_failures.is_empty(), "{response:?}");
-    assert_eq!(member_messages(&engine, &item).await, ["See you Monday at 6pm"]);
+            "bucketName": bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
+    assert_eq!(t.signals(from_sns(&t.signer, &notification, 2)).await, 0);
+    assert_eq!(t.member_messages().await, ["See you Monday at 6pm"]);
 
     // A notification naming an object that is not there stores nothing and is not retried.
     let missing = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
-        "receipt": {"action": {"type": "S3", "bucketName": scratch.names.inbound_mail_bucket, "objectKey": "inbound/none"}}});
-    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &missing, 2)).await;
-    assert!(response.batch_item_failures.is_empty(), "{response:?}");
-    assert_eq!(member_messages(&engine, &item).await.len(), 1);
+        "receipt": {"action": {"type": "S3", "bucketName": bucket, "objectKey": "inbound/none"}}});
+    assert_eq!(t.signals(from_sns(&t.signer, &missing, 2)).await, 0);
+    assert_eq!(t.member_messages().await.len(), 1);
 }
 
 #[tokio::test]
 async fn unsigned_forged_or_altered_envelopes_are_never_processed() {
-    let scratch = Scratch::new("ses-forged");
-    let (engine, _, _) = scratch.engine(None).await;
-    let signer = SnsSigner::start().await;
-    let (mail, _) = intake(&scratch, &signer).await;
-    let (item, email) = approved_task(&engine).await;
-    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
-    let (reply_to, raw) = member_reply(&engine, &item, &email, "See you Monday at 6pm");
+    let t = Sent::start("ses-forged").await;
+    let (reply_to, raw) = t.reply("See you Monday at 6pm");
     let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
         "receipt": {"action": {"type": "SNS", "encoding": "BASE64"}},
         "content": base64::engine::general_purpose::STANDARD.encode(&raw)});
 
-    let mut altered = signer.notification(&notification.to_string(), 2);
+    let mut altered = t.signer.notification(&notification.to_string(), 2);
     let forged_raw = raw.replace("See you Monday at 6pm", "Cancel everything");
     altered["Message"] = json!(
         json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
@@ -155,7 +185,7 @@ async fn unsigned_forged_or_altered_envelopes_are_never_processed() {
         "content": base64::engine::general_purpose::STANDARD.encode(&forged_raw)})
         .to_string()
     );
-    let mut unsigned = signer.notification(&notification.to_string(), 1);
+    let mut unsigned = t.signer.notification(&notification.to_string(), 1);
     if let Some(fields) = unsigned.as_object_mut() {
         fields.remove("Signature");
         fields.remove("SignatureVersion");
@@ -166,63 +196,41 @@ async fn unsigned_forged_or_altered_envelopes_are_never_processed() {
     other_key.sign(&mut foreign_cert, 1);
     let bare = notification.to_string();
     for body in [altered.to_string(), unsigned.to_string(), foreign_cert.to_string(), bare] {
-        let response = openloop_fn_signals::handle(&engine, &mail, record(body)).await;
-        assert_eq!(response.batch_item_failures.len(), 1, "rejected towards the dead-letter queue");
+        assert_eq!(t.signals(record(body)).await, 1, "rejected towards the dead-letter queue");
     }
-    assert!(member_messages(&engine, &item).await.is_empty(), "nothing reached the task");
-    let task = engine
-        .store
-        .get_task(item.account_id, item.task_id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(task.map(|t| t.status), Some(TaskStatus::Waiting));
+    assert!(t.member_messages().await.is_empty(), "nothing reached the task");
+    assert_eq!(t.task().await.status, TaskStatus::Waiting);
 
     // The genuine envelope still passes afterwards (the certificate is cached).
-    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &notification, 2)).await;
-    assert!(response.batch_item_failures.is_empty(), "{response:?}");
-    assert_eq!(member_messages(&engine, &item).await, ["See you Monday at 6pm"]);
+    assert_eq!(t.signals(from_sns(&t.signer, &notification, 2)).await, 0);
+    assert_eq!(t.member_messages().await, ["See you Monday at 6pm"]);
 }
 
 #[tokio::test]
 async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
-    let scratch = Scratch::new("ses-bounce");
-    let (engine, _, _) = scratch.engine(None).await;
-    let signer = SnsSigner::start().await;
-    let (mail, _) = intake(&scratch, &signer).await;
-    let (item, email) = approved_task(&engine).await;
-    openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
-    assert_eq!(sent_to(&email).await, 1);
-    let sent = engine
+    let t = Sent::start("ses-bounce").await;
+    assert_eq!(sent_to(&t.email).await, 1);
+    let sent = t
+        .engine
         .store
-        .outbound(item.account_id, item.task_id)
+        .outbound(t.item.account_id, t.item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let soft = json!({"notificationType": "Bounce", "bounce": {"bounceType": "Transient", "bouncedRecipients": [{"emailAddress": email}]},
-        "mail": {"messageId": "ses-1", "commonHeaders": {"messageId": format!("<{}>", sent[0].message_id)}}});
-    openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &soft, 1)).await;
-    let task = engine
-        .store
-        .get_task(item.account_id, item.task_id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(task.map(|t| t.status), Some(TaskStatus::Waiting), "a soft bounce stops nothing");
+    let bounce = |kind: &str| {
+        json!({"notificationType": "Bounce", "bounce": {"bounceType": kind, "bouncedRecipients": [{"emailAddress": t.email}]},
+            "mail": {"messageId": "ses-1", "commonHeaders": {"messageId": format!("<{}>", sent[0].message_id)}}})
+    };
+    t.signals(from_sns(&t.signer, &bounce("Transient"), 1)).await;
+    assert_eq!(t.task().await.status, TaskStatus::Waiting, "a soft bounce stops nothing");
 
-    let hard = json!({"notificationType": "Bounce", "bounce": {"bounceType": "Permanent", "bouncedRecipients": [{"emailAddress": email}]},
-        "mail": {"messageId": "ses-1", "commonHeaders": {"messageId": format!("<{}>", sent[0].message_id)}}});
-    let response = openloop_fn_signals::handle(&engine, &mail, from_sns(&signer, &hard, 2)).await;
-    assert!(response.batch_item_failures.is_empty(), "{response:?}");
-    let task = engine
-        .store
-        .get_task(item.account_id, item.task_id)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .unwrap_or_else(|| panic!("task"));
+    assert_eq!(t.signals(from_sns(&t.signer, &bounce("Permanent"), 2)).await, 0);
+    let task = t.task().await;
     assert_eq!((task.status, task.outcome.as_deref()), (TaskStatus::Cancelled, Some("opted_out")));
-    let address = openloop_core::ids::Email::parse(&email).unwrap_or_else(|e| panic!("{e}"));
+    let address = openloop_core::ids::Email::parse(&t.email).unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        engine
+        t.engine
             .store
-            .is_suppressed(item.account_id, &address)
+            .is_suppressed(t.item.account_id, &address)
             .await
             .unwrap_or_else(|e| panic!("{e}"))
     );

@@ -11,6 +11,7 @@ mod gates;
 mod mail_events;
 mod observability;
 mod outcomes;
+mod owner_notices;
 mod payment_recovery;
 mod rails;
 mod refusals;

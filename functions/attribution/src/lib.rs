@@ -2,7 +2,7 @@
 //! verification windows are valued, their provisional outcomes confirmed or downgraded, and
 //! late wins credited. Then, on the same schedule, the daily metrics (spec §28.3): every
 //! account's new decisions folded into its day, the alerts of §28.4 raised, and the run's
-//! counts written as one CloudWatch EMF line. Thin: engine calls, their reports logged.
+//! counts written as one CloudWatch EMF line; and each owner's daily digest (spec §35.2). Thin: engine calls, their reports logged.
 
 use openloop_aws::emf;
 use openloop_core::engine::{AttributionReport, Engine};
@@ -29,6 +29,11 @@ pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
             emf::emit(&emf::counts_line("attribution", engine.clock.now(), &metrics.folded, &extra));
         }
         Err(e) => tracing::warn!(error = %e, "metrics run failed"),
+    }
+    // After the fold, which the owners' daily digests read (spec §35.2).
+    match engine.send_daily_digests().await {
+        Ok(made) => tracing::info!(made, "daily digests"),
+        Err(e) => tracing::warn!(error = %e, "daily digests not made this run"),
     }
     Ok(report)
 }

@@ -18,14 +18,18 @@ use crate::error::EngineError;
 use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::mail::OutboundMail;
-use crate::owner_notice::{NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, digest_mail, next_digest_slot};
-use crate::ports::TaskCommit;
+use crate::owner_notice::{
+    NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, TaskList, daily_summary, digest_mail, next_digest_slot,
+};
+use crate::ports::{TaskCommit, TaskQuery};
 use crate::task::{Task, TaskStatus};
 
 /// The idempotency-record source under which the owner's daily notice budget is claimed.
 const NOTICE_SOURCE: &str = "owner_notice";
 /// The log reason of a reply to a closed task (the owner is told).
 pub(crate) const LATE_REPLY_REASON: &str = "late_reply_owner_notified";
+/// The creation reason of a subtask that waits for its parent's approval.
+pub(crate) const PARENT_NOT_APPROVED: &str = "parent_not_approved";
 
 /// What to tell the owner.
 #[derive(Clone, Debug)]
@@ -72,22 +76,23 @@ impl Engine {
 
     /// Take one of today's slots of `kind`'s daily budget (spec §35), or say when the next
     /// local day starts if they are all taken. Each slot is claimed once with an idempotency
-    /// record, so concurrent workers cannot overspend it. Immediate kinds always pass.
+    /// record, so concurrent workers cannot overspend it. Immediate kinds always pass; the
+    /// daily digest has one slot a day.
     pub(crate) async fn claim_notice_budget(
         &self,
         account: &Account,
         kind: NoticeKind,
         now: Timestamp,
     ) -> Result<Result<(), Timestamp>, EngineError> {
-        let NoticePolicy::Batched { max_per_day } = kind.policy() else {
-            return Ok(Ok(()));
+        let max_per_day = match kind.policy() {
+            NoticePolicy::Immediate => return Ok(Ok(())),
+            NoticePolicy::Batched { max_per_day } => max_per_day,
+            NoticePolicy::Daily => 1,
         };
         let tz = account.settings.time_zone();
         let date = limits::local_date(now, &tz);
-        let expires = now + SignedDuration::from_hours(48);
         for slot in 0..max_per_day {
-            let key = format!("{}/{date}/{}/{slot}", account.id, kind.as_str());
-            if self.store.claim_webhook(NOTICE_SOURCE, &key, now, expires).await? {
+            if self.claim_once_today(account, &format!("{}/{slot}", kind.as_str()), now).await? {
                 return Ok(Ok(()));
             }
         }
@@ -97,6 +102,14 @@ impl Engine {
             .and_then(|d| d.to_zoned(tz).ok())
             .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp());
         Ok(Err(next_day))
+    }
+
+    /// Claim `what` for the account's local day: `true` the first time only (an idempotency
+    /// record, so concurrent workers agree).
+    pub(crate) async fn claim_once_today(&self, account: &Account, what: &str, now: Timestamp) -> Result<bool, EngineError> {
+        let key = once_key(account, what, now);
+        let expires = now + SignedDuration::from_hours(48);
+        Ok(self.store.claim_webhook(NOTICE_SOURCE, &key, now, expires).await?)
     }
 
     /// Record `draft` in the account's feed and mail it as its kind's policy and the owner's
@@ -113,6 +126,18 @@ impl Engine {
         let now = self.clock.now();
         let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email;
         let (delivery, digest_at) = match draft.kind.policy() {
+            // Once a day whatever the channel; mailed with the next digest mail, which may
+            // leave at once (it is made from the window's opening on).
+            NoticePolicy::Daily => {
+                if !budget_claimed && self.claim_notice_budget(&account, draft.kind, now).await?.is_err() {
+                    return Ok(None);
+                }
+                if mailable {
+                    (NoticeDelivery::Digest, Some(now))
+                } else {
+                    (NoticeDelivery::Dashboard, None)
+                }
+            }
             _ if !mailable => (NoticeDelivery::Dashboard, None),
             NoticePolicy::Immediate => (NoticeDelivery::Email, None),
             NoticePolicy::Batched { .. } => {
@@ -200,6 +225,95 @@ impl Engine {
         }
     }
 
+    /// The daily digest (spec §35.2, once a day), run hourly after the metrics fold: from
+    /// the opening of each account's send window, yesterday in numbers and what waits for
+    /// the owner now, claimed once per local day and mailed at once with whatever other
+    /// notices are due (one mail, not two). A quiet day mails nothing. Reads each account's
+    /// review queue and open escalations once a day. An account whose digest fails gives its
+    /// claim back for the next run, and the others go on. Returns the digests made.
+    pub async fn send_daily_digests(&self) -> Result<usize, EngineError> {
+        if self.store.system_config().await?.global_pause {
+            return Ok(0);
+        }
+        let now = self.clock.now();
+        let mut made = 0;
+        for account in self.store.list_accounts().await? {
+            if limits::send_window(&account.settings, now).is_err()
+                || self.claim_notice_budget(&account, NoticeKind::DailyDigest, now).await?.is_err()
+            {
+                continue;
+            }
+            match self.daily_digest(&account, now).await {
+                Ok(true) => made += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::error!(account = %account.id, error = %e, "daily digest not made; the next run tries again");
+                    let key = once_key(&account, &format!("{}/0", NoticeKind::DailyDigest.as_str()), now);
+                    if let Err(e) = self.store.release_webhook(NOTICE_SOURCE, &key).await {
+                        tracing::error!(account = %account.id, error = %e, "daily digest claim not released");
+                    }
+                }
+            }
+        }
+        if made > 0 {
+            self.send_owner_digests().await?;
+        }
+        Ok(made)
+    }
+
+    /// One account's daily digest, its day already claimed: `false` when there is nothing to say.
+    async fn daily_digest(&self, account: &Account, now: Timestamp) -> Result<bool, EngineError> {
+        let today = limits::local_date(now, &account.settings.time_zone());
+        let yesterday = today.yesterday().unwrap_or(today);
+        let metrics = self.store.daily_metrics(account.id, yesterday).await?;
+        let (pending, pending_more) = self.tasks_in(account.id, TaskStatus::PendingReview).await?;
+        let (escalated, escalated_more) = self.tasks_in(account.id, TaskStatus::Escalated).await?;
+        let Some((title, detail)) = daily_summary(
+            yesterday,
+            &metrics,
+            TaskList {
+                tasks: &pending,
+                more: pending_more,
+            },
+            TaskList {
+                tasks: &escalated,
+                more: escalated_more,
+            },
+        ) else {
+            return Ok(false);
+        };
+        let draft = NoticeDraft {
+            kind: NoticeKind::DailyDigest,
+            task_id: None,
+            member_id: None,
+            title,
+            detail,
+        };
+        Ok(self.notify_owner(account.id, draft, true).await?.is_some())
+    }
+
+    /// A new task that waits in the review queue (spec §35.2: `approval_needed`, batched):
+    /// named in the next digest within the kind's daily budget, always in the feed. `why` is
+    /// the creation's reason; a subtask held for its parent's approval is covered by the
+    /// parent's notice.
+    pub(crate) async fn notify_awaiting_review(&self, task: &Task, why: &str) {
+        if task.status != TaskStatus::PendingReview || why == PARENT_NOT_APPROVED {
+            return;
+        }
+        let title = format!("{} — {} awaits your approval", member_name(task), task.task_type.replace('_', " "));
+        let mut detail = format!("Goal: {}", task.goal);
+        if let Some(draft) = &task.draft {
+            detail.push_str(&format!("\nDraft: \"{}\"", draft.subject));
+        }
+        detail.push_str(&format!("\nWhy it waits for you: {}", why.replace('_', " ")));
+        self.notify_owner_after(
+            task.account_id,
+            NoticeDraft::about(NoticeKind::ApprovalNeeded, task, title, detail),
+            false,
+        )
+        .await;
+    }
+
     /// Mail every digest that is due: each account's waiting notices in one mail. Each notice
     /// is claimed before mailing, so overlapping ticks mail it once at most.
     pub(crate) async fn send_owner_digests(&self) -> Result<usize, EngineError> {
@@ -224,12 +338,52 @@ impl Engine {
                 continue;
             }
             claimed.sort_by_key(|n| n.id);
-            let (subject, text) = digest_mail(&business_name(&account), &claimed);
+            // A task the owner already approved or skipped is not news.
+            let mut current = Vec::with_capacity(claimed.len());
+            for notice in claimed {
+                if notice.kind == NoticeKind::ApprovalNeeded && !self.still_awaits_review(account_id, notice.task_id).await? {
+                    continue;
+                }
+                current.push(notice);
+            }
+            if current.is_empty() {
+                continue;
+            }
+            let awaiting_review = if current.iter().any(|n| n.kind == NoticeKind::ApprovalNeeded) {
+                Some(self.tasks_in(account_id, TaskStatus::PendingReview).await?.0.len())
+            } else {
+                None
+            };
+            let (subject, text) = digest_mail(&business_name(&account), &current, awaiting_review);
             if self.mail_owner(&account, subject, text, now).await {
                 sent += 1;
             }
         }
         Ok(sent)
+    }
+
+    async fn still_awaits_review(&self, account: AccountId, task: Option<TaskId>) -> Result<bool, EngineError> {
+        let Some(task) = task else {
+            return Ok(true);
+        };
+        Ok(self
+            .store
+            .get_task(account, task)
+            .await?
+            .is_some_and(|t| t.status == TaskStatus::PendingReview))
+    }
+
+    /// The account's tasks in `status`, newest first: up to [`limits::OWNER_DIGEST_COUNT_CAP`],
+    /// and whether there are more.
+    async fn tasks_in(&self, account: AccountId, status: TaskStatus) -> Result<(Vec<Task>, bool), EngineError> {
+        let query = TaskQuery {
+            status: Some(status),
+            member_id: None,
+            limit: limits::OWNER_DIGEST_COUNT_CAP,
+            cursor: None,
+        };
+        let (tasks, next) = self.store.list_tasks(account, &query).await?;
+        Ok((tasks, next.is_some()))
     }
 
     /// Send one mail to the owner; `false` (logged) if there is no address or the send failed.
@@ -264,6 +418,12 @@ impl Engine {
             }
         }
     }
+}
+
+/// The idempotency key of `what` on the account's local day.
+fn once_key(account: &Account, what: &str, now: Timestamp) -> String {
+    let date = limits::local_date(now, &account.settings.time_zone());
+    format!("{}/{date}/{what}", account.id)
 }
 
 fn business_name(account: &Account) -> String {

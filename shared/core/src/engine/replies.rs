@@ -578,6 +578,40 @@ impl Engine {
         Ok(next)
     }
 
+    /// The account's kill switch (spec §7.6) holds every step, but not a member's stop
+    /// (spec §22.3): an awaited reply that says stop is honoured at once — suppression, every
+    /// task of theirs cancelled, nothing sent — so nothing about them can go out in the first
+    /// steps after the owner resumes. `None` when the task awaits no such reply.
+    pub(super) async fn stop_while_paused(
+        &self,
+        account: &Account,
+        task: &Task,
+        now: Timestamp,
+    ) -> Result<Option<StepOutcome>, EngineError> {
+        if task.awaiting != Some(Awaiting::MemberReply) {
+            return Ok(None);
+        }
+        let Some(history) = self.store.task_history(task.account_id, task.id).await? else {
+            return Ok(None);
+        };
+        let says_stop = history
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Member)
+            .is_some_and(|m| crate::opt_out::is_opt_out(&m.content));
+        if !says_stop || history.task.awaiting != Some(Awaiting::MemberReply) {
+            return Ok(None);
+        }
+        match self
+            .opted_out(account, history.task, "member_request", "opt_out_keywords", now)
+            .await?
+        {
+            Read::Done(outcome) => Ok(Some(outcome)),
+            Read::Send(_) => Ok(None),
+        }
+    }
+
     /// Member-level stop (spec §22): suppress the address and cancel every active task of the
     /// member, this one included; nothing is sent to them, not even an acknowledgment.
     async fn opted_out(&self, account: &Account, task: Task, reason: &str, detail: &str, now: Timestamp) -> Result<Read, EngineError> {

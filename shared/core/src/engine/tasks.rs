@@ -290,7 +290,7 @@ impl Engine {
         let drafted_by_agent = !owner_draft && draft.is_some();
         // A subtask waits for its parent's approval, and sends within the parent's ceiling.
         let (status, gate_reason) = match &options.parent {
-            Some(link) if link.parent_pending_review => (TaskStatus::PendingReview, "parent_not_approved".to_owned()),
+            Some(link) if link.parent_pending_review => (TaskStatus::PendingReview, super::owner_notices::PARENT_NOT_APPROVED.to_owned()),
             _ => (status, gate_reason),
         };
         let plan = match options.mode {
@@ -390,7 +390,10 @@ impl Engine {
             written = self.store.create_task_within(&task, &log, &[], &quota).await;
         }
         match written {
-            Ok(()) => Ok(Created::New(task)),
+            Ok(()) => {
+                self.notify_awaiting_review(&task, &log.reason).await;
+                Ok(Created::New(task))
+            }
             Err(StoreError::Conflict(c)) if quota.refusal(c).is_some() => {
                 let refusal = quota.refusal(c).unwrap_or(Refusal {
                     limit: Limit::DailyTasks,

@@ -183,6 +183,9 @@ impl Engine {
         }
         let account = snapshot.account.clone().ok_or(EngineError::NotFound { what: "account" })?;
         if account.paused {
+            if let Some(stopped) = self.stop_while_paused(&account, &task, now).await? {
+                return Ok(stopped);
+            }
             let until = now + SignedDuration::from_hours(1);
             self.store
                 .commit(&Self::reschedule(&task, until, now, Why::new("account_paused")))

@@ -1,10 +1,14 @@
-//! Owner notifications on the in-memory store (spec §35, §17, §22): an escalation reaches the
-//! owner's inbox at once; opt-outs, late replies and reminders wait for the digest within
-//! their daily budget; everything stays in the feed.
+//! Owner notifications on the in-memory store (spec §35, §17, §22, §7.12): an escalation and
+//! a system alert reach the owner's inbox at once; opt-outs, late replies, reminders and tasks
+//! awaiting approval wait for the digest within their daily budget; the daily digest sums up
+//! the day; the account's kill switch silences members, not the owner; everything stays in
+//! the feed.
 
 use super::*;
+use crate::engine::owner_notices::NoticeDraft;
 use crate::limits;
-use crate::owner_notice::{NoticeDelivery, NoticeKind, NotificationChannel};
+use crate::owner_notice::{NoticeDelivery, NoticeKind, NotificationChannel, OwnerNotice};
+use crate::ports::Clock;
 use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyAction, ReplyEvaluation, ReplyRequest};
 
 const OWNER: &str = "mike@crossfit-renegade.example";
@@ -71,8 +75,62 @@ fn answer(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-async fn feed(w: &World) -> Vec<crate::owner_notice::OwnerNotice> {
+async fn feed(w: &World) -> Vec<OwnerNotice> {
     w.engine.owner_notices(w.account.id, None, None).await.expect("feed").0
+}
+
+/// The feed without the kinds in `except`, newest first, as (kind, delivery).
+async fn feed_kinds(w: &World, except: &[NoticeKind]) -> Vec<(NoticeKind, NoticeDelivery)> {
+    feed(w)
+        .await
+        .iter()
+        .filter(|n| !except.contains(&n.kind))
+        .map(|n| (n.kind, n.delivery))
+        .collect()
+}
+
+/// The member's question escalates `member`'s approved task after its first mail.
+async fn escalated_by_a_question(w: &World, member: &str) -> Task {
+    let task = w.approved("churn_risk", member).await;
+    w.run().await;
+    let to = format!("{member}@example.com").replace('_', "-");
+    let raw = answer(w, &to, &format!("{member}@mail.example.net"), "Is the pool open on Sundays?");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.run().await;
+    let task = w.task(&task).await;
+    assert_eq!(task.status, TaskStatus::Escalated);
+    task
+}
+
+/// A new task for `member` that waits in the review queue.
+async fn awaiting_review(w: &World, member: &str) -> Task {
+    let input = w.new_task("churn_risk", member).await;
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    assert_eq!(task.status, TaskStatus::PendingReview);
+    task
+}
+
+/// A notice of `kind` about nothing in particular.
+fn draft(kind: NoticeKind) -> NoticeDraft {
+    NoticeDraft {
+        kind,
+        task_id: None,
+        member_id: None,
+        title: "t".into(),
+        detail: "d".into(),
+    }
+}
+
+/// Spend the account's AI calls for today until `calls` are made.
+async fn ai_calls_made(w: &World, calls: u32) {
+    let today = limits::local_date(w.clock.now(), &w.account.settings.time_zone());
+    let made = w.store.ai_calls(w.account.id, today).await.expect("calls");
+    for _ in made..calls {
+        w.store
+            .count_ai_call(w.account.id, today, limits::AI_CALLS_PER_ACCOUNT_PER_DAY)
+            .await
+            .expect("count");
+    }
 }
 
 /// Given an owner with an address, when a member's question escalates a task, then the owner
@@ -81,15 +139,8 @@ async fn feed(w: &World) -> Vec<crate::owner_notice::OwnerNotice> {
 #[tokio::test]
 async fn an_escalation_mails_the_owner_at_once_and_an_opt_out_waits_for_the_digest() {
     let w = owner_world(NotificationChannel::Email).await;
-    let asks = w.approved("churn_risk", "m_asks").await;
     w.approved("churn_risk", "m_stops").await;
-    w.run().await;
-    assert!(to_owner(&w).is_empty(), "nothing to tell yet");
-
-    let raw = answer(&w, "m-asks@example.com", "q1@mail.example.net", "Is the pool open on Sundays?");
-    w.engine.receive_reply(&raw).await.expect("receive");
-    w.run().await;
-    assert_eq!(w.task(&asks).await.status, TaskStatus::Escalated);
+    escalated_by_a_question(&w, "m_asks").await;
     let mails = to_owner(&w);
     assert_eq!(mails.len(), 1, "the escalation is mailed at once");
     assert!(mails[0].text.contains("Is the pool open on Sundays?"), "{}", mails[0].text);
@@ -98,17 +149,15 @@ async fn an_escalation_mails_the_owner_at_once_and_an_opt_out_waits_for_the_dige
     let raw = answer(&w, "m-stops@example.com", "s1@mail.example.net", "STOP");
     w.engine.receive_reply(&raw).await.expect("receive");
     w.run().await;
-    let notices = feed(&w).await;
-    let kinds: Vec<(NoticeKind, NoticeDelivery)> = notices.iter().map(|n| (n.kind, n.delivery)).collect();
     assert_eq!(
-        kinds,
+        feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await,
         [
             (NoticeKind::MemberOptedOut, NoticeDelivery::Digest),
             (NoticeKind::Escalation, NoticeDelivery::Email)
         ],
         "newest first"
     );
-    let digest_at = notices[0].digest_at.expect("waits for a digest");
+    let digest_at = feed(&w).await[0].digest_at.expect("waits for a digest");
     assert_eq!(
         digest_at,
         at("2026-11-02T17:00:00Z"),
@@ -121,6 +170,11 @@ async fn an_escalation_mails_the_owner_at_once_and_an_opt_out_waits_for_the_dige
     let mails = to_owner(&w);
     assert_eq!(mails.len(), 2, "one digest");
     assert!(mails[1].text.contains("will get no more mail"), "{}", mails[1].text);
+    assert!(
+        !mails[1].text.contains("awaits your approval"),
+        "tasks the owner approved before the digest are not news: {}",
+        mails[1].text
+    );
     w.clock.advance(SignedDuration::from_hours(5));
     w.run().await;
     assert_eq!(to_owner(&w).len(), 2, "a digest goes once");
@@ -132,13 +186,6 @@ async fn an_escalation_mails_the_owner_at_once_and_an_opt_out_waits_for_the_dige
 #[tokio::test]
 async fn batchable_notices_past_their_daily_budget_stay_in_the_feed_only() {
     let w = owner_world(NotificationChannel::Email).await;
-    let draft = |kind| super::super::owner_notices::NoticeDraft {
-        kind,
-        task_id: None,
-        member_id: None,
-        title: "t".into(),
-        detail: "d".into(),
-    };
     let mut deliveries = Vec::new();
     for _ in 0..=limits::OWNER_LATE_REPLY_NOTICES_PER_DAY {
         let notice = w
@@ -172,16 +219,181 @@ async fn batchable_notices_past_their_daily_budget_stay_in_the_feed_only() {
 #[tokio::test]
 async fn a_dashboard_only_owner_gets_the_feed_and_no_mail() {
     let w = owner_world(NotificationChannel::DashboardOnly).await;
-    w.approved("churn_risk", "m_asks").await;
-    w.run().await;
-    let raw = answer(&w, "m-asks@example.com", "q2@mail.example.net", "Is the pool open on Sundays?");
-    w.engine.receive_reply(&raw).await.expect("receive");
-    w.run().await;
+    escalated_by_a_question(&w, "m_asks").await;
     assert!(to_owner(&w).is_empty());
-    let notices = feed(&w).await;
-    assert_eq!(notices.len(), 1);
     assert_eq!(
-        (notices[0].kind, notices[0].delivery),
-        (NoticeKind::Escalation, NoticeDelivery::Dashboard)
+        feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await,
+        [(NoticeKind::Escalation, NoticeDelivery::Dashboard)]
     );
+}
+
+/// Given tasks entering the review queue (spec §35.2: approval_needed, batched, 5 a day),
+/// then the next digest names the first five in one list under the queue's true size, the
+/// rest stay in the feed only, and a task the owner approved meanwhile is left out.
+#[tokio::test]
+async fn tasks_awaiting_approval_are_batched_into_one_digest_that_counts_the_whole_queue() {
+    let w = owner_world(NotificationChannel::Email).await;
+    let budget = limits::OWNER_APPROVAL_NOTICES_PER_DAY as usize;
+    let mut waiting = Vec::new();
+    for n in 0..budget + 2 {
+        waiting.push(awaiting_review(&w, &format!("m_review{n}")).await);
+    }
+    let deliveries: Vec<NoticeDelivery> = feed(&w).await.iter().rev().map(|n| n.delivery).collect();
+    assert_eq!(deliveries[..budget], vec![NoticeDelivery::Digest; budget]);
+    assert_eq!(deliveries[budget..], [NoticeDelivery::OverBudget, NoticeDelivery::OverBudget]);
+    assert!(to_owner(&w).is_empty(), "batched: nothing is mailed on its own");
+
+    w.engine.approve(w.account.id, waiting[0].id, None).await.expect("approve");
+    w.clock.set(at("2026-11-02T17:00:00Z"));
+    w.run().await;
+    let mails = to_owner(&w);
+    assert_eq!(mails.len(), 1, "one digest for all of them");
+    let queue = budget + 1;
+    assert_eq!(mails[0].subject, format!("{}: {queue} tasks need your review", w.account.name));
+    assert_eq!(
+        mails[0].text.matches("awaits your approval").count(),
+        budget - 1,
+        "{}",
+        mails[0].text
+    );
+    assert!(
+        mails[0]
+            .text
+            .contains(&format!("…and {} more in the review queue.", queue - (budget - 1))),
+        "{}",
+        mails[0].text
+    );
+}
+
+/// Given an account whose AI calls reach 80% of the day's limit (spec §7.12), then the owner
+/// gets one system alert at once — not one per call — and one more when the calls run out;
+/// the next day starts afresh.
+#[tokio::test]
+async fn the_owner_is_warned_once_at_80_percent_of_the_days_ai_calls_and_once_when_they_run_out() {
+    let w = owner_world(NotificationChannel::Email).await;
+    let warn_at = limits::AI_CALLS_PER_ACCOUNT_PER_DAY * limits::AI_WARN_PCT / 100;
+    ai_calls_made(&w, warn_at - 1).await;
+    let world = &w;
+    let without_draft = move |member: &'static str| async move {
+        let mut input = world.new_task("churn_risk", member).await;
+        input.draft = None;
+        world.engine.create_task(&world.account, input).await.expect("create");
+    };
+    without_draft("m_ai1").await;
+    without_draft("m_ai2").await;
+    let alerts = |w: &World| {
+        to_owner(w)
+            .into_iter()
+            .map(|m| m.subject)
+            .filter(|s| s.contains("AI"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(alerts(&w).len(), 1, "{:?}", alerts(&w));
+    assert!(alerts(&w)[0].contains("AI usage at 80% of today's limit"), "{:?}", alerts(&w));
+    assert_eq!(
+        feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await,
+        [(NoticeKind::SystemAlert, NoticeDelivery::Email)]
+    );
+
+    ai_calls_made(&w, limits::AI_CALLS_PER_ACCOUNT_PER_DAY).await;
+    without_draft("m_ai3").await;
+    without_draft("m_ai4").await;
+    assert_eq!(alerts(&w).len(), 2, "{:?}", alerts(&w));
+    assert!(alerts(&w)[1].contains("AI calls for today used up"), "{:?}", alerts(&w));
+
+    w.clock.advance(days(1));
+    ai_calls_made(&w, warn_at - 1).await;
+    without_draft("m_ai5").await;
+    assert_eq!(alerts(&w).len(), 3, "a new day, a new warning");
+}
+
+/// Given a day with mail sent, a task waiting for approval and an open escalation, then from
+/// the next morning's window opening the owner gets one daily digest with yesterday's numbers
+/// and what waits now — once that day, however often the hourly run comes.
+#[tokio::test]
+async fn the_daily_digest_sums_up_yesterday_and_what_waits_once_a_day() {
+    let w = owner_world(NotificationChannel::Email).await;
+    escalated_by_a_question(&w, "m_asks").await;
+    awaiting_review(&w, "m_waits").await;
+    let escalation_mails = to_owner(&w).len();
+
+    // 07:00 in New York: the window is not open yet.
+    w.clock.set(at("2026-11-03T12:00:00Z"));
+    w.engine.record_metrics().await.expect("metrics");
+    assert_eq!(w.engine.send_daily_digests().await.expect("digests"), 0);
+    // 08:30: the first hourly run inside the window.
+    w.clock.set(at("2026-11-03T13:30:00Z"));
+    w.engine.record_metrics().await.expect("metrics");
+    assert_eq!(w.engine.send_daily_digests().await.expect("digests"), 1);
+    let mails = to_owner(&w);
+    assert_eq!(mails.len(), escalation_mails + 1);
+    let digest = mails.last().expect("digest");
+    assert_eq!(digest.subject, format!("{}: Your daily summary (2026-11-02)", w.account.name));
+    for expected in [
+        "Yesterday (2026-11-02): ",
+        "1 message sent",
+        "1 member reply",
+        "Waiting for your approval: 1\n",
+        "Escalations open: 1\n",
+    ] {
+        assert!(digest.text.contains(expected), "{expected:?} in {}", digest.text);
+    }
+    assert_eq!(
+        feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await[0],
+        (NoticeKind::DailyDigest, NoticeDelivery::Digest)
+    );
+    w.clock.set(at("2026-11-03T17:30:00Z"));
+    w.run().await;
+    assert_eq!(w.engine.send_daily_digests().await.expect("digests"), 0, "once a day");
+    let summaries = to_owner(&w).iter().filter(|m| m.subject.contains("daily summary")).count();
+    assert_eq!(summaries, 1);
+}
+
+/// Given an owner who paused their account (spec §7.6), then members get nothing — but the
+/// owner still hears of what happens: an opt-out and a task awaiting approval in the digest,
+/// an AI alert at once. Member-facing silence is the switch's point; owner silence is not.
+#[tokio::test]
+async fn a_paused_account_silences_members_but_still_tells_its_owner() {
+    let w = owner_world(NotificationChannel::Email).await;
+    let follows_up = w.approved("churn_risk", "m_follow").await;
+    w.approved("churn_risk", "m_leaves").await;
+    let stops = w.approved("churn_risk", "m_stops").await;
+    w.run().await;
+    let to_members = |w: &World| w.mailer.sent().iter().filter(|m| m.to.as_str() != OWNER).count();
+    assert_eq!(to_members(&w), 3);
+    w.engine.set_account_paused(w.account.id, true, "owner").await.expect("pause");
+
+    // A member's stop is honoured at once, paused or not: nothing of theirs may go on resume.
+    let raw = answer(&w, "m-stops@example.com", "stop@mail.example.net", "STOP");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    let stopped = w.task(&stops).await;
+    assert_eq!(
+        (stopped.status, stopped.outcome.as_deref()),
+        (TaskStatus::Cancelled, Some("opted_out"))
+    );
+
+    let leaves = Email::parse("m-leaves@example.com").expect("email");
+    w.engine
+        .suppress(w.account.id, &leaves, "unsubscribe_link")
+        .await
+        .expect("suppress");
+    awaiting_review(&w, "m_new").await;
+    ai_calls_made(&w, limits::AI_CALLS_PER_ACCOUNT_PER_DAY * limits::AI_WARN_PCT / 100 - 1).await;
+    let mut input = w.new_task("win_back", "m_ai").await;
+    input.draft = None;
+    w.engine.create_task(&w.account, input).await.expect("create");
+    assert_eq!(to_owner(&w).len(), 1, "the AI alert goes at once, paused or not");
+
+    w.clock.set(at("2026-11-02T17:00:00Z"));
+    w.run().await;
+    let mails = to_owner(&w);
+    assert_eq!(mails.len(), 2, "the digest goes, paused or not");
+    assert!(mails[1].text.contains("will get no more mail"), "{}", mails[1].text);
+    assert!(mails[1].text.contains("need your review"), "{}", mails[1].text);
+
+    // The follow-up falls due while paused: deferred, not sent.
+    w.clock.set(follows_up.created_at + days(3) + SignedDuration::from_mins(1));
+    w.run().await;
+    assert_eq!(to_members(&w), 3, "nothing reaches a member while the account is paused");
+    assert_eq!(w.task(&follows_up).await.touch, 1);
 }
