@@ -154,6 +154,45 @@ impl DynamoStore {
         }
     }
 
+    /// Add one to the counter item `sk` of the account while it is below `limit`: the new
+    /// count, or `None` at the limit (nothing changed).
+    async fn count_up(
+        &self,
+        account: AccountId,
+        sk: String,
+        kind: &str,
+        limit: u32,
+        expires: Option<i64>,
+    ) -> Result<Option<u32>, StoreError> {
+        self.count();
+        let mut req = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(sk))
+            .condition_expression("attribute_not_exists(calls) OR calls < :limit")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":kind", s(kind))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":limit", n(limit))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew);
+        req = match expires {
+            Some(at) => req
+                .update_expression("SET #kind = :kind, #ttl = :ttl ADD calls :one")
+                .expression_attribute_names("#ttl", TTL)
+                .expression_attribute_values(":ttl", n(at)),
+            None => req.update_expression("SET #kind = :kind ADD calls :one"),
+        };
+        match req.send().await {
+            Ok(out) => Ok(out
+                .attributes
+                .and_then(|a| a.get("calls").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()))),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
     /// An unconditional put.
     async fn put(&self, item: Item) -> Result<(), StoreError> {
         self.count();
@@ -1228,29 +1267,18 @@ impl TaskStore for DynamoStore {
     }
 
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
-        self.count();
-        let out = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(PK, s(account_pk(account)))
-            .key(SK, s(ai_calls_sk(date)))
-            .update_expression("SET #kind = :kind ADD calls :one")
-            .condition_expression("attribute_not_exists(calls) OR calls < :limit")
-            .expression_attribute_names("#kind", KIND)
-            .expression_attribute_values(":kind", s("ai_calls"))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":limit", n(limit))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
-            .send()
-            .await;
-        match out {
-            Ok(out) => Ok(out
-                .attributes
-                .and_then(|a| a.get("calls").and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()))),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(None),
-            Err(e) => Err(unavailable(e)),
-        }
+        self.count_up(account, ai_calls_sk(date), "ai_calls", limit, None).await
+    }
+
+    async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
+        // Kept two days past its day, then removed by the table's TTL.
+        let expires = date
+            .checked_add(jiff::Span::new().days(3))
+            .ok()
+            .and_then(|d| d.to_zoned(jiff::tz::TimeZone::UTC).ok())
+            .map(|z| z.timestamp().as_second());
+        self.count_up(account, daily_counter_sk(counter, date), "daily_counter", limit, expires)
+            .await
     }
 
     async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {

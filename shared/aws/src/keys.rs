@@ -62,6 +62,10 @@ pub fn sends_sk(date: Date) -> String {
 pub fn ai_calls_sk(date: Date) -> String {
     format!("AICALLS#{date}")
 }
+/// Another daily allowance of the account, by name (an owner notice kind's budget).
+pub fn daily_counter_sk(counter: &str, date: Date) -> String {
+    format!("COUNT#{counter}#{date}")
+}
 pub fn suppress_sk(email: &Email) -> String {
     format!("SUPPRESS#{email}")
 }

@@ -507,6 +507,29 @@ async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(store: &dyn Ta
         Some(1),
         "ai calls: per account"
     );
+    // Other daily allowances count the same way, each under its own name.
+    assert_eq!(store.count_daily(account, "late_reply", day, 1).await.expect("count"), Some(1));
+    assert_eq!(
+        store.count_daily(account, "late_reply", day, 1).await.expect("count"),
+        None,
+        "daily: the limit holds"
+    );
+    assert_eq!(
+        store.count_daily(account, "member_opted_out", day, 1).await.expect("count"),
+        Some(1),
+        "daily: per name"
+    );
+    assert_eq!(
+        store.count_daily(account, "late_reply", next_day, 1).await.expect("count"),
+        Some(1),
+        "daily: per day"
+    );
+    assert_eq!(
+        store.count_daily(other, "late_reply", day, 1).await.expect("count"),
+        Some(1),
+        "daily: per account"
+    );
+    assert_eq!(store.ai_calls(account, day).await.expect("read"), 3, "the AI counter is its own");
 }
 
 fn base() -> Timestamp {

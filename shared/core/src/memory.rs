@@ -56,6 +56,7 @@ struct State {
     metrics: HashMap<(AccountId, Date), DailyMetrics>,
     notices: BTreeMap<(AccountId, ulid::Ulid), OwnerNotice>,
     actions: BTreeMap<(AccountId, TaskId, String), ActionRecord>,
+    daily_counters: HashMap<(AccountId, String, Date), u32>,
 }
 
 /// See the module docs.
@@ -496,6 +497,16 @@ impl TaskStore for MemoryStore {
         }
         *calls += 1;
         Ok(Some(*calls))
+    }
+
+    async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
+        let mut s = self.lock();
+        let count = s.daily_counters.entry((account, counter.to_owned(), date)).or_insert(0);
+        if *count >= limit {
+            return Ok(None);
+        }
+        *count += 1;
+        Ok(Some(*count))
     }
 
     async fn create_task_within(

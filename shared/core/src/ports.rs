@@ -228,6 +228,9 @@ pub trait TaskStore: Send + Sync {
     /// Count one AI call of the account on `date` (its local day), atomically and only while
     /// fewer than `limit` were made: the new count, or `None` when the day's calls are used up.
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
+    /// The same for any other daily allowance of the account, named `counter` (an owner
+    /// notice kind's daily budget): one atomic write.
+    async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
 
     /// Closed tasks that attribution still watches ([`Task::attribution_until`] set), from one
     /// shard of the attribution index, soonest window end first, `limit` at most, with a

@@ -75,8 +75,8 @@ impl Engine {
     }
 
     /// Take one of today's slots of `kind`'s daily budget (spec §35), or say when the next
-    /// local day starts if they are all taken. Each slot is claimed once with an idempotency
-    /// record, so concurrent workers cannot overspend it. Immediate kinds always pass; the
+    /// local day starts if they are all taken. The slots are one atomic counter per kind and
+    /// day, so concurrent workers cannot overspend it. Immediate kinds always pass; the
     /// daily digest has one slot a day.
     pub(crate) async fn claim_notice_budget(
         &self,
@@ -91,10 +91,14 @@ impl Engine {
         };
         let tz = account.settings.time_zone();
         let date = limits::local_date(now, &tz);
-        for slot in 0..max_per_day {
-            if self.claim_once_today(account, &format!("{}/{slot}", kind.as_str()), now).await? {
-                return Ok(Ok(()));
-            }
+        // One atomic counter per kind and local day: a single write, however many are spent.
+        if self
+            .store
+            .count_daily(account.id, kind.as_str(), date, max_per_day)
+            .await?
+            .is_some()
+        {
+            return Ok(Ok(()));
         }
         let next_day = date
             .tomorrow()
