@@ -87,6 +87,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         escalation: None,
         provisional: false,
         attribution_until: None,
+        owner_edited: false,
         version: 1,
     }
 }
