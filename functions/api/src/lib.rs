@@ -60,6 +60,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
         .route("/api/v1/activity", get(activity))
+        .route("/api/v1/metrics", get(metrics))
         .route("/api/v1/notifications", get(notifications))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
@@ -432,6 +433,26 @@ async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Quer
     let account = owner(&state, &headers).await?;
     let month = params.month.as_deref().filter(|m| !m.is_empty());
     Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
+}
+
+#[derive(Deserialize)]
+struct MetricsParams {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+/// The account's daily metrics (spec §28.3): `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
+/// last 30 days in the account's time zone, at most 92 days. A bad date or range is a
+/// malformed request (400).
+async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<MetricsParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let from = params.from.as_deref().filter(|d| !d.is_empty());
+    let to = params.to.as_deref().filter(|d| !d.is_empty());
+    match state.engine.metrics(account, from, to).await {
+        Ok(report) => Ok(json(StatusCode::OK, report)),
+        Err(EngineError::Invalid(e)) => Err(ApiError::bad_request(&e.code, e.message)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `?limit=&cursor=` of a paged feed.

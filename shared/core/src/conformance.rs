@@ -37,6 +37,43 @@ pub async fn run_all(store: &dyn TaskStore) {
     closing_a_task_writes_its_learning_record_in_the_same_commit(store).await;
     connector_health_counts_failures_degrades_once_and_recovers(store).await;
     daily_metrics_are_added_with_their_watermark_once(store).await;
+    daily_metrics_are_read_by_range_without_the_watermark(store).await;
+}
+
+/// The owner's metrics read: the stored days between two dates, oldest first, in one read —
+/// never the watermark item, never another account's days.
+async fn daily_metrics_are_read_by_range_without_the_watermark(store: &dyn TaskStore) {
+    use crate::metrics::{DailyMetrics, MetricsCursor};
+    let account = AccountId::generate(base());
+    let day = |d: i8| jiff::civil::date(2026, 10, d);
+    let sent = |n: u32| DailyMetrics {
+        messages_sent: n,
+        ..DailyMetrics::default()
+    };
+    let cursor = MetricsCursor {
+        through: Some(base()),
+        version: 1,
+        ..MetricsCursor::default()
+    };
+    let days = [(day(1), sent(1)), (day(9), sent(9)), (day(10), sent(10)), (day(31), sent(31))];
+    store.save_metrics(account, &cursor, &days).await.expect("fold");
+    let other = AccountId::generate(base());
+    store.save_metrics(other, &cursor, &[(day(9), sent(99))]).await.expect("fold");
+    let read = store.metrics_days(account, day(2), day(31)).await.expect("range");
+    assert_eq!(
+        read.iter().map(|(d, m)| (*d, m.messages_sent)).collect::<Vec<_>>(),
+        vec![(day(9), 9), (day(10), 10), (day(31), 31)],
+        "metrics range: the stored days inside the range, oldest first, this account's only"
+    );
+    assert_eq!(
+        store.metrics_days(account, day(1), day(1)).await.expect("one day").len(),
+        1,
+        "metrics range: a one-day range"
+    );
+    assert!(
+        store.metrics_days(account, day(2), day(8)).await.expect("empty").is_empty(),
+        "metrics range: days never counted are left out"
+    );
 }
 
 /// Spec §28.3: a fold's additions and its watermark are one conditional write.

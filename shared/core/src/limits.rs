@@ -197,6 +197,10 @@ pub const METRICS_SETTLE: SignedDuration = SignedDuration::from_mins(5);
 pub const METRICS_FIRST_LOOKBACK: SignedDuration = SignedDuration::from_hours(48);
 /// An estimate of one AI call's cost, for the cost metric and alert (no token counts yet).
 pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
+/// The owner's daily metrics read (`GET /api/v1/metrics`): the days shown by default (ending
+/// today in the account's time zone), and the most one request may ask for.
+pub const METRICS_DEFAULT_DAYS: i64 = 30;
+pub const METRICS_MAX_DAYS: i64 = 92;
 
 /// Alert conditions (spec §28.4).
 pub const ALERT_ESCALATION_RATE: f64 = 0.5;
