@@ -49,6 +49,30 @@ async fn a_cancelled_task_leaves_its_learning_record_and_the_day_its_metrics() {
     // Another run folds nothing twice.
     stack.run().await;
     assert_eq!(store.daily_metrics(account, today).await.expect("read"), day);
+
+    // The operator's platform aggregate counts the record, and names no one.
+    let month = openloop_core::interaction::month_of(later);
+    let (status, learning) = stack
+        .get(&format!("/api/v1/admin/learning?month={month}"), &stack.admin_token)
+        .await;
+    assert_eq!(status, 200, "{learning}");
+    assert_eq!(
+        (learning["records"].as_u64(), learning["complete"].as_bool()),
+        (Some(1), Some(true))
+    );
+    let churn = &learning["task_types"][0];
+    assert_eq!(
+        (churn["task_type"].as_str(), churn["sent"].as_u64(), churn["succeeded"].as_u64()),
+        (Some("churn_risk"), Some(1), Some(0))
+    );
+    let text = learning.to_string();
+    for secret in [gym.id.as_str(), "m_obs", task.as_str()] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let (status, _) = stack.get("/api/v1/admin/learning", &gym.token).await;
+    assert_eq!(status, 401, "owners never read across tenants");
+    let (status, refused) = stack.get("/api/v1/admin/learning?month=2026-13", &stack.admin_token).await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("invalid_month")));
 }
 
 /// `GET /api/v1/metrics`: the owner reads the days the hourly fold wrote, by range in the

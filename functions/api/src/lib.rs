@@ -43,6 +43,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/admin/resume", post(resume))
         .route("/api/v1/admin/accounts/{id}/pause", post(admin_pause_account))
         .route("/api/v1/admin/accounts/{id}/resume", post(admin_resume_account))
+        .route("/api/v1/admin/learning", get(admin_learning))
         .route("/api/v1/pause", get(account_pause_state).post(pause_account))
         .route("/api/v1/resume", post(resume_account))
         .route("/api/v1/tasks", get(list_tasks).post(create_task))
@@ -185,6 +186,15 @@ async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id)
     Ok(kill_switch(
         &state.engine.set_account_paused(account_id(&id)?, false, "admin").await?,
     ))
+}
+
+/// The operator's platform-wide learning aggregate (admin token; never an owner's):
+/// `?month=YYYY-MM` (UTC, default the current month) across every account, per task type and
+/// outcome — counts and rates only, no ids, no text.
+async fn admin_learning(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
+    admin(&state, &headers)?;
+    let month = params.month.as_deref().filter(|m| !m.is_empty());
+    Ok(json(StatusCode::OK, state.engine.platform_learning(month).await?))
 }
 
 #[derive(Deserialize)]

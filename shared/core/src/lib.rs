@@ -34,6 +34,7 @@ pub mod gate;
 pub mod ids;
 pub mod inbound;
 pub mod interaction;
+pub mod learning;
 pub mod limits;
 pub mod mail;
 pub mod member;

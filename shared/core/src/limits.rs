@@ -31,6 +31,10 @@ pub const MAX_PROMPT_MEMORIES: usize = 25;
 
 /// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
 pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
+/// The operator's platform aggregate of a month's learning records: read in pages of this
+/// size, and no more than this many records in one report (it says when it stopped short).
+pub const LEARNING_PAGE_SIZE: usize = 500;
+pub const LEARNING_AGGREGATE_MAX_RECORDS: usize = 50_000;
 
 /// At most this many messages per member per day (the account's local day), across tasks.
 pub const MEMBER_DAILY_LIMIT: usize = 1;

@@ -309,4 +309,17 @@ async fn the_learning_record_says_whether_the_owner_edited_the_message_that_was_
     let mut crossing: Vec<bool> = shared.iter().map(|s| s.owner_edited).collect();
     crossing.sort();
     assert_eq!(crossing, vec![false, true], "the cross-tenant copy carries the fact too");
+    // The operator's month adds them up.
+    let month = w.engine.platform_learning(None).await.expect("aggregate");
+    let recovery = month
+        .task_types
+        .iter()
+        .find(|t| t.task_type == "payment_recovery")
+        .expect("payment_recovery");
+    assert_eq!(
+        (recovery.total.tasks, recovery.total.succeeded, recovery.total.owner_edited),
+        (2, 2, 1)
+    );
+    assert_eq!(recovery.outcomes["recovered"].success_rate, Some(1.0));
+    assert!(w.engine.platform_learning(Some("2026-13")).await.is_err(), "a bad month is refused");
 }
