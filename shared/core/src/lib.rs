@@ -47,6 +47,7 @@ pub mod ports;
 pub mod priority_rules;
 pub mod prompt;
 pub mod recurring;
+pub mod retry;
 pub mod risk;
 pub mod scorecard;
 pub mod skills;

@@ -239,6 +239,9 @@ pub const CONNECTOR_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 pub const CONNECTOR_ATTEMPTS: u32 = 3;
 pub const CONNECTOR_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
 pub const CONNECTOR_MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+/// How much of a failing answer's body an error quotes (the connector's, the model's).
+pub const CONNECTOR_ERROR_EXCERPT_CHARS: usize = 200;
+pub const MODEL_ERROR_EXCERPT_CHARS: usize = 300;
 
 /// The backoff after `failures` consecutive failures (the last step repeats).
 pub fn connector_backoff(failures: u32) -> SignedDuration {
