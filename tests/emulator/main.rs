@@ -4,6 +4,7 @@
 mod analysis;
 mod categories;
 mod concurrency;
+mod connector_keys;
 mod conversations;
 mod fixtures;
 mod gates;

@@ -125,7 +125,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     let account = state.engine.create_account(input, secrets).await?;
     Ok(json(
         StatusCode::CREATED,
-        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": account.settings}),
+        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": settings_view(&account)}),
     ))
 }
 
@@ -531,15 +531,33 @@ async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, 
     ))
 }
 
+/// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
+/// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
+/// key itself is write-only and never shown.
+fn settings_view(account: &openloop_core::account::Account) -> serde_json::Value {
+    let mut view = serde_json::to_value(&account.settings).unwrap_or_default();
+    if let Some(fields) = view.as_object_mut() {
+        let pushpress = account
+            .pushpress
+            .as_ref()
+            .map(|c| serde_json::json!({"api_key": "[set]", "company_id": c.company_id()}));
+        fields.insert("pushpress".into(), pushpress.unwrap_or_default());
+    }
+    view
+}
+
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    Ok(json(StatusCode::OK, state.engine.account(account).await?.settings))
+    Ok(json(StatusCode::OK, settings_view(&state.engine.account(account).await?)))
 }
 
 async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
-    Ok(json(StatusCode::OK, state.engine.update_settings(account, patch).await?))
+    Ok(json(
+        StatusCode::OK,
+        settings_view(&state.engine.update_account(account, patch).await?),
+    ))
 }
 
 #[derive(Deserialize)]

@@ -510,8 +510,14 @@ async fn accounts_are_created_once_and_saved_under_their_version(store: &dyn Tas
     let mut changed = store.get_account(account.id).await.expect("get").expect("present");
     assert_eq!(changed, account, "accounts: round trip");
     changed.settings.daily_send_limit = 5;
+    changed.pushpress = Some(crate::connector::ConnectorCredentials::new("pp_key_1", Some("co_1".into())).expect("credentials"));
     changed.version += 1;
     store.save_account(&changed).await.expect("save");
+    assert_eq!(
+        store.get_account(account.id).await.expect("get").and_then(|a| a.pushpress),
+        changed.pushpress,
+        "accounts: the account's own connector credentials are kept"
+    );
     assert!(
         is_conflict(store.save_account(&changed).await, Conflict::Version),
         "accounts: saving the same version twice must conflict"

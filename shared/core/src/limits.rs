@@ -201,6 +201,10 @@ pub const METRICS_SETTLE: SignedDuration = SignedDuration::from_mins(5);
 pub const METRICS_FIRST_LOOKBACK: SignedDuration = SignedDuration::from_hours(48);
 /// An estimate of one AI call's cost, for the cost metric and alert (no token counts yet).
 pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
+/// An account's own connector credentials (spec §34): the longest API key and company id
+/// accepted.
+pub const MAX_CONNECTOR_KEY_CHARS: usize = 256;
+pub const MAX_CONNECTOR_COMPANY_CHARS: usize = 128;
 /// The owner's daily metrics read (`GET /api/v1/metrics`): the days shown by default (ending
 /// today in the account's time zone), and the most one request may ask for.
 pub const METRICS_DEFAULT_DAYS: i64 = 30;

@@ -18,6 +18,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         settings: Settings::defaults("America/New_York".into()),
         webhook_secret: "whsec_dGVzdA==".into(),
         paused: false,
+        pushpress: None,
         created_at: now,
         version: 1,
     }
