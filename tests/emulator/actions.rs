@@ -120,7 +120,7 @@ async fn racing_workers_run_each_action_once() {
     let scratch = Scratch::new("actions-race");
     let (mut engine, store, clock) = scratch.engine(None).await;
     let (base, seen) = pushpress_stub().await;
-    let config = PushPressConfig::new(&base, secrecy::SecretString::from("pp-key")).expect("config");
+    let config = PushPressConfig::new(&base, Some(secrecy::SecretString::from("pp-key"))).expect("config");
     engine.connector = Some(Arc::new(PushPress::new(config).expect("client")));
     let now = clock.now();
     let account = openloop_core::testing::sample_account(now);

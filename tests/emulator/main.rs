@@ -5,6 +5,7 @@ mod actions;
 mod analysis;
 mod categories;
 mod concurrency;
+mod connector_keys;
 mod conversations;
 mod fixtures;
 mod gates;

@@ -130,12 +130,19 @@ impl std::ops::Deref for Stack {
 
 impl Stack {
     pub async fn start(name: &str) -> Self {
+        Self::start_with(name, |_| {}).await
+    }
+
+    /// [`Stack::start`] with the configuration adjusted first (a connector, say).
+    pub async fn start_with(name: &str, adjust: impl FnOnce(&mut Config)) -> Self {
         let scratch = Scratch::new(name);
+        let mut config = test_config();
+        adjust(&mut config);
         let options = openloop_local::Options {
             http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
             prefix: scratch.names.table.clone(),
             background: true,
-            config: test_config(),
+            config,
         };
         let running = openloop_local::start(options)
             .await

@@ -43,6 +43,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/admin/resume", post(resume))
         .route("/api/v1/admin/accounts/{id}/pause", post(admin_pause_account))
         .route("/api/v1/admin/accounts/{id}/resume", post(admin_resume_account))
+        .route("/api/v1/admin/learning", get(admin_learning))
         .route("/api/v1/pause", get(account_pause_state).post(pause_account))
         .route("/api/v1/resume", post(resume_account))
         .route("/api/v1/tasks", get(list_tasks).post(create_task))
@@ -60,6 +61,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
         .route("/api/v1/scorecard", get(scorecard))
         .route("/api/v1/activity", get(activity))
+        .route("/api/v1/metrics", get(metrics))
         .route("/api/v1/notifications", get(notifications))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
@@ -123,7 +125,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     let account = state.engine.create_account(input, secrets).await?;
     Ok(json(
         StatusCode::CREATED,
-        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": account.settings}),
+        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": settings_view(&account)}),
     ))
 }
 
@@ -184,6 +186,15 @@ async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id)
     Ok(kill_switch(
         &state.engine.set_account_paused(account_id(&id)?, false, "admin").await?,
     ))
+}
+
+/// The operator's platform-wide learning aggregate (admin token; never an owner's):
+/// `?month=YYYY-MM` (UTC, default the current month) across every account, per task type and
+/// outcome — counts and rates only, no ids, no text.
+async fn admin_learning(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
+    admin(&state, &headers)?;
+    let month = params.month.as_deref().filter(|m| !m.is_empty());
+    Ok(json(StatusCode::OK, state.engine.platform_learning(month).await?))
 }
 
 #[derive(Deserialize)]
@@ -451,6 +462,26 @@ async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Quer
     Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
 }
 
+#[derive(Deserialize)]
+struct MetricsParams {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+/// The account's daily metrics (spec §28.3): `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
+/// last 30 days in the account's time zone, at most 92 days. A bad date or range is a
+/// malformed request (400).
+async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<MetricsParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let from = params.from.as_deref().filter(|d| !d.is_empty());
+    let to = params.to.as_deref().filter(|d| !d.is_empty());
+    match state.engine.metrics(account, from, to).await {
+        Ok(report) => Ok(json(StatusCode::OK, report)),
+        Err(EngineError::Invalid(e)) => Err(ApiError::bad_request(&e.code, e.message)),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// `?limit=&cursor=` of a paged feed.
 #[derive(Deserialize)]
 struct PageParams {
@@ -517,15 +548,33 @@ async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, 
     ))
 }
 
+/// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
+/// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
+/// key itself is write-only and never shown.
+fn settings_view(account: &openloop_core::account::Account) -> serde_json::Value {
+    let mut view = serde_json::to_value(&account.settings).unwrap_or_default();
+    if let Some(fields) = view.as_object_mut() {
+        let pushpress = account
+            .pushpress
+            .as_ref()
+            .map(|c| serde_json::json!({"api_key": "[set]", "company_id": c.company_id()}));
+        fields.insert("pushpress".into(), pushpress.unwrap_or_default());
+    }
+    view
+}
+
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    Ok(json(StatusCode::OK, state.engine.account(account).await?.settings))
+    Ok(json(StatusCode::OK, settings_view(&state.engine.account(account).await?)))
 }
 
 async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
-    Ok(json(StatusCode::OK, state.engine.update_settings(account, patch).await?))
+    Ok(json(
+        StatusCode::OK,
+        settings_view(&state.engine.update_account(account, patch).await?),
+    ))
 }
 
 #[derive(Deserialize)]

@@ -44,8 +44,9 @@ pub struct Config {
     /// `OPENLOOP_SES_CONFIGURATION_SET`: the SES configuration set sends name (bounce and
     /// complaint notifications); none locally.
     pub ses_configuration_set: Option<String>,
-    /// `OPENLOOP_PUSHPRESS_BASE_URL` (+ `OPENLOOP_PUSHPRESS_API_KEY`): the member-data
-    /// connector the stale guard refreshes from; none by default (projected facts only).
+    /// `OPENLOOP_PUSHPRESS_BASE_URL` (+ the process-wide `OPENLOOP_PUSHPRESS_API_KEY`): the
+    /// member-data connector the stale guard refreshes from; none by default (projected facts
+    /// only).
     pub pushpress: Option<PushPress>,
     /// `OPENLOOP_MAIL_EVENTS_TOPIC_ARN`: the only SNS topic whose messages the signals
     /// function accepts (any correctly signed topic when unset).
@@ -115,15 +116,15 @@ impl Config {
     }
 }
 
-/// The PushPress connector, if `OPENLOOP_PUSHPRESS_BASE_URL` is set (then the key must be).
+/// The PushPress connector, if `OPENLOOP_PUSHPRESS_BASE_URL` is set. `OPENLOOP_PUSHPRESS_API_KEY`
+/// is the key of accounts without their own; without it only accounts that brought a key
+/// (`pushpress` in their settings) are connected.
 fn pushpress() -> Result<Option<PushPress>, ConfigError> {
     let Some(base) = var("OPENLOOP_PUSHPRESS_BASE_URL") else {
         return Ok(None);
     };
-    let key = var("OPENLOOP_PUSHPRESS_API_KEY")
-        .ok_or_else(|| ConfigError("OPENLOOP_PUSHPRESS_API_KEY must be set with OPENLOOP_PUSHPRESS_BASE_URL".into()))?;
-    let mut config =
-        PushPressConfig::new(&base, SecretString::from(key)).map_err(|e| ConfigError(format!("OPENLOOP_PUSHPRESS_BASE_URL: {e}")))?;
+    let key = var("OPENLOOP_PUSHPRESS_API_KEY").map(SecretString::from);
+    let mut config = PushPressConfig::new(&base, key).map_err(|e| ConfigError(format!("OPENLOOP_PUSHPRESS_BASE_URL: {e}")))?;
     if let Some(secs) = var("OPENLOOP_PUSHPRESS_TIMEOUT_SECS") {
         let secs: u64 = secs
             .parse()

@@ -1568,6 +1568,39 @@ impl TaskStore for DynamoStore {
             .unwrap_or_default())
     }
 
+    async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError> {
+        // `METRICS#{date}` items sort by date; the cursor (`METRICS#CURSOR`) sorts after
+        // every date, so a BETWEEN on two dates never reads it.
+        let mut days = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            self.count();
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND SK BETWEEN :from AND :to")
+                .expression_attribute_values(":pk", s(account_pk(account)))
+                .expression_attribute_values(":from", s(metrics_sk(from)))
+                .expression_attribute_values(":to", s(metrics_sk(to)))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
+            for item in out.items.unwrap_or_default() {
+                let Some(date) = item.get(SK).and_then(|v| v.as_s().ok()).and_then(|sk| metrics_date(sk)) else {
+                    continue;
+                };
+                days.push((date, from_item(item)?));
+            }
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(days),
+            }
+        }
+    }
+
     async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
         Ok(self
             .get(account_pk(account), &ai_calls_sk(date))

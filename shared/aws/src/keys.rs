@@ -155,6 +155,10 @@ pub const METRICS_CURSOR_SK: &str = "METRICS#CURSOR";
 pub fn metrics_sk(date: Date) -> String {
     format!("METRICS#{date}")
 }
+/// The day of a [`metrics_sk`] (`None` for the cursor or anything else).
+pub fn metrics_date(sk: &str) -> Option<Date> {
+    sk.strip_prefix("METRICS#")?.parse().ok()
+}
 
 /// Owner notifications (spec §35): one item per notice, listed newest first by its ULID; a
 /// notice waiting for its digest mail also sits in one digest partition of GSI1, sorted by

@@ -2,26 +2,29 @@
 //! the stale guard.
 //!
 //! Two reads per member, each `GET` with the headers `API-KEY: {key}` and `company-id:
-//! {account id}`:
+//! {company}` — the account's own key and company when it has them
+//! ([`openloop_core::connector::ConnectorCredentials`]), else the process-wide key (if one is
+//! configured) with the account's id as the company:
 //! - `{base}/customers/{member_id}` → `{"status": "lead|active|cancelled|frozen",
 //!   "status_changed_at"?, "email"?, "last_checkin_at"?, "payment_status"?: "current|failing",
 //!   "last_payment_succeeded_at"?, "last_payment_failed_at"?}` (times RFC 3339); `404`: the
 //!   member is unknown to PushPress.
 //! - `{base}/customers/{member_id}/checkins?since={RFC 3339}` → `{"data": [{"checked_in_at"}]}`.
 //!
-//! The changes automation actions make (spec §15), each sent with an `Idempotency-Key` (the
-//! action's key, so a retried request is applied once) and a JSON body; the answer's JSON, if
-//! any, is kept in the action log, and `404` means PushPress does not know the member:
+//! The changes automation actions make (spec §15), with the same key and company, each sent
+//! with an `Idempotency-Key` (the action's key, so a retried request is applied once) and a
+//! JSON body; the answer's JSON, if any, is kept in the action log, and `404` means PushPress
+//! does not know the member:
 //! - tag: `POST {base}/customers/{id}/tags {"tag"}`; untag: `DELETE {base}/customers/{id}/tags/{tag}`
 //! - status: `PATCH {base}/customers/{id} {"status"}`
 //! - note: `POST {base}/customers/{id}/notes {"note"}`
 //! - staff to-do: `POST {base}/tasks {"customer_id", "title"}`
 //!
 //! Each request has a timeout and is retried on 429, 5xx, timeouts and refused connections
-//! (at most [`CONNECTOR_ATTEMPTS`] attempts, backoff doubling from [`CONNECTOR_RETRY_BACKOFF`],
-//! a short `retry-after` honoured, a long one ends the call). Other 4xx and malformed bodies
-//! fail at once. The API key is a [`SecretString`]: never in a log, a `Debug` print or an
-//! error (bodies quoted in errors are scrubbed of it).
+//! (the shared [`RetryPolicy`]: at most [`CONNECTOR_ATTEMPTS`] attempts, backoff doubling from
+//! [`CONNECTOR_RETRY_BACKOFF`], a short `retry-after` honoured, a long one ends the call).
+//! Other 4xx and malformed bodies fail at once. Every key is a secret: never in a log, a
+//! `Debug` print or an error (bodies quoted in errors are scrubbed of them).
 
 use std::time::Duration;
 
@@ -33,16 +36,21 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use openloop_core::connector::{Connector, ConnectorError, ConnectorMember, MemberChange};
+use openloop_core::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
 use openloop_core::event::MemberStatus;
 use openloop_core::ids::{AccountId, Email, MemberId};
-use openloop_core::limits::{CONNECTOR_ATTEMPTS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT};
+use openloop_core::limits::{
+    CONNECTOR_ATTEMPTS, CONNECTOR_ERROR_EXCERPT_CHARS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT,
+};
+use openloop_core::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
 
 /// Where PushPress is and how to call it. `Debug` shows the key redacted.
 #[derive(Clone, Debug)]
 pub struct PushPressConfig {
     pub base_url: Url,
-    pub api_key: SecretString,
+    /// The process-wide key, for accounts without their own; none: only accounts that
+    /// brought a key are connected.
+    pub api_key: Option<SecretString>,
     pub timeout: Duration,
     pub max_attempts: u32,
     pub backoff: Duration,
@@ -51,7 +59,7 @@ pub struct PushPressConfig {
 
 impl PushPressConfig {
     /// The limits' defaults for `base_url`.
-    pub fn new(base_url: &str, api_key: SecretString) -> Result<Self, String> {
+    pub fn new(base_url: &str, api_key: Option<SecretString>) -> Result<Self, String> {
         let base_url = Url::parse(base_url).map_err(|e| format!("not a URL ({e})"))?;
         if base_url.cannot_be_a_base() {
             return Err("not a base URL".into());
@@ -128,9 +136,10 @@ impl Request<'_> {
     }
 }
 
-enum Attempt {
-    Transient { why: String, retry_after: Option<Duration> },
-    Fatal(ConnectorError),
+/// What one call sends: the key and the company it names.
+struct Access<'a> {
+    key: &'a str,
+    company: String,
 }
 
 impl PushPress {
@@ -150,9 +159,27 @@ impl PushPress {
         Ok(url)
     }
 
+    /// The key and company of a call for `account`: its own credentials, else the
+    /// process-wide key under the account's id.
+    fn access<'a>(&'a self, account: AccountId, credentials: Option<&'a ConnectorCredentials>) -> Result<Access<'a>, ConnectorError> {
+        if let Some(own) = credentials {
+            return Ok(Access {
+                key: own.expose_api_key(),
+                company: own.company_id().map_or_else(|| account.to_string(), str::to_owned),
+            });
+        }
+        match &self.config.api_key {
+            Some(key) => Ok(Access {
+                key: key.expose_secret(),
+                company: account.to_string(),
+            }),
+            None => Err(ConnectorError::Refused("no PushPress API key for this account".into())),
+        }
+    }
+
     /// One GET with retries: the body, `None` on 404, or why there is none.
-    async fn get<T: DeserializeOwned>(&self, account: AccountId, url: Url) -> Result<Option<T>, ConnectorError> {
-        match self.call(account, Request::get(url)).await? {
+    async fn get<T: DeserializeOwned>(&self, access: &Access<'_>, url: Url) -> Result<Option<T>, ConnectorError> {
+        match self.call(access, &Request::get(url)).await? {
             Some(bytes) => serde_json::from_slice::<T>(&bytes)
                 .map(Some)
                 .map_err(|e| ConnectorError::Malformed(e.to_string())),
@@ -161,44 +188,42 @@ impl PushPress {
     }
 
     /// One request with retries: the body's bytes, `None` on 404, or why there is none.
-    async fn call(&self, account: AccountId, request: Request<'_>) -> Result<Option<Vec<u8>>, ConnectorError> {
+    async fn call(&self, access: &Access<'_>, request: &Request<'_>) -> Result<Option<Vec<u8>>, ConnectorError> {
         let c = &self.config;
-        let attempts = c.max_attempts.max(1);
-        let mut last = String::new();
-        for attempt in 1..=attempts {
-            let wait = match self.attempt(account, &request).await {
-                Ok(body) => return Ok(body),
-                Err(Attempt::Fatal(e)) => return Err(e),
-                Err(Attempt::Transient { why, retry_after }) => {
-                    let backoff = c.backoff.saturating_mul(2u32.saturating_pow(attempt - 1));
-                    last = self.redact(&why);
-                    match retry_after {
-                        Some(asked) if asked > c.max_retry_after => {
-                            return Err(ConnectorError::Unavailable(format!(
-                                "{last}; asked to wait {}s, longer than we wait",
-                                asked.as_secs()
-                            )));
-                        }
-                        Some(asked) => asked.max(backoff),
-                        None => backoff,
-                    }
-                }
-            };
-            if attempt < attempts {
-                tracing::warn!(connector = "pushpress", attempt, failure = %last, wait_ms = wait.as_millis() as u64, "connector call failed; retrying");
-                tokio::time::sleep(wait).await;
+        let policy = RetryPolicy {
+            max_attempts: c.max_attempts,
+            backoff: c.backoff,
+            max_retry_after: c.max_retry_after,
+        };
+        let retried = policy
+            .run(
+                || self.attempt(access, request),
+                tokio::time::sleep,
+                |attempt, why, wait| {
+                    tracing::warn!(connector = "pushpress", attempt, failure = %self.redact(access, why), wait_ms = wait.as_millis() as u64, "connector call failed; retrying");
+                },
+            )
+            .await;
+        retried.map_err(|gave_up| match gave_up {
+            GaveUp::Fatal(e) => e,
+            GaveUp::WaitTooLong { why, asked } => ConnectorError::Unavailable(format!(
+                "{}; asked to wait {}s, longer than we wait",
+                self.redact(access, &why),
+                asked.as_secs()
+            )),
+            GaveUp::Exhausted { attempts, last } => {
+                ConnectorError::Unavailable(format!("gave up after {attempts} attempts: {}", self.redact(access, &last)))
             }
-        }
-        Err(ConnectorError::Unavailable(format!("gave up after {attempts} attempts: {last}")))
+        })
     }
 
-    async fn attempt(&self, account: AccountId, request: &Request<'_>) -> Result<Option<Vec<u8>>, Attempt> {
+    async fn attempt(&self, access: &Access<'_>, request: &Request<'_>) -> Result<Option<Vec<u8>>, Attempt<ConnectorError>> {
         let c = &self.config;
         let mut builder = self
             .http
             .request(request.method.clone(), request.url.clone())
-            .header("API-KEY", c.api_key.expose_secret())
-            .header("company-id", account.to_string())
+            .header("API-KEY", access.key)
+            .header("company-id", access.company.as_str())
             .header(reqwest::header::ACCEPT, "application/json")
             .timeout(c.timeout);
         if let Some(key) = request.idempotency_key {
@@ -216,19 +241,13 @@ impl PushPress {
             return Ok(None);
         }
         if !status.is_success() {
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
+            let retry_after = retry_after(response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()));
             let body = response.text().await.unwrap_or_default();
-            let why = self.redact(&format!("PushPress answered {status}: {}", excerpt(&body)));
-            return Err(if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
-                Attempt::Transient { why, retry_after }
-            } else {
-                Attempt::Fatal(ConnectorError::Refused(why))
-            });
+            let why = self.redact(
+                access,
+                &format!("PushPress answered {status}: {}", excerpt(&body, CONNECTOR_ERROR_EXCERPT_CHARS)),
+            );
+            return Err(Attempt::failed_status(status.as_u16(), why, retry_after, ConnectorError::Refused));
         }
         match response.bytes().await {
             Ok(b) => Ok(Some(b.to_vec())),
@@ -236,36 +255,25 @@ impl PushPress {
         }
     }
 
-    fn redact(&self, text: &str) -> String {
-        let key = self.config.api_key.expose_secret();
-        if key.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(key, "[redacted]")
-        }
+    /// Cut every key this call may know — the account's and the process-wide one — out of a
+    /// text that quotes PushPress.
+    fn redact(&self, access: &Access<'_>, text: &str) -> String {
+        let process = self.config.api_key.as_ref().map(ExposeSecret::expose_secret);
+        [Some(access.key), process]
+            .into_iter()
+            .flatten()
+            .filter(|key| !key.is_empty())
+            .fold(text.to_owned(), |text, key| text.replace(key, "[redacted]"))
     }
 }
 
-fn transport_failure(e: &reqwest::Error) -> Attempt {
-    let why = if e.is_timeout() {
-        format!("timed out: {e}")
-    } else {
-        format!("request failed: {e}")
-    };
-    if e.is_timeout() || e.is_connect() || e.is_request() || e.is_body() {
-        Attempt::Transient { why, retry_after: None }
-    } else {
-        Attempt::Fatal(ConnectorError::Unavailable(why))
-    }
-}
-
-fn excerpt(body: &str) -> String {
-    const MAX: usize = 200;
-    let body = body.trim();
-    match body.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &body[..i]),
-        None => body.to_owned(),
-    }
+fn transport_failure(e: &reqwest::Error) -> Attempt<ConnectorError> {
+    Attempt::no_answer(
+        e.is_timeout(),
+        e.is_connect() || e.is_request() || e.is_body(),
+        e,
+        ConnectorError::Unavailable,
+    )
 }
 
 #[async_trait]
@@ -274,9 +282,20 @@ impl Connector for PushPress {
         "pushpress"
     }
 
-    async fn member(&self, account: AccountId, member: &MemberId, since: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError> {
+    fn serves(&self, credentials: Option<&ConnectorCredentials>) -> bool {
+        credentials.is_some() || self.config.api_key.is_some()
+    }
+
+    async fn member(
+        &self,
+        account: AccountId,
+        credentials: Option<&ConnectorCredentials>,
+        member: &MemberId,
+        since: Timestamp,
+    ) -> Result<Option<ConnectorMember>, ConnectorError> {
+        let access = self.access(account, credentials)?;
         let Some(customer) = self
-            .get::<CustomerBody>(account, self.url(&["customers", member.as_str()])?)
+            .get::<CustomerBody>(&access, self.url(&["customers", member.as_str()])?)
             .await?
         else {
             return Ok(None);
@@ -284,7 +303,7 @@ impl Connector for PushPress {
         let mut url = self.url(&["customers", member.as_str(), "checkins"])?;
         url.query_pairs_mut().append_pair("since", &since.to_string());
         let checkins = self
-            .get::<CheckinsBody>(account, url)
+            .get::<CheckinsBody>(&access, url)
             .await?
             .map(|b| b.data.into_iter().map(|c| c.checked_in_at).collect())
             .unwrap_or_default();
@@ -303,11 +322,13 @@ impl Connector for PushPress {
     async fn apply(
         &self,
         account: AccountId,
+        credentials: Option<&ConnectorCredentials>,
         member: &MemberId,
         change: &MemberChange,
         key: &str,
     ) -> Result<serde_json::Value, ConnectorError> {
         use reqwest::Method;
+        let access = self.access(account, credentials)?;
         let customer = member.as_str();
         let (method, url, body) = match change {
             MemberChange::AddTag(tag) => (Method::POST, self.url(&["customers", customer, "tags"])?, json!({ "tag": tag })),
@@ -326,7 +347,7 @@ impl Connector for PushPress {
             body: Some(&body),
             idempotency_key: Some(key),
         };
-        match self.call(account, request).await? {
+        match self.call(&access, &request).await? {
             None => Err(ConnectorError::Refused(format!("PushPress does not know member {member}"))),
             Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(serde_json::Value::Null),
             Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| ConnectorError::Malformed(e.to_string())),

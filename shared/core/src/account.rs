@@ -279,6 +279,11 @@ pub struct Account {
     pub webhook_secret: WebhookSecret,
     /// The per-account kill switch: nothing is sent while set.
     pub paused: bool,
+    /// The account's own PushPress credentials (spec §34), when it brought them: the
+    /// connector calls for its members carry them instead of the process-wide key. Stored
+    /// here, never in an API view (the owner sees only whether they are set) or a log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushpress: Option<crate::connector::ConnectorCredentials>,
     pub created_at: Timestamp,
     pub version: u64,
 }

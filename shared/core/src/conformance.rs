@@ -38,6 +38,43 @@ pub async fn run_all(store: &dyn TaskStore) {
     connector_health_counts_failures_degrades_once_and_recovers(store).await;
     daily_metrics_are_added_with_their_watermark_once(store).await;
     an_action_is_claimed_once_and_a_failed_one_again(store).await;
+    daily_metrics_are_read_by_range_without_the_watermark(store).await;
+}
+
+/// The owner's metrics read: the stored days between two dates, oldest first, in one read —
+/// never the watermark item, never another account's days.
+async fn daily_metrics_are_read_by_range_without_the_watermark(store: &dyn TaskStore) {
+    use crate::metrics::{DailyMetrics, MetricsCursor};
+    let account = AccountId::generate(base());
+    let day = |d: i8| jiff::civil::date(2026, 10, d);
+    let sent = |n: u32| DailyMetrics {
+        messages_sent: n,
+        ..DailyMetrics::default()
+    };
+    let cursor = MetricsCursor {
+        through: Some(base()),
+        version: 1,
+        ..MetricsCursor::default()
+    };
+    let days = [(day(1), sent(1)), (day(9), sent(9)), (day(10), sent(10)), (day(31), sent(31))];
+    store.save_metrics(account, &cursor, &days).await.expect("fold");
+    let other = AccountId::generate(base());
+    store.save_metrics(other, &cursor, &[(day(9), sent(99))]).await.expect("fold");
+    let read = store.metrics_days(account, day(2), day(31)).await.expect("range");
+    assert_eq!(
+        read.iter().map(|(d, m)| (*d, m.messages_sent)).collect::<Vec<_>>(),
+        vec![(day(9), 9), (day(10), 10), (day(31), 31)],
+        "metrics range: the stored days inside the range, oldest first, this account's only"
+    );
+    assert_eq!(
+        store.metrics_days(account, day(1), day(1)).await.expect("one day").len(),
+        1,
+        "metrics range: a one-day range"
+    );
+    assert!(
+        store.metrics_days(account, day(2), day(8)).await.expect("empty").is_empty(),
+        "metrics range: days never counted are left out"
+    );
 }
 
 /// Spec §32.2: an action's key is claimed by one caller; a finished record stays, a failed
@@ -566,8 +603,14 @@ async fn accounts_are_created_once_and_saved_under_their_version(store: &dyn Tas
     let mut changed = store.get_account(account.id).await.expect("get").expect("present");
     assert_eq!(changed, account, "accounts: round trip");
     changed.settings.daily_send_limit = 5;
+    changed.pushpress = Some(crate::connector::ConnectorCredentials::new("pp_key_1", Some("co_1".into())).expect("credentials"));
     changed.version += 1;
     store.save_account(&changed).await.expect("save");
+    assert_eq!(
+        store.get_account(account.id).await.expect("get").and_then(|a| a.pushpress),
+        changed.pushpress,
+        "accounts: the account's own connector credentials are kept"
+    );
     assert!(
         is_conflict(store.save_account(&changed).await, Conflict::Version),
         "accounts: saving the same version twice must conflict"

@@ -35,6 +35,76 @@ pub struct ConnectorMember {
     pub last_payment_failed_at: Option<Timestamp>,
 }
 
+/// An account's own access to its connector (spec §34): the API key the gym issued (stored in
+/// the account, used on every call for its members, never shown by the API nor printed —
+/// `Debug` redacts it) and, optionally, the company the key belongs to when it is not named
+/// by the account's id. An account without one falls back to the process-wide key, if any.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectorCredentials {
+    api_key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    company_id: Option<String>,
+}
+
+impl ConnectorCredentials {
+    /// Checked credentials: a key and company id that fit in an HTTP header.
+    pub fn new(api_key: impl Into<String>, company_id: Option<String>) -> Result<Self, crate::error::InvalidInput> {
+        let credentials = Self {
+            api_key: api_key.into(),
+            company_id,
+        };
+        credentials.validate()?;
+        Ok(credentials)
+    }
+
+    /// What [`Self::new`] checks; also for credentials read from a request body.
+    pub fn validate(&self) -> Result<(), crate::error::InvalidInput> {
+        let header_safe = |v: &str, max: usize| !v.is_empty() && v.len() <= max && v.bytes().all(|b| b.is_ascii_graphic());
+        if !header_safe(&self.api_key, limits::MAX_CONNECTOR_KEY_CHARS) {
+            return Err(crate::error::InvalidInput::new(
+                "invalid_pushpress",
+                format!(
+                    "pushpress.api_key must be 1-{} printable characters without spaces",
+                    limits::MAX_CONNECTOR_KEY_CHARS
+                ),
+            ));
+        }
+        if self
+            .company_id
+            .as_deref()
+            .is_some_and(|c| !header_safe(c, limits::MAX_CONNECTOR_COMPANY_CHARS))
+        {
+            return Err(crate::error::InvalidInput::new(
+                "invalid_pushpress",
+                format!(
+                    "pushpress.company_id must be 1-{} printable characters without spaces",
+                    limits::MAX_CONNECTOR_COMPANY_CHARS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The key, for the one header that carries it.
+    pub fn expose_api_key(&self) -> &str {
+        &self.api_key
+    }
+
+    pub fn company_id(&self) -> Option<&str> {
+        self.company_id.as_deref()
+    }
+}
+
+impl std::fmt::Debug for ConnectorCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectorCredentials")
+            .field("api_key", &"<redacted>")
+            .field("company_id", &self.company_id)
+            .finish()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectorError {
     /// No answer worth having: timeouts, refused connections, 429 and 5xx after retries.
@@ -65,15 +135,26 @@ pub enum MemberChange {
 pub trait Connector: Send + Sync {
     /// Its name, which keys its health (`pushpress`).
     fn name(&self) -> &'static str;
+    /// Whether it can be called for an account with these credentials of its own (or none):
+    /// an account that has none, where no process-wide key stands in, is simply not
+    /// connected — its projected facts are used as they are, and nothing counts as a failure.
+    fn serves(&self, credentials: Option<&ConnectorCredentials>) -> bool;
     /// The member now, with their check-ins since `since`; `None` if the connector does not
-    /// know them.
-    async fn member(&self, account: AccountId, member: &MemberId, since: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError>;
-    /// Make `change` to the member, once per `key` (the action's idempotency key, passed on
-    /// so a retried request is applied once); the answer is what the system said, for the
-    /// action log.
+    /// know them. The call is made with the account's own `credentials` when it has them.
+    async fn member(
+        &self,
+        account: AccountId,
+        credentials: Option<&ConnectorCredentials>,
+        member: &MemberId,
+        since: Timestamp,
+    ) -> Result<Option<ConnectorMember>, ConnectorError>;
+    /// Make `change` to the member (with the account's own `credentials` when it has
+    /// them), once per `key` (the action's idempotency key, passed on so a retried request is
+    /// applied once); the answer is what the system said, for the action log.
     async fn apply(
         &self,
         account: AccountId,
+        credentials: Option<&ConnectorCredentials>,
         member: &MemberId,
         change: &MemberChange,
         key: &str,
@@ -231,6 +312,20 @@ mod tests {
         );
         assert!(!facts.payment_failing);
         assert_eq!(facts.last_payment_succeeded_at, Some(at("2026-11-09T09:00:00Z")));
+    }
+
+    #[test]
+    fn credentials_fit_a_header_and_never_print_their_key() {
+        let credentials = ConnectorCredentials::new("pp_live_4f1c", Some("co_9".into())).expect("valid");
+        assert!(!format!("{credentials:?}").contains("pp_live_4f1c"));
+        assert_eq!(
+            (credentials.expose_api_key(), credentials.company_id()),
+            ("pp_live_4f1c", Some("co_9"))
+        );
+        for (key, company) in [("", None), ("two words", None), ("ok", Some("")), ("bad\nline", None)] {
+            let err = ConnectorCredentials::new(key, company.map(str::to_owned)).expect_err("refused");
+            assert_eq!(err.code, "invalid_pushpress");
+        }
     }
 
     #[test]

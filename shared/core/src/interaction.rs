@@ -51,6 +51,10 @@ pub struct SharedOutcome {
     pub first_touch_weekday: Option<i8>,
     /// Characters of the first message's body.
     pub message_length: Option<usize>,
+    /// The owner edited the first message before it was sent (spec 003, "Owner Edit
+    /// Signal"): only the fact crosses tenants, never the edit.
+    #[serde(default)]
+    pub owner_edited: bool,
     /// Confidence at creation, rounded down to a multiple of 10.
     pub confidence_bucket: u8,
     pub trigger: String,
@@ -114,6 +118,7 @@ impl InteractionOutcome {
             first_touch_hour: local.as_ref().map(jiff::Zoned::hour),
             first_touch_weekday: local.as_ref().map(|z| z.weekday().to_monday_one_offset()),
             message_length: task.draft.as_ref().filter(|_| task.touch > 0).map(|d| d.body.chars().count()),
+            owner_edited: task.owner_edited && task.touch > 0,
             confidence_bucket: task.confidence / 10 * 10,
             trigger: serde_plain(&task.trigger_type),
             execution_mode: serde_plain(&task.controls.mode),
@@ -241,6 +246,28 @@ mod tests {
                 .message_sent
                 .as_deref()
                 .is_some_and(|m| m.contains("did not go through"))
+        );
+    }
+
+    #[test]
+    fn an_owner_edit_of_the_sent_message_is_recorded_as_a_fact_only() {
+        let mut task = closed_after_two_touches();
+        assert!(!InteractionOutcome::of(&task, None).expect("closed").shared.owner_edited);
+        task.owner_edited = true;
+        let record = InteractionOutcome::of(&task, None).expect("closed");
+        assert!(record.shared.owner_edited, "the sent message was the owner's edit");
+        let mut unsent = sample_task(TaskStatus::Ready);
+        unsent.owner_edited = true;
+        let (cancelled, _) = transition(
+            &unsent,
+            TaskStatus::Cancelled,
+            unsent.created_at + hours(1),
+            Why::new("owner_cancelled").outcome("cancelled"),
+        )
+        .expect("valid");
+        assert!(
+            !InteractionOutcome::of(&cancelled, None).expect("closed").shared.owner_edited,
+            "an edited draft that never went out was not sent edited"
         );
     }
 

@@ -31,6 +31,10 @@ pub const MAX_PROMPT_MEMORIES: usize = 25;
 
 /// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
 pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
+/// The operator's platform aggregate of a month's learning records: read in pages of this
+/// size, and no more than this many records in one report (it says when it stopped short).
+pub const LEARNING_PAGE_SIZE: usize = 500;
+pub const LEARNING_AGGREGATE_MAX_RECORDS: usize = 50_000;
 
 /// At most this many messages per member per day (the account's local day), across tasks.
 pub const MEMBER_DAILY_LIMIT: usize = 1;
@@ -205,6 +209,14 @@ pub const METRICS_SETTLE: SignedDuration = SignedDuration::from_mins(5);
 pub const METRICS_FIRST_LOOKBACK: SignedDuration = SignedDuration::from_hours(48);
 /// An estimate of one AI call's cost, for the cost metric and alert (no token counts yet).
 pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
+/// An account's own connector credentials (spec §34): the longest API key and company id
+/// accepted.
+pub const MAX_CONNECTOR_KEY_CHARS: usize = 256;
+pub const MAX_CONNECTOR_COMPANY_CHARS: usize = 128;
+/// The owner's daily metrics read (`GET /api/v1/metrics`): the days shown by default (ending
+/// today in the account's time zone), and the most one request may ask for.
+pub const METRICS_DEFAULT_DAYS: i64 = 30;
+pub const METRICS_MAX_DAYS: i64 = 92;
 
 /// Alert conditions (spec §28.4).
 pub const ALERT_ESCALATION_RATE: f64 = 0.5;
@@ -239,6 +251,9 @@ pub const CONNECTOR_TIMEOUT: std::time::Duration = std::time::Duration::from_sec
 pub const CONNECTOR_ATTEMPTS: u32 = 3;
 pub const CONNECTOR_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
 pub const CONNECTOR_MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+/// How much of a failing answer's body an error quotes (the connector's, the model's).
+pub const CONNECTOR_ERROR_EXCERPT_CHARS: usize = 200;
+pub const MODEL_ERROR_EXCERPT_CHARS: usize = 300;
 
 /// The backoff after `failures` consecutive failures (the last step repeats).
 pub fn connector_backoff(failures: u32) -> SignedDuration {

@@ -690,6 +690,18 @@ impl TaskStore for MemoryStore {
         Ok(self.lock().metrics.get(&(account, date)).cloned().unwrap_or_default())
     }
 
+    async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError> {
+        let mut days: Vec<(Date, DailyMetrics)> = self
+            .lock()
+            .metrics
+            .iter()
+            .filter(|((a, d), _)| *a == account && (from..=to).contains(d))
+            .map(|((_, d), m)| (*d, m.clone()))
+            .collect();
+        days.sort_by_key(|(d, _)| *d);
+        Ok(days)
+    }
+
     async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
         Ok(self.lock().ai_calls.get(&(account, date)).copied().unwrap_or(0))
     }

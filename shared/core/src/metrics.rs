@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::account::Account;
 use crate::alert::{Alert, Severity};
+use crate::error::InvalidInput;
 use crate::limits;
 use crate::ports::ActivityEntry;
 use crate::task::TaskStatus;
@@ -212,6 +213,145 @@ impl DailyMetrics {
     }
     pub fn ai_cost_estimate(&self) -> f64 {
         f64::from(self.ai_calls) * limits::AI_CALL_COST_ESTIMATE_USD
+    }
+}
+
+/// The days an owner asks to see (`GET /api/v1/metrics?from=&to=`), parsed at the edge:
+/// local dates of the account, `from` through `to` inclusive, at most
+/// [`limits::METRICS_MAX_DAYS`] of them. Without `to` it ends today; without `from` it covers
+/// [`limits::METRICS_DEFAULT_DAYS`] days up to `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DayRange {
+    pub from: Date,
+    pub to: Date,
+}
+
+impl DayRange {
+    pub fn parse(from: Option<&str>, to: Option<&str>, today: Date) -> Result<Self, InvalidInput> {
+        let date = |name: &str, raw: &str| {
+            raw.parse::<Date>()
+                .ok()
+                .filter(|d| d.to_string() == raw)
+                .ok_or_else(|| InvalidInput::new("invalid_date", format!("{name} must be a date YYYY-MM-DD, not {raw:?}")))
+        };
+        let to = match to {
+            Some(raw) => date("to", raw)?,
+            None => today,
+        };
+        let from = match from {
+            Some(raw) => date("from", raw)?,
+            None => to
+                .checked_sub(jiff::Span::new().days(limits::METRICS_DEFAULT_DAYS - 1))
+                .unwrap_or(to),
+        };
+        if from > to {
+            return Err(InvalidInput::new(
+                "invalid_range",
+                format!("from ({from}) must not be after to ({to})"),
+            ));
+        }
+        let days = i64::from(to.since(from).map_or(i32::MAX, |span| span.get_days())) + 1;
+        if days > limits::METRICS_MAX_DAYS {
+            return Err(InvalidInput::new(
+                "invalid_range",
+                format!("at most {} days at a time ({from} to {to} is {days})", limits::METRICS_MAX_DAYS),
+            ));
+        }
+        Ok(Self { from, to })
+    }
+
+    /// Every day of the range, oldest first.
+    pub fn days(&self) -> impl Iterator<Item = Date> + '_ {
+        self.from.series(jiff::Span::new().days(1)).take_while(|d| *d <= self.to)
+    }
+}
+
+/// The rates of §28.3, derived from a day's (or a range's) counts; `None` where nothing was
+/// there to divide.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rates {
+    pub completion_rate: Option<f64>,
+    pub escalation_rate: Option<f64>,
+    pub owner_edit_rate: Option<f64>,
+    pub owner_reject_rate: Option<f64>,
+    pub member_reply_rate: Option<f64>,
+    pub verbal_only_rate: Option<f64>,
+    pub bounce_rate: Option<f64>,
+    pub send_failure_rate: Option<f64>,
+    pub ai_cost_estimate_usd: f64,
+}
+
+impl From<&DailyMetrics> for Rates {
+    fn from(m: &DailyMetrics) -> Self {
+        Self {
+            completion_rate: m.completion_rate(),
+            escalation_rate: m.escalation_rate(),
+            owner_edit_rate: m.owner_edit_rate(),
+            owner_reject_rate: m.owner_reject_rate(),
+            member_reply_rate: m.member_reply_rate(),
+            verbal_only_rate: m.verbal_only_rate(),
+            bounce_rate: m.bounce_rate(),
+            send_failure_rate: m.send_failure_rate(),
+            ai_cost_estimate_usd: m.ai_cost_estimate(),
+        }
+    }
+}
+
+/// One day of the owner's metrics: its counts and rates.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DayMetrics {
+    pub date: Date,
+    #[serde(flatten)]
+    pub counts: DailyMetrics,
+    pub rates: Rates,
+}
+
+/// The counts and rates over a whole range.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RangeTotals {
+    #[serde(flatten)]
+    pub counts: DailyMetrics,
+    pub rates: Rates,
+}
+
+/// What `GET /api/v1/metrics` answers: every day of the range (zeros where nothing was
+/// counted), oldest first, and the range's totals.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricsRange {
+    pub from: Date,
+    pub to: Date,
+    pub timezone: String,
+    pub days: Vec<DayMetrics>,
+    pub totals: RangeTotals,
+}
+
+impl MetricsRange {
+    /// The range's report from the days the store holds (any order; days outside are ignored).
+    pub fn of(range: DayRange, timezone: &str, stored: &[(Date, DailyMetrics)]) -> Self {
+        let stored: BTreeMap<Date, &DailyMetrics> = stored.iter().map(|(d, m)| (*d, m)).collect();
+        let mut totals = DailyMetrics::default();
+        let days = range
+            .days()
+            .map(|date| {
+                let counts = stored.get(&date).map(|m| (*m).clone()).unwrap_or_default();
+                totals.add(&counts);
+                DayMetrics {
+                    date,
+                    rates: Rates::from(&counts),
+                    counts,
+                }
+            })
+            .collect();
+        Self {
+            from: range.from,
+            to: range.to,
+            timezone: timezone.to_owned(),
+            days,
+            totals: RangeTotals {
+                rates: Rates::from(&totals),
+                counts: totals,
+            },
+        }
     }
 }
 
@@ -413,6 +553,52 @@ mod tests {
             (1, 1, 1)
         );
         assert_eq!(total.verbal_only_rate(), Some(1.0));
+    }
+
+    #[test]
+    fn a_range_defaults_to_the_last_thirty_days_and_refuses_more_than_ninety_two() {
+        let today = jiff::civil::date(2026, 11, 30);
+        let range = DayRange::parse(None, None, today).expect("default");
+        assert_eq!((range.from, range.to), (jiff::civil::date(2026, 11, 1), today));
+        assert_eq!(range.days().count(), 30);
+        let full = DayRange::parse(Some("2026-09-01"), Some("2026-12-01"), today).expect("92 days");
+        assert_eq!(full.days().count(), 92);
+        for (from, to, code) in [
+            (Some("2026-08-31"), Some("2026-12-01"), "invalid_range"),
+            (Some("2026-11-05"), Some("2026-11-04"), "invalid_range"),
+            (Some("2026-11-31"), None, "invalid_date"),
+            (Some("2026-1-5"), None, "invalid_date"),
+            (None, Some("yesterday"), "invalid_date"),
+        ] {
+            let err = DayRange::parse(from, to, today).expect_err("refused");
+            assert_eq!(err.code, code, "{from:?}..{to:?}");
+        }
+    }
+
+    #[test]
+    fn a_range_report_shows_every_day_with_rates_and_totals() {
+        let range = DayRange::parse(Some("2026-11-01"), Some("2026-11-03"), jiff::civil::date(2026, 11, 30)).expect("range");
+        let stored = vec![
+            (
+                jiff::civil::date(2026, 11, 2),
+                DailyMetrics {
+                    messages_sent: 4,
+                    member_replies: 1,
+                    ..DailyMetrics::default()
+                },
+            ),
+            (jiff::civil::date(2026, 10, 30), day(9, 9)),
+        ];
+        let report = MetricsRange::of(range, "UTC", &stored);
+        assert_eq!(report.days.len(), 3, "days without counts show zeros");
+        assert_eq!(report.days[1].rates.member_reply_rate, Some(0.25));
+        assert_eq!(report.days[0].rates.member_reply_rate, None);
+        assert_eq!(report.totals.counts.messages_sent, 4);
+        assert_eq!(report.totals.counts.tasks_completed, 0, "days outside the range are left out");
+        let json = serde_json::to_value(&report).expect("json");
+        assert_eq!(json["days"][1]["date"], "2026-11-02");
+        assert_eq!(json["days"][1]["messages_sent"], 4);
+        assert_eq!(json["totals"]["rates"]["member_reply_rate"], 0.25);
     }
 
     fn day(completed: u32, escalated: u32) -> DailyMetrics {

@@ -313,6 +313,9 @@ pub trait TaskStore: Send + Sync {
     async fn save_metrics(&self, account: AccountId, cursor: &MetricsCursor, days: &[(Date, DailyMetrics)]) -> Result<(), StoreError>;
     /// The account's metrics of one local day (zeros if none).
     async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError>;
+    /// The account's metrics of the local days `from` through `to` that have any, oldest
+    /// first, in one ranged read (days never counted are left out).
+    async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError>;
     /// The account's AI calls counted on one local day (see [`TaskStore::count_ai_call`]).
     async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
 

@@ -210,6 +210,10 @@ pub struct Task {
     /// ([`crate::attribution::watch_until`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution_until: Option<Timestamp>,
+    /// The owner approved the first message with an edited draft (`draft` is what they sent;
+    /// the original stays in the `owner_approved_with_edits` log entry). Learning reads it.
+    #[serde(default)]
+    pub owner_edited: bool,
     pub version: u64,
 }
 

@@ -18,6 +18,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         settings: Settings::defaults("America/New_York".into()),
         webhook_secret: "whsec_dGVzdA==".into(),
         paused: false,
+        pushpress: None,
         created_at: now,
         version: 1,
     }
@@ -89,6 +90,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         escalation: None,
         provisional: false,
         attribution_until: None,
+        owner_edited: false,
         version: 1,
     }
 }

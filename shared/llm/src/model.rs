@@ -1,10 +1,10 @@
 //! The model-backed agent: one HTTP exchange per port call, with a timeout and a few retries.
 //!
 //! Transient failures (429, 5xx, timeouts, refused connections) are retried with exponential
-//! backoff, at most [`ModelConfig::max_attempts`] attempts in all; a `retry-after` the server
-//! sends is honoured when it is short, and ends the call when it is longer than
-//! [`ModelConfig::max_retry_after`] (a Lambda should not sleep for a minute; the engine
-//! escalates instead). Any other 4xx — a bad key, a bad model name — fails at once, since
+//! backoff by the policy the connector shares ([`RetryPolicy`]), at most
+//! [`ModelConfig::max_attempts`] attempts in all; a `retry-after` the server sends is honoured
+//! when it is short, and ends the call when it is longer than [`ModelConfig::max_retry_after`]
+//! (a Lambda should not sleep for a minute; the engine escalates instead). Any other 4xx — a bad key, a bad model name — fails at once, since
 //! retrying cannot help. The API key never appears in a log line, a `Debug` print or an error:
 //! it is a [`SecretString`], and provider error bodies are scrubbed of it before they are
 //! quoted.
@@ -12,11 +12,12 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use openloop_core::limits::MODEL_ERROR_EXCERPT_CHARS;
 use openloop_core::ports::{
     Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyEvaluation, ReplyRequest,
 };
+use openloop_core::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
 use openloop_core::task::Draft;
-use reqwest::StatusCode;
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::answer;
@@ -79,33 +80,30 @@ impl ModelAgent {
     async fn complete(&self, system: &str, user: &str) -> Result<String, AgentError> {
         let c = &self.config;
         let provider = c.provider.name();
-        let mut last_failure = String::new();
-        for attempt in 1..=c.max_attempts.max(1) {
-            let wait = match self.attempt(system, user).await {
-                Ok(text) => return Ok(text),
-                Err(Attempt::Fatal(why)) => return Err(self.error(why)),
-                Err(Attempt::Transient { why, retry_after }) => {
-                    let backoff = c.backoff.saturating_mul(2u32.saturating_pow(attempt - 1));
-                    let wait = match retry_after {
-                        Some(asked) if asked > c.max_retry_after => {
-                            return Err(self.error(format!("{why}; the server asks to wait {}s, longer than we wait", asked.as_secs())));
-                        }
-                        Some(asked) => asked.max(backoff),
-                        None => backoff,
-                    };
-                    last_failure = why;
-                    wait
-                }
-            };
-            if attempt < c.max_attempts {
-                tracing::warn!(provider, attempt, failure = %self.redact(&last_failure), wait_ms = wait.as_millis() as u64, "model call failed; retrying");
-                tokio::time::sleep(wait).await;
+        let policy = RetryPolicy {
+            max_attempts: c.max_attempts,
+            backoff: c.backoff,
+            max_retry_after: c.max_retry_after,
+        };
+        let retried = policy
+            .run(
+                || self.attempt(system, user),
+                tokio::time::sleep,
+                |attempt, why, wait| {
+                    tracing::warn!(provider, attempt, failure = %self.redact(why), wait_ms = wait.as_millis() as u64, "model call failed; retrying");
+                },
+            )
+            .await;
+        retried.map_err(|gave_up| match gave_up {
+            GaveUp::Fatal(why) => self.error(why),
+            GaveUp::WaitTooLong { why, asked } => {
+                self.error(format!("{why}; the server asks to wait {}s, longer than we wait", asked.as_secs()))
             }
-        }
-        Err(self.error(format!("gave up after {} attempts: {last_failure}", c.max_attempts.max(1))))
+            GaveUp::Exhausted { attempts, last } => self.error(format!("gave up after {attempts} attempts: {last}")),
+        })
     }
 
-    async fn attempt(&self, system: &str, user: &str) -> Result<String, Attempt> {
+    async fn attempt(&self, system: &str, user: &str) -> Result<String, Attempt<String>> {
         let c = &self.config;
         let sent = c.provider.request(&self.http, c, system, user).timeout(c.timeout).send().await;
         let response = match sent {
@@ -114,19 +112,14 @@ impl ModelAgent {
         };
         let status = response.status();
         if !status.is_success() {
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
+            let retry_after = retry_after(response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()));
             let body = response.text().await.unwrap_or_default();
-            let why = format!("{} answered {status}: {}", c.provider.name(), excerpt(&body));
-            return Err(if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
-                Attempt::Transient { why, retry_after }
-            } else {
-                Attempt::Fatal(why)
-            });
+            let why = format!(
+                "{} answered {status}: {}",
+                c.provider.name(),
+                excerpt(&body, MODEL_ERROR_EXCERPT_CHARS)
+            );
+            return Err(Attempt::failed_status(status.as_u16(), why, retry_after, |why| why));
         }
         let body: serde_json::Value = match response.json().await {
             Ok(b) => b,
@@ -158,37 +151,9 @@ impl ModelAgent {
     }
 }
 
-enum Attempt {
-    /// Worth another try: rate limited, a server error, a timeout, no connection.
-    Transient {
-        why: String,
-        retry_after: Option<Duration>,
-    },
-    Fatal(String),
-}
-
-fn transport_failure(e: &reqwest::Error) -> Attempt {
+fn transport_failure(e: &reqwest::Error) -> Attempt<String> {
     // reqwest's Display names the URL (never the key, which travels in a header).
-    let why = if e.is_timeout() {
-        format!("timed out: {e}")
-    } else {
-        format!("request failed: {e}")
-    };
-    if e.is_timeout() || e.is_connect() || e.is_request() || e.is_body() {
-        Attempt::Transient { why, retry_after: None }
-    } else {
-        Attempt::Fatal(why)
-    }
-}
-
-/// Enough of an error body to tell what went wrong, without flooding the logs.
-fn excerpt(body: &str) -> String {
-    const MAX: usize = 300;
-    let body = body.trim();
-    match body.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &body[..i]),
-        None => body.to_owned(),
-    }
+    Attempt::no_answer(e.is_timeout(), e.is_connect() || e.is_request() || e.is_body(), e, |why| why)
 }
 
 #[async_trait]

@@ -1,36 +1,26 @@
-//! The model agent against a local HTTP stub that speaks each provider's wire format: what is
-//! sent (URL, headers, body), how good answers are read, and that rate limits, server errors,
-//! timeouts and malformed answers end in an error (the engine escalates) rather than an action.
+//! The model agent against a fake model API (wiremock) that speaks each provider's wire
+//! format: what is sent (URL, headers, body), how good answers are read, and that rate limits,
+//! server errors, timeouts and malformed answers end in an error (the engine escalates) rather
+//! than an action.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
 use openloop_core::account::Profile;
 use openloop_core::ports::{Agent, CompletionRequest, DraftRequest, EvidenceType, RecommendedAction, ReplyAction, ReplyRequest};
 use openloop_core::task::{ConversationMessage, Role};
 use openloop_llm::{ModelAgent, ModelConfig, Provider};
 use secrecy::SecretString;
 use serde_json::{Value, json};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const KEY: &str = "sk-test-7f3a9c-do-not-leak";
 
-/// One scripted answer of the stub.
-#[derive(Clone)]
-struct Answer {
-    status: u16,
-    body: String,
-    retry_after: Option<&'static str>,
-    delay: Duration,
-}
+/// Scripted answers of the fake model API.
+struct Answer;
 
 impl Answer {
-    fn ok(provider: Provider, text: &str) -> Self {
+    fn ok(provider: Provider, text: &str) -> ResponseTemplate {
         let body = match provider {
             Provider::Anthropic => json!({
                 "id": "msg_01", "type": "message", "role": "assistant", "model": "test-model",
@@ -46,88 +36,65 @@ impl Answer {
         Self::status(200, &body.to_string())
     }
 
-    fn status(status: u16, body: &str) -> Self {
-        Self {
-            status,
-            body: body.to_owned(),
-            retry_after: None,
-            delay: Duration::ZERO,
-        }
+    fn status(status: u16, body: &str) -> ResponseTemplate {
+        ResponseTemplate::new(status).set_body_raw(body.to_owned(), "application/json")
     }
 }
 
-/// A request as the stub received it.
+/// A request as the fake received it.
 #[derive(Clone, Debug)]
 struct Seen {
     path: String,
-    headers: HeaderMap,
+    headers: wiremock::http::HeaderMap,
     body: Value,
 }
 
-#[derive(Default)]
-struct Script {
-    answers: Mutex<VecDeque<Answer>>,
-    seen: Mutex<Vec<Seen>>,
-}
-
-async fn answer(State(script): State<Arc<Script>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    script.seen.lock().expect("lock").push(Seen {
-        path: uri.path().to_owned(),
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-    });
-    let next = script.answers.lock().expect("lock").pop_front();
-    let Some(a) = next else {
-        return (StatusCode::IM_A_TEAPOT, "the script has no more answers").into_response();
-    };
-    tokio::time::sleep(a.delay).await;
-    let mut response = (
-        StatusCode::from_u16(a.status).expect("status"),
-        [("content-type", "application/json")],
-        a.body,
-    )
-        .into_response();
-    if let Some(after) = a.retry_after {
-        response.headers_mut().insert("retry-after", after.parse().expect("header"));
-    }
-    response
-}
-
 struct Stub {
-    script: Arc<Script>,
+    server: MockServer,
     agent: ModelAgent,
 }
 
 impl Stub {
-    fn seen(&self) -> Vec<Seen> {
-        self.script.seen.lock().expect("lock").clone()
+    async fn seen(&self) -> Vec<Seen> {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| Seen {
+                path: r.url.path().to_owned(),
+                body: serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+                headers: r.headers,
+            })
+            .collect()
     }
 }
 
-/// A stub serving `answers` in order, and an agent pointed at it with fast backoff.
-async fn stub(provider: Provider, answers: Vec<Answer>) -> Stub {
+/// A fake serving `answers` in order, one per request, and an agent pointed at it with fast
+/// backoff.
+async fn stub(provider: Provider, answers: Vec<ResponseTemplate>) -> Stub {
     stub_with(provider, answers, |_| {}).await
 }
 
-async fn stub_with(provider: Provider, answers: Vec<Answer>, adjust: impl FnOnce(&mut ModelConfig)) -> Stub {
-    let script = Arc::new(Script {
-        answers: Mutex::new(answers.into()),
-        seen: Mutex::default(),
-    });
-    let app = Router::new().fallback(answer).with_state(script.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, app).await });
+async fn stub_with(provider: Provider, answers: Vec<ResponseTemplate>, adjust: impl FnOnce(&mut ModelConfig)) -> Stub {
+    let server = MockServer::start().await;
+    for answer in answers {
+        Mock::given(method("POST"))
+            .respond_with(answer)
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+    }
     let base = match provider {
-        Provider::Anthropic => format!("http://{addr}"),
-        Provider::OpenAi => format!("http://{addr}/v1"),
+        Provider::Anthropic => server.uri(),
+        Provider::OpenAi => format!("{}/v1", server.uri()),
     };
     let mut config = ModelConfig::new(provider, base, SecretString::from(KEY), "test-model");
     config.timeout = Duration::from_secs(10);
     config.backoff = Duration::from_millis(10);
     adjust(&mut config);
     Stub {
-        script,
+        server,
         agent: ModelAgent::new(config).expect("agent"),
     }
 }
@@ -226,7 +193,7 @@ fn messages(provider: Provider, seen: &Seen) -> (String, String) {
 async fn anthropic_requests_carry_the_key_version_model_and_one_user_message() {
     let s = stub(Provider::Anthropic, vec![Answer::ok(Provider::Anthropic, GOOD_REPLY)]).await;
     s.agent.evaluate_reply(&reply_request()).await.expect("evaluation");
-    let seen = s.seen();
+    let seen = s.seen().await;
     let [request] = seen.as_slice() else {
         panic!("one request expected, got {seen:?}")
     };
@@ -245,7 +212,7 @@ async fn anthropic_requests_carry_the_key_version_model_and_one_user_message() {
 async fn openai_requests_carry_a_bearer_key_and_system_then_user_messages() {
     let s = stub(Provider::OpenAi, vec![Answer::ok(Provider::OpenAi, GOOD_REPLY)]).await;
     s.agent.evaluate_reply(&reply_request()).await.expect("evaluation");
-    let seen = s.seen();
+    let seen = s.seen().await;
     let [request] = seen.as_slice() else {
         panic!("one request expected, got {seen:?}")
     };
@@ -273,7 +240,7 @@ async fn a_good_draft_is_read_and_the_owners_guidance_is_in_the_system_message()
             "{provider:?}"
         );
         assert_eq!(draft.subject, "");
-        let (system, user) = messages(provider, &s.seen()[0]);
+        let (system, user) = messages(provider, &s.seen().await[0]);
         assert!(
             system.contains("tell her the Saturday class starts at 9am"),
             "{provider:?}: {system}"
@@ -293,7 +260,7 @@ async fn a_good_reply_evaluation_is_read_with_the_requests_system_prompt() {
             (ReplyAction::Close, Some("verbal_commitment"), 72, true),
             "{provider:?}"
         );
-        let (system, user) = messages(provider, &s.seen()[0]);
+        let (system, user) = messages(provider, &s.seen().await[0]);
         assert_eq!(system, reply_request().system_prompt);
         assert!(user.contains("I'll be there Monday at 6!"), "{provider:?}: {user}");
         assert!(user.contains("\"verbal_commitment\""), "the offered codes are listed: {user}");
@@ -312,7 +279,7 @@ async fn a_good_goal_progress_is_read() {
         );
         assert_eq!(p.milestones.len(), 2);
         assert!(p.milestones[0].hit_at.is_some());
-        let (system, user) = messages(provider, &s.seen()[0]);
+        let (system, user) = messages(provider, &s.seen().await[0]);
         assert_eq!(system, completion_request().system_prompt);
         assert!(user.contains("checkin"), "the evidence is shown: {user}");
     }
@@ -329,24 +296,22 @@ async fn an_answer_in_fences_with_prose_around_it_is_read() {
 #[tokio::test]
 async fn a_rate_limit_is_retried_after_the_time_the_server_asks() {
     for provider in PROVIDERS {
-        let mut limited = Answer::status(429, r#"{"error": {"type": "rate_limit_error"}}"#);
-        limited.retry_after = Some("1");
+        let limited = Answer::status(429, r#"{"error": {"type": "rate_limit_error"}}"#).insert_header("retry-after", "1");
         let s = stub(provider, vec![limited, Answer::ok(provider, GOOD_REPLY)]).await;
         let started = std::time::Instant::now();
         let e = s.agent.evaluate_reply(&reply_request()).await.expect("evaluation after the retry");
         assert_eq!(e.action, ReplyAction::Close);
-        assert_eq!(s.seen().len(), 2, "{provider:?}");
+        assert_eq!(s.seen().await.len(), 2, "{provider:?}");
         assert!(started.elapsed() >= Duration::from_secs(1), "retry-after honoured");
     }
 }
 
 #[tokio::test]
 async fn a_long_retry_after_ends_the_call_instead_of_waiting() {
-    let mut limited = Answer::status(429, "{}");
-    limited.retry_after = Some("120");
+    let limited = Answer::status(429, "{}").insert_header("retry-after", "120");
     let s = stub(Provider::Anthropic, vec![limited, Answer::ok(Provider::Anthropic, GOOD_REPLY)]).await;
     let error = s.agent.evaluate_reply(&reply_request()).await.expect_err("no minute-long sleep");
-    assert_eq!(s.seen().len(), 1);
+    assert_eq!(s.seen().await.len(), 1);
     assert!(error.to_string().contains("120"), "{error}");
 }
 
@@ -360,7 +325,7 @@ async fn three_server_errors_are_an_error_after_three_attempts() {
         )
         .await;
         let error = s.agent.draft(&draft_request()).await.expect_err("three failures");
-        assert_eq!(s.seen().len(), 3, "{provider:?}: at most three attempts");
+        assert_eq!(s.seen().await.len(), 3, "{provider:?}: at most three attempts");
         assert!(error.to_string().contains("500"), "{error}");
         assert!(!error.to_string().contains(KEY));
     }
@@ -372,7 +337,7 @@ async fn a_client_error_is_not_retried_and_an_echoed_key_is_redacted() {
         let body = format!(r#"{{"error": {{"message": "invalid x-api-key {KEY}"}}}}"#);
         let s = stub(provider, vec![Answer::status(401, &body), Answer::ok(provider, GOOD_REPLY)]).await;
         let error = s.agent.evaluate_reply(&reply_request()).await.expect_err("unauthorised");
-        assert_eq!(s.seen().len(), 1, "{provider:?}: a 4xx other than 429 is final");
+        assert_eq!(s.seen().await.len(), 1, "{provider:?}: a 4xx other than 429 is final");
         let message = error.to_string();
         assert!(message.contains("401") && message.contains("[redacted]"), "{message}");
         assert!(!message.contains(KEY), "{message}");
@@ -381,8 +346,7 @@ async fn a_client_error_is_not_retried_and_an_echoed_key_is_redacted() {
 
 #[tokio::test]
 async fn a_model_that_does_not_answer_in_time_is_an_error() {
-    let mut slow = Answer::ok(Provider::OpenAi, GOOD_REPLY);
-    slow.delay = Duration::from_secs(3);
+    let slow = Answer::ok(Provider::OpenAi, GOOD_REPLY).set_delay(Duration::from_secs(3));
     let s = stub_with(Provider::OpenAi, vec![slow.clone(), slow.clone(), slow], |c| {
         c.timeout = Duration::from_millis(200);
     })
@@ -390,7 +354,7 @@ async fn a_model_that_does_not_answer_in_time_is_an_error() {
     let started = std::time::Instant::now();
     let error = s.agent.evaluate_reply(&reply_request()).await.expect_err("timed out");
     assert!(error.to_string().contains("timed out"), "{error}");
-    assert_eq!(s.seen().len(), 3, "timeouts are retried");
+    assert_eq!(s.seen().await.len(), 3, "timeouts are retried");
     assert!(started.elapsed() < Duration::from_secs(3), "each attempt stops at the timeout");
     assert!(!error.to_string().contains(KEY));
 }
@@ -429,7 +393,7 @@ async fn malformed_or_invalid_answers_are_errors_never_actions() {
             let s = stub(provider, vec![Answer::ok(provider, text)]).await;
             let result = s.agent.evaluate_reply(&reply_request()).await;
             assert!(result.is_err(), "{provider:?} {what}: {result:?}");
-            assert_eq!(s.seen().len(), 1, "{what}: a bad answer is not retried");
+            assert_eq!(s.seen().await.len(), 1, "{what}: a bad answer is not retried");
         }
     }
     let s = stub(

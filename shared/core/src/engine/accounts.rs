@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use super::Engine;
 use crate::account::{Account, AgentOverride, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
+use crate::connector::ConnectorCredentials;
 use crate::error::{EngineError, InvalidInput};
 use crate::ids::AccountId;
 
@@ -18,6 +19,9 @@ pub struct NewAccount {
     pub onboarded_at: Option<Timestamp>,
     #[serde(default)]
     pub profile: Profile,
+    /// The account's own PushPress credentials (spec §34): `{"api_key", "company_id"?}`.
+    #[serde(default)]
+    pub pushpress: Option<ConnectorCredentials>,
 }
 
 /// Secrets made by the caller from a real random source (the core has none).
@@ -46,47 +50,62 @@ pub struct SettingsPatch {
     /// Where owner notifications are mailed (spec §35).
     pub owner_email: Option<crate::ids::Email>,
     pub owner_notification_channel: Option<crate::owner_notice::NotificationChannel>,
+    /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
+    /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
+    /// Write-only: no view returns the key.
+    #[serde(default, deserialize_with = "present")]
+    pub pushpress: Option<Option<ConnectorCredentials>>,
+}
+
+/// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }
 
 impl SettingsPatch {
-    fn apply(self, mut s: Settings) -> Settings {
-        if let Some(v) = self.execution_mode {
+    fn apply(&self, mut s: Settings) -> Settings {
+        let patch = self.clone();
+        if let Some(v) = patch.execution_mode {
             s.execution_mode = v
         }
-        if let Some(v) = self.member_weekly_limit {
+        if let Some(v) = patch.member_weekly_limit {
             s.member_weekly_limit = v
         }
-        if let Some(v) = self.daily_send_limit {
+        if let Some(v) = patch.daily_send_limit {
             s.daily_send_limit = v
         }
-        if let Some(v) = self.timezone {
+        if let Some(v) = patch.timezone {
             s.timezone = v
         }
-        if let Some(v) = self.send_window_start {
+        if let Some(v) = patch.send_window_start {
             s.send_window_start = v
         }
-        if let Some(v) = self.send_window_end {
+        if let Some(v) = patch.send_window_end {
             s.send_window_end = v
         }
-        if let Some(v) = self.onboarded_at {
+        if let Some(v) = patch.onboarded_at {
             s.onboarded_at = Some(v)
         }
-        if let Some(v) = self.avg_membership_price {
+        if let Some(v) = patch.avg_membership_price {
             s.avg_membership_price = v
         }
-        if let Some(v) = self.profile {
+        if let Some(v) = patch.profile {
             s.profile = v
         }
-        if let Some(v) = self.agent_overrides {
+        if let Some(v) = patch.agent_overrides {
             s.agent_overrides = v
         }
-        if let Some(v) = self.agent_ramps {
+        if let Some(v) = patch.agent_ramps {
             s.agent_ramps = v
         }
-        if let Some(v) = self.owner_email {
+        if let Some(v) = patch.owner_email {
             s.owner_email = Some(v)
         }
-        if let Some(v) = self.owner_notification_channel {
+        if let Some(v) = patch.owner_notification_channel {
             s.owner_notification_channel = v
         }
         s
@@ -107,12 +126,16 @@ impl Engine {
         settings.onboarded_at = input.onboarded_at;
         settings.profile = input.profile;
         settings.validate()?;
+        if let Some(credentials) = &input.pushpress {
+            credentials.validate()?;
+        }
         let account = Account {
             id: AccountId::generate(now),
             name,
             settings,
             webhook_secret: secrets.webhook_secret,
             paused: false,
+            pushpress: input.pushpress,
             created_at: now,
             version: 1,
         };
@@ -126,13 +149,26 @@ impl Engine {
 
     /// Apply a settings patch; all of it or none of it.
     pub async fn update_settings(&self, id: AccountId, patch: SettingsPatch) -> Result<Settings, EngineError> {
+        Ok(self.update_account(id, patch).await?.settings)
+    }
+
+    /// [`Self::update_settings`], answering the whole account (for views that say whether
+    /// it has connector credentials).
+    pub async fn update_account(&self, id: AccountId, patch: SettingsPatch) -> Result<Account, EngineError> {
         let mut account = self.account(id).await?;
         let settings = patch.apply(account.settings.clone());
         settings.validate()?;
+        if let Some(credentials) = patch.pushpress {
+            if let Some(c) = &credentials {
+                c.validate()?;
+            }
+            tracing::info!(account = %id, set = credentials.is_some(), "PushPress credentials changed");
+            account.pushpress = credentials;
+        }
         account.settings = settings;
         account.version += 1;
         self.store.save_account(&account).await?;
-        Ok(account.settings)
+        Ok(account)
     }
 
     /// The per-account kill switch (spec §7.6): while set, no worker sends for this account;

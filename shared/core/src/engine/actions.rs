@@ -91,9 +91,9 @@ impl Engine {
         let live = mode == SendMode::Live;
         let needs_connector = live && planned.iter().any(|p| p.action.member_change().is_some());
         if needs_connector {
-            let Some(connector) = &self.connector else {
+            let Some(connector) = self.connector.as_ref().filter(|c| c.serves(account.pushpress.as_ref())) else {
                 let why = Why::new("no_connector_configured").detail(
-                    "these actions change members in PushPress, and no PushPress connector is configured (OPENLOOP_PUSHPRESS_BASE_URL)",
+                    "these actions change members in PushPress, and PushPress is not connected for this account (OPENLOOP_PUSHPRESS_BASE_URL, and a key: the account's own or OPENLOOP_PUSHPRESS_API_KEY)",
                 );
                 return self.move_to(task, TaskStatus::Escalated, now, why).await;
             };
@@ -127,7 +127,7 @@ impl Engine {
         let (mut ran, mut recorded, mut before, mut turns) = (0usize, 0usize, 0usize, 0u32);
         let mut stop = None;
         for planned in &planned {
-            match self.execute_action(&claimed, planned, live, now).await? {
+            match self.execute_action(account, &claimed, planned, live, now).await? {
                 Executed::Done { note, recorded: r, turn } => {
                     if r {
                         recorded += 1;
@@ -243,7 +243,14 @@ impl Engine {
     }
 
     /// Run one action for `task` (claimed by this worker), at most once for its key.
-    async fn execute_action(&self, task: &Task, planned: &Planned, live: bool, now: Timestamp) -> Result<Executed, EngineError> {
+    async fn execute_action(
+        &self,
+        account: &Account,
+        task: &Task,
+        planned: &Planned,
+        live: bool,
+        now: Timestamp,
+    ) -> Result<Executed, EngineError> {
         let action = &planned.action;
         let profile = action.profile();
         let kind = action.kind();
@@ -290,7 +297,7 @@ impl Engine {
                 turn: false,
             });
         }
-        let outcome = self.run_handler(task, planned, &record.key, now).await?;
+        let outcome = self.run_handler(account, task, planned, &record.key, now).await?;
         record.finished_at = Some(self.clock.now());
         let executed = match outcome {
             Ok(result) => {
@@ -335,6 +342,7 @@ impl Engine {
     /// also shown in the conversation).
     async fn run_handler(
         &self,
+        account: &Account,
         task: &Task,
         planned: &Planned,
         key: &str,
@@ -346,7 +354,9 @@ impl Engine {
                 return Ok(Err(Failure::Refused("no PushPress connector is configured".into())));
             };
             let health = self.store.connector_health(task.account_id, connector.name()).await?;
-            let answer = connector.apply(task.account_id, member, &change, key).await;
+            let answer = connector
+                .apply(task.account_id, account.pushpress.as_ref(), member, &change, key)
+                .await;
             self.record_connector_result(task.account_id, connector.name(), &health, answer.as_ref().err(), now)
                 .await?;
             return Ok(match answer {

@@ -6,6 +6,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
+use crate::account::Account;
 use crate::alert::{ALERT_EVENT, Alert, Severity};
 use crate::connector::{ConnectorError, ConnectorHealth, HealthChange, refresh};
 use crate::error::EngineError;
@@ -27,9 +28,17 @@ const MIN_DEFERRAL: SignedDuration = SignedDuration::from_mins(1);
 
 impl Engine {
     /// The member's facts for `task`'s next touch: the projected ones (`stored`), brought up
-    /// to date by the connector when one is configured.
-    pub(super) async fn fresh_facts(&self, task: &Task, stored: Option<MemberFacts>, now: Timestamp) -> Result<Fresh, EngineError> {
-        let Some(connector) = &self.connector else {
+    /// to date by the connector when one is configured and serves the account — with the
+    /// account's own credentials when it has them.
+    pub(super) async fn fresh_facts(
+        &self,
+        account: &Account,
+        task: &Task,
+        stored: Option<MemberFacts>,
+        now: Timestamp,
+    ) -> Result<Fresh, EngineError> {
+        let credentials = account.pushpress.as_ref();
+        let Some(connector) = self.connector.as_ref().filter(|c| c.serves(credentials)) else {
             return Ok(Fresh::Facts(stored.map(Box::new)));
         };
         if task.member.id.as_str() == ACCOUNT_WIDE_MEMBER {
@@ -40,7 +49,9 @@ impl Engine {
         if !health.allows_call(now) {
             return Ok(defer(name, &health, now, "connector_backoff", "in its backoff".into()));
         }
-        let answer = connector.member(task.account_id, &task.member.id, task.created_at).await;
+        let answer = connector
+            .member(task.account_id, credentials, &task.member.id, task.created_at)
+            .await;
         let health = self
             .record_connector_result(task.account_id, name, &health, answer.as_ref().err(), now)
             .await?;

@@ -1,6 +1,7 @@
 //! The hourly metrics fold (spec §28.3) and the alert conditions (§28.4), run by the
 //! attribution function after attribution: per account, the decisions made since its
 //! watermark are added to its daily metrics, and the alerts they trip are raised once a day.
+//! Also the operator's platform-wide aggregate of a month's learning records.
 
 use std::collections::BTreeMap;
 
@@ -12,9 +13,14 @@ use super::Engine;
 use crate::account::Account;
 use crate::alert::Alert;
 use crate::error::{Conflict, EngineError, StoreError};
-use crate::limits::{self, ACTIVITY_MAX_LIMIT, ALERT_ESCALATION_DAYS, METRICS_FIRST_LOOKBACK, METRICS_SETTLE};
+use crate::learning::MonthAggregate;
+use crate::limits::{
+    self, ACTIVITY_MAX_LIMIT, ALERT_ESCALATION_DAYS, LEARNING_AGGREGATE_MAX_RECORDS, LEARNING_PAGE_SIZE, METRICS_FIRST_LOOKBACK,
+    METRICS_SETTLE,
+};
 use crate::metrics::{DailyMetrics, MetricsCursor, alerts, fold};
 use crate::ports::ActivityEntry;
+use crate::scorecard::Month;
 
 /// What one metrics run did, summed over accounts (the platform metrics).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -162,6 +168,33 @@ impl Engine {
             match next {
                 Some(c) => cursor = Some(c),
                 None => return Ok(out),
+            }
+        }
+    }
+
+    /// The platform-wide learning aggregate of `month` (`YYYY-MM`, UTC; default: the current
+    /// month) for operators: every account's shared learning records of the month, added up
+    /// per task type and outcome (see [`crate::learning`]). Reads the month's one partition
+    /// in pages of [`LEARNING_PAGE_SIZE`], at most [`LEARNING_AGGREGATE_MAX_RECORDS`] records.
+    pub async fn platform_learning(&self, month: Option<&str>) -> Result<MonthAggregate, EngineError> {
+        let utc = jiff::tz::TimeZone::UTC;
+        let month = match month {
+            Some(m) => Month::parse(m, &utc)?,
+            None => Month::containing(self.clock.now(), &utc)?,
+        }
+        .label();
+        let mut aggregate = MonthAggregate::new(&month);
+        let mut cursor = None;
+        loop {
+            let (page, next) = self.store.shared_outcomes(&month, LEARNING_PAGE_SIZE, cursor).await?;
+            aggregate.add(&page);
+            match next {
+                None => return Ok(aggregate),
+                Some(_) if aggregate.records >= LEARNING_AGGREGATE_MAX_RECORDS as u64 => {
+                    aggregate.complete = false;
+                    return Ok(aggregate);
+                }
+                Some(next) => cursor = Some(next),
             }
         }
     }

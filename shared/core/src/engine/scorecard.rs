@@ -7,6 +7,7 @@ use crate::error::EngineError;
 use crate::ids::AccountId;
 use crate::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT, SCORECARD_LOOKBACK_DAYS};
 use crate::member::days;
+use crate::metrics::{DayRange, MetricsRange};
 use crate::ports::{ActivityEntry, TaskQuery};
 use crate::scorecard::{Month, Scorecard, tally};
 
@@ -50,6 +51,18 @@ impl Engine {
             sent += self.store.daily_sends(account.id, day).await?;
         }
         Ok(tally(&tasks, &month, sent))
+    }
+
+    /// The account's daily metrics (spec §28.3) of the local days `from` through `to`
+    /// (`YYYY-MM-DD`; default: the [`crate::limits::METRICS_DEFAULT_DAYS`] days up to today in
+    /// the account's time zone), each with its rates, and the range's totals. One ranged read
+    /// of the days the hourly fold wrote.
+    pub async fn metrics(&self, account: AccountId, from: Option<&str>, to: Option<&str>) -> Result<MetricsRange, EngineError> {
+        let account = self.account(account).await?;
+        let tz = account.settings.time_zone();
+        let range = DayRange::parse(from, to, crate::limits::local_date(self.clock.now(), &tz))?;
+        let stored = self.store.metrics_days(account.id, range.from, range.to).await?;
+        Ok(MetricsRange::of(range, &account.settings.timezone, &stored))
     }
 
     /// A page of the account's activity feed: `limit` (default [`ACTIVITY_DEFAULT_LIMIT`], at

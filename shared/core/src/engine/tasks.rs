@@ -361,6 +361,7 @@ impl Engine {
             escalation: None,
             provisional: false,
             attribution_until: None,
+            owner_edited: false,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
@@ -537,9 +538,8 @@ impl Engine {
         let task = self.current(account, id).await?;
         let now = self.clock.now();
         let mut why = Why::new("owner_approved");
-        if let Some(draft) = &edited
-            && task.draft.as_ref() != Some(draft)
-        {
+        let changed = edited.as_ref().is_some_and(|d| task.draft.as_ref() != Some(d));
+        if changed {
             let original = task
                 .draft
                 .as_ref()
@@ -568,6 +568,7 @@ impl Engine {
         if let Some(draft) = edited {
             next.draft = Some(draft);
         }
+        next.owner_edited |= changed;
         if next.controls.mode == TaskMode::Plan {
             next.controls.mode = TaskMode::Live;
             if let Some(plan) = next.controls.plan.as_mut() {

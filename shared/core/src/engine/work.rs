@@ -231,7 +231,7 @@ impl Engine {
 
         // Step 0 (spec §30): is the task still needed, given what the member did since? The
         // connector, if any, refreshes the facts first; if it cannot, the touch waits (§34).
-        let facts = match self.fresh_facts(&task, snapshot.facts.clone(), now).await? {
+        let facts = match self.fresh_facts(&account, &task, snapshot.facts.clone(), now).await? {
             super::freshness::Fresh::Facts(facts) => facts,
             super::freshness::Fresh::Defer { until, why } => {
                 let reason = why.reason.clone();

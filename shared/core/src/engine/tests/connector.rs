@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::connector::{Connector, ConnectorError, ConnectorMember, MemberChange};
+use crate::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
 use crate::ids::AccountId;
 use crate::ports::Clock;
 use crate::testing::RecordingBus;
@@ -19,6 +19,10 @@ pub(super) struct FakeConnector {
     member: Mutex<Option<ConnectorMember>>,
     calls: Mutex<u32>,
     pub(super) changes: Mutex<Vec<(MemberId, MemberChange, String)>>,
+    /// No process-wide key: only accounts with their own credentials are served.
+    accounts_only: bool,
+    /// The API key each call carried (`None`: the process-wide one).
+    keys: Mutex<Vec<Option<String>>>,
 }
 
 impl FakeConnector {
@@ -41,15 +45,39 @@ impl Connector for FakeConnector {
     fn name(&self) -> &'static str {
         "pushpress"
     }
-    async fn member(&self, _: AccountId, _: &MemberId, _: Timestamp) -> Result<Option<ConnectorMember>, ConnectorError> {
+    fn serves(&self, credentials: Option<&ConnectorCredentials>) -> bool {
+        credentials.is_some() || !self.accounts_only
+    }
+    async fn member(
+        &self,
+        _: AccountId,
+        credentials: Option<&ConnectorCredentials>,
+        _: &MemberId,
+        _: Timestamp,
+    ) -> Result<Option<ConnectorMember>, ConnectorError> {
         *self.calls.lock().expect("lock") += 1;
+        self.keys
+            .lock()
+            .expect("lock")
+            .push(credentials.map(|c| c.expose_api_key().to_owned()));
         if *self.down.lock().expect("lock") {
             return Err(ConnectorError::Unavailable("503 after retries".into()));
         }
         Ok(self.member.lock().expect("lock").clone())
     }
-    async fn apply(&self, _: AccountId, member: &MemberId, change: &MemberChange, key: &str) -> Result<serde_json::Value, ConnectorError> {
+    async fn apply(
+        &self,
+        _: AccountId,
+        credentials: Option<&ConnectorCredentials>,
+        member: &MemberId,
+        change: &MemberChange,
+        key: &str,
+    ) -> Result<serde_json::Value, ConnectorError> {
         *self.calls.lock().expect("lock") += 1;
+        self.keys
+            .lock()
+            .expect("lock")
+            .push(credentials.map(|c| c.expose_api_key().to_owned()));
         if *self.down.lock().expect("lock") {
             return Err(ConnectorError::Unavailable("503 after retries".into()));
         }
@@ -171,4 +199,50 @@ async fn a_healthy_connector_costs_no_write_per_touch() {
     assert_eq!(w.mailer.sent().len(), 2);
     let second = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
     assert_eq!(second, first, "the second success inside the interval wrote nothing");
+}
+
+/// Given a connector without a process-wide key, an account that brought no PushPress key of
+/// its own is not connected: its touches go out on the projected facts, with no call and no
+/// failure counted. Once the owner sets a key, the calls for its members carry it; removing
+/// it (`null`) disconnects the account again.
+#[tokio::test]
+async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
+    let mut w = world().await;
+    let connector = Arc::new(FakeConnector {
+        accounts_only: true,
+        ..FakeConnector::default()
+    });
+    w.engine.connector = Some(connector.clone());
+    let first = w.approved("churn_risk", "m_nokey").await;
+    w.run().await;
+    assert_eq!(
+        (connector.calls(), w.mailer.sent().len()),
+        (0, 1),
+        "not connected: sent on the projection"
+    );
+    let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
+    assert_eq!(health.consecutive_failures, 0, "no key is not a failure");
+    assert_eq!(w.task(&first).await.status, TaskStatus::Waiting);
+
+    let patch: super::super::SettingsPatch =
+        serde_json::from_value(serde_json::json!({"pushpress": {"api_key": "pp_own_key", "company_id": "co_7"}})).expect("patch");
+    w.engine.update_settings(w.account.id, patch).await.expect("set key");
+    let stored = w.store.get_account(w.account.id).await.expect("read").expect("account");
+    assert_eq!(stored.pushpress.as_ref().and_then(|c| c.company_id()), Some("co_7"));
+    assert!(!format!("{stored:?}").contains("pp_own_key"), "the account's Debug redacts the key");
+    w.approved("payment_recovery", "m_key").await;
+    w.run().await;
+    assert_eq!(*connector.keys.lock().expect("lock"), vec![Some("pp_own_key".to_owned())]);
+
+    let patch: super::super::SettingsPatch = serde_json::from_value(serde_json::json!({"pushpress": null})).expect("patch");
+    w.engine.update_settings(w.account.id, patch).await.expect("remove key");
+    let stored = w.store.get_account(w.account.id).await.expect("read").expect("account");
+    assert!(stored.pushpress.is_none(), "null removes the key");
+    let patch: super::super::SettingsPatch =
+        serde_json::from_value(serde_json::json!({"pushpress": {"api_key": "has space"}})).expect("patch");
+    let err = w.engine.update_settings(w.account.id, patch).await.expect_err("refused");
+    assert!(
+        err.to_string().contains("api_key") || matches!(err, crate::error::EngineError::Invalid(_)),
+        "{err}"
+    );
 }

@@ -265,3 +265,61 @@ async fn attribution_reads_only_the_tasks_inside_a_window() {
     assert_eq!(w.task(&owner).await.attributed_value, Some(150.0));
     assert_eq!(w.engine.attribute().await.expect("again").watched, 0);
 }
+
+/// Spec 003's owner-edit signal: the learning record of a task whose first message the owner
+/// edited says so (both copies), and one approved as drafted says not.
+#[tokio::test]
+async fn the_learning_record_says_whether_the_owner_edited_the_message_that_was_sent() {
+    let w = world().await;
+    let mut closed = Vec::new();
+    for (member, edit) in [("m_edited", true), ("m_as_drafted", false)] {
+        let input = w.new_task("payment_recovery", member).await;
+        let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+        let edited = edit.then(|| Draft {
+            subject: "Hello".into(),
+            body: "Rewritten by the owner".into(),
+        });
+        w.engine.approve(w.account.id, task.id, edited).await.expect("approve");
+        w.run().await;
+        let paid = MemberEvent::PaymentSucceeded {
+            member_id: task.member.id.clone(),
+            amount: 150.0,
+            currency: "USD".into(),
+            paid_at: w.clock.now(),
+        };
+        w.signal(&format!("evt_{member}"), paid).await;
+        closed.push(task);
+    }
+    let mut edits = Vec::new();
+    for task in &closed {
+        let record = w
+            .store
+            .interaction_outcome(w.account.id, task.id)
+            .await
+            .expect("read")
+            .expect("closed tasks have a record");
+        edits.push(record.shared.owner_edited);
+    }
+    assert_eq!(edits, vec![true, false]);
+    let (shared, _) = w
+        .store
+        .shared_outcomes(&crate::interaction::month_of(w.clock.now()), 10, None)
+        .await
+        .expect("shared");
+    let mut crossing: Vec<bool> = shared.iter().map(|s| s.owner_edited).collect();
+    crossing.sort();
+    assert_eq!(crossing, vec![false, true], "the cross-tenant copy carries the fact too");
+    // The operator's month adds them up.
+    let month = w.engine.platform_learning(None).await.expect("aggregate");
+    let recovery = month
+        .task_types
+        .iter()
+        .find(|t| t.task_type == "payment_recovery")
+        .expect("payment_recovery");
+    assert_eq!(
+        (recovery.total.tasks, recovery.total.succeeded, recovery.total.owner_edited),
+        (2, 2, 1)
+    );
+    assert_eq!(recovery.outcomes["recovered"].success_rate, Some(1.0));
+    assert!(w.engine.platform_learning(Some("2026-13")).await.is_err(), "a bad month is refused");
+}

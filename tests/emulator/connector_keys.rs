@@ -1,0 +1,110 @@
+//! Through CONTRACT.md with a fake PushPress (wiremock) and no process-wide key: each gym's
+//! own PushPress key — set by the admin when the account is made, or by the owner in the
+//! settings — is what the connector's calls for that gym's members carry, and no API view
+//! ever shows it.
+
+use std::time::Duration;
+
+use openloop_aws::pushpress::{PushPress, PushPressConfig};
+use openloop_tests::{Account, Stack};
+use serde_json::json;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const KEY_A: &str = "pp_key_gym_a_5d1e";
+const KEY_B: &str = "pp_key_gym_b_77c0";
+
+/// The fake answers `member` only when asked with `key` for `company`; anything else is
+/// refused by a catch-all that must never be hit.
+async fn expect_calls(server: &MockServer, key: &str, company: &str, member: &str) {
+    let routes = [
+        (format!("/v3/customers/{member}"), json!({"status": "active"})),
+        (format!("/v3/customers/{member}/checkins"), json!({"data": []})),
+    ];
+    for (route, body) in routes {
+        Mock::given(method("GET"))
+            .and(path(route.as_str()))
+            .and(header("API-KEY", key))
+            .and(header("company-id", company))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .expect(1..)
+            .named(format!("{route} with {company}'s key"))
+            .mount(server)
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn each_gyms_members_are_refreshed_with_the_gyms_own_pushpress_key() {
+    let pushpress = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(401))
+        .with_priority(10)
+        .expect(0)
+        .named("a call with someone else's key")
+        .mount(&pushpress)
+        .await;
+    let base = format!("{}/v3", pushpress.uri());
+    let stack = Stack::start_with("connector-keys", |config| {
+        let mut client = PushPressConfig::new(&base, None).expect("connector config");
+        client.backoff = Duration::from_millis(10);
+        config.pushpress = Some(PushPress::new(client).expect("connector"));
+    })
+    .await;
+
+    // Gym A brings its key when the admin makes the account.
+    let body = json!({"name": "Gym A", "timezone": "America/New_York", "execution_mode": "manual",
+        "pushpress": {"api_key": KEY_A, "company_id": "co_gym_a"}});
+    let (status, created) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
+    assert_eq!(status, 201, "{created}");
+    assert!(!created.to_string().contains(KEY_A), "{created}");
+    assert_eq!(
+        created["settings"]["pushpress"],
+        json!({"api_key": "[set]", "company_id": "co_gym_a"})
+    );
+    let gym_a = Account {
+        id: created["account_id"].as_str().unwrap_or_default().to_owned(),
+        token: created["api_token"].as_str().unwrap_or_default().to_owned(),
+        webhook_secret: created["webhook_secret"].as_str().unwrap_or_default().to_owned(),
+    };
+    // Gym B's owner sets one in the settings, without a company (its account id is used).
+    let gym_b = stack.create_account("manual").await;
+    let (status, settings) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym_b.token),
+            Some(json!({"pushpress": {"api_key": KEY_B}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{settings}");
+    assert_eq!(settings["pushpress"], json!({"api_key": "[set]", "company_id": null}));
+    for gym in [&gym_a, &gym_b] {
+        let (_, shown) = stack.get("/api/v1/settings", &gym.token).await;
+        let (_, listed) = stack.get("/api/v1/accounts", &stack.admin_token).await;
+        for view in [shown.to_string(), listed.to_string()] {
+            assert!(!view.contains(KEY_A) && !view.contains(KEY_B), "a key in a view: {view}");
+        }
+    }
+    expect_calls(&pushpress, KEY_A, "co_gym_a", "m_a").await;
+    expect_calls(&pushpress, KEY_B, &gym_b.id, "m_b").await;
+
+    stack.set_clock(&crate::morning(1).to_string()).await;
+    let now = stack.now().await;
+    let email_a = stack.member(&gym_a, "m_a", "Ana", now).await;
+    let email_b = stack.member(&gym_b, "m_b", "Ben", now).await;
+    stack.approved_task(&gym_a, "churn_risk", "m_a").await;
+    stack.approved_task(&gym_b, "churn_risk", "m_b").await;
+    stack.run().await;
+    assert_eq!(
+        stack.outbox_to(&email_a).await.len(),
+        1,
+        "gym A's member was refreshed, then mailed"
+    );
+    assert_eq!(
+        stack.outbox_to(&email_b).await.len(),
+        1,
+        "gym B's member was refreshed, then mailed"
+    );
+    pushpress.verify().await;
+}
