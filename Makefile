@@ -31,14 +31,10 @@ else
 	@trap 'infra/emulator.sh stop $(RUN_PORT)' EXIT INT TERM; ./target/debug/openloop-local
 endif
 
-## test: every test, with its own emulator on TEST_PORT (stopped afterwards), and the linters.
+## test: every test and the linters, in phases (build, unit, emulator, lint) with a timing
+## summary; the emulator runs on TEST_PORT and is stopped afterwards (infra/test.sh).
 test: tools
-	cargo build --workspace --all-targets
-	@infra/emulator.sh start $(TEST_PORT)
-	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
-	  curl -s -X POST http://127.0.0.1:$(TEST_PORT)/moto-api/reset >/dev/null; \
-	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) cargo test --workspace --all-targets
-	$(MAKE) --no-print-directory lint
+	@TEST_PORT=$(TEST_PORT) infra/test.sh
 
 lint: tools
 	cargo fmt --all -- --check

@@ -1,21 +1,13 @@
-//! Tests against the AWS emulator (moto), started by `make test`. One binary, every test
-//! isolated by its own table/queue names and accounts.
+//! Tests that need AWS semantics, against the emulator (moto) that `make test` starts: the
+//! DynamoDB store's conformance, races and duplicate deliveries on conditional writes and
+//! transactions, the stress run, SES refusals, the SNS/S3 inbound-mail paths, and one
+//! end-to-end walkthrough of the local runtime on the emulator. Every test is isolated by its
+//! own table/queue names and accounts. Behaviour through the contract is in `tests/stack`.
 
 mod actions;
-mod analysis;
-mod categories;
 mod concurrency;
-mod connector_keys;
-mod conversations;
-mod fixtures;
-mod gates;
 mod mail_events;
-mod observability;
-mod outcomes;
-mod owner_notices;
-mod payment_recovery;
 mod rails;
-mod refusals;
 mod ses_failure;
 mod store_conformance;
 mod stress;

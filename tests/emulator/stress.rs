@@ -199,10 +199,7 @@ async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guar
     }
 
     // What SES accepted, and what the store says.
-    let http = reqwest::Client::new();
-    let outbox = openloop_local::outbox::fetch(&http, &openloop_tests::endpoint())
-        .await
-        .unwrap_or_else(|e| panic!("outbox: {e}"));
+    let outbox = openloop_tests::ses_accepted().await;
     let ours: HashSet<&str> = emails.iter().map(String::as_str).collect();
     let tz = account.settings.time_zone();
     let mut violations: Vec<String> = Vec::new();

@@ -17,7 +17,7 @@ fn day(day0: Timestamp, n: i64) -> String {
 /// the task as unresponsive on day 14 — before the day-15 follow-up it would otherwise get.
 #[tokio::test]
 async fn vacation_churn_risk_tries_three_times_then_closes_unresponsive_on_day_14() {
-    let stack = Stack::start("walk-vacation").await;
+    let stack = Stack::on_emulator("walk-vacation").await;
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;

@@ -99,6 +99,26 @@ impl Drop for Scratch {
     }
 }
 
+/// An engine with every port in memory, the offline agent and a test clock at 09:00 New
+/// York tomorrow — [`Scratch::engine`]'s twin for tests that need no AWS behaviour.
+pub fn memory_engine() -> (Engine, Arc<TestClock>) {
+    use openloop_core::testing::{RecordingBus, RecordingMailer, RecordingQueue};
+    let config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+    let clock = Arc::new(TestClock::new());
+    clock.set(morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
+    let engine = Engine {
+        store: Arc::new(openloop_core::memory::MemoryStore::new()),
+        queue: Arc::new(RecordingQueue::default()),
+        mailer: Arc::new(RecordingMailer::default()),
+        agent: Arc::new(openloop_llm::OfflineAgent),
+        bus: Arc::new(RecordingBus::default()),
+        clock: clock.clone(),
+        config: config.engine_config(),
+        connector: None,
+    };
+    (engine, clock)
+}
+
 /// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either
 /// way) on the first day after today that is at least `days_ahead` away.
 pub fn morning(days_ahead: i64) -> Timestamp {
@@ -113,12 +133,14 @@ pub fn morning(days_ahead: i64) -> Timestamp {
         .timestamp()
 }
 
-/// The local runtime, started for one test, and a client for it. Dropping it stops the
-/// runtime, then removes its resources.
+/// The local runtime, started for one test, and a client for it: in memory
+/// ([`Stack::start`], for behaviour through the contract) or on the emulator
+/// ([`Stack::on_emulator`], where AWS semantics are the point). Dropping it stops the
+/// runtime, then removes its emulator resources.
 pub struct Stack {
     pub running: openloop_local::Running,
     pub client: Client,
-    pub scratch: Scratch,
+    pub scratch: Option<Scratch>,
 }
 
 impl std::ops::Deref for Stack {
@@ -129,19 +151,35 @@ impl std::ops::Deref for Stack {
 }
 
 impl Stack {
+    /// Every port in memory: the same routers, handlers and test clock, no emulator.
     pub async fn start(name: &str) -> Self {
         Self::start_with(name, |_| {}).await
     }
 
     /// [`Stack::start`] with the configuration adjusted first (a connector, say).
     pub async fn start_with(name: &str, adjust: impl FnOnce(&mut Config)) -> Self {
-        let scratch = Scratch::new(name);
-        let mut config = test_config();
+        let mut config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+        config.endpoint = None;
         adjust(&mut config);
+        Self::launch(unique_prefix(name), openloop_local::Ports::Memory, config, None).await
+    }
+
+    /// The runtime on the emulator's DynamoDB, SQS, SES and S3, on names of its own.
+    pub async fn on_emulator(name: &str) -> Self {
+        let scratch = Scratch::new(name);
+        let prefix = scratch.names.table.clone();
+        Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), Some(scratch)).await
+    }
+
+    async fn launch(prefix: String, ports: openloop_local::Ports, config: Config, scratch: Option<Scratch>) -> Self {
         let options = openloop_local::Options {
             http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
-            prefix: scratch.names.table.clone(),
+            prefix,
+            // As `make run` serves it: queues consumed as soon as something is sent (a member
+            // event is known by the time the test's next call arrives), schedules driven
+            // through `/_local/run` and the test clock.
             background: true,
+            ports,
             config,
         };
         let running = openloop_local::start(options)
@@ -225,14 +263,12 @@ impl Client {
 
     /// Every mail to `to`, oldest first.
     pub async fn outbox_to(&self, to: &str) -> Vec<Value> {
-        let (status, body) = self.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
+        let path = format!("/_local/outbox?to={}", to.replace('+', "%2B").replace('@', "%40"));
+        let (status, body) = self.call(reqwest::Method::GET, &path, None, None).await;
         assert_eq!(status, 200, "outbox: {body}");
-        body.as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|m| m["to"].as_str() == Some(to))
-            .collect()
+        let mail = body.as_array().cloned().unwrap_or_default();
+        assert!(mail.iter().all(|m| m["to"].as_str() == Some(to)), "outbox for {to}: {body}");
+        mail
     }
 
     /// A member the gym knows (via a signed `member.created`), with an address unique to the
@@ -359,4 +395,74 @@ pub mod events {
     pub fn payment_failed(member: &str, at: &str) -> Value {
         json!({"type": "payment.failed", "timestamp": at, "data": {"member_id": member, "amount": 150, "currency": "USD", "failed_at": at, "reason": "card_declined"}})
     }
+}
+
+/// Every message the emulator's SES accepted, read from moto's whole state
+/// (`/moto-api/data.json`, `ses.RawMessage[]`) — for tests that drive the SES adapter
+/// without the local runtime's outbox. Its cost grows with everything moto holds: read once.
+pub async fn ses_accepted() -> Vec<openloop_local::outbox::OutboxMail> {
+    let url = format!("{}/moto-api/data.json", endpoint().trim_end_matches('/'));
+    // moto serialises its state while other tests write to it; a read that a write spoiled
+    // (a 500 or a cut body) is made again.
+    let mut last = String::new();
+    for _ in 0..10 {
+        let data: Value = match reqwest::get(&url).await.and_then(reqwest::Response::error_for_status) {
+            Ok(response) => match response.json().await {
+                Ok(data) => data,
+                Err(e) => {
+                    last = e.to_string();
+                    continue;
+                }
+            },
+            Err(e) => {
+                last = e.to_string();
+                continue;
+            }
+        };
+        return data
+            .pointer("/ses/RawMessage")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| {
+                let raw = entry.get("raw_data")?.as_str()?;
+                openloop_local::outbox::parse(raw.as_bytes(), entry.get("id").and_then(Value::as_str).map(str::to_owned))
+            })
+            .collect();
+    }
+    panic!("{url}: {last}")
+}
+
+/// What a [`pushpress_stub`] was asked: method, path and idempotency key.
+pub type Seen = Arc<std::sync::Mutex<Vec<(String, String, String)>>>;
+
+/// A PushPress stand-in that answers `{"ok": true}` to everything (slowly enough that racing
+/// workers overlap) and records what it was asked; returns its `/v3` base URL.
+pub async fn pushpress_stub() -> (String, Seen) {
+    async fn answer(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        method: axum::http::Method,
+        uri: axum::http::Uri,
+        headers: axum::http::HeaderMap,
+    ) -> axum::Json<serde_json::Value> {
+        let key = headers
+            .get("idempotency-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        seen.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((method.to_string(), uri.path().to_owned(), key));
+        // Slow enough that racing workers overlap.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        axum::Json(json!({"ok": true}))
+    }
+    let seen: Seen = Arc::default();
+    let app = axum::Router::new().fallback(answer).with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/v3"), seen)
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use base64::Engine as _;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
@@ -459,6 +460,18 @@ impl TaskStore for MemoryStore {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
+        // The cursor is the last entry's sort key, made URL-safe as DynamoDB's are (the key
+        // holds `#`, which a client would read as the start of a URL fragment).
+        let cursor = match cursor {
+            Some(c) => Some(
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .decode(c)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or(StoreError::InvalidCursor)?,
+            ),
+            None => None,
+        };
         let s = self.lock();
         let mut entries: Vec<ActivityEntry> = s
             .tasks
@@ -476,7 +489,7 @@ impl TaskStore for MemoryStore {
             .collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.sort_key()));
         let limit = limit.max(1);
-        let next = (entries.len() > limit).then(|| entries[limit - 1].sort_key());
+        let next = (entries.len() > limit).then(|| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(entries[limit - 1].sort_key()));
         entries.truncate(limit);
         Ok((entries, next))
     }

@@ -1,14 +1,18 @@
 //! # openloop-local — the local runtime
 //!
 //! Stands in for what AWS provides around the functions: it serves the HTTP functions' very
-//! routers (API Gateway), long-polls the queues into the very consumer handlers (SQS event
-//! sources), fires the schedules (EventBridge — the emulator never does), and owns the test
-//! clock. Plus the local-only endpoints of CONTRACT.md: `/health`, `/_local/clock`,
-//! `/_local/run`, `/_local/outbox`. Nothing here runs in Lambda.
+//! routers (API Gateway), hands queued messages to the very consumer handlers as soon as they
+//! are sent (SQS event sources; no long poll), fires the schedules (EventBridge — the emulator
+//! never does), and owns the test clock. Plus the local-only endpoints of CONTRACT.md:
+//! `/health`, `/_local/clock`, `/_local/run`, `/_local/outbox`. Nothing here runs in Lambda.
+//!
+//! Its ports are the AWS emulator's ([`Ports::Emulator`], the default) or all in memory
+//! ([`Ports::Memory`]: the same routers and handlers, no emulator, nothing kept).
 
 pub mod clock;
 pub mod outbox;
+pub mod queues;
 mod runtime;
 mod schedule;
 
-pub use runtime::{Options, Running, start};
+pub use runtime::{Options, Ports, Running, start};

@@ -1,13 +1,17 @@
-//! `openloop-local`: the whole system on one machine against an AWS emulator (`make run`).
+//! `openloop-local`: the whole system on one machine (`make run`), on the AWS emulator or,
+//! with `OPENLOOP_LOCAL_PORTS=memory`, with every port in memory.
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     openloop_aws::telemetry::init();
     let options = openloop_local::Options::from_env()?;
-    let endpoint = options.config.endpoint.clone().unwrap_or_default();
+    let ports = match options.ports {
+        openloop_local::Ports::Emulator => format!("emulator at {}", options.config.endpoint.clone().unwrap_or_default()),
+        openloop_local::Ports::Memory => "every port in memory; nothing is kept".to_owned(),
+    };
     let running = openloop_local::start(options).await?;
     let url = running.url();
-    println!("Openloop is running (emulator at {endpoint})");
+    println!("Openloop is running ({ports})");
     println!("  owner API   {url}/api/v1/…");
     println!("  webhooks    {url}/webhooks/pushpress/{{account_id}}");
     println!("  local       {url}/health  {url}/_local/clock  {url}/_local/run  {url}/_local/outbox");

@@ -1,10 +1,22 @@
-//! `GET /_local/outbox`: every e-mail the emulator's SES accepted, oldest first, parsed from
-//! the raw MIME (moto keeps it under `ses.RawMessage[]` at `/moto-api/data.json`).
+//! `GET /_local/outbox`: every e-mail the mail provider accepted, oldest first, parsed from
+//! the very MIME bytes the SES adapter sends.
+//!
+//! The runtime's mailer is wrapped in an [`Outbox`]: each send the provider (the emulator's
+//! SES, or nothing in memory mode) accepted is kept here as it left, so reading it costs what
+//! is read — never what the emulator holds (its `/moto-api/data.json` serialises its whole
+//! state). Kept per recipient as well, so one member's mail is found without a scan.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
 use mail_parser::{HeaderValue, MessageParser};
 use serde::Serialize;
 
-#[derive(Debug, Serialize)]
+use openloop_core::mail::OutboundMail;
+use openloop_core::ports::{Delivered, Mailer, SendError};
+
+#[derive(Clone, Debug, Serialize)]
 pub struct OutboxMail {
     /// The recipients, comma-separated (one, for our mail).
     pub to: String,
@@ -55,42 +67,141 @@ pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
     })
 }
 
-/// Read the emulator's sent mail. moto serialises its whole state for this call, and a write
-/// landing meanwhile can spoil the answer (a 500 or a cut body): such a read is tried again.
-pub async fn fetch(http: &reqwest::Client, endpoint: &str) -> Result<Vec<OutboxMail>, String> {
-    let mut last = String::new();
-    for attempt in 0..5u64 {
-        match fetch_once(http, endpoint).await {
-            Ok(mail) => return Ok(mail),
-            Err(e) => last = e,
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100 * (attempt + 1))).await;
-    }
-    Err(last)
+#[derive(Default)]
+struct Kept {
+    mail: Vec<OutboxMail>,
+    /// Positions in `mail` per recipient, oldest first.
+    by_recipient: HashMap<String, Vec<usize>>,
 }
 
-async fn fetch_once(http: &reqwest::Client, endpoint: &str) -> Result<Vec<OutboxMail>, String> {
-    let url = format!("{}/moto-api/data.json", endpoint.trim_end_matches('/'));
-    let data: serde_json::Value = http
-        .get(&url)
-        .send()
-        .await
-        .map_err(|e| format!("{url}: {e}"))?
-        .error_for_status()
-        .map_err(|e| format!("{url}: {e}"))?
-        .json()
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    let raw = data
-        .pointer("/ses/RawMessage")
-        .and_then(|v| v.as_array())
-        .cloned()
-        .unwrap_or_default();
-    Ok(raw
-        .iter()
-        .filter_map(|entry| {
-            let bytes = entry.get("raw_data")?.as_str()?.as_bytes().to_vec();
-            parse(&bytes, entry.get("id").and_then(|v| v.as_str()).map(str::to_owned))
+/// The mail provider of memory mode: accepts every send, as the emulator's SES accepts every
+/// send from a verified identity, and names the delivered copy as SES does.
+pub struct AcceptingProvider {
+    pub region: String,
+}
+
+#[async_trait]
+impl Mailer for AcceptingProvider {
+    async fn send(&self, _: &OutboundMail) -> Result<Delivered, SendError> {
+        let id = ulid::Ulid::new().to_string().to_ascii_lowercase();
+        Ok(Delivered {
+            provider_message_id: Some(format!("{id}@{}.amazonses.com", self.region)),
+            provider_id: id,
         })
-        .collect())
+    }
+}
+
+/// The runtime's [`Mailer`]: the provider's, keeping what it accepted.
+pub struct Outbox {
+    provider: Arc<dyn Mailer>,
+    kept: Mutex<Kept>,
+}
+
+impl Outbox {
+    pub fn new(provider: Arc<dyn Mailer>) -> Self {
+        Self {
+            provider,
+            kept: Mutex::new(Kept::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The accepted mail, oldest first: all of it, or only one recipient's; from position
+    /// `after` on (the count a reader has already seen).
+    pub fn read(&self, to: Option<&str>, after: usize) -> Vec<OutboxMail> {
+        let kept = self.lock();
+        match to {
+            None => kept.mail.iter().skip(after).cloned().collect(),
+            Some(to) => kept
+                .by_recipient
+                .get(to)
+                .map(|at| at.iter().skip(after).map(|&i| kept.mail[i].clone()).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().mail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn keep(&self, mail: OutboxMail) {
+        let mut kept = self.lock();
+        let at = kept.mail.len();
+        kept.by_recipient.entry(mail.to.clone()).or_default().push(at);
+        kept.mail.push(mail);
+    }
+}
+
+#[async_trait]
+impl Mailer for Outbox {
+    async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
+        let raw = openloop_aws::ses::mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
+        let delivered = self.provider.send(mail).await?;
+        if let Some(parsed) = parse(&raw, Some(delivered.provider_id.clone())) {
+            self.keep(parsed);
+        }
+        Ok(delivered)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mail(to: &str, subject: &str) -> OutboundMail {
+        let email = |a: &str| openloop_core::ids::Email::parse(a).expect("address");
+        OutboundMail {
+            from: email("outreach@mail.openloop.local"),
+            from_name: "Gym".into(),
+            to: email(to),
+            to_name: None,
+            reply_to: "reply+t@replies.openloop.local".into(),
+            subject: subject.into(),
+            text: "Hi".into(),
+            message_id: format!("{subject}@openloop.local"),
+            in_reply_to: None,
+            references: Vec::new(),
+            unsubscribe_url: String::new(),
+            date: jiff::Timestamp::UNIX_EPOCH,
+        }
+    }
+
+    #[tokio::test]
+    async fn accepted_mail_is_read_back_per_recipient_and_from_a_position() {
+        let outbox = Outbox::new(Arc::new(AcceptingProvider {
+            region: "us-east-1".into(),
+        }));
+        for (to, subject) in [("a@example.com", "one"), ("b@example.com", "two"), ("a@example.com", "three")] {
+            outbox.send(&mail(to, subject)).await.expect("accepted");
+        }
+        let subjects = |m: Vec<OutboxMail>| m.into_iter().filter_map(|m| m.subject).collect::<Vec<_>>();
+        assert_eq!(subjects(outbox.read(None, 0)), ["one", "two", "three"]);
+        assert_eq!(subjects(outbox.read(Some("a@example.com"), 0)), ["one", "three"]);
+        assert_eq!(subjects(outbox.read(Some("a@example.com"), 1)), ["three"]);
+        assert_eq!(subjects(outbox.read(None, 2)), ["three"]);
+        assert!(outbox.read(Some("c@example.com"), 0).is_empty());
+    }
+
+    struct Refusing;
+
+    #[async_trait]
+    impl Mailer for Refusing {
+        async fn send(&self, _: &OutboundMail) -> Result<Delivered, SendError> {
+            Err(SendError::Rejected("MessageRejected".into()))
+        }
+    }
+
+    #[tokio::test]
+    async fn refused_mail_is_not_kept() {
+        let outbox = Outbox::new(Arc::new(Refusing));
+        assert!(outbox.send(&mail("a@example.com", "one")).await.is_err());
+        assert!(outbox.is_empty());
+    }
 }

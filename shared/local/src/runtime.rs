@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
-use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::Query;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -16,18 +16,45 @@ use axum::routing::{get, post};
 use jiff::Timestamp;
 use secrecy::ExposeSecret;
 use serde::Deserialize;
-use tokio::sync::RwLock;
+use tokio::sync::{Notify, RwLock};
 
 use openloop_aws::config::{Clients, Config};
 use openloop_aws::http::{ApiError, json_body};
 use openloop_aws::provision::{Names, provision};
+use openloop_aws::sns::SnsVerifier;
+use openloop_core::connector::Connector;
 use openloop_core::engine::{Engine, Wake};
-use openloop_core::ports::Clock;
+use openloop_core::memory::MemoryStore;
+use openloop_core::ports::{Clock, NoStoredMail, NullBus};
 use openloop_core::work::QueueName;
 
 use crate::clock::TestClock;
-use crate::outbox;
+use crate::outbox::{AcceptingProvider, Outbox};
+use crate::queues::{Inbox, MemoryQueues, SqsInbox, Wakeful};
 use crate::schedule::Schedule;
+
+/// Where the runtime keeps its state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ports {
+    /// DynamoDB, SQS, EventBridge, SES and S3 of the AWS emulator at `AWS_ENDPOINT_URL`
+    /// (`make run`'s default): the AWS semantics, at the emulator's speed.
+    Emulator,
+    /// Every port in this process's memory — the in-memory store, queues with SQS's delay and
+    /// visibility, a mail provider that accepts everything — behind the same routers, handlers
+    /// and test clock. Fast and disposable: nothing survives a restart.
+    Memory,
+}
+
+impl Ports {
+    /// `OPENLOOP_LOCAL_PORTS`: `emulator` (default) or `memory`.
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var("OPENLOOP_LOCAL_PORTS").unwrap_or_default().trim() {
+            "" | "emulator" => Ok(Self::Emulator),
+            "memory" => Ok(Self::Memory),
+            other => Err(format!("OPENLOOP_LOCAL_PORTS={other:?}: use `emulator` or `memory`")),
+        }
+    }
+}
 
 /// How the runtime is started (from the environment in `main`, explicitly in tests).
 #[derive(Clone, Debug)]
@@ -36,16 +63,20 @@ pub struct Options {
     /// Names the table, queues and bus (`{prefix}`, `{prefix}-signals`, …); tests use a
     /// unique prefix each so they can share one emulator.
     pub prefix: String,
-    /// Run the background queue pollers and the per-minute tick (`make run`); tests may
-    /// drive everything through `/_local/run` instead.
+    /// Run the background queue consumer and the per-minute tick (`make run`); tests drive
+    /// everything through `/_local/run` instead.
     pub background: bool,
+    pub ports: Ports,
     pub config: Config,
 }
 
 impl Options {
     pub fn from_env() -> Result<Self, String> {
         let mut config = Config::from_env().map_err(|e| e.to_string())?;
-        config.endpoint.get_or_insert_with(|| "http://127.0.0.1:4566".into());
+        let ports = Ports::from_env()?;
+        if ports == Ports::Emulator {
+            config.endpoint.get_or_insert_with(|| "http://127.0.0.1:4566".into());
+        }
         let http_addr = std::env::var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|_| "127.0.0.1:8787".into());
         Ok(Self {
             http_addr: http_addr.parse().map_err(|e| format!("OPENLOOP_HTTP_ADDR {http_addr:?}: {e}"))?,
@@ -53,6 +84,7 @@ impl Options {
             background: std::env::var("OPENLOOP_LOCAL_BACKGROUND")
                 .map(|v| v != "off" && v != "0")
                 .unwrap_or(true),
+            ports,
             config,
         })
     }
@@ -64,13 +96,13 @@ struct Local {
     /// unless an SNS topic is wired to the signals queue).
     mail: openloop_fn_signals::MailIntake,
     clock: Arc<TestClock>,
-    clients: Clients,
-    queue_urls: HashMap<QueueName, String>,
-    endpoint: String,
-    http: reqwest::Client,
-    /// Background pollers hold it shared for each poll; `/_local/run` holds it exclusively,
-    /// so a run sees every message and nothing is half-processed behind its back.
+    inbox: Arc<dyn Inbox>,
+    outbox: Arc<Outbox>,
+    /// The background consumer holds it shared while it drains; `/_local/run` holds it
+    /// exclusively, so a run sees every message and nothing is half-processed behind its back.
     gate: RwLock<()>,
+    /// Rung by every send to a queue: the background consumer drains at once.
+    wake: Arc<Notify>,
     /// The 6-hourly risk scan (the minute tick fires on every run).
     analysis: Schedule,
 }
@@ -78,6 +110,8 @@ struct Local {
 /// A started runtime.
 pub struct Running {
     pub addr: SocketAddr,
+    /// The engine the routes and consumers share (tests read its store).
+    pub engine: Engine,
     pub admin_token: String,
     pub inbound_token: String,
     server: tokio::task::JoinHandle<()>,
@@ -102,6 +136,80 @@ impl Drop for Running {
     }
 }
 
+/// The engine and the runtime's own parts, on the chosen ports.
+struct Assembled {
+    engine: Engine,
+    inbox: Arc<dyn Inbox>,
+    outbox: Arc<Outbox>,
+    mail: openloop_fn_signals::MailIntake,
+}
+
+/// On the emulator: provision the names, then the AWS adapters, with the mailer kept in the
+/// outbox and every queue send waking the consumer.
+async fn on_emulator(
+    config: &mut Config,
+    names: &Names,
+    clock: Arc<TestClock>,
+    agent: Arc<dyn openloop_core::ports::Agent>,
+    wake: &Arc<Notify>,
+) -> Result<Assembled, Box<dyn std::error::Error + Send + Sync>> {
+    let clients = Clients::load(config).await;
+    let sender_domain = config
+        .from_email
+        .as_str()
+        .split_once('@')
+        .map(|(_, d)| d.to_owned())
+        .unwrap_or_default();
+    let provisioned = provision(&clients, names, &sender_domain).await?;
+    config.queue_urls = provisioned.queue_urls.clone();
+    let (mut engine, _) = openloop_aws::config::engine(config, &clients, clock, agent);
+    let outbox = Arc::new(Outbox::new(engine.mailer.clone()));
+    engine.mailer = outbox.clone();
+    engine.queue = Arc::new(Wakeful {
+        inner: engine.queue.clone(),
+        wake: wake.clone(),
+    });
+    Ok(Assembled {
+        engine,
+        inbox: Arc::new(SqsInbox {
+            client: clients.sqs.clone(),
+            urls: provisioned.queue_urls,
+        }),
+        outbox,
+        mail: openloop_fn_signals::MailIntake::from_config(config, &clients),
+    })
+}
+
+/// In memory: the in-memory store and queues, a provider that accepts every mail.
+fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_core::ports::Agent>, wake: &Arc<Notify>) -> Assembled {
+    let queues = Arc::new(MemoryQueues::default());
+    let outbox = Arc::new(Outbox::new(Arc::new(AcceptingProvider {
+        region: config.region.clone(),
+    })));
+    let engine = Engine {
+        store: Arc::new(MemoryStore::new()),
+        queue: Arc::new(Wakeful {
+            inner: queues.clone(),
+            wake: wake.clone(),
+        }),
+        mailer: outbox.clone(),
+        agent,
+        bus: Arc::new(NullBus),
+        clock,
+        config: config.engine_config(),
+        connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
+    };
+    Assembled {
+        engine,
+        inbox: queues,
+        outbox,
+        mail: openloop_fn_signals::MailIntake {
+            verifier: SnsVerifier::new(reqwest::Client::new(), config.mail_events_topic_arn.clone()),
+            stored: Arc::new(NoStoredMail),
+        },
+    }
+}
+
 pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Error + Send + Sync>> {
     let mut config = options.config.clone();
     let names = Names::from_prefix(&options.prefix);
@@ -113,28 +221,27 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     if std::env::var("OPENLOOP_PUBLIC_URL").is_err() {
         config.public_url = format!("http://{addr}");
     }
-    let clients = Clients::load(&config).await;
-    let sender_domain = config
-        .from_email
-        .as_str()
-        .split_once('@')
-        .map(|(_, d)| d.to_owned())
-        .unwrap_or_default();
-    let provisioned = provision(&clients, &names, &sender_domain).await?;
-    config.queue_urls = provisioned.queue_urls.clone();
 
     let clock = Arc::new(TestClock::new());
     let agent = openloop_llm::from_env()?;
-    let (engine, _) = openloop_aws::config::engine(&config, &clients, clock.clone(), agent);
+    let wake = Arc::new(Notify::new());
+    let Assembled {
+        engine,
+        inbox,
+        outbox,
+        mail,
+    } = match options.ports {
+        Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent, &wake).await?,
+        Ports::Memory => in_memory(&config, clock.clone(), agent, &wake),
+    };
     let local = Arc::new(Local {
-        mail: openloop_fn_signals::MailIntake::from_config(&config, &clients),
+        mail,
         engine: engine.clone(),
         clock,
-        clients,
-        queue_urls: provisioned.queue_urls,
-        endpoint: config.endpoint.clone().unwrap_or_default(),
-        http: reqwest::Client::new(),
+        inbox,
+        outbox,
         gate: RwLock::new(()),
+        wake,
         analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.clock.now()),
     });
 
@@ -162,21 +269,24 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
 
     let mut background = Vec::new();
     if options.background {
-        for queue in QueueName::ALL {
-            let local = local.clone();
-            background.push(tokio::spawn(async move {
-                loop {
-                    let result = {
-                        let _shared = local.gate.read().await;
-                        local.poll(queue, 1).await
-                    };
-                    if let Err(e) = result {
-                        tracing::warn!(queue = queue.as_str(), error = %e, "poll failed");
-                        tokio::time::sleep(Duration::from_secs(2)).await;
-                    }
+        let consumer = local.clone();
+        background.push(tokio::spawn(async move {
+            // The SQS event sources: drain whenever something was sent, and every second for
+            // delayed messages and ones whose visibility timeout ran out.
+            loop {
+                let result = {
+                    let _shared = consumer.gate.read().await;
+                    consumer.drain(&mut BTreeMap::new()).await
+                };
+                if let Err(e) = result {
+                    tracing::warn!(error = %e, "queue consumer failed; trying again");
                 }
-            }));
-        }
+                tokio::select! {
+                    () = consumer.wake.notified() => {}
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                }
+            }
+        }));
         let hourly = local.clone();
         let local = local.clone();
         background.push(tokio::spawn(async move {
@@ -207,6 +317,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     }
     Ok(Running {
         addr,
+        engine: local.engine.clone(),
         admin_token: config.admin_token.expose_secret().to_owned(),
         inbound_token: config.inbound_token.expose_secret().to_owned(),
         server,
@@ -242,19 +353,8 @@ impl Local {
 
     /// Receive one batch from `queue` into its function, as the SQS event source would, and
     /// delete what the function did not report as failed.
-    async fn poll(&self, queue: QueueName, wait_seconds: i32) -> Result<Handled, String> {
-        let url = self.queue_urls.get(&queue).ok_or("queue not provisioned")?;
-        let received = self
-            .clients
-            .sqs
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .wait_time_seconds(wait_seconds)
-            .send()
-            .await
-            .map_err(|e| format!("{:?}", e.as_service_error().map(|e| e.to_string())))?;
-        let messages = received.messages.unwrap_or_default();
+    async fn poll(&self, queue: QueueName) -> Result<Handled, String> {
+        let messages = self.inbox.receive(queue).await?;
         if messages.is_empty() {
             return Ok(Handled::default());
         }
@@ -262,38 +362,22 @@ impl Local {
         let mut receipts = HashMap::new();
         for message in messages {
             let mut record = SqsMessage::default();
-            record.message_id = message.message_id.clone();
-            record.body = message.body.clone();
-            record.receipt_handle = message.receipt_handle.clone();
+            record.message_id = Some(message.id.clone());
+            record.body = Some(message.body);
+            record.receipt_handle = Some(message.receipt.clone());
             record.event_source = Some("aws:sqs".into());
-            receipts.insert(message.message_id.unwrap_or_default(), message.receipt_handle.unwrap_or_default());
+            receipts.insert(message.id, message.receipt);
             event.records.push(record);
         }
         let response = self.dispatch(queue, event).await;
         let failed: Vec<String> = response.batch_item_failures.into_iter().map(|f| f.item_identifier).collect();
-        let done: Vec<DeleteMessageBatchRequestEntry> = receipts
-            .iter()
+        let done: Vec<String> = receipts
+            .into_iter()
             .filter(|(id, _)| !failed.contains(id))
-            .enumerate()
-            .filter_map(|(i, (_, receipt))| {
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .receipt_handle(receipt)
-                    .build()
-                    .ok()
-            })
+            .map(|(_, receipt)| receipt)
             .collect();
         let processed = done.len();
-        if !done.is_empty() {
-            self.clients
-                .sqs
-                .delete_message_batch()
-                .queue_url(url)
-                .set_entries(Some(done))
-                .send()
-                .await
-                .map_err(|e| format!("delete: {e:?}"))?;
-        }
+        self.inbox.delete(queue, done).await?;
         Ok(Handled {
             processed,
             retrying: failed.len(),
@@ -306,7 +390,7 @@ impl Local {
         loop {
             let mut any = false;
             for queue in QueueName::ALL {
-                let handled = self.poll(queue, 0).await?;
+                let handled = self.poll(queue).await?;
                 any |= handled.processed + handled.retrying > 0;
                 let total = totals.entry(queue.as_str()).or_default();
                 total.processed += handled.processed;
@@ -352,7 +436,7 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let _exclusive = local.gate.write().await;
     let mut totals = BTreeMap::new();
     let mut ticks = Vec::new();
-    let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "emulator_unavailable", e);
+    let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "queue_unavailable", e);
     local.drain(&mut totals).await.map_err(unavailable)?;
     let analysis = local.analysis_if_due().await?;
     for _ in 0..20 {
@@ -372,13 +456,21 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     .into_response())
 }
 
-async fn get_outbox(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
-    let mail = outbox::fetch(&local.http, &local.endpoint).await.map_err(|e| {
-        local_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "emulator_unavailable",
-            format!("the outbox is read from moto's /moto-api/data.json: {e}"),
-        )
-    })?;
-    Ok(axum::Json(mail).into_response())
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutboxQuery {
+    /// Only the mail to this address.
+    to: Option<String>,
+    /// Skip the first `after` entries (of the selection): what a reader has already seen.
+    #[serde(default)]
+    after: usize,
+}
+
+/// `GET /_local/outbox[?to=&after=]`: the mail the provider accepted, oldest first.
+async fn get_outbox(
+    State(local): State<Arc<Local>>,
+    query: Result<Query<OutboxQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|e| local_error(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))?;
+    Ok(axum::Json(local.outbox.read(query.to.as_deref(), query.after)).into_response())
 }

@@ -3,9 +3,7 @@
 //! daily metrics, once.
 
 use jiff::SignedDuration;
-use openloop_aws::dynamo::DynamoStore;
 use openloop_core::ids::{AccountId, TaskId};
-use openloop_core::ports::TaskStore;
 use openloop_tests::Stack;
 use serde_json::json;
 
@@ -24,8 +22,7 @@ async fn a_cancelled_task_leaves_its_learning_record_and_the_day_its_metrics() {
     stack.set_clock(&later.to_string()).await;
     stack.run().await;
 
-    let (config, clients) = stack.scratch.provision().await;
-    let store = DynamoStore::new(clients.dynamodb.clone(), config.table);
+    let store = stack.running.engine.store.clone();
     let account: AccountId = gym.id.parse().expect("account id");
     let task_id: TaskId = task.parse().expect("task id");
     let record = store

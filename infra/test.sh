@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `make test`: every test and the linters, in phases, with a timing summary at the end so a
+# regression in any phase is visible.
+#   build     the whole workspace, every target
+#   unit      every crate's tests and the contract behaviour on the in-memory stack
+#             (tests/stack) — no emulator
+#   emulator  what needs AWS semantics (tests/emulator), against a moto started on TEST_PORT
+#             and stopped afterwards; the linters run beside it (moto works on one core)
+#   lint      rustfmt, clippy -D warnings, cfn-lint
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+port=${TEST_PORT:-4599}
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+declare -a summary=()
+failed=0
+
+phase() { # name, command...
+  local name=$1; shift
+  local start=$SECONDS
+  echo "==> $name"
+  if "$@"; then summary+=("$(printf '%-9s %4ds  ok' "$name" $((SECONDS - start)))")
+  else summary+=("$(printf '%-9s %4ds  FAILED' "$name" $((SECONDS - start)))"); failed=1; fi
+}
+
+lint() {
+  cargo fmt --all -- --check &&
+    cargo clippy --workspace --all-targets --quiet -- -D warnings &&
+    "$root/.venv/bin/cfn-lint" infra/template.yaml
+}
+
+emulator() {
+  infra/emulator.sh start "$port" || return 1
+  curl -s -X POST "http://127.0.0.1:$port/moto-api/reset" >/dev/null
+  AWS_ENDPOINT_URL="http://127.0.0.1:$port" cargo test -p openloop-tests --test emulator
+  local rc=$?
+  infra/emulator.sh stop "$port"
+  return $rc
+}
+
+all=$SECONDS
+phase build cargo build --workspace --all-targets
+if [ $failed -eq 0 ]; then
+  phase unit bash -c 'cargo test --workspace --all-targets --exclude openloop-tests && cargo test -p openloop-tests --lib --bins --test stack'
+  # The emulator tests wait on moto (one core); the linters use the other.
+  lint_log=$(mktemp)
+  ( start=$SECONDS; if lint >"$lint_log" 2>&1; then echo "ok $((SECONDS - start))"; else echo "FAILED $((SECONDS - start))"; fi ) >"$lint_log.status" &
+  lint_pid=$!
+  phase emulator emulator
+  wait $lint_pid
+  read -r lint_result lint_secs <"$lint_log.status"
+  echo "==> lint"; cat "$lint_log"; rm -f "$lint_log" "$lint_log.status"
+  summary+=("$(printf '%-9s %4ds  %s (beside the emulator tests)' lint "$lint_secs" "$lint_result")")
+  [ "$lint_result" = ok ] || failed=1
+fi
+
+echo
+echo "make test — time per phase"
+printf '  %s\n' "${summary[@]}"
+printf '  %-9s %4ds  %s\n' total $((SECONDS - all)) "$([ $failed -eq 0 ] && echo ok || echo FAILED)"
+exit $failed

@@ -1,0 +1,246 @@
+//! The queues as the runtime's consumers see them: receive a batch without waiting, delete
+//! what was handled. On the emulator that is SQS itself; in memory, [`MemoryQueues`] keeps
+//! SQS's semantics that the functions rely on — a message's delay, its invisibility while a
+//! consumer holds it, and its return after the visibility timeout when it was not deleted.
+//!
+//! Every send also wakes the background consumer ([`Wakeful`]), so nothing waits on a long
+//! poll for a queue to drain.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
+use jiff::SignedDuration;
+use tokio::sync::Notify;
+
+use openloop_core::ports::{Queue, QueueError};
+use openloop_core::work::QueueName;
+
+/// How long a received message stays invisible (the provisioned queues' `VisibilityTimeout`).
+pub const VISIBILITY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One received message: what the SQS event source hands a function.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub id: String,
+    pub body: String,
+    pub receipt: String,
+}
+
+/// The consumer side of the queues.
+#[async_trait]
+pub trait Inbox: Send + Sync {
+    /// Up to ten visible messages, at once (no long poll).
+    async fn receive(&self, queue: QueueName) -> Result<Vec<Received>, String>;
+    /// Remove handled messages by their receipts.
+    async fn delete(&self, queue: QueueName, receipts: Vec<String>) -> Result<(), String>;
+}
+
+/// SQS (the emulator's), by queue URL.
+pub struct SqsInbox {
+    pub client: aws_sdk_sqs::Client,
+    pub urls: HashMap<QueueName, String>,
+}
+
+impl SqsInbox {
+    fn url(&self, queue: QueueName) -> Result<&str, String> {
+        self.urls
+            .get(&queue)
+            .map(String::as_str)
+            .ok_or_else(|| format!("queue {} not provisioned", queue.as_str()))
+    }
+}
+
+#[async_trait]
+impl Inbox for SqsInbox {
+    async fn receive(&self, queue: QueueName) -> Result<Vec<Received>, String> {
+        let received = self
+            .client
+            .receive_message()
+            .queue_url(self.url(queue)?)
+            .max_number_of_messages(10)
+            .wait_time_seconds(0)
+            .send()
+            .await
+            .map_err(|e| format!("receive: {:?}", e.as_service_error().map(|e| e.to_string())))?;
+        Ok(received
+            .messages
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| Received {
+                id: m.message_id.unwrap_or_default(),
+                body: m.body.unwrap_or_default(),
+                receipt: m.receipt_handle.unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    async fn delete(&self, queue: QueueName, receipts: Vec<String>) -> Result<(), String> {
+        if receipts.is_empty() {
+            return Ok(());
+        }
+        let entries = receipts
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, receipt)| {
+                DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(receipt)
+                    .build()
+                    .ok()
+            })
+            .collect();
+        self.client
+            .delete_message_batch()
+            .queue_url(self.url(queue)?)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(|e| format!("delete: {:?}", e.as_service_error().map(|e| e.to_string())))?;
+        Ok(())
+    }
+}
+
+struct Message {
+    id: u64,
+    body: String,
+    visible_at: Instant,
+    /// The receipt of the current delivery; a stale receipt deletes nothing.
+    receipt: Option<String>,
+}
+
+/// Queues in this process's memory, with SQS's delay and visibility timeout (wall time, as
+/// SQS counts them).
+#[derive(Default)]
+pub struct MemoryQueues {
+    queues: Mutex<HashMap<QueueName, VecDeque<Message>>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl MemoryQueues {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<QueueName, VecDeque<Message>>> {
+        self.queues.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl Queue for MemoryQueues {
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError> {
+        let now = Instant::now();
+        let mut queues = self.lock();
+        let waiting = queues.entry(queue).or_default();
+        for (body, delay) in messages {
+            // Whole seconds, 0–900, as SQS's `DelaySeconds` (and the SQS adapter) count them.
+            let delay = Duration::from_secs(delay.as_secs().clamp(0, 900).unsigned_abs());
+            waiting.push_back(Message {
+                id: self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                body,
+                visible_at: now + delay,
+                receipt: None,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Inbox for MemoryQueues {
+    async fn receive(&self, queue: QueueName) -> Result<Vec<Received>, String> {
+        let now = Instant::now();
+        let mut queues = self.lock();
+        let Some(waiting) = queues.get_mut(&queue) else {
+            return Ok(Vec::new());
+        };
+        let mut batch = Vec::new();
+        for message in waiting.iter_mut().filter(|m| m.visible_at <= now).take(10) {
+            let receipt = format!("{}-{}", message.id, ulid::Ulid::new());
+            message.visible_at = now + VISIBILITY_TIMEOUT;
+            message.receipt = Some(receipt.clone());
+            batch.push(Received {
+                id: message.id.to_string(),
+                body: message.body.clone(),
+                receipt,
+            });
+        }
+        Ok(batch)
+    }
+
+    async fn delete(&self, queue: QueueName, receipts: Vec<String>) -> Result<(), String> {
+        if let Some(waiting) = self.lock().get_mut(&queue) {
+            waiting.retain(|m| !m.receipt.as_ref().is_some_and(|r| receipts.contains(r)));
+        }
+        Ok(())
+    }
+}
+
+/// A [`Queue`] that wakes the background consumer after every send.
+pub struct Wakeful {
+    pub inner: Arc<dyn Queue>,
+    pub wake: Arc<Notify>,
+}
+
+#[async_trait]
+impl Queue for Wakeful {
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError> {
+        self.inner.send(queue, messages).await?;
+        self.wake.notify_one();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(received: &[Received]) -> Vec<&str> {
+        received.iter().map(|r| r.body.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn a_message_is_hidden_while_held_gone_once_deleted_and_back_if_not() {
+        let queues = MemoryQueues::default();
+        queues
+            .send(
+                QueueName::Execute,
+                vec![("a".into(), SignedDuration::ZERO), ("b".into(), SignedDuration::ZERO)],
+            )
+            .await
+            .expect("send");
+        let first = queues.receive(QueueName::Execute).await.expect("receive");
+        assert_eq!(body(&first), ["a", "b"]);
+        assert!(
+            queues.receive(QueueName::Execute).await.expect("receive").is_empty(),
+            "held messages are invisible"
+        );
+        queues
+            .delete(QueueName::Execute, vec![first[0].receipt.clone()])
+            .await
+            .expect("delete");
+        // Not deleted: visible again after the timeout (moved here by hand, not waited for).
+        for m in queues.lock().get_mut(&QueueName::Execute).expect("queue").iter_mut() {
+            m.visible_at = Instant::now();
+        }
+        let again = queues.receive(QueueName::Execute).await.expect("receive");
+        assert_eq!(body(&again), ["b"]);
+        // The first delivery's receipt no longer deletes it.
+        queues
+            .delete(QueueName::Execute, vec![first[1].receipt.clone()])
+            .await
+            .expect("delete");
+        assert_eq!(queues.lock()[&QueueName::Execute].len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_delayed_message_waits_and_queues_are_separate() {
+        let queues = MemoryQueues::default();
+        queues
+            .send(QueueName::Followup, vec![("later".into(), SignedDuration::from_secs(30))])
+            .await
+            .expect("send");
+        assert!(queues.receive(QueueName::Followup).await.expect("receive").is_empty());
+        assert!(queues.receive(QueueName::Execute).await.expect("receive").is_empty());
+        assert_eq!(queues.lock()[&QueueName::Followup].len(), 1);
+    }
+}

@@ -1,0 +1,19 @@
+//! Behaviour through CONTRACT.md on the local runtime with every port in memory — the same
+//! routers, handlers and test clock as `make run`, no emulator. What needs AWS semantics is in
+//! `tests/emulator`.
+
+mod actions;
+mod analysis;
+mod categories;
+mod connector_keys;
+mod conversations;
+mod fixtures;
+mod gates;
+mod observability;
+mod outcomes;
+mod owner_notices;
+mod payment_recovery;
+mod rails;
+mod refusals;
+
+pub use openloop_tests::morning;
