@@ -41,12 +41,14 @@ lint: tools
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
 
-## bench: DynamoDB requests per task step, and tick and attribution cost with 1,000 vs 20,000 stored tasks.
+## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored
+## tasks; then the local runtime: idle /_local/run, the outbox after 10,000 mails, a simulated month.
 bench: tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
 	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
-	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/bench
+	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/bench && \
+	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/local-bench
 
 ## demo: plays a scripted month for a demo gym against the running stack (`make run` first).
 demo:

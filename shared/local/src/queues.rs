@@ -3,8 +3,9 @@
 //! SQS's semantics that the functions rely on — a message's delay, its invisibility while a
 //! consumer holds it, and its return after the visibility timeout when it was not deleted.
 //!
-//! Every send also wakes the background consumer ([`Wakeful`]), so nothing waits on a long
-//! poll for a queue to drain.
+//! [`LocalQueues`] joins the two sides: every send wakes the background consumer, so nothing
+//! waits on a long poll for a queue to drain, and a drain skips the queues that hold nothing
+//! this process sent.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -175,16 +176,57 @@ impl Inbox for MemoryQueues {
     }
 }
 
-/// A [`Queue`] that wakes the background consumer after every send.
-pub struct Wakeful {
-    pub inner: Arc<dyn Queue>,
-    pub wake: Arc<Notify>,
+/// The queues as the runtime wires them: the engine sends through it (to SQS or memory), the
+/// consumers receive through it. It counts what this process sent and has not yet seen
+/// deleted, so a drain asks only the queues that can hold something (an idle `/_local/run`
+/// asks none), and every send wakes the background consumer.
+pub struct LocalQueues {
+    sender: Arc<dyn Queue>,
+    inbox: Arc<dyn Inbox>,
+    pub wake: Notify,
+    outstanding: Mutex<HashMap<QueueName, usize>>,
+}
+
+impl LocalQueues {
+    pub fn new(sender: Arc<dyn Queue>, inbox: Arc<dyn Inbox>) -> Self {
+        Self {
+            sender,
+            inbox,
+            wake: Notify::new(),
+            outstanding: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn outstanding(&self) -> std::sync::MutexGuard<'_, HashMap<QueueName, usize>> {
+        self.outstanding.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A batch from `queue`: only if this process sent it something not yet handled, unless
+    /// `everything` (the background consumer's periodic look, for messages that reached the
+    /// queue from elsewhere — an SNS subscription in AWS).
+    pub async fn receive(&self, queue: QueueName, everything: bool) -> Result<Vec<Received>, String> {
+        if !everything && self.outstanding().get(&queue).copied().unwrap_or(0) == 0 {
+            return Ok(Vec::new());
+        }
+        self.inbox.receive(queue).await
+    }
+
+    pub async fn delete(&self, queue: QueueName, receipts: Vec<String>) -> Result<(), String> {
+        let handled = receipts.len();
+        self.inbox.delete(queue, receipts).await?;
+        let mut outstanding = self.outstanding();
+        let count = outstanding.entry(queue).or_default();
+        *count = count.saturating_sub(handled);
+        Ok(())
+    }
 }
 
 #[async_trait]
-impl Queue for Wakeful {
+impl Queue for LocalQueues {
     async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError> {
-        self.inner.send(queue, messages).await?;
+        let sent = messages.len();
+        self.sender.send(queue, messages).await?;
+        *self.outstanding().entry(queue).or_default() += sent;
         self.wake.notify_one();
         Ok(())
     }
@@ -242,5 +284,41 @@ mod tests {
         assert!(queues.receive(QueueName::Followup).await.expect("receive").is_empty());
         assert!(queues.receive(QueueName::Execute).await.expect("receive").is_empty());
         assert_eq!(queues.lock()[&QueueName::Followup].len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod local_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_queue_is_asked_only_while_it_holds_what_was_sent() {
+        let memory = Arc::new(MemoryQueues::default());
+        let queues = LocalQueues::new(memory.clone(), memory.clone());
+        // Something sent from elsewhere is seen only by a look at everything.
+        memory
+            .send(QueueName::Signals, vec![("external".into(), SignedDuration::ZERO)])
+            .await
+            .expect("send");
+        assert!(queues.receive(QueueName::Signals, false).await.expect("receive").is_empty());
+        let external = queues.receive(QueueName::Signals, true).await.expect("receive");
+        assert_eq!(external.len(), 1);
+        queues
+            .delete(QueueName::Signals, vec![external[0].receipt.clone()])
+            .await
+            .expect("delete");
+
+        queues
+            .send(QueueName::Execute, vec![("a".into(), SignedDuration::ZERO)])
+            .await
+            .expect("send");
+        let held = queues.receive(QueueName::Execute, false).await.expect("receive");
+        assert_eq!(held.len(), 1);
+        queues
+            .delete(QueueName::Execute, vec![held[0].receipt.clone()])
+            .await
+            .expect("delete");
+        assert_eq!(queues.outstanding().get(&QueueName::Execute), Some(&0));
+        assert!(queues.receive(QueueName::Execute, false).await.expect("receive").is_empty());
     }
 }

@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use jiff::Timestamp;
 use secrecy::ExposeSecret;
 use serde::Deserialize;
-use tokio::sync::{Notify, RwLock};
+use tokio::sync::RwLock;
 
 use openloop_aws::config::{Clients, Config};
 use openloop_aws::http::{ApiError, json_body};
@@ -30,7 +30,7 @@ use openloop_core::work::QueueName;
 
 use crate::clock::TestClock;
 use crate::outbox::{AcceptingProvider, Outbox};
-use crate::queues::{Inbox, MemoryQueues, SqsInbox, Wakeful};
+use crate::queues::{LocalQueues, MemoryQueues, SqsInbox};
 use crate::schedule::Schedule;
 
 /// Where the runtime keeps its state.
@@ -96,13 +96,11 @@ struct Local {
     /// unless an SNS topic is wired to the signals queue).
     mail: openloop_fn_signals::MailIntake,
     clock: Arc<TestClock>,
-    inbox: Arc<dyn Inbox>,
+    queues: Arc<LocalQueues>,
     outbox: Arc<Outbox>,
     /// The background consumer holds it shared while it drains; `/_local/run` holds it
     /// exclusively, so a run sees every message and nothing is half-processed behind its back.
     gate: RwLock<()>,
-    /// Rung by every send to a queue: the background consumer drains at once.
-    wake: Arc<Notify>,
     /// The 6-hourly risk scan (the minute tick fires on every run).
     analysis: Schedule,
 }
@@ -139,19 +137,18 @@ impl Drop for Running {
 /// The engine and the runtime's own parts, on the chosen ports.
 struct Assembled {
     engine: Engine,
-    inbox: Arc<dyn Inbox>,
+    queues: Arc<LocalQueues>,
     outbox: Arc<Outbox>,
     mail: openloop_fn_signals::MailIntake,
 }
 
 /// On the emulator: provision the names, then the AWS adapters, with the mailer kept in the
-/// outbox and every queue send waking the consumer.
+/// outbox and the queues joined to the consumers.
 async fn on_emulator(
     config: &mut Config,
     names: &Names,
     clock: Arc<TestClock>,
     agent: Arc<dyn openloop_core::ports::Agent>,
-    wake: &Arc<Notify>,
 ) -> Result<Assembled, Box<dyn std::error::Error + Send + Sync>> {
     let clients = Clients::load(config).await;
     let sender_domain = config
@@ -165,33 +162,30 @@ async fn on_emulator(
     let (mut engine, _) = openloop_aws::config::engine(config, &clients, clock, agent);
     let outbox = Arc::new(Outbox::new(engine.mailer.clone()));
     engine.mailer = outbox.clone();
-    engine.queue = Arc::new(Wakeful {
-        inner: engine.queue.clone(),
-        wake: wake.clone(),
+    let inbox = Arc::new(SqsInbox {
+        client: clients.sqs.clone(),
+        urls: provisioned.queue_urls,
     });
+    let queues = Arc::new(LocalQueues::new(engine.queue.clone(), inbox));
+    engine.queue = queues.clone();
     Ok(Assembled {
         engine,
-        inbox: Arc::new(SqsInbox {
-            client: clients.sqs.clone(),
-            urls: provisioned.queue_urls,
-        }),
+        queues,
         outbox,
         mail: openloop_fn_signals::MailIntake::from_config(config, &clients),
     })
 }
 
 /// In memory: the in-memory store and queues, a provider that accepts every mail.
-fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_core::ports::Agent>, wake: &Arc<Notify>) -> Assembled {
-    let queues = Arc::new(MemoryQueues::default());
+fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_core::ports::Agent>) -> Assembled {
+    let memory = Arc::new(MemoryQueues::default());
+    let queues = Arc::new(LocalQueues::new(memory.clone(), memory));
     let outbox = Arc::new(Outbox::new(Arc::new(AcceptingProvider {
         region: config.region.clone(),
     })));
     let engine = Engine {
         store: Arc::new(MemoryStore::new()),
-        queue: Arc::new(Wakeful {
-            inner: queues.clone(),
-            wake: wake.clone(),
-        }),
+        queue: queues.clone(),
         mailer: outbox.clone(),
         agent,
         bus: Arc::new(NullBus),
@@ -201,7 +195,7 @@ fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_cor
     };
     Assembled {
         engine,
-        inbox: queues,
+        queues,
         outbox,
         mail: openloop_fn_signals::MailIntake {
             verifier: SnsVerifier::new(reqwest::Client::new(), config.mail_events_topic_arn.clone()),
@@ -224,24 +218,22 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
 
     let clock = Arc::new(TestClock::new());
     let agent = openloop_llm::from_env()?;
-    let wake = Arc::new(Notify::new());
     let Assembled {
         engine,
-        inbox,
+        queues,
         outbox,
         mail,
     } = match options.ports {
-        Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent, &wake).await?,
-        Ports::Memory => in_memory(&config, clock.clone(), agent, &wake),
+        Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent).await?,
+        Ports::Memory => in_memory(&config, clock.clone(), agent),
     };
     let local = Arc::new(Local {
         mail,
         engine: engine.clone(),
         clock,
-        inbox,
+        queues,
         outbox,
         gate: RwLock::new(()),
-        wake,
         analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.clock.now()),
     });
 
@@ -271,20 +263,22 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     if options.background {
         let consumer = local.clone();
         background.push(tokio::spawn(async move {
-            // The SQS event sources: drain whenever something was sent, and every second for
-            // delayed messages and ones whose visibility timeout ran out.
+            // The SQS event sources: drain at once whenever something was sent, and look at
+            // every queue each second — for delayed messages, ones whose visibility timeout
+            // ran out, and ones sent from elsewhere.
+            let mut everything = true;
             loop {
                 let result = {
                     let _shared = consumer.gate.read().await;
-                    consumer.drain(&mut BTreeMap::new()).await
+                    consumer.drain(&mut BTreeMap::new(), everything).await
                 };
                 if let Err(e) = result {
                     tracing::warn!(error = %e, "queue consumer failed; trying again");
                 }
-                tokio::select! {
-                    () = consumer.wake.notified() => {}
-                    () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                }
+                everything = tokio::select! {
+                    () = consumer.queues.wake.notified() => false,
+                    () = tokio::time::sleep(Duration::from_secs(1)) => true,
+                };
             }
         }));
         let hourly = local.clone();
@@ -353,8 +347,8 @@ impl Local {
 
     /// Receive one batch from `queue` into its function, as the SQS event source would, and
     /// delete what the function did not report as failed.
-    async fn poll(&self, queue: QueueName) -> Result<Handled, String> {
-        let messages = self.inbox.receive(queue).await?;
+    async fn poll(&self, queue: QueueName, everything: bool) -> Result<Handled, String> {
+        let messages = self.queues.receive(queue, everything).await?;
         if messages.is_empty() {
             return Ok(Handled::default());
         }
@@ -377,7 +371,7 @@ impl Local {
             .map(|(_, receipt)| receipt)
             .collect();
         let processed = done.len();
-        self.inbox.delete(queue, done).await?;
+        self.queues.delete(queue, done).await?;
         Ok(Handled {
             processed,
             retrying: failed.len(),
@@ -386,11 +380,12 @@ impl Local {
 
     /// Drain every queue until a receive comes back empty. Messages a function asked to
     /// retry stay invisible until their visibility timeout, as in SQS; they are counted.
-    async fn drain(&self, totals: &mut BTreeMap<&'static str, Handled>) -> Result<(), String> {
+    /// (`everything`: ask every queue, not only those holding what this process sent.)
+    async fn drain(&self, totals: &mut BTreeMap<&'static str, Handled>, everything: bool) -> Result<(), String> {
         loop {
             let mut any = false;
             for queue in QueueName::ALL {
-                let handled = self.poll(queue).await?;
+                let handled = self.poll(queue, everything).await?;
                 any |= handled.processed + handled.retrying > 0;
                 let total = totals.entry(queue.as_str()).or_default();
                 total.processed += handled.processed;
@@ -437,7 +432,7 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let mut totals = BTreeMap::new();
     let mut ticks = Vec::new();
     let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "queue_unavailable", e);
-    local.drain(&mut totals).await.map_err(unavailable)?;
+    local.drain(&mut totals, false).await.map_err(unavailable)?;
     let analysis = local.analysis_if_due().await?;
     for _ in 0..20 {
         let report = openloop_fn_tick::handle(&local.engine, Wake::Now).await?;
@@ -446,7 +441,7 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
         if enqueued == 0 {
             break;
         }
-        local.drain(&mut totals).await.map_err(unavailable)?;
+        local.drain(&mut totals, false).await.map_err(unavailable)?;
     }
     // The hourly attribution schedule, after the work: what the workers closed is valued now.
     let attribution = openloop_fn_attribution::handle(&local.engine).await?;

@@ -1,0 +1,157 @@
+//! `make bench`, second part: the local runtime's own speed, on the emulator and in memory —
+//! an idle `POST /_local/run`, reading one member's outbox after 10 and after 10,000 sent
+//! mails, and a simulated month of a 200-member gym driven one `/_local/run` per simulated
+//! hour. These are wall-clock figures of this machine (printed, never asserted).
+
+use std::time::{Duration, Instant};
+
+use jiff::{SignedDuration, Timestamp};
+use openloop_core::ids::{AccountId, Email};
+use openloop_core::mail::OutboundMail;
+use openloop_tests::{Stack, gym, morning};
+use serde_json::json;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    println!("local runtime (wall clock on this machine; medians of 20 calls)");
+    println!("{:<52} {:>12} {:>12}", "", "emulator", "memory");
+    let emulator = Stack::on_emulator("bench-local").await;
+    let memory = Stack::start("bench-local").await;
+    emulator.set_clock(&morning(1).to_string()).await;
+    memory.set_clock(&morning(1).to_string()).await;
+    let idle = (idle_run(&emulator).await, idle_run(&memory).await);
+    println!("{:<52} {:>12} {:>12}", "POST /_local/run, idle stack", ms(idle.0), ms(idle.1));
+
+    // The outbox is the same code on both ports: filled here through the memory stack's mailer.
+    // One member's mail (one message) is read after 10 mails in all, then after 10,000.
+    let mut sent = 0;
+    let mut rows = Vec::new();
+    for target in [10usize, 10_000] {
+        send_mail(&memory, sent, target - sent).await?;
+        sent = target;
+        let one = median(20, || async { memory.outbox_to("bench-0@example.com").await.len() }).await;
+        let all = median(5, || async {
+            memory
+                .call(reqwest::Method::GET, "/_local/outbox", None, None)
+                .await
+                .1
+                .as_array()
+                .map_or(0, Vec::len)
+        })
+        .await;
+        rows.push((target, one, all));
+    }
+    for (sent, one, all) in rows {
+        println!(
+            "{:<52} {:>12} {:>12}",
+            format!("GET /_local/outbox?to=… after {sent} mails"),
+            "",
+            ms(one)
+        );
+        println!("{:<52} {:>12} {:>12}", format!("GET /_local/outbox (all {sent}) "), "", ms(all));
+    }
+
+    println!();
+    println!("a simulated month of a 200-member gym, one POST /_local/run per simulated hour (720 runs)");
+    println!(
+        "{:<10} {:>10} {:>8} {:>8} {:>12} {:>12}",
+        "ports", "wall", "tasks", "mails", "median run", "slowest run"
+    );
+    drop(emulator);
+    drop(memory);
+    for (name, stack) in [
+        ("emulator", Stack::on_emulator("bench-month").await),
+        ("memory", Stack::start("bench-month").await),
+    ] {
+        month(name, &stack).await?;
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+async fn median<F, Fut, T>(n: usize, mut f: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        let start = Instant::now();
+        std::hint::black_box(f().await);
+        times.push(start.elapsed());
+    }
+    times.sort();
+    times[n / 2]
+}
+
+async fn idle_run(stack: &Stack) -> Duration {
+    stack.run().await;
+    median(20, || stack.run()).await
+}
+
+/// Mails number `first..first + count` through the stack's mailer (the outbox around the
+/// provider), each to its own recipient `bench-{n}`.
+async fn send_mail(stack: &Stack, first: usize, count: usize) -> Result<(), Error> {
+    let from = Email::parse("outreach@mail.openloop.local")?;
+    for i in first..first + count {
+        let to = Email::parse(&format!("bench-{i}@example.com"))?;
+        let mail = OutboundMail {
+            from_name: "Bench Gym".into(),
+            from: from.clone(),
+            to,
+            to_name: None,
+            subject: format!("Mail {i}"),
+            text: "Hello".into(),
+            message_id: format!("bench-{i}-{}@openloop.local", ulid::Ulid::new()),
+            in_reply_to: None,
+            references: Vec::new(),
+            reply_to: "reply+bench@replies.openloop.local".into(),
+            unsubscribe_url: "http://127.0.0.1/unsubscribe?token=bench".into(),
+            date: Timestamp::now(),
+        };
+        stack.running.engine.mailer.send(&mail).await?;
+    }
+    Ok(())
+}
+
+/// A gym on autopilot (`limited_auto`, onboarded long ago) with 200 seeded members, then 30
+/// days of hourly runs.
+async fn month(name: &str, stack: &Stack) -> Result<(), Error> {
+    let start = morning(1);
+    stack.set_clock(&start.to_string()).await;
+    let body = json!({"name": "Month Gym", "timezone": "America/New_York", "execution_mode": "limited_auto",
+        "onboarded_at": "2025-01-01T00:00:00Z"});
+    let (status, account) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
+    if status != 201 {
+        return Err(format!("create account: {status} {account}").into());
+    }
+    let account_id: AccountId = account["account_id"].as_str().unwrap_or_default().parse()?;
+    let token = account["api_token"].as_str().unwrap_or_default().to_owned();
+    gym::seed(stack.running.engine.store.as_ref(), account_id, 200, start).await?;
+    let wall = Instant::now();
+    let mut runs = Vec::with_capacity(720);
+    for hour in 1..=720 {
+        stack.set_clock(&(start + SignedDuration::from_hours(hour)).to_string()).await;
+        let at = Instant::now();
+        stack.run().await;
+        runs.push(at.elapsed());
+    }
+    let wall = wall.elapsed();
+    let (_, tasks) = stack.get("/api/v1/tasks?limit=200", &token).await;
+    let tasks = tasks["tasks"].as_array().map_or(0, Vec::len);
+    let (_, all) = stack.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
+    let mails = all.as_array().map_or(0, Vec::len);
+    runs.sort();
+    println!(
+        "{name:<10} {:>9.1}s {tasks:>8} {mails:>8} {:>12} {:>12}",
+        wall.as_secs_f64(),
+        ms(runs[runs.len() / 2]),
+        ms(runs[runs.len() - 1])
+    );
+    Ok(())
+}
