@@ -1,6 +1,8 @@
 //! The store conformance suite: one set of scenarios every [`TaskStore`] must pass — the
 //! in-memory store in unit tests, the DynamoDB store against the emulator — so the two can
 //! never drift. Each scenario makes its own account and ids, so they can share a table.
+//! Each backend runs every scenario as a test of its own through
+//! [`store_conformance_tests!`](crate::store_conformance_tests).
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -14,32 +16,84 @@ use crate::testing::{at, sample_account, sample_task_for};
 use crate::transition::{Why, created, record, transition};
 use crate::work::due_shard;
 
-/// Run every scenario; panics with the scenario's name on the first failure.
-pub async fn run_all(store: &dyn TaskStore) {
-    accounts_are_created_once_and_saved_under_their_version(store).await;
-    one_active_task_per_member_and_type(store).await;
-    a_members_active_tasks_are_read_through_their_guards(store).await;
-    a_stale_write_changes_nothing(store).await;
-    history_is_complete_and_in_order(store).await;
-    the_due_index_holds_what_is_scheduled_and_pages(store).await;
-    reservations_enforce_every_guarantee_atomically(store).await;
-    webhook_ids_are_claimed_once(store).await;
-    member_facts_are_versioned(store).await;
-    suppressions_are_per_account(store).await;
-    task_lists_are_scoped_filtered_and_paged(store).await;
-    snapshots_hold_everything_the_gates_read(store).await;
-    recurring_templates_are_versioned_and_due_when_enabled(store).await;
-    the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard(store).await;
-    the_activity_feed_lists_an_accounts_decisions_newest_first(store).await;
-    ai_calls_are_counted_per_account_and_day_up_to_the_limit(store).await;
-    creation_counters_limit_and_count_in_the_same_write(store).await;
-    member_facts_are_listed_per_account_in_pages(store).await;
-    closing_a_task_writes_its_learning_record_in_the_same_commit(store).await;
-    connector_health_counts_failures_degrades_once_and_recovers(store).await;
-    daily_metrics_are_added_with_their_watermark_once(store).await;
-    an_action_is_claimed_once_and_a_failed_one_again(store).await;
-    daily_metrics_are_read_by_range_without_the_watermark(store).await;
+/// What a backend's tests make for each scenario: its store, and with it whatever must live as
+/// long as the store does (the DynamoDB tests' hold on their scratch table, say).
+pub trait Backend {
+    fn store(&self) -> &dyn TaskStore;
 }
+
+impl<S: TaskStore> Backend for S {
+    fn store(&self) -> &dyn TaskStore {
+        self
+    }
+}
+
+/// One `#[tokio::test]` per scenario, named after it, each on a [`Backend`] of its own made by
+/// the given expression (it may `.await`): `openloop_core::store_conformance_tests!(MemoryStore::new());`
+/// Failures are independent, and cargo runs the scenarios in parallel.
+///
+/// The list of scenarios is written here, once. It also makes [`scenario`], the only way to
+/// reach a scenario from outside this module, so a scenario left out of the list is dead
+/// code, which `clippy -D warnings` refuses.
+///
+/// [`Backend`]: crate::conformance::Backend
+/// [`scenario`]: crate::conformance::scenario
+#[macro_export]
+macro_rules! store_conformance_tests {
+    ($backend:expr) => {
+        $crate::store_conformance_tests!(@listed tests $backend);
+    };
+    // The list, handed to the rule named `$then` with the rest of the arguments.
+    (@listed $then:ident $($args:tt)*) => {
+        $crate::store_conformance_tests!(@$then [
+            accounts_are_created_once_and_saved_under_their_version,
+            one_active_task_per_member_and_type,
+            a_members_active_tasks_are_read_through_their_guards,
+            a_stale_write_changes_nothing,
+            history_is_complete_and_in_order,
+            the_due_index_holds_what_is_scheduled_and_pages,
+            reservations_enforce_every_guarantee_atomically,
+            webhook_ids_are_claimed_once,
+            member_facts_are_versioned,
+            suppressions_are_per_account,
+            task_lists_are_scoped_filtered_and_paged,
+            snapshots_hold_everything_the_gates_read,
+            recurring_templates_are_versioned_and_due_when_enabled,
+            the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard,
+            the_activity_feed_lists_an_accounts_decisions_newest_first,
+            ai_calls_are_counted_per_account_and_day_up_to_the_limit,
+            creation_counters_limit_and_count_in_the_same_write,
+            member_facts_are_listed_per_account_in_pages,
+            closing_a_task_writes_its_learning_record_in_the_same_commit,
+            owner_notices_are_listed_newest_first_and_each_digest_entry_is_taken_once,
+            connector_health_counts_failures_degrades_once_and_recovers,
+            daily_metrics_are_added_with_their_watermark_once,
+            an_action_is_claimed_once_and_a_failed_one_again,
+            daily_metrics_are_read_by_range_without_the_watermark,
+        ] $($args)*);
+    };
+    (@tests [$($scenario:ident,)*] $backend:expr) => {
+        $(
+            #[tokio::test]
+            async fn $scenario() {
+                let backend = $backend;
+                $crate::conformance::scenario::$scenario($crate::conformance::Backend::store(&backend)).await;
+            }
+        )*
+    };
+    (@scenarios [$($scenario:ident,)*]) => {
+        /// Every scenario of the suite, by name; `store_conformance_tests!` runs each as a test.
+        pub mod scenario {
+            $(
+                pub async fn $scenario(store: &dyn $crate::ports::TaskStore) {
+                    super::$scenario(store).await;
+                }
+            )*
+        }
+    };
+}
+
+store_conformance_tests!(@listed scenarios);
 
 /// The owner's metrics read: the stored days between two dates, oldest first, in one read —
 /// never the watermark item, never another account's days.
@@ -419,7 +473,6 @@ async fn closing_a_task_writes_its_learning_record_in_the_same_commit(store: &dy
         shared.iter().all(|r| r.business_type.as_deref() == Some("yoga studio")),
         "learning: the business type at the close"
     );
-    owner_notices_are_listed_newest_first_and_each_digest_entry_is_taken_once(store).await;
 }
 
 async fn owner_notices_are_listed_newest_first_and_each_digest_entry_is_taken_once(store: &dyn TaskStore) {
@@ -1513,12 +1566,4 @@ async fn member_facts_are_listed_per_account_in_pages(store: &dyn TaskStore) {
         ),
         "members: a foreign cursor is refused"
     );
-}
-
-#[cfg(test)]
-mod tests {
-    #[tokio::test]
-    async fn the_memory_store_conforms() {
-        super::run_all(&crate::memory::MemoryStore::new()).await;
-    }
 }

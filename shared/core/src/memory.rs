@@ -1,6 +1,6 @@
 //! The in-memory [`TaskStore`]: the same rules as the DynamoDB adapter (every condition is
 //! checked before anything is applied, under one lock), for fast unit and property tests.
-//! The conformance suite runs against both.
+//! The conformance suite runs against both; here, one test per scenario, each on a new store.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
@@ -804,3 +804,6 @@ impl TaskStore for MemoryStore {
 fn sort_key(e: &DueEntry) -> String {
     due_sort_key(e.due_at, &e.task_id)
 }
+
+#[cfg(test)]
+crate::store_conformance_tests!(MemoryStore::new());
