@@ -21,6 +21,7 @@ use crate::error::InvalidInput;
 use crate::event::MemberStatus;
 use crate::ids::{AccountId, MemberId, TaskId};
 use crate::limits;
+use crate::reason::Reason;
 use crate::task::Task;
 
 /// Every kind of action (spec §15.1).
@@ -91,6 +92,17 @@ impl ActionType {
 
     pub fn parse(s: &str) -> Option<ActionType> {
         ActionType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// The reason a new task with this kind of action waits for the owner's approval
+    /// (`None`: the kind needs none — its profile says which do).
+    pub fn approval_reason(self) -> Option<Reason> {
+        match self {
+            ActionType::SendEmail => Some(Reason::ActionRequiresApprovalSendEmail),
+            ActionType::SendSms => Some(Reason::ActionRequiresApprovalSendSms),
+            ActionType::UpdateMemberStatus => Some(Reason::ActionRequiresApprovalUpdateMemberStatus),
+            _ => None,
+        }
     }
 
     /// Where a kind that automation tasks do not run is done instead (`None`: they run it).
@@ -322,7 +334,7 @@ pub enum Preflight {
     RecordOnly,
     /// Refused; the task goes to the owner with this reason.
     Refuse {
-        reason: &'static str,
+        reason: Reason,
         detail: String,
     },
 }
@@ -333,19 +345,19 @@ pub fn preflight(action: &Action, task: &Task, live: bool) -> Preflight {
     let profile = action.profile();
     if profile.counts_messages && task.budget.messages_used >= task.budget.messages_max {
         return Preflight::Refuse {
-            reason: "message_budget_exhausted",
+            reason: Reason::MessageBudgetExhausted,
             detail: format!("{} of {} messages used", task.budget.messages_used, task.budget.messages_max),
         };
     }
     if profile.counts_turns && task.budget.turns_max > 0 && task.budget.turns_used >= task.budget.turns_max {
         return Preflight::Refuse {
-            reason: "turn_budget_exhausted",
+            reason: Reason::TurnBudgetExhausted,
             detail: format!("{} of {} turns used", task.budget.turns_used, task.budget.turns_max),
         };
     }
     if profile.requires_approval && task.approved_at.is_none() {
         return Preflight::Refuse {
-            reason: "requires_approval",
+            reason: Reason::RequiresApproval,
             detail: format!("{} runs only on a task the owner approved", action.kind().as_str()),
         };
     }
@@ -404,6 +416,17 @@ mod tests {
     use super::*;
     use crate::task::TaskStatus;
     use crate::testing::sample_task;
+
+    #[test]
+    fn a_kind_has_an_approval_reason_exactly_when_its_profile_needs_approval() {
+        for kind in ActionType::ALL {
+            let reason = kind.approval_reason();
+            assert_eq!(reason.is_some(), profile(kind).requires_approval, "{kind:?}");
+            if let Some(reason) = reason {
+                assert_eq!(reason.as_str(), format!("action_requires_approval: {}", kind.as_str()));
+            }
+        }
+    }
 
     #[test]
     fn every_kind_has_the_profile_the_spec_gives_it() {
@@ -483,7 +506,7 @@ mod tests {
         assert!(matches!(
             preflight(&status, &task, true),
             Preflight::Refuse {
-                reason: "requires_approval",
+                reason: Reason::RequiresApproval,
                 ..
             }
         ));
@@ -494,7 +517,7 @@ mod tests {
         assert!(matches!(
             preflight(&Action::ResearchMember, &task, true),
             Preflight::Refuse {
-                reason: "turn_budget_exhausted",
+                reason: Reason::TurnBudgetExhausted,
                 ..
             }
         ));

@@ -6,6 +6,7 @@
 use jiff::Timestamp;
 
 use crate::limits::{ANOMALY_MEMBER_REPLIES, ANOMALY_TURNS_WITHOUT_RESOLUTION, EXECUTION_LEASE};
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
 
 /// What looks wrong with a task.
@@ -21,11 +22,11 @@ pub enum Anomaly {
 
 impl Anomaly {
     /// The decision-log reason.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
-            Anomaly::TurnsWithoutResolution { .. } => "anomaly_turns_without_resolution",
-            Anomaly::RepliesWithoutResolution { .. } => "anomaly_member_replies_without_resolution",
-            Anomaly::StuckExecuting { .. } => "anomaly_stuck_executing",
+            Anomaly::TurnsWithoutResolution { .. } => Reason::AnomalyTurnsWithoutResolution,
+            Anomaly::RepliesWithoutResolution { .. } => Reason::AnomalyMemberRepliesWithoutResolution,
+            Anomaly::StuckExecuting { .. } => Reason::AnomalyStuckExecuting,
         }
     }
 

@@ -18,6 +18,7 @@ use jiff::Timestamp;
 use crate::limits::PROVISIONAL_WINDOW_DAYS;
 use crate::member::{MemberFacts, days};
 use crate::outcome::{self, GoalReached};
+use crate::reason::Reason;
 use crate::task::{Task, TaskStatus};
 use crate::task_type::{self, TaskTypeDef};
 use crate::transition::Why;
@@ -97,19 +98,19 @@ impl Change {
                     next.attribution_until = None;
                 }
                 let what = if task.provisional {
-                    "provisional_value_attributed"
+                    Reason::ProvisionalValueAttributed
                 } else {
-                    "revenue_attributed"
+                    Reason::RevenueAttributed
                 };
                 Why::new(what).detail(format!("{outcome}: {} at {price:.2} a month", money(*value)))
             }
             Change::Confirmed { from, reached, value } => {
                 next.outcome = Some(reached.outcome.to_owned());
-                next.outcome_reason = Some("provisional_outcome_confirmed".into());
+                next.outcome_reason = Some(Reason::ProvisionalOutcomeConfirmed.to_string());
                 next.attributed_value = Some(*value);
                 next.provisional = false;
                 next.attribution_until = None;
-                Why::new("provisional_outcome_confirmed").detail(format!(
+                Why::new(Reason::ProvisionalOutcomeConfirmed).detail(format!(
                     "{from} confirmed by the {} signal ({}): {} now, {}",
                     reached.seen.signal,
                     reached.seen.detail,
@@ -119,20 +120,20 @@ impl Change {
             }
             Change::Downgraded { from, to, window_days } => {
                 next.outcome = Some(to.clone());
-                next.outcome_reason = Some("no_signal_after_verbal_commitment".into());
+                next.outcome_reason = Some(Reason::NoSignalAfterVerbalCommitment.to_string());
                 next.attributed_value = Some(0.0);
                 next.provisional = false;
                 next.attribution_until = None;
-                Why::new("no_signal_after_verbal_commitment").detail(format!(
+                Why::new(Reason::NoSignalAfterVerbalCommitment).detail(format!(
                     "{from} downgraded to {to}: no goal signal within {window_days} days of the commitment; value zeroed"
                 ))
             }
             Change::LateWin { reached, value } => {
                 next.outcome = Some(LATE_WIN.into());
-                next.outcome_reason = Some("goal_signal_after_close".into());
+                next.outcome_reason = Some(Reason::GoalSignalAfterClose.to_string());
                 next.attributed_value = Some(*value);
                 next.attribution_until = None;
-                Why::new("goal_signal_after_close").detail(format!(
+                Why::new(Reason::GoalSignalAfterClose).detail(format!(
                     "{outcome} re-attributed as {LATE_WIN} by the {} signal ({}): {}; the status stays {}",
                     reached.seen.signal,
                     reached.seen.detail,
@@ -149,7 +150,7 @@ impl Change {
                     ),
                     _ => "nothing left to attribute".to_owned(),
                 };
-                Why::new("attribution_window_closed").detail(detail)
+                Why::new(Reason::AttributionWindowClosed).detail(detail)
             }
         };
         (next, why)
@@ -246,17 +247,41 @@ mod tests {
     fn a_provisional_close_is_watched_for_the_types_window_and_a_plain_one_only_until_valued() {
         let task = churn(TaskStatus::Waiting);
         let now = at("2026-11-04T10:00:00Z");
-        let why = Why::new("member_committed").outcome("verbal_commitment").provisional();
+        let why = Why::new(Reason::VerbalCommitment).outcome("verbal_commitment").provisional();
         let (closed, _) = transition(&task, TaskStatus::Completed, now, why).expect("valid");
         assert!(closed.provisional);
         assert_eq!(closed.attribution_until, Some(now + days(14)));
-        let (retained, _) = transition(&task, TaskStatus::Completed, now, Why::new("x").outcome("retained")).expect("valid");
+        let (retained, _) = transition(
+            &task,
+            TaskStatus::Completed,
+            now,
+            Why::new(Reason::GoalSignalCheckin).outcome("retained"),
+        )
+        .expect("valid");
         assert_eq!((retained.provisional, retained.attribution_until), (false, Some(now)));
-        let (handled, _) = transition(&task, TaskStatus::Completed, now, Why::new("x").outcome("owner_handled")).expect("valid");
+        let (handled, _) = transition(
+            &task,
+            TaskStatus::Completed,
+            now,
+            Why::new(Reason::OwnerResolved).outcome("owner_handled"),
+        )
+        .expect("valid");
         assert_eq!(handled.attribution_until, None);
-        let (gone, _) = transition(&task, TaskStatus::Cancelled, now, Why::new("x").outcome("unresponsive")).expect("valid");
+        let (gone, _) = transition(
+            &task,
+            TaskStatus::Cancelled,
+            now,
+            Why::new(Reason::BudgetTimeExpired).outcome("unresponsive"),
+        )
+        .expect("valid");
         assert_eq!(gone.attribution_until, Some(now + days(14)));
-        let (opted, _) = transition(&task, TaskStatus::Cancelled, now, Why::new("x").outcome("opted_out")).expect("valid");
+        let (opted, _) = transition(
+            &task,
+            TaskStatus::Cancelled,
+            now,
+            Why::new(Reason::MemberOptedOut).outcome("opted_out"),
+        )
+        .expect("valid");
         assert_eq!(opted.attribution_until, None);
     }
 
@@ -264,7 +289,7 @@ mod tests {
     fn a_verbal_commitment_is_valued_at_half_then_downgraded_after_fourteen_days_without_a_checkin() {
         let task = churn(TaskStatus::Waiting);
         let closed_at = at("2026-11-04T10:00:00Z");
-        let why = Why::new("member_committed").outcome("verbal_commitment").provisional();
+        let why = Why::new(Reason::VerbalCommitment).outcome("verbal_commitment").provisional();
         let (closed, _) = transition(&task, TaskStatus::Completed, closed_at, why).expect("valid");
         let nothing = MemberFacts::new(MemberId::parse("m_1").expect("member"));
         let first = decide(&closed, Some(&nothing), 150.0, closed_at).expect("valued");
@@ -278,14 +303,14 @@ mod tests {
             (down.attributed_value, down.provisional, down.attribution_until),
             (Some(0.0), false, None)
         );
-        assert_eq!(why.reason, "no_signal_after_verbal_commitment");
+        assert_eq!(why.reason, Reason::NoSignalAfterVerbalCommitment);
     }
 
     #[test]
     fn a_checkin_inside_the_window_confirms_a_verbal_commitment_and_one_after_it_does_not() {
         let task = churn(TaskStatus::Waiting);
         let closed_at = at("2026-11-04T10:00:00Z");
-        let why = Why::new("member_committed").outcome("verbal_commitment").provisional();
+        let why = Why::new(Reason::VerbalCommitment).outcome("verbal_commitment").provisional();
         let (closed, _) = transition(&task, TaskStatus::Completed, closed_at, why).expect("valid");
         let inside = facts_with_checkin("2026-11-10T18:00:00Z");
         let change = decide(&closed, Some(&inside), 150.0, at("2026-11-10T19:00:00Z")).expect("confirmed");
@@ -301,7 +326,7 @@ mod tests {
     fn an_unresponsive_task_is_won_late_by_a_checkin_inside_its_window_and_released_after_it() {
         let task = churn(TaskStatus::Waiting);
         let closed_at = at("2026-11-16T10:00:00Z");
-        let why = Why::new("budget_time_expired").outcome("unresponsive");
+        let why = Why::new(Reason::BudgetTimeExpired).outcome("unresponsive");
         let (closed, _) = transition(&task, TaskStatus::Cancelled, closed_at, why).expect("valid");
         let nothing = MemberFacts::new(MemberId::parse("m_1").expect("member"));
         assert_eq!(decide(&closed, Some(&nothing), 150.0, closed_at + days(3)), None);
@@ -321,7 +346,7 @@ mod tests {
             &task,
             TaskStatus::Cancelled,
             at("2026-11-16T10:00:00Z"),
-            Why::new("x").outcome("unresponsive"),
+            Why::new(Reason::BudgetTimeExpired).outcome("unresponsive"),
         )
         .expect("valid");
         assert_eq!(closed.attribution_until, None);

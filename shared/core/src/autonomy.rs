@@ -18,7 +18,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::account::Settings;
+use crate::gate::GateReason;
 use crate::limits;
+use crate::reason::Reason;
 
 /// A ramp phase (spec §26.2), in the order an account goes through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -37,6 +39,16 @@ impl RampPhase {
             RampPhase::Guided => "guided",
             RampPhase::Limited => "limited",
             RampPhase::Full => "full",
+        }
+    }
+
+    /// The reason logged when this phase sends a new task to review.
+    pub fn review_reason(self) -> Reason {
+        match self {
+            RampPhase::Shadow => Reason::RampShadowRequiresReview,
+            RampPhase::Guided => Reason::RampGuidedRequiresReview,
+            RampPhase::Limited => Reason::RampLimitedRequiresReview,
+            RampPhase::Full => Reason::RampFullRequiresReview,
         }
     }
 
@@ -158,11 +170,11 @@ impl SendMode {
     }
 
     /// The decision-log reason of a recorded (not sent) touch.
-    pub fn would_send_reason(self) -> &'static str {
+    pub fn would_send_reason(self) -> Reason {
         match self {
-            SendMode::Live => "message_sent",
-            SendMode::DryRun => "dry_run_would_send",
-            SendMode::Shadow => "shadow_would_send",
+            SendMode::Live => Reason::MessageSent,
+            SendMode::DryRun => Reason::DryRunWouldSend,
+            SendMode::Shadow => Reason::ShadowWouldSend,
         }
     }
 }
@@ -185,16 +197,16 @@ pub struct TaskControls {
 /// both send a task that could run to the owner first.
 pub fn review_gate(
     status: crate::task::TaskStatus,
-    reason: String,
+    reason: GateReason,
     ramp: &RampLimits,
     mode: TaskMode,
-) -> (crate::task::TaskStatus, String) {
+) -> (crate::task::TaskStatus, GateReason) {
     use crate::task::TaskStatus;
     if mode == TaskMode::Plan {
-        return (TaskStatus::PendingReview, "plan_mode_requires_review".into());
+        return (TaskStatus::PendingReview, Reason::PlanModeRequiresReview.into());
     }
     if ramp.force_review && status == TaskStatus::Ready {
-        return (TaskStatus::PendingReview, format!("ramp_{}_requires_review", ramp.phase.as_str()));
+        return (TaskStatus::PendingReview, ramp.phase.review_reason().into());
     }
     (status, reason)
 }

@@ -11,6 +11,7 @@ use crate::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::limits::DUE_INDEX_SHARDS;
 use crate::member::{MemberFacts, SendLedger};
 use crate::ports::{SendEffect, TaskCommit, TaskQuery, TaskStore};
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, OutboundMessage, OutboundStatus, Role, Task, TaskStatus};
 use crate::testing::{at, sample_account, sample_task_for};
 use crate::transition::{Why, created, record, transition};
@@ -384,7 +385,7 @@ async fn closing_a_task_writes_its_learning_record_in_the_same_commit(store: &dy
     let mut closed = Vec::new();
     for name in ["m_learn_1", "m_learn_2"] {
         let task = new_task(store, account.id, name, TaskStatus::Waiting).await;
-        let (mut sent, log) = record(&task, base() + SignedDuration::from_hours(1), Why::new("message_sent"));
+        let (mut sent, log) = record(&task, base() + SignedDuration::from_hours(1), Why::new(Reason::MessageSent));
         sent.touch = 1;
         sent.execution_started_at = Some(base() + SignedDuration::from_hours(1));
         sent.thread.push(crate::task::ThreadMessage {
@@ -401,7 +402,7 @@ async fn closing_a_task_writes_its_learning_record_in_the_same_commit(store: &dy
             &sent,
             TaskStatus::Completed,
             closed_at,
-            Why::new("goal_signal_payment").outcome("recovered"),
+            Why::new(Reason::GoalSignalPaymentSucceeded).outcome("recovered"),
         )
         .expect("valid");
         let stale = TaskCommit {
@@ -426,7 +427,11 @@ async fn closing_a_task_writes_its_learning_record_in_the_same_commit(store: &dy
     // Attribution values the first one later: the record follows.
     let mut valued = closed[0].clone();
     valued.attributed_value = Some(174.0);
-    let (valued, log) = record(&valued, closed_at + SignedDuration::from_hours(1), Why::new("outcome_valued"));
+    let (valued, log) = record(
+        &valued,
+        closed_at + SignedDuration::from_hours(1),
+        Why::new(Reason::RevenueAttributed),
+    );
     store.commit(&TaskCommit::new(valued.clone(), log)).await.expect("revise");
     let record_now = store
         .interaction_outcome(account.id, valued.id)
@@ -633,7 +638,7 @@ fn member(name: &str) -> MemberId {
 async fn new_task(store: &dyn TaskStore, account: AccountId, member_name: &str, status: TaskStatus) -> Task {
     let task = sample_task_for(account, member(member_name), status, base());
     store
-        .create_task(&task, &created(&task, Why::new("created")), &[])
+        .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
         .await
         .unwrap_or_else(|e| panic!("create_task: {e:?}"));
     task
@@ -685,7 +690,9 @@ async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
     let second = sample_task_for(account, member("m_guard"), TaskStatus::PendingReview, base());
     assert!(
         matches!(
-            store.create_task(&second, &created(&second, Why::new("created")), &[]).await,
+            store
+                .create_task(&second, &created(&second, Why::new(Reason::ManualModeRequiresReview)), &[])
+                .await,
             Err(StoreError::Conflict(Conflict::ActiveTask))
         ),
         "guard: a second active task for the member and type must conflict"
@@ -702,7 +709,7 @@ async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
             .expect("active"),
         Some(first.id)
     );
-    let (closed, log) = transition(&first, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
+    let (closed, log) = transition(&first, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerSkipped)).expect("valid");
     store.commit(&TaskCommit::new(closed, log)).await.expect("close");
     assert_eq!(
         store
@@ -713,7 +720,7 @@ async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
         "guard: closing frees it"
     );
     store
-        .create_task(&second, &created(&second, Why::new("created")), &[])
+        .create_task(&second, &created(&second, Why::new(Reason::ManualModeRequiresReview)), &[])
         .await
         .expect("guard: a new task after closing");
 }
@@ -725,7 +732,7 @@ async fn a_members_active_tasks_are_read_through_their_guards(store: &dyn TaskSt
     let mut churn = sample_task_for(account, member("m_mine"), TaskStatus::Waiting, base());
     churn.task_type = "churn_risk".into();
     store
-        .create_task(&churn, &created(&churn, Why::new("created")), &[])
+        .create_task(&churn, &created(&churn, Why::new(Reason::ManualModeRequiresReview)), &[])
         .await
         .expect("create");
     // A member whose id starts with the first one's, and the same member in another account.
@@ -739,7 +746,7 @@ async fn a_members_active_tasks_are_read_through_their_guards(store: &dyn TaskSt
         expected,
         "member tasks: exactly the member's own, in this account"
     );
-    let (closed, log) = transition(&payment, TaskStatus::Cancelled, base(), Why::new("owner_cancelled")).expect("valid");
+    let (closed, log) = transition(&payment, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerCancelled)).expect("valid");
     store.commit(&TaskCommit::new(closed, log)).await.expect("close");
     assert_eq!(
         ids(store.member_active_tasks(account, &member("m_mine")).await.expect("read")),
@@ -768,9 +775,9 @@ async fn a_members_active_tasks_are_read_through_their_guards(store: &dyn TaskSt
 async fn a_stale_write_changes_nothing(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let task = new_task(store, account, "m_stale", TaskStatus::PendingReview).await;
-    let (approved, log) = transition(&task, TaskStatus::Ready, base(), Why::new("owner_approved")).expect("valid");
+    let (approved, log) = transition(&task, TaskStatus::Ready, base(), Why::new(Reason::OwnerApproved)).expect("valid");
     store.commit(&TaskCommit::new(approved.clone(), log)).await.expect("first write");
-    let (skipped, log) = transition(&task, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
+    let (skipped, log) = transition(&task, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerSkipped)).expect("valid");
     assert!(
         is_conflict(store.commit(&TaskCommit::new(skipped, log)).await, Conflict::Version),
         "locking: a write from a stale read must conflict"
@@ -787,7 +794,11 @@ async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
     let mut expected_messages = Vec::new();
     for i in 0..3 {
         let now = base() + SignedDuration::from_mins(i);
-        let (next, log) = record(&current, now, Why::new(format!("step_{i}")));
+        let (next, log) = record(
+            &current,
+            now,
+            Why::new([Reason::SendReserved, Reason::MessageSent, Reason::MemberReplied][i as usize]),
+        );
         let message = ConversationMessage {
             id: new_ulid(now),
             at: now,
@@ -802,7 +813,11 @@ async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
     }
     let history = store.task_history(account, task.id).await.expect("history").expect("present");
     let reasons: Vec<_> = history.log.iter().map(|l| l.reason.as_str()).collect();
-    assert_eq!(reasons, ["created", "step_0", "step_1", "step_2"], "history: log oldest first");
+    assert_eq!(
+        reasons,
+        ["manual_mode_requires_review", "send_reserved", "message_sent", "member_replied"],
+        "history: log oldest first"
+    );
     assert_eq!(
         history.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>(),
         expected_messages,
@@ -828,7 +843,7 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
         let mut task = sample_task_for(account, member(&format!("m_due_{i}")), TaskStatus::Ready, when);
         task.next_action_at = Some(when + SignedDuration::from_secs(i));
         store
-            .create_task(&task, &created(&task, Why::new("created")), &[])
+            .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
             .await
             .expect("create");
         ids.push(task);
@@ -861,7 +876,7 @@ async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) 
     expected.sort();
     assert_eq!(found, expected, "due: exactly the tasks due by `until`, across pages");
     // Closing a task takes it out of the index.
-    let (closed, log) = transition(&ids[0], TaskStatus::Cancelled, when, Why::new("x")).expect("valid");
+    let (closed, log) = transition(&ids[0], TaskStatus::Cancelled, when, Why::new(Reason::OwnerCancelled)).expect("valid");
     store.commit(&TaskCommit::new(closed, log)).await.expect("close");
     let shard = due_shard(&ids[0].id, DUE_INDEX_SHARDS);
     let (entries, _) = store
@@ -896,7 +911,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     let task = new_task(store, account, "m_send", TaskStatus::Ready).await;
     let m = member("m_send");
     let reserve = |task: &Task, touch: u32, ledger_version: u64, daily_limit: u32| {
-        let (next, log) = record(task, base(), Why::new("send_reserved"));
+        let (next, log) = record(task, base(), Why::new(Reason::SendReserved));
         let mut ledger = SendLedger::default();
         ledger.sends.insert(format!("{}#{touch}", task.id), base());
         ledger.version = ledger_version;
@@ -952,7 +967,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     assert_eq!(store.daily_sends(account, date).await.expect("daily"), 2);
 
     // A refused send gives everything back, and the touch may be reserved again.
-    let (released, log) = record(&after_other, base(), Why::new("send_rejected"));
+    let (released, log) = record(&after_other, base(), Why::new(Reason::SendRejected));
     let mut release = TaskCommit::new(released.clone(), log);
     release.send = Some(SendEffect::Release {
         outbound: outbound(&other, 0, OutboundStatus::Failed),
@@ -970,7 +985,7 @@ async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) 
     store.commit(&retry).await.expect("a failed touch may be reserved again");
 
     // Recording the send keeps the thread's ids.
-    let (sent_task, log) = record(&reserved, base(), Why::new("message_sent"));
+    let (sent_task, log) = record(&reserved, base(), Why::new(Reason::MessageSent));
     let mut sent = outbound(&task, 0, OutboundStatus::Sent);
     sent.provider_message_id = Some("ses-1@us-east-1.amazonses.com".into());
     sent.sent_at = Some(base());
@@ -1160,7 +1175,7 @@ async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskStore) {
     assert!(!empty.suppressed && empty.ledger == SendLedger::default() && empty.daily_sends(date) == 0);
     assert!(empty.facts.is_none(), "snapshot: no facts for an unknown member");
 
-    let (next, log) = record(&task, base(), Why::new("send_reserved"));
+    let (next, log) = record(&task, base(), Why::new(Reason::SendReserved));
     let mut commit = TaskCommit::new(next, log);
     let ledger = SendLedger {
         sends: [(format!("{}#0", task.id), base())].into_iter().collect(),
@@ -1285,7 +1300,7 @@ async fn churn_task(store: &dyn TaskStore, account: AccountId, member_name: &str
     task.touch = 1;
     task.execution_started_at = Some(base());
     store
-        .create_task(&task, &created(&task, Why::new("created")), &[])
+        .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
         .await
         .expect("create");
     task
@@ -1300,7 +1315,7 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
         &unanswered,
         TaskStatus::Cancelled,
         closed_at,
-        Why::new("budget_time_expired").outcome("unresponsive"),
+        Why::new(Reason::BudgetTimeExpired).outcome("unresponsive"),
     )
     .expect("valid");
     assert!(unanswered.attribution_until.is_some());
@@ -1310,7 +1325,7 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
         &handled,
         TaskStatus::Completed,
         closed_at,
-        Why::new("owner_resolved").outcome("owner_handled"),
+        Why::new(Reason::OwnerResolved).outcome("owner_handled"),
     )
     .expect("valid");
     store.commit(&TaskCommit::new(handled, log)).await.expect("close");
@@ -1360,7 +1375,7 @@ async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the
     won.outcome = Some("engaged_late".into());
     won.attributed_value = Some(150.0);
     won.attribution_until = None;
-    let (won, log) = record(&won, closed_at, Why::new("goal_signal_after_close"));
+    let (won, log) = record(&won, closed_at, Why::new(Reason::GoalSignalAfterClose));
     store
         .commit(&TaskCommit::new(won.clone(), log))
         .await
@@ -1385,7 +1400,7 @@ async fn the_activity_feed_lists_an_accounts_decisions_newest_first(store: &dyn 
         &first,
         TaskStatus::Ready,
         base() + SignedDuration::from_secs(60),
-        Why::new("owner_approved"),
+        Why::new(Reason::OwnerApproved),
     )
     .expect("valid");
     store.commit(&TaskCommit::new(approved, log)).await.expect("approve");
@@ -1394,7 +1409,7 @@ async fn the_activity_feed_lists_an_accounts_decisions_newest_first(store: &dyn 
         &second,
         TaskStatus::Cancelled,
         base() + SignedDuration::from_secs(120),
-        Why::new("owner_skipped"),
+        Why::new(Reason::OwnerSkipped),
     )
     .expect("valid");
     store.commit(&TaskCommit::new(skipped, log)).await.expect("skip");
@@ -1442,7 +1457,7 @@ async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskSto
         task
     };
     let create = |task: Task, quota: CreationQuota| async move {
-        let log = created(&task, Why::new("created"));
+        let log = created(&task, Why::new(Reason::ManualModeRequiresReview));
         store.create_task_within(&task, &log, &[], &quota).await
     };
     let counts = |date| async move { store.creation_counts(account, date).await.expect("counts") };
@@ -1470,10 +1485,10 @@ async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskSto
     let c = counts(today).await;
     assert_eq!((c.created, c.open), (2, 2), "counters: a refusal counts nothing");
 
-    let (closed, log) = transition(&t1, TaskStatus::Cancelled, base(), Why::new("owner_skipped")).expect("valid");
+    let (closed, log) = transition(&t1, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerSkipped)).expect("valid");
     store.commit(&TaskCommit::new(closed.clone(), log)).await.expect("close");
     // A later record on the closed task (attribution, say) gives nothing back twice.
-    let (noted, log) = record(&closed, base(), Why::new("late_note"));
+    let (noted, log) = record(&closed, base(), Why::new(Reason::LateReplyOwnerNotified));
     store.commit(&TaskCommit::new(noted, log)).await.expect("note");
     assert_eq!(counts(today).await.open, 1, "counters: closing gives back the place, once");
     create(t3, quota(today, 3, 2)).await.expect("third after a close");

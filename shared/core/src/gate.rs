@@ -1,10 +1,60 @@
 //! The confidence gate (spec §6.2): does a new task go to the owner first, or may it run?
 
+use std::fmt;
+
 use serde::Serialize;
 
 use crate::account::ExecutionMode;
+use crate::reason::Reason;
 use crate::task::TaskStatus;
 use crate::task_type::{EscalationTrigger, TaskTypeDef};
+
+/// Why the gate decided as it did. Most of its decisions are a [`Reason`]; the confidence
+/// comparison has always been logged with its numbers in the code
+/// (`confidence_74_below_threshold_75`, `auto_approved_confidence_90`), and keeps that
+/// spelling — the one place a creation's logged reason is not a fixed code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateReason {
+    /// Manual mode, an escalation trigger, or a later review (plan mode, the ramp, an action
+    /// that needs approval, an agent-made task, a parent not yet approved).
+    Fixed(Reason),
+    /// Confidence under the task type's threshold: the owner reviews it.
+    ConfidenceBelowThreshold { confidence: u8, threshold: u8 },
+    /// Confident enough to run without review.
+    AutoApproved { confidence: u8 },
+}
+
+impl From<Reason> for GateReason {
+    fn from(reason: Reason) -> Self {
+        GateReason::Fixed(reason)
+    }
+}
+
+impl fmt::Display for GateReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GateReason::Fixed(reason) => f.write_str(reason.as_str()),
+            GateReason::ConfidenceBelowThreshold { confidence, threshold } => {
+                write!(f, "confidence_{confidence}_below_threshold_{threshold}")
+            }
+            GateReason::AutoApproved { confidence } => write!(f, "auto_approved_confidence_{confidence}"),
+        }
+    }
+}
+
+impl EscalationTrigger {
+    /// The reason logged when this trigger sends a new task to review.
+    pub fn reason(self) -> Reason {
+        match self {
+            EscalationTrigger::Always => Reason::EscalationTriggerAlways,
+            EscalationTrigger::MemberTenureOver1Year => Reason::EscalationTriggerMemberTenureOver1Year,
+            EscalationTrigger::MemberTenureOver2Years => Reason::EscalationTriggerMemberTenureOver2Years,
+            EscalationTrigger::MonthlyValueOver200 => Reason::EscalationTriggerMonthlyValueOver200,
+            EscalationTrigger::CancellationReasonComplaint => Reason::EscalationTriggerCancellationReasonComplaint,
+            EscalationTrigger::CancellationReasonBilling => Reason::EscalationTriggerCancellationReasonBilling,
+        }
+    }
+}
 
 /// What is known about the member when the task is made, for the escalation triggers.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -15,9 +65,9 @@ pub struct GateContext {
 }
 
 /// The initial status of a new task, and the reason for it (logged on creation).
-pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ctx: &GateContext) -> (TaskStatus, String) {
+pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ctx: &GateContext) -> (TaskStatus, GateReason) {
     if mode == ExecutionMode::Manual {
-        return (TaskStatus::PendingReview, "manual_mode_requires_review".into());
+        return (TaskStatus::PendingReview, Reason::ManualModeRequiresReview.into());
     }
     for trigger in def.escalation_triggers {
         let fires = match trigger {
@@ -29,20 +79,19 @@ pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ct
             EscalationTrigger::CancellationReasonBilling => ctx.cancellation_reason.as_deref().is_some_and(|r| r.contains("billing")),
         };
         if fires {
-            let name = serde_json::to_value(trigger)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
-            return (TaskStatus::PendingReview, format!("escalation_trigger:{name}"));
+            return (TaskStatus::PendingReview, trigger.reason().into());
         }
     }
     if confidence < def.auto_threshold {
         return (
             TaskStatus::PendingReview,
-            format!("confidence_{confidence}_below_threshold_{}", def.auto_threshold),
+            GateReason::ConfidenceBelowThreshold {
+                confidence,
+                threshold: def.auto_threshold,
+            },
         );
     }
-    (TaskStatus::Ready, format!("auto_approved_confidence_{confidence}"))
+    (TaskStatus::Ready, GateReason::AutoApproved { confidence })
 }
 
 #[cfg(test)]
@@ -61,8 +110,40 @@ mod tests {
         for def in [&PAYMENT_RECOVERY, &AD_HOC] {
             let (status, reason) = initial_status(ExecutionMode::LimitedAuto, def, 100, &GateContext::default());
             assert_eq!(status, TaskStatus::PendingReview);
-            assert_eq!(reason, "escalation_trigger:always");
+            assert_eq!(reason.to_string(), "escalation_trigger:always");
         }
+    }
+
+    #[test]
+    fn a_trigger_is_logged_by_its_serde_name() {
+        use EscalationTrigger::*;
+        for trigger in [
+            Always,
+            MemberTenureOver1Year,
+            MemberTenureOver2Years,
+            MonthlyValueOver200,
+            CancellationReasonComplaint,
+            CancellationReasonBilling,
+        ] {
+            let name = serde_json::to_value(trigger).expect("serialize");
+            assert_eq!(
+                trigger.reason().as_str(),
+                format!("escalation_trigger:{}", name.as_str().expect("a string"))
+            );
+        }
+    }
+
+    #[test]
+    fn the_confidence_comparison_is_logged_with_its_numbers() {
+        let low = GateReason::ConfidenceBelowThreshold {
+            confidence: 74,
+            threshold: 75,
+        };
+        assert_eq!(low.to_string(), "confidence_74_below_threshold_75");
+        assert_eq!(
+            GateReason::AutoApproved { confidence: 90 }.to_string(),
+            "auto_approved_confidence_90"
+        );
     }
 
     #[test]

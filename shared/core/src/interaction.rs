@@ -169,6 +169,7 @@ fn serde_plain<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reason::Reason;
     use crate::task::ThreadMessage;
     use crate::testing::sample_task;
     use crate::transition::{Why, transition};
@@ -193,7 +194,7 @@ mod tests {
             &task,
             TaskStatus::Completed,
             now,
-            Why::new("goal_signal_payment").outcome("recovered"),
+            Why::new(Reason::GoalSignalPaymentSucceeded).outcome("recovered"),
         )
         .expect("valid");
         closed
@@ -262,7 +263,7 @@ mod tests {
             &unsent,
             TaskStatus::Cancelled,
             unsent.created_at + hours(1),
-            Why::new("owner_cancelled").outcome("cancelled"),
+            Why::new(Reason::OwnerCancelled).outcome("cancelled"),
         )
         .expect("valid");
         assert!(
@@ -278,7 +279,7 @@ mod tests {
             &task,
             TaskStatus::Cancelled,
             task.created_at + hours(30),
-            Why::new("owner_skipped").outcome("skipped"),
+            Why::new(Reason::OwnerSkipped).outcome("skipped"),
         )
         .expect("valid");
         let record = InteractionOutcome::of(&skipped, None).expect("closed");

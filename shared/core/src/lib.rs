@@ -9,6 +9,7 @@
 //! Where to look:
 //! - [`task`]: the task model, its eight states and the valid-transition table.
 //! - [`transition`]: the one function that changes a task's status and explains why.
+//! - [`reason`]: the reason codes of the decision log, one enum.
 //! - [`task_type`] and [`cadence`]: task types and follow-up cadences as data.
 //! - [`gate`]: the confidence gate that decides review vs auto-execution.
 //! - [`limits`]: every numeric safety limit and the checks that use them.
@@ -47,6 +48,7 @@ pub mod owner_notice;
 pub mod ports;
 pub mod priority_rules;
 pub mod prompt;
+pub mod reason;
 pub mod recurring;
 pub mod retry;
 pub mod risk;

@@ -20,6 +20,7 @@ use crate::alert::{Alert, Severity};
 use crate::error::InvalidInput;
 use crate::limits;
 use crate::ports::ActivityEntry;
+use crate::reason::Reason;
 use crate::task::TaskStatus;
 
 /// One account's counts for one local day.
@@ -112,28 +113,33 @@ impl DailyMetrics {
             self.tasks_escalated += 1;
         }
         let detail = e.detail.as_deref().unwrap_or_default();
-        match e.reason.as_str() {
-            "message_sent" => self.messages_sent += 1,
-            "member_replied" | "member_replied_while_dormant" => self.member_replies += 1,
-            "send_outcome_unknown" => self.send_failures += 1,
-            r if r.starts_with("send_rejected") => self.send_failures += 1,
+        use Reason::*;
+        // A code this build does not know (a derived one, or one from an older build) counts
+        // in no column.
+        let Some(reason) = Reason::parse(&e.reason) else {
+            return;
+        };
+        match reason {
+            MessageSent => self.messages_sent += 1,
+            MemberReplied | MemberRepliedWhileDormant => self.member_replies += 1,
+            SendOutcomeUnknown | SendRejected | SendRejectedAfterRetries => self.send_failures += 1,
             // A member-level stop names its cause: "member-level stop (bounce)".
-            "member_opted_out" if detail.ends_with("(bounce)") => self.bounces += 1,
-            "member_opted_out" if detail.ends_with("(complaint)") => self.complaints += 1,
-            "member_opted_out" => self.opt_outs += 1,
-            "owner_approved" | "owner_approved_plan" => self.owner_approvals += 1,
-            "owner_approved_with_edits" => {
+            MemberOptedOut if detail.ends_with("(bounce)") => self.bounces += 1,
+            MemberOptedOut if detail.ends_with("(complaint)") => self.complaints += 1,
+            MemberOptedOut => self.opt_outs += 1,
+            OwnerApproved | OwnerApprovedPlan => self.owner_approvals += 1,
+            OwnerApprovedWithEdits => {
                 self.owner_approvals += 1;
                 self.owner_edits += 1;
             }
-            "owner_skipped" => self.owner_skips += 1,
-            "owner_provided_guidance" => self.owner_guidance += 1,
-            "escalation_reminder" => self.escalation_reminders += 1,
-            "member_committed" => self.verbal_commitments += 1,
-            "no_signal_after_verbal_commitment" => self.verbal_downgrades += 1,
-            "goal_signal_after_close" => self.late_attributions += 1,
-            "connector_unavailable" | "connector_backoff" => self.connector_deferrals += 1,
-            r if r.starts_with("anomaly_") => self.anomalies += 1,
+            OwnerSkipped => self.owner_skips += 1,
+            OwnerProvidedGuidance => self.owner_guidance += 1,
+            EscalationReminder => self.escalation_reminders += 1,
+            VerbalCommitment => self.verbal_commitments += 1,
+            NoSignalAfterVerbalCommitment => self.verbal_downgrades += 1,
+            GoalSignalAfterClose => self.late_attributions += 1,
+            ConnectorUnavailable | ConnectorBackoff => self.connector_deferrals += 1,
+            AnomalyTurnsWithoutResolution | AnomalyMemberRepliesWithoutResolution | AnomalyStuckExecuting => self.anomalies += 1,
             _ => {}
         }
     }
@@ -535,7 +541,7 @@ mod tests {
     fn revising_a_closed_task_is_not_a_second_close() {
         let tz = jiff::tz::TimeZone::UTC;
         let entries = vec![
-            entry("2026-11-03T15:00:00Z", Some(Waiting), Completed, "member_committed", None),
+            entry("2026-11-03T15:00:00Z", Some(Waiting), Completed, "verbal_commitment", None),
             entry(
                 "2026-11-20T15:00:00Z",
                 Some(Completed),

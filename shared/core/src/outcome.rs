@@ -1,7 +1,9 @@
 //! Outcome checkers (spec §9, §16.1): does what we know about a member show a task's goal
 //! was reached? Each goal signal of a task type (`checkin`, `checkin_count_N`,
-//! `payment_succeeded`, `reactivation`, `trial_booked`) has a checker over the member facts;
-//! the task type says which signals complete its goal and with which outcome.
+//! `payment_succeeded`, `reactivation`, `trial_booked`) has a checker over the member facts
+//! and a reason the log gives when it completes a task (`goal_signal_<signal>`; a new
+//! `checkin_count_N` needs its reason added before it is seen); the task type says which
+//! signals complete its goal and with which outcome.
 //!
 //! The checkers read only the facts (the projection of connector events), never the
 //! connector itself, so a check costs no request and cannot be wrong because the connector is
@@ -16,6 +18,7 @@ use jiff::Timestamp;
 
 use crate::member::{MemberFacts, days};
 use crate::ports::Milestone;
+use crate::reason::Reason;
 use crate::task::Task;
 use crate::task_type::{self, GoalSignal};
 
@@ -23,6 +26,8 @@ use crate::task_type::{self, GoalSignal};
 #[derive(Clone, Debug, PartialEq)]
 pub struct SignalSeen {
     pub signal: &'static str,
+    /// The log reason of a task this signal completes.
+    pub reason: Reason,
     pub at: Timestamp,
     pub detail: String,
 }
@@ -44,10 +49,30 @@ fn checkin_milestone(signal: &str) -> Option<usize> {
     signal.strip_prefix("checkin_count_")?.parse().ok().filter(|n| *n > 0)
 }
 
+/// The log reason of a task completed by `signal`; `None` for a signal no checker sees.
+fn goal_reason(signal: &str) -> Option<Reason> {
+    Some(match signal {
+        "checkin" => Reason::GoalSignalCheckin,
+        "checkin_count_3" => Reason::GoalSignalCheckinCount3,
+        "payment_succeeded" => Reason::GoalSignalPaymentSucceeded,
+        "reactivation" => Reason::GoalSignalReactivation,
+        "trial_booked" => Reason::GoalSignalTrialBooked,
+        _ => return None,
+    })
+}
+
 /// Whether `signal` shows in `facts` within `[from, until]`.
 pub fn check(signal: &'static str, facts: &MemberFacts, from: Timestamp, until: Timestamp) -> Option<SignalSeen> {
     let within = |t: Timestamp| t >= from && t <= until;
-    let seen = |at: Timestamp, detail: String| Some(SignalSeen { signal, at, detail });
+    let reason = goal_reason(signal)?;
+    let seen = |at: Timestamp, detail: String| {
+        Some(SignalSeen {
+            signal,
+            reason,
+            at,
+            detail,
+        })
+    };
     match signal {
         "checkin" => {
             let at = facts.nth_checkin_since(from, 1).filter(|t| *t <= until)?;
@@ -141,6 +166,20 @@ mod tests {
     use crate::ids::MemberId;
     use crate::task::TaskStatus;
     use crate::testing::{at, sample_task};
+
+    #[test]
+    fn every_signal_a_checker_sees_closes_a_task_with_its_own_reason() {
+        for def in task_type::REGISTRY {
+            for goal in def.goal.signals {
+                let reason = goal_reason(goal.signal);
+                let unseen = matches!(goal.signal, "reply_positive" | "review_posted");
+                assert_eq!(reason.is_none(), unseen, "{}: {}", def.key, goal.signal);
+                if let Some(reason) = reason {
+                    assert_eq!(reason.as_str(), format!("goal_signal_{}", goal.signal));
+                }
+            }
+        }
+    }
 
     fn member() -> MemberId {
         MemberId::parse("m_1").expect("member")

@@ -11,6 +11,7 @@ use jiff::Timestamp;
 use crate::event::MemberStatus;
 use crate::limits::STALE_GUARD_RECENT_CHECKIN;
 use crate::member::MemberFacts;
+use crate::reason::Reason;
 use crate::task::{Task, TaskStatus};
 
 /// What the guard decided, with the log reason (and outcome code for closing moves).
@@ -22,11 +23,11 @@ pub enum Freshness {
     Resolved {
         to: TaskStatus,
         outcome: &'static str,
-        reason: &'static str,
+        reason: Reason,
         detail: String,
     },
     /// Something changed that the agent must not guess about: the owner decides.
-    Escalate { reason: &'static str, detail: String },
+    Escalate { reason: Reason, detail: String },
 }
 
 /// Decide for `task` about to send touch `task.touch`, given the member's facts now.
@@ -46,9 +47,9 @@ pub fn check(task: &Task, facts: Option<&MemberFacts>, now: Timestamp) -> Freshn
                     .is_some_and(|paid| facts.last_payment_failed_at.is_none_or(|failed| paid > failed));
             if paid {
                 let (outcome, reason) = if task.touch == 0 {
-                    ("self_resolved", "payment_resolved_before_outreach")
+                    ("self_resolved", Reason::PaymentResolvedBeforeOutreach)
                 } else {
-                    ("recovered", "payment_resolved_before_follow_up")
+                    ("recovered", Reason::PaymentResolvedBeforeFollowUp)
                 };
                 return Freshness::Resolved {
                     to: TaskStatus::Completed,
@@ -64,7 +65,7 @@ pub fn check(task: &Task, facts: Option<&MemberFacts>, now: Timestamp) -> Freshn
                 return Freshness::Resolved {
                     to: TaskStatus::Cancelled,
                     outcome: "cancelled",
-                    reason: "member_cancelled_membership",
+                    reason: Reason::MemberCancelledMembership,
                     detail: "the member cancelled after the payment failed; nothing to recover by mail".into(),
                 };
             }
@@ -78,9 +79,9 @@ pub fn check(task: &Task, facts: Option<&MemberFacts>, now: Timestamp) -> Freshn
                     to: TaskStatus::Completed,
                     outcome: "self_resolved",
                     reason: if task.touch == 0 {
-                        "member_checked_in_before_outreach"
+                        Reason::MemberCheckedInBeforeOutreach
                     } else {
-                        "member_checked_in_before_follow_up"
+                        Reason::MemberCheckedInBeforeFollowUp
                     },
                     detail: format!("the member checked in at {checkin}"),
                 };
@@ -91,9 +92,9 @@ pub fn check(task: &Task, facts: Option<&MemberFacts>, now: Timestamp) -> Freshn
                 to: TaskStatus::Completed,
                 outcome: "recovered",
                 reason: if task.touch == 0 {
-                    "member_reactivated_before_outreach"
+                    Reason::MemberReactivatedBeforeOutreach
                 } else {
-                    "member_reactivated_before_follow_up"
+                    Reason::MemberReactivatedBeforeFollowUp
                 },
                 detail: format!(
                     "the member is active again since {}",
@@ -111,9 +112,9 @@ pub fn check(task: &Task, facts: Option<&MemberFacts>, now: Timestamp) -> Freshn
         let status = if left { "cancelled" } else { "frozen" };
         return Freshness::Escalate {
             reason: if left {
-                "member_cancelled_since_task_created"
+                Reason::MemberCancelledSinceTaskCreated
             } else {
-                "member_frozen_since_task_created"
+                Reason::MemberFrozenSinceTaskCreated
             },
             detail: format!(
                 "the member's membership is now {status}; decide whether this {} message still fits ({before})",
@@ -151,7 +152,7 @@ mod tests {
             check(&task, Some(&facts), now),
             Freshness::Resolved {
                 outcome: "self_resolved",
-                reason: "member_checked_in_before_outreach",
+                reason: Reason::MemberCheckedInBeforeOutreach,
                 ..
             }
         ));
@@ -194,7 +195,7 @@ mod tests {
         assert!(matches!(
             check(&task, Some(&facts), task.created_at + hours(2)),
             Freshness::Escalate {
-                reason: "member_cancelled_since_task_created",
+                reason: Reason::MemberCancelledSinceTaskCreated,
                 ..
             }
         ));

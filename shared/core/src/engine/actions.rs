@@ -32,6 +32,7 @@ use crate::ids::{MemberId, new_ulid};
 use crate::limits::{self, EXECUTION_LEASE};
 use crate::owner_notice::NoticeKind;
 use crate::ports::TaskCommit;
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
 use crate::task_type::TaskTypeDef;
 use crate::transition::{Why, transition};
@@ -79,7 +80,7 @@ impl Engine {
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
         if limits::is_due(task.budget.expires_at, now) {
-            let why = Why::new("budget_time_expired").detail("the actions did not run in the task's time; the owner decides");
+            let why = Why::new(Reason::BudgetTimeExpired).detail("the actions did not run in the task's time; the owner decides");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         }
         let planned = match self.planned_actions(&task, def, now).await? {
@@ -92,7 +93,7 @@ impl Engine {
         let needs_connector = live && planned.iter().any(|p| p.action.member_change().is_some());
         if needs_connector {
             let Some(connector) = self.connector.as_ref().filter(|c| c.serves(account.pushpress.as_ref())) else {
-                let why = Why::new("no_connector_configured").detail(
+                let why = Why::new(Reason::NoConnectorConfigured).detail(
                     "these actions change members in PushPress, and PushPress is not connected for this account (OPENLOOP_PUSHPRESS_BASE_URL, and a key: the account's own or OPENLOOP_PUSHPRESS_API_KEY)",
                 );
                 return self.move_to(task, TaskStatus::Escalated, now, why).await;
@@ -100,7 +101,7 @@ impl Engine {
             let health = self.store.connector_health(task.account_id, connector.name()).await?;
             if !health.allows_call(now) {
                 let Fresh::Defer { until, why } =
-                    super::freshness::defer(connector.name(), &health, now, "connector_backoff", "in its backoff".into())
+                    super::freshness::defer(connector.name(), &health, now, Reason::ConnectorBackoff, "in its backoff".into())
                 else {
                     unreachable!("defer always defers")
                 };
@@ -109,7 +110,7 @@ impl Engine {
         }
 
         // Claim the run: from here this worker owns the task until the lease ends.
-        let why = Why::new("actions_due").detail(format!(
+        let why = Why::new(Reason::ActionsDue).detail(format!(
             "{} action(s){}",
             planned.len(),
             if live { String::new() } else { format!(" ({})", mode_label(mode)) }
@@ -160,7 +161,7 @@ impl Engine {
         );
         match stop {
             Some(Executed::Escalate(why)) => {
-                let why = Why::new(why.reason.clone()).detail(format!("{}; {tally}", why.detail.unwrap_or_default()));
+                let why = Why::new(why.reason).detail(format!("{}; {tally}", why.detail.unwrap_or_default()));
                 self.move_with(claimed, TaskStatus::Escalated, now, why, messages).await
             }
             Some(Executed::Retry { until, why }) => {
@@ -175,9 +176,9 @@ impl Engine {
             }
             _ => {
                 let (outcome, reason) = if recorded > 0 {
-                    ("recorded", "actions_recorded")
+                    ("recorded", Reason::ActionsRecorded)
                 } else {
-                    ("executed", "actions_executed")
+                    ("executed", Reason::ActionsExecuted)
                 };
                 let why = Why::new(reason).outcome(outcome).detail(tally);
                 self.move_with(claimed, TaskStatus::Completed, now, why, messages).await
@@ -189,7 +190,7 @@ impl Engine {
     async fn planned_actions(&self, task: &Task, def: &TaskTypeDef, now: Timestamp) -> Result<Result<Vec<Planned>, Why>, EngineError> {
         match def.key {
             "member_update" if task.actions.is_empty() => Ok(Err(
-                Why::new("no_actions").detail("a member_update task lists its actions when it is created")
+                Why::new(Reason::NoActions).detail("a member_update task lists its actions when it is created")
             )),
             "member_update" => Ok(Ok(task
                 .actions
@@ -203,7 +204,7 @@ impl Engine {
                 .collect())),
             "bulk_tag_at_risk" => Ok(Ok(self.at_risk_tags(task, now).await?)),
             other => Ok(Err(
-                Why::new("no_handler_for_automation_type").detail(format!("nothing runs {other} tasks yet; the owner decides"))
+                Why::new(Reason::NoHandlerForAutomationType).detail(format!("nothing runs {other} tasks yet; the owner decides"))
             )),
         }
     }
@@ -276,7 +277,7 @@ impl Engine {
             ActionClaim::Existing(existing) if existing.state == ActionState::Started => {
                 // Its worker stopped between the claim and the outcome.
                 if profile.external && !profile.reversible {
-                    return Ok(Executed::Escalate(Why::new("action_outcome_unknown").detail(format!(
+                    return Ok(Executed::Escalate(Why::new(Reason::ActionOutcomeUnknown).detail(format!(
                         "{} for {} was started by a run that stopped before it finished, and it cannot be undone; check it before running the task again",
                         action.describe(),
                         planned.member
@@ -315,19 +316,19 @@ impl Engine {
             }
             Err(Failure::Escalate(reason)) => {
                 record.state = ActionState::Done;
-                Executed::Escalate(Why::new("automation_escalation").detail(reason))
+                Executed::Escalate(Why::new(Reason::AutomationEscalation).detail(reason))
             }
             Err(Failure::Refused(why)) => {
                 record.state = ActionState::Failed;
                 record.error = Some(why.clone());
-                Executed::Escalate(Why::new("action_failed").detail(format!("{} for {member}: {why}", action.describe())))
+                Executed::Escalate(Why::new(Reason::ActionFailed).detail(format!("{} for {member}: {why}", action.describe())))
             }
             Err(Failure::Unavailable(e)) => {
                 record.state = ActionState::Failed;
                 record.error = Some(e.to_string());
                 let name = self.connector.as_ref().map_or("connector", |c| c.name());
                 let health = self.store.connector_health(task.account_id, name).await?;
-                let Fresh::Defer { until, why } = super::freshness::defer(name, &health, now, "connector_unavailable", e.to_string())
+                let Fresh::Defer { until, why } = super::freshness::defer(name, &health, now, Reason::ConnectorUnavailable, e.to_string())
                 else {
                     unreachable!("defer always defers")
                 };
@@ -401,7 +402,7 @@ impl Engine {
 
     /// Back to `waiting` until `until`, with the reason logged (the run has not started).
     async fn retry_later(&self, task: Task, until: Timestamp, why: Why, now: Timestamp) -> Result<StepOutcome, EngineError> {
-        let reason = why.reason.clone();
+        let reason = why.reason;
         self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
         Ok(StepOutcome::Deferred { until, reason })
     }

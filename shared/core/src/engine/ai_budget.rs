@@ -15,6 +15,7 @@ use crate::account::Account;
 use crate::error::EngineError;
 use crate::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
 use crate::owner_notice::NoticeKind;
+use crate::reason::Reason;
 
 fn alert(title: String, detail: String) -> NoticeDraft {
     NoticeDraft {
@@ -39,11 +40,12 @@ pub(crate) enum AiGate {
 }
 
 impl AiGate {
-    pub(crate) fn reason(self) -> &'static str {
+    /// The decision-log reason of a refused call (`None`: the call is allowed).
+    pub(crate) fn refusal(self) -> Option<Reason> {
         match self {
-            AiGate::Allowed => "ai_call_allowed",
-            AiGate::TaskSpent => "ai_budget_exhausted",
-            AiGate::DayUsed { .. } => "ai_daily_limit",
+            AiGate::Allowed => None,
+            AiGate::TaskSpent => Some(Reason::AiBudgetExhausted),
+            AiGate::DayUsed { .. } => Some(Reason::AiDailyLimit),
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::limits::{ATTRIBUTION_PAGE, DUE_INDEX_SHARDS};
 use crate::member::MemberFacts;
 use crate::outcome::{self, GoalReached};
 use crate::ports::TaskCommit;
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Task, TaskStatus};
 use crate::task_type::{self, REGISTRY};
 use crate::transition::{Why, record, transition};
@@ -120,9 +121,9 @@ impl Engine {
         account: &Account,
         now: Timestamp,
         seen_by: &str,
-    ) -> Result<String, EngineError> {
-        let reason = format!("goal_signal_{}", reached.seen.signal);
-        let why = Why::new(reason.clone()).outcome(reached.outcome).detail(format!(
+    ) -> Result<Reason, EngineError> {
+        let reason = reached.seen.reason;
+        let why = Why::new(reason).outcome(reached.outcome).detail(format!(
             "{} (seen by {seen_by}); closes as {}",
             reached.seen.detail, reached.outcome
         ));

@@ -13,6 +13,7 @@ use crate::autonomy::SendMode;
 use crate::error::{Conflict, EngineError, StoreError};
 use crate::ids::{Email, new_ulid};
 use crate::ports::{DraftRequest, TaskCommit};
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
 use crate::task_type::{self, TaskTypeDef};
 use crate::transition::{Why, transition};
@@ -54,8 +55,8 @@ impl Engine {
             task.draft.clone()
         } else {
             let gate = self.ai_call(account, Some(task.ai_calls), now).await?;
-            if gate != super::ai_budget::AiGate::Allowed {
-                let why = Why::new(gate.reason()).detail("no AI call left to draft the touch; the owner decides");
+            if let Some(refused) = gate.refusal() {
+                let why = Why::new(refused).detail("no AI call left to draft the touch; the owner decides");
                 return self.move_to(task, TaskStatus::Escalated, now, why).await;
             }
             task.ai_calls += 1;
@@ -67,14 +68,14 @@ impl Engine {
                             task,
                             TaskStatus::Escalated,
                             now,
-                            Why::new("draft_failed").detail(format!("the agent could not draft touch {touch}: {e}")),
+                            Why::new(Reason::DraftFailed).detail(format!("the agent could not draft touch {touch}: {e}")),
                         )
                         .await;
                 }
             }
         };
         let Some(draft) = draft else {
-            let why = Why::new("missing_draft").detail("no approved draft to record");
+            let why = Why::new(Reason::MissingDraft).detail("no approved draft to record");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         };
         let label = match mode {
@@ -87,7 +88,7 @@ impl Engine {
             &task,
             TaskStatus::Executing,
             now,
-            Why::new(if touch == 0 { "first_touch_due" } else { "follow_up_due" })
+            Why::new(if touch == 0 { Reason::FirstTouchDue } else { Reason::FollowUpDue })
                 .detail(format!("touch {touch}, tone {} ({label})", def.cadence.tone(touch))),
         )?;
         let (mut next, log) = transition(
@@ -122,7 +123,7 @@ impl Engine {
         match self.store.commit(&commit).await {
             Ok(()) => Ok(StepOutcome::Moved {
                 to: TaskStatus::Waiting,
-                reason: reason.into(),
+                reason,
             }),
             Err(StoreError::Conflict(Conflict::Version)) => Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
             Err(e) => Err(e.into()),

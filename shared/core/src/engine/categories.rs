@@ -10,6 +10,7 @@ use super::work::StepOutcome;
 use crate::account::Account;
 use crate::error::EngineError;
 use crate::ports::{TaskCommit, TaskQuery};
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
 use crate::task_type::{Category, DeliverableType, TaskTypeDef};
 use crate::transition::{Why, transition};
@@ -47,7 +48,7 @@ impl Engine {
             Category::Recurring => {
                 // Recurring types are templates (spec §31.6): their instances are tasks of
                 // other categories, so a task of the template's own type has nothing to run.
-                let why = Why::new("no_executor_for_category").detail(format!(
+                let why = Why::new(Reason::NoExecutorForCategory).detail(format!(
                     "{} is a recurring template type; its instances do the work. The owner decides",
                     def.key
                 ));
@@ -61,19 +62,19 @@ impl Engine {
     /// member; the owner closes it with `resolve`.
     async fn staff_todo_step(&self, task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
         if limits_passed(&task, now) {
-            return self.exhaust_todo(task, now, "budget_time_expired").await;
+            return self.exhaust_todo(task, now, Reason::BudgetTimeExpired).await;
         }
         let Some(wait_days) = def.cadence.intervals.get(task.touch as usize) else {
-            return self.exhaust_todo(task, now, "owner_reminders_used").await;
+            return self.exhaust_todo(task, now, Reason::OwnerRemindersUsed).await;
         };
         let (reason, text) = if task.touch == 0 {
             (
-                "staff_todo_assigned",
+                Reason::StaffTodoAssigned,
                 format!("To do for the {:?}: {} (member {}).", def.assignment, task.goal, task.member.id).to_lowercase(),
             )
         } else {
             (
-                "staff_todo_reminder",
+                Reason::StaffTodoReminder,
                 format!(
                     "Reminder {} ({}): {} is still open.",
                     task.touch,
@@ -88,7 +89,7 @@ impl Engine {
             &started,
             TaskStatus::Waiting,
             now,
-            Why::new("waiting_for_the_owner").detail(format!("next reminder in {wait_days} day(s)")),
+            Why::new(Reason::WaitingForTheOwner).detail(format!("next reminder in {wait_days} day(s)")),
         )?;
         next.touch += 1;
         next.next_action_at = Some((now + SignedDuration::from_hours(24 * i64::from(*wait_days))).min(next.budget.expires_at));
@@ -110,11 +111,11 @@ impl Engine {
             .await?;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Waiting,
-            reason: reason.into(),
+            reason,
         })
     }
 
-    async fn exhaust_todo(&self, task: Task, now: Timestamp, reason: &str) -> Result<StepOutcome, EngineError> {
+    async fn exhaust_todo(&self, task: Task, now: Timestamp, reason: Reason) -> Result<StepOutcome, EngineError> {
         let detail = format!(
             "{} reminder(s) sent and nobody marked it done; the owner must decide",
             task.touch.saturating_sub(1)
@@ -126,21 +127,21 @@ impl Engine {
     /// A research task: gather, write the deliverable, complete — in one commit.
     async fn research_step(&self, mut task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let Some(kind) = def.deliverable else {
-            let why = Why::new("no_deliverable_defined").detail(format!("{} names no deliverable", def.key));
+            let why = Why::new(Reason::NoDeliverableDefined).detail(format!("{} names no deliverable", def.key));
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         };
         let deliverable = match def.key {
             "monthly_churn_analysis" => self.churn_report(&task, kind, now).await?,
             other => {
-                let why = Why::new("no_producer_for_deliverable").detail(format!("nothing produces the {other} deliverable yet"));
+                let why = Why::new(Reason::NoProducerForDeliverable).detail(format!("nothing produces the {other} deliverable yet"));
                 return self.move_to(task, TaskStatus::Escalated, now, why).await;
             }
         };
         let enough = deliverable.data["tasks_considered"].as_u64().unwrap_or(0) > 0;
         let (outcome, reason) = if enough {
-            ("report_produced", "deliverable_produced")
+            ("report_produced", Reason::DeliverableProduced)
         } else {
-            ("insufficient_data", "no_tasks_in_window")
+            ("insufficient_data", Reason::NoTasksInWindow)
         };
         task.draft = None;
         task.deliverable = Some(deliverable);

@@ -18,12 +18,9 @@ use crate::ids::new_ulid;
 use crate::limits::{self, ESCALATION_REMINDER_AFTER, ESCALATION_REMINDERS_PER_DAY, ESCALATION_TIMEOUT};
 use crate::owner_notice::NoticeKind;
 use crate::ports::TaskCommit;
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, LogEntry, Role, Task, TaskStatus};
 use crate::transition::{Why, record};
-
-/// The reasons the timer logs.
-pub const REMINDER_REASON: &str = "escalation_reminder";
-pub const TIMEOUT_REASON: &str = "escalation_timeout";
 
 /// Where an escalation's timer stands, from the task's log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +40,7 @@ pub(crate) fn timer(log: &[LogEntry], fallback: Timestamp, now: Timestamp) -> Ti
         .iter()
         .rposition(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
     let escalated_at = began.map_or(fallback, |i| log[i].at);
-    let reminded = began.is_some_and(|i| log[i..].iter().any(|l| l.reason == REMINDER_REASON));
+    let reminded = began.is_some_and(|i| log[i..].iter().any(|l| l.reason == Reason::EscalationReminder.as_str()));
     let timeout_at = escalated_at + ESCALATION_TIMEOUT;
     if limits::is_due(timeout_at, now) {
         Timer::TimeOut { escalated_at }
@@ -74,7 +71,7 @@ impl Engine {
         }
         match timer(&history.log, task.updated_at, now) {
             Timer::TimeOut { escalated_at } => {
-                let why = Why::new(TIMEOUT_REASON).detail(format!(
+                let why = Why::new(Reason::EscalationTimeout).detail(format!(
                     "This task was escalated on {escalated_at} but not addressed within {} days.",
                     ESCALATION_TIMEOUT.as_hours() / 24
                 ));
@@ -90,20 +87,20 @@ impl Engine {
                 };
                 if let Err(tomorrow) = budget {
                     let at = tomorrow.min(timeout_at);
-                    let why = Why::new("owner_notification_budget_used").detail(format!(
+                    let why = Why::new(Reason::OwnerNotificationBudgetUsed).detail(format!(
                         "{ESCALATION_REMINDERS_PER_DAY} escalation reminders went to the owner today; this one waits until {at}"
                     ));
                     self.store.commit(&Self::reschedule(&task, at, now, why)).await?;
                     return Ok(StepOutcome::Deferred {
                         until: at,
-                        reason: "owner_notification_budget_used".into(),
+                        reason: Reason::OwnerNotificationBudgetUsed,
                     });
                 }
                 let hours = ESCALATION_REMINDER_AFTER.as_hours();
                 let (mut next, log) = record(
                     &task,
                     now,
-                    Why::new(REMINDER_REASON).detail(format!(
+                    Why::new(Reason::EscalationReminder).detail(format!(
                         "escalated {hours} hours ago and untouched; the owner is reminded, and it is cancelled at {timeout_at} unless they act"
                     )),
                 );
@@ -133,16 +130,16 @@ impl Engine {
                 self.notify_owner_after(task.account_id, draft, true).await;
                 Ok(StepOutcome::Deferred {
                     until: timeout_at,
-                    reason: REMINDER_REASON.into(),
+                    reason: Reason::EscalationReminder,
                 })
             }
             Timer::Wait { at } => {
                 self.store
-                    .commit(&Self::reschedule(&task, at, now, Why::new("escalation_timer_rescheduled")))
+                    .commit(&Self::reschedule(&task, at, now, Why::new(Reason::EscalationTimerRescheduled)))
                     .await?;
                 Ok(StepOutcome::Deferred {
                     until: at,
-                    reason: "escalation_timer_rescheduled".into(),
+                    reason: Reason::EscalationTimerRescheduled,
                 })
             }
         }

@@ -13,6 +13,7 @@ use crate::error::EngineError;
 use crate::ids::AccountId;
 use crate::limits::CONNECTOR_DEGRADED_AFTER;
 use crate::member::MemberFacts;
+use crate::reason::Reason;
 use crate::recurring::ACCOUNT_WIDE_MEMBER;
 use crate::task::Task;
 use crate::transition::Why;
@@ -47,7 +48,7 @@ impl Engine {
         let name = connector.name();
         let health = self.store.connector_health(task.account_id, name).await?;
         if !health.allows_call(now) {
-            return Ok(defer(name, &health, now, "connector_backoff", "in its backoff".into()));
+            return Ok(defer(name, &health, now, Reason::ConnectorBackoff, "in its backoff".into()));
         }
         let answer = connector
             .member(task.account_id, credentials, &task.member.id, task.created_at)
@@ -63,7 +64,7 @@ impl Engine {
                 }
                 .map(Box::new),
             )),
-            Err(e) => Ok(defer(name, &health, now, "connector_unavailable", e.to_string())),
+            Err(e) => Ok(defer(name, &health, now, Reason::ConnectorUnavailable, e.to_string())),
         }
     }
 
@@ -121,7 +122,7 @@ impl Engine {
     }
 }
 
-pub(super) fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: &str, what: String) -> Fresh {
+pub(super) fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: Reason, what: String) -> Fresh {
     let until = health.next_attempt_at().unwrap_or(now).max(now + MIN_DEFERRAL);
     let degraded = health.degraded_since.map(|at| format!(", degraded since {at}")).unwrap_or_default();
     let detail = format!(

@@ -15,6 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::Engine;
 use crate::account::Account;
 use crate::error::EngineError;
+use crate::gate::GateReason;
 use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::mail::OutboundMail;
@@ -22,14 +23,11 @@ use crate::owner_notice::{
     NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, TaskList, daily_summary, digest_mail, next_digest_slot,
 };
 use crate::ports::{TaskCommit, TaskQuery};
+use crate::reason::Reason;
 use crate::task::{Task, TaskStatus};
 
 /// The idempotency-record source under which the owner's daily notice budget is claimed.
 const NOTICE_SOURCE: &str = "owner_notice";
-/// The log reason of a reply to a closed task (the owner is told).
-pub(crate) const LATE_REPLY_REASON: &str = "late_reply_owner_notified";
-/// The creation reason of a subtask that waits for its parent's approval.
-pub(crate) const PARENT_NOT_APPROVED: &str = "parent_not_approved";
 
 /// What to tell the owner.
 #[derive(Clone, Debug)]
@@ -213,7 +211,7 @@ impl Engine {
             )
             .await;
         }
-        if let Some(late) = commit.log.iter().find(|l| l.reason == LATE_REPLY_REASON) {
+        if let Some(late) = commit.log.iter().find(|l| l.reason == Reason::LateReplyOwnerNotified.as_str()) {
             let title = format!(
                 "{} replied to a closed task ({})",
                 member_name(task),
@@ -300,8 +298,8 @@ impl Engine {
     /// named in the next digest within the kind's daily budget, always in the feed. `why` is
     /// the creation's reason; a subtask held for its parent's approval is covered by the
     /// parent's notice.
-    pub(crate) async fn notify_awaiting_review(&self, task: &Task, why: &str) {
-        if task.status != TaskStatus::PendingReview || why == PARENT_NOT_APPROVED {
+    pub(crate) async fn notify_awaiting_review(&self, task: &Task, why: GateReason) {
+        if task.status != TaskStatus::PendingReview || why == GateReason::Fixed(Reason::ParentNotApproved) {
             return;
         }
         let title = format!("{} — {} awaits your approval", member_name(task), task.task_type.replace('_', " "));
@@ -309,7 +307,7 @@ impl Engine {
         if let Some(draft) = &task.draft {
             detail.push_str(&format!("\nDraft: \"{}\"", draft.subject));
         }
-        detail.push_str(&format!("\nWhy it waits for you: {}", why.replace('_', " ")));
+        detail.push_str(&format!("\nWhy it waits for you: {}", why.to_string().replace('_', " ")));
         self.notify_owner_after(
             task.account_id,
             NoticeDraft::about(NoticeKind::ApprovalNeeded, task, title, detail),

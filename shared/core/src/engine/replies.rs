@@ -22,11 +22,12 @@ use crate::ports::{DraftRequest, ReplyAction, ReplyEvaluation, ReplyRequest, Tas
 use crate::prompt::{PromptInput, system_prompt};
 use crate::task::{Awaiting, ConversationMessage, EscalationContext, Role, Task, TaskStatus, ThreadMessage};
 use crate::task_type;
-use crate::transition::{Why, record, transition};
+use crate::transition::{Why, record, start_handling, transition};
 use crate::work::WorkItem;
 
 use super::StepOutcome;
 use super::ai_budget::AiGate;
+use crate::reason::Reason;
 
 /// What became of an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,8 +59,6 @@ struct Suppression<'a> {
     member: Option<&'a MemberId>,
     reason: &'a str,
 }
-
-const MEMBER_OPTED_OUT: &str = "member_opted_out";
 
 impl Engine {
     /// Route a raw inbound message to its task and store it (phase one); then try the task's
@@ -162,7 +161,7 @@ impl Engine {
                         preview(&text)
                     ),
                 ));
-                let (next, log) = record(&task, now, Why::new("auto_reply_ignored").detail(preview(&text)));
+                let (next, log) = record(&task, now, Why::new(Reason::AutoReplyIgnored).detail(preview(&text)));
                 TaskCommit {
                     messages,
                     ..TaskCommit::new(next, log)
@@ -179,7 +178,7 @@ impl Engine {
                 let detail = format!("{}{from_note}", preview(&text));
                 match task.status {
                     TaskStatus::Waiting | TaskStatus::Executing => {
-                        let (n, log) = record(&next, now, Why::new("member_replied").detail(detail));
+                        let (n, log) = record(&next, now, Why::new(Reason::MemberReplied).detail(detail));
                         next = n;
                         logs.push(log);
                         next.awaiting = Some(Awaiting::MemberReply);
@@ -193,10 +192,10 @@ impl Engine {
                             &next,
                             TaskStatus::Executing,
                             now,
-                            Why::new("member_replied_while_dormant").detail(detail),
+                            Why::new(Reason::MemberRepliedWhileDormant).detail(detail),
                         )?;
                         logs.push(log);
-                        let (mut n, log) = transition(&n, TaskStatus::Waiting, now, Why::new("awaiting_agent"))?;
+                        let (mut n, log) = transition(&n, TaskStatus::Waiting, now, Why::new(Reason::AwaitingAgent))?;
                         logs.push(log);
                         n.awaiting = Some(Awaiting::MemberReply);
                         n.next_action_at = Some(now);
@@ -206,7 +205,7 @@ impl Engine {
                         messages.push(system_message(now, "The task woke up: the member replied while it was dormant."));
                     }
                     TaskStatus::Completed | TaskStatus::Cancelled => {
-                        let (n, log) = record(&next, now, Why::new(super::owner_notices::LATE_REPLY_REASON).detail(detail));
+                        let (n, log) = record(&next, now, Why::new(Reason::LateReplyOwnerNotified).detail(detail));
                         next = n;
                         logs.push(log);
                         messages.push(system_message(
@@ -218,7 +217,7 @@ impl Engine {
                         ));
                     }
                     TaskStatus::Escalated | TaskStatus::PendingReview | TaskStatus::Ready => {
-                        let (n, log) = record(&next, now, Why::new("member_replied_to_owner").detail(detail));
+                        let (n, log) = record(&next, now, Why::new(Reason::MemberRepliedToOwner).detail(detail));
                         next = n;
                         logs.push(log);
                     }
@@ -274,7 +273,7 @@ impl Engine {
         now: Timestamp,
     ) -> Result<Read, EngineError> {
         let Some(reply) = conversation.iter().rev().find(|m| m.role == Role::Member) else {
-            let (mut next, log) = record(&task, now, Why::new("no_reply_to_read"));
+            let (mut next, log) = record(&task, now, Why::new(Reason::NoReplyToRead));
             next.awaiting = None;
             self.store.commit(&TaskCommit::new(next, log)).await?;
             return Ok(Read::Done(StepOutcome::Skipped("no_reply_to_read".into())));
@@ -285,7 +284,7 @@ impl Engine {
         }
         if task.budget.turns_max > 0 && task.budget.turns_used >= task.budget.turns_max {
             return self
-                .escalate(task, conversation, now, "turn_budget_exhausted_on_reply", Blocker::default())
+                .escalate(task, conversation, now, Reason::TurnBudgetExhaustedOnReply, Blocker::default())
                 .await;
         }
         let task = match self.spend_ai_call(account, task, conversation, now).await? {
@@ -316,7 +315,7 @@ impl Engine {
                     detail: Some(format!("the agent could not judge the reply: {e}")),
                     ..Blocker::default()
                 };
-                return self.escalate(task, conversation, now, "reply_evaluation_failed", blocker).await;
+                return self.escalate(task, conversation, now, Reason::ReplyEvaluationFailed, blocker).await;
             }
         };
         // One turn per reply read, and the agent's reasoning in the conversation (spec §6.5).
@@ -338,14 +337,14 @@ impl Engine {
             ReplyAction::Reply => {
                 let draft = evaluation.reply.clone().filter(|r| !r.trim().is_empty());
                 let blocked = if task.budget.messages_left() == 0 {
-                    Some("wants_to_reply_but_message_budget_exhausted")
+                    Some(Reason::WantsToReplyButMessageBudgetExhausted)
                 } else if crate::limits::is_due(task.budget.expires_at, now) {
                     // A task woken from dormant has used its time: the owner answers.
-                    Some("wants_to_reply_but_time_budget_exhausted")
+                    Some(Reason::WantsToReplyButTimeBudgetExhausted)
                 } else if evaluation.confidence < REPLY_MIN_CONFIDENCE {
-                    Some("low_confidence_on_reply")
+                    Some(Reason::LowConfidenceOnReply)
                 } else if draft.is_none() {
-                    Some("reply_without_text")
+                    Some(Reason::ReplyWithoutText)
                 } else {
                     None
                 };
@@ -353,7 +352,7 @@ impl Engine {
                     let blocker = Blocker::from_evaluation(&evaluation, judged);
                     return self.escalate_with(task, conversation, now, reason, blocker, reasoning).await;
                 }
-                let (mut next, log) = record(&task, now, Why::new("reply_drafted").detail(judged));
+                let (mut next, log) = record(&task, now, Why::new(Reason::ReplyDrafted).detail(judged));
                 next.awaiting = None;
                 next.answer = draft;
                 next.next_action_at = Some(now);
@@ -378,7 +377,7 @@ impl Engine {
                 let (mut next, log) = record(
                     &task,
                     now,
-                    Why::new("member_reply_wait").detail(format!("{judged}; next step {until}")),
+                    Why::new(Reason::MemberReplyWait).detail(format!("{judged}; next step {until}")),
                 );
                 next.awaiting = None;
                 next.next_action_at = Some(until);
@@ -387,7 +386,7 @@ impl Engine {
                 self.store.commit(&commit).await?;
                 Ok(Read::Done(StepOutcome::Deferred {
                     until,
-                    reason: "member_reply_wait".into(),
+                    reason: Reason::MemberReplyWait,
                 }))
             }
             ReplyAction::Close => {
@@ -397,13 +396,13 @@ impl Engine {
                         format!("the agent closed without one of the type's outcomes: {judged}"),
                     );
                     return self
-                        .escalate_with(task, conversation, now, "close_without_valid_outcome", blocker, reasoning)
+                        .escalate_with(task, conversation, now, Reason::CloseWithoutValidOutcome, blocker, reasoning)
                         .await;
                 };
                 let reason = if evaluation.provisional {
-                    "verbal_commitment"
+                    Reason::VerbalCommitment
                 } else {
-                    "member_reply_resolved"
+                    Reason::MemberReplyResolved
                 };
                 let mut why = Why::new(reason).outcome(outcome).detail(judged);
                 if evaluation.provisional {
@@ -418,16 +417,16 @@ impl Engine {
                 self.publish_closed(&next).await;
                 Ok(Read::Done(StepOutcome::Moved {
                     to: TaskStatus::Completed,
-                    reason: reason.into(),
+                    reason,
                 }))
             }
             ReplyAction::Escalate => {
                 let reason = if evaluation.other_subject.is_some() {
-                    "reply_about_another_subject"
+                    Reason::ReplyAboutAnotherSubject
                 } else if evaluation.unanswered_question.is_some() {
-                    "member_question_needs_owner"
+                    Reason::MemberQuestionNeedsOwner
                 } else {
-                    "agent_escalated_reply"
+                    Reason::AgentEscalatedReply
                 };
                 let blocker = Blocker::from_evaluation(&evaluation, judged);
                 self.escalate_with(task, conversation, now, reason, blocker, reasoning).await
@@ -455,7 +454,9 @@ impl Engine {
                 detail: Some("the owner's guidance needs a message but the task's message budget is spent; resolve or cancel it".into()),
                 ..Blocker::default()
             };
-            return self.escalate(task, conversation, now, "message_budget_exhausted", blocker).await;
+            return self
+                .escalate(task, conversation, now, Reason::MessageBudgetExhausted, blocker)
+                .await;
         }
         let task = match self.spend_ai_call(account, task, conversation, now).await? {
             Ok(task) => task,
@@ -491,14 +492,14 @@ impl Engine {
                     detail: Some(detail),
                     ..Blocker::default()
                 };
-                return self.escalate(task, conversation, now, "guidance_not_carried_out", blocker).await;
+                return self.escalate(task, conversation, now, Reason::GuidanceNotCarriedOut, blocker).await;
             }
         };
         let (mut next, log) = transition(
             &task,
             TaskStatus::Waiting,
             now,
-            Why::new("guidance_drafted").detail(preview(&draft.body)),
+            Why::new(Reason::GuidanceDrafted).detail(preview(&draft.body)),
         )?;
         next.awaiting = None;
         next.answer = Some(draft.body);
@@ -522,19 +523,22 @@ impl Engine {
                 task.ai_calls += 1;
                 Ok(Ok(task))
             }
-            gate @ AiGate::TaskSpent => {
+            AiGate::TaskSpent => {
                 let blocker = Blocker {
                     detail: Some(format!("{} AI calls used, the most a task may make", task.ai_calls)),
                     ..Blocker::default()
                 };
-                Ok(Err(self.escalate(task, conversation, now, gate.reason(), blocker).await?))
+                Ok(Err(self
+                    .escalate(task, conversation, now, Reason::AiBudgetExhausted, blocker)
+                    .await?))
             }
-            gate @ AiGate::DayUsed { until } => {
-                let why = Why::new(gate.reason()).detail(format!("the account's AI calls for today are used up; reading it {until}"));
+            AiGate::DayUsed { until } => {
+                let why =
+                    Why::new(Reason::AiDailyLimit).detail(format!("the account's AI calls for today are used up; reading it {until}"));
                 self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
                 Ok(Err(Read::Done(StepOutcome::Deferred {
                     until,
-                    reason: gate.reason().into(),
+                    reason: Reason::AiDailyLimit,
                 })))
             }
         }
@@ -563,7 +567,7 @@ impl Engine {
             &task,
             TaskStatus::Executing,
             now,
-            Why::new("owner_provided_guidance").detail(preview(text)),
+            Why::new(Reason::OwnerProvidedGuidance).detail(preview(text)),
         )?;
         next.awaiting = Some(Awaiting::OwnerGuidance);
         next.next_action_at = Some(now);
@@ -616,9 +620,11 @@ impl Engine {
     /// member, this one included; nothing is sent to them, not even an acknowledgment.
     async fn opted_out(&self, account: &Account, task: Task, reason: &str, detail: &str, now: Timestamp) -> Result<Read, EngineError> {
         let Some(email) = task.member.email.clone() else {
-            return self.escalate(task, &[], now, "opt_out_without_address", Blocker::default()).await;
+            return self
+                .escalate(task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
+                .await;
         };
-        let why = Why::new(MEMBER_OPTED_OUT)
+        let why = Why::new(Reason::MemberOptedOut)
             .outcome("opted_out")
             .detail(format!("{reason}: {detail}"));
         let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
@@ -638,7 +644,7 @@ impl Engine {
         .await?;
         Ok(Read::Done(StepOutcome::Moved {
             to: TaskStatus::Cancelled,
-            reason: MEMBER_OPTED_OUT.into(),
+            reason: Reason::MemberOptedOut,
         }))
     }
 
@@ -721,7 +727,7 @@ impl Engine {
                 return Ok(false);
             }
             let now = self.clock.now();
-            let why = Why::new(MEMBER_OPTED_OUT)
+            let why = Why::new(Reason::MemberOptedOut)
                 .outcome("opted_out")
                 .detail(format!("member-level stop ({reason})"));
             let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
@@ -749,7 +755,7 @@ impl Engine {
         task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
-        reason: &str,
+        reason: Reason,
         blocker: Blocker,
     ) -> Result<Read, EngineError> {
         let note = system_message(now, format!("Handed to the owner: {reason}"));
@@ -762,7 +768,7 @@ impl Engine {
         task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
-        reason: &str,
+        reason: Reason,
         blocker: Blocker,
         note: ConversationMessage,
     ) -> Result<Read, EngineError> {
@@ -775,7 +781,7 @@ impl Engine {
         let mut logs = Vec::new();
         let mut current = task;
         if !current.status.can_move_to(TaskStatus::Escalated) {
-            let (started, log) = transition(&current, TaskStatus::Executing, now, Why::new(format!("{reason}_handling")))?;
+            let (started, log) = start_handling(&current, now, reason)?;
             logs.push(log);
             current = started;
         }
@@ -800,7 +806,7 @@ impl Engine {
                 "agent"
             }
             .into(),
-            reason: blocker.detail.clone().unwrap_or_else(|| reason.replace('_', " ")),
+            reason: blocker.detail.clone().unwrap_or_else(|| reason.as_str().replace('_', " ")),
             question: blocker.question,
             draft_reply: blocker.draft_reply,
             suggested_actions: suggested,
@@ -824,7 +830,7 @@ impl Engine {
         self.notify_commit(&commit).await;
         Ok(Read::Done(StepOutcome::Moved {
             to: TaskStatus::Escalated,
-            reason: reason.to_owned(),
+            reason,
         }))
     }
 }

@@ -11,6 +11,7 @@ use crate::error::{EngineError, InvalidInput, StoreError};
 use crate::ids::{AccountId, MemberId, TaskId};
 use crate::limits;
 use crate::ports::TaskCommit;
+use crate::reason::Reason;
 use crate::subtasks::{Derived, Requirement, SubtaskRef, derive, goal_met};
 use crate::task::{Task, TaskStatus};
 use crate::task_type::{self, Category};
@@ -73,7 +74,7 @@ impl Engine {
         requirement: Requirement,
         options: CreateOptions,
     ) -> Result<Task, EngineError> {
-        let why = Why::new("subtask_added");
+        let why = Why::new(Reason::SubtaskAdded);
         self.add_subtask(account, parent, input, requirement, options, why, false).await
     }
 
@@ -122,7 +123,7 @@ impl Engine {
                 Some(d) => format!("{added}; {d}"),
                 None => added,
             };
-            let (mut next, log) = record(&parent, now, Why::new(why.reason.clone()).detail(detail));
+            let (mut next, log) = record(&parent, now, Why::new(why.reason).detail(detail));
             next.ai_calls += u32::from(ai_call);
             next.subtasks.push(SubtaskRef {
                 id: child,
@@ -314,7 +315,7 @@ impl Engine {
                 PlanOutcome::Added(outcome) => return Ok(outcome),
                 PlanOutcome::Stop(to, why) => return self.move_parent(parent, to, now, why).await,
                 PlanOutcome::NoStep(_) if states.is_empty() => {
-                    let why = Why::new("planner_found_no_step").detail("the planner proposed no first step; the owner decides");
+                    let why = Why::new(Reason::PlannerFoundNoStep).detail("the planner proposed no first step; the owner decides");
                     return self.move_parent(parent, TaskStatus::Escalated, now, why).await;
                 }
                 PlanOutcome::NoStep(reasoning) => planner_said = Some(reasoning),
@@ -332,10 +333,10 @@ impl Engine {
                     .map(|(_, _, t)| format!("{} {}", t.task_type, t.id))
                     .collect();
                 let detail = format!("required subtask with the owner: {}; {summary}", blocked.join(", "));
-                (TaskStatus::Escalated, Why::new("required_subtask_escalated").detail(detail))
+                (TaskStatus::Escalated, Why::new(Reason::RequiredSubtaskEscalated).detail(detail))
             }
             Derived::NeedsEvaluation if goal_met(&states) => {
-                let why = Why::new("subtasks_completed").outcome("subtasks_completed").detail(summary);
+                let why = Why::new(Reason::SubtasksCompleted).outcome("subtasks_completed").detail(summary);
                 (TaskStatus::Completed, why)
             }
             Derived::NeedsEvaluation => {
@@ -345,11 +346,11 @@ impl Engine {
                     .map(|(_, s, t)| format!("{} {} ({s})", t.task_type, t.id))
                     .collect();
                 let detail = format!("required subtasks did not complete: {}; {summary}", failed.join(", "));
-                (TaskStatus::Escalated, Why::new("required_subtask_failed").detail(detail))
+                (TaskStatus::Escalated, Why::new(Reason::RequiredSubtaskFailed).detail(detail))
             }
             Derived::Executing | Derived::Waiting | Derived::PendingReview => {
                 let detail = format!("{summary}; subtasks {derived:?}").to_lowercase();
-                (TaskStatus::Waiting, Why::new("subtasks_in_progress").detail(detail))
+                (TaskStatus::Waiting, Why::new(Reason::SubtasksInProgress).detail(detail))
             }
         };
         self.move_parent(parent, to, now, why).await
@@ -373,15 +374,16 @@ impl Engine {
         match self.ai_call(&account, Some(parent.ai_calls), now).await? {
             super::ai_budget::AiGate::Allowed => parent.ai_calls += 1,
             super::ai_budget::AiGate::DayUsed { until } => {
-                let why = Why::new("ai_budget_day_used").detail(format!("no AI call left today to plan the next step; planning {until}"));
+                let why =
+                    Why::new(Reason::AiBudgetDayUsed).detail(format!("no AI call left today to plan the next step; planning {until}"));
                 self.store.commit(&Self::reschedule(parent, until, now, why)).await?;
                 return Ok(PlanOutcome::Added(StepOutcome::Deferred {
                     until,
-                    reason: "ai_budget_day_used".into(),
+                    reason: Reason::AiBudgetDayUsed,
                 }));
             }
-            gate => {
-                let why = Why::new(gate.reason()).detail("no AI call left to plan the next step");
+            super::ai_budget::AiGate::TaskSpent => {
+                let why = Why::new(Reason::AiBudgetExhausted).detail("no AI call left to plan the next step");
                 return Ok(PlanOutcome::Stop(TaskStatus::Escalated, why));
             }
         }
@@ -409,7 +411,7 @@ impl Engine {
         let decision = match self.agent.plan_next(&request).await {
             Ok(decision) => decision,
             Err(e) => {
-                let why = Why::new("planner_unsure").detail(format!("the planner could not decide the next step: {}", e.0));
+                let why = Why::new(Reason::PlannerUnsure).detail(format!("the planner could not decide the next step: {}", e.0));
                 return Ok(PlanOutcome::Stop(TaskStatus::Escalated, why));
             }
         };
@@ -418,7 +420,7 @@ impl Engine {
         };
         let tried = steps.iter().any(|(_, t)| t.task_type == step.task_type);
         if tried || !step_types.contains(&step.task_type) {
-            let why = Why::new("planner_chose_an_unusable_step").detail(format!(
+            let why = Why::new(Reason::PlannerChoseAnUnusableStep).detail(format!(
                 "{} is not a step this task may take (already tried, or not one of: {})",
                 step.task_type,
                 step_types.join(", ")
@@ -440,17 +442,17 @@ impl Engine {
         if !decision.remaining.is_empty() {
             detail.push_str(&format!("; then: {}", decision.remaining.join("; ")));
         }
-        let why = Why::new("agent_planned_step").detail(detail);
+        let why = Why::new(Reason::AgentPlannedStep).detail(detail);
         match self
             .add_subtask(&account, parent.id, input, step.requirement, CreateOptions::default(), why, true)
             .await
         {
             Ok(task) => Ok(PlanOutcome::Added(StepOutcome::Moved {
                 to: task.status,
-                reason: "agent_planned_step".into(),
+                reason: Reason::AgentPlannedStep,
             })),
             Err(e @ (EngineError::Invalid(_) | EngineError::Limited(_))) => {
-                let why = Why::new("planned_step_refused").detail(format!("{} step: {e}", step.task_type));
+                let why = Why::new(Reason::PlannedStepRefused).detail(format!("{} step: {e}", step.task_type));
                 Ok(PlanOutcome::Stop(TaskStatus::Escalated, why))
             }
             Err(e) => Err(e),
@@ -462,13 +464,13 @@ impl Engine {
     async fn move_parent(&self, parent: Task, to: TaskStatus, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
         let mut parent = parent;
         if parent.status == TaskStatus::Ready {
-            let (started, log) = transition(&parent, TaskStatus::Executing, now, Why::new("subtasks_started"))?;
+            let (started, log) = transition(&parent, TaskStatus::Executing, now, Why::new(Reason::SubtasksStarted))?;
             self.store.commit(&TaskCommit::new(started.clone(), log)).await?;
             parent = started;
         }
         if parent.status == to {
             let until = now + limits::PARENT_CHECK_INTERVAL;
-            let reason = why.reason.clone();
+            let reason = why.reason;
             self.store.commit(&Self::reschedule(&parent, until, now, why)).await?;
             return Ok(StepOutcome::Deferred { until, reason });
         }
@@ -492,7 +494,7 @@ impl Engine {
             }
             let mut lost = Vec::new();
             for task in open {
-                let why = Why::new("parent_cancelled").detail(format!("parent task {} was cancelled", parent.id));
+                let why = Why::new(Reason::ParentCancelled).detail(format!("parent task {} was cancelled", parent.id));
                 let (next, log) = transition(&task, TaskStatus::Cancelled, self.clock.now(), why)?;
                 match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
                     Ok(()) => self.publish_closed(&next).await,
@@ -517,7 +519,11 @@ impl Engine {
             if !waiting || task.next_action_at.is_some_and(|at| at <= now) {
                 return;
             }
-            let (mut next, log) = record(&task, now, Why::new("subtask_closed").detail(format!("subtask {child} closed")));
+            let (mut next, log) = record(
+                &task,
+                now,
+                Why::new(Reason::SubtaskClosed).detail(format!("subtask {child} closed")),
+            );
             next.next_action_at = Some(now);
             match self.store.commit(&TaskCommit::new(next, log)).await {
                 Err(StoreError::Conflict(crate::error::Conflict::Version)) => continue,

@@ -14,9 +14,10 @@ use crate::limits;
 use crate::member::MemberFacts;
 use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
 use crate::priority_rules::PriorityInput;
+use crate::reason::Reason;
 use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
 use crate::task_type::{self, Category, TaskTypeDef};
-use crate::transition::{Why, created, record, transition};
+use crate::transition::{Why, created_by_gate, record, transition};
 
 /// Everything a new task needs; used by the API (manual), signals (webhook) and analysis.
 #[derive(Clone, Debug)]
@@ -226,16 +227,13 @@ impl Engine {
         let ramp = autonomy::ramp(&account.settings, def.agent, now);
         let (status, gate_reason) = autonomy::review_gate(status, gate_reason, &ramp, options.mode);
         // An action that needs the owner's approval (spec §15.2) means the task waits for it.
-        let (status, gate_reason) = match options.actions.iter().find(|a| a.profile().requires_approval) {
-            Some(action) if status == TaskStatus::Ready => (
-                TaskStatus::PendingReview,
-                format!("action_requires_approval: {}", action.kind().as_str()),
-            ),
+        let (status, gate_reason) = match options.actions.iter().find_map(|a| a.kind().approval_reason()) {
+            Some(reason) if status == TaskStatus::Ready => (TaskStatus::PendingReview, reason.into()),
             _ => (status, gate_reason),
         };
         // Spec §7.13: a human sees every task the agent decided to create on its own.
         let (status, gate_reason) = if flood::is_agent_spawned(input.trigger_type) {
-            (TaskStatus::PendingReview, "agent_spawned_needs_review".to_owned())
+            (TaskStatus::PendingReview, Reason::AgentSpawnedNeedsReview.into())
         } else {
             (status, gate_reason)
         };
@@ -281,7 +279,7 @@ impl Engine {
                         }
                     },
                     gate => {
-                        tracing::warn!(reason = gate.reason(), "no first draft; the owner will see an empty draft");
+                        tracing::warn!(?gate, "no first draft; the owner will see an empty draft");
                         None
                     }
                 }
@@ -290,7 +288,7 @@ impl Engine {
         let drafted_by_agent = !owner_draft && draft.is_some();
         // A subtask waits for its parent's approval, and sends within the parent's ceiling.
         let (status, gate_reason) = match &options.parent {
-            Some(link) if link.parent_pending_review => (TaskStatus::PendingReview, super::owner_notices::PARENT_NOT_APPROVED.to_owned()),
+            Some(link) if link.parent_pending_review => (TaskStatus::PendingReview, Reason::ParentNotApproved.into()),
             _ => (status, gate_reason),
         };
         let plan = match options.mode {
@@ -374,7 +372,7 @@ impl Engine {
         if let Some(rule) = &prioritised.raised_by {
             detail.push_str(&format!("; priority {} by rule {rule}", task.priority.as_str()));
         }
-        let log = created(&task, Why::new(gate_reason).detail(detail));
+        let log = created_by_gate(&task, gate_reason, Some(detail));
         let quota = CreationQuota::for_creation(
             limits::local_date(now, &account.settings.time_zone()),
             now,
@@ -392,7 +390,7 @@ impl Engine {
         }
         match written {
             Ok(()) => {
-                self.notify_awaiting_review(&task, &log.reason).await;
+                self.notify_awaiting_review(&task, gate_reason).await;
                 Ok(Created::New(task))
             }
             Err(StoreError::Conflict(c)) if quota.refusal(c).is_some() => {
@@ -537,7 +535,7 @@ impl Engine {
         }
         let task = self.current(account, id).await?;
         let now = self.clock.now();
-        let mut why = Why::new("owner_approved");
+        let mut why = Why::new(Reason::OwnerApproved);
         let changed = edited.as_ref().is_some_and(|d| task.draft.as_ref() != Some(d));
         if changed {
             let original = task
@@ -545,7 +543,7 @@ impl Engine {
                 .as_ref()
                 .map(|d| format!("subject: {}\n\n{}", d.subject, d.body))
                 .unwrap_or_else(|| "(no draft)".into());
-            why = Why::new("owner_approved_with_edits").detail(format!("original draft:\n{original}"));
+            why = Why::new(Reason::OwnerApprovedWithEdits).detail(format!("original draft:\n{original}"));
         }
         // Parents (a batch, a planning task) never write to anyone themselves.
         let mails_a_member =
@@ -558,7 +556,7 @@ impl Engine {
             .into());
         }
         if task.controls.mode == TaskMode::Plan && task.status == TaskStatus::PendingReview {
-            why = Why::new("owner_approved_plan").detail(format!(
+            why = Why::new(Reason::OwnerApprovedPlan).detail(format!(
                 "the plan of {} step(s) runs live from now{}",
                 task.controls.plan.as_ref().map_or(0, |p| p.steps.len()),
                 why.detail.map(|d| format!("; {d}")).unwrap_or_default()
@@ -591,7 +589,7 @@ impl Engine {
             });
         }
         let closed = self
-            .close(task, TaskStatus::Cancelled, Why::new("owner_skipped").outcome("skipped"), None)
+            .close(task, TaskStatus::Cancelled, Why::new(Reason::OwnerSkipped).outcome("skipped"), None)
             .await?;
         self.cancel_subtasks(&closed).await?;
         Ok(closed)
@@ -601,7 +599,9 @@ impl Engine {
     /// takes its open subtasks with it (spec §14).
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
-        let closed = self.close(task, TaskStatus::Cancelled, Why::new("owner_cancelled"), None).await?;
+        let closed = self
+            .close(task, TaskStatus::Cancelled, Why::new(Reason::OwnerCancelled), None)
+            .await?;
         self.cancel_subtasks(&closed).await?;
         Ok(closed)
     }
@@ -630,7 +630,7 @@ impl Engine {
         } else {
             TaskStatus::Cancelled
         };
-        let mut why = Why::new("owner_resolved").outcome(resolution.outcome.clone());
+        let mut why = Why::new(Reason::OwnerResolved).outcome(resolution.outcome.clone());
         if let Some(note) = resolution.note.clone() {
             why = why.detail(note);
         }

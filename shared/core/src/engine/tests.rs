@@ -12,6 +12,7 @@ use crate::gate::GateContext;
 use crate::ids::{Email, MemberId};
 use crate::memory::MemoryStore;
 use crate::ports::{NullBus, TaskStore};
+use crate::reason::Reason;
 use crate::task::{Draft, Task, TaskStatus, TriggerType};
 use crate::testing::{FixedAgent, MailerMode, ManualClock, RecordingMailer, RecordingQueue, at, sample_account};
 use crate::token::SigningKey;
@@ -359,9 +360,13 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
     // The worker claims and reserves, then dies before the provider answers.
     w.mailer.set_mode(MailerMode::Ambiguous);
     let claimed = {
-        let (mut claimed, log) =
-            crate::transition::transition(&task, TaskStatus::Executing, day0(), crate::transition::Why::new("first_touch_due"))
-                .expect("claim");
+        let (mut claimed, log) = crate::transition::transition(
+            &task,
+            TaskStatus::Executing,
+            day0(),
+            crate::transition::Why::new(Reason::FirstTouchDue),
+        )
+        .expect("claim");
         claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
         w.store
             .commit(&crate::ports::TaskCommit::new(claimed.clone(), log))
@@ -370,7 +375,7 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
         claimed
     };
     let member = claimed.member.id.clone();
-    let (reserved, log) = crate::transition::record(&claimed, day0(), crate::transition::Why::new("send_reserved"));
+    let (reserved, log) = crate::transition::record(&claimed, day0(), crate::transition::Why::new(Reason::SendReserved));
     let mut commit = crate::ports::TaskCommit::new(reserved, log);
     let outbound = crate::task::OutboundMessage {
         task_id: task.id,
@@ -413,8 +418,13 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
 async fn a_worker_that_died_before_reserving_is_simply_retried() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_retry").await;
-    let (mut claimed, log) =
-        crate::transition::transition(&task, TaskStatus::Executing, day0(), crate::transition::Why::new("first_touch_due")).expect("claim");
+    let (mut claimed, log) = crate::transition::transition(
+        &task,
+        TaskStatus::Executing,
+        day0(),
+        crate::transition::Why::new(Reason::FirstTouchDue),
+    )
+    .expect("claim");
     claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
     w.store.commit(&crate::ports::TaskCommit::new(claimed, log)).await.expect("claim");
     w.clock.advance(SignedDuration::from_mins(6));

@@ -18,9 +18,10 @@ use crate::limits::{self, EXECUTION_LEASE};
 use crate::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::member::SendLedger;
 use crate::ports::{DraftRequest, SendEffect, SendError, SendSnapshot, TaskCommit};
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
 use crate::task_type;
-use crate::transition::{Why, transition};
+use crate::transition::{Why, start_handling, transition};
 use crate::work::WorkItem;
 
 /// What a step did, for logs and tests.
@@ -31,14 +32,38 @@ pub enum StepOutcome {
     },
     Deferred {
         until: Timestamp,
-        reason: String,
+        reason: Reason,
     },
     Moved {
         to: TaskStatus,
-        reason: String,
+        reason: Reason,
     },
     /// Nothing to do (not due, already handled, paused…).
     Skipped(String),
+}
+
+/// A step that failed and is retried with a backoff (spec §7.11): the reason each attempt
+/// logs, and the one logged when the retries run out and the owner takes it.
+#[derive(Clone, Copy, Debug)]
+enum Retried {
+    Draft,
+    Send,
+}
+
+impl Retried {
+    fn reason(self) -> Reason {
+        match self {
+            Retried::Draft => Reason::DraftFailed,
+            Retried::Send => Reason::SendRejected,
+        }
+    }
+
+    fn given_up(self) -> Reason {
+        match self {
+            Retried::Draft => Reason::DraftFailedAfterRetries,
+            Retried::Send => Reason::SendRejectedAfterRetries,
+        }
+    }
 }
 
 /// What a reservation attempt came to.
@@ -58,7 +83,7 @@ fn send_gate(account: &Account, task: &Task, snapshot: &SendSnapshot, now: Times
             "window {}:00-{}:00 {}; goes at {opens}",
             settings.send_window_start, settings.send_window_end, settings.timezone
         );
-        return Some((opens, Why::new("outside_send_window").detail(detail)));
+        return Some((opens, Why::new(Reason::OutsideSendWindow).detail(detail)));
     }
     if let Some(deferral) = member_gate(&snapshot.ledger, settings, now) {
         return Some(deferral);
@@ -67,7 +92,7 @@ fn send_gate(account: &Account, task: &Task, snapshot: &SendSnapshot, now: Times
     let sent = snapshot.daily_sends(limits::local_date(now, &tz));
     if sent >= settings.daily_send_limit {
         let detail = format!("{sent} messages sent today (limit {})", settings.daily_send_limit);
-        return Some((next_local_day(now, &tz), Why::new("daily_send_limit").detail(detail)));
+        return Some((next_local_day(now, &tz), Why::new(Reason::DailySendLimit).detail(detail)));
     }
     None
 }
@@ -83,7 +108,7 @@ fn member_gate(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Opti
             "member received {recent} messages in 7 days (limit {}); next slot {frees}",
             settings.member_weekly_limit
         );
-        return Some((frees, Why::new("member_weekly_limit").detail(detail)));
+        return Some((frees, Why::new(Reason::MemberWeeklyLimit).detail(detail)));
     }
     let tz = settings.time_zone();
     let today = limits::local_date(now, &tz);
@@ -93,7 +118,7 @@ fn member_gate(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Opti
             "member already received {sent_today} message(s) today (limit {})",
             limits::MEMBER_DAILY_LIMIT
         );
-        return Some((next_local_day(now, &tz), Why::new("member_daily_limit").detail(detail)));
+        return Some((next_local_day(now, &tz), Why::new(Reason::MemberDailyLimit).detail(detail)));
     }
     None
 }
@@ -188,11 +213,11 @@ impl Engine {
             }
             let until = now + SignedDuration::from_hours(1);
             self.store
-                .commit(&Self::reschedule(&task, until, now, Why::new("account_paused")))
+                .commit(&Self::reschedule(&task, until, now, Why::new(Reason::AccountPaused)))
                 .await?;
             return Ok(StepOutcome::Deferred {
                 until,
-                reason: "account_paused".into(),
+                reason: Reason::AccountPaused,
             });
         }
         if task.batch || !task.subtasks.is_empty() || task.controls.agent_planning {
@@ -207,12 +232,12 @@ impl Engine {
             _ => 0,
         };
         if let Some(anomaly) = crate::anomaly::detect(&task, replies, now) {
-            tracing::warn!(task = %task.id, reason = anomaly.reason(), "anomaly");
+            tracing::warn!(task = %task.id, reason = %anomaly.reason(), "anomaly");
             let why = Why::new(anomaly.reason()).detail(anomaly.detail());
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         }
         if task.controls.mode == crate::autonomy::TaskMode::Plan {
-            let why = Why::new("plan_not_approved").detail("a task in plan mode runs only once the owner approves its plan");
+            let why = Why::new(Reason::PlanNotApproved).detail("a task in plan mode runs only once the owner approves its plan");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         }
         // A member's reply or the owner's guidance is read before anything else is decided.
@@ -234,7 +259,7 @@ impl Engine {
         let facts = match self.fresh_facts(&account, &task, snapshot.facts.clone(), now).await? {
             super::freshness::Fresh::Facts(facts) => facts,
             super::freshness::Fresh::Defer { until, why } => {
-                let reason = why.reason.clone();
+                let reason = why.reason;
                 self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
                 return Ok(StepOutcome::Deferred { until, reason });
             }
@@ -247,38 +272,43 @@ impl Engine {
                 reason,
                 detail,
             } => {
-                tracing::info!(task = %task.id, reason, "stale guard: resolved without sending");
+                tracing::info!(task = %task.id, %reason, "stale guard: resolved without sending");
                 return self.move_to(task, to, now, Why::new(reason).outcome(outcome).detail(detail)).await;
             }
             crate::stale_guard::Freshness::Escalate { reason, detail } => {
-                tracing::info!(task = %task.id, reason, "stale guard: escalated");
+                tracing::info!(task = %task.id, %reason, "stale guard: escalated");
                 return self
                     .move_to(task, TaskStatus::Escalated, now, Why::new(reason).detail(detail))
                     .await;
             }
         }
         if limits::is_due(task.budget.expires_at, now) {
-            return self.exhaust(task, now, "budget_time_expired").await;
+            return self.exhaust(task, now, Reason::BudgetTimeExpired).await;
         }
         if task.budget.messages_used >= task.budget.messages_max {
-            return self.exhaust(task, now, "budget_messages_exhausted").await;
+            return self.exhaust(task, now, Reason::BudgetMessagesExhausted).await;
         }
         if task.budget.turns_max > 0 && task.budget.turns_used >= task.budget.turns_max {
             return self
-                .move_to(task, TaskStatus::Escalated, now, Why::new("too_many_turns_without_resolution"))
+                .move_to(task, TaskStatus::Escalated, now, Why::new(Reason::TooManyTurnsWithoutResolution))
                 .await;
         }
         // An answer to the member is owed whatever the cadence says; budgets still hold.
         if task.answer.is_none() && !def.cadence.allows_touch(task.touch) {
-            return self.exhaust(task, now, "all_followup_touches_used").await;
+            return self.exhaust(task, now, Reason::AllFollowupTouchesUsed).await;
         }
         let Some(to) = task.member.email.clone() else {
-            let why = Why::new("missing_member_email").detail("the member has no e-mail address on file");
+            let why = Why::new(Reason::MissingMemberEmail).detail("the member has no e-mail address on file");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         };
         if snapshot.suppressed {
             return self
-                .move_to(task, TaskStatus::Cancelled, now, Why::new("member_suppressed").outcome("opted_out"))
+                .move_to(
+                    task,
+                    TaskStatus::Cancelled,
+                    now,
+                    Why::new(Reason::MemberSuppressed).outcome("opted_out"),
+                )
                 .await;
         }
         // The ramp (spec §26): a phase may lower the account's daily limit for live sends, and
@@ -294,7 +324,7 @@ impl Engine {
             None => self.yield_to_higher_priority(&task, &account, now).await?,
         };
         if let Some((until, why)) = deferral {
-            let reason = why.reason.clone();
+            let reason = why.reason;
             self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
             return Ok(StepOutcome::Deferred { until, reason });
         }
@@ -305,9 +335,9 @@ impl Engine {
         // Claim the step: from here on this worker owns the task until the lease ends.
         let first = task.touch == 0;
         let step = match (&task.answer, first) {
-            (Some(_), _) => "answer_due",
-            (None, true) => "first_touch_due",
-            (None, false) => "follow_up_due",
+            (Some(_), _) => Reason::AnswerDue,
+            (None, true) => Reason::FirstTouchDue,
+            (None, false) => Reason::FollowUpDue,
         };
         let why = Why::new(step).detail(format!("touch {}, tone {}", task.touch, def.cadence.tone(task.touch)));
         let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
@@ -353,7 +383,7 @@ impl Engine {
             return Ok(None);
         };
         let until = next_local_day(now, &account.settings.time_zone());
-        let why = Why::new("yielding_to_higher_priority").detail(format!(
+        let why = Why::new(Reason::YieldingToHigherPriority).detail(format!(
             "{} task {} ({}) goes first for this member; this {} touch waits until {until}",
             first.task_type,
             first.id,
@@ -383,7 +413,7 @@ impl Engine {
                             claimed,
                             TaskStatus::Escalated,
                             now,
-                            Why::new("missing_draft").detail("no approved draft to send"),
+                            Why::new(Reason::MissingDraft).detail("no approved draft to send"),
                         )
                         .await;
                 }
@@ -407,18 +437,20 @@ impl Engine {
             };
             match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                 super::ai_budget::AiGate::Allowed => {}
-                gate @ super::ai_budget::AiGate::TaskSpent => {
-                    let why = Why::new(gate.reason()).detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
+                super::ai_budget::AiGate::TaskSpent => {
+                    let why =
+                        Why::new(Reason::AiBudgetExhausted).detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
                     return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
                 }
-                gate @ super::ai_budget::AiGate::DayUsed { until } => {
-                    let why = Why::new(gate.reason()).detail(format!("the account's AI calls for today are used up; resuming {until}"));
+                super::ai_budget::AiGate::DayUsed { until } => {
+                    let why =
+                        Why::new(Reason::AiDailyLimit).detail(format!("the account's AI calls for today are used up; resuming {until}"));
                     let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why)?;
                     next.next_action_at = Some(until);
                     self.store.commit(&TaskCommit::new(next, log)).await?;
                     return Ok(StepOutcome::Deferred {
                         until,
-                        reason: gate.reason().into(),
+                        reason: Reason::AiDailyLimit,
                     });
                 }
             }
@@ -426,7 +458,7 @@ impl Engine {
             match self.agent.draft(&request).await {
                 Ok(d) => d,
                 Err(e) => {
-                    return self.retry_or_escalate(claimed, now, "draft_failed", &e.to_string(), None).await;
+                    return self.retry_or_escalate(claimed, now, Retried::Draft, &e.to_string(), None).await;
                 }
             }
         };
@@ -462,7 +494,7 @@ impl Engine {
             Reservation::Made(task) => *task,
             Reservation::Defer(until, why) => {
                 // Lost the race for the member's or the account's capacity: defer.
-                let reason = why.reason.clone();
+                let reason = why.reason;
                 let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why)?;
                 next.next_action_at = Some(until);
                 self.store.commit(&TaskCommit::new(next, log)).await?;
@@ -527,8 +559,7 @@ impl Engine {
                 };
                 let mut given_back = reserved;
                 given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
-                self.retry_or_escalate(given_back, now, "send_rejected", &reason, Some(release))
-                    .await
+                self.retry_or_escalate(given_back, now, Retried::Send, &reason, Some(release)).await
             }
             Err(SendError::Ambiguous(reason)) => {
                 tracing::error!(task = %reserved.id, touch, %reason, "send outcome unknown; escalating, never retrying blind");
@@ -541,7 +572,7 @@ impl Engine {
                     &reserved,
                     TaskStatus::Escalated,
                     now,
-                    Why::new("send_outcome_unknown").detail(detail),
+                    Why::new(Reason::SendOutcomeUnknown).detail(detail),
                 )?;
                 let mut commit = TaskCommit::new(next, log);
                 commit.send = Some(SendEffect::Record { outbound: unknown });
@@ -549,7 +580,7 @@ impl Engine {
                 self.notify_commit(&commit).await;
                 Ok(StepOutcome::Moved {
                     to: TaskStatus::Escalated,
-                    reason: "send_outcome_unknown".into(),
+                    reason: Reason::SendOutcomeUnknown,
                 })
             }
         }
@@ -581,7 +612,7 @@ impl Engine {
             let (mut next, log) = crate::transition::record(
                 claimed,
                 now,
-                Why::new("send_reserved").detail(format!("touch {} to {}", outbound.touch, outbound.to)),
+                Why::new(Reason::SendReserved).detail(format!("touch {} to {}", outbound.touch, outbound.to)),
             );
             next.budget.messages_used += 1;
             let mut commit = TaskCommit::new(next.clone(), log);
@@ -606,7 +637,7 @@ impl Engine {
                 Err(StoreError::Conflict(Conflict::DailyLimit)) => {
                     return Ok(Reservation::Defer(
                         next_local_day(now, &tz),
-                        Why::new("daily_send_limit").detail("reached while reserving"),
+                        Why::new(Reason::DailySendLimit).detail("reached while reserving"),
                     ));
                 }
                 Err(StoreError::Conflict(Conflict::OutboundExists)) => {
@@ -617,7 +648,7 @@ impl Engine {
         }
         Ok(Reservation::Defer(
             now + SignedDuration::from_mins(1),
-            Why::new("member_ledger_contended"),
+            Why::new(Reason::MemberLedgerContended),
         ))
     }
 
@@ -640,13 +671,13 @@ impl Engine {
                     &current,
                     TaskStatus::Waiting,
                     now,
-                    Why::new("message_sent").detail(format!("touch {touch} sent to {}", sent.to)),
+                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent to {}", sent.to)),
                 )?
             } else {
                 crate::transition::record(
                     &current,
                     now,
-                    Why::new("message_sent").detail(format!("touch {touch} sent while the task became {}", current.status)),
+                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent while the task became {}", current.status)),
                 )
             };
             next.touch = touch + 1;
@@ -692,11 +723,12 @@ impl Engine {
         &self,
         task: Task,
         now: Timestamp,
-        reason: &str,
+        failed: Retried,
         error: &str,
         release: Option<SendEffect>,
     ) -> Result<StepOutcome, EngineError> {
         let attempts = task.attempts + 1;
+        let reason = failed.reason();
         let (outcome, commit) = match limits::retry_delay(attempts) {
             Some(delay) => {
                 let until = now + delay;
@@ -708,26 +740,20 @@ impl Engine {
                 )?;
                 next.attempts = attempts;
                 next.next_action_at = Some(until);
-                (
-                    StepOutcome::Deferred {
-                        until,
-                        reason: reason.to_owned(),
-                    },
-                    TaskCommit::new(next, log),
-                )
+                (StepOutcome::Deferred { until, reason }, TaskCommit::new(next, log))
             }
             None => {
                 let (mut next, log) = transition(
                     &task,
                     TaskStatus::Escalated,
                     now,
-                    Why::new(format!("{reason}_after_retries")).detail(format!("{attempts} attempts failed; last error: {error}")),
+                    Why::new(failed.given_up()).detail(format!("{attempts} attempts failed; last error: {error}")),
                 )?;
                 next.attempts = attempts;
                 (
                     StepOutcome::Moved {
                         to: TaskStatus::Escalated,
-                        reason: format!("{reason}_after_retries"),
+                        reason: failed.given_up(),
                     },
                     TaskCommit::new(next, log),
                 )
@@ -752,7 +778,7 @@ impl Engine {
             return self.escalate_unknown(task, reserved, now).await;
         }
         let anomaly = crate::anomaly::detect(&task, 0, now).unwrap_or(crate::anomaly::Anomaly::StuckExecuting { since: task.updated_at });
-        tracing::warn!(task = %task.id, reason = anomaly.reason(), "anomaly");
+        tracing::warn!(task = %task.id, reason = %anomaly.reason(), "anomaly");
         let (mut next, log) = transition(
             &task,
             TaskStatus::Waiting,
@@ -766,7 +792,7 @@ impl Engine {
         self.store.commit(&TaskCommit::new(next, log)).await?;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Waiting,
-            reason: anomaly.reason().into(),
+            reason: anomaly.reason(),
         })
     }
 
@@ -785,7 +811,7 @@ impl Engine {
             &task,
             TaskStatus::Escalated,
             now,
-            Why::new("send_outcome_unknown").detail(format!(
+            Why::new(Reason::SendOutcomeUnknown).detail(format!(
                 "touch {} was reserved at {} by a worker that did not finish; check whether the member received it",
                 reserved.touch, reserved.reserved_at
             )),
@@ -803,12 +829,12 @@ impl Engine {
         self.notify_commit(&commit).await;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Escalated,
-            reason: "send_outcome_unknown".into(),
+            reason: Reason::SendOutcomeUnknown,
         })
     }
 
     /// The touches (or the time) ran out: the cadence's exhaustion policy decides.
-    async fn exhaust(&self, task: Task, now: Timestamp, reason: &str) -> Result<StepOutcome, EngineError> {
+    async fn exhaust(&self, task: Task, now: Timestamp, reason: Reason) -> Result<StepOutcome, EngineError> {
         let cadence = task_type::definition(&task.task_type).cadence;
         match cadence.on_exhaustion {
             OnExhaustion::Cancel => {
@@ -842,7 +868,7 @@ impl Engine {
                 self.store.commit(&TaskCommit::new(next, log)).await?;
                 Ok(StepOutcome::Moved {
                     to: TaskStatus::Dormant,
-                    reason: reason.to_owned(),
+                    reason,
                 })
             }
         }
@@ -863,12 +889,12 @@ impl Engine {
         why: Why,
         messages: Vec<ConversationMessage>,
     ) -> Result<StepOutcome, EngineError> {
-        let reason = why.reason.clone();
+        let reason = why.reason;
         let expected_version = task.version;
         let mut logs = Vec::new();
         let mut current = task;
         if !current.status.can_move_to(to) && current.status.can_move_to(TaskStatus::Executing) {
-            let (started, log) = transition(&current, TaskStatus::Executing, now, Why::new(format!("{reason}_handling")))?;
+            let (started, log) = start_handling(&current, now, reason)?;
             logs.push(log);
             current = started;
         }
@@ -913,7 +939,7 @@ impl Engine {
                     task,
                     TaskStatus::Cancelled,
                     now,
-                    Why::new("dormant_window_expired").outcome("unresponsive"),
+                    Why::new(Reason::DormantWindowExpired).outcome("unresponsive"),
                 )
                 .await;
         }
@@ -923,7 +949,7 @@ impl Engine {
                     task,
                     TaskStatus::Cancelled,
                     now,
-                    Why::new("dormant_without_dormant_cadence").outcome("unresponsive"),
+                    Why::new(Reason::DormantWithoutDormantCadence).outcome("unresponsive"),
                 )
                 .await;
         };
@@ -934,12 +960,12 @@ impl Engine {
                 &task,
                 until,
                 now,
-                Why::new("dormant_check_no_signal").detail(format!("next check {until}")),
+                Why::new(Reason::DormantCheckNoSignal).detail(format!("next check {until}")),
             ))
             .await?;
         Ok(StepOutcome::Deferred {
             until,
-            reason: "dormant_check_no_signal".into(),
+            reason: Reason::DormantCheckNoSignal,
         })
     }
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::ports::{Clock, TaskCommit};
+use crate::reason::Reason;
 use crate::task::{ConversationMessage, Role};
 use crate::testing::at;
 use crate::transition::{Why, record};
@@ -16,7 +17,7 @@ async fn three_member_replies_without_resolution_escalate_as_an_anomaly() {
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1);
     let current = w.task(&task).await;
-    let (next, log) = record(&current, w.clock.now(), Why::new("member_replied"));
+    let (next, log) = record(&current, w.clock.now(), Why::new(Reason::MemberReplied));
     let mut commit = TaskCommit::new(next, log);
     for n in 0..3 {
         commit.messages.push(ConversationMessage {
@@ -239,7 +240,7 @@ async fn a_task_out_of_ai_calls_goes_to_the_owner() {
     let task = w.approved("churn_risk", "m_chatty").await;
     w.run().await;
     let current = w.task(&task).await;
-    let (mut next, log) = record(&current, w.clock.now(), Why::new("test_spent_ai"));
+    let (mut next, log) = record(&current, w.clock.now(), Why::new(Reason::ReplyDrafted));
     next.ai_calls = crate::limits::AI_CALLS_PER_TASK;
     w.store.commit(&TaskCommit::new(next, log)).await.expect("commit");
     w.clock.advance(days(3) + SignedDuration::from_mins(1));
@@ -292,7 +293,7 @@ async fn the_more_urgent_task_gets_the_members_message_of_the_day() {
     let payment = w.approved("payment_recovery", "m_both").await;
     let yielded = w.engine.execute(&w.item(&churn)).await.expect("step");
     assert!(
-        matches!(&yielded, StepOutcome::Deferred { reason, .. } if reason == "yielding_to_higher_priority"),
+        matches!(&yielded, StepOutcome::Deferred { reason, .. } if *reason == Reason::YieldingToHigherPriority),
         "{yielded:?}"
     );
     let waiting = w.task(&churn).await;

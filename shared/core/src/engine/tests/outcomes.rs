@@ -191,7 +191,7 @@ async fn committed(w: &World, member: &str) -> Task {
         .close_provisionally(
             &waiting,
             "verbal_commitment",
-            Why::new("member_committed").detail("I'll be in Monday"),
+            Why::new(Reason::VerbalCommitment).detail("I'll be in Monday"),
             Vec::new(),
         )
         .await

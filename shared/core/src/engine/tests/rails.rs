@@ -241,7 +241,7 @@ async fn escalated(w: &World, member: &str) -> Task {
     let task = w.approved("churn_risk", member).await;
     w.run().await;
     let current = w.task(&task).await;
-    let why = crate::transition::Why::new("member_asked_a_question");
+    let why = crate::transition::Why::new(crate::reason::Reason::MemberQuestionNeedsOwner);
     w.engine
         .move_to(current, TaskStatus::Escalated, w.clock.now(), why)
         .await
