@@ -21,9 +21,12 @@ $(VENV)/.installed:
 tools: $(VENV)/.installed ## the Python tools: moto (emulator) and cfn-lint
 
 ## run: the whole system on this machine, in the foreground; Ctrl-C stops what it started.
+## `make run OPENLOOP_LOCAL_PORTS=memory`: every port in memory, no emulator.
 run: tools
 	cargo build --workspace --bins
-ifeq ($(EMULATOR),localstack)
+ifeq ($(OPENLOOP_LOCAL_PORTS),memory)
+	OPENLOOP_LOCAL_PORTS=memory ./target/debug/openloop-local
+else ifeq ($(EMULATOR),localstack)
 	docker compose -f infra/localstack-compose.yaml up -d
 	./target/debug/openloop-local
 else
