@@ -4,6 +4,7 @@
 //! had been sent. The mailer is never called, and neither the member's ledger nor the
 //! account's daily counter is touched, so a dry run cannot use up anyone's real capacity.
 
+use super::ai::{self, AiGate};
 use jiff::Timestamp;
 
 use super::Engine;
@@ -12,31 +13,11 @@ use crate::account::Account;
 use crate::autonomy::SendMode;
 use crate::error::{Conflict, EngineError, StoreError};
 use crate::ids::{Email, new_ulid};
-use crate::ports::{DraftRequest, TaskCommit};
+use crate::ports::TaskCommit;
 use crate::reason::Reason;
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
-use crate::task_type::{self, TaskTypeDef};
+use crate::task_type;
 use crate::transition::{Why, transition};
-
-/// What the agent is asked for touch `touch` of `task`.
-pub(crate) fn draft_request(account: &Account, task: &Task, def: &TaskTypeDef, touch: u32) -> DraftRequest {
-    DraftRequest {
-        task_type: task.task_type.clone(),
-        goal: task.goal.clone(),
-        member_first_name: task
-            .member
-            .name
-            .as_deref()
-            .and_then(|n| n.split_whitespace().next())
-            .map(str::to_owned),
-        profile: account.settings.profile.clone(),
-        business_name: account.sender_name().to_owned(),
-        touch,
-        tone: def.cadence.tone(touch).to_owned(),
-        touches_remaining: (def.cadence.intervals.len() as u32).saturating_sub(touch),
-        context: serde_json::Value::Null,
-    }
-}
 
 impl Engine {
     /// Record the touch a dry-run or shadow task would send now, in one commit
@@ -54,13 +35,17 @@ impl Engine {
         let draft = if touch == 0 {
             task.draft.clone()
         } else {
-            let gate = self.ai_call(account, Some(task.ai_calls), now).await?;
-            if let Some(refused) = gate.refusal() {
-                let why = Why::new(refused).detail("no AI call left to draft the touch; the owner decides");
-                return self.move_to(task, TaskStatus::Escalated, now, why).await;
-            }
+            let permit = match self.ai_call(account, Some(task.ai_calls), now).await? {
+                AiGate::Allowed(permit) => permit,
+                refused => {
+                    let why = Why::new(refused.refusal().unwrap_or(Reason::AiBudgetExhausted))
+                        .detail("no AI call left to draft the touch; the owner decides");
+                    return self.move_to(task, TaskStatus::Escalated, now, why).await;
+                }
+            };
             task.ai_calls += 1;
-            match self.agent.draft(&draft_request(account, &task, def, touch)).await {
+            let request = ai::draft_request(account, def, &task.goal, ai::first_name(&task), touch);
+            match permit.draft(&request).await {
                 Ok(d) => Some(d),
                 Err(e) => {
                     return self

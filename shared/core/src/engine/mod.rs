@@ -5,7 +5,7 @@
 mod accounts;
 mod actions;
 pub use actions::AT_RISK_TAG;
-mod ai_budget;
+mod ai;
 mod analysis;
 pub use analysis::{AccountAnalysis, AnalysisReport};
 mod attribution;

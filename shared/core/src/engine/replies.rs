@@ -26,7 +26,7 @@ use crate::transition::{Why, record, start_handling, transition};
 use crate::work::WorkItem;
 
 use super::StepOutcome;
-use super::ai_budget::AiGate;
+use super::ai::{self, AiGate, AiPermit};
 use crate::reason::Reason;
 
 /// What became of an inbound message.
@@ -287,8 +287,8 @@ impl Engine {
                 .escalate(task, conversation, now, Reason::TurnBudgetExhaustedOnReply, Blocker::default())
                 .await;
         }
-        let task = match self.spend_ai_call(account, task, conversation, now).await? {
-            Ok(task) => task,
+        let (task, permit) = match self.spend_ai_call(account, task, conversation, now).await? {
+            Ok(allowed) => allowed,
             Err(done) => return Ok(done),
         };
         let def = task_type::definition(&task.task_type);
@@ -298,7 +298,7 @@ impl Engine {
             task_type: task.task_type.clone(),
             goal: task.goal.clone(),
             outcome_codes: def.goal.outcomes.iter().map(|o| o.code.to_owned()).collect(),
-            member_first_name: first_name(&task),
+            member_first_name: ai::first_name(&task),
             profile: account.settings.profile.clone(),
             business_name: account.sender_name().to_owned(),
             system_prompt: prompt.unwrap_or_default(),
@@ -308,7 +308,7 @@ impl Engine {
             turns_left: task.budget.turns_max.saturating_sub(task.budget.turns_used),
             days_left: task.budget.expires_at.duration_since(now).as_hours() / 24,
         };
-        let evaluation = match self.agent.evaluate_reply(&request).await {
+        let evaluation = match permit.evaluate_reply(&request).await {
             Ok(e) => e,
             Err(e) => {
                 let blocker = Blocker {
@@ -458,8 +458,8 @@ impl Engine {
                 .escalate(task, conversation, now, Reason::MessageBudgetExhausted, blocker)
                 .await;
         }
-        let task = match self.spend_ai_call(account, task, conversation, now).await? {
-            Ok(task) => task,
+        let (task, permit) = match self.spend_ai_call(account, task, conversation, now).await? {
+            Ok(allowed) => allowed,
             Err(done) => return Ok(done),
         };
         let def = task_type::definition(&task.task_type);
@@ -471,17 +471,11 @@ impl Engine {
             .map(|m| serde_json::json!({"role": m.role, "content": m.content}))
             .collect();
         let request = DraftRequest {
-            task_type: task.task_type.clone(),
-            goal: task.goal.clone(),
-            member_first_name: first_name(&task),
-            profile: account.settings.profile.clone(),
-            business_name: account.sender_name().to_owned(),
-            touch: task.touch,
             tone: "owner_guided".into(),
-            touches_remaining: (def.cadence.intervals.len() as u32).saturating_sub(task.touch),
             context: serde_json::json!({"owner_guidance": guidance, "conversation": recent}),
+            ..ai::draft_request(account, def, &task.goal, ai::first_name(&task), task.touch)
         };
-        let draft = match self.agent.draft(&request).await {
+        let draft = match permit.draft(&request).await {
             Ok(d) if !d.body.trim().is_empty() => d,
             other => {
                 let detail = match other {
@@ -517,11 +511,11 @@ impl Engine {
         mut task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
-    ) -> Result<Result<Task, Read>, EngineError> {
+    ) -> Result<Result<(Task, AiPermit), Read>, EngineError> {
         match self.ai_call(account, Some(task.ai_calls), now).await? {
-            AiGate::Allowed => {
+            AiGate::Allowed(permit) => {
                 task.ai_calls += 1;
-                Ok(Ok(task))
+                Ok(Ok((task, permit)))
             }
             AiGate::TaskSpent => {
                 let blocker = Blocker {
@@ -853,14 +847,6 @@ impl Blocker {
             other_subject: evaluation.other_subject.is_some(),
         }
     }
-}
-
-fn first_name(task: &Task) -> Option<String> {
-    task.member
-        .name
-        .as_deref()
-        .and_then(|n| n.split_whitespace().next())
-        .map(str::to_owned)
 }
 
 fn system_message(now: Timestamp, content: impl Into<String>) -> ConversationMessage {

@@ -2,6 +2,7 @@
 //! limits and the parent's message ceiling, and the parent's step, which derives its state
 //! from its subtasks instead of sending.
 
+use super::ai::AiGate;
 use jiff::Timestamp;
 
 use super::work::StepOutcome;
@@ -371,9 +372,9 @@ impl Engine {
             .get_account(parent.account_id)
             .await?
             .ok_or(EngineError::NotFound { what: "account" })?;
-        match self.ai_call(&account, Some(parent.ai_calls), now).await? {
-            super::ai_budget::AiGate::Allowed => parent.ai_calls += 1,
-            super::ai_budget::AiGate::DayUsed { until } => {
+        let permit = match self.ai_call(&account, Some(parent.ai_calls), now).await? {
+            AiGate::Allowed(permit) => permit,
+            AiGate::DayUsed { until } => {
                 let why =
                     Why::new(Reason::AiBudgetDayUsed).detail(format!("no AI call left today to plan the next step; planning {until}"));
                 self.store.commit(&Self::reschedule(parent, until, now, why)).await?;
@@ -382,11 +383,12 @@ impl Engine {
                     reason: Reason::AiBudgetDayUsed,
                 }));
             }
-            super::ai_budget::AiGate::TaskSpent => {
+            AiGate::TaskSpent => {
                 let why = Why::new(Reason::AiBudgetExhausted).detail("no AI call left to plan the next step");
                 return Ok(PlanOutcome::Stop(TaskStatus::Escalated, why));
             }
-        }
+        };
+        parent.ai_calls += 1;
         let step_types = plannable_types(&parent.task_type);
         let facts = self.store.get_member(parent.account_id, &parent.member.id).await?.map(|(f, _)| f);
         let request = crate::ports::PlanRequest {
@@ -408,7 +410,7 @@ impl Engine {
             steps_left: u32::try_from(steps_left).unwrap_or(u32::MAX),
             facts: facts.map_or(serde_json::Value::Null, |f| serde_json::to_value(f).unwrap_or_default()),
         };
-        let decision = match self.agent.plan_next(&request).await {
+        let decision = match permit.plan_next(&request).await {
             Ok(decision) => decision,
             Err(e) => {
                 let why = Why::new(Reason::PlannerUnsure).detail(format!("the planner could not decide the next step: {}", e.0));

@@ -1,5 +1,6 @@
 //! Creating tasks (the one creation path, spec §6.1) and the owner's actions on them.
 
+use super::ai::{self, AiGate};
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
@@ -260,18 +261,11 @@ impl Engine {
             None if options.batch_of.is_some() || options.agent_planning => None,
             None => {
                 let request = DraftRequest {
-                    task_type: task_type.clone(),
-                    goal: goal.clone(),
-                    member_first_name: member.as_ref().and_then(|m| m.first_name.clone()),
-                    profile: account.settings.profile.clone(),
-                    business_name: account.sender_name().to_owned(),
-                    touch: 0,
-                    tone: def.cadence.tone(0).to_owned(),
-                    touches_remaining: def.budget.max_messages,
                     context: input.context.clone(),
+                    ..ai::draft_request(account, def, &goal, member.as_ref().and_then(|m| m.first_name.clone()), 0)
                 };
                 match self.ai_call(account, None, now).await? {
-                    super::ai_budget::AiGate::Allowed => match self.agent.draft(&request).await {
+                    AiGate::Allowed(permit) => match permit.draft(&request).await {
                         Ok(draft) => Some(draft),
                         Err(e) => {
                             tracing::warn!(error = %e, "no first draft; the owner will see an empty draft");
@@ -431,22 +425,12 @@ impl Engine {
             let draft = if touch == 0 {
                 first.cloned()
             } else {
-                let request = DraftRequest {
-                    task_type: def.key.to_owned(),
-                    goal: goal.to_owned(),
-                    member_first_name: member.and_then(|m| m.first_name.clone()),
-                    profile: account.settings.profile.clone(),
-                    business_name: account.sender_name().to_owned(),
-                    touch,
-                    tone: def.cadence.tone(touch).to_owned(),
-                    touches_remaining: touches.saturating_sub(touch),
-                    context: serde_json::Value::Null,
-                };
+                let request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch);
                 // A plan is only words: with no AI call left it shows the step without a draft.
                 match self.ai_call(account, Some(ai_calls), now).await {
-                    Ok(super::ai_budget::AiGate::Allowed) => {
+                    Ok(AiGate::Allowed(permit)) => {
                         ai_calls += 1;
-                        self.agent.draft(&request).await.ok()
+                        permit.draft(&request).await.ok()
                     }
                     _ => None,
                 }

@@ -9,6 +9,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
+use super::ai::{self, AiGate};
 use crate::account::{Account, Settings};
 use crate::cadence::OnExhaustion;
 use crate::error::{Conflict, EngineError, StoreError};
@@ -17,7 +18,7 @@ use crate::ids::new_ulid;
 use crate::limits::{self, EXECUTION_LEASE};
 use crate::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::member::SendLedger;
-use crate::ports::{DraftRequest, SendEffect, SendError, SendSnapshot, TaskCommit};
+use crate::ports::{SendEffect, SendError, SendSnapshot, TaskCommit};
 use crate::reason::Reason;
 use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
 use crate::task_type;
@@ -419,30 +420,15 @@ impl Engine {
                 }
             }
         } else {
-            let request = DraftRequest {
-                task_type: claimed.task_type.clone(),
-                goal: claimed.goal.clone(),
-                member_first_name: claimed
-                    .member
-                    .name
-                    .as_deref()
-                    .and_then(|n| n.split_whitespace().next())
-                    .map(str::to_owned),
-                profile: account.settings.profile.clone(),
-                business_name: account.sender_name().to_owned(),
-                touch,
-                tone: def.cadence.tone(touch).to_owned(),
-                touches_remaining: (def.cadence.intervals.len() as u32).saturating_sub(touch),
-                context: serde_json::Value::Null,
-            };
-            match self.ai_call(account, Some(claimed.ai_calls), now).await? {
-                super::ai_budget::AiGate::Allowed => {}
-                super::ai_budget::AiGate::TaskSpent => {
+            let request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch);
+            let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
+                AiGate::Allowed(permit) => permit,
+                AiGate::TaskSpent => {
                     let why =
                         Why::new(Reason::AiBudgetExhausted).detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
                     return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
                 }
-                super::ai_budget::AiGate::DayUsed { until } => {
+                AiGate::DayUsed { until } => {
                     let why =
                         Why::new(Reason::AiDailyLimit).detail(format!("the account's AI calls for today are used up; resuming {until}"));
                     let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why)?;
@@ -453,9 +439,9 @@ impl Engine {
                         reason: Reason::AiDailyLimit,
                     });
                 }
-            }
+            };
             claimed.ai_calls += 1;
-            match self.agent.draft(&request).await {
+            match permit.draft(&request).await {
                 Ok(d) => d,
                 Err(e) => {
                     return self.retry_or_escalate(claimed, now, Retried::Draft, &e.to_string(), None).await;
