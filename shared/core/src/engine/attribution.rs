@@ -182,18 +182,19 @@ impl Engine {
             return Ok(report);
         }
         let mut prices: HashMap<AccountId, Option<f64>> = HashMap::new();
-        for shard in 0..DUE_INDEX_SHARDS {
-            let mut cursor = None;
+        // Every shard's first page at once (an idle run is these reads alone), then each
+        // shard's tasks and further pages in turn.
+        let first_pages =
+            futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.store.attribution_watch(shard, ATTRIBUTION_PAGE, None)))
+                .await?;
+        for (shard, (mut tasks, mut next)) in (0..DUE_INDEX_SHARDS).zip(first_pages) {
             loop {
-                let (tasks, next) = self.store.attribution_watch(shard, ATTRIBUTION_PAGE, cursor).await?;
                 for task in tasks {
                     report.watched += 1;
                     self.attribute_one(task, &mut prices, &mut report).await?;
                 }
-                match next {
-                    Some(c) => cursor = Some(c),
-                    None => break,
-                }
+                let Some(cursor) = next else { break };
+                (tasks, next) = self.store.attribution_watch(shard, ATTRIBUTION_PAGE, Some(cursor)).await?;
             }
         }
         Ok(report)

@@ -701,6 +701,15 @@ mod properties {
         Ok(())
     }
 
+    /// A created task; `None` when a creation limit refused it (spec §7.9); any other error.
+    fn refused_if_limited<T>(result: Result<T, crate::error::EngineError>) -> Result<Option<T>, String> {
+        match result {
+            Ok(created) => Ok(Some(created)),
+            Err(crate::error::EngineError::Limited(_)) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     async fn play(ops: Vec<Op>) -> Result<(), String> {
         let mut w = world().await;
         w.engine.agent = Arc::new(WordsAgent);
@@ -730,7 +739,10 @@ mod properties {
             match op {
                 Op::Create { member, kind } => {
                     let input = w.new_task(kinds[kind as usize], &format!("m_{member}")).await;
-                    let created = w.engine.create_task(&account, input).await.map_err(|e| e.to_string())?;
+                    // A creation limit's refusal is part of the game; it creates nothing.
+                    let Some(created) = refused_if_limited(w.engine.create_task(&account, input).await)? else {
+                        continue;
+                    };
                     if !tasks.contains(&created.task().id) {
                         tasks.push(created.task().id);
                     }
@@ -781,11 +793,9 @@ mod properties {
                         mode,
                         ..Default::default()
                     };
-                    let created = w
-                        .engine
-                        .create_task_with(&account, input, options)
-                        .await
-                        .map_err(|e| e.to_string())?;
+                    let Some(created) = refused_if_limited(w.engine.create_task_with(&account, input, options).await)? else {
+                        continue;
+                    };
                     if !tasks.contains(&created.task().id) {
                         tasks.push(created.task().id);
                     }
@@ -842,11 +852,9 @@ mod properties {
                         crate::action::Action::LogNote { text: "tagged".into() },
                     ];
                     let options = super::super::CreateOptions::with_mode(mode).with_actions(actions);
-                    let created = w
-                        .engine
-                        .create_task_with(&account, input, options)
-                        .await
-                        .map_err(|e| e.to_string())?;
+                    let Some(created) = refused_if_limited(w.engine.create_task_with(&account, input, options).await)? else {
+                        continue;
+                    };
                     let id = created.task().id;
                     if !tasks.contains(&id) {
                         tasks.push(id);

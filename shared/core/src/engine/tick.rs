@@ -49,10 +49,14 @@ impl Engine {
         };
         let mut batches: HashMap<QueueName, Vec<(String, SignedDuration)>> = HashMap::new();
         let mut total = 0usize;
-        'shards: for shard in 0..DUE_INDEX_SHARDS {
-            let mut cursor = None;
+        // Every shard's first page at once (an idle tick is these reads alone), then each
+        // shard's entries and further pages in turn, up to the tick's bound.
+        let first_pages =
+            futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.store.due(shard, until, TICK_MAX_ITEMS, None))).await?;
+        'shards: for (shard, (mut entries, mut next)) in (0..DUE_INDEX_SHARDS).zip(first_pages) {
             loop {
-                let (entries, next) = self.store.due(shard, until, TICK_MAX_ITEMS - total, cursor).await?;
+                let cut = entries.len() > TICK_MAX_ITEMS - total;
+                entries.truncate(TICK_MAX_ITEMS - total);
                 for entry in entries {
                     let Some(queue) = queue_for(entry.status, entry.touch) else {
                         continue;
@@ -66,14 +70,12 @@ impl Engine {
                     batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
                     total += 1;
                 }
-                if total >= TICK_MAX_ITEMS {
+                if cut || total >= TICK_MAX_ITEMS {
                     report.truncated = true;
                     break 'shards;
                 }
-                match next {
-                    Some(c) => cursor = Some(c),
-                    None => break,
-                }
+                let Some(cursor) = next else { break };
+                (entries, next) = self.store.due(shard, until, TICK_MAX_ITEMS - total, Some(cursor)).await?;
             }
         }
         // A failure here must not stop the due work from being handed out.
