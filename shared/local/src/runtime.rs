@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent, SqsMessage};
@@ -103,6 +104,10 @@ struct Local {
     gate: RwLock<()>,
     /// The 6-hourly risk scan (the minute tick fires on every run).
     analysis: Schedule,
+    /// Something may have changed since the last run's attribution: a request that writes,
+    /// the clock moved, a queued message handled. A run with nothing changed leaves
+    /// attribution (hourly in AWS) out — its answer could not differ.
+    changed: AtomicBool,
 }
 
 /// A started runtime.
@@ -235,6 +240,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         outbox,
         gate: RwLock::new(()),
         analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.clock.now()),
+        changed: AtomicBool::new(true),
     });
 
     let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState {
@@ -252,7 +258,19 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         .route("/_local/run", post(run))
         .route("/_local/outbox", get(get_outbox))
         .with_state(local.clone());
-    let app = api.merge(webhooks).merge(local_routes);
+    let writes = local.clone();
+    let app = api.merge(webhooks).merge(local_routes).layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let writes = writes.clone();
+            async move {
+                if !matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD) && request.uri().path() != "/_local/run"
+                {
+                    writes.changed.store(true, Ordering::SeqCst);
+                }
+                next.run(request).await
+            }
+        },
+    ));
     let server = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             tracing::error!(error = %e, "HTTP server stopped");
@@ -372,6 +390,7 @@ impl Local {
             .collect();
         let processed = done.len();
         self.queues.delete(queue, done).await?;
+        self.changed.store(true, Ordering::SeqCst);
         Ok(Handled {
             processed,
             retrying: failed.len(),
@@ -429,6 +448,7 @@ async fn set_clock(State(local): State<Arc<Local>>, body: Bytes) -> Result<Respo
 /// enqueues nothing) and say what ran.
 async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     let _exclusive = local.gate.write().await;
+    let changed = local.changed.swap(false, Ordering::SeqCst);
     let mut totals = BTreeMap::new();
     let mut ticks = Vec::new();
     let unavailable = |e: String| local_error(StatusCode::SERVICE_UNAVAILABLE, "queue_unavailable", e);
@@ -443,8 +463,14 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
         }
         local.drain(&mut totals, false).await.map_err(unavailable)?;
     }
-    // The hourly attribution schedule, after the work: what the workers closed is valued now.
-    let attribution = openloop_fn_attribution::handle(&local.engine).await?;
+    // The hourly attribution schedule, after the work: what the workers closed is valued now
+    // (`null`: nothing changed since the last run's).
+    let worked = analysis.is_some() || totals.values().any(|h: &Handled| h.processed + h.retrying > 0);
+    let attribution = if changed || worked {
+        Some(openloop_fn_attribution::handle(&local.engine).await?)
+    } else {
+        None
+    };
     Ok(axum::Json(
         serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "queues": totals}),
     )
