@@ -15,7 +15,6 @@ use base64::Engine as _;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 use openloop_core::account::WebhookSecret;
 use openloop_core::autonomy::TaskMode;
 use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
@@ -27,6 +26,7 @@ use openloop_core::limits::MAX_BODY_BYTES;
 use openloop_core::ports::TaskQuery;
 use openloop_core::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
+use openloop_edge::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 
 pub struct ApiState {
     pub engine: Engine,

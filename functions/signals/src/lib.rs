@@ -11,13 +11,13 @@
 use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use openloop_aws::config::{Clients, Config};
-use openloop_aws::consumer::{Disposition, parse, process_batch, settle};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
 use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::{Engine, ses_notification};
 use openloop_core::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
+use openloop_edge::config::{Clients, Config};
+use openloop_edge::consumer::{Disposition, parse, process_batch, settle};
 use tracing::Instrument;
 
 pub const QUEUE: &str = "signals";
