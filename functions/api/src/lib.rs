@@ -364,7 +364,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     let refused: Vec<serde_json::Value> = batch
         .refused
         .iter()
-        .map(|(member, e)| serde_json::json!({"member_id": member, "error": openloop_core::contract::error_response(e).1.error}))
+        .map(|(member, e)| serde_json::json!({"member_id": member, "error": openloop_core::contract::error_body(e).error}))
         .collect();
     let subtasks: Vec<TaskView> = batch.subtasks.iter().map(TaskView::from).collect();
     let body = serde_json::json!({"parent": TaskView::from(&batch.parent), "subtasks": subtasks, "refused": refused});
