@@ -18,6 +18,7 @@ pub mod bus;
 pub mod clients;
 pub mod dynamo;
 pub mod keys;
+pub mod mail_events;
 pub mod provision;
 pub mod ses;
 pub mod sns;
