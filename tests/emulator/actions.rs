@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use openloop_aws::pushpress::{PushPress, PushPressConfig};
 use openloop_core::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
 use openloop_core::engine::{CreateOptions, NewTask};
 use openloop_core::gate::GateContext;
@@ -11,6 +10,7 @@ use openloop_core::ids::MemberId;
 use openloop_core::ports::{Clock, TaskStore};
 use openloop_core::task::{TaskStatus, TriggerType};
 use openloop_core::work::WorkItem;
+use openloop_pushpress::{PushPress, PushPressConfig};
 use openloop_tests::{Scratch, pushpress_stub};
 
 /// Given an approved member_update with three tags on DynamoDB and the real PushPress client,

@@ -11,10 +11,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use openloop_aws::config::Config;
 use openloop_aws::dynamo::DynamoStore;
 use openloop_core::conformance::{Backend, scenario};
 use openloop_core::ports::TaskStore;
+use openloop_edge::config::Config;
 use openloop_tests::Scratch;
 use tokio::sync::OnceCell;
 

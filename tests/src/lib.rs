@@ -10,10 +10,10 @@ use sha2::Sha256;
 
 use std::sync::Arc;
 
-use openloop_aws::config::{Clients, Config};
 use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::provision::{Names, deprovision, provision};
 use openloop_core::engine::Engine;
+use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
 
 pub mod gym;
@@ -38,7 +38,7 @@ pub fn test_config() -> Config {
 }
 
 pub async fn clients(config: &Config) -> Clients {
-    Clients::load(config).await
+    config.clients().await
 }
 
 /// One test's table, queues and bus on the emulator, removed when the test ends — passed or
@@ -80,7 +80,7 @@ impl Scratch {
         }
         let clock = Arc::new(TestClock::new());
         clock.set(morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
-        let (engine, store) = openloop_aws::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+        let (engine, store) = openloop_edge::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
         (engine, store, clock)
     }
 }

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use openloop_aws::pushpress::{PushPress, PushPressConfig};
+use openloop_pushpress::{PushPress, PushPressConfig};
 use openloop_tests::{Account, Stack};
 use serde_json::json;
 use wiremock::matchers::{header, method, path};

@@ -15,7 +15,6 @@ use base64::Engine as _;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use openloop_aws::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 use openloop_core::account::WebhookSecret;
 use openloop_core::autonomy::TaskMode;
 use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
@@ -27,6 +26,7 @@ use openloop_core::limits::MAX_BODY_BYTES;
 use openloop_core::ports::TaskQuery;
 use openloop_core::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
+use openloop_edge::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 
 pub struct ApiState {
     pub engine: Engine,
@@ -364,7 +364,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     let refused: Vec<serde_json::Value> = batch
         .refused
         .iter()
-        .map(|(member, e)| serde_json::json!({"member_id": member, "error": openloop_core::contract::error_response(e).1.error}))
+        .map(|(member, e)| serde_json::json!({"member_id": member, "error": openloop_core::contract::error_body(e).error}))
         .collect();
     let subtasks: Vec<TaskView> = batch.subtasks.iter().map(TaskView::from).collect();
     let body = serde_json::json!({"parent": TaskView::from(&batch.parent), "subtasks": subtasks, "refused": refused});

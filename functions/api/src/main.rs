@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    openloop_aws::telemetry::init();
-    let (config, engine) = openloop_aws::config::engine_from_env(openloop_llm::from_env()?).await?;
+    openloop_edge::telemetry::init();
+    let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
     let state = Arc::new(openloop_fn_api::ApiState {
         engine,
         admin_token: config.admin_token,

@@ -4,9 +4,9 @@
 //! account's new decisions folded into its day, the alerts of §28.4 raised, and the run's
 //! counts written as one CloudWatch EMF line; and each owner's daily digest (spec §35.2). Thin: engine calls, their reports logged.
 
-use openloop_aws::emf;
 use openloop_core::engine::{AttributionReport, Engine};
 use openloop_core::error::EngineError;
+use openloop_edge::emf;
 
 pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
     let report = engine.attribute().await?;

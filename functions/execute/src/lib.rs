@@ -2,8 +2,8 @@
 //! Thin: each SQS record is a work item for the engine; partial batch failures are reported.
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use openloop_aws::consumer::process_work;
 use openloop_core::engine::Engine;
+use openloop_edge::consumer::process_work;
 
 pub const QUEUE: &str = "execute";
 

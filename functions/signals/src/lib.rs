@@ -3,7 +3,8 @@
 //! replies from SES receiving, bounces and complaints. Thin: parse each SQS record, call the
 //! engine, report partial batch failures.
 //!
-//! Every SNS envelope's signature is checked first (`openloop_aws::sns`). One that fails —
+//! SES's notifications are read into the core's `MailEvent` by `openloop_aws::mail_events`,
+//! but every SNS envelope's signature is checked first (`openloop_aws::sns`). One that fails —
 //! unsigned, forged, altered, of another topic — is logged and never processed: it is
 //! reported as failed, so after the queue's receive limit it sits in the dead-letter queue,
 //! whose alarm makes it visible (a forged message on our queue means someone can write to it).
@@ -11,13 +12,14 @@
 use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
-use openloop_aws::config::{Clients, Config};
-use openloop_aws::consumer::{Disposition, parse, process_batch, settle};
+use openloop_aws::mail_events::{self, ses_notification};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
 use openloop_aws::stored_mail::S3StoredMail;
-use openloop_core::engine::{Engine, ses_notification};
+use openloop_core::engine::Engine;
 use openloop_core::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
+use openloop_edge::config::{Clients, Config};
+use openloop_edge::consumer::{Disposition, parse, process_batch, settle};
 use tracing::Instrument;
 
 pub const QUEUE: &str = "signals";
@@ -84,5 +86,8 @@ async fn mail_event(engine: &Engine, mail: &MailIntake, body: &str) -> Dispositi
         tracing::warn!(queue = QUEUE, topic = %message.topic_arn, "a signed notification that is not from SES; ignored");
         return Disposition::Done;
     };
-    settle(QUEUE, engine.handle_mail_event(&notification, mail.stored.as_ref()).await)
+    match mail_events::mail_event(&notification) {
+        Ok(event) => settle(QUEUE, engine.handle_mail_event(event, mail.stored.as_ref()).await),
+        Err(invalid) => settle(QUEUE, Err::<(), _>(invalid.into())),
+    }
 }

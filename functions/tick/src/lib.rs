@@ -14,7 +14,7 @@ pub async fn handle(engine: &Engine, wake: Wake) -> Result<TickReport, EngineErr
     tracing::info!(?report, "tick");
     // The platform's due work per minute, as CloudWatch metrics (EMF).
     let due: usize = report.enqueued.values().sum();
-    openloop_aws::emf::emit(&openloop_aws::emf::line(
+    openloop_edge::emf::emit(&openloop_edge::emf::line(
         "tick",
         engine.clock.now(),
         &[

@@ -17,13 +17,13 @@ use jiff::SignedDuration;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use openloop_aws::http::{ApiError, bearer, body_error, secret_matches};
 use openloop_core::engine::{Engine, InboundOutcome};
 use openloop_core::error::EngineError;
 use openloop_core::event::{Parsed, SignalEnvelope, parse_event};
 use openloop_core::ids::AccountId;
 use openloop_core::limits::{MAX_BODY_BYTES, WEBHOOK_DEDUP_TTL};
 use openloop_core::work::QueueName;
+use openloop_edge::http::{ApiError, bearer, body_error, secret_matches};
 
 pub struct WebhooksState {
     pub engine: Engine,

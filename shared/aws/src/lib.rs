@@ -1,24 +1,26 @@
 //! # openloop-aws — the AWS adapters
 //!
 //! Implementations of the core's ports on AWS: [`dynamo::DynamoStore`] (the single table),
-//! [`sqs::SqsQueue`], [`bus::EventBridgeBus`] and [`ses::SesMailer`], the PushPress connector
-//! ([`pushpress::PushPress`], over HTTP), plus [`config::Config`]
-//! (everything read from the environment) and [`provision`] (idempotent creation of the
-//! resources for the emulator; AWS itself is provisioned by `infra/template.yaml`).
+//! [`sqs::SqsQueue`], [`bus::EventBridgeBus`], [`ses::SesMailer`] and
+//! [`stored_mail::S3StoredMail`]; what SES and SNS deliver ([`sns`]: the envelope's signature,
+//! [`mail_events`]: SES notifications read into the core's [`MailEvent`]); the SDK
+//! [`clients::Clients`]; and [`provision`] (idempotent creation of the resources for the
+//! emulator; AWS itself is provisioned by `infra/template.yaml`).
 //!
-//! Only endpoints differ between the emulator and AWS (`AWS_ENDPOINT_URL`).
+//! No HTTP framework and no Lambda event types here: the entry points (HTTP, SQS consumers,
+//! configuration from the environment) are `openloop-edge`'s, the PushPress connector is
+//! `openloop-pushpress`. Only endpoints differ between the emulator and AWS
+//! (`AWS_ENDPOINT_URL`).
+//!
+//! [`MailEvent`]: openloop_core::engine::MailEvent
 
 pub mod bus;
-pub mod config;
-pub mod consumer;
+pub mod clients;
 pub mod dynamo;
-pub mod emf;
-pub mod http;
 pub mod keys;
+pub mod mail_events;
 pub mod provision;
-pub mod pushpress;
 pub mod ses;
 pub mod sns;
 pub mod sqs;
 pub mod stored_mail;
-pub mod telemetry;

@@ -14,7 +14,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use openloop_core::work::QueueName;
 
-use crate::config::Clients;
+use crate::clients::Clients;
 use crate::keys::{GSI1, GSI1PK, GSI1SK, GSI2, GSI2PK, GSI2SK, PK, SK, TTL};
 
 /// Names of everything provisioned, from one prefix.

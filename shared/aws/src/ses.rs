@@ -2,7 +2,7 @@
 //! our own `Message-ID`, thread headers, the signed `Reply-To`, and RFC 8058 one-click
 //! unsubscribe.
 //!
-//! At-most-once: the SES client is built with retries off (see [`crate::config`]); an error
+//! At-most-once: the SES client is built with retries off (see [`crate::clients`]); an error
 //! after the request may have reached SES is [`SendError::Ambiguous`] and is escalated by the
 //! engine, never retried blind. Only refusals SES states before accepting are `Rejected`.
 

@@ -1,6 +1,6 @@
-//! The JSON shapes of CONTRACT.md, in one place: the task as the owner API shows it, the
-//! error body, and how each domain error maps to an HTTP status. (Numbers only — the HTTP
-//! crates turn them into responses.)
+//! The JSON shapes of CONTRACT.md, in one place: the task as the owner API shows it, and the
+//! error body with each domain error's code. No HTTP here: the status that goes with an
+//! error is chosen by the HTTP entry points (`openloop_edge::http`).
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -240,32 +240,24 @@ impl<'a> From<&'a crate::ports::ActivityEntry> for ActivityView<'a> {
     }
 }
 
-/// The HTTP status and error body for a domain error. Internal details stay in the logs.
-pub fn error_response(e: &EngineError) -> (u16, ErrorBody) {
+/// CONTRACT.md's error body for a domain error: its stable code and a message for people.
+/// Internal details stay in the logs. (Which HTTP status goes with it is the HTTP entry
+/// points' business: `openloop_edge::http`.)
+pub fn error_body(e: &EngineError) -> ErrorBody {
     match e {
-        EngineError::Invalid(i) => (422, ErrorBody::new(&i.code, &i.message)),
-        EngineError::NotFound { what } => (404, ErrorBody::new("not_found", format!("{what} not found"))),
-        EngineError::InvalidTransition { from, to } => (
-            409,
-            ErrorBody::new("invalid_transition", format!("a task in status {from} cannot move to {to}")),
+        EngineError::Invalid(i) => ErrorBody::new(&i.code, &i.message),
+        EngineError::NotFound { what } => ErrorBody::new("not_found", format!("{what} not found")),
+        EngineError::InvalidTransition { from, to } => {
+            ErrorBody::new("invalid_transition", format!("a task in status {from} cannot move to {to}"))
+        }
+        EngineError::StaleVersion => ErrorBody::new(
+            "stale_version",
+            "the task changed while this request was applied; re-read it and retry",
         ),
-        EngineError::StaleVersion => (
-            409,
-            ErrorBody::new(
-                "stale_version",
-                "the task changed while this request was applied; re-read it and retry",
-            ),
-        ),
-        EngineError::Paused(m) => (503, ErrorBody::new("paused", m)),
-        EngineError::Store(StoreError::InvalidCursor) => (400, ErrorBody::new("invalid_cursor", "the cursor is not one this API returned")),
-        EngineError::Store(_) => (
-            503,
-            ErrorBody::new("store_unavailable", "the task store is unavailable; retry shortly"),
-        ),
-        EngineError::Dependency(_) => (
-            503,
-            ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly"),
-        ),
-        EngineError::Limited(refusal) => (429, ErrorBody::new("limited", format!("{} ({})", refusal, refusal.limit.reason()))),
+        EngineError::Paused(m) => ErrorBody::new("paused", m),
+        EngineError::Store(StoreError::InvalidCursor) => ErrorBody::new("invalid_cursor", "the cursor is not one this API returned"),
+        EngineError::Store(_) => ErrorBody::new("store_unavailable", "the task store is unavailable; retry shortly"),
+        EngineError::Dependency(_) => ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly"),
+        EngineError::Limited(refusal) => ErrorBody::new("limited", format!("{} ({})", refusal, refusal.limit.reason())),
     }
 }

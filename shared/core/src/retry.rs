@@ -1,5 +1,5 @@
 //! Calling an outside service with a few retries: the one policy the PushPress connector
-//! (`openloop-aws`) and the model agents (`openloop-llm`) share.
+//! (`openloop-pushpress`) and the model agents (`openloop-llm`) share.
 //!
 //! Transient failures (429, 5xx, timeouts, refused connections) are retried with exponential
 //! backoff, at most [`RetryPolicy::max_attempts`] attempts in all. A `retry-after` the service

@@ -3,7 +3,7 @@
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    openloop_aws::telemetry::init();
+    openloop_edge::telemetry::init();
     let options = openloop_local::Options::from_env()?;
     let ports = match options.ports {
         openloop_local::Ports::Emulator => format!("emulator at {}", options.config.endpoint.clone().unwrap_or_default()),

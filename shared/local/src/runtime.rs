@@ -19,8 +19,6 @@ use secrecy::ExposeSecret;
 use serde::Deserialize;
 use tokio::sync::RwLock;
 
-use openloop_aws::config::{Clients, Config};
-use openloop_aws::http::{ApiError, json_body};
 use openloop_aws::provision::{Names, provision};
 use openloop_aws::sns::SnsVerifier;
 use openloop_core::connector::Connector;
@@ -28,6 +26,8 @@ use openloop_core::engine::{Engine, Wake};
 use openloop_core::memory::MemoryStore;
 use openloop_core::ports::{Clock, NoStoredMail, NullBus};
 use openloop_core::work::QueueName;
+use openloop_edge::config::Config;
+use openloop_edge::http::{ApiError, json_body};
 
 use crate::clock::TestClock;
 use crate::outbox::{AcceptingProvider, Outbox};
@@ -155,7 +155,7 @@ async fn on_emulator(
     clock: Arc<TestClock>,
     agent: Arc<dyn openloop_core::ports::Agent>,
 ) -> Result<Assembled, Box<dyn std::error::Error + Send + Sync>> {
-    let clients = Clients::load(config).await;
+    let clients = config.clients().await;
     let sender_domain = config
         .from_email
         .as_str()
@@ -164,7 +164,7 @@ async fn on_emulator(
         .unwrap_or_default();
     let provisioned = provision(&clients, names, &sender_domain).await?;
     config.queue_urls = provisioned.queue_urls.clone();
-    let (mut engine, _) = openloop_aws::config::engine(config, &clients, clock, agent);
+    let (mut engine, _) = openloop_edge::config::engine(config, &clients, clock, agent);
     let outbox = Arc::new(Outbox::new(engine.mailer.clone()));
     engine.mailer = outbox.clone();
     let inbox = Arc::new(SqsInbox {

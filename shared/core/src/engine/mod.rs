@@ -20,7 +20,7 @@ mod observability;
 pub use observability::MetricsReport;
 mod owner_notices;
 mod recurring;
-pub use mail_events::{MailEventOutcome, ses_notification};
+pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
 mod replies;
 mod scorecard;
 pub use recurring::SpawnReport;

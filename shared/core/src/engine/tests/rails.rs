@@ -145,15 +145,14 @@ async fn agent_spawned_tasks_are_always_reviewed_and_capped_per_member_and_accou
     );
 }
 
-/// The refusal reaches the owner API as CONTRACT.md's 429 `limited`.
+/// The refusal reaches the owner API as CONTRACT.md's `limited` (a 429: `openloop_edge::http`).
 #[tokio::test]
-async fn a_refusal_maps_to_429_limited() {
+async fn a_refusal_is_reported_as_limited() {
     let refusal = crate::flood::Refusal {
         limit: Limit::DailyTasks,
         max: 50,
     };
-    let (status, body) = crate::contract::error_response(&EngineError::Limited(refusal));
-    assert_eq!(status, 429);
+    let body = crate::contract::error_body(&EngineError::Limited(refusal));
     let json = serde_json::to_value(&body).expect("json");
     assert_eq!(json["error"]["code"], "limited");
     assert!(json["error"]["message"].as_str().is_some_and(|m| m.contains("50")));

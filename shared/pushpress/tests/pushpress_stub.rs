@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use openloop_aws::pushpress::{PushPress, PushPressConfig};
 use openloop_core::connector::{Connector, ConnectorCredentials, ConnectorError};
 use openloop_core::event::MemberStatus;
 use openloop_core::ids::{AccountId, MemberId};
+use openloop_pushpress::{PushPress, PushPressConfig};
 use secrecy::SecretString;
 use serde_json::json;
 use wiremock::matchers::{header, method, path};

@@ -1,11 +1,9 @@
-//! Configuration from the environment (Lambda reads nothing else), the AWS clients, and the
-//! engine assembled from them. Secrets are wrapped so they never reach a log.
+//! The composition root: configuration from the environment (Lambda reads nothing else), the
+//! AWS clients, and the engine assembled from the adapters. Secrets are wrapped so they never reach a log.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aws_config::BehaviorVersion;
-use aws_sdk_sesv2::config::retry::RetryConfig;
 use secrecy::{ExposeSecret, SecretString};
 
 use openloop_core::engine::{Engine, EngineConfig};
@@ -15,11 +13,12 @@ use openloop_core::priority_rules::PriorityRules;
 use openloop_core::token::SigningKey;
 use openloop_core::work::QueueName;
 
-use crate::bus::EventBridgeBus;
-use crate::dynamo::DynamoStore;
-use crate::pushpress::{PushPress, PushPressConfig};
-use crate::ses::SesMailer;
-use crate::sqs::SqsQueue;
+use openloop_aws::bus::EventBridgeBus;
+pub use openloop_aws::clients::Clients;
+use openloop_aws::dynamo::DynamoStore;
+use openloop_aws::ses::SesMailer;
+use openloop_aws::sqs::SqsQueue;
+use openloop_pushpress::{PushPress, PushPressConfig};
 
 #[derive(Debug, thiserror::Error)]
 #[error("configuration: {0}")]
@@ -105,6 +104,11 @@ impl Config {
         })
     }
 
+    /// The SDK clients for this configuration's region and endpoint.
+    pub async fn clients(&self) -> Clients {
+        Clients::load(&self.region, self.endpoint.as_deref()).await
+    }
+
     pub fn engine_config(&self) -> EngineConfig {
         EngineConfig {
             from_email: self.from_email.clone(),
@@ -146,52 +150,6 @@ fn priority_rules() -> Result<PriorityRules, ConfigError> {
     }
 }
 
-/// The SDK clients, built once per process.
-#[derive(Clone)]
-pub struct Clients {
-    pub dynamodb: aws_sdk_dynamodb::Client,
-    pub sqs: aws_sdk_sqs::Client,
-    pub eventbridge: aws_sdk_eventbridge::Client,
-    pub sesv2: aws_sdk_sesv2::Client,
-    pub s3: aws_sdk_s3::Client,
-}
-
-impl Clients {
-    /// Honours `AWS_ENDPOINT_URL`. Against an emulator without credentials in the
-    /// environment, dummy ones are used (the emulator accepts any).
-    pub async fn load(config: &Config) -> Self {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(aws_config::Region::new(config.region.clone()));
-        if let Some(endpoint) = &config.endpoint {
-            loader = loader.endpoint_url(endpoint);
-            if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
-                loader = loader.credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                    "test",
-                    "test",
-                    None,
-                    None,
-                    "openloop-local",
-                ));
-            }
-        }
-        let shared = loader.load().await;
-        // Never let the SDK resend an e-mail on its own: a retry after a timeout may deliver twice.
-        let ses = aws_sdk_sesv2::config::Builder::from(&shared)
-            .retry_config(RetryConfig::disabled())
-            .build();
-        // Path-style addressing against an emulator: `{bucket}.127.0.0.1` does not resolve.
-        let s3 = aws_sdk_s3::config::Builder::from(&shared)
-            .force_path_style(config.endpoint.is_some())
-            .build();
-        Self {
-            s3: aws_sdk_s3::Client::from_conf(s3),
-            dynamodb: aws_sdk_dynamodb::Client::new(&shared),
-            sqs: aws_sdk_sqs::Client::new(&shared),
-            eventbridge: aws_sdk_eventbridge::Client::new(&shared),
-            sesv2: aws_sdk_sesv2::Client::from_conf(ses),
-        }
-    }
-}
-
 /// The engine on AWS: the DynamoDB store, SQS, EventBridge and SES.
 pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
     let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone());
@@ -219,7 +177,7 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
 /// and the engine on AWS with the real clock and the given agent.
 pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), ConfigError> {
     let config = Config::from_env()?;
-    let clients = Clients::load(&config).await;
+    let clients = config.clients().await;
     let (engine, _) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
     // Pay the TLS handshake at init, not on the first event (a failure here is not fatal).
     if let Err(e) = engine.store.system_config().await {

@@ -1,5 +1,6 @@
-//! What the HTTP functions (api, webhooks) share: the CONTRACT.md error response, strict JSON
-//! bodies, bearer tokens compared in constant time. Handlers stay a dozen lines.
+//! What the HTTP functions (api, webhooks) share: the CONTRACT.md error response — the one
+//! place a domain error gets its HTTP status — strict JSON bodies, bearer tokens compared in
+//! constant time. Handlers stay a dozen lines.
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -7,8 +8,8 @@ use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use openloop_core::contract::{ErrorBody, error_response};
-use openloop_core::error::EngineError;
+use openloop_core::contract::{ErrorBody, error_body};
+use openloop_core::error::{EngineError, StoreError};
 
 /// An error as CONTRACT.md shapes it.
 #[derive(Debug)]
@@ -35,15 +36,28 @@ impl ApiError {
     }
 }
 
+/// The HTTP status of a domain error (CONTRACT.md): bad input 422, a bad cursor 400, unknown
+/// 404, a conflict 409, a limit 429, anything that may pass on a retry 503.
+pub fn status(e: &EngineError) -> StatusCode {
+    match e {
+        EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
+        EngineError::InvalidTransition { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
+        EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,
+        EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) => StatusCode::SERVICE_UNAVAILABLE,
+        EngineError::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
+    }
+}
+
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
-        let (status, body) = error_response(&e);
-        if status >= 500 {
+        let status = status(&e);
+        if status.is_server_error() {
             tracing::error!(error = ?e, "request failed");
         }
         Self {
-            status: StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            body,
+            status,
+            body: error_body(&e),
         }
     }
 }
@@ -98,5 +112,40 @@ pub fn body_error(err: axum::extract::rejection::BytesRejection) -> ApiError {
         ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the body is larger than 256 KiB")
     } else {
         ApiError::bad_request("unreadable_body", err.body_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openloop_core::error::InvalidInput;
+
+    fn status_and_code(e: EngineError) -> (u16, String) {
+        let error = ApiError::from(e);
+        (error.status.as_u16(), error.body.error.code)
+    }
+
+    #[test]
+    fn each_domain_error_has_its_contract_status_and_code() {
+        let refusal = openloop_core::flood::Refusal {
+            limit: openloop_core::flood::Limit::DailyTasks,
+            max: 50,
+        };
+        let cases = [
+            (
+                EngineError::Invalid(InvalidInput::new("invalid_month", "no such month")),
+                422,
+                "invalid_month",
+            ),
+            (EngineError::NotFound { what: "task" }, 404, "not_found"),
+            (EngineError::StaleVersion, 409, "stale_version"),
+            (EngineError::Paused("paused".into()), 503, "paused"),
+            (EngineError::Store(StoreError::InvalidCursor), 400, "invalid_cursor"),
+            (EngineError::Dependency("down".into()), 503, "dependency_unavailable"),
+            (EngineError::Limited(refusal), 429, "limited"),
+        ];
+        for (error, status, code) in cases {
+            assert_eq!(status_and_code(error), (status, code.to_owned()));
+        }
     }
 }

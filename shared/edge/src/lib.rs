@@ -1,0 +1,19 @@
+//! # openloop-edge — where events come in
+//!
+//! What every entry point shares, so a function's handler stays a dozen lines:
+//! - [`config`]: the composition root — [`config::Config`] from the environment, the AWS
+//!   clients, and the [`openloop_core::engine::Engine`] assembled from the adapters
+//!   (`openloop-aws`, `openloop-pushpress`) with the given clock and agent;
+//! - [`http`]: the HTTP functions' error type ([`http::ApiError`]: a domain error's HTTP status
+//!   and CONTRACT.md's error body), strict JSON bodies, bearer tokens;
+//! - [`consumer`]: SQS batches, record by record, with partial batch failures;
+//! - [`telemetry`]: logging; [`emf`]: CloudWatch metrics as log lines.
+//!
+//! The functions under `functions/` and the local runtime depend on this crate; the domain
+//! and the adapters never do.
+
+pub mod config;
+pub mod consumer;
+pub mod emf;
+pub mod http;
+pub mod telemetry;
