@@ -13,6 +13,7 @@
 //! - [`task_type`] and [`cadence`]: task types and follow-up cadences as data.
 //! - [`gate`]: the confidence gate that decides review vs auto-execution.
 //! - [`limits`]: every numeric safety limit and the checks that use them.
+//! - [`send_gate`]: the rails that defer a send — window, the member weekly cap, daily caps.
 //! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…).
 //! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
 //! - [`prompt`] and [`skills`]: the six-layer system prompt every AI call is given.
@@ -53,6 +54,7 @@ pub mod recurring;
 pub mod retry;
 pub mod risk;
 pub mod scorecard;
+pub mod send_gate;
 pub mod skills;
 pub mod stale_guard;
 pub mod subtasks;

@@ -148,7 +148,7 @@ impl Engine {
             }
             None => {
                 tracing::warn!(account = %account.id, limit = AI_CALLS_PER_ACCOUNT_PER_DAY, "the account's AI calls for today are used up");
-                let until = super::work::next_local_day(now, &tz);
+                let until = crate::send_gate::next_local_day(now, &tz);
                 if matches!(self.claim_once_today(account, "ai_day_used", now).await, Ok(true)) {
                     let draft = alert(
                         "AI calls for today used up".into(),

@@ -10,7 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use super::ai::{self, AiGate};
-use crate::account::{Account, Settings};
+use crate::account::Account;
 use crate::cadence::OnExhaustion;
 use crate::error::{Conflict, EngineError, StoreError};
 use crate::ids::Email;
@@ -18,8 +18,9 @@ use crate::ids::new_ulid;
 use crate::limits::{self, EXECUTION_LEASE};
 use crate::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::member::SendLedger;
-use crate::ports::{SendEffect, SendError, SendSnapshot, TaskCommit};
+use crate::ports::{SendEffect, SendError, TaskCommit};
 use crate::reason::Reason;
+use crate::send_gate;
 use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
 use crate::task_type;
 use crate::transition::{Why, start_handling, transition};
@@ -72,78 +73,6 @@ enum Reservation {
     Made(Box<Task>),
     Defer(Timestamp, Why),
     AlreadyReserved,
-}
-
-/// The gates that defer rather than refuse: send window, member weekly cap, daily cap.
-fn send_gate(account: &Account, task: &Task, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
-    let settings = &account.settings;
-    if let Err(opens) = limits::send_window(settings, now) {
-        let (id_bits, touch) = ((task.id.0.random() & u128::from(u64::MAX)) as u64, u64::from(task.touch));
-        let opens = limits::smart_send_time(settings, opens, task.touch > 0, id_bits.wrapping_add(touch));
-        let detail = format!(
-            "window {}:00-{}:00 {}; goes at {opens}",
-            settings.send_window_start, settings.send_window_end, settings.timezone
-        );
-        return Some((opens, Why::new(Reason::OutsideSendWindow).detail(detail)));
-    }
-    if let Some(deferral) = member_gate(&snapshot.ledger, settings, now) {
-        return Some(deferral);
-    }
-    let tz = settings.time_zone();
-    let sent = snapshot.daily_sends(limits::local_date(now, &tz));
-    if sent >= settings.daily_send_limit {
-        let detail = format!("{sent} messages sent today (limit {})", settings.daily_send_limit);
-        return Some((next_local_day(now, &tz), Why::new(Reason::DailySendLimit).detail(detail)));
-    }
-    None
-}
-
-/// The member's own limits, read from their send ledger across all tasks: the rolling weekly
-/// cap, then one message per local day (spec §7.2, §21). The reservation re-checks the same
-/// ledger and the store refuses it if another send changed the ledger meanwhile.
-fn member_gate(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
-    let recent = limits::sends_in_window(&ledger.sends, now);
-    if recent >= settings.member_weekly_limit as usize {
-        let frees = next_member_slot(ledger, now);
-        let detail = format!(
-            "member received {recent} messages in 7 days (limit {}); next slot {frees}",
-            settings.member_weekly_limit
-        );
-        return Some((frees, Why::new(Reason::MemberWeeklyLimit).detail(detail)));
-    }
-    let tz = settings.time_zone();
-    let today = limits::local_date(now, &tz);
-    let sent_today = ledger.sends.values().filter(|at| limits::local_date(**at, &tz) == today).count();
-    if sent_today >= limits::MEMBER_DAILY_LIMIT {
-        let detail = format!(
-            "member already received {sent_today} message(s) today (limit {})",
-            limits::MEMBER_DAILY_LIMIT
-        );
-        return Some((next_local_day(now, &tz), Why::new(Reason::MemberDailyLimit).detail(detail)));
-    }
-    None
-}
-
-/// When the oldest send in the member's window drops out of it.
-fn next_member_slot(ledger: &SendLedger, now: Timestamp) -> Timestamp {
-    let oldest = ledger
-        .sends
-        .values()
-        .filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW)
-        .min();
-    oldest
-        .map_or(now + SignedDuration::from_hours(24), |at| *at + limits::MEMBER_WINDOW)
-        .max(now + SignedDuration::from_mins(1))
-}
-
-/// Midnight starting the account's next local day.
-pub(super) fn next_local_day(now: Timestamp, tz: &jiff::tz::TimeZone) -> Timestamp {
-    let today = limits::local_date(now, tz);
-    today
-        .tomorrow()
-        .ok()
-        .and_then(|d| d.to_zoned(tz.clone()).ok())
-        .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp())
 }
 
 /// A waiting task that has sent something: only such a task can have been answered.
@@ -320,7 +249,7 @@ impl Engine {
         if mode == crate::autonomy::SendMode::Live {
             account.settings.daily_send_limit = ramp.daily_send_limit;
         }
-        let deferral = match send_gate(&account, &task, &snapshot, now) {
+        let deferral = match send_gate::send_gate(&account.settings, &task, &snapshot, now) {
             Some(deferral) => Some(deferral),
             None => self.yield_to_higher_priority(&task, &account, now).await?,
         };
@@ -383,7 +312,7 @@ impl Engine {
         else {
             return Ok(None);
         };
-        let until = next_local_day(now, &account.settings.time_zone());
+        let until = send_gate::next_local_day(now, &account.settings.time_zone());
         let why = Why::new(Reason::YieldingToHigherPriority).detail(format!(
             "{} task {} ({}) goes first for this member; this {} touch waits until {until}",
             first.task_type,
@@ -586,7 +515,7 @@ impl Engine {
         let settings = &account.settings;
         let tz = settings.time_zone();
         for _ in 0..MAX_RACES {
-            if let Some((until, why)) = member_gate(&ledger, settings, now) {
+            if let Some((until, why)) = send_gate::member_limits(&ledger, settings, now) {
                 return Ok(Reservation::Defer(until, why));
             }
             let mut sends = limits::prune_ledger(&ledger.sends, now);
@@ -622,7 +551,7 @@ impl Engine {
                 }
                 Err(StoreError::Conflict(Conflict::DailyLimit)) => {
                     return Ok(Reservation::Defer(
-                        next_local_day(now, &tz),
+                        send_gate::next_local_day(now, &tz),
                         Why::new(Reason::DailySendLimit).detail("reached while reserving"),
                     ));
                 }
