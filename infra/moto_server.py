@@ -16,11 +16,18 @@ Two changes to moto 5.2.5's DynamoDB, then the ordinary moto server with the sam
    the items it names (at most one copy per item, dropped when it returns), the table copy
    becomes the table itself, and a cancelled transaction puts those items back. moto's own
    checks, error codes and cancellation reasons are untouched.
+
+3. Keyed queries. moto answers a query by looking at every item of the table, which makes a
+   query cost as much as everything stored. Here a query on the table reads only its partition,
+   and a query on a global secondary index reads only the items under that index key: each
+   table keeps, per index, index key -> item keys, brought up to date before each query from
+   the keys that writes touched since. moto still sorts, pages and filters the candidates.
 """
 
 import copy
 import functools
 import threading
+from collections import defaultdict
 
 import moto.dynamodb.models as dynamodb_models
 from moto.dynamodb.models import DynamoDBBackend
@@ -92,6 +99,140 @@ def _restore(saved):
                 table.items[hash_value][range_value] = item
 
 
+class _IndexKeys:
+    """For one table: per global secondary index with one hash attribute, index key -> the
+    keys of the items under it. Writes mark the keys they touch; a query first re-files those."""
+
+    def __init__(self, table):
+        self.table = table
+        self.attrs = {}
+        for index in table.global_indexes:
+            hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
+            if len(hashes) == 1:
+                self.attrs[index.name] = hashes[0]
+        self.keys = {name: defaultdict(set) for name in self.attrs}
+        self.filed = {}
+        self.touched = set()
+        for item in table.all_items():
+            self._file((item.hash_key, item.range_key), item)
+
+    def _item(self, key):
+        hash_value, range_value = key
+        if self.table.range_key_attr is None:
+            return self.table.items.get(hash_value)
+        return self.table.items.get(hash_value, {}).get(range_value)
+
+    def _file(self, key, item):
+        for name, value in self.filed.pop(key, ()):
+            under = self.keys[name].get(value)
+            if under is not None:
+                under.discard(key)
+                if not under:
+                    del self.keys[name][value]
+        if item is None:
+            return
+        filed = []
+        for name, attr in self.attrs.items():
+            value = item.attrs.get(attr)
+            if value is not None:
+                self.keys[name][value].add(key)
+                filed.append((name, value))
+        if filed:
+            self.filed[key] = filed
+
+    def items_under(self, index_name, value):
+        for key in self.touched:
+            self._file(key, self._item(key))
+        self.touched.clear()
+        items = (self._item(key) for key in self.keys[index_name].get(value, ()))
+        return [item for item in items if item is not None]
+
+
+def _index_keys(table):
+    keys = table.__dict__.get("_openloop_index_keys")
+    if keys is None:
+        keys = table.__dict__["_openloop_index_keys"] = _IndexKeys(table)
+    return keys
+
+
+def _touch(table, hash_value, range_value):
+    keys = table.__dict__.get("_openloop_index_keys")
+    if keys is not None:
+        keys.touched.add((hash_value, range_value))
+
+
+def _candidates(table, hash_key, index_name, hash_key_conditions):
+    """The items a query can match, or None to let moto look at all of them."""
+    if index_name is None:
+        if hash_key is None:
+            return None
+        if table.range_key_attr is None:
+            item = table.items.get(hash_key)
+            return [] if item is None else [item]
+        return list(table.items.get(hash_key, {}).values())
+    keys = _index_keys(table)
+    attr = keys.attrs.get(index_name)
+    conditions = hash_key_conditions or []
+    if attr is None or len(conditions) != 1 or conditions[0][0] != attr:
+        return None
+    return keys.items_under(index_name, conditions[0][1])
+
+
+def _keyed_query(original):
+    @functools.wraps(original)
+    def run(self, *args, **kwargs):
+        hash_key = args[0] if args else kwargs.get("hash_key")
+        index_name = args[7] if len(args) > 7 else kwargs.get("index_name")
+        candidates = _candidates(self, hash_key, index_name, kwargs.get("hash_key_conditions"))
+        if candidates is None:
+            return original(self, *args, **kwargs)
+        self.all_items = lambda: candidates
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            del self.all_items
+    return run
+
+
+def _touching_put(original):
+    @functools.wraps(original)
+    def run(self, item_attrs, *args, **kwargs):
+        try:
+            return original(self, item_attrs, *args, **kwargs)
+        finally:
+            try:
+                _touch(self, *_item_key(self, item_attrs))
+            except Exception:  # a malformed item: moto refused it, nothing was written
+                pass
+    return run
+
+
+def _touching_delete(original):
+    @functools.wraps(original)
+    def run(self, hash_key, range_key, *args, **kwargs):
+        try:
+            return original(self, hash_key, range_key, *args, **kwargs)
+        finally:
+            _touch(self, hash_key, range_key)
+    return run
+
+
+def _touching_update(original):
+    """An update changes the item in place, so its key is marked here."""
+    @functools.wraps(original)
+    def run(self, table_name, key, *args, **kwargs):
+        try:
+            return original(self, table_name, key, *args, **kwargs)
+        finally:
+            table = self.tables.get(table_name)
+            if table is not None:
+                try:
+                    _touch(table, *_item_key(table, key))
+                except Exception:
+                    pass
+    return run
+
+
 def _transact_write_items(original):
     @functools.wraps(original)
     def run(self, transact_items, *args, **kwargs):
@@ -101,6 +242,9 @@ def _transact_write_items(original):
         except BaseException:
             _restore(saved)
             raise
+        finally:
+            for table, hash_value, range_value, _ in saved:
+                _touch(table, hash_value, range_value)
     return run
 
 
@@ -113,6 +257,10 @@ def _serialized(operation):
 
 
 DynamoDBBackend.transact_write_items = _transact_write_items(DynamoDBBackend.transact_write_items)
+DynamoDBBackend.update_item = _touching_update(DynamoDBBackend.update_item)
+Table.put_item = _touching_put(Table.put_item)
+Table.delete_item = _touching_delete(Table.delete_item)
+Table.query = _keyed_query(Table.query)
 for _name in _OPERATIONS:
     setattr(DynamoDBBackend, _name, _serialized(getattr(DynamoDBBackend, _name)))
 

@@ -2,6 +2,8 @@
 //! an idle `POST /_local/run`, reading one member's outbox after 10 and after 10,000 sent
 //! mails, and a simulated month of a 200-member gym driven one `/_local/run` per simulated
 //! hour. These are wall-clock figures of this machine (printed, never asserted).
+//!
+//! `LOCAL_BENCH_PORTS=memory` (or `emulator`) measures one backend only; both by default.
 
 use std::time::{Duration, Instant};
 
@@ -17,12 +19,19 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 async fn main() -> Result<(), Error> {
     println!("local runtime (wall clock on this machine; medians of 20 calls)");
     println!("{:<52} {:>12} {:>12}", "", "emulator", "memory");
-    let emulator = Stack::on_emulator("bench-local").await;
+    let ports = std::env::var("LOCAL_BENCH_PORTS").unwrap_or_else(|_| "memory,emulator".into());
+    let on_emulator = ports.contains("emulator");
     let memory = Stack::start("bench-local").await;
-    emulator.set_clock(&morning(1).to_string()).await;
     memory.set_clock(&morning(1).to_string()).await;
-    let idle = (idle_run(&emulator).await, idle_run(&memory).await);
-    println!("{:<52} {:>12} {:>12}", "POST /_local/run, idle stack", ms(idle.0), ms(idle.1));
+    let idle_emulator = if on_emulator {
+        let emulator = Stack::on_emulator("bench-local").await;
+        emulator.set_clock(&morning(1).to_string()).await;
+        ms(idle_run(&emulator).await)
+    } else {
+        "-".into()
+    };
+    let idle_memory = idle_run(&memory).await;
+    println!("{:<52} {:>12} {:>12}", "POST /_local/run, idle stack", idle_emulator, ms(idle_memory));
 
     // The outbox is the same code on both ports: filled here through the memory stack's mailer.
     // One member's mail (one message) is read after 10 mails in all, then after 10,000.
@@ -59,13 +68,12 @@ async fn main() -> Result<(), Error> {
         "{:<10} {:>10} {:>8} {:>8} {:>12} {:>12}",
         "ports", "wall", "tasks", "mails", "median run", "slowest run"
     );
-    drop(emulator);
     drop(memory);
-    for (name, stack) in [
-        ("emulator", Stack::on_emulator("bench-month").await),
-        ("memory", Stack::start("bench-month").await),
-    ] {
-        month(name, &stack).await?;
+    if ports.contains("memory") {
+        month("memory", &Stack::start("bench-month").await).await?;
+    }
+    if on_emulator {
+        month("emulator", &Stack::on_emulator("bench-month").await).await?;
     }
     Ok(())
 }
