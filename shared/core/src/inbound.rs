@@ -1,7 +1,7 @@
 //! A member's reply as it arrives (spec §24.3): one raw RFC 5322 message, parsed with
 //! mail-parser into what routing and the conversation loop need — who wrote, which of our
 //! addresses and messages it answers, and the new text with quoted history and signature cut
-//! off. Pure: no store, no clock.
+//! off (`reply_text`). Pure: no store, no clock.
 //!
 //! Routing prefers the signed `reply+{token}@…` address (in `To`, `Cc` or `Delivered-To`);
 //! clients that drop it still send `In-Reply-To`/`References`, which name our Message-ID or
@@ -11,6 +11,7 @@ use mail_parser::{Address, HeaderValue, MessageParser};
 
 use crate::error::InvalidInput;
 use crate::ids::Email;
+use crate::reply_text;
 
 /// The parts of an inbound message that matter to us.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,12 +27,12 @@ pub struct InboundMail {
     pub thread_ids: Vec<String>,
     /// What the member wrote this time: quoted history and signature removed.
     pub text: String,
+    /// The whole body, when `text` kept less than a sentence of more the member wrote
+    /// (`reply_text::Extracted::original`).
+    pub original: Option<String>,
     /// Auto-replies (out of office, RFC 3834 `Auto-Submitted`) are not the member speaking.
     pub automatic: bool,
 }
-
-/// The most of a reply the conversation keeps (the rest is quoted mail or noise).
-pub const MAX_REPLY_CHARS: usize = 10_000;
 
 /// Parse a raw message; an unreadable one, or one without a sender, is refused.
 pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
@@ -66,6 +67,7 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
     let auto_submitted = message
         .header_raw("Auto-Submitted")
         .is_some_and(|v| !v.trim().eq_ignore_ascii_case("no"));
+    let extracted = reply_text::extract(&body);
     let subject = message.subject().map(str::to_owned);
     let out_of_office = subject.as_deref().is_some_and(|s| {
         let s = s.to_ascii_lowercase();
@@ -78,7 +80,8 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
         message_id: message.message_id().map(str::to_owned),
         reply_tokens,
         thread_ids,
-        text: new_text(&body),
+        text: extracted.text,
+        original: extracted.original,
         automatic: auto_submitted || out_of_office,
     })
 }
@@ -96,44 +99,6 @@ fn ids(value: &HeaderValue) -> Vec<String> {
         HeaderValue::TextList(list) => list.iter().map(|t| t.trim().trim_matches(['<', '>']).to_owned()).collect(),
         _ => Vec::new(),
     }
-}
-
-/// The member's own words: everything before the quoted history ("On … wrote:", a forwarded or
-/// original-message banner, `>` lines) and before a signature ("-- ", "Sent from my …").
-pub fn new_text(body: &str) -> String {
-    let mut kept: Vec<&str> = Vec::new();
-    for line in body.lines() {
-        let trimmed = line.trim();
-        if starts_quote(trimmed) || trimmed == "--" || line == "-- " || is_device_signature(trimmed) {
-            break;
-        }
-        // A quote header wrapped onto two lines ("On Tue, … Coach Mike <…>" / "wrote:").
-        if trimmed == "wrote:" && kept.last().is_some_and(|l| l.trim_start().starts_with("On ")) {
-            kept.pop();
-            break;
-        }
-        kept.push(line.trim_end());
-    }
-    let text = kept.join("\n");
-    let text = text.trim();
-    match text.char_indices().nth(MAX_REPLY_CHARS) {
-        Some((cut, _)) => text[..cut].to_owned(),
-        None => text.to_owned(),
-    }
-}
-
-fn starts_quote(line: &str) -> bool {
-    line.starts_with('>')
-        || (line.starts_with("On ") && line.ends_with("wrote:"))
-        || line.starts_with("-----Original Message-----")
-        || line.starts_with("---------- Forwarded message")
-        || line.starts_with("________________________________")
-        || (line.starts_with("From:") && line.contains('@'))
-}
-
-fn is_device_signature(line: &str) -> bool {
-    let lower = line.to_ascii_lowercase();
-    lower.starts_with("sent from my ") || lower.starts_with("get outlook for ") || lower == "sent from mail for windows"
 }
 
 #[cfg(test)]
@@ -166,18 +131,6 @@ mod tests {
         );
         assert_eq!(mail.text, "See you Monday at 6!");
         assert!(!mail.automatic);
-    }
-
-    #[test]
-    fn quoted_history_and_signatures_are_cut_in_their_usual_shapes() {
-        assert_eq!(new_text("Yes please\n\n-- \nSarah\n"), "Yes please");
-        assert_eq!(new_text("ok\n> quoted\n> more"), "ok");
-        assert_eq!(
-            new_text("Thursday works.\nOn Mon, 2 Nov 2026 at 10:00, Coach Mike <a@b.c>\nwrote:\n> hi"),
-            "Thursday works."
-        );
-        assert_eq!(new_text("Fine\n-----Original Message-----\nFrom: x"), "Fine");
-        assert_eq!(new_text("line one\nline two"), "line one\nline two");
     }
 
     #[test]

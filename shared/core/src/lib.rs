@@ -51,6 +51,7 @@ pub mod priority_rules;
 pub mod prompt;
 pub mod reason;
 pub mod recurring;
+pub mod reply_text;
 pub mod retry;
 pub mod risk;
 pub mod scorecard;

@@ -1,0 +1,317 @@
+//! What the member wrote in a reply: the body cut into the member's own lines, quoted history
+//! and signatures, the way mail clients actually write them (spec §24.3).
+//!
+//! The rules follow what the well-known reply parsers learned from real mail (GitHub's
+//! email_reply_parser and its ports: quote headers per language, Outlook header blocks,
+//! signatures), arranged here in three passes:
+//!
+//! 1. **Lines are classified**: `>` quoted, a quote header ("On … wrote:" in a dozen languages,
+//!    Gmail's date-first form; a header a client wrapped over up to three lines is read as
+//!    one), the start of unquoted history (an Outlook/Windows Mail/Yahoo header block, starred
+//!    or not, with or without an address; an "Original Message" or forward banner; a long
+//!    rule), a signature ("-- ", "Sent from my iPhone" and its translations — only when the
+//!    whole line is one), or the member's text.
+//! 2. **Blocks**: a quote header followed by `>` lines is a quote; one followed by plain lines
+//!    starts unquoted history, which runs to the end, as does a header block; a signature
+//!    runs until the next quote.
+//! 3. **The member's words** run from their first line to their last: a quote above them
+//!    (bottom-posting) and below them (top-posting) is dropped, a quote between them (answers
+//!    written inline) is kept, marked with `>`, so the answers keep their questions.
+//!
+//! Nothing the member wrote may be lost: when the extraction leaves less than a sentence while
+//! the unquoted body had more, [`Extracted::original`] carries the whole body (quoted lines
+//! keep their `>`), for the agent and the owner. Pure: no store, no clock.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The most of a reply the conversation keeps (the rest is quoted mail or noise).
+pub const MAX_REPLY_CHARS: usize = 10_000;
+
+/// Fewer words than this is "less than a sentence" (then what a signature marker hid is given
+/// too).
+const SENTENCE_WORDS: usize = 4;
+
+/// A reply body, read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// The member's new words; answers written between quoted lines keep those lines, marked
+    /// with `>`.
+    pub text: String,
+    /// The whole body, when `text` is less than a sentence but more plain text (neither quoted
+    /// nor earlier mail) was cut: what the agent reads and the owner is shown beside `text`.
+    pub original: Option<String>,
+}
+
+/// Read a plain-text reply body.
+pub fn extract(body: &str) -> Extracted {
+    let body = body.replace("\r\n", "\n").replace('\r', "\n");
+    let lines: Vec<&str> = body.lines().map(str::trim_end).collect();
+    let kinds = classify(&lines);
+    let (text, dropped_words) = member_words(&lines, &kinds);
+    let text = cap(&text);
+    let short = text.split_whitespace().count() < SENTENCE_WORDS;
+    let original = (short && dropped_words > 0).then(|| cap(body.trim()));
+    Extracted { text, original }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Blank,
+    Text,
+    Quoted,
+    /// "On … wrote:" (or the lines of one that a client wrapped).
+    QuoteHeader,
+    /// A header block or a banner: everything from here on is the earlier mail.
+    History,
+    /// "-- " or a device line: the member's signature, until the next quote.
+    Signature,
+}
+
+fn classify(lines: &[&str]) -> Vec<Kind> {
+    let mut kinds = vec![Kind::Text; lines.len()];
+    let mut i = 0;
+    while i < lines.len() {
+        let line = normalize(lines[i]);
+        kinds[i] = if line.is_empty() {
+            Kind::Blank
+        } else if line.starts_with('>') {
+            Kind::Quoted
+        } else if let Some(len) = quote_header_at(lines, i) {
+            kinds[i..i + len].fill(Kind::QuoteHeader);
+            i += len;
+            continue;
+        } else if is_banner(&line) || header_block_at(lines, i) {
+            Kind::History
+        } else if is_signature(&line) {
+            Kind::Signature
+        } else {
+            Kind::Text
+        };
+        i += 1;
+    }
+    kinds
+}
+
+/// The member's lines from the first to the last, with inline quotes kept and everything else
+/// dropped; and how many words of plain text, neither quoted nor history, were dropped (what
+/// followed a signature marker).
+fn member_words(lines: &[&str], kinds: &[Kind]) -> (String, usize) {
+    // Pass 2: what each line belongs to.
+    let mut member = vec![false; lines.len()];
+    let mut quote = vec![false; lines.len()];
+    let mut in_signature = false;
+    let mut dropped = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        match kinds[i] {
+            Kind::History => break,
+            Kind::QuoteHeader => {
+                let next = (i + 1..lines.len()).find(|&j| !matches!(kinds[j], Kind::Blank | Kind::QuoteHeader));
+                match next.map(|j| kinds[j]) {
+                    Some(Kind::Quoted) => in_signature = false,
+                    // A header over plain lines (Yahoo, forwards): the history runs to the end.
+                    _ => break,
+                }
+            }
+            Kind::Quoted => {
+                in_signature = false;
+                quote[i] = true;
+            }
+            Kind::Signature => in_signature = true,
+            Kind::Text if !in_signature => member[i] = true,
+            Kind::Text => dropped += lines[i].split_whitespace().count(),
+            Kind::Blank => {}
+        }
+        i += 1;
+    }
+    let (Some(first), Some(last)) = (member.iter().position(|m| *m), member.iter().rposition(|m| *m)) else {
+        return (String::new(), dropped);
+    };
+    // Pass 3: from the first of the member's lines to the last.
+    let mut out: Vec<String> = Vec::new();
+    for j in first..=last {
+        if member[j] {
+            out.push(lines[j].to_owned());
+        } else if quote[j] {
+            let quoted = lines[j].trim_start().trim_start_matches('>').trim();
+            out.push(format!("> {quoted}").trim_end().to_owned());
+        } else if kinds[j] == Kind::Blank && out.last().is_some_and(|l| !l.is_empty()) {
+            out.push(String::new());
+        }
+    }
+    (out.join("\n").trim().to_owned(), dropped)
+}
+
+fn cap(text: &str) -> String {
+    match text.char_indices().nth(MAX_REPLY_CHARS) {
+        Some((cut, _)) => text[..cut].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// Single spaces (no-break spaces included), no markup stars around header names.
+fn normalize(line: &str) -> String {
+    line.replace('\u{a0}', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// "On … wrote:" and its relatives, as one line once a wrap is undone.
+static QUOTE_HEADERS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r"^On\s.+\swrote:$",                                            // English
+        r"^Le\s.+\s(a\s)?écrit\s?:$",                                   // French
+        r"^El\s.+\sescribió\s?:$",                                      // Spanish
+        r"^El\s.+\sva escriure\s?:$",                                   // Catalan
+        r"^Em\s.+\sescreveu\s?:$",                                      // Portuguese
+        r"^Il\s.+\sha scritto\s?:$",                                    // Italian
+        r"^Am\s.+\sschrieb\b.*:$",                                      // German
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                     // German, name first
+        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                         // Dutch
+        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$", // Polish
+        r"^.*\d.*\sskrev\b.*:$",                                        // Danish, Norwegian, Swedish
+        r"^.+\sнаписал(а|\(а\))?:$",                                    // Russian
+        r"^在.+写道[：:]$",                                             // Chinese
+        r"^20\d\d\.\s?.+작성:$",                                        // Korean
+        r"^20\d\d/.+のメッセージ:$",                                    // Japanese
+        r"^20\d\d-\d{1,2}-\d{1,2}\s.+<[^<>\s]+@[^<>\s]+>:$",            // Gmail, date first
+    ]
+    .iter()
+    .map(|p| Regex::new(p).expect("quote header patterns are valid"))
+    .collect()
+});
+
+/// How many lines (1–3) starting at `i` make one quote header, if they do. A line that is
+/// the member's own ("On Monday I can come.") is not swallowed by a header below it: the
+/// lines after the first must not make a header without it.
+fn quote_header_at(lines: &[&str], i: usize) -> Option<usize> {
+    let is_header = |from: usize, len: usize| {
+        let joined: Vec<String> = lines[from..from + len].iter().map(|l| normalize(l)).collect();
+        let joined = joined.join(" ");
+        QUOTE_HEADERS.iter().any(|r| r.is_match(&joined))
+    };
+    for len in 1..=3 {
+        let line = normalize(lines.get(i + len - 1)?);
+        if line.is_empty() || line.starts_with('>') {
+            return None;
+        }
+        if is_header(i, len) {
+            return (1..len).all(|k| !is_header(i + k, len - k)).then_some(len);
+        }
+    }
+    None
+}
+
+static BANNER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(-{2,}\s*(original message|forwarded message|message d'origine|message transféré|ursprüngliche nachricht|weitergeleitete nachricht|mensaje original|mensaje reenviado|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|doorgestuurd bericht|oprindelig meddelelse|opprinnelig melding|ursprungligt meddelande|wiadomość oryginalna|mensagem original)\b.*|begin forwarded message:|_{20,}|\*?-{20,}\*?)$",
+    )
+    .expect("the banner pattern is valid")
+});
+
+fn is_banner(line: &str) -> bool {
+    BANNER.is_match(line)
+}
+
+/// The first field of a mail client's header block over the earlier mail.
+static FROM_FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\*?(From|De|Van|Da|Von|Od|Fra|Från|Lähettäjä|Kimden|От|发件人|寄件者|寄件人|差出人|보낸 사람)\s?[:：]\*?\s*\S")
+        .expect("the From pattern is valid")
+});
+
+/// The other fields of such a block.
+static HEADER_FIELD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\*?(Sent|Date|To|Subject|Cc|Envoyé|Date|À|A|Objet|Verzonden|Aan|Onderwerp|Inviato|Oggetto|Gesendet|An|Betreff|Datum|Wysłano|Data|Do|Temat|Enviado|Enviada|Para|Asunto|Fecha|Assunto|Sendt|Til|Emne|Skickat|Till|Ämne|Lähetetty|Vastaanottaja|Aihe|Gönderildi|Kime|Konu|Отправлено|Кому|Тема|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|送信日時|宛先|件名|보낸 날짜|받는 사람|제목)\s?[:：]\*?(\s|$)",
+    )
+    .expect("the header field pattern is valid")
+});
+
+/// A `From:` line that opens a header block: it names an address, or header fields follow.
+fn header_block_at(lines: &[&str], i: usize) -> bool {
+    let line = normalize(lines[i]);
+    if !FROM_FIELD.is_match(&line) {
+        return false;
+    }
+    line.contains('@')
+        || lines[i + 1..]
+            .iter()
+            .map(|l| normalize(l))
+            .filter(|l| !l.is_empty())
+            .take(4)
+            .any(|l| HEADER_FIELD.is_match(&l))
+}
+
+/// A line that is, all of it, a device or client signature ("Sent from my iPhone"), and not a
+/// sentence that happens to start the same way ("Sent from my desk, so…").
+static DEVICE_SIGNATURE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(sent from (my|mail|yahoo|outlook|samsung|gmail|proton|aol)|sent via|get outlook for|enviado desde mi|enviado do meu|envoyé de mon|envoyé depuis mon|von meinem|gesendet von|verzonden (vanaf|met) mijn|verstuurd vanaf mijn|inviato da|skickat från min|sendt fra min|wysłane z)\b[^,;:!?]{0,40}$",
+    )
+    .expect("the device signature pattern is valid")
+});
+
+fn is_signature(line: &str) -> bool {
+    line == "--" || (line.split_whitespace().count() <= 8 && DEVICE_SIGNATURE.is_match(line))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each fixture in `fixtures/replies/` is a body, a line `==== member wrote ====`, and what
+    /// must be kept; `==== original kept ====` at the end asks for `original` too.
+    #[test]
+    fn every_reply_fixture_keeps_what_the_member_wrote_and_nothing_else() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/replies");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("the fixtures folder")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        assert!(files.len() >= 30, "{} fixtures", files.len());
+        let mut failures = Vec::new();
+        for path in &files {
+            let fixture = std::fs::read_to_string(path).expect("a fixture");
+            let (body, expected) = fixture.split_once("==== member wrote ====\n").expect("a separator");
+            let (expected, wants_original) = match expected.split_once("==== original kept ====") {
+                Some((text, _)) => (text, true),
+                None => (expected, false),
+            };
+            let got = extract(body);
+            if got.text != expected.trim() || got.original.is_some() != wants_original {
+                failures.push(format!(
+                    "{}:\n--- expected ---\n{}\n--- got ---\n{}\n--- original kept: {} ---",
+                    path.display(),
+                    expected.trim(),
+                    got.text,
+                    got.original.is_some()
+                ));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} fixtures:\n{}",
+            failures.len(),
+            files.len(),
+            failures.join("\n\n")
+        );
+    }
+
+    #[test]
+    fn nothing_left_gives_the_whole_body() {
+        let got = extract("> We miss you\n> come back\n");
+        assert_eq!(got.text, "");
+        assert_eq!(got.original, None, "nothing unquoted was written");
+        let got = extract("-- \nI will be back on Monday at the 6 am class\n");
+        assert_eq!(got.text, "");
+        assert_eq!(got.original.as_deref(), Some("-- \nI will be back on Monday at the 6 am class"));
+    }
+
+    #[test]
+    fn long_replies_are_capped() {
+        let body = "word ".repeat(5_000);
+        assert_eq!(extract(&body).text.chars().count(), MAX_REPLY_CHARS);
+    }
+}
