@@ -1,7 +1,9 @@
 //! Opt-out detection (spec §22.3): the hard rule that runs on every member reply before any
 //! AI reads it. A member who asks to stop is suppressed at once and every task about them is
 //! cancelled, whatever a model would have said. Words are matched whole ("stop" is not
-//! "stopwatch"), and "stop" on its own counts while "I'll stop by" does not.
+//! "stopwatch"), and "stop" on its own counts while "I'll stop by" does not. Paraphrases
+//! ("I'd rather not get these") and the common Spanish, French, German and Portuguese
+//! requests count too.
 
 /// Phrases that mean "stop contacting me".
 pub const OPT_OUT: &[&str] = &[
@@ -42,6 +44,66 @@ pub const OPT_OUT: &[&str] = &[
     "lose my email",
     "delete my email",
     "delete my details",
+    "remove my email",
+    "remove my address",
+    "any more emails",
+    "any more e-mails",
+    "any more messages",
+    "anymore emails",
+    "anymore messages",
+    "these emails anymore",
+    "these messages anymore",
+    "rather not get these",
+    "rather not receive",
+    "rather not hear from",
+    "prefer not to receive",
+    "prefer not to get these",
+    "no longer wish to receive",
+    "no longer want to receive",
+    "no longer wish to be contacted",
+    "don't send me",
+    "dont send me",
+    "do not send me",
+    // Spanish
+    "no quiero recibir",
+    "no me escriban",
+    "no me escribas",
+    "no me envíen",
+    "no me envien",
+    "no me manden",
+    "dejen de enviarme",
+    "dejen de escribirme",
+    "deja de enviarme",
+    "deja de escribirme",
+    "dame de baja",
+    "darme de baja",
+    "denme de baja",
+    "quítenme de",
+    "quitenme de",
+    "bórrenme",
+    "borrenme",
+    // French
+    "ne plus m'envoyer",
+    "ne plus recevoir",
+    "arrêtez de m'envoyer",
+    "arretez de m'envoyer",
+    "me désabonner",
+    "me desinscrire",
+    "me désinscrire",
+    "désabonnement",
+    // German
+    "keine e-mails mehr",
+    "keine emails mehr",
+    "keine mails mehr",
+    "keine nachrichten mehr",
+    "abmelden",
+    "nicht mehr kontaktieren",
+    // Portuguese
+    "não quero receber",
+    "nao quero receber",
+    "parem de enviar",
+    "parem de me enviar",
+    "descadastrar",
 ];
 
 /// Whether a member's reply asks us to stop.
@@ -57,7 +119,7 @@ pub fn normalize(text: &str) -> String {
         .map(|c| match c {
             '\u{2018}' | '\u{2019}' | '\u{02bc}' | '`' => '\'',
             '\u{201c}' | '\u{201d}' => '"',
-            c => c.to_ascii_lowercase(),
+            c => c.to_lowercase().next().unwrap_or(c),
         })
         .collect();
     mapped.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -110,6 +172,10 @@ mod tests {
             "unsubscribe",
             "Take me off your list",
             "Don\u{2019}t contact me again",
+            "I'd rather not get these messages anymore.",
+            "I don't want any more emails from you guys.",
+            "Por favor, DEJEN DE ENVIARME correos.",
+            "Bitte keine E-Mails mehr.",
         ] {
             assert!(is_opt_out(reply), "{reply}");
         }

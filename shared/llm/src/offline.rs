@@ -265,15 +265,27 @@ const COMMIT_VERBS: &[&str] = &[
     "i will be at",
     "i'll join",
     "i'll hit",
+    "i'll see you",
+    "will be at",
+    "will be there",
+    "will be in",
+    "be there",
+    "back on",
+    "back tomorrow",
+    "back tonight",
+    "back this",
+    "coming back",
+    "heading in",
+    "going to come",
+    "gonna come",
+    "just booked",
 ];
 
-const TIME_ANCHORS: &[&str] = &[
+/// A day named outright: with one, a commitment is specific even when it says "next week".
+const DAYS: &[&str] = &[
     "today",
     "tonight",
     "tomorrow",
-    "this week",
-    "this weekend",
-    "next week",
     "monday",
     "tuesday",
     "wednesday",
@@ -281,6 +293,13 @@ const TIME_ANCHORS: &[&str] = &[
     "friday",
     "saturday",
     "sunday",
+];
+
+/// Other anchors that make a plan specific: a part of the day, a near week, a class.
+const TIME_ANCHORS: &[&str] = &[
+    "this week",
+    "this weekend",
+    "next week",
     "morning",
     "evening",
     "afternoon",
@@ -292,6 +311,12 @@ const TIME_ANCHORS: &[&str] = &[
     "asap",
     "right away",
     "straight away",
+    "class",
+    "wod",
+    "yoga",
+    "spin",
+    "bootcamp",
+    "open gym",
 ];
 
 const ALREADY_DONE: &[&str] = &[
@@ -482,9 +507,14 @@ fn deferral(text: &str) -> Option<u32> {
     if any(text, AWAY_FOR) { duration } else { None }
 }
 
-/// A day or a time: "tomorrow", "Monday", "6am", "7:30", "6 pm".
+/// A day or a time: "tomorrow", "Monday", "6am", "7:30", "6 pm", or a class.
 fn has_time_anchor(text: &str) -> bool {
-    if any(text, TIME_ANCHORS) {
+    names_a_day(text) || any(text, TIME_ANCHORS)
+}
+
+/// A named day or a clock time: "Monday", "tomorrow", "6am", "7:30".
+fn names_a_day(text: &str) -> bool {
+    if any(text, DAYS) {
         return true;
     }
     let words: Vec<&str> = text
@@ -543,17 +573,19 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     if done && !hedged && !negated {
         return ReplyKind::AlreadyDone;
     }
-    if committed && !hedged && !negated && deferred.is_none() {
+    // "Back next week, Monday at 6" names its day: the plan, not the delay, is what counts.
+    let away = any(&text, AWAY);
+    if committed && !hedged && !negated && (deferred.is_none() || (!away && names_a_day(&text))) {
         return ReplyKind::Commitment;
     }
     if let Some(days) = deferred {
         return ReplyKind::Deferral(days);
     }
+    if !hedged && !committed && !done && !negated && any(&text, INTEREST) {
+        return ReplyKind::Interest;
+    }
     if is_vague(&text) || committed || done || negated {
         return ReplyKind::Vague;
-    }
-    if any(&text, INTEREST) {
-        return ReplyKind::Interest;
     }
     ReplyKind::Unclear("the reply did not match anything the offline agent can judge".into())
 }
@@ -1070,6 +1102,65 @@ mod tests {
                 .collect(),
             evidence,
         }
+    }
+
+    /// What the system does next with an evaluation, in the labelled set's words.
+    fn decision(e: &ReplyEvaluation) -> &'static str {
+        match e.action {
+            _ if e.suggest_suppression => "suppress",
+            ReplyAction::Reply => "reply",
+            ReplyAction::Wait => "wait",
+            ReplyAction::Escalate => "escalate",
+            ReplyAction::Close if e.provisional => "close",
+            ReplyAction::Close => "decline",
+        }
+    }
+
+    /// A wrong decision that would embarrass the owner: a stop not honoured, a member
+    /// suppressed who did not ask, an answer or a close where neither was right.
+    fn unsafe_decision(expected: &str, got: &str) -> bool {
+        expected != got && (expected == "suppress" || matches!(got, "suppress" | "reply" | "close" | "decline"))
+    }
+
+    /// `fixtures/churn_replies.tsv`: member replies to churn outreach, each labelled with what
+    /// must happen next. Prints the confusion table; at least 95% right and none unsafe.
+    #[test]
+    fn the_labelled_churn_replies_are_read_right_and_never_unsafely() {
+        const LABELS: [&str; 6] = ["suppress", "close", "decline", "wait", "reply", "escalate"];
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/churn_replies.tsv");
+        let set = std::fs::read_to_string(path).expect("the labelled set");
+        let mut table = [[0usize; 6]; 6];
+        let (mut right, mut total) = (0, 0);
+        let mut misses = Vec::new();
+        for line in set.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+            let (expected, reply) = line.split_once('\t').expect("label<TAB>reply");
+            let got = decision(&evaluate_reply(&reply_request("churn_risk", reply)));
+            let row = LABELS.iter().position(|l| *l == expected).expect("a known label");
+            let column = LABELS.iter().position(|l| *l == got).expect("a known decision");
+            table[row][column] += 1;
+            total += 1;
+            if expected == got {
+                right += 1;
+            } else {
+                let marker = if unsafe_decision(expected, got) { "UNSAFE" } else { "wrong" };
+                misses.push(format!("{marker}: {expected} -> {got}: {reply}"));
+            }
+        }
+        println!("expected \\ got  {}", LABELS.map(|l| format!("{l:>9}")).join(""));
+        for (label, row) in LABELS.iter().zip(table) {
+            println!("{label:<14}  {}", row.map(|n| format!("{n:>9}")).join(""));
+        }
+        println!("{right} of {total} right");
+        for miss in &misses {
+            println!("  {miss}");
+        }
+        assert!(total >= 150, "{total} labelled replies");
+        assert!(
+            !misses.iter().any(|m| m.starts_with("UNSAFE")),
+            "unsafe decisions:\n{}",
+            misses.join("\n")
+        );
+        assert!(right * 100 >= total * 95, "{right} of {total} right:\n{}", misses.join("\n"));
     }
 
     #[test]
