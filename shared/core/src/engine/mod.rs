@@ -86,14 +86,14 @@ pub struct EnginePorts {
 /// made here.
 #[derive(Clone)]
 pub struct Engine {
-    pub store: Arc<dyn TaskStore>,
-    pub queue: Arc<dyn Queue>,
-    pub mailer: Arc<dyn Mailer>,
-    pub agent: Arc<dyn Agent>,
-    pub bus: Arc<dyn EventBus>,
-    pub clock: Arc<dyn Clock>,
-    pub config: EngineConfig,
-    pub connector: Option<Arc<dyn Connector>>,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) queue: Arc<dyn Queue>,
+    pub(crate) mailer: Arc<dyn Mailer>,
+    pub(crate) agent: Arc<dyn Agent>,
+    pub(crate) bus: Arc<dyn EventBus>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) config: EngineConfig,
+    pub(crate) connector: Option<Arc<dyn Connector>>,
 }
 
 impl Engine {
