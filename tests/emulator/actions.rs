@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use openloop_core::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
-use openloop_core::engine::{CreateOptions, NewTask};
+use openloop_core::engine::{CreateOptions, Engine, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::MemberId;
 use openloop_core::ports::{Clock, TaskStore};
@@ -20,10 +20,11 @@ use openloop_tests::{Scratch, pushpress_stub};
 #[tokio::test]
 async fn racing_workers_run_each_action_once() {
     let scratch = Scratch::new("actions-race");
-    let (mut engine, store, clock) = scratch.engine(None).await;
+    let (mut ports, config, store, clock) = scratch.ports(None).await;
     let (base, seen) = pushpress_stub().await;
-    let config = PushPressConfig::new(&base, Some(secrecy::SecretString::from("pp-key"))).expect("config");
-    engine.connector = Some(Arc::new(PushPress::new(config).expect("client")));
+    let pushpress = PushPressConfig::new(&base, Some(secrecy::SecretString::from("pp-key"))).expect("config");
+    ports.connector = Some(Arc::new(PushPress::new(pushpress).expect("client")));
+    let engine = Engine::new(ports, config);
     let now = clock.now();
     let account = openloop_core::testing::sample_account(now);
     store.create_account(&account, "actions-race-token").await.expect("account");

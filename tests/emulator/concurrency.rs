@@ -2,16 +2,19 @@
 //! and overlapping ticks produce — send exactly one mail and leave a consistent version.
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
+use openloop_aws::dynamo::DynamoStore;
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::MemberId;
 use openloop_core::member::MemberFacts;
+use openloop_core::ports::TaskStore;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::work::WorkItem;
 use openloop_tests::{Scratch, unique_prefix};
 
-/// A gym and an approved task for a member with a unique address; returns (item, email).
-pub async fn approved_task(engine: &Engine) -> (WorkItem, String) {
+/// A gym and an approved task for a member with a unique address (its facts seeded into
+/// `store`, the engine's); returns (item, email).
+pub async fn approved_task(engine: &Engine, store: &DynamoStore) -> (WorkItem, String) {
     let secrets = AccountSecrets {
         api_token: "t".into(),
         api_token_hash: unique_prefix("hash"),
@@ -29,8 +32,7 @@ pub async fn approved_task(engine: &Engine) -> (WorkItem, String) {
     facts.email = Some(openloop_core::ids::Email::parse(&email).unwrap_or_else(|e| panic!("{e}")));
     facts.first_name = Some("Riley".into());
     facts.version = 1;
-    engine
-        .store
+    store
         .save_member_facts(account.id, &facts)
         .await
         .unwrap_or_else(|e| panic!("facts: {e}"));
@@ -85,8 +87,8 @@ pub async fn sent_to(email: &str) -> usize {
 #[tokio::test]
 async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
     let scratch = Scratch::new("race");
-    let (engine, _, _) = scratch.engine(None).await;
-    let (item, email) = approved_task(&engine).await;
+    let (engine, store, _) = scratch.engine(None).await;
+    let (item, email) = approved_task(&engine, &store).await;
 
     // 8 invocations at once, each with a batch holding the same item 4 times.
     let runs = (0..8).map(|_| openloop_fn_execute::handle(&engine, sqs_event(&item, 4)));
@@ -97,8 +99,7 @@ async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
     );
 
     assert_eq!(sent_to(&email).await, 1, "exactly one mail");
-    let history = engine
-        .store
+    let history = store
         .task_history(item.account_id, item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
@@ -118,20 +119,15 @@ async fn concurrent_executions_of_one_task_send_exactly_one_mail() {
 #[tokio::test]
 async fn a_reply_delivered_many_times_at_once_is_stored_and_read_once() {
     let scratch = Scratch::new("reply-race");
-    let (engine, _, _) = scratch.engine(None).await;
-    let (item, email) = approved_task(&engine).await;
+    let (engine, store, _) = scratch.engine(None).await;
+    let (item, email) = approved_task(&engine, &store).await;
     openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
     assert_eq!(sent_to(&email).await, 1);
-    let sent = engine
-        .store
+    let sent = store
         .outbound(item.account_id, item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let reply_to = format!(
-        "reply+{}@{}",
-        engine.config.signing_key.reply_token(&item.task_id),
-        engine.config.reply_domain
-    );
+    let reply_to = scratch.reply_address(&item.task_id);
     let raw = format!(
         "From: Riley <{email}>\r\nTo: {reply_to}\r\nSubject: Re: Checking in\r\nMessage-ID: <race-reply@mail.example.net>\r\n\
          In-Reply-To: <{}>\r\nContent-Type: text/plain\r\n\r\nSee you Monday at 6pm!\r\n",
@@ -147,8 +143,7 @@ async fn a_reply_delivered_many_times_at_once_is_stored_and_read_once() {
     assert_eq!(stored, 1, "{outcomes:?}");
     assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
 
-    let history = engine
-        .store
+    let history = store
         .task_history(item.account_id, item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"))

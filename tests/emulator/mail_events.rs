@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use base64::Engine as _;
+use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::Engine;
+use openloop_core::ports::TaskStore;
 use openloop_core::task::{Role, Task, TaskStatus};
 use openloop_core::work::WorkItem;
 use openloop_fn_signals::MailIntake;
@@ -38,6 +40,8 @@ fn from_sns(signer: &SnsSigner, message: &Value, version: u8) -> SqsEvent {
 /// certificate, the scratch bucket) and a task whose first mail went out.
 struct Sent {
     engine: Engine,
+    /// The engine's store, read directly.
+    store: DynamoStore,
     signer: SnsSigner,
     mail: MailIntake,
     s3: aws_sdk_s3::Client,
@@ -51,17 +55,18 @@ struct Sent {
 impl Sent {
     async fn start(name: &str) -> Self {
         let scratch = Scratch::new(name);
-        let (engine, _, _) = scratch.engine(None).await;
+        let (engine, store, _) = scratch.engine(None).await;
         let signer = SnsSigner::start().await;
         let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3;
         let mail = MailIntake {
             verifier: signer.verifier(),
             stored: Arc::new(S3StoredMail::new(s3.clone(), scratch.names.inbound_mail_bucket.clone())),
         };
-        let (item, email) = approved_task(&engine).await;
+        let (item, email) = approved_task(&engine, &store).await;
         openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;
         Self {
             engine,
+            store,
             signer,
             mail,
             s3,
@@ -73,7 +78,7 @@ impl Sent {
 
     /// The member's answer to the first mail: its reply address and the raw message.
     fn reply(&self, body: &str) -> (String, String) {
-        member_reply(&self.engine, &self.item, &self.email, body)
+        member_reply(&self.scratch.reply_address(&self.item.task_id), &self.email, body)
     }
 
     /// Hand one SQS event to the signals function; the records it failed.
@@ -85,8 +90,7 @@ impl Sent {
     }
 
     async fn task(&self) -> Task {
-        self.engine
-            .store
+        self.store
             .get_task(self.item.account_id, self.item.task_id)
             .await
             .unwrap_or_else(|e| panic!("{e}"))
@@ -96,7 +100,6 @@ impl Sent {
     /// What the member wrote into the conversation, oldest first.
     async fn member_messages(&self) -> Vec<String> {
         let history = self
-            .engine
             .store
             .task_history(self.item.account_id, self.item.task_id)
             .await
@@ -111,13 +114,9 @@ impl Sent {
     }
 }
 
-/// A member's answer to the task's first mail, as raw RFC 5322.
-fn member_reply(engine: &Engine, item: &WorkItem, email: &str, body: &str) -> (String, String) {
-    let reply_to = format!(
-        "reply+{}@{}",
-        engine.config.signing_key.reply_token(&item.task_id),
-        engine.config.reply_domain
-    );
+/// A member's answer to the task's first mail (sent with `reply_to`), as raw RFC 5322.
+fn member_reply(reply_to: &str, email: &str, body: &str) -> (String, String) {
+    let reply_to = reply_to.to_owned();
     let raw = format!(
         "From: <{email}>\r\nTo: <{reply_to}>\r\nSubject: Re: Checking in\r\nMessage-ID: <{}@mail.example.net>\r\n\
          Content-Type: text/plain\r\n\r\n{body}\r\n",
@@ -211,7 +210,6 @@ async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
     let t = Sent::start("ses-bounce").await;
     assert_eq!(sent_to(&t.email).await, 1);
     let sent = t
-        .engine
         .store
         .outbound(t.item.account_id, t.item.task_id)
         .await
@@ -228,8 +226,7 @@ async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
     assert_eq!((task.status, task.outcome.as_deref()), (TaskStatus::Cancelled, Some("opted_out")));
     let address = openloop_core::ids::Email::parse(&t.email).unwrap_or_else(|e| panic!("{e}"));
     assert!(
-        t.engine
-            .store
+        t.store
             .is_suppressed(t.item.account_id, &address)
             .await
             .unwrap_or_else(|e| panic!("{e}"))

@@ -5,6 +5,7 @@
 use jiff::SignedDuration;
 use openloop_core::engine::StepOutcome;
 use openloop_core::limits::local_date;
+use openloop_core::ports::{Clock, TaskStore};
 use openloop_core::task::TaskStatus;
 use openloop_tests::Scratch;
 
@@ -13,8 +14,8 @@ use crate::concurrency::{approved_task, sent_to};
 #[tokio::test]
 async fn a_refused_send_is_retried_with_backoff_then_escalated() {
     let scratch = Scratch::new("sesfail");
-    let (engine, _, clock) = scratch.engine(Some("outreach@unverified.example.net")).await;
-    let (item, email) = approved_task(&engine).await;
+    let (engine, store, clock) = scratch.engine(Some("outreach@unverified.example.net")).await;
+    let (item, email) = approved_task(&engine, &store).await;
     let tz = jiff::tz::TimeZone::get("America/New_York").unwrap_or_else(|e| panic!("{e}"));
 
     let outcome = engine.execute(&item).await.unwrap_or_else(|e| panic!("{e}"));
@@ -22,8 +23,7 @@ async fn a_refused_send_is_retried_with_backoff_then_escalated() {
         matches!(&outcome, StepOutcome::Deferred { reason, .. } if reason == "send_rejected"),
         "{outcome:?}"
     );
-    let task = engine
-        .store
+    let task = store
         .get_task(item.account_id, item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"))
@@ -34,25 +34,20 @@ async fn a_refused_send_is_retried_with_backoff_then_escalated() {
         "consistent and given back"
     );
     assert_eq!(
-        engine
-            .store
-            .daily_sends(item.account_id, local_date(engine.clock.now(), &tz))
+        store
+            .daily_sends(item.account_id, local_date(clock.now(), &tz))
             .await
             .unwrap_or_else(|e| panic!("{e}")),
         0
     );
     let retry_at = task.next_action_at.unwrap_or_else(|| panic!("scheduled"));
-    assert_eq!(
-        retry_at.duration_since(engine.clock.now()).as_mins(),
-        0,
-        "first retry a minute later"
-    );
+    assert_eq!(retry_at.duration_since(clock.now()).as_mins(), 0, "first retry a minute later");
 
     // The retries run on the followup worker (the task is waiting now); each backs off more.
     let mut outcomes = Vec::new();
     for _ in 0..3 {
         clock
-            .set(engine.clock.now() + SignedDuration::from_hours(2))
+            .set(clock.now() + SignedDuration::from_hours(2))
             .unwrap_or_else(|e| panic!("clock: {e}"));
         outcomes.push(engine.follow_up(&item).await.unwrap_or_else(|e| panic!("{e}")));
     }
@@ -66,8 +61,7 @@ async fn a_refused_send_is_retried_with_backoff_then_escalated() {
         ),
         "{outcomes:?}"
     );
-    let task = engine
-        .store
+    let task = store
         .get_task(item.account_id, item.task_id)
         .await
         .unwrap_or_else(|e| panic!("{e}"))

@@ -20,10 +20,11 @@ use openloop_core::gate::GateContext;
 use openloop_core::ids::{Email, MemberId, TaskId};
 use openloop_core::mail::OutboundMail;
 use openloop_core::member::MemberFacts;
-use openloop_core::ports::{Delivered, Mailer, SendError};
+use openloop_core::ports::{Clock, Delivered, Mailer, SendError, TaskStore};
 use openloop_core::task::{Draft, TriggerType};
 use openloop_core::work::WorkItem;
 
+use openloop_aws::dynamo::DynamoStore;
 use openloop_tests::Scratch;
 
 use crate::concurrency::sqs_event;
@@ -60,8 +61,8 @@ impl Mailer for FlakySes {
     }
 }
 
-async fn setup(engine: &Engine) -> (openloop_core::account::Account, Vec<(TaskId, String)>, Vec<String>) {
-    let (item, _) = crate::concurrency::approved_task(engine).await;
+async fn setup(engine: &Engine, store: &DynamoStore) -> (openloop_core::account::Account, Vec<(TaskId, String)>, Vec<String>) {
+    let (item, _) = crate::concurrency::approved_task(engine, store).await;
     let account_id = item.account_id;
     // The fixture's own task is one more contender for its member.
     let patch = SettingsPatch {
@@ -80,11 +81,7 @@ async fn setup(engine: &Engine) -> (openloop_core::account::Account, Vec<(TaskId
         facts.email = Some(Email::parse(&email).unwrap_or_else(|e| panic!("{e}")));
         facts.first_name = Some("Sam".into());
         facts.version = 1;
-        engine
-            .store
-            .save_member_facts(account.id, &facts)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        store.save_member_facts(account.id, &facts).await.unwrap_or_else(|e| panic!("{e}"));
         emails.push(email);
         for task_type in TYPES {
             let input = NewTask {
@@ -113,25 +110,23 @@ async fn setup(engine: &Engine) -> (openloop_core::account::Account, Vec<(TaskId
 #[tokio::test]
 async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guarantee() {
     let scratch = Scratch::new("stress");
-    let (engine, _, clock) = scratch.engine(None).await;
-    let (account, tasks, emails) = setup(&engine).await;
+    let (mut ports, config, store, clock) = scratch.ports(None).await;
+    let (account, tasks, emails) = setup(&Engine::new(ports.clone(), config.clone()), &store).await;
     let flaky = Arc::new(FlakySes {
-        inner: engine.mailer.clone(),
+        inner: ports.mailer.clone(),
         calls: AtomicUsize::new(0),
         refused: AtomicUsize::new(0),
         ambiguous: AtomicUsize::new(0),
     });
-    let engine = Engine {
-        mailer: flaky.clone(),
-        ..engine
-    };
+    ports.mailer = flaky.clone();
+    let engine = Engine::new(ports, config);
     let suppressed = emails[0].clone();
     let mut suppressed_at: Option<Timestamp> = None;
     let mut paused_rounds: Vec<(Timestamp, Timestamp)> = Vec::new();
     let mut operations = 0usize;
     let mut rounds = 0usize;
     let started = std::time::Instant::now();
-    let base = engine.clock.now() + SignedDuration::from_mins(1);
+    let base = clock.now() + SignedDuration::from_mins(1);
 
     // Three rounds a day: 09:00, 13:00 and 22:00 New York time (the last outside the window).
     for day in 0..DAYS {
@@ -140,8 +135,7 @@ async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guar
             clock.set(now).unwrap_or_else(|e| panic!("clock: {e}"));
             rounds += 1;
             if day == 2 && hours == 4 {
-                engine
-                    .store
+                store
                     .put_suppression(
                         account.id,
                         &Email::parse(&suppressed).unwrap_or_else(|e| panic!("{e}")),
@@ -227,10 +221,7 @@ async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guar
             violations.push(format!("mail while the account was paused at {at}"));
         }
         let reply_to = mail.reply_to.clone().unwrap_or_default();
-        if let Some((id, _)) = tasks
-            .iter()
-            .find(|(id, _)| reply_to.contains(&engine.config.signing_key.reply_token(id)))
-        {
+        if let Some((id, _)) = tasks.iter().find(|(id, _)| reply_to.contains(&scratch.reply_address(id))) {
             *per_task.entry(*id).or_default() += 1;
         }
     }
@@ -257,8 +248,7 @@ async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guar
     }
     let mut transitions = 0;
     for (id, _) in &tasks {
-        let history = engine
-            .store
+        let history = store
             .task_history(account.id, *id)
             .await
             .unwrap_or_else(|e| panic!("{e}"))

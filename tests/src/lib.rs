@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::provision::{Names, deprovision, provision};
-use openloop_core::engine::Engine;
+use openloop_core::engine::{Engine, EngineConfig, EnginePorts};
+use openloop_core::ids::TaskId;
+use openloop_core::memory::MemoryStore;
 use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
 
@@ -72,16 +74,30 @@ impl Scratch {
     }
 
     /// An engine on these names with the offline agent and a test clock at 09:00 New York
-    /// tomorrow; `from_email` overrides the sender.
+    /// tomorrow; `from_email` overrides the sender. The store and the clock come back too, for
+    /// the test to seed, read and move.
     pub async fn engine(&self, from_email: Option<&str>) -> (Engine, DynamoStore, Arc<TestClock>) {
+        let (ports, config, store, clock) = self.ports(from_email).await;
+        (Engine::new(ports, config), store, clock)
+    }
+
+    /// [`Scratch::engine`]'s parts before they are joined, for a test that changes a port
+    /// first (a mailer that fails on purpose, a connector).
+    pub async fn ports(&self, from_email: Option<&str>) -> (EnginePorts, EngineConfig, DynamoStore, Arc<TestClock>) {
         let (mut config, clients) = self.provision().await;
         if let Some(from) = from_email {
             config.from_email = openloop_core::ids::Email::parse(from).unwrap_or_else(|e| panic!("{e}"));
         }
         let clock = Arc::new(TestClock::new());
         clock.set(morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
-        let (engine, store) = openloop_edge::config::engine(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
-        (engine, store, clock)
+        let (ports, store) = openloop_edge::config::ports(&config, &clients, clock.clone(), Arc::new(openloop_llm::OfflineAgent));
+        (ports, config.engine_config(), store, clock)
+    }
+
+    /// The signed reply address of a task's mail, as [`Scratch::engine`]'s engine writes it.
+    pub fn reply_address(&self, task: &TaskId) -> String {
+        let config = self.config.engine_config();
+        format!("reply+{}@{}", config.signing_key.reply_token(task), config.reply_domain)
     }
 }
 
@@ -100,23 +116,24 @@ impl Drop for Scratch {
 }
 
 /// An engine with every port in memory, the offline agent and a test clock at 09:00 New
-/// York tomorrow — [`Scratch::engine`]'s twin for tests that need no AWS behaviour.
-pub fn memory_engine() -> (Engine, Arc<TestClock>) {
+/// York tomorrow — [`Scratch::engine`]'s twin for tests that need no AWS behaviour. The
+/// store and the clock come back too, for the test to seed and move.
+pub fn memory_engine() -> (Engine, Arc<MemoryStore>, Arc<TestClock>) {
     use openloop_core::testing::{RecordingBus, RecordingMailer, RecordingQueue};
     let config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
     let clock = Arc::new(TestClock::new());
     clock.set(morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));
-    let engine = Engine {
-        store: Arc::new(openloop_core::memory::MemoryStore::new()),
+    let store = Arc::new(MemoryStore::new());
+    let ports = EnginePorts {
+        store: store.clone(),
         queue: Arc::new(RecordingQueue::default()),
         mailer: Arc::new(RecordingMailer::default()),
         agent: Arc::new(openloop_llm::OfflineAgent),
         bus: Arc::new(RecordingBus::default()),
         clock: clock.clone(),
-        config: config.engine_config(),
         connector: None,
     };
-    (engine, clock)
+    (Engine::new(ports, config.engine_config()), store, clock)
 }
 
 /// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either

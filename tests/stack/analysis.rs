@@ -17,7 +17,7 @@ use serde_json::json;
 /// ones are left — and a run on a full day reads no members.
 #[tokio::test]
 async fn a_scan_of_500_members_creates_no_more_than_the_flood_limits_allow() {
-    let (engine, clock) = memory_engine();
+    let (engine, store, clock) = memory_engine();
     let secrets = AccountSecrets {
         api_token: "t".into(),
         api_token_hash: unique_prefix("hash"),
@@ -26,7 +26,7 @@ async fn a_scan_of_500_members_creates_no_more_than_the_flood_limits_allow() {
     let input: NewAccount =
         serde_json::from_value(json!({"name": "Big Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
     let account = engine.create_account(input, secrets).await.unwrap_or_else(|e| panic!("{e}"));
-    gym::seed(engine.store.as_ref(), account.id, 500, clock.now())
+    gym::seed(store.as_ref(), account.id, 500, clock.now())
         .await
         .unwrap_or_else(|e| panic!("seed: {e}"));
 

@@ -22,7 +22,7 @@ async fn a_cancelled_task_leaves_its_learning_record_and_the_day_its_metrics() {
     stack.set_clock(&later.to_string()).await;
     stack.run().await;
 
-    let store = stack.running.engine.store.clone();
+    let store = stack.running.store.clone();
     let account: AccountId = gym.id.parse().expect("account id");
     let task_id: TaskId = task.parse().expect("task id");
     let record = store

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use openloop_core::account::WebhookSecret;
 use openloop_core::autonomy::TaskMode;
 use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
-use openloop_core::engine::{AccountSecrets, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
+use openloop_core::engine::{AccountSecrets, Autonomy, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::error::EngineError;
 use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
@@ -88,10 +88,8 @@ async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiEr
     let token = bearer(headers).ok_or_else(|| ApiError::unauthorized("an API token is required (Authorization: Bearer …)"))?;
     state
         .engine
-        .store
-        .account_for_token(&token_hash(token))
-        .await
-        .map_err(EngineError::from)?
+        .authenticate_owner(&token_hash(token))
+        .await?
         .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))
 }
 
@@ -131,7 +129,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
 
 async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    let accounts = state.engine.store.list_accounts().await.map_err(EngineError::from)?;
+    let accounts = state.engine.list_accounts().await?;
     let list: Vec<_> = accounts.iter().map(|a| serde_json::json!({"account_id": a.id, "name": a.name, "paused": a.paused, "created_at": a.created_at, "settings": a.settings})).collect();
     Ok(json(StatusCode::OK, serde_json::json!({"accounts": list})))
 }
@@ -533,17 +531,15 @@ async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): 
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
 async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
-    let account = state.engine.account(owner(&state, &headers).await?).await?;
-    let now = state.engine.clock.now();
-    let account_phase = openloop_core::autonomy::RampPhase::since(account.settings.onboarded_at, now);
+    let Autonomy { account, phase, agents } = state.engine.autonomy(owner(&state, &headers).await?).await?;
     Ok(json(
         StatusCode::OK,
         serde_json::json!({
             "execution_mode": account.settings.execution_mode,
             "paused": account.paused,
             "onboarded_at": account.settings.onboarded_at,
-            "phase": account_phase,
-            "agents": openloop_core::autonomy::phases(&account.settings, now),
+            "phase": phase,
+            "agents": agents,
         }),
     ))
 }
@@ -600,13 +596,7 @@ async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -
 async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let email = Email::parse(&email).map_err(EngineError::from)?;
-    if !state
-        .engine
-        .store
-        .delete_suppression(account, &email)
-        .await
-        .map_err(EngineError::from)?
-    {
+    if !state.engine.remove_suppression(account, &email).await? {
         return Err(ApiError::not_found("suppression"));
     }
     Ok(json(StatusCode::OK, serde_json::json!({"email": email, "deleted": true})))

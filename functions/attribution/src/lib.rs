@@ -26,7 +26,7 @@ pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
                 ("Alerts", metrics.alerts.len() as f64),
                 ("Accounts", metrics.accounts as f64),
             ];
-            emf::emit(&emf::counts_line("attribution", engine.clock.now(), &metrics.folded, &extra));
+            emf::emit(&emf::counts_line("attribution", engine.now(), &metrics.folded, &extra));
         }
         Err(e) => tracing::warn!(error = %e, "metrics run failed"),
     }

@@ -16,7 +16,7 @@ pub async fn handle(engine: &Engine, wake: Wake) -> Result<TickReport, EngineErr
     let due: usize = report.enqueued.values().sum();
     openloop_edge::emf::emit(&openloop_edge::emf::line(
         "tick",
-        engine.clock.now(),
+        engine.now(),
         &[
             ("WorkEnqueued", due as f64),
             ("TickTruncated", f64::from(u8::from(report.truncated))),

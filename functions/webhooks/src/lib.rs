@@ -13,16 +13,14 @@ use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::post;
-use jiff::SignedDuration;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use openloop_core::engine::{Engine, InboundOutcome};
+use openloop_core::engine::{Accepted, Engine, InboundOutcome};
 use openloop_core::error::EngineError;
-use openloop_core::event::{Parsed, SignalEnvelope, parse_event};
+use openloop_core::event::{Parsed, parse_event};
 use openloop_core::ids::AccountId;
-use openloop_core::limits::{MAX_BODY_BYTES, WEBHOOK_DEDUP_TTL};
-use openloop_core::work::QueueName;
+use openloop_core::limits::MAX_BODY_BYTES;
 use openloop_edge::http::{ApiError, bearer, body_error, secret_matches};
 
 pub struct WebhooksState {
@@ -55,12 +53,7 @@ async fn pushpress(
     let body = body.map_err(body_error)?;
     let engine = &state.engine;
     let account_id: AccountId = account_id.parse().map_err(|_| ApiError::not_found("account"))?;
-    let account = engine
-        .store
-        .get_account(account_id)
-        .await
-        .map_err(openloop_core::error::EngineError::from)?
-        .ok_or_else(|| ApiError::not_found("account"))?;
+    let account = engine.account(account_id).await?;
     let (Some(id), Some(timestamp), Some(signatures)) = (
         header(&headers, "webhook-id"),
         header(&headers, "webhook-timestamp"),
@@ -68,7 +61,7 @@ async fn pushpress(
     ) else {
         return Err(ApiError::unauthorized(signature::Rejection::MissingHeaders.message()));
     };
-    let now = engine.clock.now();
+    let now = engine.now();
     let mut verdict = signature::verify(account.webhook_secret.expose(), id, timestamp, signatures, &body, now);
     if verdict == Err(signature::Rejection::StaleTimestamp) && state.accept_wall_clock {
         verdict = signature::verify(
@@ -98,33 +91,18 @@ async fn pushpress(
                 .into_response());
         }
     };
-    let source = format!("pushpress:{account_id}");
-    if !engine
-        .store
-        .claim_webhook(&source, id, now, now + WEBHOOK_DEDUP_TTL)
-        .await
-        .map_err(openloop_core::error::EngineError::from)?
-    {
-        return Ok((StatusCode::OK, axum::Json(serde_json::json!({"status": "duplicate"}))).into_response());
-    }
-    let envelope = SignalEnvelope {
-        account_id,
-        webhook_id: id.to_owned(),
-        received_at: now,
-        event,
-    };
-    let message = serde_json::to_string(&envelope).map_err(|e| ApiError::bad_request("invalid_event", e.to_string()))?;
-    if let Err(e) = engine.queue.send(QueueName::Signals, vec![(message, SignedDuration::ZERO)]).await {
-        // Not queued: forget the claim so the sender's retry is accepted, and say so.
-        tracing::error!(error = %e, "signal not queued");
-        let _ = engine.store.release_webhook(&source, id).await;
-        return Err(ApiError::new(
+    match engine.accept_member_event(account_id, id, event, now).await {
+        Ok(Accepted::Queued) => Ok((StatusCode::ACCEPTED, axum::Json(serde_json::json!({"status": "queued"}))).into_response()),
+        Ok(Accepted::Duplicate) => Ok((StatusCode::OK, axum::Json(serde_json::json!({"status": "duplicate"}))).into_response()),
+        // Not queued (the claim was given back, so the sender's retry is accepted): say so.
+        Err(EngineError::Dependency(_)) => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "queue_unavailable",
             "the event could not be queued; retry later",
-        ));
+        )),
+        Err(EngineError::Invalid(e)) => Err(ApiError::bad_request(&e.code, e.message)),
+        Err(e) => Err(e.into()),
     }
-    Ok((StatusCode::ACCEPTED, axum::Json(serde_json::json!({"status": "queued"}))).into_response())
 }
 
 /// One raw RFC 5322 message from the mail provider: routed by its signed reply address (or
@@ -163,11 +141,10 @@ struct TokenQuery {
 }
 
 async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Query<TokenQuery>) -> Result<Response, ApiError> {
-    let key = &state.engine.config.signing_key;
     let (_, email) = q
         .token
         .as_deref()
-        .and_then(|t| key.verify_unsubscribe_token(t))
+        .and_then(|t| state.engine.unsubscribe_target(t))
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let token = q.token.unwrap_or_default();
     Ok(Html(format!(
@@ -183,7 +160,7 @@ async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<To
     let (account, email) = q
         .token
         .as_deref()
-        .and_then(|t| engine.config.signing_key.verify_unsubscribe_token(t))
+        .and_then(|t| engine.unsubscribe_target(t))
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let cancelled = engine.suppress(account, &email, "unsubscribe_link").await?;
     tracing::info!(%account, cancelled, "member unsubscribed");

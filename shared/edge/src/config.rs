@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use secrecy::{ExposeSecret, SecretString};
 
-use openloop_core::engine::{Engine, EngineConfig};
+use openloop_core::engine::{Engine, EngineConfig, EnginePorts};
 use openloop_core::ids::Email;
-use openloop_core::ports::{Agent, Clock};
+use openloop_core::ports::{Agent, Clock, TaskStore};
 use openloop_core::priority_rules::PriorityRules;
 use openloop_core::token::SigningKey;
 use openloop_core::work::QueueName;
@@ -150,10 +150,12 @@ fn priority_rules() -> Result<PriorityRules, ConfigError> {
     }
 }
 
-/// The engine on AWS: the DynamoDB store, SQS, EventBridge and SES.
-pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
+/// The ports on AWS: the DynamoDB store, SQS, EventBridge and SES, and the PushPress connector
+/// if configured. The store comes back on its own too, for a caller that needs it directly
+/// (the warm-up read, a test's seeding, a bench's request counts).
+pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (EnginePorts, DynamoStore) {
     let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone());
-    let engine = Engine {
+    let ports = EnginePorts {
         store: Arc::new(store.clone()),
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), config.queue_urls.clone())),
         mailer: Arc::new(SesMailer::new(
@@ -164,13 +166,18 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
         agent,
         bus: Arc::new(EventBridgeBus::new(clients.eventbridge.clone(), config.event_bus.clone())),
         clock,
-        config: config.engine_config(),
         connector: config
             .pushpress
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn openloop_core::connector::Connector>),
     };
-    (engine, store)
+    (ports, store)
+}
+
+/// The engine on AWS: [`ports`] and the configuration's engine settings.
+pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
+    let (ports, store) = ports(config, clients, clock, agent);
+    (Engine::new(ports, config.engine_config()), store)
 }
 
 /// What every Lambda `main` does at init: configuration from the environment, the clients,
@@ -178,9 +185,10 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
 pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), ConfigError> {
     let config = Config::from_env()?;
     let clients = config.clients().await;
-    let (engine, _) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
-    // Pay the TLS handshake at init, not on the first event (a failure here is not fatal).
-    if let Err(e) = engine.store.system_config().await {
+    let (engine, store) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
+    // Pay the TLS handshake at init, not on the first event (a failure here is not fatal); the
+    // store shares the engine's client, so its connection is the engine's.
+    if let Err(e) = store.system_config().await {
         tracing::warn!(error = %e, "warm-up read failed");
     }
     Ok((config, engine))

@@ -22,9 +22,9 @@ use tokio::sync::RwLock;
 use openloop_aws::provision::{Names, provision};
 use openloop_aws::sns::SnsVerifier;
 use openloop_core::connector::Connector;
-use openloop_core::engine::{Engine, Wake};
+use openloop_core::engine::{Engine, EnginePorts, Wake};
 use openloop_core::memory::MemoryStore;
-use openloop_core::ports::{Clock, NoStoredMail, NullBus};
+use openloop_core::ports::{Clock, NoStoredMail, NullBus, TaskStore};
 use openloop_core::work::QueueName;
 use openloop_edge::config::Config;
 use openloop_edge::http::{ApiError, json_body};
@@ -113,8 +113,12 @@ struct Local {
 /// A started runtime.
 pub struct Running {
     pub addr: SocketAddr,
-    /// The engine the routes and consumers share (tests read its store).
+    /// The engine the routes and consumers share.
     pub engine: Engine,
+    /// The engine's store, kept for tests that seed it or read it directly.
+    pub store: Arc<dyn TaskStore>,
+    /// The engine's mailer: the outbox around the provider.
+    pub outbox: Arc<Outbox>,
     pub admin_token: String,
     pub inbound_token: String,
     server: tokio::task::JoinHandle<()>,
@@ -142,6 +146,7 @@ impl Drop for Running {
 /// The engine and the runtime's own parts, on the chosen ports.
 struct Assembled {
     engine: Engine,
+    store: Arc<dyn TaskStore>,
     queues: Arc<LocalQueues>,
     outbox: Arc<Outbox>,
     mail: openloop_fn_signals::MailIntake,
@@ -164,17 +169,19 @@ async fn on_emulator(
         .unwrap_or_default();
     let provisioned = provision(&clients, names, &sender_domain).await?;
     config.queue_urls = provisioned.queue_urls.clone();
-    let (mut engine, _) = openloop_edge::config::engine(config, &clients, clock, agent);
-    let outbox = Arc::new(Outbox::new(engine.mailer.clone()));
-    engine.mailer = outbox.clone();
+    let (mut ports, _) = openloop_edge::config::ports(config, &clients, clock, agent);
+    let outbox = Arc::new(Outbox::new(ports.mailer.clone()));
+    ports.mailer = outbox.clone();
     let inbox = Arc::new(SqsInbox {
         client: clients.sqs.clone(),
         urls: provisioned.queue_urls,
     });
-    let queues = Arc::new(LocalQueues::new(engine.queue.clone(), inbox));
-    engine.queue = queues.clone();
+    let queues = Arc::new(LocalQueues::new(ports.queue.clone(), inbox));
+    ports.queue = queues.clone();
+    let store = ports.store.clone();
     Ok(Assembled {
-        engine,
+        engine: Engine::new(ports, config.engine_config()),
+        store,
         queues,
         outbox,
         mail: openloop_fn_signals::MailIntake::from_config(config, &clients),
@@ -188,18 +195,19 @@ fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_cor
     let outbox = Arc::new(Outbox::new(Arc::new(AcceptingProvider {
         region: config.region.clone(),
     })));
-    let engine = Engine {
-        store: Arc::new(MemoryStore::new()),
+    let store: Arc<dyn TaskStore> = Arc::new(MemoryStore::new());
+    let ports = EnginePorts {
+        store: store.clone(),
         queue: queues.clone(),
         mailer: outbox.clone(),
         agent,
         bus: Arc::new(NullBus),
         clock,
-        config: config.engine_config(),
         connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
     };
     Assembled {
-        engine,
+        engine: Engine::new(ports, config.engine_config()),
+        store,
         queues,
         outbox,
         mail: openloop_fn_signals::MailIntake {
@@ -225,6 +233,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     let agent = openloop_llm::from_env()?;
     let Assembled {
         engine,
+        store,
         queues,
         outbox,
         mail,
@@ -239,7 +248,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         queues,
         outbox,
         gate: RwLock::new(()),
-        analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.clock.now()),
+        analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.now()),
         changed: AtomicBool::new(true),
     });
 
@@ -330,6 +339,8 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     Ok(Running {
         addr,
         engine: local.engine.clone(),
+        store,
+        outbox: local.outbox.clone(),
         admin_token: config.admin_token.expose_secret().to_owned(),
         inbound_token: config.inbound_token.expose_secret().to_owned(),
         server,

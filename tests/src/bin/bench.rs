@@ -9,7 +9,7 @@ use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::{AccountId, Email, MemberId};
 use openloop_core::member::MemberFacts;
-use openloop_core::ports::Clock;
+use openloop_core::ports::{Clock, TaskStore};
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::testing::sample_task_for;
 use openloop_core::work::WorkItem;
@@ -88,13 +88,12 @@ async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> 
     let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Scan Gym", "timezone": "America/New_York"}))?;
     let account = engine.create_account(input, secrets).await?;
     let before = store.requests();
-    openloop_tests::gym::seed(store, account.id, members, engine.clock.now()).await?;
+    openloop_tests::gym::seed(store, account.id, members, engine.now()).await?;
     let seeding = store.requests() - before;
     let before = store.requests();
     let mut cursor = None;
     loop {
-        let (_, next) = engine
-            .store
+        let (_, next) = store
             .list_member_facts(account.id, openloop_core::limits::ANALYSIS_PAGE, cursor)
             .await?;
         match next {
@@ -142,7 +141,7 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
     facts.email = Some(Email::parse("bench@example.com")?);
     facts.first_name = Some("Bo".into());
     facts.version = 1;
-    engine.store.save_member_facts(account.id, &facts).await?;
+    store.save_member_facts(account.id, &facts).await?;
     let new_task = NewTask {
         task_type: "payment_recovery".into(),
         member_id: member,

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use jiff::{SignedDuration, Timestamp};
 use openloop_core::ids::{AccountId, Email};
 use openloop_core::mail::OutboundMail;
+use openloop_core::ports::Mailer;
 use openloop_tests::{Stack, gym, morning};
 use serde_json::json;
 
@@ -127,7 +128,7 @@ async fn send_mail(stack: &Stack, first: usize, count: usize) -> Result<(), Erro
             unsubscribe_url: "http://127.0.0.1/unsubscribe?token=bench".into(),
             date: Timestamp::now(),
         };
-        stack.running.engine.mailer.send(&mail).await?;
+        stack.running.outbox.send(&mail).await?;
     }
     Ok(())
 }
@@ -145,7 +146,7 @@ async fn month(name: &str, stack: &Stack) -> Result<(), Error> {
     }
     let account_id: AccountId = account["account_id"].as_str().unwrap_or_default().parse()?;
     let token = account["api_token"].as_str().unwrap_or_default().to_owned();
-    gym::seed(stack.running.engine.store.as_ref(), account_id, 200, start).await?;
+    gym::seed(stack.running.store.as_ref(), account_id, 200, start).await?;
     let wall = Instant::now();
     let mut runs = Vec::with_capacity(720);
     for hour in 1..=720 {

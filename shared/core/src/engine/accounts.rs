@@ -1,10 +1,14 @@
-//! Accounts, settings and the two kill switches (per account and global).
+//! Accounts, settings and the two kill switches (per account and global); who an owner's
+//! API token speaks for; the onboarding ramp an account stands in.
+
+use std::collections::BTreeMap;
 
 use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::Engine;
 use crate::account::{Account, AgentOverride, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
+use crate::autonomy::{RampLimits, RampPhase};
 use crate::connector::ConnectorCredentials;
 use crate::error::{EngineError, InvalidInput};
 use crate::ids::AccountId;
@@ -112,6 +116,15 @@ impl SettingsPatch {
     }
 }
 
+/// Where an account stands on the onboarding ramp now (spec §26): its own phase and each
+/// agent's limits.
+#[derive(Clone, Debug)]
+pub struct Autonomy {
+    pub account: Account,
+    pub phase: RampPhase,
+    pub agents: BTreeMap<&'static str, RampLimits>,
+}
+
 impl Engine {
     pub async fn create_account(&self, input: NewAccount, secrets: AccountSecrets) -> Result<Account, EngineError> {
         let name = input.name.trim().to_owned();
@@ -145,6 +158,28 @@ impl Engine {
 
     pub async fn account(&self, id: AccountId) -> Result<Account, EngineError> {
         self.store.get_account(id).await?.ok_or(EngineError::NotFound { what: "account" })
+    }
+
+    /// The account an owner's API token belongs to, by the token's hash (only hashes are
+    /// stored); `None` for a token no account holds.
+    pub async fn authenticate_owner(&self, api_token_hash: &str) -> Result<Option<AccountId>, EngineError> {
+        Ok(self.store.account_for_token(api_token_hash).await?)
+    }
+
+    /// Every account (the operator's list).
+    pub async fn list_accounts(&self) -> Result<Vec<Account>, EngineError> {
+        Ok(self.store.list_accounts().await?)
+    }
+
+    /// The account's place on the onboarding ramp at the engine's time.
+    pub async fn autonomy(&self, id: AccountId) -> Result<Autonomy, EngineError> {
+        let account = self.account(id).await?;
+        let now = self.clock.now();
+        Ok(Autonomy {
+            phase: RampPhase::since(account.settings.onboarded_at, now),
+            agents: crate::autonomy::phases(&account.settings, now),
+            account,
+        })
     }
 
     /// Apply a settings patch; all of it or none of it.

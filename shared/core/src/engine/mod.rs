@@ -27,10 +27,11 @@ pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 mod signals;
 mod subtasks;
+mod suppressions;
 pub use subtasks::Batch;
 mod tasks;
 mod tick;
-pub use signals::SignalOutcome;
+pub use signals::{Accepted, SignalOutcome};
 pub use tasks::Created;
 mod work;
 
@@ -39,7 +40,7 @@ mod tests;
 
 use std::sync::Arc;
 
-pub use accounts::{AccountSecrets, NewAccount, SettingsPatch};
+pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
 pub use tasks::{CreateOptions, NewTask, Resolution};
 pub use tick::{TickReport, Wake};
 pub use work::StepOutcome;
@@ -64,17 +65,65 @@ pub struct EngineConfig {
     pub priority_rules: Arc<PriorityRules>,
 }
 
-/// The ports and settings every operation works with.
+/// The adapters an engine is built from. A composition root assembles them (decorating one
+/// first if it needs to, as the local runtime wraps the mailer in its outbox) and hands them to
+/// [`Engine::new`]; after that only the engine's operations reach them.
 #[derive(Clone)]
-pub struct Engine {
+pub struct EnginePorts {
     pub store: Arc<dyn TaskStore>,
     pub queue: Arc<dyn Queue>,
     pub mailer: Arc<dyn Mailer>,
     pub agent: Arc<dyn Agent>,
     pub bus: Arc<dyn EventBus>,
     pub clock: Arc<dyn Clock>,
-    pub config: EngineConfig,
     /// The member-data connector the stale guard refreshes from (spec §30, §34); `None`
     /// (the local default) reads the projected facts only.
     pub connector: Option<Arc<dyn Connector>>,
+}
+
+/// The ports and settings every operation works with. Its fields are the engine's own:
+/// handlers call operations, never a port, so every read and write goes through a decision
+/// made here.
+#[derive(Clone)]
+pub struct Engine {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) queue: Arc<dyn Queue>,
+    pub(crate) mailer: Arc<dyn Mailer>,
+    pub(crate) agent: Arc<dyn Agent>,
+    pub(crate) bus: Arc<dyn EventBus>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) config: EngineConfig,
+    pub(crate) connector: Option<Arc<dyn Connector>>,
+}
+
+impl Engine {
+    /// The engine over these adapters and deployment settings.
+    pub fn new(ports: EnginePorts, config: EngineConfig) -> Self {
+        let EnginePorts {
+            store,
+            queue,
+            mailer,
+            agent,
+            bus,
+            clock,
+            connector,
+        } = ports;
+        Self {
+            store,
+            queue,
+            mailer,
+            agent,
+            bus,
+            clock,
+            config,
+            connector,
+        }
+    }
+
+    /// The engine's current time, from its clock: what a handler checks a signature's
+    /// timestamp against and stamps its metrics with (the test clock locally, never the
+    /// wall clock directly).
+    pub fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
+    }
 }

@@ -1,13 +1,28 @@
-//! Member signals from the signals queue: project them into member facts and fire the
-//! triggers that open tasks (today: a failed payment opens `payment_recovery`).
+//! Member signals: a webhook's member event accepted once onto the signals queue; then, from
+//! the queue, projected into member facts, firing the triggers that open tasks (today: a
+//! failed payment opens `payment_recovery`).
+
+use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use super::tasks::{Created, NewTask};
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::event::{MemberEvent, SignalEnvelope};
+use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
+use crate::event::{MemberEvent, SignalEnvelope, WebhookEvent};
 use crate::gate::GateContext;
+use crate::ids::AccountId;
+use crate::limits::WEBHOOK_DEDUP_TTL;
 use crate::member::MemberFacts;
 use crate::task::TriggerType;
+use crate::work::QueueName;
+
+/// What became of an authenticated member event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Accepted {
+    /// Its webhook id was claimed and the event is on the signals queue.
+    Queued,
+    /// Its webhook id was accepted before (the sender's retry): nothing is queued again.
+    Duplicate,
+}
 
 /// What a signal did.
 #[derive(Debug, PartialEq, Eq)]
@@ -18,6 +33,42 @@ pub enum SignalOutcome {
 }
 
 impl Engine {
+    /// Accept a member event whose webhook signature was checked: claim its webhook id (once
+    /// per account, remembered for [`WEBHOOK_DEDUP_TTL`]) and put it on the signals queue for
+    /// [`Self::apply_signal`]. When the queue refuses it the claim is given back, so the
+    /// sender's retry is accepted, and the answer is [`EngineError::Dependency`].
+    pub async fn accept_member_event(
+        &self,
+        account_id: AccountId,
+        webhook_id: &str,
+        event: WebhookEvent,
+        received_at: Timestamp,
+    ) -> Result<Accepted, EngineError> {
+        let envelope = SignalEnvelope {
+            account_id,
+            webhook_id: webhook_id.to_owned(),
+            received_at,
+            event,
+        };
+        let message = serde_json::to_string(&envelope).map_err(|e| InvalidInput::new("invalid_event", e.to_string()))?;
+        let source = format!("pushpress:{account_id}");
+        if !self
+            .store
+            .claim_webhook(&source, webhook_id, received_at, received_at + WEBHOOK_DEDUP_TTL)
+            .await?
+        {
+            return Ok(Accepted::Duplicate);
+        }
+        if let Err(e) = self.queue.send(QueueName::Signals, vec![(message, SignedDuration::ZERO)]).await {
+            tracing::error!(error = %e, "signal not queued");
+            if let Err(release) = self.store.release_webhook(&source, webhook_id).await {
+                tracing::warn!(error = %release, "webhook claim not given back; the sender's retry reads as a duplicate");
+            }
+            return Err(EngineError::Dependency(format!("the signals queue: {e}")));
+        }
+        Ok(Accepted::Queued)
+    }
+
     pub async fn apply_signal(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
         let Some(account) = self.store.get_account(envelope.account_id).await? else {
             tracing::warn!(account = %envelope.account_id, "signal for an unknown account dropped");

@@ -1,0 +1,76 @@
+//! Accepting a member event from its webhook: its webhook id is claimed once and the event
+//! queued for the signals consumer; a queue that refuses it gives the claim back, so the
+//! sender's retry is accepted.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::*;
+use crate::engine::Accepted;
+use crate::error::EngineError;
+use crate::event::{Parsed, parse_event};
+use crate::ports::{Clock, Queue, QueueError};
+
+fn payment_failed(at: Timestamp) -> WebhookEvent {
+    let body = serde_json::json!({"type": "payment.failed", "timestamp": at,
+        "data": {"member_id": "m_pay", "amount": 150, "currency": "USD", "failed_at": at, "reason": "card_declined"}});
+    match parse_event(body.to_string().as_bytes()).expect("event") {
+        Parsed::Known(event) => event,
+        Parsed::UnknownType(kind) => panic!("{kind} is a known type"),
+    }
+}
+
+/// A queue that refuses its first send and takes the rest.
+#[derive(Default)]
+struct RefusesOnce {
+    refused: AtomicBool,
+    taken: RecordingQueue,
+}
+
+#[async_trait::async_trait]
+impl Queue for RefusesOnce {
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError> {
+        if !self.refused.swap(true, Ordering::SeqCst) {
+            return Err(QueueError {
+                queue,
+                message: "injected: throttled".into(),
+            });
+        }
+        self.taken.send(queue, messages).await
+    }
+}
+
+#[tokio::test]
+async fn a_member_event_is_queued_once_per_webhook_id() {
+    let w = world().await;
+    let now = w.clock.now();
+
+    let first = w.engine.accept_member_event(w.account.id, "wh_1", payment_failed(now), now).await;
+    let redelivered = w.engine.accept_member_event(w.account.id, "wh_1", payment_failed(now), now).await;
+
+    assert_eq!(
+        (first.expect("first"), redelivered.expect("again")),
+        (Accepted::Queued, Accepted::Duplicate)
+    );
+    let queued = w.queue.0.lock().expect("queue").clone();
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    let envelope: SignalEnvelope = serde_json::from_str(&queued[0].1).expect("envelope");
+    assert_eq!(
+        (queued[0].0, envelope.account_id, envelope.webhook_id.as_str(), envelope.received_at),
+        (QueueName::Signals, w.account.id, "wh_1", now)
+    );
+}
+
+#[tokio::test]
+async fn a_member_event_the_queue_refused_is_accepted_when_the_sender_retries() {
+    let mut w = world().await;
+    let queue = Arc::new(RefusesOnce::default());
+    w.engine.queue = queue.clone();
+    let now = w.clock.now();
+
+    let refused = w.engine.accept_member_event(w.account.id, "wh_2", payment_failed(now), now).await;
+    let retried = w.engine.accept_member_event(w.account.id, "wh_2", payment_failed(now), now).await;
+
+    assert!(matches!(refused, Err(EngineError::Dependency(_))), "{refused:?}");
+    assert_eq!(retried.expect("retry"), Accepted::Queued);
+    assert_eq!(queue.taken.0.lock().expect("queue").len(), 1);
+}
