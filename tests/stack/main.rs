@@ -9,6 +9,7 @@ mod connector_keys;
 mod conversations;
 mod fixtures;
 mod gates;
+mod hostile;
 mod local_runtime;
 mod observability;
 mod outcomes;

@@ -36,37 +36,63 @@ impl SesMailer {
     }
 }
 
-/// The RFC 5322 bytes of `mail`.
+/// A header's free text (a display name, a subject) on one line: every control character —
+/// CR and LF above all — and Unicode line separator becomes a space. The second line of
+/// defence: input checks refuse line breaks in names and drafts first (issue: header
+/// injection through a display name).
+fn one_line(text: &str) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A message id or an address we put between angle brackets: visible ASCII only, no brackets
+/// (an id from a member's mail is theirs to choose).
+fn token(text: &str) -> String {
+    text.chars().filter(|c| c.is_ascii_graphic() && !matches!(c, '<' | '>')).collect()
+}
+
+/// The RFC 5322 bytes of `mail`. Every header value passes [`one_line`] or [`token`], so no
+/// value can end its header and start another.
 pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
     let mut builder = MessageBuilder::new()
-        .from((mail.from_name.clone(), mail.from.to_string()))
-        .reply_to(mail.reply_to.clone())
-        .subject(mail.subject.clone())
-        .message_id(mail.message_id.clone())
+        .from((one_line(&mail.from_name), mail.from.to_string()))
+        .reply_to(token(&mail.reply_to))
+        .subject(one_line(&mail.subject))
+        .message_id(token(&mail.message_id))
         .date(mail.date.as_second());
     // Mail to members is a mailing: one-click unsubscribe (RFC 8058). Mail to the owner
     // (notifications) names no unsubscribe URL; their settings are the switch.
-    builder = if mail.unsubscribe_url.is_empty() {
+    let unsubscribe = token(&mail.unsubscribe_url);
+    builder = if unsubscribe.is_empty() {
         builder.text_body(format!("{}\n", mail.text.trim_end()))
     } else {
         builder
-            .header("List-Unsubscribe", Raw::new(format!("<{}>", mail.unsubscribe_url)))
+            .header("List-Unsubscribe", Raw::new(format!("<{unsubscribe}>")))
             .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
             .text_body(format!(
                 "{}\n\n--\nTo stop receiving these e-mails: {}\n",
                 mail.text.trim_end(),
-                mail.unsubscribe_url
+                unsubscribe
             ))
     };
     builder = match &mail.to_name {
-        Some(name) => builder.to((name.clone(), mail.to.to_string())),
+        Some(name) => builder.to((one_line(name), mail.to.to_string())),
         None => builder.to(mail.to.to_string()),
     };
     if let Some(parent) = &mail.in_reply_to {
-        builder = builder.in_reply_to(parent.clone());
+        builder = builder.in_reply_to(token(parent));
     }
     if !mail.references.is_empty() {
-        builder = builder.references(mail.references.clone());
+        builder = builder.references(mail.references.iter().map(|r| token(r)).collect::<Vec<_>>());
     }
     builder.write_to_vec()
 }
@@ -141,9 +167,8 @@ mod tests {
     use super::*;
     use openloop_core::ids::Email;
 
-    #[test]
-    fn the_mime_carries_threading_reply_to_and_one_click_unsubscribe() {
-        let mail = OutboundMail {
+    fn mail() -> OutboundMail {
+        OutboundMail {
             from_name: "CrossFit Renegade".into(),
             from: Email::parse("outreach@mail.example.com").expect("email"),
             to: Email::parse("sarah@example.com").expect("email"),
@@ -156,8 +181,12 @@ mod tests {
             reply_to: "reply+token@replies.example.com".into(),
             unsubscribe_url: "https://app.example.com/unsubscribe?token=t".into(),
             date: "2026-11-02T14:00:00Z".parse().expect("ts"),
-        };
-        let raw = String::from_utf8(mime(&mail).expect("mime")).expect("utf8");
+        }
+    }
+
+    #[test]
+    fn the_mime_carries_threading_reply_to_and_one_click_unsubscribe() {
+        let raw = String::from_utf8(mime(&mail()).expect("mime")).expect("utf8");
         for expected in [
             "Message-ID: <b@mail.example.com>",
             "In-Reply-To: <a@mail.example.com>",
@@ -168,6 +197,90 @@ mod tests {
             "Subject: Re: Quick note",
         ] {
             assert!(raw.contains(expected), "missing {expected:?} in\n{raw}");
+        }
+    }
+
+    /// The headers a member's mail carries, each once.
+    const HEADERS: [&str; 13] = [
+        "content-transfer-encoding",
+        "content-type",
+        "date",
+        "from",
+        "in-reply-to",
+        "list-unsubscribe",
+        "list-unsubscribe-post",
+        "message-id",
+        "mime-version",
+        "references",
+        "reply-to",
+        "subject",
+        "to",
+    ];
+
+    fn header_names(raw: &[u8]) -> Vec<String> {
+        let message = mail_parser::MessageParser::default().parse(raw).expect("the mail parses");
+        let mut names: Vec<String> = message.headers().iter().map(|h| h.name().to_ascii_lowercase()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_injected_line_break_in_any_header_field_writes_no_header() {
+        let evil = "G\r\nReply-To: a@evil.example\r\nBcc: all@evil.example\r\n\r\nbody";
+        for field in [
+            "from_name",
+            "to_name",
+            "subject",
+            "message_id",
+            "in_reply_to",
+            "references",
+            "reply_to",
+            "unsubscribe_url",
+        ] {
+            let mut m = mail();
+            match field {
+                "from_name" => m.from_name = evil.into(),
+                "to_name" => m.to_name = Some(evil.into()),
+                "subject" => m.subject = evil.into(),
+                "message_id" => m.message_id = evil.into(),
+                "in_reply_to" => m.in_reply_to = Some(evil.into()),
+                "references" => m.references = vec![evil.into()],
+                "reply_to" => m.reply_to = evil.into(),
+                _ => m.unsubscribe_url = evil.into(),
+            }
+            let raw = mime(&m).expect("mime");
+            assert_eq!(header_names(&raw), HEADERS, "{field}:\n{}", String::from_utf8_lossy(&raw));
+            let text = String::from_utf8_lossy(&raw);
+            assert!(
+                !text.contains("\r\nBcc:") && !text.contains("\r\nReply-To: a@evil"),
+                "{field}:\n{text}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever text reaches a header field, the parsed mail holds exactly the headers we
+        /// meant to write, and names and the subject come back as one line.
+        #[test]
+        fn arbitrary_header_text_never_adds_a_header(
+            from_name in ".{0,60}",
+            to_name in ".{0,60}",
+            subject in ".{0,120}",
+            id in ".{0,60}",
+        ) {
+            let mut m = mail();
+            m.from_name = from_name.clone();
+            m.to_name = Some(to_name);
+            m.subject = subject.clone();
+            m.message_id = format!("{id}@x");
+            m.in_reply_to = Some(id.clone());
+            m.references = vec![id];
+            let raw = mime(&m).expect("mime");
+            proptest::prop_assert_eq!(header_names(&raw), HEADERS);
+            let message = mail_parser::MessageParser::default().parse(&raw[..]).expect("parses");
+            proptest::prop_assert_eq!(message.subject().unwrap_or(""), one_line(&subject));
+            let from = message.from().and_then(|a| a.first()).expect("a From address");
+            proptest::prop_assert_eq!(from.address(), Some("outreach@mail.example.com"));
         }
     }
 }

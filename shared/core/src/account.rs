@@ -21,8 +21,10 @@ pub enum ExecutionMode {
 
 /// How the business presents itself in mail, and what the agent may know about it (spec
 /// §23.1). Every field is optional: the prompt says only what is given, and the agent
-/// escalates rather than invent the rest.
+/// escalates rather than invent the rest. A key it does not know is refused (a misspelt key
+/// would otherwise replace the profile with an empty one).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Profile {
     #[serde(default)]
     pub display_name: Option<String>,
@@ -58,6 +60,37 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The texts that name the gym or a thing in one line — a display name reaches the
+    /// `From` header and offline subjects — are one line each; a sign-off, a greeting or a
+    /// promotion may span lines (they only reach the body).
+    fn validate_lines(&self) -> Result<(), InvalidInput> {
+        let one_liners = [
+            ("profile.display_name", &self.display_name),
+            ("profile.owner_first_name", &self.owner_first_name),
+            ("profile.business_type", &self.business_type),
+            ("profile.vibe", &self.vibe),
+            ("profile.contact_phone", &self.contact_phone),
+            ("profile.contact_website", &self.contact_website),
+        ];
+        for (field, value) in one_liners {
+            if let Some(value) = value {
+                crate::text::single_line("invalid_profile", field, value)?;
+            }
+        }
+        let lists = [
+            ("profile.class_types", &self.class_types),
+            ("profile.special_programs", &self.special_programs),
+            ("profile.never_mention", &self.never_mention),
+            ("profile.always_include", &self.always_include),
+        ];
+        for (field, list) in lists {
+            for value in list {
+                crate::text::single_line("invalid_profile", field, value)?;
+            }
+        }
+        Ok(())
+    }
+
     fn texts(&self) -> impl Iterator<Item = &String> {
         [
             &self.display_name,
@@ -198,13 +231,9 @@ impl Settings {
                 format!("profile texts must be at most {} characters each", limits::MAX_PROFILE_TEXT_CHARS),
             ));
         }
+        self.profile.validate_lines()?;
         self.validate_overrides()?;
-        if !(self.avg_membership_price.is_finite() && self.avg_membership_price >= 0.0) {
-            return Err(InvalidInput::new(
-                "invalid_avg_membership_price",
-                "avg_membership_price must be a non-negative number",
-            ));
-        }
+        crate::text::money("invalid_avg_membership_price", "avg_membership_price", self.avg_membership_price)?;
         if let Some(agent) = self
             .agent_ramps
             .keys()

@@ -83,6 +83,40 @@ pub enum MemberEvent {
 }
 
 impl MemberEvent {
+    /// Names reach the `To` header of member mail: one line each, at most 100 characters;
+    /// amounts are money a gym can mean.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        use crate::text::{money, single_line};
+        match self {
+            MemberEvent::MemberCreated {
+                first_name,
+                last_name,
+                monthly_value,
+                ..
+            } => {
+                for (field, name) in [("first_name", first_name), ("last_name", last_name)] {
+                    if let Some(name) = name {
+                        single_line("invalid_event", field, name)?;
+                        if name.chars().count() > 100 {
+                            return Err(InvalidInput::new(
+                                "invalid_event",
+                                format!("{field} must be at most 100 characters"),
+                            ));
+                        }
+                    }
+                }
+                if let Some(value) = monthly_value {
+                    money("invalid_event", "monthly_value", *value)?;
+                }
+            }
+            MemberEvent::PaymentFailed { amount, .. } | MemberEvent::PaymentSucceeded { amount, .. } => {
+                money("invalid_event", "amount", *amount)?;
+            }
+            MemberEvent::StatusChanged { .. } | MemberEvent::CheckinCreated { .. } | MemberEvent::TrialBooked { .. } => {}
+        }
+        Ok(())
+    }
+
     pub fn member_id(&self) -> &MemberId {
         match self {
             MemberEvent::MemberCreated { member_id, .. }
@@ -131,9 +165,10 @@ pub fn parse_event(body: &[u8]) -> Result<Parsed, InvalidInput> {
     if !KNOWN_EVENT_TYPES.contains(&kind) {
         return Ok(Parsed::UnknownType(kind.to_owned()));
     }
-    serde_json::from_value(value.clone())
-        .map(Parsed::Known)
-        .map_err(|e| InvalidInput::new("invalid_event", format!("{kind} event is invalid: {e}")))
+    let event: WebhookEvent =
+        serde_json::from_value(value.clone()).map_err(|e| InvalidInput::new("invalid_event", format!("{kind} event is invalid: {e}")))?;
+    event.event.validate()?;
+    Ok(Parsed::Known(event))
 }
 
 /// What travels on the signals queue: the event, whose account it is and which delivery.
@@ -156,6 +191,19 @@ mod tests {
             panic!("should parse")
         };
         assert!(matches!(event.event, MemberEvent::PaymentFailed { amount, .. } if amount == 150.0));
+    }
+
+    #[test]
+    fn a_name_with_a_line_break_or_an_amount_beyond_money_is_refused() {
+        let bodies: [&[u8]; 3] = [
+            br#"{"type":"member.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","email":"a@example.com","first_name":"Ana\r\nBcc: x@evil.example","status":"active"}}"#,
+            br#"{"type":"member.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","email":"a@example.com","status":"active","monthly_value":1e126}}"#,
+            br#"{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","amount":-5,"currency":"USD","failed_at":"2026-11-02T14:00:00Z"}}"#,
+        ];
+        for body in bodies {
+            let error = parse_event(body).expect_err("refused");
+            assert_eq!(error.code, "invalid_event", "{}", String::from_utf8_lossy(body));
+        }
     }
 
     #[test]

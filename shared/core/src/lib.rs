@@ -61,6 +61,7 @@ pub mod stale_guard;
 pub mod subtasks;
 pub mod task;
 pub mod task_type;
+pub mod text;
 pub mod token;
 pub mod transition;
 pub mod work;

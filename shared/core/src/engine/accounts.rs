@@ -131,6 +131,7 @@ impl Engine {
         if name.is_empty() || name.len() > 200 {
             return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
         }
+        crate::text::single_line("invalid_name", "name", &name)?;
         let timezone = input.timezone.unwrap_or_else(|| "America/New_York".into());
         parse_timezone(&timezone)?;
         let now = self.clock.now();

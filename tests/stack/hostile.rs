@@ -1,0 +1,114 @@
+//! Hostile and careless input (issue 19): whatever a tenant or a stranger sends, no header is
+//! forged, no number the store cannot hold is kept, and nothing changes on a refusal.
+
+use openloop_tests::{Stack, events};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+async fn put_settings(stack: &Stack, token: &str, body: Value) -> (u16, Value) {
+    stack.call(Method::PUT, "/api/v1/settings", Some(token), Some(body)).await
+}
+
+#[tokio::test]
+async fn header_bearing_settings_with_line_breaks_are_refused_and_change_nothing() {
+    let stack = Stack::start("hostile-headers").await;
+    let gym = stack.create_account("manual").await;
+    let (_, before) = stack.get("/api/v1/settings", &gym.token).await;
+    for injected in [
+        "G\r\nReply-To: a@evil.example",
+        "G\nBcc: all@evil.example",
+        "G\r\n\r\nbody",
+        "G\u{2028}X-Evil: 1",
+    ] {
+        for field in ["display_name", "owner_first_name", "business_type", "contact_website"] {
+            let (status, error) = put_settings(&stack, &gym.token, json!({"profile": {field: injected}})).await;
+            assert_eq!(
+                (status, error["error"]["code"].as_str()),
+                (422, Some("invalid_profile")),
+                "{field}: {error}"
+            );
+        }
+    }
+    let (status, error) = stack
+        .post(
+            "/api/v1/accounts",
+            &stack.admin_token,
+            json!({"name": "Gym\r\nBcc: all@evil.example"}),
+        )
+        .await;
+    assert_eq!((status, error["error"]["code"].as_str()), (422, Some("invalid_name")), "{error}");
+    let (_, after) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(before, after, "a refused update changes nothing");
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn numbers_beyond_what_a_gym_means_are_refused() {
+    let stack = Stack::start("hostile-numbers").await;
+    let gym = stack.create_account("manual").await;
+    for price in [json!(1e126), json!(-1), json!(100_000.01)] {
+        let (status, error) = put_settings(&stack, &gym.token, json!({"avg_membership_price": price})).await;
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (422, Some("invalid_avg_membership_price")),
+            "{price}: {error}"
+        );
+    }
+    let (status, _) = put_settings(&stack, &gym.token, json!({"avg_membership_price": 149.0})).await;
+    assert_eq!(status, 200);
+    let at = stack.now().await.to_string();
+    let mut rich = events::member_created("m_1", "ana@example.com", "Ana", &at);
+    rich["data"]["monthly_value"] = json!(1e126);
+    let (status, error) = stack.webhook(&gym, "evt_rich", rich).await;
+    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("invalid_event")), "{error}");
+    let mut forged = events::member_created("m_2", "bo@example.com", "Bo\r\nBcc: all@evil.example", &at);
+    forged["data"]["monthly_value"] = json!(150);
+    let (status, error) = stack.webhook(&gym, "evt_name", forged).await;
+    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("invalid_event")), "{error}");
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn a_misspelt_profile_key_is_refused_instead_of_wiping_the_profile() {
+    let stack = Stack::start("hostile-profile").await;
+    let gym = stack.create_account("manual").await;
+    let (status, _) = put_settings(&stack, &gym.token, json!({"profile": {"display_name": "Harbour Gym"}})).await;
+    assert_eq!(status, 200);
+    let (status, error) = put_settings(&stack, &gym.token, json!({"profile": {"dispaly_name": "Oops"}})).await;
+    assert_eq!(status, 422, "{error}");
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["profile"]["display_name"], "Harbour Gym", "{settings}");
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn addresses_are_parsed_strictly_at_every_entry_point() {
+    let stack = Stack::start("hostile-addresses").await;
+    let gym = stack.create_account("manual").await;
+    let at = stack.now().await.to_string();
+    for (i, bad) in [
+        "ana\u{0}@example.com",
+        "a\u{200b}na@example.com",
+        "ａｎａ@example.com",
+        ".ana@example.com",
+        "ana@-example.com",
+        "an..a@example.com",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (status, error) = stack
+            .webhook(&gym, &format!("evt_{i}"), events::member_created("m_1", bad, "Ana", &at))
+            .await;
+        assert_eq!(status, 400, "webhook {bad:?}: {error}");
+        let (status, error) = put_settings(&stack, &gym.token, json!({"owner_email": bad})).await;
+        assert_eq!(status, 422, "owner_email {bad:?}: {error}");
+        let (status, error) = stack.post("/api/v1/suppressions", &gym.token, json!({"email": bad})).await;
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (422, Some("invalid_email")),
+            "suppression {bad:?}: {error}"
+        );
+    }
+    stack.running.stop();
+}
