@@ -112,3 +112,71 @@ async fn addresses_are_parsed_strictly_at_every_entry_point() {
     }
     stack.running.stop();
 }
+
+/// Given a first touch, when the member answers from a phone with a 3 MB photo attached, the
+/// reply is stored (named attachment, not its bytes) instead of refused as too large.
+#[tokio::test]
+async fn a_reply_with_a_phone_photo_is_stored_and_the_photo_only_named() {
+    use base64::Engine as _;
+    let stack = Stack::start("hostile-photo").await;
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_photo", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_photo").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    let plain = openloop_tests::Client::reply_to(&mail[0], "photo-1@mail.example.net", "Here is my new PR, see you Monday at 6pm!");
+    let (headers, text) = plain
+        .split_once("Content-Type: text/plain; charset=utf-8\r\n\r\n")
+        .expect("the reply's shape");
+    let photo = base64::engine::general_purpose::STANDARD.encode(vec![0xA5u8; 3 * 1024 * 1024]);
+    let raw = format!(
+        "{headers}MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n--b1\r\n\
+         Content-Type: image/jpeg; name=\"IMG_0042.jpg\"\r\nContent-Disposition: attachment; filename=\"IMG_0042.jpg\"\r\nContent-Transfer-Encoding: base64\r\n\r\n{photo}\r\n--b1--\r\n"
+    );
+    assert!(raw.len() > 4 * 1024 * 1024);
+    let (status, body) = stack.inbound(&raw).await;
+    assert_eq!((status, body["status"].as_str()), (202, Some("stored")), "{body}");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    let member_said: Vec<&str> = task["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "member")
+                .filter_map(|m| m["content"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        member_said,
+        ["Here is my new PR, see you Monday at 6pm!\n\n[attached, not kept: IMG_0042.jpg]"],
+        "{task}"
+    );
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn a_declared_body_over_the_limit_is_refused_even_where_no_body_is_read() {
+    let stack = Stack::start("hostile-body").await;
+    let gym = stack.create_account("manual").await;
+    let big = "x".repeat(300 * 1024);
+    for path in [
+        "/api/v1/tasks/01JD0000000000000000000000/skip",
+        "/api/v1/tasks/01JD0000000000000000000000/cancel",
+        "/api/v1/tasks",
+    ] {
+        let response = reqwest::Client::new()
+            .post(format!("{}{path}", stack.url))
+            .bearer_auth(&gym.token)
+            .body(big.clone())
+            .send()
+            .await
+            .expect("a response");
+        assert_eq!(response.status().as_u16(), 413, "{path}");
+        let error: Value = response.json().await.expect("a JSON error");
+        assert_eq!(error["error"]["code"], "body_too_large", "{path}: {error}");
+    }
+    stack.running.stop();
+}

@@ -74,6 +74,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(|request, next| {
+            openloop_edge::http::limit_declared_body(MAX_BODY_BYTES, request, next)
+        }))
         .with_state(state)
 }
 

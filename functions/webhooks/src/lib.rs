@@ -20,7 +20,7 @@ use openloop_core::engine::{Accepted, Engine, InboundOutcome};
 use openloop_core::error::EngineError;
 use openloop_core::event::{Parsed, parse_event};
 use openloop_core::ids::AccountId;
-use openloop_core::limits::MAX_BODY_BYTES;
+use openloop_core::limits::{MAX_BODY_BYTES, MAX_INBOUND_MAIL_BYTES};
 use openloop_edge::http::{ApiError, bearer, body_error, secret_matches};
 
 pub struct WebhooksState {
@@ -34,9 +34,20 @@ pub struct WebhooksState {
 pub fn router(state: Arc<WebhooksState>) -> Router {
     Router::new()
         .route("/webhooks/pushpress/{account_id}", post(pushpress))
-        .route("/webhooks/inbound-email", post(inbound_email))
         .route("/unsubscribe", axum::routing::get(unsubscribe_page).post(unsubscribe))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(|request, next| {
+            openloop_edge::http::limit_declared_body(MAX_BODY_BYTES, request, next)
+        }))
+        // A member's reply may carry a phone photo or two: mail as large as providers deliver.
+        .route(
+            "/webhooks/inbound-email",
+            post(inbound_email)
+                .layer(DefaultBodyLimit::max(MAX_INBOUND_MAIL_BYTES))
+                .layer(axum::middleware::from_fn(|request, next| {
+                    openloop_edge::http::limit_declared_body(MAX_INBOUND_MAIL_BYTES, request, next)
+                })),
+        )
         .with_state(state)
 }
 

@@ -7,7 +7,7 @@
 //! clients that drop it still send `In-Reply-To`/`References`, which name our Message-ID or
 //! the one SES put on the delivered copy, so every id there is kept for the fallback.
 
-use mail_parser::{Address, HeaderValue, MessageParser};
+use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders};
 
 use crate::error::InvalidInput;
 use crate::ids::Email;
@@ -67,7 +67,27 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
     let auto_submitted = message
         .header_raw("Auto-Submitted")
         .is_some_and(|v| !v.trim().eq_ignore_ascii_case("no"));
-    let extracted = reply_text::extract(&body);
+    let mut extracted = reply_text::extract(&body);
+    // Attachments are not kept, only named, so the owner and the agent know they were sent.
+    let attached: Vec<String> = message
+        .attachments()
+        .map(|a| {
+            a.attachment_name()
+                .unwrap_or("unnamed")
+                .chars()
+                .filter(|c| !c.is_control())
+                .take(100)
+                .collect()
+        })
+        .collect();
+    if !attached.is_empty() {
+        let line = format!("[attached, not kept: {}]", attached.join(", "));
+        extracted.text = if extracted.text.is_empty() {
+            line
+        } else {
+            format!("{}\n\n{line}", extracted.text)
+        };
+    }
     let subject = message.subject().map(str::to_owned);
     let out_of_office = subject.as_deref().is_some_and(|s| {
         let s = s.to_ascii_lowercase();

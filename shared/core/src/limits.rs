@@ -71,8 +71,11 @@ pub const DUE_INDEX_SHARDS: u32 = 16;
 pub const WEBHOOK_TOLERANCE: SignedDuration = SignedDuration::from_mins(5);
 /// How long a processed webhook id is remembered.
 pub const WEBHOOK_DEDUP_TTL: SignedDuration = SignedDuration::from_hours(24 * 7);
-/// Largest request body accepted anywhere.
+/// Largest request body accepted by the API and the member-event webhook.
 pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// Largest raw inbound mail accepted by `POST /webhooks/inbound-email`: 25 MB of attachments
+/// (what the big providers deliver) after base64. In AWS, large mail arrives through S3.
+pub const MAX_INBOUND_MAIL_BYTES: usize = 40 * 1024 * 1024;
 
 /// The backoff before retry number `attempt` (1-based), or `None` when retries are used up.
 pub fn retry_delay(attempt: u32) -> Option<SignedDuration> {

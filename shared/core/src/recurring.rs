@@ -78,8 +78,15 @@ fn parse(expression: &str) -> Result<croner::Cron, CronError> {
         expression: expression.to_owned(),
         reason,
     };
-    if expression.split_whitespace().count() != 5 {
+    let fields: Vec<&str> = expression.split_whitespace().collect();
+    if fields.len() != 5 {
         return Err(error("must have exactly five fields".into()));
+    }
+    // At most hourly: one minute of the hour, not a list, a range or a step.
+    if !fields[0].parse::<u8>().is_ok_and(|minute| minute < 60) {
+        return Err(error(
+            "the minute field must be one minute (0-59): templates run at most hourly".into(),
+        ));
     }
     expression.parse::<croner::Cron>().map_err(|e| error(e.to_string()))
 }
@@ -133,6 +140,16 @@ mod tests {
     }
 
     #[test]
+    fn templates_run_at_most_hourly() {
+        for often in ["* * * * *", "*/5 * * * *", "0,30 * * * *", "0-59 * * * *", "60 * * * *"] {
+            assert!(validate(often).is_err(), "{often}");
+        }
+        for fine in ["0 * * * *", "15 8 * * 1", "0 6 1 * *"] {
+            assert!(validate(fine).is_ok(), "{fine}");
+        }
+    }
+
+    #[test]
     fn mondays_at_eight_are_local_time_summer_and_winter() {
         let ny = TimeZone::get("America/New_York").expect("tz");
         // Saturday 2026-10-31 (EDT, UTC-4) → Monday 2026-11-02 08:00 EST (UTC-5): the clocks
@@ -170,6 +187,6 @@ mod tests {
         for bad in ["", "* * * *", "0 8 * * 1 2027", "61 * * * *", "0 25 * * *", "every monday"] {
             assert!(validate(bad).is_err(), "{bad:?} accepted");
         }
-        assert!(validate("*/15 8-18 * * mon-fri").is_ok());
+        assert!(validate("15 8-18 * * mon-fri").is_ok());
     }
 }

@@ -106,13 +106,40 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("the body is larger than this endpoint takes ({} KiB)", limit / 1024),
+    )
+}
+
 /// A 413 for bodies over the limit (axum's own rejection is plain text).
 pub fn body_error(err: axum::extract::rejection::BytesRejection) -> ApiError {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the body is larger than 256 KiB")
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the body is larger than this endpoint takes",
+        )
     } else {
         ApiError::bad_request("unreadable_body", err.body_text())
     }
+}
+
+/// Middleware: a request that declares a body over `limit` is refused with a 413 in the
+/// contract's shape before any handler runs — also on calls that read no body (skip, cancel),
+/// which would otherwise take any size. Use with `axum::middleware::from_fn`.
+pub async fn limit_declared_body(limit: usize, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large(limit).into_response();
+    }
+    next.run(request).await
 }
 
 #[cfg(test)]

@@ -191,20 +191,32 @@ impl Engine {
     /// [`Self::update_settings`], answering the whole account (for views that say whether
     /// it has connector credentials).
     pub async fn update_account(&self, id: AccountId, patch: SettingsPatch) -> Result<Account, EngineError> {
-        let mut account = self.account(id).await?;
-        let settings = patch.apply(account.settings.clone());
-        settings.validate()?;
-        if let Some(credentials) = patch.pushpress {
-            if let Some(c) = &credentials {
-                c.validate()?;
-            }
-            tracing::info!(account = %id, set = credentials.is_some(), "PushPress credentials changed");
-            account.pushpress = credentials;
+        if let Some(Some(credentials)) = &patch.pushpress {
+            credentials.validate()?;
         }
-        account.settings = settings;
-        account.version += 1;
-        self.store.save_account(&account).await?;
-        Ok(account)
+        // The patch is applied to the account as stored now: two owners changing different
+        // fields at once both land (the loser of the version race re-reads and re-applies).
+        for _ in 0..4 {
+            let mut account = self.account(id).await?;
+            let settings = patch.apply(account.settings.clone());
+            settings.validate()?;
+            if let Some(credentials) = &patch.pushpress {
+                account.pushpress = credentials.clone();
+            }
+            account.settings = settings;
+            account.version += 1;
+            match self.store.save_account(&account).await {
+                Ok(()) => {
+                    if let Some(credentials) = &patch.pushpress {
+                        tracing::info!(account = %id, set = credentials.is_some(), "PushPress credentials changed");
+                    }
+                    return Ok(account);
+                }
+                Err(crate::error::StoreError::Conflict(crate::error::Conflict::Version)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
     }
 
     /// The per-account kill switch (spec §7.6): while set, no worker sends for this account;
