@@ -14,7 +14,11 @@
 //! - [`gate`]: the confidence gate that decides review vs auto-execution.
 //! - [`limits`]: every numeric safety limit and the checks that use them.
 //! - [`send_gate`]: the rails that defer a send — window, the member weekly cap, daily caps.
-//! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…).
+//! - [`step`]: a worker's step decided — skip, defer, move, read, send — from what it read.
+//! - [`reply`]: a member's reply (or the owner's guidance) decided — stop, answer, wait, close,
+//!   escalate — from the agent's judgment and the task's budgets.
+//! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…);
+//!   each loads through the ports, asks the pure modules, and commits what they decided.
 //! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
 //! - [`prompt`] and [`skills`]: the six-layer system prompt every AI call is given.
 //! - [`inbound`] and [`opt_out`]: a member's reply as it arrives, and the hard stop rule.
@@ -51,6 +55,7 @@ pub mod priority_rules;
 pub mod prompt;
 pub mod reason;
 pub mod recurring;
+pub mod reply;
 pub mod reply_text;
 pub mod retry;
 pub mod risk;
@@ -58,6 +63,7 @@ pub mod scorecard;
 pub mod send_gate;
 pub mod skills;
 pub mod stale_guard;
+pub mod step;
 pub mod subtasks;
 pub mod task;
 pub mod task_type;

@@ -16,7 +16,7 @@ use crate::task::{LogEntry, Task, TaskStatus};
 
 /// Why a task changes: the [`Reason`], an optional human detail, and for closing moves the
 /// outcome code.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Why {
     pub reason: Reason,
     pub detail: Option<String>,

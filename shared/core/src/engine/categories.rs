@@ -1,13 +1,13 @@
 //! Steps for the task categories that never e-mail a member (spec §31): staff to-dos run the
 //! owner-reminder cadence and wait for a human, research tasks produce their deliverable and
-//! complete. (Communication tasks take the send path in `work.rs`.)
+//! complete. Which step a task takes is decided in `crate::step`; communication tasks send
+//! (`work.rs`, `send.rs`).
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
 use super::work::StepOutcome;
-use crate::account::Account;
 use crate::error::EngineError;
 use crate::ports::{TaskCommit, TaskQuery};
 use crate::reason::Reason;
@@ -32,35 +32,10 @@ const REPORT_WINDOW_DAYS: i64 = 30;
 const REPORT_MAX_TASKS: usize = 2_000;
 
 impl Engine {
-    /// The step for a task whose type does not talk to members, or `None` for those that do.
-    pub(crate) async fn step_without_mail(
-        &self,
-        task: &Task,
-        def: &TaskTypeDef,
-        account: &Account,
-        now: Timestamp,
-    ) -> Option<Result<StepOutcome, EngineError>> {
-        match def.category {
-            Category::Communication => None,
-            Category::StaffTodo => Some(self.staff_todo_step(task.clone(), def, now).await),
-            Category::Research => Some(self.research_step(task.clone(), def, now).await),
-            Category::Automation => Some(self.automation_step(task.clone(), def, account, now).await),
-            Category::Recurring => {
-                // Recurring types are templates (spec §31.6): their instances are tasks of
-                // other categories, so a task of the template's own type has nothing to run.
-                let why = Why::new(Reason::NoExecutorForCategory).detail(format!(
-                    "{} is a recurring template type; its instances do the work. The owner decides",
-                    def.key
-                ));
-                Some(self.move_to(task.clone(), TaskStatus::Escalated, now, why).await)
-            }
-        }
-    }
-
     /// A staff to-do: the first step starts the timer, each later one is a reminder to the
     /// owner, and when the reminders run out the cadence escalates it. Nothing reaches the
     /// member; the owner closes it with `resolve`.
-    async fn staff_todo_step(&self, task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(super) async fn staff_todo_step(&self, task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
         if limits_passed(&task, now) {
             return self.exhaust_todo(task, now, Reason::BudgetTimeExpired).await;
         }
@@ -125,7 +100,7 @@ impl Engine {
     }
 
     /// A research task: gather, write the deliverable, complete — in one commit.
-    async fn research_step(&self, mut task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(super) async fn research_step(&self, mut task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let Some(kind) = def.deliverable else {
             let why = Why::new(Reason::NoDeliverableDefined).detail(format!("{} names no deliverable", def.key));
             return self.move_to(task, TaskStatus::Escalated, now, why).await;

@@ -1,0 +1,197 @@
+//! The at-most-once bookkeeping of a touch (spec §7.2, §7.11): the reservation — the task's
+//! budget, the member's ledger, the account's daily counter and the outbound record for this
+//! touch, in one conditional commit — the record of what the provider said, and the escalation
+//! of a reservation whose fate nobody knows. A reservation that is committed is never sent
+//! again: a worker that finds one it did not finish escalates.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Engine;
+use super::work::{MAX_RACES, StepOutcome};
+use crate::account::Account;
+use crate::error::{Conflict, EngineError, StoreError};
+use crate::ids::new_ulid;
+use crate::limits;
+use crate::member::SendLedger;
+use crate::ports::{SendEffect, TaskCommit};
+use crate::reason::Reason;
+use crate::send_gate;
+use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
+use crate::task_type;
+use crate::transition::{Why, transition};
+
+/// What a reservation attempt came to.
+pub(super) enum Reservation {
+    Made(Box<Task>),
+    Defer(Timestamp, Why),
+    AlreadyReserved,
+}
+
+impl Engine {
+    /// Commit the reservation; when another send to the member raced it, re-read the ledger
+    /// and decide again.
+    pub(super) async fn reserve(
+        &self,
+        account: &Account,
+        claimed: &Task,
+        outbound: &OutboundMessage,
+        ledger_key: &str,
+        mut ledger: SendLedger,
+        now: Timestamp,
+    ) -> Result<Reservation, EngineError> {
+        let settings = &account.settings;
+        let tz = settings.time_zone();
+        for _ in 0..MAX_RACES {
+            if let Some((until, why)) = send_gate::member_limits(&ledger, settings, now) {
+                return Ok(Reservation::Defer(until, why));
+            }
+            let mut sends = limits::prune_ledger(&ledger.sends, now);
+            sends.insert(ledger_key.to_owned(), now);
+            let new_ledger = SendLedger {
+                sends,
+                version: ledger.version + 1,
+            };
+            let (mut next, log) = crate::transition::record(
+                claimed,
+                now,
+                Why::new(Reason::SendReserved).detail(format!("touch {} to {}", outbound.touch, outbound.to)),
+            );
+            next.budget.messages_used += 1;
+            let mut commit = TaskCommit::new(next.clone(), log);
+            let daily_date = limits::local_date(now, &tz);
+            commit.send = Some(SendEffect::Reserve {
+                outbound: outbound.clone(),
+                member_id: claimed.member.id.clone(),
+                ledger: new_ledger,
+                daily_date,
+                daily_limit: settings.daily_send_limit,
+            });
+            match self.store.commit(&commit).await {
+                Ok(()) => return Ok(Reservation::Made(Box::new(next))),
+                Err(StoreError::Conflict(Conflict::MemberLedger)) => {
+                    ledger = self
+                        .store
+                        .get_member(account.id, &claimed.member.id)
+                        .await?
+                        .map(|(_, l)| l)
+                        .unwrap_or_default();
+                }
+                Err(StoreError::Conflict(Conflict::DailyLimit)) => {
+                    return Ok(Reservation::Defer(
+                        send_gate::next_local_day(now, &tz),
+                        Why::new(Reason::DailySendLimit).detail("reached while reserving"),
+                    ));
+                }
+                Err(StoreError::Conflict(Conflict::OutboundExists)) => {
+                    return Ok(Reservation::AlreadyReserved);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Reservation::Defer(
+            now + SignedDuration::from_mins(1),
+            Why::new(Reason::MemberLedgerContended),
+        ))
+    }
+
+    /// The mail left: `executing → waiting` with the next touch scheduled, the outbound
+    /// record and the conversation updated. If the owner changed the task meanwhile, the
+    /// record is still written on top of their change.
+    pub(super) async fn record_sent(
+        &self,
+        reserved: Task,
+        sent: OutboundMessage,
+        draft: Draft,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let touch = sent.touch;
+        let def = task_type::definition(&reserved.task_type);
+        let message = ConversationMessage {
+            id: new_ulid(now),
+            at: now,
+            role: Role::Agent,
+            content: draft.body.clone(),
+        };
+        let mut current = reserved;
+        for _ in 0..MAX_RACES {
+            let (mut next, log) = if current.status == TaskStatus::Executing {
+                transition(
+                    &current,
+                    TaskStatus::Waiting,
+                    now,
+                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent to {}", sent.to)),
+                )?
+            } else {
+                crate::transition::record(
+                    &current,
+                    now,
+                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent while the task became {}", current.status)),
+                )
+            };
+            next.touch = touch + 1;
+            next.attempts = 0;
+            if touch == 0 {
+                next.thread_subject = Some(sent.subject.clone());
+            }
+            if !next.thread.iter().any(|m| m.message_id == sent.message_id) {
+                next.thread.push(ThreadMessage {
+                    message_id: sent.message_id.clone(),
+                    provider_message_id: sent.provider_message_id.clone(),
+                });
+            }
+            next.answer = None;
+            if next.status == TaskStatus::Waiting {
+                next.next_action_at = Some(if next.awaiting.is_some() {
+                    // The member wrote while this mail was going out: read it now.
+                    now
+                } else {
+                    def.cadence.next_after_touch(touch, now, next.budget.expires_at)
+                });
+            }
+            let mut commit = TaskCommit::new(next, log);
+            commit.messages.push(message.clone());
+            commit.send = Some(SendEffect::Record { outbound: sent.clone() });
+            match self.store.commit(&commit).await {
+                Ok(()) => return Ok(StepOutcome::Sent { touch }),
+                Err(StoreError::Conflict(Conflict::Version)) => {
+                    current = self
+                        .store
+                        .get_task(current.account_id, current.id)
+                        .await?
+                        .ok_or(EngineError::NotFound { what: "task" })?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
+    }
+
+    /// A touch whose reservation nobody finished (`reserved`): whether the mail left is
+    /// unknown, so the owner checks — it is never sent again.
+    pub(super) async fn escalate_unknown(&self, task: Task, reserved: OutboundMessage, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        let (next, log) = transition(
+            &task,
+            TaskStatus::Escalated,
+            now,
+            Why::new(Reason::SendOutcomeUnknown).detail(format!(
+                "touch {} was reserved at {} by a worker that did not finish; check whether the member received it",
+                reserved.touch, reserved.reserved_at
+            )),
+        )?;
+        let mut commit = TaskCommit::new(next, log);
+        if reserved.status == OutboundStatus::Reserved {
+            commit.send = Some(SendEffect::Record {
+                outbound: OutboundMessage {
+                    status: OutboundStatus::Unknown,
+                    ..reserved
+                },
+            });
+        }
+        self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Escalated,
+            reason: Reason::SendOutcomeUnknown,
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! A claimed touch, sent (spec §7, §24): its text (written, or drafted by the agent through the
+//! AI budget), the reservation (`reservation.rs`), the mail, and what the provider said — sent,
+//! refused (retried with a backoff, the reservation given back), or unknown (escalated, never
+//! retried blind).
+
+use jiff::Timestamp;
+
+use super::Engine;
+use super::ai::{self, AiGate};
+use super::reservation::Reservation;
+use super::work::StepOutcome;
+use crate::account::Account;
+use crate::error::EngineError;
+use crate::ids::{Email, new_ulid};
+use crate::limits;
+use crate::mail::{OutboundMail, reply_subject, thread_headers};
+use crate::member::SendLedger;
+use crate::ports::{SendEffect, SendError, TaskCommit};
+use crate::reason::Reason;
+use crate::step::{self, AfterFailure, Failure, TouchText};
+use crate::task::{Draft, OutboundMessage, OutboundStatus, Task, TaskStatus};
+use crate::task_type;
+use crate::transition::{Why, transition};
+
+impl Engine {
+    /// Draft, reserve, send and record, for a task this worker has claimed.
+    pub(super) async fn send_claimed(
+        &self,
+        account: &Account,
+        mut claimed: Task,
+        to: Email,
+        ledger: SendLedger,
+    ) -> Result<StepOutcome, EngineError> {
+        let now = self.clock.now();
+        let def = task_type::definition(&claimed.task_type);
+        let touch = claimed.touch;
+        let draft = match step::touch_text(&claimed, def) {
+            TouchText::Ready(draft) => draft,
+            TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
+            TouchText::FromAgent => {
+                let request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch);
+                let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
+                    AiGate::Allowed(permit) => permit,
+                    AiGate::TaskSpent => {
+                        let why = Why::new(Reason::AiBudgetExhausted)
+                            .detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
+                        return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
+                    }
+                    AiGate::DayUsed { until } => {
+                        let why = Why::new(Reason::AiDailyLimit)
+                            .detail(format!("the account's AI calls for today are used up; resuming {until}"));
+                        return self.back_to_waiting(&claimed, until, now, why).await;
+                    }
+                };
+                claimed.ai_calls += 1;
+                match permit.draft(&request).await {
+                    Ok(d) => d,
+                    Err(e) => return self.after_failure(claimed, now, Failure::Draft, &e.to_string(), None).await,
+                }
+            }
+        };
+        let subject = if touch == 0 {
+            draft.subject.clone()
+        } else {
+            reply_subject(claimed.thread_subject.as_deref().unwrap_or(&draft.subject))
+        };
+        let from_domain = self
+            .config
+            .from_email
+            .as_str()
+            .split_once('@')
+            .map(|(_, d)| d.to_owned())
+            .unwrap_or_default();
+        let outbound = OutboundMessage {
+            task_id: claimed.id,
+            touch,
+            status: OutboundStatus::Reserved,
+            to: to.clone(),
+            subject,
+            message_id: format!("{}@{from_domain}", new_ulid(now).to_string().to_ascii_lowercase()),
+            provider_id: None,
+            provider_message_id: None,
+            reserved_at: now,
+            sent_at: None,
+        };
+        let ledger_key = format!("{}#{touch}", claimed.id);
+
+        // Reserve: the guarantees are checked by the store in the same transaction.
+        let reserved = match self.reserve(account, &claimed, &outbound, &ledger_key, ledger, now).await? {
+            Reservation::Made(task) => *task,
+            Reservation::Defer(until, why) => {
+                // Lost the race for the member's or the account's capacity: defer.
+                return self.back_to_waiting(&claimed, until, now, why).await;
+            }
+            Reservation::AlreadyReserved => {
+                // Someone reserved this touch before: its fate is unknown, never send it again.
+                let existing = self
+                    .store
+                    .outbound(account.id, claimed.id)
+                    .await?
+                    .into_iter()
+                    .find(|m| m.touch == touch)
+                    .unwrap_or(outbound);
+                return self.escalate_unknown(claimed, existing, now).await;
+            }
+        };
+
+        let mail = self.mail(account, &reserved, &outbound, &draft, now);
+        match self.mailer.send(&mail).await {
+            Ok(delivered) => {
+                let sent = OutboundMessage {
+                    status: OutboundStatus::Sent,
+                    provider_id: Some(delivered.provider_id),
+                    provider_message_id: delivered.provider_message_id,
+                    sent_at: Some(now),
+                    ..outbound
+                };
+                self.record_sent(reserved, sent, draft, now).await
+            }
+            Err(SendError::Rejected(reason)) => {
+                let daily_date = limits::local_date(now, &account.settings.time_zone());
+                let release = SendEffect::Release {
+                    outbound: OutboundMessage {
+                        status: OutboundStatus::Failed,
+                        ..outbound
+                    },
+                    member_id: reserved.member.id.clone(),
+                    ledger_key,
+                    daily_date,
+                };
+                let mut given_back = reserved;
+                given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
+                self.after_failure(given_back, now, Failure::Send, &reason, Some(release)).await
+            }
+            Err(SendError::Ambiguous(reason)) => {
+                tracing::error!(task = %reserved.id, touch, %reason, "send outcome unknown; escalating, never retrying blind");
+                let unknown = OutboundMessage {
+                    status: OutboundStatus::Unknown,
+                    ..outbound
+                };
+                let detail = format!("touch {touch}: {reason}. Check whether the member received it before retrying.");
+                let (next, log) = transition(
+                    &reserved,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new(Reason::SendOutcomeUnknown).detail(detail),
+                )?;
+                let mut commit = TaskCommit::new(next, log);
+                commit.send = Some(SendEffect::Record { outbound: unknown });
+                self.store.commit(&commit).await?;
+                self.notify_commit(&commit).await;
+                Ok(StepOutcome::Moved {
+                    to: TaskStatus::Escalated,
+                    reason: Reason::SendOutcomeUnknown,
+                })
+            }
+        }
+    }
+
+    /// The mail of the reserved touch `outbound`: in the task's thread, answerable through a
+    /// signed reply address, with a one-click unsubscribe (RFC 8058).
+    fn mail(&self, account: &Account, task: &Task, outbound: &OutboundMessage, draft: &Draft, now: Timestamp) -> OutboundMail {
+        let (in_reply_to, references) = thread_headers(&task.thread);
+        OutboundMail {
+            from_name: account.sender_name().to_owned(),
+            from: self.config.from_email.clone(),
+            to: outbound.to.clone(),
+            to_name: task.member.name.clone(),
+            subject: outbound.subject.clone(),
+            text: draft.body.clone(),
+            message_id: outbound.message_id.clone(),
+            in_reply_to,
+            references,
+            reply_to: format!(
+                "reply+{}@{}",
+                self.config.signing_key.reply_token(&task.id),
+                self.config.reply_domain
+            ),
+            unsubscribe_url: format!(
+                "{}/unsubscribe?token={}",
+                self.config.public_url.trim_end_matches('/'),
+                self.config.signing_key.unsubscribe_token(&account.id, &outbound.to)
+            ),
+            date: now,
+        }
+    }
+
+    /// The claimed step does not send now: back to `waiting`, due at `until`.
+    async fn back_to_waiting(&self, claimed: &Task, until: Timestamp, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
+        let reason = why.reason;
+        let (mut next, log) = transition(claimed, TaskStatus::Waiting, now, why)?;
+        next.next_action_at = Some(until);
+        self.store.commit(&TaskCommit::new(next, log)).await?;
+        Ok(StepOutcome::Deferred { until, reason })
+    }
+
+    /// A failed touch: back off and retry (spec §7.11), or hand it to the owner; `release`
+    /// gives a refused send's reservation back in the same commit.
+    async fn after_failure(
+        &self,
+        task: Task,
+        now: Timestamp,
+        failed: Failure,
+        error: &str,
+        release: Option<SendEffect>,
+    ) -> Result<StepOutcome, EngineError> {
+        let (outcome, mut commit) = match step::after_failure(&task, failed, error, now) {
+            AfterFailure::Retry { attempts, until, why } => {
+                let reason = why.reason;
+                let (mut next, log) = transition(&task, TaskStatus::Waiting, now, why)?;
+                next.attempts = attempts;
+                next.next_action_at = Some(until);
+                (StepOutcome::Deferred { until, reason }, TaskCommit::new(next, log))
+            }
+            AfterFailure::GiveUp { attempts, why } => {
+                let reason = why.reason;
+                let (mut next, log) = transition(&task, TaskStatus::Escalated, now, why)?;
+                next.attempts = attempts;
+                (
+                    StepOutcome::Moved {
+                        to: TaskStatus::Escalated,
+                        reason,
+                    },
+                    TaskCommit::new(next, log),
+                )
+            }
+        };
+        commit.send = release;
+        self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
+        Ok(outcome)
+    }
+}

@@ -1,0 +1,173 @@
+//! Stop means stop (spec §22): a member who asks to stop — in a reply, through the
+//! unsubscribe link, or by the owner's hand — is suppressed, and every active task about them
+//! is cancelled; nothing more is sent to them, not even an acknowledgment. The owner hears of
+//! it. Whether a reply says stop is decided in `crate::reply`; the send path refuses a
+//! suppressed address in `crate::step`. Also the list from the outside: whom an unsubscribe
+//! link speaks for, and an owner lifting a suppression.
+
+use jiff::Timestamp;
+
+use super::Engine;
+use super::StepOutcome;
+use super::replies::system_message;
+use crate::account::Account;
+use crate::error::{Conflict, EngineError, StoreError};
+use crate::ids::{AccountId, Email, MemberId};
+use crate::ports::{TaskCommit, TaskQuery};
+use crate::reason::Reason;
+use crate::reply::{Blocker, Stop};
+use crate::task::{Task, TaskStatus};
+use crate::transition::{Why, transition};
+
+/// Who is being suppressed, and why (spec §22.2).
+struct Suppression<'a> {
+    account: AccountId,
+    email: &'a Email,
+    member: Option<&'a MemberId>,
+    reason: &'a str,
+}
+
+impl Engine {
+    /// Member-level stop (spec §22): suppress the address and cancel every active task of the
+    /// member, this one included; nothing is sent to them, not even an acknowledgment.
+    pub(super) async fn honour_stop(&self, account: &Account, task: Task, stop: &Stop, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        let Some(email) = task.member.email.clone() else {
+            return self
+                .escalate(task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
+                .await;
+        };
+        let why = Why::new(Reason::MemberOptedOut)
+            .outcome("opted_out")
+            .detail(format!("{}: {}", stop.source, stop.detail));
+        let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.messages.push(system_message(
+            now,
+            "The member asked to stop: they are suppressed and every task about them is cancelled. No reply is sent.",
+        ));
+        self.store.commit(&commit).await?;
+        self.publish_closed(&next).await;
+        self.suppress_member(Suppression {
+            account: account.id,
+            email: &email,
+            member: Some(&task.member.id),
+            reason: stop.source,
+        })
+        .await?;
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Cancelled,
+            reason: Reason::MemberOptedOut,
+        })
+    }
+
+    /// Suppress an address from the outside (unsubscribe link, owner): the same member-level
+    /// stop as an opt-out reply. Returns how many tasks were cancelled.
+    pub async fn suppress(&self, account: AccountId, email: &Email, reason: &str) -> Result<usize, EngineError> {
+        self.suppress_member(Suppression {
+            account,
+            email,
+            member: None,
+            reason,
+        })
+        .await
+    }
+
+    async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
+        let now = self.clock.now();
+        self.store.put_suppression(who.account, who.email, who.reason, now).await?;
+        let cancelled = match who.member {
+            // The member is known: their own open tasks, through the guards.
+            Some(member) => {
+                self.cancel_all(self.store.member_active_tasks(who.account, member).await?, &who)
+                    .await?
+            }
+            None => self.cancel_all_by_address(&who).await?,
+        };
+        tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
+        let name = who.member.map_or_else(|| who.email.to_string(), ToString::to_string);
+        let draft = super::owner_notices::NoticeDraft {
+            kind: crate::owner_notice::NoticeKind::MemberOptedOut,
+            task_id: None,
+            member_id: who.member.cloned(),
+            title: format!("{name} will get no more mail ({})", who.reason.replace('_', " ")),
+            detail: format!(
+                "{} is suppressed ({}); {cancelled} active task(s) about them were cancelled and nothing more is sent.",
+                who.email, who.reason
+            ),
+        };
+        self.notify_owner_after(who.account, draft, false).await;
+        Ok(cancelled)
+    }
+
+    /// Cancel every active task of `tasks` that names the suppressed address.
+    async fn cancel_all(&self, tasks: Vec<Task>, who: &Suppression<'_>) -> Result<usize, EngineError> {
+        let mut cancelled = 0;
+        for task in tasks {
+            if task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await? {
+                cancelled += 1;
+            }
+        }
+        Ok(cancelled)
+    }
+
+    /// Only the address is known (an owner's or an unsubscribe's stop): every task that names
+    /// it, in a rare and owner-initiated scan of the account's tasks.
+    async fn cancel_all_by_address(&self, who: &Suppression<'_>) -> Result<usize, EngineError> {
+        let mut cancelled = 0;
+        let mut cursor = None;
+        loop {
+            let query = TaskQuery {
+                status: None,
+                member_id: None,
+                limit: 200,
+                cursor,
+            };
+            let (tasks, next) = self.store.list_tasks(who.account, &query).await?;
+            cancelled += self.cancel_all(tasks, who).await?;
+            match next {
+                Some(c) => cursor = Some(c),
+                None => return Ok(cancelled),
+            }
+        }
+    }
+
+    /// Cancel one of a suppressed member's tasks, re-reading on a lost race.
+    async fn cancel_opted_out(&self, task: Task, reason: &str) -> Result<bool, EngineError> {
+        let mut task = task;
+        for _ in 0..4 {
+            if !task.is_active() {
+                return Ok(false);
+            }
+            let now = self.clock.now();
+            let why = Why::new(Reason::MemberOptedOut)
+                .outcome("opted_out")
+                .detail(format!("member-level stop ({reason})"));
+            let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
+            match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+                Ok(()) => {
+                    self.publish_closed(&next).await;
+                    return Ok(true);
+                }
+                Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_task(task.account_id, task.id).await? {
+                    Some(t) => task = t,
+                    None => return Ok(false),
+                },
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
+    }
+}
+
+impl Engine {
+    /// The account and address an unsubscribe link was signed for; `None` if the token is
+    /// not one this deployment signed.
+    pub fn unsubscribe_target(&self, token: &str) -> Option<(AccountId, Email)> {
+        self.config.signing_key.verify_unsubscribe_token(token)
+    }
+
+    /// Take an address off the account's suppression list; `false` if it was not on it.
+    pub async fn remove_suppression(&self, account: AccountId, email: &Email) -> Result<bool, EngineError> {
+        Ok(self.store.delete_suppression(account, email).await?)
+    }
+}
