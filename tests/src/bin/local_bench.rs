@@ -31,7 +31,12 @@ async fn main() -> Result<(), Error> {
         "-".into()
     };
     let idle_memory = idle_run(&memory).await;
-    println!("{:<52} {:>12} {:>12}", "POST /_local/run, idle stack", idle_emulator, ms(idle_memory));
+    println!(
+        "{:<52} {:>12} {:>12}",
+        "POST /_local/run, idle stack",
+        idle_emulator,
+        ms(idle_memory)
+    );
 
     // The outbox is the same code on both ports: filled here through the memory stack's mailer.
     // One member's mail (one message) is read after 10 mails in all, then after 10,000.
