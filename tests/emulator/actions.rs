@@ -7,7 +7,7 @@ use openloop_core::action::{Action, ActionClaim, ActionRecord, ActionState, Acti
 use openloop_core::engine::{CreateOptions, Engine, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::MemberId;
-use openloop_core::ports::{Clock, TaskStore};
+use openloop_core::ports::{AccountStore, Clock, Idempotency, Tasks};
 use openloop_core::task::{TaskStatus, TriggerType};
 use openloop_core::work::WorkItem;
 use openloop_pushpress::{PushPress, PushPressConfig};

@@ -71,5 +71,5 @@ openloop_core::store_conformance_tests!(scratch_store().await);
 async fn provisioning_twice_changes_nothing() {
     let backend = scratch_store().await;
     backend.shared.scratch.provision().await;
-    scenario::a_stale_write_changes_nothing(backend.store()).await;
+    scenario::tasks::a_stale_write_changes_nothing(backend.store()).await;
 }

@@ -8,7 +8,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use openloop_core::engine::{Engine, EngineConfig, EnginePorts};
 use openloop_core::ids::Email;
-use openloop_core::ports::{Agent, Clock, TaskStore};
+use openloop_core::ports::{AccountStore, Agent, Clock};
 use openloop_core::priority_rules::PriorityRules;
 use openloop_core::token::SigningKey;
 use openloop_core::work::QueueName;

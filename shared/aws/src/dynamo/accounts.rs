@@ -1,0 +1,96 @@
+//! [`AccountStore`] on DynamoDB: the account item (`PROFILE`, listed under GSI2 `ACCOUNTS`),
+//! its API token item, and `SYSTEM/CONFIG`.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
+
+use openloop_core::account::{Account, SystemConfig};
+use openloop_core::error::{Conflict, StoreError};
+use openloop_core::ids::AccountId;
+use openloop_core::ports::AccountStore;
+
+use crate::keys::*;
+
+use super::items::{from_item, keyed, n, s};
+use super::{DynamoStore, Item, build_error};
+
+#[async_trait]
+impl AccountStore for DynamoStore {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
+        let item = account_item(account)?;
+        let token: Item = HashMap::from([
+            (PK.into(), s(token_pk(api_token_hash))),
+            (SK.into(), s(TOKEN_SK)),
+            (KIND.into(), s("api_token")),
+            ("account_id".into(), s(account.id.to_string())),
+        ]);
+        let absent = |item: Item| -> Result<TransactWriteItem, StoreError> {
+            Ok(TransactWriteItem::builder()
+                .put(
+                    Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(item))
+                        .condition_expression("attribute_not_exists(PK)")
+                        .build()
+                        .map_err(build_error)?,
+                )
+                .build())
+        };
+        self.transact(vec![
+            (absent(item)?, Some(Conflict::AlreadyExists)),
+            (absent(token)?, Some(Conflict::AlreadyExists)),
+        ])
+        .await
+    }
+
+    async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
+        self.get(account_pk(id), PROFILE_SK).await?.map(from_item).transpose()
+    }
+
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
+        let Some(item) = self.get(token_pk(api_token_hash), TOKEN_SK).await? else {
+            return Ok(None);
+        };
+        let id = item.get("account_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok());
+        Ok(id)
+    }
+
+    async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
+        let item = account_item(account)?;
+        self.put_conditional(
+            item,
+            "#v = :v",
+            &[("#v", "version")],
+            vec![(":v", n(account.version.saturating_sub(1)))],
+            Conflict::Version,
+        )
+        .await
+    }
+
+    async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
+        let items = self.query_all(Some(GSI2), GSI2PK, ACCOUNTS_GSI2PK.into(), None, true).await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    async fn system_config(&self) -> Result<SystemConfig, StoreError> {
+        Ok(self
+            .get(SYSTEM_PK.into(), CONFIG_SK)
+            .await?
+            .map(from_item)
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
+        self.put(keyed(config, SYSTEM_PK.into(), CONFIG_SK.into(), "system_config")?).await
+    }
+}
+
+fn account_item(account: &Account) -> Result<Item, StoreError> {
+    let mut item = keyed(account, account_pk(account.id), PROFILE_SK.into(), "account")?;
+    item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
+    item.insert(GSI2SK.into(), s(account.id.to_string()));
+    Ok(item)
+}

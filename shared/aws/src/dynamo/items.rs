@@ -1,0 +1,138 @@
+//! Items: entities to and from DynamoDB attribute maps (serde_dynamo, plus the key attributes
+//! from [`crate::keys`]), the items every capability writes with a task, and page cursors.
+//! An aggregate's own items are mapped in its file (`accounts.rs`, `members.rs`, …).
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use openloop_core::error::StoreError;
+use openloop_core::ids::AccountId;
+use openloop_core::limits::DUE_INDEX_SHARDS;
+use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
+use openloop_core::work::{due_at, due_shard, due_sort_key};
+
+use crate::keys::*;
+
+use super::{DynamoStore, Item};
+
+impl DynamoStore {
+    pub(super) fn task_put(&self, task: &Task) -> Result<Item, StoreError> {
+        let mut item = keyed(task, account_pk(task.account_id), task_sk(task.id), "task")?;
+        item.insert(GSI2PK.into(), s(tasks_gsi2pk(task.account_id)));
+        item.insert(GSI2SK.into(), s(task_sk(task.id)));
+        if let Some(due) = due_at(task) {
+            item.insert(GSI1PK.into(), s(due_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
+            item.insert(GSI1SK.into(), s(due_sort_key(due, &task.id)));
+        } else if let Some(until) = task.attribution_until {
+            item.insert(GSI1PK.into(), s(attribution_gsi1pk(due_shard(&task.id, DUE_INDEX_SHARDS))));
+            item.insert(GSI1SK.into(), s(due_sort_key(until, &task.id)));
+        }
+        Ok(item)
+    }
+
+    pub(super) fn log_item(&self, task: &Task, entry: &LogEntry) -> Result<Item, StoreError> {
+        let mut item = keyed(entry, account_pk(task.account_id), log_sk(task.id, entry.id), "log")?;
+        item.insert(GSI2PK.into(), s(activity_gsi2pk(task.account_id)));
+        item.insert(GSI2SK.into(), s(activity_gsi2sk(entry.at, entry.id)));
+        item.insert("task_id".into(), s(task.id.to_string()));
+        item.insert("task_type".into(), s(task.task_type.clone()));
+        item.insert("member_id".into(), s(task.member.id.as_str()));
+        Ok(item)
+    }
+
+    pub(super) fn message_item(&self, task: &Task, message: &ConversationMessage) -> Result<Item, StoreError> {
+        keyed(
+            message,
+            account_pk(task.account_id),
+            conversation_sk(task.id, message.id),
+            "conversation",
+        )
+    }
+
+    pub(super) fn outbound_item(&self, account: AccountId, message: &OutboundMessage) -> Result<Item, StoreError> {
+        keyed(
+            message,
+            account_pk(account),
+            outbound_sk(message.task_id, message.touch),
+            "outbound",
+        )
+    }
+}
+
+pub(super) fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+pub(super) fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// An entity's item: its serde form plus its keys and kind.
+pub(super) fn keyed<T: Serialize>(value: &T, pk: String, sk: String, kind: &str) -> Result<Item, StoreError> {
+    let mut item = to_item(value)?;
+    item.insert(PK.into(), s(pk));
+    item.insert(SK.into(), s(sk));
+    item.insert(KIND.into(), s(kind));
+    Ok(item)
+}
+
+pub(super) fn to_item<T: Serialize>(value: &T) -> Result<Item, StoreError> {
+    serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt {
+        key: std::any::type_name::<T>().into(),
+        reason: e.to_string(),
+    })
+}
+
+pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
+    let key = format!(
+        "{:?}/{:?}",
+        item.get(PK).and_then(|v| v.as_s().ok()),
+        item.get(SK).and_then(|v| v.as_s().ok())
+    );
+    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt {
+        key,
+        reason: e.to_string(),
+    })
+}
+
+pub(super) fn sk_of(item: &Item) -> &str {
+    item.get(SK).and_then(|v| v.as_s().ok()).map(String::as_str).unwrap_or("")
+}
+
+pub(super) fn attr_parse<T: std::str::FromStr>(item: &Item, name: &str) -> Option<T> {
+    item.get(name).and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok())
+}
+
+pub(super) fn encode_cursor(key: &Item) -> String {
+    let map: HashMap<&str, &str> = key
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str(), v.as_s().ok()?.as_str())))
+        .collect();
+    serde_json::to_string(&map).map(|j| hex(j.as_bytes())).unwrap_or_default()
+}
+
+pub(super) fn decode_cursor(cursor: &str, expect: (&str, &str)) -> Result<Item, StoreError> {
+    let bytes = unhex(cursor).ok_or(StoreError::InvalidCursor)?;
+    let map: HashMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| StoreError::InvalidCursor)?;
+    if map.get(expect.0).map(String::as_str) != Some(expect.1) {
+        return Err(StoreError::InvalidCursor);
+    }
+    Ok(map.into_iter().map(|(k, v)| (k, s(v))).collect())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) || s.len() > 4096 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}

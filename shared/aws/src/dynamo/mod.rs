@@ -1,0 +1,357 @@
+//! The DynamoDB store: one table, conditional writes for optimistic locking, and transactions
+//! for everything that must hold across items (ARCHITECTURE.md, "Data"). Every capability of
+//! [`TaskStore`] is implemented in a file of its own, named as the conformance suite's part
+//! that checks it (`accounts.rs` is [`AccountStore`], `tasks.rs` is [`Tasks`], …).
+//!
+//! Here: the store and the requests the capabilities share (each one counted, for the bench).
+//! Entities are (de)serialised with serde_dynamo in `items.rs`; the key attributes come from
+//! [`crate::keys`]. A transaction's cancellation reasons are mapped back, item by item, to the
+//! [`Conflict`] each condition stands for.
+//!
+//! [`TaskStore`]: openloop_core::ports::TaskStore
+//! [`AccountStore`]: openloop_core::ports::AccountStore
+//! [`Tasks`]: openloop_core::ports::Tasks
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
+use jiff::Timestamp;
+
+use openloop_core::error::{Conflict, StoreError};
+use openloop_core::flood::Limit;
+use openloop_core::task::Task;
+use openloop_core::work::due_time_key;
+
+use crate::keys::*;
+
+use items::{decode_cursor, encode_cursor, s};
+
+mod accounts;
+mod connectors;
+mod counters;
+mod idempotency;
+mod items;
+mod learning;
+mod members;
+mod metrics;
+mod notices;
+mod task_index;
+mod tasks;
+mod templates;
+
+type Item = HashMap<String, AttributeValue>;
+
+/// See the module docs. Counts its requests, for the bench.
+#[derive(Clone)]
+pub struct DynamoStore {
+    client: Client,
+    table: String,
+    requests: Arc<AtomicU64>,
+}
+
+impl DynamoStore {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+            requests: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// DynamoDB requests made so far by this store (and its clones).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Bulk-load tasks without conditions or log entries — for seeding benchmarks and
+    /// migrations, never for the engine's own writes.
+    pub async fn import_tasks(&self, tasks: &[Task]) -> Result<(), StoreError> {
+        use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+        for chunk in tasks.chunks(25) {
+            let mut requests = Vec::new();
+            for task in chunk {
+                requests.push(
+                    WriteRequest::builder()
+                        .put_request(
+                            PutRequest::builder()
+                                .set_item(Some(self.task_put(task)?))
+                                .build()
+                                .map_err(build_error)?,
+                        )
+                        .build(),
+                );
+            }
+            let mut pending = HashMap::from([(self.table.clone(), requests)]);
+            while !pending.is_empty() {
+                self.count();
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .set_request_items(Some(pending))
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                pending = out
+                    .unprocessed_items
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .collect();
+            }
+        }
+        Ok(())
+    }
+
+    fn count(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    async fn get(&self, pk: String, sk: &str) -> Result<Option<Item>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(PK, s(pk))
+            .key(SK, s(sk))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.item)
+    }
+
+    async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
+        self.count();
+        let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
+        match self.client.transact_write_items().set_transact_items(Some(writes)).send().await {
+            Ok(_) => Ok(()),
+            Err(SdkError::ServiceError(e)) => match e.err() {
+                TransactWriteItemsError::TransactionCanceledException(ex) => {
+                    let reasons = ex.cancellation_reasons();
+                    let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
+                        // Another transaction held a creation counter: not a reached limit,
+                        // so worth another try (reported like a lost version race).
+                        Some("TransactionConflict") if kinds.get(i).copied().flatten().and_then(Limit::from_conflict).is_some() => {
+                            Some(Conflict::Version)
+                        }
+                        Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
+                            Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
+                        }
+                        _ => None,
+                    });
+                    match failed {
+                        Some(conflict) => Err(StoreError::Conflict(conflict)),
+                        None => {
+                            let codes: Vec<_> = reasons.iter().map(|r| r.code().unwrap_or("None").to_owned()).collect();
+                            Err(StoreError::Unavailable(format!("transaction cancelled: {codes:?}").into()))
+                        }
+                    }
+                }
+                other => Err(StoreError::Unavailable(
+                    format!("transaction failed: {:?}", other.meta().code()).into(),
+                )),
+            },
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// An unconditional put.
+    async fn put(&self, item: Item) -> Result<(), StoreError> {
+        self.count();
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+
+    async fn put_conditional(
+        &self,
+        item: Item,
+        condition: &str,
+        names: &[(&str, &str)],
+        values: Vec<(&str, AttributeValue)>,
+        conflict: Conflict,
+    ) -> Result<(), StoreError> {
+        self.count();
+        let mut req = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition);
+        for (k, v) in names {
+            req = req.expression_attribute_names(*k, *v);
+        }
+        for (k, v) in values {
+            req = req.expression_attribute_values(k, v);
+        }
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+                Err(StoreError::Conflict(conflict))
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    /// Query every page of a key condition (used where the result is small by design).
+    async fn query_all(
+        &self,
+        index: Option<&str>,
+        pk_name: &str,
+        pk: String,
+        sk_prefix: Option<String>,
+        forward: bool,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            self.count();
+            let mut req = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .set_index_name(index.map(str::to_owned))
+                .scan_index_forward(forward)
+                .expression_attribute_names("#pk", pk_name)
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .set_exclusive_start_key(start.take());
+            req = match &sk_prefix {
+                Some(prefix) => req
+                    .key_condition_expression("#pk = :pk AND begins_with(#sk, :prefix)")
+                    .expression_attribute_names("#sk", if index.is_some() { GSI2SK } else { SK })
+                    .expression_attribute_values(":prefix", s(prefix.clone())),
+                None => req.key_condition_expression("#pk = :pk"),
+            };
+            if index.is_none() {
+                req = req.consistent_read(true);
+            }
+            let out = req.send().await.map_err(unavailable)?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// The items of one sparse due partition on GSI1 (sort key `{due time}#…`) due at or
+    /// before `until`, oldest first, at most `limit` (1–1,000).
+    async fn due_in(&self, gsi1pk: &str, until: Timestamp, limit: usize) -> Result<Vec<Item>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
+            .expression_attribute_values(":pk", s(gsi1pk))
+            .expression_attribute_values(":upper", s(format!("{}#~", due_time_key(until))))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.items.unwrap_or_default())
+    }
+
+    /// Consistent reads of many keys in the table (100 a request, unprocessed keys retried);
+    /// missing items are simply absent from the result.
+    async fn batch_get(&self, keys: Vec<Item>) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        for chunk in keys.chunks(100) {
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(chunk.to_vec()))
+                    .consistent_read(true)
+                    .build()
+                    .map_err(build_error)?,
+            );
+            while let Some(request) = pending.take() {
+                self.count();
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, request)
+                    .send()
+                    .await
+                    .map_err(unavailable)?;
+                items.extend(out.responses.and_then(|mut r| r.remove(&self.table)).unwrap_or_default());
+                pending = out
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .filter(|k| !k.keys().is_empty());
+            }
+        }
+        Ok(items)
+    }
+
+    /// One page of an index partition (at most `limit` items, 1–1,000), with the cursor of
+    /// the next page: the attribution index and the activity feed page this way.
+    #[allow(clippy::too_many_arguments)]
+    async fn index_page(
+        &self,
+        index: Option<&str>,
+        pk_name: &str,
+        pk: String,
+        sk_prefix: Option<&str>,
+        forward: bool,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<Item>, Option<String>), StoreError> {
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (pk_name, &pk))?),
+            None => None,
+        };
+        self.count();
+        let mut req = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .set_index_name(index.map(str::to_owned))
+            .expression_attribute_names("#pk", pk_name)
+            .expression_attribute_values(":pk", s(pk))
+            .scan_index_forward(forward)
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start);
+        req = match sk_prefix {
+            Some(prefix) => req
+                .key_condition_expression("#pk = :pk AND begins_with(SK, :prefix)")
+                .expression_attribute_values(":prefix", s(prefix)),
+            None => req.key_condition_expression("#pk = :pk"),
+        };
+        let out = req.send().await.map_err(unavailable)?;
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((out.items.unwrap_or_default(), next))
+    }
+
+    fn plain_put(&self, item: Item) -> Result<TransactWriteItem, StoreError> {
+        Ok(TransactWriteItem::builder()
+            .put(
+                Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(item))
+                    .build()
+                    .map_err(build_error)?,
+            )
+            .build())
+    }
+}
+
+fn unavailable<E: std::error::Error + Send + Sync + 'static>(e: SdkError<E>) -> StoreError {
+    let code = e.as_service_error().map(|se| format!("{se}")).unwrap_or_else(|| format!("{e:?}"));
+    StoreError::Unavailable(code.into())
+}
+
+fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> StoreError {
+    StoreError::Unavailable(Box::new(e))
+}

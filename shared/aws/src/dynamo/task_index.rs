@@ -1,0 +1,167 @@
+//! [`TaskIndex`] on DynamoDB: the owner's list (GSI2 `TASKS#`), the sharded due and attribution
+//! indexes (GSI1), the activity feed (GSI2 `ACTIVITY#`) and the reply routes (`ROUTE#`).
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use openloop_core::error::StoreError;
+use openloop_core::ids::{AccountId, MemberId, TaskId};
+use openloop_core::ports::{ActivityEntry, TaskIndex, TaskQuery};
+use openloop_core::task::{LogEntry, Task};
+use openloop_core::work::{DueEntry, due_at, due_time_key};
+
+use crate::keys::*;
+
+use super::items::{attr_parse, decode_cursor, encode_cursor, from_item, s, sk_of};
+use super::{DynamoStore, unavailable};
+
+#[async_trait]
+impl TaskIndex for DynamoStore {
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let gsi2pk = tasks_gsi2pk(account);
+        let mut start = match &query.cursor {
+            Some(c) => Some(decode_cursor(c, (GSI2PK, &gsi2pk))?),
+            None => None,
+        };
+        let limit = query.limit.clamp(1, 200);
+        let mut tasks = Vec::new();
+        loop {
+            let mut filters = Vec::new();
+            let mut req = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .index_name(GSI2)
+                .key_condition_expression("GSI2PK = :pk")
+                .expression_attribute_values(":pk", s(gsi2pk.clone()))
+                .scan_index_forward(false)
+                .limit(i32::try_from(limit - tasks.len()).unwrap_or(1))
+                .set_exclusive_start_key(start.take());
+            if let Some(status) = query.status {
+                filters.push("#status = :status");
+                req = req
+                    .expression_attribute_names("#status", "status")
+                    .expression_attribute_values(":status", s(status.as_str()));
+            }
+            if let Some(member) = &query.member_id {
+                filters.push("#member.#id = :member");
+                req = req
+                    .expression_attribute_names("#member", "member")
+                    .expression_attribute_names("#id", "id")
+                    .expression_attribute_values(":member", s(member.as_str()));
+            }
+            if !filters.is_empty() {
+                req = req.filter_expression(filters.join(" AND "));
+            }
+            self.count();
+            let out = req.send().await.map_err(unavailable)?;
+            for item in out.items.unwrap_or_default() {
+                tasks.push(from_item::<Task>(item)?);
+            }
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => {
+                    if tasks.len() >= limit {
+                        return Ok((tasks, Some(encode_cursor(&key))));
+                    }
+                    start = Some(key);
+                }
+                _ => return Ok((tasks, None)),
+            }
+        }
+    }
+
+    async fn due(
+        &self,
+        shard: u32,
+        until: Timestamp,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<DueEntry>, Option<String>), StoreError> {
+        let pk = due_gsi1pk(shard);
+        let start = match cursor {
+            Some(c) => Some(decode_cursor(&c, (GSI1PK, &pk))?),
+            None => None,
+        };
+        // Everything at or before `until`: the id part sorts below '~'.
+        let upper = format!("{}#~", due_time_key(until));
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(GSI1)
+            .key_condition_expression("GSI1PK = :pk AND GSI1SK <= :upper")
+            .expression_attribute_values(":pk", s(pk))
+            .expression_attribute_values(":upper", s(upper))
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let mut entries = Vec::new();
+        for item in out.items.unwrap_or_default() {
+            let task: Task = from_item(item)?;
+            let Some(due_at) = due_at(&task) else {
+                continue;
+            };
+            entries.push(DueEntry {
+                account_id: task.account_id,
+                task_id: task.id,
+                due_at,
+                status: task.status,
+                touch: task.touch,
+            });
+        }
+        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).map(|k| encode_cursor(&k));
+        Ok((entries, next))
+    }
+
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        let (items, next) = self
+            .index_page(Some(GSI1), GSI1PK, attribution_gsi1pk(shard), None, true, limit, cursor)
+            .await?;
+        let tasks = items.into_iter().map(from_item::<Task>).collect::<Result<Vec<_>, _>>()?;
+        Ok((tasks, next))
+    }
+
+    async fn activity(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError> {
+        let (items, next) = self
+            .index_page(Some(GSI2), GSI2PK, activity_gsi2pk(account), None, false, limit, cursor)
+            .await?;
+        let mut entries = Vec::new();
+        for item in items {
+            let text = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned().unwrap_or_default();
+            let corrupt = |reason: &str| StoreError::Corrupt {
+                key: sk_of(&item).to_owned(),
+                reason: reason.to_owned(),
+            };
+            let task_id: TaskId = text("task_id").parse().map_err(|_| corrupt("task_id"))?;
+            let member_id = MemberId::parse(&text("member_id")).map_err(|_| corrupt("member_id"))?;
+            let task_type = text("task_type");
+            entries.push(ActivityEntry {
+                task_id,
+                task_type,
+                member_id,
+                entry: from_item::<LogEntry>(item)?,
+            });
+        }
+        Ok((entries, next))
+    }
+
+    async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError> {
+        let item = self.get(task_route_pk(task), ROUTE_SK).await?;
+        Ok(item.as_ref().and_then(|i| attr_parse(i, "account_id")))
+    }
+
+    async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {
+        let item = self.get(message_route_pk(message_id), ROUTE_SK).await?;
+        Ok(item
+            .as_ref()
+            .and_then(|i| Some((attr_parse(i, "account_id")?, attr_parse(i, "task_id")?))))
+    }
+}

@@ -1,0 +1,77 @@
+//! [`TemplateStore`] on DynamoDB: one item per template under its account, in the GSI1 due
+//! partition of templates while enabled.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+
+use openloop_core::error::{Conflict, StoreError};
+use openloop_core::ids::AccountId;
+use openloop_core::ports::TemplateStore;
+use openloop_core::recurring::RecurringTemplate;
+use openloop_core::work::due_time_key;
+
+use crate::keys::*;
+
+use super::items::{from_item, keyed, n, s};
+use super::{DynamoStore, unavailable};
+
+#[async_trait]
+impl TemplateStore for DynamoStore {
+    async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError> {
+        let mut item = keyed(
+            template,
+            account_pk(template.account_id),
+            template_sk(template.id),
+            "recurring_template",
+        )?;
+        if let (true, Some(at)) = (template.enabled, template.next_at) {
+            item.insert(GSI1PK.into(), s(TEMPLATES_DUE_GSI1PK));
+            item.insert(GSI1SK.into(), s(format!("{}#{}", due_time_key(at), template.id)));
+        }
+        self.count();
+        let req = self.client.put_item().table_name(&self.table).set_item(Some(item));
+        let req = if template.version <= 1 {
+            req.condition_expression("attribute_not_exists(PK)")
+        } else {
+            req.condition_expression("version = :pv")
+                .expression_attribute_values(":pv", n(template.version - 1))
+        };
+        match req.send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+                Err(StoreError::Conflict(Conflict::Version))
+            }
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn list_templates(&self, account: AccountId) -> Result<Vec<RecurringTemplate>, StoreError> {
+        let items = self
+            .query_all(None, PK, account_pk(account), Some(TEMPLATE_PREFIX.into()), true)
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
+    async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError> {
+        self.due_in(TEMPLATES_DUE_GSI1PK, until, limit)
+            .await?
+            .into_iter()
+            .map(from_item)
+            .collect()
+    }
+
+    async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(template_sk(id)))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+}

@@ -1,0 +1,168 @@
+//! The conformance of [`Counters`]: AI calls and task creations are counted per account and
+//! day, atomically, never past their limit.
+//!
+//! [`Counters`]: crate::ports::Counters
+
+use jiff::SignedDuration;
+
+use crate::error::Conflict;
+use crate::ids::AccountId;
+use crate::ports::{TaskCommit, TaskStore};
+use crate::reason::Reason;
+use crate::task::{Task, TaskStatus};
+use crate::testing::sample_task_for;
+use crate::transition::{Why, created, record, transition};
+
+use super::{base, is_conflict, member, new_task};
+
+pub(super) async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    let day = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let next_day = day.tomorrow().expect("date");
+    assert_eq!(store.count_ai_call(account, day, 2).await.expect("count"), Some(1));
+    assert_eq!(store.count_ai_call(account, day, 2).await.expect("count"), Some(2));
+    assert_eq!(
+        store.count_ai_call(account, day, 2).await.expect("count"),
+        None,
+        "ai calls: the limit holds"
+    );
+    assert_eq!(
+        store.count_ai_call(account, day, 3).await.expect("count"),
+        Some(3),
+        "a raised limit allows more"
+    );
+    assert_eq!(
+        store.count_ai_call(account, next_day, 2).await.expect("count"),
+        Some(1),
+        "ai calls: per day"
+    );
+    assert_eq!(
+        store.count_ai_call(other, day, 2).await.expect("count"),
+        Some(1),
+        "ai calls: per account"
+    );
+    // Other daily allowances count the same way, each under its own name.
+    assert_eq!(store.count_daily(account, "late_reply", day, 1).await.expect("count"), Some(1));
+    assert_eq!(
+        store.count_daily(account, "late_reply", day, 1).await.expect("count"),
+        None,
+        "daily: the limit holds"
+    );
+    assert_eq!(
+        store.count_daily(account, "member_opted_out", day, 1).await.expect("count"),
+        Some(1),
+        "daily: per name"
+    );
+    assert_eq!(
+        store.count_daily(account, "late_reply", next_day, 1).await.expect("count"),
+        Some(1),
+        "daily: per day"
+    );
+    assert_eq!(
+        store.count_daily(other, "late_reply", day, 1).await.expect("count"),
+        Some(1),
+        "daily: per account"
+    );
+    assert_eq!(store.ai_calls(account, day).await.expect("read"), 3, "the AI counter is its own");
+}
+
+/// The flood and amplification counters (spec §7.9, §7.13): checked and moved in the same
+/// write as the task, given back when a task closes, and a refused task leaves no trace.
+pub(super) async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskStore) {
+    use crate::flood::{AgentQuota, CreationQuota};
+    let account = AccountId::generate(base());
+    let today: jiff::civil::Date = "2026-11-02".parse().expect("date");
+    let tomorrow: jiff::civil::Date = "2026-11-03".parse().expect("date");
+    let quota = |date, daily, active| CreationQuota {
+        date: Some(date),
+        counters_expire_at: base() + SignedDuration::from_hours(72),
+        daily_max: Some(daily),
+        active_max: Some(active),
+        agent: None,
+    };
+    let make = |name: &str, task_type: &str| {
+        let mut task = sample_task_for(account, member(name), TaskStatus::PendingReview, base());
+        task.task_type = task_type.into();
+        task
+    };
+    let create = |task: Task, quota: CreationQuota| async move {
+        let log = created(&task, Why::new(Reason::ManualModeRequiresReview));
+        store.create_task_within(&task, &log, &[], &quota).await
+    };
+    let counts = |date| async move { store.creation_counts(account, date).await.expect("counts") };
+
+    let t1 = make("m_c1", "payment_recovery");
+    create(t1.clone(), quota(today, 3, 2)).await.expect("first");
+    create(make("m_c2", "payment_recovery"), quota(today, 3, 2)).await.expect("second");
+    let t3 = make("m_c3", "payment_recovery");
+    assert!(
+        is_conflict(create(t3.clone(), quota(today, 3, 2)).await, Conflict::ActiveTasks),
+        "counters: the open-task cap refuses"
+    );
+    assert_eq!(
+        store.get_task(account, t3.id).await.expect("get"),
+        None,
+        "counters: nothing of a refused task"
+    );
+    assert_eq!(
+        store
+            .active_task(account, &member("m_c3"), "payment_recovery")
+            .await
+            .expect("guard"),
+        None
+    );
+    let c = counts(today).await;
+    assert_eq!((c.created, c.open), (2, 2), "counters: a refusal counts nothing");
+
+    let (closed, log) = transition(&t1, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerSkipped)).expect("valid");
+    store.commit(&TaskCommit::new(closed.clone(), log)).await.expect("close");
+    // A later record on the closed task (attribution, say) gives nothing back twice.
+    let (noted, log) = record(&closed, base(), Why::new(Reason::LateReplyOwnerNotified));
+    store.commit(&TaskCommit::new(noted, log)).await.expect("note");
+    assert_eq!(counts(today).await.open, 1, "counters: closing gives back the place, once");
+    create(t3, quota(today, 3, 2)).await.expect("third after a close");
+    assert!(
+        is_conflict(
+            create(make("m_c4", "payment_recovery"), quota(today, 3, 9)).await,
+            Conflict::DailyTasks
+        ),
+        "counters: the day's cap refuses"
+    );
+    create(make("m_c4", "payment_recovery"), quota(tomorrow, 3, 9))
+        .await
+        .expect("a new day");
+    assert_eq!((counts(today).await.created, counts(tomorrow).await.created), (3, 1));
+
+    let agent = |name: &str, daily, per_member| CreationQuota {
+        agent: Some(AgentQuota {
+            member: member(name),
+            daily_max: daily,
+            member_max: per_member,
+        }),
+        ..quota(tomorrow, 50, 50)
+    };
+    create(make("m_c5", "payment_recovery"), agent("m_c5", 2, 1)).await.expect("agent");
+    assert!(
+        is_conflict(
+            create(make("m_c5", "win_back"), agent("m_c5", 2, 1)).await,
+            Conflict::MemberAgentTasks
+        ),
+        "counters: the agent's per-member cap refuses"
+    );
+    create(make("m_c6", "payment_recovery"), agent("m_c6", 2, 1))
+        .await
+        .expect("agent, other member");
+    assert!(
+        is_conflict(
+            create(make("m_c7", "payment_recovery"), agent("m_c7", 2, 1)).await,
+            Conflict::AgentTasks
+        ),
+        "counters: the agent's daily cap refuses"
+    );
+    let c = counts(tomorrow).await;
+    assert_eq!((c.created, c.agent_created, c.open), (3, 2, 5));
+    // The unlimited path still counts open tasks, so the cap sees them.
+    new_task(store, account, "m_c8", TaskStatus::PendingReview).await;
+    assert_eq!(counts(tomorrow).await.open, 6);
+}

@@ -1,0 +1,125 @@
+//! The conformance of [`LearningStore`]: closing a task writes its learning record in the same
+//! commit.
+//!
+//! [`LearningStore`]: crate::ports::LearningStore
+
+use jiff::SignedDuration;
+
+use crate::ids::AccountId;
+use crate::ports::{TaskCommit, TaskStore};
+use crate::reason::Reason;
+use crate::task::TaskStatus;
+use crate::testing::{at, sample_account};
+use crate::transition::{Why, record, transition};
+
+use super::{base, new_task};
+
+/// Spec 003: every close writes the learning record with the close, a revision rewrites it,
+/// and the cross-tenant side holds the shared part only.
+pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit(store: &dyn TaskStore) {
+    let mut account = sample_account(base());
+    account.settings.profile.business_type = Some("yoga studio".into());
+    store
+        .create_account(&account, &format!("learn-{}", account.id))
+        .await
+        .expect("create_account");
+    // Closed in a month no other scenario uses, so the cross-tenant month holds only these.
+    let closed_at = at("2030-01-15T18:00:00Z");
+    let month = "2030-01";
+    let mut closed = Vec::new();
+    for name in ["m_learn_1", "m_learn_2"] {
+        let task = new_task(store, account.id, name, TaskStatus::Waiting).await;
+        let (mut sent, log) = record(&task, base() + SignedDuration::from_hours(1), Why::new(Reason::MessageSent));
+        sent.touch = 1;
+        sent.execution_started_at = Some(base() + SignedDuration::from_hours(1));
+        sent.thread.push(crate::task::ThreadMessage {
+            message_id: format!("{name}@mail.example"),
+            provider_message_id: None,
+        });
+        store.commit(&TaskCommit::new(sent.clone(), log)).await.expect("send");
+        assert_eq!(
+            store.interaction_outcome(account.id, sent.id).await.expect("read"),
+            None,
+            "learning: an open task has no record"
+        );
+        let (done, log) = transition(
+            &sent,
+            TaskStatus::Completed,
+            closed_at,
+            Why::new(Reason::GoalSignalPaymentSucceeded).outcome("recovered"),
+        )
+        .expect("valid");
+        let stale = TaskCommit {
+            expected_version: done.version - 2,
+            ..TaskCommit::new(done.clone(), log.clone())
+        };
+        assert!(store.commit(&stale).await.is_err(), "learning: a stale close is refused");
+        assert_eq!(
+            store.interaction_outcome(account.id, sent.id).await.expect("read"),
+            None,
+            "learning: a refused close writes no record"
+        );
+        store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
+        let expected = crate::interaction::InteractionOutcome::of(&done, Some(&account.settings));
+        assert_eq!(
+            store.interaction_outcome(account.id, done.id).await.expect("read"),
+            expected,
+            "learning: the close wrote the record"
+        );
+        closed.push(done);
+    }
+    // Attribution values the first one later: the record follows.
+    let mut valued = closed[0].clone();
+    valued.attributed_value = Some(174.0);
+    let (valued, log) = record(
+        &valued,
+        closed_at + SignedDuration::from_hours(1),
+        Why::new(Reason::RevenueAttributed),
+    );
+    store.commit(&TaskCommit::new(valued.clone(), log)).await.expect("revise");
+    let record_now = store
+        .interaction_outcome(account.id, valued.id)
+        .await
+        .expect("read")
+        .expect("record");
+    assert_eq!(
+        (record_now.private.attributed_value, record_now.shared.attributed_value),
+        (Some(174.0), Some(150.0)),
+        "learning: a revision rewrites the record (shared value rounded)"
+    );
+    assert_eq!(
+        store
+            .interaction_outcome(AccountId::generate(base()), valued.id)
+            .await
+            .expect("read"),
+        None,
+        "learning: another account cannot read it"
+    );
+    let mut shared = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = store.shared_outcomes(month, 1, cursor).await.expect("shared_outcomes");
+        assert!(page.len() <= 1, "learning: the limit is respected");
+        shared.extend(page);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(
+        shared.len(),
+        2,
+        "learning: one cross-tenant record per closed task, revisions replace"
+    );
+    assert!(shared.iter().any(|r| r.attributed_value == Some(150.0)));
+    let text = serde_json::to_string(&shared).expect("json");
+    for task in &closed {
+        for secret in [task.id.to_string(), account.id.to_string(), task.member.id.as_str().to_owned()] {
+            assert!(!text.contains(&secret), "learning: {secret} crossed tenants");
+        }
+    }
+    assert!(
+        shared.iter().all(|r| r.business_type.as_deref() == Some("yoga studio")),
+        "learning: the business type at the close"
+    );
+}

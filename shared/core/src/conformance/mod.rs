@@ -1,0 +1,190 @@
+//! The store conformance suite: one set of scenarios every [`TaskStore`] must pass — the
+//! in-memory store in unit tests, the DynamoDB store against the emulator — so the two can
+//! never drift. Each scenario makes its own account and ids, so they can share a table.
+//! Each backend runs every scenario as a test of its own through
+//! [`store_conformance_tests!`](crate::store_conformance_tests).
+//!
+//! The scenarios are split as the store is: one file per capability of [`crate::ports::store`]
+//! (`accounts` checks `AccountStore`, `tasks` checks `Tasks`, and so on), the same names as the
+//! backends' files. A scenario belongs to the capability whose promise it checks, even when it
+//! reads through another to see it kept (a reservation is a promise of `Tasks::commit`, read
+//! back through the member's ledger).
+
+use jiff::Timestamp;
+
+use crate::error::{Conflict, StoreError};
+use crate::ids::{AccountId, Email, MemberId, new_ulid};
+use crate::ports::TaskStore;
+use crate::reason::Reason;
+use crate::task::{OutboundMessage, OutboundStatus, Task, TaskStatus};
+use crate::testing::{at, sample_task_for};
+use crate::transition::{Why, created};
+
+mod accounts;
+mod connectors;
+mod counters;
+mod idempotency;
+mod learning;
+mod members;
+mod metrics;
+mod notices;
+mod task_index;
+mod tasks;
+mod templates;
+
+/// What a backend's tests make for each scenario: its store, and with it whatever must live as
+/// long as the store does (the DynamoDB tests' hold on their scratch table, say).
+pub trait Backend {
+    fn store(&self) -> &dyn TaskStore;
+}
+
+impl<S: TaskStore> Backend for S {
+    fn store(&self) -> &dyn TaskStore {
+        self
+    }
+}
+
+/// One `#[tokio::test]` per scenario, named after it in a module named after its capability
+/// (`tasks::a_stale_write_changes_nothing`), each on a [`Backend`] of its own made by the given
+/// expression (it may `.await`): `openloop_core::store_conformance_tests!(MemoryStore::new());`
+/// Failures are independent, and cargo runs the scenarios in parallel. The expression is
+/// evaluated where the macro is invoked (in a function it defines there,
+/// `conformance_backend`), so it may name what is in scope there.
+///
+/// The list of scenarios is written here, once, by capability. It also makes [`scenario`], the
+/// only way to reach a scenario from outside this module, so a scenario left out of the list
+/// is dead code, which `clippy -D warnings` refuses.
+///
+/// [`Backend`]: crate::conformance::Backend
+/// [`scenario`]: crate::conformance::scenario
+#[macro_export]
+macro_rules! store_conformance_tests {
+    ($backend:expr) => {
+        /// The backend of one scenario's test.
+        async fn conformance_backend() -> impl $crate::conformance::Backend {
+            $backend
+        }
+        $crate::store_conformance_tests!(@listed tests);
+    };
+    // The list, handed to the rule named `$then`.
+    (@listed $then:ident) => {
+        $crate::store_conformance_tests!(@$then {
+            accounts: [
+                accounts_are_created_once_and_saved_under_their_version,
+            ],
+            templates: [
+                recurring_templates_are_versioned_and_due_when_enabled,
+            ],
+            tasks: [
+                one_active_task_per_member_and_type,
+                a_members_active_tasks_are_read_through_their_guards,
+                a_stale_write_changes_nothing,
+                history_is_complete_and_in_order,
+                reservations_enforce_every_guarantee_atomically,
+            ],
+            task_index: [
+                the_due_index_holds_what_is_scheduled_and_pages,
+                task_lists_are_scoped_filtered_and_paged,
+                the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard,
+                the_activity_feed_lists_an_accounts_decisions_newest_first,
+            ],
+            members: [
+                member_facts_are_versioned,
+                suppressions_are_per_account,
+                snapshots_hold_everything_the_gates_read,
+                member_facts_are_listed_per_account_in_pages,
+            ],
+            counters: [
+                ai_calls_are_counted_per_account_and_day_up_to_the_limit,
+                creation_counters_limit_and_count_in_the_same_write,
+            ],
+            metrics: [
+                daily_metrics_are_added_with_their_watermark_once,
+                daily_metrics_are_read_by_range_without_the_watermark,
+            ],
+            notices: [
+                owner_notices_are_listed_newest_first_and_each_digest_entry_is_taken_once,
+            ],
+            idempotency: [
+                webhook_ids_are_claimed_once,
+                an_action_is_claimed_once_and_a_failed_one_again,
+            ],
+            learning: [
+                closing_a_task_writes_its_learning_record_in_the_same_commit,
+            ],
+            connectors: [
+                connector_health_counts_failures_degrades_once_and_recovers,
+            ],
+        });
+    };
+    (@tests { $($part:ident: [$($scenario:ident,)*],)* }) => {
+        $(
+            mod $part {
+                $(
+                    #[tokio::test]
+                    async fn $scenario() {
+                        let backend = super::conformance_backend().await;
+                        $crate::conformance::scenario::$part::$scenario($crate::conformance::Backend::store(&backend)).await;
+                    }
+                )*
+            }
+        )*
+    };
+    (@scenarios { $($part:ident: [$($scenario:ident,)*],)* }) => {
+        /// Every scenario of the suite, by capability and name; `store_conformance_tests!` runs
+        /// each as a test.
+        pub mod scenario {
+            $(
+                pub mod $part {
+                    $(
+                        pub async fn $scenario(store: &dyn $crate::ports::TaskStore) {
+                            super::super::$part::$scenario(store).await;
+                        }
+                    )*
+                }
+            )*
+        }
+    };
+}
+
+store_conformance_tests!(@listed scenarios);
+
+fn base() -> Timestamp {
+    at("2026-11-02T14:00:00Z")
+}
+
+fn member(name: &str) -> MemberId {
+    MemberId::parse(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn new_task(store: &dyn TaskStore, account: AccountId, member_name: &str, status: TaskStatus) -> Task {
+    let task = sample_task_for(account, member(member_name), status, base());
+    store
+        .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
+        .await
+        .unwrap_or_else(|e| panic!("create_task: {e:?}"));
+    task
+}
+
+fn is_conflict(r: Result<(), StoreError>, kind: Conflict) -> bool {
+    matches!(r, Err(StoreError::Conflict(c)) if c == kind)
+}
+
+fn outbound(task: &Task, touch: u32, status: OutboundStatus) -> OutboundMessage {
+    OutboundMessage {
+        task_id: task.id,
+        touch,
+        status,
+        to: task
+            .member
+            .email
+            .clone()
+            .unwrap_or_else(|| Email::parse("x@example.com").unwrap_or_else(|e| panic!("{e}"))),
+        subject: "Hello".into(),
+        message_id: format!("{}@example.com", new_ulid(base())),
+        provider_id: None,
+        provider_message_id: None,
+        reserved_at: base(),
+        sent_at: None,
+    }
+}

@@ -1,0 +1,292 @@
+//! The conformance of [`TaskIndex`]: the due and attribution indexes hold what they should and
+//! page; the task list and the activity feed are scoped by account and paged.
+//!
+//! [`TaskIndex`]: crate::ports::TaskIndex
+
+use jiff::SignedDuration;
+
+use crate::error::StoreError;
+use crate::ids::{AccountId, TaskId};
+use crate::limits::DUE_INDEX_SHARDS;
+use crate::ports::{TaskCommit, TaskQuery, TaskStore};
+use crate::reason::Reason;
+use crate::task::{Task, TaskStatus};
+use crate::testing::{at, sample_task_for};
+use crate::transition::{Why, created, record, transition};
+use crate::work::due_shard;
+
+use super::{base, member, new_task};
+
+async fn churn_task(store: &dyn TaskStore, account: AccountId, member_name: &str) -> Task {
+    let mut task = sample_task_for(account, member(member_name), TaskStatus::Waiting, base());
+    task.task_type = "churn_risk".into();
+    task.touch = 1;
+    task.execution_started_at = Some(base());
+    store
+        .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
+        .await
+        .expect("create");
+    task
+}
+
+pub(super) async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    // A distinctive time, far from other scenarios' schedules.
+    let when = at("2001-01-01T00:00:00Z");
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let mut task = sample_task_for(account, member(&format!("m_due_{i}")), TaskStatus::Ready, when);
+        task.next_action_at = Some(when + SignedDuration::from_secs(i));
+        store
+            .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
+            .await
+            .expect("create");
+        ids.push(task);
+    }
+    let mine = |entries: &[crate::work::DueEntry]| {
+        entries
+            .iter()
+            .filter(|e| e.account_id == account)
+            .map(|e| e.task_id)
+            .collect::<Vec<TaskId>>()
+    };
+    let mut found = Vec::new();
+    for shard in 0..DUE_INDEX_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (entries, next) = store.due(shard, when + SignedDuration::from_secs(3), 1, cursor).await.expect("due");
+            assert!(entries.len() <= 1, "due: the limit is respected");
+            for entry in entries.iter().filter(|e| e.account_id == account) {
+                assert_eq!(due_shard(&entry.task_id, DUE_INDEX_SHARDS), shard, "due: entry in the wrong shard");
+            }
+            found.extend(mine(&entries));
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    found.sort();
+    let mut expected: Vec<TaskId> = ids.iter().take(4).map(|t| t.id).collect();
+    expected.sort();
+    assert_eq!(found, expected, "due: exactly the tasks due by `until`, across pages");
+    // Closing a task takes it out of the index.
+    let (closed, log) = transition(&ids[0], TaskStatus::Cancelled, when, Why::new(Reason::OwnerCancelled)).expect("valid");
+    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
+    let shard = due_shard(&ids[0].id, DUE_INDEX_SHARDS);
+    let (entries, _) = store
+        .due(shard, when + SignedDuration::from_secs(10), 1000, None)
+        .await
+        .expect("due");
+    assert!(!mine(&entries).contains(&ids[0].id), "due: a closed task left the index");
+}
+
+pub(super) async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let mut made = Vec::new();
+    for i in 0..5 {
+        made.push(
+            new_task(
+                store,
+                account,
+                &format!("m_list_{i}"),
+                if i % 2 == 0 { TaskStatus::PendingReview } else { TaskStatus::Ready },
+            )
+            .await
+            .id,
+        );
+    }
+    new_task(store, AccountId::generate(base()), "m_list_0", TaskStatus::PendingReview).await;
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (tasks, next) = store
+            .list_tasks(
+                account,
+                &TaskQuery {
+                    limit: 2,
+                    cursor,
+                    ..TaskQuery::default()
+                },
+            )
+            .await
+            .expect("list");
+        assert!(tasks.len() <= 2);
+        seen.extend(tasks.iter().map(|t| t.id));
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let mut newest_first = made.clone();
+    newest_first.reverse();
+    assert_eq!(seen, newest_first, "list: every task of the account, newest first, across pages");
+    let (pending, _) = store
+        .list_tasks(
+            account,
+            &TaskQuery {
+                status: Some(TaskStatus::PendingReview),
+                limit: 50,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert_eq!(pending.len(), 3, "list: status filter");
+    let (one, _) = store
+        .list_tasks(
+            account,
+            &TaskQuery {
+                member_id: Some(member("m_list_1")),
+                limit: 50,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert_eq!(one.iter().map(|t| t.id).collect::<Vec<_>>(), vec![made[1]], "list: member filter");
+    assert!(matches!(
+        store
+            .list_tasks(
+                account,
+                &TaskQuery {
+                    cursor: Some("not-a-cursor".into()),
+                    limit: 5,
+                    ..TaskQuery::default()
+                }
+            )
+            .await,
+        Err(StoreError::InvalidCursor)
+    ));
+}
+
+pub(super) async fn the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let closed_at = base() + SignedDuration::from_hours(24 * 14);
+    // Closed unanswered after writing: watched for a late win. Closed by the owner: not.
+    let unanswered = churn_task(store, account, "m_attr_1").await;
+    let (unanswered, log) = transition(
+        &unanswered,
+        TaskStatus::Cancelled,
+        closed_at,
+        Why::new(Reason::BudgetTimeExpired).outcome("unresponsive"),
+    )
+    .expect("valid");
+    assert!(unanswered.attribution_until.is_some());
+    store.commit(&TaskCommit::new(unanswered.clone(), log)).await.expect("close");
+    let handled = churn_task(store, account, "m_attr_2").await;
+    let (handled, log) = transition(
+        &handled,
+        TaskStatus::Completed,
+        closed_at,
+        Why::new(Reason::OwnerResolved).outcome("owner_handled"),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(handled, log)).await.expect("close");
+    let still_open = churn_task(store, account, "m_attr_3").await;
+    let mut found = Vec::new();
+    for shard in 0..DUE_INDEX_SHARDS {
+        let mut cursor = None;
+        loop {
+            let (tasks, next) = store.attribution_watch(shard, 1, cursor).await.expect("attribution_watch");
+            assert!(tasks.len() <= 1, "attribution: the limit is respected");
+            for task in tasks.iter().filter(|t| t.account_id == account) {
+                assert_eq!(
+                    due_shard(&task.id, DUE_INDEX_SHARDS),
+                    shard,
+                    "attribution: entry in the wrong shard"
+                );
+                found.push(task.clone());
+            }
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    assert_eq!(
+        found,
+        vec![unanswered.clone()],
+        "attribution: exactly the watched closed task, as stored"
+    );
+    let (due, _) = store
+        .due(
+            due_shard(&still_open.id, DUE_INDEX_SHARDS),
+            base() + SignedDuration::from_hours(24),
+            1000,
+            None,
+        )
+        .await
+        .expect("due");
+    assert!(
+        due.iter().all(|e| e.task_id != unanswered.id),
+        "attribution: a watched task is not due work"
+    );
+
+    // A newer task of the member and type holds the guard; revising the closed one keeps it.
+    let newer = churn_task(store, account, "m_attr_1").await;
+    let mut won = unanswered.clone();
+    won.outcome = Some("engaged_late".into());
+    won.attributed_value = Some(150.0);
+    won.attribution_until = None;
+    let (won, log) = record(&won, closed_at, Why::new(Reason::GoalSignalAfterClose));
+    store
+        .commit(&TaskCommit::new(won.clone(), log))
+        .await
+        .expect("attribution: a closed task can be revised");
+    assert_eq!(
+        store.active_task(account, &member("m_attr_1"), "churn_risk").await.expect("active"),
+        Some(newer.id),
+        "attribution: revising a closed task leaves the newer task's guard"
+    );
+    assert_eq!(store.get_task(account, won.id).await.expect("get"), Some(won.clone()));
+    let (tasks, _) = store
+        .attribution_watch(due_shard(&won.id, DUE_INDEX_SHARDS), 1000, None)
+        .await
+        .expect("attribution_watch");
+    assert!(tasks.iter().all(|t| t.id != won.id), "attribution: a settled task left the index");
+}
+
+pub(super) async fn the_activity_feed_lists_an_accounts_decisions_newest_first(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let first = new_task(store, account, "m_act_1", TaskStatus::PendingReview).await;
+    let (approved, log) = transition(
+        &first,
+        TaskStatus::Ready,
+        base() + SignedDuration::from_secs(60),
+        Why::new(Reason::OwnerApproved),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(approved, log)).await.expect("approve");
+    let second = new_task(store, account, "m_act_2", TaskStatus::PendingReview).await;
+    let (skipped, log) = transition(
+        &second,
+        TaskStatus::Cancelled,
+        base() + SignedDuration::from_secs(120),
+        Why::new(Reason::OwnerSkipped),
+    )
+    .expect("valid");
+    store.commit(&TaskCommit::new(skipped, log)).await.expect("skip");
+    new_task(store, AccountId::generate(base()), "m_act_1", TaskStatus::PendingReview).await;
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = store.activity(account, 2, cursor).await.expect("activity");
+        assert!(page.len() <= 2, "activity: the limit is respected");
+        seen.extend(page);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let reasons: Vec<&str> = seen.iter().map(|e| e.entry.reason.as_str()).collect();
+    assert_eq!(seen.len(), 4, "activity: every entry of the account, no other's: {reasons:?}");
+    assert_eq!(reasons[0], "owner_skipped", "activity: newest first");
+    assert!(seen.windows(2).all(|w| w[0].sort_key() > w[1].sort_key()), "activity: newest first");
+    let skip = &seen[0];
+    assert_eq!(
+        (skip.task_id, skip.task_type.as_str(), &skip.member_id),
+        (second.id, "payment_recovery", &member("m_act_2"))
+    );
+    assert_eq!(skip.entry.to_status, TaskStatus::Cancelled);
+}

@@ -1,0 +1,276 @@
+//! The conformance of [`Tasks`]: one active task per member and type, optimistic locking, the
+//! whole history, and a send's reservation written all or nothing with the task.
+//!
+//! [`Tasks`]: crate::ports::Tasks
+
+use jiff::SignedDuration;
+
+use crate::error::{Conflict, StoreError};
+use crate::ids::{AccountId, TaskId, new_ulid};
+use crate::member::SendLedger;
+use crate::ports::{SendEffect, TaskCommit, TaskStore};
+use crate::reason::Reason;
+use crate::task::{ConversationMessage, OutboundStatus, Role, Task, TaskStatus};
+use crate::testing::sample_task_for;
+use crate::transition::{Why, created, record, transition};
+
+use super::{base, is_conflict, member, new_task, outbound};
+
+pub(super) async fn one_active_task_per_member_and_type(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let first = new_task(store, account, "m_guard", TaskStatus::PendingReview).await;
+    let second = sample_task_for(account, member("m_guard"), TaskStatus::PendingReview, base());
+    assert!(
+        matches!(
+            store
+                .create_task(&second, &created(&second, Why::new(Reason::ManualModeRequiresReview)), &[])
+                .await,
+            Err(StoreError::Conflict(Conflict::ActiveTask))
+        ),
+        "guard: a second active task for the member and type must conflict"
+    );
+    assert_eq!(
+        store.get_task(account, second.id).await.expect("get"),
+        None,
+        "guard: the refused task must not exist"
+    );
+    assert_eq!(
+        store
+            .active_task(account, &member("m_guard"), "payment_recovery")
+            .await
+            .expect("active"),
+        Some(first.id)
+    );
+    let (closed, log) = transition(&first, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerSkipped)).expect("valid");
+    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
+    assert_eq!(
+        store
+            .active_task(account, &member("m_guard"), "payment_recovery")
+            .await
+            .expect("active"),
+        None,
+        "guard: closing frees it"
+    );
+    store
+        .create_task(&second, &created(&second, Why::new(Reason::ManualModeRequiresReview)), &[])
+        .await
+        .expect("guard: a new task after closing");
+}
+
+pub(super) async fn a_members_active_tasks_are_read_through_their_guards(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    let payment = new_task(store, account, "m_mine", TaskStatus::Ready).await;
+    let mut churn = sample_task_for(account, member("m_mine"), TaskStatus::Waiting, base());
+    churn.task_type = "churn_risk".into();
+    store
+        .create_task(&churn, &created(&churn, Why::new(Reason::ManualModeRequiresReview)), &[])
+        .await
+        .expect("create");
+    // A member whose id starts with the first one's, and the same member in another account.
+    new_task(store, account, "m_mine2", TaskStatus::Ready).await;
+    new_task(store, other, "m_mine", TaskStatus::Ready).await;
+    let ids = |tasks: Vec<Task>| tasks.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    let mut expected = vec![payment.id, churn.id];
+    expected.sort();
+    assert_eq!(
+        ids(store.member_active_tasks(account, &member("m_mine")).await.expect("read")),
+        expected,
+        "member tasks: exactly the member's own, in this account"
+    );
+    let (closed, log) = transition(&payment, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerCancelled)).expect("valid");
+    store.commit(&TaskCommit::new(closed, log)).await.expect("close");
+    assert_eq!(
+        ids(store.member_active_tasks(account, &member("m_mine")).await.expect("read")),
+        vec![churn.id],
+        "member tasks: a closed task is no longer listed"
+    );
+    assert!(
+        store
+            .member_active_tasks(account, &member("m_none"))
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    let missing = TaskId::generate(base());
+    let foreign = new_task(store, other, "m_foreign", TaskStatus::Ready).await;
+    assert_eq!(
+        ids(store
+            .get_tasks(account, &[churn.id, missing, foreign.id, payment.id])
+            .await
+            .expect("read")),
+        vec![churn.id, payment.id],
+        "get_tasks: in the order asked, this account's only, missing ones left out"
+    );
+}
+
+pub(super) async fn a_stale_write_changes_nothing(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let task = new_task(store, account, "m_stale", TaskStatus::PendingReview).await;
+    let (approved, log) = transition(&task, TaskStatus::Ready, base(), Why::new(Reason::OwnerApproved)).expect("valid");
+    store.commit(&TaskCommit::new(approved.clone(), log)).await.expect("first write");
+    let (skipped, log) = transition(&task, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerSkipped)).expect("valid");
+    assert!(
+        is_conflict(store.commit(&TaskCommit::new(skipped, log)).await, Conflict::Version),
+        "locking: a write from a stale read must conflict"
+    );
+    let history = store.task_history(account, task.id).await.expect("history").expect("present");
+    assert_eq!(history.task, approved, "locking: the stale write changed the task");
+    assert_eq!(history.log.len(), 2, "locking: the stale write's log entry was written");
+}
+
+pub(super) async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let task = new_task(store, account, "m_hist", TaskStatus::Ready).await;
+    let mut current = task.clone();
+    let mut expected_messages = Vec::new();
+    for i in 0..3 {
+        let now = base() + SignedDuration::from_mins(i);
+        let (next, log) = record(
+            &current,
+            now,
+            Why::new([Reason::SendReserved, Reason::MessageSent, Reason::MemberReplied][i as usize]),
+        );
+        let message = ConversationMessage {
+            id: new_ulid(now),
+            at: now,
+            role: Role::System,
+            content: format!("message {i}"),
+        };
+        expected_messages.push(message.content.clone());
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.messages.push(message);
+        store.commit(&commit).await.expect("commit");
+        current = next;
+    }
+    let history = store.task_history(account, task.id).await.expect("history").expect("present");
+    let reasons: Vec<_> = history.log.iter().map(|l| l.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        ["manual_mode_requires_review", "send_reserved", "message_sent", "member_replied"],
+        "history: log oldest first"
+    );
+    assert_eq!(
+        history.messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>(),
+        expected_messages,
+        "history: conversation oldest first"
+    );
+    assert_eq!(history.task.version, task.version + 3);
+    assert!(
+        store
+            .task_history(AccountId::generate(base()), task.id)
+            .await
+            .expect("history")
+            .is_none(),
+        "history: another account's task is not found"
+    );
+}
+
+pub(super) async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let date = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let task = new_task(store, account, "m_send", TaskStatus::Ready).await;
+    let m = member("m_send");
+    let reserve = |task: &Task, touch: u32, ledger_version: u64, daily_limit: u32| {
+        let (next, log) = record(task, base(), Why::new(Reason::SendReserved));
+        let mut ledger = SendLedger::default();
+        ledger.sends.insert(format!("{}#{touch}", task.id), base());
+        ledger.version = ledger_version;
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.send = Some(SendEffect::Reserve {
+            outbound: outbound(task, touch, OutboundStatus::Reserved),
+            member_id: task.member.id.clone(),
+            ledger,
+            daily_date: date,
+            daily_limit,
+        });
+        (next, commit)
+    };
+    let (reserved, commit) = reserve(&task, 0, 1, 2);
+    store.commit(&commit).await.expect("first reservation");
+    assert_eq!(store.daily_sends(account, date).await.expect("daily"), 1);
+    let (_, ledger) = store.get_member(account, &m).await.expect("member").expect("ledger exists");
+    assert_eq!(ledger.version, 1);
+
+    // The same touch again: refused, and nothing of it applied.
+    let (_, again) = reserve(&reserved, 0, 2, 10);
+    assert!(
+        is_conflict(store.commit(&again).await, Conflict::OutboundExists),
+        "reserve: a touch is reserved once"
+    );
+    assert_eq!(
+        store.get_task(account, task.id).await.expect("get").map(|t| t.version),
+        Some(reserved.version),
+        "reserve: refused commit changed the task"
+    );
+    assert_eq!(
+        store.daily_sends(account, date).await.expect("daily"),
+        1,
+        "reserve: refused commit counted a send"
+    );
+
+    // A ledger read before another send: refused.
+    let (_, stale) = reserve(&reserved, 1, 1, 10);
+    assert!(
+        is_conflict(store.commit(&stale).await, Conflict::MemberLedger),
+        "reserve: a stale ledger must conflict"
+    );
+
+    // The daily counter at its limit: refused.
+    let other = new_task(store, account, "m_send_2", TaskStatus::Ready).await;
+    let (after_other, commit) = reserve(&other, 0, 1, 2);
+    store.commit(&commit).await.expect("second send of the day");
+    let (_, full) = reserve(&reserved, 1, 2, 2);
+    assert!(
+        is_conflict(store.commit(&full).await, Conflict::DailyLimit),
+        "reserve: the daily limit holds"
+    );
+    assert_eq!(store.daily_sends(account, date).await.expect("daily"), 2);
+
+    // A refused send gives everything back, and the touch may be reserved again.
+    let (released, log) = record(&after_other, base(), Why::new(Reason::SendRejected));
+    let mut release = TaskCommit::new(released.clone(), log);
+    release.send = Some(SendEffect::Release {
+        outbound: outbound(&other, 0, OutboundStatus::Failed),
+        member_id: member("m_send_2"),
+        ledger_key: format!("{}#0", other.id),
+        daily_date: date,
+    });
+    store.commit(&release).await.expect("release");
+    assert_eq!(
+        store.daily_sends(account, date).await.expect("daily"),
+        1,
+        "release: the daily counter is given back"
+    );
+    let (_, retry) = reserve(&released, 0, 3, 2);
+    store.commit(&retry).await.expect("a failed touch may be reserved again");
+
+    // Recording the send keeps the thread's ids.
+    let (sent_task, log) = record(&reserved, base(), Why::new(Reason::MessageSent));
+    let mut sent = outbound(&task, 0, OutboundStatus::Sent);
+    sent.provider_message_id = Some("ses-1@us-east-1.amazonses.com".into());
+    sent.sent_at = Some(base());
+    let mut commit = TaskCommit::new(sent_task, log);
+    commit.send = Some(SendEffect::Record { outbound: sent.clone() });
+    store.commit(&commit).await.expect("record");
+    let stored = store.outbound(account, task.id).await.expect("outbound");
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].status, OutboundStatus::Sent);
+    assert_eq!(stored[0].provider_message_id, sent.provider_message_id);
+
+    // …and where replies to it belong: by the task, and by either Message-ID in any case.
+    assert_eq!(store.task_account(task.id).await.expect("route"), Some(account));
+    assert_eq!(
+        store.task_account(other.id).await.expect("route"),
+        None,
+        "never mailed, never routed"
+    );
+    for id in [sent.message_id.clone(), "SES-1@us-east-1.amazonses.com".into()] {
+        assert_eq!(
+            store.message_route(&id).await.expect("route"),
+            Some((account, task.id)),
+            "route of {id}"
+        );
+    }
+    assert_eq!(store.message_route("nobody@example.com").await.expect("route"), None);
+}

@@ -1,0 +1,53 @@
+//! [`Counters`] in memory: daily sends, AI calls and other daily allowances, and the creation
+//! counters.
+
+use async_trait::async_trait;
+use jiff::civil::Date;
+
+use crate::error::StoreError;
+use crate::flood::CreationCounts;
+use crate::ids::AccountId;
+use crate::ports::Counters;
+
+use super::MemoryStore;
+
+#[async_trait]
+impl Counters for MemoryStore {
+    async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
+        Ok(self.lock().daily.get(&(account, date)).copied().unwrap_or(0))
+    }
+
+    async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
+        let mut s = self.lock();
+        let calls = s.ai_calls.entry((account, date)).or_insert(0);
+        if *calls >= limit {
+            return Ok(None);
+        }
+        *calls += 1;
+        Ok(Some(*calls))
+    }
+
+    async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
+        Ok(self.lock().ai_calls.get(&(account, date)).copied().unwrap_or(0))
+    }
+
+    async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
+        let mut s = self.lock();
+        let count = s.daily_counters.entry((account, counter.to_owned(), date)).or_insert(0);
+        if *count >= limit {
+            return Ok(None);
+        }
+        *count += 1;
+        Ok(Some(*count))
+    }
+
+    async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError> {
+        let s = self.lock();
+        let open = s.tasks.values().filter(|t| t.account_id == account && t.is_active()).count();
+        Ok(CreationCounts {
+            created: s.created.get(&(account, date)).copied().unwrap_or(0),
+            agent_created: s.agent_created.get(&(account, date)).copied().unwrap_or(0),
+            open: u32::try_from(open).unwrap_or(u32::MAX),
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! The in-memory store: every capability of [`TaskStore`], with the same rules as the DynamoDB
+//! adapter (every condition is checked before anything is applied, under one lock), for fast
+//! unit and property tests. The state of every aggregate is one struct behind one lock, here;
+//! each capability's implementation is a file of its own, named as the conformance suite's
+//! part that checks it. The conformance suite runs against both stores; here, one test per
+//! scenario, each on a new store.
+//!
+//! [`TaskStore`]: crate::ports::TaskStore
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Mutex;
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use crate::account::{Account, SystemConfig};
+use crate::action::ActionRecord;
+use crate::connector::ConnectorHealth;
+use crate::error::{Conflict, StoreError};
+use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::interaction::InteractionOutcome;
+use crate::member::{MemberFacts, SendLedger};
+use crate::metrics::{DailyMetrics, MetricsCursor};
+use crate::owner_notice::OwnerNotice;
+use crate::recurring::RecurringTemplate;
+use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
+
+mod accounts;
+mod connectors;
+mod counters;
+mod idempotency;
+mod learning;
+mod members;
+mod metrics;
+mod notices;
+mod task_index;
+mod tasks;
+mod templates;
+
+#[derive(Default)]
+struct State {
+    accounts: HashMap<AccountId, Account>,
+    templates: BTreeMap<(AccountId, ulid::Ulid), RecurringTemplate>,
+    tokens: HashMap<String, AccountId>,
+    system: SystemConfig,
+    tasks: HashMap<TaskId, Task>,
+    logs: HashMap<TaskId, Vec<LogEntry>>,
+    messages: HashMap<TaskId, Vec<ConversationMessage>>,
+    guards: HashMap<(AccountId, MemberId, String), TaskId>,
+    facts: HashMap<(AccountId, MemberId), MemberFacts>,
+    ledgers: HashMap<(AccountId, MemberId), SendLedger>,
+    daily: HashMap<(AccountId, Date), u32>,
+    outbound: BTreeMap<(AccountId, TaskId, u32), OutboundMessage>,
+    suppressed: HashSet<(AccountId, Email)>,
+    webhooks: HashMap<(String, String), Timestamp>,
+    task_routes: HashMap<TaskId, AccountId>,
+    message_routes: HashMap<String, (AccountId, TaskId)>,
+    ai_calls: HashMap<(AccountId, Date), u32>,
+    /// Creation counters per local day: all tasks, agent-spawned ones, and per member.
+    created: HashMap<(AccountId, Date), u32>,
+    agent_created: HashMap<(AccountId, Date), u32>,
+    agent_member_created: HashMap<(AccountId, Date, MemberId), u32>,
+    /// Learning records of closed tasks (spec 003), by task.
+    interactions: HashMap<TaskId, InteractionOutcome>,
+    /// Connector health per account and connector (spec §34.2).
+    connector_health: HashMap<(AccountId, String), ConnectorHealth>,
+    metrics_cursors: HashMap<AccountId, MetricsCursor>,
+    metrics: HashMap<(AccountId, Date), DailyMetrics>,
+    notices: BTreeMap<(AccountId, ulid::Ulid), OwnerNotice>,
+    actions: BTreeMap<(AccountId, TaskId, String), ActionRecord>,
+    daily_counters: HashMap<(AccountId, String, Date), u32>,
+}
+
+/// See the module docs.
+#[derive(Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn conflict(c: Conflict) -> StoreError {
+    StoreError::Conflict(c)
+}
+
+#[cfg(test)]
+mod conformance {
+    crate::store_conformance_tests!(super::MemoryStore::new());
+}

@@ -1,0 +1,314 @@
+//! Ports: the traits through which the domain reaches the outside world. Adapters live in
+//! `openloop-aws` (DynamoDB, SQS, EventBridge, SES), `openloop-llm` (AI) and [`crate::memory`]
+//! (in-memory store for tests).
+//!
+//! Durable state is behind [`store`]: one trait per aggregate (accounts, tasks, members,
+//! counters…), and [`TaskStore`], every one of them at once, which is what the engine holds.
+//! One conformance suite checks every [`TaskStore`]. Here are the others: the clock, the
+//! queues, the mailer, stored inbound mail, the agent and the event bus.
+
+use async_trait::async_trait;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::account::Profile;
+use crate::mail::OutboundMail;
+use crate::task::{ConversationMessage, Draft};
+use crate::work::QueueName;
+
+pub mod store;
+
+pub use store::{
+    AccountStore, ActivityEntry, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
+    SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, dates_around, prelude,
+};
+
+/// The time, as every component must read it (a test clock locally).
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// The real clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("queue {queue:?} unavailable: {message}")]
+pub struct QueueError {
+    pub queue: QueueName,
+    pub message: String,
+}
+
+/// Message queues (SQS).
+#[async_trait]
+pub trait Queue: Send + Sync {
+    /// Send bodies to `queue`, each delayed by its duration (at most 15 minutes).
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), QueueError>;
+}
+
+/// What the mail provider said about a send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    pub provider_id: String,
+    /// The Message-ID the provider put on the delivered copy, if it rewrites ours.
+    pub provider_message_id: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The provider refused the mail; it was not sent. Safe to retry later.
+    #[error("rejected: {0}")]
+    Rejected(String),
+    /// The request may or may not have been acted on. Never retried blind.
+    #[error("outcome unknown: {0}")]
+    Ambiguous(String),
+}
+
+#[async_trait]
+pub trait Mailer: Send + Sync {
+    async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError>;
+}
+
+/// Where SES receiving keeps a whole inbound message when its notification cannot carry it
+/// (an S3 action: SNS notifications hold at most 150 KB). Read-only: the bucket's lifecycle
+/// rule removes messages, so a retried notification can read its message again.
+#[async_trait]
+pub trait StoredMail: Send + Sync {
+    /// The raw RFC 5322 bytes stored under `bucket`/`key`.
+    async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoredMailError {
+    /// Not there, or not a bucket we read: retrying will not help.
+    #[error("stored mail not found: {0}")]
+    NotFound(String),
+    /// The storage could not be reached; worth retrying.
+    #[error("stored mail unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// No stored mail (the local runtime: inbound mail arrives whole over HTTP).
+pub struct NoStoredMail;
+
+#[async_trait]
+impl StoredMail for NoStoredMail {
+    async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError> {
+        Err(StoredMailError::NotFound(format!("{bucket}/{key}: no mail storage configured")))
+    }
+}
+
+/// What the agent is asked to write.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DraftRequest {
+    pub task_type: String,
+    pub goal: String,
+    pub member_first_name: Option<String>,
+    pub profile: Profile,
+    pub business_name: String,
+    /// 0 = first message; later touches are follow-ups in the same thread.
+    pub touch: u32,
+    pub tone: String,
+    pub touches_remaining: u32,
+    pub context: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("agent failed: {0}")]
+pub struct AgentError(pub String);
+
+/// What the agent is asked to judge: a member's reply in its task's conversation (spec §6.5,
+/// §16, §18). Everything the model may see is here; the adapters decide how to say it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplyRequest {
+    pub task_type: String,
+    pub goal: String,
+    /// The task type's outcome codes: an evaluation may only name one of these.
+    pub outcome_codes: Vec<String>,
+    pub member_first_name: Option<String>,
+    pub profile: Profile,
+    pub business_name: String,
+    /// The composed system prompt (skills, account context, overrides, goal, cross-task
+    /// context). Model adapters send it as the system message; the offline agent ignores it.
+    pub system_prompt: String,
+    /// The conversation so far, oldest first, not including `reply`.
+    pub conversation: Vec<ConversationMessage>,
+    /// The member's reply, with quoted history and signature stripped.
+    pub reply: String,
+    pub messages_left: u32,
+    pub turns_left: u32,
+    pub days_left: i64,
+}
+
+/// What to do about a reply (spec §6.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyAction {
+    /// Answer the member with `reply`.
+    Reply,
+    /// Nothing to say now; look again after `wait_days`.
+    Wait,
+    /// The conversation reached an outcome (`outcome`); `provisional` for verbal commitments.
+    Close,
+    /// Hand it to the owner, with the reasoning (and `reply` as a draft if there is one).
+    Escalate,
+}
+
+/// The agent's typed judgment of a reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReplyEvaluation {
+    pub action: ReplyAction,
+    /// A code from the request's `outcome_codes` when closing (or the best guess otherwise).
+    pub outcome: Option<String>,
+    /// 0–100: how sure the agent is of this judgment (and of `reply`, if any).
+    pub confidence: u8,
+    pub reasoning: String,
+    /// The answer to send (action `reply`), or a draft for the owner (action `escalate`).
+    pub reply: Option<String>,
+    pub wait_days: Option<u32>,
+    /// The member asked to stop or was hostile: suppress them (spec §22.3).
+    pub suggest_suppression: bool,
+    /// A verbal commitment, to be verified by a signal within the window (spec §5.3).
+    pub provisional: bool,
+    /// The member asked something the agent cannot answer from what it knows.
+    pub unanswered_question: Option<String>,
+    /// The reply is about another subject than this task's (spec §19.5).
+    pub other_subject: Option<String>,
+}
+
+/// What the agent is asked about a task's progress towards its goal (spec §16.3, §37).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompletionRequest {
+    pub task_type: String,
+    pub goal: String,
+    pub judgment_criteria: Option<String>,
+    pub outcome_codes: Vec<String>,
+    pub system_prompt: String,
+    pub conversation: Vec<ConversationMessage>,
+    /// Facts known about the member and the signals seen since the task started:
+    /// `{"signals": [{"signal": "checkin", "at": "<RFC 3339>"}, …], "facts": {…}}` (a signal may
+    /// also be a bare name, `"checkin"`). Progressive goals count repeated signals.
+    pub evidence: serde_json::Value,
+}
+
+/// How the evidence for a goal was obtained (spec §37.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceType {
+    ConcreteSignal,
+    VerbalCommitment,
+    Inferred,
+    PartialSignal,
+    None,
+}
+
+/// What the evaluator recommends (spec §37.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecommendedAction {
+    Complete,
+    WaitAndVerify,
+    Continue,
+    Escalate,
+    CloseAsNeutral,
+}
+
+/// One milestone of a progressive goal (onboarding: three check-ins).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Milestone {
+    pub name: String,
+    pub hit: bool,
+    pub hit_at: Option<Timestamp>,
+}
+
+/// The goal-progress model (spec §37.2): not a yes/no, but how far and how sure.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GoalProgress {
+    pub progress_pct: u8,
+    pub current_outcome: String,
+    pub confidence: u8,
+    pub evidence_type: EvidenceType,
+    pub evidence: String,
+    pub recommended_action: RecommendedAction,
+    pub milestones: Vec<Milestone>,
+    pub risks: Vec<String>,
+}
+
+/// One step a planning parent already took (spec §14.2), for the planner.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepResult {
+    pub task_type: String,
+    pub goal: String,
+    pub requirement: crate::subtasks::Requirement,
+    pub status: crate::task::TaskStatus,
+    pub outcome: Option<String>,
+}
+
+/// What the planner is asked: the goal, what was tried, and what it may choose from.
+#[derive(Clone, Debug)]
+pub struct PlanRequest {
+    pub task_type: String,
+    pub goal: String,
+    pub system_prompt: String,
+    /// The task types a step may be (each needs a type of its own: one active task per member
+    /// and type).
+    pub step_types: Vec<String>,
+    /// The steps taken so far, oldest first.
+    pub steps: Vec<StepResult>,
+    /// How many more steps the parent may take.
+    pub steps_left: u32,
+    /// What is known about the member (their projected facts), JSON; `null` if nothing.
+    pub facts: serde_json::Value,
+}
+
+/// The next step the planner chose.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedStep {
+    pub task_type: String,
+    pub goal: String,
+    pub requirement: crate::subtasks::Requirement,
+}
+
+/// The planner's answer (spec §14.2): one step at a time, with a rough outline of the rest
+/// (for the log only) and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanDecision {
+    /// `None`: no further step; the parent is judged on the steps it took.
+    pub next: Option<PlannedStep>,
+    pub remaining: Vec<String>,
+    pub reasoning: String,
+}
+
+/// The AI (an LLM, or the offline heuristic agent).
+#[async_trait]
+pub trait Agent: Send + Sync {
+    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError>;
+    /// Judge a member's reply. An error means "unsure": callers escalate.
+    async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError>;
+    /// Judge progress towards the goal. An error means "unsure": callers escalate.
+    async fn evaluate_completion(&self, request: &CompletionRequest) -> Result<GoalProgress, AgentError>;
+    /// Decide a planning parent's next step (spec §14.2). An error means "unsure": the
+    /// parent escalates.
+    async fn plan_next(&self, request: &PlanRequest) -> Result<PlanDecision, AgentError>;
+}
+
+/// Domain events for other functions (EventBridge).
+#[async_trait]
+pub trait EventBus: Send + Sync {
+    async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String>;
+}
+
+/// A bus that drops everything (for tests that do not look at events).
+pub struct NullBus;
+
+#[async_trait]
+impl EventBus for NullBus {
+    async fn publish(&self, _: &str, _: serde_json::Value) -> Result<(), String> {
+        Ok(())
+    }
+}

@@ -1,0 +1,437 @@
+//! The store's ports: durable state, one trait per aggregate, each small enough to read in one
+//! sitting and to implement in one file of each backend (`crate::memory`, and the DynamoDB
+//! store in `openloop-aws`). [`TaskStore`] is all of them at once — what the engine holds —
+//! and comes with implementing them.
+//!
+//! Every write that must hold with another is one call, hence one transaction; conditional
+//! failures come back as [`StoreError::Conflict`]. A guarantee that spans aggregates lives
+//! with the write that makes it: a send's reservation, the creation counters and the learning
+//! record are all written by [`Tasks`], in the task's transaction. One conformance suite
+//! (`crate::conformance`, split the same way) checks every backend.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use crate::account::{Account, SystemConfig};
+use crate::action::{ActionClaim, ActionRecord};
+use crate::connector::{ConnectorHealth, HealthChange};
+use crate::error::StoreError;
+use crate::flood::{CreationCounts, CreationQuota};
+use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::interaction::{InteractionOutcome, SharedOutcome};
+use crate::member::{MemberFacts, SendLedger};
+use crate::metrics::{DailyMetrics, MetricsCursor};
+use crate::owner_notice::OwnerNotice;
+use crate::recurring::RecurringTemplate;
+use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task, TaskStatus};
+use crate::work::DueEntry;
+
+/// What the send gates read before a step, fetched in one round trip.
+#[derive(Clone, Debug, Default)]
+pub struct SendSnapshot {
+    pub system: SystemConfig,
+    pub account: Option<Account>,
+    pub suppressed: bool,
+    pub ledger: SendLedger,
+    /// What the connector has told us about the member, for the stale guard (spec §30).
+    pub facts: Option<MemberFacts>,
+    /// The account's daily send counters on the days around the date asked for (the
+    /// account's local date is one of them, whatever its time zone).
+    pub daily: Vec<(Date, u32)>,
+}
+
+impl SendSnapshot {
+    pub fn daily_sends(&self, date: Date) -> u32 {
+        self.daily.iter().find(|(d, _)| *d == date).map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The three dates whose counters a snapshot around `date` holds.
+pub fn dates_around(date: Date) -> [Date; 3] {
+    [date.yesterday().unwrap_or(date), date, date.tomorrow().unwrap_or(date)]
+}
+
+/// A filter for the owner's task list.
+#[derive(Clone, Debug, Default)]
+pub struct TaskQuery {
+    pub status: Option<TaskStatus>,
+    pub member_id: Option<MemberId>,
+    pub limit: usize,
+    pub cursor: Option<String>,
+}
+
+/// A task with everything that explains it, oldest first.
+#[derive(Clone, Debug)]
+pub struct TaskHistory {
+    pub task: Task,
+    pub log: Vec<LogEntry>,
+    pub messages: Vec<ConversationMessage>,
+    pub outbound: Vec<OutboundMessage>,
+}
+
+/// One decision of the account's activity feed: a log entry and the task it explains.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActivityEntry {
+    pub task_id: TaskId,
+    pub task_type: String,
+    pub member_id: MemberId,
+    pub entry: LogEntry,
+}
+
+impl ActivityEntry {
+    /// Where the entry sorts in the feed: by its time (to the millisecond), then its id.
+    pub fn sort_key(&self) -> String {
+        format!("{}#{}", crate::work::due_time_key(self.entry.at), self.entry.id)
+    }
+}
+
+/// What a send does to the counters that enforce the guarantees, committed with the task.
+#[derive(Clone, Debug)]
+pub enum SendEffect {
+    /// Count the send before it happens: put the outbound record (only if no live record
+    /// exists for this task and touch), write the member's new ledger (only if the ledger is
+    /// still at `ledger.version - 1`), and add one to the account's daily counter (only if it
+    /// is below `daily_limit`).
+    Reserve {
+        outbound: OutboundMessage,
+        member_id: MemberId,
+        ledger: SendLedger,
+        daily_date: Date,
+        daily_limit: u32,
+    },
+    /// Update the outbound record after the send (sent, or unknown).
+    Record { outbound: OutboundMessage },
+    /// The provider refused the mail: nothing went out, so give back what was counted.
+    Release {
+        outbound: OutboundMessage,
+        member_id: MemberId,
+        ledger_key: String,
+        daily_date: Date,
+    },
+}
+
+/// One atomic change to a task: the new task (written only if the stored version is still
+/// `expected_version`), the log entries explaining it — one per version step — conversation
+/// entries, and the send effect. Closing a task also frees its active guard.
+#[derive(Clone, Debug)]
+pub struct TaskCommit {
+    pub expected_version: u64,
+    pub task: Task,
+    pub log: Vec<LogEntry>,
+    pub messages: Vec<ConversationMessage>,
+    pub send: Option<SendEffect>,
+}
+
+impl TaskCommit {
+    /// One step: the version the task had before `log`'s change.
+    pub fn new(task: Task, log: LogEntry) -> Self {
+        Self {
+            expected_version: task.version - 1,
+            task,
+            log: vec![log],
+            messages: Vec::new(),
+            send: None,
+        }
+    }
+}
+
+/// All durable state: every capability of the store. The engine holds one as
+/// `Arc<dyn TaskStore>`; a backend implements the capabilities and gets this for nothing.
+pub trait TaskStore:
+    AccountStore
+    + TemplateStore
+    + Tasks
+    + TaskIndex
+    + MemberStore
+    + Counters
+    + MetricsStore
+    + NoticeStore
+    + Idempotency
+    + LearningStore
+    + ConnectorHealthStore
+    + Send
+    + Sync
+{
+}
+
+impl<T> TaskStore for T where
+    T: AccountStore
+        + TemplateStore
+        + Tasks
+        + TaskIndex
+        + MemberStore
+        + Counters
+        + MetricsStore
+        + NoticeStore
+        + Idempotency
+        + LearningStore
+        + ConnectorHealthStore
+        + ?Sized
+{
+}
+
+/// Accounts — profile, settings and API token — and the global configuration (the pause).
+/// An account and its token are created together or not at all; an account is saved only over
+/// the version it was read at.
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError>;
+    async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
+    async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError>;
+    /// Write `account` if the stored version is `account.version - 1`.
+    async fn save_account(&self, account: &Account) -> Result<(), StoreError>;
+    async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
+    async fn system_config(&self) -> Result<SystemConfig, StoreError>;
+    async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError>;
+}
+
+/// Recurring templates (spec §31.6): versioned, and waiting in a due index across accounts
+/// while enabled, for the tick.
+#[async_trait]
+pub trait TemplateStore: Send + Sync {
+    /// Write a template whose `version` is one more than the stored one (1 = create);
+    /// `Conflict::Version` if another writer got there first.
+    async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError>;
+    async fn list_templates(&self, account: AccountId) -> Result<Vec<RecurringTemplate>, StoreError>;
+    /// Enabled templates of every account due at or before `until`, soonest first.
+    async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError>;
+    /// `false` if there was none.
+    async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
+}
+
+/// A task and everything written with it: its decision log, its conversation, its active
+/// guard and its outbound records — and, in the same transaction, what its changes move
+/// elsewhere (a send's reservation, the creation counters, the reply routes, the learning
+/// record). A task is written only over the version it was read at, and a member has at most
+/// one active task of a type.
+#[async_trait]
+pub trait Tasks: Send + Sync {
+    /// Create a task with its creation log entry, atomically with its active guard:
+    /// [`crate::error::Conflict::ActiveTask`] if the member already has an active task of the type.
+    async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
+    // Creation limits (spec §7.9, §7.13; see [`crate::flood`]).
+    /// [`Tasks::create_task`] that also counts the task against the account's creation
+    /// counters and checks `quota`, all in the one transaction: the open-task count (below
+    /// `active_max`), the day's creations (below `daily_max`) and, for agent-spawned tasks,
+    /// the day's agent creations for the account and the member. A limit that is reached
+    /// comes back as its [`crate::error::Conflict`] and nothing is written. Closing a task
+    /// ([`crate::flood::closes_task`]) gives back its open-task count in `commit`.
+    async fn create_task_within(
+        &self,
+        task: &Task,
+        log: &LogEntry,
+        messages: &[ConversationMessage],
+        quota: &CreationQuota,
+    ) -> Result<(), StoreError>;
+    /// Write the change, all of it or nothing (see [`TaskCommit`]). Every
+    /// [`SendEffect::Record`] also records where replies to that mail belong (see
+    /// [`TaskIndex::message_route`]); a commit that leaves the task closed writes its
+    /// learning record (see [`LearningStore`]).
+    async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
+    /// A consistent read of a task.
+    async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
+    /// Consistent reads of several tasks of one account; ids not found are left out.
+    async fn get_tasks(&self, account: AccountId, ids: &[TaskId]) -> Result<Vec<Task>, StoreError>;
+    /// The active task of this member and type, if any.
+    async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError>;
+    /// Every active task about one member, oldest first, read through the active-task guards:
+    /// the cost grows with the member's own open tasks, never with the account's.
+    async fn member_active_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, StoreError>;
+    async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError>;
+    async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError>;
+}
+
+/// Tasks found by something other than their id: the owner's list, the due index, the
+/// attribution index, the activity feed, and the routes of replies. The indexes are kept by
+/// [`Tasks`]' writes and read from an index: re-read a task before deciding on it. A read
+/// grows with what it returns (what is due, watched, or on the page), never with what is
+/// stored.
+#[async_trait]
+pub trait TaskIndex: Send + Sync {
+    /// Newest first, `query.limit` at most, with a cursor for the next page.
+    async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError>;
+    /// Due-index entries of one shard due at or before `until`, oldest first.
+    async fn due(
+        &self,
+        shard: u32,
+        until: Timestamp,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<DueEntry>, Option<String>), StoreError>;
+    /// Closed tasks that attribution still watches ([`Task::attribution_until`] set), from one
+    /// shard of the attribution index, soonest window end first, `limit` at most, with a
+    /// cursor for the next page. Read from an index: re-read a task before deciding on it.
+    async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError>;
+    /// The account's decisions across all its tasks, newest first, `limit` at most, with a
+    /// cursor for the next page (the activity feed).
+    async fn activity(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError>;
+    // Reply routing (spec §24.3). Every `SendEffect::Record` also records where replies to
+    // that mail belong: the task's account (for its signed reply address) and both
+    // Message-IDs (ours and the provider's), so a reply routes without knowing the account.
+    /// The account of a task that has mailed someone.
+    async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError>;
+    /// The task a Message-ID of ours (or the provider's copy of it) belongs to.
+    async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError>;
+}
+
+/// What is known about an account's members: their facts (versioned, as the connector reports
+/// them), the send ledger the weekly cap is kept in (written by a send's reservation, see
+/// [`SendEffect`]), and the suppressed addresses; and the one read the send gates make.
+#[async_trait]
+pub trait MemberStore: Send + Sync {
+    async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError>;
+    /// Write member facts if the stored facts are at `facts.version - 1` (or absent for 1).
+    async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError>;
+    /// One page of the account's member facts (members whose facts were never written are
+    /// left out), in member-id order, at most `limit`, with a cursor for the next page — for
+    /// the risk scan (spec §18.2).
+    async fn list_member_facts(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberFacts>, Option<String>), StoreError>;
+    /// The global pause, the account, the member's suppression and send ledger, and the
+    /// daily counters around `around` (see [`dates_around`]) — consistently, in one read.
+    async fn send_snapshot(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+    ) -> Result<SendSnapshot, StoreError>;
+    async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
+    async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError>;
+    async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
+}
+
+/// An account's counters of the day: its sends (moved by a send's reservation, see
+/// [`SendEffect`]), its AI calls and other daily allowances — each counted in one atomic
+/// write and only below its limit — and the creation counters of the flood limits (moved by
+/// [`Tasks::create_task_within`]).
+#[async_trait]
+pub trait Counters: Send + Sync {
+    async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+    /// Count one AI call of the account on `date` (its local day), atomically and only while
+    /// fewer than `limit` were made: the new count, or `None` when the day's calls are used up.
+    async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
+    /// The account's AI calls counted on one local day (see [`Counters::count_ai_call`]).
+    async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+    /// The same for any other daily allowance of the account, named `counter` (an owner
+    /// notice kind's daily budget): one atomic write.
+    async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
+    /// The creation counters of `account` for its local `date`, in one read.
+    async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError>;
+}
+
+/// An account's daily metrics (spec §28.3, see [`crate::metrics`]) and the watermark of the
+/// fold that adds them: the days are added in the transaction that moves the watermark, so
+/// each count is added once.
+#[async_trait]
+pub trait MetricsStore: Send + Sync {
+    /// The account's metrics watermark, totals and raised alerts (version 0 if never written).
+    async fn metrics_cursor(&self, account: AccountId) -> Result<MetricsCursor, StoreError>;
+    /// Write `cursor` if the stored one is at `cursor.version - 1` (or absent, for 1) and, in
+    /// the same transaction, add each day's counts to the account's metrics of that day —
+    /// except `ai_calls`, which is set to the given value when it is not zero (it is the AI
+    /// counter's reading, not an increment). `Conflict::Version` if another run got there first.
+    async fn save_metrics(&self, account: AccountId, cursor: &MetricsCursor, days: &[(Date, DailyMetrics)]) -> Result<(), StoreError>;
+    /// The account's metrics of one local day (zeros if none).
+    async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError>;
+    /// The account's metrics of the local days `from` through `to` that have any, oldest
+    /// first, in one ranged read (days never counted are left out).
+    async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError>;
+}
+
+/// Owner notifications (spec §35; see [`crate::owner_notice`]) and the digest index across
+/// accounts: each digest entry is taken by one worker.
+#[async_trait]
+pub trait NoticeStore: Send + Sync {
+    /// Write a new notice; one with `digest_at` also waits in the digest index until taken.
+    async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError>;
+    /// The account's notices, newest first, `limit` at most, with a cursor for the next page.
+    async fn list_notices(
+        &self,
+        account: AccountId,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<OwnerNotice>, Option<String>), StoreError>;
+    /// Notices of every account whose digest is due at or before `until`, soonest first.
+    /// Read from an index: claim each one before mailing it.
+    async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError>;
+    /// Take a notice out of the digest index (its `digest_at` cleared), atomically: `false` if
+    /// it was not waiting (already taken by another worker, or never batched).
+    async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
+}
+
+/// The records that make a repeated delivery harmless: webhook ids (a delivery is processed
+/// once) and the action log (spec §32.2, see [`crate::action`]: an action runs once per
+/// idempotency key). Each claim is one conditional write.
+#[async_trait]
+pub trait Idempotency: Send + Sync {
+    /// Record a webhook delivery; `false` if this id was recorded before (a duplicate).
+    async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
+    /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
+    async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
+    /// Write `record` (state `Started`) under its key if no record has the key, or if the one
+    /// there `Failed`; otherwise change nothing and return the record there.
+    async fn claim_action(&self, record: &ActionRecord) -> Result<ActionClaim, StoreError>;
+    /// Write the record's outcome over its claim.
+    async fn finish_action(&self, record: &ActionRecord) -> Result<(), StoreError>;
+    /// A task's action records, in key order.
+    async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError>;
+}
+
+/// The learning record (spec 003, see [`crate::interaction`]), read side: [`Tasks::commit`]
+/// writes it in the same transaction whenever the committed task is closed (and rewrites it
+/// when a closed task is revised), as the account's full record and the cross-tenant share
+/// of it, which holds no ids or text.
+#[async_trait]
+pub trait LearningStore: Send + Sync {
+    /// The account's record of a closed task.
+    async fn interaction_outcome(&self, account: AccountId, task: TaskId) -> Result<Option<InteractionOutcome>, StoreError>;
+    /// One page of the cross-tenant records of `month` (`YYYY-MM`, UTC), at most `limit`, with
+    /// a cursor for the next page: the shared part only, across every account.
+    async fn shared_outcomes(
+        &self,
+        month: &str,
+        limit: usize,
+        cursor: Option<String>,
+    ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError>;
+}
+
+/// The health of an account's connectors (spec §34.2, see [`crate::connector`]): each call's
+/// result recorded atomically, a degradation reported to exactly one caller.
+#[async_trait]
+pub trait ConnectorHealthStore: Send + Sync {
+    /// The account's health of the connector `name` (healthy if never recorded).
+    async fn connector_health(&self, account: AccountId, name: &str) -> Result<ConnectorHealth, StoreError>;
+    /// Record one call's result at `now`, atomically, and return the health after it: a
+    /// failure adds one to the consecutive failures and, reaching `degraded_after`, marks the
+    /// connector degraded — [`HealthChange::Degraded`] goes to exactly one caller; a success
+    /// resets the failures and ends a degradation ([`HealthChange::Recovered`]).
+    async fn record_connector_call(
+        &self,
+        account: AccountId,
+        name: &str,
+        ok: bool,
+        now: Timestamp,
+        degraded_after: u32,
+    ) -> Result<(ConnectorHealth, HealthChange), StoreError>;
+}
+
+/// Every capability of the store, for calling a concrete store's methods (`MemoryStore`,
+/// `DynamoStore`, an `Arc` of one) without naming which capability each comes from. Code that
+/// holds a `dyn TaskStore` needs none of this: its methods are all in reach.
+pub mod prelude {
+    pub use super::{
+        AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex,
+        TaskStore, Tasks, TemplateStore,
+    };
+}
