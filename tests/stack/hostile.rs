@@ -180,3 +180,82 @@ async fn a_declared_body_over_the_limit_is_refused_even_where_no_body_is_read() 
     }
     stack.running.stop();
 }
+
+/// Given a first touch, when someone other than the member answers through the genuine reply
+/// address — "stop", or a commitment — nothing acts for the member: no suppression, no close;
+/// the reply is kept and the task goes to the owner with the sender named.
+#[tokio::test]
+async fn a_strangers_reply_is_kept_but_never_acts_for_the_member() {
+    let stack = Stack::start("hostile-stranger").await;
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    for (i, words) in ["STOP", "I'll be there Monday at 6pm!"].into_iter().enumerate() {
+        let member = format!("m_stranger_{i}");
+        let email = stack.member(&gym, &member, "Sam", day0).await;
+        stack.run().await;
+        let id = stack.approved_task(&gym, "churn_risk", &member).await;
+        stack.run().await;
+        let mail = stack.outbox_to(&email).await;
+        let genuine = openloop_tests::Client::reply_to(&mail[0], &format!("stranger-{i}@mail.example.net"), words);
+        let forged = genuine.replacen(&format!("From: Member <{email}>"), "From: Someone <someone.else@example.org>", 1);
+        assert_ne!(genuine, forged);
+        let (status, body) = stack.inbound(&forged).await;
+        assert_eq!((status, body["status"].as_str()), (202, Some("stored")), "{body}");
+        let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+        assert_eq!(task["status"], "escalated", "{words}: {task}");
+        assert!(openloop_tests::reasons(&task).contains(&"reply_from_another_sender"), "{task}");
+        let shown = task["messages"].as_array().cloned().unwrap_or_default();
+        assert!(
+            shown.iter().any(|m| m["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("someone.else@example.org") && c.contains(words))),
+            "the reply is kept with its sender: {shown:?}"
+        );
+        assert!(
+            !shown.iter().any(|m| m["role"] == "member"),
+            "nothing is the member's words: {shown:?}"
+        );
+        let (status, _) = stack
+            .call(Method::DELETE, &format!("/api/v1/suppressions/{email}"), Some(&gym.token), None)
+            .await;
+        assert_eq!(status, 404, "{words}: the member was not suppressed");
+    }
+    stack.running.stop();
+}
+
+/// Given a first touch, when the member's words sit under a signature marker (so reading
+/// keeps less than a sentence), the whole message is stored beside the reading and is what
+/// the agent reads: the commitment in it still closes the task.
+#[tokio::test]
+async fn when_reading_keeps_too_little_the_whole_message_is_kept_and_read() {
+    let stack = Stack::start("reply-original").await;
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_orig", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_orig").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    let (status, body) = stack
+        .inbound(&openloop_tests::Client::reply_to(
+            &mail[0],
+            "orig-1@mail.example.net",
+            "Hi\r\n--\r\nSee you Monday at 6pm!",
+        ))
+        .await;
+    assert_eq!((status, body["status"].as_str()), (202, Some("stored")), "{body}");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    let said = task["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "member").cloned())
+        .expect("the reply");
+    assert_eq!(said["content"], "Hi", "{said}");
+    assert!(
+        said["original"].as_str().is_some_and(|o| o.contains("See you Monday at 6pm!")),
+        "{said}"
+    );
+    assert_eq!(task["status"], "completed", "the agent read the whole message: {task}");
+    stack.running.stop();
+}

@@ -23,6 +23,7 @@ pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
             let extra = [
                 ("AttributionValued", report.valued as f64),
                 ("AttributionDowngraded", report.downgraded as f64),
+                ("AttributionFailures", report.failed as f64),
                 ("Alerts", metrics.alerts.len() as f64),
                 ("Accounts", metrics.accounts as f64),
             ];

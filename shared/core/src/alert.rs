@@ -28,5 +28,20 @@ pub struct Alert {
     pub at: Timestamp,
 }
 
+impl Alert {
+    /// One account's scheduled work failed and was skipped so the others' went on (the
+    /// hourly attribution, the metrics fold): its data needs a look.
+    pub fn account_run_failed(account: AccountId, run: &str, error: &str, at: Timestamp) -> Self {
+        Self {
+            code: "account_run_failed",
+            severity: Severity::Critical,
+            account_id: Some(account),
+            detail: format!("the {run} run failed for this account and skipped it: {error}"),
+            action: "read the account's settings and recent tasks for a value the store refuses; the other accounts went on",
+            at,
+        }
+    }
+}
+
 /// The bus detail type alerts are published under.
 pub const ALERT_EVENT: &str = "OpenloopAlert";

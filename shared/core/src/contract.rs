@@ -158,6 +158,9 @@ pub struct MessageView<'a> {
     pub at: Timestamp,
     pub role: Role,
     pub content: &'a str,
+    /// A member's whole message, when reading it kept less than a sentence of more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original: Option<&'a str>,
 }
 
 impl<'a> From<&'a ConversationMessage> for MessageView<'a> {
@@ -166,6 +169,7 @@ impl<'a> From<&'a ConversationMessage> for MessageView<'a> {
             at: m.at,
             role: m.role,
             content: &m.content,
+            original: m.original.as_deref(),
         }
     }
 }

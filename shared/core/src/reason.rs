@@ -214,6 +214,9 @@ reasons! {
     LateReplyOwnerNotified = "late_reply_owner_notified",
     /// An auto-reply (out of office and the like) is not a reply.
     AutoReplyIgnored = "auto_reply_ignored",
+    /// A reply from an address that is not the member's: kept for the owner, never read as
+    /// the member's answer (no stop, no close, no commitment).
+    ReplyFromAnotherSender = "reply_from_another_sender",
     /// The reply waits for the agent to read it.
     AwaitingAgent = "awaiting_agent",
     /// The task awaited a reply that is not there.

@@ -107,7 +107,13 @@ pub fn awaited_reply(conversation: &[ConversationMessage]) -> Option<&Conversati
 
 /// Whether the member's latest message asks to stop (spec §22.3).
 pub fn says_stop(conversation: &[ConversationMessage]) -> bool {
-    awaited_reply(conversation).is_some_and(|m| opt_out::is_opt_out(&m.content))
+    awaited_reply(conversation).is_some_and(|m| opt_out::is_opt_out(member_words(m)))
+}
+
+/// What the member wrote, as read: their whole unquoted message when reading it kept less
+/// than a sentence (`ConversationMessage::original`), else the reading.
+pub fn member_words(message: &ConversationMessage) -> &str {
+    message.original.as_deref().unwrap_or(&message.content)
 }
 
 /// Before any AI: no reply to read, a stop, or no turn left to read it; else the reply the
@@ -117,7 +123,7 @@ pub fn before_judging<'a>(task: &Task, conversation: &'a [ConversationMessage]) 
         return Reading::Decided(ReplyDecision::NothingToRead);
     };
     // The hard rule before any AI (spec §22.3): stop means stop, and no acknowledgment.
-    if opt_out::is_opt_out(&reply.content) {
+    if opt_out::is_opt_out(member_words(reply)) {
         return Reading::Decided(ReplyDecision::HonourStop(Stop::member_request()));
     }
     if task.budget.turns_max > 0 && task.budget.turns_used >= task.budget.turns_max {

@@ -39,8 +39,9 @@ pub struct Extracted {
     /// The member's new words; answers written between quoted lines keep those lines, marked
     /// with `>`.
     pub text: String,
-    /// The whole body, when `text` is less than a sentence but more plain text (neither quoted
-    /// nor earlier mail) was cut: what the agent reads and the owner is shown beside `text`.
+    /// The member's whole unquoted message — everything but the quoted history, signature
+    /// lines included, inline quotes marked with `>` — when `text` is less than a sentence
+    /// but more plain text was cut: what the agent reads and the owner is shown beside `text`.
     pub original: Option<String>,
 }
 
@@ -49,10 +50,10 @@ pub fn extract(body: &str) -> Extracted {
     let body = body.replace("\r\n", "\n").replace('\r', "\n");
     let lines: Vec<&str> = body.lines().map(str::trim_end).collect();
     let kinds = classify(&lines);
-    let (text, dropped_words) = member_words(&lines, &kinds);
+    let (text, dropped_words) = member_words(&lines, &kinds, false);
     let text = cap(&text);
     let short = text.split_whitespace().count() < SENTENCE_WORDS;
-    let original = (short && dropped_words > 0).then(|| cap(body.trim()));
+    let original = (short && dropped_words > 0).then(|| cap(&member_words(&lines, &kinds, true).0));
     Extracted { text, original }
 }
 
@@ -96,8 +97,8 @@ fn classify(lines: &[&str]) -> Vec<Kind> {
 
 /// The member's lines from the first to the last, with inline quotes kept and everything else
 /// dropped; and how many words of plain text, neither quoted nor history, were dropped (what
-/// followed a signature marker).
-fn member_words(lines: &[&str], kinds: &[Kind]) -> (String, usize) {
+/// followed a signature marker). With `signatures`, signature lines count as the member's.
+fn member_words(lines: &[&str], kinds: &[Kind], signatures: bool) -> (String, usize) {
     // Pass 2: what each line belongs to.
     let mut member = vec![false; lines.len()];
     let mut quote = vec![false; lines.len()];
@@ -119,6 +120,7 @@ fn member_words(lines: &[&str], kinds: &[Kind]) -> (String, usize) {
                 in_signature = false;
                 quote[i] = true;
             }
+            Kind::Signature if signatures => member[i] = true,
             Kind::Signature => in_signature = true,
             Kind::Text if !in_signature => member[i] = true,
             Kind::Text => dropped += lines[i].split_whitespace().count(),
@@ -306,7 +308,13 @@ mod tests {
         assert_eq!(got.original, None, "nothing unquoted was written");
         let got = extract("-- \nI will be back on Monday at the 6 am class\n");
         assert_eq!(got.text, "");
-        assert_eq!(got.original.as_deref(), Some("-- \nI will be back on Monday at the 6 am class"));
+        assert_eq!(got.original.as_deref(), Some("--\nI will be back on Monday at the 6 am class"));
+        let got = extract("Hi\n--\nSee you Monday!\n\nOn Mon, Coach <c@gym.example> wrote:\n> To stop receiving these: unsubscribe\n");
+        assert_eq!(
+            got.original.as_deref(),
+            Some("Hi\n--\nSee you Monday!"),
+            "the quoted history is not the member's"
+        );
     }
 
     #[test]

@@ -291,6 +291,11 @@ pub struct ConversationMessage {
     pub at: Timestamp,
     pub role: Role,
     pub content: String,
+    /// A member's whole message, kept beside `content` when reading it left less than a
+    /// sentence of more they wrote (`reply_text::Extracted::original`): the owner sees it,
+    /// and the agent reads it instead of `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
 }
 
 /// Where an outbound message is in its life. `Reserved` means budgets are counted and the

@@ -1097,6 +1097,7 @@ mod tests {
                     at: openloop_core::Timestamp::UNIX_EPOCH,
                     role: Role::Member,
                     content: text.into(),
+                    original: None,
                 })
                 .into_iter()
                 .collect(),

@@ -130,6 +130,7 @@ fn conversation() -> Vec<ConversationMessage> {
         at: "2026-11-20T10:00:00Z".parse().expect("time"),
         role: Role::Agent,
         content: "Hi Sarah, we haven't seen you lately. Everything alright?".into(),
+        original: None,
     }]
 }
 

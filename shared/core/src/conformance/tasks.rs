@@ -136,6 +136,7 @@ pub(super) async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
             at: now,
             role: Role::System,
             content: format!("message {i}"),
+            original: None,
         };
         expected_messages.push(message.content.clone());
         let mut commit = TaskCommit::new(next.clone(), log);

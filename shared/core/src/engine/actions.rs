@@ -153,6 +153,7 @@ impl Engine {
                 at: now,
                 role: Role::System,
                 content,
+                original: None,
             })
             .collect();
         let tally = format!(

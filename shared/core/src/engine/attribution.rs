@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::Engine;
 use super::work::StepOutcome;
 use crate::account::Account;
+use crate::alert::Alert;
 use crate::attribution::{self, Change};
 use crate::error::{Conflict, EngineError, StoreError};
 use crate::event::MemberEvent;
@@ -36,6 +37,8 @@ pub struct AttributionReport {
     pub released: usize,
     /// Changed by someone else meanwhile; the next run looks again.
     pub conflicts: usize,
+    /// Tasks whose change failed (an account's bad data): skipped, alerted, the run goes on.
+    pub failed: usize,
 }
 
 /// How many times a decision is re-read and re-made after losing a race.
@@ -191,7 +194,13 @@ impl Engine {
             loop {
                 for task in tasks {
                     report.watched += 1;
-                    self.attribute_one(task, &mut prices, &mut report).await?;
+                    let account = task.account_id;
+                    // One account's bad data never stops the others' attribution.
+                    if let Err(e) = self.attribute_one(task, &mut prices, &mut report).await {
+                        report.failed += 1;
+                        self.raise(Alert::account_run_failed(account, "attribution", &e.to_string(), self.clock.now()))
+                            .await;
+                    }
                 }
                 let Some(cursor) = next else { break };
                 (tasks, next) = self.store.attribution_watch(shard, ATTRIBUTION_PAGE, Some(cursor)).await?;

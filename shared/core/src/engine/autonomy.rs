@@ -97,6 +97,7 @@ impl Engine {
             at: now,
             role: Role::System,
             content: format!("[{label}] would send to {to}\nSubject: {}\n\n{}", draft.subject, draft.body),
+            original: None,
         };
         let commit = TaskCommit {
             expected_version,

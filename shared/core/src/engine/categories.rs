@@ -74,6 +74,7 @@ impl Engine {
             at: now,
             role: Role::System,
             content: text,
+            original: None,
         };
         self.store
             .commit(&TaskCommit {

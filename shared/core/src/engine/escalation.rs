@@ -114,6 +114,7 @@ impl Engine {
                         "Reminder: this task has waited for you for {hours} hours ({}). Give guidance, resolve it or cancel it; otherwise it is cancelled on {timeout_at}.",
                         task.outcome_reason.as_deref().unwrap_or("escalated")
                     ),
+                    original: None,
                 });
                 self.store.commit(&commit).await?;
                 tracing::info!(task = %task.id, "escalation reminder");

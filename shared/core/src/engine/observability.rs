@@ -50,8 +50,15 @@ impl Engine {
             for _ in 0..MAX_RACES {
                 match self.fold_account(&account, now, &mut report).await {
                     Err(EngineError::StaleVersion | EngineError::Store(StoreError::Conflict(Conflict::Version))) => continue,
-                    other => {
-                        other?;
+                    Ok(()) => {
+                        done = true;
+                        break;
+                    }
+                    // One account's bad data never stops the others' fold.
+                    Err(e) => {
+                        report
+                            .alerts
+                            .push(Alert::account_run_failed(account.id, "metrics", &e.to_string(), now));
                         done = true;
                         break;
                     }

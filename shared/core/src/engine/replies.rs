@@ -83,7 +83,22 @@ impl Engine {
             }
         };
         let mut status = stored.status;
-        if stored.awaiting.is_some() && stored.status == TaskStatus::Waiting {
+        if let Some(from) = stranger(&stored, &mail).filter(|_| !mail.automatic)
+            && matches!(stored.status, TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Dormant)
+        {
+            let conversation = self
+                .store
+                .task_history(account_id, task_id)
+                .await?
+                .map(|h| h.messages)
+                .unwrap_or_default();
+            let blocker = Blocker::because(format!(
+                "a reply came from {from}, not from the member; the owner decides what it means"
+            ));
+            self.escalate(stored, &conversation, now, Reason::ReplyFromAnotherSender, blocker)
+                .await?;
+            status = TaskStatus::Escalated;
+        } else if stored.awaiting.is_some() && stored.status == TaskStatus::Waiting {
             let item = WorkItem {
                 account_id,
                 task_id,
@@ -141,12 +156,28 @@ impl Engine {
             } else {
                 mail.text.clone()
             };
-            let from_note = match &task.member.email {
-                Some(email) if *email != mail.from => format!(" from {} (not the member's address on file)", mail.from),
-                _ => String::new(),
+            let from_note = match stranger(&task, mail) {
+                Some(from) => format!(" from {from} (not the member's address on file)"),
+                None => String::new(),
             };
             let mut messages = Vec::new();
-            let commit = if mail.automatic {
+            let commit = if let Some(from) = stranger(&task, mail).filter(|_| !mail.automatic) {
+                // Someone else wrote with a genuine reply address (a forward, a shared inbox):
+                // shown to the owner, never the member's answer.
+                messages.push(system_message(
+                    now,
+                    format!("A reply arrived from {from}, not the member's address on file; it does not act for the member:\n{text}"),
+                ));
+                let (next, log) = record(
+                    &task,
+                    now,
+                    Why::new(Reason::ReplyFromAnotherSender).detail(format!("{from}: {}", preview(&text))),
+                );
+                TaskCommit {
+                    messages,
+                    ..TaskCommit::new(next, log)
+                }
+            } else if mail.automatic {
                 messages.push(system_message(
                     now,
                     format!(
@@ -165,6 +196,7 @@ impl Engine {
                     at: now,
                     role: Role::Member,
                     content: text.clone(),
+                    original: mail.original.clone(),
                 });
                 let mut logs = Vec::new();
                 let mut next = task.clone();
@@ -287,7 +319,8 @@ impl Engine {
             business_name: account.sender_name().to_owned(),
             system_prompt: prompt.unwrap_or_default(),
             conversation: conversation.iter().filter(|m| m.id != reply.id).cloned().collect(),
-            reply: reply.content.clone(),
+            // Less than a sentence survived the reading: the agent gets the whole message.
+            reply: reply::member_words(reply).to_owned(),
             messages_left: task.budget.messages_left(),
             turns_left: task.budget.turns_max.saturating_sub(task.budget.turns_used),
             days_left: task.budget.expires_at.duration_since(now).as_hours() / 24,
@@ -469,6 +502,7 @@ impl Engine {
             at: now,
             role: Role::Owner,
             content: text.to_owned(),
+            original: None,
         });
         self.store.commit(&commit).await?;
         Ok(next)
@@ -536,7 +570,17 @@ pub(super) fn system_message(now: Timestamp, content: impl Into<String>) -> Conv
         at: now,
         role: Role::System,
         content: content.into(),
+        original: None,
     }
+}
+
+/// The sender, when the task's member has an address on file and this is not it.
+fn stranger<'a>(task: &Task, mail: &'a InboundMail) -> Option<&'a crate::ids::Email> {
+    task.member
+        .email
+        .as_ref()
+        .is_some_and(|email| *email != mail.from)
+        .then_some(&mail.from)
 }
 
 fn hex_digest(raw: &[u8]) -> String {

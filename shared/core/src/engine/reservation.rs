@@ -111,6 +111,7 @@ impl Engine {
             at: now,
             role: Role::Agent,
             content: draft.body.clone(),
+            original: None,
         };
         let mut current = reserved;
         for _ in 0..MAX_RACES {

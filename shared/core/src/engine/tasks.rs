@@ -623,6 +623,7 @@ impl Engine {
             at: self.clock.now(),
             role: Role::Owner,
             content: n,
+            original: None,
         });
         self.close(task, to, why, note).await
     }

@@ -73,8 +73,14 @@ impl Tasks for MemoryStore {
     }
 
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError> {
-        let mut s = self.lock();
         let task = &commit.task;
+        // As DynamoDB: a number beyond its range (±9.99…E+125) is refused, not stored.
+        if task.attributed_value.is_some_and(|v| !v.is_finite() || v.abs() >= 1e126) {
+            return Err(StoreError::Unavailable(
+                "a number beyond the store's range (DynamoDB: number overflow)".into(),
+            ));
+        }
+        let mut s = self.lock();
         let account = task.account_id;
         // Check every condition first: all or nothing.
         match s.tasks.get(&task.id) {

@@ -22,6 +22,7 @@ fn message(role: Role, content: &str) -> ConversationMessage {
         at: now(),
         role,
         content: content.into(),
+        original: None,
     }
 }
 

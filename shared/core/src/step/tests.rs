@@ -85,6 +85,7 @@ fn member_says(text: &str) -> ConversationMessage {
         at: now(),
         role: Role::Member,
         content: text.into(),
+        original: None,
     }
 }
 

@@ -25,6 +25,7 @@ async fn three_member_replies_without_resolution_escalate_as_an_anomaly() {
             at: w.clock.now(),
             role: Role::Member,
             content: format!("reply {n}"),
+            original: None,
         });
     }
     w.store.commit(&commit).await.expect("commit");
