@@ -483,3 +483,20 @@ pub async fn pushpress_stub() -> (String, Seen) {
     tokio::spawn(async move { axum::serve(listener, app).await });
     (format!("http://{addr}/v3"), seen)
 }
+
+/// A task made for a member whose `member.created` event had not been processed yet (no
+/// address on file at creation); the event arrives, and the first touch still goes out to
+/// the address it carries (issue 18: no stale member). Run on both stacks.
+pub async fn late_member_event_still_gets_the_first_touch(stack: &Stack) {
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_late").await;
+    let email = stack.member(&gym, "m_late", "Lee", day0).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "the first touch went to the address the event brought");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(task["status"], "waiting", "{task}");
+    assert_eq!(task["member"]["email"], email.as_str(), "{task}");
+}

@@ -259,3 +259,10 @@ async fn when_reading_keeps_too_little_the_whole_message_is_kept_and_read() {
     assert_eq!(task["status"], "completed", "the agent read the whole message: {task}");
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn a_task_made_before_its_member_event_sends_once_the_event_is_in() {
+    let stack = Stack::start("late-member").await;
+    openloop_tests::late_member_event_still_gets_the_first_touch(&stack).await;
+    stack.running.stop();
+}

@@ -60,6 +60,9 @@ pub struct StepInput {
     pub facts: Option<Option<MemberFacts>>,
     /// The member's active tasks, this one included ([`Input::MemberTasks`]).
     pub member_tasks: Option<Vec<Task>>,
+    /// Whether the member's current address (from their facts, when it is not the one the
+    /// task was made with) is suppressed ([`Input::AddressSuppressed`]).
+    pub address_suppressed: Option<bool>,
 }
 
 impl StepInput {
@@ -75,6 +78,7 @@ impl StepInput {
             after_reading: None,
             facts: None,
             member_tasks: None,
+            address_suppressed: None,
         }
     }
 
@@ -95,6 +99,8 @@ pub enum Input {
     Reading,
     Facts,
     MemberTasks,
+    /// The suppression list for the member's current address, when it is not the task's.
+    AddressSuppressed,
 }
 
 /// Where the step stands: an input to read first, or its decision.
@@ -290,11 +296,23 @@ pub fn decide(seen: &StepInput) -> Step {
     if let Some(decision) = spent(task, def, now) {
         return Decided(decision);
     }
-    let Some(to) = task.member.email.clone() else {
+    // The member as they are now (spec §30): an address that arrived after the task was made
+    // (its member event still queued then), or changed since, is the one written to.
+    let current_email = facts.as_ref().and_then(|f| f.email.clone());
+    let Some(to) = current_email.or_else(|| task.member.email.clone()) else {
         let why = Why::new(Reason::MissingMemberEmail).detail("the member has no e-mail address on file");
         return Decided(StepDecision::Escalate { why });
     };
-    if snapshot.suppressed {
+    // The snapshot checked the address the task was made with; a newer one is checked too.
+    let suppressed = if task.member.email.as_ref() == Some(&to) {
+        snapshot.suppressed
+    } else {
+        let Some(suppressed) = seen.address_suppressed else {
+            return Needs(Input::AddressSuppressed);
+        };
+        suppressed
+    };
+    if suppressed {
         let why = Why::new(Reason::MemberSuppressed).outcome("opted_out");
         return Decided(StepDecision::Close {
             to: TaskStatus::Cancelled,

@@ -122,6 +122,13 @@ impl Engine {
             Input::MemberTasks => {
                 seen.member_tasks = Some(self.store.member_active_tasks(task.account_id, &task.member.id).await?);
             }
+            Input::AddressSuppressed => {
+                let current = seen.facts.as_ref().and_then(|f| f.as_ref()).and_then(|f| f.email.as_ref());
+                seen.address_suppressed = Some(match current {
+                    Some(email) => self.store.is_suppressed(task.account_id, email).await?,
+                    None => false,
+                });
+            }
         }
         Ok(None)
     }
@@ -202,6 +209,8 @@ impl Engine {
                 // Claim the step: from here on this worker owns the task until the lease ends.
                 let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, claim)?;
                 claimed.next_action_at = Some(now + EXECUTION_LEASE);
+                // The address written to is the member's current one: the task keeps it.
+                claimed.member.email = Some(to.clone());
                 match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
                     Ok(()) => {}
                     Err(StoreError::Conflict(Conflict::Version)) => {

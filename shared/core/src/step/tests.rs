@@ -164,6 +164,7 @@ fn the_step_reads_each_input_only_once_the_rules_before_it_let_it_go_on() {
                 }
                 Input::Facts => seen.facts = Some(None),
                 Input::MemberTasks => seen.member_tasks = Some(Vec::new()),
+                Input::AddressSuppressed => seen.address_suppressed = Some(false),
             }
         }
         assert_eq!(asked, expected, "{case}");
@@ -742,4 +743,31 @@ fn a_dormant_task_expires_or_is_checked_again_later() {
     for (case, task, expected) in cases {
         assert_eq!(dormant(&task, now()), expected, "{case}");
     }
+}
+
+/// A task made before the member's event was projected has no address; once the facts have
+/// one, the step writes to it — after checking it against the suppression list.
+#[test]
+fn the_members_current_address_is_written_to_once_checked() {
+    let mut seen = ready();
+    seen.task.member.email = None;
+    let mut facts = MemberFacts::new(seen.task.member.id.clone());
+    facts.email = Some(crate::ids::Email::parse("late@example.com").expect("email"));
+    seen.facts = Some(Some(facts));
+    assert_eq!(decide(&seen), Step::Needs(Input::AddressSuppressed));
+    seen.address_suppressed = Some(false);
+    match decided(&seen) {
+        StepDecision::Send { to, .. } => assert_eq!(to.as_str(), "late@example.com"),
+        other => panic!("{other:?}"),
+    }
+    seen.address_suppressed = Some(true);
+    assert!(matches!(
+        decided(&seen),
+        StepDecision::Close {
+            to: TaskStatus::Cancelled,
+            ..
+        }
+    ));
+    seen.facts = Some(None);
+    assert!(matches!(decided(&seen), StepDecision::Escalate { .. }), "no address anywhere");
 }
