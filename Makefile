@@ -31,7 +31,13 @@ else ifeq ($(EMULATOR),localstack)
 	./target/debug/openloop-local
 else
 	@infra/emulator.sh start $(RUN_PORT)
-	@trap 'infra/emulator.sh stop $(RUN_PORT)' EXIT INT TERM; ./target/debug/openloop-local
+	@# Ctrl-C (or a clean exit) stops the emulator this started; a crash of the runtime
+	@# leaves it running with its data, so `make run` again picks up where it stopped.
+	@trap 'infra/emulator.sh stop $(RUN_PORT); exit 130' INT TERM; \
+	  ./target/debug/openloop-local; status=$$?; \
+	  if [ $$status -eq 0 ]; then infra/emulator.sh stop $(RUN_PORT); \
+	  else echo "openloop-local exited with $$status; the emulator keeps running on :$(RUN_PORT) with its data (make run reuses it; infra/emulator.sh stop $(RUN_PORT) stops it)"; fi; \
+	  exit $$status
 endif
 
 ## test: every test and the linters, in phases (build, unit, emulator, lint) with a timing

@@ -266,3 +266,65 @@ async fn a_task_made_before_its_member_event_sends_once_the_event_is_in() {
     openloop_tests::late_member_event_still_gets_the_first_touch(&stack).await;
     stack.running.stop();
 }
+
+/// Every route, sent a malformed body (and the wrong method, and a path that does not
+/// exist), answers in the contract's error shape — never an empty or plain-text body.
+#[tokio::test]
+async fn every_route_answers_malformed_input_in_the_contracts_error_shape() {
+    let stack = Stack::start("hostile-shapes").await;
+    let gym = stack.create_account("manual").await;
+    let task = "01JD0000000000000000000000";
+    let routes: &[(&str, String)] = &[
+        ("POST", "/api/v1/accounts".into()),
+        ("POST", "/api/v1/admin/pause".into()),
+        ("POST", "/api/v1/admin/resume".into()),
+        ("POST", format!("/api/v1/admin/accounts/{}/pause", gym.id)),
+        ("POST", "/api/v1/pause".into()),
+        ("POST", "/api/v1/resume".into()),
+        ("POST", "/api/v1/tasks".into()),
+        ("POST", format!("/api/v1/tasks/{task}/approve")),
+        ("POST", format!("/api/v1/tasks/{task}/skip")),
+        ("POST", format!("/api/v1/tasks/{task}/cancel")),
+        ("POST", format!("/api/v1/tasks/{task}/resolve")),
+        ("POST", format!("/api/v1/tasks/{task}/guidance")),
+        ("POST", format!("/api/v1/tasks/{task}/subtasks")),
+        ("POST", "/api/v1/tasks/batch".into()),
+        ("PUT", "/api/v1/settings".into()),
+        ("POST", "/api/v1/suppressions".into()),
+        ("DELETE", "/api/v1/suppressions/not-an-address".into()),
+        ("POST", "/api/v1/recurring".into()),
+        ("DELETE", "/api/v1/recurring/not-an-id".into()),
+        ("GET", "/api/v1/tasks?limit=abc".into()),
+        ("GET", "/api/v1/activity?cursor=%00".into()),
+        ("GET", "/api/v1/metrics?from=yesterday".into()),
+        ("GET", "/api/v1/nothing-here".into()),
+        ("PATCH", "/api/v1/settings".into()),
+        ("POST", format!("/webhooks/pushpress/{}", gym.id)),
+        ("POST", "/webhooks/pushpress/not-an-account".into()),
+        ("POST", "/webhooks/inbound-email".into()),
+        ("POST", "/unsubscribe".into()),
+    ];
+    for (method, path) in routes {
+        let method = Method::from_bytes(method.as_bytes()).expect("a method");
+        let response = stack
+            .http
+            .request(method.clone(), format!("{}{path}", stack.url))
+            .bearer_auth(&gym.token)
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .expect("a response");
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        if status < 400 {
+            continue;
+        }
+        let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{method} {path}: {status} is not JSON: {text:?}"));
+        assert!(
+            body["error"]["code"].as_str().is_some_and(|c| !c.is_empty()) && body["error"]["message"].is_string(),
+            "{method} {path}: {status} {body}"
+        );
+    }
+    stack.running.stop();
+}
