@@ -47,7 +47,8 @@ test: tools
 
 lint: tools
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --test emulator --quiet -- -D warnings
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo clippy --workspace --test emulator --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
 
 ## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored

@@ -126,7 +126,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     let account = state.engine.create_account(input, secrets).await?;
     Ok(json(
         StatusCode::CREATED,
-        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": settings_view(&account)}),
+        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": settings_view(&account, state.engine.now())}),
     ))
 }
 
@@ -550,9 +550,11 @@ async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, 
 /// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
 /// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
 /// key itself is write-only and never shown.
-fn settings_view(account: &openloop_core::account::Account) -> serde_json::Value {
+fn settings_view(account: &openloop_core::account::Account, now: jiff::Timestamp) -> serde_json::Value {
     let mut view = serde_json::to_value(&account.settings).unwrap_or_default();
     if let Some(fields) = view.as_object_mut() {
+        let sending = openloop_core::autonomy::sending(&account.settings, now);
+        fields.insert("sending".into(), serde_json::to_value(sending).unwrap_or_default());
         let pushpress = account
             .pushpress
             .as_ref()
@@ -564,7 +566,10 @@ fn settings_view(account: &openloop_core::account::Account) -> serde_json::Value
 
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    Ok(json(StatusCode::OK, settings_view(&state.engine.account(account).await?)))
+    Ok(json(
+        StatusCode::OK,
+        settings_view(&state.engine.account(account).await?, state.engine.now()),
+    ))
 }
 
 async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
@@ -572,7 +577,7 @@ async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> R
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
     Ok(json(
         StatusCode::OK,
-        settings_view(&state.engine.update_account(account, patch).await?),
+        settings_view(&state.engine.update_account(account, patch).await?, state.engine.now()),
     ))
 }
 

@@ -82,12 +82,55 @@ pub struct RampLimits {
     pub max_tasks_per_day: Option<u32>,
 }
 
+/// The deliverability warm-up of a newly onboarded account (spec §33.2): at most 3, 5 and 10
+/// sends a day in its weeks 1, 2 and 3, then no cap of its own (`None`).
+pub fn warmup_cap(onboarded_at: Option<Timestamp>, now: Timestamp) -> Option<u32> {
+    let start = onboarded_at?;
+    let week = now.duration_since(start).as_secs().max(0) / (7 * 24 * 3600) + 1;
+    match week {
+        1 => Some(limits::WARMUP_WEEK_1_DAILY_SENDS),
+        2 => Some(limits::WARMUP_WEEK_2_DAILY_SENDS),
+        3 => Some(limits::WARMUP_WEEK_3_DAILY_SENDS),
+        _ => None,
+    }
+}
+
+/// What the account may send today, for `GET /api/v1/settings`: its own ramp phase, the
+/// warm-up's cap if any, and the lower of those and its daily send limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Sending {
+    pub ramp_phase: RampPhase,
+    pub warmup_cap: Option<u32>,
+    pub daily_send_cap: u32,
+}
+
+pub fn sending(settings: &Settings, now: Timestamp) -> Sending {
+    let limits = account_ramp(settings, RampPhase::since(settings.onboarded_at, now), now);
+    Sending {
+        ramp_phase: limits.phase,
+        warmup_cap: warmup_cap(settings.onboarded_at, now),
+        daily_send_cap: limits.daily_send_limit,
+    }
+}
+
 /// The ramp of one agent (`TaskTypeDef::agent`) on an account: the stricter of the account's
-/// own ramp and the agent's, if it was enabled later (spec §26.4).
+/// own ramp and the agent's, if it was enabled later (spec §26.4). Its daily send limit is
+/// also held under the warm-up's cap: the lower of warm-up and ramp wins.
 pub fn ramp(settings: &Settings, agent: &str, now: Timestamp) -> RampLimits {
     let account = RampPhase::since(settings.onboarded_at, now);
     let agent = RampPhase::since(settings.agent_ramps.get(agent).copied(), now);
-    let phase = account.min(agent);
+    account_ramp(settings, account.min(agent), now)
+}
+
+fn account_ramp(settings: &Settings, phase: RampPhase, now: Timestamp) -> RampLimits {
+    let mut limits = phase_limits(settings, phase);
+    if let Some(cap) = warmup_cap(settings.onboarded_at, now) {
+        limits.daily_send_limit = limits.daily_send_limit.min(cap);
+    }
+    limits
+}
+
+fn phase_limits(settings: &Settings, phase: RampPhase) -> RampLimits {
     match phase {
         RampPhase::Shadow => RampLimits {
             phase,
@@ -293,8 +336,37 @@ mod tests {
         assert_eq!(guided.daily_send_limit, 3);
         let limited = ramp(&s, "retention", at("2026-11-09T00:00:00Z"));
         assert!(!limited.force_review);
-        assert_eq!(limited.daily_send_limit, 10);
+        assert_eq!(limited.daily_send_limit, 5, "day 9 is the warm-up's week 2: the lower wins");
+        assert_eq!(
+            ramp(&s, "retention", at("2026-11-20T00:00:00Z")).daily_send_limit,
+            10,
+            "week 3, full ramp"
+        );
         assert_eq!(ramp(&s, "retention", at("2026-12-01T00:00:00Z")).daily_send_limit, 15);
+    }
+
+    #[test]
+    fn the_warm_up_caps_a_new_accounts_sends_for_three_weeks() {
+        let start = Some(at("2026-11-01T00:00:00Z"));
+        let cap = |now: &str| warmup_cap(start, at(now));
+        assert_eq!(cap("2026-11-01T01:00:00Z"), Some(3), "week 1");
+        assert_eq!(cap("2026-11-08T01:00:00Z"), Some(5), "week 2");
+        assert_eq!(cap("2026-11-15T01:00:00Z"), Some(10), "week 3");
+        assert_eq!(cap("2026-11-22T01:00:00Z"), None, "week 4: no cap of its own");
+        assert_eq!(warmup_cap(None, at("2026-11-22T01:00:00Z")), None, "not newly onboarded");
+        // An agent enabled later keeps its own ramp, but the account's warm-up binds it too.
+        let mut s = settings(Some("2026-11-01T00:00:00Z"));
+        s.agent_ramps.insert("sales".into(), at("2026-10-01T00:00:00Z"));
+        assert_eq!(
+            ramp(&s, "sales", at("2026-11-02T00:00:00Z")).daily_send_limit,
+            0,
+            "the account is in shadow"
+        );
+        let later = sending(&s, at("2026-11-16T00:00:00Z"));
+        assert_eq!(
+            (later.ramp_phase, later.warmup_cap, later.daily_send_cap),
+            (RampPhase::Full, Some(10), 10)
+        );
     }
 
     #[test]

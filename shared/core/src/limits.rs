@@ -197,6 +197,10 @@ pub const RAMP_GUIDED_DAYS: i64 = 7;
 pub const RAMP_LIMITED_DAYS: i64 = 14;
 /// Daily sends allowed per phase (shadow sends nothing; full uses the account's own limit).
 pub const RAMP_GUIDED_DAILY_SENDS: u32 = 3;
+/// The deliverability warm-up's daily sends in a new account's weeks 1–3 (spec §33.2).
+pub const WARMUP_WEEK_1_DAILY_SENDS: u32 = 3;
+pub const WARMUP_WEEK_2_DAILY_SENDS: u32 = 5;
+pub const WARMUP_WEEK_3_DAILY_SENDS: u32 = 10;
 pub const RAMP_LIMITED_DAILY_SENDS: u32 = 10;
 /// Tasks a gym may get per day per phase (for the creation flood limits, spec §7.9).
 pub const RAMP_SHADOW_TASKS_PER_DAY: u32 = 10;

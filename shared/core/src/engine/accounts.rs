@@ -198,7 +198,14 @@ impl Engine {
         // fields at once both land (the loser of the version race re-reads and re-applies).
         for _ in 0..4 {
             let mut account = self.account(id).await?;
-            let settings = patch.apply(account.settings.clone());
+            let mut settings = patch.apply(account.settings.clone());
+            // Switching to autopilot starts the ramp (shadow first) now, unless the owner says
+            // when the account was onboarded (spec §26).
+            let to_autopilot =
+                settings.execution_mode == ExecutionMode::LimitedAuto && account.settings.execution_mode != ExecutionMode::LimitedAuto;
+            if to_autopilot && settings.onboarded_at.is_none() {
+                settings.onboarded_at = Some(self.clock.now());
+            }
             settings.validate()?;
             if let Some(credentials) = &patch.pushpress {
                 account.pushpress = credentials.clone();

@@ -442,6 +442,8 @@ async fn limited_auto_runs_confident_tasks_without_review() {
             w.account.id,
             super::SettingsPatch {
                 execution_mode: Some(ExecutionMode::LimitedAuto),
+                // Onboarded long ago: past the ramp and the warm-up.
+                onboarded_at: Some(at("2025-01-01T00:00:00Z")),
                 ..Default::default()
             },
         )

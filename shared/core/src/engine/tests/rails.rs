@@ -105,6 +105,7 @@ async fn agent_spawned_tasks_are_always_reviewed_and_capped_per_member_and_accou
     let w = world().await;
     let patch = super::super::SettingsPatch {
         execution_mode: Some(ExecutionMode::LimitedAuto),
+        onboarded_at: Some(at("2025-01-01T00:00:00Z")),
         ..Default::default()
     };
     w.engine.update_settings(w.account.id, patch).await.expect("settings");
@@ -603,4 +604,29 @@ async fn a_webhook_past_the_daily_limit_is_applied_without_a_task_and_not_retrie
         w.store.active_task(w.account.id, &member, "payment_recovery").await.expect("guard"),
         None
     );
+}
+
+/// Switching an account to autopilot without saying when it was onboarded starts the ramp
+/// (shadow: every task reviewed, nothing sent) from that moment.
+#[tokio::test]
+async fn switching_to_autopilot_starts_the_ramp_at_shadow() {
+    let w = world().await;
+    let patch = super::super::SettingsPatch {
+        execution_mode: Some(ExecutionMode::LimitedAuto),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, patch).await.expect("settings");
+    let account = w.engine.account(w.account.id).await.expect("account");
+    assert_eq!(account.settings.onboarded_at, Some(w.clock.now()));
+    let sending = crate::autonomy::sending(&account.settings, w.clock.now());
+    assert_eq!(
+        (sending.ramp_phase, sending.daily_send_cap),
+        (crate::autonomy::RampPhase::Shadow, 0)
+    );
+    let task = w
+        .engine
+        .create_task(&account, w.new_task("churn_risk", "m_ramp").await)
+        .await
+        .expect("create");
+    assert_eq!(task.task().status, TaskStatus::PendingReview, "shadow reviews everything");
 }
