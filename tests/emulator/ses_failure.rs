@@ -4,7 +4,7 @@
 
 use jiff::SignedDuration;
 use openloop_core::engine::StepOutcome;
-use openloop_core::limits::local_date;
+use openloop_core::kernel::limits::local_date;
 use openloop_core::ports::{Clock, TaskStore};
 use openloop_core::task::TaskStatus;
 use openloop_tests::Scratch;
