@@ -6,7 +6,7 @@ use openloop_aws::dynamo::DynamoStore;
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
 use openloop_core::kernel::ids::MemberId;
 use openloop_core::members::member::MemberFacts;
-use openloop_core::ports::TaskStore;
+use openloop_core::ports::prelude::*;
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
