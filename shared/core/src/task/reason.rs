@@ -9,7 +9,7 @@
 //! Storage keeps the string (`LogEntry::reason`, `Task::outcome_reason`), not this type: a log
 //! written by an older build reads back whatever it says, and two kinds of entry have always
 //! carried a code built from data rather than one of these — the confidence gate's
-//! (`gate::GateReason`) and the step through `executing` on the way to a move
+//! ([`GateReason`], below) and the step through `executing` on the way to a move
 //! (`transition::start_handling`, logged `<reason>_handling`).
 //!
 //! A few codes are older than the snake_case rule and keep their punctuation: the escalation
