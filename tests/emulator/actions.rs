@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use openloop_core::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
 use openloop_core::engine::{CreateOptions, Engine, NewTask};
-use openloop_core::gate::GateContext;
-use openloop_core::ids::MemberId;
+use openloop_core::kernel::ids::MemberId;
 use openloop_core::ports::{AccountStore, Clock, Idempotency, Tasks};
+use openloop_core::rails::gate::GateContext;
+use openloop_core::task::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
+use openloop_core::task::work::WorkItem;
 use openloop_core::task::{TaskStatus, TriggerType};
-use openloop_core::work::WorkItem;
 use openloop_pushpress::{PushPress, PushPressConfig};
 use openloop_tests::{Scratch, pushpress_stub};
 

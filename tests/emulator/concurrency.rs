@@ -4,12 +4,12 @@
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use openloop_aws::dynamo::DynamoStore;
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
-use openloop_core::gate::GateContext;
-use openloop_core::ids::MemberId;
-use openloop_core::member::MemberFacts;
+use openloop_core::kernel::ids::MemberId;
+use openloop_core::members::member::MemberFacts;
 use openloop_core::ports::prelude::*;
+use openloop_core::rails::gate::GateContext;
+use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
-use openloop_core::work::WorkItem;
 use openloop_tests::{Scratch, unique_prefix};
 
 /// A gym and an approved task for a member with a unique address (its facts seeded into
@@ -29,7 +29,7 @@ pub async fn approved_task(engine: &Engine, store: &DynamoStore) -> (WorkItem, S
     let member = MemberId::parse("m_race").unwrap_or_else(|e| panic!("{e}"));
     let email = format!("race+{}@example.com", account.id.to_string().to_ascii_lowercase());
     let mut facts = MemberFacts::new(member.clone());
-    facts.email = Some(openloop_core::ids::Email::parse(&email).unwrap_or_else(|e| panic!("{e}")));
+    facts.email = Some(openloop_core::kernel::ids::Email::parse(&email).unwrap_or_else(|e| panic!("{e}")));
     facts.first_name = Some("Riley".into());
     facts.version = 1;
     store

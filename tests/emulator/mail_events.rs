@@ -12,8 +12,8 @@ use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::Engine;
 use openloop_core::ports::prelude::*;
+use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Role, Task, TaskStatus};
-use openloop_core::work::WorkItem;
 use openloop_fn_signals::MailIntake;
 use openloop_tests::Scratch;
 use openloop_tests::sns::SnsSigner;
@@ -224,7 +224,7 @@ async fn a_hard_bounce_suppresses_the_address_and_cancels_its_tasks() {
     assert_eq!(t.signals(from_sns(&t.signer, &bounce("Permanent"), 2)).await, 0);
     let task = t.task().await;
     assert_eq!((task.status, task.outcome.as_deref()), (TaskStatus::Cancelled, Some("opted_out")));
-    let address = openloop_core::ids::Email::parse(&t.email).unwrap_or_else(|e| panic!("{e}"));
+    let address = openloop_core::kernel::ids::Email::parse(&t.email).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         t.store
             .is_suppressed(t.item.account_id, &address)

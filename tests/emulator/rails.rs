@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use openloop_core::engine::{AccountSecrets, Created, NewAccount, NewTask};
-use openloop_core::error::EngineError;
-use openloop_core::flood::Limit;
-use openloop_core::gate::GateContext;
-use openloop_core::ids::MemberId;
-use openloop_core::limits;
+use openloop_core::kernel::ids::MemberId;
+use openloop_core::kernel::limits;
+use openloop_core::rails::gate::GateContext;
+use openloop_core::task::error::EngineError;
+use openloop_core::task::flood::Limit;
 use openloop_core::task::{Draft, TriggerType};
 use openloop_tests::{Scratch, unique_prefix};
 use serde_json::json;

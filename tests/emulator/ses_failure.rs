@@ -4,7 +4,7 @@
 
 use jiff::SignedDuration;
 use openloop_core::engine::StepOutcome;
-use openloop_core::limits::local_date;
+use openloop_core::kernel::limits::local_date;
 use openloop_core::ports::Clock;
 use openloop_core::ports::prelude::*;
 use openloop_core::task::TaskStatus;

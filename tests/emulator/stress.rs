@@ -15,15 +15,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
+use openloop_core::conversation::mail::OutboundMail;
 use openloop_core::engine::{Engine, NewTask, SettingsPatch};
-use openloop_core::gate::GateContext;
-use openloop_core::ids::{Email, MemberId, TaskId};
-use openloop_core::mail::OutboundMail;
-use openloop_core::member::MemberFacts;
+use openloop_core::kernel::ids::{Email, MemberId, TaskId};
+use openloop_core::members::member::MemberFacts;
 use openloop_core::ports::prelude::*;
 use openloop_core::ports::{Clock, Delivered, Mailer, SendError};
+use openloop_core::rails::gate::GateContext;
+use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TriggerType};
-use openloop_core::work::WorkItem;
 
 use openloop_aws::dynamo::DynamoStore;
 use openloop_tests::Scratch;
@@ -62,7 +62,7 @@ impl Mailer for FlakySes {
     }
 }
 
-async fn setup(engine: &Engine, store: &DynamoStore) -> (openloop_core::account::Account, Vec<(TaskId, String)>, Vec<String>) {
+async fn setup(engine: &Engine, store: &DynamoStore) -> (openloop_core::owner::account::Account, Vec<(TaskId, String)>, Vec<String>) {
     let (item, _) = crate::concurrency::approved_task(engine, store).await;
     let account_id = item.account_id;
     // The fixture's own task is one more contender for its member.
@@ -210,7 +210,7 @@ async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guar
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("sent_at"));
         per_member.entry(mail.to.clone()).or_default().push(at);
-        *per_day.entry(openloop_core::limits::local_date(at, &tz)).or_default() += 1;
+        *per_day.entry(openloop_core::kernel::limits::local_date(at, &tz)).or_default() += 1;
         let hour = at.to_zoned(tz.clone()).hour();
         if !(8..20).contains(&hour) {
             violations.push(format!("mail outside the window at {at}"));
@@ -230,13 +230,16 @@ async fn many_workers_racing_with_duplicates_and_ses_failures_never_break_a_guar
         for t in times {
             let week = times
                 .iter()
-                .filter(|u| **u <= *t && t.duration_since(**u) < openloop_core::limits::MEMBER_WINDOW)
+                .filter(|u| **u <= *t && t.duration_since(**u) < openloop_core::kernel::limits::MEMBER_WINDOW)
                 .count();
             if week > WEEKLY as usize {
                 violations.push(format!("{member}: {week} mails in 7 days"));
             }
-            let day = openloop_core::limits::local_date(*t, &tz);
-            let same_day = times.iter().filter(|u| openloop_core::limits::local_date(**u, &tz) == day).count();
+            let day = openloop_core::kernel::limits::local_date(*t, &tz);
+            let same_day = times
+                .iter()
+                .filter(|u| openloop_core::kernel::limits::local_date(**u, &tz) == day)
+                .count();
             if same_day > 1 {
                 violations.push(format!("{member}: {same_day} mails on {day}"));
             }

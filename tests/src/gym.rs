@@ -6,10 +6,10 @@
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use jiff::{SignedDuration, Timestamp};
-use openloop_core::error::StoreError;
-use openloop_core::event::MemberStatus;
-use openloop_core::ids::{AccountId, Email, MemberId};
-use openloop_core::member::MemberFacts;
+use openloop_core::kernel::error::StoreError;
+use openloop_core::kernel::ids::{AccountId, Email, MemberId};
+use openloop_core::members::event::MemberStatus;
+use openloop_core::members::member::MemberFacts;
 use openloop_core::ports::TaskStore;
 
 fn days(n: i64) -> SignedDuration {

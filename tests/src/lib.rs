@@ -13,7 +13,7 @@ use std::sync::Arc;
 use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::provision::{Names, deprovision, provision};
 use openloop_core::engine::{Engine, EngineConfig, EnginePorts};
-use openloop_core::ids::TaskId;
+use openloop_core::kernel::ids::TaskId;
 use openloop_core::memory::MemoryStore;
 use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
@@ -86,7 +86,7 @@ impl Scratch {
     pub async fn ports(&self, from_email: Option<&str>) -> (EnginePorts, EngineConfig, DynamoStore, Arc<TestClock>) {
         let (mut config, clients) = self.provision().await;
         if let Some(from) = from_email {
-            config.from_email = openloop_core::ids::Email::parse(from).unwrap_or_else(|e| panic!("{e}"));
+            config.from_email = openloop_core::kernel::ids::Email::parse(from).unwrap_or_else(|e| panic!("{e}"));
         }
         let clock = Arc::new(TestClock::new());
         clock.set(morning(1)).unwrap_or_else(|e| panic!("clock: {e}"));

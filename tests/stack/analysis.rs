@@ -5,10 +5,10 @@
 
 use jiff::SignedDuration;
 use openloop_core::engine::{AccountSecrets, NewAccount};
-use openloop_core::limits;
+use openloop_core::kernel::limits;
 use openloop_core::ports::{Clock, TaskQuery};
 use openloop_core::task::TaskStatus;
-use openloop_core::task_type::Priority;
+use openloop_core::task::task_type::Priority;
 use openloop_tests::{Stack, gym, memory_engine, unique_prefix};
 use serde_json::json;
 

@@ -3,8 +3,8 @@
 
 use aws_lambda_events::event::eventbridge::EventBridgeEvent;
 use aws_lambda_events::event::sqs::SqsEvent;
-use openloop_core::event::SignalEnvelope;
-use openloop_core::work::WorkItem;
+use openloop_core::members::event::SignalEnvelope;
+use openloop_core::task::work::WorkItem;
 
 fn read(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events").join(name);

@@ -3,7 +3,7 @@
 //! daily metrics, once.
 
 use jiff::SignedDuration;
-use openloop_core::ids::{AccountId, TaskId};
+use openloop_core::kernel::ids::{AccountId, TaskId};
 use openloop_tests::Stack;
 use serde_json::json;
 
@@ -36,7 +36,7 @@ async fn a_cancelled_task_leaves_its_learning_record_and_the_day_its_metrics() {
     assert!(record.private.message_sent.is_some());
 
     let tz = jiff::tz::TimeZone::get("America/New_York").expect("tz");
-    let today = openloop_core::limits::local_date(later, &tz);
+    let today = openloop_core::kernel::limits::local_date(later, &tz);
     let day = store.daily_metrics(account, today).await.expect("read");
     assert_eq!(
         (day.tasks_created, day.owner_approvals, day.messages_sent, day.tasks_cancelled),
@@ -48,7 +48,7 @@ async fn a_cancelled_task_leaves_its_learning_record_and_the_day_its_metrics() {
     assert_eq!(store.daily_metrics(account, today).await.expect("read"), day);
 
     // The operator's platform aggregate counts the record, and names no one.
-    let month = openloop_core::interaction::month_of(later);
+    let month = openloop_core::learning::interaction::month_of(later);
     let (status, learning) = stack
         .get(&format!("/api/v1/admin/learning?month={month}"), &stack.admin_token)
         .await;
@@ -90,7 +90,7 @@ async fn the_owner_reads_the_daily_metrics_by_range_over_http() {
     stack.run().await;
 
     let tz = jiff::tz::TimeZone::get("America/New_York").expect("tz");
-    let today = openloop_core::limits::local_date(later, &tz);
+    let today = openloop_core::kernel::limits::local_date(later, &tz);
     let week_ago = today.checked_sub(jiff::Span::new().days(6)).expect("date");
     let (status, body) = stack.get(&format!("/api/v1/metrics?from={week_ago}&to={today}"), &gym.token).await;
     assert_eq!(status, 200, "{body}");

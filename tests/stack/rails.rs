@@ -2,7 +2,7 @@
 //! `limited` past the flood limits (spec §7.9), and an ignored escalation is reminded at 48
 //! hours and cancelled at 7 days (§17.5).
 
-use openloop_core::limits;
+use openloop_core::kernel::limits;
 use openloop_tests::Stack;
 use serde_json::json;
 

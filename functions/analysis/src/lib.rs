@@ -3,11 +3,11 @@
 
 use jiff::SignedDuration;
 use openloop_core::engine::{AnalysisReport, Engine};
-use openloop_core::error::EngineError;
+use openloop_core::task::error::EngineError;
 
 /// The schedule's period (`rate(6 hours)` in the template; the local runtime fires it when
 /// the test clock has passed the next slot).
-pub const PERIOD: SignedDuration = openloop_core::limits::ANALYSIS_PERIOD;
+pub const PERIOD: SignedDuration = openloop_core::kernel::limits::ANALYSIS_PERIOD;
 
 pub async fn handle(engine: &Engine) -> Result<AnalysisReport, EngineError> {
     let report = engine.analyze().await?;

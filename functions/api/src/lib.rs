@@ -15,16 +15,16 @@ use base64::Engine as _;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use openloop_core::account::WebhookSecret;
-use openloop_core::autonomy::TaskMode;
 use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
 use openloop_core::engine::{AccountSecrets, Autonomy, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
-use openloop_core::error::EngineError;
-use openloop_core::gate::GateContext;
-use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
-use openloop_core::limits::MAX_BODY_BYTES;
+use openloop_core::kernel::ids::{AccountId, Email, MemberId, TaskId};
+use openloop_core::kernel::limits::MAX_BODY_BYTES;
+use openloop_core::owner::account::WebhookSecret;
 use openloop_core::ports::TaskQuery;
-use openloop_core::subtasks::Requirement;
+use openloop_core::rails::gate::GateContext;
+use openloop_core::task::controls::TaskMode;
+use openloop_core::task::error::EngineError;
+use openloop_core::task::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_edge::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
 
@@ -147,7 +147,7 @@ async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, Ap
     Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
 }
 
-fn kill_switch(account: &openloop_core::account::Account) -> Response {
+fn kill_switch(account: &openloop_core::owner::account::Account) -> Response {
     json(
         StatusCode::OK,
         serde_json::json!({"account_id": account.id, "paused": account.paused}),
@@ -275,13 +275,13 @@ impl CreateTask {
     fn into_parts(self) -> Result<(NewTask, CreateOptions), ApiError> {
         let member_id = MemberId::parse(&self.member_id).map_err(EngineError::from)?;
         if self.confidence.is_some_and(|c| c > 100) {
-            return Err(EngineError::from(openloop_core::error::InvalidInput::new(
+            return Err(EngineError::from(openloop_core::kernel::error::InvalidInput::new(
                 "invalid_confidence",
                 "confidence must be 0-100",
             ))
             .into());
         }
-        let actions = openloop_core::action::parse_actions(&self.actions).map_err(EngineError::from)?;
+        let actions = openloop_core::task::action::parse_actions(&self.actions).map_err(EngineError::from)?;
         let options = CreateOptions::with_mode(self.execution_mode.unwrap_or_default())
             .with_actions(actions)
             .with_agent_planning(self.planning == Some(Planning::Agent));
@@ -304,7 +304,7 @@ async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Re
     let account_id = owner(&state, &headers).await?;
     let input: CreateTask = json_body(&body.map_err(body_error)?)?;
     if input.requirement.is_some() {
-        return Err(EngineError::from(openloop_core::error::InvalidInput::new(
+        return Err(EngineError::from(openloop_core::kernel::error::InvalidInput::new(
             "invalid_requirement",
             "requirement applies to subtasks: POST /api/v1/tasks/{id}/subtasks",
         ))
@@ -343,7 +343,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
         .collect::<Result<Vec<_>, _>>()
         .map_err(EngineError::from)?;
     let first = members.first().cloned().ok_or_else(|| {
-        EngineError::from(openloop_core::error::InvalidInput::new(
+        EngineError::from(openloop_core::kernel::error::InvalidInput::new(
             "invalid_member_ids",
             "member_ids names the batch's members",
         ))
@@ -550,10 +550,10 @@ async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, 
 /// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
 /// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
 /// key itself is write-only and never shown.
-fn settings_view(account: &openloop_core::account::Account, now: jiff::Timestamp) -> serde_json::Value {
+fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Timestamp) -> serde_json::Value {
     let mut view = serde_json::to_value(&account.settings).unwrap_or_default();
     if let Some(fields) = view.as_object_mut() {
-        let sending = openloop_core::autonomy::sending(&account.settings, now);
+        let sending = openloop_core::rails::autonomy::sending(&account.settings, now);
         fields.insert("sending".into(), serde_json::to_value(sending).unwrap_or_default());
         let pushpress = account
             .pushpress
@@ -612,7 +612,7 @@ async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email
 
 async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let input: openloop_core::recurring::NewTemplate = json_body(&body.map_err(body_error)?)?;
+    let input: openloop_core::owner::recurring::NewTemplate = json_body(&body.map_err(body_error)?)?;
     let account = state.engine.account(account).await?;
     Ok(json(StatusCode::CREATED, state.engine.create_template(&account, input).await?))
 }

@@ -5,7 +5,7 @@
 //! counts written as one CloudWatch EMF line; and each owner's daily digest (spec §35.2). Thin: engine calls, their reports logged.
 
 use openloop_core::engine::{AttributionReport, Engine};
-use openloop_core::error::EngineError;
+use openloop_core::task::error::EngineError;
 use openloop_edge::emf;
 
 pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {

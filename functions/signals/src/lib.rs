@@ -16,7 +16,7 @@ use openloop_aws::mail_events::{self, ses_notification};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
 use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::Engine;
-use openloop_core::event::SignalEnvelope;
+use openloop_core::members::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
 use openloop_edge::config::{Clients, Config};
 use openloop_edge::consumer::{Disposition, parse, process_batch, settle};

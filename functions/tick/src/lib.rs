@@ -3,7 +3,7 @@
 
 use jiff::SignedDuration;
 use openloop_core::engine::{Engine, TickReport, Wake};
-use openloop_core::error::EngineError;
+use openloop_core::task::error::EngineError;
 
 /// The schedule's period: the tick enqueues what falls due before the next one.
 pub const PERIOD: SignedDuration = SignedDuration::from_mins(1);

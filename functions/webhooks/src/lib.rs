@@ -17,10 +17,10 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
 use openloop_core::engine::{Accepted, Engine, InboundOutcome};
-use openloop_core::error::EngineError;
-use openloop_core::event::{Parsed, parse_event};
-use openloop_core::ids::AccountId;
-use openloop_core::limits::{MAX_BODY_BYTES, MAX_INBOUND_MAIL_BYTES};
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::kernel::limits::{MAX_BODY_BYTES, MAX_INBOUND_MAIL_BYTES};
+use openloop_core::members::event::{Parsed, parse_event};
+use openloop_core::task::error::EngineError;
 use openloop_edge::http::{ApiError, bearer, body_error, secret_matches};
 
 pub struct WebhooksState {

@@ -9,7 +9,7 @@ use hmac::{Hmac, Mac};
 use jiff::Timestamp;
 use sha2::Sha256;
 
-use openloop_core::limits::WEBHOOK_TOLERANCE;
+use openloop_core::kernel::limits::WEBHOOK_TOLERANCE;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Rejection {

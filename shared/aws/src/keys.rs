@@ -1,7 +1,7 @@
 //! Every key format of the single table, in one place (see ARCHITECTURE.md, "Data").
 
 use jiff::civil::Date;
-use openloop_core::ids::{AccountId, Email, MemberId, TaskId};
+use openloop_core::kernel::ids::{AccountId, Email, MemberId, TaskId};
 
 pub const PK: &str = "PK";
 pub const SK: &str = "SK";
@@ -110,7 +110,7 @@ pub fn activity_gsi2pk(a: AccountId) -> String {
     format!("ACTIVITY#{a}")
 }
 pub fn activity_gsi2sk(at: jiff::Timestamp, entry: ulid::Ulid) -> String {
-    format!("{}#{entry}", openloop_core::work::due_time_key(at))
+    format!("{}#{entry}", openloop_core::task::work::due_time_key(at))
 }
 
 /// Creation counters (spec §7.9, §7.13): the account's open tasks, and per local day every
@@ -176,5 +176,5 @@ pub fn notice_sk(id: ulid::Ulid) -> String {
 pub const NOTICE_PREFIX: &str = "NOTICE#";
 pub const NOTICES_DUE_GSI1PK: &str = "NOTICEDUE";
 pub fn notice_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid) -> String {
-    format!("{}#{account}#{id}", openloop_core::work::due_time_key(at))
+    format!("{}#{account}#{id}", openloop_core::task::work::due_time_key(at))
 }

@@ -9,8 +9,8 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use openloop_core::engine::{InboundMail, MailEvent, MailFeedback};
-use openloop_core::error::InvalidInput;
-use openloop_core::ids::Email;
+use openloop_core::kernel::error::InvalidInput;
+use openloop_core::kernel::ids::Email;
 
 /// The SES notification in an SQS body — bare (raw delivery) or inside an SNS envelope — or
 /// `None` when the body is something else (a member event).

@@ -12,7 +12,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use openloop_core::work::QueueName;
+use openloop_core::task::work::QueueName;
 
 use crate::clients::Clients;
 use crate::keys::{GSI1, GSI1PK, GSI1SK, GSI2, GSI2PK, GSI2SK, PK, SK, TTL};

@@ -15,7 +15,7 @@ use aws_sdk_sesv2::types::{Destination, EmailContent, RawMessage};
 use mail_builder::MessageBuilder;
 use mail_builder::headers::raw::Raw;
 
-use openloop_core::mail::OutboundMail;
+use openloop_core::conversation::mail::OutboundMail;
 use openloop_core::ports::{Delivered, Mailer, SendError};
 
 #[derive(Clone)]
@@ -165,7 +165,7 @@ fn classify(e: SdkError<SendEmailError>) -> SendError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openloop_core::ids::Email;
+    use openloop_core::kernel::ids::Email;
 
     fn mail() -> OutboundMail {
         OutboundMail {

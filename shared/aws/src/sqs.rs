@@ -8,7 +8,7 @@ use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use jiff::SignedDuration;
 
 use openloop_core::ports::{Queue, QueueError};
-use openloop_core::work::QueueName;
+use openloop_core::task::work::QueueName;
 
 #[derive(Clone)]
 pub struct SqsQueue {

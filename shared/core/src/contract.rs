@@ -5,10 +5,12 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::error::{EngineError, StoreError};
-use crate::ports::TaskHistory;
+use crate::kernel::error::StoreError;
+
+use crate::task::error::EngineError;
+use crate::task::history::TaskHistory;
+use crate::task::task_type::Priority;
 use crate::task::{ConversationMessage, Draft, LogEntry, Role, Task, TaskStatus};
-use crate::task_type::Priority;
 
 #[derive(Debug, Serialize)]
 pub struct MemberView<'a> {
@@ -51,7 +53,7 @@ pub struct TaskView<'a> {
     pub parent_id: Option<String>,
     /// Subtasks only: `required`, `optional` or `best_effort` (spec §14.6).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requirement: Option<crate::subtasks::Requirement>,
+    pub requirement: Option<crate::task::subtasks::Requirement>,
     /// Parents only: their subtasks' ids, in the order they were added.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subtask_ids: Vec<String>,
@@ -60,18 +62,18 @@ pub struct TaskView<'a> {
     pub planning: Option<&'static str>,
     /// Automation tasks only: the actions they run, in order (spec §15, §31.5).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub actions: &'a [crate::action::Action],
+    pub actions: &'a [crate::task::action::Action],
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub version: u64,
     /// Research tasks only: the report they produced.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub deliverable: Option<&'a crate::engine::Deliverable>,
+    pub deliverable: Option<&'a crate::task::Deliverable>,
     /// `live`, `dry_run` or `plan` (spec §27).
-    pub execution_mode: crate::autonomy::TaskMode,
+    pub execution_mode: crate::task::controls::TaskMode,
     /// Plan-mode tasks: the plan the owner approves.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<&'a crate::autonomy::TaskPlan>,
+    pub plan: Option<&'a crate::task::controls::TaskPlan>,
     /// Escalated tasks: what blocked the agent and what it suggests (spec §17.3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<&'a crate::task::EscalationContext>,
@@ -102,7 +104,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
                 turns_max: t.budget.turns_max,
                 expires_at: t.budget.expires_at,
                 ai_calls_used: t.ai_calls,
-                ai_calls_max: crate::limits::AI_CALLS_PER_TASK,
+                ai_calls_max: crate::kernel::limits::AI_CALLS_PER_TASK,
             },
             touch: t.touch,
             // The execution lease of a running step is internal; show the schedule only.
@@ -229,8 +231,8 @@ pub struct ActivityView<'a> {
     pub detail: Option<&'a str>,
 }
 
-impl<'a> From<&'a crate::ports::ActivityEntry> for ActivityView<'a> {
-    fn from(a: &'a crate::ports::ActivityEntry) -> Self {
+impl<'a> From<&'a crate::task::history::ActivityEntry> for ActivityView<'a> {
+    fn from(a: &'a crate::task::history::ActivityEntry) -> Self {
         Self {
             at: a.entry.at,
             task_id: a.task_id.to_string(),

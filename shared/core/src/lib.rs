@@ -6,71 +6,36 @@
 //! [`ports`]. It never reads the clock (every operation is handed `now`) and never touches the
 //! network, so all of it is tested without AWS.
 //!
-//! Where to look:
-//! - [`task`]: the task model, its eight states and the valid-transition table.
-//! - [`transition`]: the one function that changes a task's status and explains why.
-//! - [`reason`]: the reason codes of the decision log, one enum.
-//! - [`task_type`] and [`cadence`]: task types and follow-up cadences as data.
-//! - [`gate`]: the confidence gate that decides review vs auto-execution.
-//! - [`limits`]: every numeric safety limit and the checks that use them.
-//! - [`send_gate`]: the rails that defer a send — window, the member weekly cap, daily caps.
-//! - [`step`]: a worker's step decided — skip, defer, move, read, send — from what it read.
-//! - [`reply`]: a member's reply (or the owner's guidance) decided — stop, answer, wait, close,
-//!   escalate — from the agent's judgment and the task's budgets.
-//! - [`engine`]: the operations the functions call (create, approve, execute, follow up, tick…);
-//!   each loads through the ports, asks the pure modules, and commits what they decided.
-//! - [`ports`]: the traits adapters implement; [`memory`] is the in-memory store.
-//! - [`prompt`] and [`skills`]: the six-layer system prompt every AI call is given.
-//! - [`inbound`] and [`opt_out`]: a member's reply as it arrives, and the hard stop rule.
+//! The domain is in folders named for it, each using only the ones below it (no cycle; the
+//! test `folder_dependencies::folders_depend_one_way` keeps it so):
+//! - [`learning`]: the learning record of closed tasks and its cross-tenant view.
+//! - [`rails`]: the confidence gate, the ramp, the send gate, the stale guard, anomalies, the
+//!   risk scan's judgment — and [`rails::step`], a worker's step decided from what it read.
+//! - [`conversation`]: mail, a member's reply as it arrives, the stop rule,
+//!   [`conversation::reply`] (a reply decided), tokens, the system prompt and skills.
+//! - [`owner`]: the account and its settings, notices and digests, metrics, the scorecard.
+//! - [`task`]: the task model and its eight states; [`task::transition`], the one function
+//!   that changes a status; [`task::reason`], the decision log's codes; task types, cadences,
+//!   subtasks, actions, creation (flood) limits, goal signals and attribution.
+//! - [`members`]: member events, facts and the send ledger, the connector's data.
+//! - [`kernel`]: ids, errors, text checks, every numeric limit, the retry policy.
+//!
+//! Above them: [`engine`], the operations the functions call (create, approve, execute,
+//! follow up, tick…), each loading through the [`ports`], asking the domain, and committing
+//! what it decided; [`memory`], the in-memory store; [`contract`], CONTRACT.md's shapes.
+//! No domain folder uses these.
 
-pub mod account;
-pub mod action;
-pub mod alert;
-pub mod anomaly;
-pub mod attribution;
-pub mod autonomy;
-pub mod business_memory;
-pub mod cadence;
-pub mod connector;
 pub mod contract;
+pub mod conversation;
 pub mod engine;
-pub mod error;
-pub mod event;
-pub mod flood;
-pub mod gate;
-pub mod ids;
-pub mod inbound;
-pub mod interaction;
+pub mod kernel;
 pub mod learning;
-pub mod limits;
-pub mod mail;
-pub mod member;
+pub mod members;
 pub mod memory;
-pub mod metrics;
-pub mod opt_out;
-pub mod outcome;
-pub mod owner_notice;
+pub mod owner;
 pub mod ports;
-pub mod priority_rules;
-pub mod prompt;
-pub mod reason;
-pub mod recurring;
-pub mod reply;
-pub mod reply_text;
-pub mod retry;
-pub mod risk;
-pub mod scorecard;
-pub mod send_gate;
-pub mod skills;
-pub mod stale_guard;
-pub mod step;
-pub mod subtasks;
+pub mod rails;
 pub mod task;
-pub mod task_type;
-pub mod text;
-pub mod token;
-pub mod transition;
-pub mod work;
 
 #[cfg(any(test, feature = "testkit"))]
 pub mod conformance;
@@ -79,3 +44,6 @@ pub use jiff::Timestamp;
 
 #[cfg(any(test, feature = "testkit"))]
 pub mod testing;
+
+#[cfg(test)]
+mod folder_dependencies;

@@ -2,10 +2,10 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::account::{Account, Settings};
-use crate::ids::{AccountId, Email, MemberId, TaskId};
+use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
+use crate::owner::account::{Account, Settings};
+use crate::task::task_type::Priority;
 use crate::task::{Budget, Draft, MemberRef, Task, TaskStatus, TriggerType};
-use crate::task_type::Priority;
 
 pub fn at(s: &str) -> Timestamp {
     s.parse().unwrap_or_else(|e| panic!("bad timestamp {s}: {e}"))
@@ -127,7 +127,7 @@ pub enum MailerMode {
 
 /// A mailer that keeps what it was asked to send (unit tests only; the emulator tests use SES).
 pub struct RecordingMailer {
-    pub sent: std::sync::Mutex<Vec<crate::mail::OutboundMail>>,
+    pub sent: std::sync::Mutex<Vec<crate::conversation::mail::OutboundMail>>,
     pub mode: std::sync::Mutex<MailerMode>,
 }
 
@@ -141,7 +141,7 @@ impl Default for RecordingMailer {
 }
 
 impl RecordingMailer {
-    pub fn sent(&self) -> Vec<crate::mail::OutboundMail> {
+    pub fn sent(&self) -> Vec<crate::conversation::mail::OutboundMail> {
         self.sent.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
     pub fn set_mode(&self, mode: MailerMode) {
@@ -151,7 +151,7 @@ impl RecordingMailer {
 
 #[async_trait::async_trait]
 impl crate::ports::Mailer for RecordingMailer {
-    async fn send(&self, mail: &crate::mail::OutboundMail) -> Result<crate::ports::Delivered, crate::ports::SendError> {
+    async fn send(&self, mail: &crate::conversation::mail::OutboundMail) -> Result<crate::ports::Delivered, crate::ports::SendError> {
         match *self.mode.lock().unwrap_or_else(|e| e.into_inner()) {
             MailerMode::Reject => {
                 return Err(crate::ports::SendError::Rejected("MessageRejected".into()));
@@ -173,11 +173,15 @@ impl crate::ports::Mailer for RecordingMailer {
 
 /// A queue that keeps what it was given.
 #[derive(Default)]
-pub struct RecordingQueue(pub std::sync::Mutex<Vec<(crate::work::QueueName, String)>>);
+pub struct RecordingQueue(pub std::sync::Mutex<Vec<(crate::task::work::QueueName, String)>>);
 
 #[async_trait::async_trait]
 impl crate::ports::Queue for RecordingQueue {
-    async fn send(&self, queue: crate::work::QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), crate::ports::QueueError> {
+    async fn send(
+        &self,
+        queue: crate::task::work::QueueName,
+        messages: Vec<(String, SignedDuration)>,
+    ) -> Result<(), crate::ports::QueueError> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -198,7 +202,10 @@ impl crate::ports::Agent for FixedAgent {
         })
     }
 
-    async fn evaluate_reply(&self, _: &crate::ports::ReplyRequest) -> Result<crate::ports::ReplyEvaluation, crate::ports::AgentError> {
+    async fn evaluate_reply(
+        &self,
+        _: &crate::ports::ReplyRequest,
+    ) -> Result<crate::conversation::reply::ReplyEvaluation, crate::ports::AgentError> {
         Err(crate::ports::AgentError("the fixed agent does not read replies".into()))
     }
 
@@ -213,7 +220,7 @@ impl crate::ports::Agent for FixedAgent {
     /// did not complete, then no more steps.
     async fn plan_next(&self, r: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, crate::ports::AgentError> {
         use crate::ports::{PlanDecision, PlannedStep};
-        use crate::subtasks::Requirement;
+        use crate::task::subtasks::Requirement;
         let step = |task_type: &str, requirement| PlannedStep {
             task_type: task_type.into(),
             goal: r.goal.clone(),

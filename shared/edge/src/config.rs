@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use secrecy::{ExposeSecret, SecretString};
 
+use openloop_core::conversation::token::SigningKey;
 use openloop_core::engine::{Engine, EngineConfig, EnginePorts};
-use openloop_core::ids::Email;
+use openloop_core::kernel::ids::Email;
 use openloop_core::ports::{AccountStore, Agent, Clock};
-use openloop_core::priority_rules::PriorityRules;
-use openloop_core::token::SigningKey;
-use openloop_core::work::QueueName;
+use openloop_core::rails::priority_rules::PriorityRules;
+use openloop_core::task::work::QueueName;
 
 use openloop_aws::bus::EventBridgeBus;
 pub use openloop_aws::clients::Clients;
@@ -146,7 +146,7 @@ fn priority_rules() -> Result<PriorityRules, ConfigError> {
             let text = std::fs::read_to_string(&path).map_err(|e| ConfigError(format!("OPENLOOP_PRIORITY_RULES={path}: {e}")))?;
             PriorityRules::parse(&text).map_err(|e| ConfigError(format!("OPENLOOP_PRIORITY_RULES={path}: {e}")))
         }
-        None => PriorityRules::parse(openloop_core::priority_rules::DEFAULT_RULES).map_err(|e| ConfigError(e.to_string())),
+        None => PriorityRules::parse(openloop_core::rails::priority_rules::DEFAULT_RULES).map_err(|e| ConfigError(e.to_string())),
     }
 }
 
@@ -169,7 +169,7 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
         connector: config
             .pushpress
             .clone()
-            .map(|p| Arc::new(p) as Arc<dyn openloop_core::connector::Connector>),
+            .map(|p| Arc::new(p) as Arc<dyn openloop_core::members::connector::Connector>),
     };
     (ports, store)
 }

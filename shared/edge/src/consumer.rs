@@ -7,8 +7,8 @@ use std::future::Future;
 
 use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use futures::StreamExt;
-use openloop_core::error::EngineError;
-use openloop_core::work::WorkItem;
+use openloop_core::task::error::EngineError;
+use openloop_core::task::work::WorkItem;
 use serde::de::DeserializeOwned;
 use tracing::Instrument;
 

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use openloop_core::metrics::DailyMetrics;
+use openloop_core::owner::metrics::DailyMetrics;
 
 pub const NAMESPACE: &str = "Openloop";
 

@@ -9,7 +9,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use openloop_core::contract::{ErrorBody, error_body};
-use openloop_core::error::{EngineError, StoreError};
+use openloop_core::kernel::error::StoreError;
+use openloop_core::task::error::EngineError;
 
 /// An error as CONTRACT.md shapes it.
 #[derive(Debug)]
@@ -145,7 +146,7 @@ pub async fn limit_declared_body(limit: usize, request: axum::extract::Request, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openloop_core::error::InvalidInput;
+    use openloop_core::kernel::error::InvalidInput;
 
     fn status_and_code(e: EngineError) -> (u16, String) {
         let error = ApiError::from(e);
@@ -154,8 +155,8 @@ mod tests {
 
     #[test]
     fn each_domain_error_has_its_contract_status_and_code() {
-        let refusal = openloop_core::flood::Refusal {
-            limit: openloop_core::flood::Limit::DailyTasks,
+        let refusal = openloop_core::task::flood::Refusal {
+            limit: openloop_core::task::flood::Limit::DailyTasks,
             max: 50,
         };
         let cases = [

@@ -8,11 +8,12 @@
 //! them even when told not to; a second JSON object is not, since we could not tell which one
 //! the model meant.
 
-use openloop_core::account::Profile;
+use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
+use openloop_core::owner::account::Profile;
 use openloop_core::ports::{
-    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, Milestone, PlanDecision, PlanRequest, RecommendedAction, ReplyAction,
-    ReplyEvaluation, ReplyRequest,
+    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, PlanDecision, PlanRequest, RecommendedAction, ReplyRequest,
 };
+use openloop_core::task::outcome::Milestone;
 use openloop_core::task::{ConversationMessage, Draft, Role};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -482,7 +483,7 @@ mod tests {
     #[test]
     fn a_plan_names_an_offered_untried_type_or_is_refused() {
         use openloop_core::ports::StepResult;
-        use openloop_core::subtasks::Requirement;
+        use openloop_core::task::subtasks::Requirement;
         let request = PlanRequest {
             task_type: "ad_hoc".into(),
             goal: "Get Sam back".into(),

@@ -17,9 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use openloop_core::ports::{
-    Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyEvaluation, ReplyRequest,
-};
+use openloop_core::conversation::reply::ReplyEvaluation;
+use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
 use openloop_core::task::Draft;
 use secrecy::SecretString;
 
@@ -188,7 +187,7 @@ fn as_message(guidance: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openloop_core::account::Profile;
+    use openloop_core::owner::account::Profile;
 
     fn request(task_type: &str, touch: u32) -> DraftRequest {
         DraftRequest {

@@ -12,11 +12,10 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use openloop_core::limits::MODEL_ERROR_EXCERPT_CHARS;
-use openloop_core::ports::{
-    Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyEvaluation, ReplyRequest,
-};
-use openloop_core::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
+use openloop_core::conversation::reply::ReplyEvaluation;
+use openloop_core::kernel::limits::MODEL_ERROR_EXCERPT_CHARS;
+use openloop_core::kernel::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
+use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
 use openloop_core::task::Draft;
 use secrecy::{ExposeSecret, SecretString};
 

@@ -9,13 +9,13 @@
 //! message, never closes on a vague one, and only names outcome codes the request offers
 //! (spec §5.4, §6.5, §16, §18, §22.3, §37).
 
-use openloop_core::account::Profile;
-use openloop_core::opt_out::normalize;
-use openloop_core::ports::{
-    CompletionRequest, EvidenceType, GoalProgress, Milestone, RecommendedAction, ReplyAction, ReplyEvaluation, ReplyRequest,
-};
+use openloop_core::conversation::opt_out::normalize;
+use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
+use openloop_core::owner::account::Profile;
+use openloop_core::ports::{CompletionRequest, EvidenceType, GoalProgress, RecommendedAction, ReplyRequest};
 use openloop_core::task::Role;
-use openloop_core::task_type::{self, GoalSignal, OutcomeKind, TaskTypeDef};
+use openloop_core::task::outcome::Milestone;
+use openloop_core::task::task_type::{self, GoalSignal, OutcomeKind, TaskTypeDef};
 
 /// What a reply is, as far as words can tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -419,7 +419,7 @@ fn any(text: &str, needles: &[&str]) -> bool {
 
 /// `needle` in `text` at word boundaries, the stems of [`OPEN_PREFIXES`] matching as prefixes.
 fn contains_phrase(text: &str, needle: &str) -> bool {
-    openloop_core::opt_out::contains_phrase(text, needle, OPEN_PREFIXES.contains(&needle.trim_end()))
+    openloop_core::conversation::opt_out::contains_phrase(text, needle, OPEN_PREFIXES.contains(&needle.trim_end()))
 }
 
 /// Word stems matched as prefixes ("injur" matches "injured", "injury").
@@ -541,7 +541,7 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     if text.is_empty() {
         return ReplyKind::Unclear("the reply is empty".into());
     }
-    if openloop_core::opt_out::is_opt_out(reply) {
+    if openloop_core::conversation::opt_out::is_opt_out(reply) {
         return ReplyKind::OptOut;
     }
     if any(&text, HOSTILE) || shouting(reply) {
@@ -1056,7 +1056,7 @@ fn excerpt(text: &str) -> String {
 mod tests {
     use super::*;
     use openloop_core::task::ConversationMessage;
-    use openloop_core::task_type::REGISTRY;
+    use openloop_core::task::task_type::REGISTRY;
 
     fn codes(task_type: &str) -> Vec<String> {
         task_type::definition(task_type)
@@ -1286,7 +1286,7 @@ mod tests {
 /// step that reached the goal ends the plan.
 pub fn plan_next(r: &openloop_core::ports::PlanRequest) -> openloop_core::ports::PlanDecision {
     use openloop_core::ports::{PlanDecision, PlannedStep};
-    use openloop_core::subtasks::Requirement;
+    use openloop_core::task::subtasks::Requirement;
     const CALL: &str = "staff_call_member";
     let done = |reasoning: String| PlanDecision {
         next: None,
@@ -1354,8 +1354,8 @@ pub fn plan_next(r: &openloop_core::ports::PlanRequest) -> openloop_core::ports:
 #[cfg(test)]
 mod planner_tests {
     use openloop_core::ports::{PlanRequest, StepResult};
-    use openloop_core::subtasks::Requirement;
     use openloop_core::task::TaskStatus;
+    use openloop_core::task::subtasks::Requirement;
 
     fn request(steps: Vec<StepResult>, facts: serde_json::Value) -> PlanRequest {
         PlanRequest {

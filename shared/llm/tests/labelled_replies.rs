@@ -7,9 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use openloop_core::account::Profile;
-use openloop_core::ports::{Agent, ReplyAction, ReplyRequest};
-use openloop_core::task_type;
+use openloop_core::conversation::reply::ReplyAction;
+use openloop_core::owner::account::Profile;
+use openloop_core::ports::{Agent, ReplyRequest};
+use openloop_core::task::task_type;
 use openloop_llm::OfflineAgent;
 
 struct Labelled {

@@ -5,8 +5,9 @@
 
 use std::time::Duration;
 
-use openloop_core::account::Profile;
-use openloop_core::ports::{Agent, CompletionRequest, DraftRequest, EvidenceType, RecommendedAction, ReplyAction, ReplyRequest};
+use openloop_core::conversation::reply::ReplyAction;
+use openloop_core::owner::account::Profile;
+use openloop_core::ports::{Agent, CompletionRequest, DraftRequest, EvidenceType, RecommendedAction, ReplyRequest};
 use openloop_core::task::{ConversationMessage, Role};
 use openloop_llm::{ModelAgent, ModelConfig, Provider};
 use secrecy::SecretString;

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use mail_parser::{HeaderValue, MessageParser};
 use serde::Serialize;
 
-use openloop_core::mail::OutboundMail;
+use openloop_core::conversation::mail::OutboundMail;
 use openloop_core::ports::{Delivered, Mailer, SendError};
 
 #[derive(Clone, Debug, Serialize)]
@@ -156,7 +156,7 @@ mod tests {
     use super::*;
 
     fn mail(to: &str, subject: &str) -> OutboundMail {
-        let email = |a: &str| openloop_core::ids::Email::parse(a).expect("address");
+        let email = |a: &str| openloop_core::kernel::ids::Email::parse(a).expect("address");
         OutboundMail {
             from: email("outreach@mail.openloop.local"),
             from_name: "Gym".into(),

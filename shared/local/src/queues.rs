@@ -17,7 +17,7 @@ use jiff::SignedDuration;
 use tokio::sync::Notify;
 
 use openloop_core::ports::{Queue, QueueError};
-use openloop_core::work::QueueName;
+use openloop_core::task::work::QueueName;
 
 /// How long a received message stays invisible (the provisioned queues' `VisibilityTimeout`).
 pub const VISIBILITY_TIMEOUT: Duration = Duration::from_secs(60);

@@ -21,11 +21,11 @@ use tokio::sync::RwLock;
 
 use openloop_aws::provision::{Names, provision};
 use openloop_aws::sns::SnsVerifier;
-use openloop_core::connector::Connector;
 use openloop_core::engine::{Engine, EnginePorts, Wake};
+use openloop_core::members::connector::Connector;
 use openloop_core::memory::MemoryStore;
 use openloop_core::ports::{Clock, NoStoredMail, NullBus, TaskStore};
-use openloop_core::work::QueueName;
+use openloop_core::task::work::QueueName;
 use openloop_edge::config::Config;
 use openloop_edge::http::{ApiError, json_body};
 
@@ -357,7 +357,7 @@ struct Handled {
 
 impl Local {
     /// The analysis schedule, if the clock has reached its next time.
-    async fn analysis_if_due(&self) -> Result<Option<openloop_core::engine::AnalysisReport>, openloop_core::error::EngineError> {
+    async fn analysis_if_due(&self) -> Result<Option<openloop_core::engine::AnalysisReport>, openloop_core::task::error::EngineError> {
         if !self.analysis.take_due(self.clock.now()) {
             return Ok(None);
         }

@@ -3,7 +3,7 @@
 //!
 //! Two reads per member, each `GET` with the headers `API-KEY: {key}` and `company-id:
 //! {company}` — the account's own key and company when it has them
-//! ([`openloop_core::connector::ConnectorCredentials`]), else the process-wide key (if one is
+//! ([`openloop_core::members::connector::ConnectorCredentials`]), else the process-wide key (if one is
 //! configured) with the account's id as the company:
 //! - `{base}/customers/{member_id}` → `{"status": "lead|active|cancelled|frozen",
 //!   "status_changed_at"?, "email"?, "last_checkin_at"?, "payment_status"?: "current|failing",
@@ -36,13 +36,13 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use openloop_core::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
-use openloop_core::event::MemberStatus;
-use openloop_core::ids::{AccountId, Email, MemberId};
-use openloop_core::limits::{
+use openloop_core::kernel::ids::{AccountId, Email, MemberId};
+use openloop_core::kernel::limits::{
     CONNECTOR_ATTEMPTS, CONNECTOR_ERROR_EXCERPT_CHARS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT,
 };
-use openloop_core::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
+use openloop_core::kernel::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
+use openloop_core::members::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
+use openloop_core::members::event::MemberStatus;
 
 /// Where PushPress is and how to call it. `Debug` shows the key redacted.
 #[derive(Clone, Debug)]

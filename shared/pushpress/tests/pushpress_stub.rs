@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use jiff::Timestamp;
-use openloop_core::connector::{Connector, ConnectorCredentials, ConnectorError};
-use openloop_core::event::MemberStatus;
-use openloop_core::ids::{AccountId, MemberId};
+use openloop_core::kernel::ids::{AccountId, MemberId};
+use openloop_core::members::connector::{Connector, ConnectorCredentials, ConnectorError};
+use openloop_core::members::event::MemberStatus;
 use openloop_pushpress::{PushPress, PushPressConfig};
 use secrecy::SecretString;
 use serde_json::json;
@@ -266,7 +266,7 @@ async fn a_refused_connection_is_unavailable() {
 /// retried with the same key, and a 404 means PushPress does not know the member.
 #[tokio::test]
 async fn member_changes_are_sent_with_their_idempotency_key() {
-    use openloop_core::connector::MemberChange;
+    use openloop_core::members::connector::MemberChange;
     let server = MockServer::start().await;
     let answers = [
         ResponseTemplate::new(201).set_body_json(json!({"tags": ["vip"]})),

@@ -6,14 +6,14 @@
 use jiff::{SignedDuration, Timestamp};
 use openloop_aws::dynamo::DynamoStore;
 use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
-use openloop_core::gate::GateContext;
-use openloop_core::ids::{AccountId, Email, MemberId};
-use openloop_core::member::MemberFacts;
+use openloop_core::kernel::ids::{AccountId, Email, MemberId};
+use openloop_core::members::member::MemberFacts;
 use openloop_core::ports::Clock;
 use openloop_core::ports::prelude::*;
+use openloop_core::rails::gate::GateContext;
+use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::testing::sample_task_for;
-use openloop_core::work::WorkItem;
 use openloop_local::clock::TestClock;
 use openloop_tests::{Scratch, unique_prefix};
 
@@ -95,7 +95,7 @@ async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> 
     let mut cursor = None;
     loop {
         let (_, next) = store
-            .list_member_facts(account.id, openloop_core::limits::ANALYSIS_PAGE, cursor)
+            .list_member_facts(account.id, openloop_core::kernel::limits::ANALYSIS_PAGE, cursor)
             .await?;
         match next {
             Some(c) => cursor = Some(c),
@@ -202,10 +202,10 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
         context: serde_json::Value::Null,
     };
     let actions = vec![
-        openloop_core::action::Action::LogNote {
+        openloop_core::task::action::Action::LogNote {
             text: "Prefers mornings".into(),
         },
-        openloop_core::action::Action::ResearchMember,
+        openloop_core::task::action::Action::ResearchMember,
     ];
     let options = openloop_core::engine::CreateOptions::default().with_actions(actions);
     let task = engine.create_task_with(&account, automation, options).await?.task().id;
@@ -235,7 +235,7 @@ async fn seed_watched(store: &DynamoStore, account: AccountId, count: usize, now
         task.outcome = Some("unresponsive".into());
         task.resolved_at = Some(now);
         task.next_action_at = None;
-        task.attribution_until = openloop_core::attribution::watch_until(&task);
+        task.attribution_until = openloop_core::task::attribution::watch_until(&task);
         tasks.push(task);
     }
     store.import_tasks(&tasks).await?;

@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
-use openloop_core::ids::{AccountId, Email};
-use openloop_core::mail::OutboundMail;
+use openloop_core::conversation::mail::OutboundMail;
+use openloop_core::kernel::ids::{AccountId, Email};
 use openloop_core::ports::Mailer;
 use openloop_tests::{Stack, gym, morning};
 use serde_json::json;

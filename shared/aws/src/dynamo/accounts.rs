@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
-use openloop_core::account::{Account, SystemConfig};
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::ids::AccountId;
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::owner::account::{Account, SystemConfig};
 use openloop_core::ports::AccountStore;
 
 use crate::keys::*;

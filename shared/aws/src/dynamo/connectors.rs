@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use openloop_core::connector::{ConnectorHealth, HealthChange};
-use openloop_core::error::StoreError;
-use openloop_core::ids::AccountId;
+use openloop_core::kernel::error::StoreError;
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::members::connector::{ConnectorHealth, HealthChange};
 use openloop_core::ports::ConnectorHealthStore;
 
 use crate::keys::*;

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use jiff::civil::Date;
 
-use openloop_core::error::StoreError;
-use openloop_core::flood::CreationCounts;
-use openloop_core::ids::AccountId;
+use openloop_core::kernel::error::StoreError;
+use openloop_core::kernel::ids::AccountId;
 use openloop_core::ports::Counters;
+use openloop_core::task::flood::CreationCounts;
 
 use crate::keys::*;
 

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use openloop_core::action::{ActionClaim, ActionRecord};
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::ids::{AccountId, TaskId};
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::{AccountId, TaskId};
 use openloop_core::ports::Idempotency;
+use openloop_core::task::action::{ActionClaim, ActionRecord};
 
 use crate::keys::*;
 

@@ -8,11 +8,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use openloop_core::error::StoreError;
-use openloop_core::ids::AccountId;
-use openloop_core::limits::DUE_INDEX_SHARDS;
+use openloop_core::kernel::error::StoreError;
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::kernel::limits::DUE_INDEX_SHARDS;
+use openloop_core::task::work::{due_at, due_shard, due_sort_key};
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
-use openloop_core::work::{due_at, due_shard, due_sort_key};
 
 use crate::keys::*;
 

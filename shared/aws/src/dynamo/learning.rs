@@ -3,9 +3,9 @@
 
 use async_trait::async_trait;
 
-use openloop_core::error::StoreError;
-use openloop_core::ids::{AccountId, TaskId};
-use openloop_core::interaction::{InteractionOutcome, SharedOutcome};
+use openloop_core::kernel::error::StoreError;
+use openloop_core::kernel::ids::{AccountId, TaskId};
+use openloop_core::learning::interaction::{InteractionOutcome, SharedOutcome};
 use openloop_core::ports::LearningStore;
 
 use crate::keys::*;

@@ -8,10 +8,11 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::ids::{AccountId, Email, MemberId};
-use openloop_core::member::{MemberFacts, SendLedger};
-use openloop_core::ports::{MemberStore, SendSnapshot, dates_around};
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::{AccountId, Email, MemberId};
+use openloop_core::members::member::{MemberFacts, SendLedger};
+use openloop_core::ports::MemberStore;
+use openloop_core::rails::send_gate::{SendSnapshot, dates_around};
 
 use crate::keys::*;
 

@@ -5,9 +5,9 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{Put, TransactWriteItem, Update};
 use jiff::civil::Date;
 
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::ids::AccountId;
-use openloop_core::metrics::{DailyMetrics, MetricsCursor};
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::owner::metrics::{DailyMetrics, MetricsCursor};
 use openloop_core::ports::MetricsStore;
 
 use crate::keys::*;

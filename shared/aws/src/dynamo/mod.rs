@@ -22,10 +22,10 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Put, TransactWriteItem};
 use jiff::Timestamp;
 
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::flood::Limit;
+use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::task::Task;
-use openloop_core::work::due_time_key;
+use openloop_core::task::flood::Limit;
+use openloop_core::task::work::due_time_key;
 
 use crate::keys::*;
 

@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::ids::AccountId;
-use openloop_core::owner_notice::OwnerNotice;
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::owner::owner_notice::OwnerNotice;
 use openloop_core::ports::NoticeStore;
 
 use crate::keys::*;
@@ -17,7 +17,10 @@ use super::{DynamoStore, unavailable};
 impl NoticeStore for DynamoStore {
     async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError> {
         let mut item = keyed(notice, account_pk(notice.account_id), notice_sk(notice.id), "owner_notice")?;
-        item.insert(TTL.into(), n((notice.at + openloop_core::limits::OWNER_NOTICE_TTL).as_second()));
+        item.insert(
+            TTL.into(),
+            n((notice.at + openloop_core::kernel::limits::OWNER_NOTICE_TTL).as_second()),
+        );
         if let Some(at) = notice.digest_at {
             item.insert(GSI1PK.into(), s(NOTICES_DUE_GSI1PK));
             item.insert(GSI1SK.into(), s(notice_due_gsi1sk(at, notice.account_id, notice.id)));

@@ -4,11 +4,12 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use openloop_core::error::StoreError;
-use openloop_core::ids::{AccountId, MemberId, TaskId};
-use openloop_core::ports::{ActivityEntry, TaskIndex, TaskQuery};
+use openloop_core::kernel::error::StoreError;
+use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
+use openloop_core::ports::{TaskIndex, TaskQuery};
+use openloop_core::task::history::ActivityEntry;
+use openloop_core::task::work::{DueEntry, due_at, due_time_key};
 use openloop_core::task::{LogEntry, Task};
-use openloop_core::work::{DueEntry, due_at, due_time_key};
 
 use crate::keys::*;
 

@@ -9,11 +9,13 @@ use async_trait::async_trait;
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem, Update};
 use jiff::civil::Date;
 
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::flood::{CreationQuota, closes_task};
-use openloop_core::ids::{AccountId, MemberId, TaskId};
-use openloop_core::interaction::InteractionOutcome;
-use openloop_core::ports::{AccountStore, SendEffect, TaskCommit, TaskHistory, Tasks};
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
+use openloop_core::learning::interaction::InteractionOutcome;
+use openloop_core::ports::{AccountStore, Tasks};
+use openloop_core::task::commit::{SendEffect, TaskCommit};
+use openloop_core::task::flood::{CreationQuota, closes_task};
+use openloop_core::task::history::TaskHistory;
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 
 use crate::keys::*;

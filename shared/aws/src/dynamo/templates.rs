@@ -4,11 +4,11 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use openloop_core::error::{Conflict, StoreError};
-use openloop_core::ids::AccountId;
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::owner::recurring::RecurringTemplate;
 use openloop_core::ports::TemplateStore;
-use openloop_core::recurring::RecurringTemplate;
-use openloop_core::work::due_time_key;
+use openloop_core::task::work::due_time_key;
 
 use crate::keys::*;
 

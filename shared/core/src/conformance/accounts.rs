@@ -3,7 +3,7 @@
 //!
 //! [`AccountStore`]: crate::ports::AccountStore
 
-use crate::error::Conflict;
+use crate::kernel::error::Conflict;
 use crate::ports::TaskStore;
 use crate::testing::sample_account;
 
@@ -22,7 +22,7 @@ pub(super) async fn accounts_are_created_once_and_saved_under_their_version(stor
     let mut changed = store.get_account(account.id).await.expect("get").expect("present");
     assert_eq!(changed, account, "accounts: round trip");
     changed.settings.daily_send_limit = 5;
-    changed.pushpress = Some(crate::connector::ConnectorCredentials::new("pp_key_1", Some("co_1".into())).expect("credentials"));
+    changed.pushpress = Some(crate::members::connector::ConnectorCredentials::new("pp_key_1", Some("co_1".into())).expect("credentials"));
     changed.version += 1;
     store.save_account(&changed).await.expect("save");
     assert_eq!(

@@ -5,14 +5,14 @@
 
 use jiff::SignedDuration;
 
-use crate::ids::AccountId;
+use crate::kernel::ids::AccountId;
 use crate::ports::TaskStore;
 
 use super::base;
 
 /// Spec §34.2: consecutive failures per account and connector, one degradation, a recovery.
 pub(super) async fn connector_health_counts_failures_degrades_once_and_recovers(store: &dyn TaskStore) {
-    use crate::connector::{ConnectorHealth, HealthChange};
+    use crate::members::connector::{ConnectorHealth, HealthChange};
     let account = AccountId::generate(base());
     let other = AccountId::generate(base());
     assert_eq!(

@@ -5,13 +5,14 @@
 
 use jiff::SignedDuration;
 
-use crate::error::Conflict;
-use crate::ids::AccountId;
-use crate::ports::{TaskCommit, TaskStore};
-use crate::reason::Reason;
+use crate::kernel::error::Conflict;
+use crate::kernel::ids::AccountId;
+use crate::ports::TaskStore;
+use crate::task::commit::TaskCommit;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, created, record, transition};
 use crate::task::{Task, TaskStatus};
 use crate::testing::sample_task_for;
-use crate::transition::{Why, created, record, transition};
 
 use super::{base, is_conflict, member, new_task};
 
@@ -70,7 +71,7 @@ pub(super) async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(sto
 /// The flood and amplification counters (spec §7.9, §7.13): checked and moved in the same
 /// write as the task, given back when a task closes, and a refused task leaves no trace.
 pub(super) async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskStore) {
-    use crate::flood::{AgentQuota, CreationQuota};
+    use crate::task::flood::{AgentQuota, CreationQuota};
     let account = AccountId::generate(base());
     let today: jiff::civil::Date = "2026-11-02".parse().expect("date");
     let tomorrow: jiff::civil::Date = "2026-11-03".parse().expect("date");

@@ -4,7 +4,7 @@
 
 use jiff::SignedDuration;
 
-use crate::ids::{AccountId, TaskId, new_ulid};
+use crate::kernel::ids::{AccountId, TaskId, new_ulid};
 use crate::ports::TaskStore;
 
 use super::{base, member};
@@ -43,7 +43,7 @@ pub(super) async fn webhook_ids_are_claimed_once(store: &dyn TaskStore) {
 /// Spec §32.2: an action's key is claimed by one caller; a finished record stays, a failed
 /// one may be claimed again; records are listed per task and account.
 pub(super) async fn an_action_is_claimed_once_and_a_failed_one_again(store: &dyn TaskStore) {
-    use crate::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
+    use crate::task::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
     let account = AccountId::generate(base());
     let task = TaskId::generate(base());
     let record = |slot: &str, tag: &str| ActionRecord {

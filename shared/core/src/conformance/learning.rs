@@ -5,12 +5,13 @@
 
 use jiff::SignedDuration;
 
-use crate::ids::AccountId;
-use crate::ports::{TaskCommit, TaskStore};
-use crate::reason::Reason;
+use crate::kernel::ids::AccountId;
+use crate::ports::TaskStore;
 use crate::task::TaskStatus;
+use crate::task::commit::TaskCommit;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, record, transition};
 use crate::testing::{at, sample_account};
-use crate::transition::{Why, record, transition};
 
 use super::{base, new_task};
 
@@ -60,7 +61,7 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
             "learning: a refused close writes no record"
         );
         store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
-        let expected = crate::interaction::InteractionOutcome::of(&done, Some(&account.settings));
+        let expected = crate::learning::interaction::InteractionOutcome::of(&done, Some(&account.settings));
         assert_eq!(
             store.interaction_outcome(account.id, done.id).await.expect("read"),
             expected,

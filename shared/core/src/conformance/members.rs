@@ -3,14 +3,15 @@
 //!
 //! [`MemberStore`]: crate::ports::MemberStore
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::{AccountId, Email};
-use crate::member::{MemberFacts, SendLedger};
-use crate::ports::{SendEffect, TaskCommit, TaskStore};
-use crate::reason::Reason;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, Email};
+use crate::members::member::{MemberFacts, SendLedger};
+use crate::ports::TaskStore;
+use crate::task::commit::{SendEffect, TaskCommit};
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, record};
 use crate::task::{OutboundStatus, TaskStatus};
 use crate::testing::sample_account;
-use crate::transition::{Why, record};
 
 use super::{base, member, new_task, outbound};
 
@@ -81,7 +82,7 @@ pub(super) async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskSto
     });
     store.commit(&commit).await.expect("reserve");
     store.put_suppression(account.id, &email, "owner", base()).await.expect("suppress");
-    let mut facts = crate::member::MemberFacts::new(task.member.id.clone());
+    let mut facts = crate::members::member::MemberFacts::new(task.member.id.clone());
     facts.payment_failing = true;
     facts.version = 1;
     store.save_member_facts(account.id, &facts).await.expect("facts");

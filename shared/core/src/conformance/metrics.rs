@@ -5,15 +5,15 @@
 
 use jiff::SignedDuration;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::AccountId;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::AccountId;
 use crate::ports::TaskStore;
 
 use super::base;
 
 /// Spec §28.3: a fold's additions and its watermark are one conditional write.
 pub(super) async fn daily_metrics_are_added_with_their_watermark_once(store: &dyn TaskStore) {
-    use crate::metrics::{DailyMetrics, MetricsCursor};
+    use crate::owner::metrics::{DailyMetrics, MetricsCursor};
     let account = AccountId::generate(base());
     let day = base().to_zoned(jiff::tz::TimeZone::UTC).date();
     let next = day.tomorrow().expect("date");
@@ -124,7 +124,7 @@ pub(super) async fn daily_metrics_are_added_with_their_watermark_once(store: &dy
 /// The owner's metrics read: the stored days between two dates, oldest first, in one read —
 /// never the watermark item, never another account's days.
 pub(super) async fn daily_metrics_are_read_by_range_without_the_watermark(store: &dyn TaskStore) {
-    use crate::metrics::{DailyMetrics, MetricsCursor};
+    use crate::owner::metrics::{DailyMetrics, MetricsCursor};
     let account = AccountId::generate(base());
     let day = |d: i8| jiff::civil::date(2026, 10, d);
     let sent = |n: u32| DailyMetrics {

@@ -12,13 +12,13 @@
 
 use jiff::Timestamp;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::{AccountId, Email, MemberId, new_ulid};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, Email, MemberId, new_ulid};
 use crate::ports::TaskStore;
-use crate::reason::Reason;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, created};
 use crate::task::{OutboundMessage, OutboundStatus, Task, TaskStatus};
 use crate::testing::{at, sample_task_for};
-use crate::transition::{Why, created};
 
 mod accounts;
 mod connectors;

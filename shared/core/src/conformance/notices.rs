@@ -5,14 +5,14 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::error::Conflict;
-use crate::ids::{AccountId, TaskId, new_ulid};
+use crate::kernel::error::Conflict;
+use crate::kernel::ids::{AccountId, TaskId, new_ulid};
 use crate::ports::TaskStore;
 
 use super::{base, is_conflict, member};
 
 pub(super) async fn owner_notices_are_listed_newest_first_and_each_digest_entry_is_taken_once(store: &dyn TaskStore) {
-    use crate::owner_notice::{NoticeDelivery, NoticeKind, OwnerNotice};
+    use crate::owner::owner_notice::{NoticeDelivery, NoticeKind, OwnerNotice};
     let account = AccountId(new_ulid(base()));
     let other = AccountId(new_ulid(base()));
     let notice = |account: AccountId, minutes: i64, digest_at: Option<Timestamp>| OwnerNotice {

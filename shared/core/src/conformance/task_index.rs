@@ -5,15 +5,16 @@
 
 use jiff::SignedDuration;
 
-use crate::error::StoreError;
-use crate::ids::{AccountId, TaskId};
-use crate::limits::DUE_INDEX_SHARDS;
-use crate::ports::{TaskCommit, TaskQuery, TaskStore};
-use crate::reason::Reason;
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, TaskId};
+use crate::kernel::limits::DUE_INDEX_SHARDS;
+use crate::ports::{TaskQuery, TaskStore};
+use crate::task::commit::TaskCommit;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, created, record, transition};
+use crate::task::work::due_shard;
 use crate::task::{Task, TaskStatus};
 use crate::testing::{at, sample_task_for};
-use crate::transition::{Why, created, record, transition};
-use crate::work::due_shard;
 
 use super::{base, member, new_task};
 
@@ -43,7 +44,7 @@ pub(super) async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn 
             .expect("create");
         ids.push(task);
     }
-    let mine = |entries: &[crate::work::DueEntry]| {
+    let mine = |entries: &[crate::task::work::DueEntry]| {
         entries
             .iter()
             .filter(|e| e.account_id == account)

@@ -5,14 +5,15 @@
 
 use jiff::SignedDuration;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::{AccountId, TaskId, new_ulid};
-use crate::member::SendLedger;
-use crate::ports::{SendEffect, TaskCommit, TaskStore};
-use crate::reason::Reason;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, TaskId, new_ulid};
+use crate::members::member::SendLedger;
+use crate::ports::TaskStore;
+use crate::task::commit::{SendEffect, TaskCommit};
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, created, record, transition};
 use crate::task::{ConversationMessage, OutboundStatus, Role, Task, TaskStatus};
 use crate::testing::sample_task_for;
-use crate::transition::{Why, created, record, transition};
 
 use super::{base, is_conflict, member, new_task, outbound};
 

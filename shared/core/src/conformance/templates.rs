@@ -5,21 +5,21 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::error::Conflict;
-use crate::ids::{AccountId, new_ulid};
+use crate::kernel::error::Conflict;
+use crate::kernel::ids::{AccountId, new_ulid};
 use crate::ports::TaskStore;
 
 use super::{base, is_conflict};
 
 pub(super) async fn recurring_templates_are_versioned_and_due_when_enabled(store: &dyn TaskStore) {
-    use crate::recurring::RecurringTemplate;
+    use crate::owner::recurring::RecurringTemplate;
     let account = AccountId(new_ulid(base()));
     let other = AccountId(new_ulid(base()));
     let template = |account: AccountId, next_at: Timestamp| RecurringTemplate {
         id: new_ulid(base()),
         account_id: account,
         task_type: "monthly_churn_analysis".into(),
-        member_id: crate::recurring::account_wide_member(),
+        member_id: crate::owner::recurring::account_wide_member(),
         goal: "Monthly churn report".into(),
         cron: "0 8 1 * *".into(),
         enabled: true,

@@ -7,11 +7,12 @@ use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::Engine;
-use crate::account::{Account, AgentOverride, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
-use crate::autonomy::{RampLimits, RampPhase};
-use crate::connector::ConnectorCredentials;
-use crate::error::{EngineError, InvalidInput};
-use crate::ids::AccountId;
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::AccountId;
+use crate::members::connector::ConnectorCredentials;
+use crate::owner::account::{Account, AgentOverride, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
+use crate::rails::autonomy::{RampLimits, RampPhase};
+use crate::task::error::EngineError;
 
 /// `POST /api/v1/accounts`.
 #[derive(Clone, Debug, Deserialize)]
@@ -52,8 +53,8 @@ pub struct SettingsPatch {
     /// Replaces the per-agent ramp start dates (spec §26.4).
     pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
     /// Where owner notifications are mailed (spec §35).
-    pub owner_email: Option<crate::ids::Email>,
-    pub owner_notification_channel: Option<crate::owner_notice::NotificationChannel>,
+    pub owner_email: Option<crate::kernel::ids::Email>,
+    pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
     /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
     /// Write-only: no view returns the key.
@@ -131,7 +132,7 @@ impl Engine {
         if name.is_empty() || name.len() > 200 {
             return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
         }
-        crate::text::single_line("invalid_name", "name", &name)?;
+        crate::kernel::text::single_line("invalid_name", "name", &name)?;
         let timezone = input.timezone.unwrap_or_else(|| "America/New_York".into());
         parse_timezone(&timezone)?;
         let now = self.clock.now();
@@ -178,7 +179,7 @@ impl Engine {
         let now = self.clock.now();
         Ok(Autonomy {
             phase: RampPhase::since(account.settings.onboarded_at, now),
-            agents: crate::autonomy::phases(&account.settings, now),
+            agents: crate::rails::autonomy::phases(&account.settings, now),
             account,
         })
     }
@@ -219,7 +220,7 @@ impl Engine {
                     }
                     return Ok(account);
                 }
-                Err(crate::error::StoreError::Conflict(crate::error::Conflict::Version)) => continue,
+                Err(crate::kernel::error::StoreError::Conflict(crate::kernel::error::Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -241,7 +242,7 @@ impl Engine {
                     tracing::warn!(account = %id, paused, by, "account kill switch changed");
                     return Ok(account);
                 }
-                Err(crate::error::StoreError::Conflict(crate::error::Conflict::Version)) => continue,
+                Err(crate::kernel::error::StoreError::Conflict(crate::kernel::error::Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
         }

@@ -23,19 +23,20 @@ use super::Engine;
 use super::freshness::Fresh;
 use super::owner_notices::NoticeDraft;
 use super::work::StepOutcome;
-use crate::account::Account;
-use crate::action::{Action, ActionClaim, ActionRecord, ActionState, Preflight, idempotency_key, preflight};
-use crate::autonomy::{self, SendMode};
-use crate::connector::ConnectorError;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::ids::{MemberId, new_ulid};
-use crate::limits::{self, EXECUTION_LEASE};
-use crate::owner_notice::NoticeKind;
-use crate::ports::TaskCommit;
-use crate::reason::Reason;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{MemberId, new_ulid};
+use crate::kernel::limits::{self, EXECUTION_LEASE};
+use crate::members::connector::ConnectorError;
+use crate::owner::account::Account;
+use crate::owner::owner_notice::NoticeKind;
+use crate::rails::autonomy::{self, SendMode};
+use crate::task::action::{Action, ActionClaim, ActionRecord, ActionState, Preflight, idempotency_key, preflight};
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type::TaskTypeDef;
+use crate::task::transition::{Why, transition};
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
-use crate::task_type::TaskTypeDef;
-use crate::transition::{Why, transition};
 
 /// The tag `bulk_tag_at_risk` gives unless its task names another.
 pub const AT_RISK_TAG: &str = "at-risk";
@@ -229,7 +230,7 @@ impl Engine {
                 if planned.len() == limits::MAX_BULK_ACTION_MEMBERS {
                     return Ok(planned);
                 }
-                if crate::risk::assess(&facts, now).is_some_and(|f| f.task_type == "churn_risk") {
+                if crate::rails::risk::assess(&facts, now).is_some_and(|f| f.task_type == "churn_risk") {
                     planned.push(Planned {
                         slot: facts.member_id.to_string(),
                         member: facts.member_id.clone(),
@@ -417,13 +418,13 @@ fn mode_label(mode: SendMode) -> &'static str {
 }
 
 /// What we know of the member, for the conversation.
-fn research_note(facts: Option<&crate::member::MemberFacts>, now: Timestamp) -> String {
+fn research_note(facts: Option<&crate::members::member::MemberFacts>, now: Timestamp) -> String {
     let Some(f) = facts else {
         return "Nothing is known about this member yet (no member events received).".into();
     };
     let mut lines = vec![format!(
         "status: {}",
-        f.status.map_or("unknown", crate::event::MemberStatus::as_str)
+        f.status.map_or("unknown", crate::members::event::MemberStatus::as_str)
     )];
     if let Some(days) = f.tenure_days(now) {
         lines.push(format!("member for {days} day(s)"));

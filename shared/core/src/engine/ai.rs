@@ -15,14 +15,15 @@ use jiff::Timestamp;
 
 use super::Engine;
 use super::owner_notices::NoticeDraft;
-use crate::account::Account;
-use crate::error::EngineError;
-use crate::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
-use crate::owner_notice::NoticeKind;
-use crate::ports::{Agent, AgentError, DraftRequest, PlanDecision, PlanRequest, ReplyEvaluation, ReplyRequest};
-use crate::reason::Reason;
+use crate::conversation::reply::ReplyEvaluation;
+use crate::kernel::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
+use crate::owner::account::Account;
+use crate::owner::owner_notice::NoticeKind;
+use crate::ports::{Agent, AgentError, DraftRequest, PlanDecision, PlanRequest, ReplyRequest};
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type::TaskTypeDef;
 use crate::task::{Draft, Task};
-use crate::task_type::TaskTypeDef;
 
 /// What the agent is asked for touch `touch` (0 = the first message) of a task of `def`
 /// toward `goal`. The touches left count this one: the type's cadence, within its message
@@ -148,7 +149,7 @@ impl Engine {
             }
             None => {
                 tracing::warn!(account = %account.id, limit = AI_CALLS_PER_ACCOUNT_PER_DAY, "the account's AI calls for today are used up");
-                let until = crate::send_gate::next_local_day(now, &tz);
+                let until = crate::rails::send_gate::next_local_day(now, &tz);
                 if matches!(self.claim_once_today(account, "ai_day_used", now).await, Ok(true)) {
                     let draft = alert(
                         "AI calls for today used up".into(),
@@ -176,7 +177,7 @@ mod tests {
     fn a_draft_request_counts_the_touches_left_from_the_cadence_within_the_budget() {
         let account = sample_account(at("2026-11-02T14:00:00Z"));
         for key in ["churn_risk", "payment_recovery", "win_back", "lead_followup"] {
-            let def = crate::task_type::definition(key);
+            let def = crate::task::task_type::definition(key);
             let touches = (def.cadence.intervals.len() as u32).max(1).min(def.budget.max_messages);
             for touch in 0..touches + 1 {
                 let request = draft_request(&account, def, "Bring them back", Some("Sam".into()), touch);

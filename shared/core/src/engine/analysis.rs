@@ -1,5 +1,5 @@
 //! The risk scan (spec §18.2, every 6 hours): for each account, read the members' facts,
-//! judge each ([`crate::risk::assess`]), and open the tasks that are needed — through the
+//! judge each ([`crate::rails::risk::assess`]), and open the tasks that are needed — through the
 //! one creation path, highest priority first, within the flood limits (spec §7.9).
 //!
 //! Before reading a single member the scan asks the account's creation counters whether it
@@ -16,15 +16,15 @@ use serde::Serialize;
 
 use super::Engine;
 use super::tasks::{Created, NewTask};
-use crate::account::Account;
-use crate::error::EngineError;
-use crate::flood::{Burst, Limit};
-use crate::ids::{AccountId, MemberId};
-use crate::limits::{self, ANALYSIS_EPISODE_TTL, ANALYSIS_PAGE, MAX_ACTIVE_TASKS_PER_ACCOUNT, MAX_TASKS_PER_ACCOUNT_PER_DAY};
-use crate::priority_rules::PriorityInput;
-use crate::risk::{self, Finding};
+use crate::kernel::ids::{AccountId, MemberId};
+use crate::kernel::limits::{self, ANALYSIS_EPISODE_TTL, ANALYSIS_PAGE, MAX_ACTIVE_TASKS_PER_ACCOUNT, MAX_TASKS_PER_ACCOUNT_PER_DAY};
+use crate::owner::account::Account;
+use crate::rails::priority_rules::PriorityInput;
+use crate::rails::risk::{self, Finding};
 use crate::task::TriggerType;
-use crate::task_type::Priority;
+use crate::task::error::EngineError;
+use crate::task::flood::{Burst, Limit};
+use crate::task::task_type::Priority;
 
 /// The idempotency-record source the scan claims its episodes under.
 const EPISODE_SOURCE: &str = "analysis";

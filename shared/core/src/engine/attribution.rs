@@ -9,20 +9,21 @@ use serde::Serialize;
 
 use super::Engine;
 use super::work::StepOutcome;
-use crate::account::Account;
-use crate::alert::Alert;
-use crate::attribution::{self, Change};
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::event::MemberEvent;
-use crate::ids::{AccountId, TaskId};
-use crate::limits::{ATTRIBUTION_PAGE, DUE_INDEX_SHARDS};
-use crate::member::MemberFacts;
-use crate::outcome::{self, GoalReached};
-use crate::ports::TaskCommit;
-use crate::reason::Reason;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, TaskId};
+use crate::kernel::limits::{ATTRIBUTION_PAGE, DUE_INDEX_SHARDS};
+use crate::members::event::MemberEvent;
+use crate::members::member::MemberFacts;
+use crate::owner::account::Account;
+use crate::owner::alert::Alert;
+use crate::task::attribution::{self, Change};
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::outcome::{self, GoalReached};
+use crate::task::reason::Reason;
+use crate::task::task_type::{self, REGISTRY};
+use crate::task::transition::{Why, record, transition};
 use crate::task::{ConversationMessage, Task, TaskStatus};
-use crate::task_type::{self, REGISTRY};
-use crate::transition::{Why, record, transition};
 
 /// What one attribution run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

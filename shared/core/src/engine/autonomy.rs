@@ -9,15 +9,16 @@ use jiff::Timestamp;
 
 use super::Engine;
 use super::work::StepOutcome;
-use crate::account::Account;
-use crate::autonomy::SendMode;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::ids::{Email, new_ulid};
-use crate::ports::TaskCommit;
-use crate::reason::Reason;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{Email, new_ulid};
+use crate::owner::account::Account;
+use crate::rails::autonomy::SendMode;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type;
+use crate::task::transition::{Why, transition};
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
-use crate::task_type;
-use crate::transition::{Why, transition};
 
 impl Engine {
     /// Record the touch a dry-run or shadow task would send now, in one commit

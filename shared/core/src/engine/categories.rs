@@ -1,30 +1,19 @@
 //! Steps for the task categories that never e-mail a member (spec §31): staff to-dos run the
 //! owner-reminder cadence and wait for a human, research tasks produce their deliverable and
-//! complete. Which step a task takes is decided in `crate::step`; communication tasks send
+//! complete. Which step a task takes is decided in `crate::rails::step`; communication tasks send
 //! (`work.rs`, `send.rs`).
 
 use jiff::{SignedDuration, Timestamp};
-use serde::{Deserialize, Serialize};
 
 use super::Engine;
 use super::work::StepOutcome;
-use crate::error::EngineError;
-use crate::ports::{TaskCommit, TaskQuery};
-use crate::reason::Reason;
-use crate::task::{ConversationMessage, Role, Task, TaskStatus};
-use crate::task_type::{Category, DeliverableType, TaskTypeDef};
-use crate::transition::{Why, transition};
-
-/// What a research task produced (spec §31.4), kept on the task.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Deliverable {
-    pub kind: DeliverableType,
-    pub title: String,
-    /// Markdown.
-    pub content: String,
-    pub data: serde_json::Value,
-    pub created_at: Timestamp,
-}
+use crate::ports::TaskQuery;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type::{Category, DeliverableType, TaskTypeDef};
+use crate::task::transition::{Why, transition};
+use crate::task::{ConversationMessage, Deliverable, Role, Task, TaskStatus};
 
 /// How far back the churn report looks.
 const REPORT_WINDOW_DAYS: i64 = 30;
@@ -70,7 +59,7 @@ impl Engine {
         next.next_action_at = Some((now + SignedDuration::from_hours(24 * i64::from(*wait_days))).min(next.budget.expires_at));
         next.execution_started_at.get_or_insert(now);
         let note = ConversationMessage {
-            id: crate::ids::new_ulid(now),
+            id: crate::kernel::ids::new_ulid(now),
             at: now,
             role: Role::System,
             content: text,
@@ -216,9 +205,9 @@ impl Engine {
 }
 
 fn limits_passed(task: &Task, now: Timestamp) -> bool {
-    crate::limits::is_due(task.budget.expires_at, now)
+    crate::kernel::limits::is_due(task.budget.expires_at, now)
 }
 
 fn task_type_is_research(key: &str) -> bool {
-    crate::task_type::definition(key).category == Category::Research
+    crate::task::task_type::definition(key).category == Category::Research
 }

@@ -2,7 +2,7 @@
 //! reminder after 48 hours and is cancelled after 7 days (`escalation_timeout`), so stale
 //! escalations do not pile up in the owner's queue.
 //!
-//! Escalating schedules the timer ([`crate::transition::transition`] sets `next_action_at`),
+//! Escalating schedules the timer ([`crate::task::transition::transition`] sets `next_action_at`),
 //! the tick hands the task to the dormant worker, and that worker lands here. Every owner
 //! action on an escalated task (guidance, resolve, cancel) moves it out of `escalated` and
 //! ends the timer; the worker re-reads the task and every write is conditional on the
@@ -13,14 +13,14 @@ use jiff::Timestamp;
 use super::Engine;
 use super::owner_notices::NoticeDraft;
 use super::work::StepOutcome;
-use crate::error::EngineError;
-use crate::ids::new_ulid;
-use crate::limits::{self, ESCALATION_REMINDER_AFTER, ESCALATION_REMINDERS_PER_DAY, ESCALATION_TIMEOUT};
-use crate::owner_notice::NoticeKind;
-use crate::ports::TaskCommit;
-use crate::reason::Reason;
+use crate::kernel::ids::new_ulid;
+use crate::kernel::limits::{self, ESCALATION_REMINDER_AFTER, ESCALATION_REMINDERS_PER_DAY, ESCALATION_TIMEOUT};
+use crate::owner::owner_notice::NoticeKind;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, record};
 use crate::task::{ConversationMessage, LogEntry, Role, Task, TaskStatus};
-use crate::transition::{Why, record};
 
 /// Where an escalation's timer stands, from the task's log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,17 +6,17 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
-use crate::account::Account;
-use crate::alert::{ALERT_EVENT, Alert, Severity};
-use crate::connector::{ConnectorError, ConnectorHealth, HealthChange, refresh};
-use crate::error::EngineError;
-use crate::ids::AccountId;
-use crate::limits::CONNECTOR_DEGRADED_AFTER;
-use crate::member::MemberFacts;
-use crate::reason::Reason;
-use crate::recurring::ACCOUNT_WIDE_MEMBER;
+use crate::kernel::ids::AccountId;
+use crate::kernel::limits::CONNECTOR_DEGRADED_AFTER;
+use crate::members::connector::{ConnectorError, ConnectorHealth, HealthChange, refresh};
+use crate::members::member::MemberFacts;
+use crate::owner::account::Account;
+use crate::owner::alert::{ALERT_EVENT, Alert, Severity};
+use crate::owner::recurring::ACCOUNT_WIDE_MEMBER;
 use crate::task::Task;
-use crate::transition::Why;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::transition::Why;
 
 /// The facts the stale guard reads, or why the touch must wait.
 pub(super) enum Fresh {

@@ -10,9 +10,10 @@
 
 use super::Engine;
 use super::replies::InboundOutcome;
-use crate::error::{EngineError, InvalidInput};
-use crate::ids::{AccountId, Email, TaskId};
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::{AccountId, Email, TaskId};
 use crate::ports::{StoredMail, StoredMailError};
+use crate::task::error::EngineError;
 
 /// One thing SES said about mail.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,7 +14,6 @@ pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
 mod freshness;
-pub use categories::Deliverable;
 mod mail_events;
 mod observability;
 pub use observability::MetricsReport;
@@ -47,11 +46,11 @@ pub use tasks::{CreateOptions, NewTask, Resolution};
 pub use tick::{TickReport, Wake};
 pub use work::StepOutcome;
 
-use crate::connector::Connector;
-use crate::ids::Email;
+use crate::conversation::token::SigningKey;
+use crate::kernel::ids::Email;
+use crate::members::connector::Connector;
 use crate::ports::{Agent, Clock, EventBus, Mailer, Queue, TaskStore};
-use crate::priority_rules::PriorityRules;
-use crate::token::SigningKey;
+use crate::rails::priority_rules::PriorityRules;
 
 /// Deployment settings the engine needs (from the environment in the functions).
 #[derive(Clone, Debug)]

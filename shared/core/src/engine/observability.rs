@@ -10,17 +10,18 @@ use jiff::civil::Date;
 use serde::Serialize;
 
 use super::Engine;
-use crate::account::Account;
-use crate::alert::Alert;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::learning::MonthAggregate;
-use crate::limits::{
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::limits::{
     self, ACTIVITY_MAX_LIMIT, ALERT_ESCALATION_DAYS, LEARNING_AGGREGATE_MAX_RECORDS, LEARNING_PAGE_SIZE, METRICS_FIRST_LOOKBACK,
     METRICS_SETTLE,
 };
-use crate::metrics::{DailyMetrics, MetricsCursor, alerts, fold};
-use crate::ports::ActivityEntry;
-use crate::scorecard::Month;
+use crate::learning::MonthAggregate;
+use crate::owner::account::Account;
+use crate::owner::alert::Alert;
+use crate::owner::metrics::{DailyMetrics, MetricsCursor, alerts, fold};
+use crate::owner::scorecard::Month;
+use crate::task::error::EngineError;
+use crate::task::history::ActivityEntry;
 
 /// What one metrics run did, summed over accounts (the platform metrics).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

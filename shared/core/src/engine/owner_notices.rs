@@ -1,5 +1,5 @@
 //! Telling the owner (spec §35): the feed, the immediate mails and the digests. The rules are
-//! in [`crate::owner_notice`]; this is where notices are made, rationed, stored and mailed.
+//! in [`crate::owner::owner_notice`]; this is where notices are made, rationed, stored and mailed.
 //!
 //! A notice is a consequence of a decision already committed (an escalation, a late reply,
 //! a suppression, a reminder), so it never undoes or fails that decision: trouble here is
@@ -13,17 +13,18 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
-use crate::account::Account;
-use crate::error::EngineError;
-use crate::gate::GateReason;
-use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
-use crate::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
-use crate::mail::OutboundMail;
-use crate::owner_notice::{
+use crate::conversation::mail::OutboundMail;
+use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
+use crate::owner::account::Account;
+use crate::owner::owner_notice::{
     NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, TaskList, daily_summary, digest_mail, next_digest_slot,
 };
-use crate::ports::{TaskCommit, TaskQuery};
-use crate::reason::Reason;
+use crate::ports::TaskQuery;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::GateReason;
+use crate::task::reason::Reason;
 use crate::task::{Task, TaskStatus};
 
 /// The idempotency-record source under which the owner's daily notice budget is claimed.
@@ -65,9 +66,11 @@ impl Engine {
     ) -> Result<(Vec<OwnerNotice>, Option<String>), EngineError> {
         let limit = limit.unwrap_or(limits::OWNER_NOTICES_DEFAULT_LIMIT);
         if !(1..=limits::OWNER_NOTICES_MAX_LIMIT).contains(&limit) {
-            return Err(
-                crate::error::InvalidInput::new("invalid_limit", format!("limit must be 1-{}", limits::OWNER_NOTICES_MAX_LIMIT)).into(),
-            );
+            return Err(crate::kernel::error::InvalidInput::new(
+                "invalid_limit",
+                format!("limit must be 1-{}", limits::OWNER_NOTICES_MAX_LIMIT),
+            )
+            .into());
         }
         Ok(self.store.list_notices(account, limit, cursor).await?)
     }
@@ -240,7 +243,7 @@ impl Engine {
         let now = self.clock.now();
         let mut made = 0;
         for account in self.store.list_accounts().await? {
-            if limits::send_window(&account.settings, now).is_err()
+            if crate::rails::window::send_window(&account.settings, now).is_err()
                 || self.claim_notice_budget(&account, NoticeKind::DailyDigest, now).await?.is_err()
             {
                 continue;

@@ -4,14 +4,15 @@
 use serde::Serialize;
 
 use super::{Engine, NewTask};
-use crate::account::Account;
-use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
-use crate::gate::GateContext;
-use crate::ids::{AccountId, new_ulid};
-use crate::limits::{DUE_TOLERANCE, RECURRING_PER_TICK};
-use crate::recurring::{self, DEFAULT_MAX_INSTANCES, MAX_INSTANCES_CAP, NewTemplate, RecurringTemplate, account_wide_member};
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::ids::{AccountId, new_ulid};
+use crate::kernel::limits::{DUE_TOLERANCE, RECURRING_PER_TICK};
+use crate::owner::account::Account;
+use crate::owner::recurring::{self, DEFAULT_MAX_INSTANCES, MAX_INSTANCES_CAP, NewTemplate, RecurringTemplate, account_wide_member};
+use crate::rails::gate::GateContext;
 use crate::task::TriggerType;
-use crate::task_type::{self, Category};
+use crate::task::error::EngineError;
+use crate::task::task_type::{self, Category};
 
 /// What one pass over the due templates did.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

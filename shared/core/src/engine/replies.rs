@@ -1,6 +1,6 @@
 //! The conversation loop (spec §6.5, §8, §17, §22, §24.3): a member's reply reaches its task,
 //! the agent reads it and answers, waits, closes or hands it to the owner; the owner's guidance
-//! is carried out the same way. What to do with a reply is decided in `crate::reply`; here it
+//! is carried out the same way. What to do with a reply is decided in `crate::conversation::reply`; here it
 //! is routed, stored, judged by the agent through the AI budget, and carried out.
 //!
 //! Two phases, so that nothing is lost whatever races: [`Engine::receive_reply`] routes the
@@ -16,19 +16,21 @@ use sha2::{Digest, Sha256};
 use super::Engine;
 use super::StepOutcome;
 use super::ai::{self, AiGate, AiPermit};
-use crate::account::Account;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
-use crate::inbound::{self, InboundMail};
-use crate::limits::WEBHOOK_DEDUP_TTL;
-use crate::ports::{DraftRequest, ReplyRequest, TaskCommit};
-use crate::prompt::{PromptInput, system_prompt};
-use crate::reason::Reason;
-use crate::reply::{self, Blocker, Reading, ReplyDecision, preview};
+use crate::conversation::inbound::{self, InboundMail};
+use crate::conversation::prompt::{PromptInput, system_prompt};
+use crate::conversation::reply::{self, Blocker, Reading, ReplyDecision, preview};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::kernel::limits::WEBHOOK_DEDUP_TTL;
+use crate::owner::account::Account;
+use crate::ports::{DraftRequest, ReplyRequest};
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type;
+use crate::task::transition::{Why, record, start_handling, transition};
+use crate::task::work::WorkItem;
 use crate::task::{Awaiting, ConversationMessage, Role, Task, TaskStatus, ThreadMessage};
-use crate::task_type;
-use crate::transition::{Why, record, start_handling, transition};
-use crate::work::WorkItem;
 
 /// What became of an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -474,7 +476,7 @@ impl Engine {
     pub async fn guidance(&self, account: AccountId, id: TaskId, text: &str) -> Result<Task, EngineError> {
         let text = text.trim();
         if text.is_empty() || text.len() > 5_000 {
-            return Err(crate::error::InvalidInput::new("invalid_guidance", "text must be 1-5000 characters").into());
+            return Err(crate::kernel::error::InvalidInput::new("invalid_guidance", "text must be 1-5000 characters").into());
         }
         let now = self.clock.now();
         let task = self
@@ -575,7 +577,7 @@ pub(super) fn system_message(now: Timestamp, content: impl Into<String>) -> Conv
 }
 
 /// The sender, when the task's member has an address on file and this is not it.
-fn stranger<'a>(task: &Task, mail: &'a InboundMail) -> Option<&'a crate::ids::Email> {
+fn stranger<'a>(task: &Task, mail: &'a InboundMail) -> Option<&'a crate::kernel::ids::Email> {
     task.member
         .email
         .as_ref()

@@ -8,17 +8,18 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use super::work::{MAX_RACES, StepOutcome};
-use crate::account::Account;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::ids::new_ulid;
-use crate::limits;
-use crate::member::SendLedger;
-use crate::ports::{SendEffect, TaskCommit};
-use crate::reason::Reason;
-use crate::send_gate;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::new_ulid;
+use crate::kernel::limits;
+use crate::members::member::SendLedger;
+use crate::owner::account::Account;
+use crate::rails::send_gate;
+use crate::task::commit::{SendEffect, TaskCommit};
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type;
+use crate::task::transition::{Why, transition};
 use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
-use crate::task_type;
-use crate::transition::{Why, transition};
 
 /// What a reservation attempt came to.
 pub(super) enum Reservation {
@@ -51,7 +52,7 @@ impl Engine {
                 sends,
                 version: ledger.version + 1,
             };
-            let (mut next, log) = crate::transition::record(
+            let (mut next, log) = crate::task::transition::record(
                 claimed,
                 now,
                 Why::new(Reason::SendReserved).detail(format!("touch {} to {}", outbound.touch, outbound.to)),
@@ -123,7 +124,7 @@ impl Engine {
                     Why::new(Reason::MessageSent).detail(format!("touch {touch} sent to {}", sent.to)),
                 )?
             } else {
-                crate::transition::record(
+                crate::task::transition::record(
                     &current,
                     now,
                     Why::new(Reason::MessageSent).detail(format!("touch {touch} sent while the task became {}", current.status)),

@@ -1,15 +1,16 @@
-//! What the owner sees of outcomes: the scorecard (see [`crate::scorecard`]), which reads the
+//! What the owner sees of outcomes: the scorecard (see [`crate::owner::scorecard`]), which reads the
 //! account's tasks that can count for the month and its daily send counters, and the activity
 //! feed, the account's decisions across its tasks, newest first.
 
 use super::Engine;
-use crate::error::EngineError;
-use crate::ids::AccountId;
-use crate::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT, SCORECARD_LOOKBACK_DAYS};
-use crate::member::days;
-use crate::metrics::{DayRange, MetricsRange};
-use crate::ports::{ActivityEntry, TaskQuery};
-use crate::scorecard::{Month, Scorecard, tally};
+use crate::kernel::ids::AccountId;
+use crate::kernel::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT, SCORECARD_LOOKBACK_DAYS};
+use crate::members::member::days;
+use crate::owner::metrics::{DayRange, MetricsRange};
+use crate::owner::scorecard::{Month, Scorecard, tally};
+use crate::ports::TaskQuery;
+use crate::task::error::EngineError;
+use crate::task::history::ActivityEntry;
 
 impl Engine {
     /// The scorecard of `month` (`YYYY-MM`; default: the current month in the account's time
@@ -54,13 +55,13 @@ impl Engine {
     }
 
     /// The account's daily metrics (spec §28.3) of the local days `from` through `to`
-    /// (`YYYY-MM-DD`; default: the [`crate::limits::METRICS_DEFAULT_DAYS`] days up to today in
+    /// (`YYYY-MM-DD`; default: the [`crate::kernel::limits::METRICS_DEFAULT_DAYS`] days up to today in
     /// the account's time zone), each with its rates, and the range's totals. One ranged read
     /// of the days the hourly fold wrote.
     pub async fn metrics(&self, account: AccountId, from: Option<&str>, to: Option<&str>) -> Result<MetricsRange, EngineError> {
         let account = self.account(account).await?;
         let tz = account.settings.time_zone();
-        let range = DayRange::parse(from, to, crate::limits::local_date(self.clock.now(), &tz))?;
+        let range = DayRange::parse(from, to, crate::kernel::limits::local_date(self.clock.now(), &tz))?;
         let stored = self.store.metrics_days(account.id, range.from, range.to).await?;
         Ok(MetricsRange::of(range, &account.settings.timezone, &stored))
     }
@@ -75,7 +76,7 @@ impl Engine {
     ) -> Result<(Vec<ActivityEntry>, Option<String>), EngineError> {
         let limit = limit.unwrap_or(ACTIVITY_DEFAULT_LIMIT);
         if !(1..=ACTIVITY_MAX_LIMIT).contains(&limit) {
-            return Err(crate::error::InvalidInput::new("invalid_limit", format!("limit must be 1-{ACTIVITY_MAX_LIMIT}")).into());
+            return Err(crate::kernel::error::InvalidInput::new("invalid_limit", format!("limit must be 1-{ACTIVITY_MAX_LIMIT}")).into());
         }
         Ok(self.store.activity(account, limit, cursor).await?)
     }

@@ -9,18 +9,19 @@ use super::Engine;
 use super::ai::{self, AiGate};
 use super::reservation::Reservation;
 use super::work::StepOutcome;
-use crate::account::Account;
-use crate::error::EngineError;
-use crate::ids::{Email, new_ulid};
-use crate::limits;
-use crate::mail::{OutboundMail, reply_subject, thread_headers};
-use crate::member::SendLedger;
-use crate::ports::{SendEffect, SendError, TaskCommit};
-use crate::reason::Reason;
-use crate::step::{self, AfterFailure, Failure, TouchText};
+use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
+use crate::kernel::ids::{Email, new_ulid};
+use crate::kernel::limits;
+use crate::members::member::SendLedger;
+use crate::owner::account::Account;
+use crate::ports::SendError;
+use crate::rails::step::{self, AfterFailure, Failure, TouchText};
+use crate::task::commit::{SendEffect, TaskCommit};
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type;
+use crate::task::transition::{Why, transition};
 use crate::task::{Draft, OutboundMessage, OutboundStatus, Task, TaskStatus};
-use crate::task_type;
-use crate::transition::{Why, transition};
 
 impl Engine {
     /// Draft, reserve, send and record, for a task this worker has claimed.

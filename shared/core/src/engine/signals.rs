@@ -6,14 +6,15 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use super::tasks::{Created, NewTask};
-use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
-use crate::event::{MemberEvent, SignalEnvelope, WebhookEvent};
-use crate::gate::GateContext;
-use crate::ids::AccountId;
-use crate::limits::WEBHOOK_DEDUP_TTL;
-use crate::member::MemberFacts;
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::ids::AccountId;
+use crate::kernel::limits::WEBHOOK_DEDUP_TTL;
+use crate::members::event::{MemberEvent, SignalEnvelope, WebhookEvent};
+use crate::members::member::MemberFacts;
+use crate::rails::gate::GateContext;
 use crate::task::TriggerType;
-use crate::work::QueueName;
+use crate::task::error::EngineError;
+use crate::task::work::QueueName;
 
 /// What became of an authenticated member event.
 #[derive(Debug, PartialEq, Eq)]
@@ -27,7 +28,7 @@ pub enum Accepted {
 /// What a signal did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SignalOutcome {
-    Applied { task_created: Option<crate::ids::TaskId> },
+    Applied { task_created: Option<crate::kernel::ids::TaskId> },
     Duplicate,
     UnknownAccount,
 }
@@ -106,7 +107,7 @@ impl Engine {
         // Triggers run even for a redelivered event: task creation is deduplicated by the
         // active guard, so a crash between projection and creation is repaired by the retry.
         // One event creates at most a few tasks (spec §7.9); a refused one is logged, not retried.
-        let burst = crate::flood::Burst::webhook_event();
+        let burst = crate::task::flood::Burst::webhook_event();
         let created = match event {
             MemberEvent::PaymentFailed {
                 amount,

@@ -7,16 +7,17 @@ use jiff::Timestamp;
 
 use super::work::StepOutcome;
 use super::{CreateOptions, Created, Engine, NewTask};
-use crate::account::Account;
-use crate::error::{EngineError, InvalidInput, StoreError};
-use crate::ids::{AccountId, MemberId, TaskId};
-use crate::limits;
-use crate::ports::TaskCommit;
-use crate::reason::Reason;
-use crate::subtasks::{Derived, Requirement, SubtaskRef, derive, goal_met};
+use crate::kernel::error::{InvalidInput, StoreError};
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
+use crate::kernel::limits;
+use crate::owner::account::Account;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::subtasks::{Derived, Requirement, SubtaskRef, derive, goal_met};
+use crate::task::task_type::{self, Category};
+use crate::task::transition::{Why, record, transition};
 use crate::task::{Task, TaskStatus};
-use crate::task_type::{self, Category};
-use crate::transition::{Why, record, transition};
 
 /// What a subtask's creation carries from its parent.
 #[derive(Clone, Debug)]
@@ -147,7 +148,7 @@ impl Engine {
                     });
                     break;
                 }
-                Err(StoreError::Conflict(crate::error::Conflict::Version)) => continue,
+                Err(StoreError::Conflict(crate::kernel::error::Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -177,7 +178,7 @@ impl Engine {
         account: &Account,
         input: NewTask,
         members: Vec<MemberId>,
-        mode: crate::autonomy::TaskMode,
+        mode: crate::task::controls::TaskMode,
     ) -> Result<Batch, EngineError> {
         let mut unique: Vec<MemberId> = Vec::new();
         for member in members {
@@ -192,7 +193,7 @@ impl Engine {
             )
             .into());
         }
-        let whole_business = MemberId::parse(crate::recurring::ACCOUNT_WIDE_MEMBER)?;
+        let whole_business = MemberId::parse(crate::owner::recurring::ACCOUNT_WIDE_MEMBER)?;
         let parent_input = NewTask {
             member_id: whole_business,
             ..input.clone()
@@ -297,7 +298,7 @@ impl Engine {
                 found
                     .iter()
                     .find(|t| t.id == r.id)
-                    .map(|t| (r.requirement, crate::subtasks::counted_status(t), t))
+                    .map(|t| (r.requirement, crate::task::subtasks::counted_status(t), t))
             })
             .collect();
         let states: Vec<(Requirement, TaskStatus)> = subtasks.iter().map(|(r, s, _)| (*r, *s)).collect();
@@ -394,8 +395,14 @@ impl Engine {
         let request = crate::ports::PlanRequest {
             task_type: parent.task_type.clone(),
             goal: parent.goal.clone(),
-            system_prompt: crate::prompt::system_prompt(&crate::prompt::PromptInput::for_task(parent, &account, &[], &[], now))
-                .unwrap_or_default(),
+            system_prompt: crate::conversation::prompt::system_prompt(&crate::conversation::prompt::PromptInput::for_task(
+                parent,
+                &account,
+                &[],
+                &[],
+                now,
+            ))
+            .unwrap_or_default(),
             step_types: step_types.clone(),
             steps: steps
                 .iter()
@@ -403,7 +410,7 @@ impl Engine {
                     task_type: t.task_type.clone(),
                     goal: t.goal.clone(),
                     requirement: *requirement,
-                    status: crate::subtasks::counted_status(t),
+                    status: crate::task::subtasks::counted_status(t),
                     outcome: t.outcome.clone(),
                 })
                 .collect(),
@@ -500,7 +507,7 @@ impl Engine {
                 let (next, log) = transition(&task, TaskStatus::Cancelled, self.clock.now(), why)?;
                 match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
                     Ok(()) => self.publish_closed(&next).await,
-                    Err(StoreError::Conflict(crate::error::Conflict::Version)) => lost.push(task.id),
+                    Err(StoreError::Conflict(crate::kernel::error::Conflict::Version)) => lost.push(task.id),
                     Err(e) => return Err(e.into()),
                 }
             }
@@ -528,7 +535,7 @@ impl Engine {
             );
             next.next_action_at = Some(now);
             match self.store.commit(&TaskCommit::new(next, log)).await {
-                Err(StoreError::Conflict(crate::error::Conflict::Version)) => continue,
+                Err(StoreError::Conflict(crate::kernel::error::Conflict::Version)) => continue,
                 Err(e) => {
                     tracing::warn!(parent = %parent, error = %e, "parent not nudged; its periodic check will see the subtask");
                     return;

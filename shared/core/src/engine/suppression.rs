@@ -1,8 +1,8 @@
 //! Stop means stop (spec §22): a member who asks to stop — in a reply, through the
 //! unsubscribe link, or by the owner's hand — is suppressed, and every active task about them
 //! is cancelled; nothing more is sent to them, not even an acknowledgment. The owner hears of
-//! it. Whether a reply says stop is decided in `crate::reply`; the send path refuses a
-//! suppressed address in `crate::step`. Also the list from the outside: whom an unsubscribe
+//! it. Whether a reply says stop is decided in `crate::conversation::reply`; the send path refuses a
+//! suppressed address in `crate::rails::step`. Also the list from the outside: whom an unsubscribe
 //! link speaks for, and an owner lifting a suppression.
 
 use jiff::Timestamp;
@@ -10,14 +10,16 @@ use jiff::Timestamp;
 use super::Engine;
 use super::StepOutcome;
 use super::replies::system_message;
-use crate::account::Account;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::ids::{AccountId, Email, MemberId};
-use crate::ports::{TaskCommit, TaskQuery};
-use crate::reason::Reason;
-use crate::reply::{Blocker, Stop};
+use crate::conversation::reply::{Blocker, Stop};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, Email, MemberId};
+use crate::owner::account::Account;
+use crate::ports::TaskQuery;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, transition};
 use crate::task::{Task, TaskStatus};
-use crate::transition::{Why, transition};
 
 /// Who is being suppressed, and why (spec §22.2).
 struct Suppression<'a> {
@@ -86,7 +88,7 @@ impl Engine {
         tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
         let name = who.member.map_or_else(|| who.email.to_string(), ToString::to_string);
         let draft = super::owner_notices::NoticeDraft {
-            kind: crate::owner_notice::NoticeKind::MemberOptedOut,
+            kind: crate::owner::owner_notice::NoticeKind::MemberOptedOut,
             task_id: None,
             member_id: who.member.cloned(),
             title: format!("{name} will get no more mail ({})", who.reason.replace('_', " ")),

@@ -5,20 +5,24 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
 use super::Engine;
-use crate::account::Account;
-use crate::autonomy::{self, PlanBudget, PlanStep, TaskControls, TaskMode, TaskPlan};
-use crate::error::{Conflict, EngineError, InvalidInput, StoreError};
-use crate::flood::{self, Burst, CreationQuota, Limit, Refusal};
-use crate::gate::{GateContext, initial_status};
-use crate::ids::{AccountId, MemberId, TaskId, new_ulid};
-use crate::limits;
-use crate::member::MemberFacts;
-use crate::ports::{DraftRequest, TaskCommit, TaskHistory, TaskQuery};
-use crate::priority_rules::PriorityInput;
-use crate::reason::Reason;
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::kernel::limits;
+use crate::members::member::MemberFacts;
+use crate::owner::account::Account;
+use crate::ports::{DraftRequest, TaskQuery};
+use crate::rails::autonomy;
+use crate::rails::gate::{GateContext, initial_status};
+use crate::rails::priority_rules::PriorityInput;
+use crate::task::commit::TaskCommit;
+use crate::task::controls::{PlanBudget, PlanStep, TaskControls, TaskMode, TaskPlan};
+use crate::task::error::EngineError;
+use crate::task::flood::{self, Burst, CreationQuota, Limit, Refusal};
+use crate::task::history::TaskHistory;
+use crate::task::reason::Reason;
+use crate::task::task_type::{self, Category, TaskTypeDef};
+use crate::task::transition::{Why, created_by_gate, record, transition};
 use crate::task::{Budget, ConversationMessage, Draft, MemberRef, Role, Task, TaskStatus, TriggerType};
-use crate::task_type::{self, Category, TaskTypeDef};
-use crate::transition::{Why, created_by_gate, record, transition};
 
 /// Everything a new task needs; used by the API (manual), signals (webhook) and analysis.
 #[derive(Clone, Debug)]
@@ -42,8 +46,8 @@ pub struct CreateOptions {
     pub(crate) parent: Option<super::subtasks::ParentLink>,
     /// Set by [`Engine::create_batch`] only: a batch parent for this many members.
     pub(crate) batch_of: Option<u32>,
-    /// What an automation task does (checked with [`crate::action::parse_actions`]).
-    pub actions: Vec<crate::action::Action>,
+    /// What an automation task does (checked with [`crate::task::action::parse_actions`]).
+    pub actions: Vec<crate::task::action::Action>,
     /// The agent plans the task's steps as subtasks (spec §14.2).
     pub agent_planning: bool,
 }
@@ -64,8 +68,8 @@ impl CreateOptions {
         Self { agent_planning, ..self }
     }
 
-    /// An automation task's actions (checked with [`crate::action::parse_actions`]).
-    pub fn with_actions(self, actions: Vec<crate::action::Action>) -> Self {
+    /// An automation task's actions (checked with [`crate::task::action::parse_actions`]).
+    pub fn with_actions(self, actions: Vec<crate::task::action::Action>) -> Self {
         Self { actions, ..self }
     }
 }
@@ -108,8 +112,8 @@ fn refused(account: &Account, member: &MemberId, task_type: &str, trigger: Trigg
 
 /// Actions belong to automation tasks: `member_update` needs at least one, `bulk_tag_at_risk`
 /// takes at most one `tag_member` (the tag to give), and no other type takes any.
-fn check_actions(def: &TaskTypeDef, actions: &[crate::action::Action]) -> Result<(), InvalidInput> {
-    use crate::action::Action;
+fn check_actions(def: &TaskTypeDef, actions: &[crate::task::action::Action]) -> Result<(), InvalidInput> {
+    use crate::task::action::Action;
     match def.key {
         "member_update" if actions.is_empty() => Err(InvalidInput::new(
             "actions_required",

@@ -6,18 +6,18 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 
 use super::{Engine, EngineConfig, NewTask, StepOutcome};
-use crate::account::ExecutionMode;
-use crate::event::{MemberEvent, SignalEnvelope, WebhookEvent};
-use crate::gate::GateContext;
-use crate::ids::{Email, MemberId};
+use crate::conversation::token::SigningKey;
+use crate::kernel::ids::{Email, MemberId};
+use crate::members::event::{MemberEvent, SignalEnvelope, WebhookEvent};
 use crate::memory::MemoryStore;
+use crate::owner::account::ExecutionMode;
 use crate::ports::NullBus;
 use crate::ports::prelude::*;
-use crate::reason::Reason;
+use crate::rails::gate::GateContext;
+use crate::task::reason::Reason;
+use crate::task::work::{QueueName, WorkItem};
 use crate::task::{Draft, Task, TaskStatus, TriggerType};
 use crate::testing::{FixedAgent, MailerMode, ManualClock, RecordingMailer, RecordingQueue, at, sample_account};
-use crate::token::SigningKey;
-use crate::work::{QueueName, WorkItem};
 
 struct World {
     engine: Engine,
@@ -25,7 +25,7 @@ struct World {
     mailer: Arc<RecordingMailer>,
     queue: Arc<RecordingQueue>,
     clock: Arc<ManualClock>,
-    account: crate::account::Account,
+    account: crate::owner::account::Account,
 }
 
 /// Monday 2026-11-02, 09:00 in New York.
@@ -54,7 +54,7 @@ async fn world() -> World {
             reply_domain: "replies.example.com".into(),
             public_url: "https://app.example.com".into(),
             signing_key: SigningKey::new(b"k".to_vec()),
-            priority_rules: Arc::new(crate::priority_rules::PriorityRules::shipped()),
+            priority_rules: Arc::new(crate::rails::priority_rules::PriorityRules::shipped()),
         },
         connector: None,
     };
@@ -76,7 +76,7 @@ impl World {
         if self.store.get_member(self.account.id, &member).await.expect("member").is_some() {
             return member;
         }
-        let mut facts = crate::member::MemberFacts::new(member.clone());
+        let mut facts = crate::members::member::MemberFacts::new(member.clone());
         facts.email = Email::parse(&format!("{id}@example.com").replace('_', "-")).ok();
         facts.first_name = Some("Sam".into());
         facts.version = 1;
@@ -245,8 +245,8 @@ fn a_deferred_follow_up_prefers_the_afternoon() {
     let settings = sample_account(day0()).settings;
     let opens = at("2026-11-03T13:00:00Z"); // 08:00 in New York
     for seed in 0..40 {
-        let first = crate::limits::smart_send_time(&settings, opens, false, seed);
-        let follow_up = crate::limits::smart_send_time(&settings, opens, true, seed);
+        let first = crate::rails::window::smart_send_time(&settings, opens, false, seed);
+        let follow_up = crate::rails::window::smart_send_time(&settings, opens, true, seed);
         let minutes = |t: Timestamp, from: Timestamp| t.duration_since(from).as_mins();
         assert!((5..=20).contains(&minutes(first, opens)), "seed {seed}: {first}");
         let afternoon = at("2026-11-03T18:00:00Z"); // 13:00 in New York
@@ -361,23 +361,23 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
     // The worker claims and reserves, then dies before the provider answers.
     w.mailer.set_mode(MailerMode::Ambiguous);
     let claimed = {
-        let (mut claimed, log) = crate::transition::transition(
+        let (mut claimed, log) = crate::task::transition::transition(
             &task,
             TaskStatus::Executing,
             day0(),
-            crate::transition::Why::new(Reason::FirstTouchDue),
+            crate::task::transition::Why::new(Reason::FirstTouchDue),
         )
         .expect("claim");
-        claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
+        claimed.next_action_at = Some(day0() + crate::kernel::limits::EXECUTION_LEASE);
         w.store
-            .commit(&crate::ports::TaskCommit::new(claimed.clone(), log))
+            .commit(&crate::task::commit::TaskCommit::new(claimed.clone(), log))
             .await
             .expect("claim");
         claimed
     };
     let member = claimed.member.id.clone();
-    let (reserved, log) = crate::transition::record(&claimed, day0(), crate::transition::Why::new(Reason::SendReserved));
-    let mut commit = crate::ports::TaskCommit::new(reserved, log);
+    let (reserved, log) = crate::task::transition::record(&claimed, day0(), crate::task::transition::Why::new(Reason::SendReserved));
+    let mut commit = crate::task::commit::TaskCommit::new(reserved, log);
     let outbound = crate::task::OutboundMessage {
         task_id: task.id,
         touch: 0,
@@ -390,14 +390,14 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
         reserved_at: day0(),
         sent_at: None,
     };
-    commit.send = Some(crate::ports::SendEffect::Reserve {
+    commit.send = Some(crate::task::commit::SendEffect::Reserve {
         outbound,
         member_id: member,
-        ledger: crate::member::SendLedger {
+        ledger: crate::members::member::SendLedger {
             sends: Default::default(),
             version: 1,
         },
-        daily_date: crate::limits::local_date(day0(), &jiff::tz::TimeZone::UTC),
+        daily_date: crate::kernel::limits::local_date(day0(), &jiff::tz::TimeZone::UTC),
         daily_limit: 15,
     });
     w.store.commit(&commit).await.expect("reserve");
@@ -419,15 +419,18 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
 async fn a_worker_that_died_before_reserving_is_simply_retried() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_retry").await;
-    let (mut claimed, log) = crate::transition::transition(
+    let (mut claimed, log) = crate::task::transition::transition(
         &task,
         TaskStatus::Executing,
         day0(),
-        crate::transition::Why::new(Reason::FirstTouchDue),
+        crate::task::transition::Why::new(Reason::FirstTouchDue),
     )
     .expect("claim");
-    claimed.next_action_at = Some(day0() + crate::limits::EXECUTION_LEASE);
-    w.store.commit(&crate::ports::TaskCommit::new(claimed, log)).await.expect("claim");
+    claimed.next_action_at = Some(day0() + crate::kernel::limits::EXECUTION_LEASE);
+    w.store
+        .commit(&crate::task::commit::TaskCommit::new(claimed, log))
+        .await
+        .expect("claim");
     w.clock.advance(SignedDuration::from_mins(6));
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1, "the lease ran out and the step ran again, once");
@@ -481,7 +484,7 @@ mod properties {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::limits::MEMBER_WINDOW;
+    use crate::kernel::limits::MEMBER_WINDOW;
     use crate::ports::Clock;
 
     #[derive(Clone, Debug)]
@@ -539,8 +542,11 @@ mod properties {
         async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
             crate::testing::FixedAgent.draft(request).await
         }
-        async fn evaluate_reply(&self, r: &crate::ports::ReplyRequest) -> Result<crate::ports::ReplyEvaluation, crate::ports::AgentError> {
-            use crate::ports::{ReplyAction, ReplyEvaluation};
+        async fn evaluate_reply(
+            &self,
+            r: &crate::ports::ReplyRequest,
+        ) -> Result<crate::conversation::reply::ReplyEvaluation, crate::ports::AgentError> {
+            use crate::conversation::reply::{ReplyAction, ReplyEvaluation};
             let (action, confidence, reply, outcome) = if r.reply.contains('?') {
                 (ReplyAction::Reply, 70, Some("Yes, of course.".to_owned()), None)
             } else if r.reply.contains("Monday") {
@@ -605,7 +611,7 @@ mod properties {
         account_paused: bool,
     }
 
-    async fn check(w: &World, checker: &Checker, tasks: &[crate::ids::TaskId]) -> Result<(), String> {
+    async fn check(w: &World, checker: &Checker, tasks: &[crate::kernel::ids::TaskId]) -> Result<(), String> {
         // Every action went through at most once, and only for an approved, live task.
         let changes = checker.connector.changes();
         let mut keys: Vec<&str> = changes.iter().map(|(_, _, key)| key.as_str()).collect();
@@ -614,7 +620,7 @@ mod properties {
             return Err(format!("action {} went through twice", pair[0]));
         }
         for (_, _, key) in &changes {
-            let id: crate::ids::TaskId = key
+            let id: crate::kernel::ids::TaskId = key
                 .split(':')
                 .next()
                 .and_then(|t| t.parse().ok())
@@ -625,7 +631,7 @@ mod properties {
                 .await
                 .map_err(|e| e.to_string())?
                 .ok_or("task vanished")?;
-            if task.approved_at.is_none() || task.controls.mode != crate::autonomy::TaskMode::Live {
+            if task.approved_at.is_none() || task.controls.mode != crate::task::controls::TaskMode::Live {
                 return Err(format!("action {key} ran for a task that was not approved and live"));
             }
         }
@@ -635,7 +641,7 @@ mod properties {
         let mut per_day: HashMap<jiff::civil::Date, u32> = HashMap::new();
         for (index, mail) in sent.iter().enumerate() {
             per_member.entry(mail.to.to_string()).or_default().push(mail.date);
-            *per_day.entry(crate::limits::local_date(mail.date, &tz)).or_default() += 1;
+            *per_day.entry(crate::kernel::limits::local_date(mail.date, &tz)).or_default() += 1;
             let hour = mail.date.to_zoned(tz.clone()).hour();
             if !(8..20).contains(&hour) {
                 return Err(format!("sent outside the window at {}", mail.date));
@@ -655,9 +661,9 @@ mod properties {
         for (member, times) in &per_member {
             let mut days: HashMap<jiff::civil::Date, usize> = HashMap::new();
             for t in times {
-                *days.entry(crate::limits::local_date(*t, &tz)).or_default() += 1;
+                *days.entry(crate::kernel::limits::local_date(*t, &tz)).or_default() += 1;
             }
-            if let Some((day, n)) = days.iter().find(|(_, n)| **n > crate::limits::MEMBER_DAILY_LIMIT) {
+            if let Some((day, n)) = days.iter().find(|(_, n)| **n > crate::kernel::limits::MEMBER_DAILY_LIMIT) {
                 return Err(format!("{member} got {n} messages on {day}"));
             }
         }
@@ -683,7 +689,7 @@ mod properties {
             if mails as u32 > task.budget.messages_max {
                 return Err(format!("task {id} sent {mails} mails, budget {}", task.budget.messages_max));
             }
-            if mails > 0 && task.controls.mode == crate::autonomy::TaskMode::DryRun {
+            if mails > 0 && task.controls.mode == crate::task::controls::TaskMode::DryRun {
                 return Err(format!("dry-run task {id} sent {mails} mails"));
             }
             if mails > 0 && task.controls.plan.as_ref().is_some_and(|p| p.approved_at.is_none()) {
@@ -705,10 +711,10 @@ mod properties {
     }
 
     /// A created task; `None` when a creation limit refused it (spec §7.9); any other error.
-    fn refused_if_limited<T>(result: Result<T, crate::error::EngineError>) -> Result<Option<T>, String> {
+    fn refused_if_limited<T>(result: Result<T, crate::task::error::EngineError>) -> Result<Option<T>, String> {
         match result {
             Ok(created) => Ok(Some(created)),
-            Err(crate::error::EngineError::Limited(_)) => Ok(None),
+            Err(crate::task::error::EngineError::Limited(_)) => Ok(None),
             Err(e) => Err(e.to_string()),
         }
     }
@@ -737,8 +743,8 @@ mod properties {
         for op in ops {
             let before = w.mailer.sent().len();
             let changed_before = connector.changes().len();
-            let shadow =
-                crate::autonomy::RampPhase::since(account.settings.onboarded_at, w.clock.now()) == crate::autonomy::RampPhase::Shadow;
+            let shadow = crate::rails::autonomy::RampPhase::since(account.settings.onboarded_at, w.clock.now())
+                == crate::rails::autonomy::RampPhase::Shadow;
             match op {
                 Op::Create { member, kind } => {
                     let input = w.new_task(kinds[kind as usize], &format!("m_{member}")).await;
@@ -788,9 +794,9 @@ mod properties {
                 Op::CreateIn { member, kind, mode } => {
                     let input = w.new_task(kinds[kind as usize], &format!("m_{member}")).await;
                     let mode = [
-                        crate::autonomy::TaskMode::Live,
-                        crate::autonomy::TaskMode::DryRun,
-                        crate::autonomy::TaskMode::Plan,
+                        crate::task::controls::TaskMode::Live,
+                        crate::task::controls::TaskMode::DryRun,
+                        crate::task::controls::TaskMode::Plan,
                     ][mode as usize];
                     let options = super::super::CreateOptions {
                         mode,
@@ -828,7 +834,7 @@ mod properties {
                             "From: <{}>\r\nTo: <{}>\r\nMessage-ID: <r{}@m.example>\r\nSubject: Re: x\r\n\r\n{words}\r\n",
                             last.to,
                             last.reply_to,
-                            crate::ids::new_ulid(w.clock.now())
+                            crate::kernel::ids::new_ulid(w.clock.now())
                         );
                         if words == "STOP" {
                             checker.suppressed_after.entry(last.to.to_string()).or_insert(w.mailer.sent().len());
@@ -846,13 +852,13 @@ mod properties {
                     let mut input = w.new_task("member_update", &format!("m_{member}")).await;
                     input.draft = None;
                     let mode = if dry_run {
-                        crate::autonomy::TaskMode::DryRun
+                        crate::task::controls::TaskMode::DryRun
                     } else {
-                        crate::autonomy::TaskMode::Live
+                        crate::task::controls::TaskMode::Live
                     };
                     let actions = vec![
-                        crate::action::Action::TagMember { tag: format!("t{member}") },
-                        crate::action::Action::LogNote { text: "tagged".into() },
+                        crate::task::action::Action::TagMember { tag: format!("t{member}") },
+                        crate::task::action::Action::LogNote { text: "tagged".into() },
                     ];
                     let options = super::super::CreateOptions::with_mode(mode).with_actions(actions);
                     let Some(created) = refused_if_limited(w.engine.create_task_with(&account, input, options).await)? else {
@@ -931,11 +937,11 @@ async fn unknown_task_types_keep_their_name_and_are_always_reviewed() {
         (task.task_type.as_str(), task.status),
         ("fill_underbooked_class", TaskStatus::PendingReview)
     );
-    assert_eq!(task.budget.messages_max, crate::task_type::AD_HOC.budget.max_messages);
+    assert_eq!(task.budget.messages_max, crate::task::task_type::AD_HOC.budget.max_messages);
     let mut bad = w.new_task("Fill Class!", "m_new").await;
     bad.confidence = None;
     assert!(
-        matches!(w.engine.create_task(&account, bad).await, Err(crate::error::EngineError::Invalid(e)) if e.code == "invalid_task_type")
+        matches!(w.engine.create_task(&account, bad).await, Err(crate::task::error::EngineError::Invalid(e)) if e.code == "invalid_task_type")
     );
 }
 
@@ -964,7 +970,7 @@ async fn priority_rules_raise_a_new_task_and_the_log_names_the_rule() {
     let member = w.member("m_vip").await;
     let (mut facts, _) = w.store.get_member(w.account.id, &member).await.expect("get").expect("facts");
     facts.monthly_value = Some(250.0);
-    facts.status = Some(crate::event::MemberStatus::Active);
+    facts.status = Some(crate::members::event::MemberStatus::Active);
     facts.version += 1;
     w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
 
@@ -974,7 +980,7 @@ async fn priority_rules_raise_a_new_task_and_the_log_names_the_rule() {
         .create_task(&w.account, w.new_task("lead_followup", "m_vip").await)
         .await
         .expect("create");
-    assert_eq!(vip.task().priority, crate::task_type::Priority::High);
+    assert_eq!(vip.task().priority, crate::task::task_type::Priority::High);
     let history = w.engine.task(w.account.id, vip.task().id).await.expect("history");
     let detail = history.log[0].detail.as_deref().unwrap_or_default();
     assert!(detail.contains("priority high by rule high_value_member"), "{detail}");
@@ -984,7 +990,7 @@ async fn priority_rules_raise_a_new_task_and_the_log_names_the_rule() {
         ..w.new_task("lead_followup", "m_plain").await
     };
     let plain = w.engine.create_task(&w.account, unsure).await.expect("create");
-    assert_eq!(plain.task().priority, crate::task_type::Priority::Medium);
+    assert_eq!(plain.task().priority, crate::task::task_type::Priority::Medium);
 }
 
 #[tokio::test]
@@ -994,7 +1000,7 @@ async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
         .engine
         .create_template(
             &w.account,
-            crate::recurring::NewTemplate {
+            crate::owner::recurring::NewTemplate {
                 task_type: "monthly_churn_analysis".into(),
                 cron: Some("0 8 * * 1".into()),
                 goal: None,
@@ -1058,7 +1064,7 @@ async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
 #[tokio::test]
 async fn recurring_templates_refuse_what_cannot_run() {
     let w = world().await;
-    let new = |task_type: &str, cron: Option<&str>, member: Option<&str>| crate::recurring::NewTemplate {
+    let new = |task_type: &str, cron: Option<&str>, member: Option<&str>| crate::owner::recurring::NewTemplate {
         task_type: task_type.into(),
         cron: cron.map(str::to_owned),
         goal: None,
@@ -1072,7 +1078,7 @@ async fn recurring_templates_refuse_what_cannot_run() {
         (new("churn_risk", None, Some("m_1")), "invalid_cron"),
     ] {
         match w.engine.create_template(&w.account, input).await {
-            Err(crate::error::EngineError::Invalid(e)) => assert_eq!(e.code, code),
+            Err(crate::task::error::EngineError::Invalid(e)) => assert_eq!(e.code, code),
             other => panic!("expected {code}, got {other:?}"),
         }
     }
@@ -1145,7 +1151,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
     w.engine.cancel(w.account.id, lost.id).await.expect("cancel");
     let input = NewTask {
         draft: None,
-        member_id: crate::recurring::account_wide_member(),
+        member_id: crate::owner::recurring::account_wide_member(),
         ..w.new_task("monthly_churn_analysis", "m_report").await
     };
     let research = w.engine.create_task(&w.account, input).await.expect("create").task().clone();

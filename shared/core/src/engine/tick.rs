@@ -7,9 +7,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::Engine;
-use crate::error::EngineError;
-use crate::limits::{DUE_INDEX_SHARDS, DUE_TOLERANCE, TICK_MAX_ITEMS};
-use crate::work::{QueueName, WorkItem, queue_for};
+use crate::kernel::limits::{DUE_INDEX_SHARDS, DUE_TOLERANCE, TICK_MAX_ITEMS};
+use crate::task::error::EngineError;
+use crate::task::work::{QueueName, WorkItem, queue_for};
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TickReport {

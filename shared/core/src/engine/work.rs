@@ -1,5 +1,5 @@
 //! The workers' step (execute, followup, dormant): load → decide → carry out. The rules are
-//! [`crate::step`]; here the step reads what they ask for, one input at a time, and does what
+//! [`crate::rails::step`]; here the step reads what they ask for, one input at a time, and does what
 //! they decide — a deferral, a move, a reset, the reading of an awaited message, a category's
 //! own step, or the claim and send of a touch (`send.rs`).
 //!
@@ -11,16 +11,18 @@ use jiff::Timestamp;
 use super::Engine;
 use super::freshness::Fresh;
 use super::replies::Read;
-use crate::anomaly::Anomaly;
-use crate::error::{Conflict, EngineError, StoreError};
-use crate::limits::EXECUTION_LEASE;
-use crate::ports::{SendSnapshot, TaskCommit};
-use crate::reason::Reason;
-use crate::step::{self, Input, Skip, Step, StepDecision, StepInput, WithoutMail, Worker};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::limits::EXECUTION_LEASE;
+use crate::rails::anomaly::Anomaly;
+use crate::rails::send_gate::SendSnapshot;
+use crate::rails::step::{self, Input, Skip, Step, StepDecision, StepInput, WithoutMail, Worker};
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type;
+use crate::task::transition::{Why, start_handling, transition};
+use crate::task::work::WorkItem;
 use crate::task::{ConversationMessage, Task, TaskStatus};
-use crate::task_type;
-use crate::transition::{Why, start_handling, transition};
-use crate::work::WorkItem;
 
 /// What a step did, for logs and tests.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,7 +182,8 @@ impl Engine {
             }
             StepDecision::HonourStop => {
                 let account = account_of(snapshot.as_ref())?;
-                self.honour_stop(&account, task, &crate::reply::Stop::member_request(), now).await
+                self.honour_stop(&account, task, &crate::conversation::reply::Stop::member_request(), now)
+                    .await
             }
             StepDecision::Coordinate => self.parent_step(task, now).await,
             StepDecision::WithoutMail(kind) => {
@@ -321,7 +324,7 @@ impl Engine {
 }
 
 /// The account a step's snapshot read.
-fn account_of(snapshot: Option<&SendSnapshot>) -> Result<crate::account::Account, EngineError> {
+fn account_of(snapshot: Option<&SendSnapshot>) -> Result<crate::owner::account::Account, EngineError> {
     snapshot
         .and_then(|s| s.account.clone())
         .ok_or(EngineError::NotFound { what: "account" })

@@ -2,9 +2,9 @@
 
 use async_trait::async_trait;
 
-use crate::account::{Account, SystemConfig};
-use crate::error::{Conflict, StoreError};
-use crate::ids::AccountId;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::AccountId;
+use crate::owner::account::{Account, SystemConfig};
 use crate::ports::AccountStore;
 
 use super::{MemoryStore, conflict};

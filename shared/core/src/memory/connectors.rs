@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use crate::connector::{ConnectorHealth, HealthChange};
-use crate::error::StoreError;
-use crate::ids::AccountId;
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::AccountId;
+use crate::members::connector::{ConnectorHealth, HealthChange};
 use crate::ports::ConnectorHealthStore;
 
 use super::MemoryStore;

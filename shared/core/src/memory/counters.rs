@@ -4,10 +4,10 @@
 use async_trait::async_trait;
 use jiff::civil::Date;
 
-use crate::error::StoreError;
-use crate::flood::CreationCounts;
-use crate::ids::AccountId;
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::AccountId;
 use crate::ports::Counters;
+use crate::task::flood::CreationCounts;
 
 use super::MemoryStore;
 

@@ -3,10 +3,10 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use crate::action::{ActionClaim, ActionRecord, ActionState};
-use crate::error::StoreError;
-use crate::ids::{AccountId, TaskId};
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, TaskId};
 use crate::ports::Idempotency;
+use crate::task::action::{ActionClaim, ActionRecord, ActionState};
 
 use super::MemoryStore;
 

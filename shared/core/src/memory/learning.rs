@@ -2,9 +2,9 @@
 
 use async_trait::async_trait;
 
-use crate::error::StoreError;
-use crate::ids::{AccountId, TaskId};
-use crate::interaction::{InteractionOutcome, SharedOutcome};
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, TaskId};
+use crate::learning::interaction::{InteractionOutcome, SharedOutcome};
 use crate::ports::LearningStore;
 
 use super::MemoryStore;

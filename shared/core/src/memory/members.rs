@@ -5,10 +5,11 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::{AccountId, Email, MemberId};
-use crate::member::{MemberFacts, SendLedger};
-use crate::ports::{MemberStore, SendSnapshot, dates_around};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, Email, MemberId};
+use crate::members::member::{MemberFacts, SendLedger};
+use crate::ports::MemberStore;
+use crate::rails::send_gate::{SendSnapshot, dates_around};
 
 use super::{MemoryStore, conflict};
 

@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use jiff::civil::Date;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::AccountId;
-use crate::metrics::{DailyMetrics, MetricsCursor};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::AccountId;
+use crate::owner::metrics::{DailyMetrics, MetricsCursor};
 use crate::ports::MetricsStore;
 
 use super::{MemoryStore, conflict};

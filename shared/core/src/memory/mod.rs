@@ -13,16 +13,16 @@ use std::sync::Mutex;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use crate::account::{Account, SystemConfig};
-use crate::action::ActionRecord;
-use crate::connector::ConnectorHealth;
-use crate::error::{Conflict, StoreError};
-use crate::ids::{AccountId, Email, MemberId, TaskId};
-use crate::interaction::InteractionOutcome;
-use crate::member::{MemberFacts, SendLedger};
-use crate::metrics::{DailyMetrics, MetricsCursor};
-use crate::owner_notice::OwnerNotice;
-use crate::recurring::RecurringTemplate;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
+use crate::learning::interaction::InteractionOutcome;
+use crate::members::connector::ConnectorHealth;
+use crate::members::member::{MemberFacts, SendLedger};
+use crate::owner::account::{Account, SystemConfig};
+use crate::owner::metrics::{DailyMetrics, MetricsCursor};
+use crate::owner::owner_notice::OwnerNotice;
+use crate::owner::recurring::RecurringTemplate;
+use crate::task::action::ActionRecord;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 
 mod accounts;

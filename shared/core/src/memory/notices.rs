@@ -3,9 +3,9 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::AccountId;
-use crate::owner_notice::OwnerNotice;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::AccountId;
+use crate::owner::owner_notice::OwnerNotice;
 use crate::ports::NoticeStore;
 
 use super::{MemoryStore, conflict};

@@ -6,12 +6,13 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use jiff::Timestamp;
 
-use crate::error::StoreError;
-use crate::ids::{AccountId, TaskId};
-use crate::limits::DUE_INDEX_SHARDS;
-use crate::ports::{ActivityEntry, TaskIndex, TaskQuery};
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, TaskId};
+use crate::kernel::limits::DUE_INDEX_SHARDS;
+use crate::ports::{TaskIndex, TaskQuery};
 use crate::task::Task;
-use crate::work::{DueEntry, due_at, due_shard, due_sort_key};
+use crate::task::history::ActivityEntry;
+use crate::task::work::{DueEntry, due_at, due_shard, due_sort_key};
 
 use super::MemoryStore;
 

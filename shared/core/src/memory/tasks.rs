@@ -4,11 +4,13 @@
 
 use async_trait::async_trait;
 
-use crate::error::{Conflict, StoreError};
-use crate::flood::CreationQuota;
-use crate::ids::{AccountId, MemberId, TaskId};
-use crate::interaction::InteractionOutcome;
-use crate::ports::{SendEffect, TaskCommit, TaskHistory, Tasks};
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
+use crate::learning::interaction::InteractionOutcome;
+use crate::ports::Tasks;
+use crate::task::commit::{SendEffect, TaskCommit};
+use crate::task::flood::CreationQuota;
+use crate::task::history::TaskHistory;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus, Task};
 
 use super::{MemoryStore, conflict};

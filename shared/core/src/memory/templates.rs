@@ -3,10 +3,10 @@
 use async_trait::async_trait;
 use jiff::Timestamp;
 
-use crate::error::{Conflict, StoreError};
-use crate::ids::AccountId;
+use crate::kernel::error::{Conflict, StoreError};
+use crate::kernel::ids::AccountId;
+use crate::owner::recurring::RecurringTemplate;
 use crate::ports::TemplateStore;
-use crate::recurring::RecurringTemplate;
 
 use super::{MemoryStore, conflict};
 

@@ -11,16 +11,18 @@ use async_trait::async_trait;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::account::Profile;
-use crate::mail::OutboundMail;
+use crate::conversation::mail::OutboundMail;
+use crate::conversation::reply::ReplyEvaluation;
+use crate::owner::account::Profile;
+use crate::task::outcome::Milestone;
+use crate::task::work::QueueName;
 use crate::task::{ConversationMessage, Draft};
-use crate::work::QueueName;
 
 pub mod store;
 
 pub use store::{
-    AccountStore, ActivityEntry, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
-    SendEffect, SendSnapshot, TaskCommit, TaskHistory, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, dates_around, prelude,
+    AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex, TaskQuery,
+    TaskStore, Tasks, TemplateStore, prelude,
 };
 
 /// The time, as every component must read it (a test clock locally).
@@ -145,42 +147,6 @@ pub struct ReplyRequest {
     pub days_left: i64,
 }
 
-/// What to do about a reply (spec §6.5).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReplyAction {
-    /// Answer the member with `reply`.
-    Reply,
-    /// Nothing to say now; look again after `wait_days`.
-    Wait,
-    /// The conversation reached an outcome (`outcome`); `provisional` for verbal commitments.
-    Close,
-    /// Hand it to the owner, with the reasoning (and `reply` as a draft if there is one).
-    Escalate,
-}
-
-/// The agent's typed judgment of a reply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ReplyEvaluation {
-    pub action: ReplyAction,
-    /// A code from the request's `outcome_codes` when closing (or the best guess otherwise).
-    pub outcome: Option<String>,
-    /// 0–100: how sure the agent is of this judgment (and of `reply`, if any).
-    pub confidence: u8,
-    pub reasoning: String,
-    /// The answer to send (action `reply`), or a draft for the owner (action `escalate`).
-    pub reply: Option<String>,
-    pub wait_days: Option<u32>,
-    /// The member asked to stop or was hostile: suppress them (spec §22.3).
-    pub suggest_suppression: bool,
-    /// A verbal commitment, to be verified by a signal within the window (spec §5.3).
-    pub provisional: bool,
-    /// The member asked something the agent cannot answer from what it knows.
-    pub unanswered_question: Option<String>,
-    /// The reply is about another subject than this task's (spec §19.5).
-    pub other_subject: Option<String>,
-}
-
 /// What the agent is asked about a task's progress towards its goal (spec §16.3, §37).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CompletionRequest {
@@ -218,14 +184,6 @@ pub enum RecommendedAction {
     CloseAsNeutral,
 }
 
-/// One milestone of a progressive goal (onboarding: three check-ins).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Milestone {
-    pub name: String,
-    pub hit: bool,
-    pub hit_at: Option<Timestamp>,
-}
-
 /// The goal-progress model (spec §37.2): not a yes/no, but how far and how sure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GoalProgress {
@@ -244,7 +202,7 @@ pub struct GoalProgress {
 pub struct StepResult {
     pub task_type: String,
     pub goal: String,
-    pub requirement: crate::subtasks::Requirement,
+    pub requirement: crate::task::subtasks::Requirement,
     pub status: crate::task::TaskStatus,
     pub outcome: Option<String>,
 }
@@ -271,7 +229,7 @@ pub struct PlanRequest {
 pub struct PlannedStep {
     pub task_type: String,
     pub goal: String,
-    pub requirement: crate::subtasks::Requirement,
+    pub requirement: crate::task::subtasks::Requirement,
 }
 
 /// The planner's answer (spec §14.2): one step at a time, with a rough outline of the rest

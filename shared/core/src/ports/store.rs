@@ -13,44 +13,22 @@ use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::civil::Date;
 
-use crate::account::{Account, SystemConfig};
-use crate::action::{ActionClaim, ActionRecord};
-use crate::connector::{ConnectorHealth, HealthChange};
-use crate::error::StoreError;
-use crate::flood::{CreationCounts, CreationQuota};
-use crate::ids::{AccountId, Email, MemberId, TaskId};
-use crate::interaction::{InteractionOutcome, SharedOutcome};
-use crate::member::{MemberFacts, SendLedger};
-use crate::metrics::{DailyMetrics, MetricsCursor};
-use crate::owner_notice::OwnerNotice;
-use crate::recurring::RecurringTemplate;
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
+use crate::learning::interaction::{InteractionOutcome, SharedOutcome};
+use crate::members::connector::{ConnectorHealth, HealthChange};
+use crate::members::member::{MemberFacts, SendLedger};
+use crate::owner::account::{Account, SystemConfig};
+use crate::owner::metrics::{DailyMetrics, MetricsCursor};
+use crate::owner::owner_notice::OwnerNotice;
+use crate::owner::recurring::RecurringTemplate;
+use crate::rails::send_gate::SendSnapshot;
+use crate::task::action::{ActionClaim, ActionRecord};
+use crate::task::commit::TaskCommit;
+use crate::task::flood::{CreationCounts, CreationQuota};
+use crate::task::history::{ActivityEntry, TaskHistory};
+use crate::task::work::DueEntry;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task, TaskStatus};
-use crate::work::DueEntry;
-
-/// What the send gates read before a step, fetched in one round trip.
-#[derive(Clone, Debug, Default)]
-pub struct SendSnapshot {
-    pub system: SystemConfig,
-    pub account: Option<Account>,
-    pub suppressed: bool,
-    pub ledger: SendLedger,
-    /// What the connector has told us about the member, for the stale guard (spec §30).
-    pub facts: Option<MemberFacts>,
-    /// The account's daily send counters on the days around the date asked for (the
-    /// account's local date is one of them, whatever its time zone).
-    pub daily: Vec<(Date, u32)>,
-}
-
-impl SendSnapshot {
-    pub fn daily_sends(&self, date: Date) -> u32 {
-        self.daily.iter().find(|(d, _)| *d == date).map_or(0, |(_, n)| *n)
-    }
-}
-
-/// The three dates whose counters a snapshot around `date` holds.
-pub fn dates_around(date: Date) -> [Date; 3] {
-    [date.yesterday().unwrap_or(date), date, date.tomorrow().unwrap_or(date)]
-}
 
 /// A filter for the owner's task list.
 #[derive(Clone, Debug, Default)]
@@ -59,81 +37,6 @@ pub struct TaskQuery {
     pub member_id: Option<MemberId>,
     pub limit: usize,
     pub cursor: Option<String>,
-}
-
-/// A task with everything that explains it, oldest first.
-#[derive(Clone, Debug)]
-pub struct TaskHistory {
-    pub task: Task,
-    pub log: Vec<LogEntry>,
-    pub messages: Vec<ConversationMessage>,
-    pub outbound: Vec<OutboundMessage>,
-}
-
-/// One decision of the account's activity feed: a log entry and the task it explains.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ActivityEntry {
-    pub task_id: TaskId,
-    pub task_type: String,
-    pub member_id: MemberId,
-    pub entry: LogEntry,
-}
-
-impl ActivityEntry {
-    /// Where the entry sorts in the feed: by its time (to the millisecond), then its id.
-    pub fn sort_key(&self) -> String {
-        format!("{}#{}", crate::work::due_time_key(self.entry.at), self.entry.id)
-    }
-}
-
-/// What a send does to the counters that enforce the guarantees, committed with the task.
-#[derive(Clone, Debug)]
-pub enum SendEffect {
-    /// Count the send before it happens: put the outbound record (only if no live record
-    /// exists for this task and touch), write the member's new ledger (only if the ledger is
-    /// still at `ledger.version - 1`), and add one to the account's daily counter (only if it
-    /// is below `daily_limit`).
-    Reserve {
-        outbound: OutboundMessage,
-        member_id: MemberId,
-        ledger: SendLedger,
-        daily_date: Date,
-        daily_limit: u32,
-    },
-    /// Update the outbound record after the send (sent, or unknown).
-    Record { outbound: OutboundMessage },
-    /// The provider refused the mail: nothing went out, so give back what was counted.
-    Release {
-        outbound: OutboundMessage,
-        member_id: MemberId,
-        ledger_key: String,
-        daily_date: Date,
-    },
-}
-
-/// One atomic change to a task: the new task (written only if the stored version is still
-/// `expected_version`), the log entries explaining it — one per version step — conversation
-/// entries, and the send effect. Closing a task also frees its active guard.
-#[derive(Clone, Debug)]
-pub struct TaskCommit {
-    pub expected_version: u64,
-    pub task: Task,
-    pub log: Vec<LogEntry>,
-    pub messages: Vec<ConversationMessage>,
-    pub send: Option<SendEffect>,
-}
-
-impl TaskCommit {
-    /// One step: the version the task had before `log`'s change.
-    pub fn new(task: Task, log: LogEntry) -> Self {
-        Self {
-            expected_version: task.version - 1,
-            task,
-            log: vec![log],
-            messages: Vec::new(),
-            send: None,
-        }
-    }
 }
 
 /// All durable state: every capability of the store. The engine holds one as
@@ -208,15 +111,15 @@ pub trait TemplateStore: Send + Sync {
 #[async_trait]
 pub trait Tasks: Send + Sync {
     /// Create a task with its creation log entry, atomically with its active guard:
-    /// [`crate::error::Conflict::ActiveTask`] if the member already has an active task of the type.
+    /// [`crate::kernel::error::Conflict::ActiveTask`] if the member already has an active task of the type.
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
-    // Creation limits (spec §7.9, §7.13; see [`crate::flood`]).
+    // Creation limits (spec §7.9, §7.13; see [`crate::task::flood`]).
     /// [`Tasks::create_task`] that also counts the task against the account's creation
     /// counters and checks `quota`, all in the one transaction: the open-task count (below
     /// `active_max`), the day's creations (below `daily_max`) and, for agent-spawned tasks,
     /// the day's agent creations for the account and the member. A limit that is reached
-    /// comes back as its [`crate::error::Conflict`] and nothing is written. Closing a task
-    /// ([`crate::flood::closes_task`]) gives back its open-task count in `commit`.
+    /// comes back as its [`crate::kernel::error::Conflict`] and nothing is written. Closing a task
+    /// ([`crate::task::flood::closes_task`]) gives back its open-task count in `commit`.
     async fn create_task_within(
         &self,
         task: &Task,
@@ -330,7 +233,7 @@ pub trait Counters: Send + Sync {
     async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError>;
 }
 
-/// An account's daily metrics (spec §28.3, see [`crate::metrics`]) and the watermark of the
+/// An account's daily metrics (spec §28.3, see [`crate::owner::metrics`]) and the watermark of the
 /// fold that adds them: the days are added in the transaction that moves the watermark, so
 /// each count is added once.
 #[async_trait]
@@ -349,7 +252,7 @@ pub trait MetricsStore: Send + Sync {
     async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError>;
 }
 
-/// Owner notifications (spec §35; see [`crate::owner_notice`]) and the digest index across
+/// Owner notifications (spec §35; see [`crate::owner::owner_notice`]) and the digest index across
 /// accounts: each digest entry is taken by one worker.
 #[async_trait]
 pub trait NoticeStore: Send + Sync {
@@ -371,7 +274,7 @@ pub trait NoticeStore: Send + Sync {
 }
 
 /// The records that make a repeated delivery harmless: webhook ids (a delivery is processed
-/// once) and the action log (spec §32.2, see [`crate::action`]: an action runs once per
+/// once) and the action log (spec §32.2, see [`crate::task::action`]: an action runs once per
 /// idempotency key). Each claim is one conditional write.
 #[async_trait]
 pub trait Idempotency: Send + Sync {
@@ -388,7 +291,7 @@ pub trait Idempotency: Send + Sync {
     async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError>;
 }
 
-/// The learning record (spec 003, see [`crate::interaction`]), read side: [`Tasks::commit`]
+/// The learning record (spec 003, see [`crate::learning::interaction`]), read side: [`Tasks::commit`]
 /// writes it in the same transaction whenever the committed task is closed (and rewrites it
 /// when a closed task is revised), as the account's full record and the cross-tenant share
 /// of it, which holds no ids or text.
@@ -406,7 +309,7 @@ pub trait LearningStore: Send + Sync {
     ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError>;
 }
 
-/// The health of an account's connectors (spec §34.2, see [`crate::connector`]): each call's
+/// The health of an account's connectors (spec §34.2, see [`crate::members::connector`]): each call's
 /// result recorded atomically, a degradation reported to exactly one caller.
 #[async_trait]
 pub trait ConnectorHealthStore: Send + Sync {

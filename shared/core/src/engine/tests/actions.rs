@@ -3,13 +3,13 @@
 
 use super::connector::with_connector;
 use super::*;
-use crate::action::{Action, ActionRecord, ActionState, ActionType, idempotency_key};
-use crate::autonomy::TaskMode;
-use crate::connector::MemberChange;
 use crate::engine::CreateOptions;
-use crate::error::EngineError;
-use crate::event::MemberStatus;
+use crate::members::connector::MemberChange;
+use crate::members::event::MemberStatus;
 use crate::ports::Clock;
+use crate::task::action::{Action, ActionRecord, ActionState, ActionType, idempotency_key};
+use crate::task::controls::TaskMode;
+use crate::task::error::EngineError;
 
 impl World {
     async fn automation(&self, task_type: &str, member: &str, actions: Vec<Action>, mode: TaskMode) -> Result<Task, EngineError> {
@@ -32,7 +32,7 @@ impl World {
         self.engine.approve(self.account.id, task.id, None).await.expect("approve")
     }
 
-    async fn history(&self, task: &Task) -> crate::ports::TaskHistory {
+    async fn history(&self, task: &Task) -> crate::task::history::TaskHistory {
         let history = self.store.task_history(self.account.id, task.id).await;
         history.expect("read").expect("task")
     }
@@ -163,7 +163,7 @@ async fn an_unfinished_action_reruns_only_if_repeating_it_is_harmless() {
         };
         assert_eq!(
             w.store.claim_action(&started).await.expect("seed"),
-            crate::action::ActionClaim::Claimed
+            crate::task::action::ActionClaim::Claimed
         );
     }
     w.run().await;
@@ -304,7 +304,12 @@ async fn bulk_tagging_tags_each_at_risk_member_once() {
         w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
     }
     let task = w
-        .automation("bulk_tag_at_risk", crate::recurring::ACCOUNT_WIDE_MEMBER, vec![], TaskMode::Live)
+        .automation(
+            "bulk_tag_at_risk",
+            crate::owner::recurring::ACCOUNT_WIDE_MEMBER,
+            vec![],
+            TaskMode::Live,
+        )
         .await
         .expect("create");
     w.engine.approve(w.account.id, task.id, None).await.expect("approve");

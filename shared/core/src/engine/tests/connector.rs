@@ -5,8 +5,8 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
-use crate::ids::AccountId;
+use crate::kernel::ids::AccountId;
+use crate::members::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
 use crate::ports::Clock;
 use crate::testing::RecordingBus;
 
@@ -144,7 +144,7 @@ async fn repeated_failures_back_off_degrade_once_and_recover() {
     assert!(w.mailer.sent().is_empty());
     let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
     assert!(health.is_degraded() && health.consecutive_failures >= 5, "{health:?}");
-    let alerts = bus.published(crate::alert::ALERT_EVENT);
+    let alerts = bus.published(crate::owner::alert::ALERT_EVENT);
     assert_eq!(alerts.len(), 1, "one alert for one degradation: {alerts:?}");
     assert_eq!(alerts[0]["code"], "connector_degraded");
     assert!(reasons(&w, &task).await.contains(&"connector_backoff".to_owned()));
@@ -242,7 +242,7 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
         serde_json::from_value(serde_json::json!({"pushpress": {"api_key": "has space"}})).expect("patch");
     let err = w.engine.update_settings(w.account.id, patch).await.expect_err("refused");
     assert!(
-        err.to_string().contains("api_key") || matches!(err, crate::error::EngineError::Invalid(_)),
+        err.to_string().contains("api_key") || matches!(err, crate::task::error::EngineError::Invalid(_)),
         "{err}"
     );
 }

@@ -2,11 +2,12 @@
 //! dry run, plan), the stale guard, subtasks, priorities, escalation timeouts.
 
 use super::*;
-use crate::ports::{Clock, TaskCommit};
-use crate::reason::Reason;
+use crate::ports::Clock;
+use crate::task::commit::TaskCommit;
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, record};
 use crate::task::{ConversationMessage, Role};
 use crate::testing::at;
-use crate::transition::{Why, record};
 
 /// Given a task that has written to a member who then replied three times without the task
 /// closing, when its follow-up comes due, then it is escalated as a possible loop.
@@ -21,7 +22,7 @@ async fn three_member_replies_without_resolution_escalate_as_an_anomaly() {
     let mut commit = TaskCommit::new(next, log);
     for n in 0..3 {
         commit.messages.push(ConversationMessage {
-            id: crate::ids::new_ulid(w.clock.now()),
+            id: crate::kernel::ids::new_ulid(w.clock.now()),
             at: w.clock.now(),
             role: Role::Member,
             content: format!("reply {n}"),
@@ -54,7 +55,7 @@ async fn the_account_kill_switch_defers_and_resuming_sends() {
     assert_eq!(w.mailer.sent().len(), 1);
 }
 
-async fn set_onboarded(w: &World, days_ago: i64, mode: ExecutionMode) -> crate::account::Account {
+async fn set_onboarded(w: &World, days_ago: i64, mode: ExecutionMode) -> crate::owner::account::Account {
     let patch = super::super::SettingsPatch {
         onboarded_at: Some(w.clock.now() - days(days_ago)),
         execution_mode: Some(mode),
@@ -96,7 +97,7 @@ async fn the_shadow_phase_reviews_everything_and_never_sends() {
         .expect("read")
         .expect("member");
     assert!(ledger.sends.is_empty(), "the member's real capacity is untouched");
-    let today = crate::limits::local_date(w.clock.now(), &w.account.settings.time_zone());
+    let today = crate::kernel::limits::local_date(w.clock.now(), &w.account.settings.time_zone());
     assert_eq!(w.store.daily_sends(w.account.id, today).await.expect("daily"), 0);
 }
 
@@ -120,7 +121,7 @@ async fn a_dry_run_walks_the_whole_cadence_without_sending() {
     let w = world().await;
     let input = w.new_task("churn_risk", "m_dry").await;
     let options = super::super::CreateOptions {
-        mode: crate::autonomy::TaskMode::DryRun,
+        mode: crate::task::controls::TaskMode::DryRun,
         ..Default::default()
     };
     let task = w
@@ -130,7 +131,7 @@ async fn a_dry_run_walks_the_whole_cadence_without_sending() {
         .expect("create")
         .task()
         .clone();
-    assert_eq!(task.controls.mode, crate::autonomy::TaskMode::DryRun);
+    assert_eq!(task.controls.mode, crate::task::controls::TaskMode::DryRun);
     w.engine.approve(w.account.id, task.id, None).await.expect("approve");
     // 22:00 in New York: outside the window, the dry run waits for it like a live send.
     w.clock.set(at("2026-11-03T03:00:00Z"));
@@ -156,7 +157,7 @@ async fn a_plan_is_reviewed_then_runs_live() {
     let account = set_onboarded(&w, 60, ExecutionMode::LimitedAuto).await;
     let input = w.new_task("churn_risk", "m_plan").await;
     let options = super::super::CreateOptions {
-        mode: crate::autonomy::TaskMode::Plan,
+        mode: crate::task::controls::TaskMode::Plan,
         ..Default::default()
     };
     let task = w
@@ -172,7 +173,7 @@ async fn a_plan_is_reviewed_then_runs_live() {
     assert_eq!(plan.steps[2].timing, "day 8 if no reply");
     assert!(plan.steps.iter().all(|s| s.draft_content.is_some()));
     let approved = w.engine.approve(w.account.id, task.id, None).await.expect("approve");
-    assert_eq!(approved.controls.mode, crate::autonomy::TaskMode::Live);
+    assert_eq!(approved.controls.mode, crate::task::controls::TaskMode::Live);
     assert!(approved.controls.plan.as_ref().is_some_and(|p| p.approved_at.is_some()));
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1);
@@ -242,7 +243,7 @@ async fn a_task_out_of_ai_calls_goes_to_the_owner() {
     w.run().await;
     let current = w.task(&task).await;
     let (mut next, log) = record(&current, w.clock.now(), Why::new(Reason::ReplyDrafted));
-    next.ai_calls = crate::limits::AI_CALLS_PER_TASK;
+    next.ai_calls = crate::kernel::limits::AI_CALLS_PER_TASK;
     w.store.commit(&TaskCommit::new(next, log)).await.expect("commit");
     w.clock.advance(days(3) + SignedDuration::from_mins(1));
     w.run().await;
@@ -263,10 +264,10 @@ async fn an_account_out_of_ai_calls_today_waits_for_tomorrow() {
     w.run().await;
     w.clock.advance(days(3) + SignedDuration::from_mins(1));
     let tz = w.account.settings.time_zone();
-    let today = crate::limits::local_date(w.clock.now(), &tz);
-    for _ in 0..crate::limits::AI_CALLS_PER_ACCOUNT_PER_DAY {
+    let today = crate::kernel::limits::local_date(w.clock.now(), &tz);
+    for _ in 0..crate::kernel::limits::AI_CALLS_PER_ACCOUNT_PER_DAY {
         w.store
-            .count_ai_call(w.account.id, today, crate::limits::AI_CALLS_PER_ACCOUNT_PER_DAY)
+            .count_ai_call(w.account.id, today, crate::kernel::limits::AI_CALLS_PER_ACCOUNT_PER_DAY)
             .await
             .expect("count");
     }

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::*;
 use crate::engine::Accepted;
-use crate::error::EngineError;
-use crate::event::{Parsed, parse_event};
+use crate::members::event::{Parsed, parse_event};
 use crate::ports::{Clock, Queue, QueueError};
+use crate::task::error::EngineError;
 
 fn payment_failed(at: Timestamp) -> WebhookEvent {
     let body = serde_json::json!({"type": "payment.failed", "timestamp": at,

@@ -1,8 +1,8 @@
 //! The hourly metrics fold (spec §28.3) and its alerts (§28.4) on the in-memory store.
 
 use super::*;
-use crate::alert::ALERT_EVENT;
-use crate::limits::{METRICS_SETTLE, local_date};
+use crate::kernel::limits::{METRICS_SETTLE, local_date};
+use crate::owner::alert::ALERT_EVENT;
 use crate::ports::Clock;
 use crate::testing::RecordingBus;
 

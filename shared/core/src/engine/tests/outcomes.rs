@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ports::Clock;
-use crate::transition::Why;
+use crate::task::transition::Why;
 
 impl World {
     /// Project a member event into the facts without the signals path (as if it arrived
@@ -17,7 +17,7 @@ impl World {
             .await
             .expect("facts")
             .map(|(f, _)| f)
-            .unwrap_or_else(|| crate::member::MemberFacts::new(member));
+            .unwrap_or_else(|| crate::members::member::MemberFacts::new(member));
         assert!(facts.apply(&format!("quiet_{at}"), &event, at));
         facts.version += 1;
         self.store.save_member_facts(self.account.id, &facts).await.expect("save facts");
@@ -303,7 +303,7 @@ async fn the_learning_record_says_whether_the_owner_edited_the_message_that_was_
     assert_eq!(edits, vec![true, false]);
     let (shared, _) = w
         .store
-        .shared_outcomes(&crate::interaction::month_of(w.clock.now()), 10, None)
+        .shared_outcomes(&crate::learning::interaction::month_of(w.clock.now()), 10, None)
         .await
         .expect("shared");
     let mut crossing: Vec<bool> = shared.iter().map(|s| s.owner_edited).collect();

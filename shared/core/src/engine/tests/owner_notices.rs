@@ -5,11 +5,12 @@
 //! the feed.
 
 use super::*;
+use crate::conversation::reply::{ReplyAction, ReplyEvaluation};
 use crate::engine::owner_notices::NoticeDraft;
-use crate::limits;
-use crate::owner_notice::{NoticeDelivery, NoticeKind, NotificationChannel, OwnerNotice};
+use crate::kernel::limits;
+use crate::owner::owner_notice::{NoticeDelivery, NoticeKind, NotificationChannel, OwnerNotice};
 use crate::ports::Clock;
-use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyAction, ReplyEvaluation, ReplyRequest};
+use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyRequest};
 
 const OWNER: &str = "mike@crossfit-renegade.example";
 
@@ -55,7 +56,7 @@ async fn owner_world(channel: NotificationChannel) -> World {
     w
 }
 
-fn to_owner(w: &World) -> Vec<crate::mail::OutboundMail> {
+fn to_owner(w: &World) -> Vec<crate::conversation::mail::OutboundMail> {
     w.mailer.sent().into_iter().filter(|m| m.to.as_str() == OWNER).collect()
 }
 

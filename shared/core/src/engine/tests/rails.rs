@@ -2,10 +2,10 @@
 //! §7.9), cross-task amplification (§7.13) and escalation timeouts (§17.5).
 
 use super::*;
-use crate::error::EngineError;
-use crate::flood::{Burst, Limit};
-use crate::limits;
+use crate::kernel::limits;
 use crate::ports::Clock;
+use crate::task::error::EngineError;
+use crate::task::flood::{Burst, Limit};
 
 async fn manual(w: &World, member: &str) -> Result<super::super::Created, EngineError> {
     let input = w.new_task("churn_risk", member).await;
@@ -149,7 +149,7 @@ async fn agent_spawned_tasks_are_always_reviewed_and_capped_per_member_and_accou
 /// The refusal reaches the owner API as CONTRACT.md's `limited` (a 429: `openloop_edge::http`).
 #[tokio::test]
 async fn a_refusal_is_reported_as_limited() {
-    let refusal = crate::flood::Refusal {
+    let refusal = crate::task::flood::Refusal {
         limit: Limit::DailyTasks,
         max: 50,
     };
@@ -241,7 +241,7 @@ async fn escalated(w: &World, member: &str) -> Task {
     let task = w.approved("churn_risk", member).await;
     w.run().await;
     let current = w.task(&task).await;
-    let why = crate::transition::Why::new(crate::reason::Reason::MemberQuestionNeedsOwner);
+    let why = crate::task::transition::Why::new(crate::task::reason::Reason::MemberQuestionNeedsOwner);
     w.engine
         .move_to(current, TaskStatus::Escalated, w.clock.now(), why)
         .await
@@ -323,7 +323,7 @@ fn the_timer_counts_from_the_latest_escalation() {
     use crate::engine::escalation::{Timer, timer};
     use crate::task::LogEntry;
     let entry = |at: Timestamp, from, to, reason: &str| LogEntry {
-        id: crate::ids::new_ulid(at),
+        id: crate::kernel::ids::new_ulid(at),
         at,
         from_status: Some(from),
         to_status: to,
@@ -362,10 +362,10 @@ fn the_timer_counts_from_the_latest_escalation() {
 async fn seed_gym(w: &World, lapsed: usize, new: usize, regular: usize) {
     let now = w.clock.now();
     let save = |name: String, joined: Timestamp, checkins: Vec<Timestamp>| {
-        let mut facts = crate::member::MemberFacts::new(MemberId::parse(&name).expect("id"));
-        facts.email = crate::ids::Email::parse(&format!("{}@example.com", name.replace('_', "-"))).ok();
+        let mut facts = crate::members::member::MemberFacts::new(MemberId::parse(&name).expect("id"));
+        facts.email = crate::kernel::ids::Email::parse(&format!("{}@example.com", name.replace('_', "-"))).ok();
         facts.first_name = Some("Pat".into());
-        facts.status = Some(crate::event::MemberStatus::Active);
+        facts.status = Some(crate::members::event::MemberStatus::Active);
         facts.joined_at = Some(joined);
         facts.monthly_value = Some(150.0);
         facts.checkin_count = checkins.len() as u32;
@@ -618,10 +618,10 @@ async fn switching_to_autopilot_starts_the_ramp_at_shadow() {
     w.engine.update_settings(w.account.id, patch).await.expect("settings");
     let account = w.engine.account(w.account.id).await.expect("account");
     assert_eq!(account.settings.onboarded_at, Some(w.clock.now()));
-    let sending = crate::autonomy::sending(&account.settings, w.clock.now());
+    let sending = crate::rails::autonomy::sending(&account.settings, w.clock.now());
     assert_eq!(
         (sending.ramp_phase, sending.daily_send_cap),
-        (crate::autonomy::RampPhase::Shadow, 0)
+        (crate::rails::autonomy::RampPhase::Shadow, 0)
     );
     let task = w
         .engine

@@ -3,8 +3,9 @@
 //! handed to the owner — whose guidance the agent then carries out.
 
 use super::*;
+use crate::conversation::reply::{ReplyAction, ReplyEvaluation};
 use crate::ports::Clock;
-use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyAction, ReplyEvaluation, ReplyRequest};
+use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, ReplyRequest};
 use crate::task::Role;
 
 /// An agent that judges every reply the same way (and drafts like the fixed agent).
@@ -68,7 +69,7 @@ fn reply_to(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-async fn history(w: &World, task: &Task) -> crate::ports::TaskHistory {
+async fn history(w: &World, task: &Task) -> crate::task::history::TaskHistory {
     w.store.task_history(w.account.id, task.id).await.expect("read").expect("task")
 }
 
@@ -220,7 +221,7 @@ async fn an_unsure_answer_escalates_with_its_draft_and_guidance_resumes_the_task
     assert!(after.log.iter().any(|l| l.reason == "owner_provided_guidance"));
     let again = w.engine.guidance(w.account.id, task.id, "more").await;
     assert!(
-        matches!(again, Err(crate::error::EngineError::InvalidTransition { .. })),
+        matches!(again, Err(crate::task::error::EngineError::InvalidTransition { .. })),
         "only escalated tasks take guidance"
     );
 }

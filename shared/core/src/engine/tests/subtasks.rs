@@ -4,7 +4,7 @@
 use super::*;
 use crate::engine::CreateOptions;
 use crate::engine::Resolution;
-use crate::subtasks::Requirement;
+use crate::task::subtasks::Requirement;
 
 impl World {
     async fn subtask(
@@ -13,7 +13,7 @@ impl World {
         task_type: &str,
         member: &str,
         requirement: Requirement,
-    ) -> Result<Task, crate::error::EngineError> {
+    ) -> Result<Task, crate::task::error::EngineError> {
         let input = self.new_task(task_type, member).await;
         self.engine
             .create_subtask(&self.account, parent.id, input, requirement, Default::default())
@@ -29,9 +29,9 @@ impl World {
     }
 }
 
-fn code(result: Result<Task, crate::error::EngineError>) -> String {
+fn code(result: Result<Task, crate::task::error::EngineError>) -> String {
     match result {
-        Err(crate::error::EngineError::Invalid(e)) => e.code.to_string(),
+        Err(crate::task::error::EngineError::Invalid(e)) => e.code.to_string(),
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
@@ -320,7 +320,7 @@ async fn the_agent_plans_one_step_at_a_time_until_the_goal_is_met() {
         .create_task_with(&w.account, todo, CreateOptions::default().with_agent_planning(true))
         .await;
     assert!(
-        matches!(refused, Err(crate::error::EngineError::Invalid(ref e)) if e.code == "planning_not_allowed"),
+        matches!(refused, Err(crate::task::error::EngineError::Invalid(ref e)) if e.code == "planning_not_allowed"),
         "{refused:?}"
     );
 }

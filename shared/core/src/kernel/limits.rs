@@ -1,0 +1,330 @@
+//! Every numeric safety limit, and the pure checks that use them. One place for each number.
+//!
+//! The store enforces the same limits atomically (conditional writes in the send
+//! reservation); these checks decide *before* trying, so the engine can defer with a reason
+//! instead of failing a transaction.
+
+use std::collections::BTreeMap;
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
+
+pub const DEFAULT_MEMBER_WEEKLY_LIMIT: u32 = 3;
+pub const DEFAULT_DAILY_SEND_LIMIT: u32 = 15;
+pub const DEFAULT_SEND_WINDOW_START: u8 = 8;
+pub const DEFAULT_SEND_WINDOW_END: u8 = 20;
+pub const DEFAULT_AVG_MEMBERSHIP_PRICE: f64 = 150.0;
+pub const MAX_MEMBER_WEEKLY_LIMIT: u32 = 14;
+pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
+
+/// Account context for prompts (spec §23): how much an owner may write into it.
+pub const MAX_PROFILE_TEXT_CHARS: usize = 500;
+pub const MAX_AGENT_OVERRIDES: usize = 40;
+pub const MAX_OVERRIDE_CHARS: usize = 8_000;
+/// Business memories: the longest one, how many an account keeps, how many a prompt reads.
+pub const MAX_MEMORY_CHARS: usize = 1_000;
+pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
+pub const MAX_PROMPT_MEMORIES: usize = 25;
+
+/// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
+pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
+/// The operator's platform aggregate of a month's learning records: read in pages of this
+/// size, and no more than this many records in one report (it says when it stopped short).
+pub const LEARNING_PAGE_SIZE: usize = 500;
+pub const LEARNING_AGGREGATE_MAX_RECORDS: usize = 50_000;
+
+/// At most this many messages per member per day (the account's local day), across tasks.
+pub const MEMBER_DAILY_LIMIT: usize = 1;
+
+/// The member cap is a rolling window, not a calendar week.
+pub const MEMBER_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 7);
+
+/// How long a worker may hold a task in `executing` before another may take it over
+/// (spec §7.5: stuck `executing` for more than 5 minutes is reset).
+pub const EXECUTION_LEASE: SignedDuration = SignedDuration::from_mins(5);
+
+/// Retry policy for a failed step (spec §7.11): three tries at growing distances, then the
+/// task goes to the owner.
+pub const RETRY_BACKOFF: [SignedDuration; 3] = [
+    SignedDuration::from_mins(1),
+    SignedDuration::from_mins(5),
+    SignedDuration::from_hours(1),
+];
+
+/// A step counts as due this much before its time: schedules are computed from the moment
+/// a mail actually left, so "a day later" must not miss a tick by a second.
+pub const DUE_TOLERANCE: SignedDuration = SignedDuration::from_mins(1);
+
+/// Whether something scheduled at `at` is due at `now`.
+pub fn is_due(at: Timestamp, now: Timestamp) -> bool {
+    at <= now + DUE_TOLERANCE
+}
+
+/// How many due items one tick hands out at most, and how far ahead it looks.
+pub const TICK_MAX_ITEMS: usize = 1_000;
+pub const DUE_INDEX_SHARDS: u32 = 16;
+
+/// Webhook signatures older or newer than this are refused (Standard Webhooks).
+pub const WEBHOOK_TOLERANCE: SignedDuration = SignedDuration::from_mins(5);
+/// How long a processed webhook id is remembered.
+pub const WEBHOOK_DEDUP_TTL: SignedDuration = SignedDuration::from_hours(24 * 7);
+/// Largest request body accepted by the API and the member-event webhook.
+pub const MAX_BODY_BYTES: usize = 256 * 1024;
+/// Largest raw inbound mail accepted by `POST /webhooks/inbound-email`: 25 MB of attachments
+/// (what the big providers deliver) after base64. In AWS, large mail arrives through S3.
+pub const MAX_INBOUND_MAIL_BYTES: usize = 40 * 1024 * 1024;
+
+/// The backoff before retry number `attempt` (1-based), or `None` when retries are used up.
+pub fn retry_delay(attempt: u32) -> Option<SignedDuration> {
+    RETRY_BACKOFF.get(attempt.checked_sub(1)? as usize).copied()
+}
+
+/// Sends recorded for a member in the rolling window, keyed by reservation key.
+pub fn sends_in_window(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> usize {
+    ledger.values().filter(|at| now.duration_since(**at) < MEMBER_WINDOW).count()
+}
+
+/// The ledger without entries that fell out of the window (kept small as sends go by).
+pub fn prune_ledger(ledger: &BTreeMap<String, Timestamp>, now: Timestamp) -> BTreeMap<String, Timestamp> {
+    ledger
+        .iter()
+        .filter(|(_, at)| now.duration_since(**at) < MEMBER_WINDOW)
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+/// The account-local calendar date, which keys the daily send counter.
+pub fn local_date(now: Timestamp, tz: &TimeZone) -> Date {
+    now.to_zoned(tz.clone()).date()
+}
+
+/// Smart timing (spec §29.3): a send the window deferred leaves a few minutes after the
+/// opening, never on the hour — 5 to 20 minutes, fixed per task and touch so a retried step
+/// lands on the same minute. First touches take the morning opening; follow-ups prefer the
+/// afternoon from this local hour when the window is open then.
+pub const SEND_JITTER_MINS: (u64, u64) = (5, 20);
+pub const FOLLOW_UP_PREFERRED_HOUR: i8 = 13;
+
+/// Subtasks (spec §7.8, §14, §31.7): agent-planned steps per parent, the higher limit for a
+/// batch parent's one-per-member subtasks, how deep subtasks nest, and how often a parent
+/// re-derives its state when no subtask closes meanwhile.
+pub const MAX_SUBTASKS_PER_PARENT: usize = 8;
+pub const MAX_BATCH_SUBTASKS_PER_PARENT: usize = 50;
+pub const MAX_SUBTASK_DEPTH: usize = 2;
+
+/// Actions (spec §15, §31.5): the most one automation task is given, the most members one
+/// bulk action touches (one connector call each, so a run stays well inside a Lambda's time),
+/// and the length of a tag and of a note's text.
+pub const MAX_ACTIONS_PER_TASK: usize = 20;
+pub const MAX_BULK_ACTION_MEMBERS: usize = 200;
+pub const MAX_TAG_LEN: usize = 64;
+pub const MAX_ACTION_TEXT_LEN: usize = 2_000;
+pub const PARENT_CHECK_INTERVAL: SignedDuration = SignedDuration::from_hours(6);
+
+/// Anomalies (spec §7.5): this many conversation turns without a resolution escalate…
+pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
+/// …and so do this many member replies on a task that is still open (a possible loop).
+pub const ANOMALY_MEMBER_REPLIES: usize = 3;
+
+/// The conversation loop (spec §6.5, §7.4): an answer the agent is less sure of than this goes
+/// to the owner as a draft instead of to the member.
+pub const REPLY_MIN_CONFIDENCE: u8 = 50;
+/// How long "wait" waits when the agent names no number of days.
+pub const REPLY_DEFAULT_WAIT_DAYS: u32 = 3;
+/// The most a "wait" may push the next step out.
+pub const REPLY_MAX_WAIT_DAYS: u32 = 30;
+/// The AI cost circuit breaker (spec §7.12): calls per account per local day, calls per task
+/// over its life, and the share of the day's calls at which the owner is warned.
+pub const AI_CALLS_PER_ACCOUNT_PER_DAY: u32 = 200;
+pub const AI_CALLS_PER_TASK: u32 = 20;
+pub const AI_WARN_PCT: u32 = 80;
+/// How many of the latest messages an escalation shows the owner (spec §17.3).
+pub const ESCALATION_SNAPSHOT_MESSAGES: usize = 6;
+
+/// The onboarding ramp (spec §26): a gym (or a newly enabled agent) is in `shadow` for its
+/// first 3 days, `guided` up to day 7, `limited` up to day 14, then `full`.
+pub const RAMP_SHADOW_DAYS: i64 = 3;
+pub const RAMP_GUIDED_DAYS: i64 = 7;
+pub const RAMP_LIMITED_DAYS: i64 = 14;
+/// Daily sends allowed per phase (shadow sends nothing; full uses the account's own limit).
+pub const RAMP_GUIDED_DAILY_SENDS: u32 = 3;
+/// The deliverability warm-up's daily sends in a new account's weeks 1–3 (spec §33.2).
+pub const WARMUP_WEEK_1_DAILY_SENDS: u32 = 3;
+pub const WARMUP_WEEK_2_DAILY_SENDS: u32 = 5;
+pub const WARMUP_WEEK_3_DAILY_SENDS: u32 = 10;
+pub const RAMP_LIMITED_DAILY_SENDS: u32 = 10;
+/// Tasks a gym may get per day per phase (for the creation flood limits, spec §7.9).
+pub const RAMP_SHADOW_TASKS_PER_DAY: u32 = 10;
+pub const RAMP_GUIDED_TASKS_PER_DAY: u32 = 15;
+pub const RAMP_LIMITED_TASKS_PER_DAY: u32 = 25;
+
+/// The stale guard (spec §30): a check-in this recent means a churn task resolved itself.
+pub const STALE_GUARD_RECENT_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 3);
+
+/// Daily metrics (spec §28.3): the hourly fold leaves the last minutes for the next run (a
+/// decision may be written a moment after its time), and a first fold looks back this far.
+pub const METRICS_SETTLE: SignedDuration = SignedDuration::from_mins(5);
+pub const METRICS_FIRST_LOOKBACK: SignedDuration = SignedDuration::from_hours(48);
+/// An estimate of one AI call's cost, for the cost metric and alert (no token counts yet).
+pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
+/// An account's own connector credentials (spec §34): the longest API key and company id
+/// accepted.
+pub const MAX_CONNECTOR_KEY_CHARS: usize = 256;
+pub const MAX_CONNECTOR_COMPANY_CHARS: usize = 128;
+/// The owner's daily metrics read (`GET /api/v1/metrics`): the days shown by default (ending
+/// today in the account's time zone), and the most one request may ask for.
+pub const METRICS_DEFAULT_DAYS: i64 = 30;
+pub const METRICS_MAX_DAYS: i64 = 92;
+
+/// Alert conditions (spec §28.4).
+pub const ALERT_ESCALATION_RATE: f64 = 0.5;
+pub const ALERT_ESCALATION_DAYS: usize = 3;
+/// A day with fewer decided tasks says nothing about its escalation rate.
+pub const ALERT_MIN_DECIDED: u32 = 3;
+pub const ALERT_AI_COST_USD: f64 = 10.0;
+pub const ALERT_SEND_FAILURE_RATE: f64 = 0.05;
+pub const ALERT_BOUNCE_RATE: f64 = 0.05;
+/// Rates of sends are judged from this many sends a day.
+pub const ALERT_MIN_SENDS: u32 = 10;
+pub const ALERT_STALLED_AFTER: SignedDuration = SignedDuration::from_hours(24 * 14);
+pub const ALERT_VERBAL_ONLY_RATE: f64 = 0.6;
+pub const ALERT_MIN_VERBAL: u32 = 5;
+
+/// The member-data connector (spec §34.2): after this many failures in a row it is degraded
+/// (one alert); every failure defers the touches that needed it until its backoff ends.
+pub const CONNECTOR_DEGRADED_AFTER: u32 = 5;
+/// The wait after the `n`th failure in a row before the connector is asked again.
+pub const CONNECTOR_BACKOFF: [SignedDuration; 5] = [
+    SignedDuration::from_mins(1),
+    SignedDuration::from_mins(2),
+    SignedDuration::from_mins(5),
+    SignedDuration::from_mins(15),
+    SignedDuration::from_mins(30),
+];
+/// A healthy connector's success is written at most this often (the health's `last_success_at`).
+pub const CONNECTOR_SUCCESS_RECORD_INTERVAL: SignedDuration = SignedDuration::from_hours(1);
+/// One connector request: per-attempt timeout, attempts in all, the first backoff between
+/// attempts (doubled after each) and the longest `retry-after` honoured.
+pub const CONNECTOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+pub const CONNECTOR_ATTEMPTS: u32 = 3;
+pub const CONNECTOR_RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(250);
+pub const CONNECTOR_MAX_RETRY_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+/// How much of a failing answer's body an error quotes (the connector's, the model's).
+pub const CONNECTOR_ERROR_EXCERPT_CHARS: usize = 200;
+pub const MODEL_ERROR_EXCERPT_CHARS: usize = 300;
+
+/// The backoff after `failures` consecutive failures (the last step repeats).
+pub fn connector_backoff(failures: u32) -> SignedDuration {
+    let i = (failures.max(1) as usize - 1).min(CONNECTOR_BACKOFF.len() - 1);
+    CONNECTOR_BACKOFF[i]
+}
+
+/// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
+pub const RECURRING_PER_TICK: usize = 50;
+
+/// Outcome attribution (spec §9): how long a provisional outcome waits for its signal when
+/// the task type names no verification window, and how many watched tasks one index page holds.
+pub const PROVISIONAL_WINDOW_DAYS: u32 = 14;
+pub const ATTRIBUTION_PAGE: usize = 200;
+/// The scorecard reads the account's tasks newest first and stops at tasks made this long
+/// before the month starts: none of them can close inside the month (the longest life is a
+/// 30-day budget plus 90 dormant days, plus the late window).
+pub const SCORECARD_LOOKBACK_DAYS: i64 = 180;
+/// The activity feed: entries per page by default and at most.
+pub const ACTIVITY_DEFAULT_LIMIT: usize = 50;
+pub const ACTIVITY_MAX_LIMIT: usize = 200;
+
+/// Task-creation flood limits (spec §7.9): what one analysis run may create, what one
+/// webhook event may create, what an account may get in one local day (the ramp may lower
+/// it), and how many open tasks an account may hold before creation stops.
+pub const MAX_TASKS_PER_RUN: usize = 25;
+pub const MAX_TASKS_PER_WEBHOOK_EVENT: usize = 5;
+pub const MAX_TASKS_PER_ACCOUNT_PER_DAY: u32 = 50;
+pub const MAX_ACTIVE_TASKS_PER_ACCOUNT: u32 = 100;
+
+/// Cross-task amplification (spec §7.13): tasks the agent spawns on its own are always
+/// reviewed, and an account (and each member) gets only so many of them a day.
+pub const MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY: u32 = 10;
+pub const MAX_AGENT_TASKS_PER_MEMBER_PER_DAY: u32 = 2;
+
+/// How long the per-day creation counters are kept (TTL; only today's is ever read).
+pub const CREATION_COUNTER_TTL: SignedDuration = SignedDuration::from_hours(24 * 3);
+
+/// Escalation timeouts (spec §17.5): an escalated task nobody looked at gets a reminder to
+/// the owner after 48 hours and is cancelled after 7 days.
+pub const ESCALATION_REMINDER_AFTER: SignedDuration = SignedDuration::from_hours(48);
+pub const ESCALATION_TIMEOUT: SignedDuration = SignedDuration::from_hours(24 * 7);
+/// The owner notification budget (spec §35) for those reminders: batchable, so at most this
+/// many a day per account; the rest wait for the next local day (the timeout does not).
+pub const ESCALATION_REMINDERS_PER_DAY: u32 = 5;
+/// The rest of the owner notification budget (spec §35, see [`crate::owner::owner_notice`]): the
+/// batchable notices mailed per local day, the spacing of digest mails inside the send
+/// window, how long notices stay in the feed, and the feed's page sizes.
+pub const OWNER_LATE_REPLY_NOTICES_PER_DAY: u32 = 10;
+pub const OWNER_OPT_OUT_NOTICES_PER_DAY: u32 = 20;
+pub const OWNER_ACTION_NOTICES_PER_DAY: u32 = 10;
+/// Tasks entering the review queue that are named in digest mails per local day (spec §35.2:
+/// five); the digest still says how many wait in all.
+pub const OWNER_APPROVAL_NOTICES_PER_DAY: u32 = 5;
+/// How many waiting tasks a digest names per list (approvals, open escalations) before it
+/// gives only the count, and how many it counts before saying "more than".
+pub const OWNER_DIGEST_NAMED_TASKS: usize = 5;
+pub const OWNER_DIGEST_COUNT_CAP: usize = 200;
+pub const OWNER_DIGEST_EVERY: SignedDuration = SignedDuration::from_hours(4);
+pub const OWNER_NOTICE_TTL: SignedDuration = SignedDuration::from_hours(24 * 90);
+pub const OWNER_NOTICES_DEFAULT_LIMIT: usize = 50;
+pub const OWNER_NOTICES_MAX_LIMIT: usize = 200;
+/// Notices one tick takes out of the digest index at most (the rest wait a minute).
+pub const OWNER_DIGEST_NOTICES_PER_TICK: usize = 200;
+
+/// The risk scan (spec §18.2), every 6 hours: who counts as dropping off, recently
+/// cancelled, new, or a cold lead.
+pub const ANALYSIS_PERIOD: SignedDuration = SignedDuration::from_hours(6);
+/// An active member is at risk of churning when their last check-in is older than this, or
+/// than twice their usual gap between check-ins if that is longer.
+pub const CHURN_NO_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 14);
+/// Check-ins needed before a member's usual rhythm counts as known (fewer is sparse data).
+pub const CHURN_PATTERN_CHECKINS: u32 = 10;
+/// A member who cancelled within this window is a win-back candidate.
+pub const WIN_BACK_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 60);
+/// A member who joined within this window gets onboarding.
+pub const ONBOARDING_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 14);
+/// A lead older than this without a booked trial gets a follow-up (younger ones get time).
+pub const LEAD_FOLLOWUP_AFTER: SignedDuration = SignedDuration::from_hours(24 * 2);
+/// …and a lead older than this is too cold to chase.
+pub const LEAD_TOO_OLD: SignedDuration = SignedDuration::from_hours(24 * 60);
+/// Members the scan reads per store page.
+pub const ANALYSIS_PAGE: usize = 500;
+/// How long the scan remembers that it acted on a member's episode (a lapse, a
+/// cancellation, a join), so a closed task is not opened again for the same one.
+pub const ANALYSIS_EPISODE_TTL: SignedDuration = SignedDuration::from_hours(24 * 120);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    #[test]
+    fn the_member_window_rolls_over_seven_days() {
+        let now = at("2026-11-10T12:00:00Z");
+        let ledger = BTreeMap::from([
+            ("a".to_owned(), at("2026-11-03T11:59:00Z")),
+            ("b".to_owned(), at("2026-11-03T12:01:00Z")),
+            ("c".to_owned(), at("2026-11-09T12:00:00Z")),
+        ]);
+        assert_eq!(sends_in_window(&ledger, now), 2);
+        assert_eq!(prune_ledger(&ledger, now).len(), 2);
+    }
+
+    #[test]
+    fn retries_back_off_then_stop() {
+        assert_eq!(retry_delay(1), Some(SignedDuration::from_mins(1)));
+        assert_eq!(retry_delay(3), Some(SignedDuration::from_hours(1)));
+        assert_eq!(retry_delay(4), None);
+        assert_eq!(retry_delay(0), None);
+    }
+}

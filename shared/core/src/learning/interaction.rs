@@ -1,0 +1,296 @@
+//! Interaction outcomes: the learning record of every closed task (spec 003, "Signal
+//! Collection"), with its privacy split.
+//!
+//! A record is derived from the closed task alone (and the account's time zone and business
+//! type), so the store writes it inside the very transaction that closes the task — it cannot
+//! be lost, and every path that closes a task (owner, worker, signal, attribution) writes it
+//! without knowing about it. A later revision of the closed task (attribution confirming,
+//! downgrading or re-valuing it) rewrites the same record, so it always shows the outcome as
+//! it stands.
+//!
+//! The split is a type boundary, not a convention: [`SharedOutcome`] holds only what may be
+//! read across tenants — codes, counts, buckets, no ids, no text, no exact times — and
+//! [`PrivateOutcome`] holds what never leaves the account (the member, the task, the message
+//! that was sent). Cross-tenant readers get `SharedOutcome`s and nothing else.
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
+use crate::kernel::limits::LEARNING_VALUE_ROUNDING;
+use crate::owner::account::Settings;
+use crate::task::task_type;
+use crate::task::{Task, TaskStatus};
+
+/// What may cross tenants (spec 003, "Cross-Tenant Privacy Boundary").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedOutcome {
+    pub task_type: String,
+    /// `communication`, `staff_todo`, `research`… from the registry.
+    pub category: String,
+    pub agent: String,
+    /// `completed` or `cancelled`.
+    pub status: TaskStatus,
+    /// The outcome code (from the task type's list), if one was set.
+    pub outcome: Option<String>,
+    /// The system's reason code for the close (never owner text).
+    pub outcome_reason: Option<String>,
+    /// A verbal commitment still waiting for its signal.
+    pub provisional: bool,
+    /// Messages sent, member turns, AI calls.
+    pub touches: u32,
+    pub turns: u32,
+    pub ai_calls: u32,
+    /// Whole days from the first touch (or creation, if nothing was sent) to the close.
+    pub days_to_outcome: i64,
+    /// Whole hours between creation and the first touch (review and gates), if one was made.
+    pub hours_to_first_touch: Option<i64>,
+    /// The account's local hour (0–23) and weekday (1 = Monday) of the first touch.
+    pub first_touch_hour: Option<i8>,
+    pub first_touch_weekday: Option<i8>,
+    /// Characters of the first message's body.
+    pub message_length: Option<usize>,
+    /// The owner edited the first message before it was sent (spec 003, "Owner Edit
+    /// Signal"): only the fact crosses tenants, never the edit.
+    #[serde(default)]
+    pub owner_edited: bool,
+    /// Confidence at creation, rounded down to a multiple of 10.
+    pub confidence_bucket: u8,
+    pub trigger: String,
+    pub execution_mode: String,
+    /// Attributed value rounded to the nearest [`LEARNING_VALUE_ROUNDING`] dollars.
+    pub attributed_value: Option<f64>,
+    /// The account's business type as the profile stated it at the close (a free tag).
+    pub business_type: Option<String>,
+}
+
+/// What never leaves the account.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrivateOutcome {
+    pub account_id: AccountId,
+    pub task_id: TaskId,
+    pub member_id: MemberId,
+    /// The first message as it was approved (subject and body), if there was one.
+    pub message_subject: Option<String>,
+    pub message_sent: Option<String>,
+    /// Our Message-IDs of the mails the task sent, oldest first.
+    pub message_ids: Vec<String>,
+    pub created_at: Timestamp,
+    pub resolved_at: Timestamp,
+    pub attributed_value: Option<f64>,
+}
+
+/// One closed task's learning record.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InteractionOutcome {
+    pub shared: SharedOutcome,
+    pub private: PrivateOutcome,
+}
+
+impl InteractionOutcome {
+    /// The record of a closed task, or `None` for a task that is still open. `settings` are
+    /// the account's (time zone for the local hour, the business type); without them the
+    /// hour is read in UTC and the business type is unknown.
+    pub fn of(task: &Task, settings: Option<&Settings>) -> Option<Self> {
+        if !task.status.is_terminal() {
+            return None;
+        }
+        let resolved_at = task.resolved_at.unwrap_or(task.updated_at);
+        let first_touch = task.execution_started_at.filter(|_| task.touch > 0);
+        let tz = settings.map_or(TimeZone::UTC, Settings::time_zone);
+        let local = first_touch.map(|t| t.to_zoned(tz.clone()));
+        let def = task_type::definition(&task.task_type);
+        let started = first_touch.unwrap_or(task.created_at);
+        let shared = SharedOutcome {
+            task_type: task.task_type.clone(),
+            category: serde_plain(&def.category),
+            agent: def.agent.to_owned(),
+            status: task.status,
+            outcome: task.outcome.clone(),
+            outcome_reason: task.outcome_reason.clone(),
+            provisional: task.provisional,
+            touches: task.touch,
+            turns: task.budget.turns_used,
+            ai_calls: task.ai_calls,
+            days_to_outcome: resolved_at.duration_since(started).as_hours().max(0) / 24,
+            hours_to_first_touch: first_touch.map(|t| t.duration_since(task.created_at).as_hours().max(0)),
+            first_touch_hour: local.as_ref().map(jiff::Zoned::hour),
+            first_touch_weekday: local.as_ref().map(|z| z.weekday().to_monday_one_offset()),
+            message_length: task.draft.as_ref().filter(|_| task.touch > 0).map(|d| d.body.chars().count()),
+            owner_edited: task.owner_edited && task.touch > 0,
+            confidence_bucket: task.confidence / 10 * 10,
+            trigger: serde_plain(&task.trigger_type),
+            execution_mode: serde_plain(&task.controls.mode),
+            attributed_value: task.attributed_value.map(round_value),
+            business_type: settings.and_then(|s| s.profile.business_type.clone()),
+        };
+        let sent = task.touch > 0;
+        let private = PrivateOutcome {
+            account_id: task.account_id,
+            task_id: task.id,
+            member_id: task.member.id.clone(),
+            message_subject: task.draft.as_ref().filter(|_| sent).map(|d| d.subject.clone()),
+            message_sent: task.draft.as_ref().filter(|_| sent).map(|d| d.body.clone()),
+            message_ids: task.thread.iter().map(|m| m.message_id.clone()).collect(),
+            created_at: task.created_at,
+            resolved_at,
+            attributed_value: task.attributed_value,
+        };
+        Some(Self { shared, private })
+    }
+
+    /// The month (`YYYY-MM`, UTC) the record belongs to in the cross-tenant set.
+    pub fn month(&self) -> String {
+        month_of(self.private.resolved_at)
+    }
+}
+
+/// `YYYY-MM` of a time, in UTC: how cross-tenant records are grouped.
+pub fn month_of(at: Timestamp) -> String {
+    at.to_zoned(TimeZone::UTC).strftime("%Y-%m").to_string()
+}
+
+/// Round to the nearest [`LEARNING_VALUE_ROUNDING`] (spec 003: values cross tenants only
+/// rounded).
+fn round_value(v: f64) -> f64 {
+    (v / LEARNING_VALUE_ROUNDING).round() * LEARNING_VALUE_ROUNDING
+}
+
+/// A unit-like enum's serde name (`"cron_analysis"`), for the record's plain-text codes.
+fn serde_plain<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::ThreadMessage;
+    use crate::task::reason::Reason;
+    use crate::task::transition::{Why, transition};
+    use crate::testing::sample_task;
+    use jiff::SignedDuration;
+
+    fn hours(n: i64) -> SignedDuration {
+        SignedDuration::from_hours(n)
+    }
+
+    fn closed_after_two_touches() -> Task {
+        let mut task = sample_task(TaskStatus::Waiting);
+        task.execution_started_at = Some(task.created_at + hours(2));
+        task.touch = 2;
+        task.budget.turns_used = 1;
+        task.attributed_value = Some(174.0);
+        task.thread.push(ThreadMessage {
+            message_id: "01abc@mail.example".into(),
+            provider_message_id: None,
+        });
+        let now = task.created_at + hours(2 + 24 * 3 + 5);
+        let (closed, _) = transition(
+            &task,
+            TaskStatus::Completed,
+            now,
+            Why::new(Reason::GoalSignalPaymentSucceeded).outcome("recovered"),
+        )
+        .expect("valid");
+        closed
+    }
+
+    #[test]
+    fn an_open_task_has_no_record() {
+        assert_eq!(InteractionOutcome::of(&sample_task(TaskStatus::Waiting), None), None);
+    }
+
+    #[test]
+    fn the_shared_part_carries_codes_counts_and_buckets_in_the_accounts_time() {
+        let task = closed_after_two_touches();
+        let mut settings = Settings::defaults("America/New_York".into());
+        settings.profile.business_type = Some("crossfit box".into());
+        let record = InteractionOutcome::of(&task, Some(&settings)).expect("closed");
+        let shared = &record.shared;
+        assert_eq!(
+            (shared.outcome.as_deref(), shared.touches, shared.turns, shared.days_to_outcome),
+            (Some("recovered"), 2, 1, 3)
+        );
+        // First touch at 16:00Z on Monday 2026-11-02 is 11:00 in New York.
+        assert_eq!((shared.first_touch_hour, shared.first_touch_weekday), (Some(11), Some(1)));
+        assert_eq!((shared.hours_to_first_touch, shared.confidence_bucket), (Some(2), 90));
+        assert_eq!(shared.attributed_value, Some(150.0), "value rounded to the nearest $50");
+        assert_eq!(shared.business_type.as_deref(), Some("crossfit box"));
+        assert_eq!(record.month(), "2026-11");
+    }
+
+    #[test]
+    fn ids_and_texts_stay_in_the_private_part() {
+        let task = closed_after_two_touches();
+        let record = InteractionOutcome::of(&task, None).expect("closed");
+        let shared = serde_json::to_string(&record.shared).expect("json");
+        for secret in [
+            task.id.to_string(),
+            task.account_id.to_string(),
+            task.member.id.as_str().to_owned(),
+            "01abc@mail.example".to_owned(),
+            "did not go through".to_owned(),
+            "Quick note".to_owned(),
+        ] {
+            assert!(!shared.contains(&secret), "{secret} leaked into {shared}");
+        }
+        assert_eq!(record.private.message_ids, vec!["01abc@mail.example".to_owned()]);
+        assert_eq!(record.private.attributed_value, Some(174.0));
+        assert!(
+            record
+                .private
+                .message_sent
+                .as_deref()
+                .is_some_and(|m| m.contains("did not go through"))
+        );
+    }
+
+    #[test]
+    fn an_owner_edit_of_the_sent_message_is_recorded_as_a_fact_only() {
+        let mut task = closed_after_two_touches();
+        assert!(!InteractionOutcome::of(&task, None).expect("closed").shared.owner_edited);
+        task.owner_edited = true;
+        let record = InteractionOutcome::of(&task, None).expect("closed");
+        assert!(record.shared.owner_edited, "the sent message was the owner's edit");
+        let mut unsent = sample_task(TaskStatus::Ready);
+        unsent.owner_edited = true;
+        let (cancelled, _) = transition(
+            &unsent,
+            TaskStatus::Cancelled,
+            unsent.created_at + hours(1),
+            Why::new(Reason::OwnerCancelled).outcome("cancelled"),
+        )
+        .expect("valid");
+        assert!(
+            !InteractionOutcome::of(&cancelled, None).expect("closed").shared.owner_edited,
+            "an edited draft that never went out was not sent edited"
+        );
+    }
+
+    #[test]
+    fn a_task_closed_before_any_touch_has_no_message_or_timing() {
+        let task = sample_task(TaskStatus::PendingReview);
+        let (skipped, _) = transition(
+            &task,
+            TaskStatus::Cancelled,
+            task.created_at + hours(30),
+            Why::new(Reason::OwnerSkipped).outcome("skipped"),
+        )
+        .expect("valid");
+        let record = InteractionOutcome::of(&skipped, None).expect("closed");
+        assert_eq!(
+            (
+                record.shared.first_touch_hour,
+                record.shared.message_length,
+                record.private.message_sent.clone()
+            ),
+            (None, None, None)
+        );
+        assert_eq!(record.shared.days_to_outcome, 1);
+    }
+}

@@ -1,0 +1,221 @@
+//! Member events from the connector (CONTRACT.md, "Webhooks — member events"), parsed once at
+//! the edge into types the rest of the system trusts.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::{AccountId, Email, MemberId};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberStatus {
+    Lead,
+    Active,
+    Cancelled,
+    Frozen,
+}
+
+impl MemberStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberStatus::Lead => "lead",
+            MemberStatus::Active => "active",
+            MemberStatus::Cancelled => "cancelled",
+            MemberStatus::Frozen => "frozen",
+        }
+    }
+}
+
+/// One member event. Unknown `type`s are not an error at the edge: they are accepted and
+/// logged (see [`parse_event`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum MemberEvent {
+    #[serde(rename = "member.created")]
+    MemberCreated {
+        member_id: MemberId,
+        email: Email,
+        #[serde(default)]
+        first_name: Option<String>,
+        #[serde(default)]
+        last_name: Option<String>,
+        status: MemberStatus,
+        #[serde(default)]
+        joined_at: Option<Timestamp>,
+        #[serde(default)]
+        monthly_value: Option<f64>,
+    },
+    #[serde(rename = "member.status_changed")]
+    StatusChanged {
+        member_id: MemberId,
+        status: MemberStatus,
+        #[serde(default)]
+        previous_status: Option<MemberStatus>,
+        #[serde(default)]
+        cancellation_reason: Option<String>,
+    },
+    #[serde(rename = "checkin.created")]
+    CheckinCreated {
+        member_id: MemberId,
+        checked_in_at: Timestamp,
+        #[serde(default)]
+        class_name: Option<String>,
+    },
+    #[serde(rename = "payment.failed")]
+    PaymentFailed {
+        member_id: MemberId,
+        amount: f64,
+        currency: String,
+        failed_at: Timestamp,
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    #[serde(rename = "payment.succeeded")]
+    PaymentSucceeded {
+        member_id: MemberId,
+        amount: f64,
+        currency: String,
+        paid_at: Timestamp,
+    },
+    #[serde(rename = "trial.booked")]
+    TrialBooked { member_id: MemberId, booked_for: Timestamp },
+}
+
+impl MemberEvent {
+    /// Names reach the `To` header of member mail: one line each, at most 100 characters;
+    /// amounts are money a gym can mean.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        use crate::kernel::text::{money, single_line};
+        match self {
+            MemberEvent::MemberCreated {
+                first_name,
+                last_name,
+                monthly_value,
+                ..
+            } => {
+                for (field, name) in [("first_name", first_name), ("last_name", last_name)] {
+                    if let Some(name) = name {
+                        single_line("invalid_event", field, name)?;
+                        if name.chars().count() > 100 {
+                            return Err(InvalidInput::new(
+                                "invalid_event",
+                                format!("{field} must be at most 100 characters"),
+                            ));
+                        }
+                    }
+                }
+                if let Some(value) = monthly_value {
+                    money("invalid_event", "monthly_value", *value)?;
+                }
+            }
+            MemberEvent::PaymentFailed { amount, .. } | MemberEvent::PaymentSucceeded { amount, .. } => {
+                money("invalid_event", "amount", *amount)?;
+            }
+            MemberEvent::StatusChanged { .. } | MemberEvent::CheckinCreated { .. } | MemberEvent::TrialBooked { .. } => {}
+        }
+        Ok(())
+    }
+
+    pub fn member_id(&self) -> &MemberId {
+        match self {
+            MemberEvent::MemberCreated { member_id, .. }
+            | MemberEvent::StatusChanged { member_id, .. }
+            | MemberEvent::CheckinCreated { member_id, .. }
+            | MemberEvent::PaymentFailed { member_id, .. }
+            | MemberEvent::PaymentSucceeded { member_id, .. }
+            | MemberEvent::TrialBooked { member_id, .. } => member_id,
+        }
+    }
+}
+
+pub const KNOWN_EVENT_TYPES: [&str; 6] = [
+    "member.created",
+    "member.status_changed",
+    "checkin.created",
+    "payment.failed",
+    "payment.succeeded",
+    "trial.booked",
+];
+
+/// A webhook body: `{"type", "timestamp", "data"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WebhookEvent {
+    pub timestamp: Timestamp,
+    #[serde(flatten)]
+    pub event: MemberEvent,
+}
+
+/// What a webhook body turned out to be.
+#[derive(Debug)]
+pub enum Parsed {
+    Known(WebhookEvent),
+    /// Well-formed but of a type we do not handle: accepted (202) and logged, no task.
+    UnknownType(String),
+}
+
+/// Parse a webhook body, telling malformed input (→ 400) from an unknown type (→ 202).
+pub fn parse_event(body: &[u8]) -> Result<Parsed, InvalidInput> {
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| InvalidInput::new("malformed_json", format!("the body is not JSON: {e}")))?;
+    let kind = value
+        .get("type")
+        .and_then(|t| t.as_str())
+        .ok_or_else(|| InvalidInput::new("missing_type", "the body needs a string \"type\""))?;
+    if !KNOWN_EVENT_TYPES.contains(&kind) {
+        return Ok(Parsed::UnknownType(kind.to_owned()));
+    }
+    let event: WebhookEvent =
+        serde_json::from_value(value.clone()).map_err(|e| InvalidInput::new("invalid_event", format!("{kind} event is invalid: {e}")))?;
+    event.event.validate()?;
+    Ok(Parsed::Known(event))
+}
+
+/// What travels on the signals queue: the event, whose account it is and which delivery.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SignalEnvelope {
+    pub account_id: AccountId,
+    pub webhook_id: String,
+    pub received_at: Timestamp,
+    pub event: WebhookEvent,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payment_failure_parses() {
+        let body = br#"{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","amount":150,"currency":"USD","failed_at":"2026-11-02T14:00:00Z"}}"#;
+        let Ok(Parsed::Known(event)) = parse_event(body) else {
+            panic!("should parse")
+        };
+        assert!(matches!(event.event, MemberEvent::PaymentFailed { amount, .. } if amount == 150.0));
+    }
+
+    #[test]
+    fn a_name_with_a_line_break_or_an_amount_beyond_money_is_refused() {
+        let bodies: [&[u8]; 3] = [
+            br#"{"type":"member.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","email":"a@example.com","first_name":"Ana\r\nBcc: x@evil.example","status":"active"}}"#,
+            br#"{"type":"member.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","email":"a@example.com","status":"active","monthly_value":1e126}}"#,
+            br#"{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","amount":-5,"currency":"USD","failed_at":"2026-11-02T14:00:00Z"}}"#,
+        ];
+        for body in bodies {
+            let error = parse_event(body).expect_err("refused");
+            assert_eq!(error.code, "invalid_event", "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn unknown_types_are_not_errors_but_bad_bodies_are() {
+        assert!(matches!(parse_event(br#"{"type":"class.created","data":{}}"#), Ok(Parsed::UnknownType(t)) if t == "class.created"));
+        assert_eq!(parse_event(b"{not json").expect_err("should fail").code, "malformed_json");
+        assert_eq!(
+            parse_event(br#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1"}}"#)
+                .expect_err("should fail")
+                .code,
+            "invalid_event"
+        );
+        assert_eq!(parse_event(br#"{"data":{}}"#).expect_err("should fail").code, "missing_type");
+    }
+}

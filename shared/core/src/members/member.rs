@@ -1,0 +1,472 @@
+//! Member facts: what the connector has told us about a member, and the send ledger that
+//! enforces the weekly cap.
+//!
+//! The facts are a projection of member events that must not depend on how the events
+//! arrive: webhooks are delivered at least once and in any order. So every field is either
+//! last-writer-wins by `(event time, event id)` — ties broken by id, never by arrival — or a
+//! maximum, or a set (check-ins are a set of times, so a redelivered check-in is counted
+//! once even after its webhook id is forgotten). Applying the same events in any order, any
+//! number of times, gives the same facts; a property test holds us to it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::ids::{Email, MemberId};
+use crate::members::event::{MemberEvent, MemberStatus};
+
+/// How many recent check-in times the facts keep (the check-in history window). Older ones
+/// are only counted.
+pub const CHECKIN_HISTORY_MAX: usize = 120;
+
+/// The `(event time, event id)` a last-writer-wins field was written by.
+pub type Stamp = (Timestamp, String);
+
+/// The projection of connector events for one member.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemberFacts {
+    pub member_id: MemberId,
+    pub email: Option<Email>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub status: Option<MemberStatus>,
+    pub joined_at: Option<Timestamp>,
+    pub monthly_value: Option<f64>,
+    pub last_checkin_at: Option<Timestamp>,
+    /// Every check-in ever seen (the history window plus those that fell out of it).
+    pub checkin_count: u32,
+    /// The most recent check-in times, oldest first, at most [`CHECKIN_HISTORY_MAX`].
+    #[serde(default)]
+    pub checkins: BTreeSet<Timestamp>,
+    /// Check-ins that fell out of the history window (counted, no longer listed).
+    #[serde(default)]
+    pub checkins_before_history: u32,
+    pub payment_failing: bool,
+    pub last_payment_failed_at: Option<Timestamp>,
+    pub last_payment_succeeded_at: Option<Timestamp>,
+    /// When the member last became cancelled, and last came back from cancelled to active.
+    #[serde(default)]
+    pub cancelled_at: Option<Timestamp>,
+    #[serde(default)]
+    pub cancellation_reason: Option<String>,
+    #[serde(default)]
+    pub reactivated_at: Option<Timestamp>,
+    /// The latest trial booking: when it was booked (event time) and for when.
+    #[serde(default)]
+    pub trial_booked_at: Option<Timestamp>,
+    #[serde(default)]
+    pub trial_booked_for: Option<Timestamp>,
+    /// Who wrote each last-writer-wins group.
+    #[serde(default)]
+    pub profile_stamp: Option<Stamp>,
+    #[serde(default)]
+    pub status_stamp: Option<Stamp>,
+    #[serde(default)]
+    pub payment_stamp: Option<Stamp>,
+    #[serde(default)]
+    pub trial_stamp: Option<Stamp>,
+    /// Webhook ids applied lately, so a redelivered event is reported as a duplicate.
+    pub recent_events: Vec<String>,
+    /// Optimistic-lock version of the facts (the send ledger has its own).
+    pub version: u64,
+}
+
+impl MemberFacts {
+    pub fn new(member_id: MemberId) -> Self {
+        Self {
+            member_id,
+            email: None,
+            first_name: None,
+            last_name: None,
+            status: None,
+            joined_at: None,
+            monthly_value: None,
+            last_checkin_at: None,
+            checkin_count: 0,
+            checkins: BTreeSet::new(),
+            checkins_before_history: 0,
+            payment_failing: false,
+            last_payment_failed_at: None,
+            last_payment_succeeded_at: None,
+            cancelled_at: None,
+            cancellation_reason: None,
+            reactivated_at: None,
+            trial_booked_at: None,
+            trial_booked_for: None,
+            profile_stamp: None,
+            status_stamp: None,
+            payment_stamp: None,
+            trial_stamp: None,
+            recent_events: Vec::new(),
+            version: 0,
+        }
+    }
+
+    pub fn display_name(&self) -> Option<String> {
+        match (&self.first_name, &self.last_name) {
+            (Some(f), Some(l)) => Some(format!("{f} {l}")),
+            (Some(f), None) => Some(f.clone()),
+            (None, Some(l)) => Some(l.clone()),
+            (None, None) => None,
+        }
+    }
+
+    /// Whole days since the member joined, if we know when.
+    pub fn tenure_days(&self, now: Timestamp) -> Option<i64> {
+        self.joined_at.map(|j| now.duration_since(j).as_hours() / 24)
+    }
+
+    /// Check-ins at or after `since` (from the history window).
+    pub fn checkins_since(&self, since: Timestamp) -> usize {
+        self.checkins.range(since..).count()
+    }
+
+    /// Check-ins in `[from, until)`.
+    pub fn checkins_between(&self, from: Timestamp, until: Timestamp) -> usize {
+        if from >= until {
+            return 0;
+        }
+        self.checkins.range(from..until).count()
+    }
+
+    /// The first check-in at or after `since`, and the `n`th (1-based) — for milestones.
+    pub fn nth_checkin_since(&self, since: Timestamp, n: usize) -> Option<Timestamp> {
+        self.checkins.range(since..).nth(n.checked_sub(1)?).copied()
+    }
+
+    /// Apply one event. Returns false (and changes nothing) for an event id applied lately;
+    /// an older redelivery changes nothing either, because every field is order-free.
+    pub fn apply(&mut self, event_id: &str, event: &MemberEvent, at: Timestamp) -> bool {
+        const REMEMBERED: usize = 32;
+        if self.recent_events.iter().any(|id| id == event_id) {
+            return false;
+        }
+        if self.recent_events.len() >= REMEMBERED {
+            self.recent_events.remove(0);
+        }
+        self.recent_events.push(event_id.to_owned());
+        self.apply_event(event_id, event, at);
+        true
+    }
+
+    fn apply_event(&mut self, event_id: &str, event: &MemberEvent, at: Timestamp) {
+        let stamp: Stamp = (at, event_id.to_owned());
+        let wins = |current: &Option<Stamp>| current.as_ref().is_none_or(|c| stamp > *c);
+        match event {
+            MemberEvent::MemberCreated {
+                email,
+                first_name,
+                last_name,
+                status,
+                joined_at,
+                monthly_value,
+                ..
+            } => {
+                if wins(&self.profile_stamp) {
+                    self.email = Some(email.clone());
+                    self.first_name = first_name.clone();
+                    self.last_name = last_name.clone();
+                    self.joined_at = *joined_at;
+                    self.monthly_value = *monthly_value;
+                    self.profile_stamp = Some(stamp.clone());
+                }
+                // The status a member was created with is the oldest word on it: any status
+                // change stamped later wins over it.
+                if wins(&self.status_stamp) {
+                    self.status = Some(*status);
+                    self.cancellation_reason = None;
+                    self.status_stamp = Some(stamp);
+                }
+            }
+            MemberEvent::StatusChanged {
+                status,
+                previous_status,
+                cancellation_reason,
+                ..
+            } => {
+                if *status == MemberStatus::Cancelled {
+                    max_in(&mut self.cancelled_at, at);
+                }
+                if *status == MemberStatus::Active && *previous_status == Some(MemberStatus::Cancelled) {
+                    max_in(&mut self.reactivated_at, at);
+                }
+                if wins(&self.status_stamp) {
+                    self.status = Some(*status);
+                    self.cancellation_reason = cancellation_reason.clone();
+                    self.status_stamp = Some(stamp);
+                }
+            }
+            MemberEvent::CheckinCreated { checked_in_at, .. } => self.add_checkin(*checked_in_at),
+            MemberEvent::PaymentFailed { failed_at, .. } => {
+                max_in(&mut self.last_payment_failed_at, *failed_at);
+                if wins(&self.payment_stamp) {
+                    self.payment_failing = true;
+                    self.payment_stamp = Some(stamp);
+                }
+            }
+            MemberEvent::PaymentSucceeded { paid_at, .. } => {
+                max_in(&mut self.last_payment_succeeded_at, *paid_at);
+                if wins(&self.payment_stamp) {
+                    self.payment_failing = false;
+                    self.payment_stamp = Some(stamp);
+                }
+            }
+            MemberEvent::TrialBooked { booked_for, .. } => {
+                max_in(&mut self.trial_booked_at, at);
+                if wins(&self.trial_stamp) {
+                    self.trial_booked_for = Some(*booked_for);
+                    self.trial_stamp = Some(stamp);
+                }
+            }
+        }
+    }
+
+    /// Check-ins are a set: the same time twice is one check-in. When the window is full, the
+    /// oldest time leaves it and is only counted; a check-in older than every listed one
+    /// cannot be told from a duplicate then, and is ignored.
+    fn add_checkin(&mut self, at: Timestamp) {
+        let full = self.checkins.len() >= CHECKIN_HISTORY_MAX;
+        if full && self.checkins.first().is_some_and(|oldest| at < *oldest) {
+            return;
+        }
+        if !self.checkins.insert(at) {
+            return;
+        }
+        while self.checkins.len() > CHECKIN_HISTORY_MAX {
+            self.checkins.pop_first();
+            self.checkins_before_history += 1;
+        }
+        self.checkin_count = self.checkins_before_history + u32::try_from(self.checkins.len()).unwrap_or(u32::MAX);
+        self.last_checkin_at = self.checkins.last().copied();
+    }
+}
+
+fn max_in(slot: &mut Option<Timestamp>, at: Timestamp) {
+    if slot.is_none_or(|t| at > t) {
+        *slot = Some(at);
+    }
+}
+
+/// How active a member is lately (spec 002, activity tiers), from the check-in history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityTier {
+    /// Checked in within the last week.
+    Active,
+    /// Last check-in 8–21 days ago.
+    Slipping,
+    /// Last check-in 22–60 days ago.
+    Lapsed,
+    /// More than 60 days, or never.
+    Dormant,
+}
+
+impl ActivityTier {
+    pub fn of(facts: &MemberFacts, now: Timestamp) -> ActivityTier {
+        let Some(last) = facts.last_checkin_at else {
+            return ActivityTier::Dormant;
+        };
+        let days = now.duration_since(last).as_hours() / 24;
+        match days {
+            ..=7 => ActivityTier::Active,
+            8..=21 => ActivityTier::Slipping,
+            22..=60 => ActivityTier::Lapsed,
+            _ => ActivityTier::Dormant,
+        }
+    }
+}
+
+/// `n` days as a duration.
+pub fn days(n: i64) -> SignedDuration {
+    SignedDuration::from_hours(24 * n)
+}
+
+/// The member's recent sends across all tasks, keyed by reservation key (`{task}#{touch}`),
+/// with the version the reservation is conditional on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SendLedger {
+    pub sends: BTreeMap<String, Timestamp>,
+    pub version: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    fn member() -> MemberId {
+        MemberId::parse("m_1").expect("member id")
+    }
+
+    /// The facts without the bookkeeping that may differ by arrival (recent ids, version).
+    fn projection(f: &MemberFacts) -> MemberFacts {
+        MemberFacts {
+            recent_events: Vec::new(),
+            version: 0,
+            ..f.clone()
+        }
+    }
+
+    fn event(kind: u8, minute: i64, value: u8) -> MemberEvent {
+        let t = at("2026-11-01T00:00:00Z") + SignedDuration::from_mins(minute);
+        let status = [
+            MemberStatus::Lead,
+            MemberStatus::Active,
+            MemberStatus::Cancelled,
+            MemberStatus::Frozen,
+        ][usize::from(value % 4)];
+        match kind % 6 {
+            0 => MemberEvent::MemberCreated {
+                member_id: member(),
+                email: Email::parse(&format!("m{value}@example.com")).expect("email"),
+                first_name: Some(format!("F{value}")),
+                last_name: None,
+                status,
+                joined_at: Some(t),
+                monthly_value: Some(f64::from(value)),
+            },
+            1 => MemberEvent::StatusChanged {
+                member_id: member(),
+                status,
+                previous_status: Some(MemberStatus::Cancelled),
+                cancellation_reason: Some(format!("r{value}")),
+            },
+            2 => MemberEvent::CheckinCreated {
+                member_id: member(),
+                checked_in_at: t,
+                class_name: None,
+            },
+            3 => MemberEvent::PaymentFailed {
+                member_id: member(),
+                amount: f64::from(value),
+                currency: "USD".into(),
+                failed_at: t,
+                reason: None,
+            },
+            4 => MemberEvent::PaymentSucceeded {
+                member_id: member(),
+                amount: f64::from(value),
+                currency: "USD".into(),
+                paid_at: t,
+            },
+            _ => MemberEvent::TrialBooked {
+                member_id: member(),
+                booked_for: t + SignedDuration::from_hours(i64::from(value)),
+            },
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// Given a set of distinct events (several sharing a timestamp), when they are
+        /// delivered in any order with any duplicates, then the facts are the same as
+        /// delivering each once in time order.
+        #[test]
+        fn facts_do_not_depend_on_delivery_order_or_duplicates(
+            events in proptest::collection::vec((0u8..6, 0i64..40, 0u8..8), 1..40),
+            order in proptest::collection::vec(any::<prop::sample::Index>(), 0..120),
+            shuffle_seed in any::<u64>(),
+        ) {
+            let distinct: Vec<(String, MemberEvent, Timestamp)> = events
+                .iter()
+                .enumerate()
+                .map(|(i, (k, m, v))| {
+                    let e = event(*k, *m, *v);
+                    let stamp = at("2026-11-01T00:00:00Z") + SignedDuration::from_mins(*m);
+                    (format!("wh_{i}"), e, stamp)
+                })
+                .collect();
+            let mut reference = MemberFacts::new(member());
+            let mut in_time_order = distinct.clone();
+            in_time_order.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+            for (id, e, t) in &in_time_order {
+                reference.apply(id, e, *t);
+            }
+            // Every event at least once, then extra duplicates, in a shuffled order.
+            let mut delivery: Vec<usize> = (0..distinct.len()).collect();
+            delivery.extend(order.iter().map(|ix| ix.index(distinct.len())));
+            let mut seed = shuffle_seed | 1;
+            for i in (1..delivery.len()).rev() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let j = usize::try_from(seed % (i as u64 + 1)).unwrap_or(0);
+                delivery.swap(i, j);
+            }
+            let mut facts = MemberFacts::new(member());
+            for ix in delivery {
+                let (id, e, t) = &distinct[ix];
+                facts.apply(id, e, *t);
+            }
+            prop_assert_eq!(projection(&facts), projection(&reference));
+        }
+    }
+
+    #[test]
+    fn a_redelivered_checkin_counts_once_even_after_its_id_is_forgotten() {
+        let mut facts = MemberFacts::new(member());
+        let checkin = MemberEvent::CheckinCreated {
+            member_id: member(),
+            checked_in_at: at("2026-11-02T14:00:00Z"),
+            class_name: None,
+        };
+        assert!(facts.apply("wh_1", &checkin, at("2026-11-02T14:00:00Z")));
+        for i in 0..40 {
+            let other = MemberEvent::TrialBooked {
+                member_id: member(),
+                booked_for: at("2026-11-10T14:00:00Z"),
+            };
+            facts.apply(&format!("other_{i}"), &other, at("2026-11-03T14:00:00Z"));
+        }
+        assert!(facts.apply("wh_1", &checkin, at("2026-11-02T14:00:00Z")), "the id was forgotten");
+        assert_eq!(facts.checkin_count, 1);
+        assert_eq!(facts.last_checkin_at, Some(at("2026-11-02T14:00:00Z")));
+    }
+
+    #[test]
+    fn the_history_window_keeps_the_newest_checkins_and_counts_the_rest() {
+        let mut facts = MemberFacts::new(member());
+        let start = at("2026-01-01T10:00:00Z");
+        for i in 0..(CHECKIN_HISTORY_MAX as i64 + 10) {
+            let t = start + days(i);
+            let e = MemberEvent::CheckinCreated {
+                member_id: member(),
+                checked_in_at: t,
+                class_name: None,
+            };
+            facts.apply(&format!("c{i}"), &e, t);
+        }
+        assert_eq!(facts.checkins.len(), CHECKIN_HISTORY_MAX);
+        assert_eq!(facts.checkin_count, CHECKIN_HISTORY_MAX as u32 + 10);
+        assert_eq!(facts.checkins.first().copied(), Some(start + days(10)));
+    }
+
+    #[test]
+    fn a_member_back_from_cancelled_is_reactivated_and_tiers_follow_checkins() {
+        let mut facts = MemberFacts::new(member());
+        let back = MemberEvent::StatusChanged {
+            member_id: member(),
+            status: MemberStatus::Active,
+            previous_status: Some(MemberStatus::Cancelled),
+            cancellation_reason: None,
+        };
+        facts.apply("s1", &back, at("2026-11-05T00:00:00Z"));
+        assert_eq!(facts.reactivated_at, Some(at("2026-11-05T00:00:00Z")));
+        assert_eq!(ActivityTier::of(&facts, at("2026-11-05T00:00:00Z")), ActivityTier::Dormant);
+        let c = MemberEvent::CheckinCreated {
+            member_id: member(),
+            checked_in_at: at("2026-11-05T10:00:00Z"),
+            class_name: None,
+        };
+        facts.apply("c1", &c, at("2026-11-05T10:00:00Z"));
+        assert_eq!(ActivityTier::of(&facts, at("2026-11-10T00:00:00Z")), ActivityTier::Active);
+        assert_eq!(ActivityTier::of(&facts, at("2026-11-20T00:00:00Z")), ActivityTier::Slipping);
+        assert_eq!(ActivityTier::of(&facts, at("2026-12-20T00:00:00Z")), ActivityTier::Lapsed);
+    }
+}

@@ -1,0 +1,416 @@
+//! An account is one business (a gym): its settings, limits, profile and kill switch.
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::AccountId;
+use crate::kernel::limits;
+use crate::task::task_type;
+
+/// How much the agent may do alone (spec §6.2, §7.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionMode {
+    /// Everything goes to the owner first.
+    Manual,
+    /// Confident tasks without escalation triggers run on their own.
+    LimitedAuto,
+}
+
+/// How the business presents itself in mail, and what the agent may know about it (spec
+/// §23.1). Every field is optional: the prompt says only what is given, and the agent
+/// escalates rather than invent the rest. A key it does not know is refused (a misspelt key
+/// would otherwise replace the profile with an empty one).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    #[serde(default)]
+    pub display_name: Option<String>,
+    #[serde(default)]
+    pub owner_first_name: Option<String>,
+    #[serde(default)]
+    pub sign_off: Option<String>,
+    /// What kind of business it is ("crossfit box", "yoga studio").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_type: Option<String>,
+    /// Its voice ("casual_friendly", "motivational", "professional", "community_first").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vibe: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_types: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub special_programs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_promo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typical_greeting: Option<String>,
+    /// Subjects the agent must never bring up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub never_mention: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub always_include: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_website: Option<String>,
+}
+
+impl Profile {
+    /// The texts that name the gym or a thing in one line — a display name reaches the
+    /// `From` header and offline subjects — are one line each; a sign-off, a greeting or a
+    /// promotion may span lines (they only reach the body).
+    fn validate_lines(&self) -> Result<(), InvalidInput> {
+        let one_liners = [
+            ("profile.display_name", &self.display_name),
+            ("profile.owner_first_name", &self.owner_first_name),
+            ("profile.business_type", &self.business_type),
+            ("profile.vibe", &self.vibe),
+            ("profile.contact_phone", &self.contact_phone),
+            ("profile.contact_website", &self.contact_website),
+        ];
+        for (field, value) in one_liners {
+            if let Some(value) = value {
+                crate::kernel::text::single_line("invalid_profile", field, value)?;
+            }
+        }
+        let lists = [
+            ("profile.class_types", &self.class_types),
+            ("profile.special_programs", &self.special_programs),
+            ("profile.never_mention", &self.never_mention),
+            ("profile.always_include", &self.always_include),
+        ];
+        for (field, list) in lists {
+            for value in list {
+                crate::kernel::text::single_line("invalid_profile", field, value)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn texts(&self) -> impl Iterator<Item = &String> {
+        [
+            &self.display_name,
+            &self.owner_first_name,
+            &self.sign_off,
+            &self.business_type,
+            &self.vibe,
+            &self.current_promo,
+            &self.typical_greeting,
+            &self.contact_phone,
+            &self.contact_address,
+            &self.contact_website,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.class_types.iter())
+        .chain(self.special_programs.iter())
+        .chain(self.never_mention.iter())
+        .chain(self.always_include.iter())
+    }
+}
+
+/// An owner's instructions for one agent, or one of its task types (spec §23.3): added to the
+/// prompt, or replacing the task type's skill. The base rules are never replaced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentOverride {
+    /// `retention`, `sales`, `gm`, `reputation`, or `*` for every agent.
+    pub agent: String,
+    /// A registered task type, or none for every type of the agent.
+    #[serde(default)]
+    pub task_type: Option<String>,
+    /// Replaces the task type's skill.
+    #[serde(default)]
+    pub prompt_override: Option<String>,
+    /// Added after the account context.
+    #[serde(default)]
+    pub prompt_additions: Option<String>,
+}
+
+impl AgentOverride {
+    /// How closely this override fits `agent` and `task_type`: `None` if it does not apply,
+    /// higher is more specific (type-and-agent, agent, every agent with type, everything).
+    pub fn specificity(&self, agent: &str, task_type: &str) -> Option<u8> {
+        let agent_fits = self.agent == agent;
+        let everyone = self.agent == "*";
+        match self.task_type.as_deref() {
+            Some(t) if t == task_type && agent_fits => Some(4),
+            None if agent_fits => Some(3),
+            Some(t) if t == task_type && everyone => Some(2),
+            None if everyone => Some(1),
+            _ => None,
+        }
+    }
+
+    /// The one override that applies to a task of `task_type` run by `agent`: the most
+    /// specific one.
+    pub fn effective<'a>(overrides: &'a [AgentOverride], agent: &str, task_type: &str) -> Option<&'a AgentOverride> {
+        overrides
+            .iter()
+            .filter_map(|o| o.specificity(agent, task_type).map(|s| (s, o)))
+            .max_by_key(|(s, _)| *s)
+            .map(|(_, o)| o)
+    }
+}
+
+/// The owner-editable settings (CONTRACT.md `GET/PUT /api/v1/settings`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub execution_mode: ExecutionMode,
+    pub member_weekly_limit: u32,
+    pub daily_send_limit: u32,
+    pub timezone: String,
+    pub send_window_start: u8,
+    pub send_window_end: u8,
+    pub onboarded_at: Option<Timestamp>,
+    pub avg_membership_price: f64,
+    pub profile: Profile,
+    /// Owner instructions per agent or task type (spec §23.3); an extension of CONTRACT.md's
+    /// settings.
+    #[serde(default)]
+    pub agent_overrides: Vec<AgentOverride>,
+    /// Agents enabled after the account's own ramp, with the day each was enabled: each runs
+    /// its own onboarding ramp from then (spec §26.4). Keys are agents (`retention`, `sales`…).
+    #[serde(default)]
+    pub agent_ramps: std::collections::BTreeMap<String, Timestamp>,
+    /// Where owner notifications are mailed (spec §35); none: the feed only. An extension of
+    /// CONTRACT.md's settings.
+    #[serde(default)]
+    pub owner_email: Option<crate::kernel::ids::Email>,
+    #[serde(default)]
+    pub owner_notification_channel: crate::owner::owner_notice::NotificationChannel,
+}
+
+impl Settings {
+    pub fn defaults(timezone: String) -> Self {
+        Self {
+            execution_mode: ExecutionMode::Manual,
+            member_weekly_limit: limits::DEFAULT_MEMBER_WEEKLY_LIMIT,
+            daily_send_limit: limits::DEFAULT_DAILY_SEND_LIMIT,
+            timezone,
+            send_window_start: limits::DEFAULT_SEND_WINDOW_START,
+            send_window_end: limits::DEFAULT_SEND_WINDOW_END,
+            onboarded_at: None,
+            avg_membership_price: limits::DEFAULT_AVG_MEMBERSHIP_PRICE,
+            profile: Profile::default(),
+            agent_overrides: Vec::new(),
+            agent_ramps: Default::default(),
+            owner_email: None,
+            owner_notification_channel: Default::default(),
+        }
+    }
+
+    /// Reject settings the engine could not honour; nothing is stored if this fails.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        parse_timezone(&self.timezone)?;
+        if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
+            return Err(InvalidInput::new(
+                "invalid_send_window",
+                "send_window_start must be before send_window_end, both hours in 0..=24",
+            ));
+        }
+        if self.member_weekly_limit > limits::MAX_MEMBER_WEEKLY_LIMIT {
+            return Err(InvalidInput::new(
+                "invalid_member_weekly_limit",
+                format!("member_weekly_limit must be at most {}", limits::MAX_MEMBER_WEEKLY_LIMIT),
+            ));
+        }
+        if self.daily_send_limit > limits::MAX_DAILY_SEND_LIMIT {
+            return Err(InvalidInput::new(
+                "invalid_daily_send_limit",
+                format!("daily_send_limit must be at most {}", limits::MAX_DAILY_SEND_LIMIT),
+            ));
+        }
+        if self.profile.texts().any(|t| t.chars().count() > limits::MAX_PROFILE_TEXT_CHARS) {
+            return Err(InvalidInput::new(
+                "invalid_profile",
+                format!("profile texts must be at most {} characters each", limits::MAX_PROFILE_TEXT_CHARS),
+            ));
+        }
+        self.profile.validate_lines()?;
+        self.validate_overrides()?;
+        crate::kernel::text::money("invalid_avg_membership_price", "avg_membership_price", self.avg_membership_price)?;
+        if let Some(agent) = self
+            .agent_ramps
+            .keys()
+            .find(|a| !crate::task::task_type::REGISTRY.iter().any(|d| d.agent == a.as_str()))
+        {
+            return Err(InvalidInput::new(
+                "invalid_agent_ramps",
+                format!("agent_ramps names an unknown agent {agent:?}"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_overrides(&self) -> Result<(), InvalidInput> {
+        let invalid = |message: String| Err(InvalidInput::new("invalid_agent_overrides", message));
+        if self.agent_overrides.len() > limits::MAX_AGENT_OVERRIDES {
+            return invalid(format!("at most {} agent overrides", limits::MAX_AGENT_OVERRIDES));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for o in &self.agent_overrides {
+            let known_agent = o.agent == "*" || task_type::REGISTRY.iter().any(|t| t.agent == o.agent);
+            if !known_agent {
+                return invalid(format!("{:?} is not an agent (retention, sales, gm, reputation or *)", o.agent));
+            }
+            if let Some(t) = &o.task_type {
+                match task_type::lookup(t) {
+                    None => return invalid(format!("{t:?} is not a task type")),
+                    Some(def) if o.agent != "*" && def.agent != o.agent => {
+                        return invalid(format!("{t:?} is run by the {} agent, not {}", def.agent, o.agent));
+                    }
+                    Some(_) => {}
+                }
+            }
+            let texts = [&o.prompt_override, &o.prompt_additions];
+            if texts.iter().all(|t| t.as_deref().is_none_or(|t| t.trim().is_empty())) {
+                return invalid("an override needs prompt_override or prompt_additions".into());
+            }
+            if texts
+                .iter()
+                .any(|t| t.as_deref().is_some_and(|t| t.chars().count() > limits::MAX_OVERRIDE_CHARS))
+            {
+                return invalid(format!("override texts must be at most {} characters", limits::MAX_OVERRIDE_CHARS));
+            }
+            if !seen.insert((o.agent.clone(), o.task_type.clone())) {
+                return invalid(format!("two overrides for agent {:?} and task type {:?}", o.agent, o.task_type));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn time_zone(&self) -> TimeZone {
+        parse_timezone(&self.timezone).unwrap_or(TimeZone::UTC)
+    }
+}
+
+/// An IANA time zone name, checked against the bundled database.
+pub fn parse_timezone(name: &str) -> Result<TimeZone, InvalidInput> {
+    TimeZone::get(name).map_err(|_| {
+        InvalidInput::new(
+            "invalid_timezone",
+            format!("{name:?} is not an IANA time zone (e.g. America/New_York)"),
+        )
+    })
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Account {
+    pub id: AccountId,
+    pub name: String,
+    pub settings: Settings,
+    /// Standard Webhooks secret (`whsec_…`), used to verify the connector's webhooks.
+    pub webhook_secret: WebhookSecret,
+    /// The per-account kill switch: nothing is sent while set.
+    pub paused: bool,
+    /// The account's own PushPress credentials (spec §34), when it brought them: the
+    /// connector calls for its members carry them instead of the process-wide key. Stored
+    /// here, never in an API view (the owner sees only whether they are set) or a log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushpress: Option<crate::members::connector::ConnectorCredentials>,
+    pub created_at: Timestamp,
+    pub version: u64,
+}
+
+impl Account {
+    pub fn sender_name(&self) -> &str {
+        self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// A webhook signing secret: stored and compared, never printed.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WebhookSecret(String);
+
+impl WebhookSecret {
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WebhookSecret(<redacted>)")
+    }
+}
+
+impl From<&str> for WebhookSecret {
+    fn from(secret: &str) -> Self {
+        Self::new(secret)
+    }
+}
+
+/// The platform-wide switch (spec §7.14).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemConfig {
+    pub global_pause: bool,
+    pub updated_at: Option<Timestamp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_overrides(overrides: Vec<AgentOverride>) -> Settings {
+        let mut s = Settings::defaults("Europe/London".into());
+        s.agent_overrides = overrides;
+        s
+    }
+
+    fn addition(agent: &str, task_type: Option<&str>) -> AgentOverride {
+        AgentOverride {
+            agent: agent.into(),
+            task_type: task_type.map(Into::into),
+            prompt_override: None,
+            prompt_additions: Some("Mention the summer schedule.".into()),
+        }
+    }
+
+    #[test]
+    fn overrides_name_a_real_agent_and_one_of_its_types_once() {
+        assert!(
+            with_overrides(vec![addition("retention", Some("churn_risk")), addition("*", None)])
+                .validate()
+                .is_ok()
+        );
+        let refused = [
+            vec![addition("marketing", None)],
+            vec![addition("retention", Some("no_such_type"))],
+            vec![addition("sales", Some("churn_risk"))],
+            vec![addition("retention", None), addition("retention", None)],
+            vec![AgentOverride {
+                prompt_additions: Some("   ".into()),
+                ..addition("gm", None)
+            }],
+            vec![AgentOverride {
+                prompt_override: Some("x".repeat(limits::MAX_OVERRIDE_CHARS + 1)),
+                ..addition("gm", None)
+            }],
+        ];
+        for overrides in refused {
+            let err = with_overrides(overrides.clone()).validate().expect_err("refused");
+            assert_eq!(err.code, "invalid_agent_overrides", "{overrides:?}");
+        }
+    }
+
+    #[test]
+    fn settings_without_overrides_or_the_new_profile_fields_still_read() {
+        let old = serde_json::json!({
+            "execution_mode": "manual", "member_weekly_limit": 3, "daily_send_limit": 15,
+            "timezone": "UTC", "send_window_start": 8, "send_window_end": 20, "onboarded_at": null,
+            "avg_membership_price": 150.0, "profile": {"display_name": "Harbour Gym"}
+        });
+        let settings: Settings = serde_json::from_value(old).expect("old settings");
+        assert!(settings.agent_overrides.is_empty());
+        assert_eq!(settings.profile.display_name.as_deref(), Some("Harbour Gym"));
+    }
+}

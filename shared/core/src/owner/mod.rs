@@ -1,0 +1,11 @@
+//! The gym owner's side: the account and its settings, recurring templates, business
+//! memories, the notices and digests we send the owner, daily metrics, the scorecard, and
+//! alerts to us. Depends on `task`, `members`, `kernel`.
+
+pub mod account;
+pub mod alert;
+pub mod business_memory;
+pub mod metrics;
+pub mod owner_notice;
+pub mod recurring;
+pub mod scorecard;

@@ -1,0 +1,410 @@
+//! Owner notifications (spec §35, §17, §22): what the owner is told without asking, and how
+//! often. Every notice is kept in the account's notification feed (`GET /api/v1/notifications`);
+//! e-mail to the owner is rationed, because an owner who gets thirty mails a day reads none.
+//!
+//! - Notices that need the owner's hand now (an escalation: a question, hostility, low
+//!   confidence, a spent budget…) are mailed at once and never held back.
+//! - The rest are batchable: each kind has a daily budget in the account's local day, and what
+//!   fits is collected into one digest mail sent at fixed slots of the send window, at most
+//!   every [`limits::OWNER_DIGEST_EVERY`]. Past the budget a notice stays in the feed only.
+//! - The daily digest (once a local day, from the window's opening) summarises yesterday and
+//!   what waits for the owner now; it leaves with the first digest mail of its day.
+//! - An owner without `owner_email`, or with `owner_notification_channel: dashboard_only`,
+//!   gets the feed alone.
+//! - The account's kill switch (spec §7.6) stops outreach to members, never the owner's
+//!   notices: a paused gym's owner needs to hear about escalations and opt-outs all the more.
+
+use jiff::civil::{Date, Time};
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
+use crate::kernel::limits;
+use crate::owner::account::Settings;
+use crate::owner::metrics::DailyMetrics;
+use crate::task::Task;
+
+/// What happened that the owner should know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    /// A task needs the owner's input (spec §17.2).
+    Escalation,
+    /// An escalation left untouched for 48 hours (spec §17.5).
+    EscalationReminder,
+    /// A member answered a task that is already closed (spec §16).
+    LateReply,
+    /// A member was suppressed: a stop word, the unsubscribe link, a hard bounce or a
+    /// complaint (spec §22.3); their tasks were cancelled.
+    MemberOptedOut,
+    /// A message an automation task was asked to pass on (`notify_owner`, `notify_coach`).
+    ActionMessage,
+    /// A task waits in the review queue for the owner's approval (spec §35.2: batched).
+    ApprovalNeeded,
+    /// Something about the account itself: the AI cost warning at 80% of the day's calls, or
+    /// the day's calls used up (spec §7.12, §35.2: always delivered).
+    SystemAlert,
+    /// The day's summary (spec §35.2: once a day).
+    DailyDigest,
+}
+
+/// How a kind reaches the owner's inbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticePolicy {
+    /// Mailed at once, never limited.
+    Immediate,
+    /// Collected into the next digest, at most this many a local day.
+    Batched { max_per_day: u32 },
+    /// Once a local day, in the first digest mail that leaves after it is made.
+    Daily,
+}
+
+impl NoticeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::Escalation => "escalation",
+            NoticeKind::EscalationReminder => "escalation_reminder",
+            NoticeKind::LateReply => "late_reply",
+            NoticeKind::MemberOptedOut => "member_opted_out",
+            NoticeKind::ActionMessage => "action_message",
+            NoticeKind::ApprovalNeeded => "approval_needed",
+            NoticeKind::SystemAlert => "system_alert",
+            NoticeKind::DailyDigest => "daily_digest",
+        }
+    }
+
+    pub fn policy(self) -> NoticePolicy {
+        match self {
+            NoticeKind::Escalation | NoticeKind::SystemAlert => NoticePolicy::Immediate,
+            NoticeKind::DailyDigest => NoticePolicy::Daily,
+            NoticeKind::ApprovalNeeded => NoticePolicy::Batched {
+                max_per_day: limits::OWNER_APPROVAL_NOTICES_PER_DAY,
+            },
+            NoticeKind::EscalationReminder => NoticePolicy::Batched {
+                max_per_day: limits::ESCALATION_REMINDERS_PER_DAY,
+            },
+            NoticeKind::LateReply => NoticePolicy::Batched {
+                max_per_day: limits::OWNER_LATE_REPLY_NOTICES_PER_DAY,
+            },
+            NoticeKind::MemberOptedOut => NoticePolicy::Batched {
+                max_per_day: limits::OWNER_OPT_OUT_NOTICES_PER_DAY,
+            },
+            NoticeKind::ActionMessage => NoticePolicy::Batched {
+                max_per_day: limits::OWNER_ACTION_NOTICES_PER_DAY,
+            },
+        }
+    }
+}
+
+/// Where the owner was (or will be) told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeDelivery {
+    /// Mailed on its own, at once.
+    Email,
+    /// In the digest mail at `digest_at` (or already sent in it).
+    Digest,
+    /// In the feed only: the owner has no address or chose the dashboard.
+    Dashboard,
+    /// In the feed only: the kind's daily e-mail budget was spent.
+    OverBudget,
+}
+
+/// One notice of the feed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OwnerNotice {
+    pub id: ulid::Ulid,
+    pub account_id: AccountId,
+    pub at: Timestamp,
+    /// Stored as `notice_kind`: the table's items already use `kind` for the entity type.
+    #[serde(rename = "notice_kind")]
+    pub kind: NoticeKind,
+    pub task_id: Option<TaskId>,
+    pub member_id: Option<MemberId>,
+    /// One line for a subject or a list.
+    pub title: String,
+    pub detail: String,
+    pub delivery: NoticeDelivery,
+    /// While waiting for its digest: when the digest goes out. `None` once sent (or when the
+    /// notice is not batched).
+    pub digest_at: Option<Timestamp>,
+}
+
+/// How the owner wants to be told (spec §35.3; SMS is not offered).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotificationChannel {
+    #[default]
+    Email,
+    DashboardOnly,
+}
+
+/// The next digest slot at or after `now`: slots start at the send window's opening and
+/// repeat every [`limits::OWNER_DIGEST_EVERY`] while the window is open, in the account's
+/// time zone; after the last one of a day, the first one of the next.
+pub fn next_digest_slot(settings: &Settings, now: Timestamp) -> Timestamp {
+    let tz = settings.time_zone();
+    let today = now.to_zoned(tz.clone()).date();
+    let every = limits::OWNER_DIGEST_EVERY;
+    let start = i8::try_from(settings.send_window_start).unwrap_or(8);
+    let window = SignedDuration::from_hours(i64::from(settings.send_window_end) - i64::from(settings.send_window_start));
+    for day in [Some(today), today.tomorrow().ok()].into_iter().flatten() {
+        let Ok(opens) = day.to_datetime(Time::constant(start, 0, 0, 0)).to_zoned(tz.clone()) else {
+            continue;
+        };
+        let opens = opens.timestamp();
+        let mut slot = opens;
+        while slot.duration_since(opens) < window {
+            if slot >= now {
+                return slot;
+            }
+            slot += every;
+        }
+    }
+    now + every
+}
+
+/// Subject and text of a digest of `notices` (oldest first). `awaiting_review`: how many
+/// tasks wait in the review queue as the mail leaves, when the digest names some of them.
+///
+/// A daily summary opens the mail; tasks awaiting review are one list under their count
+/// ("3 tasks need your review"), not one line each among the rest; the rest follow.
+pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Option<usize>) -> (String, String) {
+    let of = |kind: NoticeKind| notices.iter().filter(move |n| n.kind == kind);
+    let daily: Vec<&OwnerNotice> = of(NoticeKind::DailyDigest).collect();
+    let approvals: Vec<&OwnerNotice> = of(NoticeKind::ApprovalNeeded).collect();
+    let rest: Vec<&OwnerNotice> = notices
+        .iter()
+        .filter(|n| !matches!(n.kind, NoticeKind::DailyDigest | NoticeKind::ApprovalNeeded))
+        .collect();
+    let waiting = awaiting_review.unwrap_or(0).max(approvals.len());
+    let tasks = |n: usize| {
+        if n == 1 {
+            "1 task needs".to_owned()
+        } else {
+            format!("{n} tasks need")
+        }
+    };
+    let subject = match (daily.first(), approvals.is_empty(), rest.as_slice()) {
+        (Some(d), _, _) => format!("{business}: {}", d.title),
+        (None, false, []) => format!("{business}: {} your review", tasks(waiting)),
+        (None, true, [one]) => format!("{business}: {}", one.title),
+        _ => format!("{business}: {} updates from your agent", approvals.len() + rest.len()),
+    };
+    let mut text = String::new();
+    for d in &daily {
+        text.push_str(&format!("{}\n\n", d.detail));
+    }
+    if !approvals.is_empty() {
+        text.push_str(&format!("{} your review:\n", tasks(waiting)));
+        for a in &approvals {
+            text.push_str(&format!("- {}\n  {}\n", a.title, a.detail));
+        }
+        if waiting > approvals.len() {
+            text.push_str(&format!("…and {} more in the review queue.\n", waiting - approvals.len()));
+        }
+        text.push('\n');
+    }
+    if !rest.is_empty() {
+        text.push_str("Here is what happened since the last summary:\n");
+        for notice in rest {
+            text.push_str(&format!("\n- {} ({})\n  {}\n", notice.title, notice.at, notice.detail));
+        }
+    }
+    (subject, text)
+}
+
+/// Tasks of one list in a summary: those read (newest first) and whether more exist.
+pub struct TaskList<'a> {
+    pub tasks: &'a [Task],
+    pub more: bool,
+}
+
+/// The daily digest's title and text (spec §35.2): `day` (the local day before the one it
+/// is sent on) in numbers, the tasks waiting for approval and the escalations open now.
+/// `None` when there is nothing to say: an owner is not mailed that nothing happened.
+pub fn daily_summary(
+    day: Date,
+    metrics: &DailyMetrics,
+    awaiting_review: TaskList<'_>,
+    escalated: TaskList<'_>,
+) -> Option<(String, String)> {
+    let m = metrics;
+    let numbers = [
+        (m.messages_sent, "message sent", "messages sent"),
+        (m.member_replies, "member reply", "member replies"),
+        (m.tasks_completed, "task completed", "tasks completed"),
+        (m.tasks_cancelled, "task cancelled", "tasks cancelled"),
+        (m.tasks_escalated, "task escalated", "tasks escalated"),
+        (m.opt_outs, "opt-out", "opt-outs"),
+    ];
+    let quiet = numbers.iter().all(|(n, _, _)| *n == 0);
+    if quiet && awaiting_review.tasks.is_empty() && escalated.tasks.is_empty() {
+        return None;
+    }
+    let mut text = format!("Yesterday ({day}): ");
+    if quiet {
+        text.push_str("nothing was sent and nothing closed.\n");
+    } else {
+        let said: Vec<String> = numbers
+            .iter()
+            .filter(|(n, _, _)| *n > 0)
+            .map(|(n, one, many)| format!("{n} {}", if *n == 1 { one } else { many }))
+            .collect();
+        text.push_str(&format!("{}.\n", said.join(", ")));
+    }
+    let list = |text: &mut String, heading: &str, list: &TaskList<'_>, line: &dyn Fn(&Task) -> String| {
+        if list.tasks.is_empty() {
+            return;
+        }
+        let count = if list.more {
+            format!("more than {}", list.tasks.len())
+        } else {
+            list.tasks.len().to_string()
+        };
+        text.push_str(&format!("\n{heading}: {count}\n"));
+        for task in list.tasks.iter().take(limits::OWNER_DIGEST_NAMED_TASKS) {
+            text.push_str(&format!("- {}\n", line(task)));
+        }
+        if list.tasks.len() > limits::OWNER_DIGEST_NAMED_TASKS || list.more {
+            text.push_str("- …and more in the dashboard\n");
+        }
+    };
+    let who = |t: &Task| t.member.name.clone().unwrap_or_else(|| t.member.id.to_string());
+    list(&mut text, "Waiting for your approval", &awaiting_review, &|t| {
+        format!("{}: {}", who(t), t.task_type.replace('_', " "))
+    });
+    list(&mut text, "Escalations open", &escalated, &|t| {
+        let (since, why) = t.escalation.as_ref().map_or_else(
+            || (t.updated_at, t.outcome_reason.clone().unwrap_or_default().replace('_', " ")),
+            |e| (e.blocked_at, e.reason.clone()),
+        );
+        format!("{}: {} since {since}: {why}", who(t), t.task_type.replace('_', " "))
+    });
+    Some((format!("Your daily summary ({day})"), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    #[test]
+    fn digests_go_out_at_four_hour_slots_inside_the_send_window() {
+        // New York, window 8–20: slots at 08:00, 12:00 and 16:00 local (13:00, 17:00, 21:00 UTC in winter).
+        let settings = Settings::defaults("America/New_York".into());
+        assert_eq!(next_digest_slot(&settings, at("2026-11-02T14:10:00Z")), at("2026-11-02T17:00:00Z"));
+        assert_eq!(next_digest_slot(&settings, at("2026-11-02T17:00:00Z")), at("2026-11-02T17:00:00Z"));
+        assert_eq!(next_digest_slot(&settings, at("2026-11-02T21:30:00Z")), at("2026-11-03T13:00:00Z"));
+        assert_eq!(next_digest_slot(&settings, at("2026-11-02T06:00:00Z")), at("2026-11-02T13:00:00Z"));
+    }
+
+    #[test]
+    fn escalations_are_immediate_and_the_rest_are_rationed() {
+        assert_eq!(NoticeKind::Escalation.policy(), NoticePolicy::Immediate);
+        assert_eq!(NoticeKind::SystemAlert.policy(), NoticePolicy::Immediate);
+        assert_eq!(NoticeKind::DailyDigest.policy(), NoticePolicy::Daily);
+        assert_eq!(
+            NoticeKind::ApprovalNeeded.policy(),
+            NoticePolicy::Batched {
+                max_per_day: limits::OWNER_APPROVAL_NOTICES_PER_DAY
+            },
+            "spec §35.2: five a day, batched"
+        );
+        for kind in [NoticeKind::EscalationReminder, NoticeKind::LateReply, NoticeKind::MemberOptedOut] {
+            assert!(
+                matches!(kind.policy(), NoticePolicy::Batched { max_per_day } if max_per_day > 0),
+                "{kind:?}"
+            );
+        }
+    }
+
+    fn notice(kind: NoticeKind, title: &str) -> OwnerNotice {
+        OwnerNotice {
+            id: ulid::Ulid::new(),
+            account_id: AccountId::generate(at("2026-11-02T14:00:00Z")),
+            at: at("2026-11-02T14:00:00Z"),
+            kind,
+            task_id: None,
+            member_id: None,
+            title: title.into(),
+            detail: format!("about {title}"),
+            delivery: NoticeDelivery::Digest,
+            digest_at: None,
+        }
+    }
+
+    #[test]
+    fn a_digest_counts_the_review_queue_in_one_list_and_opens_with_the_daily_summary() {
+        let approvals = [
+            notice(NoticeKind::ApprovalNeeded, "Sam: churn risk"),
+            notice(NoticeKind::ApprovalNeeded, "Pat: win back"),
+        ];
+        let (subject, text) = digest_mail("Renegade", &approvals, Some(7));
+        assert_eq!(subject, "Renegade: 7 tasks need your review");
+        assert!(text.starts_with("7 tasks need your review:\n- Sam: churn risk"), "{text}");
+        assert!(text.contains("…and 5 more in the review queue."), "{text}");
+
+        let mut mixed = vec![notice(NoticeKind::MemberOptedOut, "Lee opted out")];
+        mixed.extend(approvals.iter().cloned());
+        mixed.push(notice(NoticeKind::DailyDigest, "your daily summary"));
+        let (subject, text) = digest_mail("Renegade", &mixed, Some(2));
+        assert_eq!(subject, "Renegade: your daily summary");
+        let (summary, approvals_at, rest) = (
+            text.find("about your daily summary"),
+            text.find("2 tasks need your review"),
+            text.find("Lee opted out"),
+        );
+        assert!(summary < approvals_at && approvals_at < rest, "{text}");
+        assert!(!text.contains("more in the review queue"), "{text}");
+    }
+
+    #[test]
+    fn a_daily_summary_gives_yesterday_in_numbers_and_what_waits_and_is_silent_on_a_quiet_day() {
+        use crate::task::TaskStatus;
+        use crate::testing::sample_task;
+        let day: Date = "2026-11-02".parse().expect("date");
+        let none = TaskList { tasks: &[], more: false };
+        assert_eq!(
+            daily_summary(day, &DailyMetrics::default(), TaskList { tasks: &[], more: false }, none),
+            None
+        );
+        let metrics = DailyMetrics {
+            messages_sent: 4,
+            member_replies: 1,
+            tasks_escalated: 1,
+            ..Default::default()
+        };
+        let pending: Vec<Task> = (0..7).map(|_| sample_task(TaskStatus::PendingReview)).collect();
+        let escalated = [sample_task(TaskStatus::Escalated)];
+        let (title, text) = daily_summary(
+            day,
+            &metrics,
+            TaskList {
+                tasks: &pending,
+                more: false,
+            },
+            TaskList {
+                tasks: &escalated,
+                more: false,
+            },
+        )
+        .expect("something to say");
+        assert_eq!(title, "Your daily summary (2026-11-02)");
+        assert!(
+            text.starts_with("Yesterday (2026-11-02): 4 messages sent, 1 member reply, 1 task escalated.\n"),
+            "{text}"
+        );
+        assert!(text.contains("Waiting for your approval: 7\n"), "{text}");
+        assert_eq!(
+            text.matches("payment recovery").count(),
+            limits::OWNER_DIGEST_NAMED_TASKS + 1,
+            "{text}"
+        );
+        assert!(text.contains("…and more in the dashboard"), "{text}");
+        assert!(text.contains("Escalations open: 1\n"), "{text}");
+    }
+}

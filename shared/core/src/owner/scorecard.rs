@@ -1,0 +1,195 @@
+//! The owner's scorecard (CONTRACT.md `GET /api/v1/scorecard`, spec §28.3): a month of
+//! outcomes, computed from the tasks themselves so the numbers always equal what the tasks say.
+//!
+//! A month is a calendar month in the account's time zone. A task counts towards the month it
+//! closed in (`resolved_at`), with its outcome and value as they stand now (attribution may
+//! have revised them since): `members_retained` are the distinct members of the month's
+//! closed tasks with a positive `attributed_value`, `revenue_retained` the sum of those
+//! values, `outcomes` the count per outcome code. `conversations_active` counts the tasks that
+//! had written to their member and were open at some time in the month; `needs_attention` the
+//! tasks made before the month's end that wait for the owner now (review or escalated);
+//! `messages_sent` the account's daily send counters over the month's local days.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{Timestamp, ToSpan};
+use serde::Serialize;
+
+use crate::kernel::error::InvalidInput;
+use crate::task::{Task, TaskStatus};
+
+/// A calendar month in a time zone, as the half-open interval `[start, end)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Month {
+    pub first_day: Date,
+    pub start: Timestamp,
+    pub end: Timestamp,
+}
+
+impl Month {
+    fn of(first_day: Date, tz: &TimeZone) -> Result<Self, InvalidInput> {
+        let bad = || InvalidInput::new("invalid_month", "month must be YYYY-MM");
+        let next = first_day.checked_add(1.month()).map_err(|_| bad())?;
+        Ok(Self {
+            first_day,
+            start: first_day.to_zoned(tz.clone()).map_err(|_| bad())?.timestamp(),
+            end: next.to_zoned(tz.clone()).map_err(|_| bad())?.timestamp(),
+        })
+    }
+
+    /// `YYYY-MM` in `tz`.
+    pub fn parse(s: &str, tz: &TimeZone) -> Result<Self, InvalidInput> {
+        let bad = || InvalidInput::new("invalid_month", format!("month {s:?} is not YYYY-MM (e.g. 2026-11)"));
+        let (y, m) = s.split_once('-').ok_or_else(bad)?;
+        if y.len() != 4 || m.len() != 2 || !y.chars().chain(m.chars()).all(|c| c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let year: i16 = y.parse().map_err(|_| bad())?;
+        let month: i8 = m.parse().map_err(|_| bad())?;
+        let first = Date::new(year, month, 1).map_err(|_| bad())?;
+        Self::of(first, tz)
+    }
+
+    /// The month `now` falls in, in `tz`.
+    pub fn containing(now: Timestamp, tz: &TimeZone) -> Result<Self, InvalidInput> {
+        let today = now.to_zoned(tz.clone()).date();
+        Self::of(today.first_of_month(), tz)
+    }
+
+    pub fn label(&self) -> String {
+        self.first_day.strftime("%Y-%m").to_string()
+    }
+
+    pub fn contains(&self, t: Timestamp) -> bool {
+        t >= self.start && t < self.end
+    }
+
+    /// Every local day of the month.
+    pub fn days(&self) -> Vec<Date> {
+        let mut days = Vec::new();
+        let mut day = self.first_day;
+        while day.month() == self.first_day.month() {
+            days.push(day);
+            match day.tomorrow() {
+                Ok(next) => day = next,
+                Err(_) => break,
+            }
+        }
+        days
+    }
+}
+
+/// CONTRACT.md's scorecard, plus the month it is for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scorecard {
+    pub month: String,
+    pub members_retained: usize,
+    pub revenue_retained: f64,
+    pub conversations_active: usize,
+    pub needs_attention: usize,
+    pub messages_sent: u32,
+    pub outcomes: BTreeMap<String, usize>,
+}
+
+/// The scorecard of `month` from the account's tasks (every task that can count must be in
+/// `tasks`) and the messages sent in it.
+pub fn tally(tasks: &[Task], month: &Month, messages_sent: u32) -> Scorecard {
+    let mut retained = BTreeSet::new();
+    let mut revenue = 0.0;
+    let mut outcomes = BTreeMap::new();
+    let mut conversations = 0;
+    let mut needs_attention = 0;
+    for task in tasks {
+        let closed_in_month = task.resolved_at.is_some_and(|t| month.contains(t));
+        if closed_in_month {
+            if let Some(code) = &task.outcome {
+                *outcomes.entry(code.clone()).or_insert(0) += 1;
+            }
+            if let Some(value) = task.attributed_value.filter(|v| *v > 0.0) {
+                revenue += value;
+                retained.insert(task.member.id.clone());
+            }
+        }
+        let open_in_month = task.created_at < month.end && task.resolved_at.is_none_or(|t| t >= month.start);
+        if open_in_month && task.touch > 0 {
+            conversations += 1;
+        }
+        if task.created_at < month.end && matches!(task.status, TaskStatus::PendingReview | TaskStatus::Escalated) {
+            needs_attention += 1;
+        }
+    }
+    Scorecard {
+        month: month.label(),
+        members_retained: retained.len(),
+        revenue_retained: (revenue * 100.0).round() / 100.0,
+        conversations_active: conversations,
+        needs_attention,
+        messages_sent,
+        outcomes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ids::MemberId;
+    use crate::testing::{at, sample_task};
+
+    fn closed(member: &str, outcome: &str, value: Option<f64>, when: &str) -> Task {
+        let mut task = sample_task(TaskStatus::Completed);
+        task.member.id = MemberId::parse(member).expect("member");
+        task.created_at = at("2026-10-20T12:00:00Z");
+        task.touch = 2;
+        task.outcome = Some(outcome.into());
+        task.attributed_value = value;
+        task.resolved_at = Some(at(when));
+        task
+    }
+
+    #[test]
+    fn months_are_read_in_the_accounts_time_zone() {
+        let ny = TimeZone::get("America/New_York").expect("tz");
+        let nov = Month::parse("2026-11", &ny).expect("month");
+        assert_eq!(nov.start, at("2026-11-01T04:00:00Z"));
+        assert_eq!(nov.end, at("2026-12-01T05:00:00Z"));
+        assert_eq!(nov.days().len(), 30);
+        assert_eq!(
+            Month::containing(at("2026-12-01T03:00:00Z"), &ny).expect("month").label(),
+            "2026-11"
+        );
+        for bad in ["2026-13", "2026-1", "26-11", "2026/11", "", "2026-00", "abcd-ef"] {
+            assert!(Month::parse(bad, &ny).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_month_counts_what_its_closed_tasks_say() {
+        let utc = TimeZone::UTC;
+        let nov = Month::parse("2026-11", &utc).expect("month");
+        let mut open = sample_task(TaskStatus::Waiting);
+        open.touch = 1;
+        open.created_at = at("2026-11-10T00:00:00Z");
+        let mut review = sample_task(TaskStatus::PendingReview);
+        review.created_at = at("2026-11-11T00:00:00Z");
+        let tasks = vec![
+            closed("m_1", "retained", Some(150.0), "2026-11-05T00:00:00Z"),
+            closed("m_1", "recovered", Some(450.0), "2026-11-06T00:00:00Z"),
+            closed("m_2", "engaged_late", Some(150.0), "2026-11-07T00:00:00Z"),
+            closed("m_3", "verbal_only", Some(0.0), "2026-11-08T00:00:00Z"),
+            closed("m_4", "retained", Some(150.0), "2026-12-01T00:00:00Z"),
+            open,
+            review,
+        ];
+        let card = tally(&tasks, &nov, 7);
+        assert_eq!(card.members_retained, 2);
+        assert_eq!(card.revenue_retained, 750.0);
+        assert_eq!(card.outcomes.get("retained"), Some(&1));
+        assert_eq!(card.outcomes.get("verbal_only"), Some(&1));
+        assert_eq!(card.outcomes.values().sum::<usize>(), 4);
+        // The four closed in November, the one still open; the December one was open too.
+        assert_eq!(card.conversations_active, 6);
+        assert_eq!((card.needs_attention, card.messages_sent), (1, 7));
+    }
+}

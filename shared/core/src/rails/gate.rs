@@ -1,0 +1,138 @@
+//! The confidence gate (spec §6.2): does a new task go to the owner first, or may it run?
+
+use serde::Serialize;
+
+use crate::owner::account::ExecutionMode;
+use crate::task::TaskStatus;
+use crate::task::reason::{GateReason, Reason};
+use crate::task::task_type::{EscalationTrigger, TaskTypeDef};
+
+impl EscalationTrigger {
+    /// The reason logged when this trigger sends a new task to review.
+    pub fn reason(self) -> Reason {
+        match self {
+            EscalationTrigger::Always => Reason::EscalationTriggerAlways,
+            EscalationTrigger::MemberTenureOver1Year => Reason::EscalationTriggerMemberTenureOver1Year,
+            EscalationTrigger::MemberTenureOver2Years => Reason::EscalationTriggerMemberTenureOver2Years,
+            EscalationTrigger::MonthlyValueOver200 => Reason::EscalationTriggerMonthlyValueOver200,
+            EscalationTrigger::CancellationReasonComplaint => Reason::EscalationTriggerCancellationReasonComplaint,
+            EscalationTrigger::CancellationReasonBilling => Reason::EscalationTriggerCancellationReasonBilling,
+        }
+    }
+}
+
+/// What is known about the member when the task is made, for the escalation triggers.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GateContext {
+    pub tenure_days: Option<i64>,
+    pub monthly_value: Option<f64>,
+    pub cancellation_reason: Option<String>,
+}
+
+/// The initial status of a new task, and the reason for it (logged on creation).
+pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ctx: &GateContext) -> (TaskStatus, GateReason) {
+    if mode == ExecutionMode::Manual {
+        return (TaskStatus::PendingReview, Reason::ManualModeRequiresReview.into());
+    }
+    for trigger in def.escalation_triggers {
+        let fires = match trigger {
+            EscalationTrigger::Always => true,
+            EscalationTrigger::MemberTenureOver1Year => ctx.tenure_days.is_some_and(|d| d > 365),
+            EscalationTrigger::MemberTenureOver2Years => ctx.tenure_days.is_some_and(|d| d > 730),
+            EscalationTrigger::MonthlyValueOver200 => ctx.monthly_value.is_some_and(|v| v > 200.0),
+            EscalationTrigger::CancellationReasonComplaint => ctx.cancellation_reason.as_deref().is_some_and(|r| r.contains("complaint")),
+            EscalationTrigger::CancellationReasonBilling => ctx.cancellation_reason.as_deref().is_some_and(|r| r.contains("billing")),
+        };
+        if fires {
+            return (TaskStatus::PendingReview, trigger.reason().into());
+        }
+    }
+    if confidence < def.auto_threshold {
+        return (
+            TaskStatus::PendingReview,
+            GateReason::ConfidenceBelowThreshold {
+                confidence,
+                threshold: def.auto_threshold,
+            },
+        );
+    }
+    (TaskStatus::Ready, GateReason::AutoApproved { confidence })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::task_type::{AD_HOC, CHURN_RISK, PAYMENT_RECOVERY};
+
+    #[test]
+    fn manual_mode_sends_everything_to_review() {
+        let (status, _) = initial_status(ExecutionMode::Manual, &CHURN_RISK, 100, &GateContext::default());
+        assert_eq!(status, TaskStatus::PendingReview);
+    }
+
+    #[test]
+    fn always_triggers_review_whatever_the_confidence() {
+        for def in [&PAYMENT_RECOVERY, &AD_HOC] {
+            let (status, reason) = initial_status(ExecutionMode::LimitedAuto, def, 100, &GateContext::default());
+            assert_eq!(status, TaskStatus::PendingReview);
+            assert_eq!(reason.to_string(), "escalation_trigger:always");
+        }
+    }
+
+    #[test]
+    fn a_trigger_is_logged_by_its_serde_name() {
+        use EscalationTrigger::*;
+        for trigger in [
+            Always,
+            MemberTenureOver1Year,
+            MemberTenureOver2Years,
+            MonthlyValueOver200,
+            CancellationReasonComplaint,
+            CancellationReasonBilling,
+        ] {
+            let name = serde_json::to_value(trigger).expect("serialize");
+            assert_eq!(
+                trigger.reason().as_str(),
+                format!("escalation_trigger:{}", name.as_str().expect("a string"))
+            );
+        }
+    }
+
+    #[test]
+    fn the_confidence_comparison_is_logged_with_its_numbers() {
+        let low = GateReason::ConfidenceBelowThreshold {
+            confidence: 74,
+            threshold: 75,
+        };
+        assert_eq!(low.to_string(), "confidence_74_below_threshold_75");
+        assert_eq!(
+            GateReason::AutoApproved { confidence: 90 }.to_string(),
+            "auto_approved_confidence_90"
+        );
+    }
+
+    #[test]
+    fn limited_auto_runs_confident_tasks_and_reviews_the_rest() {
+        let ctx = GateContext {
+            tenure_days: Some(100),
+            monthly_value: Some(150.0),
+            cancellation_reason: None,
+        };
+        assert_eq!(
+            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, 75, &ctx).0,
+            TaskStatus::Ready
+        );
+        assert_eq!(
+            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, 74, &ctx).0,
+            TaskStatus::PendingReview
+        );
+        let valuable = GateContext {
+            monthly_value: Some(250.0),
+            ..ctx
+        };
+        assert_eq!(
+            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, 99, &valuable).0,
+            TaskStatus::PendingReview
+        );
+    }
+}

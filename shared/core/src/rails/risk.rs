@@ -1,0 +1,317 @@
+//! The risk scan's judgment of one member (spec §18.2, issue 5): from the member's facts
+//! alone, does someone need attention, with which task type, and how sure are we?
+//!
+//! Four findings, by status: a new member → `onboarding`; an active member whose check-ins
+//! dropped off (measured against their own rhythm when it is known) → `churn_risk`; a
+//! recently cancelled member → `win_back`; a lead without a booked trial → `lead_followup`.
+//! Sparse data never hides a finding; it lowers the confidence, so the task goes to the
+//! owner's review instead of running on its own. Pure: the engine does the reading and the
+//! creating (`engine/analysis.rs`).
+
+use jiff::{SignedDuration, Timestamp};
+use serde_json::json;
+
+use crate::kernel::limits::{
+    CHURN_NO_CHECKIN, CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, WIN_BACK_WINDOW,
+};
+use crate::members::event::MemberStatus;
+use crate::members::member::{ActivityTier, MemberFacts};
+use crate::rails::gate::GateContext;
+
+/// Someone who needs attention, and the task that would give it.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub task_type: &'static str,
+    pub goal: String,
+    /// 0–100, lowered by sparse data.
+    pub confidence: u8,
+    /// What this finding is about (the lapse, the cancellation, the join): the scan acts
+    /// on each episode once.
+    pub episode: String,
+    pub gate: GateContext,
+    /// Why, for the task's context and the owner.
+    pub context: serde_json::Value,
+}
+
+/// The member's finding at `now`, if any. Members without an e-mail address are left out:
+/// no task could reach them.
+pub fn assess(facts: &MemberFacts, now: Timestamp) -> Option<Finding> {
+    facts.email.as_ref()?;
+    let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
+    let tenure_days = facts.tenure_days(now);
+    let gate = GateContext {
+        tenure_days,
+        monthly_value: facts.monthly_value,
+        cancellation_reason: facts.cancellation_reason.clone(),
+    };
+    let finding = match facts.status? {
+        MemberStatus::Active => active(facts, now, &name)?,
+        MemberStatus::Cancelled => win_back(facts, now, &name)?,
+        MemberStatus::Lead => lead(facts, now, &name)?,
+        MemberStatus::Frozen => return None,
+    };
+    let (task_type, goal, base, episode, why) = finding;
+    let confidence = base.saturating_sub(sparsity_penalty(facts)).clamp(10, 95);
+    Some(Finding {
+        task_type,
+        goal,
+        confidence,
+        episode,
+        gate,
+        context: json!({
+            "source": "risk_scan",
+            "why": why,
+            "activity_tier": ActivityTier::of(facts, now),
+            "checkin_count": facts.checkin_count,
+            "last_checkin_at": facts.last_checkin_at,
+            "tenure_days": tenure_days,
+            "monthly_value": facts.monthly_value,
+        }),
+    })
+}
+
+/// (task type, goal, base confidence, episode, why)
+type Raw = (&'static str, String, u8, String, String);
+
+fn days(d: SignedDuration) -> i64 {
+    d.as_hours() / 24
+}
+
+fn active(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
+    if let Some(joined) = facts.joined_at.filter(|j| now.duration_since(*j) < ONBOARDING_WINDOW) {
+        // Already building the habit: the onboarding goal is met.
+        if facts.checkins_since(joined) >= 3 {
+            return None;
+        }
+        return Some((
+            "onboarding",
+            format!("Welcome {name} and help them check in at least 3 times in their first 30 days"),
+            85,
+            format!("joined:{joined}"),
+            format!("joined {} day(s) ago", days(now.duration_since(joined))),
+        ));
+    }
+    // Dropping off needs check-ins to drop off from; with none, there is nothing to compare.
+    let last = facts.last_checkin_at?;
+    let gap = now.duration_since(last);
+    let rhythm = usual_gap(facts);
+    let threshold = rhythm.map_or(CHURN_NO_CHECKIN, |r| CHURN_NO_CHECKIN.max(r * 2));
+    if gap < threshold {
+        return None;
+    }
+    let (base, why) = match rhythm {
+        Some(r) if facts.checkin_count >= CHURN_PATTERN_CHECKINS => (
+            85,
+            format!("no check-in for {} days; usually every {} day(s)", days(gap), days(r).max(1)),
+        ),
+        Some(r) => (
+            65,
+            format!(
+                "no check-in for {} days; {} check-ins, usually every {} day(s) — a short history",
+                days(gap),
+                facts.checkin_count,
+                days(r).max(1)
+            ),
+        ),
+        None => (
+            45,
+            format!(
+                "no check-in for {} days; only {} check-in(s), too few to know their rhythm",
+                days(gap),
+                facts.checkin_count
+            ),
+        ),
+    };
+    let young = facts.tenure_days(now).is_some_and(|t| t < 30);
+    Some((
+        "churn_risk",
+        format!("Re-engage {name}, who has not checked in for {} days", days(gap)),
+        if young { base.min(50) } else { base },
+        format!("lapse_since:{last}"),
+        why,
+    ))
+}
+
+/// The median gap between the member's recent check-ins, with at least three of them.
+fn usual_gap(facts: &MemberFacts) -> Option<SignedDuration> {
+    let times: Vec<Timestamp> = facts.checkins.iter().copied().collect();
+    let mut gaps: Vec<SignedDuration> = times.windows(2).map(|w| w[1].duration_since(w[0])).collect();
+    if gaps.len() < 2 {
+        return None;
+    }
+    gaps.sort();
+    Some(gaps[gaps.len() / 2])
+}
+
+fn win_back(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
+    let cancelled = facts.cancelled_at?;
+    let since = now.duration_since(cancelled);
+    if since >= WIN_BACK_WINDOW || since < SignedDuration::ZERO {
+        return None;
+    }
+    let mut base: u8 = 75;
+    if facts.cancellation_reason.is_none() {
+        base -= 10;
+    }
+    if facts.checkin_count == 0 {
+        base -= 15;
+    }
+    Some((
+        "win_back",
+        format!("Invite {name}, who cancelled {} day(s) ago, back to the gym", days(since)),
+        base,
+        format!("cancelled:{cancelled}"),
+        format!(
+            "cancelled {} day(s) ago{}",
+            days(since),
+            facts.cancellation_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+        ),
+    ))
+}
+
+fn lead(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
+    if facts.trial_booked_at.is_some() {
+        return None;
+    }
+    let (base, episode, why) = match facts.joined_at {
+        Some(since) => {
+            let age = now.duration_since(since);
+            if age < LEAD_FOLLOWUP_AFTER || age > LEAD_TOO_OLD {
+                return None;
+            }
+            (
+                75,
+                format!("lead:{since}"),
+                format!("a lead for {} days without a trial booked", days(age)),
+            )
+        }
+        // When they became a lead is unknown: still worth a look, less surely.
+        None => (
+            50,
+            "lead:unknown".to_owned(),
+            "a lead without a trial booked (since unknown)".to_owned(),
+        ),
+    };
+    Some(("lead_followup", format!("Help {name} book a trial class"), base, episode, why))
+}
+
+/// How much less sure sparse facts make us.
+fn sparsity_penalty(facts: &MemberFacts) -> u8 {
+    let mut penalty = 0;
+    if facts.first_name.is_none() {
+        penalty += 5;
+    }
+    if facts.monthly_value.is_none() {
+        penalty += 5;
+    }
+    if facts.joined_at.is_none() {
+        penalty += 10;
+    }
+    penalty
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ids::{Email, MemberId};
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().expect("timestamp")
+    }
+
+    fn now() -> Timestamp {
+        at("2026-11-02T14:00:00Z")
+    }
+
+    fn member(status: MemberStatus) -> MemberFacts {
+        let mut facts = MemberFacts::new(MemberId::parse("m_1").expect("id"));
+        facts.email = Email::parse("sam@example.com").ok();
+        facts.first_name = Some("Sam".into());
+        facts.monthly_value = Some(150.0);
+        facts.joined_at = Some(at("2025-01-01T00:00:00Z"));
+        facts.status = Some(status);
+        facts
+    }
+
+    fn with_checkins(mut facts: MemberFacts, every_days: i64, count: i64, last: Timestamp) -> MemberFacts {
+        for n in 0..count {
+            facts.checkins.insert(last - SignedDuration::from_hours(24 * every_days * n));
+        }
+        facts.checkin_count = u32::try_from(count).expect("count");
+        facts.last_checkin_at = facts.checkins.last().copied();
+        facts
+    }
+
+    #[test]
+    fn a_regular_who_stopped_coming_is_a_confident_churn_risk() {
+        let facts = with_checkins(member(MemberStatus::Active), 3, 30, now() - SignedDuration::from_hours(24 * 20));
+        let finding = assess(&facts, now()).expect("finding");
+        assert_eq!((finding.task_type, finding.confidence), ("churn_risk", 85));
+    }
+
+    #[test]
+    fn a_member_who_comes_every_three_weeks_is_not_at_risk_after_twenty_days() {
+        let facts = with_checkins(member(MemberStatus::Active), 21, 12, now() - SignedDuration::from_hours(24 * 20));
+        assert!(assess(&facts, now()).is_none());
+        let later = now() + SignedDuration::from_hours(24 * 25);
+        assert_eq!(assess(&facts, later).map(|f| f.task_type), Some("churn_risk"));
+    }
+
+    #[test]
+    fn sparse_history_lowers_the_confidence_but_keeps_the_finding() {
+        let facts = with_checkins(member(MemberStatus::Active), 3, 2, now() - SignedDuration::from_hours(24 * 30));
+        let sparse = assess(&facts, now()).expect("finding");
+        assert_eq!(sparse.task_type, "churn_risk");
+        assert!(sparse.confidence <= 45, "{}", sparse.confidence);
+        let mut unknown = facts.clone();
+        unknown.monthly_value = None;
+        unknown.joined_at = None;
+        assert!(assess(&unknown, now()).expect("finding").confidence < sparse.confidence);
+    }
+
+    #[test]
+    fn no_checkins_at_all_is_no_evidence_of_dropping_off() {
+        assert!(assess(&member(MemberStatus::Active), now()).is_none());
+    }
+
+    #[test]
+    fn new_members_get_onboarding_until_the_habit_forms() {
+        let mut facts = member(MemberStatus::Active);
+        facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 3));
+        assert_eq!(assess(&facts, now()).map(|f| f.task_type), Some("onboarding"));
+        let formed = with_checkins(facts, 1, 3, now() - SignedDuration::from_hours(1));
+        assert!(assess(&formed, now()).is_none());
+    }
+
+    #[test]
+    fn recent_cancellations_are_won_back_and_old_ones_left_alone() {
+        let mut facts = with_checkins(member(MemberStatus::Cancelled), 4, 20, now() - SignedDuration::from_hours(24 * 40));
+        facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * 10));
+        facts.cancellation_reason = Some("moving".into());
+        let finding = assess(&facts, now()).expect("finding");
+        assert_eq!((finding.task_type, finding.confidence), ("win_back", 75));
+        facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * 90));
+        assert!(assess(&facts, now()).is_none());
+    }
+
+    #[test]
+    fn leads_get_a_follow_up_once_they_had_time_and_until_they_book() {
+        let mut facts = member(MemberStatus::Lead);
+        facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 5));
+        assert_eq!(assess(&facts, now()).map(|f| f.task_type), Some("lead_followup"));
+        facts.joined_at = Some(now() - SignedDuration::from_hours(12));
+        assert!(assess(&facts, now()).is_none(), "a brand-new lead gets time");
+        facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 5));
+        facts.trial_booked_at = Some(now());
+        assert!(assess(&facts, now()).is_none(), "a booked trial is the goal");
+    }
+
+    #[test]
+    fn nobody_without_an_address_and_nobody_frozen() {
+        let mut facts = with_checkins(member(MemberStatus::Active), 3, 30, now() - SignedDuration::from_hours(24 * 20));
+        facts.email = None;
+        assert!(assess(&facts, now()).is_none());
+        let frozen = with_checkins(member(MemberStatus::Frozen), 3, 30, now() - SignedDuration::from_hours(24 * 20));
+        assert!(assess(&frozen, now()).is_none());
+    }
+}

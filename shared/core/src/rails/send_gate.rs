@@ -1,0 +1,212 @@
+//! The rails a send must pass that defer it rather than refuse it (spec §7.2, §21, §29): the
+//! send window, the member's weekly cap and one message a day, the account's daily cap. Pure
+//! functions over a snapshot the engine read; the reservation re-checks the member's ledger
+//! and the account's counter in the store's transaction, so a send that raced past these
+//! checks is refused there.
+
+use jiff::civil::Date;
+use jiff::{SignedDuration, Timestamp};
+
+use crate::kernel::limits;
+use crate::members::member::{MemberFacts, SendLedger};
+use crate::owner::account::{Account, Settings, SystemConfig};
+use crate::rails::window;
+use crate::task::Task;
+use crate::task::reason::Reason;
+use crate::task::transition::Why;
+
+/// The first rail a send of `task` at `now` does not pass: when to try again and why; `None`
+/// when every rail passes. In order: the send window, the member's limits, the daily cap.
+pub fn send_gate(settings: &Settings, task: &Task, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
+    send_window(settings, task, now)
+        .or_else(|| member_limits(&snapshot.ledger, settings, now))
+        .or_else(|| daily_send_limit(settings, snapshot, now))
+}
+
+/// Outside the account's send window: the send goes a few minutes after it opens (a fixed
+/// offset per task and touch, so a retry lands on the same minute).
+fn send_window(settings: &Settings, task: &Task, now: Timestamp) -> Option<(Timestamp, Why)> {
+    let opens = window::send_window(settings, now).err()?;
+    let (id_bits, touch) = ((task.id.0.random() & u128::from(u64::MAX)) as u64, u64::from(task.touch));
+    let opens = window::smart_send_time(settings, opens, task.touch > 0, id_bits.wrapping_add(touch));
+    let detail = format!(
+        "window {}:00-{}:00 {}; goes at {opens}",
+        settings.send_window_start, settings.send_window_end, settings.timezone
+    );
+    Some((opens, Why::new(Reason::OutsideSendWindow).detail(detail)))
+}
+
+/// The member's own limits, read from their send ledger across all tasks: the weekly cap,
+/// then one message per local day.
+pub fn member_limits(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
+    weekly_cap(ledger, settings, now).or_else(|| member_daily_limit(ledger, settings, now))
+}
+
+/// The member weekly cap (spec §7.2): at most `member_weekly_limit` messages to one member in
+/// any rolling 7 days, whichever task sends them; the next slot is when the oldest send in the
+/// window drops out of it.
+pub fn weekly_cap(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
+    let recent = limits::sends_in_window(&ledger.sends, now);
+    if recent < settings.member_weekly_limit as usize {
+        return None;
+    }
+    let frees = next_member_slot(ledger, now);
+    let detail = format!(
+        "member received {recent} messages in 7 days (limit {}); next slot {frees}",
+        settings.member_weekly_limit
+    );
+    Some((frees, Why::new(Reason::MemberWeeklyLimit).detail(detail)))
+}
+
+/// One message to a member per local day (spec §21), whichever task sends it.
+fn member_daily_limit(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
+    let tz = settings.time_zone();
+    let today = limits::local_date(now, &tz);
+    let sent_today = ledger.sends.values().filter(|at| limits::local_date(**at, &tz) == today).count();
+    if sent_today < limits::MEMBER_DAILY_LIMIT {
+        return None;
+    }
+    let detail = format!(
+        "member already received {sent_today} message(s) today (limit {})",
+        limits::MEMBER_DAILY_LIMIT
+    );
+    Some((next_local_day(now, &tz), Why::new(Reason::MemberDailyLimit).detail(detail)))
+}
+
+/// The account's daily send cap, counted on its local day.
+fn daily_send_limit(settings: &Settings, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
+    let tz = settings.time_zone();
+    let sent = snapshot.daily_sends(limits::local_date(now, &tz));
+    if sent < settings.daily_send_limit {
+        return None;
+    }
+    let detail = format!("{sent} messages sent today (limit {})", settings.daily_send_limit);
+    Some((next_local_day(now, &tz), Why::new(Reason::DailySendLimit).detail(detail)))
+}
+
+/// When the oldest send in the member's window drops out of it.
+fn next_member_slot(ledger: &SendLedger, now: Timestamp) -> Timestamp {
+    let oldest = ledger
+        .sends
+        .values()
+        .filter(|at| now.duration_since(**at) < limits::MEMBER_WINDOW)
+        .min();
+    oldest
+        .map_or(now + SignedDuration::from_hours(24), |at| *at + limits::MEMBER_WINDOW)
+        .max(now + SignedDuration::from_mins(1))
+}
+
+/// Midnight starting the account's next local day.
+pub fn next_local_day(now: Timestamp, tz: &jiff::tz::TimeZone) -> Timestamp {
+    let today = limits::local_date(now, tz);
+    today
+        .tomorrow()
+        .ok()
+        .and_then(|d| d.to_zoned(tz.clone()).ok())
+        .map_or(now + SignedDuration::from_hours(24), |z| z.timestamp())
+}
+
+/// What the send gates read before a step, fetched in one round trip.
+#[derive(Clone, Debug, Default)]
+pub struct SendSnapshot {
+    pub system: SystemConfig,
+    pub account: Option<Account>,
+    pub suppressed: bool,
+    pub ledger: SendLedger,
+    /// What the connector has told us about the member, for the stale guard (spec §30).
+    pub facts: Option<MemberFacts>,
+    /// The account's daily send counters on the days around the date asked for (the
+    /// account's local date is one of them, whatever its time zone).
+    pub daily: Vec<(Date, u32)>,
+}
+
+impl SendSnapshot {
+    pub fn daily_sends(&self, date: Date) -> u32 {
+        self.daily.iter().find(|(d, _)| *d == date).map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The three dates whose counters a snapshot around `date` holds.
+pub fn dates_around(date: Date) -> [Date; 3] {
+    [date.yesterday().unwrap_or(date), date, date.tomorrow().unwrap_or(date)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::TaskStatus;
+    use crate::testing::{at, sample_account, sample_task};
+
+    /// 10:00 on a Monday in New York (inside the default 8–20 window).
+    fn monday() -> Timestamp {
+        at("2026-11-02T15:00:00Z")
+    }
+
+    fn snapshot(sends: &[Timestamp], sent_today: u32) -> SendSnapshot {
+        let ledger = SendLedger {
+            sends: sends.iter().enumerate().map(|(i, t)| (format!("send-{i}"), *t)).collect(),
+            version: 1,
+        };
+        let today = limits::local_date(monday(), &jiff::tz::TimeZone::get("America/New_York").expect("tz"));
+        SendSnapshot {
+            system: Default::default(),
+            account: None,
+            suppressed: false,
+            ledger,
+            facts: None,
+            daily: vec![(today, sent_today)],
+        }
+    }
+
+    fn reason(gate: Option<(Timestamp, Why)>) -> Option<Reason> {
+        gate.map(|(_, why)| why.reason)
+    }
+
+    #[test]
+    fn every_rail_passes_on_a_quiet_day() {
+        let settings = sample_account(monday()).settings;
+        let task = sample_task(TaskStatus::Ready);
+        assert!(send_gate(&settings, &task, &snapshot(&[], 0), monday()).is_none());
+    }
+
+    #[test]
+    fn the_weekly_cap_holds_a_member_at_the_limit_until_the_oldest_send_leaves_the_window() {
+        let settings = sample_account(monday()).settings;
+        let days_ago = |d: i64| monday() - SignedDuration::from_hours(24 * d);
+        let sends = [days_ago(6), days_ago(4), days_ago(2)];
+        assert_eq!(settings.member_weekly_limit, 3);
+        let (until, why) = weekly_cap(&snapshot(&sends, 0).ledger, &settings, monday()).expect("capped");
+        assert_eq!(why.reason, Reason::MemberWeeklyLimit);
+        assert_eq!(until, days_ago(6) + limits::MEMBER_WINDOW, "when the oldest send drops out");
+        // Two in the window (one fell out): the cap passes.
+        let older = [days_ago(8), days_ago(4), days_ago(2)];
+        assert!(weekly_cap(&snapshot(&older, 0).ledger, &settings, monday()).is_none());
+    }
+
+    #[test]
+    fn a_member_gets_one_message_a_local_day_and_the_account_its_daily_cap() {
+        let settings = sample_account(monday()).settings;
+        let task = sample_task(TaskStatus::Ready);
+        let earlier_today = monday() - SignedDuration::from_hours(1);
+        assert_eq!(
+            reason(send_gate(&settings, &task, &snapshot(&[earlier_today], 0), monday())),
+            Some(Reason::MemberDailyLimit)
+        );
+        let full = settings.daily_send_limit;
+        assert_eq!(
+            reason(send_gate(&settings, &task, &snapshot(&[], full), monday())),
+            Some(Reason::DailySendLimit)
+        );
+        assert!(send_gate(&settings, &task, &snapshot(&[], full - 1), monday()).is_none());
+    }
+
+    #[test]
+    fn outside_the_window_a_send_waits_for_it_to_open() {
+        let settings = sample_account(monday()).settings;
+        let task = sample_task(TaskStatus::Ready);
+        let night = at("2026-11-03T03:00:00Z"); // 22:00 in New York
+        let (until, why) = send_gate(&settings, &task, &snapshot(&[], 0), night).expect("deferred");
+        assert_eq!(why.reason, Reason::OutsideSendWindow);
+        assert!(until > night && window::send_window(&settings, until).is_ok(), "{until}");
+    }
+}

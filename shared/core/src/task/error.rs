@@ -1,0 +1,50 @@
+//! The error of the engine's operations. It lives with the task because the task's own
+//! functions (a transition) refuse with it, and it names a task's status and a creation
+//! refusal; the input and store errors it wraps are in [`crate::kernel::error`].
+
+use thiserror::Error;
+
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::task::TaskStatus;
+
+/// Errors of the engine's operations.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    Invalid(#[from] InvalidInput),
+    #[error("{what} not found")]
+    NotFound { what: &'static str },
+    #[error("invalid transition: {from} → {to}")]
+    InvalidTransition { from: TaskStatus, to: TaskStatus },
+    #[error("the task changed while this request was being applied; re-read it and try again")]
+    StaleVersion,
+    #[error("{0}")]
+    Paused(String),
+    #[error(transparent)]
+    Store(StoreError),
+    #[error("{0}")]
+    Dependency(String),
+    /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
+    #[error("{0}")]
+    Limited(crate::task::flood::Refusal),
+}
+
+impl From<StoreError> for EngineError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Conflict(Conflict::Version) => EngineError::StaleVersion,
+            other => EngineError::Store(other),
+        }
+    }
+}
+
+impl EngineError {
+    /// Worth retrying the same input later (infrastructure trouble), as opposed to a
+    /// decision that will not change.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Store(StoreError::Unavailable(_)) | EngineError::Dependency(_) | EngineError::StaleVersion
+        )
+    }
+}

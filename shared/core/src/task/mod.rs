@@ -1,0 +1,401 @@
+//! The task: a goal, a hard budget and a conversation — its eight states, the table of moves
+//! between them, and the records that explain it (decision log, conversation, outbound mail).
+
+use std::fmt;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+pub mod action;
+pub mod attribution;
+pub mod cadence;
+pub mod commit;
+pub mod controls;
+pub mod error;
+pub mod flood;
+pub mod history;
+pub mod outcome;
+pub mod reason;
+pub mod subtasks;
+pub mod task_type;
+pub mod transition;
+pub mod work;
+
+use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
+use crate::task::task_type::{DeliverableType, Priority};
+
+/// The eight states of a task (spec §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    PendingReview,
+    Ready,
+    Executing,
+    Waiting,
+    Dormant,
+    Completed,
+    Escalated,
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub const ALL: [TaskStatus; 8] = [
+        TaskStatus::PendingReview,
+        TaskStatus::Ready,
+        TaskStatus::Executing,
+        TaskStatus::Waiting,
+        TaskStatus::Dormant,
+        TaskStatus::Completed,
+        TaskStatus::Escalated,
+        TaskStatus::Cancelled,
+    ];
+
+    /// The valid-transition table: the only place that says which moves exist.
+    pub fn can_move_to(self, to: TaskStatus) -> bool {
+        use TaskStatus::*;
+        matches!(
+            (self, to),
+            (PendingReview, Ready | Cancelled)
+                | (Ready, Executing | Cancelled)
+                | (Executing, Waiting | Completed | Escalated | Cancelled)
+                | (Waiting, Executing | Completed | Escalated | Cancelled | Dormant)
+                | (Dormant, Executing | Completed | Cancelled)
+                | (Escalated, Executing | Cancelled)
+        )
+    }
+
+    /// Completed and cancelled tasks never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Cancelled)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::PendingReview => "pending_review",
+            TaskStatus::Ready => "ready",
+            TaskStatus::Executing => "executing",
+            TaskStatus::Waiting => "waiting",
+            TaskStatus::Dormant => "dormant",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Escalated => "escalated",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TaskStatus> {
+        TaskStatus::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A task's hard limits and what it has used of them (spec §7.1). Counters only grow, and
+/// every reservation is checked against the maximum before it is written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budget {
+    pub messages_used: u32,
+    pub messages_max: u32,
+    pub turns_used: u32,
+    pub turns_max: u32,
+    pub expires_at: Timestamp,
+}
+
+impl Budget {
+    pub fn messages_left(&self) -> u32 {
+        self.messages_max.saturating_sub(self.messages_used)
+    }
+    pub fn is_expired(&self, now: Timestamp) -> bool {
+        now >= self.expires_at
+    }
+}
+
+/// Who or what created the task (spec §4, trigger provenance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerType {
+    Webhook,
+    CronAnalysis,
+    Manual,
+    GmChat,
+    /// Spawned by a recurring template (spec §31.6).
+    Recurring,
+    /// Made by the agent on its own, e.g. from a conversation (spec §7.13): always reviewed,
+    /// and capped per account and per member.
+    AgentSpawned,
+}
+
+/// The member a task is about, as known when the task was made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemberRef {
+    pub id: MemberId,
+    pub email: Option<Email>,
+    pub name: Option<String>,
+}
+
+/// A message the agent means to send (or sent): subject and plain-text body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Draft {
+    pub subject: String,
+    pub body: String,
+}
+
+/// A task. Every change goes through [`crate::task::transition::transition`] or an engine operation
+/// that bumps `version`; the store writes it only if the stored version is the one read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    pub id: TaskId,
+    pub account_id: AccountId,
+    pub task_type: String,
+    pub status: TaskStatus,
+    pub priority: Priority,
+    pub member: MemberRef,
+    pub goal: String,
+    pub confidence: u8,
+    pub draft: Option<Draft>,
+    /// The subject of the first message, kept so follow-ups thread as `Re: …`.
+    pub thread_subject: Option<String>,
+    /// The Message-IDs of the messages sent so far, oldest first, for threading follow-ups
+    /// without reading the outbound records.
+    #[serde(default)]
+    pub thread: Vec<ThreadMessage>,
+    pub budget: Budget,
+    /// AI calls made for this task so far (spec §7.12: at most `AI_CALLS_PER_TASK`).
+    #[serde(default)]
+    pub ai_calls: u32,
+    /// Messages sent so far; also the index of the next touch in the cadence.
+    pub touch: u32,
+    /// When the system next has something to do with this task (drives the due index).
+    pub next_action_at: Option<Timestamp>,
+    /// Failed attempts of the current step, for the retry policy (spec §7.11).
+    pub attempts: u32,
+    pub outcome: Option<String>,
+    pub outcome_reason: Option<String>,
+    pub attributed_value: Option<f64>,
+    pub parent_id: Option<TaskId>,
+    /// For a subtask: how its result bears on the parent (spec §14.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<crate::task::subtasks::Requirement>,
+    /// For a parent: its subtasks, in the order they were added; a parent's steps derive its
+    /// state from theirs instead of sending (spec §14.4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subtasks: Vec<crate::task::subtasks::SubtaskRef>,
+    /// A batch parent (spec §31.7): one subtask per member, under the higher batch limit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub batch: bool,
+    /// What an automation task does (spec §31.5), run in order by the action executor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<crate::task::action::Action>,
+    /// When the owner approved the task (actions that need approval run only after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<Timestamp>,
+    pub trigger_type: TriggerType,
+    pub trigger_event_id: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub execution_started_at: Option<Timestamp>,
+    pub dormant_at: Option<Timestamp>,
+    pub dormant_expires_at: Option<Timestamp>,
+    pub resolved_at: Option<Timestamp>,
+    /// What a research task produced (spec §31.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliverable: Option<crate::task::Deliverable>,
+    /// Execution mode, plan, and the other per-task controls (spec §27).
+    #[serde(default)]
+    pub controls: crate::task::controls::TaskControls,
+    /// Something the agent must read before the task's next step (spec §6.5, §17.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<Awaiting>,
+    /// The agent's answer to the member, sent by the next step instead of a cadence follow-up
+    /// (through every gate, like any other touch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// Why the owner was handed the task (spec §17.3); cleared when it resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<EscalationContext>,
+    /// The outcome is a verbal commitment awaiting its signal (spec §16.2): attribution
+    /// confirms it when the signal comes, or downgrades it when the window passes.
+    #[serde(default)]
+    pub provisional: bool,
+    /// Until when attribution still watches this closed task (its revenue, a provisional
+    /// outcome, a late win); `None` once settled. Drives the attribution index
+    /// ([`crate::task::attribution::watch_until`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution_until: Option<Timestamp>,
+    /// The owner approved the first message with an edited draft (`draft` is what they sent;
+    /// the original stays in the `owner_approved_with_edits` log entry). Learning reads it.
+    #[serde(default)]
+    pub owner_edited: bool,
+    pub version: u64,
+}
+
+/// What waits to be read by the agent at the task's next step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Awaiting {
+    /// The member replied; the conversation loop has not judged it yet.
+    MemberReply,
+    /// The owner gave guidance on an escalated task; the agent carries it out.
+    OwnerGuidance,
+}
+
+/// Everything the owner needs to unblock an escalated task (spec §17.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EscalationContext {
+    pub blocked_at: Timestamp,
+    /// `agent`, `member` or `system`.
+    pub blocked_by: String,
+    pub reason: String,
+    /// The member's question the agent could not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
+    /// The agent's best attempt at an answer, for the owner to edit or send as guidance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_reply: Option<String>,
+    pub suggested_actions: Vec<String>,
+    /// The last few messages, oldest first.
+    pub conversation_snapshot: Vec<ConversationMessage>,
+    /// What the agent does once the owner answers.
+    pub resume_instructions: String,
+}
+
+impl Task {
+    /// Open tasks hold the member+type active guard.
+    pub fn is_active(&self) -> bool {
+        !self.status.is_terminal()
+    }
+}
+
+/// One sent message of the thread: our Message-ID and the one the provider delivered it
+/// under (SES rewrites it), both without angle brackets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadMessage {
+    pub message_id: String,
+    pub provider_message_id: Option<String>,
+}
+
+/// One decision-log entry: why a task changed. Written in the same transaction as the change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub id: ulid::Ulid,
+    pub at: Timestamp,
+    /// `None` for the entry that records the task's creation.
+    pub from_status: Option<TaskStatus>,
+    pub to_status: TaskStatus,
+    pub reason: String,
+    pub detail: Option<String>,
+}
+
+/// Who said something in a task's conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Agent,
+    Member,
+    Owner,
+    System,
+}
+
+/// One entry of the conversation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConversationMessage {
+    pub id: ulid::Ulid,
+    pub at: Timestamp,
+    pub role: Role,
+    pub content: String,
+    /// A member's whole message, kept beside `content` when reading it left less than a
+    /// sentence of more they wrote (`reply_text::Extracted::original`): the owner sees it,
+    /// and the agent reads it instead of `content`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
+}
+
+/// Where an outbound message is in its life. `Reserved` means budgets are counted and the
+/// send may or may not have happened; such a record is never sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutboundStatus {
+    Reserved,
+    Sent,
+    /// The provider refused it; nothing left.
+    Failed,
+    /// The send's fate is unknown (timeout after the request left); escalated, never retried.
+    Unknown,
+}
+
+/// The record of one outbound e-mail, keyed per task and touch: the idempotency record that
+/// makes a send at-most-once, and the thread's memory of Message-IDs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutboundMessage {
+    pub task_id: TaskId,
+    pub touch: u32,
+    pub status: OutboundStatus,
+    pub to: Email,
+    pub subject: String,
+    /// Our `Message-ID` (without angle brackets).
+    pub message_id: String,
+    /// The id SES returned; SES delivers the mail with `<{ses_id}@{region}.amazonses.com>`.
+    pub provider_id: Option<String>,
+    /// The Message-ID the recipient actually sees, when the provider rewrites ours.
+    pub provider_message_id: Option<String>,
+    pub reserved_at: Timestamp,
+    pub sent_at: Option<Timestamp>,
+}
+
+impl ThreadMessage {
+    /// Every id a reply to this message may carry in `In-Reply-To`/`References`.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.message_id.as_str()).chain(self.provider_message_id.as_deref())
+    }
+}
+
+/// What a research task produced (spec §31.4), kept on the task.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Deliverable {
+    pub kind: DeliverableType,
+    pub title: String,
+    /// Markdown.
+    pub content: String,
+    pub data: serde_json::Value,
+    pub created_at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskStatus::*;
+
+    #[test]
+    fn terminal_states_have_no_way_out() {
+        for to in TaskStatus::ALL {
+            assert!(!Completed.can_move_to(to));
+            assert!(!Cancelled.can_move_to(to));
+        }
+    }
+
+    #[test]
+    fn the_table_has_exactly_the_specs_eighteen_moves() {
+        let moves = TaskStatus::ALL
+            .iter()
+            .flat_map(|from| TaskStatus::ALL.iter().map(move |to| (*from, *to)))
+            .filter(|(from, to)| from.can_move_to(*to))
+            .count();
+        assert_eq!(moves, 18);
+        assert!(PendingReview.can_move_to(Ready));
+        assert!(!PendingReview.can_move_to(Executing));
+        assert!(Dormant.can_move_to(Executing));
+        assert!(!Dormant.can_move_to(Waiting));
+        assert!(!Escalated.can_move_to(Completed));
+    }
+
+    #[test]
+    fn statuses_round_trip_through_their_names() {
+        for s in TaskStatus::ALL {
+            assert_eq!(TaskStatus::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_string(&s).ok(), Some(format!("\"{s}\"")));
+        }
+    }
+}
