@@ -250,8 +250,9 @@ fn touch_label(task: &Task) -> String {
 /// `\n`, as the page showed them).
 pub fn draft_digest(subject: &str, body: &str) -> String {
     let mut hash = Sha256::new();
+    // Length-prefixed, so no subject/body split reads as another.
+    hash.update((subject.len() as u64).to_le_bytes());
     hash.update(subject.as_bytes());
-    hash.update([0]);
     hash.update(body.as_bytes());
     hex::encode(&hash.finalize()[..16])
 }
