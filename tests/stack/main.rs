@@ -7,6 +7,7 @@ mod analysis;
 mod categories;
 mod connector_keys;
 mod conversations;
+mod dashboard;
 mod fixtures;
 mod gates;
 mod hostile;
