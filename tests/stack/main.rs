@@ -8,6 +8,7 @@ mod categories;
 mod connector_keys;
 mod conversations;
 mod dashboard;
+mod dashboard_browser;
 mod fixtures;
 mod gates;
 mod hostile;
