@@ -121,8 +121,7 @@ impl Browser {
     }
 
     async fn session_command(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, String> {
-        self.command(method, &format!("session/{}/{path}", self.session), body)
-            .await
+        self.command(method, &format!("session/{}/{path}", self.session), body).await
     }
 
     pub async fn goto(&self, url: &str) -> Result<(), String> {

@@ -151,7 +151,10 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
     for flag in ["HttpOnly", "SameSite=Strict", "Path=/app", "Max-Age=43200"] {
         assert!(cookie.split("; ").any(|a| a == flag), "{flag} in {cookie}");
     }
-    assert!(!cookie.contains("Secure"), "plain http (local) cannot keep a Secure cookie: {cookie}");
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http (local) cannot keep a Secure cookie: {cookie}"
+    );
     assert!(!cookie.contains(&gym.token), "the cookie never holds the API token");
 
     let over_https = post_login(&stack, &gym.token, &[("x-forwarded-proto", "https")]).await;
@@ -161,7 +164,12 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
     let owner = sign_in(&stack, &gym).await;
     let (status, page) = owner.get("/app").await;
     assert_eq!(status, 200);
-    for hero in ["members retained", "revenue retained", "conversations active", "need your attention"] {
+    for hero in [
+        "members retained",
+        "revenue retained",
+        "conversations active",
+        "need your attention",
+    ] {
         assert!(page.contains(hero), "{hero}: {page}");
     }
     assert!(!page.contains(&gym.token), "no secret in a page");
@@ -197,10 +205,7 @@ async fn a_wrong_token_a_forged_cookie_or_none_gets_the_sign_in_page() {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(response.status(), StatusCode::SEE_OTHER);
-        assert_eq!(
-            response.headers().get(LOCATION).and_then(|v| v.to_str().ok()),
-            Some("/app/login")
-        );
+        assert_eq!(response.headers().get(LOCATION).and_then(|v| v.to_str().ok()), Some("/app/login"));
     }
     stack.running.stop();
 }
@@ -213,11 +218,7 @@ async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_changes_nothing
     let owner = sign_in(&stack, &gym).await;
     let other_sign_in = sign_in(&stack, &gym).await;
     let path = format!("/app/tasks/{id}/approve");
-    for form in [
-        vec![],
-        vec![("csrf", "")],
-        vec![("csrf", other_sign_in.csrf.as_str())],
-    ] {
+    for form in [vec![], vec![("csrf", "")], vec![("csrf", other_sign_in.csrf.as_str())]] {
         let (status, _) = owner.post(&path, &form).await;
         assert_eq!(status, 403, "{form:?}");
     }
@@ -277,10 +278,7 @@ async fn approving_from_the_review_queue_moves_the_task_on_as_drafted() {
     assert_eq!((status, to.as_str()), (303, "/app/review?done=approved"));
     let approved = task(&stack, &gym, &id).await;
     assert_ne!(approved["status"], "pending_review", "{approved}");
-    assert!(
-        openloop_tests::reasons(&approved).contains(&"owner_approved"),
-        "{approved}"
-    );
+    assert!(openloop_tests::reasons(&approved).contains(&"owner_approved"), "{approved}");
     let (_, queue) = owner.get("/app/review?done=approved").await;
     assert!(!queue.contains(&format!("data-task-id=\"{id}\"")), "it left the queue");
     assert!(queue.contains("Approved: the message goes out"), "{queue}");
@@ -315,17 +313,16 @@ async fn an_edit_in_place_is_approved_as_the_owners_version_and_skip_closes() {
         approved["draft"],
         json!({"subject": "We miss you, Ana", "body": "Hi Ana,\nThursday's class has your name on it."})
     );
-    assert!(openloop_tests::reasons(&approved).contains(&"owner_approved_with_edits"), "{approved}");
+    assert!(
+        openloop_tests::reasons(&approved).contains(&"owner_approved_with_edits"),
+        "{approved}"
+    );
 
-    let (status, to) = owner
-        .post(&format!("/app/tasks/{skipped}/skip"), &[("csrf", &owner.csrf)])
-        .await;
+    let (status, to) = owner.post(&format!("/app/tasks/{skipped}/skip"), &[("csrf", &owner.csrf)]).await;
     assert_eq!((status, to.as_str()), (303, "/app/review?done=skipped"));
     assert_eq!(task(&stack, &gym, &skipped).await["status"], "cancelled");
 
-    let (status, page) = owner
-        .post(&format!("/app/tasks/{skipped}/skip"), &[("csrf", &owner.csrf)])
-        .await;
+    let (status, page) = owner.post(&format!("/app/tasks/{skipped}/skip"), &[("csrf", &owner.csrf)]).await;
     assert_eq!(status, 409, "a second skip is a conflict: {page}");
     stack.running.stop();
 }
@@ -345,9 +342,7 @@ async fn member_text_with_markup_shows_as_text() {
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 1);
     let hostile = "<script>alert(1)</script> <img src=x onerror=alert(1)> what time is the class?";
-    let (status, body) = stack
-        .inbound(&Client::reply_to(&mail[0], "evil-1@mail.example.net", hostile))
-        .await;
+    let (status, body) = stack.inbound(&Client::reply_to(&mail[0], "evil-1@mail.example.net", hostile)).await;
     assert_eq!(status, 202, "{body}");
 
     let owner = sign_in(&stack, &gym).await;
@@ -364,13 +359,19 @@ async fn member_text_with_markup_shows_as_text() {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
-    assert!(policy.contains("default-src 'none'") && !policy.contains("unsafe-inline"), "{policy}");
+    assert!(
+        policy.contains("default-src 'none'") && !policy.contains("unsafe-inline"),
+        "{policy}"
+    );
     let page = response.text().await.unwrap_or_default();
     assert!(
         page.contains("&#60;script&#62;alert(1)&#60;/script&#62; &#60;img src=x onerror=alert(1)&#62;"),
         "the reply as text: {page}"
     );
-    assert!(!page.contains("<script") && !page.contains("<img"), "no markup from the member: {page}");
+    assert!(
+        !page.contains("<script") && !page.contains("<img"),
+        "no markup from the member: {page}"
+    );
     stack.running.stop();
 }
 
@@ -383,9 +384,7 @@ async fn the_stylesheet_is_served_under_its_hash_and_cached_for_good() {
     let start = page.find("/app/static/app.").unwrap_or_else(|| panic!("{page}"));
     let end = page[start..].find('"').unwrap_or_default() + start;
     let href = &page[start..end];
-    let response = reqwest::get(format!("{}{href}", stack.url))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let response = reqwest::get(format!("{}{href}", stack.url)).await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         response.headers().get("cache-control").and_then(|v| v.to_str().ok()),

@@ -33,8 +33,20 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
     let gym = stack.create_account("manual").await;
     let mut tasks = Vec::new();
     for (member, first, task_type, goal, confidence) in [
-        ("m_ana", "Ana", "churn_risk", "Ana has not checked in for 19 days (usually twice a week)", 72),
-        ("m_bo", "Bo", "payment_recovery", "Bo's card was declined for the November membership", 85),
+        (
+            "m_ana",
+            "Ana",
+            "churn_risk",
+            "Ana has not checked in for 19 days (usually twice a week)",
+            72,
+        ),
+        (
+            "m_bo",
+            "Bo",
+            "payment_recovery",
+            "Bo's card was declined for the November membership",
+            85,
+        ),
         ("m_cy", "Cy", "win_back", "Cy cancelled 12 days ago, citing a busy schedule", 64),
     ] {
         stack.member(&gym, member, first, day0).await;
@@ -46,10 +58,7 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
     let stack_ready = started.elapsed();
 
     let browser = Browser::start(1000, 1300).await.unwrap_or_else(|e| fail(e));
-    browser
-        .goto(&format!("{}/app/login", stack.url))
-        .await
-        .unwrap_or_else(|e| fail(e));
+    browser.goto(&format!("{}/app/login", stack.url)).await.unwrap_or_else(|e| fail(e));
     let token = browser.find("input[name=token]").await.unwrap_or_else(|e| fail(e));
     browser.type_text(&token, &gym.token).await.unwrap_or_else(|e| fail(e));
     let sign_in = browser.find("button[type=submit]").await.unwrap_or_else(|e| fail(e));
@@ -62,10 +71,7 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
         .unwrap_or_else(|e| fail(e));
     save_screenshot(&browser, "dashboard-overview.png").await;
 
-    browser
-        .goto(&format!("{}/app/review", stack.url))
-        .await
-        .unwrap_or_else(|e| fail(e));
+    browser.goto(&format!("{}/app/review", stack.url)).await.unwrap_or_else(|e| fail(e));
     let approved = &tasks[0];
     let card = format!("[data-task-id=\"{approved}\"]");
     browser.find(&card).await.unwrap_or_else(|e| fail(e));

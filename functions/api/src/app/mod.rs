@@ -62,10 +62,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
 /// Headers every dashboard response carries.
 async fn protect(mut response: Response) -> Response {
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-    );
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -158,11 +155,9 @@ fn is_https(headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("https"))
 }
 
-/// The signed-in owner, or where to send them to sign in.
-fn signed_in(state: &ApiState, headers: &HeaderMap) -> Result<Session, Response> {
-    session::cookie(headers, COOKIE)
-        .and_then(|value| state.session_key.open(value, Timestamp::now()))
-        .ok_or_else(|| see_other("/app/login"))
+/// The signed-in owner, if the request carries a valid, unexpired session.
+fn signed_in(state: &ApiState, headers: &HeaderMap) -> Option<Session> {
+    session::cookie(headers, COOKIE).and_then(|value| state.session_key.open(value, Timestamp::now()))
 }
 
 /// The fields of a posted form; a malformed form is a 400 page.
@@ -189,14 +184,20 @@ fn random<const N: usize>() -> Result<[u8; N], PageError> {
 }
 
 async fn login_form(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri) -> Result<Response, PageError> {
-    if signed_in(&state, &headers).is_ok() {
+    if signed_in(&state, &headers).is_some() {
         return Ok(see_other("/app"));
     }
     login_page(&state, &headers, &uri, StatusCode::OK, None)
 }
 
 /// The sign-in form with a fresh login nonce (its cookie and the form's token go together).
-fn login_page(state: &ApiState, headers: &HeaderMap, uri: &axum::http::Uri, status: StatusCode, error: Option<String>) -> Result<Response, PageError> {
+fn login_page(
+    state: &ApiState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    error: Option<String>,
+) -> Result<Response, PageError> {
     use base64::Engine as _;
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
     let page = LoginPage {
@@ -268,7 +269,7 @@ struct CsrfForm {
 }
 
 async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, Response> {
-    let session = signed_in(&state, &headers)?;
+    let session = signed_in(&state, &headers).ok_or_else(|| see_other("/app/login"))?;
     let input: CsrfForm = form(body).map_err(IntoResponse::into_response)?;
     check_csrf(&state, &session, input.csrf.as_deref()).map_err(|e| e.within(&state, &session).into_response())?;
     let mut response = see_other("/app/login");
@@ -286,9 +287,8 @@ where
     F: FnOnce(Arc<ApiState>, Session) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
-    let session = match signed_in(&state, headers) {
-        Ok(session) => session,
-        Err(to_login) => return to_login,
+    let Some(session) = signed_in(&state, headers) else {
+        return see_other("/app/login");
     };
     match render(state.clone(), session.clone()).await {
         Ok(response) => response,
@@ -391,12 +391,7 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
         )?;
         let tz = account.settings.time_zone();
         let page = ReviewPage {
-            layout: layout(
-                "Review queue",
-                "review",
-                Some(state.session_key.csrf(&session)),
-                &account.name,
-            ),
+            layout: layout("Review queue", "review", Some(state.session_key.csrf(&session)), &account.name),
             notice: notice(params.done.as_deref()),
             cards: tasks.iter().map(|t| views::card(t, &tz)).collect(),
             next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
@@ -408,7 +403,8 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
 }
 
 fn task_id(raw: &str) -> Result<TaskId, PageError> {
-    raw.parse().map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such task."))
+    raw.parse()
+        .map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such task."))
 }
 
 #[derive(Deserialize)]
@@ -419,19 +415,11 @@ struct TaskParams {
 async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, Query(params): Query<TaskParams>) -> Response {
     page(state, &headers, |state, session| async move {
         let id = task_id(&id)?;
-        let (account, history) = tokio::try_join!(
-            state.engine.account(session.account),
-            state.engine.task(session.account, id),
-        )?;
+        let (account, history) = tokio::try_join!(state.engine.account(session.account), state.engine.task(session.account, id),)?;
         let tz = account.settings.time_zone();
         let task = &history.task;
         let page = TaskPage {
-            layout: layout(
-                "Task",
-                "task",
-                Some(state.session_key.csrf(&session)),
-                &account.name,
-            ),
+            layout: layout("Task", "task", Some(state.session_key.csrf(&session)), &account.name),
             notice: notice(params.done.as_deref()),
             task: views::summary(task, &tz, state.engine.now()),
             review: (task.status == TaskStatus::PendingReview).then(|| views::card(task, &tz)),

@@ -189,7 +189,10 @@ mod tests {
         assert!(key().open(&forged, now()).is_none(), "another account's id");
         let extended = value.replacen(".1800043200.", ".1900000000.", 1);
         assert!(key().open(&extended, now()).is_none(), "a later expiry");
-        assert!(SessionKey::derive(b"another key").open(value, now()).is_none(), "another server's key");
+        assert!(
+            SessionKey::derive(b"another key").open(value, now()).is_none(),
+            "another server's key"
+        );
         for junk in ["", "v1", "v1.a.b.c.d", "v2.x", &format!("{value}.extra")] {
             assert!(key().open(junk, now()).is_none(), "{junk:?}");
         }
