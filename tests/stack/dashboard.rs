@@ -173,6 +173,19 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
         assert!(page.contains(hero), "{hero}: {page}");
     }
     assert!(!page.contains(&gym.token), "no secret in a page");
+
+    let response = owner
+        .http
+        .post(format!("{}/app/logout", stack.url))
+        .header(COOKIE, &owner.cookie)
+        .header(CONTENT_TYPE, FORM)
+        .body(encode(&[("csrf", &owner.csrf)]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cleared = set_cookie(&response, "ol_session").unwrap_or_default();
+    assert!(cleared.starts_with("ol_session=;") && cleared.contains("Max-Age=0"), "{cleared}");
     stack.running.stop();
 }
 
