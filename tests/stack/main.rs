@@ -7,6 +7,8 @@ mod analysis;
 mod categories;
 mod connector_keys;
 mod conversations;
+mod dashboard;
+mod dashboard_browser;
 mod fixtures;
 mod gates;
 mod hostile;

@@ -1,6 +1,9 @@
 //! The api function: the owner API of CONTRACT.md (tasks, review, settings, suppressions)
 //! and the admin calls (accounts, global pause). Every owner call is scoped to the account of
-//! its bearer token; another account's task is simply not found.
+//! its bearer token; another account's task is simply not found. The owner's dashboard, pages
+//! over the same operations, is served under `/app` (`app/`).
+
+pub mod app;
 
 use std::sync::Arc;
 
@@ -31,6 +34,9 @@ use openloop_edge::http::{ApiError, bearer, body_error, json_body, secret_matche
 pub struct ApiState {
     pub engine: Engine,
     pub admin_token: SecretString,
+    /// Signs the dashboard's sessions and CSRF tokens ([`app::session_key`] derives it from
+    /// the server's signing key).
+    pub session_key: app::session::SessionKey,
 }
 
 type Shared = State<Arc<ApiState>>;
@@ -65,6 +71,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/notifications", get(notifications))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
+        .merge(app::routes())
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

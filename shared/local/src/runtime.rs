@@ -255,6 +255,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState {
         engine: engine.clone(),
         admin_token: config.admin_token.clone(),
+        session_key: openloop_fn_api::app::session_key(&config.signing_key),
     }));
     let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState {
         engine,

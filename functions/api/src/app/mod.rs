@@ -1,0 +1,503 @@
+//! The owner's dashboard under `/app`: server-rendered pages over the same engine operations
+//! as the JSON API, in the same function. Sign in with the account's API token
+//! (`session.rs`); every page is scoped to the session's account, so another account's task is
+//! simply not found; every form that changes something carries the session's CSRF token.
+//!
+//! Pages: `/app` (overview), `/app/review` (the review queue), `/app/tasks/{id}` (one task).
+//! Actions: `POST /app/tasks/{id}/approve` and `/skip`, `POST /app/login`, `/app/logout`.
+//! Every response carries a Content-Security-Policy without inline script, and pages are
+//! never cached.
+
+pub mod assets;
+pub mod session;
+pub mod views;
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use jiff::Timestamp;
+use serde::Deserialize;
+
+use openloop_core::ids::{AccountId, TaskId};
+use openloop_core::ports::TaskQuery;
+use openloop_core::task::{Draft, TaskStatus};
+use openloop_edge::http::{ApiError, token_hash};
+
+use crate::ApiState;
+use session::{COOKIE, LIFETIME, LOGIN_COOKIE, Session, SessionKey};
+use views::{ErrorPage, Layout, LoginPage, OverviewPage, ReviewPage, TaskPage};
+
+type Shared = State<Arc<ApiState>>;
+type Body = Result<Bytes, BytesRejection>;
+
+/// Tasks per page of the review queue.
+const REVIEW_PAGE: usize = 20;
+/// Entries of the activity feed on the overview.
+const FEED_ENTRIES: usize = 15;
+
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+     frame-ancestors 'none'; base-uri 'none'";
+
+pub fn routes() -> Router<Arc<ApiState>> {
+    Router::new()
+        .route("/app", get(overview))
+        .route("/app/", get(|| async { see_other("/app") }))
+        .route("/app/login", get(login_form).post(login))
+        .route("/app/logout", post(logout))
+        .route("/app/review", get(review))
+        .route("/app/tasks/{id}", get(task_page))
+        .route("/app/tasks/{id}/approve", post(approve))
+        .route("/app/tasks/{id}/skip", post(skip))
+        .route("/app/static/{name}", get(assets::serve))
+        .layer(axum::middleware::map_response(protect))
+}
+
+/// Headers every dashboard response carries.
+async fn protect(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    response
+}
+
+fn see_other(location: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(value) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
+
+fn html(status: StatusCode, page: &impl Template) -> Response {
+    match page.render() {
+        Ok(body) => (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "a dashboard page did not render");
+            (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be shown").into_response()
+        }
+    }
+}
+
+fn layout(title: &str, nav: &'static str, csrf: Option<String>, account_name: &str) -> Layout {
+    Layout {
+        title: title.to_owned(),
+        css: assets::stylesheet_href(),
+        nav,
+        csrf,
+        account_name: account_name.to_owned(),
+    }
+}
+
+/// What went wrong, as a page with the API's status for it (404 for another account's task).
+struct PageError {
+    status: StatusCode,
+    message: String,
+    csrf: Option<String>,
+}
+
+impl PageError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            csrf: None,
+        }
+    }
+
+    /// Keeps the navigation (and sign-out) of a signed-in owner on the error page.
+    fn within(mut self, state: &ApiState, session: &Session) -> Self {
+        self.csrf = Some(state.session_key.csrf(session));
+        self
+    }
+}
+
+impl From<ApiError> for PageError {
+    fn from(e: ApiError) -> Self {
+        Self::new(e.status, e.body.error.message)
+    }
+}
+
+impl From<openloop_core::error::EngineError> for PageError {
+    fn from(e: openloop_core::error::EngineError) -> Self {
+        ApiError::from(e).into()
+    }
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let page = ErrorPage {
+            layout: layout("Error", "", self.csrf, ""),
+            status: self.status.as_u16(),
+            message: self.message,
+        };
+        html(self.status, &page)
+    }
+}
+
+/// The request came over https (directly, or as API Gateway forwards it).
+fn is_https(headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
+    uri.scheme_str() == Some("https")
+        || headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+}
+
+/// The signed-in owner, if the request carries a valid, unexpired session.
+fn signed_in(state: &ApiState, headers: &HeaderMap) -> Option<Session> {
+    session::cookie(headers, COOKIE).and_then(|value| state.session_key.open(value, Timestamp::now()))
+}
+
+/// The fields of a posted form; a malformed form is a 400 page.
+fn form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, PageError> {
+    let body = body.map_err(|e| PageError::from(openloop_edge::http::body_error(e)))?;
+    serde_urlencoded::from_bytes(&body).map_err(|_| PageError::new(StatusCode::BAD_REQUEST, "The form was not understood."))
+}
+
+/// A state-changing form of this session: its CSRF token must be the session's (403 if not).
+fn check_csrf(state: &ApiState, session: &Session, presented: Option<&str>) -> Result<(), PageError> {
+    match presented {
+        Some(token) if state.session_key.csrf_matches(session, token) => Ok(()),
+        _ => Err(PageError::new(
+            StatusCode::FORBIDDEN,
+            "This form has expired or did not come from this dashboard. Reload the page and try again.",
+        )),
+    }
+}
+
+fn random<const N: usize>() -> Result<[u8; N], PageError> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).map_err(|_| PageError::new(StatusCode::SERVICE_UNAVAILABLE, "No randomness available; try again."))?;
+    Ok(bytes)
+}
+
+async fn login_form(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri) -> Result<Response, PageError> {
+    if signed_in(&state, &headers).is_some() {
+        return Ok(see_other("/app"));
+    }
+    login_page(&state, &headers, &uri, StatusCode::OK, None)
+}
+
+/// The sign-in form with a fresh login nonce (its cookie and the form's token go together).
+fn login_page(
+    state: &ApiState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    error: Option<String>,
+) -> Result<Response, PageError> {
+    use base64::Engine as _;
+    let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
+    let page = LoginPage {
+        layout: layout("Sign in", "", None, ""),
+        login_csrf: state.session_key.login_csrf(&nonce),
+        error,
+    };
+    let mut response = html(status, &page);
+    let cookie = session::set_cookie(LOGIN_COOKIE, &nonce, 3600, "/app/login", is_https(headers, uri));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    token: Option<String>,
+    csrf: Option<String>,
+}
+
+/// `POST /app/login`: the account's API token → a session cookie, and on to the overview.
+async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
+    let input: LoginForm = form(body)?;
+    let nonce = session::cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
+    if !state
+        .session_key
+        .login_csrf_matches(nonce, input.csrf.as_deref().unwrap_or_default())
+    {
+        return Err(PageError::new(
+            StatusCode::FORBIDDEN,
+            "The sign-in form has expired. Open /app/login again.",
+        ));
+    }
+    let token = input.token.unwrap_or_default();
+    let token = token.trim();
+    // Accounts are found by the token's hash; the token itself is never logged or shown.
+    let account = if token.is_empty() {
+        None
+    } else {
+        state.engine.authenticate_owner(&token_hash(token)).await?
+    };
+    let Some(account) = account else {
+        return login_page(
+            &state,
+            &headers,
+            &uri,
+            StatusCode::UNAUTHORIZED,
+            Some("That token is not valid.".into()),
+        );
+    };
+    let session = state.session_key.issue(account, Timestamp::now(), &random::<16>()?);
+    let secure = is_https(&headers, &uri);
+    let mut response = see_other("/app");
+    for cookie in [
+        session::set_cookie(COOKIE, session.cookie_value(), LIFETIME.as_secs(), "/app", secure),
+        session::set_cookie(LOGIN_COOKIE, "", 0, "/app/login", secure),
+    ] {
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: Option<String>,
+}
+
+async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, Response> {
+    let session = signed_in(&state, &headers).ok_or_else(|| see_other("/app/login"))?;
+    let input: CsrfForm = form(body).map_err(IntoResponse::into_response)?;
+    check_csrf(&state, &session, input.csrf.as_deref()).map_err(|e| e.within(&state, &session).into_response())?;
+    let mut response = see_other("/app/login");
+    let cookie = session::set_cookie(COOKIE, "", 0, "/app", is_https(&headers, &uri));
+    if let Ok(value) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+    Ok(response)
+}
+
+/// Runs a page handler for a signed-in owner: no session → the sign-in page; an error → its
+/// page, with the owner's navigation.
+async fn page<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, render: F) -> Response
+where
+    F: FnOnce(Arc<ApiState>, Session) -> Fut,
+    Fut: Future<Output = Result<Response, PageError>>,
+{
+    let Some(session) = signed_in(&state, headers) else {
+        return see_other("/app/login");
+    };
+    match render(state.clone(), session.clone()).await {
+        Ok(response) => response,
+        Err(e) => e.within(&state, &session).into_response(),
+    }
+}
+
+async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
+    page(state, &headers, |state, session| async move {
+        let account = session.account;
+        let pending = TaskQuery {
+            status: Some(TaskStatus::PendingReview),
+            member_id: None,
+            limit: 100,
+            cursor: None,
+        };
+        let (autonomy, scorecard, activity, pending) = tokio::try_join!(
+            state.engine.autonomy(account),
+            state.engine.scorecard(account, None),
+            state.engine.activity(account, Some(FEED_ENTRIES), None),
+            state.engine.list_tasks(account, &pending),
+        )?;
+        let tz = autonomy.account.settings.time_zone();
+        let execution_mode = views::code(&autonomy.account.settings.execution_mode);
+        let phase = autonomy.phase.as_str();
+        let page = OverviewPage {
+            layout: layout(
+                "Overview",
+                "overview",
+                Some(state.session_key.csrf(&session)),
+                &autonomy.account.name,
+            ),
+            month: scorecard.month.clone(),
+            heroes: vec![
+                views::Hero {
+                    label: "members retained",
+                    value: scorecard.members_retained.to_string(),
+                    href: None,
+                },
+                views::Hero {
+                    label: "revenue retained",
+                    value: views::money(scorecard.revenue_retained),
+                    href: None,
+                },
+                views::Hero {
+                    label: "conversations active",
+                    value: scorecard.conversations_active.to_string(),
+                    href: None,
+                },
+                views::Hero {
+                    label: "need your attention",
+                    value: scorecard.needs_attention.to_string(),
+                    href: Some("/app/review"),
+                },
+            ],
+            pending_review: pending.0.len(),
+            feed: activity.0.iter().map(|e| views::feed_item(e, &tz)).collect(),
+            state: views::AccountState {
+                execution_mode_explained: views::execution_mode_explained(&execution_mode),
+                execution_mode: views::words(&execution_mode),
+                phase,
+                phase_explained: views::phase_explained(phase),
+                paused: autonomy.account.paused,
+                timezone: autonomy.account.settings.timezone.clone(),
+            },
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ReviewParams {
+    cursor: Option<String>,
+    done: Option<String>,
+}
+
+/// What the owner just did, said back to them (from a fixed list: nothing from the query
+/// string is echoed).
+fn notice(done: Option<&str>) -> Option<&'static str> {
+    match done? {
+        "approved" => Some("Approved: the message goes out at the task's next step."),
+        "approved_edited" => Some("Approved with your edits: your version goes out at the task's next step."),
+        "skipped" => Some("Skipped: the task is closed."),
+        _ => None,
+    }
+}
+
+async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<ReviewParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let query = TaskQuery {
+            status: Some(TaskStatus::PendingReview),
+            member_id: None,
+            limit: REVIEW_PAGE,
+            cursor: params.cursor.filter(|c| !c.is_empty()),
+        };
+        let (account, (tasks, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state.engine.list_tasks(session.account, &query),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = ReviewPage {
+            layout: layout("Review queue", "review", Some(state.session_key.csrf(&session)), &account.name),
+            notice: notice(params.done.as_deref()),
+            cards: tasks.iter().map(|t| views::card(t, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+            paused: account.paused,
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+fn task_id(raw: &str) -> Result<TaskId, PageError> {
+    raw.parse()
+        .map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such task."))
+}
+
+#[derive(Deserialize)]
+struct TaskParams {
+    done: Option<String>,
+}
+
+async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, Query(params): Query<TaskParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let id = task_id(&id)?;
+        let (account, history) = tokio::try_join!(state.engine.account(session.account), state.engine.task(session.account, id),)?;
+        let tz = account.settings.time_zone();
+        let task = &history.task;
+        let page = TaskPage {
+            layout: layout("Task", "task", Some(state.session_key.csrf(&session)), &account.name),
+            notice: notice(params.done.as_deref()),
+            task: views::summary(task, &tz, state.engine.now()),
+            review: (task.status == TaskStatus::PendingReview).then(|| views::card(task, &tz)),
+            messages: history.messages.iter().map(|m| views::message_item(m, &tz)).collect(),
+            log: history.log.iter().map(|e| views::log_item(e, &tz)).collect(),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ActionForm {
+    csrf: Option<String>,
+    subject: Option<String>,
+    body: Option<String>,
+    draft_digest: Option<String>,
+    /// `review` (default) or `task`: where the owner goes afterwards.
+    return_to: Option<String>,
+}
+
+impl ActionForm {
+    /// The draft the owner approved, if they changed it: browsers send a textarea's line
+    /// breaks as `\r\n`, so those are read as the `\n` the page showed.
+    fn edited(&self) -> Option<Draft> {
+        let subject = self.subject.as_deref()?.replace("\r\n", "\n");
+        let body = self.body.as_deref()?.replace("\r\n", "\n");
+        let unchanged = self.draft_digest.as_deref() == Some(views::draft_digest(&subject, &body).as_str());
+        (!unchanged).then_some(Draft { subject, body })
+    }
+
+    fn back_to(&self, id: &TaskId, done: &str) -> String {
+        match self.return_to.as_deref() {
+            Some("task") => format!("/app/tasks/{id}?done={done}"),
+            _ => format!("/app/review?done={done}"),
+        }
+    }
+}
+
+/// Runs an action for a signed-in owner whose form carries the session's CSRF token.
+async fn action<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, body: Body, act: F) -> Response
+where
+    F: FnOnce(Arc<ApiState>, AccountId, ActionForm) -> Fut,
+    Fut: Future<Output = Result<Response, PageError>>,
+{
+    page(state, headers, |state, session| async move {
+        let input: ActionForm = form(body)?;
+        check_csrf(&state, &session, input.csrf.as_deref())?;
+        act(state, session.account, input).await
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/approve`: the same operation as `POST /api/v1/tasks/{id}/approve`,
+/// with the owner's edit when the draft they sent differs from the one they were shown.
+async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        let edited = input.edited();
+        let done = if edited.is_some() { "approved_edited" } else { "approved" };
+        state.engine.approve(account, id, edited).await?;
+        Ok(see_other(&input.back_to(&id, done)))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/skip`: `pending_review → cancelled`, as the API's skip.
+async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        state.engine.skip(account, id).await?;
+        Ok(see_other(&input.back_to(&id, "skipped")))
+    })
+    .await
+}
+
+/// The session key for [`ApiState`], from the server's signing key.
+pub fn session_key(signing_key: &secrecy::SecretString) -> SessionKey {
+    use secrecy::ExposeSecret;
+    SessionKey::derive(signing_key.expose_secret().as_bytes())
+}

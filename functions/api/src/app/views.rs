@@ -1,0 +1,401 @@
+//! The dashboard's pages: one askama template each (`functions/api/templates/app/`), and the
+//! view models they read, made here from the engine's values. Templates escape every value
+//! (the `.html` extension makes askama's HTML escaper the default), so member- and
+//! owner-written text always shows as text; no template marks anything `safe`.
+
+use askama::Template;
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use openloop_core::task::Task;
+
+/// What every page's frame needs: the title, the stylesheet, where the owner is, and the
+/// CSRF token of the session (absent on the sign-in page).
+pub struct Layout {
+    pub title: String,
+    pub css: String,
+    /// `overview`, `review`, `task` or `` (none).
+    pub nav: &'static str,
+    pub csrf: Option<String>,
+    pub account_name: String,
+}
+
+#[derive(Template)]
+#[template(path = "app/login.html")]
+pub struct LoginPage {
+    pub layout: Layout,
+    pub login_csrf: String,
+    pub error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "app/overview.html")]
+pub struct OverviewPage {
+    pub layout: Layout,
+    pub month: String,
+    pub heroes: Vec<Hero>,
+    pub pending_review: usize,
+    pub feed: Vec<FeedItem>,
+    pub state: AccountState,
+}
+
+#[derive(Template)]
+#[template(path = "app/review.html")]
+pub struct ReviewPage {
+    pub layout: Layout,
+    pub notice: Option<&'static str>,
+    pub cards: Vec<TaskCard>,
+    /// The query string of the next page (`cursor=…`), if there is one.
+    pub next_page: Option<String>,
+    pub paused: bool,
+}
+
+#[derive(Template)]
+#[template(path = "app/task.html")]
+pub struct TaskPage {
+    pub layout: Layout,
+    pub notice: Option<&'static str>,
+    pub task: TaskSummary,
+    /// The review card, while the task waits for the owner.
+    pub review: Option<TaskCard>,
+    pub messages: Vec<MessageItem>,
+    pub log: Vec<LogItem>,
+}
+
+#[derive(Template)]
+#[template(path = "app/error.html")]
+pub struct ErrorPage {
+    pub layout: Layout,
+    pub status: u16,
+    pub message: String,
+}
+
+/// One of the overview's headline numbers.
+pub struct Hero {
+    pub label: &'static str,
+    pub value: String,
+    /// Where it leads, if anywhere.
+    pub href: Option<&'static str>,
+}
+
+pub struct FeedItem {
+    pub at: String,
+    pub task_id: String,
+    pub member: String,
+    pub task_type: String,
+    pub status: &'static str,
+    pub status_class: &'static str,
+    pub reason: String,
+    pub detail: Option<String>,
+}
+
+pub struct AccountState {
+    pub execution_mode: String,
+    pub execution_mode_explained: &'static str,
+    pub phase: &'static str,
+    pub phase_explained: &'static str,
+    pub paused: bool,
+    pub timezone: String,
+}
+
+/// A task waiting for the owner, as the review queue shows it.
+pub struct TaskCard {
+    pub id: String,
+    pub member: String,
+    pub email: Option<String>,
+    pub task_type: String,
+    pub touch: String,
+    pub why: String,
+    pub trigger: &'static str,
+    pub goal: String,
+    pub confidence: u8,
+    pub priority: String,
+    pub created: String,
+    pub subject: String,
+    pub body: String,
+    /// A digest of the draft as shown, so an approval knows whether the owner edited it
+    /// without reading the task again.
+    pub draft_digest: String,
+    pub has_draft: bool,
+}
+
+pub struct TaskSummary {
+    pub id: String,
+    pub member: String,
+    pub email: Option<String>,
+    pub task_type: String,
+    pub status: &'static str,
+    pub status_class: &'static str,
+    pub trigger: &'static str,
+    pub goal: String,
+    pub confidence: u8,
+    pub touch: String,
+    pub outcome: Option<String>,
+    pub outcome_reason: Option<String>,
+    pub attributed_value: Option<String>,
+    pub provisional: bool,
+    pub created: String,
+    pub next_action: Option<String>,
+    pub bars: Vec<Bar>,
+    pub escalation: Option<EscalationView>,
+}
+
+/// A budget as a bar: used of max.
+pub struct Bar {
+    pub label: &'static str,
+    pub used: i64,
+    pub max: i64,
+}
+
+pub struct EscalationView {
+    pub reason: String,
+    pub question: Option<String>,
+    pub draft_reply: Option<String>,
+}
+
+pub struct MessageItem {
+    pub at: String,
+    /// `agent`, `member`, `owner` or `system`.
+    pub role: String,
+    pub content: String,
+}
+
+pub struct LogItem {
+    pub at: String,
+    pub from: Option<&'static str>,
+    pub to: &'static str,
+    pub reason: String,
+    pub code: String,
+    pub detail: Option<String>,
+}
+
+/// A time as the owner reads it: in the account's time zone.
+pub fn when(at: Timestamp, tz: &TimeZone) -> String {
+    at.to_zoned(tz.clone()).strftime("%b %-d, %H:%M").to_string()
+}
+
+/// The snake_case code serde gives an enum value.
+pub fn code<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// A reason code as words: `owner_approved` → `owner approved`.
+pub fn words(code: &str) -> String {
+    code.replace('_', " ")
+}
+
+pub fn money(amount: f64) -> String {
+    let whole = amount.round() as i64;
+    let digits = whole.unsigned_abs().to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{}${grouped}", if whole < 0 { "-" } else { "" })
+}
+
+pub fn type_label(task_type: &str) -> String {
+    openloop_core::task_type::lookup(task_type).map_or_else(|| words(task_type), |def| def.label.to_owned())
+}
+
+/// A status and the badge colour it wears.
+pub fn status_badge(status: &str) -> (&'static str, &'static str) {
+    match status {
+        "pending_review" => ("pending review", "warn"),
+        "ready" => ("ready", ""),
+        "executing" => ("executing", ""),
+        "waiting" => ("waiting", ""),
+        "dormant" => ("dormant", ""),
+        "completed" => ("completed", "good"),
+        "escalated" => ("needs you", "bad"),
+        "cancelled" => ("cancelled", ""),
+        _ => ("unknown", ""),
+    }
+}
+
+fn trigger_label(trigger: &str) -> &'static str {
+    match trigger {
+        "webhook" => "a PushPress event",
+        "cron_analysis" => "the risk scan",
+        "manual" => "you",
+        "gm_chat" => "the GM chat",
+        "recurring" => "a recurring schedule",
+        "agent_spawned" => "the agent",
+        _ => "the system",
+    }
+}
+
+fn member_label(task: &Task) -> String {
+    task.member.name.clone().unwrap_or_else(|| task.member.id.to_string())
+}
+
+fn touch_label(task: &Task) -> String {
+    format!(
+        "touch {} of {}",
+        (task.touch + 1).min(task.budget.messages_max.max(1)),
+        task.budget.messages_max
+    )
+}
+
+/// The digest an approval compares the submitted draft with (after line endings are made
+/// `\n`, as the page showed them).
+pub fn draft_digest(subject: &str, body: &str) -> String {
+    let mut hash = Sha256::new();
+    // Length-prefixed, so no subject/body split reads as another.
+    hash.update((subject.len() as u64).to_le_bytes());
+    hash.update(subject.as_bytes());
+    hash.update(body.as_bytes());
+    hex::encode(&hash.finalize()[..16])
+}
+
+pub fn card(task: &Task, tz: &TimeZone) -> TaskCard {
+    let (subject, body) = task
+        .draft
+        .as_ref()
+        .map_or((String::new(), String::new()), |d| (d.subject.clone(), d.body.clone()));
+    let trigger = trigger_label(&code(&task.trigger_type));
+    TaskCard {
+        id: task.id.to_string(),
+        member: member_label(task),
+        email: task.member.email.as_ref().map(ToString::to_string),
+        task_type: type_label(&task.task_type),
+        touch: touch_label(task),
+        why: format!("Opened by {trigger}"),
+        trigger,
+        goal: task.goal.clone(),
+        confidence: task.confidence,
+        priority: code(&task.priority),
+        created: when(task.created_at, tz),
+        draft_digest: draft_digest(&subject, &body),
+        has_draft: task.draft.is_some(),
+        subject,
+        body,
+    }
+}
+
+pub fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
+    let status = code(&task.status);
+    let (status, status_class) = status_badge(&status);
+    let days_total = task.budget.expires_at.duration_since(task.created_at).as_hours() / 24;
+    let days_used = now.min(task.budget.expires_at).duration_since(task.created_at).as_hours() / 24;
+    TaskSummary {
+        id: task.id.to_string(),
+        member: member_label(task),
+        email: task.member.email.as_ref().map(ToString::to_string),
+        task_type: type_label(&task.task_type),
+        status,
+        status_class,
+        trigger: trigger_label(&code(&task.trigger_type)),
+        goal: task.goal.clone(),
+        confidence: task.confidence,
+        touch: touch_label(task),
+        outcome: task.outcome.as_deref().map(words),
+        outcome_reason: task.outcome_reason.as_deref().map(words),
+        attributed_value: task.attributed_value.map(money),
+        provisional: task.provisional,
+        created: when(task.created_at, tz),
+        next_action: task.next_action_at.map(|t| when(t, tz)),
+        bars: vec![
+            Bar {
+                label: "messages",
+                used: i64::from(task.budget.messages_used),
+                max: i64::from(task.budget.messages_max),
+            },
+            Bar {
+                label: "turns",
+                used: i64::from(task.budget.turns_used),
+                max: i64::from(task.budget.turns_max),
+            },
+            Bar {
+                label: "days",
+                used: days_used.max(0),
+                max: days_total.max(1),
+            },
+        ],
+        escalation: task.escalation.as_ref().map(|e| EscalationView {
+            reason: words(&e.reason),
+            question: e.question.clone(),
+            draft_reply: e.draft_reply.clone(),
+        }),
+    }
+}
+
+pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem {
+    LogItem {
+        at: when(entry.at, tz),
+        from: entry.from_status.map(|s| status_badge(&code(&s)).0),
+        to: status_badge(&code(&entry.to_status)).0,
+        reason: words(&entry.reason),
+        code: entry.reason.clone(),
+        detail: entry.detail.clone(),
+    }
+}
+
+pub fn message_item(message: &openloop_core::task::ConversationMessage, tz: &TimeZone) -> MessageItem {
+    MessageItem {
+        at: when(message.at, tz),
+        role: code(&message.role),
+        content: message.content.clone(),
+    }
+}
+
+pub fn feed_item(entry: &openloop_core::ports::ActivityEntry, tz: &TimeZone) -> FeedItem {
+    let (status, status_class) = status_badge(&code(&entry.entry.to_status));
+    FeedItem {
+        at: when(entry.entry.at, tz),
+        task_id: entry.task_id.to_string(),
+        member: entry.member_id.to_string(),
+        task_type: type_label(&entry.task_type),
+        status,
+        status_class,
+        reason: words(&entry.entry.reason),
+        detail: entry.entry.detail.clone(),
+    }
+}
+
+pub fn execution_mode_explained(mode: &str) -> &'static str {
+    match mode {
+        "manual" => "Every message waits for your approval in the review queue.",
+        "limited_auto" => "Confident tasks without escalation triggers go out on their own; the rest wait for you.",
+        _ => "",
+    }
+}
+
+pub fn phase_explained(phase: &str) -> &'static str {
+    match phase {
+        "shadow" => "Days 1–3: the agent drafts and nothing is sent; everything comes to you first.",
+        "guided" => "Days 4–7: everything still comes to you first, and a few messages a day go out.",
+        "limited" => "Days 8–14: confident tasks may go out on their own, within a lower daily limit.",
+        "full" => "The ramp is done: your execution mode and limits apply in full.",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_groups_thousands() {
+        assert_eq!(money(0.0), "$0");
+        assert_eq!(money(1234.4), "$1,234");
+        assert_eq!(money(1_000_000.0), "$1,000,000");
+        assert_eq!(money(-150.0), "-$150");
+    }
+
+    #[test]
+    fn the_digest_tells_an_edit_apart() {
+        assert_eq!(draft_digest("Hi", "Body"), draft_digest("Hi", "Body"));
+        assert_ne!(draft_digest("Hi", "Body"), draft_digest("Hi", "Body!"));
+        assert_ne!(draft_digest("Hi\0", "Body"), draft_digest("Hi", "\0Body"));
+    }
+}

@@ -1,0 +1,411 @@
+//! The owner's dashboard (`/app`, issue 15) over HTTP, as a browser would use it — forms,
+//! cookies and redirects by hand, so each security property is asserted where it is made:
+//! the session cookie's flags, CSRF on every change, one account per session, and member text
+//! shown as text. The real browser's walkthrough is `dashboard_browser.rs`.
+
+use openloop_tests::{Account, Client, Stack, morning};
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
+use serde_json::{Value, json};
+
+/// A signed-in owner: the session cookie and the CSRF token its pages carry.
+struct Owner {
+    http: reqwest::Client,
+    url: String,
+    cookie: String,
+    csrf: String,
+}
+
+const FORM: &str = "application/x-www-form-urlencoded";
+
+fn encode(form: &[(&str, &str)]) -> String {
+    serde_urlencoded::to_string(form).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn browser_like() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The value of `name="{field}" value="…"` in a page.
+fn field(page: &str, name: &str) -> Option<String> {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = page.find(&marker)? + marker.len();
+    let end = page[start..].find('"')? + start;
+    Some(page[start..end].to_owned())
+}
+
+/// `name=value` of a response's `Set-Cookie` for `name`, with its attributes.
+fn set_cookie(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all(SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with(&format!("{name}=")))
+        .map(str::to_owned)
+}
+
+fn cookie_pair(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap_or_default().to_owned()
+}
+
+/// `GET /app/login`, then `POST` the form with `token`; the response of the post.
+async fn post_login(stack: &Stack, token: &str, extra: &[(&str, &str)]) -> reqwest::Response {
+    let http = browser_like();
+    let form = http
+        .get(format!("{}/app/login", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(form.status(), StatusCode::OK);
+    let login_cookie = set_cookie(&form, "ol_login").unwrap_or_else(|| panic!("the form sets its login cookie"));
+    let page = form.text().await.unwrap_or_default();
+    let csrf = field(&page, "csrf").unwrap_or_else(|| panic!("the sign-in form carries a CSRF token: {page}"));
+    let mut request = http
+        .post(format!("{}/app/login", stack.url))
+        .header(COOKIE, cookie_pair(&login_cookie))
+        .header(CONTENT_TYPE, FORM)
+        .body(encode(&[("token", token), ("csrf", csrf.as_str())]));
+    for (name, value) in extra {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn sign_in(stack: &Stack, gym: &Account) -> Owner {
+    let response = post_login(stack, &gym.token, &[]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = cookie_pair(&set_cookie(&response, "ol_session").unwrap_or_else(|| panic!("a session cookie")));
+    let mut owner = Owner {
+        http: browser_like(),
+        url: stack.url.clone(),
+        cookie,
+        csrf: String::new(),
+    };
+    let (status, page) = owner.get("/app").await;
+    assert_eq!(status, 200, "{page}");
+    owner.csrf = field(&page, "csrf").unwrap_or_else(|| panic!("pages carry the session's CSRF token"));
+    owner
+}
+
+impl Owner {
+    async fn get(&self, path: &str) -> (u16, String) {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .header(COOKIE, &self.cookie)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        (response.status().as_u16(), response.text().await.unwrap_or_default())
+    }
+
+    /// Posts a form; the status and where it redirects to.
+    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (u16, String) {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .header(COOKIE, &self.cookie)
+            .header(CONTENT_TYPE, FORM)
+            .body(encode(form))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        (response.status().as_u16(), location)
+    }
+}
+
+/// A task waiting for review with the given draft; returns its id.
+async fn pending_task(stack: &Stack, gym: &Account, member: &str, goal: &str, subject: &str, body: &str) -> String {
+    let input = json!({"task_type": "churn_risk", "member_id": member, "goal": goal, "confidence": 60,
+        "draft": {"subject": subject, "body": body}});
+    let (status, task) = stack.post("/api/v1/tasks", &gym.token, input).await;
+    assert_eq!((status, task["status"].as_str()), (201, Some("pending_review")), "{task}");
+    task["id"].as_str().unwrap_or_default().to_owned()
+}
+
+async fn task(stack: &Stack, gym: &Account, id: &str) -> Value {
+    let (status, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(status, 200, "{task}");
+    task
+}
+
+#[tokio::test]
+async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() {
+    let stack = Stack::start("app-login").await;
+    let gym = stack.create_account("manual").await;
+
+    let response = post_login(&stack, &gym.token, &[]).await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers().get(LOCATION).and_then(|v| v.to_str().ok()), Some("/app"));
+    let cookie = set_cookie(&response, "ol_session").unwrap_or_else(|| panic!("a session cookie"));
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/app", "Max-Age=43200"] {
+        assert!(cookie.split("; ").any(|a| a == flag), "{flag} in {cookie}");
+    }
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http (local) cannot keep a Secure cookie: {cookie}"
+    );
+    assert!(!cookie.contains(&gym.token), "the cookie never holds the API token");
+
+    let over_https = post_login(&stack, &gym.token, &[("x-forwarded-proto", "https")]).await;
+    let cookie = set_cookie(&over_https, "ol_session").unwrap_or_default();
+    assert!(cookie.ends_with("; Secure"), "{cookie}");
+
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app").await;
+    assert_eq!(status, 200);
+    for hero in [
+        "members retained",
+        "revenue retained",
+        "conversations active",
+        "need your attention",
+    ] {
+        assert!(page.contains(hero), "{hero}: {page}");
+    }
+    assert!(!page.contains(&gym.token), "no secret in a page");
+
+    let response = owner
+        .http
+        .post(format!("{}/app/logout", stack.url))
+        .header(COOKIE, &owner.cookie)
+        .header(CONTENT_TYPE, FORM)
+        .body(encode(&[("csrf", &owner.csrf)]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cleared = set_cookie(&response, "ol_session").unwrap_or_default();
+    assert!(cleared.starts_with("ol_session=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn a_wrong_token_a_forged_cookie_or_none_gets_the_sign_in_page() {
+    let stack = Stack::start("app-refused").await;
+    let gym = stack.create_account("manual").await;
+    let response = post_login(&stack, "olk_not-a-token", &[]).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert!(set_cookie(&response, "ol_session").is_none(), "no session for a wrong token");
+    assert!(response.text().await.unwrap_or_default().contains("That token is not valid"));
+
+    let owner = sign_in(&stack, &gym).await;
+    let forged = Owner {
+        cookie: owner.cookie.replacen("v1.", "v1.0", 1),
+        ..owner
+    };
+    let anonymous = Owner {
+        cookie: String::new(),
+        http: browser_like(),
+        url: stack.url.clone(),
+        csrf: String::new(),
+    };
+    for who in [&forged, &anonymous] {
+        let response = who
+            .http
+            .get(format!("{}/app/review", stack.url))
+            .header(COOKIE, &who.cookie)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        assert_eq!(response.headers().get(LOCATION).and_then(|v| v.to_str().ok()), Some("/app/login"));
+    }
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn a_form_without_the_sessions_csrf_token_is_forbidden_and_changes_nothing() {
+    let stack = Stack::start("app-csrf").await;
+    let gym = stack.create_account("manual").await;
+    let id = pending_task(&stack, &gym, "m_1", "Lapsed three weeks", "Miss you", "Hi").await;
+    let owner = sign_in(&stack, &gym).await;
+    let other_sign_in = sign_in(&stack, &gym).await;
+    let path = format!("/app/tasks/{id}/approve");
+    for form in [vec![], vec![("csrf", "")], vec![("csrf", other_sign_in.csrf.as_str())]] {
+        let (status, _) = owner.post(&path, &form).await;
+        assert_eq!(status, 403, "{form:?}");
+    }
+    let (status, _) = owner.post(&format!("/app/tasks/{id}/skip"), &[]).await;
+    assert_eq!(status, 403);
+    let (status, _) = owner.post("/app/logout", &[]).await;
+    assert_eq!(status, 403, "signing out is a form too");
+    assert_eq!(task(&stack, &gym, &id).await["status"], "pending_review", "nothing changed");
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn another_accounts_task_is_not_found() {
+    let stack = Stack::start("app-tenancy").await;
+    let gym = stack.create_account("manual").await;
+    let rival = stack.create_account("manual").await;
+    let id = pending_task(&stack, &gym, "m_1", "Lapsed three weeks", "Miss you", "Hi").await;
+    let intruder = sign_in(&stack, &rival).await;
+    let (status, page) = intruder.get(&format!("/app/tasks/{id}")).await;
+    assert_eq!(status, 404);
+    assert!(!page.contains("Lapsed three weeks"), "{page}");
+    let (status, _) = intruder
+        .post(&format!("/app/tasks/{id}/approve"), &[("csrf", &intruder.csrf)])
+        .await;
+    assert_eq!(status, 404);
+    let (_, queue) = intruder.get("/app/review").await;
+    assert!(!queue.contains(&id), "only the session's own account is listed");
+    assert_eq!(task(&stack, &gym, &id).await["status"], "pending_review");
+    let owner = sign_in(&stack, &gym).await;
+    assert_eq!(owner.get(&format!("/app/tasks/{id}")).await.0, 200);
+    stack.running.stop();
+}
+
+/// Given a task in the review queue, when the owner approves it as drafted (the browser
+/// sending the textarea's line breaks as CRLF), then it leaves the queue unedited.
+#[tokio::test]
+async fn approving_from_the_review_queue_moves_the_task_on_as_drafted() {
+    let stack = Stack::start("app-approve").await;
+    let gym = stack.create_account("manual").await;
+    let id = pending_task(&stack, &gym, "m_1", "Lapsed three weeks", "Miss you", "Hi Ana,\nsee you soon").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, queue) = owner.get("/app/review").await;
+    assert!(queue.contains(&format!("data-task-id=\"{id}\"")), "{queue}");
+    let digest = field(&queue, "draft_digest").unwrap_or_default();
+
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{id}/approve"),
+            &[
+                ("csrf", &owner.csrf),
+                ("draft_digest", &digest),
+                ("subject", "Miss you"),
+                ("body", "Hi Ana,\r\nsee you soon"),
+            ],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/review?done=approved"));
+    let approved = task(&stack, &gym, &id).await;
+    assert_ne!(approved["status"], "pending_review", "{approved}");
+    assert!(openloop_tests::reasons(&approved).contains(&"owner_approved"), "{approved}");
+    let (_, queue) = owner.get("/app/review?done=approved").await;
+    assert!(!queue.contains(&format!("data-task-id=\"{id}\"")), "it left the queue");
+    assert!(queue.contains("Approved: the message goes out"), "{queue}");
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn an_edit_in_place_is_approved_as_the_owners_version_and_skip_closes() {
+    let stack = Stack::start("app-edit").await;
+    let gym = stack.create_account("manual").await;
+    let edited = pending_task(&stack, &gym, "m_1", "Lapsed", "Miss you", "Hi Ana").await;
+    let skipped = pending_task(&stack, &gym, "m_2", "Lapsed", "Miss you", "Hi Bo").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get(&format!("/app/tasks/{edited}")).await;
+    let digest = field(&page, "draft_digest").unwrap_or_default();
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{edited}/approve"),
+            &[
+                ("csrf", &owner.csrf),
+                ("draft_digest", &digest),
+                ("subject", "We miss you, Ana"),
+                ("body", "Hi Ana,\r\nThursday's class has your name on it."),
+                ("return_to", "task"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 303);
+    assert_eq!(to, format!("/app/tasks/{edited}?done=approved_edited"));
+    let approved = task(&stack, &gym, &edited).await;
+    assert_eq!(
+        approved["draft"],
+        json!({"subject": "We miss you, Ana", "body": "Hi Ana,\nThursday's class has your name on it."})
+    );
+    assert!(
+        openloop_tests::reasons(&approved).contains(&"owner_approved_with_edits"),
+        "{approved}"
+    );
+
+    let (status, to) = owner.post(&format!("/app/tasks/{skipped}/skip"), &[("csrf", &owner.csrf)]).await;
+    assert_eq!((status, to.as_str()), (303, "/app/review?done=skipped"));
+    assert_eq!(task(&stack, &gym, &skipped).await["status"], "cancelled");
+
+    let (status, page) = owner.post(&format!("/app/tasks/{skipped}/skip"), &[("csrf", &owner.csrf)]).await;
+    assert_eq!(status, 409, "a second skip is a conflict: {page}");
+    stack.running.stop();
+}
+
+/// Member-written text is hostile: a reply with markup shows as text on the task page, and
+/// the page's policy would not run an inline script anyway.
+#[tokio::test]
+async fn member_text_with_markup_shows_as_text() {
+    let stack = Stack::start("app-escape").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_x", "Sam", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_x").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1);
+    let hostile = "<script>alert(1)</script> <img src=x onerror=alert(1)> what time is the class?";
+    let (status, body) = stack.inbound(&Client::reply_to(&mail[0], "evil-1@mail.example.net", hostile)).await;
+    assert_eq!(status, 202, "{body}");
+
+    let owner = sign_in(&stack, &gym).await;
+    let http = browser_like();
+    let response = http
+        .get(format!("{}/app/tasks/{id}", stack.url))
+        .header(COOKIE, &owner.cookie)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let policy = response
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        policy.contains("default-src 'none'") && !policy.contains("unsafe-inline"),
+        "{policy}"
+    );
+    let page = response.text().await.unwrap_or_default();
+    assert!(
+        page.contains("&#60;script&#62;alert(1)&#60;/script&#62; &#60;img src=x onerror=alert(1)&#62;"),
+        "the reply as text: {page}"
+    );
+    assert!(
+        !page.contains("<script") && !page.contains("<img"),
+        "no markup from the member: {page}"
+    );
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn the_stylesheet_is_served_under_its_hash_and_cached_for_good() {
+    let stack = Stack::start("app-assets").await;
+    let gym = stack.create_account("manual").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get("/app").await;
+    let start = page.find("/app/static/app.").unwrap_or_else(|| panic!("{page}"));
+    let end = page[start..].find('"').unwrap_or_default() + start;
+    let href = &page[start..end];
+    let response = reqwest::get(format!("{}{href}", stack.url)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers().get("cache-control").and_then(|v| v.to_str().ok()),
+        Some("public, max-age=31536000, immutable")
+    );
+    let stale = reqwest::get(format!("{}/app/static/app.000000000000.css", stack.url))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stale.status(), StatusCode::NOT_FOUND);
+    stack.running.stop();
+}
