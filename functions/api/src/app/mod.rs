@@ -25,7 +25,7 @@ use axum::routing::{get, post};
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use openloop_core::ids::{AccountId, TaskId};
+use openloop_core::kernel::ids::{AccountId, TaskId};
 use openloop_core::ports::TaskQuery;
 use openloop_core::task::{Draft, TaskStatus};
 use openloop_edge::http::{ApiError, token_hash};
@@ -129,8 +129,8 @@ impl From<ApiError> for PageError {
     }
 }
 
-impl From<openloop_core::error::EngineError> for PageError {
-    fn from(e: openloop_core::error::EngineError) -> Self {
+impl From<openloop_core::task::error::EngineError> for PageError {
+    fn from(e: openloop_core::task::error::EngineError) -> Self {
         ApiError::from(e).into()
     }
 }

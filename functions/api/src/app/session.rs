@@ -12,7 +12,7 @@ use hmac::{Hmac, Mac};
 use jiff::{SignedDuration, Timestamp};
 use sha2::Sha256;
 
-use openloop_core::ids::AccountId;
+use openloop_core::kernel::ids::AccountId;
 
 type HmacSha256 = Hmac<Sha256>;
 

@@ -204,7 +204,7 @@ pub fn money(amount: f64) -> String {
 }
 
 pub fn type_label(task_type: &str) -> String {
-    openloop_core::task_type::lookup(task_type).map_or_else(|| words(task_type), |def| def.label.to_owned())
+    openloop_core::task::task_type::lookup(task_type).map_or_else(|| words(task_type), |def| def.label.to_owned())
 }
 
 /// A status and the badge colour it wears.
@@ -348,7 +348,7 @@ pub fn message_item(message: &openloop_core::task::ConversationMessage, tz: &Tim
     }
 }
 
-pub fn feed_item(entry: &openloop_core::ports::ActivityEntry, tz: &TimeZone) -> FeedItem {
+pub fn feed_item(entry: &openloop_core::task::history::ActivityEntry, tz: &TimeZone) -> FeedItem {
     let (status, status_class) = status_badge(&code(&entry.entry.to_status));
     FeedItem {
         at: when(entry.entry.at, tz),
