@@ -34,11 +34,17 @@ pub enum AnswerError {
 
 // ---- the prompts ------------------------------------------------------------------------
 
-/// The system message for a draft. `DraftRequest` carries no composed prompt, so the gym's
-/// voice, the task and the owner's guidance are said here.
+/// The system message for a draft: the request's composed prompt (the skill, the account's
+/// context and the owner's rules — "never mention billing" among them), then this message's
+/// own instructions: the gym's voice, the touch, the owner's guidance.
 pub fn draft_system(r: &DraftRequest) -> String {
     let gym = r.profile.display_name.as_deref().unwrap_or(&r.business_name);
-    let mut s = format!(
+    let mut s = String::new();
+    if !r.system_prompt.trim().is_empty() {
+        s.push_str(r.system_prompt.trim_end());
+        s.push_str("\n\n## This message\n\n");
+    }
+    s += &format!(
         "You write short, plain e-mails from {gym} to one of its members, as a person at the gym would. \
          Never invent facts (prices, times, offers, names) that are not given below. \
          Never mention that you are an AI.\n\n"
@@ -550,6 +556,7 @@ mod tests {
             tone: "friendly".into(),
             touches_remaining: 2,
             context: Value::Null,
+            system_prompt: String::new(),
         };
         let answer = |subject: &str, body: &str| serde_json::json!({"subject": subject, "body": body}).to_string();
         assert!(draft(&answer("Checking in", "Hi there"), &request).is_ok());

@@ -205,6 +205,7 @@ mod tests {
             tone: "friendly_urgent".into(),
             touches_remaining: 2,
             context: serde_json::Value::Null,
+            system_prompt: String::new(),
         }
     }
 

@@ -122,6 +122,7 @@ fn draft_request() -> DraftRequest {
         tone: "friendly".into(),
         touches_remaining: 1,
         context: json!({"owner_guidance": "tell her the Saturday class starts at 9am"}),
+        system_prompt: "SYSTEM PROMPT: never mention billing.".into(),
     }
 }
 
@@ -248,6 +249,10 @@ async fn a_good_draft_is_read_and_the_owners_guidance_is_in_the_system_message()
             "{provider:?}: {system}"
         );
         assert!(system.contains("Coach Mike"), "{provider:?}: {system}");
+        assert!(
+            system.starts_with("SYSTEM PROMPT: never mention billing."),
+            "{provider:?}: the composed prompt comes first: {system}"
+        );
         assert!(user.contains("Sarah"), "{provider:?}: {user}");
     }
 }

@@ -83,6 +83,29 @@ impl<'a> PromptInput<'a> {
     }
 }
 
+impl<'a> PromptInput<'a> {
+    /// The prompt for a task of `def` not made yet (its first draft, its plan): the full
+    /// budget of its type.
+    pub fn for_new(def: &'a TaskTypeDef, goal: &'a str, account: &'a Account, member_tasks: &'a [Task], now: Timestamp) -> Self {
+        Self {
+            task_type: def.key,
+            goal,
+            business_name: account.sender_name(),
+            profile: &account.settings.profile,
+            overrides: &account.settings.agent_overrides,
+            memories: &[],
+            budget: BudgetLeft {
+                messages: def.budget.max_messages,
+                turns: def.budget.max_turns,
+                days: i64::from(def.budget.max_days),
+            },
+            task_id: None,
+            member_tasks,
+            now,
+        }
+    }
+}
+
 /// A task type without instructions: the task must go to the owner (spec §36.5).
 #[derive(Debug, thiserror::Error)]
 #[error("no skill for task type {0}: the owner must handle it")]

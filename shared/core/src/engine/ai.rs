@@ -15,6 +15,7 @@ use jiff::Timestamp;
 
 use super::Engine;
 use super::owner_notices::NoticeDraft;
+use crate::conversation::prompt::{PromptInput, system_prompt};
 use crate::conversation::reply::ReplyEvaluation;
 use crate::kernel::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
 use crate::owner::account::Account;
@@ -34,6 +35,7 @@ pub(crate) fn draft_request(
     goal: &str,
     member_first_name: Option<String>,
     touch: u32,
+    prompt: &PromptInput<'_>,
 ) -> DraftRequest {
     let touches = u32::try_from(def.cadence.intervals.len())
         .unwrap_or(u32::MAX)
@@ -49,6 +51,8 @@ pub(crate) fn draft_request(
         tone: def.cadence.tone(touch).to_owned(),
         touches_remaining: touches.saturating_sub(touch),
         context: serde_json::Value::Null,
+        // A type without a skill is refused before any draft (spec §36.5); none is empty.
+        system_prompt: system_prompt(prompt).unwrap_or_default(),
     }
 }
 
@@ -180,7 +184,12 @@ mod tests {
             let def = crate::task::task_type::definition(key);
             let touches = (def.cadence.intervals.len() as u32).max(1).min(def.budget.max_messages);
             for touch in 0..touches + 1 {
-                let request = draft_request(&account, def, "Bring them back", Some("Sam".into()), touch);
+                let prompt = PromptInput::for_new(def, "Bring them back", &account, &[], at("2026-11-02T14:00:00Z"));
+                let request = draft_request(&account, def, "Bring them back", Some("Sam".into()), touch, &prompt);
+                assert!(
+                    request.system_prompt.contains("Bring them back"),
+                    "{key}: the prompt carries the goal"
+                );
                 assert_eq!(request.touches_remaining, touches.saturating_sub(touch), "{key} touch {touch}");
                 assert_eq!((request.task_type.as_str(), request.touch), (key, touch));
                 assert_eq!(request.tone, def.cadence.tone(touch));

@@ -9,6 +9,7 @@ use jiff::Timestamp;
 
 use super::Engine;
 use super::work::StepOutcome;
+use crate::conversation::prompt::PromptInput;
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{Email, new_ulid};
 use crate::owner::account::Account;
@@ -45,7 +46,8 @@ impl Engine {
                 }
             };
             task.ai_calls += 1;
-            let request = ai::draft_request(account, def, &task.goal, ai::first_name(&task), touch);
+            let prompt = PromptInput::for_task(&task, account, &[], &[], now);
+            let request = ai::draft_request(account, def, &task.goal, ai::first_name(&task), touch, &prompt);
             match permit.draft(&request).await {
                 Ok(d) => Some(d),
                 Err(e) => {

@@ -430,10 +430,12 @@ impl Engine {
             .iter()
             .map(|m| serde_json::json!({"role": m.role, "content": m.content}))
             .collect();
+        let member_tasks = self.member_tasks(task.account_id, &task.member.id).await?;
+        let prompt = PromptInput::for_task(&task, account, &[], &member_tasks, now);
         let request = DraftRequest {
             tone: "owner_guided".into(),
             context: serde_json::json!({"owner_guidance": reply::owner_guidance(conversation), "conversation": recent}),
-            ..ai::draft_request(account, def, &task.goal, ai::first_name(&task), task.touch)
+            ..ai::draft_request(account, def, &task.goal, ai::first_name(&task), task.touch, &prompt)
         };
         let decision = reply::guidance_drafted(permit.draft(&request).await.map_err(|e| e.to_string()));
         self.carry_out_reply(account, task, conversation, decision, None, now).await

@@ -10,6 +10,7 @@ use super::ai::{self, AiGate};
 use super::reservation::Reservation;
 use super::work::StepOutcome;
 use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
+use crate::conversation::prompt::PromptInput;
 use crate::kernel::ids::{Email, new_ulid};
 use crate::kernel::limits;
 use crate::members::member::SendLedger;
@@ -31,6 +32,7 @@ impl Engine {
         mut claimed: Task,
         to: Email,
         ledger: SendLedger,
+        member_tasks: &[Task],
     ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
@@ -39,7 +41,8 @@ impl Engine {
             TouchText::Ready(draft) => draft,
             TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
             TouchText::FromAgent => {
-                let request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch);
+                let prompt = PromptInput::for_task(&claimed, account, &[], member_tasks, now);
+                let request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
                 let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                     AiGate::Allowed(permit) => permit,
                     AiGate::TaskSpent => {

@@ -5,6 +5,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
 use super::Engine;
+use crate::conversation::prompt::PromptInput;
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::kernel::limits;
@@ -264,9 +265,10 @@ impl Engine {
             // A batch or planning parent never writes to anyone; its subtasks draft.
             None if options.batch_of.is_some() || options.agent_planning => None,
             None => {
+                let prompt = PromptInput::for_new(def, &goal, account, &[], now);
                 let request = DraftRequest {
                     context: input.context.clone(),
-                    ..ai::draft_request(account, def, &goal, member.as_ref().and_then(|m| m.first_name.clone()), 0)
+                    ..ai::draft_request(account, def, &goal, member.as_ref().and_then(|m| m.first_name.clone()), 0, &prompt)
                 };
                 match self.ai_call(account, None, now).await? {
                     AiGate::Allowed(permit) => match permit.draft(&request).await {
@@ -429,7 +431,8 @@ impl Engine {
             let draft = if touch == 0 {
                 first.cloned()
             } else {
-                let request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch);
+                let prompt = PromptInput::for_new(def, goal, account, &[], now);
+                let request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch, &prompt);
                 // A plan is only words: with no AI call left it shows the step without a draft.
                 match self.ai_call(account, Some(ai_calls), now).await {
                     Ok(AiGate::Allowed(permit)) => {

@@ -1176,6 +1176,7 @@ mod intake;
 mod metrics;
 mod outcomes;
 mod owner_notices;
+mod prompts;
 mod rails;
 mod replies;
 mod subtasks;

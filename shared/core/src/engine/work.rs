@@ -82,7 +82,9 @@ impl Engine {
                 }
                 Step::Decided(decision) => {
                     let task = seen.after_reading.unwrap_or(seen.task);
-                    return self.carry_out(task, seen.snapshot, decision, now).await;
+                    // The member's other tasks the step read go into the draft's prompt.
+                    let member_tasks = seen.member_tasks.unwrap_or_default();
+                    return self.carry_out(task, seen.snapshot, &member_tasks, decision, now).await;
                 }
             }
         }
@@ -140,6 +142,7 @@ impl Engine {
         &self,
         task: Task,
         snapshot: Option<SendSnapshot>,
+        member_tasks: &[Task],
         decision: StepDecision,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
@@ -221,7 +224,7 @@ impl Engine {
                     }
                     Err(e) => return Err(e.into()),
                 }
-                self.send_claimed(&account, claimed, to, snapshot.ledger).await
+                self.send_claimed(&account, claimed, to, snapshot.ledger, member_tasks).await
             }
         }
     }
@@ -319,7 +322,7 @@ impl Engine {
         {
             return Ok(completed);
         }
-        self.carry_out(task, None, decision, now).await
+        self.carry_out(task, None, &[], decision, now).await
     }
 }
 

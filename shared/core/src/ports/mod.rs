@@ -118,6 +118,12 @@ pub struct DraftRequest {
     pub tone: String,
     pub touches_remaining: u32,
     pub context: serde_json::Value,
+    /// The composed system prompt (`conversation::prompt`): base rules, the type's skill,
+    /// the account's context and memories, the owner's overrides and additions, goal and
+    /// budget, the member's other open tasks. Models are told it before the draft's own
+    /// instructions; every draft call carries it.
+    #[serde(default)]
+    pub system_prompt: String,
 }
 
 #[derive(Debug, thiserror::Error)]
