@@ -630,3 +630,21 @@ async fn switching_to_autopilot_starts_the_ramp_at_shadow() {
         .expect("create");
     assert_eq!(task.task().status, TaskStatus::PendingReview, "shadow reviews everything");
 }
+
+/// An owner taking over an escalated task closes it as completed with their outcome
+/// (issue 17 item 6), logged as the owner's resolution.
+#[tokio::test]
+async fn an_owner_taking_over_an_escalated_task_completes_it() {
+    let w = world().await;
+    let task = escalated(&w, "m_take_over").await;
+    let resolution = super::super::Resolution {
+        outcome: "owner_handled".into(),
+        note: Some("Called her myself".into()),
+    };
+    let done = w.engine.resolve(w.account.id, task.id, resolution).await.expect("resolve");
+    assert_eq!(
+        (done.status, done.outcome.as_deref()),
+        (TaskStatus::Completed, Some("owner_handled"))
+    );
+    assert_eq!(done.outcome_reason.as_deref(), Some("owner_resolved"));
+}
