@@ -16,7 +16,10 @@ use crate::mail::OutboundMail;
 use crate::task::{ConversationMessage, Draft};
 use crate::work::QueueName;
 
+pub mod connection;
 pub mod store;
+
+pub use connection::{AnnotationStore, ConnectionStore};
 
 pub use store::{
     AccountStore, ActivityEntry, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

@@ -150,6 +150,8 @@ pub trait TaskStore:
     + Idempotency
     + LearningStore
     + ConnectorHealthStore
+    + super::connection::ConnectionStore
+    + super::connection::AnnotationStore
     + Send
     + Sync
 {
@@ -167,6 +169,8 @@ impl<T> TaskStore for T where
         + Idempotency
         + LearningStore
         + ConnectorHealthStore
+        + super::connection::ConnectionStore
+        + super::connection::AnnotationStore
         + ?Sized
 {
 }
@@ -430,6 +434,7 @@ pub trait ConnectorHealthStore: Send + Sync {
 /// `DynamoStore`, an `Arc` of one) without naming which capability each comes from. Code that
 /// holds a `dyn TaskStore` needs none of this: its methods are all in reach.
 pub mod prelude {
+    pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::{
         AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex,
         TaskStore, Tasks, TemplateStore,

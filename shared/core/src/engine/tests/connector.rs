@@ -5,20 +5,17 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
+use crate::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember};
 use crate::ids::AccountId;
 use crate::ports::Clock;
 use crate::testing::RecordingBus;
 
-/// A connector that is down or answers with `member`, counts its calls, and keeps the
-/// changes it was asked to make (refusing them when told to).
+/// A connector that is down or answers with `member`, and counts its calls.
 #[derive(Default)]
 pub(super) struct FakeConnector {
     down: Mutex<bool>,
-    refuse: Mutex<bool>,
     member: Mutex<Option<ConnectorMember>>,
     calls: Mutex<u32>,
-    pub(super) changes: Mutex<Vec<(MemberId, MemberChange, String)>>,
     /// No process-wide key: only accounts with their own credentials are served.
     accounts_only: bool,
     /// The API key each call carried (`None`: the process-wide one).
@@ -29,14 +26,8 @@ impl FakeConnector {
     pub(super) fn set_down(&self, down: bool) {
         *self.down.lock().expect("lock") = down;
     }
-    pub(super) fn set_refusing(&self, refuse: bool) {
-        *self.refuse.lock().expect("lock") = refuse;
-    }
     pub(super) fn calls(&self) -> u32 {
         *self.calls.lock().expect("lock")
-    }
-    pub(super) fn changes(&self) -> Vec<(MemberId, MemberChange, String)> {
-        self.changes.lock().expect("lock").clone()
     }
 }
 
@@ -64,31 +55,6 @@ impl Connector for FakeConnector {
             return Err(ConnectorError::Unavailable("503 after retries".into()));
         }
         Ok(self.member.lock().expect("lock").clone())
-    }
-    async fn apply(
-        &self,
-        _: AccountId,
-        credentials: Option<&ConnectorCredentials>,
-        member: &MemberId,
-        change: &MemberChange,
-        key: &str,
-    ) -> Result<serde_json::Value, ConnectorError> {
-        *self.calls.lock().expect("lock") += 1;
-        self.keys
-            .lock()
-            .expect("lock")
-            .push(credentials.map(|c| c.expose_api_key().to_owned()));
-        if *self.down.lock().expect("lock") {
-            return Err(ConnectorError::Unavailable("503 after retries".into()));
-        }
-        if *self.refuse.lock().expect("lock") {
-            return Err(ConnectorError::Refused("422 tag not allowed".into()));
-        }
-        self.changes
-            .lock()
-            .expect("lock")
-            .push((member.clone(), change.clone(), key.to_owned()));
-        Ok(serde_json::json!({"ok": true}))
     }
 }
 

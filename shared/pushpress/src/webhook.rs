@@ -1,0 +1,1 @@
+//! PushPress's own webhook deliveries (`../shared/PUSHPRESS.md` §6).
