@@ -371,6 +371,27 @@ impl Client {
     }
 }
 
+impl Client {
+    /// `POST /webhooks/pushpress-v3/{account}` with `body` signed as PushPress signs it with
+    /// `secret` (or with `signature` as given, for the refusal tests).
+    pub async fn pushpress_delivery(&self, account: &Account, secret: &str, body: &Value, signature: Option<&str>) -> (u16, Value) {
+        let text = body.to_string();
+        let signed = openloop_pushpress::webhook::sign(secret, text.as_bytes()).unwrap_or_default();
+        let response = self
+            .http
+            .post(format!("{}/webhooks/pushpress-v3/{}", self.url, account.id))
+            .header("webhook-signature", signature.unwrap_or(&signed))
+            .header("content-type", "application/json")
+            .body(text)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("delivery: {e}"));
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Account {
     pub id: String,

@@ -313,3 +313,45 @@ mod tests {
         );
     }
 }
+
+/// What one of PushPress's own webhook deliveries says, read by the adapter
+/// (`openloop_pushpress::webhook`) after its signature was checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceDelivery {
+    /// PushPress's event type (`customer.created`…).
+    pub event: String,
+    /// The envelope's `created` (seconds or milliseconds on the wire).
+    pub created: Timestamp,
+    /// `data.id`: with `event` and `created`, what tells a redelivery (PushPress sends no
+    /// event id).
+    pub data_id: String,
+    pub change: SourceChange,
+}
+
+impl SourceDelivery {
+    /// The delivery's id for deduplication: `(event, data id, created)`.
+    pub fn dedupe_id(&self) -> String {
+        format!("v3:{}:{}:{}", self.event, self.data_id, self.created.as_millisecond())
+    }
+}
+
+/// What a delivery changes about a member, in the domain's words.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SourceChange {
+    /// `customer.created|details.changed|status.changed`: the customer as they are now.
+    Customer(Customer),
+    /// `checkin.created|updated` of any kind, by an attendee.
+    Checkin(Checkin),
+    /// `enrollment.created|status.changed`.
+    Enrollment(Enrollment),
+    /// `appointment.noshowed`, `reservation.noshowed`.
+    NoShow {
+        customer: MemberId,
+        at: Timestamp,
+        kind: CheckinKind,
+    },
+    /// `appointment.scheduled`, `reservation.created`: a trial booked, if the customer is a lead.
+    Booking { customer: MemberId, booked_for: Timestamp },
+    /// Understood and nothing to change: acknowledged, and logged with why.
+    Acknowledged(String),
+}

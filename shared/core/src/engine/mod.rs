@@ -19,6 +19,8 @@ mod mail_events;
 mod observability;
 pub use observability::MetricsReport;
 mod owner_notices;
+mod pushpress;
+pub use pushpress::{DeliveryOutcome, member_event};
 mod recurring;
 pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
 mod replies;
