@@ -19,6 +19,7 @@ use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
 
 pub mod gym;
+pub mod pushpress;
 pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.
@@ -469,38 +470,4 @@ pub async fn ses_accepted() -> Vec<openloop_local::outbox::OutboxMail> {
             .collect();
     }
     panic!("{url}: {last}")
-}
-
-/// What a [`pushpress_stub`] was asked: method, path and idempotency key.
-pub type Seen = Arc<std::sync::Mutex<Vec<(String, String, String)>>>;
-
-/// A PushPress stand-in that answers `{"ok": true}` to everything (slowly enough that racing
-/// workers overlap) and records what it was asked; returns its `/v3` base URL.
-pub async fn pushpress_stub() -> (String, Seen) {
-    async fn answer(
-        axum::extract::State(seen): axum::extract::State<Seen>,
-        method: axum::http::Method,
-        uri: axum::http::Uri,
-        headers: axum::http::HeaderMap,
-    ) -> axum::Json<serde_json::Value> {
-        let key = headers
-            .get("idempotency-key")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        seen.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((method.to_string(), uri.path().to_owned(), key));
-        // Slow enough that racing workers overlap.
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        axum::Json(json!({"ok": true}))
-    }
-    let seen: Seen = Arc::default();
-    let app = axum::Router::new().fallback(answer).with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|e| panic!("bind: {e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/v3"), seen)
 }

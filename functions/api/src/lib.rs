@@ -2,6 +2,8 @@
 //! and the admin calls (accounts, global pause). Every owner call is scoped to the account of
 //! its bearer token; another account's task is simply not found.
 
+mod members;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -65,6 +67,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/notifications", get(notifications))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
+        .route("/api/v1/connector", get(members::connector))
+        .route("/api/v1/members", get(members::list))
+        .route("/api/v1/members/{id}", get(members::detail))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -485,14 +490,14 @@ async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<
 
 /// `?limit=&cursor=` of a paged feed.
 #[derive(Deserialize)]
-struct PageParams {
+pub(crate) struct PageParams {
     limit: Option<String>,
     cursor: Option<String>,
 }
 
 impl PageParams {
     /// The limit (a number, if given) and the cursor, empty values read as absent.
-    fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
+    pub(crate) fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
         let limit = match self.limit.as_deref().filter(|l| !l.is_empty()) {
             Some(l) => Some(
                 l.parse::<usize>()

@@ -134,6 +134,10 @@ impl World {
 
     async fn work(&self, items: Vec<(QueueName, String)>) {
         for (queue, body) in items {
+            if let Ok(step) = serde_json::from_str::<super::ImportStep>(&body) {
+                self.engine.import_step(&step).await.expect("import step");
+                continue;
+            }
             let item: WorkItem = serde_json::from_str(&body).expect("item");
             match queue {
                 QueueName::Execute => self.engine.execute(&item).await.expect("execute"),

@@ -20,6 +20,8 @@ pub(super) struct FakeConnector {
     accounts_only: bool,
     /// The API key each call carried (`None`: the process-wide one).
     keys: Mutex<Vec<Option<String>>>,
+    /// Webhook subscriptions made at this fake.
+    subscriptions: Mutex<Vec<crate::source::Subscription>>,
 }
 
 impl FakeConnector {
@@ -55,6 +57,9 @@ impl Connector for FakeConnector {
             return Err(ConnectorError::Unavailable("503 after retries".into()));
         }
         Ok(self.member.lock().expect("lock").clone())
+    }
+    fn source(&self) -> Option<&dyn crate::source::MemberSource> {
+        Some(self)
     }
 }
 
@@ -193,6 +198,7 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
     let patch: super::super::SettingsPatch =
         serde_json::from_value(serde_json::json!({"pushpress": {"api_key": "pp_own_key", "company_id": "co_7"}})).expect("patch");
     w.engine.update_settings(w.account.id, patch).await.expect("set key");
+    assert_eq!(connector.subscriptions.lock().expect("lock").len(), 1, "connecting subscribes");
     let stored = w.store.get_account(w.account.id).await.expect("read").expect("account");
     assert_eq!(stored.pushpress.as_ref().and_then(|c| c.company_id()), Some("co_7"));
     assert!(!format!("{stored:?}").contains("pp_own_key"), "the account's Debug redacts the key");
@@ -202,6 +208,10 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
 
     let patch: super::super::SettingsPatch = serde_json::from_value(serde_json::json!({"pushpress": null})).expect("patch");
     w.engine.update_settings(w.account.id, patch).await.expect("remove key");
+    assert!(
+        connector.subscriptions.lock().expect("lock").is_empty(),
+        "disconnecting unsubscribes"
+    );
     let stored = w.store.get_account(w.account.id).await.expect("read").expect("account");
     assert!(stored.pushpress.is_none(), "null removes the key");
     let patch: super::super::SettingsPatch =
@@ -211,4 +221,64 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
         err.to_string().contains("api_key") || matches!(err, crate::error::EngineError::Invalid(_)),
         "{err}"
     );
+}
+
+/// As a member source, an empty gym that takes every key and keeps its subscriptions.
+#[async_trait::async_trait]
+impl crate::source::MemberSource for FakeConnector {
+    async fn company(&self, _: &ConnectorCredentials) -> Result<crate::source::Company, ConnectorError> {
+        Ok(crate::source::Company {
+            id: "co_7".into(),
+            name: "Fake gym".into(),
+            timezone: None,
+        })
+    }
+    async fn customers(
+        &self,
+        _: &ConnectorCredentials,
+        _: &crate::source::PageCursor,
+    ) -> Result<crate::source::Page<crate::source::Customer>, ConnectorError> {
+        Ok(crate::source::Page { items: vec![], next: None })
+    }
+    async fn enrollments(
+        &self,
+        _: &ConnectorCredentials,
+        _: &crate::source::PageCursor,
+    ) -> Result<crate::source::Page<crate::source::Enrollment>, ConnectorError> {
+        Ok(crate::source::Page { items: vec![], next: None })
+    }
+    async fn checkins(
+        &self,
+        _: &ConnectorCredentials,
+        _: crate::source::CheckinKind,
+        _: Timestamp,
+        _: &crate::source::PageCursor,
+    ) -> Result<crate::source::Page<crate::source::Checkin>, ConnectorError> {
+        Ok(crate::source::Page { items: vec![], next: None })
+    }
+    async fn plan(&self, _: &ConnectorCredentials, _: &str) -> Result<Option<crate::source::Plan>, ConnectorError> {
+        Ok(None)
+    }
+    async fn subscriptions(&self, _: &ConnectorCredentials) -> Result<Vec<crate::source::Subscription>, ConnectorError> {
+        Ok(self.subscriptions.lock().expect("lock").clone())
+    }
+    async fn subscribe(
+        &self,
+        _: &ConnectorCredentials,
+        url: &str,
+        event_types: &[&str],
+    ) -> Result<crate::source::Subscription, ConnectorError> {
+        let made = crate::source::Subscription {
+            id: format!("wh_{url}"),
+            url: url.to_owned(),
+            event_types: event_types.iter().map(|t| (*t).to_owned()).collect(),
+            signing_secret: Some("fake_secret".into()),
+        };
+        self.subscriptions.lock().expect("lock").push(made.clone());
+        Ok(made)
+    }
+    async fn unsubscribe(&self, _: &ConnectorCredentials, id: &str) -> Result<(), ConnectorError> {
+        self.subscriptions.lock().expect("lock").retain(|s| s.id != id);
+        Ok(())
+    }
 }
