@@ -7,7 +7,7 @@ use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
 use openloop_core::gate::GateContext;
 use openloop_core::ids::MemberId;
 use openloop_core::member::MemberFacts;
-use openloop_core::ports::TaskStore;
+use openloop_core::ports::prelude::*;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::work::WorkItem;
 use openloop_tests::{Scratch, unique_prefix};

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::Engine;
-use openloop_core::ports::TaskStore;
+use openloop_core::ports::prelude::*;
 use openloop_core::task::{Role, Task, TaskStatus};
 use openloop_core::work::WorkItem;
 use openloop_fn_signals::MailIntake;

@@ -5,7 +5,8 @@
 use jiff::SignedDuration;
 use openloop_core::engine::StepOutcome;
 use openloop_core::limits::local_date;
-use openloop_core::ports::{Clock, TaskStore};
+use openloop_core::ports::Clock;
+use openloop_core::ports::prelude::*;
 use openloop_core::task::TaskStatus;
 use openloop_tests::Scratch;
 

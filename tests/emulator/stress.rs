@@ -20,7 +20,8 @@ use openloop_core::gate::GateContext;
 use openloop_core::ids::{Email, MemberId, TaskId};
 use openloop_core::mail::OutboundMail;
 use openloop_core::member::MemberFacts;
-use openloop_core::ports::{Clock, Delivered, Mailer, SendError, TaskStore};
+use openloop_core::ports::prelude::*;
+use openloop_core::ports::{Clock, Delivered, Mailer, SendError};
 use openloop_core::task::{Draft, TriggerType};
 use openloop_core::work::WorkItem;
 

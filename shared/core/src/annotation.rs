@@ -70,3 +70,30 @@ impl MemberAnnotations {
         lines
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_gets_the_tags_and_the_latest_notes() {
+        let mut a = MemberAnnotations::default();
+        assert!(a.prompt_lines().is_empty(), "nothing to say, no lines");
+        a.apply(&Annotation::AddTag("vip".into()));
+        for (i, text) in ["Prefers mornings", "Knee injury in May"].iter().enumerate() {
+            a.apply(&Annotation::Note(MemberNote {
+                at: crate::testing::at(&format!("2026-11-0{}T10:00:00Z", i + 1)),
+                text: (*text).into(),
+                task_id: None,
+            }));
+        }
+        assert_eq!(
+            a.prompt_lines(),
+            vec![
+                "Tags: vip".to_owned(),
+                "Note (2026-11-02): Knee injury in May".to_owned(),
+                "Note (2026-11-01): Prefers mornings".to_owned()
+            ]
+        );
+    }
+}

@@ -126,3 +126,31 @@ impl Engine {
         })
     }
 }
+
+impl Engine {
+    /// A member's tags and notes as the prompt's member memories (issue 14 item 7: Openloop
+    /// keeps what PushPress cannot), newest notes first, a few at most.
+    pub(crate) async fn annotation_memories(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        now: Timestamp,
+    ) -> Result<Vec<crate::business_memory::BusinessMemory>, EngineError> {
+        let annotations = self.store.member_annotations(account, member).await?;
+        Ok(annotations
+            .prompt_lines()
+            .into_iter()
+            .map(|content| crate::business_memory::BusinessMemory {
+                id: crate::ids::new_ulid(now),
+                account_id: account,
+                member_id: Some(member.clone()),
+                content,
+                category: Some("member_annotation".into()),
+                source: crate::business_memory::MemorySource::Owner,
+                confidence: 100,
+                created_at: now,
+                expires_at: None,
+            })
+            .collect())
+    }
+}

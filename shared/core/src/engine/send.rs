@@ -38,7 +38,15 @@ impl Engine {
             TouchText::Ready(draft) => draft,
             TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
             TouchText::FromAgent => {
-                let request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch);
+                let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch);
+                let notes = self
+                    .store
+                    .member_annotations(claimed.account_id, &claimed.member.id)
+                    .await?
+                    .prompt_lines();
+                if !notes.is_empty() {
+                    request.context = serde_json::json!({ "member_annotations": notes });
+                }
                 let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                     AiGate::Allowed(permit) => permit,
                     AiGate::TaskSpent => {
