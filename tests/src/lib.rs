@@ -20,6 +20,7 @@ use openloop_local::clock::TestClock;
 
 pub mod browser;
 pub mod gym;
+pub mod pushpress;
 pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.
@@ -372,6 +373,27 @@ impl Client {
     }
 }
 
+impl Client {
+    /// `POST /webhooks/pushpress-v3/{account}` with `body` signed as PushPress signs it with
+    /// `secret` (or with `signature` as given, for the refusal tests).
+    pub async fn pushpress_delivery(&self, account: &Account, secret: &str, body: &Value, signature: Option<&str>) -> (u16, Value) {
+        let text = body.to_string();
+        let signed = openloop_pushpress::webhook::sign(secret, text.as_bytes()).unwrap_or_default();
+        let response = self
+            .http
+            .post(format!("{}/webhooks/pushpress-v3/{}", self.url, account.id))
+            .header("webhook-signature", signature.unwrap_or(&signed))
+            .header("content-type", "application/json")
+            .body(text)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("delivery: {e}"));
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Account {
     pub id: String,
@@ -449,40 +471,6 @@ pub async fn ses_accepted() -> Vec<openloop_local::outbox::OutboxMail> {
             .collect();
     }
     panic!("{url}: {last}")
-}
-
-/// What a [`pushpress_stub`] was asked: method, path and idempotency key.
-pub type Seen = Arc<std::sync::Mutex<Vec<(String, String, String)>>>;
-
-/// A PushPress stand-in that answers `{"ok": true}` to everything (slowly enough that racing
-/// workers overlap) and records what it was asked; returns its `/v3` base URL.
-pub async fn pushpress_stub() -> (String, Seen) {
-    async fn answer(
-        axum::extract::State(seen): axum::extract::State<Seen>,
-        method: axum::http::Method,
-        uri: axum::http::Uri,
-        headers: axum::http::HeaderMap,
-    ) -> axum::Json<serde_json::Value> {
-        let key = headers
-            .get("idempotency-key")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned();
-        seen.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((method.to_string(), uri.path().to_owned(), key));
-        // Slow enough that racing workers overlap.
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        axum::Json(json!({"ok": true}))
-    }
-    let seen: Seen = Arc::default();
-    let app = axum::Router::new().fallback(answer).with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|e| panic!("bind: {e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("addr: {e}"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/v3"), seen)
 }
 
 /// A task made for a member whose `member.created` event had not been processed yet (no

@@ -6,8 +6,8 @@ use serde_json::json;
 
 /// Given the owner API, when automation tasks are created, then bad action lists are refused
 /// with clear codes, a good one is shown on the task, and once approved the internal actions
-/// run and the task completes — while PushPress changes without a configured connector go to
-/// the owner with the reason.
+/// run and the task completes — tags included, kept by Openloop since PushPress has none —
+/// while a status change is refused because PushPress offers no such call.
 #[tokio::test]
 async fn automation_tasks_are_made_and_run_through_the_api() {
     let stack = Stack::start("actions-api").await;
@@ -28,6 +28,10 @@ async fn automation_tasks_are_made_and_run_through_the_api() {
         (
             json!({"task_type": "member_update", "member_id": "m_a", "goal": "Go", "actions": [{"type": "launch"}]}),
             "unknown_action_type",
+        ),
+        (
+            json!({"task_type": "member_update", "member_id": "m_a", "goal": "Freeze", "actions": [{"type": "update_member_status", "status": "frozen"}]}),
+            "unsupported_action",
         ),
     ] {
         let (status, error) = stack.post("/api/v1/tasks", &gym.token, body).await;
@@ -69,7 +73,8 @@ async fn automation_tasks_are_made_and_run_through_the_api() {
     let id = created["id"].as_str().expect("id").to_owned();
     stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
     stack.run().await;
-    let (_, escalated) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
-    assert_eq!(escalated["status"], "escalated", "{escalated}");
-    assert!(reasons(&escalated).contains(&"no_connector_configured"), "{escalated}");
+    let (_, tagged) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(tagged["status"], "completed", "no PushPress needed: {tagged}");
+    assert!(!reasons(&tagged).contains(&"no_connector_configured"), "{tagged}");
+    assert!(tagged.to_string().contains("in Openloop"), "{tagged}");
 }

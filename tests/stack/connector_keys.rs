@@ -14,21 +14,59 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 const KEY_A: &str = "pp_key_gym_a_5d1e";
 const KEY_B: &str = "pp_key_gym_b_77c0";
 
-/// The fake answers `member` only when asked with `key` for `company`; anything else is
-/// refused by a catch-all that must never be hit.
-async fn expect_calls(server: &MockServer, key: &str, company: &str, member: &str) {
+/// The fake answers `member` only when asked with `key` (and `company`, when the gym named
+/// one) on PushPress's own endpoints; anything else is refused by a catch-all that must never
+/// be hit.
+async fn expect_calls(server: &MockServer, key: &str, company: Option<&str>, member: &str) {
+    let customer = json!({"id": member, "companyId": "cmp", "name": {"first": "A", "last": "B"}, "email": format!("{member}@example.com"), "role": "member"});
     let routes = [
-        (format!("/v3/customers/{member}"), json!({"status": "active"})),
-        (format!("/v3/customers/{member}/checkins"), json!({"data": []})),
+        (format!("/v3/customers/{member}"), customer),
+        ("/v3/enrollments".to_owned(), json!({"data": {"resultArray": []}})),
+        ("/v3/checkins/class".to_owned(), json!({"data": {"resultArray": []}})),
+        ("/v3/checkins/event".to_owned(), json!({"data": {"resultArray": []}})),
+        ("/v3/checkins/open".to_owned(), json!({"data": {"resultArray": []}})),
+        ("/v3/checkins/appointment".to_owned(), json!({"data": {"resultArray": []}})),
     ];
     for (route, body) in routes {
-        Mock::given(method("GET"))
-            .and(path(route.as_str()))
-            .and(header("API-KEY", key))
-            .and(header("company-id", company))
-            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        let mut mock = Mock::given(method("GET")).and(path(route.as_str())).and(header("API-KEY", key));
+        mock = match company {
+            Some(company) => mock.and(header("company-id", company)),
+            None => mock.and(wiremock::matchers::header_exists("API-KEY")),
+        };
+        mock.respond_with(ResponseTemplate::new(200).set_body_json(body))
             .expect(1..)
-            .named(format!("{route} with {company}'s key"))
+            .named(format!("{route} with {key}"))
+            .mount(server)
+            .await;
+    }
+}
+
+/// What connecting asks with `key`: the company, the subscriptions, and the import's list of
+/// customers (the other lists are `expect_calls`'s).
+async fn expect_connect(server: &MockServer, key: &str) {
+    let answers = [
+        (
+            "GET",
+            "/v3/company",
+            200,
+            json!({"id": "cmp", "name": "Gym", "defaultTimezone": "America/New_York"}),
+        ),
+        ("GET", "/v3/webhooks", 200, json!({"data": []})),
+        (
+            "POST",
+            "/v3/webhooks",
+            201,
+            json!({"id": format!("wh_{key}"), "url": "u", "eventTypes": [], "signingSecret": "s"}),
+        ),
+        ("GET", "/v3/customers", 200, json!({"data": {"resultArray": []}})),
+    ];
+    for (verb, route, status, body) in answers {
+        Mock::given(method(verb))
+            .and(path(route))
+            .and(header("API-KEY", key))
+            .respond_with(ResponseTemplate::new(status).set_body_json(body))
+            .expect(1..)
+            .named(format!("{verb} {route} with {key}"))
             .mount(server)
             .await;
     }
@@ -44,6 +82,10 @@ async fn each_gyms_members_are_refreshed_with_the_gyms_own_pushpress_key() {
         .named("a call with someone else's key")
         .mount(&pushpress)
         .await;
+    expect_connect(&pushpress, KEY_A).await;
+    expect_connect(&pushpress, KEY_B).await;
+    expect_calls(&pushpress, KEY_A, Some("co_gym_a"), "m_a").await;
+    expect_calls(&pushpress, KEY_B, None, "m_b").await;
     let base = format!("{}/v3", pushpress.uri());
     let stack = Stack::start_with("connector-keys", |config| {
         let mut client = PushPressConfig::new(&base, None).expect("connector config");
@@ -67,7 +109,7 @@ async fn each_gyms_members_are_refreshed_with_the_gyms_own_pushpress_key() {
         token: created["api_token"].as_str().unwrap_or_default().to_owned(),
         webhook_secret: created["webhook_secret"].as_str().unwrap_or_default().to_owned(),
     };
-    // Gym B's owner sets one in the settings, without a company (its account id is used).
+    // Gym B's owner sets one in the settings, without a company (none is named to PushPress).
     let gym_b = stack.create_account("manual").await;
     let (status, settings) = stack
         .call(
@@ -86,8 +128,6 @@ async fn each_gyms_members_are_refreshed_with_the_gyms_own_pushpress_key() {
             assert!(!view.contains(KEY_A) && !view.contains(KEY_B), "a key in a view: {view}");
         }
     }
-    expect_calls(&pushpress, KEY_A, "co_gym_a", "m_a").await;
-    expect_calls(&pushpress, KEY_B, &gym_b.id, "m_b").await;
 
     stack.set_clock(&crate::morning(1).to_string()).await;
     let now = stack.now().await;

@@ -17,6 +17,8 @@ mod observability;
 mod outcomes;
 mod owner_notices;
 mod payment_recovery;
+mod pushpress_connect;
+mod pushpress_webhooks;
 mod rails;
 mod refusals;
 

@@ -5,6 +5,8 @@
 
 pub mod app;
 
+mod members;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -72,6 +74,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
         .merge(app::routes())
+        .route("/api/v1/connector", get(members::connector))
+        .route("/api/v1/members", get(members::list))
+        .route("/api/v1/members/{id}", get(members::detail))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -492,14 +497,14 @@ async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<
 
 /// `?limit=&cursor=` of a paged feed.
 #[derive(Deserialize)]
-struct PageParams {
+pub(crate) struct PageParams {
     limit: Option<String>,
     cursor: Option<String>,
 }
 
 impl PageParams {
     /// The limit (a number, if given) and the cursor, empty values read as absent.
-    fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
+    pub(crate) fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
         let limit = match self.limit.as_deref().filter(|l| !l.is_empty()) {
             Some(l) => Some(
                 l.parse::<usize>()

@@ -1,5 +1,5 @@
 //! The signals function: member events from the signals queue → member facts and task
-//! triggers; and, in AWS, SES's notifications delivered to the same queue by SNS — member
+//! triggers; the steps of a PushPress import (one page each, `ImportStep`); and, in AWS, SES's notifications delivered to the same queue by SNS — member
 //! replies from SES receiving, bounces and complaints. Thin: parse each SQS record, call the
 //! engine, report partial batch failures.
 //!
@@ -15,7 +15,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use openloop_aws::mail_events::{self, ses_notification};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
 use openloop_aws::stored_mail::S3StoredMail;
-use openloop_core::engine::Engine;
+use openloop_core::engine::{Engine, ImportStep};
 use openloop_core::members::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
 use openloop_edge::config::{Clients, Config};
@@ -54,6 +54,10 @@ pub async fn handle(engine: &Engine, mail: &MailIntake, event: SqsEvent) -> SqsB
                 "an SES notification outside a signed SNS envelope: rejected, never processed"
             );
             return Disposition::Retry;
+        }
+        if let Ok(step) = serde_json::from_str::<ImportStep>(&body) {
+            let span = tracing::info_span!("import_step", account = %step.account_id, run = %step.import_run);
+            return settle(QUEUE, engine.import_step(&step).instrument(span).await);
         }
         let envelope: SignalEnvelope = match parse(QUEUE, &body) {
             Ok(envelope) => envelope,

@@ -1,7 +1,10 @@
-//! The webhooks function: PushPress member events (Standard Webhooks signatures, dedup by
-//! `webhook-id`, enqueue to the signals queue, 202), inbound e-mail and unsubscribe links.
+//! The webhooks function: member events in CONTRACT.md's format (Standard Webhooks
+//! signatures, dedup by `webhook-id`, enqueue to the signals queue, 202); PushPress's own
+//! deliveries (`pushpress_v3.rs`: its signature, dedup on `(event, data id, created)`);
+//! inbound e-mail and unsubscribe links.
 //! The router is served by `lambda_http` in Lambda and directly by the local runtime.
 
+mod pushpress_v3;
 pub mod signature;
 
 use std::sync::Arc;
@@ -34,6 +37,7 @@ pub struct WebhooksState {
 pub fn router(state: Arc<WebhooksState>) -> Router {
     Router::new()
         .route("/webhooks/pushpress/{account_id}", post(pushpress))
+        .route("/webhooks/pushpress-v3/{account_id}", post(pushpress_v3::delivery))
         .route("/unsubscribe", axum::routing::get(unsubscribe_page).post(unsubscribe))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {

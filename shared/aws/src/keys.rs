@@ -178,3 +178,10 @@ pub const NOTICES_DUE_GSI1PK: &str = "NOTICEDUE";
 pub fn notice_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid) -> String {
     format!("{}#{account}#{id}", openloop_core::task::work::due_time_key(at))
 }
+
+/// The account's PushPress connection: subscription and import progress (issue 14).
+pub const CONNECTION_SK: &str = "CONNECTION#pushpress";
+/// A member's annotations: Openloop's own tags and notes.
+pub fn annotations_sk(m: &MemberId) -> String {
+    format!("ANNOTATIONS#{m}")
+}

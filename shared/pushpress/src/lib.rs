@@ -1,48 +1,47 @@
-//! The PushPress connector over HTTP (spec §34): the member as PushPress sees them now, for
-//! the stale guard.
+//! The PushPress connector: Openloop's client for the PushPress Platform API v3
+//! (`../shared/PUSHPRESS.md`, taken from PushPress's official SDK). It calls only the
+//! operations that document lists, with the headers `API-KEY: {key}` and, when the account
+//! named its company, `company-id: {company}`:
 //!
-//! Two reads per member, each `GET` with the headers `API-KEY: {key}` and `company-id:
-//! {company}` — the account's own key and company when it has them
-//! ([`openloop_core::members::connector::ConnectorCredentials`]), else the process-wide key (if one is
-//! configured) with the account's id as the company:
-//! - `{base}/customers/{member_id}` → `{"status": "lead|active|cancelled|frozen",
-//!   "status_changed_at"?, "email"?, "last_checkin_at"?, "payment_status"?: "current|failing",
-//!   "last_payment_succeeded_at"?, "last_payment_failed_at"?}` (times RFC 3339); `404`: the
-//!   member is unknown to PushPress.
-//! - `{base}/customers/{member_id}/checkins?since={RFC 3339}` → `{"data": [{"checked_in_at"}]}`.
+//! - `GET /company` — the key's check when a gym connects, and its time zone;
+//! - `GET /customers`, `GET /enrollments`, `GET /checkins/class|event|open` — paged as
+//!   PushPress pages (`page` from 1 and `limit`, `{"data": {"resultArray": […]}}`, the last page
+//!   is the first one shorter than `limit`); `GET /checkins/appointment` — by the `next`
+//!   cursor; check-ins filtered by `after` (unix seconds), their `timestamp` read in seconds or
+//!   milliseconds ([`openloop_core::members::source::unix_time`]);
+//! - `GET /customers/{id}` and `GET /plans/{id}`;
+//! - `GET`, `POST` and `DELETE /webhooks` — Openloop's subscription.
 //!
-//! The changes automation actions make (spec §15), with the same key and company, each sent
-//! with an `Idempotency-Key` (the action's key, so a retried request is applied once) and a
-//! JSON body; the answer's JSON, if any, is kept in the action log, and `404` means PushPress
-//! does not know the member:
-//! - tag: `POST {base}/customers/{id}/tags {"tag"}`; untag: `DELETE {base}/customers/{id}/tags/{tag}`
-//! - status: `PATCH {base}/customers/{id} {"status"}`
-//! - note: `POST {base}/customers/{id}/notes {"note"}`
-//! - staff to-do: `POST {base}/tasks {"customer_id", "title"}`
+//! PushPress has no tags, notes, tasks, customer updates, prices or payment events: nothing
+//! here pretends otherwise (those actions are Openloop's own, see `openloop_core::members::annotation`).
 //!
-//! Each request has a timeout and is retried on 429, 5xx, timeouts and refused connections
-//! (the shared [`RetryPolicy`]: at most [`CONNECTOR_ATTEMPTS`] attempts, backoff doubling from
-//! [`CONNECTOR_RETRY_BACKOFF`], a short `retry-after` honoured, a long one ends the call).
-//! Other 4xx and malformed bodies fail at once. Every key is a secret: never in a log, a
-//! `Debug` print or an error (bodies quoted in errors are scrubbed of them).
+//! Layout: [`http`] makes one request (retries of 429/5xx honouring `Retry-After`, keys
+//! scrubbed from every error), [`wire`] reads PushPress's JSON into the core's types, this
+//! file holds the operations, and [`webhook`] reads and verifies PushPress's own deliveries.
+
+mod http;
+pub mod webhook;
+mod wire;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use reqwest::{StatusCode, Url};
+use reqwest::{Method, Url};
 use secrecy::{ExposeSecret, SecretString};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::json;
 
-use openloop_core::kernel::ids::{AccountId, Email, MemberId};
-use openloop_core::kernel::limits::{
-    CONNECTOR_ATTEMPTS, CONNECTOR_ERROR_EXCERPT_CHARS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT,
+use openloop_core::kernel::ids::{AccountId, MemberId};
+use openloop_core::kernel::limits::{CONNECTOR_ATTEMPTS, CONNECTOR_MAX_RETRY_AFTER, CONNECTOR_RETRY_BACKOFF, CONNECTOR_TIMEOUT};
+use openloop_core::members::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember};
+use openloop_core::members::source::{
+    CheckinKind, Company, Customer, Enrollment, MemberSource, Page, PageCursor, Plan, Subscription, membership_status,
 };
-use openloop_core::kernel::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
-use openloop_core::members::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
-use openloop_core::members::event::MemberStatus;
+
+use http::{Access, Request};
+use wire::{CheckinWire, CompanyBody, CustomerWire, EnrollmentWire, ListBody, PageBody, PlanWire, WebhookWire};
+
+/// How many records a page asks for. PushPress states no maximum; its SDK stops at a short page.
+pub const PAGE_SIZE: u32 = 100;
 
 /// Where PushPress is and how to call it. `Debug` shows the key redacted.
 #[derive(Clone, Debug)]
@@ -55,10 +54,11 @@ pub struct PushPressConfig {
     pub max_attempts: u32,
     pub backoff: Duration,
     pub max_retry_after: Duration,
+    pub page_size: u32,
 }
 
 impl PushPressConfig {
-    /// The limits' defaults for `base_url`.
+    /// The limits' defaults for `base_url` (`https://api.pushpress.com/v3` in production).
     pub fn new(base_url: &str, api_key: Option<SecretString>) -> Result<Self, String> {
         let base_url = Url::parse(base_url).map_err(|e| format!("not a URL ({e})"))?;
         if base_url.cannot_be_a_base() {
@@ -71,75 +71,16 @@ impl PushPressConfig {
             max_attempts: CONNECTOR_ATTEMPTS,
             backoff: CONNECTOR_RETRY_BACKOFF,
             max_retry_after: CONNECTOR_MAX_RETRY_AFTER,
+            page_size: PAGE_SIZE,
         })
     }
 }
 
-/// The [`Connector`] over PushPress's HTTP API.
+/// The [`Connector`] and [`MemberSource`] over PushPress's HTTP API.
 #[derive(Clone, Debug)]
 pub struct PushPress {
     config: PushPressConfig,
     http: reqwest::Client,
-}
-
-#[derive(Deserialize)]
-struct CustomerBody {
-    status: Option<MemberStatus>,
-    #[serde(default)]
-    status_changed_at: Option<Timestamp>,
-    #[serde(default)]
-    email: Option<String>,
-    #[serde(default)]
-    last_checkin_at: Option<Timestamp>,
-    #[serde(default)]
-    payment_status: Option<PaymentStatus>,
-    #[serde(default)]
-    last_payment_succeeded_at: Option<Timestamp>,
-    #[serde(default)]
-    last_payment_failed_at: Option<Timestamp>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum PaymentStatus {
-    Current,
-    Failing,
-}
-
-#[derive(Deserialize)]
-struct CheckinsBody {
-    data: Vec<CheckinBody>,
-}
-
-#[derive(Deserialize)]
-struct CheckinBody {
-    checked_in_at: Timestamp,
-}
-
-/// One HTTP request to PushPress.
-struct Request<'a> {
-    method: reqwest::Method,
-    url: Url,
-    body: Option<&'a serde_json::Value>,
-    /// Sent as `Idempotency-Key` on changes, so a retried request is applied once.
-    idempotency_key: Option<&'a str>,
-}
-
-impl Request<'_> {
-    fn get(url: Url) -> Self {
-        Request {
-            method: reqwest::Method::GET,
-            url,
-            body: None,
-            idempotency_key: None,
-        }
-    }
-}
-
-/// What one call sends: the key and the company it names.
-struct Access<'a> {
-    key: &'a str,
-    company: String,
 }
 
 impl PushPress {
@@ -150,130 +91,184 @@ impl PushPress {
         Ok(Self { config, http })
     }
 
-    fn url(&self, segments: &[&str]) -> Result<Url, ConnectorError> {
-        let mut url = self.config.base_url.clone();
-        url.path_segments_mut()
-            .map_err(|()| ConnectorError::Refused("the base URL cannot take a path".into()))?
-            .pop_if_empty()
-            .extend(segments);
-        Ok(url)
-    }
-
-    /// The key and company of a call for `account`: its own credentials, else the
-    /// process-wide key under the account's id.
-    fn access<'a>(&'a self, account: AccountId, credentials: Option<&'a ConnectorCredentials>) -> Result<Access<'a>, ConnectorError> {
+    /// The key and company of a call: the account's own credentials, else the process-wide
+    /// key (with no company named).
+    fn access<'a>(&'a self, credentials: Option<&'a ConnectorCredentials>) -> Result<Access<'a>, ConnectorError> {
         if let Some(own) = credentials {
             return Ok(Access {
                 key: own.expose_api_key(),
-                company: own.company_id().map_or_else(|| account.to_string(), str::to_owned),
+                company: own.company_id(),
             });
         }
         match &self.config.api_key {
             Some(key) => Ok(Access {
                 key: key.expose_secret(),
-                company: account.to_string(),
+                company: None,
             }),
             None => Err(ConnectorError::Refused("no PushPress API key for this account".into())),
         }
     }
 
-    /// One GET with retries: the body, `None` on 404, or why there is none.
-    async fn get<T: DeserializeOwned>(&self, access: &Access<'_>, url: Url) -> Result<Option<T>, ConnectorError> {
-        match self.call(access, &Request::get(url)).await? {
-            Some(bytes) => serde_json::from_slice::<T>(&bytes)
-                .map(Some)
-                .map_err(|e| ConnectorError::Malformed(e.to_string())),
-            None => Ok(None),
-        }
+    /// One page of a numbered list: `{segments}?{filters}&page&limit`; the next page is asked
+    /// for only when this one was full.
+    async fn numbered_page<W: serde::de::DeserializeOwned>(
+        &self,
+        access: &Access<'_>,
+        segments: &[&str],
+        filters: &[(&str, String)],
+        at: &PageCursor,
+    ) -> Result<(Vec<W>, Option<PageCursor>), ConnectorError> {
+        let page = at.page.max(1);
+        let limit = self.config.page_size;
+        let mut query = filters.to_vec();
+        query.push(("page", page.to_string()));
+        query.push(("limit", limit.to_string()));
+        let body = self.get::<PageBody<W>>(access, self.url(segments, &query)?).await?;
+        let (items, _) = body.map(PageBody::into_parts).unwrap_or_default();
+        let full = items.len() >= usize::try_from(limit).unwrap_or(usize::MAX);
+        let next = full.then(|| PageCursor {
+            page: page + 1,
+            next: None,
+        });
+        Ok((items, next))
     }
 
-    /// One request with retries: the body's bytes, `None` on 404, or why there is none.
-    async fn call(&self, access: &Access<'_>, request: &Request<'_>) -> Result<Option<Vec<u8>>, ConnectorError> {
-        let c = &self.config;
-        let policy = RetryPolicy {
-            max_attempts: c.max_attempts,
-            backoff: c.backoff,
-            max_retry_after: c.max_retry_after,
-        };
-        let retried = policy
-            .run(
-                || self.attempt(access, request),
-                tokio::time::sleep,
-                |attempt, why, wait| {
-                    tracing::warn!(connector = "pushpress", attempt, failure = %self.redact(access, why), wait_ms = wait.as_millis() as u64, "connector call failed; retrying");
-                },
-            )
-            .await;
-        retried.map_err(|gave_up| match gave_up {
-            GaveUp::Fatal(e) => e,
-            GaveUp::WaitTooLong { why, asked } => ConnectorError::Unavailable(format!(
-                "{}; asked to wait {}s, longer than we wait",
-                self.redact(access, &why),
-                asked.as_secs()
-            )),
-            GaveUp::Exhausted { attempts, last } => {
-                ConnectorError::Unavailable(format!("gave up after {attempts} attempts: {}", self.redact(access, &last)))
+    /// Every enrollment of one customer (a member has few).
+    async fn customer_enrollments(&self, access: &Access<'_>, customer: &MemberId) -> Result<Vec<Enrollment>, ConnectorError> {
+        let mut all = Vec::new();
+        let mut at = PageCursor::first();
+        loop {
+            let filters = [("customerId", customer.to_string())];
+            let (page, next) = self
+                .numbered_page::<EnrollmentWire>(access, &["enrollments"], &filters, &at)
+                .await?;
+            all.extend(page.into_iter().filter_map(EnrollmentWire::into_enrollment));
+            match next {
+                Some(next) if next.page <= 10 => at = next,
+                _ => return Ok(all),
             }
-        })
+        }
     }
 
-    async fn attempt(&self, access: &Access<'_>, request: &Request<'_>) -> Result<Option<Vec<u8>>, Attempt<ConnectorError>> {
-        let c = &self.config;
-        let mut builder = self
-            .http
-            .request(request.method.clone(), request.url.clone())
-            .header("API-KEY", access.key)
-            .header("company-id", access.company.as_str())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .timeout(c.timeout);
-        if let Some(key) = request.idempotency_key {
-            builder = builder.header("Idempotency-Key", key);
+    /// The first page of one kind of check-in at or after `after`, for one customer or all.
+    async fn checkins_page(
+        &self,
+        access: &Access<'_>,
+        kind: CheckinKind,
+        customer: Option<&MemberId>,
+        after: Timestamp,
+        at: &PageCursor,
+    ) -> Result<Page<openloop_core::members::source::Checkin>, ConnectorError> {
+        let mut filters = vec![("after", after.as_second().to_string())];
+        if let Some(customer) = customer {
+            filters.push(("customer", customer.to_string()));
         }
-        if let Some(body) = request.body {
-            builder = builder.json(body);
-        }
-        let response = match builder.send().await {
-            Ok(r) => r,
-            Err(e) => return Err(transport_failure(&e)),
+        let (items, next) = if kind == CheckinKind::Appointment {
+            if let Some(cursor) = &at.next {
+                filters.push(("next", cursor.clone()));
+            }
+            let body = self
+                .get::<PageBody<CheckinWire>>(access, self.url(&["checkins", kind.as_str()], &filters)?)
+                .await?;
+            let (items, next) = body.map(PageBody::into_parts).unwrap_or_default();
+            let next = next.filter(|_| !items.is_empty()).map(|n| PageCursor {
+                page: at.page + 1,
+                next: Some(n),
+            });
+            (items, next)
+        } else {
+            self.numbered_page::<CheckinWire>(access, &["checkins", kind.as_str()], &filters, at)
+                .await?
         };
-        let status = response.status();
-        if status == StatusCode::NOT_FOUND {
-            return Ok(None);
-        }
-        if !status.is_success() {
-            let retry_after = retry_after(response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()));
-            let body = response.text().await.unwrap_or_default();
-            let why = self.redact(
-                access,
-                &format!("PushPress answered {status}: {}", excerpt(&body, CONNECTOR_ERROR_EXCERPT_CHARS)),
-            );
-            return Err(Attempt::failed_status(status.as_u16(), why, retry_after, ConnectorError::Refused));
-        }
-        match response.bytes().await {
-            Ok(b) => Ok(Some(b.to_vec())),
-            Err(e) => Err(transport_failure(&e)),
-        }
-    }
-
-    /// Cut every key this call may know — the account's and the process-wide one — out of a
-    /// text that quotes PushPress.
-    fn redact(&self, access: &Access<'_>, text: &str) -> String {
-        let process = self.config.api_key.as_ref().map(ExposeSecret::expose_secret);
-        [Some(access.key), process]
-            .into_iter()
-            .flatten()
-            .filter(|key| !key.is_empty())
-            .fold(text.to_owned(), |text, key| text.replace(key, "[redacted]"))
+        Ok(Page {
+            items: items.into_iter().filter_map(|c| c.into_checkin(Some(kind))).collect(),
+            next,
+        })
     }
 }
 
-fn transport_failure(e: &reqwest::Error) -> Attempt<ConnectorError> {
-    Attempt::no_answer(
-        e.is_timeout(),
-        e.is_connect() || e.is_request() || e.is_body(),
-        e,
-        ConnectorError::Unavailable,
-    )
+#[async_trait]
+impl MemberSource for PushPress {
+    async fn company(&self, credentials: &ConnectorCredentials) -> Result<Company, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        match self.get::<CompanyBody>(&access, self.url(&["company"], &[])?).await? {
+            Some(body) => Ok(body.into_company()),
+            None => Err(ConnectorError::Refused("PushPress knows no company for this key".into())),
+        }
+    }
+
+    async fn customers(&self, credentials: &ConnectorCredentials, at: &PageCursor) -> Result<Page<Customer>, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        let (items, next) = self.numbered_page::<CustomerWire>(&access, &["customers"], &[], at).await?;
+        Ok(Page {
+            items: items.into_iter().filter_map(CustomerWire::into_customer).collect(),
+            next,
+        })
+    }
+
+    async fn enrollments(&self, credentials: &ConnectorCredentials, at: &PageCursor) -> Result<Page<Enrollment>, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        let (items, next) = self.numbered_page::<EnrollmentWire>(&access, &["enrollments"], &[], at).await?;
+        Ok(Page {
+            items: items.into_iter().filter_map(EnrollmentWire::into_enrollment).collect(),
+            next,
+        })
+    }
+
+    async fn checkins(
+        &self,
+        credentials: &ConnectorCredentials,
+        kind: CheckinKind,
+        after: Timestamp,
+        at: &PageCursor,
+    ) -> Result<Page<openloop_core::members::source::Checkin>, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        self.checkins_page(&access, kind, None, after, at).await
+    }
+
+    async fn plan(&self, credentials: &ConnectorCredentials, id: &str) -> Result<Option<Plan>, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        let plan = self.get::<PlanWire>(&access, self.url(&["plans", id], &[])?).await?;
+        Ok(plan.map(|p| Plan {
+            name: p.name.unwrap_or_else(|| p.id.clone()),
+            id: p.id,
+        }))
+    }
+
+    async fn subscriptions(&self, credentials: &ConnectorCredentials) -> Result<Vec<Subscription>, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        let body = self.get::<ListBody<WebhookWire>>(&access, self.url(&["webhooks"], &[])?).await?;
+        Ok(body
+            .map(|b| b.data.into_iter().map(WebhookWire::into_subscription).collect())
+            .unwrap_or_default())
+    }
+
+    async fn subscribe(&self, credentials: &ConnectorCredentials, url: &str, event_types: &[&str]) -> Result<Subscription, ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        let body = serde_json::json!({ "url": url, "eventTypes": event_types });
+        let request = Request {
+            method: Method::POST,
+            url: self.url(&["webhooks"], &[])?,
+            body: Some(&body),
+        };
+        let bytes = self
+            .call(&access, &request)
+            .await?
+            .ok_or_else(|| ConnectorError::Refused("PushPress answered 404 to POST /webhooks".into()))?;
+        let created: WebhookWire = serde_json::from_slice(&bytes).map_err(|e| ConnectorError::Malformed(e.to_string()))?;
+        Ok(created.into_subscription())
+    }
+
+    async fn unsubscribe(&self, credentials: &ConnectorCredentials, id: &str) -> Result<(), ConnectorError> {
+        let access = self.access(Some(credentials))?;
+        let request = Request {
+            method: Method::DELETE,
+            url: self.url(&["webhooks", id], &[])?,
+            body: None,
+        };
+        // A 404 (`None`) is a subscription already gone.
+        self.call(&access, &request).await.map(|_| ())
+    }
 }
 
 #[async_trait]
@@ -286,71 +281,53 @@ impl Connector for PushPress {
         credentials.is_some() || self.config.api_key.is_some()
     }
 
+    /// The member now: `GET /customers/{id}` (role), their enrollments (status), and their
+    /// check-ins of every kind since `since` (the first page of each).
     async fn member(
         &self,
-        account: AccountId,
+        _account: AccountId,
         credentials: Option<&ConnectorCredentials>,
         member: &MemberId,
         since: Timestamp,
     ) -> Result<Option<ConnectorMember>, ConnectorError> {
-        let access = self.access(account, credentials)?;
+        let access = self.access(credentials)?;
         let Some(customer) = self
-            .get::<CustomerBody>(&access, self.url(&["customers", member.as_str()])?)
+            .get::<CustomerWire>(&access, self.url(&["customers", member.as_str()], &[])?)
             .await?
         else {
             return Ok(None);
         };
-        let mut url = self.url(&["customers", member.as_str(), "checkins"])?;
-        url.query_pairs_mut().append_pair("since", &since.to_string());
-        let checkins = self
-            .get::<CheckinsBody>(&access, url)
-            .await?
-            .map(|b| b.data.into_iter().map(|c| c.checked_in_at).collect())
-            .unwrap_or_default();
+        let Some(customer) = customer.into_customer() else {
+            return Ok(None);
+        };
+        let enrollments = self.customer_enrollments(&access, member).await?;
+        let first = PageCursor::first();
+        let (class, event, open, appointment) = tokio::join!(
+            self.checkins_page(&access, CheckinKind::Class, Some(member), since, &first),
+            self.checkins_page(&access, CheckinKind::Event, Some(member), since, &first),
+            self.checkins_page(&access, CheckinKind::Open, Some(member), since, &first),
+            self.checkins_page(&access, CheckinKind::Appointment, Some(member), since, &first),
+        );
+        let mut checkins = Vec::new();
+        for page in [class?, event?, open?, appointment?] {
+            checkins.extend(page.items.into_iter().filter(|c| !c.failed).map(|c| c.at));
+        }
+        checkins.sort();
+        let statuses: Vec<_> = enrollments.iter().map(|e| e.status).collect();
         Ok(Some(ConnectorMember {
-            status: customer.status,
-            status_changed_at: customer.status_changed_at,
-            email: customer.email.as_deref().and_then(|e| Email::parse(e).ok()),
-            last_checkin_at: customer.last_checkin_at,
+            status: membership_status(customer.role, &statuses),
+            status_changed_at: None,
+            email: customer.email,
+            last_checkin_at: checkins.last().copied(),
             checkins,
-            payment_failing: customer.payment_status.map(|p| matches!(p, PaymentStatus::Failing)),
-            last_payment_succeeded_at: customer.last_payment_succeeded_at,
-            last_payment_failed_at: customer.last_payment_failed_at,
+            // PushPress has no payment data (PUSHPRESS.md §5): it says nothing here.
+            payment_failing: None,
+            last_payment_succeeded_at: None,
+            last_payment_failed_at: None,
         }))
     }
 
-    async fn apply(
-        &self,
-        account: AccountId,
-        credentials: Option<&ConnectorCredentials>,
-        member: &MemberId,
-        change: &MemberChange,
-        key: &str,
-    ) -> Result<serde_json::Value, ConnectorError> {
-        use reqwest::Method;
-        let access = self.access(account, credentials)?;
-        let customer = member.as_str();
-        let (method, url, body) = match change {
-            MemberChange::AddTag(tag) => (Method::POST, self.url(&["customers", customer, "tags"])?, json!({ "tag": tag })),
-            MemberChange::RemoveTag(tag) => (Method::DELETE, self.url(&["customers", customer, "tags", tag])?, json!({})),
-            MemberChange::Status(status) => (Method::PATCH, self.url(&["customers", customer])?, json!({ "status": status })),
-            MemberChange::AppendNote(note) => (Method::POST, self.url(&["customers", customer, "notes"])?, json!({ "note": note })),
-            MemberChange::StaffTask(title) => (
-                Method::POST,
-                self.url(&["tasks"])?,
-                json!({ "customer_id": customer, "title": title }),
-            ),
-        };
-        let request = Request {
-            method,
-            url,
-            body: Some(&body),
-            idempotency_key: Some(key),
-        };
-        match self.call(&access, &request).await? {
-            None => Err(ConnectorError::Refused(format!("PushPress does not know member {member}"))),
-            Some(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => Ok(serde_json::Value::Null),
-            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| ConnectorError::Malformed(e.to_string())),
-        }
+    fn source(&self) -> Option<&dyn MemberSource> {
+        Some(self)
     }
 }

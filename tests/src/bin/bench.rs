@@ -1,6 +1,7 @@
 //! `make bench`: what one task step costs in DynamoDB requests, and proof that the tick's
 //! reads grow with what is due, and attribution's with what is inside a verification window,
-//! not with what is stored (1,000 vs 20,000 stored tasks).
+//! not with what is stored (1,000 vs 20,000 stored tasks); and what importing a gym from
+//! PushPress costs per member (issue 14).
 //! It counts requests, not seconds, so the figures are the same on any machine.
 
 use jiff::{SignedDuration, Timestamp};
@@ -21,6 +22,10 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
+    // `OPENLOOP_BENCH_ONLY=import`: the PushPress import's figures alone.
+    if std::env::var("OPENLOOP_BENCH_ONLY").is_ok_and(|only| only == "import") {
+        return import_table().await;
+    }
     let scratch = Scratch::new("bench");
     let (engine, store, clock) = scratch.engine(None).await;
 
@@ -75,6 +80,76 @@ async fn main() -> Result<(), Error> {
         let (engine, store, _) = scratch.engine(None).await;
         analysis_cost(&engine, &store, members).await?;
     }
+
+    println!();
+    import_table().await
+}
+
+async fn import_table() -> Result<(), Error> {
+    println!("PushPress import: DynamoDB requests per imported member (each with an enrollment and two check-ins)");
+    println!("{:>8} {:>10} {:>12}", "members", "requests", "per member");
+    for members in [200usize, 1_000] {
+        let scratch = Scratch::new("bench-import");
+        import_cost(&scratch, members).await?;
+    }
+    Ok(())
+}
+
+/// A gym of `members` in a fake PushPress, connected and imported page by page (the steps
+/// run here, not from the queue): the store's requests from connecting to the import's end.
+async fn import_cost(scratch: &Scratch, members: usize) -> Result<(), Error> {
+    use openloop_tests::pushpress::FakePushPress;
+    use serde_json::json;
+    let fake = FakePushPress::start("bench-key").await;
+    let (mut ports, config, store, clock) = scratch.ports(None).await;
+    let connector = openloop_pushpress::PushPress::new(openloop_pushpress::PushPressConfig::new(&fake.base, None)?)?;
+    ports.connector = Some(std::sync::Arc::new(connector));
+    let engine = Engine::new(ports, config);
+    let now = clock.now().as_second();
+    fake.with(|s| {
+        for i in 0..members {
+            let id = format!("usr_{i:05}");
+            s.customers
+                .push(json!({"id": id, "name": {"first": "F", "last": "L"}, "email": format!("{id}@example.com"), "role": "member"}));
+            s.enrollments
+                .push(json!({"id": format!("sub_{i}"), "customerId": id, "status": "active", "planId": "pln_1"}));
+            for d in [1, 8] {
+                s.checkins
+                    .entry("class".into())
+                    .or_default()
+                    .push(json!({"id": format!("chk_{i}_{d}"), "customer": id,
+                    "timestamp": (now - d * 86_400) * 1000, "kind": "class", "result": "success"}));
+            }
+        }
+    });
+    let secrets = AccountSecrets {
+        api_token: "bench-import".into(),
+        api_token_hash: unique_prefix("bench-import-token"),
+        webhook_secret: "whsec_YmVuY2g=".into(),
+    };
+    let input: NewAccount = serde_json::from_value(json!({"name": "Import gym", "pushpress": {"api_key": "bench-key"}}))?;
+    let before = store.requests();
+    let account = engine.create_account(input, secrets).await?;
+    // The bench's own reads of where the import stands are not the import's cost.
+    let mut probes = 0;
+    loop {
+        probes += 1;
+        let Some(run) = store
+            .connection(account.id)
+            .await?
+            .and_then(|c| c.import)
+            .filter(|i| i.finished_at.is_none())
+        else {
+            break;
+        };
+        let step = openloop_core::engine::ImportStep {
+            account_id: account.id,
+            import_run: run.run,
+        };
+        engine.import_step(&step).await?;
+    }
+    let requests = store.requests() - before - probes;
+    println!("{:>8} {:>10} {:>12.1}", members, requests, requests as f64 / members as f64);
     Ok(())
 }
 

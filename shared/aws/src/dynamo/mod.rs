@@ -32,6 +32,8 @@ use crate::keys::*;
 use items::{decode_cursor, encode_cursor, s};
 
 mod accounts;
+mod annotations;
+mod connections;
 mod connectors;
 mod counters;
 mod idempotency;

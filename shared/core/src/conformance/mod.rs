@@ -21,6 +21,8 @@ use crate::task::{OutboundMessage, OutboundStatus, Task, TaskStatus};
 use crate::testing::{at, sample_task_for};
 
 mod accounts;
+mod annotations;
+mod connections;
 mod connectors;
 mod counters;
 mod idempotency;
@@ -114,6 +116,12 @@ macro_rules! store_conformance_tests {
             ],
             connectors: [
                 connector_health_counts_failures_degrades_once_and_recovers,
+            ],
+            connections: [
+                a_connection_is_versioned_per_account_and_deleted_once,
+            ],
+            annotations: [
+                annotations_keep_tags_as_a_set_and_notes_in_order,
             ],
         });
     };

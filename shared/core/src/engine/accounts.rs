@@ -55,6 +55,8 @@ pub struct SettingsPatch {
     /// Where owner notifications are mailed (spec §35).
     pub owner_email: Option<crate::kernel::ids::Email>,
     pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
+    /// Replaces the prices per PushPress plan (issue 14 item 5).
+    pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
     /// Write-only: no view returns the key.
@@ -113,6 +115,9 @@ impl SettingsPatch {
         if let Some(v) = patch.owner_notification_channel {
             s.owner_notification_channel = v
         }
+        if let Some(v) = patch.plan_prices {
+            s.plan_prices = v
+        }
         s
     }
 }
@@ -133,19 +138,30 @@ impl Engine {
             return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
         }
         crate::kernel::text::single_line("invalid_name", "name", &name)?;
-        let timezone = input.timezone.unwrap_or_else(|| "America/New_York".into());
-        parse_timezone(&timezone)?;
         let now = self.clock.now();
+        let id = AccountId::generate(now);
+        if let Some(credentials) = &input.pushpress {
+            credentials.validate()?;
+        }
+        // A gym that brings its PushPress key is checked before it is made (`connection.rs`);
+        // PushPress's time zone stands in for one the request did not name.
+        let connected = match &input.pushpress {
+            Some(credentials) => Some(self.check_and_subscribe(id, credentials).await?),
+            None => None,
+        };
+        let company_timezone = connected
+            .as_ref()
+            .and_then(|c| c.company.timezone.clone())
+            .filter(|t| parse_timezone(t).is_ok());
+        let timezone = input.timezone.or(company_timezone).unwrap_or_else(|| "America/New_York".into());
+        parse_timezone(&timezone)?;
         let mut settings = Settings::defaults(timezone);
         settings.execution_mode = input.execution_mode.unwrap_or(ExecutionMode::Manual);
         settings.onboarded_at = input.onboarded_at;
         settings.profile = input.profile;
         settings.validate()?;
-        if let Some(credentials) = &input.pushpress {
-            credentials.validate()?;
-        }
         let account = Account {
-            id: AccountId::generate(now),
+            id,
             name,
             settings,
             webhook_secret: secrets.webhook_secret,
@@ -155,6 +171,9 @@ impl Engine {
             version: 1,
         };
         self.store.create_account(&account, &secrets.api_token_hash).await?;
+        if let Some(connected) = connected {
+            self.start_connection(account.id, connected).await?;
+        }
         Ok(account)
     }
 
@@ -195,6 +214,16 @@ impl Engine {
         if let Some(Some(credentials)) = &patch.pushpress {
             credentials.validate()?;
         }
+        // Connecting and disconnecting talk to PushPress first (`connection.rs`): a key it
+        // refuses changes nothing here.
+        let connected = match &patch.pushpress {
+            Some(Some(credentials)) => Some(self.check_and_subscribe(id, credentials).await?),
+            Some(None) => {
+                self.end_connection(&self.account(id).await?).await?;
+                None
+            }
+            None => None,
+        };
         // The patch is applied to the account as stored now: two owners changing different
         // fields at once both land (the loser of the version race re-reads and re-applies).
         for _ in 0..4 {
@@ -217,6 +246,9 @@ impl Engine {
                 Ok(()) => {
                     if let Some(credentials) = &patch.pushpress {
                         tracing::info!(account = %id, set = credentials.is_some(), "PushPress credentials changed");
+                    }
+                    if let Some(connected) = connected {
+                        self.start_connection(id, connected).await?;
                     }
                     return Ok(account);
                 }

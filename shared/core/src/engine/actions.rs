@@ -11,8 +11,9 @@
 //! - an action found claimed but unfinished (its worker died) runs again only if running it
 //!   twice is harmless (it is reversible, or changes nothing outside); otherwise the owner
 //!   decides (`action_outcome_unknown`);
-//! - PushPress unreachable → the action is marked failed (claimable again) and the task waits
-//!   for the connector's backoff (spec §34); PushPress refusing → the owner decides.
+//! - nothing here calls PushPress: the actions that once changed members there are Openloop's
+//!   own now (tags and notes are member annotations, a staff to-do is an owner notice) and a
+//!   status change is refused, since PushPress's API offers none of them (issue 14).
 //!
 //! The task then closes in one commit with a line per action in its conversation: `completed`
 //! (`executed`, or `recorded` for a dry run), `escalated`, or back to `waiting` for a retry.
@@ -20,13 +21,12 @@
 use jiff::Timestamp;
 
 use super::Engine;
-use super::freshness::Fresh;
 use super::owner_notices::NoticeDraft;
 use super::work::StepOutcome;
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{MemberId, new_ulid};
 use crate::kernel::limits::{self, EXECUTION_LEASE};
-use crate::members::connector::ConnectorError;
+use crate::members::annotation::{Annotation, MemberNote};
 use crate::owner::account::Account;
 use crate::owner::owner_notice::NoticeKind;
 use crate::rails::autonomy::{self, SendMode};
@@ -57,14 +57,10 @@ enum Executed {
     AlreadyDone,
     /// The run stops here: the owner decides.
     Escalate(Why),
-    /// The run stops here and comes back at `until`.
-    Retry { until: Timestamp, why: Why },
 }
 
 /// Why a handler did not succeed.
 enum Failure {
-    /// Nothing happened that we know of and it may be tried again later.
-    Unavailable(ConnectorError),
     /// The other side said no, or answered nonsense.
     Refused(String),
     /// `create_escalation`: it ran, and the run ends with the owner.
@@ -91,25 +87,6 @@ impl Engine {
         let ramp = autonomy::ramp(&account.settings, def.agent, now);
         let mode = SendMode::of(task.controls.mode, &ramp);
         let live = mode == SendMode::Live;
-        let needs_connector = live && planned.iter().any(|p| p.action.member_change().is_some());
-        if needs_connector {
-            let Some(connector) = self.connector.as_ref().filter(|c| c.serves(account.pushpress.as_ref())) else {
-                let why = Why::new(Reason::NoConnectorConfigured).detail(
-                    "these actions change members in PushPress, and PushPress is not connected for this account (OPENLOOP_PUSHPRESS_BASE_URL, and a key: the account's own or OPENLOOP_PUSHPRESS_API_KEY)",
-                );
-                return self.move_to(task, TaskStatus::Escalated, now, why).await;
-            };
-            let health = self.store.connector_health(task.account_id, connector.name()).await?;
-            if !health.allows_call(now) {
-                let Fresh::Defer { until, why } =
-                    super::freshness::defer(connector.name(), &health, now, Reason::ConnectorBackoff, "in its backoff".into())
-                else {
-                    unreachable!("defer always defers")
-                };
-                return self.retry_later(task, until, why, now).await;
-            }
-        }
-
         // Claim the run: from here this worker owns the task until the lease ends.
         let why = Why::new(Reason::ActionsDue).detail(format!(
             "{} action(s){}",
@@ -165,16 +142,6 @@ impl Engine {
             Some(Executed::Escalate(why)) => {
                 let why = Why::new(why.reason).detail(format!("{}; {tally}", why.detail.unwrap_or_default()));
                 self.move_with(claimed, TaskStatus::Escalated, now, why, messages).await
-            }
-            Some(Executed::Retry { until, why }) => {
-                let (mut next, log) = transition(&claimed, TaskStatus::Waiting, now, why.clone())?;
-                next.next_action_at = Some(until);
-                let commit = TaskCommit {
-                    messages,
-                    ..TaskCommit::new(next, log)
-                };
-                self.store.commit(&commit).await?;
-                Ok(StepOutcome::Deferred { until, reason: why.reason })
             }
             _ => {
                 let (outcome, reason) = if recorded > 0 {
@@ -325,17 +292,6 @@ impl Engine {
                 record.error = Some(why.clone());
                 Executed::Escalate(Why::new(Reason::ActionFailed).detail(format!("{} for {member}: {why}", action.describe())))
             }
-            Err(Failure::Unavailable(e)) => {
-                record.state = ActionState::Failed;
-                record.error = Some(e.to_string());
-                let name = self.connector.as_ref().map_or("connector", |c| c.name());
-                let health = self.store.connector_health(task.account_id, name).await?;
-                let Fresh::Defer { until, why } = super::freshness::defer(name, &health, now, Reason::ConnectorUnavailable, e.to_string())
-                else {
-                    unreachable!("defer always defers")
-                };
-                Executed::Retry { until, why }
-            }
         };
         self.store.finish_action(&record).await?;
         Ok(executed)
@@ -345,29 +301,13 @@ impl Engine {
     /// also shown in the conversation).
     async fn run_handler(
         &self,
-        account: &Account,
+        _account: &Account,
         task: &Task,
         planned: &Planned,
-        key: &str,
+        _key: &str,
         now: Timestamp,
     ) -> Result<Result<serde_json::Value, Failure>, EngineError> {
         let member = &planned.member;
-        if let Some(change) = planned.action.member_change() {
-            let Some(connector) = &self.connector else {
-                return Ok(Err(Failure::Refused("no PushPress connector is configured".into())));
-            };
-            let health = self.store.connector_health(task.account_id, connector.name()).await?;
-            let answer = connector
-                .apply(task.account_id, account.pushpress.as_ref(), member, &change, key)
-                .await;
-            self.record_connector_result(task.account_id, connector.name(), &health, answer.as_ref().err(), now)
-                .await?;
-            return Ok(match answer {
-                Ok(value) => Ok(value),
-                Err(e @ ConnectorError::Unavailable(_)) => Err(Failure::Unavailable(e)),
-                Err(e) => Err(Failure::Refused(e.to_string())),
-            });
-        }
         let about = |title: String, detail: &str| NoticeDraft {
             kind: NoticeKind::ActionMessage,
             task_id: Some(task.id),
@@ -394,19 +334,46 @@ impl Engine {
                 Ok(serde_json::json!({ "notice_id": notice.map(|n| n.id.to_string()), "coach": coach }))
             }
             Action::CreateEscalation { reason } => Err(Failure::Escalate(reason.clone())),
-            Action::TagMember { .. }
-            | Action::RemoveTag { .. }
-            | Action::UpdateMemberStatus { .. }
-            | Action::UpdateMemberNotes { .. }
-            | Action::CreatePushpressTask { .. } => unreachable!("member changes go to the connector above"),
+            // PushPress has no tags, notes, tasks or customer updates (`../shared/PUSHPRESS.md`
+            // §3, §7): tags and notes are Openloop's own annotations, a staff to-do is a notice
+            // to the owner, and a status change is refused.
+            Action::TagMember { tag } => {
+                self.store
+                    .annotate_member(task.account_id, member, &Annotation::AddTag(tag.clone()))
+                    .await?;
+                Ok(serde_json::Value::String(format!(
+                    "Tagged \"{tag}\" in Openloop (PushPress has no tags)."
+                )))
+            }
+            Action::RemoveTag { tag } => {
+                self.store
+                    .annotate_member(task.account_id, member, &Annotation::RemoveTag(tag.clone()))
+                    .await?;
+                Ok(serde_json::Value::String(format!("Removed the tag \"{tag}\" in Openloop.")))
+            }
+            Action::UpdateMemberNotes { note } => {
+                let note = MemberNote {
+                    at: now,
+                    text: note.clone(),
+                    task_id: Some(task.id),
+                };
+                self.store.annotate_member(task.account_id, member, &Annotation::Note(note)).await?;
+                Ok(serde_json::Value::String(
+                    "Noted on the member in Openloop (PushPress has no notes).".into(),
+                ))
+            }
+            Action::CreatePushpressTask { title } => {
+                let notice = self
+                    .notify_owner(
+                        task.account_id,
+                        about(format!("Staff to-do: {title}"), &format!("About {member}")),
+                        false,
+                    )
+                    .await?;
+                Ok(serde_json::json!({ "staff_todo": title, "notice_id": notice.map(|n| n.id.to_string()) }))
+            }
+            Action::UpdateMemberStatus { .. } => Err(Failure::Refused(crate::task::action::STATUS_CHANGE_REFUSED.into())),
         })
-    }
-
-    /// Back to `waiting` until `until`, with the reason logged (the run has not started).
-    async fn retry_later(&self, task: Task, until: Timestamp, why: Why, now: Timestamp) -> Result<StepOutcome, EngineError> {
-        let reason = why.reason;
-        self.store.commit(&Self::reschedule(&task, until, now, why)).await?;
-        Ok(StepOutcome::Deferred { until, reason })
     }
 }
 

@@ -49,10 +49,13 @@ const MAX_RACES: usize = 4;
 fn signals_shown(event: &MemberEvent) -> &'static [&'static str] {
     match event {
         MemberEvent::CheckinCreated { .. } => &["checkin", "reactivation", "checkin_count_"],
-        MemberEvent::StatusChanged { .. } => &["reactivation"],
+        MemberEvent::StatusChanged { .. } | MemberEvent::Customer { .. } | MemberEvent::Enrollment { .. } => &["reactivation"],
         MemberEvent::PaymentSucceeded { .. } => &["payment_succeeded"],
         MemberEvent::TrialBooked { .. } => &["trial_booked"],
-        MemberEvent::MemberCreated { .. } | MemberEvent::PaymentFailed { .. } => &[],
+        MemberEvent::MemberCreated { .. }
+        | MemberEvent::PaymentFailed { .. }
+        | MemberEvent::EnrollmentDeleted { .. }
+        | MemberEvent::NoShow { .. } => &[],
     }
 }
 

@@ -311,7 +311,8 @@ impl Engine {
         };
         let def = task_type::definition(&task.task_type);
         let member_tasks = self.member_tasks(task.account_id, &task.member.id).await?;
-        let prompt = system_prompt(&PromptInput::for_task(&task, account, &[], &member_tasks, now));
+        let annotations = self.annotation_memories(task.account_id, &task.member.id, now).await?;
+        let prompt = system_prompt(&PromptInput::for_task(&task, account, &annotations, &member_tasks, now));
         let request = ReplyRequest {
             task_type: task.task_type.clone(),
             goal: task.goal.clone(),

@@ -42,7 +42,15 @@ impl Engine {
             TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
             TouchText::FromAgent => {
                 let prompt = PromptInput::for_task(&claimed, account, &[], member_tasks, now);
-                let request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
+                let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
+                let notes = self
+                    .store
+                    .member_annotations(claimed.account_id, &claimed.member.id)
+                    .await?
+                    .prompt_lines();
+                if !notes.is_empty() {
+                    request.context = serde_json::json!({ "member_annotations": notes });
+                }
                 let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                     AiGate::Allowed(permit) => permit,
                     AiGate::TaskSpent => {

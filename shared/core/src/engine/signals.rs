@@ -139,6 +139,10 @@ impl Engine {
                     Err(e) => return Err(e),
                 }
             }
+            MemberEvent::Enrollment { enrollment, .. } => {
+                self.inferred_payment_trouble(&account, &facts, enrollment, &envelope.webhook_id, &burst)
+                    .await?
+            }
             _ => None,
         };
         // A signal that shows a dormant or waiting task's goal closes it at once (also for a

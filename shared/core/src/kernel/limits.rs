@@ -171,6 +171,8 @@ pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
 /// An account's own connector credentials (spec §34): the longest API key and company id
 /// accepted.
 pub const MAX_CONNECTOR_KEY_CHARS: usize = 256;
+/// How many PushPress plans an owner may price (settings `plan_prices`).
+pub const MAX_PLAN_PRICES: usize = 500;
 pub const MAX_CONNECTOR_COMPANY_CHARS: usize = 128;
 /// The owner's daily metrics read (`GET /api/v1/metrics`): the days shown by default (ending
 /// today in the account's time zone), and the most one request may ask for.

@@ -118,18 +118,6 @@ pub enum ConnectorError {
     Refused(String),
 }
 
-/// A change an automation action makes to a member in the member-data system (spec §15.1).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "change", content = "value", rename_all = "snake_case")]
-pub enum MemberChange {
-    AddTag(String),
-    RemoveTag(String),
-    Status(MemberStatus),
-    AppendNote(String),
-    /// A to-do for the gym's staff, about the member, in the member-data system.
-    StaffTask(String),
-}
-
 /// The member-data source (PushPress). Calls retry transient failures themselves.
 #[async_trait]
 pub trait Connector: Send + Sync {
@@ -148,17 +136,11 @@ pub trait Connector: Send + Sync {
         member: &MemberId,
         since: Timestamp,
     ) -> Result<Option<ConnectorMember>, ConnectorError>;
-    /// Make `change` to the member (with the account's own `credentials` when it has
-    /// them), once per `key` (the action's idempotency key, passed on so a retried request is
-    /// applied once); the answer is what the system said, for the action log.
-    async fn apply(
-        &self,
-        account: AccountId,
-        credentials: Option<&ConnectorCredentials>,
-        member: &MemberId,
-        change: &MemberChange,
-        key: &str,
-    ) -> Result<serde_json::Value, ConnectorError>;
+    /// The same system as a [`crate::members::source::MemberSource`] — for connecting, the import
+    /// and webhook subscriptions — if this connector is one.
+    fn source(&self) -> Option<&dyn crate::members::source::MemberSource> {
+        None
+    }
 }
 
 /// One account's view of a connector's health (spec §34.2), kept in the table.

@@ -80,6 +80,26 @@ pub enum MemberEvent {
     },
     #[serde(rename = "trial.booked")]
     TrialBooked { member_id: MemberId, booked_for: Timestamp },
+    // What PushPress's own webhooks and the import say (`crate::members::membership`). Never parsed
+    // from CONTRACT.md's member-event format: they are not in [`KNOWN_EVENT_TYPES`].
+    #[serde(rename = "pushpress.customer")]
+    Customer {
+        member_id: MemberId,
+        customer: crate::members::membership::CustomerFacts,
+    },
+    #[serde(rename = "pushpress.enrollment")]
+    Enrollment {
+        member_id: MemberId,
+        enrollment: crate::members::source::Enrollment,
+    },
+    #[serde(rename = "pushpress.enrollment_deleted")]
+    EnrollmentDeleted { member_id: MemberId, enrollment_id: String },
+    #[serde(rename = "pushpress.no_show")]
+    NoShow {
+        member_id: MemberId,
+        at: Timestamp,
+        kind: crate::members::source::CheckinKind,
+    },
 }
 
 impl MemberEvent {
@@ -109,10 +129,28 @@ impl MemberEvent {
                     money("invalid_event", "monthly_value", *value)?;
                 }
             }
+            MemberEvent::Customer { customer, .. } => {
+                for (field, name) in [("first_name", &customer.first_name), ("last_name", &customer.last_name)] {
+                    if let Some(name) = name {
+                        single_line("invalid_event", field, name)?;
+                        if name.chars().count() > 100 {
+                            return Err(InvalidInput::new(
+                                "invalid_event",
+                                format!("{field} must be at most 100 characters"),
+                            ));
+                        }
+                    }
+                }
+            }
             MemberEvent::PaymentFailed { amount, .. } | MemberEvent::PaymentSucceeded { amount, .. } => {
                 money("invalid_event", "amount", *amount)?;
             }
-            MemberEvent::StatusChanged { .. } | MemberEvent::CheckinCreated { .. } | MemberEvent::TrialBooked { .. } => {}
+            MemberEvent::StatusChanged { .. }
+            | MemberEvent::CheckinCreated { .. }
+            | MemberEvent::TrialBooked { .. }
+            | MemberEvent::Enrollment { .. }
+            | MemberEvent::EnrollmentDeleted { .. }
+            | MemberEvent::NoShow { .. } => {}
         }
         Ok(())
     }
@@ -124,7 +162,11 @@ impl MemberEvent {
             | MemberEvent::CheckinCreated { member_id, .. }
             | MemberEvent::PaymentFailed { member_id, .. }
             | MemberEvent::PaymentSucceeded { member_id, .. }
-            | MemberEvent::TrialBooked { member_id, .. } => member_id,
+            | MemberEvent::TrialBooked { member_id, .. }
+            | MemberEvent::Customer { member_id, .. }
+            | MemberEvent::Enrollment { member_id, .. }
+            | MemberEvent::EnrollmentDeleted { member_id, .. }
+            | MemberEvent::NoShow { member_id, .. } => member_id,
         }
     }
 }

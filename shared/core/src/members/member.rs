@@ -66,6 +66,9 @@ pub struct MemberFacts {
     pub payment_stamp: Option<Stamp>,
     #[serde(default)]
     pub trial_stamp: Option<Stamp>,
+    /// Role, enrollments and no-shows from PushPress (see [`crate::members::membership`]).
+    #[serde(default)]
+    pub membership: crate::members::membership::Membership,
     /// Webhook ids applied lately, so a redelivered event is reported as a duplicate.
     pub recent_events: Vec<String>,
     /// Optimistic-lock version of the facts (the send ledger has its own).
@@ -98,6 +101,7 @@ impl MemberFacts {
             status_stamp: None,
             payment_stamp: None,
             trial_stamp: None,
+            membership: Default::default(),
             recent_events: Vec::new(),
             version: 0,
         }
@@ -219,13 +223,17 @@ impl MemberFacts {
                     self.trial_stamp = Some(stamp);
                 }
             }
+            MemberEvent::Customer { customer, .. } => self.apply_customer(customer, stamp),
+            MemberEvent::Enrollment { enrollment, .. } => self.apply_enrollment(enrollment, stamp),
+            MemberEvent::EnrollmentDeleted { enrollment_id, .. } => self.forget_enrollment(enrollment_id, stamp),
+            MemberEvent::NoShow { at, kind, .. } => self.apply_no_show(*at, *kind),
         }
     }
 
     /// Check-ins are a set: the same time twice is one check-in. When the window is full, the
     /// oldest time leaves it and is only counted; a check-in older than every listed one
     /// cannot be told from a duplicate then, and is ignored.
-    fn add_checkin(&mut self, at: Timestamp) {
+    pub(crate) fn add_checkin(&mut self, at: Timestamp) {
         let full = self.checkins.len() >= CHECKIN_HISTORY_MAX;
         if full && self.checkins.first().is_some_and(|oldest| at < *oldest) {
             return;

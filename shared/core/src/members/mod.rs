@@ -1,6 +1,9 @@
 //! Members as the gym's system knows them: their events (joins, check-ins, payments), the facts
 //! we keep from them and the send ledger, and the member-data connector. Depends on `kernel`.
 
+pub mod annotation;
 pub mod connector;
 pub mod event;
 pub mod member;
+pub mod membership;
+pub mod source;

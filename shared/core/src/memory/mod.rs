@@ -26,6 +26,8 @@ use crate::task::action::ActionRecord;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 
 mod accounts;
+mod annotations;
+mod connections;
 mod connectors;
 mod counters;
 mod idempotency;
@@ -69,6 +71,8 @@ struct State {
     notices: BTreeMap<(AccountId, ulid::Ulid), OwnerNotice>,
     actions: BTreeMap<(AccountId, TaskId, String), ActionRecord>,
     daily_counters: HashMap<(AccountId, String, Date), u32>,
+    connections: HashMap<AccountId, crate::owner::connection::Connection>,
+    annotations: HashMap<(AccountId, MemberId), crate::members::annotation::MemberAnnotations>,
 }
 
 /// See the module docs.

@@ -183,6 +183,10 @@ pub struct Settings {
     pub owner_email: Option<crate::kernel::ids::Email>,
     #[serde(default)]
     pub owner_notification_channel: crate::owner::owner_notice::NotificationChannel,
+    /// The owner's monthly price per PushPress plan id (PushPress has no prices; issue 14
+    /// item 5). A member on a plan without one is worth `avg_membership_price`.
+    #[serde(default)]
+    pub plan_prices: std::collections::BTreeMap<String, f64>,
 }
 
 impl Settings {
@@ -201,6 +205,7 @@ impl Settings {
             agent_ramps: Default::default(),
             owner_email: None,
             owner_notification_channel: Default::default(),
+            plan_prices: Default::default(),
         }
     }
 
@@ -234,6 +239,18 @@ impl Settings {
         self.profile.validate_lines()?;
         self.validate_overrides()?;
         crate::kernel::text::money("invalid_avg_membership_price", "avg_membership_price", self.avg_membership_price)?;
+        if self.plan_prices.len() > limits::MAX_PLAN_PRICES {
+            return Err(InvalidInput::new(
+                "invalid_plan_prices",
+                format!("at most {} plan prices", limits::MAX_PLAN_PRICES),
+            ));
+        }
+        for (plan, price) in &self.plan_prices {
+            if plan.is_empty() || plan.len() > 128 {
+                return Err(InvalidInput::new("invalid_plan_prices", "plan ids are 1-128 characters"));
+            }
+            crate::kernel::text::money("invalid_plan_prices", "plan_prices", *price)?;
+        }
         if let Some(agent) = self
             .agent_ramps
             .keys()

@@ -5,6 +5,7 @@
 pub mod account;
 pub mod alert;
 pub mod business_memory;
+pub mod connection;
 pub mod metrics;
 pub mod owner_notice;
 pub mod recurring;

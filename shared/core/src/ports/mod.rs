@@ -18,7 +18,10 @@ use crate::task::outcome::Milestone;
 use crate::task::work::QueueName;
 use crate::task::{ConversationMessage, Draft};
 
+pub mod connection;
 pub mod store;
+
+pub use connection::{AnnotationStore, ConnectionStore};
 
 pub use store::{
     AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex, TaskQuery,

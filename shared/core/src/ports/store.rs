@@ -53,6 +53,8 @@ pub trait TaskStore:
     + Idempotency
     + LearningStore
     + ConnectorHealthStore
+    + super::connection::ConnectionStore
+    + super::connection::AnnotationStore
     + Send
     + Sync
 {
@@ -70,6 +72,8 @@ impl<T> TaskStore for T where
         + Idempotency
         + LearningStore
         + ConnectorHealthStore
+        + super::connection::ConnectionStore
+        + super::connection::AnnotationStore
         + ?Sized
 {
 }
@@ -333,6 +337,7 @@ pub trait ConnectorHealthStore: Send + Sync {
 /// `DynamoStore`, an `Arc` of one) without naming which capability each comes from. Code that
 /// holds a `dyn TaskStore` needs none of this: its methods are all in reach.
 pub mod prelude {
+    pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::{
         AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex,
         TaskStore, Tasks, TemplateStore,

@@ -19,7 +19,6 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits;
-use crate::members::connector::MemberChange;
 use crate::members::event::MemberStatus;
 use crate::task::Task;
 use crate::task::reason::Reason;
@@ -116,6 +115,7 @@ impl ActionType {
             ActionType::CreatePlan => Some("a plan is made by creating a task with execution_mode \"plan\""),
             ActionType::ScheduleFollowup => Some("follow-ups are subtasks: POST /api/v1/tasks/{id}/subtasks"),
             ActionType::ScheduleCheckin => Some("outcome check-ins are scheduled by the task type's dormant watch"),
+            ActionType::UpdateMemberStatus => Some(STATUS_CHANGE_REFUSED),
             _ => None,
         }
     }
@@ -130,6 +130,10 @@ pub enum Risk {
     Medium,
     High,
 }
+
+/// Why a member's status cannot be changed from here (`../shared/PUSHPRESS.md` §3).
+pub const STATUS_CHANGE_REFUSED: &str =
+    "PushPress offers no call to change a member's status (its API has no customer update); change it in PushPress itself";
 
 /// An action kind's safety profile (spec §15.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -237,16 +241,17 @@ impl Action {
         profile(self.kind())
     }
 
-    /// The change it makes in the member-data system, for the connector.
-    pub fn member_change(&self) -> Option<MemberChange> {
-        match self {
-            Action::TagMember { tag } => Some(MemberChange::AddTag(tag.clone())),
-            Action::RemoveTag { tag } => Some(MemberChange::RemoveTag(tag.clone())),
-            Action::UpdateMemberStatus { status } => Some(MemberChange::Status(*status)),
-            Action::UpdateMemberNotes { note } => Some(MemberChange::AppendNote(note.clone())),
-            Action::CreatePushpressTask { title } => Some(MemberChange::StaffTask(title.clone())),
-            _ => None,
-        }
+    /// Whether PushPress would have made it once: these are now Openloop's own (tags and
+    /// notes as member annotations, a staff to-do as an owner notice) or refused (status).
+    pub fn was_pushpress_change(&self) -> bool {
+        matches!(
+            self,
+            Action::TagMember { .. }
+                | Action::RemoveTag { .. }
+                | Action::UpdateMemberStatus { .. }
+                | Action::UpdateMemberNotes { .. }
+                | Action::CreatePushpressTask { .. }
+        )
     }
 
     /// One line for the conversation and the log.
@@ -467,8 +472,9 @@ mod tests {
     fn actions_parse_with_clear_errors() {
         let ok = Action::parse(&serde_json::json!({"type": "tag_member", "tag": "at-risk"})).expect("parses");
         assert_eq!(ok, Action::TagMember { tag: "at-risk".into() });
-        let status = Action::parse(&serde_json::json!({"type": "update_member_status", "status": "frozen"})).expect("parses");
-        assert_eq!(status.kind(), ActionType::UpdateMemberStatus);
+        let status = Action::parse(&serde_json::json!({"type": "update_member_status", "status": "frozen"})).expect_err("refused");
+        assert_eq!(status.code, "unsupported_action");
+        assert!(status.message.contains("PushPress offers no call"), "{}", status.message);
         for (value, code) in [
             (serde_json::json!({"tag": "x"}), "invalid_action"),
             (serde_json::json!({"type": "launch_rocket"}), "unknown_action_type"),
@@ -477,10 +483,6 @@ mod tests {
             (serde_json::json!({"type": "tag_member"}), "invalid_action"),
             (serde_json::json!({"type": "tag_member", "tag": " "}), "invalid_action"),
             (serde_json::json!({"type": "tag_member", "tag": "a\nb"}), "invalid_action"),
-            (
-                serde_json::json!({"type": "update_member_status", "status": "gone"}),
-                "invalid_action",
-            ),
         ] {
             assert_eq!(Action::parse(&value).expect_err("refused").code, code, "{value}");
         }

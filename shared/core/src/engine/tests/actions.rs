@@ -1,12 +1,13 @@
 //! The action executor and automation tasks (spec §15, §31.5, §32) on the in-memory store,
-//! with a scripted connector: pre-flight, idempotency keys, retries, dry runs, bulk tagging.
+//! with a scripted connector that must never be called: tags and notes are Openloop's own
+//! member annotations, a staff to-do is an owner notice and a status change is refused
+//! (PushPress has none of them, issue 14). Pre-flight, idempotency keys, dry runs, bulk tagging.
 
 use super::connector::with_connector;
 use super::*;
 use crate::engine::CreateOptions;
-use crate::members::connector::MemberChange;
+use crate::members::annotation::MemberAnnotations;
 use crate::members::event::MemberStatus;
-use crate::ports::Clock;
 use crate::task::action::{Action, ActionRecord, ActionState, ActionType, idempotency_key};
 use crate::task::controls::TaskMode;
 use crate::task::error::EngineError;
@@ -44,6 +45,15 @@ impl World {
     async fn notes(&self, task: &Task) -> Vec<String> {
         self.history(task).await.messages.into_iter().map(|m| m.content).collect()
     }
+
+    async fn annotations(&self, member: &str) -> MemberAnnotations {
+        let member = MemberId::parse(member).expect("member");
+        self.store.member_annotations(self.account.id, &member).await.expect("annotations")
+    }
+
+    async fn tags(&self, member: &str) -> Vec<String> {
+        self.annotations(member).await.tags.into_iter().collect()
+    }
 }
 
 fn tag(t: &str) -> Action {
@@ -62,8 +72,8 @@ fn code(result: Result<Task, EngineError>) -> String {
 }
 
 /// Given an approved member_update with four actions, when it runs, then each runs once in
-/// order — the two PushPress changes through the connector with their idempotency keys, the
-/// note and the research in the conversation — and the task completes as `executed`.
+/// order — the tag and the note kept on the member in Openloop, never sent to PushPress; the
+/// log note and the research in the conversation — and the task completes as `executed`.
 #[tokio::test]
 async fn a_member_update_runs_each_action_once_and_completes() {
     let (w, connector, _) = with_connector().await;
@@ -80,22 +90,13 @@ async fn a_member_update_runs_each_action_once_and_completes() {
     let done = w.task(&task).await;
     assert_eq!(done.status, TaskStatus::Completed);
     assert_eq!(done.outcome.as_deref(), Some("executed"));
-    let member = MemberId::parse("m_update").expect("member");
+    let annotations = w.annotations("m_update").await;
+    assert_eq!(annotations.tags.into_iter().collect::<Vec<_>>(), vec!["vip"]);
     assert_eq!(
-        connector.changes(),
-        vec![
-            (
-                member.clone(),
-                MemberChange::AddTag("vip".into()),
-                idempotency_key(task.id, ActionType::TagMember, "0")
-            ),
-            (
-                member,
-                MemberChange::AppendNote("Prefers mornings".into()),
-                idempotency_key(task.id, ActionType::UpdateMemberNotes, "1")
-            ),
-        ]
+        annotations.notes.iter().map(|n| (n.text.as_str(), n.task_id)).collect::<Vec<_>>(),
+        vec![("Prefers mornings", Some(task.id))]
     );
+    assert_eq!(connector.calls(), 0, "nothing here calls PushPress");
     let notes = w.notes(&task).await;
     assert_eq!(notes.iter().filter(|n| n.starts_with("Action executed:")).count(), 4, "{notes:?}");
     assert!(notes.iter().any(|n| n.contains("Tagged for the spring party")));
@@ -110,14 +111,14 @@ async fn a_member_update_runs_each_action_once_and_completes() {
     // A duplicate delivery of the same work finds nothing to do.
     let again = w.engine.execute(&w.item(&task)).await.expect("execute");
     assert!(matches!(again, StepOutcome::Skipped(_)), "{again:?}");
-    assert_eq!(connector.changes().len(), 2);
+    assert_eq!(w.annotations("m_update").await.notes.len(), 1, "the note once");
 }
 
 /// Given an action an earlier run finished, when the task runs, then that action is skipped
 /// (its key is taken) and only the rest run.
 #[tokio::test]
 async fn an_action_an_earlier_run_finished_is_not_repeated() {
-    let (w, connector, _) = with_connector().await;
+    let (w, _, _) = with_connector().await;
     let task = w.approved_automation("m_retry", vec![tag("vip"), tag("spring")]).await;
     let finished = ActionRecord {
         account_id: w.account.id,
@@ -134,9 +135,7 @@ async fn an_action_an_earlier_run_finished_is_not_repeated() {
     w.store.finish_action(&finished).await.expect("seed");
     w.run().await;
     assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
-    let changes = connector.changes();
-    assert_eq!(changes.len(), 1, "only the second tag ran: {changes:?}");
-    assert_eq!(changes[0].1, MemberChange::AddTag("spring".into()));
+    assert_eq!(w.tags("m_retry").await, vec!["spring"], "only the second tag ran");
 }
 
 /// Given a worker that died between claiming two actions and finishing them, when the task
@@ -144,7 +143,7 @@ async fn an_action_an_earlier_run_finished_is_not_repeated() {
 /// undone, and may have gone through) goes to the owner instead of being written twice.
 #[tokio::test]
 async fn an_unfinished_action_reruns_only_if_repeating_it_is_harmless() {
-    let (w, connector, _) = with_connector().await;
+    let (w, _, _) = with_connector().await;
     let task = w
         .approved_automation("m_died", vec![tag("vip"), note("Called about the freeze")])
         .await;
@@ -170,97 +169,56 @@ async fn an_unfinished_action_reruns_only_if_repeating_it_is_harmless() {
     let after = w.task(&task).await;
     assert_eq!(after.status, TaskStatus::Escalated);
     assert!(w.log_reasons(&task).await.contains(&"action_outcome_unknown".to_owned()));
-    let changes = connector.changes();
-    assert_eq!(changes.len(), 1, "the tag ran again, the note did not: {changes:?}");
-    assert_eq!(changes[0].1, MemberChange::AddTag("vip".into()));
+    let annotations = w.annotations("m_died").await;
+    assert_eq!(annotations.tags.len(), 1, "the tag ran again");
+    assert!(annotations.notes.is_empty(), "the note did not");
 }
 
-/// Given a status change, which needs the owner's approval, when the task is created on an
-/// account that lets confident tasks run alone, then it still waits for the owner; and only
-/// once approved does the change reach PushPress.
+/// Given a status change — PushPress has no call for one — when it is asked for, then it is
+/// refused when the task is made, with a message that says so; and one already stored (made
+/// before this was known) goes to the owner when it runs, with the same words, and never to
+/// PushPress.
 #[tokio::test]
-async fn a_status_change_waits_for_the_owners_approval() {
-    let (mut w, connector, _) = with_connector().await;
-    w.account.settings.execution_mode = ExecutionMode::LimitedAuto;
+async fn a_status_change_is_refused_because_pushpress_has_no_such_call() {
+    let (w, connector, _) = with_connector().await;
+    let refused = crate::task::action::parse_actions(&[serde_json::json!({"type": "update_member_status", "status": "frozen"})])
+        .expect_err("refused");
+    assert_eq!(refused.code, "unsupported_action");
+    assert!(refused.message.contains("PushPress offers no call"), "{}", refused.message);
+
     let freeze = Action::UpdateMemberStatus {
         status: MemberStatus::Frozen,
     };
-    let mut input = w.new_task("member_update", "m_freeze").await;
-    input.draft = None;
-    input.confidence = Some(100);
-    let options = CreateOptions {
-        actions: vec![freeze.clone()],
-        ..CreateOptions::default()
-    };
-    let task = w
-        .engine
-        .create_task_with(&w.account, input, options)
-        .await
-        .expect("create")
-        .task()
-        .clone();
-    assert_eq!(task.status, TaskStatus::PendingReview);
-    let tag_only = w
-        .automation("member_update", "m_tag_only", vec![tag("vip")], TaskMode::Live)
-        .await
-        .expect("create");
-    assert_eq!(tag_only.status, TaskStatus::Ready, "a tag needs no approval");
+    let task = w.approved_automation("m_freeze", vec![freeze]).await;
     w.run().await;
-    assert_eq!(connector.changes().len(), 1, "only the tag ran");
-    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
-    w.run().await;
-    assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
+    assert_eq!(w.task(&task).await.status, TaskStatus::Escalated);
+    let history = w.history(&task).await;
+    let failed = history.log.iter().find(|l| l.reason == "action_failed").expect("logged");
     assert!(
-        connector
-            .changes()
-            .iter()
-            .any(|(_, c, _)| *c == MemberChange::Status(MemberStatus::Frozen))
+        failed.detail.as_deref().is_some_and(|d| d.contains("PushPress offers no call")),
+        "{failed:?}"
     );
+    assert_eq!(connector.calls(), 0);
 }
 
-/// Given PushPress down, when an automation runs, then the task waits (the action marked
-/// failed, the connector's health counted), and once PushPress answers the run finishes
-/// without repeating what went through before the failure.
+/// Given `create_pushpress_task` — PushPress has no tasks — when it runs, then the owner gets
+/// the staff to-do as a notice about the member, and the task completes.
 #[tokio::test]
-async fn connector_trouble_defers_the_run_and_a_refusal_goes_to_the_owner() {
+async fn a_staff_todo_reaches_the_owner_as_a_notice() {
     let (w, connector, _) = with_connector().await;
-    let task = w.approved_automation("m_down", vec![Action::ResearchMember, tag("vip")]).await;
-    connector.set_down(true);
-    w.run().await;
-    let waiting = w.task(&task).await;
-    assert_eq!(waiting.status, TaskStatus::Waiting);
-    assert!(waiting.next_action_at.is_some_and(|at| at > w.clock.now()));
-    assert!(w.log_reasons(&task).await.contains(&"connector_unavailable".to_owned()));
-    let log = w.store.task_actions(w.account.id, task.id).await.expect("actions");
-    assert_eq!(
-        log.iter().map(|r| r.state).collect::<Vec<_>>(),
-        vec![ActionState::Done, ActionState::Failed],
-        "research done, the tag failed"
-    );
-    let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
-    assert_eq!(health.consecutive_failures, 1);
-
-    connector.set_down(false);
-    w.clock.set(w.clock.now() + SignedDuration::from_hours(1));
+    let todo = Action::CreatePushpressTask {
+        title: "Call about the freeze".into(),
+    };
+    let task = w.approved_automation("m_todo", vec![todo]).await;
     w.run().await;
     assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
-    assert_eq!(connector.changes().len(), 1);
-    let notes = w.notes(&task).await;
-    assert_eq!(
-        notes.iter().filter(|n| n.contains("research_member")).count(),
-        1,
-        "research ran once: {notes:?}"
-    );
-
-    // PushPress saying no is not a retry: the owner decides, with its answer.
-    connector.set_refusing(true);
-    let refused = w.approved_automation("m_refused", vec![tag("not-allowed")]).await;
-    w.run().await;
-    let after = w.task(&refused).await;
-    assert_eq!(after.status, TaskStatus::Escalated);
-    let history = w.history(&refused).await;
-    let failed = history.log.iter().find(|l| l.reason == "action_failed").expect("logged");
-    assert!(failed.detail.as_deref().is_some_and(|d| d.contains("422")), "{failed:?}");
+    let (notices, _) = w.store.list_notices(w.account.id, 10, None).await.expect("notices");
+    let notice = notices
+        .iter()
+        .find(|n| n.title == "Staff to-do: Call about the freeze")
+        .expect("a staff to-do");
+    assert_eq!(notice.member_id.as_ref().map(MemberId::as_str), Some("m_todo"));
+    assert_eq!(connector.calls(), 0);
 }
 
 /// Given a dry-run automation, when it runs, then changes outside Openloop are recorded and
@@ -282,6 +240,7 @@ async fn a_dry_run_records_outside_changes_without_making_them() {
     let done = w.task(&task).await;
     assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("recorded")));
     assert_eq!(connector.calls(), 0, "PushPress never called in a dry run");
+    assert!(w.tags("m_dry").await.is_empty(), "the tag recorded, not made");
     let notes = w.notes(&task).await;
     assert!(notes.iter().any(|n| n.starts_with("[dry run] would run tag_member")), "{notes:?}");
     assert!(notes.iter().any(|n| n.contains("checked")));
@@ -292,7 +251,7 @@ async fn a_dry_run_records_outside_changes_without_making_them() {
 /// key — and a second task finds nothing new to repeat for them under its own keys.
 #[tokio::test]
 async fn bulk_tagging_tags_each_at_risk_member_once() {
-    let (w, connector, _) = with_connector().await;
+    let (w, _, _) = with_connector().await;
     for (id, last_seen_days) in [("m_gone_1", 30), ("m_gone_2", 20), ("m_regular", 1)] {
         let member = w.member(id).await;
         let (mut facts, _) = w.store.get_member(w.account.id, &member).await.expect("read").expect("facts");
@@ -315,16 +274,19 @@ async fn bulk_tagging_tags_each_at_risk_member_once() {
     w.engine.approve(w.account.id, task.id, None).await.expect("approve");
     w.run().await;
     assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
-    let mut tagged: Vec<String> = connector.changes().iter().map(|(m, _, _)| m.to_string()).collect();
-    tagged.sort();
-    assert_eq!(tagged, vec!["m_gone_1", "m_gone_2"]);
-    assert!(
-        connector
-            .changes()
-            .iter()
-            .all(|(m, c, key)| *c == MemberChange::AddTag(crate::engine::AT_RISK_TAG.into())
-                && *key == idempotency_key(task.id, ActionType::TagMember, m.as_str()))
-    );
+    for (member, tagged) in [("m_gone_1", true), ("m_gone_2", true), ("m_regular", false)] {
+        let tags = w.tags(member).await;
+        assert_eq!(tags == vec![crate::engine::AT_RISK_TAG], tagged, "{member}: {tags:?}");
+    }
+    let log = w.store.task_actions(w.account.id, task.id).await.expect("actions");
+    let mut keys: Vec<String> = log.iter().map(|r| r.key.clone()).collect();
+    keys.sort();
+    let mut expected: Vec<String> = ["m_gone_1", "m_gone_2"]
+        .iter()
+        .map(|m| idempotency_key(task.id, ActionType::TagMember, m))
+        .collect();
+    expected.sort();
+    assert_eq!(keys, expected, "one key per member");
 }
 
 /// Bad action lists are refused at creation, with a clear code, and nothing is created.
@@ -347,13 +309,12 @@ async fn action_lists_are_checked_when_the_task_is_made() {
     assert!(tasks.is_empty());
 }
 
-/// Without a PushPress connector, actions that change PushPress cannot run: the owner is
-/// told why rather than the task pretending.
+/// Without any PushPress connector, tags still work: they were never PushPress's to keep.
 #[tokio::test]
-async fn without_a_connector_pushpress_actions_go_to_the_owner() {
+async fn tags_need_no_connector() {
     let w = world().await;
     let task = w.approved_automation("m_none", vec![tag("vip")]).await;
     w.run().await;
-    assert_eq!(w.task(&task).await.status, TaskStatus::Escalated);
-    assert!(w.log_reasons(&task).await.contains(&"no_connector_configured".to_owned()));
+    assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
+    assert_eq!(w.tags("m_none").await, vec!["vip"]);
 }

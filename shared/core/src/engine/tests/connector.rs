@@ -6,37 +6,30 @@ use std::sync::Mutex;
 
 use super::*;
 use crate::kernel::ids::AccountId;
-use crate::members::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember, MemberChange};
+use crate::members::connector::{Connector, ConnectorCredentials, ConnectorError, ConnectorMember};
 use crate::ports::Clock;
 use crate::testing::RecordingBus;
 
-/// A connector that is down or answers with `member`, counts its calls, and keeps the
-/// changes it was asked to make (refusing them when told to).
+/// A connector that is down or answers with `member`, and counts its calls.
 #[derive(Default)]
 pub(super) struct FakeConnector {
     down: Mutex<bool>,
-    refuse: Mutex<bool>,
     member: Mutex<Option<ConnectorMember>>,
     calls: Mutex<u32>,
-    pub(super) changes: Mutex<Vec<(MemberId, MemberChange, String)>>,
     /// No process-wide key: only accounts with their own credentials are served.
     accounts_only: bool,
     /// The API key each call carried (`None`: the process-wide one).
     keys: Mutex<Vec<Option<String>>>,
+    /// Webhook subscriptions made at this fake.
+    subscriptions: Mutex<Vec<crate::members::source::Subscription>>,
 }
 
 impl FakeConnector {
     pub(super) fn set_down(&self, down: bool) {
         *self.down.lock().expect("lock") = down;
     }
-    pub(super) fn set_refusing(&self, refuse: bool) {
-        *self.refuse.lock().expect("lock") = refuse;
-    }
     pub(super) fn calls(&self) -> u32 {
         *self.calls.lock().expect("lock")
-    }
-    pub(super) fn changes(&self) -> Vec<(MemberId, MemberChange, String)> {
-        self.changes.lock().expect("lock").clone()
     }
 }
 
@@ -65,30 +58,8 @@ impl Connector for FakeConnector {
         }
         Ok(self.member.lock().expect("lock").clone())
     }
-    async fn apply(
-        &self,
-        _: AccountId,
-        credentials: Option<&ConnectorCredentials>,
-        member: &MemberId,
-        change: &MemberChange,
-        key: &str,
-    ) -> Result<serde_json::Value, ConnectorError> {
-        *self.calls.lock().expect("lock") += 1;
-        self.keys
-            .lock()
-            .expect("lock")
-            .push(credentials.map(|c| c.expose_api_key().to_owned()));
-        if *self.down.lock().expect("lock") {
-            return Err(ConnectorError::Unavailable("503 after retries".into()));
-        }
-        if *self.refuse.lock().expect("lock") {
-            return Err(ConnectorError::Refused("422 tag not allowed".into()));
-        }
-        self.changes
-            .lock()
-            .expect("lock")
-            .push((member.clone(), change.clone(), key.to_owned()));
-        Ok(serde_json::json!({"ok": true}))
+    fn source(&self) -> Option<&dyn crate::members::source::MemberSource> {
+        Some(self)
     }
 }
 
@@ -227,6 +198,7 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
     let patch: super::super::SettingsPatch =
         serde_json::from_value(serde_json::json!({"pushpress": {"api_key": "pp_own_key", "company_id": "co_7"}})).expect("patch");
     w.engine.update_settings(w.account.id, patch).await.expect("set key");
+    assert_eq!(connector.subscriptions.lock().expect("lock").len(), 1, "connecting subscribes");
     let stored = w.store.get_account(w.account.id).await.expect("read").expect("account");
     assert_eq!(stored.pushpress.as_ref().and_then(|c| c.company_id()), Some("co_7"));
     assert!(!format!("{stored:?}").contains("pp_own_key"), "the account's Debug redacts the key");
@@ -236,6 +208,10 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
 
     let patch: super::super::SettingsPatch = serde_json::from_value(serde_json::json!({"pushpress": null})).expect("patch");
     w.engine.update_settings(w.account.id, patch).await.expect("remove key");
+    assert!(
+        connector.subscriptions.lock().expect("lock").is_empty(),
+        "disconnecting unsubscribes"
+    );
     let stored = w.store.get_account(w.account.id).await.expect("read").expect("account");
     assert!(stored.pushpress.is_none(), "null removes the key");
     let patch: super::super::SettingsPatch =
@@ -245,4 +221,64 @@ async fn an_account_is_refreshed_with_its_own_key_and_only_when_it_has_one() {
         err.to_string().contains("api_key") || matches!(err, crate::task::error::EngineError::Invalid(_)),
         "{err}"
     );
+}
+
+/// As a member source, an empty gym that takes every key and keeps its subscriptions.
+#[async_trait::async_trait]
+impl crate::members::source::MemberSource for FakeConnector {
+    async fn company(&self, _: &ConnectorCredentials) -> Result<crate::members::source::Company, ConnectorError> {
+        Ok(crate::members::source::Company {
+            id: "co_7".into(),
+            name: "Fake gym".into(),
+            timezone: None,
+        })
+    }
+    async fn customers(
+        &self,
+        _: &ConnectorCredentials,
+        _: &crate::members::source::PageCursor,
+    ) -> Result<crate::members::source::Page<crate::members::source::Customer>, ConnectorError> {
+        Ok(crate::members::source::Page { items: vec![], next: None })
+    }
+    async fn enrollments(
+        &self,
+        _: &ConnectorCredentials,
+        _: &crate::members::source::PageCursor,
+    ) -> Result<crate::members::source::Page<crate::members::source::Enrollment>, ConnectorError> {
+        Ok(crate::members::source::Page { items: vec![], next: None })
+    }
+    async fn checkins(
+        &self,
+        _: &ConnectorCredentials,
+        _: crate::members::source::CheckinKind,
+        _: Timestamp,
+        _: &crate::members::source::PageCursor,
+    ) -> Result<crate::members::source::Page<crate::members::source::Checkin>, ConnectorError> {
+        Ok(crate::members::source::Page { items: vec![], next: None })
+    }
+    async fn plan(&self, _: &ConnectorCredentials, _: &str) -> Result<Option<crate::members::source::Plan>, ConnectorError> {
+        Ok(None)
+    }
+    async fn subscriptions(&self, _: &ConnectorCredentials) -> Result<Vec<crate::members::source::Subscription>, ConnectorError> {
+        Ok(self.subscriptions.lock().expect("lock").clone())
+    }
+    async fn subscribe(
+        &self,
+        _: &ConnectorCredentials,
+        url: &str,
+        event_types: &[&str],
+    ) -> Result<crate::members::source::Subscription, ConnectorError> {
+        let made = crate::members::source::Subscription {
+            id: format!("wh_{url}"),
+            url: url.to_owned(),
+            event_types: event_types.iter().map(|t| (*t).to_owned()).collect(),
+            signing_secret: Some("fake_secret".into()),
+        };
+        self.subscriptions.lock().expect("lock").push(made.clone());
+        Ok(made)
+    }
+    async fn unsubscribe(&self, _: &ConnectorCredentials, id: &str) -> Result<(), ConnectorError> {
+        self.subscriptions.lock().expect("lock").retain(|s| s.id != id);
+        Ok(())
+    }
 }

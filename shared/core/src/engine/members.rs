@@ -1,0 +1,156 @@
+//! The owner's view of their members (issue 14 items 3, 5, 7): `GET /api/v1/members`, a page
+//! of the account's member facts with what an owner asks first — are they coming, what are
+//! they worth, is anything open about them — and `GET /api/v1/members/{id}`, one member with
+//! Openloop's own tags and notes on them. Scoped to the account: another's member is not found.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use super::Engine;
+use crate::kernel::ids::{AccountId, Email, MemberId};
+use crate::members::annotation::MemberAnnotations;
+use crate::members::event::MemberStatus;
+use crate::members::member::MemberFacts;
+use crate::members::membership::Membership;
+use crate::owner::account::Settings;
+use crate::task::error::EngineError;
+
+/// Members per page unless asked, and at most.
+pub const MEMBERS_PAGE: usize = 50;
+pub const MEMBERS_PAGE_MAX: usize = 200;
+
+/// Where a member's monthly value came from (issue 14 item 5: PushPress has no prices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueSource {
+    /// The owner's price for the member's PushPress plan (`plan_prices`).
+    PlanPrice,
+    /// The member's own value, as a member event said.
+    Member,
+    /// The account's `avg_membership_price`.
+    Average,
+}
+
+/// A member's monthly value and where it came from: the plan's price the owner gave, else
+/// the member's own, else the account's average.
+pub fn monthly_value(facts: &MemberFacts, settings: &Settings) -> (f64, ValueSource) {
+    if let Some(price) = facts.membership.plan_id().and_then(|p| settings.plan_prices.get(p)) {
+        return (*price, ValueSource::PlanPrice);
+    }
+    match facts.monthly_value {
+        Some(value) => (value, ValueSource::Member),
+        None => (settings.avg_membership_price, ValueSource::Average),
+    }
+}
+
+/// One member in the list.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemberView {
+    pub id: MemberId,
+    pub name: Option<String>,
+    pub email: Option<Email>,
+    pub status: Option<MemberStatus>,
+    pub last_checkin_at: Option<Timestamp>,
+    pub checkins_30d: usize,
+    pub monthly_value: f64,
+    /// An extension: which price `monthly_value` is.
+    pub monthly_value_source: ValueSource,
+    pub open_tasks: usize,
+}
+
+/// One member with everything Openloop keeps on them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemberDetail {
+    #[serde(flatten)]
+    pub member: MemberView,
+    pub tags: Vec<String>,
+    pub notes: Vec<crate::members::annotation::MemberNote>,
+    pub membership: Membership,
+    pub trial_booked_for: Option<Timestamp>,
+}
+
+impl Engine {
+    async fn member_view(
+        &self,
+        account: AccountId,
+        settings: &Settings,
+        facts: &MemberFacts,
+        now: Timestamp,
+    ) -> Result<MemberView, EngineError> {
+        let open = self.store.member_active_tasks(account, &facts.member_id).await?;
+        let (monthly_value, monthly_value_source) = monthly_value(facts, settings);
+        Ok(MemberView {
+            id: facts.member_id.clone(),
+            name: facts.display_name(),
+            email: facts.email.clone(),
+            status: facts.status,
+            last_checkin_at: facts.last_checkin_at,
+            checkins_30d: facts.checkins_since(now - SignedDuration::from_hours(24 * 30)),
+            monthly_value,
+            monthly_value_source,
+            open_tasks: open.len(),
+        })
+    }
+
+    /// A page of the account's members, in id order.
+    pub async fn list_members(
+        &self,
+        account: AccountId,
+        limit: Option<usize>,
+        cursor: Option<String>,
+    ) -> Result<(Vec<MemberView>, Option<String>), EngineError> {
+        let settings = self.account(account).await?.settings;
+        let limit = limit.unwrap_or(MEMBERS_PAGE).clamp(1, MEMBERS_PAGE_MAX);
+        let (page, next) = self.store.list_member_facts(account, limit, cursor).await?;
+        let now = self.clock.now();
+        let mut views = Vec::with_capacity(page.len());
+        for facts in &page {
+            views.push(self.member_view(account, &settings, facts, now).await?);
+        }
+        Ok((views, next))
+    }
+
+    /// One member of the account, with their tags and notes.
+    pub async fn member_detail(&self, account: AccountId, member: &MemberId) -> Result<MemberDetail, EngineError> {
+        let settings = self.account(account).await?.settings;
+        let Some((facts, _)) = self.store.get_member(account, member).await? else {
+            return Err(EngineError::NotFound { what: "member" });
+        };
+        let MemberAnnotations { tags, notes } = self.store.member_annotations(account, member).await?;
+        Ok(MemberDetail {
+            member: self.member_view(account, &settings, &facts, self.clock.now()).await?,
+            tags: tags.into_iter().collect(),
+            notes,
+            membership: facts.membership.clone(),
+            trial_booked_for: facts.trial_booked_for,
+        })
+    }
+}
+
+impl Engine {
+    /// A member's tags and notes as the prompt's member memories (issue 14 item 7: Openloop
+    /// keeps what PushPress cannot), newest notes first, a few at most.
+    pub(crate) async fn annotation_memories(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        now: Timestamp,
+    ) -> Result<Vec<crate::owner::business_memory::BusinessMemory>, EngineError> {
+        let annotations = self.store.member_annotations(account, member).await?;
+        Ok(annotations
+            .prompt_lines()
+            .into_iter()
+            .map(|content| crate::owner::business_memory::BusinessMemory {
+                id: crate::kernel::ids::new_ulid(now),
+                account_id: account,
+                member_id: Some(member.clone()),
+                content,
+                category: Some("member_annotation".into()),
+                source: crate::owner::business_memory::MemorySource::Owner,
+                confidence: 100,
+                created_at: now,
+                expires_at: None,
+            })
+            .collect())
+    }
+}

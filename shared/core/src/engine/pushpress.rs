@@ -1,0 +1,164 @@
+//! PushPress's own webhook deliveries (issue 14 item 4), after the adapter verified their
+//! signature and read them ([`SourceDelivery`]): each is turned into the member event it
+//! means and goes the way every member event goes — claimed once (on `(event, data id,
+//! created)`, since PushPress sends no event id), queued, projected into the facts by the
+//! signals worker. A booking is a trial only for a lead, so that one reads the facts first;
+//! the rest is a pure mapping ([`member_event`]).
+
+use jiff::Timestamp;
+
+use super::{Accepted, Engine};
+use crate::kernel::ids::AccountId;
+use crate::members::event::{MemberEvent, MemberStatus, WebhookEvent};
+use crate::members::membership::CustomerFacts;
+use crate::members::source::{SourceChange, SourceDelivery};
+use crate::owner::account::WebhookSecret;
+use crate::task::error::EngineError;
+
+/// What became of a delivery.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    Accepted(Accepted),
+    /// Nothing to change (the reason is logged).
+    Acknowledged(String),
+}
+
+/// The member event a change means, or why there is none. A booking needs the member's
+/// status: `is_lead` says it.
+pub fn member_event(change: &SourceChange, is_lead: bool) -> Result<MemberEvent, String> {
+    Ok(match change {
+        SourceChange::Customer(c) => {
+            if c.role.is_some_and(crate::members::source::CustomerRole::is_staff) {
+                return Err("a staff member, not a member".into());
+            }
+            MemberEvent::Customer {
+                member_id: c.id.clone(),
+                customer: CustomerFacts {
+                    email: c.email.clone(),
+                    first_name: c.first_name.clone(),
+                    last_name: c.last_name.clone(),
+                    role: c.role,
+                    member_since: c.member_since,
+                },
+            }
+        }
+        SourceChange::Checkin(c) if c.failed => return Err("a failed check-in is not attendance".into()),
+        SourceChange::Checkin(c) => MemberEvent::CheckinCreated {
+            member_id: c.customer.clone(),
+            checked_in_at: c.at,
+            class_name: c.name.clone(),
+        },
+        SourceChange::Enrollment(e) => MemberEvent::Enrollment {
+            member_id: e.customer.clone(),
+            enrollment: e.clone(),
+        },
+        SourceChange::NoShow { customer, at, kind } => MemberEvent::NoShow {
+            member_id: customer.clone(),
+            at: *at,
+            kind: *kind,
+        },
+        SourceChange::Booking { customer, booked_for } if is_lead => MemberEvent::TrialBooked {
+            member_id: customer.clone(),
+            booked_for: *booked_for,
+        },
+        SourceChange::Booking { .. } => return Err("a booking by someone who is not a lead is not a trial".into()),
+        SourceChange::Acknowledged(why) => return Err(why.clone()),
+    })
+}
+
+impl Engine {
+    /// The secret PushPress signs this account's deliveries with; `None` while the account
+    /// has no subscription (every delivery is then refused).
+    pub async fn pushpress_signing_secret(&self, account: AccountId) -> Result<Option<WebhookSecret>, EngineError> {
+        let connection = self.store.connection(account).await?;
+        Ok(connection.and_then(|c| c.subscription).map(|s| s.signing_secret))
+    }
+
+    /// Accept a verified delivery: queue the member event it means (once per delivery), or
+    /// acknowledge it.
+    pub async fn accept_pushpress_delivery(
+        &self,
+        account: AccountId,
+        delivery: SourceDelivery,
+        received_at: Timestamp,
+    ) -> Result<DeliveryOutcome, EngineError> {
+        let is_lead = match &delivery.change {
+            SourceChange::Booking { customer, .. } => {
+                let facts = self.store.get_member(account, customer).await?.map(|(f, _)| f);
+                facts.is_some_and(|f| f.status == Some(MemberStatus::Lead))
+            }
+            _ => false,
+        };
+        let event = match member_event(&delivery.change, is_lead) {
+            Ok(event) => event,
+            Err(why) => {
+                tracing::info!(%account, event = %delivery.event, data_id = %delivery.data_id, why, "PushPress delivery acknowledged");
+                return Ok(DeliveryOutcome::Acknowledged(why));
+            }
+        };
+        if let Err(invalid) = event.validate() {
+            tracing::warn!(%account, event = %delivery.event, data_id = %delivery.data_id, error = %invalid.message, "PushPress delivery acknowledged, not applied");
+            return Ok(DeliveryOutcome::Acknowledged(invalid.message));
+        }
+        let id = delivery.dedupe_id();
+        let event = WebhookEvent {
+            timestamp: delivery.created,
+            event,
+        };
+        Ok(DeliveryOutcome::Accepted(
+            self.accept_member_event(account, &id, event, received_at).await?,
+        ))
+    }
+}
+
+impl Engine {
+    /// Issue 14 item 6: PushPress has no payment events, so an enrollment turning `alert` is
+    /// read as payment trouble — an inference, said so in the goal and the context, and with a
+    /// confidence under every threshold so the owner always reviews it first.
+    pub(crate) async fn inferred_payment_trouble(
+        &self,
+        account: &crate::owner::account::Account,
+        facts: &crate::members::member::MemberFacts,
+        enrollment: &crate::members::source::Enrollment,
+        webhook_id: &str,
+        burst: &crate::task::flood::Burst,
+    ) -> Result<Option<crate::kernel::ids::TaskId>, EngineError> {
+        use super::tasks::{Created, NewTask};
+        if enrollment.status != crate::members::source::EnrollmentStatus::Alert {
+            return Ok(None);
+        }
+        let now = self.clock.now();
+        let input = NewTask {
+            task_type: "payment_recovery".into(),
+            member_id: facts.member_id.clone(),
+            goal: INFERRED_PAYMENT_GOAL.into(),
+            confidence: Some(INFERRED_CONFIDENCE),
+            draft: None,
+            trigger_type: crate::task::TriggerType::Webhook,
+            trigger_event_id: Some(webhook_id.to_owned()),
+            gate: crate::rails::gate::GateContext {
+                tenure_days: facts.tenure_days(now),
+                monthly_value: facts.monthly_value,
+                cancellation_reason: None,
+            },
+            context: serde_json::json!({
+                "inferred": true,
+                "reason": "PushPress marked the enrollment `alert`; PushPress reports no payments, so a failed payment is inferred, not known",
+                "enrollment_id": enrollment.id,
+                "plan_id": enrollment.plan_id,
+                "paid_until": enrollment.paid_until,
+            }),
+        };
+        match self.create_task_in(account, input, burst).await {
+            Ok(Created::New(task)) => Ok(Some(task.id)),
+            Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The goal of an inferred payment task: it says it is an inference.
+pub const INFERRED_PAYMENT_GOAL: &str = "Inferred payment trouble (PushPress marked the enrollment `alert`; it reports no payments): check with the member, kindly, whether their billing needs fixing";
+
+/// Under every task type's threshold: an inference always goes to the owner first.
+const INFERRED_CONFIDENCE: u8 = 40;

@@ -1,0 +1,164 @@
+//! A member's membership as PushPress knows it — their role, their enrollments, their
+//! no-shows — kept in their facts ([`MemberFacts::membership`]) and projected the way every
+//! fact is (see [`crate::members::member`]): each part last-writer-wins by `(event time, event id)` or a
+//! set, so the import and the webhooks can arrive in any order, any number of times.
+//!
+//! The status the rest of the system reads ([`MemberFacts::status`]) is derived from the role
+//! and the enrollments ([`crate::members::source::membership_status`]) after every change.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::members::event::MemberStatus;
+use crate::members::member::{MemberFacts, Stamp};
+use crate::members::source::{CheckinKind, CustomerRole, Enrollment, EnrollmentStatus, membership_status};
+
+/// How many no-show times the facts keep.
+pub const NO_SHOW_HISTORY_MAX: usize = 50;
+
+/// See the module docs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Membership {
+    #[serde(default)]
+    pub role: Option<CustomerRole>,
+    #[serde(default)]
+    pub role_stamp: Option<Stamp>,
+    /// By enrollment id.
+    #[serde(default)]
+    pub enrollments: BTreeMap<String, EnrollmentFact>,
+    /// Classes and appointments they booked and did not come to.
+    #[serde(default)]
+    pub no_shows: BTreeSet<Timestamp>,
+}
+
+/// The latest word on one enrollment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnrollmentFact {
+    pub status: EnrollmentStatus,
+    pub plan_id: Option<String>,
+    pub paid_until: Option<Timestamp>,
+    pub next_charge: Option<Timestamp>,
+    pub stamp: Stamp,
+}
+
+impl Membership {
+    /// The enrollment that says most about the member now: a live one before others, then the
+    /// latest word.
+    pub fn current_enrollment(&self) -> Option<(&String, &EnrollmentFact)> {
+        self.enrollments.iter().max_by_key(|(_, e)| (e.status.is_live(), e.stamp.clone()))
+    }
+
+    /// The plan of [`Self::current_enrollment`].
+    pub fn plan_id(&self) -> Option<&str> {
+        self.current_enrollment().and_then(|(_, e)| e.plan_id.as_deref())
+    }
+}
+
+/// A customer as PushPress described them at some moment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CustomerFacts {
+    #[serde(default)]
+    pub email: Option<crate::kernel::ids::Email>,
+    #[serde(default)]
+    pub first_name: Option<String>,
+    #[serde(default)]
+    pub last_name: Option<String>,
+    #[serde(default)]
+    pub role: Option<CustomerRole>,
+    #[serde(default)]
+    pub member_since: Option<Timestamp>,
+}
+
+impl MemberFacts {
+    pub(crate) fn apply_customer(&mut self, customer: &CustomerFacts, stamp: Stamp) {
+        let wins = |current: &Option<Stamp>| current.as_ref().is_none_or(|c| stamp > *c);
+        if wins(&self.profile_stamp) {
+            if customer.email.is_some() {
+                self.email = customer.email.clone();
+            }
+            self.first_name = customer.first_name.clone();
+            self.last_name = customer.last_name.clone();
+            if customer.member_since.is_some() {
+                self.joined_at = customer.member_since;
+            }
+            self.profile_stamp = Some(stamp.clone());
+        }
+        if customer.role.is_some() && wins(&self.membership.role_stamp) {
+            self.membership.role = customer.role;
+            self.membership.role_stamp = Some(stamp.clone());
+        }
+        self.derive_status(stamp);
+    }
+
+    pub(crate) fn apply_enrollment(&mut self, enrollment: &Enrollment, stamp: Stamp) {
+        let newer = self
+            .membership
+            .enrollments
+            .get(&enrollment.id)
+            .is_none_or(|known| stamp > known.stamp);
+        if newer {
+            self.membership.enrollments.insert(
+                enrollment.id.clone(),
+                EnrollmentFact {
+                    status: enrollment.status,
+                    plan_id: enrollment.plan_id.clone(),
+                    paid_until: enrollment.paid_until,
+                    next_charge: enrollment.next_charge,
+                    stamp: stamp.clone(),
+                },
+            );
+        }
+        self.derive_status(stamp);
+    }
+
+    /// An enrollment PushPress deleted: it no longer says anything about the member.
+    pub(crate) fn forget_enrollment(&mut self, id: &str, stamp: Stamp) {
+        if self.membership.enrollments.get(id).is_some_and(|known| stamp > known.stamp) {
+            self.membership.enrollments.remove(id);
+            self.derive_status(stamp);
+        }
+    }
+
+    pub(crate) fn apply_no_show(&mut self, at: Timestamp, _kind: CheckinKind) {
+        self.membership.no_shows.insert(at);
+        while self.membership.no_shows.len() > NO_SHOW_HISTORY_MAX {
+            self.membership.no_shows.pop_first();
+        }
+    }
+
+    /// The status the role and the enrollments say, written with the latest stamp that moved
+    /// either (so a later explicit status change still wins, as it would over any event).
+    fn derive_status(&mut self, stamp: Stamp) {
+        let statuses: Vec<EnrollmentStatus> = self.membership.enrollments.values().map(|e| e.status).collect();
+        let Some(status) = membership_status(self.membership.role, &statuses) else {
+            return;
+        };
+        let latest = self
+            .membership
+            .enrollments
+            .values()
+            .map(|e| e.stamp.clone())
+            .chain(self.membership.role_stamp.clone())
+            .max()
+            .unwrap_or(stamp);
+        if self.status_stamp.as_ref().is_some_and(|s| *s > latest) {
+            return;
+        }
+        if status == MemberStatus::Cancelled && self.status != Some(MemberStatus::Cancelled) {
+            let at = latest.0;
+            if self.cancelled_at.is_none_or(|c| at > c) {
+                self.cancelled_at = Some(at);
+            }
+        }
+        if status == MemberStatus::Active
+            && self.status == Some(MemberStatus::Cancelled)
+            && self.reactivated_at.is_none_or(|r| latest.0 > r)
+        {
+            self.reactivated_at = Some(latest.0);
+        }
+        self.status = Some(status);
+        self.status_stamp = Some(latest);
+    }
+}

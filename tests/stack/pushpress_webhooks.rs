@@ -1,0 +1,197 @@
+//! PushPress's own webhooks (issue 14 item 4) at `POST /webhooks/pushpress-v3/{account}`,
+//! through the local runtime: deliveries signed as PushPress signs them are accepted once and
+//! land in the member's facts; forged and tampered ones are 401 and change nothing; every
+//! kind of event leads where the issue says — a lead, a check-in in milliseconds, a paused
+//! enrollment, a no-show, a lead's booking as a trial, an `alert` enrollment as an inferred
+//! payment task for the owner's review.
+
+use openloop_core::kernel::ids::{AccountId, MemberId};
+use openloop_core::members::event::MemberStatus;
+use openloop_core::members::member::MemberFacts;
+use openloop_core::owner::account::WebhookSecret;
+use openloop_core::owner::connection::{Connection, WebhookSubscription};
+use openloop_tests::{Account, Stack};
+use serde_json::{Value, json};
+
+const SECRET: &str = "pp_whsec_7e1d-signing";
+
+/// A gym whose PushPress subscription (and its secret) Openloop holds.
+async fn subscribed(stack: &Stack) -> Account {
+    let gym = stack.create_account("manual").await;
+    let connection = Connection {
+        company_id: Some("cmp_1".into()),
+        company_name: Some("Renegade".into()),
+        subscription: Some(WebhookSubscription {
+            id: "wh_1".into(),
+            url: format!("{}/webhooks/pushpress-v3/{}", stack.url, gym.id),
+            event_types: vec!["customer.created".into()],
+            signing_secret: WebhookSecret::new(SECRET),
+        }),
+        import: None,
+        last_sync_at: None,
+        last_error: None,
+        version: 1,
+    };
+    stack
+        .running
+        .store
+        .save_connection(account_id(&gym), &connection)
+        .await
+        .expect("connection");
+    gym
+}
+
+fn account_id(gym: &Account) -> AccountId {
+    gym.id.parse().expect("account id")
+}
+
+async fn facts(stack: &Stack, gym: &Account, member: &str) -> Option<MemberFacts> {
+    let member = MemberId::parse(member).expect("member");
+    stack
+        .running
+        .store
+        .get_member(account_id(gym), &member)
+        .await
+        .expect("read")
+        .map(|(f, _)| f)
+}
+
+fn delivery(event: &str, created: i64, data: Value) -> Value {
+    json!({"event": event, "created": created, "data": data})
+}
+
+fn customer(id: &str, role: &str) -> Value {
+    json!({"id": id, "companyId": "cmp_1", "name": {"first": "Ana", "last": "Lima", "nickname": null}, "email": format!("{id}@example.com"),
+        "phone": null, "role": role, "account": {"type": "primary"}, "membershipDetails": null})
+}
+
+#[tokio::test]
+async fn forged_and_tampered_deliveries_are_refused_and_change_nothing() {
+    let stack = Stack::start("pp-v3-forged").await;
+    let gym = subscribed(&stack).await;
+    let now = stack.now().await.as_second();
+    let body = delivery("customer.created", now, customer("usr_forged", "member"));
+    let forged = openloop_pushpress::webhook::sign("not the secret", body.to_string().as_bytes()).expect("sign");
+    let (status, error) = stack.pushpress_delivery(&gym, SECRET, &body, Some(&forged)).await;
+    assert_eq!(status, 401, "{error}");
+    let good = openloop_pushpress::webhook::sign(SECRET, body.to_string().as_bytes()).expect("sign");
+    let tampered = delivery("customer.created", now, customer("usr_forged", "superuser"));
+    let (status, _) = stack.pushpress_delivery(&gym, SECRET, &tampered, Some(&good)).await;
+    assert_eq!(status, 401, "tampered data");
+    let (status, _) = stack.pushpress_delivery(&gym, SECRET, &body, Some("")).await;
+    assert_eq!(status, 401, "unsigned");
+    stack.run().await;
+    assert!(facts(&stack, &gym, "usr_forged").await.is_none(), "nothing changed");
+
+    // A gym with no subscription takes no deliveries at all.
+    let unsubscribed = stack.create_account("manual").await;
+    let (status, _) = stack.pushpress_delivery(&unsubscribed, SECRET, &body, None).await;
+    assert_eq!(status, 401);
+}
+
+#[tokio::test]
+async fn every_kind_of_delivery_leads_where_the_issue_says() {
+    let stack = Stack::start("pp-v3-events").await;
+    let gym = subscribed(&stack).await;
+    let now = stack.now().await.as_second();
+
+    // A lead arrives and books an appointment: a trial.
+    let (status, body) = stack
+        .pushpress_delivery(&gym, SECRET, &delivery("customer.created", now, customer("usr_lead", "lead")), None)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    let booking =
+        json!({"id": "apt_1", "type": {"name": "Intro"}, "customerId": "usr_lead", "staffId": "usr_coach", "startTimestamp": now + 86_400});
+    let (status, body) = stack
+        .pushpress_delivery(&gym, SECRET, &delivery("appointment.scheduled", now + 1, booking), None)
+        .await;
+    assert_eq!((status, body["status"].as_str()), (202, Some("queued")), "{body}");
+    stack.run().await;
+    let lead = facts(&stack, &gym, "usr_lead").await.expect("the lead");
+    assert_eq!(lead.status, Some(MemberStatus::Lead));
+    assert_eq!(
+        lead.trial_booked_for.map(|t| t.as_second()),
+        Some(now + 86_400),
+        "a lead's booking is a trial"
+    );
+
+    // A member checks in (PushPress's timestamp in milliseconds), twice delivered.
+    stack
+        .pushpress_delivery(
+            &gym,
+            SECRET,
+            &delivery("customer.created", now, customer("usr_ana", "member")),
+            None,
+        )
+        .await;
+    let checkin = delivery(
+        "checkin.created",
+        now,
+        json!({"id": "chk_1", "customer": "usr_ana", "company": "cmp_1", "timestamp": (now - 3600) * 1000, "kind": "class",
+            "name": "WOD", "classId": "cls_1", "typeId": "t", "type": {"id": "t", "name": "WOD"}, "source": "", "result": "success", "role": "attendee"}),
+    );
+    assert_eq!(stack.pushpress_delivery(&gym, SECRET, &checkin, None).await.0, 202);
+    let (status, again) = stack.pushpress_delivery(&gym, SECRET, &checkin, None).await;
+    assert_eq!(
+        (status, again["status"].as_str()),
+        (200, Some("duplicate")),
+        "deduplicated on (event, data id, created)"
+    );
+    // A booking by a member is not a trial.
+    let booking = json!({"id": "res_1", "customerId": "usr_ana", "registrationTimestamp": now});
+    let (_, body) = stack
+        .pushpress_delivery(&gym, SECRET, &delivery("reservation.created", now + 2, booking), None)
+        .await;
+    stack.run().await;
+    assert_eq!(body["status"], "ignored", "{body}");
+    let ana = facts(&stack, &gym, "usr_ana").await.expect("ana");
+    assert_eq!((ana.status, ana.checkin_count), (Some(MemberStatus::Active), 1));
+    assert_eq!(ana.last_checkin_at.map(|t| t.as_second()), Some(now - 3600));
+    assert!(ana.trial_booked_for.is_none());
+
+    // She misses an appointment: a no-show; then pauses her membership: frozen.
+    let no_show =
+        json!({"id": "apt_2", "type": {"name": "PT"}, "customerId": "usr_ana", "staffId": "usr_coach", "startTimestamp": now - 7200});
+    stack
+        .pushpress_delivery(&gym, SECRET, &delivery("appointment.noshowed", now + 3, no_show), None)
+        .await;
+    let paused = json!({"id": "sub_1", "customerId": "usr_ana", "companyId": "cmp_1", "planId": "pln_1", "status": "paused",
+        "billingSchedule": {"period": "month", "interval": 1}, "paidUntil": null});
+    stack
+        .pushpress_delivery(&gym, SECRET, &delivery("enrollment.status.changed", now + 4, paused), None)
+        .await;
+    stack.run().await;
+    let ana = facts(&stack, &gym, "usr_ana").await.expect("ana");
+    assert_eq!(ana.membership.no_shows.len(), 1, "a no-show fact");
+    assert_eq!(ana.status, Some(MemberStatus::Frozen), "a paused enrollment");
+
+    // Her enrollment turns `alert`: an inferred payment task, waiting for the owner.
+    let alert = json!({"id": "sub_1", "customerId": "usr_ana", "companyId": "cmp_1", "planId": "pln_1", "status": "alert"});
+    stack
+        .pushpress_delivery(&gym, SECRET, &delivery("enrollment.status.changed", now + 5, alert), None)
+        .await;
+    stack.run().await;
+    let (_, tasks) = stack.get("/api/v1/tasks?member_id=usr_ana", &gym.token).await;
+    let task = tasks["tasks"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["task_type"] == "payment_recovery"))
+        .cloned()
+        .unwrap_or_else(|| panic!("a payment_recovery task: {tasks}"));
+    assert_eq!(task["status"], "pending_review", "{task}");
+    assert!(task["goal"].as_str().is_some_and(|g| g.starts_with("Inferred")), "{task}");
+
+    // Every other documented event is acknowledged.
+    for event in [
+        "customer.deleted",
+        "checkin.deleted",
+        "enrollment.deleted",
+        "class.canceled",
+        "memberapp.updated",
+    ] {
+        let (status, body) = stack
+            .pushpress_delivery(&gym, SECRET, &delivery(event, now, json!({"id": "x_1"})), None)
+            .await;
+        assert_eq!((status, body["status"].as_str()), (202, Some("ignored")), "{event}: {body}");
+    }
+}
