@@ -25,6 +25,11 @@ struct Stored {
 /// Lost version races before giving up.
 const RACES: usize = 8;
 
+/// A member's annotations from their stored item.
+pub(super) fn from_stored(item: super::Item) -> Result<MemberAnnotations, StoreError> {
+    from_item::<Stored>(item).map(|s| s.annotations)
+}
+
 impl DynamoStore {
     async fn stored_annotations(&self, account: AccountId, member: &MemberId) -> Result<Option<Stored>, StoreError> {
         self.get(account_pk(account), &annotations_sk(member))

@@ -117,6 +117,7 @@ impl MemberStore for DynamoStore {
             key(SYSTEM_PK.into(), CONFIG_SK.into()),
             key(pk.clone(), PROFILE_SK.into()),
             key(pk.clone(), member_sk(member)),
+            key(pk.clone(), annotations_sk(member)),
         ];
         if let Some(email) = email {
             keys.push(key(pk.clone(), suppress_sk(email)));
@@ -134,6 +135,8 @@ impl MemberStore for DynamoStore {
                 snapshot.system = from_item(item)?;
             } else if sk == PROFILE_SK {
                 snapshot.account = Some(from_item(item)?);
+            } else if sk.starts_with("ANNOTATIONS#") {
+                snapshot.annotations = super::annotations::from_stored(item)?;
             } else if sk.starts_with("MEMBER#") {
                 let (facts, ledger) = member_from_item(&item, member)?;
                 snapshot.ledger = ledger;

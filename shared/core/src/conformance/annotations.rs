@@ -58,6 +58,20 @@ pub(super) async fn annotations_keep_tags_as_a_set_and_notes_in_order(store: &dy
         store.member_annotations(account, &bo).await.expect("read").tags.is_empty(),
         "per member"
     );
+    // The send snapshot carries them, read in the same batch as the rest.
+    let snapshot = store
+        .send_snapshot(account, &ana, None, base().to_zoned(jiff::tz::TimeZone::UTC).date())
+        .await
+        .expect("snapshot");
+    assert_eq!(snapshot.annotations, annotations, "annotations: in the send snapshot");
+    let other = store
+        .send_snapshot(account, &bo, None, base().to_zoned(jiff::tz::TimeZone::UTC).date())
+        .await
+        .expect("snapshot");
+    assert!(
+        other.annotations.tags.is_empty(),
+        "annotations: the snapshot's are the member's own"
+    );
     let elsewhere = AccountId::generate(base());
     assert!(
         store.member_annotations(elsewhere, &ana).await.expect("read").notes.is_empty(),

@@ -13,6 +13,7 @@ use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::conversation::prompt::PromptInput;
 use crate::kernel::ids::{Email, new_ulid};
 use crate::kernel::limits;
+use crate::members::annotation::MemberAnnotations;
 use crate::members::member::SendLedger;
 use crate::owner::account::Account;
 use crate::ports::SendError;
@@ -32,6 +33,7 @@ impl Engine {
         mut claimed: Task,
         to: Email,
         ledger: SendLedger,
+        annotations: &MemberAnnotations,
         member_tasks: &[Task],
     ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
@@ -43,11 +45,7 @@ impl Engine {
             TouchText::FromAgent => {
                 let prompt = PromptInput::for_task(&claimed, account, &[], member_tasks, now);
                 let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
-                let notes = self
-                    .store
-                    .member_annotations(claimed.account_id, &claimed.member.id)
-                    .await?
-                    .prompt_lines();
+                let notes = annotations.prompt_lines();
                 if !notes.is_empty() {
                     request.context = serde_json::json!({ "member_annotations": notes });
                 }

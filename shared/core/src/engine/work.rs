@@ -224,7 +224,8 @@ impl Engine {
                     }
                     Err(e) => return Err(e.into()),
                 }
-                self.send_claimed(&account, claimed, to, snapshot.ledger, member_tasks).await
+                self.send_claimed(&account, claimed, to, snapshot.ledger, &snapshot.annotations, member_tasks)
+                    .await
             }
         }
     }

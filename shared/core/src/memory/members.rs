@@ -81,6 +81,7 @@ impl MemberStore for MemoryStore {
                 .into_iter()
                 .map(|d| (d, s.daily.get(&(account, d)).copied().unwrap_or(0)))
                 .collect(),
+            annotations: s.annotations.get(&(account, member.clone())).cloned().unwrap_or_default(),
         })
     }
 

@@ -118,6 +118,9 @@ pub struct SendSnapshot {
     /// The account's daily send counters on the days around the date asked for (the
     /// account's local date is one of them, whatever its time zone).
     pub daily: Vec<(Date, u32)>,
+    /// Openloop's own tags and notes on the member, for the draft's prompt (read in the same
+    /// batch, so a drafted touch costs no extra request).
+    pub annotations: crate::members::annotation::MemberAnnotations,
 }
 
 impl SendSnapshot {
@@ -155,6 +158,7 @@ mod tests {
             ledger,
             facts: None,
             daily: vec![(today, sent_today)],
+            annotations: Default::default(),
         }
     }
 
