@@ -221,7 +221,11 @@ pub fn decide(task: &Task, evaluation: &ReplyEvaluation, now: Timestamp) -> Repl
             ReplyDecision::Close { why }
         }
         ReplyAction::Escalate => {
-            let reason = if evaluation.other_subject.is_some() {
+            // The agent names the opt-out outcome without asking for suppression: it suspects
+            // a stop. The owner decides, and every other send to the member holds meanwhile.
+            let reason = if evaluation.outcome.as_deref() == Some("opted_out") {
+                Reason::SuspectedStop
+            } else if evaluation.other_subject.is_some() {
                 Reason::ReplyAboutAnotherSubject
             } else if evaluation.unanswered_question.is_some() {
                 Reason::MemberQuestionNeedsOwner

@@ -334,6 +334,15 @@ pub fn decide(seen: &StepInput) -> Step {
     let Some(member_tasks) = &seen.member_tasks else {
         return Needs(Input::MemberTasks);
     };
+    if let Some(held) = member_tasks.iter().find(|t| {
+        t.id != task.id && t.status == TaskStatus::Escalated && t.outcome_reason.as_deref() == Some(Reason::SuspectedStop.as_str())
+    }) {
+        let why = Why::new(Reason::HeldForSuspectedStop).detail(format!("task {} waits on the owner about a possible stop", held.id));
+        return Decided(StepDecision::Defer {
+            until: now + SignedDuration::from_hours(24),
+            why,
+        });
+    }
     if let Some((until, why)) = yield_to_higher_priority(task, member_tasks, &settings.time_zone(), now) {
         return Decided(StepDecision::Defer { until, why });
     }

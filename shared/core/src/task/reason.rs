@@ -214,6 +214,11 @@ reasons! {
     LateReplyOwnerNotified = "late_reply_owner_notified",
     /// An auto-reply (out of office and the like) is not a reply.
     AutoReplyIgnored = "auto_reply_ignored",
+    /// The agent suspects the member asked to stop but did not say so for sure: the owner
+    /// decides, and the member's other sends hold until then (spec §22.3).
+    SuspectedStop = "suspected_stop",
+    /// Another task of the member's waits on the owner's word about a suspected stop.
+    HeldForSuspectedStop = "held_for_suspected_stop",
     /// A reply from an address that is not the member's: kept for the owner, never read as
     /// the member's answer (no stop, no close, no commitment).
     ReplyFromAnotherSender = "reply_from_another_sender",

@@ -367,3 +367,23 @@ fn a_preview_is_one_line_of_at_most_200_characters() {
     let long = "é".repeat(250);
     assert_eq!(preview(&long), format!("{}…", "é".repeat(200)));
 }
+
+/// The agent escalating with the opt-out outcome but no suppression suspects a stop (issue
+/// 18): the owner decides, under a reason the member's other tasks hold on.
+#[test]
+fn an_escalation_naming_the_opt_out_is_a_suspected_stop() {
+    let task = sample_task(TaskStatus::Waiting);
+    let evaluation = ReplyEvaluation {
+        outcome: Some("opted_out".into()),
+        ..judged_as(ReplyAction::Escalate)
+    };
+    assert_eq!(reason(&decide(&task, &evaluation, now())), Some(Reason::SuspectedStop));
+    let sure = ReplyEvaluation {
+        suggest_suppression: true,
+        ..evaluation
+    };
+    assert!(
+        matches!(decide(&task, &sure, now()), ReplyDecision::HonourStop(_)),
+        "a sure stop is honoured"
+    );
+}

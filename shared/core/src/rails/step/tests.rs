@@ -775,3 +775,19 @@ fn the_members_current_address_is_written_to_once_checked() {
     seen.facts = Some(None);
     assert!(matches!(decided(&seen), StepDecision::Escalate { .. }), "no address anywhere");
 }
+
+/// While another task of the member's waits on the owner about a suspected stop, nothing
+/// else is sent to them; any other escalation holds nothing.
+#[test]
+fn a_suspected_stop_on_another_task_holds_every_send_to_the_member() {
+    let mut seen = ready();
+    let mut other = sample_task(TaskStatus::Escalated);
+    other.member = seen.task.member.clone();
+    other.outcome_reason = Some(Reason::SuspectedStop.as_str().into());
+    seen.member_tasks = Some(vec![seen.task.clone(), other.clone()]);
+    let decision = decided(&seen);
+    assert_eq!(reason(&decision), Some(Reason::HeldForSuspectedStop), "{decision:?}");
+    other.outcome_reason = Some(Reason::MemberQuestionNeedsOwner.as_str().into());
+    seen.member_tasks = Some(vec![seen.task.clone(), other]);
+    assert!(matches!(decided(&seen), StepDecision::Send { .. }));
+}
