@@ -10,8 +10,8 @@ use openloop_core::ports::ConnectionStore;
 
 use crate::keys::*;
 
-use super::items::{from_item, keyed, n, s};
-use super::{DynamoStore, unavailable};
+use super::items::{from_item, keyed, n};
+use super::DynamoStore;
 
 #[async_trait]
 impl ConnectionStore for DynamoStore {
@@ -37,17 +37,6 @@ impl ConnectionStore for DynamoStore {
     }
 
     async fn delete_connection(&self, account: AccountId) -> Result<bool, StoreError> {
-        self.count();
-        let out = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .key(PK, s(account_pk(account)))
-            .key(SK, s(CONNECTION_SK))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+        self.delete(account_pk(account), CONNECTION_SK).await
     }
 }

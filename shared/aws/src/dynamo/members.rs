@@ -179,18 +179,7 @@ impl MemberStore for DynamoStore {
     }
 
     async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
-        self.count();
-        let out = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .key(PK, s(account_pk(account)))
-            .key(SK, s(suppress_sk(email)))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+        self.delete(account_pk(account), &suppress_sk(email)).await
     }
 }
 

@@ -113,6 +113,22 @@ impl DynamoStore {
         self.requests.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Delete one item; whether it was there.
+    async fn delete(&self, pk: String, sk: &str) -> Result<bool, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(pk))
+            .key(SK, s(sk))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+
     async fn get(&self, pk: String, sk: &str) -> Result<Option<Item>, StoreError> {
         self.count();
         let out = self

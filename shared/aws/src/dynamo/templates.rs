@@ -61,17 +61,6 @@ impl TemplateStore for DynamoStore {
     }
 
     async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
-        self.count();
-        let out = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .key(PK, s(account_pk(account)))
-            .key(SK, s(template_sk(id)))
-            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(unavailable)?;
-        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+        self.delete(account_pk(account), &template_sk(id)).await
     }
 }
