@@ -16,6 +16,7 @@ use mail_builder::MessageBuilder;
 use mail_builder::headers::raw::Raw;
 
 use openloop_core::conversation::mail::OutboundMail;
+use openloop_core::kernel::text::breaks_a_line;
 use openloop_core::ports::{Delivered, Mailer, SendError};
 
 #[derive(Clone)]
@@ -41,16 +42,7 @@ impl SesMailer {
 /// defence: input checks refuse line breaks in names and drafts first (issue: header
 /// injection through a display name).
 fn one_line(text: &str) -> String {
-    let spaced: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
+    let spaced: String = text.chars().map(|c| if breaks_a_line(c) { ' ' } else { c }).collect();
     spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 

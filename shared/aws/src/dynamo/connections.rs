@@ -10,8 +10,8 @@ use openloop_core::ports::ConnectionStore;
 
 use crate::keys::*;
 
-use super::items::{from_item, keyed, n};
 use super::DynamoStore;
+use super::items::{from_item, keyed, n};
 
 #[async_trait]
 impl ConnectionStore for DynamoStore {

@@ -50,10 +50,10 @@ pub fn extract(body: &str) -> Extracted {
     let body = body.replace("\r\n", "\n").replace('\r', "\n");
     let lines: Vec<&str> = body.lines().map(str::trim_end).collect();
     let kinds = classify(&lines);
-    let (text, dropped_words) = member_words(&lines, &kinds, false);
+    let (text, dropped_words) = kept_words(&lines, &kinds, false);
     let text = cap(&text);
     let short = text.split_whitespace().count() < SENTENCE_WORDS;
-    let original = (short && dropped_words > 0).then(|| cap(&member_words(&lines, &kinds, true).0));
+    let original = (short && dropped_words > 0).then(|| cap(&kept_words(&lines, &kinds, true).0));
     Extracted { text, original }
 }
 
@@ -98,7 +98,7 @@ fn classify(lines: &[&str]) -> Vec<Kind> {
 /// The member's lines from the first to the last, with inline quotes kept and everything else
 /// dropped; and how many words of plain text, neither quoted nor history, were dropped (what
 /// followed a signature marker). With `signatures`, signature lines count as the member's.
-fn member_words(lines: &[&str], kinds: &[Kind], signatures: bool) -> (String, usize) {
+fn kept_words(lines: &[&str], kinds: &[Kind], signatures: bool) -> (String, usize) {
     // Pass 2: what each line belongs to.
     let mut member = vec![false; lines.len()];
     let mut quote = vec![false; lines.len()];

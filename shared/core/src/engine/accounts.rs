@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::Engine;
-use crate::kernel::error::InvalidInput;
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::AccountId;
 use crate::members::connector::ConnectorCredentials;
 use crate::owner::account::{Account, AgentOverride, ExecutionMode, Profile, Settings, SystemConfig, WebhookSecret, parse_timezone};
@@ -226,33 +226,50 @@ impl Engine {
         };
         // The patch is applied to the account as stored now: two owners changing different
         // fields at once both land (the loser of the version race re-reads and re-applies).
+        let now = self.clock.now();
+        let account = self
+            .change_account(id, |account| {
+                let mut settings = patch.apply(account.settings.clone());
+                // Switching to autopilot starts the ramp (shadow first) now, unless the owner
+                // says when the account was onboarded (spec §26).
+                let to_autopilot =
+                    settings.execution_mode == ExecutionMode::LimitedAuto && account.settings.execution_mode != ExecutionMode::LimitedAuto;
+                if to_autopilot && settings.onboarded_at.is_none() {
+                    settings.onboarded_at = Some(now);
+                }
+                settings.validate()?;
+                if let Some(credentials) = &patch.pushpress {
+                    account.pushpress = credentials.clone();
+                }
+                account.settings = settings;
+                Ok(true)
+            })
+            .await?;
+        if let Some(credentials) = &patch.pushpress {
+            tracing::info!(account = %id, set = credentials.is_some(), "PushPress credentials changed");
+        }
+        if let Some(connected) = connected {
+            self.start_connection(id, connected).await?;
+        }
+        Ok(account)
+    }
+
+    /// Read the account, let `change` edit it, and save it over the version read; a lost race
+    /// re-reads and changes again. `change` says whether there is anything to save.
+    async fn change_account(
+        &self,
+        id: AccountId,
+        mut change: impl FnMut(&mut Account) -> Result<bool, EngineError>,
+    ) -> Result<Account, EngineError> {
         for _ in 0..4 {
             let mut account = self.account(id).await?;
-            let mut settings = patch.apply(account.settings.clone());
-            // Switching to autopilot starts the ramp (shadow first) now, unless the owner says
-            // when the account was onboarded (spec §26).
-            let to_autopilot =
-                settings.execution_mode == ExecutionMode::LimitedAuto && account.settings.execution_mode != ExecutionMode::LimitedAuto;
-            if to_autopilot && settings.onboarded_at.is_none() {
-                settings.onboarded_at = Some(self.clock.now());
+            if !change(&mut account)? {
+                return Ok(account);
             }
-            settings.validate()?;
-            if let Some(credentials) = &patch.pushpress {
-                account.pushpress = credentials.clone();
-            }
-            account.settings = settings;
             account.version += 1;
             match self.store.save_account(&account).await {
-                Ok(()) => {
-                    if let Some(credentials) = &patch.pushpress {
-                        tracing::info!(account = %id, set = credentials.is_some(), "PushPress credentials changed");
-                    }
-                    if let Some(connected) = connected {
-                        self.start_connection(id, connected).await?;
-                    }
-                    return Ok(account);
-                }
-                Err(crate::kernel::error::StoreError::Conflict(crate::kernel::error::Conflict::Version)) => continue,
+                Ok(()) => return Ok(account),
+                Err(StoreError::Conflict(Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
@@ -262,23 +279,18 @@ impl Engine {
     /// The per-account kill switch (spec §7.6): while set, no worker sends for this account;
     /// due steps are deferred, never dropped. `by` says who pulled it (owner or admin).
     pub async fn set_account_paused(&self, id: AccountId, paused: bool, by: &str) -> Result<Account, EngineError> {
-        for _ in 0..4 {
-            let mut account = self.account(id).await?;
-            if account.paused == paused {
-                return Ok(account);
-            }
-            account.paused = paused;
-            account.version += 1;
-            match self.store.save_account(&account).await {
-                Ok(()) => {
-                    tracing::warn!(account = %id, paused, by, "account kill switch changed");
-                    return Ok(account);
-                }
-                Err(crate::kernel::error::StoreError::Conflict(crate::kernel::error::Conflict::Version)) => continue,
-                Err(e) => return Err(e.into()),
-            }
+        let mut changed = false;
+        let account = self
+            .change_account(id, |account| {
+                changed = account.paused != paused;
+                account.paused = paused;
+                Ok(changed)
+            })
+            .await?;
+        if changed {
+            tracing::warn!(account = %id, paused, by, "account kill switch changed");
         }
-        Err(EngineError::StaleVersion)
+        Ok(account)
     }
 
     /// The global emergency stop: every worker and the tick check it first.

@@ -189,6 +189,8 @@ impl Engine {
             return Ok(report);
         }
         let mut prices: HashMap<AccountId, Option<f64>> = HashMap::new();
+        // An account whose data fails is alerted once a run, however many of its tasks fail.
+        let mut failed_accounts: std::collections::HashSet<AccountId> = std::collections::HashSet::new();
         // Every shard's first page at once (an idle run is these reads alone), then each
         // shard's tasks and further pages in turn.
         let first_pages =
@@ -202,8 +204,10 @@ impl Engine {
                     // One account's bad data never stops the others' attribution.
                     if let Err(e) = self.attribute_one(task, &mut prices, &mut report).await {
                         report.failed += 1;
-                        self.raise(Alert::account_run_failed(account, "attribution", &e.to_string(), self.clock.now()))
-                            .await;
+                        if failed_accounts.insert(account) {
+                            self.raise(Alert::account_run_failed(account, "attribution", &e.to_string(), self.clock.now()))
+                                .await;
+                        }
                     }
                 }
                 let Some(cursor) = next else { break };

@@ -12,8 +12,8 @@ use crate::kernel::error::InvalidInput;
 pub const MAX_MONEY: f64 = 100_000.0;
 
 /// Whether `c` may not appear in a one-line value: control characters (CR, LF, tab, NUL…)
-/// and Unicode's own line and paragraph separators.
-fn breaks_a_line(c: char) -> bool {
+/// and Unicode's own line and paragraph separators. The mail builder uses it too.
+pub fn breaks_a_line(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
