@@ -543,7 +543,7 @@ mod properties {
 
     #[async_trait::async_trait]
     impl crate::ports::Agent for WordsAgent {
-        async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
+        async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<crate::ports::Drafted, crate::ports::AgentError> {
             crate::testing::FixedAgent.draft(request).await
         }
         async fn evaluate_reply(

@@ -285,17 +285,29 @@ fn guidance_needs_a_message_left_and_words_from_the_agent() {
     );
     assert_eq!(before_guidance(&sample_task(TaskStatus::Executing)), None);
 
-    let draft = |body: &str| Draft {
-        subject: "Re: Quick note".into(),
-        body: body.into(),
+    let sure = |body: &str, confidence: u8| crate::task::Drafted {
+        draft: crate::task::Draft {
+            subject: "Re: Quick note".into(),
+            body: body.into(),
+        },
+        confidence,
     };
+    let draft = |body: &str| sure(body, 75);
     assert_eq!(
-        guidance_drafted(Ok(draft("Hi Sarah,\n  Friday  is fine."))),
+        guidance_drafted(Ok(draft("Hi Sarah,\n  Friday  is fine.")), 75),
         ReplyDecision::Answer {
             text: "Hi Sarah,\n  Friday  is fine.".into(),
-            why: Why::new(Reason::GuidanceDrafted).detail("Hi Sarah, Friday is fine."),
-        }
+            why: Why::new(Reason::GuidanceDrafted).detail("confidence 75: Hi Sarah, Friday is fine."),
+        },
+        "at the threshold, sent"
     );
+    match guidance_drafted(Ok(sure("Friday is fine.", 74)), 75) {
+        ReplyDecision::Escalate { reason, blocker } => {
+            assert_eq!(reason, Reason::LowConfidenceGuidanceAnswer);
+            assert_eq!(blocker.draft_reply.as_deref(), Some("Friday is fine."), "the draft goes with it");
+        }
+        other => panic!("just under the threshold: {other:?}"),
+    }
     let cases = [
         (Ok(draft("  ")), "the agent wrote nothing from the guidance"),
         (
@@ -305,7 +317,7 @@ fn guidance_needs_a_message_left_and_words_from_the_agent() {
     ];
     for (drafted, detail) in cases {
         assert_eq!(
-            guidance_drafted(drafted),
+            guidance_drafted(drafted, 75),
             ReplyDecision::Escalate {
                 reason: Reason::GuidanceNotCarriedOut,
                 blocker: Blocker::because(detail),
