@@ -343,7 +343,8 @@ impl Engine {
         let decision = reply::decide(&task, &evaluation, now);
         // The task goes on without an answer: how far is it towards its goal? (§16.3, §18.2)
         let (task, decision) = match decision {
-            ReplyDecision::Wait { until, why } => self.weigh_progress(account, task, conversation, until, why, now).await?,
+            // Boxed: the step's future stays small enough for a test thread's stack.
+            ReplyDecision::Wait { until, why } => Box::pin(self.weigh_progress(account, task, conversation, until, why, now)).await?,
             other => (task, other),
         };
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
