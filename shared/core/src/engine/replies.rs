@@ -375,6 +375,11 @@ impl Engine {
         };
         task.ai_calls += 1;
         let def = task_type::definition(&task.task_type);
+        let facts = self
+            .store
+            .get_member(task.account_id, &task.member.id)
+            .await?
+            .map(|(facts, _)| facts);
         let request = CompletionRequest {
             task_type: task.task_type.clone(),
             goal: task.goal.clone(),
@@ -382,9 +387,7 @@ impl Engine {
             outcome_codes: def.goal.outcomes.iter().map(|o| o.code.to_owned()).collect(),
             system_prompt: system_prompt(&PromptInput::for_task(&task, account, &[], &[], now)).unwrap_or_default(),
             conversation: conversation.to_vec(),
-            // Signals complete a task on their own as they arrive (signals, dormant checks):
-            // what is left to judge here is the conversation.
-            evidence: serde_json::json!({"signals": [], "facts": null}),
+            evidence: progress::evidence(&task, facts.as_ref()),
         };
         let progress = match permit.evaluate_completion(&request).await {
             Ok(progress) => progress,

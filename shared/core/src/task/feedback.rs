@@ -144,7 +144,10 @@ mod tests {
         let (none, _) = correct(&task, churn, "unresponsive", None, 150.0).expect("valid");
         assert_eq!(none.attributed_value, None, "an outcome that credits nothing zeroes the value");
         assert_eq!(
-            correct(&task, churn, "paid", None, 150.0).map(|_| ()).expect_err("not a churn outcome").code,
+            correct(&task, churn, "paid", None, 150.0)
+                .map(|_| ())
+                .expect_err("not a churn outcome")
+                .code,
             "invalid_outcome"
         );
     }

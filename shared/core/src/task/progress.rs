@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::limits::{CLOSE_MIN_CONFIDENCE, PROGRESS_DONE_CONFIDENCE, PROGRESS_SIGNAL_CONFIDENCE};
-use crate::task::outcome::Milestone;
+use crate::members::member::MemberFacts;
+use crate::task::Task;
+use crate::task::outcome::{self, Milestone};
 use crate::task::task_type::{OutcomeKind, TaskTypeDef};
 
 /// How the evidence for a goal was obtained (spec §37.2).
@@ -86,6 +88,26 @@ pub fn judge(progress: &GoalProgress, def: &TaskTypeDef) -> Judged {
     }
 }
 
+/// The most signals the evaluator is shown.
+const EVIDENCE_SIGNALS: usize = 20;
+
+/// What the completion evaluator is shown of the member (`CompletionRequest::evidence`): the
+/// check-ins since the task began, oldest first, as signals — a progressive goal counts them
+/// (spec §37.4) — and `facts: null` (the conversation is its other evidence).
+pub fn evidence(task: &Task, facts: Option<&MemberFacts>) -> serde_json::Value {
+    let from = outcome::watch_from(task);
+    let signals: Vec<serde_json::Value> = facts
+        .map(|f| {
+            f.checkins
+                .range(from..)
+                .take(EVIDENCE_SIGNALS)
+                .map(|at| serde_json::json!({"signal": "checkin", "at": at.to_string()}))
+                .collect()
+        })
+        .unwrap_or_default();
+    serde_json::json!({"signals": signals, "facts": null})
+}
+
 /// The budget ran out (spec §16.1, "budget exhausted with positive signal", low confidence
 /// 40–60): the outcome a task with `progress` closes with instead of its cadence's exhaustion
 /// policy — the evaluator's current outcome when it is one of the type's and not negative —
@@ -142,6 +164,21 @@ mod tests {
             judge(&progress(100, "no_such", 95, EvidenceType::ConcreteSignal), churn),
             Judged::Continue
         );
+    }
+
+    #[test]
+    fn the_evidence_is_the_checkins_since_the_task_began() {
+        use crate::testing::{at, sample_task};
+        let mut task = sample_task(crate::task::TaskStatus::Waiting);
+        task.execution_started_at = Some(at("2026-11-02T14:00:00Z"));
+        let mut facts = MemberFacts::new(task.member.id.clone());
+        facts.checkins.insert(at("2026-11-01T14:00:00Z"));
+        facts.checkins.insert(at("2026-11-03T14:00:00Z"));
+        assert_eq!(
+            evidence(&task, Some(&facts)),
+            serde_json::json!({"signals": [{"signal": "checkin", "at": "2026-11-03T14:00:00Z"}], "facts": null})
+        );
+        assert_eq!(evidence(&task, None), serde_json::json!({"signals": [], "facts": null}));
     }
 
     #[test]
