@@ -237,6 +237,14 @@ pub fn decide(seen: &StepInput) -> Step {
         let Some(parent) = &seen.parent else {
             return Needs(Input::Parent);
         };
+        // A parent cancelled without its subtasks (its escalation timed out): they go with it.
+        if parent.as_ref().is_some_and(|p| p.status == TaskStatus::Cancelled) {
+            let why = Why::new(Reason::ParentCancelled).detail(format!("parent task {parent_id} was cancelled"));
+            return Decided(StepDecision::Close {
+                to: TaskStatus::Cancelled,
+                why,
+            });
+        }
         if parent.as_ref().is_some_and(|p| p.status == TaskStatus::Escalated) {
             let why = Why::new(Reason::HeldForEscalatedParent).detail(format!(
                 "parent task {parent_id} waits on the owner; nothing is sent until it resumes"

@@ -814,6 +814,14 @@ fn a_subtask_holds_while_its_parent_is_escalated_and_goes_on_once_it_is_not() {
     assert!(matches!(decided(&seen), StepDecision::Send { .. }), "resumed with its parent");
     seen.parent = Some(None);
     assert!(matches!(decided(&seen), StepDecision::Send { .. }), "a parent gone holds nothing");
+    let mut cancelled = sample_task(TaskStatus::Cancelled);
+    cancelled.id = parent_id;
+    seen.parent = Some(Some(cancelled));
+    assert_eq!(
+        reason(&decided(&seen)),
+        Some(Reason::ParentCancelled),
+        "a parent cancelled by its escalation's timeout takes its subtasks with it"
+    );
 }
 
 #[test]
