@@ -97,15 +97,18 @@ impl Engine {
 
     /// The mail left: `executing → waiting` with the next touch scheduled, the outbound
     /// record and the conversation updated. If the owner changed the task meanwhile, the
-    /// record is still written on top of their change.
+    /// record is still written on top of their change. A touch the agent drafted logs its
+    /// confidence (spec §7.4).
     pub(super) async fn record_sent(
         &self,
         reserved: Task,
         sent: OutboundMessage,
         draft: Draft,
+        confidence: Option<u8>,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
         let touch = sent.touch;
+        let sure = confidence.map(|c| format!(" (drafted at confidence {c})")).unwrap_or_default();
         let def = task_type::definition(&reserved.task_type);
         let message = ConversationMessage {
             id: new_ulid(now),
@@ -121,13 +124,13 @@ impl Engine {
                     &current,
                     TaskStatus::Waiting,
                     now,
-                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent to {}", sent.to)),
+                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent to {}{sure}", sent.to)),
                 )?
             } else {
                 crate::task::transition::record(
                     &current,
                     now,
-                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent while the task became {}", current.status)),
+                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent while the task became {}{sure}", current.status)),
                 )
             };
             next.touch = touch + 1;

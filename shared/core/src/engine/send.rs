@@ -40,6 +40,7 @@ impl Engine {
         let now = self.clock.now();
         let def = task_type::definition(&claimed.task_type);
         let touch = claimed.touch;
+        let mut confidence = None;
         let draft = match step::touch_text(&claimed, def) {
             TouchText::Ready(draft) => draft,
             TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
@@ -70,7 +71,10 @@ impl Engine {
                     Ok(drafted) if drafted.confidence < def.auto_threshold => {
                         return self.hold_unsure_draft(claimed, drafted, def.auto_threshold, now).await;
                     }
-                    Ok(drafted) => drafted.draft,
+                    Ok(drafted) => {
+                        confidence = Some(drafted.confidence);
+                        drafted.draft
+                    }
                     Err(e) => return self.after_failure(claimed, now, Failure::Draft, &e.to_string(), None).await,
                 }
             }
@@ -131,7 +135,7 @@ impl Engine {
                     sent_at: Some(now),
                     ..outbound
                 };
-                self.record_sent(reserved, sent, draft, now).await
+                self.record_sent(reserved, sent, draft, confidence, now).await
             }
             Err(SendError::Rejected(reason)) => {
                 let daily_date = limits::local_date(now, &account.settings.time_zone());

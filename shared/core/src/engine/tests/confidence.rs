@@ -131,6 +131,15 @@ async fn a_follow_up_under_the_types_threshold_goes_to_the_owner_with_its_draft(
             let after = until_follow_up(&w, &task).await;
             if sent {
                 assert_eq!((after.touch, w.mailer.sent().len()), (2, 2), "{task_type} at {confidence}");
+                let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+                let logged = format!("(drafted at confidence {confidence})");
+                assert!(
+                    history
+                        .log
+                        .iter()
+                        .any(|l| l.reason == "message_sent" && l.detail.as_deref().is_some_and(|d| d.ends_with(&logged))),
+                    "{task_type}: the follow-up's confidence is logged"
+                );
                 continue;
             }
             assert_eq!(w.mailer.sent().len(), 1, "{task_type} at {confidence}: nothing more sent");
