@@ -18,7 +18,7 @@ pub use connection::{ConnectorView, ImportOutcome, ImportStep, WebhookView};
 mod freshness;
 mod mail_events;
 mod members;
-pub use members::{MemberDetail, MemberView, ValueSource, monthly_value};
+pub use members::{MemberDetail, MemberView, monthly_value};
 mod observability;
 pub use observability::MetricsReport;
 mod owner_notices;

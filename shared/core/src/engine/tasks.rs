@@ -308,6 +308,8 @@ impl Engine {
                 id: input.member_id.clone(),
                 email: member.as_ref().and_then(|m| m.email.clone()),
                 name: member.as_ref().and_then(|m| m.display_name()),
+                plan_id: member.as_ref().and_then(|m| m.membership.plan_id()).map(str::to_owned),
+                monthly_value: input.gate.monthly_value.or(member.as_ref().and_then(|m| m.monthly_value)),
             },
             goal,
             confidence,
@@ -359,6 +361,7 @@ impl Engine {
             escalation: None,
             provisional: false,
             attribution_until: None,
+            value_source: None,
             owner_edited: false,
             version: 1,
         };
