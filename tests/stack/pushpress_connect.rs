@@ -280,3 +280,51 @@ async fn a_plan_price_sets_a_members_value() {
     assert_eq!(value("usr_0003"), (Some(99.0), Some("plan_price".into())), "pln_0");
     assert_eq!(value("usr_0004"), (Some(150.0), Some("average".into())), "pln_1 has no price");
 }
+
+/// Item 6: PushPress reports no payments, so an active enrollment whose `paidUntil` passed
+/// without a renewal — or one PushPress already marks `alert` when the gym connects — is
+/// inferred payment trouble, found by the risk scan that runs when the import finishes, said
+/// to be an inference, and waiting for the owner's review. A member paid until next month is
+/// left alone.
+#[tokio::test]
+async fn an_imported_enrollment_past_its_paid_until_opens_an_inferred_payment_task_for_review() {
+    let fake = FakePushPress::start(KEY).await;
+    let stack = stack_with(&fake, "pp-paid-until").await;
+    let gym = stack.create_account("manual").await;
+    let now = stack.now().await;
+    seed(&fake, now.as_second());
+    let date = |days: i64| (now - jiff::SignedDuration::from_hours(24 * days)).strftime("%Y-%m-%d").to_string();
+    fake.with(|s| {
+        s.customers.truncate(10);
+        s.enrollments.retain(|e| e["customerId"].as_str().is_some_and(|c| c < "usr_0010"));
+        for e in &mut s.enrollments {
+            let paid_until = match e["customerId"].as_str() {
+                Some("usr_0003") => date(10),
+                _ => date(-20),
+            };
+            e["status"] = json!(if e["customerId"] == "usr_0004" { "alert" } else { "active" });
+            e["paidUntil"] = json!(paid_until);
+        }
+    });
+    let (status, body) = put_settings(&stack, &gym.token, json!({"pushpress": {"api_key": KEY}})).await;
+    assert_eq!(status, 200, "{body}");
+    stack.run().await;
+    let (_, connector) = stack.get("/api/v1/connector", &gym.token).await;
+    assert_eq!(connector["status"], "connected", "{connector}");
+    let (_, list) = stack.get("/api/v1/tasks?status=pending_review", &gym.token).await;
+    let payments: Vec<&Value> = list["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter(|t| t["task_type"] == "payment_recovery")
+        .collect();
+    let mut members: Vec<&str> = payments.iter().filter_map(|t| t["member"]["id"].as_str()).collect();
+    members.sort_unstable();
+    assert_eq!(members, ["usr_0003", "usr_0004"], "{list}");
+    for task in payments {
+        assert!(
+            task["goal"].as_str().is_some_and(|g| g.starts_with("Inferred payment trouble")),
+            "{task}"
+        );
+    }
+}
