@@ -227,9 +227,8 @@ impl Engine {
         settings: &mut HashMap<AccountId, Option<Settings>>,
         report: &mut AttributionReport,
     ) -> Result<(), EngineError> {
-        if !settings.contains_key(&task.account_id) {
-            let read = self.store.get_account(task.account_id).await?.map(|a| a.settings);
-            settings.insert(task.account_id, read);
+        if let std::collections::hash_map::Entry::Vacant(slot) = settings.entry(task.account_id) {
+            slot.insert(self.store.get_account(task.account_id).await?.map(|a| a.settings));
         }
         let Some(Some(account_settings)) = settings.get(&task.account_id) else {
             return Ok(());
