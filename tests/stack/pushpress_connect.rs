@@ -340,6 +340,12 @@ async fn a_plan_price_sets_a_members_value() {
     fake.with(|s| {
         s.customers.truncate(10);
         s.enrollments.retain(|e| e["customerId"].as_str().is_some_and(|c| c < "usr_0010"));
+        for (id, name) in [("pln_0", "Unlimited"), ("pln_1", "3x a week")] {
+            s.plans.push(
+                json!({"id": id, "name": name, "companyId": "cmp_renegade", "category": {"name": "Memberships"},
+                "recurrenceDetails": {"type": "recurring"}}),
+            );
+        }
     });
     let (status, body) = put_settings(
         &stack,
@@ -357,6 +363,15 @@ async fn a_plan_price_sets_a_members_value() {
     };
     assert_eq!(value("usr_0003"), (Some(99.0), Some("plan_price".into())), "pln_0");
     assert_eq!(value("usr_0004"), (Some(150.0), Some("average".into())), "pln_1 has no price");
+    // The plans the enrollments name are read by id (there is no list), so the owner sees
+    // which plan is which beside its price; one PushPress does not know is left out.
+    let (_, connector) = stack.get("/api/v1/connector", &gym.token).await;
+    assert_eq!(
+        connector["plans"],
+        json!([{"id": "pln_0", "name": "Unlimited", "price": 99.0}, {"id": "pln_1", "name": "3x a week", "price": null}]),
+        "{connector}"
+    );
+    assert_eq!(fake.asked("GET", "/v3/plans/pln_2"), 1, "pln_2 asked once, unknown to PushPress");
 }
 
 /// Item 6: PushPress reports no payments, so an active enrollment whose `paidUntil` passed

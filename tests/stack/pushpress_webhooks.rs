@@ -19,6 +19,7 @@ const SECRET: &str = "pp_whsec_7e1d-signing";
 async fn subscribed(stack: &Stack) -> Account {
     let gym = stack.create_account("manual").await;
     let connection = Connection {
+        plans: Default::default(),
         company_id: Some("cmp_1".into()),
         company_name: Some("Renegade".into()),
         subscription: Some(WebhookSubscription {

@@ -18,6 +18,7 @@ pub(super) async fn a_connection_is_versioned_per_account_and_deleted_once(store
     let other = AccountId::generate(base());
     assert_eq!(store.connection(account).await.expect("read"), None, "connection: none until saved");
     let mut connection = Connection {
+        plans: Default::default(),
         company_id: Some("cmp_1".into()),
         company_name: Some("Renegade".into()),
         subscription: Some(WebhookSubscription {

@@ -14,7 +14,7 @@ pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
 mod connection;
-pub use connection::{ConnectorView, ImportOutcome, ImportStep, WebhookView};
+pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 mod freshness;
 mod mail_events;
 mod members;
