@@ -3,7 +3,7 @@
 //! paged by `page`/`limit` (`{"data": {"resultArray": […]}}`, a short page is the last),
 //! check-ins of each kind filtered by `after` (unix seconds; class check-ins carry millisecond
 //! timestamps, the others seconds), the appointment check-ins by a `next` cursor, and
-//! `GET/POST/DELETE /webhooks`. It checks the `API-KEY`, can be told to fail (429 with
+//! `GET /plans/{id}` (PushPress lists no plans), `GET/POST/DELETE /webhooks`. It checks the `API-KEY`, can be told to fail (429 with
 //! `Retry-After`, 5xx) on one list page, and records every request; a request to any other
 //! endpoint is recorded as `unknown` (and answered 404), so a test can assert there was none.
 
@@ -23,6 +23,8 @@ pub struct FakeState {
     pub company: Value,
     pub customers: Vec<Value>,
     pub enrollments: Vec<Value>,
+    /// Plans, each read by id.
+    pub plans: Vec<Value>,
     /// By kind (`class`, `event`, `open`, `appointment`), each with a `timestamp`.
     pub checkins: BTreeMap<String, Vec<Value>>,
     pub webhooks: Vec<Value>,
@@ -55,6 +57,7 @@ impl FakePushPress {
             .route("/v3/customers", get(customers))
             .route("/v3/customers/{id}", get(customer))
             .route("/v3/enrollments", get(enrollments))
+            .route("/v3/plans/{id}", get(plan))
             .route("/v3/checkins/{kind}", get(checkins))
             .route("/v3/webhooks", get(list_webhooks).post(create_webhook))
             .route("/v3/webhooks/{id}", axum::routing::delete(delete_webhook))
@@ -148,6 +151,14 @@ async fn customer(State(state): Fake, Path(id): Path<String>) -> Response {
     let s = lock(&state);
     match s.customers.iter().find(|c| c["id"] == id.as_str()) {
         Some(c) => axum::Json(c.clone()).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn plan(State(state): Fake, Path(id): Path<String>) -> Response {
+    let s = lock(&state);
+    match s.plans.iter().find(|p| p["id"] == id.as_str()) {
+        Some(p) => axum::Json(p.clone()).into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }

@@ -19,6 +19,7 @@ const SECRET: &str = "pp_whsec_7e1d-signing";
 async fn subscribed(stack: &Stack) -> Account {
     let gym = stack.create_account("manual").await;
     let connection = Connection {
+        plans: Default::default(),
         company_id: Some("cmp_1".into()),
         company_name: Some("Renegade".into()),
         subscription: Some(WebhookSubscription {
@@ -180,6 +181,21 @@ async fn every_kind_of_delivery_leads_where_the_issue_says() {
         .unwrap_or_else(|| panic!("a payment_recovery task: {tasks}"));
     assert_eq!(task["status"], "pending_review", "{task}");
     assert!(task["goal"].as_str().is_some_and(|g| g.starts_with("Inferred")), "{task}");
+    // The owner skips it; the risk scan sees the same `alert` and leaves it: one episode, once.
+    let id = task["id"].as_str().expect("id");
+    let (status, _) = stack
+        .call(reqwest::Method::POST, &format!("/api/v1/tasks/{id}/skip"), Some(&gym.token), None)
+        .await;
+    assert_eq!(status, 200);
+    let later = stack.now().await + openloop_core::kernel::limits::ANALYSIS_PERIOD + jiff::SignedDuration::from_hours(1);
+    stack.set_clock(&later.to_string()).await;
+    let ran = stack.run().await;
+    assert_eq!(ran["analysis"]["accounts"][0]["findings"], 1, "the scan sees the alert: {ran}");
+    let (_, tasks) = stack.get("/api/v1/tasks?member_id=usr_ana", &gym.token).await;
+    let payments = tasks["tasks"]
+        .as_array()
+        .map_or(0, |t| t.iter().filter(|t| t["task_type"] == "payment_recovery").count());
+    assert_eq!(payments, 1, "the scan does not open the episode the webhook acted on: {tasks}");
 
     // Every other documented event is acknowledged.
     for event in [

@@ -48,6 +48,10 @@ pub struct TaskView<'a> {
     pub outcome: Option<&'a str>,
     pub outcome_reason: Option<&'a str>,
     pub attributed_value: Option<f64>,
+    /// Which monthly price `attributed_value` was reckoned at: `plan_price` (the owner's
+    /// price for the member's PushPress plan), `member` or `average` (issue 14 item 5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attributed_value_source: Option<crate::task::attribution::ValueSource>,
     /// The outcome is a verbal commitment awaiting its signal (attribution verifies it).
     pub provisional: bool,
     pub parent_id: Option<String>,
@@ -123,6 +127,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             outcome: t.outcome.as_deref(),
             outcome_reason: t.outcome_reason.as_deref(),
             attributed_value: t.attributed_value,
+            attributed_value_source: t.attributed_value.and(t.value_source),
             provisional: t.provisional,
             parent_id: t.parent_id.map(|p| p.to_string()),
             requirement: t.requirement,

@@ -18,6 +18,7 @@ pub(super) async fn a_connection_is_versioned_per_account_and_deleted_once(store
     let other = AccountId::generate(base());
     assert_eq!(store.connection(account).await.expect("read"), None, "connection: none until saved");
     let mut connection = Connection {
+        plans: [("pln_1".to_owned(), "Unlimited".to_owned())].into(),
         company_id: Some("cmp_1".into()),
         company_name: Some("Renegade".into()),
         subscription: Some(WebhookSubscription {
@@ -42,6 +43,7 @@ pub(super) async fn a_connection_is_versioned_per_account_and_deleted_once(store
         page: 3,
         next: Some("cursor-3".into()),
     };
+    progress.plan_ids.insert("pln_1".into());
     progress.members = 2000;
     connection.import = Some(progress);
     connection.version = 2;

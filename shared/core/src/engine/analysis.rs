@@ -29,6 +29,12 @@ use crate::task::task_type::Priority;
 /// The idempotency-record source the scan claims its episodes under.
 const EPISODE_SOURCE: &str = "analysis";
 
+/// The key the scan claims a finding's episode under; a webhook that acts on the same episode
+/// claims it too ([`Engine::claim_episode`]), so neither acts twice.
+fn episode_key(account: AccountId, member: &MemberId, task_type: &str, episode: &str) -> String {
+    format!("{account}/{member}/{task_type}/{episode}")
+}
+
 /// What one scan of one account did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct AccountAnalysis {
@@ -58,6 +64,32 @@ pub struct AnalysisReport {
 }
 
 impl Engine {
+    /// Claim a finding's episode once, for the scan or a webhook acting on the same episode.
+    async fn claim_episode(&self, key: &str) -> Result<bool, EngineError> {
+        let now = self.clock.now();
+        Ok(self
+            .store
+            .claim_webhook(EPISODE_SOURCE, key, now, now + ANALYSIS_EPISODE_TTL)
+            .await?)
+    }
+
+    /// A webhook acts on an episode the scan could also find: claim it (`false`: already
+    /// acted on), and give it back with [`Self::release_episode`] if nothing was made.
+    pub(crate) async fn claim_episode_for(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        task_type: &str,
+        episode: &str,
+    ) -> Result<Option<String>, EngineError> {
+        let key = episode_key(account, member, task_type, episode);
+        Ok(self.claim_episode(&key).await?.then_some(key))
+    }
+
+    pub(crate) async fn release_episode(&self, key: &str) -> Result<(), EngineError> {
+        Ok(self.store.release_webhook(EPISODE_SOURCE, key).await?)
+    }
+
     /// The scheduled scan over every account (a failing account does not stop the others).
     pub async fn analyze(&self) -> Result<AnalysisReport, EngineError> {
         let mut report = AnalysisReport::default();
@@ -152,12 +184,8 @@ impl Engine {
                 done.stopped_by = Some(Limit::PerRun.reason().into());
                 break;
             }
-            let episode = format!("{}/{}/{}/{}", account.id, member, finding.task_type, finding.episode);
-            if !self
-                .store
-                .claim_webhook(EPISODE_SOURCE, &episode, now, now + ANALYSIS_EPISODE_TTL)
-                .await?
-            {
+            let episode = episode_key(account.id, &member, finding.task_type, &finding.episode);
+            if !self.claim_episode(&episode).await? {
                 done.already_handled += 1;
                 continue;
             }

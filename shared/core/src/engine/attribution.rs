@@ -14,9 +14,9 @@ use crate::kernel::ids::{AccountId, TaskId};
 use crate::kernel::limits::{ATTRIBUTION_PAGE, DUE_INDEX_SHARDS};
 use crate::members::event::MemberEvent;
 use crate::members::member::MemberFacts;
-use crate::owner::account::Account;
+use crate::owner::account::{Account, Settings};
 use crate::owner::alert::Alert;
-use crate::task::attribution::{self, Change};
+use crate::task::attribution::{self, Change, Price};
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
 use crate::task::outcome::{self, GoalReached};
@@ -136,7 +136,9 @@ impl Engine {
         ));
         let (mut next, log) = transition(&task, TaskStatus::Completed, now, why)?;
         let def = task_type::definition(&next.task_type);
-        next.attributed_value = attribution::value_of(def, reached.outcome, account.settings.avg_membership_price);
+        let price = member_price(&account.settings, &next);
+        next.attributed_value = attribution::value_of(def, reached.outcome, price.monthly);
+        next.value_source = next.attributed_value.map(|_| price.source);
         next.attribution_until = attribution::watch_until(&next);
         match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
             Ok(()) => {}
@@ -165,7 +167,9 @@ impl Engine {
         let account = self.account(task.account_id).await?;
         let (mut next, log) = transition(task, TaskStatus::Completed, now, why.outcome(outcome).provisional())?;
         let def = task_type::definition(&next.task_type);
-        next.attributed_value = Some(attribution::value_of(def, outcome, account.settings.avg_membership_price).unwrap_or(0.0));
+        let price = member_price(&account.settings, &next);
+        next.attributed_value = Some(attribution::value_of(def, outcome, price.monthly).unwrap_or(0.0));
+        next.value_source = Some(price.source);
         next.attribution_until = attribution::watch_until(&next);
         let mut commit = TaskCommit::new(next.clone(), log);
         commit.expected_version = task.version;
@@ -188,7 +192,7 @@ impl Engine {
         if self.store.system_config().await?.global_pause {
             return Ok(report);
         }
-        let mut prices: HashMap<AccountId, Option<f64>> = HashMap::new();
+        let mut settings: HashMap<AccountId, Option<Settings>> = HashMap::new();
         // An account whose data fails is alerted once a run, however many of its tasks fail.
         let mut failed_accounts: std::collections::HashSet<AccountId> = std::collections::HashSet::new();
         // Every shard's first page at once (an idle run is these reads alone), then each
@@ -202,7 +206,7 @@ impl Engine {
                     report.watched += 1;
                     let account = task.account_id;
                     // One account's bad data never stops the others' attribution.
-                    if let Err(e) = self.attribute_one(task, &mut prices, &mut report).await {
+                    if let Err(e) = self.attribute_one(task, &mut settings, &mut report).await {
                         report.failed += 1;
                         if failed_accounts.insert(account) {
                             self.raise(Alert::account_run_failed(account, "attribution", &e.to_string(), self.clock.now()))
@@ -220,24 +224,16 @@ impl Engine {
     async fn attribute_one(
         &self,
         task: Task,
-        prices: &mut HashMap<AccountId, Option<f64>>,
+        settings: &mut HashMap<AccountId, Option<Settings>>,
         report: &mut AttributionReport,
     ) -> Result<(), EngineError> {
-        let price = match prices.get(&task.account_id) {
-            Some(p) => *p,
-            None => {
-                let p = self
-                    .store
-                    .get_account(task.account_id)
-                    .await?
-                    .map(|a| a.settings.avg_membership_price);
-                prices.insert(task.account_id, p);
-                p
-            }
-        };
-        let Some(price) = price else {
+        if let std::collections::hash_map::Entry::Vacant(slot) = settings.entry(task.account_id) {
+            slot.insert(self.store.get_account(task.account_id).await?.map(|a| a.settings));
+        }
+        let Some(Some(account_settings)) = settings.get(&task.account_id) else {
             return Ok(());
         };
+        let price = member_price(account_settings, &task);
         let mut task = task;
         for _ in 0..MAX_RACES {
             let now = self.clock.now();
@@ -279,4 +275,10 @@ impl Engine {
         report.conflicts += 1;
         Ok(())
     }
+}
+
+/// The monthly price a task's outcome is worth: the owner's price for the member's plan as
+/// the task knew it, else the member's own value, else the account's average.
+fn member_price(settings: &Settings, task: &Task) -> Price {
+    settings.price(task.member.plan_id.as_deref(), task.member.monthly_value)
 }

@@ -27,9 +27,11 @@ use crate::members::connector::{ConnectorCredentials, ConnectorError};
 use crate::members::event::MemberEvent;
 use crate::members::member::MemberFacts;
 use crate::members::membership::CustomerFacts;
-use crate::members::source::{Company, MemberSource, SUBSCRIBED_EVENT_TYPES};
+use crate::members::source::{Company, MemberSource, Plan, SUBSCRIBED_EVENT_TYPES};
 use crate::owner::account::{Account, WebhookSecret};
-use crate::owner::connection::{Connection, ConnectionStatus, IMPORT_RETRY_DELAY, ImportPhase, ImportProgress, WebhookSubscription};
+use crate::owner::connection::{
+    Connection, ConnectionStatus, IMPORT_RETRY_DELAY, ImportPhase, ImportProgress, MAX_PLANS, PLANS_PER_STEP, WebhookSubscription,
+};
 use crate::task::error::EngineError;
 use crate::task::work::QueueName;
 
@@ -63,6 +65,16 @@ pub struct ConnectorView {
     pub last_error: Option<String>,
     /// An extension: where the import stands (`customers`, `checkins`…), when one ran.
     pub import_phase: Option<ImportPhase>,
+    /// An extension: the gym's plans (read by id during the import) with the owner's price
+    /// for each, if they gave one (settings `plan_prices`).
+    pub plans: Vec<PlanView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanView {
+    pub id: String,
+    pub name: String,
+    pub price: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -160,6 +172,7 @@ impl Engine {
             };
             let run = import.run;
             let connection = Connection {
+                plans: Default::default(),
                 company_id: Some(connected.company.id.clone()),
                 company_name: Some(connected.company.name.clone()),
                 subscription: Some(connected.subscription.clone()),
@@ -214,8 +227,10 @@ impl Engine {
 
     /// `GET /api/v1/connector`.
     pub async fn connector_status(&self, account: AccountId) -> Result<ConnectorView, EngineError> {
-        let has_credentials = self.account(account).await?.pushpress.is_some();
-        let connection = self.store.connection(account).await?;
+        let account = self.account(account).await?;
+        let has_credentials = account.pushpress.is_some();
+        let prices = &account.settings.plan_prices;
+        let connection = self.store.connection(account.id).await?;
         let c = connection.as_ref();
         let import = c.and_then(|c| c.import.as_ref());
         let subscription = c.and_then(|c| c.subscription.as_ref()).filter(|_| has_credentials);
@@ -230,6 +245,16 @@ impl Engine {
             last_sync_at: c.and_then(|c| c.last_sync_at),
             last_error: c.and_then(|c| c.last_error.clone()),
             import_phase: import.map(|i| i.phase),
+            plans: c.map_or_else(Vec::new, |c| {
+                c.plans
+                    .iter()
+                    .map(|(id, name)| PlanView {
+                        id: id.clone(),
+                        name: name.clone(),
+                        price: prices.get(id).copied(),
+                    })
+                    .collect()
+            }),
         })
     }
 
@@ -256,7 +281,7 @@ impl Engine {
         };
         let now = self.clock.now();
         let imported = self.import_page(&account, source, &credentials, &progress).await;
-        let (members, checkins, next) = match imported {
+        let page = match imported {
             Ok(page) => page,
             Err(e) => {
                 let retry = matches!(e, ConnectorError::Unavailable(_));
@@ -280,9 +305,17 @@ impl Engine {
             }
         };
         let phase = progress.phase;
-        progress.members += members;
-        progress.checkins += checkins;
-        progress.advance(next);
+        progress.members += page.members;
+        progress.checkins += page.checkins;
+        for id in page.plan_ids {
+            if progress.plan_ids.len() < MAX_PLANS {
+                progress.plan_ids.insert(id);
+            }
+        }
+        for plan in page.plans {
+            connection.plans.insert(plan.id, plan.name);
+        }
+        progress.advance(page.next);
         let done = progress.phase == ImportPhase::Done;
         if done {
             progress.finished_at = Some(now);
@@ -305,15 +338,15 @@ impl Engine {
         Ok(ImportOutcome::Page { phase, done })
     }
 
-    /// One page of the phase's list into the facts: how many members and check-ins it
-    /// brought, and where the next page starts.
+    /// One page of the phase's list into the facts: what it brought, and where the next
+    /// page starts.
     async fn import_page(
         &self,
         account: &Account,
         source: &dyn MemberSource,
         credentials: &ConnectorCredentials,
         progress: &ImportProgress,
-    ) -> Result<(u32, u32, Option<crate::members::source::PageCursor>), ConnectorError> {
+    ) -> Result<PageImported, ConnectorError> {
         let store_error = |e: EngineError| ConnectorError::Unavailable(format!("the store: {e}"));
         // Imported facts are stamped with the import's start: anything PushPress delivered
         // since (a webhook) is newer and wins.
@@ -347,11 +380,16 @@ impl Engine {
                         .map_err(store_error)?;
                     members += 1;
                 }
-                Ok((members, 0, page.next))
+                Ok(PageImported {
+                    members,
+                    next: page.next,
+                    ..PageImported::default()
+                })
             }
             ImportPhase::Enrollments => {
                 let page = source.enrollments(credentials, &progress.cursor).await?;
                 let mut by_member: BTreeMap<MemberId, Vec<(String, MemberEvent)>> = BTreeMap::new();
+                let plan_ids = page.items.iter().filter_map(|e| e.plan_id.clone()).collect();
                 for e in page.items {
                     let id = format!("import:{run}:enrollment:{}", e.id);
                     by_member.entry(e.customer.clone()).or_default().push((
@@ -367,7 +405,30 @@ impl Engine {
                         .await
                         .map_err(store_error)?;
                 }
-                Ok((0, 0, page.next))
+                Ok(PageImported {
+                    plan_ids,
+                    next: page.next,
+                    ..PageImported::default()
+                })
+            }
+            ImportPhase::Plans => {
+                // PushPress lists no plans: each one the enrollments named, by id.
+                let done = (progress.cursor.page.max(1) as usize - 1) * PLANS_PER_STEP;
+                let mut plans = Vec::new();
+                for id in progress.plan_ids.iter().skip(done).take(PLANS_PER_STEP) {
+                    if let Some(plan) = source.plan(credentials, id).await? {
+                        plans.push(plan);
+                    }
+                }
+                let next = (progress.plan_ids.len() > done + PLANS_PER_STEP).then(|| crate::members::source::PageCursor {
+                    page: progress.cursor.page.max(1) + 1,
+                    next: None,
+                });
+                Ok(PageImported {
+                    plans,
+                    next,
+                    ..PageImported::default()
+                })
             }
             ImportPhase::Checkins(kind) => {
                 let page = source
@@ -395,9 +456,13 @@ impl Engine {
                         checkins += u32::try_from(events.len()).unwrap_or(u32::MAX);
                     }
                 }
-                Ok((0, checkins, page.next))
+                Ok(PageImported {
+                    checkins,
+                    next: page.next,
+                    ..PageImported::default()
+                })
             }
-            ImportPhase::Done => Ok((0, 0, None)),
+            ImportPhase::Done => Ok(PageImported::default()),
         }
     }
 
@@ -435,6 +500,18 @@ impl Engine {
         }
         Err(EngineError::StaleVersion)
     }
+}
+
+/// What one import step brought in.
+#[derive(Default)]
+struct PageImported {
+    members: u32,
+    checkins: u32,
+    /// The plans the page's enrollments name.
+    plan_ids: Vec<String>,
+    /// The plans read (the plans phase).
+    plans: Vec<Plan>,
+    next: Option<crate::members::source::PageCursor>,
 }
 
 fn progress_members(connection: &Connection) -> u32 {

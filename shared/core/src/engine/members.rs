@@ -13,34 +13,18 @@ use crate::members::event::MemberStatus;
 use crate::members::member::MemberFacts;
 use crate::members::membership::Membership;
 use crate::owner::account::Settings;
+use crate::task::attribution::ValueSource;
 use crate::task::error::EngineError;
 
 /// Members per page unless asked, and at most.
 pub const MEMBERS_PAGE: usize = 50;
 pub const MEMBERS_PAGE_MAX: usize = 200;
 
-/// Where a member's monthly value came from (issue 14 item 5: PushPress has no prices).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ValueSource {
-    /// The owner's price for the member's PushPress plan (`plan_prices`).
-    PlanPrice,
-    /// The member's own value, as a member event said.
-    Member,
-    /// The account's `avg_membership_price`.
-    Average,
-}
-
 /// A member's monthly value and where it came from: the plan's price the owner gave, else
 /// the member's own, else the account's average.
 pub fn monthly_value(facts: &MemberFacts, settings: &Settings) -> (f64, ValueSource) {
-    if let Some(price) = facts.membership.plan_id().and_then(|p| settings.plan_prices.get(p)) {
-        return (*price, ValueSource::PlanPrice);
-    }
-    match facts.monthly_value {
-        Some(value) => (value, ValueSource::Member),
-        None => (settings.avg_membership_price, ValueSource::Average),
-    }
+    let price = settings.price(facts.membership.plan_id(), facts.monthly_value);
+    (price.monthly, price.source)
 }
 
 /// One member in the list.

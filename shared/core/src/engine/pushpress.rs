@@ -13,6 +13,7 @@ use crate::members::event::{MemberEvent, MemberStatus, WebhookEvent};
 use crate::members::membership::CustomerFacts;
 use crate::members::source::{SourceChange, SourceDelivery};
 use crate::owner::account::WebhookSecret;
+use crate::rails::risk;
 use crate::task::error::EngineError;
 
 /// What became of a delivery.
@@ -114,7 +115,8 @@ impl Engine {
 impl Engine {
     /// Issue 14 item 6: PushPress has no payment events, so an enrollment turning `alert` is
     /// read as payment trouble — an inference, said so in the goal and the context, and with a
-    /// confidence under every threshold so the owner always reviews it first.
+    /// confidence under every threshold so the owner always reviews it first. The episode is
+    /// the one the risk scan would find (after an import), claimed so only one of them acts.
     pub(crate) async fn inferred_payment_trouble(
         &self,
         account: &crate::owner::account::Account,
@@ -128,11 +130,18 @@ impl Engine {
             return Ok(None);
         }
         let now = self.clock.now();
+        let episode = risk::alert_episode(&enrollment.id, enrollment.paid_until);
+        let Some(claim) = self
+            .claim_episode_for(account.id, &facts.member_id, "payment_recovery", &episode)
+            .await?
+        else {
+            return Ok(None);
+        };
         let input = NewTask {
             task_type: "payment_recovery".into(),
             member_id: facts.member_id.clone(),
-            goal: INFERRED_PAYMENT_GOAL.into(),
-            confidence: Some(INFERRED_CONFIDENCE),
+            goal: risk::ALERT_PAYMENT_GOAL.into(),
+            confidence: Some(risk::INFERRED_PAYMENT_CONFIDENCE),
             draft: None,
             trigger_type: crate::task::TriggerType::Webhook,
             trigger_event_id: Some(webhook_id.to_owned()),
@@ -149,16 +158,19 @@ impl Engine {
                 "paid_until": enrollment.paid_until,
             }),
         };
-        match self.create_task_in(account, input, burst).await {
-            Ok(Created::New(task)) => Ok(Some(task.id)),
-            Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
+        let created = match self.create_task_in(account, input, burst).await {
+            Ok(Created::New(task)) => Some(task.id),
+            Ok(Created::Existing(_)) => None,
+            // Not acted on: the scan may act on it later.
+            Err(EngineError::Limited(_)) => {
+                self.release_episode(&claim).await?;
+                None
+            }
+            Err(e) => {
+                self.release_episode(&claim).await?;
+                return Err(e);
+            }
+        };
+        Ok(created)
     }
 }
-
-/// The goal of an inferred payment task: it says it is an inference.
-pub const INFERRED_PAYMENT_GOAL: &str = "Inferred payment trouble (PushPress marked the enrollment `alert`; it reports no payments): check with the member, kindly, whether their billing needs fixing";
-
-/// Under every task type's threshold: an inference always goes to the owner first.
-const INFERRED_CONFIDENCE: u8 = 40;

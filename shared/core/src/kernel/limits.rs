@@ -301,6 +301,9 @@ pub const CHURN_PATTERN_CHECKINS: u32 = 10;
 /// A member who cancelled within this window is a win-back candidate.
 pub const WIN_BACK_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 60);
 /// A member who joined within this window gets onboarding.
+/// How long past an active enrollment's `paidUntil` without a renewal before the risk scan
+/// infers payment trouble (issue 14 item 6: PushPress reports no payments).
+pub const PAID_UNTIL_GRACE: SignedDuration = SignedDuration::from_hours(24 * 3);
 pub const ONBOARDING_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 14);
 /// A lead older than this without a booked trial gets a follow-up (younger ones get time).
 pub const LEAD_FOLLOWUP_AFTER: SignedDuration = SignedDuration::from_hours(24 * 2);

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::AccountId;
 use crate::kernel::limits;
+use crate::task::attribution::{Price, ValueSource};
 use crate::task::task_type;
 
 /// How much the agent may do alone (spec §6.2, §7.6).
@@ -190,6 +191,27 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// A member's monthly price: the owner's price for their PushPress plan, else their own
+    /// value (a member event's), else the account's average.
+    pub fn price(&self, plan_id: Option<&str>, member_value: Option<f64>) -> Price {
+        if let Some(monthly) = plan_id.and_then(|p| self.plan_prices.get(p)) {
+            return Price {
+                monthly: *monthly,
+                source: ValueSource::PlanPrice,
+            };
+        }
+        match member_value {
+            Some(monthly) => Price {
+                monthly,
+                source: ValueSource::Member,
+            },
+            None => Price {
+                monthly: self.avg_membership_price,
+                source: ValueSource::Average,
+            },
+        }
+    }
+
     pub fn defaults(timezone: String) -> Self {
         Self {
             execution_mode: ExecutionMode::Manual,

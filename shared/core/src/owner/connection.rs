@@ -4,8 +4,9 @@
 //! what it has brought in so far. The credentials themselves stay on the account
 //! ([`crate::owner::account::Account::pushpress`]).
 //!
-//! The import is a sequence of pages: customers, then enrollments, then the check-ins of the
-//! last [`IMPORT_CHECKIN_DAYS`] days of each kind. A page's facts are written first and its
+//! The import is a sequence of pages: customers, then enrollments, then the plans they name
+//! (PushPress lists no plans: each is read by id, [`PLANS_PER_STEP`] a step), then the
+//! check-ins of the last [`IMPORT_CHECKIN_DAYS`] days of each kind. A page's facts are written first and its
 //! progress after, under the connection's version, so a page redone after a crash writes the
 //! same facts again (they are sets and last-writer-wins fields) and is counted once.
 
@@ -20,6 +21,13 @@ pub const IMPORT_CHECKIN_DAYS: i64 = 90;
 
 /// Page size asked of PushPress (it states no maximum; the SDK's paging stops at a short page).
 pub const IMPORT_PAGE_SIZE: u32 = 100;
+
+/// Plans read by id in one import step.
+pub const PLANS_PER_STEP: usize = 25;
+
+/// How many plans a connection keeps the names of (a gym has a handful; the limit keeps the
+/// connection's item small whatever PushPress says).
+pub const MAX_PLANS: usize = 500;
 
 /// How long an import step waits after PushPress could not be reached before trying again.
 pub const IMPORT_RETRY_DELAY: SignedDuration = SignedDuration::from_secs(60);
@@ -50,6 +58,7 @@ impl std::fmt::Debug for WebhookSubscription {
 pub enum ImportPhase {
     Customers,
     Enrollments,
+    Plans,
     Checkins(CheckinKind),
     Done,
 }
@@ -59,7 +68,8 @@ impl ImportPhase {
     pub fn next(self) -> ImportPhase {
         match self {
             Self::Customers => Self::Enrollments,
-            Self::Enrollments => Self::Checkins(CheckinKind::Class),
+            Self::Enrollments => Self::Plans,
+            Self::Plans => Self::Checkins(CheckinKind::Class),
             Self::Checkins(CheckinKind::Class) => Self::Checkins(CheckinKind::Event),
             Self::Checkins(CheckinKind::Event) => Self::Checkins(CheckinKind::Open),
             Self::Checkins(CheckinKind::Open) => Self::Checkins(CheckinKind::Appointment),
@@ -81,6 +91,9 @@ pub struct ImportProgress {
     pub members: u32,
     pub checkins: u32,
     pub pages: u32,
+    /// The plans the enrollments named, read in the plans phase.
+    #[serde(default)]
+    pub plan_ids: std::collections::BTreeSet<String>,
     pub started_at: Timestamp,
     pub finished_at: Option<Timestamp>,
 }
@@ -95,6 +108,7 @@ impl ImportProgress {
             members: 0,
             checkins: 0,
             pages: 0,
+            plan_ids: Default::default(),
             started_at: now,
             finished_at: None,
         }
@@ -120,6 +134,9 @@ pub struct Connection {
     pub company_name: Option<String>,
     pub subscription: Option<WebhookSubscription>,
     pub import: Option<ImportProgress>,
+    /// The gym's plans by id: their names, so the owner knows which plan to price.
+    #[serde(default)]
+    pub plans: std::collections::BTreeMap<String, String>,
     pub last_sync_at: Option<Timestamp>,
     /// The last thing that went wrong, until something goes right again.
     pub last_error: Option<String>,
@@ -164,6 +181,10 @@ mod tests {
             phase = phase.next();
             seen.push(phase);
         }
-        assert_eq!(seen.len(), 7, "customers, enrollments, four kinds of check-in, done: {seen:?}");
+        assert_eq!(
+            seen.len(),
+            8,
+            "customers, enrollments, plans, four kinds of check-in, done: {seen:?}"
+        );
     }
 }

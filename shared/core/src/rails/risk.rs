@@ -1,7 +1,10 @@
 //! The risk scan's judgment of one member (spec §18.2, issue 5): from the member's facts
 //! alone, does someone need attention, with which task type, and how sure are we?
 //!
-//! Four findings, by status: a new member → `onboarding`; an active member whose check-ins
+//! Five findings, by status: an enrollment PushPress marks `alert`, or an active one whose
+//! `paidUntil` passed without a renewal → an inferred `payment_recovery` (PushPress reports no
+//! payments; always the owner's review);
+//! a new member → `onboarding`; an active member whose check-ins
 //! dropped off (measured against their own rhythm when it is known) → `churn_risk`; a
 //! recently cancelled member → `win_back`; a lead without a booked trial → `lead_followup`.
 //! Sparse data never hides a finding; it lowers the confidence, so the task goes to the
@@ -12,10 +15,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
 use crate::kernel::limits::{
-    CHURN_NO_CHECKIN, CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, WIN_BACK_WINDOW,
+    CHURN_NO_CHECKIN, CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, PAID_UNTIL_GRACE, WIN_BACK_WINDOW,
 };
 use crate::members::event::MemberStatus;
 use crate::members::member::{ActivityTier, MemberFacts};
+use crate::members::source::EnrollmentStatus;
 use crate::rails::gate::GateContext;
 
 /// Someone who needs attention, and the task that would give it.
@@ -77,7 +81,62 @@ fn days(d: SignedDuration) -> i64 {
     d.as_hours() / 24
 }
 
+/// The goal of a payment task inferred from an `alert` enrollment: it says it is an inference.
+pub const ALERT_PAYMENT_GOAL: &str = "Inferred payment trouble (PushPress marked the enrollment `alert`; it reports no payments): check with the member, kindly, whether their billing needs fixing";
+/// The goal of a payment task inferred from a lapsed `paidUntil`: it says it is an inference.
+pub const LAPSED_PAYMENT_GOAL: &str = "Inferred payment trouble (the membership's paid-until date passed without a renewal; PushPress reports no payments): check with the member, kindly, whether their billing needs fixing";
+
+/// Under every task type's threshold: an inference always goes to the owner first.
+pub const INFERRED_PAYMENT_CONFIDENCE: u8 = 40;
+
+/// The episode of an `alert` enrollment: once per enrollment and paid-until date, whether the
+/// webhook or the scan (after an import) sees it first.
+pub fn alert_episode(enrollment_id: &str, paid_until: Option<Timestamp>) -> String {
+    match paid_until {
+        Some(p) => format!("alert:{enrollment_id}:{p}"),
+        None => format!("alert:{enrollment_id}"),
+    }
+}
+
+/// Payment trouble inferred from the enrollments (issue 14 item 6: PushPress reports no
+/// payments): one PushPress marked `alert`, or an active one paid only until a date more than
+/// [`PAID_UNTIL_GRACE`] ago — a renewal would have moved `paidUntil` on.
+fn payment_trouble(facts: &MemberFacts, now: Timestamp) -> Option<Raw> {
+    let enrollments = &facts.membership.enrollments;
+    if let Some((id, alert)) = enrollments.iter().find(|(_, e)| e.status == EnrollmentStatus::Alert) {
+        return Some((
+            "payment_recovery",
+            ALERT_PAYMENT_GOAL.to_owned(),
+            INFERRED_PAYMENT_CONFIDENCE,
+            alert_episode(id, alert.paid_until),
+            format!(
+                "inferred: PushPress marks enrollment {id} `alert`; it reports no payments, so a failed payment is inferred, not known"
+            ),
+        ));
+    }
+    let (id, enrollment, paid_until) = enrollments
+        .iter()
+        .filter(|(_, e)| e.status == EnrollmentStatus::Active)
+        .filter_map(|(id, e)| Some((id, e, e.paid_until?)))
+        .filter(|(_, _, paid_until)| now.duration_since(*paid_until) > PAID_UNTIL_GRACE)
+        .min_by_key(|(_, _, paid_until)| *paid_until)?;
+    Some((
+        "payment_recovery",
+        LAPSED_PAYMENT_GOAL.to_owned(),
+        INFERRED_PAYMENT_CONFIDENCE,
+        format!("paid_until:{id}:{paid_until}"),
+        format!(
+            "inferred: enrollment {id} (plan {}) was paid until {paid_until}, {} day(s) ago, and is still active with no renewal; PushPress reports no payments, so a failed payment is inferred, not known",
+            enrollment.plan_id.as_deref().unwrap_or("unknown"),
+            days(now.duration_since(paid_until))
+        ),
+    ))
+}
+
 fn active(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
+    if let Some(trouble) = payment_trouble(facts, now) {
+        return Some(trouble);
+    }
     if let Some(joined) = facts.joined_at.filter(|j| now.duration_since(*j) < ONBOARDING_WINDOW) {
         // Already building the habit: the onboarding goal is met.
         if facts.checkins_since(joined) >= 3 {
@@ -231,6 +290,50 @@ mod tests {
         facts.joined_at = Some(at("2025-01-01T00:00:00Z"));
         facts.status = Some(status);
         facts
+    }
+
+    fn enrolled(mut facts: MemberFacts, status: EnrollmentStatus, paid_until: &str) -> MemberFacts {
+        facts.membership.enrollments.insert(
+            "sub_1".into(),
+            crate::members::membership::EnrollmentFact {
+                status,
+                plan_id: Some("pln_1".into()),
+                paid_until: Some(at(paid_until)),
+                next_charge: None,
+                stamp: (at("2026-10-01T00:00:00Z"), "e".into()),
+            },
+        );
+        facts
+    }
+
+    /// Issue 14 item 6: `paidUntil` passing without a renewal is inferred payment trouble —
+    /// after the grace, only for an enrollment still active, once per paid-until date, and
+    /// always under the review threshold; before it, the member's other findings stand.
+    #[test]
+    fn an_active_enrollment_paid_until_a_date_past_the_grace_is_inferred_payment_trouble() {
+        let regular = with_checkins(member(MemberStatus::Active), 2, 20, now() - SignedDuration::from_hours(24));
+        let lapsed = assess(&enrolled(regular.clone(), EnrollmentStatus::Active, "2026-10-28T00:00:00Z"), now()).expect("a finding");
+        assert_eq!(lapsed.task_type, "payment_recovery");
+        assert_eq!(lapsed.goal, LAPSED_PAYMENT_GOAL);
+        assert!(lapsed.confidence <= 40, "always the owner's review: {}", lapsed.confidence);
+        assert_eq!(lapsed.episode, "paid_until:sub_1:2026-10-28T00:00:00Z");
+        assert!(
+            lapsed.context["why"].as_str().is_some_and(|w| w.starts_with("inferred")),
+            "{}",
+            lapsed.context
+        );
+        // Inside the grace (paid until three days ago at most): nothing.
+        assert!(assess(&enrolled(regular.clone(), EnrollmentStatus::Active, "2026-10-30T15:00:00Z"), now()).is_none());
+        // An `alert` enrollment is the same inference, whatever its date, once per date.
+        let alert = assess(&enrolled(regular.clone(), EnrollmentStatus::Alert, "2026-11-30T00:00:00Z"), now()).expect("alert");
+        assert_eq!((alert.task_type, alert.goal.as_str()), ("payment_recovery", ALERT_PAYMENT_GOAL));
+        assert_eq!(alert.episode, alert_episode("sub_1", Some(at("2026-11-30T00:00:00Z"))));
+        // A cancelled or paused enrollment is not a payment that failed.
+        for status in [EnrollmentStatus::Canceled, EnrollmentStatus::Paused] {
+            assert!(
+                assess(&enrolled(regular.clone(), status, "2026-10-01T00:00:00Z"), now()).is_none_or(|f| f.task_type != "payment_recovery")
+            );
+        }
     }
 
     fn with_checkins(mut facts: MemberFacts, every_days: i64, count: i64, last: Timestamp) -> MemberFacts {

@@ -1,8 +1,9 @@
 //! Outcome attribution (spec §5.3, §9, §16.2): what a closed task is worth, and what is still
 //! watched after it closed.
 //!
-//! A task's revenue is its outcome's revenue multiplier (the registry) times the account's
-//! `avg_membership_price`. Closing does not end the story in three cases, each watched for a
+//! A task's revenue is its outcome's revenue multiplier (the registry) times the member's
+//! monthly price ([`Price`]: the owner's price for their PushPress plan, else the member's
+//! own value, else the account's `avg_membership_price`), and the task says which it used. Closing does not end the story in three cases, each watched for a
 //! bounded window after the close — and only those tasks are in the attribution index, so
 //! the hourly run costs what is inside a window, never what is stored:
 //! - a completed task whose outcome credits revenue and has no value yet: valued at once;
@@ -29,6 +30,35 @@ pub const LATE_WIN: &str = "engaged_late";
 pub const VERBAL_ONLY: &str = "verbal_only";
 /// The outcome of a task closed without an answer.
 pub const UNRESPONSIVE: &str = "unresponsive";
+
+/// Where a member's monthly price came from (issue 14 item 5: PushPress has no prices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueSource {
+    /// The owner's price for the member's PushPress plan (settings `plan_prices`).
+    PlanPrice,
+    /// The member's own value, as a member event said.
+    Member,
+    /// The account's `avg_membership_price`.
+    Average,
+}
+
+impl ValueSource {
+    fn describe(self) -> &'static str {
+        match self {
+            ValueSource::PlanPrice => "the owner's price for the member's plan",
+            ValueSource::Member => "the member's own value",
+            ValueSource::Average => "the account's average membership price",
+        }
+    }
+}
+
+/// A member's monthly price and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Price {
+    pub monthly: f64,
+    pub source: ValueSource,
+}
 
 /// The revenue `outcome` credits for a task of `def`, or `None` if it credits nothing.
 pub fn value_of(def: &TaskTypeDef, outcome: &str, price: f64) -> Option<f64> {
@@ -88,8 +118,12 @@ pub enum Change {
 
 impl Change {
     /// The task after the change (version not bumped) and why, for the decision log.
-    pub fn apply(&self, task: &Task, price: f64) -> (Task, Why) {
+    pub fn apply(&self, task: &Task, price: Price) -> (Task, Why) {
         let mut next = task.clone();
+        if !matches!(self, Change::Released | Change::Downgraded { .. }) {
+            next.value_source = Some(price.source);
+        }
+        let at_price = format!("at {:.2} a month, {}", price.monthly, price.source.describe());
         let outcome = task.outcome.clone().unwrap_or_default();
         let why = match self {
             Change::Valued { value } => {
@@ -102,7 +136,7 @@ impl Change {
                 } else {
                     Reason::RevenueAttributed
                 };
-                Why::new(what).detail(format!("{outcome}: {} at {price:.2} a month", money(*value)))
+                Why::new(what).detail(format!("{outcome}: {} {at_price}", money(*value)))
             }
             Change::Confirmed { from, reached, value } => {
                 next.outcome = Some(reached.outcome.to_owned());
@@ -111,7 +145,7 @@ impl Change {
                 next.provisional = false;
                 next.attribution_until = None;
                 Why::new(Reason::ProvisionalOutcomeConfirmed).detail(format!(
-                    "{from} confirmed by the {} signal ({}): {} now, {}",
+                    "{from} confirmed by the {} signal ({}): {} now, {} {at_price}",
                     reached.seen.signal,
                     reached.seen.detail,
                     reached.outcome,
@@ -134,7 +168,7 @@ impl Change {
                 next.attributed_value = Some(*value);
                 next.attribution_until = None;
                 Why::new(Reason::GoalSignalAfterClose).detail(format!(
-                    "{outcome} re-attributed as {LATE_WIN} by the {} signal ({}): {}; the status stays {}",
+                    "{outcome} re-attributed as {LATE_WIN} by the {} signal ({}): {} {at_price}; the status stays {}",
                     reached.seen.signal,
                     reached.seen.detail,
                     money(*value),
@@ -162,8 +196,9 @@ fn money(v: f64) -> String {
 }
 
 /// Decide what attribution does to `task` (in the index) given the member's facts, the
-/// account's membership price and `now`; `None` while it simply keeps watching.
-pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: f64, now: Timestamp) -> Option<Change> {
+/// member's monthly price and `now`; `None` while it simply keeps watching.
+pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: Price, now: Timestamp) -> Option<Change> {
+    let price = price.monthly;
     let until = task.attribution_until?;
     let def = task_type::definition(&task.task_type);
     let outcome = task.outcome.clone().unwrap_or_default();
@@ -219,6 +254,13 @@ mod tests {
     use crate::members::event::MemberEvent;
     use crate::task::transition::transition;
     use crate::testing::{at, sample_task};
+
+    fn avg(monthly: f64) -> Price {
+        Price {
+            monthly,
+            source: ValueSource::Average,
+        }
+    }
 
     fn facts_with_checkin(t: &str) -> MemberFacts {
         let member = MemberId::parse("m_1").expect("member");
@@ -292,12 +334,12 @@ mod tests {
         let why = Why::new(Reason::VerbalCommitment).outcome("verbal_commitment").provisional();
         let (closed, _) = transition(&task, TaskStatus::Completed, closed_at, why).expect("valid");
         let nothing = MemberFacts::new(MemberId::parse("m_1").expect("member"));
-        let first = decide(&closed, Some(&nothing), 150.0, closed_at).expect("valued");
+        let first = decide(&closed, Some(&nothing), avg(150.0), closed_at).expect("valued");
         assert_eq!(first, Change::Valued { value: 75.0 });
-        let (valued, _) = first.apply(&closed, 150.0);
-        assert_eq!(decide(&valued, Some(&nothing), 150.0, closed_at + days(13)), None);
-        let late = decide(&valued, Some(&nothing), 150.0, closed_at + days(14)).expect("downgraded");
-        let (down, why) = late.apply(&valued, 150.0);
+        let (valued, _) = first.apply(&closed, avg(150.0));
+        assert_eq!(decide(&valued, Some(&nothing), avg(150.0), closed_at + days(13)), None);
+        let late = decide(&valued, Some(&nothing), avg(150.0), closed_at + days(14)).expect("downgraded");
+        let (down, why) = late.apply(&valued, avg(150.0));
         assert_eq!(down.outcome.as_deref(), Some("verbal_only"));
         assert_eq!(
             (down.attributed_value, down.provisional, down.attribution_until),
@@ -313,12 +355,12 @@ mod tests {
         let why = Why::new(Reason::VerbalCommitment).outcome("verbal_commitment").provisional();
         let (closed, _) = transition(&task, TaskStatus::Completed, closed_at, why).expect("valid");
         let inside = facts_with_checkin("2026-11-10T18:00:00Z");
-        let change = decide(&closed, Some(&inside), 150.0, at("2026-11-10T19:00:00Z")).expect("confirmed");
-        let (confirmed, _) = change.apply(&closed, 150.0);
+        let change = decide(&closed, Some(&inside), avg(150.0), at("2026-11-10T19:00:00Z")).expect("confirmed");
+        let (confirmed, _) = change.apply(&closed, avg(150.0));
         assert_eq!(confirmed.outcome.as_deref(), Some("retained"));
         assert_eq!((confirmed.attributed_value, confirmed.provisional), (Some(150.0), false));
         let outside = facts_with_checkin("2026-11-20T18:00:00Z");
-        let change = decide(&closed, Some(&outside), 150.0, at("2026-11-20T19:00:00Z")).expect("downgraded");
+        let change = decide(&closed, Some(&outside), avg(150.0), at("2026-11-20T19:00:00Z")).expect("downgraded");
         assert!(matches!(change, Change::Downgraded { .. }), "{change:?}");
     }
 
@@ -329,13 +371,16 @@ mod tests {
         let why = Why::new(Reason::BudgetTimeExpired).outcome("unresponsive");
         let (closed, _) = transition(&task, TaskStatus::Cancelled, closed_at, why).expect("valid");
         let nothing = MemberFacts::new(MemberId::parse("m_1").expect("member"));
-        assert_eq!(decide(&closed, Some(&nothing), 150.0, closed_at + days(3)), None);
+        assert_eq!(decide(&closed, Some(&nothing), avg(150.0), closed_at + days(3)), None);
         let back = facts_with_checkin("2026-11-20T07:00:00Z");
-        let change = decide(&closed, Some(&back), 200.0, at("2026-11-20T08:00:00Z")).expect("late win");
-        let (won, _) = change.apply(&closed, 200.0);
+        let change = decide(&closed, Some(&back), avg(200.0), at("2026-11-20T08:00:00Z")).expect("late win");
+        let (won, _) = change.apply(&closed, avg(200.0));
         assert_eq!((won.status, won.outcome.as_deref()), (TaskStatus::Cancelled, Some("engaged_late")));
         assert_eq!(won.attributed_value, Some(200.0));
-        assert_eq!(decide(&closed, Some(&nothing), 150.0, closed_at + days(14)), Some(Change::Released));
+        assert_eq!(
+            decide(&closed, Some(&nothing), avg(150.0), closed_at + days(14)),
+            Some(Change::Released)
+        );
     }
 
     #[test]

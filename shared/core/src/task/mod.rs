@@ -131,11 +131,18 @@ pub enum TriggerType {
 }
 
 /// The member a task is about, as known when the task was made.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemberRef {
     pub id: MemberId,
     pub email: Option<Email>,
     pub name: Option<String>,
+    /// The member's PushPress plan when the task opened: attribution prices the outcome at
+    /// the owner's price for it (settings `plan_prices`) without reading the member again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_id: Option<String>,
+    /// The member's own monthly value when the task opened, as a member event said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monthly_value: Option<f64>,
 }
 
 /// A message the agent means to send (or sent): subject and plain-text body.
@@ -236,6 +243,9 @@ pub struct Task {
     /// ([`crate::task::attribution::watch_until`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution_until: Option<Timestamp>,
+    /// Which monthly price `attributed_value` was reckoned at (issue 14 item 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_source: Option<crate::task::attribution::ValueSource>,
     /// The owner approved the first message with an edited draft (`draft` is what they sent;
     /// the original stays in the `owner_approved_with_edits` log entry). Learning reads it.
     #[serde(default)]

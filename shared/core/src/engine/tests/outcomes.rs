@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::ports::Clock;
+use crate::task::attribution::ValueSource;
 use crate::task::transition::Why;
 
 impl World {
@@ -88,6 +89,51 @@ async fn a_dormant_win_back_is_completed_by_the_dormant_check_after_a_checkin_on
     assert_eq!(w.mailer.sent().len(), 3, "dormant tasks never write");
     let reasons = w.reasons(&task).await;
     assert!(reasons.contains(&"dormant_check_no_signal".to_owned()), "{reasons:?}");
+}
+
+/// Issue 14 item 5: a member on a PushPress plan the owner priced is worth that price, and the
+/// task says so; a member on an unpriced plan is worth the account's average.
+#[tokio::test]
+async fn an_outcome_is_valued_at_the_owners_price_for_the_members_plan_and_says_so() {
+    let w = world().await;
+    let mut account = w.account.clone();
+    account.settings.plan_prices.insert("pln_gold".into(), 200.0);
+    account.version += 1;
+    w.store.save_account(&account).await.expect("prices");
+    for (member, plan) in [("m_gold", "pln_gold"), ("m_drop", "pln_dropin")] {
+        let id = w.member(member).await;
+        let enrollment = crate::members::source::Enrollment {
+            id: format!("sub_{member}"),
+            customer: id.clone(),
+            plan_id: Some(plan.into()),
+            status: crate::members::source::EnrollmentStatus::Active,
+            billing_period: Some("month".into()),
+            billing_interval: Some(1),
+            paid_until: None,
+            next_charge: None,
+        };
+        w.quietly(MemberEvent::Enrollment { member_id: id, enrollment }, day0()).await;
+    }
+    let gold = w.approved("win_back", "m_gold").await;
+    let drop_in = w.approved("win_back", "m_drop").await;
+    assert_eq!(gold.member.plan_id.as_deref(), Some("pln_gold"), "the task knows the member's plan");
+    w.run().await;
+    w.clock.set(day0() + days(2));
+    w.signal("evt_gold", checkin(&gold.member.id, day0() + days(2))).await;
+    w.signal("evt_drop", checkin(&drop_in.member.id, day0() + days(2))).await;
+    let gold = w.task(&gold).await;
+    assert_eq!((gold.status, gold.outcome.as_deref()), (TaskStatus::Completed, Some("recovered")));
+    assert_eq!(
+        (gold.attributed_value, gold.value_source),
+        (Some(600.0), Some(ValueSource::PlanPrice))
+    );
+    let drop_in = w.task(&drop_in).await;
+    assert_eq!(
+        (drop_in.attributed_value, drop_in.value_source),
+        (Some(450.0), Some(ValueSource::Average))
+    );
+    let view = serde_json::to_value(crate::contract::TaskView::from(&gold)).expect("view");
+    assert_eq!(view["attributed_value_source"], "plan_price");
 }
 
 /// A check-in event for a member with a dormant task closes it at once.
