@@ -29,6 +29,7 @@ use openloop_core::ports::TaskQuery;
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::controls::TaskMode;
 use openloop_core::task::error::EngineError;
+use openloop_core::task::feedback::Rating;
 use openloop_core::task::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_edge::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
@@ -61,6 +62,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/cancel", post(cancel))
         .route("/api/v1/tasks/{id}/resolve", post(resolve))
         .route("/api/v1/tasks/{id}/guidance", post(guidance))
+        .route("/api/v1/tasks/{id}/feedback", post(feedback))
+        .route("/api/v1/tasks/{id}/outcome", post(correct_outcome))
         .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
         .route("/api/v1/tasks/batch", post(create_batch))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
@@ -459,6 +462,44 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     let account = owner(&state, &headers).await?;
     let input: Guidance = json_body(&body.map_err(body_error)?)?;
     let task = state.engine.guidance(account, task_id(&id)?, &input.text).await?;
+    Ok(json(StatusCode::OK, TaskView::from(&task)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Feedback {
+    rating: Rating,
+    comment: Option<String>,
+}
+
+/// The owner's thumbs up or down, with an optional comment, on a closed or escalated task
+/// (spec §28.5); 409 `invalid_state` on any other.
+async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let input: Feedback = json_body(&body.map_err(body_error)?)?;
+    let task = state
+        .engine
+        .feedback(account, task_id(&id)?, input.rating, input.comment.as_deref())
+        .await?;
+    Ok(json(StatusCode::OK, TaskView::from(&task)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutcomeCorrection {
+    outcome: String,
+    note: Option<String>,
+}
+
+/// The owner corrects a closed task's outcome (spec §37.6): the value and the metrics follow;
+/// 409 `invalid_state` on an open task (resolve it instead).
+async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let input: OutcomeCorrection = json_body(&body.map_err(body_error)?)?;
+    let task = state
+        .engine
+        .correct_outcome(account, task_id(&id)?, &input.outcome, input.note.as_deref())
+        .await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 

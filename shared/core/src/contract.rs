@@ -84,6 +84,13 @@ pub struct TaskView<'a> {
     /// The agent's answer to the member, waiting for its gates (window, daily message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_answer: Option<&'a str>,
+    /// How far the task is towards its goal, as last evaluated (spec §37): percentage,
+    /// current outcome, confidence, evidence, milestones, risks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal_progress: Option<&'a crate::task::progress::GoalProgress>,
+    /// The owner's latest rating (`{"rating": "up" | "down", "comment", "at"}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<&'a crate::task::feedback::OwnerFeedback>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -135,6 +142,8 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             plan: t.controls.plan.as_ref(),
             escalation: t.escalation.as_ref(),
             pending_answer: t.answer.as_deref(),
+            goal_progress: t.goal_progress.as_ref(),
+            feedback: t.feedback.as_ref(),
         }
     }
 }
@@ -260,6 +269,9 @@ pub fn error_body(e: &EngineError) -> ErrorBody {
         EngineError::NotFound { what } => ErrorBody::new("not_found", format!("{what} not found")),
         EngineError::InvalidTransition { from, to } => {
             ErrorBody::new("invalid_transition", format!("a task in status {from} cannot move to {to}"))
+        }
+        EngineError::InvalidState { status, action } => {
+            ErrorBody::new("invalid_state", format!("a task in status {status} cannot take {action}"))
         }
         EngineError::StaleVersion => ErrorBody::new(
             "stale_version",

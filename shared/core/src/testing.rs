@@ -94,6 +94,8 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         attribution_until: None,
         value_source: None,
         owner_edited: false,
+        goal_progress: None,
+        feedback: None,
         version: 1,
     }
 }
@@ -198,10 +200,14 @@ pub struct FixedAgent;
 
 #[async_trait::async_trait]
 impl crate::ports::Agent for FixedAgent {
-    async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
-        Ok(Draft {
-            subject: format!("About {}", request.task_type),
-            body: format!("Touch {} ({})", request.touch, request.tone),
+    /// Sure of its drafts: at or above every type's threshold.
+    async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<crate::ports::Drafted, crate::ports::AgentError> {
+        Ok(crate::ports::Drafted {
+            draft: Draft {
+                subject: format!("About {}", request.task_type),
+                body: format!("Touch {} ({})", request.touch, request.tone),
+            },
+            confidence: 95,
         })
     }
 

@@ -43,7 +43,7 @@ pub fn status(e: &EngineError) -> StatusCode {
     match e {
         EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
         EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
-        EngineError::InvalidTransition { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
+        EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
         EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,
         EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) => StatusCode::SERVICE_UNAVAILABLE,
         EngineError::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -167,6 +167,14 @@ mod tests {
             ),
             (EngineError::NotFound { what: "task" }, 404, "not_found"),
             (EngineError::StaleVersion, 409, "stale_version"),
+            (
+                EngineError::InvalidState {
+                    status: openloop_core::task::TaskStatus::Waiting,
+                    action: "feedback",
+                },
+                409,
+                "invalid_state",
+            ),
             (EngineError::Paused("paused".into()), 503, "paused"),
             (EngineError::Store(StoreError::InvalidCursor), 400, "invalid_cursor"),
             (EngineError::Dependency("down".into()), 503, "dependency_unavailable"),

@@ -11,7 +11,7 @@
 use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
 use openloop_core::owner::account::Profile;
 use openloop_core::ports::{
-    CompletionRequest, DraftRequest, EvidenceType, GoalProgress, PlanDecision, PlanRequest, RecommendedAction, ReplyRequest,
+    CompletionRequest, DraftRequest, Drafted, EvidenceType, GoalProgress, PlanDecision, PlanRequest, RecommendedAction, ReplyRequest,
 };
 use openloop_core::task::outcome::Milestone;
 use openloop_core::task::{ConversationMessage, Draft, Role};
@@ -90,8 +90,9 @@ pub fn draft_user(r: &DraftRequest) -> String {
     format!(
         "Write the message. {greeting} Sign it as the gym would.\n\n\
          Answer with ONE JSON object and nothing else:\n\
-         {{\"subject\": \"the subject line\", \"body\": \"the whole e-mail body, plain text\"}}\n\
-         The subject may be \"\" for a follow-up (touch above 0), which stays in the same thread; \
+         {{\"subject\": \"the subject line\", \"body\": \"the whole e-mail body, plain text\", \
+         \"confidence\": an integer from 0 to 100: how sure you are this message is right to send as it is}}\n\
+         Below the task type's threshold the owner reads it before the member does. The subject may be \"\" for a follow-up (touch above 0), which stays in the same thread; \
          the first message (touch 0) needs one."
     )
 }
@@ -323,9 +324,12 @@ fn non_empty(s: Option<String>) -> Option<String> {
 struct DraftAnswer {
     subject: String,
     body: String,
+    /// A model that does not say how sure it is, is not sure: 0, and the owner reads it.
+    #[serde(default)]
+    confidence: Option<f64>,
 }
 
-pub fn draft(text: &str, request: &DraftRequest) -> Result<Draft, AnswerError> {
+pub fn draft(text: &str, request: &DraftRequest) -> Result<Drafted, AnswerError> {
     let a: DraftAnswer = shaped(json_object(text)?)?;
     if a.body.trim().is_empty() {
         return Err(AnswerError::Invalid("the body is empty".into()));
@@ -341,9 +345,16 @@ pub fn draft(text: &str, request: &DraftRequest) -> Result<Draft, AnswerError> {
     if a.body.trim().len() > 20_000 {
         return Err(AnswerError::Invalid("the body is longer than 20000 characters".into()));
     }
-    Ok(Draft {
-        subject: a.subject.trim().to_owned(),
-        body: a.body.trim().to_owned(),
+    let confidence = match a.confidence {
+        Some(c) => percent("confidence", c)?,
+        None => 0,
+    };
+    Ok(Drafted {
+        draft: Draft {
+            subject: a.subject.trim().to_owned(),
+            body: a.body.trim().to_owned(),
+        },
+        confidence,
     })
 }
 
@@ -560,6 +571,17 @@ mod tests {
         };
         let answer = |subject: &str, body: &str| serde_json::json!({"subject": subject, "body": body}).to_string();
         assert!(draft(&answer("Checking in", "Hi there"), &request).is_ok());
+        let sure = draft(r#"{"subject": "Hi", "body": "Hi there", "confidence": 82}"#, &request).expect("draft");
+        assert_eq!(sure.confidence, 82);
+        assert_eq!(
+            draft(&answer("Checking in", "Hi there"), &request).map(|d| d.confidence),
+            Ok(0),
+            "unsaid is unsure"
+        );
+        assert!(
+            draft(r#"{"subject": "Hi", "body": "Hi there", "confidence": 0.8}"#, &request).is_err(),
+            "a fraction"
+        );
         assert!(draft(&answer("", "Hi there"), &request).is_err(), "a first message needs a subject");
         assert!(draft(&answer("Two\nlines", "Hi there"), &request).is_err());
         assert!(draft(&answer(&"s".repeat(201), "Hi there"), &request).is_err());

@@ -18,9 +18,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use openloop_core::conversation::reply::ReplyEvaluation;
-use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
+use openloop_core::ports::{
+    Agent, AgentError, CompletionRequest, DraftRequest, Drafted, GoalProgress, PlanDecision, PlanRequest, ReplyRequest,
+};
 use openloop_core::task::Draft;
 use secrecy::SecretString;
+
+/// How sure the offline agent is of its drafts: at or above every type's threshold.
+pub const OFFLINE_DRAFT_CONFIDENCE: u8 = 95;
 
 pub mod answer;
 pub mod model;
@@ -88,8 +93,13 @@ pub struct OfflineAgent;
 
 #[async_trait]
 impl Agent for OfflineAgent {
-    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
-        Ok(offline_draft(request))
+    /// The offline agent writes from its own templates and the owner's words, nothing
+    /// invented: it is as sure of them as any type's threshold asks.
+    async fn draft(&self, request: &DraftRequest) -> Result<Drafted, AgentError> {
+        Ok(Drafted {
+            draft: offline_draft(request),
+            confidence: OFFLINE_DRAFT_CONFIDENCE,
+        })
     }
 
     async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
@@ -268,11 +278,11 @@ mod tests {
 
     #[tokio::test]
     async fn drafts_greet_the_member_and_sign_as_the_gym() {
-        let draft = OfflineAgent.draft(&request("payment_recovery", 0)).await.expect("draft");
+        let draft = OfflineAgent.draft(&request("payment_recovery", 0)).await.expect("draft").draft;
         assert!(draft.body.starts_with("Hi Sarah,"));
         assert!(draft.body.ends_with("Coach Mike"));
         assert!(!draft.subject.is_empty());
-        let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft");
+        let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft").draft;
         assert!(ad_hoc.body.contains("Confirm the new class times"));
     }
 
@@ -280,7 +290,9 @@ mod tests {
     async fn the_owners_guidance_becomes_the_answer_in_the_gyms_voice() {
         let mut r = request("churn_risk", 1);
         r.context = serde_json::json!({"owner_guidance": "tell her that the Saturday class starts at 9am"});
-        let draft = OfflineAgent.draft(&r).await.expect("draft");
+        let drafted = OfflineAgent.draft(&r).await.expect("draft");
+        assert_eq!(drafted.confidence, OFFLINE_DRAFT_CONFIDENCE);
+        let draft = drafted.draft;
         assert_eq!(draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike");
         assert_eq!(as_message("We open at 6 on Sundays!"), "We open at 6 on Sundays!");
     }

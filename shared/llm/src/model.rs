@@ -15,8 +15,10 @@ use async_trait::async_trait;
 use openloop_core::conversation::reply::ReplyEvaluation;
 use openloop_core::kernel::limits::MODEL_ERROR_EXCERPT_CHARS;
 use openloop_core::kernel::retry::{Attempt, GaveUp, RetryPolicy, excerpt, retry_after};
-use openloop_core::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
-use openloop_core::task::Draft;
+use openloop_core::ports::{
+    Agent, AgentError, CompletionRequest, DraftRequest, Drafted, GoalProgress, PlanDecision, PlanRequest, ReplyRequest,
+};
+
 use secrecy::{ExposeSecret, SecretString};
 
 use crate::answer;
@@ -157,7 +159,7 @@ fn transport_failure(e: &reqwest::Error) -> Attempt<String> {
 
 #[async_trait]
 impl Agent for ModelAgent {
-    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
+    async fn draft(&self, request: &DraftRequest) -> Result<Drafted, AgentError> {
         let text = self.complete(&answer::draft_system(request), &answer::draft_user(request)).await?;
         answer::draft(&text, request).map_err(|e| self.refused("draft", e))
     }

@@ -235,9 +235,11 @@ async fn openai_requests_carry_a_bearer_key_and_system_then_user_messages() {
 #[tokio::test]
 async fn a_good_draft_is_read_and_the_owners_guidance_is_in_the_system_message() {
     for provider in PROVIDERS {
-        let text = r#"{"subject": "", "body": "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike"}"#;
+        let text = r#"{"subject": "", "body": "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike", "confidence": 88}"#;
         let s = stub(provider, vec![Answer::ok(provider, text)]).await;
-        let draft = s.agent.draft(&draft_request()).await.expect("draft");
+        let drafted = s.agent.draft(&draft_request()).await.expect("draft");
+        assert_eq!(drafted.confidence, 88, "{provider:?}");
+        let draft = drafted.draft;
         assert_eq!(
             draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike",
             "{provider:?}"

@@ -166,6 +166,35 @@ pub(super) async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
             .is_none(),
         "history: another account's task is not found"
     );
+
+    // The goal progress (with its milestones) and the owner's rating round-trip whole.
+    let now = base() + SignedDuration::from_mins(10);
+    let (mut rated, log) = record(&current, now, Why::new(Reason::OwnerFeedbackUp));
+    rated.goal_progress = Some(crate::task::progress::GoalProgress {
+        progress_pct: 67,
+        current_outcome: "engaged_conversation".into(),
+        confidence: 80,
+        evidence_type: crate::task::progress::EvidenceType::PartialSignal,
+        evidence: "2 of 3 check-ins".into(),
+        recommended_action: crate::task::progress::RecommendedAction::Continue,
+        milestones: vec![crate::task::outcome::Milestone {
+            name: "first check-in".into(),
+            hit: true,
+            hit_at: Some(now),
+        }],
+        risks: vec!["a busy month".into()],
+    });
+    rated.feedback = Some(crate::task::feedback::OwnerFeedback {
+        rating: crate::task::feedback::Rating::Down,
+        comment: Some("Would have come back anyway".into()),
+        at: now,
+    });
+    store.commit(&TaskCommit::new(rated.clone(), log)).await.expect("commit");
+    assert_eq!(
+        store.get_task(account, task.id).await.expect("read"),
+        Some(rated),
+        "history: goal progress and feedback are stored whole"
+    );
 }
 
 pub(super) async fn reservations_enforce_every_guarantee_atomically(store: &dyn TaskStore) {

@@ -18,6 +18,7 @@ use crate::conversation::skills;
 use crate::kernel::ids::TaskId;
 use crate::owner::account::{Account, AgentOverride, Profile};
 use crate::owner::business_memory::{self, BusinessMemory};
+use crate::task::progress::GoalProgress;
 use crate::task::task_type::{self, CompletionType, OutcomeKind, TaskTypeDef};
 use crate::task::{Budget, Task};
 
@@ -56,6 +57,8 @@ pub struct PromptInput<'a> {
     pub task_id: Option<TaskId>,
     /// The member's tasks (any status: only the open ones are shown).
     pub member_tasks: &'a [Task],
+    /// The task's goal progress as last evaluated (spec §37.4: the agent sees how far it is).
+    pub progress: Option<&'a GoalProgress>,
     pub now: Timestamp,
 }
 
@@ -78,6 +81,7 @@ impl<'a> PromptInput<'a> {
             budget: BudgetLeft::of(&task.budget, now),
             task_id: Some(task.id),
             member_tasks,
+            progress: task.goal_progress.as_ref(),
             now,
         }
     }
@@ -101,6 +105,7 @@ impl<'a> PromptInput<'a> {
             },
             task_id: None,
             member_tasks,
+            progress: None,
             now,
         }
     }
@@ -120,6 +125,7 @@ pub fn system_prompt(input: &PromptInput<'_>) -> Result<String, MissingSkill> {
         account_layer(input.business_name, input.profile, input.memories, input.now),
         override_layer(def, input.overrides),
         goal_layer(def, input.goal, input.budget),
+        progress_layer(input.progress),
         cross_task_layer(def, input.task_id, input.member_tasks),
     ];
     Ok(layers
@@ -254,6 +260,40 @@ pub fn goal_layer(def: &TaskTypeDef, goal: &str, budget: BudgetLeft) -> String {
     if budget.days <= 1 {
         out.push_str("The task's time is nearly up: if the conversation is warm but unsettled, escalate rather than let it lapse.\n");
     }
+    out
+}
+
+/// Layer 5b: how far the task is towards its goal, as last evaluated (spec §37.4): the
+/// percentage, the outcome it stands at, the milestones met and pending, the evidence.
+pub fn progress_layer(progress: Option<&GoalProgress>) -> String {
+    let Some(p) = progress else {
+        return String::new();
+    };
+    let mut out = format!(
+        "# Goal progress so far
+{}% — currently `{}` (evaluator confidence {}, evidence: {:?})
+",
+        p.progress_pct, p.current_outcome, p.confidence, p.evidence_type
+    );
+    if !p.evidence.trim().is_empty() {
+        let _ = writeln!(out, "Evidence: {}", p.evidence.trim());
+    }
+    if !p.milestones.is_empty() {
+        let marks: Vec<String> = p
+            .milestones
+            .iter()
+            .map(|m| match m.hit_at {
+                Some(at) if m.hit => format!("✓ {} ({})", m.name, at.strftime("%Y-%m-%d")),
+                _ if m.hit => format!("✓ {}", m.name),
+                _ => format!("○ {} (pending)", m.name),
+            })
+            .collect();
+        let _ = writeln!(out, "Milestones: {}", marks.join(" | "));
+    }
+    if !p.risks.is_empty() {
+        let _ = writeln!(out, "Risks: {}", p.risks.join("; "));
+    }
+    out.push_str("Build on what was reached; do not ask again for what is done.\n");
     out
 }
 

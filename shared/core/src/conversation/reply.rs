@@ -10,11 +10,13 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::opt_out;
-use crate::kernel::limits::{self, ESCALATION_SNAPSHOT_MESSAGES, REPLY_DEFAULT_WAIT_DAYS, REPLY_MAX_WAIT_DAYS, REPLY_MIN_CONFIDENCE};
+use crate::kernel::limits::{
+    self, CLOSE_MIN_CONFIDENCE, ESCALATION_SNAPSHOT_MESSAGES, REPLY_DEFAULT_WAIT_DAYS, REPLY_MAX_WAIT_DAYS, REPLY_MIN_CONFIDENCE,
+};
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::Why;
-use crate::task::{ConversationMessage, Draft, EscalationContext, Role, Task};
+use crate::task::{ConversationMessage, Drafted, EscalationContext, Role, Task};
 
 /// What the task does with a reply or with the owner's guidance.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,21 +188,30 @@ pub fn decide(task: &Task, evaluation: &ReplyEvaluation, now: Timestamp) -> Repl
             }
         }
         ReplyAction::Wait => {
-            let days = evaluation
-                .wait_days
-                .unwrap_or(REPLY_DEFAULT_WAIT_DAYS)
-                .clamp(1, REPLY_MAX_WAIT_DAYS);
-            let wanted = now + SignedDuration::from_hours(24 * i64::from(days));
-            // Within the time budget; a task past it (woken from dormant) goes back to
-            // watching when the wait is over.
-            let until = if task.budget.expires_at > now {
-                wanted.min(task.budget.expires_at)
-            } else {
-                wanted
-            };
+            let until = wait_until(task, evaluation.wait_days, now);
             ReplyDecision::Wait {
                 until,
                 why: Why::new(Reason::MemberReplyWait).detail(format!("{judged}; next step {until}")),
+            }
+        }
+        // A model's decision to close below the floor never closes the task (spec §37.5): it
+        // waits, or goes to the owner when at most one message is left (§37.3's "budget low").
+        ReplyAction::Close if evaluation.confidence < CLOSE_MIN_CONFIDENCE => {
+            let below = format!(
+                "the agent would close at confidence {} (under {CLOSE_MIN_CONFIDENCE})",
+                evaluation.confidence
+            );
+            if task.budget.messages_left() <= 1 {
+                ReplyDecision::Escalate {
+                    reason: Reason::LowConfidenceCloseEscalated,
+                    blocker: Blocker::from_evaluation(evaluation, format!("{below}, with the budget nearly spent: {judged}")),
+                }
+            } else {
+                let until = wait_until(task, evaluation.wait_days, now);
+                ReplyDecision::Wait {
+                    until,
+                    why: Why::new(Reason::LowConfidenceCloseWaits).detail(format!("{below}; waiting instead: {judged}; next step {until}")),
+                }
             }
         }
         ReplyAction::Close => {
@@ -240,6 +251,18 @@ pub fn decide(task: &Task, evaluation: &ReplyEvaluation, now: Timestamp) -> Repl
     }
 }
 
+/// When a waiting task looks again: after the agent's days (or the default), within the time
+/// budget; a task past it (woken from dormant) goes back to watching when the wait is over.
+fn wait_until(task: &Task, wait_days: Option<u32>, now: Timestamp) -> Timestamp {
+    let days = wait_days.unwrap_or(REPLY_DEFAULT_WAIT_DAYS).clamp(1, REPLY_MAX_WAIT_DAYS);
+    let wanted = now + SignedDuration::from_hours(24 * i64::from(days));
+    if task.budget.expires_at > now {
+        wanted.min(task.budget.expires_at)
+    } else {
+        wanted
+    }
+}
+
 /// The owner's latest words in the conversation (empty if they wrote none).
 pub fn owner_guidance(conversation: &[ConversationMessage]) -> String {
     conversation
@@ -259,11 +282,23 @@ pub fn before_guidance(task: &Task) -> Option<ReplyDecision> {
 }
 
 /// What the agent wrote from the owner's guidance (or why it could not): the next message, or
-/// back to the owner.
-pub fn guidance_drafted(draft: Result<Draft, String>) -> ReplyDecision {
-    match draft {
-        Ok(draft) if !draft.body.trim().is_empty() => ReplyDecision::Answer {
-            why: Why::new(Reason::GuidanceDrafted).detail(preview(&draft.body)),
+/// back to the owner — with the draft attached when the agent is less sure of it than the
+/// type's `threshold` (spec §7.4).
+pub fn guidance_drafted(drafted: Result<Drafted, String>, threshold: u8) -> ReplyDecision {
+    match drafted {
+        Ok(Drafted { draft, confidence }) if !draft.body.trim().is_empty() && confidence < threshold => ReplyDecision::Escalate {
+            reason: Reason::LowConfidenceGuidanceAnswer,
+            blocker: Blocker {
+                detail: Some(format!(
+                    "the agent's answer from your guidance is at confidence {confidence}, under this type's {threshold}: \
+                     read its draft, then give it as guidance to send it (edited if needed)"
+                )),
+                draft_reply: Some(draft.body),
+                ..Blocker::default()
+            },
+        },
+        Ok(Drafted { draft, confidence }) if !draft.body.trim().is_empty() => ReplyDecision::Answer {
+            why: Why::new(Reason::GuidanceDrafted).detail(format!("confidence {confidence}: {}", preview(&draft.body))),
             text: draft.body,
         },
         other => {

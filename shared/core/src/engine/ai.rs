@@ -20,11 +20,11 @@ use crate::conversation::reply::ReplyEvaluation;
 use crate::kernel::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
 use crate::owner::account::Account;
 use crate::owner::owner_notice::NoticeKind;
-use crate::ports::{Agent, AgentError, DraftRequest, PlanDecision, PlanRequest, ReplyRequest};
+use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, Drafted, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
+use crate::task::Task;
 use crate::task::error::EngineError;
 use crate::task::reason::Reason;
 use crate::task::task_type::TaskTypeDef;
-use crate::task::{Draft, Task};
 
 /// What the agent is asked for touch `touch` (0 = the first message) of a task of `def`
 /// toward `goal`. The touches left count this one: the type's cadence, within its message
@@ -77,12 +77,16 @@ impl std::fmt::Debug for AiPermit {
 }
 
 impl AiPermit {
-    pub(crate) async fn draft(self, request: &DraftRequest) -> Result<Draft, AgentError> {
+    pub(crate) async fn draft(self, request: &DraftRequest) -> Result<Drafted, AgentError> {
         self.agent.draft(request).await
     }
 
     pub(crate) async fn evaluate_reply(self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
         self.agent.evaluate_reply(request).await
+    }
+
+    pub(crate) async fn evaluate_completion(self, request: &CompletionRequest) -> Result<GoalProgress, AgentError> {
+        self.agent.evaluate_completion(request).await
     }
 
     pub(crate) async fn plan_next(self, request: &PlanRequest) -> Result<PlanDecision, AgentError> {

@@ -49,7 +49,7 @@ impl Engine {
             let prompt = PromptInput::for_task(&task, account, &[], &[], now);
             let request = ai::draft_request(account, def, &task.goal, ai::first_name(&task), touch, &prompt);
             match permit.draft(&request).await {
-                Ok(d) => Some(d),
+                Ok(d) => Some(d.draft),
                 Err(e) => {
                     return self
                         .move_to(

@@ -15,6 +15,7 @@ mod autonomy;
 mod categories;
 mod connection;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
+mod feedback;
 mod freshness;
 mod mail_events;
 mod members;

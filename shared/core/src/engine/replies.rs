@@ -23,9 +23,10 @@ use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::WEBHOOK_DEDUP_TTL;
 use crate::owner::account::Account;
-use crate::ports::{DraftRequest, ReplyRequest};
+use crate::ports::{CompletionRequest, DraftRequest, ReplyRequest};
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
+use crate::task::progress::{self, Judged};
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, record, start_handling, transition};
@@ -340,8 +341,76 @@ impl Engine {
         task.budget.turns_used += 1;
         let reasoning = system_message(now, format!("Agent's reading of the reply — {}", reply::judged(&evaluation)));
         let decision = reply::decide(&task, &evaluation, now);
+        // The task goes on without an answer: how far is it towards its goal? (§16.3, §18.2)
+        let (task, decision) = match decision {
+            // Boxed: the step's future stays small enough for a test thread's stack.
+            ReplyDecision::Wait { until, why } => Box::pin(self.weigh_progress(account, task, conversation, until, why, now)).await?,
+            other => (task, other),
+        };
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
             .await
+    }
+
+    /// The completion evaluation (spec §16.3, §37), asked when a reply leaves the task waiting
+    /// — "should this be completed or keep going?" (§18.2). One AI call within the budgets;
+    /// the progress is kept on the task (the owner sees it, later prompts carry it, a spent
+    /// budget reads it), and a concrete signal or a finished goal closes the task (§37.3).
+    /// Without a call left, or when the evaluator fails, the task waits as decided.
+    async fn weigh_progress(
+        &self,
+        account: &Account,
+        mut task: Task,
+        conversation: &[ConversationMessage],
+        until: Timestamp,
+        why: Why,
+        now: Timestamp,
+    ) -> Result<(Task, ReplyDecision), EngineError> {
+        let wait = |why| ReplyDecision::Wait { until, why };
+        let permit = match self.ai_call(account, Some(task.ai_calls), now).await? {
+            AiGate::Allowed(permit) => permit,
+            refused => {
+                tracing::info!(task = %task.id, ?refused, "no AI call left for the completion evaluation; waiting as decided");
+                return Ok((task, wait(why)));
+            }
+        };
+        task.ai_calls += 1;
+        let def = task_type::definition(&task.task_type);
+        let request = CompletionRequest {
+            task_type: task.task_type.clone(),
+            goal: task.goal.clone(),
+            judgment_criteria: def.goal.judgment_criteria.map(str::to_owned),
+            outcome_codes: def.goal.outcomes.iter().map(|o| o.code.to_owned()).collect(),
+            system_prompt: system_prompt(&PromptInput::for_task(&task, account, &[], &[], now)).unwrap_or_default(),
+            conversation: conversation.to_vec(),
+            // Signals complete a task on their own as they arrive (signals, dormant checks):
+            // what is left to judge here is the conversation.
+            evidence: serde_json::json!({"signals": [], "facts": null}),
+        };
+        let progress = match permit.evaluate_completion(&request).await {
+            Ok(progress) => progress,
+            Err(e) => {
+                tracing::warn!(task = %task.id, error = %e, "completion evaluation failed; waiting as decided");
+                return Ok((task, wait(why)));
+            }
+        };
+        let summary = progress.summary();
+        let decision = match progress::judge(&progress, def) {
+            Judged::Complete { outcome } => ReplyDecision::Close {
+                why: Why::new(Reason::GoalReachedByEvaluation).outcome(outcome).detail(summary),
+            },
+            Judged::Continue => {
+                let detail = match &why.detail {
+                    Some(d) => format!("{d}; goal progress {summary}"),
+                    None => format!("goal progress {summary}"),
+                };
+                wait(Why {
+                    detail: Some(detail),
+                    ..why
+                })
+            }
+        };
+        task.goal_progress = Some(progress);
+        Ok((task, decision))
     }
 
     /// Do what the reply decision says. `reasoning`, the agent's reading of the reply, goes
@@ -438,7 +507,8 @@ impl Engine {
             context: serde_json::json!({"owner_guidance": reply::owner_guidance(conversation), "conversation": recent}),
             ..ai::draft_request(account, def, &task.goal, ai::first_name(&task), task.touch, &prompt)
         };
-        let decision = reply::guidance_drafted(permit.draft(&request).await.map_err(|e| e.to_string()));
+        let drafted = permit.draft(&request).await.map_err(|e| e.to_string());
+        let decision = reply::guidance_drafted(drafted, def.auto_threshold);
         self.carry_out_reply(account, task, conversation, decision, None, now).await
     }
 
@@ -510,6 +580,7 @@ impl Engine {
             original: None,
         });
         self.store.commit(&commit).await?;
+        self.resume_held_subtasks(&next, now).await;
         Ok(next)
     }
 

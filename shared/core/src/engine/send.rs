@@ -11,6 +11,7 @@ use super::reservation::Reservation;
 use super::work::StepOutcome;
 use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::conversation::prompt::PromptInput;
+use crate::conversation::reply::{self, Blocker};
 use crate::kernel::ids::{Email, new_ulid};
 use crate::kernel::limits;
 use crate::members::annotation::MemberAnnotations;
@@ -23,7 +24,7 @@ use crate::task::error::EngineError;
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, transition};
-use crate::task::{Draft, OutboundMessage, OutboundStatus, Task, TaskStatus};
+use crate::task::{Draft, Drafted, OutboundMessage, OutboundStatus, Task, TaskStatus};
 
 impl Engine {
     /// Draft, reserve, send and record, for a task this worker has claimed.
@@ -64,7 +65,12 @@ impl Engine {
                 };
                 claimed.ai_calls += 1;
                 match permit.draft(&request).await {
-                    Ok(d) => d,
+                    // Confidence at every step (spec §7.4): a follow-up the agent is less sure
+                    // of than the type asks goes to the owner, its draft attached.
+                    Ok(drafted) if drafted.confidence < def.auto_threshold => {
+                        return self.hold_unsure_draft(claimed, drafted, def.auto_threshold, now).await;
+                    }
+                    Ok(drafted) => drafted.draft,
                     Err(e) => return self.after_failure(claimed, now, Failure::Draft, &e.to_string(), None).await,
                 }
             }
@@ -193,6 +199,31 @@ impl Engine {
             ),
             date: now,
         }
+    }
+
+    /// A follow-up drafted below its type's threshold: the owner reads it before the member
+    /// does. The claimed task escalates with the draft in its escalation context; the owner
+    /// sends it by giving it as guidance (edited if needed), resolves or cancels the task.
+    async fn hold_unsure_draft(&self, claimed: Task, drafted: Drafted, threshold: u8, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        let reason = Reason::LowConfidenceFollowUp;
+        let detail = format!(
+            "touch {}: the agent's draft is at confidence {}, under this type's {threshold}; nothing was sent",
+            claimed.touch, drafted.confidence
+        );
+        let blocker = Blocker {
+            detail: Some(detail.clone()),
+            draft_reply: Some(drafted.draft.body),
+            ..Blocker::default()
+        };
+        let (mut next, log) = transition(&claimed, TaskStatus::Escalated, now, Why::new(reason).detail(detail))?;
+        next.escalation = Some(reply::escalation_context(reason, blocker, &[], now));
+        let commit = TaskCommit::new(next, log);
+        self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Escalated,
+            reason,
+        })
     }
 
     /// The claimed step does not send now: back to `waiting`, due at `until`.

@@ -66,6 +66,36 @@ fn plannable_types(parent_type: &str) -> Vec<String> {
 const PARENT_RACES: usize = 4;
 
 impl Engine {
+    /// The owner resumed `parent` from its escalation (spec §17.2, §17.4): the subtasks it
+    /// held meanwhile (their last decision `held_for_escalated_parent`) are due again now.
+    /// The parent's move is already committed; a subtask that moved on meanwhile is left as
+    /// it is, and a failure only delays it to its next look.
+    pub(crate) async fn resume_held_subtasks(&self, parent: &Task, now: Timestamp) {
+        for child in &parent.subtasks {
+            let history = match self.store.task_history(parent.account_id, child.id).await {
+                Ok(Some(history)) => history,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!(parent = %parent.id, subtask = %child.id, error = %e, "held subtask not read; it resumes at its next look");
+                    continue;
+                }
+            };
+            let task = history.task;
+            let held = matches!(task.status, TaskStatus::Ready | TaskStatus::Waiting)
+                && history
+                    .log
+                    .last()
+                    .is_some_and(|l| l.reason == Reason::HeldForEscalatedParent.as_str());
+            if !held {
+                continue;
+            }
+            let why = Why::new(Reason::ResumedWithParent).detail(format!("parent task {} resumed", parent.id));
+            if let Err(e) = self.store.commit(&Self::reschedule(&task, now, now, why)).await {
+                tracing::warn!(parent = %parent.id, subtask = %child.id, error = %e, "held subtask not resumed; it resumes at its next look");
+            }
+        }
+    }
+
     /// Add a subtask to `parent` (spec §14.2): the parent lists it first — so its limits hold
     /// however many are added at once — and then it is made through the one creation path.
     pub async fn create_subtask(

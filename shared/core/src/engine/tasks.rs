@@ -272,7 +272,7 @@ impl Engine {
                 };
                 match self.ai_call(account, None, now).await? {
                     AiGate::Allowed(permit) => match permit.draft(&request).await {
-                        Ok(draft) => Some(draft),
+                        Ok(drafted) => Some(drafted.draft),
                         Err(e) => {
                             tracing::warn!(error = %e, "no first draft; the owner will see an empty draft");
                             None
@@ -363,6 +363,8 @@ impl Engine {
             attribution_until: None,
             value_source: None,
             owner_edited: false,
+            goal_progress: None,
+            feedback: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
@@ -440,7 +442,7 @@ impl Engine {
                 match self.ai_call(account, Some(ai_calls), now).await {
                     Ok(AiGate::Allowed(permit)) => {
                         ai_calls += 1;
-                        permit.draft(&request).await.ok()
+                        permit.draft(&request).await.ok().map(|d| d.draft)
                     }
                     _ => None,
                 }

@@ -519,7 +519,7 @@ mod properties {
         /// Move the onboarding date: 0 = shadow today, 1 = guided, 2 = past the ramp.
         Ramp(u8),
         /// The member answers a task's newest mail (0 stop, 1 a dated yes, 2 a question,
-        /// 3 "ok"), delivered once or twice.
+        /// 3 "ok", 4 an unsure yes the agent would close on below 60), delivered once or twice.
         Reply {
             task: u8,
             text: u8,
@@ -543,7 +543,7 @@ mod properties {
 
     #[async_trait::async_trait]
     impl crate::ports::Agent for WordsAgent {
-        async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
+        async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<crate::ports::Drafted, crate::ports::AgentError> {
             crate::testing::FixedAgent.draft(request).await
         }
         async fn evaluate_reply(
@@ -553,6 +553,9 @@ mod properties {
             use crate::conversation::reply::{ReplyAction, ReplyEvaluation};
             let (action, confidence, reply, outcome) = if r.reply.contains('?') {
                 (ReplyAction::Reply, 70, Some("Yes, of course.".to_owned()), None)
+            } else if r.reply.contains("maybe") {
+                // A close the agent is unsure of: it must never close the task.
+                (ReplyAction::Close, 55, None, r.outcome_codes.first().cloned())
             } else if r.reply.contains("Monday") {
                 (ReplyAction::Close, 85, None, r.outcome_codes.first().cloned())
             } else {
@@ -597,7 +600,7 @@ mod properties {
             2 => (0u8..4, 0u8..3, 0u8..3).prop_map(|(member, kind, mode)| Op::CreateIn { member, kind, mode }),
             1 => any::<bool>().prop_map(Op::PauseAccount),
             1 => (0u8..3).prop_map(Op::Ramp),
-            3 => (any::<u8>(), 0u8..4, any::<bool>()).prop_map(|(task, text, twice)| Op::Reply { task, text, twice }),
+            3 => (any::<u8>(), 0u8..5, any::<bool>()).prop_map(|(task, text, twice)| Op::Reply { task, text, twice }),
             1 => any::<u8>().prop_map(Op::Guide),
             3 => (0u8..4, any::<bool>(), any::<bool>()).prop_map(|(member, dry_run, approve)| Op::Automate { member, dry_run, approve }),
             1 => any::<bool>().prop_map(Op::ConnectorDown),
@@ -725,6 +728,19 @@ mod properties {
                 {
                     return Err(format!("task {id}: logged an invalid move {from} → {}", entry.to_status));
                 }
+                // No close under 60 (spec §37.5): a close on the agent's judgment names it.
+                let closed_on_judgment = entry.to_status == TaskStatus::Completed
+                    && entry.from_status != Some(TaskStatus::Completed)
+                    && entry.detail.as_deref().is_some_and(|d| d.starts_with("action Close, confidence "));
+                let confidence = entry
+                    .detail
+                    .as_deref()
+                    .and_then(|d| d.strip_prefix("action Close, confidence "))
+                    .and_then(|d| d.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse::<u8>().ok());
+                if closed_on_judgment && confidence.is_none_or(|c| c < crate::kernel::limits::CLOSE_MIN_CONFIDENCE) {
+                    return Err(format!("task {id}: closed on the agent's judgment at confidence {confidence:?}"));
+                }
             }
         }
         Ok(())
@@ -849,7 +865,13 @@ mod properties {
                     let id = tasks[task as usize % tasks.len()];
                     let token = w.engine.config.signing_key.reply_token(&id);
                     if let Some(last) = w.mailer.sent().into_iter().rev().find(|m| m.reply_to.contains(&token)) {
-                        let words = ["STOP", "See you Monday at 6", "Can I bring a friend?", "ok"][text as usize];
+                        let words = [
+                            "STOP",
+                            "See you Monday at 6",
+                            "Can I bring a friend?",
+                            "ok",
+                            "maybe Monday, not sure",
+                        ][text as usize];
                         let raw = format!(
                             "From: <{}>\r\nTo: <{}>\r\nMessage-ID: <r{}@m.example>\r\nSubject: Re: x\r\n\r\n{words}\r\n",
                             last.to,
@@ -928,6 +950,25 @@ mod properties {
             Op::Run,
         ];
         play(ops).await.expect("guarantees hold");
+    }
+
+    /// The checker sees a close under 60: a played reply the agent would close on unsurely
+    /// leaves the task open (and the check would fail on a close).
+    #[tokio::test]
+    async fn an_unsure_close_is_played_and_checked() {
+        let ops = vec![
+            Op::Create { member: 0, kind: 0 },
+            Op::Approve(0),
+            Op::Run,
+            Op::Reply {
+                task: 0,
+                text: 4,
+                twice: false,
+            },
+            Op::Run,
+        ];
+        // On the heap, as the property test's runtime holds it: the whole game is one future.
+        Box::pin(play(ops)).await.expect("guarantees hold");
     }
 
     proptest! {
@@ -1190,6 +1231,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 }
 
 mod actions;
+mod confidence;
 mod connector;
 mod gates;
 mod intake;

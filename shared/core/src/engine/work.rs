@@ -126,6 +126,13 @@ impl Engine {
             Input::MemberTasks => {
                 seen.member_tasks = Some(self.store.member_active_tasks(task.account_id, &task.member.id).await?);
             }
+            Input::Parent => {
+                let parent = match task.parent_id {
+                    Some(parent) => self.store.get_task(task.account_id, parent).await?,
+                    None => None,
+                };
+                seen.parent = Some(parent);
+            }
             Input::AddressSuppressed => {
                 let current = seen.facts.as_ref().and_then(|f| f.as_ref()).and_then(|f| f.email.as_ref());
                 seen.address_suppressed = Some(match current {

@@ -130,6 +130,16 @@ pub const ANOMALY_MEMBER_REPLIES: usize = 3;
 /// The conversation loop (spec §6.5, §7.4): an answer the agent is less sure of than this goes
 /// to the owner as a draft instead of to the member.
 pub const REPLY_MIN_CONFIDENCE: u8 = 50;
+/// How long a subtask held by its escalated parent waits before looking again; the owner's
+/// guidance on the parent makes it due at once (spec §17.2).
+pub const HELD_SUBTASK_RECHECK: SignedDuration = SignedDuration::from_hours(24);
+/// A model's decision to close a task (spec §37.5, issue 17): below this confidence it never
+/// closes the task; the task waits, or goes to the owner when its budget is nearly spent.
+pub const CLOSE_MIN_CONFIDENCE: u8 = 60;
+/// The completion evaluator closes on a concrete signal at or above this confidence (§37.3).
+pub const PROGRESS_SIGNAL_CONFIDENCE: u8 = 80;
+/// …and a progressive goal at 100% at or above this one (§37.3).
+pub const PROGRESS_DONE_CONFIDENCE: u8 = 70;
 /// How long "wait" waits when the agent names no number of days.
 pub const REPLY_DEFAULT_WAIT_DAYS: u32 = 3;
 /// The most a "wait" may push the next step out.

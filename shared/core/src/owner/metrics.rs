@@ -75,6 +75,14 @@ pub struct DailyMetrics {
     /// The account's AI calls that day (read from its AI counter, not folded).
     #[serde(default)]
     pub ai_calls: u32,
+    /// The owner's ratings of tasks (spec §28.5): thumbs up, thumbs down.
+    #[serde(default)]
+    pub feedback_up: u32,
+    #[serde(default)]
+    pub feedback_down: u32,
+    /// Closed tasks whose outcome the owner corrected (spec §37.6).
+    #[serde(default)]
+    pub outcome_corrections: u32,
 }
 
 /// The account's folding state: how far the log has been folded, lifetime totals, and which
@@ -134,6 +142,9 @@ impl DailyMetrics {
             }
             OwnerSkipped => self.owner_skips += 1,
             OwnerProvidedGuidance => self.owner_guidance += 1,
+            OwnerFeedbackUp => self.feedback_up += 1,
+            OwnerFeedbackDown => self.feedback_down += 1,
+            OwnerCorrectedOutcome => self.outcome_corrections += 1,
             EscalationReminder => self.escalation_reminders += 1,
             VerbalCommitment => self.verbal_commitments += 1,
             NoSignalAfterVerbalCommitment => self.verbal_downgrades += 1,
@@ -145,7 +156,7 @@ impl DailyMetrics {
     }
 
     /// Every count with its name, in a fixed order (for stores and metric lines).
-    pub fn fields(&self) -> [(&'static str, u32); 21] {
+    pub fn fields(&self) -> [(&'static str, u32); 24] {
         [
             ("tasks_created", self.tasks_created),
             ("tasks_completed", self.tasks_completed),
@@ -168,6 +179,9 @@ impl DailyMetrics {
             ("anomalies", self.anomalies),
             ("connector_deferrals", self.connector_deferrals),
             ("ai_calls", self.ai_calls),
+            ("feedback_up", self.feedback_up),
+            ("feedback_down", self.feedback_down),
+            ("outcome_corrections", self.outcome_corrections),
         ]
     }
 

@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::mail::OutboundMail;
 use crate::conversation::reply::ReplyEvaluation;
 use crate::owner::account::Profile;
-use crate::task::outcome::Milestone;
+use crate::task::ConversationMessage;
+pub use crate::task::Drafted;
+pub use crate::task::progress::{EvidenceType, GoalProgress, RecommendedAction};
 use crate::task::work::QueueName;
-use crate::task::{ConversationMessage, Draft};
 
 pub mod connection;
 pub mod store;
@@ -171,41 +172,6 @@ pub struct CompletionRequest {
     pub evidence: serde_json::Value,
 }
 
-/// How the evidence for a goal was obtained (spec §37.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceType {
-    ConcreteSignal,
-    VerbalCommitment,
-    Inferred,
-    PartialSignal,
-    None,
-}
-
-/// What the evaluator recommends (spec §37.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RecommendedAction {
-    Complete,
-    WaitAndVerify,
-    Continue,
-    Escalate,
-    CloseAsNeutral,
-}
-
-/// The goal-progress model (spec §37.2): not a yes/no, but how far and how sure.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GoalProgress {
-    pub progress_pct: u8,
-    pub current_outcome: String,
-    pub confidence: u8,
-    pub evidence_type: EvidenceType,
-    pub evidence: String,
-    pub recommended_action: RecommendedAction,
-    pub milestones: Vec<Milestone>,
-    pub risks: Vec<String>,
-}
-
 /// One step a planning parent already took (spec §14.2), for the planner.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepResult {
@@ -254,7 +220,7 @@ pub struct PlanDecision {
 /// The AI (an LLM, or the offline heuristic agent).
 #[async_trait]
 pub trait Agent: Send + Sync {
-    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError>;
+    async fn draft(&self, request: &DraftRequest) -> Result<Drafted, AgentError>;
     /// Judge a member's reply. An error means "unsure": callers escalate.
     async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError>;
     /// Judge progress towards the goal. An error means "unsure": callers escalate.

@@ -27,6 +27,7 @@ use crate::rails::send_gate::SendSnapshot;
 use crate::rails::stale_guard::{self, Freshness};
 use crate::task::cadence::OnExhaustion;
 use crate::task::controls::TaskMode;
+use crate::task::progress;
 use crate::task::reason::Reason;
 use crate::task::task_type::{self, Category, TaskTypeDef};
 use crate::task::transition::Why;
@@ -64,6 +65,8 @@ pub struct StepInput {
     /// Whether the member's current address (from their facts, when it is not the one the
     /// task was made with) is suppressed ([`Input::AddressSuppressed`]).
     pub address_suppressed: Option<bool>,
+    /// A subtask's parent; `Some(None)` when it is gone ([`Input::Parent`]).
+    pub parent: Option<Option<Task>>,
 }
 
 impl StepInput {
@@ -80,6 +83,7 @@ impl StepInput {
             facts: None,
             member_tasks: None,
             address_suppressed: None,
+            parent: None,
         }
     }
 
@@ -102,6 +106,8 @@ pub enum Input {
     MemberTasks,
     /// The suppression list for the member's current address, when it is not the task's.
     AddressSuppressed,
+    /// A subtask's parent: while it is escalated, the subtask holds (spec §17.2).
+    Parent,
 }
 
 /// Where the step stands: an input to read first, or its decision.
@@ -224,6 +230,22 @@ pub fn decide(seen: &StepInput) -> Step {
             until: now + SignedDuration::from_hours(1),
             why: Why::new(Reason::AccountPaused),
         });
+    }
+    // While a parent is escalated the whole pipeline pauses (spec §17.2): its subtasks send
+    // nothing and read nothing; the owner's guidance on the parent makes them due again.
+    if let Some(parent_id) = task.parent_id {
+        let Some(parent) = &seen.parent else {
+            return Needs(Input::Parent);
+        };
+        if parent.as_ref().is_some_and(|p| p.status == TaskStatus::Escalated) {
+            let why = Why::new(Reason::HeldForEscalatedParent).detail(format!(
+                "parent task {parent_id} waits on the owner; nothing is sent until it resumes"
+            ));
+            return Decided(StepDecision::Defer {
+                until: now + limits::HELD_SUBTASK_RECHECK,
+                why,
+            });
+        }
     }
     if task.batch || !task.subtasks.is_empty() || task.controls.agent_planning {
         return Decided(StepDecision::Coordinate);
@@ -402,13 +424,29 @@ fn spent(task: &Task, def: &TaskTypeDef, now: Timestamp) -> Option<StepDecision>
     None
 }
 
-/// The touches (or the time) ran out: the cadence's exhaustion policy decides.
+/// The touches (or the time) ran out. With progress towards the goal (the completion
+/// evaluator's, kept on the task), it is the spec's low-confidence completion (§16.1:
+/// "budget exhausted with positive signal", 40–60): completed with the evaluator's outcome,
+/// provisional, so attribution confirms it by the goal's signal or downgrades it. Otherwise
+/// the cadence's exhaustion policy decides.
 pub fn exhaust(task: &Task, reason: Reason, now: Timestamp) -> StepDecision {
+    let def = task_type::definition(&task.task_type);
+    if let Some(outcome) = progress::exhausted_with_progress(task.goal_progress.as_ref(), def) {
+        let summary = task.goal_progress.as_ref().map(|p| p.summary()).unwrap_or_default();
+        let why = Why::new(Reason::BudgetExhaustedWithProgress)
+            .outcome(outcome)
+            .detail(format!("{reason}: a low-confidence completion on goal progress {summary}"))
+            .provisional();
+        return StepDecision::Close {
+            to: TaskStatus::Completed,
+            why,
+        };
+    }
     let unresponsive = || StepDecision::Close {
         to: TaskStatus::Cancelled,
         why: Why::new(reason).outcome("unresponsive"),
     };
-    match task_type::definition(&task.task_type).cadence.on_exhaustion {
+    match def.cadence.on_exhaustion {
         OnExhaustion::Cancel => unresponsive(),
         OnExhaustion::Escalate => {
             let detail = format!(

@@ -16,6 +16,9 @@ pub enum EngineError {
     NotFound { what: &'static str },
     #[error("invalid transition: {from} → {to}")]
     InvalidTransition { from: TaskStatus, to: TaskStatus },
+    /// The task's status does not allow the action (a conflict, like a transition).
+    #[error("a task in status {status} cannot take {action}")]
+    InvalidState { status: TaskStatus, action: &'static str },
     #[error("the task changed while this request was being applied; re-read it and try again")]
     StaleVersion,
     #[error("{0}")]

@@ -12,9 +12,11 @@ pub mod cadence;
 pub mod commit;
 pub mod controls;
 pub mod error;
+pub mod feedback;
 pub mod flood;
 pub mod history;
 pub mod outcome;
+pub mod progress;
 pub mod reason;
 pub mod subtasks;
 pub mod task_type;
@@ -150,6 +152,15 @@ pub struct Draft {
     pub body: String,
 }
 
+/// What the agent wrote, and how sure it is of it, 0–100 (spec §7.4): a follow-up or an
+/// answer written from the owner's guidance below its type's threshold goes to the owner,
+/// with the draft attached, instead of to the member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drafted {
+    pub draft: Draft,
+    pub confidence: u8,
+}
+
 /// A task. Every change goes through [`crate::task::transition::transition`] or an engine operation
 /// that bumps `version`; the store writes it only if the stored version is the one read.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -239,6 +250,14 @@ pub struct Task {
     /// the original stays in the `owner_approved_with_edits` log entry). Learning reads it.
     #[serde(default)]
     pub owner_edited: bool,
+    /// How far the task is towards its goal, as the completion evaluator last judged it
+    /// (spec §37): shown to the owner and given to the agent in later prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_progress: Option<crate::task::progress::GoalProgress>,
+    /// The owner's latest rating of how the task went (spec §27.4, §28.5); every rating is
+    /// also in the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<crate::task::feedback::OwnerFeedback>,
     pub version: u64,
 }
 

@@ -100,6 +100,15 @@ reasons! {
     GuidanceDrafted = "guidance_drafted",
     /// The agent could not turn the owner's guidance into a message.
     GuidanceNotCarriedOut = "guidance_not_carried_out",
+    /// The agent's answer from the owner's guidance is below its type's threshold: the owner
+    /// reads the draft before the member does (spec §7.4).
+    LowConfidenceGuidanceAnswer = "low_confidence_guidance_answer",
+    /// The owner rated the task's handling: thumbs up (spec §27.4, §28.5).
+    OwnerFeedbackUp = "owner_feedback_up",
+    /// The owner rated the task's handling: thumbs down.
+    OwnerFeedbackDown = "owner_feedback_down",
+    /// The owner corrected a closed task's outcome (spec §37.6); attribution follows.
+    OwnerCorrectedOutcome = "owner_corrected_outcome",
 
     // A touch: its turn, its gates, its send (spec §7, §10).
     /// The first message is due.
@@ -219,6 +228,10 @@ reasons! {
     SuspectedStop = "suspected_stop",
     /// Another task of the member's waits on the owner's word about a suspected stop.
     HeldForSuspectedStop = "held_for_suspected_stop",
+    /// The task's parent is escalated: its subtasks send nothing until it resumes (§17.2).
+    HeldForEscalatedParent = "held_for_escalated_parent",
+    /// The parent resumed from its escalation: its held subtask is due again.
+    ResumedWithParent = "resumed_with_parent",
     /// A reply from an address that is not the member's: kept for the owner, never read as
     /// the member's answer (no stop, no close, no commitment).
     ReplyFromAnotherSender = "reply_from_another_sender",
@@ -242,6 +255,20 @@ reasons! {
     WantsToReplyButTimeBudgetExhausted = "wants_to_reply_but_time_budget_exhausted",
     /// The agent is not sure enough of its answer.
     LowConfidenceOnReply = "low_confidence_on_reply",
+    /// The agent's follow-up draft is below its type's threshold: the owner reads it first
+    /// (spec §7.4).
+    LowConfidenceFollowUp = "low_confidence_follow_up",
+    /// The agent would close below the close floor (60): the task waits instead (§37.5).
+    LowConfidenceCloseWaits = "low_confidence_close_waits",
+    /// The agent would close below the close floor with the budget nearly spent: the owner
+    /// decides.
+    LowConfidenceCloseEscalated = "low_confidence_close_escalated",
+    /// The completion evaluator saw the goal reached (a concrete signal, or a finished
+    /// progressive goal) (spec §16.3, §37.3).
+    GoalReachedByEvaluation = "goal_reached_by_evaluation",
+    /// The budget ran out with progress towards the goal: a low-confidence completion,
+    /// provisional until the goal's signal confirms it (spec §16.1).
+    BudgetExhaustedWithProgress = "budget_exhausted_with_progress",
     /// The agent meant to answer and wrote nothing.
     ReplyWithoutText = "reply_without_text",
     /// The agent closed the task without one of its type's outcomes.

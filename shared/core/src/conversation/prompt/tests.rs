@@ -204,3 +204,38 @@ fn the_budget_left_is_read_from_the_task() {
         0
     );
 }
+
+#[test]
+fn the_goal_progress_is_given_to_the_agent_with_its_milestones() {
+    use crate::task::outcome::Milestone;
+    use crate::task::progress::{EvidenceType, GoalProgress, RecommendedAction};
+    assert_eq!(progress_layer(None), "");
+    let progress = GoalProgress {
+        progress_pct: 67,
+        current_outcome: "partial".into(),
+        confidence: 80,
+        evidence_type: EvidenceType::PartialSignal,
+        evidence: "2 of 3 check-ins".into(),
+        recommended_action: RecommendedAction::Continue,
+        milestones: vec![
+            Milestone {
+                name: "first checkin".into(),
+                hit: true,
+                hit_at: Some(now()),
+            },
+            Milestone {
+                name: "third checkin".into(),
+                hit: false,
+                hit_at: None,
+            },
+        ],
+        risks: vec!["busy month".into()],
+    };
+    let layer = progress_layer(Some(&progress));
+    assert!(layer.contains("67% — currently `partial`"), "{layer}");
+    assert!(
+        layer.contains("✓ first checkin (2026-") && layer.contains("○ third checkin (pending)"),
+        "{layer}"
+    );
+    assert!(layer.contains("Risks: busy month"), "{layer}");
+}

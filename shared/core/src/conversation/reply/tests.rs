@@ -231,6 +231,38 @@ fn a_close_needs_one_of_the_types_outcomes_and_a_verbal_commitment_is_provisiona
 }
 
 #[test]
+fn a_close_under_60_waits_or_with_the_budget_nearly_spent_goes_to_the_owner() {
+    let mut task = sample_task(TaskStatus::Waiting);
+    task.budget.messages_max = 3;
+    task.budget.messages_used = 1;
+    let closing = |confidence: u8| ReplyEvaluation {
+        outcome: Some("acknowledged".into()),
+        confidence,
+        ..judged_as(ReplyAction::Close)
+    };
+    assert_eq!(
+        reason(&decide(&task, &closing(60), now())),
+        Some(Reason::MemberReplyResolved),
+        "at 60"
+    );
+    match decide(&task, &closing(59), now()) {
+        ReplyDecision::Wait { until, why } => {
+            assert_eq!(why.reason, Reason::LowConfidenceCloseWaits);
+            assert_eq!(until, now() + SignedDuration::from_hours(24 * 3), "the default wait");
+            assert!(why.detail.unwrap_or_default().contains("confidence 59 (under 60)"));
+        }
+        other => panic!("at 59: {other:?}"),
+    }
+    task.budget.messages_used = 2;
+    assert_eq!(
+        reason(&decide(&task, &closing(59), now())),
+        Some(Reason::LowConfidenceCloseEscalated),
+        "one message left"
+    );
+    assert_eq!(reason(&decide(&task, &closing(60), now())), Some(Reason::MemberReplyResolved));
+}
+
+#[test]
 fn an_escalation_names_what_the_member_needs_from_the_owner() {
     let task = sample_task(TaskStatus::Waiting);
     let escalating = |question: Option<&str>, other: Option<&str>| ReplyEvaluation {
@@ -285,17 +317,29 @@ fn guidance_needs_a_message_left_and_words_from_the_agent() {
     );
     assert_eq!(before_guidance(&sample_task(TaskStatus::Executing)), None);
 
-    let draft = |body: &str| Draft {
-        subject: "Re: Quick note".into(),
-        body: body.into(),
+    let sure = |body: &str, confidence: u8| crate::task::Drafted {
+        draft: crate::task::Draft {
+            subject: "Re: Quick note".into(),
+            body: body.into(),
+        },
+        confidence,
     };
+    let draft = |body: &str| sure(body, 75);
     assert_eq!(
-        guidance_drafted(Ok(draft("Hi Sarah,\n  Friday  is fine."))),
+        guidance_drafted(Ok(draft("Hi Sarah,\n  Friday  is fine.")), 75),
         ReplyDecision::Answer {
             text: "Hi Sarah,\n  Friday  is fine.".into(),
-            why: Why::new(Reason::GuidanceDrafted).detail("Hi Sarah, Friday is fine."),
-        }
+            why: Why::new(Reason::GuidanceDrafted).detail("confidence 75: Hi Sarah, Friday is fine."),
+        },
+        "at the threshold, sent"
     );
+    match guidance_drafted(Ok(sure("Friday is fine.", 74)), 75) {
+        ReplyDecision::Escalate { reason, blocker } => {
+            assert_eq!(reason, Reason::LowConfidenceGuidanceAnswer);
+            assert_eq!(blocker.draft_reply.as_deref(), Some("Friday is fine."), "the draft goes with it");
+        }
+        other => panic!("just under the threshold: {other:?}"),
+    }
     let cases = [
         (Ok(draft("  ")), "the agent wrote nothing from the guidance"),
         (
@@ -305,7 +349,7 @@ fn guidance_needs_a_message_left_and_words_from_the_agent() {
     ];
     for (drafted, detail) in cases {
         assert_eq!(
-            guidance_drafted(drafted),
+            guidance_drafted(drafted, 75),
             ReplyDecision::Escalate {
                 reason: Reason::GuidanceNotCarriedOut,
                 blocker: Blocker::because(detail),

@@ -19,7 +19,7 @@ struct Escalates;
 
 #[async_trait::async_trait]
 impl Agent for Escalates {
-    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
+    async fn draft(&self, request: &DraftRequest) -> Result<crate::ports::Drafted, AgentError> {
         FixedAgent.draft(request).await
     }
     async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {

@@ -13,7 +13,7 @@ struct Prompts(Mutex<Vec<(u32, String)>>);
 
 #[async_trait::async_trait]
 impl crate::ports::Agent for Prompts {
-    async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<Draft, crate::ports::AgentError> {
+    async fn draft(&self, request: &crate::ports::DraftRequest) -> Result<crate::ports::Drafted, crate::ports::AgentError> {
         self.0.lock().expect("prompts").push((request.touch, request.system_prompt.clone()));
         FixedAgent.draft(request).await
     }

@@ -13,11 +13,14 @@ struct Scripted(ReplyEvaluation);
 
 #[async_trait::async_trait]
 impl Agent for Scripted {
-    async fn draft(&self, request: &DraftRequest) -> Result<Draft, AgentError> {
+    async fn draft(&self, request: &DraftRequest) -> Result<crate::ports::Drafted, AgentError> {
         let guidance = request.context.get("owner_guidance").and_then(|g| g.as_str()).unwrap_or("");
-        Ok(Draft {
-            subject: String::new(),
-            body: format!("Touch {} ({}) {guidance}", request.touch, request.tone),
+        Ok(crate::ports::Drafted {
+            draft: Draft {
+                subject: String::new(),
+                body: format!("Touch {} ({}) {guidance}", request.touch, request.tone),
+            },
+            confidence: 95,
         })
     }
     async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {

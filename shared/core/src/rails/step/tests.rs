@@ -165,6 +165,7 @@ fn the_step_reads_each_input_only_once_the_rules_before_it_let_it_go_on() {
                 Input::Facts => seen.facts = Some(None),
                 Input::MemberTasks => seen.member_tasks = Some(Vec::new()),
                 Input::AddressSuppressed => seen.address_suppressed = Some(false),
+                Input::Parent => seen.parent = Some(None),
             }
         }
         assert_eq!(asked, expected, "{case}");
@@ -790,4 +791,77 @@ fn a_suspected_stop_on_another_task_holds_every_send_to_the_member() {
     other.outcome_reason = Some(Reason::MemberQuestionNeedsOwner.as_str().into());
     seen.member_tasks = Some(vec![seen.task.clone(), other]);
     assert!(matches!(decided(&seen), StepDecision::Send { .. }));
+}
+
+#[test]
+fn a_subtask_holds_while_its_parent_is_escalated_and_goes_on_once_it_is_not() {
+    let parent_id = TaskId::generate(now());
+    let mut seen = waiting();
+    seen.task.parent_id = Some(parent_id);
+    assert_eq!(decide(&seen), Step::Needs(Input::Parent), "a subtask reads its parent");
+    let mut parent = sample_task(TaskStatus::Escalated);
+    parent.id = parent_id;
+    seen.parent = Some(Some(parent.clone()));
+    match decided(&seen) {
+        StepDecision::Defer { until, why } => {
+            assert_eq!(why.reason, Reason::HeldForEscalatedParent);
+            assert_eq!(until, now() + limits::HELD_SUBTASK_RECHECK);
+        }
+        other => panic!("held: {other:?}"),
+    }
+    parent.status = TaskStatus::Executing;
+    seen.parent = Some(Some(parent));
+    assert!(matches!(decided(&seen), StepDecision::Send { .. }), "resumed with its parent");
+    seen.parent = Some(None);
+    assert!(matches!(decided(&seen), StepDecision::Send { .. }), "a parent gone holds nothing");
+}
+
+#[test]
+fn a_spent_budget_with_goal_progress_is_a_provisional_low_confidence_completion() {
+    use crate::task::progress::{EvidenceType, GoalProgress, RecommendedAction};
+    let mut seen = waiting();
+    seen.task.task_type = "churn_risk".into();
+    seen.task.budget.messages_used = seen.task.budget.messages_max;
+    let spent = |seen: &StepInput| decided(seen);
+    assert!(
+        !matches!(
+            spent(&seen),
+            StepDecision::Close {
+                to: TaskStatus::Completed,
+                ..
+            }
+        ),
+        "no progress: the cadence's policy"
+    );
+    let progress = |pct: u8, outcome: &str| GoalProgress {
+        progress_pct: pct,
+        current_outcome: outcome.into(),
+        confidence: 55,
+        evidence_type: EvidenceType::Inferred,
+        evidence: "warm replies".into(),
+        recommended_action: RecommendedAction::Continue,
+        milestones: Vec::new(),
+        risks: Vec::new(),
+    };
+    seen.task.goal_progress = Some(progress(0, "engaged_conversation"));
+    assert!(
+        !matches!(
+            spent(&seen),
+            StepDecision::Close {
+                to: TaskStatus::Completed,
+                ..
+            }
+        ),
+        "0%"
+    );
+    seen.task.goal_progress = Some(progress(20, "engaged_conversation"));
+    match spent(&seen) {
+        StepDecision::Close { to, why } => {
+            assert_eq!(to, TaskStatus::Completed);
+            assert_eq!(why.reason, Reason::BudgetExhaustedWithProgress);
+            assert_eq!(why.outcome.as_deref(), Some("engaged_conversation"));
+            assert!(why.provisional, "attribution verifies it");
+        }
+        other => panic!("completed on progress: {other:?}"),
+    }
 }

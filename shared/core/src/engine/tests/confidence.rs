@@ -1,0 +1,390 @@
+//! Issue 17: confidence at every step (spec §7.4, §37.5), goal progress (§37), a parent's
+//! escalation holding its subtasks (§17.2), and the owner's word on outcomes (§27.4, §37.6) —
+//! each with a scripted agent whose answers sit just under and just over the thresholds.
+
+use std::sync::Mutex;
+
+use super::*;
+use crate::conversation::reply::{ReplyAction, ReplyEvaluation};
+use crate::ports::{Agent, AgentError, Clock, CompletionRequest, DraftRequest, Drafted, GoalProgress, ReplyRequest};
+use crate::task::feedback::Rating;
+use crate::task::progress::{EvidenceType, RecommendedAction};
+use crate::task::task_type::definition;
+
+/// An agent whose every answer is set by the test; it remembers the prompts it was given.
+struct Scripted {
+    draft_confidence: u8,
+    evaluation: ReplyEvaluation,
+    progress: Option<GoalProgress>,
+    prompts: Mutex<Vec<String>>,
+}
+
+#[async_trait::async_trait]
+impl Agent for Scripted {
+    async fn draft(&self, request: &DraftRequest) -> Result<Drafted, AgentError> {
+        self.prompts.lock().expect("prompts").push(request.system_prompt.clone());
+        Ok(Drafted {
+            draft: Draft {
+                subject: String::new(),
+                body: format!("Touch {} ({})", request.touch, request.tone),
+            },
+            confidence: self.draft_confidence,
+        })
+    }
+    async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
+        Ok(self.evaluation.clone())
+    }
+    async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
+        self.progress.clone().ok_or_else(|| AgentError("no progress scripted".into()))
+    }
+    async fn plan_next(&self, _: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, AgentError> {
+        Err(AgentError("not used".into()))
+    }
+}
+
+fn judged(action: ReplyAction, confidence: u8) -> ReplyEvaluation {
+    ReplyEvaluation {
+        action,
+        outcome: None,
+        confidence,
+        reasoning: "scripted".into(),
+        reply: None,
+        wait_days: Some(2),
+        suggest_suppression: false,
+        provisional: false,
+        unanswered_question: None,
+        other_subject: None,
+    }
+}
+
+fn progress(pct: u8, outcome: &str, confidence: u8, evidence_type: EvidenceType) -> GoalProgress {
+    GoalProgress {
+        progress_pct: pct,
+        current_outcome: outcome.into(),
+        confidence,
+        evidence_type,
+        evidence: "from the conversation".into(),
+        recommended_action: RecommendedAction::Continue,
+        milestones: Vec::new(),
+        risks: Vec::new(),
+    }
+}
+
+async fn world_with(draft_confidence: u8, evaluation: ReplyEvaluation, progress: Option<GoalProgress>) -> (World, Arc<Scripted>) {
+    let mut w = world().await;
+    let agent = Arc::new(Scripted {
+        draft_confidence,
+        evaluation,
+        progress,
+        prompts: Mutex::new(Vec::new()),
+    });
+    w.engine.agent = agent.clone();
+    (w, agent)
+}
+
+/// The member's answer to the newest mail to them.
+fn reply_to(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
+    let last = w
+        .mailer
+        .sent()
+        .into_iter()
+        .rev()
+        .find(|m| m.to.as_str() == to)
+        .expect("a mail to answer");
+    format!(
+        "From: Sam <{to}>\r\nTo: <{}>\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nIn-Reply-To: <{}>\r\n\
+         Content-Type: text/plain\r\n\r\n{text}\r\n",
+        last.reply_to, last.subject, last.message_id
+    )
+    .into_bytes()
+}
+
+/// Run day by day until the task leaves `waiting` for good or its second touch went out.
+async fn until_follow_up(w: &World, task: &Task) -> Task {
+    for _ in 0..14 {
+        w.clock.advance(days(1));
+        w.run().await;
+        let now = w.task(task).await;
+        if now.touch >= 2 || now.status != TaskStatus::Waiting {
+            return now;
+        }
+    }
+    w.task(task).await
+}
+
+async fn reasons(w: &World, task: &Task) -> Vec<String> {
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    history.log.into_iter().map(|l| l.reason).collect()
+}
+
+/// Given each mailing type's threshold, when the agent drafts a follow-up just under it, then
+/// nothing is sent and the owner gets the task with the draft; just at it, it is sent.
+#[tokio::test]
+async fn a_follow_up_under_the_types_threshold_goes_to_the_owner_with_its_draft() {
+    for task_type in ["payment_recovery", "churn_risk", "win_back", "lead_followup"] {
+        let threshold = definition(task_type).auto_threshold;
+        for (confidence, sent) in [(threshold - 1, false), (threshold, true)] {
+            let (w, _) = world_with(confidence, judged(ReplyAction::Wait, 90), None).await;
+            let task = w.approved(task_type, "m_follow").await;
+            w.run().await;
+            assert_eq!(w.mailer.sent().len(), 1, "{task_type}: the approved first touch");
+            let after = until_follow_up(&w, &task).await;
+            if sent {
+                assert_eq!((after.touch, w.mailer.sent().len()), (2, 2), "{task_type} at {confidence}");
+                continue;
+            }
+            assert_eq!(w.mailer.sent().len(), 1, "{task_type} at {confidence}: nothing more sent");
+            assert_eq!(after.status, TaskStatus::Escalated, "{task_type} at {confidence}");
+            assert_eq!(after.outcome_reason.as_deref(), Some("low_confidence_follow_up"));
+            let context = after.escalation.expect("context");
+            assert!(
+                context.draft_reply.as_deref().is_some_and(|d| d.starts_with("Touch 1")),
+                "the draft is attached"
+            );
+            assert_eq!(after.budget.messages_used, 1, "no message counted for the held draft");
+        }
+    }
+}
+
+/// Given an escalated task and the owner's guidance, when the agent's answer from it is just
+/// under the type's threshold, then it goes back to the owner with the draft; at it, it is sent.
+#[tokio::test]
+async fn an_answer_from_guidance_under_the_threshold_goes_back_to_the_owner() {
+    let threshold = definition("churn_risk").auto_threshold;
+    for (confidence, sent) in [(threshold - 1, false), (threshold, true)] {
+        let (w, _) = world_with(confidence, judged(ReplyAction::Escalate, 90), None).await;
+        let task = w.approved("churn_risk", "m_guided").await;
+        w.run().await;
+        let raw = reply_to(&w, "m-guided@example.com", "g1@mail.example.net", "Are you open on Sunday?");
+        w.engine.receive_reply(&raw).await.expect("receive");
+        w.run().await;
+        assert_eq!(w.task(&task).await.status, TaskStatus::Escalated);
+        w.engine.guidance(w.account.id, task.id, "Yes, 8 to noon").await.expect("guidance");
+        w.clock.advance(days(1));
+        w.run().await;
+        let after = w.task(&task).await;
+        if sent {
+            assert_eq!(w.mailer.sent().len(), 2, "at {confidence}: the answer went out");
+            continue;
+        }
+        assert_eq!(w.mailer.sent().len(), 1, "at {confidence}: nothing sent");
+        assert_eq!(
+            (after.status, after.outcome_reason.as_deref()),
+            (TaskStatus::Escalated, Some("low_confidence_guidance_answer"))
+        );
+        assert!(
+            after
+                .escalation
+                .and_then(|e| e.draft_reply)
+                .is_some_and(|d| d.contains("owner_guided")),
+            "the draft goes with it"
+        );
+    }
+}
+
+/// Given a member's reply the agent would close on, when its confidence is 59 the task waits
+/// (logged), and at 60 it closes.
+#[tokio::test]
+async fn a_close_under_60_never_closes_the_task() {
+    for (confidence, closes) in [(59, false), (60, true)] {
+        let evaluation = ReplyEvaluation {
+            outcome: Some("retained".into()),
+            ..judged(ReplyAction::Close, confidence)
+        };
+        let (w, _) = world_with(95, evaluation, None).await;
+        let task = w.approved("churn_risk", "m_close").await;
+        w.run().await;
+        let raw = reply_to(&w, "m-close@example.com", "c1@mail.example.net", "I think I'm good");
+        w.engine.receive_reply(&raw).await.expect("receive");
+        w.run().await;
+        let after = w.task(&task).await;
+        if closes {
+            assert_eq!(after.status, TaskStatus::Completed, "at {confidence}");
+            continue;
+        }
+        assert_eq!(after.status, TaskStatus::Waiting, "at {confidence}: not closed");
+        assert!(reasons(&w, &task).await.contains(&"low_confidence_close_waits".to_owned()));
+        assert!(after.outcome.is_none());
+    }
+}
+
+/// Given a reply that leaves the task waiting, then the completion evaluation is asked, its
+/// progress is kept on the task and given to the agent's next prompt; when the budget then
+/// runs out, the task completes provisionally on that progress.
+#[tokio::test]
+async fn goal_progress_is_kept_shown_to_the_agent_and_closes_a_spent_budget() {
+    let evaluation = judged(ReplyAction::Wait, 80);
+    let partial = progress(40, "engaged_conversation", 55, EvidenceType::Inferred);
+    let (w, agent) = world_with(95, evaluation, Some(partial.clone())).await;
+    let task = w.approved("churn_risk", "m_progress").await;
+    w.run().await;
+    let raw = reply_to(&w, "m-progress@example.com", "p1@mail.example.net", "Been busy, maybe soon");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.run().await;
+    let waiting = w.task(&task).await;
+    assert_eq!(waiting.status, TaskStatus::Waiting);
+    assert_eq!(waiting.goal_progress.as_ref(), Some(&partial));
+    let view = serde_json::to_value(crate::contract::TaskView::from(&waiting)).expect("json");
+    assert_eq!(view["goal_progress"]["progress_pct"], 40);
+    // Every later touch is drafted with the progress in its prompt, until the budget is spent.
+    for _ in 0..30 {
+        w.clock.advance(days(1));
+        w.run().await;
+        if w.task(&task).await.status.is_terminal() {
+            break;
+        }
+    }
+    let prompts = agent.prompts.lock().expect("prompts").clone();
+    assert!(
+        !prompts.is_empty() && prompts.iter().all(|p| p.contains("# Goal progress so far\n40%")),
+        "{prompts:?}"
+    );
+    let done = w.task(&task).await;
+    assert_eq!(
+        (
+            done.status,
+            done.outcome.as_deref(),
+            done.outcome_reason.as_deref(),
+            done.provisional
+        ),
+        (
+            TaskStatus::Completed,
+            Some("engaged_conversation"),
+            Some("budget_exhausted_with_progress"),
+            true
+        )
+    );
+}
+
+/// Given a reply that leaves the task waiting, when the evaluator sees a concrete signal the
+/// task completes from 80 (at 79 it keeps waiting), and a finished goal from 70.
+#[tokio::test]
+async fn the_evaluator_closes_on_a_concrete_signal_from_80_and_a_finished_goal_from_70() {
+    let cases = [
+        (progress(90, "retained", 79, EvidenceType::ConcreteSignal), false),
+        (progress(90, "retained", 80, EvidenceType::ConcreteSignal), true),
+        (progress(100, "retained", 69, EvidenceType::PartialSignal), false),
+        (progress(100, "retained", 70, EvidenceType::PartialSignal), true),
+    ];
+    for (seen, closes) in cases {
+        let (w, _) = world_with(95, judged(ReplyAction::Wait, 80), Some(seen.clone())).await;
+        let task = w.approved("churn_risk", "m_signal").await;
+        w.run().await;
+        let raw = reply_to(&w, "m-signal@example.com", "s1@mail.example.net", "Came in today!");
+        w.engine.receive_reply(&raw).await.expect("receive");
+        w.run().await;
+        let after = w.task(&task).await;
+        let expected = if closes {
+            (TaskStatus::Completed, Some("goal_reached_by_evaluation"))
+        } else {
+            (TaskStatus::Waiting, None)
+        };
+        assert_eq!((after.status, after.outcome_reason.as_deref()), expected, "{seen:?}");
+        assert_eq!(after.goal_progress.as_ref(), Some(&seen));
+    }
+}
+
+/// Given a parent escalated with an active subtask, then the subtask sends nothing and logs
+/// why; when the owner's guidance resumes the parent, the subtask is due again at once.
+#[tokio::test]
+async fn subtasks_hold_while_their_parent_is_escalated_and_resume_with_it() {
+    let (w, _) = world_with(95, judged(ReplyAction::Wait, 80), None).await;
+    let parent = w.approved("win_back", "m_family").await;
+    let input = w.new_task("churn_risk", "m_family").await;
+    let child = w
+        .engine
+        .create_subtask(
+            &w.account,
+            parent.id,
+            input,
+            crate::task::subtasks::Requirement::Optional,
+            Default::default(),
+        )
+        .await
+        .expect("subtask");
+    let child = w.engine.approve(w.account.id, child.id, None).await.expect("approve");
+    let current = w.task(&parent).await;
+    let why = crate::task::transition::Why::new(Reason::MemberQuestionNeedsOwner);
+    w.engine
+        .move_to(current, TaskStatus::Escalated, w.clock.now(), why)
+        .await
+        .expect("escalate");
+    w.run().await;
+    assert!(w.mailer.sent().is_empty(), "nothing sent while the parent is escalated");
+    let held = w.task(&child).await;
+    assert_eq!(held.status, TaskStatus::Ready);
+    assert_eq!(
+        reasons(&w, &child).await.last().map(String::as_str),
+        Some("held_for_escalated_parent")
+    );
+    assert!(held.next_action_at > Some(w.clock.now()));
+
+    w.engine.guidance(w.account.id, parent.id, "Go ahead").await.expect("guidance");
+    let resumed = w.task(&child).await;
+    assert_eq!(resumed.next_action_at, Some(w.clock.now()), "due again with its parent");
+    assert_eq!(reasons(&w, &child).await.last().map(String::as_str), Some("resumed_with_parent"));
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "the subtask's first touch went out");
+}
+
+/// Given closed and open tasks, then only a closed or escalated one takes the owner's rating
+/// (stored and logged), and a closed one's outcome can be corrected: re-valued and logged.
+#[tokio::test]
+async fn the_owner_rates_closed_tasks_and_corrects_their_outcome() {
+    let (w, _) = world_with(95, judged(ReplyAction::Wait, 80), None).await;
+    let open = w.approved("churn_risk", "m_rated").await;
+    let refused = w.engine.feedback(w.account.id, open.id, Rating::Up, None).await;
+    assert!(matches!(
+        refused,
+        Err(crate::task::error::EngineError::InvalidState {
+            status: TaskStatus::Ready,
+            ..
+        })
+    ));
+    let refused = w.engine.correct_outcome(w.account.id, open.id, "retained", None).await;
+    assert!(matches!(refused, Err(crate::task::error::EngineError::InvalidState { .. })));
+
+    let closed = w.engine.cancel(w.account.id, open.id).await.expect("cancel");
+    let rated = w
+        .engine
+        .feedback(w.account.id, closed.id, Rating::Down, Some("  she had already renewed "))
+        .await
+        .expect("rate");
+    let feedback = rated.feedback.clone().expect("feedback");
+    assert_eq!(
+        (feedback.rating, feedback.comment.as_deref()),
+        (Rating::Down, Some("she had already renewed"))
+    );
+    assert_eq!(rated.status, TaskStatus::Cancelled, "a rating changes no status");
+
+    let bad = w.engine.correct_outcome(w.account.id, closed.id, "paid", None).await;
+    assert!(matches!(bad, Err(crate::task::error::EngineError::Invalid(e)) if e.code == "invalid_outcome"));
+    let corrected = w
+        .engine
+        .correct_outcome(w.account.id, closed.id, "retained", Some("she came back"))
+        .await
+        .expect("correct");
+    assert_eq!(corrected.outcome.as_deref(), Some("retained"));
+    let price = w.account.settings.avg_membership_price;
+    assert_eq!(
+        corrected.attributed_value,
+        crate::task::attribution::value_of(definition("churn_risk"), "retained", price)
+    );
+    let log = reasons(&w, &closed).await;
+    assert!(
+        log.ends_with(&["owner_feedback_down".to_owned(), "owner_corrected_outcome".to_owned()]),
+        "{log:?}"
+    );
+
+    let mut metrics = crate::owner::metrics::DailyMetrics::default();
+    let history = w.store.task_history(w.account.id, closed.id).await.expect("read").expect("task");
+    for entry in history.log {
+        metrics.count(&crate::task::history::ActivityEntry {
+            task_id: closed.id,
+            task_type: closed.task_type.clone(),
+            member_id: closed.member.id.clone(),
+            entry,
+        });
+    }
+    assert_eq!((metrics.feedback_up, metrics.feedback_down, metrics.outcome_corrections), (0, 1, 1));
+}
