@@ -37,7 +37,7 @@ impl Engine {
     }
 
     /// `POST /tasks/{id}/outcome`: the owner corrects a closed task's outcome (spec §37.6).
-    /// The status stays; the value follows the new outcome at the account's price, and
+    /// The status stays; the value follows the new outcome at the member's price, and
     /// attribution no longer watches the task. The owner's note joins the conversation.
     pub async fn correct_outcome(&self, account: AccountId, id: TaskId, outcome: &str, note: Option<&str>) -> Result<Task, EngineError> {
         let note = feedback::comment(note)?;
@@ -59,7 +59,13 @@ impl Engine {
             });
         }
         let def = task_type::definition(&task.task_type);
-        let (corrected, why) = feedback::correct(&task, def, outcome.trim(), note.as_deref(), settings.avg_membership_price)?;
+        let (corrected, why) = feedback::correct(
+            &task,
+            def,
+            outcome.trim(),
+            note.as_deref(),
+            settings.price(task.member.plan_id.as_deref(), task.member.monthly_value),
+        )?;
         let now = self.clock.now();
         let (next, log) = record(&corrected, now, why);
         let mut commit = TaskCommit::new(next.clone(), log);

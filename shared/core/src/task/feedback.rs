@@ -73,9 +73,15 @@ pub fn rate(task: &Task, rating: Rating, comment: Option<String>, now: Timestamp
 }
 
 /// A closed task's outcome as the owner says it is (spec §37.6): one of its type's outcomes,
-/// valued at the account's price; no longer provisional, and attribution stops watching it.
+/// valued at the member's price ([`attribution::Price`]); no longer provisional, and attribution stops watching it.
 /// The status stays: the outcome changes, not the lifecycle.
-pub fn correct(task: &Task, def: &TaskTypeDef, outcome: &str, note: Option<&str>, price: f64) -> Result<(Task, Why), InvalidInput> {
+pub fn correct(
+    task: &Task,
+    def: &TaskTypeDef,
+    outcome: &str,
+    note: Option<&str>,
+    price: attribution::Price,
+) -> Result<(Task, Why), InvalidInput> {
     if def.outcome(outcome).is_none() {
         let codes: Vec<&str> = def.goal.outcomes.iter().map(|o| o.code).collect();
         return Err(InvalidInput::new(
@@ -86,7 +92,8 @@ pub fn correct(task: &Task, def: &TaskTypeDef, outcome: &str, note: Option<&str>
     let mut next = task.clone();
     let from = task.outcome.as_deref().unwrap_or("none");
     next.outcome = Some(outcome.to_owned());
-    next.attributed_value = attribution::value_of(def, outcome, price);
+    next.attributed_value = attribution::value_of(def, outcome, price.monthly);
+    next.value_source = next.attributed_value.map(|_| price.source);
     next.provisional = false;
     next.attribution_until = None;
     let mut detail = format!(
@@ -102,6 +109,12 @@ pub fn correct(task: &Task, def: &TaskTypeDef, outcome: &str, note: Option<&str>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::attribution::{Price, ValueSource};
+
+    const AVERAGE: Price = Price {
+        monthly: 150.0,
+        source: ValueSource::Average,
+    };
     use crate::task::task_type::definition;
     use crate::testing::{at, sample_task};
 
@@ -127,7 +140,7 @@ mod tests {
         task.provisional = true;
         task.attribution_until = Some(at("2026-11-20T00:00:00Z"));
         let churn = definition("churn_risk");
-        let (next, why) = correct(&task, churn, "retained", Some("she came in"), 150.0).expect("valid");
+        let (next, why) = correct(&task, churn, "retained", Some("she came in"), AVERAGE).expect("valid");
         assert_eq!(next.outcome.as_deref(), Some("retained"));
         assert_eq!(next.attributed_value, attribution::value_of(churn, "retained", 150.0));
         assert!(next.attributed_value.is_some());
@@ -141,10 +154,10 @@ mod tests {
                 .unwrap_or_default()
                 .starts_with("verbal_commitment → retained")
         );
-        let (none, _) = correct(&task, churn, "unresponsive", None, 150.0).expect("valid");
+        let (none, _) = correct(&task, churn, "unresponsive", None, AVERAGE).expect("valid");
         assert_eq!(none.attributed_value, None, "an outcome that credits nothing zeroes the value");
         assert_eq!(
-            correct(&task, churn, "paid", None, 150.0)
+            correct(&task, churn, "paid", None, AVERAGE)
                 .map(|_| ())
                 .expect_err("not a churn outcome")
                 .code,
