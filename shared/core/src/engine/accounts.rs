@@ -293,6 +293,23 @@ impl Engine {
         Ok(account)
     }
 
+    /// Pull the account's kill switch for a reason of the system's own (the bounce rate):
+    /// the account, and whether this call paused it (`false`: it was paused already).
+    pub(crate) async fn pause_account(&self, id: AccountId, by: &str) -> Result<(Account, bool), EngineError> {
+        let mut changed = false;
+        let account = self
+            .change_account(id, |account| {
+                changed = !account.paused;
+                account.paused = true;
+                Ok(changed)
+            })
+            .await?;
+        if changed {
+            tracing::warn!(account = %id, by, "account kill switch pulled");
+        }
+        Ok((account, changed))
+    }
+
     /// The global emergency stop: every worker and the tick check it first.
     pub async fn set_global_pause(&self, paused: bool) -> Result<SystemConfig, EngineError> {
         let config = SystemConfig {

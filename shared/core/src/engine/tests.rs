@@ -1191,6 +1191,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 
 mod actions;
 mod connector;
+mod deliverability;
 mod gates;
 mod intake;
 mod metrics;

@@ -330,3 +330,16 @@ mod tests {
         assert_eq!(retry_delay(0), None);
     }
 }
+
+/// Deliverability (spec §33.3): an account's member mail pauses at once when more than
+/// [`BOUNCE_PAUSE_RATE`] of its last [`BOUNCE_WINDOW_SENDS`] sends bounced (hard bounces, and
+/// addresses that soft-bounced [`SOFT_BOUNCES_AS_HARD`] times); with fewer sends than the
+/// window, the rate is still taken over the whole window, so a young account pauses on the
+/// same count of bounces (6) and never on one unlucky address.
+pub const BOUNCE_WINDOW_SENDS: u64 = 50;
+pub const BOUNCE_PAUSE_RATE: f64 = 0.10;
+/// Soft bounces (by distinct mails) after which an address counts as hard-bounced.
+pub const SOFT_BOUNCES_AS_HARD: u32 = 3;
+/// A pending per-gym sending domain is asked about at most this often (settings reads, the
+/// hourly run).
+pub const SENDING_DOMAIN_RECHECK: SignedDuration = SignedDuration::from_mins(10);

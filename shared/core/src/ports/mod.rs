@@ -19,9 +19,11 @@ use crate::task::work::QueueName;
 use crate::task::{ConversationMessage, Draft};
 
 pub mod connection;
+pub mod deliverability;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
+pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
 
 pub use store::{
     AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex, TaskQuery,
