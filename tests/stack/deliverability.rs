@@ -55,3 +55,47 @@ async fn six_bounces_in_the_last_fifty_sends_pause_the_gyms_member_mail() {
     let (_, task) = stack.get(&format!("/api/v1/tasks/{held}"), &gym.token).await;
     assert_eq!(task["status"], "waiting", "{task}");
 }
+
+/// Given an owner who names their own domain in settings, then `GET /api/v1/settings` shows
+/// it pending with the DNS records to publish (three DKIM CNAMEs, the MAIL FROM MX and TXT);
+/// a name that is not a domain is refused and changes nothing.
+#[tokio::test]
+async fn the_settings_show_the_records_a_gyms_own_domain_needs() {
+    let stack = Stack::start("sending-domain").await;
+    let gym = stack.create_account("manual").await;
+    let (status, refused) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"sending_domain": "not a domain"})),
+        )
+        .await;
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("invalid_sending_domain")),
+        "{refused}"
+    );
+    let (status, saved) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"sending_domain": "crossfitrenegade.com"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["sending_domain"], "crossfitrenegade.com");
+    let identity = &settings["sending_identity"];
+    assert_eq!(
+        (identity["status"].as_str(), identity["sends_from_domain"].as_bool()),
+        (Some("pending"), Some(false)),
+        "{identity}"
+    );
+    let kinds: Vec<&str> = identity["records"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|r| r["type"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(kinds, ["CNAME", "CNAME", "CNAME", "MX", "TXT"], "{identity}");
+}

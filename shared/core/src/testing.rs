@@ -19,6 +19,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         webhook_secret: "whsec_dGVzdA==".into(),
         paused: false,
         pushpress: None,
+        sending_identity: None,
         created_at: now,
         version: 1,
     }

@@ -170,6 +170,10 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
             .pushpress
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn openloop_core::members::connector::Connector>),
+        sending_domains: Some(Arc::new(openloop_aws::sending_domains::SesSendingDomains::new(
+            clients.sesv2.clone(),
+            config.region.clone(),
+        ))),
     };
     (ports, store)
 }

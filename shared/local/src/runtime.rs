@@ -204,6 +204,7 @@ fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_cor
         bus: Arc::new(NullBus),
         clock,
         connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
+        sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
     };
     Assembled {
         engine: Engine::new(ports, config.engine_config()),

@@ -30,6 +30,7 @@ mod replies;
 mod reservation;
 mod scorecard;
 mod send;
+mod sending_domains;
 pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 mod signals;
@@ -86,6 +87,9 @@ pub struct EnginePorts {
     /// The member-data connector the stale guard refreshes from (spec §30, §34); `None`
     /// (the local default) reads the projected facts only.
     pub connector: Option<Arc<dyn Connector>>,
+    /// The mail provider's sending identities (a gym's own domain, spec §33.1); `None`: every
+    /// account sends from the shared domain and naming a domain is refused.
+    pub sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
 }
 
 /// The ports and settings every operation works with. Its fields are the engine's own:
@@ -101,6 +105,7 @@ pub struct Engine {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: EngineConfig,
     pub(crate) connector: Option<Arc<dyn Connector>>,
+    pub(crate) sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
 }
 
 impl Engine {
@@ -114,6 +119,7 @@ impl Engine {
             bus,
             clock,
             connector,
+            sending_domains,
         } = ports;
         Self {
             store,
@@ -124,6 +130,7 @@ impl Engine {
             clock,
             config,
             connector,
+            sending_domains,
         }
     }
 

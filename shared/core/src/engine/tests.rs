@@ -57,6 +57,7 @@ async fn world() -> World {
             priority_rules: Arc::new(crate::rails::priority_rules::PriorityRules::shipped()),
         },
         connector: None,
+        sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");

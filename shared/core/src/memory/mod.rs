@@ -36,9 +36,12 @@ mod learning;
 mod members;
 mod metrics;
 mod notices;
+mod sending_domains;
 mod task_index;
 mod tasks;
 mod templates;
+
+pub use sending_domains::{MemorySendingDomains, ses_records};
 
 #[derive(Default)]
 struct State {

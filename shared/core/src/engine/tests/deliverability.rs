@@ -127,3 +127,113 @@ async fn a_complaint_alerts_the_operator_at_once() {
     let alert = &bus.published(ALERT_EVENT)[0];
     assert!(!alert.to_string().contains("example.com"), "no member data in an alert: {alert}");
 }
+
+/// Given an owner who names their own domain (spec §33.1 option B), then its identity is
+/// created with the records to publish (three DKIM CNAMEs, the MAIL FROM MX and TXT); mail
+/// leaves from the shared domain while it is pending, and from the gym's domain once the
+/// provider says it is verified.
+#[tokio::test]
+async fn a_gyms_own_domain_sends_only_once_verified() {
+    use crate::memory::MemorySendingDomains;
+    use crate::owner::deliverability::DomainStatus;
+    let mut w = world().await;
+    let domains = Arc::new(MemorySendingDomains::default());
+    w.engine.sending_domains = Some(domains.clone());
+    let patch = super::super::SettingsPatch {
+        sending_domain: Some(Some("CrossFitRenegade.com".into())),
+        ..Default::default()
+    };
+    let account = w.engine.update_account(w.account.id, patch).await.expect("settings");
+    assert_eq!(account.settings.sending_domain.as_deref(), Some("crossfitrenegade.com"));
+    let identity = account.sending_identity.clone().expect("identity");
+    assert_eq!(identity.status, DomainStatus::Pending);
+    let kinds: Vec<(&str, &str)> = identity.records.iter().map(|r| (r.kind.as_str(), r.purpose.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("CNAME", "dkim"),
+            ("CNAME", "dkim"),
+            ("CNAME", "dkim"),
+            ("MX", "mail_from"),
+            ("TXT", "mail_from")
+        ]
+    );
+    assert!(identity.records[0].name.ends_with("._domainkey.crossfitrenegade.com"));
+
+    w.approved("churn_risk", "m_dom1").await;
+    w.run().await;
+    assert_eq!(
+        w.mailer.sent()[0].from.as_str(),
+        "outreach@mail.example.com",
+        "pending: the shared domain"
+    );
+
+    domains.verify("crossfitrenegade.com");
+    let early = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
+    assert_eq!(
+        early.sending_identity.expect("identity").status,
+        DomainStatus::Pending,
+        "not asked again before the recheck"
+    );
+    w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
+    assert_eq!(w.engine.check_sending_domains().await.expect("hourly"), 1);
+    let verified = w.engine.account(w.account.id).await.expect("read");
+    assert_eq!(verified.sending_identity.expect("identity").status, DomainStatus::Verified);
+    w.approved("churn_risk", "m_dom2").await;
+    w.run().await;
+    assert_eq!(w.mailer.sent()[1].from.as_str(), "outreach@crossfitrenegade.com");
+
+    let back = super::super::SettingsPatch {
+        sending_domain: Some(None),
+        ..Default::default()
+    };
+    let account = w.engine.update_account(w.account.id, back).await.expect("settings");
+    assert!(account.sending_identity.is_none());
+    assert_eq!(
+        account.sender_address(&w.engine.config.from_email).as_str(),
+        "outreach@mail.example.com"
+    );
+}
+
+/// Given the provider failing when the domain is named, then the settings are saved, the
+/// domain waits as not created (with the error), and a later check creates it.
+#[tokio::test]
+async fn a_provider_failure_leaves_the_domain_to_be_created_later() {
+    use crate::memory::MemorySendingDomains;
+    use crate::owner::deliverability::DomainStatus;
+    let mut w = world().await;
+    let domains = Arc::new(MemorySendingDomains::default());
+    w.engine.sending_domains = Some(domains.clone());
+    domains.fail_with(Some("throttled"));
+    let patch = super::super::SettingsPatch {
+        sending_domain: Some(Some("gym.example.org".into())),
+        ..Default::default()
+    };
+    let account = w.engine.update_account(w.account.id, patch).await.expect("settings saved");
+    let identity = account.sending_identity.expect("identity");
+    assert_eq!((identity.status, identity.error.is_some()), (DomainStatus::NotCreated, true));
+    domains.fail_with(None);
+    w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
+    let account = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
+    let identity = account.sending_identity.expect("identity");
+    assert_eq!(
+        (identity.status, identity.records.len(), identity.error),
+        (DomainStatus::Pending, 5, None)
+    );
+
+    let bad = super::super::SettingsPatch {
+        sending_domain: Some(Some("not a domain".into())),
+        ..Default::default()
+    };
+    let err = w.engine.update_account(w.account.id, bad).await.expect_err("refused");
+    assert!(err.to_string().contains("sending_domain"), "{err}");
+    w.engine.sending_domains = None;
+    let unavailable = super::super::SettingsPatch {
+        sending_domain: Some(Some("other.example.org".into())),
+        ..Default::default()
+    };
+    assert!(
+        w.engine.update_account(w.account.id, unavailable).await.is_err(),
+        "no port: refused, not ignored"
+    );
+}
