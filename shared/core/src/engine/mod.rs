@@ -71,6 +71,8 @@ pub struct EngineConfig {
     pub signing_key: SigningKey,
     /// The declarative priority rules (`rules/priority.toml` unless configured).
     pub priority_rules: Arc<PriorityRules>,
+    /// What an AI call of the configured model costs, and the day's spend that alerts us.
+    pub ai_pricing: crate::owner::metrics::AiPricing,
 }
 
 /// The adapters an engine is built from. A composition root assembles them (decorating one

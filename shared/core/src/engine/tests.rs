@@ -55,6 +55,7 @@ async fn world() -> World {
             public_url: "https://app.example.com".into(),
             signing_key: SigningKey::new(b"k".to_vec()),
             priority_rules: Arc::new(crate::rails::priority_rules::PriorityRules::shipped()),
+            ai_pricing: Default::default(),
         },
         connector: None,
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
