@@ -136,7 +136,7 @@ impl Engine {
         ));
         let (mut next, log) = transition(&task, TaskStatus::Completed, now, why)?;
         let def = task_type::definition(&next.task_type);
-        next.attributed_value = attribution::value_of(def, reached.outcome, account.settings.avg_membership_price);
+        next.attributed_value = attribution::task_value(&next, def, reached.outcome, account.settings.avg_membership_price);
         next.attribution_until = attribution::watch_until(&next);
         match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
             Ok(()) => {}
@@ -165,7 +165,7 @@ impl Engine {
         let account = self.account(task.account_id).await?;
         let (mut next, log) = transition(task, TaskStatus::Completed, now, why.outcome(outcome).provisional())?;
         let def = task_type::definition(&next.task_type);
-        next.attributed_value = Some(attribution::value_of(def, outcome, account.settings.avg_membership_price).unwrap_or(0.0));
+        next.attributed_value = Some(attribution::task_value(&next, def, outcome, account.settings.avg_membership_price).unwrap_or(0.0));
         next.attribution_until = attribution::watch_until(&next);
         let mut commit = TaskCommit::new(next.clone(), log);
         commit.expected_version = task.version;

@@ -36,6 +36,21 @@ pub fn value_of(def: &TaskTypeDef, outcome: &str, price: f64) -> Option<f64> {
     Some(round_cents(multiplier * price))
 }
 
+/// What `outcome` of `task` is worth: a recovered payment (spec §20) is worth the payment's
+/// amount when its trigger said it; every other outcome its multiplier of the membership price.
+pub fn task_value(task: &Task, def: &TaskTypeDef, outcome: &str, price: f64) -> Option<f64> {
+    let multiplier = def.outcome(outcome)?.revenue_multiplier?;
+    let amount = task
+        .trigger_context
+        .get("amount")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|a| a.is_finite() && *a > 0.0);
+    match amount {
+        Some(amount) if def.key == "payment_recovery" => Some(round_cents(multiplier * amount)),
+        _ => Some(round_cents(multiplier * price)),
+    }
+}
+
 fn round_cents(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
@@ -171,7 +186,7 @@ pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: f64, now: Timesta
     match task.status {
         TaskStatus::Completed if task.provisional => {
             if let Some(reached) = reached() {
-                let value = value_of(def, reached.outcome, price).unwrap_or(0.0);
+                let value = task_value(task, def, reached.outcome, price).unwrap_or(0.0);
                 return Some(Change::Confirmed {
                     from: outcome,
                     reached,
@@ -192,18 +207,18 @@ pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: f64, now: Timesta
             }
             if task.attributed_value.is_none() {
                 return Some(Change::Valued {
-                    value: value_of(def, &outcome, price).unwrap_or(0.0),
+                    value: task_value(task, def, &outcome, price).unwrap_or(0.0),
                 });
             }
             None
         }
-        TaskStatus::Completed => match (task.attributed_value, value_of(def, &outcome, price)) {
+        TaskStatus::Completed => match (task.attributed_value, task_value(task, def, &outcome, price)) {
             (None, Some(value)) => Some(Change::Valued { value }),
             _ => Some(Change::Released),
         },
         TaskStatus::Cancelled if outcome == UNRESPONSIVE => {
             if let Some(reached) = reached() {
-                let value = value_of(def, LATE_WIN, price).unwrap_or(0.0);
+                let value = task_value(task, def, LATE_WIN, price).unwrap_or(0.0);
                 return Some(Change::LateWin { reached, value });
             }
             (now >= until).then_some(Change::Released)
