@@ -343,3 +343,7 @@ pub const SOFT_BOUNCES_AS_HARD: u32 = 3;
 /// A pending per-gym sending domain is asked about at most this often (settings reads, the
 /// hourly run).
 pub const SENDING_DOMAIN_RECHECK: SignedDuration = SignedDuration::from_mins(10);
+
+/// The check-in counts at which a member is congratulated and asked for a review
+/// (`milestone_review`, spec §12, §20.4).
+pub const CHECKIN_MILESTONES: [u32; 4] = [10, 25, 50, 100];

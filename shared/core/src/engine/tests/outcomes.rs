@@ -417,3 +417,33 @@ async fn a_recovered_payment_is_valued_at_its_amount() {
     assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("recovered")));
     assert_eq!(done.attributed_value, Some(89.5), "the payment's amount, not the membership price");
 }
+
+/// Spec §12, §20.4: the 10th check-in opens a `milestone_review` task for the member — once;
+/// the 9th and the 11th open nothing, and a redelivered 10th changes nothing.
+#[tokio::test]
+async fn the_tenth_checkin_asks_for_a_review_once() {
+    let w = world().await;
+    let member = w.member("m_regular").await;
+    let checkin = |i: i64| MemberEvent::CheckinCreated {
+        member_id: member.clone(),
+        checked_in_at: day0() - days(30) + days(i),
+        class_name: None,
+    };
+    let reviews = || async {
+        let (tasks, _) = w.store.list_tasks(w.account.id, &Default::default()).await.expect("list");
+        tasks.into_iter().filter(|t| t.task_type == "milestone_review").collect::<Vec<_>>()
+    };
+    for i in 1..=9 {
+        w.signal(&format!("evt_in_{i}"), checkin(i)).await;
+    }
+    assert!(reviews().await.is_empty(), "nine check-ins: no milestone");
+    w.signal("evt_in_10", checkin(10)).await;
+    w.signal("evt_in_10", checkin(10)).await;
+    let found = reviews().await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].goal.contains("10th check-in"), "{}", found[0].goal);
+    assert_eq!(found[0].trigger_context["milestone"], 10);
+    w.engine.cancel(w.account.id, found[0].id).await.expect("cancel");
+    w.signal("evt_in_11", checkin(11)).await;
+    assert_eq!(reviews().await.len(), 1, "the 11th is no milestone");
+}
