@@ -8,6 +8,7 @@ mod actions;
 mod concurrency;
 mod mail_events;
 mod rails;
+mod sending_domains;
 mod ses_failure;
 mod store_conformance;
 mod stress;

@@ -134,6 +134,7 @@ pub fn memory_engine() -> (Engine, Arc<MemoryStore>, Arc<TestClock>) {
         bus: Arc::new(RecordingBus::default()),
         clock: clock.clone(),
         connector: None,
+        sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
     };
     (Engine::new(ports, config.engine_config()), store, clock)
 }

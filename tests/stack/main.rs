@@ -9,6 +9,7 @@ mod connector_keys;
 mod conversations;
 mod dashboard;
 mod dashboard_browser;
+mod deliverability;
 mod feedback;
 mod fixtures;
 mod gates;

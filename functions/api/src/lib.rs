@@ -613,15 +613,34 @@ fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Ti
             .as_ref()
             .map(|c| serde_json::json!({"api_key": "[set]", "company_id": c.company_id()}));
         fields.insert("pushpress".into(), pushpress.unwrap_or_default());
+        fields.insert("sending_identity".into(), sending_identity_view(account));
     }
     view
+}
+
+/// The gym's own sending domain (spec §33.1): its status, the DNS records to publish, and the
+/// address mail leaves from now (`null` without one).
+fn sending_identity_view(account: &openloop_core::owner::account::Account) -> serde_json::Value {
+    let Some(identity) = &account.sending_identity else {
+        return serde_json::Value::Null;
+    };
+    let verified = identity.status == openloop_core::owner::deliverability::DomainStatus::Verified;
+    serde_json::json!({
+        "domain": identity.domain,
+        "status": identity.status,
+        "dkim_status": identity.dkim_status,
+        "records": identity.records,
+        "sends_from_domain": verified,
+        "error": identity.error,
+        "checked_at": identity.checked_at,
+    })
 }
 
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(
         StatusCode::OK,
-        settings_view(&state.engine.account(account).await?, state.engine.now()),
+        settings_view(&state.engine.account_with_sending_domain(account).await?, state.engine.now()),
     ))
 }
 

@@ -36,5 +36,10 @@ pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
         Ok(made) => tracing::info!(made, "daily digests"),
         Err(e) => tracing::warn!(error = %e, "daily digests not made this run"),
     }
+    // Gyms' own sending domains waiting for their DNS records (spec §33.1).
+    match engine.check_sending_domains().await {
+        Ok(asked) => tracing::info!(asked, "sending domains checked"),
+        Err(e) => tracing::warn!(error = %e, "sending domains not checked this run"),
+    }
     Ok(report)
 }

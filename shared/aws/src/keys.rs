@@ -185,3 +185,10 @@ pub const CONNECTION_SK: &str = "CONNECTION#pushpress";
 pub fn annotations_sk(m: &MemberId) -> String {
     format!("ANNOTATIONS#{m}")
 }
+
+/// The account's bounce window (spec §33.3): sends counted by reservations, recent bounces.
+pub const DELIVERABILITY_SK: &str = "DELIVERABILITY";
+/// The mails one address soft-bounced.
+pub fn soft_bounce_sk(email: &Email) -> String {
+    format!("SOFTBOUNCE#{email}")
+}

@@ -20,6 +20,7 @@ pub mod dynamo;
 pub mod keys;
 pub mod mail_events;
 pub mod provision;
+pub mod sending_domains;
 pub mod ses;
 pub mod sns;
 pub mod sqs;

@@ -9,6 +9,7 @@ use secrecy::{ExposeSecret, SecretString};
 use openloop_core::conversation::token::SigningKey;
 use openloop_core::engine::{Engine, EngineConfig, EnginePorts};
 use openloop_core::kernel::ids::Email;
+use openloop_core::owner::metrics::AiPricing;
 use openloop_core::ports::{AccountStore, Agent, Clock};
 use openloop_core::rails::priority_rules::PriorityRules;
 use openloop_core::task::work::QueueName;
@@ -53,6 +54,73 @@ pub struct Config {
     /// `OPENLOOP_INBOUND_MAIL_BUCKET`: where SES receiving stores inbound messages
     /// (`{prefix}-inbound-mail` locally).
     pub inbound_mail_bucket: String,
+    /// What an AI call of the configured model costs, and the day's spend per account that
+    /// alerts us: `OPENLOOP_AI_CALL_COSTS` (`model=usd,…`) over the defaults of known models
+    /// ([`DEFAULT_AI_CALL_COSTS`]), for the model `OPENLOOP_LLM`/`OPENLOOP_LLM_MODEL` name;
+    /// `OPENLOOP_AI_COST_ALERT_USD` (default $10, spec §28.4).
+    pub ai_pricing: AiPricing,
+}
+
+/// What one AI call of a model costs by default, in USD (a call: a few thousand tokens of
+/// prompt and context, a few hundred of answer, at the providers' list prices), by the model
+/// name's prefix; the first that matches wins. No model (offline): nothing.
+pub const DEFAULT_AI_CALL_COSTS: &[(&str, f64)] = &[
+    ("offline", 0.0),
+    ("claude-opus", 0.15),
+    ("claude-sonnet", 0.04),
+    ("claude-haiku", 0.01),
+    ("claude-3-haiku", 0.003),
+    ("gpt-4o-mini", 0.002),
+    ("gpt-4o", 0.03),
+    ("gpt-4.1-mini", 0.004),
+    ("gpt-4.1", 0.03),
+];
+
+/// The model the deployment's agent calls, as `openloop_llm::from_env` picks it.
+fn configured_model(var: &impl Fn(&str) -> Option<String>) -> String {
+    match var("OPENLOOP_LLM").as_deref() {
+        None | Some("offline") => "offline".into(),
+        Some("anthropic") => var("OPENLOOP_LLM_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".into()),
+        Some(_) => var("OPENLOOP_LLM_MODEL").unwrap_or_default(),
+    }
+}
+
+/// The AI pricing the variables ask for, read through `var`.
+pub fn ai_pricing(var: impl Fn(&str) -> Option<String>) -> Result<AiPricing, ConfigError> {
+    let usd = |name: &str, value: &str| -> Result<f64, ConfigError> {
+        value
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0 && *v <= 1000.0)
+            .ok_or_else(|| ConfigError(format!("{name}: {value:?} is not an amount in USD")))
+    };
+    let model = configured_model(&var);
+    let mut pricing = AiPricing::default();
+    let mut configured = None;
+    if let Some(costs) = var("OPENLOOP_AI_CALL_COSTS") {
+        for pair in costs.split(',').filter(|p| !p.trim().is_empty()) {
+            let (name, cost) = pair
+                .split_once('=')
+                .ok_or_else(|| ConfigError(format!("OPENLOOP_AI_CALL_COSTS: {pair:?} is not model=usd")))?;
+            let cost = usd("OPENLOOP_AI_CALL_COSTS", cost)?;
+            if name.trim() == model {
+                configured = Some(cost);
+            }
+        }
+    }
+    pricing.per_call_usd = configured
+        .or_else(|| {
+            DEFAULT_AI_CALL_COSTS
+                .iter()
+                .find(|(prefix, _)| model.starts_with(prefix))
+                .map(|(_, c)| *c)
+        })
+        .unwrap_or(pricing.per_call_usd);
+    if let Some(alert) = var("OPENLOOP_AI_COST_ALERT_USD") {
+        pricing.alert_daily_usd = usd("OPENLOOP_AI_COST_ALERT_USD", &alert)?;
+    }
+    Ok(pricing)
 }
 
 fn var(name: &str) -> Option<String> {
@@ -101,6 +169,7 @@ impl Config {
             mail_events_topic_arn: var("OPENLOOP_MAIL_EVENTS_TOPIC_ARN"),
             inbound_mail_bucket: var("OPENLOOP_INBOUND_MAIL_BUCKET")
                 .unwrap_or_else(|| format!("{}-inbound-mail", var("OPENLOOP_PREFIX").unwrap_or_else(|| "openloop".into()))),
+            ai_pricing: ai_pricing(var)?,
         })
     }
 
@@ -116,6 +185,7 @@ impl Config {
             public_url: self.public_url.clone(),
             signing_key: SigningKey::new(self.signing_key.expose_secret().as_bytes().to_vec()),
             priority_rules: self.priority_rules.clone(),
+            ai_pricing: self.ai_pricing,
         }
     }
 }
@@ -170,6 +240,10 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
             .pushpress
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn openloop_core::members::connector::Connector>),
+        sending_domains: Some(Arc::new(openloop_aws::sending_domains::SesSendingDomains::new(
+            clients.sesv2.clone(),
+            config.region.clone(),
+        ))),
     };
     (ports, store)
 }
@@ -192,4 +266,41 @@ pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), 
         tracing::warn!(error = %e, "warm-up read failed");
     }
     Ok((config, engine))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pricing(vars: &[(&str, &str)]) -> Result<AiPricing, ConfigError> {
+        let vars: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        ai_pricing(|name| vars.get(name).cloned())
+    }
+
+    #[test]
+    fn the_configured_models_cost_per_call_is_its_own_or_its_default() {
+        let offline = pricing(&[]).expect("offline");
+        assert_eq!((offline.per_call_usd, offline.alert_daily_usd), (0.0, 10.0), "no model, no spend");
+        let sonnet = pricing(&[("OPENLOOP_LLM", "anthropic")]).expect("default model");
+        assert_eq!(sonnet.per_call_usd, 0.04, "the default Anthropic model's default");
+        let opus = pricing(&[("OPENLOOP_LLM", "anthropic"), ("OPENLOOP_LLM_MODEL", "claude-opus-4-1")]).expect("opus");
+        assert_eq!(opus.per_call_usd, 0.15);
+        let own = pricing(&[
+            ("OPENLOOP_LLM", "openai"),
+            ("OPENLOOP_LLM_MODEL", "llama-3.1-8b"),
+            ("OPENLOOP_AI_CALL_COSTS", "gpt-4o=0.5, llama-3.1-8b=0.001"),
+            ("OPENLOOP_AI_COST_ALERT_USD", "2.5"),
+        ])
+        .expect("configured");
+        assert_eq!((own.per_call_usd, own.alert_daily_usd), (0.001, 2.5));
+        let unknown = pricing(&[("OPENLOOP_LLM", "openai"), ("OPENLOOP_LLM_MODEL", "mystery")]).expect("unknown");
+        assert_eq!(
+            unknown.per_call_usd,
+            AiPricing::default().per_call_usd,
+            "an unknown model: the generic estimate"
+        );
+        for bad in ["gpt-4o", "gpt-4o=-1", "gpt-4o=lots"] {
+            assert!(pricing(&[("OPENLOOP_AI_CALL_COSTS", bad)]).is_err(), "{bad}");
+        }
+    }
 }

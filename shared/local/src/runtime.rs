@@ -204,6 +204,7 @@ fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_cor
         bus: Arc::new(NullBus),
         clock,
         connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
+        sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
     };
     Assembled {
         engine: Engine::new(ports, config.engine_config()),
@@ -267,6 +268,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         .route("/_local/clock", get(get_clock).post(set_clock))
         .route("/_local/run", post(run))
         .route("/_local/outbox", get(get_outbox))
+        .route("/_local/ses-notification", post(ses_notification))
         .with_state(local.clone());
     let writes = local.clone();
     let app = api.merge(webhooks).merge(local_routes).layer(axum::middleware::from_fn(
@@ -487,6 +489,25 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
         serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "queues": totals}),
     )
     .into_response())
+}
+
+/// What SES would publish to the mail-events topic (a bounce, a complaint, a received mail),
+/// handed to the signals function's engine operation as if it had come through SNS and SQS —
+/// there is no SNS locally to sign it. The body is the SES notification itself.
+async fn ses_notification(State(local): State<Arc<Local>>, body: Bytes) -> Result<Response, ApiError> {
+    let notification = std::str::from_utf8(&body)
+        .ok()
+        .and_then(openloop_aws::mail_events::ses_notification)
+        .ok_or_else(|| {
+            local_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_notification",
+                "the body is not an SES notification",
+            )
+        })?;
+    let event = openloop_aws::mail_events::mail_event(&notification).map_err(openloop_core::task::error::EngineError::from)?;
+    let outcome = local.engine.handle_mail_event(event, local.mail.stored.as_ref()).await?;
+    Ok(axum::Json(serde_json::json!({"outcome": format!("{outcome:?}")})).into_response())
 }
 
 #[derive(Deserialize)]

@@ -36,6 +36,7 @@ mod annotations;
 mod connections;
 mod connectors;
 mod counters;
+mod deliverability;
 mod idempotency;
 mod items;
 mod learning;

@@ -139,6 +139,7 @@ impl Tasks for DynamoStore {
                     .build()
                     .map_err(build_error)?;
                 writes.push((TransactWriteItem::builder().update(daily).build(), Some(Conflict::DailyLimit)));
+                writes.push((self.count_send(task.account_id, 1)?, None));
             }
             Some(SendEffect::Record { outbound }) => {
                 writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
@@ -171,6 +172,7 @@ impl Tasks for DynamoStore {
                     .build()
                     .map_err(build_error)?;
                 writes.push((TransactWriteItem::builder().update(daily).build(), None));
+                writes.push((self.count_send(task.account_id, -1)?, None));
             }
             None => {}
         }
@@ -297,6 +299,22 @@ fn route_item(pk: String, task: &Task) -> Item {
 
 impl DynamoStore {
     /// One creation counter: `ADD n 1`, below `max` if given, forgotten at `ttl` if given.
+    /// The account's count of sends (the bounce window's, spec §33.3), moved with the
+    /// reservation that counts or gives back a send.
+    fn count_send(&self, account: AccountId, by: i64) -> Result<TransactWriteItem, StoreError> {
+        let update = Update::builder()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(DELIVERABILITY_SK))
+            .update_expression("ADD sends :by SET #kind = :kind")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":by", n(by))
+            .expression_attribute_values(":kind", s("deliverability"))
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
     fn counter_add(
         &self,
         account: AccountId,

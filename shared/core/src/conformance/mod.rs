@@ -25,6 +25,7 @@ mod annotations;
 mod connections;
 mod connectors;
 mod counters;
+mod deliverability;
 mod idempotency;
 mod learning;
 mod members;
@@ -122,6 +123,9 @@ macro_rules! store_conformance_tests {
             ],
             annotations: [
                 annotations_keep_tags_as_a_set_and_notes_in_order,
+            ],
+            deliverability: [
+                sends_are_counted_by_reservations_and_bounces_once_per_mail,
             ],
         });
     };

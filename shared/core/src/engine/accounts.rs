@@ -62,6 +62,10 @@ pub struct SettingsPatch {
     /// Write-only: no view returns the key.
     #[serde(default, deserialize_with = "present")]
     pub pushpress: Option<Option<ConnectorCredentials>>,
+    /// The gym's own sending domain (spec §33.1): a name creates its identity, `null` goes
+    /// back to the shared domain; absent keeps it.
+    #[serde(default, deserialize_with = "present")]
+    pub sending_domain: Option<Option<String>>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -118,6 +122,9 @@ impl SettingsPatch {
         if let Some(v) = patch.plan_prices {
             s.plan_prices = v
         }
+        if let Some(v) = patch.sending_domain {
+            s.sending_domain = v.map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
+        }
         s
     }
 }
@@ -167,6 +174,7 @@ impl Engine {
             webhook_secret: secrets.webhook_secret,
             paused: false,
             pushpress: input.pushpress,
+            sending_identity: None,
             created_at: now,
             version: 1,
         };
@@ -214,6 +222,13 @@ impl Engine {
         if let Some(Some(credentials)) = &patch.pushpress {
             credentials.validate()?;
         }
+        if matches!(patch.sending_domain, Some(Some(_))) && self.sending_domains.is_none() {
+            return Err(InvalidInput::new(
+                "sending_domains_unavailable",
+                "this deployment cannot create sending identities; mail leaves from the shared domain",
+            )
+            .into());
+        }
         // Connecting and disconnecting talk to PushPress first (`connection.rs`): a key it
         // refuses changes nothing here.
         let connected = match &patch.pushpress {
@@ -241,6 +256,13 @@ impl Engine {
                 if let Some(credentials) = &patch.pushpress {
                     account.pushpress = credentials.clone();
                 }
+                // A newly named domain starts over: not created until the provider says so.
+                if settings.sending_domain != account.sending_identity.as_ref().map(|i| i.domain.clone()) {
+                    account.sending_identity = settings
+                        .sending_domain
+                        .as_deref()
+                        .map(|d| crate::owner::deliverability::SendingDomain::named(d, now));
+                }
                 account.settings = settings;
                 Ok(true)
             })
@@ -251,12 +273,19 @@ impl Engine {
         if let Some(connected) = connected {
             self.start_connection(id, connected).await?;
         }
+        if account
+            .sending_identity
+            .as_ref()
+            .is_some_and(|i| i.status == crate::owner::deliverability::DomainStatus::NotCreated)
+        {
+            return self.check_sending_domain(account, true).await;
+        }
         Ok(account)
     }
 
     /// Read the account, let `change` edit it, and save it over the version read; a lost race
     /// re-reads and changes again. `change` says whether there is anything to save.
-    async fn change_account(
+    pub(super) async fn change_account(
         &self,
         id: AccountId,
         mut change: impl FnMut(&mut Account) -> Result<bool, EngineError>,
@@ -291,6 +320,23 @@ impl Engine {
             tracing::warn!(account = %id, paused, by, "account kill switch changed");
         }
         Ok(account)
+    }
+
+    /// Pull the account's kill switch for a reason of the system's own (the bounce rate):
+    /// the account, and whether this call paused it (`false`: it was paused already).
+    pub(crate) async fn pause_account(&self, id: AccountId, by: &str) -> Result<(Account, bool), EngineError> {
+        let mut changed = false;
+        let account = self
+            .change_account(id, |account| {
+                changed = !account.paused;
+                account.paused = true;
+                Ok(changed)
+            })
+            .await?;
+        if changed {
+            tracing::warn!(account = %id, by, "account kill switch pulled");
+        }
+        Ok((account, changed))
     }
 
     /// The global emergency stop: every worker and the tick check it first.

@@ -277,8 +277,9 @@ impl Engine {
     }
 }
 
-/// The monthly price a task's outcome is worth: the owner's price for the member's plan as
-/// the task knew it, else the member's own value, else the account's average.
-fn member_price(settings: &Settings, task: &Task) -> Price {
-    settings.price(task.member.plan_id.as_deref(), task.member.monthly_value)
+/// What a task's outcome is reckoned at: a recovered payment's amount when its trigger said
+/// it, else the owner's price for the member's plan as the task knew it, else the member's own
+/// value, else the account's average.
+pub(crate) fn member_price(settings: &Settings, task: &Task) -> Price {
+    attribution::task_price(task, settings.price(task.member.plan_id.as_deref(), task.member.monthly_value))
 }

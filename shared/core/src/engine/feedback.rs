@@ -64,7 +64,7 @@ impl Engine {
             def,
             outcome.trim(),
             note.as_deref(),
-            settings.price(task.member.plan_id.as_deref(), task.member.monthly_value),
+            super::attribution::member_price(&settings, &task),
         )?;
         let now = self.clock.now();
         let (next, log) = record(&corrected, now, why);

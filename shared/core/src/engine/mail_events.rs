@@ -1,6 +1,9 @@
 //! What SES tells us about mail (spec §22.3, §24.3), as the domain sees it: a member's reply
 //! arrived, or a mail we sent bounced or drew a complaint. A reply takes the same path as
 //! `POST /webhooks/inbound-email`; a hard bounce or a complaint is a member-level stop.
+//! Deliverability (§33.3): three soft bounces of an address count as a hard one, more than
+//! 10% of the account's last 50 sends bouncing pauses its member mail at once (owner and
+//! operator told), and a complaint alerts the operator at once.
 //!
 //! SES's notification JSON is read into a [`MailEvent`] by the AWS adapter
 //! (`openloop_aws::mail_events`), after the signals function has checked the SNS envelope's
@@ -11,7 +14,11 @@
 use super::Engine;
 use super::replies::InboundOutcome;
 use crate::kernel::error::InvalidInput;
-use crate::kernel::ids::{AccountId, Email, TaskId};
+use crate::kernel::ids::{AccountId, Email};
+use crate::kernel::limits::{BOUNCE_PAUSE_RATE, BOUNCE_WINDOW_SENDS, SOFT_BOUNCES_AS_HARD};
+use crate::owner::alert::Alert;
+use crate::owner::deliverability::BounceWindow;
+use crate::owner::owner_notice::NoticeKind;
 use crate::ports::{StoredMail, StoredMailError};
 use crate::task::error::EngineError;
 
@@ -70,33 +77,107 @@ impl Engine {
                 };
                 Ok(MailEventOutcome::Reply(self.receive_reply(&raw).await?))
             }
-            MailEvent::Bounced { permanent: false, .. } => {
-                Ok(MailEventOutcome::Ignored("a transient bounce: SES retries, nothing to stop".into()))
-            }
-            MailEvent::Bounced { permanent: true, mail } => self.stop_recipients(&mail, "bounce").await,
-            MailEvent::Complained(mail) => self.stop_recipients(&mail, "complaint").await,
+            MailEvent::Bounced { permanent, mail } => self.bounced(&mail, permanent).await,
+            MailEvent::Complained(mail) => self.complained(&mail).await,
             MailEvent::Other(kind) => Ok(MailEventOutcome::Ignored(format!("{kind:?} notifications need nothing"))),
         }
     }
 
-    /// Suppress every listed recipient of a mail we sent, in the account that sent it.
-    async fn stop_recipients(&self, mail: &MailFeedback, reason: &'static str) -> Result<MailEventOutcome, EngineError> {
-        let Some((account, _task)) = self.sent_mail(mail).await? else {
-            tracing::warn!(reason, "a bounce or complaint about a mail we have no record of");
+    /// A bounce (spec §33.3): a permanent one suppresses its recipients; a transient one is
+    /// counted per address, and the third mail to soft-bounce makes it a hard bounce. Each hard
+    /// bounce is counted against the account's last sends, and more than 10% of them bouncing
+    /// pauses the account's member mail at once.
+    async fn bounced(&self, mail: &MailFeedback, permanent: bool) -> Result<MailEventOutcome, EngineError> {
+        let Some((account, message_id)) = self.sent_mail(mail).await? else {
+            tracing::warn!(permanent, "a bounce about a mail we have no record of");
+            return Ok(MailEventOutcome::Ignored("not a mail of ours".into()));
+        };
+        let mut hard = Vec::new();
+        let mut soft = Vec::new();
+        for email in &mail.recipients {
+            if permanent {
+                hard.push(email);
+                continue;
+            }
+            let count = self.store.record_soft_bounce(account, email, &message_id).await?;
+            tracing::info!(%account, count, "a soft bounce counted for the address");
+            if count >= SOFT_BOUNCES_AS_HARD {
+                hard.push(email);
+            } else {
+                soft.push(count);
+            }
+        }
+        if hard.is_empty() {
+            return Ok(MailEventOutcome::Ignored(format!(
+                "a transient bounce ({} of {SOFT_BOUNCES_AS_HARD} for the address): SES retries, nothing to stop yet",
+                soft.iter().max().copied().unwrap_or(0)
+            )));
+        }
+        let mut tasks_cancelled = 0;
+        for email in hard {
+            tasks_cancelled += self.suppress(account, email, "bounce").await?;
+        }
+        let window = self.store.record_bounce(account, &message_id).await?;
+        if window.must_pause() {
+            self.pause_for_bounces(account, &window).await?;
+        }
+        Ok(MailEventOutcome::Suppressed {
+            reason: "bounce",
+            tasks_cancelled,
+        })
+    }
+
+    /// A complaint (spec §33.3): its recipients are suppressed and the operator is alerted at
+    /// once.
+    async fn complained(&self, mail: &MailFeedback) -> Result<MailEventOutcome, EngineError> {
+        let Some((account, _)) = self.sent_mail(mail).await? else {
+            tracing::warn!("a complaint about a mail we have no record of");
             return Ok(MailEventOutcome::Ignored("not a mail of ours".into()));
         };
         let mut tasks_cancelled = 0;
         for email in &mail.recipients {
-            tasks_cancelled += self.suppress(account, email, reason).await?;
+            tasks_cancelled += self.suppress(account, email, "complaint").await?;
         }
-        Ok(MailEventOutcome::Suppressed { reason, tasks_cancelled })
+        self.raise(Alert::spam_complaint(account, mail.recipients.len(), self.clock.now()))
+            .await;
+        Ok(MailEventOutcome::Suppressed {
+            reason: "complaint",
+            tasks_cancelled,
+        })
     }
 
-    /// The task a mail was sent for, by our Message-ID among its ids.
-    async fn sent_mail(&self, mail: &MailFeedback) -> Result<Option<(AccountId, TaskId)>, EngineError> {
+    /// Pause the account's member mail for its bounce rate (the kill switch the owner lifts
+    /// with `POST /api/v1/resume`); the owner and the operator hear of it once, when it pauses.
+    async fn pause_for_bounces(&self, account: AccountId, window: &BounceWindow) -> Result<(), EngineError> {
+        let (_, changed) = self.pause_account(account, "bounce_rate").await?;
+        if !changed {
+            return Ok(());
+        }
+        let bounced = window.recent_bounces();
+        let now = self.clock.now();
+        tracing::warn!(%account, bounced, sends = window.sends, "member mail paused for the bounce rate");
+        self.raise(Alert::bounce_pause(account, bounced, now)).await;
+        let draft = super::owner_notices::NoticeDraft {
+            kind: NoticeKind::SystemAlert,
+            task_id: None,
+            member_id: None,
+            title: "Member mail is paused: too many bounces".into(),
+            detail: format!(
+                "{bounced} of your last {BOUNCE_WINDOW_SENDS} messages bounced (more than {:.0}%), so Openloop paused all member mail \
+                 to protect your sending reputation. The bounced addresses are suppressed. Check your members' addresses, then resume \
+                 sending (POST /api/v1/resume).",
+                BOUNCE_PAUSE_RATE * 100.0
+            ),
+        };
+        self.notify_owner_after(account, draft, false).await;
+        Ok(())
+    }
+
+    /// The account and our Message-ID of a mail we sent, by the ids it carried.
+    async fn sent_mail(&self, mail: &MailFeedback) -> Result<Option<(AccountId, String)>, EngineError> {
         for id in &mail.message_ids {
-            if let Some(route) = self.store.message_route(id).await? {
-                return Ok(Some(route));
+            if let Some((account, _task)) = self.store.message_route(id).await? {
+                return Ok(Some((account, id.to_ascii_lowercase())));
             }
         }
         Ok(None)

@@ -31,6 +31,7 @@ mod replies;
 mod reservation;
 mod scorecard;
 mod send;
+mod sending_domains;
 pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 mod signals;
@@ -71,6 +72,8 @@ pub struct EngineConfig {
     pub signing_key: SigningKey,
     /// The declarative priority rules (`rules/priority.toml` unless configured).
     pub priority_rules: Arc<PriorityRules>,
+    /// What an AI call of the configured model costs, and the day's spend that alerts us.
+    pub ai_pricing: crate::owner::metrics::AiPricing,
 }
 
 /// The adapters an engine is built from. A composition root assembles them (decorating one
@@ -87,6 +90,9 @@ pub struct EnginePorts {
     /// The member-data connector the stale guard refreshes from (spec §30, §34); `None`
     /// (the local default) reads the projected facts only.
     pub connector: Option<Arc<dyn Connector>>,
+    /// The mail provider's sending identities (a gym's own domain, spec §33.1); `None`: every
+    /// account sends from the shared domain and naming a domain is refused.
+    pub sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
 }
 
 /// The ports and settings every operation works with. Its fields are the engine's own:
@@ -102,6 +108,7 @@ pub struct Engine {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: EngineConfig,
     pub(crate) connector: Option<Arc<dyn Connector>>,
+    pub(crate) sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
 }
 
 impl Engine {
@@ -115,6 +122,7 @@ impl Engine {
             bus,
             clock,
             connector,
+            sending_domains,
         } = ports;
         Self {
             store,
@@ -125,6 +133,7 @@ impl Engine {
             clock,
             config,
             connector,
+            sending_domains,
         }
     }
 

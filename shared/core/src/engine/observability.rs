@@ -124,7 +124,7 @@ impl Engine {
         recent.reverse();
         let mut alerted = cursor.alerted.clone();
         alerted.retain(|_, on| *on >= today.yesterday().unwrap_or(today));
-        let raised: Vec<Alert> = alerts(account, &recent, &totals, now)
+        let raised: Vec<Alert> = alerts(account, &recent, &totals, &self.config.ai_pricing, now)
             .into_iter()
             .filter(|a| alerted.get(a.code) != Some(&today))
             .collect();

@@ -107,7 +107,8 @@ impl Engine {
                 task_id,
                 due_at: now,
             };
-            match self.follow_up(&item).await {
+            // Boxed: a whole follow-up step inside this future would make it too large a frame.
+            match Box::pin(self.follow_up(&item)).await {
                 Ok(outcome) => tracing::info!(task = %task_id, ?outcome, "reply read"),
                 Err(e) => tracing::warn!(task = %task_id, error = %e, "reply stored; reading it is left to the next tick"),
             }

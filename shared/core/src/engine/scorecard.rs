@@ -63,7 +63,12 @@ impl Engine {
         let tz = account.settings.time_zone();
         let range = DayRange::parse(from, to, crate::kernel::limits::local_date(self.clock.now(), &tz))?;
         let stored = self.store.metrics_days(account.id, range.from, range.to).await?;
-        Ok(MetricsRange::of(range, &account.settings.timezone, &stored))
+        Ok(MetricsRange::of(
+            range,
+            &account.settings.timezone,
+            &stored,
+            &self.config.ai_pricing,
+        ))
     }
 
     /// A page of the account's activity feed: `limit` (default [`ACTIVITY_DEFAULT_LIMIT`], at

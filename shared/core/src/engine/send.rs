@@ -183,7 +183,7 @@ impl Engine {
         let (in_reply_to, references) = thread_headers(&task.thread);
         OutboundMail {
             from_name: account.sender_name().to_owned(),
-            from: self.config.from_email.clone(),
+            from: account.sender_address(&self.config.from_email),
             to: outbound.to.clone(),
             to_name: task.member.name.clone(),
             subject: outbound.subject.clone(),

@@ -8,7 +8,7 @@ use super::Engine;
 use super::tasks::{Created, NewTask};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::AccountId;
-use crate::kernel::limits::WEBHOOK_DEDUP_TTL;
+use crate::kernel::limits::{CHECKIN_MILESTONES, WEBHOOK_DEDUP_TTL};
 use crate::members::event::{MemberEvent, SignalEnvelope, WebhookEvent};
 use crate::members::member::MemberFacts;
 use crate::rails::gate::GateContext;
@@ -132,6 +132,32 @@ impl Engine {
                         cancellation_reason: None,
                     },
                     context: serde_json::json!({"amount": amount, "currency": currency, "reason": reason, "failed_at": failed_at}),
+                };
+                match self.create_task_in(&account, input, &burst).await {
+                    Ok(Created::New(task)) => Some(task.id),
+                    Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => None,
+                    Err(e) => return Err(e),
+                }
+            }
+            // A check-in that brings the member to a milestone (spec §12, §20.4): a review
+            // request, once — only when this event moved the count (a redelivery does not).
+            MemberEvent::CheckinCreated { .. } if fresh && CHECKIN_MILESTONES.contains(&facts.checkin_count) => {
+                let n = facts.checkin_count;
+                let name = facts.first_name.clone().unwrap_or_else(|| "the member".into());
+                let input = NewTask {
+                    task_type: "milestone_review".into(),
+                    member_id,
+                    goal: format!("Congratulate {name} on their {n}th check-in and invite a review, without pressure"),
+                    confidence: Some(80),
+                    draft: None,
+                    trigger_type: TriggerType::Webhook,
+                    trigger_event_id: Some(envelope.webhook_id.clone()),
+                    gate: GateContext {
+                        tenure_days: facts.joined_at.map(|j| self.clock.now().duration_since(j).as_hours() / 24),
+                        monthly_value: facts.monthly_value,
+                        cancellation_reason: None,
+                    },
+                    context: serde_json::json!({"milestone": n, "checkin_count": n}),
                 };
                 match self.create_task_in(&account, input, &burst).await {
                     Ok(Created::New(task)) => Some(task.id),

@@ -201,7 +201,7 @@ impl Engine {
             .into());
         }
         if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
-            return Ok(Created::Existing(existing));
+            return Ok(Created::Existing(self.merge_duplicate(existing, &Trigger::of(&input)).await?));
         }
         let now = self.clock.now();
         if let Some(burst) = burst {
@@ -226,6 +226,7 @@ impl Engine {
         goal: String,
         now: Timestamp,
     ) -> Result<Created, EngineError> {
+        let trigger = Trigger::of(&input);
         let def: &TaskTypeDef = task_type::definition(&task_type);
         let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
         let confidence = input.confidence.unwrap_or(0).min(100);
@@ -343,7 +344,8 @@ impl Engine {
             actions: options.actions.clone(),
             approved_at: None,
             trigger_type: input.trigger_type,
-            trigger_event_id: input.trigger_event_id,
+            trigger_event_id: input.trigger_event_id.clone(),
+            trigger_context: input.context.clone(),
             created_at: now,
             updated_at: now,
             execution_started_at: None,
@@ -408,7 +410,7 @@ impl Engine {
             // Lost a race with another creation for the same member and type.
             Err(StoreError::Conflict(Conflict::ActiveTask)) => {
                 match self.existing_active(account.id, &input.member_id, &task.task_type).await? {
-                    Some(existing) => Ok(Created::Existing(existing)),
+                    Some(existing) => Ok(Created::Existing(self.merge_duplicate(existing, &trigger).await?)),
                     None => Err(EngineError::StaleVersion),
                 }
             }
@@ -496,6 +498,45 @@ impl Engine {
             created_at: now,
             approved_at: None,
         }
+    }
+
+    /// A trigger for a member and type that already has an open task (spec §7.7): its context
+    /// is added to the open task's (`merged_triggers`, logged) rather than dropped; the same
+    /// event delivered again adds nothing. A trigger without context changes nothing.
+    async fn merge_duplicate(&self, existing: Task, input: &Trigger) -> Result<Task, EngineError> {
+        // No context, or the very event that made the task delivered again: nothing to add.
+        if input.context.is_null() || (input.trigger_event_id.is_some() && input.trigger_event_id == existing.trigger_event_id) {
+            return Ok(existing);
+        }
+        let mut task = existing;
+        for _ in 0..4 {
+            let now = self.clock.now();
+            let Some(context) = merged_context(&task.trigger_context, input, now) else {
+                return Ok(task);
+            };
+            let detail = format!(
+                "a {} trigger{} for the same member and type: its context is added to this task",
+                serde_json::to_value(input.trigger_type)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                input.trigger_event_id.as_deref().map(|id| format!(" ({id})")).unwrap_or_default()
+            );
+            let (mut next, log) = crate::task::transition::record(&task, now, Why::new(Reason::DuplicateContextMerged).detail(detail));
+            next.trigger_context = context;
+            match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+                Ok(()) => {
+                    tracing::info!(task = %next.id, "a duplicate trigger's context merged into the open task");
+                    return Ok(next);
+                }
+                Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_task(task.account_id, task.id).await? {
+                    Some(t) if t.is_active() => task = t,
+                    _ => return Err(EngineError::StaleVersion),
+                },
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
     }
 
     async fn existing_active(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<Task>, EngineError> {
@@ -673,4 +714,53 @@ impl Engine {
         next.next_action_at = Some(at);
         TaskCommit::new(next, log)
     }
+}
+
+/// What a creation's trigger said, kept for merging into an open task of the same member and
+/// type.
+struct Trigger {
+    trigger_type: TriggerType,
+    trigger_event_id: Option<String>,
+    context: serde_json::Value,
+}
+
+impl Trigger {
+    fn of(input: &NewTask) -> Self {
+        Self {
+            trigger_type: input.trigger_type,
+            trigger_event_id: input.trigger_event_id.clone(),
+            context: input.context.clone(),
+        }
+    }
+}
+
+/// The most later triggers a task keeps the context of.
+const MAX_MERGED_TRIGGERS: usize = 10;
+
+/// `context` with a later trigger's context added under `merged_triggers`; `None` when there
+/// is nothing to add (the same event again, or the list is full).
+fn merged_context(context: &serde_json::Value, input: &Trigger, now: Timestamp) -> Option<serde_json::Value> {
+    let mut merged = match context {
+        serde_json::Value::Object(map) => map.clone(),
+        serde_json::Value::Null => serde_json::Map::new(),
+        other => serde_json::Map::from_iter([("original".to_owned(), other.clone())]),
+    };
+    let list = merged
+        .entry("merged_triggers")
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()))
+        .as_array_mut()?;
+    let event = input.trigger_event_id.as_deref();
+    let seen = list
+        .iter()
+        .any(|m| event.is_some() && m.get("trigger_event_id").and_then(|v| v.as_str()) == event);
+    if seen || list.len() >= MAX_MERGED_TRIGGERS {
+        return None;
+    }
+    list.push(serde_json::json!({
+        "at": now,
+        "trigger_type": input.trigger_type,
+        "trigger_event_id": event,
+        "context": input.context,
+    }));
+    Some(serde_json::Value::Object(merged))
 }

@@ -55,8 +55,10 @@ async fn world() -> World {
             public_url: "https://app.example.com".into(),
             signing_key: SigningKey::new(b"k".to_vec()),
             priority_rules: Arc::new(crate::rails::priority_rules::PriorityRules::shipped()),
+            ai_pricing: Default::default(),
         },
         connector: None,
+        sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -516,7 +518,8 @@ mod properties {
         },
         /// The owner's kill switch on this account.
         PauseAccount(bool),
-        /// Move the onboarding date: 0 = shadow today, 1 = guided, 2 = past the ramp.
+        /// Move the onboarding date: 0 = shadow today, 1 = guided (warm-up week 1), 2 = warm-up
+        /// week 2, 3 = past the ramp and the warm-up.
         Ramp(u8),
         /// The member answers a task's newest mail (0 stop, 1 a dated yes, 2 a question,
         /// 3 "ok", 4 an unsure yes the agent would close on below 60), delivered once or twice.
@@ -599,7 +602,7 @@ mod properties {
             1 => any::<bool>().prop_map(Op::Refuse),
             2 => (0u8..4, 0u8..3, 0u8..3).prop_map(|(member, kind, mode)| Op::CreateIn { member, kind, mode }),
             1 => any::<bool>().prop_map(Op::PauseAccount),
-            1 => (0u8..3).prop_map(Op::Ramp),
+            1 => (0u8..4).prop_map(Op::Ramp),
             3 => (any::<u8>(), 0u8..5, any::<bool>()).prop_map(|(task, text, twice)| Op::Reply { task, text, twice }),
             1 => any::<u8>().prop_map(Op::Guide),
             3 => (0u8..4, any::<bool>(), any::<bool>()).prop_map(|(member, dry_run, approve)| Op::Automate { member, dry_run, approve }),
@@ -608,7 +611,8 @@ mod properties {
     }
 
     const WEEKLY: u32 = 2;
-    const DAILY: u32 = 3;
+    /// Above the warm-up's first weeks (3 and 5 a day), so the warm-up is what binds there.
+    const DAILY: u32 = 6;
 
     struct Checker {
         connector: Arc<super::connector::FakeConnector>,
@@ -616,6 +620,27 @@ mod properties {
         suppressed_after: HashMap<String, usize>,
         paused: bool,
         account_paused: bool,
+    }
+
+    /// Every mail of this op went out within the warm-up's cap of its day (spec §33.2): the
+    /// mails of its local day up to and including it, at most the cap `onboarded_at` gives.
+    fn within_warmup(w: &World, before: usize, onboarded_at: Option<Timestamp>) -> Result<(), String> {
+        let sent = w.mailer.sent();
+        let tz = w.account.settings.time_zone();
+        for (index, mail) in sent.iter().enumerate().skip(before) {
+            let Some(cap) = crate::rails::autonomy::warmup_cap(onboarded_at, mail.date) else {
+                continue;
+            };
+            let day = crate::kernel::limits::local_date(mail.date, &tz);
+            let that_day = sent[..=index]
+                .iter()
+                .filter(|m| crate::kernel::limits::local_date(m.date, &tz) == day)
+                .count();
+            if that_day > cap as usize {
+                return Err(format!("{that_day} mails on {day}, above the warm-up's {cap}"));
+            }
+        }
+        Ok(())
     }
 
     /// The keys of the member changes (tags) that went through, from the action log.
@@ -853,7 +878,7 @@ mod properties {
                     checker.account_paused = paused;
                 }
                 Op::Ramp(phase) => {
-                    let onboarded = w.clock.now() - days([0, 4, 30][phase as usize]);
+                    let onboarded = w.clock.now() - days([0, 4, 10, 30][phase as usize]);
                     let patch = super::super::SettingsPatch {
                         onboarded_at: Some(onboarded),
                         ..Default::default()
@@ -928,6 +953,7 @@ mod properties {
             if checker.account_paused && sent_now {
                 return Err("sent while the account was paused".into());
             }
+            within_warmup(&w, before, account.settings.onboarded_at).map_err(|e| format!("after {op:?}: {e}"))?;
             if shadow && sent_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
                 return Err("sent in the shadow phase".into());
             }
@@ -1233,6 +1259,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 mod actions;
 mod confidence;
 mod connector;
+mod deliverability;
 mod gates;
 mod intake;
 mod metrics;

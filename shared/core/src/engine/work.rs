@@ -108,7 +108,9 @@ impl Engine {
             Input::Reading => {
                 let account = account_of(seen.snapshot.as_ref())?;
                 let conversation = seen.conversation.as_deref().unwrap_or_default();
-                match self.read_awaiting(&account, task.clone(), conversation, now).await? {
+                // Boxed: reading a reply (agent calls, escalation, notices) is the step's
+                // largest branch; on the heap, every other step's future stays small.
+                match Box::pin(self.read_awaiting(&account, task.clone(), conversation, now)).await? {
                     Read::Done(outcome) => return Ok(Some(outcome)),
                     Read::Send(answered) => seen.after_reading = Some(*answered),
                 }
@@ -145,6 +147,8 @@ impl Engine {
     }
 
     /// Do what the step decided for `task` (as the step leaves it), with the snapshot it read.
+    /// Each large branch (a send, a parent's, research, automation) is boxed, so a step's
+    /// future is as large as its common path, not its largest branch.
     async fn carry_out(
         &self,
         task: Task,
@@ -195,15 +199,15 @@ impl Engine {
                 self.honour_stop(&account, task, &crate::conversation::reply::Stop::member_request(), now)
                     .await
             }
-            StepDecision::Coordinate => self.parent_step(task, now).await,
+            StepDecision::Coordinate => Box::pin(self.parent_step(task, now)).await,
             StepDecision::WithoutMail(kind) => {
                 let def = task_type::definition(&task.task_type);
                 match kind {
-                    WithoutMail::StaffTodo => self.staff_todo_step(task, def, now).await,
-                    WithoutMail::Research => self.research_step(task, def, now).await,
+                    WithoutMail::StaffTodo => Box::pin(self.staff_todo_step(task, def, now)).await,
+                    WithoutMail::Research => Box::pin(self.research_step(task, def, now)).await,
                     WithoutMail::Automation => {
                         let account = account_of(snapshot.as_ref())?;
-                        self.automation_step(task, def, &account, now).await
+                        Box::pin(self.automation_step(task, def, &account, now)).await
                     }
                 }
             }
@@ -231,8 +235,7 @@ impl Engine {
                     }
                     Err(e) => return Err(e.into()),
                 }
-                self.send_claimed(&account, claimed, to, snapshot.ledger, &snapshot.annotations, member_tasks)
-                    .await
+                Box::pin(self.send_claimed(&account, claimed, to, snapshot.ledger, &snapshot.annotations, member_tasks)).await
             }
         }
     }

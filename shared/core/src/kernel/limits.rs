@@ -315,6 +315,23 @@ pub const ANALYSIS_PAGE: usize = 500;
 /// cancellation, a join), so a closed task is not opened again for the same one.
 pub const ANALYSIS_EPISODE_TTL: SignedDuration = SignedDuration::from_hours(24 * 120);
 
+/// Deliverability (spec §33.3): an account's member mail pauses at once when more than
+/// [`BOUNCE_PAUSE_RATE`] of its last [`BOUNCE_WINDOW_SENDS`] sends bounced (hard bounces, and
+/// addresses that soft-bounced [`SOFT_BOUNCES_AS_HARD`] times); with fewer sends than the
+/// window, the rate is still taken over the whole window, so a young account pauses on the
+/// same count of bounces (6) and never on one unlucky address.
+pub const BOUNCE_WINDOW_SENDS: u64 = 50;
+pub const BOUNCE_PAUSE_RATE: f64 = 0.10;
+/// Soft bounces (by distinct mails) after which an address counts as hard-bounced.
+pub const SOFT_BOUNCES_AS_HARD: u32 = 3;
+/// A pending per-gym sending domain is asked about at most this often (settings reads, the
+/// hourly run).
+pub const SENDING_DOMAIN_RECHECK: SignedDuration = SignedDuration::from_mins(10);
+
+/// The check-in counts at which a member is congratulated and asked for a review
+/// (`milestone_review`, spec §12, §20.4).
+pub const CHECKIN_MILESTONES: [u32; 4] = [10, 25, 50, 100];
+
 #[cfg(test)]
 mod tests {
     use super::*;

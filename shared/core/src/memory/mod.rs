@@ -30,14 +30,18 @@ mod annotations;
 mod connections;
 mod connectors;
 mod counters;
+mod deliverability;
 mod idempotency;
 mod learning;
 mod members;
 mod metrics;
 mod notices;
+mod sending_domains;
 mod task_index;
 mod tasks;
 mod templates;
+
+pub use sending_domains::{MemorySendingDomains, ses_records};
 
 #[derive(Default)]
 struct State {
@@ -73,6 +77,10 @@ struct State {
     daily_counters: HashMap<(AccountId, String, Date), u32>,
     connections: HashMap<AccountId, crate::owner::connection::Connection>,
     annotations: HashMap<(AccountId, MemberId), crate::members::annotation::MemberAnnotations>,
+    /// Sends counted by reservations, and recent bounces (spec §33.3).
+    bounce_windows: HashMap<AccountId, crate::owner::deliverability::BounceWindow>,
+    /// The mails each address soft-bounced.
+    soft_bounces: HashMap<(AccountId, Email), std::collections::BTreeSet<String>>,
 }
 
 /// See the module docs.

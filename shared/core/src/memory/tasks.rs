@@ -125,6 +125,7 @@ impl Tasks for MemoryStore {
                 s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
                 s.ledgers.insert((account, member_id.clone()), ledger.clone());
                 *s.daily.entry((account, *daily_date)).or_insert(0) += 1;
+                s.bounce_windows.entry(account).or_default().sends += 1;
             }
             Some(SendEffect::Record { outbound }) => {
                 s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
@@ -145,6 +146,8 @@ impl Tasks for MemoryStore {
                 ledger.version += 1;
                 let count = s.daily.entry((account, *daily_date)).or_insert(0);
                 *count = count.saturating_sub(1);
+                let window = s.bounce_windows.entry(account).or_default();
+                window.sends = window.sends.saturating_sub(1);
             }
             None => {}
         }

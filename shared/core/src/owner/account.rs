@@ -188,6 +188,10 @@ pub struct Settings {
     /// item 5). A member on a plan without one is worth `avg_membership_price`.
     #[serde(default)]
     pub plan_prices: std::collections::BTreeMap<String, f64>,
+    /// The gym's own sending domain (spec §33.1 option B); none: the shared domain. Mail
+    /// leaves from it once its identity is verified (`Account::sending_domain`).
+    #[serde(default)]
+    pub sending_domain: Option<String>,
 }
 
 impl Settings {
@@ -228,6 +232,7 @@ impl Settings {
             owner_email: None,
             owner_notification_channel: Default::default(),
             plan_prices: Default::default(),
+            sending_domain: None,
         }
     }
 
@@ -272,6 +277,14 @@ impl Settings {
                 return Err(InvalidInput::new("invalid_plan_prices", "plan ids are 1-128 characters"));
             }
             crate::kernel::text::money("invalid_plan_prices", "plan_prices", *price)?;
+        }
+        if let Some(domain) = &self.sending_domain
+            && crate::owner::deliverability::parse_domain(domain).as_deref() != Ok(domain.as_str())
+        {
+            return Err(InvalidInput::new(
+                "invalid_sending_domain",
+                "sending_domain must be a domain name such as crossfitrenegade.com",
+            ));
         }
         if let Some(agent) = self
             .agent_ramps
@@ -352,6 +365,9 @@ pub struct Account {
     /// here, never in an API view (the owner sees only whether they are set) or a log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pushpress: Option<crate::members::connector::ConnectorCredentials>,
+    /// The identity of `settings.sending_domain` as the mail provider last reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sending_identity: Option<crate::owner::deliverability::SendingDomain>,
     pub created_at: Timestamp,
     pub version: u64,
 }
@@ -359,6 +375,15 @@ pub struct Account {
 impl Account {
     pub fn sender_name(&self) -> &str {
         self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The address member mail leaves from (spec §33.1): the gym's own domain once its
+    /// identity is verified, the shared address until then.
+    pub fn sender_address(&self, shared: &crate::kernel::ids::Email) -> crate::kernel::ids::Email {
+        match (&self.sending_identity, &self.settings.sending_domain) {
+            (Some(identity), Some(domain)) if &identity.domain == domain => identity.from_address(shared),
+            _ => shared.clone(),
+        }
     }
 }
 

@@ -41,6 +41,33 @@ impl Alert {
             at,
         }
     }
+
+    /// A member marked one of the account's mails as spam (spec §33.3): told at once.
+    pub fn spam_complaint(account: AccountId, recipients: usize, at: Timestamp) -> Self {
+        Self {
+            code: "spam_complaint",
+            severity: Severity::Critical,
+            account_id: Some(account),
+            detail: format!("a spam complaint about a mail to {recipients} recipient(s); they are suppressed"),
+            action: "read the account's recent mail and its audience; complaints hurt the shared sending reputation",
+            at,
+        }
+    }
+
+    /// The account's bounce rate paused its member mail (spec §33.2).
+    pub fn bounce_pause(account: AccountId, bounced: usize, at: Timestamp) -> Self {
+        Self {
+            code: "bounce_pause",
+            severity: Severity::Critical,
+            account_id: Some(account),
+            detail: format!(
+                "{bounced} of the account's last {} sends bounced; its member mail is paused until the owner resumes it",
+                crate::kernel::limits::BOUNCE_WINDOW_SENDS
+            ),
+            action: "check the account's member addresses (an old import?) before it resumes",
+            at,
+        }
+    }
 }
 
 /// The bus detail type alerts are published under.

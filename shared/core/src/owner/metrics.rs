@@ -231,8 +231,9 @@ impl DailyMetrics {
     pub fn send_failure_rate(&self) -> Option<f64> {
         ratio(self.send_failures, self.messages_sent + self.send_failures)
     }
-    pub fn ai_cost_estimate(&self) -> f64 {
-        f64::from(self.ai_calls) * limits::AI_CALL_COST_ESTIMATE_USD
+    /// The day's AI spend at `per_call_usd` a call (see [`AiPricing`]).
+    pub fn ai_cost_estimate(&self, per_call_usd: f64) -> f64 {
+        f64::from(self.ai_calls) * per_call_usd
     }
 }
 
@@ -301,8 +302,26 @@ pub struct Rates {
     pub ai_cost_estimate_usd: f64,
 }
 
-impl From<&DailyMetrics> for Rates {
-    fn from(m: &DailyMetrics) -> Self {
+/// What an AI call costs, and the day's spend per account that alerts us (spec §28.4: $10).
+/// The cost per call is the deployment's model's (`OPENLOOP_AI_CALL_COSTS`, with a default
+/// per known model: see `openloop_edge::config`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AiPricing {
+    pub per_call_usd: f64,
+    pub alert_daily_usd: f64,
+}
+
+impl Default for AiPricing {
+    fn default() -> Self {
+        Self {
+            per_call_usd: limits::AI_CALL_COST_ESTIMATE_USD,
+            alert_daily_usd: limits::ALERT_AI_COST_USD,
+        }
+    }
+}
+
+impl Rates {
+    pub fn of(m: &DailyMetrics, pricing: &AiPricing) -> Self {
         Self {
             completion_rate: m.completion_rate(),
             escalation_rate: m.escalation_rate(),
@@ -312,7 +331,7 @@ impl From<&DailyMetrics> for Rates {
             verbal_only_rate: m.verbal_only_rate(),
             bounce_rate: m.bounce_rate(),
             send_failure_rate: m.send_failure_rate(),
-            ai_cost_estimate_usd: m.ai_cost_estimate(),
+            ai_cost_estimate_usd: m.ai_cost_estimate(pricing.per_call_usd),
         }
     }
 }
@@ -347,7 +366,7 @@ pub struct MetricsRange {
 
 impl MetricsRange {
     /// The range's report from the days the store holds (any order; days outside are ignored).
-    pub fn of(range: DayRange, timezone: &str, stored: &[(Date, DailyMetrics)]) -> Self {
+    pub fn of(range: DayRange, timezone: &str, stored: &[(Date, DailyMetrics)], pricing: &AiPricing) -> Self {
         let stored: BTreeMap<Date, &DailyMetrics> = stored.iter().map(|(d, m)| (*d, m)).collect();
         let mut totals = DailyMetrics::default();
         let days = range
@@ -357,7 +376,7 @@ impl MetricsRange {
                 totals.add(&counts);
                 DayMetrics {
                     date,
-                    rates: Rates::from(&counts),
+                    rates: Rates::of(&counts, pricing),
                     counts,
                 }
             })
@@ -368,7 +387,7 @@ impl MetricsRange {
             timezone: timezone.to_owned(),
             days,
             totals: RangeTotals {
-                rates: Rates::from(&totals),
+                rates: Rates::of(&totals, pricing),
                 counts: totals,
             },
         }
@@ -387,7 +406,7 @@ pub fn fold(entries: &[ActivityEntry], tz: &jiff::tz::TimeZone) -> BTreeMap<Date
 /// The §28.4 conditions our data supports, for `account` at `now`: `recent` are its last
 /// days up to today, oldest first (as they stand after this fold), `totals` its lifetime
 /// counts. The connector's degradation is raised where it happens (the engine's step).
-pub fn alerts(account: &Account, recent: &[DailyMetrics], totals: &DailyMetrics, now: Timestamp) -> Vec<Alert> {
+pub fn alerts(account: &Account, recent: &[DailyMetrics], totals: &DailyMetrics, pricing: &AiPricing, now: Timestamp) -> Vec<Alert> {
     let mut out = Vec::new();
     let alert = |code, severity, detail: String, action| Alert {
         code,
@@ -426,14 +445,14 @@ pub fn alerts(account: &Account, recent: &[DailyMetrics], totals: &DailyMetrics,
             "check whether the owner has disengaged",
         ));
     }
-    if today.ai_cost_estimate() > limits::ALERT_AI_COST_USD {
+    let spend = today.ai_cost_estimate(pricing.per_call_usd);
+    if spend > pricing.alert_daily_usd {
         out.push(alert(
             "ai_cost",
             Severity::Warning,
             format!(
-                "an estimated ${:.2} of AI calls today ({} calls)",
-                today.ai_cost_estimate(),
-                today.ai_calls
+                "an estimated ${spend:.2} of AI calls today ({} calls at ${} each; the alert is above ${:.2})",
+                today.ai_calls, pricing.per_call_usd, pricing.alert_daily_usd
             ),
             "check for runaway tasks",
         ));
@@ -609,7 +628,7 @@ mod tests {
             ),
             (jiff::civil::date(2026, 10, 30), day(9, 9)),
         ];
-        let report = MetricsRange::of(range, "UTC", &stored);
+        let report = MetricsRange::of(range, "UTC", &stored, &AiPricing::default());
         assert_eq!(report.days.len(), 3, "days without counts show zeros");
         assert_eq!(report.days[1].rates.member_reply_rate, Some(0.25));
         assert_eq!(report.days[0].rates.member_reply_rate, None);
@@ -639,12 +658,18 @@ mod tests {
         let account = sample_account(now);
         let totals = day(3, 9);
         assert_eq!(
-            codes(&alerts(&account, &[day(1, 3), day(1, 3), day(1, 3)], &totals, now)),
+            codes(&alerts(
+                &account,
+                &[day(1, 3), day(1, 3), day(1, 3)],
+                &totals,
+                &AiPricing::default(),
+                now
+            )),
             vec!["escalation_rate"]
         );
-        assert!(alerts(&account, &[day(3, 1), day(1, 3), day(1, 3)], &totals, now).is_empty());
+        assert!(alerts(&account, &[day(3, 1), day(1, 3), day(1, 3)], &totals, &AiPricing::default(), now).is_empty());
         assert!(
-            alerts(&account, &[day(0, 1), day(0, 1), day(0, 1)], &totals, now).is_empty(),
+            alerts(&account, &[day(0, 1), day(0, 1), day(0, 1)], &totals, &AiPricing::default(), now).is_empty(),
             "too few decisions to judge"
         );
     }
@@ -662,14 +687,14 @@ mod tests {
             tasks_completed: 1,
             ..DailyMetrics::default()
         };
-        let found = codes(&alerts(&account, std::slice::from_ref(&today), &today, now));
+        let found = codes(&alerts(&account, std::slice::from_ref(&today), &today, &AiPricing::default(), now));
         assert_eq!(found, vec!["owner_unresponsive", "ai_cost", "send_failures", "bounce_rate"]);
         let calm = DailyMetrics {
             messages_sent: 40,
             tasks_completed: 1,
             ..DailyMetrics::default()
         };
-        assert!(alerts(&account, std::slice::from_ref(&calm), &calm, now).is_empty());
+        assert!(alerts(&account, std::slice::from_ref(&calm), &calm, &AiPricing::default(), now).is_empty());
     }
 
     #[test]
@@ -682,6 +707,7 @@ mod tests {
                 &account,
                 std::slice::from_ref(&none),
                 &none,
+                &AiPricing::default(),
                 created + limits::ALERT_STALLED_AFTER - jiff::SignedDuration::from_hours(1)
             )
             .is_empty()
@@ -691,6 +717,7 @@ mod tests {
                 &account,
                 std::slice::from_ref(&none),
                 &none,
+                &AiPricing::default(),
                 created + limits::ALERT_STALLED_AFTER
             )),
             vec!["onboarding_stalled"]

@@ -6,6 +6,7 @@ pub mod account;
 pub mod alert;
 pub mod business_memory;
 pub mod connection;
+pub mod deliverability;
 pub mod metrics;
 pub mod owner_notice;
 pub mod recurring;

@@ -20,9 +20,11 @@ pub use crate::task::progress::{EvidenceType, GoalProgress, RecommendedAction};
 use crate::task::work::QueueName;
 
 pub mod connection;
+pub mod deliverability;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
+pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
 
 pub use store::{
     AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex, TaskQuery,

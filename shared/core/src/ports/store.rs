@@ -55,6 +55,7 @@ pub trait TaskStore:
     + ConnectorHealthStore
     + super::connection::ConnectionStore
     + super::connection::AnnotationStore
+    + super::deliverability::DeliverabilityStore
     + Send
     + Sync
 {
@@ -74,6 +75,7 @@ impl<T> TaskStore for T where
         + ConnectorHealthStore
         + super::connection::ConnectionStore
         + super::connection::AnnotationStore
+        + super::deliverability::DeliverabilityStore
         + ?Sized
 {
 }
@@ -338,6 +340,7 @@ pub trait ConnectorHealthStore: Send + Sync {
 /// holds a `dyn TaskStore` needs none of this: its methods are all in reach.
 pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
+    pub use super::super::deliverability::DeliverabilityStore;
     pub use super::{
         AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex,
         TaskStore, Tasks, TemplateStore,

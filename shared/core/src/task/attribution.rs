@@ -35,6 +35,8 @@ pub const UNRESPONSIVE: &str = "unresponsive";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ValueSource {
+    /// The failed payment's amount, as the trigger said (a payment recovery).
+    PaymentAmount,
     /// The owner's price for the member's PushPress plan (settings `plan_prices`).
     PlanPrice,
     /// The member's own value, as a member event said.
@@ -46,6 +48,7 @@ pub enum ValueSource {
 impl ValueSource {
     fn describe(self) -> &'static str {
         match self {
+            ValueSource::PaymentAmount => "the failed payment's amount",
             ValueSource::PlanPrice => "the owner's price for the member's plan",
             ValueSource::Member => "the member's own value",
             ValueSource::Average => "the account's average membership price",
@@ -53,7 +56,8 @@ impl ValueSource {
     }
 }
 
-/// A member's monthly price and where it came from.
+/// What one of an outcome's months is worth (a recovered payment: the payment), and where it
+/// came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Price {
     pub monthly: f64,
@@ -64,6 +68,23 @@ pub struct Price {
 pub fn value_of(def: &TaskTypeDef, outcome: &str, price: f64) -> Option<f64> {
     let multiplier = def.outcome(outcome)?.revenue_multiplier?;
     Some(round_cents(multiplier * price))
+}
+
+/// What `task`'s outcome is reckoned at: a payment-recovery task whose trigger named the failed
+/// payment's amount is worth that amount (spec §20); any other, the member's `price`.
+pub fn task_price(task: &Task, price: Price) -> Price {
+    let amount = task
+        .trigger_context
+        .get("amount")
+        .and_then(serde_json::Value::as_f64)
+        .filter(|a| a.is_finite() && *a > 0.0);
+    match amount {
+        Some(amount) if task.task_type == "payment_recovery" => Price {
+            monthly: amount,
+            source: ValueSource::PaymentAmount,
+        },
+        _ => price,
+    }
 }
 
 fn round_cents(v: f64) -> f64 {

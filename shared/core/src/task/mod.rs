@@ -212,6 +212,11 @@ pub struct Task {
     pub approved_at: Option<Timestamp>,
     pub trigger_type: TriggerType,
     pub trigger_event_id: Option<String>,
+    /// What the trigger knew (a failed payment's amount, a finding's evidence…), and under
+    /// `merged_triggers` what later triggers for the same member and type added while this
+    /// task was open (spec §7.7).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub trigger_context: serde_json::Value,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub execution_started_at: Option<Timestamp>,

@@ -131,6 +131,9 @@ reasons! {
     YieldingToHigherPriority = "yielding_to_higher_priority",
     /// Another send to the member kept racing this one's reservation.
     MemberLedgerContended = "member_ledger_contended",
+    /// Another trigger asked for this member and type while this task was open: its context
+    /// was added to this task instead of a second task (spec §7.7).
+    DuplicateContextMerged = "duplicate_context_merged",
     /// The touch is reserved: budget and limits counted, the mail about to leave.
     SendReserved = "send_reserved",
     /// The message left.

@@ -61,3 +61,46 @@ async fn an_alert_is_raised_once_a_day_on_the_bus() {
     assert_eq!(stalled.len(), 1, "{alerts:?}");
     assert_eq!(stalled[0]["account_id"], serde_json::json!(w.account.id));
 }
+
+/// Spec §28.4: a gym's AI spend above $10 a day alerts us — once that day, however many runs
+/// see it; the spend is the day's AI calls at the configured model's cost per call.
+#[tokio::test]
+async fn a_days_ai_spend_above_the_threshold_alerts_exactly_once() {
+    let mut w = world().await;
+    let bus = Arc::new(RecordingBus::default());
+    w.engine.bus = bus.clone();
+    w.engine.config.ai_pricing = crate::owner::metrics::AiPricing {
+        per_call_usd: 0.15,
+        alert_daily_usd: 10.0,
+    };
+    let today = local_date(w.clock.now(), &w.account.settings.time_zone());
+    let ai_cost = |bus: &RecordingBus| {
+        bus.published(ALERT_EVENT)
+            .into_iter()
+            .filter(|a| a["code"] == "ai_cost")
+            .collect::<Vec<_>>()
+    };
+    // 66 calls at $0.15: $9.90, not above $10.
+    for _ in 0..66 {
+        w.store
+            .count_ai_call(w.account.id, today, 1000)
+            .await
+            .expect("count")
+            .expect("under the cap");
+    }
+    w.engine.record_metrics().await.expect("metrics");
+    assert!(ai_cost(&bus).is_empty(), "$9.90 is under the threshold");
+    // The 67th: $10.05.
+    w.store.count_ai_call(w.account.id, today, 1000).await.expect("count");
+    w.clock.advance(SignedDuration::from_mins(60));
+    w.engine.record_metrics().await.expect("metrics");
+    let raised = ai_cost(&bus);
+    assert_eq!(raised.len(), 1, "{raised:?}");
+    assert!(raised[0]["detail"].as_str().is_some_and(|d| d.contains("$10.05")), "{}", raised[0]);
+    for _ in 0..3 {
+        w.store.count_ai_call(w.account.id, today, 1000).await.expect("count");
+        w.clock.advance(SignedDuration::from_mins(60));
+        w.engine.record_metrics().await.expect("metrics");
+    }
+    assert_eq!(ai_cost(&bus).len(), 1, "deduplicated for the day");
+}

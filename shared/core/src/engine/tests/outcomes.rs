@@ -402,3 +402,94 @@ async fn one_accounts_bad_data_never_stops_the_others_attribution() {
     assert_eq!((report.watched, report.valued, report.failed), (2, 1, 1), "{report:?}");
     assert_eq!(w.task(&healthy).await.attributed_value, Some(150.0));
 }
+
+fn payment_failed(member: &MemberId, amount: f64, at: Timestamp) -> MemberEvent {
+    MemberEvent::PaymentFailed {
+        member_id: member.clone(),
+        amount,
+        currency: "USD".into(),
+        failed_at: at,
+        reason: Some("card_declined".into()),
+    }
+}
+
+/// Spec §7.7: a second failed payment while the first's task is open adds its context to
+/// that task (logged) instead of dropping it; the same event delivered again adds nothing.
+#[tokio::test]
+async fn a_duplicate_triggers_context_is_merged_into_the_open_task() {
+    let w = world().await;
+    let member = w.member("m_twice").await;
+    w.signal("evt_fail_1", payment_failed(&member, 89.5, w.clock.now())).await;
+    w.clock.advance(SignedDuration::from_hours(2));
+    w.signal("evt_fail_2", payment_failed(&member, 40.0, w.clock.now())).await;
+    w.signal("evt_fail_2", payment_failed(&member, 40.0, w.clock.now())).await;
+    w.signal("evt_fail_1", payment_failed(&member, 89.5, w.clock.now())).await;
+    let (tasks, _) = w.store.list_tasks(w.account.id, &Default::default()).await.expect("list");
+    assert_eq!(tasks.len(), 1, "still one task");
+    let task = &tasks[0];
+    assert_eq!(task.trigger_context["amount"], 89.5, "the first trigger's context stays");
+    let merged = task.trigger_context["merged_triggers"].as_array().cloned().unwrap_or_default();
+    assert_eq!(merged.len(), 1, "the second event once: {merged:?}");
+    assert_eq!(merged[0]["trigger_event_id"], "evt_fail_2");
+    assert_eq!(merged[0]["context"]["amount"], 40.0);
+    let reasons = w.reasons(task).await;
+    assert_eq!(
+        reasons.iter().filter(|r| *r == "duplicate_context_merged").count(),
+        1,
+        "{reasons:?}"
+    );
+}
+
+/// A recovered payment is worth the failed payment's amount when its trigger said it; without
+/// it, the membership price (the multiplier's base).
+#[tokio::test]
+async fn a_recovered_payment_is_valued_at_its_amount() {
+    let w = world().await;
+    let member = w.member("m_amount").await;
+    w.signal("evt_fail", payment_failed(&member, 89.5, w.clock.now())).await;
+    let (tasks, _) = w.store.list_tasks(w.account.id, &Default::default()).await.expect("list");
+    let task = tasks[0].clone();
+    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    w.run().await;
+    w.clock.advance(SignedDuration::from_hours(5));
+    let paid = MemberEvent::PaymentSucceeded {
+        member_id: member.clone(),
+        amount: 89.5,
+        currency: "USD".into(),
+        paid_at: w.clock.now(),
+    };
+    w.signal("evt_paid", paid).await;
+    let done = w.task(&task).await;
+    assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("recovered")));
+    assert_eq!(done.attributed_value, Some(89.5), "the payment's amount, not the membership price");
+}
+
+/// Spec §12, §20.4: the 10th check-in opens a `milestone_review` task for the member — once;
+/// the 9th and the 11th open nothing, and a redelivered 10th changes nothing.
+#[tokio::test]
+async fn the_tenth_checkin_asks_for_a_review_once() {
+    let w = world().await;
+    let member = w.member("m_regular").await;
+    let checkin = |i: i64| MemberEvent::CheckinCreated {
+        member_id: member.clone(),
+        checked_in_at: day0() - days(30) + days(i),
+        class_name: None,
+    };
+    let reviews = || async {
+        let (tasks, _) = w.store.list_tasks(w.account.id, &Default::default()).await.expect("list");
+        tasks.into_iter().filter(|t| t.task_type == "milestone_review").collect::<Vec<_>>()
+    };
+    for i in 1..=9 {
+        w.signal(&format!("evt_in_{i}"), checkin(i)).await;
+    }
+    assert!(reviews().await.is_empty(), "nine check-ins: no milestone");
+    w.signal("evt_in_10", checkin(10)).await;
+    w.signal("evt_in_10", checkin(10)).await;
+    let found = reviews().await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].goal.contains("10th check-in"), "{}", found[0].goal);
+    assert_eq!(found[0].trigger_context["milestone"], 10);
+    w.engine.cancel(w.account.id, found[0].id).await.expect("cancel");
+    w.signal("evt_in_11", checkin(11)).await;
+    assert_eq!(reviews().await.len(), 1, "the 11th is no milestone");
+}

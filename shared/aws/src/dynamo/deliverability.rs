@@ -1,0 +1,110 @@
+//! [`DeliverabilityStore`] on DynamoDB: the account's `DELIVERABILITY` item (its `sends`
+//! attribute added to by each reservation's transaction in `tasks.rs`, its `bounces` map
+//! written over `bounce_version`) and one `SOFTBOUNCE#{email}` item per address, a string set
+//! of the mails that soft-bounced.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+
+use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::ids::{AccountId, Email};
+use openloop_core::owner::deliverability::BounceWindow;
+use openloop_core::ports::DeliverabilityStore;
+
+use crate::keys::*;
+
+use super::items::{n, s};
+use super::{DynamoStore, Item, unavailable};
+
+const RACES: usize = 4;
+
+#[async_trait]
+impl DeliverabilityStore for DynamoStore {
+    async fn bounce_window(&self, account: AccountId) -> Result<BounceWindow, StoreError> {
+        Ok(self
+            .get(account_pk(account), DELIVERABILITY_SK)
+            .await?
+            .map(|item| window_from_item(&item))
+            .unwrap_or_default())
+    }
+
+    async fn record_bounce(&self, account: AccountId, message_id: &str) -> Result<BounceWindow, StoreError> {
+        for _ in 0..RACES {
+            let mut window = self.bounce_window(account).await?;
+            let before = window.version;
+            if !window.record(message_id) {
+                return Ok(window);
+            }
+            window.version += 1;
+            let bounces: Item = window.bounces.iter().map(|(id, at)| (id.clone(), n(*at))).collect();
+            let update = self
+                .client
+                .update_item()
+                .table_name(&self.table)
+                .key(PK, s(account_pk(account)))
+                .key(SK, s(DELIVERABILITY_SK))
+                .update_expression("SET bounces = :b, bounce_version = :nv, #kind = :kind")
+                .expression_attribute_names("#kind", KIND)
+                .expression_attribute_values(":b", AttributeValue::M(bounces))
+                .expression_attribute_values(":nv", n(window.version))
+                .expression_attribute_values(":kind", s("deliverability"));
+            let update = if before == 0 {
+                update.condition_expression("attribute_not_exists(bounce_version)")
+            } else {
+                update
+                    .condition_expression("bounce_version = :pv")
+                    .expression_attribute_values(":pv", n(before))
+            };
+            self.count();
+            match update.send().await {
+                Ok(_) => return Ok(window),
+                Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => continue,
+                Err(e) => return Err(unavailable(e)),
+            }
+        }
+        Err(StoreError::Conflict(Conflict::Version))
+    }
+
+    async fn record_soft_bounce(&self, account: AccountId, email: &Email, message_id: &str) -> Result<u32, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(soft_bounce_sk(email)))
+            .update_expression("ADD mails :m SET #kind = :kind")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":m", AttributeValue::Ss(vec![message_id.to_owned()]))
+            .expression_attribute_values(":kind", s("soft_bounces"))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let mails = out
+            .attributes
+            .as_ref()
+            .and_then(|a| a.get("mails"))
+            .and_then(|m| m.as_ss().ok())
+            .map_or(0, Vec::len);
+        Ok(u32::try_from(mails).unwrap_or(u32::MAX))
+    }
+}
+
+fn number(item: &Item, name: &str) -> u64 {
+    item.get(name).and_then(|v| v.as_n().ok()).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+fn window_from_item(item: &Item) -> BounceWindow {
+    let bounces: HashMap<String, AttributeValue> = item.get("bounces").and_then(|b| b.as_m().ok()).cloned().unwrap_or_default();
+    BounceWindow {
+        sends: number(item, "sends"),
+        bounces: bounces
+            .into_iter()
+            .filter_map(|(id, at)| Some((id, at.as_n().ok()?.parse().ok()?)))
+            .collect(),
+        version: number(item, "bounce_version"),
+    }
+}

@@ -1,0 +1,91 @@
+//! The conformance of [`DeliverabilityStore`]: a reservation counts the account's send (a
+//! release gives it back), a bounce is recorded once per mail at the count of sends, and an
+//! address's soft bounces are counted once per mail.
+//!
+//! [`DeliverabilityStore`]: crate::ports::DeliverabilityStore
+
+use crate::kernel::ids::{AccountId, Email};
+use crate::members::member::SendLedger;
+use crate::ports::TaskStore;
+use crate::task::commit::{SendEffect, TaskCommit};
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, record};
+use crate::task::{OutboundStatus, TaskStatus};
+
+use super::{base, new_task, outbound};
+
+/// Spec §33.3: bounces against sends, once per mail; per account.
+pub(super) async fn sends_are_counted_by_reservations_and_bounces_once_per_mail(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    assert_eq!(store.bounce_window(account).await.expect("read").sends, 0, "no sends yet");
+    let date = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let mut reserved = Vec::new();
+    for (i, name) in ["m_d1", "m_d2", "m_d3"].into_iter().enumerate() {
+        let task = new_task(store, account, name, TaskStatus::Ready).await;
+        let (next, log) = record(&task, base(), Why::new(Reason::SendReserved));
+        let mut commit = TaskCommit::new(next.clone(), log);
+        let ledger = SendLedger {
+            sends: [(format!("{}#0", task.id), base())].into_iter().collect(),
+            version: 1,
+        };
+        let out = outbound(&task, 0, OutboundStatus::Reserved);
+        commit.send = Some(SendEffect::Reserve {
+            outbound: out.clone(),
+            member_id: task.member.id.clone(),
+            ledger,
+            daily_date: date,
+            daily_limit: 10,
+        });
+        store.commit(&commit).await.unwrap_or_else(|e| panic!("reserve {i}: {e:?}"));
+        reserved.push((next, out));
+    }
+    assert_eq!(
+        store.bounce_window(account).await.expect("read").sends,
+        3,
+        "each reservation counts a send"
+    );
+    // The provider refused the third: its send is given back.
+    let (task, out) = reserved.pop().expect("third");
+    let (next, log) = record(&task, base(), Why::new(Reason::SendReserved));
+    let mut commit = TaskCommit::new(next, log);
+    commit.send = Some(SendEffect::Release {
+        outbound: crate::task::OutboundMessage {
+            status: OutboundStatus::Failed,
+            ..out
+        },
+        member_id: task.member.id.clone(),
+        ledger_key: format!("{}#0", task.id),
+        daily_date: date,
+    });
+    store.commit(&commit).await.expect("release");
+    assert_eq!(
+        store.bounce_window(account).await.expect("read").sends,
+        2,
+        "a release gives the send back"
+    );
+
+    let window = store.record_bounce(account, "one@example.com").await.expect("bounce");
+    assert_eq!((window.sends, window.recent_bounces()), (2, 1));
+    assert_eq!(window.bounces.get("one@example.com"), Some(&2), "marked at the count of sends");
+    let again = store.record_bounce(account, "one@example.com").await.expect("bounce again");
+    assert_eq!(again.recent_bounces(), 1, "a repeated notification changes nothing");
+    store.record_bounce(account, "two@example.com").await.expect("second bounce");
+    let read = store.bounce_window(account).await.expect("read");
+    assert_eq!((read.sends, read.recent_bounces()), (2, 2));
+    assert_eq!(store.bounce_window(other).await.expect("read").recent_bounces(), 0, "per account");
+
+    let email = Email::parse("full@example.com").expect("email");
+    assert_eq!(store.record_soft_bounce(account, &email, "a@x").await.expect("soft"), 1);
+    assert_eq!(
+        store.record_soft_bounce(account, &email, "a@x").await.expect("soft"),
+        1,
+        "once per mail"
+    );
+    assert_eq!(store.record_soft_bounce(account, &email, "b@x").await.expect("soft"), 2);
+    assert_eq!(
+        store.record_soft_bounce(other, &email, "c@x").await.expect("soft"),
+        1,
+        "per account"
+    );
+}

@@ -1,0 +1,34 @@
+//! [`DeliverabilityStore`] in memory: each account's bounce window (its sends counted by the
+//! reservations in `tasks.rs`) and the mails each address soft-bounced.
+
+use async_trait::async_trait;
+
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, Email};
+use crate::owner::deliverability::BounceWindow;
+use crate::ports::DeliverabilityStore;
+
+use super::MemoryStore;
+
+#[async_trait]
+impl DeliverabilityStore for MemoryStore {
+    async fn bounce_window(&self, account: AccountId) -> Result<BounceWindow, StoreError> {
+        Ok(self.lock().bounce_windows.get(&account).cloned().unwrap_or_default())
+    }
+
+    async fn record_bounce(&self, account: AccountId, message_id: &str) -> Result<BounceWindow, StoreError> {
+        let mut s = self.lock();
+        let window = s.bounce_windows.entry(account).or_default();
+        if window.record(message_id) {
+            window.version += 1;
+        }
+        Ok(window.clone())
+    }
+
+    async fn record_soft_bounce(&self, account: AccountId, email: &Email, message_id: &str) -> Result<u32, StoreError> {
+        let mut s = self.lock();
+        let mails = s.soft_bounces.entry((account, email.clone())).or_default();
+        mails.insert(message_id.to_owned());
+        Ok(u32::try_from(mails.len()).unwrap_or(u32::MAX))
+    }
+}

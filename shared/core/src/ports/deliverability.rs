@@ -1,0 +1,39 @@
+//! Deliverability's ports (spec §33): the store's record of an account's bounces, and the mail
+//! provider's sending identities (a gym's own domain). See [`crate::owner::deliverability`].
+
+use async_trait::async_trait;
+
+use crate::kernel::error::StoreError;
+use crate::kernel::ids::{AccountId, Email};
+use crate::owner::deliverability::{BounceWindow, DomainIdentity};
+
+/// An account's bounces against its sends. The sends are counted by every send's reservation
+/// ([`crate::task::commit::SendEffect::Reserve`] adds one, `Release` gives it back), in the
+/// reservation's own transaction; bounces are recorded here, once per mail.
+#[async_trait]
+pub trait DeliverabilityStore: Send + Sync {
+    /// The account's sends so far and its recent bounces (empty if none).
+    async fn bounce_window(&self, account: AccountId) -> Result<BounceWindow, StoreError>;
+    /// Record a hard bounce of our mail `message_id` at the account's current count of sends
+    /// (once per mail: a repeated notification changes nothing), forgetting bounces that fell
+    /// out of the window: the window after it.
+    async fn record_bounce(&self, account: AccountId, message_id: &str) -> Result<BounceWindow, StoreError>;
+    /// Count a soft bounce of `email` by our mail `message_id`, once per mail, atomically: how
+    /// many mails to the address have soft-bounced so far.
+    async fn record_soft_bounce(&self, account: AccountId, email: &Email, message_id: &str) -> Result<u32, StoreError>;
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("sending domains unavailable: {0}")]
+pub struct SendingDomainError(pub String);
+
+/// The mail provider's sending identities (SES v2 email identities): a gym's own domain with
+/// Easy DKIM and a custom MAIL FROM subdomain.
+#[async_trait]
+pub trait SendingDomains: Send + Sync {
+    /// Create the domain's identity (Easy DKIM) and its MAIL FROM subdomain; an identity that
+    /// already exists is read instead. The records to publish come back with it.
+    async fn create_identity(&self, domain: &str) -> Result<DomainIdentity, SendingDomainError>;
+    /// What the provider says of the domain now; `None` if it has no such identity.
+    async fn identity(&self, domain: &str) -> Result<Option<DomainIdentity>, SendingDomainError>;
+}

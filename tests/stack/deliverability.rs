@@ -1,0 +1,101 @@
+//! Deliverability through CONTRACT.md (spec §33.3): bounces reported by SES — handed to the
+//! runtime as SES publishes them (`/_local/ses-notification` stands in for SNS → SQS →
+//! signals) — pause a gym's member mail once more than 10% of its last 50 sends bounced; the
+//! owner sees the pause and lifts it with `POST /api/v1/resume`.
+
+use openloop_tests::{Stack, morning};
+use serde_json::json;
+
+/// Given a gym whose first seven mails went out, when six of them hard-bounce, then its member
+/// mail is paused (`GET /api/v1/pause`), the owner has a notice saying why, a new task's mail
+/// waits; after `POST /api/v1/resume` it leaves.
+#[tokio::test]
+async fn six_bounces_in_the_last_fifty_sends_pause_the_gyms_member_mail() {
+    let stack = Stack::start("bounce-pause").await;
+    let gym = stack.create_account("manual").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let now = stack.now().await;
+    let mut addresses = Vec::new();
+    for i in 0..8 {
+        let id = format!("m_bounce_{i}");
+        addresses.push(stack.member(&gym, &id, "Sam", now).await);
+        if i < 7 {
+            stack.approved_task(&gym, "churn_risk", &id).await;
+        }
+    }
+    stack.run().await;
+    for (i, address) in addresses.iter().take(6).enumerate() {
+        let mail = stack.outbox_to(address).await;
+        assert_eq!(mail.len(), 1, "{address}");
+        let message_id = mail[0]["message_id"].as_str().unwrap_or_default();
+        let bounce = json!({"notificationType": "Bounce",
+            "bounce": {"bounceType": "Permanent", "bouncedRecipients": [{"emailAddress": address}]},
+            "mail": {"commonHeaders": {"messageId": format!("<{message_id}>")}, "destination": [address]}});
+        let (status, body) = stack
+            .call(reqwest::Method::POST, "/_local/ses-notification", None, Some(bounce))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let (_, pause) = stack.get("/api/v1/pause", &gym.token).await;
+        assert_eq!(pause["paused"], i == 5, "after bounce {}: {pause}", i + 1);
+    }
+    let (_, notices) = stack.get("/api/v1/notifications", &gym.token).await;
+    assert!(
+        notices.to_string().contains("Member mail is paused"),
+        "the owner is told why: {notices}"
+    );
+
+    let held = stack.approved_task(&gym, "churn_risk", "m_bounce_7").await;
+    stack.run().await;
+    assert!(stack.outbox_to(&addresses[7]).await.is_empty(), "nothing leaves a paused gym");
+    let (status, resumed) = stack.post("/api/v1/resume", &gym.token, json!({})).await;
+    assert_eq!((status, resumed["paused"].as_bool()), (200, Some(false)), "{resumed}");
+    stack.set_clock(&(now + jiff::SignedDuration::from_mins(90)).to_string()).await;
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&addresses[7]).await.len(), 1, "resumed by the owner");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{held}"), &gym.token).await;
+    assert_eq!(task["status"], "waiting", "{task}");
+}
+
+/// Given an owner who names their own domain in settings, then `GET /api/v1/settings` shows
+/// it pending with the DNS records to publish (three DKIM CNAMEs, the MAIL FROM MX and TXT);
+/// a name that is not a domain is refused and changes nothing.
+#[tokio::test]
+async fn the_settings_show_the_records_a_gyms_own_domain_needs() {
+    let stack = Stack::start("sending-domain").await;
+    let gym = stack.create_account("manual").await;
+    let (status, refused) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"sending_domain": "not a domain"})),
+        )
+        .await;
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("invalid_sending_domain")),
+        "{refused}"
+    );
+    let (status, saved) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"sending_domain": "crossfitrenegade.com"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["sending_domain"], "crossfitrenegade.com");
+    let identity = &settings["sending_identity"];
+    assert_eq!(
+        (identity["status"].as_str(), identity["sends_from_domain"].as_bool()),
+        (Some("pending"), Some(false)),
+        "{identity}"
+    );
+    let kinds: Vec<&str> = identity["records"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|r| r["type"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(kinds, ["CNAME", "CNAME", "CNAME", "MX", "TXT"], "{identity}");
+}
