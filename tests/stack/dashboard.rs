@@ -409,3 +409,100 @@ async fn the_stylesheet_is_served_under_its_hash_and_cached_for_good() {
     assert_eq!(stale.status(), StatusCode::NOT_FOUND);
     stack.running.stop();
 }
+
+/// Given a task in review, when the owner skips it with a reason (from the review card, or
+/// through the API), then the reason is on the task's log; a reason too long is refused and
+/// changes nothing.
+#[tokio::test]
+async fn a_skip_keeps_the_owners_reason_on_the_log() {
+    let stack = Stack::start("app-skip-reason").await;
+    let gym = stack.create_account("manual").await;
+    let from_page = pending_task(&stack, &gym, "m_1", "Lapsed", "Miss you", "Hi Ana").await;
+    let from_api = pending_task(&stack, &gym, "m_2", "Lapsed", "Miss you", "Hi Bo").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, queue) = owner.get("/app/review").await;
+    assert!(queue.contains(&format!("id=\"r-{from_page}\" name=\"reason\"")), "{queue}");
+
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{from_page}/skip"),
+            &[("csrf", &owner.csrf), ("reason", "She is <b>injured</b>, I'll call")],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/review?done=skipped"));
+    let skipped = task(&stack, &gym, &from_page).await;
+    assert_eq!(skipped["status"], "cancelled");
+    let entry = skipped["log"]
+        .as_array()
+        .and_then(|log| log.iter().find(|e| e["reason"] == "owner_skipped"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(entry["detail"], "owner's reason: She is <b>injured</b>, I'll call", "{skipped}");
+    let (_, page) = owner.get(&format!("/app/tasks/{from_page}")).await;
+    assert!(page.contains("She is &#60;b&#62;injured&#60;/b&#62;"), "the reason as text: {page}");
+
+    let too_long = "x".repeat(501);
+    let (status, body) = stack
+        .post(&format!("/api/v1/tasks/{from_api}/skip"), &gym.token, json!({"reason": too_long}))
+        .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_reason")), "{body}");
+    assert_eq!(task(&stack, &gym, &from_api).await["status"], "pending_review", "nothing changed");
+    let (status, body) = stack
+        .post(
+            &format!("/api/v1/tasks/{from_api}/skip"),
+            &gym.token,
+            json!({"reason": "duplicate of a call"}),
+        )
+        .await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("cancelled")), "{body}");
+    let logged = task(&stack, &gym, &from_api).await;
+    assert!(logged.to_string().contains("owner's reason: duplicate of a call"), "{logged}");
+    stack.running.stop();
+}
+
+/// Given three tasks ticked on the review queue, one of them already skipped, when the owner
+/// presses "Approve selected", then the other two are approved and the queue says which one
+/// was not, and why.
+#[tokio::test]
+async fn approve_selected_approves_each_and_reports_the_ones_that_failed() {
+    let stack = Stack::start("app-bulk").await;
+    let gym = stack.create_account("manual").await;
+    let one = pending_task(&stack, &gym, "m_1", "Lapsed", "Miss you", "Hi Ana").await;
+    let two = pending_task(&stack, &gym, "m_2", "Lapsed", "Miss you", "Hi Bo").await;
+    let gone = pending_task(&stack, &gym, "m_3", "Lapsed", "Miss you", "Hi Cy").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, queue) = owner.get("/app/review").await;
+    assert!(queue.contains("Approve selected"), "{queue}");
+    assert!(
+        queue.contains(&format!("name=\"task\" value=\"{one}\" form=\"bulk-approve\"")),
+        "{queue}"
+    );
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{gone}/skip"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+
+    let (status, _) = owner.post("/app/review/approve", &[("task", &one), ("task", &two)]).await;
+    assert_eq!(status, 403, "CSRF guards it too");
+    assert_eq!(task(&stack, &gym, &one).await["status"], "pending_review");
+
+    let (status, to) = owner
+        .post(
+            "/app/review/approve",
+            &[("csrf", &owner.csrf), ("task", &one), ("task", &two), ("task", &gone)],
+        )
+        .await;
+    assert_eq!(status, 303);
+    assert!(to.starts_with("/app/review?done=bulk&approved=2&failed="), "{to}");
+    for id in [&one, &two] {
+        let approved = task(&stack, &gym, id).await;
+        assert!(openloop_tests::reasons(&approved).contains(&"owner_approved"), "{approved}");
+    }
+    let (_, page) = owner.get(&to).await;
+    assert!(page.contains("Approved 2 of 3."), "{page}");
+    assert!(
+        page.contains(&format!("data-failed-task-id=\"{gone}\"")) && page.contains("it no longer waits for review"),
+        "{page}"
+    );
+    let (_, forged) = owner.get("/app/review?done=bulk&approved=1&failed=%3Cscript%3E~x").await;
+    assert!(forged.contains("Approved 1 of 1.") && !forged.contains("<script"), "{forged}");
+    stack.running.stop();
+}

@@ -39,6 +39,8 @@ type Body = Result<Bytes, BytesRejection>;
 
 /// Tasks per page of the review queue.
 const REVIEW_PAGE: usize = 20;
+/// The most tasks one "Approve selected" approves.
+const MAX_BULK: usize = 50;
 /// Entries of the activity feed on the overview.
 const FEED_ENTRIES: usize = 15;
 
@@ -52,6 +54,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/login", get(login_form).post(login))
         .route("/app/logout", post(logout))
         .route("/app/review", get(review))
+        .route("/app/review/approve", post(approve_selected))
         .route("/app/tasks/{id}", get(task_page))
         .route("/app/tasks/{id}/approve", post(approve))
         .route("/app/tasks/{id}/skip", post(skip))
@@ -364,6 +367,37 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
 struct ReviewParams {
     cursor: Option<String>,
     done: Option<String>,
+    /// After "Approve selected": how many were approved, and `{id}~{code}` of each that was
+    /// not, comma-separated.
+    approved: Option<String>,
+    failed: Option<String>,
+}
+
+impl ReviewParams {
+    /// What "Approve selected" did, read back from the redirect's query: only numbers, task
+    /// ids that parse and error codes from a fixed list make it to the page.
+    fn bulk(&self) -> Option<views::BulkResult> {
+        if self.done.as_deref() != Some("bulk") {
+            return None;
+        }
+        let approved = self.approved.as_deref()?.parse().ok()?;
+        let failed = self
+            .failed
+            .as_deref()
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|f| {
+                let (id, code) = f.split_once('~')?;
+                let id: TaskId = id.parse().ok()?;
+                Some(views::BulkFailure {
+                    id: id.to_string(),
+                    why: views::bulk_failure_words(code),
+                })
+            })
+            .take(MAX_BULK)
+            .collect();
+        Some(views::BulkResult { approved, failed })
+    }
 }
 
 /// What the owner just did, said back to them (from a fixed list: nothing from the query
@@ -383,7 +417,7 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
             status: Some(TaskStatus::PendingReview),
             member_id: None,
             limit: REVIEW_PAGE,
-            cursor: params.cursor.filter(|c| !c.is_empty()),
+            cursor: params.cursor.clone().filter(|c| !c.is_empty()),
         };
         let (account, (tasks, next)) = tokio::try_join!(
             state.engine.account(session.account),
@@ -393,6 +427,7 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
         let page = ReviewPage {
             layout: layout("Review queue", "review", Some(state.session_key.csrf(&session)), &account.name),
             notice: notice(params.done.as_deref()),
+            bulk: params.bulk(),
             cards: tasks.iter().map(|t| views::card(t, &tz)).collect(),
             next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
             paused: account.paused,
@@ -439,6 +474,8 @@ struct ActionForm {
     draft_digest: Option<String>,
     /// `review` (default) or `task`: where the owner goes afterwards.
     return_to: Option<String>,
+    /// Skip's optional reason, kept on the task's log.
+    reason: Option<String>,
 }
 
 impl ActionForm {
@@ -490,8 +527,51 @@ async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
 async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
     action(state, &headers, body, |state, account, input| async move {
         let id = task_id(&id)?;
-        state.engine.skip(account, id).await?;
+        state.engine.skip(account, id, input.reason.as_deref()).await?;
         Ok(see_other(&input.back_to(&id, "skipped")))
+    })
+    .await
+}
+
+/// `POST /app/review/approve`: "Approve selected" — each ticked task (`task` fields) is
+/// approved as drafted, one at a time through the same operation as the API's approve; one
+/// that fails does not stop the rest, and the queue reports which ones did and why.
+async fn approve_selected(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    page(state, &headers, |state, session| async move {
+        let fields: Vec<(String, String)> = form(body)?;
+        let csrf = fields.iter().find(|(k, _)| k == "csrf").map(|(_, v)| v.as_str());
+        check_csrf(&state, &session, csrf)?;
+        let mut ids: Vec<&str> = fields.iter().filter(|(k, _)| k == "task").map(|(_, v)| v.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() > MAX_BULK {
+            return Err(PageError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("Approve at most {MAX_BULK} tasks at once."),
+            ));
+        }
+        let mut approved = 0;
+        let mut failed = Vec::new();
+        for raw in ids {
+            let Ok(id) = raw.parse::<TaskId>() else {
+                continue;
+            };
+            match state.engine.approve(session.account, id, None).await {
+                Ok(_) => approved += 1,
+                Err(e) => {
+                    let code = openloop_core::contract::error_body(&e).error.code;
+                    tracing::info!(task = %id, code = %code, "a task of a bulk approval was not approved");
+                    failed.push(format!("{id}~{code}"));
+                }
+            }
+        }
+        let query = serde_urlencoded::to_string([
+            ("done", "bulk".to_owned()),
+            ("approved", approved.to_string()),
+            ("failed", failed.join(",")),
+        ])
+        .unwrap_or_default();
+        Ok(see_other(&format!("/app/review?{query}")))
     })
     .await
 }

@@ -46,6 +46,8 @@ pub struct OverviewPage {
 pub struct ReviewPage {
     pub layout: Layout,
     pub notice: Option<&'static str>,
+    /// What "Approve selected" did, when the owner just used it.
+    pub bulk: Option<BulkResult>,
     pub cards: Vec<TaskCard>,
     /// The query string of the next page (`cursor=…`), if there is one.
     pub next_page: Option<String>,
@@ -70,6 +72,29 @@ pub struct ErrorPage {
     pub layout: Layout,
     pub status: u16,
     pub message: String,
+}
+
+/// The result of approving several tasks at once, as the redirect's query carried it.
+pub struct BulkResult {
+    pub approved: usize,
+    pub failed: Vec<BulkFailure>,
+}
+
+pub struct BulkFailure {
+    pub id: String,
+    pub why: &'static str,
+}
+
+/// Why one task of a bulk approval was not approved, from its error code (a fixed list, so
+/// nothing from the query string is echoed).
+pub fn bulk_failure_words(code: &str) -> &'static str {
+    match code {
+        "draft_required" => "it has no draft yet: open it and write one",
+        "invalid_transition" => "it no longer waits for review",
+        "not_found" => "there is no such task",
+        "stale_version" => "it changed while you were approving; try again",
+        _ => "it could not be approved",
+    }
 }
 
 /// One of the overview's headline numbers.
