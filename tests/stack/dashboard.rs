@@ -3,6 +3,7 @@
 //! the session cookie's flags, CSRF on every change, one account per session, and member text
 //! shown as text. The real browser's walkthrough is `dashboard_browser.rs`.
 
+use jiff::Timestamp;
 use openloop_tests::{Account, Client, Stack, morning};
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
@@ -504,5 +505,109 @@ async fn approve_selected_approves_each_and_reports_the_ones_that_failed() {
     );
     let (_, forged) = owner.get("/app/review?done=bulk&approved=1&failed=%3Cscript%3E~x").await;
     assert!(forged.contains("Approved 1 of 1.") && !forged.contains("<script"), "{forged}");
+    stack.running.stop();
+}
+
+/// A task the member's question escalated to the owner: the member has been mailed once (at
+/// `at`, the clock's time) and answered with `question`. Returns the task's id.
+pub(crate) async fn escalated_task(stack: &Stack, gym: &Account, member: &str, name: &str, question: &str, at: Timestamp) -> String {
+    let email = stack.member(gym, member, name, at).await;
+    stack.run().await;
+    let id = stack.approved_task(gym, "churn_risk", member).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let (status, body) = stack
+        .inbound(&Client::reply_to(&mail[0], &format!("{member}-q@mail.example.net"), question))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let escalated = task(stack, gym, &id).await;
+    assert_eq!(escalated["status"], "escalated", "{escalated}");
+    id
+}
+
+/// Given two escalated tasks and one more, when the owner opens the escalations page, then
+/// each shows why and the member's words; Send guidance resumes one (the agent answers at its
+/// next step), Resolve closes one with the chosen outcome, Cancel closes the third.
+#[tokio::test]
+async fn escalations_show_their_context_and_take_guidance_resolve_and_cancel() {
+    let stack = Stack::start("app-escalations").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let guided = escalated_task(&stack, &gym, "m_g", "Gia", "Do you still run the Saturday 9am class?", day0).await;
+    let resolved = escalated_task(&stack, &gym, "m_r", "Rio", "Can I bring my <b>kid</b> along?", day0).await;
+    let cancelled = escalated_task(&stack, &gym, "m_c", "Cam", "Is the pool open on Sundays?", day0).await;
+    let owner = sign_in(&stack, &gym).await;
+
+    let (status, page) = owner.get("/app/escalations").await;
+    assert_eq!(status, 200, "{page}");
+    for id in [&guided, &resolved, &cancelled] {
+        assert!(page.contains(&format!("data-task-id=\"{id}\"")), "{id}: {page}");
+    }
+    assert!(
+        page.contains("Do you still run the Saturday 9am class?"),
+        "the member's words: {page}"
+    );
+    assert!(page.contains("Can I bring my &#60;b&#62;kid&#60;/b&#62; along?"), "as text: {page}");
+    assert!(page.contains("member question needs owner"), "the reason: {page}");
+    for verb in [">Send guidance</button>", ">Resolve</button>", ">Cancel</button>"] {
+        assert!(page.contains(verb), "{verb}");
+    }
+    assert!(page.contains("<option value=\"retained\">"), "the type's outcomes: {page}");
+
+    let (status, _) = owner.post(&format!("/app/tasks/{guided}/guidance"), &[("text", "Yes")]).await;
+    assert_eq!(status, 403, "CSRF");
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{guided}/guidance"),
+            &[
+                ("csrf", &owner.csrf),
+                ("return_to", "escalations"),
+                ("text", "Tell her yes, Saturdays at 9 with Coach Dana"),
+            ],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/escalations?done=guided"));
+    let resumed = task(&stack, &gym, &guided).await;
+    assert_eq!(resumed["status"], "executing", "{resumed}");
+    assert!(openloop_tests::reasons(&resumed).contains(&"owner_provided_guidance"));
+
+    let (status, _) = owner
+        .post(
+            &format!("/app/tasks/{resolved}/resolve"),
+            &[("csrf", &owner.csrf), ("return_to", "escalations"), ("outcome", "not_an_outcome")],
+        )
+        .await;
+    assert_eq!(status, 422, "an outcome outside the type's list");
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{resolved}/resolve"),
+            &[
+                ("csrf", &owner.csrf),
+                ("return_to", "escalations"),
+                ("outcome", "engaged_conversation"),
+                ("note", "Called him, kids club on Saturdays"),
+            ],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/escalations?done=resolved"));
+    let closed = task(&stack, &gym, &resolved).await;
+    assert_eq!(closed["outcome"], "engaged_conversation", "{closed}");
+
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{cancelled}/cancel"),
+            &[("csrf", &owner.csrf), ("return_to", "task")],
+        )
+        .await;
+    assert_eq!((status, to), (303, format!("/app/tasks/{cancelled}?done=cancelled")));
+    assert_eq!(task(&stack, &gym, &cancelled).await["status"], "cancelled");
+
+    let (_, page) = owner.get("/app/escalations?done=resolved").await;
+    assert!(page.contains("Resolved: the task is closed"), "{page}");
+    for id in [&guided, &resolved, &cancelled] {
+        assert!(!page.contains(&format!("data-task-id=\"{id}\"")), "{id} left the page");
+    }
     stack.running.stop();
 }

@@ -25,6 +25,7 @@ use axum::routing::{get, post};
 use jiff::Timestamp;
 use serde::Deserialize;
 
+use openloop_core::engine::Resolution;
 use openloop_core::kernel::ids::{AccountId, TaskId};
 use openloop_core::ports::TaskQuery;
 use openloop_core::task::{Draft, TaskStatus};
@@ -58,6 +59,10 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/tasks/{id}", get(task_page))
         .route("/app/tasks/{id}/approve", post(approve))
         .route("/app/tasks/{id}/skip", post(skip))
+        .route("/app/tasks/{id}/guidance", post(guidance))
+        .route("/app/tasks/{id}/resolve", post(resolve))
+        .route("/app/tasks/{id}/cancel", post(cancel))
+        .route("/app/escalations", get(escalations))
         .route("/app/static/{name}", get(assets::serve))
         .layer(axum::middleware::map_response(protect))
 }
@@ -407,6 +412,9 @@ fn notice(done: Option<&str>) -> Option<&'static str> {
         "approved" => Some("Approved: the message goes out at the task's next step."),
         "approved_edited" => Some("Approved with your edits: your version goes out at the task's next step."),
         "skipped" => Some("Skipped: the task is closed."),
+        "guided" => Some("Guidance sent: the agent carries it out at the task's next step."),
+        "resolved" => Some("Resolved: the task is closed with the outcome you chose."),
+        "cancelled" => Some("Cancelled: the task is closed."),
         _ => None,
     }
 }
@@ -460,6 +468,7 @@ async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<Stri
             review: (task.status == TaskStatus::PendingReview).then(|| views::card(task, &tz)),
             messages: history.messages.iter().map(|m| views::message_item(m, &tz)).collect(),
             log: history.log.iter().map(|e| views::log_item(e, &tz)).collect(),
+            escalation: views::escalation_card(task, &tz),
         };
         Ok(html(StatusCode::OK, &page))
     })
@@ -476,6 +485,11 @@ struct ActionForm {
     return_to: Option<String>,
     /// Skip's optional reason, kept on the task's log.
     reason: Option<String>,
+    /// Send guidance's words.
+    text: Option<String>,
+    /// Resolve's outcome and optional note.
+    outcome: Option<String>,
+    note: Option<String>,
 }
 
 impl ActionForm {
@@ -491,6 +505,7 @@ impl ActionForm {
     fn back_to(&self, id: &TaskId, done: &str) -> String {
         match self.return_to.as_deref() {
             Some("task") => format!("/app/tasks/{id}?done={done}"),
+            Some("escalations") => format!("/app/escalations?done={done}"),
             _ => format!("/app/review?done={done}"),
         }
     }
@@ -529,6 +544,74 @@ async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, 
         let id = task_id(&id)?;
         state.engine.skip(account, id, input.reason.as_deref()).await?;
         Ok(see_other(&input.back_to(&id, "skipped")))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ListParams {
+    cursor: Option<String>,
+    done: Option<String>,
+}
+
+/// `GET /app/escalations`: the escalated tasks, 20 a page (the status index), each with its
+/// escalation context and the forms to answer it.
+async fn escalations(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let query = TaskQuery {
+            status: Some(TaskStatus::Escalated),
+            member_id: None,
+            limit: REVIEW_PAGE,
+            cursor: params.cursor.filter(|c| !c.is_empty()),
+        };
+        let (account, (tasks, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state.engine.list_tasks(session.account, &query),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = views::EscalationsPage {
+            layout: layout("Escalations", "escalations", Some(state.session_key.csrf(&session)), &account.name),
+            notice: notice(params.done.as_deref()),
+            cards: tasks.iter().filter_map(|t| views::escalation_card(t, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/guidance`: the API's guidance — `escalated → executing` with the
+/// owner's words; the agent carries them out at the next step.
+async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        let text = input.text.as_deref().unwrap_or_default().replace("\r\n", "\n");
+        state.engine.guidance(account, id, &text).await?;
+        Ok(see_other(&input.back_to(&id, "guided")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/resolve`: the API's resolve — closed with the chosen outcome.
+async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        let resolution = Resolution {
+            outcome: input.outcome.clone().unwrap_or_default(),
+            note: input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned),
+        };
+        state.engine.resolve(account, id, resolution).await?;
+        Ok(see_other(&input.back_to(&id, "resolved")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/cancel`: the API's cancel.
+async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        state.engine.cancel(account, id).await?;
+        Ok(see_other(&input.back_to(&id, "cancelled")))
     })
     .await
 }

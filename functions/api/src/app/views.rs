@@ -64,6 +64,37 @@ pub struct TaskPage {
     pub review: Option<TaskCard>,
     pub messages: Vec<MessageItem>,
     pub log: Vec<LogItem>,
+    /// What the owner can do, while the task is escalated.
+    pub escalation: Option<EscalationCard>,
+}
+
+#[derive(Template)]
+#[template(path = "app/escalations.html")]
+pub struct EscalationsPage {
+    pub layout: Layout,
+    pub notice: Option<&'static str>,
+    pub cards: Vec<EscalationCard>,
+    pub next_page: Option<String>,
+}
+
+/// An escalated task as the owner answers it: why it stopped, the member's words, the agent's
+/// question or draft, and the type's outcomes for Resolve.
+pub struct EscalationCard {
+    pub id: String,
+    pub member: String,
+    pub task_type: String,
+    pub at: String,
+    pub blocked_by: String,
+    /// The escalation's reason code, in words (`member question needs owner`).
+    pub kind: String,
+    /// The escalation's own account of why.
+    pub reason: String,
+    pub member_words: Vec<String>,
+    pub question: Option<String>,
+    pub draft_reply: Option<String>,
+    pub suggested_actions: Vec<String>,
+    /// `(code, label)` of each outcome the task's type allows.
+    pub outcomes: Vec<(&'static str, &'static str)>,
 }
 
 #[derive(Template)]
@@ -164,7 +195,6 @@ pub struct TaskSummary {
     pub created: String,
     pub next_action: Option<String>,
     pub bars: Vec<Bar>,
-    pub escalation: Option<EscalationView>,
 }
 
 /// A budget as a bar: used of max.
@@ -172,12 +202,6 @@ pub struct Bar {
     pub label: &'static str,
     pub used: i64,
     pub max: i64,
-}
-
-pub struct EscalationView {
-    pub reason: String,
-    pub question: Option<String>,
-    pub draft_reply: Option<String>,
 }
 
 pub struct MessageItem {
@@ -346,12 +370,38 @@ pub fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
                 max: days_total.max(1),
             },
         ],
-        escalation: task.escalation.as_ref().map(|e| EscalationView {
-            reason: words(&e.reason),
-            question: e.question.clone(),
-            draft_reply: e.draft_reply.clone(),
-        }),
     }
+}
+
+/// The escalation card of an escalated task (`None` for any other).
+pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
+    if task.status != openloop_core::task::TaskStatus::Escalated {
+        return None;
+    }
+    let e = task.escalation.as_ref();
+    let def = openloop_core::task::task_type::definition(&task.task_type);
+    Some(EscalationCard {
+        id: task.id.to_string(),
+        member: member_label(task),
+        task_type: type_label(&task.task_type),
+        at: when(e.map_or(task.updated_at, |e| e.blocked_at), tz),
+        blocked_by: e.map_or_else(|| "the system".to_owned(), |e| e.blocked_by.clone()),
+        kind: task.outcome_reason.as_deref().map_or_else(|| "escalated".to_owned(), words),
+        reason: e.map(|e| e.reason.clone()).unwrap_or_default(),
+        member_words: e
+            .map(|e| {
+                e.conversation_snapshot
+                    .iter()
+                    .filter(|m| m.role == openloop_core::task::Role::Member)
+                    .map(|m| m.content.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        question: e.and_then(|e| e.question.clone()),
+        draft_reply: e.and_then(|e| e.draft_reply.clone()),
+        suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
+        outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
+    })
 }
 
 pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem {
