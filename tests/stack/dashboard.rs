@@ -611,3 +611,118 @@ async fn escalations_show_their_context_and_take_guidance_resolve_and_cancel() {
     }
     stack.running.stop();
 }
+
+/// Given the settings page, when the owner changes the limits, the time zone, the profile and
+/// the instructions for every agent and presses Save, then the API's settings say so (and the
+/// profile's other parts are kept); a bad time zone is refused and nothing changes; Pause and
+/// Resume pull the kill switch.
+#[tokio::test]
+async fn settings_save_what_the_page_shows_and_the_kill_switch_pauses_and_resumes() {
+    let stack = Stack::start("app-settings").await;
+    let gym = stack.create_account("manual").await;
+    let profile = json!({"profile": {"display_name": "Iron Temple", "class_types": ["HIIT"]}});
+    let (status, _) = stack
+        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(profile))
+        .await;
+    assert_eq!(status, 200);
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/settings").await;
+    assert_eq!(status, 200, "{page}");
+    for text in [
+        "Iron Temple",
+        "America/New_York",
+        ">Save</button>",
+        ">Pause</button>",
+        "not connected",
+        "Autopilot starts with a ramp",
+    ] {
+        assert!(page.contains(text), "{text}: {page}");
+    }
+    assert!(!page.contains(&gym.token), "no secret in a page");
+
+    let form = |tz: &'static str| {
+        vec![
+            ("csrf", owner.csrf.clone()),
+            ("execution_mode", "manual".to_owned()),
+            ("daily_send_limit", "25".to_owned()),
+            ("member_weekly_limit", "2".to_owned()),
+            ("send_window_start", "9".to_owned()),
+            ("send_window_end", "19".to_owned()),
+            ("timezone", tz.to_owned()),
+            ("display_name", "Iron Temple <Downtown>".to_owned()),
+            ("sign_off", "Coach Mike".to_owned()),
+            ("never_mention", "prices\r\nthe old owner\r\n".to_owned()),
+            ("agent_additions", "Always offer a free class.".to_owned()),
+            ("owner_notification_channel", "dashboard_only".to_owned()),
+            ("owner_email", "mike@example.com".to_owned()),
+        ]
+    };
+    let bad: Vec<(&str, String)> = form("Mars/Olympus");
+    let bad: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, _) = owner.post("/app/settings", &bad).await;
+    assert_eq!(status, 422, "an unknown time zone");
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["daily_send_limit"], 15, "nothing changed: {settings}");
+
+    let good: Vec<(&str, String)> = form("Europe/Madrid");
+    let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, to) = owner.post("/app/settings", &good).await;
+    assert_eq!((status, to.as_str()), (303, "/app/settings?done=saved"));
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(
+        (
+            &settings["daily_send_limit"],
+            &settings["member_weekly_limit"],
+            &settings["send_window_start"],
+            &settings["send_window_end"],
+            &settings["timezone"],
+        ),
+        (&json!(25), &json!(2), &json!(9), &json!(19), &json!("Europe/Madrid")),
+        "{settings}"
+    );
+    assert_eq!(settings["profile"]["display_name"], "Iron Temple <Downtown>");
+    assert_eq!(settings["profile"]["class_types"], json!(["HIIT"]), "kept: {settings}");
+    assert_eq!(settings["profile"]["never_mention"], json!(["prices", "the old owner"]));
+    assert_eq!(settings["owner_notification_channel"], "dashboard_only");
+    assert_eq!(settings["owner_email"], "mike@example.com");
+    assert!(settings.to_string().contains("Always offer a free class."), "{settings}");
+    let (_, page) = owner.get("/app/settings?done=saved").await;
+    assert!(page.contains("Iron Temple &#60;Downtown&#62;") && page.contains("Saved."), "{page}");
+
+    let (status, _) = owner.post("/app/settings/pause", &[]).await;
+    assert_eq!(status, 403, "CSRF");
+    let (status, to) = owner.post("/app/settings/pause", &[("csrf", &owner.csrf)]).await;
+    assert_eq!((status, to.as_str()), (303, "/app/settings?done=paused"));
+    let (_, state) = stack.get("/api/v1/pause", &gym.token).await;
+    assert_eq!(state["paused"], true);
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(page.contains(">Resume</button>"), "{page}");
+    let (status, _) = owner.post("/app/settings/resume", &[("csrf", &owner.csrf)]).await;
+    assert_eq!(status, 303);
+    let (_, state) = stack.get("/api/v1/pause", &gym.token).await;
+    assert_eq!(state["paused"], false);
+    stack.running.stop();
+}
+
+/// The members list pages through the account's members, 50 at a time.
+#[tokio::test]
+async fn the_members_list_pages() {
+    let stack = Stack::start("app-members").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    for n in 0..52 {
+        stack.member(&gym, &format!("m_{n:02}"), &format!("<i>P{n}</i>"), day0).await;
+    }
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/members").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page.matches("data-member-id=").count(), 50, "{page}");
+    assert!(page.contains("&#60;i&#62;P0&#60;/i&#62;") && !page.contains("<i>"), "{page}");
+    let start = page.find("/app/members?cursor=").unwrap_or_else(|| panic!("a next page: {page}"));
+    let end = page[start..].find('"').unwrap_or_default() + start;
+    let next = page[start..end].replace("&#38;", "&");
+    let (_, rest) = owner.get(&next).await;
+    assert_eq!(rest.matches("data-member-id=").count(), 2, "{rest}");
+    stack.running.stop();
+}

@@ -25,8 +25,10 @@ use axum::routing::{get, post};
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use openloop_core::engine::Resolution;
-use openloop_core::kernel::ids::{AccountId, TaskId};
+use openloop_core::engine::{Resolution, SettingsPatch};
+use openloop_core::kernel::ids::{AccountId, Email, TaskId};
+use openloop_core::owner::account::{AgentOverride, ExecutionMode};
+use openloop_core::owner::owner_notice::NotificationChannel;
 use openloop_core::ports::TaskQuery;
 use openloop_core::task::{Draft, TaskStatus};
 use openloop_edge::http::{ApiError, token_hash};
@@ -40,6 +42,8 @@ type Body = Result<Bytes, BytesRejection>;
 
 /// Tasks per page of the review queue.
 const REVIEW_PAGE: usize = 20;
+/// Members per page of the members list.
+const MEMBERS_PAGE: usize = 50;
 /// The most tasks one "Approve selected" approves.
 const MAX_BULK: usize = 50;
 /// Entries of the activity feed on the overview.
@@ -63,6 +67,10 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/tasks/{id}/resolve", post(resolve))
         .route("/app/tasks/{id}/cancel", post(cancel))
         .route("/app/escalations", get(escalations))
+        .route("/app/settings", get(settings).post(save_settings))
+        .route("/app/settings/pause", post(pause))
+        .route("/app/settings/resume", post(resume))
+        .route("/app/members", get(members))
         .route("/app/static/{name}", get(assets::serve))
         .layer(axum::middleware::map_response(protect))
 }
@@ -415,6 +423,9 @@ fn notice(done: Option<&str>) -> Option<&'static str> {
         "guided" => Some("Guidance sent: the agent carries it out at the task's next step."),
         "resolved" => Some("Resolved: the task is closed with the outcome you chose."),
         "cancelled" => Some("Cancelled: the task is closed."),
+        "saved" => Some("Saved."),
+        "paused" => Some("Paused: nothing is sent to your members until you resume."),
+        "resumed" => Some("Resumed: due messages go out again."),
         _ => None,
     }
 }
@@ -612,6 +623,168 @@ async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>
         let id = task_id(&id)?;
         state.engine.cancel(account, id).await?;
         Ok(see_other(&input.back_to(&id, "cancelled")))
+    })
+    .await
+}
+
+/// `GET /app/settings`: the account's settings as a form, the kill switch, the ramp, and the
+/// PushPress connection with its import (what `GET /api/v1/connector` answers).
+async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let (autonomy, connector) = tokio::try_join!(
+            state.engine.autonomy(session.account),
+            state.engine.connector_status(session.account),
+        )?;
+        let tz = autonomy.account.settings.time_zone();
+        let page = views::SettingsPage {
+            layout: layout(
+                "Settings",
+                "settings",
+                Some(state.session_key.csrf(&session)),
+                &autonomy.account.name,
+            ),
+            notice: notice(params.done.as_deref()),
+            s: views::settings_view(&autonomy, &connector, &tz),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// A whole number from a settings field; an empty field keeps the stored value.
+fn number<T: std::str::FromStr>(fields: &[(String, String)], name: &str, label: &str) -> Result<Option<T>, PageError> {
+    match field(fields, name).map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v
+            .parse()
+            .map(Some)
+            .map_err(|_| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{label} must be a whole number."))),
+    }
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// The settings form as a patch of `PUT /api/v1/settings`: what the page shows is what is
+/// sent; the profile and the agents' instructions keep every part the page does not edit.
+fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::account::Settings) -> Result<SettingsPatch, PageError> {
+    let invalid = |message: &str| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, message);
+    let execution_mode = match field(fields, "execution_mode") {
+        None => None,
+        Some("manual") => Some(ExecutionMode::Manual),
+        Some("limited_auto") => Some(ExecutionMode::LimitedAuto),
+        Some(_) => return Err(invalid("Choose an execution mode from the list.")),
+    };
+    let owner_notification_channel = match field(fields, "owner_notification_channel") {
+        None => None,
+        Some("email") => Some(NotificationChannel::Email),
+        Some("dashboard_only") => Some(NotificationChannel::DashboardOnly),
+        Some(_) => return Err(invalid("Choose a notification channel from the list.")),
+    };
+    let owner_email = match field(fields, "owner_email").map(str::trim).filter(|e| !e.is_empty()) {
+        None => None,
+        Some(e) => Some(Email::parse(e).map_err(|e| invalid(&e.message))?),
+    };
+    let mut profile = current.profile.clone();
+    for (name, _) in views::PROFILE_FIELDS {
+        if let (Some(value), Some(slot)) = (field(fields, name), views::profile_field(&mut profile, name)) {
+            let value = value.trim();
+            *slot = (!value.is_empty()).then(|| value.to_owned());
+        }
+    }
+    if let Some(lines) = field(fields, "never_mention") {
+        profile.never_mention = lines.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
+    }
+    let mut agent_overrides = current.agent_overrides.clone();
+    if let Some(additions) = field(fields, "agent_additions") {
+        let additions = additions.replace("\r\n", "\n");
+        let additions = additions.trim();
+        let every = |o: &AgentOverride| o.agent == views::EVERY_AGENT && o.task_type.is_none();
+        match agent_overrides.iter_mut().find(|o| every(o)) {
+            Some(o) => o.prompt_additions = (!additions.is_empty()).then(|| additions.to_owned()),
+            None if !additions.is_empty() => agent_overrides.push(AgentOverride {
+                agent: views::EVERY_AGENT.to_owned(),
+                task_type: None,
+                prompt_override: None,
+                prompt_additions: Some(additions.to_owned()),
+            }),
+            None => {}
+        }
+        agent_overrides.retain(|o| !every(o) || o.prompt_override.is_some() || o.prompt_additions.is_some());
+    }
+    Ok(SettingsPatch {
+        execution_mode,
+        member_weekly_limit: number(fields, "member_weekly_limit", "Messages a week")?,
+        daily_send_limit: number(fields, "daily_send_limit", "Messages a day")?,
+        timezone: field(fields, "timezone")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned),
+        send_window_start: number(fields, "send_window_start", "Send from")?,
+        send_window_end: number(fields, "send_window_end", "Send until")?,
+        profile: Some(profile),
+        agent_overrides: Some(agent_overrides),
+        owner_email,
+        owner_notification_channel,
+        ..SettingsPatch::default()
+    })
+}
+
+/// `POST /app/settings` ("Save"): the same operation as `PUT /api/v1/settings` — all of it
+/// is checked and saved, or nothing is.
+async fn save_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    page(state, &headers, |state, session| async move {
+        let fields: Vec<(String, String)> = form(body)?;
+        check_csrf(&state, &session, field(&fields, "csrf"))?;
+        let current = state.engine.account(session.account).await?;
+        let patch = settings_patch(&fields, &current.settings)?;
+        state.engine.update_account(session.account, patch).await?;
+        Ok(see_other("/app/settings?done=saved"))
+    })
+    .await
+}
+
+/// `POST /app/settings/pause` and `/resume`: the owner's kill switch, as
+/// `POST /api/v1/pause` and `/api/v1/resume`.
+async fn set_paused(state: Arc<ApiState>, headers: &HeaderMap, body: Body, paused: bool) -> Response {
+    page(state, headers, |state, session| async move {
+        let input: CsrfForm = form(body)?;
+        check_csrf(&state, &session, input.csrf.as_deref())?;
+        state.engine.set_account_paused(session.account, paused, "owner").await?;
+        Ok(see_other(if paused {
+            "/app/settings?done=paused"
+        } else {
+            "/app/settings?done=resumed"
+        }))
+    })
+    .await
+}
+
+async fn pause(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    set_paused(state, &headers, body, true).await
+}
+
+async fn resume(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    set_paused(state, &headers, body, false).await
+}
+
+/// `GET /app/members?cursor=`: the account's members, 50 a page (as `GET /api/v1/members`).
+async fn members(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let (account, (members, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state
+                .engine
+                .list_members(session.account, Some(MEMBERS_PAGE), params.cursor.filter(|c| !c.is_empty())),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = views::MembersPage {
+            layout: layout("Members", "settings", Some(state.session_key.csrf(&session)), &account.name),
+            members: members.iter().map(|m| views::member_row(m, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+        };
+        Ok(html(StatusCode::OK, &page))
     })
     .await
 }

@@ -77,6 +77,178 @@ pub struct EscalationsPage {
     pub next_page: Option<String>,
 }
 
+#[derive(Template)]
+#[template(path = "app/settings.html")]
+pub struct SettingsPage {
+    pub layout: Layout,
+    pub notice: Option<&'static str>,
+    pub s: SettingsView,
+}
+
+/// The settings form's values, as stored now.
+pub struct SettingsView {
+    pub paused: bool,
+    pub execution_mode: String,
+    pub phase: &'static str,
+    pub phase_explained: &'static str,
+    /// Each phase of the ramp and what it means.
+    pub ramp: Vec<(&'static str, &'static str)>,
+    pub daily_send_limit: u32,
+    pub member_weekly_limit: u32,
+    pub send_window_start: u8,
+    pub send_window_end: u8,
+    pub timezone: String,
+    pub profile: Vec<ProfileField>,
+    pub never_mention: String,
+    /// The instructions for every agent (the `*` agent's, every type).
+    pub agent_additions: String,
+    /// Instructions for one agent or type: kept, not edited here.
+    pub other_overrides: usize,
+    pub channel: String,
+    pub owner_email: String,
+    pub connector: ConnectorSummary,
+}
+
+/// One text field of the profile: the form field's name, its label, its value.
+pub struct ProfileField {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub value: String,
+}
+
+pub struct ConnectorSummary {
+    pub status: String,
+    pub status_class: &'static str,
+    pub phase: Option<String>,
+    pub members: u32,
+    pub checkins: u32,
+    pub webhook: bool,
+    pub last_sync: Option<String>,
+    pub last_error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "app/members.html")]
+pub struct MembersPage {
+    pub layout: Layout,
+    pub members: Vec<MemberRow>,
+    pub next_page: Option<String>,
+}
+
+pub struct MemberRow {
+    pub id: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub status: String,
+    pub last_checkin: String,
+    pub checkins_30d: usize,
+    pub value: String,
+    pub open_tasks: usize,
+}
+
+/// The agent key whose override applies to every agent.
+pub const EVERY_AGENT: &str = "*";
+
+/// The profile's one-line fields the settings page edits, in order.
+pub const PROFILE_FIELDS: [(&str, &str); 6] = [
+    ("display_name", "Gym name, as members know it"),
+    ("owner_first_name", "Your first name"),
+    ("sign_off", "Sign-off"),
+    ("business_type", "Kind of gym"),
+    ("typical_greeting", "Typical greeting"),
+    ("current_promo", "Current offer"),
+];
+
+/// The profile field of that name (one of [`PROFILE_FIELDS`]).
+pub fn profile_field<'a>(profile: &'a mut openloop_core::owner::account::Profile, name: &str) -> Option<&'a mut Option<String>> {
+    match name {
+        "display_name" => Some(&mut profile.display_name),
+        "owner_first_name" => Some(&mut profile.owner_first_name),
+        "sign_off" => Some(&mut profile.sign_off),
+        "business_type" => Some(&mut profile.business_type),
+        "typical_greeting" => Some(&mut profile.typical_greeting),
+        "current_promo" => Some(&mut profile.current_promo),
+        _ => None,
+    }
+}
+
+pub fn settings_view(
+    autonomy: &openloop_core::engine::Autonomy,
+    connector: &openloop_core::engine::ConnectorView,
+    tz: &TimeZone,
+) -> SettingsView {
+    let account = &autonomy.account;
+    let settings = &account.settings;
+    let mut profile = settings.profile.clone();
+    let phase = autonomy.phase.as_str();
+    let connection = code(&connector.status);
+    SettingsView {
+        paused: account.paused,
+        execution_mode: code(&settings.execution_mode),
+        phase,
+        phase_explained: phase_explained(phase),
+        ramp: ["shadow", "guided", "limited", "full"]
+            .into_iter()
+            .map(|p| (p, phase_explained(p)))
+            .collect(),
+        daily_send_limit: settings.daily_send_limit,
+        member_weekly_limit: settings.member_weekly_limit,
+        send_window_start: settings.send_window_start,
+        send_window_end: settings.send_window_end,
+        timezone: settings.timezone.clone(),
+        profile: PROFILE_FIELDS
+            .iter()
+            .map(|(name, label)| ProfileField {
+                name,
+                label,
+                value: profile_field(&mut profile, name).and_then(|v| v.clone()).unwrap_or_default(),
+            })
+            .collect(),
+        never_mention: settings.profile.never_mention.join("\n"),
+        agent_additions: settings
+            .agent_overrides
+            .iter()
+            .find(|o| o.agent == EVERY_AGENT && o.task_type.is_none())
+            .and_then(|o| o.prompt_additions.clone())
+            .unwrap_or_default(),
+        other_overrides: settings
+            .agent_overrides
+            .iter()
+            .filter(|o| !(o.agent == EVERY_AGENT && o.task_type.is_none()))
+            .count(),
+        channel: code(&settings.owner_notification_channel),
+        owner_email: settings.owner_email.as_ref().map(ToString::to_string).unwrap_or_default(),
+        connector: ConnectorSummary {
+            status_class: match connection.as_str() {
+                "connected" => "good",
+                "importing" => "warn",
+                "error" => "bad",
+                _ => "",
+            },
+            status: words(&connection),
+            phase: connector.import_phase.as_ref().map(|p| words(&code(p))),
+            members: connector.imported_members,
+            checkins: connector.imported_checkins,
+            webhook: connector.webhook.registered,
+            last_sync: connector.last_sync_at.map(|t| when(t, tz)),
+            last_error: connector.last_error.clone(),
+        },
+    }
+}
+
+pub fn member_row(m: &openloop_core::engine::MemberView, tz: &TimeZone) -> MemberRow {
+    MemberRow {
+        id: m.id.to_string(),
+        name: m.name.clone().unwrap_or_else(|| m.id.to_string()),
+        email: m.email.as_ref().map(ToString::to_string),
+        status: m.status.as_ref().map_or_else(|| "unknown".to_owned(), |s| words(&code(s))),
+        last_checkin: m.last_checkin_at.map_or_else(|| "never".to_owned(), |t| when(t, tz)),
+        checkins_30d: m.checkins_30d,
+        value: money(m.monthly_value),
+        open_tasks: m.open_tasks,
+    }
+}
+
 /// An escalated task as the owner answers it: why it stopped, the member's words, the agent's
 /// question or draft, and the type's outcomes for Resolve.
 pub struct EscalationCard {
