@@ -726,3 +726,30 @@ async fn the_members_list_pages() {
     assert_eq!(rest.matches("data-member-id=").count(), 2, "{rest}");
     stack.running.stop();
 }
+
+/// Given a member's question that escalated a task, the notifications page shows the notice
+/// (its text as text) with a link to the task; another account's page shows none of it.
+#[tokio::test]
+async fn the_notifications_page_shows_the_owners_notices() {
+    let stack = Stack::start("app-notices").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let rival = stack.create_account("manual").await;
+    let id = escalated_task(&stack, &gym, "m_n", "Noa", "<script>alert(1)</script> is there parking?", day0).await;
+    let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
+    assert_eq!(feed["notifications"][0]["kind"], "escalation", "{feed}");
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/notifications").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("data-task-id=\"{id}\"")), "{page}");
+    assert!(
+        page.contains("needs you") && page.contains(&format!("href=\"/app/tasks/{id}\"")),
+        "{page}"
+    );
+    assert!(!page.contains("<script"), "{page}");
+    let intruder = sign_in(&stack, &rival).await;
+    let (_, theirs) = intruder.get("/app/notifications").await;
+    assert!(!theirs.contains(&id) && theirs.contains("Nothing to tell you yet"), "{theirs}");
+    stack.running.stop();
+}

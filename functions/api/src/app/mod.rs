@@ -42,6 +42,8 @@ type Body = Result<Bytes, BytesRejection>;
 
 /// Tasks per page of the review queue.
 const REVIEW_PAGE: usize = 20;
+/// Notices per page of the notifications feed.
+const NOTICES_PAGE: usize = 30;
 /// Members per page of the members list.
 const MEMBERS_PAGE: usize = 50;
 /// The most tasks one "Approve selected" approves.
@@ -71,6 +73,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/settings/pause", post(pause))
         .route("/app/settings/resume", post(resume))
         .route("/app/members", get(members))
+        .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
         .layer(axum::middleware::map_response(protect))
 }
@@ -783,6 +786,33 @@ async fn members(State(state): Shared, headers: HeaderMap, Query(params): Query<
             layout: layout("Members", "settings", Some(state.session_key.csrf(&session)), &account.name),
             members: members.iter().map(|m| views::member_row(m, &tz)).collect(),
             next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// `GET /app/notifications?cursor=`: the owner's notices (`GET /api/v1/notifications`),
+/// newest first, 30 a page.
+async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let (account, (notices, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state
+                .engine
+                .owner_notices(session.account, Some(NOTICES_PAGE), params.cursor.filter(|c| !c.is_empty())),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = views::NotificationsPage {
+            layout: layout(
+                "Notifications",
+                "notifications",
+                Some(state.session_key.csrf(&session)),
+                &account.name,
+            ),
+            notices: notices.iter().map(|n| views::notice_item(n, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+            mailed: account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email,
         };
         Ok(html(StatusCode::OK, &page))
     })

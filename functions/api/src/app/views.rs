@@ -249,6 +249,56 @@ pub fn member_row(m: &openloop_core::engine::MemberView, tz: &TimeZone) -> Membe
     }
 }
 
+#[derive(Template)]
+#[template(path = "app/notifications.html")]
+pub struct NotificationsPage {
+    pub layout: Layout,
+    pub notices: Vec<NoticeItem>,
+    pub next_page: Option<String>,
+    /// Whether notices are also mailed to the owner.
+    pub mailed: bool,
+}
+
+pub struct NoticeItem {
+    pub at: String,
+    pub kind: &'static str,
+    pub kind_class: &'static str,
+    pub task_id: Option<String>,
+    pub title: String,
+    pub detail: String,
+    pub delivery: String,
+}
+
+pub fn notice_item(n: &openloop_core::owner::owner_notice::OwnerNotice, tz: &TimeZone) -> NoticeItem {
+    use openloop_core::owner::owner_notice::{NoticeDelivery, NoticeKind};
+    let (kind, kind_class) = match n.kind {
+        NoticeKind::Escalation => ("needs you", "bad"),
+        NoticeKind::EscalationReminder => ("still needs you", "bad"),
+        NoticeKind::LateReply => ("late reply", "warn"),
+        NoticeKind::MemberOptedOut => ("opted out", "warn"),
+        NoticeKind::ActionMessage => ("message", ""),
+        NoticeKind::ApprovalNeeded => ("to review", "warn"),
+        NoticeKind::SystemAlert => ("alert", "bad"),
+        NoticeKind::DailyDigest => ("daily summary", "good"),
+    };
+    let delivery = match (n.delivery, n.digest_at) {
+        (NoticeDelivery::Email, _) => "e-mailed".to_owned(),
+        (NoticeDelivery::Digest, Some(at)) => format!("in the digest of {}", when(at, tz)),
+        (NoticeDelivery::Digest, None) => "e-mailed in a digest".to_owned(),
+        (NoticeDelivery::Dashboard, _) => "here only".to_owned(),
+        (NoticeDelivery::OverBudget, _) => "here only: today's e-mails of this kind were spent".to_owned(),
+    };
+    NoticeItem {
+        at: when(n.at, tz),
+        kind,
+        kind_class,
+        task_id: n.task_id.as_ref().map(ToString::to_string),
+        title: n.title.clone(),
+        detail: n.detail.clone(),
+        delivery,
+    }
+}
+
 /// An escalated task as the owner answers it: why it stopped, the member's words, the agent's
 /// question or draft, and the type's outcomes for Resolve.
 pub struct EscalationCard {
