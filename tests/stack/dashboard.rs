@@ -753,3 +753,37 @@ async fn the_notifications_page_shows_the_owners_notices() {
     assert!(!theirs.contains(&id) && theirs.contains("Nothing to tell you yet"), "{theirs}");
     stack.running.stop();
 }
+
+/// Given a message sent and a reply that escalated, once the hourly fold has counted them,
+/// the overview draws them as inline SVG bars (no script, no inline style) with the numbers
+/// as a table too.
+#[tokio::test]
+async fn the_overview_charts_the_weeks_from_the_daily_metrics() {
+    let stack = Stack::start("app-charts").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, before) = owner.get("/app").await;
+    assert!(before.contains("Nothing counted yet"), "{before}");
+    escalated_task(&stack, &gym, "m_c", "Cy", "Is the pool open on Sundays?", day0).await;
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_hours(2)).to_string()).await;
+    stack.run().await;
+    let (_, metrics) = stack.get("/api/v1/metrics", &gym.token).await;
+    assert_eq!(metrics["totals"]["messages_sent"], 1, "{metrics}");
+
+    let (status, page) = owner.get("/app").await;
+    assert_eq!(status, 200);
+    for chart in [
+        "data-chart=\"outcomes\"",
+        "data-chart=\"messages\"",
+        "<svg viewBox=\"0 0 600 180\" role=\"img\"",
+    ] {
+        assert!(page.contains(chart), "{chart}: {page}");
+    }
+    assert!(page.contains(": 1 messages sent</title>"), "{page}");
+    assert!(page.contains(": 1 replies</title>"), "{page}");
+    assert!(page.contains(": 1 escalated</title>"), "{page}");
+    assert!(!page.contains("style=") && !page.contains("<script"), "nothing the CSP would block");
+    stack.running.stop();
+}

@@ -9,6 +9,7 @@
 //! never cached.
 
 pub mod assets;
+pub mod charts;
 pub mod session;
 pub mod views;
 
@@ -324,11 +325,16 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
             limit: 100,
             cursor: None,
         };
-        let (autonomy, scorecard, activity, pending) = tokio::try_join!(
+        // The charts' days end today in the account's time zone; they start DAYS before the
+        // UTC date, which is the same local day or the one next to it.
+        let today_utc = state.engine.now().to_zoned(jiff::tz::TimeZone::UTC).date();
+        let from = (today_utc - jiff::Span::new().days(charts::DAYS)).to_string();
+        let (autonomy, scorecard, activity, pending, metrics) = tokio::try_join!(
             state.engine.autonomy(account),
             state.engine.scorecard(account, None),
             state.engine.activity(account, Some(FEED_ENTRIES), None),
             state.engine.list_tasks(account, &pending),
+            state.engine.metrics(account, Some(&from), None),
         )?;
         let tz = autonomy.account.settings.time_zone();
         let execution_mode = views::code(&autonomy.account.settings.execution_mode);
@@ -373,6 +379,8 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 paused: autonomy.account.paused,
                 timezone: autonomy.account.settings.timezone.clone(),
             },
+            charts: charts::overview_charts(&metrics.days),
+            weeks: charts::WEEKS,
         };
         Ok(html(StatusCode::OK, &page))
     })

@@ -39,6 +39,8 @@ pub struct OverviewPage {
     pub pending_review: usize,
     pub feed: Vec<FeedItem>,
     pub state: AccountState,
+    pub charts: Vec<super::charts::Chart>,
+    pub weeks: usize,
 }
 
 #[derive(Template)]
