@@ -198,7 +198,7 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
             )
             .await
             .unwrap_or_else(|e| fail(e));
-        if !overflow.as_i64().is_some_and(|o| o <= 0) {
+        if overflow.as_i64().is_none_or(|o| o > 0) {
             let wide = browser
                 .execute(
                     "const w = document.documentElement.clientWidth;
