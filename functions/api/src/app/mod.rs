@@ -3,8 +3,11 @@
 //! (`session.rs`); every page is scoped to the session's account, so another account's task is
 //! simply not found; every form that changes something carries the session's CSRF token.
 //!
-//! Pages: `/app` (overview), `/app/review` (the review queue), `/app/tasks/{id}` (one task).
-//! Actions: `POST /app/tasks/{id}/approve` and `/skip`, `POST /app/login`, `/app/logout`.
+//! Pages: `/app` (overview, with charts from `charts.rs`), `/app/review` (the review queue),
+//! `/app/escalations`, `/app/tasks/{id}` (one task), `/app/settings`, `/app/members`,
+//! `/app/notifications`. Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
+//! `/resolve`, `/cancel`, `POST /app/review/approve` (several at once), `POST /app/settings`,
+//! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`.
 //! Every response carries a Content-Security-Policy without inline script, and pages are
 //! never cached.
 

@@ -16,7 +16,7 @@ use openloop_core::task::Task;
 pub struct Layout {
     pub title: String,
     pub css: String,
-    /// `overview`, `review`, `task` or `` (none).
+    /// `overview`, `review`, `escalations`, `notifications`, `settings`, `task` or `` (none).
     pub nav: &'static str,
     pub csrf: Option<String>,
     pub account_name: String,
