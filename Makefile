@@ -62,7 +62,8 @@ lint: tools
 	$(VENV)/bin/cfn-lint infra/template.yaml
 
 ## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored
-## tasks; then the local runtime: idle /_local/run, the outbox after 10,000 mails, a simulated month.
+## tasks, the import, the dashboard's pages with 5,000 tasks; then the local runtime: idle
+## /_local/run, the outbox after 10,000 mails, a simulated month.
 bench: tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)

@@ -32,6 +32,9 @@ const FLAGS: &[&str] = &[
     "--disable-dev-shm-usage",
 ];
 
+/// axe-core, vendored from its npm package (see `tests/vendor/axe-core/README.md`).
+const AXE: &str = include_str!("../vendor/axe-core/axe.min.js");
+
 pub const INSTALL_HINT: &str = "the dashboard's browser test needs Debian's chromium and chromium-driver: \
      `make tools` installs them (apt-get install -y chromium chromium-driver)";
 
@@ -202,6 +205,74 @@ impl Browser {
             Err(e) if e.contains("stale element reference") => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Resizes the window to `width` × `height` CSS pixels.
+    pub async fn resize(&self, width: u32, height: u32) -> Result<(), String> {
+        self.session_command(
+            reqwest::Method::POST,
+            "window/rect",
+            Some(json!({"width": width, "height": height})),
+        )
+        .await
+        .map(drop)
+    }
+
+    /// Empties a text field.
+    pub async fn clear(&self, element: &str) -> Result<(), String> {
+        self.session_command(reqwest::Method::POST, &format!("element/{element}/clear"), Some(json!({})))
+            .await
+            .map(drop)
+    }
+
+    /// Runs `script` (a function body; `arguments` are `args`) in the page and answers what
+    /// it returns. WebDriver's scripts are the harness's, not the page's: Chromium runs them
+    /// whatever the page's Content-Security-Policy says.
+    pub async fn execute(&self, script: &str, args: Vec<Value>) -> Result<Value, String> {
+        self.session_command(reqwest::Method::POST, "execute/sync", Some(json!({"script": script, "args": args})))
+            .await
+    }
+
+    /// Like [`Self::execute`], for a script that answers by calling its last argument.
+    pub async fn execute_async(&self, script: &str, args: Vec<Value>) -> Result<Value, String> {
+        self.session_command(
+            reqwest::Method::POST,
+            "execute/async",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
+    }
+
+    /// The text of an open `alert`/`confirm`/`prompt` dialog, if one is open.
+    pub async fn open_dialog(&self) -> Result<Option<String>, String> {
+        match self.session_command(reqwest::Method::GET, "alert/text", None).await {
+            Ok(text) => Ok(Some(text.as_str().unwrap_or_default().to_owned())),
+            Err(e) if e.contains("no such alert") => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The serious and critical violations axe-core finds on the page as it is now (the
+    /// vendored `tests/vendor/axe-core/axe.min.js`, injected once per page):
+    /// `[{id, impact, help, nodes: [selector…]}]`.
+    pub async fn axe_violations(&self) -> Result<Vec<Value>, String> {
+        let loaded = self.execute("return typeof window.axe === 'object';", vec![]).await?;
+        if loaded != Value::Bool(true) {
+            self.execute(AXE, vec![]).await?;
+        }
+        let found = self
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 window.axe.run(document, {resultTypes: ['violations']})
+                   .then(r => done(r.violations
+                     .filter(v => v.impact === 'serious' || v.impact === 'critical')
+                     .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                 nodes: v.nodes.map(n => n.target.join(' '))}))))
+                   .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), nodes: []}]));",
+                vec![],
+            )
+            .await?;
+        Ok(found.as_array().cloned().unwrap_or_default())
     }
 
     /// The page as it looks now, as PNG.

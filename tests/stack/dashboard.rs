@@ -3,6 +3,7 @@
 //! the session cookie's flags, CSRF on every change, one account per session, and member text
 //! shown as text. The real browser's walkthrough is `dashboard_browser.rs`.
 
+use jiff::Timestamp;
 use openloop_tests::{Account, Client, Stack, morning};
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
@@ -407,5 +408,382 @@ async fn the_stylesheet_is_served_under_its_hash_and_cached_for_good() {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(stale.status(), StatusCode::NOT_FOUND);
+    stack.running.stop();
+}
+
+/// Given a task in review, when the owner skips it with a reason (from the review card, or
+/// through the API), then the reason is on the task's log; a reason too long is refused and
+/// changes nothing.
+#[tokio::test]
+async fn a_skip_keeps_the_owners_reason_on_the_log() {
+    let stack = Stack::start("app-skip-reason").await;
+    let gym = stack.create_account("manual").await;
+    let from_page = pending_task(&stack, &gym, "m_1", "Lapsed", "Miss you", "Hi Ana").await;
+    let from_api = pending_task(&stack, &gym, "m_2", "Lapsed", "Miss you", "Hi Bo").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, queue) = owner.get("/app/review").await;
+    assert!(queue.contains(&format!("id=\"r-{from_page}\" name=\"reason\"")), "{queue}");
+
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{from_page}/skip"),
+            &[("csrf", &owner.csrf), ("reason", "She is <b>injured</b>, I'll call")],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/review?done=skipped"));
+    let skipped = task(&stack, &gym, &from_page).await;
+    assert_eq!(skipped["status"], "cancelled");
+    let entry = skipped["log"]
+        .as_array()
+        .and_then(|log| log.iter().find(|e| e["reason"] == "owner_skipped"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(entry["detail"], "owner's reason: She is <b>injured</b>, I'll call", "{skipped}");
+    let (_, page) = owner.get(&format!("/app/tasks/{from_page}")).await;
+    assert!(page.contains("She is &#60;b&#62;injured&#60;/b&#62;"), "the reason as text: {page}");
+
+    let too_long = "x".repeat(501);
+    let (status, body) = stack
+        .post(&format!("/api/v1/tasks/{from_api}/skip"), &gym.token, json!({"reason": too_long}))
+        .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_reason")), "{body}");
+    assert_eq!(task(&stack, &gym, &from_api).await["status"], "pending_review", "nothing changed");
+    let (status, body) = stack
+        .post(
+            &format!("/api/v1/tasks/{from_api}/skip"),
+            &gym.token,
+            json!({"reason": "duplicate of a call"}),
+        )
+        .await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("cancelled")), "{body}");
+    let logged = task(&stack, &gym, &from_api).await;
+    assert!(logged.to_string().contains("owner's reason: duplicate of a call"), "{logged}");
+    stack.running.stop();
+}
+
+/// Given three tasks ticked on the review queue, one of them already skipped, when the owner
+/// presses "Approve selected", then the other two are approved and the queue says which one
+/// was not, and why.
+#[tokio::test]
+async fn approve_selected_approves_each_and_reports_the_ones_that_failed() {
+    let stack = Stack::start("app-bulk").await;
+    let gym = stack.create_account("manual").await;
+    let one = pending_task(&stack, &gym, "m_1", "Lapsed", "Miss you", "Hi Ana").await;
+    let two = pending_task(&stack, &gym, "m_2", "Lapsed", "Miss you", "Hi Bo").await;
+    let gone = pending_task(&stack, &gym, "m_3", "Lapsed", "Miss you", "Hi Cy").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, queue) = owner.get("/app/review").await;
+    assert!(queue.contains("Approve selected"), "{queue}");
+    assert!(
+        queue.contains(&format!("name=\"task\" value=\"{one}\" form=\"bulk-approve\"")),
+        "{queue}"
+    );
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{gone}/skip"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+
+    let (status, _) = owner.post("/app/review/approve", &[("task", &one), ("task", &two)]).await;
+    assert_eq!(status, 403, "CSRF guards it too");
+    assert_eq!(task(&stack, &gym, &one).await["status"], "pending_review");
+
+    let (status, to) = owner
+        .post(
+            "/app/review/approve",
+            &[("csrf", &owner.csrf), ("task", &one), ("task", &two), ("task", &gone)],
+        )
+        .await;
+    assert_eq!(status, 303);
+    assert!(to.starts_with("/app/review?done=bulk&approved=2&failed="), "{to}");
+    for id in [&one, &two] {
+        let approved = task(&stack, &gym, id).await;
+        assert!(openloop_tests::reasons(&approved).contains(&"owner_approved"), "{approved}");
+    }
+    let (_, page) = owner.get(&to).await;
+    assert!(page.contains("Approved 2 of 3."), "{page}");
+    assert!(
+        page.contains(&format!("data-failed-task-id=\"{gone}\"")) && page.contains("it no longer waits for review"),
+        "{page}"
+    );
+    let (_, forged) = owner.get("/app/review?done=bulk&approved=1&failed=%3Cscript%3E~x").await;
+    assert!(forged.contains("Approved 1 of 1.") && !forged.contains("<script"), "{forged}");
+    stack.running.stop();
+}
+
+/// A task the member's question escalated to the owner: the member has been mailed once (at
+/// `at`, the clock's time) and answered with `question`. Returns the task's id.
+pub(crate) async fn escalated_task(stack: &Stack, gym: &Account, member: &str, name: &str, question: &str, at: Timestamp) -> String {
+    let email = stack.member(gym, member, name, at).await;
+    stack.run().await;
+    let id = stack.approved_task(gym, "churn_risk", member).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let (status, body) = stack
+        .inbound(&Client::reply_to(&mail[0], &format!("{member}-q@mail.example.net"), question))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let escalated = task(stack, gym, &id).await;
+    assert_eq!(escalated["status"], "escalated", "{escalated}");
+    id
+}
+
+/// Given two escalated tasks and one more, when the owner opens the escalations page, then
+/// each shows why and the member's words; Send guidance resumes one (the agent answers at its
+/// next step), Resolve closes one with the chosen outcome, Cancel closes the third.
+#[tokio::test]
+async fn escalations_show_their_context_and_take_guidance_resolve_and_cancel() {
+    let stack = Stack::start("app-escalations").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let guided = escalated_task(&stack, &gym, "m_g", "Gia", "Do you still run the Saturday 9am class?", day0).await;
+    let resolved = escalated_task(&stack, &gym, "m_r", "Rio", "Can I bring my <b>kid</b> along?", day0).await;
+    let cancelled = escalated_task(&stack, &gym, "m_c", "Cam", "Is the pool open on Sundays?", day0).await;
+    let owner = sign_in(&stack, &gym).await;
+
+    let (status, page) = owner.get("/app/escalations").await;
+    assert_eq!(status, 200, "{page}");
+    for id in [&guided, &resolved, &cancelled] {
+        assert!(page.contains(&format!("data-task-id=\"{id}\"")), "{id}: {page}");
+    }
+    assert!(
+        page.contains("Do you still run the Saturday 9am class?"),
+        "the member's words: {page}"
+    );
+    assert!(page.contains("Can I bring my &#60;b&#62;kid&#60;/b&#62; along?"), "as text: {page}");
+    assert!(page.contains("member question needs owner"), "the reason: {page}");
+    for verb in [">Send guidance</button>", ">Resolve</button>", ">Cancel</button>"] {
+        assert!(page.contains(verb), "{verb}");
+    }
+    assert!(page.contains("<option value=\"retained\">"), "the type's outcomes: {page}");
+
+    let (status, _) = owner.post(&format!("/app/tasks/{guided}/guidance"), &[("text", "Yes")]).await;
+    assert_eq!(status, 403, "CSRF");
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{guided}/guidance"),
+            &[
+                ("csrf", &owner.csrf),
+                ("return_to", "escalations"),
+                ("text", "Tell her yes, Saturdays at 9 with Coach Dana"),
+            ],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/escalations?done=guided"));
+    let resumed = task(&stack, &gym, &guided).await;
+    assert_eq!(resumed["status"], "executing", "{resumed}");
+    assert!(openloop_tests::reasons(&resumed).contains(&"owner_provided_guidance"));
+
+    let (status, _) = owner
+        .post(
+            &format!("/app/tasks/{resolved}/resolve"),
+            &[("csrf", &owner.csrf), ("return_to", "escalations"), ("outcome", "not_an_outcome")],
+        )
+        .await;
+    assert_eq!(status, 422, "an outcome outside the type's list");
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{resolved}/resolve"),
+            &[
+                ("csrf", &owner.csrf),
+                ("return_to", "escalations"),
+                ("outcome", "engaged_conversation"),
+                ("note", "Called him, kids club on Saturdays"),
+            ],
+        )
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/escalations?done=resolved"));
+    let closed = task(&stack, &gym, &resolved).await;
+    assert_eq!(closed["outcome"], "engaged_conversation", "{closed}");
+
+    let (status, to) = owner
+        .post(
+            &format!("/app/tasks/{cancelled}/cancel"),
+            &[("csrf", &owner.csrf), ("return_to", "task")],
+        )
+        .await;
+    assert_eq!((status, to), (303, format!("/app/tasks/{cancelled}?done=cancelled")));
+    assert_eq!(task(&stack, &gym, &cancelled).await["status"], "cancelled");
+
+    let (_, page) = owner.get("/app/escalations?done=resolved").await;
+    assert!(page.contains("Resolved: the task is closed"), "{page}");
+    for id in [&guided, &resolved, &cancelled] {
+        assert!(!page.contains(&format!("data-task-id=\"{id}\"")), "{id} left the page");
+    }
+    stack.running.stop();
+}
+
+/// Given the settings page, when the owner changes the limits, the time zone, the profile and
+/// the instructions for every agent and presses Save, then the API's settings say so (and the
+/// profile's other parts are kept); a bad time zone is refused and nothing changes; Pause and
+/// Resume pull the kill switch.
+#[tokio::test]
+async fn settings_save_what_the_page_shows_and_the_kill_switch_pauses_and_resumes() {
+    let stack = Stack::start("app-settings").await;
+    let gym = stack.create_account("manual").await;
+    let profile = json!({"profile": {"display_name": "Iron Temple", "class_types": ["HIIT"]}});
+    let (status, _) = stack
+        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(profile))
+        .await;
+    assert_eq!(status, 200);
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/settings").await;
+    assert_eq!(status, 200, "{page}");
+    for text in [
+        "Iron Temple",
+        "America/New_York",
+        ">Save</button>",
+        ">Pause</button>",
+        "not connected",
+        "Autopilot starts with a ramp",
+    ] {
+        assert!(page.contains(text), "{text}: {page}");
+    }
+    assert!(!page.contains(&gym.token), "no secret in a page");
+
+    let form = |tz: &'static str| {
+        vec![
+            ("csrf", owner.csrf.clone()),
+            ("execution_mode", "manual".to_owned()),
+            ("daily_send_limit", "25".to_owned()),
+            ("member_weekly_limit", "2".to_owned()),
+            ("send_window_start", "9".to_owned()),
+            ("send_window_end", "19".to_owned()),
+            ("timezone", tz.to_owned()),
+            ("display_name", "Iron Temple <Downtown>".to_owned()),
+            ("sign_off", "Coach Mike".to_owned()),
+            ("never_mention", "prices\r\nthe old owner\r\n".to_owned()),
+            ("agent_additions", "Always offer a free class.".to_owned()),
+            ("owner_notification_channel", "dashboard_only".to_owned()),
+            ("owner_email", "mike@example.com".to_owned()),
+        ]
+    };
+    let bad: Vec<(&str, String)> = form("Mars/Olympus");
+    let bad: Vec<(&str, &str)> = bad.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, _) = owner.post("/app/settings", &bad).await;
+    assert_eq!(status, 422, "an unknown time zone");
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["daily_send_limit"], 15, "nothing changed: {settings}");
+
+    let good: Vec<(&str, String)> = form("Europe/Madrid");
+    let good: Vec<(&str, &str)> = good.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, to) = owner.post("/app/settings", &good).await;
+    assert_eq!((status, to.as_str()), (303, "/app/settings?done=saved"));
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(
+        (
+            &settings["daily_send_limit"],
+            &settings["member_weekly_limit"],
+            &settings["send_window_start"],
+            &settings["send_window_end"],
+            &settings["timezone"],
+        ),
+        (&json!(25), &json!(2), &json!(9), &json!(19), &json!("Europe/Madrid")),
+        "{settings}"
+    );
+    assert_eq!(settings["profile"]["display_name"], "Iron Temple <Downtown>");
+    assert_eq!(settings["profile"]["class_types"], json!(["HIIT"]), "kept: {settings}");
+    assert_eq!(settings["profile"]["never_mention"], json!(["prices", "the old owner"]));
+    assert_eq!(settings["owner_notification_channel"], "dashboard_only");
+    assert_eq!(settings["owner_email"], "mike@example.com");
+    assert!(settings.to_string().contains("Always offer a free class."), "{settings}");
+    let (_, page) = owner.get("/app/settings?done=saved").await;
+    assert!(page.contains("Iron Temple &#60;Downtown&#62;") && page.contains("Saved."), "{page}");
+
+    let (status, _) = owner.post("/app/settings/pause", &[]).await;
+    assert_eq!(status, 403, "CSRF");
+    let (status, to) = owner.post("/app/settings/pause", &[("csrf", &owner.csrf)]).await;
+    assert_eq!((status, to.as_str()), (303, "/app/settings?done=paused"));
+    let (_, state) = stack.get("/api/v1/pause", &gym.token).await;
+    assert_eq!(state["paused"], true);
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(page.contains(">Resume</button>"), "{page}");
+    let (status, _) = owner.post("/app/settings/resume", &[("csrf", &owner.csrf)]).await;
+    assert_eq!(status, 303);
+    let (_, state) = stack.get("/api/v1/pause", &gym.token).await;
+    assert_eq!(state["paused"], false);
+    stack.running.stop();
+}
+
+/// The members list pages through the account's members, 50 at a time.
+#[tokio::test]
+async fn the_members_list_pages() {
+    let stack = Stack::start("app-members").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    for n in 0..52 {
+        stack.member(&gym, &format!("m_{n:02}"), &format!("<i>P{n}</i>"), day0).await;
+    }
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/members").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page.matches("data-member-id=").count(), 50, "{page}");
+    assert!(page.contains("&#60;i&#62;P0&#60;/i&#62;") && !page.contains("<i>"), "{page}");
+    let start = page.find("/app/members?cursor=").unwrap_or_else(|| panic!("a next page: {page}"));
+    let end = page[start..].find('"').unwrap_or_default() + start;
+    let next = page[start..end].replace("&#38;", "&");
+    let (_, rest) = owner.get(&next).await;
+    assert_eq!(rest.matches("data-member-id=").count(), 2, "{rest}");
+    stack.running.stop();
+}
+
+/// Given a member's question that escalated a task, the notifications page shows the notice
+/// (its text as text) with a link to the task; another account's page shows none of it.
+#[tokio::test]
+async fn the_notifications_page_shows_the_owners_notices() {
+    let stack = Stack::start("app-notices").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let rival = stack.create_account("manual").await;
+    let id = escalated_task(&stack, &gym, "m_n", "Noa", "<script>alert(1)</script> is there parking?", day0).await;
+    let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
+    assert_eq!(feed["notifications"][0]["kind"], "escalation", "{feed}");
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/notifications").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("data-task-id=\"{id}\"")), "{page}");
+    assert!(
+        page.contains("needs you") && page.contains(&format!("href=\"/app/tasks/{id}\"")),
+        "{page}"
+    );
+    assert!(!page.contains("<script"), "{page}");
+    let intruder = sign_in(&stack, &rival).await;
+    let (_, theirs) = intruder.get("/app/notifications").await;
+    assert!(!theirs.contains(&id) && theirs.contains("Nothing to tell you yet"), "{theirs}");
+    stack.running.stop();
+}
+
+/// Given a message sent and a reply that escalated, once the hourly fold has counted them,
+/// the overview draws them as inline SVG bars (no script, no inline style) with the numbers
+/// as a table too.
+#[tokio::test]
+async fn the_overview_charts_the_weeks_from_the_daily_metrics() {
+    let stack = Stack::start("app-charts").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, before) = owner.get("/app").await;
+    assert!(before.contains("Nothing counted yet"), "{before}");
+    escalated_task(&stack, &gym, "m_c", "Cy", "Is the pool open on Sundays?", day0).await;
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_hours(2)).to_string()).await;
+    stack.run().await;
+    let (_, metrics) = stack.get("/api/v1/metrics", &gym.token).await;
+    assert_eq!(metrics["totals"]["messages_sent"], 1, "{metrics}");
+
+    let (status, page) = owner.get("/app").await;
+    assert_eq!(status, 200);
+    for chart in [
+        "data-chart=\"outcomes\"",
+        "data-chart=\"messages\"",
+        "<svg viewBox=\"0 0 600 180\" role=\"img\"",
+    ] {
+        assert!(page.contains(chart), "{chart}: {page}");
+    }
+    assert!(page.contains(": 1 messages sent</title>"), "{page}");
+    assert!(page.contains(": 1 replies</title>"), "{page}");
+    assert!(page.contains(": 1 escalated</title>"), "{page}");
+    assert!(!page.contains("style=") && !page.contains("<script"), "nothing the CSP would block");
     stack.running.stop();
 }

@@ -1,11 +1,16 @@
 //! The dashboard in a real browser (headless Chromium over WebDriver): an owner signs in with
 //! the API token, opens the review queue, approves a task, and sees it leave the queue.
 //!
-//! With `OPENLOOP_SCREENSHOT_DIR` set it also saves the overview and the review queue as PNGs
+//! The second walkthrough answers escalations, changes a setting, pauses and resumes, and runs
+//! axe-core (vendored under `tests/vendor/axe-core`) on every page.
+//!
+//! With `OPENLOOP_SCREENSHOT_DIR` set they also save the review queue and the overview as PNGs
 //! there (the README's pictures):
 //! `OPENLOOP_SCREENSHOT_DIR=$PWD/docs cargo test --workspace --test stack dashboard_browser`.
 
 use std::time::Instant;
+
+use jiff::SignedDuration;
 
 use openloop_tests::browser::Browser;
 use openloop_tests::{Stack, morning};
@@ -69,7 +74,6 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
         })
         .await
         .unwrap_or_else(|e| fail(e));
-    save_screenshot(&browser, "dashboard-overview.png").await;
 
     browser.goto(&format!("{}/app/review", stack.url)).await.unwrap_or_else(|e| fail(e));
     let approved = &tasks[0];
@@ -104,5 +108,239 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
         started.elapsed(),
         stack_ready
     );
+    stack.running.stop();
+}
+
+/// Runs axe-core on the page the browser shows and fails on any serious or critical
+/// violation.
+async fn accessible(browser: &Browser, page: &str) {
+    let violations = browser.axe_violations().await.unwrap_or_else(|e| fail(e));
+    assert!(violations.is_empty(), "axe-core on {page}: {violations:#?}");
+}
+
+async fn wait_for_url(browser: &Browser, what: &str, ends_with: &str) {
+    browser
+        .wait_for(what, || async { Ok(browser.url().await?.ends_with(ends_with)) })
+        .await
+        .unwrap_or_else(|e| fail(e));
+}
+
+/// The rest of the dashboard in a real browser: every page passes axe-core; a member's hostile
+/// reply shows as text and runs nothing; the owner sends guidance to an escalation and sees
+/// the task resume (the agent's answer in the thread), resolves another with an outcome,
+/// changes a setting, pauses and resumes; another account's task is not found.
+#[tokio::test]
+async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser() {
+    let stack = Stack::start("app-browser-2").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let rival = stack.create_account("manual").await;
+    let hostile = "<script>alert(1)</script> <img src=x onerror=alert(1)> what time is the class?";
+    let guided = crate::dashboard::escalated_task(&stack, &gym, "m_gia", "Gia", "Do you still run the Saturday 9am class?", day0).await;
+    let resolved = crate::dashboard::escalated_task(&stack, &gym, "m_x", "Sam", hostile, day0).await;
+    stack.member(&gym, "m_ana", "Ana", day0).await;
+    let input = json!({"task_type": "churn_risk", "member_id": "m_ana", "goal": "Ana has not checked in for 19 days", "confidence": 72,
+        "draft": {"subject": "We miss you, Ana", "body": "Hi Ana,\nThursday's 6pm class has your name on it."}});
+    let (status, _) = stack.post("/api/v1/tasks", &gym.token, input).await;
+    assert_eq!(status, 201);
+    stack.member(&rival, "m_riv", "Riv", day0).await;
+    let input = json!({"task_type": "churn_risk", "member_id": "m_riv", "goal": "Rival's secret goal", "confidence": 60});
+    let (_, theirs) = stack.post("/api/v1/tasks", &rival.token, input).await;
+    let theirs = theirs["id"].as_str().unwrap_or_default().to_owned();
+    // The hourly fold counts the day, for the overview's charts.
+    stack.set_clock(&(day0 + SignedDuration::from_hours(2)).to_string()).await;
+    stack.run().await;
+
+    let browser = Browser::start(1000, 1300).await.unwrap_or_else(|e| fail(e));
+    browser.goto(&format!("{}/app/login", stack.url)).await.unwrap_or_else(|e| fail(e));
+    browser.find("input[name=token]").await.unwrap_or_else(|e| fail(e));
+    accessible(&browser, "the sign-in page").await;
+    // The check can fail: an image without a text alternative is a critical violation, found
+    // though the page's CSP allows no script (WebDriver's scripts are not the page's).
+    browser
+        .execute(
+            "document.querySelector('main').insertAdjacentHTML('beforeend', '<img src=\"/x.png\">');",
+            vec![],
+        )
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let found = browser.axe_violations().await.unwrap_or_else(|e| fail(e));
+    assert!(found.iter().any(|v| v["id"] == "image-alt"), "axe-core ran and saw it: {found:?}");
+    browser.goto(&format!("{}/app/login", stack.url)).await.unwrap_or_else(|e| fail(e));
+    let token = browser.find("input[name=token]").await.unwrap_or_else(|e| fail(e));
+    browser.type_text(&token, &gym.token).await.unwrap_or_else(|e| fail(e));
+    let sign_in = browser.find("button[type=submit]").await.unwrap_or_else(|e| fail(e));
+    browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
+    wait_for_url(&browser, "the overview", "/app").await;
+    browser.find("[data-chart=messages] svg rect").await.unwrap_or_else(|e| fail(e));
+    accessible(&browser, "the overview").await;
+    save_screenshot(&browser, "dashboard-overview.png").await;
+
+    for (path, ready) in [
+        ("/app", "main h1"),
+        ("/app/review", "[data-task-id]"),
+        ("/app/escalations", "[data-task-id]"),
+        ("/app/notifications", "main h1"),
+        ("/app/members", "[data-member-id]"),
+        ("/app/settings", "button.primary"),
+        (&format!("/app/tasks/{guided}"), "main h1"),
+    ] {
+        browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
+        browser.find(ready).await.unwrap_or_else(|e| fail(e));
+        accessible(&browser, path).await;
+        // Mobile first: at 375 px nothing is wider than the screen.
+        browser.resize(375, 800).await.unwrap_or_else(|e| fail(e));
+        let overflow = browser
+            .execute(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+                vec![],
+            )
+            .await
+            .unwrap_or_else(|e| fail(e));
+        if overflow.as_i64().is_none_or(|o| o > 0) {
+            let wide = browser
+                .execute(
+                    "const w = document.documentElement.clientWidth;
+                     return [...document.querySelectorAll('body *')]
+                       .filter(e => !e.closest('.visually-hidden') && e.getBoundingClientRect().right > w + 0.5)
+                       .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > w + 0.5)).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));",
+                    vec![],
+                )
+                .await
+                .unwrap_or_else(|e| fail(e));
+            panic!("{path} scrolls sideways at 375 px by {overflow}: {wide}");
+        }
+        browser.resize(1000, 1300).await.unwrap_or_else(|e| fail(e));
+    }
+
+    // The hostile reply, on the escalations page and on the task's page: text, and nothing ran.
+    browser
+        .goto(&format!("{}/app/escalations", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let card = format!("[data-task-id=\"{resolved}\"]");
+    let words = browser.text_of(&format!("{card} blockquote")).await.unwrap_or_else(|e| fail(e));
+    assert_eq!(words.as_deref(), Some(hostile), "the member's words as text");
+    accessible(&browser, "/app/escalations").await;
+    for page in [
+        format!("{}/app/escalations", stack.url),
+        format!("{}/app/tasks/{resolved}", stack.url),
+    ] {
+        browser.goto(&page).await.unwrap_or_else(|e| fail(e));
+        browser.find("main h1").await.unwrap_or_else(|e| fail(e));
+        let injected = browser
+            .execute("return document.querySelectorAll('main script, main img').length;", vec![])
+            .await
+            .unwrap_or_else(|e| fail(e));
+        assert_eq!(injected, json!(0), "no element from the member's text on {page}");
+        assert_eq!(
+            browser.open_dialog().await.unwrap_or_else(|e| fail(e)),
+            None,
+            "no alert ran on {page}"
+        );
+    }
+    accessible(&browser, "a task page").await;
+
+    // Send guidance; the task resumes, and the agent's answer reaches the thread next morning.
+    browser
+        .goto(&format!("{}/app/escalations", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let card = format!("[data-task-id=\"{guided}\"]");
+    let text = browser
+        .find(&format!("{card} textarea[name=text]"))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    browser.clear(&text).await.unwrap_or_else(|e| fail(e));
+    browser
+        .type_text(&text, "Tell her yes, Saturdays at 9 with Coach Dana")
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let send = browser
+        .find(&format!("{card} form[action$=\"/guidance\"] button"))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(browser.text(&send).await.unwrap_or_else(|e| fail(e)), "Send guidance");
+    browser.click(&send).await.unwrap_or_else(|e| fail(e));
+    wait_for_url(&browser, "guidance sent", "/app/escalations?done=guided").await;
+    assert!(
+        browser.find_all(&card).await.unwrap_or_else(|e| fail(e)).is_empty(),
+        "it left the page"
+    );
+    stack
+        .set_clock(&(day0 + SignedDuration::from_hours(24) + SignedDuration::from_mins(5)).to_string())
+        .await;
+    stack.run().await;
+    browser
+        .goto(&format!("{}/app/tasks/{guided}", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let status = browser.text_of("[data-status]").await.unwrap_or_else(|e| fail(e));
+    assert_eq!(status.as_deref(), Some("waiting"), "the task resumed and wrote back");
+    let thread = browser.text_of(".thread").await.unwrap_or_else(|e| fail(e)).unwrap_or_default();
+    assert!(thread.contains("Coach Dana"), "{thread}");
+
+    // Resolve the other with an outcome.
+    browser
+        .goto(&format!("{}/app/escalations", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let card = format!("[data-task-id=\"{resolved}\"]");
+    let option = browser
+        .find(&format!("{card} select[name=outcome] option[value=engaged_conversation]"))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    browser.click(&option).await.unwrap_or_else(|e| fail(e));
+    let resolve = browser
+        .find(&format!("{card} form[action$=\"/resolve\"] button[type=submit]:not([formaction])"))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(browser.text(&resolve).await.unwrap_or_else(|e| fail(e)), "Resolve");
+    browser.click(&resolve).await.unwrap_or_else(|e| fail(e));
+    wait_for_url(&browser, "resolved", "/app/escalations?done=resolved").await;
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{resolved}"), &gym.token).await;
+    assert_eq!(task["outcome"], "engaged_conversation", "{task}");
+
+    // Change a setting; pause and resume.
+    browser
+        .goto(&format!("{}/app/settings", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let limit = browser.find("#daily_send_limit").await.unwrap_or_else(|e| fail(e));
+    browser.clear(&limit).await.unwrap_or_else(|e| fail(e));
+    browser.type_text(&limit, "30").await.unwrap_or_else(|e| fail(e));
+    let save = browser.find("form.settings button[type=submit]").await.unwrap_or_else(|e| fail(e));
+    assert_eq!(browser.text(&save).await.unwrap_or_else(|e| fail(e)), "Save");
+    browser.click(&save).await.unwrap_or_else(|e| fail(e));
+    wait_for_url(&browser, "saved", "/app/settings?done=saved").await;
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["daily_send_limit"], 30, "{settings}");
+    for (verb, paused) in [("Pause", true), ("Resume", false)] {
+        let button = browser.find("section.kill button").await.unwrap_or_else(|e| fail(e));
+        assert_eq!(browser.text(&button).await.unwrap_or_else(|e| fail(e)), verb);
+        browser.click(&button).await.unwrap_or_else(|e| fail(e));
+        browser
+            .wait_for(verb, || async {
+                Ok(!browser.find_all(&format!("[data-paused=\"{paused}\"]")).await?.is_empty())
+            })
+            .await
+            .unwrap_or_else(|e| fail(e));
+        let (_, state) = stack.get("/api/v1/pause", &gym.token).await;
+        assert_eq!(state["paused"], paused, "{verb}");
+    }
+    accessible(&browser, "/app/settings after saving").await;
+
+    // Another account's task.
+    browser
+        .goto(&format!("{}/app/tasks/{theirs}", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let heading = browser.text_of("main h1").await.unwrap_or_else(|e| fail(e));
+    assert_eq!(heading.as_deref(), Some("Not found"));
+    let body = browser.text_of("main").await.unwrap_or_else(|e| fail(e)).unwrap_or_default();
+    assert!(!body.contains("Rival's secret goal"), "{body}");
+    accessible(&browser, "the not-found page").await;
+    drop(browser);
     stack.running.stop();
 }

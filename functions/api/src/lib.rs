@@ -431,9 +431,22 @@ async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Skip {
+    reason: Option<String>,
+}
+
+/// `pending_review → cancelled`; an optional `{"reason"}` is kept on the task's log.
+async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let task = state.engine.skip(account, task_id(&id)?).await?;
+    let body = body.map_err(body_error)?;
+    let input: Skip = if body.iter().all(u8::is_ascii_whitespace) {
+        Skip::default()
+    } else {
+        json_body(&body)?
+    };
+    let task = state.engine.skip(account, task_id(&id)?, input.reason.as_deref()).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 

@@ -1,7 +1,8 @@
 //! `make bench`: what one task step costs in DynamoDB requests, and proof that the tick's
 //! reads grow with what is due, and attribution's with what is inside a verification window,
 //! not with what is stored (1,000 vs 20,000 stored tasks); and what importing a gym from
-//! PushPress costs per member (issue 14).
+//! PushPress costs per member (issue 14); and what each dashboard page costs with 5,000 tasks
+//! in the account (issue 15).
 //! It counts requests, not seconds, so the figures are the same on any machine.
 
 use jiff::{SignedDuration, Timestamp};
@@ -25,6 +26,10 @@ async fn main() -> Result<(), Error> {
     // `OPENLOOP_BENCH_ONLY=import`: the PushPress import's figures alone.
     if std::env::var("OPENLOOP_BENCH_ONLY").is_ok_and(|only| only == "import") {
         return import_table().await;
+    }
+    // `OPENLOOP_BENCH_ONLY=dashboard`: the dashboard's pages alone.
+    if std::env::var("OPENLOOP_BENCH_ONLY").is_ok_and(|only| only == "dashboard") {
+        return dashboard_table().await;
     }
     let scratch = Scratch::new("bench");
     let (engine, store, clock) = scratch.engine(None).await;
@@ -82,7 +87,110 @@ async fn main() -> Result<(), Error> {
     }
 
     println!();
-    import_table().await
+    import_table().await?;
+    println!();
+    dashboard_table().await
+}
+
+/// Pages of the dashboard read per call.
+const DASHBOARD_TASKS: usize = 5_000;
+const DASHBOARD_MEMBERS: usize = 60;
+/// Calls of each page timed (the emulator answers a query of a 5,000-task table in up to a
+/// second, so a few calls of the overview take minutes).
+const DASHBOARD_CALLS: usize = 1;
+
+/// The dashboard's pages for an account of 5,000 tasks (issue 15: paged lists and index
+/// reads): DynamoDB requests of one call — the same on any machine, and the figure that says
+/// whether a page's cost grows with what is stored — and the server's time over loopback HTTP
+/// against the emulator (this machine's figure: moto evaluates each query over the whole
+/// table in Python, far slower than DynamoDB, so the time grows with the table there).
+async fn dashboard_table() -> Result<(), Error> {
+    let scratch = Scratch::new("bench-dashboard");
+    let (engine, store, clock) = scratch.engine(None).await;
+    let secrets = AccountSecrets {
+        api_token: "t".into(),
+        api_token_hash: unique_prefix("hash"),
+        webhook_secret: "whsec_dGVzdA==".into(),
+    };
+    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Bench Gym", "timezone": "America/New_York"}))?;
+    let account = engine.create_account(input, secrets).await?;
+    let now = clock.now();
+    let statuses = [
+        TaskStatus::PendingReview,
+        TaskStatus::Waiting,
+        TaskStatus::Escalated,
+        TaskStatus::Completed,
+        TaskStatus::Cancelled,
+    ];
+    let mut tasks = Vec::with_capacity(DASHBOARD_TASKS);
+    for i in 0..DASHBOARD_TASKS {
+        let member = MemberId::parse(&format!("m_dash_{i}"))?;
+        let status = statuses[i % statuses.len()];
+        let mut task = sample_task_for(account.id, member, status, now - SignedDuration::from_mins(i as i64));
+        task.next_action_at = (status == TaskStatus::Waiting).then(|| now + SignedDuration::from_hours(24 * 30));
+        tasks.push(task);
+    }
+    store.import_tasks(&tasks).await?;
+    for i in 0..DASHBOARD_MEMBERS {
+        let mut facts = MemberFacts::new(MemberId::parse(&format!("m_dash_{i}"))?);
+        facts.first_name = Some(format!("Member {i}"));
+        facts.version = 1;
+        store.save_member_facts(account.id, &facts).await?;
+    }
+    let signing_key = secrecy::SecretString::from("bench-signing-key");
+    let session_key = openloop_fn_api::app::session_key(&signing_key);
+    let session = session_key.issue(account.id, Timestamp::now(), &[7; 16]);
+    let router = openloop_fn_api::router(std::sync::Arc::new(openloop_fn_api::ApiState {
+        engine,
+        admin_token: secrecy::SecretString::from("bench-admin"),
+        session_key,
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let http = reqwest::Client::new();
+    let cookie = format!("ol_session={}", session.cookie_value());
+
+    println!(
+        "dashboard pages with {DASHBOARD_TASKS} tasks in the account (requests of one call; server time on the emulator, median of {DASHBOARD_CALLS})"
+    );
+    println!("{:<28} {:>10} {:>10} {:>8}", "page", "requests", "ms", "status");
+    let task_page = format!("/app/tasks/{}", tasks[0].id);
+    for path in [
+        "/app",
+        "/app/review",
+        "/app/escalations",
+        task_page.as_str(),
+        "/app/settings",
+        "/app/members",
+        "/app/notifications",
+    ] {
+        let mut times = Vec::with_capacity(DASHBOARD_CALLS);
+        let mut requests = 0;
+        let mut status = 0;
+        for call in 0..DASHBOARD_CALLS {
+            let before = store.requests();
+            let started = std::time::Instant::now();
+            let response = http.get(format!("{url}{path}")).header("cookie", &cookie).send().await?;
+            status = response.status().as_u16();
+            response.bytes().await?;
+            times.push(started.elapsed());
+            if call == 0 {
+                requests = store.requests() - before;
+            }
+        }
+        times.sort();
+        let median = times[times.len() / 2];
+        let shown = if path == task_page { "/app/tasks/{id}" } else { path };
+        println!(
+            "{:<28} {:>10} {:>10.1} {:>8}",
+            shown,
+            requests,
+            median.as_secs_f64() * 1000.0,
+            status
+        );
+    }
+    Ok(())
 }
 
 async fn import_table() -> Result<(), Error> {

@@ -3,12 +3,16 @@
 //! (`session.rs`); every page is scoped to the session's account, so another account's task is
 //! simply not found; every form that changes something carries the session's CSRF token.
 //!
-//! Pages: `/app` (overview), `/app/review` (the review queue), `/app/tasks/{id}` (one task).
-//! Actions: `POST /app/tasks/{id}/approve` and `/skip`, `POST /app/login`, `/app/logout`.
+//! Pages: `/app` (overview, with charts from `charts.rs`), `/app/review` (the review queue),
+//! `/app/escalations`, `/app/tasks/{id}` (one task), `/app/settings`, `/app/members`,
+//! `/app/notifications`. Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
+//! `/resolve`, `/cancel`, `POST /app/review/approve` (several at once), `POST /app/settings`,
+//! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`.
 //! Every response carries a Content-Security-Policy without inline script, and pages are
 //! never cached.
 
 pub mod assets;
+pub mod charts;
 pub mod session;
 pub mod views;
 
@@ -25,7 +29,10 @@ use axum::routing::{get, post};
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use openloop_core::kernel::ids::{AccountId, TaskId};
+use openloop_core::engine::{Resolution, SettingsPatch};
+use openloop_core::kernel::ids::{AccountId, Email, TaskId};
+use openloop_core::owner::account::{AgentOverride, ExecutionMode};
+use openloop_core::owner::owner_notice::NotificationChannel;
 use openloop_core::ports::TaskQuery;
 use openloop_core::task::{Draft, TaskStatus};
 use openloop_edge::http::{ApiError, token_hash};
@@ -39,6 +46,12 @@ type Body = Result<Bytes, BytesRejection>;
 
 /// Tasks per page of the review queue.
 const REVIEW_PAGE: usize = 20;
+/// Notices per page of the notifications feed.
+const NOTICES_PAGE: usize = 30;
+/// Members per page of the members list.
+const MEMBERS_PAGE: usize = 50;
+/// The most tasks one "Approve selected" approves.
+const MAX_BULK: usize = 50;
 /// Entries of the activity feed on the overview.
 const FEED_ENTRIES: usize = 15;
 
@@ -52,9 +65,19 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/login", get(login_form).post(login))
         .route("/app/logout", post(logout))
         .route("/app/review", get(review))
+        .route("/app/review/approve", post(approve_selected))
         .route("/app/tasks/{id}", get(task_page))
         .route("/app/tasks/{id}/approve", post(approve))
         .route("/app/tasks/{id}/skip", post(skip))
+        .route("/app/tasks/{id}/guidance", post(guidance))
+        .route("/app/tasks/{id}/resolve", post(resolve))
+        .route("/app/tasks/{id}/cancel", post(cancel))
+        .route("/app/escalations", get(escalations))
+        .route("/app/settings", get(settings).post(save_settings))
+        .route("/app/settings/pause", post(pause))
+        .route("/app/settings/resume", post(resume))
+        .route("/app/members", get(members))
+        .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
         .layer(axum::middleware::map_response(protect))
 }
@@ -305,11 +328,16 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
             limit: 100,
             cursor: None,
         };
-        let (autonomy, scorecard, activity, pending) = tokio::try_join!(
+        // The charts' days end today in the account's time zone; they start DAYS before the
+        // UTC date, which is the same local day or the one next to it.
+        let today_utc = state.engine.now().to_zoned(jiff::tz::TimeZone::UTC).date();
+        let from = (today_utc - jiff::Span::new().days(charts::DAYS)).to_string();
+        let (autonomy, scorecard, activity, pending, metrics) = tokio::try_join!(
             state.engine.autonomy(account),
             state.engine.scorecard(account, None),
             state.engine.activity(account, Some(FEED_ENTRIES), None),
             state.engine.list_tasks(account, &pending),
+            state.engine.metrics(account, Some(&from), None),
         )?;
         let tz = autonomy.account.settings.time_zone();
         let execution_mode = views::code(&autonomy.account.settings.execution_mode);
@@ -354,6 +382,8 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 paused: autonomy.account.paused,
                 timezone: autonomy.account.settings.timezone.clone(),
             },
+            charts: charts::overview_charts(&metrics.days),
+            weeks: charts::WEEKS,
         };
         Ok(html(StatusCode::OK, &page))
     })
@@ -364,6 +394,37 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
 struct ReviewParams {
     cursor: Option<String>,
     done: Option<String>,
+    /// After "Approve selected": how many were approved, and `{id}~{code}` of each that was
+    /// not, comma-separated.
+    approved: Option<String>,
+    failed: Option<String>,
+}
+
+impl ReviewParams {
+    /// What "Approve selected" did, read back from the redirect's query: only numbers, task
+    /// ids that parse and error codes from a fixed list make it to the page.
+    fn bulk(&self) -> Option<views::BulkResult> {
+        if self.done.as_deref() != Some("bulk") {
+            return None;
+        }
+        let approved = self.approved.as_deref()?.parse().ok()?;
+        let failed = self
+            .failed
+            .as_deref()
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|f| {
+                let (id, code) = f.split_once('~')?;
+                let id: TaskId = id.parse().ok()?;
+                Some(views::BulkFailure {
+                    id: id.to_string(),
+                    why: views::bulk_failure_words(code),
+                })
+            })
+            .take(MAX_BULK)
+            .collect();
+        Some(views::BulkResult { approved, failed })
+    }
 }
 
 /// What the owner just did, said back to them (from a fixed list: nothing from the query
@@ -373,6 +434,12 @@ fn notice(done: Option<&str>) -> Option<&'static str> {
         "approved" => Some("Approved: the message goes out at the task's next step."),
         "approved_edited" => Some("Approved with your edits: your version goes out at the task's next step."),
         "skipped" => Some("Skipped: the task is closed."),
+        "guided" => Some("Guidance sent: the agent carries it out at the task's next step."),
+        "resolved" => Some("Resolved: the task is closed with the outcome you chose."),
+        "cancelled" => Some("Cancelled: the task is closed."),
+        "saved" => Some("Saved."),
+        "paused" => Some("Paused: nothing is sent to your members until you resume."),
+        "resumed" => Some("Resumed: due messages go out again."),
         _ => None,
     }
 }
@@ -383,7 +450,7 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
             status: Some(TaskStatus::PendingReview),
             member_id: None,
             limit: REVIEW_PAGE,
-            cursor: params.cursor.filter(|c| !c.is_empty()),
+            cursor: params.cursor.clone().filter(|c| !c.is_empty()),
         };
         let (account, (tasks, next)) = tokio::try_join!(
             state.engine.account(session.account),
@@ -393,6 +460,7 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
         let page = ReviewPage {
             layout: layout("Review queue", "review", Some(state.session_key.csrf(&session)), &account.name),
             notice: notice(params.done.as_deref()),
+            bulk: params.bulk(),
             cards: tasks.iter().map(|t| views::card(t, &tz)).collect(),
             next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
             paused: account.paused,
@@ -425,6 +493,7 @@ async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<Stri
             review: (task.status == TaskStatus::PendingReview).then(|| views::card(task, &tz)),
             messages: history.messages.iter().map(|m| views::message_item(m, &tz)).collect(),
             log: history.log.iter().map(|e| views::log_item(e, &tz)).collect(),
+            escalation: views::escalation_card(task, &tz),
         };
         Ok(html(StatusCode::OK, &page))
     })
@@ -439,6 +508,13 @@ struct ActionForm {
     draft_digest: Option<String>,
     /// `review` (default) or `task`: where the owner goes afterwards.
     return_to: Option<String>,
+    /// Skip's optional reason, kept on the task's log.
+    reason: Option<String>,
+    /// Send guidance's words.
+    text: Option<String>,
+    /// Resolve's outcome and optional note.
+    outcome: Option<String>,
+    note: Option<String>,
 }
 
 impl ActionForm {
@@ -454,6 +530,7 @@ impl ActionForm {
     fn back_to(&self, id: &TaskId, done: &str) -> String {
         match self.return_to.as_deref() {
             Some("task") => format!("/app/tasks/{id}?done={done}"),
+            Some("escalations") => format!("/app/escalations?done={done}"),
             _ => format!("/app/review?done={done}"),
         }
     }
@@ -490,8 +567,308 @@ async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
 async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
     action(state, &headers, body, |state, account, input| async move {
         let id = task_id(&id)?;
-        state.engine.skip(account, id).await?;
+        state.engine.skip(account, id, input.reason.as_deref()).await?;
         Ok(see_other(&input.back_to(&id, "skipped")))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct ListParams {
+    cursor: Option<String>,
+    done: Option<String>,
+}
+
+/// `GET /app/escalations`: the escalated tasks, 20 a page (the status index), each with its
+/// escalation context and the forms to answer it.
+async fn escalations(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let query = TaskQuery {
+            status: Some(TaskStatus::Escalated),
+            member_id: None,
+            limit: REVIEW_PAGE,
+            cursor: params.cursor.filter(|c| !c.is_empty()),
+        };
+        let (account, (tasks, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state.engine.list_tasks(session.account, &query),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = views::EscalationsPage {
+            layout: layout("Escalations", "escalations", Some(state.session_key.csrf(&session)), &account.name),
+            notice: notice(params.done.as_deref()),
+            cards: tasks.iter().filter_map(|t| views::escalation_card(t, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/guidance`: the API's guidance — `escalated → executing` with the
+/// owner's words; the agent carries them out at the next step.
+async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        let text = input.text.as_deref().unwrap_or_default().replace("\r\n", "\n");
+        state.engine.guidance(account, id, &text).await?;
+        Ok(see_other(&input.back_to(&id, "guided")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/resolve`: the API's resolve — closed with the chosen outcome.
+async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        let resolution = Resolution {
+            outcome: input.outcome.clone().unwrap_or_default(),
+            note: input.note.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned),
+        };
+        state.engine.resolve(account, id, resolution).await?;
+        Ok(see_other(&input.back_to(&id, "resolved")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/cancel`: the API's cancel.
+async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        state.engine.cancel(account, id).await?;
+        Ok(see_other(&input.back_to(&id, "cancelled")))
+    })
+    .await
+}
+
+/// `GET /app/settings`: the account's settings as a form, the kill switch, the ramp, and the
+/// PushPress connection with its import (what `GET /api/v1/connector` answers).
+async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let (autonomy, connector) = tokio::try_join!(
+            state.engine.autonomy(session.account),
+            state.engine.connector_status(session.account),
+        )?;
+        let tz = autonomy.account.settings.time_zone();
+        let page = views::SettingsPage {
+            layout: layout(
+                "Settings",
+                "settings",
+                Some(state.session_key.csrf(&session)),
+                &autonomy.account.name,
+            ),
+            notice: notice(params.done.as_deref()),
+            s: views::settings_view(&autonomy, &connector, &tz),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// A whole number from a settings field; an empty field keeps the stored value.
+fn number<T: std::str::FromStr>(fields: &[(String, String)], name: &str, label: &str) -> Result<Option<T>, PageError> {
+    match field(fields, name).map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v
+            .parse()
+            .map(Some)
+            .map_err(|_| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{label} must be a whole number."))),
+    }
+}
+
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// The settings form as a patch of `PUT /api/v1/settings`: what the page shows is what is
+/// sent; the profile and the agents' instructions keep every part the page does not edit.
+fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::account::Settings) -> Result<SettingsPatch, PageError> {
+    let invalid = |message: &str| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, message);
+    let execution_mode = match field(fields, "execution_mode") {
+        None => None,
+        Some("manual") => Some(ExecutionMode::Manual),
+        Some("limited_auto") => Some(ExecutionMode::LimitedAuto),
+        Some(_) => return Err(invalid("Choose an execution mode from the list.")),
+    };
+    let owner_notification_channel = match field(fields, "owner_notification_channel") {
+        None => None,
+        Some("email") => Some(NotificationChannel::Email),
+        Some("dashboard_only") => Some(NotificationChannel::DashboardOnly),
+        Some(_) => return Err(invalid("Choose a notification channel from the list.")),
+    };
+    let owner_email = match field(fields, "owner_email").map(str::trim).filter(|e| !e.is_empty()) {
+        None => None,
+        Some(e) => Some(Email::parse(e).map_err(|e| invalid(&e.message))?),
+    };
+    let mut profile = current.profile.clone();
+    for (name, _) in views::PROFILE_FIELDS {
+        if let (Some(value), Some(slot)) = (field(fields, name), views::profile_field(&mut profile, name)) {
+            let value = value.trim();
+            *slot = (!value.is_empty()).then(|| value.to_owned());
+        }
+    }
+    if let Some(lines) = field(fields, "never_mention") {
+        profile.never_mention = lines.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_owned).collect();
+    }
+    let mut agent_overrides = current.agent_overrides.clone();
+    if let Some(additions) = field(fields, "agent_additions") {
+        let additions = additions.replace("\r\n", "\n");
+        let additions = additions.trim();
+        let every = |o: &AgentOverride| o.agent == views::EVERY_AGENT && o.task_type.is_none();
+        match agent_overrides.iter_mut().find(|o| every(o)) {
+            Some(o) => o.prompt_additions = (!additions.is_empty()).then(|| additions.to_owned()),
+            None if !additions.is_empty() => agent_overrides.push(AgentOverride {
+                agent: views::EVERY_AGENT.to_owned(),
+                task_type: None,
+                prompt_override: None,
+                prompt_additions: Some(additions.to_owned()),
+            }),
+            None => {}
+        }
+        agent_overrides.retain(|o| !every(o) || o.prompt_override.is_some() || o.prompt_additions.is_some());
+    }
+    Ok(SettingsPatch {
+        execution_mode,
+        member_weekly_limit: number(fields, "member_weekly_limit", "Messages a week")?,
+        daily_send_limit: number(fields, "daily_send_limit", "Messages a day")?,
+        timezone: field(fields, "timezone")
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned),
+        send_window_start: number(fields, "send_window_start", "Send from")?,
+        send_window_end: number(fields, "send_window_end", "Send until")?,
+        profile: Some(profile),
+        agent_overrides: Some(agent_overrides),
+        owner_email,
+        owner_notification_channel,
+        ..SettingsPatch::default()
+    })
+}
+
+/// `POST /app/settings` ("Save"): the same operation as `PUT /api/v1/settings` — all of it
+/// is checked and saved, or nothing is.
+async fn save_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    page(state, &headers, |state, session| async move {
+        let fields: Vec<(String, String)> = form(body)?;
+        check_csrf(&state, &session, field(&fields, "csrf"))?;
+        let current = state.engine.account(session.account).await?;
+        let patch = settings_patch(&fields, &current.settings)?;
+        state.engine.update_account(session.account, patch).await?;
+        Ok(see_other("/app/settings?done=saved"))
+    })
+    .await
+}
+
+/// `POST /app/settings/pause` and `/resume`: the owner's kill switch, as
+/// `POST /api/v1/pause` and `/api/v1/resume`.
+async fn set_paused(state: Arc<ApiState>, headers: &HeaderMap, body: Body, paused: bool) -> Response {
+    page(state, headers, |state, session| async move {
+        let input: CsrfForm = form(body)?;
+        check_csrf(&state, &session, input.csrf.as_deref())?;
+        state.engine.set_account_paused(session.account, paused, "owner").await?;
+        Ok(see_other(if paused {
+            "/app/settings?done=paused"
+        } else {
+            "/app/settings?done=resumed"
+        }))
+    })
+    .await
+}
+
+async fn pause(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    set_paused(state, &headers, body, true).await
+}
+
+async fn resume(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    set_paused(state, &headers, body, false).await
+}
+
+/// `GET /app/members?cursor=`: the account's members, 50 a page (as `GET /api/v1/members`).
+async fn members(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let (account, (members, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state
+                .engine
+                .list_members(session.account, Some(MEMBERS_PAGE), params.cursor.filter(|c| !c.is_empty())),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = views::MembersPage {
+            layout: layout("Members", "settings", Some(state.session_key.csrf(&session)), &account.name),
+            members: members.iter().map(|m| views::member_row(m, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// `GET /app/notifications?cursor=`: the owner's notices (`GET /api/v1/notifications`),
+/// newest first, 30 a page.
+async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+    page(state, &headers, |state, session| async move {
+        let (account, (notices, next)) = tokio::try_join!(
+            state.engine.account(session.account),
+            state
+                .engine
+                .owner_notices(session.account, Some(NOTICES_PAGE), params.cursor.filter(|c| !c.is_empty())),
+        )?;
+        let tz = account.settings.time_zone();
+        let page = views::NotificationsPage {
+            layout: layout(
+                "Notifications",
+                "notifications",
+                Some(state.session_key.csrf(&session)),
+                &account.name,
+            ),
+            notices: notices.iter().map(|n| views::notice_item(n, &tz)).collect(),
+            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+            mailed: account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email,
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+/// `POST /app/review/approve`: "Approve selected" — each ticked task (`task` fields) is
+/// approved as drafted, one at a time through the same operation as the API's approve; one
+/// that fails does not stop the rest, and the queue reports which ones did and why.
+async fn approve_selected(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    page(state, &headers, |state, session| async move {
+        let fields: Vec<(String, String)> = form(body)?;
+        let csrf = fields.iter().find(|(k, _)| k == "csrf").map(|(_, v)| v.as_str());
+        check_csrf(&state, &session, csrf)?;
+        let mut ids: Vec<&str> = fields.iter().filter(|(k, _)| k == "task").map(|(_, v)| v.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() > MAX_BULK {
+            return Err(PageError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("Approve at most {MAX_BULK} tasks at once."),
+            ));
+        }
+        let mut approved = 0;
+        let mut failed = Vec::new();
+        for raw in ids {
+            let Ok(id) = raw.parse::<TaskId>() else {
+                continue;
+            };
+            match state.engine.approve(session.account, id, None).await {
+                Ok(_) => approved += 1,
+                Err(e) => {
+                    let code = openloop_core::contract::error_body(&e).error.code;
+                    tracing::info!(task = %id, code = %code, "a task of a bulk approval was not approved");
+                    failed.push(format!("{id}~{code}"));
+                }
+            }
+        }
+        let query = serde_urlencoded::to_string([
+            ("done", "bulk".to_owned()),
+            ("approved", approved.to_string()),
+            ("failed", failed.join(",")),
+        ])
+        .unwrap_or_default();
+        Ok(see_other(&format!("/app/review?{query}")))
     })
     .await
 }

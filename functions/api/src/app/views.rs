@@ -16,7 +16,7 @@ use openloop_core::task::Task;
 pub struct Layout {
     pub title: String,
     pub css: String,
-    /// `overview`, `review`, `task` or `` (none).
+    /// `overview`, `review`, `escalations`, `notifications`, `settings`, `task` or `` (none).
     pub nav: &'static str,
     pub csrf: Option<String>,
     pub account_name: String,
@@ -39,6 +39,8 @@ pub struct OverviewPage {
     pub pending_review: usize,
     pub feed: Vec<FeedItem>,
     pub state: AccountState,
+    pub charts: Vec<super::charts::Chart>,
+    pub weeks: usize,
 }
 
 #[derive(Template)]
@@ -46,6 +48,8 @@ pub struct OverviewPage {
 pub struct ReviewPage {
     pub layout: Layout,
     pub notice: Option<&'static str>,
+    /// What "Approve selected" did, when the owner just used it.
+    pub bulk: Option<BulkResult>,
     pub cards: Vec<TaskCard>,
     /// The query string of the next page (`cursor=…`), if there is one.
     pub next_page: Option<String>,
@@ -62,6 +66,259 @@ pub struct TaskPage {
     pub review: Option<TaskCard>,
     pub messages: Vec<MessageItem>,
     pub log: Vec<LogItem>,
+    /// What the owner can do, while the task is escalated.
+    pub escalation: Option<EscalationCard>,
+}
+
+#[derive(Template)]
+#[template(path = "app/escalations.html")]
+pub struct EscalationsPage {
+    pub layout: Layout,
+    pub notice: Option<&'static str>,
+    pub cards: Vec<EscalationCard>,
+    pub next_page: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "app/settings.html")]
+pub struct SettingsPage {
+    pub layout: Layout,
+    pub notice: Option<&'static str>,
+    pub s: SettingsView,
+}
+
+/// The settings form's values, as stored now.
+pub struct SettingsView {
+    pub paused: bool,
+    pub execution_mode: String,
+    pub phase: &'static str,
+    pub phase_explained: &'static str,
+    /// Each phase of the ramp and what it means.
+    pub ramp: Vec<(&'static str, &'static str)>,
+    pub daily_send_limit: u32,
+    pub member_weekly_limit: u32,
+    pub send_window_start: u8,
+    pub send_window_end: u8,
+    pub timezone: String,
+    pub profile: Vec<ProfileField>,
+    pub never_mention: String,
+    /// The instructions for every agent (the `*` agent's, every type).
+    pub agent_additions: String,
+    /// Instructions for one agent or type: kept, not edited here.
+    pub other_overrides: usize,
+    pub channel: String,
+    pub owner_email: String,
+    pub connector: ConnectorSummary,
+}
+
+/// One text field of the profile: the form field's name, its label, its value.
+pub struct ProfileField {
+    pub name: &'static str,
+    pub label: &'static str,
+    pub value: String,
+}
+
+pub struct ConnectorSummary {
+    pub status: String,
+    pub status_class: &'static str,
+    pub phase: Option<String>,
+    pub members: u32,
+    pub checkins: u32,
+    pub webhook: bool,
+    pub last_sync: Option<String>,
+    pub last_error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "app/members.html")]
+pub struct MembersPage {
+    pub layout: Layout,
+    pub members: Vec<MemberRow>,
+    pub next_page: Option<String>,
+}
+
+pub struct MemberRow {
+    pub id: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub status: String,
+    pub last_checkin: String,
+    pub checkins_30d: usize,
+    pub value: String,
+    pub open_tasks: usize,
+}
+
+/// The agent key whose override applies to every agent.
+pub const EVERY_AGENT: &str = "*";
+
+/// The profile's one-line fields the settings page edits, in order.
+pub const PROFILE_FIELDS: [(&str, &str); 6] = [
+    ("display_name", "Gym name, as members know it"),
+    ("owner_first_name", "Your first name"),
+    ("sign_off", "Sign-off"),
+    ("business_type", "Kind of gym"),
+    ("typical_greeting", "Typical greeting"),
+    ("current_promo", "Current offer"),
+];
+
+/// The profile field of that name (one of [`PROFILE_FIELDS`]).
+pub fn profile_field<'a>(profile: &'a mut openloop_core::owner::account::Profile, name: &str) -> Option<&'a mut Option<String>> {
+    match name {
+        "display_name" => Some(&mut profile.display_name),
+        "owner_first_name" => Some(&mut profile.owner_first_name),
+        "sign_off" => Some(&mut profile.sign_off),
+        "business_type" => Some(&mut profile.business_type),
+        "typical_greeting" => Some(&mut profile.typical_greeting),
+        "current_promo" => Some(&mut profile.current_promo),
+        _ => None,
+    }
+}
+
+pub fn settings_view(
+    autonomy: &openloop_core::engine::Autonomy,
+    connector: &openloop_core::engine::ConnectorView,
+    tz: &TimeZone,
+) -> SettingsView {
+    let account = &autonomy.account;
+    let settings = &account.settings;
+    let mut profile = settings.profile.clone();
+    let phase = autonomy.phase.as_str();
+    let connection = code(&connector.status);
+    SettingsView {
+        paused: account.paused,
+        execution_mode: code(&settings.execution_mode),
+        phase,
+        phase_explained: phase_explained(phase),
+        ramp: ["shadow", "guided", "limited", "full"]
+            .into_iter()
+            .map(|p| (p, phase_explained(p)))
+            .collect(),
+        daily_send_limit: settings.daily_send_limit,
+        member_weekly_limit: settings.member_weekly_limit,
+        send_window_start: settings.send_window_start,
+        send_window_end: settings.send_window_end,
+        timezone: settings.timezone.clone(),
+        profile: PROFILE_FIELDS
+            .iter()
+            .map(|(name, label)| ProfileField {
+                name,
+                label,
+                value: profile_field(&mut profile, name).and_then(|v| v.clone()).unwrap_or_default(),
+            })
+            .collect(),
+        never_mention: settings.profile.never_mention.join("\n"),
+        agent_additions: settings
+            .agent_overrides
+            .iter()
+            .find(|o| o.agent == EVERY_AGENT && o.task_type.is_none())
+            .and_then(|o| o.prompt_additions.clone())
+            .unwrap_or_default(),
+        other_overrides: settings
+            .agent_overrides
+            .iter()
+            .filter(|o| !(o.agent == EVERY_AGENT && o.task_type.is_none()))
+            .count(),
+        channel: code(&settings.owner_notification_channel),
+        owner_email: settings.owner_email.as_ref().map(ToString::to_string).unwrap_or_default(),
+        connector: ConnectorSummary {
+            status_class: match connection.as_str() {
+                "connected" => "good",
+                "importing" => "warn",
+                "error" => "bad",
+                _ => "",
+            },
+            status: words(&connection),
+            phase: connector.import_phase.as_ref().map(|p| words(&code(p))),
+            members: connector.imported_members,
+            checkins: connector.imported_checkins,
+            webhook: connector.webhook.registered,
+            last_sync: connector.last_sync_at.map(|t| when(t, tz)),
+            last_error: connector.last_error.clone(),
+        },
+    }
+}
+
+pub fn member_row(m: &openloop_core::engine::MemberView, tz: &TimeZone) -> MemberRow {
+    MemberRow {
+        id: m.id.to_string(),
+        name: m.name.clone().unwrap_or_else(|| m.id.to_string()),
+        email: m.email.as_ref().map(ToString::to_string),
+        status: m.status.as_ref().map_or_else(|| "unknown".to_owned(), |s| words(&code(s))),
+        last_checkin: m.last_checkin_at.map_or_else(|| "never".to_owned(), |t| when(t, tz)),
+        checkins_30d: m.checkins_30d,
+        value: money(m.monthly_value),
+        open_tasks: m.open_tasks,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "app/notifications.html")]
+pub struct NotificationsPage {
+    pub layout: Layout,
+    pub notices: Vec<NoticeItem>,
+    pub next_page: Option<String>,
+    /// Whether notices are also mailed to the owner.
+    pub mailed: bool,
+}
+
+pub struct NoticeItem {
+    pub at: String,
+    pub kind: &'static str,
+    pub kind_class: &'static str,
+    pub task_id: Option<String>,
+    pub title: String,
+    pub detail: String,
+    pub delivery: String,
+}
+
+pub fn notice_item(n: &openloop_core::owner::owner_notice::OwnerNotice, tz: &TimeZone) -> NoticeItem {
+    use openloop_core::owner::owner_notice::{NoticeDelivery, NoticeKind};
+    let (kind, kind_class) = match n.kind {
+        NoticeKind::Escalation => ("needs you", "bad"),
+        NoticeKind::EscalationReminder => ("still needs you", "bad"),
+        NoticeKind::LateReply => ("late reply", "warn"),
+        NoticeKind::MemberOptedOut => ("opted out", "warn"),
+        NoticeKind::ActionMessage => ("message", ""),
+        NoticeKind::ApprovalNeeded => ("to review", "warn"),
+        NoticeKind::SystemAlert => ("alert", "bad"),
+        NoticeKind::DailyDigest => ("daily summary", "good"),
+    };
+    let delivery = match (n.delivery, n.digest_at) {
+        (NoticeDelivery::Email, _) => "e-mailed".to_owned(),
+        (NoticeDelivery::Digest, Some(at)) => format!("in the digest of {}", when(at, tz)),
+        (NoticeDelivery::Digest, None) => "e-mailed in a digest".to_owned(),
+        (NoticeDelivery::Dashboard, _) => "here only".to_owned(),
+        (NoticeDelivery::OverBudget, _) => "here only: today's e-mails of this kind were spent".to_owned(),
+    };
+    NoticeItem {
+        at: when(n.at, tz),
+        kind,
+        kind_class,
+        task_id: n.task_id.as_ref().map(ToString::to_string),
+        title: n.title.clone(),
+        detail: n.detail.clone(),
+        delivery,
+    }
+}
+
+/// An escalated task as the owner answers it: why it stopped, the member's words, the agent's
+/// question or draft, and the type's outcomes for Resolve.
+pub struct EscalationCard {
+    pub id: String,
+    pub member: String,
+    pub task_type: String,
+    pub at: String,
+    pub blocked_by: String,
+    /// The escalation's reason code, in words (`member question needs owner`).
+    pub kind: String,
+    /// The escalation's own account of why.
+    pub reason: String,
+    pub member_words: Vec<String>,
+    pub question: Option<String>,
+    pub draft_reply: Option<String>,
+    pub suggested_actions: Vec<String>,
+    /// `(code, label)` of each outcome the task's type allows.
+    pub outcomes: Vec<(&'static str, &'static str)>,
 }
 
 #[derive(Template)]
@@ -70,6 +327,29 @@ pub struct ErrorPage {
     pub layout: Layout,
     pub status: u16,
     pub message: String,
+}
+
+/// The result of approving several tasks at once, as the redirect's query carried it.
+pub struct BulkResult {
+    pub approved: usize,
+    pub failed: Vec<BulkFailure>,
+}
+
+pub struct BulkFailure {
+    pub id: String,
+    pub why: &'static str,
+}
+
+/// Why one task of a bulk approval was not approved, from its error code (a fixed list, so
+/// nothing from the query string is echoed).
+pub fn bulk_failure_words(code: &str) -> &'static str {
+    match code {
+        "draft_required" => "it has no draft yet: open it and write one",
+        "invalid_transition" => "it no longer waits for review",
+        "not_found" => "there is no such task",
+        "stale_version" => "it changed while you were approving; try again",
+        _ => "it could not be approved",
+    }
 }
 
 /// One of the overview's headline numbers.
@@ -139,7 +419,6 @@ pub struct TaskSummary {
     pub created: String,
     pub next_action: Option<String>,
     pub bars: Vec<Bar>,
-    pub escalation: Option<EscalationView>,
 }
 
 /// A budget as a bar: used of max.
@@ -147,12 +426,6 @@ pub struct Bar {
     pub label: &'static str,
     pub used: i64,
     pub max: i64,
-}
-
-pub struct EscalationView {
-    pub reason: String,
-    pub question: Option<String>,
-    pub draft_reply: Option<String>,
 }
 
 pub struct MessageItem {
@@ -321,12 +594,38 @@ pub fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
                 max: days_total.max(1),
             },
         ],
-        escalation: task.escalation.as_ref().map(|e| EscalationView {
-            reason: words(&e.reason),
-            question: e.question.clone(),
-            draft_reply: e.draft_reply.clone(),
-        }),
     }
+}
+
+/// The escalation card of an escalated task (`None` for any other).
+pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
+    if task.status != openloop_core::task::TaskStatus::Escalated {
+        return None;
+    }
+    let e = task.escalation.as_ref();
+    let def = openloop_core::task::task_type::definition(&task.task_type);
+    Some(EscalationCard {
+        id: task.id.to_string(),
+        member: member_label(task),
+        task_type: type_label(&task.task_type),
+        at: when(e.map_or(task.updated_at, |e| e.blocked_at), tz),
+        blocked_by: e.map_or_else(|| "the system".to_owned(), |e| e.blocked_by.clone()),
+        kind: task.outcome_reason.as_deref().map_or_else(|| "escalated".to_owned(), words),
+        reason: e.map(|e| e.reason.clone()).unwrap_or_default(),
+        member_words: e
+            .map(|e| {
+                e.conversation_snapshot
+                    .iter()
+                    .filter(|m| m.role == openloop_core::task::Role::Member)
+                    .map(|m| m.content.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        question: e.and_then(|e| e.question.clone()),
+        draft_reply: e.and_then(|e| e.draft_reply.clone()),
+        suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
+        outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
+    })
 }
 
 pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem {

@@ -14,7 +14,10 @@ use openloop_core::task::{LogEntry, Task};
 use crate::keys::*;
 
 use super::items::{attr_parse, decode_cursor, encode_cursor, from_item, s, sk_of};
-use super::{DynamoStore, unavailable};
+use super::{DynamoStore, Item, unavailable};
+
+/// Items a filtered task list reads per request.
+const FILTERED_PAGE: usize = 200;
 
 #[async_trait]
 impl TaskIndex for DynamoStore {
@@ -36,7 +39,6 @@ impl TaskIndex for DynamoStore {
                 .key_condition_expression("GSI2PK = :pk")
                 .expression_attribute_values(":pk", s(gsi2pk.clone()))
                 .scan_index_forward(false)
-                .limit(i32::try_from(limit - tasks.len()).unwrap_or(1))
                 .set_exclusive_start_key(start.take());
             if let Some(status) = query.status {
                 filters.push("#status = :status");
@@ -51,13 +53,28 @@ impl TaskIndex for DynamoStore {
                     .expression_attribute_names("#id", "id")
                     .expression_attribute_values(":member", s(member.as_str()));
             }
+            // DynamoDB's limit counts the items it reads, before the filter: a filtered list
+            // reads a whole page at a time and stops at `limit` matches, its cursor the key of
+            // the last one returned — one request where a shrinking limit took many.
+            let page = if filters.is_empty() { limit - tasks.len() } else { FILTERED_PAGE };
+            req = req.limit(i32::try_from(page).unwrap_or(1));
             if !filters.is_empty() {
                 req = req.filter_expression(filters.join(" AND "));
             }
             self.count();
             let out = req.send().await.map_err(unavailable)?;
-            for item in out.items.unwrap_or_default() {
+            let items = out.items.unwrap_or_default();
+            let read = items.len();
+            for (n, item) in items.into_iter().enumerate() {
+                let key: Item = [PK, SK, GSI2PK, GSI2SK]
+                    .iter()
+                    .filter_map(|k| Some(((*k).to_owned(), item.get(*k)?.clone())))
+                    .collect();
                 tasks.push(from_item::<Task>(item)?);
+                let more = n + 1 < read || out.last_evaluated_key.as_ref().is_some_and(|k| !k.is_empty());
+                if tasks.len() >= limit && more {
+                    return Ok((tasks, Some(encode_cursor(&key))));
+                }
             }
             match out.last_evaluated_key {
                 Some(key) if !key.is_empty() => {

@@ -134,6 +134,33 @@ pub(super) async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskSto
         .await
         .expect("list");
     assert_eq!(pending.len(), 3, "list: status filter");
+    let mut paged = Vec::new();
+    let mut cursor = None;
+    loop {
+        let (tasks, next) = store
+            .list_tasks(
+                account,
+                &TaskQuery {
+                    status: Some(TaskStatus::PendingReview),
+                    limit: 1,
+                    cursor,
+                    ..TaskQuery::default()
+                },
+            )
+            .await
+            .expect("list");
+        assert!(tasks.len() <= 1);
+        paged.extend(tasks.iter().map(|t| t.id));
+        match next {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    let pending_newest_first: Vec<_> = made.iter().rev().step_by(2).copied().collect();
+    assert_eq!(
+        paged, pending_newest_first,
+        "list: a filtered list pages through every match once, newest first"
+    );
     let (one, _) = store
         .list_tasks(
             account,

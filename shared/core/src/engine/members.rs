@@ -87,10 +87,8 @@ impl Engine {
         let limit = limit.unwrap_or(MEMBERS_PAGE).clamp(1, MEMBERS_PAGE_MAX);
         let (page, next) = self.store.list_member_facts(account, limit, cursor).await?;
         let now = self.clock.now();
-        let mut views = Vec::with_capacity(page.len());
-        for facts in &page {
-            views.push(self.member_view(account, &settings, facts, now).await?);
-        }
+        // One open-tasks read per member on the page, at once rather than one after another.
+        let views = futures::future::try_join_all(page.iter().map(|facts| self.member_view(account, &settings, facts, now))).await?;
         Ok((views, next))
     }
 

@@ -136,6 +136,15 @@ fn check_actions(def: &TaskTypeDef, actions: &[crate::task::action::Action]) -> 
     }
 }
 
+/// Why a skip closed the task: the owner's reason, if any, is the entry's detail.
+fn skip_why(reason: Option<&str>) -> Why {
+    let why = Why::new(Reason::OwnerSkipped).outcome("skipped");
+    match reason {
+        Some(reason) => why.detail(format!("owner's reason: {reason}")),
+        None => why,
+    }
+}
+
 pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
     if draft.subject.trim().is_empty() || draft.subject.len() > 200 || draft.subject.contains(['\r', '\n']) {
         return Err(InvalidInput::new(
@@ -616,8 +625,17 @@ impl Engine {
         Ok(next)
     }
 
-    /// `pending_review → cancelled`.
-    pub async fn skip(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
+    /// `pending_review → cancelled`, with the owner's reason (if they gave one) kept on the
+    /// log entry's detail.
+    pub async fn skip(&self, account: AccountId, id: TaskId, reason: Option<&str>) -> Result<Task, EngineError> {
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        if reason.is_some_and(|r| r.chars().count() > limits::MAX_SKIP_REASON_CHARS) {
+            return Err(InvalidInput::new(
+                "invalid_reason",
+                format!("reason must be at most {} characters", limits::MAX_SKIP_REASON_CHARS),
+            )
+            .into());
+        }
         let task = self.current(account, id).await?;
         if task.status != TaskStatus::PendingReview {
             return Err(EngineError::InvalidTransition {
@@ -625,9 +643,7 @@ impl Engine {
                 to: TaskStatus::Cancelled,
             });
         }
-        let closed = self
-            .close(task, TaskStatus::Cancelled, Why::new(Reason::OwnerSkipped).outcome("skipped"), None)
-            .await?;
+        let closed = self.close(task, TaskStatus::Cancelled, skip_why(reason), None).await?;
         self.cancel_subtasks(&closed).await?;
         Ok(closed)
     }

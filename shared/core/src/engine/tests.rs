@@ -822,7 +822,7 @@ mod properties {
                     // Refusals (invalid transitions) are part of the game; they must change nothing.
                     let _ = match op {
                         Op::Approve(_) => w.engine.approve(w.account.id, id, None).await,
-                        Op::Skip(_) => w.engine.skip(w.account.id, id).await,
+                        Op::Skip(_) => w.engine.skip(w.account.id, id, None).await,
                         _ => w.engine.cancel(w.account.id, id).await,
                     };
                 }

@@ -20,6 +20,8 @@ pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
 
 /// Account context for prompts (spec §23): how much an owner may write into it.
 pub const MAX_PROFILE_TEXT_CHARS: usize = 500;
+/// The owner's reason for skipping a task, kept on its log.
+pub const MAX_SKIP_REASON_CHARS: usize = 500;
 pub const MAX_AGENT_OVERRIDES: usize = 40;
 pub const MAX_OVERRIDE_CHARS: usize = 8_000;
 /// Business memories: the longest one, how many an account keeps, how many a prompt reads.

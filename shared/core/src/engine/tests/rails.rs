@@ -494,7 +494,7 @@ async fn a_closed_finding_is_not_reopened_for_the_same_episode() {
         "a long, regular history is a confident finding: {}",
         task.confidence
     );
-    w.engine.skip(w.account.id, task.id).await.expect("skip");
+    w.engine.skip(w.account.id, task.id, None).await.expect("skip");
     w.clock.advance(limits::ANALYSIS_PERIOD);
     let again = w.engine.analyze().await.expect("scan");
     assert_eq!((again.created, again.accounts[0].already_handled), (0, 1));

@@ -206,7 +206,7 @@ async fn skipping_a_parent_in_review_cancels_its_subtasks() {
         .subtask(&parent, "staff_call_member", "m_skip", Requirement::Required)
         .await
         .expect("call");
-    w.engine.skip(w.account.id, parent.id).await.expect("skip");
+    w.engine.skip(w.account.id, parent.id, None).await.expect("skip");
     assert_eq!(w.task(&call).await.outcome_reason.as_deref(), Some("parent_cancelled"));
 }
 
@@ -233,7 +233,7 @@ async fn a_subtask_the_owner_handled_before_it_ran_counts_as_done() {
         .subtask(&other, "staff_call_member", "m_skipped", Requirement::Required)
         .await
         .expect("call");
-    w.engine.skip(w.account.id, skipped.id).await.expect("skip");
+    w.engine.skip(w.account.id, skipped.id, None).await.expect("skip");
     w.run().await;
     assert_eq!(
         w.task(&other).await.status,
