@@ -45,8 +45,10 @@ pub fn due_gsi1pk(shard: u32) -> String {
     format!("DUE#{shard}")
 }
 
+/// The prefix of every active-task guard of an account.
+pub const ACTIVE_PREFIX: &str = "ACTIVE#";
 pub fn active_sk(member: &MemberId, task_type: &str) -> String {
-    format!("ACTIVE#{member}#{task_type}")
+    format!("{ACTIVE_PREFIX}{member}#{task_type}")
 }
 /// The prefix of one member's active-task guards (the `#` keeps `m_1` from matching `m_10`).
 pub fn active_member_prefix(member: &MemberId) -> String {

@@ -21,6 +21,24 @@ const FILTERED_PAGE: usize = 200;
 
 #[async_trait]
 impl TaskIndex for DynamoStore {
+    async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError> {
+        let guards = self
+            .query_all(None, PK, account_pk(account), Some(ACTIVE_PREFIX.to_owned()), true)
+            .await?;
+        let mut counts = std::collections::BTreeMap::new();
+        for guard in &guards {
+            // `ACTIVE#{member}#{type}`: a task type has no `#`.
+            let member = sk_of(guard)
+                .strip_prefix(ACTIVE_PREFIX)
+                .and_then(|rest| rest.rsplit_once('#'))
+                .and_then(|(member, _)| MemberId::parse(member).ok());
+            if let Some(member) = member {
+                *counts.entry(member).or_default() += 1;
+            }
+        }
+        Ok(counts)
+    }
+
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let gsi2pk = tasks_gsi2pk(account);
         let mut start = match &query.cursor {

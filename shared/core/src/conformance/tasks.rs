@@ -79,12 +79,28 @@ pub(super) async fn a_members_active_tasks_are_read_through_their_guards(store: 
         expected,
         "member tasks: exactly the member's own, in this account"
     );
+    let counts = |pairs: &[(&str, usize)]| {
+        pairs
+            .iter()
+            .map(|(m, n)| (member(m), *n))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    assert_eq!(
+        store.open_tasks_by_member(account).await.expect("counts"),
+        counts(&[("m_mine", 2), ("m_mine2", 1)]),
+        "open tasks by member: this account's only"
+    );
     let (closed, log) = transition(&payment, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerCancelled)).expect("valid");
     store.commit(&TaskCommit::new(closed, log)).await.expect("close");
     assert_eq!(
         ids(store.member_active_tasks(account, &member("m_mine")).await.expect("read")),
         vec![churn.id],
         "member tasks: a closed task is no longer listed"
+    );
+    assert_eq!(
+        store.open_tasks_by_member(account).await.expect("counts"),
+        counts(&[("m_mine", 1), ("m_mine2", 1)]),
+        "open tasks by member: a closed task no longer counts"
     );
     assert!(
         store

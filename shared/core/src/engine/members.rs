@@ -54,16 +54,9 @@ pub struct MemberDetail {
 }
 
 impl Engine {
-    async fn member_view(
-        &self,
-        account: AccountId,
-        settings: &Settings,
-        facts: &MemberFacts,
-        now: Timestamp,
-    ) -> Result<MemberView, EngineError> {
-        let open = self.store.member_active_tasks(account, &facts.member_id).await?;
+    fn member_view(settings: &Settings, facts: &MemberFacts, open_tasks: usize, now: Timestamp) -> MemberView {
         let (monthly_value, monthly_value_source) = monthly_value(facts, settings);
-        Ok(MemberView {
+        MemberView {
             id: facts.member_id.clone(),
             name: facts.display_name(),
             email: facts.email.clone(),
@@ -72,8 +65,8 @@ impl Engine {
             checkins_30d: facts.checkins_since(now - SignedDuration::from_hours(24 * 30)),
             monthly_value,
             monthly_value_source,
-            open_tasks: open.len(),
-        })
+            open_tasks,
+        }
     }
 
     /// A page of the account's members, in id order.
@@ -87,8 +80,16 @@ impl Engine {
         let limit = limit.unwrap_or(MEMBERS_PAGE).clamp(1, MEMBERS_PAGE_MAX);
         let (page, next) = self.store.list_member_facts(account, limit, cursor).await?;
         let now = self.clock.now();
-        // One open-tasks read per member on the page, at once rather than one after another.
-        let views = futures::future::try_join_all(page.iter().map(|facts| self.member_view(account, &settings, facts, now))).await?;
+        // One read of the account's open tasks for the whole page, not one per member.
+        let open = if page.is_empty() {
+            Default::default()
+        } else {
+            self.store.open_tasks_by_member(account).await?
+        };
+        let views = page
+            .iter()
+            .map(|facts| Self::member_view(&settings, facts, open.get(&facts.member_id).copied().unwrap_or(0), now))
+            .collect();
         Ok((views, next))
     }
 
@@ -99,8 +100,9 @@ impl Engine {
             return Err(EngineError::NotFound { what: "member" });
         };
         let MemberAnnotations { tags, notes } = self.store.member_annotations(account, member).await?;
+        let open = self.store.member_active_tasks(account, member).await?.len();
         Ok(MemberDetail {
-            member: self.member_view(account, &settings, &facts, self.clock.now()).await?,
+            member: Self::member_view(&settings, &facts, open, self.clock.now()),
             tags: tags.into_iter().collect(),
             notes,
             membership: facts.membership.clone(),

@@ -7,7 +7,7 @@ use base64::Engine as _;
 use jiff::Timestamp;
 
 use crate::kernel::error::StoreError;
-use crate::kernel::ids::{AccountId, TaskId};
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits::DUE_INDEX_SHARDS;
 use crate::ports::{TaskIndex, TaskQuery};
 use crate::task::Task;
@@ -18,6 +18,17 @@ use super::MemoryStore;
 
 #[async_trait]
 impl TaskIndex for MemoryStore {
+    async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError> {
+        let s = self.lock();
+        let mut counts = std::collections::BTreeMap::new();
+        for ((a, member, _), id) in &s.guards {
+            if *a == account && s.tasks.get(id).is_some_and(Task::is_active) {
+                *counts.entry(member.clone()).or_default() += 1;
+            }
+        }
+        Ok(counts)
+    }
+
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let s = self.lock();
         let after: Option<TaskId> = match query.cursor.as_deref() {

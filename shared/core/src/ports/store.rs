@@ -172,6 +172,9 @@ pub trait TaskIndex: Send + Sync {
     /// shard of the attribution index, soonest window end first, `limit` at most, with a
     /// cursor for the next page. Read from an index: re-read a task before deciding on it.
     async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError>;
+    /// How many active tasks each of the account's members has, read from the active guards
+    /// (one per open task, so the read grows with the open tasks, never with the stored).
+    async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError>;
     /// The account's decisions across all its tasks, newest first, `limit` at most, with a
     /// cursor for the next page (the activity feed).
     async fn activity(
