@@ -12,6 +12,7 @@ mod dashboard_browser;
 mod fixtures;
 mod gates;
 mod hostile;
+mod learning;
 mod local_runtime;
 mod observability;
 mod outcomes;

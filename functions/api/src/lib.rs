@@ -5,6 +5,7 @@
 
 pub mod app;
 
+mod learning;
 mod members;
 
 use std::sync::Arc;
@@ -77,6 +78,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/connector", get(members::connector))
         .route("/api/v1/members", get(members::list))
         .route("/api/v1/members/{id}", get(members::detail))
+        .route("/api/v1/memories", get(learning::list_memories).post(learning::add_memory))
+        .route("/api/v1/memories/{id}", delete(learning::delete_memory))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

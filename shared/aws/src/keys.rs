@@ -185,3 +185,5 @@ pub const CONNECTION_SK: &str = "CONNECTION#pushpress";
 pub fn annotations_sk(m: &MemberId) -> String {
     format!("ANNOTATIONS#{m}")
 }
+/// The account's business memories: one versioned book (issue 16).
+pub const MEMORIES_SK: &str = "MEMORIES";

@@ -80,6 +80,8 @@ pub struct TaskView<'a> {
     /// The agent's answer to the member, waiting for its gates (window, daily message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_answer: Option<&'a str>,
+    /// The ids of the business memories the task's last AI call read.
+    pub memories_used: Vec<String>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -130,6 +132,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             plan: t.controls.plan.as_ref(),
             escalation: t.escalation.as_ref(),
             pending_answer: t.answer.as_deref(),
+            memories_used: t.memories_used.iter().map(ToString::to_string).collect(),
         }
     }
 }
@@ -191,6 +194,35 @@ impl<'a> From<&'a TaskHistory> for TaskDetailView<'a> {
             task: (&h.task).into(),
             log: h.log.iter().map(Into::into).collect(),
             messages: h.messages.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// `Memory` of CONTRACT.md.
+#[derive(Debug, Serialize)]
+pub struct MemoryView<'a> {
+    pub id: String,
+    pub content: &'a str,
+    pub member_id: Option<&'a str>,
+    pub category: Option<&'a str>,
+    pub source: crate::owner::business_memory::MemorySource,
+    /// 0–100, like a task's.
+    pub confidence: u8,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+}
+
+impl<'a> From<&'a crate::owner::business_memory::BusinessMemory> for MemoryView<'a> {
+    fn from(m: &'a crate::owner::business_memory::BusinessMemory) -> Self {
+        Self {
+            id: m.id.to_string(),
+            content: &m.content,
+            member_id: m.member_id.as_ref().map(|m| m.as_str()),
+            category: m.category.as_deref(),
+            source: m.source,
+            confidence: m.confidence,
+            created_at: m.created_at,
+            expires_at: m.expires_at,
         }
     }
 }

@@ -40,6 +40,7 @@ mod idempotency;
 mod items;
 mod learning;
 mod members;
+mod memories;
 mod metrics;
 mod notices;
 mod task_index;

@@ -28,6 +28,7 @@ mod counters;
 mod idempotency;
 mod learning;
 mod members;
+mod memories;
 mod metrics;
 mod notices;
 mod task_index;
@@ -122,6 +123,9 @@ macro_rules! store_conformance_tests {
             ],
             annotations: [
                 annotations_keep_tags_as_a_set_and_notes_in_order,
+            ],
+            memories: [
+                a_memory_book_is_versioned_per_account_and_in_the_send_snapshot,
             ],
         });
     };

@@ -1193,6 +1193,7 @@ mod actions;
 mod connector;
 mod gates;
 mod intake;
+mod memories;
 mod metrics;
 mod outcomes;
 mod owner_notices;

@@ -224,8 +224,16 @@ impl Engine {
                     }
                     Err(e) => return Err(e.into()),
                 }
-                self.send_claimed(&account, claimed, to, snapshot.ledger, &snapshot.annotations, member_tasks)
-                    .await
+                self.send_claimed(
+                    &account,
+                    claimed,
+                    to,
+                    snapshot.ledger,
+                    &snapshot.annotations,
+                    &snapshot.memories,
+                    member_tasks,
+                )
+                .await
             }
         }
     }

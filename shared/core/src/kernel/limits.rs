@@ -24,6 +24,10 @@ pub const MAX_AGENT_OVERRIDES: usize = 40;
 pub const MAX_OVERRIDE_CHARS: usize = 8_000;
 /// Business memories: the longest one, how many an account keeps, how many a prompt reads.
 pub const MAX_MEMORY_CHARS: usize = 1_000;
+/// An account's memories are one stored record (DynamoDB items hold 400 KB): 200 memories of
+/// at most 1,500 bytes each, with their fields, stay well under it.
+pub const MAX_MEMORY_BYTES: usize = 1_500;
+pub const MAX_MEMORY_CATEGORY_CHARS: usize = 40;
 pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
 pub const MAX_PROMPT_MEMORIES: usize = 25;
 

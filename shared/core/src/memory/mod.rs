@@ -33,6 +33,7 @@ mod counters;
 mod idempotency;
 mod learning;
 mod members;
+mod memories;
 mod metrics;
 mod notices;
 mod task_index;
@@ -73,6 +74,7 @@ struct State {
     daily_counters: HashMap<(AccountId, String, Date), u32>,
     connections: HashMap<AccountId, crate::owner::connection::Connection>,
     annotations: HashMap<(AccountId, MemberId), crate::members::annotation::MemberAnnotations>,
+    memory_books: HashMap<AccountId, crate::owner::business_memory::MemoryBook>,
 }
 
 /// See the module docs.

@@ -24,8 +24,8 @@ pub mod store;
 pub use connection::{AnnotationStore, ConnectionStore};
 
 pub use store::{
-    AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex, TaskQuery,
-    TaskStore, Tasks, TemplateStore, prelude,
+    AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
+    TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
 };
 
 /// The time, as every component must read it (a test clock locally).

@@ -19,6 +19,7 @@ use crate::learning::interaction::{InteractionOutcome, SharedOutcome};
 use crate::members::connector::{ConnectorHealth, HealthChange};
 use crate::members::member::{MemberFacts, SendLedger};
 use crate::owner::account::{Account, SystemConfig};
+use crate::owner::business_memory::MemoryBook;
 use crate::owner::metrics::{DailyMetrics, MetricsCursor};
 use crate::owner::owner_notice::OwnerNotice;
 use crate::owner::recurring::RecurringTemplate;
@@ -55,6 +56,7 @@ pub trait TaskStore:
     + ConnectorHealthStore
     + super::connection::ConnectionStore
     + super::connection::AnnotationStore
+    + BusinessMemoryStore
     + Send
     + Sync
 {
@@ -74,6 +76,7 @@ impl<T> TaskStore for T where
         + ConnectorHealthStore
         + super::connection::ConnectionStore
         + super::connection::AnnotationStore
+        + BusinessMemoryStore
         + ?Sized
 {
 }
@@ -333,13 +336,25 @@ pub trait ConnectorHealthStore: Send + Sync {
     ) -> Result<(ConnectorHealth, HealthChange), StoreError>;
 }
 
+/// An account's business memories (spec 003, see [`crate::owner::business_memory`]): one
+/// versioned record per account, so the cap holds under concurrent writers. The send
+/// snapshot carries it too (read in the same batch), so a drafted touch costs no extra read.
+#[async_trait]
+pub trait BusinessMemoryStore: Send + Sync {
+    /// The account's memories (an empty book at version 0 if never written).
+    async fn memory_book(&self, account: AccountId) -> Result<MemoryBook, StoreError>;
+    /// Write `book` if the stored one is at `book.version - 1` (or absent, for 1);
+    /// `Conflict::Version` otherwise.
+    async fn save_memory_book(&self, account: AccountId, book: &MemoryBook) -> Result<(), StoreError>;
+}
+
 /// Every capability of the store, for calling a concrete store's methods (`MemoryStore`,
 /// `DynamoStore`, an `Arc` of one) without naming which capability each comes from. Code that
 /// holds a `dyn TaskStore` needs none of this: its methods are all in reach.
 pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::{
-        AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex,
-        TaskStore, Tasks, TemplateStore,
+        AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
+        NoticeStore, TaskIndex, TaskStore, Tasks, TemplateStore,
     };
 }
