@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod evaluator;
 pub mod interaction;
+pub mod suggestion;
 
 use crate::learning::interaction::SharedOutcome;
 use crate::task::TaskStatus;
