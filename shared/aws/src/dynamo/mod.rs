@@ -43,6 +43,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;

@@ -31,6 +31,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
@@ -126,6 +127,9 @@ macro_rules! store_conformance_tests {
             ],
             memories: [
                 a_memory_book_is_versioned_per_account_and_in_the_send_snapshot,
+            ],
+            suggestions: [
+                a_finding_is_suggested_once_and_listed_by_status_per_account,
             ],
         });
     };

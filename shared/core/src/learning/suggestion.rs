@@ -109,6 +109,8 @@ pub struct SuggestionDraft {
 pub struct Suggestion {
     pub id: ulid::Ulid,
     pub account_id: AccountId,
+    /// Stored as `suggestion_kind` (the store's items name their entity in `kind`).
+    #[serde(rename = "suggestion_kind")]
     pub kind: SuggestionKind,
     pub title: String,
     pub body: String,

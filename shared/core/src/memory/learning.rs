@@ -20,6 +20,24 @@ impl LearningStore for MemoryStore {
             .cloned())
     }
 
+    async fn recent_outcomes(
+        &self,
+        account: AccountId,
+        since: jiff::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<InteractionOutcome>, StoreError> {
+        let s = self.lock();
+        let mut records: Vec<InteractionOutcome> = s
+            .interactions
+            .values()
+            .filter(|r| r.private.account_id == account && r.private.created_at >= since)
+            .cloned()
+            .collect();
+        records.sort_by_key(|r| r.private.task_id);
+        records.truncate(limit);
+        Ok(records)
+    }
+
     async fn shared_outcomes(
         &self,
         month: &str,

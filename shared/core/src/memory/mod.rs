@@ -36,6 +36,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
@@ -75,6 +76,8 @@ struct State {
     connections: HashMap<AccountId, crate::owner::connection::Connection>,
     annotations: HashMap<(AccountId, MemberId), crate::members::annotation::MemberAnnotations>,
     memory_books: HashMap<AccountId, crate::owner::business_memory::MemoryBook>,
+    suggestions: BTreeMap<(AccountId, ulid::Ulid), crate::learning::suggestion::Suggestion>,
+    fingerprints: HashSet<(AccountId, String)>,
 }
 
 /// See the module docs.

@@ -25,7 +25,7 @@ pub use connection::{AnnotationStore, ConnectionStore};
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
-    TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
+    SuggestionStore, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
 };
 
 /// The time, as every component must read it (a test clock locally).
