@@ -227,6 +227,37 @@ impl<'a> From<&'a crate::owner::business_memory::BusinessMemory> for MemoryView<
     }
 }
 
+/// `Suggestion` of CONTRACT.md.
+#[derive(Debug, Serialize)]
+pub struct SuggestionView<'a> {
+    pub id: String,
+    pub kind: crate::learning::suggestion::SuggestionKind,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub evidence: &'a serde_json::Value,
+    pub strength: crate::learning::suggestion::Strength,
+    /// 0–100, like a task's.
+    pub confidence: u8,
+    pub status: crate::learning::suggestion::SuggestionStatus,
+    pub created_at: Timestamp,
+}
+
+impl<'a> From<&'a crate::learning::suggestion::Suggestion> for SuggestionView<'a> {
+    fn from(s: &'a crate::learning::suggestion::Suggestion) -> Self {
+        Self {
+            id: s.id.to_string(),
+            kind: s.kind,
+            title: &s.title,
+            body: &s.body,
+            evidence: &s.evidence,
+            strength: s.strength,
+            confidence: s.confidence,
+            status: s.status,
+            created_at: s.created_at,
+        }
+    }
+}
+
 /// `{"error": {"code", "message"}}`.
 #[derive(Debug, Serialize)]
 pub struct ErrorBody {

@@ -123,4 +123,24 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
         shared.iter().all(|r| r.business_type.as_deref() == Some("yoga studio")),
         "learning: the business type at the close"
     );
+    // The evaluator's window: the account's records of tasks made since a time, by task id.
+    let recent = store
+        .recent_outcomes(account.id, base() - SignedDuration::from_hours(1), 10)
+        .await
+        .expect("recent");
+    let mut ids: Vec<_> = recent.iter().map(|r| r.private.task_id).collect();
+    ids.sort_unstable();
+    let mut expected: Vec<_> = closed.iter().map(|t| t.id).collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected, "learning: the window holds the account's closed tasks");
+    let later = store
+        .recent_outcomes(account.id, base() + SignedDuration::from_hours(1), 10)
+        .await
+        .expect("recent");
+    assert!(later.is_empty(), "learning: tasks made before the window are left out");
+    let elsewhere = store
+        .recent_outcomes(AccountId::generate(base()), base() - SignedDuration::from_hours(1), 10)
+        .await
+        .expect("recent");
+    assert!(elsewhere.is_empty(), "learning: per account");
 }

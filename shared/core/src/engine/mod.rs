@@ -19,8 +19,10 @@ mod freshness;
 mod mail_events;
 mod members;
 mod memories;
+mod suggestions;
 pub use members::{MemberDetail, MemberView, ValueSource, monthly_value};
 pub use memories::NewMemory;
+pub use suggestions::EvaluationReport;
 mod observability;
 pub use observability::MetricsReport;
 mod owner_notices;
@@ -103,6 +105,8 @@ pub struct Engine {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) config: EngineConfig,
     pub(crate) connector: Option<Arc<dyn Connector>>,
+    /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
+    pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
 }
 
 impl Engine {
@@ -126,7 +130,14 @@ impl Engine {
             clock,
             config,
             connector,
+            evaluator: Arc::new(crate::ports::OfflineEvaluator),
         }
+    }
+
+    /// The same engine with another evaluator (a model's).
+    pub fn with_evaluator(mut self, evaluator: Arc<dyn crate::ports::Evaluator>) -> Self {
+        self.evaluator = evaluator;
+        self
     }
 
     /// The engine's current time, from its clock: what a handler checks a signature's

@@ -57,6 +57,7 @@ async fn world() -> World {
             priority_rules: Arc::new(crate::rails::priority_rules::PriorityRules::shipped()),
         },
         connector: None,
+        evaluator: Arc::new(crate::ports::OfflineEvaluator),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -1191,6 +1192,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 
 mod actions;
 mod connector;
+mod evaluation;
 mod gates;
 mod intake;
 mod memories;

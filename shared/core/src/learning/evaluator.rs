@@ -62,8 +62,8 @@ fn day_part(hour: i8) -> Option<&'static str> {
     }
 }
 
-fn grouped(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'static str>) -> Vec<(&'static str, Group)> {
-    let mut groups: Vec<(&'static str, Group)> = Vec::new();
+fn grouped(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'static str>) -> Vec<Named> {
+    let mut groups: Vec<Named> = Vec::new();
     for t in tasks.iter().filter(|t| t.shared.touches > 0) {
         let Some(k) = key(&t.shared) else { continue };
         let at = match groups.iter().position(|(g, _)| *g == k) {
@@ -81,9 +81,13 @@ fn grouped(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'static
     groups
 }
 
-/// The best and the worst group with enough messages, if they differ by enough.
-fn contrast(groups: &[(&'static str, Group)]) -> Option<((&'static str, Group), (&'static str, Group), Strength, u8)> {
-    let enough: Vec<&(&'static str, Group)> = groups.iter().filter(|(_, g)| g.sent >= MIN_SENDS_PER_GROUP).collect();
+/// A group by its name.
+type Named = (&'static str, Group);
+
+/// The best and the worst group with enough messages, if they differ by enough, with the
+/// finding's strength and confidence.
+fn contrast(groups: &[Named]) -> Option<(Named, Named, Strength, u8)> {
+    let enough: Vec<&Named> = groups.iter().filter(|(_, g)| g.sent >= MIN_SENDS_PER_GROUP).collect();
     let best = enough.iter().max_by_key(|(k, g)| (g.rate_pct(), std::cmp::Reverse(*k)))?;
     let worst = enough.iter().min_by_key(|(k, g)| (g.rate_pct(), *k))?;
     let gap = best.1.rate_pct().saturating_sub(worst.1.rate_pct());

@@ -270,6 +270,29 @@ pub trait EventBus: Send + Sync {
     async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String>;
 }
 
+/// What turns an account's closed tasks into suggestions (issue 16 item 3, spec 003 "The
+/// Evaluator"): the offline statistics ([`OfflineEvaluator`], the default), or a model.
+#[async_trait]
+pub trait Evaluator: Send + Sync {
+    async fn evaluate(
+        &self,
+        tasks: &[crate::learning::evaluator::ClosedTask],
+    ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError>;
+}
+
+/// Deterministic statistics with explicit thresholds (`crate::learning::evaluator`).
+pub struct OfflineEvaluator;
+
+#[async_trait]
+impl Evaluator for OfflineEvaluator {
+    async fn evaluate(
+        &self,
+        tasks: &[crate::learning::evaluator::ClosedTask],
+    ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError> {
+        Ok(crate::learning::evaluator::evaluate(tasks))
+    }
+}
+
 /// A bus that drops everything (for tests that do not look at events).
 pub struct NullBus;
 
