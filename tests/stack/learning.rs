@@ -2,6 +2,8 @@
 //! refused when malformed, deleted once, and the next AI call of a task about the member
 //! reads them — the task view names the memories its last call used.
 
+use jiff::SignedDuration;
+use openloop_core::kernel::ids::{AccountId, MemberId};
 use openloop_tests::Stack;
 use reqwest::Method;
 use serde_json::json;
@@ -108,4 +110,116 @@ async fn a_memory_the_owner_saves_is_used_by_the_next_draft_and_stays_in_its_acc
         json!([about_sam["id"]]),
         "a deleted memory is never read again: {task}"
     );
+}
+
+/// A closed task of `account` created `days_ago`, whose first message left at `utc_hour` that
+/// day and was answered or not (seeded in the store: a month of history cannot be lived here).
+async fn seeded_closed_task(stack: &Stack, account: AccountId, i: usize, days_ago: i64, utc_hour: i64, answered: bool) {
+    use openloop_core::task::TaskStatus;
+    use openloop_core::task::commit::TaskCommit;
+    use openloop_core::task::reason::Reason;
+    use openloop_core::task::transition::{Why, created, record, transition};
+    let store = stack.running.store.clone();
+    let now = stack.now().await;
+    let day = (now - SignedDuration::from_hours(24 * days_ago))
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .expect("utc")
+        .timestamp();
+    let member = MemberId::parse(&format!("m_seed_{i}")).expect("member");
+    let task = openloop_core::testing::sample_task_for(account, member, TaskStatus::Waiting, day);
+    store
+        .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
+        .await
+        .expect("create");
+    let sent_at = day + SignedDuration::from_hours(utc_hour);
+    let (mut sent, log) = record(&task, sent_at, Why::new(Reason::MessageSent));
+    sent.touch = 1;
+    sent.execution_started_at = Some(sent_at);
+    sent.budget.turns_used = u32::from(answered);
+    store.commit(&TaskCommit::new(sent.clone(), log)).await.expect("send");
+    let to = if answered { TaskStatus::Completed } else { TaskStatus::Cancelled };
+    let (done, log) = transition(&sent, to, sent_at + SignedDuration::from_hours(48), Why::new(Reason::MessageSent)).expect("close");
+    store.commit(&TaskCommit::new(done, log)).await.expect("close");
+}
+
+/// The check: a month with a dozen evening sends all answered (19:00 in New York) and
+/// a dozen morning ones (09:00) none. A task's close fires the evaluation; the owner sees one
+/// timing suggestion whose evidence is the data, accepts it, and the next draft reads it; a
+/// second account sees none of it.
+#[tokio::test]
+async fn a_month_of_evening_replies_becomes_a_suggestion_the_owner_accepts_into_the_next_prompt() {
+    let stack = Stack::start("learning-suggestions").await;
+    let day0 = crate::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let other = stack.create_account("manual").await;
+    let account: AccountId = gym.id.parse().expect("account id");
+    for i in 0..12 {
+        seeded_closed_task(&stack, account, i, 2 + 2 * i as i64, 24, true).await;
+        seeded_closed_task(&stack, account, 100 + i, 3 + 2 * i as i64, 14, false).await;
+    }
+    stack.member(&gym, "m_sam", "Sam", day0).await;
+    stack.run().await;
+    let (_, none_yet) = stack.get("/api/v1/suggestions", &gym.token).await;
+    assert_eq!(none_yet["suggestions"], json!([]), "nothing has fired the evaluation yet");
+
+    // A task closes (the owner cancels one in review): TaskClosed fires the evaluation.
+    let (status, task) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "win_back", "member_id": "m_sam", "goal": "Win Sam back", "confidence": 80}),
+        )
+        .await;
+    assert_eq!(status, 201, "{task}");
+    let id = task["id"].as_str().unwrap_or_default();
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/cancel"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    let ran = stack.run().await;
+    assert_eq!(ran["evaluation"]["suggested"], 1, "{ran}");
+
+    let (status, listed) = stack.get("/api/v1/suggestions?status=pending", &gym.token).await;
+    assert_eq!(status, 200, "{listed}");
+    let suggestions = listed["suggestions"].as_array().cloned().unwrap_or_default();
+    assert_eq!(suggestions.len(), 1, "{listed}");
+    let timing = &suggestions[0];
+    assert_eq!(
+        (timing["kind"].as_str(), timing["status"].as_str()),
+        (Some("memory"), Some("pending"))
+    );
+    assert_eq!(timing["strength"], "strong");
+    for (group, replied) in [("evening", 12), ("morning", 0)] {
+        assert_eq!(timing["evidence"][group]["sent"], 12, "{timing}");
+        assert_eq!(timing["evidence"][group]["replied"], replied, "{timing}");
+    }
+    let (_, theirs) = stack.get("/api/v1/suggestions", &other.token).await;
+    assert_eq!(theirs["suggestions"], json!([]), "a second account sees none of it");
+    let (status, bad) = stack.get("/api/v1/suggestions?status=maybe", &gym.token).await;
+    assert_eq!((status, bad["error"]["code"].as_str()), (422, Some("invalid_status")));
+    let sid = timing["id"].as_str().unwrap_or_default();
+    let (status, _) = stack
+        .post(&format!("/api/v1/suggestions/{sid}/accept"), &other.token, json!({}))
+        .await;
+    assert_eq!(status, 404, "another account cannot accept it");
+
+    let (status, accepted) = stack
+        .post(&format!("/api/v1/suggestions/{sid}/accept"), &gym.token, json!({}))
+        .await;
+    assert_eq!((status, accepted["status"].as_str()), (200, Some("applied")), "{accepted}");
+    let (_, memories) = stack.get("/api/v1/memories", &gym.token).await;
+    let saved = memories["memories"][0].clone();
+    assert_eq!(saved["source"], "evaluator", "{memories}");
+    let (status, next) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "churn_risk", "member_id": "m_sam", "goal": "Bring Sam back", "confidence": 80}),
+        )
+        .await;
+    assert_eq!(status, 201, "{next}");
+    assert_eq!(next["memories_used"], json!([saved["id"]]), "the next draft read it: {next}");
+    let (_, applied) = stack.get("/api/v1/suggestions?status=applied", &gym.token).await;
+    assert_eq!(applied["suggestions"].as_array().map(Vec::len), Some(1));
 }
