@@ -91,6 +91,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         provisional: false,
         attribution_until: None,
         owner_edited: false,
+        original_draft: None,
         memories_used: Vec::new(),
         version: 1,
     }

@@ -70,6 +70,7 @@ impl Engine {
             .map(|r| ClosedTask {
                 task_id: r.private.task_id,
                 shared: r.shared,
+                edits: r.private.edits,
             })
             .collect();
         let drafts = self
@@ -162,7 +163,7 @@ impl Engine {
                     member_id: None,
                     content: content.clone(),
                     category: category.clone(),
-                    source: if s.source == "edit_analysis" {
+                    source: if s.fingerprint.starts_with("memory:owner_edit:") {
                         MemorySource::OwnerEdit
                     } else {
                         MemorySource::Evaluator

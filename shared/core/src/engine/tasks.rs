@@ -378,6 +378,7 @@ impl Engine {
             provisional: false,
             attribution_until: None,
             owner_edited: false,
+            original_draft: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
@@ -577,6 +578,9 @@ impl Engine {
             next.draft = Some(draft);
         }
         next.owner_edited |= changed;
+        if changed && next.original_draft.is_none() {
+            next.original_draft = task.draft.clone();
+        }
         if next.controls.mode == TaskMode::Plan {
             next.controls.mode = TaskMode::Live;
             if let Some(plan) = next.controls.plan.as_mut() {

@@ -10,6 +10,7 @@
 
 use serde_json::json;
 
+use super::edit::EditKind;
 use super::interaction::SharedOutcome;
 use super::suggestion::{ProposedChange, Strength, SuggestionDraft, SuggestionKind};
 use crate::kernel::ids::TaskId;
@@ -33,7 +34,14 @@ pub const MAX_SUGGESTIONS: usize = 3;
 pub struct ClosedTask {
     pub task_id: TaskId,
     pub shared: SharedOutcome,
+    /// The owner's edits of its draft, by kind (the account's own: read only for this account).
+    pub edits: Vec<EditKind>,
 }
+
+/// Consistent edits of one kind needed for a weak, moderate and strong suggestion (spec 003).
+pub const EDITS_WEAK: usize = 3;
+pub const EDITS_MODERATE: usize = 5;
+pub const EDITS_STRONG: usize = 8;
 
 /// Messages sent in one group, and how many were answered.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -184,10 +192,60 @@ fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
     })
 }
 
+/// The owner's edits: each kind made on at least [`EDITS_WEAK`] drafts is a memory
+/// suggestion, as strong as the count (a stronger one is a new finding).
+fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
+    let edited: Vec<&ClosedTask> = tasks.iter().filter(|t| !t.edits.is_empty()).collect();
+    let mut kinds: Vec<EditKind> = edited.iter().flat_map(|t| t.edits.iter().copied()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+        .into_iter()
+        .filter_map(|kind| {
+            let with: Vec<String> = edited
+                .iter()
+                .filter(|t| t.edits.contains(&kind))
+                .map(|t| t.task_id.to_string())
+                .collect();
+            let n = with.len();
+            let (strength, confidence) = match n {
+                n if n >= EDITS_STRONG => (Strength::Strong, 85),
+                n if n >= EDITS_MODERATE => (Strength::Moderate, 65),
+                n if n >= EDITS_WEAK => (Strength::Weak, 40),
+                _ => return None,
+            };
+            let strength_name = match strength {
+                Strength::Weak => "weak",
+                Strength::Moderate => "moderate",
+                Strength::Strong => "strong",
+            };
+            Some(SuggestionDraft {
+                kind: SuggestionKind::Memory,
+                title: format!("You keep making the same edit: {}", kind.as_str().replace('_', " ")),
+                body: format!(
+                    "In the last {WINDOW_DAYS} days you made this change to {n} of the {} drafts you edited before \
+                     approving them. Saving it tells the agent: \"{}\"",
+                    edited.len(),
+                    kind.lesson()
+                ),
+                evidence: json!({"window_days": WINDOW_DAYS, "edit": kind.as_str(), "edits_of_kind": n, "edited_drafts": edited.len(), "task_ids": with}),
+                strength,
+                confidence,
+                fingerprint: format!("memory:owner_edit:{}:{strength_name}", kind.as_str()),
+                change: ProposedChange::Memory {
+                    content: kind.lesson().to_owned(),
+                    category: Some("preference".into()),
+                },
+            })
+        })
+        .collect()
+}
+
 /// Every finding in an account's recent closed tasks, strongest first, at most
 /// [`MAX_SUGGESTIONS`].
 pub fn evaluate(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
     let mut found: Vec<SuggestionDraft> = [send_time(tasks), message_length(tasks)].into_iter().flatten().collect();
+    found.extend(owner_edits(tasks));
     found.sort_by_key(|d| std::cmp::Reverse((d.strength, d.confidence)));
     found.truncate(MAX_SUGGESTIONS);
     found

@@ -79,6 +79,10 @@ pub struct PrivateOutcome {
     pub created_at: Timestamp,
     pub resolved_at: Timestamp,
     pub attributed_value: Option<f64>,
+    /// The kinds of change the owner made to the agent's draft when approving it (never
+    /// crosses tenants: it comes from the texts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<crate::learning::edit::EditKind>,
 }
 
 /// One closed task's learning record.
@@ -136,6 +140,10 @@ impl InteractionOutcome {
             created_at: task.created_at,
             resolved_at,
             attributed_value: task.attributed_value,
+            edits: match (&task.original_draft, &task.draft) {
+                (Some(original), Some(approved)) => crate::learning::edit::classify(original, approved),
+                _ => Vec::new(),
+            },
         };
         Some(Self { shared, private })
     }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod edit;
 pub mod evaluator;
 pub mod interaction;
 pub mod suggestion;

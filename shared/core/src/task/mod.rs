@@ -233,6 +233,10 @@ pub struct Task {
     /// the original stays in the `owner_approved_with_edits` log entry). Learning reads it.
     #[serde(default)]
     pub owner_edited: bool,
+    /// The agent's draft as it was before the owner's edit (issue 16 item 5: original vs.
+    /// sent, for learning from edits); `None` if the owner approved it as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_draft: Option<Draft>,
     pub version: u64,
 }
 

@@ -203,3 +203,51 @@ async fn dismissing_a_suggestion_changes_nothing_and_reminding_brings_it_back_in
         Err(crate::task::error::EngineError::Invalid(_))
     ));
 }
+
+/// Issue 16 item 5: each approval with edits keeps the original beside what was approved; three
+/// drafts shortened the same way make a weak memory suggestion, saved as the owner's edit.
+#[tokio::test]
+async fn three_drafts_the_owner_shortened_make_a_weak_memory_suggestion_from_their_edits() {
+    let w = world().await;
+    let long = Draft {
+        subject: "Hello".into(),
+        body: "Hi Sam, it has been a while since we saw you at the gym and we wanted to check in on you.".into(),
+    };
+    let short = Draft {
+        subject: "Hello".into(),
+        body: "Hi Sam, see you soon?".into(),
+    };
+    for i in 0..3 {
+        let mut input = w.new_task("churn_risk", &format!("m_edit_{i}")).await;
+        input.draft = Some(long.clone());
+        let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+        let approved = w.engine.approve(w.account.id, task.id, Some(short.clone())).await.expect("approve");
+        assert_eq!(
+            (approved.original_draft.as_ref(), approved.draft.as_ref()),
+            (Some(&long), Some(&short)),
+            "original vs. sent"
+        );
+        w.engine.cancel(w.account.id, task.id).await.expect("close");
+        let record = w
+            .store
+            .interaction_outcome(w.account.id, task.id)
+            .await
+            .expect("read")
+            .expect("record");
+        assert_eq!(record.private.edits, [crate::learning::edit::EditKind::Shortened]);
+        assert!(
+            !serde_json::to_string(&record.shared).expect("json").contains("shortened"),
+            "edits stay private"
+        );
+    }
+    w.engine.evaluate_account(w.account.id, "post_task").await.expect("evaluate");
+    let found = w.engine.list_suggestions(w.account.id, None).await.expect("list");
+    let edit = found
+        .iter()
+        .find(|s| s.evidence["edit"] == "shortened")
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(edit.strength, crate::learning::suggestion::Strength::Weak);
+    w.engine.accept_suggestion(w.account.id, edit.id).await.expect("accept");
+    let memories = w.engine.list_memories(w.account.id).await.expect("memories");
+    assert_eq!(memories[0].source, crate::owner::business_memory::MemorySource::OwnerEdit);
+}

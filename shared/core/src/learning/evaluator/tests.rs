@@ -28,6 +28,7 @@ fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
             attributed_value: None,
             business_type: None,
         },
+        edits: Vec::new(),
     }
 }
 
@@ -87,4 +88,42 @@ fn short_first_messages_answered_more_make_a_prompt_suggestion_and_long_ones_nev
     let mut reversed: Vec<ClosedTask> = (0..10).map(|_| closed(14, false, 200)).collect();
     reversed.extend((0..10).map(|_| closed(14, true, 900)));
     assert!(evaluate(&reversed).is_empty());
+}
+
+#[test]
+fn three_five_and_eight_consistent_edits_of_one_kind_make_a_weak_moderate_and_strong_memory_suggestion() {
+    let edited = |n: usize| -> Vec<ClosedTask> {
+        (0..n)
+            .map(|i| ClosedTask {
+                edits: if i % 2 == 0 {
+                    vec![EditKind::Shortened, EditKind::ChangedSignOff]
+                } else {
+                    vec![EditKind::Shortened]
+                },
+                ..closed(14, false, 300)
+            })
+            .collect()
+    };
+    assert!(evaluate(&edited(2)).is_empty(), "two edits say nothing yet");
+    for (n, strength) in [(3, Strength::Weak), (5, Strength::Moderate), (8, Strength::Strong)] {
+        let found = evaluate(&edited(n));
+        let shortened = found
+            .iter()
+            .find(|d| d.evidence["edit"] == "shortened")
+            .unwrap_or_else(|| panic!("{n} edits: {found:?}"));
+        assert_eq!(
+            (shortened.kind, shortened.strength),
+            (SuggestionKind::Memory, strength),
+            "{n} edits"
+        );
+        assert_eq!(shortened.evidence["edits_of_kind"], n);
+        assert!(matches!(&shortened.change, ProposedChange::Memory { content, .. } if content.contains("shorter")));
+    }
+    // Sign-off changed on 2 of 3 (then 3 of 5): below, then at the weak threshold.
+    assert!(!evaluate(&edited(3)).iter().any(|d| d.evidence["edit"] == "changed_sign_off"));
+    assert!(
+        evaluate(&edited(5))
+            .iter()
+            .any(|d| d.evidence["edit"] == "changed_sign_off" && d.strength == Strength::Weak)
+    );
 }
