@@ -47,6 +47,9 @@ impl Engine {
                 Ok((tasks, suggested)) => {
                     report.tasks += tasks;
                     report.suggested += suggested;
+                    if let Err(e) = self.notify_learned(account.id).await {
+                        tracing::warn!(account = %account.id, error = %e, "the weekly learning notice was not made");
+                    }
                 }
                 Err(e) => {
                     report.failed += 1;
@@ -79,16 +82,63 @@ impl Engine {
             .await
             .map_err(|e| EngineError::Dependency(format!("the evaluator failed: {e}")))?;
         let mut made = 0;
+        let mut owner: Option<crate::owner::account::Account> = None;
         for draft in drafts {
             let suggestion = Suggestion::new(account, draft, source, new_ulid(now), now);
             if self.store.create_suggestion(&suggestion).await? {
                 made += 1;
                 tracing::info!(%account, suggestion = %suggestion.id, fingerprint = %suggestion.fingerprint, source, "suggestion made");
+                if owner.is_none() {
+                    owner = Some(self.account(account).await?);
+                }
+                let settings = owner.as_ref().map(|a| (a.settings.auto_save_memories, a.created_at));
+                if let Some((opted_in, created)) = settings
+                    && suggestion.saves_itself(opted_in, created, now)
+                {
+                    let applied = self.accept_suggestion(account, suggestion.id).await?;
+                    self.decide(Suggestion {
+                        auto_applied: true,
+                        ..applied
+                    })
+                    .await?;
+                    tracing::info!(%account, suggestion = %suggestion.id, "saved without review: the owner opted in");
+                }
             } else {
                 tracing::debug!(%account, fingerprint = %suggestion.fingerprint, "suggested before: not again");
             }
         }
         Ok((tasks.len(), made))
+    }
+
+    /// The weekly notice of what was applied without review in the last 7 days, each with
+    /// its undo; nothing if there was none.
+    async fn notify_learned(&self, account: AccountId) -> Result<(), EngineError> {
+        let now = self.clock.now();
+        let week_ago = now - SignedDuration::from_hours(24 * 7);
+        let learned: Vec<Suggestion> = self
+            .store
+            .list_suggestions(account, SuggestionStatus::Applied, MAX_LISTED)
+            .await?
+            .into_iter()
+            .filter(|s| s.auto_applied && s.decided_at.is_some_and(|at| at >= week_ago))
+            .collect();
+        if learned.is_empty() {
+            return Ok(());
+        }
+        let detail = learned
+            .iter()
+            .map(|s| format!("- {} (undo: POST /api/v1/suggestions/{}/undo)", s.title, s.id))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let draft = super::owner_notices::NoticeDraft {
+            kind: crate::owner::owner_notice::NoticeKind::LearningDigest,
+            task_id: None,
+            member_id: None,
+            title: format!("Your agent learned {} thing(s) this week", learned.len()),
+            detail,
+        };
+        self.notify_owner_after(account, draft, false).await;
+        Ok(())
     }
 
     /// The account's suggestions in `status` (pending by default; a reminded one is left out

@@ -31,6 +31,11 @@ pub const MAX_MEMORY_CATEGORY_CHARS: usize = 40;
 pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
 pub const MAX_PROMPT_MEMORIES: usize = 25;
 
+/// The trust gradient (issue 16 item 7, spec 003): with the owner's opt-in, a memory
+/// suggestion this confident and strong is saved without review, once the account is this old.
+pub const AUTO_SAVE_MIN_CONFIDENCE: u8 = 80;
+pub const AUTO_SAVE_AFTER_DAYS: i64 = 30;
+
 /// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
 pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
 /// The operator's platform aggregate of a month's learning records: read in pages of this

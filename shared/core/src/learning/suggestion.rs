@@ -133,6 +133,9 @@ pub struct Suggestion {
     /// The applied change was undone by the owner.
     #[serde(default)]
     pub undone_at: Option<Timestamp>,
+    /// Applied without review (the trust gradient), so listed in the weekly notice.
+    #[serde(default)]
+    pub auto_applied: bool,
     pub version: u64,
 }
 
@@ -156,8 +159,21 @@ impl Suggestion {
             decided_at: None,
             applied: None,
             undone_at: None,
+            auto_applied: false,
             version: 1,
         }
+    }
+
+    /// Saved without review (spec 003, trust gradient): a strong memory suggestion of at
+    /// least [`crate::kernel::limits::AUTO_SAVE_MIN_CONFIDENCE`], for an owner who opted in
+    /// (`opted_in`) on an account at least [`crate::kernel::limits::AUTO_SAVE_AFTER_DAYS`] old.
+    pub fn saves_itself(&self, opted_in: bool, account_created: Timestamp, now: Timestamp) -> bool {
+        let old_enough = now.duration_since(account_created).as_hours() >= 24 * crate::kernel::limits::AUTO_SAVE_AFTER_DAYS;
+        opted_in
+            && old_enough
+            && self.kind == SuggestionKind::Memory
+            && self.strength == Strength::Strong
+            && self.confidence >= crate::kernel::limits::AUTO_SAVE_MIN_CONFIDENCE
     }
 
     /// Shown in the pending list at `now` (not snoozed).

@@ -187,6 +187,11 @@ pub struct Settings {
     /// item 5). A member on a plan without one is worth `avg_membership_price`.
     #[serde(default)]
     pub plan_prices: std::collections::BTreeMap<String, f64>,
+    /// The trust gradient (issue 16 item 7): strong memory suggestions are saved without
+    /// review once the account is old enough, and listed in a weekly notice to undo. Off by
+    /// default.
+    #[serde(default)]
+    pub auto_save_memories: bool,
 }
 
 impl Settings {
@@ -206,6 +211,7 @@ impl Settings {
             owner_email: None,
             owner_notification_channel: Default::default(),
             plan_prices: Default::default(),
+            auto_save_memories: false,
         }
     }
 

@@ -251,3 +251,45 @@ async fn three_drafts_the_owner_shortened_make_a_weak_memory_suggestion_from_the
     let memories = w.engine.list_memories(w.account.id).await.expect("memories");
     assert_eq!(memories[0].source, crate::owner::business_memory::MemorySource::OwnerEdit);
 }
+
+/// Issue 16 item 7: off by default; an owner who opted in, on an account past its first 30
+/// days, has a strong memory suggestion saved without review and hears of it in the weekly
+/// notice, with its undo.
+#[tokio::test]
+async fn an_owner_who_opted_in_gets_strong_memories_saved_and_listed_in_the_weekly_notice() {
+    let w = world().await;
+    let mut trusting = crate::testing::sample_account(day0() - days(40));
+    trusting.settings.auto_save_memories = true;
+    w.store.create_account(&trusting, "hash-trusting").await.expect("account");
+    let mut young = crate::testing::sample_account(day0() - days(10));
+    young.settings.auto_save_memories = true;
+    w.store.create_account(&young, "hash-young").await.expect("account");
+    for account in [&w.account, &trusting, &young] {
+        a_month_of_evenings_answered(&w, account).await;
+    }
+    w.engine.evaluate_accounts().await.expect("evaluate");
+
+    let memories = w.engine.list_memories(trusting.id).await.expect("memories");
+    assert_eq!(memories.len(), 1, "saved without review");
+    let applied = w.engine.list_suggestions(trusting.id, Some("applied")).await.expect("list");
+    assert!(applied.len() == 1 && applied[0].auto_applied, "{applied:?}");
+    let (notices, _) = w.store.list_notices(trusting.id, 10, None).await.expect("notices");
+    let digest = notices
+        .iter()
+        .find(|n| n.kind == crate::owner::owner_notice::NoticeKind::LearningDigest)
+        .unwrap_or_else(|| panic!("{notices:?}"));
+    assert!(
+        digest.detail.contains(&format!("/api/v1/suggestions/{}/undo", applied[0].id)),
+        "{}",
+        digest.detail
+    );
+
+    for (account, why) in [(&w.account, "not opted in"), (&young, "under 30 days old")] {
+        assert!(w.engine.list_memories(account.id).await.expect("memories").is_empty(), "{why}");
+        assert_eq!(
+            w.engine.list_suggestions(account.id, None).await.expect("list").len(),
+            1,
+            "{why}: pending"
+        );
+    }
+}
