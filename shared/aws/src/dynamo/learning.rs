@@ -26,7 +26,7 @@ impl LearningStore for DynamoStore {
         since: jiff::Timestamp,
         limit: usize,
     ) -> Result<Vec<InteractionOutcome>, StoreError> {
-        // Task ids are ULIDs: the tasks made since `since` sort after the smallest id of then.
+        // Task ids are ULIDs: the tasks made since `since` sort at or after the smallest id of then.
         let from = ulid::Ulid::from_parts(u64::try_from(since.as_millisecond()).unwrap_or(0), 0);
         self.count();
         let out = self
@@ -41,7 +41,11 @@ impl LearningStore for DynamoStore {
             .send()
             .await
             .map_err(unavailable)?;
-        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+        // An id is never earlier than its task's creation (a ULID generator only moves
+        // forward), so the range holds every task of the window; a few made just before it
+        // may sort inside and are left out here.
+        let records: Vec<InteractionOutcome> = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<_, _>>()?;
+        Ok(records.into_iter().filter(|r| r.private.created_at >= since).collect())
     }
 
     async fn shared_outcomes(
