@@ -198,13 +198,16 @@ impl Tasks for DynamoStore {
             if let Some(record) = InteractionOutcome::of(task, settings.as_ref()) {
                 let private = keyed(&record, pk.clone(), interaction_sk(task.id), "interaction")?;
                 writes.push((self.plain_put(private)?, None));
-                let shared = keyed(
-                    &record.shared,
-                    learning_pk(&record.month()),
-                    learning_sk(&record.shared.task_type, task.id),
-                    "learning",
-                )?;
-                writes.push((self.plain_put(shared)?, None));
+                // The cross-tenant copy only while the owner lets the account contribute.
+                if settings.as_ref().is_none_or(|s| s.share_learning) {
+                    let shared = keyed(
+                        &record.shared,
+                        learning_pk(&record.month()),
+                        learning_sk(&record.shared.task_type, task.id),
+                        "learning",
+                    )?;
+                    writes.push((self.plain_put(shared)?, None));
+                }
             }
         }
         self.transact(writes).await

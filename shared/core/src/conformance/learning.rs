@@ -120,8 +120,8 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
         }
     }
     assert!(
-        shared.iter().all(|r| r.business_type.as_deref() == Some("yoga studio")),
-        "learning: the business type at the close"
+        shared.iter().all(|r| r.business_type.as_deref() == Some("yoga_studio")),
+        "learning: the business type at the close, as a tag"
     );
     // The evaluator's window: the account's records of tasks made since a time, by task id.
     let recent = store
@@ -143,4 +143,26 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
         .await
         .expect("recent");
     assert!(elsewhere.is_empty(), "learning: per account");
+}
+
+/// Issue 16 item 8: an account whose owner turned contributing off keeps its own record, and
+/// nothing of it reaches the cross-tenant set.
+pub(super) async fn an_account_that_does_not_share_keeps_its_record_out_of_the_cross_tenant_set(store: &dyn TaskStore) {
+    let mut account = sample_account(base());
+    account.settings.share_learning = false;
+    store
+        .create_account(&account, &format!("learn-private-{}", account.id))
+        .await
+        .expect("create_account");
+    // A month no other scenario uses.
+    let closed_at = at("2031-03-10T18:00:00Z");
+    let task = new_task(store, account.id, "m_private", TaskStatus::Waiting).await;
+    let (done, log) = transition(&task, TaskStatus::Cancelled, closed_at, Why::new(Reason::OwnerCancelled)).expect("valid");
+    store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
+    assert!(
+        store.interaction_outcome(account.id, done.id).await.expect("read").is_some(),
+        "learning: the account keeps its own record"
+    );
+    let (shared, _) = store.shared_outcomes("2031-03", 100, None).await.expect("shared");
+    assert!(shared.is_empty(), "learning: nothing crosses tenants: {shared:?}");
 }

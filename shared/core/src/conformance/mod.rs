@@ -115,6 +115,7 @@ macro_rules! store_conformance_tests {
             ],
             learning: [
                 closing_a_task_writes_its_learning_record_in_the_same_commit,
+                an_account_that_does_not_share_keeps_its_record_out_of_the_cross_tenant_set,
             ],
             connectors: [
                 connector_health_counts_failures_degrades_once_and_recovers,

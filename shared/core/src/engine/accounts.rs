@@ -59,6 +59,8 @@ pub struct SettingsPatch {
     pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The trust gradient's opt-in (issue 16 item 7).
     pub auto_save_memories: Option<bool>,
+    /// Contributing to the cross-tenant learning record (issue 16 item 8).
+    pub share_learning: Option<bool>,
     /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
     /// Write-only: no view returns the key.
@@ -119,6 +121,9 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.auto_save_memories {
             s.auto_save_memories = v;
+        }
+        if let Some(v) = patch.share_learning {
+            s.share_learning = v;
         }
         if let Some(v) = patch.plan_prices {
             s.plan_prices = v

@@ -45,7 +45,11 @@ impl LearningStore for MemoryStore {
         cursor: Option<String>,
     ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError> {
         let s = self.lock();
-        let mut records: Vec<&InteractionOutcome> = s.interactions.values().filter(|r| r.month() == month).collect();
+        let mut records: Vec<&InteractionOutcome> = s
+            .interactions
+            .values()
+            .filter(|r| r.month() == month && s.shared_learning.contains(&r.private.task_id))
+            .collect();
         records.sort_by(|a, b| (&a.shared.task_type, a.private.task_id).cmp(&(&b.shared.task_type, b.private.task_id)));
         let start = match cursor {
             Some(c) => c.parse::<usize>().map_err(|_| StoreError::InvalidCursor)?,

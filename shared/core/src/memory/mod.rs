@@ -78,6 +78,8 @@ struct State {
     memory_books: HashMap<AccountId, crate::owner::business_memory::MemoryBook>,
     suggestions: BTreeMap<(AccountId, ulid::Ulid), crate::learning::suggestion::Suggestion>,
     fingerprints: HashSet<(AccountId, String)>,
+    /// The learning records that also went to the cross-tenant set (the account contributes).
+    shared_learning: HashSet<TaskId>,
 }
 
 /// See the module docs.

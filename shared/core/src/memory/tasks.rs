@@ -156,6 +156,9 @@ impl Tasks for MemoryStore {
         }
         let settings = s.accounts.get(&account).map(|a| a.settings.clone());
         if let Some(record) = InteractionOutcome::of(task, settings.as_ref()) {
+            if settings.as_ref().is_none_or(|s| s.share_learning) {
+                s.shared_learning.insert(task.id);
+            }
             s.interactions.insert(task.id, record);
         }
         s.tasks.insert(task.id, task.clone());

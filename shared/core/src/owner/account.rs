@@ -192,6 +192,14 @@ pub struct Settings {
     /// default.
     #[serde(default)]
     pub auto_save_memories: bool,
+    /// Whether this account's closed tasks add to the cross-tenant learning record (issue 16
+    /// item 8); on unless the owner turns it off. Its own record is kept either way.
+    #[serde(default = "contributes_by_default")]
+    pub share_learning: bool,
+}
+
+fn contributes_by_default() -> bool {
+    true
 }
 
 impl Settings {
@@ -212,6 +220,7 @@ impl Settings {
             owner_notification_channel: Default::default(),
             plan_prices: Default::default(),
             auto_save_memories: false,
+            share_learning: true,
         }
     }
 
