@@ -61,7 +61,8 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
             "learning: a refused close writes no record"
         );
         store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
-        let expected = crate::learning::interaction::InteractionOutcome::of(&done, Some(&account.settings));
+        let expected = crate::learning::interaction::InteractionOutcome::of(&done, Some(&account.settings))
+            .map(|r| r.contributed_by(account.webhook_secret.expose().as_bytes()));
         assert_eq!(
             store.interaction_outcome(account.id, done.id).await.expect("read"),
             expected,
@@ -113,6 +114,10 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
         "learning: one cross-tenant record per closed task, revisions replace"
     );
     assert!(shared.iter().any(|r| r.attributed_value == Some(150.0)));
+    assert!(
+        shared[0].contributor.is_some() && shared[0].contributor == shared[1].contributor,
+        "learning: one pseudonym per contributing account"
+    );
     let text = serde_json::to_string(&shared).expect("json");
     for task in &closed {
         for secret in [task.id.to_string(), account.id.to_string(), task.member.id.as_str().to_owned()] {

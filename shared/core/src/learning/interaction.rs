@@ -64,6 +64,11 @@ pub struct SharedOutcome {
     /// The account's business type at the close, as a tag from a fixed list
     /// ([`business_type_tag`]), never the owner's free text.
     pub business_type: Option<String>,
+    /// A keyed pseudonym of the contributing account (issue 16 item 8), the same on all its
+    /// records, so a pattern's contributing businesses can be counted without naming any: an
+    /// HMAC under a secret of the account's own, so no one holding only ids can link it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contributor: Option<String>,
 }
 
 /// What never leaves the account.
@@ -131,6 +136,7 @@ impl InteractionOutcome {
             business_type: settings
                 .and_then(|s| s.profile.business_type.as_deref())
                 .map(|t| business_type_tag(t).to_owned()),
+            contributor: None,
         };
         let sent = task.touch > 0;
         let private = PrivateOutcome {
@@ -149,6 +155,17 @@ impl InteractionOutcome {
             },
         };
         Some(Self { shared, private })
+    }
+
+    /// The record with its contributor's pseudonym, keyed by `key` (the account's own secret).
+    pub fn contributed_by(mut self, key: &[u8]) -> Self {
+        use hmac::Mac;
+        let mut mac =
+            <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
+        mac.update(b"openloop/learning-contributor/v1");
+        let digest = mac.finalize().into_bytes();
+        self.shared.contributor = Some(digest[..12].iter().map(|b| format!("{b:02x}")).collect());
+        self
     }
 
     /// The month (`YYYY-MM`, UTC) the record belongs to in the cross-tenant set.

@@ -27,6 +27,7 @@ fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
             execution_mode: "live".into(),
             attributed_value: None,
             business_type: None,
+            contributor: None,
         },
         edits: Vec::new(),
     }
