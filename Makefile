@@ -76,7 +76,7 @@ demo:
 	cargo build --workspace --bins
 	./target/debug/demo
 
-LAMBDAS := webhooks api signals tick execute followup dormant attribution analysis
+LAMBDAS := webhooks api signals tick execute followup dormant attribution analysis evaluation
 
 ## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap.
 build: tools

@@ -14,6 +14,7 @@ mod feedback;
 mod fixtures;
 mod gates;
 mod hostile;
+mod learning;
 mod local_runtime;
 mod observability;
 mod outcomes;

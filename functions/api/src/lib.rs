@@ -5,6 +5,7 @@
 
 pub mod app;
 
+mod learning;
 mod members;
 
 use std::sync::Arc;
@@ -80,6 +81,10 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/connector", get(members::connector))
         .route("/api/v1/members", get(members::list))
         .route("/api/v1/members/{id}", get(members::detail))
+        .route("/api/v1/memories", get(learning::list_memories).post(learning::add_memory))
+        .route("/api/v1/memories/{id}", delete(learning::delete_memory))
+        .route("/api/v1/suggestions", get(learning::list_suggestions))
+        .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

@@ -194,3 +194,16 @@ pub const DELIVERABILITY_SK: &str = "DELIVERABILITY";
 pub fn soft_bounce_sk(email: &Email) -> String {
     format!("SOFTBOUNCE#{email}")
 }
+/// A suggestion of the evaluator (issue 16), listed per account and status on GSI2; and the
+/// claim of its fingerprint, so a finding is suggested once.
+pub fn suggestion_sk(id: ulid::Ulid) -> String {
+    format!("SUGGESTION#{id}")
+}
+pub fn suggestion_fingerprint_sk(fingerprint: &str) -> String {
+    format!("SUGGESTED#{fingerprint}")
+}
+pub fn suggestions_gsi2pk(a: AccountId, status: &str) -> String {
+    format!("SUGGESTIONS#{a}#{status}")
+}
+/// The account's business memories: one versioned book (issue 16).
+pub const MEMORIES_SK: &str = "MEMORIES";

@@ -91,6 +91,8 @@ pub struct TaskView<'a> {
     /// The owner's latest rating (`{"rating": "up" | "down", "comment", "at"}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<&'a crate::task::feedback::OwnerFeedback>,
+    /// The ids of the business memories the task's last AI call read.
+    pub memories_used: Vec<String>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -144,6 +146,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             pending_answer: t.answer.as_deref(),
             goal_progress: t.goal_progress.as_ref(),
             feedback: t.feedback.as_ref(),
+            memories_used: t.memories_used.iter().map(ToString::to_string).collect(),
         }
     }
 }
@@ -205,6 +208,66 @@ impl<'a> From<&'a TaskHistory> for TaskDetailView<'a> {
             task: (&h.task).into(),
             log: h.log.iter().map(Into::into).collect(),
             messages: h.messages.iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// `Memory` of CONTRACT.md.
+#[derive(Debug, Serialize)]
+pub struct MemoryView<'a> {
+    pub id: String,
+    pub content: &'a str,
+    pub member_id: Option<&'a str>,
+    pub category: Option<&'a str>,
+    pub source: crate::owner::business_memory::MemorySource,
+    /// 0–100, like a task's.
+    pub confidence: u8,
+    pub created_at: Timestamp,
+    pub expires_at: Option<Timestamp>,
+}
+
+impl<'a> From<&'a crate::owner::business_memory::BusinessMemory> for MemoryView<'a> {
+    fn from(m: &'a crate::owner::business_memory::BusinessMemory) -> Self {
+        Self {
+            id: m.id.to_string(),
+            content: &m.content,
+            member_id: m.member_id.as_ref().map(|m| m.as_str()),
+            category: m.category.as_deref(),
+            source: m.source,
+            confidence: m.confidence,
+            created_at: m.created_at,
+            expires_at: m.expires_at,
+        }
+    }
+}
+
+/// `Suggestion` of CONTRACT.md.
+#[derive(Debug, Serialize)]
+pub struct SuggestionView<'a> {
+    pub id: String,
+    pub kind: crate::learning::suggestion::SuggestionKind,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub evidence: &'a serde_json::Value,
+    pub strength: crate::learning::suggestion::Strength,
+    /// 0–100, like a task's.
+    pub confidence: u8,
+    pub status: crate::learning::suggestion::SuggestionStatus,
+    pub created_at: Timestamp,
+}
+
+impl<'a> From<&'a crate::learning::suggestion::Suggestion> for SuggestionView<'a> {
+    fn from(s: &'a crate::learning::suggestion::Suggestion) -> Self {
+        Self {
+            id: s.id.to_string(),
+            kind: s.kind,
+            title: &s.title,
+            body: &s.body,
+            evidence: &s.evidence,
+            strength: s.strength,
+            confidence: s.confidence,
+            status: s.status,
+            created_at: s.created_at,
         }
     }
 }

@@ -98,6 +98,8 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         owner_edited: false,
         goal_progress: None,
         feedback: None,
+        original_draft: None,
+        memories_used: Vec::new(),
         version: 1,
     }
 }

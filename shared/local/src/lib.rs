@@ -10,6 +10,7 @@
 //! ([`Ports::Memory`]: the same routers and handlers, no emulator, nothing kept).
 
 pub mod clock;
+mod evaluation;
 pub mod outbox;
 pub mod queues;
 mod runtime;

@@ -104,6 +104,9 @@ struct Local {
     gate: RwLock<()>,
     /// The 6-hourly risk scan (the minute tick fires on every run).
     analysis: Schedule,
+    /// The weekly evaluation, and the `TaskClosed` events the evaluation rule would route.
+    evaluation: Schedule,
+    closed: Arc<crate::evaluation::ClosedTasks>,
     /// Something may have changed since the last run's attribution: a request that writes,
     /// the clock moved, a queued message handled. A run with nothing changed leaves
     /// attribution (hourly in AWS) out — its answer could not differ.
@@ -159,6 +162,7 @@ async fn on_emulator(
     names: &Names,
     clock: Arc<TestClock>,
     agent: Arc<dyn openloop_core::ports::Agent>,
+    closed: Arc<crate::evaluation::ClosedTasks>,
 ) -> Result<Assembled, Box<dyn std::error::Error + Send + Sync>> {
     let clients = config.clients().await;
     let sender_domain = config
@@ -170,6 +174,8 @@ async fn on_emulator(
     let provisioned = provision(&clients, names, &sender_domain).await?;
     config.queue_urls = provisioned.queue_urls.clone();
     let (mut ports, _) = openloop_edge::config::ports(config, &clients, clock, agent);
+    closed.forward_to(ports.bus.clone());
+    ports.bus = closed;
     let outbox = Arc::new(Outbox::new(ports.mailer.clone()));
     ports.mailer = outbox.clone();
     let inbox = Arc::new(SqsInbox {
@@ -189,7 +195,12 @@ async fn on_emulator(
 }
 
 /// In memory: the in-memory store and queues, a provider that accepts every mail.
-fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_core::ports::Agent>) -> Assembled {
+fn in_memory(
+    config: &Config,
+    clock: Arc<TestClock>,
+    agent: Arc<dyn openloop_core::ports::Agent>,
+    closed: Arc<crate::evaluation::ClosedTasks>,
+) -> Assembled {
     let memory = Arc::new(MemoryQueues::default());
     let queues = Arc::new(LocalQueues::new(memory.clone(), memory));
     let outbox = Arc::new(Outbox::new(Arc::new(AcceptingProvider {
@@ -201,7 +212,7 @@ fn in_memory(config: &Config, clock: Arc<TestClock>, agent: Arc<dyn openloop_cor
         queue: queues.clone(),
         mailer: outbox.clone(),
         agent,
-        bus: Arc::new(NullBus),
+        bus: closed.clone(),
         clock,
         connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
         sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
@@ -232,6 +243,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
 
     let clock = Arc::new(TestClock::new());
     let agent = openloop_llm::from_env()?;
+    let closed = Arc::new(crate::evaluation::ClosedTasks::new(Arc::new(NullBus)));
     let Assembled {
         engine,
         store,
@@ -239,8 +251,8 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         outbox,
         mail,
     } = match options.ports {
-        Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent).await?,
-        Ports::Memory => in_memory(&config, clock.clone(), agent),
+        Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent, closed.clone()).await?,
+        Ports::Memory => in_memory(&config, clock.clone(), agent, closed.clone()),
     };
     let local = Arc::new(Local {
         mail,
@@ -250,6 +262,8 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         outbox,
         gate: RwLock::new(()),
         analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.now()),
+        evaluation: Schedule::new(crate::evaluation::WEEK, engine.now()),
+        closed,
         changed: AtomicBool::new(true),
     });
 
@@ -485,8 +499,11 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     } else {
         None
     };
+    // The evaluation function: once per task closed since the last run (its account), and on
+    // its weekly schedule (every account).
+    let evaluation = crate::evaluation::run(&local.engine, &local.closed, local.evaluation.take_due(local.clock.now())).await?;
     Ok(axum::Json(
-        serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "queues": totals}),
+        serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "evaluation": evaluation, "queues": totals}),
     )
     .into_response())
 }

@@ -282,6 +282,7 @@ pub fn notice_item(n: &openloop_core::owner::owner_notice::OwnerNotice, tz: &Tim
         NoticeKind::ApprovalNeeded => ("to review", "warn"),
         NoticeKind::SystemAlert => ("alert", "bad"),
         NoticeKind::DailyDigest => ("daily summary", "good"),
+        NoticeKind::LearningDigest => ("learned this week", ""),
     };
     let delivery = match (n.delivery, n.digest_at) {
         (NoticeDelivery::Email, _) => "e-mailed".to_owned(),

@@ -118,6 +118,7 @@ impl MemberStore for DynamoStore {
             key(pk.clone(), PROFILE_SK.into()),
             key(pk.clone(), member_sk(member)),
             key(pk.clone(), annotations_sk(member)),
+            key(pk.clone(), MEMORIES_SK.into()),
         ];
         if let Some(email) = email {
             keys.push(key(pk.clone(), suppress_sk(email)));
@@ -135,6 +136,8 @@ impl MemberStore for DynamoStore {
                 snapshot.system = from_item(item)?;
             } else if sk == PROFILE_SK {
                 snapshot.account = Some(from_item(item)?);
+            } else if sk == MEMORIES_SK {
+                snapshot.memories = super::memories::from_stored(item)?;
             } else if sk.starts_with("ANNOTATIONS#") {
                 snapshot.annotations = super::annotations::from_stored(item)?;
             } else if sk.starts_with("MEMBER#") {

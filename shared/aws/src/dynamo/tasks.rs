@@ -196,17 +196,25 @@ impl Tasks for DynamoStore {
         // The learning record rides on the close (and on every revision of a closed task):
         // one read of the account's settings for its time zone and business type.
         if !task.is_active() {
-            let settings = self.get_account(task.account_id).await?.map(|a| a.settings);
-            if let Some(record) = InteractionOutcome::of(task, settings.as_ref()) {
+            let owner = self.get_account(task.account_id).await?;
+            let settings = owner.as_ref().map(|a| a.settings.clone());
+            let record = InteractionOutcome::of(task, settings.as_ref()).map(|r| match &owner {
+                Some(a) => r.contributed_by(a.webhook_secret.expose().as_bytes()),
+                None => r,
+            });
+            if let Some(record) = record {
                 let private = keyed(&record, pk.clone(), interaction_sk(task.id), "interaction")?;
                 writes.push((self.plain_put(private)?, None));
-                let shared = keyed(
-                    &record.shared,
-                    learning_pk(&record.month()),
-                    learning_sk(&record.shared.task_type, task.id),
-                    "learning",
-                )?;
-                writes.push((self.plain_put(shared)?, None));
+                // The cross-tenant copy only while the owner lets the account contribute.
+                if settings.as_ref().is_none_or(|s| s.share_learning) {
+                    let shared = keyed(
+                        &record.shared,
+                        learning_pk(&record.month()),
+                        learning_sk(&record.shared.task_type, task.id),
+                        "learning",
+                    )?;
+                    writes.push((self.plain_put(shared)?, None));
+                }
             }
         }
         self.transact(writes).await

@@ -61,7 +61,8 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
             "learning: a refused close writes no record"
         );
         store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
-        let expected = crate::learning::interaction::InteractionOutcome::of(&done, Some(&account.settings));
+        let expected = crate::learning::interaction::InteractionOutcome::of(&done, Some(&account.settings))
+            .map(|r| r.contributed_by(account.webhook_secret.expose().as_bytes()));
         assert_eq!(
             store.interaction_outcome(account.id, done.id).await.expect("read"),
             expected,
@@ -113,6 +114,10 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
         "learning: one cross-tenant record per closed task, revisions replace"
     );
     assert!(shared.iter().any(|r| r.attributed_value == Some(150.0)));
+    assert!(
+        shared[0].contributor.is_some() && shared[0].contributor == shared[1].contributor,
+        "learning: one pseudonym per contributing account"
+    );
     let text = serde_json::to_string(&shared).expect("json");
     for task in &closed {
         for secret in [task.id.to_string(), account.id.to_string(), task.member.id.as_str().to_owned()] {
@@ -120,7 +125,49 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
         }
     }
     assert!(
-        shared.iter().all(|r| r.business_type.as_deref() == Some("yoga studio")),
-        "learning: the business type at the close"
+        shared.iter().all(|r| r.business_type.as_deref() == Some("yoga_studio")),
+        "learning: the business type at the close, as a tag"
     );
+    // The evaluator's window: the account's records of tasks made since a time, by task id.
+    let recent = store
+        .recent_outcomes(account.id, base() - SignedDuration::from_hours(1), 10)
+        .await
+        .expect("recent");
+    let mut ids: Vec<_> = recent.iter().map(|r| r.private.task_id).collect();
+    ids.sort_unstable();
+    let mut expected: Vec<_> = closed.iter().map(|t| t.id).collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected, "learning: the window holds the account's closed tasks");
+    let later = store
+        .recent_outcomes(account.id, base() + SignedDuration::from_hours(1), 10)
+        .await
+        .expect("recent");
+    assert!(later.is_empty(), "learning: tasks made before the window are left out");
+    let elsewhere = store
+        .recent_outcomes(AccountId::generate(base()), base() - SignedDuration::from_hours(1), 10)
+        .await
+        .expect("recent");
+    assert!(elsewhere.is_empty(), "learning: per account");
+}
+
+/// Issue 16 item 8: an account whose owner turned contributing off keeps its own record, and
+/// nothing of it reaches the cross-tenant set.
+pub(super) async fn an_account_that_does_not_share_keeps_its_record_out_of_the_cross_tenant_set(store: &dyn TaskStore) {
+    let mut account = sample_account(base());
+    account.settings.share_learning = false;
+    store
+        .create_account(&account, &format!("learn-private-{}", account.id))
+        .await
+        .expect("create_account");
+    // A month no other scenario uses.
+    let closed_at = at("2031-03-10T18:00:00Z");
+    let task = new_task(store, account.id, "m_private", TaskStatus::Waiting).await;
+    let (done, log) = transition(&task, TaskStatus::Cancelled, closed_at, Why::new(Reason::OwnerCancelled)).expect("valid");
+    store.commit(&TaskCommit::new(done.clone(), log)).await.expect("close");
+    assert!(
+        store.interaction_outcome(account.id, done.id).await.expect("read").is_some(),
+        "learning: the account keeps its own record"
+    );
+    let (shared, _) = store.shared_outcomes("2031-03", 100, None).await.expect("shared");
+    assert!(shared.is_empty(), "learning: nothing crosses tenants: {shared:?}");
 }

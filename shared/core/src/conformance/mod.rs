@@ -29,8 +29,10 @@ mod deliverability;
 mod idempotency;
 mod learning;
 mod members;
+mod memories;
 mod metrics;
 mod notices;
+mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
@@ -114,6 +116,7 @@ macro_rules! store_conformance_tests {
             ],
             learning: [
                 closing_a_task_writes_its_learning_record_in_the_same_commit,
+                an_account_that_does_not_share_keeps_its_record_out_of_the_cross_tenant_set,
             ],
             connectors: [
                 connector_health_counts_failures_degrades_once_and_recovers,
@@ -126,6 +129,12 @@ macro_rules! store_conformance_tests {
             ],
             deliverability: [
                 sends_are_counted_by_reservations_and_bounces_once_per_mail,
+            ],
+            memories: [
+                a_memory_book_is_versioned_per_account_and_in_the_send_snapshot,
+            ],
+            suggestions: [
+                a_finding_is_suggested_once_and_listed_by_status_per_account,
             ],
         });
     };

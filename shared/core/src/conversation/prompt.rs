@@ -90,14 +90,21 @@ impl<'a> PromptInput<'a> {
 impl<'a> PromptInput<'a> {
     /// The prompt for a task of `def` not made yet (its first draft, its plan): the full
     /// budget of its type.
-    pub fn for_new(def: &'a TaskTypeDef, goal: &'a str, account: &'a Account, member_tasks: &'a [Task], now: Timestamp) -> Self {
+    pub fn for_new(
+        def: &'a TaskTypeDef,
+        goal: &'a str,
+        account: &'a Account,
+        memories: &'a [BusinessMemory],
+        member_tasks: &'a [Task],
+        now: Timestamp,
+    ) -> Self {
         Self {
             task_type: def.key,
             goal,
             business_name: account.sender_name(),
             profile: &account.settings.profile,
             overrides: &account.settings.agent_overrides,
-            memories: &[],
+            memories,
             budget: BudgetLeft {
                 messages: def.budget.max_messages,
                 turns: def.budget.max_turns,

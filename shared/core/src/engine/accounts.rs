@@ -57,6 +57,10 @@ pub struct SettingsPatch {
     pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
     /// Replaces the prices per PushPress plan (issue 14 item 5).
     pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
+    /// The trust gradient's opt-in (issue 16 item 7).
+    pub auto_save_memories: Option<bool>,
+    /// Contributing to the cross-tenant learning record (issue 16 item 8).
+    pub share_learning: Option<bool>,
     /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
     /// Write-only: no view returns the key.
@@ -118,6 +122,12 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.owner_notification_channel {
             s.owner_notification_channel = v
+        }
+        if let Some(v) = patch.auto_save_memories {
+            s.auto_save_memories = v;
+        }
+        if let Some(v) = patch.share_learning {
+            s.share_learning = v;
         }
         if let Some(v) = patch.plan_prices {
             s.plan_prices = v

@@ -188,7 +188,7 @@ mod tests {
             let def = crate::task::task_type::definition(key);
             let touches = (def.cadence.intervals.len() as u32).max(1).min(def.budget.max_messages);
             for touch in 0..touches + 1 {
-                let prompt = PromptInput::for_new(def, "Bring them back", &account, &[], at("2026-11-02T14:00:00Z"));
+                let prompt = PromptInput::for_new(def, "Bring them back", &account, &[], &[], at("2026-11-02T14:00:00Z"));
                 let request = draft_request(&account, def, "Bring them back", Some("Sam".into()), touch, &prompt);
                 assert!(
                     request.system_prompt.contains("Bring them back"),

@@ -46,7 +46,9 @@ impl Engine {
                 }
             };
             task.ai_calls += 1;
-            let prompt = PromptInput::for_task(&task, account, &[], &[], now);
+            let memories = self.prompt_memories(account.id, Some(&task.member.id), now).await?;
+            task.memories_used = memories.used;
+            let prompt = PromptInput::for_task(&task, account, &memories.memories, &[], now);
             let request = ai::draft_request(account, def, &task.goal, ai::first_name(&task), touch, &prompt);
             match permit.draft(&request).await {
                 Ok(d) => Some(d.draft),

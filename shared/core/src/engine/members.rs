@@ -134,6 +134,7 @@ impl Engine {
                 confidence: 100,
                 created_at: now,
                 expires_at: None,
+                last_confirmed_at: None,
             })
             .collect())
     }

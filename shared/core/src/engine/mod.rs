@@ -20,6 +20,10 @@ mod freshness;
 mod mail_events;
 mod members;
 pub use members::{MemberDetail, MemberView, monthly_value};
+mod memories;
+mod suggestions;
+pub use memories::NewMemory;
+pub use suggestions::EvaluationReport;
 mod observability;
 pub use observability::MetricsReport;
 mod owner_notices;
@@ -109,6 +113,8 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) connector: Option<Arc<dyn Connector>>,
     pub(crate) sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
+    /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
+    pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
 }
 
 impl Engine {
@@ -134,7 +140,14 @@ impl Engine {
             config,
             connector,
             sending_domains,
+            evaluator: Arc::new(crate::ports::OfflineEvaluator),
         }
+    }
+
+    /// The same engine with another evaluator (a model's).
+    pub fn with_evaluator(mut self, evaluator: Arc<dyn crate::ports::Evaluator>) -> Self {
+        self.evaluator = evaluator;
+        self
     }
 
     /// The engine's current time, from its clock: what a handler checks a signature's

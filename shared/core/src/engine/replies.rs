@@ -307,14 +307,15 @@ impl Engine {
             Reading::Judge(reply) => reply,
             Reading::Decided(decision) => return self.carry_out_reply(account, task, conversation, decision, None, now).await,
         };
-        let (task, permit) = match self.spend_ai_call(account, task, conversation, now).await? {
+        let (mut task, permit) = match self.spend_ai_call(account, task, conversation, now).await? {
             Ok(allowed) => allowed,
             Err(done) => return Ok(done),
         };
         let def = task_type::definition(&task.task_type);
         let member_tasks = self.member_tasks(task.account_id, &task.member.id).await?;
-        let annotations = self.annotation_memories(task.account_id, &task.member.id, now).await?;
-        let prompt = system_prompt(&PromptInput::for_task(&task, account, &annotations, &member_tasks, now));
+        let memories = self.prompt_memories(task.account_id, Some(&task.member.id), now).await?;
+        task.memories_used = memories.used;
+        let prompt = system_prompt(&PromptInput::for_task(&task, account, &memories.memories, &member_tasks, now));
         let request = ReplyRequest {
             task_type: task.task_type.clone(),
             goal: task.goal.clone(),
@@ -338,7 +339,6 @@ impl Engine {
             }
         };
         // One turn per reply read, and the agent's reasoning in the conversation (spec §6.5).
-        let mut task = task;
         task.budget.turns_used += 1;
         let reasoning = system_message(now, format!("Agent's reading of the reply — {}", reply::judged(&evaluation)));
         let decision = reply::decide(&task, &evaluation, now);
@@ -495,7 +495,7 @@ impl Engine {
         if let Some(decision) = reply::before_guidance(&task) {
             return self.carry_out_reply(account, task, conversation, decision, None, now).await;
         }
-        let (task, permit) = match self.spend_ai_call(account, task, conversation, now).await? {
+        let (mut task, permit) = match self.spend_ai_call(account, task, conversation, now).await? {
             Ok(allowed) => allowed,
             Err(done) => return Ok(done),
         };
@@ -505,7 +505,9 @@ impl Engine {
             .map(|m| serde_json::json!({"role": m.role, "content": m.content}))
             .collect();
         let member_tasks = self.member_tasks(task.account_id, &task.member.id).await?;
-        let prompt = PromptInput::for_task(&task, account, &[], &member_tasks, now);
+        let memories = self.prompt_memories(task.account_id, Some(&task.member.id), now).await?;
+        task.memories_used = memories.used;
+        let prompt = PromptInput::for_task(&task, account, &memories.memories, &member_tasks, now);
         let request = DraftRequest {
             tone: "owner_guided".into(),
             context: serde_json::json!({"owner_guidance": reply::owner_guidance(conversation), "conversation": recent}),

@@ -7,6 +7,7 @@ use jiff::Timestamp;
 
 use super::Engine;
 use super::ai::{self, AiGate};
+use super::memories::PromptMemories;
 use super::reservation::Reservation;
 use super::work::StepOutcome;
 use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
@@ -17,6 +18,7 @@ use crate::kernel::limits;
 use crate::members::annotation::MemberAnnotations;
 use crate::members::member::SendLedger;
 use crate::owner::account::Account;
+use crate::owner::business_memory::MemoryBook;
 use crate::ports::SendError;
 use crate::rails::step::{self, AfterFailure, Failure, TouchText};
 use crate::task::commit::{SendEffect, TaskCommit};
@@ -27,7 +29,9 @@ use crate::task::transition::{Why, transition};
 use crate::task::{Draft, Drafted, OutboundMessage, OutboundStatus, Task, TaskStatus};
 
 impl Engine {
-    /// Draft, reserve, send and record, for a task this worker has claimed.
+    /// Draft, reserve, send and record, for a task this worker has claimed. The member's
+    /// annotations and the account's memories come from the send snapshot.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn send_claimed(
         &self,
         account: &Account,
@@ -35,6 +39,7 @@ impl Engine {
         to: Email,
         ledger: SendLedger,
         annotations: &MemberAnnotations,
+        book: &MemoryBook,
         member_tasks: &[Task],
     ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
@@ -45,7 +50,8 @@ impl Engine {
             TouchText::Ready(draft) => draft,
             TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
             TouchText::FromAgent => {
-                let prompt = PromptInput::for_task(&claimed, account, &[], member_tasks, now);
+                let memories = PromptMemories::from_book(book, Some(&claimed.member.id), Vec::new(), now);
+                let prompt = PromptInput::for_task(&claimed, account, &memories.memories, member_tasks, now);
                 let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
                 let notes = annotations.prompt_lines();
                 if !notes.is_empty() {
@@ -65,6 +71,7 @@ impl Engine {
                     }
                 };
                 claimed.ai_calls += 1;
+                claimed.memories_used = memories.used;
                 match permit.draft(&request).await {
                     // Confidence at every step (spec §7.4): a follow-up the agent is less sure
                     // of than the type asks goes to the owner, its draft attached.

@@ -420,6 +420,8 @@ impl Engine {
             }
         };
         parent.ai_calls += 1;
+        let memories = self.prompt_memories(parent.account_id, Some(&parent.member.id), now).await?;
+        parent.memories_used = memories.used.clone();
         let step_types = plannable_types(&parent.task_type);
         let facts = self.store.get_member(parent.account_id, &parent.member.id).await?.map(|(f, _)| f);
         let request = crate::ports::PlanRequest {
@@ -428,7 +430,7 @@ impl Engine {
             system_prompt: crate::conversation::prompt::system_prompt(&crate::conversation::prompt::PromptInput::for_task(
                 parent,
                 &account,
-                &[],
+                &memories.memories,
                 &[],
                 now,
             ))

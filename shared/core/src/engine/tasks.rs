@@ -11,6 +11,7 @@ use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::kernel::limits;
 use crate::members::member::MemberFacts;
 use crate::owner::account::Account;
+use crate::owner::business_memory::BusinessMemory;
 use crate::ports::{DraftRequest, TaskQuery};
 use crate::rails::autonomy;
 use crate::rails::gate::{GateContext, initial_status};
@@ -268,6 +269,13 @@ impl Engine {
             member_status: member.as_ref().and_then(|m| m.status),
         });
         let owner_draft = input.draft.is_some();
+        // What the agent's calls below read (issue 16): only read when one is made.
+        let agent_writes = def.category == Category::Communication && options.batch_of.is_none() && !options.agent_planning;
+        let memories = if agent_writes && (input.draft.is_none() || options.mode == TaskMode::Plan) {
+            self.prompt_memories(account.id, Some(&input.member_id), now).await?
+        } else {
+            super::memories::PromptMemories::default()
+        };
         let draft = match input.draft {
             Some(draft) => Some(draft),
             // Staff to-dos and research never write to a member.
@@ -275,7 +283,7 @@ impl Engine {
             // A batch or planning parent never writes to anyone; its subtasks draft.
             None if options.batch_of.is_some() || options.agent_planning => None,
             None => {
-                let prompt = PromptInput::for_new(def, &goal, account, &[], now);
+                let prompt = PromptInput::for_new(def, &goal, account, &memories.memories, &[], now);
                 let request = DraftRequest {
                     context: input.context.clone(),
                     ..ai::draft_request(account, def, &goal, member.as_ref().and_then(|m| m.first_name.clone()), 0, &prompt)
@@ -303,8 +311,17 @@ impl Engine {
         };
         let plan = match options.mode {
             TaskMode::Plan => Some(
-                self.plan(account, def, &goal, member.as_ref(), draft.as_ref(), confidence, now)
-                    .await,
+                self.plan(
+                    account,
+                    def,
+                    &goal,
+                    member.as_ref(),
+                    draft.as_ref(),
+                    confidence,
+                    &memories.memories,
+                    now,
+                )
+                .await,
             ),
             _ => None,
         };
@@ -340,6 +357,7 @@ impl Engine {
             },
             // The first draft's call, when the agent wrote it.
             ai_calls: u32::from(drafted_by_agent),
+            memories_used: if drafted_by_agent { memories.used.clone() } else { Vec::new() },
             touch: 0,
             next_action_at: (status == TaskStatus::Ready).then_some(now),
             attempts: 0,
@@ -376,6 +394,7 @@ impl Engine {
             owner_edited: false,
             goal_progress: None,
             feedback: None,
+            original_draft: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
@@ -438,6 +457,7 @@ impl Engine {
         member: Option<&MemberFacts>,
         first: Option<&Draft>,
         confidence: u8,
+        memories: &[BusinessMemory],
         now: Timestamp,
     ) -> TaskPlan {
         let touches = (def.cadence.intervals.len() as u32).max(1).min(def.budget.max_messages);
@@ -447,7 +467,7 @@ impl Engine {
             let draft = if touch == 0 {
                 first.cloned()
             } else {
-                let prompt = PromptInput::for_new(def, goal, account, &[], now);
+                let prompt = PromptInput::for_new(def, goal, account, memories, &[], now);
                 let request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch, &prompt);
                 // A plan is only words: with no AI call left it shows the step without a draft.
                 match self.ai_call(account, Some(ai_calls), now).await {
@@ -613,6 +633,9 @@ impl Engine {
             next.draft = Some(draft);
         }
         next.owner_edited |= changed;
+        if changed && next.original_draft.is_none() {
+            next.original_draft = task.draft.clone();
+        }
         if next.controls.mode == TaskMode::Plan {
             next.controls.mode = TaskMode::Live;
             if let Some(plan) = next.controls.plan.as_mut() {

@@ -59,6 +59,7 @@ async fn world() -> World {
         },
         connector: None,
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
+        evaluator: Arc::new(crate::ports::OfflineEvaluator),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -1260,8 +1261,10 @@ mod actions;
 mod confidence;
 mod connector;
 mod deliverability;
+mod evaluation;
 mod gates;
 mod intake;
+mod memories;
 mod metrics;
 mod outcomes;
 mod owner_notices;

@@ -235,7 +235,16 @@ impl Engine {
                     }
                     Err(e) => return Err(e.into()),
                 }
-                Box::pin(self.send_claimed(&account, claimed, to, snapshot.ledger, &snapshot.annotations, member_tasks)).await
+                Box::pin(self.send_claimed(
+                    &account,
+                    claimed,
+                    to,
+                    snapshot.ledger,
+                    &snapshot.annotations,
+                    &snapshot.memories,
+                    member_tasks,
+                ))
+                .await
             }
         }
     }

@@ -26,8 +26,17 @@ pub const MAX_AGENT_OVERRIDES: usize = 40;
 pub const MAX_OVERRIDE_CHARS: usize = 8_000;
 /// Business memories: the longest one, how many an account keeps, how many a prompt reads.
 pub const MAX_MEMORY_CHARS: usize = 1_000;
+/// An account's memories are one stored record (DynamoDB items hold 400 KB): 200 memories of
+/// at most 1,500 bytes each, with their fields, stay well under it.
+pub const MAX_MEMORY_BYTES: usize = 1_500;
+pub const MAX_MEMORY_CATEGORY_CHARS: usize = 40;
 pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
 pub const MAX_PROMPT_MEMORIES: usize = 25;
+
+/// The trust gradient (issue 16 item 7, spec 003): with the owner's opt-in, a memory
+/// suggestion this confident and strong is saved without review, once the account is this old.
+pub const AUTO_SAVE_MIN_CONFIDENCE: u8 = 80;
+pub const AUTO_SAVE_AFTER_DAYS: i64 = 30;
 
 /// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
 pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;

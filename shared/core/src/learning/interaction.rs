@@ -61,8 +61,14 @@ pub struct SharedOutcome {
     pub execution_mode: String,
     /// Attributed value rounded to the nearest [`LEARNING_VALUE_ROUNDING`] dollars.
     pub attributed_value: Option<f64>,
-    /// The account's business type as the profile stated it at the close (a free tag).
+    /// The account's business type at the close, as a tag from a fixed list
+    /// ([`business_type_tag`]), never the owner's free text.
     pub business_type: Option<String>,
+    /// A keyed pseudonym of the contributing account (issue 16 item 8), the same on all its
+    /// records, so a pattern's contributing businesses can be counted without naming any: an
+    /// HMAC under a secret of the account's own, so no one holding only ids can link it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contributor: Option<String>,
 }
 
 /// What never leaves the account.
@@ -79,6 +85,10 @@ pub struct PrivateOutcome {
     pub created_at: Timestamp,
     pub resolved_at: Timestamp,
     pub attributed_value: Option<f64>,
+    /// The kinds of change the owner made to the agent's draft when approving it (never
+    /// crosses tenants: it comes from the texts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<crate::learning::edit::EditKind>,
 }
 
 /// One closed task's learning record.
@@ -123,7 +133,10 @@ impl InteractionOutcome {
             trigger: serde_plain(&task.trigger_type),
             execution_mode: serde_plain(&task.controls.mode),
             attributed_value: task.attributed_value.map(round_value),
-            business_type: settings.and_then(|s| s.profile.business_type.clone()),
+            business_type: settings
+                .and_then(|s| s.profile.business_type.as_deref())
+                .map(|t| business_type_tag(t).to_owned()),
+            contributor: None,
         };
         let sent = task.touch > 0;
         let private = PrivateOutcome {
@@ -136,13 +149,72 @@ impl InteractionOutcome {
             created_at: task.created_at,
             resolved_at,
             attributed_value: task.attributed_value,
+            edits: match (&task.original_draft, &task.draft) {
+                (Some(original), Some(approved)) => crate::learning::edit::classify(original, approved),
+                _ => Vec::new(),
+            },
         };
         Some(Self { shared, private })
+    }
+
+    /// The record with its contributor's pseudonym, keyed by `key` (the account's own secret).
+    pub fn contributed_by(mut self, key: &[u8]) -> Self {
+        use hmac::Mac;
+        let mut mac =
+            <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
+        mac.update(b"openloop/learning-contributor/v1");
+        let digest = mac.finalize().into_bytes();
+        self.shared.contributor = Some(digest[..12].iter().map(|b| format!("{b:02x}")).collect());
+        self
     }
 
     /// The month (`YYYY-MM`, UTC) the record belongs to in the cross-tenant set.
     pub fn month(&self) -> String {
         month_of(self.private.resolved_at)
+    }
+}
+
+/// The business types a cross-tenant record may name (issue 16 item 8: a tag from a fixed
+/// list, never the owner's words).
+pub const BUSINESS_TYPE_TAGS: [&str; 7] = [
+    "crossfit_gym",
+    "yoga_studio",
+    "pilates_studio",
+    "martial_arts",
+    "boutique_fitness",
+    "fitness_gym",
+    "other",
+];
+
+/// The tag of an owner's free-text business type: the first kind its words name, else `other`.
+pub fn business_type_tag(free_text: &str) -> &'static str {
+    let text = free_text.to_lowercase();
+    let names = |words: &[&str]| words.iter().any(|w| text.contains(w));
+    if names(&["crossfit", "cross fit"]) {
+        "crossfit_gym"
+    } else if names(&["yoga"]) {
+        "yoga_studio"
+    } else if names(&["pilates", "barre"]) {
+        "pilates_studio"
+    } else if names(&[
+        "jiu",
+        "bjj",
+        "martial",
+        "karate",
+        "judo",
+        "mma",
+        "boxing",
+        "kickboxing",
+        "taekwondo",
+        "muay",
+    ]) {
+        "martial_arts"
+    } else if names(&["spin", "cycling", "hiit", "bootcamp", "boot camp", "dance", "boutique"]) {
+        "boutique_fitness"
+    } else if names(&["gym", "fitness", "strength", "box", "training", "health club"]) {
+        "fitness_gym"
+    } else {
+        "other"
     }
 }
 
@@ -220,7 +292,11 @@ mod tests {
         assert_eq!((shared.first_touch_hour, shared.first_touch_weekday), (Some(11), Some(1)));
         assert_eq!((shared.hours_to_first_touch, shared.confidence_bucket), (Some(2), 90));
         assert_eq!(shared.attributed_value, Some(150.0), "value rounded to the nearest $50");
-        assert_eq!(shared.business_type.as_deref(), Some("crossfit box"));
+        assert_eq!(
+            shared.business_type.as_deref(),
+            Some("crossfit_gym"),
+            "a tag, not the owner's words"
+        );
         assert_eq!(record.month(), "2026-11");
     }
 
@@ -292,5 +368,19 @@ mod tests {
             (None, None, None)
         );
         assert_eq!(record.shared.days_to_outcome, 1);
+    }
+
+    #[test]
+    fn a_business_type_crosses_tenants_only_as_a_tag_of_the_fixed_list() {
+        for (free, tag) in [
+            ("CrossFit box in Leeds", "crossfit_gym"),
+            ("hot yoga studio", "yoga_studio"),
+            ("Brazilian Jiu-Jitsu academy", "martial_arts"),
+            ("24h gym", "fitness_gym"),
+            ("Dan's place, call 555-0100", "other"),
+        ] {
+            assert_eq!(business_type_tag(free), tag, "{free}");
+            assert!(BUSINESS_TYPE_TAGS.contains(&business_type_tag(free)));
+        }
     }
 }

@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod edit;
+pub mod evaluator;
 pub mod interaction;
+pub mod suggestion;
 
 use crate::learning::interaction::SharedOutcome;
 use crate::task::TaskStatus;
@@ -89,6 +92,11 @@ pub struct MonthAggregate {
     /// `YYYY-MM`, UTC (how the records are grouped).
     pub month: String,
     pub records: u64,
+    /// Distinct contributing accounts, counted by their pseudonyms (issue 16 item 8: a
+    /// cross-business pattern needs at least 3).
+    pub contributors: u64,
+    #[serde(skip)]
+    seen: std::collections::BTreeSet<String>,
     /// `false` when the read stopped at its bound before the month's last record.
     pub complete: bool,
     pub task_types: Vec<TaskTypeAggregate>,
@@ -99,6 +107,8 @@ impl MonthAggregate {
         Self {
             month: month.to_owned(),
             records: 0,
+            contributors: 0,
+            seen: Default::default(),
             complete: true,
             task_types: Vec::new(),
         }
@@ -108,6 +118,11 @@ impl MonthAggregate {
     pub fn add(&mut self, records: &[SharedOutcome]) {
         for record in records {
             self.records += 1;
+            if let Some(contributor) = &record.contributor
+                && self.seen.insert(contributor.clone())
+            {
+                self.contributors += 1;
+            }
             let at = match self.task_types.binary_search_by(|t| t.task_type.as_str().cmp(&record.task_type)) {
                 Ok(i) => i,
                 Err(i) => {
@@ -159,7 +174,8 @@ mod tests {
             trigger: "manual".into(),
             execution_mode: "live".into(),
             attributed_value: None,
-            business_type: Some("crossfit box".into()),
+            business_type: Some("crossfit_gym".into()),
+            contributor: None,
         }
     }
 
@@ -219,5 +235,17 @@ mod tests {
                 "{key} must not be in the aggregate"
             );
         }
+    }
+
+    #[test]
+    fn contributing_accounts_are_counted_by_their_pseudonyms() {
+        let by = |who: Option<&str>| SharedOutcome {
+            contributor: who.map(Into::into),
+            ..record("win_back", Some("recovered"), 1, 1)
+        };
+        let mut month = MonthAggregate::new("2026-11");
+        month.add(&[by(Some("aa")), by(Some("bb")), by(Some("aa")), by(None)]);
+        month.add(&[by(Some("cc")), by(Some("bb"))]);
+        assert_eq!((month.records, month.contributors), (6, 3));
     }
 }

@@ -20,6 +20,24 @@ impl LearningStore for MemoryStore {
             .cloned())
     }
 
+    async fn recent_outcomes(
+        &self,
+        account: AccountId,
+        since: jiff::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<InteractionOutcome>, StoreError> {
+        let s = self.lock();
+        let mut records: Vec<InteractionOutcome> = s
+            .interactions
+            .values()
+            .filter(|r| r.private.account_id == account && r.private.created_at >= since)
+            .cloned()
+            .collect();
+        records.sort_by_key(|r| r.private.task_id);
+        records.truncate(limit);
+        Ok(records)
+    }
+
     async fn shared_outcomes(
         &self,
         month: &str,
@@ -27,7 +45,11 @@ impl LearningStore for MemoryStore {
         cursor: Option<String>,
     ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError> {
         let s = self.lock();
-        let mut records: Vec<&InteractionOutcome> = s.interactions.values().filter(|r| r.month() == month).collect();
+        let mut records: Vec<&InteractionOutcome> = s
+            .interactions
+            .values()
+            .filter(|r| r.month() == month && s.shared_learning.contains(&r.private.task_id))
+            .collect();
         records.sort_by(|a, b| (&a.shared.task_type, a.private.task_id).cmp(&(&b.shared.task_type, b.private.task_id)));
         let start = match cursor {
             Some(c) => c.parse::<usize>().map_err(|_| StoreError::InvalidCursor)?,

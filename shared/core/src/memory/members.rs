@@ -82,6 +82,7 @@ impl MemberStore for MemoryStore {
                 .map(|d| (d, s.daily.get(&(account, d)).copied().unwrap_or(0)))
                 .collect(),
             annotations: s.annotations.get(&(account, member.clone())).cloned().unwrap_or_default(),
+            memories: s.memory_books.get(&account).cloned().unwrap_or_default(),
         })
     }
 

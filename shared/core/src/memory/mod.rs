@@ -34,9 +34,11 @@ mod deliverability;
 mod idempotency;
 mod learning;
 mod members;
+mod memories;
 mod metrics;
 mod notices;
 mod sending_domains;
+mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
@@ -81,6 +83,11 @@ struct State {
     bounce_windows: HashMap<AccountId, crate::owner::deliverability::BounceWindow>,
     /// The mails each address soft-bounced.
     soft_bounces: HashMap<(AccountId, Email), std::collections::BTreeSet<String>>,
+    memory_books: HashMap<AccountId, crate::owner::business_memory::MemoryBook>,
+    suggestions: BTreeMap<(AccountId, ulid::Ulid), crate::learning::suggestion::Suggestion>,
+    fingerprints: HashSet<(AccountId, String)>,
+    /// The learning records that also went to the cross-tenant set (the account contributes).
+    shared_learning: HashSet<TaskId>,
 }
 
 /// See the module docs.

@@ -157,8 +157,16 @@ impl Tasks for MemoryStore {
                 s.guards.remove(&guard);
             }
         }
-        let settings = s.accounts.get(&account).map(|a| a.settings.clone());
-        if let Some(record) = InteractionOutcome::of(task, settings.as_ref()) {
+        let owner = s.accounts.get(&account).cloned();
+        let settings = owner.as_ref().map(|a| a.settings.clone());
+        let record = InteractionOutcome::of(task, settings.as_ref()).map(|r| match &owner {
+            Some(a) => r.contributed_by(a.webhook_secret.expose().as_bytes()),
+            None => r,
+        });
+        if let Some(record) = record {
+            if settings.as_ref().is_none_or(|s| s.share_learning) {
+                s.shared_learning.insert(task.id);
+            }
             s.interactions.insert(task.id, record);
         }
         s.tasks.insert(task.id, task.clone());

@@ -192,6 +192,19 @@ pub struct Settings {
     /// leaves from it once its identity is verified (`Account::sending_domain`).
     #[serde(default)]
     pub sending_domain: Option<String>,
+    /// The trust gradient (issue 16 item 7): strong memory suggestions are saved without
+    /// review once the account is old enough, and listed in a weekly notice to undo. Off by
+    /// default.
+    #[serde(default)]
+    pub auto_save_memories: bool,
+    /// Whether this account's closed tasks add to the cross-tenant learning record (issue 16
+    /// item 8); on unless the owner turns it off. Its own record is kept either way.
+    #[serde(default = "contributes_by_default")]
+    pub share_learning: bool,
+}
+
+fn contributes_by_default() -> bool {
+    true
 }
 
 impl Settings {
@@ -233,6 +246,8 @@ impl Settings {
             owner_notification_channel: Default::default(),
             plan_prices: Default::default(),
             sending_domain: None,
+            auto_save_memories: false,
+            share_learning: true,
         }
     }
 

@@ -46,6 +46,9 @@ pub enum NoticeKind {
     SystemAlert,
     /// The day's summary (spec §35.2: once a day).
     DailyDigest,
+    /// What the agent learned without review this week, each with its undo (issue 16 item 7:
+    /// made once a week by the evaluation).
+    LearningDigest,
 }
 
 /// How a kind reaches the owner's inbox.
@@ -70,12 +73,13 @@ impl NoticeKind {
             NoticeKind::ApprovalNeeded => "approval_needed",
             NoticeKind::SystemAlert => "system_alert",
             NoticeKind::DailyDigest => "daily_digest",
+            NoticeKind::LearningDigest => "learning_digest",
         }
     }
 
     pub fn policy(self) -> NoticePolicy {
         match self {
-            NoticeKind::Escalation | NoticeKind::SystemAlert => NoticePolicy::Immediate,
+            NoticeKind::Escalation | NoticeKind::SystemAlert | NoticeKind::LearningDigest => NoticePolicy::Immediate,
             NoticeKind::DailyDigest => NoticePolicy::Daily,
             NoticeKind::ApprovalNeeded => NoticePolicy::Batched {
                 max_per_day: limits::OWNER_APPROVAL_NOTICES_PER_DAY,

@@ -27,8 +27,8 @@ pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
 
 pub use store::{
-    AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex, TaskQuery,
-    TaskStore, Tasks, TemplateStore, prelude,
+    AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
+    SuggestionStore, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
 };
 
 /// The time, as every component must read it (a test clock locally).
@@ -236,6 +236,29 @@ pub trait Agent: Send + Sync {
 #[async_trait]
 pub trait EventBus: Send + Sync {
     async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String>;
+}
+
+/// What turns an account's closed tasks into suggestions (issue 16 item 3, spec 003 "The
+/// Evaluator"): the offline statistics ([`OfflineEvaluator`], the default), or a model.
+#[async_trait]
+pub trait Evaluator: Send + Sync {
+    async fn evaluate(
+        &self,
+        tasks: &[crate::learning::evaluator::ClosedTask],
+    ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError>;
+}
+
+/// Deterministic statistics with explicit thresholds (`crate::learning::evaluator`).
+pub struct OfflineEvaluator;
+
+#[async_trait]
+impl Evaluator for OfflineEvaluator {
+    async fn evaluate(
+        &self,
+        tasks: &[crate::learning::evaluator::ClosedTask],
+    ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError> {
+        Ok(crate::learning::evaluator::evaluate(tasks))
+    }
 }
 
 /// A bus that drops everything (for tests that do not look at events).

@@ -16,9 +16,11 @@ use jiff::civil::Date;
 use crate::kernel::error::StoreError;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
 use crate::learning::interaction::{InteractionOutcome, SharedOutcome};
+use crate::learning::suggestion::{Suggestion, SuggestionStatus};
 use crate::members::connector::{ConnectorHealth, HealthChange};
 use crate::members::member::{MemberFacts, SendLedger};
 use crate::owner::account::{Account, SystemConfig};
+use crate::owner::business_memory::MemoryBook;
 use crate::owner::metrics::{DailyMetrics, MetricsCursor};
 use crate::owner::owner_notice::OwnerNotice;
 use crate::owner::recurring::RecurringTemplate;
@@ -56,6 +58,8 @@ pub trait TaskStore:
     + super::connection::ConnectionStore
     + super::connection::AnnotationStore
     + super::deliverability::DeliverabilityStore
+    + BusinessMemoryStore
+    + SuggestionStore
     + Send
     + Sync
 {
@@ -76,6 +80,8 @@ impl<T> TaskStore for T where
         + super::connection::ConnectionStore
         + super::connection::AnnotationStore
         + super::deliverability::DeliverabilityStore
+        + BusinessMemoryStore
+        + SuggestionStore
         + ?Sized
 {
 }
@@ -308,6 +314,10 @@ pub trait Idempotency: Send + Sync {
 pub trait LearningStore: Send + Sync {
     /// The account's record of a closed task.
     async fn interaction_outcome(&self, account: AccountId, task: TaskId) -> Result<Option<InteractionOutcome>, StoreError>;
+    /// The account's records of tasks created at or after `since`, oldest first, at most
+    /// `limit` (the evaluator's window: the read grows with the window's tasks, never with
+    /// all the account ever closed).
+    async fn recent_outcomes(&self, account: AccountId, since: Timestamp, limit: usize) -> Result<Vec<InteractionOutcome>, StoreError>;
     /// One page of the cross-tenant records of `month` (`YYYY-MM`, UTC), at most `limit`, with
     /// a cursor for the next page: the shared part only, across every account.
     async fn shared_outcomes(
@@ -338,6 +348,33 @@ pub trait ConnectorHealthStore: Send + Sync {
     ) -> Result<(ConnectorHealth, HealthChange), StoreError>;
 }
 
+/// An account's business memories (spec 003, see [`crate::owner::business_memory`]): one
+/// versioned record per account, so the cap holds under concurrent writers. The send
+/// snapshot carries it too (read in the same batch), so a drafted touch costs no extra read.
+#[async_trait]
+pub trait BusinessMemoryStore: Send + Sync {
+    /// The account's memories (an empty book at version 0 if never written).
+    async fn memory_book(&self, account: AccountId) -> Result<MemoryBook, StoreError>;
+    /// Write `book` if the stored one is at `book.version - 1` (or absent, for 1);
+    /// `Conflict::Version` otherwise.
+    async fn save_memory_book(&self, account: AccountId, book: &MemoryBook) -> Result<(), StoreError>;
+}
+
+/// The suggestions the evaluator makes for an account (issue 16, see
+/// [`crate::learning::suggestion`]): each made once per fingerprint, decided under its version.
+#[async_trait]
+pub trait SuggestionStore: Send + Sync {
+    /// Write a new suggestion (version 1) unless the account already had one with its
+    /// fingerprint — whatever became of it: `false` then, and nothing is written.
+    async fn create_suggestion(&self, suggestion: &Suggestion) -> Result<bool, StoreError>;
+    async fn get_suggestion(&self, account: AccountId, id: ulid::Ulid) -> Result<Option<Suggestion>, StoreError>;
+    /// Write `suggestion` if the stored one is at `suggestion.version - 1`; `Conflict::Version`
+    /// otherwise.
+    async fn save_suggestion(&self, suggestion: &Suggestion) -> Result<(), StoreError>;
+    /// The account's suggestions in `status`, newest first, at most `limit`, read from an index.
+    async fn list_suggestions(&self, account: AccountId, status: SuggestionStatus, limit: usize) -> Result<Vec<Suggestion>, StoreError>;
+}
+
 /// Every capability of the store, for calling a concrete store's methods (`MemoryStore`,
 /// `DynamoStore`, an `Arc` of one) without naming which capability each comes from. Code that
 /// holds a `dyn TaskStore` needs none of this: its methods are all in reach.
@@ -345,7 +382,7 @@ pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::super::deliverability::DeliverabilityStore;
     pub use super::{
-        AccountStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore, TaskIndex,
-        TaskStore, Tasks, TemplateStore,
+        AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
+        NoticeStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,
     };
 }

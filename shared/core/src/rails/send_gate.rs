@@ -121,6 +121,8 @@ pub struct SendSnapshot {
     /// Openloop's own tags and notes on the member, for the draft's prompt (read in the same
     /// batch, so a drafted touch costs no extra request).
     pub annotations: crate::members::annotation::MemberAnnotations,
+    /// The account's business memories, for the draft's prompt (the same batch).
+    pub memories: crate::owner::business_memory::MemoryBook,
 }
 
 impl SendSnapshot {
@@ -159,6 +161,7 @@ mod tests {
             facts: None,
             daily: vec![(today, sent_today)],
             annotations: Default::default(),
+            memories: Default::default(),
         }
     }
 

@@ -184,6 +184,10 @@ pub struct Task {
     /// AI calls made for this task so far (spec §7.12: at most `AI_CALLS_PER_TASK`).
     #[serde(default)]
     pub ai_calls: u32,
+    /// The business memories the task's last AI call read (issue 16: the owner sees what
+    /// the agent knew), by id.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memories_used: Vec<ulid::Ulid>,
     /// Messages sent so far; also the index of the next touch in the cadence.
     pub touch: u32,
     /// When the system next has something to do with this task (drives the due index).
@@ -263,6 +267,10 @@ pub struct Task {
     /// also in the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<crate::task::feedback::OwnerFeedback>,
+    /// The agent's draft as it was before the owner's edit (issue 16 item 5: original vs.
+    /// sent, for learning from edits); `None` if the owner approved it as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_draft: Option<Draft>,
     pub version: u64,
 }
 

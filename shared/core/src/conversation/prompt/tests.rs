@@ -22,6 +22,7 @@ fn memory(content: &str, member: Option<&str>, confidence: u8, expires_at: Optio
         confidence,
         created_at: now(),
         expires_at,
+        last_confirmed_at: None,
     }
 }
 

@@ -1,0 +1,69 @@
+//! The evaluation function (issue 16, spec 003 "The Evaluator"): fired by the EventBridge
+//! rule on `TaskClosed` (that task's account, source `post_task`) and by a weekly schedule
+//! (every account, `weekly_batch`). The account's closed tasks of the last 30 days go to the
+//! evaluator; each finding is stored once as a pending suggestion for the owner. Thin: the
+//! event read, an engine call, its report logged.
+
+use serde::Deserialize;
+
+use openloop_core::engine::{Engine, EvaluationReport};
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::task::error::EngineError;
+
+/// What fired the function: a `TaskClosed` event's detail names its account; a scheduled
+/// event (or anything else) runs the weekly evaluation of every account.
+#[derive(Debug, Default, Deserialize)]
+pub struct Trigger {
+    #[serde(default, rename = "detail-type")]
+    pub detail_type: Option<String>,
+    #[serde(default)]
+    pub detail: Option<serde_json::Value>,
+}
+
+impl Trigger {
+    /// The account of a `TaskClosed` event.
+    fn closed_task_account(&self) -> Option<AccountId> {
+        if self.detail_type.as_deref() != Some("TaskClosed") {
+            return None;
+        }
+        let raw = self.detail.as_ref()?.get("account_id")?.as_str()?;
+        raw.parse().ok()
+    }
+}
+
+pub async fn handle(engine: &Engine, trigger: &Trigger) -> Result<EvaluationReport, EngineError> {
+    let report = match trigger.closed_task_account() {
+        Some(account) => {
+            let (tasks, suggested) = engine.evaluate_account(account, "post_task").await?;
+            EvaluationReport {
+                accounts: 1,
+                tasks,
+                suggested,
+                failed: 0,
+            }
+        }
+        None => engine.evaluate_accounts().await?,
+    };
+    tracing::info!(?report, "evaluation");
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_closed_event_names_its_account_and_a_schedule_names_none() {
+        let account = AccountId::generate(jiff::Timestamp::UNIX_EPOCH);
+        let closed: Trigger = serde_json::from_value(serde_json::json!({
+            "detail-type": "TaskClosed", "source": "openloop", "detail": {"account_id": account.to_string(), "task_id": "x"}
+        }))
+        .expect("event");
+        assert_eq!(closed.closed_task_account(), Some(account));
+        let scheduled: Trigger = serde_json::from_value(serde_json::json!({
+            "detail-type": "Scheduled Event", "source": "aws.events", "detail": {}
+        }))
+        .expect("event");
+        assert_eq!(scheduled.closed_task_account(), None);
+    }
+}

@@ -1,0 +1,16 @@
+//! Lambda entry point: build the engine once at init, then evaluate per event (`TaskClosed`
+//! or the weekly schedule).
+
+use lambda_runtime::{LambdaEvent, service_fn};
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    openloop_edge::telemetry::init();
+    let (_, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
+    let engine = &engine;
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<openloop_fn_evaluation::Trigger>| async move {
+        let report = openloop_fn_evaluation::handle(engine, &event.payload).await?;
+        Ok::<_, lambda_runtime::Error>(serde_json::to_value(report)?)
+    }))
+    .await
+}

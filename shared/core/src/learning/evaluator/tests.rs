@@ -1,0 +1,130 @@
+use super::*;
+use crate::task::TaskStatus;
+use crate::testing::at;
+
+fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
+    ClosedTask {
+        task_id: TaskId::generate(at("2026-11-02T14:00:00Z")),
+        shared: SharedOutcome {
+            task_type: "churn_risk".into(),
+            category: "communication".into(),
+            agent: "retention".into(),
+            status: TaskStatus::Completed,
+            outcome: None,
+            outcome_reason: None,
+            provisional: false,
+            touches: 1,
+            turns: u32::from(replied),
+            ai_calls: 1,
+            days_to_outcome: 3,
+            hours_to_first_touch: Some(2),
+            first_touch_hour: Some(hour),
+            first_touch_weekday: Some(2),
+            message_length: Some(length),
+            owner_edited: false,
+            confidence_bucket: 80,
+            trigger: "manual".into(),
+            execution_mode: "live".into(),
+            attributed_value: None,
+            business_type: None,
+            contributor: None,
+        },
+        edits: Vec::new(),
+    }
+}
+
+/// The pattern: a dozen evening sends all answered, a dozen morning sends none.
+fn a_month_of_evenings_answered_and_mornings_not() -> Vec<ClosedTask> {
+    let mut tasks: Vec<ClosedTask> = (0..12).map(|_| closed(19, true, 300)).collect();
+    tasks.extend((0..12).map(|_| closed(9, false, 300)));
+    tasks
+}
+
+#[test]
+fn evening_sends_answered_and_morning_ones_not_make_one_strong_timing_memory_with_its_counts() {
+    let found = evaluate(&a_month_of_evenings_answered_and_mornings_not());
+    assert_eq!(found.len(), 1, "{found:?}");
+    let timing = &found[0];
+    assert_eq!((timing.kind, timing.strength), (SuggestionKind::Memory, Strength::Strong));
+    assert_eq!(timing.evidence["evening"]["sent"], 12);
+    assert_eq!(timing.evidence["evening"]["replied"], 12);
+    assert_eq!(timing.evidence["morning"]["sent"], 12);
+    assert_eq!(timing.evidence["morning"]["replied"], 0);
+    assert_eq!(timing.evidence["task_ids"].as_array().map(Vec::len), Some(24));
+    assert!(
+        timing.body.contains("12 of 12") && timing.body.contains("0 of 12"),
+        "{}",
+        timing.body
+    );
+    assert_eq!(timing.confidence, 80);
+    assert_eq!(timing.fingerprint, "memory:send_time:evening>morning");
+}
+
+#[test]
+fn nothing_is_suggested_below_the_thresholds() {
+    // Too few messages in one group.
+    let mut few: Vec<ClosedTask> = (0..12).map(|_| closed(19, true, 300)).collect();
+    few.extend((0..MIN_SENDS_PER_GROUP - 1).map(|_| closed(9, false, 300)));
+    assert!(evaluate(&few).is_empty());
+    // A gap too small: 6 of 10 against 4 of 10.
+    let mut close: Vec<ClosedTask> = (0..10).map(|i| closed(19, i < 6, 300)).collect();
+    close.extend((0..10).map(|i| closed(9, i < 4, 300)));
+    assert!(evaluate(&close).is_empty());
+    // Unsent tasks say nothing about timing.
+    let mut unsent = a_month_of_evenings_answered_and_mornings_not();
+    for t in &mut unsent {
+        t.shared.touches = 0;
+    }
+    assert!(evaluate(&unsent).is_empty());
+}
+
+#[test]
+fn short_first_messages_answered_more_make_a_prompt_suggestion_and_long_ones_never_do() {
+    let mut tasks: Vec<ClosedTask> = (0..10).map(|_| closed(14, true, 200)).collect();
+    tasks.extend((0..10).map(|_| closed(14, false, 900)));
+    let found = evaluate(&tasks);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].kind, found[0].strength), (SuggestionKind::Prompt, Strength::Moderate));
+    assert!(matches!(&found[0].change, ProposedChange::Prompt { agent, .. } if agent == "*"));
+    let mut reversed: Vec<ClosedTask> = (0..10).map(|_| closed(14, false, 200)).collect();
+    reversed.extend((0..10).map(|_| closed(14, true, 900)));
+    assert!(evaluate(&reversed).is_empty());
+}
+
+#[test]
+fn three_five_and_eight_consistent_edits_of_one_kind_make_a_weak_moderate_and_strong_memory_suggestion() {
+    let edited = |n: usize| -> Vec<ClosedTask> {
+        (0..n)
+            .map(|i| ClosedTask {
+                edits: if i % 2 == 0 {
+                    vec![EditKind::Shortened, EditKind::ChangedSignOff]
+                } else {
+                    vec![EditKind::Shortened]
+                },
+                ..closed(14, false, 300)
+            })
+            .collect()
+    };
+    assert!(evaluate(&edited(2)).is_empty(), "two edits say nothing yet");
+    for (n, strength) in [(3, Strength::Weak), (5, Strength::Moderate), (8, Strength::Strong)] {
+        let found = evaluate(&edited(n));
+        let shortened = found
+            .iter()
+            .find(|d| d.evidence["edit"] == "shortened")
+            .unwrap_or_else(|| panic!("{n} edits: {found:?}"));
+        assert_eq!(
+            (shortened.kind, shortened.strength),
+            (SuggestionKind::Memory, strength),
+            "{n} edits"
+        );
+        assert_eq!(shortened.evidence["edits_of_kind"], n);
+        assert!(matches!(&shortened.change, ProposedChange::Memory { content, .. } if content.contains("shorter")));
+    }
+    // Sign-off changed on 2 of 3 (then 3 of 5): below, then at the weak threshold.
+    assert!(!evaluate(&edited(3)).iter().any(|d| d.evidence["edit"] == "changed_sign_off"));
+    assert!(
+        evaluate(&edited(5))
+            .iter()
+            .any(|d| d.evidence["edit"] == "changed_sign_off" && d.strength == Strength::Weak)
+    );
+}
