@@ -181,17 +181,31 @@ impl Stack {
         let mut config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
         config.endpoint = None;
         adjust(&mut config);
-        Self::launch(unique_prefix(name), openloop_local::Ports::Memory, config, None).await
+        Self::launch(unique_prefix(name), openloop_local::Ports::Memory, config, None, None).await
+    }
+
+    /// [`Stack::start`] with its own agent (a model adapter pointed at a fake model API), as
+    /// `OPENLOOP_LLM` would choose one — without setting the process's variables.
+    pub async fn start_with_agent(name: &str, agent: std::sync::Arc<dyn openloop_core::ports::Agent>) -> Self {
+        let mut config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+        config.endpoint = None;
+        Self::launch(unique_prefix(name), openloop_local::Ports::Memory, config, None, Some(agent)).await
     }
 
     /// The runtime on the emulator's DynamoDB, SQS, SES and S3, on names of its own.
     pub async fn on_emulator(name: &str) -> Self {
         let scratch = Scratch::new(name);
         let prefix = scratch.names.table.clone();
-        Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), Some(scratch)).await
+        Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), Some(scratch), None).await
     }
 
-    async fn launch(prefix: String, ports: openloop_local::Ports, config: Config, scratch: Option<Scratch>) -> Self {
+    async fn launch(
+        prefix: String,
+        ports: openloop_local::Ports,
+        config: Config,
+        scratch: Option<Scratch>,
+        agent: Option<std::sync::Arc<dyn openloop_core::ports::Agent>>,
+    ) -> Self {
         let options = openloop_local::Options {
             http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
             prefix,
@@ -201,6 +215,7 @@ impl Stack {
             background: true,
             ports,
             config,
+            agent,
         };
         let running = openloop_local::start(options)
             .await

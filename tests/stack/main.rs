@@ -16,6 +16,7 @@ mod gates;
 mod hostile;
 mod learning;
 mod local_runtime;
+mod model_prompts;
 mod observability;
 mod outcomes;
 mod owner_notices;

@@ -58,7 +58,7 @@ impl Ports {
 }
 
 /// How the runtime is started (from the environment in `main`, explicitly in tests).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     pub http_addr: SocketAddr,
     /// Names the table, queues and bus (`{prefix}`, `{prefix}-signals`, …); tests use a
@@ -69,6 +69,8 @@ pub struct Options {
     pub background: bool,
     pub ports: Ports,
     pub config: Config,
+    /// The agent, when not the one `OPENLOOP_LLM` names (a test's model at a fake server).
+    pub agent: Option<Arc<dyn openloop_core::ports::Agent>>,
 }
 
 impl Options {
@@ -87,6 +89,7 @@ impl Options {
                 .unwrap_or(true),
             ports,
             config,
+            agent: None,
         })
     }
 }
@@ -242,7 +245,10 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     }
 
     let clock = Arc::new(TestClock::new());
-    let agent = openloop_llm::from_env()?;
+    let agent = match options.agent.clone() {
+        Some(agent) => agent,
+        None => openloop_llm::from_env()?,
+    };
     let closed = Arc::new(crate::evaluation::ClosedTasks::new(Arc::new(NullBus)));
     let Assembled {
         engine,

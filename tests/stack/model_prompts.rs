@@ -1,0 +1,170 @@
+//! Issue 16's black-box check: the runtime's agent is the OpenAI-compatible model adapter,
+//! pointed at a fake model API (wiremock) that answers in the provider's wire format and keeps
+//! every request. A business memory and an owner's prompt addition, once saved through the
+//! contract, are in the system prompt of the next first draft, follow-up and reply evaluation,
+//! beside the task type's skill (and the follow-up's own section of it).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use openloop_llm::{ModelAgent, ModelConfig, Provider};
+use openloop_tests::{Client, Stack, events};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use wiremock::matchers::{body_string_contains, method};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::morning;
+
+const MEMORY: &str = "Members here like being called athletes.";
+const ADDITION: &str = "Always mention the Saturday community workout.";
+/// From `skills/payment_recovery.md`: the skill itself, and its follow-up section.
+const SKILL: &str = "Most failed payments are an expired card";
+const FOLLOW_UP_SECTION: &str = "a reminder that the payment is still open";
+
+/// One chat completion whose assistant message is `content`.
+fn completion(content: Value) -> ResponseTemplate {
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content.to_string()}, "finish_reason": "stop"}],
+    });
+    ResponseTemplate::new(200).set_body_raw(body.to_string(), "application/json")
+}
+
+/// The system and user messages of every request the fake model received, in order.
+async fn asked(server: &MockServer) -> Vec<(String, String)> {
+    let mut seen = Vec::new();
+    for request in server.received_requests().await.unwrap_or_default() {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let text = |role: &str| {
+            body["messages"]
+                .as_array()
+                .and_then(|m| m.iter().find(|m| m["role"] == role))
+                .and_then(|m| m["content"].as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        seen.push((text("system"), text("user")));
+    }
+    seen
+}
+
+#[tokio::test]
+async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(body_string_contains("Write the message."))
+        .respond_with(completion(json!({
+            "subject": "About your membership",
+            "body": "Hi Sarah, the last payment did not go through. Could you take a look this week? Coach Mike",
+            "confidence": 95,
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(body_string_contains("A member replied in this task's conversation"))
+        .respond_with(completion(json!({
+            "action": "wait", "outcome": null, "confidence": 85, "reasoning": "She will update the card.",
+            "reply": null, "wait_days": 2, "suggest_suppression": false, "provisional": false,
+            "unanswered_question": null, "other_subject": null,
+        })))
+        .mount(&server)
+        .await;
+    let mut config = ModelConfig::new(
+        Provider::OpenAi,
+        format!("{}/v1", server.uri()),
+        SecretString::from("sk-test"),
+        "test-model",
+    );
+    config.timeout = Duration::from_secs(10);
+    config.backoff = Duration::from_millis(5);
+    config.max_attempts = 1;
+    let stack = Stack::start_with_agent("model-prompts", Arc::new(ModelAgent::new(config).expect("agent"))).await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+
+    // The owner teaches: a memory and an addition for every agent.
+    let (status, memory) = stack.post("/api/v1/memories", &gym.token, json!({"content": MEMORY})).await;
+    assert_eq!(status, 201, "{memory}");
+    let addition = json!({"agent_overrides": [{"agent": "*", "prompt_additions": ADDITION}]});
+    let (status, settings) = stack
+        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(addition))
+        .await;
+    assert_eq!(status, 200, "{settings}");
+
+    // A failed payment: the model writes the first draft.
+    let email = format!("sarah+{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, _) = stack
+        .webhook(
+            &gym,
+            "evt_member",
+            events::member_created("m_1", &email, "Sarah", &day0.to_string()),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let (status, _) = stack
+        .webhook(&gym, "evt_payment", events::payment_failed("m_1", &day0.to_string()))
+        .await;
+    assert_eq!(status, 202);
+    stack.run().await;
+    let (_, list) = stack.get("/api/v1/tasks?status=pending_review", &gym.token).await;
+    let id = list["tasks"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {list}"))
+        .to_owned();
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    stack.run().await;
+
+    // The follow-up, when it is due: the model writes it too.
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    let next = task["next_action_at"].as_str().unwrap_or_else(|| panic!("{task}")).to_owned();
+    stack.set_clock(&next).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 2, "the first touch and the follow-up: {mail:?}");
+
+    // The member answers: the model reads the reply.
+    let (status, body) = stack
+        .inbound(&Client::reply_to(
+            &mail[1],
+            "reply-1@example.net",
+            "Thanks, I'll update my card tonight.",
+        ))
+        .await;
+    assert!(status < 300, "{status}: {body}");
+    stack.run().await;
+
+    let prompts = asked(&server).await;
+    let of = |user_starts: &str| -> Vec<&String> {
+        prompts
+            .iter()
+            .filter(|(_, user)| user.starts_with(user_starts))
+            .map(|(system, _)| system)
+            .collect()
+    };
+    let drafts = of("Write the message.");
+    let replies = of("A member replied in this task's conversation");
+    assert_eq!((drafts.len(), replies.len()), (2, 1), "first draft, follow-up, reply: {prompts:#?}");
+    for (what, system) in [
+        ("first draft", drafts[0]),
+        ("follow-up", drafts[1]),
+        ("reply evaluation", replies[0]),
+    ] {
+        for (layer, text) in [
+            ("the memory", MEMORY),
+            ("the owner's addition", ADDITION),
+            ("the type's skill", SKILL),
+        ] {
+            assert!(system.contains(text), "{what}: {layer} is missing from\n{system}");
+        }
+    }
+    assert!(
+        drafts[1].contains(FOLLOW_UP_SECTION),
+        "the follow-up has the skill's follow-up section:\n{}",
+        drafts[1]
+    );
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(task["memories_used"], json!([memory["id"]]), "{task}");
+}
