@@ -2,7 +2,8 @@
 //! pointed at a fake model API (wiremock) that answers in the provider's wire format and keeps
 //! every request. A business memory and an owner's prompt addition, once saved through the
 //! contract, are in the system prompt of the next first draft, follow-up and reply evaluation,
-//! beside the task type's skill (and the follow-up's own section of it).
+//! beside the task type's skill (and the follow-up's own section of it); a second trigger for
+//! the open task reaches the follow-up's prompt.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -117,6 +118,13 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
     assert_eq!(status, 200);
     stack.run().await;
 
+    // A second failed payment while the task is open joins it (spec §7.7) rather than being
+    // dropped, and the follow-up's draft is told about it.
+    let mut second = events::payment_failed("m_1", &day0.to_string());
+    second["data"]["amount"] = json!(40);
+    let (status, _) = stack.webhook(&gym, "evt_payment_2", second).await;
+    assert_eq!(status, 202);
+
     // The follow-up, when it is due: the model writes it too.
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     let next = task["next_action_at"].as_str().unwrap_or_else(|| panic!("{task}")).to_owned();
@@ -160,6 +168,11 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
             assert!(system.contains(text), "{what}: {layer} is missing from\n{system}");
         }
     }
+    assert!(
+        drafts[1].contains("merged_triggers") && drafts[1].contains("evt_payment_2"),
+        "the follow-up knows of the second failed payment:\n{}",
+        drafts[1]
+    );
     assert!(
         drafts[1].contains(FOLLOW_UP_SECTION),
         "the follow-up has the skill's follow-up section:\n{}",

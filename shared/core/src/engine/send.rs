@@ -53,9 +53,18 @@ impl Engine {
                 let memories = PromptMemories::from_book(book, Some(&claimed.member.id), Vec::new(), now);
                 let prompt = PromptInput::for_task(&claimed, account, &memories.memories, member_tasks, now);
                 let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
+                // What the trigger said (with any later trigger's context merged into it,
+                // spec §7.7) and Openloop's own notes on the member.
+                let mut context = serde_json::Map::new();
+                if !claimed.trigger_context.is_null() {
+                    context.insert("trigger".into(), claimed.trigger_context.clone());
+                }
                 let notes = annotations.prompt_lines();
                 if !notes.is_empty() {
-                    request.context = serde_json::json!({ "member_annotations": notes });
+                    context.insert("member_annotations".into(), serde_json::json!(notes));
+                }
+                if !context.is_empty() {
+                    request.context = serde_json::Value::Object(context);
                 }
                 let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                     AiGate::Allowed(permit) => permit,
