@@ -363,6 +363,20 @@ impl Client {
         )
     }
 
+    /// Sarah (`m_1`, an address of her own per account) joins and her payment fails at `at`:
+    /// the two member events of the spec's payment-recovery walkthrough, each accepted.
+    /// Returns her address.
+    pub async fn sarahs_payment_failed(&self, account: &Account, at: &str) -> String {
+        let email = format!("sarah+{}@example.com", account.id.to_ascii_lowercase());
+        let (status, body) = self
+            .webhook(account, "evt_member", events::member_created("m_1", &email, "Sarah", at))
+            .await;
+        assert_eq!(status, 202, "{body}");
+        let (status, body) = self.webhook(account, "evt_payment", events::payment_failed("m_1", at)).await;
+        assert_eq!(status, 202, "{body}");
+        email
+    }
+
     /// Send a member event, signed with the account's secret at the clock's time.
     pub async fn webhook(&self, account: &Account, id: &str, body: Value) -> (u16, Value) {
         let timestamp = self.now().await.as_second();

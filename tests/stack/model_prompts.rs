@@ -95,19 +95,7 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
     assert_eq!(status, 200, "{settings}");
 
     // A failed payment: the model writes the first draft.
-    let email = format!("sarah+{}@example.com", gym.id.to_ascii_lowercase());
-    let (status, _) = stack
-        .webhook(
-            &gym,
-            "evt_member",
-            events::member_created("m_1", &email, "Sarah", &day0.to_string()),
-        )
-        .await;
-    assert_eq!(status, 202);
-    let (status, _) = stack
-        .webhook(&gym, "evt_payment", events::payment_failed("m_1", &day0.to_string()))
-        .await;
-    assert_eq!(status, 202);
+    let email = stack.sarahs_payment_failed(&gym, &day0.to_string()).await;
     stack.run().await;
     let (_, list) = stack.get("/api/v1/tasks?status=pending_review", &gym.token).await;
     let id = list["tasks"][0]["id"]

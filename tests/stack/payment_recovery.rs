@@ -3,7 +3,7 @@
 //! first → the two-message budget holds → escalated when the touches run out.
 
 use jiff::SignedDuration;
-use openloop_tests::{Stack, events, reasons};
+use openloop_tests::{Stack, reasons};
 
 use crate::morning;
 
@@ -13,21 +13,9 @@ async fn urgent_payment_recovery_escalates_after_its_two_messages() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let email = format!("sarah+{}@example.com", gym.id.to_ascii_lowercase());
 
     // Given a member whose payment failed.
-    let (status, _) = stack
-        .webhook(
-            &gym,
-            "evt_member",
-            events::member_created("m_1", &email, "Sarah", &day0.to_string()),
-        )
-        .await;
-    assert_eq!(status, 202);
-    let (status, _) = stack
-        .webhook(&gym, "evt_payment", events::payment_failed("m_1", &day0.to_string()))
-        .await;
-    assert_eq!(status, 202);
+    let email = stack.sarahs_payment_failed(&gym, &day0.to_string()).await;
     stack.run().await;
 
     // The owner reviews it first: payment recovery always needs a human's yes.

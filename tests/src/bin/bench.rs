@@ -107,13 +107,7 @@ const DASHBOARD_CALLS: usize = 1;
 async fn dashboard_table() -> Result<(), Error> {
     let scratch = Scratch::new("bench-dashboard");
     let (engine, store, clock) = scratch.engine(None).await;
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Bench Gym", "timezone": "America/New_York"}))?;
-    let account = engine.create_account(input, secrets).await?;
+    let account = bench_account(&engine, "Bench Gym").await?;
     let now = clock.now();
     let statuses = [
         TaskStatus::PendingReview,
@@ -264,13 +258,7 @@ async fn import_cost(scratch: &Scratch, members: usize) -> Result<(), Error> {
 /// One gym of `members`: the member read alone, two runs that each create their 25, and a
 /// run on a day whose creations are used up.
 async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> Result<(), Error> {
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Scan Gym", "timezone": "America/New_York"}))?;
-    let account = engine.create_account(input, secrets).await?;
+    let account = bench_account(engine, "Scan Gym").await?;
     let before = store.requests();
     openloop_tests::gym::seed(store, account.id, members, engine.now()).await?;
     let seeding = store.requests() - before;
@@ -304,6 +292,17 @@ async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> 
     Ok(())
 }
 
+/// A gym in New York for one bench table, under its own token hash.
+async fn bench_account(engine: &Engine, name: &str) -> Result<openloop_core::owner::account::Account, Error> {
+    let secrets = AccountSecrets {
+        api_token: "t".into(),
+        api_token_hash: unique_prefix("hash"),
+        webhook_secret: "whsec_dGVzdA==".into(),
+    };
+    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": name, "timezone": "America/New_York"}))?;
+    Ok(engine.create_account(input, secrets).await?)
+}
+
 async fn measure<T, F: std::future::Future<Output = T>>(store: &DynamoStore, name: &str, f: F) -> T {
     let before = store.requests();
     let out = f.await;
@@ -313,13 +312,7 @@ async fn measure<T, F: std::future::Future<Output = T>>(store: &DynamoStore, nam
 
 /// One task's life: creation by a signal's trigger, approval, the tick, first touch, follow-up.
 async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Result<AccountId, Error> {
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Bench Gym", "timezone": "America/New_York"}))?;
-    let account = engine.create_account(input, secrets).await?;
+    let account = bench_account(engine, "Bench Gym").await?;
     let member = MemberId::parse("m_bench")?;
     let mut facts = MemberFacts::new(member.clone());
     facts.email = Some(Email::parse("bench@example.com")?);

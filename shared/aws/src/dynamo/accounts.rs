@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::AccountId;
@@ -14,7 +13,7 @@ use openloop_core::ports::AccountStore;
 use crate::keys::*;
 
 use super::items::{from_item, keyed, n, s};
-use super::{DynamoStore, Item, build_error};
+use super::{DynamoStore, Item};
 
 #[async_trait]
 impl AccountStore for DynamoStore {
@@ -26,21 +25,9 @@ impl AccountStore for DynamoStore {
             (KIND.into(), s("api_token")),
             ("account_id".into(), s(account.id.to_string())),
         ]);
-        let absent = |item: Item| -> Result<TransactWriteItem, StoreError> {
-            Ok(TransactWriteItem::builder()
-                .put(
-                    Put::builder()
-                        .table_name(&self.table)
-                        .set_item(Some(item))
-                        .condition_expression("attribute_not_exists(PK)")
-                        .build()
-                        .map_err(build_error)?,
-                )
-                .build())
-        };
         self.transact(vec![
-            (absent(item)?, Some(Conflict::AlreadyExists)),
-            (absent(token)?, Some(Conflict::AlreadyExists)),
+            (self.put_new(item)?, Some(Conflict::AlreadyExists)),
+            (self.put_new(token)?, Some(Conflict::AlreadyExists)),
         ])
         .await
     }

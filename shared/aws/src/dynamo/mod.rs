@@ -147,6 +147,17 @@ impl DynamoStore {
         Ok(out.item)
     }
 
+    /// A transaction's write of `item`, only where nothing is stored under its key yet.
+    fn put_new(&self, item: Item) -> Result<TransactWriteItem, StoreError> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(PK)")
+            .build()
+            .map_err(build_error)?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+
     async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
         self.count();
         let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();

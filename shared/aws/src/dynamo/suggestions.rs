@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::AccountId;
@@ -15,7 +14,7 @@ use openloop_core::ports::SuggestionStore;
 use crate::keys::*;
 
 use super::items::{from_item, keyed, n, s};
-use super::{DynamoStore, Item, build_error};
+use super::{DynamoStore, Item};
 
 fn suggestion_item(suggestion: &Suggestion) -> Result<Item, StoreError> {
     let mut item = keyed(
@@ -41,22 +40,10 @@ impl SuggestionStore for DynamoStore {
             (KIND.into(), s("suggestion_fingerprint")),
             ("suggestion_id".into(), s(suggestion.id.to_string())),
         ]);
-        let absent = |item: Item| -> Result<TransactWriteItem, StoreError> {
-            Ok(TransactWriteItem::builder()
-                .put(
-                    Put::builder()
-                        .table_name(&self.table)
-                        .set_item(Some(item))
-                        .condition_expression("attribute_not_exists(PK)")
-                        .build()
-                        .map_err(build_error)?,
-                )
-                .build())
-        };
         match self
             .transact(vec![
-                (absent(claim)?, Some(Conflict::AlreadyExists)),
-                (absent(suggestion_item(suggestion)?)?, Some(Conflict::Version)),
+                (self.put_new(claim)?, Some(Conflict::AlreadyExists)),
+                (self.put_new(suggestion_item(suggestion)?)?, Some(Conflict::Version)),
             ])
             .await
         {

@@ -44,21 +44,9 @@ impl Tasks for DynamoStore {
                 (KIND.into(), s("active_guard")),
                 ("task_id".into(), s(task.id.to_string())),
             ]);
-            let put = Put::builder()
-                .table_name(&self.table)
-                .set_item(Some(guard))
-                .condition_expression("attribute_not_exists(PK)")
-                .build()
-                .map_err(build_error)?;
-            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::ActiveTask)));
+            writes.push((self.put_new(guard)?, Some(Conflict::ActiveTask)));
         }
-        let put = Put::builder()
-            .table_name(&self.table)
-            .set_item(Some(self.task_put(task)?))
-            .condition_expression("attribute_not_exists(PK)")
-            .build()
-            .map_err(build_error)?;
-        writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
+        writes.push((self.put_new(self.task_put(task)?)?, Some(Conflict::AlreadyExists)));
         writes.push((self.plain_put(self.log_item(task, log)?)?, None));
         for message in messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));

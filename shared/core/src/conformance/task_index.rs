@@ -30,6 +30,20 @@ async fn churn_task(store: &dyn TaskStore, account: AccountId, member_name: &str
     task
 }
 
+/// The ids of every task `query` lists, page by page, no page above its limit.
+async fn every_page(store: &dyn TaskStore, account: AccountId, mut query: TaskQuery) -> Vec<TaskId> {
+    let mut seen = Vec::new();
+    loop {
+        let (tasks, next) = store.list_tasks(account, &query).await.expect("list");
+        assert!(tasks.len() <= query.limit, "list: a page holds at most its limit");
+        seen.extend(tasks.iter().map(|t| t.id));
+        match next {
+            Some(c) => query.cursor = Some(c),
+            None => return seen,
+        }
+    }
+}
+
 pub(super) async fn the_due_index_holds_what_is_scheduled_and_pages(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     // A distinctive time, far from other scenarios' schedules.
@@ -98,27 +112,15 @@ pub(super) async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskSto
         );
     }
     new_task(store, AccountId::generate(base()), "m_list_0", TaskStatus::PendingReview).await;
-    let mut seen = Vec::new();
-    let mut cursor = None;
-    loop {
-        let (tasks, next) = store
-            .list_tasks(
-                account,
-                &TaskQuery {
-                    limit: 2,
-                    cursor,
-                    ..TaskQuery::default()
-                },
-            )
-            .await
-            .expect("list");
-        assert!(tasks.len() <= 2);
-        seen.extend(tasks.iter().map(|t| t.id));
-        match next {
-            Some(c) => cursor = Some(c),
-            None => break,
-        }
-    }
+    let seen = every_page(
+        store,
+        account,
+        TaskQuery {
+            limit: 2,
+            ..TaskQuery::default()
+        },
+    )
+    .await;
     let mut newest_first = made.clone();
     newest_first.reverse();
     assert_eq!(seen, newest_first, "list: every task of the account, newest first, across pages");
@@ -134,28 +136,16 @@ pub(super) async fn task_lists_are_scoped_filtered_and_paged(store: &dyn TaskSto
         .await
         .expect("list");
     assert_eq!(pending.len(), 3, "list: status filter");
-    let mut paged = Vec::new();
-    let mut cursor = None;
-    loop {
-        let (tasks, next) = store
-            .list_tasks(
-                account,
-                &TaskQuery {
-                    status: Some(TaskStatus::PendingReview),
-                    limit: 1,
-                    cursor,
-                    ..TaskQuery::default()
-                },
-            )
-            .await
-            .expect("list");
-        assert!(tasks.len() <= 1);
-        paged.extend(tasks.iter().map(|t| t.id));
-        match next {
-            Some(c) => cursor = Some(c),
-            None => break,
-        }
-    }
+    let paged = every_page(
+        store,
+        account,
+        TaskQuery {
+            status: Some(TaskStatus::PendingReview),
+            limit: 1,
+            ..TaskQuery::default()
+        },
+    )
+    .await;
     let pending_newest_first: Vec<_> = made.iter().rev().step_by(2).copied().collect();
     assert_eq!(
         paged, pending_newest_first,

@@ -74,6 +74,24 @@ async fn world() -> World {
 }
 
 impl World {
+    /// The member's answer to the newest mail to them, as their mail client would send it
+    /// (threaded, the mail quoted below).
+    fn answer_newest(&self, to: &str, message_id: &str, text: &str) -> Vec<u8> {
+        let last = self
+            .mailer
+            .sent()
+            .into_iter()
+            .rev()
+            .find(|m| m.to.as_str() == to)
+            .expect("a mail to answer");
+        format!(
+            "From: Sam <{to}>\r\nTo: <{}>\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nIn-Reply-To: <{}>\r\n\
+             Content-Type: text/plain\r\n\r\n{text}\r\n\r\nOn Mon, Nov 2, 2026 Coach wrote:\r\n> {}\r\n",
+            last.reply_to, last.subject, last.message_id, last.text
+        )
+        .into_bytes()
+    }
+
     async fn member(&self, id: &str) -> MemberId {
         let member = MemberId::parse(id).expect("member");
         if self.store.get_member(self.account.id, &member).await.expect("member").is_some() {

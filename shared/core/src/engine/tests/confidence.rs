@@ -82,23 +82,6 @@ async fn world_with(draft_confidence: u8, evaluation: ReplyEvaluation, progress:
     (w, agent)
 }
 
-/// The member's answer to the newest mail to them.
-fn reply_to(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
-    let last = w
-        .mailer
-        .sent()
-        .into_iter()
-        .rev()
-        .find(|m| m.to.as_str() == to)
-        .expect("a mail to answer");
-    format!(
-        "From: Sam <{to}>\r\nTo: <{}>\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nIn-Reply-To: <{}>\r\n\
-         Content-Type: text/plain\r\n\r\n{text}\r\n",
-        last.reply_to, last.subject, last.message_id
-    )
-    .into_bytes()
-}
-
 /// Run day by day until the task leaves `waiting` for good or its second touch went out.
 async fn until_follow_up(w: &World, task: &Task) -> Task {
     for _ in 0..14 {
@@ -164,7 +147,7 @@ async fn an_answer_from_guidance_under_the_threshold_goes_back_to_the_owner() {
         let (w, _) = world_with(confidence, judged(ReplyAction::Escalate, 90), None).await;
         let task = w.approved("churn_risk", "m_guided").await;
         w.run().await;
-        let raw = reply_to(&w, "m-guided@example.com", "g1@mail.example.net", "Are you open on Sunday?");
+        let raw = w.answer_newest("m-guided@example.com", "g1@mail.example.net", "Are you open on Sunday?");
         w.engine.receive_reply(&raw).await.expect("receive");
         w.run().await;
         assert_eq!(w.task(&task).await.status, TaskStatus::Escalated);
@@ -203,7 +186,7 @@ async fn a_close_under_60_never_closes_the_task() {
         let (w, _) = world_with(95, evaluation, None).await;
         let task = w.approved("churn_risk", "m_close").await;
         w.run().await;
-        let raw = reply_to(&w, "m-close@example.com", "c1@mail.example.net", "I think I'm good");
+        let raw = w.answer_newest("m-close@example.com", "c1@mail.example.net", "I think I'm good");
         w.engine.receive_reply(&raw).await.expect("receive");
         w.run().await;
         let after = w.task(&task).await;
@@ -227,7 +210,7 @@ async fn goal_progress_is_kept_shown_to_the_agent_and_closes_a_spent_budget() {
     let (w, agent) = world_with(95, evaluation, Some(partial.clone())).await;
     let task = w.approved("churn_risk", "m_progress").await;
     w.run().await;
-    let raw = reply_to(&w, "m-progress@example.com", "p1@mail.example.net", "Been busy, maybe soon");
+    let raw = w.answer_newest("m-progress@example.com", "p1@mail.example.net", "Been busy, maybe soon");
     w.engine.receive_reply(&raw).await.expect("receive");
     w.run().await;
     let waiting = w.task(&task).await;
@@ -279,7 +262,7 @@ async fn the_evaluator_closes_on_a_concrete_signal_from_80_and_a_finished_goal_f
         let (w, _) = world_with(95, judged(ReplyAction::Wait, 80), Some(seen.clone())).await;
         let task = w.approved("churn_risk", "m_signal").await;
         w.run().await;
-        let raw = reply_to(&w, "m-signal@example.com", "s1@mail.example.net", "Came in today!");
+        let raw = w.answer_newest("m-signal@example.com", "s1@mail.example.net", "Came in today!");
         w.engine.receive_reply(&raw).await.expect("receive");
         w.run().await;
         let after = w.task(&task).await;

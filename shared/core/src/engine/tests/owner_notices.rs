@@ -60,22 +60,6 @@ fn to_owner(w: &World) -> Vec<crate::conversation::mail::OutboundMail> {
     w.mailer.sent().into_iter().filter(|m| m.to.as_str() == OWNER).collect()
 }
 
-/// The member's answer to the newest mail to them.
-fn answer(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
-    let last = w
-        .mailer
-        .sent()
-        .into_iter()
-        .rev()
-        .find(|m| m.to.as_str() == to)
-        .expect("a mail to answer");
-    format!(
-        "From: Sam <{to}>\r\nTo: <{}>\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nContent-Type: text/plain\r\n\r\n{text}\r\n",
-        last.reply_to, last.subject
-    )
-    .into_bytes()
-}
-
 async fn feed(w: &World) -> Vec<OwnerNotice> {
     w.engine.owner_notices(w.account.id, None, None).await.expect("feed").0
 }
@@ -95,7 +79,7 @@ async fn escalated_by_a_question(w: &World, member: &str) -> Task {
     let task = w.approved("churn_risk", member).await;
     w.run().await;
     let to = format!("{member}@example.com").replace('_', "-");
-    let raw = answer(w, &to, &format!("{member}@mail.example.net"), "Is the pool open on Sundays?");
+    let raw = w.answer_newest(&to, &format!("{member}@mail.example.net"), "Is the pool open on Sundays?");
     w.engine.receive_reply(&raw).await.expect("receive");
     w.run().await;
     let task = w.task(&task).await;
@@ -147,7 +131,7 @@ async fn an_escalation_mails_the_owner_at_once_and_an_opt_out_waits_for_the_dige
     assert!(mails[0].text.contains("Is the pool open on Sundays?"), "{}", mails[0].text);
     assert!(mails[0].unsubscribe_url.is_empty(), "owner mail is not a mailing");
 
-    let raw = answer(&w, "m-stops@example.com", "s1@mail.example.net", "STOP");
+    let raw = w.answer_newest("m-stops@example.com", "s1@mail.example.net", "STOP");
     w.engine.receive_reply(&raw).await.expect("receive");
     w.run().await;
     assert_eq!(
@@ -365,7 +349,7 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     w.engine.set_account_paused(w.account.id, true, "owner").await.expect("pause");
 
     // A member's stop is honoured at once, paused or not: nothing of theirs may go on resume.
-    let raw = answer(&w, "m-stops@example.com", "stop@mail.example.net", "STOP");
+    let raw = w.answer_newest("m-stops@example.com", "stop@mail.example.net", "STOP");
     w.engine.receive_reply(&raw).await.expect("receive");
     let stopped = w.task(&stops).await;
     assert_eq!(

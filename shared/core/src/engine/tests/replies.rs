@@ -55,23 +55,6 @@ async fn world_judging(evaluation: ReplyEvaluation) -> World {
     w
 }
 
-/// The member's answer to the newest mail to them, as their mail client would send it.
-fn reply_to(w: &World, to: &str, message_id: &str, text: &str) -> Vec<u8> {
-    let last = w
-        .mailer
-        .sent()
-        .into_iter()
-        .rev()
-        .find(|m| m.to.as_str() == to)
-        .expect("a mail to answer");
-    format!(
-        "From: Sam <{to}>\r\nTo: <{}>\r\nSubject: Re: {}\r\nMessage-ID: <{message_id}>\r\nIn-Reply-To: <{}>\r\n\
-         Content-Type: text/plain\r\n\r\n{text}\r\n\r\nOn Mon, Nov 2, 2026 Coach wrote:\r\n> {}\r\n",
-        last.reply_to, last.subject, last.message_id, last.text
-    )
-    .into_bytes()
-}
-
 async fn history(w: &World, task: &Task) -> crate::task::history::TaskHistory {
     w.store.task_history(w.account.id, task.id).await.expect("read").expect("task")
 }
@@ -88,7 +71,7 @@ async fn a_confident_answer_goes_out_in_the_members_thread() {
     .await;
     let task = w.approved("churn_risk", "m_chat").await;
     w.run().await;
-    let raw = reply_to(&w, "m-chat@example.com", "r1@mail.example.net", "Could I come Thursday?");
+    let raw = w.answer_newest("m-chat@example.com", "r1@mail.example.net", "Could I come Thursday?");
     let outcome = w.engine.receive_reply(&raw).await.expect("receive");
     assert!(
         matches!(
@@ -128,7 +111,7 @@ async fn a_reply_delivered_twice_is_stored_and_answered_once() {
     .await;
     let task = w.approved("churn_risk", "m_twice").await;
     w.run().await;
-    let raw = reply_to(&w, "m-twice@example.com", "r2@mail.example.net", "Sounds good");
+    let raw = w.answer_newest("m-twice@example.com", "r2@mail.example.net", "Sounds good");
     w.engine.receive_reply(&raw).await.expect("first");
     let again = w.engine.receive_reply(&raw).await.expect("second");
     assert_eq!(again, super::super::InboundOutcome::Duplicate);
@@ -148,7 +131,7 @@ async fn stop_suppresses_and_cancels_every_task_of_the_member_without_a_word() {
     let second = w.approved("win_back", "m_stop").await;
     w.run().await;
     let before = w.mailer.sent().len();
-    let raw = reply_to(&w, "m-stop@example.com", "r3@mail.example.net", "STOP");
+    let raw = w.answer_newest("m-stop@example.com", "r3@mail.example.net", "STOP");
     w.engine.receive_reply(&raw).await.expect("receive");
     w.clock.advance(days(10));
     w.run().await;
@@ -170,7 +153,7 @@ async fn a_forged_reply_address_changes_nothing() {
     let w = world_judging(judged(ReplyAction::Reply, 99)).await;
     let task = w.approved("churn_risk", "m_forge").await;
     w.run().await;
-    let raw = String::from_utf8(reply_to(&w, "m-forge@example.com", "r4@mail.example.net", "hi")).expect("utf8");
+    let raw = String::from_utf8(w.answer_newest("m-forge@example.com", "r4@mail.example.net", "hi")).expect("utf8");
     let forged = raw.replacen("reply+", "reply+0", 1);
     let before = w.task(&task).await;
     let outcome = w.engine.receive_reply(forged.as_bytes()).await.expect("receive");
@@ -191,7 +174,7 @@ async fn an_unsure_answer_escalates_with_its_draft_and_guidance_resumes_the_task
     .await;
     let task = w.approved("churn_risk", "m_unsure").await;
     w.run().await;
-    let raw = reply_to(&w, "m-unsure@example.com", "r5@mail.example.net", "Can I get a refund?");
+    let raw = w.answer_newest("m-unsure@example.com", "r5@mail.example.net", "Can I get a refund?");
     w.engine.receive_reply(&raw).await.expect("receive");
     let escalated = w.task(&task).await;
     assert_eq!(escalated.status, TaskStatus::Escalated);
@@ -240,7 +223,7 @@ async fn a_dated_commitment_closes_with_the_verbal_outcome() {
     .await;
     let task = w.approved("churn_risk", "m_commit").await;
     w.run().await;
-    let raw = reply_to(&w, "m-commit@example.com", "r6@mail.example.net", "See you Monday at 6pm");
+    let raw = w.answer_newest("m-commit@example.com", "r6@mail.example.net", "See you Monday at 6pm");
     w.engine.receive_reply(&raw).await.expect("receive");
     let done = w.task(&task).await;
     assert_eq!(
@@ -267,7 +250,7 @@ async fn a_reply_wakes_a_dormant_task_and_a_late_one_leaves_a_closed_task_closed
         w.run().await;
     }
     assert_eq!(w.task(&task).await.status, TaskStatus::Dormant);
-    let raw = reply_to(&w, "m-sleepy@example.com", "r7@mail.example.net", "Back from travelling!");
+    let raw = w.answer_newest("m-sleepy@example.com", "r7@mail.example.net", "Back from travelling!");
     w.engine.receive_reply(&raw).await.expect("receive");
     let woke = history(&w, &task).await;
     assert_eq!(woke.task.status, TaskStatus::Waiting);
@@ -276,7 +259,7 @@ async fn a_reply_wakes_a_dormant_task_and_a_late_one_leaves_a_closed_task_closed
     assert_eq!(woke.task.next_action_at, Some(w.clock.now() + days(5)));
 
     w.engine.cancel(w.account.id, task.id).await.expect("cancel");
-    let raw = reply_to(&w, "m-sleepy@example.com", "r8@mail.example.net", "Hello again?");
+    let raw = w.answer_newest("m-sleepy@example.com", "r8@mail.example.net", "Hello again?");
     w.engine.receive_reply(&raw).await.expect("receive");
     let closed = history(&w, &task).await;
     assert_eq!(closed.task.status, TaskStatus::Cancelled);
