@@ -315,7 +315,7 @@ impl Engine {
         let member_tasks = self.member_tasks(task.account_id, &task.member.id).await?;
         let memories = self.prompt_memories(task.account_id, Some(&task.member.id), now).await?;
         task.memories_used = memories.used;
-        let prompt = system_prompt(&PromptInput::for_task(&task, account, &memories.memories, &member_tasks, now));
+        let prompt = system_prompt(&PromptInput::for_task(&task, account, &memories.memories, &member_tasks, now)).unwrap_or_default();
         let request = ReplyRequest {
             task_type: task.task_type.clone(),
             goal: task.goal.clone(),
@@ -323,7 +323,7 @@ impl Engine {
             member_first_name: ai::first_name(&task),
             profile: account.settings.profile.clone(),
             business_name: account.sender_name().to_owned(),
-            system_prompt: prompt.unwrap_or_default(),
+            system_prompt: prompt.clone(),
             conversation: conversation.iter().filter(|m| m.id != reply.id).cloned().collect(),
             // Less than a sentence survived the reading: the agent gets the whole message.
             reply: reply::member_words(reply).to_owned(),
@@ -345,7 +345,9 @@ impl Engine {
         // The task goes on without an answer: how far is it towards its goal? (§16.3, §18.2)
         let (task, decision) = match decision {
             // Boxed: the step's future stays small enough for a test thread's stack.
-            ReplyDecision::Wait { until, why } => Box::pin(self.weigh_progress(account, task, conversation, until, why, now)).await?,
+            ReplyDecision::Wait { until, why } => {
+                Box::pin(self.weigh_progress(account, task, &prompt, conversation, until, why, now)).await?
+            }
             other => (task, other),
         };
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
@@ -356,11 +358,15 @@ impl Engine {
     /// — "should this be completed or keep going?" (§18.2). One AI call within the budgets;
     /// the progress is kept on the task (the owner sees it, later prompts carry it, a spent
     /// budget reads it), and a concrete signal or a finished goal closes the task (§37.3).
-    /// Without a call left, or when the evaluator fails, the task waits as decided.
+    /// Without a call left, or when the evaluator fails, the task waits as decided. The
+    /// evaluator gets the composed prompt the reply's reading had (memories, the member's
+    /// other tasks and all), read once for both calls.
+    #[allow(clippy::too_many_arguments)]
     async fn weigh_progress(
         &self,
         account: &Account,
         mut task: Task,
+        prompt: &str,
         conversation: &[ConversationMessage],
         until: Timestamp,
         why: Why,
@@ -386,7 +392,7 @@ impl Engine {
             goal: task.goal.clone(),
             judgment_criteria: def.goal.judgment_criteria.map(str::to_owned),
             outcome_codes: def.goal.outcomes.iter().map(|o| o.code.to_owned()).collect(),
-            system_prompt: system_prompt(&PromptInput::for_task(&task, account, &[], &[], now)).unwrap_or_default(),
+            system_prompt: prompt.to_owned(),
             conversation: conversation.to_vec(),
             evidence: progress::evidence(&task, facts.as_ref()),
         };
