@@ -10,11 +10,11 @@ use reqwest::header::{CONTENT_TYPE, COOKIE, LOCATION, SET_COOKIE};
 use serde_json::{Value, json};
 
 /// A signed-in owner: the session cookie and the CSRF token its pages carry.
-struct Owner {
+pub(crate) struct Owner {
     http: reqwest::Client,
     url: String,
     cookie: String,
-    csrf: String,
+    pub(crate) csrf: String,
 }
 
 const FORM: &str = "application/x-www-form-urlencoded";
@@ -76,7 +76,7 @@ async fn post_login(stack: &Stack, token: &str, extra: &[(&str, &str)]) -> reqwe
     request.send().await.unwrap_or_else(|e| panic!("{e}"))
 }
 
-async fn sign_in(stack: &Stack, gym: &Account) -> Owner {
+pub(crate) async fn sign_in(stack: &Stack, gym: &Account) -> Owner {
     let response = post_login(stack, &gym.token, &[]).await;
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let cookie = cookie_pair(&set_cookie(&response, "ol_session").unwrap_or_else(|| panic!("a session cookie")));
@@ -93,7 +93,7 @@ async fn sign_in(stack: &Stack, gym: &Account) -> Owner {
 }
 
 impl Owner {
-    async fn get(&self, path: &str) -> (u16, String) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, String) {
         let response = self
             .http
             .get(format!("{}{path}", self.url))
@@ -104,8 +104,22 @@ impl Owner {
         (response.status().as_u16(), response.text().await.unwrap_or_default())
     }
 
+    /// Posts a form; the status and the page it answers with.
+    pub(crate) async fn post_page(&self, path: &str, form: &[(&str, &str)]) -> (u16, String) {
+        let response = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .header(COOKIE, &self.cookie)
+            .header(CONTENT_TYPE, FORM)
+            .body(encode(form))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        (response.status().as_u16(), response.text().await.unwrap_or_default())
+    }
+
     /// Posts a form; the status and where it redirects to.
-    async fn post(&self, path: &str, form: &[(&str, &str)]) -> (u16, String) {
+    pub(crate) async fn post(&self, path: &str, form: &[(&str, &str)]) -> (u16, String) {
         let response = self
             .http
             .post(format!("{}{path}", self.url))
@@ -126,7 +140,7 @@ impl Owner {
 }
 
 /// A task waiting for review with the given draft; returns its id.
-async fn pending_task(stack: &Stack, gym: &Account, member: &str, goal: &str, subject: &str, body: &str) -> String {
+pub(crate) async fn pending_task(stack: &Stack, gym: &Account, member: &str, goal: &str, subject: &str, body: &str) -> String {
     let input = json!({"task_type": "churn_risk", "member_id": member, "goal": goal, "confidence": 60,
         "draft": {"subject": subject, "body": body}});
     let (status, task) = stack.post("/api/v1/tasks", &gym.token, input).await;
@@ -134,7 +148,7 @@ async fn pending_task(stack: &Stack, gym: &Account, member: &str, goal: &str, su
     task["id"].as_str().unwrap_or_default().to_owned()
 }
 
-async fn task(stack: &Stack, gym: &Account, id: &str) -> Value {
+pub(crate) async fn task(stack: &Stack, gym: &Account, id: &str) -> Value {
     let (status, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(status, 200, "{task}");
     task

@@ -9,6 +9,7 @@ mod connector_keys;
 mod conversations;
 mod dashboard;
 mod dashboard_browser;
+mod dashboard_learning;
 mod deliverability;
 mod feedback;
 mod fixtures;

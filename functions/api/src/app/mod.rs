@@ -13,6 +13,8 @@
 
 pub mod assets;
 pub mod charts;
+pub mod learning;
+pub mod learning_views;
 pub mod session;
 pub mod views;
 
@@ -79,6 +81,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/members", get(members))
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
+        .merge(learning::routes())
         .layer(axum::middleware::map_response(protect))
 }
 
@@ -440,7 +443,7 @@ fn notice(done: Option<&str>) -> Option<&'static str> {
         "saved" => Some("Saved."),
         "paused" => Some("Paused: nothing is sent to your members until you resume."),
         "resumed" => Some("Resumed: due messages go out again."),
-        _ => None,
+        other => learning::notice(other),
     }
 }
 
@@ -486,6 +489,7 @@ async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<Stri
         let (account, history) = tokio::try_join!(state.engine.account(session.account), state.engine.task(session.account, id),)?;
         let tz = account.settings.time_zone();
         let task = &history.task;
+        let word = learning::owner_word(&state, session.account, task, &tz).await?;
         let page = TaskPage {
             layout: layout("Task", "task", Some(state.session_key.csrf(&session)), &account.name),
             notice: notice(params.done.as_deref()),
@@ -494,6 +498,7 @@ async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<Stri
             messages: history.messages.iter().map(|m| views::message_item(m, &tz)).collect(),
             log: history.log.iter().map(|e| views::log_item(e, &tz)).collect(),
             escalation: views::escalation_card(task, &tz),
+            word,
         };
         Ok(html(StatusCode::OK, &page))
     })
@@ -741,6 +746,8 @@ fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::a
         agent_overrides: Some(agent_overrides),
         owner_email,
         owner_notification_channel,
+        auto_save_memories: learning::toggle(fields, "auto_save_memories"),
+        share_learning: learning::toggle(fields, "share_learning"),
         ..SettingsPatch::default()
     })
 }

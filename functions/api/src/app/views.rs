@@ -16,7 +16,8 @@ use openloop_core::task::Task;
 pub struct Layout {
     pub title: String,
     pub css: String,
-    /// `overview`, `review`, `escalations`, `notifications`, `settings`, `task` or `` (none).
+    /// `overview`, `review`, `escalations`, `notifications`, `suggestions`, `memories`,
+    /// `settings`, `task` or `` (none).
     pub nav: &'static str,
     pub csrf: Option<String>,
     pub account_name: String,
@@ -68,6 +69,8 @@ pub struct TaskPage {
     pub log: Vec<LogItem>,
     /// What the owner can do, while the task is escalated.
     pub escalation: Option<EscalationCard>,
+    /// The owner's rating and correction, the goal progress, the memories read.
+    pub word: super::learning_views::OwnerWord,
 }
 
 #[derive(Template)]
@@ -109,6 +112,10 @@ pub struct SettingsView {
     pub channel: String,
     pub owner_email: String,
     pub connector: ConnectorSummary,
+    /// The trust gradient: strong memory suggestions saved without review.
+    pub auto_save_memories: bool,
+    /// Contributing to the cross-tenant learning record.
+    pub share_learning: bool,
 }
 
 /// One text field of the profile: the form field's name, its label, its value.
@@ -220,6 +227,8 @@ pub fn settings_view(
             .count(),
         channel: code(&settings.owner_notification_channel),
         owner_email: settings.owner_email.as_ref().map(ToString::to_string).unwrap_or_default(),
+        auto_save_memories: settings.auto_save_memories,
+        share_learning: settings.share_learning,
         connector: ConnectorSummary {
             status_class: match connection.as_str() {
                 "connected" => "good",

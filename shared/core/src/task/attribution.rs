@@ -46,7 +46,7 @@ pub enum ValueSource {
 }
 
 impl ValueSource {
-    fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             ValueSource::PaymentAmount => "the failed payment's amount",
             ValueSource::PlanPrice => "the owner's price for the member's plan",
