@@ -125,6 +125,33 @@ async fn wait_for_url(browser: &Browser, what: &str, ends_with: &str) {
         .unwrap_or_else(|e| fail(e));
 }
 
+/// Mobile first: at 375 px nothing on the page is wider than the screen (then back to the
+/// desktop size).
+async fn fits_a_phone(browser: &Browser, path: &str) {
+    browser.resize(375, 800).await.unwrap_or_else(|e| fail(e));
+    let overflow = browser
+        .execute(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+            vec![],
+        )
+        .await
+        .unwrap_or_else(|e| fail(e));
+    if overflow.as_i64().is_none_or(|o| o > 0) {
+        let wide = browser
+            .execute(
+                "const w = document.documentElement.clientWidth;
+                 return [...document.querySelectorAll('body *')]
+                   .filter(e => !e.closest('.visually-hidden') && e.getBoundingClientRect().right > w + 0.5)
+                   .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > w + 0.5)).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));",
+                vec![],
+            )
+            .await
+            .unwrap_or_else(|e| fail(e));
+        panic!("{path} scrolls sideways at 375 px by {overflow}: {wide}");
+    }
+    browser.resize(1000, 1300).await.unwrap_or_else(|e| fail(e));
+}
+
 /// The rest of the dashboard in a real browser: every page passes axe-core; a member's hostile
 /// reply shows as text and runs nothing; the owner sends guidance to an escalation and sees
 /// the task resume (the agent's answer in the thread), resolves another with an outcome,
@@ -189,29 +216,7 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
         browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, path).await;
-        // Mobile first: at 375 px nothing is wider than the screen.
-        browser.resize(375, 800).await.unwrap_or_else(|e| fail(e));
-        let overflow = browser
-            .execute(
-                "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
-                vec![],
-            )
-            .await
-            .unwrap_or_else(|e| fail(e));
-        if overflow.as_i64().is_none_or(|o| o > 0) {
-            let wide = browser
-                .execute(
-                    "const w = document.documentElement.clientWidth;
-                     return [...document.querySelectorAll('body *')]
-                       .filter(e => !e.closest('.visually-hidden') && e.getBoundingClientRect().right > w + 0.5)
-                       .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > w + 0.5)).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));",
-                    vec![],
-                )
-                .await
-                .unwrap_or_else(|e| fail(e));
-            panic!("{path} scrolls sideways at 375 px by {overflow}: {wide}");
-        }
-        browser.resize(1000, 1300).await.unwrap_or_else(|e| fail(e));
+        fits_a_phone(&browser, path).await;
     }
 
     // The hostile reply, on the escalations page and on the task's page: text, and nothing ran.
@@ -341,6 +346,147 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
     let body = browser.text_of("main").await.unwrap_or_else(|e| fail(e)).unwrap_or_default();
     assert!(!body.contains("Rival's secret goal"), "{body}");
     accessible(&browser, "the not-found page").await;
+    drop(browser);
+    stack.running.stop();
+}
+
+/// Signs the browser in with the account's API token and waits for the overview.
+async fn sign_in(browser: &Browser, url: &str, token: &str) {
+    browser.goto(&format!("{url}/app/login")).await.unwrap_or_else(|e| fail(e));
+    let field = browser.find("input[name=token]").await.unwrap_or_else(|e| fail(e));
+    browser.type_text(&field, token).await.unwrap_or_else(|e| fail(e));
+    let sign_in = browser.find("button[type=submit]").await.unwrap_or_else(|e| fail(e));
+    browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
+    wait_for_url(browser, "the overview", "/app").await;
+}
+
+/// Clicks the button `css` after checking its accessible name is `verb`.
+async fn press(browser: &Browser, css: &str, verb: &str) {
+    let button = browser.find(css).await.unwrap_or_else(|e| fail(e));
+    assert_eq!(browser.text(&button).await.unwrap_or_else(|e| fail(e)), verb, "{css}");
+    browser.click(&button).await.unwrap_or_else(|e| fail(e));
+}
+
+/// What the owner teaches the agent, in a real browser: the memories, suggestions and task
+/// pages pass axe-core and fit a phone; the owner adds a memory and deletes it, accepts the
+/// evaluator's suggestion (made from a month of seeded history, as `learning.rs` makes it)
+/// and undoes it, rates a closed task Bad with a comment and corrects its outcome.
+#[tokio::test]
+async fn an_owner_teaches_the_agent_in_a_browser() {
+    let stack = Stack::start("app-browser-learning").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let account: openloop_core::kernel::ids::AccountId = gym.id.parse().expect("account id");
+    for i in 0..12 {
+        crate::learning::seeded_closed_task(&stack, account, i, 2 + 2 * i as i64, 24, true).await;
+        crate::learning::seeded_closed_task(&stack, account, 100 + i, 3 + 2 * i as i64, 14, false).await;
+    }
+    stack.member(&gym, "m_sam", "Sam", day0).await;
+    stack.run().await;
+    let input = json!({"task_type": "churn_risk", "member_id": "m_sam", "goal": "Sam has not checked in for 19 days", "confidence": 70});
+    let (status, task) = stack.post("/api/v1/tasks", &gym.token, input).await;
+    assert_eq!(status, 201, "{task}");
+    let closed = task["id"].as_str().unwrap_or_default().to_owned();
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{closed}/cancel"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    let ran = stack.run().await;
+    assert_eq!(ran["evaluation"]["suggested"], 1, "the closed task fired the evaluation: {ran}");
+    let (_, listed) = stack.get("/api/v1/suggestions", &gym.token).await;
+    let suggestion = listed["suggestions"][0]["id"].as_str().unwrap_or_default().to_owned();
+
+    let browser = Browser::start(1000, 1300).await.unwrap_or_else(|e| fail(e));
+    sign_in(&browser, &stack.url, &gym.token).await;
+    let task_page = format!("/app/tasks/{closed}");
+    for (path, ready) in [
+        ("/app/memories", "textarea#content"),
+        ("/app/suggestions", "[data-suggestion-id]"),
+        (task_page.as_str(), "form[action$=\"/feedback\"]"),
+        ("/app/settings", "#share_learning"),
+    ] {
+        browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
+        browser.find(ready).await.unwrap_or_else(|e| fail(e));
+        accessible(&browser, path).await;
+        fits_a_phone(&browser, path).await;
+    }
+    let nav = browser.text_of("header nav").await.unwrap_or_else(|e| fail(e)).unwrap_or_default();
+    assert!(nav.contains("Suggestions") && nav.contains("Memories"), "{nav}");
+
+    // Add a memory, then delete it.
+    browser
+        .goto(&format!("{}/app/memories", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let content = browser.find("textarea#content").await.unwrap_or_else(|e| fail(e));
+    browser
+        .type_text(&content, "Sam trains for a marathon in <b>April</b>")
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let member = browser.find("input#member_id").await.unwrap_or_else(|e| fail(e));
+    browser.type_text(&member, "m_sam").await.unwrap_or_else(|e| fail(e));
+    press(&browser, "form.memory-form button[type=submit]", "Add").await;
+    wait_for_url(&browser, "the memory saved", "/app/memories?done=memory_added").await;
+    let (_, memories) = stack.get("/api/v1/memories", &gym.token).await;
+    let memory = memories["memories"][0]["id"].as_str().unwrap_or_default().to_owned();
+    let row = format!("[data-memory-id=\"{memory}\"]");
+    let text = browser.text_of(&format!("{row} p.text")).await.unwrap_or_else(|e| fail(e));
+    assert_eq!(text.as_deref(), Some("Sam trains for a marathon in <b>April</b>"), "as text");
+    accessible(&browser, "/app/memories with a memory").await;
+    press(&browser, &format!("{row} button"), "Delete").await;
+    wait_for_url(&browser, "the memory deleted", "/app/memories?done=memory_deleted").await;
+    assert!(
+        browser.find_all(&row).await.unwrap_or_else(|e| fail(e)).is_empty(),
+        "it left the page"
+    );
+    let (_, memories) = stack.get("/api/v1/memories", &gym.token).await;
+    assert_eq!(memories["memories"], json!([]));
+
+    // Accept the suggestion, then undo it.
+    browser
+        .goto(&format!("{}/app/suggestions", stack.url))
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let card = format!("[data-suggestion-id=\"{suggestion}\"]");
+    browser.find(&format!("{card} table.evidence")).await.unwrap_or_else(|e| fail(e));
+    press(&browser, &format!("{card} button[type=submit]:not([formaction])"), "Accept").await;
+    wait_for_url(&browser, "the suggestion accepted", "/app/suggestions?done=accepted").await;
+    let (_, memories) = stack.get("/api/v1/memories", &gym.token).await;
+    assert_eq!(memories["memories"][0]["source"], "evaluator", "{memories}");
+    accessible(&browser, "/app/suggestions with an applied one").await;
+    press(&browser, &format!("{card} form[action$=\"/undo\"] button"), "Undo").await;
+    wait_for_url(&browser, "the suggestion undone", "/app/suggestions?done=undone").await;
+    assert!(
+        browser.find_all(&card).await.unwrap_or_else(|e| fail(e)).is_empty(),
+        "it left the page"
+    );
+    let (_, memories) = stack.get("/api/v1/memories", &gym.token).await;
+    assert_eq!(memories["memories"], json!([]), "the memory is taken back");
+
+    // Thumbs down with a comment on the closed task, then correct its outcome.
+    browser.goto(&format!("{}{task_page}", stack.url)).await.unwrap_or_else(|e| fail(e));
+    let comment = browser.find("textarea#comment").await.unwrap_or_else(|e| fail(e));
+    browser.type_text(&comment, "Too formal for Sam").await.unwrap_or_else(|e| fail(e));
+    press(&browser, "form[action$=\"/feedback\"] button[value=down]", "Bad").await;
+    wait_for_url(&browser, "the rating kept", &format!("{task_page}?done=rated")).await;
+    browser.find("[data-feedback=Bad]").await.unwrap_or_else(|e| fail(e));
+    let option = browser
+        .find("select#correct-outcome option[value=retained]")
+        .await
+        .unwrap_or_else(|e| fail(e));
+    browser.click(&option).await.unwrap_or_else(|e| fail(e));
+    press(&browser, "form[action$=\"/outcome\"] button", "Correct outcome").await;
+    wait_for_url(&browser, "the outcome corrected", &format!("{task_page}?done=corrected")).await;
+    accessible(&browser, "a rated and corrected task").await;
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{closed}"), &gym.token).await;
+    assert_eq!(
+        (
+            task["feedback"]["rating"].as_str(),
+            task["feedback"]["comment"].as_str(),
+            task["outcome"].as_str()
+        ),
+        (Some("down"), Some("Too formal for Sam"), Some("retained")),
+        "{task}"
+    );
     drop(browser);
     stack.running.stop();
 }
