@@ -158,6 +158,8 @@ async fn dashboard_table() -> Result<(), Error> {
         "/app/settings",
         "/app/members",
         "/app/notifications",
+        "/app/memories",
+        "/app/suggestions",
     ] {
         let mut times = Vec::with_capacity(DASHBOARD_CALLS);
         let mut requests = 0;

@@ -5,7 +5,8 @@
 //!
 //! Pages: `/app` (overview, with charts from `charts.rs`), `/app/review` (the review queue),
 //! `/app/escalations`, `/app/tasks/{id}` (one task), `/app/settings`, `/app/members`,
-//! `/app/notifications`. Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
+//! `/app/notifications`, and what the owner teaches the agent in `learning.rs`
+//! (`/app/memories`, `/app/suggestions`, a task's rating and outcome correction). Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
 //! `/resolve`, `/cancel`, `POST /app/review/approve` (several at once), `POST /app/settings`,
 //! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`.
 //! Every response carries a Content-Security-Policy without inline script, and pages are
