@@ -54,6 +54,21 @@ pub fn active_sk(member: &MemberId, task_type: &str) -> String {
 pub fn active_member_prefix(member: &MemberId) -> String {
     format!("ACTIVE#{member}#")
 }
+/// What an open task counts for in the owner's numbers (`TaskTally`), beside the task.
+pub const TALLY_OPEN_PREFIX: &str = "TALLY#OPEN#";
+pub fn tally_open_sk(t: TaskId) -> String {
+    format!("{TALLY_OPEN_PREFIX}{t}")
+}
+/// A closed task's tally, sorted by when it closed (Unix seconds, 12 digits).
+pub fn tally_closed_sk(closed_at: jiff::Timestamp, t: TaskId) -> String {
+    format!("{}{t}", tally_closed_from(closed_at))
+}
+/// The first closed tally at or after `since` sorts at or after this.
+pub fn tally_closed_from(since: jiff::Timestamp) -> String {
+    format!("TALLY#CLOSED#{:012}#", since.as_second().max(0))
+}
+/// Sorts after every closed tally.
+pub const TALLY_CLOSED_END: &str = "TALLY#CLOSED#~";
 pub fn member_sk(member: &MemberId) -> String {
     format!("MEMBER#{member}")
 }

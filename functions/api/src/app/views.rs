@@ -41,6 +41,7 @@ pub struct OverviewPage {
     pub state: AccountState,
     pub charts: Vec<super::charts::Chart>,
     pub weeks: usize,
+    pub months: usize,
 }
 
 #[derive(Template)]

@@ -92,6 +92,7 @@ macro_rules! store_conformance_tests {
                 task_lists_are_scoped_filtered_and_paged,
                 the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard,
                 the_activity_feed_lists_an_accounts_decisions_newest_first,
+                the_owners_tallies_follow_every_write_of_the_task,
             ],
             members: [
                 member_facts_are_versioned,
@@ -102,6 +103,7 @@ macro_rules! store_conformance_tests {
             counters: [
                 ai_calls_are_counted_per_account_and_day_up_to_the_limit,
                 creation_counters_limit_and_count_in_the_same_write,
+                sends_are_summed_over_a_range_of_days_in_one_read,
             ],
             metrics: [
                 daily_metrics_are_added_with_their_watermark_once,

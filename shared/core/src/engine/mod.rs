@@ -34,6 +34,7 @@ pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
 mod replies;
 mod reservation;
 mod scorecard;
+pub use scorecard::Overview;
 mod send;
 mod sending_domains;
 pub use recurring::SpawnReport;

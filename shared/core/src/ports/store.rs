@@ -29,6 +29,7 @@ use crate::task::action::{ActionClaim, ActionRecord};
 use crate::task::commit::TaskCommit;
 use crate::task::flood::{CreationCounts, CreationQuota};
 use crate::task::history::{ActivityEntry, TaskHistory};
+use crate::task::tally::TaskTally;
 use crate::task::work::DueEntry;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task, TaskStatus};
 
@@ -181,6 +182,11 @@ pub trait TaskIndex: Send + Sync {
     /// How many active tasks each of the account's members has, read from the active guards
     /// (one per open task, so the read grows with the open tasks, never with the stored).
     async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError>;
+    /// What the owner's numbers count ([`TaskTally`]) of every open task of the account, then
+    /// of each task closed at or after `closed_since`, oldest close first. Kept by [`Tasks`]'
+    /// writes (creation, every commit) beside the task, so the read grows with the open tasks
+    /// and the closes since then, never with the tasks stored.
+    async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError>;
     /// The account's decisions across all its tasks, newest first, `limit` at most, with a
     /// cursor for the next page (the activity feed).
     async fn activity(
@@ -236,6 +242,8 @@ pub trait MemberStore: Send + Sync {
 #[async_trait]
 pub trait Counters: Send + Sync {
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+    /// The account's sends of the local days `from` through `to`, summed: one ranged read.
+    async fn sends_between(&self, account: AccountId, from: Date, to: Date) -> Result<u32, StoreError>;
     /// Count one AI call of the account on `date` (its local day), atomically and only while
     /// fewer than `limit` were made: the new count, or `None` when the day's calls are used up.
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
