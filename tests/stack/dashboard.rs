@@ -922,3 +922,121 @@ async fn the_overview_charts_revenue_retained_per_month() {
     );
     stack.running.stop();
 }
+
+/// `GET /app/login`, then "Email me a sign-in link" for `email`: the response's status and page.
+async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
+    let http = browser_like();
+    let form = http
+        .get(format!("{}/app/login", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let login_cookie = set_cookie(&form, "ol_login").unwrap_or_else(|| panic!("the form sets its login cookie"));
+    let page = form.text().await.unwrap_or_default();
+    assert!(page.contains("Email me a sign-in link"), "{page}");
+    let csrf = field(&page, "csrf").unwrap_or_else(|| panic!("{page}"));
+    let response = http
+        .post(format!("{}/app/login/link", stack.url))
+        .header(COOKIE, cookie_pair(&login_cookie))
+        .header(CONTENT_TYPE, FORM)
+        .body(encode(&[("email", email), ("csrf", csrf.as_str())]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// The path and query of the sign-in link in a mail's text.
+fn link_in(mail: &Value) -> String {
+    let text = mail["text"].as_str().unwrap_or_default();
+    let start = text.find("/app/login/link?token=").unwrap_or_else(|| panic!("a link in {text}"));
+    text[start..].split_whitespace().next().unwrap_or_default().to_owned()
+}
+
+/// Given an owner address in the settings, "Email me a sign-in link" mails a link that signs
+/// in (the session cookie of the token sign-in) once: followed again, or after 15 minutes,
+/// it is refused. An unknown address gets the same page and no mail; a sixth link within the
+/// hour is not sent.
+#[tokio::test]
+async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
+    let stack = Stack::start("app-link").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = format!("owner-{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, body) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"owner_email": owner})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Asked for with the address in capitals: the same owner.
+    let (status, asked) = ask_for_link(&stack, &owner.to_ascii_uppercase()).await;
+    assert_eq!(status, StatusCode::OK, "{asked}");
+    assert!(asked.contains("a sign-in link is on its way"), "{asked}");
+    let mail = stack.outbox_to(&owner).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let link = link_in(&mail[0]);
+    assert!(
+        !mail[0]["text"].as_str().unwrap_or_default().contains(&gym.token),
+        "no API token in the mail"
+    );
+
+    let http = browser_like();
+    let follow = |path: String| {
+        let http = http.clone();
+        let url = format!("{}{path}", stack.url);
+        async move { http.get(url).send().await.unwrap_or_else(|e| panic!("{e}")) }
+    };
+    let signed = follow(link.clone()).await;
+    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
+    assert_eq!(signed.headers().get(LOCATION).and_then(|v| v.to_str().ok()), Some("/app"));
+    let cookie = set_cookie(&signed, "ol_session").unwrap_or_else(|| panic!("a session cookie"));
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/app", "Max-Age=43200"] {
+        assert!(cookie.split("; ").any(|a| a == flag), "{flag} in {cookie}");
+    }
+    let overview = http
+        .get(format!("{}/app", stack.url))
+        .header(COOKIE, cookie_pair(&cookie))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(overview.status(), StatusCode::OK, "the link's session is the account's");
+
+    let again = follow(link).await;
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a link signs in once");
+    assert!(set_cookie(&again, "ol_session").is_none());
+    assert!(again.text().await.unwrap_or_default().contains("expired or was already used"));
+
+    // A second link, followed 16 minutes later (the virtual clock): refused.
+    ask_for_link(&stack, &owner).await;
+    let mail = stack.outbox_to(&owner).await;
+    assert_eq!(mail.len(), 2);
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_mins(16)).to_string()).await;
+    assert_eq!(follow(link_in(&mail[1])).await.status(), StatusCode::UNAUTHORIZED, "expired");
+    assert_eq!(
+        follow("/app/login/link?token=made-up".into()).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+
+    // An unknown address: the same words, and no mail.
+    let stranger = format!("nobody-{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, page) = ask_for_link(&stack, &stranger).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("a sign-in link is on its way"), "{page}");
+    assert!(stack.outbox_to(&stranger).await.is_empty());
+
+    // Five links an hour: the third, fourth and fifth go out, the sixth does not.
+    for _ in 0..4 {
+        let (status, page) = ask_for_link(&stack, &owner).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("a sign-in link is on its way"));
+    }
+    assert_eq!(stack.outbox_to(&owner).await.len(), 5);
+    stack.running.stop();
+}

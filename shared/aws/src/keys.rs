@@ -25,6 +25,17 @@ pub fn token_pk(hash: &str) -> String {
 }
 pub const TOKEN_SK: &str = "TOKEN";
 
+/// The owner-address index on GSI1: an account item carries its owner's address here.
+pub fn owner_email_gsi1pk(key: &str) -> String {
+    format!("OWNER#{key}")
+}
+
+/// A dashboard sign-in link, by its token's hash.
+pub fn sign_in_pk(token_hash: &str) -> String {
+    format!("SIGNIN#{token_hash}")
+}
+pub const SIGN_IN_SK: &str = "SIGNIN";
+
 pub const SYSTEM_PK: &str = "SYSTEM";
 pub const CONFIG_SK: &str = "CONFIG";
 

@@ -7,12 +7,14 @@
 //! `/app/escalations`, `/app/tasks/{id}` (one task), `/app/settings`, `/app/members`,
 //! `/app/notifications`. Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
 //! `/resolve`, `/cancel`, `POST /app/review/approve` (several at once), `POST /app/settings`,
-//! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`.
+//! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`; the mailed sign-in
+//! link, `POST /app/login/link` and `GET /app/login/link?token=` (`link.rs`).
 //! Every response carries a Content-Security-Policy without inline script, and pages are
 //! never cached.
 
 pub mod assets;
 pub mod charts;
+mod link;
 pub mod session;
 pub mod views;
 
@@ -63,6 +65,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app", get(overview))
         .route("/app/", get(|| async { see_other("/app") }))
         .route("/app/login", get(login_form).post(login))
+        .route("/app/login/link", get(link::redeem).post(link::request))
         .route("/app/logout", post(logout))
         .route("/app/review", get(review))
         .route("/app/review/approve", post(approve_selected))
@@ -221,12 +224,25 @@ fn login_page(
     status: StatusCode,
     error: Option<String>,
 ) -> Result<Response, PageError> {
+    login_page_with(state, headers, uri, status, error, None)
+}
+
+/// [`login_page`] with a notice (what the sign-in link form did).
+fn login_page_with(
+    state: &ApiState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    error: Option<String>,
+    notice: Option<&'static str>,
+) -> Result<Response, PageError> {
     use base64::Engine as _;
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
     let page = LoginPage {
         layout: layout("Sign in", "", None, ""),
         login_csrf: state.session_key.login_csrf(&nonce),
         error,
+        notice,
     };
     let mut response = html(status, &page);
     let cookie = session::set_cookie(LOGIN_COOKIE, &nonce, 3600, "/app/login", is_https(headers, uri));
@@ -273,7 +289,12 @@ async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, b
         );
     };
     let session = state.session_key.issue(account, Timestamp::now(), &random::<16>()?);
-    let secure = is_https(&headers, &uri);
+    Ok(signed_in_response(&session, &headers, &uri))
+}
+
+/// On to the overview with the session's cookie (and the sign-in form's cookie cleared).
+fn signed_in_response(session: &Session, headers: &HeaderMap, uri: &axum::http::Uri) -> Response {
+    let secure = is_https(headers, uri);
     let mut response = see_other("/app");
     for cookie in [
         session::set_cookie(COOKIE, session.cookie_value(), LIFETIME.as_secs(), "/app", secure),
@@ -283,7 +304,7 @@ async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, b
             response.headers_mut().append(header::SET_COOKIE, value);
         }
     }
-    Ok(response)
+    response
 }
 
 #[derive(Deserialize)]

@@ -28,6 +28,8 @@ pub struct LoginPage {
     pub layout: Layout,
     pub login_csrf: String,
     pub error: Option<String>,
+    /// What the sign-in link form did (the same words whatever the address).
+    pub notice: Option<&'static str>,
 }
 
 #[derive(Template)]

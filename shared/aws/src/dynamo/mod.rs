@@ -44,6 +44,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod sign_in_links;
 mod suggestions;
 mod task_index;
 mod tasks;

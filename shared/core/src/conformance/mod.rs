@@ -32,6 +32,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod sign_in_links;
 mod suggestions;
 mod task_index;
 mod tasks;
@@ -76,6 +77,7 @@ macro_rules! store_conformance_tests {
         $crate::store_conformance_tests!(@$then {
             accounts: [
                 accounts_are_created_once_and_saved_under_their_version,
+                accounts_are_found_by_their_owners_address_as_it_changes,
             ],
             templates: [
                 recurring_templates_are_versioned_and_due_when_enabled,
@@ -137,6 +139,9 @@ macro_rules! store_conformance_tests {
             ],
             suggestions: [
                 a_finding_is_suggested_once_and_listed_by_status_per_account,
+            ],
+            sign_in_links: [
+                a_sign_in_link_is_redeemed_once_before_it_expires,
             ],
         });
     };

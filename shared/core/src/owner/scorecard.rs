@@ -208,7 +208,7 @@ mod tests {
         open.created_at = at("2026-11-10T00:00:00Z");
         let mut review = sample_task(TaskStatus::PendingReview);
         review.created_at = at("2026-11-11T00:00:00Z");
-        let tasks = vec![
+        let tasks = [
             closed("m_1", "retained", Some(150.0), "2026-11-05T00:00:00Z"),
             closed("m_1", "recovered", Some(450.0), "2026-11-06T00:00:00Z"),
             closed("m_2", "engaged_late", Some(150.0), "2026-11-07T00:00:00Z"),

@@ -24,6 +24,7 @@ use crate::owner::business_memory::MemoryBook;
 use crate::owner::metrics::{DailyMetrics, MetricsCursor};
 use crate::owner::owner_notice::OwnerNotice;
 use crate::owner::recurring::RecurringTemplate;
+use crate::owner::sign_in::SignInLink;
 use crate::rails::send_gate::SendSnapshot;
 use crate::task::action::{ActionClaim, ActionRecord};
 use crate::task::commit::TaskCommit;
@@ -61,6 +62,7 @@ pub trait TaskStore:
     + super::deliverability::DeliverabilityStore
     + BusinessMemoryStore
     + SuggestionStore
+    + SignInLinkStore
     + Send
     + Sync
 {
@@ -83,6 +85,7 @@ impl<T> TaskStore for T where
         + super::deliverability::DeliverabilityStore
         + BusinessMemoryStore
         + SuggestionStore
+        + SignInLinkStore
         + ?Sized
 {
 }
@@ -95,6 +98,9 @@ pub trait AccountStore: Send + Sync {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError>;
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
     async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError>;
+    /// The accounts whose `owner_email` is `email` (without regard to case), from an index the
+    /// account's own write keeps true: a lookup, never a scan.
+    async fn accounts_for_owner_email(&self, email: &Email) -> Result<Vec<AccountId>, StoreError>;
     /// Write `account` if the stored version is `account.version - 1`.
     async fn save_account(&self, account: &Account) -> Result<(), StoreError>;
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
@@ -391,6 +397,17 @@ pub mod prelude {
     pub use super::super::deliverability::DeliverabilityStore;
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
-        NoticeStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,
+        NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,
     };
+}
+
+/// The dashboard's sign-in links ([`crate::owner::sign_in`]): stored by the token's hash,
+/// redeemed once.
+#[async_trait]
+pub trait SignInLinkStore: Send + Sync {
+    /// Store a new link ([`crate::kernel::error::Conflict::AlreadyExists`] if its hash is taken).
+    async fn create_sign_in_link(&self, link: &SignInLink) -> Result<(), StoreError>;
+    /// Use the link with this hash: its account if it exists, is unused and has not expired at
+    /// `now` — and it is used from then on, in the same conditional write; `None` otherwise.
+    async fn redeem_sign_in_link(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;
 }
