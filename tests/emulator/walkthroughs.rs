@@ -67,3 +67,89 @@ async fn a_task_made_before_its_member_event_sends_once_the_event_is_in() {
     openloop_tests::late_member_event_still_gets_the_first_touch(&stack).await;
     stack.running.stop();
 }
+
+/// The owner's numbers on DynamoDB, from the tallies the task writes keep: two members won
+/// back (a check-in after a churn mail, a payment after a reminder), one task waiting for
+/// review and one cancelled — the scorecard (and so the dashboard's overview, counted by the
+/// same tally from the same reads) says what the tasks say.
+#[tokio::test]
+async fn the_scorecard_counts_what_the_tasks_say_on_dynamodb() {
+    let stack = Stack::on_emulator("walk-scorecard").await;
+    // The 1st of next month, so every day of the test is in one month.
+    let first = Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .first_of_month()
+        .checked_add(jiff::Span::new().months(1))
+        .expect("month");
+    let day0 = first.at(15, 0, 0, 0).to_zoned(jiff::tz::TimeZone::UTC).expect("time").timestamp();
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    for m in ["m_sc_a", "m_sc_b", "m_sc_c", "m_sc_d"] {
+        stack.member(&gym, m, "Alex", day0).await;
+    }
+    stack.run().await;
+    stack.approved_task(&gym, "churn_risk", "m_sc_a").await;
+    stack.approved_task(&gym, "payment_recovery", "m_sc_b").await;
+    let (status, _) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            serde_json::json!({"task_type": "churn_risk", "member_id": "m_sc_c", "goal": "Bring them back", "confidence": 80}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let cancelled = stack.approved_task(&gym, "win_back", "m_sc_d").await;
+    let (status, _) = stack
+        .post(&format!("/api/v1/tasks/{cancelled}/cancel"), &gym.token, serde_json::json!({}))
+        .await;
+    assert_eq!(status, 200);
+    stack.run().await;
+    let next = day0 + SignedDuration::from_hours(24);
+    stack.set_clock(&next.to_string()).await;
+    stack.run().await;
+    let t = next.to_string();
+    for (id, body) in [
+        (
+            "evt_sc_a",
+            serde_json::json!({"type": "checkin.created", "timestamp": t, "data": {"member_id": "m_sc_a", "checked_in_at": t, "class_name": "WOD"}}),
+        ),
+        (
+            "evt_sc_b",
+            serde_json::json!({"type": "payment.succeeded", "timestamp": t, "data": {"member_id": "m_sc_b", "amount": 150, "currency": "USD", "paid_at": t}}),
+        ),
+    ] {
+        let (status, reply) = stack.webhook(&gym, id, body).await;
+        assert_eq!(status, 202, "{reply}");
+    }
+    stack.run().await;
+
+    let (_, list) = stack.get("/api/v1/tasks?limit=200", &gym.token).await;
+    let tasks = list["tasks"].as_array().cloned().unwrap_or_default();
+    let revenue: f64 = tasks
+        .iter()
+        .filter_map(|t| t["attributed_value"].as_f64())
+        .filter(|v| *v > 0.0)
+        .sum();
+    let attention = tasks
+        .iter()
+        .filter(|t| t["status"] == "pending_review" || t["status"] == "escalated")
+        .count();
+    let talking = tasks.iter().filter(|t| t["touch"].as_u64().is_some_and(|n| n > 0)).count();
+    let (status, card) = stack.get("/api/v1/scorecard", &gym.token).await;
+    assert_eq!(status, 200, "{card}");
+    assert_eq!(
+        (
+            card["members_retained"].as_u64(),
+            card["revenue_retained"].as_f64(),
+            card["needs_attention"].as_u64()
+        ),
+        (Some(2), Some(revenue), Some(attention as u64)),
+        "{card}"
+    );
+    assert_eq!((revenue, attention), (300.0, 1));
+    assert_eq!(card["conversations_active"].as_u64(), Some(talking as u64), "{card}");
+    assert_eq!(card["outcomes"]["retained"], 1, "{card}");
+    assert_eq!(card["outcomes"]["recovered"], 1, "{card}");
+    stack.running.stop();
+}

@@ -801,3 +801,256 @@ async fn the_overview_charts_the_weeks_from_the_daily_metrics() {
     assert!(!page.contains("style=") && !page.contains("<script"), "nothing the CSP would block");
     stack.running.stop();
 }
+
+/// The number a hero of the overview shows above its label.
+fn hero(page: &str, label: &str) -> String {
+    let end = page
+        .find(&format!("<span class=\"label\">{label}</span>"))
+        .unwrap_or_else(|| panic!("no hero {label}"));
+    let value = page[..end].rfind("<span class=\"value\">").unwrap_or_else(|| panic!("no value")) + "<span class=\"value\">".len();
+    page[value..end].split("</span>").next().unwrap_or_default().to_owned()
+}
+
+/// Given two members won back in one month (a check-in, a payment: $150 each) and one in
+/// the next, the overview's revenue chart has one bar a month with each month's sum, the
+/// heroes say the current month's numbers — the same as `GET /api/v1/scorecard` — and a
+/// month with nothing draws no bar.
+#[tokio::test]
+async fn the_overview_charts_revenue_retained_per_month() {
+    let stack = Stack::start("app-revenue").await;
+    let today = Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let first = today
+        .first_of_month()
+        .checked_add(jiff::Span::new().months(1))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let at = |date: jiff::civil::Date| {
+        date.at(15, 0, 0, 0)
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .timestamp()
+    };
+    let day0 = at(first);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    for m in ["m_rv_a", "m_rv_b", "m_rv_c"] {
+        stack.member(&gym, m, "Alex", day0).await;
+    }
+    stack.run().await;
+    let won_back = |member: &'static str, task_type: &'static str| {
+        let stack = &stack;
+        let gym = &gym;
+        async move {
+            let (status, created) = stack
+                .post(
+                    "/api/v1/tasks",
+                    &gym.token,
+                    json!({"task_type": task_type, "member_id": member, "goal": "Bring them back", "confidence": 80}),
+                )
+                .await;
+            assert_eq!(status, 201, "{created}");
+            let id = created["id"].as_str().unwrap_or_default().to_owned();
+            let (status, approved) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+            assert_eq!(status, 200, "{approved}");
+            id
+        }
+    };
+    let signal = |id: &'static str, body: Value| {
+        let stack = &stack;
+        let gym = &gym;
+        async move {
+            let (status, reply) = stack.webhook(gym, id, body).await;
+            assert_eq!(status, 202, "{reply}");
+        }
+    };
+    won_back("m_rv_a", "churn_risk").await;
+    won_back("m_rv_b", "payment_recovery").await;
+    stack.run().await;
+    let next = day0 + jiff::SignedDuration::from_hours(24);
+    stack.set_clock(&next.to_string()).await;
+    stack.run().await;
+    let t = next.to_string();
+    signal(
+        "evt_rv_a",
+        json!({"type": "checkin.created", "timestamp": t, "data": {"member_id": "m_rv_a", "checked_in_at": t, "class_name": "WOD"}}),
+    )
+    .await;
+    signal("evt_rv_b", json!({"type": "payment.succeeded", "timestamp": t, "data": {"member_id": "m_rv_b", "amount": 150, "currency": "USD", "paid_at": t}})).await;
+    stack.run().await;
+
+    // The next month: one more member back.
+    let later = at(first
+        .checked_add(jiff::Span::new().months(1))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .saturating_add(jiff::Span::new().days(2)));
+    stack.set_clock(&later.to_string()).await;
+    stack.run().await;
+    won_back("m_rv_c", "churn_risk").await;
+    stack.run().await;
+    let back = later + jiff::SignedDuration::from_hours(24);
+    stack.set_clock(&back.to_string()).await;
+    stack.run().await;
+    let t = back.to_string();
+    signal(
+        "evt_rv_c",
+        json!({"type": "checkin.created", "timestamp": t, "data": {"member_id": "m_rv_c", "checked_in_at": t, "class_name": "WOD"}}),
+    )
+    .await;
+    stack.run().await;
+
+    let (_, card) = stack.get("/api/v1/scorecard", &gym.token).await;
+    assert_eq!(
+        (card["members_retained"].as_u64(), card["revenue_retained"].as_f64()),
+        (Some(1), Some(150.0)),
+        "{card}"
+    );
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app").await;
+    assert_eq!(status, 200);
+    assert_eq!(hero(&page, "revenue retained"), "$150");
+    assert_eq!(hero(&page, "members retained"), "1");
+    assert_eq!(hero(&page, "conversations active"), card["conversations_active"].to_string());
+    assert_eq!(hero(&page, "need your attention"), card["needs_attention"].to_string());
+    assert!(page.contains("data-chart=\"revenue\""), "{page}");
+    let month = |date: jiff::civil::Date| date.strftime("%b %Y").to_string();
+    let (first_month, second_month) = (
+        month(first),
+        month(first.checked_add(jiff::Span::new().months(1)).unwrap_or_else(|e| panic!("{e}"))),
+    );
+    assert!(
+        page.contains(&format!("<title>{first_month}: $300 revenue retained</title>")),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!("<title>{second_month}: $150 revenue retained</title>")),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches("revenue retained</title>").count(),
+        2,
+        "no bar for the months without revenue"
+    );
+    assert!(page.contains("Best month: $300."), "{page}");
+    assert!(
+        page.contains(&format!("<th scope=\"row\">{first_month}</th><td>$300</td>")),
+        "the numbers as a table too"
+    );
+    stack.running.stop();
+}
+
+/// `GET /app/login`, then "Email me a sign-in link" for `email`: the response's status and page.
+async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
+    let http = browser_like();
+    let form = http
+        .get(format!("{}/app/login", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let login_cookie = set_cookie(&form, "ol_login").unwrap_or_else(|| panic!("the form sets its login cookie"));
+    let page = form.text().await.unwrap_or_default();
+    assert!(page.contains("Email me a sign-in link"), "{page}");
+    let csrf = field(&page, "csrf").unwrap_or_else(|| panic!("{page}"));
+    let response = http
+        .post(format!("{}/app/login/link", stack.url))
+        .header(COOKIE, cookie_pair(&login_cookie))
+        .header(CONTENT_TYPE, FORM)
+        .body(encode(&[("email", email), ("csrf", csrf.as_str())]))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// The path and query of the sign-in link in a mail's text.
+fn link_in(mail: &Value) -> String {
+    let text = mail["text"].as_str().unwrap_or_default();
+    let start = text.find("/app/login/link?token=").unwrap_or_else(|| panic!("a link in {text}"));
+    text[start..].split_whitespace().next().unwrap_or_default().to_owned()
+}
+
+/// Given an owner address in the settings, "Email me a sign-in link" mails a link that signs
+/// in (the session cookie of the token sign-in) once: followed again, or after 15 minutes,
+/// it is refused. An unknown address gets the same page and no mail; a sixth link within the
+/// hour is not sent.
+#[tokio::test]
+async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
+    let stack = Stack::start("app-link").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = format!("owner-{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, body) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"owner_email": owner})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Asked for with the address in capitals: the same owner.
+    let (status, asked) = ask_for_link(&stack, &owner.to_ascii_uppercase()).await;
+    assert_eq!(status, StatusCode::OK, "{asked}");
+    assert!(asked.contains("a sign-in link is on its way"), "{asked}");
+    let mail = stack.outbox_to(&owner).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let link = link_in(&mail[0]);
+    assert!(
+        !mail[0]["text"].as_str().unwrap_or_default().contains(&gym.token),
+        "no API token in the mail"
+    );
+
+    let http = browser_like();
+    let follow = |path: String| {
+        let http = http.clone();
+        let url = format!("{}{path}", stack.url);
+        async move { http.get(url).send().await.unwrap_or_else(|e| panic!("{e}")) }
+    };
+    let signed = follow(link.clone()).await;
+    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
+    assert_eq!(signed.headers().get(LOCATION).and_then(|v| v.to_str().ok()), Some("/app"));
+    let cookie = set_cookie(&signed, "ol_session").unwrap_or_else(|| panic!("a session cookie"));
+    for flag in ["HttpOnly", "SameSite=Strict", "Path=/app", "Max-Age=43200"] {
+        assert!(cookie.split("; ").any(|a| a == flag), "{flag} in {cookie}");
+    }
+    let overview = http
+        .get(format!("{}/app", stack.url))
+        .header(COOKIE, cookie_pair(&cookie))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(overview.status(), StatusCode::OK, "the link's session is the account's");
+
+    let again = follow(link).await;
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a link signs in once");
+    assert!(set_cookie(&again, "ol_session").is_none());
+    assert!(again.text().await.unwrap_or_default().contains("expired or was already used"));
+
+    // A second link, followed 16 minutes later (the virtual clock): refused.
+    ask_for_link(&stack, &owner).await;
+    let mail = stack.outbox_to(&owner).await;
+    assert_eq!(mail.len(), 2);
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_mins(16)).to_string()).await;
+    assert_eq!(follow(link_in(&mail[1])).await.status(), StatusCode::UNAUTHORIZED, "expired");
+    assert_eq!(
+        follow("/app/login/link?token=made-up".into()).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+
+    // An unknown address: the same words, and no mail.
+    let stranger = format!("nobody-{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, page) = ask_for_link(&stack, &stranger).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(page.contains("a sign-in link is on its way"), "{page}");
+    assert!(stack.outbox_to(&stranger).await.is_empty());
+
+    // Five links an hour: the third, fourth and fifth go out, the sixth does not.
+    for _ in 0..4 {
+        let (status, page) = ask_for_link(&stack, &owner).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(page.contains("a sign-in link is on its way"));
+    }
+    assert_eq!(stack.outbox_to(&owner).await.len(), 5);
+    stack.running.stop();
+}

@@ -1,5 +1,6 @@
 //! The dashboard in a real browser (headless Chromium over WebDriver): an owner signs in with
-//! the API token, opens the review queue, approves a task, and sees it leave the queue.
+//! the API token, opens the review queue, approves a task, and sees it leave the queue; signs
+//! out, asks for a sign-in link and follows the one mailed to them.
 //!
 //! The second walkthrough answers escalations, changes a setting, pauses and resumes, and runs
 //! axe-core (vendored under `tests/vendor/axe-core`) on every page.
@@ -102,6 +103,60 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
     }
     let (_, task) = stack.get(&format!("/api/v1/tasks/{approved}"), &gym.token).await;
     assert_ne!(task["status"], "pending_review", "{task}");
+
+    // Signed out, the owner asks for a sign-in link and follows the one mailed to them.
+    let owner = format!("owner-{}@example.com", gym.id.to_ascii_lowercase());
+    let (status, _) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"owner_email": owner})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let sign_out = browser
+        .find("form[action=\"/app/logout\"] button")
+        .await
+        .unwrap_or_else(|e| fail(e));
+    browser.click(&sign_out).await.unwrap_or_else(|e| fail(e));
+    browser
+        .wait_for("the sign-in page after signing out", || async {
+            Ok(browser.url().await?.ends_with("/app/login"))
+        })
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let email = browser.find("input[name=email]").await.unwrap_or_else(|e| fail(e));
+    browser.type_text(&email, &owner).await.unwrap_or_else(|e| fail(e));
+    let ask = browser
+        .find("form[action=\"/app/login/link\"] button")
+        .await
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(browser.text(&ask).await.unwrap_or_else(|e| fail(e)), "Email me a sign-in link");
+    browser.click(&ask).await.unwrap_or_else(|e| fail(e));
+    browser
+        .wait_for("the page saying a link is on its way", || async {
+            let notice = browser.text_of("p.notice[role=status]").await?;
+            Ok(notice.is_some_and(|n| n.contains("a sign-in link is on its way")))
+        })
+        .await
+        .unwrap_or_else(|e| fail(e));
+    let violations = browser.axe_violations().await.unwrap_or_else(|e| fail(e));
+    assert!(violations.is_empty(), "axe-core on the sign-in page: {violations:#?}");
+    let mail = stack.outbox_to(&owner).await;
+    let text = mail.last().and_then(|m| m["text"].as_str()).unwrap_or_default().to_owned();
+    let link = text
+        .split_whitespace()
+        .find(|w| w.contains("/app/login/link?token="))
+        .unwrap_or_else(|| panic!("a link in {text}"));
+    let path = &link[link.find("/app/").unwrap_or(0)..];
+    browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
+    browser
+        .wait_for("the overview after following the link", || async {
+            Ok(browser.url().await?.ends_with("/app") && browser.text_of("main h1").await?.as_deref() == Some("Overview"))
+        })
+        .await
+        .unwrap_or_else(|e| fail(e));
     drop(browser);
     eprintln!(
         "dashboard browser walkthrough: {:?} in all ({:?} of it the stack and its tasks)",

@@ -25,6 +25,17 @@ pub fn token_pk(hash: &str) -> String {
 }
 pub const TOKEN_SK: &str = "TOKEN";
 
+/// The owner-address index on GSI1: an account item carries its owner's address here.
+pub fn owner_email_gsi1pk(key: &str) -> String {
+    format!("OWNER#{key}")
+}
+
+/// A dashboard sign-in link, by its token's hash.
+pub fn sign_in_pk(token_hash: &str) -> String {
+    format!("SIGNIN#{token_hash}")
+}
+pub const SIGN_IN_SK: &str = "SIGNIN";
+
 pub const SYSTEM_PK: &str = "SYSTEM";
 pub const CONFIG_SK: &str = "CONFIG";
 
@@ -54,6 +65,21 @@ pub fn active_sk(member: &MemberId, task_type: &str) -> String {
 pub fn active_member_prefix(member: &MemberId) -> String {
     format!("ACTIVE#{member}#")
 }
+/// What an open task counts for in the owner's numbers (`TaskTally`), beside the task.
+pub const TALLY_OPEN_PREFIX: &str = "TALLY#OPEN#";
+pub fn tally_open_sk(t: TaskId) -> String {
+    format!("{TALLY_OPEN_PREFIX}{t}")
+}
+/// A closed task's tally, sorted by when it closed (Unix seconds, 12 digits).
+pub fn tally_closed_sk(closed_at: jiff::Timestamp, t: TaskId) -> String {
+    format!("{}{t}", tally_closed_from(closed_at))
+}
+/// The first closed tally at or after `since` sorts at or after this.
+pub fn tally_closed_from(since: jiff::Timestamp) -> String {
+    format!("TALLY#CLOSED#{:012}#", since.as_second().max(0))
+}
+/// Sorts after every closed tally.
+pub const TALLY_CLOSED_END: &str = "TALLY#CLOSED#~";
 pub fn member_sk(member: &MemberId) -> String {
     format!("MEMBER#{member}")
 }

@@ -1,10 +1,13 @@
 //! The overview's charts, drawn on the server as inline SVG: bars are `<rect>`s with
 //! geometry attributes and a class the stylesheet colours (the page's CSP allows no inline
 //! style and no script), each chart with a title and its numbers as a table for screen
-//! readers. The data are the daily metrics store's days (one ranged read), summed by week.
+//! readers. The weekly charts' data are the daily metrics store's days (one ranged read),
+//! summed by week; the revenue chart's, the engine's overview (the closed tasks' tallies).
 
 use openloop_core::owner::metrics::{DailyMetrics, DayMetrics};
 
+/// Months the revenue chart shows.
+pub const MONTHS: usize = 12;
 /// Weeks a chart shows.
 pub const WEEKS: usize = 12;
 /// Days read for the charts: the [`WEEKS`] weeks up to today.
@@ -42,9 +45,12 @@ pub struct Chart {
     pub series: Vec<Series>,
     pub bars: Vec<Bar>,
     pub labels: Vec<Label>,
-    /// The table behind it: one row a week, one value per series.
-    pub rows: Vec<(String, Vec<u32>)>,
-    pub max: u32,
+    /// The table behind it: one row a period, one value per series, as shown.
+    pub rows: Vec<(String, Vec<String>)>,
+    /// The table's first column ("Week of", "Month").
+    pub period: &'static str,
+    /// The tallest period, as said under the chart ("Tallest week: 14.").
+    pub tallest: String,
     pub empty: bool,
 }
 
@@ -74,6 +80,31 @@ pub fn weeks(days: &[DayMetrics]) -> Vec<(String, DailyMetrics)> {
         .collect()
 }
 
+/// How a chart's periods and values are said.
+struct Wording {
+    /// The table's first column.
+    period: &'static str,
+    /// A bar's title: "week of Mar 3: 4 replies".
+    bar: fn(&str, &str, &str) -> String,
+    /// "Tallest week: 14."
+    tallest: fn(&str) -> String,
+    value: fn(f64) -> String,
+}
+
+const WEEKLY: Wording = Wording {
+    period: "Week of",
+    bar: |period, value, series| format!("week of {period}: {value} {series}"),
+    tallest: |value| format!("Tallest week: {value}."),
+    value: |v| format!("{v:.0}"),
+};
+
+const MONTHLY_MONEY: Wording = Wording {
+    period: "Month",
+    bar: |period, value, series| format!("{period}: {value} {series}"),
+    tallest: |value| format!("Best month: {value}."),
+    value: super::views::money,
+};
+
 /// A bar chart of one value per series a week: `stacked` piles them up, else they stand side
 /// by side.
 pub fn chart(
@@ -84,20 +115,27 @@ pub fn chart(
     values: impl Fn(&DailyMetrics) -> Vec<u32>,
     stacked: bool,
 ) -> Chart {
-    let rows: Vec<(String, Vec<u32>)> = weeks.iter().map(|(label, m)| (label.clone(), values(m))).collect();
+    let rows = weeks
+        .iter()
+        .map(|(label, m)| (label.clone(), values(m).into_iter().map(f64::from).collect()))
+        .collect();
+    draw(id, title, series, rows, stacked, &WEEKLY)
+}
+
+/// Bars of one value per series a period (`rows`, oldest first), scaled to the tallest.
+fn draw(id: &'static str, title: &'static str, series: Vec<Series>, rows: Vec<(String, Vec<f64>)>, stacked: bool, say: &Wording) -> Chart {
     let max = rows
         .iter()
         .map(|(_, v)| {
             if stacked {
-                v.iter().sum()
+                v.iter().map(|x| x.max(0.0)).sum()
             } else {
-                v.iter().copied().max().unwrap_or(0)
+                v.iter().copied().fold(0.0, f64::max)
             }
         })
-        .max()
-        .unwrap_or(0);
+        .fold(0.0, f64::max);
     let plot = HEIGHT - LABELS - 4.0;
-    let scale = if max == 0 { 0.0 } else { plot / f64::from(max) };
+    let scale = if max <= 0.0 { 0.0 } else { plot / max };
     let slot = WIDTH / rows.len().max(1) as f64;
     let gap = slot * 0.2;
     let mut bars = Vec::new();
@@ -107,7 +145,7 @@ pub fn chart(
         let inner = slot - gap;
         let mut stack = 0.0;
         for (k, (value, s)) in vals.iter().zip(&series).enumerate() {
-            let h = f64::from(*value) * scale;
+            let h = value.max(0.0) * scale;
             let (x, w, y) = if stacked {
                 stack += h;
                 (left, inner, HEIGHT - LABELS - stack)
@@ -115,14 +153,14 @@ pub fn chart(
                 let w = inner / vals.len() as f64;
                 (left + w * k as f64, w, HEIGHT - LABELS - h)
             };
-            if *value > 0 {
+            if *value > 0.0 {
                 bars.push(Bar {
                     x: format!("{x:.1}"),
                     y: format!("{y:.1}"),
                     width: format!("{w:.1}"),
                     height: format!("{h:.1}"),
                     class: s.class,
-                    title: format!("week of {label}: {value} {}", s.label),
+                    title: (say.bar)(label, &(say.value)(*value), s.label),
                 });
             }
         }
@@ -139,10 +177,40 @@ pub fn chart(
         series,
         bars,
         labels,
-        empty: max == 0,
-        rows,
-        max,
+        empty: max <= 0.0,
+        rows: rows
+            .into_iter()
+            .map(|(label, vals)| (label, vals.into_iter().map(say.value).collect()))
+            .collect(),
+        period: say.period,
+        tallest: (say.tallest)(&(say.value)(max)),
     }
+}
+
+/// Revenue retained per month (`YYYY-MM` and the amount, oldest first, as the engine's
+/// overview reads it from the closed tasks' tallies): one bar a month, labelled "Nov 2026".
+pub fn revenue_chart(months: &[(String, f64)]) -> Chart {
+    let rows = months
+        .iter()
+        .map(|(month, amount)| {
+            let label = format!("{month}-01")
+                .parse::<jiff::civil::Date>()
+                .map(|d| d.strftime("%b %Y").to_string())
+                .unwrap_or_else(|_| month.clone());
+            (label, vec![*amount])
+        })
+        .collect();
+    draw(
+        "revenue",
+        "Revenue retained per month",
+        vec![Series {
+            label: "revenue retained",
+            class: "s-good",
+        }],
+        rows,
+        false,
+        &MONTHLY_MONEY,
+    )
 }
 
 /// The overview's two weekly charts: outcomes (completed, cancelled, escalated) and messages
@@ -223,9 +291,20 @@ mod tests {
         let days: Vec<_> = (0..14).map(|n| day(n, if n < 7 { 2 } else { 1 }, 0)).collect();
         let charts = overview_charts(&days);
         let messages = &charts[1];
-        assert_eq!(messages.max, 14);
+        assert_eq!(messages.tallest, "Tallest week: 14.");
         assert_eq!(messages.bars.len(), 2, "no bar for zero replies");
         assert_eq!(messages.bars[0].height, format!("{:.1}", HEIGHT - LABELS - 4.0));
         assert!(charts[0].empty, "no outcomes yet");
+    }
+
+    #[test]
+    fn revenue_is_one_bar_a_month_said_in_money() {
+        let chart = revenue_chart(&[("2026-10".into(), 0.0), ("2026-11".into(), 1234.5), ("2026-12".into(), 600.0)]);
+        assert_eq!(chart.bars.len(), 2, "no bar for a month without revenue");
+        assert_eq!(chart.bars[0].title, "Nov 2026: $1,235 revenue retained");
+        assert_eq!(chart.bars[0].height, format!("{:.1}", HEIGHT - LABELS - 4.0));
+        assert_eq!(chart.rows[2], ("Dec 2026".to_owned(), vec!["$600".to_owned()]));
+        assert_eq!(chart.tallest, "Best month: $1,235.");
+        assert!(revenue_chart(&[("2026-11".into(), 0.0)]).empty);
     }
 }

@@ -8,7 +8,8 @@
 //! `/app/notifications`, and what the owner teaches the agent in `learning.rs`
 //! (`/app/memories`, `/app/suggestions`, a task's rating and outcome correction). Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
 //! `/resolve`, `/cancel`, `POST /app/review/approve` (several at once), `POST /app/settings`,
-//! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`.
+//! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`; the mailed sign-in
+//! link, `POST /app/login/link` and `GET /app/login/link?token=` (`link.rs`).
 //! Every response carries a Content-Security-Policy without inline script, and pages are
 //! never cached.
 
@@ -16,6 +17,7 @@ pub mod assets;
 pub mod charts;
 pub mod learning;
 pub mod learning_views;
+mod link;
 pub mod session;
 pub mod views;
 
@@ -66,6 +68,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app", get(overview))
         .route("/app/", get(|| async { see_other("/app") }))
         .route("/app/login", get(login_form).post(login))
+        .route("/app/login/link", get(link::redeem).post(link::request))
         .route("/app/logout", post(logout))
         .route("/app/review", get(review))
         .route("/app/review/approve", post(approve_selected))
@@ -225,12 +228,25 @@ fn login_page(
     status: StatusCode,
     error: Option<String>,
 ) -> Result<Response, PageError> {
+    login_page_with(state, headers, uri, status, error, None)
+}
+
+/// [`login_page`] with a notice (what the sign-in link form did).
+fn login_page_with(
+    state: &ApiState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    error: Option<String>,
+    notice: Option<&'static str>,
+) -> Result<Response, PageError> {
     use base64::Engine as _;
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
     let page = LoginPage {
         layout: layout("Sign in", "", None, ""),
         login_csrf: state.session_key.login_csrf(&nonce),
         error,
+        notice,
     };
     let mut response = html(status, &page);
     let cookie = session::set_cookie(LOGIN_COOKIE, &nonce, 3600, "/app/login", is_https(headers, uri));
@@ -277,7 +293,12 @@ async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, b
         );
     };
     let session = state.session_key.issue(account, Timestamp::now(), &random::<16>()?);
-    let secure = is_https(&headers, &uri);
+    Ok(signed_in_response(&session, &headers, &uri))
+}
+
+/// On to the overview with the session's cookie (and the sign-in form's cookie cleared).
+fn signed_in_response(session: &Session, headers: &HeaderMap, uri: &axum::http::Uri) -> Response {
+    let secure = is_https(headers, uri);
     let mut response = see_other("/app");
     for cookie in [
         session::set_cookie(COOKIE, session.cookie_value(), LIFETIME.as_secs(), "/app", secure),
@@ -287,7 +308,7 @@ async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, b
             response.headers_mut().append(header::SET_COOKIE, value);
         }
     }
-    Ok(response)
+    response
 }
 
 #[derive(Deserialize)]
@@ -326,23 +347,22 @@ where
 async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
     page(state, &headers, |state, session| async move {
         let account = session.account;
-        let pending = TaskQuery {
-            status: Some(TaskStatus::PendingReview),
-            member_id: None,
-            limit: 100,
-            cursor: None,
-        };
         // The charts' days end today in the account's time zone; they start DAYS before the
         // UTC date, which is the same local day or the one next to it.
         let today_utc = state.engine.now().to_zoned(jiff::tz::TimeZone::UTC).date();
         let from = (today_utc - jiff::Span::new().days(charts::DAYS)).to_string();
-        let (autonomy, scorecard, activity, pending, metrics) = tokio::try_join!(
-            state.engine.autonomy(account),
-            state.engine.scorecard(account, None),
+        // What costs does not grow with the tasks stored (the tallies, ranged reads).
+        let (overview, activity) = tokio::try_join!(
+            state.engine.overview(account, charts::MONTHS, &from),
             state.engine.activity(account, Some(FEED_ENTRIES), None),
-            state.engine.list_tasks(account, &pending),
-            state.engine.metrics(account, Some(&from), None),
         )?;
+        let openloop_core::engine::Overview {
+            autonomy,
+            scorecard,
+            revenue_by_month,
+            pending_review,
+            metrics,
+        } = overview;
         let tz = autonomy.account.settings.time_zone();
         let execution_mode = views::code(&autonomy.account.settings.execution_mode);
         let phase = autonomy.phase.as_str();
@@ -376,7 +396,7 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                     href: Some("/app/review"),
                 },
             ],
-            pending_review: pending.0.len(),
+            pending_review,
             feed: activity.0.iter().map(|e| views::feed_item(e, &tz)).collect(),
             state: views::AccountState {
                 execution_mode_explained: views::execution_mode_explained(&execution_mode),
@@ -386,8 +406,13 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 paused: autonomy.account.paused,
                 timezone: autonomy.account.settings.timezone.clone(),
             },
-            charts: charts::overview_charts(&metrics.days),
+            charts: {
+                let mut all = charts::overview_charts(&metrics.days);
+                all.push(charts::revenue_chart(&revenue_by_month));
+                all
+            },
             weeks: charts::WEEKS,
+            months: charts::MONTHS,
         };
         Ok(html(StatusCode::OK, &page))
     })

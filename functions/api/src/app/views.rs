@@ -29,6 +29,8 @@ pub struct LoginPage {
     pub layout: Layout,
     pub login_csrf: String,
     pub error: Option<String>,
+    /// What the sign-in link form did (the same words whatever the address).
+    pub notice: Option<&'static str>,
 }
 
 #[derive(Template)]
@@ -42,6 +44,7 @@ pub struct OverviewPage {
     pub state: AccountState,
     pub charts: Vec<super::charts::Chart>,
     pub weeks: usize,
+    pub months: usize,
 }
 
 #[derive(Template)]

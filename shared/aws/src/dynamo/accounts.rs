@@ -1,4 +1,5 @@
-//! [`AccountStore`] on DynamoDB: the account item (`PROFILE`, listed under GSI2 `ACCOUNTS`),
+//! [`AccountStore`] on DynamoDB: the account item (`PROFILE`, listed under GSI2 `ACCOUNTS`, and
+//! under GSI1 `OWNER#{address}` while it names an owner's address),
 //! its API token item, and `SYSTEM/CONFIG`.
 
 use std::collections::HashMap;
@@ -6,8 +7,9 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use openloop_core::kernel::error::{Conflict, StoreError};
-use openloop_core::kernel::ids::AccountId;
+use openloop_core::kernel::ids::{AccountId, Email};
 use openloop_core::owner::account::{Account, SystemConfig};
+use openloop_core::owner::sign_in::owner_email_key;
 use openloop_core::ports::AccountStore;
 
 use crate::keys::*;
@@ -42,6 +44,19 @@ impl AccountStore for DynamoStore {
         };
         let id = item.get("account_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok());
         Ok(id)
+    }
+
+    async fn accounts_for_owner_email(&self, email: &Email) -> Result<Vec<AccountId>, StoreError> {
+        let items = self
+            .query_all(Some(GSI1), GSI1PK, owner_email_gsi1pk(&owner_email_key(email)), None, true)
+            .await?;
+        let mut found: Vec<AccountId> = items
+            .iter()
+            .filter_map(|i| i.get(PK).and_then(|v| v.as_s().ok()))
+            .filter_map(|pk| pk.strip_prefix("ACCT#").and_then(|a| a.parse().ok()))
+            .collect();
+        found.sort();
+        Ok(found)
     }
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
@@ -79,5 +94,10 @@ fn account_item(account: &Account) -> Result<Item, StoreError> {
     let mut item = keyed(account, account_pk(account.id), PROFILE_SK.into(), "account")?;
     item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
     item.insert(GSI2SK.into(), s(account.id.to_string()));
+    // The owner-address index rides on the account item itself, so every save keeps it true.
+    if let Some(email) = &account.settings.owner_email {
+        item.insert(GSI1PK.into(), s(owner_email_gsi1pk(&owner_email_key(email))));
+        item.insert(GSI1SK.into(), s(account_pk(account.id)));
+    }
     Ok(item)
 }

@@ -25,6 +25,17 @@ impl Counters for DynamoStore {
             .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(0)))
     }
 
+    async fn sends_between(&self, account: AccountId, from: Date, to: Date) -> Result<u32, StoreError> {
+        // `SENDS#{date}` items sort by date: one ranged read of the days.
+        let items = self.query_between(account_pk(account), sends_sk(from), sends_sk(to)).await?;
+        let sent = items
+            .iter()
+            .filter_map(|i| i.get("sent").and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<i64>().ok()))
+            .map(|v| u32::try_from(v.max(0)).unwrap_or(0))
+            .fold(0u32, u32::saturating_add);
+        Ok(sent)
+    }
+
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
         self.count_up(account, ai_calls_sk(date), "ai_calls", limit, None).await
     }

@@ -11,12 +11,14 @@ use serde::de::DeserializeOwned;
 use openloop_core::kernel::error::StoreError;
 use openloop_core::kernel::ids::AccountId;
 use openloop_core::kernel::limits::DUE_INDEX_SHARDS;
+use openloop_core::task::tally::TaskTally;
 use openloop_core::task::work::{due_at, due_shard, due_sort_key};
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 
 use crate::keys::*;
 
-use super::{DynamoStore, Item};
+use super::{DynamoStore, Item, build_error};
+use aws_sdk_dynamodb::types::{Delete, TransactWriteItem};
 
 impl DynamoStore {
     pub(super) fn task_put(&self, task: &Task) -> Result<Item, StoreError> {
@@ -31,6 +33,34 @@ impl DynamoStore {
             item.insert(GSI1SK.into(), s(due_sort_key(until, &task.id)));
         }
         Ok(item)
+    }
+
+    /// The task's tally item (`TaskTally`): under `TALLY#OPEN#` while the task is open, under
+    /// `TALLY#CLOSED#{when}#` once closed.
+    pub(super) fn tally_item(&self, task: &Task) -> Result<Item, StoreError> {
+        let sk = if task.is_active() {
+            tally_open_sk(task.id)
+        } else {
+            tally_closed_sk(TaskTally::closed_at(task), task.id)
+        };
+        keyed(&TaskTally::of(task), account_pk(task.account_id), sk, "tally")
+    }
+
+    /// What a write of `task` does to its tally, in the task's own transaction: the item put
+    /// (overwritten, so a write carried out again puts the same), and once the task is closed
+    /// its open tally deleted (a no-op when already gone).
+    pub(super) fn tally_writes(&self, task: &Task) -> Result<Vec<TransactWriteItem>, StoreError> {
+        let mut writes = vec![self.plain_put(self.tally_item(task)?)?];
+        if !task.is_active() {
+            let delete = Delete::builder()
+                .table_name(&self.table)
+                .key(PK, s(account_pk(task.account_id)))
+                .key(SK, s(tally_open_sk(task.id)))
+                .build()
+                .map_err(build_error)?;
+            writes.push(TransactWriteItem::builder().delete(delete).build());
+        }
+        Ok(writes)
     }
 
     pub(super) fn log_item(&self, task: &Task, entry: &LogEntry) -> Result<Item, StoreError> {

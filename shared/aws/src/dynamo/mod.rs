@@ -44,6 +44,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod sign_in_links;
 mod suggestions;
 mod task_index;
 mod tasks;
@@ -77,19 +78,17 @@ impl DynamoStore {
     /// migrations, never for the engine's own writes.
     pub async fn import_tasks(&self, tasks: &[Task]) -> Result<(), StoreError> {
         use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
-        for chunk in tasks.chunks(25) {
+        // A task and its tally: 24 items a batch.
+        for chunk in tasks.chunks(12) {
             let mut requests = Vec::new();
             for task in chunk {
-                requests.push(
-                    WriteRequest::builder()
-                        .put_request(
-                            PutRequest::builder()
-                                .set_item(Some(self.task_put(task)?))
-                                .build()
-                                .map_err(build_error)?,
-                        )
-                        .build(),
-                );
+                for item in [self.task_put(task)?, self.tally_item(task)?] {
+                    requests.push(
+                        WriteRequest::builder()
+                            .put_request(PutRequest::builder().set_item(Some(item)).build().map_err(build_error)?)
+                            .build(),
+                    );
+                }
             }
             let mut pending = HashMap::from([(self.table.clone(), requests)]);
             while !pending.is_empty() {
@@ -269,6 +268,34 @@ impl DynamoStore {
                 req = req.consistent_read(true);
             }
             let out = req.send().await.map_err(unavailable)?;
+            items.extend(out.items.unwrap_or_default());
+            match out.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(items),
+            }
+        }
+    }
+
+    /// Every item of the partition `pk` whose sort key is between `from` and `to` (inclusive),
+    /// in key order, every page (used where the result is small by design).
+    async fn query_between(&self, pk: String, from: String, to: String) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start: Option<Item> = None;
+        loop {
+            self.count();
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND SK BETWEEN :from AND :to")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .expression_attribute_values(":from", s(from.clone()))
+                .expression_attribute_values(":to", s(to.clone()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(unavailable)?;
             items.extend(out.items.unwrap_or_default());
             match out.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),

@@ -8,6 +8,7 @@ use openloop_core::kernel::error::StoreError;
 use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
 use openloop_core::ports::{TaskIndex, TaskQuery};
 use openloop_core::task::history::ActivityEntry;
+use openloop_core::task::tally::TaskTally;
 use openloop_core::task::work::{DueEntry, due_at, due_time_key};
 use openloop_core::task::{LogEntry, Task};
 
@@ -37,6 +38,15 @@ impl TaskIndex for DynamoStore {
             }
         }
         Ok(counts)
+    }
+
+    async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
+        let pk = account_pk(account);
+        let (open, closed) = tokio::try_join!(
+            self.query_all(None, PK, pk.clone(), Some(TALLY_OPEN_PREFIX.to_owned()), true),
+            self.query_between(pk.clone(), tally_closed_from(closed_since), TALLY_CLOSED_END.to_owned()),
+        )?;
+        open.into_iter().chain(closed).map(from_item).collect()
     }
 
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {

@@ -47,6 +47,7 @@ impl Tasks for DynamoStore {
             writes.push((self.put_new(guard)?, Some(Conflict::ActiveTask)));
         }
         writes.push((self.put_new(self.task_put(task)?)?, Some(Conflict::AlreadyExists)));
+        writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));
         writes.push((self.plain_put(self.log_item(task, log)?)?, None));
         for message in messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
@@ -70,6 +71,8 @@ impl Tasks for DynamoStore {
             .build()
             .map_err(build_error)?;
         writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::Version)));
+        // The owner's numbers move with the task, in its transaction (under its version).
+        writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));
         for entry in &commit.log {
             writes.push((self.plain_put(self.log_item(task, entry)?)?, None));
         }

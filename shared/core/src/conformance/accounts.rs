@@ -44,3 +44,43 @@ pub(super) async fn accounts_are_created_once_and_saved_under_their_version(stor
     );
     assert!(store.list_accounts().await.expect("list").iter().any(|a| a.id == account.id));
 }
+
+pub(super) async fn accounts_are_found_by_their_owners_address_as_it_changes(store: &dyn TaskStore) {
+    use crate::kernel::ids::Email;
+    let email = |e: &str| Email::parse(e).expect("email");
+    // Addresses of this run only (the table is shared by scenarios and runs).
+    let tag = crate::kernel::ids::new_ulid(base()).to_string().to_ascii_lowercase();
+    let first = email(&format!("owner-{tag}@gym.example"));
+    let second = email(&format!("new-{tag}@gym.example"));
+    let mut account = sample_account(base());
+    account.settings.owner_email = Some(first.clone());
+    store
+        .create_account(&account, &format!("hash-{}", account.id))
+        .await
+        .expect("create");
+    let mut other = sample_account(base());
+    other.settings.owner_email = Some(email(&format!("OWNER-{tag}@Gym.Example")));
+    store.create_account(&other, &format!("hash-{}", other.id)).await.expect("create");
+    let mut both = vec![account.id, other.id];
+    both.sort();
+    assert_eq!(
+        store.accounts_for_owner_email(&first).await.expect("lookup"),
+        both,
+        "owner index: an address names every account it owns, whatever its case"
+    );
+    assert!(store.accounts_for_owner_email(&second).await.expect("lookup").is_empty());
+
+    account.settings.owner_email = Some(second.clone());
+    account.version += 1;
+    store.save_account(&account).await.expect("save");
+    assert_eq!(store.accounts_for_owner_email(&second).await.expect("lookup"), vec![account.id]);
+    assert_eq!(
+        store.accounts_for_owner_email(&first).await.expect("lookup"),
+        vec![other.id],
+        "owner index: the old address no longer finds the account"
+    );
+    account.settings.owner_email = None;
+    account.version += 1;
+    store.save_account(&account).await.expect("save");
+    assert!(store.accounts_for_owner_email(&second).await.expect("lookup").is_empty());
+}

@@ -167,3 +167,40 @@ pub(super) async fn creation_counters_limit_and_count_in_the_same_write(store: &
     new_task(store, account, "m_c8", TaskStatus::PendingReview).await;
     assert_eq!(counts(tomorrow).await.open, 6);
 }
+
+pub(super) async fn sends_are_summed_over_a_range_of_days_in_one_read(store: &dyn TaskStore) {
+    use crate::members::member::SendLedger;
+    use crate::task::OutboundStatus;
+    use crate::task::commit::SendEffect;
+    let account = AccountId::generate(base());
+    let day = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let next_day = day.tomorrow().expect("date");
+    for (i, date) in [day, day, next_day].into_iter().enumerate() {
+        let task = new_task(store, account, &format!("m_sends_{i}"), TaskStatus::Ready).await;
+        let (next, log) = record(&task, base(), Why::new(Reason::SendReserved));
+        let mut ledger = SendLedger::default();
+        ledger.sends.insert(format!("{}#1", task.id), base());
+        ledger.version = 1;
+        let mut commit = TaskCommit::new(next, log);
+        commit.send = Some(SendEffect::Reserve {
+            outbound: super::outbound(&task, 1, OutboundStatus::Reserved),
+            member_id: task.member.id.clone(),
+            ledger,
+            daily_date: date,
+            daily_limit: 10,
+        });
+        store.commit(&commit).await.expect("reserve");
+    }
+    assert_eq!(store.sends_between(account, day, next_day).await.expect("sends"), 3);
+    assert_eq!(store.sends_between(account, day, day).await.expect("sends"), 2);
+    assert_eq!(store.sends_between(account, next_day, next_day).await.expect("sends"), 1);
+    let later = next_day.tomorrow().expect("date");
+    assert_eq!(store.sends_between(account, later, later).await.expect("sends"), 0);
+    assert_eq!(
+        store
+            .sends_between(AccountId::generate(base()), day, next_day)
+            .await
+            .expect("sends"),
+        0
+    );
+}

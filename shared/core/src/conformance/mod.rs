@@ -32,6 +32,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod sign_in_links;
 mod suggestions;
 mod task_index;
 mod tasks;
@@ -76,6 +77,7 @@ macro_rules! store_conformance_tests {
         $crate::store_conformance_tests!(@$then {
             accounts: [
                 accounts_are_created_once_and_saved_under_their_version,
+                accounts_are_found_by_their_owners_address_as_it_changes,
             ],
             templates: [
                 recurring_templates_are_versioned_and_due_when_enabled,
@@ -92,6 +94,7 @@ macro_rules! store_conformance_tests {
                 task_lists_are_scoped_filtered_and_paged,
                 the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard,
                 the_activity_feed_lists_an_accounts_decisions_newest_first,
+                the_owners_tallies_follow_every_write_of_the_task,
             ],
             members: [
                 member_facts_are_versioned,
@@ -102,6 +105,7 @@ macro_rules! store_conformance_tests {
             counters: [
                 ai_calls_are_counted_per_account_and_day_up_to_the_limit,
                 creation_counters_limit_and_count_in_the_same_write,
+                sends_are_summed_over_a_range_of_days_in_one_read,
             ],
             metrics: [
                 daily_metrics_are_added_with_their_watermark_once,
@@ -135,6 +139,9 @@ macro_rules! store_conformance_tests {
             ],
             suggestions: [
                 a_finding_is_suggested_once_and_listed_by_status_per_account,
+            ],
+            sign_in_links: [
+                a_sign_in_link_is_redeemed_once_before_it_expires,
             ],
         });
     };

@@ -308,3 +308,85 @@ pub(super) async fn the_activity_feed_lists_an_accounts_decisions_newest_first(s
     );
     assert_eq!(skip.entry.to_status, TaskStatus::Cancelled);
 }
+
+pub(super) async fn the_owners_tallies_follow_every_write_of_the_task(store: &dyn TaskStore) {
+    use crate::task::tally::TaskTally;
+    let account = AccountId::generate(base());
+    let review = new_task(store, account, "m_tally_1", TaskStatus::PendingReview).await;
+    let talking = churn_task(store, account, "m_tally_2").await;
+    let mut quiet = sample_task_for(account, member("m_tally_3"), TaskStatus::Waiting, base());
+    quiet.touch = 2;
+    store
+        .create_task(&quiet, &created(&quiet, Why::new(Reason::ManualModeRequiresReview)), &[])
+        .await
+        .expect("create");
+    // Another account's task is never in this account's tallies.
+    new_task(store, AccountId::generate(base()), "m_tally_1", TaskStatus::PendingReview).await;
+    let ids = |tallies: &[TaskTally]| tallies.iter().map(|t| t.task_id).collect::<Vec<_>>();
+    let tallies = store.tallies(account, base()).await.expect("tallies");
+    let mut open = vec![review.id, talking.id, quiet.id];
+    open.sort();
+    assert_eq!(ids(&tallies), open, "tallies: every open task, none closed yet");
+    assert_eq!(
+        tallies[open.iter().position(|id| *id == review.id).expect("review")],
+        TaskTally::of(&review)
+    );
+
+    // Closing moves a task's tally from the open ones to the closed ones, by when it closed.
+    let won_at = base() + SignedDuration::from_hours(2);
+    let (mut won, log) = transition(
+        &talking,
+        TaskStatus::Completed,
+        won_at,
+        Why::new(Reason::GoalSignalCheckin).outcome("retained"),
+    )
+    .expect("valid");
+    won.attributed_value = Some(150.0);
+    let close = TaskCommit::new(won.clone(), log);
+    store.commit(&close).await.expect("close");
+    let gave_up_at = base() + SignedDuration::from_hours(1);
+    let (gave_up, log) = transition(&quiet, TaskStatus::Cancelled, gave_up_at, Why::new(Reason::OwnerCancelled)).expect("valid");
+    store.commit(&TaskCommit::new(gave_up.clone(), log)).await.expect("cancel");
+    let tallies = store.tallies(account, base()).await.expect("tallies");
+    assert_eq!(
+        ids(&tallies),
+        vec![review.id, gave_up.id, won.id],
+        "tallies: the open task, then the closed ones, earliest close first"
+    );
+    assert_eq!(tallies[2], TaskTally::of(&won));
+    // The same commit carried out again (an at-least-once delivery) is refused and moves nothing.
+    assert!(store.commit(&close).await.is_err(), "tallies: a replayed commit is a stale one");
+    assert_eq!(store.tallies(account, base()).await.expect("tallies"), tallies);
+
+    // Revising a closed task (a late win, a correction) rewrites its one tally.
+    let mut revised = won.clone();
+    revised.attributed_value = Some(450.0);
+    let (revised, log) = record(
+        &revised,
+        won_at + SignedDuration::from_hours(30),
+        Why::new(Reason::GoalSignalAfterClose),
+    );
+    store.commit(&TaskCommit::new(revised.clone(), log)).await.expect("revise");
+    let tallies = store.tallies(account, base()).await.expect("tallies");
+    assert_eq!(
+        ids(&tallies),
+        vec![review.id, gave_up.id, won.id],
+        "tallies: a revision adds no tally"
+    );
+    assert_eq!(tallies[2].attributed_value, Some(450.0));
+
+    // Only the closes at or after `closed_since` are read; the open ones always are.
+    let later = store
+        .tallies(account, gave_up_at + SignedDuration::from_secs(1))
+        .await
+        .expect("tallies");
+    assert_eq!(ids(&later), vec![review.id, won.id]);
+    // A new account has none.
+    assert!(
+        store
+            .tallies(AccountId::generate(base()), base())
+            .await
+            .expect("tallies")
+            .is_empty()
+    );
+}

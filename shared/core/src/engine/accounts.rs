@@ -148,6 +148,17 @@ pub struct Autonomy {
     pub agents: BTreeMap<&'static str, RampLimits>,
 }
 
+impl Autonomy {
+    /// The account's place on the ramp at `now`.
+    pub fn of(account: Account, now: jiff::Timestamp) -> Self {
+        Self {
+            phase: RampPhase::since(account.settings.onboarded_at, now),
+            agents: crate::rails::autonomy::phases(&account.settings, now),
+            account,
+        }
+    }
+}
+
 impl Engine {
     pub async fn create_account(&self, input: NewAccount, secrets: AccountSecrets) -> Result<Account, EngineError> {
         let name = input.name.trim().to_owned();
@@ -213,12 +224,7 @@ impl Engine {
     /// The account's place on the onboarding ramp at the engine's time.
     pub async fn autonomy(&self, id: AccountId) -> Result<Autonomy, EngineError> {
         let account = self.account(id).await?;
-        let now = self.clock.now();
-        Ok(Autonomy {
-            phase: RampPhase::since(account.settings.onboarded_at, now),
-            agents: crate::rails::autonomy::phases(&account.settings, now),
-            account,
-        })
+        Ok(Autonomy::of(account, self.clock.now()))
     }
 
     /// Apply a settings patch; all of it or none of it.

@@ -14,7 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use crate::conversation::mail::OutboundMail;
-use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
+use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::owner::account::Account;
 use crate::owner::owner_notice::{
@@ -396,31 +396,45 @@ impl Engine {
         let Some(to) = account.settings.owner_email.clone() else {
             return false;
         };
-        let domain = self.config.from_email.as_str().split_once('@').map_or("openloop.local", |(_, d)| d);
-        let mail = OutboundMail {
-            from_name: "Openloop".into(),
-            from: self.config.from_email.clone(),
-            to,
-            to_name: account.settings.profile.owner_first_name.clone(),
-            subject,
-            text: format!(
-                "{text}\nSee every notification: GET {}/api/v1/notifications. Change how you are told: PUT /api/v1/settings (owner_notification_channel).\n",
-                self.config.public_url.trim_end_matches('/')
-            ),
-            message_id: format!("notice-{}@{domain}", new_ulid(now).to_string().to_ascii_lowercase()),
-            in_reply_to: None,
-            references: Vec::new(),
-            reply_to: self.config.from_email.to_string(),
-            // Not a mailing: no unsubscribe link (the owner's channel setting is the switch).
-            unsubscribe_url: String::new(),
-            date: now,
-        };
+        let text = format!(
+            "{text}\nSee every notification: GET {}/api/v1/notifications. Change how you are told: PUT /api/v1/settings (owner_notification_channel).\n",
+            self.config.public_url.trim_end_matches('/')
+        );
+        let mail = self.owner_mail(account, to, subject, text, "notice", now);
         match self.mailer.send(&mail).await {
             Ok(_) => true,
             Err(e) => {
                 tracing::error!(account = %account.id, error = %e, "owner notification mail not sent (it stays in the feed)");
                 false
             }
+        }
+    }
+
+    /// A mail from Openloop to the account's owner at `to` (no thread, no unsubscribe link:
+    /// the owner's settings are the switch); its Message-ID starts with `kind`.
+    pub(super) fn owner_mail(
+        &self,
+        account: &Account,
+        to: Email,
+        subject: String,
+        text: String,
+        kind: &str,
+        now: Timestamp,
+    ) -> OutboundMail {
+        let domain = self.config.from_email.as_str().split_once('@').map_or("openloop.local", |(_, d)| d);
+        OutboundMail {
+            from_name: "Openloop".into(),
+            from: self.config.from_email.clone(),
+            to,
+            to_name: account.settings.profile.owner_first_name.clone(),
+            subject,
+            text,
+            message_id: format!("{kind}-{}@{domain}", new_ulid(now).to_string().to_ascii_lowercase()),
+            in_reply_to: None,
+            references: Vec::new(),
+            reply_to: self.config.from_email.to_string(),
+            unsubscribe_url: String::new(),
+            date: now,
         }
     }
 }

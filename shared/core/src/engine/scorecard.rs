@@ -1,21 +1,38 @@
-//! What the owner sees of outcomes: the scorecard (see [`crate::owner::scorecard`]), which reads the
-//! account's tasks that can count for the month and its daily send counters, and the activity
-//! feed, the account's decisions across its tasks, newest first.
+//! What the owner sees of outcomes: the scorecard (see [`crate::owner::scorecard`]), counted
+//! from the tallies the store keeps beside the tasks (the open tasks and those closed since the
+//! month began) and one ranged read of the daily send counters; the dashboard's overview,
+//! which adds the revenue of the months before and the daily metrics for its charts; and the
+//! activity feed, the account's decisions across its tasks, newest first.
 
 use super::Engine;
+use super::accounts::Autonomy;
 use crate::kernel::ids::AccountId;
-use crate::kernel::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT, SCORECARD_LOOKBACK_DAYS};
-use crate::members::member::days;
+use crate::kernel::limits::{ACTIVITY_DEFAULT_LIMIT, ACTIVITY_MAX_LIMIT};
 use crate::owner::metrics::{DayRange, MetricsRange};
-use crate::owner::scorecard::{Month, Scorecard, tally};
-use crate::ports::TaskQuery;
+use crate::owner::scorecard::{Month, Scorecard, revenue_by_month, tally};
+use crate::task::TaskStatus;
 use crate::task::error::EngineError;
 use crate::task::history::ActivityEntry;
 
+/// The dashboard's overview of an account, read at once: what it costs does not grow with
+/// the tasks the account has stored (issue 15 item 6).
+#[derive(Clone, Debug)]
+pub struct Overview {
+    pub autonomy: Autonomy,
+    /// The current month's scorecard (in the account's time zone).
+    pub scorecard: Scorecard,
+    /// `YYYY-MM` and the revenue retained in it, for the months up to this one, oldest first.
+    pub revenue_by_month: Vec<(String, f64)>,
+    /// Tasks waiting for the owner's review now.
+    pub pending_review: usize,
+    /// The daily metrics of the charts' days.
+    pub metrics: MetricsRange,
+}
+
 impl Engine {
     /// The scorecard of `month` (`YYYY-MM`; default: the current month in the account's time
-    /// zone). Reads the account's tasks newest first down to those made
-    /// [`SCORECARD_LOOKBACK_DAYS`] before the month, and one send counter per day.
+    /// zone): the tallies of the open tasks and of those closed since the month began, and
+    /// one ranged read of the month's daily send counters.
     pub async fn scorecard(&self, account: AccountId, month: Option<&str>) -> Result<Scorecard, EngineError> {
         let account = self.account(account).await?;
         let tz = account.settings.time_zone();
@@ -23,33 +40,44 @@ impl Engine {
             Some(m) => Month::parse(m, &tz)?,
             None => Month::containing(self.clock.now(), &tz)?,
         };
-        let horizon = month.start - days(SCORECARD_LOOKBACK_DAYS);
-        let mut tasks = Vec::new();
-        let mut cursor = None;
-        'pages: loop {
-            let query = TaskQuery {
-                limit: 200,
-                cursor,
-                ..TaskQuery::default()
-            };
-            let (page, next) = self.store.list_tasks(account.id, &query).await?;
-            for task in page {
-                // Newest first: everything after this one was made even earlier.
-                if task.created_at < horizon {
-                    break 'pages;
-                }
-                if task.created_at < month.end {
-                    tasks.push(task);
-                }
-            }
-            match next {
-                Some(c) => cursor = Some(c),
-                None => break,
-            }
+        let (tallies, sends) = futures::try_join!(self.store.tallies(account.id, month.start), self.month_sends(account.id, &month))?;
+        Ok(tally(&tallies, &month, sends))
+    }
+
+    async fn month_sends(&self, account: AccountId, month: &Month) -> Result<u32, crate::kernel::error::StoreError> {
+        let days = month.days();
+        match (days.first(), days.last()) {
+            (Some(first), Some(last)) => self.store.sends_between(account, *first, *last).await,
+            _ => Ok(0),
         }
-        // One send counter a day of the month, read at once rather than one after another.
-        let sends = futures::future::try_join_all(month.days().into_iter().map(|day| self.store.daily_sends(account.id, day))).await?;
-        Ok(tally(&tasks, &month, sends.into_iter().sum()))
+    }
+
+    /// The overview: the account and its ramp, this month's scorecard, the revenue retained
+    /// in each of the last `months` months, the review queue's length, and the daily metrics
+    /// from `metrics_from` (`YYYY-MM-DD`) to today. One read of the account, two of the
+    /// tallies (open; closed since the first month), one of the month's send counters and
+    /// one of the daily metrics.
+    pub async fn overview(&self, account: AccountId, months: usize, metrics_from: &str) -> Result<Overview, EngineError> {
+        let account = self.account(account).await?;
+        let now = self.clock.now();
+        let tz = account.settings.time_zone();
+        let month = Month::containing(now, &tz)?;
+        let chart_months = month.trailing(months.max(1), &tz)?;
+        let since = chart_months.first().map_or(month.start, |m| m.start);
+        let range = DayRange::parse(Some(metrics_from), None, crate::kernel::limits::local_date(now, &tz))?;
+        let (tallies, sends, days) = futures::try_join!(
+            self.store.tallies(account.id, since),
+            self.month_sends(account.id, &month),
+            self.store.metrics_days(account.id, range.from, range.to),
+        )?;
+        let metrics = MetricsRange::of(range, &account.settings.timezone, &days, &self.config.ai_pricing);
+        Ok(Overview {
+            scorecard: tally(&tallies, &month, sends),
+            revenue_by_month: revenue_by_month(&tallies, &chart_months),
+            pending_review: tallies.iter().filter(|t| t.status == TaskStatus::PendingReview).count(),
+            metrics,
+            autonomy: Autonomy::of(account, now),
+        })
     }
 
     /// The account's daily metrics (spec §28.3) of the local days `from` through `to`

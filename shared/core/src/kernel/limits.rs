@@ -250,10 +250,6 @@ pub const RECURRING_PER_TICK: usize = 50;
 /// the task type names no verification window, and how many watched tasks one index page holds.
 pub const PROVISIONAL_WINDOW_DAYS: u32 = 14;
 pub const ATTRIBUTION_PAGE: usize = 200;
-/// The scorecard reads the account's tasks newest first and stops at tasks made this long
-/// before the month starts: none of them can close inside the month (the longest life is a
-/// 30-day budget plus 90 dormant days, plus the late window).
-pub const SCORECARD_LOOKBACK_DAYS: i64 = 180;
 /// The activity feed: entries per page by default and at most.
 pub const ACTIVITY_DEFAULT_LIMIT: usize = 50;
 pub const ACTIVITY_MAX_LIMIT: usize = 200;

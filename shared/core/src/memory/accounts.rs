@@ -3,8 +3,9 @@
 use async_trait::async_trait;
 
 use crate::kernel::error::{Conflict, StoreError};
-use crate::kernel::ids::AccountId;
+use crate::kernel::ids::{AccountId, Email};
 use crate::owner::account::{Account, SystemConfig};
+use crate::owner::sign_in::owner_email_key;
 use crate::ports::AccountStore;
 
 use super::{MemoryStore, conflict};
@@ -27,6 +28,19 @@ impl AccountStore for MemoryStore {
 
     async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
         Ok(self.lock().tokens.get(api_token_hash).copied())
+    }
+
+    async fn accounts_for_owner_email(&self, email: &Email) -> Result<Vec<AccountId>, StoreError> {
+        let key = owner_email_key(email);
+        let s = self.lock();
+        let mut found: Vec<AccountId> = s
+            .accounts
+            .values()
+            .filter(|a| a.settings.owner_email.as_ref().is_some_and(|e| owner_email_key(e) == key))
+            .map(|a| a.id)
+            .collect();
+        found.sort();
+        Ok(found)
     }
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {

@@ -17,6 +17,15 @@ impl Counters for MemoryStore {
         Ok(self.lock().daily.get(&(account, date)).copied().unwrap_or(0))
     }
 
+    async fn sends_between(&self, account: AccountId, from: Date, to: Date) -> Result<u32, StoreError> {
+        let s = self.lock();
+        Ok(s.daily
+            .iter()
+            .filter(|((a, day), _)| *a == account && *day >= from && *day <= to)
+            .map(|(_, sent)| *sent)
+            .sum())
+    }
+
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
         let mut s = self.lock();
         let calls = s.ai_calls.entry((account, date)).or_insert(0);

@@ -38,6 +38,7 @@ mod memories;
 mod metrics;
 mod notices;
 mod sending_domains;
+mod sign_in_links;
 mod suggestions;
 mod task_index;
 mod tasks;
@@ -88,6 +89,8 @@ struct State {
     fingerprints: HashSet<(AccountId, String)>,
     /// The learning records that also went to the cross-tenant set (the account contributes).
     shared_learning: HashSet<TaskId>,
+    /// The dashboard's sign-in links by token hash, and whether each was used.
+    sign_in_links: HashMap<String, (crate::owner::sign_in::SignInLink, bool)>,
 }
 
 /// See the module docs.

@@ -12,6 +12,7 @@ use crate::kernel::limits::DUE_INDEX_SHARDS;
 use crate::ports::{TaskIndex, TaskQuery};
 use crate::task::Task;
 use crate::task::history::ActivityEntry;
+use crate::task::tally::TaskTally;
 use crate::task::work::{DueEntry, due_at, due_shard, due_sort_key};
 
 use super::MemoryStore;
@@ -27,6 +28,18 @@ impl TaskIndex for MemoryStore {
             }
         }
         Ok(counts)
+    }
+
+    async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
+        let s = self.lock();
+        let mine = || s.tasks.values().filter(|t| t.account_id == account);
+        let mut open: Vec<&Task> = mine().filter(|t| t.is_active()).collect();
+        open.sort_by_key(|t| t.id);
+        let mut closed: Vec<&Task> = mine()
+            .filter(|t| !t.is_active() && TaskTally::closed_at(t) >= closed_since)
+            .collect();
+        closed.sort_by_key(|t| (TaskTally::closed_at(t).as_second(), t.id));
+        Ok(open.into_iter().chain(closed).map(TaskTally::of).collect())
     }
 
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {

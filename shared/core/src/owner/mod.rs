@@ -11,3 +11,4 @@ pub mod metrics;
 pub mod owner_notice;
 pub mod recurring;
 pub mod scorecard;
+pub mod sign_in;

@@ -18,7 +18,8 @@ use jiff::{Timestamp, ToSpan};
 use serde::Serialize;
 
 use crate::kernel::error::InvalidInput;
-use crate::task::{Task, TaskStatus};
+use crate::task::TaskStatus;
+use crate::task::tally::TaskTally;
 
 /// A calendar month in a time zone, as the half-open interval `[start, end)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,9 +94,10 @@ pub struct Scorecard {
     pub outcomes: BTreeMap<String, usize>,
 }
 
-/// The scorecard of `month` from the account's tasks (every task that can count must be in
-/// `tasks`) and the messages sent in it.
-pub fn tally(tasks: &[Task], month: &Month, messages_sent: u32) -> Scorecard {
+/// The scorecard of `month` from the tallies of the account's tasks (every task that can
+/// count must be in `tasks`: the open ones and those closed since the month began) and the
+/// messages sent in it.
+pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecard {
     let mut retained = BTreeSet::new();
     let mut revenue = 0.0;
     let mut outcomes = BTreeMap::new();
@@ -109,7 +111,7 @@ pub fn tally(tasks: &[Task], month: &Month, messages_sent: u32) -> Scorecard {
             }
             if let Some(value) = task.attributed_value.filter(|v| *v > 0.0) {
                 revenue += value;
-                retained.insert(task.member.id.clone());
+                retained.insert(task.member_id.clone());
             }
         }
         let open_in_month = task.created_at < month.end && task.resolved_at.is_none_or(|t| t >= month.start);
@@ -131,10 +133,43 @@ pub fn tally(tasks: &[Task], month: &Month, messages_sent: u32) -> Scorecard {
     }
 }
 
+/// Revenue retained in each of `months` (oldest first): the positive attributed values of
+/// the tasks closed in it, as the scorecard counts them. `tasks` must hold every task closed
+/// since the first month began.
+pub fn revenue_by_month(tasks: &[TaskTally], months: &[Month]) -> Vec<(String, f64)> {
+    months
+        .iter()
+        .map(|month| {
+            let revenue: f64 = tasks
+                .iter()
+                .filter(|t| t.resolved_at.is_some_and(|at| month.contains(at)))
+                .filter_map(|t| t.attributed_value.filter(|v| *v > 0.0))
+                .sum();
+            (month.label(), (revenue * 100.0).round() / 100.0)
+        })
+        .collect()
+}
+
+impl Month {
+    /// `count` months up to and including this one, oldest first.
+    pub fn trailing(&self, count: usize, tz: &TimeZone) -> Result<Vec<Month>, InvalidInput> {
+        let mut months = Vec::with_capacity(count);
+        for back in (0..count).rev() {
+            let first = self
+                .first_day
+                .checked_sub(i32::try_from(back).unwrap_or(0).months())
+                .map_err(|_| InvalidInput::new("invalid_month", "month out of range"))?;
+            months.push(Month::of(first, tz)?);
+        }
+        Ok(months)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::ids::MemberId;
+    use crate::task::Task;
     use crate::testing::{at, sample_task};
 
     fn closed(member: &str, outcome: &str, value: Option<f64>, when: &str) -> Task {
@@ -173,7 +208,7 @@ mod tests {
         open.created_at = at("2026-11-10T00:00:00Z");
         let mut review = sample_task(TaskStatus::PendingReview);
         review.created_at = at("2026-11-11T00:00:00Z");
-        let tasks = vec![
+        let tasks = [
             closed("m_1", "retained", Some(150.0), "2026-11-05T00:00:00Z"),
             closed("m_1", "recovered", Some(450.0), "2026-11-06T00:00:00Z"),
             closed("m_2", "engaged_late", Some(150.0), "2026-11-07T00:00:00Z"),
@@ -182,6 +217,7 @@ mod tests {
             open,
             review,
         ];
+        let tasks: Vec<TaskTally> = tasks.iter().map(TaskTally::of).collect();
         let card = tally(&tasks, &nov, 7);
         assert_eq!(card.members_retained, 2);
         assert_eq!(card.revenue_retained, 750.0);
@@ -191,5 +227,12 @@ mod tests {
         // The four closed in November, the one still open; the December one was open too.
         assert_eq!(card.conversations_active, 6);
         assert_eq!((card.needs_attention, card.messages_sent), (1, 7));
+        let months = nov.trailing(3, &utc).expect("months");
+        assert_eq!(
+            revenue_by_month(&tasks, &months),
+            vec![("2026-09".into(), 0.0), ("2026-10".into(), 0.0), ("2026-11".into(), 750.0)]
+        );
+        let dec = Month::parse("2026-12", &utc).expect("month").trailing(2, &utc).expect("months");
+        assert_eq!(revenue_by_month(&tasks, &dec)[1], ("2026-12".into(), 150.0));
     }
 }

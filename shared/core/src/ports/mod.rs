@@ -28,7 +28,7 @@ pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
-    SuggestionStore, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
+    SignInLinkStore, SuggestionStore, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
 };
 
 /// The time, as every component must read it (a test clock locally).

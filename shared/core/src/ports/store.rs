@@ -24,11 +24,13 @@ use crate::owner::business_memory::MemoryBook;
 use crate::owner::metrics::{DailyMetrics, MetricsCursor};
 use crate::owner::owner_notice::OwnerNotice;
 use crate::owner::recurring::RecurringTemplate;
+use crate::owner::sign_in::SignInLink;
 use crate::rails::send_gate::SendSnapshot;
 use crate::task::action::{ActionClaim, ActionRecord};
 use crate::task::commit::TaskCommit;
 use crate::task::flood::{CreationCounts, CreationQuota};
 use crate::task::history::{ActivityEntry, TaskHistory};
+use crate::task::tally::TaskTally;
 use crate::task::work::DueEntry;
 use crate::task::{ConversationMessage, LogEntry, OutboundMessage, Task, TaskStatus};
 
@@ -60,6 +62,7 @@ pub trait TaskStore:
     + super::deliverability::DeliverabilityStore
     + BusinessMemoryStore
     + SuggestionStore
+    + SignInLinkStore
     + Send
     + Sync
 {
@@ -82,6 +85,7 @@ impl<T> TaskStore for T where
         + super::deliverability::DeliverabilityStore
         + BusinessMemoryStore
         + SuggestionStore
+        + SignInLinkStore
         + ?Sized
 {
 }
@@ -94,6 +98,9 @@ pub trait AccountStore: Send + Sync {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError>;
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError>;
     async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError>;
+    /// The accounts whose `owner_email` is `email` (without regard to case), from an index the
+    /// account's own write keeps true: a lookup, never a scan.
+    async fn accounts_for_owner_email(&self, email: &Email) -> Result<Vec<AccountId>, StoreError>;
     /// Write `account` if the stored version is `account.version - 1`.
     async fn save_account(&self, account: &Account) -> Result<(), StoreError>;
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError>;
@@ -181,6 +188,11 @@ pub trait TaskIndex: Send + Sync {
     /// How many active tasks each of the account's members has, read from the active guards
     /// (one per open task, so the read grows with the open tasks, never with the stored).
     async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError>;
+    /// What the owner's numbers count ([`TaskTally`]) of every open task of the account, then
+    /// of each task closed at or after `closed_since`, oldest close first. Kept by [`Tasks`]'
+    /// writes (creation, every commit) beside the task, so the read grows with the open tasks
+    /// and the closes since then, never with the tasks stored.
+    async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError>;
     /// The account's decisions across all its tasks, newest first, `limit` at most, with a
     /// cursor for the next page (the activity feed).
     async fn activity(
@@ -236,6 +248,8 @@ pub trait MemberStore: Send + Sync {
 #[async_trait]
 pub trait Counters: Send + Sync {
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
+    /// The account's sends of the local days `from` through `to`, summed: one ranged read.
+    async fn sends_between(&self, account: AccountId, from: Date, to: Date) -> Result<u32, StoreError>;
     /// Count one AI call of the account on `date` (its local day), atomically and only while
     /// fewer than `limit` were made: the new count, or `None` when the day's calls are used up.
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
@@ -383,6 +397,17 @@ pub mod prelude {
     pub use super::super::deliverability::DeliverabilityStore;
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
-        NoticeStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,
+        NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,
     };
+}
+
+/// The dashboard's sign-in links ([`crate::owner::sign_in`]): stored by the token's hash,
+/// redeemed once.
+#[async_trait]
+pub trait SignInLinkStore: Send + Sync {
+    /// Store a new link ([`crate::kernel::error::Conflict::AlreadyExists`] if its hash is taken).
+    async fn create_sign_in_link(&self, link: &SignInLink) -> Result<(), StoreError>;
+    /// Use the link with this hash: its account if it exists, is unused and has not expired at
+    /// `now` — and it is used from then on, in the same conditional write; `None` otherwise.
+    async fn redeem_sign_in_link(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;
 }

@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod progress;
 pub mod reason;
 pub mod subtasks;
+pub mod tally;
 pub mod task_type;
 pub mod transition;
 pub mod work;

@@ -1,0 +1,103 @@
+//! The sign-in link (issue 15 item 2): "Email me a sign-in link" on `/app/login` mails the
+//! owner a link that signs in once within 15 minutes (`Engine::mail_sign_in_links`);
+//! `GET /app/login/link?token=…` redeems it for the same session cookie as the token sign-in.
+//! The page after asking says the same whether or not the address is known.
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+
+use openloop_core::engine::SignInToken;
+use openloop_core::kernel::ids::Email;
+use openloop_edge::http::token_hash;
+
+use super::{Body, PageError, Shared, login_page_with, random, session, signed_in_response};
+use crate::ApiState;
+
+/// What the owner is told after asking, whatever the address.
+const ASKED: &str = "If that address is the owner address of an account, a sign-in link is on its way to it. \
+     The link works once, within 15 minutes.";
+
+#[derive(Deserialize)]
+pub(super) struct LinkForm {
+    email: Option<String>,
+    csrf: Option<String>,
+}
+
+/// `POST /app/login/link`: mail a sign-in link to the address, if it owns an account.
+pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
+    let input: LinkForm = super::form(body)?;
+    let nonce = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or_default();
+    if !state
+        .session_key
+        .login_csrf_matches(nonce, input.csrf.as_deref().unwrap_or_default())
+    {
+        return Err(PageError::new(
+            StatusCode::FORBIDDEN,
+            "The sign-in form has expired. Open /app/login again.",
+        ));
+    }
+    let Ok(email) = Email::parse(input.email.as_deref().unwrap_or_default().trim()) else {
+        return login_page_with(
+            &state,
+            &headers,
+            &uri,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            Some("That is not an e-mail address.".into()),
+            None,
+        );
+    };
+    let mailed = mail(&state, &email).await?;
+    tracing::info!(mailed, "sign-in links asked for");
+    login_page_with(&state, &headers, &uri, StatusCode::OK, None, Some(ASKED))
+}
+
+async fn mail(state: &ApiState, email: &Email) -> Result<usize, PageError> {
+    use base64::Engine as _;
+    let mint = || {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).ok()?;
+        let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        Some(SignInToken {
+            token_hash: token_hash(&token),
+            token,
+        })
+    };
+    Ok(state.engine.mail_sign_in_links(email, mint).await?)
+}
+
+#[derive(Deserialize)]
+pub(super) struct LinkParams {
+    token: Option<String>,
+}
+
+/// `GET /app/login/link?token=…`: a valid, unused, unexpired link signs in (and is used up);
+/// any other is refused with the sign-in page.
+pub(super) async fn redeem(
+    State(state): Shared,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    Query(params): Query<LinkParams>,
+) -> Result<Response, PageError> {
+    let token = params.token.unwrap_or_default();
+    let account = if token.is_empty() || token.len() > 200 {
+        None
+    } else {
+        state.engine.redeem_sign_in_link(&token_hash(&token)).await?
+    };
+    match account {
+        Some(account) => {
+            let session = state.session_key.issue(account, jiff::Timestamp::now(), &random::<16>()?);
+            Ok(signed_in_response(&session, &headers, &uri))
+        }
+        None => login_page_with(
+            &state,
+            &headers,
+            &uri,
+            StatusCode::UNAUTHORIZED,
+            Some("That sign-in link has expired or was already used. Ask for a new one below.".into()),
+            None,
+        ),
+    }
+}

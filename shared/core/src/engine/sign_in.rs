@@ -1,0 +1,92 @@
+//! The dashboard's sign-in link (issue 15 item 2): an owner who asks at `/app/login` gets, at
+//! the address set as `owner_email`, a link that signs in once within 15 minutes
+//! ([`crate::owner::sign_in`]). The account is found through the owner-address index; the
+//! mail goes through the same mailer as the owner's notices. Whether an address is known is
+//! never said to the asker.
+
+use super::Engine;
+use crate::kernel::ids::{AccountId, Email};
+use crate::owner::sign_in::{SIGN_IN_LINK_LIFETIME, SIGN_IN_LINKS_PER_HOUR, SignInLink, hourly_counter};
+use crate::task::error::EngineError;
+
+/// A fresh sign-in token and its hash (made by the caller, who holds the randomness).
+pub struct SignInToken {
+    pub token: String,
+    pub token_hash: String,
+}
+
+/// The most accounts one address is mailed links for at once.
+const MAX_ACCOUNTS_PER_ADDRESS: usize = 5;
+
+impl Engine {
+    /// Mail a sign-in link to `email` for each account whose owner it is (at most five, each
+    /// within [`SIGN_IN_LINKS_PER_HOUR`] an hour): `mint` makes each link's token; the link is
+    /// `{public_url}/app/login/link?token=…` (the configured address, never the request's
+    /// host). Answers how many were mailed — for logs and tests only: the
+    /// owner is told the same whatever it is.
+    pub async fn mail_sign_in_links(
+        &self,
+        email: &Email,
+        mut mint: impl FnMut() -> Option<SignInToken> + Send,
+    ) -> Result<usize, EngineError> {
+        let now = self.clock.now();
+        let accounts = self.store.accounts_for_owner_email(email).await?;
+        let mut mailed = 0;
+        for id in accounts.into_iter().take(MAX_ACCOUNTS_PER_ADDRESS) {
+            let Some(account) = self.store.get_account(id).await? else {
+                continue;
+            };
+            // The index follows the account's own write; read the address it holds now.
+            let Some(to) = account.settings.owner_email.clone() else {
+                continue;
+            };
+            let day = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+            if self
+                .store
+                .count_daily(id, &hourly_counter(now), day, SIGN_IN_LINKS_PER_HOUR)
+                .await?
+                .is_none()
+            {
+                tracing::info!(account = %id, "sign-in link not sent: this hour's links are used up");
+                continue;
+            }
+            let Some(token) = mint() else {
+                return Err(EngineError::Dependency("no randomness for a sign-in token".into()));
+            };
+            self.store
+                .create_sign_in_link(&SignInLink {
+                    token_hash: token.token_hash,
+                    account_id: id,
+                    expires_at: now + SIGN_IN_LINK_LIFETIME,
+                })
+                .await?;
+            let name = account
+                .settings
+                .profile
+                .display_name
+                .clone()
+                .unwrap_or_else(|| account.name.clone());
+            let link = format!(
+                "{}/app/login/link?token={}",
+                self.config.public_url.trim_end_matches('/'),
+                token.token
+            );
+            let minutes = SIGN_IN_LINK_LIFETIME.as_mins();
+            let text = format!(
+                "Open this link to sign in to {name}'s Openloop dashboard:\n\n{link}\n\nIt works once, within {minutes} minutes. If you did not ask for it, ignore this mail: nobody can sign in without it.\n"
+            );
+            let mail = self.owner_mail(&account, to, format!("Your sign-in link for {name}"), text, "sign-in", now);
+            match self.mailer.send(&mail).await {
+                Ok(_) => mailed += 1,
+                Err(e) => tracing::error!(account = %id, error = %e, "sign-in link not mailed"),
+            }
+        }
+        Ok(mailed)
+    }
+
+    /// The account a mailed sign-in link signs in to, if the link (by its token's hash) exists,
+    /// is unused and has not expired; it is used from then on.
+    pub async fn redeem_sign_in_link(&self, token_hash: &str) -> Result<Option<AccountId>, EngineError> {
+        Ok(self.store.redeem_sign_in_link(token_hash, self.clock.now()).await?)
+    }
+}

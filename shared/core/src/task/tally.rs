@@ -1,0 +1,53 @@
+//! What a task counts for in the owner's numbers (the scorecard and the dashboard's
+//! overview): a few fields of the task, kept by the store beside it in the task's own write,
+//! so the month's numbers are read from the open tasks and the month's closed ones rather
+//! than from every task the account ever had (issue 15 item 6).
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::ids::{MemberId, TaskId};
+use crate::task::{Task, TaskStatus};
+
+/// The part of a task the owner's numbers count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskTally {
+    pub task_id: TaskId,
+    pub member_id: MemberId,
+    pub status: TaskStatus,
+    /// Messages written to the member so far (0: the conversation has not started).
+    pub touch: u32,
+    pub created_at: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attributed_value: Option<f64>,
+}
+
+impl TaskTally {
+    pub fn of(task: &Task) -> Self {
+        Self {
+            task_id: task.id,
+            member_id: task.member.id.clone(),
+            status: task.status,
+            touch: task.touch,
+            created_at: task.created_at,
+            resolved_at: task.resolved_at,
+            outcome: task.outcome.clone(),
+            attributed_value: task.attributed_value,
+        }
+    }
+
+    /// Open (counted among the live tasks) or closed (counted by when it closed).
+    pub fn is_open(&self) -> bool {
+        !self.status.is_terminal()
+    }
+
+    /// When a closed task closed, for its place in the closed tallies (a closed task without
+    /// `resolved_at`, from an old import, by its last change).
+    pub fn closed_at(task: &Task) -> Timestamp {
+        task.resolved_at.unwrap_or(task.updated_at)
+    }
+}
