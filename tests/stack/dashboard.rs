@@ -1002,12 +1002,40 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
     );
 
     let http = browser_like();
+    // Following the link shows a "Sign in" button and uses nothing (a mail scanner's GET);
+    // the button's POST signs in.
     let follow = |path: String| {
         let http = http.clone();
-        let url = format!("{}{path}", stack.url);
-        async move { http.get(url).send().await.unwrap_or_else(|e| panic!("{e}")) }
+        let base = stack.url.clone();
+        async move {
+            let page = http.get(format!("{base}{path}")).send().await.unwrap_or_else(|e| panic!("{e}"));
+            let login_cookie = set_cookie(&page, "ol_login").unwrap_or_else(|| panic!("the page sets its login cookie"));
+            let html = page.text().await.unwrap_or_default();
+            let (Some(csrf), Some(token)) = (field(&html, "csrf"), field(&html, "token")) else {
+                return None;
+            };
+            assert!(html.contains(">Sign in</button>"), "{html}");
+            Some(
+                http.post(format!("{base}/app/login/link/use"))
+                    .header(COOKIE, cookie_pair(&login_cookie))
+                    .header(CONTENT_TYPE, FORM)
+                    .body(encode(&[("token", token.as_str()), ("csrf", csrf.as_str())]))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+        }
     };
-    let signed = follow(link.clone()).await;
+    for _ in 0..2 {
+        let scanned = http
+            .get(format!("{}{link}", stack.url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(scanned.status(), StatusCode::OK, "opening the link uses nothing");
+        assert!(set_cookie(&scanned, "ol_session").is_none());
+    }
+    let signed = follow(link.clone()).await.unwrap_or_else(|| panic!("the link's page has its form"));
     assert_eq!(signed.status(), StatusCode::SEE_OTHER);
     assert_eq!(signed.headers().get(LOCATION).and_then(|v| v.to_str().ok()), Some("/app"));
     let cookie = set_cookie(&signed, "ol_session").unwrap_or_else(|| panic!("a session cookie"));
@@ -1022,7 +1050,7 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(overview.status(), StatusCode::OK, "the link's session is the account's");
 
-    let again = follow(link).await;
+    let again = follow(link).await.unwrap_or_else(|| panic!("the link's page has its form"));
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a link signs in once");
     assert!(set_cookie(&again, "ol_session").is_none());
     assert!(again.text().await.unwrap_or_default().contains("expired or was already used"));
@@ -1032,11 +1060,20 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
     let mail = stack.outbox_to(&owner).await;
     assert_eq!(mail.len(), 2);
     stack.set_clock(&(day0 + jiff::SignedDuration::from_mins(16)).to_string()).await;
-    assert_eq!(follow(link_in(&mail[1])).await.status(), StatusCode::UNAUTHORIZED, "expired");
-    assert_eq!(
-        follow("/app/login/link?token=made-up".into()).await.status(),
-        StatusCode::UNAUTHORIZED
-    );
+    let expired = follow(link_in(&mail[1]))
+        .await
+        .unwrap_or_else(|| panic!("the link's page has its form"));
+    assert_eq!(expired.status(), StatusCode::UNAUTHORIZED, "expired");
+    let made_up = follow("/app/login/link?token=made-up".into())
+        .await
+        .unwrap_or_else(|| panic!("a form"));
+    assert_eq!(made_up.status(), StatusCode::UNAUTHORIZED);
+    let empty = http
+        .get(format!("{}/app/login/link?token=", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(empty.status(), StatusCode::UNAUTHORIZED, "no token: refused at once");
 
     // An unknown address: the same words, and no mail.
     let stranger = format!("nobody-{}@example.com", gym.id.to_ascii_lowercase());

@@ -151,6 +151,13 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
         .unwrap_or_else(|| panic!("a link in {text}"));
     let path = &link[link.find("/app/").unwrap_or(0)..];
     browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
+    let sign_in = browser
+        .find("form[action=\"/app/login/link/use\"] button")
+        .await
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(browser.text(&sign_in).await.unwrap_or_else(|e| fail(e)), "Sign in");
+    accessible(&browser, "the sign-in link's page").await;
+    browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
     browser
         .wait_for("the overview after following the link", || async {
             Ok(browser.url().await?.ends_with("/app") && browser.text_of("main h1").await?.as_deref() == Some("Overview"))
@@ -269,6 +276,13 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
         (&format!("/app/tasks/{guided}"), "main h1"),
     ] {
         browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
+        let sign_in = browser
+            .find("form[action=\"/app/login/link/use\"] button")
+            .await
+            .unwrap_or_else(|e| fail(e));
+        assert_eq!(browser.text(&sign_in).await.unwrap_or_else(|e| fail(e)), "Sign in");
+        accessible(&browser, "the sign-in link's page").await;
+        browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, path).await;
         fits_a_phone(&browser, path).await;
@@ -460,6 +474,13 @@ async fn an_owner_teaches_the_agent_in_a_browser() {
         ("/app/settings", "#share_learning"),
     ] {
         browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
+        let sign_in = browser
+            .find("form[action=\"/app/login/link/use\"] button")
+            .await
+            .unwrap_or_else(|e| fail(e));
+        assert_eq!(browser.text(&sign_in).await.unwrap_or_else(|e| fail(e)), "Sign in");
+        accessible(&browser, "the sign-in link's page").await;
+        browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, path).await;
         fits_a_phone(&browser, path).await;

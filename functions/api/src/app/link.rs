@@ -1,7 +1,9 @@
 //! The sign-in link (issue 15 item 2): "Email me a sign-in link" on `/app/login` mails the
 //! owner a link that signs in once within 15 minutes (`Engine::mail_sign_in_links`);
-//! `GET /app/login/link?token=…` redeems it for the same session cookie as the token sign-in.
-//! The page after asking says the same whether or not the address is known.
+//! `GET /app/login/link?token=…` shows one "Sign in" button, and `POST /app/login/link/use`
+//! redeems the token for the same session cookie as the token sign-in — so a mail scanner
+//! that opens links ahead of the owner uses nothing up. The page after asking says the same
+//! whether or not the address is known.
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -46,11 +48,12 @@ pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum:
             StatusCode::UNPROCESSABLE_ENTITY,
             Some("That is not an e-mail address.".into()),
             None,
+            None,
         );
     };
     let mailed = mail(&state, &email).await?;
     tracing::info!(mailed, "sign-in links asked for");
-    login_page_with(&state, &headers, &uri, StatusCode::OK, None, Some(ASKED))
+    login_page_with(&state, &headers, &uri, StatusCode::OK, None, Some(ASKED), None)
 }
 
 async fn mail(state: &ApiState, email: &Email) -> Result<usize, PageError> {
@@ -72,32 +75,63 @@ pub(super) struct LinkParams {
     token: Option<String>,
 }
 
-/// `GET /app/login/link?token=…`: a valid, unused, unexpired link signs in (and is used up);
-/// any other is refused with the sign-in page.
-pub(super) async fn redeem(
+/// `GET /app/login/link?token=…`: the page that asks to sign in with the link (it uses
+/// nothing: a GET may come from a mail scanner or a link preview).
+pub(super) async fn confirm(
     State(state): Shared,
     headers: HeaderMap,
     uri: axum::http::Uri,
     Query(params): Query<LinkParams>,
 ) -> Result<Response, PageError> {
-    let token = params.token.unwrap_or_default();
-    let account = if token.is_empty() || token.len() > 200 {
-        None
+    let token = params.token.filter(|t| well_formed(t));
+    let status = if token.is_some() {
+        StatusCode::OK
     } else {
+        StatusCode::UNAUTHORIZED
+    };
+    let error = token.is_none().then(|| EXPIRED.to_owned());
+    login_page_with(&state, &headers, &uri, status, error, None, token)
+}
+
+#[derive(Deserialize)]
+pub(super) struct UseForm {
+    token: Option<String>,
+    csrf: Option<String>,
+}
+
+/// What a refused link is told.
+const EXPIRED: &str = "That sign-in link has expired or was already used. Ask for a new one below.";
+
+/// A token worth looking up (a minted one is 43 characters).
+fn well_formed(token: &str) -> bool {
+    !token.is_empty() && token.len() <= 200
+}
+
+/// `POST /app/login/link/use`: a valid, unused, unexpired link signs in (and is used up);
+/// any other is refused with the sign-in page.
+pub(super) async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
+    let input: UseForm = super::form(body)?;
+    let nonce = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or_default();
+    if !state
+        .session_key
+        .login_csrf_matches(nonce, input.csrf.as_deref().unwrap_or_default())
+    {
+        return Err(PageError::new(
+            StatusCode::FORBIDDEN,
+            "The sign-in form has expired. Open the link from your mail again.",
+        ));
+    }
+    let token = input.token.unwrap_or_default();
+    let account = if well_formed(&token) {
         state.engine.redeem_sign_in_link(&token_hash(&token)).await?
+    } else {
+        None
     };
     match account {
         Some(account) => {
             let session = state.session_key.issue(account, jiff::Timestamp::now(), &random::<16>()?);
             Ok(signed_in_response(&session, &headers, &uri))
         }
-        None => login_page_with(
-            &state,
-            &headers,
-            &uri,
-            StatusCode::UNAUTHORIZED,
-            Some("That sign-in link has expired or was already used. Ask for a new one below.".into()),
-            None,
-        ),
+        None => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),
     }
 }

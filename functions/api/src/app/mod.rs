@@ -9,7 +9,8 @@
 //! (`/app/memories`, `/app/suggestions`, a task's rating and outcome correction). Actions: `POST /app/tasks/{id}/approve`, `/skip`, `/guidance`,
 //! `/resolve`, `/cancel`, `POST /app/review/approve` (several at once), `POST /app/settings`,
 //! `/app/settings/pause` and `/resume`, `POST /app/login`, `/app/logout`; the mailed sign-in
-//! link, `POST /app/login/link` and `GET /app/login/link?token=` (`link.rs`).
+//! link, `POST /app/login/link`, `GET /app/login/link?token=` and `POST /app/login/link/use`
+//! (`link.rs`).
 //! Every response carries a Content-Security-Policy without inline script, and pages are
 //! never cached.
 
@@ -68,7 +69,8 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app", get(overview))
         .route("/app/", get(|| async { see_other("/app") }))
         .route("/app/login", get(login_form).post(login))
-        .route("/app/login/link", get(link::redeem).post(link::request))
+        .route("/app/login/link", get(link::confirm).post(link::request))
+        .route("/app/login/link/use", post(link::redeem))
         .route("/app/logout", post(logout))
         .route("/app/review", get(review))
         .route("/app/review/approve", post(approve_selected))
@@ -228,7 +230,7 @@ fn login_page(
     status: StatusCode,
     error: Option<String>,
 ) -> Result<Response, PageError> {
-    login_page_with(state, headers, uri, status, error, None)
+    login_page_with(state, headers, uri, status, error, None, None)
 }
 
 /// [`login_page`] with a notice (what the sign-in link form did).
@@ -239,6 +241,7 @@ fn login_page_with(
     status: StatusCode,
     error: Option<String>,
     notice: Option<&'static str>,
+    link_token: Option<String>,
 ) -> Result<Response, PageError> {
     use base64::Engine as _;
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
@@ -247,6 +250,7 @@ fn login_page_with(
         login_csrf: state.session_key.login_csrf(&nonce),
         error,
         notice,
+        link_token,
     };
     let mut response = html(status, &page);
     let cookie = session::set_cookie(LOGIN_COOKIE, &nonce, 3600, "/app/login", is_https(headers, uri));

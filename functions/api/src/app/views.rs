@@ -31,6 +31,9 @@ pub struct LoginPage {
     pub error: Option<String>,
     /// What the sign-in link form did (the same words whatever the address).
     pub notice: Option<&'static str>,
+    /// A mailed link being followed: the page asks to confirm with one button (a link opened
+    /// by a mail scanner signs no one in and stays usable).
+    pub link_token: Option<String>,
 }
 
 #[derive(Template)]
