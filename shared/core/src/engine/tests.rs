@@ -141,6 +141,38 @@ impl World {
         self.store.get_task(self.account.id, task.id).await.expect("get").expect("task")
     }
 
+    /// When `task` is next due, as the engine scheduled it (not a guess at it).
+    async fn due(&self, task: &Task) -> Timestamp {
+        self.task(task)
+            .await
+            .next_action_at
+            .unwrap_or_else(|| panic!("task {} has nothing scheduled", task.id))
+    }
+
+    /// Move the clock to when `task` is next due, as scheduled, and run; returns that time.
+    async fn run_when_due(&self, task: &Task) -> Timestamp {
+        let due = self.due(task).await;
+        let now = crate::ports::Clock::now(self.clock.as_ref());
+        assert!(due >= now - days(1), "task {} was due long ago, at {due}", task.id);
+        self.clock.set(due.max(now));
+        self.run().await;
+        due
+    }
+
+    /// `at` in the account's time zone.
+    fn local(&self, at: Timestamp) -> jiff::Zoned {
+        at.to_zoned(self.account.settings.time_zone())
+    }
+
+    /// `at` is a follow-up time on the cadence's day `n` (day0's local date plus `n`) inside the
+    /// afternoon hours (spec §29.3).
+    fn assert_follow_up_on_day(&self, at: Timestamp, n: i64) {
+        let (local, day) = (self.local(at), self.local(day0() + days(n)).date());
+        let (from, to) = crate::kernel::limits::FOLLOW_UP_HOURS;
+        assert_eq!(local.date(), day, "{at} is not on day {n} of the cadence");
+        assert!((from..to).contains(&local.hour()), "{local} is outside the follow-up hours");
+    }
+
     /// What `/_local/run` does: tick and work until nothing more is due at the clock's now.
     async fn run(&self) {
         for _ in 0..5 {
@@ -211,9 +243,14 @@ async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() 
     let w = world().await;
     let task = w.approved("churn_risk", "m_vac").await;
     w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "approved at 09:00: the first touch goes at once");
     for (day, expected) in [(3, 2), (8, 3)] {
-        w.clock.set(day0() + days(day) + SignedDuration::from_mins(1));
+        let due = w.due(&task).await;
+        w.assert_follow_up_on_day(due, day);
+        w.clock.set(due - SignedDuration::from_mins(2));
         w.run().await;
+        assert_eq!(w.mailer.sent().len(), expected - 1, "day {day}: not before it is due");
+        w.run_when_due(&task).await;
         assert_eq!(w.mailer.sent().len(), expected, "day {day}");
     }
     let sent = w.mailer.sent();
@@ -270,8 +307,8 @@ fn a_deferred_follow_up_prefers_the_afternoon() {
     let settings = sample_account(day0()).settings;
     let opens = at("2026-11-03T13:00:00Z"); // 08:00 in New York
     for seed in 0..40 {
-        let first = crate::rails::window::smart_send_time(&settings, opens, false, seed);
-        let follow_up = crate::rails::window::smart_send_time(&settings, opens, true, seed);
+        let first = crate::rails::window::smart_send_time(&settings, opens, crate::rails::window::Touch::First, seed);
+        let follow_up = crate::rails::window::smart_send_time(&settings, opens, crate::rails::window::Touch::FollowUp, seed);
         let minutes = |t: Timestamp, from: Timestamp| t.duration_since(from).as_mins();
         assert!((5..=20).contains(&minutes(first, opens)), "seed {seed}: {first}");
         let afternoon = at("2026-11-03T18:00:00Z"); // 13:00 in New York

@@ -51,10 +51,12 @@ impl World {
     async fn dormant_win_back(&self, member: &str) -> Task {
         let task = self.approved("win_back", member).await;
         self.run().await;
-        for day in [3, 13, 30] {
-            self.clock.set(day0() + days(day) + SignedDuration::from_mins(day));
-            self.run().await;
+        for day in [3, 13] {
+            let due = self.run_when_due(&task).await;
+            self.assert_follow_up_on_day(due, day);
         }
+        // The time budget (30 days) ends it: the exhaustion check is not moved.
+        assert_eq!(self.run_when_due(&task).await, day0() + days(30));
         let dormant = self.task(&task).await;
         assert_eq!(dormant.status, TaskStatus::Dormant);
         dormant
