@@ -1327,3 +1327,4 @@ mod prompts;
 mod rails;
 mod replies;
 mod subtasks;
+mod timing;
