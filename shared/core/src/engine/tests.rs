@@ -748,11 +748,12 @@ mod properties {
         }
     }
 
-    /// Every first touch mailed since `before` went in the morning hours (spec §29.3) — or later
-    /// than its plan (`plans`, from before the op), which was in them, only because nothing ran
-    /// when it was due: no tick found that plan due (`ticked`), the game's clock having jumped
-    /// past it or the global pause having held every tick.
-    fn first_touches_in_the_morning(
+    /// Every first touch (touch 0, by its outbound record) mailed since `before` went in the
+    /// morning hours (spec §29.3) — or later than its plan (`plans`, from before the op), which
+    /// was in them, only because nothing ran when it was due: no tick found that plan due
+    /// (`ticked`), the game's clock having jumped past it or the global pause having held
+    /// every tick. (A touch 0 recorded in the shadow phase leaves its first mail a follow-up.)
+    async fn first_touches_in_the_morning(
         w: &World,
         tasks: &[TaskId],
         before: usize,
@@ -760,12 +761,13 @@ mod properties {
         ticked: &std::collections::HashSet<(TaskId, Timestamp)>,
     ) -> Result<(), String> {
         let sent = w.mailer.sent();
-        for (index, mail) in sent.iter().enumerate().skip(before) {
+        for mail in sent.iter().skip(before) {
             let token_of = |id: &TaskId| w.engine.config.signing_key.reply_token(id);
             let Some(id) = tasks.iter().find(|id| mail.reply_to.contains(&token_of(id))) else {
                 continue;
             };
-            let first = !sent[..index].iter().any(|m| m.reply_to.contains(&token_of(id)));
+            let outbound = w.store.outbound(w.account.id, *id).await.map_err(|e| e.to_string())?;
+            let first = outbound.iter().any(|m| m.touch == 0 && m.message_id == mail.message_id);
             if !first || in_first_touch_hours(w, mail.date) {
                 continue;
             }
@@ -989,6 +991,7 @@ mod properties {
                             found_due(&mut ticked, &planned, next);
                         }
                         first_touches_in_the_morning(&w, &tasks, sent, &planned, &ticked_before)
+                            .await
                             .map_err(|e| format!("during {op:?}: {e}"))?;
                         if next == until {
                             break;
@@ -1119,7 +1122,10 @@ mod properties {
                 _ => {}
             }
             let changed_now = made_changes(&w, &tasks).await?.len() > changed_before;
-            if (checker.paused || checker.account_paused || shadow) && changed_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
+            if (checker.paused || checker.account_paused || shadow)
+                && changed_now
+                && !matches!(op, Op::Advance { .. } | Op::Ramp(_) | Op::Elapse { .. })
+            {
                 return Err("an action went through while paused or in the shadow phase".into());
             }
             let sent_now = w.mailer.sent().len() > before;
@@ -1132,10 +1138,17 @@ mod properties {
             within_warmup(&w, before, account.settings.onboarded_at).map_err(|e| format!("after {op:?}: {e}"))?;
             if !matches!(op, Op::Elapse { .. }) {
                 first_touches_in_the_morning(&w, &tasks, before, &planned_before, &ticked_before)
+                    .await
                     .map_err(|e| format!("after {op:?}: {e}"))?;
             }
-            if shadow && sent_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
+            if shadow && sent_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_) | Op::Elapse { .. }) {
                 return Err("sent in the shadow phase".into());
+            }
+            // Time elapsing ends the shadow phase on its way: each mail against its own moment.
+            if let Some(mail) = w.mailer.sent().iter().skip(before).find(|m| {
+                crate::rails::autonomy::RampPhase::since(account.settings.onboarded_at, m.date) == crate::rails::autonomy::RampPhase::Shadow
+            }) {
+                return Err(format!("sent at {} in the shadow phase", mail.date));
             }
             check(&w, &checker, &tasks).await.map_err(|e| format!("after {op:?}: {e}"))?;
         }

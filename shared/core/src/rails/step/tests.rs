@@ -557,12 +557,17 @@ fn a_touch_yields_to_a_more_urgent_task_wanting_to_send_to_the_member() {
         change(&mut task);
         task
     };
-    let cases: [(&str, Task, bool); 6] = [
+    let cases: [(&str, Task, bool); 7] = [
         ("a more urgent one due now", other(Priority::Critical, |_| {}), true),
         ("a less urgent one", other(Priority::Low, |_| {}), false),
         (
-            "a more urgent one deferred",
-            other(Priority::Critical, |t| t.next_action_at = Some(now() + hours(2))),
+            "a more urgent one planned later today (a follow-up's afternoon)",
+            other(Priority::Critical, |t| t.next_action_at = Some(now() + hours(4))),
+            true,
+        ),
+        (
+            "a more urgent one deferred to another day",
+            other(Priority::Critical, |t| t.next_action_at = Some(now() + hours(24))),
             false,
         ),
         ("a more urgent parent", other(Priority::Critical, |t| t.batch = true), false),
