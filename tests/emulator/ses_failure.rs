@@ -44,14 +44,39 @@ async fn a_refused_send_is_retried_with_backoff_then_escalated() {
     let retry_at = task.next_action_at.unwrap_or_else(|| panic!("scheduled"));
     assert_eq!(retry_at.duration_since(clock.now()).as_mins(), 0, "first retry a minute later");
 
-    // The retries run on the followup worker (the task is waiting now); each backs off more.
+    // The retries run on the followup worker (the task is waiting now), each when it was
+    // scheduled; each backs off more (5 minutes, then an hour). The last retry falls past a
+    // first touch's morning hours, so it waits for the next ones (spec §29.3).
     let mut outcomes = Vec::new();
-    for _ in 0..3 {
-        clock
-            .set(clock.now() + SignedDuration::from_hours(2))
-            .unwrap_or_else(|e| panic!("clock: {e}"));
-        outcomes.push(engine.follow_up(&item).await.unwrap_or_else(|e| panic!("{e}")));
+    let mut backoffs = Vec::new();
+    for _ in 0..6 {
+        let due = store
+            .get_task(item.account_id, item.task_id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .and_then(|t| t.next_action_at)
+            .unwrap_or_else(|| panic!("scheduled"));
+        clock.set(due).unwrap_or_else(|e| panic!("clock: {e}"));
+        let outcome = engine.follow_up(&item).await.unwrap_or_else(|e| panic!("{e}"));
+        if let StepOutcome::Deferred { until, reason } = &outcome
+            && reason == "send_rejected"
+        {
+            // To the minute: the test clock runs on between the reads.
+            backoffs.push((until.duration_since(due) + SignedDuration::from_secs(30)).as_mins());
+        }
+        let escalated = matches!(
+            outcome,
+            StepOutcome::Moved {
+                to: TaskStatus::Escalated,
+                ..
+            }
+        );
+        outcomes.push(outcome);
+        if escalated {
+            break;
+        }
     }
+    assert_eq!(backoffs, [5, 60], "{outcomes:?}");
     assert!(
         matches!(
             outcomes.last(),

@@ -139,18 +139,37 @@ pub fn memory_engine() -> (Engine, Arc<MemoryStore>, Arc<TestClock>) {
     (Engine::new(ports, config.engine_config()), store, clock)
 }
 
-/// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window either
-/// way) on the first day after today that is at least `days_ahead` away.
+/// 09:00 in New York (14:00 UTC in winter, 13:00 in summer — inside the send window and a
+/// first touch's morning hours either way) on the day `days_ahead` after today (UTC).
 pub fn morning(days_ahead: i64) -> Timestamp {
     let day = Timestamp::now()
         .to_zoned(jiff::tz::TimeZone::UTC)
         .date()
         .checked_add(jiff::Span::new().days(days_ahead))
         .unwrap_or_else(|e| panic!("{e}"));
-    day.at(14, 0, 0, 0)
-        .to_zoned(jiff::tz::TimeZone::UTC)
+    nine_in_new_york(day)
+}
+
+/// 09:00 in New York on `day`.
+pub fn nine_in_new_york(day: jiff::civil::Date) -> Timestamp {
+    day.at(9, 0, 0, 0)
+        .to_zoned(new_york())
         .unwrap_or_else(|e| panic!("{e}"))
         .timestamp()
+}
+
+/// The test gyms' time zone.
+pub fn new_york() -> jiff::tz::TimeZone {
+    jiff::tz::TimeZone::get("America/New_York").unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `at` is a follow-up time on `day`'s date in New York, inside the afternoon hours a
+/// follow-up is planned in (spec §29.3).
+pub fn assert_follow_up_on(at: Timestamp, day: Timestamp) {
+    let (local, day) = (at.to_zoned(new_york()), day.to_zoned(new_york()).date());
+    let (from, to) = openloop_core::kernel::limits::FOLLOW_UP_HOURS;
+    assert_eq!(local.date(), day, "{local} is not on {day}");
+    assert!((from..to).contains(&local.hour()), "{local} is outside the follow-up hours");
 }
 
 /// The local runtime, started for one test, and a client for it: in memory
@@ -287,6 +306,30 @@ impl Client {
             .call(reqwest::Method::POST, "/_local/clock", None, Some(json!({"now": to})))
             .await;
         assert_eq!(status, 200, "set clock: {body}");
+    }
+
+    /// When task `id` is next due, as the engine scheduled it (its `next_action_at`).
+    pub async fn due_at(&self, gym: &Account, id: &str) -> Timestamp {
+        let (status, task) = self.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+        assert_eq!(status, 200, "{task}");
+        task["next_action_at"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("nothing scheduled: {task}"))
+    }
+
+    /// Move the test clock to when task `id` is next due, as scheduled (not a guess at it),
+    /// and fire the schedules; returns that time.
+    pub async fn run_when_due(&self, gym: &Account, id: &str) -> Timestamp {
+        let due = self.due_at(gym, id).await;
+        let now = self.now().await;
+        assert!(
+            due >= now - jiff::SignedDuration::from_hours(24),
+            "task {id} was due long ago, at {due}"
+        );
+        self.set_clock(&due.max(now).to_string()).await;
+        self.run().await;
+        due
     }
 
     /// Fire the schedules and drain the queues.

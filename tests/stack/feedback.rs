@@ -171,3 +171,41 @@ async fn the_owner_corrects_a_closed_tasks_outcome_and_attribution_follows() {
     let totals = totals(&stack, &gym.token).await;
     assert_eq!(totals["outcome_corrections"].as_u64(), Some(1), "{totals}");
 }
+
+/// Issue 17 item 6, through the contract: the owner takes over an escalated task with
+/// `POST /api/v1/tasks/{id}/resolve` — it closes as completed with their outcome, the move
+/// from `escalated` logged as theirs, and nothing more is sent to the member; taking over a
+/// task that is not escalated or open is refused and changes nothing.
+#[tokio::test]
+async fn the_owner_takes_over_an_escalated_task_and_it_closes_completed() {
+    let stack = Stack::start("feedback-take-over").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let id = crate::dashboard::escalated_task(&stack, &gym, "m_over", "Oli", "Can I pause my membership?", day0).await;
+    let body = json!({"outcome": "owner_handled", "note": "Called Oli myself"});
+    let (status, done) = stack.post(&format!("/api/v1/tasks/{id}/resolve"), &gym.token, body.clone()).await;
+    assert_eq!(status, 200, "{done}");
+    let closed = task(&stack, &gym.token, &id).await;
+    assert_eq!(
+        (closed["status"].as_str(), closed["outcome"].as_str()),
+        (Some("completed"), Some("owner_handled")),
+        "{closed}"
+    );
+    let log = closed["log"].as_array().cloned().unwrap_or_default();
+    let last = log.last().cloned().unwrap_or_default();
+    assert_eq!(
+        (last["from_status"].as_str(), last["to_status"].as_str(), last["reason"].as_str()),
+        (Some("escalated"), Some("completed"), Some("owner_resolved")),
+        "{last}"
+    );
+    let (status, again) = stack.post(&format!("/api/v1/tasks/{id}/resolve"), &gym.token, body).await;
+    assert_eq!(status, 409, "a closed task cannot be taken over: {again}");
+    assert_eq!(task(&stack, &gym.token, &id).await, closed, "the refusal changed nothing");
+    stack
+        .set_clock(&(day0 + jiff::SignedDuration::from_hours(24 * 4)).to_string())
+        .await;
+    stack.run().await;
+    let email = closed["member"]["email"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "only the first touch, before the take-over");
+}

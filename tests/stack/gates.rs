@@ -43,8 +43,13 @@ async fn the_account_kill_switch_holds_every_send_until_the_owner_resumes() {
 
     let (status, resumed) = stack.post("/api/v1/resume", &gym.token, json!({})).await;
     assert_eq!((status, resumed["paused"].as_bool()), (200, Some(false)));
-    stack.set_clock(&(day0 + jiff::SignedDuration::from_hours(1)).to_string()).await;
-    stack.run().await;
+    // The pause held it an hour, past a first touch's morning hours: it goes at the next ones.
+    let held = stack.run_when_due(&gym, &id).await;
+    let an_hour = day0 + jiff::SignedDuration::from_hours(1);
+    assert!(held.duration_since(an_hour).abs() < jiff::SignedDuration::from_mins(1), "{held}");
+    assert!(stack.outbox_to(&email).await.is_empty(), "10:00 is past the morning hours");
+    let due = stack.run_when_due(&gym, &id).await;
+    assert_eq!(due.to_zoned(openloop_tests::new_york()).hour(), 8, "{due}");
     assert_eq!(stack.outbox_to(&email).await.len(), 1, "sent once resumed");
     stack.running.stop();
 }

@@ -59,9 +59,15 @@ async fn a_dormant_win_back_is_completed_by_a_checkin_on_day_60_with_its_revenue
     let email = stack.member(&gym, "m_trip", "Alex", day0).await;
     stack.run().await;
     let id = task(&stack, &gym, "win_back", "m_trip", true).await;
-    for n in [0, 3, 13, 30] {
-        at_day(&stack, day0, n).await;
+    at_day(&stack, day0, 0).await;
+    for n in [3, 13] {
+        let due = stack.run_when_due(&gym, &id).await;
+        openloop_tests::assert_follow_up_on(due, day(day0, n));
     }
+    // The 30-day budget ends it; the exhaustion check is not moved.
+    let ended = stack.run_when_due(&gym, &id).await;
+    let budget_end = day0 + SignedDuration::from_hours(24 * 30);
+    assert!(ended.duration_since(budget_end).abs() < SignedDuration::from_mins(1), "{ended}");
     assert_eq!(stack.outbox_to(&email).await.len(), 3);
     let (_, dormant) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(dormant["status"], "dormant", "{dormant}");
@@ -96,9 +102,13 @@ async fn a_late_checkin_re_attributes_a_task_closed_unanswered() {
     stack.member(&gym, "m_late", "Alex", day0).await;
     stack.run().await;
     let id = task(&stack, &gym, "churn_risk", "m_late", true).await;
-    for n in [0, 3, 8, 14] {
-        at_day(&stack, day0, n).await;
+    at_day(&stack, day0, 0).await;
+    // The follow-ups on days 3 and 8 and the 14-day budget's close, each when scheduled.
+    for n in [3, 8] {
+        let due = stack.run_when_due(&gym, &id).await;
+        openloop_tests::assert_follow_up_on(due, day(day0, n));
     }
+    stack.run_when_due(&gym, &id).await;
     let (_, closed) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(
         (closed["status"].as_str(), closed["outcome"].as_str()),
@@ -128,11 +138,7 @@ fn first_morning_of_next_month() -> Timestamp {
         .first_of_month()
         .checked_add(jiff::Span::new().months(1))
         .unwrap_or_else(|e| panic!("{e}"));
-    first
-        .at(15, 0, 0, 0)
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .timestamp()
+    openloop_tests::nine_in_new_york(first)
 }
 
 /// The scorecard of a month in which one member checked in after outreach, one paid after
@@ -151,7 +157,7 @@ async fn the_scorecard_equals_what_the_tasks_say() {
     }
     stack.run().await;
     task(&stack, &gym, "churn_risk", "m_sc_a", true).await;
-    task(&stack, &gym, "payment_recovery", "m_sc_b", true).await;
+    let payer = task(&stack, &gym, "payment_recovery", "m_sc_b", true).await;
     task(&stack, &gym, "churn_risk", "m_sc_c", false).await;
     let cancelled = task(&stack, &gym, "churn_risk", "m_sc_d", true).await;
     let (status, _) = stack
@@ -159,7 +165,9 @@ async fn the_scorecard_equals_what_the_tasks_say() {
         .await;
     assert_eq!(status, 200);
     at_day(&stack, day0, 0).await;
-    let next = at_day(&stack, day0, 1).await;
+    // The urgent cadence's follow-up on day 1 (in the afternoon hours), then the member pays.
+    let next = stack.run_when_due(&gym, &payer).await;
+    openloop_tests::assert_follow_up_on(next, day(day0, 1));
     event(&stack, &gym, "evt_sc_a_in", checkin("m_sc_a", next)).await;
     let paid = json!({"type": "payment.succeeded", "timestamp": next.to_string(), "data": {"member_id": "m_sc_b", "amount": 150, "currency": "USD", "paid_at": next.to_string()}});
     event(&stack, &gym, "evt_sc_b_paid", paid).await;

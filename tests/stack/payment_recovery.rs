@@ -56,10 +56,9 @@ async fn urgent_payment_recovery_escalates_after_its_two_messages() {
         .as_str()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{after_first}"));
-    assert!(
-        next >= day1 && next < day1 + SignedDuration::from_mins(5),
-        "urgent cadence: follow up a day later, not {next}"
-    );
+    // Urgent cadence: a day later, in the afternoon hours (spec §29.3).
+    openloop_tests::assert_follow_up_on(next, day1);
+    assert_eq!(next, stack.due_at(&gym, &id).await);
 
     // Nothing happens before it is due.
     stack.run().await;

@@ -99,3 +99,54 @@ async fn an_ignored_escalation_is_reminded_then_cancelled() {
     assert_eq!(closed["status"], "cancelled", "{closed}");
     assert_eq!(closed["outcome_reason"], "escalation_timeout", "{closed}");
 }
+
+/// Issue 17 item 3, through the contract: `GET /api/v1/settings` shows the sending phase and
+/// today's cap — a gym onboarded 10 days ago is in the ramp's limited phase (10 a day) and the
+/// warm-up's second week (5 a day): the lower, 5, is today's cap; switching a gym with no
+/// onboarding date to limited auto starts it at shadow (nothing sent).
+#[tokio::test]
+async fn the_settings_show_the_sending_phase_and_todays_cap() {
+    let stack = Stack::start("settings-sending").await;
+    let day0 = crate::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let onboarded = day0 - jiff::SignedDuration::from_hours(24 * 10);
+    let body = json!({"name": "Warm Gym", "timezone": "America/New_York", "execution_mode": "limited_auto",
+        "onboarded_at": onboarded.to_string()});
+    let (status, gym) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
+    assert_eq!(status, 201, "{gym}");
+    let token = gym["api_token"].as_str().unwrap_or_default().to_owned();
+    let (status, settings) = stack.get("/api/v1/settings", &token).await;
+    assert_eq!(status, 200, "{settings}");
+    assert_eq!(
+        (
+            settings["sending"]["ramp_phase"].as_str(),
+            settings["sending"]["warmup_cap"].as_u64(),
+            settings["sending"]["daily_send_cap"].as_u64()
+        ),
+        (Some("limited"), Some(5), Some(5)),
+        "{settings}"
+    );
+
+    let body = json!({"name": "New Gym", "timezone": "America/New_York", "execution_mode": "manual"});
+    let (status, gym) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
+    assert_eq!(status, 201, "{gym}");
+    let token = gym["api_token"].as_str().unwrap_or_default().to_owned();
+    let (status, _) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&token),
+            Some(json!({"execution_mode": "limited_auto"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, settings) = stack.get("/api/v1/settings", &token).await;
+    assert_eq!(
+        (
+            settings["sending"]["ramp_phase"].as_str(),
+            settings["sending"]["daily_send_cap"].as_u64()
+        ),
+        (Some("shadow"), Some(0)),
+        "{settings}"
+    );
+}

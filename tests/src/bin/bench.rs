@@ -357,14 +357,16 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
     };
     let outcome = measure(store, "execute: first touch (gates, claim, reserve, send)", engine.execute(&item)).await?;
     assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
-    clock
-        .set(clock.now() + SignedDuration::from_hours(25))
-        .map_err(|t| format!("clock at {t}"))?;
+    // Each later step when the engine scheduled it (a follow-up in the afternoon hours of its
+    // cadence's day, spec §29.3), read outside the measured calls.
+    let due = async || -> Result<jiff::Timestamp, Error> {
+        let task = store.get_task(account.id, id).await?.ok_or("the bench task vanished")?;
+        Ok(task.next_action_at.ok_or("the bench task has nothing scheduled")?)
+    };
+    clock.set(due().await?).map_err(|t| format!("clock at {t}"))?;
     let outcome = measure(store, "followup: second touch (threaded)", engine.follow_up(&item)).await?;
     assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
-    clock
-        .set(clock.now() + SignedDuration::from_hours(49))
-        .map_err(|t| format!("clock at {t}"))?;
+    clock.set(due().await?).map_err(|t| format!("clock at {t}"))?;
     measure(store, "followup: exhaustion → escalated", engine.follow_up(&item)).await?;
     measure(store, "owner reads the task with log and messages", engine.task(account.id, id)).await?;
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
 use openloop_tests::{Client, events};
 use serde_json::{Value, json};
 
@@ -27,13 +27,7 @@ async fn main() {
 
     // Start at 09:00 New York on the day after the clock's today.
     let today = client.now().await.to_zoned(jiff::tz::TimeZone::UTC).date();
-    let start = today
-        .tomorrow()
-        .unwrap_or(today)
-        .at(14, 0, 0, 0)
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .map(|z| z.timestamp())
-        .unwrap_or_else(|_| Timestamp::now());
+    let start = openloop_tests::nine_in_new_york(today.tomorrow().unwrap_or(today));
     client.set_clock(&start.to_string()).await;
     let tag = gym.id.to_ascii_lowercase();
     let members = ["Sarah", "Alex", "Jordan", "Priya", "Sam", "Lee"];
@@ -75,8 +69,9 @@ async fn main() {
 
     let mut sent_before = 0;
     for day in 0..30 {
-        // Two runs a day, morning and afternoon in New York.
-        for hours in [1, 7] {
+        // Two runs a day in New York: the morning, when first touches go, and the afternoon,
+        // when follow-ups do (spec §29.3).
+        for hours in [0, 5] {
             let now = start + SignedDuration::from_hours(24 * day + hours);
             client.set_clock(&now.to_string()).await;
             client.run().await;

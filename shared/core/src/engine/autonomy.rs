@@ -96,7 +96,16 @@ impl Engine {
         if touch == 0 {
             next.thread_subject = Some(draft.subject.clone());
         }
-        next.next_action_at = Some(def.cadence.next_after_touch(touch, now, next.budget.expires_at));
+        // The cadence's day, in the afternoon hours (spec §29.3), as a live send plans it.
+        let (at, when) = crate::rails::window::after_touch_at(&account.settings, &next, &def.cadence, touch, now);
+        next.next_action_at = Some(at);
+        let log = match when {
+            Some(when) => crate::task::LogEntry {
+                detail: Some(log.detail.map_or(when.clone(), |d| format!("{d}; {when}"))),
+                ..log
+            },
+            None => log,
+        };
         let note = ConversationMessage {
             id: new_ulid(now),
             at: now,

@@ -12,8 +12,8 @@ use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::new_ulid;
 use crate::kernel::limits;
 use crate::members::member::SendLedger;
-use crate::owner::account::Account;
-use crate::rails::send_gate;
+use crate::owner::account::{Account, Settings};
+use crate::rails::{send_gate, window};
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::error::EngineError;
 use crate::task::reason::Reason;
@@ -101,6 +101,7 @@ impl Engine {
     /// confidence (spec §7.4).
     pub(super) async fn record_sent(
         &self,
+        settings: &Settings,
         reserved: Task,
         sent: OutboundMessage,
         draft: Draft,
@@ -145,12 +146,18 @@ impl Engine {
                 });
             }
             next.answer = None;
+            let mut log = log;
             if next.status == TaskStatus::Waiting {
                 next.next_action_at = Some(if next.awaiting.is_some() {
                     // The member wrote while this mail was going out: read it now.
                     now
                 } else {
-                    def.cadence.next_after_touch(touch, now, next.budget.expires_at)
+                    // The cadence's day, in the afternoon hours (spec §29.3).
+                    let (at, why) = window::after_touch_at(settings, &next, &def.cadence, touch, now);
+                    if let Some(why) = why {
+                        log.detail = Some(log.detail.map_or(why.clone(), |d| format!("{d}; {why}")));
+                    }
+                    at
                 });
             }
             let mut commit = TaskCommit::new(next, log);

@@ -151,7 +151,7 @@ impl Engine {
                     sent_at: Some(now),
                     ..outbound
                 };
-                self.record_sent(reserved, sent, draft, confidence, now).await
+                self.record_sent(&account.settings, reserved, sent, draft, confidence, now).await
             }
             Err(SendError::Rejected(reason)) => {
                 let daily_date = limits::local_date(now, &account.settings.time_zone());

@@ -325,7 +325,7 @@ impl Engine {
             ),
             _ => None,
         };
-        let task = Task {
+        let mut task = Task {
             id: options.parent.as_ref().map_or_else(|| TaskId::generate(now), |link| link.child),
             account_id: account.id,
             task_type,
@@ -398,6 +398,14 @@ impl Engine {
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
+        if task.status == TaskStatus::Ready {
+            // Spec §29.3: a first touch goes in the morning hours.
+            let (at, why) = crate::rails::window::first_touch_at(&account.settings, &task, now);
+            task.next_action_at = Some(at);
+            if let Some(why) = why {
+                detail.push_str(&format!("; {why}"));
+            }
+        }
         if options.mode != TaskMode::Live {
             detail.push_str(&format!("; execution mode {}", options.mode.as_str()));
         }
@@ -642,6 +650,8 @@ impl Engine {
                 plan.approved_at = Some(now);
             }
         }
+        // Due now: the step holds a first touch for the morning hours when it is not morning
+        // (spec §29.3; the account's settings are read there, not here).
         next.next_action_at = Some(now);
         next.approved_at = Some(now);
         self.store.commit(&TaskCommit::new(next.clone(), log)).await?;

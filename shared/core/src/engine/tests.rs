@@ -141,6 +141,38 @@ impl World {
         self.store.get_task(self.account.id, task.id).await.expect("get").expect("task")
     }
 
+    /// When `task` is next due, as the engine scheduled it (not a guess at it).
+    async fn due(&self, task: &Task) -> Timestamp {
+        self.task(task)
+            .await
+            .next_action_at
+            .unwrap_or_else(|| panic!("task {} has nothing scheduled", task.id))
+    }
+
+    /// Move the clock to when `task` is next due, as scheduled, and run; returns that time.
+    async fn run_when_due(&self, task: &Task) -> Timestamp {
+        let due = self.due(task).await;
+        let now = crate::ports::Clock::now(self.clock.as_ref());
+        assert!(due >= now - days(1), "task {} was due long ago, at {due}", task.id);
+        self.clock.set(due.max(now));
+        self.run().await;
+        due
+    }
+
+    /// `at` in the account's time zone.
+    fn local(&self, at: Timestamp) -> jiff::Zoned {
+        at.to_zoned(self.account.settings.time_zone())
+    }
+
+    /// `at` is a follow-up time on the cadence's day `n` (day0's local date plus `n`) inside the
+    /// afternoon hours (spec §29.3).
+    fn assert_follow_up_on_day(&self, at: Timestamp, n: i64) {
+        let (local, day) = (self.local(at), self.local(day0() + days(n)).date());
+        let (from, to) = crate::kernel::limits::FOLLOW_UP_HOURS;
+        assert_eq!(local.date(), day, "{at} is not on day {n} of the cadence");
+        assert!((from..to).contains(&local.hour()), "{local} is outside the follow-up hours");
+    }
+
     /// What `/_local/run` does: tick and work until nothing more is due at the clock's now.
     async fn run(&self) {
         for _ in 0..5 {
@@ -211,9 +243,14 @@ async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() 
     let w = world().await;
     let task = w.approved("churn_risk", "m_vac").await;
     w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "approved at 09:00: the first touch goes at once");
     for (day, expected) in [(3, 2), (8, 3)] {
-        w.clock.set(day0() + days(day) + SignedDuration::from_mins(1));
+        let due = w.due(&task).await;
+        w.assert_follow_up_on_day(due, day);
+        w.clock.set(due - SignedDuration::from_mins(2));
         w.run().await;
+        assert_eq!(w.mailer.sent().len(), expected - 1, "day {day}: not before it is due");
+        w.run_when_due(&task).await;
         assert_eq!(w.mailer.sent().len(), expected, "day {day}");
     }
     let sent = w.mailer.sent();
@@ -270,8 +307,8 @@ fn a_deferred_follow_up_prefers_the_afternoon() {
     let settings = sample_account(day0()).settings;
     let opens = at("2026-11-03T13:00:00Z"); // 08:00 in New York
     for seed in 0..40 {
-        let first = crate::rails::window::smart_send_time(&settings, opens, false, seed);
-        let follow_up = crate::rails::window::smart_send_time(&settings, opens, true, seed);
+        let first = crate::rails::window::smart_send_time(&settings, opens, crate::rails::window::Touch::First, seed);
+        let follow_up = crate::rails::window::smart_send_time(&settings, opens, crate::rails::window::Touch::FollowUp, seed);
         let minutes = |t: Timestamp, from: Timestamp| t.duration_since(from).as_mins();
         assert!((5..=20).contains(&minutes(first, opens)), "seed {seed}: {first}");
         let afternoon = at("2026-11-03T18:00:00Z"); // 13:00 in New York
@@ -509,6 +546,7 @@ mod properties {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::kernel::ids::TaskId;
     use crate::kernel::limits::MEMBER_WINDOW;
     use crate::ports::Clock;
 
@@ -558,6 +596,13 @@ mod properties {
         },
         /// PushPress goes down (or comes back).
         ConnectorDown(bool),
+        /// Time passes with the schedule running, as the minute tick runs it: the clock moves
+        /// from one task's scheduled time to the next, running at each.
+        Elapse {
+            minutes: u32,
+        },
+        /// The owner lets confident tasks run without review (limited auto), or not (manual).
+        Autonomy(bool),
     }
 
     /// Judges replies by their words, like a model would, without being one.
@@ -626,6 +671,8 @@ mod properties {
             1 => any::<u8>().prop_map(Op::Guide),
             3 => (0u8..4, any::<bool>(), any::<bool>()).prop_map(|(member, dry_run, approve)| Op::Automate { member, dry_run, approve }),
             1 => any::<bool>().prop_map(Op::ConnectorDown),
+            3 => (1u32..3_000).prop_map(|minutes| Op::Elapse { minutes }),
+            1 => any::<bool>().prop_map(Op::Autonomy),
         ]
     }
 
@@ -675,6 +722,67 @@ mod properties {
             );
         }
         Ok(keys)
+    }
+
+    /// Each task's scheduled time, before an op.
+    async fn plans(w: &World, tasks: &[TaskId]) -> Result<HashMap<TaskId, Option<Timestamp>>, String> {
+        let mut plans = HashMap::new();
+        for id in tasks {
+            let task = w.store.get_task(w.account.id, *id).await.map_err(|e| e.to_string())?;
+            plans.insert(*id, task.and_then(|t| t.next_action_at));
+        }
+        Ok(plans)
+    }
+
+    fn in_first_touch_hours(w: &World, at: Timestamp) -> bool {
+        let (from, to) = crate::kernel::limits::FIRST_TOUCH_HOURS;
+        (from..to).contains(&w.local(at).hour())
+    }
+
+    /// The plans a tick at `now` found due (a tick the global pause stopped finds nothing).
+    fn found_due(ticked: &mut std::collections::HashSet<(TaskId, Timestamp)>, plans: &HashMap<TaskId, Option<Timestamp>>, now: Timestamp) {
+        for (id, due) in plans {
+            if let Some(due) = due.filter(|due| crate::kernel::limits::is_due(*due, now)) {
+                ticked.insert((*id, due));
+            }
+        }
+    }
+
+    /// Every first touch (touch 0, by its outbound record) mailed since `before` went in the
+    /// morning hours (spec §29.3) — or later than its plan (`plans`, from before the op), which
+    /// was in them, only because nothing ran when it was due: no tick found that plan due
+    /// (`ticked`), the game's clock having jumped past it or the global pause having held
+    /// every tick. (A touch 0 recorded in the shadow phase leaves its first mail a follow-up.)
+    async fn first_touches_in_the_morning(
+        w: &World,
+        tasks: &[TaskId],
+        before: usize,
+        plans: &HashMap<TaskId, Option<Timestamp>>,
+        ticked: &std::collections::HashSet<(TaskId, Timestamp)>,
+    ) -> Result<(), String> {
+        let sent = w.mailer.sent();
+        for mail in sent.iter().skip(before) {
+            let token_of = |id: &TaskId| w.engine.config.signing_key.reply_token(id);
+            let Some(id) = tasks.iter().find(|id| mail.reply_to.contains(&token_of(id))) else {
+                continue;
+            };
+            let outbound = w.store.outbound(w.account.id, *id).await.map_err(|e| e.to_string())?;
+            let first = outbound.iter().any(|m| m.touch == 0 && m.message_id == mail.message_id);
+            if !first || in_first_touch_hours(w, mail.date) {
+                continue;
+            }
+            let Some(plan) = plans.get(id).copied().flatten() else {
+                return Err(format!("first touch of {id} sent at {} with nothing planned", mail.date));
+            };
+            let no_tick_found_it = !ticked.contains(&(*id, plan));
+            if !(in_first_touch_hours(w, plan) && mail.date > plan && no_tick_found_it) {
+                return Err(format!(
+                    "first touch of {id} sent at {} (planned {plan}, found due by a tick: {}) outside the morning hours",
+                    mail.date, !no_tick_found_it
+                ));
+            }
+        }
+        Ok(())
     }
 
     async fn check(w: &World, checker: &Checker, tasks: &[crate::kernel::ids::TaskId]) -> Result<(), String> {
@@ -745,6 +853,17 @@ mod properties {
                 .map_err(|e| e.to_string())?
                 .ok_or("task vanished")?;
             let task = &history.task;
+            // A task made ready plans its first touch in the morning hours (spec §29.3).
+            let mails = crate::task::task_type::definition(&task.task_type).category == crate::task::task_type::Category::Communication;
+            if let (true, [made], Some(due)) = (
+                mails && task.status == TaskStatus::Ready,
+                history.log.as_slice(),
+                task.next_action_at,
+            ) && made.to_status == TaskStatus::Ready
+                && !in_first_touch_hours(w, due)
+            {
+                return Err(format!("task {id} made ready at {} plans its first touch at {due}", made.at));
+            }
             if task.budget.messages_used > task.budget.messages_max {
                 return Err(format!(
                     "task {id} used {} of {} messages",
@@ -799,7 +918,8 @@ mod properties {
         }
     }
 
-    async fn play(ops: Vec<Op>) -> Result<(), String> {
+    /// Plays `ops`, checking the guarantees after each; the world as they left it.
+    async fn play(ops: Vec<Op>) -> Result<World, String> {
         let mut w = world().await;
         w.engine.agent = Arc::new(WordsAgent);
         let connector = Arc::new(super::connector::FakeConnector::default());
@@ -820,8 +940,12 @@ mod properties {
         };
         let kinds = ["churn_risk", "ad_hoc", "payment_recovery"];
         let mut account = account;
+        // Each (task, plan) a tick the global pause did not stop found due.
+        let mut ticked = std::collections::HashSet::new();
         for op in ops {
             let before = w.mailer.sent().len();
+            let planned_before = plans(&w, &tasks).await?;
+            let ticked_before = ticked.clone();
             let changed_before = made_changes(&w, &tasks).await?.len();
             let shadow = crate::rails::autonomy::RampPhase::since(account.settings.onboarded_at, w.clock.now())
                 == crate::rails::autonomy::RampPhase::Shadow;
@@ -846,7 +970,35 @@ mod properties {
                     };
                 }
                 Op::Advance { minutes } => w.clock.advance(SignedDuration::from_mins(i64::from(minutes))),
-                Op::Run => w.run().await,
+                Op::Run => {
+                    w.run().await;
+                    if !checker.paused {
+                        found_due(&mut ticked, &planned_before, w.clock.now());
+                    }
+                }
+                Op::Elapse { minutes } => {
+                    let until = w.clock.now() + SignedDuration::from_mins(i64::from(minutes));
+                    for step in 0..40 {
+                        let planned = plans(&w, &tasks).await?;
+                        let now = w.clock.now();
+                        // What is due now first, then each scheduled time in turn.
+                        let next = planned.values().flatten().copied().filter(|due| *due > now && *due < until).min();
+                        let next = if step == 0 { now } else { next.unwrap_or(until) };
+                        let (sent, ticked_before) = (w.mailer.sent().len(), ticked.clone());
+                        w.clock.set(next);
+                        w.run().await;
+                        if !checker.paused {
+                            found_due(&mut ticked, &planned, next);
+                        }
+                        first_touches_in_the_morning(&w, &tasks, sent, &planned, &ticked_before)
+                            .await
+                            .map_err(|e| format!("during {op:?}: {e}"))?;
+                        if next == until {
+                            break;
+                        }
+                    }
+                    w.clock.set(until);
+                }
                 Op::DuplicateExecute(i) if !tasks.is_empty() => {
                     let id = tasks[i as usize % tasks.len()];
                     let item = WorkItem {
@@ -959,10 +1111,23 @@ mod properties {
                     }
                 }
                 Op::ConnectorDown(down) => connector.set_down(down),
+                Op::Autonomy(on) => {
+                    let patch = super::super::SettingsPatch {
+                        execution_mode: Some(if on { ExecutionMode::LimitedAuto } else { ExecutionMode::Manual }),
+                        ..Default::default()
+                    };
+                    w.engine.update_settings(w.account.id, patch).await.map_err(|e| e.to_string())?;
+                    account = w.engine.account(w.account.id).await.map_err(|e| e.to_string())?;
+                }
                 _ => {}
             }
             let changed_now = made_changes(&w, &tasks).await?.len() > changed_before;
-            if (checker.paused || checker.account_paused || shadow) && changed_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
+            // (Time elapsing may end the shadow phase on its way; never a pause.)
+            let shadow_throughout = shadow && !matches!(op, Op::Elapse { .. });
+            if (checker.paused || checker.account_paused || shadow_throughout)
+                && changed_now
+                && !matches!(op, Op::Advance { .. } | Op::Ramp(_))
+            {
                 return Err("an action went through while paused or in the shadow phase".into());
             }
             let sent_now = w.mailer.sent().len() > before;
@@ -973,12 +1138,23 @@ mod properties {
                 return Err("sent while the account was paused".into());
             }
             within_warmup(&w, before, account.settings.onboarded_at).map_err(|e| format!("after {op:?}: {e}"))?;
-            if shadow && sent_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_)) {
+            if !matches!(op, Op::Elapse { .. }) {
+                first_touches_in_the_morning(&w, &tasks, before, &planned_before, &ticked_before)
+                    .await
+                    .map_err(|e| format!("after {op:?}: {e}"))?;
+            }
+            if shadow && sent_now && !matches!(op, Op::Advance { .. } | Op::Ramp(_) | Op::Elapse { .. }) {
                 return Err("sent in the shadow phase".into());
+            }
+            // Time elapsing ends the shadow phase on its way: each mail against its own moment.
+            if let Some(mail) = w.mailer.sent().iter().skip(before).find(|m| {
+                crate::rails::autonomy::RampPhase::since(account.settings.onboarded_at, m.date) == crate::rails::autonomy::RampPhase::Shadow
+            }) {
+                return Err(format!("sent at {} in the shadow phase", mail.date));
             }
             check(&w, &checker, &tasks).await.map_err(|e| format!("after {op:?}: {e}"))?;
         }
-        Ok(())
+        Ok(w)
     }
 
     /// The checker sees automation actions: a played sequence that approves and runs one
@@ -994,7 +1170,7 @@ mod properties {
             Op::Approve(0),
             Op::Run,
         ];
-        play(ops).await.expect("guarantees hold");
+        Box::pin(play(ops)).await.expect("guarantees hold");
     }
 
     /// The checker sees a close under 60: a played reply the agent would close on unsurely
@@ -1016,13 +1192,40 @@ mod properties {
         Box::pin(play(ops)).await.expect("guarantees hold");
     }
 
+    /// The checker sees first touches: a task made ready at night is planned for the morning
+    /// and sent then while time elapses; one approved in the afternoon waits for the next
+    /// morning. (A first touch sent outside the morning hours, or a plan made outside them,
+    /// fails the check.)
+    #[tokio::test]
+    async fn first_touches_are_played_and_checked() {
+        let ops = vec![
+            Op::Ramp(3),
+            Op::Autonomy(true),
+            Op::Advance { minutes: 17 * 60 }, // 02:00 in New York
+            Op::Create { member: 0, kind: 0 },
+            Op::Elapse { minutes: 8 * 60 },
+            Op::Autonomy(false),
+            Op::Create { member: 1, kind: 0 },
+            Op::Advance { minutes: 5 * 60 }, // 15:00
+            Op::Approve(1),
+            Op::Elapse { minutes: 24 * 60 },
+        ];
+        let w = Box::pin(play(ops)).await.expect("guarantees hold");
+        let sent = w.mailer.sent();
+        assert_eq!(sent.len(), 2, "both first touches went");
+        for (mail, day) in sent.iter().zip([3, 4]) {
+            let local = w.local(mail.date);
+            assert_eq!((local.day(), local.hour()), (day, 8), "the morning of {day} November: {local}");
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
         #[test]
         fn the_guarantees_hold_whatever_happens(ops in proptest::collection::vec(op(), 1..60)) {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            runtime.block_on(play(ops)).map_err(TestCaseError::fail)?;
+            runtime.block_on(Box::pin(play(ops))).map(drop).map_err(TestCaseError::fail)?;
         }
     }
 }
@@ -1290,3 +1493,4 @@ mod prompts;
 mod rails;
 mod replies;
 mod subtasks;
+mod timing;

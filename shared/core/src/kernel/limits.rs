@@ -110,12 +110,16 @@ pub fn local_date(now: Timestamp, tz: &TimeZone) -> Date {
     now.to_zoned(tz.clone()).date()
 }
 
-/// Smart timing (spec §29.3): a send the window deferred leaves a few minutes after the
-/// opening, never on the hour — 5 to 20 minutes, fixed per task and touch so a retried step
-/// lands on the same minute. First touches take the morning opening; follow-ups prefer the
-/// afternoon from this local hour when the window is open then.
+/// Smart timing (spec §29.3): a touch planned at the start of its preferred hours, or deferred
+/// to the window's opening, leaves a few minutes after it, never on the hour — 5 to 20
+/// minutes, fixed per task and touch (a hash of both) so a retried step lands on the same
+/// minute.
 pub const SEND_JITTER_MINS: (u64, u64) = (5, 20);
-pub const FOLLOW_UP_PREFERRED_HOUR: i8 = 13;
+/// The local hours `[start, end)` a first touch prefers (the morning) and a cadence follow-up
+/// prefers (the afternoon), each only where it meets the account's send window. An answer to a
+/// member's reply prefers nothing: it goes as soon as the rails allow.
+pub const FIRST_TOUCH_HOURS: (i8, i8) = (8, 10);
+pub const FOLLOW_UP_HOURS: (i8, i8) = (13, 16);
 
 /// Subtasks (spec §7.8, §14, §31.7): agent-planned steps per parent, the higher limit for a
 /// batch parent's one-per-member subtasks, how deep subtasks nest, and how often a parent

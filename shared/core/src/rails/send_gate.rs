@@ -19,21 +19,44 @@ use crate::task::transition::Why;
 /// when every rail passes. In order: the send window, the member's limits, the daily cap.
 pub fn send_gate(settings: &Settings, task: &Task, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
     send_window(settings, task, now)
+        .or_else(|| first_touch_hours(settings, task, now))
         .or_else(|| member_limits(&snapshot.ledger, settings, now))
         .or_else(|| daily_send_limit(settings, snapshot, now))
 }
 
-/// Outside the account's send window: the send goes a few minutes after it opens (a fixed
+/// Outside the account's send window: the send goes a few minutes after it opens — a
+/// follow-up in the afternoon of that day, an answer to the member at the opening (a fixed
 /// offset per task and touch, so a retry lands on the same minute).
 fn send_window(settings: &Settings, task: &Task, now: Timestamp) -> Option<(Timestamp, Why)> {
     let opens = window::send_window(settings, now).err()?;
-    let (id_bits, touch) = ((task.id.0.random() & u128::from(u64::MAX)) as u64, u64::from(task.touch));
-    let opens = window::smart_send_time(settings, opens, task.touch > 0, id_bits.wrapping_add(touch));
+    let touch = match (task.touch, &task.answer) {
+        (_, Some(_)) => window::Touch::Answer,
+        (0, None) => window::Touch::First,
+        _ => window::Touch::FollowUp,
+    };
+    let opens = window::smart_send_time(settings, opens, touch, window::jitter_seed(task.id, task.touch));
     let detail = format!(
         "window {}:00-{}:00 {}; goes at {opens}",
         settings.send_window_start, settings.send_window_end, settings.timezone
     );
     Some((opens, Why::new(Reason::OutsideSendWindow).detail(detail)))
+}
+
+/// A first touch made ready outside the morning hours (approved in the evening, or held by a
+/// limit until the afternoon) goes at their next start, with the task's jitter (spec §29.3).
+/// One due inside them goes even if the step runs a little after they end.
+fn first_touch_hours(settings: &Settings, task: &Task, now: Timestamp) -> Option<(Timestamp, Why)> {
+    let due = task.next_action_at.unwrap_or(now).min(now);
+    let (planned, why) = window::first_touch_at(settings, task, due);
+    if planned == due {
+        return None;
+    }
+    let (planned, why) = if planned > now {
+        (planned, why)
+    } else {
+        window::first_touch_at(settings, task, now)
+    };
+    why.map(|why| (planned, Why::new(Reason::OutsidePreferredHours).detail(why)))
 }
 
 /// The member's own limits, read from their send ledger across all tasks: the weekly cap,

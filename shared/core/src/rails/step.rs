@@ -480,8 +480,9 @@ fn days(n: u32) -> SignedDuration {
 }
 
 /// Priority-based allocation (spec §21.3): every send uses the member's one message of the
-/// day, so while a more urgent task about the same member wants to send now, this one waits
-/// for the next local day. Its touch is delayed, never skipped; and a task the gates deferred
+/// day, so while a more urgent task about the same member wants to send today (due now, or
+/// planned later this local day — a follow-up's afternoon hours), this one waits for the next
+/// local day. Its touch is delayed, never skipped; and a task the gates deferred to another day
 /// is not "wanting to send", so two tasks can never hold each other back.
 pub fn yield_to_higher_priority(task: &Task, member_tasks: &[Task], tz: &jiff::tz::TimeZone, now: Timestamp) -> Option<(Timestamp, Why)> {
     let wants_to_send = |other: &Task| {
@@ -493,7 +494,8 @@ pub fn yield_to_higher_priority(task: &Task, member_tasks: &[Task], tz: &jiff::t
             TaskStatus::Executing => other.awaiting != Some(Awaiting::OwnerGuidance),
             _ => false,
         };
-        sends && moving && other.next_action_at.is_some_and(|due| limits::is_due(due, now))
+        let today = |due: Timestamp| limits::is_due(due, now) || limits::local_date(due, tz) == limits::local_date(now, tz);
+        sends && moving && other.next_action_at.is_some_and(today)
     };
     let first = member_tasks
         .iter()

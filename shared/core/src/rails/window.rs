@@ -1,22 +1,32 @@
 //! The account's send window (spec §29): whether a send may go now in the account's time zone,
-//! and if not, when a deferred send goes (smart timing). The numbers are in
+//! and if not, when a deferred send goes; when a touch is planned: first touches in the morning,
+//! follow-ups in the afternoon, with a jitter fixed per task (smart timing). The numbers are in
 //! [`crate::kernel::limits`]; the send gate ([`crate::rails::send_gate`]) applies them.
 
-use jiff::civil::Time;
+use jiff::civil::{Date, Time};
 use jiff::{SignedDuration, Timestamp, ToSpan, Zoned};
 
-use crate::kernel::limits::{FOLLOW_UP_PREFERRED_HOUR, SEND_JITTER_MINS};
+use crate::kernel::ids::TaskId;
+use crate::kernel::limits::{FIRST_TOUCH_HOURS, FOLLOW_UP_HOURS, SEND_JITTER_MINS};
 use crate::owner::account::Settings;
+use crate::task::Task;
+use crate::task::cadence::Cadence;
+use crate::task::task_type::{self, Category};
+
+/// The account's send window in local hours `[start, end)`.
+fn window_hours(settings: &Settings) -> (i8, i8) {
+    (
+        i8::try_from(settings.send_window_start).unwrap_or(8),
+        i8::try_from(settings.send_window_end).unwrap_or(20),
+    )
+}
 
 /// Whether `now` is inside the account's send window; if not, when it next opens.
 pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp> {
     let tz = settings.time_zone();
     let local: Zoned = now.to_zoned(tz.clone());
     let hour = local.hour();
-    let (start, end) = (
-        i8::try_from(settings.send_window_start).unwrap_or(8),
-        i8::try_from(settings.send_window_end).unwrap_or(20),
-    );
+    let (start, end) = window_hours(settings);
     if hour >= start && hour < end {
         return Ok(());
     }
@@ -25,33 +35,143 @@ pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp>
     } else {
         local.date().checked_add(1.day()).unwrap_or(local.date())
     };
-    let opens = day
-        .to_datetime(Time::constant(start, 0, 0, 0))
-        .to_zoned(tz)
-        .map(|z| z.timestamp())
-        .unwrap_or(now + SignedDuration::from_hours(1));
-    Err(opens)
+    Err(local_time(settings, day, start).unwrap_or(now + SignedDuration::from_hours(1)))
 }
 
-/// When a send the window deferred should go: the next opening (or, for a follow-up, the
-/// afternoon of that day) plus the task's jitter. `seed` varies per task and touch.
-pub fn smart_send_time(settings: &Settings, opens: Timestamp, follow_up: bool, seed: u64) -> Timestamp {
-    let (low, high) = SEND_JITTER_MINS;
-    let jitter = SignedDuration::from_mins(i64::try_from(low + seed % (high - low + 1)).unwrap_or(0));
-    let afternoon = FOLLOW_UP_PREFERRED_HOUR;
-    let in_window =
-        i64::from(afternoon) >= i64::from(settings.send_window_start) && i64::from(afternoon) < i64::from(settings.send_window_end);
-    if !(follow_up && in_window) {
-        return opens + jitter;
+/// What a touch is, for the hours it prefers (spec §29.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Touch {
+    /// The task's first message: the morning.
+    First,
+    /// A cadence follow-up: the afternoon.
+    FollowUp,
+    /// The answer to the member's reply: no preference, as soon as allowed.
+    Answer,
+}
+
+impl Touch {
+    /// The touch's preferred local hours inside the account's send window; `None` when it
+    /// prefers none or they do not meet the window.
+    pub fn hours(self, settings: &Settings) -> Option<(i8, i8)> {
+        let (from, to) = match self {
+            Self::First => FIRST_TOUCH_HOURS,
+            Self::FollowUp => FOLLOW_UP_HOURS,
+            Self::Answer => return None,
+        };
+        let (start, end) = window_hours(settings);
+        let (from, to) = (from.max(start), to.min(end));
+        (from < to).then_some((from, to))
     }
-    let tz = settings.time_zone();
-    opens
-        .to_zoned(tz.clone())
-        .date()
-        .to_datetime(Time::constant(afternoon, 0, 0, 0))
-        .to_zoned(tz)
-        .map_or(opens, |z| z.timestamp())
-        + jitter
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::First => "first touch",
+            Self::FollowUp => "follow-up",
+            Self::Answer => "answer",
+        }
+    }
+}
+
+/// The jitter's seed for a task's touch: a hash of the task id and the touch (FNV-1a), the same
+/// on every run and every worker.
+pub fn jitter_seed(task: TaskId, touch: u32) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in task.to_string().bytes().chain(touch.to_le_bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// 5–20 minutes from `seed`, less than `room` minutes (the preferred hours' length).
+fn jitter(seed: u64, room_mins: i64) -> SignedDuration {
+    let (low, high) = SEND_JITTER_MINS;
+    let mins = i64::try_from(low + seed % (high - low + 1)).unwrap_or(0);
+    SignedDuration::from_mins(mins.min(room_mins - 1).max(0))
+}
+
+/// `hour`:00 on the local `day` in the account's time zone.
+fn local_time(settings: &Settings, day: Date, hour: i8) -> Option<Timestamp> {
+    day.to_datetime(Time::constant(hour, 0, 0, 0))
+        .to_zoned(settings.time_zone())
+        .ok()
+        .map(|z| z.timestamp())
+}
+
+/// When a touch planned for `at` goes (spec §29.3), and why when that is not `at`: `at`
+/// itself when it falls in the touch's preferred hours (or the touch prefers none that meet
+/// the send window); otherwise the start of those hours on `at`'s local day plus the task's
+/// jitter — the next day's when that is before `not_before`. A first touch is planned from
+/// now (`not_before = at`); a follow-up from its cadence's day (`not_before` = when the
+/// previous touch left), so it stays on that day.
+pub fn plan_touch(settings: &Settings, at: Timestamp, not_before: Timestamp, touch: Touch, seed: u64) -> (Timestamp, Option<String>) {
+    let Some((from, to)) = touch.hours(settings) else {
+        return (at, None);
+    };
+    let local = at.to_zoned(settings.time_zone());
+    if (from..to).contains(&local.hour()) {
+        return (at, None);
+    }
+    let jitter = jitter(seed, i64::from(to - from) * 60);
+    let on = |day: Date| local_time(settings, day, from).map(|t| t + jitter);
+    let planned = match on(local.date()) {
+        Some(t) if t >= not_before => Some(t),
+        _ => local.date().checked_add(1.day()).ok().and_then(on),
+    };
+    let Some(planned) = planned else {
+        return (at, None);
+    };
+    let why = format!(
+        "{} planned for {planned}, inside its preferred hours {from}:00-{to}:00 {}",
+        touch.name(),
+        settings.timezone
+    );
+    (planned, Some(why))
+}
+
+/// A task that writes to a member itself: not a staff to-do, research, a batch or a planning
+/// parent (their subtasks write).
+fn mails_a_member(task: &Task) -> bool {
+    task_type::definition(&task.task_type).category == Category::Communication && !task.batch && !task.controls.agent_planning
+}
+
+/// When a task made ready at `now` (created, or approved by the owner) sends its first touch:
+/// now inside the morning hours, else their next start plus the task's jitter; why, when it
+/// is not now. A task that already wrote, or never writes to a member, goes now.
+pub fn first_touch_at(settings: &Settings, task: &Task, now: Timestamp) -> (Timestamp, Option<String>) {
+    if task.touch > 0 || !mails_a_member(task) {
+        return (now, None);
+    }
+    plan_touch(settings, now, now, Touch::First, jitter_seed(task.id, 0))
+}
+
+/// When a task that sent touch `sent` at `now` is next due (`task` is the task after the send):
+/// the cadence's day, in the afternoon hours when a follow-up will go then (the touches and
+/// messages allow one, the time budget has not ended); never past the time budget. The grace
+/// before an exhaustion check is not moved.
+pub fn after_touch_at(settings: &Settings, task: &Task, cadence: &Cadence, sent: u32, now: Timestamp) -> (Timestamp, Option<String>) {
+    let expires = task.budget.expires_at;
+    let due = cadence.next_after_touch(sent, now, expires);
+    let follows = due < expires && cadence.allows_touch(sent + 1) && task.budget.messages_used < task.budget.messages_max;
+    if !follows {
+        return (due, None);
+    }
+    match plan_touch(settings, due, now, Touch::FollowUp, jitter_seed(task.id, sent + 1)) {
+        (planned, why) if planned < expires => (planned, why),
+        _ => (due, None),
+    }
+}
+
+/// When a send the window deferred should go: on the day the window next opens (`opens`), the
+/// start of the touch's preferred hours (the opening itself for a first touch under the
+/// default window, the afternoon for a follow-up) plus the task's jitter; the opening plus
+/// the jitter for an answer or where the preferred hours miss the window.
+pub fn smart_send_time(settings: &Settings, opens: Timestamp, touch: Touch, seed: u64) -> Timestamp {
+    let day = opens.to_zoned(settings.time_zone()).date();
+    let (start, end) = window_hours(settings);
+    let (from, to) = touch.hours(settings).unwrap_or((start, end));
+    let jitter = jitter(seed, i64::from(to - from) * 60);
+    local_time(settings, day, from).map_or(opens, |t| t.max(opens)) + jitter
 }
 
 #[cfg(test)]

@@ -121,6 +121,8 @@ reasons! {
     AccountPaused = "account_paused",
     /// Outside the account's send window: the touch waits for it to open.
     OutsideSendWindow = "outside_send_window",
+    /// A first touch made ready outside the morning hours waits for them (spec §29.3).
+    OutsidePreferredHours = "outside_preferred_hours",
     /// The account's daily send limit is reached.
     DailySendLimit = "daily_send_limit",
     /// The member's weekly message limit is reached.

@@ -123,6 +123,9 @@ async fn repeated_failures_back_off_degrade_once_and_recover() {
     connector.set_down(false);
     w.clock.advance(SignedDuration::from_mins(31));
     w.run().await;
+    // By now it is afternoon: the first touch waits for the next morning hours (spec §29.3).
+    let due = w.run_when_due(&task).await;
+    assert_eq!(w.local(due).hour(), 8, "{due}");
     assert_eq!(w.mailer.sent().len(), 1, "sent once the connector answers");
     let health = w.store.connector_health(w.account.id, "pushpress").await.expect("health");
     assert_eq!((health.consecutive_failures, health.is_degraded()), (0, false));

@@ -30,8 +30,8 @@ async fn three_member_replies_without_resolution_escalate_as_an_anomaly() {
         });
     }
     w.store.commit(&commit).await.expect("commit");
-    w.clock.advance(days(3));
-    w.run().await;
+    let due = w.run_when_due(&task).await;
+    w.assert_follow_up_on_day(due, 3);
     let after = w.task(&task).await;
     assert_eq!(after.status, TaskStatus::Escalated);
     assert_eq!(after.outcome_reason.as_deref(), Some("anomaly_member_replies_without_resolution"));
@@ -50,9 +50,18 @@ async fn the_account_kill_switch_defers_and_resuming_sends() {
     let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
     assert!(history.log.iter().any(|l| l.reason == "account_paused"));
     w.engine.set_account_paused(w.account.id, false, "owner").await.expect("resume");
-    w.clock.advance(SignedDuration::from_hours(1));
-    w.run().await;
+    // The pause held it past the morning hours: it goes at the next ones (spec §29.3).
+    let resumed = w.run_when_due(&task).await;
+    assert!(w.mailer.sent().is_empty(), "10:00 is past a first touch's morning hours");
+    assert_eq!(resumed, day0() + SignedDuration::from_hours(1), "the pause waited an hour");
+    let due = w.run_when_due(&task).await;
     assert_eq!(w.mailer.sent().len(), 1);
+    let local = w.local(due);
+    assert_eq!(
+        (local.date(), local.hour()),
+        (w.local(day0() + days(1)).date(), 8),
+        "the next morning"
+    );
 }
 
 async fn set_onboarded(w: &World, days_ago: i64, mode: ExecutionMode) -> crate::owner::account::Account {
@@ -224,8 +233,8 @@ async fn the_stale_guard_stops_a_follow_up_once_the_payment_went_through() {
     facts.last_payment_succeeded_at = Some(w.clock.now() + SignedDuration::from_hours(2));
     facts.version += 1;
     w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
-    w.clock.advance(days(1));
-    w.run().await;
+    let due = w.run_when_due(&task).await;
+    w.assert_follow_up_on_day(due, 1);
     assert_eq!(w.mailer.sent().len(), 1, "no follow-up");
     let after = w.task(&task).await;
     assert_eq!(
@@ -245,8 +254,8 @@ async fn a_task_out_of_ai_calls_goes_to_the_owner() {
     let (mut next, log) = record(&current, w.clock.now(), Why::new(Reason::ReplyDrafted));
     next.ai_calls = crate::kernel::limits::AI_CALLS_PER_TASK;
     w.store.commit(&TaskCommit::new(next, log)).await.expect("commit");
-    w.clock.advance(days(3) + SignedDuration::from_mins(1));
-    w.run().await;
+    let due = w.run_when_due(&task).await;
+    w.assert_follow_up_on_day(due, 3);
     let after = w.task(&task).await;
     assert_eq!(
         (after.status, after.outcome_reason.as_deref()),
@@ -262,7 +271,9 @@ async fn an_account_out_of_ai_calls_today_waits_for_tomorrow() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_later").await;
     w.run().await;
-    w.clock.advance(days(3) + SignedDuration::from_mins(1));
+    let due = w.due(&task).await;
+    w.assert_follow_up_on_day(due, 3);
+    w.clock.set(due);
     let tz = w.account.settings.time_zone();
     let today = crate::kernel::limits::local_date(w.clock.now(), &tz);
     for _ in 0..crate::kernel::limits::AI_CALLS_PER_ACCOUNT_PER_DAY {
@@ -304,9 +315,13 @@ async fn the_more_urgent_task_gets_the_members_message_of_the_day() {
     assert_eq!(w.mailer.sent().len(), 1);
     assert_eq!(w.task(&payment).await.touch, 1, "the critical task went first");
 
-    // The next morning the payment task's urgent follow-up is due too: it goes first again.
+    // The next morning the churn task is due, and the payment task's urgent follow-up is
+    // planned for the afternoon (spec §29.3): the day is still the payment task's.
     w.clock.set(day0() + days(1) + SignedDuration::from_mins(5));
     w.run().await;
+    assert_eq!((w.task(&payment).await.touch, w.task(&churn).await.touch), (1, 0));
+    let due = w.run_when_due(&payment).await;
+    w.assert_follow_up_on_day(due, 1);
     assert_eq!((w.task(&payment).await.touch, w.task(&churn).await.touch), (2, 0));
     // The day after, the payment task waits (its next touch is two days out): churn goes.
     w.clock.set(day0() + days(2) + SignedDuration::from_mins(10));

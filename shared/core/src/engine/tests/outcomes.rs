@@ -47,14 +47,27 @@ impl World {
         history.log.into_iter().map(|l| l.reason).collect()
     }
 
+    /// The standard cadence's follow-ups on days 3 and 8, each when it was scheduled, then its
+    /// 14-day budget closing it unanswered.
+    async fn follow_up_then_close(&self, task: &Task) {
+        for day in [3, 8] {
+            let due = self.run_when_due(task).await;
+            self.assert_follow_up_on_day(due, day);
+        }
+        assert_eq!(self.run_when_due(task).await, day0() + days(14));
+        assert_eq!(self.mailer.sent().len(), 3);
+    }
+
     /// Three touches on the slow-burn cadence, then dormant at day 30.
     async fn dormant_win_back(&self, member: &str) -> Task {
         let task = self.approved("win_back", member).await;
         self.run().await;
-        for day in [3, 13, 30] {
-            self.clock.set(day0() + days(day) + SignedDuration::from_mins(day));
-            self.run().await;
+        for day in [3, 13] {
+            let due = self.run_when_due(&task).await;
+            self.assert_follow_up_on_day(due, day);
         }
+        // The time budget (30 days) ends it: the exhaustion check is not moved.
+        assert_eq!(self.run_when_due(&task).await, day0() + days(30));
         let dormant = self.task(&task).await;
         assert_eq!(dormant.status, TaskStatus::Dormant);
         dormant
@@ -188,10 +201,7 @@ async fn attribution_turns_a_late_checkin_into_a_late_win_on_a_cancelled_task() 
     let w = world().await;
     let task = w.approved("churn_risk", "m_late").await;
     w.run().await;
-    for day in [3, 8, 14] {
-        w.clock.set(day0() + days(day) + SignedDuration::from_mins(5));
-        w.run().await;
-    }
+    w.follow_up_then_close(&task).await;
     let closed = w.task(&task).await;
     assert_eq!(
         (closed.status, closed.outcome.as_deref()),
@@ -216,10 +226,7 @@ async fn attribution_releases_an_unanswered_task_when_its_window_closes() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_gone").await;
     w.run().await;
-    for day in [3, 8, 14] {
-        w.clock.set(day0() + days(day) + SignedDuration::from_mins(5));
-        w.run().await;
-    }
+    w.follow_up_then_close(&task).await;
     w.clock.set(day0() + days(29));
     let report = w.engine.attribute().await.expect("attribute");
     assert_eq!((report.watched, report.released, report.late_wins), (1, 1, 0));

@@ -266,3 +266,29 @@ async fn a_reply_wakes_a_dormant_task_and_a_late_one_leaves_a_closed_task_closed
     assert!(closed.log.iter().any(|l| l.reason == "late_reply_owner_notified"));
     assert_eq!(closed.messages.iter().filter(|m| m.role == Role::Member).count(), 2);
 }
+
+/// Given a member who replies at 07:00 (before the send window) with something the agent
+/// answers, then the answer goes as soon as the window opens (a few minutes past 08:00), not in
+/// a follow-up's afternoon hours: an answer is never held for them (spec §29.3).
+#[tokio::test]
+async fn an_answer_goes_when_the_window_opens_not_in_the_afternoon() {
+    let w = world_judging(ReplyEvaluation {
+        reply: Some("Yes, the 6 am class has room.".into()),
+        ..judged(ReplyAction::Reply, 80)
+    })
+    .await;
+    let task = w.approved("churn_risk", "m_early").await;
+    w.run().await;
+    w.clock.set(at("2026-11-03T12:00:00Z")); // 07:00 in New York, the next day
+    let raw = w.answer_newest("m-early@example.com", "r9@mail.example.net", "Is there room at 6?");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "the window is closed at 07:00");
+    let due = w.run_when_due(&task).await;
+    let local = w.local(due);
+    assert_eq!(local.hour(), 8, "at the opening, not the afternoon: {local}");
+    assert!(local.minute() <= 20, "{local}");
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), 2, "the answer went out");
+    assert_eq!(sent[1].text, "Yes, the 6 am class has room.");
+}

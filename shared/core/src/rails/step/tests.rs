@@ -11,10 +11,10 @@ use crate::task::task_type::Priority;
 use crate::task::{Role, Task};
 use crate::testing::{at, sample_account, sample_task};
 
-/// Monday 2026-11-02, 10:00 in New York: inside the send window, an hour after the sample task
-/// was made.
+/// Monday 2026-11-02, 09:30 in New York: inside the send window and a first touch's morning
+/// hours, half an hour after the sample task was made.
 fn now() -> Timestamp {
-    at("2026-11-02T15:00:00Z")
+    at("2026-11-02T14:30:00Z")
 }
 
 /// One thing a case changes about the step's inputs.
@@ -495,7 +495,7 @@ fn the_send_rails_defer_the_touch() {
     let mut capped = ready();
     let limit = account().settings.daily_send_limit;
     if let Some(snapshot) = capped.snapshot.as_mut() {
-        snapshot.daily = crate::rails::send_gate::dates_around(at("2026-11-02T15:00:00Z").to_zoned(jiff::tz::TimeZone::UTC).date())
+        snapshot.daily = crate::rails::send_gate::dates_around(now().to_zoned(jiff::tz::TimeZone::UTC).date())
             .into_iter()
             .map(|d| (d, limit))
             .collect();
@@ -557,12 +557,17 @@ fn a_touch_yields_to_a_more_urgent_task_wanting_to_send_to_the_member() {
         change(&mut task);
         task
     };
-    let cases: [(&str, Task, bool); 6] = [
+    let cases: [(&str, Task, bool); 7] = [
         ("a more urgent one due now", other(Priority::Critical, |_| {}), true),
         ("a less urgent one", other(Priority::Low, |_| {}), false),
         (
-            "a more urgent one deferred",
-            other(Priority::Critical, |t| t.next_action_at = Some(now() + hours(2))),
+            "a more urgent one planned later today (a follow-up's afternoon)",
+            other(Priority::Critical, |t| t.next_action_at = Some(now() + hours(4))),
+            true,
+        ),
+        (
+            "a more urgent one deferred to another day",
+            other(Priority::Critical, |t| t.next_action_at = Some(now() + hours(24))),
             false,
         ),
         ("a more urgent parent", other(Priority::Critical, |t| t.batch = true), false),
