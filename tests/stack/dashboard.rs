@@ -823,9 +823,10 @@ async fn the_overview_charts_revenue_retained_per_month() {
         .first_of_month()
         .checked_add(jiff::Span::new().months(1))
         .unwrap_or_else(|e| panic!("{e}"));
+    // 09:00 at the gym: inside a first touch's morning hours.
     let at = |date: jiff::civil::Date| {
-        date.at(15, 0, 0, 0)
-            .to_zoned(jiff::tz::TimeZone::UTC)
+        date.at(9, 0, 0, 0)
+            .in_tz("America/New_York")
             .unwrap_or_else(|e| panic!("{e}"))
             .timestamp()
     };

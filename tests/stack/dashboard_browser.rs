@@ -276,13 +276,6 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
         (&format!("/app/tasks/{guided}"), "main h1"),
     ] {
         browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
-        let sign_in = browser
-            .find("form[action=\"/app/login/link/use\"] button")
-            .await
-            .unwrap_or_else(|e| fail(e));
-        assert_eq!(browser.text(&sign_in).await.unwrap_or_else(|e| fail(e)), "Sign in");
-        accessible(&browser, "the sign-in link's page").await;
-        browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, path).await;
         fits_a_phone(&browser, path).await;
@@ -474,13 +467,6 @@ async fn an_owner_teaches_the_agent_in_a_browser() {
         ("/app/settings", "#share_learning"),
     ] {
         browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
-        let sign_in = browser
-            .find("form[action=\"/app/login/link/use\"] button")
-            .await
-            .unwrap_or_else(|e| fail(e));
-        assert_eq!(browser.text(&sign_in).await.unwrap_or_else(|e| fail(e)), "Sign in");
-        accessible(&browser, "the sign-in link's page").await;
-        browser.click(&sign_in).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, path).await;
         fits_a_phone(&browser, path).await;
