@@ -78,7 +78,8 @@ async fn the_scorecard_counts_what_the_tasks_say_on_dynamodb() {
         .first_of_month()
         .checked_add(jiff::Span::new().months(1))
         .expect("month");
-    let day0 = first.at(15, 0, 0, 0).to_zoned(jiff::tz::TimeZone::UTC).expect("time").timestamp();
+    // 09:00 at the gym: inside a first touch's morning hours.
+    let day0 = first.at(9, 0, 0, 0).in_tz("America/New_York").expect("time").timestamp();
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
     for m in ["m_sc_a", "m_sc_b", "m_sc_c", "m_sc_d"] {
