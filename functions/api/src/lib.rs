@@ -86,13 +86,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suggestions", get(learning::list_suggestions))
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "this endpoint does not take that method",
-            )
-        })
+        .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {
             openloop_edge::http::limit_declared_body(MAX_BODY_BYTES, request, next)

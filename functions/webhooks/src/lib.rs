@@ -52,6 +52,7 @@ pub fn router(state: Arc<WebhooksState>) -> Router {
                     openloop_edge::http::limit_declared_body(MAX_INBOUND_MAIL_BYTES, request, next)
                 })),
         )
+        .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .with_state(state)
 }
 

@@ -115,6 +115,16 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
+/// A 405 in the contract's shape: every router's `method_not_allowed_fallback` (axum's own is
+/// an empty body).
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method",
+    )
+}
+
 /// A 413 for bodies over the limit (axum's own rejection is plain text).
 pub fn body_error(err: axum::extract::rejection::BytesRejection) -> ApiError {
     if err.status() == StatusCode::PAYLOAD_TOO_LARGE {

@@ -1,0 +1,60 @@
+//! A new user's walk through CONTRACT.md with a plain HTTP client: what the contract says of
+//! every error (its JSON shape), of sign-in, and of the lists, holds on every route — the
+//! webhooks' and the local runtime's too, not only the owner API's.
+
+use openloop_tests::Stack;
+use reqwest::Method;
+use serde_json::Value;
+
+/// `(status, content type, body)` of one raw request.
+async fn raw(request: reqwest::RequestBuilder) -> (u16, String, Value) {
+    let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let text = response.text().await.unwrap_or_default();
+    (status, content_type, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+fn is_contract_error(body: &Value, code: &str) -> bool {
+    body["error"]["code"] == code && body["error"]["message"].as_str().is_some_and(|m| !m.is_empty())
+}
+
+#[tokio::test]
+async fn every_route_answers_a_wrong_method_and_a_huge_body_in_the_error_shape() {
+    let stack = Stack::start("audit-shapes").await;
+    let gym = stack.create_account("manual").await;
+    let http = &stack.http;
+    let url = &stack.url;
+
+    for (method, path) in [
+        (Method::GET, format!("/webhooks/pushpress/{}", gym.id)),
+        (Method::GET, format!("/webhooks/pushpress-v3/{}", gym.id)),
+        (Method::GET, "/webhooks/inbound-email".to_owned()),
+        (Method::PUT, "/unsubscribe?token=x".to_owned()),
+        (Method::POST, "/health".to_owned()),
+        (Method::DELETE, "/_local/clock".to_owned()),
+        (Method::GET, "/_local/run".to_owned()),
+        (Method::POST, "/_local/outbox".to_owned()),
+    ] {
+        let (status, content_type, body) = raw(http.request(method.clone(), format!("{url}{path}"))).await;
+        assert_eq!(status, 405, "{method} {path}");
+        assert!(
+            content_type.starts_with("application/json") && is_contract_error(&body, "method_not_allowed"),
+            "{method} {path}: {content_type} {body}"
+        );
+    }
+
+    let huge = format!("{{\"now\": \"{}\"}}", "9".repeat(3 << 20));
+    let (status, content_type, body) = raw(http.post(format!("{url}/_local/clock")).body(huge)).await;
+    assert_eq!(status, 413);
+    assert!(
+        content_type.starts_with("application/json") && is_contract_error(&body, "body_too_large"),
+        "{content_type} {body}"
+    );
+    stack.running.stop();
+}
