@@ -58,3 +58,21 @@ async fn every_route_answers_a_wrong_method_and_a_huge_body_in_the_error_shape()
     );
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn the_members_list_checks_its_limit_as_the_task_list_does() {
+    let stack = Stack::start("audit-members").await;
+    let gym = stack.create_account("manual").await;
+    for query in ["limit=0", "limit=201", "limit=100000", "limit=-1", "limit=abc"] {
+        let (status, tasks) = stack.get(&format!("/api/v1/tasks?{query}"), &gym.token).await;
+        let (members_status, members) = stack.get(&format!("/api/v1/members?{query}"), &gym.token).await;
+        assert_eq!(
+            (members_status, members["error"]["code"].as_str()),
+            (status, tasks["error"]["code"].as_str()),
+            "{query}: tasks {tasks}, members {members}"
+        );
+    }
+    let (status, _) = stack.get("/api/v1/members?limit=200", &gym.token).await;
+    assert_eq!(status, 200);
+    stack.running.stop();
+}

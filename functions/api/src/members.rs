@@ -23,7 +23,17 @@ pub(crate) async fn list(
     Query(params): Query<PageParams>,
 ) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let (limit, cursor) = params.parse()?;
+    // As the task list checks it: a limit out of range is refused, never quietly clamped.
+    let out_of_range = || {
+        ApiError::bad_request(
+            "invalid_limit",
+            format!("limit must be 1-{}", openloop_core::engine::MEMBERS_PAGE_MAX),
+        )
+    };
+    let (limit, cursor) = params.parse().map_err(|_| out_of_range())?;
+    if limit.is_some_and(|l| !(1..=openloop_core::engine::MEMBERS_PAGE_MAX).contains(&l)) {
+        return Err(out_of_range());
+    }
     let (members, next) = state.engine.list_members(account, limit, cursor).await?;
     Ok(json(StatusCode::OK, serde_json::json!({"members": members, "next_cursor": next})))
 }
