@@ -4,7 +4,7 @@
 
 use openloop_tests::Stack;
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// `(status, content type, body)` of one raw request.
 async fn raw(request: reqwest::RequestBuilder) -> (u16, String, Value) {
@@ -74,5 +74,32 @@ async fn the_members_list_checks_its_limit_as_the_task_list_does() {
     }
     let (status, _) = stack.get("/api/v1/members?limit=200", &gym.token).await;
     assert_eq!(status, 200);
+    stack.running.stop();
+}
+
+#[tokio::test]
+async fn connecting_pushpress_without_a_connector_says_why() {
+    // No OPENLOOP_PUSHPRESS_BASE_URL: the README says gyms cannot connect (503); the message
+    // says what is missing instead of "retry shortly", and nothing changes.
+    let stack = Stack::start_with("audit-connect", |config| config.pushpress = None).await;
+    let gym = stack.create_account("manual").await;
+    let (status, error) = stack
+        .call(
+            Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"pushpress": {"api_key": "pp_key"}, "daily_send_limit": 9})),
+        )
+        .await;
+    assert_eq!(status, 503, "{error}");
+    assert_eq!(error["error"]["code"], "connector_not_configured", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("OPENLOOP_PUSHPRESS_BASE_URL")),
+        "{error}"
+    );
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["daily_send_limit"], 15, "nothing is half-applied: {settings}");
     stack.running.stop();
 }

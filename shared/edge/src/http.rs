@@ -45,7 +45,9 @@ pub fn status(e: &EngineError) -> StatusCode {
         EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
         EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
         EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,
-        EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) => StatusCode::SERVICE_UNAVAILABLE,
+        EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) | EngineError::NotConfigured(_) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
         EngineError::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
     }
 }
@@ -189,6 +191,11 @@ mod tests {
             (EngineError::Store(StoreError::InvalidCursor), 400, "invalid_cursor"),
             (EngineError::Dependency("down".into()), 503, "dependency_unavailable"),
             (EngineError::Limited(refusal), 429, "limited"),
+            (
+                EngineError::NotConfigured(InvalidInput::new("connector_not_configured", "no connector")),
+                503,
+                "connector_not_configured",
+            ),
         ];
         for (error, status, code) in cases {
             assert_eq!(status_and_code(error), (status, code.to_owned()));
