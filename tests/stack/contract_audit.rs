@@ -103,3 +103,62 @@ async fn connecting_pushpress_without_a_connector_says_why() {
     assert_eq!(settings["daily_send_limit"], 15, "nothing is half-applied: {settings}");
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn signing_in_with_the_token_field_alone_redirects_to_the_dashboard() {
+    let stack = Stack::start("audit-login").await;
+    let gym = stack.create_account("manual").await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let login = format!("{}/app/login", stack.url);
+
+    // CONTRACT.md: `POST /app/login` with the form field `token` sets a session and 303s to /app.
+    let response = http
+        .post(&login)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={}", gym.token))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status().as_u16(), 303);
+    assert_eq!(response.headers().get("location").and_then(|v| v.to_str().ok()), Some("/app"));
+    let cookie = response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with("ol_session="))
+        .map(|c| c.split(';').next().unwrap_or_default().to_owned())
+        .unwrap_or_else(|| panic!("no session cookie"));
+    let overview = http
+        .get(format!("{}/app", stack.url))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(overview.status().as_u16(), 200, "the session opens the overview");
+
+    let wrong = http
+        .post(&login)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("token=olk_wrong")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(wrong.status().as_u16(), 401, "a wrong token is refused");
+
+    // Another site's form posting into the dashboard (login CSRF) is still refused.
+    let forged = http
+        .post(&login)
+        .header("origin", "https://evil.example")
+        .header("sec-fetch-site", "cross-site")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={}", gym.token))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(forged.status().as_u16(), 403, "a cross-site sign-in is refused");
+    stack.running.stop();
+}
