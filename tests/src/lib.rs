@@ -298,7 +298,10 @@ impl Client {
 
     /// Every mail to `to`, oldest first.
     pub async fn outbox_to(&self, to: &str) -> Vec<Value> {
-        let path = format!("/_local/outbox?to={}", to.replace('+', "%2B").replace('@', "%40"));
+        let path = format!(
+            "/_local/outbox?to={}",
+            to.replace('%', "%25").replace('&', "%26").replace('+', "%2B").replace('@', "%40")
+        );
         let (status, body) = self.call(reqwest::Method::GET, &path, None, None).await;
         assert_eq!(status, 200, "outbox: {body}");
         let mail = body.as_array().cloned().unwrap_or_default();

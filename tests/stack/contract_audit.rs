@@ -162,3 +162,46 @@ async fn signing_in_with_the_token_field_alone_redirects_to_the_dashboard() {
     assert_eq!(forged.status().as_u16(), 403, "a cross-site sign-in is refused");
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn the_unsubscribe_page_is_a_real_page_with_the_address_as_text() {
+    let stack = Stack::start("audit-unsubscribe").await;
+    let day = crate::morning(1);
+    stack.set_clock(&day.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = format!("tom&jerry+{}@example.com", gym.id.to_ascii_lowercase());
+    let event = openloop_tests::events::member_created("m_tj", &email, "Tom", &day.to_string());
+    let (status, body) = stack.webhook(&gym, "evt_tj", event).await;
+    assert_eq!(status, 202, "{body}");
+    stack.approved_task(&gym, "ad_hoc", "m_tj").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    let header = mail.first().and_then(|m| m["list_unsubscribe"].as_str()).unwrap_or_default();
+    let start = header.find("/unsubscribe?token=").unwrap_or_else(|| panic!("no link in {mail:?}"));
+    let path = header[start..].trim_end_matches('>');
+
+    let response = stack
+        .http
+        .get(format!("{}{path}", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status().as_u16(), 200);
+    let csp = response
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(csp.contains("default-src 'none'"), "no script on the member's page: {csp:?}");
+    let page = response.text().await.unwrap_or_default();
+    for part in ["<html lang=\"en\">", "<title>", "<meta charset=\"utf-8\">", "name=\"viewport\""] {
+        assert!(page.contains(part), "{part} in {page}");
+    }
+    assert!(page.contains("tom&amp;jerry+"), "the address is shown as text: {page}");
+    assert!(page.contains("<button type=\"submit\">Unsubscribe</button>"), "{page}");
+
+    let (status, _) = stack.call(Method::POST, path, None, None).await;
+    assert_eq!(status, 200, "one click");
+    stack.running.stop();
+}

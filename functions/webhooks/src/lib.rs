@@ -163,11 +163,53 @@ async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Que
         .and_then(|t| state.engine.unsubscribe_target(t))
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let token = q.token.unwrap_or_default();
-    Ok(Html(format!(
-        "<!doctype html><html><body><h1>Unsubscribe</h1><p>Stop all e-mails to {email}?</p>\
-         <form method=\"post\" action=\"/unsubscribe?token={token}\"><button type=\"submit\">Unsubscribe</button></form></body></html>"
+    let body = format!(
+        "<h1>Unsubscribe</h1><p>Stop all e-mails to {}?</p>\
+         <form method=\"post\" action=\"/unsubscribe?token={}\"><button type=\"submit\">Unsubscribe</button></form>",
+        escape_html(email.as_str()),
+        escape_html(&token)
+    );
+    Ok(member_page("Unsubscribe", &body))
+}
+
+/// A page a member opens from a mail: a complete document (language, title, a phone's
+/// width) that runs no script and cannot be framed.
+fn member_page(title: &str, body: &str) -> Response {
+    let mut response = Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title></head>\
+         <body><main>{body}</main></body></html>"
     ))
-    .into_response())
+    .into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (
+            "content-security-policy",
+            "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("cache-control", "no-store"),
+    ] {
+        headers.insert(name, axum::http::HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// Text as HTML text: the member's address is theirs to write.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// RFC 8058 one-click: suppress the member and cancel every active task about them.
@@ -180,5 +222,8 @@ async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<To
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let cancelled = engine.suppress(account, &email, "unsubscribe_link").await?;
     tracing::info!(%account, cancelled, "member unsubscribed");
-    Ok(Html("<!doctype html><html><body><p>You are unsubscribed. You will not receive further e-mails.</p></body></html>").into_response())
+    Ok(member_page(
+        "Unsubscribed",
+        "<h1>Unsubscribed</h1><p>You will not receive further e-mails.</p>",
+    ))
 }
