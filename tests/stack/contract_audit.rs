@@ -205,3 +205,29 @@ async fn the_unsubscribe_page_is_a_real_page_with_the_address_as_text() {
     assert_eq!(status, 200, "one click");
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn empty_query_parameters_read_as_absent_as_the_contract_writes_them() {
+    // CONTRACT.md writes the list as `GET /api/v1/tasks?status=&member_id=&limit=&cursor=`.
+    let stack = Stack::start("audit-empty-query").await;
+    let gym = stack.create_account("manual").await;
+    let (status, created) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "ad_hoc", "member_id": "m_1", "goal": "Say hello"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    let (_, plain) = stack.get("/api/v1/tasks", &gym.token).await;
+    let (status, empty) = stack.get("/api/v1/tasks?status=&member_id=&limit=&cursor=", &gym.token).await;
+    assert_eq!((status, &empty), (200, &plain), "empty parameters are no parameters");
+
+    let (status, suggestions) = stack.get("/api/v1/suggestions?status=", &gym.token).await;
+    assert_eq!(status, 200, "{suggestions}");
+    assert!(suggestions["suggestions"].is_array(), "{suggestions}");
+
+    let (status, outbox) = stack.call(Method::GET, "/_local/outbox?to=&after=", None, None).await;
+    assert_eq!((status, outbox.is_array()), (200, true), "{outbox}");
+    stack.running.stop();
+}

@@ -232,7 +232,7 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::bad_request(&e.code, e.message))?),
         None => None,
     };
-    let limit = match params.limit.as_deref() {
+    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
         Some(l) => l
             .parse::<usize>()
             .ok()

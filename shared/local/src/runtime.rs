@@ -549,8 +549,7 @@ struct OutboxQuery {
     /// Only the mail to this address.
     to: Option<String>,
     /// Skip the first `after` entries (of the selection): what a reader has already seen.
-    #[serde(default)]
-    after: usize,
+    after: Option<String>,
 }
 
 /// `GET /_local/outbox[?to=&after=]`: the mail the provider accepted, oldest first.
@@ -559,5 +558,13 @@ async fn get_outbox(
     query: Result<Query<OutboxQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|e| local_error(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))?;
-    Ok(axum::Json(local.outbox.read(query.to.as_deref(), query.after)).into_response())
+    // An empty parameter is an absent one, as in the owner API's lists.
+    let after = match query.after.as_deref().filter(|a| !a.is_empty()) {
+        Some(a) => a
+            .parse()
+            .map_err(|_| local_error(StatusCode::BAD_REQUEST, "invalid_query", "after must be a number of entries"))?,
+        None => 0,
+    };
+    let to = query.to.as_deref().filter(|t| !t.is_empty());
+    Ok(axum::Json(local.outbox.read(to, after)).into_response())
 }
