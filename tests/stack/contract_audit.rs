@@ -60,20 +60,36 @@ async fn every_route_answers_a_wrong_method_and_a_huge_body_in_the_error_shape()
 }
 
 #[tokio::test]
-async fn the_members_list_checks_its_limit_as_the_task_list_does() {
+async fn every_paged_list_checks_its_limit_as_the_task_list_does() {
     let stack = Stack::start("audit-members").await;
     let gym = stack.create_account("manual").await;
-    for query in ["limit=0", "limit=201", "limit=100000", "limit=-1", "limit=abc"] {
+    // CONTRACT.md: 400 malformed (not a number), 422 well-formed but invalid (out of range).
+    for (query, expected) in [
+        ("limit=0", 422),
+        ("limit=201", 422),
+        ("limit=100000", 422),
+        ("limit=-1", 400),
+        ("limit=abc", 400),
+    ] {
         let (status, tasks) = stack.get(&format!("/api/v1/tasks?{query}"), &gym.token).await;
-        let (members_status, members) = stack.get(&format!("/api/v1/members?{query}"), &gym.token).await;
         assert_eq!(
-            (members_status, members["error"]["code"].as_str()),
             (status, tasks["error"]["code"].as_str()),
-            "{query}: tasks {tasks}, members {members}"
+            (expected, Some("invalid_limit")),
+            "{query}: {tasks}"
         );
+        for list in ["members", "activity", "notifications"] {
+            let (other_status, other) = stack.get(&format!("/api/v1/{list}?{query}"), &gym.token).await;
+            assert_eq!(
+                (other_status, other["error"]["code"].as_str()),
+                (status, tasks["error"]["code"].as_str()),
+                "{query}: tasks {tasks}, {list} {other}"
+            );
+        }
     }
-    let (status, _) = stack.get("/api/v1/members?limit=200", &gym.token).await;
-    assert_eq!(status, 200);
+    for list in ["tasks", "members", "activity", "notifications"] {
+        let (status, body) = stack.get(&format!("/api/v1/{list}?limit=200"), &gym.token).await;
+        assert_eq!(status, 200, "{list}: {body}");
+    }
     stack.running.stop();
 }
 

@@ -233,11 +233,17 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         None => None,
     };
     let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
+        // Not a number is malformed (400); a number out of range is invalid (422), as every
+        // paged list answers.
         Some(l) => l
             .parse::<usize>()
-            .ok()
-            .filter(|l| (1..=200).contains(l))
-            .ok_or_else(|| ApiError::bad_request("invalid_limit", "limit must be 1-200"))?,
+            .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))
+            .and_then(|l| {
+                (1..=200)
+                    .contains(&l)
+                    .then_some(l)
+                    .ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_limit", "limit must be 1-200"))
+            })?,
         None => 50,
     };
     let query = TaskQuery {
