@@ -247,3 +247,19 @@ async fn empty_query_parameters_read_as_absent_as_the_contract_writes_them() {
     assert_eq!((status, outbox.is_array()), (200, true), "{outbox}");
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn a_filter_value_that_is_not_one_the_list_knows_is_422_as_everywhere() {
+    let stack = Stack::start("audit-filters").await;
+    let gym = stack.create_account("manual").await;
+    for (path, code) in [
+        ("/api/v1/tasks?status=bogus", "invalid_status"),
+        ("/api/v1/suggestions?status=bogus", "invalid_status"),
+        ("/api/v1/tasks?member_id=m%231", "invalid_member_id"),
+        ("/api/v1/scorecard?month=2026-13", "invalid_month"),
+    ] {
+        let (status, error) = stack.get(path, &gym.token).await;
+        assert_eq!((status, error["error"]["code"].as_str()), (422, Some(code)), "{path}: {error}");
+    }
+    stack.running.stop();
+}

@@ -223,13 +223,17 @@ struct ListParams {
 async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => {
-            Some(TaskStatus::parse(s).ok_or_else(|| ApiError::bad_request("invalid_status", format!("{s:?} is not a task status")))?)
-        }
+        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_status",
+                format!("{s:?} is not a task status"),
+            )
+        })?),
         None => None,
     };
     let member_id = match params.member_id.as_deref().filter(|s| !s.is_empty()) {
-        Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::bad_request(&e.code, e.message))?),
+        Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, &e.code, e.message))?),
         None => None,
     };
     let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
