@@ -96,7 +96,16 @@ async fn pushpress(
     if id.is_empty() || id.len() > 256 {
         return Err(ApiError::bad_request("invalid_webhook_id", "webhook-id must be 1-256 characters"));
     }
-    let event = match parse_event(&body).map_err(|e| ApiError::bad_request(&e.code, e.message))? {
+    // Not JSON is malformed (400); JSON that is not a valid event is well-formed but invalid
+    // (422), as the owner API answers a body of the wrong shape.
+    let event = match parse_event(&body).map_err(|e| {
+        let status = if e.code == "malformed_json" {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        ApiError::new(status, &e.code, e.message)
+    })? {
         Parsed::Known(event) => event,
         Parsed::UnknownType(kind) => {
             tracing::info!(account = %account_id, webhook_id = id, kind, "unknown event type accepted and ignored");
@@ -116,7 +125,6 @@ async fn pushpress(
             "queue_unavailable",
             "the event could not be queued; retry later",
         )),
-        Err(EngineError::Invalid(e)) => Err(ApiError::bad_request(&e.code, e.message)),
         Err(e) => Err(e.into()),
     }
 }
