@@ -263,3 +263,28 @@ async fn a_filter_value_that_is_not_one_the_list_knows_is_422_as_everywhere() {
     }
     stack.running.stop();
 }
+
+#[tokio::test]
+async fn a_401_names_the_scheme_it_wants() {
+    // RFC 9110 §11.6.1: a 401 carries WWW-Authenticate; HTTP clients and test suites read it.
+    let stack = Stack::start("audit-401").await;
+    for (path, token) in [
+        ("/api/v1/tasks", None),
+        ("/api/v1/tasks", Some("olk_wrong")),
+        ("/api/v1/accounts", Some("olk_wrong")),
+    ] {
+        let mut request = stack.http.get(format!("{}{path}", stack.url));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status().as_u16(), 401, "{path}");
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(challenge.starts_with("Bearer"), "{path}: {challenge:?}");
+    }
+    stack.running.stop();
+}

@@ -67,7 +67,16 @@ impl From<EngineError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(self.body)).into_response()
+        let challenge = self.status == StatusCode::UNAUTHORIZED;
+        let mut response = (self.status, axum::Json(self.body)).into_response();
+        if challenge {
+            // RFC 9110 §11.6.1: a 401 names the scheme it wants.
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"openloop\""),
+            );
+        }
+        response
     }
 }
 
