@@ -29,6 +29,16 @@ pub fn endpoint() -> String {
         .unwrap_or_else(|_| panic!("AWS_ENDPOINT_URL is not set: run the emulator tests through `make test`, which starts moto"))
 }
 
+/// Where `make run` serves, for the tools that talk to it (`make demo`): `OPENLOOP_URL` if set,
+/// else `http://{OPENLOOP_HTTP_ADDR}` as `make run` reads it, else its default address.
+pub fn stack_url(openloop_url: Option<String>, http_addr: Option<String>) -> String {
+    let given = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    given(openloop_url)
+        .map(|url| url.trim_end_matches('/').to_owned())
+        .or_else(|| given(http_addr).map(|addr| format!("http://{addr}")))
+        .unwrap_or_else(|| "http://127.0.0.1:8787".to_owned())
+}
+
 /// A unique, emulator-friendly name prefix.
 pub fn unique_prefix(what: &str) -> String {
     format!("t{}-{what}", ulid::Ulid::new().to_string().to_ascii_lowercase())
@@ -341,7 +351,10 @@ impl Client {
 
     /// Every mail to `to`, oldest first.
     pub async fn outbox_to(&self, to: &str) -> Vec<Value> {
-        let path = format!("/_local/outbox?to={}", to.replace('+', "%2B").replace('@', "%40"));
+        let path = format!(
+            "/_local/outbox?to={}",
+            to.replace('%', "%25").replace('&', "%26").replace('+', "%2B").replace('@', "%40")
+        );
         let (status, body) = self.call(reqwest::Method::GET, &path, None, None).await;
         assert_eq!(status, 200, "outbox: {body}");
         let mail = body.as_array().cloned().unwrap_or_default();
@@ -561,4 +574,20 @@ pub async fn late_member_event_still_gets_the_first_touch(stack: &Stack) {
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(task["status"], "waiting", "{task}");
     assert_eq!(task["member"]["email"], email.as_str(), "{task}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stack_url;
+
+    #[test]
+    fn the_demo_finds_the_stack_where_make_run_serves_it() {
+        assert_eq!(stack_url(None, None), "http://127.0.0.1:8787");
+        assert_eq!(stack_url(None, Some("127.0.0.1:9000".into())), "http://127.0.0.1:9000");
+        assert_eq!(
+            stack_url(Some("http://gym.local:1/".into()), Some("127.0.0.1:9000".into())),
+            "http://gym.local:1"
+        );
+        assert_eq!(stack_url(Some(" ".into()), Some(String::new())), "http://127.0.0.1:8787");
+    }
 }

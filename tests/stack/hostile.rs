@@ -60,11 +60,11 @@ async fn numbers_beyond_what_a_gym_means_are_refused() {
     let mut rich = events::member_created("m_1", "ana@example.com", "Ana", &at);
     rich["data"]["monthly_value"] = json!(1e126);
     let (status, error) = stack.webhook(&gym, "evt_rich", rich).await;
-    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("invalid_event")), "{error}");
+    assert_eq!((status, error["error"]["code"].as_str()), (422, Some("invalid_event")), "{error}");
     let mut forged = events::member_created("m_2", "bo@example.com", "Bo\r\nBcc: all@evil.example", &at);
     forged["data"]["monthly_value"] = json!(150);
     let (status, error) = stack.webhook(&gym, "evt_name", forged).await;
-    assert_eq!((status, error["error"]["code"].as_str()), (400, Some("invalid_event")), "{error}");
+    assert_eq!((status, error["error"]["code"].as_str()), (422, Some("invalid_event")), "{error}");
     stack.running.stop();
 }
 
@@ -100,7 +100,7 @@ async fn addresses_are_parsed_strictly_at_every_entry_point() {
         let (status, error) = stack
             .webhook(&gym, &format!("evt_{i}"), events::member_created("m_1", bad, "Ana", &at))
             .await;
-        assert_eq!(status, 400, "webhook {bad:?}: {error}");
+        assert_eq!(status, 422, "webhook {bad:?}: {error}");
         let (status, error) = put_settings(&stack, &gym.token, json!({"owner_email": bad})).await;
         assert_eq!(status, 422, "owner_email {bad:?}: {error}");
         let (status, error) = stack.post("/api/v1/suppressions", &gym.token, json!({"email": bad})).await;

@@ -6,6 +6,7 @@ mod actions;
 mod analysis;
 mod categories;
 mod connector_keys;
+mod contract_audit;
 mod conversations;
 mod dashboard;
 mod dashboard_browser;

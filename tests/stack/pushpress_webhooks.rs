@@ -211,3 +211,23 @@ async fn every_kind_of_delivery_leads_where_the_issue_says() {
         assert_eq!((status, body["status"].as_str()), (202, Some("ignored")), "{event}: {body}");
     }
 }
+
+#[tokio::test]
+async fn a_signed_delivery_that_is_not_one_is_422_and_changes_nothing() {
+    let stack = Stack::start("pp-v3-shape").await;
+    let gym = subscribed(&stack).await;
+    let now = stack.now().await.as_second();
+    for body in [
+        json!({"created": now, "data": customer("usr_shape", "member")}),
+        json!({"event": "customer.created", "created": "soon", "data": customer("usr_shape", "member")}),
+    ] {
+        let (status, error) = stack.pushpress_delivery(&gym, SECRET, &body, None).await;
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (422, Some("invalid_event")),
+            "well-formed JSON, not a delivery: {body} → {error}"
+        );
+    }
+    stack.run().await;
+    assert!(facts(&stack, &gym, "usr_shape").await.is_none(), "nothing changed");
+}

@@ -32,7 +32,11 @@ async fn forged_stale_malformed_unknown_and_repeated_webhooks() {
             None,
         )
         .await;
-    assert_eq!(status, 400, "{error}");
+    assert_eq!(
+        (status, error["error"]["code"].as_str()),
+        (422, Some("invalid_event")),
+        "well-formed JSON that is not a valid event: {error}"
+    );
 
     let (status, _) = stack
         .webhook(

@@ -86,13 +86,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suggestions", get(learning::list_suggestions))
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "this endpoint does not take that method",
-            )
-        })
+        .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {
             openloop_edge::http::limit_declared_body(MAX_BODY_BYTES, request, next)
@@ -229,21 +223,31 @@ struct ListParams {
 async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref().filter(|s| !s.is_empty()) {
-        Some(s) => {
-            Some(TaskStatus::parse(s).ok_or_else(|| ApiError::bad_request("invalid_status", format!("{s:?} is not a task status")))?)
-        }
+        Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_status",
+                format!("{s:?} is not a task status"),
+            )
+        })?),
         None => None,
     };
     let member_id = match params.member_id.as_deref().filter(|s| !s.is_empty()) {
-        Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::bad_request(&e.code, e.message))?),
+        Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, &e.code, e.message))?),
         None => None,
     };
-    let limit = match params.limit.as_deref() {
+    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
+        // Not a number is malformed (400); a number out of range is invalid (422), as every
+        // paged list answers.
         Some(l) => l
             .parse::<usize>()
-            .ok()
-            .filter(|l| (1..=200).contains(l))
-            .ok_or_else(|| ApiError::bad_request("invalid_limit", "limit must be 1-200"))?,
+            .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))
+            .and_then(|l| {
+                (1..=200)
+                    .contains(&l)
+                    .then_some(l)
+                    .ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_limit", "limit must be 1-200"))
+            })?,
         None => 50,
     };
     let query = TaskQuery {

@@ -52,6 +52,7 @@ pub fn router(state: Arc<WebhooksState>) -> Router {
                     openloop_edge::http::limit_declared_body(MAX_INBOUND_MAIL_BYTES, request, next)
                 })),
         )
+        .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .with_state(state)
 }
 
@@ -95,7 +96,16 @@ async fn pushpress(
     if id.is_empty() || id.len() > 256 {
         return Err(ApiError::bad_request("invalid_webhook_id", "webhook-id must be 1-256 characters"));
     }
-    let event = match parse_event(&body).map_err(|e| ApiError::bad_request(&e.code, e.message))? {
+    // Not JSON is malformed (400); JSON that is not a valid event is well-formed but invalid
+    // (422), as the owner API answers a body of the wrong shape.
+    let event = match parse_event(&body).map_err(|e| {
+        let status = if e.code == "malformed_json" {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::UNPROCESSABLE_ENTITY
+        };
+        ApiError::new(status, &e.code, e.message)
+    })? {
         Parsed::Known(event) => event,
         Parsed::UnknownType(kind) => {
             tracing::info!(account = %account_id, webhook_id = id, kind, "unknown event type accepted and ignored");
@@ -115,7 +125,6 @@ async fn pushpress(
             "queue_unavailable",
             "the event could not be queued; retry later",
         )),
-        Err(EngineError::Invalid(e)) => Err(ApiError::bad_request(&e.code, e.message)),
         Err(e) => Err(e.into()),
     }
 }
@@ -162,11 +171,53 @@ async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Que
         .and_then(|t| state.engine.unsubscribe_target(t))
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let token = q.token.unwrap_or_default();
-    Ok(Html(format!(
-        "<!doctype html><html><body><h1>Unsubscribe</h1><p>Stop all e-mails to {email}?</p>\
-         <form method=\"post\" action=\"/unsubscribe?token={token}\"><button type=\"submit\">Unsubscribe</button></form></body></html>"
+    let body = format!(
+        "<h1>Unsubscribe</h1><p>Stop all e-mails to {}?</p>\
+         <form method=\"post\" action=\"/unsubscribe?token={}\"><button type=\"submit\">Unsubscribe</button></form>",
+        escape_html(email.as_str()),
+        escape_html(&token)
+    );
+    Ok(member_page("Unsubscribe", &body))
+}
+
+/// A page a member opens from a mail: a complete document (language, title, a phone's
+/// width) that runs no script and cannot be framed.
+fn member_page(title: &str, body: &str) -> Response {
+    let mut response = Html(format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title></head>\
+         <body><main>{body}</main></body></html>"
     ))
-    .into_response())
+    .into_response();
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (
+            "content-security-policy",
+            "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("cache-control", "no-store"),
+    ] {
+        headers.insert(name, axum::http::HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// Text as HTML text: the member's address is theirs to write.
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// RFC 8058 one-click: suppress the member and cancel every active task about them.
@@ -179,5 +230,8 @@ async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<To
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let cancelled = engine.suppress(account, &email, "unsubscribe_link").await?;
     tracing::info!(%account, cancelled, "member unsubscribed");
-    Ok(Html("<!doctype html><html><body><p>You are unsubscribed. You will not receive further e-mails.</p></body></html>").into_response())
+    Ok(member_page(
+        "Unsubscribed",
+        "<h1>Unsubscribed</h1><p>You will not receive further e-mails.</p>",
+    ))
 }

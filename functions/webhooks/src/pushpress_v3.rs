@@ -41,7 +41,14 @@ pub(crate) async fn delivery(
         tracing::warn!(account = %account_id, ?rejection, "PushPress delivery refused");
         return Err(ApiError::unauthorized(rejection.message()));
     }
-    let delivery = webhook::parse(&body).map_err(|why| ApiError::bad_request("invalid_event", why))?;
+    // Not JSON is malformed (400); JSON that is not a delivery is well-formed but invalid (422).
+    let delivery = webhook::parse(&body).map_err(|why| {
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok() {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_event", why)
+        } else {
+            ApiError::bad_request("malformed_json", why)
+        }
+    })?;
     match engine.accept_pushpress_delivery(account_id, delivery, engine.now()).await {
         Ok(DeliveryOutcome::Accepted(Accepted::Queued)) => {
             Ok((StatusCode::ACCEPTED, axum::Json(json!({"status": "queued"}))).into_response())

@@ -45,7 +45,9 @@ pub fn status(e: &EngineError) -> StatusCode {
         EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
         EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
         EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,
-        EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) => StatusCode::SERVICE_UNAVAILABLE,
+        EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) | EngineError::NotConfigured(_) => {
+            StatusCode::SERVICE_UNAVAILABLE
+        }
         EngineError::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
     }
 }
@@ -65,7 +67,16 @@ impl From<EngineError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(self.body)).into_response()
+        let challenge = self.status == StatusCode::UNAUTHORIZED;
+        let mut response = (self.status, axum::Json(self.body)).into_response();
+        if challenge {
+            // RFC 9110 §11.6.1: a 401 names the scheme it wants.
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"openloop\""),
+            );
+        }
+        response
     }
 }
 
@@ -112,6 +123,16 @@ fn too_large(limit: usize) -> ApiError {
         StatusCode::PAYLOAD_TOO_LARGE,
         "body_too_large",
         format!("the body is larger than this endpoint takes ({} KiB)", limit / 1024),
+    )
+}
+
+/// A 405 in the contract's shape: every router's `method_not_allowed_fallback` (axum's own is
+/// an empty body).
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this endpoint does not take that method",
     )
 }
 
@@ -179,6 +200,11 @@ mod tests {
             (EngineError::Store(StoreError::InvalidCursor), 400, "invalid_cursor"),
             (EngineError::Dependency("down".into()), 503, "dependency_unavailable"),
             (EngineError::Limited(refusal), 429, "limited"),
+            (
+                EngineError::NotConfigured(InvalidInput::new("connector_not_configured", "no connector")),
+                503,
+                "connector_not_configured",
+            ),
         ];
         for (error, status, code) in cases {
             assert_eq!(status_and_code(error), (status, code.to_owned()));

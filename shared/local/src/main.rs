@@ -13,9 +13,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let url = running.url();
     println!("Openloop is running ({ports})");
     println!("  owner API   {url}/api/v1/…");
-    println!("  webhooks    {url}/webhooks/pushpress/{{account_id}}");
+    println!("  dashboard   {url}/app  (sign in at {url}/app/login with an account's api_token)");
+    println!("  webhooks    {url}/webhooks/pushpress/{{account_id}}  {url}/webhooks/inbound-email");
     println!("  local       {url}/health  {url}/_local/clock  {url}/_local/run  {url}/_local/outbox");
     println!("  admin token {}", running.admin_token);
+    println!("  inbound token {}", running.inbound_token);
     println!("Ctrl-C stops it.");
     tokio::signal::ctrl_c().await?;
     running.stop();

@@ -11,6 +11,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::Query;
 use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -27,7 +28,7 @@ use openloop_core::memory::MemoryStore;
 use openloop_core::ports::{Clock, NoStoredMail, NullBus, TaskStore};
 use openloop_core::task::work::QueueName;
 use openloop_edge::config::Config;
-use openloop_edge::http::{ApiError, json_body};
+use openloop_edge::http::{ApiError, body_error, json_body};
 
 use crate::clock::TestClock;
 use crate::outbox::{AcceptingProvider, Outbox};
@@ -289,6 +290,11 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         .route("/_local/run", post(run))
         .route("/_local/outbox", get(get_outbox))
         .route("/_local/ses-notification", post(ses_notification))
+        .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::from_fn(|request, next| {
+            openloop_edge::http::limit_declared_body(LOCAL_MAX_BODY_BYTES, request, next)
+        }))
+        .layer(axum::extract::DefaultBodyLimit::max(LOCAL_MAX_BODY_BYTES))
         .with_state(local.clone());
     let writes = local.clone();
     let app = api.merge(webhooks).merge(local_routes).layer(axum::middleware::from_fn(
@@ -451,6 +457,9 @@ impl Local {
     }
 }
 
+/// The local endpoints' bodies (a clock, an SES notification) are small.
+const LOCAL_MAX_BODY_BYTES: usize = openloop_core::kernel::limits::MAX_BODY_BYTES;
+
 fn local_error(status: StatusCode, code: &str, message: impl Into<String>) -> ApiError {
     ApiError::new(status, code, message)
 }
@@ -465,8 +474,8 @@ struct SetClock {
     now: Timestamp,
 }
 
-async fn set_clock(State(local): State<Arc<Local>>, body: Bytes) -> Result<Response, ApiError> {
-    let input: SetClock = json_body(&body)?;
+async fn set_clock(State(local): State<Arc<Local>>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    let input: SetClock = json_body(&body.map_err(body_error)?)?;
     match local.clock.set(input.now) {
         Ok(now) => Ok(axum::Json(serde_json::json!({"now": now})).into_response()),
         Err(current) => Err(local_error(
@@ -517,7 +526,8 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
 /// What SES would publish to the mail-events topic (a bounce, a complaint, a received mail),
 /// handed to the signals function's engine operation as if it had come through SNS and SQS —
 /// there is no SNS locally to sign it. The body is the SES notification itself.
-async fn ses_notification(State(local): State<Arc<Local>>, body: Bytes) -> Result<Response, ApiError> {
+async fn ses_notification(State(local): State<Arc<Local>>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    let body = body.map_err(body_error)?;
     let notification = std::str::from_utf8(&body)
         .ok()
         .and_then(openloop_aws::mail_events::ses_notification)
@@ -539,8 +549,7 @@ struct OutboxQuery {
     /// Only the mail to this address.
     to: Option<String>,
     /// Skip the first `after` entries (of the selection): what a reader has already seen.
-    #[serde(default)]
-    after: usize,
+    after: Option<String>,
 }
 
 /// `GET /_local/outbox[?to=&after=]`: the mail the provider accepted, oldest first.
@@ -549,5 +558,13 @@ async fn get_outbox(
     query: Result<Query<OutboxQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|e| local_error(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))?;
-    Ok(axum::Json(local.outbox.read(query.to.as_deref(), query.after)).into_response())
+    // An empty parameter is an absent one, as in the owner API's lists.
+    let after = match query.after.as_deref().filter(|a| !a.is_empty()) {
+        Some(a) => a
+            .parse()
+            .map_err(|_| local_error(StatusCode::BAD_REQUEST, "invalid_query", "after must be a number of entries"))?,
+        None => 0,
+    };
+    let to = query.to.as_deref().filter(|t| !t.is_empty());
+    Ok(axum::Json(local.outbox.read(to, after)).into_response())
 }

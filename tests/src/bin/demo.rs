@@ -2,7 +2,8 @@
 //! over CONTRACT.md only — members join, payments fail, the owner reviews, the system sends
 //! and follows up day by day on the test clock — then the numbers.
 //!
-//! Talks to `OPENLOOP_URL` (default `http://127.0.0.1:8787`) with `OPENLOOP_ADMIN_TOKEN`.
+//! Talks to `OPENLOOP_URL`, else `http://{OPENLOOP_HTTP_ADDR}` as `make run` serves it (default
+//! `http://127.0.0.1:8787`), with `OPENLOOP_ADMIN_TOKEN`.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 #[tokio::main]
 async fn main() {
     let client = Client {
-        url: std::env::var("OPENLOOP_URL").unwrap_or_else(|_| "http://127.0.0.1:8787".into()),
+        url: openloop_tests::stack_url(std::env::var("OPENLOOP_URL").ok(), std::env::var("OPENLOOP_HTTP_ADDR").ok()),
         http: reqwest::Client::new(),
         admin_token: std::env::var("OPENLOOP_ADMIN_TOKEN").unwrap_or_else(|_| "local-admin-token".into()),
         inbound_token: std::env::var("OPENLOOP_INBOUND_TOKEN").unwrap_or_else(|_| "local-inbound-token".into()),

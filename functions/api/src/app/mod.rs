@@ -187,6 +187,18 @@ fn is_https(headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("https"))
 }
 
+/// Whether a browser says the request comes from another site: `Sec-Fetch-Site` other than
+/// `same-origin` or `none`, or an `Origin` whose host is not the request's `Host`.
+fn cross_site(headers: &HeaderMap) -> bool {
+    let text = |name: &str| headers.get(name).map(|v| v.to_str().unwrap_or("?"));
+    let fetch_site_foreign = text("sec-fetch-site").is_some_and(|site| !matches!(site, "same-origin" | "none"));
+    let origin_foreign = text("origin").is_some_and(|origin| {
+        let host = origin.split_once("://").map_or("", |(_, rest)| rest);
+        origin == "null" || text("host").is_none_or(|own| !own.eq_ignore_ascii_case(host))
+    });
+    fetch_site_foreign || origin_foreign
+}
+
 /// The signed-in owner, if the request carries a valid, unexpired session.
 fn signed_in(state: &ApiState, headers: &HeaderMap) -> Option<Session> {
     session::cookie(headers, COOKIE).and_then(|value| state.session_key.open(value, Timestamp::now()))
@@ -270,10 +282,15 @@ struct LoginForm {
 async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
     let input: LoginForm = form(body)?;
     let nonce = session::cookie(&headers, LOGIN_COOKIE).unwrap_or_default();
-    if !state
-        .session_key
-        .login_csrf_matches(nonce, input.csrf.as_deref().unwrap_or_default())
-    {
+    // The form's login token, when the form sent one, must match its cookie. Without one
+    // (CONTRACT.md's `POST /app/login` with the field `token`, as curl or a script sends
+    // it), the request must not come from another site: a browser names the page's origin
+    // on every cross-site post, so signing a victim into someone else's account is refused.
+    let allowed = match input.csrf.as_deref() {
+        Some(csrf) => state.session_key.login_csrf_matches(nonce, csrf),
+        None => !cross_site(&headers),
+    };
+    if !allowed {
         return Err(PageError::new(
             StatusCode::FORBIDDEN,
             "The sign-in form has expired. Open /app/login again.",

@@ -90,9 +90,10 @@ pub(crate) struct Connected {
 }
 
 fn not_built() -> EngineError {
-    EngineError::Dependency(
-        "no PushPress connector is configured in this deployment (OPENLOOP_PUSHPRESS_BASE_URL): connecting needs one".into(),
-    )
+    EngineError::NotConfigured(InvalidInput::new(
+        "connector_not_configured",
+        "no PushPress connector is configured in this deployment: its operator sets OPENLOOP_PUSHPRESS_BASE_URL; until then gyms cannot connect",
+    ))
 }
 
 fn from_connector(e: ConnectorError) -> EngineError {
@@ -277,7 +278,8 @@ impl Engine {
             return Ok(ImportOutcome::Stale("another import, or this one is finished"));
         };
         let Some(source) = self.member_source() else {
-            return Err(not_built());
+            // Queued work: kept retryable, so a deployment that gains its connector resumes.
+            return Err(EngineError::Dependency(not_built().to_string()));
         };
         let now = self.clock.now();
         let imported = self.import_page(&account, source, &credentials, &progress).await;

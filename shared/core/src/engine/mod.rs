@@ -19,7 +19,7 @@ mod feedback;
 mod freshness;
 mod mail_events;
 mod members;
-pub use members::{MemberDetail, MemberView, monthly_value};
+pub use members::{MEMBERS_PAGE_MAX, MemberDetail, MemberView, monthly_value};
 mod memories;
 mod suggestions;
 pub use memories::NewMemory;

@@ -27,6 +27,10 @@ pub enum EngineError {
     Store(StoreError),
     #[error("{0}")]
     Dependency(String),
+    /// This deployment lacks what the call needs (a connector, say): a retry will not help,
+    /// its operator's configuration will. Its code and message say what is missing.
+    #[error("{}", .0.message)]
+    NotConfigured(InvalidInput),
     /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
     #[error("{0}")]
     Limited(crate::task::flood::Refusal),
