@@ -3,7 +3,9 @@
 //! every request. A business memory and an owner's prompt addition, once saved through the
 //! contract, are in the system prompt of the next first draft, follow-up and reply evaluation,
 //! beside the task type's skill (and the follow-up's own section of it); a second trigger for
-//! the open task reaches the follow-up's prompt.
+//! the open task reaches the follow-up's prompt; the completion evaluation that follows the
+//! reply is given every layer: base rules, skill, memories, additions, goal and the member's
+//! other open tasks.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +23,10 @@ const MEMORY: &str = "Members here like being called athletes.";
 const ADDITION: &str = "Always mention the Saturday community workout.";
 /// From `skills/payment_recovery.md`: the skill itself, and its follow-up section.
 const SKILL: &str = "Most failed payments are an expired card";
+/// From `skills/_base.md`: the rules every task type inherits.
+const BASE_RULES: &str = "# Base — rules for every task type";
+/// The goal of another open task about the same member.
+const OTHER_TASK_GOAL: &str = "Welcome Sarah to the new Saturday class";
 const FOLLOW_UP_SECTION: &str = "a reminder that the payment is still open";
 
 /// One chat completion whose assistant message is `content`.
@@ -68,6 +74,15 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
             "action": "wait", "outcome": null, "confidence": 85, "reasoning": "She will update the card.",
             "reply": null, "wait_days": 2, "suggest_suppression": false, "provisional": false,
             "unanswered_question": null, "other_subject": null,
+        })))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(body_string_contains("Judge how far this task is towards its goal"))
+        .respond_with(completion(json!({
+            "progress_pct": 40, "current_outcome": "acknowledged", "confidence": 70,
+            "evidence_type": "verbal_commitment", "evidence": "She said she would update the card.",
+            "recommended_action": "wait_and_verify", "milestones": [], "risks": ["the card may fail again"],
         })))
         .mount(&server)
         .await;
@@ -121,7 +136,19 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 2, "the first touch and the follow-up: {mail:?}");
 
-    // The member answers: the model reads the reply.
+    // Another open task about Sarah (the owner's, drafted by hand: no model call), which the
+    // completion evaluation must know of to keep to its own subject.
+    let (status, other) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "onboarding", "member_id": "m_1", "goal": OTHER_TASK_GOAL,
+                   "draft": {"subject": "Saturday", "body": "Hi Sarah, see you Saturday! Coach Mike"}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{other}");
+
+    // The member answers: the model reads the reply, then judges the task's progress.
     let (status, body) = stack
         .inbound(&Client::reply_to(
             &mail[1],
@@ -142,7 +169,12 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
     };
     let drafts = of("Write the message.");
     let replies = of("A member replied in this task's conversation");
-    assert_eq!((drafts.len(), replies.len()), (2, 1), "first draft, follow-up, reply: {prompts:#?}");
+    let completions = of("Judge how far this task is towards its goal");
+    assert_eq!(
+        (drafts.len(), replies.len(), completions.len()),
+        (2, 1, 1),
+        "first draft, follow-up, reply, completion: {prompts:#?}"
+    );
     for (what, system) in [
         ("first draft", drafts[0]),
         ("follow-up", drafts[1]),
@@ -155,6 +187,22 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
         ] {
             assert!(system.contains(text), "{what}: {layer} is missing from\n{system}");
         }
+    }
+    // The completion evaluation's system prompt is the composed one, every layer of it.
+    let goal = task["goal"].as_str().unwrap_or_else(|| panic!("{task}")).to_owned();
+    for (layer, text) in [
+        ("the base rules", BASE_RULES),
+        ("the type's skill", SKILL),
+        ("the memory", MEMORY),
+        ("the owner's addition", ADDITION),
+        ("the goal", goal.as_str()),
+        ("the member's other open task", OTHER_TASK_GOAL),
+    ] {
+        assert!(
+            completions[0].contains(text),
+            "completion evaluation: {layer} is missing from\n{}",
+            completions[0]
+        );
     }
     assert!(
         drafts[1].contains("merged_triggers") && drafts[1].contains("evt_payment_2"),
