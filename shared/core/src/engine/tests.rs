@@ -1276,6 +1276,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 }
 
 mod actions;
+mod calibration;
 mod confidence;
 mod connector;
 mod deliverability;

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod calibration;
 pub mod edit;
 pub mod evaluator;
 pub mod interaction;
@@ -175,6 +176,7 @@ mod tests {
             execution_mode: "live".into(),
             attributed_value: None,
             business_type: Some("crossfit_gym".into()),
+            flagged_gap_days: None,
             contributor: None,
         }
     }

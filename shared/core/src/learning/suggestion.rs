@@ -72,6 +72,11 @@ pub enum ProposedChange {
         task_type: Option<String>,
         instruction: String,
     },
+    /// One of the account's thresholds set to `value` (within its safe bounds).
+    Calibration {
+        threshold: crate::owner::calibration::Threshold,
+        value: u16,
+    },
 }
 
 /// What accepting changed, kept so it can be undone.
@@ -86,6 +91,12 @@ pub enum AppliedChange {
         #[serde(default)]
         task_type: Option<String>,
         instruction: String,
+    },
+    /// The threshold was `before` and is `after`: undo sets `before` again.
+    Calibration {
+        threshold: crate::owner::calibration::Threshold,
+        before: u16,
+        after: u16,
     },
 }
 

@@ -201,6 +201,10 @@ pub struct Settings {
     /// item 8); on unless the owner turns it off. Its own record is kept either way.
     #[serde(default = "contributes_by_default")]
     pub share_learning: bool,
+    /// The account's calibrated thresholds (issue 16 item 6): changed only by accepting a
+    /// calibration suggestion (and its undo), within safe bounds; shown, never patched.
+    #[serde(default)]
+    pub calibration: crate::owner::calibration::Calibration,
 }
 
 fn contributes_by_default() -> bool {
@@ -248,12 +252,14 @@ impl Settings {
             sending_domain: None,
             auto_save_memories: false,
             share_learning: true,
+            calibration: Default::default(),
         }
     }
 
     /// Reject settings the engine could not honour; nothing is stored if this fails.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         parse_timezone(&self.timezone)?;
+        self.calibration.validate()?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
             return Err(InvalidInput::new(
                 "invalid_send_window",

@@ -5,6 +5,7 @@
 pub mod account;
 pub mod alert;
 pub mod business_memory;
+pub mod calibration;
 pub mod connection;
 pub mod deliverability;
 pub mod metrics;
