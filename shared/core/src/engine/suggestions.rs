@@ -1,8 +1,9 @@
 //! The evaluation function's work and the owner's decisions on what it found (issue 16
 //! items 3–4): an account's closed tasks of the last [`WINDOW_DAYS`] days handed to the
 //! evaluator, each finding stored once as a pending suggestion; accepting applies it (a memory
-//! saved, an instruction added to the owner's additions, a threshold calibrated within its
-//! safe bounds), and an applied change can be undone;
+//! saved, an instruction added to the owner's additions, a skill or rubric stored for its
+//! task type, a threshold calibrated within its safe bounds), and an applied change can be
+//! undone;
 //! dismissing changes nothing; reminding hides it for [`REMIND_AFTER_DAYS`] days.
 
 use jiff::{SignedDuration, Timestamp};
@@ -16,6 +17,7 @@ use crate::learning::suggestion::{self, AppliedChange, ProposedChange, Suggestio
 use crate::owner::account::AgentOverride;
 use crate::owner::business_memory::{BusinessMemory, MemorySource};
 use crate::owner::calibration::Threshold;
+use crate::owner::learned::{Learned, LearnedKind};
 use crate::task::error::EngineError;
 
 /// A reminded suggestion comes back after this many days.
@@ -237,6 +239,17 @@ impl Engine {
                     instruction: instruction.clone(),
                 })
             }
+            ProposedChange::Skill { task_type, guidance } => self.learn(s, LearnedKind::Skill, task_type, guidance.trim().to_owned()).await,
+            ProposedChange::Rubric { task_type, criteria } => {
+                let text = criteria
+                    .iter()
+                    .map(|c| c.trim())
+                    .filter(|c| !c.is_empty())
+                    .map(|c| format!("- {c}"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                self.learn(s, LearnedKind::Rubric, task_type, text).await
+            }
             ProposedChange::Calibration { threshold, value } => {
                 let before = self.set_threshold(s.account_id, *threshold, *value).await?;
                 Ok(AppliedChange::Calibration {
@@ -246,6 +259,26 @@ impl Engine {
                 })
             }
         }
+    }
+
+    /// Store a skill or rubric for the account's `task_type` under the suggestion's id
+    /// (validated like the settings: a registered type, a bounded text, a bounded count).
+    async fn learn(&self, s: &Suggestion, kind: LearnedKind, task_type: &str, text: String) -> Result<AppliedChange, EngineError> {
+        let entry = Learned {
+            kind,
+            task_type: task_type.to_owned(),
+            text,
+            suggestion_id: s.id,
+        };
+        self.change_account(s.account_id, |account| {
+            account.settings.learned.retain(|l| l.suggestion_id != s.id);
+            account.settings.learned.push(entry.clone());
+            account.settings.validate()?;
+            Ok(true)
+        })
+        .await?;
+        tracing::info!(account = %s.account_id, suggestion = %s.id, ?kind, task_type, "learned for the task type");
+        Ok(AppliedChange::Learned { suggestion_id: s.id })
     }
 
     /// Set one of the account's calibrated thresholds, within its safe bounds (refused
@@ -353,6 +386,14 @@ impl Engine {
                     suggestion::remove_instruction(current, instruction)
                 })
                 .await?
+            }
+            AppliedChange::Learned { suggestion_id } => {
+                self.change_account(account, |account| {
+                    let before = account.settings.learned.len();
+                    account.settings.learned.retain(|l| l.suggestion_id != *suggestion_id);
+                    Ok(account.settings.learned.len() != before)
+                })
+                .await?;
             }
             AppliedChange::Calibration { threshold, before, .. } => {
                 self.set_threshold(account, *threshold, *before).await?;

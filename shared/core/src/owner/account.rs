@@ -205,6 +205,10 @@ pub struct Settings {
     /// calibration suggestion (and its undo), within safe bounds; shown, never patched.
     #[serde(default)]
     pub calibration: crate::owner::calibration::Calibration,
+    /// Skills and rubrics learned from accepted suggestions, per task type (issue 16 item
+    /// 4): in the composed prompt of the type's calls; removed by the suggestion's undo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned: Vec<crate::owner::learned::Learned>,
 }
 
 fn contributes_by_default() -> bool {
@@ -253,6 +257,7 @@ impl Settings {
             auto_save_memories: false,
             share_learning: true,
             calibration: Default::default(),
+            learned: Vec::new(),
         }
     }
 
@@ -260,6 +265,7 @@ impl Settings {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         parse_timezone(&self.timezone)?;
         self.calibration.validate()?;
+        crate::owner::learned::validate(&self.learned)?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
             return Err(InvalidInput::new(
                 "invalid_send_window",
