@@ -260,6 +260,11 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent, closed.clone()).await?,
         Ports::Memory => in_memory(&config, clock.clone(), agent, closed.clone()),
     };
+    // `OPENLOOP_EVALUATOR=model`: the model evaluator; the offline one otherwise.
+    let engine = match openloop_llm::evaluator_from_env()? {
+        Some(evaluator) => engine.with_evaluator(evaluator),
+        None => engine,
+    };
     let local = Arc::new(Local {
         mail,
         engine: engine.clone(),

@@ -81,6 +81,13 @@ impl Engine {
             })
             .collect();
         let owner = self.account(account).await?;
+        if self.evaluator.uses_ai() {
+            // A model's evaluation is an AI call like any other: counted, within the budget.
+            if let Some(refused) = self.ai_call(&owner, None, now).await?.refusal() {
+                tracing::info!(%account, reason = %refused, "no AI call left today for the evaluation; the next run tries again");
+                return Ok((tasks.len(), 0));
+            }
+        }
         let drafts = self
             .evaluator
             .evaluate(&tasks, &owner.settings.calibration)

@@ -249,6 +249,12 @@ pub trait Evaluator: Send + Sync {
         tasks: &[crate::learning::evaluator::ClosedTask],
         calibration: &crate::owner::calibration::Calibration,
     ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError>;
+
+    /// Whether an evaluation is an AI call, counted against the account's AI calls for the
+    /// day like every other (a model's is; the offline statistics are not).
+    fn uses_ai(&self) -> bool {
+        false
+    }
 }
 
 /// Deterministic statistics with explicit thresholds (`crate::learning::evaluator`).

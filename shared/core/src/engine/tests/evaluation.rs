@@ -379,3 +379,49 @@ async fn an_accepted_skill_and_rubric_reach_their_types_prompt_and_undo_takes_th
     let learned = w.engine.account(gym.id).await.expect("account").settings.learned;
     assert_eq!(learned.len(), 1);
 }
+
+/// A model's evaluator: counts its calls, finds nothing.
+#[derive(Default)]
+struct ModelLike(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl crate::ports::Evaluator for ModelLike {
+    async fn evaluate(
+        &self,
+        _: &[crate::learning::evaluator::ClosedTask],
+        _: &crate::owner::calibration::Calibration,
+    ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Vec::new())
+    }
+    fn uses_ai(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_models_evaluation_is_an_ai_call_counted_within_the_days_budget() {
+    let mut w = world().await;
+    let model = Arc::new(ModelLike::default());
+    w.engine = w.engine.clone().with_evaluator(model.clone());
+    let gym = w.account.clone();
+    let today = crate::kernel::limits::local_date(day0(), &gym.settings.time_zone());
+    w.engine.evaluate_account(gym.id, "post_task").await.expect("evaluate");
+    assert_eq!(model.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(
+        w.store.ai_calls(gym.id, today).await.expect("calls"),
+        1,
+        "counted as the day's AI call"
+    );
+
+    // The day's calls used up: the evaluation waits for the next run, nothing is asked.
+    while w
+        .store
+        .count_ai_call(gym.id, today, crate::kernel::limits::AI_CALLS_PER_ACCOUNT_PER_DAY)
+        .await
+        .expect("count")
+        .is_some()
+    {}
+    w.engine.evaluate_account(gym.id, "post_task").await.expect("evaluate");
+    assert_eq!(model.0.load(std::sync::atomic::Ordering::SeqCst), 1, "not asked over the budget");
+}
