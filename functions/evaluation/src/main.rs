@@ -14,6 +14,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     };
     let engine = &engine;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<openloop_fn_evaluation::Trigger>| async move {
+        if event.payload.is_monthly() {
+            let report = openloop_fn_evaluation::handle_monthly(engine).await?;
+            return Ok::<_, lambda_runtime::Error>(serde_json::to_value(report)?);
+        }
         let report = openloop_fn_evaluation::handle(engine, &event.payload).await?;
         Ok::<_, lambda_runtime::Error>(serde_json::to_value(report)?)
     }))

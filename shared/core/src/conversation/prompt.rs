@@ -187,7 +187,7 @@ pub fn learned_layer(def: &TaskTypeDef, learned: &[Learned], kind: LearnedKind) 
     };
     let mut out = heading;
     for text in texts {
-        out.push_str("\n");
+        out.push('\n');
         out.push_str(text);
     }
     out

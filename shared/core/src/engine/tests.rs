@@ -1285,6 +1285,7 @@ mod gates;
 mod intake;
 mod memories;
 mod metrics;
+mod network;
 mod outcomes;
 mod owner_notices;
 mod prompts;

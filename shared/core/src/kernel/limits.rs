@@ -43,6 +43,8 @@ pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
 /// The operator's platform aggregate of a month's learning records: read in pages of this
 /// size, and no more than this many records in one report (it says when it stopped short).
 pub const LEARNING_PAGE_SIZE: usize = 500;
+/// Cross-business patterns an account is credited with at most (the oldest months drop out).
+pub const MAX_CREDITED_PATTERNS: usize = 500;
 pub const LEARNING_AGGREGATE_MAX_RECORDS: usize = 50_000;
 
 /// At most this many messages per member per day (the account's local day), across tasks.

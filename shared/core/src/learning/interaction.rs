@@ -164,12 +164,7 @@ impl InteractionOutcome {
 
     /// The record with its contributor's pseudonym, keyed by `key` (the account's own secret).
     pub fn contributed_by(mut self, key: &[u8]) -> Self {
-        use hmac::Mac;
-        let mut mac =
-            <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
-        mac.update(b"openloop/learning-contributor/v1");
-        let digest = mac.finalize().into_bytes();
-        self.shared.contributor = Some(digest[..12].iter().map(|b| format!("{b:02x}")).collect());
+        self.shared.contributor = Some(contributor_pseudonym(key));
         self
     }
 
@@ -221,6 +216,16 @@ pub fn business_type_tag(free_text: &str) -> &'static str {
     } else {
         "other"
     }
+}
+
+/// The keyed pseudonym of the account whose secret is `key`: the same on all its records, and
+/// computable only by who holds the secret (the monthly evaluation, to credit contributors).
+pub fn contributor_pseudonym(key: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
+    mac.update(b"openloop/learning-contributor/v1");
+    let digest = mac.finalize().into_bytes();
+    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Days from the member's last check-in to the risk scan's flag, for a task the scan opened

@@ -395,6 +395,11 @@ pub struct Account {
     /// The identity of `settings.sending_domain` as the mail provider last reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sending_identity: Option<crate::owner::deliverability::SendingDomain>,
+    /// The cross-business patterns this account's records helped surface (issue 16 item 8),
+    /// by pattern id (`{month}:{scope}:{finding}`), written by the monthly evaluation; the
+    /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub learning_patterns: std::collections::BTreeSet<String>,
     pub created_at: Timestamp,
     pub version: u64,
 }
