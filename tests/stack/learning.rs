@@ -114,7 +114,7 @@ async fn a_memory_the_owner_saves_is_used_by_the_next_draft_and_stays_in_its_acc
 
 /// A closed task of `account` created `days_ago`, whose first message left at `utc_hour` that
 /// day and was answered or not (seeded in the store: a month of history cannot be lived here).
-async fn seeded_closed_task(stack: &Stack, account: AccountId, i: usize, days_ago: i64, utc_hour: i64, answered: bool) {
+pub(crate) async fn seeded_closed_task(stack: &Stack, account: AccountId, i: usize, days_ago: i64, utc_hour: i64, answered: bool) {
     use openloop_core::task::TaskStatus;
     use openloop_core::task::commit::TaskCommit;
     use openloop_core::task::reason::Reason;

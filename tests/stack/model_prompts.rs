@@ -5,7 +5,8 @@
 //! beside the task type's skill (and the follow-up's own section of it); a second trigger for
 //! the open task reaches the follow-up's prompt; the completion evaluation that follows the
 //! reply is given every layer: base rules, skill, memories, additions, goal and the member's
-//! other open tasks.
+//! other open tasks. A timing suggestion the owner accepts is in the next draft's prompt; one
+//! dismissed changes nothing.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,4 +217,84 @@ async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
     );
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(task["memories_used"], json!([memory["id"]]), "{task}");
+}
+
+/// The check with the model adapter: a month of evening sends answered and morning
+/// ones not becomes a timing suggestion (the offline evaluator, the default); accepting it
+/// puts its memory in the next draft's prompt; dismissing another account's changes nothing.
+#[tokio::test]
+async fn an_accepted_timing_suggestion_is_in_the_next_prompt_and_a_dismissed_one_is_not() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(body_string_contains("Write the message."))
+        .respond_with(completion(json!({
+            "subject": "We miss you", "body": "Hi Sam, see you at the 6pm class? Coach Mike", "confidence": 90,
+        })))
+        .mount(&server)
+        .await;
+    let mut config = ModelConfig::new(
+        Provider::OpenAi,
+        format!("{}/v1", server.uri()),
+        SecretString::from("sk-test"),
+        "test-model",
+    );
+    config.max_attempts = 1;
+    let stack = Stack::start_with_agent("model-prompts-timing", Arc::new(ModelAgent::new(config).expect("agent"))).await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let other = stack.create_account("manual").await;
+    for (who, base) in [(&gym, 0), (&other, 1_000)] {
+        let account: openloop_core::kernel::ids::AccountId = who.id.parse().expect("account id");
+        for i in 0..12 {
+            crate::learning::seeded_closed_task(&stack, account, base + i, 2 + 2 * i as i64, 24, true).await;
+            crate::learning::seeded_closed_task(&stack, account, base + 100 + i, 3 + 2 * i as i64, 14, false).await;
+        }
+        stack.member(who, "m_sam", "Sam", day0).await;
+    }
+    // The weekly run evaluates every account.
+    stack
+        .set_clock(&(day0 + jiff::SignedDuration::from_hours(24 * 8)).to_string())
+        .await;
+    let ran = stack.run().await;
+    assert_eq!(ran["evaluation"]["suggested"], 2, "one each: {ran}");
+
+    let suggestion = |token: String| {
+        let stack = &stack;
+        async move {
+            let (_, listed) = stack.get("/api/v1/suggestions", &token).await;
+            listed["suggestions"][0]["id"].as_str().unwrap_or_default().to_owned()
+        }
+    };
+    let ours = suggestion(gym.token.clone()).await;
+    let (status, _) = stack
+        .post(&format!("/api/v1/suggestions/{ours}/accept"), &gym.token, json!({}))
+        .await;
+    assert_eq!(status, 200);
+    let theirs = suggestion(other.token.clone()).await;
+    let (status, _) = stack
+        .post(&format!("/api/v1/suggestions/{theirs}/dismiss"), &other.token, json!({}))
+        .await;
+    assert_eq!(status, 200);
+
+    for who in [&gym, &other] {
+        let (status, task) = stack
+            .post(
+                "/api/v1/tasks",
+                &who.token,
+                json!({"task_type": "churn_risk", "member_id": "m_sam", "goal": "Bring Sam back", "confidence": 80}),
+            )
+            .await;
+        assert_eq!(status, 201, "{task}");
+    }
+    let drafts: Vec<String> = asked(&server)
+        .await
+        .into_iter()
+        .filter(|(_, user)| user.starts_with("Write the message."))
+        .map(|(system, _)| system)
+        .collect();
+    assert_eq!(drafts.len(), 2, "{drafts:#?}");
+    let memory = "answer messages sent after 5pm";
+    assert!(drafts[0].contains(memory), "accepted: in the next prompt\n{}", drafts[0]);
+    assert!(!drafts[1].contains(memory), "dismissed: nothing changed\n{}", drafts[1]);
 }
