@@ -27,6 +27,8 @@ const MAX_TITLE_CHARS: usize = 120;
 const MAX_BODY_CHARS: usize = 1_500;
 /// Characters of a proposed memory, instruction, guidance or criterion at most.
 const MAX_CHANGE_CHARS: usize = 1_000;
+/// Bytes of a suggestion's evidence (as JSON) at most.
+const MAX_EVIDENCE_BYTES: usize = 4_000;
 
 /// The system message: what the evaluator is and what it may propose, for any business.
 pub const SYSTEM: &str = "You evaluate the completed work of an AI agent that writes to the clients of one small business \
@@ -168,8 +170,10 @@ fn suggestion(p: Proposed, calibration: &Calibration) -> Result<SuggestionDraft,
     if !(p.confidence.is_finite() && p.confidence.fract() == 0.0 && (0.0..=100.0).contains(&p.confidence)) {
         return Err(invalid(format!("confidence {} is not an integer from 0 to 100", p.confidence)));
     }
-    if !p.evidence.is_object() {
-        return Err(invalid("evidence must be an object of counts and rates"));
+    if !p.evidence.is_object() || p.evidence.to_string().len() > MAX_EVIDENCE_BYTES {
+        return Err(invalid(format!(
+            "evidence must be an object of counts and rates, at most {MAX_EVIDENCE_BYTES} bytes"
+        )));
     }
     let (change, identity) = match p.kind {
         SuggestionKind::Memory => {

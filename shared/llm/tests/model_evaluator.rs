@@ -151,6 +151,8 @@ async fn a_malformed_answer_is_refused_whole() {
     fraction["suggestions"][0]["confidence"] = json!(0.85);
     let mut unknown_type = a_good_answer();
     unknown_type["suggestions"][1]["change"]["task_type"] = json!("yoga_retreat");
+    let mut bulky = a_good_answer();
+    bulky["suggestions"][0]["evidence"]["notes"] = json!("x".repeat(5_000));
     let mut too_many = a_good_answer();
     let more = too_many["suggestions"][0].clone();
     too_many["suggestions"].as_array_mut().expect("array").push(more);
@@ -160,6 +162,7 @@ async fn a_malformed_answer_is_refused_whole() {
         ("a confidence of 0-1", fraction),
         ("a task type we do not have", unknown_type),
         ("more than 3", too_many),
+        ("evidence past its bound", bulky),
         ("prose", json!("I think they like evenings")),
     ] {
         let (_, evaluator) = evaluator_answering(bad).await;
