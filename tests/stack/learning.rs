@@ -223,3 +223,76 @@ async fn a_month_of_evening_replies_becomes_a_suggestion_the_owner_accepts_into_
     let (_, applied) = stack.get("/api/v1/suggestions?status=applied", &gym.token).await;
     assert_eq!(applied["suggestions"].as_array().map(Vec::len), Some(1));
 }
+
+/// Issue 16 item 8 through the contract: three gyms of one type, each with a week of evening
+/// sends answered and morning ones not; when the month turns, the monthly evaluation finds the
+/// pattern, each gym's settings say its data helped one, and the gym that stopped sharing
+/// before the run is neither counted nor credited.
+#[tokio::test]
+async fn the_monthly_evaluation_credits_each_business_whose_data_helped_a_pattern() {
+    let stack = Stack::start("learning-network").await;
+    // The 15th of next month (the clock only moves forward), so the week lies in one month.
+    let first_of = |t: jiff::Timestamp, months: i64| {
+        t.to_zoned(jiff::tz::TimeZone::UTC)
+            .date()
+            .first_of_month()
+            .checked_add(jiff::Span::new().months(months))
+            .expect("date")
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .expect("utc")
+            .timestamp()
+    };
+    let day0 = first_of(crate::morning(1), 1) + SignedDuration::from_hours(24 * 14 + 13);
+    stack.set_clock(&day0.to_string()).await;
+    let mut gyms = Vec::new();
+    for _ in 0..4 {
+        let gym = stack.create_account("manual").await;
+        let (status, body) = stack
+            .call(
+                Method::PUT,
+                "/api/v1/settings",
+                Some(&gym.token),
+                Some(json!({"profile": {"business_type": "CrossFit box"}})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let account: AccountId = gym.id.parse().expect("account id");
+        for i in 0..4 {
+            seeded_closed_task(&stack, account, i, 3 + i as i64, 24, true).await;
+            seeded_closed_task(&stack, account, 100 + i, 3 + i as i64, 14, false).await;
+        }
+        gyms.push(gym);
+    }
+    let private = gyms.pop().expect("a fourth gym");
+    let (status, _) = stack
+        .call(
+            Method::PUT,
+            "/api/v1/settings",
+            Some(&private.token),
+            Some(json!({"share_learning": false})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, before) = stack.get("/api/v1/settings", &gyms[0].token).await;
+    assert_eq!(before["learning_patterns_helped"], 0, "{before}");
+
+    // The month turns: its records are evaluated across businesses.
+    let next_month = first_of(day0, 1) + SignedDuration::from_hours(4);
+    stack.set_clock(&next_month.to_string()).await;
+    let ran = stack.run().await;
+    let monthly = &ran["monthly_evaluation"];
+    assert_eq!(
+        (monthly["withheld"].as_u64(), monthly["patterns"].as_u64()),
+        (Some(8), Some(1)),
+        "{ran}"
+    );
+    for gym in &gyms {
+        let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+        assert_eq!(settings["learning_patterns_helped"], 1, "{settings}");
+    }
+    let (_, theirs) = stack.get("/api/v1/settings", &private.token).await;
+    assert_eq!(
+        theirs["learning_patterns_helped"], 0,
+        "an account that does not share is not credited"
+    );
+}

@@ -624,7 +624,7 @@ async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, 
 
 /// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
 /// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
-/// key itself is write-only and never shown.
+/// key itself is write-only and never shown — and `learning_patterns_helped`.
 fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Timestamp) -> serde_json::Value {
     let mut view = serde_json::to_value(&account.settings).unwrap_or_default();
     if let Some(fields) = view.as_object_mut() {
@@ -636,6 +636,9 @@ fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Ti
             .map(|c| serde_json::json!({"api_key": "[set]", "company_id": c.company_id()}));
         fields.insert("pushpress".into(), pushpress.unwrap_or_default());
         fields.insert("sending_identity".into(), sending_identity_view(account));
+        // How many cross-business patterns this account's data helped surface (issue 16
+        // item 8): a count, never which businesses joined it.
+        fields.insert("learning_patterns_helped".into(), account.learning_patterns.len().into());
     }
     view
 }

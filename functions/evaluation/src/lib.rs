@@ -1,12 +1,13 @@
 //! The evaluation function (issue 16, spec 003 "The Evaluator"): fired by the EventBridge
 //! rule on `TaskClosed` (that task's account, source `post_task`) and by a weekly schedule
 //! (every account, `weekly_batch`). The account's closed tasks of the last 30 days go to the
-//! evaluator; each finding is stored once as a pending suggestion for the owner. Thin: the
-//! event read, an engine call, its report logged.
+//! evaluator; each finding is stored once as a pending suggestion for the owner. A monthly
+//! schedule (`detail-type` `MonthlyEvaluation`) runs the cross-business evaluation of the
+//! month just ended. Thin: the event read, an engine call, its report logged.
 
 use serde::Deserialize;
 
-use openloop_core::engine::{Engine, EvaluationReport};
+use openloop_core::engine::{Engine, EvaluationReport, NetworkReport};
 use openloop_core::kernel::ids::AccountId;
 use openloop_core::task::error::EngineError;
 
@@ -20,7 +21,15 @@ pub struct Trigger {
     pub detail: Option<serde_json::Value>,
 }
 
+/// The `detail-type` the monthly schedule's input names.
+pub const MONTHLY: &str = "MonthlyEvaluation";
+
 impl Trigger {
+    /// Whether this is the monthly schedule.
+    pub fn is_monthly(&self) -> bool {
+        self.detail_type.as_deref() == Some(MONTHLY)
+    }
+
     /// The account of a `TaskClosed` event.
     fn closed_task_account(&self) -> Option<AccountId> {
         if self.detail_type.as_deref() != Some("TaskClosed") {
@@ -29,6 +38,21 @@ impl Trigger {
         let raw = self.detail.as_ref()?.get("account_id")?.as_str()?;
         raw.parse().ok()
     }
+}
+
+/// The cross-business evaluation of the month before the one `now` is in (UTC).
+pub async fn handle_monthly(engine: &Engine) -> Result<NetworkReport, EngineError> {
+    let month = previous_month(engine.now());
+    let report = engine.evaluate_network(&month).await?;
+    tracing::info!(?report, "monthly evaluation");
+    Ok(report)
+}
+
+/// `YYYY-MM` of the month before `now`'s (UTC).
+pub fn previous_month(now: jiff::Timestamp) -> String {
+    let today = now.to_zoned(jiff::tz::TimeZone::UTC).date();
+    let last_of_previous = today.first_of_month().yesterday().unwrap_or(today);
+    last_of_previous.strftime("%Y-%m").to_string()
 }
 
 pub async fn handle(engine: &Engine, trigger: &Trigger) -> Result<EvaluationReport, EngineError> {
@@ -65,5 +89,14 @@ mod tests {
         }))
         .expect("event");
         assert_eq!(scheduled.closed_task_account(), None);
+        assert!(!scheduled.is_monthly());
+        let monthly: Trigger = serde_json::from_value(serde_json::json!({"detail-type": MONTHLY})).expect("event");
+        assert!(monthly.is_monthly());
+    }
+
+    #[test]
+    fn the_monthly_run_evaluates_the_month_just_ended() {
+        assert_eq!(previous_month("2026-11-01T02:00:00Z".parse().expect("time")), "2026-10");
+        assert_eq!(previous_month("2027-01-15T00:00:00Z".parse().expect("time")), "2026-12");
     }
 }

@@ -20,6 +20,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         paused: false,
         pushpress: None,
         sending_identity: None,
+        learning_patterns: Default::default(),
         created_at: now,
         version: 1,
     }

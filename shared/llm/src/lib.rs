@@ -10,6 +10,10 @@
 //!   two wire formats) for one JSON object per call and refuses any answer that is malformed or
 //!   names what the request did not offer ([`answer`]). Its errors make the engine escalate.
 //!
+//! The evaluation function's evaluator is chosen apart, by `OPENLOOP_EVALUATOR`
+//! ([`evaluator_from_env`]): the offline statistics in the core by default, or
+//! [`ModelEvaluator`] ([`evaluator`]) on the same model.
+//!
 //! A model that is asked for but not fully configured is a configuration error naming the
 //! missing variable, never a silent fallback to the offline agent.
 
@@ -28,10 +32,12 @@ use secrecy::SecretString;
 pub const OFFLINE_DRAFT_CONFIDENCE: u8 = 95;
 
 pub mod answer;
+pub mod evaluator;
 pub mod model;
 pub mod offline;
 pub mod wire;
 
+pub use evaluator::ModelEvaluator;
 pub use model::{ModelAgent, ModelConfig};
 pub use wire::Provider;
 
@@ -40,6 +46,26 @@ pub fn from_env() -> Result<Arc<dyn Agent>, String> {
     match model_config(|name| std::env::var(name).ok())? {
         None => Ok(Arc::new(OfflineAgent)),
         Some(config) => Ok(Arc::new(ModelAgent::new(config)?)),
+    }
+}
+
+/// The evaluator `OPENLOOP_EVALUATOR` selects: `None` for `offline` (the default: the engine
+/// keeps its offline evaluator), a [`ModelEvaluator`] on `OPENLOOP_LLM`'s model for `model`.
+pub fn evaluator_from_env() -> Result<Option<Arc<dyn openloop_core::ports::Evaluator>>, String> {
+    evaluator_config(|name| std::env::var(name).ok())?
+        .map(|config| Ok(Arc::new(ModelEvaluator::new(config)?) as Arc<dyn openloop_core::ports::Evaluator>))
+        .transpose()
+}
+
+/// The model the evaluator should use, read through `var`; `None` means the offline one.
+pub fn evaluator_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<ModelConfig>, String> {
+    match var("OPENLOOP_EVALUATOR").as_deref().map(str::trim) {
+        None | Some("") | Some("offline") => Ok(None),
+        Some("model") => match model_config(var)? {
+            Some(config) => Ok(Some(config)),
+            None => Err("OPENLOOP_EVALUATOR=model needs a model: set OPENLOOP_LLM to anthropic or openai".into()),
+        },
+        Some(other) => Err(format!("OPENLOOP_EVALUATOR={other:?} is not one of offline, model")),
     }
 }
 
@@ -198,6 +224,32 @@ fn as_message(guidance: &str) -> String {
 mod tests {
     use super::*;
     use openloop_core::owner::account::Profile;
+
+    #[test]
+    fn the_evaluator_is_offline_unless_a_model_is_asked_for_and_configured() {
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
+        };
+        assert!(evaluator_config(vars(&[])).expect("default").is_none());
+        assert!(
+            evaluator_config(vars(&[("OPENLOOP_EVALUATOR", "offline"), ("OPENLOOP_LLM", "anthropic")]))
+                .expect("offline")
+                .is_none()
+        );
+        let needs_model = evaluator_config(vars(&[("OPENLOOP_EVALUATOR", "model")])).expect_err("no model");
+        assert!(needs_model.contains("OPENLOOP_LLM"), "{needs_model}");
+        assert!(evaluator_config(vars(&[("OPENLOOP_EVALUATOR", "clever")])).is_err());
+        let model = evaluator_config(vars(&[
+            ("OPENLOOP_EVALUATOR", "model"),
+            ("OPENLOOP_LLM", "openai"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("OPENAI_API_KEY", "sk"),
+            ("OPENLOOP_LLM_MODEL", "m"),
+        ]))
+        .expect("model")
+        .expect("a model");
+        assert_eq!(model.model, "m");
+    }
 
     fn request(task_type: &str, touch: u32) -> DraftRequest {
         DraftRequest {

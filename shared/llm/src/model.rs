@@ -78,7 +78,7 @@ impl ModelAgent {
     }
 
     /// One system + user exchange; the model's text, or why there is none.
-    async fn complete(&self, system: &str, user: &str) -> Result<String, AgentError> {
+    pub(crate) async fn complete(&self, system: &str, user: &str) -> Result<String, AgentError> {
         let c = &self.config;
         let provider = c.provider.name();
         let policy = RetryPolicy {
@@ -146,7 +146,7 @@ impl ModelAgent {
         }
     }
 
-    fn refused(&self, what: &str, e: answer::AnswerError) -> AgentError {
+    pub(crate) fn refused(&self, what: &str, e: answer::AnswerError) -> AgentError {
         tracing::warn!(provider = self.config.provider.name(), what, error = %e, "model answer refused");
         self.error(format!("{what}: {e}"))
     }

@@ -1,7 +1,8 @@
 //! The evaluation function locally: what the EventBridge rule on `TaskClosed` and the weekly
 //! schedule do in AWS. The engine's bus is wrapped so each `TaskClosed` it publishes is also
 //! kept here; `/_local/run` evaluates the account of each (once per account per run) and, when
-//! the week has turned on the test clock, every account.
+//! the week has turned on the test clock, every account; when the month has turned, the
+//! cross-business evaluation of the month just ended ([`Monthly`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -78,4 +79,32 @@ pub async fn run(engine: &Engine, closed: &ClosedTasks, weekly: bool) -> Result<
         report.failed += all.failed;
     }
     Ok(Some(report))
+}
+
+/// The monthly schedule under the test clock: due once each time the clock enters a new
+/// month (UTC), for the month just ended — as the 1st-of-the-month rule fires in AWS.
+pub struct Monthly {
+    last: Mutex<String>,
+}
+
+impl Monthly {
+    /// Not due until the clock leaves the month the runtime started in.
+    pub fn new(now: jiff::Timestamp) -> Self {
+        Self {
+            last: Mutex::new(openloop_fn_evaluation::previous_month(now)),
+        }
+    }
+
+    /// Run the cross-business evaluation if the month turned since the last one.
+    pub async fn run(&self, engine: &Engine) -> Result<Option<openloop_core::engine::NetworkReport>, EngineError> {
+        let month = openloop_fn_evaluation::previous_month(engine.now());
+        {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            if *last == month {
+                return Ok(None);
+            }
+            *last = month;
+        }
+        openloop_fn_evaluation::handle_monthly(engine).await.map(Some)
+    }
 }

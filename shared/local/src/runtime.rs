@@ -110,6 +110,8 @@ struct Local {
     analysis: Schedule,
     /// The weekly evaluation, and the `TaskClosed` events the evaluation rule would route.
     evaluation: Schedule,
+    /// The monthly cross-business evaluation, when the test clock enters a new month.
+    monthly: crate::evaluation::Monthly,
     closed: Arc<crate::evaluation::ClosedTasks>,
     /// Something may have changed since the last run's attribution: a request that writes,
     /// the clock moved, a queued message handled. A run with nothing changed leaves
@@ -261,6 +263,11 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent, closed.clone()).await?,
         Ports::Memory => in_memory(&config, clock.clone(), agent, closed.clone()),
     };
+    // `OPENLOOP_EVALUATOR=model`: the model evaluator; the offline one otherwise.
+    let engine = match openloop_llm::evaluator_from_env()? {
+        Some(evaluator) => engine.with_evaluator(evaluator),
+        None => engine,
+    };
     let local = Arc::new(Local {
         mail,
         engine: engine.clone(),
@@ -270,6 +277,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         gate: RwLock::new(()),
         analysis: Schedule::new(openloop_fn_analysis::PERIOD, engine.now()),
         evaluation: Schedule::new(crate::evaluation::WEEK, engine.now()),
+        monthly: crate::evaluation::Monthly::new(engine.now()),
         closed,
         changed: AtomicBool::new(true),
     });
@@ -517,8 +525,9 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     // The evaluation function: once per task closed since the last run (its account), and on
     // its weekly schedule (every account).
     let evaluation = crate::evaluation::run(&local.engine, &local.closed, local.evaluation.take_due(local.clock.now())).await?;
+    let monthly_evaluation = local.monthly.run(&local.engine).await?;
     Ok(axum::Json(
-        serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "evaluation": evaluation, "queues": totals}),
+        serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "evaluation": evaluation, "monthly_evaluation": monthly_evaluation, "queues": totals}),
     )
     .into_response())
 }

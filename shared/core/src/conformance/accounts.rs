@@ -24,7 +24,29 @@ pub(super) async fn accounts_are_created_once_and_saved_under_their_version(stor
     changed.settings.daily_send_limit = 5;
     changed.pushpress = Some(crate::members::connector::ConnectorCredentials::new("pp_key_1", Some("co_1".into())).expect("credentials"));
     changed.version += 1;
+    // What the learning loop keeps on the account (issue 16): calibrated thresholds, learned
+    // skills and rubrics, the cross-business patterns it is credited with.
+    changed.settings.calibration = changed
+        .settings
+        .calibration
+        .with(crate::owner::calibration::Threshold::RiskGapDays, 22)
+        .expect("bounds");
+    changed.settings.learned.push(crate::owner::learned::Learned {
+        kind: crate::owner::learned::LearnedKind::Rubric,
+        task_type: "churn_risk".into(),
+        text: "- Open with the member.".into(),
+        suggestion_id: crate::kernel::ids::new_ulid(base()),
+    });
+    changed
+        .learning_patterns
+        .insert("2026-10:crossfit_gym:send_time:evening>morning".into());
     store.save_account(&changed).await.expect("save");
+    let read = store.get_account(account.id).await.expect("get").expect("present");
+    assert_eq!(
+        (&read.settings.calibration, &read.settings.learned, &read.learning_patterns),
+        (&changed.settings.calibration, &changed.settings.learned, &changed.learning_patterns),
+        "accounts: the learning loop's state round-trips"
+    );
     assert_eq!(
         store.get_account(account.id).await.expect("get").and_then(|a| a.pushpress),
         changed.pushpress,

@@ -7,6 +7,9 @@
 //! 5. the goal and the outcomes to choose from, with the budget left;
 //! 6. the member's other open tasks, so this one keeps to its subject.
 //!
+//! What the account learned from accepted skill and rubric suggestions joins layers 2 and 5
+//! (issue 16 item 4): guidance beside the type's skill, criteria beside how it is judged.
+//!
 //! Each layer is its own function so each is tested alone; [`system_prompt`] joins the
 //! non-empty ones. Only facts handed in are stated: the prompt never fills a gap.
 
@@ -18,6 +21,7 @@ use crate::conversation::skills;
 use crate::kernel::ids::TaskId;
 use crate::owner::account::{Account, AgentOverride, Profile};
 use crate::owner::business_memory::{self, BusinessMemory};
+use crate::owner::learned::{self, Learned, LearnedKind};
 use crate::task::progress::GoalProgress;
 use crate::task::task_type::{self, CompletionType, OutcomeKind, TaskTypeDef};
 use crate::task::{Budget, Task};
@@ -51,6 +55,8 @@ pub struct PromptInput<'a> {
     pub business_name: &'a str,
     pub profile: &'a Profile,
     pub overrides: &'a [AgentOverride],
+    /// The skills and rubrics the account learned from accepted suggestions.
+    pub learned: &'a [Learned],
     pub memories: &'a [BusinessMemory],
     pub budget: BudgetLeft,
     /// The task the prompt is for, left out of the cross-task layer.
@@ -77,6 +83,7 @@ impl<'a> PromptInput<'a> {
             business_name: account.sender_name(),
             profile: &account.settings.profile,
             overrides: &account.settings.agent_overrides,
+            learned: &account.settings.learned,
             memories,
             budget: BudgetLeft::of(&task.budget, now),
             task_id: Some(task.id),
@@ -104,6 +111,7 @@ impl<'a> PromptInput<'a> {
             business_name: account.sender_name(),
             profile: &account.settings.profile,
             overrides: &account.settings.agent_overrides,
+            learned: &account.settings.learned,
             memories,
             budget: BudgetLeft {
                 messages: def.budget.max_messages,
@@ -129,9 +137,11 @@ pub fn system_prompt(input: &PromptInput<'_>) -> Result<String, MissingSkill> {
     let layers = [
         base_layer().to_owned(),
         type_layer(def, input.overrides)?,
+        learned_layer(def, input.learned, LearnedKind::Skill),
         account_layer(input.business_name, input.profile, input.memories, input.now),
         override_layer(def, input.overrides),
         goal_layer(def, input.goal, input.budget),
+        learned_layer(def, input.learned, LearnedKind::Rubric),
         progress_layer(input.progress),
         cross_task_layer(def, input.task_id, input.member_tasks),
     ];
@@ -159,6 +169,28 @@ pub fn type_layer(def: &TaskTypeDef, overrides: &[AgentOverride]) -> Result<Stri
     skills::skill(def.skill_file)
         .map(str::to_owned)
         .ok_or_else(|| MissingSkill(def.key.to_owned()))
+}
+
+/// Beside layer 2 and layer 5: what this business learned about the type from accepted
+/// suggestions — skill guidance with the skill, rubric criteria with how the work is judged.
+pub fn learned_layer(def: &TaskTypeDef, learned: &[Learned], kind: LearnedKind) -> String {
+    let texts: Vec<&str> = learned::of(learned, kind, def.key).collect();
+    if texts.is_empty() {
+        return String::new();
+    }
+    let heading = match kind {
+        LearnedKind::Skill => format!("# What this business learned about {} tasks (follow it)", def.label),
+        LearnedKind::Rubric => format!(
+            "# How this business judges {} work (a good message and a good close meet every criterion)",
+            def.label
+        ),
+    };
+    let mut out = heading;
+    for text in texts {
+        out.push('\n');
+        out.push_str(text);
+    }
+    out
 }
 
 /// Layer 3: who the business is and what it has told us (profile and business memories).

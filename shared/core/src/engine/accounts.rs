@@ -196,6 +196,7 @@ impl Engine {
             paused: false,
             pushpress: input.pushpress,
             sending_identity: None,
+            learning_patterns: Default::default(),
             created_at: now,
             version: 1,
         };

@@ -80,7 +80,7 @@ impl Engine {
             let why = Why::new(Reason::BudgetTimeExpired).detail("the actions did not run in the task's time; the owner decides");
             return self.move_to(task, TaskStatus::Escalated, now, why).await;
         }
-        let planned = match self.planned_actions(&task, def, now).await? {
+        let planned = match self.planned_actions(account, &task, def, now).await? {
             Ok(planned) => planned,
             Err(why) => return self.move_to(task, TaskStatus::Escalated, now, why).await,
         };
@@ -156,7 +156,13 @@ impl Engine {
     }
 
     /// The task's actions for this run, or why there are none.
-    async fn planned_actions(&self, task: &Task, def: &TaskTypeDef, now: Timestamp) -> Result<Result<Vec<Planned>, Why>, EngineError> {
+    async fn planned_actions(
+        &self,
+        account: &Account,
+        task: &Task,
+        def: &TaskTypeDef,
+        now: Timestamp,
+    ) -> Result<Result<Vec<Planned>, Why>, EngineError> {
         match def.key {
             "member_update" if task.actions.is_empty() => Ok(Err(
                 Why::new(Reason::NoActions).detail("a member_update task lists its actions when it is created")
@@ -171,7 +177,7 @@ impl Engine {
                     action: action.clone(),
                 })
                 .collect())),
-            "bulk_tag_at_risk" => Ok(Ok(self.at_risk_tags(task, now).await?)),
+            "bulk_tag_at_risk" => Ok(Ok(self.at_risk_tags(task, account.settings.calibration.churn_gap(), now).await?)),
             other => Ok(Err(
                 Why::new(Reason::NoHandlerForAutomationType).detail(format!("nothing runs {other} tasks yet; the owner decides"))
             )),
@@ -179,8 +185,9 @@ impl Engine {
     }
 
     /// One `tag_member` per member the risk scan finds at risk, at most
-    /// [`limits::MAX_BULK_ACTION_MEMBERS`] (read in pages; the rest wait for another run).
-    async fn at_risk_tags(&self, task: &Task, now: Timestamp) -> Result<Vec<Planned>, EngineError> {
+    /// [`limits::MAX_BULK_ACTION_MEMBERS`] (read in pages; the rest wait for another run),
+    /// judged with the account's calibrated gap (`churn_gap`).
+    async fn at_risk_tags(&self, task: &Task, churn_gap: jiff::SignedDuration, now: Timestamp) -> Result<Vec<Planned>, EngineError> {
         let tag = task
             .actions
             .iter()
@@ -197,7 +204,7 @@ impl Engine {
                 if planned.len() == limits::MAX_BULK_ACTION_MEMBERS {
                     return Ok(planned);
                 }
-                if crate::rails::risk::assess(&facts, now).is_some_and(|f| f.task_type == "churn_risk") {
+                if crate::rails::risk::assess(&facts, now, churn_gap).is_some_and(|f| f.task_type == "churn_risk") {
                     planned.push(Planned {
                         slot: facts.member_id.to_string(),
                         member: facts.member_id.clone(),

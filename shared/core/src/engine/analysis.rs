@@ -146,7 +146,7 @@ impl Engine {
             let (page, next) = self.store.list_member_facts(account.id, ANALYSIS_PAGE, cursor).await?;
             done.members_scanned += page.len();
             for facts in page {
-                if let Some(finding) = risk::assess(&facts, now) {
+                if let Some(finding) = risk::assess(&facts, now, account.settings.calibration.churn_gap()) {
                     let priority = self
                         .config
                         .priority_rules

@@ -1,7 +1,9 @@
 //! The evaluation function's work and the owner's decisions on what it found (issue 16
 //! items 3–4): an account's closed tasks of the last [`WINDOW_DAYS`] days handed to the
 //! evaluator, each finding stored once as a pending suggestion; accepting applies it (a memory
-//! saved, an instruction added to the owner's additions), and an applied change can be undone;
+//! saved, an instruction added to the owner's additions, a skill or rubric stored for its
+//! task type, a threshold calibrated within its safe bounds), and an applied change can be
+//! undone;
 //! dismissing changes nothing; reminding hides it for [`REMIND_AFTER_DAYS`] days.
 
 use jiff::{SignedDuration, Timestamp};
@@ -14,6 +16,8 @@ use crate::learning::evaluator::{ClosedTask, WINDOW_DAYS};
 use crate::learning::suggestion::{self, AppliedChange, ProposedChange, Suggestion, SuggestionStatus};
 use crate::owner::account::AgentOverride;
 use crate::owner::business_memory::{BusinessMemory, MemorySource};
+use crate::owner::calibration::Threshold;
+use crate::owner::learned::{Learned, LearnedKind};
 use crate::task::error::EngineError;
 
 /// A reminded suggestion comes back after this many days.
@@ -76,25 +80,26 @@ impl Engine {
                 edits: r.private.edits,
             })
             .collect();
+        let owner = self.account(account).await?;
+        if self.evaluator.uses_ai() {
+            // A model's evaluation is an AI call like any other: counted, within the budget.
+            if let Some(refused) = self.ai_call(&owner, None, now).await?.refusal() {
+                tracing::info!(%account, reason = %refused, "no AI call left today for the evaluation; the next run tries again");
+                return Ok((tasks.len(), 0));
+            }
+        }
         let drafts = self
             .evaluator
-            .evaluate(&tasks)
+            .evaluate(&tasks, &owner.settings.calibration)
             .await
             .map_err(|e| EngineError::Dependency(format!("the evaluator failed: {e}")))?;
         let mut made = 0;
-        let mut owner: Option<crate::owner::account::Account> = None;
         for draft in drafts {
             let suggestion = Suggestion::new(account, draft, source, new_ulid(now), now);
             if self.store.create_suggestion(&suggestion).await? {
                 made += 1;
                 tracing::info!(%account, suggestion = %suggestion.id, fingerprint = %suggestion.fingerprint, source, "suggestion made");
-                if owner.is_none() {
-                    owner = Some(self.account(account).await?);
-                }
-                let settings = owner.as_ref().map(|a| (a.settings.auto_save_memories, a.created_at));
-                if let Some((opted_in, created)) = settings
-                    && suggestion.saves_itself(opted_in, created, now)
-                {
+                if suggestion.saves_itself(owner.settings.auto_save_memories, owner.created_at, now) {
                     let applied = self.accept_suggestion(account, suggestion.id).await?;
                     self.decide(Suggestion {
                         auto_applied: true,
@@ -241,7 +246,62 @@ impl Engine {
                     instruction: instruction.clone(),
                 })
             }
+            ProposedChange::Skill { task_type, guidance } => self.learn(s, LearnedKind::Skill, task_type, guidance.trim().to_owned()).await,
+            ProposedChange::Rubric { task_type, criteria } => {
+                let text = criteria
+                    .iter()
+                    .map(|c| c.trim())
+                    .filter(|c| !c.is_empty())
+                    .map(|c| format!("- {c}"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                self.learn(s, LearnedKind::Rubric, task_type, text).await
+            }
+            ProposedChange::Calibration { threshold, value } => {
+                let before = self.set_threshold(s.account_id, *threshold, *value).await?;
+                Ok(AppliedChange::Calibration {
+                    threshold: *threshold,
+                    before,
+                    after: *value,
+                })
+            }
         }
+    }
+
+    /// Store a skill or rubric for the account's `task_type` under the suggestion's id
+    /// (validated like the settings: a registered type, a bounded text, a bounded count).
+    async fn learn(&self, s: &Suggestion, kind: LearnedKind, task_type: &str, text: String) -> Result<AppliedChange, EngineError> {
+        let entry = Learned {
+            kind,
+            task_type: task_type.to_owned(),
+            text,
+            suggestion_id: s.id,
+        };
+        self.change_account(s.account_id, |account| {
+            account.settings.learned.retain(|l| l.suggestion_id != s.id);
+            account.settings.learned.push(entry.clone());
+            account.settings.validate()?;
+            Ok(true)
+        })
+        .await?;
+        tracing::info!(account = %s.account_id, suggestion = %s.id, ?kind, task_type, "learned for the task type");
+        Ok(AppliedChange::Learned { suggestion_id: s.id })
+    }
+
+    /// Set one of the account's calibrated thresholds, within its safe bounds (refused
+    /// outside them); the value it had before.
+    async fn set_threshold(&self, account: AccountId, threshold: Threshold, value: u16) -> Result<u16, EngineError> {
+        let mut before = None;
+        self.change_account(account, |account| {
+            let current = account.settings.calibration;
+            before = Some(current.get(threshold));
+            account.settings.calibration = current.with(threshold, value)?;
+            Ok(true)
+        })
+        .await?;
+        let before = before.unwrap_or(value);
+        tracing::info!(%account, threshold = threshold.as_str(), before, after = value, "calibration set");
+        Ok(before)
     }
 
     /// Change the owner's additions for exactly (`agent`, `task_type`), validated like the
@@ -333,6 +393,17 @@ impl Engine {
                     suggestion::remove_instruction(current, instruction)
                 })
                 .await?
+            }
+            AppliedChange::Learned { suggestion_id } => {
+                self.change_account(account, |account| {
+                    let before = account.settings.learned.len();
+                    account.settings.learned.retain(|l| l.suggestion_id != *suggestion_id);
+                    Ok(account.settings.learned.len() != before)
+                })
+                .await?;
+            }
+            AppliedChange::Calibration { threshold, before, .. } => {
+                self.set_threshold(account, *threshold, *before).await?;
             }
         }
         tracing::info!(%account, suggestion = %id, ?applied, "applied suggestion undone");

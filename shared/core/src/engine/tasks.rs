@@ -240,7 +240,13 @@ impl Engine {
         let def: &TaskTypeDef = task_type::definition(&task_type);
         let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
         let confidence = input.confidence.unwrap_or(0).min(100);
-        let (status, gate_reason) = initial_status(account.settings.execution_mode, def, confidence, &input.gate);
+        let (status, gate_reason) = initial_status(
+            account.settings.execution_mode,
+            def,
+            account.settings.calibration,
+            confidence,
+            &input.gate,
+        );
         let ramp = autonomy::ramp(&account.settings, def.agent, now);
         let (status, gate_reason) = autonomy::review_gate(status, gate_reason, &ramp, options.mode);
         // An action that needs the owner's approval (spec §15.2) means the task waits for it.

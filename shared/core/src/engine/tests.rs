@@ -1479,6 +1479,7 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
 }
 
 mod actions;
+mod calibration;
 mod confidence;
 mod connector;
 mod deliverability;
@@ -1487,6 +1488,7 @@ mod gates;
 mod intake;
 mod memories;
 mod metrics;
+mod network;
 mod outcomes;
 mod owner_notices;
 mod prompts;

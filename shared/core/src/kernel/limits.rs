@@ -43,6 +43,8 @@ pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
 /// The operator's platform aggregate of a month's learning records: read in pages of this
 /// size, and no more than this many records in one report (it says when it stopped short).
 pub const LEARNING_PAGE_SIZE: usize = 500;
+/// Cross-business patterns an account is credited with at most (the oldest months drop out).
+pub const MAX_CREDITED_PATTERNS: usize = 500;
 pub const LEARNING_AGGREGATE_MAX_RECORDS: usize = 50_000;
 
 /// At most this many messages per member per day (the account's local day), across tasks.
@@ -307,6 +309,17 @@ pub const ANALYSIS_PERIOD: SignedDuration = SignedDuration::from_hours(6);
 /// An active member is at risk of churning when their last check-in is older than this, or
 /// than twice their usual gap between check-ins if that is longer.
 pub const CHURN_NO_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 14);
+/// Calibration (issue 16 item 6): the safe bounds an accepted calibration suggestion may move
+/// an account's thresholds within. The no-check-in gap (in days) may only lengthen, from the
+/// spec's 14 up to six weeks: a gym whose members take longer natural breaks is flagged later,
+/// never earlier than the default.
+pub const RISK_GAP_DAYS_MIN: u16 = 14;
+pub const RISK_GAP_DAYS_MAX: u16 = 42;
+/// Points added to every task type's auto-send confidence threshold for an account whose
+/// high-confidence work the owner keeps correcting: only ever more caution, at most this much.
+pub const CONFIDENCE_RAISE_MAX: u8 = 20;
+/// One calibration step of the confidence threshold.
+pub const CONFIDENCE_RAISE_STEP: u8 = 10;
 /// Check-ins needed before a member's usual rhythm counts as known (fewer is sparse data).
 pub const CHURN_PATTERN_CHECKINS: u32 = 10;
 /// A member who cancelled within this window is a win-back candidate.

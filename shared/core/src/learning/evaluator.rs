@@ -14,6 +14,7 @@ use super::edit::EditKind;
 use super::interaction::SharedOutcome;
 use super::suggestion::{ProposedChange, Strength, SuggestionDraft, SuggestionKind};
 use crate::kernel::ids::TaskId;
+use crate::owner::calibration::Calibration;
 
 /// How far back an evaluation looks.
 pub const WINDOW_DAYS: i64 = 30;
@@ -241,11 +242,12 @@ fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
         .collect()
 }
 
-/// Every finding in an account's recent closed tasks, strongest first, at most
-/// [`MAX_SUGGESTIONS`].
-pub fn evaluate(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
+/// Every finding in an account's recent closed tasks (with its thresholds as they stand, for
+/// calibration), strongest first, at most [`MAX_SUGGESTIONS`].
+pub fn evaluate(tasks: &[ClosedTask], calibration: &Calibration) -> Vec<SuggestionDraft> {
     let mut found: Vec<SuggestionDraft> = [send_time(tasks), message_length(tasks)].into_iter().flatten().collect();
     found.extend(owner_edits(tasks));
+    found.extend(super::calibration::calibrations(tasks, calibration));
     found.sort_by_key(|d| std::cmp::Reverse((d.strength, d.confidence)));
     found.truncate(MAX_SUGGESTIONS);
     found

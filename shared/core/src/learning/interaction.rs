@@ -64,6 +64,10 @@ pub struct SharedOutcome {
     /// The account's business type at the close, as a tag from a fixed list
     /// ([`business_type_tag`]), never the owner's free text.
     pub business_type: Option<String>,
+    /// For a task the risk scan opened: whole days between the member's last check-in and
+    /// the flag (what calibration compares with what happened, issue 16 item 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flagged_gap_days: Option<i64>,
     /// A keyed pseudonym of the contributing account (issue 16 item 8), the same on all its
     /// records, so a pattern's contributing businesses can be counted without naming any: an
     /// HMAC under a secret of the account's own, so no one holding only ids can link it.
@@ -136,6 +140,7 @@ impl InteractionOutcome {
             business_type: settings
                 .and_then(|s| s.profile.business_type.as_deref())
                 .map(|t| business_type_tag(t).to_owned()),
+            flagged_gap_days: flagged_gap_days(task),
             contributor: None,
         };
         let sent = task.touch > 0;
@@ -159,12 +164,7 @@ impl InteractionOutcome {
 
     /// The record with its contributor's pseudonym, keyed by `key` (the account's own secret).
     pub fn contributed_by(mut self, key: &[u8]) -> Self {
-        use hmac::Mac;
-        let mut mac =
-            <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
-        mac.update(b"openloop/learning-contributor/v1");
-        let digest = mac.finalize().into_bytes();
-        self.shared.contributor = Some(digest[..12].iter().map(|b| format!("{b:02x}")).collect());
+        self.shared.contributor = Some(contributor_pseudonym(key));
         self
     }
 
@@ -216,6 +216,27 @@ pub fn business_type_tag(free_text: &str) -> &'static str {
     } else {
         "other"
     }
+}
+
+/// The keyed pseudonym of the account whose secret is `key`: the same on all its records, and
+/// computable only by who holds the secret (the monthly evaluation, to credit contributors).
+pub fn contributor_pseudonym(key: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = <hmac::Hmac<sha2::Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
+    mac.update(b"openloop/learning-contributor/v1");
+    let digest = mac.finalize().into_bytes();
+    digest[..12].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Days from the member's last check-in to the risk scan's flag, for a task the scan opened
+/// (its trigger context says `"source": "risk_scan"` and names `last_checkin_at`).
+fn flagged_gap_days(task: &Task) -> Option<i64> {
+    let context = &task.trigger_context;
+    if context.get("source").and_then(serde_json::Value::as_str) != Some("risk_scan") {
+        return None;
+    }
+    let last: Timestamp = context.get("last_checkin_at")?.as_str()?.parse().ok()?;
+    Some(task.created_at.duration_since(last).as_hours().max(0) / 24)
 }
 
 /// `YYYY-MM` of a time, in UTC: how cross-tenant records are grouped.

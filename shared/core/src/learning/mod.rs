@@ -12,9 +12,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod calibration;
 pub mod edit;
 pub mod evaluator;
 pub mod interaction;
+pub mod network;
 pub mod suggestion;
 
 use crate::learning::interaction::SharedOutcome;
@@ -175,6 +177,7 @@ mod tests {
             execution_mode: "live".into(),
             attributed_value: None,
             business_type: Some("crossfit_gym".into()),
+            flagged_gap_days: None,
             contributor: None,
         }
     }

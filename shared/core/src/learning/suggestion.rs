@@ -72,6 +72,15 @@ pub enum ProposedChange {
         task_type: Option<String>,
         instruction: String,
     },
+    /// Guidance for handling `task_type`'s situations, joined to its skill for this account.
+    Skill { task_type: String, guidance: String },
+    /// Criteria a good result of `task_type` meets, joined to how it is judged.
+    Rubric { task_type: String, criteria: Vec<String> },
+    /// One of the account's thresholds set to `value` (within its safe bounds).
+    Calibration {
+        threshold: crate::owner::calibration::Threshold,
+        value: u16,
+    },
 }
 
 /// What accepting changed, kept so it can be undone.
@@ -86,6 +95,16 @@ pub enum AppliedChange {
         #[serde(default)]
         task_type: Option<String>,
         instruction: String,
+    },
+    /// A skill or rubric stored for the account under the suggestion's id: undo removes it.
+    Learned {
+        suggestion_id: ulid::Ulid,
+    },
+    /// The threshold was `before` and is `after`: undo sets `before` again.
+    Calibration {
+        threshold: crate::owner::calibration::Threshold,
+        before: u16,
+        after: u16,
     },
 }
 

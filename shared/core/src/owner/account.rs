@@ -201,6 +201,14 @@ pub struct Settings {
     /// item 8); on unless the owner turns it off. Its own record is kept either way.
     #[serde(default = "contributes_by_default")]
     pub share_learning: bool,
+    /// The account's calibrated thresholds (issue 16 item 6): changed only by accepting a
+    /// calibration suggestion (and its undo), within safe bounds; shown, never patched.
+    #[serde(default)]
+    pub calibration: crate::owner::calibration::Calibration,
+    /// Skills and rubrics learned from accepted suggestions, per task type (issue 16 item
+    /// 4): in the composed prompt of the type's calls; removed by the suggestion's undo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learned: Vec<crate::owner::learned::Learned>,
 }
 
 fn contributes_by_default() -> bool {
@@ -248,12 +256,16 @@ impl Settings {
             sending_domain: None,
             auto_save_memories: false,
             share_learning: true,
+            calibration: Default::default(),
+            learned: Vec::new(),
         }
     }
 
     /// Reject settings the engine could not honour; nothing is stored if this fails.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         parse_timezone(&self.timezone)?;
+        self.calibration.validate()?;
+        crate::owner::learned::validate(&self.learned)?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
             return Err(InvalidInput::new(
                 "invalid_send_window",
@@ -383,6 +395,11 @@ pub struct Account {
     /// The identity of `settings.sending_domain` as the mail provider last reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sending_identity: Option<crate::owner::deliverability::SendingDomain>,
+    /// The cross-business patterns this account's records helped surface (issue 16 item 8),
+    /// by pattern id (`{month}:{scope}:{finding}`), written by the monthly evaluation; the
+    /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub learning_patterns: std::collections::BTreeSet<String>,
     pub created_at: Timestamp,
     pub version: u64,
 }

@@ -5,8 +5,10 @@
 pub mod account;
 pub mod alert;
 pub mod business_memory;
+pub mod calibration;
 pub mod connection;
 pub mod deliverability;
+pub mod learned;
 pub mod metrics;
 pub mod owner_notice;
 pub mod recurring;

@@ -242,10 +242,19 @@ pub trait EventBus: Send + Sync {
 /// Evaluator"): the offline statistics ([`OfflineEvaluator`], the default), or a model.
 #[async_trait]
 pub trait Evaluator: Send + Sync {
+    /// The findings in an account's closed `tasks`, given its thresholds as they stand
+    /// (`calibration`: a calibration suggests moving them).
     async fn evaluate(
         &self,
         tasks: &[crate::learning::evaluator::ClosedTask],
+        calibration: &crate::owner::calibration::Calibration,
     ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError>;
+
+    /// Whether an evaluation is an AI call, counted against the account's AI calls for the
+    /// day like every other (a model's is; the offline statistics are not).
+    fn uses_ai(&self) -> bool {
+        false
+    }
 }
 
 /// Deterministic statistics with explicit thresholds (`crate::learning::evaluator`).
@@ -256,8 +265,9 @@ impl Evaluator for OfflineEvaluator {
     async fn evaluate(
         &self,
         tasks: &[crate::learning::evaluator::ClosedTask],
+        calibration: &crate::owner::calibration::Calibration,
     ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError> {
-        Ok(crate::learning::evaluator::evaluate(tasks))
+        Ok(crate::learning::evaluator::evaluate(tasks, calibration))
     }
 }
 

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::owner::account::ExecutionMode;
+use crate::owner::calibration::Calibration;
 use crate::task::TaskStatus;
 use crate::task::reason::{GateReason, Reason};
 use crate::task::task_type::{EscalationTrigger, TaskTypeDef};
@@ -29,8 +30,15 @@ pub struct GateContext {
     pub cancellation_reason: Option<String>,
 }
 
-/// The initial status of a new task, and the reason for it (logged on creation).
-pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ctx: &GateContext) -> (TaskStatus, GateReason) {
+/// The initial status of a new task, and the reason for it (logged on creation). The type's
+/// auto-send threshold is raised by the account's calibration (issue 16 item 6).
+pub fn initial_status(
+    mode: ExecutionMode,
+    def: &TaskTypeDef,
+    calibration: Calibration,
+    confidence: u8,
+    ctx: &GateContext,
+) -> (TaskStatus, GateReason) {
     if mode == ExecutionMode::Manual {
         return (TaskStatus::PendingReview, Reason::ManualModeRequiresReview.into());
     }
@@ -47,13 +55,11 @@ pub fn initial_status(mode: ExecutionMode, def: &TaskTypeDef, confidence: u8, ct
             return (TaskStatus::PendingReview, trigger.reason().into());
         }
     }
-    if confidence < def.auto_threshold {
+    let threshold = calibration.auto_threshold(def.auto_threshold);
+    if confidence < threshold {
         return (
             TaskStatus::PendingReview,
-            GateReason::ConfidenceBelowThreshold {
-                confidence,
-                threshold: def.auto_threshold,
-            },
+            GateReason::ConfidenceBelowThreshold { confidence, threshold },
         );
     }
     (TaskStatus::Ready, GateReason::AutoApproved { confidence })
@@ -65,15 +71,45 @@ mod tests {
     use crate::task::task_type::{AD_HOC, CHURN_RISK, PAYMENT_RECOVERY};
 
     #[test]
+    fn a_calibrated_account_holds_what_the_type_alone_would_send() {
+        let ctx = GateContext::default();
+        let raised = Calibration::default()
+            .with(crate::owner::calibration::Threshold::ConfidenceRaise, 10)
+            .expect("in bounds");
+        let def = &CHURN_RISK;
+        let confidence = def.auto_threshold + 5;
+        let (status, _) = initial_status(ExecutionMode::LimitedAuto, def, Calibration::default(), confidence, &ctx);
+        assert_eq!(status, TaskStatus::Ready);
+        let (status, reason) = initial_status(ExecutionMode::LimitedAuto, def, raised, confidence, &ctx);
+        assert_eq!(status, TaskStatus::PendingReview);
+        assert!(
+            matches!(reason, GateReason::ConfidenceBelowThreshold { threshold, .. } if threshold == def.auto_threshold + 10),
+            "{reason:?}"
+        );
+    }
+
+    #[test]
     fn manual_mode_sends_everything_to_review() {
-        let (status, _) = initial_status(ExecutionMode::Manual, &CHURN_RISK, 100, &GateContext::default());
+        let (status, _) = initial_status(
+            ExecutionMode::Manual,
+            &CHURN_RISK,
+            Calibration::default(),
+            100,
+            &GateContext::default(),
+        );
         assert_eq!(status, TaskStatus::PendingReview);
     }
 
     #[test]
     fn always_triggers_review_whatever_the_confidence() {
         for def in [&PAYMENT_RECOVERY, &AD_HOC] {
-            let (status, reason) = initial_status(ExecutionMode::LimitedAuto, def, 100, &GateContext::default());
+            let (status, reason) = initial_status(
+                ExecutionMode::LimitedAuto,
+                def,
+                Calibration::default(),
+                100,
+                &GateContext::default(),
+            );
             assert_eq!(status, TaskStatus::PendingReview);
             assert_eq!(reason.to_string(), "escalation_trigger:always");
         }
@@ -119,11 +155,11 @@ mod tests {
             cancellation_reason: None,
         };
         assert_eq!(
-            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, 75, &ctx).0,
+            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, Calibration::default(), 75, &ctx).0,
             TaskStatus::Ready
         );
         assert_eq!(
-            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, 74, &ctx).0,
+            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, Calibration::default(), 74, &ctx).0,
             TaskStatus::PendingReview
         );
         let valuable = GateContext {
@@ -131,7 +167,7 @@ mod tests {
             ..ctx
         };
         assert_eq!(
-            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, 99, &valuable).0,
+            initial_status(ExecutionMode::LimitedAuto, &CHURN_RISK, Calibration::default(), 99, &valuable).0,
             TaskStatus::PendingReview
         );
     }

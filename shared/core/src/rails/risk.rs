@@ -15,7 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
 use crate::kernel::limits::{
-    CHURN_NO_CHECKIN, CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, PAID_UNTIL_GRACE, WIN_BACK_WINDOW,
+    CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, PAID_UNTIL_GRACE, WIN_BACK_WINDOW,
 };
 use crate::members::event::MemberStatus;
 use crate::members::member::{ActivityTier, MemberFacts};
@@ -37,9 +37,10 @@ pub struct Finding {
     pub context: serde_json::Value,
 }
 
-/// The member's finding at `now`, if any. Members without an e-mail address are left out:
-/// no task could reach them.
-pub fn assess(facts: &MemberFacts, now: Timestamp) -> Option<Finding> {
+/// The member's finding at `now`, if any, with the account's calibrated thresholds
+/// (`churn_gap`: the no-check-in gap, [`crate::kernel::limits::CHURN_NO_CHECKIN`] unless calibrated). Members without
+/// an e-mail address are left out: no task could reach them.
+pub fn assess(facts: &MemberFacts, now: Timestamp, churn_gap: SignedDuration) -> Option<Finding> {
     facts.email.as_ref()?;
     let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
     let tenure_days = facts.tenure_days(now);
@@ -49,7 +50,7 @@ pub fn assess(facts: &MemberFacts, now: Timestamp) -> Option<Finding> {
         cancellation_reason: facts.cancellation_reason.clone(),
     };
     let finding = match facts.status? {
-        MemberStatus::Active => active(facts, now, &name)?,
+        MemberStatus::Active => active(facts, now, &name, churn_gap)?,
         MemberStatus::Cancelled => win_back(facts, now, &name)?,
         MemberStatus::Lead => lead(facts, now, &name)?,
         MemberStatus::Frozen => return None,
@@ -133,7 +134,7 @@ fn payment_trouble(facts: &MemberFacts, now: Timestamp) -> Option<Raw> {
     ))
 }
 
-fn active(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
+fn active(facts: &MemberFacts, now: Timestamp, name: &str, churn_gap: SignedDuration) -> Option<Raw> {
     if let Some(trouble) = payment_trouble(facts, now) {
         return Some(trouble);
     }
@@ -154,7 +155,7 @@ fn active(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
     let last = facts.last_checkin_at?;
     let gap = now.duration_since(last);
     let rhythm = usual_gap(facts);
-    let threshold = rhythm.map_or(CHURN_NO_CHECKIN, |r| CHURN_NO_CHECKIN.max(r * 2));
+    let threshold = rhythm.map_or(churn_gap, |r| churn_gap.max(r * 2));
     if gap < threshold {
         return None;
     }
@@ -273,6 +274,7 @@ fn sparsity_penalty(facts: &MemberFacts) -> u8 {
 mod tests {
     use super::*;
     use crate::kernel::ids::{Email, MemberId};
+    use crate::kernel::limits::CHURN_NO_CHECKIN;
 
     fn at(s: &str) -> Timestamp {
         s.parse().expect("timestamp")
@@ -312,7 +314,12 @@ mod tests {
     #[test]
     fn an_active_enrollment_paid_until_a_date_past_the_grace_is_inferred_payment_trouble() {
         let regular = with_checkins(member(MemberStatus::Active), 2, 20, now() - SignedDuration::from_hours(24));
-        let lapsed = assess(&enrolled(regular.clone(), EnrollmentStatus::Active, "2026-10-28T00:00:00Z"), now()).expect("a finding");
+        let lapsed = assess(
+            &enrolled(regular.clone(), EnrollmentStatus::Active, "2026-10-28T00:00:00Z"),
+            now(),
+            CHURN_NO_CHECKIN,
+        )
+        .expect("a finding");
         assert_eq!(lapsed.task_type, "payment_recovery");
         assert_eq!(lapsed.goal, LAPSED_PAYMENT_GOAL);
         assert!(lapsed.confidence <= 40, "always the owner's review: {}", lapsed.confidence);
@@ -323,15 +330,28 @@ mod tests {
             lapsed.context
         );
         // Inside the grace (paid until three days ago at most): nothing.
-        assert!(assess(&enrolled(regular.clone(), EnrollmentStatus::Active, "2026-10-30T15:00:00Z"), now()).is_none());
+        assert!(
+            assess(
+                &enrolled(regular.clone(), EnrollmentStatus::Active, "2026-10-30T15:00:00Z"),
+                now(),
+                CHURN_NO_CHECKIN
+            )
+            .is_none()
+        );
         // An `alert` enrollment is the same inference, whatever its date, once per date.
-        let alert = assess(&enrolled(regular.clone(), EnrollmentStatus::Alert, "2026-11-30T00:00:00Z"), now()).expect("alert");
+        let alert = assess(
+            &enrolled(regular.clone(), EnrollmentStatus::Alert, "2026-11-30T00:00:00Z"),
+            now(),
+            CHURN_NO_CHECKIN,
+        )
+        .expect("alert");
         assert_eq!((alert.task_type, alert.goal.as_str()), ("payment_recovery", ALERT_PAYMENT_GOAL));
         assert_eq!(alert.episode, alert_episode("sub_1", Some(at("2026-11-30T00:00:00Z"))));
         // A cancelled or paused enrollment is not a payment that failed.
         for status in [EnrollmentStatus::Canceled, EnrollmentStatus::Paused] {
             assert!(
-                assess(&enrolled(regular.clone(), status, "2026-10-01T00:00:00Z"), now()).is_none_or(|f| f.task_type != "payment_recovery")
+                assess(&enrolled(regular.clone(), status, "2026-10-01T00:00:00Z"), now(), CHURN_NO_CHECKIN)
+                    .is_none_or(|f| f.task_type != "payment_recovery")
             );
         }
     }
@@ -348,42 +368,52 @@ mod tests {
     #[test]
     fn a_regular_who_stopped_coming_is_a_confident_churn_risk() {
         let facts = with_checkins(member(MemberStatus::Active), 3, 30, now() - SignedDuration::from_hours(24 * 20));
-        let finding = assess(&facts, now()).expect("finding");
+        let finding = assess(&facts, now(), CHURN_NO_CHECKIN).expect("finding");
         assert_eq!((finding.task_type, finding.confidence), ("churn_risk", 85));
     }
 
     #[test]
     fn a_member_who_comes_every_three_weeks_is_not_at_risk_after_twenty_days() {
         let facts = with_checkins(member(MemberStatus::Active), 21, 12, now() - SignedDuration::from_hours(24 * 20));
-        assert!(assess(&facts, now()).is_none());
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none());
         let later = now() + SignedDuration::from_hours(24 * 25);
-        assert_eq!(assess(&facts, later).map(|f| f.task_type), Some("churn_risk"));
+        assert_eq!(assess(&facts, later, CHURN_NO_CHECKIN).map(|f| f.task_type), Some("churn_risk"));
+    }
+
+    #[test]
+    fn a_calibrated_gap_flags_a_member_with_little_history_later() {
+        let facts = with_checkins(member(MemberStatus::Active), 30, 2, now() - SignedDuration::from_hours(24 * 16));
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_some(), "16 days is past the default 14");
+        let three_weeks = SignedDuration::from_hours(24 * 21);
+        assert!(assess(&facts, now(), three_weeks).is_none(), "this gym's members take three weeks");
+        let later = now() + SignedDuration::from_hours(24 * 6);
+        assert!(assess(&facts, later, three_weeks).is_some());
     }
 
     #[test]
     fn sparse_history_lowers_the_confidence_but_keeps_the_finding() {
         let facts = with_checkins(member(MemberStatus::Active), 3, 2, now() - SignedDuration::from_hours(24 * 30));
-        let sparse = assess(&facts, now()).expect("finding");
+        let sparse = assess(&facts, now(), CHURN_NO_CHECKIN).expect("finding");
         assert_eq!(sparse.task_type, "churn_risk");
         assert!(sparse.confidence <= 45, "{}", sparse.confidence);
         let mut unknown = facts.clone();
         unknown.monthly_value = None;
         unknown.joined_at = None;
-        assert!(assess(&unknown, now()).expect("finding").confidence < sparse.confidence);
+        assert!(assess(&unknown, now(), CHURN_NO_CHECKIN).expect("finding").confidence < sparse.confidence);
     }
 
     #[test]
     fn no_checkins_at_all_is_no_evidence_of_dropping_off() {
-        assert!(assess(&member(MemberStatus::Active), now()).is_none());
+        assert!(assess(&member(MemberStatus::Active), now(), CHURN_NO_CHECKIN).is_none());
     }
 
     #[test]
     fn new_members_get_onboarding_until_the_habit_forms() {
         let mut facts = member(MemberStatus::Active);
         facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 3));
-        assert_eq!(assess(&facts, now()).map(|f| f.task_type), Some("onboarding"));
+        assert_eq!(assess(&facts, now(), CHURN_NO_CHECKIN).map(|f| f.task_type), Some("onboarding"));
         let formed = with_checkins(facts, 1, 3, now() - SignedDuration::from_hours(1));
-        assert!(assess(&formed, now()).is_none());
+        assert!(assess(&formed, now(), CHURN_NO_CHECKIN).is_none());
     }
 
     #[test]
@@ -391,30 +421,30 @@ mod tests {
         let mut facts = with_checkins(member(MemberStatus::Cancelled), 4, 20, now() - SignedDuration::from_hours(24 * 40));
         facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * 10));
         facts.cancellation_reason = Some("moving".into());
-        let finding = assess(&facts, now()).expect("finding");
+        let finding = assess(&facts, now(), CHURN_NO_CHECKIN).expect("finding");
         assert_eq!((finding.task_type, finding.confidence), ("win_back", 75));
         facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * 90));
-        assert!(assess(&facts, now()).is_none());
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none());
     }
 
     #[test]
     fn leads_get_a_follow_up_once_they_had_time_and_until_they_book() {
         let mut facts = member(MemberStatus::Lead);
         facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 5));
-        assert_eq!(assess(&facts, now()).map(|f| f.task_type), Some("lead_followup"));
+        assert_eq!(assess(&facts, now(), CHURN_NO_CHECKIN).map(|f| f.task_type), Some("lead_followup"));
         facts.joined_at = Some(now() - SignedDuration::from_hours(12));
-        assert!(assess(&facts, now()).is_none(), "a brand-new lead gets time");
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none(), "a brand-new lead gets time");
         facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 5));
         facts.trial_booked_at = Some(now());
-        assert!(assess(&facts, now()).is_none(), "a booked trial is the goal");
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none(), "a booked trial is the goal");
     }
 
     #[test]
     fn nobody_without_an_address_and_nobody_frozen() {
         let mut facts = with_checkins(member(MemberStatus::Active), 3, 30, now() - SignedDuration::from_hours(24 * 20));
         facts.email = None;
-        assert!(assess(&facts, now()).is_none());
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none());
         let frozen = with_checkins(member(MemberStatus::Frozen), 3, 30, now() - SignedDuration::from_hours(24 * 20));
-        assert!(assess(&frozen, now()).is_none());
+        assert!(assess(&frozen, now(), CHURN_NO_CHECKIN).is_none());
     }
 }

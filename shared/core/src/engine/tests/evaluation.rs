@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 
 use super::*;
-use crate::learning::suggestion::{SuggestionKind, SuggestionStatus};
+use crate::learning::suggestion::{ProposedChange, SuggestionKind, SuggestionStatus};
 use crate::owner::account::Account;
 use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
 use crate::task::commit::TaskCommit;
@@ -292,4 +292,136 @@ async fn an_owner_who_opted_in_gets_strong_memories_saved_and_listed_in_the_week
             "{why}: pending"
         );
     }
+}
+
+/// A pending suggestion of `account` proposing `change`, as an evaluator would make it.
+async fn suggested(w: &World, account: &Account, kind: SuggestionKind, fingerprint: &str, change: ProposedChange) -> ulid::Ulid {
+    let draft = crate::learning::suggestion::SuggestionDraft {
+        kind,
+        title: fingerprint.into(),
+        body: "From the month's outcomes.".into(),
+        evidence: serde_json::json!({"sample_count": 9}),
+        strength: crate::learning::suggestion::Strength::Moderate,
+        confidence: 60,
+        fingerprint: fingerprint.into(),
+        change,
+    };
+    let now = w.engine.now();
+    let suggestion =
+        crate::learning::suggestion::Suggestion::new(account.id, draft, "weekly_batch", crate::kernel::ids::new_ulid(now), now);
+    assert!(w.store.create_suggestion(&suggestion).await.expect("create"));
+    suggestion.id
+}
+
+const LEARNED_SKILL: &str = "Name the member's favourite class in the first line.";
+const LEARNED_CRITERION: &str = "Never mention the absence itself in the first message.";
+
+#[tokio::test]
+async fn an_accepted_skill_and_rubric_reach_their_types_prompt_and_undo_takes_them_out() {
+    let mut w = world().await;
+    let prompts = Arc::new(Prompts::default());
+    w.engine.agent = prompts.clone();
+    let gym = w.account.clone();
+    let skill = suggested(
+        &w,
+        &gym,
+        SuggestionKind::Skill,
+        "skill:churn_risk:favourite_class",
+        ProposedChange::Skill {
+            task_type: "churn_risk".into(),
+            guidance: LEARNED_SKILL.into(),
+        },
+    )
+    .await;
+    let rubric = suggested(
+        &w,
+        &gym,
+        SuggestionKind::Rubric,
+        "rubric:churn_risk:no_absence",
+        ProposedChange::Rubric {
+            task_type: "churn_risk".into(),
+            criteria: vec![LEARNED_CRITERION.into()],
+        },
+    )
+    .await;
+    let before = draft_prompt(&w, &prompts, &gym, "m_learn_1").await;
+    assert!(
+        !before.contains(LEARNED_SKILL) && !before.contains(LEARNED_CRITERION),
+        "pending changes nothing"
+    );
+
+    w.engine.accept_suggestion(gym.id, skill).await.expect("accept skill");
+    w.engine.accept_suggestion(gym.id, rubric).await.expect("accept rubric");
+    let after = draft_prompt(&w, &prompts, &gym, "m_learn_2").await;
+    assert!(after.contains(LEARNED_SKILL), "the skill layer:\n{after}");
+    assert!(after.contains(&format!("- {LEARNED_CRITERION}")), "the rubric:\n{after}");
+    assert!(
+        after.find(LEARNED_SKILL) < after.find("# The business"),
+        "the skill beside the type's skill, before the account layer"
+    );
+    // Another type's prompt does not carry them.
+    let mut input = w.new_task("win_back", "m_learn_3").await;
+    input.draft = None;
+    w.engine
+        .create_task(&w.engine.account(gym.id).await.expect("account"), input)
+        .await
+        .expect("create");
+    let win_back = prompts.0.lock().expect("prompts").last().cloned().unwrap_or_default();
+    assert!(
+        !win_back.contains(LEARNED_SKILL) && !win_back.contains(LEARNED_CRITERION),
+        "{win_back}"
+    );
+
+    w.engine.undo_suggestion(gym.id, skill).await.expect("undo");
+    let undone = draft_prompt(&w, &prompts, &gym, "m_learn_4").await;
+    assert!(!undone.contains(LEARNED_SKILL), "undo removes the skill:\n{undone}");
+    assert!(undone.contains(LEARNED_CRITERION), "and only the skill");
+    let learned = w.engine.account(gym.id).await.expect("account").settings.learned;
+    assert_eq!(learned.len(), 1);
+}
+
+/// A model's evaluator: counts its calls, finds nothing.
+#[derive(Default)]
+struct ModelLike(std::sync::atomic::AtomicUsize);
+
+#[async_trait::async_trait]
+impl crate::ports::Evaluator for ModelLike {
+    async fn evaluate(
+        &self,
+        _: &[crate::learning::evaluator::ClosedTask],
+        _: &crate::owner::calibration::Calibration,
+    ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Vec::new())
+    }
+    fn uses_ai(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_models_evaluation_is_an_ai_call_counted_within_the_days_budget() {
+    let mut w = world().await;
+    let model = Arc::new(ModelLike::default());
+    w.engine = w.engine.clone().with_evaluator(model.clone());
+    let gym = w.account.clone();
+    let today = crate::kernel::limits::local_date(day0(), &gym.settings.time_zone());
+    w.engine.evaluate_account(gym.id, "post_task").await.expect("evaluate");
+    assert_eq!(model.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(
+        w.store.ai_calls(gym.id, today).await.expect("calls"),
+        1,
+        "counted as the day's AI call"
+    );
+
+    // The day's calls used up: the evaluation waits for the next run, nothing is asked.
+    while w
+        .store
+        .count_ai_call(gym.id, today, crate::kernel::limits::AI_CALLS_PER_ACCOUNT_PER_DAY)
+        .await
+        .expect("count")
+        .is_some()
+    {}
+    w.engine.evaluate_account(gym.id, "post_task").await.expect("evaluate");
+    assert_eq!(model.0.load(std::sync::atomic::Ordering::SeqCst), 1, "not asked over the budget");
 }

@@ -27,6 +27,7 @@ fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
             execution_mode: "live".into(),
             attributed_value: None,
             business_type: None,
+            flagged_gap_days: None,
             contributor: None,
         },
         edits: Vec::new(),
@@ -42,7 +43,7 @@ fn a_month_of_evenings_answered_and_mornings_not() -> Vec<ClosedTask> {
 
 #[test]
 fn evening_sends_answered_and_morning_ones_not_make_one_strong_timing_memory_with_its_counts() {
-    let found = evaluate(&a_month_of_evenings_answered_and_mornings_not());
+    let found = evaluate(&a_month_of_evenings_answered_and_mornings_not(), &Calibration::default());
     assert_eq!(found.len(), 1, "{found:?}");
     let timing = &found[0];
     assert_eq!((timing.kind, timing.strength), (SuggestionKind::Memory, Strength::Strong));
@@ -65,30 +66,30 @@ fn nothing_is_suggested_below_the_thresholds() {
     // Too few messages in one group.
     let mut few: Vec<ClosedTask> = (0..12).map(|_| closed(19, true, 300)).collect();
     few.extend((0..MIN_SENDS_PER_GROUP - 1).map(|_| closed(9, false, 300)));
-    assert!(evaluate(&few).is_empty());
+    assert!(evaluate(&few, &Calibration::default()).is_empty());
     // A gap too small: 6 of 10 against 4 of 10.
     let mut close: Vec<ClosedTask> = (0..10).map(|i| closed(19, i < 6, 300)).collect();
     close.extend((0..10).map(|i| closed(9, i < 4, 300)));
-    assert!(evaluate(&close).is_empty());
+    assert!(evaluate(&close, &Calibration::default()).is_empty());
     // Unsent tasks say nothing about timing.
     let mut unsent = a_month_of_evenings_answered_and_mornings_not();
     for t in &mut unsent {
         t.shared.touches = 0;
     }
-    assert!(evaluate(&unsent).is_empty());
+    assert!(evaluate(&unsent, &Calibration::default()).is_empty());
 }
 
 #[test]
 fn short_first_messages_answered_more_make_a_prompt_suggestion_and_long_ones_never_do() {
     let mut tasks: Vec<ClosedTask> = (0..10).map(|_| closed(14, true, 200)).collect();
     tasks.extend((0..10).map(|_| closed(14, false, 900)));
-    let found = evaluate(&tasks);
+    let found = evaluate(&tasks, &Calibration::default());
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!((found[0].kind, found[0].strength), (SuggestionKind::Prompt, Strength::Moderate));
     assert!(matches!(&found[0].change, ProposedChange::Prompt { agent, .. } if agent == "*"));
     let mut reversed: Vec<ClosedTask> = (0..10).map(|_| closed(14, false, 200)).collect();
     reversed.extend((0..10).map(|_| closed(14, true, 900)));
-    assert!(evaluate(&reversed).is_empty());
+    assert!(evaluate(&reversed, &Calibration::default()).is_empty());
 }
 
 #[test]
@@ -105,9 +106,12 @@ fn three_five_and_eight_consistent_edits_of_one_kind_make_a_weak_moderate_and_st
             })
             .collect()
     };
-    assert!(evaluate(&edited(2)).is_empty(), "two edits say nothing yet");
+    assert!(
+        evaluate(&edited(2), &Calibration::default()).is_empty(),
+        "two edits say nothing yet"
+    );
     for (n, strength) in [(3, Strength::Weak), (5, Strength::Moderate), (8, Strength::Strong)] {
-        let found = evaluate(&edited(n));
+        let found = evaluate(&edited(n), &Calibration::default());
         let shortened = found
             .iter()
             .find(|d| d.evidence["edit"] == "shortened")
@@ -121,9 +125,13 @@ fn three_five_and_eight_consistent_edits_of_one_kind_make_a_weak_moderate_and_st
         assert!(matches!(&shortened.change, ProposedChange::Memory { content, .. } if content.contains("shorter")));
     }
     // Sign-off changed on 2 of 3 (then 3 of 5): below, then at the weak threshold.
-    assert!(!evaluate(&edited(3)).iter().any(|d| d.evidence["edit"] == "changed_sign_off"));
     assert!(
-        evaluate(&edited(5))
+        !evaluate(&edited(3), &Calibration::default())
+            .iter()
+            .any(|d| d.evidence["edit"] == "changed_sign_off")
+    );
+    assert!(
+        evaluate(&edited(5), &Calibration::default())
             .iter()
             .any(|d| d.evidence["edit"] == "changed_sign_off" && d.strength == Strength::Weak)
     );
