@@ -6,8 +6,9 @@ use askama::Template;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use openloop_core::learning::suggestion::{AppliedChange, Strength, Suggestion};
+use openloop_core::learning::suggestion::{AppliedChange, Strength, Suggestion, SuggestionKind};
 use openloop_core::owner::business_memory::{BusinessMemory, MemorySource};
+use openloop_core::owner::calibration::Threshold;
 use openloop_core::task::Task;
 use openloop_core::task::feedback::{self, COMMENT_MAX_CHARS, Rating};
 
@@ -218,20 +219,32 @@ pub fn suggestion_card(s: &Suggestion, tz: &TimeZone) -> SuggestionCard {
         confidence: s.confidence,
         created: when(s.created_at, tz),
         evidence: evidence_table(&s.evidence),
-        change: s.applied.as_ref().map(|a| match a {
-            AppliedChange::Memory { .. } => "saved as a memory".to_owned(),
-            AppliedChange::Prompt { agent, task_type, .. } => format!(
-                "added to the instructions for {}{}",
-                if agent == "*" {
-                    "every agent".to_owned()
-                } else {
-                    format!("the {} agent", words(agent))
-                },
-                task_type.as_deref().map(|t| format!(" ({})", words(t))).unwrap_or_default()
-            ),
-        }),
+        change: s.applied.as_ref().map(|a| applied_change(&s.kind, a)),
         decided: s.decided_at.map(|at| when(at, tz)),
         auto_applied: s.auto_applied,
+    }
+}
+
+/// What an applied suggestion changed, in the owner's words.
+fn applied_change(kind: &SuggestionKind, a: &AppliedChange) -> String {
+    match a {
+        AppliedChange::Memory { .. } => "saved as a memory".to_owned(),
+        AppliedChange::Prompt { agent, task_type, .. } => format!(
+            "added to the instructions for {}{}",
+            if agent == "*" {
+                "every agent".to_owned()
+            } else {
+                format!("the {} agent", words(agent))
+            },
+            task_type.as_deref().map(|t| format!(" ({})", words(t))).unwrap_or_default()
+        ),
+        AppliedChange::Learned { .. } => format!("kept as a {} for its task type", words(&code(kind))),
+        AppliedChange::Calibration { threshold, before, after } => match threshold {
+            Threshold::RiskGapDays => format!("members are flagged after {after} days without a check-in (was {before})"),
+            Threshold::ConfidenceRaise => {
+                format!("the confidence needed to send without review is raised by {after} points (was {before})")
+            }
+        },
     }
 }
 
@@ -299,6 +312,19 @@ pub fn evidence_table(evidence: &serde_json::Value) -> EvidenceTable {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_applied_calibration_says_the_threshold_before_and_after() {
+        let change = AppliedChange::Calibration {
+            threshold: Threshold::RiskGapDays,
+            before: 14,
+            after: 22,
+        };
+        assert_eq!(
+            applied_change(&SuggestionKind::Calibration, &change),
+            "members are flagged after 22 days without a check-in (was 14)"
+        );
+    }
 
     #[test]
     fn evidence_reads_as_facts_and_a_table_of_groups() {
