@@ -109,17 +109,19 @@ async fn dashboard_table() -> Result<(), Error> {
     let (engine, store, clock) = scratch.engine(None).await;
     let account = bench_account(&engine, "Bench Gym").await?;
     let now = clock.now();
-    let statuses = [
-        TaskStatus::PendingReview,
-        TaskStatus::Waiting,
-        TaskStatus::Escalated,
-        TaskStatus::Completed,
-        TaskStatus::Cancelled,
-    ];
+    // A gym some years in: most tasks closed, 1 in 100 waiting for review and 1 in 100
+    // escalated, 8 in 100 in a conversation.
+    let status_of = |i: usize| match i % 100 {
+        0 => TaskStatus::PendingReview,
+        1 => TaskStatus::Escalated,
+        2..10 => TaskStatus::Waiting,
+        10..70 => TaskStatus::Completed,
+        _ => TaskStatus::Cancelled,
+    };
     let mut tasks = Vec::with_capacity(DASHBOARD_TASKS);
     for i in 0..DASHBOARD_TASKS {
         let member = MemberId::parse(&format!("m_dash_{i}"))?;
-        let status = statuses[i % statuses.len()];
+        let status = status_of(i);
         let mut task = sample_task_for(account.id, member, status, now - SignedDuration::from_mins(i as i64));
         task.next_action_at = (status == TaskStatus::Waiting).then(|| now + SignedDuration::from_hours(24 * 30));
         tasks.push(task);

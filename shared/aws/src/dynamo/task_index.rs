@@ -19,6 +19,8 @@ use super::{DynamoStore, Item, unavailable};
 
 /// Items a filtered task list reads per request.
 const FILTERED_PAGE: usize = 200;
+/// Tallies (about 100 bytes each) a list of one open status reads per request.
+const TALLY_PAGE: usize = 1_000;
 
 #[async_trait]
 impl TaskIndex for DynamoStore {
@@ -50,6 +52,9 @@ impl TaskIndex for DynamoStore {
     }
 
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        if let Some(status) = query.status.filter(|s| !s.is_terminal()) {
+            return self.list_open_tasks(account, status, query).await;
+        }
         let gsi2pk = tasks_gsi2pk(account);
         let mut start = match &query.cursor {
             Some(c) => Some(decode_cursor(c, (GSI2PK, &gsi2pk))?),
@@ -209,5 +214,87 @@ impl TaskIndex for DynamoStore {
         Ok(item
             .as_ref()
             .and_then(|i| Some((attr_parse(i, "account_id")?, attr_parse(i, "task_id")?))))
+    }
+}
+
+impl DynamoStore {
+    /// The tasks of one open status (the review queue, the escalations), newest first: read
+    /// from the open tasks' tallies, which the task's own writes keep (`TALLY#OPEN#{task}`,
+    /// sorted as the task ids), then the page's tasks in one batch — so the review queue reads
+    /// the account's open tasks, never the closed ones it has piled up.
+    async fn list_open_tasks(
+        &self,
+        account: AccountId,
+        status: openloop_core::task::TaskStatus,
+        query: &TaskQuery,
+    ) -> Result<(Vec<Task>, Option<String>), StoreError> {
+        use openloop_core::ports::Tasks as _;
+        let pk = account_pk(account);
+        let mut start = match &query.cursor {
+            Some(c) => {
+                let key = decode_cursor(c, (PK, &pk))?;
+                if !key
+                    .get(SK)
+                    .and_then(|v| v.as_s().ok())
+                    .is_some_and(|sk| sk.starts_with(TALLY_OPEN_PREFIX))
+                {
+                    return Err(StoreError::InvalidCursor);
+                }
+                Some(key.into_iter().filter(|(k, _)| k == PK || k == SK).collect::<Item>())
+            }
+            None => None,
+        };
+        let limit = query.limit.clamp(1, 200);
+        let mut ids: Vec<TaskId> = Vec::new();
+        let next = loop {
+            let mut req = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("PK = :pk AND begins_with(SK, :open)")
+                .expression_attribute_values(":pk", s(pk.clone()))
+                .expression_attribute_values(":open", s(TALLY_OPEN_PREFIX.to_owned()))
+                .expression_attribute_names("#status", "status")
+                .expression_attribute_values(":status", s(status.as_str()))
+                .scan_index_forward(false)
+                .consistent_read(true)
+                .limit(i32::try_from(TALLY_PAGE).unwrap_or(1_000))
+                .set_exclusive_start_key(start.take());
+            req = match &query.member_id {
+                Some(member) => req
+                    .filter_expression("#status = :status AND member_id = :member")
+                    .expression_attribute_values(":member", s(member.as_str())),
+                None => req.filter_expression("#status = :status"),
+            };
+            self.count();
+            let out = req.send().await.map_err(unavailable)?;
+            let items = out.items.unwrap_or_default();
+            let read = items.len();
+            let mut full = None;
+            for (n, item) in items.into_iter().enumerate() {
+                let tally: TaskTally = from_item(item.clone())?;
+                ids.push(tally.task_id);
+                let more = n + 1 < read || out.last_evaluated_key.as_ref().is_some_and(|k| !k.is_empty());
+                if ids.len() >= limit {
+                    let key: Item = [PK, SK]
+                        .iter()
+                        .filter_map(|k| Some(((*k).to_owned(), item.get(*k)?.clone())))
+                        .collect();
+                    full = Some(more.then(|| encode_cursor(&key)));
+                    break;
+                }
+            }
+            if let Some(next) = full {
+                break next;
+            }
+            match out.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => break None,
+            }
+        };
+        let mut tasks = self.get_tasks(account, &ids).await?;
+        // A task that moved on since its tally was read is not of this status any more.
+        tasks.retain(|t| t.status == status);
+        Ok((tasks, next))
     }
 }

@@ -92,6 +92,7 @@ macro_rules! store_conformance_tests {
             task_index: [
                 the_due_index_holds_what_is_scheduled_and_pages,
                 task_lists_are_scoped_filtered_and_paged,
+                a_status_list_follows_the_task_through_its_writes,
                 the_attribution_index_holds_watched_closed_tasks_and_revisions_keep_the_guard,
                 the_activity_feed_lists_an_accounts_decisions_newest_first,
                 the_owners_tallies_follow_every_write_of_the_task,

@@ -390,3 +390,72 @@ pub(super) async fn the_owners_tallies_follow_every_write_of_the_task(store: &dy
             .is_empty()
     );
 }
+
+/// A list of one status follows the task through its writes: approved, a task leaves the
+/// review list and joins the ready one; closed, it is listed as closed; with a member too,
+/// only that member's.
+pub(super) async fn a_status_list_follows_the_task_through_its_writes(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let mut made = Vec::new();
+    for i in 0..4 {
+        made.push(new_task(store, account, &format!("m_status_{i}"), TaskStatus::PendingReview).await);
+    }
+    let listed = |status: TaskStatus| {
+        every_page(
+            store,
+            account,
+            TaskQuery {
+                status: Some(status),
+                limit: 2,
+                ..TaskQuery::default()
+            },
+        )
+    };
+    let newest_first = |tasks: &[&Task]| tasks.iter().rev().map(|t| t.id).collect::<Vec<_>>();
+    assert_eq!(
+        listed(TaskStatus::PendingReview).await,
+        newest_first(&made.iter().collect::<Vec<_>>())
+    );
+
+    let at = base() + SignedDuration::from_mins(5);
+    let (approved, log) = transition(&made[1], TaskStatus::Ready, at, Why::new(Reason::OwnerApproved)).expect("valid");
+    store.commit(&TaskCommit::new(approved.clone(), log)).await.expect("approve");
+    let (skipped, log) = transition(&made[2], TaskStatus::Cancelled, at, Why::new(Reason::OwnerSkipped)).expect("valid");
+    store.commit(&TaskCommit::new(skipped.clone(), log)).await.expect("skip");
+    assert_eq!(
+        listed(TaskStatus::PendingReview).await,
+        newest_first(&[&made[0], &made[3]]),
+        "status list: an approved or skipped task leaves the review list"
+    );
+    let (ready, _) = store
+        .list_tasks(
+            account,
+            &TaskQuery {
+                status: Some(TaskStatus::Ready),
+                limit: 10,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert_eq!(ready, vec![approved], "status list: the ready one, as written");
+    assert_eq!(
+        listed(TaskStatus::Cancelled).await,
+        vec![skipped.id],
+        "status list: a closed status"
+    );
+
+    let (mine, next) = store
+        .list_tasks(
+            account,
+            &TaskQuery {
+                status: Some(TaskStatus::PendingReview),
+                member_id: Some(member("m_status_3")),
+                limit: 10,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("list");
+    assert_eq!((mine.iter().map(|t| t.id).collect::<Vec<_>>(), next), (vec![made[3].id], None));
+}
