@@ -5,6 +5,7 @@
 //! own table/queue names and accounts. Behaviour through the contract is in `tests/stack`.
 
 mod actions;
+mod backfill;
 mod concurrency;
 mod mail_events;
 mod rails;

@@ -14,8 +14,11 @@ use openloop_core::task::{LogEntry, Task};
 
 use crate::keys::*;
 
-use super::items::{attr_parse, decode_cursor, encode_cursor, from_item, s, sk_of};
-use super::{DynamoStore, Item, unavailable};
+use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
+use openloop_core::kernel::error::Conflict;
+
+use super::items::{attr_parse, decode_cursor, encode_cursor, from_item, n, s, sk_of};
+use super::{DynamoStore, Item, build_error, unavailable};
 
 /// Items a filtered task list reads per request.
 const FILTERED_PAGE: usize = 200;
@@ -296,5 +299,64 @@ impl DynamoStore {
         // A task that moved on since its tally was read is not of this status any more.
         tasks.retain(|t| t.status == status);
         Ok((tasks, next))
+    }
+
+    /// Writes the tally of every task of `account` — for a table written before the tallies
+    /// existed, whose tasks the owner's numbers and the open-status lists would otherwise miss
+    /// (`openloop-admin backfill-tallies`). Each task's tally goes in a transaction that checks
+    /// the task is still the version read, so a task written meanwhile keeps the tally its own
+    /// write made; carried out again it writes the same. Returns (tallied, changed meanwhile).
+    pub async fn backfill_tallies(&self, account: AccountId) -> Result<(usize, usize), StoreError> {
+        /// Tasks a transaction carries (each a check and at most two writes: ≤ 100 items).
+        const TASKS_A_TRANSACTION: usize = 25;
+        let (mut tallied, mut moved) = (0, 0);
+        let mut query = TaskQuery {
+            limit: 200,
+            ..TaskQuery::default()
+        };
+        loop {
+            let (tasks, next) = self.list_tasks(account, &query).await?;
+            for chunk in tasks.chunks(TASKS_A_TRANSACTION) {
+                let mut writes = Vec::new();
+                for task in chunk {
+                    writes.extend(self.tally_backfill(task)?);
+                }
+                match self.transact(writes).await {
+                    Ok(()) => tallied += chunk.len(),
+                    // One of them changed since it was read: each on its own, so only that
+                    // one is left to the tally its own write made.
+                    Err(StoreError::Conflict(_)) => {
+                        for task in chunk {
+                            match self.transact(self.tally_backfill(task)?).await {
+                                Ok(()) => tallied += 1,
+                                Err(StoreError::Conflict(_)) => moved += 1,
+                                Err(e) => return Err(e),
+                            }
+                        }
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            match next {
+                Some(cursor) => query.cursor = Some(cursor),
+                None => return Ok((tallied, moved)),
+            }
+        }
+    }
+
+    /// A task's tally writes, checked against the task's version as read.
+    fn tally_backfill(&self, task: &Task) -> Result<Vec<(TransactWriteItem, Option<Conflict>)>, StoreError> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(task.account_id)))
+            .key(SK, s(task_sk(task.id)))
+            .condition_expression("#v = :v")
+            .expression_attribute_names("#v", "version")
+            .expression_attribute_values(":v", n(task.version))
+            .build()
+            .map_err(build_error)?;
+        let mut writes = vec![(TransactWriteItem::builder().condition_check(check).build(), Some(Conflict::Version))];
+        writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));
+        Ok(writes)
     }
 }

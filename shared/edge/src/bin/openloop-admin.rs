@@ -1,0 +1,54 @@
+//! Operator commands against a deployed table (the function's environment: `OPENLOOP_TABLE`,
+//! `AWS_REGION`, credentials; `AWS_ENDPOINT_URL` for the emulator).
+//!
+//! `openloop-admin backfill-tallies [ACCOUNT_ID…]`: writes the tally of every task of the
+//! accounts named, or of every account — once, after upgrading a table written before the
+//! tallies existed (the owner's numbers, the overview and the review queue read them). Safe to
+//! run while the functions run and to run again.
+
+use openloop_core::kernel::ids::AccountId;
+use openloop_core::ports::AccountStore as _;
+use openloop_edge::config::Config;
+
+const USAGE: &str = "usage: openloop-admin backfill-tallies [ACCOUNT_ID...]";
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    match run(std::env::args().skip(1).collect()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("openloop-admin: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Vec<String>) -> Result<(), String> {
+    let Some((command, rest)) = args.split_first() else {
+        return Err(USAGE.into());
+    };
+    if command != "backfill-tallies" {
+        return Err(format!("unknown command {command:?}; {USAGE}"));
+    }
+    let config = Config::from_env().map_err(|e| e.to_string())?;
+    let clients = config.clients().await;
+    let store = openloop_aws::dynamo::DynamoStore::new(clients.dynamodb.clone(), config.table.clone());
+    let accounts: Vec<AccountId> = if rest.is_empty() {
+        store
+            .list_accounts()
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|a| a.id)
+            .collect()
+    } else {
+        rest.iter()
+            .map(|id| id.parse().map_err(|_| format!("{id:?} is not an account id")))
+            .collect::<Result<_, _>>()?
+    };
+    for account in accounts {
+        let (tallied, moved) = store.backfill_tallies(account).await.map_err(|e| format!("{account}: {e}"))?;
+        println!("{account}: {tallied} tasks tallied, {moved} written meanwhile (tallied by their own write)");
+    }
+    Ok(())
+}
