@@ -425,6 +425,47 @@ async fn the_stylesheet_is_served_under_its_hash_and_cached_for_good() {
     stack.running.stop();
 }
 
+/// A path under `/app` that is no page answers the dashboard's own 404 page (HTML, with the
+/// dashboard's headers), whatever the method; the API's paths keep their JSON 404.
+#[tokio::test]
+async fn an_unknown_dashboard_path_is_the_dashboards_404_page() {
+    let stack = Stack::start("app-404").await;
+    let http = reqwest::Client::new();
+    for (method, path) in [
+        (reqwest::Method::GET, "/app/nope"),
+        (reqwest::Method::GET, "/app/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV/nope"),
+        (reqwest::Method::POST, "/app/nope"),
+    ] {
+        let response = http
+            .request(method.clone(), format!("{}{path}", stack.url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), StatusCode::NOT_FOUND, "{method} {path}");
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert!(header("content-type").starts_with("text/html"), "{method} {path}");
+        assert!(header("content-security-policy").contains("default-src 'none'"), "{method} {path}");
+        let page = response.text().await.unwrap_or_default();
+        assert!(page.contains("There is no such page."), "{page}");
+    }
+    let api = http
+        .get(format!("{}/api/v1/nope", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(api.status(), StatusCode::NOT_FOUND);
+    let body: Value = api.json().await.unwrap_or_default();
+    assert_eq!(body["error"]["code"], "not_found", "{body}");
+    stack.running.stop();
+}
+
 /// Given a task in review, when the owner skips it with a reason (from the review card, or
 /// through the API), then the reason is on the task's log; a reason too long is refused and
 /// changes nothing.

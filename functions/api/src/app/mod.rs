@@ -88,7 +88,13 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
         .merge(learning::routes())
+        .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
+}
+
+/// Any other path under `/app`: the dashboard's own 404 page, not the API's JSON.
+async fn no_such_page() -> PageError {
+    PageError::new(StatusCode::NOT_FOUND, "There is no such page. The overview is at /app.")
 }
 
 /// Headers every dashboard response carries.
