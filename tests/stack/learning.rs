@@ -290,6 +290,9 @@ async fn the_monthly_evaluation_credits_each_business_whose_data_helped_a_patter
         let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
         assert_eq!(settings["learning_patterns_helped"], 1, "{settings}");
     }
+    let owner = crate::dashboard::sign_in(&stack, &gyms[0]).await;
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(page.contains("Your data helped 1 pattern across gyms."), "{page}");
     let (_, theirs) = stack.get("/api/v1/settings", &private.token).await;
     assert_eq!(
         theirs["learning_patterns_helped"], 0,

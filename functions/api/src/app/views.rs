@@ -122,6 +122,8 @@ pub struct SettingsView {
     pub auto_save_memories: bool,
     /// Contributing to the cross-tenant learning record.
     pub share_learning: bool,
+    /// Cross-business patterns this account's records helped surface.
+    pub patterns_helped: usize,
 }
 
 /// One text field of the profile: the form field's name, its label, its value.
@@ -235,6 +237,7 @@ pub fn settings_view(
         owner_email: settings.owner_email.as_ref().map(ToString::to_string).unwrap_or_default(),
         auto_save_memories: settings.auto_save_memories,
         share_learning: settings.share_learning,
+        patterns_helped: account.learning_patterns.len(),
         connector: ConnectorSummary {
             status_class: match connection.as_str() {
                 "connected" => "good",
