@@ -17,6 +17,20 @@ use openloop_edge::http::token_hash;
 use super::{Body, PageError, Shared, login_page_with, random, session, signed_in_response};
 use crate::ApiState;
 
+/// The form's login token matches its cookie (the sign-in page set both), else 403 saying
+/// what to open again.
+fn login_form_is_ours(state: &ApiState, headers: &HeaderMap, csrf: Option<&str>, again: &str) -> Result<(), PageError> {
+    let nonce = session::cookie(headers, session::LOGIN_COOKIE).unwrap_or_default();
+    if state.session_key.login_csrf_matches(nonce, csrf.unwrap_or_default()) {
+        Ok(())
+    } else {
+        Err(PageError::new(
+            StatusCode::FORBIDDEN,
+            format!("The sign-in form has expired. {again}"),
+        ))
+    }
+}
+
 /// What the owner is told after asking, whatever the address.
 const ASKED: &str = "If that address is the owner address of an account, a sign-in link is on its way to it. \
      The link works once, within 15 minutes.";
@@ -30,16 +44,7 @@ pub(super) struct LinkForm {
 /// `POST /app/login/link`: mail a sign-in link to the address, if it owns an account.
 pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
     let input: LinkForm = super::form(body)?;
-    let nonce = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or_default();
-    if !state
-        .session_key
-        .login_csrf_matches(nonce, input.csrf.as_deref().unwrap_or_default())
-    {
-        return Err(PageError::new(
-            StatusCode::FORBIDDEN,
-            "The sign-in form has expired. Open /app/login again.",
-        ));
-    }
+    login_form_is_ours(&state, &headers, input.csrf.as_deref(), "Open /app/login again.")?;
     let Ok(email) = Email::parse(input.email.as_deref().unwrap_or_default().trim()) else {
         return login_page_with(
             &state,
@@ -111,16 +116,7 @@ fn well_formed(token: &str) -> bool {
 /// any other is refused with the sign-in page.
 pub(super) async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
     let input: UseForm = super::form(body)?;
-    let nonce = session::cookie(&headers, session::LOGIN_COOKIE).unwrap_or_default();
-    if !state
-        .session_key
-        .login_csrf_matches(nonce, input.csrf.as_deref().unwrap_or_default())
-    {
-        return Err(PageError::new(
-            StatusCode::FORBIDDEN,
-            "The sign-in form has expired. Open the link from your mail again.",
-        ));
-    }
+    login_form_is_ours(&state, &headers, input.csrf.as_deref(), "Open the link from your mail again.")?;
     let token = input.token.unwrap_or_default();
     let account = if well_formed(&token) {
         state.engine.redeem_sign_in_link(&token_hash(&token)).await?
