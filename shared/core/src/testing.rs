@@ -279,3 +279,34 @@ impl crate::ports::EventBus for RecordingBus {
         Ok(())
     }
 }
+
+/// A closed churn task's shared record: one message sent at `hour` (local), answered or not;
+/// 240 characters, confidence 80, no business type or contributor — override what a test
+/// is about with struct update syntax.
+pub fn sample_shared_outcome(hour: i8, replied: bool) -> crate::learning::interaction::SharedOutcome {
+    crate::learning::interaction::SharedOutcome {
+        task_type: "churn_risk".into(),
+        category: "communication".into(),
+        agent: "retention".into(),
+        status: TaskStatus::Completed,
+        outcome: Some("retained".into()),
+        outcome_reason: None,
+        provisional: false,
+        touches: 1,
+        turns: u32::from(replied),
+        ai_calls: 1,
+        days_to_outcome: 3,
+        hours_to_first_touch: Some(2),
+        first_touch_hour: Some(hour),
+        first_touch_weekday: Some(2),
+        message_length: Some(240),
+        owner_edited: false,
+        confidence_bucket: 80,
+        trigger: "manual".into(),
+        execution_mode: "live".into(),
+        attributed_value: None,
+        business_type: None,
+        flagged_gap_days: None,
+        contributor: None,
+    }
+}

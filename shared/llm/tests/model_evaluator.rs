@@ -10,7 +10,6 @@ use openloop_core::learning::interaction::SharedOutcome;
 use openloop_core::learning::suggestion::{ProposedChange, Strength, SuggestionKind};
 use openloop_core::owner::calibration::{Calibration, Threshold};
 use openloop_core::ports::Evaluator;
-use openloop_core::task::TaskStatus;
 use openloop_llm::{ModelConfig, ModelEvaluator, Provider};
 use secrecy::SecretString;
 use serde_json::{Value, json};
@@ -43,29 +42,11 @@ fn closed(hour: i8, replied: bool) -> ClosedTask {
     ClosedTask {
         task_id: TaskId::generate("2026-11-02T14:00:00Z".parse().expect("time")),
         shared: SharedOutcome {
-            task_type: "churn_risk".into(),
-            category: "communication".into(),
-            agent: "retention".into(),
-            status: TaskStatus::Completed,
-            outcome: Some("retained".into()),
-            outcome_reason: None,
-            provisional: false,
-            touches: 1,
-            turns: u32::from(replied),
-            ai_calls: 1,
-            days_to_outcome: 3,
-            hours_to_first_touch: Some(2),
-            first_touch_hour: Some(hour),
-            first_touch_weekday: Some(2),
-            message_length: Some(240),
-            owner_edited: false,
-            confidence_bucket: 80,
             trigger: "cron_analysis".into(),
-            execution_mode: "live".into(),
-            attributed_value: None,
             business_type: Some("yoga_studio".into()),
             flagged_gap_days: Some(15),
             contributor: Some("0123456789abcdef01234567".into()),
+            ..openloop_core::testing::sample_shared_outcome(hour, replied)
         },
         edits: Vec::new(),
     }

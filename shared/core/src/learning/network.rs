@@ -199,33 +199,16 @@ pub fn patterns(month: &str, records: &[SharedOutcome]) -> Vec<Pattern> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::TaskStatus;
 
     fn record(who: &str, business_type: &str, hour: i8, replied: bool) -> SharedOutcome {
         SharedOutcome {
-            task_type: "churn_risk".into(),
-            category: "communication".into(),
-            agent: "retention".into(),
-            status: TaskStatus::Completed,
-            outcome: Some("retained".into()),
-            outcome_reason: None,
-            provisional: false,
-            touches: 1,
-            turns: u32::from(replied),
-            ai_calls: 1,
             days_to_outcome: 2,
             hours_to_first_touch: Some(1),
-            first_touch_hour: Some(hour),
             first_touch_weekday: Some(3),
             message_length: Some(200),
-            owner_edited: false,
-            confidence_bucket: 80,
-            trigger: "manual".into(),
-            execution_mode: "live".into(),
-            attributed_value: None,
             business_type: Some(business_type.into()),
-            flagged_gap_days: None,
             contributor: Some(who.into()),
+            ..crate::testing::sample_shared_outcome(hour, replied)
         }
     }
 

@@ -1,34 +1,13 @@
 use super::*;
-use crate::task::TaskStatus;
-use crate::testing::at;
+use crate::testing::{at, sample_shared_outcome};
 
 fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
     ClosedTask {
         task_id: TaskId::generate(at("2026-11-02T14:00:00Z")),
         shared: SharedOutcome {
-            task_type: "churn_risk".into(),
-            category: "communication".into(),
-            agent: "retention".into(),
-            status: TaskStatus::Completed,
             outcome: None,
-            outcome_reason: None,
-            provisional: false,
-            touches: 1,
-            turns: u32::from(replied),
-            ai_calls: 1,
-            days_to_outcome: 3,
-            hours_to_first_touch: Some(2),
-            first_touch_hour: Some(hour),
-            first_touch_weekday: Some(2),
             message_length: Some(length),
-            owner_edited: false,
-            confidence_bucket: 80,
-            trigger: "manual".into(),
-            execution_mode: "live".into(),
-            attributed_value: None,
-            business_type: None,
-            flagged_gap_days: None,
-            contributor: None,
+            ..sample_shared_outcome(hour, replied)
         },
         edits: Vec::new(),
     }
