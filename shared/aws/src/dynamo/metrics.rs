@@ -13,7 +13,7 @@ use openloop_core::ports::MetricsStore;
 use crate::keys::*;
 
 use super::items::{from_item, keyed, n, s};
-use super::{DynamoStore, Item, build_error, unavailable};
+use super::{DynamoStore, build_error};
 
 #[async_trait]
 impl MetricsStore for DynamoStore {
@@ -89,33 +89,14 @@ impl MetricsStore for DynamoStore {
     async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError> {
         // `METRICS#{date}` items sort by date; the cursor (`METRICS#CURSOR`) sorts after
         // every date, so a BETWEEN on two dates never reads it.
+        let items = self.query_between(account_pk(account), metrics_sk(from), metrics_sk(to)).await?;
         let mut days = Vec::new();
-        let mut start: Option<Item> = None;
-        loop {
-            self.count();
-            let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("PK = :pk AND SK BETWEEN :from AND :to")
-                .expression_attribute_values(":pk", s(account_pk(account)))
-                .expression_attribute_values(":from", s(metrics_sk(from)))
-                .expression_attribute_values(":to", s(metrics_sk(to)))
-                .consistent_read(true)
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(unavailable)?;
-            for item in out.items.unwrap_or_default() {
-                let Some(date) = item.get(SK).and_then(|v| v.as_s().ok()).and_then(|sk| metrics_date(sk)) else {
-                    continue;
-                };
-                days.push((date, from_item(item)?));
-            }
-            match out.last_evaluated_key {
-                Some(k) if !k.is_empty() => start = Some(k),
-                _ => return Ok(days),
-            }
+        for item in items {
+            let Some(date) = item.get(SK).and_then(|v| v.as_s().ok()).and_then(|sk| metrics_date(sk)) else {
+                continue;
+            };
+            days.push((date, from_item(item)?));
         }
+        Ok(days)
     }
 }
