@@ -37,7 +37,7 @@ async fn run(args: Vec<String>) -> Result<(), String> {
         store
             .list_accounts()
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| with_causes(&e))?
             .into_iter()
             .map(|a| a.id)
             .collect()
@@ -47,8 +47,23 @@ async fn run(args: Vec<String>) -> Result<(), String> {
             .collect::<Result<_, _>>()?
     };
     for account in accounts {
-        let (tallied, moved) = store.backfill_tallies(account).await.map_err(|e| format!("{account}: {e}"))?;
+        let (tallied, moved) = store
+            .backfill_tallies(account)
+            .await
+            .map_err(|e| format!("{account}: {}", with_causes(&e)))?;
         println!("{account}: {tallied} tasks tallied, {moved} written meanwhile (tallied by their own write)");
     }
     Ok(())
+}
+
+/// An error and what caused it, as one line (the store's "unavailable" says why).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
