@@ -19,6 +19,7 @@ pub mod charts;
 pub mod learning;
 pub mod learning_views;
 mod link;
+pub mod page;
 pub mod session;
 pub mod views;
 
@@ -44,8 +45,9 @@ use openloop_core::task::{Draft, TaskStatus};
 use openloop_edge::http::{ApiError, token_hash};
 
 use crate::ApiState;
+use page::Layout;
 use session::{COOKIE, LIFETIME, LOGIN_COOKIE, Session, SessionKey};
-use views::{ErrorPage, Layout, LoginPage, OverviewPage, ReviewPage, TaskPage};
+use views::{ErrorPage, LoginPage, OverviewPage, ReviewPage, TaskPage};
 
 type Shared = State<Arc<ApiState>>;
 type Body = Result<Bytes, BytesRejection>;
@@ -391,7 +393,7 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
             metrics,
         } = overview;
         let tz = autonomy.account.settings.time_zone();
-        let execution_mode = views::code(&autonomy.account.settings.execution_mode);
+        let execution_mode = page::code(&autonomy.account.settings.execution_mode);
         let phase = autonomy.phase.as_str();
         let page = OverviewPage {
             layout: layout(
@@ -409,7 +411,7 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 },
                 views::Hero {
                     label: "revenue retained",
-                    value: views::money(scorecard.revenue_retained),
+                    value: page::money(scorecard.revenue_retained),
                     href: None,
                 },
                 views::Hero {
@@ -427,7 +429,7 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
             feed: activity.0.iter().map(|e| views::feed_item(e, &tz)).collect(),
             state: views::AccountState {
                 execution_mode_explained: views::execution_mode_explained(&execution_mode),
-                execution_mode: views::words(&execution_mode),
+                execution_mode: page::words(&execution_mode),
                 phase,
                 phase_explained: views::phase_explained(phase),
                 paused: autonomy.account.paused,

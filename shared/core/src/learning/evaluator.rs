@@ -14,7 +14,6 @@ use super::edit::EditKind;
 use super::interaction::SharedOutcome;
 use super::suggestion::{ProposedChange, Strength, SuggestionDraft, SuggestionKind};
 use crate::kernel::ids::TaskId;
-use crate::owner::calibration::Calibration;
 
 /// How far back an evaluation looks.
 pub const WINDOW_DAYS: i64 = 30;
@@ -115,7 +114,7 @@ fn contrast(groups: &[Named]) -> Option<(Named, Named, Strength, u8)> {
 }
 
 /// When members answer: the part of the day with the best reply rate against the worst.
-fn send_time(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
+pub(super) fn send_time(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
     let groups = grouped(tasks, |s| s.first_touch_hour.and_then(day_part));
     let ((best, b), (worst, w), strength, confidence) = contrast(&groups)?;
     let hours = match best {
@@ -157,7 +156,7 @@ fn send_time(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
 }
 
 /// How long a first message should be: short ones against long ones.
-fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
+pub(super) fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
     let groups = grouped(tasks, |s| {
         s.message_length.map(|n| if n > LONG_MESSAGE_CHARS { "long" } else { "short" })
     });
@@ -195,7 +194,7 @@ fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
 
 /// The owner's edits: each kind made on at least [`EDITS_WEAK`] drafts is a memory
 /// suggestion, as strong as the count (a stronger one is a new finding).
-fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
+pub(super) fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
     let edited: Vec<&ClosedTask> = tasks.iter().filter(|t| !t.edits.is_empty()).collect();
     let mut kinds: Vec<EditKind> = edited.iter().flat_map(|t| t.edits.iter().copied()).collect();
     kinds.sort_unstable();
@@ -240,17 +239,6 @@ fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
             })
         })
         .collect()
-}
-
-/// Every finding in an account's recent closed tasks (with its thresholds as they stand, for
-/// calibration), strongest first, at most [`MAX_SUGGESTIONS`].
-pub fn evaluate(tasks: &[ClosedTask], calibration: &Calibration) -> Vec<SuggestionDraft> {
-    let mut found: Vec<SuggestionDraft> = [send_time(tasks), message_length(tasks)].into_iter().flatten().collect();
-    found.extend(owner_edits(tasks));
-    found.extend(super::calibration::calibrations(tasks, calibration));
-    found.sort_by_key(|d| std::cmp::Reverse((d.strength, d.confidence)));
-    found.truncate(MAX_SUGGESTIONS);
-    found
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod edit;
 pub mod evaluator;
 pub mod interaction;
 pub mod network;
+pub mod offline;
 pub mod suggestion;
 
 use crate::learning::interaction::SharedOutcome;

@@ -257,7 +257,7 @@ pub trait Evaluator: Send + Sync {
     }
 }
 
-/// Deterministic statistics with explicit thresholds (`crate::learning::evaluator`).
+/// Deterministic statistics with explicit thresholds (`crate::learning::offline`).
 pub struct OfflineEvaluator;
 
 #[async_trait]
@@ -267,7 +267,7 @@ impl Evaluator for OfflineEvaluator {
         tasks: &[crate::learning::evaluator::ClosedTask],
         calibration: &crate::owner::calibration::Calibration,
     ) -> Result<Vec<crate::learning::suggestion::SuggestionDraft>, AgentError> {
-        Ok(crate::learning::evaluator::evaluate(tasks, calibration))
+        Ok(crate::learning::offline::evaluate(tasks, calibration))
     }
 }
 

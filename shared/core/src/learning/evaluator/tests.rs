@@ -1,4 +1,6 @@
 use super::*;
+use crate::learning::offline::evaluate;
+use crate::owner::calibration::Calibration;
 use crate::testing::{at, sample_shared_outcome};
 
 fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {

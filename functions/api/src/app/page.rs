@@ -1,0 +1,50 @@
+//! What every dashboard page shares: its frame ([`Layout`]) and how values read to the
+//! owner (times in the gym's zone, codes as words, money).
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::Serialize;
+
+/// What every page's frame needs: the title, the stylesheet, where the owner is, and the
+/// CSRF token of the session (absent on the sign-in page).
+pub struct Layout {
+    pub title: String,
+    pub css: String,
+    /// `overview`, `review`, `escalations`, `notifications`, `suggestions`, `memories`,
+    /// `settings`, `task` or `` (none).
+    pub nav: &'static str,
+    pub csrf: Option<String>,
+    pub account_name: String,
+}
+
+/// A time as the owner reads it: in the account's time zone.
+pub fn when(at: Timestamp, tz: &TimeZone) -> String {
+    at.to_zoned(tz.clone()).strftime("%b %-d, %H:%M").to_string()
+}
+
+/// The snake_case code serde gives an enum value.
+pub fn code<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
+/// A reason code as words: `owner_approved` → `owner approved`.
+pub fn words(code: &str) -> String {
+    code.replace('_', " ")
+}
+
+pub fn money(amount: f64) -> String {
+    let whole = amount.round() as i64;
+    let digits = whole.unsigned_abs().to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{}${grouped}", if whole < 0 { "-" } else { "" })
+}
