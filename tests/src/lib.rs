@@ -303,6 +303,26 @@ impl Client {
         }
     }
 
+    /// Names an owner address for `gym` (unique to it), through `PUT /api/v1/settings`, and
+    /// returns it: where the owner's mail and sign-in links go.
+    pub async fn give_owner_address(&self, gym: &Account) -> String {
+        let owner = format!("owner+{}@renegade.example", gym.id.to_ascii_lowercase());
+        let (status, settings) = self
+            .call(
+                reqwest::Method::PUT,
+                "/api/v1/settings",
+                Some(&gym.token),
+                Some(json!({"owner_email": owner})),
+            )
+            .await;
+        assert_eq!(
+            (status, settings["owner_email"].as_str()),
+            (200, Some(owner.as_str())),
+            "{settings}"
+        );
+        owner
+    }
+
     pub async fn now(&self) -> Timestamp {
         let (_, body) = self.call(reqwest::Method::GET, "/_local/clock", None, None).await;
         body["now"]

@@ -105,16 +105,7 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
     assert_ne!(task["status"], "pending_review", "{task}");
 
     // Signed out, the owner asks for a sign-in link and follows the one mailed to them.
-    let owner = format!("owner-{}@example.com", gym.id.to_ascii_lowercase());
-    let (status, _) = stack
-        .call(
-            reqwest::Method::PUT,
-            "/api/v1/settings",
-            Some(&gym.token),
-            Some(json!({"owner_email": owner})),
-        )
-        .await;
-    assert_eq!(status, 200);
+    let owner = stack.give_owner_address(&gym).await;
     let sign_out = browser
         .find("form[action=\"/app/logout\"] button")
         .await

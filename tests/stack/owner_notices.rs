@@ -26,20 +26,7 @@ fn kinds(notices: &[Value]) -> Vec<&str> {
 /// A gym whose owner reads mail at a unique address; returns it with the address.
 async fn gym_with_owner(stack: &Stack) -> (Account, String) {
     let gym = stack.create_account("manual").await;
-    let owner = format!("owner+{}@renegade.example", gym.id.to_ascii_lowercase());
-    let (status, settings) = stack
-        .call(
-            reqwest::Method::PUT,
-            "/api/v1/settings",
-            Some(&gym.token),
-            Some(json!({"owner_email": owner})),
-        )
-        .await;
-    assert_eq!(
-        (status, settings["owner_email"].as_str()),
-        (200, Some(owner.as_str())),
-        "{settings}"
-    );
+    let owner = stack.give_owner_address(&gym).await;
     (gym, owner)
 }
 

@@ -275,14 +275,13 @@ impl DynamoStore {
             let read = items.len();
             let mut full = None;
             for (n, item) in items.into_iter().enumerate() {
-                let tally: TaskTally = from_item(item.clone())?;
-                ids.push(tally.task_id);
-                let more = n + 1 < read || out.last_evaluated_key.as_ref().is_some_and(|k| !k.is_empty());
+                let key: Item = [PK, SK]
+                    .iter()
+                    .filter_map(|k| Some(((*k).to_owned(), item.get(*k)?.clone())))
+                    .collect();
+                ids.push(from_item::<TaskTally>(item)?.task_id);
                 if ids.len() >= limit {
-                    let key: Item = [PK, SK]
-                        .iter()
-                        .filter_map(|k| Some(((*k).to_owned(), item.get(*k)?.clone())))
-                        .collect();
+                    let more = n + 1 < read || out.last_evaluated_key.as_ref().is_some_and(|k| !k.is_empty());
                     full = Some(more.then(|| encode_cursor(&key)));
                     break;
                 }
