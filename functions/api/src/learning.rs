@@ -51,7 +51,7 @@ pub(crate) async fn list_suggestions(
     axum::extract::Query(query): axum::extract::Query<SuggestionQuery>,
 ) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let status = query.status.as_deref().filter(|s| !s.is_empty());
+    let status = query.status.as_deref();
     let suggestions = state.engine.list_suggestions(account, status).await?;
     let views: Vec<SuggestionView<'_>> = suggestions.iter().map(Into::into).collect();
     Ok(json(StatusCode::OK, serde_json::json!({ "suggestions": views })))

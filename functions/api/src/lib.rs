@@ -87,6 +87,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {
             openloop_edge::http::limit_declared_body(MAX_BODY_BYTES, request, next)
@@ -208,7 +209,7 @@ async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id)
 /// outcome — counts and rates only, no ids, no text.
 async fn admin_learning(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
-    let month = params.month.as_deref().filter(|m| !m.is_empty());
+    let month = params.month.as_deref();
     Ok(json(StatusCode::OK, state.engine.platform_learning(month).await?))
 }
 
@@ -222,7 +223,7 @@ struct ListParams {
 
 async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let status = match params.status.as_deref().filter(|s| !s.is_empty()) {
+    let status = match params.status.as_deref() {
         Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
             ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -232,11 +233,11 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         })?),
         None => None,
     };
-    let member_id = match params.member_id.as_deref().filter(|s| !s.is_empty()) {
+    let member_id = match params.member_id.as_deref() {
         Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, &e.code, e.message))?),
         None => None,
     };
-    let limit = match params.limit.as_deref().filter(|l| !l.is_empty()) {
+    let limit = match params.limit.as_deref() {
         // Not a number is malformed (400); a number out of range is invalid (422), as every
         // paged list answers.
         Some(l) => l
@@ -254,7 +255,7 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         status,
         member_id,
         limit,
-        cursor: params.cursor.filter(|c| !c.is_empty()),
+        cursor: params.cursor,
     };
     let (tasks, next) = state.engine.list_tasks(account, &query).await?;
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
@@ -534,7 +535,7 @@ struct ScorecardParams {
 /// account's time zone.
 async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let month = params.month.as_deref().filter(|m| !m.is_empty());
+    let month = params.month.as_deref();
     Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
 }
 
@@ -549,8 +550,8 @@ struct MetricsParams {
 /// malformed request (400).
 async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<MetricsParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let from = params.from.as_deref().filter(|d| !d.is_empty());
-    let to = params.to.as_deref().filter(|d| !d.is_empty());
+    let from = params.from.as_deref();
+    let to = params.to.as_deref();
     match state.engine.metrics(account, from, to).await {
         Ok(report) => Ok(json(StatusCode::OK, report)),
         Err(EngineError::Invalid(e)) => Err(ApiError::bad_request(&e.code, e.message)),
@@ -568,14 +569,14 @@ pub(crate) struct PageParams {
 impl PageParams {
     /// The limit (a number, if given) and the cursor, empty values read as absent.
     pub(crate) fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
-        let limit = match self.limit.as_deref().filter(|l| !l.is_empty()) {
+        let limit = match self.limit.as_deref() {
             Some(l) => Some(
                 l.parse::<usize>()
                     .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
             ),
             None => None,
         };
-        Ok((limit, self.cursor.filter(|c| !c.is_empty())))
+        Ok((limit, self.cursor))
     }
 }
 

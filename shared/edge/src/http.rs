@@ -164,6 +164,36 @@ pub async fn limit_declared_body(limit: usize, request: axum::extract::Request, 
     next.run(request).await
 }
 
+/// Middleware: the query's empty parameters dropped before any handler reads it, so an empty
+/// one is an absent one on every route (CONTRACT.md writes the lists as
+/// `?status=&member_id=&limit=&cursor=`). Use with `axum::middleware::map_request`.
+pub async fn drop_empty_query_params(mut request: axum::extract::Request) -> axum::extract::Request {
+    let Some(query) = request.uri().query() else {
+        return request;
+    };
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| pair.split_once('=').is_some_and(|(_, value)| !value.is_empty()))
+        .collect();
+    if kept.len() == query.split('&').count() {
+        return request;
+    }
+    let path = request.uri().path();
+    let path_and_query = if kept.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    };
+    let mut parts = request.uri().clone().into_parts();
+    if let Ok(pq) = path_and_query.parse() {
+        parts.path_and_query = Some(pq);
+        if let Ok(uri) = axum::http::Uri::from_parts(parts) {
+            *request.uri_mut() = uri;
+        }
+    }
+    request
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +238,27 @@ mod tests {
         ];
         for (error, status, code) in cases {
             assert_eq!(status_and_code(error), (status, code.to_owned()));
+        }
+    }
+
+    #[tokio::test]
+    async fn empty_query_parameters_are_dropped_and_the_rest_kept() {
+        let request = |uri: &str| {
+            axum::extract::Request::builder()
+                .uri(uri)
+                .body(axum::body::Body::empty())
+                .unwrap_or_default()
+        };
+        let cases = [
+            ("/api/v1/tasks?status=&member_id=&limit=&cursor=", "/api/v1/tasks"),
+            ("/api/v1/tasks?status=&limit=20", "/api/v1/tasks?limit=20"),
+            ("/api/v1/tasks?limit=20&cursor=abc", "/api/v1/tasks?limit=20&cursor=abc"),
+            ("/api/v1/tasks?flag&a=b=", "/api/v1/tasks?a=b="),
+            ("/api/v1/tasks", "/api/v1/tasks"),
+        ];
+        for (given, expected) in cases {
+            let out = drop_empty_query_params(request(given)).await;
+            assert_eq!(out.uri().to_string(), expected, "{given}");
         }
     }
 }

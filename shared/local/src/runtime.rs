@@ -299,6 +299,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         .route("/_local/outbox", get(get_outbox))
         .route("/_local/ses-notification", post(ses_notification))
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
         .layer(axum::middleware::from_fn(|request, next| {
             openloop_edge::http::limit_declared_body(LOCAL_MAX_BODY_BYTES, request, next)
         }))
@@ -567,13 +568,12 @@ async fn get_outbox(
     query: Result<Query<OutboxQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|e| local_error(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))?;
-    // An empty parameter is an absent one, as in the owner API's lists.
-    let after = match query.after.as_deref().filter(|a| !a.is_empty()) {
+    let after = match query.after.as_deref() {
         Some(a) => a
             .parse()
             .map_err(|_| local_error(StatusCode::BAD_REQUEST, "invalid_query", "after must be a number of entries"))?,
         None => 0,
     };
-    let to = query.to.as_deref().filter(|t| !t.is_empty());
+    let to = query.to.as_deref();
     Ok(axum::Json(local.outbox.read(to, after)).into_response())
 }
