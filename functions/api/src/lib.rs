@@ -237,20 +237,7 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, &e.code, e.message))?),
         None => None,
     };
-    let limit = match params.limit.as_deref() {
-        // Not a number is malformed (400); a number out of range is invalid (422), as every
-        // paged list answers.
-        Some(l) => l
-            .parse::<usize>()
-            .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))
-            .and_then(|l| {
-                (1..=200)
-                    .contains(&l)
-                    .then_some(l)
-                    .ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_limit", "limit must be 1-200"))
-            })?,
-        None => 50,
-    };
+    let limit = page_limit(params.limit.as_deref(), 200)?.unwrap_or(50);
     let query = TaskQuery {
         status,
         member_id,
@@ -567,17 +554,34 @@ pub(crate) struct PageParams {
 }
 
 impl PageParams {
-    /// The limit (a number, if given) and the cursor, empty values read as absent.
+    /// The limit (a number, if given; its range is the list's to check) and the cursor.
     pub(crate) fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
-        let limit = match self.limit.as_deref() {
-            Some(l) => Some(
-                l.parse::<usize>()
-                    .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))?,
-            ),
-            None => None,
-        };
-        Ok((limit, self.cursor))
+        Ok((self.limit.as_deref().map(limit_number).transpose()?, self.cursor))
     }
+
+    /// The limit, within 1–`max`, and the cursor.
+    pub(crate) fn parse_within(self, max: usize) -> Result<(Option<usize>, Option<String>), ApiError> {
+        Ok((page_limit(self.limit.as_deref(), max)?, self.cursor))
+    }
+}
+
+/// A `limit` that is not a number is malformed (400).
+fn limit_number(raw: &str) -> Result<usize, ApiError> {
+    raw.parse::<usize>()
+        .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))
+}
+
+/// A page's `limit`, if given: not a number is malformed (400), a number outside 1–`max` is
+/// invalid (422) — as every paged list answers, never quietly clamped.
+fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>, ApiError> {
+    raw.map(|raw| {
+        let limit = limit_number(raw)?;
+        (1..=max)
+            .contains(&limit)
+            .then_some(limit)
+            .ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_limit", format!("limit must be 1-{max}")))
+    })
+    .transpose()
 }
 
 /// The account's decisions across its tasks, newest first: `{"activity": [...], "next_cursor"}`.

@@ -23,16 +23,7 @@ pub(crate) async fn list(
     Query(params): Query<PageParams>,
 ) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    // As every paged list checks it: a limit out of range is refused (422), never quietly
-    // clamped.
-    let (limit, cursor) = params.parse()?;
-    if limit.is_some_and(|l| !(1..=openloop_core::engine::MEMBERS_PAGE_MAX).contains(&l)) {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_limit",
-            format!("limit must be 1-{}", openloop_core::engine::MEMBERS_PAGE_MAX),
-        ));
-    }
+    let (limit, cursor) = params.parse_within(openloop_core::engine::MEMBERS_PAGE_MAX)?;
     let (members, next) = state.engine.list_members(account, limit, cursor).await?;
     Ok(json(StatusCode::OK, serde_json::json!({"members": members, "next_cursor": next})))
 }
