@@ -7,9 +7,7 @@
 
 use crate::kernel::error::InvalidInput;
 
-/// The largest amount of money one value may name (a month's membership, a payment, a plan
-/// price): far above any gym's, far below what DynamoDB's numbers can hold.
-pub const MAX_MONEY: f64 = 100_000.0;
+pub use crate::kernel::number::MAX_MONEY;
 
 /// Whether `c` may not appear in a one-line value: control characters (CR, LF, tab, NUL…)
 /// and Unicode's own line and paragraph separators. The mail builder uses it too.
@@ -28,12 +26,10 @@ pub fn single_line(code: &'static str, field: &str, value: &str) -> Result<(), I
     Ok(())
 }
 
-/// `value` is an amount of money in 0..=[`MAX_MONEY`].
+/// `value` is an amount of money in 0..=[`MAX_MONEY`] that the store can hold
+/// ([`crate::kernel::number::money`], the one rule for numbers).
 pub fn money(code: &'static str, field: &str, value: f64) -> Result<(), InvalidInput> {
-    if !(value.is_finite() && (0.0..=MAX_MONEY).contains(&value)) {
-        return Err(InvalidInput::new(code, format!("{field} must be a number from 0 to {MAX_MONEY}")));
-    }
-    Ok(())
+    crate::kernel::number::money(code, field, value).map(|_| ())
 }
 
 #[cfg(test)]
@@ -60,7 +56,7 @@ mod tests {
 
     #[test]
     fn money_is_bounded_to_what_a_gym_means_and_the_store_holds() {
-        for bad in [-1.0, 1e126, f64::NAN, f64::INFINITY, MAX_MONEY + 0.01] {
+        for bad in [-1.0, 1e126, 1e-131, f64::NAN, f64::INFINITY, MAX_MONEY + 0.01] {
             assert!(money("invalid_avg_membership_price", "avg_membership_price", bad).is_err(), "{bad}");
         }
         for good in [0.0, 149.99, MAX_MONEY] {
