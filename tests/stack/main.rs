@@ -25,6 +25,7 @@ mod owner_notices;
 mod payment_recovery;
 mod pushpress_connect;
 mod pushpress_webhooks;
+mod quoted_replies;
 mod rails;
 mod refusals;
 
