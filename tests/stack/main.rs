@@ -19,6 +19,7 @@ mod hostile;
 mod learning;
 mod local_runtime;
 mod model_prompts;
+mod numbers;
 mod observability;
 mod outcomes;
 mod owner_notices;
