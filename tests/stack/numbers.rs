@@ -6,7 +6,7 @@
 use openloop_core::kernel::ids::{AccountId, MemberId};
 use openloop_core::owner::account::WebhookSecret;
 use openloop_core::owner::connection::{Connection, WebhookSubscription};
-use openloop_tests::{Account, Stack, events};
+use openloop_tests::{Stack, events};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -25,23 +25,31 @@ fn refused(status: u16, body: &Value, field: &str, what: &str) {
     );
 }
 
+/// A settings body with the value under test in place.
+type Patch = fn(Value) -> Value;
+
 #[tokio::test]
 async fn every_number_in_the_settings_is_refused_by_name_and_changes_nothing() {
     let stack = Stack::start("numbers-settings").await;
     let gym = stack.create_account("manual").await;
     let (_, before) = stack.get("/api/v1/settings", &gym.token).await;
-    let fields: [(&str, fn(Value) -> Value); 7] = [
+    let fields: [(&str, Patch); 7] = [
         ("avg_membership_price", |v| json!({"avg_membership_price": v})),
         ("plan_prices", |v| json!({"plan_prices": {"pln_1": v}})),
         ("member_weekly_limit", |v| json!({"member_weekly_limit": v})),
         ("daily_send_limit", |v| json!({"daily_send_limit": v})),
         ("send_window_start", |v| json!({"send_window_start": v})),
         ("send_window_end", |v| json!({"send_window_end": v})),
-        ("avg_membership_price", |v| json!({"avg_membership_price": v, "daily_send_limit": 20})),
+        (
+            "avg_membership_price",
+            |v| json!({"avg_membership_price": v, "daily_send_limit": 20}),
+        ),
     ];
     for (field, body) in fields {
         for value in bad() {
-            let (status, error) = stack.call(Method::PUT, "/api/v1/settings", Some(&gym.token), Some(body(value.clone()))).await;
+            let (status, error) = stack
+                .call(Method::PUT, "/api/v1/settings", Some(&gym.token), Some(body(value.clone())))
+                .await;
             refused(status, &error, field, &format!("settings {field} = {value}"));
         }
     }
@@ -160,21 +168,38 @@ async fn a_pushpress_delivery_with_a_number_openloop_cannot_keep_is_refused_or_a
     stack.running.store.save_connection(account, &connection).await.expect("connection");
     let customer = json!({"id": "usr_1", "name": {"first": "Pia", "last": "P"}, "email": "pia@example.com", "role": "member"});
     let (status, body) = stack
-        .pushpress_delivery(&gym, SECRET, &json!({"event": "customer.created", "created": 1_793_620_800, "data": customer}), None)
+        .pushpress_delivery(
+            &gym,
+            SECRET,
+            &json!({"event": "customer.created", "created": 1_793_620_800, "data": customer}),
+            None,
+        )
         .await;
     assert!(status < 300, "{body}");
-    let checkin = |created: Value, timestamp: Value| {
-        json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": timestamp, "kind": "class"}})
-    };
+    let checkin = |created: Value, timestamp: Value| json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": timestamp, "kind": "class"}});
     for value in bad() {
-        let (status, error) = stack.pushpress_delivery(&gym, SECRET, &checkin(value.clone(), json!(1_793_620_800_000_i64)), None).await;
+        let (status, error) = stack
+            .pushpress_delivery(&gym, SECRET, &checkin(value.clone(), json!(1_793_620_800_000_i64)), None)
+            .await;
         refused(status, &error, "created", &format!("created {value}"));
-        let (status, body) = stack.pushpress_delivery(&gym, SECRET, &checkin(json!(1_793_620_900), value.clone()), None).await;
+        let (status, body) = stack
+            .pushpress_delivery(&gym, SECRET, &checkin(json!(1_793_620_900), value.clone()), None)
+            .await;
         assert!(status < 500, "timestamp {value}: never a 5xx: {body}");
-        assert_eq!((status, body["status"].as_str()), (202, Some("ignored")), "timestamp {value}: {body}");
+        assert_eq!(
+            (status, body["status"].as_str()),
+            (202, Some("ignored")),
+            "timestamp {value}: {body}"
+        );
     }
     let member = MemberId::parse("usr_1").expect("member");
-    let (facts, _) = stack.running.store.get_member(account, &member).await.expect("read").expect("the customer");
+    let (facts, _) = stack
+        .running
+        .store
+        .get_member(account, &member)
+        .await
+        .expect("read")
+        .expect("the customer");
     assert!(facts.last_checkin_at.is_none(), "no check-in was kept from a bad number: {facts:?}");
     stack.running.stop();
 }

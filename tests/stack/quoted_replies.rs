@@ -18,7 +18,10 @@ async fn mailed(stack: &Stack, gym: &Account, member: &str, day0: Timestamp) -> 
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 1, "{mail:?}");
     assert!(
-        mail[0]["text"].as_str().unwrap_or_default().contains("To stop receiving these e-mails"),
+        mail[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("To stop receiving these e-mails"),
         "the mail carries the product's footer: {}",
         mail[0]
     );
@@ -78,10 +81,7 @@ async fn ok_under_the_gyms_unmarked_words_is_not_a_stop() {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
-    let cases = [
-        ("m_plain", "ok", "plain"),
-        ("m_outlook", "thanks!", "outlook"),
-    ];
+    let cases = [("m_plain", "ok", "plain"), ("m_outlook", "thanks!", "outlook")];
     for (member, words, client) in cases {
         let (mail, id, _) = mailed(&stack, &gym, member, day0).await;
         let sent = mail["text"].as_str().unwrap_or_default();
@@ -96,7 +96,9 @@ async fn ok_under_the_gyms_unmarked_words_is_not_a_stop() {
                 mail["subject"].as_str().unwrap_or_default(),
             ),
         };
-        let (status, body) = stack.inbound(&raw_reply(&mail, &format!("{member}-1@mail.example.net"), &body)).await;
+        let (status, body) = stack
+            .inbound(&raw_reply(&mail, &format!("{member}-1@mail.example.net"), &body))
+            .await;
         assert_eq!((status, body["status"].as_str()), (202, Some("stored")), "{client}: {body}");
         let t = task(&stack, &gym, &id).await;
         assert_ne!(t["status"].as_str(), Some("cancelled"), "{client}: \"{words}\" is not a stop: {t}");
@@ -104,7 +106,11 @@ async fn ok_under_the_gyms_unmarked_words_is_not_a_stop() {
         let messages = t["messages"].as_array().cloned().unwrap_or_default();
         let said: Vec<&Value> = messages.iter().filter(|m| m["role"] == "member").collect();
         assert_eq!(said.len(), 1, "{client}: {messages:?}");
-        assert_eq!(said[0]["content"].as_str(), Some(words), "{client}: only the member's words: {messages:?}");
+        assert_eq!(
+            said[0]["content"].as_str(),
+            Some(words),
+            "{client}: only the member's words: {messages:?}"
+        );
         assert!(said[0].get("original").is_none_or(Value::is_null), "{client}: {messages:?}");
         // Not suppressed: the owner can still open a task for them.
         let (status, created) = stack

@@ -70,11 +70,7 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
         builder
             .header("List-Unsubscribe", Raw::new(format!("<{unsubscribe}>")))
             .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
-            .text_body(format!(
-                "{}\n\n--\n{UNSUBSCRIBE_FOOTER} {}\n",
-                mail.text.trim_end(),
-                unsubscribe
-            ))
+            .text_body(format!("{}\n\n--\n{UNSUBSCRIBE_FOOTER} {}\n", mail.text.trim_end(), unsubscribe))
     };
     builder = match &mail.to_name {
         Some(name) => builder.to((one_line(name), mail.to.to_string())),

@@ -348,11 +348,20 @@ mod tests {
                 delivery.change
             );
         }
-        for interval in [serde_json::json!(1e-131), serde_json::json!(1e126), serde_json::json!(-5), serde_json::json!(2.5)] {
+        for interval in [
+            serde_json::json!(1e-131),
+            serde_json::json!(1e126),
+            serde_json::json!(-5),
+            serde_json::json!(2.5),
+        ] {
             let body = serde_json::json!({"event": "enrollment.created", "created": 1_793_620_800, "data": {"id": "sub_1", "customerId": "usr_1", "status": "active", "billingSchedule": {"period": "month", "interval": interval}}});
             let delivery = parse(body.to_string().as_bytes()).expect("read");
             match &delivery.change {
-                SourceChange::Enrollment(e) => assert_eq!((e.billing_period.as_deref(), e.billing_interval), (Some("month"), None), "{interval}"),
+                SourceChange::Enrollment(e) => assert_eq!(
+                    (e.billing_period.as_deref(), e.billing_interval),
+                    (Some("month"), None),
+                    "{interval}"
+                ),
                 other => panic!("{interval}: the enrollment is kept: {other:?}"),
             }
         }

@@ -31,9 +31,16 @@ pub(super) async fn both_stores_keep_the_edges_of_a_number_and_refuse_beyond_the
     for value in REFUSED {
         let mut bad = account.clone();
         bad.settings.avg_membership_price = value;
-        refused(store.create_account(&bad, &format!("hash-bad-{}", bad.id)).await, "a new account's price", value);
+        refused(
+            store.create_account(&bad, &format!("hash-bad-{}", bad.id)).await,
+            "a new account's price",
+            value,
+        );
     }
-    store.create_account(&account, &format!("hash-{}", account.id)).await.expect("account");
+    store
+        .create_account(&account, &format!("hash-{}", account.id))
+        .await
+        .expect("account");
     for value in KEPT {
         account.version += 1;
         account.settings.avg_membership_price = value;
@@ -81,7 +88,10 @@ pub(super) async fn both_stores_keep_the_edges_of_a_number_and_refuse_beyond_the
     for value in KEPT {
         let (mut next, log) = record(&current, base(), Why::new(Reason::MemberReplied));
         next.attributed_value = Some(value);
-        store.commit(&TaskCommit::new(next.clone(), log)).await.expect("an edge value is kept");
+        store
+            .commit(&TaskCommit::new(next.clone(), log))
+            .await
+            .expect("an edge value is kept");
         let read = store.get_task(account.id, next.id).await.expect("read").expect("present");
         assert_eq!(read.attributed_value, Some(value));
         current = read;

@@ -304,23 +304,23 @@ fn normalize(line: &str) -> String {
 /// "On … wrote:" and its relatives, as one line once a wrap is undone.
 static QUOTE_HEADERS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        r"^On\s.+\swrote:$",                                            // English
-        r"^Le\s.+\s(a\s)?écrit\s?:$",                                   // French
-        r"^El\s.+\sescribió\s?:$",                                      // Spanish
-        r"^El\s.+\sva escriure\s?:$",                                   // Catalan
-        r"^Em\s.+\sescreveu\s?:$",                                      // Portuguese
-        r"^Il\s.+\sha scritto\s?:$",                                    // Italian
-        r"^Am\s.+\sschrieb\b.*:$",                                      // German
-        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                     // German, name first
-        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                         // Dutch
-        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$", // Polish
-        r"^.*\d.*\sskrev\b.*:$",                                        // Danish, Norwegian, Swedish
+        r"^On\s.+\swrote:$",                                                                                // English
+        r"^Le\s.+\s(a\s)?écrit\s?:$",                                                                       // French
+        r"^El\s.+\sescribió\s?:$",                                                                          // Spanish
+        r"^El\s.+\sva escriure\s?:$",                                                                       // Catalan
+        r"^Em\s.+\sescreveu\s?:$",                                                                          // Portuguese
+        r"^Il\s.+\sha scritto\s?:$",                                                                        // Italian
+        r"^Am\s.+\sschrieb\b.*:$",                                                                          // German
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                                                         // German, name first
+        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                                                             // Dutch
+        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$",                                     // Polish
+        r"^.*\d.*\sskrev\b.*:$",                                                                            // Danish, Norwegian, Swedish
         r"^.*(@|\d).*\s(skrev|napisał\(a\)|napisał|napisała|kirjoitti|napsal\(a\)|napsal|írta|yazdı)\s?:$", // name or date, then the verb
-        r"^.+\sнаписал(а|\(а\))?:$",                                    // Russian
-        r"^在.+写道[：:]$",                                             // Chinese
-        r"^20\d\d\.\s?.+작성:$",                                        // Korean
-        r"^20\d\d/.+のメッセージ:$",                                    // Japanese
-        r"^20\d\d-\d{1,2}-\d{1,2}\s.+<[^<>\s]+@[^<>\s]+>:$",            // Gmail, date first
+        r"^.+\sнаписал(а|\(а\))?:$",                                                                        // Russian
+        r"^在.+写道[：:]$",                                                                                 // Chinese
+        r"^20\d\d\.\s?.+작성:$",                                                                            // Korean
+        r"^20\d\d/.+のメッセージ:$",                                                                        // Japanese
+        r"^20\d\d-\d{1,2}-\d{1,2}\s.+<[^<>\s]+@[^<>\s]+>:$",                                                // Gmail, date first
     ]
     .iter()
     .map(|p| Regex::new(p).expect("quote header patterns are valid"))
@@ -489,7 +489,10 @@ mod tests {
     }
 
     fn quoted(text: &str) -> String {
-        text.lines().map(|l| format!("> {l}").trim_end().to_owned()).collect::<Vec<_>>().join("\n")
+        text.lines()
+            .map(|l| format!("> {l}").trim_end().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Labelled replies, quoted the way real clients quote: what the member wrote, and whether
@@ -500,7 +503,10 @@ mod tests {
         let cases: Vec<(&str, String, &str)> = vec![
             (
                 "gmail",
-                format!("ok\n\nOn Tue, Nov 3, 2026 at 9:00 AM CrossFit Renegade <coach@gym.example> wrote:\n\n{}\n", quoted(&sent)),
+                format!(
+                    "ok\n\nOn Tue, Nov 3, 2026 at 9:00 AM CrossFit Renegade <coach@gym.example> wrote:\n\n{}\n",
+                    quoted(&sent)
+                ),
                 "ok",
             ),
             (
@@ -533,16 +539,8 @@ mod tests {
                 format!("ok\n\nCrossFit Renegade kirjutas 3.11.2026 09:00:\n\n{}\n", wrapped(&sent, 40)),
                 "ok",
             ),
-            (
-                "no header at all",
-                format!("thanks!\n\n{}\n", wrapped(&sent, 60)),
-                "thanks!",
-            ),
-            (
-                "the footer alone, the message not known",
-                format!("ok\n\n{FOOTER}\n"),
-                "ok",
-            ),
+            ("no header at all", format!("thanks!\n\n{}\n", wrapped(&sent, 60)), "thanks!"),
+            ("the footer alone, the message not known", format!("ok\n\n{FOOTER}\n"), "ok"),
         ];
         for (client, body, expected) in cases {
             let got = extract_answering(&body, &[OURS]);
@@ -573,7 +571,12 @@ mod tests {
         );
         let got = extract_answering(&body, &[OURS]);
         let unquoted: Vec<&str> = got.text.lines().filter(|l| !l.is_empty() && !l.starts_with('>')).collect();
-        assert_eq!(unquoted, ["See my answers below.", "Just busy, I'll be back next week."], "{}", got.text);
+        assert_eq!(
+            unquoted,
+            ["See my answers below.", "Just busy, I'll be back next week."],
+            "{}",
+            got.text
+        );
     }
 
     #[test]

@@ -53,7 +53,10 @@ pub fn whole(code: &'static str, field: &str, value: f64, min: u64, max: u64) ->
     // Bounds of a u64 are exact in f64 only up to 2^53; every bound used here is far below.
     let checked = check(code, field, value, min as f64, max as f64)?;
     if checked.fract() != 0.0 {
-        return Err(InvalidInput::new(code, format!("{field} must be a whole number from {min} to {max}")));
+        return Err(InvalidInput::new(
+            code,
+            format!("{field} must be a whole number from {min} to {max}"),
+        ));
     }
     Ok(checked as u64)
 }
@@ -116,7 +119,16 @@ mod tests {
         for good in [0.0, -0.0, 1e-130, -1e-130, 9.99e125, -9.99e125, 1.0, 149.99] {
             assert!(storable(good), "{good}");
         }
-        for bad in [1e-131, -1e-131, 1e126, -1e126, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE] {
+        for bad in [
+            1e-131,
+            -1e-131,
+            1e126,
+            -1e126,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+        ] {
             assert!(!storable(bad), "{bad}");
         }
     }
