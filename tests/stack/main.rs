@@ -19,12 +19,14 @@ mod hostile;
 mod learning;
 mod local_runtime;
 mod model_prompts;
+mod numbers;
 mod observability;
 mod outcomes;
 mod owner_notices;
 mod payment_recovery;
 mod pushpress_connect;
 mod pushpress_webhooks;
+mod quoted_replies;
 mod rails;
 mod refusals;
 

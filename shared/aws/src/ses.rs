@@ -15,7 +15,7 @@ use aws_sdk_sesv2::types::{Destination, EmailContent, RawMessage};
 use mail_builder::MessageBuilder;
 use mail_builder::headers::raw::Raw;
 
-use openloop_core::conversation::mail::OutboundMail;
+use openloop_core::conversation::mail::{OutboundMail, UNSUBSCRIBE_FOOTER};
 use openloop_core::kernel::text::breaks_a_line;
 use openloop_core::ports::{Delivered, Mailer, SendError};
 
@@ -70,11 +70,7 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
         builder
             .header("List-Unsubscribe", Raw::new(format!("<{unsubscribe}>")))
             .header("List-Unsubscribe-Post", Raw::new("List-Unsubscribe=One-Click"))
-            .text_body(format!(
-                "{}\n\n--\nTo stop receiving these e-mails: {}\n",
-                mail.text.trim_end(),
-                unsubscribe
-            ))
+            .text_body(format!("{}\n\n--\n{UNSUBSCRIBE_FOOTER} {}\n", mail.text.trim_end(), unsubscribe))
     };
     builder = match &mail.to_name {
         Some(name) => builder.to((one_line(name), mail.to.to_string())),

@@ -80,18 +80,27 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Parse a JSON body: syntax errors are 400, well-formed but wrong shapes 422.
+/// Parse a JSON body: syntax errors are 400, well-formed but wrong shapes 422 — a number out
+/// of a whole-number field's range (`-5`, `1e126`, `1e-131` for a limit) among them — the
+/// message naming the field (`member_weekly_limit: invalid value…`).
 pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| {
-        if e.is_data() {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_body",
-                format!("the body is not valid for this call: {e}"),
-            )
-        } else {
-            ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
-        }
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let (path, e) = match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(value) => match deserializer.end() {
+            Ok(()) => return Ok(value),
+            Err(e) => (".".to_owned(), e),
+        },
+        Err(e) => (e.path().to_string(), e.into_inner()),
+    };
+    Err(if e.is_data() {
+        let field = if path == "." { String::new() } else { format!("{path}: ") };
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            format!("the body is not valid for this call: {field}{e}"),
+        )
+    } else {
+        ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
     })
 }
 

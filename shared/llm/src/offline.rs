@@ -573,9 +573,10 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     if done && !hedged && !negated {
         return ReplyKind::AlreadyDone;
     }
-    // "Back next week, Monday at 6" names its day: the plan, not the delay, is what counts.
+    // "Back next week, Monday at 6" names its day: the plan, not the delay, is what counts;
+    // so does "I've been travelling for two weeks, but I'll be back on Monday".
     let away = any(&text, AWAY);
-    if committed && !hedged && !negated && (deferred.is_none() || (!away && names_a_day(&text))) {
+    if committed && !hedged && !negated && (deferred.is_none() || (!away && names_a_day(&text)) || plan_after_context(&text)) {
         return ReplyKind::Commitment;
     }
     if let Some(days) = deferred {
@@ -588,6 +589,29 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
         return ReplyKind::Vague;
     }
     ReplyKind::Unclear("the reply did not match anything the offline agent can judge".into())
+}
+
+/// The reply's last clause is a plan with a day, and the being away is before it: where they
+/// have been ("I've been travelling the past two weeks"), then when they will come ("but I'll
+/// be back on Monday").
+fn plan_after_context(text: &str) -> bool {
+    let clauses: Vec<&str> = text
+        .split(['.', '!', ';', '\n'])
+        .flat_map(|s| s.split(" but "))
+        .flat_map(|s| s.split(" however "))
+        .map(|s| s.trim().trim_matches(','))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let Some((last, before)) = clauses.split_last() else {
+        return false;
+    };
+    !before.is_empty()
+        && any(last, COMMIT_VERBS)
+        && names_a_day(last)
+        && !any(last, AWAY)
+        && !any(last, AWAY_FOR)
+        && !any(last, HEDGES)
+        && before.iter().all(|c| !any(c, DECLINE) && !any(c, HEDGES))
 }
 
 /// Mostly capitals over a few words reads as shouting.
@@ -1162,6 +1186,22 @@ mod tests {
             misses.join("\n")
         );
         assert!(right * 100 >= total * 95, "{right} of {total} right:\n{}", misses.join("\n"));
+    }
+
+    #[test]
+    fn a_commitment_wrapped_in_where_they_have_been_is_a_commitment() {
+        for reply in [
+            "I've been travelling for work the past two weeks but I'll be back on Monday",
+            "Sorry, I was on vacation. I'll be in Thursday at 6pm!",
+            "Been out of town for ten days, but I will be there tomorrow morning.",
+        ] {
+            assert_eq!(classify(reply, "churn_risk"), ReplyKind::Commitment, "{reply}");
+        }
+        assert_eq!(
+            classify("I'll be back on Monday but then I'm travelling for two weeks", "churn_risk"),
+            ReplyKind::Deferral(14),
+            "the plan is not the last word"
+        );
     }
 
     #[test]

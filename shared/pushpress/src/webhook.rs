@@ -110,7 +110,8 @@ struct Delivery {
 /// A verified delivery, read: `Err` says what is wrong with its shape (`400`).
 pub fn parse(body: &[u8]) -> Result<SourceDelivery, String> {
     let delivery: Delivery = serde_json::from_slice(body).map_err(|e| format!("not a PushPress delivery {{event, created, data}}: {e}"))?;
-    let created = number_time(&delivery.created).ok_or("created is not a unix time")?;
+    let created = number_time(&delivery.created)
+        .ok_or("created is not a unix time: seconds or milliseconds since 1970, a number Openloop can keep")?;
     let data_id = delivery
         .data
         .get("id")
@@ -325,5 +326,44 @@ mod tests {
         let ms = parse(body(1_793_620_800_000).to_string().as_bytes()).expect("ms");
         assert_eq!(s.dedupe_id(), ms.dedupe_id());
         assert_eq!(s.dedupe_id(), "v3:checkin.created:chk_1:1793620800000");
+    }
+
+    /// The one rule for numbers on PushPress's data: a delivery whose `created` is not a time
+    /// Openloop can keep is refused (the handler's 422); an unkeepable number inside the data
+    /// leaves that value out — a check-in without a time is acknowledged as unreadable, an
+    /// enrollment keeps everything but its billing interval.
+    #[test]
+    fn numbers_openloop_cannot_keep_are_refused_or_left_out_visibly() {
+        for created in [serde_json::json!(1e-131), serde_json::json!(1e126), serde_json::json!(-5)] {
+            let body = serde_json::json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": 1, "kind": "open"}});
+            let refused = parse(body.to_string().as_bytes()).expect_err("refused");
+            assert!(refused.starts_with("created is not a unix time"), "{created}: {refused}");
+        }
+        for timestamp in [serde_json::json!(1e-131), serde_json::json!(1e126), serde_json::json!(-5)] {
+            let body = serde_json::json!({"event": "checkin.created", "created": 1_793_620_800, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": timestamp, "kind": "open"}});
+            let delivery = parse(body.to_string().as_bytes()).expect("read");
+            assert!(
+                matches!(&delivery.change, SourceChange::Acknowledged(why) if why.contains("cannot read")),
+                "{timestamp}: {:?}",
+                delivery.change
+            );
+        }
+        for interval in [
+            serde_json::json!(1e-131),
+            serde_json::json!(1e126),
+            serde_json::json!(-5),
+            serde_json::json!(2.5),
+        ] {
+            let body = serde_json::json!({"event": "enrollment.created", "created": 1_793_620_800, "data": {"id": "sub_1", "customerId": "usr_1", "status": "active", "billingSchedule": {"period": "month", "interval": interval}}});
+            let delivery = parse(body.to_string().as_bytes()).expect("read");
+            match &delivery.change {
+                SourceChange::Enrollment(e) => assert_eq!(
+                    (e.billing_period.as_deref(), e.billing_interval),
+                    (Some("month"), None),
+                    "{interval}"
+                ),
+                other => panic!("{interval}: the enrollment is kept: {other:?}"),
+            }
+        }
     }
 }

@@ -135,8 +135,26 @@ pub(crate) fn role(raw: &str) -> Option<CustomerRole> {
 pub(crate) struct BillingWire {
     #[serde(default)]
     pub period: Option<String>,
+    /// Read by the one rule for numbers ([`billing_interval`]): an unstorable or absurd one is
+    /// left out (logged), never the whole page.
     #[serde(default)]
-    pub interval: Option<u32>,
+    pub interval: Option<serde_json::Number>,
+}
+
+/// The most periods one billing interval may span (monthly every 1–24 months, weekly…).
+const MAX_BILLING_INTERVAL: u64 = 1_000;
+
+/// A billing interval as PushPress sent it, if it is a whole number Openloop can mean; else
+/// left out with a warning (the enrollment itself is kept).
+fn billing_interval(enrollment: &str, n: &serde_json::Number) -> Option<u32> {
+    let value = n.as_f64()?;
+    match openloop_core::kernel::number::whole("invalid_interval", "billingSchedule.interval", value, 1, MAX_BILLING_INTERVAL) {
+        Ok(whole) => u32::try_from(whole).ok(),
+        Err(e) => {
+            tracing::warn!(enrollment, error = %e, "an enrollment's billing interval Openloop cannot keep; left out");
+            None
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -163,13 +181,17 @@ impl EnrollmentWire {
             return None;
         };
         let billing = self.billing_schedule;
+        let interval = billing
+            .as_ref()
+            .and_then(|b| b.interval.as_ref())
+            .and_then(|n| billing_interval(&self.id, n));
         Some(Enrollment {
             id: self.id,
             customer,
             plan_id: self.plan_id.filter(|p| !p.is_empty()),
             status,
             billing_period: billing.as_ref().and_then(|b| b.period.clone()),
-            billing_interval: billing.and_then(|b| b.interval),
+            billing_interval: interval,
             paid_until: self.paid_until.as_deref().and_then(date_time),
             next_charge: self.next_charge.as_deref().and_then(date_time),
         })
@@ -257,9 +279,23 @@ pub(crate) fn member_id(raw: &str) -> Option<MemberId> {
     }
 }
 
-/// A unix time in seconds or milliseconds (integer or not).
+/// The latest unix time in milliseconds a time may name (the end of year 9999).
+const MAX_UNIX_MILLIS: u64 = 253_402_300_799_999;
+
+/// A unix time in seconds or milliseconds (integer or not), read by the one rule for numbers:
+/// a negative one, or one Openloop cannot keep (`1e-131`, `1e126`), is no time.
 pub(crate) fn number_time(n: &serde_json::Number) -> Option<Timestamp> {
-    let whole = n.as_i64().or_else(|| n.as_f64().map(|f| f as i64))?;
+    let whole = match n.as_i64() {
+        Some(whole) => whole,
+        None => {
+            let value = n.as_f64()?;
+            openloop_core::kernel::number::check("invalid_time", "timestamp", value, 0.0, MAX_UNIX_MILLIS as f64).ok()?;
+            value.trunc() as i64
+        }
+    };
+    if whole < 0 {
+        return None;
+    }
     unix_time(whole)
 }
 

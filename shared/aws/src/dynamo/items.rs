@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use openloop_core::kernel::error::StoreError;
 use openloop_core::kernel::ids::AccountId;
 use openloop_core::kernel::limits::DUE_INDEX_SHARDS;
+use openloop_core::kernel::number;
 use openloop_core::task::tally::TaskTally;
 use openloop_core::task::work::{due_at, due_shard, due_sort_key};
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
@@ -109,11 +110,40 @@ pub(super) fn keyed<T: Serialize>(value: &T, pk: String, sk: String, kind: &str)
     Ok(item)
 }
 
+/// An entity's attribute map. A number DynamoDB cannot hold is refused here, before any
+/// request, by the same rule the entry points and the in-memory store use
+/// (`kernel::number::storable`): the store cannot be handed one.
 pub(super) fn to_item<T: Serialize>(value: &T) -> Result<Item, StoreError> {
-    serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt {
+    let item: Item = serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt {
         key: std::any::type_name::<T>().into(),
         reason: e.to_string(),
-    })
+    })?;
+    let mut path = Vec::new();
+    for (name, attribute) in &item {
+        path.push(name.as_str());
+        if let Some((at, number)) = unstorable_number(attribute, &mut path) {
+            return Err(StoreError::Unstorable(number::unstorable(&at, &number)));
+        }
+        path.pop();
+    }
+    Ok(item)
+}
+
+/// The path and text of the first number in `value` that DynamoDB cannot hold.
+fn unstorable_number<'a>(value: &'a AttributeValue, path: &mut Vec<&'a str>) -> Option<(String, String)> {
+    let bad = |n: &String| !n.parse::<f64>().is_ok_and(number::storable);
+    match value {
+        AttributeValue::N(n) if bad(n) => Some((path.join("."), n.clone())),
+        AttributeValue::Ns(ns) => ns.iter().find(|n| bad(n)).map(|n| (path.join("."), n.clone())),
+        AttributeValue::L(items) => items.iter().find_map(|item| unstorable_number(item, path)),
+        AttributeValue::M(map) => map.iter().find_map(|(name, item)| {
+            path.push(name.as_str());
+            let found = unstorable_number(item, path);
+            path.pop();
+            found
+        }),
+        _ => None,
+    }
 }
 
 pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {

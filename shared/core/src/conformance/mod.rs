@@ -32,6 +32,7 @@ mod members;
 mod memories;
 mod metrics;
 mod notices;
+mod numbers;
 mod sign_in_links;
 mod suggestions;
 mod task_index;
@@ -143,6 +144,9 @@ macro_rules! store_conformance_tests {
             ],
             sign_in_links: [
                 a_sign_in_link_is_redeemed_once_before_it_expires,
+            ],
+            numbers: [
+                both_stores_keep_the_edges_of_a_number_and_refuse_beyond_them,
             ],
         });
     };

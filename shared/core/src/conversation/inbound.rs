@@ -32,6 +32,31 @@ pub struct InboundMail {
     pub original: Option<String>,
     /// Auto-replies (out of office, RFC 3834 `Auto-Submitted`) are not the member speaking.
     pub automatic: bool,
+    /// The plain-text body as it came, and the attachments' names: what [`Self::answering`]
+    /// reads again once the conversation it answers is known.
+    pub body: String,
+    pub attached: Vec<String>,
+}
+
+impl InboundMail {
+    /// The reply read again against `ours`, the gym's messages in the conversation it answers
+    /// (routing is known only after parsing): their words, however quoted, are taken out of
+    /// `text` and `original` (`reply_text::extract_answering`).
+    pub fn answering(mut self, ours: &[&str]) -> Self {
+        let extracted = reply_text::extract_answering(&self.body, ours);
+        self.text = with_attachments(extracted.text, &self.attached);
+        self.original = extracted.original;
+        self
+    }
+}
+
+/// The member's words and, on a line of its own, the names of what they attached (not kept).
+fn with_attachments(text: String, attached: &[String]) -> String {
+    if attached.is_empty() {
+        return text;
+    }
+    let line = format!("[attached, not kept: {}]", attached.join(", "));
+    if text.is_empty() { line } else { format!("{text}\n\n{line}") }
 }
 
 /// Parse a raw message; an unreadable one, or one without a sender, is refused.
@@ -67,7 +92,7 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
     let auto_submitted = message
         .header_raw("Auto-Submitted")
         .is_some_and(|v| !v.trim().eq_ignore_ascii_case("no"));
-    let mut extracted = reply_text::extract(&body);
+    let extracted = reply_text::extract(&body);
     // Attachments are not kept, only named, so the owner and the agent know they were sent.
     let attached: Vec<String> = message
         .attachments()
@@ -80,14 +105,6 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
                 .collect()
         })
         .collect();
-    if !attached.is_empty() {
-        let line = format!("[attached, not kept: {}]", attached.join(", "));
-        extracted.text = if extracted.text.is_empty() {
-            line
-        } else {
-            format!("{}\n\n{line}", extracted.text)
-        };
-    }
     let subject = message.subject().map(str::to_owned);
     let out_of_office = subject.as_deref().is_some_and(|s| {
         let s = s.to_ascii_lowercase();
@@ -100,9 +117,11 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
         message_id: message.message_id().map(str::to_owned),
         reply_tokens,
         thread_ids,
-        text: extracted.text,
+        text: with_attachments(extracted.text, &attached),
         original: extracted.original,
         automatic: auto_submitted || out_of_office,
+        body,
+        attached,
     })
 }
 

@@ -13,6 +13,17 @@ pub const OPT_OUT: &[&str] = &[
     "optout",
     "remove me",
     "take me off",
+    "take me out of your",
+    "removed from your list",
+    "removed from the list",
+    "removed from your mailing list",
+    "taken off your list",
+    "taken off the list",
+    "off the mailing list",
+    "rather not get any more",
+    "rather not receive these",
+    "would rather not be contacted",
+    "rather not be emailed",
     "don't email",
     "dont email",
     "do not email",
@@ -91,6 +102,25 @@ pub const OPT_OUT: &[&str] = &[
     "me desinscrire",
     "me désinscrire",
     "désabonnement",
+    "désabonnez-moi",
+    "desabonnez-moi",
+    "désabonnez moi",
+    "désinscrivez-moi",
+    "desinscrivez-moi",
+    "me retirer de votre liste",
+    "me retirer de la liste",
+    "me retirer de vos listes",
+    "me supprimer de votre liste",
+    "retirez-moi de",
+    "supprimez-moi de",
+    "ne souhaite plus recevoir",
+    "ne veux plus recevoir",
+    "ne plus être contacté",
+    "ne plus etre contacte",
+    "ne me contactez plus",
+    "arrêtez de m'écrire",
+    "stop svp",
+    "stop merci",
     // German
     "keine e-mails mehr",
     "keine emails mehr",
@@ -106,10 +136,28 @@ pub const OPT_OUT: &[&str] = &[
     "descadastrar",
 ];
 
-/// Whether a member's reply asks us to stop.
+/// Whether a member's reply asks us to stop. The product's own wording — the footer of its
+/// mail and the links in it — is never read as the member's.
 pub fn is_opt_out(reply: &str) -> bool {
-    let text = normalize(reply);
+    let text = normalize(&without_our_wording(reply));
     OPT_OUT.iter().any(|phrase| contains_phrase(&text, phrase, false)) || bare_stop(&text)
+}
+
+/// `reply` without the product's footer lines (`UNSUBSCRIBE_FOOTER`, quoted or not) and
+/// without links (an unsubscribe link's words are the product's, not the member's).
+fn without_our_wording(reply: &str) -> String {
+    let footer = normalize(crate::conversation::mail::UNSUBSCRIBE_FOOTER);
+    reply
+        .lines()
+        .filter(|line| !normalize(line.trim_start_matches(|c: char| c == '>' || c.is_whitespace())).starts_with(&footer))
+        .map(|line| {
+            line.split_whitespace()
+                .filter(|w| !(w.contains("://") || w.starts_with("www.") || w.starts_with("<http")))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Lower case, straight apostrophes, single spaces.
@@ -176,6 +224,13 @@ mod tests {
             "I don't want any more emails from you guys.",
             "Por favor, DEJEN DE ENVIARME correos.",
             "Bitte keine E-Mails mehr.",
+            "Could you please take me off your list?",
+            "Please remove me from your mailing list.",
+            "I'd rather not get these anymore",
+            "Désabonnez-moi",
+            "Merci de me retirer de votre liste.",
+            "Je ne souhaite plus recevoir vos messages.",
+            "stop svp",
         ] {
             assert!(is_opt_out(reply), "{reply}");
         }
@@ -184,8 +239,23 @@ mod tests {
             "non-stop week, sorry",
             "my stopwatch broke",
             "see you Monday",
+            "ok",
+            "thanks!",
+            "one more thing off the list of excuses, see you Monday",
         ] {
             assert!(!is_opt_out(reply), "{reply}");
         }
+    }
+
+    #[test]
+    fn the_products_own_footer_and_links_are_never_read_as_a_stop() {
+        for reply in [
+            "ok\n--\nTo stop receiving these e-mails: https://gym.example/unsubscribe?token=abc",
+            "thanks!\n> To stop receiving these e-mails: https://gym.example/unsubscribe?token=abc",
+            "see you then https://gym.example/unsubscribe/abc",
+        ] {
+            assert!(!is_opt_out(reply), "{reply}");
+        }
+        assert!(is_opt_out("unsubscribe https://gym.example/unsubscribe?token=abc"));
     }
 }

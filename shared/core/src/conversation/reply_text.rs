@@ -18,6 +18,14 @@
 //!    (bottom-posting) and below them (top-posting) is dropped, a quote between them (answers
 //!    written inline) is kept, marked with `>`, so the answers keep their questions.
 //!
+//! Before these passes, **the gym's own words are taken out** ([`extract_answering`]): the
+//! messages the reply answers (the task's outbound mail), their footer and sign-off, however
+//! the client quoted them — with or without `>`, re-wrapped, under a header the rules above do
+//! not know. They are matched by their words in order, not by their lines, and marked as
+//! quoted, with the header or header block right above them; what is left between them is the
+//! member's (answers written inline keep their questions). The product's footer
+//! ([`UNSUBSCRIBE_FOOTER`]) is taken out even when the messages are not known.
+//!
 //! Nothing the member wrote may be lost: when the extraction leaves less than a sentence while
 //! the unquoted body had more, [`Extracted::original`] carries the whole body (quoted lines
 //! keep their `>`), for the agent and the owner. Pure: no store, no clock.
@@ -25,6 +33,8 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use crate::conversation::mail::UNSUBSCRIBE_FOOTER;
 
 /// The most of a reply the conversation keeps (the rest is quoted mail or noise).
 pub const MAX_REPLY_CHARS: usize = 10_000;
@@ -45,10 +55,27 @@ pub struct Extracted {
     pub original: Option<String>,
 }
 
-/// Read a plain-text reply body.
+/// Read a plain-text reply body (the product's footer is taken out; the messages it answers
+/// are not known).
 pub fn extract(body: &str) -> Extracted {
+    extract_answering(body, &[])
+}
+
+/// Read a plain-text reply body to `ours`, the texts of the messages the gym sent in this
+/// conversation: their words, however quoted, are not the member's.
+pub fn extract_answering(body: &str, ours: &[&str]) -> Extracted {
     let body = body.replace("\r\n", "\n").replace('\r', "\n");
-    let lines: Vec<&str> = body.lines().map(str::trim_end).collect();
+    let raw: Vec<&str> = body.lines().map(str::trim_end).collect();
+    let gyms = gyms_lines(&raw, ours);
+    let marked: Vec<String> = raw
+        .iter()
+        .zip(&gyms)
+        .map(|(line, gym)| match gym {
+            true if !line.trim_start().starts_with('>') => format!("> {}", line.trim_start()),
+            _ => (*line).to_owned(),
+        })
+        .collect();
+    let lines: Vec<&str> = marked.iter().map(String::as_str).collect();
     let kinds = classify(&lines);
     let (text, dropped_words) = kept_words(&lines, &kinds, false);
     let text = cap(&text);
@@ -146,6 +173,122 @@ fn kept_words(lines: &[&str], kinds: &[Kind], signatures: bool) -> (String, usiz
     (out.join("\n").trim().to_owned(), dropped)
 }
 
+/// The fewest words of the gym's message, in its order, that make a run of lines its own; a
+/// shorter run counts at the message's end (the sign-off) below a run that counted.
+const GYM_RUN_WORDS: usize = 6;
+/// The most lines of a body the gym's words are looked for in.
+const GYM_SCAN_LINES: usize = 2_000;
+
+/// A line's words: lower-case runs of letters and digits (quote marks, punctuation and the
+/// places a client re-wrapped a line do not count).
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Which lines are the gym's: runs of lines that repeat one of `ours` word for word (in its
+/// order, however wrapped or quoted), the product's footer and its link, and above each the
+/// header or header block that introduced it.
+fn gyms_lines(lines: &[&str], ours: &[&str]) -> Vec<bool> {
+    let n = lines.len().min(GYM_SCAN_LINES);
+    let mut gym = vec![false; lines.len()];
+    let line_words: Vec<Vec<String>> = lines[..n].iter().map(|l| words(l)).collect();
+    let footer = words(UNSUBSCRIBE_FOOTER);
+    let mut starts = Vec::new();
+    for i in 0..n {
+        if line_words[i].starts_with(&footer) {
+            gym[i] = true;
+            starts.push(i);
+            // The link, when a client wrapped it onto lines of its own.
+            let mut j = i + 1;
+            while j < n && is_link_only(lines[j]) {
+                gym[j] = true;
+                j += 1;
+            }
+        }
+    }
+    let sequences: Vec<Vec<String>> = ours.iter().map(|t| words(t)).filter(|s| !s.is_empty()).collect();
+    // (first line, last line, words, ends the message)
+    let mut runs: Vec<(usize, usize, usize, bool)> = Vec::new();
+    let mut i = 0;
+    while i < n {
+        if line_words[i].is_empty() || gym[i] {
+            i += 1;
+            continue;
+        }
+        let mut best: Option<(usize, usize, bool)> = None;
+        for seq in &sequences {
+            let first = &line_words[i];
+            for p in (0..seq.len()).filter(|&p| seq[p..].starts_with(first)) {
+                let (mut k, mut last, mut count) = (p + first.len(), i, first.len());
+                let mut j = i + 1;
+                while j < n {
+                    if line_words[j].is_empty() {
+                        j += 1;
+                        continue;
+                    }
+                    if !seq[k..].starts_with(&line_words[j]) {
+                        break;
+                    }
+                    k += line_words[j].len();
+                    count += line_words[j].len();
+                    last = j;
+                    j += 1;
+                }
+                if best.is_none_or(|(_, c, _)| count > c) {
+                    best = Some((last, count, k == seq.len()));
+                }
+            }
+        }
+        match best {
+            Some((last, count, ends)) if count >= 2 => {
+                runs.push((i, last, count, ends));
+                i = last + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    let mut counted_above = false;
+    for (first, last, count, ends) in runs {
+        if count >= GYM_RUN_WORDS || (ends && counted_above) {
+            counted_above = true;
+            gym[first..=last].fill(true);
+            starts.push(first);
+        }
+    }
+    // What introduced the gym's words: a quote header (known or not), a header block, a
+    // banner, a lone `--` — up to the first line that is none of these.
+    for start in starts {
+        let mut j = start;
+        while j > 0 {
+            j -= 1;
+            let line = normalize(lines[j]);
+            if line.is_empty() || gym[j] {
+                continue;
+            }
+            let introduces = words(&line).is_empty()
+                || (line.ends_with(':') && (line.contains('@') || line.chars().any(|c| c.is_ascii_digit())))
+                || quote_header_at(lines, j).is_some()
+                || is_banner(&line)
+                || FROM_FIELD.is_match(&line)
+                || HEADER_FIELD.is_match(&line);
+            if !introduces {
+                break;
+            }
+            gym[j] = true;
+        }
+    }
+    gym
+}
+
+/// A line that is only a link (or the rest of one a client wrapped).
+fn is_link_only(line: &str) -> bool {
+    let line = line.trim().trim_start_matches('>').trim();
+    !line.is_empty() && !line.contains(' ') && (line.contains("://") || line.contains('/') || line.contains('='))
+}
+
 fn cap(text: &str) -> String {
     match text.char_indices().nth(MAX_REPLY_CHARS) {
         Some((cut, _)) => text[..cut].to_owned(),
@@ -161,22 +304,23 @@ fn normalize(line: &str) -> String {
 /// "On … wrote:" and its relatives, as one line once a wrap is undone.
 static QUOTE_HEADERS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        r"^On\s.+\swrote:$",                                            // English
-        r"^Le\s.+\s(a\s)?écrit\s?:$",                                   // French
-        r"^El\s.+\sescribió\s?:$",                                      // Spanish
-        r"^El\s.+\sva escriure\s?:$",                                   // Catalan
-        r"^Em\s.+\sescreveu\s?:$",                                      // Portuguese
-        r"^Il\s.+\sha scritto\s?:$",                                    // Italian
-        r"^Am\s.+\sschrieb\b.*:$",                                      // German
-        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                     // German, name first
-        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                         // Dutch
-        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$", // Polish
-        r"^.*\d.*\sskrev\b.*:$",                                        // Danish, Norwegian, Swedish
-        r"^.+\sнаписал(а|\(а\))?:$",                                    // Russian
-        r"^在.+写道[：:]$",                                             // Chinese
-        r"^20\d\d\.\s?.+작성:$",                                        // Korean
-        r"^20\d\d/.+のメッセージ:$",                                    // Japanese
-        r"^20\d\d-\d{1,2}-\d{1,2}\s.+<[^<>\s]+@[^<>\s]+>:$",            // Gmail, date first
+        r"^On\s.+\swrote:$",                                                                                // English
+        r"^Le\s.+\s(a\s)?écrit\s?:$",                                                                       // French
+        r"^El\s.+\sescribió\s?:$",                                                                          // Spanish
+        r"^El\s.+\sva escriure\s?:$",                                                                       // Catalan
+        r"^Em\s.+\sescreveu\s?:$",                                                                          // Portuguese
+        r"^Il\s.+\sha scritto\s?:$",                                                                        // Italian
+        r"^Am\s.+\sschrieb\b.*:$",                                                                          // German
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                                                         // German, name first
+        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                                                             // Dutch
+        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$",                                     // Polish
+        r"^.*\d.*\sskrev\b.*:$",                                                                            // Danish, Norwegian, Swedish
+        r"^.*(@|\d).*\s(skrev|napisał\(a\)|napisał|napisała|kirjoitti|napsal\(a\)|napsal|írta|yazdı)\s?:$", // name or date, then the verb
+        r"^.+\sнаписал(а|\(а\))?:$",                                                                        // Russian
+        r"^在.+写道[：:]$",                                                                                 // Chinese
+        r"^20\d\d\.\s?.+작성:$",                                                                            // Korean
+        r"^20\d\d/.+のメッセージ:$",                                                                        // Japanese
+        r"^20\d\d-\d{1,2}-\d{1,2}\s.+<[^<>\s]+@[^<>\s]+>:$",                                                // Gmail, date first
     ]
     .iter()
     .map(|p| Regex::new(p).expect("quote header patterns are valid"))
@@ -315,6 +459,152 @@ mod tests {
             Some("Hi\n--\nSee you Monday!"),
             "the quoted history is not the member's"
         );
+    }
+
+    /// What the gym sent (the task's outbound mail) and the footer the mailer put under it.
+    const OURS: &str = "Hi Dana,\n\nWe haven't seen you at the 6am class for a couple of weeks and wanted to check in. \
+        Is anything getting in the way? If you'd like, we can find a time that works better.\n\nCoach Mike\nCrossFit Renegade";
+    const FOOTER: &str = "--\nTo stop receiving these e-mails: https://gym.example/unsubscribe?token=abc123";
+
+    /// `text` re-wrapped at `width` columns, as a plain-text client sends it.
+    fn wrapped(text: &str, width: usize) -> String {
+        text.split('\n')
+            .map(|paragraph| {
+                let mut lines: Vec<String> = vec![String::new()];
+                for word in paragraph.split_whitespace() {
+                    let last = lines.last_mut().expect("a line");
+                    if !last.is_empty() && last.len() + word.len() + 1 > width {
+                        lines.push(word.to_owned());
+                    } else {
+                        if !last.is_empty() {
+                            last.push(' ');
+                        }
+                        last.push_str(word);
+                    }
+                }
+                lines.join("\n")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn quoted(text: &str) -> String {
+        text.lines()
+            .map(|l| format!("> {l}").trim_end().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Labelled replies, quoted the way real clients quote: what the member wrote, and whether
+    /// the stop rule may read a stop in it.
+    #[test]
+    fn the_gyms_own_words_are_taken_out_however_they_are_quoted() {
+        let sent = format!("{OURS}\n\n{FOOTER}");
+        let cases: Vec<(&str, String, &str)> = vec![
+            (
+                "gmail",
+                format!(
+                    "ok\n\nOn Tue, Nov 3, 2026 at 9:00 AM CrossFit Renegade <coach@gym.example> wrote:\n\n{}\n",
+                    quoted(&sent)
+                ),
+                "ok",
+            ),
+            (
+                "outlook desktop",
+                format!(
+                    "Thanks!\n\n-----Original Message-----\nFrom: CrossFit Renegade <coach@gym.example>\nSent: Tuesday, November 3, 2026 9:00 AM\n\
+                     To: Dana <dana@example.com>\nSubject: Checking in\n\n{}\n",
+                    wrapped(&sent, 76)
+                ),
+                "Thanks!",
+            ),
+            (
+                "apple mail",
+                format!(
+                    "ok\n\n> On 3 Nov 2026, at 09:00, CrossFit Renegade <coach@gym.example> wrote:\n> \n{}\n",
+                    quoted(&sent)
+                ),
+                "ok",
+            ),
+            (
+                "outlook mobile",
+                format!(
+                    "ok\n\nGet Outlook for iOS\n________________________________\nFrom: CrossFit Renegade <coach@gym.example>\n\
+                     Sent: Tuesday, November 3, 2026 9:00:00 AM\nTo: dana@example.com\nSubject: Checking in\n\n{sent}\n"
+                ),
+                "ok",
+            ),
+            (
+                "plain text, a header the reader does not know, no quote marks, re-wrapped",
+                format!("ok\n\nCrossFit Renegade kirjutas 3.11.2026 09:00:\n\n{}\n", wrapped(&sent, 40)),
+                "ok",
+            ),
+            ("no header at all", format!("thanks!\n\n{}\n", wrapped(&sent, 60)), "thanks!"),
+            ("the footer alone, the message not known", format!("ok\n\n{FOOTER}\n"), "ok"),
+        ];
+        for (client, body, expected) in cases {
+            let got = extract_answering(&body, &[OURS]);
+            assert_eq!(got.text, expected, "{client}:\n{body}");
+            assert_eq!(got.original, None, "{client}: nothing else was the member's");
+            assert!(!crate::conversation::opt_out::is_opt_out(&got.text), "{client}: not a stop");
+        }
+    }
+
+    #[test]
+    fn answers_between_the_gyms_unquoted_lines_keep_the_members_words_and_their_questions() {
+        let body = "Hi Dana,\n\nWe haven't seen you at the 6am class for a couple of weeks and wanted to check in.\n\
+                    Is anything getting in the way?\nWork has been crazy, sorry.\n\
+                    If you'd like, we can find a time that works better.\nThe 7pm would be better for me.\n\n\
+                    Coach Mike\nCrossFit Renegade\n--\nTo stop receiving these e-mails: https://gym.example/u/abc\n";
+        let got = extract_answering(body, &[OURS]);
+        assert_eq!(
+            got.text,
+            "Work has been crazy, sorry.\n> If you'd like, we can find a time that works better.\nThe 7pm would be better for me."
+        );
+        // Outlook desktop: answers written below its header block, inside the gym's message.
+        let body = format!(
+            "See my answers below.\n\n-----Original Message-----\nFrom: CrossFit Renegade <coach@gym.example>\n\
+             Sent: Tuesday, November 3, 2026 9:00 AM\nTo: Dana\nSubject: Checking in\n\n{}\nJust busy, I'll be back next week.\n\n\
+             Coach Mike\nCrossFit Renegade\n\n{FOOTER}\n",
+            "Hi Dana,\n\nWe haven't seen you at the 6am class for a couple of weeks and wanted to check in. \
+             Is anything getting in the way? If you'd like, we can find a time that works better."
+        );
+        let got = extract_answering(&body, &[OURS]);
+        let unquoted: Vec<&str> = got.text.lines().filter(|l| !l.is_empty() && !l.starts_with('>')).collect();
+        assert_eq!(
+            unquoted,
+            ["See my answers below.", "Just busy, I'll be back next week."],
+            "{}",
+            got.text
+        );
+    }
+
+    #[test]
+    fn the_members_own_short_words_are_kept_even_when_the_gym_used_them_too() {
+        let got = extract_answering(&format!("Thank you\n\n{}\n", quoted(OURS)), &["Thank you for coming in!"]);
+        assert_eq!(got.text, "Thank you");
+        let got = extract_answering("See you at the 6am class\n", &[OURS]);
+        assert_eq!(got.text, "See you at the 6am class", "five of the gym's words are not its message");
+    }
+
+    #[test]
+    fn quote_headers_in_european_languages_are_recognised() {
+        for header in [
+            "Am Di., 3. Nov. 2026 um 09:00 Uhr schrieb CrossFit Renegade <coach@gym.example>:",
+            "Le mar. 3 nov. 2026 à 09:00, CrossFit Renegade <coach@gym.example> a écrit :",
+            "El mar, 3 nov 2026 a las 9:00, CrossFit Renegade (<coach@gym.example>) escribió:",
+            "Op di 3 nov. 2026 om 09:00 schreef CrossFit Renegade <coach@gym.example>:",
+            "Il giorno mar 3 nov 2026 alle ore 09:00 CrossFit Renegade <coach@gym.example> ha scritto:",
+            "Em ter., 3 de nov. de 2026 às 09:00, CrossFit Renegade <coach@gym.example> escreveu:",
+            "Den tis 3 nov. 2026 kl 09:00 skrev CrossFit Renegade <coach@gym.example>:",
+            "CrossFit Renegade <coach@gym.example> skrev:",
+            "tir. 3. nov. 2026 kl. 09.00 skrev CrossFit Renegade <coach@gym.example>:",
+            "wt., 3 lis 2026 o 09:00 CrossFit Renegade <coach@gym.example> napisał(a):",
+            "CrossFit Renegade <coach@gym.example> napisał(a):",
+        ] {
+            let got = extract(&format!("Danke, bis Montag!\n\n{header}\n> Hi Dana,\n> we miss you.\n"));
+            assert_eq!(got.text, "Danke, bis Montag!", "{header}");
+        }
     }
 
     #[test]

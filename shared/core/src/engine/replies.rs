@@ -71,6 +71,7 @@ impl Engine {
                 "no genuine reply address or known thread in the message".into(),
             ));
         };
+        let mail = self.read_against_ours(mail, account_id, task_id).await?;
         let now = self.clock.now();
         let dedup_id = mail.message_id.clone().unwrap_or_else(|| hex_digest(raw));
         let source = format!("inbound:{account_id}");
@@ -121,6 +122,21 @@ impl Engine {
             task_id,
             status,
         })
+    }
+
+    /// The reply read again against the gym's own messages in its task's conversation, so that
+    /// no rule and no agent reads the gym's words as the member's (spec §24.3).
+    async fn read_against_ours(&self, mail: InboundMail, account: AccountId, task: TaskId) -> Result<InboundMail, EngineError> {
+        let Some(history) = self.store.task_history(account, task).await? else {
+            return Ok(mail);
+        };
+        let ours: Vec<&str> = history
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Agent)
+            .map(|m| m.content.as_str())
+            .collect();
+        Ok(mail.answering(&ours))
     }
 
     /// The signed reply address first; a forged one routes nowhere. Without one, the thread

@@ -37,6 +37,11 @@ pub enum StoreError {
     /// A pagination cursor that this store did not hand out (or for another account).
     #[error("invalid cursor")]
     InvalidCursor,
+    /// The value holds a number the store cannot keep (`kernel::number`): refused before any
+    /// write, whatever store it is — bad input that slipped past its entry point, never a
+    /// retry.
+    #[error("{0}")]
+    Unstorable(InvalidInput),
 }
 
 /// Which condition of a conditional write failed.

@@ -1,9 +1,10 @@
 //! What every folder stands on: ids and e-mail addresses, the errors of input and of the
-//! store, checks on outside text, every numeric limit, and the retry policy. Depends on no
+//! store, checks on outside text, the one rule for numbers, every numeric limit, and the retry policy. Depends on no
 //! other folder of the crate.
 
 pub mod error;
 pub mod ids;
 pub mod limits;
+pub mod number;
 pub mod retry;
 pub mod text;

@@ -106,7 +106,8 @@ impl MemberEvent {
     /// Names reach the `To` header of member mail: one line each, at most 100 characters;
     /// amounts are money a gym can mean.
     pub fn validate(&self) -> Result<(), InvalidInput> {
-        use crate::kernel::text::{money, single_line};
+        use crate::kernel::number::money;
+        use crate::kernel::text::single_line;
         match self {
             MemberEvent::MemberCreated {
                 first_name,

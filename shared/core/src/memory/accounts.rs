@@ -8,11 +8,12 @@ use crate::owner::account::{Account, SystemConfig};
 use crate::owner::sign_in::owner_email_key;
 use crate::ports::AccountStore;
 
-use super::{MemoryStore, conflict};
+use super::{MemoryStore, conflict, storable};
 
 #[async_trait]
 impl AccountStore for MemoryStore {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
+        storable(account)?;
         let mut s = self.lock();
         if s.accounts.contains_key(&account.id) || s.tokens.contains_key(api_token_hash) {
             return Err(conflict(Conflict::AlreadyExists));
@@ -44,6 +45,7 @@ impl AccountStore for MemoryStore {
     }
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
+        storable(account)?;
         let mut s = self.lock();
         match s.accounts.get(&account.id) {
             Some(stored) if stored.version + 1 == account.version => {

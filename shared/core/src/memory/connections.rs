@@ -16,6 +16,7 @@ impl ConnectionStore for MemoryStore {
     }
 
     async fn save_connection(&self, account: AccountId, connection: &Connection) -> Result<(), StoreError> {
+        super::storable(connection)?;
         let mut s = self.lock();
         let stored = s.connections.get(&account).map(|c| c.version);
         let expected = connection.version.checked_sub(1).filter(|v| *v > 0);

@@ -30,6 +30,7 @@ impl MemberStore for MemoryStore {
     }
 
     async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
+        super::storable(facts)?;
         let mut s = self.lock();
         let key = (account, facts.member_id.clone());
         let stored = s.facts.get(&key).map_or(0, |f| f.version);

@@ -16,6 +16,7 @@ impl BusinessMemoryStore for MemoryStore {
     }
 
     async fn save_memory_book(&self, account: AccountId, book: &MemoryBook) -> Result<(), StoreError> {
+        super::storable(book)?;
         let mut s = self.lock();
         let stored = s.memory_books.get(&account).map_or(0, |b| b.version);
         if book.version != stored + 1 {

@@ -113,6 +113,12 @@ fn conflict(c: Conflict) -> StoreError {
     StoreError::Conflict(c)
 }
 
+/// As DynamoDB: a value holding a number the store cannot keep is refused before anything is
+/// written, by the one rule for numbers (`kernel::number`).
+fn storable<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), StoreError> {
+    crate::kernel::number::storable_value(value).map_err(StoreError::Unstorable)
+}
+
 #[cfg(test)]
 mod conformance {
     crate::store_conformance_tests!(super::MemoryStore::new());

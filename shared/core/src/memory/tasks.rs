@@ -28,6 +28,8 @@ impl Tasks for MemoryStore {
         messages: &[ConversationMessage],
         quota: &CreationQuota,
     ) -> Result<(), StoreError> {
+        super::storable(task)?;
+        super::storable(messages)?;
         let mut s = self.lock();
         let account = task.account_id;
         let guard = (account, task.member.id.clone(), task.task_type.clone());
@@ -76,12 +78,9 @@ impl Tasks for MemoryStore {
 
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError> {
         let task = &commit.task;
-        // As DynamoDB: a number beyond its range (±9.99…E+125) is refused, not stored.
-        if task.attributed_value.is_some_and(|v| !v.is_finite() || v.abs() >= 1e126) {
-            return Err(StoreError::Unavailable(
-                "a number beyond the store's range (DynamoDB: number overflow)".into(),
-            ));
-        }
+        // As DynamoDB: a number it cannot hold is refused, not stored.
+        super::storable(task)?;
+        super::storable(&commit.messages)?;
         let mut s = self.lock();
         let account = task.account_id;
         // Check every condition first: all or nothing.

@@ -13,6 +13,7 @@ use super::{MemoryStore, conflict};
 #[async_trait]
 impl TemplateStore for MemoryStore {
     async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError> {
+        super::storable(template)?;
         let mut s = self.lock();
         let key = (template.account_id, template.id);
         let stored = s.templates.get(&key).map_or(0, |t| t.version);

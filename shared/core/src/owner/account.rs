@@ -292,7 +292,7 @@ impl Settings {
         }
         self.profile.validate_lines()?;
         self.validate_overrides()?;
-        crate::kernel::text::money("invalid_avg_membership_price", "avg_membership_price", self.avg_membership_price)?;
+        crate::kernel::number::money("invalid_avg_membership_price", "avg_membership_price", self.avg_membership_price)?;
         if self.plan_prices.len() > limits::MAX_PLAN_PRICES {
             return Err(InvalidInput::new(
                 "invalid_plan_prices",
@@ -303,7 +303,7 @@ impl Settings {
             if plan.is_empty() || plan.len() > 128 {
                 return Err(InvalidInput::new("invalid_plan_prices", "plan ids are 1-128 characters"));
             }
-            crate::kernel::text::money("invalid_plan_prices", "plan_prices", *price)?;
+            crate::kernel::number::money("invalid_plan_prices", &format!("plan_prices.{plan}"), *price)?;
         }
         if let Some(domain) = &self.sending_domain
             && crate::owner::deliverability::parse_domain(domain).as_deref() != Ok(domain.as_str())

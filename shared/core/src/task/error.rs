@@ -40,6 +40,8 @@ impl From<StoreError> for EngineError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::Conflict(Conflict::Version) => EngineError::StaleVersion,
+            // A number the store cannot hold is the input's fault: 422, not a retry.
+            StoreError::Unstorable(invalid) => EngineError::Invalid(invalid),
             other => EngineError::Store(other),
         }
     }

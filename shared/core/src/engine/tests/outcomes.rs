@@ -377,17 +377,18 @@ async fn the_learning_record_says_whether_the_owner_edited_the_message_that_was_
     assert!(w.engine.platform_learning(Some("2026-13")).await.is_err(), "a bad month is refused");
 }
 
-/// One account whose data the store cannot hold (a price whose value overflows DynamoDB's
-/// numbers, written before prices were bounded) fails its own attribution, alerted; the
-/// other account's task beside it is still valued in the same run.
+/// One account whose task's value the store cannot hold (a price at the edge of DynamoDB's
+/// numbers, written before prices were bounded, times a win-back's multiplier of 3) fails
+/// its own attribution, alerted; the other account's task beside it is still valued in the
+/// same run.
 #[tokio::test]
 async fn one_accounts_bad_data_never_stops_the_others_attribution() {
     let w = world().await;
     let mut poisoned = sample_account(day0());
-    poisoned.settings.avg_membership_price = 1e126;
+    poisoned.settings.avg_membership_price = 9.99e125;
     w.store.create_account(&poisoned, "hash-2").await.expect("account");
     let healthy = w.approved("churn_risk", "m_healthy").await;
-    let input = w.new_task("churn_risk", "m_poisoned").await;
+    let input = w.new_task("win_back", "m_poisoned").await;
     let (facts, _) = w
         .store
         .get_member(w.account.id, &input.member_id)
@@ -398,9 +399,9 @@ async fn one_accounts_bad_data_never_stops_the_others_attribution() {
     let bad = w.engine.create_task(&poisoned, input).await.expect("create").task().clone();
     let bad = w.engine.approve(poisoned.id, bad.id, None).await.expect("approve");
     w.run().await;
-    for (account, task) in [(w.account.id, &healthy), (poisoned.id, &bad)] {
+    for (account, task, outcome) in [(w.account.id, &healthy, "retained"), (poisoned.id, &bad, "recovered")] {
         let resolution = crate::engine::Resolution {
-            outcome: "retained".into(),
+            outcome: outcome.into(),
             note: None,
         };
         w.engine.resolve(account, task.id, resolution).await.expect("resolve");
