@@ -74,6 +74,11 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         // The escalation timer (spec §17.5): remind the owner, later give up.
         next.next_action_at = Some(now + crate::kernel::limits::ESCALATION_REMINDER_AFTER);
         next.outcome_reason = Some(why.reason.to_string());
+        // Whatever escalated it, the task says why in words (`task/escalation.rs`); the reply
+        // path adds what it read.
+        if from != TaskStatus::Escalated {
+            next.escalation = Some(crate::task::escalation::context(task, &why, now));
+        }
     }
     // The owner holds an escalated task and nothing is left to send from a closed one: an
     // unsent answer or an unread reply is theirs to see in the conversation.
