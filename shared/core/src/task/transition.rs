@@ -209,4 +209,19 @@ mod tests {
         assert_eq!(next.next_action_at, None);
         assert_eq!(next.resolved_at, Some(task.created_at));
     }
+
+    #[test]
+    fn every_move_to_escalated_explains_itself_whatever_the_reason() {
+        for reason in crate::task::reason::Reason::ALL {
+            let task = crate::testing::sample_task(TaskStatus::Waiting);
+            let now = crate::testing::at("2026-11-03T10:00:00Z");
+            let (next, _) = transition(&task, TaskStatus::Escalated, now, Why::new(*reason).detail("seen")).expect("escalate");
+            let context = next.escalation.expect("a context");
+            assert_eq!(context.reason, reason.as_str());
+            assert!(
+                context.summary.ends_with("Details: seen") && !context.suggested_next_step.is_empty(),
+                "{reason}"
+            );
+        }
+    }
 }

@@ -261,3 +261,44 @@ async fn a_legal_threat_escalates_at_once_with_a_critical_notice_beside_the_supp
         "mailed at once"
     );
 }
+
+/// Given a parent whose required step was cancelled, then the parent's escalation explains
+/// the failed step and what to do.
+#[tokio::test]
+async fn a_failed_subtask_escalation_explains_itself() {
+    let w = world().await;
+    let parent = w.approved("win_back", "m_parent_fail").await;
+    let input = w.new_task("staff_call_member", "m_parent_fail").await;
+    let call = w
+        .engine
+        .create_subtask(
+            &w.account,
+            parent.id,
+            input,
+            crate::task::subtasks::Requirement::Required,
+            Default::default(),
+        )
+        .await
+        .expect("call");
+    w.engine.cancel(w.account.id, call.id).await.expect("cancel");
+    w.run().await;
+    assert_explained(&w, &parent, "required_subtask_failed").await;
+    let context = w.task(&parent).await.escalation.expect("context");
+    assert_eq!(context.blocked_by, "subtask");
+}
+
+/// Given a staff to-do the owner leaves open past its reminders, then its escalation
+/// explains it (the timers' origin).
+#[tokio::test]
+async fn an_overdue_to_do_escalation_explains_itself() {
+    let w = world().await;
+    let todo = w.approved("staff_call_member", "m_todo").await;
+    for _ in 0..10 {
+        w.run_when_due(&todo).await;
+        if w.task(&todo).await.status == TaskStatus::Escalated {
+            break;
+        }
+    }
+    let reason = w.task(&todo).await.outcome_reason.expect("reason");
+    assert_explained(&w, &todo, &reason).await;
+}
