@@ -94,9 +94,10 @@ async fn each_gyms_members_are_refreshed_with_the_gyms_own_pushpress_key() {
     })
     .await;
 
-    // Gym A brings its key when the admin makes the account.
+    // Gym A brings its key when the admin makes the account (an established gym: it says when
+    // it was onboarded, else the connect would start its ramp and nothing would be sent today).
     let body = json!({"name": "Gym A", "timezone": "America/New_York", "execution_mode": "manual",
-        "pushpress": {"api_key": KEY_A, "company_id": "co_gym_a"}});
+        "onboarded_at": "2026-10-01T00:00:00Z", "pushpress": {"api_key": KEY_A, "company_id": "co_gym_a"}});
     let (status, created) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
     assert_eq!(status, 201, "{created}");
     assert!(!created.to_string().contains(KEY_A), "{created}");

@@ -15,6 +15,7 @@ mod deliverability;
 mod feedback;
 mod fixtures;
 mod gates;
+mod good_by_default;
 mod hostile;
 mod learning;
 mod local_runtime;

@@ -87,7 +87,7 @@ pub struct TaskView<'a> {
     /// How far the task is towards its goal, as last evaluated (spec §37): percentage,
     /// current outcome, confidence, evidence, milestones, risks.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub goal_progress: Option<&'a crate::task::progress::GoalProgress>,
+    pub goal_progress: Option<GoalProgressView<'a>>,
     /// The owner's latest rating (`{"rating": "up" | "down", "comment", "at"}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<&'a crate::task::feedback::OwnerFeedback>,
@@ -144,9 +144,40 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             plan: t.controls.plan.as_ref(),
             escalation: t.escalation.as_ref(),
             pending_answer: t.answer.as_deref(),
-            goal_progress: t.goal_progress.as_ref(),
+            goal_progress: t.goal_progress.as_ref().map(GoalProgressView::from),
             feedback: t.feedback.as_ref(),
             memories_used: t.memories_used.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+/// A task's `goal_progress` (CONTRACT.md "Good by default"): `percent`, `outcome` (one of the
+/// type's codes), `confidence`, `evidence`, `milestones`, `risks`; and how the evidence was
+/// obtained and what the evaluator recommended.
+#[derive(Debug, Serialize)]
+pub struct GoalProgressView<'a> {
+    pub percent: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'a str>,
+    pub confidence: u8,
+    pub evidence: &'a str,
+    pub evidence_type: crate::task::progress::EvidenceType,
+    pub recommended_action: crate::task::progress::RecommendedAction,
+    pub milestones: &'a [crate::task::outcome::Milestone],
+    pub risks: &'a [String],
+}
+
+impl<'a> From<&'a crate::task::progress::GoalProgress> for GoalProgressView<'a> {
+    fn from(p: &'a crate::task::progress::GoalProgress) -> Self {
+        Self {
+            percent: p.progress_pct.min(100),
+            outcome: Some(p.current_outcome.as_str()).filter(|o| !o.is_empty()),
+            confidence: p.confidence.min(100),
+            evidence: &p.evidence,
+            evidence_type: p.evidence_type,
+            recommended_action: p.recommended_action,
+            milestones: &p.milestones,
+            risks: &p.risks,
         }
     }
 }
@@ -346,5 +377,6 @@ pub fn error_body(e: &EngineError) -> ErrorBody {
         EngineError::Dependency(_) => ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly"),
         EngineError::NotConfigured(missing) => ErrorBody::new(&missing.code, &missing.message),
         EngineError::Limited(refusal) => ErrorBody::new("limited", format!("{} ({})", refusal, refusal.limit.reason())),
+        EngineError::MemberSuppressed { .. } => ErrorBody::new("member_suppressed", e.to_string()),
     }
 }

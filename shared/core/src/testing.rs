@@ -100,6 +100,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         goal_progress: None,
         feedback: None,
         original_draft: None,
+        member_last_words: None,
         memories_used: Vec::new(),
         version: 1,
     }

@@ -41,7 +41,7 @@ impl ApiError {
 /// 404, a conflict 409, a limit 429, anything that may pass on a retry 503.
 pub fn status(e: &EngineError) -> StatusCode {
     match e {
-        EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        EngineError::Invalid(_) | EngineError::MemberSuppressed { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
         EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
         EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,

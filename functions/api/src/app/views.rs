@@ -282,6 +282,7 @@ pub fn notice_item(n: &openloop_core::owner::owner_notice::OwnerNotice, tz: &Tim
     use openloop_core::owner::owner_notice::{NoticeDelivery, NoticeKind};
     let (kind, kind_class) = match n.kind {
         NoticeKind::Escalation => ("needs you", "bad"),
+        NoticeKind::CriticalEscalation => ("urgent", "bad"),
         NoticeKind::EscalationReminder => ("still needs you", "bad"),
         NoticeKind::LateReply => ("late reply", "warn"),
         NoticeKind::MemberOptedOut => ("opted out", "warn"),
@@ -324,6 +325,10 @@ pub struct EscalationCard {
     pub member_words: Vec<String>,
     pub question: Option<String>,
     pub draft_reply: Option<String>,
+    /// The agent's last draft when it is not an answer to send (a system escalation's).
+    pub last_draft: Option<String>,
+    /// What the owner could do next, in one sentence.
+    pub next_step: String,
     pub suggested_actions: Vec<String>,
     /// `(code, label)` of each outcome the task's type allows.
     pub outcomes: Vec<(&'static str, &'static str)>,
@@ -587,18 +592,35 @@ pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
         at: when(e.map_or(task.updated_at, |e| e.blocked_at), tz),
         blocked_by: e.map_or_else(|| "the system".to_owned(), |e| e.blocked_by.clone()),
         kind: task.outcome_reason.as_deref().map_or_else(|| "escalated".to_owned(), words),
-        reason: e.map(|e| e.reason.clone()).unwrap_or_default(),
+        // The summary in words; an escalation stored before summaries kept its words in `reason`.
+        reason: e
+            .map(|e| {
+                if e.summary.is_empty() {
+                    e.reason.clone()
+                } else {
+                    e.summary.clone()
+                }
+            })
+            .unwrap_or_default(),
         member_words: e
             .map(|e| {
-                e.conversation_snapshot
+                let said: Vec<String> = e
+                    .conversation_snapshot
                     .iter()
                     .filter(|m| m.role == openloop_core::task::Role::Member)
                     .map(|m| m.content.clone())
-                    .collect()
+                    .collect();
+                if said.is_empty() {
+                    e.member_words.iter().cloned().collect()
+                } else {
+                    said
+                }
             })
             .unwrap_or_default(),
         question: e.and_then(|e| e.question.clone()),
         draft_reply: e.and_then(|e| e.draft_reply.clone()),
+        last_draft: e.filter(|e| e.draft_reply.is_none()).and_then(|e| e.last_draft.clone()),
+        next_step: e.map(|e| e.suggested_next_step.clone()).unwrap_or_default(),
         suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
     })

@@ -9,4 +9,5 @@ pub mod prompt;
 pub mod reply;
 pub mod reply_text;
 pub mod skills;
+pub mod threat;
 pub mod token;

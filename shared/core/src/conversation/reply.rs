@@ -10,9 +10,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::opt_out;
+use crate::conversation::threat;
 use crate::kernel::limits::{
     self, CLOSE_MIN_CONFIDENCE, ESCALATION_SNAPSHOT_MESSAGES, REPLY_DEFAULT_WAIT_DAYS, REPLY_MAX_WAIT_DAYS, REPLY_MIN_CONFIDENCE,
 };
+use crate::task::escalation;
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::Why;
@@ -34,6 +36,10 @@ pub enum ReplyDecision {
     Close { why: Why },
     /// The owner takes it, with what blocked the agent.
     Escalate { reason: Reason, blocker: Blocker },
+    /// The reply threatens legal action or is abusive (spec §17.1, §28.4): the member is
+    /// suppressed, and the task goes to the owner at once with a critical notice; the agent
+    /// never answers it.
+    Threatened(threat::Threat),
 }
 
 /// Who asked to stop: the suppression's reason, and the detail the log gives.
@@ -124,6 +130,11 @@ pub fn before_judging<'a>(task: &Task, conversation: &'a [ConversationMessage]) 
     let Some(reply) = awaited_reply(conversation) else {
         return Reading::Decided(ReplyDecision::NothingToRead);
     };
+    // A legal threat or abuse is the owner's, at once, never the agent's (spec §17.1, §28.4);
+    // the member is suppressed as a stop would (a threat that also says stop is both).
+    if let Some(threat) = threat::read(member_words(reply)) {
+        return Reading::Decided(ReplyDecision::Threatened(threat));
+    }
     // The hard rule before any AI (spec §22.3): stop means stop, and no acknowledgment.
     if opt_out::is_opt_out(member_words(reply)) {
         return Reading::Decided(ReplyDecision::HonourStop(Stop::member_request()));
@@ -336,15 +347,32 @@ pub fn escalation_context(reason: Reason, blocker: Blocker, conversation: &[Conv
             "send the agent's draft by giving it as guidance (edit it first if needed)".into(),
         );
     }
+    let explained = escalation::explain(reason);
+    let blocked_by = if blocker.question.is_some() || blocker.other_subject {
+        "member"
+    } else if explained.blocked_by == "member" {
+        explained.blocked_by
+    } else {
+        "agent"
+    };
+    let suggested_next_step = match (&blocker.question, &blocker.draft_reply) {
+        (Some(_), _) => "Answer the member's question as guidance; the agent writes it to them.",
+        (None, Some(_)) => {
+            "Read the agent's draft: give it as guidance to send it (edit it first if needed), or write your own answer as guidance."
+        }
+        (None, None) => explained.next_step,
+    };
     EscalationContext {
         blocked_at: now,
-        blocked_by: if blocker.question.is_some() || blocker.other_subject {
-            "member"
-        } else {
-            "agent"
-        }
-        .into(),
-        reason: blocker.detail.unwrap_or_else(|| reason.as_str().replace('_', " ")),
+        blocked_by: blocked_by.into(),
+        reason: reason.as_str().into(),
+        summary: escalation::summary(explained, blocker.detail.as_deref()),
+        member_words: awaited_reply(conversation).map(|m| escalation::clip(member_words(m), escalation::MAX_QUOTED_CHARS)),
+        last_draft: blocker
+            .draft_reply
+            .as_deref()
+            .map(|d| escalation::clip(d, escalation::MAX_QUOTED_CHARS)),
+        suggested_next_step: suggested_next_step.into(),
         question: blocker.question,
         draft_reply: blocker.draft_reply,
         suggested_actions: suggested,

@@ -185,7 +185,9 @@ impl Engine {
         parse_timezone(&timezone)?;
         let mut settings = Settings::defaults(timezone);
         settings.execution_mode = input.execution_mode.unwrap_or(ExecutionMode::Manual);
-        settings.onboarded_at = input.onboarded_at;
+        // Connecting PushPress starts the ramp and the warm-up (spec §26, §33.2), unless the
+        // owner says when the gym was onboarded: safe first weeks without a setting.
+        settings.onboarded_at = input.onboarded_at.or(connected.as_ref().map(|_| now));
         settings.profile = input.profile;
         settings.validate()?;
         let account = Account {
@@ -266,7 +268,8 @@ impl Engine {
                 // says when the account was onboarded (spec §26).
                 let to_autopilot =
                     settings.execution_mode == ExecutionMode::LimitedAuto && account.settings.execution_mode != ExecutionMode::LimitedAuto;
-                if to_autopilot && settings.onboarded_at.is_none() {
+                // Connecting PushPress starts it too (spec §26.2: "when a gym connects").
+                if (to_autopilot || connected.is_some()) && settings.onboarded_at.is_none() {
                     settings.onboarded_at = Some(now);
                 }
                 settings.validate()?;

@@ -9,7 +9,6 @@
 //! again for the same episode — and a claim whose task was refused is given back, so the
 //! finding waits for the next run instead of being lost.
 
-use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -19,6 +18,7 @@ use super::tasks::{Created, NewTask};
 use crate::kernel::ids::{AccountId, MemberId};
 use crate::kernel::limits::{self, ANALYSIS_EPISODE_TTL, ANALYSIS_PAGE, MAX_ACTIVE_TASKS_PER_ACCOUNT, MAX_TASKS_PER_ACCOUNT_PER_DAY};
 use crate::owner::account::Account;
+use crate::rails::autonomy;
 use crate::rails::priority_rules::PriorityInput;
 use crate::rails::risk::{self, Finding};
 use crate::task::TriggerType;
@@ -46,6 +46,13 @@ pub struct AccountAnalysis {
     pub already_open: usize,
     /// Findings whose episode an earlier run acted on.
     pub already_handled: usize,
+    /// Findings whose member is suppressed: nothing opened, no AI call spent (the episode
+    /// stays claimed).
+    pub suppressed: usize,
+    /// Findings not looked at in this run because the day's review capacity of the
+    /// onboarding ramp is used ([`crate::rails::autonomy::review_capacity`]): they wait for a
+    /// later day, unclaimed and undrafted.
+    pub waiting_for_capacity: usize,
     /// Creations refused, by limit reason.
     pub refused: BTreeMap<&'static str, usize>,
     /// Why the account was not scanned, or why the run stopped early.
@@ -160,7 +167,10 @@ impl Engine {
                             member_status: facts.status,
                         })
                         .priority;
-                    findings.push((facts.member_id.clone(), finding, priority, facts.monthly_value.unwrap_or(0.0)));
+                    // What the member is worth a month: their plan's price where the owner
+                    // gave one (an imported gym's members), else their own value, else the average.
+                    let value = account.settings.price(facts.membership.plan_id(), facts.monthly_value).monthly;
+                    findings.push((facts.member_id.clone(), finding, priority, value));
                 }
             }
             match next {
@@ -169,12 +179,13 @@ impl Engine {
             }
         }
         done.findings = findings.len();
-        // Most urgent first; then the surer, then the more valuable member; then by id, so a
-        // run is reproducible.
+        // Most urgent first; then the more valuable member (a new gym's day of review goes to
+        // the members worth the most: spec §26), then the surer finding; then by id, so a run
+        // is reproducible.
         findings.sort_by(|a, b| {
-            (a.2, Reverse(a.1.confidence))
-                .cmp(&(b.2, Reverse(b.1.confidence)))
+            a.2.cmp(&b.2)
                 .then(b.3.total_cmp(&a.3))
+                .then(b.1.confidence.cmp(&a.1.confidence))
                 .then_with(|| a.0.as_str().cmp(b.0.as_str()))
         });
 
@@ -183,6 +194,15 @@ impl Engine {
             if burst.remaining() == 0 {
                 done.stopped_by = Some(Limit::PerRun.reason().into());
                 break;
+            }
+            // A day's review capacity in the onboarding ramp: the rest waits for later days,
+            // unclaimed, without a draft spent on it.
+            let agent = crate::task::task_type::definition(finding.task_type).agent;
+            let created_today = counts.created.saturating_add(u32::try_from(done.created).unwrap_or(u32::MAX));
+            if autonomy::review_capacity(&account.settings, agent, now, created_today) == Some(0) {
+                done.waiting_for_capacity += 1;
+                done.stopped_by.get_or_insert_with(|| "review_capacity".into());
+                continue;
             }
             let episode = episode_key(account.id, &member, finding.task_type, &finding.episode);
             if !self.claim_episode(&episode).await? {
@@ -207,6 +227,7 @@ impl Engine {
                     *done.created_by_type.entry(task_type.to_owned()).or_default() += 1;
                 }
                 Ok(Created::Existing(_)) => done.already_open += 1,
+                Err(EngineError::MemberSuppressed { .. }) => done.suppressed += 1,
                 Err(e) => {
                     // Not acted on: the finding waits for a later run.
                     self.store.release_webhook(EPISODE_SOURCE, &episode).await?;

@@ -48,6 +48,7 @@ mod subtasks;
 mod suppression;
 pub use subtasks::Batch;
 mod tasks;
+mod threats;
 mod tick;
 pub use signals::{Accepted, SignalOutcome};
 pub use tasks::Created;

@@ -192,27 +192,20 @@ impl Engine {
             .iter()
             .any(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
         if escalated {
-            let context = task.escalation.as_ref();
-            let mut detail = context.map_or_else(
-                || {
-                    task.outcome_reason
-                        .clone()
-                        .unwrap_or_else(|| "the agent needs you".into())
-                        .replace('_', " ")
-                },
-                |c| c.reason.clone(),
-            );
-            if let Some(question) = context.and_then(|c| c.question.as_ref()) {
-                detail.push_str(&format!("\nThe member asks: {question}"));
-            }
-            detail.push_str(&format!("\nGoal: {}", task.goal));
-            let title = format!("{} needs you ({})", member_name(task), task.task_type.replace('_', " "));
-            self.notify_owner_after(
-                task.account_id,
-                NoticeDraft::about(NoticeKind::Escalation, task, title, detail),
-                false,
-            )
-            .await;
+            // What happened in words, the member's last words, the agent's last draft and the
+            // suggested next step (`task/escalation.rs`); a threat is critical.
+            let critical = commit
+                .log
+                .iter()
+                .any(|l| l.reason == Reason::LegalThreat.as_str() || l.reason == Reason::AbusiveReply.as_str());
+            let kind = if critical {
+                NoticeKind::CriticalEscalation
+            } else {
+                NoticeKind::Escalation
+            };
+            let (title, detail) = crate::task::escalation::notice(task);
+            self.notify_owner_after(task.account_id, NoticeDraft::about(kind, task, title, detail), false)
+                .await;
         }
         if let Some(late) = commit.log.iter().find(|l| l.reason == Reason::LateReplyOwnerNotified.as_str()) {
             let title = format!(

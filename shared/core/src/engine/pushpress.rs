@@ -160,7 +160,8 @@ impl Engine {
         };
         let created = match self.create_task_in(account, input, burst).await {
             Ok(Created::New(task)) => Some(task.id),
-            Ok(Created::Existing(_)) => None,
+            // A suppressed member: the episode stays claimed, nothing is opened (logged).
+            Ok(Created::Existing(_)) | Err(EngineError::MemberSuppressed { .. }) => None,
             // Not acted on: the scan may act on it later.
             Err(EngineError::Limited(_)) => {
                 self.release_episode(&claim).await?;

@@ -20,6 +20,9 @@ pub struct SpawnReport {
     pub spawned: usize,
     pub disabled: usize,
     pub failed: usize,
+    /// Instances not opened because their member is suppressed (logged by the creation path).
+    #[serde(default)]
+    pub skipped_suppressed: usize,
 }
 
 impl Engine {
@@ -142,6 +145,7 @@ impl Engine {
             };
             match self.create_task(&account, input).await {
                 Ok(_) => report.spawned += 1,
+                Err(EngineError::MemberSuppressed { .. }) => report.skipped_suppressed += 1,
                 Err(e) => {
                     tracing::warn!(template = %template.id, error = %e, "recurring instance not created");
                     report.failed += 1;

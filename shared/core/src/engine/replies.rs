@@ -267,6 +267,11 @@ impl Engine {
                         logs.push(log);
                     }
                 }
+                // What an escalation of this task will quote, without reading the conversation.
+                next.member_last_words = Some(crate::task::escalation::clip(
+                    mail.original.as_deref().unwrap_or(&text),
+                    crate::task::escalation::MAX_QUOTED_CHARS,
+                ));
                 if let Some(message_id) = &mail.message_id
                     && !next.thread.iter().any(|m| m.message_id == *message_id)
                     && !task.status.is_terminal()
@@ -358,42 +363,41 @@ impl Engine {
         task.budget.turns_used += 1;
         let reasoning = system_message(now, format!("Agent's reading of the reply — {}", reply::judged(&evaluation)));
         let decision = reply::decide(&task, &evaluation, now);
-        // The task goes on without an answer: how far is it towards its goal? (§16.3, §18.2)
+        // Every reply that does not stop the task: how far is it towards its goal? (§16.3,
+        // §18.2, §37) The owner sees it from the first answer on.
         let (task, decision) = match decision {
+            stop @ (ReplyDecision::HonourStop(_) | ReplyDecision::Threatened(_) | ReplyDecision::NothingToRead) => (task, stop),
             // Boxed: the step's future stays small enough for a test thread's stack.
-            ReplyDecision::Wait { until, why } => {
-                Box::pin(self.weigh_progress(account, task, &prompt, conversation, until, why, now)).await?
-            }
-            other => (task, other),
+            other => Box::pin(self.weigh_progress(account, task, &prompt, conversation, other, now)).await?,
         };
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
             .await
     }
 
-    /// The completion evaluation (spec §16.3, §37), asked when a reply leaves the task waiting
-    /// — "should this be completed or keep going?" (§18.2). One AI call within the budgets;
-    /// the progress is kept on the task (the owner sees it, later prompts carry it, a spent
-    /// budget reads it), and a concrete signal or a finished goal closes the task (§37.3).
-    /// Without a call left, or when the evaluator fails, the task waits as decided. The
-    /// evaluator gets the composed prompt the reply's reading had (memories, the member's
-    /// other tasks and all), read once for both calls.
-    #[allow(clippy::too_many_arguments)]
+    /// The completion evaluation (spec §16.3, §37), asked on every member reply the agent
+    /// read that does not stop the task — "should this be completed or keep going?" (§18.2).
+    /// One AI call within the budgets; the progress is kept on the task (the owner sees it,
+    /// later prompts carry it, a spent budget reads it). Where the reply leaves the task
+    /// waiting, its judgment is carried out (§37.3): a concrete signal or a finished goal
+    /// closes the task, "escalate" hands it to the owner, "close as neutral" closes it with
+    /// the evaluator's neutral or negative outcome. An answer, a close or an escalation the
+    /// reply decided stands. Without a call left, or when the evaluator fails, the decision
+    /// stands as it was. The evaluator gets the composed prompt the reply's reading had
+    /// (memories, the member's other tasks and all), read once for both calls.
     async fn weigh_progress(
         &self,
         account: &Account,
         mut task: Task,
         prompt: &str,
         conversation: &[ConversationMessage],
-        until: Timestamp,
-        why: Why,
+        decision: ReplyDecision,
         now: Timestamp,
     ) -> Result<(Task, ReplyDecision), EngineError> {
-        let wait = |why| ReplyDecision::Wait { until, why };
         let permit = match self.ai_call(account, Some(task.ai_calls), now).await? {
             AiGate::Allowed(permit) => permit,
             refused => {
-                tracing::info!(task = %task.id, ?refused, "no AI call left for the completion evaluation; waiting as decided");
-                return Ok((task, wait(why)));
+                tracing::info!(task = %task.id, ?refused, "no AI call left for the completion evaluation; the reply's decision stands");
+                return Ok((task, decision));
             }
         };
         task.ai_calls += 1;
@@ -415,27 +419,41 @@ impl Engine {
         let progress = match permit.evaluate_completion(&request).await {
             Ok(progress) => progress,
             Err(e) => {
-                tracing::warn!(task = %task.id, error = %e, "completion evaluation failed; waiting as decided");
-                return Ok((task, wait(why)));
+                tracing::warn!(task = %task.id, error = %e, "completion evaluation failed; the reply's decision stands");
+                return Ok((task, decision));
             }
         };
         let summary = progress.summary();
-        let decision = match progress::judge(&progress, def) {
+        let judged = progress::judge(&progress, def);
+        task.goal_progress = Some(progress);
+        let ReplyDecision::Wait { until, why } = decision else {
+            return Ok((task, decision));
+        };
+        let decision = match judged {
             Judged::Complete { outcome } => ReplyDecision::Close {
                 why: Why::new(Reason::GoalReachedByEvaluation).outcome(outcome).detail(summary),
+            },
+            Judged::CloseAsNeutral { outcome } => ReplyDecision::Close {
+                why: Why::new(Reason::EvaluatorClosedAsNeutral).outcome(outcome).detail(summary),
+            },
+            Judged::Escalate => ReplyDecision::Escalate {
+                reason: Reason::EvaluatorRecommendsOwner,
+                blocker: Blocker::because(format!("goal progress {summary}")),
             },
             Judged::Continue => {
                 let detail = match &why.detail {
                     Some(d) => format!("{d}; goal progress {summary}"),
                     None => format!("goal progress {summary}"),
                 };
-                wait(Why {
-                    detail: Some(detail),
-                    ..why
-                })
+                ReplyDecision::Wait {
+                    until,
+                    why: Why {
+                        detail: Some(detail),
+                        ..why
+                    },
+                }
             }
         };
-        task.goal_progress = Some(progress);
         Ok((task, decision))
     }
 
@@ -458,6 +476,10 @@ impl Engine {
                 Ok(Read::Done(StepOutcome::Skipped("no_reply_to_read".into())))
             }
             ReplyDecision::HonourStop(stop) => Ok(Read::Done(self.honour_stop(account, task, &stop, now).await?)),
+            // Boxed: the step's future stays small enough for a test thread's stack.
+            ReplyDecision::Threatened(threat) => Ok(Read::Done(
+                Box::pin(self.escalate_threat(account, task, conversation, threat, now)).await?,
+            )),
             ReplyDecision::Answer { text, why } => {
                 // The answer is the task's next touch, due now: `waiting` (guidance resumed an
                 // `executing` task), and sent by the step through every gate.
@@ -651,7 +673,7 @@ impl Engine {
         }
         let (mut next, log) = transition(&current, TaskStatus::Escalated, now, why)?;
         logs.push(log);
-        next.escalation = Some(reply::escalation_context(reason, blocker, conversation, now));
+        next.escalation = Some(reply::escalation_context(reason, blocker, conversation, now).or_from(next.escalation.take()));
         let commit = TaskCommit {
             expected_version,
             task: next,

@@ -236,7 +236,7 @@ impl Engine {
             ..Blocker::default()
         };
         let (mut next, log) = transition(&claimed, TaskStatus::Escalated, now, Why::new(reason).detail(detail))?;
-        next.escalation = Some(reply::escalation_context(reason, blocker, &[], now));
+        next.escalation = Some(reply::escalation_context(reason, blocker, &[], now).or_from(next.escalation.take()));
         let commit = TaskCommit::new(next, log);
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;

@@ -135,7 +135,8 @@ impl Engine {
                 };
                 match self.create_task_in(&account, input, &burst).await {
                     Ok(Created::New(task)) => Some(task.id),
-                    Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => None,
+                    // A limit, or a suppressed member: skipped and logged by the creation path.
+                    Ok(Created::Existing(_)) | Err(EngineError::Limited(_) | EngineError::MemberSuppressed { .. }) => None,
                     Err(e) => return Err(e),
                 }
             }
@@ -161,7 +162,8 @@ impl Engine {
                 };
                 match self.create_task_in(&account, input, &burst).await {
                     Ok(Created::New(task)) => Some(task.id),
-                    Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => None,
+                    // A limit, or a suppressed member: skipped and logged by the creation path.
+                    Ok(Created::Existing(_)) | Err(EngineError::Limited(_) | EngineError::MemberSuppressed { .. }) => None,
                     Err(e) => return Err(e),
                 }
             }

@@ -492,6 +492,13 @@ impl Engine {
                 to: task.status,
                 reason: Reason::AgentPlannedStep,
             })),
+            // The member asked to stop: the plan ends with them, as their other tasks did.
+            Err(e @ EngineError::MemberSuppressed { .. }) => {
+                let why = Why::new(Reason::MemberOptedOut)
+                    .outcome("opted_out")
+                    .detail(format!("{} step not opened: {e}", step.task_type));
+                Ok(PlanOutcome::Stop(TaskStatus::Cancelled, why))
+            }
             Err(e @ (EngineError::Invalid(_) | EngineError::Limited(_))) => {
                 let why = Why::new(Reason::PlannedStepRefused).detail(format!("{} step: {e}", step.task_type));
                 Ok(PlanOutcome::Stop(TaskStatus::Escalated, why))

@@ -12,7 +12,7 @@ use super::StepOutcome;
 use super::replies::system_message;
 use crate::conversation::reply::{Blocker, Stop};
 use crate::kernel::error::{Conflict, StoreError};
-use crate::kernel::ids::{AccountId, Email, MemberId};
+use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
 use crate::owner::account::Account;
 use crate::ports::TaskQuery;
 use crate::task::commit::TaskCommit;
@@ -22,11 +22,13 @@ use crate::task::transition::{Why, transition};
 use crate::task::{Task, TaskStatus};
 
 /// Who is being suppressed, and why (spec §22.2).
-struct Suppression<'a> {
-    account: AccountId,
-    email: &'a Email,
-    member: Option<&'a MemberId>,
-    reason: &'a str,
+pub(super) struct Suppression<'a> {
+    pub account: AccountId,
+    pub email: &'a Email,
+    pub member: Option<&'a MemberId>,
+    pub reason: &'a str,
+    /// A task of the member's that stays open (a threat's: escalated to the owner).
+    pub keep: Option<TaskId>,
 }
 
 impl Engine {
@@ -54,6 +56,7 @@ impl Engine {
             email: &email,
             member: Some(&task.member.id),
             reason: stop.source,
+            keep: None,
         })
         .await?;
         Ok(StepOutcome::Moved {
@@ -70,11 +73,12 @@ impl Engine {
             email,
             member: None,
             reason,
+            keep: None,
         })
         .await
     }
 
-    async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
+    pub(super) async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
         let now = self.clock.now();
         self.store.put_suppression(who.account, who.email, who.reason, now).await?;
         let cancelled = match who.member {
@@ -105,7 +109,9 @@ impl Engine {
     async fn cancel_all(&self, tasks: Vec<Task>, who: &Suppression<'_>) -> Result<usize, EngineError> {
         let mut cancelled = 0;
         for task in tasks {
-            if task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await? {
+            let kept = who.keep == Some(task.id);
+            if !kept && task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await?
+            {
                 cancelled += 1;
             }
         }

@@ -112,6 +112,20 @@ fn refused(account: &Account, member: &MemberId, task_type: &str, trigger: Trigg
     EngineError::Limited(refusal)
 }
 
+/// A creation for a suppressed member (spec §22, §38 phase 6): skipped before anything is
+/// drafted, logged with its reason (there is no task to log it on).
+fn suppressed(account: &Account, member: &MemberId, task_type: &str, trigger: TriggerType) -> EngineError {
+    tracing::info!(
+        account = %account.id,
+        member = %member,
+        task_type,
+        trigger = ?trigger,
+        reason = "member_suppressed",
+        "task not created: the member asked to get no more mail"
+    );
+    EngineError::MemberSuppressed { member: member.clone() }
+}
+
 /// Actions belong to automation tasks: `member_update` needs at least one, `bulk_tag_at_risk`
 /// takes at most one `tag_member` (the tag to give), and no other type takes any.
 fn check_actions(def: &TaskTypeDef, actions: &[crate::task::action::Action]) -> Result<(), InvalidInput> {
@@ -219,7 +233,9 @@ impl Engine {
                 .take()
                 .map_err(|refusal| refused(account, &input.member_id, &task_type, input.trigger_type, refusal))?;
         }
-        let made = self.create_counted(account, input, options, task_type, goal, now).await;
+        // Boxed: creation is reached from inside other steps (a plan's subtask, a reply's
+        // follow-on); its future stays off their stack.
+        let made = Box::pin(self.create_counted(account, input, options, task_type, goal, now)).await;
         if let (Some(burst), false) = (burst, matches!(made, Ok(Created::New(_)))) {
             burst.release();
         }
@@ -239,6 +255,13 @@ impl Engine {
         let trigger = Trigger::of(&input);
         let def: &TaskTypeDef = task_type::definition(&task_type);
         let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
+        // A stop is a stop everywhere: no source opens a task for a suppressed member, and no
+        // AI call is spent on one. One read, only for a member with an address.
+        if let Some(email) = member.as_ref().and_then(|m| m.email.as_ref())
+            && self.store.is_suppressed(account.id, email).await?
+        {
+            return Err(suppressed(account, &input.member_id, &task_type, input.trigger_type));
+        }
         let confidence = input.confidence.unwrap_or(0).min(100);
         let (status, gate_reason) = initial_status(
             account.settings.execution_mode,
@@ -401,6 +424,7 @@ impl Engine {
             goal_progress: None,
             feedback: None,
             original_draft: None,
+            member_last_words: None,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);

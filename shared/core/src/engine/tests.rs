@@ -909,11 +909,12 @@ mod properties {
         Ok(())
     }
 
-    /// A created task; `None` when a creation limit refused it (spec §7.9); any other error.
+    /// A created task; `None` when a creation limit refused it (spec §7.9) or its member is
+    /// suppressed (no task for them, from any source); any other error.
     fn refused_if_limited<T>(result: Result<T, crate::task::error::EngineError>) -> Result<Option<T>, String> {
         match result {
             Ok(created) => Ok(Some(created)),
-            Err(crate::task::error::EngineError::Limited(_)) => Ok(None),
+            Err(crate::task::error::EngineError::Limited(_) | crate::task::error::EngineError::MemberSuppressed { .. }) => Ok(None),
             Err(e) => Err(e.to_string()),
         }
     }
@@ -1485,6 +1486,7 @@ mod connector;
 mod deliverability;
 mod evaluation;
 mod gates;
+mod good_by_default;
 mod intake;
 mod memories;
 mod metrics;

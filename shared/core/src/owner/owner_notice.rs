@@ -30,6 +30,9 @@ use crate::task::Task;
 pub enum NoticeKind {
     /// A task needs the owner's input (spec §17.2).
     Escalation,
+    /// A task needs the owner now: the member threatened legal action or was abusive (spec
+    /// §17.1, §28.4). Mailed at once, whatever the hour.
+    CriticalEscalation,
     /// An escalation left untouched for 48 hours (spec §17.5).
     EscalationReminder,
     /// A member answered a task that is already closed (spec §16).
@@ -66,6 +69,7 @@ impl NoticeKind {
     pub fn as_str(self) -> &'static str {
         match self {
             NoticeKind::Escalation => "escalation",
+            NoticeKind::CriticalEscalation => "critical_escalation",
             NoticeKind::EscalationReminder => "escalation_reminder",
             NoticeKind::LateReply => "late_reply",
             NoticeKind::MemberOptedOut => "member_opted_out",
@@ -77,9 +81,16 @@ impl NoticeKind {
         }
     }
 
+    /// Critical notices are never held back, not even by the owner's quiet hours.
+    pub fn is_critical(self) -> bool {
+        matches!(self, NoticeKind::CriticalEscalation)
+    }
+
     pub fn policy(self) -> NoticePolicy {
         match self {
-            NoticeKind::Escalation | NoticeKind::SystemAlert | NoticeKind::LearningDigest => NoticePolicy::Immediate,
+            NoticeKind::Escalation | NoticeKind::CriticalEscalation | NoticeKind::SystemAlert | NoticeKind::LearningDigest => {
+                NoticePolicy::Immediate
+            }
             NoticeKind::DailyDigest => NoticePolicy::Daily,
             NoticeKind::ApprovalNeeded => NoticePolicy::Batched {
                 max_per_day: limits::OWNER_APPROVAL_NOTICES_PER_DAY,
@@ -281,7 +292,16 @@ pub fn daily_summary(
     list(&mut text, "Escalations open", &escalated, &|t| {
         let (since, why) = t.escalation.as_ref().map_or_else(
             || (t.updated_at, t.outcome_reason.clone().unwrap_or_default().replace('_', " ")),
-            |e| (e.blocked_at, e.reason.clone()),
+            |e| {
+                (
+                    e.blocked_at,
+                    if e.summary.is_empty() {
+                        e.reason.clone()
+                    } else {
+                        e.summary.clone()
+                    },
+                )
+            },
         );
         format!("{}: {} since {since}: {why}", who(t), t.task_type.replace('_', " "))
     });

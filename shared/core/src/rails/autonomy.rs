@@ -163,6 +163,17 @@ fn phase_limits(settings: &Settings, phase: RampPhase) -> RampLimits {
     }
 }
 
+/// A day's review capacity (spec §26.1: a gym that connects with 150 at-risk members is not
+/// handed 150 drafts before breakfast): how many more tasks of `agent` the account may get
+/// today in its ramp phase, given the `created_today` so far. `None` past the ramp: only the
+/// flood limits apply. The risk scan proposes the most valuable findings within it and
+/// leaves the rest for later days; the creation counters enforce the same cap.
+pub fn review_capacity(settings: &Settings, agent: &str, now: Timestamp, created_today: u32) -> Option<u32> {
+    ramp(settings, agent, now)
+        .max_tasks_per_day
+        .map(|max| max.saturating_sub(created_today))
+}
+
 /// The phase of every agent the registry knows, for `GET /api/v1/autonomy`.
 pub fn phases(settings: &Settings, now: Timestamp) -> BTreeMap<&'static str, RampLimits> {
     crate::task::task_type::REGISTRY
@@ -307,6 +318,21 @@ mod tests {
         let now = at("2026-11-02T00:00:00Z");
         assert_eq!(ramp(&s, "sales", now).phase, RampPhase::Shadow);
         assert_eq!(ramp(&s, "retention", now).phase, RampPhase::Full);
+    }
+
+    #[test]
+    fn a_days_review_capacity_is_the_ramps_daily_tasks_less_those_made() {
+        let s = settings(Some("2026-11-01T00:00:00Z"));
+        let day1 = at("2026-11-01T10:00:00Z");
+        assert_eq!(review_capacity(&s, "retention", day1, 0), Some(10), "shadow");
+        assert_eq!(review_capacity(&s, "retention", day1, 7), Some(3));
+        assert_eq!(review_capacity(&s, "retention", day1, 12), Some(0));
+        assert_eq!(review_capacity(&s, "retention", at("2026-11-05T10:00:00Z"), 0), Some(15), "guided");
+        assert_eq!(
+            review_capacity(&s, "retention", at("2026-12-05T10:00:00Z"), 0),
+            None,
+            "past the ramp"
+        );
     }
 
     #[test]

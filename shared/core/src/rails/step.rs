@@ -433,22 +433,34 @@ fn spent(task: &Task, def: &TaskTypeDef, now: Timestamp) -> Option<StepDecision>
 }
 
 /// The touches (or the time) ran out. With progress towards the goal (the completion
-/// evaluator's, kept on the task), it is the spec's low-confidence completion (§16.1:
-/// "budget exhausted with positive signal", 40–60): completed with the evaluator's outcome,
-/// provisional, so attribution confirms it by the goal's signal or downgrades it. Otherwise
-/// the cadence's exhaustion policy decides.
+/// evaluator's, kept on the task): a commitment or a signal is the spec's low-confidence
+/// completion (§16.1: "budget exhausted with positive signal"), completed with the
+/// evaluator's outcome, provisional, so attribution confirms it by the goal's signal or
+/// downgrades it; a warm conversation without one goes to the owner (§16.2: "the owner sees
+/// 'conversation is warm but stalling' rather than the task silently dying"). Otherwise the
+/// cadence's exhaustion policy decides.
 pub fn exhaust(task: &Task, reason: Reason, now: Timestamp) -> StepDecision {
     let def = task_type::definition(&task.task_type);
-    if let Some(outcome) = progress::exhausted_with_progress(task.goal_progress.as_ref(), def) {
-        let summary = task.goal_progress.as_ref().map(|p| p.summary()).unwrap_or_default();
-        let why = Why::new(Reason::BudgetExhaustedWithProgress)
-            .outcome(outcome)
-            .detail(format!("{reason}: a low-confidence completion on goal progress {summary}"))
-            .provisional();
-        return StepDecision::Close {
-            to: TaskStatus::Completed,
-            why,
-        };
+    let summary = task.goal_progress.as_ref().map(|p| p.summary()).unwrap_or_default();
+    match progress::spent_with_progress(task.goal_progress.as_ref(), def) {
+        Some(progress::SpentWithProgress::CloseProvisionally { outcome }) => {
+            let why = Why::new(Reason::BudgetExhaustedWithProgress)
+                .outcome(outcome)
+                .detail(format!("{reason}: a low-confidence completion on goal progress {summary}"))
+                .provisional();
+            return StepDecision::Close {
+                to: TaskStatus::Completed,
+                why,
+            };
+        }
+        Some(progress::SpentWithProgress::Stalled) => {
+            let why = Why::new(Reason::ConversationStalled).detail(format!(
+                "{reason} after {} message(s), with goal progress {summary}",
+                task.budget.messages_used
+            ));
+            return StepDecision::Escalate { why };
+        }
+        None => {}
     }
     let unresponsive = || StepDecision::Close {
         to: TaskStatus::Cancelled,

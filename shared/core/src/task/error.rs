@@ -5,6 +5,7 @@
 use thiserror::Error;
 
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::ids::MemberId;
 use crate::task::TaskStatus;
 
 /// Errors of the engine's operations.
@@ -34,6 +35,10 @@ pub enum EngineError {
     /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
     #[error("{0}")]
     Limited(crate::task::flood::Refusal),
+    /// The member asked to stop (spec §22, §38 phase 6): no task is opened for them, from
+    /// any source; nothing was created and no AI call was spent.
+    #[error("member {member} is suppressed (they asked to get no more mail): no task is opened for them")]
+    MemberSuppressed { member: MemberId },
 }
 
 impl From<StoreError> for EngineError {

@@ -12,6 +12,7 @@ pub mod cadence;
 pub mod commit;
 pub mod controls;
 pub mod error;
+pub mod escalation;
 pub mod feedback;
 pub mod flood;
 pub mod history;
@@ -268,6 +269,10 @@ pub struct Task {
     /// also in the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<crate::task::feedback::OwnerFeedback>,
+    /// The member's latest words (as read, clipped), kept for an escalation's context so a
+    /// system escalation can say them without reading the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_last_words: Option<String>,
     /// The agent's draft as it was before the owner's edit (issue 16 item 5: original vs.
     /// sent, for learning from edits); `None` if the owner approved it as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -291,7 +296,21 @@ pub struct EscalationContext {
     pub blocked_at: Timestamp,
     /// `agent`, `member` or `system`.
     pub blocked_by: String,
+    /// The reason's code (the task's `outcome_reason`); older escalations kept words here.
     pub reason: String,
+    /// What happened, in words ([`crate::task::escalation::summary`]).
+    #[serde(default)]
+    pub summary: String,
+    /// The member's last words, as read (member text: shown as text, never markup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_words: Option<String>,
+    /// The agent's last draft to the member (its pending answer, the drafted follow-up, the
+    /// first message), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_draft: Option<String>,
+    /// What the owner could do next, in one sentence.
+    #[serde(default)]
+    pub suggested_next_step: String,
     /// The member's question the agent could not answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,

@@ -61,30 +61,42 @@ impl GoalProgress {
 }
 
 /// What the evaluator's progress lets the task do now (spec §37.3). Only a concrete signal
-/// or a finished progressive goal closes it here, and only with an outcome of its type that
-/// is not negative: closing on words is the reply decision's (provisional), and below
-/// [`CLOSE_MIN_CONFIDENCE`] nothing closes.
+/// or a finished progressive goal closes it as reached, and only with an outcome of its type
+/// that is not negative: closing on words is the reply decision's (provisional), and below
+/// [`CLOSE_MIN_CONFIDENCE`] nothing closes. The evaluator's own advice is heard too: its
+/// "escalate" hands the task to the owner, and its "close as neutral" closes it with a
+/// neutral or negative outcome of the type (from the close floor up).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Judged {
     /// The goal is reached: close with this outcome.
     Complete { outcome: String },
+    /// The evaluator recommends the owner takes it.
+    Escalate,
+    /// The evaluator recommends closing with this neutral or negative outcome.
+    CloseAsNeutral { outcome: String },
     /// Keep going as decided.
     Continue,
 }
 
 pub fn judge(progress: &GoalProgress, def: &TaskTypeDef) -> Judged {
-    let usable = def
-        .outcome(&progress.current_outcome)
-        .is_some_and(|o| o.kind != OutcomeKind::Negative);
+    let outcome = def.outcome(&progress.current_outcome);
+    let usable = outcome.is_some_and(|o| o.kind != OutcomeKind::Negative);
     let confident = progress.confidence >= CLOSE_MIN_CONFIDENCE;
     let signal = progress.evidence_type == EvidenceType::ConcreteSignal && progress.confidence >= PROGRESS_SIGNAL_CONFIDENCE;
     let done = progress.progress_pct >= 100 && progress.confidence >= PROGRESS_DONE_CONFIDENCE;
     if usable && confident && (signal || done) {
-        Judged::Complete {
+        return Judged::Complete {
             outcome: progress.current_outcome.clone(),
+        };
+    }
+    match progress.recommended_action {
+        RecommendedAction::Escalate => Judged::Escalate,
+        RecommendedAction::CloseAsNeutral if confident && outcome.is_some_and(|o| o.kind != OutcomeKind::Positive) => {
+            Judged::CloseAsNeutral {
+                outcome: progress.current_outcome.clone(),
+            }
         }
-    } else {
-        Judged::Continue
+        _ => Judged::Continue,
     }
 }
 
@@ -108,15 +120,35 @@ pub fn evidence(task: &Task, facts: Option<&MemberFacts>) -> serde_json::Value {
     serde_json::json!({"signals": signals, "facts": null})
 }
 
-/// The budget ran out (spec §16.1, "budget exhausted with positive signal", low confidence
-/// 40–60): the outcome a task with `progress` closes with instead of its cadence's exhaustion
-/// policy — the evaluator's current outcome when it is one of the type's and not negative —
-/// or `None` when there was no progress.
-pub fn exhausted_with_progress<'a>(progress: Option<&'a GoalProgress>, def: &TaskTypeDef) -> Option<&'a str> {
+/// What a spent budget does with the evaluator's progress (spec §16.1, §16.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpentWithProgress<'a> {
+    /// A commitment or a signal short of the goal ("budget exhausted with positive signal"):
+    /// completed with this outcome, provisional until the goal's signal confirms it.
+    CloseProvisionally { outcome: &'a str },
+    /// A warm conversation with no concrete commitment: the owner sees it stalling rather
+    /// than it timing out or closing on its own.
+    Stalled,
+}
+
+/// The budget ran out: with progress towards the goal (a positive or neutral outcome of the
+/// type, above 0%), a commitment or a signal from the close floor up closes provisionally and
+/// anything warmer-but-vaguer goes to the owner; `None` when there was no progress (the
+/// cadence's exhaustion policy decides).
+pub fn spent_with_progress<'a>(progress: Option<&'a GoalProgress>, def: &TaskTypeDef) -> Option<SpentWithProgress<'a>> {
     let progress = progress.filter(|p| p.progress_pct > 0)?;
-    def.outcome(&progress.current_outcome)
-        .filter(|o| o.kind != OutcomeKind::Negative)
-        .map(|_| progress.current_outcome.as_str())
+    def.outcome(&progress.current_outcome).filter(|o| o.kind != OutcomeKind::Negative)?;
+    let committed = matches!(
+        progress.evidence_type,
+        EvidenceType::VerbalCommitment | EvidenceType::ConcreteSignal | EvidenceType::PartialSignal
+    ) && progress.confidence >= CLOSE_MIN_CONFIDENCE;
+    Some(if committed {
+        SpentWithProgress::CloseProvisionally {
+            outcome: progress.current_outcome.as_str(),
+        }
+    } else {
+        SpentWithProgress::Stalled
+    })
 }
 
 #[cfg(test)]
@@ -182,18 +214,62 @@ mod tests {
     }
 
     #[test]
-    fn a_spent_budget_with_progress_closes_on_the_current_outcome() {
+    fn a_spent_budget_closes_on_a_commitment_and_hands_a_stalled_conversation_to_the_owner() {
         let churn = definition("churn_risk");
-        let some = progress(40, "verbal_commitment", 55, EvidenceType::VerbalCommitment);
-        assert_eq!(exhausted_with_progress(Some(&some), churn), Some("verbal_commitment"));
+        let said = progress(60, "verbal_commitment", 65, EvidenceType::VerbalCommitment);
         assert_eq!(
-            exhausted_with_progress(Some(&progress(0, "verbal_commitment", 55, EvidenceType::None)), churn),
+            spent_with_progress(Some(&said), churn),
+            Some(SpentWithProgress::CloseProvisionally {
+                outcome: "verbal_commitment"
+            })
+        );
+        let warm = progress(40, "engaged_conversation", 55, EvidenceType::Inferred);
+        assert_eq!(spent_with_progress(Some(&warm), churn), Some(SpentWithProgress::Stalled));
+        let unsure = progress(40, "verbal_commitment", 55, EvidenceType::VerbalCommitment);
+        assert_eq!(
+            spent_with_progress(Some(&unsure), churn),
+            Some(SpentWithProgress::Stalled),
+            "under the floor"
+        );
+        assert_eq!(
+            spent_with_progress(Some(&progress(0, "verbal_commitment", 55, EvidenceType::None)), churn),
             None
         );
         assert_eq!(
-            exhausted_with_progress(Some(&progress(40, "churned", 55, EvidenceType::Inferred)), churn),
+            spent_with_progress(Some(&progress(40, "churned", 55, EvidenceType::Inferred)), churn),
             None
         );
-        assert_eq!(exhausted_with_progress(None, churn), None);
+        assert_eq!(spent_with_progress(None, churn), None);
+    }
+
+    #[test]
+    fn the_evaluators_escalate_and_close_as_neutral_are_carried_out() {
+        let churn = definition("churn_risk");
+        let advice = |outcome: &str, confidence, action| GoalProgress {
+            recommended_action: action,
+            ..progress(0, outcome, confidence, EvidenceType::Inferred)
+        };
+        assert_eq!(
+            judge(&advice("engaged_conversation", 40, RecommendedAction::Escalate), churn),
+            Judged::Escalate
+        );
+        assert_eq!(
+            judge(&advice("churned", 70, RecommendedAction::CloseAsNeutral), churn),
+            Judged::CloseAsNeutral { outcome: "churned".into() }
+        );
+        assert_eq!(
+            judge(&advice("churned", 59, RecommendedAction::CloseAsNeutral), churn),
+            Judged::Continue,
+            "under the close floor"
+        );
+        assert_eq!(
+            judge(&advice("retained", 70, RecommendedAction::CloseAsNeutral), churn),
+            Judged::Continue,
+            "not a neutral outcome"
+        );
+        assert_eq!(
+            judge(&advice("no_such", 90, RecommendedAction::CloseAsNeutral), churn),
+            Judged::Continue
+        );
     }
 }

@@ -274,6 +274,20 @@ reasons! {
     /// The budget ran out with progress towards the goal: a low-confidence completion,
     /// provisional until the goal's signal confirms it (spec §16.1).
     BudgetExhaustedWithProgress = "budget_exhausted_with_progress",
+    /// The budget ran out on a warm conversation without a concrete commitment: the owner
+    /// sees it stalling rather than it closing on its own (spec §16.2).
+    ConversationStalled = "conversation_stalled",
+    /// The completion evaluator recommends the owner takes the task (spec §16.3, §37.3).
+    EvaluatorRecommendsOwner = "evaluator_recommends_owner",
+    /// The completion evaluator found a negative outcome and recommends closing as neutral
+    /// (spec §37.3).
+    EvaluatorClosedAsNeutral = "evaluator_closed_as_neutral",
+    /// The member's reply threatens legal action: suppressed, and the owner told at once
+    /// (spec §17.1, §28.4).
+    LegalThreat = "legal_threat",
+    /// The member's reply is abusive or threatening: suppressed, and the owner told at once
+    /// (spec §17.1).
+    AbusiveReply = "abusive_reply",
     /// The agent meant to answer and wrote nothing.
     ReplyWithoutText = "reply_without_text",
     /// The agent closed the task without one of its type's outcomes.

@@ -74,6 +74,11 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         // The escalation timer (spec §17.5): remind the owner, later give up.
         next.next_action_at = Some(now + crate::kernel::limits::ESCALATION_REMINDER_AFTER);
         next.outcome_reason = Some(why.reason.to_string());
+        // Whatever escalated it, the task says why in words (`task/escalation.rs`); the reply
+        // path adds what it read.
+        if from != TaskStatus::Escalated {
+            next.escalation = Some(crate::task::escalation::context(task, &why, now));
+        }
     }
     // The owner holds an escalated task and nothing is left to send from a closed one: an
     // unsent answer or an unread reply is theirs to see in the conversation.
@@ -203,5 +208,20 @@ mod tests {
         assert_eq!(next.outcome.as_deref(), Some("unresponsive"));
         assert_eq!(next.next_action_at, None);
         assert_eq!(next.resolved_at, Some(task.created_at));
+    }
+
+    #[test]
+    fn every_move_to_escalated_explains_itself_whatever_the_reason() {
+        for reason in crate::task::reason::Reason::ALL {
+            let task = crate::testing::sample_task(TaskStatus::Waiting);
+            let now = crate::testing::at("2026-11-03T10:00:00Z");
+            let (next, _) = transition(&task, TaskStatus::Escalated, now, Why::new(*reason).detail("seen")).expect("escalate");
+            let context = next.escalation.expect("a context");
+            assert_eq!(context.reason, reason.as_str());
+            assert!(
+                context.summary.ends_with("Details: seen") && !context.suggested_next_step.is_empty(),
+                "{reason}"
+            );
+        }
     }
 }

@@ -54,6 +54,7 @@ fn reason(decision: &ReplyDecision) -> Option<Reason> {
     match decision {
         ReplyDecision::Answer { why, .. } | ReplyDecision::Wait { why, .. } | ReplyDecision::Close { why } => Some(why.reason),
         ReplyDecision::Escalate { reason, .. } => Some(*reason),
+        ReplyDecision::Threatened(threat) => Some(threat.reason()),
         ReplyDecision::NothingToRead | ReplyDecision::HonourStop(_) => None,
     }
 }
@@ -387,7 +388,14 @@ fn the_owner_sees_the_last_messages_what_blocked_the_agent_and_what_they_can_do(
         ..Blocker::because("unsure about Friday")
     };
     let context = escalation_context(Reason::LowConfidenceOnReply, with_draft, &conversation, now());
-    assert_eq!(context.reason, "unsure about Friday");
+    assert_eq!(context.reason, "low_confidence_on_reply");
+    assert_eq!(
+        context.summary,
+        "The agent is not sure enough of what to say next. Details: unsure about Friday"
+    );
+    assert_eq!(context.member_words.as_deref(), Some("message 9"));
+    assert_eq!(context.last_draft.as_deref(), Some("Friday works"));
+    assert!(context.suggested_next_step.starts_with("Read the agent's draft"));
     assert_eq!(context.suggested_actions.len(), 4);
     assert!(context.suggested_actions[0].starts_with("send the agent's draft"));
     let shown: Vec<_> = context.conversation_snapshot.iter().map(|m| m.content.as_str()).collect();
@@ -397,7 +405,7 @@ fn the_owner_sees_the_last_messages_what_blocked_the_agent_and_what_they_can_do(
     );
 
     let bare = escalation_context(Reason::AgentEscalatedReply, Blocker::default(), &[], now());
-    assert_eq!((bare.reason.as_str(), bare.blocked_by.as_str()), ("agent escalated reply", "agent"));
+    assert_eq!((bare.reason.as_str(), bare.blocked_by.as_str()), ("agent_escalated_reply", "agent"));
     assert_eq!(bare.suggested_actions.len(), 3);
     assert_eq!(
         escalation_why(Reason::AgentEscalatedReply, &Blocker::because("why")),

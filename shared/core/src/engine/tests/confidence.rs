@@ -202,9 +202,10 @@ async fn a_close_under_60_never_closes_the_task() {
 
 /// Given a reply that leaves the task waiting, then the completion evaluation is asked, its
 /// progress is kept on the task and given to the agent's next prompt; when the budget then
-/// runs out, the task completes provisionally on that progress.
+/// runs out on that warm but uncommitted conversation, the owner gets it (spec §16.2) with
+/// the member's words, rather than it closing provisionally.
 #[tokio::test]
-async fn goal_progress_is_kept_shown_to_the_agent_and_closes_a_spent_budget() {
+async fn goal_progress_is_kept_shown_to_the_agent_and_a_stalled_conversation_goes_to_the_owner() {
     let evaluation = judged(ReplyAction::Wait, 80);
     let partial = progress(40, "engaged_conversation", 55, EvidenceType::Inferred);
     let (w, agent) = world_with(95, evaluation, Some(partial.clone())).await;
@@ -217,12 +218,13 @@ async fn goal_progress_is_kept_shown_to_the_agent_and_closes_a_spent_budget() {
     assert_eq!(waiting.status, TaskStatus::Waiting);
     assert_eq!(waiting.goal_progress.as_ref(), Some(&partial));
     let view = serde_json::to_value(crate::contract::TaskView::from(&waiting)).expect("json");
-    assert_eq!(view["goal_progress"]["progress_pct"], 40);
+    assert_eq!(view["goal_progress"]["percent"], 40);
+    assert_eq!(view["goal_progress"]["outcome"], "engaged_conversation");
     // Every later touch is drafted with the progress in its prompt, until the budget is spent.
     for _ in 0..30 {
         w.clock.advance(days(1));
         w.run().await;
-        if w.task(&task).await.status.is_terminal() {
+        if w.task(&task).await.status != TaskStatus::Waiting {
             break;
         }
     }
@@ -231,21 +233,87 @@ async fn goal_progress_is_kept_shown_to_the_agent_and_closes_a_spent_budget() {
         !prompts.is_empty() && prompts.iter().all(|p| p.contains("# Goal progress so far\n40%")),
         "{prompts:?}"
     );
-    let done = w.task(&task).await;
+    let stalled = w.task(&task).await;
     assert_eq!(
+        (stalled.status, stalled.outcome_reason.as_deref(), stalled.provisional),
+        (TaskStatus::Escalated, Some("conversation_stalled"), false)
+    );
+    let context = stalled.escalation.expect("context");
+    assert_eq!(context.member_words.as_deref(), Some("Been busy, maybe soon"));
+    assert!(
+        context.summary.starts_with("The conversation is warm but stalling"),
+        "{}",
+        context.summary
+    );
+}
+
+/// Given a member's first reply that the agent answers, then the completion evaluation runs
+/// too: the task shows its goal progress from the first answer on.
+#[tokio::test]
+async fn goal_progress_shows_after_the_first_answer() {
+    let evaluation = ReplyEvaluation {
+        reply: Some("We're open 6am to 8pm.".into()),
+        ..judged(ReplyAction::Reply, 90)
+    };
+    let seen = progress(20, "engaged_conversation", 50, EvidenceType::Inferred);
+    let (w, _) = world_with(95, evaluation, Some(seen.clone())).await;
+    let task = w.approved("churn_risk", "m_asks").await;
+    w.run().await;
+    let raw = w.answer_newest("m-asks@example.com", "a1@mail.example.net", "When are you open?");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.run().await;
+    let after = w.task(&task).await;
+    assert_eq!(after.goal_progress.as_ref(), Some(&seen));
+    assert!(
+        after.answer.is_some() || w.mailer.sent().len() == 2,
+        "the answer goes out as decided (today's message to the member is used: it waits)"
+    );
+    let view = serde_json::to_value(crate::contract::TaskView::from(&after)).expect("json");
+    for key in ["percent", "confidence", "evidence", "milestones", "risks"] {
+        assert!(!view["goal_progress"][key].is_null(), "{key}: {view}");
+    }
+}
+
+/// Given a reply that would leave the task waiting, when the evaluator recommends escalating
+/// the owner gets the task, and when it recommends closing as neutral (from the close floor
+/// up, with a neutral or negative outcome) the task closes with it.
+#[tokio::test]
+async fn the_evaluators_escalate_and_close_as_neutral_are_carried_out() {
+    let advice = |outcome: &str, confidence, action| GoalProgress {
+        recommended_action: action,
+        ..progress(0, outcome, confidence, EvidenceType::Inferred)
+    };
+    let cases = [
         (
-            done.status,
-            done.outcome.as_deref(),
-            done.outcome_reason.as_deref(),
-            done.provisional
+            advice("engaged_conversation", 40, RecommendedAction::Escalate),
+            TaskStatus::Escalated,
+            "evaluator_recommends_owner",
         ),
         (
+            advice("churned", 70, RecommendedAction::CloseAsNeutral),
             TaskStatus::Completed,
-            Some("engaged_conversation"),
-            Some("budget_exhausted_with_progress"),
-            true
-        )
-    );
+            "evaluator_closed_as_neutral",
+        ),
+        (
+            advice("churned", 55, RecommendedAction::CloseAsNeutral),
+            TaskStatus::Waiting,
+            "member_reply_wait",
+        ),
+    ];
+    for (seen, status, reason) in cases {
+        let (w, _) = world_with(95, judged(ReplyAction::Wait, 80), Some(seen.clone())).await;
+        let task = w.approved("churn_risk", "m_advice").await;
+        w.run().await;
+        let raw = w.answer_newest("m-advice@example.com", "v1@mail.example.net", "I moved to another city");
+        w.engine.receive_reply(&raw).await.expect("receive");
+        let after = w.task(&task).await;
+        assert_eq!(after.status, status, "{seen:?}");
+        let logged = reasons(&w, &task).await;
+        assert_eq!(logged.last().map(String::as_str), Some(reason), "{logged:?}");
+        if status == TaskStatus::Completed {
+            assert_eq!(after.outcome.as_deref(), Some("churned"));
+        }
+    }
 }
 
 /// Given a reply that leaves the task waiting, when the evaluator sees a concrete signal the

@@ -830,7 +830,7 @@ fn a_subtask_holds_while_its_parent_is_escalated_and_goes_on_once_it_is_not() {
 }
 
 #[test]
-fn a_spent_budget_with_goal_progress_is_a_provisional_low_confidence_completion() {
+fn a_spent_budget_closes_a_commitment_provisionally_and_hands_a_stalled_conversation_to_the_owner() {
     use crate::task::progress::{EvidenceType, GoalProgress, RecommendedAction};
     let mut seen = waiting();
     seen.task.task_type = "churn_risk".into();
@@ -846,17 +846,17 @@ fn a_spent_budget_with_goal_progress_is_a_provisional_low_confidence_completion(
         ),
         "no progress: the cadence's policy"
     );
-    let progress = |pct: u8, outcome: &str| GoalProgress {
+    let progress = |pct: u8, outcome: &str, confidence: u8, evidence_type: EvidenceType| GoalProgress {
         progress_pct: pct,
         current_outcome: outcome.into(),
-        confidence: 55,
-        evidence_type: EvidenceType::Inferred,
+        confidence,
+        evidence_type,
         evidence: "warm replies".into(),
         recommended_action: RecommendedAction::Continue,
         milestones: Vec::new(),
         risks: Vec::new(),
     };
-    seen.task.goal_progress = Some(progress(0, "engaged_conversation"));
+    seen.task.goal_progress = Some(progress(0, "engaged_conversation", 55, EvidenceType::Inferred));
     assert!(
         !matches!(
             spent(&seen),
@@ -867,14 +867,19 @@ fn a_spent_budget_with_goal_progress_is_a_provisional_low_confidence_completion(
         ),
         "0%"
     );
-    seen.task.goal_progress = Some(progress(20, "engaged_conversation"));
+    seen.task.goal_progress = Some(progress(20, "engaged_conversation", 55, EvidenceType::Inferred));
+    match spent(&seen) {
+        StepDecision::Escalate { why } => assert_eq!(why.reason, Reason::ConversationStalled),
+        other => panic!("a warm conversation that stalls goes to the owner: {other:?}"),
+    }
+    seen.task.goal_progress = Some(progress(60, "verbal_commitment", 65, EvidenceType::VerbalCommitment));
     match spent(&seen) {
         StepDecision::Close { to, why } => {
             assert_eq!(to, TaskStatus::Completed);
             assert_eq!(why.reason, Reason::BudgetExhaustedWithProgress);
-            assert_eq!(why.outcome.as_deref(), Some("engaged_conversation"));
+            assert_eq!(why.outcome.as_deref(), Some("verbal_commitment"));
             assert!(why.provisional, "attribution verifies it");
         }
-        other => panic!("completed on progress: {other:?}"),
+        other => panic!("completed on a commitment: {other:?}"),
     }
 }

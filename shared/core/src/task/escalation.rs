@@ -1,0 +1,339 @@
+//! Every escalation explains itself (spec §17.3; CONTRACT.md "Good by default"): whatever hands
+//! a task to the owner — a spent budget, an anomaly, a failed subtask, the stale guard, a send
+//! failure, the agent, a member's reply, a timer — the task carries the reason's code, a
+//! summary in words, the member's last words, the agent's last draft and a suggested next
+//! step. [`crate::task::transition::transition`] builds it for every move to `escalated` from
+//! what the task holds; the reply path adds what it read (the question, the agent's draft).
+//! The owner's notice and the dashboard's card say the same.
+
+use jiff::Timestamp;
+
+use crate::task::reason::Reason;
+use crate::task::transition::Why;
+use crate::task::{EscalationContext, Task};
+
+/// The most characters of the member's words or a draft an escalation keeps.
+pub const MAX_QUOTED_CHARS: usize = 1_000;
+
+/// The most characters of a decision's detail a summary repeats.
+const MAX_DETAIL_CHARS: usize = 300;
+
+/// What a reason means to the owner: what happened, who stopped, what to do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    /// One sentence, no trailing period.
+    pub what: &'static str,
+    /// `agent`, `member`, `system` or `subtask` (spec §17.3's `blockedBy`).
+    pub blocked_by: &'static str,
+    pub next_step: &'static str,
+}
+
+const fn says(what: &'static str, blocked_by: &'static str, next_step: &'static str) -> Explanation {
+    Explanation {
+        what,
+        blocked_by,
+        next_step,
+    }
+}
+
+const DECIDE: &str = "Read the conversation, then resolve the task with an outcome, give guidance for one more message, or cancel it.";
+const USE_DRAFT: &str =
+    "Read the agent's draft: give it as guidance to send it (edit it first if needed), or write your own answer as guidance.";
+
+/// What `reason` means to the owner (the codes are [`Reason`]'s).
+pub fn explain(reason: Reason) -> Explanation {
+    use Reason::*;
+    match reason {
+        BudgetTimeExpired | WantsToReplyButTimeBudgetExhausted => {
+            says("The task's time ran out before it reached its goal", "system", DECIDE)
+        }
+        BudgetMessagesExhausted | AllFollowupTouchesUsed | MessageBudgetExhausted | WantsToReplyButMessageBudgetExhausted => says(
+            "Every message this task may send is used and the goal is not reached",
+            "system",
+            DECIDE,
+        ),
+        TooManyTurnsWithoutResolution | TurnBudgetExhausted | TurnBudgetExhaustedOnReply => {
+            says("The conversation went on for many turns without a resolution", "system", DECIDE)
+        }
+        AiBudgetExhausted | AiBudgetDayUsed | AiDailyLimit => says(
+            "The agent used the AI calls it may make on this task",
+            "system",
+            "Read the conversation and answer the member yourself as guidance, or resolve or cancel the task.",
+        ),
+        ConversationStalled => says(
+            "The conversation is warm but stalling: the member replied, made no concrete commitment, and the task's messages are spent",
+            "system",
+            "Reach out personally — a call or a short note of your own usually lands here — then resolve the task with what happened.",
+        ),
+        EvaluatorRecommendsOwner => says(
+            "Judging how far the task is towards its goal, the agent recommends you take it from here",
+            "agent",
+            DECIDE,
+        ),
+        AnomalyTurnsWithoutResolution | AnomalyMemberRepliesWithoutResolution | AnomalyStuckExecuting => says(
+            "Something looked wrong with this task (a possible loop or a stuck step), so it was stopped",
+            "system",
+            "Check the conversation; cancel the task if it is going nowhere, or give guidance to carry on.",
+        ),
+        RequiredSubtaskEscalated | RequiredSubtaskFailed => says(
+            "A required step of this task failed or needs you",
+            "subtask",
+            "Open the failed step and decide it first; then give guidance here, or cancel the task.",
+        ),
+        PlannerFoundNoStep | PlannerUnsure | PlannerChoseAnUnusableStep | PlannedStepRefused => says(
+            "The agent could not plan the next step of this task",
+            "agent",
+            "Say what should happen next as guidance, or resolve or cancel the task.",
+        ),
+        PaymentResolvedBeforeOutreach
+        | PaymentResolvedBeforeFollowUp
+        | MemberCancelledMembership
+        | MemberCheckedInBeforeOutreach
+        | MemberCheckedInBeforeFollowUp
+        | MemberReactivatedBeforeOutreach
+        | MemberReactivatedBeforeFollowUp
+        | MemberCancelledSinceTaskCreated
+        | MemberFrozenSinceTaskCreated
+        | ConnectorBackoff
+        | ConnectorUnavailable => says(
+            "The member's situation changed since the task was made (or could not be checked), so nothing more was sent",
+            "system",
+            "Check the member in PushPress; cancel the task if it no longer applies, or give guidance for a message that fits.",
+        ),
+        SendRejected | SendRejectedAfterRetries | SendOutcomeUnknown => says(
+            "The message could not be sent (or nobody knows whether it left), so it is not retried blindly",
+            "system",
+            "Check the member's address and whether they got the mail; give guidance to try again, or resolve or cancel the task.",
+        ),
+        DraftFailed | DraftFailedAfterRetries | MissingDraft => says(
+            "The agent could not write the next message",
+            "agent",
+            "Write the message yourself as guidance, or resolve or cancel the task.",
+        ),
+        MissingMemberEmail | OptOutWithoutAddress => says(
+            "The member has no e-mail address on file",
+            "system",
+            "Add their address in PushPress and give guidance to carry on, or reach them another way and resolve the task.",
+        ),
+        LowConfidenceOnReply | LowConfidenceFollowUp | LowConfidenceGuidanceAnswer | LowConfidenceCloseEscalated => {
+            says("The agent is not sure enough of what to say next", "agent", USE_DRAFT)
+        }
+        ReplyEvaluationFailed | ReplyWithoutText | CloseWithoutValidOutcome | AgentEscalatedReply | GuidanceNotCarriedOut => {
+            says("The agent could not decide what to do with the conversation", "agent", USE_DRAFT)
+        }
+        MemberQuestionNeedsOwner => says(
+            "The member asked something only you can answer",
+            "member",
+            "Answer the member's question as guidance; the agent writes it to them.",
+        ),
+        ReplyAboutAnotherSubject => says(
+            "The member wrote about something else than this task",
+            "member",
+            "Read their words and answer them as guidance, or handle it yourself and resolve the task.",
+        ),
+        ReplyFromAnotherSender => says(
+            "A reply came from an address that is not the member's",
+            "member",
+            "Check who wrote; if it speaks for the member, give guidance, otherwise resolve or cancel the task.",
+        ),
+        SuspectedStop => says(
+            "The member may have asked to stop; every other mail to them waits for your word",
+            "member",
+            "If they asked to stop, cancel the task (and suppress them); if not, give guidance to carry on.",
+        ),
+        LegalThreat => says(
+            "The member's reply threatens legal action: they are suppressed and get no more mail from Openloop",
+            "member",
+            "Handle this yourself, personally and today (or pass it to whoever handles legal matters); do not let the agent answer.",
+        ),
+        AbusiveReply => says(
+            "The member's reply is abusive or threatening: they are suppressed and get no more mail from Openloop",
+            "member",
+            "Decide yourself whether and how to answer; do not let the agent answer.",
+        ),
+        AutomationEscalation | ActionFailed | ActionOutcomeUnknown | NoConnectorConfigured | NoHandlerForAutomationType | NoActions => {
+            says(
+                "An automatic action of this task failed or needs you",
+                "system",
+                "Check the member in PushPress to see what took effect; then resolve or cancel the task.",
+            )
+        }
+        OwnerRemindersUsed | StaffTodoReminder => says(
+            "A to-do for your team is still open after its reminders",
+            "system",
+            "Do it (or assign it) and mark the task resolved, or cancel it.",
+        ),
+        _ => says("The task needs your decision", "system", DECIDE),
+    }
+}
+
+/// The escalation context a move to `escalated` for `why` gives `task` (as it was before the
+/// move: its pending answer is still there), from what the task holds.
+pub fn context(task: &Task, why: &Why, now: Timestamp) -> EscalationContext {
+    let explained = explain(why.reason);
+    let last_draft = task
+        .answer
+        .clone()
+        .or_else(|| task.draft.as_ref().map(|d| d.body.clone()))
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| clip(&d, MAX_QUOTED_CHARS));
+    EscalationContext {
+        blocked_at: now,
+        blocked_by: explained.blocked_by.into(),
+        reason: why.reason.as_str().into(),
+        summary: summary(explained, why.detail.as_deref()),
+        question: None,
+        draft_reply: None,
+        last_draft,
+        member_words: task.member_last_words.clone(),
+        suggested_next_step: explained.next_step.into(),
+        suggested_actions: vec![
+            "give guidance: the agent writes the next message from your words".to_owned(),
+            "resolve it yourself with an outcome".to_owned(),
+            "cancel it".to_owned(),
+        ],
+        conversation_snapshot: Vec::new(),
+        resume_instructions: "the agent reads your guidance and writes the next message to the member from it".into(),
+    }
+}
+
+impl EscalationContext {
+    /// This context, with what it does not know taken from `base` (the one the move to
+    /// `escalated` built from the task): the member's last words, the last draft.
+    pub fn or_from(mut self, base: Option<EscalationContext>) -> Self {
+        if let Some(base) = base {
+            self.member_words = self.member_words.or(base.member_words);
+            self.last_draft = self.last_draft.or(base.last_draft);
+        }
+        self
+    }
+}
+
+/// The owner's notice of an escalation (title, text): what happened in words, the member's
+/// last words and the agent's last draft quoted as plain text (`> ` lines: member text is
+/// never markup), the member's question, the suggested next step, and the task's goal.
+pub fn notice(task: &Task) -> (String, String) {
+    let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
+    let kind = task.task_type.replace('_', " ");
+    let reason = task.outcome_reason.as_deref().and_then(Reason::parse);
+    let title = match reason {
+        Some(Reason::LegalThreat) => format!("Urgent: {name} threatens legal action ({kind})"),
+        Some(Reason::AbusiveReply) => format!("Urgent: {name}'s reply is abusive ({kind})"),
+        _ => format!("{name} needs you ({kind})"),
+    };
+    let fallback;
+    let context = match task.escalation.as_ref() {
+        Some(c) => c,
+        None => {
+            let why = Why::new(reason.unwrap_or(Reason::AgentEscalatedReply));
+            fallback = context(task, &why, task.updated_at);
+            &fallback
+        }
+    };
+    let mut text = if context.summary.is_empty() {
+        context.reason.replace('_', " ")
+    } else {
+        context.summary.clone()
+    };
+    if let Some(words) = &context.member_words {
+        text.push_str(&format!("\n\n{name} wrote:\n{}", quoted(words)));
+    }
+    if let Some(question) = &context.question {
+        text.push_str(&format!("\n\nThe member asks: {}", clip(question, MAX_DETAIL_CHARS)));
+    }
+    if let Some(draft) = &context.last_draft {
+        text.push_str(&format!("\n\nThe agent's last draft:\n{}", quoted(draft)));
+    }
+    let next = if context.suggested_next_step.is_empty() {
+        DECIDE
+    } else {
+        &context.suggested_next_step
+    };
+    text.push_str(&format!("\n\nSuggested next step: {next}\n\nGoal: {}", task.goal));
+    (title, text)
+}
+
+/// `text` as a plain-text quote: every line behind `> `.
+fn quoted(text: &str) -> String {
+    clip(text, MAX_QUOTED_CHARS)
+        .lines()
+        .map(|l| format!("> {}", l.trim_end()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What happened, in words: the reason's sentence and the decision's own detail.
+pub fn summary(explained: Explanation, detail: Option<&str>) -> String {
+    match detail.map(str::trim).filter(|d| !d.is_empty()) {
+        Some(detail) => format!("{}. Details: {}", explained.what, clip(detail, MAX_DETAIL_CHARS)),
+        None => format!("{}.", explained.what),
+    }
+}
+
+/// `text` on its lines, cut at `max` characters with an ellipsis.
+pub fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{at, sample_task};
+
+    #[test]
+    fn every_escalation_says_what_happened_and_what_to_do_next() {
+        for reason in Reason::ALL {
+            let e = explain(*reason);
+            assert!(!e.what.is_empty() && !e.what.ends_with('.'), "{reason}");
+            assert!(e.next_step.ends_with('.'), "{reason}");
+            assert!(["agent", "member", "system", "subtask"].contains(&e.blocked_by), "{reason}");
+        }
+        assert_eq!(explain(Reason::LegalThreat).blocked_by, "member");
+        assert!(explain(Reason::SendRejectedAfterRetries).what.contains("could not be sent"));
+    }
+
+    #[test]
+    fn a_system_escalation_carries_the_members_words_and_the_last_draft() {
+        let mut task = sample_task(crate::task::TaskStatus::Waiting);
+        task.member_last_words = Some("Maybe next week".into());
+        task.answer = Some("Great — see you Monday?".into());
+        let why = Why::new(Reason::BudgetMessagesExhausted).detail("3 message(s) sent, no resolution");
+        let c = context(&task, &why, at("2026-11-02T14:00:00Z"));
+        assert_eq!(c.reason, "budget_messages_exhausted");
+        assert_eq!(
+            c.summary,
+            "Every message this task may send is used and the goal is not reached. Details: 3 message(s) sent, no resolution"
+        );
+        assert_eq!(c.member_words.as_deref(), Some("Maybe next week"));
+        assert_eq!(c.last_draft.as_deref(), Some("Great — see you Monday?"));
+        assert!(c.suggested_next_step.starts_with("Read the conversation"));
+    }
+
+    #[test]
+    fn the_owners_notice_says_the_summary_the_members_words_and_the_next_step() {
+        let mut task = sample_task(crate::task::TaskStatus::Waiting);
+        task.member.name = Some("Dana".into());
+        task.member_last_words = Some("<b>maybe</b>\nnext week".into());
+        let why = Why::new(Reason::ConversationStalled).detail("budget spent");
+        let (mut next, _) = crate::task::transition::transition(&task, crate::task::TaskStatus::Escalated, at("2026-11-02T14:00:00Z"), why)
+            .expect("escalate");
+        next.outcome_reason = Some("conversation_stalled".into());
+        let (title, text) = notice(&next);
+        assert!(title.starts_with("Dana needs you"), "{title}");
+        assert!(text.starts_with("The conversation is warm but stalling"), "{text}");
+        assert!(text.contains("Dana wrote:\n> <b>maybe</b>\n> next week"), "{text}");
+        assert!(text.contains("Suggested next step: Reach out personally"), "{text}");
+        next.outcome_reason = Some("legal_threat".into());
+        assert!(notice(&next).0.starts_with("Urgent: Dana threatens legal action"));
+    }
+
+    #[test]
+    fn quoted_text_is_clipped() {
+        assert_eq!(clip("  abcdef ", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+    }
+}
