@@ -17,6 +17,7 @@ mod fixtures;
 mod gates;
 mod hostile;
 mod learning;
+mod lift;
 mod local_runtime;
 mod model_prompts;
 mod observability;

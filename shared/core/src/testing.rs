@@ -21,6 +21,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         pushpress: None,
         sending_identity: None,
         learning_patterns: Default::default(),
+        holdout_draw: Default::default(),
         created_at: now,
         version: 1,
     }
@@ -100,6 +101,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         goal_progress: None,
         feedback: None,
         original_draft: None,
+        holdout: None,
         memories_used: Vec::new(),
         version: 1,
     }

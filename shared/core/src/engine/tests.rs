@@ -1485,6 +1485,7 @@ mod connector;
 mod deliverability;
 mod evaluation;
 mod gates;
+mod holdout;
 mod intake;
 mod memories;
 mod metrics;
