@@ -226,6 +226,45 @@ async fn a_planted_difference_shows_in_the_lift_with_an_interval_above_zero() {
         group["verdict"].as_str().is_some_and(|v| v.starts_with("outreach works")),
         "{group}"
     );
+
+    // The dashboard's lift page says the same.
+    let owner = crate::dashboard::sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/lift").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("data-task-type=\"churn_risk\""), "{page}");
+    assert!(page.contains("outreach works: 100.0 points more"), "{page}");
+    assert!(page.contains("aria-current=\"page\">Lift</a>"), "{page}");
+}
+
+/// Given the settings page, the holdout is shown with its recommendation and saved like any
+/// setting; more than 20% is refused and changes nothing.
+#[tokio::test]
+async fn the_settings_page_recommends_a_ten_percent_holdout_and_saves_it() {
+    let stack = Stack::start("lift-settings-page").await;
+    let gym = stack.create_account("manual").await;
+    let owner = crate::dashboard::sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/settings").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("data-holdout-percent=\"0\""), "{page}");
+    assert!(page.contains("We recommend <strong>10%</strong>"), "{page}");
+    let csrf = owner.csrf.clone();
+    let (status, _) = owner
+        .post("/app/settings", &[("csrf", csrf.as_str()), ("holdout_percent", "30")])
+        .await;
+    assert_eq!(status, 422, "above 20%");
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["holdout_percent"], 0, "nothing changed: {settings}");
+    let (status, to) = owner
+        .post("/app/settings", &[("csrf", csrf.as_str()), ("holdout_percent", "10")])
+        .await;
+    assert_eq!((status, to.as_str()), (303, "/app/settings?done=saved"));
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["holdout_percent"], 10, "{settings}");
+    let (status, page) = owner.get("/app/lift").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("10% of members are held out."), "{page}");
+    let (status, page) = owner.get("/app/lift?from=2026-99-01").await;
+    assert_eq!(status, 422, "{page}");
 }
 
 /// Given 40 lapsed members and a 20% holdout, when half of each group comes back, then the
