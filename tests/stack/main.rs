@@ -18,6 +18,7 @@ mod gates;
 mod good_by_default;
 mod hostile;
 mod learning;
+mod lift;
 mod local_runtime;
 mod model_prompts;
 mod numbers;

@@ -6,6 +6,7 @@
 pub mod app;
 
 mod learning;
+mod lift;
 mod members;
 
 use std::sync::Arc;
@@ -68,6 +69,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
         .route("/api/v1/tasks/batch", post(create_batch))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
+        .route("/api/v1/settings/holdout/reshuffle", post(lift::reshuffle))
+        .route("/api/v1/lift", get(lift::lift))
         .route("/api/v1/autonomy", get(autonomy))
         .route("/api/v1/suppressions", post(add_suppression))
         .route("/api/v1/suppressions/{email}", delete(remove_suppression))
@@ -644,6 +647,8 @@ fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Ti
         // How many cross-business patterns this account's data helped surface (issue 16
         // item 8): a count, never which businesses joined it.
         fields.insert("learning_patterns_helped".into(), account.learning_patterns.len().into());
+        // The holdout draw in force (never its salt).
+        fields.insert("holdout_draw".into(), lift::draw_view(account));
     }
     view
 }

@@ -21,6 +21,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         pushpress: None,
         sending_identity: None,
         learning_patterns: Default::default(),
+        holdout_draw: Default::default(),
         created_at: now,
         version: 1,
     }
@@ -101,6 +102,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         feedback: None,
         original_draft: None,
         member_last_words: None,
+        holdout: None,
         memories_used: Vec::new(),
         version: 1,
     }

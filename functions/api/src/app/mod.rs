@@ -18,6 +18,7 @@ pub mod assets;
 pub mod charts;
 pub mod learning;
 pub mod learning_views;
+pub mod lift;
 mod link;
 pub mod page;
 pub mod session;
@@ -90,6 +91,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
         .merge(learning::routes())
+        .merge(lift::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
 }
@@ -803,6 +805,7 @@ fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::a
         owner_notification_channel,
         auto_save_memories: learning::toggle(fields, "auto_save_memories"),
         share_learning: learning::toggle(fields, "share_learning"),
+        holdout_percent: number(fields, "holdout_percent", "Members held out")?,
         ..SettingsPatch::default()
     })
 }

@@ -113,6 +113,9 @@ pub struct SettingsView {
     pub share_learning: bool,
     /// Cross-business patterns this account's records helped surface.
     pub patterns_helped: usize,
+    /// The share of members held out, and when the groups can next be drawn again.
+    pub holdout_percent: u8,
+    pub holdout_next_reshuffle: String,
 }
 
 /// One text field of the profile: the form field's name, its label, its value.
@@ -227,6 +230,8 @@ pub fn settings_view(
         auto_save_memories: settings.auto_save_memories,
         share_learning: settings.share_learning,
         patterns_helped: account.learning_patterns.len(),
+        holdout_percent: settings.holdout_percent,
+        holdout_next_reshuffle: super::page::when(account.holdout_draw.next_reshuffle(account.created_at), tz),
         connector: ConnectorSummary {
             status_class: match connection.as_str() {
                 "connected" => "good",

@@ -54,6 +54,14 @@ impl TaskIndex for DynamoStore {
         open.into_iter().chain(closed).map(from_item).collect()
     }
 
+    async fn closed_tallies(&self, account: AccountId, from: Timestamp, until: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
+        // `BETWEEN` takes the bound; the first tally at `until` sorts after it.
+        let items = self
+            .query_between(account_pk(account), tally_closed_from(from), tally_closed_from(until))
+            .await?;
+        items.into_iter().map(from_item).collect()
+    }
+
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         if let Some(status) = query.status.filter(|s| !s.is_terminal()) {
             return self.list_open_tasks(account, status, query).await;

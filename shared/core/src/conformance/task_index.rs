@@ -3,7 +3,7 @@
 //!
 //! [`TaskIndex`]: crate::ports::TaskIndex
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 
 use crate::kernel::error::StoreError;
 use crate::kernel::ids::{AccountId, TaskId};
@@ -381,6 +381,29 @@ pub(super) async fn the_owners_tallies_follow_every_write_of_the_task(store: &dy
         .await
         .expect("tallies");
     assert_eq!(ids(&later), vec![review.id, won.id]);
+    // A window of closes reads those closes alone, never the open tasks: `[from, until)`.
+    let window =
+        |from: Timestamp, until: Timestamp| async move { ids(&store.closed_tallies(account, from, until).await.expect("closed tallies")) };
+    assert_eq!(
+        window(base(), won_at + SignedDuration::from_secs(1)).await,
+        vec![gave_up.id, won.id]
+    );
+    assert_eq!(
+        window(base(), won_at).await,
+        vec![gave_up.id],
+        "closed tallies: until is not included"
+    );
+    assert_eq!(
+        window(gave_up_at + SignedDuration::from_secs(1), won_at + SignedDuration::from_hours(1)).await,
+        vec![won.id]
+    );
+    assert_eq!(
+        store
+            .closed_tallies(account, base(), won_at + SignedDuration::from_secs(1))
+            .await
+            .expect("closed")[1],
+        TaskTally::of(&revised)
+    );
     // A new account has none.
     assert!(
         store

@@ -70,6 +70,10 @@ pub struct SettingsPatch {
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "present")]
     pub sending_domain: Option<Option<String>>,
+    /// The share of members held out (0–20; CONTRACT.md "Honest lift").
+    pub holdout_percent: Option<u8>,
+    /// Replaces the task types held out.
+    pub holdout_task_types: Option<Vec<String>>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -131,6 +135,14 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.plan_prices {
             s.plan_prices = v
+        }
+        if let Some(v) = patch.holdout_percent {
+            s.holdout_percent = v;
+        }
+        if let Some(mut v) = patch.holdout_task_types {
+            v.sort();
+            v.dedup();
+            s.holdout_task_types = v;
         }
         if let Some(v) = patch.sending_domain {
             s.sending_domain = v.map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
@@ -199,6 +211,7 @@ impl Engine {
             pushpress: input.pushpress,
             sending_identity: None,
             learning_patterns: Default::default(),
+            holdout_draw: Default::default(),
             created_at: now,
             version: 1,
         };

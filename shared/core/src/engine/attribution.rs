@@ -83,7 +83,8 @@ impl Engine {
                 let Some(task) = self.store.get_task(account.id, id).await? else {
                     break;
                 };
-                let open = task.status == TaskStatus::Dormant || (task.status == TaskStatus::Waiting && task.touch > 0);
+                let open = matches!(task.status, TaskStatus::Dormant | TaskStatus::HeldOut)
+                    || (task.status == TaskStatus::Waiting && task.touch > 0);
                 let now = self.clock.now();
                 let Some(reached) = open.then(|| outcome::goal_reached(&task, facts, now)).flatten() else {
                     break;
@@ -139,6 +140,11 @@ impl Engine {
         let price = member_price(&account.settings, &next);
         next.attributed_value = attribution::value_of(def, reached.outcome, price.monthly);
         next.value_source = next.attributed_value.map(|_| price.source);
+        if next.is_held_out() {
+            // Nothing was sent: the member came back on their own, and Openloop claims none of it.
+            next.attributed_value = Some(0.0);
+            next.value_source = None;
+        }
         next.attribution_until = attribution::watch_until(&next);
         match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
             Ok(()) => {}

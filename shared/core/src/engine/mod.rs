@@ -47,6 +47,7 @@ mod signals;
 mod subtasks;
 mod suppression;
 pub use subtasks::Batch;
+mod lift;
 mod tasks;
 mod threats;
 mod tick;
@@ -60,6 +61,7 @@ mod tests;
 use std::sync::Arc;
 
 pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
+pub use lift::LiftReport;
 pub use tasks::{CreateOptions, NewTask, Resolution};
 pub use tick::{TickReport, Wake};
 pub use work::StepOutcome;

@@ -261,7 +261,8 @@ impl Engine {
                             ),
                         ));
                     }
-                    TaskStatus::Escalated | TaskStatus::PendingReview | TaskStatus::Ready => {
+                    // A held-out task sent nothing; what reaches it is the owner's to read.
+                    TaskStatus::Escalated | TaskStatus::PendingReview | TaskStatus::Ready | TaskStatus::HeldOut => {
                         let (n, log) = record(&next, now, Why::new(Reason::MemberRepliedToOwner).detail(detail));
                         next = n;
                         logs.push(log);

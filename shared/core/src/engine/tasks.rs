@@ -283,6 +283,15 @@ impl Engine {
         } else {
             (status, gate_reason)
         };
+        // Held out (CONTRACT.md "Honest lift"): a member of the holdout group gets nothing —
+        // no review, no draft, no AI call — and the task only watches its goal's signals.
+        let holdout = super::lift::holdout_for(account, &input, &options, &task_type);
+        let held_out = holdout.is_some_and(|h| h.arm == crate::task::holdout::Arm::HeldOut);
+        let (status, gate_reason) = if held_out {
+            (TaskStatus::HeldOut, Reason::HeldOutForLift.into())
+        } else {
+            (status, gate_reason)
+        };
         let prioritised = self.config.priority_rules.prioritise(&PriorityInput {
             task_type: &task_type,
             trigger: Some(input.trigger_type),
@@ -299,7 +308,7 @@ impl Engine {
         });
         let owner_draft = input.draft.is_some();
         // What the agent's calls below read (issue 16): only read when one is made.
-        let agent_writes = def.category == Category::Communication && options.batch_of.is_none() && !options.agent_planning;
+        let agent_writes = def.category == Category::Communication && options.batch_of.is_none() && !options.agent_planning && !held_out;
         let memories = if agent_writes && (input.draft.is_none() || options.mode == TaskMode::Plan) {
             self.prompt_memories(account.id, Some(&input.member_id), now).await?
         } else {
@@ -307,8 +316,8 @@ impl Engine {
         };
         let draft = match input.draft {
             Some(draft) => Some(draft),
-            // Staff to-dos and research never write to a member.
-            None if def.category != Category::Communication => None,
+            // Staff to-dos and research never write to a member; a held-out task writes nothing.
+            None if def.category != Category::Communication || held_out => None,
             // A batch or planning parent never writes to anyone; its subtasks draft.
             None if options.batch_of.is_some() || options.agent_planning => None,
             None => {
@@ -425,9 +434,20 @@ impl Engine {
             feedback: None,
             original_draft: None,
             member_last_words: None,
+            holdout,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
+        if held_out {
+            // Due once, when its watch ends; a goal signal before then closes it at once.
+            task.next_action_at = Some(crate::task::holdout::open_until(def, now));
+            detail.push_str(&format!(
+                "; held out (bucket {} of the {}% holdout): nothing is sent, the goal is watched until {}",
+                holdout.map_or(0, |h| h.bucket),
+                account.settings.holdout_percent,
+                task.next_action_at.map_or_else(String::new, |t| t.to_string())
+            ));
+        }
         if task.status == TaskStatus::Ready {
             // Spec §29.3: a first touch goes in the morning hours.
             let (at, why) = crate::rails::window::first_touch_at(&account.settings, &task, now);

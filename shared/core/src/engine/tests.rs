@@ -1487,6 +1487,7 @@ mod deliverability;
 mod evaluation;
 mod gates;
 mod good_by_default;
+mod holdout;
 mod intake;
 mod memories;
 mod metrics;

@@ -16,6 +16,7 @@ pub mod calibration;
 pub mod edit;
 pub mod evaluator;
 pub mod interaction;
+pub mod lift;
 pub mod network;
 pub mod offline;
 pub mod suggestion;

@@ -42,6 +42,18 @@ impl TaskIndex for MemoryStore {
         Ok(open.into_iter().chain(closed).map(TaskTally::of).collect())
     }
 
+    async fn closed_tallies(&self, account: AccountId, from: Timestamp, until: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
+        let s = self.lock();
+        let mut closed: Vec<&Task> = s
+            .tasks
+            .values()
+            .filter(|t| t.account_id == account && !t.is_active())
+            .filter(|t| (from..until).contains(&TaskTally::closed_at(t)))
+            .collect();
+        closed.sort_by_key(|t| (TaskTally::closed_at(t).as_second(), t.id));
+        Ok(closed.into_iter().map(TaskTally::of).collect())
+    }
+
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
         let s = self.lock();
         let after: Option<TaskId> = match query.cursor.as_deref() {

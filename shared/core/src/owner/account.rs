@@ -209,6 +209,13 @@ pub struct Settings {
     /// 4): in the composed prompt of the type's calls; removed by the suggestion's undo.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<crate::owner::learned::Learned>,
+    /// The share of members held out of what Openloop opens itself, 0–20 (CONTRACT.md
+    /// "Honest lift"; `owner/holdout.rs`).
+    #[serde(default)]
+    pub holdout_percent: u8,
+    /// The task types held out (default: every type but `payment_recovery`).
+    #[serde(default = "crate::owner::holdout::default_task_types")]
+    pub holdout_task_types: Vec<String>,
 }
 
 fn contributes_by_default() -> bool {
@@ -258,6 +265,8 @@ impl Settings {
             share_learning: true,
             calibration: Default::default(),
             learned: Vec::new(),
+            holdout_percent: 0,
+            holdout_task_types: crate::owner::holdout::default_task_types(),
         }
     }
 
@@ -266,6 +275,7 @@ impl Settings {
         parse_timezone(&self.timezone)?;
         self.calibration.validate()?;
         crate::owner::learned::validate(&self.learned)?;
+        crate::owner::holdout::validate(self)?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
             return Err(InvalidInput::new(
                 "invalid_send_window",
@@ -400,6 +410,10 @@ pub struct Account {
     /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub learning_patterns: std::collections::BTreeSet<String>,
+    /// Which draw of the holdout groups is in force (`owner/holdout.rs`); reshuffled by the
+    /// owner at most monthly.
+    #[serde(default)]
+    pub holdout_draw: crate::owner::holdout::HoldoutDraw,
     pub created_at: Timestamp,
     pub version: u64,
 }

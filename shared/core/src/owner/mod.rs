@@ -8,6 +8,7 @@ pub mod business_memory;
 pub mod calibration;
 pub mod connection;
 pub mod deliverability;
+pub mod holdout;
 pub mod learned;
 pub mod metrics;
 pub mod owner_notice;

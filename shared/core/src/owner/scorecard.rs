@@ -92,6 +92,10 @@ pub struct Scorecard {
     pub needs_attention: usize,
     pub messages_sent: u32,
     pub outcomes: BTreeMap<String, usize>,
+    /// Members of the holdout group whose goal was reached in the month with nothing sent
+    /// (CONTRACT.md "Honest lift"): beside `members_retained`, which counts only members
+    /// Openloop wrote to (a held-out task is worth nothing to it).
+    pub members_retained_held_out: usize,
 }
 
 /// The scorecard of `month` from the tallies of the account's tasks (every task that can
@@ -99,6 +103,7 @@ pub struct Scorecard {
 /// messages sent in it.
 pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecard {
     let mut retained = BTreeSet::new();
+    let mut retained_held_out = BTreeSet::new();
     let mut revenue = 0.0;
     let mut outcomes = BTreeMap::new();
     let mut conversations = 0;
@@ -112,6 +117,10 @@ pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecar
             if let Some(value) = task.attributed_value.filter(|v| *v > 0.0) {
                 revenue += value;
                 retained.insert(task.member_id.clone());
+            }
+            let held_out = task.arm == Some(crate::task::holdout::Arm::HeldOut);
+            if held_out && crate::task::holdout::succeeded(&task.task_type, task.outcome.as_deref()) {
+                retained_held_out.insert(task.member_id.clone());
             }
         }
         let open_in_month = task.created_at < month.end && task.resolved_at.is_none_or(|t| t >= month.start);
@@ -130,6 +139,7 @@ pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecar
         needs_attention,
         messages_sent,
         outcomes,
+        members_retained_held_out: retained_held_out.len(),
     }
 }
 

@@ -193,6 +193,10 @@ pub trait TaskIndex: Send + Sync {
     /// writes (creation, every commit) beside the task, so the read grows with the open tasks
     /// and the closes since then, never with the tasks stored.
     async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError>;
+    /// The tallies of the account's tasks closed in `[from, until)`, oldest close first: the
+    /// read grows with those closes alone (the lift over a window), not with the open tasks
+    /// or the tasks stored.
+    async fn closed_tallies(&self, account: AccountId, from: Timestamp, until: Timestamp) -> Result<Vec<TaskTally>, StoreError>;
     /// The account's decisions across all its tasks, newest first, `limit` at most, with a
     /// cursor for the next page (the activity feed).
     async fn activity(

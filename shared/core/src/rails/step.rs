@@ -610,8 +610,19 @@ pub fn after_failure(task: &Task, failed: Failure, error: &str, now: Timestamp) 
 /// the agent. The engine looks for the goal's signal before it carries out anything but a
 /// skip: a member who reached the goal completes the task whatever this says.
 pub fn dormant(task: &Task, now: Timestamp) -> StepDecision {
-    if task.status != TaskStatus::Dormant || !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
+    let quiet = matches!(task.status, TaskStatus::Dormant | TaskStatus::HeldOut);
+    if !quiet || !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
         return StepDecision::Skip(Skip::NotDue);
+    }
+    // A held-out task is due once, when its watch ends: closed unanswered, as a contacted
+    // task that got no answer is (attribution still watches it for a late win).
+    if task.status == TaskStatus::HeldOut {
+        return StepDecision::Close {
+            to: TaskStatus::Cancelled,
+            why: Why::new(Reason::HeldOutWindowEnded)
+                .outcome(crate::task::attribution::UNRESPONSIVE)
+                .detail("held out: nothing was sent, and no goal signal came within the window a contacted task is watched"),
+        };
     }
     if task.dormant_expires_at.is_some_and(|end| limits::is_due(end, now)) {
         return StepDecision::Close {

@@ -113,8 +113,12 @@ pub fn watch_until(task: &Task) -> Option<Timestamp> {
         }
         // Only a task that wrote to the member can be won late, and only by a signal a
         // checker can see, into an outcome the type has.
+        // A held-out task wrote nothing but is watched the same way, to be measured the same way.
         TaskStatus::Cancelled
-            if outcome == UNRESPONSIVE && task.touch > 0 && outcome::is_watchable(def.key) && def.outcome(LATE_WIN).is_some() =>
+            if outcome == UNRESPONSIVE
+                && (task.touch > 0 || task.is_held_out())
+                && outcome::is_watchable(def.key)
+                && def.outcome(LATE_WIN).is_some() =>
         {
             Some(window)
         }
@@ -141,7 +145,7 @@ impl Change {
     /// The task after the change (version not bumped) and why, for the decision log.
     pub fn apply(&self, task: &Task, price: Price) -> (Task, Why) {
         let mut next = task.clone();
-        if !matches!(self, Change::Released | Change::Downgraded { .. }) {
+        if !matches!(self, Change::Released | Change::Downgraded { .. }) && !task.is_held_out() {
             next.value_source = Some(price.source);
         }
         let at_price = format!("at {:.2} a month, {}", price.monthly, price.source.describe());
@@ -219,7 +223,8 @@ fn money(v: f64) -> String {
 /// Decide what attribution does to `task` (in the index) given the member's facts, the
 /// member's monthly price and `now`; `None` while it simply keeps watching.
 pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: Price, now: Timestamp) -> Option<Change> {
-    let price = price.monthly;
+    // A held-out member's return is never revenue Openloop caused.
+    let price = if task.is_held_out() { 0.0 } else { price.monthly };
     let until = task.attribution_until?;
     let def = task_type::definition(&task.task_type);
     let outcome = task.outcome.clone().unwrap_or_default();

@@ -1,4 +1,4 @@
-//! The task: a goal, a hard budget and a conversation — its eight states, the table of moves
+//! The task: a goal, a hard budget and a conversation — its nine states, the table of moves
 //! between them, and the records that explain it (decision log, conversation, outbound mail).
 
 use std::fmt;
@@ -16,6 +16,7 @@ pub mod escalation;
 pub mod feedback;
 pub mod flood;
 pub mod history;
+pub mod holdout;
 pub mod outcome;
 pub mod progress;
 pub mod reason;
@@ -28,7 +29,8 @@ pub mod work;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
 use crate::task::task_type::{DeliverableType, Priority};
 
-/// The eight states of a task (spec §3).
+/// The eight states of a task (spec §3), and `held_out`: a task Openloop opened itself for a
+/// member of the holdout group, which sends nothing and only watches its goal's signals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -40,10 +42,11 @@ pub enum TaskStatus {
     Completed,
     Escalated,
     Cancelled,
+    HeldOut,
 }
 
 impl TaskStatus {
-    pub const ALL: [TaskStatus; 8] = [
+    pub const ALL: [TaskStatus; 9] = [
         TaskStatus::PendingReview,
         TaskStatus::Ready,
         TaskStatus::Executing,
@@ -52,6 +55,7 @@ impl TaskStatus {
         TaskStatus::Completed,
         TaskStatus::Escalated,
         TaskStatus::Cancelled,
+        TaskStatus::HeldOut,
     ];
 
     /// The valid-transition table: the only place that says which moves exist.
@@ -65,6 +69,8 @@ impl TaskStatus {
                 | (Waiting, Executing | Completed | Escalated | Cancelled | Dormant)
                 | (Dormant, Executing | Completed | Cancelled)
                 | (Escalated, Executing | Completed | Cancelled)
+                // Held out: closed by its goal's signal, by the end of its window, or by the owner.
+                | (HeldOut, Completed | Cancelled)
         )
     }
 
@@ -83,6 +89,7 @@ impl TaskStatus {
             TaskStatus::Completed => "completed",
             TaskStatus::Escalated => "escalated",
             TaskStatus::Cancelled => "cancelled",
+            TaskStatus::HeldOut => "held_out",
         }
     }
 
@@ -277,6 +284,10 @@ pub struct Task {
     /// sent, for learning from edits); `None` if the owner approved it as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_draft: Option<Draft>,
+    /// The holdout draw, for a task Openloop opened itself of a type the owner holds out
+    /// (`crate::task::holdout`); `None` for a task that never went through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout: Option<crate::task::holdout::Holdout>,
     pub version: u64,
 }
 
@@ -328,6 +339,12 @@ impl Task {
     /// Open tasks hold the member+type active guard.
     pub fn is_active(&self) -> bool {
         !self.status.is_terminal()
+    }
+
+    /// The task was opened for a member of the holdout group: it sends nothing, and what it
+    /// closes with is never revenue Openloop caused.
+    pub fn is_held_out(&self) -> bool {
+        self.holdout.is_some_and(|h| h.arm == crate::task::holdout::Arm::HeldOut)
     }
 }
 
@@ -439,14 +456,17 @@ mod tests {
     }
 
     #[test]
-    fn the_table_has_the_specs_eighteen_moves_and_the_owners_take_over() {
+    fn the_table_has_the_specs_eighteen_moves_the_owners_take_over_and_the_holdouts_close() {
         let moves = TaskStatus::ALL
             .iter()
             .flat_map(|from| TaskStatus::ALL.iter().map(move |to| (*from, *to)))
             .filter(|(from, to)| from.can_move_to(*to))
             .count();
-        // The spec's eighteen, and an owner taking over an escalated task closes it completed.
-        assert_eq!(moves, 19);
+        // The spec's eighteen, an owner taking over an escalated task closes it completed, and
+        // a held-out task only closes (completed by its signal, or cancelled).
+        assert_eq!(moves, 21);
+        assert!(HeldOut.can_move_to(Completed) && HeldOut.can_move_to(Cancelled));
+        assert!(!HeldOut.can_move_to(Executing) && !HeldOut.can_move_to(Ready));
         assert!(PendingReview.can_move_to(Ready));
         assert!(!PendingReview.can_move_to(Executing));
         assert!(Dormant.can_move_to(Executing));

@@ -318,6 +318,10 @@ reasons! {
     DormantCheckNoSignal = "dormant_check_no_signal",
     /// The dormant watch ended without the goal.
     DormantWindowExpired = "dormant_window_expired",
+    /// The member is in the holdout group: nothing is sent, the goal's signals are watched.
+    HeldOutForLift = "held_out_for_lift",
+    /// A held-out task's watch (as long as a contacted task's) ended without the goal.
+    HeldOutWindowEnded = "held_out_window_ended",
     /// A dormant task whose type has no dormant cadence.
     DormantWithoutDormantCadence = "dormant_without_dormant_cadence",
     /// The member checked in: the goal's signal.

@@ -24,6 +24,15 @@ pub struct TaskTally {
     pub outcome: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attributed_value: Option<f64>,
+    /// The task's type (empty in a tally written before it was kept), for the lift by type.
+    #[serde(default)]
+    pub task_type: String,
+    /// The group the holdout draw put the member in, if the task went through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<crate::task::holdout::Arm>,
+    /// The outcome is a commitment still awaiting its signal: not yet a success or a failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub provisional: bool,
 }
 
 impl TaskTally {
@@ -37,6 +46,9 @@ impl TaskTally {
             resolved_at: task.resolved_at,
             outcome: task.outcome.clone(),
             attributed_value: task.attributed_value,
+            task_type: task.task_type.clone(),
+            arm: task.holdout.map(|h| h.arm),
+            provisional: task.provisional,
         }
     }
 

@@ -53,7 +53,8 @@ pub fn queue_for(status: TaskStatus, touch: u32) -> Option<QueueName> {
         TaskStatus::Ready => Some(QueueName::Execute),
         TaskStatus::Waiting => Some(QueueName::Followup),
         // The quiet worker also runs the escalation timer (spec §17.5): no sends either.
-        TaskStatus::Dormant | TaskStatus::Escalated => Some(QueueName::Dormant),
+        // …and a held-out task's end of watch: it never sends either.
+        TaskStatus::Dormant | TaskStatus::Escalated | TaskStatus::HeldOut => Some(QueueName::Dormant),
         // A lease that ran out: whoever owns that step takes it over.
         TaskStatus::Executing if touch == 0 => Some(QueueName::Execute),
         TaskStatus::Executing => Some(QueueName::Followup),
@@ -75,9 +76,12 @@ pub fn due_shard(task_id: &TaskId, shards: u32) -> u32 {
 /// Whether a task belongs in the due index at all, and when.
 pub fn due_at(task: &Task) -> Option<Timestamp> {
     match task.status {
-        TaskStatus::Ready | TaskStatus::Waiting | TaskStatus::Dormant | TaskStatus::Executing | TaskStatus::Escalated => {
-            task.next_action_at
-        }
+        TaskStatus::Ready
+        | TaskStatus::Waiting
+        | TaskStatus::Dormant
+        | TaskStatus::Executing
+        | TaskStatus::Escalated
+        | TaskStatus::HeldOut => task.next_action_at,
         _ => None,
     }
 }

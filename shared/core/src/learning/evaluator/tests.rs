@@ -117,3 +117,81 @@ fn three_five_and_eight_consistent_edits_of_one_kind_make_a_weak_moderate_and_st
             .any(|d| d.evidence["edit"] == "changed_sign_off" && d.strength == Strength::Weak)
     );
 }
+
+/// Issue 28 item 4: reply rates alike, outcomes not — a dozen evening members, ten back; a
+/// dozen morning members, two back. The evaluator compares the outcomes and says so.
+#[test]
+fn members_back_more_often_after_evening_sends_make_an_outcome_suggestion_whose_evidence_names_it() {
+    let task = |hour: i8, replied: bool, back: bool| ClosedTask {
+        task_id: TaskId::generate(at("2026-11-02T14:00:00Z")),
+        shared: SharedOutcome {
+            outcome: Some(if back { "retained" } else { "unresponsive" }.into()),
+            message_length: Some(300),
+            ..sample_shared_outcome(hour, replied)
+        },
+        edits: Vec::new(),
+    };
+    let mut tasks: Vec<ClosedTask> = (0..12).map(|i| task(19, i % 2 == 0, i < 10)).collect();
+    tasks.extend((0..12).map(|i| task(9, i % 2 == 0, i < 2)));
+    let found = evaluate(&tasks, &Calibration::default());
+    assert_eq!(found.len(), 1, "replies alike, so only the outcome finding: {found:?}");
+    let outcome = &found[0];
+    assert_eq!(outcome.fingerprint, "memory:send_time_outcome:evening>morning");
+    assert_eq!(outcome.evidence["measure"], "outcome");
+    assert_eq!(
+        (&outcome.evidence["evening"]["succeeded"], &outcome.evidence["morning"]["succeeded"]),
+        (&serde_json::json!(10), &serde_json::json!(2))
+    );
+    assert_eq!(outcome.strength, Strength::Strong);
+    assert!(
+        outcome.body.contains("10 of 12") && outcome.body.contains("2 of 12"),
+        "{}",
+        outcome.body
+    );
+
+    // A commitment still awaiting its signal is no success yet.
+    for t in tasks.iter_mut().filter(|t| t.shared.first_touch_hour == Some(19)) {
+        t.shared.provisional = true;
+    }
+    assert!(
+        evaluate(&tasks, &Calibration::default())
+            .iter()
+            .all(|s| !s.fingerprint.starts_with("memory:send_time_outcome:evening"))
+    );
+
+    // Short first messages that bring more members back make a prompt suggestion too.
+    let length = |len: usize, back: bool| ClosedTask {
+        shared: SharedOutcome {
+            message_length: Some(len),
+            ..task(14, true, back).shared
+        },
+        ..task(14, true, back)
+    };
+    let mut by_length: Vec<ClosedTask> = (0..10).map(|i| length(200, i < 8)).collect();
+    by_length.extend((0..10).map(|i| length(900, i < 2)));
+    let found = evaluate(&by_length, &Calibration::default());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        found[0].fingerprint,
+        format!("prompt:message_length_outcome:under_{LONG_MESSAGE_CHARS}")
+    );
+    assert_eq!(found[0].evidence["short"]["succeeded"], 8);
+}
+
+/// When the outcomes say what the replies say, the evaluator suggests it once.
+#[test]
+fn an_outcome_finding_that_repeats_the_reply_finding_is_not_suggested_twice() {
+    let task = |hour: i8, replied: bool| ClosedTask {
+        task_id: TaskId::generate(at("2026-11-02T14:00:00Z")),
+        shared: SharedOutcome {
+            outcome: Some(if replied { "retained" } else { "unresponsive" }.into()),
+            ..sample_shared_outcome(hour, replied)
+        },
+        edits: Vec::new(),
+    };
+    let mut tasks: Vec<ClosedTask> = (0..12).map(|_| task(19, true)).collect();
+    tasks.extend((0..12).map(|_| task(9, false)));
+    let found = evaluate(&tasks, &Calibration::default());
+    let fingerprints: Vec<&str> = found.iter().map(|s| s.fingerprint.as_str()).collect();
+    assert_eq!(fingerprints, ["memory:send_time:evening>morning"]);
+}

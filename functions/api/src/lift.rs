@@ -1,0 +1,51 @@
+//! Honest lift (CONTRACT.md "Honest lift"): `GET /api/v1/lift?from=&to=&task_type=` — per task
+//! type the contacted and held-out groups, the difference with its 95% interval and a verdict
+//! — and `POST /api/v1/settings/holdout/reshuffle`, the owner's new draw of the groups (at most
+//! once every 30 days; sooner is `422 reshuffle_too_soon`).
+
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde::Deserialize;
+
+use openloop_core::task::error::EngineError;
+use openloop_edge::http::ApiError;
+
+use crate::{Shared, json, owner};
+
+#[derive(Deserialize)]
+pub(crate) struct LiftParams {
+    from: Option<String>,
+    to: Option<String>,
+    task_type: Option<String>,
+}
+
+/// A date that does not parse is malformed (400); a range or type that is not allowed, 422.
+pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<LiftParams>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let report = state
+        .engine
+        .lift(account, params.from.as_deref(), params.to.as_deref(), params.task_type.as_deref())
+        .await;
+    match report {
+        Ok(report) => Ok(json(StatusCode::OK, report)),
+        Err(EngineError::Invalid(e)) if e.code == "invalid_date" => Err(ApiError::bad_request(&e.code, e.message)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `{"generation", "drawn_at", "next_reshuffle_after"}` of the new draw.
+pub(crate) async fn reshuffle(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = state.engine.reshuffle_holdout(owner(&state, &headers).await?).await?;
+    Ok(json(StatusCode::OK, draw_view(&account)))
+}
+
+/// The draw in force, as the settings show it (never its salt).
+pub(crate) fn draw_view(account: &openloop_core::owner::account::Account) -> serde_json::Value {
+    let draw = &account.holdout_draw;
+    serde_json::json!({
+        "generation": draw.generation,
+        "drawn_at": draw.since(account.created_at),
+        "next_reshuffle_after": draw.next_reshuffle(account.created_at),
+    })
+}

@@ -1,0 +1,146 @@
+//! Honest lift (CONTRACT.md "Honest lift"): the holdout draw at task creation, the owner's
+//! reshuffle of the groups, and the lift over a window of closed tasks.
+
+use jiff::civil::Date;
+use jiff::{Timestamp, ToSpan};
+use serde::Serialize;
+
+use super::Engine;
+use super::tasks::{CreateOptions, NewTask};
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::AccountId;
+use crate::kernel::limits;
+use crate::learning::lift::{self, TypeLift};
+use crate::owner::account::Account;
+use crate::owner::holdout;
+use crate::task::controls::TaskMode;
+use crate::task::error::EngineError;
+use crate::task::holdout::Holdout;
+use crate::task::task_type;
+
+/// The longest window the lift reads at once, in days.
+pub const MAX_LIFT_DAYS: i64 = 366;
+/// The window when the owner names none: the last 90 days.
+pub const DEFAULT_LIFT_DAYS: i64 = 90;
+
+/// The draw for a task being created, if it goes through one: a plain task Openloop opens
+/// itself (not a subtask, a batch, a plan, an automation or the agent's planning parent).
+pub(crate) fn holdout_for(account: &Account, input: &NewTask, options: &CreateOptions, task_type: &str) -> Option<Holdout> {
+    let plain = options.parent.is_none()
+        && options.batch_of.is_none()
+        && options.mode == TaskMode::Live
+        && !options.agent_planning
+        && options.actions.is_empty();
+    plain
+        .then(|| holdout::draw(account, &input.member_id, task_type, input.trigger_type))
+        .flatten()
+}
+
+/// `GET /api/v1/lift`: the window read, the holdout in force, and the lift.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LiftReport {
+    pub from: Date,
+    pub to: Date,
+    pub holdout_percent: u8,
+    pub groups: Vec<TypeLift>,
+    pub revenue_after_outreach: f64,
+    pub revenue_caused: f64,
+}
+
+/// A window of local days, `from` to `to` inclusive.
+fn window(from: Option<&str>, to: Option<&str>, today: Date) -> Result<(Date, Date), InvalidInput> {
+    let date = |name: &str, raw: &str| {
+        raw.parse::<Date>()
+            .ok()
+            .filter(|d| d.to_string() == raw)
+            .ok_or_else(|| InvalidInput::new("invalid_date", format!("{name} must be a date YYYY-MM-DD, not {raw:?}")))
+    };
+    let to = to.map(|raw| date("to", raw)).transpose()?.unwrap_or(today);
+    let from = match from {
+        Some(raw) => date("from", raw)?,
+        None => to.checked_sub((DEFAULT_LIFT_DAYS - 1).days()).unwrap_or(to),
+    };
+    if from > to {
+        return Err(InvalidInput::new(
+            "invalid_range",
+            format!("from ({from}) must not be after to ({to})"),
+        ));
+    }
+    let days = i64::from(to.since(from).map_or(i32::MAX, |span| span.get_days())) + 1;
+    if days > MAX_LIFT_DAYS {
+        return Err(InvalidInput::new(
+            "invalid_range",
+            format!("at most {MAX_LIFT_DAYS} days at a time ({from} to {to} is {days})"),
+        ));
+    }
+    Ok((from, to))
+}
+
+impl Engine {
+    /// The lift of the tasks closed between `from` and `to` (local dates, inclusive; by default
+    /// the last 90 days), per task type or only `task_type`. Reads the account and the tallies
+    /// of the window's closes: its cost grows with those, never with the tasks stored.
+    pub async fn lift(
+        &self,
+        account: AccountId,
+        from: Option<&str>,
+        to: Option<&str>,
+        task_type: Option<&str>,
+    ) -> Result<LiftReport, EngineError> {
+        let account = self.account(account).await?;
+        if let Some(t) = task_type
+            && task_type::lookup(t).is_none()
+        {
+            return Err(InvalidInput::new(
+                "invalid_task_type",
+                format!("{:?} is not a task type", t.chars().take(64).collect::<String>()),
+            )
+            .into());
+        }
+        let tz = account.settings.time_zone();
+        let (from, to) = window(from, to, limits::local_date(self.clock.now(), &tz))?;
+        let start = |day: Date| day.to_zoned(tz.clone()).map(|z| z.timestamp()).unwrap_or(Timestamp::MAX);
+        let until = to.tomorrow().map_or(Timestamp::MAX, start);
+        let tallies = self.store.closed_tallies(account.id, start(from), until).await?;
+        let lift = lift::lift(&tallies, task_type, account.settings.holdout_percent);
+        Ok(LiftReport {
+            from,
+            to,
+            holdout_percent: account.settings.holdout_percent,
+            groups: lift.groups,
+            revenue_after_outreach: lift.revenue_after_outreach,
+            revenue_caused: lift.revenue_caused,
+        })
+    }
+
+    /// The owner draws the holdout groups again (a new salt): at most once every 30 days,
+    /// else `reshuffle_too_soon` and nothing changes. Tasks already open keep their group.
+    pub async fn reshuffle_holdout(&self, account: AccountId) -> Result<Account, EngineError> {
+        let now = self.clock.now();
+        let account = self
+            .change_account(account, |account| {
+                account.holdout_draw = account.holdout_draw.reshuffled(account.created_at, now)?;
+                Ok(true)
+            })
+            .await?;
+        tracing::info!(account = %account.id, generation = account.holdout_draw.generation, "holdout groups drawn again");
+        Ok(account)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_is_local_days_within_a_year() {
+        let today: Date = "2026-11-27".parse().unwrap_or_else(|e| panic!("{e}"));
+        let (from, to) = window(None, None, today).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((from.to_string(), to), ("2026-08-30".to_owned(), today));
+        let code = |from, to| window(from, to, today).map_err(|e| e.code);
+        assert_eq!(code(Some("2026-11-2"), None), Err("invalid_date".into()));
+        assert_eq!(code(Some("2026-11-20"), Some("2026-11-19")), Err("invalid_range".into()));
+        assert_eq!(code(Some("2025-01-01"), Some("2026-11-19")), Err("invalid_range".into()));
+        assert!(code(Some("2025-11-27"), Some("2026-11-27")).is_ok(), "366 days");
+    }
+}
