@@ -268,7 +268,8 @@ fn gyms_lines(lines: &[&str], ours: &[&str]) -> Vec<bool> {
             if line.is_empty() || gym[j] {
                 continue;
             }
-            let introduces = words(&line).is_empty()
+            let rule = line.chars().all(|c| "-_*=>~#|".contains(c) || c.is_whitespace());
+            let introduces = rule
                 || (line.ends_with(':') && (line.contains('@') || line.chars().any(|c| c.is_ascii_digit())))
                 || quote_header_at(lines, j).is_some()
                 || is_banner(&line)
@@ -583,6 +584,14 @@ mod tests {
     fn the_members_own_short_words_are_kept_even_when_the_gym_used_them_too() {
         let got = extract_answering(&format!("Thank you\n\n{}\n", quoted(OURS)), &["Thank you for coming in!"]);
         assert_eq!(got.text, "Thank you");
+        let got = extract_answering(
+            &format!("\u{1f44d}\n\nCrossFit kirjutas 3.11.2026 09:00:\n{OURS}\n{FOOTER}\n"),
+            &[OURS],
+        );
+        assert_eq!(
+            got.text, "\u{1f44d}",
+            "a thumbs-up is the member's, not a rule over the gym's words"
+        );
         let got = extract_answering("See you at the 6am class\n", &[OURS]);
         assert_eq!(got.text, "See you at the 6am class", "five of the gym's words are not its message");
     }
