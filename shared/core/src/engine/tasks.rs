@@ -224,6 +224,15 @@ impl Engine {
             )
             .into());
         }
+        // A stop is a stop everywhere: no source opens a task for a suppressed member (nor adds
+        // to one), and no AI call is spent on one. The facts are read once, here, for the
+        // creation too; the suppression is one more read, only for a member with an address.
+        let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
+        if let Some(email) = member.as_ref().and_then(|m| m.email.as_ref())
+            && self.store.is_suppressed(account.id, email).await?
+        {
+            return Err(suppressed(account, &input.member_id, &task_type, input.trigger_type));
+        }
         if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
             return Ok(Created::Existing(self.merge_duplicate(existing, &Trigger::of(&input)).await?));
         }
@@ -235,7 +244,7 @@ impl Engine {
         }
         // Boxed: creation is reached from inside other steps (a plan's subtask, a reply's
         // follow-on); its future stays off their stack.
-        let made = Box::pin(self.create_counted(account, input, options, task_type, goal, now)).await;
+        let made = Box::pin(self.create_counted(account, input, member, options, task_type, goal, now)).await;
         if let (Some(burst), false) = (burst, matches!(made, Ok(Created::New(_)))) {
             burst.release();
         }
@@ -247,6 +256,7 @@ impl Engine {
         &self,
         account: &Account,
         input: NewTask,
+        member: Option<MemberFacts>,
         options: CreateOptions,
         task_type: String,
         goal: String,
@@ -254,14 +264,6 @@ impl Engine {
     ) -> Result<Created, EngineError> {
         let trigger = Trigger::of(&input);
         let def: &TaskTypeDef = task_type::definition(&task_type);
-        let member = self.store.get_member(account.id, &input.member_id).await?.map(|(facts, _)| facts);
-        // A stop is a stop everywhere: no source opens a task for a suppressed member, and no
-        // AI call is spent on one. One read, only for a member with an address.
-        if let Some(email) = member.as_ref().and_then(|m| m.email.as_ref())
-            && self.store.is_suppressed(account.id, email).await?
-        {
-            return Err(suppressed(account, &input.member_id, &task_type, input.trigger_type));
-        }
         let confidence = input.confidence.unwrap_or(0).min(100);
         let (status, gate_reason) = initial_status(
             account.settings.execution_mode,

@@ -302,3 +302,17 @@ async fn an_overdue_to_do_escalation_explains_itself() {
     let reason = w.task(&todo).await.outcome_reason.expect("reason");
     assert_explained(&w, &todo, &reason).await;
 }
+
+/// Given a member suppressed after a threat, whose escalated task stays with the owner, when
+/// the owner opens another task of the same type, then it is refused too (not merged).
+#[tokio::test]
+async fn a_suppressed_members_open_task_takes_no_new_trigger() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_kept").await;
+    w.run().await;
+    let raw = w.answer_newest("m-kept@example.com", "k1@mail.example.net", "See you in court.");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    assert_eq!(w.task(&task).await.status, TaskStatus::Escalated);
+    let again = w.engine.create_task(&w.account, w.new_task("churn_risk", "m_kept").await).await;
+    assert!(matches!(again, Err(EngineError::MemberSuppressed { .. })), "{again:?}");
+}
