@@ -30,6 +30,7 @@ mod idempotency;
 mod learning;
 mod members;
 mod memories;
+mod message_templates;
 mod metrics;
 mod notices;
 mod sign_in_links;
@@ -143,6 +144,9 @@ macro_rules! store_conformance_tests {
             ],
             sign_in_links: [
                 a_sign_in_link_is_redeemed_once_before_it_expires,
+            ],
+            message_templates: [
+                an_owners_message_templates_are_kept_per_account_type_and_touch,
             ],
         });
     };

@@ -68,6 +68,16 @@ impl OwnerTemplate {
     }
 }
 
+/// What the offline agent writes a message from, carried in the agent's requests: the member's
+/// facts and the owner's own template for the message, if they wrote one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageInputs {
+    #[serde(default)]
+    pub member: MemberVars,
+    #[serde(default)]
+    pub owner_template: Option<TemplateText>,
+}
+
 /// Every variable a template may use, with what it holds (the dashboard and the docs list
 /// them). A value the facts do not give is empty: test it with `{% if … %}`.
 pub const VARIABLES: &[(&str, &str)] = &[
