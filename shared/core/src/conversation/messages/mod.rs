@@ -292,7 +292,7 @@ fn context(inputs: &Inputs<'_>) -> Value {
 }
 
 /// The environment: plain text (no escaping), a missing variable an error, `none` printed as
-/// nothing, blocks on their own lines leaving no blank line behind, a bounded run.
+/// nothing, a bounded run.
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
@@ -304,10 +304,9 @@ fn environment() -> Environment<'static> {
             minijinja::escape_formatter(out, state, value)
         }
     });
-    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder()
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .build()
+    // The newline after a tag is kept (an `{% endif %}` ending a line keeps its paragraph
+    // break); the blank lines a tag alone on its line leaves are tidied away after rendering.
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().lstrip_blocks(true).build()
     {
         env.set_syntax(syntax);
     }

@@ -129,6 +129,21 @@ fn a_bad_template_is_refused_naming_what_is_wrong() {
     assert_eq!(preview.body, "Hi Dana,\n\nCoach Mike");
 }
 
+/// A condition ending a line keeps the paragraph break after it; one alone on its line leaves
+/// no extra blank line.
+#[test]
+fn conditions_keep_the_paragraphs_as_written() {
+    let profile = profile();
+    let member = MemberVars::sample();
+    let win_back = render(&template_for("win_back", FIRST, None), &inputs(&member, &profile)).expect("renders");
+    assert!(win_back.body.contains("having you around.\n\nIf you ever"), "{}", win_back.body);
+    let churn = render(&template_for("churn_risk", FIRST, None), &inputs(&member, &profile)).expect("renders");
+    assert!(churn.body.contains("going?\n\nYou've been part"), "{}", churn.body);
+    let blank = MemberVars::default();
+    let churn = render(&template_for("churn_risk", FIRST, None), &inputs(&blank, &profile)).expect("renders");
+    assert!(churn.body.contains("going?\n\nIf there's"), "{}", churn.body);
+}
+
 #[test]
 fn the_guided_answer_says_the_owners_words() {
     let profile = profile();
