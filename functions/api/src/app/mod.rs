@@ -21,6 +21,7 @@ pub mod learning_views;
 mod link;
 pub mod page;
 pub mod session;
+pub mod templates;
 pub mod views;
 
 use std::sync::Arc;
@@ -90,6 +91,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
         .merge(learning::routes())
+        .merge(templates::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
 }
