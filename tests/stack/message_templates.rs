@@ -25,7 +25,12 @@ const TYPES: &[&str] = &[
 ];
 
 fn says_no_goal_word(mail: &Value) -> Result<(), String> {
-    let text = format!("{}\n{}", mail["subject"].as_str().unwrap_or_default(), mail["text"].as_str().unwrap_or_default()).to_lowercase();
+    let text = format!(
+        "{}\n{}",
+        mail["subject"].as_str().unwrap_or_default(),
+        mail["text"].as_str().unwrap_or_default()
+    )
+    .to_lowercase();
     let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric()).collect();
     match GOAL_WORDS.iter().find(|w| words.contains(w)) {
         Some(word) => Err(format!("the mail says {word:?} from the goal: {text}")),
@@ -209,20 +214,39 @@ async fn an_owners_template_writes_the_next_draft_and_deleting_it_restores_the_d
 async fn a_bad_template_is_refused_and_changes_nothing() {
     let stack = Stack::start("templates-bad").await;
     let gym = stack.create_account("manual").await;
-    let (status, _) = put_template(&stack, &gym, "win_back/first", "Hello {{ member.first_name }}", "{{ greeting }},\n\nCome back!").await;
+    let (status, _) = put_template(
+        &stack,
+        &gym,
+        "win_back/first",
+        "Hello {{ member.first_name }}",
+        "{{ greeting }},\n\nCome back!",
+    )
+    .await;
     assert_eq!(status, 200);
     let before = template(&stack, &gym, "win_back", "first").await;
 
     let (status, refused) = put_template(&stack, &gym, "win_back/first", "Hi", "{{ greeting }}, {{ goal }}").await;
-    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("invalid_template")), "{refused}");
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("invalid_template")),
+        "{refused}"
+    );
     assert!(
         refused["error"]["message"].as_str().is_some_and(|m| m.contains("goal")),
         "{refused}"
     );
     let (status, refused) = put_template(&stack, &gym, "win_back/first", "Hi", "{% if member.first_name %}never closed").await;
-    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("invalid_template")), "{refused}");
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("invalid_template")),
+        "{refused}"
+    );
     let (status, refused) = put_template(&stack, &gym, "win_back/first", "Hi", "{{ member.visits + 'x' }}").await;
-    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("invalid_template")), "{refused}");
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("invalid_template")),
+        "{refused}"
+    );
     assert_eq!(template(&stack, &gym, "win_back", "first").await, before, "nothing saved");
 
     for key in ["win_back/follow_up_9", "staff_call_member/first", "pizza/first"] {
@@ -310,11 +334,21 @@ async fn the_owner_edits_a_template_on_the_messages_page() {
     assert_eq!(template(&stack, &gym, "onboarding", "first").await["source"], "default");
 
     let (status, page) = owner
-        .post_page(action, &[("csrf", &owner.csrf), ("subject", "Welcome, {{ member.first_name }}"), ("body", body)])
+        .post_page(
+            action,
+            &[
+                ("csrf", &owner.csrf),
+                ("subject", "Welcome, {{ member.first_name }}"),
+                ("body", body),
+            ],
+        )
         .await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("<strong>Subject:</strong> Welcome, Dana"), "the preview: {page}");
-    assert!(page.contains("Hi Dana,\n\nWelcome &#60;b&#62;aboard&#60;/b&#62;!\n\nCoach Mike"), "as text: {page}");
+    assert!(
+        page.contains("Hi Dana,\n\nWelcome &#60;b&#62;aboard&#60;/b&#62;!\n\nCoach Mike"),
+        "as text: {page}"
+    );
     assert_eq!(template(&stack, &gym, "onboarding", "first").await["source"], "owner");
 
     let bad = "{{ greeting }}, {{ member.shoe_size }}";
@@ -324,7 +358,10 @@ async fn the_owner_edits_a_template_on_the_messages_page() {
     assert_eq!(status, 422, "{page}");
     assert!(page.contains("role=\"alert\""), "{page}");
     assert!(page.contains("member.shoe_size"), "names it: {page}");
-    assert!(page.contains("{{ greeting }}, {{ member.shoe_size }}</textarea>"), "the form as filled: {page}");
+    assert!(
+        page.contains("{{ greeting }}, {{ member.shoe_size }}</textarea>"),
+        "the form as filled: {page}"
+    );
     let kept = template(&stack, &gym, "onboarding", "first").await;
     assert_eq!(kept["subject"], "Welcome, {{ member.first_name }}", "nothing saved: {kept}");
 

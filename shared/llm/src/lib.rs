@@ -21,11 +21,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use openloop_core::conversation::messages;
 use openloop_core::conversation::reply::ReplyEvaluation;
 use openloop_core::ports::{
     Agent, AgentError, CompletionRequest, DraftRequest, Drafted, GoalProgress, PlanDecision, PlanRequest, ReplyRequest,
 };
-use openloop_core::conversation::messages;
 use openloop_core::task::Draft;
 use secrecy::SecretString;
 
@@ -357,7 +357,11 @@ mod tests {
     #[tokio::test]
     async fn no_offline_draft_says_the_tasks_goal() {
         for (task_type, touch) in messages::keys() {
-            let Some(n) = touch.strip_prefix("follow_up_").map(|n| n.parse::<u32>().expect("n")).or((touch == "first").then_some(0)) else {
+            let Some(n) = touch
+                .strip_prefix("follow_up_")
+                .map(|n| n.parse::<u32>().expect("n"))
+                .or((touch == "first").then_some(0))
+            else {
                 continue;
             };
             let mut r = request(task_type, n);

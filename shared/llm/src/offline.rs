@@ -666,7 +666,6 @@ fn evaluation(action: ReplyAction, confidence: u8, reasoning: impl Into<String>)
     }
 }
 
-
 /// Judge a reply (see the module docs).
 pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
     let kind = classify(&r.reply, &r.task_type);
@@ -1222,7 +1221,10 @@ mod tests {
         let mut r = reply_request("win_back", "I'd love to come back");
         r.goal = "Ana cancelled 12 days ago, citing a busy schedule".into();
         let answer = evaluate_reply(&r).reply.expect("an answer");
-        assert!(answer.starts_with("Hi Ana,") && answer.ends_with("The Harbour Gym team"), "{answer}");
+        assert!(
+            answer.starts_with("Hi Ana,") && answer.ends_with("The Harbour Gym team"),
+            "{answer}"
+        );
         assert!(!answer.contains("schedule") && !answer.contains("cancelled"), "{answer}");
         r.message.owner_template = Some(openloop_core::conversation::messages::TemplateText {
             subject: String::new(),

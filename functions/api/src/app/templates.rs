@@ -89,7 +89,13 @@ struct Outcome {
     error: Option<String>,
 }
 
-async fn render_page(state: &ApiState, session: &Session, status: StatusCode, notice: Option<String>, outcome: Option<Outcome>) -> Result<Response, PageError> {
+async fn render_page(
+    state: &ApiState,
+    session: &Session,
+    status: StatusCode,
+    notice: Option<String>,
+    outcome: Option<Outcome>,
+) -> Result<Response, PageError> {
     let (account, templates) = tokio::try_join!(
         state.engine.account(session.account),
         state.engine.list_message_templates(session.account)
@@ -148,7 +154,8 @@ struct Params {
 /// `GET /app/templates`.
 async fn list(State(state): Shared, headers: HeaderMap, Query(params): Query<Params>) -> Response {
     super::page(state, &headers, |state, session| async move {
-        let notice = (params.done.as_deref() == Some("default")).then(|| "Back to the default: the next message is written from it.".to_owned());
+        let notice =
+            (params.done.as_deref() == Some("default")).then(|| "Back to the default: the next message is written from it.".to_owned());
         render_page(&state, &session, StatusCode::OK, notice, None).await
     })
     .await

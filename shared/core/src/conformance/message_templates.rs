@@ -27,7 +27,12 @@ pub(super) async fn an_owners_message_templates_are_kept_per_account_type_and_to
     assert!(store.message_templates(account).await.expect("list").is_empty());
     assert_eq!(store.message_template(account, "churn_risk", "first").await.expect("get"), None);
 
-    let first = template("churn_risk", "first", "Hey {{ member.first_name }}", "{{ greeting }},\n\nSee you soon.");
+    let first = template(
+        "churn_risk",
+        "first",
+        "Hey {{ member.first_name }}",
+        "{{ greeting }},\n\nSee you soon.",
+    );
     store.put_message_template(account, &first).await.expect("put");
     assert_eq!(
         store.message_template(account, "churn_risk", "first").await.expect("get"),

@@ -4,8 +4,8 @@
 //! had been sent. The mailer is never called, and neither the member's ledger nor the
 //! account's daily counter is touched, so a dry run cannot use up anyone's real capacity.
 
-use super::messages::MessageFor;
 use super::ai::{self, AiGate};
+use super::messages::MessageFor;
 use jiff::Timestamp;
 
 use super::Engine;

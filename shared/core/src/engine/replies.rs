@@ -13,10 +13,10 @@
 use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
-use super::messages::MessageFor;
 use super::Engine;
 use super::StepOutcome;
 use super::ai::{self, AiGate, AiPermit};
+use super::messages::MessageFor;
 use crate::conversation::inbound::{self, InboundMail};
 use crate::conversation::prompt::{PromptInput, system_prompt};
 use crate::conversation::reply::{self, Blocker, Reading, ReplyDecision, preview};

@@ -5,10 +5,10 @@
 
 use jiff::Timestamp;
 
-use super::messages::MessageFor;
 use super::Engine;
 use super::ai::{self, AiGate};
 use super::memories::PromptMemories;
+use super::messages::MessageFor;
 use super::reservation::Reservation;
 use super::work::StepOutcome;
 use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};

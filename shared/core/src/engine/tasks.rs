@@ -1,7 +1,7 @@
 //! Creating tasks (the one creation path, spec §6.1) and the owner's actions on them.
 
-use super::messages::MessageFor;
 use super::ai::{self, AiGate};
+use super::messages::MessageFor;
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 

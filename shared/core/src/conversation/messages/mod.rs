@@ -91,7 +91,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "the owner's words for this message (the guided answer only; empty elsewhere)",
     ),
     ("member.first_name", "the member's first name"),
-    ("member.tenure", "how long they have been a member, in words (\"8 months\", \"over a year\"); empty under a month"),
+    (
+        "member.tenure",
+        "how long they have been a member, in words (\"8 months\", \"over a year\"); empty under a month",
+    ),
     ("member.tenure_months", "the same in whole months"),
     ("member.days_since_last_visit", "days since their last check-in"),
     ("member.visits", "how many check-ins they have made"),
@@ -119,7 +122,11 @@ pub fn member_facing(def: &TaskTypeDef) -> bool {
 
 /// The cadence's touch `touch` (0 = the first message) as a template key.
 pub fn touch_key(touch: u32) -> String {
-    if touch == 0 { FIRST.to_owned() } else { format!("follow_up_{touch}") }
+    if touch == 0 {
+        FIRST.to_owned()
+    } else {
+        format!("follow_up_{touch}")
+    }
 }
 
 /// How many touches a task of `def` sends: its cadence's, within its message budget.
@@ -306,8 +313,7 @@ fn environment() -> Environment<'static> {
     });
     // The newline after a tag is kept (an `{% endif %}` ending a line keeps its paragraph
     // break); the blank lines a tag alone on its line leaves are tidied away after rendering.
-    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().lstrip_blocks(true).build()
-    {
+    if let Ok(syntax) = minijinja::syntax::SyntaxConfig::builder().lstrip_blocks(true).build() {
         env.set_syntax(syntax);
     }
     env.set_fuel(Some(FUEL));
@@ -374,9 +380,7 @@ fn unknown_variables(env: &Environment<'static>, part: &str, source: &str) -> Re
         .into_iter()
         .filter(|name| {
             let root = name.split('.').next().unwrap_or(name);
-            !(VARIABLES.iter().any(|(v, _)| v == name)
-                || NAMESPACES.contains(&name.as_str())
-                || env.globals().any(|(g, _)| g == root))
+            !(VARIABLES.iter().any(|(v, _)| v == name) || NAMESPACES.contains(&name.as_str()) || env.globals().any(|(g, _)| g == root))
         })
         .collect();
     unknown.sort();

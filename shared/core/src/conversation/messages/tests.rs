@@ -77,7 +77,16 @@ fn the_messages_folder_holds_only_compiled_in_templates() {
 fn no_shipped_template_offers_a_discount_or_points_at_an_absence() {
     for (task_type, touch, file) in defaults::SHIPPED {
         let lower = file.to_lowercase();
-        for word in ["discount", "free ", "% off", "offer", "haven't seen", "miss you", "days_since_last_visit", "gym.offer"] {
+        for word in [
+            "discount",
+            "free ",
+            "% off",
+            "offer",
+            "haven't seen",
+            "miss you",
+            "days_since_last_visit",
+            "gym.offer",
+        ] {
             assert!(!lower.contains(word), "{task_type}/{touch}: {word}");
         }
     }
@@ -85,16 +94,19 @@ fn no_shipped_template_offers_a_discount_or_points_at_an_absence() {
 
 #[test]
 fn the_keys_follow_each_types_cadence_and_budget() {
-    assert_eq!(touches(&definition("payment_recovery")), ["first", "follow_up_1", "reply", "guided"]);
-    assert_eq!(touches(&definition("milestone_review")), ["first", "reply", "guided"]);
-    assert!(touches(&definition("staff_call_member")).is_empty());
+    assert_eq!(
+        touches(definition("payment_recovery")),
+        ["first", "follow_up_1", "reply", "guided"]
+    );
+    assert_eq!(touches(definition("milestone_review")), ["first", "reply", "guided"]);
+    assert!(touches(definition("staff_call_member")).is_empty());
     assert!(check_key("staff_call_member", "first").is_err());
     assert!(check_key("churn_risk", "follow_up_3").is_err());
     assert!(check_key("pizza", "first").is_err());
     assert!(check_key("churn_risk", "follow_up_2").is_ok());
-    assert_eq!(draft_key(&definition("churn_risk"), 1, false), "follow_up_1");
-    assert_eq!(draft_key(&definition("churn_risk"), 9, false), "follow_up_2");
-    assert_eq!(draft_key(&definition("churn_risk"), 1, true), "guided");
+    assert_eq!(draft_key(definition("churn_risk"), 1, false), "follow_up_1");
+    assert_eq!(draft_key(definition("churn_risk"), 9, false), "follow_up_2");
+    assert_eq!(draft_key(definition("churn_risk"), 1, true), "guided");
 }
 
 #[test]
@@ -115,13 +127,33 @@ fn a_bad_template_is_refused_naming_what_is_wrong() {
     assert!(syntax.message.contains("body"), "{}", syntax.message);
     let failing = check("first", &with("Hi", "{{ member.first_name + 3 }}"), &sample).expect_err("does not render");
     assert!(failing.message.contains("render"), "{}", failing.message);
-    assert!(check("first", &with("", "Hello"), &sample).is_err(), "a first message needs a subject");
-    assert!(check("follow_up_1", &with("", "Hello"), &sample).is_ok(), "a follow-up stays in its thread");
+    assert!(
+        check("first", &with("", "Hello"), &sample).is_err(),
+        "a first message needs a subject"
+    );
+    assert!(
+        check("follow_up_1", &with("", "Hello"), &sample).is_ok(),
+        "a follow-up stays in its thread"
+    );
     assert!(check("first", &with("Hi", &"x".repeat(MAX_BODY_SOURCE_CHARS + 1)), &sample).is_err());
-    assert!(check("first", &with("Hi", "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"), &sample).is_err(), "bounded");
+    assert!(
+        check(
+            "first",
+            &with(
+                "Hi",
+                "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+            ),
+            &sample
+        )
+        .is_err(),
+        "bounded"
+    );
     let preview = check(
         "first",
-        &with("{{ member.first_name }}, a note", "{{ greeting }},\n\n{% if gym.offer %}{{ gym.offer }}{% endif %}\n\n\n{{ sign_off }}"),
+        &with(
+            "{{ member.first_name }}, a note",
+            "{{ greeting }},\n\n{% if gym.offer %}{{ gym.offer }}{% endif %}\n\n\n{{ sign_off }}",
+        ),
         &sample,
     )
     .expect("fine");

@@ -148,10 +148,15 @@ mod tests {
     fn a_habit_is_named_only_when_most_check_ins_share_it() {
         let tz = TimeZone::UTC;
         // 2026-11-03 is a Tuesday.
-        let tuesdays: Vec<Timestamp> = ["2026-11-03T18:00:00Z", "2026-11-10T18:30:00Z", "2026-11-17T19:00:00Z", "2026-11-05T07:00:00Z"]
-            .iter()
-            .map(|t| t.parse().expect("time"))
-            .collect();
+        let tuesdays: Vec<Timestamp> = [
+            "2026-11-03T18:00:00Z",
+            "2026-11-10T18:30:00Z",
+            "2026-11-17T19:00:00Z",
+            "2026-11-05T07:00:00Z",
+        ]
+        .iter()
+        .map(|t| t.parse().expect("time"))
+        .collect();
         assert_eq!(usual_time(&tuesdays, &tz).as_deref(), Some("Tuesday evening"));
         let scattered: Vec<Timestamp> = ["2026-11-03T18:00:00Z", "2026-11-04T07:00:00Z", "2026-11-06T13:00:00Z"]
             .iter()
@@ -163,11 +168,13 @@ mod tests {
 
     #[test]
     fn tenure_reads_as_a_person_would_say_it() {
-        let t = |d| MemberVars {
-            tenure_days: Some(d),
-            ..MemberVars::default()
-        }
-        .tenure();
+        let t = |d| {
+            MemberVars {
+                tenure_days: Some(d),
+                ..MemberVars::default()
+            }
+            .tenure()
+        };
         assert_eq!(t(10), None);
         assert_eq!(t(45).as_deref(), Some("a month"));
         assert_eq!(t(250).as_deref(), Some("8 months"));

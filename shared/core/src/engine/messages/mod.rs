@@ -72,11 +72,7 @@ impl Engine {
         };
         let plan_id = to.plan_id.or_else(|| facts.and_then(|f| f.membership.plan_id()));
         let plan_name = match plan_id {
-            Some(plan) => self
-                .store
-                .connection(account.id)
-                .await?
-                .and_then(|c| c.plans.get(plan).cloned()),
+            Some(plan) => self.store.connection(account.id).await?.and_then(|c| c.plans.get(plan).cloned()),
             None => None,
         };
         let member = match facts {
@@ -86,11 +82,7 @@ impl Engine {
                 ..MemberVars::named(to.first_name)
             },
         };
-        let owner_template = self
-            .store
-            .message_template(account.id, task_type, touch)
-            .await?
-            .map(|t| t.text());
+        let owner_template = self.store.message_template(account.id, task_type, touch).await?.map(|t| t.text());
         Ok(MessageInputs { member, owner_template })
     }
 
