@@ -372,3 +372,32 @@ async fn the_owner_edits_a_template_on_the_messages_page() {
     assert_eq!(status, 200);
     assert!(page.contains("role=\"status\">Back to the default"), "{page}");
 }
+
+/// The member's facts reach the template: their usual class from the check-ins that name one,
+/// and how long they have been a member.
+#[tokio::test]
+async fn the_first_mail_mentions_the_members_usual_class_and_tenure() {
+    let stack = Stack::start("templates-facts").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    stack.member(&gym, "m_yogi", "Ana", day0).await;
+    for (i, days) in [30i64, 23, 16].into_iter().enumerate() {
+        let at = day0 - jiff::SignedDuration::from_hours(24 * days);
+        let event = json!({"type": "checkin.created", "timestamp": at.to_string(),
+            "data": {"member_id": "m_yogi", "checked_in_at": at.to_string(), "class_name": "Yoga Flow"}});
+        let (status, body) = stack.webhook(&gym, &format!("evt_yogi_{i}"), event).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    stack.run().await;
+    let body = json!({"task_type": "churn_risk", "member_id": "m_yogi", "goal": GOAL, "confidence": 80});
+    // The risk scan may have opened it already, with its own goal: the owner's merges into it.
+    let (status, created) = stack.post("/api/v1/tasks", &gym.token, body).await;
+    assert!(matches!(status, 200 | 201), "{created}");
+    let text = created["draft"]["body"].as_str().unwrap_or_default();
+    assert!(text.contains("our Yoga Flow crew"), "the usual class: {created}");
+    assert!(text.contains("part of CrossFit Renegade for over a year"), "the tenure: {created}");
+    for word in ["schedule", "checked", "16 days", "re-engage"] {
+        assert!(!text.to_lowercase().contains(word), "no word of a goal: {text}");
+    }
+}

@@ -103,6 +103,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "when they usually train (\"Tuesday evening\", \"morning\"), from their check-ins",
     ),
     ("member.plan_name", "their PushPress plan's name"),
+    (
+        "member.usual_class",
+        "the class most of their recent check-ins were (\"Yoga Flow\"), where check-ins name one",
+    ),
     ("gym.name", "the profile's display name, else the account's name"),
     ("gym.owner_first_name", "the owner's first name"),
     ("gym.sign_off", "the profile's sign-off as written"),
@@ -269,6 +273,7 @@ fn context(inputs: &Inputs<'_>) -> Value {
         ("visits", Value::from(m.visits)),
         ("usual_time", some(m.usual_time.as_deref())),
         ("plan_name", some(m.plan_name.as_deref())),
+        ("usual_class", some(m.usual_class.as_deref())),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))

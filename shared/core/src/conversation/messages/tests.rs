@@ -94,10 +94,7 @@ fn no_shipped_template_offers_a_discount_or_points_at_an_absence() {
 
 #[test]
 fn the_keys_follow_each_types_cadence_and_budget() {
-    assert_eq!(
-        touches(definition("payment_recovery")),
-        ["first", "follow_up_1", "reply", "guided"]
-    );
+    assert_eq!(touches(definition("payment_recovery")), ["first", "follow_up_1", "reply", "guided"]);
     assert_eq!(touches(definition("milestone_review")), ["first", "reply", "guided"]);
     assert!(touches(definition("staff_call_member")).is_empty());
     assert!(check_key("staff_call_member", "first").is_err());

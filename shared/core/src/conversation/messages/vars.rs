@@ -27,6 +27,9 @@ pub struct MemberVars {
     pub usual_time: Option<String>,
     #[serde(default)]
     pub plan_name: Option<String>,
+    /// The class half of their recent named check-ins were (three at least).
+    #[serde(default)]
+    pub usual_class: Option<String>,
 }
 
 /// Check-ins needed before a habit is named.
@@ -89,6 +92,15 @@ fn usual_time(checkins: &[Timestamp], tz: &TimeZone) -> Option<String> {
     habit(local.iter().map(|(_, p)| *p), total, 60).map(str::to_owned)
 }
 
+/// The class most of the member's named check-ins were, if half of them (three at least).
+fn usual_class(facts: &MemberFacts) -> Option<String> {
+    let named = facts.checkin_classes.len();
+    if named < HABIT_MIN_CHECKINS {
+        return None;
+    }
+    habit(facts.checkin_classes.values().cloned(), named, 50)
+}
+
 impl MemberVars {
     /// From the member's facts, their plan's name (the connection keeps the names) and the
     /// first name the task greets them by.
@@ -104,6 +116,7 @@ impl MemberVars {
             visits: facts.checkin_count,
             usual_time: usual_time(&checkins, tz),
             plan_name,
+            usual_class: usual_class(facts),
         }
     }
 
@@ -124,6 +137,7 @@ impl MemberVars {
             visits: 86,
             usual_time: Some("Tuesday evening".into()),
             plan_name: Some("Unlimited".into()),
+            usual_class: Some("CrossFit".into()),
         }
     }
 
@@ -164,6 +178,37 @@ mod tests {
             .collect();
         assert_eq!(usual_time(&scattered, &tz), None);
         assert_eq!(usual_time(&tuesdays[..2], &tz), None, "two check-ins are no habit");
+    }
+
+    #[test]
+    fn the_usual_class_is_named_from_the_check_ins_that_named_one() {
+        use crate::members::event::MemberEvent;
+        let member = crate::kernel::ids::MemberId::parse("m_1").expect("id");
+        let mut facts = MemberFacts::new(member.clone());
+        let checkin = |at: &str, class: Option<&str>| MemberEvent::CheckinCreated {
+            member_id: member.clone(),
+            checked_in_at: at.parse().expect("time"),
+            class_name: class.map(str::to_owned),
+        };
+        for (i, (at, class)) in [
+            ("2026-11-03T18:00:00Z", Some("Yoga Flow")),
+            ("2026-11-04T18:00:00Z", None),
+            ("2026-11-05T18:00:00Z", Some("Yoga Flow")),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            facts.apply(&format!("c{i}"), &checkin(at, class), at.parse().expect("time"));
+        }
+        let vars = |f: &MemberFacts| MemberVars::from_facts(f, None, None, &TimeZone::UTC, "2026-11-20T00:00:00Z".parse().expect("time"));
+        assert_eq!(vars(&facts).usual_class, None, "two named check-ins are no habit");
+        facts.apply(
+            "c9",
+            &checkin("2026-11-10T18:00:00Z", Some("Open Gym")),
+            "2026-11-10T18:00:00Z".parse().expect("time"),
+        );
+        assert_eq!(vars(&facts).usual_class.as_deref(), Some("Yoga Flow"));
+        assert_eq!(vars(&facts).visits, 4);
     }
 
     #[test]
