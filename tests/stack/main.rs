@@ -20,6 +20,7 @@ mod hostile;
 mod learning;
 mod lift;
 mod local_runtime;
+mod message_templates;
 mod model_prompts;
 mod numbers;
 mod observability;

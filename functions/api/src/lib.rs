@@ -8,6 +8,7 @@ pub mod app;
 mod learning;
 mod lift;
 mod members;
+mod message_templates;
 
 use std::sync::Arc;
 
@@ -88,6 +89,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/memories/{id}", delete(learning::delete_memory))
         .route("/api/v1/suggestions", get(learning::list_suggestions))
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
+        .route("/api/v1/message-templates", get(message_templates::list))
+        .route(
+            "/api/v1/message-templates/{task_type}/{touch}",
+            axum::routing::put(message_templates::put).delete(message_templates::delete),
+        )
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))

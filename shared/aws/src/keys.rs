@@ -209,6 +209,11 @@ pub fn notice_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid
 
 /// The account's PushPress connection: subscription and import progress (issue 14).
 pub const CONNECTION_SK: &str = "CONNECTION#pushpress";
+/// The owner's own message templates, one item per task type and touch.
+pub const MESSAGE_TEMPLATE_PREFIX: &str = "MTPL#";
+pub fn message_template_sk(task_type: &str, touch: &str) -> String {
+    format!("{MESSAGE_TEMPLATE_PREFIX}{task_type}#{touch}")
+}
 /// A member's annotations: Openloop's own tags and notes.
 pub fn annotations_sk(m: &MemberId) -> String {
     format!("ANNOTATIONS#{m}")

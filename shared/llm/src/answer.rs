@@ -568,6 +568,7 @@ mod tests {
             touches_remaining: 2,
             context: Value::Null,
             system_prompt: String::new(),
+            message: Default::default(),
         };
         let answer = |subject: &str, body: &str| serde_json::json!({"subject": subject, "body": body}).to_string();
         assert!(draft(&answer("Checking in", "Hi there"), &request).is_ok());

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use openloop_core::conversation::messages;
 use openloop_core::conversation::reply::ReplyEvaluation;
 use openloop_core::ports::{
     Agent, AgentError, CompletionRequest, DraftRequest, Drafted, GoalProgress, PlanDecision, PlanRequest, ReplyRequest,
@@ -123,7 +124,7 @@ impl Agent for OfflineAgent {
     /// invented: it is as sure of them as any type's threshold asks.
     async fn draft(&self, request: &DraftRequest) -> Result<Drafted, AgentError> {
         Ok(Drafted {
-            draft: offline_draft(request),
+            draft: offline_draft(request)?,
             confidence: OFFLINE_DRAFT_CONFIDENCE,
         })
     }
@@ -141,45 +142,59 @@ impl Agent for OfflineAgent {
     }
 }
 
-fn offline_draft(r: &DraftRequest) -> Draft {
-    let greeting = match &r.member_first_name {
-        Some(name) => format!("Hi {name},"),
-        None => "Hi there,".to_owned(),
-    };
-    let sign_off = r
-        .profile
-        .sign_off
-        .clone()
-        .or_else(|| r.profile.owner_first_name.clone())
-        .unwrap_or_else(|| r.business_name.clone());
-    let gym = r.profile.display_name.clone().unwrap_or_else(|| r.business_name.clone());
-    if let Some(guidance) = r.context.get("owner_guidance").and_then(|g| g.as_str()) {
-        // Without a model the owner's guidance is the answer itself, in the gym's voice.
-        return Draft {
-            subject: String::new(),
-            body: format!("{greeting}\n\n{}\n\n{sign_off}", as_message(guidance)),
-        };
+/// The offline agent's draft: the message template of the request's type and touch — the
+/// owner's if they wrote one — rendered from the member's facts and the gym's profile; with the
+/// owner's guidance, the guided answer saying their words. Never the task's goal.
+fn offline_draft(r: &DraftRequest) -> Result<Draft, AgentError> {
+    let def = openloop_core::task::task_type::definition(&r.task_type);
+    let guidance = r.context.get("owner_guidance").and_then(|g| g.as_str()).map(as_message);
+    let key = messages::draft_key(def, r.touch, guidance.is_some());
+    let mut draft = write(
+        def.key,
+        &key,
+        &r.message,
+        r.member_first_name.as_deref(),
+        &r.profile,
+        &r.business_name,
+        guidance.as_deref(),
+    )
+    .map_err(AgentError)?;
+    if guidance.is_some() {
+        // An answer stays in its thread under the task's subject.
+        draft.subject = String::new();
     }
-    let (subject, body) = match (r.task_type.as_str(), r.touch) {
-        ("payment_recovery", 0) => (
-            "Quick note about your membership".to_owned(),
-            "It looks like your last membership payment didn't go through. It happens — usually an expired card or a bank hiccup.\n\nWhen you have a minute, could you update your payment details or reply here and we'll sort it out together?".to_owned(),
-        ),
-        ("payment_recovery", _) => (
-            String::new(),
-            "Just following up on my note about the payment that didn't go through. If anything is unclear or you'd rather talk it over, reply here and we'll figure it out.".to_owned(),
-        ),
-        ("churn_risk", 0) => (
-            format!("Checking in from {gym}"),
-            "We haven't seen you around lately and wanted to check in. Is everything alright? If your schedule changed or something isn't working for you, just reply — we'd love to help you get back into a rhythm.".to_owned(),
-        ),
-        ("churn_risk", _) => (String::new(), "Just wanted to follow up on my last note. No pressure at all — if there's anything we can do to make it easier to come in, reply and let us know.".to_owned()),
-        (_, 0) => (format!("A note from {gym}"), format!("{}\n\nReply here if you have any questions.", r.goal)),
-        (_, _) => (String::new(), "Following up on my last message — reply here whenever suits you.".to_owned()),
+    Ok(draft)
+}
+
+/// Render the template `(task_type, key)`: the owner's when they wrote one (the shipped one if
+/// the owner's does not render for this member, which the owner's preview could not foresee),
+/// else the shipped one.
+pub(crate) fn write(
+    task_type: &str,
+    key: &str,
+    message: &messages::MessageInputs,
+    first_name: Option<&str>,
+    profile: &openloop_core::owner::account::Profile,
+    business_name: &str,
+    instructions: Option<&str>,
+) -> Result<Draft, String> {
+    let mut member = message.member.clone();
+    if member.first_name.is_none() {
+        member.first_name = first_name.map(str::to_owned);
+    }
+    let inputs = messages::Inputs {
+        member: &member,
+        profile,
+        business_name,
+        instructions,
     };
-    Draft {
-        subject,
-        body: format!("{greeting}\n\n{body}\n\n{sign_off}"),
+    let shipped = || messages::render(&messages::template_for(task_type, key, None), &inputs);
+    match &message.owner_template {
+        Some(own) => messages::render(own, &inputs).or_else(|e| {
+            tracing::warn!(task_type, touch = key, error = %e, "the owner's template did not render; the shipped one is used");
+            shipped()
+        }),
+        None => shipped(),
     }
 }
 
@@ -268,6 +283,7 @@ mod tests {
             touches_remaining: 2,
             context: serde_json::Value::Null,
             system_prompt: String::new(),
+            message: Default::default(),
         }
     }
 
@@ -334,8 +350,51 @@ mod tests {
         assert!(draft.body.starts_with("Hi Sarah,"));
         assert!(draft.body.ends_with("Coach Mike"));
         assert!(!draft.subject.is_empty());
-        let ad_hoc = OfflineAgent.draft(&request("ad_hoc", 0)).await.expect("draft").draft;
-        assert!(ad_hoc.body.contains("Confirm the new class times"));
+    }
+
+    /// Issue 25: no type's offline draft says the task's goal, whatever the touch; each greets
+    /// the member by first name ("Hi there" without one) and signs as the gym.
+    #[tokio::test]
+    async fn no_offline_draft_says_the_tasks_goal() {
+        for (task_type, touch) in messages::keys() {
+            let Some(n) = touch
+                .strip_prefix("follow_up_")
+                .map(|n| n.parse::<u32>().expect("n"))
+                .or((touch == "first").then_some(0))
+            else {
+                continue;
+            };
+            let mut r = request(task_type, n);
+            r.goal = "Dana cancelled 12 days ago, citing a busy schedule".into();
+            let draft = OfflineAgent.draft(&r).await.expect("draft").draft;
+            let text = format!("{}\n{}", draft.subject, draft.body).to_lowercase();
+            for word in ["cancelled", "citing", "busy", "schedule", "12", "ago"] {
+                assert!(!text.contains(word), "{task_type}/{touch} says {word:?}: {text}");
+            }
+            assert!(draft.body.starts_with("Hi Sarah,"), "{task_type}/{touch}");
+            assert!(draft.body.ends_with("Coach Mike"), "{task_type}/{touch}");
+            r.member_first_name = None;
+            let nameless = OfflineAgent.draft(&r).await.expect("draft").draft;
+            assert!(nameless.body.starts_with("Hi there,"), "{task_type}/{touch}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_owners_template_is_written_from_and_a_broken_one_falls_back_to_the_shipped_one() {
+        let mut r = request("win_back", 0);
+        r.message.owner_template = Some(messages::TemplateText {
+            subject: "Come back, {{ member.first_name }}".into(),
+            body: "{{ greeting }}! The door is open.\n\n{{ sign_off }}".into(),
+        });
+        let draft = OfflineAgent.draft(&r).await.expect("draft").draft;
+        assert_eq!(draft.subject, "Come back, Sarah");
+        assert_eq!(draft.body, "Hi Sarah! The door is open.\n\nCoach Mike");
+        r.message.owner_template = Some(messages::TemplateText {
+            subject: "x".into(),
+            body: "{{ member.first_name + 1 }}".into(),
+        });
+        let shipped = OfflineAgent.draft(&r).await.expect("draft").draft;
+        assert_eq!(shipped.subject, "Hello from CrossFit Renegade");
     }
 
     #[tokio::test]

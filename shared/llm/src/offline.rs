@@ -11,7 +11,6 @@
 
 use openloop_core::conversation::opt_out::normalize;
 use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
-use openloop_core::owner::account::Profile;
 use openloop_core::ports::{CompletionRequest, EvidenceType, GoalProgress, RecommendedAction, ReplyRequest};
 use openloop_core::task::Role;
 use openloop_core::task::outcome::Milestone;
@@ -691,18 +690,6 @@ fn evaluation(action: ReplyAction, confidence: u8, reasoning: impl Into<String>)
     }
 }
 
-fn greeting(name: Option<&str>) -> String {
-    name.map_or_else(|| "Hi,".to_owned(), |n| format!("Hi {n},"))
-}
-
-fn sign_off(profile: &Profile, business: &str) -> String {
-    profile
-        .sign_off
-        .clone()
-        .or_else(|| profile.owner_first_name.clone())
-        .unwrap_or_else(|| business.to_owned())
-}
-
 /// Judge a reply (see the module docs).
 pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
     let kind = classify(&r.reply, &r.task_type);
@@ -838,11 +825,26 @@ fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
                     )
                 };
             }
-            let body = format!(
-                "{}\n\nThat's great to hear. Which day and time would suit you best?\n\n{}",
-                greeting(r.member_first_name.as_deref()),
-                sign_off(&r.profile, &r.business_name)
+            // The type's answer template (the owner's if they wrote one): one concrete question.
+            let written = crate::write(
+                definition(&r.task_type).key,
+                openloop_core::conversation::messages::REPLY,
+                &r.message,
+                r.member_first_name.as_deref(),
+                &r.profile,
+                &r.business_name,
+                None,
             );
+            let body = match written {
+                Ok(draft) => draft.body,
+                Err(e) => {
+                    return evaluation(
+                        ReplyAction::Escalate,
+                        40,
+                        format!("The member is interested, but the answer's template does not render ({e}); the owner answers."),
+                    );
+                }
+            };
             ReplyEvaluation {
                 outcome: neutral_code(codes, &r.task_type),
                 reply: Some(body),
@@ -1079,6 +1081,7 @@ fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use openloop_core::owner::account::Profile;
     use openloop_core::task::ConversationMessage;
     use openloop_core::task::task_type::REGISTRY;
 
@@ -1105,6 +1108,7 @@ mod tests {
             messages_left: 1,
             turns_left: 2,
             days_left: 5,
+            message: Default::default(),
         }
     }
 
@@ -1249,6 +1253,27 @@ mod tests {
             );
             assert_ne!(e.action, ReplyAction::Close, "{reply}: nothing to close with");
         }
+    }
+
+    /// Issue 25: the offline answer is the type's answer template, the owner's when they wrote one.
+    #[test]
+    fn the_answer_to_interest_is_written_from_the_types_template() {
+        let mut r = reply_request("win_back", "I'd love to come back");
+        r.goal = "Ana cancelled 12 days ago, citing a busy schedule".into();
+        let answer = evaluate_reply(&r).reply.expect("an answer");
+        assert!(
+            answer.starts_with("Hi Ana,") && answer.ends_with("The Harbour Gym team"),
+            "{answer}"
+        );
+        assert!(!answer.contains("schedule") && !answer.contains("cancelled"), "{answer}");
+        r.message.owner_template = Some(openloop_core::conversation::messages::TemplateText {
+            subject: String::new(),
+            body: "{{ greeting }}, wonderful! When suits you?\n\n{{ sign_off }}".into(),
+        });
+        assert_eq!(
+            evaluate_reply(&r).reply.as_deref(),
+            Some("Hi Ana, wonderful! When suits you?\n\nThe Harbour Gym team")
+        );
     }
 
     #[test]

@@ -76,6 +76,7 @@ fn request(task_type: &str, reply: &str) -> ReplyRequest {
         messages_left: 2,
         turns_left: 3,
         days_left: 10,
+        message: Default::default(),
     }
 }
 

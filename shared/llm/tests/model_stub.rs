@@ -123,6 +123,7 @@ fn draft_request() -> DraftRequest {
         touches_remaining: 1,
         context: json!({"owner_guidance": "tell her the Saturday class starts at 9am"}),
         system_prompt: "SYSTEM PROMPT: never mention billing.".into(),
+        message: Default::default(),
     }
 }
 
@@ -150,6 +151,7 @@ fn reply_request() -> ReplyRequest {
         messages_left: 2,
         turns_left: 3,
         days_left: 10,
+        message: Default::default(),
     }
 }
 

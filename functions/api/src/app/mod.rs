@@ -22,6 +22,7 @@ pub mod lift;
 mod link;
 pub mod page;
 pub mod session;
+pub mod templates;
 pub mod views;
 
 use std::sync::Arc;
@@ -92,6 +93,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/static/{name}", get(assets::serve))
         .merge(learning::routes())
         .merge(lift::routes())
+        .merge(templates::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
 }

@@ -11,7 +11,7 @@ pub struct Layout {
     pub title: String,
     pub css: String,
     /// `overview`, `review`, `escalations`, `notifications`, `suggestions`, `memories`,
-    /// `settings`, `task` or `` (none).
+    /// `templates`, `settings`, `task` or `` (none).
     pub nav: &'static str,
     pub csrf: Option<String>,
     pub account_name: String,

@@ -42,6 +42,7 @@ mod items;
 mod learning;
 mod members;
 mod memories;
+mod message_templates;
 mod metrics;
 mod notices;
 mod sign_in_links;

@@ -30,6 +30,7 @@ mod idempotency;
 mod learning;
 mod members;
 mod memories;
+mod message_templates;
 mod metrics;
 mod notices;
 mod numbers;
@@ -147,6 +148,9 @@ macro_rules! store_conformance_tests {
             ],
             numbers: [
                 both_stores_keep_the_edges_of_a_number_and_refuse_beyond_them,
+            ],
+            message_templates: [
+                an_owners_message_templates_are_kept_per_account_type_and_touch,
             ],
         });
     };

@@ -4,6 +4,7 @@
 
 pub mod inbound;
 pub mod mail;
+pub mod messages;
 pub mod opt_out;
 pub mod prompt;
 pub mod reply;

@@ -53,6 +53,8 @@ pub(crate) fn draft_request(
         context: serde_json::Value::Null,
         // A type without a skill is refused before any draft (spec §36.5); none is empty.
         system_prompt: system_prompt(prompt).unwrap_or_default(),
+        // Filled by `Engine::with_message` before the call.
+        message: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 //! account's daily counter is touched, so a dry run cannot use up anyone's real capacity.
 
 use super::ai::{self, AiGate};
+use super::messages::MessageFor;
 use jiff::Timestamp;
 
 use super::Engine;
@@ -50,6 +51,13 @@ impl Engine {
             task.memories_used = memories.used;
             let prompt = PromptInput::for_task(&task, account, &memories.memories, &[], now);
             let request = ai::draft_request(account, def, &task.goal, ai::first_name(&task), touch, &prompt);
+            let to = MessageFor {
+                member: Some(&task.member.id),
+                first_name: request.member_first_name.clone(),
+                plan_id: task.member.plan_id.as_deref(),
+                facts: None,
+            };
+            let request = self.with_message(account, request, to, now).await?;
             match permit.draft(&request).await {
                 Ok(d) => Some(d.draft),
                 Err(e) => {

@@ -21,6 +21,8 @@ mod mail_events;
 mod members;
 pub use members::{MEMBERS_PAGE_MAX, MemberDetail, MemberView, monthly_value};
 mod memories;
+mod messages;
+pub use messages::{MessageTemplateView, TemplateInput};
 mod network;
 mod suggestions;
 pub use memories::NewMemory;

@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 use super::Engine;
 use super::StepOutcome;
 use super::ai::{self, AiGate, AiPermit};
+use super::messages::MessageFor;
 use crate::conversation::inbound::{self, InboundMail};
 use crate::conversation::prompt::{PromptInput, system_prompt};
 use crate::conversation::reply::{self, Blocker, Reading, ReplyDecision, preview};
@@ -352,6 +353,20 @@ impl Engine {
             messages_left: task.budget.messages_left(),
             turns_left: task.budget.turns_max.saturating_sub(task.budget.turns_used),
             days_left: task.budget.expires_at.duration_since(now).as_hours() / 24,
+            message: self
+                .message_inputs(
+                    account,
+                    def.key,
+                    crate::conversation::messages::REPLY,
+                    MessageFor {
+                        member: Some(&task.member.id),
+                        first_name: ai::first_name(&task),
+                        plan_id: task.member.plan_id.as_deref(),
+                        facts: None,
+                    },
+                    now,
+                )
+                .await?,
         };
         let evaluation = match permit.evaluate_reply(&request).await {
             Ok(e) => e,
@@ -558,6 +573,13 @@ impl Engine {
             context: serde_json::json!({"owner_guidance": reply::owner_guidance(conversation), "conversation": recent}),
             ..ai::draft_request(account, def, &task.goal, ai::first_name(&task), task.touch, &prompt)
         };
+        let to = MessageFor {
+            member: Some(&task.member.id),
+            first_name: request.member_first_name.clone(),
+            plan_id: task.member.plan_id.as_deref(),
+            facts: None,
+        };
+        let request = self.with_message(account, request, to, now).await?;
         let drafted = permit.draft(&request).await.map_err(|e| e.to_string());
         let decision = reply::guidance_drafted(drafted, def.auto_threshold);
         self.carry_out_reply(account, task, conversation, decision, None, now).await

@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use super::Engine;
 use super::ai::{self, AiGate};
 use super::memories::PromptMemories;
+use super::messages::MessageFor;
 use super::reservation::Reservation;
 use super::work::StepOutcome;
 use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
@@ -66,6 +67,13 @@ impl Engine {
                 if !context.is_empty() {
                     request.context = serde_json::Value::Object(context);
                 }
+                let to = MessageFor {
+                    member: Some(&claimed.member.id),
+                    first_name: request.member_first_name.clone(),
+                    plan_id: claimed.member.plan_id.as_deref(),
+                    facts: None,
+                };
+                let request = self.with_message(account, request, to, now).await?;
                 let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                     AiGate::Allowed(permit) => permit,
                     AiGate::TaskSpent => {

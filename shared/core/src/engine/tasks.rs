@@ -1,6 +1,7 @@
 //! Creating tasks (the one creation path, spec §6.1) and the owner's actions on them.
 
 use super::ai::{self, AiGate};
+use super::messages::MessageFor;
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
@@ -328,6 +329,13 @@ impl Engine {
                     context: input.context.clone(),
                     ..ai::draft_request(account, def, &goal, member.as_ref().and_then(|m| m.first_name.clone()), 0, &prompt)
                 };
+                let to = MessageFor {
+                    member: Some(&input.member_id),
+                    first_name: request.member_first_name.clone(),
+                    plan_id: None,
+                    facts: member.as_ref(),
+                };
+                let request = self.with_message(account, request, to, now).await?;
                 match self.ai_call(account, None, now).await? {
                     AiGate::Allowed(permit) => match permit.draft(&request).await {
                         Ok(drafted) => Some(drafted.draft),
@@ -529,6 +537,17 @@ impl Engine {
             } else {
                 let prompt = PromptInput::for_new(def, goal, account, memories, &[], now);
                 let request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch, &prompt);
+                let to = MessageFor {
+                    member: member.map(|m| &m.member_id),
+                    first_name: request.member_first_name.clone(),
+                    plan_id: None,
+                    facts: member,
+                };
+                // A plan is only words: without its template's inputs it still shows the step.
+                let request = match self.with_message(account, request.clone(), to, now).await {
+                    Ok(with) => with,
+                    Err(_) => request,
+                };
                 // A plan is only words: with no AI call left it shows the step without a draft.
                 match self.ai_call(account, Some(ai_calls), now).await {
                     Ok(AiGate::Allowed(permit)) => {

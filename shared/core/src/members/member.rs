@@ -42,6 +42,10 @@ pub struct MemberFacts {
     /// Check-ins that fell out of the history window (counted, no longer listed).
     #[serde(default)]
     pub checkins_before_history: u32,
+    /// The class of each listed check-in that named one (the same window as `checkins`), so
+    /// a message may mention the member's usual class.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub checkin_classes: std::collections::BTreeMap<Timestamp, String>,
     pub payment_failing: bool,
     pub last_payment_failed_at: Option<Timestamp>,
     pub last_payment_succeeded_at: Option<Timestamp>,
@@ -89,6 +93,7 @@ impl MemberFacts {
             checkin_count: 0,
             checkins: BTreeSet::new(),
             checkins_before_history: 0,
+            checkin_classes: Default::default(),
             payment_failing: false,
             last_payment_failed_at: None,
             last_payment_succeeded_at: None,
@@ -201,7 +206,12 @@ impl MemberFacts {
                     self.status_stamp = Some(stamp);
                 }
             }
-            MemberEvent::CheckinCreated { checked_in_at, .. } => self.add_checkin(*checked_in_at),
+            MemberEvent::CheckinCreated {
+                checked_in_at, class_name, ..
+            } => {
+                self.add_checkin(*checked_in_at);
+                self.note_class(*checked_in_at, class_name.as_deref());
+            }
             MemberEvent::PaymentFailed { failed_at, .. } => {
                 max_in(&mut self.last_payment_failed_at, *failed_at);
                 if wins(&self.payment_stamp) {
@@ -247,6 +257,28 @@ impl MemberFacts {
         }
         self.checkin_count = self.checkins_before_history + u32::try_from(self.checkins.len()).unwrap_or(u32::MAX);
         self.last_checkin_at = self.checkins.last().copied();
+    }
+}
+
+/// The most characters of a class name kept.
+const CLASS_NAME_MAX_CHARS: usize = 60;
+
+impl MemberFacts {
+    /// The class of the check-in at `at`, if it is listed and named one; the names leave with
+    /// their check-ins. The same check-in named twice keeps the greater name, whatever the order.
+    fn note_class(&mut self, at: Timestamp, class_name: Option<&str>) {
+        if let Some(name) = class_name.map(str::trim).filter(|n| !n.is_empty())
+            && self.checkins.contains(&at)
+        {
+            let name: String = name.chars().take(CLASS_NAME_MAX_CHARS).collect();
+            let slot = self.checkin_classes.entry(at).or_default();
+            if name > *slot {
+                *slot = name;
+            }
+        }
+        if let Some(oldest) = self.checkins.first().copied() {
+            self.checkin_classes.retain(|t, _| *t >= oldest);
+        }
     }
 }
 

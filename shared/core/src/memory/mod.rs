@@ -35,6 +35,7 @@ mod idempotency;
 mod learning;
 mod members;
 mod memories;
+mod message_templates;
 mod metrics;
 mod notices;
 mod sending_domains;
@@ -48,6 +49,8 @@ pub use sending_domains::{MemorySendingDomains, ses_records};
 
 #[derive(Default)]
 struct State {
+    /// The owners' own message templates by (account, task type, touch).
+    message_templates: BTreeMap<(AccountId, String, String), crate::conversation::messages::OwnerTemplate>,
     accounts: HashMap<AccountId, Account>,
     templates: BTreeMap<(AccountId, ulid::Ulid), RecurringTemplate>,
     tokens: HashMap<String, AccountId>,

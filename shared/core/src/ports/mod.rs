@@ -21,10 +21,12 @@ use crate::task::work::QueueName;
 
 pub mod connection;
 pub mod deliverability;
+pub mod messages;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
+pub use messages::MessageTemplateStore;
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
@@ -130,6 +132,10 @@ pub struct DraftRequest {
     /// instructions; every draft call carries it.
     #[serde(default)]
     pub system_prompt: String,
+    /// What the offline agent writes from (models are not shown it): the member's facts as
+    /// template variables and the owner's own template for this message, if any.
+    #[serde(default)]
+    pub message: crate::conversation::messages::MessageInputs,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -157,6 +163,10 @@ pub struct ReplyRequest {
     pub messages_left: u32,
     pub turns_left: u32,
     pub days_left: i64,
+    /// What the offline agent writes from (models are not shown it): the member's facts as
+    /// template variables and the owner's own template for its answer ([`crate::conversation::messages::REPLY`]), if any.
+    #[serde(default)]
+    pub message: crate::conversation::messages::MessageInputs,
 }
 
 /// What the agent is asked about a task's progress towards its goal (spec §16.3, §37).

@@ -1,0 +1,189 @@
+use super::*;
+use crate::task::task_type::definition;
+
+fn profile() -> Profile {
+    Profile {
+        display_name: Some("CrossFit Renegade".into()),
+        owner_first_name: Some("Mike".into()),
+        sign_off: Some("Coach Mike".into()),
+        ..Profile::default()
+    }
+}
+
+fn inputs<'a>(member: &'a MemberVars, profile: &'a Profile) -> Inputs<'a> {
+    Inputs {
+        member,
+        profile,
+        business_name: "Renegade LLC",
+        instructions: Some(SAMPLE_INSTRUCTIONS),
+    }
+}
+
+/// Every shipped template renders, for a member we know all about and for one we know nothing
+/// about, greets them, signs as the gym and leaves no template mark behind.
+#[test]
+fn every_shipped_template_renders_for_every_type_and_touch() {
+    let profile = profile();
+    let bare = Profile::default();
+    let keys = keys();
+    assert_eq!(keys.len(), defaults::SHIPPED.len(), "one file per type and touch, no more");
+    for (task_type, touch) in &keys {
+        let text = shipped(task_type, touch).unwrap_or_else(|| panic!("messages/{task_type}/{touch}.md is not compiled in"));
+        check(touch, &text, &inputs(&MemberVars::sample(), &profile)).unwrap_or_else(|e| panic!("{task_type}/{touch}: {e}"));
+        for (member, greeting) in [(MemberVars::sample(), "Hi Dana,"), (MemberVars::default(), "Hi there,")] {
+            for (p, sign_off) in [(&profile, "Coach Mike"), (&bare, "The Renegade LLC team")] {
+                let mail = render(&text, &inputs(&member, p)).unwrap_or_else(|e| panic!("{task_type}/{touch}: {e}"));
+                for mark in ["{{", "}}", "{%", "%}"] {
+                    assert!(
+                        !mail.body.contains(mark) && !mail.subject.contains(mark),
+                        "{task_type}/{touch}: {mark}"
+                    );
+                }
+                assert!(mail.body.starts_with(greeting), "{task_type}/{touch}: {}", mail.body);
+                assert!(mail.body.ends_with(sign_off), "{task_type}/{touch}: {}", mail.body);
+                assert!(!mail.subject.is_empty(), "{task_type}/{touch}: a subject a person would write");
+                assert!(!mail.body.contains("\n\n\n"), "{task_type}/{touch}: {:?}", mail.body);
+                assert!(!mail.body.contains("none"), "{task_type}/{touch}: an unknown fact printed");
+            }
+        }
+    }
+}
+
+/// The `messages/` folder holds exactly the compiled-in files.
+#[test]
+fn the_messages_folder_holds_only_compiled_in_templates() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../messages");
+    let mut on_disk = Vec::new();
+    for dir in std::fs::read_dir(&root).expect("messages/") {
+        let dir = dir.expect("entry").path();
+        for file in std::fs::read_dir(&dir).expect("a type's folder") {
+            let file = file.expect("entry").path();
+            on_disk.push(format!(
+                "{}/{}",
+                dir.file_name().and_then(|n| n.to_str()).unwrap_or_default(),
+                file.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+            ));
+        }
+    }
+    on_disk.sort();
+    let mut compiled: Vec<String> = defaults::SHIPPED.iter().map(|(t, k, _)| format!("{t}/{k}.md")).collect();
+    compiled.sort();
+    assert_eq!(on_disk, compiled);
+}
+
+/// Each type's skill forbids offers the owner did not make: no shipped template makes one, and
+/// none says anything of the absence the skills tell us never to point at.
+#[test]
+fn no_shipped_template_offers_a_discount_or_points_at_an_absence() {
+    for (task_type, touch, file) in defaults::SHIPPED {
+        let lower = file.to_lowercase();
+        for word in [
+            "discount",
+            "free ",
+            "% off",
+            "offer",
+            "haven't seen",
+            "miss you",
+            "days_since_last_visit",
+            "gym.offer",
+        ] {
+            assert!(!lower.contains(word), "{task_type}/{touch}: {word}");
+        }
+    }
+}
+
+#[test]
+fn the_keys_follow_each_types_cadence_and_budget() {
+    assert_eq!(touches(definition("payment_recovery")), ["first", "follow_up_1", "reply", "guided"]);
+    assert_eq!(touches(definition("milestone_review")), ["first", "reply", "guided"]);
+    assert!(touches(definition("staff_call_member")).is_empty());
+    assert!(check_key("staff_call_member", "first").is_err());
+    assert!(check_key("churn_risk", "follow_up_3").is_err());
+    assert!(check_key("pizza", "first").is_err());
+    assert!(check_key("churn_risk", "follow_up_2").is_ok());
+    assert_eq!(draft_key(definition("churn_risk"), 1, false), "follow_up_1");
+    assert_eq!(draft_key(definition("churn_risk"), 9, false), "follow_up_2");
+    assert_eq!(draft_key(definition("churn_risk"), 1, true), "guided");
+}
+
+#[test]
+fn a_bad_template_is_refused_naming_what_is_wrong() {
+    let profile = profile();
+    let sample = MemberVars::sample();
+    let sample = inputs(&sample, &profile);
+    let with = |subject: &str, body: &str| TemplateText {
+        subject: subject.into(),
+        body: body.into(),
+    };
+    let unknown = check("first", &with("Hi", "{{ greeting }}, {{ member.nickname }}"), &sample).expect_err("unknown");
+    assert_eq!(unknown.code, "invalid_template");
+    assert!(unknown.message.contains("member.nickname"), "{}", unknown.message);
+    let top = check("first", &with("{{ goal }}", "Hello"), &sample).expect_err("the goal is no variable");
+    assert!(top.message.contains("goal"), "{}", top.message);
+    let syntax = check("first", &with("Hi", "{% if member.first_name %}unclosed"), &sample).expect_err("syntax");
+    assert!(syntax.message.contains("body"), "{}", syntax.message);
+    let failing = check("first", &with("Hi", "{{ member.first_name + 3 }}"), &sample).expect_err("does not render");
+    assert!(failing.message.contains("render"), "{}", failing.message);
+    assert!(
+        check("first", &with("", "Hello"), &sample).is_err(),
+        "a first message needs a subject"
+    );
+    assert!(
+        check("follow_up_1", &with("", "Hello"), &sample).is_ok(),
+        "a follow-up stays in its thread"
+    );
+    assert!(check("first", &with("Hi", &"x".repeat(MAX_BODY_SOURCE_CHARS + 1)), &sample).is_err());
+    assert!(
+        check(
+            "first",
+            &with(
+                "Hi",
+                "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+            ),
+            &sample
+        )
+        .is_err(),
+        "bounded"
+    );
+    let preview = check(
+        "first",
+        &with(
+            "{{ member.first_name }}, a note",
+            "{{ greeting }},\n\n{% if gym.offer %}{{ gym.offer }}{% endif %}\n\n\n{{ sign_off }}",
+        ),
+        &sample,
+    )
+    .expect("fine");
+    assert_eq!(preview.subject, "Dana, a note");
+    assert_eq!(preview.body, "Hi Dana,\n\nCoach Mike");
+}
+
+/// A condition ending a line keeps the paragraph break after it; one alone on its line leaves
+/// no extra blank line.
+#[test]
+fn conditions_keep_the_paragraphs_as_written() {
+    let profile = profile();
+    let member = MemberVars::sample();
+    let win_back = render(&template_for("win_back", FIRST, None), &inputs(&member, &profile)).expect("renders");
+    assert!(win_back.body.contains("having you around.\n\nIf you ever"), "{}", win_back.body);
+    let churn = render(&template_for("churn_risk", FIRST, None), &inputs(&member, &profile)).expect("renders");
+    assert!(churn.body.contains("going?\n\nYou've been part"), "{}", churn.body);
+    let blank = MemberVars::default();
+    let churn = render(&template_for("churn_risk", FIRST, None), &inputs(&blank, &profile)).expect("renders");
+    assert!(churn.body.contains("going?\n\nIf there's"), "{}", churn.body);
+}
+
+#[test]
+fn the_guided_answer_says_the_owners_words() {
+    let profile = profile();
+    let member = MemberVars::named(Some("Sarah".into()));
+    let mail = render(
+        &template_for("churn_risk", GUIDED, None),
+        &Inputs {
+            instructions: Some("The Saturday class starts at 9am."),
+            ..inputs(&member, &profile)
+        },
+    )
+    .expect("renders");
+    assert_eq!(mail.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike");
+}

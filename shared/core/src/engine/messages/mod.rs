@@ -1,0 +1,184 @@
+//! Message templates (issue 25): what the engine gives the offline agent to write a message
+//! from — the member's facts and the owner's own template — and the owner's operations on
+//! their templates (`GET /api/v1/message-templates`, `PUT` and `DELETE
+//! /api/v1/message-templates/{task_type}/{touch}`).
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::Engine;
+use crate::conversation::messages::{self, Inputs, MemberVars, MessageInputs, OwnerTemplate, TemplateText};
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::{AccountId, MemberId};
+use crate::members::member::MemberFacts;
+use crate::owner::account::Account;
+use crate::ports::DraftRequest;
+use crate::task::Draft;
+use crate::task::error::EngineError;
+
+/// One template as the owner sees it: `source` says whose it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MessageTemplateView {
+    pub task_type: String,
+    pub touch: String,
+    pub subject: String,
+    pub body: String,
+    /// `default` (shipped) or `owner`.
+    pub source: &'static str,
+    /// The template rendered for a sample member (a `PUT`'s answer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<Draft>,
+}
+
+/// What an owner writes: `{"subject", "body"}`.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateInput {
+    pub subject: String,
+    pub body: String,
+}
+
+/// Whose member a message is for: the task's member, and their plan when the task opened.
+pub(crate) struct MessageFor<'a> {
+    /// None for a plan's drafts of a member Openloop has no facts about.
+    pub member: Option<&'a MemberId>,
+    pub first_name: Option<String>,
+    pub plan_id: Option<&'a str>,
+    /// The member's facts, when the caller has read them already.
+    pub facts: Option<&'a MemberFacts>,
+}
+
+impl Engine {
+    /// What the offline agent writes `(task_type, touch)` for `to` from: the member's facts as
+    /// template variables (their plan's name from the connection) and the owner's template.
+    pub(crate) async fn message_inputs(
+        &self,
+        account: &Account,
+        task_type: &str,
+        touch: &str,
+        to: MessageFor<'_>,
+        now: Timestamp,
+    ) -> Result<MessageInputs, EngineError> {
+        let read;
+        let facts = match to.facts {
+            Some(facts) => Some(facts),
+            None => {
+                read = match to.member {
+                    Some(member) => self.store.get_member(account.id, member).await?.map(|(facts, _)| facts),
+                    None => None,
+                };
+                read.as_ref()
+            }
+        };
+        let plan_id = to.plan_id.or_else(|| facts.and_then(|f| f.membership.plan_id()));
+        let plan_name = match plan_id {
+            Some(plan) => self.store.connection(account.id).await?.and_then(|c| c.plans.get(plan).cloned()),
+            None => None,
+        };
+        let member = match facts {
+            Some(facts) => MemberVars::from_facts(facts, to.first_name, plan_name, &account.settings.time_zone(), now),
+            None => MemberVars {
+                plan_name,
+                ..MemberVars::named(to.first_name)
+            },
+        };
+        let owner_template = self.store.message_template(account.id, task_type, touch).await?.map(|t| t.text());
+        Ok(MessageInputs { member, owner_template })
+    }
+
+    /// `request` with what the offline agent writes it from (see [`Self::message_inputs`]):
+    /// the template of its touch, or the guided answer's when the owner's words are its substance.
+    pub(crate) async fn with_message(
+        &self,
+        account: &Account,
+        mut request: DraftRequest,
+        to: MessageFor<'_>,
+        now: Timestamp,
+    ) -> Result<DraftRequest, EngineError> {
+        let def = crate::task::task_type::definition(&request.task_type);
+        let guided = request.context.get("owner_guidance").is_some();
+        let key = messages::draft_key(def, request.touch, guided);
+        request.message = self.message_inputs(account, def.key, &key, to, now).await?;
+        Ok(request)
+    }
+
+    /// Every template of every member-facing task type and touch: the owner's where they wrote
+    /// one, else the shipped one.
+    pub async fn list_message_templates(&self, account: AccountId) -> Result<Vec<MessageTemplateView>, EngineError> {
+        let owned = self.store.message_templates(account).await?;
+        Ok(messages::keys()
+            .into_iter()
+            .map(|(task_type, touch)| {
+                let own = owned.iter().find(|t| t.task_type == task_type && t.touch == touch);
+                let (text, source) = match own {
+                    Some(t) => (t.text(), "owner"),
+                    None => (messages::template_for(task_type, &touch, None), "default"),
+                };
+                MessageTemplateView {
+                    task_type: task_type.to_owned(),
+                    touch,
+                    subject: text.subject,
+                    body: text.body,
+                    source,
+                    preview: None,
+                }
+            })
+            .collect())
+    }
+
+    /// The owner's template for `(task_type, touch)`, checked and rendered for a sample member
+    /// before it is saved; a refused one changes nothing.
+    pub async fn put_message_template(
+        &self,
+        account: AccountId,
+        task_type: &str,
+        touch: &str,
+        input: TemplateInput,
+    ) -> Result<MessageTemplateView, EngineError> {
+        messages::check_key(task_type, touch)?;
+        let account = self.account(account).await?;
+        let text = TemplateText {
+            subject: input.subject.replace("\r\n", "\n").trim().to_owned(),
+            body: input.body.replace("\r\n", "\n").trim().to_owned(),
+        };
+        let preview = self.preview(&account, touch, &text)?;
+        let template = OwnerTemplate {
+            task_type: task_type.to_owned(),
+            touch: touch.to_owned(),
+            subject: text.subject.clone(),
+            body: text.body.clone(),
+            updated_at: self.clock.now(),
+        };
+        self.store.put_message_template(account.id, &template).await?;
+        tracing::info!(account = %account.id, task_type, touch, "message template saved");
+        Ok(MessageTemplateView {
+            task_type: template.task_type,
+            touch: template.touch,
+            subject: template.subject,
+            body: template.body,
+            source: "owner",
+            preview: Some(preview),
+        })
+    }
+
+    /// `text` checked and rendered for the sample member with the account's profile.
+    pub fn preview(&self, account: &Account, touch: &str, text: &TemplateText) -> Result<Draft, InvalidInput> {
+        let sample = messages::sample_member();
+        let inputs = Inputs {
+            member: &sample,
+            profile: &account.settings.profile,
+            business_name: account.sender_name(),
+            instructions: Some(messages::SAMPLE_INSTRUCTIONS),
+        };
+        messages::check(touch, text, &inputs)
+    }
+
+    /// Back to the shipped template (whether or not the owner had one).
+    pub async fn delete_message_template(&self, account: AccountId, task_type: &str, touch: &str) -> Result<(), EngineError> {
+        messages::check_key(task_type, touch)?;
+        if self.store.delete_message_template(account, task_type, touch).await? {
+            tracing::info!(%account, task_type, touch, "message template back to the default");
+        }
+        Ok(())
+    }
+}
