@@ -6,6 +6,7 @@
 
 mod actions;
 mod backfill;
+mod loops;
 mod concurrency;
 mod mail_events;
 mod rails;

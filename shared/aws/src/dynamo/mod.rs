@@ -40,6 +40,7 @@ mod deliverability;
 mod idempotency;
 mod items;
 mod learning;
+mod loops;
 mod members;
 mod memories;
 mod metrics;

@@ -28,6 +28,7 @@ mod counters;
 mod deliverability;
 mod idempotency;
 mod learning;
+mod loops;
 mod members;
 mod memories;
 mod metrics;
@@ -143,6 +144,9 @@ macro_rules! store_conformance_tests {
             ],
             sign_in_links: [
                 a_sign_in_link_is_redeemed_once_before_it_expires,
+            ],
+            loops: [
+                a_loop_is_registered_with_its_task_found_while_open_and_resolved_once,
             ],
         });
     };

@@ -17,6 +17,8 @@ mod connection;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 mod feedback;
 mod freshness;
+mod loops;
+pub use loops::{LOOPS_PAGE_MAX, LoopSweep, LoopView};
 mod mail_events;
 mod members;
 pub use members::{MEMBERS_PAGE_MAX, MemberDetail, MemberView, monthly_value};

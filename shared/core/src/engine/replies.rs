@@ -14,6 +14,7 @@ use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
 use super::Engine;
+use crate::task::open_loop::LoopSignal;
 use super::StepOutcome;
 use super::ai::{self, AiGate, AiPermit};
 use crate::conversation::inbound::{self, InboundMail};
@@ -85,6 +86,10 @@ impl Engine {
                 return Err(e);
             }
         };
+        if stranger(&stored, &mail).is_none() && !mail.automatic {
+            self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
+                .await?;
+        }
         let mut status = stored.status;
         if let Some(from) = stranger(&stored, &mail).filter(|_| !mail.automatic)
             && matches!(stored.status, TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Dormant)
@@ -266,6 +271,7 @@ impl Engine {
                     log: logs,
                     messages,
                     send: None,
+                    loops: Vec::new(),
                 }
             };
             match self.store.commit(&commit).await {
@@ -642,6 +648,7 @@ impl Engine {
             log: logs,
             messages: vec![note],
             send: None,
+            loops: Vec::new(),
         };
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;

@@ -174,7 +174,10 @@ impl Engine {
         // A signal that shows a dormant or waiting task's goal closes it at once (also for a
         // redelivered event: closing is idempotent and repairs a crash after projection).
         let closed = self.close_reached_goals(&account, &facts, event).await?;
-        if !fresh && created.is_none() && closed.is_empty() {
+        // Every open loop the event satisfies is met in the same pass (a check-in can meet a
+        // churn task's and a to-do's); a booking or a no-show moves the trial's loop.
+        let met = self.loops_on_event(&account, &facts, envelope, fresh, &burst).await?;
+        if !fresh && created.is_none() && closed.is_empty() && met.is_empty() {
             return Ok(SignalOutcome::Duplicate);
         }
         Ok(SignalOutcome::Applied { task_created: created })

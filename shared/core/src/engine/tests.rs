@@ -1486,6 +1486,7 @@ mod deliverability;
 mod evaluation;
 mod gates;
 mod intake;
+mod loops;
 mod memories;
 mod metrics;
 mod network;

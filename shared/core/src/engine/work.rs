@@ -316,6 +316,7 @@ impl Engine {
             log: logs,
             messages,
             send: None,
+            loops: Vec::new(),
         };
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;

@@ -33,6 +33,7 @@ mod counters;
 mod deliverability;
 mod idempotency;
 mod learning;
+mod loops;
 mod members;
 mod memories;
 mod metrics;
@@ -91,6 +92,8 @@ struct State {
     shared_learning: HashSet<TaskId>,
     /// The dashboard's sign-in links by token hash, and whether each was used.
     sign_in_links: HashMap<String, (crate::owner::sign_in::SignInLink, bool)>,
+    /// Open loops (met and expired ones kept), by account and id.
+    loops: BTreeMap<(AccountId, ulid::Ulid), crate::task::open_loop::OpenLoop>,
 }
 
 /// See the module docs.

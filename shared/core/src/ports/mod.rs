@@ -21,10 +21,12 @@ use crate::task::work::QueueName;
 
 pub mod connection;
 pub mod deliverability;
+pub mod loops;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
+pub use loops::LoopStore;
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

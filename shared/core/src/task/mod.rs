@@ -15,6 +15,7 @@ pub mod error;
 pub mod feedback;
 pub mod flood;
 pub mod history;
+pub mod open_loop;
 pub mod outcome;
 pub mod progress;
 pub mod reason;
