@@ -253,3 +253,5 @@ pub fn loops_gsi2pk(a: AccountId) -> String {
 pub fn loops_gsi2sk(status: &str, id: ulid::Ulid) -> String {
     format!("{status}#{id}")
 }
+/// An account's trigger table: its own rows, its switches of the built-in ones, the firings.
+pub const TRIGGERS_SK: &str = "TRIGGERS";

@@ -50,6 +50,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod triggers;
 
 type Item = HashMap<String, AttributeValue>;
 

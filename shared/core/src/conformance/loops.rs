@@ -98,3 +98,39 @@ pub(super) async fn a_loop_is_registered_with_its_task_found_while_open_and_reso
     assert_eq!(mine, vec![reply], "loops: by status and member");
     assert_eq!(store.list_loops(account, None, None, 1).await.expect("list").len(), 1, "loops: limited");
 }
+
+pub(super) async fn a_trigger_book_is_versioned_per_account_and_keeps_its_filters(store: &dyn TaskStore) {
+    use crate::owner::trigger::{Firing, TriggerBook, TriggerInput};
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    assert_eq!(store.trigger_book(account).await.expect("book"), TriggerBook::default(), "triggers: empty until written");
+    let input: TriggerInput = serde_json::from_value(serde_json::json!({
+        "event": "checkin.created", "task_type": "milestone_review", "reentry": "after_days", "reentry_days": 7,
+        "delay_hours": 2, "filter": {"class_name": "Yoga", "monthly_value": {"min": 99.5}, "checkin_count": 10, "checkin_milestone": true}
+    }))
+    .expect("input");
+    let mut book = TriggerBook {
+        custom: vec![input.into_trigger("t_1".into()).expect("valid")],
+        version: 1,
+        ..TriggerBook::default()
+    };
+    book.builtin_enabled.insert("payment_failed".into(), false);
+    book.record(Firing {
+        at: base(),
+        trigger_id: "t_1".into(),
+        member_id: member("m_trig"),
+        event_id: "wh_1".into(),
+        task_id: None,
+        opens_at: Some(base() + SignedDuration::from_hours(2)),
+    });
+    store.save_trigger_book(account, &book).await.expect("save");
+    assert!(
+        super::is_conflict(store.save_trigger_book(account, &book).await, crate::kernel::error::Conflict::Version),
+        "triggers: a second writer of the same version loses"
+    );
+    assert_eq!(store.trigger_book(account).await.expect("book"), book, "triggers: read back whole");
+    assert_eq!(store.trigger_book(other).await.expect("book"), TriggerBook::default(), "triggers: per account");
+    let next = TriggerBook { version: 2, ..book };
+    store.save_trigger_book(account, &next).await.expect("save over its version");
+    assert_eq!(store.trigger_book(account).await.expect("book").version, 2);
+}

@@ -147,6 +147,7 @@ macro_rules! store_conformance_tests {
             ],
             loops: [
                 a_loop_is_registered_with_its_task_found_while_open_and_resolved_once,
+                a_trigger_book_is_versioned_per_account_and_keeps_its_filters,
             ],
         });
     };

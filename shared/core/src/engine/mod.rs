@@ -51,6 +51,8 @@ mod suppression;
 pub use subtasks::Batch;
 mod tasks;
 mod tick;
+mod triggers;
+pub use triggers::{DryRun, DryRunMember};
 pub use signals::{Accepted, SignalOutcome};
 pub use tasks::Created;
 mod work;

@@ -44,6 +44,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod triggers;
 
 pub use sending_domains::{MemorySendingDomains, ses_records};
 
@@ -94,6 +95,7 @@ struct State {
     sign_in_links: HashMap<String, (crate::owner::sign_in::SignInLink, bool)>,
     /// Open loops (met and expired ones kept), by account and id.
     loops: BTreeMap<(AccountId, ulid::Ulid), crate::task::open_loop::OpenLoop>,
+    trigger_books: HashMap<AccountId, crate::owner::trigger::TriggerBook>,
 }
 
 /// See the module docs.

@@ -14,3 +14,4 @@ pub mod owner_notice;
 pub mod recurring;
 pub mod scorecard;
 pub mod sign_in;
+pub mod trigger;

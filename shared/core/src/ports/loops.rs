@@ -37,3 +37,15 @@ pub trait LoopStore: Send + Sync {
         limit: usize,
     ) -> Result<Vec<OpenLoop>, StoreError>;
 }
+
+/// An account's trigger table ([`crate::owner::trigger::TriggerBook`]): one versioned record
+/// (its own rows, its switches of the built-in ones, the firing counts and log). Each backend
+/// implements it in `triggers.rs`, checked by the conformance suite's part of the same name.
+#[async_trait]
+pub trait TriggerStore: Send + Sync {
+    /// The account's book (empty at version 0 if never written).
+    async fn trigger_book(&self, account: AccountId) -> Result<crate::owner::trigger::TriggerBook, StoreError>;
+    /// Write `book` if the stored one is at `book.version - 1` (or absent, for 1);
+    /// `Conflict::Version` otherwise.
+    async fn save_trigger_book(&self, account: AccountId, book: &crate::owner::trigger::TriggerBook) -> Result<(), StoreError>;
+}

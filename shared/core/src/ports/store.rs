@@ -64,6 +64,7 @@ pub trait TaskStore:
     + SuggestionStore
     + SignInLinkStore
     + super::loops::LoopStore
+    + super::loops::TriggerStore
     + Send
     + Sync
 {
@@ -88,6 +89,7 @@ impl<T> TaskStore for T where
         + SuggestionStore
         + SignInLinkStore
         + super::loops::LoopStore
+        + super::loops::TriggerStore
         + ?Sized
 {
 }
@@ -397,7 +399,7 @@ pub trait SuggestionStore: Send + Sync {
 pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::super::deliverability::DeliverabilityStore;
-    pub use super::super::loops::LoopStore;
+    pub use super::super::loops::{LoopStore, TriggerStore};
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
         NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,

@@ -162,7 +162,16 @@ impl Engine {
                 let why = format!("the booking's deadline {} passed without a check-in", expired.deadline);
                 self.open_no_show_followup(&account, &expired.member_id, opens, &why, burst).await
             }
-            OnDeadline::OpenTask => self.open_from_loop(&account, &expired.member_id, opens, burst).await,
+            OnDeadline::OpenTask => {
+                // A trigger switched off or removed while its delay ran opens nothing.
+                let book = self.store.trigger_book(account.id).await?;
+                let on = opens.trigger_id.as_deref().is_none_or(|id| book.row(id).is_some_and(|t| t.enabled));
+                if !on {
+                    tracing::info!(account = %account.id, trigger = ?opens.trigger_id, "a delayed trigger's task not opened: the trigger is off");
+                    return Ok(None);
+                }
+                self.open_from_loop(&account, &expired.member_id, opens, burst).await
+            }
             OnDeadline::FollowUp | OnDeadline::Close | OnDeadline::Escalate => Ok(None),
         }
     }
@@ -182,12 +191,21 @@ impl Engine {
             tracing::info!(account = %account.id, %member, "no no-show follow-up: the member is no longer a lead");
             return Ok(None);
         }
+        if !self.builtin_trigger_on(account.id, "trial_no_show").await? {
+            tracing::info!(account = %account.id, %member, "no no-show follow-up: the owner switched that trigger off");
+            return Ok(None);
+        }
         let mut context = opens.context.clone();
         if let Some(map) = context.as_object_mut() {
             map.insert("why".into(), serde_json::Value::String(why.to_owned()));
         }
-        self.open_from_loop(account, member, &LoopOpens { context, ..opens.clone() }, burst)
-            .await
+        let opened = self
+            .open_from_loop(account, member, &LoopOpens { context, ..opens.clone() }, burst)
+            .await?;
+        if let Some(task) = opened {
+            self.builtin_fired(account.id, "trial_no_show", member, &opens.event_id, task).await;
+        }
+        Ok(opened)
     }
 
     /// Open the task a loop names, through the one creation path (flood limits, suppression
