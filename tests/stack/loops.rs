@@ -203,3 +203,28 @@ async fn a_disabled_built_in_trigger_opens_nothing_and_a_dry_run_creates_nothing
     let (status, body) = stack.post("/api/v1/triggers/nope/dry-run", &gym.token, json!({})).await;
     assert_eq!(status, 404, "{body}");
 }
+
+#[tokio::test]
+async fn the_settings_page_lists_the_triggers_and_switches_one_off() {
+    let stack = Stack::start("loops-page").await;
+    let gym = stack.create_account("manual").await;
+    let owner = crate::dashboard::sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/settings").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("data-trigger-id=\"payment_failed\""), "{page}");
+    assert!(page.contains("Switch off"), "{page}");
+
+    let (status, location) = owner
+        .post("/app/settings/triggers/payment_failed", &[("csrf", &owner.csrf), ("enabled", "off")])
+        .await;
+    assert_eq!((status, location.as_str()), (303, "/app/settings?done=trigger_off"));
+    let (_, list) = stack.get("/api/v1/triggers", &gym.token).await;
+    let row = list["triggers"].as_array().and_then(|t| t.iter().find(|r| r["id"] == "payment_failed").cloned()).unwrap_or_default();
+    assert_eq!(row["enabled"], false, "{row}");
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(page.contains("Switch on"), "the row now offers to switch it back on");
+
+    // Without the session's CSRF token nothing changes.
+    let (status, _) = owner.post("/app/settings/triggers/payment_failed", &[("enabled", "on")]).await;
+    assert_eq!(status, 403);
+}
