@@ -228,3 +228,84 @@ async fn the_settings_page_lists_the_triggers_and_switches_one_off() {
     let (status, _) = owner.post("/app/settings/triggers/payment_failed", &[("enabled", "on")]).await;
     assert_eq!(status, 403);
 }
+
+#[tokio::test]
+async fn a_paused_task_takes_no_step_until_resumed_and_run_now_makes_it_due_at_once() {
+    let stack = Stack::start("loops-pause").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_pause", "Pat", morning(1)).await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_pause").await;
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "the first touch");
+    let due = stack.due_at(&gym, &id).await;
+
+    let (status, paused) = stack.post(&format!("/api/v1/tasks/{id}/pause"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{paused}");
+    assert!(paused["paused_at"].is_string(), "{paused}");
+    stack.set_clock(&(due + SignedDuration::from_hours(1)).to_string()).await;
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "a paused task takes no step");
+
+    let (status, resumed) = stack.post(&format!("/api/v1/tasks/{id}/resume"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{resumed}");
+    assert!(resumed.get("paused_at").is_none(), "{resumed}");
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 2, "resumed, its overdue follow-up goes");
+
+    // Run now, a day later: the next follow-up without waiting for its day (the member's
+    // one mail a day and the send window still hold).
+    stack.set_clock(&(due + SignedDuration::from_hours(25)).to_string()).await;
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 2, "nothing is due yet");
+    let (status, ran) = stack.post(&format!("/api/v1/tasks/{id}/run-now"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{ran}");
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 3, "run now made the next step due at once");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    let reasons = openloop_tests::reasons(&task);
+    for reason in ["owner_paused", "owner_resumed", "owner_ran_now"] {
+        assert!(reasons.contains(&reason), "{reason} logged: {reasons:?}");
+    }
+
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/cancel"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    let (status, body) = stack.post(&format!("/api/v1/tasks/{id}/pause"), &gym.token, json!({})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (409, Some("invalid_state")), "{body}");
+}
+
+#[tokio::test]
+async fn a_recurring_template_pauses_resumes_runs_now_and_lists_its_runs() {
+    let stack = Stack::start("loops-recurring").await;
+    let gym = stack.create_account("manual").await;
+    let (status, template) = stack
+        .post("/api/v1/recurring", &gym.token, json!({"task_type": "monthly_churn_analysis", "cron": "0 9 * * *", "max_instances": 5}))
+        .await;
+    assert_eq!(status, 201, "{template}");
+    let tid = template["id"].as_str().unwrap_or_default().to_owned();
+    let next_at = template["next_at"].as_str().unwrap_or_default().to_owned();
+
+    let (status, paused) = stack.post(&format!("/api/v1/recurring/{tid}/pause"), &gym.token, json!({})).await;
+    assert_eq!((status, paused["paused"].as_bool()), (200, Some(true)), "{paused}");
+    stack.set_clock(&next_at).await;
+    stack.run().await;
+    let (_, runs) = stack.get(&format!("/api/v1/recurring/{tid}/runs"), &gym.token).await;
+    assert_eq!(runs["runs"], json!([]), "a paused template spawns nothing: {runs}");
+
+    let (status, ran) = stack.post(&format!("/api/v1/recurring/{tid}/run-now"), &gym.token, json!({})).await;
+    assert_eq!((status, ran["instances_created"].as_u64()), (200, Some(1)), "{ran}");
+    let (status, resumed) = stack.post(&format!("/api/v1/recurring/{tid}/resume"), &gym.token, json!({})).await;
+    assert_eq!((status, resumed["paused"].as_bool()), (200, Some(false)), "{resumed}");
+    let resumed_next: Timestamp = resumed["next_at"].as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{resumed}"));
+    assert!(resumed_next > stack.now().await, "the missed occurrence is not made up: {resumed}");
+
+    let (_, runs) = stack.get(&format!("/api/v1/recurring/{tid}/runs"), &gym.token).await;
+    let runs = runs["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!((runs[0]["found"].as_u64(), runs[0]["opened"].as_u64()), (Some(1), Some(1)), "{runs:?}");
+    assert_eq!(runs[0]["notified"], "owner", "the instance went to the owner's review");
+    assert!(runs[0]["at"].is_string());
+
+    let (status, body) = stack.post("/api/v1/recurring/01ARZ3NDEKTSV4RRFFQ69G5FAV/pause", &gym.token, json!({})).await;
+    assert_eq!(status, 404, "{body}");
+}

@@ -77,3 +77,71 @@ pub(crate) async fn dry_run_trigger(State(state): Shared, headers: HeaderMap, Pa
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.dry_run_trigger(account, &id).await?))
 }
+
+#[derive(Clone, Copy)]
+enum Control {
+    Pause,
+    Resume,
+    RunNow,
+}
+
+/// `POST /api/v1/tasks/{id}/pause|resume|run-now` → `200` Task.
+async fn control_task(state: Shared, headers: HeaderMap, id: String, control: Control) -> Result<Response, ApiError> {
+    let State(state) = state;
+    let account = owner(&state, &headers).await?;
+    let id = crate::task_id(&id)?;
+    let task = match control {
+        Control::Pause => state.engine.pause_task(account, id).await?,
+        Control::Resume => state.engine.resume_task(account, id).await?,
+        Control::RunNow => state.engine.run_task_now(account, id).await?,
+    };
+    Ok(json(StatusCode::OK, openloop_core::contract::TaskView::from(&task)))
+}
+
+pub(crate) async fn pause_task(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    control_task(state, headers, id, Control::Pause).await
+}
+
+pub(crate) async fn resume_task(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    control_task(state, headers, id, Control::Resume).await
+}
+
+pub(crate) async fn run_task_now(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    control_task(state, headers, id, Control::RunNow).await
+}
+
+fn template_id(raw: &str) -> Result<ulid::Ulid, ApiError> {
+    raw.parse().map_err(|_| ApiError::not_found("recurring template"))
+}
+
+/// `POST /api/v1/recurring/{id}/pause|resume|run-now` → `200` the template.
+async fn control_template(state: Shared, headers: HeaderMap, id: String, control: Control) -> Result<Response, ApiError> {
+    let State(state) = state;
+    let account = owner(&state, &headers).await?;
+    let id = template_id(&id)?;
+    let template = match control {
+        Control::Pause => state.engine.pause_template(account, id).await?,
+        Control::Resume => state.engine.resume_template(account, id).await?,
+        Control::RunNow => state.engine.run_template_now(account, id).await?,
+    };
+    Ok(json(StatusCode::OK, template))
+}
+
+pub(crate) async fn pause_template(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    control_template(state, headers, id, Control::Pause).await
+}
+
+pub(crate) async fn resume_template(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    control_template(state, headers, id, Control::Resume).await
+}
+
+pub(crate) async fn run_template_now(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    control_template(state, headers, id, Control::RunNow).await
+}
+
+/// `GET /api/v1/recurring/{id}/runs` → `{"runs": [{"at", "found", "opened", "notified"}]}`, newest first.
+pub(crate) async fn template_runs(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let runs = state.engine.template_runs(account, template_id(&id)?).await?;
+    Ok(json(StatusCode::OK, serde_json::json!({"runs": runs})))
+}

@@ -14,6 +14,7 @@ pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
 mod connection;
+mod control;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 mod feedback;
 mod freshness;

@@ -43,7 +43,32 @@ pub struct RecurringTemplate {
     pub created_at: Timestamp,
     /// Optimistic-lock version: 1 when created, +1 per change.
     pub version: u64,
+    /// The owner paused it: it spawns nothing until resumed.
+    #[serde(default)]
+    pub paused: bool,
+    /// Its latest runs, newest last.
+    #[serde(default)]
+    pub runs: Vec<TemplateRun>,
 }
+
+/// One run of a recurring template: when, what it found, what it opened, whom it told.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemplateRun {
+    pub at: jiff::Timestamp,
+    /// Instances it was due to make (1), or 0 when the cap or a refusal stopped it.
+    pub found: u32,
+    /// Tasks it opened (0 when the member already had one open: that one got the context).
+    pub opened: u32,
+    /// Whom it told: `owner` when the instance went to the owner's review, else nobody.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notified: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<crate::kernel::ids::TaskId>,
+    /// `schedule` or `run_now`.
+    pub by: String,
+}
+
+
 
 /// `POST /api/v1/recurring`.
 #[derive(Clone, Debug, Deserialize)]
