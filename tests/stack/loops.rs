@@ -309,3 +309,28 @@ async fn a_recurring_template_pauses_resumes_runs_now_and_lists_its_runs() {
     let (status, body) = stack.post("/api/v1/recurring/01ARZ3NDEKTSV4RRFFQ69G5FAV/pause", &gym.token, json!({})).await;
     assert_eq!(status, 404, "{body}");
 }
+
+#[tokio::test]
+async fn a_template_on_change_tells_the_owner_only_when_its_result_changes() {
+    let stack = Stack::start("loops-notify").await;
+    let gym = stack.create_account("manual").await;
+    let (status, template) = stack
+        .post("/api/v1/recurring", &gym.token, json!({"task_type": "monthly_churn_analysis", "cron": "0 9 1 * *", "notify": "on_change"}))
+        .await;
+    assert_eq!((status, template["notify"].as_str()), (201, Some("on_change")), "{template}");
+    let tid = template["id"].as_str().unwrap_or_default().to_owned();
+    let told = || async {
+        let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
+        feed.to_string().matches("schedule ran").count()
+    };
+    // The first run opens the analysis: news. The second finds it still open: changed, news.
+    // The third finds the same: nothing new to say.
+    for expected in [1, 2, 2] {
+        let (status, body) = stack.post(&format!("/api/v1/recurring/{tid}/run-now"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(told().await, expected);
+    }
+    let (_, runs) = stack.get(&format!("/api/v1/recurring/{tid}/runs"), &gym.token).await;
+    let notified: Vec<_> = runs["runs"].as_array().cloned().unwrap_or_default().iter().map(|r| r["notified"].clone()).collect();
+    assert_eq!(notified, vec![Value::Null, json!("owner"), json!("owner")], "newest first: {runs}");
+}

@@ -75,6 +75,7 @@ impl Engine {
             version: 1,
             paused: false,
             runs: Vec::new(),
+            notify: input.notify.unwrap_or_default(),
         };
         self.store.save_template(&template).await?;
         Ok(template)

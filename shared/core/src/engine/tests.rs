@@ -1315,6 +1315,7 @@ async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
                 goal: None,
                 member_id: None,
                 max_instances: Some(2),
+                notify: None,
             },
         )
         .await
@@ -1379,6 +1380,7 @@ async fn recurring_templates_refuse_what_cannot_run() {
         goal: None,
         member_id: member.map(|m| MemberId::parse(m).expect("member")),
         max_instances: None,
+        notify: None,
     };
     for (input, code) in [
         (new("no_such_type", Some("0 8 * * 1"), None), "invalid_task_type"),

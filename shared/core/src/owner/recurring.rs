@@ -49,6 +49,9 @@ pub struct RecurringTemplate {
     /// Its latest runs, newest last.
     #[serde(default)]
     pub runs: Vec<TemplateRun>,
+    /// When the owner hears of a run: `always`, `on_change` (default), `on_win`, `never`.
+    #[serde(default)]
+    pub notify: crate::owner::trigger::Notify,
 }
 
 /// One run of a recurring template: when, what it found, what it opened, whom it told.
@@ -80,6 +83,9 @@ pub struct NewTemplate {
     pub goal: Option<String>,
     pub member_id: Option<MemberId>,
     pub max_instances: Option<u32>,
+    /// `always` | `on_change` (default) | `on_win` | `never`.
+    #[serde(default)]
+    pub notify: Option<crate::owner::trigger::Notify>,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -228,15 +228,37 @@ impl Engine {
         run
     }
 
-    /// Add a run to the template's history (newest last, [`RUNS_KEPT`] kept).
+    /// Add a run to the template's history (newest last, [`RUNS_KEPT`] kept), and tell the
+    /// owner as the template's notify policy says: `always`; `on_change` when the result
+    /// differs from the last run's (the difference named); `on_win` and `never` not for a run.
     pub(crate) async fn record_run(&self, account: AccountId, id: ulid::Ulid, run: TemplateRun) -> Result<RecurringTemplate, EngineError> {
-        self.change_template(account, id, |t, _| {
-            t.runs.push(run.clone());
-            let over = t.runs.len().saturating_sub(RUNS_KEPT);
-            t.runs.drain(..over);
-            Ok(())
-        })
-        .await
+        let told = std::sync::Mutex::new(None::<String>);
+        let saved = self
+            .change_template(account, id, |t, _| {
+                let tell = run_news(t.notify, t.runs.last(), &run, &t.task_type);
+                let mut run = run.clone();
+                if tell.is_some() {
+                    run.notified = Some("owner".into());
+                }
+                *told.lock().unwrap_or_else(|e| e.into_inner()) = tell;
+                t.runs.push(run);
+                let over = t.runs.len().saturating_sub(RUNS_KEPT);
+                t.runs.drain(..over);
+                Ok(())
+            })
+            .await?;
+        let tell = told.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(detail) = tell {
+            let draft = super::owner_notices::NoticeDraft {
+                kind: crate::owner::owner_notice::NoticeKind::ActionMessage,
+                task_id: run.task_id,
+                member_id: None,
+                title: format!("Your {} schedule ran", saved.task_type.replace('_', " ")),
+                detail,
+            };
+            self.notify_owner_after(account, draft, false).await;
+        }
+        Ok(saved)
     }
 
     /// `GET /api/v1/recurring/{id}/runs`: newest first.
@@ -244,5 +266,52 @@ impl Engine {
         let mut runs = self.template(account, id).await?.runs;
         runs.reverse();
         Ok(runs)
+    }
+}
+
+/// What the owner is told of a run under `notify`, if anything.
+fn run_news(notify: crate::owner::trigger::Notify, last: Option<&TemplateRun>, run: &TemplateRun, task_type: &str) -> Option<String> {
+    use crate::owner::trigger::Notify;
+    let said = |r: &TemplateRun| match (r.found, r.opened) {
+        (0, _) => "found nothing to do".to_owned(),
+        (_, 0) => "found its task already open".to_owned(),
+        (_, n) => format!("opened {n} task{}", if n == 1 { "" } else { "s" }),
+    };
+    let now = said(run);
+    match notify {
+        Notify::Always => Some(format!("{task_type} {now}.")),
+        Notify::OnChange => match last {
+            Some(before) if (before.found, before.opened) == (run.found, run.opened) => None,
+            Some(before) => Some(format!("{task_type} {now}; the last run {}.", said(before))),
+            None => Some(format!("{task_type} {now} (its first run).")),
+        },
+        Notify::OnWin | Notify::Never => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::owner::trigger::Notify;
+
+    fn run(found: u32, opened: u32) -> TemplateRun {
+        TemplateRun {
+            at: crate::testing::at("2026-11-02T14:00:00Z"),
+            found,
+            opened,
+            notified: None,
+            task_id: None,
+            by: "schedule".into(),
+        }
+    }
+
+    #[test]
+    fn on_change_tells_the_owner_only_when_the_result_changes() {
+        assert!(run_news(Notify::OnChange, None, &run(1, 1), "x").is_some(), "a first run is news");
+        assert_eq!(run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 1), "x"), None, "the same result is not");
+        let changed = run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 0), "x").unwrap_or_default();
+        assert!(changed.contains("already open") && changed.contains("opened 1 task"), "the difference is named: {changed}");
+        assert!(run_news(Notify::Always, Some(&run(1, 1)), &run(1, 1), "x").is_some());
+        assert_eq!(run_news(Notify::Never, None, &run(1, 1), "x"), None);
     }
 }

@@ -247,6 +247,18 @@ impl Engine {
                 }
             }
             tracing::info!(account = %account.id, trigger = %trigger.id, member, event = %envelope.webhook_id, "trigger fired");
+            // `always`: the owner hears of each firing (the others: not of a firing).
+            if trigger.notify == crate::owner::trigger::Notify::Always {
+                let when = firing.opens_at.map(|at| format!(", opening at {at}")).unwrap_or_default();
+                let draft = super::owner_notices::NoticeDraft {
+                    kind: crate::owner::owner_notice::NoticeKind::ActionMessage,
+                    task_id: firing.task_id,
+                    member_id: Some(facts.member_id.clone()),
+                    title: format!("Your trigger on {} fired", trigger.event),
+                    detail: format!("It opens a {} task for member {member}{when}.", trigger.task_type),
+                };
+                self.notify_owner_after(account.id, draft, false).await;
+            }
             self.log_firing(account.id, firing).await;
         }
         Ok(opened)
