@@ -21,21 +21,37 @@ async fn a_checkin_and_the_deadline_sweep_racing_on_one_loop_resolve_it_once() {
     };
     let input: NewAccount =
         serde_json::from_value(serde_json::json!({"name": "Loop Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine.create_account(input, secrets).await.unwrap_or_else(|e| panic!("account: {e}"));
+    let account = engine
+        .create_account(input, secrets)
+        .await
+        .unwrap_or_else(|e| panic!("account: {e}"));
     let now = engine.now();
 
     // Six leads, each with a booked trial whose deadline is now.
-    let members: Vec<MemberId> = (0..6).map(|i| MemberId::parse(&format!("m_lead{i}")).unwrap_or_else(|e| panic!("{e}"))).collect();
+    let members: Vec<MemberId> = (0..6)
+        .map(|i| MemberId::parse(&format!("m_lead{i}")).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
     for member in &members {
         let mut facts = MemberFacts::new(member.clone());
         facts.status = Some(MemberStatus::Lead);
         facts.first_name = Some("Lee".into());
         facts.version = 1;
-        store.save_member_facts(account.id, &facts).await.unwrap_or_else(|e| panic!("facts: {e}"));
-        let booked = trial_loop(account.id, member.clone(), now - openloop_core::task::open_loop::TRIAL_GRACE, "booking", now);
+        store
+            .save_member_facts(account.id, &facts)
+            .await
+            .unwrap_or_else(|e| panic!("facts: {e}"));
+        let booked = trial_loop(
+            account.id,
+            member.clone(),
+            now - openloop_core::task::open_loop::TRIAL_GRACE,
+            "booking",
+            now,
+        );
         engine.register_loops(&[booked]).await.unwrap_or_else(|e| panic!("loop: {e}"));
     }
-    clock.set(now + jiff::SignedDuration::from_mins(1)).unwrap_or_else(|e| panic!("clock: {e}"));
+    clock
+        .set(now + jiff::SignedDuration::from_mins(1))
+        .unwrap_or_else(|e| panic!("clock: {e}"));
 
     // Each lead's check-in (delivered twice) and four sweeps, all at once.
     let envelopes: Vec<SignalEnvelope> = members
@@ -83,6 +99,14 @@ async fn a_checkin_and_the_deadline_sweep_racing_on_one_loop_resolve_it_once() {
             LoopStatus::Open => panic!("{member}'s loop was left open"),
         }
     }
-    assert_eq!(swept.iter().map(|s| s.expired).sum::<usize>(), expired, "each expiry counted by one sweep: {swept:?}");
-    assert_eq!(swept.iter().map(|s| s.opened.len()).sum::<usize>(), expired, "one follow-up per expired loop");
+    assert_eq!(
+        swept.iter().map(|s| s.expired).sum::<usize>(),
+        expired,
+        "each expiry counted by one sweep: {swept:?}"
+    );
+    assert_eq!(
+        swept.iter().map(|s| s.opened.len()).sum::<usize>(),
+        expired,
+        "one follow-up per expired loop"
+    );
 }

@@ -6,8 +6,8 @@
 
 mod actions;
 mod backfill;
-mod loops;
 mod concurrency;
+mod loops;
 mod mail_events;
 mod rails;
 mod sending_domains;

@@ -30,7 +30,14 @@ async fn event(stack: &Stack, gym: &Account, id: &str, kind: &str, data: Value) 
 
 async fn checkin(stack: &Stack, gym: &Account, id: &str, member: &str) {
     let at = stack.now().await.to_string();
-    event(stack, gym, id, "checkin.created", json!({"member_id": member, "checked_in_at": at, "class_name": "WOD"})).await;
+    event(
+        stack,
+        gym,
+        id,
+        "checkin.created",
+        json!({"member_id": member, "checked_in_at": at, "class_name": "WOD"}),
+    )
+    .await;
 }
 
 async fn later(stack: &Stack, by: SignedDuration) -> Timestamp {
@@ -55,15 +62,24 @@ async fn a_sent_touch_shows_an_open_loop_with_its_deadline_and_a_checkin_meets_i
     let reply = open.iter().find(|l| l["expects"] == "reply").unwrap_or_else(|| panic!("{open:?}"));
     assert_eq!(reply["task_id"], id.as_str());
     assert_eq!(reply["on_deadline"], "follow_up");
-    let deadline: Timestamp = reply["deadline"].as_str().and_then(|d| d.parse().ok()).unwrap_or_else(|| panic!("{reply}"));
+    let deadline: Timestamp = reply["deadline"]
+        .as_str()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("{reply}"));
     assert_eq!(deadline, stack.due_at(&gym, &id).await, "a reply is expected by the follow-up");
-    assert!(open.iter().any(|l| l["expects"] == "checkin" && l["task_id"] == id.as_str()), "{open:?}");
+    assert!(
+        open.iter().any(|l| l["expects"] == "checkin" && l["task_id"] == id.as_str()),
+        "{open:?}"
+    );
 
     checkin(&stack, &gym, "evt_checkin", "m_loop").await;
     stack.run().await;
     let met = loops(&stack, &gym, "?status=met").await;
     assert_eq!(met.len(), 1, "{met:?}");
-    assert_eq!((met[0]["expects"].as_str(), met[0]["met_by"].as_str()), (Some("checkin"), Some("checkin.created:evt_checkin")));
+    assert_eq!(
+        (met[0]["expects"].as_str(), met[0]["met_by"].as_str()),
+        (Some("checkin"), Some("checkin.created:evt_checkin"))
+    );
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(task["status"], "completed", "{task}");
 
@@ -78,15 +94,34 @@ async fn a_leads_reservation_without_a_checkin_opens_a_no_show_follow_up() {
     let gym = stack.create_account("manual").await;
     // The risk scan's own lead follow-up is switched off: only the booking's loop acts here.
     let (status, off) = stack
-        .call(reqwest::Method::PUT, "/api/v1/triggers/new_lead", Some(&gym.token), Some(json!({"enabled": false})))
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/triggers/new_lead",
+            Some(&gym.token),
+            Some(json!({"enabled": false})),
+        )
         .await;
     assert_eq!(status, 200, "{off}");
     let at = stack.now().await.to_string();
     for lead in ["m_came", "m_missed"] {
         let email = format!("{lead}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
-        event(&stack, &gym, &format!("evt_{lead}"), "member.created", json!({"member_id": lead, "email": email, "first_name": "Lee", "status": "lead", "joined_at": at})).await;
+        event(
+            &stack,
+            &gym,
+            &format!("evt_{lead}"),
+            "member.created",
+            json!({"member_id": lead, "email": email, "first_name": "Lee", "status": "lead", "joined_at": at}),
+        )
+        .await;
         let class = (stack.now().await + SignedDuration::from_hours(26)).to_string();
-        event(&stack, &gym, &format!("evt_book_{lead}"), "trial.booked", json!({"member_id": lead, "booked_for": class})).await;
+        event(
+            &stack,
+            &gym,
+            &format!("evt_book_{lead}"),
+            "trial.booked",
+            json!({"member_id": lead, "booked_for": class}),
+        )
+        .await;
     }
     stack.run().await;
     let open = loops(&stack, &gym, "?status=open").await;
@@ -101,7 +136,10 @@ async fn a_leads_reservation_without_a_checkin_opens_a_no_show_follow_up() {
     let missed = tasks_of(&stack, &gym, "m_missed").await;
     assert_eq!(missed.len(), 1, "{missed:?}");
     assert_eq!(missed[0]["task_type"], "lead_followup");
-    assert!(tasks_of(&stack, &gym, "m_came").await.is_empty(), "the lead who came gets no no-show follow-up");
+    assert!(
+        tasks_of(&stack, &gym, "m_came").await.is_empty(),
+        "the lead who came gets no no-show follow-up"
+    );
     assert_eq!(loops(&stack, &gym, "?member_id=m_came").await[0]["status"], "met");
     assert_eq!(loops(&stack, &gym, "?member_id=m_missed").await[0]["status"], "expired");
 }
@@ -116,7 +154,14 @@ async fn a_trigger_made_through_the_api_opens_a_task_after_its_delay_and_not_aga
         "task_type": "staff_call_member", "goal": "Call after their class", "delay_hours": 2, "reentry": "after_days", "reentry_days": 7});
     let (status, trigger) = stack.post("/api/v1/triggers", &gym.token, body).await;
     assert_eq!(status, 201, "{trigger}");
-    assert_eq!((trigger["builtin"].as_bool(), trigger["enabled"].as_bool(), trigger["fired_count"].as_u64()), (Some(false), Some(true), Some(0)));
+    assert_eq!(
+        (
+            trigger["builtin"].as_bool(),
+            trigger["enabled"].as_bool(),
+            trigger["fired_count"].as_u64()
+        ),
+        (Some(false), Some(true), Some(0))
+    );
     let tid = trigger["id"].as_str().unwrap_or_default().to_owned();
 
     // The check-in sets it off; the task waits for the delay.
@@ -144,15 +189,29 @@ async fn a_trigger_made_through_the_api_opens_a_task_after_its_delay_and_not_aga
     assert_eq!(tasks_of(&stack, &gym, "m_yoga").await.len(), 2, "again after the window");
 
     let (_, list) = stack.get("/api/v1/triggers", &gym.token).await;
-    let row = list["triggers"].as_array().and_then(|t| t.iter().find(|r| r["id"] == tid.as_str()).cloned()).unwrap_or_default();
+    let row = list["triggers"]
+        .as_array()
+        .and_then(|t| t.iter().find(|r| r["id"] == tid.as_str()).cloned())
+        .unwrap_or_default();
     assert_eq!(row["fired_count"], 2, "{list}");
 
     // Switched off, it does nothing; removed, it is gone.
-    let (status, off) = stack.call(reqwest::Method::PUT, &format!("/api/v1/triggers/{tid}"), Some(&gym.token), Some(json!({"enabled": false}))).await;
+    let (status, off) = stack
+        .call(
+            reqwest::Method::PUT,
+            &format!("/api/v1/triggers/{tid}"),
+            Some(&gym.token),
+            Some(json!({"enabled": false})),
+        )
+        .await;
     assert_eq!((status, off["enabled"].as_bool()), (200, Some(false)), "{off}");
-    let (status, _) = stack.call(reqwest::Method::DELETE, &format!("/api/v1/triggers/{tid}"), Some(&gym.token), None).await;
+    let (status, _) = stack
+        .call(reqwest::Method::DELETE, &format!("/api/v1/triggers/{tid}"), Some(&gym.token), None)
+        .await;
     assert_eq!(status, 204);
-    let (status, body) = stack.call(reqwest::Method::DELETE, &format!("/api/v1/triggers/{tid}"), Some(&gym.token), None).await;
+    let (status, body) = stack
+        .call(reqwest::Method::DELETE, &format!("/api/v1/triggers/{tid}"), Some(&gym.token), None)
+        .await;
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")), "{body}");
 }
 
@@ -163,13 +222,26 @@ async fn a_disabled_built_in_trigger_opens_nothing_and_a_dry_run_creates_nothing
     let gym = stack.create_account("manual").await;
     let (_, list) = stack.get("/api/v1/triggers", &gym.token).await;
     let rows = list["triggers"].as_array().cloned().unwrap_or_default();
-    assert!(rows.iter().any(|r| r["id"] == "payment_failed" && r["builtin"] == true && r["enabled"] == true), "{list}");
+    assert!(
+        rows.iter()
+            .any(|r| r["id"] == "payment_failed" && r["builtin"] == true && r["enabled"] == true),
+        "{list}"
+    );
 
     // A built-in row takes only its switch, and is never removed.
-    let put = |body: Value| stack.call(reqwest::Method::PUT, "/api/v1/triggers/payment_failed", Some(&gym.token), Some(body));
+    let put = |body: Value| {
+        stack.call(
+            reqwest::Method::PUT,
+            "/api/v1/triggers/payment_failed",
+            Some(&gym.token),
+            Some(body),
+        )
+    };
     let (status, body) = put(json!({"task_type": "ad_hoc"})).await;
     assert_eq!((status, body["error"]["code"].as_str()), (422, Some("builtin_trigger")), "{body}");
-    let (status, body) = stack.call(reqwest::Method::DELETE, "/api/v1/triggers/payment_failed", Some(&gym.token), None).await;
+    let (status, body) = stack
+        .call(reqwest::Method::DELETE, "/api/v1/triggers/payment_failed", Some(&gym.token), None)
+        .await;
     assert_eq!((status, body["error"]["code"].as_str()), (422, Some("builtin_trigger")), "{body}");
     let (status, off) = put(json!({"enabled": false})).await;
     assert_eq!((status, off["enabled"].as_bool()), (200, Some(false)), "{off}");
@@ -181,17 +253,31 @@ async fn a_disabled_built_in_trigger_opens_nothing_and_a_dry_run_creates_nothing
 
     // Back on, the next failure opens payment recovery, and the firing is counted.
     put(json!({"enabled": true})).await;
-    event(&stack, &gym, "evt_fail2", "payment.failed", json!({"member_id": "m_1", "amount": 150, "currency": "USD", "failed_at": at})).await;
+    event(
+        &stack,
+        &gym,
+        "evt_fail2",
+        "payment.failed",
+        json!({"member_id": "m_1", "amount": 150, "currency": "USD", "failed_at": at}),
+    )
+    .await;
     stack.run().await;
     let opened = tasks_of(&stack, &gym, "m_1").await;
     assert_eq!(opened.len(), 1, "{opened:?}");
     let (_, list) = stack.get("/api/v1/triggers", &gym.token).await;
-    let row = list["triggers"].as_array().and_then(|t| t.iter().find(|r| r["id"] == "payment_failed").cloned()).unwrap_or_default();
+    let row = list["triggers"]
+        .as_array()
+        .and_then(|t| t.iter().find(|r| r["id"] == "payment_failed").cloned())
+        .unwrap_or_default();
     assert_eq!(row["fired_count"], 1, "{row}");
 
     // A dry run of a new row over the last 30 days: Sarah's failure, nothing created.
     let (status, trigger) = stack
-        .post("/api/v1/triggers", &gym.token, json!({"event": "payment.failed", "task_type": "staff_call_member", "reentry": "once", "enabled": false}))
+        .post(
+            "/api/v1/triggers",
+            &gym.token,
+            json!({"event": "payment.failed", "task_type": "staff_call_member", "reentry": "once", "enabled": false}),
+        )
         .await;
     assert_eq!(status, 201, "{trigger}");
     let tid = trigger["id"].as_str().unwrap_or_default();
@@ -215,11 +301,17 @@ async fn the_settings_page_lists_the_triggers_and_switches_one_off() {
     assert!(page.contains("Switch off"), "{page}");
 
     let (status, location) = owner
-        .post("/app/settings/triggers/payment_failed", &[("csrf", &owner.csrf), ("enabled", "off")])
+        .post(
+            "/app/settings/triggers/payment_failed",
+            &[("csrf", &owner.csrf), ("enabled", "off")],
+        )
         .await;
     assert_eq!((status, location.as_str()), (303, "/app/settings?done=trigger_off"));
     let (_, list) = stack.get("/api/v1/triggers", &gym.token).await;
-    let row = list["triggers"].as_array().and_then(|t| t.iter().find(|r| r["id"] == "payment_failed").cloned()).unwrap_or_default();
+    let row = list["triggers"]
+        .as_array()
+        .and_then(|t| t.iter().find(|r| r["id"] == "payment_failed").cloned())
+        .unwrap_or_default();
     assert_eq!(row["enabled"], false, "{row}");
     let (_, page) = owner.get("/app/settings").await;
     assert!(page.contains("Switch on"), "the row now offers to switch it back on");
@@ -279,7 +371,11 @@ async fn a_recurring_template_pauses_resumes_runs_now_and_lists_its_runs() {
     let stack = Stack::start("loops-recurring").await;
     let gym = stack.create_account("manual").await;
     let (status, template) = stack
-        .post("/api/v1/recurring", &gym.token, json!({"task_type": "monthly_churn_analysis", "cron": "0 9 * * *", "max_instances": 5}))
+        .post(
+            "/api/v1/recurring",
+            &gym.token,
+            json!({"task_type": "monthly_churn_analysis", "cron": "0 9 * * *", "max_instances": 5}),
+        )
         .await;
     assert_eq!(status, 201, "{template}");
     let tid = template["id"].as_str().unwrap_or_default().to_owned();
@@ -296,17 +392,26 @@ async fn a_recurring_template_pauses_resumes_runs_now_and_lists_its_runs() {
     assert_eq!((status, ran["instances_created"].as_u64()), (200, Some(1)), "{ran}");
     let (status, resumed) = stack.post(&format!("/api/v1/recurring/{tid}/resume"), &gym.token, json!({})).await;
     assert_eq!((status, resumed["paused"].as_bool()), (200, Some(false)), "{resumed}");
-    let resumed_next: Timestamp = resumed["next_at"].as_str().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{resumed}"));
+    let resumed_next: Timestamp = resumed["next_at"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{resumed}"));
     assert!(resumed_next > stack.now().await, "the missed occurrence is not made up: {resumed}");
 
     let (_, runs) = stack.get(&format!("/api/v1/recurring/{tid}/runs"), &gym.token).await;
     let runs = runs["runs"].as_array().cloned().unwrap_or_default();
     assert_eq!(runs.len(), 1, "{runs:?}");
-    assert_eq!((runs[0]["found"].as_u64(), runs[0]["opened"].as_u64()), (Some(1), Some(1)), "{runs:?}");
+    assert_eq!(
+        (runs[0]["found"].as_u64(), runs[0]["opened"].as_u64()),
+        (Some(1), Some(1)),
+        "{runs:?}"
+    );
     assert_eq!(runs[0]["notified"], "owner", "the instance went to the owner's review");
     assert!(runs[0]["at"].is_string());
 
-    let (status, body) = stack.post("/api/v1/recurring/01ARZ3NDEKTSV4RRFFQ69G5FAV/pause", &gym.token, json!({})).await;
+    let (status, body) = stack
+        .post("/api/v1/recurring/01ARZ3NDEKTSV4RRFFQ69G5FAV/pause", &gym.token, json!({}))
+        .await;
     assert_eq!(status, 404, "{body}");
 }
 
@@ -315,7 +420,11 @@ async fn a_template_on_change_tells_the_owner_only_when_its_result_changes() {
     let stack = Stack::start("loops-notify").await;
     let gym = stack.create_account("manual").await;
     let (status, template) = stack
-        .post("/api/v1/recurring", &gym.token, json!({"task_type": "monthly_churn_analysis", "cron": "0 9 1 * *", "notify": "on_change"}))
+        .post(
+            "/api/v1/recurring",
+            &gym.token,
+            json!({"task_type": "monthly_churn_analysis", "cron": "0 9 1 * *", "notify": "on_change"}),
+        )
         .await;
     assert_eq!((status, template["notify"].as_str()), (201, Some("on_change")), "{template}");
     let tid = template["id"].as_str().unwrap_or_default().to_owned();
@@ -331,6 +440,12 @@ async fn a_template_on_change_tells_the_owner_only_when_its_result_changes() {
         assert_eq!(told().await, expected);
     }
     let (_, runs) = stack.get(&format!("/api/v1/recurring/{tid}/runs"), &gym.token).await;
-    let notified: Vec<_> = runs["runs"].as_array().cloned().unwrap_or_default().iter().map(|r| r["notified"].clone()).collect();
+    let notified: Vec<_> = runs["runs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|r| r["notified"].clone())
+        .collect();
     assert_eq!(notified, vec![Value::Null, json!("owner"), json!("owner")], "newest first: {runs}");
 }

@@ -88,7 +88,10 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/recurring/{id}/run-now", post(loops::run_template_now))
         .route("/api/v1/recurring/{id}/runs", get(loops::template_runs))
         .route("/api/v1/triggers", get(loops::list_triggers).post(loops::create_trigger))
-        .route("/api/v1/triggers/{id}", axum::routing::put(loops::update_trigger).delete(loops::delete_trigger))
+        .route(
+            "/api/v1/triggers/{id}",
+            axum::routing::put(loops::update_trigger).delete(loops::delete_trigger),
+        )
         .route("/api/v1/triggers/{id}/dry-run", post(loops::dry_run_trigger))
         .route("/api/v1/connector", get(members::connector))
         .route("/api/v1/members", get(members::list))

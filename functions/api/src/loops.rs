@@ -59,7 +59,12 @@ pub(crate) async fn create_trigger(State(state): Shared, headers: HeaderMap, bod
 }
 
 /// `PUT /api/v1/triggers/{id}` → `200` Trigger (a built-in row takes only `enabled`).
-pub(crate) async fn update_trigger(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
+pub(crate) async fn update_trigger(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: serde_json::Value = json_body(&body.map_err(body_error)?)?;
     Ok(json(StatusCode::OK, state.engine.update_trigger(account, &id, patch).await?))

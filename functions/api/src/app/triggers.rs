@@ -60,7 +60,11 @@ pub(super) async fn switch(State(state): Shared, headers: HeaderMap, Path(id): P
             .engine
             .update_trigger(session.account, &id, serde_json::json!({"enabled": on}))
             .await?;
-        Ok(see_other(if on { "/app/settings?done=trigger_on" } else { "/app/settings?done=trigger_off" }))
+        Ok(see_other(if on {
+            "/app/settings?done=trigger_on"
+        } else {
+            "/app/settings?done=trigger_off"
+        }))
     })
     .await
 }

@@ -44,7 +44,10 @@ impl LoopStore for DynamoStore {
         for chunk in loops.chunks(25) {
             match chunk {
                 [one] => self.put(self.loop_item(one)?).await?,
-                many => self.transact(self.loop_writes(many)?.into_iter().map(|w| (w, None)).collect()).await?,
+                many => {
+                    self.transact(self.loop_writes(many)?.into_iter().map(|w| (w, None)).collect())
+                        .await?
+                }
             }
         }
         Ok(())
@@ -124,7 +127,13 @@ impl LoopStore for DynamoStore {
 
 impl DynamoStore {
     /// One page of a GSI2 partition under a sort-key prefix, newest (greatest key) first.
-    async fn gsi2_page(&self, pk: String, prefix: &str, limit: usize, start: Option<Item>) -> Result<(Vec<Item>, Option<Item>), StoreError> {
+    async fn gsi2_page(
+        &self,
+        pk: String,
+        prefix: &str,
+        limit: usize,
+        start: Option<Item>,
+    ) -> Result<(Vec<Item>, Option<Item>), StoreError> {
         self.count();
         let out = self
             .client

@@ -41,7 +41,14 @@ pub(super) async fn a_loop_is_registered_with_its_task_found_while_open_and_reso
     commit.loops.push(reply.clone());
     store.commit(&commit).await.expect("commit with a loop");
     // A trial expected, alone; and another account's loop for a member of the same id.
-    let trial = OpenLoop::new(account, member("m_loop"), Expects::TrialAttended, soon, OnDeadline::NoShowFollowup, base());
+    let trial = OpenLoop::new(
+        account,
+        member("m_loop"),
+        Expects::TrialAttended,
+        soon,
+        OnDeadline::NoShowFollowup,
+        base(),
+    );
     let elsewhere = OpenLoop::new(other, member("m_loop"), Expects::Checkin, soon, OnDeadline::Close, base());
     let someone_else = OpenLoop::new(account, member("m_loop2"), Expects::Checkin, soon, OnDeadline::Close, base());
     store
@@ -51,7 +58,11 @@ pub(super) async fn a_loop_is_registered_with_its_task_found_while_open_and_reso
 
     let mut open = store.member_open_loops(account, &member("m_loop")).await.expect("member loops");
     open.sort_by_key(|l| l.id);
-    assert_eq!(open, vec![reply.clone(), trial.clone()], "loops: the member's open loops, in this account only");
+    assert_eq!(
+        open,
+        vec![reply.clone(), trial.clone()],
+        "loops: the member's open loops, in this account only"
+    );
     assert_eq!(
         overdue_of(store, account, soon).await,
         vec![trial.clone(), someone_else.clone()],
@@ -71,7 +82,10 @@ pub(super) async fn a_loop_is_registered_with_its_task_found_while_open_and_reso
         resolved_at: Some(soon),
         ..trial.clone()
     };
-    assert!(!store.resolve_loop(&expired).await.expect("resolve"), "loops: a resolved loop is not resolved again");
+    assert!(
+        !store.resolve_loop(&expired).await.expect("resolve"),
+        "loops: a resolved loop is not resolved again"
+    );
     assert!(!store.resolve_loop(&met).await.expect("resolve"), "loops: not even the same way");
     let open = store.member_open_loops(account, &member("m_loop")).await.expect("member loops");
     assert_eq!(open, vec![reply.clone()], "loops: a met loop is no longer open");
@@ -96,14 +110,22 @@ pub(super) async fn a_loop_is_registered_with_its_task_found_while_open_and_reso
         .await
         .expect("list");
     assert_eq!(mine, vec![reply], "loops: by status and member");
-    assert_eq!(store.list_loops(account, None, None, 1).await.expect("list").len(), 1, "loops: limited");
+    assert_eq!(
+        store.list_loops(account, None, None, 1).await.expect("list").len(),
+        1,
+        "loops: limited"
+    );
 }
 
 pub(super) async fn a_trigger_book_is_versioned_per_account_and_keeps_its_filters(store: &dyn TaskStore) {
     use crate::owner::trigger::{Firing, TriggerBook, TriggerInput};
     let account = AccountId::generate(base());
     let other = AccountId::generate(base());
-    assert_eq!(store.trigger_book(account).await.expect("book"), TriggerBook::default(), "triggers: empty until written");
+    assert_eq!(
+        store.trigger_book(account).await.expect("book"),
+        TriggerBook::default(),
+        "triggers: empty until written"
+    );
     let input: TriggerInput = serde_json::from_value(serde_json::json!({
         "event": "checkin.created", "task_type": "milestone_review", "reentry": "after_days", "reentry_days": 7,
         "delay_hours": 2, "filter": {"class_name": "Yoga", "monthly_value": {"min": 99.5}, "checkin_count": 10, "checkin_milestone": true}
@@ -125,11 +147,18 @@ pub(super) async fn a_trigger_book_is_versioned_per_account_and_keeps_its_filter
     });
     store.save_trigger_book(account, &book).await.expect("save");
     assert!(
-        super::is_conflict(store.save_trigger_book(account, &book).await, crate::kernel::error::Conflict::Version),
+        super::is_conflict(
+            store.save_trigger_book(account, &book).await,
+            crate::kernel::error::Conflict::Version
+        ),
         "triggers: a second writer of the same version loses"
     );
     assert_eq!(store.trigger_book(account).await.expect("book"), book, "triggers: read back whole");
-    assert_eq!(store.trigger_book(other).await.expect("book"), TriggerBook::default(), "triggers: per account");
+    assert_eq!(
+        store.trigger_book(other).await.expect("book"),
+        TriggerBook::default(),
+        "triggers: per account"
+    );
     let next = TriggerBook { version: 2, ..book };
     store.save_trigger_book(account, &next).await.expect("save over its version");
     assert_eq!(store.trigger_book(account).await.expect("book").version, 2);

@@ -53,9 +53,9 @@ pub use subtasks::Batch;
 mod tasks;
 mod tick;
 mod triggers;
-pub use triggers::{DryRun, DryRunMember};
 pub use signals::{Accepted, SignalOutcome};
 pub use tasks::Created;
+pub use triggers::{DryRun, DryRunMember};
 mod work;
 
 #[cfg(test)]

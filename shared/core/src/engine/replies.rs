@@ -14,7 +14,6 @@ use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
 use super::Engine;
-use crate::task::open_loop::LoopSignal;
 use super::StepOutcome;
 use super::ai::{self, AiGate, AiPermit};
 use crate::conversation::inbound::{self, InboundMail};
@@ -27,6 +26,7 @@ use crate::owner::account::Account;
 use crate::ports::{CompletionRequest, DraftRequest, ReplyRequest};
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
+use crate::task::open_loop::LoopSignal;
 use crate::task::progress::{self, Judged};
 use crate::task::reason::Reason;
 use crate::task::task_type;

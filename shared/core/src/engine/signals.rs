@@ -181,7 +181,8 @@ impl Engine {
             _ => "enrollment_alert",
         };
         if let Some(task) = created {
-            self.builtin_fired(account.id, builtin, &facts.member_id, &envelope.webhook_id, task).await;
+            self.builtin_fired(account.id, builtin, &facts.member_id, &envelope.webhook_id, task)
+                .await;
         }
         // The owner's own rows (`POST /api/v1/triggers`).
         let fired = self.fire_triggers(&account, &book, &facts, envelope, &burst).await?;

@@ -71,8 +71,6 @@ pub struct TemplateRun {
     pub by: String,
 }
 
-
-
 /// `POST /api/v1/recurring`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

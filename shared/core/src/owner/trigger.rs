@@ -189,11 +189,7 @@ pub fn builtins() -> Vec<Trigger> {
         trigger: Vec<Trigger>,
     }
     match toml::from_str::<File>(BUILTIN_TRIGGERS) {
-        Ok(file) => file
-            .trigger
-            .into_iter()
-            .map(|t| Trigger { builtin: true, ..t })
-            .collect(),
+        Ok(file) => file.trigger.into_iter().map(|t| Trigger { builtin: true, ..t }).collect(),
         Err(e) => {
             tracing::error!(error = %e, "rules/triggers.toml does not parse");
             Vec::new()
@@ -349,7 +345,11 @@ impl TriggerInput {
         if !MEMBER_EVENTS.contains(&event.as_str()) && !PUSHPRESS_EVENTS.contains(&event.as_str()) {
             return Err(invalid(
                 "invalid_event",
-                format!("event must be a member event ({}) or PushPress's ({})", MEMBER_EVENTS.join(", "), PUSHPRESS_EVENTS.join(", ")),
+                format!(
+                    "event must be a member event ({}) or PushPress's ({})",
+                    MEMBER_EVENTS.join(", "),
+                    PUSHPRESS_EVENTS.join(", ")
+                ),
             ));
         }
         let task_type = self.task_type.trim().to_owned();
@@ -362,9 +362,13 @@ impl TriggerInput {
             return Err(invalid("invalid_filter", "a filter has at most 10 fields"));
         }
         for (field, value) in &filter {
-            let named = !field.is_empty() && field.len() <= 40 && field.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            let named =
+                !field.is_empty() && field.len() <= 40 && field.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
             if !named {
-                return Err(invalid("invalid_filter", format!("filter field {field:?} must be 1-40 characters of a-z, 0-9 and _")));
+                return Err(invalid(
+                    "invalid_filter",
+                    format!("filter field {field:?} must be 1-40 characters of a-z, 0-9 and _"),
+                ));
             }
             let numbers: Vec<f64> = match value {
                 FilterValue::Range { min: None, max: None } => {
@@ -373,7 +377,10 @@ impl TriggerInput {
                 FilterValue::Range { min, max } => min.iter().chain(max.iter()).copied().collect(),
                 FilterValue::Number(n) => vec![*n],
                 FilterValue::Text(t) if t.chars().count() > 100 || t.contains(['\r', '\n']) => {
-                    return Err(invalid("invalid_filter", format!("filter {field}: a value is one line of at most 100 characters")));
+                    return Err(invalid(
+                        "invalid_filter",
+                        format!("filter {field}: a value is one line of at most 100 characters"),
+                    ));
                 }
                 FilterValue::Text(_) | FilterValue::Bool(_) => Vec::new(),
             };
@@ -438,7 +445,15 @@ mod tests {
             assert!(row.builtin && row.enabled, "{row:?}");
             assert!(crate::task::task_type::REGISTRY.iter().any(|d| d.key == row.task_type), "{row:?}");
         }
-        for id in ["payment_failed", "enrollment_alert", "checkin_milestone", "new_member", "cancellation", "no_checkin_days", "trial_no_show"] {
+        for id in [
+            "payment_failed",
+            "enrollment_alert",
+            "checkin_milestone",
+            "new_member",
+            "cancellation",
+            "no_checkin_days",
+            "trial_no_show",
+        ] {
             assert!(rows.iter().any(|r| r.id == id), "{id}");
         }
     }
@@ -464,23 +479,58 @@ mod tests {
         let trigger = input.into_trigger("t".into()).expect("valid");
         assert!(trigger.matches(&event_names(&event), &fields));
         let cheap = TriggerInput {
-            filter: Some(BTreeMap::from([("monthly_value".into(), FilterValue::Range { min: Some(200.0), max: None })])),
-            ..serde_json::from_value(serde_json::json!({"event": "checkin.created", "task_type": "milestone_review", "reentry": "once"})).expect("input")
+            filter: Some(BTreeMap::from([(
+                "monthly_value".into(),
+                FilterValue::Range {
+                    min: Some(200.0),
+                    max: None,
+                },
+            )])),
+            ..serde_json::from_value(serde_json::json!({"event": "checkin.created", "task_type": "milestone_review", "reentry": "once"}))
+                .expect("input")
         };
-        assert!(!cheap.into_trigger("u".into()).expect("valid").matches(&event_names(&event), &fields));
+        assert!(
+            !cheap
+                .into_trigger("u".into())
+                .expect("valid")
+                .matches(&event_names(&event), &fields)
+        );
         let off = Trigger { enabled: false, ..trigger };
-        assert!(!off.matches(&event_names(&event), &fields), "a trigger switched off matches nothing");
+        assert!(
+            !off.matches(&event_names(&event), &fields),
+            "a trigger switched off matches nothing"
+        );
     }
 
     #[test]
     fn bad_rows_are_refused_with_what_to_fix() {
-        let refuse = |v: serde_json::Value| serde_json::from_value::<TriggerInput>(v).expect("shape").into_trigger("t".into()).expect_err("refused").code;
-        assert_eq!(refuse(serde_json::json!({"event": "class.booked", "task_type": "ad_hoc", "reentry": "once"})), "invalid_event");
-        assert_eq!(refuse(serde_json::json!({"event": "todo_done", "task_type": "ad_hoc", "reentry": "once"})), "unsupported_event");
-        assert_eq!(refuse(serde_json::json!({"event": "payment.failed", "task_type": "nope", "reentry": "once"})), "invalid_task_type");
-        assert_eq!(refuse(serde_json::json!({"event": "payment.failed", "task_type": "ad_hoc", "reentry": "after_days"})), "invalid_reentry");
+        let refuse = |v: serde_json::Value| {
+            serde_json::from_value::<TriggerInput>(v)
+                .expect("shape")
+                .into_trigger("t".into())
+                .expect_err("refused")
+                .code
+        };
         assert_eq!(
-            refuse(serde_json::json!({"event": "payment.failed", "task_type": "ad_hoc", "reentry": "once", "filter": {"amount": {"min": 1e200}}})),
+            refuse(serde_json::json!({"event": "class.booked", "task_type": "ad_hoc", "reentry": "once"})),
+            "invalid_event"
+        );
+        assert_eq!(
+            refuse(serde_json::json!({"event": "todo_done", "task_type": "ad_hoc", "reentry": "once"})),
+            "unsupported_event"
+        );
+        assert_eq!(
+            refuse(serde_json::json!({"event": "payment.failed", "task_type": "nope", "reentry": "once"})),
+            "invalid_task_type"
+        );
+        assert_eq!(
+            refuse(serde_json::json!({"event": "payment.failed", "task_type": "ad_hoc", "reentry": "after_days"})),
+            "invalid_reentry"
+        );
+        assert_eq!(
+            refuse(
+                serde_json::json!({"event": "payment.failed", "task_type": "ad_hoc", "reentry": "once", "filter": {"amount": {"min": 1e200}}})
+            ),
             "invalid_filter"
         );
     }

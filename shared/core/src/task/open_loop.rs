@@ -162,7 +162,14 @@ pub enum LoopSignal<'a> {
 
 impl OpenLoop {
     /// A new open loop.
-    pub fn new(account_id: AccountId, member_id: MemberId, expects: Expects, deadline: Timestamp, on_deadline: OnDeadline, now: Timestamp) -> Self {
+    pub fn new(
+        account_id: AccountId,
+        member_id: MemberId,
+        expects: Expects,
+        deadline: Timestamp,
+        on_deadline: OnDeadline,
+        now: Timestamp,
+    ) -> Self {
         Self {
             id: new_ulid(now),
             account_id,
@@ -181,11 +188,17 @@ impl OpenLoop {
     }
 
     pub fn for_task(self, task: TaskId) -> Self {
-        Self { task_id: Some(task), ..self }
+        Self {
+            task_id: Some(task),
+            ..self
+        }
     }
 
     pub fn opening(self, opens: LoopOpens) -> Self {
-        Self { opens: Some(opens), ..self }
+        Self {
+            opens: Some(opens),
+            ..self
+        }
     }
 
     /// The loop a staff to-do registers: met when the to-do is done (the owner's-day to-dos
@@ -212,10 +225,10 @@ impl OpenLoop {
                 _ => None,
             },
             (Expects::PaymentResolved, LoopSignal::Event { event, id }) => match event {
-                MemberEvent::PaymentSucceeded { member_id, .. } if *member_id == self.member_id => {
-                    Some(format!("payment.succeeded:{id}"))
-                }
-                MemberEvent::Enrollment { member_id, enrollment } if *member_id == self.member_id && enrollment.status == EnrollmentStatus::Active => {
+                MemberEvent::PaymentSucceeded { member_id, .. } if *member_id == self.member_id => Some(format!("payment.succeeded:{id}")),
+                MemberEvent::Enrollment { member_id, enrollment }
+                    if *member_id == self.member_id && enrollment.status == EnrollmentStatus::Active =>
+                {
                     Some(format!("enrollment.active:{id}"))
                 }
                 _ => None,
@@ -279,7 +292,15 @@ pub const TRIAL_GRACE: SignedDuration = SignedDuration::from_hours(3);
 /// grace after it, else the lead follow-up for a no-show.
 pub fn trial_loop(account_id: AccountId, member_id: MemberId, booked_for: Timestamp, event_id: &str, now: Timestamp) -> OpenLoop {
     let deadline = booked_for.max(now) + TRIAL_GRACE;
-    OpenLoop::new(account_id, member_id, Expects::TrialAttended, deadline, OnDeadline::NoShowFollowup, now).opening(LoopOpens {
+    OpenLoop::new(
+        account_id,
+        member_id,
+        Expects::TrialAttended,
+        deadline,
+        OnDeadline::NoShowFollowup,
+        now,
+    )
+    .opening(LoopOpens {
         task_type: "lead_followup".into(),
         goal: "Follow up with a lead who booked a class and did not come, kindly, and offer another time".into(),
         trigger_id: None,
@@ -316,7 +337,14 @@ mod tests {
             let open = OpenLoop::new(account, m1.clone(), expects, now, OnDeadline::Close, now);
             assert_eq!(open.met_by_signal(signal), None, "{expects:?}");
         }
-        let other = OpenLoop::new(account, MemberId::parse("m_2").expect("id"), Expects::Checkin, now, OnDeadline::Close, now);
+        let other = OpenLoop::new(
+            account,
+            MemberId::parse("m_2").expect("id"),
+            Expects::Checkin,
+            now,
+            OnDeadline::Close,
+            now,
+        );
         assert_eq!(other.met_by_signal(signal), None, "another member's loop");
         let met = OpenLoop {
             status: LoopStatus::Met,
@@ -335,7 +363,10 @@ mod tests {
         let follow_up = now + SignedDuration::from_hours(72);
         let loops = loops_for_sent_touch(&task, 0, Some(follow_up), now);
         assert_eq!(loops.len(), 2, "{loops:?}");
-        assert_eq!((loops[0].expects, loops[0].deadline, loops[0].on_deadline), (Expects::Reply, follow_up, OnDeadline::FollowUp));
+        assert_eq!(
+            (loops[0].expects, loops[0].deadline, loops[0].on_deadline),
+            (Expects::Reply, follow_up, OnDeadline::FollowUp)
+        );
         assert_eq!(loops[0].task_id, Some(task.id));
         assert_eq!(loops[1].expects, Expects::Checkin);
         assert!(loops[1].deadline > follow_up);

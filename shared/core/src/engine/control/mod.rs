@@ -63,7 +63,10 @@ impl Engine {
                 Control::RunNow => "run now",
             };
             if !task.is_active() {
-                return Err(EngineError::InvalidState { status: task.status, action });
+                return Err(EngineError::InvalidState {
+                    status: task.status,
+                    action,
+                });
             }
             let paused = task.controls.paused_at.is_some();
             let (reason, detail) = match control {
@@ -73,7 +76,10 @@ impl Engine {
                 Control::Resume => (Reason::OwnerResumed, "its steps are due again".to_owned()),
                 Control::RunNow => {
                     if queue_for(task.status, task.touch).is_none() {
-                        return Err(EngineError::InvalidState { status: task.status, action });
+                        return Err(EngineError::InvalidState {
+                            status: task.status,
+                            action,
+                        });
                     }
                     (Reason::OwnerRanNow, "its next step is due now".to_owned())
                 }
@@ -118,7 +124,9 @@ impl Engine {
             .await?
             .into_iter()
             .find(|t| t.id == id)
-            .ok_or(EngineError::NotFound { what: "recurring template" })
+            .ok_or(EngineError::NotFound {
+                what: "recurring template",
+            })
     }
 
     /// `POST /api/v1/recurring/{id}/pause`: it spawns nothing until resumed.
@@ -190,7 +198,12 @@ impl Engine {
     }
 
     /// One instance of `template` (its `instances_created` already counted), as a run.
-    pub(crate) async fn spawn_instance(&self, account: &crate::owner::account::Account, template: &RecurringTemplate, by: &str) -> TemplateRun {
+    pub(crate) async fn spawn_instance(
+        &self,
+        account: &crate::owner::account::Account,
+        template: &RecurringTemplate,
+        by: &str,
+    ) -> TemplateRun {
         let now = self.clock.now();
         let input = NewTask {
             task_type: template.task_type.clone(),
@@ -308,9 +321,16 @@ mod tests {
     #[test]
     fn on_change_tells_the_owner_only_when_the_result_changes() {
         assert!(run_news(Notify::OnChange, None, &run(1, 1), "x").is_some(), "a first run is news");
-        assert_eq!(run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 1), "x"), None, "the same result is not");
+        assert_eq!(
+            run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 1), "x"),
+            None,
+            "the same result is not"
+        );
         let changed = run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 0), "x").unwrap_or_default();
-        assert!(changed.contains("already open") && changed.contains("opened 1 task"), "the difference is named: {changed}");
+        assert!(
+            changed.contains("already open") && changed.contains("opened 1 task"),
+            "the difference is named: {changed}"
+        );
         assert!(run_news(Notify::Always, Some(&run(1, 1)), &run(1, 1), "x").is_some());
         assert_eq!(run_news(Notify::Never, None, &run(1, 1), "x"), None);
     }

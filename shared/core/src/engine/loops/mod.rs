@@ -144,7 +144,9 @@ impl Engine {
             match self.carry_out_deadline(&expired, &burst).await {
                 Ok(Some(task)) => report.opened.push(task),
                 Ok(None) => {}
-                Err(e) => tracing::error!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an expired loop's consequence failed"),
+                Err(e) => {
+                    tracing::error!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an expired loop's consequence failed")
+                }
             }
         }
         Ok(report)
@@ -210,7 +212,13 @@ impl Engine {
 
     /// Open the task a loop names, through the one creation path (flood limits, suppression
     /// and holdout checks included): its origin is the event that caused it.
-    async fn open_from_loop(&self, account: &Account, member: &MemberId, opens: &LoopOpens, burst: &Burst) -> Result<Option<TaskId>, EngineError> {
+    async fn open_from_loop(
+        &self,
+        account: &Account,
+        member: &MemberId,
+        opens: &LoopOpens,
+        burst: &Burst,
+    ) -> Result<Option<TaskId>, EngineError> {
         let facts = self.store.get_member(account.id, member).await?.map(|(f, _)| f);
         let now = self.clock.now();
         let input = NewTask {
@@ -243,7 +251,10 @@ impl Engine {
         member: Option<&MemberId>,
         limit: usize,
     ) -> Result<Vec<LoopView>, EngineError> {
-        let loops = self.store.list_loops(account, status, member, limit.clamp(1, LOOPS_PAGE_MAX)).await?;
+        let loops = self
+            .store
+            .list_loops(account, status, member, limit.clamp(1, LOOPS_PAGE_MAX))
+            .await?;
         Ok(loops.iter().map(LoopView::from).collect())
     }
 
@@ -315,8 +326,17 @@ impl Engine {
                 };
                 if let Some(opens) = opens {
                     let why = format!("PushPress reported a no-show at {at}");
-                    self.open_no_show_followup(account, member, &LoopOpens { event_id: id.to_owned(), ..opens }, &why, burst)
-                        .await?;
+                    self.open_no_show_followup(
+                        account,
+                        member,
+                        &LoopOpens {
+                            event_id: id.to_owned(),
+                            ..opens
+                        },
+                        &why,
+                        burst,
+                    )
+                    .await?;
                 }
             }
             _ => {}

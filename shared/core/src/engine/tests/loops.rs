@@ -80,16 +80,34 @@ async fn one_checkin_meets_the_loops_of_two_tasks_and_neither_deadline_fires_aft
     // Each sent touch waits for a reply by its follow-up, and for its goal: a check-in.
     let loops = w.loops_of("m_two").await;
     // The newest of each: a follow-up expires the touch's reply loop and registers its own.
-    let of = |task: &Task, expects: Expects| loops
+    let of = |task: &Task, expects: Expects| {
+        loops
             .iter()
             .filter(|l| l.task_id == Some(task.id) && l.expects == expects)
             .max_by_key(|l| (l.created_at, l.id))
-            .cloned();
+            .cloned()
+    };
     for task in [&churn, &lead] {
         let current = w.task(task).await;
-        let reply = of(task, Expects::Reply).unwrap_or_else(|| panic!("a reply loop of {}: {:?} {:?} {:?} {}", task.task_type, loops.iter().map(|l| (l.task_id == Some(task.id), l.expects, l.status, l.deadline)).collect::<Vec<_>>(), current.status, current.next_action_at, current.touch));
+        let reply = of(task, Expects::Reply).unwrap_or_else(|| {
+            panic!(
+                "a reply loop of {}: {:?} {:?} {:?} {}",
+                task.task_type,
+                loops
+                    .iter()
+                    .map(|l| (l.task_id == Some(task.id), l.expects, l.status, l.deadline))
+                    .collect::<Vec<_>>(),
+                current.status,
+                current.next_action_at,
+                current.touch
+            )
+        });
         assert_eq!(reply.status, LoopStatus::Open);
-        assert_eq!(Some(reply.deadline), w.task(task).await.next_action_at, "a reply is expected by the follow-up");
+        assert_eq!(
+            Some(reply.deadline),
+            w.task(task).await.next_action_at,
+            "a reply is expected by the follow-up"
+        );
         assert_eq!(of(task, Expects::Checkin).map(|l| l.status), Some(LoopStatus::Open));
     }
 
@@ -101,7 +119,10 @@ async fn one_checkin_meets_the_loops_of_two_tasks_and_neither_deadline_fires_aft
     let loops = w.loops_of("m_two").await;
     let met: Vec<_> = loops.iter().filter(|l| l.status == LoopStatus::Met).collect();
     assert_eq!(met.len(), 2, "{loops:?}");
-    assert!(met.iter().all(|l| l.expects == Expects::Checkin && l.met_by.as_deref() == Some("checkin.created:wh_checkin")));
+    assert!(
+        met.iter()
+            .all(|l| l.expects == Expects::Checkin && l.met_by.as_deref() == Some("checkin.created:wh_checkin"))
+    );
 
     // Past every deadline nothing fires: no follow-up, the met loops stay met.
     w.clock.set(day0() + days(60));
@@ -165,7 +186,11 @@ async fn a_leads_booking_without_a_checkin_opens_the_no_show_follow_up_once() {
         },
     )
     .await;
-    let open = w.store.member_active_tasks(w.account.id, &MemberId::parse("m_trial").expect("id")).await.expect("tasks");
+    let open = w
+        .store
+        .member_active_tasks(w.account.id, &MemberId::parse("m_trial").expect("id"))
+        .await
+        .expect("tasks");
     assert_eq!(open.len(), 1, "{open:?}");
 }
 
@@ -195,7 +220,10 @@ async fn a_leads_checkin_meets_the_trial_and_a_no_show_report_opens_the_follow_u
         },
     )
     .await;
-    assert!(w.open_tasks_of("m_missed", "lead_followup").await.is_some(), "the no-show opens it at once");
+    assert!(
+        w.open_tasks_of("m_missed", "lead_followup").await.is_some(),
+        "the no-show opens it at once"
+    );
     assert_eq!(w.loops_of("m_missed").await[0].status, LoopStatus::Expired);
     assert_eq!(w.loops_of("m_came").await[0].status, LoopStatus::Met);
 
@@ -203,6 +231,10 @@ async fn a_leads_checkin_meets_the_trial_and_a_no_show_report_opens_the_follow_u
     w.clock.set(day0() + days(3));
     w.run().await;
     assert_eq!(w.open_tasks_of("m_came", "lead_followup").await, None, "the lead came");
-    let missed = w.store.member_active_tasks(w.account.id, &MemberId::parse("m_missed").expect("id")).await.expect("tasks");
+    let missed = w
+        .store
+        .member_active_tasks(w.account.id, &MemberId::parse("m_missed").expect("id"))
+        .await
+        .expect("tasks");
     assert_eq!(missed.len(), 1, "one follow-up, not two");
 }

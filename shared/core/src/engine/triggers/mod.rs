@@ -85,7 +85,11 @@ impl Engine {
         let trigger = input.into_trigger(new_ulid(self.clock.now()).to_string())?;
         self.change_triggers(account, |book| {
             if book.custom.len() >= MAX_CUSTOM_TRIGGERS {
-                return Err(InvalidInput::new("too_many_triggers", format!("an account has at most {MAX_CUSTOM_TRIGGERS} triggers of its own")).into());
+                return Err(InvalidInput::new(
+                    "too_many_triggers",
+                    format!("an account has at most {MAX_CUSTOM_TRIGGERS} triggers of its own"),
+                )
+                .into());
             }
             book.custom.push(trigger.clone());
             Ok(())
@@ -146,7 +150,11 @@ impl Engine {
             match book.row(id) {
                 None => return Err(not_found()),
                 Some(row) if row.builtin => {
-                    return Err(InvalidInput::new("builtin_trigger", "a built-in trigger cannot be removed; switch it off with {\"enabled\": false}").into());
+                    return Err(InvalidInput::new(
+                        "builtin_trigger",
+                        "a built-in trigger cannot be removed; switch it off with {\"enabled\": false}",
+                    )
+                    .into());
                 }
                 Some(_) => {}
             }
@@ -420,10 +428,12 @@ fn past_events(name: &str, facts: &MemberFacts, from: Timestamp, now: Timestamp)
                 })
                 .collect()
         }
-        "trial.booked" | "reservation.created" | "appointment.scheduled" => match (within(&facts.trial_booked_at), facts.trial_booked_for) {
-            (Some(at), Some(booked_for)) => vec![(MemberEvent::TrialBooked { member_id, booked_for }, at)],
-            _ => Vec::new(),
-        },
+        "trial.booked" | "reservation.created" | "appointment.scheduled" => {
+            match (within(&facts.trial_booked_at), facts.trial_booked_for) {
+                (Some(at), Some(booked_for)) => vec![(MemberEvent::TrialBooked { member_id, booked_for }, at)],
+                _ => Vec::new(),
+            }
+        }
         _ => Vec::new(),
     }
 }
