@@ -93,30 +93,29 @@ impl LoopStore for DynamoStore {
         member: Option<&MemberId>,
         limit: usize,
     ) -> Result<Vec<OpenLoop>, StoreError> {
+        // One member's loops: their own consistent query under the member, never the account's.
+        if let Some(member) = member {
+            let items = self
+                .query_all(None, PK, account_pk(account), Some(loop_member_prefix(member)), false)
+                .await?;
+            let mut loops: Vec<OpenLoop> = items.into_iter().map(from_item).collect::<Result<_, _>>()?;
+            loops.retain(|l| status.is_none_or(|s| l.status == s));
+            loops.sort_by_key(|l| std::cmp::Reverse(l.id));
+            loops.truncate(limit);
+            return Ok(loops);
+        }
         let statuses = match status {
             Some(one) => vec![one],
             None => vec![LoopStatus::Open, LoopStatus::Met, LoopStatus::Expired],
         };
         let mut loops: Vec<OpenLoop> = Vec::new();
         for status in statuses {
-            // Newest first, a page at a time, until the page holds `limit` of the member's.
-            let mut cursor = None;
-            let mut found = 0;
-            loop {
-                let (items, next) = self
-                    .gsi2_page(loops_gsi2pk(account), &format!("{}#", status.as_str()), limit.max(50), cursor)
-                    .await?;
-                for item in items {
-                    let l: OpenLoop = from_item(item)?;
-                    if member.is_none_or(|m| l.member_id == *m) {
-                        loops.push(l);
-                        found += 1;
-                    }
-                }
-                match next {
-                    Some(n) if found < limit => cursor = Some(n),
-                    _ => break,
-                }
+            // Newest first: one page of `limit` per status.
+            let (items, _) = self
+                .gsi2_page(loops_gsi2pk(account), &format!("{}#", status.as_str()), limit, None)
+                .await?;
+            for item in items {
+                loops.push(from_item(item)?);
             }
         }
         loops.sort_by_key(|l| std::cmp::Reverse(l.id));
