@@ -7,6 +7,7 @@
 mod actions;
 mod backfill;
 mod concurrency;
+mod loops;
 mod mail_events;
 mod rails;
 mod sending_domains;

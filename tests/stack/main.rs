@@ -21,6 +21,7 @@ mod learning;
 mod lift;
 mod local_runtime;
 mod message_templates;
+mod loops;
 mod model_prompts;
 mod numbers;
 mod observability;

@@ -7,6 +7,7 @@ pub mod app;
 
 mod learning;
 mod lift;
+mod loops;
 mod members;
 mod message_templates;
 
@@ -45,8 +46,8 @@ pub struct ApiState {
     pub session_key: app::session::SessionKey,
 }
 
-type Shared = State<Arc<ApiState>>;
-type Body = Result<Bytes, BytesRejection>;
+pub(crate) type Shared = State<Arc<ApiState>>;
+pub(crate) type Body = Result<Bytes, BytesRejection>;
 
 pub fn router(state: Arc<ApiState>) -> Router {
     Router::new()
@@ -82,6 +83,20 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
         .merge(app::routes())
+        .route("/api/v1/loops", get(loops::list_loops))
+        .route("/api/v1/tasks/{id}/pause", post(loops::pause_task))
+        .route("/api/v1/tasks/{id}/resume", post(loops::resume_task))
+        .route("/api/v1/tasks/{id}/run-now", post(loops::run_task_now))
+        .route("/api/v1/recurring/{id}/pause", post(loops::pause_template))
+        .route("/api/v1/recurring/{id}/resume", post(loops::resume_template))
+        .route("/api/v1/recurring/{id}/run-now", post(loops::run_template_now))
+        .route("/api/v1/recurring/{id}/runs", get(loops::template_runs))
+        .route("/api/v1/triggers", get(loops::list_triggers).post(loops::create_trigger))
+        .route(
+            "/api/v1/triggers/{id}",
+            axum::routing::put(loops::update_trigger).delete(loops::delete_trigger),
+        )
+        .route("/api/v1/triggers/{id}/dry-run", post(loops::dry_run_trigger))
         .route("/api/v1/connector", get(members::connector))
         .route("/api/v1/members", get(members::list))
         .route("/api/v1/members/{id}", get(members::detail))
@@ -582,7 +597,7 @@ fn limit_number(raw: &str) -> Result<usize, ApiError> {
 
 /// A page's `limit`, if given: not a number is malformed (400), a number outside 1–`max` is
 /// invalid (422) — as every paged list answers, never quietly clamped.
-fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>, ApiError> {
+pub(crate) fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>, ApiError> {
     raw.map(|raw| {
         let limit = limit_number(raw)?;
         (1..=max)

@@ -238,3 +238,25 @@ pub fn suggestions_gsi2pk(a: AccountId, status: &str) -> String {
 }
 /// The account's business memories: one versioned book (issue 16).
 pub const MEMORIES_SK: &str = "MEMORIES";
+
+/// An open loop, under its member so one member's loops are one consistent query.
+pub fn loop_sk(member: &MemberId, id: ulid::Ulid) -> String {
+    format!("LOOP#{member}#{id}")
+}
+/// The prefix of one member's loops (the `#` keeps `m_1` from matching `m_10`).
+pub fn loop_member_prefix(member: &MemberId) -> String {
+    format!("LOOP#{member}#")
+}
+/// The sharded deadline index of open loops on GSI1 (sort key `{deadline}#{id}`).
+pub fn loop_due_gsi1pk(shard: u32) -> String {
+    format!("LOOPDUE#{shard}")
+}
+/// An account's loops on GSI2, by status then id (newest last).
+pub fn loops_gsi2pk(a: AccountId) -> String {
+    format!("LOOPS#{a}")
+}
+pub fn loops_gsi2sk(status: &str, id: ulid::Ulid) -> String {
+    format!("{status}#{id}")
+}
+/// An account's trigger table: its own rows, its switches of the built-in ones, the firings.
+pub const TRIGGERS_SK: &str = "TRIGGERS";

@@ -75,6 +75,9 @@ pub struct TaskView<'a> {
     pub deliverable: Option<&'a crate::task::Deliverable>,
     /// `live`, `dry_run` or `plan` (spec §27).
     pub execution_mode: crate::task::controls::TaskMode,
+    /// When the owner paused it; absent while it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<Timestamp>,
     /// Plan-mode tasks: the plan the owner approves.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<&'a crate::task::controls::TaskPlan>,
@@ -141,6 +144,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             version: t.version,
             deliverable: t.deliverable.as_ref(),
             execution_mode: t.controls.mode,
+            paused_at: t.controls.paused_at,
             plan: t.controls.plan.as_ref(),
             escalation: t.escalation.as_ref(),
             pending_answer: t.answer.as_deref(),

@@ -23,6 +23,7 @@ mod link;
 pub mod page;
 pub mod session;
 pub mod templates;
+mod triggers;
 pub mod views;
 
 use std::sync::Arc;
@@ -88,6 +89,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/settings", get(settings).post(save_settings))
         .route("/app/settings/pause", post(pause))
         .route("/app/settings/resume", post(resume))
+        .route("/app/settings/triggers/{id}", post(triggers::switch))
         .route("/app/members", get(members))
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
@@ -502,6 +504,8 @@ fn notice(done: Option<&str>) -> Option<&'static str> {
         "saved" => Some("Saved."),
         "paused" => Some("Paused: nothing is sent to your members until you resume."),
         "resumed" => Some("Resumed: due messages go out again."),
+        "trigger_on" => Some("Trigger switched on: its events open tasks again."),
+        "trigger_off" => Some("Trigger switched off: its events open nothing."),
         other => learning::notice(other),
     }
 }
@@ -709,9 +713,10 @@ async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>
 /// PushPress connection with its import (what `GET /api/v1/connector` answers).
 async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
     page(state, &headers, |state, session| async move {
-        let (autonomy, connector) = tokio::try_join!(
+        let (autonomy, connector, book) = tokio::try_join!(
             state.engine.autonomy(session.account),
             state.engine.connector_status(session.account),
+            state.engine.trigger_book(session.account),
         )?;
         let tz = autonomy.account.settings.time_zone();
         let page = views::SettingsPage {
@@ -723,6 +728,7 @@ async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query
             ),
             notice: notice(params.done.as_deref()),
             s: views::settings_view(&autonomy, &connector, &tz),
+            triggers: triggers::rows(&book),
         };
         Ok(html(StatusCode::OK, &page))
     })

@@ -83,6 +83,8 @@ pub struct SettingsPage {
     pub layout: Layout,
     pub notice: Option<&'static str>,
     pub s: SettingsView,
+    /// The trigger table: which event opens which task, each with its switch.
+    pub triggers: Vec<super::triggers::TriggerRow>,
 }
 
 /// The settings form's values, as stored now.

@@ -40,6 +40,7 @@ mod deliverability;
 mod idempotency;
 mod items;
 mod learning;
+mod loops;
 mod members;
 mod memories;
 mod message_templates;
@@ -50,6 +51,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod triggers;
 
 type Item = HashMap<String, AttributeValue>;
 

@@ -24,7 +24,7 @@ impl TemplateStore for DynamoStore {
             template_sk(template.id),
             "recurring_template",
         )?;
-        if let (true, Some(at)) = (template.enabled, template.next_at) {
+        if let (true, Some(at)) = (template.enabled && !template.paused, template.next_at) {
             item.insert(GSI1PK.into(), s(TEMPLATES_DUE_GSI1PK));
             item.insert(GSI1SK.into(), s(format!("{}#{}", due_time_key(at), template.id)));
         }

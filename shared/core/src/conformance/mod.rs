@@ -28,6 +28,7 @@ mod counters;
 mod deliverability;
 mod idempotency;
 mod learning;
+mod loops;
 mod members;
 mod memories;
 mod message_templates;
@@ -151,6 +152,10 @@ macro_rules! store_conformance_tests {
             ],
             message_templates: [
                 an_owners_message_templates_are_kept_per_account_type_and_touch,
+            ],
+            loops: [
+                a_loop_is_registered_with_its_task_found_while_open_and_resolved_once,
+                a_trigger_book_is_versioned_per_account_and_keeps_its_filters,
             ],
         });
     };

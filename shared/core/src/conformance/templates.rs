@@ -29,6 +29,9 @@ pub(super) async fn recurring_templates_are_versioned_and_due_when_enabled(store
         last_triggered_at: None,
         created_at: base(),
         version: 1,
+        paused: false,
+        runs: Vec::new(),
+        notify: Default::default(),
     };
     let soon = template(account, base() + SignedDuration::from_mins(1));
     let later = template(account, base() + SignedDuration::from_hours(48));

@@ -190,7 +190,13 @@ impl Engine {
         });
 
         let burst = Burst::analysis_run();
+        // The built-in rows the owner switched off open nothing (`rules/triggers.toml`).
+        let book = self.store.trigger_book(account.id).await?;
         for (member, finding, _, _) in findings {
+            let row = crate::owner::trigger::scan_row(finding.task_type);
+            if row.is_some_and(|row| !book.builtin_on(row)) {
+                continue;
+            }
             if burst.remaining() == 0 {
                 done.stopped_by = Some(Limit::PerRun.reason().into());
                 break;
@@ -222,7 +228,10 @@ impl Engine {
                 context: finding.context,
             };
             match self.create_task_in(account, input, &burst).await {
-                Ok(Created::New(_)) => {
+                Ok(Created::New(task)) => {
+                    if let Some(row) = row {
+                        self.builtin_fired(account.id, row, &task.member.id, &episode, task.id).await;
+                    }
                     done.created += 1;
                     *done.created_by_type.entry(task_type.to_owned()).or_default() += 1;
                 }

@@ -127,6 +127,7 @@ impl Engine {
             log: vec![claim_log, log],
             messages: vec![note],
             send: None,
+            loops: Vec::new(),
         };
         match self.store.commit(&commit).await {
             Ok(()) => Ok(StepOutcome::Moved {

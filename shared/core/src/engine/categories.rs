@@ -72,6 +72,7 @@ impl Engine {
                 log: vec![start_log, wait_log],
                 messages: vec![note],
                 send: None,
+                loops: Vec::new(),
             })
             .await?;
         Ok(StepOutcome::Moved {

@@ -14,9 +14,12 @@ pub use attribution::AttributionReport;
 mod autonomy;
 mod categories;
 mod connection;
+mod control;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 mod feedback;
 mod freshness;
+mod loops;
+pub use loops::{LOOPS_PAGE_MAX, LoopSweep, LoopView};
 mod mail_events;
 mod members;
 pub use members::{MEMBERS_PAGE_MAX, MemberDetail, MemberView, monthly_value};
@@ -53,8 +56,10 @@ mod lift;
 mod tasks;
 mod threats;
 mod tick;
+mod triggers;
 pub use signals::{Accepted, SignalOutcome};
 pub use tasks::Created;
+pub use triggers::{DryRun, DryRunMember};
 mod work;
 
 #[cfg(test)]

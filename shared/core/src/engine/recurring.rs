@@ -3,14 +3,12 @@
 
 use serde::Serialize;
 
-use super::{Engine, NewTask};
+use super::Engine;
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, new_ulid};
 use crate::kernel::limits::{DUE_TOLERANCE, RECURRING_PER_TICK};
 use crate::owner::account::Account;
 use crate::owner::recurring::{self, DEFAULT_MAX_INSTANCES, MAX_INSTANCES_CAP, NewTemplate, RecurringTemplate, account_wide_member};
-use crate::rails::gate::GateContext;
-use crate::task::TriggerType;
 use crate::task::error::EngineError;
 use crate::task::task_type::{self, Category};
 
@@ -78,6 +76,9 @@ impl Engine {
             last_triggered_at: None,
             created_at: now,
             version: 1,
+            paused: false,
+            runs: Vec::new(),
+            notify: input.notify.unwrap_or_default(),
         };
         self.store.save_template(&template).await?;
         Ok(template)
@@ -105,6 +106,9 @@ impl Engine {
         let now = self.clock.now();
         let mut report = SpawnReport::default();
         for template in self.store.due_templates(now + DUE_TOLERANCE, RECURRING_PER_TICK).await? {
+            if template.paused {
+                continue;
+            }
             let Some(account) = self.store.get_account(template.account_id).await? else {
                 continue;
             };
@@ -132,24 +136,16 @@ impl Engine {
                 report.disabled += 1;
                 continue;
             }
-            let input = NewTask {
-                task_type: template.task_type.clone(),
-                member_id: template.member_id.clone(),
-                goal: template.goal.clone(),
-                confidence: None,
-                draft: None,
-                trigger_type: TriggerType::Recurring,
-                trigger_event_id: Some(format!("{}#{}", template.id, next.instances_created)),
-                gate: GateContext::default(),
-                context: serde_json::json!({ "recurring_template": template.id, "instance": next.instances_created }),
-            };
-            match self.create_task(&account, input).await {
-                Ok(_) => report.spawned += 1,
-                Err(EngineError::MemberSuppressed { .. }) => report.skipped_suppressed += 1,
-                Err(e) => {
-                    tracing::warn!(template = %template.id, error = %e, "recurring instance not created");
-                    report.failed += 1;
-                }
+            let run = self.spawn_instance(&account, &next, "schedule").await;
+            if run.skipped.is_some() {
+                report.skipped_suppressed += 1;
+            } else if run.found == 0 {
+                report.failed += 1;
+            } else {
+                report.spawned += 1;
+            }
+            if let Err(e) = self.record_run(account.id, template.id, run).await {
+                tracing::warn!(template = %template.id, error = %e, "a recurring run was not recorded");
             }
         }
         Ok(report)

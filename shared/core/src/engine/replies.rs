@@ -27,6 +27,7 @@ use crate::owner::account::Account;
 use crate::ports::{CompletionRequest, DraftRequest, ReplyRequest};
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
+use crate::task::open_loop::LoopSignal;
 use crate::task::progress::{self, Judged};
 use crate::task::reason::Reason;
 use crate::task::task_type;
@@ -87,6 +88,10 @@ impl Engine {
                 return Err(e);
             }
         };
+        if stranger(&stored, &mail).is_none() && !mail.automatic {
+            self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
+                .await?;
+        }
         let mut status = stored.status;
         if let Some(from) = stranger(&stored, &mail).filter(|_| !mail.automatic)
             && matches!(stored.status, TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Dormant)
@@ -289,6 +294,7 @@ impl Engine {
                     log: logs,
                     messages,
                     send: None,
+                    loops: Vec::new(),
                 }
             };
             match self.store.commit(&commit).await {
@@ -703,6 +709,7 @@ impl Engine {
             log: logs,
             messages: vec![note],
             send: None,
+            loops: Vec::new(),
         };
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;

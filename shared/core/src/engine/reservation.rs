@@ -160,9 +160,16 @@ impl Engine {
                     at
                 });
             }
+            // What the touch now waits for: a reply by the next step, the goal by its window.
+            let loops = if next.status == TaskStatus::Waiting {
+                crate::task::open_loop::loops_for_sent_touch(&next, touch, next.next_action_at, now)
+            } else {
+                Vec::new()
+            };
             let mut commit = TaskCommit::new(next, log);
             commit.messages.push(message.clone());
             commit.send = Some(SendEffect::Record { outbound: sent.clone() });
+            commit.loops = loops;
             match self.store.commit(&commit).await {
                 Ok(()) => return Ok(StepOutcome::Sent { touch }),
                 Err(StoreError::Conflict(Conflict::Version)) => {

@@ -108,6 +108,8 @@ impl Engine {
         // active guard, so a crash between projection and creation is repaired by the retry.
         // One event creates at most a few tasks (spec §7.9); a refused one is logged, not retried.
         let burst = crate::task::flood::Burst::webhook_event();
+        // The built-in rows the owner switched off open nothing (`rules/triggers.toml`).
+        let book = self.store.trigger_book(account.id).await?;
         let created = match event {
             MemberEvent::PaymentFailed {
                 amount,
@@ -115,7 +117,7 @@ impl Engine {
                 reason,
                 failed_at,
                 ..
-            } => {
+            } if book.builtin_on("payment_failed") => {
                 let now = self.clock.now();
                 let tenure_days = facts.joined_at.map(|j| now.duration_since(j).as_hours() / 24);
                 let input = NewTask {
@@ -142,7 +144,9 @@ impl Engine {
             }
             // A check-in that brings the member to a milestone (spec §12, §20.4): a review
             // request, once — only when this event moved the count (a redelivery does not).
-            MemberEvent::CheckinCreated { .. } if fresh && CHECKIN_MILESTONES.contains(&facts.checkin_count) => {
+            MemberEvent::CheckinCreated { .. }
+                if fresh && CHECKIN_MILESTONES.contains(&facts.checkin_count) && book.builtin_on("checkin_milestone") =>
+            {
                 let n = facts.checkin_count;
                 let name = facts.first_name.clone().unwrap_or_else(|| "the member".into());
                 let input = NewTask {
@@ -167,16 +171,31 @@ impl Engine {
                     Err(e) => return Err(e),
                 }
             }
-            MemberEvent::Enrollment { enrollment, .. } => {
+            MemberEvent::Enrollment { enrollment, .. } if book.builtin_on("enrollment_alert") => {
                 self.inferred_payment_trouble(&account, &facts, enrollment, &envelope.webhook_id, &burst)
                     .await?
             }
             _ => None,
         };
+        let builtin = match event {
+            MemberEvent::PaymentFailed { .. } => "payment_failed",
+            MemberEvent::CheckinCreated { .. } => "checkin_milestone",
+            _ => "enrollment_alert",
+        };
+        if let Some(task) = created {
+            self.builtin_fired(account.id, builtin, &facts.member_id, &envelope.webhook_id, task)
+                .await;
+        }
+        // The owner's own rows (`POST /api/v1/triggers`).
+        let fired = self.fire_triggers(&account, &book, &facts, envelope, &burst).await?;
+        let created = created.or(fired.first().copied());
         // A signal that shows a dormant or waiting task's goal closes it at once (also for a
         // redelivered event: closing is idempotent and repairs a crash after projection).
         let closed = self.close_reached_goals(&account, &facts, event).await?;
-        if !fresh && created.is_none() && closed.is_empty() {
+        // Every open loop the event satisfies is met in the same pass (a check-in can meet a
+        // churn task's and a to-do's); a booking or a no-show moves the trial's loop.
+        let met = self.loops_on_event(&account, &facts, envelope, fresh, &burst).await?;
+        if !fresh && created.is_none() && closed.is_empty() && met.is_empty() {
             return Ok(SignalOutcome::Duplicate);
         }
         Ok(SignalOutcome::Applied { task_created: created })

@@ -432,6 +432,7 @@ impl Engine {
                 mode: options.mode,
                 plan,
                 agent_planning: options.agent_planning,
+                paused_at: None,
             },
             awaiting: None,
             answer: None,

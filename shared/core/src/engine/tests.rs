@@ -1316,6 +1316,7 @@ async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
                 goal: None,
                 member_id: None,
                 max_instances: Some(2),
+                notify: None,
             },
         )
         .await
@@ -1380,6 +1381,7 @@ async fn recurring_templates_refuse_what_cannot_run() {
         goal: None,
         member_id: member.map(|m| MemberId::parse(m).expect("member")),
         max_instances: None,
+        notify: None,
     };
     for (input, code) in [
         (new("no_such_type", Some("0 8 * * 1"), None), "invalid_task_type"),
@@ -1489,6 +1491,7 @@ mod gates;
 mod good_by_default;
 mod holdout;
 mod intake;
+mod loops;
 mod memories;
 mod metrics;
 mod network;

@@ -21,6 +21,8 @@ pub struct TickReport {
     pub recurring: super::SpawnReport,
     /// Owner digest mails sent (spec §35).
     pub owner_digests: usize,
+    /// Open loops past their deadline, expired and carried out.
+    pub loops: super::LoopSweep,
 }
 
 /// How a tick hands out work.
@@ -82,6 +84,10 @@ impl Engine {
         match self.send_owner_digests().await {
             Ok(sent) => report.owner_digests = sent,
             Err(e) => tracing::error!(error = %e, "owner digests not sent this tick"),
+        }
+        match self.sweep_loops().await {
+            Ok(swept) => report.loops = swept,
+            Err(e) => tracing::error!(error = %e, "open loops not swept this tick"),
         }
         match self.spawn_recurring().await {
             Ok(spawned) => report.recurring = spawned,

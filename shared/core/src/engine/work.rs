@@ -72,6 +72,9 @@ impl Engine {
         let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
+        if task.controls.paused_at.is_some() {
+            return Ok(StepOutcome::Skipped("paused".into()));
+        }
         let mut seen = StepInput::new(worker, task, now);
         loop {
             match step::decide(&seen) {
@@ -316,6 +319,7 @@ impl Engine {
             log: logs,
             messages,
             send: None,
+            loops: Vec::new(),
         };
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;
@@ -332,6 +336,9 @@ impl Engine {
         let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
+        if task.controls.paused_at.is_some() {
+            return Ok(StepOutcome::Skipped("paused".into()));
+        }
         if task.status == TaskStatus::Escalated {
             return self.escalation_timer(task, now).await;
         }

@@ -33,6 +33,7 @@ mod counters;
 mod deliverability;
 mod idempotency;
 mod learning;
+mod loops;
 mod members;
 mod memories;
 mod message_templates;
@@ -44,6 +45,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod triggers;
 
 pub use sending_domains::{MemorySendingDomains, ses_records};
 
@@ -94,6 +96,9 @@ struct State {
     shared_learning: HashSet<TaskId>,
     /// The dashboard's sign-in links by token hash, and whether each was used.
     sign_in_links: HashMap<String, (crate::owner::sign_in::SignInLink, bool)>,
+    /// Open loops (met and expired ones kept), by account and id.
+    loops: BTreeMap<(AccountId, ulid::Ulid), crate::task::open_loop::OpenLoop>,
+    trigger_books: HashMap<AccountId, crate::owner::trigger::TriggerBook>,
 }
 
 /// See the module docs.

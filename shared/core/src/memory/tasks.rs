@@ -168,6 +168,9 @@ impl Tasks for MemoryStore {
             }
             s.interactions.insert(task.id, record);
         }
+        for l in &commit.loops {
+            s.loops.insert((l.account_id, l.id), l.clone());
+        }
         s.tasks.insert(task.id, task.clone());
         s.logs.entry(task.id).or_default().extend(commit.log.iter().cloned());
         s.messages.entry(task.id).or_default().extend(commit.messages.iter().cloned());

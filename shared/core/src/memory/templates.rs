@@ -39,7 +39,7 @@ impl TemplateStore for MemoryStore {
             .lock()
             .templates
             .values()
-            .filter(|t| t.enabled && t.next_at.is_some_and(|at| at <= until))
+            .filter(|t| t.enabled && !t.paused && t.next_at.is_some_and(|at| at <= until))
             .cloned()
             .collect();
         due.sort_by_key(|t| (t.next_at, t.id));

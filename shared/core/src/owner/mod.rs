@@ -15,3 +15,4 @@ pub mod owner_notice;
 pub mod recurring;
 pub mod scorecard;
 pub mod sign_in;
+pub mod trigger;

@@ -43,6 +43,35 @@ pub struct RecurringTemplate {
     pub created_at: Timestamp,
     /// Optimistic-lock version: 1 when created, +1 per change.
     pub version: u64,
+    /// The owner paused it: it spawns nothing until resumed.
+    #[serde(default)]
+    pub paused: bool,
+    /// Its latest runs, newest last.
+    #[serde(default)]
+    pub runs: Vec<TemplateRun>,
+    /// When the owner hears of a run: `always`, `on_change` (default), `on_win`, `never`.
+    #[serde(default)]
+    pub notify: crate::owner::trigger::Notify,
+}
+
+/// One run of a recurring template: when, what it found, what it opened, whom it told.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemplateRun {
+    pub at: jiff::Timestamp,
+    /// Instances it was due to make (1), or 0 when the cap or a refusal stopped it.
+    pub found: u32,
+    /// Tasks it opened (0 when the member already had one open: that one got the context).
+    pub opened: u32,
+    /// Whom it told: `owner` when the instance went to the owner's review, else nobody.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notified: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<crate::kernel::ids::TaskId>,
+    /// Why nothing was opened though the run was due: `member_suppressed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// `schedule` or `run_now`.
+    pub by: String,
 }
 
 /// `POST /api/v1/recurring`.
@@ -55,6 +84,9 @@ pub struct NewTemplate {
     pub goal: Option<String>,
     pub member_id: Option<MemberId>,
     pub max_instances: Option<u32>,
+    /// `always` | `on_change` (default) | `on_win` | `never`.
+    #[serde(default)]
+    pub notify: Option<crate::owner::trigger::Notify>,
 }
 
 #[derive(Debug, thiserror::Error)]

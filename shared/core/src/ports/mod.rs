@@ -22,11 +22,13 @@ use crate::task::work::QueueName;
 pub mod connection;
 pub mod deliverability;
 pub mod messages;
+pub mod loops;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
 pub use messages::MessageTemplateStore;
+pub use loops::{LoopStore, TriggerStore};
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

@@ -64,6 +64,8 @@ pub trait TaskStore:
     + SuggestionStore
     + SignInLinkStore
     + super::messages::MessageTemplateStore
+    + super::loops::LoopStore
+    + super::loops::TriggerStore
     + Send
     + Sync
 {
@@ -88,6 +90,8 @@ impl<T> TaskStore for T where
         + SuggestionStore
         + SignInLinkStore
         + super::messages::MessageTemplateStore
+        + super::loops::LoopStore
+        + super::loops::TriggerStore
         + ?Sized
 {
 }
@@ -402,6 +406,7 @@ pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::super::deliverability::DeliverabilityStore;
     pub use super::super::messages::MessageTemplateStore;
+    pub use super::super::loops::{LoopStore, TriggerStore};
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
         NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,

@@ -43,6 +43,9 @@ pub struct TaskCommit {
     pub log: Vec<LogEntry>,
     pub messages: Vec<ConversationMessage>,
     pub send: Option<SendEffect>,
+    /// Open loops the change registers (a sent touch's reply and goal), written in the same
+    /// transaction so a loop exists exactly when the action that waits does.
+    pub loops: Vec<crate::task::open_loop::OpenLoop>,
 }
 
 impl TaskCommit {
@@ -54,6 +57,7 @@ impl TaskCommit {
             log: vec![log],
             messages: Vec::new(),
             send: None,
+            loops: Vec::new(),
         }
     }
 }

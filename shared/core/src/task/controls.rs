@@ -37,6 +37,9 @@ pub struct TaskControls {
     /// itself never sends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub agent_planning: bool,
+    /// The owner paused it (`POST /api/v1/tasks/{id}/pause`): it takes no step until resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<jiff::Timestamp>,
 }
 
 /// One step of a plan (spec §27.3).

@@ -17,6 +17,7 @@ pub mod feedback;
 pub mod flood;
 pub mod history;
 pub mod holdout;
+pub mod open_loop;
 pub mod outcome;
 pub mod progress;
 pub mod reason;

@@ -92,6 +92,12 @@ reasons! {
     OwnerSkipped = "owner_skipped",
     /// The owner cancelled the task.
     OwnerCancelled = "owner_cancelled",
+    /// The owner paused the task: no step until resumed.
+    OwnerPaused = "owner_paused",
+    /// The owner resumed a paused task.
+    OwnerResumed = "owner_resumed",
+    /// The owner asked for the task's next step now.
+    OwnerRanNow = "owner_ran_now",
     /// The owner closed the task with an outcome.
     OwnerResolved = "owner_resolved",
     /// The owner answered an escalation with guidance.

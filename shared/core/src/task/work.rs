@@ -75,6 +75,10 @@ pub fn due_shard(task_id: &TaskId, shards: u32) -> u32 {
 
 /// Whether a task belongs in the due index at all, and when.
 pub fn due_at(task: &Task) -> Option<Timestamp> {
+    // A paused task waits outside the index until the owner resumes it.
+    if task.controls.paused_at.is_some() {
+        return None;
+    }
     match task.status {
         TaskStatus::Ready
         | TaskStatus::Waiting

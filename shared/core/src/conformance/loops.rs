@@ -1,0 +1,165 @@
+//! The conformance of [`LoopStore`]: loops are registered with their task's commit or alone,
+//! found by member and by deadline while open, listed per account, and moved out of `open`
+//! exactly once.
+//!
+//! [`LoopStore`]: crate::ports::LoopStore
+
+use jiff::SignedDuration;
+
+use crate::kernel::ids::AccountId;
+use crate::kernel::limits::DUE_INDEX_SHARDS;
+use crate::ports::TaskStore;
+use crate::task::TaskStatus;
+use crate::task::commit::TaskCommit;
+use crate::task::open_loop::{Expects, LoopStatus, OnDeadline, OpenLoop};
+use crate::task::reason::Reason;
+use crate::task::transition::{Why, record};
+
+use super::{base, member, new_task};
+
+async fn overdue_of(store: &dyn TaskStore, account: AccountId, until: jiff::Timestamp) -> Vec<OpenLoop> {
+    let mut all = Vec::new();
+    for shard in 0..DUE_INDEX_SHARDS {
+        all.extend(store.overdue_loops(shard, until, 100).await.expect("overdue"));
+    }
+    all.retain(|l| l.account_id == account);
+    all.sort_by_key(|l| (l.deadline, l.id));
+    all
+}
+
+pub(super) async fn a_loop_is_registered_with_its_task_found_while_open_and_resolved_once(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    let task = new_task(store, account, "m_loop", TaskStatus::Waiting).await;
+    let soon = base() + SignedDuration::from_hours(1);
+    let later = base() + SignedDuration::from_hours(48);
+
+    // A reply expected, written in the task's own commit.
+    let reply = OpenLoop::new(account, member("m_loop"), Expects::Reply, later, OnDeadline::FollowUp, base()).for_task(task.id);
+    let (next, log) = record(&task, base(), Why::new(Reason::MessageSent));
+    let mut commit = TaskCommit::new(next, log);
+    commit.loops.push(reply.clone());
+    store.commit(&commit).await.expect("commit with a loop");
+    // A trial expected, alone; and another account's loop for a member of the same id.
+    let trial = OpenLoop::new(
+        account,
+        member("m_loop"),
+        Expects::TrialAttended,
+        soon,
+        OnDeadline::NoShowFollowup,
+        base(),
+    );
+    let elsewhere = OpenLoop::new(other, member("m_loop"), Expects::Checkin, soon, OnDeadline::Close, base());
+    let someone_else = OpenLoop::new(account, member("m_loop2"), Expects::Checkin, soon, OnDeadline::Close, base());
+    store
+        .put_loops(&[trial.clone(), elsewhere.clone(), someone_else.clone()])
+        .await
+        .expect("put loops");
+
+    let mut open = store.member_open_loops(account, &member("m_loop")).await.expect("member loops");
+    open.sort_by_key(|l| l.id);
+    assert_eq!(
+        open,
+        vec![reply.clone(), trial.clone()],
+        "loops: the member's open loops, in this account only"
+    );
+    assert_eq!(
+        overdue_of(store, account, soon).await,
+        vec![trial.clone(), someone_else.clone()],
+        "loops: overdue by deadline across shards, not the later one"
+    );
+
+    // Met once: a second resolution, met or expired, changes nothing.
+    let met = OpenLoop {
+        status: LoopStatus::Met,
+        met_by: Some("checkin.created:wh_1".into()),
+        resolved_at: Some(soon),
+        ..trial.clone()
+    };
+    assert!(store.resolve_loop(&met).await.expect("resolve"), "loops: the first resolution wins");
+    let expired = OpenLoop {
+        status: LoopStatus::Expired,
+        resolved_at: Some(soon),
+        ..trial.clone()
+    };
+    assert!(
+        !store.resolve_loop(&expired).await.expect("resolve"),
+        "loops: a resolved loop is not resolved again"
+    );
+    assert!(!store.resolve_loop(&met).await.expect("resolve"), "loops: not even the same way");
+    let open = store.member_open_loops(account, &member("m_loop")).await.expect("member loops");
+    assert_eq!(open, vec![reply.clone()], "loops: a met loop is no longer open");
+    assert_eq!(
+        overdue_of(store, account, later).await,
+        vec![someone_else.clone(), reply.clone()],
+        "loops: a met loop leaves the deadline index"
+    );
+
+    // Listed newest first, by status and member.
+    let all = store.list_loops(account, None, None, 10).await.expect("list");
+    assert_eq!(
+        all.iter().map(|l| l.id).collect::<Vec<_>>(),
+        vec![someone_else.id, trial.id, reply.id],
+        "loops: the account's, newest first"
+    );
+    assert_eq!(all[1], met, "loops: stored as resolved");
+    let met_list = store.list_loops(account, Some(LoopStatus::Met), None, 10).await.expect("list");
+    assert_eq!(met_list, vec![met], "loops: by status");
+    let mine = store
+        .list_loops(account, Some(LoopStatus::Open), Some(&member("m_loop")), 10)
+        .await
+        .expect("list");
+    assert_eq!(mine, vec![reply], "loops: by status and member");
+    assert_eq!(
+        store.list_loops(account, None, None, 1).await.expect("list").len(),
+        1,
+        "loops: limited"
+    );
+}
+
+pub(super) async fn a_trigger_book_is_versioned_per_account_and_keeps_its_filters(store: &dyn TaskStore) {
+    use crate::owner::trigger::{Firing, TriggerBook, TriggerInput};
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    assert_eq!(
+        store.trigger_book(account).await.expect("book"),
+        TriggerBook::default(),
+        "triggers: empty until written"
+    );
+    let input: TriggerInput = serde_json::from_value(serde_json::json!({
+        "event": "checkin.created", "task_type": "milestone_review", "reentry": "after_days", "reentry_days": 7,
+        "delay_hours": 2, "filter": {"class_name": "Yoga", "monthly_value": {"min": 99.5}, "checkin_count": 10, "checkin_milestone": true}
+    }))
+    .expect("input");
+    let mut book = TriggerBook {
+        custom: vec![input.into_trigger("t_1".into()).expect("valid")],
+        version: 1,
+        ..TriggerBook::default()
+    };
+    book.builtin_enabled.insert("payment_failed".into(), false);
+    book.record(Firing {
+        at: base(),
+        trigger_id: "t_1".into(),
+        member_id: member("m_trig"),
+        event_id: "wh_1".into(),
+        task_id: None,
+        opens_at: Some(base() + SignedDuration::from_hours(2)),
+    });
+    store.save_trigger_book(account, &book).await.expect("save");
+    assert!(
+        super::is_conflict(
+            store.save_trigger_book(account, &book).await,
+            crate::kernel::error::Conflict::Version
+        ),
+        "triggers: a second writer of the same version loses"
+    );
+    assert_eq!(store.trigger_book(account).await.expect("book"), book, "triggers: read back whole");
+    assert_eq!(
+        store.trigger_book(other).await.expect("book"),
+        TriggerBook::default(),
+        "triggers: per account"
+    );
+    let next = TriggerBook { version: 2, ..book };
+    store.save_trigger_book(account, &next).await.expect("save over its version");
+    assert_eq!(store.trigger_book(account).await.expect("book").version, 2);
+}

@@ -1,0 +1,112 @@
+//! Open loops on DynamoDB: an event that meets a loop and the deadline sweep that expires it,
+//! run at the same time on the same loops, resolve each loop exactly once — a lead who came
+//! has no no-show follow-up, a lead the sweep expired has exactly one.
+
+use openloop_core::engine::{AccountSecrets, NewAccount};
+use openloop_core::kernel::ids::MemberId;
+use openloop_core::members::event::{MemberEvent, MemberStatus, SignalEnvelope, WebhookEvent};
+use openloop_core::members::member::MemberFacts;
+use openloop_core::ports::prelude::*;
+use openloop_core::task::open_loop::{LoopStatus, trial_loop};
+use openloop_tests::{Scratch, unique_prefix};
+
+#[tokio::test]
+async fn a_checkin_and_the_deadline_sweep_racing_on_one_loop_resolve_it_once() {
+    let scratch = Scratch::new("loop-race");
+    let (engine, store, clock) = scratch.engine(None).await;
+    let secrets = AccountSecrets {
+        api_token: "t".into(),
+        api_token_hash: unique_prefix("hash"),
+        webhook_secret: "whsec_dGVzdA==".into(),
+    };
+    let input: NewAccount =
+        serde_json::from_value(serde_json::json!({"name": "Loop Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
+    let account = engine
+        .create_account(input, secrets)
+        .await
+        .unwrap_or_else(|e| panic!("account: {e}"));
+    let now = engine.now();
+
+    // Six leads, each with a booked trial whose deadline is now.
+    let members: Vec<MemberId> = (0..6)
+        .map(|i| MemberId::parse(&format!("m_lead{i}")).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    for member in &members {
+        let mut facts = MemberFacts::new(member.clone());
+        facts.status = Some(MemberStatus::Lead);
+        facts.first_name = Some("Lee".into());
+        facts.version = 1;
+        store
+            .save_member_facts(account.id, &facts)
+            .await
+            .unwrap_or_else(|e| panic!("facts: {e}"));
+        let booked = trial_loop(
+            account.id,
+            member.clone(),
+            now - openloop_core::task::open_loop::TRIAL_GRACE,
+            "booking",
+            now,
+        );
+        engine.register_loops(&[booked]).await.unwrap_or_else(|e| panic!("loop: {e}"));
+    }
+    clock
+        .set(now + jiff::SignedDuration::from_mins(1))
+        .unwrap_or_else(|e| panic!("clock: {e}"));
+
+    // Each lead's check-in (delivered twice) and four sweeps, all at once.
+    let envelopes: Vec<SignalEnvelope> = members
+        .iter()
+        .map(|member| SignalEnvelope {
+            account_id: account.id,
+            webhook_id: format!("checkin-{member}"),
+            received_at: now,
+            event: WebhookEvent {
+                timestamp: now,
+                event: MemberEvent::CheckinCreated {
+                    member_id: member.clone(),
+                    checked_in_at: now,
+                    class_name: None,
+                },
+            },
+        })
+        .collect();
+    let signals = envelopes.iter().chain(envelopes.iter()).map(|e| engine.apply_signal(e));
+    let sweeps = (0..4).map(|_| engine.sweep_loops());
+    let (applied, swept) = futures::future::join(futures::future::join_all(signals), futures::future::join_all(sweeps)).await;
+    assert!(applied.iter().all(Result::is_ok), "{applied:?}");
+    let swept: Vec<_> = swept.into_iter().map(|r| r.unwrap_or_else(|e| panic!("sweep: {e}"))).collect();
+
+    let mut expired = 0;
+    for member in &members {
+        let loops = store
+            .list_loops(account.id, None, Some(member), 10)
+            .await
+            .unwrap_or_else(|e| panic!("loops: {e}"));
+        assert_eq!(loops.len(), 1, "{loops:?}");
+        let followups = store
+            .member_active_tasks(account.id, member)
+            .await
+            .unwrap_or_else(|e| panic!("tasks: {e}"))
+            .into_iter()
+            .filter(|t| t.task_type == "lead_followup")
+            .count();
+        match loops[0].status {
+            LoopStatus::Met => assert_eq!(followups, 0, "{member} came: no no-show follow-up"),
+            LoopStatus::Expired => {
+                expired += 1;
+                assert_eq!(followups, 1, "{member}'s deadline won: exactly one follow-up");
+            }
+            LoopStatus::Open => panic!("{member}'s loop was left open"),
+        }
+    }
+    assert_eq!(
+        swept.iter().map(|s| s.expired).sum::<usize>(),
+        expired,
+        "each expiry counted by one sweep: {swept:?}"
+    );
+    assert_eq!(
+        swept.iter().map(|s| s.opened.len()).sum::<usize>(),
+        expired,
+        "one follow-up per expired loop"
+    );
+}
