@@ -64,17 +64,20 @@ lint: tools
 ## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored
 ## tasks, the import, the dashboard's pages with 5,000 tasks; then the local runtime: idle
 ## /_local/run, the outbox after 10,000 mails, a simulated month.
+## `make bench QUICK=1`: every table at a small size (the same code paths, in a minute or so).
 bench: tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
 	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
+	  $(if $(QUICK),export OPENLOOP_BENCH_QUICK=1;) \
 	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/bench && \
 	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/local-bench
 
-## demo: plays a scripted month for a demo gym against the running stack (`make run` first).
+## demo: plays a scripted month for a demo gym against the running stack (`make run` first);
+## `make demo DAYS=3` plays three days.
 demo:
 	cargo build --workspace --bins
-	./target/debug/demo
+	./target/debug/demo $(if $(DAYS),--days $(DAYS))
 
 LAMBDAS := webhooks api signals tick execute followup dormant attribution analysis evaluation
 

@@ -7,6 +7,9 @@
 #   emulator  what needs AWS semantics (tests/emulator), against a moto started on TEST_PORT
 #             and stopped afterwards; the linters run beside it (moto works on one core)
 #   lint      rustfmt, clippy -D warnings, cfn-lint
+#   commands  the README's commands as a user runs them, short: make run in both local modes
+#             with make demo DAYS=2 against each, openloop-admin, make bench QUICK=1
+#             (infra/commands-check.sh)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -70,6 +73,7 @@ if [ $failed -eq 0 ]; then
   echo "==> lint"; cat "$lint_log"; rm -f "$lint_log" "$lint_log.status"
   summary+=("$(printf '%-9s %4ds  %s (beside the emulator tests)' lint "$lint_secs" "$lint_result")")
   [ "$lint_result" = ok ] || failed=1
+  phase commands infra/commands-check.sh "$port"
 fi
 
 echo
