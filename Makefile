@@ -11,17 +11,18 @@ export AWS_ENDPOINT_URL ?= http://127.0.0.1:$(RUN_PORT)
 export AWS_REGION       ?= us-east-1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser clean
+.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser spamassassin clean
 
 $(VENV)/.installed:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS)
 	touch $@
 
-## tools: the Python tools (moto, cfn-lint) and, for the dashboard's browser test, Debian's
-## chromium and chromium-driver (installed with apt-get where missing; otherwise it says what
-## to install).
-tools: $(VENV)/.installed browser
+## tools: the Python tools (moto, cfn-lint); for the dashboard's browser test, Debian's
+## chromium and chromium-driver; for the mail check, Debian's spamassassin (Apache
+## SpamAssassin 4 with its shipped rules) — installed with apt-get where missing; otherwise it
+## says what to install.
+tools: $(VENV)/.installed browser spamassassin
 
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
@@ -29,6 +30,13 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null || \
 	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }; \
 	  else echo "The dashboard's browser test needs Chromium and its WebDriver: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
+
+spamassassin:
+	@command -v spamassassin >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spamassassin >/dev/null || \
+	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spamassassin >/dev/null; }; \
+	  else echo "The mail check scores Openloop's mail with Apache SpamAssassin 4: sudo apt-get install spamassassin" >&2; exit 1; fi; }
 
 ## run: the whole system on this machine, in the foreground; Ctrl-C stops what it started.
 ## `make run OPENLOOP_LOCAL_PORTS=memory`: every port in memory, no emulator.

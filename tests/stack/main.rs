@@ -18,6 +18,7 @@ mod gates;
 mod hostile;
 mod learning;
 mod local_runtime;
+mod mail_kinds;
 mod model_prompts;
 mod observability;
 mod outcomes;
