@@ -68,6 +68,7 @@ lint: tools
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy --workspace --test emulator --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
+	python3 infra/doc-links.py
 
 ## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored
 ## tasks, the import, the dashboard's pages with 5,000 tasks; then the local runtime: idle

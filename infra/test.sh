@@ -6,7 +6,7 @@
 #             (tests/stack) — no emulator
 #   emulator  what needs AWS semantics (tests/emulator), against a moto started on TEST_PORT
 #             and stopped afterwards; the linters run beside it (moto works on one core)
-#   lint      rustfmt, clippy -D warnings, cfn-lint
+#   lint      rustfmt, clippy -D warnings, cfn-lint, the links between README.md and docs/
 #   mail      one mail of every kind, written by the unit phase (tests/stack/mail_kinds.rs),
 #             scored by Apache SpamAssassin with its shipped rules: each under 2.0 points
 #             (infra/spam-check.sh)
@@ -35,7 +35,8 @@ lint() {
     cargo clippy --workspace --all-targets --quiet -- -D warnings &&
     # --all-targets leaves out a `test = false` target: the emulator tests are named alone.
     cargo clippy --workspace --test emulator --quiet -- -D warnings &&
-    "$root/.venv/bin/cfn-lint" infra/template.yaml
+    "$root/.venv/bin/cfn-lint" infra/template.yaml &&
+    python3 infra/doc-links.py
 }
 
 build() {
