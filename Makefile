@@ -11,17 +11,18 @@ export AWS_ENDPOINT_URL ?= http://127.0.0.1:$(RUN_PORT)
 export AWS_REGION       ?= us-east-1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser clean
+.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser spamassassin clean
 
 $(VENV)/.installed:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS)
 	touch $@
 
-## tools: the Python tools (moto, cfn-lint) and, for the dashboard's browser test, Debian's
-## chromium and chromium-driver (installed with apt-get where missing; otherwise it says what
-## to install).
-tools: $(VENV)/.installed browser
+## tools: the Python tools (moto, cfn-lint); for the dashboard's browser test, Debian's
+## chromium and chromium-driver; for the mail check, Debian's spamassassin (Apache
+## SpamAssassin 4 with its shipped rules) — installed with apt-get where missing; otherwise it
+## says what to install.
+tools: $(VENV)/.installed browser spamassassin
 
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
@@ -29,6 +30,13 @@ browser:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null || \
 	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }; \
 	  else echo "The dashboard's browser test needs Chromium and its WebDriver: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
+
+spamassassin:
+	@command -v spamassassin >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spamassassin >/dev/null || \
+	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spamassassin >/dev/null; }; \
+	  else echo "The mail check scores Openloop's mail with Apache SpamAssassin 4: sudo apt-get install spamassassin" >&2; exit 1; fi; }
 
 ## run: the whole system on this machine, in the foreground; Ctrl-C stops what it started.
 ## `make run OPENLOOP_LOCAL_PORTS=memory`: every port in memory, no emulator.
@@ -60,21 +68,25 @@ lint: tools
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy --workspace --test emulator --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
+	python3 infra/doc-links.py
 
 ## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored
 ## tasks, the import, the dashboard's pages with 5,000 tasks; then the local runtime: idle
 ## /_local/run, the outbox after 10,000 mails, a simulated month.
+## `make bench QUICK=1`: every table at a small size (the same code paths, in a minute or so).
 bench: tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
 	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
+	  $(if $(QUICK),export OPENLOOP_BENCH_QUICK=1;) \
 	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/bench && \
 	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/local-bench
 
-## demo: plays a scripted month for a demo gym against the running stack (`make run` first).
+## demo: plays a scripted month for a demo gym against the running stack (`make run` first);
+## `make demo DAYS=3` plays three days.
 demo:
 	cargo build --workspace --bins
-	./target/debug/demo
+	./target/debug/demo $(if $(DAYS),--days $(DAYS))
 
 LAMBDAS := webhooks api signals tick execute followup dormant attribution analysis evaluation
 

@@ -6,7 +6,13 @@
 #             (tests/stack) — no emulator
 #   emulator  what needs AWS semantics (tests/emulator), against a moto started on TEST_PORT
 #             and stopped afterwards; the linters run beside it (moto works on one core)
-#   lint      rustfmt, clippy -D warnings, cfn-lint
+#   lint      rustfmt, clippy -D warnings, cfn-lint, the links between README.md and docs/
+#   mail      one mail of every kind, written by the unit phase (tests/stack/mail_kinds.rs),
+#             scored by Apache SpamAssassin with its shipped rules: each under 2.0 points
+#             (infra/spam-check.sh)
+#   commands  the README's commands as a user runs them, short: make run in both local modes
+#             with make demo DAYS=2 against each, openloop-admin, make bench QUICK=1
+#             (infra/commands-check.sh)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -29,7 +35,8 @@ lint() {
     cargo clippy --workspace --all-targets --quiet -- -D warnings &&
     # --all-targets leaves out a `test = false` target: the emulator tests are named alone.
     cargo clippy --workspace --test emulator --quiet -- -D warnings &&
-    "$root/.venv/bin/cfn-lint" infra/template.yaml
+    "$root/.venv/bin/cfn-lint" infra/template.yaml &&
+    python3 infra/doc-links.py
 }
 
 build() {
@@ -57,9 +64,12 @@ emulator() {
 
 all=$SECONDS
 emulator_bin=
+mail_dir=$(mktemp -d)
+trap 'rm -rf "$mail_dir"' EXIT
 phase build build
 if [ $failed -eq 0 ]; then
-  phase unit cargo test --workspace --all-targets
+  # The mail test writes one mail of each kind here for the mail phase.
+  phase unit env OPENLOOP_MAIL_SAMPLES_DIR="$mail_dir" cargo test --workspace --all-targets
   # The emulator tests wait on moto (one core); the linters use the other.
   lint_log=$(mktemp)
   ( start=$SECONDS; if lint >"$lint_log" 2>&1; then echo "ok $((SECONDS - start))"; else echo "FAILED $((SECONDS - start))"; fi ) >"$lint_log.status" &
@@ -70,6 +80,8 @@ if [ $failed -eq 0 ]; then
   echo "==> lint"; cat "$lint_log"; rm -f "$lint_log" "$lint_log.status"
   summary+=("$(printf '%-9s %4ds  %s (beside the emulator tests)' lint "$lint_secs" "$lint_result")")
   [ "$lint_result" = ok ] || failed=1
+  phase mail infra/spam-check.sh "$mail_dir"
+  phase commands infra/commands-check.sh "$port"
 fi
 
 echo

@@ -980,7 +980,7 @@ async fn the_overview_charts_revenue_retained_per_month() {
 }
 
 /// `GET /app/login`, then "Email me a sign-in link" for `email`: the response's status and page.
-async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
+pub(crate) async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
     let http = browser_like();
     let form = http
         .get(format!("{}/app/login", stack.url))

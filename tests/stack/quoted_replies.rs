@@ -21,7 +21,7 @@ async fn mailed(stack: &Stack, gym: &Account, member: &str, day0: Timestamp) -> 
         mail[0]["text"]
             .as_str()
             .unwrap_or_default()
-            .contains("To stop receiving these e-mails"),
+            .contains("To stop receiving these emails"),
         "the mail carries the product's footer: {}",
         mail[0]
     );

@@ -31,6 +31,10 @@ pub struct OutboxMail {
     pub list_unsubscribe_post: Option<String>,
     pub sent_at: Option<String>,
     pub ses_message_id: Option<String>,
+    /// The RFC 5322 bytes as they left (what SES was given), for tests that read the message
+    /// itself — its headers, its parts, a spam filter's score. Not in the JSON.
+    #[serde(skip)]
+    pub raw: Arc<[u8]>,
 }
 
 fn ids(value: &HeaderValue) -> Vec<String> {
@@ -64,6 +68,7 @@ pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
             .and_then(|d| jiff::Timestamp::from_second(d.to_timestamp()).ok())
             .map(|t| t.to_string()),
         ses_message_id: ses_id,
+        raw: raw.into(),
     })
 }
 

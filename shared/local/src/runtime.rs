@@ -243,7 +243,9 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     config.inbound_mail_bucket = names.inbound_mail_bucket.clone();
     let listener = tokio::net::TcpListener::bind(options.http_addr).await?;
     let addr = listener.local_addr()?;
-    if std::env::var("OPENLOOP_PUBLIC_URL").is_err() {
+    // Links in mail lead to this runtime, unless a public address was given: the variable,
+    // or a configuration naming an https one (as a deployment's is).
+    if std::env::var("OPENLOOP_PUBLIC_URL").is_err() && !config.public_url.starts_with("https://") {
         config.public_url = format!("http://{addr}");
     }
 

@@ -4,6 +4,10 @@
 //! PushPress costs per member (issue 14); and what each dashboard page costs with 5,000 tasks
 //! in the account (issue 15).
 //! It counts requests, not seconds, so the figures are the same on any machine.
+//!
+//! `OPENLOOP_BENCH_QUICK=1` (`make bench QUICK=1`): every table at a small size — the same
+//! code paths in a fraction of the time, as `make test` runs it. Its figures say nothing
+//! about growth; the full sizes do.
 
 use jiff::{SignedDuration, Timestamp};
 use openloop_aws::dynamo::DynamoStore;
@@ -20,6 +24,16 @@ use openloop_local::clock::TestClock;
 use openloop_tests::{Scratch, unique_prefix};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// `OPENLOOP_BENCH_QUICK=1`: the small sizes.
+fn quick() -> bool {
+    std::env::var("OPENLOOP_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
+
+/// `full` at the full sizes, `small` in the quick form.
+fn sized<T>(full: T, small: T) -> T {
+    if quick() { small } else { full }
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -49,7 +63,7 @@ async fn main() -> Result<(), Error> {
     );
     let mut stored = 0usize;
     let mut attribution = Vec::new();
-    for target in [1_000usize, 20_000] {
+    for target in sized([1_000usize, 20_000], [100, 200]) {
         let before = store.requests();
         seed(&store, account, target - stored, if stored == 0 { 10 } else { 0 }, clock.now()).await?;
         if stored == 0 {
@@ -78,7 +92,7 @@ async fn main() -> Result<(), Error> {
         "{:>8} {:>10} {:>14} {:>16} {:>16} {:>14}",
         "members", "read only", "run 1 (+25)", "run 2 (+25)", "full day run", "seeding"
     );
-    for members in [500usize, 5_000] {
+    for members in sized([500usize, 5_000], [50, 100]) {
         // A table of its own: the emulator copies the whole table on every transaction, so
         // the 20,000 tasks above would only slow it down (the request counts are the same).
         let scratch = Scratch::new("bench-scan");
@@ -92,8 +106,10 @@ async fn main() -> Result<(), Error> {
     dashboard_table().await
 }
 
-/// Pages of the dashboard read per call.
-const DASHBOARD_TASKS: usize = 5_000;
+/// Tasks in the dashboard's account (5,000; 200 in the quick form).
+fn dashboard_tasks() -> usize {
+    sized(5_000, 200)
+}
 const DASHBOARD_MEMBERS: usize = 60;
 /// Calls of each page timed (the emulator answers a query of a 5,000-task table in up to a
 /// second, so a few calls of the overview take minutes).
@@ -118,8 +134,9 @@ async fn dashboard_table() -> Result<(), Error> {
         10..70 => TaskStatus::Completed,
         _ => TaskStatus::Cancelled,
     };
-    let mut tasks = Vec::with_capacity(DASHBOARD_TASKS);
-    for i in 0..DASHBOARD_TASKS {
+    let dashboard_tasks = dashboard_tasks();
+    let mut tasks = Vec::with_capacity(dashboard_tasks);
+    for i in 0..dashboard_tasks {
         let member = MemberId::parse(&format!("m_dash_{i}"))?;
         let status = status_of(i);
         let mut task = sample_task_for(account.id, member, status, now - SignedDuration::from_mins(i as i64));
@@ -148,7 +165,7 @@ async fn dashboard_table() -> Result<(), Error> {
     let cookie = format!("ol_session={}", session.cookie_value());
 
     println!(
-        "dashboard pages with {DASHBOARD_TASKS} tasks in the account (requests of one call; server time on the emulator, median of {DASHBOARD_CALLS})"
+        "dashboard pages with {dashboard_tasks} tasks in the account (requests of one call; server time on the emulator, median of {DASHBOARD_CALLS})"
     );
     println!("{:<28} {:>10} {:>10} {:>8}", "page", "requests", "ms", "status");
     let task_page = format!("/app/tasks/{}", tasks[0].id);
@@ -194,7 +211,7 @@ async fn dashboard_table() -> Result<(), Error> {
 async fn import_table() -> Result<(), Error> {
     println!("PushPress import: DynamoDB requests per imported member (each with an enrollment and two check-ins)");
     println!("{:>8} {:>10} {:>12}", "members", "requests", "per member");
-    for members in [200usize, 1_000] {
+    for members in sized([200usize, 1_000], [20, 40]) {
         let scratch = Scratch::new("bench-import");
         import_cost(&scratch, members).await?;
     }

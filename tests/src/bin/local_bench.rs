@@ -4,6 +4,8 @@
 //! hour. These are wall-clock figures of this machine (printed, never asserted).
 //!
 //! `LOCAL_BENCH_PORTS=memory` (or `emulator`) measures one backend only; both by default.
+//! `OPENLOOP_BENCH_QUICK=1` (`make bench QUICK=1`): 100 mails and three days of a 20-member
+//! gym instead — the same code paths, as `make test` runs it.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,11 @@ use openloop_tests::{Stack, gym, morning};
 use serde_json::json;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// `OPENLOOP_BENCH_QUICK=1`: the small sizes.
+fn quick() -> bool {
+    std::env::var("OPENLOOP_BENCH_QUICK").is_ok_and(|v| v == "1")
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -43,7 +50,7 @@ async fn main() -> Result<(), Error> {
     // One member's mail (one message) is read after 10 mails in all, then after 10,000.
     let mut sent = 0;
     let mut rows = Vec::new();
-    for target in [10usize, 10_000] {
+    for target in if quick() { [10usize, 100] } else { [10, 10_000] } {
         send_mail(&memory, sent, target - sent).await?;
         sent = target;
         let one = median(20, || async { memory.outbox_to("bench-0@example.com").await.len() }).await;
@@ -69,17 +76,21 @@ async fn main() -> Result<(), Error> {
     }
 
     println!();
-    println!("a simulated month of a 200-member gym, one POST /_local/run per simulated hour (720 runs)");
+    let (members, hours) = if quick() { (20, 72) } else { (200, 720) };
+    println!(
+        "a simulated {} of a {members}-member gym, one POST /_local/run per simulated hour ({hours} runs)",
+        if quick() { "three days" } else { "month" }
+    );
     println!(
         "{:<10} {:>10} {:>8} {:>8} {:>12} {:>12}",
         "ports", "wall", "tasks", "mails", "median run", "slowest run"
     );
     drop(memory);
     if ports.contains("memory") {
-        month("memory", &Stack::start("bench-month").await).await?;
+        month("memory", &Stack::start("bench-month").await, members, hours).await?;
     }
     if on_emulator {
-        month("emulator", &Stack::on_emulator("bench-month").await).await?;
+        month("emulator", &Stack::on_emulator("bench-month").await, members, hours).await?;
     }
     Ok(())
 }
@@ -133,9 +144,9 @@ async fn send_mail(stack: &Stack, first: usize, count: usize) -> Result<(), Erro
     Ok(())
 }
 
-/// A gym on autopilot (`limited_auto`, onboarded long ago) with 200 seeded members, then 30
-/// days of hourly runs.
-async fn month(name: &str, stack: &Stack) -> Result<(), Error> {
+/// A gym on autopilot (`limited_auto`, onboarded long ago) with `members` seeded members, then
+/// `hours` hourly runs (a month: 200 members, 720 runs).
+async fn month(name: &str, stack: &Stack, members: usize, hours: i64) -> Result<(), Error> {
     let start = morning(1);
     stack.set_clock(&start.to_string()).await;
     let body = json!({"name": "Month Gym", "timezone": "America/New_York", "execution_mode": "limited_auto",
@@ -146,10 +157,10 @@ async fn month(name: &str, stack: &Stack) -> Result<(), Error> {
     }
     let account_id: AccountId = account["account_id"].as_str().unwrap_or_default().parse()?;
     let token = account["api_token"].as_str().unwrap_or_default().to_owned();
-    gym::seed(stack.running.store.as_ref(), account_id, 200, start).await?;
+    gym::seed(stack.running.store.as_ref(), account_id, members, start).await?;
     let wall = Instant::now();
-    let mut runs = Vec::with_capacity(720);
-    for hour in 1..=720 {
+    let mut runs = Vec::with_capacity(hours as usize);
+    for hour in 1..=hours {
         stack.set_clock(&(start + SignedDuration::from_hours(hour)).to_string()).await;
         let at = Instant::now();
         stack.run().await;

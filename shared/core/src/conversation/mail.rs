@@ -10,7 +10,7 @@ use crate::task::ThreadMessage;
 /// The product's own words at the foot of every member mail, before its unsubscribe link (the
 /// mailer writes them). A reply that quotes them is not the member asking to stop: the reply
 /// reader takes them out (`reply_text`) and the stop rule never reads them (`opt_out`).
-pub const UNSUBSCRIBE_FOOTER: &str = "To stop receiving these e-mails:";
+pub const UNSUBSCRIBE_FOOTER: &str = "To stop receiving these emails:";
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OutboundMail {

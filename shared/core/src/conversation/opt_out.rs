@@ -250,8 +250,8 @@ mod tests {
     #[test]
     fn the_products_own_footer_and_links_are_never_read_as_a_stop() {
         for reply in [
-            "ok\n--\nTo stop receiving these e-mails: https://gym.example/unsubscribe?token=abc",
-            "thanks!\n> To stop receiving these e-mails: https://gym.example/unsubscribe?token=abc",
+            "ok\n--\nTo stop receiving these emails: https://gym.example/unsubscribe?token=abc",
+            "thanks!\n> To stop receiving these emails: https://gym.example/unsubscribe?token=abc",
             "see you then https://gym.example/unsubscribe/abc",
         ] {
             assert!(!is_opt_out(reply), "{reply}");

@@ -465,7 +465,7 @@ mod tests {
     /// What the gym sent (the task's outbound mail) and the footer the mailer put under it.
     const OURS: &str = "Hi Dana,\n\nWe haven't seen you at the 6am class for a couple of weeks and wanted to check in. \
         Is anything getting in the way? If you'd like, we can find a time that works better.\n\nCoach Mike\nCrossFit Renegade";
-    const FOOTER: &str = "--\nTo stop receiving these e-mails: https://gym.example/unsubscribe?token=abc123";
+    const FOOTER: &str = "--\nTo stop receiving these emails: https://gym.example/unsubscribe?token=abc123";
 
     /// `text` re-wrapped at `width` columns, as a plain-text client sends it.
     fn wrapped(text: &str, width: usize) -> String {
@@ -556,7 +556,7 @@ mod tests {
         let body = "Hi Dana,\n\nWe haven't seen you at the 6am class for a couple of weeks and wanted to check in.\n\
                     Is anything getting in the way?\nWork has been crazy, sorry.\n\
                     If you'd like, we can find a time that works better.\nThe 7pm would be better for me.\n\n\
-                    Coach Mike\nCrossFit Renegade\n--\nTo stop receiving these e-mails: https://gym.example/u/abc\n";
+                    Coach Mike\nCrossFit Renegade\n--\nTo stop receiving these emails: https://gym.example/u/abc\n";
         let got = extract_answering(body, &[OURS]);
         assert_eq!(
             got.text,

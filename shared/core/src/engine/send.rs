@@ -108,9 +108,10 @@ impl Engine {
         } else {
             reply_subject(claimed.thread_subject.as_deref().unwrap_or(&draft.subject))
         };
-        let from_domain = self
-            .config
-            .from_email
+        // On the domain the mail is sent from (the gym's own, once verified): a Message-ID
+        // on another domain than the From's is a spam signal.
+        let from_domain = account
+            .sender_address(&self.config.from_email)
             .as_str()
             .split_once('@')
             .map(|(_, d)| d.to_owned())

@@ -169,6 +169,10 @@ async fn a_gyms_own_domain_sends_only_once_verified() {
         "outreach@mail.example.com",
         "pending: the shared domain"
     );
+    assert!(
+        w.mailer.sent()[0].message_id.ends_with("@mail.example.com"),
+        "the Message-ID on the domain it is sent from"
+    );
 
     domains.verify("crossfitrenegade.com");
     let early = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
@@ -184,6 +188,11 @@ async fn a_gyms_own_domain_sends_only_once_verified() {
     w.approved("churn_risk", "m_dom2").await;
     w.run().await;
     assert_eq!(w.mailer.sent()[1].from.as_str(), "outreach@crossfitrenegade.com");
+    assert!(
+        w.mailer.sent()[1].message_id.ends_with("@crossfitrenegade.com"),
+        "the Message-ID on the gym's own domain: {}",
+        w.mailer.sent()[1].message_id
+    );
 
     let back = super::super::SettingsPatch {
         sending_domain: Some(None),

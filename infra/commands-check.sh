@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# `make test`'s commands phase: every command the README gives a user, run as a user runs it,
+# in a short form —
+#   make run OPENLOOP_LOCAL_PORTS=memory, then make demo DAYS=2 against it, then Ctrl-C;
+#   make run (on moto, started by make run itself on PORT, or a free port if PORT is taken), make demo DAYS=2 against it,
+#     openloop-admin against its table, then Ctrl-C (which stops the moto it started);
+#   make bench QUICK=1 (on moto on PORT).
+# Each must succeed and say what it should. The stack is waited for by polling /health, for a
+# bounded time.
+#   infra/commands-check.sh PORT
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+port=${1:?usage: infra/commands-check.sh PORT}
+log=$(mktemp -d)
+running_pid=
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+fail() {
+  echo "commands: $*" >&2
+  for f in "$log"/*.log; do [ -f "$f" ] && { echo "--- $(basename "$f") (last lines)"; tail -25 "$f"; }; done >&2
+  stop_run
+  exit 1
+}
+
+# `make run …` in the background, in a process group of its own so Ctrl-C can be sent to it
+# as a terminal sends it.
+start_run() { # name, url, make arguments…
+  local name=$1 url=$2; shift 2
+  setsid make --no-print-directory run "$@" >"$log/$name.log" 2>&1 &
+  running_pid=$!
+  # Bounded: make builds nothing new here (make test built every binary), moto starts in
+  # seconds; the stack answers /health once provisioned.
+  local deadline=$((SECONDS + 120))
+  until curl -sf --max-time 1 "$url/health" >/dev/null; do
+    kill -0 "$running_pid" 2>/dev/null || fail "make run $* exited before answering /health"
+    [ $SECONDS -lt $deadline ] || fail "make run $* did not answer $url/health within 120 s"
+    sleep 0.2
+  done
+}
+
+# Ctrl-C, as in a terminal; `make run` must end within a bounded time.
+stop_run() {
+  [ -n "$running_pid" ] || return 0
+  kill -INT -- "-$running_pid" 2>/dev/null
+  local deadline=$((SECONDS + 30))
+  while kill -0 "$running_pid" 2>/dev/null; do
+    if [ $SECONDS -ge $deadline ]; then
+      kill -KILL -- "-$running_pid" 2>/dev/null
+      echo "commands: make run did not stop on Ctrl-C within 30 s" >&2
+      running_pid=
+      return 1
+    fi
+    sleep 0.2
+  done
+  running_pid=
+}
+trap 'stop_run; rm -rf "$log"' EXIT
+
+demo() { # name, url
+  make --no-print-directory demo DAYS=2 OPENLOOP_URL="$2" >"$log/$1.log" 2>&1 || fail "make demo DAYS=2 against $2 failed"
+  grep -q "^Day 0: [0-9]* tasks wait for review" "$log/$1.log" || fail "make demo: no day 0"
+  grep -q "^After 2 days: [0-9]* messages sent" "$log/$1.log" || fail "make demo: no summary after 2 days"
+  grep -q "^Scorecard: {" "$log/$1.log" || fail "make demo: no scorecard"
+  echo "  $1: $(grep '^After 2 days' "$log/$1.log")"
+}
+
+# 1. Every port in memory.
+http=$(free_port)
+url="http://127.0.0.1:$http"
+start_run run-memory "$url" OPENLOOP_LOCAL_PORTS=memory OPENLOOP_HTTP_ADDR="127.0.0.1:$http"
+echo "  make run OPENLOOP_LOCAL_PORTS=memory: answers at $url"
+demo demo-memory "$url"
+stop_run || fail "make run OPENLOOP_LOCAL_PORTS=memory did not stop"
+grep -q "Ctrl-C stops it" "$log/run-memory.log" || fail "make run printed no URLs"
+
+# 2. On the emulator, which make run starts and Ctrl-C stops.
+if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/moto-api/"; then
+  # Somebody else's emulator: make run would use it, and Ctrl-C would rightly leave it be.
+  port=$(free_port)
+  echo "  (something answers on the test port; the emulator goes on :$port instead)"
+fi
+http=$(free_port)
+url="http://127.0.0.1:$http"
+prefix="commands-$$"
+export AWS_ENDPOINT_URL="http://127.0.0.1:$port"
+start_run run-emulator "$url" RUN_PORT="$port" OPENLOOP_HTTP_ADDR="127.0.0.1:$http" OPENLOOP_PREFIX="$prefix"
+echo "  make run (moto on :$port): answers at $url"
+demo demo-emulator "$url"
+admin=./target/debug/openloop-admin
+OPENLOOP_TABLE=$prefix $admin backfill-tallies >"$log/admin.log" 2>&1 || fail "openloop-admin backfill-tallies failed"
+grep -q "tasks tallied" "$log/admin.log" || fail "openloop-admin backfill-tallies tallied no account"
+echo "  openloop-admin backfill-tallies: tallied $(grep -c "tasks tallied" "$log/admin.log") account(s)"
+$admin >"$log/admin-usage.log" 2>&1 && fail "openloop-admin without a command succeeded"
+grep -q "usage: openloop-admin" "$log/admin-usage.log" || fail "openloop-admin without a command printed no usage"
+OPENLOOP_TABLE=$prefix $admin backfill-tallies not-an-account >"$log/admin-bad.log" 2>&1 && fail "openloop-admin took a malformed account id"
+grep -q "is not an account id" "$log/admin-bad.log" || fail "openloop-admin did not say why it refused"
+stop_run || fail "make run did not stop"
+curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/moto-api/" && fail "Ctrl-C on make run left its moto running on :$port"
+echo "  Ctrl-C: make run stopped the stack and the moto it started"
+
+# 3. The benches' quick form (make bench starts and stops its own moto on TEST_PORT).
+unset AWS_ENDPOINT_URL
+make --no-print-directory bench QUICK=1 TEST_PORT="$port" >"$log/bench.log" 2>&1 || fail "make bench QUICK=1 failed"
+grep -q "dashboard pages with 200 tasks" "$log/bench.log" || fail "make bench QUICK=1: no dashboard table"
+grep -q "a simulated three days" "$log/bench.log" || fail "make bench QUICK=1: no local-runtime table"
+echo "  make bench QUICK=1: every table printed"
