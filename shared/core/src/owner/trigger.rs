@@ -385,7 +385,7 @@ impl TriggerInput {
                 FilterValue::Text(_) | FilterValue::Bool(_) => Vec::new(),
             };
             for n in numbers {
-                crate::kernel::text::money("invalid_filter", field, n.abs())?;
+                crate::kernel::number::money("invalid_filter", field, n.abs())?;
             }
         }
         let goal = match self.goal.map(|g| g.trim().to_owned()) {
