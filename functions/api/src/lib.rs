@@ -654,13 +654,16 @@ fn sending_identity_view(account: &openloop_core::owner::account::Account) -> se
     let Some(identity) = &account.sending_identity else {
         return serde_json::Value::Null;
     };
-    let verified = identity.status == openloop_core::owner::deliverability::DomainStatus::Verified;
+    // The ownership record (the account's own token) is published with SES's.
+    let mut records = identity.records.clone();
+    records.push(identity.ownership_record());
     serde_json::json!({
         "domain": identity.domain,
         "status": identity.status,
         "dkim_status": identity.dkim_status,
-        "records": identity.records,
-        "sends_from_domain": verified,
+        "records": records,
+        "ownership_proven": identity.proven_at.is_some(),
+        "sends_from_domain": identity.sends_from_domain(),
         "error": identity.error,
         "checked_at": identity.checked_at,
     })

@@ -222,6 +222,7 @@ fn in_memory(
         clock,
         connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
         sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
+        dns: Some(Arc::new(openloop_core::memory::MemoryDns::default())),
     };
     Assembled {
         engine: Engine::new(ports, config.engine_config()),

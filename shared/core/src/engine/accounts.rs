@@ -246,6 +246,46 @@ impl Engine {
             )
             .into());
         }
+        // A newly named sending domain is claimed first (409 if another account holds it);
+        // a domain no longer named is given up once the settings are saved.
+        let named = match &patch.sending_domain {
+            Some(Some(raw)) => Some(crate::owner::deliverability::parse_domain(raw)?),
+            _ => None,
+        };
+        let before = match &patch.sending_domain {
+            Some(_) => self.account(id).await?.settings.sending_domain,
+            None => None,
+        };
+        let claimed = match &named {
+            Some(domain) if before.as_ref() != Some(domain) => {
+                self.claim_sending_domain(id, domain).await?;
+                Some(domain.clone())
+            }
+            _ => None,
+        };
+        let result = self.update_claimed_account(id, patch).await;
+        match (&result, &claimed) {
+            (Err(_), Some(domain)) => self.release_sending_domain(id, domain).await,
+            (Ok(account), _) => {
+                if let Some(old) = before.filter(|old| account.settings.sending_domain.as_ref() != Some(old)) {
+                    self.release_sending_domain(id, &old).await;
+                }
+            }
+            _ => {}
+        }
+        let account = result?;
+        if account
+            .sending_identity
+            .as_ref()
+            .is_some_and(|i| i.status == crate::owner::deliverability::DomainStatus::NotCreated)
+        {
+            return self.check_sending_domain(account, true).await;
+        }
+        Ok(account)
+    }
+
+    /// [`Self::update_account`] once its sending domain is claimed.
+    async fn update_claimed_account(&self, id: AccountId, patch: SettingsPatch) -> Result<Account, EngineError> {
         // Connecting and disconnecting talk to PushPress first (`connection.rs`): a key it
         // refuses changes nothing here.
         let connected = match &patch.pushpress {
@@ -278,7 +318,7 @@ impl Engine {
                     account.sending_identity = settings
                         .sending_domain
                         .as_deref()
-                        .map(|d| crate::owner::deliverability::SendingDomain::named(d, now));
+                        .map(|d| crate::owner::deliverability::SendingDomain::named(d, self.ownership_token(id, d), now));
                 }
                 account.settings = settings;
                 Ok(true)
@@ -289,13 +329,6 @@ impl Engine {
         }
         if let Some(connected) = connected {
             self.start_connection(id, connected).await?;
-        }
-        if account
-            .sending_identity
-            .as_ref()
-            .is_some_and(|i| i.status == crate::owner::deliverability::DomainStatus::NotCreated)
-        {
-            return self.check_sending_domain(account, true).await;
         }
         Ok(account)
     }

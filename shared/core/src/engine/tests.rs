@@ -59,6 +59,7 @@ async fn world() -> World {
         },
         connector: None,
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
+        dns: Some(Arc::new(crate::memory::MemoryDns::default())),
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
     };
     let account = sample_account(day0());

@@ -24,7 +24,7 @@ pub mod deliverability;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
-pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
+pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
