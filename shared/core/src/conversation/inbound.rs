@@ -13,6 +13,9 @@ use crate::conversation::reply_text;
 use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::Email;
 
+/// How many attachments a reply's text names; the rest are counted.
+const ATTACHMENTS_NAMED: usize = 20;
+
 /// The parts of an inbound message that matter to us.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InboundMail {
@@ -68,25 +71,34 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
         .header_raw("Auto-Submitted")
         .is_some_and(|v| !v.trim().eq_ignore_ascii_case("no"));
     let mut extracted = reply_text::extract(&body);
-    // Attachments are not kept, only named, so the owner and the agent know they were sent.
-    let attached: Vec<String> = message
-        .attachments()
-        .map(|a| {
-            a.attachment_name()
-                .unwrap_or("unnamed")
-                .chars()
-                .filter(|c| !c.is_control())
-                .take(100)
-                .collect()
-        })
-        .collect();
-    if !attached.is_empty() {
-        let line = format!("[attached, not kept: {}]", attached.join(", "));
+    // Attachments are not kept in the conversation, only named (the first few), so the owner
+    // and the agent know they were sent; the stored raw mail keeps them. The whole text stays
+    // within the reply's cap, so a mail of a thousand attachments is still stored.
+    let mut names = message.attachments().map(|a| {
+        a.attachment_name()
+            .unwrap_or("unnamed")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(100)
+            .collect::<String>()
+    });
+    let listed: Vec<String> = names.by_ref().take(ATTACHMENTS_NAMED).collect();
+    let more = names.count();
+    if !listed.is_empty() {
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let line = format!("[attached, not kept: {}{more}]", listed.join(", "));
         extracted.text = if extracted.text.is_empty() {
             line
         } else {
-            format!("{}\n\n{line}", extracted.text)
+            // The list is kept whole: the member's words give way to it at the cap.
+            let room = reply_text::MAX_REPLY_CHARS.saturating_sub(line.chars().count() + 2);
+            let words: String = extracted.text.chars().take(room).collect();
+            format!("{words}\n\n{line}")
         };
+    }
+    extracted.text = reply_text::cap(&extracted.text);
+    if let Some(original) = &extracted.original {
+        extracted.original = Some(reply_text::cap(original));
     }
     let subject = message.subject().map(str::to_owned);
     let out_of_office = subject.as_deref().is_some_and(|s| {
@@ -127,6 +139,30 @@ mod tests {
 
     fn raw(headers: &str, body: &str) -> Vec<u8> {
         format!("{headers}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}").into_bytes()
+    }
+
+    /// A reply with thousands of attachments (and long words) is still a text within the cap:
+    /// the first names listed, the rest counted; the member's words give way, not the list.
+    #[test]
+    fn attachments_count_toward_the_replys_cap() {
+        let mut raw = String::from(
+            "From: Sam <sam@example.com>\r\nTo: <reply+t@replies.example.com>\r\nSubject: Re: hi\r\n\
+             MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\n\
+             Content-Type: text/plain\r\n\r\n",
+        );
+        raw.push_str(&"words ".repeat(3_000));
+        raw.push_str("\r\n");
+        for i in 0..3_000 {
+            raw.push_str(&format!(
+                "--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"{}{i}.bin\"\r\n\r\nx\r\n",
+                "n".repeat(90)
+            ));
+        }
+        raw.push_str("--b--\r\n");
+        let mail = parse(raw.as_bytes()).expect("parses");
+        assert!(mail.text.chars().count() <= reply_text::MAX_REPLY_CHARS, "{}", mail.text.len());
+        assert!(mail.text.starts_with("words words"), "the member's words first");
+        assert!(mail.text.ends_with("and 2980 more]"), "{}", &mail.text[mail.text.len() - 80..]);
     }
 
     #[test]

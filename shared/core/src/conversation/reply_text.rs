@@ -146,7 +146,8 @@ fn kept_words(lines: &[&str], kinds: &[Kind], signatures: bool) -> (String, usiz
     (out.join("\n").trim().to_owned(), dropped)
 }
 
-fn cap(text: &str) -> String {
+/// `text` cut to [`MAX_REPLY_CHARS`] characters.
+pub(crate) fn cap(text: &str) -> String {
     match text.char_indices().nth(MAX_REPLY_CHARS) {
         Some((cut, _)) => text[..cut].to_owned(),
         None => text.to_owned(),

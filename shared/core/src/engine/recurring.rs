@@ -59,6 +59,17 @@ impl Engine {
         if goal.is_empty() || goal.len() > 2_000 {
             return Err(InvalidInput::new("invalid_goal", "goal must be 1-2000 characters").into());
         }
+        // Counted before the write: two creations at once may pass the cap by one, no more.
+        if self.store.list_templates(account.id).await?.len() >= crate::kernel::limits::MAX_RECURRING_TEMPLATES {
+            return Err(InvalidInput::new(
+                "too_many_templates",
+                format!(
+                    "an account keeps at most {} recurring templates; delete one first",
+                    crate::kernel::limits::MAX_RECURRING_TEMPLATES
+                ),
+            )
+            .into());
+        }
         let now = self.clock.now();
         let next_at = recurring::next_occurrence(&cron, now, &account.settings.time_zone()).map_err(InvalidInput::from)?;
         let template = RecurringTemplate {

@@ -1497,3 +1497,4 @@ mod rails;
 mod replies;
 mod subtasks;
 mod timing;
+mod walls;

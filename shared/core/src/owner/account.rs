@@ -85,6 +85,12 @@ impl Profile {
             ("profile.always_include", &self.always_include),
         ];
         for (field, list) in lists {
+            if list.len() > crate::kernel::limits::MAX_PROFILE_LIST_ITEMS {
+                return Err(InvalidInput::new(
+                    "invalid_profile",
+                    format!("{field} may hold at most {} entries", crate::kernel::limits::MAX_PROFILE_LIST_ITEMS),
+                ));
+            }
             for value in list {
                 crate::kernel::text::single_line("invalid_profile", field, value)?;
             }
