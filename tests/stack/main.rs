@@ -27,5 +27,6 @@ mod pushpress_connect;
 mod pushpress_webhooks;
 mod rails;
 mod refusals;
+mod walls;
 
 pub use openloop_tests::morning;

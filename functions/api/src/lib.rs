@@ -87,6 +87,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
+        .layer(axum::middleware::from_fn(app::protect_dashboard_paths))
         .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {
@@ -285,7 +287,7 @@ enum Planning {
 impl CreateTask {
     /// The engine's input for an owner's task (manual trigger), checked.
     fn into_parts(self) -> Result<(NewTask, CreateOptions), ApiError> {
-        let member_id = MemberId::parse(&self.member_id).map_err(EngineError::from)?;
+        let member_id = MemberId::parse_external(&self.member_id).map_err(EngineError::from)?;
         if self.confidence.is_some_and(|c| c > 100) {
             return Err(EngineError::from(openloop_core::kernel::error::InvalidInput::new(
                 "invalid_confidence",
@@ -351,7 +353,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     let members = input
         .member_ids
         .iter()
-        .map(|m| MemberId::parse(m))
+        .map(|m| MemberId::parse_external(m))
         .collect::<Result<Vec<_>, _>>()
         .map_err(EngineError::from)?;
     let first = members.first().cloned().ok_or_else(|| {

@@ -330,6 +330,15 @@ mod tests {
         assert_eq!(s.created, ms.created);
     }
 
+    /// `_account` is Openloop's name for the whole business: a customer of that id is left out.
+    #[test]
+    fn a_customer_named_as_the_whole_business_is_left_out() {
+        let body = serde_json::json!({"event": "customer.created", "created": 1_793_620_800,
+            "data": {"id": "_account", "companyId": "c", "name": {"first": "A", "last": "B"}, "email": "a@example.com", "role": "member"}});
+        let delivery = parse(body.to_string().as_bytes()).expect("parses");
+        assert!(matches!(delivery.change, SourceChange::Acknowledged(_)), "{:?}", delivery.change);
+    }
+
     /// The dedupe id is the event and a hash of what PushPress signed: a replay with another
     /// `created` (unsigned) is the same delivery; other signed data is another.
     #[test]

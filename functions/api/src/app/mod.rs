@@ -99,6 +99,15 @@ async fn no_such_page() -> PageError {
     PageError::new(StatusCode::NOT_FOUND, "There is no such page. The overview is at /app.")
 }
 
+/// Middleware on the whole API router: a response to a dashboard path carries the dashboard's
+/// headers even when no dashboard handler made it (a 405 of the router, an extractor's
+/// rejection).
+pub async fn protect_dashboard_paths(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let dashboard = request.uri().path() == "/app" || request.uri().path().starts_with("/app/");
+    let response = next.run(request).await;
+    if dashboard { protect(response).await } else { response }
+}
+
 /// Headers every dashboard response carries.
 async fn protect(mut response: Response) -> Response {
     let headers = response.headers_mut();
@@ -814,8 +823,33 @@ async fn save_settings(State(state): Shared, headers: HeaderMap, body: Body) -> 
         let fields: Vec<(String, String)> = form(body)?;
         check_csrf(&state, &session, field(&fields, "csrf"))?;
         let current = state.engine.account(session.account).await?;
-        let patch = settings_patch(&fields, &current.settings)?;
-        state.engine.update_account(session.account, patch).await?;
+        let changed_since = || {
+            PageError::new(
+                StatusCode::CONFLICT,
+                "These settings were changed since this page was opened (in another window or through the API). \
+                 Nothing was saved: open Settings again to see them, then make your change.",
+            )
+        };
+        // The page's form posts every field it showed, with the version it showed: saved only
+        // over those settings. (A post of a few fields without a version changes only them.)
+        let shown: Option<u64> = match field(&fields, "settings_version").map(str::trim) {
+            None => None,
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|_| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, "The form's version is not a number: open Settings again."))?,
+            ),
+        };
+        if shown.is_some_and(|v| v != current.version) {
+            return Err(changed_since());
+        }
+        let patch = SettingsPatch {
+            expected_version: shown,
+            ..settings_patch(&fields, &current.settings)?
+        };
+        match state.engine.update_account(session.account, patch).await {
+            Err(openloop_core::task::error::EngineError::StaleVersion) => return Err(changed_since()),
+            other => other?,
+        };
         Ok(see_other("/app/settings?done=saved"))
     })
     .await

@@ -87,6 +87,8 @@ pub struct SettingsPage {
 
 /// The settings form's values, as stored now.
 pub struct SettingsView {
+    /// The account's version the form shows: saving over another is refused, said so.
+    pub version: u64,
     pub paused: bool,
     pub execution_mode: String,
     pub phase: &'static str,
@@ -189,6 +191,7 @@ pub fn settings_view(
     let phase = autonomy.phase.as_str();
     let connection = code(&connector.status);
     SettingsView {
+        version: account.version,
         paused: account.paused,
         execution_mode: code(&settings.execution_mode),
         phase,

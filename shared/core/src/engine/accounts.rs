@@ -70,6 +70,10 @@ pub struct SettingsPatch {
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "present")]
     pub sending_domain: Option<Option<String>>,
+    /// Apply only over this version of the account (the dashboard's form, which posts every
+    /// field it showed): another change since is `StaleVersion`, nothing saved. Not in the API.
+    #[serde(skip)]
+    pub expected_version: Option<u64>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -301,6 +305,9 @@ impl Engine {
         let now = self.clock.now();
         let account = self
             .change_account(id, |account| {
+                if patch.expected_version.is_some_and(|v| v != account.version) {
+                    return Err(EngineError::StaleVersion);
+                }
                 let mut settings = patch.apply(account.settings.clone());
                 // Switching to autopilot starts the ramp (shadow first) now, unless the owner
                 // says when the account was onboarded (spec §26).

@@ -46,7 +46,10 @@ impl Engine {
             return Err(InvalidInput::new("invalid_max_instances", format!("max_instances must be 1-{MAX_INSTANCES_CAP}")).into());
         }
         let member_id = match (input.member_id, def.category) {
-            (Some(m), _) => m,
+            (Some(m), _) => {
+                m.refuse_reserved()?;
+                m
+            }
             (None, Category::Communication) => {
                 return Err(InvalidInput::new("missing_member_id", format!("{} talks to a member: give member_id", def.key)).into());
             }

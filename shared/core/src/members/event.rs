@@ -108,6 +108,7 @@ impl MemberEvent {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         use crate::kernel::limits::{MAX_EVENT_NAME_CHARS, MAX_EVENT_REASON_CHARS};
         use crate::kernel::text::{bounded_text, currency_code, money, single_line};
+        self.member_id().refuse_reserved()?;
         match self {
             MemberEvent::MemberCreated {
                 first_name,
