@@ -981,6 +981,11 @@ async fn the_overview_charts_revenue_retained_per_month() {
 
 /// `GET /app/login`, then "Email me a sign-in link" for `email`: the response's status and page.
 async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
+    ask_for_link_from(stack, email, None).await
+}
+
+/// [`ask_for_link`] from a network address (as API Gateway appends it to `X-Forwarded-For`).
+async fn ask_for_link_from(stack: &Stack, email: &str, from: Option<&str>) -> (StatusCode, String) {
     let http = browser_like();
     let form = http
         .get(format!("{}/app/login", stack.url))
@@ -995,6 +1000,7 @@ async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
         .post(format!("{}/app/login/link", stack.url))
         .header(COOKIE, cookie_pair(&login_cookie))
         .header(CONTENT_TYPE, FORM)
+        .header("x-forwarded-for", from.unwrap_or("192.0.2.1"))
         .body(encode(&[("email", email), ("csrf", csrf.as_str())]))
         .send()
         .await
@@ -1115,12 +1121,27 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
     assert!(page.contains("a sign-in link is on its way"), "{page}");
     assert!(stack.outbox_to(&stranger).await.is_empty());
 
-    // Five links an hour: the third, fourth and fifth go out, the sixth does not.
+    // Three links an hour from one requester: the third goes out, the fourth to sixth do not.
     for _ in 0..4 {
         let (status, page) = ask_for_link(&stack, &owner).await;
         assert_eq!(status, StatusCode::OK);
         assert!(page.contains("a sign-in link is on its way"));
     }
-    assert_eq!(stack.outbox_to(&owner).await.len(), 5);
+    assert_eq!(stack.outbox_to(&owner).await.len(), 3);
+    // Strangers asking for the owner's address from ten other addresses use up the account's
+    // hour (20): a new one's second ask mails nothing…
+    for i in 0..10 {
+        for _ in 0..3 {
+            ask_for_link_from(&stack, &owner, Some(&format!("198.51.100.{i}"))).await;
+        }
+    }
+    let before = stack.outbox_to(&owner).await.len();
+    for _ in 0..2 {
+        ask_for_link_from(&stack, &owner, Some("198.51.100.99")).await;
+    }
+    assert_eq!(stack.outbox_to(&owner).await.len(), before + 1, "only a requester's first");
+    // …and the owner, asking from their own address, still gets a link.
+    ask_for_link_from(&stack, &owner, Some("10.0.0.1, 203.0.113.7")).await;
+    assert_eq!(stack.outbox_to(&owner).await.len(), before + 2, "never locked out");
     stack.running.stop();
 }

@@ -56,12 +56,26 @@ pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum:
             None,
         );
     };
-    let mailed = mail(&state, &email).await?;
+    let mailed = mail(&state, &email, &requester(&headers)).await?;
     tracing::info!(mailed, "sign-in links asked for");
     login_page_with(&state, &headers, &uri, StatusCode::OK, None, Some(ASKED), None)
 }
 
-async fn mail(state: &ApiState, email: &Email) -> Result<usize, PageError> {
+/// Who asks, for the per-requester allowance: the network address API Gateway (or a proxy)
+/// appended last to `X-Forwarded-For` — earlier entries are the client's own to write.
+fn requester(headers: &HeaderMap) -> String {
+    headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .rfind(|v| !v.is_empty())
+        .unwrap_or("direct")
+        .to_owned()
+}
+
+async fn mail(state: &ApiState, email: &Email, requester: &str) -> Result<usize, PageError> {
     use base64::Engine as _;
     let mint = || {
         let mut bytes = [0u8; 32];
@@ -72,7 +86,7 @@ async fn mail(state: &ApiState, email: &Email) -> Result<usize, PageError> {
             token,
         })
     };
-    Ok(state.engine.mail_sign_in_links(email, mint).await?)
+    Ok(state.engine.mail_sign_in_links(email, requester, mint).await?)
 }
 
 #[derive(Deserialize)]

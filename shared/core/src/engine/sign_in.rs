@@ -6,7 +6,10 @@
 
 use super::Engine;
 use crate::kernel::ids::{AccountId, Email};
-use crate::owner::sign_in::{SIGN_IN_LINK_LIFETIME, SIGN_IN_LINKS_PER_HOUR, SignInLink, hourly_counter};
+use crate::owner::sign_in::{
+    SIGN_IN_LINK_LIFETIME, SIGN_IN_LINKS_PER_HOUR, SIGN_IN_LINKS_PER_REQUESTER_PER_HOUR, SignInLink, hourly_counter, may_mail,
+    requester_counter,
+};
 use crate::task::error::EngineError;
 
 /// A fresh sign-in token and its hash (made by the caller, who holds the randomness).
@@ -20,13 +23,15 @@ const MAX_ACCOUNTS_PER_ADDRESS: usize = 5;
 
 impl Engine {
     /// Mail a sign-in link to `email` for each account whose owner it is (at most five, each
-    /// within [`SIGN_IN_LINKS_PER_HOUR`] an hour): `mint` makes each link's token; the link is
+    /// within [`SIGN_IN_LINKS_PER_HOUR`] an hour and `requester`'s
+    /// [`SIGN_IN_LINKS_PER_REQUESTER_PER_HOUR`], a requester's first always): `mint` makes each link's token; the link is
     /// `{public_url}/app/login/link?token=…` (the configured address, never the request's
     /// host). Answers how many were mailed — for logs and tests only: the
     /// owner is told the same whatever it is.
     pub async fn mail_sign_in_links(
         &self,
         email: &Email,
+        requester: &str,
         mut mint: impl FnMut() -> Option<SignInToken> + Send,
     ) -> Result<usize, EngineError> {
         let now = self.clock.now();
@@ -41,12 +46,17 @@ impl Engine {
                 continue;
             };
             let day = now.to_zoned(jiff::tz::TimeZone::UTC).date();
-            if self
+            // Counted per requester and per account; a requester's first of the hour goes
+            // whatever strangers asked for the same address.
+            let by_requester = self
+                .store
+                .count_daily(id, &requester_counter(now, requester), day, SIGN_IN_LINKS_PER_REQUESTER_PER_HOUR)
+                .await?;
+            let by_account = self
                 .store
                 .count_daily(id, &hourly_counter(now), day, SIGN_IN_LINKS_PER_HOUR)
-                .await?
-                .is_none()
-            {
+                .await?;
+            if !may_mail(by_requester, by_account) {
                 tracing::info!(account = %id, "sign-in link not sent: this hour's links are used up");
                 continue;
             }
