@@ -1054,6 +1054,7 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
                 return None;
             };
             assert!(html.contains(">Sign in</button>"), "{html}");
+            assert!(html.contains("This link signs in to <strong>"), "the page names the account: {html}");
             Some(
                 http.post(format!("{base}/app/login/link/use"))
                     .header(COOKIE, cookie_pair(&login_cookie))
@@ -1089,24 +1090,23 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(overview.status(), StatusCode::OK, "the link's session is the account's");
 
-    let again = follow(link).await.unwrap_or_else(|| panic!("the link's page has its form"));
+    // A used link's page says so at once: no form, no account named.
+    let again = http.get(format!("{}{link}", stack.url)).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a link signs in once");
     assert!(set_cookie(&again, "ol_session").is_none());
-    assert!(again.text().await.unwrap_or_default().contains("expired or was already used"));
+    let said = again.text().await.unwrap_or_default();
+    assert!(said.contains("expired or was already used") && !said.contains("This link signs in to"), "{said}");
 
     // A second link, followed 16 minutes later (the virtual clock): refused.
     ask_for_link(&stack, &owner).await;
     let mail = stack.outbox_to(&owner).await;
     assert_eq!(mail.len(), 2);
     stack.set_clock(&(day0 + jiff::SignedDuration::from_mins(16)).to_string()).await;
-    let expired = follow(link_in(&mail[1]))
-        .await
-        .unwrap_or_else(|| panic!("the link's page has its form"));
-    assert_eq!(expired.status(), StatusCode::UNAUTHORIZED, "expired");
-    let made_up = follow("/app/login/link?token=made-up".into())
-        .await
-        .unwrap_or_else(|| panic!("a form"));
-    assert_eq!(made_up.status(), StatusCode::UNAUTHORIZED);
+    for (path, why) in [(link_in(&mail[1]), "expired"), ("/app/login/link?token=made-up".to_owned(), "made up")] {
+        assert!(follow(path.clone()).await.is_none(), "{why}: no form to sign in with");
+        let page = http.get(format!("{}{path}", stack.url)).send().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(page.status(), StatusCode::UNAUTHORIZED, "{why}");
+    }
     let empty = http
         .get(format!("{}/app/login/link?token=", stack.url))
         .send()

@@ -102,14 +102,16 @@ pub(super) async fn confirm(
     uri: axum::http::Uri,
     Query(params): Query<LinkParams>,
 ) -> Result<Response, PageError> {
+    // Looked at, not used: the page names the account the link signs in to.
     let token = params.token.filter(|t| well_formed(t));
-    let status = if token.is_some() {
-        StatusCode::OK
-    } else {
-        StatusCode::UNAUTHORIZED
+    let account = match &token {
+        Some(token) => state.engine.sign_in_link_account_name(&token_hash(token)).await?,
+        None => None,
     };
-    let error = token.is_none().then(|| EXPIRED.to_owned());
-    login_page_with(&state, &headers, &uri, status, error, None, token)
+    match (token, account) {
+        (Some(token), Some(account)) => super::link_confirm_page(&state, &headers, &uri, token, account),
+        _ => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),
+    }
 }
 
 #[derive(Deserialize)]

@@ -280,9 +280,30 @@ fn login_page_with(
         error,
         notice,
         link_token,
+        link_account: None,
     };
+    login_response(headers, uri, status, page, &nonce)
+}
+
+/// The page a mailed link opens: one "Sign in" button, naming the account it signs in to.
+fn link_confirm_page(state: &ApiState, headers: &HeaderMap, uri: &axum::http::Uri, token: String, account: String) -> Result<Response, PageError> {
+    use base64::Engine as _;
+    let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
+    let page = LoginPage {
+        layout: layout("Sign in", "", None, ""),
+        login_csrf: state.session_key.login_csrf(&nonce),
+        error: None,
+        notice: None,
+        link_token: Some(token),
+        link_account: Some(account),
+    };
+    login_response(headers, uri, StatusCode::OK, page, &nonce)
+}
+
+/// The sign-in page as built, with its login cookie.
+fn login_response(headers: &HeaderMap, uri: &axum::http::Uri, status: StatusCode, page: LoginPage, nonce: &str) -> Result<Response, PageError> {
     let mut response = html(status, &page);
-    let cookie = session::set_cookie(LOGIN_COOKIE, &nonce, 3600, "/app/login", is_https(headers, uri));
+    let cookie = session::set_cookie(LOGIN_COOKIE, nonce, 3600, "/app/login", is_https(headers, uri));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }

@@ -23,6 +23,8 @@ pub struct LoginPage {
     /// A mailed link being followed: the page asks to confirm with one button (a link opened
     /// by a mail scanner signs no one in and stays usable).
     pub link_token: Option<String>,
+    /// The account that link signs in to, named on the confirm page.
+    pub link_account: Option<String>,
 }
 
 #[derive(Template)]

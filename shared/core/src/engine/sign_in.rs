@@ -94,6 +94,15 @@ impl Engine {
         Ok(mailed)
     }
 
+    /// The name of the account a mailed link would sign in to (valid, unused, unexpired),
+    /// without using it: the confirm page says which account it opens.
+    pub async fn sign_in_link_account_name(&self, token_hash: &str) -> Result<Option<String>, EngineError> {
+        let Some(id) = self.store.sign_in_link_account(token_hash, self.clock.now()).await? else {
+            return Ok(None);
+        };
+        Ok(self.store.get_account(id).await?.map(|a| a.sender_name().to_owned()))
+    }
+
     /// The account a mailed sign-in link signs in to, if the link (by its token's hash) exists,
     /// is unused and has not expired; it is used from then on.
     pub async fn redeem_sign_in_link(&self, token_hash: &str) -> Result<Option<AccountId>, EngineError> {
