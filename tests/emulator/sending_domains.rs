@@ -91,10 +91,7 @@ async fn a_second_account_can_neither_claim_a_verified_domain_nor_send_from_it()
         .update_account(first.account_id, naming())
         .await
         .unwrap_or_else(|e| panic!("named: {e}"));
-    let record = named
-        .sending_identity
-        .unwrap_or_else(|| panic!("identity"))
-        .ownership_record();
+    let record = named.sending_identity.unwrap_or_else(|| panic!("identity")).ownership_record();
     dns.publish(&record.name, &record.value);
     clock
         .set(clock.now() + SENDING_DOMAIN_RECHECK)
@@ -106,10 +103,7 @@ async fn a_second_account_can_neither_claim_a_verified_domain_nor_send_from_it()
     let identity = checked.sending_identity.unwrap_or_else(|| panic!("identity"));
     assert!(identity.sends_from_domain(), "verified and proven: {identity:?}");
     let claim = store.domain_claim(&domain).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        claim.map(|c| (c.account, c.proven_at.is_some())),
-        Some((first.account_id, true))
-    );
+    assert_eq!(claim.map(|c| (c.account, c.proven_at.is_some())), Some((first.account_id, true)));
 
     let (second, second_email) = approved_task(&engine, &store).await;
     let refused = engine.update_account(second.account_id, naming()).await;
@@ -133,7 +127,10 @@ async fn a_second_account_can_neither_claim_a_verified_domain_nor_send_from_it()
     };
     let firsts = from(&first_email);
     assert_eq!(firsts.len(), 1, "{firsts:?}");
-    assert!(firsts[0].contains(&format!("@{domain}")), "the owner's mail from its domain: {firsts:?}");
+    assert!(
+        firsts[0].contains(&format!("@{domain}")),
+        "the owner's mail from its domain: {firsts:?}"
+    );
     let seconds = from(&second_email);
     assert_eq!(seconds.len(), 1, "{seconds:?}");
     assert!(

@@ -188,6 +188,7 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
         assert!(page.contains(hero), "{hero}: {page}");
     }
     assert!(!page.contains(&gym.token), "no secret in a page");
+    let other_device = sign_in(&stack, &gym).await;
 
     let response = owner
         .http
@@ -201,6 +202,13 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let cleared = set_cookie(&response, "ol_session").unwrap_or_default();
     assert!(cleared.starts_with("ol_session=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    // Ended on the server: a copy of the cookie, and the account's other sessions, open nothing.
+    for (who, session) in [("the copied cookie", &owner), ("another device", &other_device)] {
+        let (status, _) = session.get("/app").await;
+        assert_eq!(status, 303, "{who} is signed out");
+    }
+    let again = sign_in(&stack, &gym).await;
+    assert_eq!(again.get("/app").await.0, 200, "signing in again works");
     stack.running.stop();
 }
 
@@ -215,7 +223,7 @@ async fn a_wrong_token_a_forged_cookie_or_none_gets_the_sign_in_page() {
 
     let owner = sign_in(&stack, &gym).await;
     let forged = Owner {
-        cookie: owner.cookie.replacen("v1.", "v1.0", 1),
+        cookie: owner.cookie.replacen("v2.", "v2.0", 1),
         ..owner
     };
     let anonymous = Owner {
@@ -1054,7 +1062,10 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
                 return None;
             };
             assert!(html.contains(">Sign in</button>"), "{html}");
-            assert!(html.contains("This link signs in to <strong>"), "the page names the account: {html}");
+            assert!(
+                html.contains("This link signs in to <strong>"),
+                "the page names the account: {html}"
+            );
             Some(
                 http.post(format!("{base}/app/login/link/use"))
                     .header(COOKIE, cookie_pair(&login_cookie))
@@ -1091,20 +1102,34 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
     assert_eq!(overview.status(), StatusCode::OK, "the link's session is the account's");
 
     // A used link's page says so at once: no form, no account named.
-    let again = http.get(format!("{}{link}", stack.url)).send().await.unwrap_or_else(|e| panic!("{e}"));
+    let again = http
+        .get(format!("{}{link}", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a link signs in once");
     assert!(set_cookie(&again, "ol_session").is_none());
     let said = again.text().await.unwrap_or_default();
-    assert!(said.contains("expired or was already used") && !said.contains("This link signs in to"), "{said}");
+    assert!(
+        said.contains("expired or was already used") && !said.contains("This link signs in to"),
+        "{said}"
+    );
 
     // A second link, followed 16 minutes later (the virtual clock): refused.
     ask_for_link(&stack, &owner).await;
     let mail = stack.outbox_to(&owner).await;
     assert_eq!(mail.len(), 2);
     stack.set_clock(&(day0 + jiff::SignedDuration::from_mins(16)).to_string()).await;
-    for (path, why) in [(link_in(&mail[1]), "expired"), ("/app/login/link?token=made-up".to_owned(), "made up")] {
+    for (path, why) in [
+        (link_in(&mail[1]), "expired"),
+        ("/app/login/link?token=made-up".to_owned(), "made up"),
+    ] {
         assert!(follow(path.clone()).await.is_none(), "{why}: no form to sign in with");
-        let page = http.get(format!("{}{path}", stack.url)).send().await.unwrap_or_else(|e| panic!("{e}"));
+        let page = http
+            .get(format!("{}{path}", stack.url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(page.status(), StatusCode::UNAUTHORIZED, "{why}");
     }
     let empty = http

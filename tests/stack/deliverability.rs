@@ -102,7 +102,11 @@ async fn the_settings_show_the_records_a_gyms_own_domain_needs() {
     assert_eq!(kinds, ["CNAME", "CNAME", "CNAME", "MX", "TXT", "TXT"], "{identity}");
     let ownership = &identity["records"][5];
     assert_eq!(
-        (ownership["purpose"].as_str(), ownership["name"].as_str(), identity["ownership_proven"].as_bool()),
+        (
+            ownership["purpose"].as_str(),
+            ownership["name"].as_str(),
+            identity["ownership_proven"].as_bool()
+        ),
         (Some("ownership"), Some("_openloop-verify.crossfitrenegade.com"), Some(false)),
         "the account's own proof of ownership: {identity}"
     );
@@ -146,7 +150,9 @@ async fn a_domain_another_gym_named_is_refused_with_409() {
         (true, true),
         "{settings}"
     );
-    let from = openloop_edge::config::Config::from_env().map(|c| c.from_email).unwrap_or_else(|e| panic!("{e}"));
+    let from = openloop_edge::config::Config::from_env()
+        .map(|c| c.from_email)
+        .unwrap_or_else(|e| panic!("{e}"));
     let shared = from.as_str().rsplit_once('@').map(|(_, d)| d.to_owned());
     let (status, refused) = stack
         .call(
@@ -156,6 +162,9 @@ async fn a_domain_another_gym_named_is_refused_with_409() {
             Some(json!({"sending_domain": shared})),
         )
         .await;
-    assert_eq!((status, refused["error"]["code"].as_str()), (409, Some("sending_domain_taken")), "{shared:?}: {refused}");
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (409, Some("sending_domain_taken")),
+        "{shared:?}: {refused}"
+    );
 }
-

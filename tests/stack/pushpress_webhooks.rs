@@ -246,11 +246,17 @@ async fn a_replayed_delivery_cannot_rewrite_a_member_and_one_dated_2100_is_refus
     let (status, body) = stack.pushpress_delivery(&gym, SECRET, &cancelled, None).await;
     assert_eq!(status, 202, "{body}");
     stack.run().await;
-    assert_eq!(facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status), Some(MemberStatus::Cancelled));
+    assert_eq!(
+        facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status),
+        Some(MemberStatus::Cancelled)
+    );
     let back = delivery("customer.status.changed", now + 1, customer("usr_rio", "member"));
     assert_eq!(stack.pushpress_delivery(&gym, SECRET, &back, None).await.0, 202);
     stack.run().await;
-    assert_eq!(facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status), Some(MemberStatus::Active));
+    assert_eq!(
+        facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status),
+        Some(MemberStatus::Active)
+    );
 
     let replayed = delivery("customer.status.changed", now + 120, customer("usr_rio", "ex-member"));
     let (status, body) = stack.pushpress_delivery(&gym, SECRET, &replayed, None).await;

@@ -61,7 +61,12 @@ async fn the_dashboards_405s_carry_its_security_headers() {
     ] {
         let (status, headers, _) = raw(&stack, method.clone(), path, None).await;
         assert_eq!(status, 405, "{method} {path}");
-        for name in ["content-security-policy", "x-content-type-options", "x-frame-options", "referrer-policy"] {
+        for name in [
+            "content-security-policy",
+            "x-content-type-options",
+            "x-frame-options",
+            "referrer-policy",
+        ] {
             assert!(headers.contains_key(name), "{method} {path}: {name} missing in {headers:?}");
         }
     }
@@ -69,7 +74,9 @@ async fn the_dashboards_405s_carry_its_security_headers() {
 
 /// The version the settings page shows, from its form.
 fn shown_version(page: &str) -> String {
-    let at = page.find("name=\"settings_version\" value=\"").unwrap_or_else(|| panic!("no version in the form: {page}"));
+    let at = page
+        .find("name=\"settings_version\" value=\"")
+        .unwrap_or_else(|| panic!("no version in the form: {page}"));
     let rest = &page[at + "name=\"settings_version\" value=\"".len()..];
     rest[..rest.find('"').unwrap_or(0)].to_owned()
 }
@@ -127,7 +134,10 @@ async fn a_settings_page_opened_before_an_api_change_does_not_undo_it() {
     let (status, _) = owner.post("/app/settings", &fresh).await;
     assert_eq!(status, 303);
     let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
-    assert_eq!((&settings["daily_send_limit"], &settings["member_weekly_limit"]), (&json!(40), &json!(2)));
+    assert_eq!(
+        (&settings["daily_send_limit"], &settings["member_weekly_limit"]),
+        (&json!(40), &json!(2))
+    );
 }
 
 /// `_account` names the whole business: no member event and no owner call may use it as a
@@ -145,7 +155,11 @@ async fn the_whole_business_id_is_refused_as_a_member() {
             json!({"type": "member.created", "timestamp": now, "data": {"member_id": "_account", "email": "x@example.com", "status": "active"}}),
         )
         .await;
-    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("reserved_member_id")), "{body}");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("reserved_member_id")),
+        "{body}"
+    );
     let (status, body) = stack
         .post(
             "/api/v1/tasks",
@@ -153,7 +167,11 @@ async fn the_whole_business_id_is_refused_as_a_member() {
             json!({"task_type": "churn_risk", "member_id": "_account", "goal": "Win back"}),
         )
         .await;
-    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("reserved_member_id")), "{body}");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("reserved_member_id")),
+        "{body}"
+    );
     let (status, body) = stack
         .post(
             "/api/v1/recurring",
@@ -161,5 +179,9 @@ async fn the_whole_business_id_is_refused_as_a_member() {
             json!({"task_type": "churn_risk", "member_id": "_account", "cron": "0 8 * * 1"}),
         )
         .await;
-    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("reserved_member_id")), "{body}");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("reserved_member_id")),
+        "{body}"
+    );
 }

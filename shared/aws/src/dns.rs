@@ -55,8 +55,7 @@ struct Response {
 /// The TXT strings of a DoH JSON answer: each record's quoted strings joined (a long TXT
 /// value comes as several); NXDOMAIN (status 3) is no records; other failures are errors.
 pub fn txt_of(body: &str) -> Result<Vec<String>, SendingDomainError> {
-    let response: Response =
-        serde_json::from_str(body).map_err(|e| SendingDomainError(format!("DNS answer not understood: {e}")))?;
+    let response: Response = serde_json::from_str(body).map_err(|e| SendingDomainError(format!("DNS answer not understood: {e}")))?;
     match response.status {
         0 => {}
         3 => return Ok(Vec::new()),

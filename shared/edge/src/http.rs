@@ -43,10 +43,9 @@ pub fn status(e: &EngineError) -> StatusCode {
     match e {
         EngineError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
         EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
-        EngineError::InvalidTransition { .. }
-        | EngineError::InvalidState { .. }
-        | EngineError::StaleVersion
-        | EngineError::Taken(_) => StatusCode::CONFLICT,
+        EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion | EngineError::Taken(_) => {
+            StatusCode::CONFLICT
+        }
         EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,
         EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) | EngineError::NotConfigured(_) => {
             StatusCode::SERVICE_UNAVAILABLE

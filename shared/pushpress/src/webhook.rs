@@ -343,14 +343,16 @@ mod tests {
     /// `created` (unsigned) is the same delivery; other signed data is another.
     #[test]
     fn a_delivery_is_known_by_what_was_signed_not_by_created() {
-        let body = |created: i64, kind: &str| {
-            serde_json::json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": 1, "kind": kind}})
-        };
+        let body = |created: i64, kind: &str| serde_json::json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": 1, "kind": kind}});
         let first = parse(body(1_793_620_800, "open").to_string().as_bytes()).expect("first");
         let replayed = parse(body(4_102_444_800, "open").to_string().as_bytes()).expect("replayed");
         assert_eq!(first.dedupe_id(), replayed.dedupe_id());
         let pretty = serde_json::to_string_pretty(&body(1_793_620_800, "open")).expect("pretty");
-        assert_eq!(parse(pretty.as_bytes()).expect("pretty").dedupe_id(), first.dedupe_id(), "whitespace is not signed");
+        assert_eq!(
+            parse(pretty.as_bytes()).expect("pretty").dedupe_id(),
+            first.dedupe_id(),
+            "whitespace is not signed"
+        );
         let other = parse(body(1_793_620_800, "class").to_string().as_bytes()).expect("other");
         assert_ne!(first.dedupe_id(), other.dedupe_id());
         assert!(first.dedupe_id().starts_with("v3:checkin.created:"));

@@ -141,7 +141,8 @@ pub(super) async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::
     };
     match account {
         Some(account) => {
-            let session = state.session_key.issue(account, jiff::Timestamp::now(), &random::<16>()?);
+            let version = state.engine.session_version(account).await?.unwrap_or_default();
+            let session = state.session_key.issue(account, version, jiff::Timestamp::now(), &random::<16>()?);
             Ok(signed_in_response(&session, &headers, &uri))
         }
         None => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),

@@ -245,7 +245,9 @@ fn random<const N: usize>() -> Result<[u8; N], PageError> {
 }
 
 async fn login_form(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri) -> Result<Response, PageError> {
-    if signed_in(&state, &headers).is_some() {
+    if let Some(session) = signed_in(&state, &headers)
+        && state.engine.session_version(session.account).await? == Some(session.version)
+    {
         return Ok(see_other("/app"));
     }
     login_page(&state, &headers, &uri, StatusCode::OK, None)
@@ -286,7 +288,13 @@ fn login_page_with(
 }
 
 /// The page a mailed link opens: one "Sign in" button, naming the account it signs in to.
-fn link_confirm_page(state: &ApiState, headers: &HeaderMap, uri: &axum::http::Uri, token: String, account: String) -> Result<Response, PageError> {
+fn link_confirm_page(
+    state: &ApiState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    token: String,
+    account: String,
+) -> Result<Response, PageError> {
     use base64::Engine as _;
     let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
     let page = LoginPage {
@@ -301,7 +309,13 @@ fn link_confirm_page(state: &ApiState, headers: &HeaderMap, uri: &axum::http::Ur
 }
 
 /// The sign-in page as built, with its login cookie.
-fn login_response(headers: &HeaderMap, uri: &axum::http::Uri, status: StatusCode, page: LoginPage, nonce: &str) -> Result<Response, PageError> {
+fn login_response(
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    page: LoginPage,
+    nonce: &str,
+) -> Result<Response, PageError> {
     let mut response = html(status, &page);
     let cookie = session::set_cookie(LOGIN_COOKIE, nonce, 3600, "/app/login", is_https(headers, uri));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -351,7 +365,8 @@ async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, b
             Some("That token is not valid.".into()),
         );
     };
-    let session = state.session_key.issue(account, Timestamp::now(), &random::<16>()?);
+    let version = state.engine.session_version(account).await?.unwrap_or_default();
+    let session = state.session_key.issue(account, version, Timestamp::now(), &random::<16>()?);
     Ok(signed_in_response(&session, &headers, &uri))
 }
 
@@ -379,6 +394,12 @@ async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, 
     let session = signed_in(&state, &headers).ok_or_else(|| see_other("/app/login"))?;
     let input: CsrfForm = form(body).map_err(IntoResponse::into_response)?;
     check_csrf(&state, &session, input.csrf.as_deref()).map_err(|e| e.within(&state, &session).into_response())?;
+    // Ended on the server: every session of the account issued before stops working.
+    state
+        .engine
+        .end_sessions(session.account)
+        .await
+        .map_err(|e| PageError::from(e).within(&state, &session).into_response())?;
     let mut response = see_other("/app/login");
     let cookie = session::set_cookie(COOKIE, "", 0, "/app", is_https(&headers, &uri));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -397,6 +418,12 @@ where
     let Some(session) = signed_in(&state, headers) else {
         return see_other("/app/login");
     };
+    // Signed out since (on the server): the session's version is no longer the account's.
+    match state.engine.session_version(session.account).await {
+        Ok(Some(version)) if version == session.version => {}
+        Ok(_) => return see_other("/app/login"),
+        Err(e) => return PageError::from(e).into_response(),
+    }
     match render(state.clone(), session.clone()).await {
         Ok(response) => response,
         Err(e) => e.within(&state, &session).into_response(),
@@ -855,10 +882,12 @@ async fn save_settings(State(state): Shared, headers: HeaderMap, body: Body) -> 
         // over those settings. (A post of a few fields without a version changes only them.)
         let shown: Option<u64> = match field(&fields, "settings_version").map(str::trim) {
             None => None,
-            Some(v) => Some(
-                v.parse()
-                    .map_err(|_| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, "The form's version is not a number: open Settings again."))?,
-            ),
+            Some(v) => Some(v.parse().map_err(|_| {
+                PageError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "The form's version is not a number: open Settings again.",
+                )
+            })?),
         };
         if shown.is_some_and(|v| v != current.version) {
             return Err(changed_since());

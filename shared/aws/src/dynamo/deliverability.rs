@@ -111,10 +111,7 @@ impl DeliverabilityStore for DynamoStore {
             item,
             "attribute_not_exists(PK) OR account_id = :me OR (attribute_not_exists(proven_at) AND claimed_at <= :stale)",
             &[],
-            vec![
-                (":me", s(claim.account.to_string())),
-                (":stale", n(stale_before.as_millisecond())),
-            ],
+            vec![(":me", s(claim.account.to_string())), (":stale", n(stale_before.as_millisecond()))],
             Conflict::AlreadyExists,
         )
         .await

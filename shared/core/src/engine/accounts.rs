@@ -201,6 +201,7 @@ impl Engine {
             pushpress: input.pushpress,
             sending_identity: None,
             learning_patterns: Default::default(),
+            session_version: 0,
             created_at: now,
             version: 1,
         };

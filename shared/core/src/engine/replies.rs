@@ -74,10 +74,7 @@ impl Engine {
         let now = self.clock.now();
         // A delivery is its message to its task: the same Message-ID answering another task
         // (ids are chosen by the sender, and may collide) is another delivery.
-        let dedup_id = format!(
-            "{task_id}:{}",
-            mail.message_id.clone().unwrap_or_else(|| hex_digest(raw))
-        );
+        let dedup_id = format!("{task_id}:{}", mail.message_id.clone().unwrap_or_else(|| hex_digest(raw)));
         let source = format!("inbound:{account_id}");
         if !self.store.claim_webhook(&source, &dedup_id, now, now + WEBHOOK_DEDUP_TTL).await? {
             return Ok(InboundOutcome::Duplicate);

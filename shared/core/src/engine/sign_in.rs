@@ -94,6 +94,22 @@ impl Engine {
         Ok(mailed)
     }
 
+    /// Sign the account out of the dashboard everywhere: its session version moves on, so every
+    /// session issued before stops working on its next request.
+    pub async fn end_sessions(&self, id: AccountId) -> Result<(), EngineError> {
+        self.change_account(id, |account| {
+            account.session_version += 1;
+            Ok(true)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The account's current dashboard session version.
+    pub async fn session_version(&self, id: AccountId) -> Result<Option<u64>, EngineError> {
+        Ok(self.store.get_account(id).await?.map(|a| a.session_version))
+    }
+
     /// The name of the account a mailed link would sign in to (valid, unused, unexpired),
     /// without using it: the confirm page says which account it opens.
     pub async fn sign_in_link_account_name(&self, token_hash: &str) -> Result<Option<String>, EngineError> {

@@ -110,7 +110,10 @@ impl MemoryDns {
 
     /// Remove every TXT record at `name`.
     pub fn remove(&self, name: &str) {
-        self.records.lock().unwrap_or_else(|e| e.into_inner()).remove(&name.to_ascii_lowercase());
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&name.to_ascii_lowercase());
     }
 
     /// Make every lookup fail (`true`: the resolver is down) or work again.

@@ -406,6 +406,10 @@ pub struct Account {
     /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub learning_patterns: std::collections::BTreeSet<String>,
+    /// The dashboard's sessions of this account carry it; signing out moves it on, ending
+    /// every session issued before on the server.
+    #[serde(default)]
+    pub session_version: u64,
     pub created_at: Timestamp,
     pub version: u64,
 }

@@ -233,9 +233,10 @@ impl DomainClaim {
 /// reply domain, the public site's host): the same name, a subdomain of one, or a parent of one.
 pub fn is_platform_domain(domain: &str, platform: &[&str]) -> bool {
     let domain = domain.to_ascii_lowercase();
-    platform.iter().map(|p| p.trim().trim_end_matches('.').to_ascii_lowercase()).any(|p| {
-        !p.is_empty() && (domain == p || domain.ends_with(&format!(".{p}")) || p.ends_with(&format!(".{domain}")))
-    })
+    platform
+        .iter()
+        .map(|p| p.trim().trim_end_matches('.').to_ascii_lowercase())
+        .any(|p| !p.is_empty() && (domain == p || domain.ends_with(&format!(".{p}")) || p.ends_with(&format!(".{domain}"))))
 }
 
 /// A sending domain as an owner may name it: a lowercase DNS name of two labels or more,
@@ -360,7 +361,10 @@ mod tests {
     #[test]
     fn ownership_is_the_accounts_own_token_in_the_record() {
         let record = ownership_record("gym.com", "abc");
-        assert_eq!((record.name.as_str(), record.value.as_str()), ("_openloop-verify.gym.com", "openloop-verify=abc"));
+        assert_eq!(
+            (record.name.as_str(), record.value.as_str()),
+            ("_openloop-verify.gym.com", "openloop-verify=abc")
+        );
         assert!(proves_ownership(&["\"openloop-verify=abc\"".into()], "abc"));
         assert!(!proves_ownership(&["openloop-verify=abcd".into(), "v=spf1".into()], "abc"));
         assert!(!proves_ownership(&["openloop-verify=".into()], ""), "an empty token proves nothing");
@@ -378,6 +382,12 @@ mod tests {
         assert!(!claim.may_be_taken(at));
         let later = at + UNPROVEN_CLAIM_HOLD;
         assert!(claim.may_be_taken(later));
-        assert!(!DomainClaim { proven_at: Some(at), ..claim }.may_be_taken(later));
+        assert!(
+            !DomainClaim {
+                proven_at: Some(at),
+                ..claim
+            }
+            .may_be_taken(later)
+        );
     }
 }

@@ -271,7 +271,11 @@ async fn a_sending_domain_belongs_to_the_one_account_that_claimed_it() {
     let dns = Arc::new(MemoryDns::default());
     w.engine.sending_domains = Some(domains.clone());
     w.engine.dns = Some(dns.clone());
-    let first = w.engine.update_account(w.account.id, naming("gym.example.org")).await.expect("named");
+    let first = w
+        .engine
+        .update_account(w.account.id, naming("gym.example.org"))
+        .await
+        .expect("named");
     let identity = first.sending_identity.expect("identity");
     let record = identity.ownership_record();
     assert_eq!(record.name, "_openloop-verify.gym.example.org");
@@ -282,7 +286,13 @@ async fn a_sending_domain_belongs_to_the_one_account_that_claimed_it() {
     assert!(first.sending_identity.expect("identity").sends_from_domain());
 
     let other = second_gym(&w).await;
-    for domain in ["gym.example.org", "GYM.example.org.", "mail.example.com", "example.com", "replies.example.com"] {
+    for domain in [
+        "gym.example.org",
+        "GYM.example.org.",
+        "mail.example.com",
+        "example.com",
+        "replies.example.com",
+    ] {
         let err = w.engine.update_account(other.id, naming(domain)).await.expect_err(domain);
         assert!(
             matches!(&err, crate::task::error::EngineError::Taken(i) if i.code == "sending_domain_taken"),
@@ -290,7 +300,11 @@ async fn a_sending_domain_belongs_to_the_one_account_that_claimed_it() {
         );
     }
     let other = w.engine.account(other.id).await.expect("read");
-    assert_eq!((other.settings.sending_domain, other.sending_identity), (None, None), "nothing changed");
+    assert_eq!(
+        (other.settings.sending_domain, other.sending_identity),
+        (None, None),
+        "nothing changed"
+    );
     assert_eq!(
         w.store.domain_claim("gym.example.org").await.expect("read").map(|c| c.account),
         Some(w.account.id)
@@ -311,14 +325,21 @@ async fn ownership_is_proven_by_the_accounts_own_token() {
     let theirs = w.engine.ownership_token(other.id, "gym.example.org");
     let mine = w.engine.ownership_token(w.account.id, "gym.example.org");
     assert_ne!(theirs, mine);
-    let account = w.engine.update_account(w.account.id, naming("gym.example.org")).await.expect("named");
+    let account = w
+        .engine
+        .update_account(w.account.id, naming("gym.example.org"))
+        .await
+        .expect("named");
     let name = account.sending_identity.expect("identity").ownership_record().name;
     dns.publish(&name, &format!("openloop-verify={theirs}"));
     domains.verify("gym.example.org");
     w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
     let account = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
     let identity = account.sending_identity.expect("identity");
-    assert_eq!((identity.status, identity.proven_at), (crate::owner::deliverability::DomainStatus::Verified, None));
+    assert_eq!(
+        (identity.status, identity.proven_at),
+        (crate::owner::deliverability::DomainStatus::Verified, None)
+    );
     assert!(!identity.sends_from_domain(), "verified by SES, not proven by this account");
 }
 
@@ -333,7 +354,11 @@ async fn an_account_that_loses_its_domain_stops_sending_from_it() {
     let dns = Arc::new(MemoryDns::default());
     w.engine.sending_domains = Some(domains.clone());
     w.engine.dns = Some(dns.clone());
-    let account = w.engine.update_account(w.account.id, naming("gym.example.org")).await.expect("named");
+    let account = w
+        .engine
+        .update_account(w.account.id, naming("gym.example.org"))
+        .await
+        .expect("named");
     let record = account.sending_identity.expect("identity").ownership_record();
     dns.publish(&record.name, &record.value);
     domains.verify("gym.example.org");
@@ -357,13 +382,20 @@ async fn an_account_that_loses_its_domain_stops_sending_from_it() {
     );
 
     let other = second_gym(&w).await;
-    assert!(w.engine.update_account(other.id, naming("gym.example.org")).await.is_err(), "still held");
+    assert!(
+        w.engine.update_account(other.id, naming("gym.example.org")).await.is_err(),
+        "still held"
+    );
     let cleared = super::super::SettingsPatch {
         sending_domain: Some(None),
         ..Default::default()
     };
     w.engine.update_account(w.account.id, cleared).await.expect("cleared");
     assert_eq!(w.store.domain_claim("gym.example.org").await.expect("read"), None, "given up");
-    let theirs = w.engine.update_account(other.id, naming("gym.example.org")).await.expect("now theirs");
+    let theirs = w
+        .engine
+        .update_account(other.id, naming("gym.example.org"))
+        .await
+        .expect("now theirs");
     assert_eq!(theirs.settings.sending_domain.as_deref(), Some("gym.example.org"));
 }

@@ -17,7 +17,11 @@ fn code(result: Result<impl std::fmt::Debug, EngineError>) -> String {
 #[tokio::test]
 async fn a_resolve_note_beyond_its_bound_is_refused_and_changes_nothing() {
     let w = world().await;
-    let task = w.engine.create_task(&w.account, w.new_task("churn_risk", "m_note").await).await.expect("create");
+    let task = w
+        .engine
+        .create_task(&w.account, w.new_task("churn_risk", "m_note").await)
+        .await
+        .expect("create");
     let id = task.task().id;
     let long = Resolution {
         outcome: "retained".into(),
@@ -48,7 +52,9 @@ async fn a_suppression_reason_is_one_short_line() {
 async fn a_profile_list_holds_at_most_its_entries() {
     let w = world().await;
     let mut settings = w.account.settings.clone();
-    settings.profile.never_mention = (0..=crate::kernel::limits::MAX_PROFILE_LIST_ITEMS).map(|i| format!("topic {i}")).collect();
+    settings.profile.never_mention = (0..=crate::kernel::limits::MAX_PROFILE_LIST_ITEMS)
+        .map(|i| format!("topic {i}"))
+        .collect();
     let patch = super::super::SettingsPatch {
         profile: Some(settings.profile.clone()),
         ..Default::default()
