@@ -114,12 +114,10 @@ impl Engine {
 
         // The claim: another account's means this one lost the domain.
         let claim = self.store.domain_claim(&next.domain).await?;
-        if let Some(held) = claim.as_ref().filter(|c| c.account != account.id) {
-            if !held.may_be_taken(now) {
-                next.status = DomainStatus::Lost;
-                next.proven_at = None;
-                return self.save_sending_domain(account, current, next).await;
-            }
+        if claim.as_ref().is_some_and(|c| c.account != account.id && !c.may_be_taken(now)) {
+            next.status = DomainStatus::Lost;
+            next.proven_at = None;
+            return self.save_sending_domain(account, current, next).await;
         }
         if next.status == DomainStatus::Lost {
             next.status = DomainStatus::NotCreated;

@@ -49,6 +49,11 @@ pub fn owner_email_key(email: &Email) -> String {
     email.as_str().to_ascii_lowercase()
 }
 
+/// The hourly counter a link is counted in (with the UTC day as the counter's date).
+pub fn hourly_counter(now: Timestamp) -> String {
+    format!("sign_in_link_{}", now.to_zoned(jiff::tz::TimeZone::UTC).strftime("%H"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,9 +68,4 @@ mod tests {
         assert_ne!(requester_counter(at, "203.0.113.9"), requester_counter(at, "198.51.100.7"));
         assert!(!requester_counter(at, "203.0.113.9").contains("203"), "no address stored");
     }
-}
-
-/// The hourly counter a link is counted in (with the UTC day as the counter's date).
-pub fn hourly_counter(now: Timestamp) -> String {
-    format!("sign_in_link_{}", now.to_zoned(jiff::tz::TimeZone::UTC).strftime("%H"))
 }
