@@ -145,6 +145,7 @@ pub fn memory_engine() -> (Engine, Arc<MemoryStore>, Arc<TestClock>) {
         clock: clock.clone(),
         connector: None,
         sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
+        dns: Some(Arc::new(openloop_core::memory::MemoryDns::default())),
     };
     (Engine::new(ports, config.engine_config()), store, clock)
 }

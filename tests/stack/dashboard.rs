@@ -188,6 +188,7 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
         assert!(page.contains(hero), "{hero}: {page}");
     }
     assert!(!page.contains(&gym.token), "no secret in a page");
+    let other_device = sign_in(&stack, &gym).await;
 
     let response = owner
         .http
@@ -201,6 +202,13 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
     assert_eq!(response.status(), StatusCode::SEE_OTHER);
     let cleared = set_cookie(&response, "ol_session").unwrap_or_default();
     assert!(cleared.starts_with("ol_session=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    // Ended on the server: a copy of the cookie, and the account's other sessions, open nothing.
+    for (who, session) in [("the copied cookie", &owner), ("another device", &other_device)] {
+        let (status, _) = session.get("/app").await;
+        assert_eq!(status, 303, "{who} is signed out");
+    }
+    let again = sign_in(&stack, &gym).await;
+    assert_eq!(again.get("/app").await.0, 200, "signing in again works");
     stack.running.stop();
 }
 
@@ -215,7 +223,7 @@ async fn a_wrong_token_a_forged_cookie_or_none_gets_the_sign_in_page() {
 
     let owner = sign_in(&stack, &gym).await;
     let forged = Owner {
-        cookie: owner.cookie.replacen("v1.", "v1.0", 1),
+        cookie: owner.cookie.replacen("v2.", "v2.0", 1),
         ..owner
     };
     let anonymous = Owner {
@@ -981,6 +989,11 @@ async fn the_overview_charts_revenue_retained_per_month() {
 
 /// `GET /app/login`, then "Email me a sign-in link" for `email`: the response's status and page.
 pub(crate) async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, String) {
+    ask_for_link_from(stack, email, None).await
+}
+
+/// [`ask_for_link`] from a network address (as API Gateway appends it to `X-Forwarded-For`).
+async fn ask_for_link_from(stack: &Stack, email: &str, from: Option<&str>) -> (StatusCode, String) {
     let http = browser_like();
     let form = http
         .get(format!("{}/app/login", stack.url))
@@ -995,6 +1008,7 @@ pub(crate) async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, Str
         .post(format!("{}/app/login/link", stack.url))
         .header(COOKIE, cookie_pair(&login_cookie))
         .header(CONTENT_TYPE, FORM)
+        .header("x-forwarded-for", from.unwrap_or("192.0.2.1"))
         .body(encode(&[("email", email), ("csrf", csrf.as_str())]))
         .send()
         .await
@@ -1048,6 +1062,10 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
                 return None;
             };
             assert!(html.contains(">Sign in</button>"), "{html}");
+            assert!(
+                html.contains("This link signs in to <strong>"),
+                "the page names the account: {html}"
+            );
             Some(
                 http.post(format!("{base}/app/login/link/use"))
                     .header(COOKIE, cookie_pair(&login_cookie))
@@ -1083,24 +1101,37 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(overview.status(), StatusCode::OK, "the link's session is the account's");
 
-    let again = follow(link).await.unwrap_or_else(|| panic!("the link's page has its form"));
+    // A used link's page says so at once: no form, no account named.
+    let again = http
+        .get(format!("{}{link}", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a link signs in once");
     assert!(set_cookie(&again, "ol_session").is_none());
-    assert!(again.text().await.unwrap_or_default().contains("expired or was already used"));
+    let said = again.text().await.unwrap_or_default();
+    assert!(
+        said.contains("expired or was already used") && !said.contains("This link signs in to"),
+        "{said}"
+    );
 
     // A second link, followed 16 minutes later (the virtual clock): refused.
     ask_for_link(&stack, &owner).await;
     let mail = stack.outbox_to(&owner).await;
     assert_eq!(mail.len(), 2);
     stack.set_clock(&(day0 + jiff::SignedDuration::from_mins(16)).to_string()).await;
-    let expired = follow(link_in(&mail[1]))
-        .await
-        .unwrap_or_else(|| panic!("the link's page has its form"));
-    assert_eq!(expired.status(), StatusCode::UNAUTHORIZED, "expired");
-    let made_up = follow("/app/login/link?token=made-up".into())
-        .await
-        .unwrap_or_else(|| panic!("a form"));
-    assert_eq!(made_up.status(), StatusCode::UNAUTHORIZED);
+    for (path, why) in [
+        (link_in(&mail[1]), "expired"),
+        ("/app/login/link?token=made-up".to_owned(), "made up"),
+    ] {
+        assert!(follow(path.clone()).await.is_none(), "{why}: no form to sign in with");
+        let page = http
+            .get(format!("{}{path}", stack.url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(page.status(), StatusCode::UNAUTHORIZED, "{why}");
+    }
     let empty = http
         .get(format!("{}/app/login/link?token=", stack.url))
         .send()
@@ -1115,12 +1146,27 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
     assert!(page.contains("a sign-in link is on its way"), "{page}");
     assert!(stack.outbox_to(&stranger).await.is_empty());
 
-    // Five links an hour: the third, fourth and fifth go out, the sixth does not.
+    // Three links an hour from one requester: the third goes out, the fourth to sixth do not.
     for _ in 0..4 {
         let (status, page) = ask_for_link(&stack, &owner).await;
         assert_eq!(status, StatusCode::OK);
         assert!(page.contains("a sign-in link is on its way"));
     }
-    assert_eq!(stack.outbox_to(&owner).await.len(), 5);
+    assert_eq!(stack.outbox_to(&owner).await.len(), 3);
+    // Strangers asking for the owner's address from ten other addresses use up the account's
+    // hour (20): a new one's second ask mails nothing…
+    for i in 0..10 {
+        for _ in 0..3 {
+            ask_for_link_from(&stack, &owner, Some(&format!("198.51.100.{i}"))).await;
+        }
+    }
+    let before = stack.outbox_to(&owner).await.len();
+    for _ in 0..2 {
+        ask_for_link_from(&stack, &owner, Some("198.51.100.99")).await;
+    }
+    assert_eq!(stack.outbox_to(&owner).await.len(), before + 1, "only a requester's first");
+    // …and the owner, asking from their own address, still gets a link.
+    ask_for_link_from(&stack, &owner, Some("10.0.0.1, 203.0.113.7")).await;
+    assert_eq!(stack.outbox_to(&owner).await.len(), before + 2, "never locked out");
     stack.running.stop();
 }

@@ -99,5 +99,72 @@ async fn the_settings_show_the_records_a_gyms_own_domain_needs() {
         .as_array()
         .map(|r| r.iter().filter_map(|r| r["type"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(kinds, ["CNAME", "CNAME", "CNAME", "MX", "TXT"], "{identity}");
+    assert_eq!(kinds, ["CNAME", "CNAME", "CNAME", "MX", "TXT", "TXT"], "{identity}");
+    let ownership = &identity["records"][5];
+    assert_eq!(
+        (
+            ownership["purpose"].as_str(),
+            ownership["name"].as_str(),
+            identity["ownership_proven"].as_bool()
+        ),
+        (Some("ownership"), Some("_openloop-verify.crossfitrenegade.com"), Some(false)),
+        "the account's own proof of ownership: {identity}"
+    );
+    assert!(ownership["value"].as_str().is_some_and(|v| v.starts_with("openloop-verify=")));
+}
+
+/// Given a gym that named its domain, when another gym names the same domain (in any case),
+/// then it is refused with 409 `sending_domain_taken` in the contract's error shape and its
+/// settings are unchanged; the platform's own domain is refused the same way.
+#[tokio::test]
+async fn a_domain_another_gym_named_is_refused_with_409() {
+    let stack = Stack::start("sending-domain-taken").await;
+    let first = stack.create_account("manual").await;
+    let second = stack.create_account("manual").await;
+    let put = |token: String, domain: &'static str| {
+        let stack = &stack;
+        async move {
+            stack
+                .call(
+                    reqwest::Method::PUT,
+                    "/api/v1/settings",
+                    Some(&token),
+                    Some(json!({"sending_domain": domain})),
+                )
+                .await
+        }
+    };
+    let (status, body) = put(first.token.clone(), "crossfitrenegade.com").await;
+    assert_eq!(status, 200, "{body}");
+    for domain in ["crossfitrenegade.com", "CrossFitRenegade.COM."] {
+        let (status, refused) = put(second.token.clone(), domain).await;
+        assert_eq!(
+            (status, refused["error"]["code"].as_str()),
+            (409, Some("sending_domain_taken")),
+            "{domain}: {refused}"
+        );
+    }
+    let (_, settings) = stack.get("/api/v1/settings", &second.token).await;
+    assert_eq!(
+        (settings["sending_domain"].is_null(), settings["sending_identity"].is_null()),
+        (true, true),
+        "{settings}"
+    );
+    let from = openloop_edge::config::Config::from_env()
+        .map(|c| c.from_email)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let shared = from.as_str().rsplit_once('@').map(|(_, d)| d.to_owned());
+    let (status, refused) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&second.token),
+            Some(json!({"sending_domain": shared})),
+        )
+        .await;
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (409, Some("sending_domain_taken")),
+        "{shared:?}: {refused}"
+    );
 }

@@ -34,5 +34,6 @@ mod pushpress_webhooks;
 mod quoted_replies;
 mod rails;
 mod refusals;
+mod walls;
 
 pub use openloop_tests::morning;

@@ -137,7 +137,7 @@ async fn every_kind_of_delivery_leads_where_the_issue_says() {
     assert_eq!(
         (status, again["status"].as_str()),
         (200, Some("duplicate")),
-        "deduplicated on (event, data id, created)"
+        "deduplicated on (event, hash of the signed data)"
     );
     // A booking by a member is not a trial.
     let booking = json!({"id": "res_1", "customerId": "usr_ana", "registrationTimestamp": now});
@@ -197,7 +197,8 @@ async fn every_kind_of_delivery_leads_where_the_issue_says() {
         .map_or(0, |t| t.iter().filter(|t| t["task_type"] == "payment_recovery").count());
     assert_eq!(payments, 1, "the scan does not open the episode the webhook acted on: {tasks}");
 
-    // Every other documented event is acknowledged.
+    // Every other documented event is acknowledged (sent now: the clock moved on).
+    let now = stack.now().await.as_second();
     for event in [
         "customer.deleted",
         "checkin.deleted",
@@ -230,4 +231,59 @@ async fn a_signed_delivery_that_is_not_one_is_422_and_changes_nothing() {
     }
     stack.run().await;
     assert!(facts(&stack, &gym, "usr_shape").await.is_none(), "nothing changed");
+}
+
+/// PushPress signs only `data`. Given a member who cancelled and then came back, when the
+/// captured cancellation is replayed with a fresh `created`, then it is a duplicate and she
+/// stays active; one dated 2100 (or an hour old) is refused with 422 `delivery_out_of_window`
+/// in the contract's shape; a genuine later change still applies.
+#[tokio::test]
+async fn a_replayed_delivery_cannot_rewrite_a_member_and_one_dated_2100_is_refused() {
+    let stack = Stack::start("pp-v3-replay").await;
+    let gym = subscribed(&stack).await;
+    let now = stack.now().await.as_second();
+    let cancelled = delivery("customer.status.changed", now, customer("usr_rio", "ex-member"));
+    let (status, body) = stack.pushpress_delivery(&gym, SECRET, &cancelled, None).await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    assert_eq!(
+        facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status),
+        Some(MemberStatus::Cancelled)
+    );
+    let back = delivery("customer.status.changed", now + 1, customer("usr_rio", "member"));
+    assert_eq!(stack.pushpress_delivery(&gym, SECRET, &back, None).await.0, 202);
+    stack.run().await;
+    assert_eq!(
+        facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status),
+        Some(MemberStatus::Active)
+    );
+
+    let replayed = delivery("customer.status.changed", now + 120, customer("usr_rio", "ex-member"));
+    let (status, body) = stack.pushpress_delivery(&gym, SECRET, &replayed, None).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("duplicate")), "{body}");
+    for created in [4_102_444_800, now - 3600] {
+        let dated = delivery("customer.status.changed", created, customer("usr_rio", "ex-member"));
+        let (status, error) = stack.pushpress_delivery(&gym, SECRET, &dated, None).await;
+        assert_eq!(
+            (status, error["error"]["code"].as_str()),
+            (422, Some("delivery_out_of_window")),
+            "{created}: {error}"
+        );
+    }
+    stack.run().await;
+    assert_eq!(
+        facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status),
+        Some(MemberStatus::Active),
+        "the replays changed nothing"
+    );
+    let renamed = json!({"id": "usr_rio", "companyId": "cmp_1", "name": {"first": "Rio", "last": "Lima", "nickname": null},
+        "email": "usr_rio@example.com", "phone": null, "role": "ex-member", "account": {"type": "primary"}, "membershipDetails": null});
+    let later = delivery("customer.status.changed", now + 2, renamed);
+    assert_eq!(stack.pushpress_delivery(&gym, SECRET, &later, None).await.0, 202);
+    stack.run().await;
+    assert_eq!(
+        facts(&stack, &gym, "usr_rio").await.and_then(|f| f.status),
+        Some(MemberStatus::Cancelled),
+        "a genuine later change applies"
+    );
 }

@@ -111,6 +111,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         )
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
+        .layer(axum::middleware::from_fn(app::protect_dashboard_paths))
         .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {
@@ -309,7 +311,7 @@ enum Planning {
 impl CreateTask {
     /// The engine's input for an owner's task (manual trigger), checked.
     fn into_parts(self) -> Result<(NewTask, CreateOptions), ApiError> {
-        let member_id = MemberId::parse(&self.member_id).map_err(EngineError::from)?;
+        let member_id = MemberId::parse_external(&self.member_id).map_err(EngineError::from)?;
         if self.confidence.is_some_and(|c| c > 100) {
             return Err(EngineError::from(openloop_core::kernel::error::InvalidInput::new(
                 "invalid_confidence",
@@ -375,7 +377,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     let members = input
         .member_ids
         .iter()
-        .map(|m| MemberId::parse(m))
+        .map(|m| MemberId::parse_external(m))
         .collect::<Result<Vec<_>, _>>()
         .map_err(EngineError::from)?;
     let first = members.first().cloned().ok_or_else(|| {
@@ -680,13 +682,16 @@ fn sending_identity_view(account: &openloop_core::owner::account::Account) -> se
     let Some(identity) = &account.sending_identity else {
         return serde_json::Value::Null;
     };
-    let verified = identity.status == openloop_core::owner::deliverability::DomainStatus::Verified;
+    // The ownership record (the account's own token) is published with SES's.
+    let mut records = identity.records.clone();
+    records.push(identity.ownership_record());
     serde_json::json!({
         "domain": identity.domain,
         "status": identity.status,
         "dkim_status": identity.dkim_status,
-        "records": identity.records,
-        "sends_from_domain": verified,
+        "records": records,
+        "ownership_proven": identity.proven_at.is_some(),
+        "sends_from_domain": identity.sends_from_domain(),
         "error": identity.error,
         "checked_at": identity.checked_at,
     })

@@ -53,6 +53,7 @@ pub fn router(state: Arc<WebhooksState>) -> Router {
                 })),
         )
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
         .with_state(state)
 }
 

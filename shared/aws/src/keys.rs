@@ -36,6 +36,12 @@ pub fn sign_in_pk(token_hash: &str) -> String {
 }
 pub const SIGN_IN_SK: &str = "SIGNIN";
 
+/// A sending domain's claim: which account may send as it.
+pub fn domain_claim_pk(domain: &str) -> String {
+    format!("DOMAIN#{}", domain.to_ascii_lowercase())
+}
+pub const DOMAIN_CLAIM_SK: &str = "CLAIM";
+
 pub const SYSTEM_PK: &str = "SYSTEM";
 pub const CONFIG_SK: &str = "CONFIG";
 

@@ -16,6 +16,7 @@
 
 pub mod bus;
 pub mod clients;
+pub mod dns;
 pub mod dynamo;
 pub mod keys;
 pub mod mail_events;

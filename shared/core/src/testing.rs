@@ -22,6 +22,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         sending_identity: None,
         learning_patterns: Default::default(),
         holdout_draw: Default::default(),
+        session_version: 0,
         created_at: now,
         version: 1,
     }

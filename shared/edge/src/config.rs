@@ -244,6 +244,7 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
             clients.sesv2.clone(),
             config.region.clone(),
         ))),
+        dns: Some(Arc::new(openloop_aws::dns::DnsOverHttps::new(var("OPENLOOP_DNS_URL")))),
     };
     (ports, store)
 }

@@ -43,7 +43,9 @@ pub fn status(e: &EngineError) -> StatusCode {
     match e {
         EngineError::Invalid(_) | EngineError::MemberSuppressed { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         EngineError::NotFound { .. } => StatusCode::NOT_FOUND,
-        EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion => StatusCode::CONFLICT,
+        EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } | EngineError::StaleVersion | EngineError::Taken(_) => {
+            StatusCode::CONFLICT
+        }
         EngineError::Store(StoreError::InvalidCursor) => StatusCode::BAD_REQUEST,
         EngineError::Paused(_) | EngineError::Store(_) | EngineError::Dependency(_) | EngineError::NotConfigured(_) => {
             StatusCode::SERVICE_UNAVAILABLE
@@ -239,6 +241,11 @@ mod tests {
             (EngineError::Store(StoreError::InvalidCursor), 400, "invalid_cursor"),
             (EngineError::Dependency("down".into()), 503, "dependency_unavailable"),
             (EngineError::Limited(refusal), 429, "limited"),
+            (
+                EngineError::Taken(InvalidInput::new("sending_domain_taken", "another account's")),
+                409,
+                "sending_domain_taken",
+            ),
             (
                 EngineError::NotConfigured(InvalidInput::new("connector_not_configured", "no connector")),
                 503,

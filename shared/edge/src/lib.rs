@@ -16,4 +16,5 @@ pub mod config;
 pub mod consumer;
 pub mod emf;
 pub mod http;
+pub mod json_errors;
 pub mod telemetry;

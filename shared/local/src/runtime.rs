@@ -222,6 +222,7 @@ fn in_memory(
         clock,
         connector: config.pushpress.clone().map(|p| Arc::new(p) as Arc<dyn Connector>),
         sending_domains: Some(Arc::new(openloop_core::memory::MemorySendingDomains::default())),
+        dns: Some(Arc::new(openloop_core::memory::MemoryDns::default())),
     };
     Assembled {
         engine: Engine::new(ports, config.engine_config()),
@@ -301,6 +302,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         .route("/_local/outbox", get(get_outbox))
         .route("/_local/ses-notification", post(ses_notification))
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
+        .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
         .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
         .layer(axum::middleware::from_fn(|request, next| {
             openloop_edge::http::limit_declared_body(LOCAL_MAX_BODY_BYTES, request, next)

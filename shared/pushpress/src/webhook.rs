@@ -110,8 +110,10 @@ struct Delivery {
 /// A verified delivery, read: `Err` says what is wrong with its shape (`400`).
 pub fn parse(body: &[u8]) -> Result<SourceDelivery, String> {
     let delivery: Delivery = serde_json::from_slice(body).map_err(|e| format!("not a PushPress delivery {{event, created, data}}: {e}"))?;
-    let created = number_time(&delivery.created)
-        .ok_or("created is not a unix time: seconds or milliseconds since 1970, a number Openloop can keep")?;
+    let created = number_time(&delivery.created).ok_or("created is not a unix time: seconds or milliseconds since 1970, a number Openloop can keep")?;
+    let data_hash = signed_message(body)
+        .map(|signed| hex::encode(<Sha256 as sha2::Digest>::digest(&signed)))
+        .map_err(|r| r.message().to_owned())?;
     let data_id = delivery
         .data
         .get("id")
@@ -122,6 +124,7 @@ pub fn parse(body: &[u8]) -> Result<SourceDelivery, String> {
         event: delivery.event,
         created,
         data_id,
+        data_hash,
         change,
     })
 }
@@ -320,12 +323,39 @@ mod tests {
     }
 
     #[test]
-    fn created_in_seconds_or_milliseconds_dedupes_alike() {
+    fn created_in_seconds_or_milliseconds_reads_alike() {
         let body = |created: i64| serde_json::json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": 1, "kind": "open"}});
         let s = parse(body(1_793_620_800).to_string().as_bytes()).expect("s");
         let ms = parse(body(1_793_620_800_000).to_string().as_bytes()).expect("ms");
-        assert_eq!(s.dedupe_id(), ms.dedupe_id());
-        assert_eq!(s.dedupe_id(), "v3:checkin.created:chk_1:1793620800000");
+        assert_eq!(s.created, ms.created);
+    }
+
+    /// `_account` is Openloop's name for the whole business: a customer of that id is left out.
+    #[test]
+    fn a_customer_named_as_the_whole_business_is_left_out() {
+        let body = serde_json::json!({"event": "customer.created", "created": 1_793_620_800,
+            "data": {"id": "_account", "companyId": "c", "name": {"first": "A", "last": "B"}, "email": "a@example.com", "role": "member"}});
+        let delivery = parse(body.to_string().as_bytes()).expect("parses");
+        assert!(matches!(delivery.change, SourceChange::Acknowledged(_)), "{:?}", delivery.change);
+    }
+
+    /// The dedupe id is the event and a hash of what PushPress signed: a replay with another
+    /// `created` (unsigned) is the same delivery; other signed data is another.
+    #[test]
+    fn a_delivery_is_known_by_what_was_signed_not_by_created() {
+        let body = |created: i64, kind: &str| serde_json::json!({"event": "checkin.created", "created": created, "data": {"id": "chk_1", "customer": "usr_1", "timestamp": 1, "kind": kind}});
+        let first = parse(body(1_793_620_800, "open").to_string().as_bytes()).expect("first");
+        let replayed = parse(body(4_102_444_800, "open").to_string().as_bytes()).expect("replayed");
+        assert_eq!(first.dedupe_id(), replayed.dedupe_id());
+        let pretty = serde_json::to_string_pretty(&body(1_793_620_800, "open")).expect("pretty");
+        assert_eq!(
+            parse(pretty.as_bytes()).expect("pretty").dedupe_id(),
+            first.dedupe_id(),
+            "whitespace is not signed"
+        );
+        let other = parse(body(1_793_620_800, "class").to_string().as_bytes()).expect("other");
+        assert_ne!(first.dedupe_id(), other.dedupe_id());
+        assert!(first.dedupe_id().starts_with("v3:checkin.created:"));
     }
 
     /// The one rule for numbers on PushPress's data: a delivery whose `created` is not a time

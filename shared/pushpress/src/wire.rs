@@ -270,7 +270,7 @@ impl WebhookWire {
 
 /// A PushPress id as a member id, if it is one Openloop can keep.
 pub(crate) fn member_id(raw: &str) -> Option<MemberId> {
-    match MemberId::parse(raw) {
+    match MemberId::parse_external(raw) {
         Ok(id) => Some(id),
         Err(e) => {
             tracing::warn!(error = %e, "a PushPress customer id Openloop cannot keep; left out");

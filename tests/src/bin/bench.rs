@@ -152,7 +152,7 @@ async fn dashboard_table() -> Result<(), Error> {
     }
     let signing_key = secrecy::SecretString::from("bench-signing-key");
     let session_key = openloop_fn_api::app::session_key(&signing_key);
-    let session = session_key.issue(account.id, Timestamp::now(), &[7; 16]);
+    let session = session_key.issue(account.id, account.session_version, Timestamp::now(), &[7; 16]);
     let router = openloop_fn_api::router(std::sync::Arc::new(openloop_fn_api::ApiState {
         engine,
         admin_token: secrecy::SecretString::from("bench-admin"),

@@ -56,12 +56,26 @@ pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum:
             None,
         );
     };
-    let mailed = mail(&state, &email).await?;
+    let mailed = mail(&state, &email, &requester(&headers)).await?;
     tracing::info!(mailed, "sign-in links asked for");
     login_page_with(&state, &headers, &uri, StatusCode::OK, None, Some(ASKED), None)
 }
 
-async fn mail(state: &ApiState, email: &Email) -> Result<usize, PageError> {
+/// Who asks, for the per-requester allowance: the network address API Gateway (or a proxy)
+/// appended last to `X-Forwarded-For` — earlier entries are the client's own to write.
+fn requester(headers: &HeaderMap) -> String {
+    headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .rfind(|v| !v.is_empty())
+        .unwrap_or("direct")
+        .to_owned()
+}
+
+async fn mail(state: &ApiState, email: &Email, requester: &str) -> Result<usize, PageError> {
     use base64::Engine as _;
     let mint = || {
         let mut bytes = [0u8; 32];
@@ -72,7 +86,7 @@ async fn mail(state: &ApiState, email: &Email) -> Result<usize, PageError> {
             token,
         })
     };
-    Ok(state.engine.mail_sign_in_links(email, mint).await?)
+    Ok(state.engine.mail_sign_in_links(email, requester, mint).await?)
 }
 
 #[derive(Deserialize)]
@@ -88,14 +102,16 @@ pub(super) async fn confirm(
     uri: axum::http::Uri,
     Query(params): Query<LinkParams>,
 ) -> Result<Response, PageError> {
+    // Looked at, not used: the page names the account the link signs in to.
     let token = params.token.filter(|t| well_formed(t));
-    let status = if token.is_some() {
-        StatusCode::OK
-    } else {
-        StatusCode::UNAUTHORIZED
+    let account = match &token {
+        Some(token) => state.engine.sign_in_link_account_name(&token_hash(token)).await?,
+        None => None,
     };
-    let error = token.is_none().then(|| EXPIRED.to_owned());
-    login_page_with(&state, &headers, &uri, status, error, None, token)
+    match (token, account) {
+        (Some(token), Some(account)) => super::link_confirm_page(&state, &headers, &uri, token, account),
+        _ => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),
+    }
 }
 
 #[derive(Deserialize)]
@@ -125,7 +141,8 @@ pub(super) async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::
     };
     match account {
         Some(account) => {
-            let session = state.session_key.issue(account, jiff::Timestamp::now(), &random::<16>()?);
+            let version = state.engine.session_version(account).await?.unwrap_or_default();
+            let session = state.session_key.issue(account, version, jiff::Timestamp::now(), &random::<16>()?);
             Ok(signed_in_response(&session, &headers, &uri))
         }
         None => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),

@@ -105,6 +105,15 @@ async fn no_such_page() -> PageError {
     PageError::new(StatusCode::NOT_FOUND, "There is no such page. The overview is at /app.")
 }
 
+/// Middleware on the whole API router: a response to a dashboard path carries the dashboard's
+/// headers even when no dashboard handler made it (a 405 of the router, an extractor's
+/// rejection).
+pub async fn protect_dashboard_paths(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let dashboard = request.uri().path() == "/app" || request.uri().path().starts_with("/app/");
+    let response = next.run(request).await;
+    if dashboard { protect(response).await } else { response }
+}
+
 /// Headers every dashboard response carries.
 async fn protect(mut response: Response) -> Response {
     let headers = response.headers_mut();
@@ -242,7 +251,9 @@ fn random<const N: usize>() -> Result<[u8; N], PageError> {
 }
 
 async fn login_form(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri) -> Result<Response, PageError> {
-    if signed_in(&state, &headers).is_some() {
+    if let Some(session) = signed_in(&state, &headers)
+        && state.engine.session_version(session.account).await? == Some(session.version)
+    {
         return Ok(see_other("/app"));
     }
     login_page(&state, &headers, &uri, StatusCode::OK, None)
@@ -277,9 +288,42 @@ fn login_page_with(
         error,
         notice,
         link_token,
+        link_account: None,
     };
+    login_response(headers, uri, status, page, &nonce)
+}
+
+/// The page a mailed link opens: one "Sign in" button, naming the account it signs in to.
+fn link_confirm_page(
+    state: &ApiState,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    token: String,
+    account: String,
+) -> Result<Response, PageError> {
+    use base64::Engine as _;
+    let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random::<16>()?);
+    let page = LoginPage {
+        layout: layout("Sign in", "", None, ""),
+        login_csrf: state.session_key.login_csrf(&nonce),
+        error: None,
+        notice: None,
+        link_token: Some(token),
+        link_account: Some(account),
+    };
+    login_response(headers, uri, StatusCode::OK, page, &nonce)
+}
+
+/// The sign-in page as built, with its login cookie.
+fn login_response(
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+    status: StatusCode,
+    page: LoginPage,
+    nonce: &str,
+) -> Result<Response, PageError> {
     let mut response = html(status, &page);
-    let cookie = session::set_cookie(LOGIN_COOKIE, &nonce, 3600, "/app/login", is_https(headers, uri));
+    let cookie = session::set_cookie(LOGIN_COOKIE, nonce, 3600, "/app/login", is_https(headers, uri));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().append(header::SET_COOKIE, value);
     }
@@ -327,7 +371,8 @@ async fn login(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, b
             Some("That token is not valid.".into()),
         );
     };
-    let session = state.session_key.issue(account, Timestamp::now(), &random::<16>()?);
+    let version = state.engine.session_version(account).await?.unwrap_or_default();
+    let session = state.session_key.issue(account, version, Timestamp::now(), &random::<16>()?);
     Ok(signed_in_response(&session, &headers, &uri))
 }
 
@@ -355,6 +400,12 @@ async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, 
     let session = signed_in(&state, &headers).ok_or_else(|| see_other("/app/login"))?;
     let input: CsrfForm = form(body).map_err(IntoResponse::into_response)?;
     check_csrf(&state, &session, input.csrf.as_deref()).map_err(|e| e.within(&state, &session).into_response())?;
+    // Ended on the server: every session of the account issued before stops working.
+    state
+        .engine
+        .end_sessions(session.account)
+        .await
+        .map_err(|e| PageError::from(e).within(&state, &session).into_response())?;
     let mut response = see_other("/app/login");
     let cookie = session::set_cookie(COOKIE, "", 0, "/app", is_https(&headers, &uri));
     if let Ok(value) = HeaderValue::from_str(&cookie) {
@@ -373,6 +424,12 @@ where
     let Some(session) = signed_in(&state, headers) else {
         return see_other("/app/login");
     };
+    // Signed out since (on the server): the session's version is no longer the account's.
+    match state.engine.session_version(session.account).await {
+        Ok(Some(version)) if version == session.version => {}
+        Ok(_) => return see_other("/app/login"),
+        Err(e) => return PageError::from(e).into_response(),
+    }
     match render(state.clone(), session.clone()).await {
         Ok(response) => response,
         Err(e) => e.within(&state, &session).into_response(),
@@ -825,8 +882,35 @@ async fn save_settings(State(state): Shared, headers: HeaderMap, body: Body) -> 
         let fields: Vec<(String, String)> = form(body)?;
         check_csrf(&state, &session, field(&fields, "csrf"))?;
         let current = state.engine.account(session.account).await?;
-        let patch = settings_patch(&fields, &current.settings)?;
-        state.engine.update_account(session.account, patch).await?;
+        let changed_since = || {
+            PageError::new(
+                StatusCode::CONFLICT,
+                "These settings were changed since this page was opened (in another window or through the API). \
+                 Nothing was saved: open Settings again to see them, then make your change.",
+            )
+        };
+        // The page's form posts every field it showed, with the version it showed: saved only
+        // over those settings. (A post of a few fields without a version changes only them.)
+        let shown: Option<u64> = match field(&fields, "settings_version").map(str::trim) {
+            None => None,
+            Some(v) => Some(v.parse().map_err(|_| {
+                PageError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "The form's version is not a number: open Settings again.",
+                )
+            })?),
+        };
+        if shown.is_some_and(|v| v != current.version) {
+            return Err(changed_since());
+        }
+        let patch = SettingsPatch {
+            expected_version: shown,
+            ..settings_patch(&fields, &current.settings)?
+        };
+        match state.engine.update_account(session.account, patch).await {
+            Err(openloop_core::task::error::EngineError::StaleVersion) => return Err(changed_since()),
+            other => other?,
+        };
         Ok(see_other("/app/settings?done=saved"))
     })
     .await

@@ -1,7 +1,8 @@
 //! The dashboard's sign-in: a session cookie that names the account and when it expires,
 //! signed with a key derived from the server's signing key, and the CSRF tokens its forms
-//! carry. Nothing is stored server-side: the cookie is the session, so signing out clears it
-//! in the browser and a copied cookie lives until it expires (12 hours).
+//! carry. The cookie carries the account's session version when it was issued; each page
+//! checks it against the account's (`Account::session_version`), and signing out moves the
+//! account's on, so every cookie of the account — a copied one too — stops working at once.
 //!
 //! The cookie never holds the API token; the CSRF token is a MAC of the cookie, so a page of
 //! one session cannot post for another, and a forged cookie has no valid token to go with it.
@@ -38,6 +39,8 @@ impl std::fmt::Debug for SessionKey {
 #[derive(Clone, Debug)]
 pub struct Session {
     pub account: AccountId,
+    /// The account's session version when this session was issued.
+    pub version: u64,
     cookie: String,
 }
 
@@ -71,26 +74,34 @@ impl SessionKey {
     }
 
     /// A new session for `account`, expiring [`LIFETIME`] after `now`: the cookie's value.
-    pub fn issue(&self, account: AccountId, now: Timestamp, nonce: &[u8; 16]) -> Session {
+    pub fn issue(&self, account: AccountId, version: u64, now: Timestamp, nonce: &[u8; 16]) -> Session {
         let expires = (now.as_second() + LIFETIME.as_secs()).to_string();
         let account_text = account.to_string();
         let nonce = URL_SAFE_NO_PAD.encode(nonce);
-        let tag = self.tag(&["session", &account_text, &expires, &nonce]);
+        let version_text = version.to_string();
+        let tag = self.tag(&["session", &account_text, &expires, &nonce, &version_text]);
         Session {
             account,
-            cookie: format!("v1.{account_text}.{expires}.{nonce}.{tag}"),
+            version,
+            cookie: format!("v2.{account_text}.{expires}.{nonce}.{version_text}.{tag}"),
         }
     }
 
     /// The session a cookie value proves, if its signature holds and it has not expired.
     pub fn open(&self, cookie: &str, now: Timestamp) -> Option<Session> {
         let mut parts = cookie.split('.');
-        let (Some("v1"), Some(account), Some(expires), Some(nonce), Some(tag), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next(), parts.next(), parts.next())
-        else {
+        let (Some("v2"), Some(account), Some(expires), Some(nonce), Some(version), Some(tag), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
             return None;
         };
-        if !self.verify(&["session", account, expires, nonce], tag) {
+        if !self.verify(&["session", account, expires, nonce, version], tag) {
             return None;
         }
         let expires: i64 = expires.parse().ok()?;
@@ -99,6 +110,7 @@ impl SessionKey {
         }
         Some(Session {
             account: account.parse().ok()?,
+            version: version.parse().ok()?,
             cookie: cookie.to_owned(),
         })
     }
@@ -173,7 +185,7 @@ mod tests {
 
     #[test]
     fn an_issued_session_opens_until_it_expires() {
-        let session = key().issue(account(), now(), &[7; 16]);
+        let session = key().issue(account(), 0, now(), &[7; 16]);
         let opened = key().open(session.cookie_value(), now()).map(|s| s.account);
         assert_eq!(opened, Some(account()));
         let late = now() + LIFETIME;
@@ -182,7 +194,7 @@ mod tests {
 
     #[test]
     fn a_tampered_or_foreign_cookie_opens_nothing() {
-        let session = key().issue(account(), now(), &[7; 16]);
+        let session = key().issue(account(), 0, now(), &[7; 16]);
         let value = session.cookie_value();
         let other = "01JB0000000000000000000001";
         let forged = value.replacen(&account().to_string(), other, 1);
@@ -193,6 +205,9 @@ mod tests {
             SessionKey::derive(b"another key").open(value, now()).is_none(),
             "another server's key"
         );
+        let older = key().issue(account(), 3, now(), &[7; 16]);
+        let bumped = older.cookie_value().replacen(".3.", ".4.", 1);
+        assert!(key().open(&bumped, now()).is_none(), "another session version");
         for junk in ["", "v1", "v1.a.b.c.d", "v2.x", &format!("{value}.extra")] {
             assert!(key().open(junk, now()).is_none(), "{junk:?}");
         }
@@ -200,8 +215,8 @@ mod tests {
 
     #[test]
     fn csrf_tokens_belong_to_one_session() {
-        let one = key().issue(account(), now(), &[1; 16]);
-        let two = key().issue(account(), now(), &[2; 16]);
+        let one = key().issue(account(), 0, now(), &[1; 16]);
+        let two = key().issue(account(), 0, now(), &[2; 16]);
         let token = key().csrf(&one);
         assert!(key().csrf_matches(&one, &token));
         assert!(!key().csrf_matches(&two, &token), "another sign-in's page");

@@ -23,6 +23,8 @@ pub struct LoginPage {
     /// A mailed link being followed: the page asks to confirm with one button (a link opened
     /// by a mail scanner signs no one in and stays usable).
     pub link_token: Option<String>,
+    /// The account that link signs in to, named on the confirm page.
+    pub link_account: Option<String>,
 }
 
 #[derive(Template)]
@@ -89,6 +91,8 @@ pub struct SettingsPage {
 
 /// The settings form's values, as stored now.
 pub struct SettingsView {
+    /// The account's version the form shows: saving over another is refused, said so.
+    pub version: u64,
     pub paused: bool,
     pub execution_mode: String,
     pub phase: &'static str,
@@ -194,6 +198,7 @@ pub fn settings_view(
     let phase = autonomy.phase.as_str();
     let connection = code(&connector.status);
     SettingsView {
+        version: account.version,
         paused: account.paused,
         execution_mode: code(&settings.execution_mode),
         phase,

@@ -1,7 +1,8 @@
 //! [`DeliverabilityStore`] on DynamoDB: the account's `DELIVERABILITY` item (its `sends`
 //! attribute added to by each reservation's transaction in `tasks.rs`, its `bounces` map
 //! written over `bounce_version`) and one `SOFTBOUNCE#{email}` item per address, a string set
-//! of the mails that soft-bounced.
+//! of the mails that soft-bounced. Outside accounts, `DOMAIN#{domain}`/`CLAIM` names the one
+//! account that may send as a domain, written by one conditional put.
 
 use std::collections::HashMap;
 
@@ -10,7 +11,8 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::{AccountId, Email};
-use openloop_core::owner::deliverability::BounceWindow;
+use openloop_core::kernel::limits::UNPROVEN_CLAIM_HOLD;
+use openloop_core::owner::deliverability::{BounceWindow, DomainClaim};
 use openloop_core::ports::DeliverabilityStore;
 
 use crate::keys::*;
@@ -90,6 +92,75 @@ impl DeliverabilityStore for DynamoStore {
             .and_then(|m| m.as_ss().ok())
             .map_or(0, Vec::len);
         Ok(u32::try_from(mails).unwrap_or(u32::MAX))
+    }
+
+    async fn claim_domain(&self, claim: &DomainClaim) -> Result<(), StoreError> {
+        let mut item: Item = HashMap::from([
+            (PK.into(), s(domain_claim_pk(&claim.domain))),
+            (SK.into(), s(DOMAIN_CLAIM_SK)),
+            (KIND.into(), s("domain_claim")),
+            ("domain".into(), s(claim.domain.clone())),
+            ("account_id".into(), s(claim.account.to_string())),
+            ("claimed_at".into(), n(claim.claimed_at.as_millisecond())),
+        ]);
+        if let Some(at) = claim.proven_at {
+            item.insert("proven_at".into(), n(at.as_millisecond()));
+        }
+        let stale_before = claim.claimed_at.checked_sub(UNPROVEN_CLAIM_HOLD).unwrap_or(claim.claimed_at);
+        self.put_conditional(
+            item,
+            "attribute_not_exists(PK) OR account_id = :me OR (attribute_not_exists(proven_at) AND claimed_at <= :stale)",
+            &[],
+            vec![(":me", s(claim.account.to_string())), (":stale", n(stale_before.as_millisecond()))],
+            Conflict::AlreadyExists,
+        )
+        .await
+    }
+
+    async fn domain_claim(&self, domain: &str) -> Result<Option<DomainClaim>, StoreError> {
+        let Some(item) = self.get(domain_claim_pk(domain), DOMAIN_CLAIM_SK).await? else {
+            return Ok(None);
+        };
+        let millis = |name: &str| {
+            item.get(name)
+                .and_then(|v| v.as_n().ok())
+                .and_then(|v| v.parse::<i64>().ok())
+                .and_then(|v| jiff::Timestamp::from_millisecond(v).ok())
+        };
+        let account = item
+            .get("account_id")
+            .and_then(|v| v.as_s().ok())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| StoreError::Corrupt {
+                key: domain_claim_pk(domain),
+                reason: "a domain claim without its account".into(),
+            })?;
+        Ok(Some(DomainClaim {
+            domain: domain.to_owned(),
+            account,
+            claimed_at: millis("claimed_at").unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+            proven_at: millis("proven_at"),
+        }))
+    }
+
+    async fn release_domain(&self, domain: &str, account: AccountId) -> Result<(), StoreError> {
+        self.count();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(domain_claim_pk(domain)))
+            .key(SK, s(DOMAIN_CLAIM_SK))
+            .condition_expression("account_id = :me")
+            .expression_attribute_values(":me", s(account.to_string()))
+            .send()
+            .await;
+        match out {
+            // Not this account's (or no claim): left alone.
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(()),
+            Err(e) => Err(unavailable(e)),
+        }
     }
 }
 

@@ -58,4 +58,20 @@ impl SignInLinkStore for DynamoStore {
             Err(e) => Err(unavailable(e)),
         }
     }
+
+    async fn sign_in_link_account(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError> {
+        let Some(item) = self.get(sign_in_pk(token_hash), SIGN_IN_SK).await? else {
+            return Ok(None);
+        };
+        let used = item.get("used").and_then(|v| v.as_bool().ok()).copied().unwrap_or(true);
+        let expires = item
+            .get("expires_at")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(i64::MIN);
+        if used || expires <= now.as_second() {
+            return Ok(None);
+        }
+        Ok(item.get("account_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
+    }
 }

@@ -89,3 +89,73 @@ pub(super) async fn sends_are_counted_by_reservations_and_bounces_once_per_mail(
         "per account"
     );
 }
+
+/// A sending domain belongs to one account: the first claim wins, its holder may rewrite it
+/// (proven), another account is refused while it holds, and may take an unproven claim only
+/// once it has been held for `UNPROVEN_CLAIM_HOLD`; a release frees only one's own claim.
+pub(super) async fn a_sending_domain_is_claimed_by_one_account(store: &dyn TaskStore) {
+    use crate::kernel::error::{Conflict, StoreError};
+    use crate::kernel::limits::UNPROVEN_CLAIM_HOLD;
+    use crate::owner::deliverability::DomainClaim;
+    let first = AccountId::generate(base());
+    let second = AccountId::generate(base());
+    let domain = format!("gym-{}.example.org", first.to_string().to_ascii_lowercase());
+    assert_eq!(store.domain_claim(&domain).await.expect("read"), None);
+    let claim = DomainClaim {
+        domain: domain.clone(),
+        account: first,
+        claimed_at: base(),
+        proven_at: None,
+    };
+    store.claim_domain(&claim).await.expect("the first claim");
+    assert_eq!(store.domain_claim(&domain).await.expect("read"), Some(claim.clone()));
+    let theirs = DomainClaim {
+        account: second,
+        claimed_at: base() + jiff::SignedDuration::from_hours(1),
+        ..claim.clone()
+    };
+    assert!(matches!(
+        store.claim_domain(&theirs).await,
+        Err(StoreError::Conflict(Conflict::AlreadyExists))
+    ));
+    store.release_domain(&domain, second).await.expect("another's release");
+    assert_eq!(
+        store.domain_claim(&domain).await.expect("read").map(|c| c.account),
+        Some(first),
+        "another account cannot release it"
+    );
+    let proven = DomainClaim {
+        proven_at: Some(base()),
+        ..claim.clone()
+    };
+    store.claim_domain(&proven).await.expect("the holder proves it");
+    assert_eq!(store.domain_claim(&domain).await.expect("read"), Some(proven.clone()));
+    let much_later = DomainClaim {
+        claimed_at: base() + UNPROVEN_CLAIM_HOLD + UNPROVEN_CLAIM_HOLD,
+        ..theirs.clone()
+    };
+    assert!(
+        matches!(store.claim_domain(&much_later).await, Err(StoreError::Conflict(_))),
+        "a proven claim holds for good"
+    );
+    store.claim_domain(&claim).await.expect("the holder's proof lapses");
+    let too_soon = DomainClaim {
+        claimed_at: base() + UNPROVEN_CLAIM_HOLD - jiff::SignedDuration::from_secs(1),
+        ..theirs.clone()
+    };
+    assert!(matches!(store.claim_domain(&too_soon).await, Err(StoreError::Conflict(_))));
+    let taken = DomainClaim {
+        claimed_at: base() + UNPROVEN_CLAIM_HOLD,
+        ..theirs
+    };
+    store.claim_domain(&taken).await.expect("an unproven claim held a week is taken");
+    assert_eq!(store.domain_claim(&domain).await.expect("read"), Some(taken));
+    store.release_domain(&domain, first).await.expect("the old holder's release");
+    assert_eq!(
+        store.domain_claim(&domain).await.expect("read").map(|c| c.account),
+        Some(second),
+        "a release leaves another's claim"
+    );
+    store.release_domain(&domain, second).await.expect("release");
+    assert_eq!(store.domain_claim(&domain).await.expect("read"), None);
+}

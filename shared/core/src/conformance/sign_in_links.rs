@@ -22,6 +22,13 @@ pub(super) async fn a_sign_in_link_is_redeemed_once_before_it_expires(store: &dy
     };
     let fresh = link("fresh", 15);
     store.create_sign_in_link(&fresh).await.expect("create");
+    for _ in 0..2 {
+        assert_eq!(
+            store.sign_in_link_account(&fresh.token_hash, base()).await.expect("peek"),
+            Some(account),
+            "sign-in links: looking does not use it"
+        );
+    }
     assert!(
         is_conflict(store.create_sign_in_link(&fresh).await, Conflict::AlreadyExists),
         "sign-in links: a hash is stored once"
@@ -34,6 +41,11 @@ pub(super) async fn a_sign_in_link_is_redeemed_once_before_it_expires(store: &dy
         store.redeem_sign_in_link(&fresh.token_hash, base()).await.expect("redeem"),
         None,
         "sign-in links: used twice, the second is refused"
+    );
+    assert_eq!(
+        store.sign_in_link_account(&fresh.token_hash, base()).await.expect("peek"),
+        None,
+        "sign-in links: a used one names no account"
     );
     let expiring = link("expiring", 15);
     store.create_sign_in_link(&expiring).await.expect("create");

@@ -13,6 +13,9 @@ use crate::conversation::reply_text;
 use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::Email;
 
+/// How many attachments a reply's text names; the rest are counted.
+const ATTACHMENTS_NAMED: usize = 20;
+
 /// The parts of an inbound message that matter to us.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InboundMail {
@@ -45,18 +48,25 @@ impl InboundMail {
     pub fn answering(mut self, ours: &[&str]) -> Self {
         let extracted = reply_text::extract_answering(&self.body, ours);
         self.text = with_attachments(extracted.text, &self.attached);
-        self.original = extracted.original;
+        self.original = extracted.original.map(|o| reply_text::cap(&o));
         self
     }
 }
 
-/// The member's words and, on a line of its own, the names of what they attached (not kept).
+/// The member's words and, on a line of its own, the names of what they attached (not kept),
+/// all within the reply's cap: the member's words give way to the list, so a mail of a
+/// thousand attachments is still stored.
 fn with_attachments(text: String, attached: &[String]) -> String {
     if attached.is_empty() {
-        return text;
+        return reply_text::cap(&text);
     }
     let line = format!("[attached, not kept: {}]", attached.join(", "));
-    if text.is_empty() { line } else { format!("{text}\n\n{line}") }
+    if text.is_empty() {
+        return reply_text::cap(&line);
+    }
+    let room = reply_text::MAX_REPLY_CHARS.saturating_sub(line.chars().count() + 2);
+    let words: String = text.chars().take(room).collect();
+    reply_text::cap(&format!("{words}\n\n{line}"))
 }
 
 /// Parse a raw message; an unreadable one, or one without a sender, is refused.
@@ -93,18 +103,21 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
         .header_raw("Auto-Submitted")
         .is_some_and(|v| !v.trim().eq_ignore_ascii_case("no"));
     let extracted = reply_text::extract(&body);
-    // Attachments are not kept, only named, so the owner and the agent know they were sent.
-    let attached: Vec<String> = message
-        .attachments()
-        .map(|a| {
-            a.attachment_name()
-                .unwrap_or("unnamed")
-                .chars()
-                .filter(|c| !c.is_control())
-                .take(100)
-                .collect()
-        })
-        .collect();
+    // Attachments are not kept in the conversation, only named (the first few, the rest
+    // counted), so the owner and the agent know they were sent; the stored raw mail keeps them.
+    let mut names = message.attachments().map(|a| {
+        a.attachment_name()
+            .unwrap_or("unnamed")
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(100)
+            .collect::<String>()
+    });
+    let mut attached: Vec<String> = names.by_ref().take(ATTACHMENTS_NAMED).collect();
+    let more = names.count();
+    if more > 0 {
+        attached.push(format!("and {more} more"));
+    }
     let subject = message.subject().map(str::to_owned);
     let out_of_office = subject.as_deref().is_some_and(|s| {
         let s = s.to_ascii_lowercase();
@@ -118,7 +131,7 @@ pub fn parse(raw: &[u8]) -> Result<InboundMail, InvalidInput> {
         reply_tokens,
         thread_ids,
         text: with_attachments(extracted.text, &attached),
-        original: extracted.original,
+        original: extracted.original.map(|o| reply_text::cap(&o)),
         automatic: auto_submitted || out_of_office,
         body,
         attached,
@@ -146,6 +159,30 @@ mod tests {
 
     fn raw(headers: &str, body: &str) -> Vec<u8> {
         format!("{headers}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}").into_bytes()
+    }
+
+    /// A reply with thousands of attachments (and long words) is still a text within the cap:
+    /// the first names listed, the rest counted; the member's words give way, not the list.
+    #[test]
+    fn attachments_count_toward_the_replys_cap() {
+        let mut raw = String::from(
+            "From: Sam <sam@example.com>\r\nTo: <reply+t@replies.example.com>\r\nSubject: Re: hi\r\n\
+             MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b\"\r\n\r\n--b\r\n\
+             Content-Type: text/plain\r\n\r\n",
+        );
+        raw.push_str(&"words ".repeat(3_000));
+        raw.push_str("\r\n");
+        for i in 0..3_000 {
+            raw.push_str(&format!(
+                "--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"{}{i}.bin\"\r\n\r\nx\r\n",
+                "n".repeat(90)
+            ));
+        }
+        raw.push_str("--b--\r\n");
+        let mail = parse(raw.as_bytes()).expect("parses");
+        assert!(mail.text.chars().count() <= reply_text::MAX_REPLY_CHARS, "{}", mail.text.len());
+        assert!(mail.text.starts_with("words words"), "the member's words first");
+        assert!(mail.text.ends_with("and 2980 more]"), "{}", &mail.text[mail.text.len() - 80..]);
     }
 
     #[test]

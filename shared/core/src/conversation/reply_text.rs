@@ -290,7 +290,8 @@ fn is_link_only(line: &str) -> bool {
     !line.is_empty() && !line.contains(' ') && (line.contains("://") || line.contains('/') || line.contains('='))
 }
 
-fn cap(text: &str) -> String {
+/// `text` cut to [`MAX_REPLY_CHARS`] characters.
+pub(crate) fn cap(text: &str) -> String {
     match text.char_indices().nth(MAX_REPLY_CHARS) {
         Some((cut, _)) => text[..cut].to_owned(),
         None => text.to_owned(),

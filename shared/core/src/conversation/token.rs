@@ -54,6 +54,14 @@ impl SigningKey {
         id.to_ascii_uppercase().parse().ok()
     }
 
+    /// The token `account` publishes to prove `domain` is its own (a sending domain's TXT
+    /// record): its own for each account and domain, unguessable by another account.
+    pub fn domain_ownership_token(&self, account: &AccountId, domain: &str) -> String {
+        let payload = format!("{account}:{}", domain.to_ascii_lowercase());
+        let tag = self.mac("domain-ownership", payload.as_bytes()).finalize().into_bytes();
+        base32_lower(&tag[..16])
+    }
+
     /// A URL-safe token for the unsubscribe link of `email` at `account`.
     pub fn unsubscribe_token(&self, account: &AccountId, email: &Email) -> String {
         let payload = format!("{account}:{email}");

@@ -74,6 +74,10 @@ pub struct SettingsPatch {
     pub holdout_percent: Option<u8>,
     /// Replaces the task types held out.
     pub holdout_task_types: Option<Vec<String>>,
+    /// Apply only over this version of the account (the dashboard's form, which posts every
+    /// field it showed): another change since is `StaleVersion`, nothing saved. Not in the API.
+    #[serde(skip)]
+    pub expected_version: Option<u64>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -212,6 +216,7 @@ impl Engine {
             sending_identity: None,
             learning_patterns: Default::default(),
             holdout_draw: Default::default(),
+            session_version: 0,
             created_at: now,
             version: 1,
         };
@@ -261,6 +266,46 @@ impl Engine {
             )
             .into());
         }
+        // A newly named sending domain is claimed first (409 if another account holds it);
+        // a domain no longer named is given up once the settings are saved.
+        let named = match &patch.sending_domain {
+            Some(Some(raw)) => Some(crate::owner::deliverability::parse_domain(raw)?),
+            _ => None,
+        };
+        let before = match &patch.sending_domain {
+            Some(_) => self.account(id).await?.settings.sending_domain,
+            None => None,
+        };
+        let claimed = match &named {
+            Some(domain) if before.as_ref() != Some(domain) => {
+                self.claim_sending_domain(id, domain).await?;
+                Some(domain.clone())
+            }
+            _ => None,
+        };
+        let result = self.update_claimed_account(id, patch).await;
+        match (&result, &claimed) {
+            (Err(_), Some(domain)) => self.release_sending_domain(id, domain).await,
+            (Ok(account), _) => {
+                if let Some(old) = before.filter(|old| account.settings.sending_domain.as_ref() != Some(old)) {
+                    self.release_sending_domain(id, &old).await;
+                }
+            }
+            _ => {}
+        }
+        let account = result?;
+        if account
+            .sending_identity
+            .as_ref()
+            .is_some_and(|i| i.status == crate::owner::deliverability::DomainStatus::NotCreated)
+        {
+            return self.check_sending_domain(account, true).await;
+        }
+        Ok(account)
+    }
+
+    /// [`Self::update_account`] once its sending domain is claimed.
+    async fn update_claimed_account(&self, id: AccountId, patch: SettingsPatch) -> Result<Account, EngineError> {
         // Connecting and disconnecting talk to PushPress first (`connection.rs`): a key it
         // refuses changes nothing here.
         let connected = match &patch.pushpress {
@@ -276,6 +321,9 @@ impl Engine {
         let now = self.clock.now();
         let account = self
             .change_account(id, |account| {
+                if patch.expected_version.is_some_and(|v| v != account.version) {
+                    return Err(EngineError::StaleVersion);
+                }
                 let mut settings = patch.apply(account.settings.clone());
                 // Switching to autopilot starts the ramp (shadow first) now, unless the owner
                 // says when the account was onboarded (spec §26).
@@ -294,7 +342,7 @@ impl Engine {
                     account.sending_identity = settings
                         .sending_domain
                         .as_deref()
-                        .map(|d| crate::owner::deliverability::SendingDomain::named(d, now));
+                        .map(|d| crate::owner::deliverability::SendingDomain::named(d, self.ownership_token(id, d), now));
                 }
                 account.settings = settings;
                 Ok(true)
@@ -305,13 +353,6 @@ impl Engine {
         }
         if let Some(connected) = connected {
             self.start_connection(id, connected).await?;
-        }
-        if account
-            .sending_identity
-            .as_ref()
-            .is_some_and(|i| i.status == crate::owner::deliverability::DomainStatus::NotCreated)
-        {
-            return self.check_sending_domain(account, true).await;
         }
         Ok(account)
     }

@@ -112,6 +112,9 @@ pub struct EnginePorts {
     /// The mail provider's sending identities (a gym's own domain, spec §33.1); `None`: every
     /// account sends from the shared domain and naming a domain is refused.
     pub sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
+    /// The resolver that reads a sending domain's ownership record; `None`: no domain is ever
+    /// proven, so mail leaves from the shared domain.
+    pub dns: Option<Arc<dyn crate::ports::DnsTxt>>,
 }
 
 /// The ports and settings every operation works with. Its fields are the engine's own:
@@ -128,6 +131,7 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) connector: Option<Arc<dyn Connector>>,
     pub(crate) sending_domains: Option<Arc<dyn crate::ports::SendingDomains>>,
+    pub(crate) dns: Option<Arc<dyn crate::ports::DnsTxt>>,
     /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
 }
@@ -144,6 +148,7 @@ impl Engine {
             clock,
             connector,
             sending_domains,
+            dns,
         } = ports;
         Self {
             store,
@@ -155,6 +160,7 @@ impl Engine {
             config,
             connector,
             sending_domains,
+            dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
         }
     }

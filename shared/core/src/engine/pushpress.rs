@@ -1,14 +1,22 @@
 //! PushPress's own webhook deliveries (issue 14 item 4), after the adapter verified their
 //! signature and read them ([`SourceDelivery`]): each is turned into the member event it
-//! means and goes the way every member event goes — claimed once (on `(event, data id,
-//! created)`, since PushPress sends no event id), queued, projected into the facts by the
-//! signals worker. A booking is a trial only for a lead, so that one reads the facts first;
+//! means and goes the way every member event goes — claimed once, queued, projected into the
+//! facts by the signals worker.
+//!
+//! PushPress signs only `data`: its `created` may be anything a replayer likes. So a delivery
+//! is known by its event and a hash of the signed data (a replay with a new `created` is a
+//! duplicate: for the webhook id's life, and for the member's last events in their facts), its
+//! `created` must be within [`PUSHPRESS_CREATED_WINDOW`] of now, and it is ordered at the time
+//! it was received — or `created` when that is earlier, so an unsigned value can move a
+//! delivery back by the window at most, never ahead of a later genuine one. A booking is a trial only for a lead, so that one reads the facts first;
 //! the rest is a pure mapping ([`member_event`]).
 
 use jiff::Timestamp;
 
 use super::{Accepted, Engine};
+use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::AccountId;
+use crate::kernel::limits::PUSHPRESS_CREATED_WINDOW;
 use crate::members::event::{MemberEvent, MemberStatus, WebhookEvent};
 use crate::members::membership::CustomerFacts;
 use crate::members::source::{SourceChange, SourceDelivery};
@@ -83,6 +91,16 @@ impl Engine {
         delivery: SourceDelivery,
         received_at: Timestamp,
     ) -> Result<DeliveryOutcome, EngineError> {
+        if received_at.duration_since(delivery.created).abs() > PUSHPRESS_CREATED_WINDOW {
+            return Err(InvalidInput::new(
+                "delivery_out_of_window",
+                format!(
+                    "created must be within {} minutes of now; this delivery is not fresh",
+                    PUSHPRESS_CREATED_WINDOW.as_mins()
+                ),
+            )
+            .into());
+        }
         let is_lead = match &delivery.change {
             SourceChange::Booking { customer, .. } => {
                 let facts = self.store.get_member(account, customer).await?.map(|(f, _)| f);
@@ -103,7 +121,7 @@ impl Engine {
         }
         let id = delivery.dedupe_id();
         let event = WebhookEvent {
-            timestamp: delivery.created,
+            timestamp: delivery.created.min(received_at),
             event,
         };
         Ok(DeliveryOutcome::Accepted(

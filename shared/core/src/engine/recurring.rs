@@ -47,7 +47,10 @@ impl Engine {
             return Err(InvalidInput::new("invalid_max_instances", format!("max_instances must be 1-{MAX_INSTANCES_CAP}")).into());
         }
         let member_id = match (input.member_id, def.category) {
-            (Some(m), _) => m,
+            (Some(m), _) => {
+                m.refuse_reserved()?;
+                m
+            }
             (None, Category::Communication) => {
                 return Err(InvalidInput::new("missing_member_id", format!("{} talks to a member: give member_id", def.key)).into());
             }
@@ -59,6 +62,17 @@ impl Engine {
             .unwrap_or_else(|| def.goal.summary.to_owned());
         if goal.is_empty() || goal.len() > 2_000 {
             return Err(InvalidInput::new("invalid_goal", "goal must be 1-2000 characters").into());
+        }
+        // Counted before the write: two creations at once may pass the cap by one, no more.
+        if self.store.list_templates(account.id).await?.len() >= crate::kernel::limits::MAX_RECURRING_TEMPLATES {
+            return Err(InvalidInput::new(
+                "too_many_templates",
+                format!(
+                    "an account keeps at most {} recurring templates; delete one first",
+                    crate::kernel::limits::MAX_RECURRING_TEMPLATES
+                ),
+            )
+            .into());
         }
         let now = self.clock.now();
         let next_at = recurring::next_occurrence(&cron, now, &account.settings.time_zone()).map_err(InvalidInput::from)?;

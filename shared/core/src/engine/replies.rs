@@ -75,7 +75,9 @@ impl Engine {
         };
         let mail = self.read_against_ours(mail, account_id, task_id).await?;
         let now = self.clock.now();
-        let dedup_id = mail.message_id.clone().unwrap_or_else(|| hex_digest(raw));
+        // A delivery is its message to its task: the same Message-ID answering another task
+        // (ids are chosen by the sender, and may collide) is another delivery.
+        let dedup_id = format!("{task_id}:{}", mail.message_id.clone().unwrap_or_else(|| hex_digest(raw)));
         let source = format!("inbound:{account_id}");
         if !self.store.claim_webhook(&source, &dedup_id, now, now + WEBHOOK_DEDUP_TTL).await? {
             return Ok(InboundOutcome::Duplicate);

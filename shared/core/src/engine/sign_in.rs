@@ -6,7 +6,10 @@
 
 use super::Engine;
 use crate::kernel::ids::{AccountId, Email};
-use crate::owner::sign_in::{SIGN_IN_LINK_LIFETIME, SIGN_IN_LINKS_PER_HOUR, SignInLink, hourly_counter};
+use crate::owner::sign_in::{
+    SIGN_IN_LINK_LIFETIME, SIGN_IN_LINKS_PER_HOUR, SIGN_IN_LINKS_PER_REQUESTER_PER_HOUR, SignInLink, hourly_counter, may_mail,
+    requester_counter,
+};
 use crate::task::error::EngineError;
 
 /// A fresh sign-in token and its hash (made by the caller, who holds the randomness).
@@ -20,13 +23,15 @@ const MAX_ACCOUNTS_PER_ADDRESS: usize = 5;
 
 impl Engine {
     /// Mail a sign-in link to `email` for each account whose owner it is (at most five, each
-    /// within [`SIGN_IN_LINKS_PER_HOUR`] an hour): `mint` makes each link's token; the link is
+    /// within [`SIGN_IN_LINKS_PER_HOUR`] an hour and `requester`'s
+    /// [`SIGN_IN_LINKS_PER_REQUESTER_PER_HOUR`], a requester's first always): `mint` makes each link's token; the link is
     /// `{public_url}/app/login/link?token=…` (the configured address, never the request's
     /// host). Answers how many were mailed — for logs and tests only: the
     /// owner is told the same whatever it is.
     pub async fn mail_sign_in_links(
         &self,
         email: &Email,
+        requester: &str,
         mut mint: impl FnMut() -> Option<SignInToken> + Send,
     ) -> Result<usize, EngineError> {
         let now = self.clock.now();
@@ -41,12 +46,17 @@ impl Engine {
                 continue;
             };
             let day = now.to_zoned(jiff::tz::TimeZone::UTC).date();
-            if self
+            // Counted per requester and per account; a requester's first of the hour goes
+            // whatever strangers asked for the same address.
+            let by_requester = self
+                .store
+                .count_daily(id, &requester_counter(now, requester), day, SIGN_IN_LINKS_PER_REQUESTER_PER_HOUR)
+                .await?;
+            let by_account = self
                 .store
                 .count_daily(id, &hourly_counter(now), day, SIGN_IN_LINKS_PER_HOUR)
-                .await?
-                .is_none()
-            {
+                .await?;
+            if !may_mail(by_requester, by_account) {
                 tracing::info!(account = %id, "sign-in link not sent: this hour's links are used up");
                 continue;
             }
@@ -82,6 +92,31 @@ impl Engine {
             }
         }
         Ok(mailed)
+    }
+
+    /// Sign the account out of the dashboard everywhere: its session version moves on, so every
+    /// session issued before stops working on its next request.
+    pub async fn end_sessions(&self, id: AccountId) -> Result<(), EngineError> {
+        self.change_account(id, |account| {
+            account.session_version += 1;
+            Ok(true)
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The account's current dashboard session version.
+    pub async fn session_version(&self, id: AccountId) -> Result<Option<u64>, EngineError> {
+        Ok(self.store.get_account(id).await?.map(|a| a.session_version))
+    }
+
+    /// The name of the account a mailed link would sign in to (valid, unused, unexpired),
+    /// without using it: the confirm page says which account it opens.
+    pub async fn sign_in_link_account_name(&self, token_hash: &str) -> Result<Option<String>, EngineError> {
+        let Some(id) = self.store.sign_in_link_account(token_hash, self.clock.now()).await? else {
+            return Ok(None);
+        };
+        Ok(self.store.get_account(id).await?.map(|a| a.sender_name().to_owned()))
     }
 
     /// The account a mailed sign-in link signs in to, if the link (by its token's hash) exists,

@@ -68,6 +68,14 @@ impl Engine {
     /// Suppress an address from the outside (unsubscribe link, owner): the same member-level
     /// stop as an opt-out reply. Returns how many tasks were cancelled.
     pub async fn suppress(&self, account: AccountId, email: &Email, reason: &str) -> Result<usize, EngineError> {
+        // The reason reaches the owner's notice title (a mail subject): one short line.
+        crate::kernel::text::single_line("invalid_reason", "reason", reason)?;
+        crate::kernel::text::bounded_text(
+            "invalid_reason",
+            "reason",
+            reason,
+            crate::kernel::limits::MAX_SUPPRESSION_REASON_CHARS,
+        )?;
         self.suppress_member(Suppression {
             account,
             email,

@@ -768,6 +768,9 @@ impl Engine {
     /// `completed` where the table allows, else `cancelled` (from review, ready or
     /// escalated), carrying the outcome either way.
     pub async fn resolve(&self, account: AccountId, id: TaskId, resolution: Resolution) -> Result<Task, EngineError> {
+        if let Some(note) = &resolution.note {
+            crate::kernel::text::bounded_text("invalid_note", "note", note, limits::MAX_RESOLVE_NOTE_CHARS)?;
+        }
         let task = self.current(account, id).await?;
         let def = task_type::definition(&task.task_type);
         if def.outcome(&resolution.outcome).is_none() {

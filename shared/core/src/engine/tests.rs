@@ -59,6 +59,7 @@ async fn world() -> World {
         },
         connector: None,
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
+        dns: Some(Arc::new(crate::memory::MemoryDns::default())),
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
     };
     let account = sample_account(day0());
@@ -1502,3 +1503,4 @@ mod rails;
 mod replies;
 mod subtasks;
 mod timing;
+mod walls;

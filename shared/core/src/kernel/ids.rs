@@ -75,10 +75,34 @@ impl MemberId {
             ))
         }
     }
+    /// A member id from outside (a webhook, PushPress, the owner API): as [`Self::parse`], and
+    /// never one Openloop reserves for itself ([`RESERVED_MEMBER_IDS`]: `_account`, the whole
+    /// business), which no delivery may write facts for or open a member's task on.
+    pub fn parse_external(raw: &str) -> Result<Self, InvalidInput> {
+        let id = Self::parse(raw)?;
+        id.refuse_reserved()?;
+        Ok(id)
+    }
+
+    /// `Err` for an id Openloop reserves for itself.
+    pub fn refuse_reserved(&self) -> Result<(), InvalidInput> {
+        if RESERVED_MEMBER_IDS.contains(&self.0.as_str()) {
+            return Err(InvalidInput::new(
+                "reserved_member_id",
+                format!("{:?} is reserved by Openloop for the whole business, not a member", self.0),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
+
+/// Member ids Openloop keeps for itself: `_account` names the whole business (research, staff
+/// to-dos about the gym; `owner::recurring::ACCOUNT_WIDE_MEMBER`).
+pub const RESERVED_MEMBER_IDS: [&str; 1] = ["_account"];
 
 impl TryFrom<String> for MemberId {
     type Error = InvalidInput;

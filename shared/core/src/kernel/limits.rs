@@ -22,6 +22,20 @@ pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
 pub const MAX_PROFILE_TEXT_CHARS: usize = 500;
 /// The owner's reason for skipping a task, kept on its log.
 pub const MAX_SKIP_REASON_CHARS: usize = 500;
+/// The owner's note when resolving a task, kept on its log and conversation: as a skip reason.
+pub const MAX_RESOLVE_NOTE_CHARS: usize = MAX_SKIP_REASON_CHARS;
+/// A suppression's reason: it reaches the owner's notice title (a mail subject), so one line
+/// and as short as a name.
+pub const MAX_SUPPRESSION_REASON_CHARS: usize = 100;
+/// Entries in each of a profile's lists (class types, special programs, never mention, always
+/// include); each entry is a profile text ([`MAX_PROFILE_TEXT_CHARS`]).
+pub const MAX_PROFILE_LIST_ITEMS: usize = 50;
+/// Recurring templates one account may keep.
+pub const MAX_RECURRING_TEMPLATES: usize = 50;
+/// A member event's free text (a cancellation or payment failure reason), as a skip reason.
+pub const MAX_EVENT_REASON_CHARS: usize = MAX_SKIP_REASON_CHARS;
+/// A member event's names (a class name), as a member's name.
+pub const MAX_EVENT_NAME_CHARS: usize = 100;
 pub const MAX_AGENT_OVERRIDES: usize = 40;
 pub const MAX_OVERRIDE_CHARS: usize = 8_000;
 /// Business memories: the longest one, how many an account keeps, how many a prompt reads.
@@ -80,6 +94,10 @@ pub const DUE_INDEX_SHARDS: u32 = 16;
 
 /// Webhook signatures older or newer than this are refused (Standard Webhooks).
 pub const WEBHOOK_TOLERANCE: SignedDuration = SignedDuration::from_mins(5);
+/// A PushPress delivery's unsigned `created` must be within this of now (either way); outside
+/// it the delivery is refused (`422 delivery_out_of_window`). The same tolerance as a signed
+/// webhook's timestamp: PushPress delivers at once.
+pub const PUSHPRESS_CREATED_WINDOW: SignedDuration = WEBHOOK_TOLERANCE;
 /// How long a processed webhook id is remembered.
 pub const WEBHOOK_DEDUP_TTL: SignedDuration = SignedDuration::from_hours(24 * 7);
 /// Largest request body accepted by the API and the member-event webhook.
@@ -351,6 +369,14 @@ pub const SOFT_BOUNCES_AS_HARD: u32 = 3;
 /// A pending per-gym sending domain is asked about at most this often (settings reads, the
 /// hourly run).
 pub const SENDING_DOMAIN_RECHECK: SignedDuration = SignedDuration::from_mins(10);
+
+/// How long an unproven claim on a sending domain holds it against other accounts: a week to
+/// publish the ownership record; after that another account naming the domain takes it.
+pub const UNPROVEN_CLAIM_HOLD: SignedDuration = SignedDuration::from_hours(7 * 24);
+
+/// How often a sending domain in use is checked again (its claim and its ownership record):
+/// an account whose record is gone stops sending from the domain within this.
+pub const DOMAIN_OWNERSHIP_RECHECK: SignedDuration = SignedDuration::from_hours(24);
 
 /// The check-in counts at which a member is congratulated and asked for a review
 /// (`milestone_review`, spec §12, §20.4).

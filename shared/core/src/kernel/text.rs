@@ -23,9 +23,45 @@ pub fn single_line(code: &'static str, field: &str, value: &str) -> Result<(), I
     Ok(())
 }
 
+/// `value` is at most `max` characters, with no control characters but line breaks and tabs
+/// (free text an owner or a member event writes: a note, a reason).
+pub fn bounded_text(code: &'static str, field: &str, value: &str, max: usize) -> Result<(), InvalidInput> {
+    if value.chars().count() > max {
+        return Err(InvalidInput::new(code, format!("{field} must be at most {max} characters")));
+    }
+    if value.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')) {
+        return Err(InvalidInput::new(code, format!("{field} must not hold control characters")));
+    }
+    Ok(())
+}
+
+/// `value` is an ISO 4217 currency code: three ASCII letters (`USD`, `eur`).
+pub fn currency_code(value: &str) -> Result<(), InvalidInput> {
+    if value.len() != 3 || !value.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err(InvalidInput::new(
+            "invalid_event",
+            "currency must be an ISO 4217 code of three letters, such as USD",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn currencies_are_three_letters_and_free_text_is_bounded() {
+        for good in ["USD", "eur", "GBP"] {
+            assert!(currency_code(good).is_ok(), "{good}");
+        }
+        for bad in ["", "US", "USDD", "U$D", "ÉUR", &"X".repeat(5_000)] {
+            assert!(currency_code(bad).is_err(), "{bad}");
+        }
+        assert!(bounded_text("c", "note", "two\nlines\tok", 20).is_ok());
+        assert!(bounded_text("c", "note", &"x".repeat(21), 20).is_err());
+        assert!(bounded_text("c", "note", "nul\u{0}", 20).is_err());
+    }
 
     #[test]
     fn line_breaks_and_controls_are_refused_and_ordinary_names_pass() {

@@ -106,8 +106,10 @@ impl MemberEvent {
     /// Names reach the `To` header of member mail: one line each, at most 100 characters;
     /// amounts are money a gym can mean.
     pub fn validate(&self) -> Result<(), InvalidInput> {
+        use crate::kernel::limits::{MAX_EVENT_NAME_CHARS, MAX_EVENT_REASON_CHARS};
         use crate::kernel::number::money;
-        use crate::kernel::text::single_line;
+        use crate::kernel::text::{bounded_text, currency_code, single_line};
+        self.member_id().refuse_reserved()?;
         match self {
             MemberEvent::MemberCreated {
                 first_name,
@@ -143,14 +145,44 @@ impl MemberEvent {
                     }
                 }
             }
-            MemberEvent::PaymentFailed { amount, .. } | MemberEvent::PaymentSucceeded { amount, .. } => {
+            MemberEvent::PaymentFailed {
+                amount, currency, reason, ..
+            } => {
                 money("invalid_event", "amount", *amount)?;
+                currency_code(currency)?;
+                if let Some(reason) = reason {
+                    bounded_text("invalid_event", "reason", reason, MAX_EVENT_REASON_CHARS)?;
+                }
+            }
+            MemberEvent::PaymentSucceeded { amount, currency, .. } => {
+                money("invalid_event", "amount", *amount)?;
+                currency_code(currency)?;
+            }
+            MemberEvent::StatusChanged {
+                cancellation_reason: Some(reason),
+                ..
+            } => bounded_text("invalid_event", "cancellation_reason", reason, MAX_EVENT_REASON_CHARS)?,
+            MemberEvent::CheckinCreated {
+                class_name: Some(name), ..
+            } => {
+                single_line("invalid_event", "class_name", name)?;
+                bounded_text("invalid_event", "class_name", name, MAX_EVENT_NAME_CHARS)?;
+            }
+            MemberEvent::Enrollment { enrollment, .. } => {
+                for (field, id) in [("enrollment id", Some(&enrollment.id)), ("plan id", enrollment.plan_id.as_ref())] {
+                    if let Some(id) = id {
+                        single_line("invalid_event", field, id)?;
+                        bounded_text("invalid_event", field, id, MAX_EVENT_NAME_CHARS)?;
+                    }
+                }
+            }
+            MemberEvent::EnrollmentDeleted { enrollment_id, .. } => {
+                single_line("invalid_event", "enrollment id", enrollment_id)?;
+                bounded_text("invalid_event", "enrollment id", enrollment_id, MAX_EVENT_NAME_CHARS)?;
             }
             MemberEvent::StatusChanged { .. }
             | MemberEvent::CheckinCreated { .. }
             | MemberEvent::TrialBooked { .. }
-            | MemberEvent::Enrollment { .. }
-            | MemberEvent::EnrollmentDeleted { .. }
             | MemberEvent::NoShow { .. } => {}
         }
         Ok(())
@@ -226,6 +258,27 @@ pub struct SignalEnvelope {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every field that is stored or reaches a task is checked before the event is accepted:
+    /// a currency that is not three letters, a reason or a class name beyond its bound.
+    #[test]
+    fn every_field_of_a_member_event_is_checked_before_it_is_accepted() {
+        let long = "x".repeat(5_000);
+        let bodies = [
+            format!(r#"{{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{{"member_id":"m_1","amount":150,"currency":"{long}","failed_at":"2026-11-02T14:00:00Z"}}}}"#),
+            r#"{"type":"payment.succeeded","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","amount":150,"currency":"US","paid_at":"2026-11-02T14:00:00Z"}}"#.to_owned(),
+            format!(r#"{{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{{"member_id":"m_1","amount":150,"currency":"USD","failed_at":"2026-11-02T14:00:00Z","reason":"{long}"}}}}"#),
+            format!(r#"{{"type":"member.status_changed","timestamp":"2026-11-02T14:00:00Z","data":{{"member_id":"m_1","status":"cancelled","cancellation_reason":"{long}"}}}}"#),
+            format!(r#"{{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{{"member_id":"m_1","checked_in_at":"2026-11-02T14:00:00Z","class_name":"{}"}}}}"#, "y".repeat(101)),
+            r#"{"type":"checkin.created","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","checked_in_at":"2026-11-02T14:00:00Z","class_name":"WOD\r\nBcc: x"}}"#.to_owned(),
+        ];
+        for body in bodies {
+            let refused = parse_event(body.as_bytes()).map(|_| ()).expect_err("refused");
+            assert_eq!(refused.code, "invalid_event", "{body:.120}: {refused:?}");
+        }
+        let fine = r#"{"type":"payment.failed","timestamp":"2026-11-02T14:00:00Z","data":{"member_id":"m_1","amount":150,"currency":"eur","failed_at":"2026-11-02T14:00:00Z","reason":"card declined\nby the bank"}}"#;
+        assert!(matches!(parse_event(fine.as_bytes()), Ok(Parsed::Known(_))));
+    }
 
     #[test]
     fn a_payment_failure_parses() {

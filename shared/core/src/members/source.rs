@@ -320,18 +320,22 @@ mod tests {
 pub struct SourceDelivery {
     /// PushPress's event type (`customer.created`…).
     pub event: String,
-    /// The envelope's `created` (seconds or milliseconds on the wire).
+    /// The envelope's `created` (seconds or milliseconds on the wire). PushPress does not
+    /// sign it: it is only checked to be near now, and may move a delivery's order earlier
+    /// by at most that much, never later ([`crate::kernel::limits::PUSHPRESS_CREATED_WINDOW`]).
     pub created: Timestamp,
-    /// `data.id`: with `event` and `created`, what tells a redelivery (PushPress sends no
-    /// event id).
+    /// `data.id` (for the logs).
     pub data_id: String,
+    /// The SHA-256 (hex) of what PushPress signed (the compact `data`): with `event`, what
+    /// tells a redelivery or a replay, whatever its unsigned `created` says.
+    pub data_hash: String,
     pub change: SourceChange,
 }
 
 impl SourceDelivery {
-    /// The delivery's id for deduplication: `(event, data id, created)`.
+    /// The delivery's id for deduplication: `(event, hash of the signed data)`.
     pub fn dedupe_id(&self) -> String {
-        format!("v3:{}:{}:{}", self.event, self.data_id, self.created.as_millisecond())
+        format!("v3:{}:{}", self.event, self.data_hash)
     }
 }
 

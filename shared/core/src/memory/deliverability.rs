@@ -3,9 +3,9 @@
 
 use async_trait::async_trait;
 
-use crate::kernel::error::StoreError;
+use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, Email};
-use crate::owner::deliverability::BounceWindow;
+use crate::owner::deliverability::{BounceWindow, DomainClaim};
 use crate::ports::DeliverabilityStore;
 
 use super::MemoryStore;
@@ -30,5 +30,30 @@ impl DeliverabilityStore for MemoryStore {
         let mails = s.soft_bounces.entry((account, email.clone())).or_default();
         mails.insert(message_id.to_owned());
         Ok(u32::try_from(mails.len()).unwrap_or(u32::MAX))
+    }
+
+    async fn claim_domain(&self, claim: &DomainClaim) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        match s.domain_claims.get(&claim.domain) {
+            Some(held) if held.account != claim.account && !held.may_be_taken(claim.claimed_at) => {
+                Err(StoreError::Conflict(Conflict::AlreadyExists))
+            }
+            _ => {
+                s.domain_claims.insert(claim.domain.clone(), claim.clone());
+                Ok(())
+            }
+        }
+    }
+
+    async fn domain_claim(&self, domain: &str) -> Result<Option<DomainClaim>, StoreError> {
+        Ok(self.lock().domain_claims.get(domain).cloned())
+    }
+
+    async fn release_domain(&self, domain: &str, account: AccountId) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        if s.domain_claims.get(domain).is_some_and(|c| c.account == account) {
+            s.domain_claims.remove(domain);
+        }
+        Ok(())
     }
 }

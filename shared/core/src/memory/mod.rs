@@ -47,7 +47,7 @@ mod tasks;
 mod templates;
 mod triggers;
 
-pub use sending_domains::{MemorySendingDomains, ses_records};
+pub use sending_domains::{MemoryDns, MemorySendingDomains, ses_records};
 
 #[derive(Default)]
 struct State {
@@ -89,6 +89,8 @@ struct State {
     bounce_windows: HashMap<AccountId, crate::owner::deliverability::BounceWindow>,
     /// The mails each address soft-bounced.
     soft_bounces: HashMap<(AccountId, Email), std::collections::BTreeSet<String>>,
+    /// Sending domains by name → the account that claimed each.
+    domain_claims: HashMap<String, crate::owner::deliverability::DomainClaim>,
     memory_books: HashMap<AccountId, crate::owner::business_memory::MemoryBook>,
     suggestions: BTreeMap<(AccountId, ulid::Ulid), crate::learning::suggestion::Suggestion>,
     fingerprints: HashSet<(AccountId, String)>,

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::owner::deliverability::{DnsRecord, DomainIdentity};
-use crate::ports::{SendingDomainError, SendingDomains};
+use crate::ports::{DnsTxt, SendingDomainError, SendingDomains};
 
 #[derive(Default)]
 pub struct MemorySendingDomains {
@@ -91,5 +91,44 @@ impl SendingDomains for MemorySendingDomains {
     async fn identity(&self, domain: &str) -> Result<Option<DomainIdentity>, SendingDomainError> {
         self.check()?;
         Ok(self.lock().get(domain).cloned())
+    }
+}
+
+/// [`DnsTxt`] in memory: the TXT records a test (an owner) published, by name.
+#[derive(Default)]
+pub struct MemoryDns {
+    records: Mutex<BTreeMap<String, Vec<String>>>,
+    failing: Mutex<bool>,
+}
+
+impl MemoryDns {
+    /// Publish a TXT record at `name`.
+    pub fn publish(&self, name: &str, value: &str) {
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        records.entry(name.to_ascii_lowercase()).or_default().push(value.to_owned());
+    }
+
+    /// Remove every TXT record at `name`.
+    pub fn remove(&self, name: &str) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&name.to_ascii_lowercase());
+    }
+
+    /// Make every lookup fail (`true`: the resolver is down) or work again.
+    pub fn fail(&self, failing: bool) {
+        *self.failing.lock().unwrap_or_else(|e| e.into_inner()) = failing;
+    }
+}
+
+#[async_trait]
+impl DnsTxt for MemoryDns {
+    async fn txt(&self, name: &str) -> Result<Vec<String>, SendingDomainError> {
+        if *self.failing.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Err(SendingDomainError("resolver unavailable".into()));
+        }
+        let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(records.get(&name.to_ascii_lowercase()).cloned().unwrap_or_default())
     }
 }

@@ -31,4 +31,11 @@ impl SignInLinkStore for MemoryStore {
             _ => Ok(None),
         }
     }
+
+    async fn sign_in_link_account(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError> {
+        Ok(match self.lock().sign_in_links.get(token_hash) {
+            Some((link, used)) if !*used && now < link.expires_at => Some(link.account_id),
+            _ => None,
+        })
+    }
 }

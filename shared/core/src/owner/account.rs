@@ -85,6 +85,12 @@ impl Profile {
             ("profile.always_include", &self.always_include),
         ];
         for (field, list) in lists {
+            if list.len() > crate::kernel::limits::MAX_PROFILE_LIST_ITEMS {
+                return Err(InvalidInput::new(
+                    "invalid_profile",
+                    format!("{field} may hold at most {} entries", crate::kernel::limits::MAX_PROFILE_LIST_ITEMS),
+                ));
+            }
             for value in list {
                 crate::kernel::text::single_line("invalid_profile", field, value)?;
             }
@@ -414,6 +420,10 @@ pub struct Account {
     /// owner at most monthly.
     #[serde(default)]
     pub holdout_draw: crate::owner::holdout::HoldoutDraw,
+    /// The dashboard's sessions of this account carry it; signing out moves it on, ending
+    /// every session issued before on the server.
+    #[serde(default)]
+    pub session_version: u64,
     pub created_at: Timestamp,
     pub version: u64,
 }

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 
 use crate::kernel::error::StoreError;
 use crate::kernel::ids::{AccountId, Email};
-use crate::owner::deliverability::{BounceWindow, DomainIdentity};
+use crate::owner::deliverability::{BounceWindow, DomainClaim, DomainIdentity};
 
 /// An account's bounces against its sends. The sends are counted by every send's reservation
 /// ([`crate::task::commit::SendEffect::Reserve`] adds one, `Release` gives it back), in the
@@ -21,11 +21,30 @@ pub trait DeliverabilityStore: Send + Sync {
     /// Count a soft bounce of `email` by our mail `message_id`, once per mail, atomically: how
     /// many mails to the address have soft-bounced so far.
     async fn record_soft_bounce(&self, account: AccountId, email: &Email, message_id: &str) -> Result<u32, StoreError>;
+
+    /// Write `claim` in one conditional write: when the domain has no claim, when its claim is
+    /// `claim.account`'s already (then replaced, e.g. proven), or when the standing claim
+    /// [`DomainClaim::may_be_taken`] at `claim.claimed_at`. Another account's claim:
+    /// `Conflict::AlreadyExists`, nothing written.
+    async fn claim_domain(&self, claim: &DomainClaim) -> Result<(), StoreError>;
+    /// The domain's claim, if any.
+    async fn domain_claim(&self, domain: &str) -> Result<Option<DomainClaim>, StoreError>;
+    /// Give the domain up, if and only if `account` holds its claim (another's is left alone).
+    async fn release_domain(&self, domain: &str, account: AccountId) -> Result<(), StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]
 #[error("sending domains unavailable: {0}")]
 pub struct SendingDomainError(pub String);
+
+/// The TXT records of a DNS name, as a resolver sees them (a gym proves a domain is its own by
+/// publishing one, [`crate::owner::deliverability::ownership_record`]).
+#[async_trait]
+pub trait DnsTxt: Send + Sync {
+    /// The TXT strings at `name` (a record's strings joined), empty when it has none or the
+    /// name does not exist; an error when the resolver could not answer.
+    async fn txt(&self, name: &str) -> Result<Vec<String>, SendingDomainError>;
+}
 
 /// The mail provider's sending identities (SES v2 email identities): a gym's own domain with
 /// Easy DKIM and a custom MAIL FROM subdomain.

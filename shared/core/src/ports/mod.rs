@@ -26,9 +26,9 @@ pub mod loops;
 pub mod store;
 
 pub use connection::{AnnotationStore, ConnectionStore};
-pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
-pub use messages::MessageTemplateStore;
+pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 pub use loops::{LoopStore, TriggerStore};
+pub use messages::MessageTemplateStore;
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

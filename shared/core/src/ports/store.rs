@@ -422,4 +422,7 @@ pub trait SignInLinkStore: Send + Sync {
     /// Use the link with this hash: its account if it exists, is unused and has not expired at
     /// `now` — and it is used from then on, in the same conditional write; `None` otherwise.
     async fn redeem_sign_in_link(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;
+    /// The account the link with this hash would sign in to — if it exists, is unused and has
+    /// not expired at `now` — without using it (the page that asks to confirm names it).
+    async fn sign_in_link_account(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError>;
 }

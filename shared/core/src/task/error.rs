@@ -32,6 +32,10 @@ pub enum EngineError {
     /// its operator's configuration will. Its code and message say what is missing.
     #[error("{}", .0.message)]
     NotConfigured(InvalidInput),
+    /// What the call asks for belongs to someone else (a sending domain another account
+    /// holds): a conflict, with its own code and message.
+    #[error("{}", .0.message)]
+    Taken(InvalidInput),
     /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
     #[error("{0}")]
     Limited(crate::task::flood::Refusal),

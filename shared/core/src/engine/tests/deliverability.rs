@@ -175,6 +175,10 @@ async fn a_gyms_own_domain_sends_only_once_verified() {
     );
 
     domains.verify("crossfitrenegade.com");
+    let dns = Arc::new(crate::memory::MemoryDns::default());
+    w.engine.dns = Some(dns.clone());
+    let record = identity.ownership_record();
+    dns.publish(&record.name, &record.value);
     let early = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
     assert_eq!(
         early.sending_identity.expect("identity").status,
@@ -184,7 +188,8 @@ async fn a_gyms_own_domain_sends_only_once_verified() {
     w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
     assert_eq!(w.engine.check_sending_domains().await.expect("hourly"), 1);
     let verified = w.engine.account(w.account.id).await.expect("read");
-    assert_eq!(verified.sending_identity.expect("identity").status, DomainStatus::Verified);
+    let identity = verified.sending_identity.expect("identity");
+    assert_eq!((identity.status, identity.sends_from_domain()), (DomainStatus::Verified, true));
     w.approved("churn_risk", "m_dom2").await;
     w.run().await;
     assert_eq!(w.mailer.sent()[1].from.as_str(), "outreach@crossfitrenegade.com");
@@ -247,4 +252,159 @@ async fn a_provider_failure_leaves_the_domain_to_be_created_later() {
         w.engine.update_account(w.account.id, unavailable).await.is_err(),
         "no port: refused, not ignored"
     );
+}
+
+/// A second account's world: another gym on the same engine and store.
+async fn second_gym(w: &World) -> crate::owner::account::Account {
+    let other = crate::testing::sample_account(day0());
+    w.store.create_account(&other, "hash-second").await.expect("account");
+    other
+}
+
+fn naming(domain: &str) -> super::super::SettingsPatch {
+    super::super::SettingsPatch {
+        sending_domain: Some(Some(domain.into())),
+        ..Default::default()
+    }
+}
+
+/// Given a gym whose domain SES verified and whose ownership record is published, when a
+/// second gym names the same domain, then it is refused (`sending_domain_taken`) and nothing
+/// of its settings changes; the platform's own domain is refused to everyone; the second gym's
+/// mail leaves from the shared address.
+#[tokio::test]
+async fn a_sending_domain_belongs_to_the_one_account_that_claimed_it() {
+    use crate::memory::{MemoryDns, MemorySendingDomains};
+    let mut w = world().await;
+    let domains = Arc::new(MemorySendingDomains::default());
+    let dns = Arc::new(MemoryDns::default());
+    w.engine.sending_domains = Some(domains.clone());
+    w.engine.dns = Some(dns.clone());
+    let first = w
+        .engine
+        .update_account(w.account.id, naming("gym.example.org"))
+        .await
+        .expect("named");
+    let identity = first.sending_identity.expect("identity");
+    let record = identity.ownership_record();
+    assert_eq!(record.name, "_openloop-verify.gym.example.org");
+    dns.publish(&record.name, &record.value);
+    domains.verify("gym.example.org");
+    w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
+    let first = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
+    assert!(first.sending_identity.expect("identity").sends_from_domain());
+
+    let other = second_gym(&w).await;
+    for domain in [
+        "gym.example.org",
+        "GYM.example.org.",
+        "mail.example.com",
+        "example.com",
+        "replies.example.com",
+    ] {
+        let err = w.engine.update_account(other.id, naming(domain)).await.expect_err(domain);
+        assert!(
+            matches!(&err, crate::task::error::EngineError::Taken(i) if i.code == "sending_domain_taken"),
+            "{domain}: {err:?}"
+        );
+    }
+    let other = w.engine.account(other.id).await.expect("read");
+    assert_eq!(
+        (other.settings.sending_domain, other.sending_identity),
+        (None, None),
+        "nothing changed"
+    );
+    assert_eq!(
+        w.store.domain_claim("gym.example.org").await.expect("read").map(|c| c.account),
+        Some(w.account.id)
+    );
+}
+
+/// Given a second gym that publishes the first gym's ownership record, then its own token is
+/// what counts: the records differ per account, and another gym's token proves nothing.
+#[tokio::test]
+async fn ownership_is_proven_by_the_accounts_own_token() {
+    use crate::memory::{MemoryDns, MemorySendingDomains};
+    let mut w = world().await;
+    let domains = Arc::new(MemorySendingDomains::default());
+    let dns = Arc::new(MemoryDns::default());
+    w.engine.sending_domains = Some(domains.clone());
+    w.engine.dns = Some(dns.clone());
+    let other = second_gym(&w).await;
+    let theirs = w.engine.ownership_token(other.id, "gym.example.org");
+    let mine = w.engine.ownership_token(w.account.id, "gym.example.org");
+    assert_ne!(theirs, mine);
+    let account = w
+        .engine
+        .update_account(w.account.id, naming("gym.example.org"))
+        .await
+        .expect("named");
+    let name = account.sending_identity.expect("identity").ownership_record().name;
+    dns.publish(&name, &format!("openloop-verify={theirs}"));
+    domains.verify("gym.example.org");
+    w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
+    let account = w.engine.account_with_sending_domain(w.account.id).await.expect("read");
+    let identity = account.sending_identity.expect("identity");
+    assert_eq!(
+        (identity.status, identity.proven_at),
+        (crate::owner::deliverability::DomainStatus::Verified, None)
+    );
+    assert!(!identity.sends_from_domain(), "verified by SES, not proven by this account");
+}
+
+/// Given a gym sending from its proven domain, when its ownership record disappears, then the
+/// daily recheck stops its mail from the domain; when it names another domain (or none), its
+/// claim is given up and another gym may claim the old one.
+#[tokio::test]
+async fn an_account_that_loses_its_domain_stops_sending_from_it() {
+    use crate::memory::{MemoryDns, MemorySendingDomains};
+    let mut w = world().await;
+    let domains = Arc::new(MemorySendingDomains::default());
+    let dns = Arc::new(MemoryDns::default());
+    w.engine.sending_domains = Some(domains.clone());
+    w.engine.dns = Some(dns.clone());
+    let account = w
+        .engine
+        .update_account(w.account.id, naming("gym.example.org"))
+        .await
+        .expect("named");
+    let record = account.sending_identity.expect("identity").ownership_record();
+    dns.publish(&record.name, &record.value);
+    domains.verify("gym.example.org");
+    w.clock.advance(crate::kernel::limits::SENDING_DOMAIN_RECHECK);
+    assert_eq!(w.engine.check_sending_domains().await.expect("hourly"), 1);
+    w.approved("churn_risk", "m_own1").await;
+    w.run().await;
+    assert_eq!(w.mailer.sent()[0].from.as_str(), "outreach@gym.example.org");
+
+    dns.remove(&record.name);
+    w.clock.advance(jiff::SignedDuration::from_hours(1));
+    assert_eq!(w.engine.check_sending_domains().await.expect("hourly"), 0, "a domain in use: daily");
+    w.clock.advance(crate::kernel::limits::DOMAIN_OWNERSHIP_RECHECK);
+    assert_eq!(w.engine.check_sending_domains().await.expect("daily"), 1);
+    let account = w.engine.account(w.account.id).await.expect("read");
+    assert!(!account.sending_identity.clone().expect("identity").sends_from_domain());
+    assert_eq!(
+        account.sender_address(&w.engine.config.from_email).as_str(),
+        "outreach@mail.example.com",
+        "the record is gone: the shared address"
+    );
+
+    let other = second_gym(&w).await;
+    assert!(
+        w.engine.update_account(other.id, naming("gym.example.org")).await.is_err(),
+        "still held"
+    );
+    let cleared = super::super::SettingsPatch {
+        sending_domain: Some(None),
+        ..Default::default()
+    };
+    w.engine.update_account(w.account.id, cleared).await.expect("cleared");
+    assert_eq!(w.store.domain_claim("gym.example.org").await.expect("read"), None, "given up");
+    let theirs = w
+        .engine
+        .update_account(other.id, naming("gym.example.org"))
+        .await
+        .expect("now theirs");
+    assert_eq!(theirs.settings.sending_domain.as_deref(), Some("gym.example.org"));
 }

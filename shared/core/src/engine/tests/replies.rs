@@ -122,6 +122,29 @@ async fn a_reply_delivered_twice_is_stored_and_answered_once() {
     assert_eq!(members, 1);
 }
 
+/// Given two members of one gym whose mail clients chose the same Message-ID, when each
+/// answers their own task, then both replies are stored: a delivery is its message to its task.
+#[tokio::test]
+async fn a_colliding_message_id_on_another_task_is_not_a_duplicate() {
+    let w = world_judging(ReplyEvaluation {
+        reply: Some("Thanks!".into()),
+        ..judged(ReplyAction::Reply, 90)
+    })
+    .await;
+    let first = w.approved("churn_risk", "m_coll1").await;
+    let second = w.approved("churn_risk", "m_coll2").await;
+    w.run().await;
+    for to in ["m-coll1@example.com", "m-coll2@example.com"] {
+        let raw = w.answer_newest(to, "same-id@mail.example.net", "See you Monday");
+        let outcome = w.engine.receive_reply(&raw).await.expect("receive");
+        assert!(matches!(outcome, super::super::InboundOutcome::Stored { .. }), "{to}: {outcome:?}");
+    }
+    for task in [&first, &second] {
+        let members = history(&w, task).await.messages.iter().filter(|m| m.role == Role::Member).count();
+        assert_eq!(members, 1, "{}", task.member.id);
+    }
+}
+
 /// Given a member who writes "stop", then before any AI they are suppressed, every task about
 /// them is cancelled as opted out, and nothing — not even an acknowledgment — is sent.
 #[tokio::test]
