@@ -49,6 +49,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod todos;
 
 type Item = HashMap<String, AttributeValue>;
 

@@ -37,6 +37,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod todos;
 
 /// What a backend's tests make for each scenario: its store, and with it whatever must live as
 /// long as the store does (the DynamoDB tests' hold on their scratch table, say).
@@ -143,6 +144,9 @@ macro_rules! store_conformance_tests {
             ],
             sign_in_links: [
                 a_sign_in_link_is_redeemed_once_before_it_expires,
+            ],
+            todos: [
+                a_todo_is_made_once_per_source_and_listed_by_status_as_it_changes,
             ],
         });
     };

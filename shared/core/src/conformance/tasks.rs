@@ -203,6 +203,7 @@ pub(super) async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
     rated.feedback = Some(crate::task::feedback::OwnerFeedback {
         rating: crate::task::feedback::Rating::Down,
         comment: Some("Would have come back anyway".into()),
+        reason: Some(crate::task::feedback::FeedbackReason::WouldHaveAnyway),
         at: now,
     });
     store.commit(&TaskCommit::new(rated.clone(), log)).await.expect("commit");

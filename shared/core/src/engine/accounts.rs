@@ -70,6 +70,11 @@ pub struct SettingsPatch {
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "present")]
     pub sending_domain: Option<Option<String>>,
+    /// The morning brief's local hour; `null` turns the morning mail off (issue 26).
+    #[serde(default, deserialize_with = "present")]
+    pub brief_hour: Option<Option<u8>>,
+    pub quiet_hours: Option<crate::owner::quiet::QuietHours>,
+    pub review_expiry_days: Option<u32>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -131,6 +136,15 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.plan_prices {
             s.plan_prices = v
+        }
+        if let Some(v) = patch.brief_hour {
+            s.brief_hour = v
+        }
+        if let Some(v) = patch.quiet_hours {
+            s.quiet_hours = v
+        }
+        if let Some(v) = patch.review_expiry_days {
+            s.review_expiry_days = v
         }
         if let Some(v) = patch.sending_domain {
             s.sending_domain = v.map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())

@@ -32,6 +32,7 @@ mod owner_notices;
 mod pushpress;
 pub use pushpress::{DeliveryOutcome, member_event};
 mod recurring;
+mod reopen;
 pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
 mod replies;
 mod reservation;
@@ -47,10 +48,14 @@ mod signals;
 mod subtasks;
 mod suppression;
 pub use subtasks::Batch;
+mod brief;
 mod tasks;
 mod tick;
+pub use brief::REVIEW_EXPIRED;
+mod todos;
 pub use signals::{Accepted, SignalOutcome};
 pub use tasks::Created;
+pub use todos::TODOS_LISTED;
 mod work;
 
 #[cfg(test)]

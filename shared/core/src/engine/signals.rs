@@ -174,6 +174,9 @@ impl Engine {
         // A signal that shows a dormant or waiting task's goal closes it at once (also for a
         // redelivered event: closing is idempotent and repairs a crash after projection).
         let closed = self.close_reached_goals(&account, &facts, event).await?;
+        if matches!(event, MemberEvent::CheckinCreated { .. }) {
+            self.todos_met_by_checkin(account.id, &facts, &account.settings.time_zone()).await;
+        }
         if !fresh && created.is_none() && closed.is_empty() {
             return Ok(SignalOutcome::Duplicate);
         }

@@ -1496,3 +1496,4 @@ mod rails;
 mod replies;
 mod subtasks;
 mod timing;
+mod todos;

@@ -43,6 +43,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod todos;
 
 pub use sending_domains::{MemorySendingDomains, ses_records};
 
@@ -91,6 +92,9 @@ struct State {
     shared_learning: HashSet<TaskId>,
     /// The dashboard's sign-in links by token hash, and whether each was used.
     sign_in_links: HashMap<String, (crate::owner::sign_in::SignInLink, bool)>,
+    /// The owner's to-dos, and the sources each was made from (one to-do per source).
+    todos: BTreeMap<(AccountId, ulid::Ulid), crate::task::todo::Todo>,
+    todo_sources: HashSet<(AccountId, String)>,
 }
 
 /// See the module docs.

@@ -209,6 +209,15 @@ pub struct Settings {
     /// 4): in the composed prompt of the type's calls; removed by the suggestion's undo.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<crate::owner::learned::Learned>,
+    /// The local hour (0–23) the morning brief is mailed; `None`: no morning mail (issue 26).
+    #[serde(default = "crate::owner::quiet::default_brief_hour")]
+    pub brief_hour: Option<u8>,
+    /// Owner notices other than critical ones wait while these local hours last.
+    #[serde(default)]
+    pub quiet_hours: crate::owner::quiet::QuietHours,
+    /// A review item undecided this many days is closed as `review_expired`.
+    #[serde(default = "crate::owner::quiet::default_review_expiry_days")]
+    pub review_expiry_days: u32,
 }
 
 fn contributes_by_default() -> bool {
@@ -258,12 +267,16 @@ impl Settings {
             share_learning: true,
             calibration: Default::default(),
             learned: Vec::new(),
+            brief_hour: crate::owner::quiet::default_brief_hour(),
+            quiet_hours: Default::default(),
+            review_expiry_days: crate::owner::quiet::default_review_expiry_days(),
         }
     }
 
     /// Reject settings the engine could not honour; nothing is stored if this fails.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         parse_timezone(&self.timezone)?;
+        crate::owner::quiet::validate(self)?;
         self.calibration.validate()?;
         crate::owner::learned::validate(&self.learned)?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {

@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod alert;
+pub mod brief;
 pub mod business_memory;
 pub mod calibration;
 pub mod connection;
@@ -11,6 +12,7 @@ pub mod deliverability;
 pub mod learned;
 pub mod metrics;
 pub mod owner_notice;
+pub mod quiet;
 pub mod recurring;
 pub mod scorecard;
 pub mod sign_in;

@@ -22,9 +22,11 @@ use crate::task::work::QueueName;
 pub mod connection;
 pub mod deliverability;
 pub mod store;
+pub mod todos;
 
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, SendingDomainError, SendingDomains};
+pub use todos::TodoStore;
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

@@ -63,6 +63,7 @@ pub trait TaskStore:
     + BusinessMemoryStore
     + SuggestionStore
     + SignInLinkStore
+    + super::todos::TodoStore
     + Send
     + Sync
 {
@@ -86,6 +87,7 @@ impl<T> TaskStore for T where
         + BusinessMemoryStore
         + SuggestionStore
         + SignInLinkStore
+        + super::todos::TodoStore
         + ?Sized
 {
 }
@@ -395,6 +397,7 @@ pub trait SuggestionStore: Send + Sync {
 pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::super::deliverability::DeliverabilityStore;
+    pub use super::super::todos::TodoStore;
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
         NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,

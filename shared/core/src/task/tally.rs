@@ -24,6 +24,9 @@ pub struct TaskTally {
     pub outcome: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attributed_value: Option<f64>,
+    /// The task's next step while open: the morning brief counts what the agent plans today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_action_at: Option<Timestamp>,
 }
 
 impl TaskTally {
@@ -37,6 +40,7 @@ impl TaskTally {
             resolved_at: task.resolved_at,
             outcome: task.outcome.clone(),
             attributed_value: task.attributed_value,
+            next_action_at: task.next_action_at.filter(|_| task.is_active()),
         }
     }
 
