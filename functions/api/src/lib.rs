@@ -5,6 +5,7 @@
 
 pub mod app;
 
+mod day;
 mod learning;
 mod members;
 
@@ -65,6 +66,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/guidance", post(guidance))
         .route("/api/v1/tasks/{id}/feedback", post(feedback))
         .route("/api/v1/tasks/{id}/outcome", post(correct_outcome))
+        .route("/api/v1/tasks/{id}/reopen", post(day::reopen))
         .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
         .route("/api/v1/tasks/batch", post(create_batch))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
@@ -85,6 +87,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/memories/{id}", delete(learning::delete_memory))
         .route("/api/v1/suggestions", get(learning::list_suggestions))
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
+        .route("/api/v1/brief", get(day::brief))
+        .route("/api/v1/todos", get(day::list_todos))
+        .route("/api/v1/todos/{id}/contact", post(day::log_contact))
+        .route("/api/v1/todos/{id}/snooze", post(day::snooze))
+        .route("/api/v1/todos/{id}/done", post(day::done))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
@@ -480,6 +487,9 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
 struct Feedback {
     rating: Rating,
     comment: Option<String>,
+    /// With a thumbs-down: `never_came_back`, `would_have_anyway`, `wrong_member`,
+    /// `wrong_tone`, `wrong_timing` or `other`.
+    reason: Option<openloop_core::task::feedback::FeedbackReason>,
 }
 
 /// The owner's thumbs up or down, with an optional comment, on a closed or escalated task
@@ -489,7 +499,7 @@ async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     let input: Feedback = json_body(&body.map_err(body_error)?)?;
     let task = state
         .engine
-        .feedback(account, task_id(&id)?, input.rating, input.comment.as_deref())
+        .feedback_with_reason(account, task_id(&id)?, input.rating, input.comment.as_deref(), input.reason)
         .await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }

@@ -16,6 +16,7 @@
 
 pub mod assets;
 pub mod charts;
+pub mod day;
 pub mod learning;
 pub mod learning_views;
 mod link;
@@ -90,6 +91,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))
         .merge(learning::routes())
+        .merge(day::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
 }
