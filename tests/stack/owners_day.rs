@@ -379,3 +379,96 @@ async fn a_closed_task_reopens_and_a_thumbs_down_keeps_its_reason() {
     let (status, body) = stack.post(&reopen, &gym.token, json!({"reason": "too late"})).await;
     assert_eq!((status, body["error"]["code"].as_str()), (409, Some("invalid_state")), "{body}");
 }
+
+/// `/app/conversations`: a conversation the agent started is listed with its last message
+/// and its next step; the type filter narrows the list; an unknown type is refused.
+#[tokio::test]
+async fn conversations_in_progress_are_listed_with_their_last_message_and_next_step() {
+    let stack = Stack::start("day-conversations").await;
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    stack.member(&gym, "m_talk", "Tess", day0).await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_talk").await;
+    // 09:00 in New York: inside the first touch's hours, so it leaves at once.
+    stack.run().await;
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(task["touch"], 1, "{task}");
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/conversations").await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("data-task-id=\"{id}\"")), "{page}");
+    assert!(page.contains("Tess") && page.contains("Next: next step by the agent"), "{page}");
+    let (_, page) = owner.get("/app/conversations?type=win_back").await;
+    assert!(!page.contains(&format!("data-task-id=\"{id}\"")), "filtered: {page}");
+    let (_, page) = owner.get("/app/conversations?type=churn_risk").await;
+    assert!(page.contains(&format!("data-task-id=\"{id}\"")), "{page}");
+    let (status, _) = owner.get("/app/conversations?type=bogus").await;
+    assert_eq!(status, 422);
+}
+
+/// The churn report adds up against the members and the tasks: three members at the start of
+/// the month, one cancels (with her reason), one task retains a member; the page shows the same.
+#[tokio::test]
+async fn the_churn_report_adds_up_against_the_members_and_tasks() {
+    let stack = Stack::start("day-churn").await;
+    let gym = stack.create_account("manual").await;
+    let now = stack.now().await;
+    for (id, first) in [("m_a", "Ann"), ("m_b", "Bea"), ("m_c", "Cal")] {
+        stack.member(&gym, id, first, now).await;
+    }
+    // Stamped after her member.created, so her status is the newer word.
+    let at = (now + jiff::SignedDuration::from_secs(1)).to_string();
+    let (status, _) = stack
+        .webhook(
+            &gym,
+            "evt_b_leaves",
+            json!({"type": "member.status_changed", "timestamp": at, "data": {"member_id": "m_b", "status": "cancelled",
+                "previous_status": "active", "cancellation_reason": "moving away"}}),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let id = stack.approved_task(&gym, "churn_risk", "m_a").await;
+    let (status, _) = stack
+        .post(&format!("/api/v1/tasks/{id}/resolve"), &gym.token, json!({"outcome": "retained"}))
+        .await;
+    assert_eq!(status, 200);
+    let month = now.to_zoned(openloop_tests::new_york()).strftime("%Y-%m").to_string();
+    let (status, report) = stack.get(&format!("/api/v1/reports/churn?month={month}"), &gym.token).await;
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(
+        (
+            report["month"].as_str(),
+            report["members_start"].as_u64(),
+            report["members_end"].as_u64(),
+            report["joined"].as_u64(),
+            report["cancelled"].as_u64()
+        ),
+        (Some(month.as_str()), Some(3), Some(2), Some(0), Some(1)),
+        "{report}"
+    );
+    assert_eq!(report["churn_rate"].as_f64(), Some(0.3333));
+    assert_eq!(report["trend"].as_array().map(Vec::len), Some(12));
+    assert_eq!(report["reasons"], json!([{"reason": "moving away", "count": 1}]));
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(report["saved_by_openloop"], 1);
+    assert_eq!(
+        report["revenue_retained"].as_f64(),
+        Some(task["attributed_value"].as_f64().unwrap_or(0.0)),
+        "{task}"
+    );
+    let (status, body) = stack.get("/api/v1/reports/churn?month=2026-13", &gym.token).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_month")));
+
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get(&format!("/app/reports/churn?month={month}")).await;
+    assert_eq!(status, 200, "{page}");
+    for needle in [
+        "data-field=\"members_start\">3<",
+        "data-field=\"cancelled\">1<",
+        "33.3%",
+        "moving away: 1",
+    ] {
+        assert!(page.contains(needle), "{needle}: {page}");
+    }
+}

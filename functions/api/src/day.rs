@@ -141,3 +141,20 @@ pub(crate) async fn reopen(State(state): Shared, headers: HeaderMap, Path(id): P
     let task = state.engine.reopen(account, crate::task_id(&id)?, &input.reason).await?;
     Ok(json(StatusCode::OK, openloop_core::contract::TaskView::from(&task)))
 }
+
+#[derive(Deserialize)]
+pub(crate) struct MonthParams {
+    month: Option<String>,
+}
+
+/// `GET /api/v1/reports/churn?month=YYYY-MM`: the month's churn report (the current month by
+/// default), with its 12-month trend.
+pub(crate) async fn churn_report(
+    State(state): Shared,
+    headers: HeaderMap,
+    Query(params): Query<MonthParams>,
+) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let report = state.engine.monthly_churn_report(account, params.month.as_deref()).await?;
+    Ok(json(StatusCode::OK, report))
+}

@@ -88,6 +88,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/suggestions", get(learning::list_suggestions))
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
         .route("/api/v1/brief", get(day::brief))
+        .route("/api/v1/reports/churn", get(day::churn_report))
         .route("/api/v1/todos", get(day::list_todos))
         .route("/api/v1/todos/{id}/contact", post(day::log_contact))
         .route("/api/v1/todos/{id}/snooze", post(day::snooze))

@@ -25,6 +25,8 @@ use crate::ApiState;
 pub fn routes() -> Router<Arc<ApiState>> {
     Router::new()
         .route("/app/today", get(today))
+        .route("/app/conversations", get(conversations))
+        .route("/app/reports/churn", get(churn))
         .route("/app/todos", get(todos))
         .route("/app/todos/{id}/{action}", post(act))
 }
@@ -267,6 +269,129 @@ async fn today(State(state): Shared, headers: HeaderMap) -> Response {
             yesterday: brief.yesterday.clone(),
             planned_today: brief.planned_today,
             review_expired: brief.review_expired,
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+pub struct ConversationRow {
+    pub task_id: String,
+    pub task_type: String,
+    pub member: String,
+    pub touches: u32,
+    /// Who, when, what (cut to a line's worth).
+    pub last: Option<(String, String, String)>,
+    pub next: String,
+}
+
+#[derive(Template)]
+#[template(path = "app/conversations.html")]
+pub struct ConversationsPage {
+    pub layout: Layout,
+    pub conversations: Vec<ConversationRow>,
+    pub types: Vec<(&'static str, &'static str)>,
+    pub selected: String,
+}
+
+#[derive(Deserialize)]
+struct ConversationParams {
+    #[serde(rename = "type")]
+    task_type: Option<String>,
+}
+
+/// What happens next in a conversation, in words.
+fn next_step(task: &openloop_core::task::Task, tz: &TimeZone) -> String {
+    use openloop_core::task::TaskStatus;
+    let at = task.next_action_at.map(|a| when(a, tz));
+    match (task.status, at) {
+        (TaskStatus::Escalated, _) => "waits for you".into(),
+        (TaskStatus::Dormant, Some(at)) => format!("a quiet check {at}"),
+        (TaskStatus::Waiting, Some(at)) => format!("next step by the agent {at}"),
+        (TaskStatus::Executing, _) => "the agent is on it now".into(),
+        (_, Some(at)) => format!("{at}"),
+        (_, None) => "waiting for the member".into(),
+    }
+}
+
+/// `GET /app/conversations?type=`: every conversation in progress, its last message and next step.
+async fn conversations(State(state): Shared, headers: HeaderMap, Query(params): Query<ConversationParams>) -> Response {
+    super::page(state, &headers, |state, session| async move {
+        let selected = params.task_type.unwrap_or_default();
+        let wanted = Some(selected.as_str()).filter(|t| !t.is_empty());
+        let (account, list) = tokio::try_join!(
+            state.engine.account(session.account),
+            state.engine.conversations(session.account, wanted)
+        )?;
+        let tz = account.settings.time_zone();
+        let rows = list
+            .iter()
+            .map(|c| ConversationRow {
+                task_id: c.task.id.to_string(),
+                task_type: words(&c.task.task_type),
+                member: c.task.member.name.clone().unwrap_or_else(|| c.task.member.id.to_string()),
+                touches: c.task.touch,
+                last: c.last.as_ref().map(|m| {
+                    let text: String = m.content.chars().take(280).collect();
+                    (words(&code(&m.role)), when(m.at, &tz), text)
+                }),
+                next: next_step(&c.task, &tz),
+            })
+            .collect();
+        let types = openloop_core::task::task_type::REGISTRY
+            .iter()
+            .filter(|d| d.category == openloop_core::task::task_type::Category::Communication)
+            .map(|d| (d.key, d.label))
+            .collect();
+        let page = ConversationsPage {
+            layout: layout(
+                "Conversations",
+                "conversations",
+                Some(state.session_key.csrf(&session)),
+                &account.name,
+            ),
+            conversations: rows,
+            types,
+            selected,
+        };
+        Ok(html(StatusCode::OK, &page))
+    })
+    .await
+}
+
+#[derive(Template)]
+#[template(path = "app/churn.html")]
+pub struct ChurnPage {
+    pub layout: Layout,
+    pub r: openloop_core::owner::churn_report::ChurnReport,
+    pub rate: String,
+    pub revenue: String,
+    pub trend: Vec<(String, String)>,
+}
+
+fn percent(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+#[derive(Deserialize)]
+struct MonthParams {
+    month: Option<String>,
+}
+
+/// `GET /app/reports/churn?month=`: the churn report, as `GET /api/v1/reports/churn` gives it.
+async fn churn(State(state): Shared, headers: HeaderMap, Query(params): Query<MonthParams>) -> Response {
+    super::page(state, &headers, |state, session| async move {
+        let month = params.month.filter(|m| !m.is_empty());
+        let (account, r) = tokio::try_join!(
+            state.engine.account(session.account),
+            state.engine.monthly_churn_report(session.account, month.as_deref())
+        )?;
+        let page = ChurnPage {
+            layout: layout("Churn report", "churn", Some(state.session_key.csrf(&session)), &account.name),
+            rate: percent(r.churn_rate),
+            revenue: super::page::money(r.revenue_retained),
+            trend: r.trend.iter().map(|t| (t.month.clone(), percent(t.churn_rate))).collect(),
+            r,
         };
         Ok(html(StatusCode::OK, &page))
     })

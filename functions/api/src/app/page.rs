@@ -10,7 +10,7 @@ use serde::Serialize;
 pub struct Layout {
     pub title: String,
     pub css: String,
-    /// `overview`, `today`, `todos`, `review`, `escalations`, `notifications`, `suggestions`, `memories`,
+    /// `overview`, `today`, `todos`, `conversations`, `churn`, `review`, `escalations`, `notifications`, `suggestions`, `memories`,
     /// `settings`, `task` or `` (none).
     pub nav: &'static str,
     pub csrf: Option<String>,

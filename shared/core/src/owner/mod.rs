@@ -7,6 +7,7 @@ pub mod alert;
 pub mod brief;
 pub mod business_memory;
 pub mod calibration;
+pub mod churn_report;
 pub mod connection;
 pub mod deliverability;
 pub mod learned;
