@@ -89,6 +89,7 @@ macro_rules! store_conformance_tests {
                 a_stale_write_changes_nothing,
                 history_is_complete_and_in_order,
                 reservations_enforce_every_guarantee_atomically,
+                a_reopened_task_holds_its_guard_again_unless_a_newer_task_does,
             ],
             task_index: [
                 the_due_index_holds_what_is_scheduled_and_pages,

@@ -86,7 +86,10 @@ impl Engine {
             send: None,
         };
         match self.store.commit(&commit).await {
-            Ok(()) => Ok(next),
+            Ok(()) => {
+                self.todo_for_reopened_task(&next).await;
+                Ok(next)
+            }
             Err(StoreError::Conflict(Conflict::ActiveTask)) => {
                 Err(not_reopened("reopen (a newer task of the same type is open for the member)"))
             }

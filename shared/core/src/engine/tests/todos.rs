@@ -250,3 +250,16 @@ async fn a_closed_task_reopens_within_its_window_and_not_after() {
     let late = w.engine.reopen(w.account.id, task.id, "too late").await;
     assert!(matches!(late, Err(EngineError::InvalidState { .. })), "{late:?}");
 }
+
+/// A staff call closed too early and reopened is on the call list again.
+#[tokio::test]
+async fn a_reopened_staff_call_is_on_the_call_list_again() {
+    let w = world().await;
+    let call = w.staff_call("m_again").await;
+    let todo = w.todos(TodoStatus::Open).await.remove(0);
+    w.engine.complete_todo(w.account.id, todo.id, None, None).await.expect("done");
+    assert!(w.task(&call).await.status.is_terminal());
+    w.engine.reopen(w.account.id, call.id, "nobody reached him").await.expect("reopen");
+    let open = w.todos(TodoStatus::Open).await;
+    assert_eq!(open.iter().map(|t| t.task_id).collect::<Vec<_>>(), [call.id], "{open:?}");
+}

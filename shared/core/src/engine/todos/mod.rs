@@ -181,6 +181,23 @@ impl Engine {
         .await;
     }
 
+    /// A staff to-do task the owner reopened is on the call list again.
+    pub(crate) async fn todo_for_reopened_task(&self, task: &Task) {
+        let def = task_type::definition(&task.task_type);
+        if def.category != Category::StaffTodo {
+            return;
+        }
+        let get_them_back = def.outcome_signals.contains(&"checkin");
+        self.make_todo(
+            task,
+            TodoKind::Call,
+            task.goal.clone(),
+            get_them_back,
+            format!("task:{}:reopened:{}", task.id, task.version),
+        )
+        .await;
+    }
+
     /// An escalation whose reason asks a person to act (`rules/todos.toml`) is a to-do. A
     /// staff to-do task's escalation is its own to-do, already listed.
     pub(crate) async fn todo_for_escalation(&self, commit: &TaskCommit) {
