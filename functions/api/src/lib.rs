@@ -112,11 +112,21 @@ fn admin(state: &ApiState, headers: &HeaderMap) -> Result<(), ApiError> {
 
 async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiError> {
     let token = bearer(headers).ok_or_else(|| ApiError::unauthorized("an API token is required (Authorization: Bearer …)"))?;
-    state
+    let account = state
         .engine
         .authenticate_owner(&token_hash(token))
         .await?
-        .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))
+        .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))?;
+    seen(state, account).await;
+    Ok(account)
+}
+
+/// The owner's use of the API or the dashboard counts for their presence; trouble writing it
+/// down never fails their request.
+pub(crate) async fn seen(state: &ApiState, account: AccountId) {
+    if let Err(e) = state.engine.note_owner_seen(account).await {
+        tracing::warn!(account = %account, error = %e, "the owner's presence not written");
+    }
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {

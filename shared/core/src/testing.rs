@@ -21,6 +21,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         pushpress: None,
         sending_identity: None,
         learning_patterns: Default::default(),
+        last_seen_at: None,
         created_at: now,
         version: 1,
     }

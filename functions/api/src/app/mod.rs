@@ -369,6 +369,7 @@ where
     let Some(session) = signed_in(&state, headers) else {
         return see_other("/app/login");
     };
+    crate::seen(&state, session.account).await;
     match render(state.clone(), session.clone()).await {
         Ok(response) => response,
         Err(e) => e.within(&state, &session).into_response(),

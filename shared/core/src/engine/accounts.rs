@@ -211,6 +211,7 @@ impl Engine {
             pushpress: input.pushpress,
             sending_identity: None,
             learning_patterns: Default::default(),
+            last_seen_at: None,
             created_at: now,
             version: 1,
         };

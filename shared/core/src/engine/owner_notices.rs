@@ -140,6 +140,9 @@ impl Engine {
                 at
             }
         };
+        // An owner away a day or more (issue 26 item 7) gets the brief only: the rest waits
+        // in the feed for the "while you were away" summary of their return.
+        let away = crate::owner::presence::Presence::of(account.last_seen_at, now) != crate::owner::presence::Presence::Active;
         let (delivery, digest_at) = match draft.kind.policy() {
             // Once a day whatever the channel; mailed with the next digest mail, which may
             // leave at once (it is made from the window's opening on).
@@ -153,7 +156,7 @@ impl Engine {
                     (NoticeDelivery::Dashboard, None)
                 }
             }
-            _ if !mailable => (NoticeDelivery::Dashboard, None),
+            _ if !mailable || (away && waits) => (NoticeDelivery::Dashboard, None),
             NoticePolicy::Immediate if after_quiet(now) > now => (NoticeDelivery::Digest, Some(after_quiet(now))),
             NoticePolicy::Immediate => (NoticeDelivery::Email, None),
             NoticePolicy::Batched { .. } => {

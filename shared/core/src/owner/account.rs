@@ -413,6 +413,10 @@ pub struct Account {
     /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub learning_patterns: std::collections::BTreeSet<String>,
+    /// When the owner last used the dashboard or the API (written at most hourly): their
+    /// presence (`owner/presence.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub version: u64,
 }

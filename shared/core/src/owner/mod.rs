@@ -13,6 +13,7 @@ pub mod deliverability;
 pub mod learned;
 pub mod metrics;
 pub mod owner_notice;
+pub mod presence;
 pub mod quiet;
 pub mod recurring;
 pub mod scorecard;

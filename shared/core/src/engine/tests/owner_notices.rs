@@ -502,3 +502,45 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     assert_eq!(to_members(&w), 3, "nothing reaches a member while the account is paused");
     assert_eq!(w.task(&follows_up).await.touch, 1);
 }
+
+/// Issue 26 item 7: an owner seen, then away two days, gets notices in the feed only (not
+/// mailed); their return brings one "while you were away" summary, once; the risk scan
+/// allows them fewer new tasks a run.
+#[tokio::test]
+async fn an_away_owner_gets_the_feed_only_and_one_summary_on_return() {
+    let w = owner_world(NotificationChannel::Email).await;
+    w.engine.note_owner_seen(w.account.id).await.expect("seen");
+    // Two days later, 10:00 in New York.
+    w.clock.set(at("2026-11-04T15:00:00Z"));
+    let held = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(held.delivery, NoticeDelivery::Dashboard, "away: the feed only");
+    w.engine
+        .notify_owner(w.account.id, draft(NoticeKind::SystemAlert), false)
+        .await
+        .expect("notice");
+    assert_eq!(to_owner(&w).len(), 1, "a critical notice still goes");
+    w.clock.set(at("2026-11-04T15:30:00Z"));
+    w.engine.note_owner_seen(w.account.id).await.expect("back");
+    let mails = to_owner(&w);
+    assert_eq!(mails.len(), 2, "one summary on return");
+    assert!(
+        mails[1].subject.contains("While you were away: 1 update(s)"),
+        "{}",
+        mails[1].subject
+    );
+    w.clock.set(at("2026-11-04T17:00:00Z"));
+    w.engine.note_owner_seen(w.account.id).await.expect("again");
+    assert_eq!(to_owner(&w).len(), 2, "once");
+    let now_active = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(now_active.delivery, NoticeDelivery::Email, "back: at once again");
+}
