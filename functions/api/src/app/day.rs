@@ -309,7 +309,7 @@ fn next_step(task: &openloop_core::task::Task, tz: &TimeZone) -> String {
         (TaskStatus::Dormant, Some(at)) => format!("a quiet check {at}"),
         (TaskStatus::Waiting, Some(at)) => format!("next step by the agent {at}"),
         (TaskStatus::Executing, _) => "the agent is on it now".into(),
-        (_, Some(at)) => format!("{at}"),
+        (_, Some(at)) => at,
         (_, None) => "waiting for the member".into(),
     }
 }

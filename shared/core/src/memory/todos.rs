@@ -51,7 +51,7 @@ impl TodoStore for MemoryStore {
             .cloned()
             .collect();
         match status {
-            TodoStatus::Done => todos.sort_by(|a, b| (b.done_at, b.id).cmp(&(a.done_at, a.id))),
+            TodoStatus::Done => todos.sort_by_key(|t| std::cmp::Reverse((t.done_at, t.id))),
             _ => todos.sort_by_key(|t| (crate::task::todo::index_time(t), t.id)),
         }
         todos.truncate(limit);

@@ -49,7 +49,7 @@ impl Engine {
                     && task_type.is_none_or(|wanted| t.task_type == wanted)
             }));
         }
-        open.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+        open.sort_by_key(|t| std::cmp::Reverse(t.updated_at));
         open.truncate(CONVERSATIONS_LISTED);
         let histories = futures::future::try_join_all(open.iter().map(|t| self.store.task_history(account, t.id))).await?;
         Ok(open
