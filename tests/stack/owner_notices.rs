@@ -41,7 +41,7 @@ fn unsubscribe_path(mail: &Value) -> String {
 /// shows it and the mail is in SES's outbox for the owner at once; another account sees none
 /// of it; the feed pages. Then the owner pauses the account: a member's unsubscribe and a new
 /// task awaiting approval still reach the owner in the next digest (members get nothing), and
-/// the next morning the daily summary follows.
+/// the next morning the morning brief follows.
 #[tokio::test]
 async fn the_owner_hears_of_escalations_opt_outs_and_approvals_by_feed_and_mail() {
     let stack = Stack::start("owner-notices").await;
@@ -133,19 +133,19 @@ async fn the_owner_hears_of_escalations_opt_outs_and_approvals_by_feed_and_mail(
     assert!(digest.contains("1 task needs your review"), "{digest}");
     assert_eq!(stack.outbox_to(&leaves).await.len(), 1, "no acknowledgment to the member");
 
-    // The next morning, inside the window: yesterday's summary, once.
+    // The next morning, from brief_hour: the morning brief (in place of the daily summary), once.
     stack.set_clock(&(day0 + SignedDuration::from_mins(23 * 60 + 30)).to_string()).await;
     stack.run().await;
     stack.run().await;
-    let summaries: Vec<Value> = stack
+    let briefs: Vec<Value> = stack
         .outbox_to(&owner)
         .await
         .into_iter()
-        .filter(|m| m["subject"].as_str().is_some_and(|s| s.contains("Your daily summary")))
+        .filter(|m| m["text"].as_str().is_some_and(|s| s.contains("Your morning brief")))
         .collect();
-    assert_eq!(summaries.len(), 1, "{summaries:?}");
-    let text = summaries[0]["text"].as_str().unwrap_or_default();
-    for expected in ["2 messages sent", "Waiting for your approval: 1", "Escalations open: 1"] {
+    assert_eq!(briefs.len(), 1, "{briefs:?}");
+    let text = briefs[0]["text"].as_str().unwrap_or_default();
+    for expected in ["2 mails sent", "1 task waits for your approval", "Do this now:"] {
         assert!(text.contains(expected), "{expected:?} in {text}");
     }
     stack.running.stop();

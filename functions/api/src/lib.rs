@@ -5,6 +5,7 @@
 
 pub mod app;
 
+mod day;
 mod learning;
 mod lift;
 mod loops;
@@ -68,6 +69,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/guidance", post(guidance))
         .route("/api/v1/tasks/{id}/feedback", post(feedback))
         .route("/api/v1/tasks/{id}/outcome", post(correct_outcome))
+        .route("/api/v1/tasks/{id}/reopen", post(day::reopen))
         .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
         .route("/api/v1/tasks/batch", post(create_batch))
         .route("/api/v1/settings", get(get_settings).put(put_settings))
@@ -109,6 +111,12 @@ pub fn router(state: Arc<ApiState>) -> Router {
             "/api/v1/message-templates/{task_type}/{touch}",
             axum::routing::put(message_templates::put).delete(message_templates::delete),
         )
+        .route("/api/v1/brief", get(day::brief))
+        .route("/api/v1/reports/churn", get(day::churn_report))
+        .route("/api/v1/todos", get(day::list_todos))
+        .route("/api/v1/todos/{id}/contact", post(day::log_contact))
+        .route("/api/v1/todos/{id}/snooze", post(day::snooze))
+        .route("/api/v1/todos/{id}/done", post(day::done))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
@@ -130,11 +138,21 @@ fn admin(state: &ApiState, headers: &HeaderMap) -> Result<(), ApiError> {
 
 async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiError> {
     let token = bearer(headers).ok_or_else(|| ApiError::unauthorized("an API token is required (Authorization: Bearer …)"))?;
-    state
+    let account = state
         .engine
         .authenticate_owner(&token_hash(token))
         .await?
-        .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))
+        .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))?;
+    seen(state, account).await;
+    Ok(account)
+}
+
+/// The owner's use of the API or the dashboard counts for their presence; trouble writing it
+/// down never fails their request.
+pub(crate) async fn seen(state: &ApiState, account: AccountId) {
+    if let Err(e) = state.engine.note_owner_seen(account).await {
+        tracing::warn!(account = %account, error = %e, "the owner's presence not written");
+    }
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {
@@ -506,6 +524,9 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
 struct Feedback {
     rating: Rating,
     comment: Option<String>,
+    /// With a thumbs-down: `never_came_back`, `would_have_anyway`, `wrong_member`,
+    /// `wrong_tone`, `wrong_timing` or `other`.
+    reason: Option<openloop_core::task::feedback::FeedbackReason>,
 }
 
 /// The owner's thumbs up or down, with an optional comment, on a closed or escalated task
@@ -515,7 +536,7 @@ async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     let input: Feedback = json_body(&body.map_err(body_error)?)?;
     let task = state
         .engine
-        .feedback(account, task_id(&id)?, input.rating, input.comment.as_deref())
+        .feedback_with_reason(account, task_id(&id)?, input.rating, input.comment.as_deref(), input.reason)
         .await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }

@@ -266,3 +266,18 @@ pub fn loops_gsi2sk(status: &str, id: ulid::Ulid) -> String {
 }
 /// An account's trigger table: its own rows, its switches of the built-in ones, the firings.
 pub const TRIGGERS_SK: &str = "TRIGGERS";
+/// A to-do of the owner's (issue 26), listed per account and status on GSI2 by its index
+/// time (`TODOS#{a}#{status}`, `{time}#{id}`: open soonest due first); and the claim of its
+/// source, so one task's event makes one to-do.
+pub fn todo_sk(id: ulid::Ulid) -> String {
+    format!("TODO#{id}")
+}
+pub fn todo_source_sk(source: &str) -> String {
+    format!("TODOSRC#{source}")
+}
+pub fn todos_gsi2pk(a: AccountId, status: &str) -> String {
+    format!("TODOS#{a}#{status}")
+}
+pub fn todos_gsi2sk(at: jiff::Timestamp, id: ulid::Ulid) -> String {
+    format!("{}#{id}", openloop_core::task::work::due_time_key(at))
+}

@@ -385,3 +385,40 @@ pub fn error_body(e: &EngineError) -> ErrorBody {
         EngineError::MemberSuppressed { .. } => ErrorBody::new("member_suppressed", e.to_string()),
     }
 }
+
+/// `Todo` of CONTRACT.md ("The owner's day").
+#[derive(Debug, Serialize)]
+pub struct TodoView<'a> {
+    pub id: String,
+    pub task_id: String,
+    pub member: &'a crate::task::todo::TodoMember,
+    pub kind: crate::task::todo::TodoKind,
+    pub what: &'a str,
+    pub due_at: Timestamp,
+    pub status: crate::task::todo::TodoStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snoozed_until: Option<Timestamp>,
+    pub contacts: &'a [crate::task::todo::Contact],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'a str>,
+}
+
+impl<'a> From<&'a crate::task::todo::Todo> for TodoView<'a> {
+    fn from(t: &'a crate::task::todo::Todo) -> Self {
+        Self {
+            id: t.id.to_string(),
+            task_id: t.task_id.to_string(),
+            member: &t.member,
+            kind: t.kind,
+            what: &t.what,
+            due_at: t.due_at,
+            status: t.status,
+            snoozed_until: t.snoozed_until,
+            contacts: &t.contacts,
+            outcome: t.outcome.as_deref(),
+            note: t.note.as_deref(),
+        }
+    }
+}

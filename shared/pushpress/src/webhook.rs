@@ -110,7 +110,8 @@ struct Delivery {
 /// A verified delivery, read: `Err` says what is wrong with its shape (`400`).
 pub fn parse(body: &[u8]) -> Result<SourceDelivery, String> {
     let delivery: Delivery = serde_json::from_slice(body).map_err(|e| format!("not a PushPress delivery {{event, created, data}}: {e}"))?;
-    let created = number_time(&delivery.created).ok_or("created is not a unix time: seconds or milliseconds since 1970, a number Openloop can keep")?;
+    let created = number_time(&delivery.created)
+        .ok_or("created is not a unix time: seconds or milliseconds since 1970, a number Openloop can keep")?;
     let data_hash = signed_message(body)
         .map(|signed| hex::encode(<Sha256 as sha2::Digest>::digest(&signed)))
         .map_err(|r| r.message().to_owned())?;

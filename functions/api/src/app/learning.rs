@@ -89,7 +89,18 @@ async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
             _ => return Err(PageError::new(StatusCode::UNPROCESSABLE_ENTITY, "Choose Good or Bad.")),
         };
         let comment = text(&fields, "comment");
-        state.engine.feedback(session.account, id, rating, comment.as_deref()).await?;
+        // The thumbs-down's reason (the select is ignored with "Good").
+        let reason = match (rating, text(&fields, "reason")) {
+            (Rating::Down, Some(r)) => Some(
+                openloop_core::task::feedback::FeedbackReason::parse(&r)
+                    .ok_or_else(|| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, "Choose a reason from the list."))?,
+            ),
+            _ => None,
+        };
+        state
+            .engine
+            .feedback_with_reason(session.account, id, rating, comment.as_deref(), reason)
+            .await?;
         Ok(see_other(&format!("/app/tasks/{id}?done=rated")))
     })
     .await

@@ -45,6 +45,8 @@ pub struct FeedbackView {
     pub rating: &'static str,
     pub rating_class: &'static str,
     pub comment: Option<String>,
+    /// The thumbs-down's reason, as the owner reads it.
+    pub reason: Option<&'static str>,
     pub at: String,
 }
 
@@ -81,6 +83,7 @@ pub fn owner_word(task: &Task, book: &[BusinessMemory], tz: &TimeZone) -> OwnerW
                 Rating::Down => "bad",
             },
             comment: f.comment.clone(),
+            reason: f.reason.map(|r| r.label()),
             at: when(f.at, tz),
         }),
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),

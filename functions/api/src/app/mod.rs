@@ -16,6 +16,7 @@
 
 pub mod assets;
 pub mod charts;
+pub mod day;
 pub mod learning;
 pub mod learning_views;
 pub mod lift;
@@ -96,6 +97,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .merge(learning::routes())
         .merge(lift::routes())
         .merge(templates::routes())
+        .merge(day::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
 }
@@ -430,6 +432,7 @@ where
         Ok(_) => return see_other("/app/login"),
         Err(e) => return PageError::from(e).into_response(),
     }
+    crate::seen(&state, session.account).await;
     match render(state.clone(), session.clone()).await {
         Ok(response) => response,
         Err(e) => e.within(&state, &session).into_response(),

@@ -10,8 +10,8 @@ use serde::Serialize;
 pub struct Layout {
     pub title: String,
     pub css: String,
-    /// `overview`, `review`, `escalations`, `notifications`, `suggestions`, `memories`,
-    /// `templates`, `settings`, `task` or `` (none).
+    /// `overview`, `today`, `todos`, `conversations`, `churn`, `review`, `escalations`, `notifications`,
+    /// `suggestions`, `memories`, `lift`, `templates`, `settings`, `task` or `` (none).
     pub nav: &'static str,
     pub csrf: Option<String>,
     pub account_name: String,

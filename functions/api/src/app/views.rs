@@ -303,6 +303,7 @@ pub fn notice_item(n: &openloop_core::owner::owner_notice::OwnerNotice, tz: &Tim
         NoticeKind::SystemAlert => ("alert", "bad"),
         NoticeKind::DailyDigest => ("daily summary", "good"),
         NoticeKind::LearningDigest => ("learned this week", ""),
+        NoticeKind::WhileAway => ("while you were away", ""),
     };
     let delivery = match (n.delivery, n.digest_at) {
         (NoticeDelivery::Email, _) => "e-mailed".to_owned(),

@@ -51,6 +51,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod todos;
 mod triggers;
 
 type Item = HashMap<String, AttributeValue>;

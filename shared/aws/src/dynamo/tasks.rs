@@ -14,8 +14,9 @@ use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
 use openloop_core::learning::interaction::InteractionOutcome;
 use openloop_core::ports::{AccountStore, Tasks};
 use openloop_core::task::commit::{SendEffect, TaskCommit};
-use openloop_core::task::flood::{CreationQuota, closes_task};
+use openloop_core::task::flood::{CreationQuota, closes_task, reopens_task};
 use openloop_core::task::history::TaskHistory;
+use openloop_core::task::tally::TaskTally;
 use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 
 use crate::keys::*;
@@ -184,6 +185,26 @@ impl Tasks for DynamoStore {
         }
         if closes_task(commit) {
             writes.push((self.counter_add(task.account_id, OPEN_TASKS_SK.into(), -1, None, None)?, None));
+        }
+        // The owner's reopen: the guard again (refused while a newer task of the member and
+        // type holds it), an open task again, and the tally of its close gone (its key is the
+        // close's time, still on the task until it closes again).
+        if reopens_task(commit) && task.is_active() {
+            let guard: Item = HashMap::from([
+                (PK.into(), s(pk.clone())),
+                (SK.into(), s(active_sk(&task.member.id, &task.task_type))),
+                (KIND.into(), s("active_guard")),
+                ("task_id".into(), s(task.id.to_string())),
+            ]);
+            writes.push((self.put_new(guard)?, Some(Conflict::ActiveTask)));
+            writes.push((self.counter_add(task.account_id, OPEN_TASKS_SK.into(), 1, None, None)?, None));
+            let closed_tally = Delete::builder()
+                .table_name(&self.table)
+                .key(PK, s(pk.clone()))
+                .key(SK, s(tally_closed_sk(TaskTally::closed_at(task), task.id)))
+                .build()
+                .map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().delete(closed_tally).build(), None));
         }
         // The learning record rides on the close (and on every revision of a closed task):
         // one read of the account's settings for its time zone and business type.

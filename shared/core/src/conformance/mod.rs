@@ -40,6 +40,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod todos;
 
 /// What a backend's tests make for each scenario: its store, and with it whatever must live as
 /// long as the store does (the DynamoDB tests' hold on their scratch table, say).
@@ -91,6 +92,7 @@ macro_rules! store_conformance_tests {
                 a_stale_write_changes_nothing,
                 history_is_complete_and_in_order,
                 reservations_enforce_every_guarantee_atomically,
+                a_reopened_task_holds_its_guard_again_unless_a_newer_task_does,
             ],
             task_index: [
                 the_due_index_holds_what_is_scheduled_and_pages,
@@ -157,6 +159,9 @@ macro_rules! store_conformance_tests {
             loops: [
                 a_loop_is_registered_with_its_task_found_while_open_and_resolved_once,
                 a_trigger_book_is_versioned_per_account_and_keeps_its_filters,
+            ],
+            todos: [
+                a_todo_is_made_once_per_source_and_listed_by_status_as_it_changes,
             ],
         });
     };

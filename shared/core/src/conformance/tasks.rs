@@ -203,6 +203,7 @@ pub(super) async fn history_is_complete_and_in_order(store: &dyn TaskStore) {
     rated.feedback = Some(crate::task::feedback::OwnerFeedback {
         rating: crate::task::feedback::Rating::Down,
         comment: Some("Would have come back anyway".into()),
+        reason: Some(crate::task::feedback::FeedbackReason::WouldHaveAnyway),
         at: now,
     });
     store.commit(&TaskCommit::new(rated.clone(), log)).await.expect("commit");
@@ -320,4 +321,71 @@ pub(super) async fn reservations_enforce_every_guarantee_atomically(store: &dyn 
         );
     }
     assert_eq!(store.message_route("nobody@example.com").await.expect("route"), None);
+}
+
+/// Spec §37.6 (issue 26 item 6): a closed task the owner reopens holds its member and type's
+/// guard again, is an open task in the tallies again (its closed tally gone), and is refused
+/// while a newer task of the member and type holds the guard.
+pub(super) async fn a_reopened_task_holds_its_guard_again_unless_a_newer_task_does(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let task = new_task(store, account, "m_reopen", TaskStatus::PendingReview).await;
+    let now = base() + SignedDuration::from_mins(5);
+    let (closed, log) = transition(&task, TaskStatus::Cancelled, now, Why::new(Reason::OwnerCancelled)).expect("close");
+    store.commit(&TaskCommit::new(closed.clone(), log)).await.expect("close");
+    let reopen = |from: &Task, at| {
+        let mut next = from.clone();
+        next.status = TaskStatus::Escalated;
+        next.version += 1;
+        next.updated_at = at;
+        let log = crate::task::LogEntry {
+            id: new_ulid(at),
+            at,
+            from_status: Some(from.status),
+            to_status: TaskStatus::Escalated,
+            reason: Reason::OwnerReopened.as_str().into(),
+            detail: None,
+        };
+        TaskCommit::new(next, log)
+    };
+    let reopened = reopen(&closed, now + SignedDuration::from_mins(1));
+    store.commit(&reopened).await.expect("reopen");
+    assert_eq!(
+        store.active_task(account, &task.member.id, &task.task_type).await.expect("guard"),
+        Some(task.id),
+        "reopen: the guard is held again"
+    );
+    let tallies = store.tallies(account, base()).await.expect("tallies");
+    let mine: Vec<_> = tallies.iter().filter(|t| t.task_id == task.id).collect();
+    assert_eq!(
+        mine.iter().map(|t| t.status).collect::<Vec<_>>(),
+        [TaskStatus::Escalated],
+        "reopen: one tally, open"
+    );
+
+    // Closed again, and a newer task of the member and type opens: no reopen now.
+    let again = reopened.task.clone();
+    let (closed, log) = transition(
+        &again,
+        TaskStatus::Cancelled,
+        now + SignedDuration::from_mins(2),
+        Why::new(Reason::OwnerCancelled),
+    )
+    .expect("close");
+    store.commit(&TaskCommit::new(closed.clone(), log)).await.expect("close");
+    let newer = new_task(store, account, "m_reopen", TaskStatus::PendingReview).await;
+    assert!(
+        is_conflict(
+            store.commit(&reopen(&closed, now + SignedDuration::from_mins(3))).await,
+            Conflict::ActiveTask
+        ),
+        "reopen: refused while a newer task holds the guard"
+    );
+    assert_eq!(
+        store.active_task(account, &task.member.id, &task.task_type).await.expect("guard"),
+        Some(newer.id)
+    );
+    assert_eq!(
+        store.get_task(account, task.id).await.expect("read").map(|t| t.status),
+        Some(TaskStatus::Cancelled)
+    );
 }

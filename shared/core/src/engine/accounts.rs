@@ -78,6 +78,11 @@ pub struct SettingsPatch {
     /// field it showed): another change since is `StaleVersion`, nothing saved. Not in the API.
     #[serde(skip)]
     pub expected_version: Option<u64>,
+    /// The morning brief's local hour; `null` turns the morning mail off (issue 26).
+    #[serde(default, deserialize_with = "present")]
+    pub brief_hour: Option<Option<u8>>,
+    pub quiet_hours: Option<crate::owner::quiet::QuietHours>,
+    pub review_expiry_days: Option<u32>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -148,6 +153,15 @@ impl SettingsPatch {
             v.dedup();
             s.holdout_task_types = v;
         }
+        if let Some(v) = patch.brief_hour {
+            s.brief_hour = v
+        }
+        if let Some(v) = patch.quiet_hours {
+            s.quiet_hours = v
+        }
+        if let Some(v) = patch.review_expiry_days {
+            s.review_expiry_days = v
+        }
         if let Some(v) = patch.sending_domain {
             s.sending_domain = v.map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
         }
@@ -217,6 +231,7 @@ impl Engine {
             learning_patterns: Default::default(),
             holdout_draw: Default::default(),
             session_version: 0,
+            last_seen_at: None,
             created_at: now,
             version: 1,
         };

@@ -189,7 +189,9 @@ impl Engine {
                 .then_with(|| a.0.as_str().cmp(b.0.as_str()))
         });
 
-        let burst = Burst::analysis_run();
+        // An owner away proposes fewer a run (issue 26 item 7).
+        let presence = crate::owner::presence::Presence::of(account.last_seen_at, now);
+        let burst = Burst::new(Limit::PerRun, presence.scan_allowance(limits::MAX_TASKS_PER_RUN));
         // The built-in rows the owner switched off open nothing (`rules/triggers.toml`).
         let book = self.store.trigger_book(account.id).await?;
         for (member, finding, _, _) in findings {

@@ -17,6 +17,20 @@ impl Engine {
     /// `POST /tasks/{id}/feedback`: thumbs up or down, with an optional comment, on a closed
     /// or escalated task; the latest rating is kept on the task, every one in its log.
     pub async fn feedback(&self, account: AccountId, id: TaskId, rating: Rating, comment: Option<&str>) -> Result<Task, EngineError> {
+        self.feedback_with_reason(account, id, rating, comment, None).await
+    }
+
+    /// [`Self::feedback`] with the thumbs-down's reason (issue 26 item 6), kept on the task and
+    /// in its learning record.
+    pub async fn feedback_with_reason(
+        &self,
+        account: AccountId,
+        id: TaskId,
+        rating: Rating,
+        comment: Option<&str>,
+        reason: Option<feedback::FeedbackReason>,
+    ) -> Result<Task, EngineError> {
+        feedback::check_reason(rating, reason)?;
         let comment = feedback::comment(comment)?;
         let task = self
             .store
@@ -30,7 +44,7 @@ impl Engine {
             });
         }
         let now = self.clock.now();
-        let (rated, why) = feedback::rate(&task, rating, comment, now);
+        let (rated, why) = feedback::rate(&task, rating, comment, reason, now);
         let (next, log) = record(&rated, now, why);
         self.store.commit(&TaskCommit::new(next.clone(), log)).await?;
         Ok(next)

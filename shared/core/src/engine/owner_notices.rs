@@ -18,7 +18,7 @@ use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::owner::account::Account;
 use crate::owner::owner_notice::{
-    NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, TaskList, daily_summary, digest_mail, next_digest_slot,
+    NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, digest_mail, next_digest_slot,
 };
 use crate::ports::TaskQuery;
 use crate::task::commit::TaskCommit;
@@ -130,6 +130,19 @@ impl Engine {
         };
         let now = self.clock.now();
         let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email;
+        // Quiet hours (issue 26 item 7): everything but a critical notice (the account's own
+        // trouble) waits for their end; the brief leaves at the hour the owner chose.
+        let waits = !matches!(draft.kind, NoticeKind::SystemAlert | NoticeKind::DailyDigest);
+        let after_quiet = |at: Timestamp| {
+            if waits {
+                crate::owner::quiet::quiet_until(&account.settings, at).unwrap_or(at)
+            } else {
+                at
+            }
+        };
+        // An owner away a day or more (issue 26 item 7) gets the brief only: the rest waits
+        // in the feed for the "while you were away" summary of their return.
+        let away = crate::owner::presence::Presence::of(account.last_seen_at, now) != crate::owner::presence::Presence::Active;
         let (delivery, digest_at) = match draft.kind.policy() {
             // Once a day whatever the channel; mailed with the next digest mail, which may
             // leave at once (it is made from the window's opening on).
@@ -143,11 +156,12 @@ impl Engine {
                     (NoticeDelivery::Dashboard, None)
                 }
             }
-            _ if !mailable => (NoticeDelivery::Dashboard, None),
+            _ if !mailable || (away && waits) => (NoticeDelivery::Dashboard, None),
+            NoticePolicy::Immediate if after_quiet(now) > now => (NoticeDelivery::Digest, Some(after_quiet(now))),
             NoticePolicy::Immediate => (NoticeDelivery::Email, None),
             NoticePolicy::Batched { .. } => {
                 if budget_claimed || self.claim_notice_budget(&account, draft.kind, now).await?.is_ok() {
-                    (NoticeDelivery::Digest, Some(next_digest_slot(&account.settings, now)))
+                    (NoticeDelivery::Digest, Some(after_quiet(next_digest_slot(&account.settings, now))))
                 } else {
                     (NoticeDelivery::OverBudget, None)
                 }
@@ -192,6 +206,7 @@ impl Engine {
             .iter()
             .any(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
         if escalated {
+            self.todo_for_escalation(commit).await;
             // What happened in words, the member's last words, the agent's last draft and the
             // suggested next step (`task/escalation.rs`); a threat is critical.
             let critical = commit
@@ -223,12 +238,13 @@ impl Engine {
         }
     }
 
-    /// The daily digest (spec §35.2, once a day), run hourly after the metrics fold: from
-    /// the opening of each account's send window, yesterday in numbers and what waits for
-    /// the owner now, claimed once per local day and mailed at once with whatever other
-    /// notices are due (one mail, not two). A quiet day mails nothing. Reads each account's
-    /// review queue and open escalations once a day. An account whose digest fails gives its
-    /// claim back for the next run, and the others go on. Returns the digests made.
+    /// The morning brief (issue 26 item 1, in place of the daily digest of spec §35.2), run
+    /// hourly after the metrics fold: from each account's `brief_hour` (none: no morning
+    /// mail), the day's brief (`engine/brief/`), claimed once per local day and mailed at once
+    /// with whatever other notices are due (one mail, not two). A day with nothing in it
+    /// mails nothing. First, review items left undecided past `review_expiry_days` are
+    /// closed, so the brief can say so. An account whose brief fails gives its claim back
+    /// for the next run, and the others go on. Returns the briefs made.
     pub async fn send_daily_digests(&self) -> Result<usize, EngineError> {
         if self.store.system_config().await?.global_pause {
             return Ok(0);
@@ -236,7 +252,10 @@ impl Engine {
         let now = self.clock.now();
         let mut made = 0;
         for account in self.store.list_accounts().await? {
-            if crate::rails::window::send_window(&account.settings, now).is_err()
+            if let Err(e) = self.expire_reviews(&account, now).await {
+                tracing::error!(account = %account.id, error = %e, "undecided review items not expired; the next run tries again");
+            }
+            if !crate::owner::quiet::brief_due(&account.settings, now)
                 || self.claim_notice_budget(&account, NoticeKind::DailyDigest, now).await?.is_err()
             {
                 continue;
@@ -259,27 +278,15 @@ impl Engine {
         Ok(made)
     }
 
-    /// One account's daily digest, its day already claimed: `false` when there is nothing to say.
+    /// One account's morning brief, its day already claimed: `false` when there is nothing to say.
     async fn daily_digest(&self, account: &Account, now: Timestamp) -> Result<bool, EngineError> {
         let today = limits::local_date(now, &account.settings.time_zone());
-        let yesterday = today.yesterday().unwrap_or(today);
-        let metrics = self.store.daily_metrics(account.id, yesterday).await?;
-        let (pending, pending_more) = self.tasks_in(account.id, TaskStatus::PendingReview).await?;
-        let (escalated, escalated_more) = self.tasks_in(account.id, TaskStatus::Escalated).await?;
-        let Some((title, detail)) = daily_summary(
-            yesterday,
-            &metrics,
-            TaskList {
-                tasks: &pending,
-                more: pending_more,
-            },
-            TaskList {
-                tasks: &escalated,
-                more: escalated_more,
-            },
-        ) else {
+        let brief = self.brief_of(account, today, now).await?;
+        if brief.is_empty() {
             return Ok(false);
-        };
+        }
+        let app = format!("{}/app", self.config.public_url.trim_end_matches('/'));
+        let (title, detail) = crate::owner::brief::mail(&brief, &app);
         let draft = NoticeDraft {
             kind: NoticeKind::DailyDigest,
             task_id: None,

@@ -195,6 +195,9 @@ impl Engine {
         // Every open loop the event satisfies is met in the same pass (a check-in can meet a
         // churn task's and a to-do's); a booking or a no-show moves the trial's loop.
         let met = self.loops_on_event(&account, &facts, envelope, fresh, &burst).await?;
+        if matches!(event, MemberEvent::CheckinCreated { .. }) {
+            self.todos_met_by_checkin(account.id, &facts, &account.settings.time_zone()).await;
+        }
         if !fresh && created.is_none() && closed.is_empty() && met.is_empty() {
             return Ok(SignalOutcome::Duplicate);
         }

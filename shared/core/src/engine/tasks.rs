@@ -495,6 +495,7 @@ impl Engine {
         match written {
             Ok(()) => {
                 self.notify_awaiting_review(&task, gate_reason).await;
+                self.todo_for_new_task(&task).await;
                 Ok(Created::New(task))
             }
             Err(StoreError::Conflict(c)) if quota.refusal(c).is_some() => {
@@ -819,6 +820,7 @@ impl Engine {
         if !task.status.is_terminal() {
             return;
         }
+        self.close_todos_of(task).await;
         if let Some(parent) = task.parent_id {
             self.nudge_parent(task.account_id, parent, task.id).await;
         }

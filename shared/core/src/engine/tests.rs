@@ -1503,4 +1503,5 @@ mod rails;
 mod replies;
 mod subtasks;
 mod timing;
+mod todos;
 mod walls;

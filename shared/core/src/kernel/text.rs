@@ -46,6 +46,14 @@ pub fn currency_code(value: &str) -> Result<(), InvalidInput> {
     Ok(())
 }
 
+/// A phone number in E.164: `+`, then 8 to 15 digits, the first not 0.
+pub fn is_e164(phone: &str) -> bool {
+    let Some(digits) = phone.strip_prefix('+') else {
+        return false;
+    };
+    (8..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) && !digits.starts_with('0')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

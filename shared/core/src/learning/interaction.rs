@@ -93,6 +93,9 @@ pub struct PrivateOutcome {
     /// crosses tenants: it comes from the texts).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edits: Vec<crate::learning::edit::EditKind>,
+    /// The owner's latest rating of the task, with its reason when thumbs-down (spec §28.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<crate::task::feedback::OwnerFeedback>,
 }
 
 /// One closed task's learning record.
@@ -158,6 +161,7 @@ impl InteractionOutcome {
                 (Some(original), Some(approved)) => crate::learning::edit::classify(original, approved),
                 _ => Vec::new(),
             },
+            feedback: task.feedback.clone(),
         };
         Some(Self { shared, private })
     }

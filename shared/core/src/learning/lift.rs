@@ -298,6 +298,7 @@ mod tests {
             task_type: "churn_risk".into(),
             arm: Some(arm),
             provisional: false,
+            next_action_at: None,
         }
     }
 

@@ -45,6 +45,9 @@ pub enum MemberEvent {
         joined_at: Option<Timestamp>,
         #[serde(default)]
         monthly_value: Option<f64>,
+        /// E.164 (`+15555550100`): the dashboard's call list links it (`tel:`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phone: Option<String>,
     },
     #[serde(rename = "member.status_changed")]
     StatusChanged {
@@ -115,8 +118,14 @@ impl MemberEvent {
                 first_name,
                 last_name,
                 monthly_value,
+                phone,
                 ..
             } => {
+                if let Some(phone) = phone
+                    && !crate::kernel::text::is_e164(phone)
+                {
+                    return Err(InvalidInput::new("invalid_event", "phone must be E.164, such as +15555550100"));
+                }
                 for (field, name) in [("first_name", first_name), ("last_name", last_name)] {
                     if let Some(name) = name {
                         single_line("invalid_event", field, name)?;

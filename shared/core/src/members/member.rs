@@ -75,6 +75,9 @@ pub struct MemberFacts {
     pub membership: crate::members::membership::Membership,
     /// Webhook ids applied lately, so a redelivered event is reported as a duplicate.
     pub recent_events: Vec<String>,
+    /// The member's phone (E.164), when an event gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
     /// Optimistic-lock version of the facts (the send ledger has its own).
     pub version: u64,
 }
@@ -83,6 +86,7 @@ impl MemberFacts {
     pub fn new(member_id: MemberId) -> Self {
         Self {
             member_id,
+            phone: None,
             email: None,
             first_name: None,
             last_name: None,
@@ -170,10 +174,12 @@ impl MemberFacts {
                 status,
                 joined_at,
                 monthly_value,
+                phone,
                 ..
             } => {
                 if wins(&self.profile_stamp) {
                     self.email = Some(email.clone());
+                    self.phone = phone.clone();
                     self.first_name = first_name.clone();
                     self.last_name = last_name.clone();
                     self.joined_at = *joined_at;
@@ -369,6 +375,7 @@ mod tests {
                 status,
                 joined_at: Some(t),
                 monthly_value: Some(f64::from(value)),
+                phone: None,
             },
             1 => MemberEvent::StatusChanged {
                 member_id: member(),

@@ -45,6 +45,7 @@ mod suggestions;
 mod task_index;
 mod tasks;
 mod templates;
+mod todos;
 mod triggers;
 
 pub use sending_domains::{MemoryDns, MemorySendingDomains, ses_records};
@@ -101,6 +102,9 @@ struct State {
     /// Open loops (met and expired ones kept), by account and id.
     loops: BTreeMap<(AccountId, ulid::Ulid), crate::task::open_loop::OpenLoop>,
     trigger_books: HashMap<AccountId, crate::owner::trigger::TriggerBook>,
+    /// The owner's to-dos, and the sources each was made from (one to-do per source).
+    todos: BTreeMap<(AccountId, ulid::Ulid), crate::task::todo::Todo>,
+    todo_sources: HashSet<(AccountId, String)>,
 }
 
 /// See the module docs.

@@ -88,6 +88,11 @@ impl Tasks for MemoryStore {
             Some(stored) if stored.account_id == account && stored.version == commit.expected_version => {}
             _ => return Err(conflict(Conflict::Version)),
         }
+        let reopens = crate::task::flood::reopens_task(commit) && task.is_active();
+        let guard = (account, task.member.id.clone(), task.task_type.clone());
+        if reopens && s.guards.get(&guard).is_some_and(|holder| *holder != task.id) {
+            return Err(conflict(Conflict::ActiveTask));
+        }
         match &commit.send {
             Some(SendEffect::Reserve {
                 outbound,
@@ -150,11 +155,10 @@ impl Tasks for MemoryStore {
             }
             None => {}
         }
-        if !task.is_active() {
-            let guard = (account, task.member.id.clone(), task.task_type.clone());
-            if s.guards.get(&guard) == Some(&task.id) {
-                s.guards.remove(&guard);
-            }
+        if reopens {
+            s.guards.insert(guard, task.id);
+        } else if !task.is_active() && s.guards.get(&guard) == Some(&task.id) {
+            s.guards.remove(&guard);
         }
         let owner = s.accounts.get(&account).cloned();
         let settings = owner.as_ref().map(|a| a.settings.clone());

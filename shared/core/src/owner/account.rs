@@ -222,6 +222,15 @@ pub struct Settings {
     /// The task types held out (default: every type but `payment_recovery`).
     #[serde(default = "crate::owner::holdout::default_task_types")]
     pub holdout_task_types: Vec<String>,
+    /// The local hour (0–23) the morning brief is mailed; `None`: no morning mail (issue 26).
+    #[serde(default = "crate::owner::quiet::default_brief_hour")]
+    pub brief_hour: Option<u8>,
+    /// Owner notices other than critical ones wait while these local hours last.
+    #[serde(default)]
+    pub quiet_hours: crate::owner::quiet::QuietHours,
+    /// A review item undecided this many days is closed as `review_expired`.
+    #[serde(default = "crate::owner::quiet::default_review_expiry_days")]
+    pub review_expiry_days: u32,
 }
 
 fn contributes_by_default() -> bool {
@@ -273,12 +282,16 @@ impl Settings {
             learned: Vec::new(),
             holdout_percent: 0,
             holdout_task_types: crate::owner::holdout::default_task_types(),
+            brief_hour: crate::owner::quiet::default_brief_hour(),
+            quiet_hours: Default::default(),
+            review_expiry_days: crate::owner::quiet::default_review_expiry_days(),
         }
     }
 
     /// Reject settings the engine could not honour; nothing is stored if this fails.
     pub fn validate(&self) -> Result<(), InvalidInput> {
         parse_timezone(&self.timezone)?;
+        crate::owner::quiet::validate(self)?;
         self.calibration.validate()?;
         crate::owner::learned::validate(&self.learned)?;
         crate::owner::holdout::validate(self)?;
@@ -424,6 +437,10 @@ pub struct Account {
     /// every session issued before on the server.
     #[serde(default)]
     pub session_version: u64,
+    /// When the owner last used the dashboard or the API (written at most hourly): their
+    /// presence (`owner/presence.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub version: u64,
 }

@@ -4,14 +4,18 @@
 
 pub mod account;
 pub mod alert;
+pub mod brief;
 pub mod business_memory;
 pub mod calibration;
+pub mod churn_report;
 pub mod connection;
 pub mod deliverability;
 pub mod holdout;
 pub mod learned;
 pub mod metrics;
 pub mod owner_notice;
+pub mod presence;
+pub mod quiet;
 pub mod recurring;
 pub mod scorecard;
 pub mod sign_in;

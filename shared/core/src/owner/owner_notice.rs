@@ -52,6 +52,8 @@ pub enum NoticeKind {
     /// What the agent learned without review this week, each with its undo (issue 16 item 7:
     /// made once a week by the evaluation).
     LearningDigest,
+    /// An owner back after a day or more away: what happened meanwhile, once (issue 26).
+    WhileAway,
 }
 
 /// How a kind reaches the owner's inbox.
@@ -78,6 +80,7 @@ impl NoticeKind {
             NoticeKind::SystemAlert => "system_alert",
             NoticeKind::DailyDigest => "daily_digest",
             NoticeKind::LearningDigest => "learning_digest",
+            NoticeKind::WhileAway => "while_away",
         }
     }
 
@@ -88,9 +91,11 @@ impl NoticeKind {
 
     pub fn policy(self) -> NoticePolicy {
         match self {
-            NoticeKind::Escalation | NoticeKind::CriticalEscalation | NoticeKind::SystemAlert | NoticeKind::LearningDigest => {
-                NoticePolicy::Immediate
-            }
+            NoticeKind::Escalation
+            | NoticeKind::CriticalEscalation
+            | NoticeKind::SystemAlert
+            | NoticeKind::LearningDigest
+            | NoticeKind::WhileAway => NoticePolicy::Immediate,
             NoticeKind::DailyDigest => NoticePolicy::Daily,
             NoticeKind::ApprovalNeeded => NoticePolicy::Batched {
                 max_per_day: limits::OWNER_APPROVAL_NOTICES_PER_DAY,

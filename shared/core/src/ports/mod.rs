@@ -21,14 +21,16 @@ use crate::task::work::QueueName;
 
 pub mod connection;
 pub mod deliverability;
-pub mod messages;
 pub mod loops;
+pub mod messages;
 pub mod store;
+pub mod todos;
 
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;
+pub use todos::TodoStore;
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

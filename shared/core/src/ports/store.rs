@@ -66,6 +66,7 @@ pub trait TaskStore:
     + super::messages::MessageTemplateStore
     + super::loops::LoopStore
     + super::loops::TriggerStore
+    + super::todos::TodoStore
     + Send
     + Sync
 {
@@ -92,6 +93,7 @@ impl<T> TaskStore for T where
         + super::messages::MessageTemplateStore
         + super::loops::LoopStore
         + super::loops::TriggerStore
+        + super::todos::TodoStore
         + ?Sized
 {
 }
@@ -405,8 +407,9 @@ pub trait SuggestionStore: Send + Sync {
 pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::super::deliverability::DeliverabilityStore;
-    pub use super::super::messages::MessageTemplateStore;
     pub use super::super::loops::{LoopStore, TriggerStore};
+    pub use super::super::messages::MessageTemplateStore;
+    pub use super::super::todos::TodoStore;
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
         NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,

@@ -33,13 +33,78 @@ impl Rating {
     }
 }
 
+/// Why a thumbs-down (spec §28.5's dropdown; issue 26 item 6): kept on the task and in its
+/// learning record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackReason {
+    NeverCameBack,
+    WouldHaveAnyway,
+    WrongMember,
+    WrongTone,
+    WrongTiming,
+    Other,
+}
+
+impl FeedbackReason {
+    pub const ALL: [FeedbackReason; 6] = [
+        FeedbackReason::NeverCameBack,
+        FeedbackReason::WouldHaveAnyway,
+        FeedbackReason::WrongMember,
+        FeedbackReason::WrongTone,
+        FeedbackReason::WrongTiming,
+        FeedbackReason::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FeedbackReason::NeverCameBack => "never_came_back",
+            FeedbackReason::WouldHaveAnyway => "would_have_anyway",
+            FeedbackReason::WrongMember => "wrong_member",
+            FeedbackReason::WrongTone => "wrong_tone",
+            FeedbackReason::WrongTiming => "wrong_timing",
+            FeedbackReason::Other => "other",
+        }
+    }
+
+    /// As the owner reads it.
+    pub fn label(self) -> &'static str {
+        match self {
+            FeedbackReason::NeverCameBack => "Never came back",
+            FeedbackReason::WouldHaveAnyway => "Would have come back anyway",
+            FeedbackReason::WrongMember => "Wrong member",
+            FeedbackReason::WrongTone => "Wrong tone",
+            FeedbackReason::WrongTiming => "Wrong timing",
+            FeedbackReason::Other => "Other",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
 /// The owner's latest rating of a task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OwnerFeedback {
     pub rating: Rating,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// Why, for a thumbs-down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<FeedbackReason>,
     pub at: Timestamp,
+}
+
+/// A reason goes with a thumbs-down only.
+pub fn check_reason(rating: Rating, reason: Option<FeedbackReason>) -> Result<(), InvalidInput> {
+    if rating == Rating::Up && reason.is_some() {
+        return Err(InvalidInput::new(
+            "invalid_reason",
+            "a reason goes with a thumbs-down (rating \"down\")",
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the owner may rate a task in `status`: once it is closed or escalated (§28.5).
@@ -62,13 +127,21 @@ pub fn comment(text: Option<&str>) -> Result<Option<String>, InvalidInput> {
 }
 
 /// The task rated, and why for its log (the status stays).
-pub fn rate(task: &Task, rating: Rating, comment: Option<String>, now: Timestamp) -> (Task, Why) {
+pub fn rate(task: &Task, rating: Rating, comment: Option<String>, reason: Option<FeedbackReason>, now: Timestamp) -> (Task, Why) {
     let mut next = task.clone();
     let mut detail = format!("outcome {}", task.outcome.as_deref().unwrap_or("none"));
+    if let Some(r) = reason {
+        detail = format!("{detail} ({})", r.as_str());
+    }
     if let Some(c) = &comment {
         detail = format!("{detail}: {c}");
     }
-    next.feedback = Some(OwnerFeedback { rating, comment, at: now });
+    next.feedback = Some(OwnerFeedback {
+        rating,
+        comment,
+        reason,
+        at: now,
+    });
     (next, Why::new(rating.reason()).detail(detail))
 }
 

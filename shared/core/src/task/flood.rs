@@ -187,6 +187,15 @@ pub fn closes_task(commit: &TaskCommit) -> bool {
         .any(|l| l.to_status.is_terminal() && l.from_status.is_some_and(|from| !from.is_terminal()))
 }
 
+/// Whether `commit` brings a closed task back to work (the owner's reopen, spec §37.6): it
+/// holds its member and type's guard again and counts among the open tasks.
+pub fn reopens_task(commit: &TaskCommit) -> bool {
+    commit
+        .log
+        .iter()
+        .any(|l| !l.to_status.is_terminal() && l.from_status.is_some_and(crate::task::TaskStatus::is_terminal))
+}
+
 /// A per-invocation allowance: an analysis run or one webhook event. Shared by reference
 /// across the creations of that invocation; a slot is taken only by a task actually made.
 #[derive(Debug)]

@@ -33,6 +33,9 @@ pub struct TaskTally {
     /// The outcome is a commitment still awaiting its signal: not yet a success or a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub provisional: bool,
+    /// The task's next step while open: the morning brief counts what the agent plans today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_action_at: Option<Timestamp>,
 }
 
 impl TaskTally {
@@ -49,6 +52,7 @@ impl TaskTally {
             task_type: task.task_type.clone(),
             arm: task.holdout.map(|h| h.arm),
             provisional: task.provisional,
+            next_action_at: task.next_action_at.filter(|_| task.is_active()),
         }
     }
 

@@ -620,6 +620,13 @@ pub const STAFF_CALL_MEMBER: TaskTypeDef = TaskTypeDef {
             outcome("member_unreachable", "Unreachable", Neutral, "Called, nobody answered", None),
             outcome("skipped", "Skipped", Neutral, "The owner decided not to call", None),
             outcome(
+                "member_returned",
+                "Member Came Back",
+                Positive,
+                "The member checked in before anyone called",
+                None,
+            ),
+            outcome(
                 "owner_handled",
                 "Owner Handled",
                 Positive,

@@ -42,6 +42,7 @@ impl World {
                 status: crate::members::event::MemberStatus::Lead,
                 joined_at: None,
                 monthly_value: None,
+                phone: None,
             },
         )
         .await;

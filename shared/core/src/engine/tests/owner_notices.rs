@@ -293,45 +293,165 @@ async fn the_owner_is_warned_once_at_80_percent_of_the_days_ai_calls_and_once_wh
 }
 
 /// Given a day with mail sent, a task waiting for approval and an open escalation, then from
-/// the next morning's window opening the owner gets one daily digest with yesterday's numbers
-/// and what waits now — once that day, however often the hourly run comes.
+/// the account's `brief_hour` (7 local by default) the owner gets one morning brief — in
+/// place of the daily digest — with what to do now and yesterday's numbers, once that day,
+/// however often the hourly run comes; `brief_hour: null` turns the mail off.
 #[tokio::test]
-async fn the_daily_digest_sums_up_yesterday_and_what_waits_once_a_day() {
+async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour() {
     let w = owner_world(NotificationChannel::Email).await;
     escalated_by_a_question(&w, "m_asks").await;
     awaiting_review(&w, "m_waits").await;
     let escalation_mails = to_owner(&w).len();
 
-    // 07:00 in New York: the window is not open yet.
-    w.clock.set(at("2026-11-03T12:00:00Z"));
+    // 06:30 in New York: not yet.
+    w.clock.set(at("2026-11-03T11:30:00Z"));
     w.engine.record_metrics().await.expect("metrics");
-    assert_eq!(w.engine.send_daily_digests().await.expect("digests"), 0);
-    // 08:30: the first hourly run inside the window.
-    w.clock.set(at("2026-11-03T13:30:00Z"));
+    assert_eq!(w.engine.send_daily_digests().await.expect("briefs"), 0);
+    // 07:10: the first hourly run from the brief's hour.
+    w.clock.set(at("2026-11-03T12:10:00Z"));
     w.engine.record_metrics().await.expect("metrics");
-    assert_eq!(w.engine.send_daily_digests().await.expect("digests"), 1);
+    assert_eq!(w.engine.send_daily_digests().await.expect("briefs"), 1);
     let mails = to_owner(&w);
     assert_eq!(mails.len(), escalation_mails + 1);
-    let digest = mails.last().expect("digest");
-    assert_eq!(digest.subject, format!("{}: Your daily summary (2026-11-02)", w.account.name));
+    let brief = mails.last().expect("brief");
+    assert_eq!(
+        brief.subject,
+        format!("{}: Today: Call Sam: they asked what only you can answer", w.account.name),
+        "the call the escalation asks for comes first"
+    );
     for expected in [
-        "Yesterday (2026-11-02): ",
-        "1 message sent",
-        "1 member reply",
-        "Waiting for your approval: 1\n",
-        "Escalations open: 1\n",
+        "Your morning brief for Tuesday, November 3",
+        "Do this now:\n1. Call Sam: they asked what only you can answer",
+        "2. 1 task waits for your approval",
+        "To-dos due:\n- Call Sam",
+        "Yesterday: 0 retained, 0 recovered, 1 replies, 1 escalations, 1 mails sent.",
+        "https://app.example.com/app/today",
     ] {
-        assert!(digest.text.contains(expected), "{expected:?} in {}", digest.text);
+        assert!(brief.text.contains(expected), "{expected:?} in {}", brief.text);
     }
+    assert!(!brief.text.contains("daily summary"), "one mail a day, not two");
     assert_eq!(
         feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await[0],
         (NoticeKind::DailyDigest, NoticeDelivery::Digest)
     );
     w.clock.set(at("2026-11-03T17:30:00Z"));
     w.run().await;
-    assert_eq!(w.engine.send_daily_digests().await.expect("digests"), 0, "once a day");
-    let summaries = to_owner(&w).iter().filter(|m| m.subject.contains("daily summary")).count();
-    assert_eq!(summaries, 1);
+    assert_eq!(w.engine.send_daily_digests().await.expect("briefs"), 0, "once a day");
+    let briefs = to_owner(&w).iter().filter(|m| m.text.contains("Your morning brief")).count();
+    assert_eq!(briefs, 1);
+
+    let off = crate::engine::SettingsPatch {
+        brief_hour: Some(None),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, off).await.expect("settings");
+    w.clock.set(at("2026-11-04T14:00:00Z"));
+    assert_eq!(
+        w.engine.send_daily_digests().await.expect("briefs"),
+        0,
+        "no morning mail when turned off"
+    );
+}
+
+/// Given an account with nothing in its day, then no brief is mailed.
+#[tokio::test]
+async fn a_day_with_nothing_in_it_mails_no_brief() {
+    let w = owner_world(NotificationChannel::Email).await;
+    w.clock.set(at("2026-11-03T13:00:00Z"));
+    assert_eq!(w.engine.send_daily_digests().await.expect("briefs"), 0);
+    assert!(to_owner(&w).is_empty());
+    let brief = w.engine.brief(w.account.id, None).await.expect("brief");
+    assert!(brief.is_empty(), "{brief:?}");
+}
+
+/// Given quiet hours (21–7 by default), an escalation at 23:00 waits for 07:00 and leaves
+/// then, while a critical notice (the account's own trouble) goes at once.
+#[tokio::test]
+async fn notices_hold_through_quiet_hours_and_critical_ones_do_not() {
+    let w = owner_world(NotificationChannel::Email).await;
+    // 23:00 in New York.
+    w.clock.set(at("2026-11-03T04:00:00Z"));
+    let held = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(
+        (held.delivery, held.digest_at),
+        (NoticeDelivery::Digest, Some(at("2026-11-03T12:00:00Z"))),
+        "held to 07:00"
+    );
+    w.engine
+        .notify_owner(w.account.id, draft(NoticeKind::SystemAlert), false)
+        .await
+        .expect("notice");
+    assert_eq!(to_owner(&w).len(), 1, "the critical one goes at once");
+    w.clock.set(at("2026-11-03T11:50:00Z"));
+    w.run().await;
+    assert_eq!(to_owner(&w).len(), 1, "still quiet at 06:50");
+    w.clock.set(at("2026-11-03T12:00:00Z"));
+    w.run().await;
+    assert_eq!(to_owner(&w).len(), 2, "it leaves when the quiet hours end");
+    let quiet = crate::engine::SettingsPatch {
+        quiet_hours: Some(crate::owner::quiet::QuietHours { start: 0, end: 0 }),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, quiet).await.expect("settings");
+    w.clock.set(at("2026-11-04T04:00:00Z"));
+    let at_once = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(at_once.delivery, NoticeDelivery::Email, "no quiet hours: at once");
+}
+
+/// Given a task left in the review queue, then on day 7 (`review_expiry_days`) it is closed
+/// as `review_expired` — nothing sent — and the next brief says so.
+#[tokio::test]
+async fn a_review_item_expires_on_day_seven_and_the_brief_says_so() {
+    let w = owner_world(NotificationChannel::Email).await;
+    let waits = awaiting_review(&w, "m_waits").await;
+    let call = w
+        .engine
+        .create_task(
+            &w.account,
+            NewTask {
+                draft: None,
+                ..w.new_task("staff_call_member", "m_call").await
+            },
+        )
+        .await
+        .expect("call")
+        .task()
+        .clone();
+    w.clock.set(day0() + days(7) - SignedDuration::from_mins(1));
+    assert_eq!(w.engine.expire_reviews(&w.account, w.clock.now()).await.expect("expire"), 0);
+    assert_eq!(w.task(&waits).await.status, TaskStatus::PendingReview);
+    // Day 7, 09:10 local: the hourly run expires it, then the brief leaves.
+    w.clock.set(at("2026-11-09T14:10:00Z"));
+    w.engine.send_daily_digests().await.expect("briefs");
+    let closed = w.task(&waits).await;
+    assert_eq!(
+        (closed.status, closed.outcome.as_deref(), closed.outcome_reason.as_deref()),
+        (TaskStatus::Cancelled, Some("review_expired"), Some("review_expired"))
+    );
+    assert_eq!(
+        w.task(&call).await.status,
+        TaskStatus::PendingReview,
+        "a call on the list is left to its own reminders"
+    );
+    let brief = to_owner(&w).into_iter().last().expect("a brief");
+    assert!(brief.text.contains("1 review item(s) waited too long"), "{}", brief.text);
+    let api = w.engine.brief(w.account.id, None).await.expect("brief");
+    assert_eq!(api.review_expired, 1);
+    let fewer = crate::engine::SettingsPatch {
+        review_expiry_days: Some(0),
+        ..Default::default()
+    };
+    assert!(w.engine.update_settings(w.account.id, fewer).await.is_err(), "1-90 days");
 }
 
 /// Given an owner who paused their account (spec §7.6), then members get nothing — but the
@@ -381,4 +501,46 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     w.run().await;
     assert_eq!(to_members(&w), 3, "nothing reaches a member while the account is paused");
     assert_eq!(w.task(&follows_up).await.touch, 1);
+}
+
+/// Issue 26 item 7: an owner seen, then away two days, gets notices in the feed only (not
+/// mailed); their return brings one "while you were away" summary, once; the risk scan
+/// allows them fewer new tasks a run.
+#[tokio::test]
+async fn an_away_owner_gets_the_feed_only_and_one_summary_on_return() {
+    let w = owner_world(NotificationChannel::Email).await;
+    w.engine.note_owner_seen(w.account.id).await.expect("seen");
+    // Two days later, 10:00 in New York.
+    w.clock.set(at("2026-11-04T15:00:00Z"));
+    let held = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(held.delivery, NoticeDelivery::Dashboard, "away: the feed only");
+    w.engine
+        .notify_owner(w.account.id, draft(NoticeKind::SystemAlert), false)
+        .await
+        .expect("notice");
+    assert_eq!(to_owner(&w).len(), 1, "a critical notice still goes");
+    w.clock.set(at("2026-11-04T15:30:00Z"));
+    w.engine.note_owner_seen(w.account.id).await.expect("back");
+    let mails = to_owner(&w);
+    assert_eq!(mails.len(), 2, "one summary on return");
+    assert!(
+        mails[1].subject.contains("While you were away: 1 update(s)"),
+        "{}",
+        mails[1].subject
+    );
+    w.clock.set(at("2026-11-04T17:00:00Z"));
+    w.engine.note_owner_seen(w.account.id).await.expect("again");
+    assert_eq!(to_owner(&w).len(), 2, "once");
+    let now_active = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(now_active.delivery, NoticeDelivery::Email, "back: at once again");
 }

@@ -406,6 +406,7 @@ fn past_events(name: &str, facts: &MemberFacts, from: Timestamp, now: Timestamp)
                     status: facts.status.unwrap_or(MemberStatus::Active),
                     joined_at: facts.joined_at,
                     monthly_value: facts.monthly_value,
+                    phone: facts.phone.clone(),
                 },
                 at,
             )],

@@ -1,0 +1,183 @@
+//! The morning brief (issue 26 item 1): read what the day holds, compose it
+//! ([`crate::owner::brief`]) and mail it once at the account's `brief_hour` — in place of the
+//! daily digest. `GET /api/v1/brief` and `/app/today` show the same [`Brief`].
+//!
+//! Its reads do not grow with the tasks stored: the pending to-dos (two index reads), the
+//! escalated tasks and the review queue (one status read each, capped), the tasks' tallies
+//! (open, and closed since yesterday's start), yesterday's daily metrics, and the members'
+//! facts (read as the risk scan reads them, at most [`BRIEF_MEMBERS_READ`]).
+
+mod expiry;
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use jiff::civil::Date;
+
+use super::Engine;
+use super::members::monthly_value;
+use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
+use crate::kernel::limits;
+use crate::members::event::MemberStatus;
+use crate::owner::account::Account;
+use crate::owner::brief::{AtRisk, Brief, BriefInputs, PaymentTrouble, Waiting, Yesterday, compose, day_bounds};
+use crate::ports::TaskQuery;
+use crate::task::error::EngineError;
+use crate::task::todo::TodoStatus;
+use crate::task::{Task, TaskStatus};
+
+/// The most members one brief reads (in pages of 500).
+pub const BRIEF_MEMBERS_READ: usize = 5_000;
+/// The most escalated or pending tasks one brief reads.
+const BRIEF_TASKS_READ: usize = 50;
+
+impl Engine {
+    /// `GET /brief?date=YYYY-MM-DD`: the account's brief for `date` (today in its time zone
+    /// by default).
+    pub async fn brief(&self, account: AccountId, date: Option<&str>) -> Result<Brief, EngineError> {
+        let account = self.account(account).await?;
+        let now = self.clock.now();
+        let date = match date {
+            None => limits::local_date(now, &account.settings.time_zone()),
+            Some(raw) => raw
+                .trim()
+                .parse::<Date>()
+                .map_err(|_| InvalidInput::new("invalid_date", "date is a day, such as 2026-11-03"))?,
+        };
+        self.brief_of(&account, date, now).await
+    }
+
+    /// The brief of `account` for `date`, as it stands at `now`.
+    pub(crate) async fn brief_of(&self, account: &Account, date: Date, now: Timestamp) -> Result<Brief, EngineError> {
+        let tz = account.settings.time_zone();
+        let (start, end) = day_bounds(date, &tz);
+        let yesterday = date.yesterday().unwrap_or(date);
+        let (y_start, y_end) = day_bounds(yesterday, &tz);
+        let status_query = |status| TaskQuery {
+            status: Some(status),
+            member_id: None,
+            limit: BRIEF_TASKS_READ,
+            cursor: None,
+        };
+        let (escalated_query, pending_query) = (status_query(TaskStatus::Escalated), status_query(TaskStatus::PendingReview));
+        let (open, snoozed, (escalated, _), (pending, _), tallies, metrics) = futures::try_join!(
+            self.store.list_todos(account.id, TodoStatus::Open, super::TODOS_LISTED),
+            self.store.list_todos(account.id, TodoStatus::Snoozed, super::TODOS_LISTED),
+            self.store.list_tasks(account.id, &escalated_query),
+            self.store.list_tasks(account.id, &pending_query),
+            self.store.tallies(account.id, y_start),
+            self.store.daily_metrics(account.id, yesterday),
+        )?;
+
+        // Each member's open task (any), and yesterday's closes.
+        let mut open_task: HashMap<MemberId, TaskId> = HashMap::new();
+        let (mut retained, mut recovered, mut review_expired, mut planned_today) = (0u32, 0u32, 0usize, 0usize);
+        for tally in &tallies {
+            if tally.is_open() {
+                open_task.entry(tally.member_id.clone()).or_insert(tally.task_id);
+                let plans = matches!(
+                    tally.status,
+                    TaskStatus::Ready | TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Dormant
+                );
+                if plans && tally.next_action_at.is_some_and(|at| start <= at && at < end) {
+                    planned_today += 1;
+                }
+                continue;
+            }
+            // Review items closed undecided since yesterday began (also this morning's).
+            if tally.outcome.as_deref() == Some(REVIEW_EXPIRED) && tally.resolved_at.is_some_and(|at| y_start <= at) {
+                review_expired += 1;
+            }
+            if !tally.resolved_at.is_some_and(|at| y_start <= at && at < y_end) {
+                continue;
+            }
+            match tally.outcome.as_deref() {
+                Some("retained") => retained += 1,
+                Some("recovered") => recovered += 1,
+                _ => {}
+            }
+        }
+
+        // The members: what each is worth, who is at risk, whose payment fails.
+        let churn_gap = account.settings.calibration.churn_gap();
+        let mut value: HashMap<MemberId, f64> = HashMap::new();
+        let (mut at_risk, mut payments) = (Vec::new(), Vec::new());
+        let (mut cursor, mut read) = (None, 0usize);
+        loop {
+            let (page, next) = self.store.list_member_facts(account.id, 500, cursor).await?;
+            read += page.len();
+            for facts in page {
+                let (monthly, _) = monthly_value(&facts, &account.settings);
+                value.insert(facts.member_id.clone(), monthly);
+                let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
+                let task_id = open_task.get(&facts.member_id).copied();
+                if crate::rails::risk::assess(&facts, now, churn_gap).is_some_and(|f| f.task_type == "churn_risk") {
+                    at_risk.push(AtRisk {
+                        member_id: facts.member_id.clone(),
+                        name: name.clone(),
+                        days_since_checkin: facts.last_checkin_at.map(|at| now.duration_since(at).as_hours().max(0) / 24),
+                        monthly_value: monthly,
+                        task_id,
+                    });
+                }
+                if facts.payment_failing && facts.status != Some(MemberStatus::Cancelled) {
+                    payments.push(PaymentTrouble {
+                        member_id: facts.member_id.clone(),
+                        name,
+                        monthly_value: monthly,
+                        failed_at: facts.last_payment_failed_at,
+                        task_id,
+                    });
+                }
+            }
+            match next {
+                Some(next) if read < BRIEF_MEMBERS_READ => cursor = Some(next),
+                _ => break,
+            }
+        }
+        let worth = |member: &MemberId| value.get(member).copied().unwrap_or(account.settings.avg_membership_price);
+        let todos = open.into_iter().chain(snoozed).map(|t| {
+            let v = worth(&t.member.id);
+            (t, v)
+        });
+        let escalated = escalated.iter().map(|t| waiting(t, worth(&t.member.id))).collect();
+        Ok(compose(BriefInputs {
+            date,
+            now,
+            day_ends: end,
+            todos: todos.collect(),
+            escalated,
+            awaiting_review: pending.len(),
+            at_risk,
+            payments,
+            yesterday: Yesterday {
+                retained,
+                recovered,
+                replies: metrics.member_replies,
+                escalations: metrics.tasks_escalated,
+                sent: metrics.messages_sent,
+            },
+            planned_today,
+            review_expired,
+        }))
+    }
+}
+
+/// The outcome of a review item closed undecided.
+pub const REVIEW_EXPIRED: &str = "review_expired";
+
+fn waiting(task: &Task, monthly_value: f64) -> Waiting {
+    let context = task.escalation.as_ref();
+    Waiting {
+        task_id: task.id,
+        member_id: task.member.id.clone(),
+        name: task.member.name.clone().unwrap_or_else(|| task.member.id.to_string()),
+        why: context.map_or_else(
+            || task.outcome_reason.clone().unwrap_or_default().replace('_', " "),
+            |c| c.reason.clone(),
+        ),
+        since: context.map_or(task.updated_at, |c| c.blocked_at),
+        monthly_value,
+    }
+}

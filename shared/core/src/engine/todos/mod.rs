@@ -1,0 +1,375 @@
+//! The owner's to-dos and call list (issue 26; spec §31.3, §35.2): made whenever a task asks a
+//! person to act, worked through the API and the dashboard, closed with their task or by the
+//! member's own check-in. The rules of a to-do are `task/todo.rs`; which escalations make one
+//! is data (`rules.rs`, `rules/todos.toml`).
+//!
+//! A to-do is made as a consequence of a decision already committed (a task created, an
+//! escalation): trouble here is logged and never undoes the task's change. Every list reads
+//! one status of the to-do index (open, snoozed or done), never what is stored.
+
+pub(crate) mod rules;
+
+use super::Engine;
+use super::tasks::Resolution;
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::ids::{AccountId, TaskId, new_ulid};
+use crate::members::member::MemberFacts;
+use crate::task::commit::TaskCommit;
+use crate::task::error::EngineError;
+use crate::task::reason::Reason;
+use crate::task::task_type::{self, Category};
+use crate::task::todo::{
+    self, CHECKED_IN_OUTCOME, ContactKind, ContactResult, TASK_CLOSED_OUTCOME, Todo, TodoKind, TodoMember, TodoStatus,
+};
+use crate::task::transition::Why;
+use crate::task::{Task, TaskStatus};
+
+/// The most to-dos one status's list reads.
+pub const TODOS_LISTED: usize = 200;
+/// The longest `what` kept.
+const WHAT_MAX_CHARS: usize = 500;
+
+impl Engine {
+    /// The account's to-dos in `status`, soonest due first (done: newest first). A snooze
+    /// that ran out opens its to-do again as it is read: it is listed open, due from the day
+    /// it was snoozed to.
+    pub async fn todos(&self, account: AccountId, status: TodoStatus) -> Result<Vec<Todo>, EngineError> {
+        let now = self.clock.now();
+        match status {
+            TodoStatus::Done => Ok(self.store.list_todos(account, TodoStatus::Done, TODOS_LISTED).await?),
+            TodoStatus::Snoozed => Ok(self
+                .store
+                .list_todos(account, TodoStatus::Snoozed, TODOS_LISTED)
+                .await?
+                .into_iter()
+                .filter(|t| !t.is_due(now))
+                .collect()),
+            TodoStatus::Open => {
+                let (mut open, snoozed) = futures::try_join!(
+                    self.store.list_todos(account, TodoStatus::Open, TODOS_LISTED),
+                    self.store.list_todos(account, TodoStatus::Snoozed, TODOS_LISTED),
+                )?;
+                for woken in snoozed.iter().filter_map(|t| t.woken(now)) {
+                    match self.store.save_todo(&woken).await {
+                        Ok(()) => open.push(woken),
+                        // Changed meanwhile (done, snoozed again): the next read shows it.
+                        Err(StoreError::Conflict(Conflict::Version)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                open.sort_by_key(|t| (t.due_at, t.id));
+                Ok(open)
+            }
+        }
+    }
+
+    /// One to-do of the account.
+    pub async fn todo(&self, account: AccountId, id: ulid::Ulid) -> Result<Todo, EngineError> {
+        self.store
+            .get_todo(account, id)
+            .await?
+            .ok_or(EngineError::NotFound { what: "todo" })
+    }
+
+    /// `POST /todos/{id}/contact`: a call, meeting, mail, text or other contact, with how it went.
+    pub async fn log_todo_contact(
+        &self,
+        account: AccountId,
+        id: ulid::Ulid,
+        kind: ContactKind,
+        result: ContactResult,
+        note: Option<&str>,
+    ) -> Result<Todo, EngineError> {
+        let now = self.clock.now();
+        self.change_todo(account, id, |t| todo::log_contact(t, kind, result, note, now))
+            .await
+    }
+
+    /// `POST /todos/{id}/snooze`: out of the list until `until` (a time, or a day in the
+    /// account's time zone).
+    pub async fn snooze_todo(&self, account: AccountId, id: ulid::Ulid, until: &str) -> Result<Todo, EngineError> {
+        let tz = self.account(account).await?.settings.time_zone();
+        let until = todo::parse_until(until, &tz)?;
+        let now = self.clock.now();
+        self.change_todo(account, id, |t| todo::snooze(t, until, now)).await
+    }
+
+    /// `POST /todos/{id}/done`: done, with the owner's outcome and note. Its task, if still
+    /// open, is settled with it: with the outcome when it is one of the task type's, and a
+    /// staff to-do task as `completed` otherwise (another open task keeps waiting for the
+    /// owner's own decision).
+    pub async fn complete_todo(
+        &self,
+        account: AccountId,
+        id: ulid::Ulid,
+        outcome: Option<&str>,
+        note: Option<&str>,
+    ) -> Result<Todo, EngineError> {
+        let now = self.clock.now();
+        let done = self.change_todo(account, id, |t| todo::complete(t, outcome, note, now)).await?;
+        self.settle_task_of(&done).await?;
+        Ok(done)
+    }
+
+    async fn settle_task_of(&self, done: &Todo) -> Result<(), EngineError> {
+        let Some(task) = self.store.get_task(done.account_id, done.task_id).await? else {
+            return Ok(());
+        };
+        if !task.is_active() {
+            return Ok(());
+        }
+        let def = task_type::definition(&task.task_type);
+        let given = done.outcome.as_deref().unwrap_or_default();
+        let outcome = if def.outcome(given).is_some() {
+            given
+        } else if def.category == Category::StaffTodo {
+            "completed"
+        } else {
+            return Ok(());
+        };
+        let note = Some(format!(
+            "Done from the call list{}{}",
+            if outcome == given { String::new() } else { format!(" ({given})") },
+            done.note.as_deref().map(|n| format!(": {n}")).unwrap_or_default()
+        ));
+        let resolution = Resolution {
+            outcome: outcome.to_owned(),
+            note,
+        };
+        match self.resolve(done.account_id, task.id, resolution).await {
+            Ok(_) => Ok(()),
+            // Changed under us (closed meanwhile): the to-do is done either way.
+            Err(EngineError::StaleVersion | EngineError::InvalidTransition { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Apply `change` to the to-do as stored, again over a newer version if another writer
+    /// got there first.
+    async fn change_todo(
+        &self,
+        account: AccountId,
+        id: ulid::Ulid,
+        change: impl Fn(&Todo) -> Result<Todo, InvalidInput>,
+    ) -> Result<Todo, EngineError> {
+        for _ in 0..3 {
+            let next = change(&self.todo(account, id).await?)?;
+            match self.store.save_todo(&next).await {
+                Ok(()) => return Ok(next),
+                Err(StoreError::Conflict(Conflict::Version)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
+    }
+
+    /// A new staff to-do task (a staff call, a plan's call step) is a to-do from its first
+    /// minute.
+    pub(crate) async fn todo_for_new_task(&self, task: &Task) {
+        let def = task_type::definition(&task.task_type);
+        if def.category != Category::StaffTodo {
+            return;
+        }
+        let get_them_back = def.outcome_signals.contains(&"checkin");
+        self.make_todo(
+            task,
+            TodoKind::Call,
+            task.goal.clone(),
+            get_them_back,
+            format!("task:{}:created", task.id),
+        )
+        .await;
+    }
+
+    /// A staff to-do task the owner reopened is on the call list again.
+    pub(crate) async fn todo_for_reopened_task(&self, task: &Task) {
+        let def = task_type::definition(&task.task_type);
+        if def.category != Category::StaffTodo {
+            return;
+        }
+        let get_them_back = def.outcome_signals.contains(&"checkin");
+        self.make_todo(
+            task,
+            TodoKind::Call,
+            task.goal.clone(),
+            get_them_back,
+            format!("task:{}:reopened:{}", task.id, task.version),
+        )
+        .await;
+    }
+
+    /// An escalation whose reason asks a person to act (`rules/todos.toml`) is a to-do. A
+    /// staff to-do task's escalation is its own to-do, already listed.
+    pub(crate) async fn todo_for_escalation(&self, commit: &TaskCommit) {
+        let task = &commit.task;
+        if task_type::definition(&task.task_type).category == Category::StaffTodo {
+            return;
+        }
+        let Some(entry) = commit
+            .log
+            .iter()
+            .find(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated))
+        else {
+            return;
+        };
+        let Some(rule) = rules::for_escalation(&entry.reason) else {
+            return;
+        };
+        let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
+        let words = task
+            .escalation
+            .as_ref()
+            .map_or_else(|| entry.reason.replace('_', " "), |e| e.reason.clone());
+        self.make_todo(
+            task,
+            rule.kind,
+            rules::what(rule, &name, &words),
+            rule.get_them_back,
+            format!("task:{}:escalated:{}", task.id, task.version),
+        )
+        .await;
+    }
+
+    async fn make_todo(&self, task: &Task, kind: TodoKind, what: String, get_them_back: bool, source: String) {
+        let phone = match self.store.get_member(task.account_id, &task.member.id).await {
+            Ok(facts) => facts.and_then(|(f, _)| f.phone),
+            Err(e) => {
+                tracing::warn!(task = %task.id, error = %e, "member facts not read for a to-do; made without a phone");
+                None
+            }
+        };
+        let now = self.clock.now();
+        let todo = Todo {
+            id: new_ulid(now),
+            account_id: task.account_id,
+            task_id: task.id,
+            member: TodoMember {
+                id: task.member.id.clone(),
+                name: task.member.name.clone(),
+                phone,
+                email: task.member.email.clone(),
+            },
+            kind,
+            what: what.chars().take(WHAT_MAX_CHARS).collect(),
+            due_at: now,
+            status: TodoStatus::Open,
+            snoozed_until: None,
+            contacts: Vec::new(),
+            outcome: None,
+            note: None,
+            get_them_back,
+            source,
+            created_at: now,
+            done_at: None,
+            version: 1,
+        };
+        match self.store.create_todo(&todo).await {
+            Ok(true) => tracing::info!(task = %task.id, todo = %todo.id, "to-do made"),
+            Ok(false) => {}
+            Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
+        }
+    }
+
+    /// A closed task's to-dos are done with it, saying how it closed.
+    pub(crate) async fn close_todos_of(&self, task: &Task) {
+        if !task.status.is_terminal() {
+            return;
+        }
+        let outcome = task.outcome.clone().unwrap_or_else(|| TASK_CLOSED_OUTCOME.to_owned());
+        let note = format!("Closed with its task ({}).", task.status);
+        if let Err(e) = self
+            .close_pending_todos(task.account_id, |t| t.task_id == task.id, &outcome, &note)
+            .await
+        {
+            tracing::error!(task = %task.id, error = %e, "a closed task's to-dos not closed");
+        }
+    }
+
+    /// The member checked in: their open "get them back" to-dos are done by themselves, and a
+    /// staff call still waiting is closed as `member_returned`.
+    pub(crate) async fn todos_met_by_checkin(&self, account: AccountId, facts: &MemberFacts, tz: &jiff::tz::TimeZone) {
+        let at = facts.last_checkin_at.unwrap_or_else(|| self.clock.now());
+        let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
+        let note = format!(
+            "Done by itself: {name} checked in on {}.",
+            at.to_zoned(tz.clone()).strftime("%b %-d at %H:%M")
+        );
+        let closed = match self
+            .close_pending_todos(
+                account,
+                |t| t.member.id == facts.member_id && t.get_them_back,
+                CHECKED_IN_OUTCOME,
+                &note,
+            )
+            .await
+        {
+            Ok(closed) => closed,
+            Err(e) => {
+                tracing::error!(account = %account, error = %e, "check-in: to-dos not closed");
+                return;
+            }
+        };
+        for todo in closed {
+            if let Err(e) = self.close_call_after_checkin(account, todo.task_id, &note).await {
+                tracing::error!(task = %todo.task_id, error = %e, "check-in: the staff call not closed");
+            }
+        }
+    }
+
+    async fn close_call_after_checkin(&self, account: AccountId, id: TaskId, note: &str) -> Result<(), EngineError> {
+        let Some(task) = self.store.get_task(account, id).await? else {
+            return Ok(());
+        };
+        if !task.is_active() || task_type::definition(&task.task_type).category != Category::StaffTodo {
+            return Ok(());
+        }
+        let to = if task.status.can_move_to(TaskStatus::Completed) || task.status.can_move_to(TaskStatus::Executing) {
+            TaskStatus::Completed
+        } else {
+            TaskStatus::Cancelled
+        };
+        let why = Why::new(Reason::MemberCheckedInBeforeTheCall)
+            .outcome("member_returned")
+            .detail(note.to_owned());
+        match self.move_to(task, to, self.clock.now(), why).await {
+            Ok(_) | Err(EngineError::StaleVersion) => Ok(()),
+            Err(EngineError::Store(StoreError::Conflict(Conflict::Version))) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Close every pending (open or snoozed) to-do of the account that `which` picks, with
+    /// `outcome` and `note`; returns those closed.
+    async fn close_pending_todos(
+        &self,
+        account: AccountId,
+        which: impl Fn(&Todo) -> bool,
+        outcome: &str,
+        note: &str,
+    ) -> Result<Vec<Todo>, EngineError> {
+        let (open, snoozed) = futures::try_join!(
+            self.store.list_todos(account, TodoStatus::Open, TODOS_LISTED),
+            self.store.list_todos(account, TodoStatus::Snoozed, TODOS_LISTED),
+        )?;
+        let now = self.clock.now();
+        let mut closed = Vec::new();
+        for pending in open.iter().chain(&snoozed).filter(|t| which(t)) {
+            let mut current = pending.clone();
+            for _ in 0..3 {
+                let next = todo::closed(&current, outcome.to_owned(), Some(note.to_owned()), now);
+                match self.store.save_todo(&next).await {
+                    Ok(()) => {
+                        closed.push(next);
+                        break;
+                    }
+                    Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_todo(account, current.id).await? {
+                        Some(t) if t.is_pending() => current = t,
+                        _ => break,
+                    },
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(closed)
+    }
+}

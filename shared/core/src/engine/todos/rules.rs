@@ -1,0 +1,74 @@
+//! Which escalations make a to-do (`rules/todos.toml`): data, so the list of reasons a
+//! person should pick up the phone for can change without code. A staff to-do task always
+//! makes one; this file covers the tasks that escalate.
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::task::todo::TodoKind;
+
+/// The rules that ship with Openloop.
+pub const DEFAULT_RULES: &str = include_str!("../../../../../rules/todos.toml");
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EscalationRule {
+    pub reasons: Vec<String>,
+    pub kind: TodoKind,
+    /// May say `{name}` and `{reason}`.
+    pub what: String,
+    #[serde(default)]
+    pub get_them_back: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rules {
+    #[serde(default)]
+    escalation: Vec<EscalationRule>,
+}
+
+fn parse(text: &str) -> Result<Vec<EscalationRule>, String> {
+    toml::from_str::<Rules>(text).map(|r| r.escalation).map_err(|e| e.to_string())
+}
+
+/// The first rule naming `reason` (an escalation's log reason code), if any.
+pub(crate) fn for_escalation(reason: &str) -> Option<&'static EscalationRule> {
+    static RULES: OnceLock<Vec<EscalationRule>> = OnceLock::new();
+    RULES
+        .get_or_init(|| {
+            parse(DEFAULT_RULES).unwrap_or_else(|e| {
+                tracing::error!(error = %e, "rules/todos.toml does not parse; escalations make no to-dos");
+                Vec::new()
+            })
+        })
+        .iter()
+        .find(|r| r.reasons.iter().any(|r| r == reason))
+}
+
+/// `what` with the member's name and the escalation's words in place.
+pub(crate) fn what(rule: &EscalationRule, name: &str, reason: &str) -> String {
+    rule.what.replace("{name}", name).replace("{reason}", reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::reason::Reason;
+
+    #[test]
+    fn the_shipped_rules_parse_and_name_only_real_reasons() {
+        let rules = parse(DEFAULT_RULES).expect("rules/todos.toml");
+        assert!(!rules.is_empty());
+        for rule in &rules {
+            for reason in &rule.reasons {
+                assert!(Reason::ALL.iter().any(|r| r.as_str() == reason), "{reason} is not a reason code");
+            }
+        }
+        let call = for_escalation("member_question_needs_owner").expect("a question the owner must answer");
+        assert_eq!(call.kind, TodoKind::Call);
+        assert_eq!(what(call, "Sarah", "x"), "Call Sarah: they asked what only you can answer");
+        assert!(for_escalation("owner_cancelled").is_none());
+    }
+}

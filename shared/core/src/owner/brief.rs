@@ -1,0 +1,331 @@
+//! The morning brief (issue 26 item 1; CONTRACT.md `GET /api/v1/brief`): one short read a day
+//! of who to call and what to do. At most three "do this now" actions first, ranked by the
+//! value at stake and how late they are; then the to-dos due, the members at risk (by monthly
+//! value, then days since their last check-in), payment trouble, yesterday's results and what
+//! the agent plans today. Lists are capped; what is left is counted for "see all".
+//!
+//! Pure: `engine/brief/` reads what goes in; this composes it, and writes the mail. The same
+//! [`Brief`] is the API's body, the dashboard's `/app/today` and the mail at `brief_hour`,
+//! which replaces the daily digest (one mail a day).
+
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::kernel::ids::{MemberId, TaskId};
+use crate::task::todo::Todo;
+
+/// The most actions, and the most entries of each list, a brief shows.
+pub const BRIEF_ACTIONS: usize = 3;
+pub const BRIEF_LIST: usize = 5;
+
+/// One "do this now".
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BriefAction {
+    /// `todo`, `escalation`, `payment` or `review`.
+    pub kind: &'static str,
+    pub title: String,
+    pub why: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<TaskId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub todo_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_id: Option<MemberId>,
+    /// What ranks it: the value at stake, raised by how late it is.
+    #[serde(skip)]
+    pub score: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AtRisk {
+    pub member_id: MemberId,
+    pub name: String,
+    /// `None`: never checked in.
+    pub days_since_checkin: Option<i64>,
+    pub monthly_value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<TaskId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PaymentTrouble {
+    pub member_id: MemberId,
+    pub name: String,
+    pub monthly_value: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_at: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<TaskId>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Yesterday {
+    pub retained: u32,
+    pub recovered: u32,
+    pub replies: u32,
+    pub escalations: u32,
+    pub sent: u32,
+}
+
+impl Yesterday {
+    fn is_empty(&self) -> bool {
+        *self == Yesterday::default()
+    }
+}
+
+/// How many entries each capped list left out ("see all").
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct More {
+    pub todos: usize,
+    pub at_risk: usize,
+    pub payments: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Brief {
+    pub date: Date,
+    pub actions: Vec<BriefAction>,
+    pub todos: Vec<Todo>,
+    pub at_risk: Vec<AtRisk>,
+    pub payments: Vec<PaymentTrouble>,
+    pub yesterday: Yesterday,
+    pub planned_today: usize,
+    /// Review items closed yesterday because the owner left them undecided
+    /// (`review_expiry_days`).
+    pub review_expired: usize,
+    pub more: More,
+}
+
+impl Brief {
+    /// Nothing to say: no mail that day.
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+            && self.todos.is_empty()
+            && self.at_risk.is_empty()
+            && self.payments.is_empty()
+            && self.yesterday.is_empty()
+            && self.planned_today == 0
+            && self.review_expired == 0
+    }
+}
+
+/// An escalated task waiting for the owner, as the brief weighs it.
+#[derive(Clone, Debug)]
+pub struct Waiting {
+    pub task_id: TaskId,
+    pub member_id: MemberId,
+    pub name: String,
+    pub why: String,
+    pub since: Timestamp,
+    pub monthly_value: f64,
+}
+
+/// Everything a brief is made of, read by the engine.
+#[derive(Clone, Debug)]
+pub struct BriefInputs {
+    pub date: Date,
+    pub now: Timestamp,
+    /// The end of `date` in the account's time zone: to-dos due before it are in.
+    pub day_ends: Timestamp,
+    /// Pending to-dos, each with the monthly value of its member.
+    pub todos: Vec<(Todo, f64)>,
+    pub escalated: Vec<Waiting>,
+    /// Tasks waiting in the review queue (counted up to the read's cap).
+    pub awaiting_review: usize,
+    pub at_risk: Vec<AtRisk>,
+    pub payments: Vec<PaymentTrouble>,
+    pub yesterday: Yesterday,
+    pub planned_today: usize,
+    pub review_expired: usize,
+}
+
+fn days_late(since: Timestamp, now: Timestamp) -> f64 {
+    (now.duration_since(since).as_hours().max(0) as f64) / 24.0
+}
+
+/// The brief of `inputs`: actions ranked, lists ordered and capped.
+pub fn compose(mut inputs: BriefInputs) -> Brief {
+    let now = inputs.now;
+    let due: Vec<(Todo, f64)> = inputs
+        .todos
+        .into_iter()
+        .filter(|(t, _)| t.is_pending() && t.is_due(inputs.day_ends))
+        .collect();
+    let mut actions: Vec<BriefAction> = Vec::new();
+    for (todo, value) in &due {
+        let since = todo.snoozed_until.unwrap_or(todo.due_at);
+        let late = days_late(since, now);
+        actions.push(BriefAction {
+            kind: "todo",
+            title: todo.what.clone(),
+            why: if late >= 1.0 {
+                format!("{} — waiting {} day(s)", name_of(todo), late.floor())
+            } else {
+                format!("{} — due today", name_of(todo))
+            },
+            task_id: Some(todo.task_id),
+            todo_id: Some(todo.id.to_string()),
+            member_id: Some(todo.member.id.clone()),
+            score: value * 1.2 * (1.0 + late),
+        });
+    }
+    for waiting in &inputs.escalated {
+        // A to-do already asks for this task.
+        if due.iter().any(|(t, _)| t.task_id == waiting.task_id) {
+            continue;
+        }
+        let late = days_late(waiting.since, now);
+        actions.push(BriefAction {
+            kind: "escalation",
+            title: format!("{} needs you", waiting.name),
+            why: waiting.why.clone(),
+            task_id: Some(waiting.task_id),
+            todo_id: None,
+            member_id: Some(waiting.member_id.clone()),
+            score: waiting.monthly_value * 1.5 * (1.0 + late),
+        });
+    }
+    for payment in &inputs.payments {
+        if payment.task_id.is_some() {
+            continue;
+        }
+        let late = payment.failed_at.map_or(0.0, |at| days_late(at, now));
+        actions.push(BriefAction {
+            kind: "payment",
+            title: format!("Check {}'s payment", payment.name),
+            why: "a payment is failing and nothing is working on it yet".into(),
+            task_id: None,
+            todo_id: None,
+            member_id: Some(payment.member_id.clone()),
+            score: payment.monthly_value * 1.3 * (1.0 + late),
+        });
+    }
+    if inputs.awaiting_review > 0 {
+        let n = inputs.awaiting_review;
+        actions.push(BriefAction {
+            kind: "review",
+            title: if n == 1 {
+                "1 task waits for your approval".into()
+            } else {
+                format!("{n} tasks wait for your approval")
+            },
+            why: "nothing is sent for them until you decide".into(),
+            task_id: None,
+            todo_id: None,
+            member_id: None,
+            score: 50.0 * n as f64,
+        });
+    }
+    actions.sort_by(|a, b| b.score.total_cmp(&a.score));
+    actions.truncate(BRIEF_ACTIONS);
+
+    let mut todos: Vec<Todo> = due.into_iter().map(|(t, _)| t).collect();
+    todos.sort_by_key(|t| (t.snoozed_until.unwrap_or(t.due_at), t.id));
+    inputs.at_risk.sort_by(|a, b| {
+        b.monthly_value.total_cmp(&a.monthly_value).then(
+            b.days_since_checkin
+                .unwrap_or(i64::MAX)
+                .cmp(&a.days_since_checkin.unwrap_or(i64::MAX)),
+        )
+    });
+    inputs.payments.sort_by(|a, b| b.monthly_value.total_cmp(&a.monthly_value));
+    let more = More {
+        todos: todos.len().saturating_sub(BRIEF_LIST),
+        at_risk: inputs.at_risk.len().saturating_sub(BRIEF_LIST),
+        payments: inputs.payments.len().saturating_sub(BRIEF_LIST),
+    };
+    todos.truncate(BRIEF_LIST);
+    inputs.at_risk.truncate(BRIEF_LIST);
+    inputs.payments.truncate(BRIEF_LIST);
+    Brief {
+        date: inputs.date,
+        actions,
+        todos,
+        at_risk: inputs.at_risk,
+        payments: inputs.payments,
+        yesterday: inputs.yesterday,
+        planned_today: inputs.planned_today,
+        review_expired: inputs.review_expired,
+        more,
+    }
+}
+
+fn name_of(todo: &Todo) -> String {
+    todo.member.name.clone().unwrap_or_else(|| todo.member.id.to_string())
+}
+
+/// The start and end of `date` in `tz`.
+pub fn day_bounds(date: Date, tz: &TimeZone) -> (Timestamp, Timestamp) {
+    let start = date.to_zoned(tz.clone()).map_or(Timestamp::UNIX_EPOCH, |z| z.timestamp());
+    let end = date
+        .tomorrow()
+        .ok()
+        .and_then(|d| d.to_zoned(tz.clone()).ok())
+        .map_or(start + SignedDuration::from_hours(24), |z| z.timestamp());
+    (start, end)
+}
+
+/// The mail's title (its subject, after the business's name) and text. `app`: the
+/// dashboard's address (`{public_url}/app`).
+pub fn mail(brief: &Brief, app: &str) -> (String, String) {
+    let subject = match brief.actions.first() {
+        Some(first) => format!("Today: {}", first.title),
+        None => "Your morning brief".to_owned(),
+    };
+    let mut text = format!("Your morning brief for {}\n", brief.date.strftime("%A, %B %-d"));
+    if !brief.actions.is_empty() {
+        text.push_str("\nDo this now:\n");
+        for (i, a) in brief.actions.iter().enumerate() {
+            text.push_str(&format!("{}. {} ({})\n", i + 1, a.title, a.why));
+        }
+    }
+    let see_all = |n: usize, path: &str| {
+        if n > 0 {
+            format!("  … and {n} more: {app}{path}\n")
+        } else {
+            String::new()
+        }
+    };
+    if !brief.todos.is_empty() {
+        text.push_str("\nTo-dos due:\n");
+        for t in &brief.todos {
+            let phone = t.member.phone.as_deref().map(|p| format!(" — {p}")).unwrap_or_default();
+            text.push_str(&format!("- {}{phone}\n", t.what));
+        }
+        text.push_str(&see_all(brief.more.todos, "/todos"));
+    }
+    if !brief.at_risk.is_empty() {
+        text.push_str("\nMembers at risk:\n");
+        for m in &brief.at_risk {
+            let days = m
+                .days_since_checkin
+                .map_or("never checked in".to_owned(), |d| format!("{d} days since a check-in"));
+            text.push_str(&format!("- {}: ${:.0}/month, {days}\n", m.name, m.monthly_value));
+        }
+        text.push_str(&see_all(brief.more.at_risk, "/members"));
+    }
+    if !brief.payments.is_empty() {
+        text.push_str("\nPayment trouble:\n");
+        for p in &brief.payments {
+            let working = if p.task_id.is_some() { " (the agent is on it)" } else { "" };
+            text.push_str(&format!("- {}: ${:.0}/month{working}\n", p.name, p.monthly_value));
+        }
+        text.push_str(&see_all(brief.more.payments, "/members"));
+    }
+    let y = &brief.yesterday;
+    text.push_str(&format!(
+        "\nYesterday: {} retained, {} recovered, {} replies, {} escalations, {} mails sent.\n",
+        y.retained, y.recovered, y.replies, y.escalations, y.sent
+    ));
+    if brief.review_expired > 0 {
+        text.push_str(&format!(
+            "{} review item(s) waited too long and were closed (review expired).\n",
+            brief.review_expired
+        ));
+    }
+    text.push_str(&format!("Planned today: {} step(s) by the agent.\n", brief.planned_today));
+    text.push_str(&format!("\nThe whole day: {app}/today\n"));
+    (subject, text)
+}

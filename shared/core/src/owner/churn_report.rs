@@ -1,0 +1,181 @@
+//! The monthly churn report (issue 26 item 4; spec §31.4; CONTRACT.md `GET
+//! /api/v1/reports/churn`): members at the start and end of the month, who joined and who
+//! cancelled, the churn rate and its 12-month trend, why members left, and what Openloop
+//! saved. Pure: the members' facts and the tasks' tallies are read by `engine/reports/`.
+//!
+//! A member counts from `joined_at` (from always when unknown) until `cancelled_at`; leads
+//! never count. Facts keep a member's latest cancellation, so a member who cancelled twice
+//! counts once, in the month of the latest.
+
+use serde::Serialize;
+
+use crate::members::event::MemberStatus;
+use crate::members::member::MemberFacts;
+use crate::owner::scorecard::Month;
+use crate::task::tally::TaskTally;
+
+/// The outcomes that mean a member was kept or brought back.
+const SAVED: [&str; 2] = ["retained", "recovered"];
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MonthRate {
+    pub month: String,
+    pub churn_rate: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReasonCount {
+    pub reason: String,
+    pub count: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChurnReport {
+    pub month: String,
+    pub members_start: u32,
+    pub members_end: u32,
+    pub joined: u32,
+    pub cancelled: u32,
+    pub churn_rate: f64,
+    pub trend: Vec<MonthRate>,
+    pub reasons: Vec<ReasonCount>,
+    pub saved_by_openloop: u32,
+    pub revenue_retained: f64,
+}
+
+fn member_at(facts: &MemberFacts, at: jiff::Timestamp) -> bool {
+    facts.status.is_some_and(|s| s != MemberStatus::Lead)
+        && facts.joined_at.is_none_or(|j| j < at)
+        && facts.cancelled_at.is_none_or(|c| c >= at)
+}
+
+/// Counts of one month: (members at its start, at its end, joined, cancelled).
+fn counts(members: &[MemberFacts], month: &Month) -> (u32, u32, u32, u32) {
+    let count = |f: &dyn Fn(&MemberFacts) -> bool| u32::try_from(members.iter().filter(|m| f(m)).count()).unwrap_or(u32::MAX);
+    (
+        count(&|m| member_at(m, month.start)),
+        count(&|m| member_at(m, month.end)),
+        count(&|m| m.status.is_some_and(|s| s != MemberStatus::Lead) && m.joined_at.is_some_and(|j| month.contains(j))),
+        count(&|m| m.cancelled_at.is_some_and(|c| month.contains(c))),
+    )
+}
+
+fn rate(cancelled: u32, start: u32) -> f64 {
+    if start == 0 {
+        return 0.0;
+    }
+    (f64::from(cancelled) / f64::from(start) * 10_000.0).round() / 10_000.0
+}
+
+/// The report of `months`' last month (`months`: the 12 months up to it, oldest first).
+pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) -> ChurnReport {
+    let Some(month) = months.last() else {
+        return ChurnReport {
+            month: String::new(),
+            members_start: 0,
+            members_end: 0,
+            joined: 0,
+            cancelled: 0,
+            churn_rate: 0.0,
+            trend: Vec::new(),
+            reasons: Vec::new(),
+            saved_by_openloop: 0,
+            revenue_retained: 0.0,
+        };
+    };
+    let (members_start, members_end, joined, cancelled) = counts(members, month);
+    let trend = months
+        .iter()
+        .map(|m| {
+            let (start, _, _, gone) = counts(members, m);
+            MonthRate {
+                month: m.label(),
+                churn_rate: rate(gone, start),
+            }
+        })
+        .collect();
+    let mut reasons: std::collections::BTreeMap<String, u32> = Default::default();
+    for m in members.iter().filter(|m| m.cancelled_at.is_some_and(|c| month.contains(c))) {
+        let reason = m.cancellation_reason.clone().unwrap_or_else(|| "not given".into());
+        *reasons.entry(reason).or_default() += 1;
+    }
+    let mut reasons: Vec<ReasonCount> = reasons.into_iter().map(|(reason, count)| ReasonCount { reason, count }).collect();
+    reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    let closed_in_month = tallies
+        .iter()
+        .filter(|t| !t.is_open() && t.resolved_at.is_some_and(|r| month.contains(r)));
+    let (mut saved, mut revenue) = (0u32, 0.0f64);
+    for t in closed_in_month {
+        if t.outcome.as_deref().is_some_and(|o| SAVED.contains(&o)) {
+            saved += 1;
+        }
+        revenue += t.attributed_value.unwrap_or(0.0);
+    }
+    ChurnReport {
+        month: month.label(),
+        members_start,
+        members_end,
+        joined,
+        cancelled,
+        churn_rate: rate(cancelled, members_start),
+        trend,
+        reasons,
+        saved_by_openloop: saved,
+        revenue_retained: (revenue * 100.0).round() / 100.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ids::MemberId;
+    use crate::testing::at;
+
+    fn member(id: &str, joined: &str, cancelled: Option<(&str, &str)>) -> MemberFacts {
+        let mut f = MemberFacts::new(MemberId::parse(id).unwrap_or_else(|e| panic!("{e}")));
+        f.status = Some(if cancelled.is_some() {
+            MemberStatus::Cancelled
+        } else {
+            MemberStatus::Active
+        });
+        f.joined_at = Some(at(joined));
+        if let Some((when, why)) = cancelled {
+            f.cancelled_at = Some(at(when));
+            f.cancellation_reason = Some(why.into());
+        }
+        f
+    }
+
+    #[test]
+    fn the_report_adds_up_members_joins_cancels_and_the_trend() {
+        let tz = jiff::tz::TimeZone::UTC;
+        let november = Month::parse("2026-11", &tz).expect("month");
+        let months = november.trailing(12, &tz).expect("months");
+        let members = [
+            member("m_a", "2025-01-01T00:00:00Z", None),
+            member("m_b", "2025-01-01T00:00:00Z", Some(("2026-11-10T00:00:00Z", "moving"))),
+            member("m_c", "2025-01-01T00:00:00Z", Some(("2026-11-12T00:00:00Z", "moving"))),
+            member("m_d", "2025-01-01T00:00:00Z", Some(("2026-10-03T00:00:00Z", "price"))),
+            member("m_e", "2026-11-05T00:00:00Z", None),
+        ];
+        let r = report(&members, &[], &months);
+        assert_eq!((r.members_start, r.members_end, r.joined, r.cancelled), (3, 2, 1, 2));
+        assert_eq!(r.churn_rate, 0.6667);
+        assert_eq!(r.trend.len(), 12);
+        assert_eq!(
+            r.trend[10],
+            MonthRate {
+                month: "2026-10".into(),
+                churn_rate: 0.25
+            }
+        );
+        assert_eq!(
+            r.reasons,
+            [ReasonCount {
+                reason: "moving".into(),
+                count: 2
+            }]
+        );
+        assert_eq!(r.members_end, r.members_start + r.joined - r.cancelled, "it adds up");
+    }
+}
