@@ -1,6 +1,6 @@
 //! Mail a spam filter trusts: one mail of every kind Openloop sends — a first touch of every
 //! member-facing task type, a cadence follow-up, an answer written from the owner's guidance,
-//! an owner's notice, the notices' digest, the daily summary and a sign-in link — played
+//! an owner's notice, the notices' digest, the morning brief and a sign-in link — played
 //! through the contract on the local runtime, and read as the very bytes SES is given.
 //!
 //! Each is checked here for what mailbox providers require of bulk senders (RFC 5322 `Date`,
@@ -176,7 +176,7 @@ async fn every_kind(stack: &Stack) -> Vec<Sample> {
     let answered = stack.outbox_to(asks).await;
     assert_eq!(answered.len(), 2, "the answer went: {answered:?}");
     samples.push(member("answer", last_to(stack, asks)));
-    samples.push(owners("daily-summary", owner_mail_with(stack, &owner, "Your daily summary").await));
+    samples.push(owners("morning-brief", owner_mail_with(stack, &owner, ": Today: ").await));
 
     // A task that hears nothing follows up on its cadence.
     let quiet = &addresses[2];
