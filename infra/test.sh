@@ -41,6 +41,9 @@ lint() {
 
 build() {
   cargo build --workspace --all-targets || return 1
+  # What `make run`, `make demo` and `make bench` build (the binaries alone unify features
+  # without the dev-dependencies), so the commands phase starts them without compiling.
+  cargo build --workspace --bins || return 1
   # The emulator tests' binary, built now and run directly later, so the linters' cargo can
   # hold the build directory meanwhile.
   emulator_bin=$(cargo test --workspace --test emulator --no-run --message-format=json |
