@@ -1,7 +1,7 @@
 //! What the task does with what it awaits, decided (spec §6.5, §8, §17.4, §22.3): a member's
 //! reply — honour a stop, answer, wait, close (as won, or as a provisional verbal commitment),
 //! or hand it to the owner — and the owner's guidance, turned into the next message. Pure: the
-//! engine (`engine/replies.rs`) reads the conversation, asks the agent through the AI budget
+//! engine (`engine/inbound/replies.rs`) reads the conversation, asks the agent through the AI budget
 //! when [`before_judging`] says so, and carries the [`ReplyDecision`] out.
 //!
 //! Stop means stop before any AI: a reply that asks to stop is never shown to the agent.

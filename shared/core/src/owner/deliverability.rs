@@ -2,7 +2,7 @@
 //! own sending domain. Bounces are counted against the account's sends — every send's
 //! reservation counts one ([`crate::task::commit::SendEffect::Reserve`]) — so "more than 10%
 //! of the last 50 sends bounced" is a pure question of [`BounceWindow`]; the engine pauses the
-//! account's member mail when it says so (`engine/mail_events.rs`).
+//! account's member mail when it says so (`engine/inbound/mail_events.rs`).
 //!
 //! A per-gym sending domain (§33.1 option B) is an SES identity with Easy DKIM and a custom
 //! MAIL FROM subdomain: the owner names the domain, Openloop creates the identity through the

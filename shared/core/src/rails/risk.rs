@@ -9,7 +9,7 @@
 //! recently cancelled member → `win_back`; a lead without a booked trial → `lead_followup`.
 //! Sparse data never hides a finding; it lowers the confidence, so the task goes to the
 //! owner's review instead of running on its own. Pure: the engine does the reading and the
-//! creating (`engine/analysis.rs`).
+//! creating (`engine/learning/analysis.rs`).
 
 use jiff::{SignedDuration, Timestamp};
 use serde_json::json;

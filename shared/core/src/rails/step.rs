@@ -2,7 +2,7 @@
 //! task — the task itself, the send snapshot, the conversation, the member's facts, the
 //! member's other tasks — and the time, what happens to it now: skip it, defer it, move it,
 //! let it go dormant, read what it awaits, hand it to its subtasks or its category's step,
-//! record the touch it would send, or claim it and send. The engine (`engine/work.rs`) loads,
+//! record the touch it would send, or claim it and send. The engine (`engine/lifecycle/work.rs`) loads,
 //! asks [`decide`], and carries the [`StepDecision`] out; nothing here reads a port or the clock.
 //!
 //! Some inputs cost a call (the connector refreshes the member's facts, the agent reads a reply)

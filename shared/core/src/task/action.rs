@@ -8,7 +8,7 @@
 //! repeats an action that went through.
 //!
 //! Member e-mail (`send_email`) is the one action that runs on its own path: the send path in
-//! `engine/work.rs`, whose gates (budgets, member ledger, daily cap, window, suppression, the
+//! `engine/lifecycle/work.rs`, whose gates (budgets, member ledger, daily cap, window, suppression, the
 //! reserved outbound record as its idempotency key) are a superset of [`preflight`]. The
 //! actions automation tasks may run are the [`Action`] variants; asking for any other kind is
 //! a clear error that says where that kind is done instead.

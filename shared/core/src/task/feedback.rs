@@ -2,7 +2,7 @@
 //! optional comment, on a closed or escalated task; and the correction of a closed task's
 //! outcome. Both are logged (so the daily metrics count them and learning reads them);
 //! the correction also re-values the task, and attribution stops watching it — the owner's
-//! word settles it. Pure: `engine/feedback.rs` reads and commits.
+//! word settles it. Pure: `engine/business/feedback.rs` reads and commits.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

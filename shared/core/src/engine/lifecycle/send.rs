@@ -33,7 +33,7 @@ impl Engine {
     /// Draft, reserve, send and record, for a task this worker has claimed. The member's
     /// annotations and the account's memories come from the send snapshot.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn send_claimed(
+    pub(in crate::engine) async fn send_claimed(
         &self,
         account: &Account,
         mut claimed: Task,

@@ -22,7 +22,7 @@ use crate::task::transition::{Why, transition};
 use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
 
 /// What a reservation attempt came to.
-pub(super) enum Reservation {
+pub(in crate::engine) enum Reservation {
     Made(Box<Task>),
     Defer(Timestamp, Why),
     AlreadyReserved,
@@ -31,7 +31,7 @@ pub(super) enum Reservation {
 impl Engine {
     /// Commit the reservation; when another send to the member raced it, re-read the ledger
     /// and decide again.
-    pub(super) async fn reserve(
+    pub(in crate::engine) async fn reserve(
         &self,
         account: &Account,
         claimed: &Task,
@@ -99,7 +99,7 @@ impl Engine {
     /// record and the conversation updated. If the owner changed the task meanwhile, the
     /// record is still written on top of their change. A touch the agent drafted logs its
     /// confidence (spec §7.4).
-    pub(super) async fn record_sent(
+    pub(in crate::engine) async fn record_sent(
         &self,
         settings: &Settings,
         reserved: Task,
@@ -187,7 +187,12 @@ impl Engine {
 
     /// A touch whose reservation nobody finished (`reserved`): whether the mail left is
     /// unknown, so the owner checks — it is never sent again.
-    pub(super) async fn escalate_unknown(&self, task: Task, reserved: OutboundMessage, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(in crate::engine) async fn escalate_unknown(
+        &self,
+        task: Task,
+        reserved: OutboundMessage,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let (next, log) = transition(
             &task,
             TaskStatus::Escalated,

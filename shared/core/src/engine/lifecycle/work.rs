@@ -43,7 +43,7 @@ pub enum StepOutcome {
 }
 
 /// How many times a step re-reads and re-decides after losing a race.
-pub(super) const MAX_RACES: usize = 4;
+pub(in crate::engine) const MAX_RACES: usize = 4;
 
 impl Engine {
     /// The execute worker: the first touch of a ready task.

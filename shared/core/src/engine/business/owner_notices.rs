@@ -412,7 +412,7 @@ impl Engine {
 
     /// A mail from Openloop to the account's owner at `to` (no thread, no unsubscribe link:
     /// the owner's settings are the switch); its Message-ID starts with `kind`.
-    pub(super) fn owner_mail(
+    pub(in crate::engine) fn owner_mail(
         &self,
         account: &Account,
         to: Email,

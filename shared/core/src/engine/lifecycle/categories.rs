@@ -24,7 +24,12 @@ impl Engine {
     /// A staff to-do: the first step starts the timer, each later one is a reminder to the
     /// owner, and when the reminders run out the cadence escalates it. Nothing reaches the
     /// member; the owner closes it with `resolve`.
-    pub(super) async fn staff_todo_step(&self, task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(in crate::engine) async fn staff_todo_step(
+        &self,
+        task: Task,
+        def: &TaskTypeDef,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         if limits_passed(&task, now) {
             return self.exhaust_todo(task, now, Reason::BudgetTimeExpired).await;
         }
@@ -91,7 +96,12 @@ impl Engine {
     }
 
     /// A research task: gather, write the deliverable, complete — in one commit.
-    pub(super) async fn research_step(&self, mut task: Task, def: &TaskTypeDef, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(in crate::engine) async fn research_step(
+        &self,
+        mut task: Task,
+        def: &TaskTypeDef,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let Some(kind) = def.deliverable else {
             let why = Why::new(Reason::NoDeliverableDefined).detail(format!("{} names no deliverable", def.key));
             return self.move_to(task, TaskStatus::Escalated, now, why).await;

@@ -374,7 +374,7 @@ impl Engine {
 
     /// Read the account, let `change` edit it, and save it over the version read; a lost race
     /// re-reads and changes again. `change` says whether there is anything to save.
-    pub(super) async fn change_account(
+    pub(in crate::engine) async fn change_account(
         &self,
         id: AccountId,
         mut change: impl FnMut(&mut Account) -> Result<bool, EngineError>,

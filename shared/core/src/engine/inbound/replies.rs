@@ -51,7 +51,7 @@ pub enum InboundOutcome {
 }
 
 /// What reading an awaited message leaves the step with.
-pub(super) enum Read {
+pub(in crate::engine) enum Read {
     /// The step is over (closed, escalated, waiting, cancelled).
     Done(StepOutcome),
     /// Carry on to the send path with this task: it has an answer to send.
@@ -312,7 +312,7 @@ impl Engine {
     }
 
     /// Phase two, inside a worker's step: read what the task awaits.
-    pub(super) async fn read_awaiting(
+    pub(in crate::engine) async fn read_awaiting(
         &self,
         account: &Account,
         task: Task,
@@ -670,7 +670,7 @@ impl Engine {
     }
 
     /// Hand the task to the owner, saying so in the conversation.
-    pub(super) async fn escalate(
+    pub(in crate::engine) async fn escalate(
         &self,
         task: Task,
         conversation: &[ConversationMessage],
@@ -722,7 +722,7 @@ impl Engine {
     }
 }
 
-pub(super) fn system_message(now: Timestamp, content: impl Into<String>) -> ConversationMessage {
+pub(in crate::engine) fn system_message(now: Timestamp, content: impl Into<String>) -> ConversationMessage {
     ConversationMessage {
         id: new_ulid(now),
         at: now,

@@ -22,7 +22,7 @@ use crate::task::transition::{Why, transition};
 use crate::task::{Task, TaskStatus};
 
 /// Who is being suppressed, and why (spec §22.2).
-pub(super) struct Suppression<'a> {
+pub(in crate::engine) struct Suppression<'a> {
     pub account: AccountId,
     pub email: &'a Email,
     pub member: Option<&'a MemberId>,
@@ -34,7 +34,13 @@ pub(super) struct Suppression<'a> {
 impl Engine {
     /// Member-level stop (spec §22): suppress the address and cancel every active task of the
     /// member, this one included; nothing is sent to them, not even an acknowledgment.
-    pub(super) async fn honour_stop(&self, account: &Account, task: Task, stop: &Stop, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(in crate::engine) async fn honour_stop(
+        &self,
+        account: &Account,
+        task: Task,
+        stop: &Stop,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let Some(email) = task.member.email.clone() else {
             return self
                 .escalate(task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
@@ -86,7 +92,7 @@ impl Engine {
         .await
     }
 
-    pub(super) async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
+    pub(in crate::engine) async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
         let now = self.clock.now();
         self.store.put_suppression(who.account, who.email, who.reason, now).await?;
         let cancelled = match who.member {

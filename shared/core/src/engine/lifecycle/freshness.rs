@@ -19,7 +19,7 @@ use crate::task::reason::Reason;
 use crate::task::transition::Why;
 
 /// The facts the stale guard reads, or why the touch must wait.
-pub(super) enum Fresh {
+pub(in crate::engine) enum Fresh {
     Facts(Option<Box<MemberFacts>>),
     Defer { until: Timestamp, why: Why },
 }
@@ -31,7 +31,7 @@ impl Engine {
     /// The member's facts for `task`'s next touch: the projected ones (`stored`), brought up
     /// to date by the connector when one is configured and serves the account — with the
     /// account's own credentials when it has them.
-    pub(super) async fn fresh_facts(
+    pub(in crate::engine) async fn fresh_facts(
         &self,
         account: &Account,
         task: &Task,
@@ -71,7 +71,7 @@ impl Engine {
     /// Keep the account's connector health (spec §34.2) after a call: a failure counts (the
     /// one that degrades the connector raises the alert), a success resets it when worth a
     /// write. The health after the call.
-    pub(super) async fn record_connector_result(
+    pub(in crate::engine) async fn record_connector_result(
         &self,
         account: AccountId,
         name: &str,
@@ -122,7 +122,7 @@ impl Engine {
     }
 }
 
-pub(super) fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: Reason, what: String) -> Fresh {
+pub(in crate::engine) fn defer(name: &str, health: &ConnectorHealth, now: Timestamp, reason: Reason, what: String) -> Fresh {
     let until = health.next_attempt_at().unwrap_or(now).max(now + MIN_DEFERRAL);
     let degraded = health.degraded_since.map(|at| format!(", degraded since {at}")).unwrap_or_default();
     let detail = format!(

@@ -1,0 +1,12 @@
+//! The business and its owner: the account and its settings, sign-in, the sending domain, the
+//! PushPress connection and members, the owner's notices and feedback.
+
+use super::*;
+
+pub(super) mod accounts;
+pub(super) mod connection;
+pub(super) mod feedback;
+pub(super) mod members;
+pub(super) mod owner_notices;
+pub(super) mod sending_domains;
+pub(super) mod sign_in;
