@@ -66,11 +66,16 @@ pub struct Yesterday {
     pub retained: u32,
     pub recovered: u32,
     /// Members of the holdout group whose goal was reached with nothing sent: back on their
-    /// own, not counted as retained or recovered.
+    /// own, not counted as retained or recovered. Left out of the brief when none.
+    #[serde(skip_serializing_if = "none")]
     pub held_out_back: u32,
     pub replies: u32,
     pub escalations: u32,
     pub sent: u32,
+}
+
+fn none(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Yesterday {

@@ -195,3 +195,44 @@ async fn members_who_cancel_without_ever_being_flagged_shorten_the_gap_within_it
         "14 days is the shortest gap: nobody was missed"
     );
 }
+
+/// The brief says which group each member back was in: one retained after outreach, one
+/// held-out member back with nothing sent — not counted as retained.
+#[tokio::test]
+async fn the_brief_counts_a_held_out_member_back_apart_from_those_retained() {
+    use crate::task::holdout::{Arm, Holdout};
+    let w = world().await;
+    for (i, arm) in [Arm::Contacted, Arm::HeldOut].into_iter().enumerate() {
+        let created_at = day0() - days(5);
+        let member = MemberId::parse(&format!("m_brief_{i}")).expect("member");
+        let mut task = sample_task_for(w.account.id, member, TaskStatus::Waiting, created_at);
+        task.task_type = "churn_risk".into();
+        task.holdout = Some(Holdout {
+            arm,
+            bucket: 1,
+            generation: 0,
+        });
+        w.store
+            .create_task(&task, &created(&task, Why::new(Reason::ManualModeRequiresReview)), &[])
+            .await
+            .expect("create");
+        let closed_at = day0() - SignedDuration::from_hours(20);
+        let (done, log) = transition(
+            &task,
+            TaskStatus::Completed,
+            closed_at,
+            Why::new(Reason::GoalSignalCheckin).outcome("retained"),
+        )
+        .expect("close");
+        w.store.commit(&TaskCommit::new(done, log)).await.expect("close");
+    }
+    let brief = w.engine.brief(w.account.id, None).await.expect("brief");
+    assert_eq!(
+        (brief.yesterday.retained, brief.yesterday.held_out_back),
+        (1, 1),
+        "{:?}",
+        brief.yesterday
+    );
+    let json = serde_json::to_value(&brief.yesterday).expect("json");
+    assert_eq!(json["held_out_back"], 1);
+}
