@@ -40,7 +40,7 @@ async fn written(w: &World, account: &Account, i: usize, day: i64, subject: &str
     sent.execution_started_at = Some(sent_at);
     sent.thread_subject = Some(subject.into());
     sent.message_template = Some(template.into());
-    sent.budget.turns_used = u32::from(i % 2 == 0);
+    sent.budget.turns_used = u32::from(i.is_multiple_of(2));
     w.store.commit(&TaskCommit::new(sent.clone(), log)).await.expect("send");
     let (to, reason, outcome) = if back {
         (TaskStatus::Completed, Reason::GoalSignalCheckin, "retained")
@@ -114,8 +114,26 @@ async fn the_owners_template_bringing_fewer_back_than_the_shipped_one_is_a_findi
     // Another gym: the same wording either way, half back in each group — nothing to suggest.
     let other = another(&w).await;
     for i in 0..12 {
-        written(&w, &other, 200 + i, 2 + i as i64, "Coming back this week?", own, i % 2 == 0).await;
-        written(&w, &other, 300 + i, 2 + i as i64, "A note from the gym", "default", i % 2 == 1).await;
+        written(
+            &w,
+            &other,
+            200 + i,
+            2 + i as i64,
+            "Coming back this week?",
+            own,
+            i.is_multiple_of(2),
+        )
+        .await;
+        written(
+            &w,
+            &other,
+            300 + i,
+            2 + i as i64,
+            "A note from the gym",
+            "default",
+            !i.is_multiple_of(2),
+        )
+        .await;
     }
     let (tasks, made) = w.engine.evaluate_account(other.id, "weekly_batch").await.expect("evaluate");
     assert_eq!((tasks, made), (24, 0), "no pattern, no suggestion");
