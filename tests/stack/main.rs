@@ -19,6 +19,7 @@ mod gates;
 mod good_by_default;
 mod hostile;
 mod learning;
+mod learning_outcomes;
 mod lift;
 mod local_runtime;
 mod loops;

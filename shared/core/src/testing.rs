@@ -21,6 +21,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         pushpress: None,
         sending_identity: None,
         learning_patterns: Default::default(),
+        pooled_lift: Vec::new(),
         holdout_draw: Default::default(),
         session_version: 0,
         last_seen_at: None,
@@ -105,6 +106,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         original_draft: None,
         member_last_words: None,
         holdout: None,
+        message_template: None,
         memories_used: Vec::new(),
         version: 1,
     }
@@ -313,5 +315,9 @@ pub fn sample_shared_outcome(hour: i8, replied: bool) -> crate::learning::intera
         business_type: None,
         flagged_gap_days: None,
         contributor: None,
+        subject_style: None,
+        template: None,
+        arm: None,
+        absent_days_at_cancel: None,
     }
 }

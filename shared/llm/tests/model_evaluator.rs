@@ -49,6 +49,7 @@ fn closed(hour: i8, replied: bool) -> ClosedTask {
             ..openloop_core::testing::sample_shared_outcome(hour, replied)
         },
         edits: Vec::new(),
+        template_version: None,
     }
 }
 

@@ -53,6 +53,8 @@ pub struct LiftRow {
     pub difference: String,
     pub interval: String,
     pub verdict: String,
+    /// "across N gyms like yours, …", or empty.
+    pub pooled: String,
 }
 
 fn group(g: &Group) -> String {
@@ -77,6 +79,13 @@ fn row(l: &TypeLift) -> LiftRow {
             .ci95
             .map_or_else(|| "—".to_owned(), |[low, high]| format!("{} to {}", points(low), points(high))),
         verdict: l.verdict.clone(),
+        pooled: l.pooled.as_ref().map_or_else(String::new, |p| {
+            let mut s = p.summary.clone();
+            if let Some(first) = s.get(..1) {
+                s = first.to_uppercase() + &s[1..];
+            }
+            format!("{s} ({}).", p.month)
+        }),
     }
 }
 

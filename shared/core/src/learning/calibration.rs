@@ -12,6 +12,14 @@
 //!   outcome that was later contradicted (a verbal commitment downgraded, the owner's
 //!   correction), so the auto-send threshold is raised by one step.
 //!
+//! - **Shorter gaps.** Calibration goes both ways: members who cancel without ever being
+//!   flagged count too. Of the cancelled members the scan then opened a win-back for, at least
+//!   [`MIN_MISSED_PCT`]% (and [`MIN_MISSED`]) had been away between the shortest gap allowed
+//!   and the gap in force when they cancelled: a shorter gap would have flagged them while
+//!   they were still members. The suggested gap is the lower quartile of their absences,
+//!   within bounds. When the flags say "longer" and the cancellations "shorter", the evidence
+//!   disagrees and neither is suggested.
+//!
 //! Nothing is suggested from fewer than [`MIN_TASKS`] tasks, or when the threshold is at its
 //! bound already. Only the shared part of the record is read.
 
@@ -112,6 +120,78 @@ fn risk_gap(tasks: &[ClosedTask], current: &Calibration) -> Option<SuggestionDra
     })
 }
 
+/// The share (percent) of cancellations a shorter gap would have flagged in time that makes
+/// the gap in force too long.
+pub const MIN_MISSED_PCT: usize = 30;
+/// Such cancellations needed before the gap is shortened.
+pub const MIN_MISSED: usize = 4;
+
+/// Members who cancelled without ever being flagged: a shorter gap when enough of them had
+/// been away long enough for a gap within bounds to catch them.
+fn risk_gap_shorter(tasks: &[ClosedTask], current: &Calibration) -> Option<SuggestionDraft> {
+    let cancelled: Vec<&ClosedTask> = tasks
+        .iter()
+        .filter(|t| t.shared.task_type == "win_back" && t.shared.absent_days_at_cancel.is_some())
+        .collect();
+    let n = cancelled.len();
+    if n < MIN_TASKS {
+        return None;
+    }
+    let now = current.risk_gap_days;
+    let (shortest, gap) = (i64::from(RISK_GAP_DAYS_MIN), i64::from(now));
+    // Away less than the gap in force: never flagged before they cancelled; away at least
+    // the shortest gap: a gap within bounds would have flagged them.
+    let missed: Vec<&ClosedTask> = cancelled
+        .iter()
+        .copied()
+        .filter(|t| t.shared.absent_days_at_cancel.is_some_and(|d| d >= shortest && d < gap))
+        .collect();
+    let rate_pct = missed.len() * 100 / n;
+    if missed.len() < MIN_MISSED || rate_pct < MIN_MISSED_PCT {
+        return None;
+    }
+    let mut away: Vec<i64> = missed.iter().filter_map(|t| t.shared.absent_days_at_cancel).collect();
+    away.sort_unstable();
+    let quartile = away[(away.len() - 1) / 4];
+    let median = away[away.len() / 2];
+    let suggested = u16::try_from(quartile)
+        .unwrap_or(RISK_GAP_DAYS_MIN)
+        .clamp(RISK_GAP_DAYS_MIN, RISK_GAP_DAYS_MAX);
+    if suggested >= now {
+        return None;
+    }
+    Some(SuggestionDraft {
+        kind: SuggestionKind::Calibration,
+        title: format!("Members here cancel before the scan flags them: flag them after {suggested} days, not {now}"),
+        body: format!(
+            "Over the last {WINDOW_DAYS} days {n} members cancelled; {} of them ({rate_pct}%) had been away between \
+             {RISK_GAP_DAYS_MIN} and {} days when they did — never flagged, because the scan waits {now} days without a \
+             check-in. They had been away a median of {median} days. Accepting this flags members after {suggested} days \
+             instead of {now} (never fewer than {RISK_GAP_DAYS_MIN}); undo puts {now} back.",
+            missed.len(),
+            now - 1
+        ),
+        evidence: json!({
+            "window_days": WINDOW_DAYS,
+            "cancelled": n,
+            "cancelled_unflagged": missed.len(),
+            "rate": missed.len() as f64 / n as f64,
+            "median_absent_days": median,
+            "lower_quartile_absent_days": quartile,
+            "current_gap_days": now,
+            "suggested_gap_days": suggested,
+            "task_ids": ids(&missed),
+        }),
+        strength: strength(n),
+        confidence: confidence(rate_pct, n),
+        fingerprint: format!("calibration:risk_gap_days:{now}>{suggested}"),
+        change: ProposedChange::Calibration {
+            threshold: Threshold::RiskGapDays,
+            value: suggested,
+        },
+    })
+}
+
 /// High-confidence work the owner corrected: a higher auto-send threshold.
 fn confidence_threshold(tasks: &[ClosedTask], current: &Calibration) -> Option<SuggestionDraft> {
     let sure: Vec<&ClosedTask> = tasks.iter().filter(|t| t.shared.confidence_bucket >= HIGH_CONFIDENCE).collect();
@@ -176,8 +256,11 @@ fn confidence_threshold(tasks: &[ClosedTask], current: &Calibration) -> Option<S
 
 /// Every calibration the account's recent closed tasks call for, given where its thresholds are.
 pub fn calibrations(tasks: &[ClosedTask], current: &Calibration) -> Vec<SuggestionDraft> {
-    [risk_gap(tasks, current), confidence_threshold(tasks, current)]
-        .into_iter()
-        .flatten()
-        .collect()
+    // The gap moves one way or the other, or not at all when the evidence disagrees.
+    let gap = match (risk_gap(tasks, current), risk_gap_shorter(tasks, current)) {
+        (Some(longer), None) => Some(longer),
+        (None, Some(shorter)) => Some(shorter),
+        _ => None,
+    };
+    [gap, confidence_threshold(tasks, current)].into_iter().flatten().collect()
 }

@@ -36,6 +36,8 @@ pub struct ClosedTask {
     pub shared: SharedOutcome,
     /// The owner's edits of its draft, by kind (the account's own: read only for this account).
     pub edits: Vec<EditKind>,
+    /// The template its first message was written from, with its version (the account's own).
+    pub template_version: Option<String>,
 }
 
 /// Consistent edits of one kind needed for a weak, moderate and strong suggestion (spec 003).
@@ -61,7 +63,7 @@ impl Group {
 }
 
 /// Part of the day of a local hour.
-fn day_part(hour: i8) -> Option<&'static str> {
+pub(super) fn day_part(hour: i8) -> Option<&'static str> {
     match hour {
         5..=11 => Some("morning"),
         12..=16 => Some("afternoon"),
@@ -70,29 +72,8 @@ fn day_part(hour: i8) -> Option<&'static str> {
     }
 }
 
+/// The sent tasks by `key`, counting the answered ones.
 fn grouped(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'static str>) -> Vec<Named> {
-    grouped_by(tasks, key, Measure::Reply)
-}
-
-/// What counts as a hit in a group: the member replied, or the task's goal was reached (the
-/// outcome its signal gives, a late win or a return before outreach; a commitment still
-/// awaiting its signal is not one yet).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Measure {
-    Reply,
-    Outcome,
-}
-
-impl Measure {
-    fn hit(self, s: &SharedOutcome) -> bool {
-        match self {
-            Measure::Reply => s.turns > 0,
-            Measure::Outcome => !s.provisional && crate::task::holdout::succeeded(&s.task_type, s.outcome.as_deref()),
-        }
-    }
-}
-
-fn grouped_by(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'static str>, measure: Measure) -> Vec<Named> {
     let mut groups: Vec<Named> = Vec::new();
     for t in tasks.iter().filter(|t| t.shared.touches > 0) {
         let Some(k) = key(&t.shared) else { continue };
@@ -105,7 +86,7 @@ fn grouped_by(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'sta
         };
         let group = &mut groups[at].1;
         group.sent += 1;
-        group.replied += u32::from(measure.hit(&t.shared));
+        group.replied += u32::from(t.shared.turns > 0);
         group.tasks.push(t.task_id.to_string());
     }
     groups
@@ -214,83 +195,6 @@ pub(super) fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
     })
 }
 
-/// The goal's evidence of a group: messages sent, how many of those members reached the goal.
-fn outcome_evidence(g: &Group) -> serde_json::Value {
-    json!({"sent": g.sent, "succeeded": g.replied, "success_rate": f64::from(g.replied) / f64::from(g.sent.max(1))})
-}
-
-/// When writing brings members back (issue 28 item 4): the part of the day whose first
-/// messages most often ended with the goal reached — not only a reply — against the worst.
-pub(super) fn send_time_by_outcome(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
-    let groups = grouped_by(tasks, |s| s.first_touch_hour.and_then(day_part), Measure::Outcome);
-    let ((best, b), (worst, w), strength, confidence) = contrast(&groups)?;
-    Some(SuggestionDraft {
-        kind: SuggestionKind::Memory,
-        title: format!("Members written to in the {best} come back more often than in the {worst}"),
-        body: format!(
-            "Over the last {WINDOW_DAYS} days, {} of {} members first written to in the {best} reached the goal              (came back, paid, booked) ({}%), against {} of {} written to in the {worst} ({}%). Saving this tells              the agent that {best} messages work better here.",
-            b.replied,
-            b.sent,
-            b.rate_pct(),
-            w.replied,
-            w.sent,
-            w.rate_pct()
-        ),
-        evidence: json!({
-            "window_days": WINDOW_DAYS,
-            "measure": "outcome",
-            best: outcome_evidence(&b),
-            worst: outcome_evidence(&w),
-            "task_ids": b.tasks.iter().chain(&w.tasks).collect::<Vec<_>>(),
-        }),
-        strength,
-        confidence,
-        fingerprint: format!("memory:send_time_outcome:{best}>{worst}"),
-        change: ProposedChange::Memory {
-            content: format!(
-                "Members here more often come back when first written to in the {best} than in the {worst}:                  prefer the {best} when choosing when to write."
-            ),
-            category: Some("pattern".into()),
-        },
-    })
-}
-
-/// Whether short first messages end with the goal reached more often than long ones.
-pub(super) fn message_length_by_outcome(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
-    let groups = grouped_by(
-        tasks,
-        |s| s.message_length.map(|n| if n > LONG_MESSAGE_CHARS { "long" } else { "short" }),
-        Measure::Outcome,
-    );
-    let ((best, b), (_, w), strength, confidence) = contrast(&groups)?;
-    if best != "short" {
-        return None;
-    }
-    let instruction = format!("Keep first messages under {LONG_MESSAGE_CHARS} characters: short ones bring members back more often.");
-    Some(SuggestionDraft {
-        kind: SuggestionKind::Prompt,
-        title: format!("Short first messages bring more members back (under {LONG_MESSAGE_CHARS} characters)"),
-        body: format!(
-            "Over the last {WINDOW_DAYS} days, {} of {} members sent a short first message reached the goal ({}%),              against {} of {} sent one longer than {LONG_MESSAGE_CHARS} characters ({}%). Applying this adds the              instruction \"{instruction}\" for every agent.",
-            b.replied,
-            b.sent,
-            b.rate_pct(),
-            w.replied,
-            w.sent,
-            w.rate_pct()
-        ),
-        evidence: json!({"window_days": WINDOW_DAYS, "measure": "outcome", "short": outcome_evidence(&b), "long": outcome_evidence(&w)}),
-        strength,
-        confidence,
-        fingerprint: format!("prompt:message_length_outcome:under_{LONG_MESSAGE_CHARS}"),
-        change: ProposedChange::Prompt {
-            agent: "*".into(),
-            task_type: None,
-            instruction,
-        },
-    })
-}
-
 /// The owner's edits: each kind made on at least [`EDITS_WEAK`] drafts is a memory
 /// suggestion, as strong as the count (a stronger one is a new finding).
 pub(super) fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
@@ -339,6 +243,8 @@ pub(super) fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
         })
         .collect()
 }
+
+pub(super) mod outcomes;
 
 #[cfg(test)]
 mod tests;

@@ -73,6 +73,21 @@ pub struct SharedOutcome {
     /// HMAC under a secret of the account's own, so no one holding only ids can link it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contributor: Option<String>,
+    /// The first message's subject line by its style ([`subject_style`]): `question`,
+    /// `personal` (it names the member) or `plain` — never the words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject_style: Option<String>,
+    /// Whose template the first message was written from: `default` (shipped) or `owner`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// The holdout group of a task that went through the draw (the pooled lift counts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm: Option<crate::task::holdout::Arm>,
+    /// For a win-back the risk scan opened: whole days the member had been away (since their
+    /// last check-in) when they cancelled — what calibration asks of members who cancelled
+    /// without ever being flagged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent_days_at_cancel: Option<i64>,
 }
 
 /// What never leaves the account.
@@ -96,6 +111,10 @@ pub struct PrivateOutcome {
     /// The owner's latest rating of the task, with its reason when thumbs-down (spec §28.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<crate::task::feedback::OwnerFeedback>,
+    /// The template the first message was written from, with its version (`default`, or
+    /// `owner@{when the owner last changed it}`): the account's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_version: Option<String>,
 }
 
 /// One closed task's learning record.
@@ -145,6 +164,10 @@ impl InteractionOutcome {
                 .map(|t| business_type_tag(t).to_owned()),
             flagged_gap_days: flagged_gap_days(task),
             contributor: None,
+            subject_style: first_subject(task).map(|subject| subject_style(subject, task.member.name.as_deref()).to_owned()),
+            template: template_version(task).map(|v| template_of(v).to_owned()),
+            arm: task.holdout.map(|h| h.arm),
+            absent_days_at_cancel: absent_days_at_cancel(task),
         };
         let sent = task.touch > 0;
         let private = PrivateOutcome {
@@ -162,6 +185,7 @@ impl InteractionOutcome {
                 _ => Vec::new(),
             },
             feedback: task.feedback.clone(),
+            template_version: template_version(task).map(str::to_owned),
         };
         Some(Self { shared, private })
     }
@@ -241,6 +265,60 @@ fn flagged_gap_days(task: &Task) -> Option<i64> {
     }
     let last: Timestamp = context.get("last_checkin_at")?.as_str()?.parse().ok()?;
     Some(task.created_at.duration_since(last).as_hours().max(0) / 24)
+}
+
+/// The subject of the first message, if one was sent.
+fn first_subject(task: &Task) -> Option<&str> {
+    if task.touch == 0 {
+        return None;
+    }
+    task.thread_subject
+        .as_deref()
+        .or(task.draft.as_ref().map(|d| d.subject.as_str()))
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// The template the first message was written from, if one was sent.
+fn template_version(task: &Task) -> Option<&str> {
+    task.message_template.as_deref().filter(|_| task.touch > 0)
+}
+
+/// `default` or `owner`, of a template version.
+pub fn template_of(version: &str) -> &'static str {
+    if version.starts_with(crate::conversation::messages::OWNER_TEMPLATE) {
+        crate::conversation::messages::OWNER_TEMPLATE
+    } else {
+        crate::conversation::messages::DEFAULT_TEMPLATE
+    }
+}
+
+/// The style of a subject line: `question` when it asks one, else `personal` when it names
+/// the member (their first name, as a word), else `plain`.
+pub fn subject_style(subject: &str, member_name: Option<&str>) -> &'static str {
+    if subject.contains('?') {
+        return "question";
+    }
+    let first = member_name.and_then(|n| n.split_whitespace().next()).map(str::to_lowercase);
+    let names = first.is_some_and(|first| {
+        first.chars().count() >= 2
+            && subject
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '-')
+                .any(|word| word == first)
+    });
+    if names { "personal" } else { "plain" }
+}
+
+/// Days from the member's last check-in to their cancellation, for a win-back the scan
+/// opened (its context names both).
+fn absent_days_at_cancel(task: &Task) -> Option<i64> {
+    let context = &task.trigger_context;
+    if task.task_type != "win_back" || context.get("source").and_then(serde_json::Value::as_str) != Some("risk_scan") {
+        return None;
+    }
+    let time = |key: &str| context.get(key)?.as_str()?.parse::<Timestamp>().ok();
+    let (last, cancelled) = (time("last_checkin_at")?, time("cancelled_at")?);
+    Some(cancelled.duration_since(last).as_hours().max(0) / 24)
 }
 
 /// `YYYY-MM` of a time, in UTC: how cross-tenant records are grouped.

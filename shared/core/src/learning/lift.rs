@@ -108,6 +108,10 @@ pub struct TypeLift {
     pub revenue_after_outreach: f64,
     /// The part of it the lift says the outreach caused.
     pub revenue_caused: f64,
+    /// The same lift across gyms of this business type, when at least three that share their
+    /// learning had both groups (the latest monthly evaluation's; `learning/pooled.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<crate::owner::pooled_lift::PooledLift>,
 }
 
 /// The lift over a window: one entry per task type, and the revenue totals.
@@ -226,6 +230,7 @@ fn judge(task_type: String, contacted: Group, held_out: Group, revenue: f64, hol
         },
         revenue_after_outreach: round_cents(revenue),
         revenue_caused: round_cents(caused),
+        pooled: None,
         contacted,
         held_out,
     }

@@ -19,6 +19,7 @@ pub mod interaction;
 pub mod lift;
 pub mod network;
 pub mod offline;
+pub mod pooled;
 pub mod suggestion;
 
 use crate::learning::interaction::SharedOutcome;
@@ -181,6 +182,10 @@ mod tests {
             business_type: Some("crossfit_gym".into()),
             flagged_gap_days: None,
             contributor: None,
+            subject_style: None,
+            template: None,
+            arm: None,
+            absent_days_at_cancel: None,
         }
     }
 

@@ -1,30 +1,25 @@
 //! The offline evaluator (issue 16 item 3) as the [`crate::ports::Evaluator`] port runs it:
-//! the statistics of [`super::evaluator`] and the calibrations of [`super::calibration`]
-//! over one account's recent closed tasks.
+//! the statistics of [`super::evaluator`] — reply rates, and the outcome patterns of
+//! [`super::evaluator::outcomes`] — and the calibrations of [`super::calibration`] over one
+//! account's recent closed tasks.
 
-use super::evaluator::{
-    ClosedTask, MAX_SUGGESTIONS, message_length, message_length_by_outcome, owner_edits, send_time, send_time_by_outcome,
-};
+use super::evaluator::outcomes::outcome_patterns;
+use super::evaluator::{ClosedTask, MAX_SUGGESTIONS, message_length, owner_edits, send_time};
 use super::suggestion::SuggestionDraft;
 use crate::owner::calibration::Calibration;
 
 /// Every finding in an account's recent closed tasks (with its thresholds as they stand, for
 /// calibration), strongest first, at most [`MAX_SUGGESTIONS`].
 pub fn evaluate(tasks: &[ClosedTask], calibration: &Calibration) -> Vec<SuggestionDraft> {
-    let (timing, length) = (send_time(tasks), message_length(tasks));
-    // An outcome finding that says what the reply finding of its kind says adds nothing.
-    let new = |reply: &Option<SuggestionDraft>, outcome: Option<SuggestionDraft>| {
-        outcome.filter(|o| {
-            reply
-                .as_ref()
-                .is_none_or(|r| r.fingerprint.rsplit(':').next() != o.fingerprint.rsplit(':').next())
-        })
+    let replies: Vec<SuggestionDraft> = [send_time(tasks), message_length(tasks)].into_iter().flatten().collect();
+    // An outcome finding that says what a reply finding says adds nothing.
+    let said = |fingerprint: &str| {
+        let what = fingerprint.rsplit(':').next();
+        replies.iter().any(|r| r.fingerprint.rsplit(':').next() == what)
     };
-    let by_outcome = [
-        new(&timing, send_time_by_outcome(tasks)),
-        new(&length, message_length_by_outcome(tasks)),
-    ];
-    let mut found: Vec<SuggestionDraft> = [timing, length].into_iter().chain(by_outcome).flatten().collect();
+    let outcomes: Vec<SuggestionDraft> = outcome_patterns(tasks).into_iter().filter(|o| !said(&o.fingerprint)).collect();
+    let mut found = replies;
+    found.extend(outcomes);
     found.extend(owner_edits(tasks));
     found.extend(super::calibration::calibrations(tasks, calibration));
     found.sort_by_key(|d| std::cmp::Reverse((d.strength, d.confidence)));

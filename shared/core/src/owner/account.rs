@@ -429,6 +429,10 @@ pub struct Account {
     /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub learning_patterns: std::collections::BTreeSet<String>,
+    /// The lift across gyms of this business type, per task type, as the latest monthly
+    /// evaluation pooled it (`owner/pooled_lift.rs`); shown beside the gym's own lift.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pooled_lift: Vec<crate::owner::pooled_lift::PooledLift>,
     /// Which draw of the holdout groups is in force (`owner/holdout.rs`); reshuffled by the
     /// owner at most monthly.
     #[serde(default)]

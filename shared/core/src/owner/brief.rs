@@ -62,11 +62,20 @@ pub struct PaymentTrouble {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Yesterday {
+    /// Members retained and recovered after outreach (contacted, or never drawn).
     pub retained: u32,
     pub recovered: u32,
+    /// Members of the holdout group whose goal was reached with nothing sent: back on their
+    /// own, not counted as retained or recovered. Left out of the brief when none.
+    #[serde(skip_serializing_if = "none")]
+    pub held_out_back: u32,
     pub replies: u32,
     pub escalations: u32,
     pub sent: u32,
+}
+
+fn none(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Yesterday {
@@ -319,6 +328,12 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
         "\nYesterday: {} retained, {} recovered, {} replies, {} escalations, {} mails sent.\n",
         y.retained, y.recovered, y.replies, y.escalations, y.sent
     ));
+    if y.held_out_back > 0 {
+        text.push_str(&format!(
+            "{} held-out member(s) came back on their own, with nothing sent (not counted as retained).\n",
+            y.held_out_back
+        ));
+    }
     if brief.review_expired > 0 {
         text.push_str(&format!(
             "{} review item(s) waited too long and were closed (review expired).\n",

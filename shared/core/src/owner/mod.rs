@@ -14,6 +14,7 @@ pub mod holdout;
 pub mod learned;
 pub mod metrics;
 pub mod owner_notice;
+pub mod pooled_lift;
 pub mod presence;
 pub mod quiet;
 pub mod recurring;

@@ -69,6 +69,7 @@ pub fn assess(facts: &MemberFacts, now: Timestamp, churn_gap: SignedDuration) ->
             "activity_tier": ActivityTier::of(facts, now),
             "checkin_count": facts.checkin_count,
             "last_checkin_at": facts.last_checkin_at,
+            "cancelled_at": facts.cancelled_at,
             "tenure_days": tenure_days,
             "monthly_value": facts.monthly_value,
         }),

@@ -290,6 +290,10 @@ pub struct Task {
     /// (`crate::task::holdout`); `None` for a task that never went through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout: Option<crate::task::holdout::Holdout>,
+    /// The template the first message was written from (`default`, or the owner's as of its
+    /// last change), for learning which wording brings members back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_template: Option<String>,
     pub version: u64,
 }
 

@@ -68,6 +68,11 @@ impl OwnerTemplate {
     }
 }
 
+/// A message written from the shipped template, and from the owner's own (the learning
+/// record's `template`, and the start of a `template_version`).
+pub const DEFAULT_TEMPLATE: &str = "default";
+pub const OWNER_TEMPLATE: &str = "owner";
+
 /// What the offline agent writes a message from, carried in the agent's requests: the member's
 /// facts and the owner's own template for the message, if they wrote one.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,6 +81,10 @@ pub struct MessageInputs {
     pub member: MemberVars,
     #[serde(default)]
     pub owner_template: Option<TemplateText>,
+    /// Which template the message is written from, for learning: `default`, or
+    /// `owner@{time}` (when the owner last changed theirs) — never shown to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_version: Option<String>,
 }
 
 /// Every variable a template may use, with what it holds (the dashboard and the docs list

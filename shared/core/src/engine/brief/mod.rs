@@ -73,6 +73,7 @@ impl Engine {
         // Each member's open task (any), and yesterday's closes.
         let mut open_task: HashMap<MemberId, TaskId> = HashMap::new();
         let (mut retained, mut recovered, mut review_expired, mut planned_today) = (0u32, 0u32, 0usize, 0usize);
+        let mut held_out_back = 0u32;
         for tally in &tallies {
             if tally.is_open() {
                 open_task.entry(tally.member_id.clone()).or_insert(tally.task_id);
@@ -90,6 +91,11 @@ impl Engine {
                 review_expired += 1;
             }
             if !tally.resolved_at.is_some_and(|at| y_start <= at && at < y_end) {
+                continue;
+            }
+            // Which group each member back was in: a held-out one came back with nothing sent.
+            if tally.arm == Some(crate::task::holdout::Arm::HeldOut) {
+                held_out_back += u32::from(crate::task::holdout::succeeded(&tally.task_type, tally.outcome.as_deref()));
                 continue;
             }
             match tally.outcome.as_deref() {
@@ -154,6 +160,7 @@ impl Engine {
             yesterday: Yesterday {
                 retained,
                 recovered,
+                held_out_back,
                 replies: metrics.member_replies,
                 escalations: metrics.tasks_escalated,
                 sent: metrics.messages_sent,

@@ -229,6 +229,7 @@ impl Engine {
             pushpress: input.pushpress,
             sending_identity: None,
             learning_patterns: Default::default(),
+            pooled_lift: Vec::new(),
             holdout_draw: Default::default(),
             session_version: 0,
             last_seen_at: None,

@@ -20,6 +20,7 @@ use crate::learning::interaction::{business_type_tag, contributor_pseudonym};
 use crate::learning::network::{self, Pattern};
 use crate::learning::suggestion::{ProposedChange, Strength, Suggestion, SuggestionDraft, SuggestionKind};
 use crate::owner::account::Account;
+use crate::owner::pooled_lift::PooledLift;
 use crate::task::error::EngineError;
 
 /// What a monthly run did.
@@ -34,6 +35,8 @@ pub struct NetworkReport {
     pub credited: usize,
     /// Suggestions made (each pattern once per account it is about).
     pub suggested: usize,
+    /// Pooled lifts (business type × task type) with enough gyms behind them.
+    pub pooled_lifts: usize,
 }
 
 fn pseudonym(account: &Account) -> String {
@@ -89,6 +92,8 @@ impl Engine {
         report.records = records.len();
         let patterns = network::patterns(month, &records);
         report.patterns = patterns.len();
+        let pooled = crate::learning::pooled::pooled(month, &records);
+        report.pooled_lifts = pooled.len();
         let now = self.clock.now();
         for account in accounts {
             let helped: Vec<&Pattern> = if account.settings.share_learning {
@@ -102,6 +107,7 @@ impl Engine {
                 self.credit(&account, &helped).await?;
             }
             let tag = account.settings.profile.business_type.as_deref().map(business_type_tag);
+            self.keep_pooled_lift(&account, tag, &pooled).await?;
             for pattern in patterns
                 .iter()
                 .filter(|p| p.business_type.is_none() || p.business_type.as_deref() == tag)
@@ -114,6 +120,33 @@ impl Engine {
         }
         tracing::info!(?report, "monthly cross-business evaluation");
         Ok(report)
+    }
+
+    /// The account's lift across gyms like it: this month's figure for each task type that has
+    /// one, an earlier month's kept for the others — all of its current business type.
+    async fn keep_pooled_lift(&self, account: &Account, tag: Option<&str>, pooled: &[PooledLift]) -> Result<(), EngineError> {
+        let mut next: Vec<PooledLift> = account
+            .pooled_lift
+            .iter()
+            .filter(|p| {
+                Some(p.business_type.as_str()) == tag
+                    && !pooled
+                        .iter()
+                        .any(|n| n.business_type == p.business_type && n.task_type == p.task_type)
+            })
+            .cloned()
+            .collect();
+        next.extend(pooled.iter().filter(|p| Some(p.business_type.as_str()) == tag).cloned());
+        next.sort_by(|a, b| a.task_type.cmp(&b.task_type));
+        if next == account.pooled_lift {
+            return Ok(());
+        }
+        self.change_account(account.id, |a| {
+            a.pooled_lift.clone_from(&next);
+            Ok(true)
+        })
+        .await?;
+        Ok(())
     }
 
     /// Add the patterns to the account's credited ones (once each; the newest kept).

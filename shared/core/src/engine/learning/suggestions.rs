@@ -78,6 +78,7 @@ impl Engine {
                 task_id: r.private.task_id,
                 shared: r.shared,
                 edits: r.private.edits,
+                template_version: r.private.template_version,
             })
             .collect();
         let owner = self.account(account).await?;

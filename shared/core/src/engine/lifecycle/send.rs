@@ -74,6 +74,9 @@ impl Engine {
                     facts: None,
                 };
                 let request = self.with_message(account, request, to, now).await?;
+                if touch == 0 {
+                    claimed.message_template.clone_from(&request.message.template_version);
+                }
                 let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
                     AiGate::Allowed(permit) => permit,
                     AiGate::TaskSpent => {

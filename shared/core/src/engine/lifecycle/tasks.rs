@@ -317,6 +317,7 @@ impl Engine {
         } else {
             super::memories::PromptMemories::default()
         };
+        let mut message_template = None;
         let draft = match input.draft {
             Some(draft) => Some(draft),
             // Staff to-dos and research never write to a member; a held-out task writes nothing.
@@ -336,6 +337,7 @@ impl Engine {
                     facts: member.as_ref(),
                 };
                 let request = self.with_message(account, request, to, now).await?;
+                message_template.clone_from(&request.message.template_version);
                 match self.ai_call(account, None, now).await? {
                     AiGate::Allowed(permit) => match permit.draft(&request).await {
                         Ok(drafted) => Some(drafted.draft),
@@ -373,6 +375,7 @@ impl Engine {
             ),
             _ => None,
         };
+        let message_template = message_template.filter(|_| draft.is_some());
         let mut task = Task {
             id: options.parent.as_ref().map_or_else(|| TaskId::generate(now), |link| link.child),
             account_id: account.id,
@@ -446,6 +449,7 @@ impl Engine {
             original_draft: None,
             member_last_words: None,
             holdout,
+            message_template,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);

@@ -103,11 +103,12 @@ impl Engine {
         let until = to.tomorrow().map_or(Timestamp::MAX, start);
         let tallies = self.store.closed_tallies(account.id, start(from), until).await?;
         let lift = lift::lift(&tallies, task_type, account.settings.holdout_percent);
+        let groups = with_pooled(lift.groups, &account, task_type);
         Ok(LiftReport {
             from,
             to,
             holdout_percent: account.settings.holdout_percent,
-            groups: lift.groups,
+            groups,
             revenue_after_outreach: lift.revenue_after_outreach,
             revenue_caused: lift.revenue_caused,
         })
@@ -126,6 +127,27 @@ impl Engine {
         tracing::info!(account = %account.id, generation = account.holdout_draw.generation, "holdout groups drawn again");
         Ok(account)
     }
+}
+
+/// Each type's lift with the lift across gyms like this one beside it; a type the gym has no
+/// closed tasks of yet is listed for its pooled figure alone (a small gym's first answer).
+fn with_pooled(mut groups: Vec<TypeLift>, account: &Account, only: Option<&str>) -> Vec<TypeLift> {
+    for pooled in &account.pooled_lift {
+        if only.is_some_and(|t| t != pooled.task_type) {
+            continue;
+        }
+        let at = match groups.iter().position(|g| g.task_type == pooled.task_type) {
+            Some(at) => at,
+            None => {
+                let empty = lift::lift(&[], Some(&pooled.task_type), account.settings.holdout_percent);
+                groups.extend(empty.groups);
+                groups.len() - 1
+            }
+        };
+        groups[at].pooled = Some(pooled.clone());
+    }
+    groups.sort_by(|a, b| a.task_type.cmp(&b.task_type));
+    groups
 }
 
 #[cfg(test)]

@@ -82,8 +82,16 @@ impl Engine {
                 ..MemberVars::named(to.first_name)
             },
         };
-        let owner_template = self.store.message_template(account.id, task_type, touch).await?.map(|t| t.text());
-        Ok(MessageInputs { member, owner_template })
+        let stored = self.store.message_template(account.id, task_type, touch).await?;
+        let template_version = Some(stored.as_ref().map_or_else(
+            || messages::DEFAULT_TEMPLATE.to_owned(),
+            |t| format!("{}@{}", messages::OWNER_TEMPLATE, t.updated_at),
+        ));
+        Ok(MessageInputs {
+            member,
+            owner_template: stored.map(|t| t.text()),
+            template_version,
+        })
     }
 
     /// `request` with what the offline agent writes it from (see [`Self::message_inputs`]):

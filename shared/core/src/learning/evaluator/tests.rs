@@ -2,6 +2,7 @@ use super::*;
 use crate::learning::offline::evaluate;
 use crate::owner::calibration::Calibration;
 use crate::testing::{at, sample_shared_outcome};
+use serde_json::json;
 
 fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
     ClosedTask {
@@ -12,6 +13,7 @@ fn closed(hour: i8, replied: bool, length: usize) -> ClosedTask {
             ..sample_shared_outcome(hour, replied)
         },
         edits: Vec::new(),
+        template_version: None,
     }
 }
 
@@ -130,6 +132,7 @@ fn members_back_more_often_after_evening_sends_make_an_outcome_suggestion_whose_
             ..sample_shared_outcome(hour, replied)
         },
         edits: Vec::new(),
+        template_version: None,
     };
     let mut tasks: Vec<ClosedTask> = (0..12).map(|i| task(19, i % 2 == 0, i < 10)).collect();
     tasks.extend((0..12).map(|i| task(9, i % 2 == 0, i < 2)));
@@ -188,10 +191,83 @@ fn an_outcome_finding_that_repeats_the_reply_finding_is_not_suggested_twice() {
             ..sample_shared_outcome(hour, replied)
         },
         edits: Vec::new(),
+        template_version: None,
     };
     let mut tasks: Vec<ClosedTask> = (0..12).map(|_| task(19, true)).collect();
     tasks.extend((0..12).map(|_| task(9, false)));
     let found = evaluate(&tasks, &Calibration::default());
     let fingerprints: Vec<&str> = found.iter().map(|s| s.fingerprint.as_str()).collect();
     assert_eq!(fingerprints, ["memory:send_time:evening>morning"]);
+}
+
+fn ended(touches: u32, back: bool) -> ClosedTask {
+    ClosedTask {
+        task_id: TaskId::generate(at("2026-11-02T14:00:00Z")),
+        shared: SharedOutcome {
+            touches,
+            outcome: Some(if back { "retained" } else { "unresponsive" }.into()),
+            ..sample_shared_outcome(14, true)
+        },
+        edits: Vec::new(),
+        template_version: None,
+    }
+}
+
+/// The touch count, touch by touch: twelve members back after the first message alone; of
+/// the twelve who got follow-ups, one back after them.
+#[test]
+fn members_back_after_the_first_message_and_rarely_after_a_follow_up_make_a_touch_count_finding() {
+    let mut tasks: Vec<ClosedTask> = (0..12).map(|_| ended(1, true)).collect();
+    tasks.extend((0..12).map(|i| ended(3, i == 0)));
+    let found = evaluate(&tasks, &Calibration::default());
+    assert_eq!(found.len(), 1, "{found:?}");
+    let e = &found[0].evidence;
+    assert_eq!(
+        (&e["pattern"], &e["groups"]),
+        (&json!("touch_count"), &json!(["first_message", "follow_up"]))
+    );
+    assert_eq!(
+        (&e["first_message"]["sent"], &e["first_message"]["succeeded"]),
+        (&json!(24), &json!(12))
+    );
+    assert_eq!((&e["follow_up"]["sent"], &e["follow_up"]["succeeded"]), (&json!(12), &json!(1)));
+    assert!(e["ci95"][0].as_f64().is_some_and(|low| low > 0.0), "{e}");
+    assert_eq!(found[0].fingerprint, "memory:touch_count_outcome:first_message>follow_up");
+}
+
+/// Only what the data supports: a wide gap in small groups, or a small gap in large ones,
+/// leaves an interval that includes zero — and nothing is suggested.
+#[test]
+fn an_outcome_gap_whose_interval_includes_zero_or_whose_groups_are_small_is_not_suggested() {
+    let styled = |style: &str, back: bool| ClosedTask {
+        shared: SharedOutcome {
+            subject_style: Some(style.into()),
+            ..ended(1, back).shared
+        },
+        ..ended(1, back)
+    };
+    // 9 of 9 against 0 of 9: below the minimum sample.
+    let mut small: Vec<ClosedTask> = (0..9).map(|_| styled("question", true)).collect();
+    small.extend((0..9).map(|_| styled("plain", false)));
+    assert!(evaluate(&small, &Calibration::default()).is_empty());
+    // 14 of 30 against 10 of 30: the interval crosses zero.
+    let mut close: Vec<ClosedTask> = (0..30).map(|i| styled("question", i < 14)).collect();
+    close.extend((0..30).map(|i| styled("plain", i < 10)));
+    assert!(evaluate(&close, &Calibration::default()).is_empty());
+    // 20 of 30 against 8 of 30: it does not, and the finding says so.
+    let mut clear: Vec<ClosedTask> = (0..30).map(|i| styled("question", i < 20)).collect();
+    clear.extend((0..30).map(|i| styled("plain", i < 8)));
+    let found = evaluate(&clear, &Calibration::default());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].fingerprint, "prompt:subject_style_outcome:question>plain");
+    assert!(found[0].body.contains("Outcomes by subject style"), "{}", found[0].body);
+}
+
+#[test]
+fn a_subject_is_a_question_names_the_member_or_is_plain() {
+    use crate::learning::interaction::subject_style;
+    assert_eq!(subject_style("Coming back this week?", Some("Dana Reyes")), "question");
+    assert_eq!(subject_style("Dana, we miss you", Some("Dana Reyes")), "personal");
+    assert_eq!(subject_style("Danamite classes", Some("Dana")), "plain");
+    assert_eq!(subject_style("A note from the gym", None), "plain");
 }
