@@ -8,6 +8,7 @@ mod categories;
 mod connector_keys;
 mod contract_audit;
 mod conversations;
+mod credentials;
 mod dashboard;
 mod dashboard_browser;
 mod dashboard_browser_day;
@@ -37,5 +38,6 @@ mod quoted_replies;
 mod rails;
 mod refusals;
 mod walls;
+mod webhook_endpoints;
 
 pub use openloop_tests::morning;

@@ -23,6 +23,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         learning_patterns: Default::default(),
         holdout_draw: Default::default(),
         session_version: 0,
+        credentials: Default::default(),
         last_seen_at: None,
         created_at: now,
         version: 1,

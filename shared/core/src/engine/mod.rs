@@ -16,8 +16,10 @@ mod categories;
 mod connection;
 mod control;
 mod conversations;
+mod credentials;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 pub use conversations::{CONVERSATIONS_LISTED, Conversation};
+pub use credentials::SignInRequest;
 mod feedback;
 mod freshness;
 mod loops;
@@ -69,6 +71,8 @@ pub use tasks::Created;
 pub use triggers::{DryRun, DryRunMember};
 mod todos;
 pub use todos::TODOS_LISTED;
+mod webhooks;
+pub use webhooks::WebhookWork;
 mod work;
 
 #[cfg(test)]
@@ -143,6 +147,8 @@ pub struct Engine {
     pub(crate) dns: Option<Arc<dyn crate::ports::DnsTxt>>,
     /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
+    /// Posts outbound webhooks and checks their addresses (`None`: none can be added).
+    pub(crate) webhook_transport: Option<Arc<dyn crate::ports::WebhookTransport>>,
 }
 
 impl Engine {
@@ -171,12 +177,19 @@ impl Engine {
             sending_domains,
             dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
+            webhook_transport: None,
         }
     }
 
     /// The same engine with another evaluator (a model's).
     pub fn with_evaluator(mut self, evaluator: Arc<dyn crate::ports::Evaluator>) -> Self {
         self.evaluator = evaluator;
+        self
+    }
+
+    /// The same engine delivering outbound webhooks through `transport`.
+    pub fn with_webhook_transport(mut self, transport: Arc<dyn crate::ports::WebhookTransport>) -> Self {
+        self.webhook_transport = Some(transport);
         self
     }
 
