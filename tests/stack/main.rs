@@ -13,6 +13,7 @@ mod dashboard;
 mod dashboard_browser;
 mod dashboard_browser_day;
 mod dashboard_learning;
+mod dashboard_webhooks;
 mod deliverability;
 mod feedback;
 mod fixtures;

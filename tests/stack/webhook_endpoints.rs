@@ -182,3 +182,35 @@ async fn endpoints_are_listed_without_secrets_scoped_and_removed() {
     let (_, list) = stack.get("/api/v1/webhook-endpoints", &gym.token).await;
     assert_eq!(list["webhook_endpoints"], json!([]));
 }
+
+/// The deployed transport outside local mode: a loopback or private address is refused, by
+/// its text and by what its name resolves to (at creation and again at delivery), and nothing
+/// is sent; the local runtime's takes http to loopback.
+#[tokio::test]
+async fn the_transport_refuses_private_addresses_outside_local_mode_on_resolution() {
+    use openloop_core::ports::{TransportError, WebhookTransport};
+    use openloop_edge::webhook_transport::HttpWebhookTransport;
+    let receiver = Receiver::start(200).await;
+    let strict = HttpWebhookTransport::new(false);
+    let port = receiver.url.trim_start_matches("http://127.0.0.1:").trim_end_matches("/hook");
+    for url in [
+        format!("https://127.0.0.1:{port}/hook"),
+        format!("https://localhost:{port}/hook"),
+        "https://10.0.0.1/x".to_owned(),
+        "https://[::1]:9/x".to_owned(),
+        "https://169.254.169.254/latest/meta-data".to_owned(),
+    ] {
+        let err = strict.check_address(&url).await.expect_err(&url);
+        assert_eq!(err.code, "webhook_address_refused", "{url}");
+    }
+    // `localhost` is a name: refused on resolution at delivery too, and nothing arrives.
+    match strict.post(&format!("https://localhost:{port}/hook"), &[], "{}").await {
+        Err(TransportError::Refused(_)) => {}
+        other => panic!("localhost must be refused, got {other:?}"),
+    }
+    assert!(receiver.deliveries().is_empty());
+    let local = HttpWebhookTransport::new(true);
+    local.check_address(&receiver.url).await.unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(local.post(&receiver.url, &[], "{}").await.ok(), Some(200));
+    assert_eq!(receiver.deliveries().len(), 1);
+}
