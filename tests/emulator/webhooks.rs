@@ -48,9 +48,16 @@ async fn a_closed_task_is_delivered_through_sqs_and_retried_from_the_dynamodb_du
     // show nothing goes before the back-off; here the log says when the next try is.)
     let (_, log) = stack.get(&format!("/api/v1/webhook-endpoints/{id}/deliveries"), &gym.token).await;
     let at = |field: &str| -> jiff::Timestamp {
-        log["deliveries"][0][field].as_str().and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("{field}: {log}"))
+        log["deliveries"][0][field]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{field}: {log}"))
     };
-    assert_eq!(at("next_attempt_at").duration_since(at("at")), jiff::SignedDuration::from_secs(5), "{log}");
+    assert_eq!(
+        at("next_attempt_at").duration_since(at("at")),
+        jiff::SignedDuration::from_secs(5),
+        "{log}"
+    );
     receiver.answer(200);
     let now = stack.now().await;
     stack.set_clock(&(now + jiff::SignedDuration::from_secs(6)).to_string()).await;

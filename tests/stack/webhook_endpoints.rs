@@ -122,9 +122,16 @@ async fn a_failing_receiver_is_tried_again_after_its_back_off() {
     let id = created["id"].as_str().unwrap_or_default();
     let (_, log) = stack.get(&format!("/api/v1/webhook-endpoints/{id}/deliveries"), &gym.token).await;
     let at = |field: &str| -> jiff::Timestamp {
-        log["deliveries"][0][field].as_str().and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("{field}: {log}"))
+        log["deliveries"][0][field]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{field}: {log}"))
     };
-    assert_eq!(at("next_attempt_at").duration_since(at("at")), jiff::SignedDuration::from_secs(5), "{log}");
+    assert_eq!(
+        at("next_attempt_at").duration_since(at("at")),
+        jiff::SignedDuration::from_secs(5),
+        "{log}"
+    );
     let now = stack.now().await;
     stack.set_clock(&(now + jiff::SignedDuration::from_secs(6)).to_string()).await;
     receiver.answer(200);

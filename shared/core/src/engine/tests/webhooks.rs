@@ -250,3 +250,31 @@ async fn events_reach_an_endpoint_in_order_and_others_are_not_sent() {
     assert_eq!(other.len(), 1);
     assert_eq!(other[0].pending, 0);
 }
+
+#[tokio::test]
+async fn a_long_backlog_is_delivered_in_order_across_drains() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    w.with_transport(transport.clone());
+    w.endpoint("https://hooks.example.com/many", &["task.closed"])
+        .await
+        .expect("endpoint");
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let task = w.approved("churn_risk", &format!("m_many_{i}")).await;
+        w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+        ids.push(task.id.to_string());
+    }
+    w.run().await;
+    let delivered: Vec<String> = transport
+        .posts()
+        .iter()
+        .map(|(_, _, body)| {
+            serde_json::from_str::<serde_json::Value>(body).expect("json")["data"]["task_id"]
+                .as_str()
+                .expect("id")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(delivered, ids, "every event, in order, without waiting for a lease to lapse");
+}

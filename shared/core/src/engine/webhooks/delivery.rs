@@ -122,7 +122,13 @@ impl Engine {
             }
         }
         if !endpoint.backlog.is_empty() {
-            // The drain's bound: the rest in another message, still in order.
+            // The drain's bound: the lease given back, the rest in another message, still in order.
+            self.change_endpoint(account, id, |e| {
+                let held = e.lease_until.is_some();
+                e.lease_until = None;
+                held
+            })
+            .await?;
             self.queue_drains(&[(account, id)]).await?;
         }
         Ok(())
