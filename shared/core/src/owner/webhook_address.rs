@@ -72,7 +72,8 @@ impl AddressPolicy {
             port: port.unwrap_or(if https { 443 } else { 80 }),
             host,
         };
-        if !https && !(self.local && is_loopback_host(&target)) {
+        let local_loopback = self.local && is_loopback_host(&target);
+        if !(https || local_loopback) {
             return Err(refused("only https URLs are accepted"));
         }
         if let Some(ip) = target.ip() {

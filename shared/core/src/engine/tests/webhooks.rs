@@ -14,12 +14,15 @@ use crate::owner::outbound_webhook::{DeliveryStatus, EndpointStatus, NewWebhookE
 use crate::owner::webhook_address::AddressPolicy;
 use crate::ports::{Clock, TransportError, WebhookTransport};
 
+/// One post as the fake receiver got it: url, headers, body.
+type Post = (String, Vec<(String, String)>, String);
+
 /// A receiver and a resolver: what it answers, what it was sent, where names point.
 struct FakeTransport {
     policy: AddressPolicy,
     dns: Mutex<HashMap<String, IpAddr>>,
     answer: Mutex<u16>,
-    posts: Mutex<Vec<(String, Vec<(String, String)>, String)>>,
+    posts: Mutex<Vec<Post>>,
 }
 
 impl FakeTransport {
@@ -47,7 +50,7 @@ impl FakeTransport {
         Ok(ip)
     }
 
-    fn posts(&self) -> Vec<(String, Vec<(String, String)>, String)> {
+    fn posts(&self) -> Vec<Post> {
         self.posts.lock().expect("posts").clone()
     }
 }
