@@ -7,6 +7,7 @@
 mod actions;
 mod backfill;
 mod concurrency;
+mod credentials;
 mod loops;
 mod mail_events;
 mod rails;
@@ -15,5 +16,6 @@ mod ses_failure;
 mod store_conformance;
 mod stress;
 mod walkthroughs;
+mod webhooks;
 
 pub use openloop_tests::morning;

@@ -21,6 +21,7 @@ use openloop_local::clock::TestClock;
 pub mod browser;
 pub mod gym;
 pub mod pushpress;
+pub mod receiver;
 pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.
@@ -227,6 +228,35 @@ impl Stack {
         let scratch = Scratch::new(name);
         let prefix = scratch.names.table.clone();
         Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), Some(scratch), None).await
+    }
+
+    /// [`Stack::start`] with no background consumer: what a request queued waits in its queue
+    /// until `/_local/run`, so a test can see what a request did before the queue did the rest.
+    pub async fn start_without_consumer(name: &str) -> Self {
+        let mut config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+        config.endpoint = None;
+        let options = openloop_local::Options {
+            http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+            prefix: unique_prefix(name),
+            background: false,
+            ports: openloop_local::Ports::Memory,
+            config,
+            agent: None,
+        };
+        let running = openloop_local::start(options)
+            .await
+            .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));
+        let client = Client {
+            url: running.url(),
+            http: reqwest::Client::new(),
+            admin_token: running.admin_token.clone(),
+            inbound_token: running.inbound_token.clone(),
+        };
+        Self {
+            running,
+            client,
+            scratch: None,
+        }
     }
 
     async fn launch(

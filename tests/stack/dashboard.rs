@@ -994,6 +994,18 @@ pub(crate) async fn ask_for_link(stack: &Stack, email: &str) -> (StatusCode, Str
 
 /// [`ask_for_link`] from a network address (as API Gateway appends it to `X-Forwarded-For`).
 async fn ask_for_link_from(stack: &Stack, email: &str, from: Option<&str>) -> (StatusCode, String) {
+    let answer = ask_for_link_unrun(stack, email, from).await;
+    // The page answers before anything is looked up; the link is mailed from the queue.
+    stack.run().await;
+    answer
+}
+
+/// [`ask_for_link`] without draining the queue that mails the link.
+pub(crate) async fn ask_for_link_without_run(stack: &Stack, email: &str) -> (StatusCode, String) {
+    ask_for_link_unrun(stack, email, None).await
+}
+
+async fn ask_for_link_unrun(stack: &Stack, email: &str, from: Option<&str>) -> (StatusCode, String) {
     let http = browser_like();
     let form = http
         .get(format!("{}/app/login", stack.url))

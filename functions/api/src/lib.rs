@@ -5,12 +5,14 @@
 
 pub mod app;
 
+mod credentials;
 mod day;
 mod learning;
 mod lift;
 mod loops;
 mod members;
 mod message_templates;
+mod webhook_endpoints;
 
 use std::sync::Arc;
 
@@ -111,6 +113,17 @@ pub fn router(state: Arc<ApiState>) -> Router {
             "/api/v1/message-templates/{task_type}/{touch}",
             axum::routing::put(message_templates::put).delete(message_templates::delete),
         )
+        .route("/api/v1/settings/api-token/rotate", post(credentials::rotate_api_token))
+        .route("/api/v1/settings/webhook-secret/rotate", post(credentials::rotate_webhook_secret))
+        .route(
+            "/api/v1/webhook-endpoints",
+            get(webhook_endpoints::list).post(webhook_endpoints::create),
+        )
+        .route(
+            "/api/v1/webhook-endpoints/{id}",
+            get(webhook_endpoints::get).delete(webhook_endpoints::delete),
+        )
+        .route("/api/v1/webhook-endpoints/{id}/deliveries", get(webhook_endpoints::deliveries))
         .route("/api/v1/brief", get(day::brief))
         .route("/api/v1/reports/churn", get(day::churn_report))
         .route("/api/v1/todos", get(day::list_todos))

@@ -1,5 +1,6 @@
 //! The signals function: member events from the signals queue → member facts and task
-//! triggers; the steps of a PushPress import (one page each, `ImportStep`); and, in AWS, SES's notifications delivered to the same queue by SNS — member
+//! triggers; the dashboard's sign-in links asked for (`SignInRequest`, mailed after the page
+//! answered); outbound webhooks from the deliveries queue (`handle_deliveries`); the steps of a PushPress import (one page each, `ImportStep`); and, in AWS, SES's notifications delivered to the same queue by SNS — member
 //! replies from SES receiving, bounces and complaints. Thin: parse each SQS record, call the
 //! engine, report partial batch failures.
 //!
@@ -15,7 +16,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use openloop_aws::mail_events::{self, ses_notification};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
 use openloop_aws::stored_mail::S3StoredMail;
-use openloop_core::engine::{Engine, ImportStep};
+use openloop_core::engine::{Engine, ImportStep, SignInRequest, WebhookWork};
 use openloop_core::members::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
 use openloop_edge::config::{Clients, Config};
@@ -23,6 +24,8 @@ use openloop_edge::consumer::{Disposition, parse, process_batch, settle};
 use tracing::Instrument;
 
 pub const QUEUE: &str = "signals";
+/// The outbound webhooks' queue, consumed here too.
+pub const DELIVERIES: &str = "deliveries";
 
 /// What the function needs for mail besides the engine: the SNS signature check and the
 /// store of inbound messages too large for their notification.
@@ -45,6 +48,9 @@ impl MailIntake {
 
 pub async fn handle(engine: &Engine, mail: &MailIntake, event: SqsEvent) -> SqsBatchResponse {
     process_batch(event, |body| async move {
+        if let Ok(work) = serde_json::from_str::<WebhookWork>(&body) {
+            return deliver(engine, &work).await;
+        }
         if SnsMessage::is_envelope(&body) {
             return mail_event(engine, mail, &body).instrument(tracing::info_span!("mail_event")).await;
         }
@@ -54,6 +60,13 @@ pub async fn handle(engine: &Engine, mail: &MailIntake, event: SqsEvent) -> SqsB
                 "an SES notification outside a signed SNS envelope: rejected, never processed"
             );
             return Disposition::Retry;
+        }
+        if let Ok(request) = serde_json::from_str::<SignInRequest>(&body) {
+            let mailed = engine
+                .answer_sign_in_request(&request, openloop_edge::sign_in::sign_in_token)
+                .instrument(tracing::info_span!("sign_in_request"))
+                .await;
+            return settle(QUEUE, mailed);
         }
         if let Ok(step) = serde_json::from_str::<ImportStep>(&body) {
             let span = tracing::info_span!("import_step", account = %step.account_id, run = %step.import_run);
@@ -67,6 +80,23 @@ pub async fn handle(engine: &Engine, mail: &MailIntake, event: SqsEvent) -> SqsB
         settle(QUEUE, engine.apply_signal(&envelope).instrument(span).await)
     })
     .await
+}
+
+/// The `deliveries` queue (outbound webhooks; the same function in AWS, by a second event
+/// source): each message puts an event in its endpoints' backlogs or drains one endpoint.
+pub async fn handle_deliveries(engine: &Engine, event: SqsEvent) -> SqsBatchResponse {
+    process_batch(event, |body| async move {
+        match parse::<WebhookWork>(DELIVERIES, &body) {
+            Ok(work) => deliver(engine, &work).await,
+            Err(disposition) => disposition,
+        }
+    })
+    .await
+}
+
+async fn deliver(engine: &Engine, work: &WebhookWork) -> Disposition {
+    let span = tracing::info_span!("webhook_work");
+    settle(DELIVERIES, engine.handle_webhook_work(work).instrument(span).await)
 }
 
 async fn mail_event(engine: &Engine, mail: &MailIntake, body: &str) -> Disposition {

@@ -79,17 +79,20 @@ async fn pushpress(
         return Err(ApiError::unauthorized(signature::Rejection::MissingHeaders.message()));
     };
     let now = engine.now();
-    let mut verdict = signature::verify(account.webhook_secret.expose(), id, timestamp, signatures, &body, now);
-    if verdict == Err(signature::Rejection::StaleTimestamp) && state.accept_wall_clock {
-        verdict = signature::verify(
-            account.webhook_secret.expose(),
-            id,
-            timestamp,
-            signatures,
-            &body,
-            jiff::Timestamp::now(),
-        );
-    }
+    // The current secret, and one rotated out while its overlap lasts (`Account::inbound_secrets`).
+    let check = |secret: &str| {
+        let verdict = signature::verify(secret, id, timestamp, signatures, &body, now);
+        if verdict == Err(signature::Rejection::StaleTimestamp) && state.accept_wall_clock {
+            return signature::verify(secret, id, timestamp, signatures, &body, jiff::Timestamp::now());
+        }
+        verdict
+    };
+    let secrets = account.inbound_secrets(now);
+    let verdict = secrets
+        .iter()
+        .map(|secret| check(secret.expose()))
+        .reduce(|first, other| if first.is_ok() || other.is_err() { first } else { other })
+        .unwrap_or(Err(signature::Rejection::BadSecret));
     if let Err(rejection) = verdict {
         tracing::warn!(account = %account_id, webhook_id = id, ?rejection, "webhook refused");
         return Err(ApiError::unauthorized(rejection.message()));

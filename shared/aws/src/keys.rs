@@ -281,3 +281,14 @@ pub fn todos_gsi2pk(a: AccountId, status: &str) -> String {
 pub fn todos_gsi2sk(at: jiff::Timestamp, id: ulid::Ulid) -> String {
     format!("{}#{id}", openloop_core::task::work::due_time_key(at))
 }
+
+/// An owner's outbound webhook endpoint (its backlog and delivery log ride on it).
+pub fn webhook_endpoint_sk(id: ulid::Ulid) -> String {
+    format!("WEBHOOK#{id}")
+}
+pub const WEBHOOK_ENDPOINT_PREFIX: &str = "WEBHOOK#";
+/// GSI1 partition of endpoints a consumer should look at again (`{due time}#{account}#{id}`).
+pub const WEBHOOKS_DUE_GSI1PK: &str = "WEBHOOKDUE";
+pub fn webhook_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid) -> String {
+    format!("{}#{account}#{id}", openloop_core::task::work::due_time_key(at))
+}

@@ -24,6 +24,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         pooled_lift: Vec::new(),
         holdout_draw: Default::default(),
         session_version: 0,
+        credentials: Default::default(),
         last_seen_at: None,
         created_at: now,
         version: 1,

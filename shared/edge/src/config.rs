@@ -252,7 +252,9 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
 /// The engine on AWS: [`ports`] and the configuration's engine settings.
 pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
     let (ports, store) = ports(config, clients, clock, agent);
-    (Engine::new(ports, config.engine_config()), store)
+    let engine = Engine::new(ports, config.engine_config())
+        .with_webhook_transport(Arc::new(crate::webhook_transport::HttpWebhookTransport::new(false)));
+    (engine, store)
 }
 
 /// What every Lambda `main` does at init: configuration from the environment, the clients,

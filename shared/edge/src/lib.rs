@@ -7,7 +7,8 @@
 //! - [`http`]: the HTTP functions' error type ([`http::ApiError`]: a domain error's HTTP status
 //!   and CONTRACT.md's error body), strict JSON bodies, bearer tokens;
 //! - [`consumer`]: SQS batches, record by record, with partial batch failures;
-//! - [`telemetry`]: logging; [`emf`]: CloudWatch metrics as log lines.
+//! - [`telemetry`]: logging; [`emf`]: CloudWatch metrics as log lines;
+//! - [`webhook_transport`]: outbound webhooks over HTTP, every resolved address checked.
 //!
 //! The functions under `functions/` and the local runtime depend on this crate; the domain
 //! and the adapters never do.
@@ -17,4 +18,6 @@ pub mod consumer;
 pub mod emf;
 pub mod http;
 pub mod json_errors;
+pub mod sign_in;
 pub mod telemetry;
+pub mod webhook_transport;

@@ -271,6 +271,8 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         Some(evaluator) => engine.with_evaluator(evaluator),
         None => engine,
     };
+    // The local rule: http to a loopback address is taken too, so tests can receive.
+    let engine = engine.with_webhook_transport(Arc::new(openloop_edge::webhook_transport::HttpWebhookTransport::new(true)));
     let local = Arc::new(Local {
         mail,
         engine: engine.clone(),
@@ -413,6 +415,7 @@ impl Local {
             QueueName::Execute => openloop_fn_execute::handle(engine, event).await,
             QueueName::Followup => openloop_fn_followup::handle(engine, event).await,
             QueueName::Dormant => openloop_fn_dormant::handle(engine, event).await,
+            QueueName::Deliveries => openloop_fn_signals::handle_deliveries(engine, event).await,
         }
     }
 

@@ -3,14 +3,14 @@
 //! `GET /app/login/link?token=…` shows one "Sign in" button, and `POST /app/login/link/use`
 //! redeems the token for the same session cookie as the token sign-in — so a mail scanner
 //! that opens links ahead of the owner uses nothing up. The page after asking says the same
-//! whether or not the address is known.
+//! whether or not the address is known, and takes the same time: asking only queues the ask
+//! (`Engine::request_sign_in_link`); the signals consumer looks the address up and mails.
 
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
-use openloop_core::engine::SignInToken;
 use openloop_core::kernel::ids::Email;
 use openloop_edge::http::token_hash;
 
@@ -56,8 +56,8 @@ pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum:
             None,
         );
     };
-    let mailed = mail(&state, &email, &requester(&headers)).await?;
-    tracing::info!(mailed, "sign-in links asked for");
+    mail(&state, &email, &requester(&headers)).await?;
+    tracing::info!("sign-in links asked for");
     login_page_with(&state, &headers, &uri, StatusCode::OK, None, Some(ASKED), None)
 }
 
@@ -75,18 +75,10 @@ fn requester(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
-async fn mail(state: &ApiState, email: &Email, requester: &str) -> Result<usize, PageError> {
-    use base64::Engine as _;
-    let mint = || {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes).ok()?;
-        let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
-        Some(SignInToken {
-            token_hash: token_hash(&token),
-            token,
-        })
-    };
-    Ok(state.engine.mail_sign_in_links(email, requester, mint).await?)
+/// Queue the ask and answer at once: the lookup and the mail happen after the page is sent
+/// (the signals consumer), so a known and an unknown address take the same time.
+async fn mail(state: &ApiState, email: &Email, requester: &str) -> Result<(), PageError> {
+    Ok(state.engine.request_sign_in_link(email, requester).await?)
 }
 
 #[derive(Deserialize)]

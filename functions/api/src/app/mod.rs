@@ -17,6 +17,7 @@
 pub mod assets;
 pub mod charts;
 pub mod day;
+mod integrations;
 pub mod learning;
 pub mod learning_views;
 pub mod lift;
@@ -91,6 +92,10 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .route("/app/settings/pause", post(pause))
         .route("/app/settings/resume", post(resume))
         .route("/app/settings/triggers/{id}", post(triggers::switch))
+        .route("/app/settings/webhooks", get(integrations::show).post(integrations::add))
+        .route("/app/settings/webhooks/{id}/delete", post(integrations::remove))
+        .route("/app/settings/api-token/rotate", post(integrations::rotate_api_token))
+        .route("/app/settings/webhook-secret/rotate", post(integrations::rotate_webhook_secret))
         .route("/app/members", get(members))
         .route("/app/notifications", get(notifications))
         .route("/app/static/{name}", get(assets::serve))

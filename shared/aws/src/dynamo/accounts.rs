@@ -90,7 +90,7 @@ impl AccountStore for DynamoStore {
     }
 }
 
-fn account_item(account: &Account) -> Result<Item, StoreError> {
+pub(super) fn account_item(account: &Account) -> Result<Item, StoreError> {
     let mut item = keyed(account, account_pk(account.id), PROFILE_SK.into(), "account")?;
     item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));
     item.insert(GSI2SK.into(), s(account.id.to_string()));

@@ -36,6 +36,7 @@ mod annotations;
 mod connections;
 mod connectors;
 mod counters;
+mod credentials;
 mod deliverability;
 mod idempotency;
 mod items;
@@ -53,6 +54,7 @@ mod tasks;
 mod templates;
 mod todos;
 mod triggers;
+mod webhooks;
 
 type Item = HashMap<String, AttributeValue>;
 

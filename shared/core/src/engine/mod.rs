@@ -24,6 +24,8 @@ use lifecycle::{actions, ai, autonomy, categories, escalation, freshness, reserv
 use schedule::{recurring, tick};
 
 // The owner's features, a room each.
+mod credentials;
+mod webhooks;
 mod brief;
 mod control;
 mod conversations;
@@ -37,6 +39,8 @@ mod threats;
 mod todos;
 mod triggers;
 
+pub use credentials::SignInRequest;
+pub use webhooks::WebhookWork;
 pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
 pub use actions::AT_RISK_TAG;
 pub use analysis::{AccountAnalysis, AnalysisReport};
@@ -133,6 +137,8 @@ pub struct Engine {
     pub(crate) dns: Option<Arc<dyn crate::ports::DnsTxt>>,
     /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
+    /// Posts outbound webhooks and checks their addresses (`None`: none can be added).
+    pub(crate) webhook_transport: Option<Arc<dyn crate::ports::WebhookTransport>>,
 }
 
 impl Engine {
@@ -161,12 +167,19 @@ impl Engine {
             sending_domains,
             dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
+            webhook_transport: None,
         }
     }
 
     /// The same engine with another evaluator (a model's).
     pub fn with_evaluator(mut self, evaluator: Arc<dyn crate::ports::Evaluator>) -> Self {
         self.evaluator = evaluator;
+        self
+    }
+
+    /// The same engine delivering outbound webhooks through `transport`.
+    pub fn with_webhook_transport(mut self, transport: Arc<dyn crate::ports::WebhookTransport>) -> Self {
+        self.webhook_transport = Some(transport);
         self
     }
 

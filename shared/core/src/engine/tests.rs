@@ -61,6 +61,7 @@ async fn world() -> World {
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
         dns: Some(Arc::new(crate::memory::MemoryDns::default())),
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
+        webhook_transport: None,
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -192,12 +193,16 @@ impl World {
                 self.engine.import_step(&step).await.expect("import step");
                 continue;
             }
+            if let Ok(work) = serde_json::from_str::<super::WebhookWork>(&body) {
+                self.engine.handle_webhook_work(&work).await.expect("webhook work");
+                continue;
+            }
             let item: WorkItem = serde_json::from_str(&body).expect("item");
             match queue {
                 QueueName::Execute => self.engine.execute(&item).await.expect("execute"),
                 QueueName::Followup => self.engine.follow_up(&item).await.expect("followup"),
                 QueueName::Dormant => self.engine.dormant_check(&item).await.expect("dormant"),
-                QueueName::Signals => unreachable!("the tick never feeds signals"),
+                QueueName::Signals | QueueName::Deliveries => unreachable!("the tick feeds neither signals nor work items as deliveries"),
             };
         }
     }
@@ -1507,3 +1512,4 @@ mod subtasks;
 mod timing;
 mod todos;
 mod walls;
+mod webhooks;

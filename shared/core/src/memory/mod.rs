@@ -30,6 +30,7 @@ mod annotations;
 mod connections;
 mod connectors;
 mod counters;
+mod credentials;
 mod deliverability;
 mod idempotency;
 mod learning;
@@ -47,11 +48,16 @@ mod tasks;
 mod templates;
 mod todos;
 mod triggers;
+mod webhooks;
 
 pub use sending_domains::{MemoryDns, MemorySendingDomains, ses_records};
 
 #[derive(Default)]
 struct State {
+    /// When a rotated-out API token stops working, by its hash.
+    token_retirements: HashMap<String, Timestamp>,
+    /// The owners' outbound webhook endpoints by (account, id).
+    webhook_endpoints: BTreeMap<(AccountId, ulid::Ulid), crate::owner::outbound_webhook::WebhookEndpoint>,
     /// The owners' own message templates by (account, task type, touch).
     message_templates: BTreeMap<(AccountId, String, String), crate::conversation::messages::OwnerTemplate>,
     accounts: HashMap<AccountId, Account>,

@@ -441,6 +441,10 @@ pub struct Account {
     /// every session issued before on the server.
     #[serde(default)]
     pub session_version: u64,
+    /// The API token's hash, a rotated-out webhook secret's overlap, the draw's stable key
+    /// (`owner/credentials.rs`).
+    #[serde(default)]
+    pub credentials: crate::owner::credentials::Credentials,
     /// When the owner last used the dashboard or the API (written at most hourly): their
     /// presence (`owner/presence.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -450,6 +454,22 @@ pub struct Account {
 }
 
 impl Account {
+    /// The webhook secrets a delivery may be signed with at `now`: the current one, and the
+    /// one rotated out while its overlap lasts.
+    pub fn inbound_secrets(&self, now: Timestamp) -> Vec<&WebhookSecret> {
+        let mut secrets = vec![&self.webhook_secret];
+        if let Some(old) = self.credentials.retiring_webhook_secret.as_ref().filter(|r| now < r.until) {
+            secrets.push(&old.secret);
+        }
+        secrets
+    }
+
+    /// The key the holdout draw and the learning pseudonym derive from: the first webhook
+    /// secret, whatever rotations followed.
+    pub fn stable_key(&self) -> &WebhookSecret {
+        self.credentials.stable_key.as_ref().unwrap_or(&self.webhook_secret)
+    }
+
     pub fn sender_name(&self) -> &str {
         self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
     }

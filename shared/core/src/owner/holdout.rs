@@ -80,7 +80,7 @@ impl HoldoutDraw {
 /// The account's salt for its current draw: a MAC of the generation under the account's
 /// webhook secret — random per account, never shown, and new with every reshuffle.
 pub fn salt(account: &Account) -> [u8; 32] {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(account.webhook_secret.expose().as_bytes())
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(account.stable_key().expose().as_bytes())
         .unwrap_or_else(|_| unreachable!("HMAC takes keys of any size"));
     mac.update(format!("openloop-holdout-salt:{}", account.holdout_draw.generation).as_bytes());
     mac.finalize().into_bytes().into()

@@ -20,17 +20,21 @@ pub use crate::task::progress::{EvidenceType, GoalProgress, RecommendedAction};
 use crate::task::work::QueueName;
 
 pub mod connection;
+pub mod credentials;
 pub mod deliverability;
 pub mod loops;
 pub mod messages;
 pub mod store;
 pub mod todos;
+pub mod webhooks;
 
 pub use connection::{AnnotationStore, ConnectionStore};
+pub use credentials::CredentialStore;
 pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;
 pub use todos::TodoStore;
+pub use webhooks::{TransportError, WebhookStore, WebhookTransport};
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,

@@ -67,6 +67,8 @@ pub trait TaskStore:
     + super::loops::LoopStore
     + super::loops::TriggerStore
     + super::todos::TodoStore
+    + super::webhooks::WebhookStore
+    + super::credentials::CredentialStore
     + Send
     + Sync
 {
@@ -94,6 +96,8 @@ impl<T> TaskStore for T where
         + super::loops::LoopStore
         + super::loops::TriggerStore
         + super::todos::TodoStore
+        + super::webhooks::WebhookStore
+        + super::credentials::CredentialStore
         + ?Sized
 {
 }

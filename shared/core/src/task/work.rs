@@ -15,10 +15,18 @@ pub enum QueueName {
     Execute,
     Followup,
     Dormant,
+    /// Outbound webhooks: events to deliver and endpoints to drain.
+    Deliveries,
 }
 
 impl QueueName {
-    pub const ALL: [QueueName; 4] = [QueueName::Signals, QueueName::Execute, QueueName::Followup, QueueName::Dormant];
+    pub const ALL: [QueueName; 5] = [
+        QueueName::Signals,
+        QueueName::Execute,
+        QueueName::Followup,
+        QueueName::Dormant,
+        QueueName::Deliveries,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -26,6 +34,7 @@ impl QueueName {
             QueueName::Execute => "execute",
             QueueName::Followup => "followup",
             QueueName::Dormant => "dormant",
+            QueueName::Deliveries => "deliveries",
         }
     }
 }

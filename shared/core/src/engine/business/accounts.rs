@@ -232,6 +232,10 @@ impl Engine {
             pooled_lift: Vec::new(),
             holdout_draw: Default::default(),
             session_version: 0,
+            credentials: crate::owner::credentials::Credentials {
+                api_token_hash: Some(secrets.api_token_hash.clone()),
+                ..Default::default()
+            },
             last_seen_at: None,
             created_at: now,
             version: 1,
@@ -245,12 +249,6 @@ impl Engine {
 
     pub async fn account(&self, id: AccountId) -> Result<Account, EngineError> {
         self.store.get_account(id).await?.ok_or(EngineError::NotFound { what: "account" })
-    }
-
-    /// The account an owner's API token belongs to, by the token's hash (only hashes are
-    /// stored); `None` for a token no account holds.
-    pub async fn authenticate_owner(&self, api_token_hash: &str) -> Result<Option<AccountId>, EngineError> {
-        Ok(self.store.account_for_token(api_token_hash).await?)
     }
 
     /// Every account (the operator's list).

@@ -221,6 +221,17 @@ impl Engine {
             let (title, detail) = crate::task::escalation::notice(task);
             self.notify_owner_after(task.account_id, NoticeDraft::about(kind, task, title, detail), false)
                 .await;
+            self.emit_webhook(
+                task.account_id,
+                crate::owner::outbound_webhook::EventType::TaskEscalated,
+                Some(task.id),
+                serde_json::json!({
+                    "task_id": task.id, "task_type": task.task_type, "status": task.status,
+                    "member": {"id": task.member.id, "name": task.member.name, "email": task.member.email},
+                    "escalation": task.escalation,
+                }),
+            )
+            .await;
         }
         if let Some(late) = commit.log.iter().find(|l| l.reason == Reason::LateReplyOwnerNotified.as_str()) {
             let title = format!(
@@ -287,6 +298,17 @@ impl Engine {
         }
         let app = format!("{}/app", self.config.public_url.trim_end_matches('/'));
         let (title, detail) = crate::owner::brief::mail(&brief, &app);
+        self.emit_webhook(
+            account.id,
+            crate::owner::outbound_webhook::EventType::BriefReady,
+            None,
+            serde_json::json!({
+                "date": brief.date, "url": format!("{app}/today"),
+                "actions": brief.actions.len(), "todos": brief.todos.len(), "at_risk": brief.at_risk.len(),
+                "payments": brief.payments.len(), "planned_today": brief.planned_today, "review_expired": brief.review_expired,
+            }),
+        )
+        .await;
         let draft = NoticeDraft {
             kind: NoticeKind::DailyDigest,
             task_id: None,

@@ -40,7 +40,7 @@ pub struct NetworkReport {
 }
 
 fn pseudonym(account: &Account) -> String {
-    contributor_pseudonym(account.webhook_secret.expose().as_bytes())
+    contributor_pseudonym(account.stable_key().expose().as_bytes())
 }
 
 fn suggestion_of(pattern: &Pattern) -> SuggestionDraft {

@@ -832,6 +832,7 @@ impl Engine {
             "account_id": task.account_id, "task_id": task.id, "task_type": task.task_type,
             "status": task.status, "outcome": task.outcome, "outcome_reason": task.outcome_reason,
         });
+        self.emit_closed_webhooks(task).await;
         if let Err(e) = self.bus.publish("TaskClosed", detail).await {
             // The task is closed either way; evaluation also runs weekly over closed tasks.
             tracing::warn!(task = %task.id, error = %e, "TaskClosed event not published");

@@ -89,6 +89,13 @@ impl Engine {
             Ok(swept) => report.loops = swept,
             Err(e) => tracing::error!(error = %e, "open loops not swept this tick"),
         }
+        match self.nudge_due_webhooks(now).await {
+            Ok(0) => {}
+            Ok(nudged) => {
+                report.enqueued.insert(QueueName::Deliveries.as_str(), nudged);
+            }
+            Err(e) => tracing::error!(error = %e, "due webhook endpoints not nudged this tick"),
+        }
         match self.spawn_recurring().await {
             Ok(spawned) => report.recurring = spawned,
             Err(e) => tracing::error!(error = %e, "recurring templates not spawned this tick"),

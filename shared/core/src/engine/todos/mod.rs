@@ -264,7 +264,20 @@ impl Engine {
             version: 1,
         };
         match self.store.create_todo(&todo).await {
-            Ok(true) => tracing::info!(task = %task.id, todo = %todo.id, "to-do made"),
+            Ok(true) => {
+                tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
+                self.emit_webhook(
+                    todo.account_id,
+                    crate::owner::outbound_webhook::EventType::TodoCreated,
+                    Some(task.id),
+                    serde_json::json!({
+                        "todo_id": todo.id, "task_id": todo.task_id, "kind": todo.kind, "what": todo.what,
+                        "member": {"id": todo.member.id, "name": todo.member.name, "phone": todo.member.phone, "email": todo.member.email},
+                        "due_at": todo.due_at,
+                    }),
+                )
+                .await;
+            }
             Ok(false) => {}
             Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
         }

@@ -1,0 +1,59 @@
+//! Rotating the account's credentials from the API: `POST /api/v1/settings/api-token/rotate`
+//! and `POST /api/v1/settings/webhook-secret/rotate`. The new one is answered once; the old
+//! one keeps working for the overlap (`owner::credentials::ROTATION_OVERLAP`), then stops.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use base64::Engine as _;
+
+use openloop_core::owner::account::WebhookSecret;
+use openloop_core::owner::credentials::{ApiTokenRotated, WebhookSecretRotated};
+use openloop_edge::http::{ApiError, bearer, token_hash};
+
+use crate::{Shared, json, owner, random_bytes};
+
+/// A new owner API token (`olk_` and 32 random bytes in hex), as accounts are made with.
+pub(crate) fn new_api_token() -> Result<String, ApiError> {
+    Ok(format!("olk_{}", hex::encode(random_bytes()?)))
+}
+
+/// A new inbound webhook secret (`whsec_` and 32 random bytes in base64).
+pub(crate) fn new_webhook_secret() -> Result<WebhookSecret, ApiError> {
+    Ok(WebhookSecret::new(format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(random_bytes()?)
+    )))
+}
+
+/// `POST /api/v1/settings/api-token/rotate` → `200 {"api_token", "previous_token_expires_at"}`.
+pub(crate) async fn rotate_api_token(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let presented = bearer(&headers).map(token_hash);
+    let api_token = new_api_token()?;
+    let previous_token_expires_at = state
+        .engine
+        .rotate_api_token(account, presented.as_deref(), &token_hash(&api_token))
+        .await?;
+    Ok(json(
+        StatusCode::OK,
+        ApiTokenRotated {
+            api_token,
+            previous_token_expires_at,
+        },
+    ))
+}
+
+/// `POST /api/v1/settings/webhook-secret/rotate` → `200 {"webhook_secret", "previous_secret_expires_at"}`.
+pub(crate) async fn rotate_webhook_secret(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let secret = new_webhook_secret()?;
+    let previous_secret_expires_at = state.engine.rotate_webhook_secret(account, secret.clone()).await?;
+    Ok(json(
+        StatusCode::OK,
+        WebhookSecretRotated {
+            webhook_secret: secret.expose().to_owned(),
+            previous_secret_expires_at,
+        },
+    ))
+}

@@ -1,0 +1,58 @@
+//! Outbound webhooks (CONTRACT.md "For other programs"): `POST /api/v1/webhook-endpoints`
+//! (`201` with the `whsec_` secret, shown once), `GET` the list, `GET`/`DELETE` one, and
+//! `GET …/{id}/deliveries`, its delivery log. The bodies are the core's named types
+//! (`owner::outbound_webhook`).
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use base64::Engine as _;
+
+use openloop_core::owner::account::WebhookSecret;
+use openloop_core::owner::outbound_webhook::{NewWebhookEndpoint, WebhookEndpointList};
+use openloop_edge::http::{ApiError, body_error, json_body};
+
+use crate::{Body, Shared, json, owner, random_bytes};
+
+/// A new endpoint's signing secret: `whsec_` and 24 random bytes in base64 (Standard Webhooks).
+pub(crate) fn new_secret() -> Result<WebhookSecret, ApiError> {
+    let bytes = random_bytes()?;
+    Ok(WebhookSecret::new(format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(&bytes[..24])
+    )))
+}
+
+/// `POST /api/v1/webhook-endpoints {"url", "events"}` → `201 {"id", "url", "events", "secret", …}`.
+pub(crate) async fn create(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let input: NewWebhookEndpoint = json_body(&body.map_err(body_error)?)?;
+    let created = state.engine.create_webhook_endpoint(account, input, new_secret()?).await?;
+    Ok(json(StatusCode::CREATED, created))
+}
+
+/// `GET /api/v1/webhook-endpoints` → `{"webhook_endpoints": [...]}` (never a secret).
+pub(crate) async fn list(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let webhook_endpoints = state.engine.webhook_endpoints(account).await?;
+    Ok(json(StatusCode::OK, WebhookEndpointList { webhook_endpoints }))
+}
+
+/// `GET /api/v1/webhook-endpoints/{id}`.
+pub(crate) async fn get(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    Ok(json(StatusCode::OK, state.engine.webhook_endpoint(account, &id).await?))
+}
+
+/// `DELETE /api/v1/webhook-endpoints/{id}` → `204`.
+pub(crate) async fn delete(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    state.engine.delete_webhook_endpoint(account, &id).await?;
+    Ok(axum::response::IntoResponse::into_response(StatusCode::NO_CONTENT))
+}
+
+/// `GET /api/v1/webhook-endpoints/{id}/deliveries` → `{"deliveries": [...]}`, newest first.
+pub(crate) async fn deliveries(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    Ok(json(StatusCode::OK, state.engine.webhook_deliveries(account, &id).await?))
+}

@@ -1,0 +1,85 @@
+//! The account's credentials over time: rotating the owner API token and the inbound webhook
+//! secret (the old one works for `ROTATION_OVERLAP`, then stops), and the dashboard's sign-in
+//! link asked for without the asker learning anything — not even from how long the answer
+//! took: the request only queues the ask (`sign_in_request.rs`), the same for every address.
+
+mod sign_in_request;
+
+pub use sign_in_request::SignInRequest;
+
+use jiff::Timestamp;
+
+use super::Engine;
+use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::ids::AccountId;
+use crate::owner::account::WebhookSecret;
+use crate::owner::credentials::{ROTATION_OVERLAP, RetiringSecret};
+use crate::task::error::EngineError;
+
+impl Engine {
+    /// The account an owner's API token signs in to now, by the token's hash: a token rotated
+    /// out works until its overlap ends.
+    pub async fn authenticate_owner(&self, api_token_hash: &str) -> Result<Option<AccountId>, EngineError> {
+        let now = self.clock.now();
+        Ok(self
+            .store
+            .api_token(api_token_hash)
+            .await?
+            .filter(|holder| holder.works_at(now))
+            .map(|holder| holder.account_id))
+    }
+
+    /// Give the account a new API token (`new_hash`, the caller made the token); the current
+    /// one works until the answer's time. `presented_hash`: the token the request came with,
+    /// for an account made before its token's hash was kept.
+    pub async fn rotate_api_token(&self, id: AccountId, presented_hash: Option<&str>, new_hash: &str) -> Result<Timestamp, EngineError> {
+        let until = self.clock.now() + ROTATION_OVERLAP;
+        for _ in 0..4 {
+            let mut account = self.account(id).await?;
+            let Some(old) = account
+                .credentials
+                .api_token_hash
+                .clone()
+                .or_else(|| presented_hash.map(str::to_owned))
+            else {
+                return Err(InvalidInput::new(
+                    "api_token_unknown",
+                    "this account's current token is not on record: rotate it once through the API (POST /api/v1/settings/api-token/rotate with the token)",
+                )
+                .into());
+            };
+            account.credentials.api_token_hash = Some(new_hash.to_owned());
+            account.version += 1;
+            match self.store.rotate_api_token(&account, &old, new_hash, until).await {
+                Ok(()) => {
+                    tracing::warn!(account = %id, "API token rotated; the previous one works for the overlap");
+                    return Ok(until);
+                }
+                Err(StoreError::Conflict(Conflict::Version)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
+    }
+
+    /// Give the account a new inbound webhook secret; deliveries signed with the current one
+    /// are still accepted until the answer's time.
+    pub async fn rotate_webhook_secret(&self, id: AccountId, new: WebhookSecret) -> Result<Timestamp, EngineError> {
+        let until = self.clock.now() + ROTATION_OVERLAP;
+        self.change_account(id, |account| {
+            // The draw and the pseudonym keep the key they were made with.
+            if account.credentials.stable_key.is_none() {
+                account.credentials.stable_key = Some(account.webhook_secret.clone());
+            }
+            account.credentials.retiring_webhook_secret = Some(RetiringSecret {
+                secret: account.webhook_secret.clone(),
+                until,
+            });
+            account.webhook_secret = new.clone();
+            Ok(true)
+        })
+        .await?;
+        tracing::warn!(account = %id, "inbound webhook secret rotated; the previous one works for the overlap");
+        Ok(until)
+    }
+}

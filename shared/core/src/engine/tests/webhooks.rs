@@ -1,0 +1,283 @@
+//! Outbound webhooks on the in-memory store: an escalation reaches the endpoint signed, from
+//! the queue and not before; a failing receiver is tried again after each back-off as the
+//! clock moves, in order, and is disabled after a day with the owner told; a private address
+//! is refused outside local mode, at creation and again at delivery.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+use super::*;
+use crate::kernel::error::InvalidInput;
+use crate::owner::account::WebhookSecret;
+use crate::owner::outbound_webhook::{DeliveryStatus, EndpointStatus, NewWebhookEndpoint, sign};
+use crate::owner::webhook_address::AddressPolicy;
+use crate::ports::{Clock, TransportError, WebhookTransport};
+
+/// One post as the fake receiver got it: url, headers, body.
+type Post = (String, Vec<(String, String)>, String);
+
+/// A receiver and a resolver: what it answers, what it was sent, where names point.
+struct FakeTransport {
+    policy: AddressPolicy,
+    dns: Mutex<HashMap<String, IpAddr>>,
+    answer: Mutex<u16>,
+    posts: Mutex<Vec<Post>>,
+}
+
+impl FakeTransport {
+    fn new(local: bool) -> Arc<Self> {
+        Arc::new(Self {
+            policy: AddressPolicy { local },
+            dns: Mutex::new(HashMap::from([("hooks.example.com".into(), "93.184.216.34".parse().expect("ip"))])),
+            answer: Mutex::new(200),
+            posts: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn resolve(&self, url: &str) -> Result<IpAddr, InvalidInput> {
+        let target = self.policy.check_url(url)?;
+        let ip = match target.ip() {
+            Some(ip) => ip,
+            None => *self
+                .dns
+                .lock()
+                .expect("dns")
+                .get(&target.host)
+                .ok_or_else(|| InvalidInput::new("webhook_address_refused", "no such host"))?,
+        };
+        self.policy.check_ip(ip)?;
+        Ok(ip)
+    }
+
+    fn posts(&self) -> Vec<Post> {
+        self.posts.lock().expect("posts").clone()
+    }
+}
+
+#[async_trait::async_trait]
+impl WebhookTransport for FakeTransport {
+    async fn check_address(&self, url: &str) -> Result<(), InvalidInput> {
+        self.resolve(url).map(|_| ())
+    }
+
+    async fn post(&self, url: &str, headers: &[(String, String)], body: &str) -> Result<u16, TransportError> {
+        self.resolve(url).map_err(|e| TransportError::Refused(e.message))?;
+        self.posts.lock().expect("posts").push((url.into(), headers.to_vec(), body.into()));
+        Ok(*self.answer.lock().expect("answer"))
+    }
+}
+
+const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+impl World {
+    fn with_transport(&mut self, transport: Arc<FakeTransport>) {
+        self.engine.webhook_transport = Some(transport);
+    }
+
+    async fn endpoint(&self, url: &str, events: &[&str]) -> Result<String, EngineError> {
+        let input = NewWebhookEndpoint {
+            url: url.into(),
+            events: events.iter().map(|e| (*e).to_owned()).collect(),
+        };
+        Ok(self
+            .engine
+            .create_webhook_endpoint(self.account.id, input, WebhookSecret::new(SECRET))
+            .await?
+            .id)
+    }
+
+    /// A task escalated by its member's reply (a legal threat escalates at once).
+    async fn escalated(&self) -> Task {
+        let task = self.approved("churn_risk", "m_hook").await;
+        self.run().await;
+        let mail = self.answer_newest(
+            "m-hook@example.com",
+            "r1@example.com",
+            "Stop harassing me or you'll hear from my lawyer.",
+        );
+        self.engine.receive_reply(&mail).await.expect("reply");
+        let task = self.task(&task).await;
+        assert_eq!(task.status, TaskStatus::Escalated);
+        task
+    }
+}
+
+use crate::task::error::EngineError;
+
+#[tokio::test]
+async fn an_escalation_is_delivered_signed_from_the_queue() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    w.with_transport(transport.clone());
+    let id = w
+        .endpoint("https://hooks.example.com/openloop", &["task.escalated"])
+        .await
+        .expect("endpoint");
+    let task = w.escalated().await;
+    assert!(transport.posts().is_empty(), "nothing posted inside the step that escalated");
+    w.run().await;
+    let posts = transport.posts();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    let (url, headers, body) = &posts[0];
+    assert_eq!(url, "https://hooks.example.com/openloop");
+    let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).expect(name);
+    let expected = sign(
+        &WebhookSecret::new(SECRET),
+        &header("webhook-id"),
+        header("webhook-timestamp").parse().expect("ts"),
+        body,
+    );
+    assert_eq!(Some(header("webhook-signature")), expected);
+    let json: serde_json::Value = serde_json::from_str(body).expect("json");
+    assert_eq!(json["type"], "task.escalated");
+    assert_eq!(json["data"]["task_id"], task.id.to_string());
+    let log = w.engine.webhook_deliveries(w.account.id, &id).await.expect("log");
+    assert_eq!(log.deliveries[0].status, DeliveryStatus::Delivered);
+}
+
+#[tokio::test]
+async fn a_failing_receiver_is_retried_with_back_off_then_disabled_after_a_day() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    *transport.answer.lock().expect("answer") = 503;
+    w.with_transport(transport.clone());
+    let id = w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
+    let task = w.approved("churn_risk", "m_closing").await;
+    w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+    w.run().await;
+    assert_eq!(transport.posts().len(), 1, "the first try");
+    w.run().await;
+    assert_eq!(transport.posts().len(), 1, "nothing before the back-off ends");
+    let start = w.clock.now();
+    w.clock.set(start + SignedDuration::from_secs(6));
+    w.run().await;
+    assert_eq!(transport.posts().len(), 2, "tried again after 5 seconds");
+    w.clock.set(start + SignedDuration::from_mins(6));
+    w.run().await;
+    assert_eq!(transport.posts().len(), 3, "and after 5 minutes");
+    let ids: Vec<String> = transport
+        .posts()
+        .iter()
+        .map(|(_, h, _)| h.iter().find(|(k, _)| k == "webhook-id").expect("id").1.clone())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] == w[1]), "one message id across its tries");
+    for hours in [1, 3, 8, 18, 24, 25] {
+        w.clock.set(start + SignedDuration::from_hours(hours));
+        w.run().await;
+    }
+    let view = w.engine.webhook_endpoint(w.account.id, &id).await.expect("view");
+    assert_eq!(view.status, EndpointStatus::Disabled);
+    let tries = transport.posts().len();
+    assert!((7..=10).contains(&tries), "{tries} tries over the day");
+    let notices = w.store.list_notices(w.account.id, 50, None).await.expect("notices").0;
+    assert!(
+        notices.iter().any(|n| n.title.contains("webhook endpoint was turned off")),
+        "the owner is told"
+    );
+    w.clock.set(start + SignedDuration::from_hours(30));
+    w.run().await;
+    assert_eq!(transport.posts().len(), tries, "nothing more to a disabled endpoint");
+}
+
+#[tokio::test]
+async fn a_private_address_is_refused_outside_local_mode_at_creation_and_delivery() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    transport
+        .dns
+        .lock()
+        .expect("dns")
+        .insert("internal.example.com".into(), "10.0.0.7".parse().expect("ip"));
+    w.with_transport(transport.clone());
+    for url in [
+        "https://internal.example.com/hook",
+        "https://169.254.169.254/latest",
+        "http://hooks.example.com/plain",
+        "http://127.0.0.1:9000/local-only",
+    ] {
+        let err = w.endpoint(url, &["task.closed"]).await.expect_err(url);
+        assert!(
+            matches!(err, EngineError::Invalid(ref e) if e.code == "webhook_address_refused"),
+            "{url}: {err:?}"
+        );
+    }
+    // A name that resolved to a public address, then moved to a private one.
+    let id = w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
+    transport
+        .dns
+        .lock()
+        .expect("dns")
+        .insert("hooks.example.com".into(), "192.168.0.9".parse().expect("ip"));
+    let task = w.approved("churn_risk", "m_moved").await;
+    w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+    w.run().await;
+    assert!(transport.posts().is_empty());
+    let log = w.engine.webhook_deliveries(w.account.id, &id).await.expect("log");
+    assert_eq!(log.deliveries[0].status, DeliveryStatus::Refused);
+
+    // The local runtime takes http to loopback.
+    let mut local = world().await;
+    local.with_transport(FakeTransport::new(true));
+    local
+        .endpoint("http://127.0.0.1:9000/hook", &["task.closed"])
+        .await
+        .expect("local loopback");
+}
+
+#[tokio::test]
+async fn events_reach_an_endpoint_in_order_and_others_are_not_sent() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    w.with_transport(transport.clone());
+    w.endpoint("https://hooks.example.com/closed", &["task.closed", "member.retained"])
+        .await
+        .expect("endpoint");
+    let a = w.approved("churn_risk", "m_a").await;
+    let b = w.approved("churn_risk", "m_b").await;
+    w.engine.cancel(w.account.id, a.id).await.expect("cancel");
+    w.engine.cancel(w.account.id, b.id).await.expect("cancel");
+    w.run().await;
+    let tasks: Vec<String> = transport
+        .posts()
+        .iter()
+        .map(|(_, _, body)| {
+            serde_json::from_str::<serde_json::Value>(body).expect("json")["data"]["task_id"]
+                .as_str()
+                .expect("id")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(tasks, [a.id.to_string(), b.id.to_string()]);
+    let other = w.engine.webhook_endpoints(w.account.id).await.expect("list");
+    assert_eq!(other.len(), 1);
+    assert_eq!(other[0].pending, 0);
+}
+
+#[tokio::test]
+async fn a_long_backlog_is_delivered_in_order_across_drains() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    w.with_transport(transport.clone());
+    w.endpoint("https://hooks.example.com/many", &["task.closed"])
+        .await
+        .expect("endpoint");
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        let task = w.approved("churn_risk", &format!("m_many_{i}")).await;
+        w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+        ids.push(task.id.to_string());
+    }
+    w.run().await;
+    let delivered: Vec<String> = transport
+        .posts()
+        .iter()
+        .map(|(_, _, body)| {
+            serde_json::from_str::<serde_json::Value>(body).expect("json")["data"]["task_id"]
+                .as_str()
+                .expect("id")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(delivered, ids, "every event, in order, without waiting for a lease to lapse");
+}
