@@ -13,6 +13,7 @@ mod dashboard_browser;
 mod dashboard_browser_day;
 mod dashboard_learning;
 mod deliverability;
+mod experiments;
 mod feedback;
 mod fixtures;
 mod gates;

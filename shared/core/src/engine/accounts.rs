@@ -230,6 +230,7 @@ impl Engine {
             sending_identity: None,
             learning_patterns: Default::default(),
             holdout_draw: Default::default(),
+            experiments: Vec::new(),
             session_version: 0,
             last_seen_at: None,
             created_at: now,

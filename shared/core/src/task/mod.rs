@@ -13,6 +13,7 @@ pub mod commit;
 pub mod controls;
 pub mod error;
 pub mod escalation;
+pub mod experiment;
 pub mod feedback;
 pub mod flood;
 pub mod history;
@@ -290,6 +291,10 @@ pub struct Task {
     /// (`crate::task::holdout`); `None` for a task that never went through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout: Option<crate::task::holdout::Holdout>,
+    /// The version of a running message experiment the task's member was given
+    /// (`crate::task::experiment`); `None` outside any experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<crate::task::experiment::ExperimentArm>,
     pub version: u64,
 }
 
