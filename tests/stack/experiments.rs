@@ -12,7 +12,13 @@ use serde_json::{Value, json};
 
 /// A pending suggestion of `kind` proposing `change`, as the evaluator would have made it
 /// (seeded in the store: the weeks of closed tasks behind it cannot be lived here).
-async fn seeded_suggestion(stack: &Stack, gym: &Account, kind: SuggestionKind, change: ProposedChange, fingerprint: &str) -> String {
+pub(crate) async fn seeded_suggestion(
+    stack: &Stack,
+    gym: &Account,
+    kind: SuggestionKind,
+    change: ProposedChange,
+    fingerprint: &str,
+) -> String {
     let account: AccountId = gym.id.parse().expect("account id");
     let now = stack.now().await;
     let draft = SuggestionDraft {

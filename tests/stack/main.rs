@@ -14,6 +14,7 @@ mod dashboard_browser_day;
 mod dashboard_learning;
 mod deliverability;
 mod experiments;
+mod experiments_browser;
 mod feedback;
 mod fixtures;
 mod gates;
