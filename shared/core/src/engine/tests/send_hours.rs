@@ -107,7 +107,7 @@ async fn enough_answered_evening_sends_move_the_first_touches_to_the_evening_wit
     let mut explored = 0;
     for (i, task) in approved.iter().enumerate() {
         let planned = w.local(w.due(task).await);
-        let hour = i8::try_from(planned.hour()).expect("hour");
+        let hour = planned.hour();
         match explores(jitter_seed(task.id, 0), end - start) {
             Some(offset) => {
                 explored += 1;
