@@ -192,7 +192,7 @@ impl Engine {
 
     /// The tallies of the tasks closed since the earliest of `experiments` started (at most a
     /// year of closes): one ranged read.
-    async fn experiment_tallies(&self, account: &Account, experiments: &[&Experiment]) -> Result<Vec<TaskTally>, EngineError> {
+    async fn experiment_tallies(&self, account: AccountId, experiments: &[&Experiment]) -> Result<Vec<TaskTally>, EngineError> {
         let now = self.clock.now();
         let Some(since) = experiments.iter().map(|e| e.started_at).min() else {
             return Ok(Vec::new());
@@ -200,7 +200,7 @@ impl Engine {
         let since = since.max(now - SignedDuration::from_hours(24 * MAX_RESULT_DAYS));
         Ok(self
             .store
-            .closed_tallies(account.id, since, now + SignedDuration::from_secs(1))
+            .closed_tallies(account, since, now + SignedDuration::from_secs(1))
             .await?)
     }
 
@@ -209,7 +209,7 @@ impl Engine {
     pub async fn experiments(&self, account: AccountId) -> Result<ExperimentsReport, EngineError> {
         let account = self.account(account).await?;
         let listed: Vec<&Experiment> = account.experiments.iter().rev().collect();
-        let tallies = self.experiment_tallies(&account, &listed).await?;
+        let tallies = self.experiment_tallies(account.id, &listed).await?;
         Ok(ExperimentsReport {
             experiments: listed.into_iter().map(|e| view(e, &tallies)).collect(),
         })
@@ -220,7 +220,8 @@ impl Engine {
     pub async fn keep_experiment(&self, account: AccountId, id: ulid::Ulid) -> Result<ExperimentView, EngineError> {
         let kept = self.set_experiment_status(account, id, ExperimentStatus::Kept, false).await?;
         tracing::info!(%account, experiment = %id, "experiment kept by the owner");
-        Ok(view(&kept, &[]))
+        let tallies = self.experiment_tallies(account, &[&kept]).await?;
+        Ok(view(&kept, &tallies))
     }
 
     /// The owner ends an experiment without keeping it: its change is undone, the current
@@ -229,7 +230,8 @@ impl Engine {
         let ended = self.set_experiment_status(account, id, ExperimentStatus::Ended, false).await?;
         self.undo_trial(account, &ended).await?;
         tracing::info!(%account, experiment = %id, "experiment ended by the owner");
-        Ok(view(&ended, &[]))
+        let tallies = self.experiment_tallies(account, &[&ended]).await?;
+        Ok(view(&ended, &tallies))
     }
 
     /// Move a splitting experiment to `status` (refused once it is decided).
@@ -316,7 +318,7 @@ impl Engine {
     async fn decide_account_experiments(&self, account: &Account, run: &mut ExperimentRun) -> Result<(), EngineError> {
         let now = self.clock.now();
         let splitting: Vec<&Experiment> = account.experiments.iter().filter(|e| e.status.splits()).collect();
-        let tallies = self.experiment_tallies(account, &splitting).await?;
+        let tallies = self.experiment_tallies(account.id, &splitting).await?;
         for e in splitting {
             let result = experiment::result(e, &tallies);
             if e.status == ExperimentStatus::Running && result.proposed_wins {

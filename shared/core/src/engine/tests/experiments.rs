@@ -259,6 +259,11 @@ async fn a_planted_win_is_offered_to_the_owner_and_kept_when_they_say_so() {
     // The owner keeps it: every new task gets the proposed version, no split.
     let kept = w.engine.keep_experiment(account, started.id).await.expect("keep");
     assert_eq!((kept.status, kept.auto_kept), (ExperimentStatus::Kept, false));
+    assert_eq!(
+        kept.variants.iter().map(|v| v.n).collect::<Vec<_>>(),
+        [40, 40],
+        "the answer counts as the list does"
+    );
     let again = w.engine.keep_experiment(account, started.id).await.expect_err("decided");
     assert_eq!(code(again), "experiment_decided");
     let (task, prompt) = w.drafted(&prompts, "m_after_keep").await;
