@@ -15,6 +15,8 @@ mod dashboard_browser_day;
 mod dashboard_learning;
 mod dashboard_webhooks;
 mod deliverability;
+mod experiments;
+mod experiments_browser;
 mod feedback;
 mod fixtures;
 mod gates;

@@ -7,6 +7,7 @@ pub mod app;
 
 mod credentials;
 mod day;
+mod experiments;
 mod learning;
 mod lift;
 mod loops;
@@ -108,6 +109,9 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/memories/{id}", delete(learning::delete_memory))
         .route("/api/v1/suggestions", get(learning::list_suggestions))
         .route("/api/v1/suggestions/{id}/{decision}", post(learning::decide_suggestion))
+        .route("/api/v1/suggestions/{id}/experiment", post(experiments::start))
+        .route("/api/v1/experiments", get(experiments::list))
+        .route("/api/v1/experiments/{id}/{decision}", post(experiments::decide))
         .route("/api/v1/message-templates", get(message_templates::list))
         .route(
             "/api/v1/message-templates/{task_type}/{touch}",

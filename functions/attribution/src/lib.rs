@@ -36,6 +36,16 @@ pub async fn handle(engine: &Engine) -> Result<AttributionReport, EngineError> {
         Ok(made) => tracing::info!(made, "daily digests"),
         Err(e) => tracing::warn!(error = %e, "daily digests not made this run"),
     }
+    // Message experiments: a win offered (or kept), one past its time limit ended.
+    match engine.decide_experiments().await {
+        Ok(run) => tracing::info!(?run, "experiments decided"),
+        Err(e) => tracing::warn!(error = %e, "experiments not decided this run"),
+    }
+    // Each account's send hours, chosen again once a day from what its sends led to.
+    match engine.choose_send_hours().await {
+        Ok(run) => tracing::info!(?run, "send hours"),
+        Err(e) => tracing::warn!(error = %e, "send hours not chosen this run"),
+    }
     // Gyms' own sending domains waiting for their DNS records (spec §33.1).
     match engine.check_sending_domains().await {
         Ok(asked) => tracing::info!(asked, "sending domains checked"),

@@ -96,6 +96,10 @@ pub struct TaskView<'a> {
     pub feedback: Option<&'a crate::task::feedback::OwnerFeedback>,
     /// The ids of the business memories the task's last AI call read.
     pub memories_used: Vec<String>,
+    /// The message experiment's version the task was given (`{"experiment_id", "variant":
+    /// "current" | "proposed"}`), if it is in one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<crate::task::experiment::ExperimentArm>,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -151,6 +155,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             goal_progress: t.goal_progress.as_ref().map(GoalProgressView::from),
             feedback: t.feedback.as_ref(),
             memories_used: t.memories_used.iter().map(ToString::to_string).collect(),
+            experiment: t.experiment,
         }
     }
 }

@@ -193,6 +193,8 @@ pub struct SuggestionCard {
     pub change: Option<String>,
     pub decided: Option<String>,
     pub auto_applied: bool,
+    /// A skill or prompt change: it can run as an experiment on half the new tasks.
+    pub experimentable: bool,
 }
 
 /// A suggestion's evidence as the owner reads it: single figures as facts, groups of
@@ -225,6 +227,7 @@ pub fn suggestion_card(s: &Suggestion, tz: &TimeZone) -> SuggestionCard {
         change: s.applied.as_ref().map(|a| applied_change(&s.kind, a)),
         decided: s.decided_at.map(|at| when(at, tz)),
         auto_applied: s.auto_applied,
+        experimentable: matches!(s.kind, SuggestionKind::Skill | SuggestionKind::Prompt),
     }
 }
 

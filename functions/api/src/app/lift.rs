@@ -1,29 +1,37 @@
 //! What the outreach caused, in the dashboard (`GET /app/lift?from=&to=`): the same operation
 //! as `GET /api/v1/lift`, per task type the contacted and the held-out members' success rates,
 //! the difference with its 95% interval and the verdict, and revenue after outreach beside
-//! revenue caused by it.
+//! revenue caused by it; the message experiments with each version's results and the
+//! owner's "Keep" and "End" (`POST /app/experiments/{id}/keep | end`), started from an applied
+//! suggestion's "Test it on half the new tasks" (`POST /app/suggestions/{id}/experiment`); and
+//! the send hours the account's own sends chose, with why.
 
 use std::sync::Arc;
 
 use askama::Template;
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde::Deserialize;
 
-use openloop_core::engine::LiftReport;
+use openloop_core::engine::{ExperimentView, ExperimentsReport, LiftReport};
 use openloop_core::learning::lift::{Group, TypeLift};
+use openloop_core::owner::experiment::ExperimentStatus;
+use openloop_core::owner::send_hours::SendHours;
 use openloop_core::task::error::EngineError;
 use openloop_core::task::task_type;
 
-use super::page::{Layout, money};
-use super::{PageError, Shared, html, layout};
+use super::page::{Layout, money, when};
+use super::{Body, PageError, Shared, check_csrf, field, form, html, layout, see_other};
 use crate::ApiState;
 
 pub fn routes() -> Router<Arc<ApiState>> {
-    Router::new().route("/app/lift", get(lift))
+    Router::new()
+        .route("/app/lift", get(lift))
+        .route("/app/suggestions/{id}/experiment", post(start_experiment))
+        .route("/app/experiments/{id}/{decision}", post(decide_experiment))
 }
 
 #[derive(Deserialize)]
@@ -42,6 +50,36 @@ pub struct LiftPage {
     pub rows: Vec<LiftRow>,
     pub revenue_after: String,
     pub revenue_caused: String,
+    pub experiments: Vec<ExperimentRow>,
+    /// The send hours in force and why.
+    pub send_hours: SendHoursView,
+    pub csrf: String,
+}
+
+/// One experiment's line.
+pub struct ExperimentRow {
+    pub id: String,
+    pub title: String,
+    pub status: &'static str,
+    pub types: String,
+    pub current: String,
+    pub proposed: String,
+    pub difference: String,
+    pub interval: String,
+    pub verdict: String,
+    pub started: String,
+    pub ends: String,
+    /// Still splitting: the owner may keep or end it.
+    pub open: bool,
+}
+
+/// The send hours as the page says them.
+pub struct SendHoursView {
+    pub first_touch: String,
+    pub follow_up: String,
+    /// From the account's own sends (else the usual hours).
+    pub learned: bool,
+    pub why: String,
 }
 
 /// One task type's line.
@@ -89,8 +127,87 @@ fn row(l: &TypeLift) -> LiftRow {
     }
 }
 
-pub fn page(report: &LiftReport, layout: Layout) -> LiftPage {
+fn count(v: &openloop_core::learning::experiment::VariantCount) -> String {
+    match v.rate {
+        Some(rate) => format!("{} of {} ({:.1}%)", v.succeeded, v.n, rate * 100.0),
+        None => "none yet".to_owned(),
+    }
+}
+
+fn experiment_row(e: &ExperimentView, tz: &jiff::tz::TimeZone) -> ExperimentRow {
+    let variant = |name: &str| {
+        e.variants
+            .iter()
+            .find(|v| v.name == name)
+            .map_or_else(|| "none yet".to_owned(), count)
+    };
+    ExperimentRow {
+        id: e.id.to_string(),
+        title: e.title.clone(),
+        status: match e.status {
+            ExperimentStatus::Running => "running",
+            ExperimentStatus::Won => "won: keep it?",
+            ExperimentStatus::Kept if e.auto_kept => "kept (on its own, by your settings)",
+            ExperimentStatus::Kept => "kept",
+            ExperimentStatus::Ended => "ended",
+        },
+        types: e
+            .task_types
+            .iter()
+            .map(|t| task_type::lookup(t).map_or(t.as_str(), |d| d.label))
+            .collect::<Vec<_>>()
+            .join(", "),
+        current: variant("current"),
+        proposed: variant("proposed"),
+        difference: e.difference.map_or_else(|| "—".to_owned(), points),
+        interval: e
+            .ci95
+            .map_or_else(|| "—".to_owned(), |[low, high]| format!("{} to {}", points(low), points(high))),
+        verdict: e.verdict.clone(),
+        started: when(e.started_at, tz),
+        ends: when(e.ends_at, tz),
+        open: e.status.splits(),
+    }
+}
+
+fn send_hours_view(hours: Option<&SendHours>) -> SendHoursView {
+    let span = |[from, to]: [i8; 2]| format!("{from}:00-{to}:00");
+    let usual = |(from, to): (i8, i8)| span([from, to]);
+    let (first, follow) = (
+        openloop_core::kernel::limits::FIRST_TOUCH_HOURS,
+        openloop_core::kernel::limits::FOLLOW_UP_HOURS,
+    );
+    match hours {
+        Some(h) if h.first_touch.is_some() => SendHoursView {
+            first_touch: h.first_touch.map_or_else(|| usual(first), span),
+            follow_up: h.follow_up.map_or_else(|| usual(follow), span),
+            learned: true,
+            why: h.why.clone(),
+        },
+        other => SendHoursView {
+            first_touch: usual(first),
+            follow_up: usual(follow),
+            learned: false,
+            why: other.map_or_else(
+                || "The usual hours, until the account has sent enough messages to choose its own.".to_owned(),
+                |h| h.why.clone(),
+            ),
+        },
+    }
+}
+
+pub fn page(
+    report: &LiftReport,
+    experiments: &ExperimentsReport,
+    account: &openloop_core::owner::account::Account,
+    csrf: String,
+    layout: Layout,
+) -> LiftPage {
+    let tz = account.settings.time_zone();
     LiftPage {
+        experiments: experiments.experiments.iter().map(|e| experiment_row(e, &tz)).collect(),
+        send_hours: send_hours_view(account.settings.send_hours.as_ref()),
+        csrf,
         layout,
         from: report.from.to_string(),
         to: report.to.to_string(),
@@ -105,16 +222,62 @@ async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<Lif
     super::page(state, &headers, |state, session| async move {
         let from = params.from.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let to = params.to.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let (account, report) = tokio::try_join!(
+        let (account, report, experiments) = tokio::try_join!(
             state.engine.account(session.account),
             state.engine.lift(session.account, from, to, None),
+            state.engine.experiments(session.account),
         )
         .map_err(|e| match e {
             EngineError::Invalid(e) => PageError::new(StatusCode::UNPROCESSABLE_ENTITY, e.message),
             other => other.into(),
         })?;
-        let frame = layout("Lift", "lift", Some(state.session_key.csrf(&session)), &account.name);
-        Ok(html(StatusCode::OK, &page(&report, frame)))
+        let csrf = state.session_key.csrf(&session);
+        let frame = layout("Lift", "lift", Some(csrf.clone()), &account.name);
+        Ok(html(StatusCode::OK, &page(&report, &experiments, &account, csrf, frame)))
+    })
+    .await
+}
+
+/// Runs an action for a signed-in owner whose form carries the session's CSRF token.
+async fn posted<F, Fut>(state: Shared, headers: &HeaderMap, body: Body, act: F) -> Response
+where
+    F: FnOnce(std::sync::Arc<crate::ApiState>, openloop_core::kernel::ids::AccountId) -> Fut,
+    Fut: Future<Output = Result<Response, PageError>>,
+{
+    let State(state) = state;
+    super::page(state, headers, |state, session| async move {
+        let fields: Vec<(String, String)> = form(body)?;
+        check_csrf(&state, &session, field(&fields, "csrf"))?;
+        act(state, session.account).await
+    })
+    .await
+}
+
+/// `POST /app/suggestions/{id}/experiment` ("Test it on half the new tasks"): the API's
+/// `POST /api/v1/suggestions/{id}/experiment`; 303 to the experiments.
+async fn start_experiment(state: Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    posted(state, &headers, body, |state, account| async move {
+        let id: ulid::Ulid = id
+            .parse()
+            .map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such suggestion."))?;
+        state.engine.start_experiment(account, id).await?;
+        Ok(see_other("/app/lift?done=experiment_started#experiments"))
+    })
+    .await
+}
+
+/// `POST /app/experiments/{id}/keep` ("Keep it") and `/end` ("End it"); 303 back.
+async fn decide_experiment(state: Shared, headers: HeaderMap, Path((id, decision)): Path<(String, String)>, body: Body) -> Response {
+    posted(state, &headers, body, |state, account| async move {
+        let id: ulid::Ulid = id
+            .parse()
+            .map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such experiment."))?;
+        let done = match decision.as_str() {
+            "keep" => state.engine.keep_experiment(account, id).await.map(|_| "experiment_kept"),
+            "end" => state.engine.end_experiment(account, id).await.map(|_| "experiment_ended"),
+            _ => return Err(PageError::new(StatusCode::NOT_FOUND, "There is no such page.")),
+        }?;
+        Ok(see_other(&format!("/app/lift?done={done}#experiments")))
     })
     .await
 }

@@ -65,6 +65,9 @@ pub struct PromptInput<'a> {
     pub member_tasks: &'a [Task],
     /// The task's goal progress as last evaluated (spec §37.4: the agent sees how far it is).
     pub progress: Option<&'a GoalProgress>,
+    /// The change a message experiment is trying, left out for a task given the current
+    /// version (`crate::owner::experiment`).
+    pub left_out: Option<&'a crate::owner::experiment::Trial>,
     pub now: Timestamp,
 }
 
@@ -89,6 +92,7 @@ impl<'a> PromptInput<'a> {
             task_id: Some(task.id),
             member_tasks,
             progress: task.goal_progress.as_ref(),
+            left_out: crate::owner::experiment::left_out(account, task.experiment.as_ref()),
             now,
         }
     }
@@ -121,6 +125,7 @@ impl<'a> PromptInput<'a> {
             task_id: None,
             member_tasks,
             progress: None,
+            left_out: None,
             now,
         }
     }
@@ -134,14 +139,15 @@ pub struct MissingSkill(pub String);
 /// The six layers joined, empty ones left out.
 pub fn system_prompt(input: &PromptInput<'_>) -> Result<String, MissingSkill> {
     let def = task_type::definition(input.task_type);
+    let (learned, overrides) = crate::owner::experiment::without(input.left_out, input.learned, input.overrides);
     let layers = [
         base_layer().to_owned(),
-        type_layer(def, input.overrides)?,
-        learned_layer(def, input.learned, LearnedKind::Skill),
+        type_layer(def, &overrides)?,
+        learned_layer(def, &learned, LearnedKind::Skill),
         account_layer(input.business_name, input.profile, input.memories, input.now),
-        override_layer(def, input.overrides),
+        override_layer(def, &overrides),
         goal_layer(def, input.goal, input.budget),
-        learned_layer(def, input.learned, LearnedKind::Rubric),
+        learned_layer(def, &learned, LearnedKind::Rubric),
         progress_layer(input.progress),
         cross_task_layer(def, input.task_id, input.member_tasks),
     ];

@@ -24,23 +24,23 @@ use lifecycle::{actions, ai, autonomy, categories, escalation, freshness, reserv
 use schedule::{recurring, tick};
 
 // The owner's features, a room each.
-mod credentials;
-mod webhooks;
 mod brief;
 mod control;
 mod conversations;
+mod credentials;
+mod experiments;
 mod lift;
 mod loops;
 mod messages;
 mod presence;
 mod reopen;
 mod reports;
+mod send_hours;
 mod threats;
 mod todos;
 mod triggers;
+mod webhooks;
 
-pub use credentials::SignInRequest;
-pub use webhooks::WebhookWork;
 pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
 pub use actions::AT_RISK_TAG;
 pub use analysis::{AccountAnalysis, AnalysisReport};
@@ -48,6 +48,8 @@ pub use attribution::AttributionReport;
 pub use brief::REVIEW_EXPIRED;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 pub use conversations::{CONVERSATIONS_LISTED, Conversation};
+pub use credentials::SignInRequest;
+pub use experiments::{ExperimentRun, ExperimentView, ExperimentsReport};
 pub use lift::LiftReport;
 pub use loops::{LOOPS_PAGE_MAX, LoopSweep, LoopView};
 pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
@@ -60,6 +62,7 @@ pub use pushpress::{DeliveryOutcome, member_event};
 pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 pub use scorecard::Overview;
+pub use send_hours::SendHoursRun;
 pub use sign_in::SignInToken;
 pub use signals::{Accepted, SignalOutcome};
 pub use subtasks::Batch;
@@ -69,6 +72,7 @@ pub use tasks::{CreateOptions, NewTask, Resolution};
 pub use tick::{TickReport, Wake};
 pub use todos::TODOS_LISTED;
 pub use triggers::{DryRun, DryRunMember};
+pub use webhooks::WebhookWork;
 pub use work::StepOutcome;
 
 #[cfg(test)]

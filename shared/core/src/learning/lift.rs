@@ -302,6 +302,7 @@ mod tests {
             attributed_value: value,
             task_type: "churn_risk".into(),
             arm: Some(arm),
+            experiment: None,
             provisional: false,
             next_action_at: None,
         }

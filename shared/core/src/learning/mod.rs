@@ -15,11 +15,13 @@ use serde::Serialize;
 pub mod calibration;
 pub mod edit;
 pub mod evaluator;
+pub mod experiment;
 pub mod interaction;
 pub mod lift;
 pub mod network;
 pub mod offline;
 pub mod pooled;
+pub mod send_hours;
 pub mod suggestion;
 
 use crate::learning::interaction::SharedOutcome;

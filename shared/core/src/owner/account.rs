@@ -231,6 +231,10 @@ pub struct Settings {
     /// A review item undecided this many days is closed as `review_expired`.
     #[serde(default = "crate::owner::quiet::default_review_expiry_days")]
     pub review_expiry_days: u32,
+    /// The send hours chosen from what the account's sends led to (`owner/send_hours.rs`);
+    /// shown, never patched. `None` until first chosen: the usual hours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_hours: Option<crate::owner::send_hours::SendHours>,
 }
 
 fn contributes_by_default() -> bool {
@@ -285,6 +289,7 @@ impl Settings {
             brief_hour: crate::owner::quiet::default_brief_hour(),
             quiet_hours: Default::default(),
             review_expiry_days: crate::owner::quiet::default_review_expiry_days(),
+            send_hours: None,
         }
     }
 
@@ -437,6 +442,10 @@ pub struct Account {
     /// owner at most monthly.
     #[serde(default)]
     pub holdout_draw: crate::owner::holdout::HoldoutDraw,
+    /// The message experiments, newest last (`owner/experiment.rs`): those running split new
+    /// tasks between the current and the proposed prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub experiments: Vec<crate::owner::experiment::Experiment>,
     /// The dashboard's sessions of this account carry it; signing out moves it on, ending
     /// every session issued before on the server.
     #[serde(default)]

@@ -53,14 +53,36 @@ impl Touch {
     /// The touch's preferred local hours inside the account's send window; `None` when it
     /// prefers none or they do not meet the window.
     pub fn hours(self, settings: &Settings) -> Option<(i8, i8)> {
-        let (from, to) = match self {
-            Self::First => FIRST_TOUCH_HOURS,
-            Self::FollowUp => FOLLOW_UP_HOURS,
-            Self::Answer => return None,
+        let chosen = settings.send_hours.as_ref().and_then(|h| match self {
+            Self::First => h.first_touch,
+            Self::FollowUp => h.follow_up,
+            Self::Answer => None,
+        });
+        let (from, to) = match (self, chosen) {
+            (Self::Answer, _) => return None,
+            (_, Some([from, to])) => (from, to),
+            (Self::First, None) => FIRST_TOUCH_HOURS,
+            (Self::FollowUp, None) => FOLLOW_UP_HOURS,
         };
         let (start, end) = window_hours(settings);
         let (from, to) = (from.max(start), to.min(end));
         (from < to).then_some((from, to))
+    }
+
+    /// The hours this touch (`seed`: its task's and touch's) goes in: the preferred ones, or —
+    /// for the exploration share, once the account's own hours are chosen — one other hour of
+    /// the send window, so every hour keeps being measured (`owner/send_hours.rs`).
+    pub fn hours_for(self, settings: &Settings, seed: u64) -> Option<(i8, i8)> {
+        let preferred = self.hours(settings)?;
+        let chosen = settings
+            .send_hours
+            .as_ref()
+            .is_some_and(|h| h.first_touch.is_some() || h.follow_up.is_some());
+        let (start, end) = window_hours(settings);
+        match crate::owner::send_hours::explores(seed, end - start) {
+            Some(offset) if chosen => Some((start + offset, start + offset + 1)),
+            _ => Some(preferred),
+        }
     }
 
     fn name(self) -> &'static str {
@@ -105,7 +127,7 @@ fn local_time(settings: &Settings, day: Date, hour: i8) -> Option<Timestamp> {
 /// now (`not_before = at`); a follow-up from its cadence's day (`not_before` = when the
 /// previous touch left), so it stays on that day.
 pub fn plan_touch(settings: &Settings, at: Timestamp, not_before: Timestamp, touch: Touch, seed: u64) -> (Timestamp, Option<String>) {
-    let Some((from, to)) = touch.hours(settings) else {
+    let Some((from, to)) = touch.hours_for(settings, seed) else {
         return (at, None);
     };
     let local = at.to_zoned(settings.time_zone());
@@ -121,9 +143,15 @@ pub fn plan_touch(settings: &Settings, at: Timestamp, not_before: Timestamp, tou
     let Some(planned) = planned else {
         return (at, None);
     };
+    let exploring = touch.hours(settings) != Some((from, to));
     let why = format!(
-        "{} planned for {planned}, inside its preferred hours {from}:00-{to}:00 {}",
+        "{} planned for {planned}, inside {} {from}:00-{to}:00 {}",
         touch.name(),
+        if exploring {
+            "another hour than its preferred ones, so the account keeps learning which hours work:"
+        } else {
+            "its preferred hours"
+        },
         settings.timezone
     );
     (planned, Some(why))
@@ -169,7 +197,7 @@ pub fn after_touch_at(settings: &Settings, task: &Task, cadence: &Cadence, sent:
 pub fn smart_send_time(settings: &Settings, opens: Timestamp, touch: Touch, seed: u64) -> Timestamp {
     let day = opens.to_zoned(settings.time_zone()).date();
     let (start, end) = window_hours(settings);
-    let (from, to) = touch.hours(settings).unwrap_or((start, end));
+    let (from, to) = touch.hours_for(settings, seed).unwrap_or((start, end));
     let jitter = jitter(seed, i64::from(to - from) * 60);
     local_time(settings, day, from).map_or(opens, |t| t.max(opens)) + jitter
 }
@@ -191,5 +219,43 @@ mod tests {
         assert_eq!(send_window(&settings, at("2026-11-03T02:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
         // 11:00 UTC is 06:00 local: opens the same day.
         assert_eq!(send_window(&settings, at("2026-11-03T11:00:00Z")), Err(at("2026-11-03T13:00:00Z")));
+    }
+
+    #[test]
+    fn chosen_hours_place_touches_and_the_exploration_share_goes_at_the_hour_its_seed_names() {
+        let mut settings = Settings::defaults("UTC".into());
+        // 06:00: before the window (8-20) and every preferred hour.
+        let six = at("2026-11-03T06:00:00Z");
+        let seeds: Vec<u64> = (0..2_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let hour = |settings: &Settings, touch, seed| plan_touch(settings, six, six, touch, seed).0.to_zoned(settings.time_zone()).hour();
+        // The usual hours until the account's own are chosen: no exploration.
+        assert!(seeds.iter().all(|s| (8..10).contains(&hour(&settings, Touch::First, *s))));
+        settings.send_hours = Some(crate::owner::send_hours::SendHours {
+            checked_at: six,
+            sends: 100,
+            good: 40,
+            first_touch: Some([17, 19]),
+            follow_up: Some([16, 19]),
+            hours: Vec::new(),
+            why: String::new(),
+        });
+        let mut explored = 0;
+        for seed in &seeds {
+            let (first, follow_up) = (hour(&settings, Touch::First, *seed), hour(&settings, Touch::FollowUp, *seed));
+            match crate::owner::send_hours::explores(*seed, 12) {
+                Some(offset) => {
+                    explored += 1;
+                    assert_eq!((first, follow_up), (8 + offset, 8 + offset), "seed {seed}");
+                }
+                None => assert!(
+                    (17..19).contains(&first) && (16..19).contains(&follow_up),
+                    "seed {seed}: {first}, {follow_up}"
+                ),
+            }
+        }
+        // About one in ten, spread over the window.
+        assert!((140..260).contains(&explored), "{explored} of 2000");
+        // An answer is never held for an hour.
+        assert_eq!(plan_touch(&settings, six, six, Touch::Answer, 1).0, six);
     }
 }

@@ -13,6 +13,7 @@ pub mod commit;
 pub mod controls;
 pub mod error;
 pub mod escalation;
+pub mod experiment;
 pub mod feedback;
 pub mod flood;
 pub mod history;
@@ -294,6 +295,10 @@ pub struct Task {
     /// last change), for learning which wording brings members back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_template: Option<String>,
+    /// The version of a running message experiment the task's member was given
+    /// (`crate::task::experiment`); `None` outside any experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<crate::task::experiment::ExperimentArm>,
     pub version: u64,
 }
 

@@ -30,6 +30,9 @@ pub struct TaskTally {
     /// The group the holdout draw put the member in, if the task went through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arm: Option<crate::task::holdout::Arm>,
+    /// The message experiment's version the task used, if it was in one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<crate::task::experiment::ExperimentArm>,
     /// The outcome is a commitment still awaiting its signal: not yet a success or a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub provisional: bool,
@@ -51,6 +54,7 @@ impl TaskTally {
             attributed_value: task.attributed_value,
             task_type: task.task_type.clone(),
             arm: task.holdout.map(|h| h.arm),
+            experiment: task.experiment,
             provisional: task.provisional,
             next_action_at: task.next_action_at.filter(|_| task.is_active()),
         }

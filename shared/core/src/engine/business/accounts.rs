@@ -231,6 +231,7 @@ impl Engine {
             learning_patterns: Default::default(),
             pooled_lift: Vec::new(),
             holdout_draw: Default::default(),
+            experiments: Vec::new(),
             session_version: 0,
             credentials: crate::owner::credentials::Credentials {
                 api_token_hash: Some(secrets.api_token_hash.clone()),

@@ -408,6 +408,8 @@ impl Engine {
             }
         }
         tracing::info!(%account, suggestion = %id, ?applied, "applied suggestion undone");
+        // An experiment trying the change ends with it.
+        self.end_experiments_of(account, id).await?;
         let now = self.clock.now();
         self.decide(Suggestion {
             status: SuggestionStatus::Dismissed,

@@ -295,6 +295,11 @@ impl Engine {
         } else {
             (status, gate_reason)
         };
+        // A message experiment of the type (CONTRACT.md "Honest lift") gives the member the
+        // current or the proposed prompt, the same on every task of the experiment.
+        let experiment = (def.category == Category::Communication && !held_out && options.batch_of.is_none() && !options.agent_planning)
+            .then(|| crate::owner::experiment::arm_for(account, &task_type, &input.member_id))
+            .flatten();
         let prioritised = self.config.priority_rules.prioritise(&PriorityInput {
             task_type: &task_type,
             trigger: Some(input.trigger_type),
@@ -325,7 +330,10 @@ impl Engine {
             // A batch or planning parent never writes to anyone; its subtasks draft.
             None if options.batch_of.is_some() || options.agent_planning => None,
             None => {
-                let prompt = PromptInput::for_new(def, &goal, account, &memories.memories, &[], now);
+                let prompt = PromptInput {
+                    left_out: crate::owner::experiment::left_out(account, experiment.as_ref()),
+                    ..PromptInput::for_new(def, &goal, account, &memories.memories, &[], now)
+                };
                 let request = DraftRequest {
                     context: input.context.clone(),
                     ..ai::draft_request(account, def, &goal, member.as_ref().and_then(|m| m.first_name.clone()), 0, &prompt)
@@ -450,6 +458,7 @@ impl Engine {
             member_last_words: None,
             holdout,
             message_template,
+            experiment,
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
@@ -462,6 +471,9 @@ impl Engine {
                 account.settings.holdout_percent,
                 task.next_action_at.map_or_else(String::new, |t| t.to_string())
             ));
+        }
+        if let Some(arm) = experiment {
+            detail.push_str(&format!("; {} version of experiment {}", arm.variant.as_str(), arm.experiment_id));
         }
         if task.status == TaskStatus::Ready {
             // Spec §29.3: a first touch goes in the morning hours.

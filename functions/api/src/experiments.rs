@@ -1,0 +1,41 @@
+//! Message experiments (CONTRACT.md "Honest lift"): `POST /api/v1/suggestions/{id}/experiment`
+//! (201) runs an accepted skill or prompt suggestion on half the new tasks; `GET
+//! /api/v1/experiments` reports each version with the lift's interval; `POST
+//! /api/v1/experiments/{id}/keep | end` is the owner's word on it. Scoped to the bearer token's
+//! account; another account's suggestion or experiment is not found.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use openloop_edge::http::ApiError;
+
+use crate::{Shared, json, owner};
+
+pub(crate) async fn start(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("suggestion"))?;
+    let started = state.engine.start_experiment(account, id).await?;
+    Ok(json(StatusCode::CREATED, started))
+}
+
+pub(crate) async fn list(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    Ok(json(StatusCode::OK, state.engine.experiments(account).await?))
+}
+
+/// `keep` or `end`.
+pub(crate) async fn decide(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path((id, decision)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let account = owner(&state, &headers).await?;
+    let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("experiment"))?;
+    let decided = match decision.as_str() {
+        "keep" => state.engine.keep_experiment(account, id).await?,
+        "end" => state.engine.end_experiment(account, id).await?,
+        _ => return Err(ApiError::not_found("endpoint")),
+    };
+    Ok(json(StatusCode::OK, decided))
+}
