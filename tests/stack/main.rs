@@ -26,6 +26,7 @@ mod mail_kinds;
 mod message_templates;
 mod model_prompts;
 mod numbers;
+mod openapi;
 mod observability;
 mod outcomes;
 mod owner_notices;
