@@ -84,8 +84,7 @@ pub(crate) async fn decide_suggestion(
     let account = owner(&state, &headers).await?;
     let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("suggestion"))?;
     let engine = &state.engine;
-    let decision: Decision =
-        serde_json::from_value(serde_json::Value::String(decision)).map_err(|_| ApiError::not_found("endpoint"))?;
+    let decision: Decision = serde_json::from_value(serde_json::Value::String(decision)).map_err(|_| ApiError::not_found("endpoint"))?;
     let decided = match decision {
         Decision::Accept => engine.accept_suggestion(account, id).await?,
         Decision::Dismiss => engine.dismiss_suggestion(account, id).await?,

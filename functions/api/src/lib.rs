@@ -312,7 +312,13 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
     };
     let (tasks, next) = state.engine.list_tasks(account, &query).await?;
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, openapi::TaskList { tasks: views, next_cursor: next }))
+    Ok(json(
+        StatusCode::OK,
+        openapi::TaskList {
+            tasks: views,
+            next_cursor: next,
+        },
+    ))
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks/{id}", tag = "tasks", summary = "A task with its log and conversation", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task", body = openloop_core::contract::TaskDetailView), crate::openapi::OwnerErrors))]
@@ -712,7 +718,13 @@ async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query
     let (limit, cursor) = params.parse()?;
     let (entries, next) = state.engine.activity(account, limit, cursor).await?;
     let views: Vec<ActivityView> = entries.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, openapi::ActivityList { activity: views, next_cursor: next }))
+    Ok(json(
+        StatusCode::OK,
+        openapi::ActivityList {
+            activity: views,
+            next_cursor: next,
+        },
+    ))
 }
 
 /// The owner's notification feed (spec §35), newest first:

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::{RefOr, Schema};
-use utoipa::{IntoParams, IntoResponses, Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema, ToSchema};
 
 use openloop_core::contract::{ErrorBody, TaskView};
 
@@ -101,7 +101,7 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         crate::day::snooze,
         crate::day::done,
     ),
-    components(schemas(ErrorBody)),
+    components(schemas(ErrorBody, crate::learning::Decision)),
     modifiers(&BearerToken),
     security(("bearer" = [])),
     tags(
@@ -135,9 +135,28 @@ pub fn document() -> &'static str {
     static DOCUMENT: OnceLock<String> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
         let mut document = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        timestamps_as_date_times(&mut document);
         add_links(&mut document);
         serde_json::to_string_pretty(&document).unwrap_or_default()
     })
+}
+
+/// utoipa 5 gives `jiff::Timestamp` (every `_at` field) as a reference to a `String`
+/// component it does not define: each such reference becomes what the API sends, an RFC 3339
+/// time.
+fn timestamps_as_date_times(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.get("$ref").and_then(serde_json::Value::as_str) == Some("#/components/schemas/String") {
+                map.remove("$ref");
+                map.insert("type".into(), "string".into());
+                map.insert("format".into(), "date-time".into());
+            }
+            map.values_mut().for_each(timestamps_as_date_times);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(timestamps_as_date_times),
+        _ => {}
+    }
 }
 
 /// Where a made thing leads: the operations that take the `id` of the body a creation
@@ -146,7 +165,16 @@ const LINKS: &[(&str, &str, &[&str])] = &[
     (
         "/api/v1/tasks",
         "post",
-        &["get_task", "approve", "skip", "cancel", "pause_task", "resume_task", "run_task_now", "create_subtask"],
+        &[
+            "get_task",
+            "approve",
+            "skip",
+            "cancel",
+            "pause_task",
+            "resume_task",
+            "run_task_now",
+            "create_subtask",
+        ],
     ),
     ("/api/v1/tasks/{id}/subtasks", "post", &["get_task", "approve", "skip", "cancel"]),
     ("/api/v1/memories", "post", &["delete_memory"]),
@@ -154,7 +182,13 @@ const LINKS: &[(&str, &str, &[&str])] = &[
     (
         "/api/v1/recurring",
         "post",
-        &["pause_template", "resume_template", "run_template_now", "template_runs", "delete_template"],
+        &[
+            "pause_template",
+            "resume_template",
+            "run_template_now",
+            "template_runs",
+            "delete_template",
+        ],
     ),
 ];
 
@@ -225,19 +259,6 @@ pub(crate) enum OwnerErrors {
     /// not configured (`connector_not_configured`).
     #[response(status = 503, example = json!({"error": {"code": "store_unavailable", "message": "the task store is unavailable; retry shortly"}}))]
     Unavailable(ErrorBody),
-}
-
-/// `?limit=&cursor=` of a paged feed.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub(crate) struct PageQuery {
-    /// How many to return (1–200).
-    #[param(minimum = 1, maximum = 200)]
-    limit: Option<u32>,
-    /// The `next_cursor` of the page before.
-    #[param(max_length = 2048)]
-    cursor: Option<String>,
 }
 
 /// A JSON body this document describes only as an object (its fields are in CONTRACT.md);
