@@ -13,8 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 url=${1:?usage: infra/api-check.sh URL [ADMIN_TOKEN]}
 admin=${2:-${OPENLOOP_ADMIN_TOKEN:-local-admin-token}}
 venv=$root/.venv/bin
-# Examples per operation and phase: about a minute and a half on two cores.
-examples=${OPENLOOP_API_CHECK_EXAMPLES:-10}
+# Examples per operation and phase: about a minute and a half on two quiet cores.
+examples=${OPENLOOP_API_CHECK_EXAMPLES:-8}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$SECONDS
@@ -55,6 +55,11 @@ EOF
 cases=$(grep -Eo '[0-9]+ generated[^|]*' "$work/schemathesis.log" | head -1)
 links=$(grep -Eo 'Scenarios: *[0-9]+|API Links: *[0-9]+ covered' "$work/schemathesis.log" | tr -s ' ' | paste -sd, -)
 echo "  schemathesis: $figures; test cases: ${cases:-none}; stateful: ${links:-none}"
+# What the stateful links did to the account's tasks (made, then read, approved, skipped…).
+curl -sf --max-time 10 "$url/api/v1/activity?limit=200" -H "Authorization: Bearer $token" | python3 -c '
+import collections, json, sys
+reasons = collections.Counter(a["reason"] for a in json.load(sys.stdin)["activity"])
+print("  the run'"'"'s decisions on its tasks:", ", ".join(f"{n} {r}" for r, n in reasons.most_common(8)) or "none")' || true
 # Its findings by kind (none when it passes).
 grep -E '^- [A-Z]' "$work/schemathesis.log" | sort | uniq -c | sort -rn | sed 's/^/    /'
 if [ $rc -ne 0 ]; then
