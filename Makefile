@@ -3,7 +3,8 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
 VENV          := .venv
-PY_TOOLS      := 'moto[server]==5.2.5' 'cfn-lint==1.58.0'
+# The OpenAPI validator and the property-based API tester check the served document in make test.
+PY_TOOLS      := 'moto[server]==5.2.5' 'cfn-lint==1.58.0' 'openapi-spec-validator==0.9.0' 'schemathesis==4.32.5'
 EMULATOR      ?= moto
 RUN_PORT      ?= 4566
 TEST_PORT     ?= 4599
@@ -13,12 +14,15 @@ export CARGO_TERM_COLOR ?= never
 
 .PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser spamassassin clean
 
-$(VENV)/.installed:
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS)
-	touch $@
+# The stamp holds the list it installed: a venv made before a tool was added gets it too.
+$(VENV)/.installed: FORCE
+	@[ -f $@ ] && [ "$$(cat $@)" = "$(PY_TOOLS)" ] || { \
+	  [ -x $(VENV)/bin/pip ] || python3 -m venv $(VENV); \
+	  $(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS) && echo "$(PY_TOOLS)" > $@; }
 
-## tools: the Python tools (moto, cfn-lint); for the dashboard's browser test, Debian's
+FORCE:
+
+## tools: the Python tools (moto, cfn-lint, openapi-spec-validator, schemathesis); for the dashboard's browser test, Debian's
 ## chromium and chromium-driver; for the mail check, Debian's spamassassin (Apache
 ## SpamAssassin 4 with its shipped rules) — installed with apt-get where missing; otherwise it
 ## says what to install.

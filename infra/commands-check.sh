@@ -3,7 +3,8 @@
 # in a short form —
 #   make run OPENLOOP_LOCAL_PORTS=memory, then make demo DAYS=2 against it, then Ctrl-C;
 #   make run (on moto, started by make run itself on PORT, or a free port if PORT is taken), make demo DAYS=2 against it,
-#     openloop-admin against its table, then Ctrl-C (which stops the moto it started);
+#     the API check (infra/api-check.sh: the OpenAPI document validated, schemathesis against
+#     the stack), openloop-admin against its table, then Ctrl-C (which stops the moto it started);
 #   make bench QUICK=1 (on moto on PORT).
 # Each must succeed and say what it should. The stack is waited for by polling /health, for a
 # bounded time.
@@ -90,6 +91,9 @@ export AWS_ENDPOINT_URL="http://127.0.0.1:$port"
 start_run run-emulator "$url" RUN_PORT="$port" OPENLOOP_HTTP_ADDR="127.0.0.1:$http" OPENLOOP_PREFIX="$prefix"
 echo "  make run (moto on :$port): answers at $url"
 demo demo-emulator "$url"
+# The owner API checked by other people's tools against this stack: the served OpenAPI
+# document validated, schemathesis with an account's token (infra/api-check.sh).
+infra/api-check.sh "$url" || fail "the API check (openapi-spec-validator, schemathesis) failed"
 admin=./target/debug/openloop-admin
 OPENLOOP_TABLE=$prefix $admin backfill-tallies >"$log/admin.log" 2>&1 || fail "openloop-admin backfill-tallies failed"
 grep -q "tasks tallied" "$log/admin.log" || fail "openloop-admin backfill-tallies tallied no account"

@@ -11,8 +11,9 @@
 #             scored by Apache SpamAssassin with its shipped rules: each under 2.0 points
 #             (infra/spam-check.sh)
 #   commands  the README's commands as a user runs them, short: make run in both local modes
-#             with make demo DAYS=2 against each, openloop-admin, make bench QUICK=1
-#             (infra/commands-check.sh)
+#             with make demo DAYS=2 against each, the API check against the one on moto
+#             (openapi-spec-validator, schemathesis: infra/api-check.sh), openloop-admin,
+#             make bench QUICK=1 (infra/commands-check.sh)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

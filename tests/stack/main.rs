@@ -32,6 +32,7 @@ mod message_templates;
 mod model_prompts;
 mod numbers;
 mod observability;
+mod openapi;
 mod outcomes;
 mod owner_notices;
 mod owners_day;

@@ -12,10 +12,14 @@ use openloop_core::contract::TodoView;
 use openloop_core::task::todo::{ContactKind, ContactResult, TodoStatus};
 use openloop_edge::http::{ApiError, body_error, json_body};
 
+use crate::openapi::TodoList;
 use crate::{Body, Shared, json, owner};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct TodoParams {
+    /// `open` (default), `done` or `snoozed`.
+    #[param(value_type = Option<openloop_core::task::todo::TodoStatus>)]
     status: Option<String>,
 }
 
@@ -37,22 +41,25 @@ pub(crate) fn todo_status(raw: Option<&str>) -> Result<TodoStatus, ApiError> {
     }
 }
 
+#[utoipa::path(get, path = "/api/v1/todos", tag = "day", summary = "The to-dos, soonest due first", params(TodoParams), responses((status = 200, description = "The to-dos", body = crate::openapi::TodoList), crate::openapi::OwnerErrors))]
 pub(crate) async fn list_todos(State(state): Shared, headers: HeaderMap, Query(params): Query<TodoParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = todo_status(params.status.as_deref())?;
     let todos = state.engine.todos(account, status).await?;
     let views: Vec<TodoView> = todos.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({"todos": views})))
+    Ok(json(StatusCode::OK, TodoList { todos: views }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ContactInput {
     kind: ContactKind,
     result: ContactResult,
+    #[schema(max_length = 2000)]
     note: Option<String>,
 }
 
+#[utoipa::path(post, path = "/api/v1/todos/{id}/contact", tag = "day", summary = "Log a contact on a to-do", params(("id" = String, Path, description = "The to-do's id")), request_body = ContactInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
 pub(crate) async fn log_contact(
     State(state): Shared,
     headers: HeaderMap,
@@ -69,12 +76,14 @@ pub(crate) async fn log_contact(
     Ok(json(StatusCode::OK, TodoView::from(&todo)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SnoozeInput {
+    /// The day to snooze to (`YYYY-MM-DD`, at most 90 days ahead) or a time.
     until: String,
 }
 
+#[utoipa::path(post, path = "/api/v1/todos/{id}/snooze", tag = "day", summary = "Snooze a to-do to a date", params(("id" = String, Path, description = "The to-do's id")), request_body = SnoozeInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
 pub(crate) async fn snooze(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id = todo_id(&id)?;
@@ -83,13 +92,16 @@ pub(crate) async fn snooze(State(state): Shared, headers: HeaderMap, Path(id): P
     Ok(json(StatusCode::OK, TodoView::from(&todo)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DoneInput {
+    #[schema(max_length = 100)]
     outcome: Option<String>,
+    #[schema(max_length = 2000)]
     note: Option<String>,
 }
 
+#[utoipa::path(post, path = "/api/v1/todos/{id}/done", tag = "day", summary = "Mark a to-do done", params(("id" = String, Path, description = "The to-do's id")), request_body = Option<DoneInput>, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
 pub(crate) async fn done(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id = todo_id(&id)?;
@@ -106,8 +118,11 @@ pub(crate) async fn done(State(state): Shared, headers: HeaderMap, Path(id): Pat
     Ok(json(StatusCode::OK, TodoView::from(&todo)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct BriefParams {
+    /// `YYYY-MM-DD`; today in the gym's time zone by default.
+    #[param(value_type = Option<String>, format = Date)]
     date: Option<String>,
 }
 
@@ -121,13 +136,14 @@ pub(crate) fn brief_json(brief: &openloop_core::owner::brief::Brief) -> serde_js
 
 /// `GET /api/v1/brief?date=YYYY-MM-DD`: the morning brief (today in the gym's time zone by
 /// default) — the content of the morning mail.
+#[utoipa::path(get, path = "/api/v1/brief", tag = "day", summary = "The morning brief", params(BriefParams), responses((status = 200, description = "The brief", body = crate::openapi::Brief), crate::openapi::OwnerErrors))]
 pub(crate) async fn brief(State(state): Shared, headers: HeaderMap, Query(params): Query<BriefParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let brief = state.engine.brief(account, params.date.as_deref()).await?;
     Ok(json(StatusCode::OK, brief_json(&brief)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ReopenInput {
     reason: String,
@@ -135,6 +151,7 @@ struct ReopenInput {
 
 /// `POST /api/v1/tasks/{id}/reopen {"reason"}`: a closed task back to work within its
 /// attribution window (spec §37.6); `409 invalid_state` otherwise.
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/reopen", tag = "tasks", summary = "Reopen a task closed too early", params(("id" = String, Path, description = "The task's id")), request_body = ReopenInput, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 pub(crate) async fn reopen(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: ReopenInput = json_body(&body.map_err(body_error)?)?;
@@ -142,13 +159,17 @@ pub(crate) async fn reopen(State(state): Shared, headers: HeaderMap, Path(id): P
     Ok(json(StatusCode::OK, openloop_core::contract::TaskView::from(&task)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct MonthParams {
+    /// `YYYY-MM`; the current month by default.
+    #[param(pattern = r"^[0-9]{4}-[0-9]{2}$")]
     month: Option<String>,
 }
 
 /// `GET /api/v1/reports/churn?month=YYYY-MM`: the month's churn report (the current month by
 /// default), with its 12-month trend.
+#[utoipa::path(get, path = "/api/v1/reports/churn", tag = "day", summary = "The month's churn report", params(MonthParams), responses((status = 200, description = "The report", body = crate::openapi::ChurnReport), crate::openapi::OwnerErrors))]
 pub(crate) async fn churn_report(
     State(state): Shared,
     headers: HeaderMap,

@@ -14,13 +14,15 @@ use openloop_edge::http::{ApiError, body_error, json_body};
 
 use crate::{Body, Shared, json, owner};
 
+#[utoipa::path(get, path = "/api/v1/memories", tag = "learning", summary = "The business memories", responses((status = 200, description = "The memories", body = crate::openapi::MemoryList), crate::openapi::OwnerErrors))]
 pub(crate) async fn list_memories(axum::extract::State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let memories = state.engine.list_memories(account).await?;
     let views: Vec<MemoryView<'_>> = memories.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({ "memories": views })))
+    Ok(json(StatusCode::OK, crate::openapi::MemoryList { memories: views }))
 }
 
+#[utoipa::path(post, path = "/api/v1/memories", tag = "learning", summary = "Add a business memory", request_body = openloop_core::engine::NewMemory, responses((status = 201, description = "The memory", body = openloop_core::contract::MemoryView), crate::openapi::OwnerErrors))]
 pub(crate) async fn add_memory(axum::extract::State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewMemory = json_body(&body.map_err(body_error)?)?;
@@ -28,6 +30,7 @@ pub(crate) async fn add_memory(axum::extract::State(state): Shared, headers: Hea
     Ok(json(StatusCode::CREATED, MemoryView::from(&memory)))
 }
 
+#[utoipa::path(delete, path = "/api/v1/memories/{id}", tag = "learning", summary = "Delete a business memory", params(("id" = String, Path, description = "The memory's id")), responses((status = 204, description = "Deleted"), crate::openapi::OwnerErrors))]
 pub(crate) async fn delete_memory(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
@@ -39,12 +42,16 @@ pub(crate) async fn delete_memory(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SuggestionQuery {
+    /// `pending`, `applied` or `dismissed`.
+    #[param(value_type = Option<openloop_core::learning::suggestion::SuggestionStatus>)]
     status: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/v1/suggestions", tag = "learning", summary = "The evaluator's suggestions", params(SuggestionQuery), responses((status = 200, description = "The suggestions", body = crate::openapi::SuggestionList), crate::openapi::OwnerErrors))]
 pub(crate) async fn list_suggestions(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
@@ -54,10 +61,21 @@ pub(crate) async fn list_suggestions(
     let status = query.status.as_deref();
     let suggestions = state.engine.list_suggestions(account, status).await?;
     let views: Vec<SuggestionView<'_>> = suggestions.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({ "suggestions": views })))
+    Ok(json(StatusCode::OK, crate::openapi::SuggestionList { suggestions: views }))
+}
+
+/// What the owner does with a suggestion (any other word is `404`).
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Decision {
+    Accept,
+    Dismiss,
+    Remind,
+    Undo,
 }
 
 /// `POST /api/v1/suggestions/{id}/{decision}`.
+#[utoipa::path(post, path = "/api/v1/suggestions/{id}/{decision}", tag = "learning", summary = "Accept, dismiss, remind or undo a suggestion", params(("id" = String, Path, description = "The suggestion's id"), ("decision" = Decision, Path, description = "What to do with it")), responses((status = 200, description = "The suggestion", body = openloop_core::contract::SuggestionView), crate::openapi::OwnerErrors))]
 pub(crate) async fn decide_suggestion(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
@@ -66,12 +84,12 @@ pub(crate) async fn decide_suggestion(
     let account = owner(&state, &headers).await?;
     let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("suggestion"))?;
     let engine = &state.engine;
-    let decided = match decision.as_str() {
-        "accept" => engine.accept_suggestion(account, id).await?,
-        "dismiss" => engine.dismiss_suggestion(account, id).await?,
-        "remind" => engine.remind_suggestion(account, id).await?,
-        "undo" => engine.undo_suggestion(account, id).await?,
-        _ => return Err(ApiError::not_found("endpoint")),
+    let decision: Decision = serde_json::from_value(serde_json::Value::String(decision)).map_err(|_| ApiError::not_found("endpoint"))?;
+    let decided = match decision {
+        Decision::Accept => engine.accept_suggestion(account, id).await?,
+        Decision::Dismiss => engine.dismiss_suggestion(account, id).await?,
+        Decision::Remind => engine.remind_suggestion(account, id).await?,
+        Decision::Undo => engine.undo_suggestion(account, id).await?,
     };
     Ok(json(StatusCode::OK, SuggestionView::from(&decided)))
 }

@@ -13,6 +13,7 @@ mod lift;
 mod loops;
 mod members;
 mod message_templates;
+pub mod openapi;
 mod webhook_endpoints;
 
 use std::sync::Arc;
@@ -55,6 +56,7 @@ pub(crate) type Body = Result<Bytes, BytesRejection>;
 
 pub fn router(state: Arc<ApiState>) -> Router {
     Router::new()
+        .route("/api/v1/openapi.json", get(openapi::openapi_json))
         .route("/api/v1/accounts", post(create_account).get(list_accounts))
         .route("/api/v1/admin/pause", post(pause))
         .route("/api/v1/admin/resume", post(resume))
@@ -186,6 +188,7 @@ fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
     (status, axum::Json(value)).into_response()
 }
 
+#[utoipa::path(post, path = "/api/v1/accounts", tag = "admin", summary = "Create an account (admin token)", request_body = crate::openapi::NewAccount, responses((status = 201, description = "The account, its API token and webhook secret (shown once)", body = crate::openapi::CreatedAccount), crate::openapi::OwnerErrors))]
 async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
@@ -206,6 +209,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     ))
 }
 
+#[utoipa::path(get, path = "/api/v1/accounts", tag = "admin", summary = "List the accounts (admin token)", responses((status = 200, description = "The accounts", body = crate::openapi::Accounts), crate::openapi::OwnerErrors))]
 async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let accounts = state.engine.list_accounts().await?;
@@ -213,11 +217,13 @@ async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Respo
     Ok(json(StatusCode::OK, serde_json::json!({"accounts": list})))
 }
 
+#[utoipa::path(post, path = "/api/v1/admin/pause", tag = "admin", summary = "Pause the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = crate::openapi::GlobalPause), crate::openapi::OwnerErrors))]
 async fn pause(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(true).await?))
 }
 
+#[utoipa::path(post, path = "/api/v1/admin/resume", tag = "admin", summary = "Resume the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = crate::openapi::GlobalPause), crate::openapi::OwnerErrors))]
 async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
@@ -231,16 +237,19 @@ fn kill_switch(account: &openloop_core::owner::account::Account) -> Response {
 }
 
 /// The owner's kill switch for their own account (spec §7.6).
+#[utoipa::path(post, path = "/api/v1/pause", tag = "account", summary = "Pause the account (the owner's kill switch)", responses((status = 200, description = "The kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
 async fn pause_account(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(kill_switch(&state.engine.set_account_paused(account, true, "owner").await?))
 }
 
+#[utoipa::path(post, path = "/api/v1/resume", tag = "account", summary = "Resume the account", responses((status = 200, description = "The kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
 async fn resume_account(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(kill_switch(&state.engine.set_account_paused(account, false, "owner").await?))
 }
 
+#[utoipa::path(get, path = "/api/v1/pause", tag = "account", summary = "Whether the account is paused", responses((status = 200, description = "The kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
 async fn account_pause_state(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(kill_switch(&state.engine.account(account).await?))
@@ -251,6 +260,7 @@ fn account_id(raw: &str) -> Result<AccountId, ApiError> {
 }
 
 /// An operator pulls one account's kill switch (admin token).
+#[utoipa::path(post, path = "/api/v1/admin/accounts/{id}/pause", tag = "admin", summary = "Pause one account (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 200, description = "The account's kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
 async fn admin_pause_account(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(kill_switch(
@@ -258,6 +268,7 @@ async fn admin_pause_account(State(state): Shared, headers: HeaderMap, Path(id):
     ))
 }
 
+#[utoipa::path(post, path = "/api/v1/admin/accounts/{id}/resume", tag = "admin", summary = "Resume one account (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 200, description = "The account's kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
 async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(kill_switch(
@@ -268,20 +279,31 @@ async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id)
 /// The operator's platform-wide learning aggregate (admin token; never an owner's):
 /// `?month=YYYY-MM` (UTC, default the current month) across every account, per task type and
 /// outcome — counts and rates only, no ids, no text.
+#[utoipa::path(get, path = "/api/v1/admin/learning", tag = "admin", summary = "The platform-wide learning aggregate (admin token)", params(ScorecardParams), responses((status = 200, description = "Counts and rates per task type and outcome", body = crate::openapi::PlatformLearning), crate::openapi::OwnerErrors))]
 async fn admin_learning(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let month = params.month.as_deref();
     Ok(json(StatusCode::OK, state.engine.platform_learning(month).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams {
+    /// Only tasks in this status.
+    #[param(value_type = Option<TaskStatus>)]
     status: Option<String>,
+    /// Only the tasks of this member.
+    #[param(max_length = 128)]
     member_id: Option<String>,
+    /// How many (1–200, default 50).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
     limit: Option<String>,
+    /// The `next_cursor` of the page before.
+    #[param(max_length = 2048)]
     cursor: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/v1/tasks", tag = "tasks", summary = "List tasks, newest first", params(ListParams), responses((status = 200, description = "A page of tasks", body = crate::openapi::TaskList), crate::openapi::OwnerErrors))]
 async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref() {
@@ -307,21 +329,35 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
     };
     let (tasks, next) = state.engine.list_tasks(account, &query).await?;
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({"tasks": views, "next_cursor": next})))
+    Ok(json(
+        StatusCode::OK,
+        openapi::TaskList {
+            tasks: views,
+            next_cursor: next,
+        },
+    ))
 }
 
+#[utoipa::path(get, path = "/api/v1/tasks/{id}", tag = "tasks", summary = "A task with its log and conversation", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task", body = openloop_core::contract::TaskDetailView), crate::openapi::OwnerErrors))]
 async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let history = state.engine.task(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskDetailView::from(&history)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"task_type": "win_back", "member_id": "mem_123", "goal": "Bring Dana back to class"}))]
 struct CreateTask {
     task_type: String,
+    /// The member's id in the gym's system.
+    #[schema(min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.:@-]+$")]
     member_id: String,
+    /// What the task is for, in the owner's words.
+    #[schema(min_length = 1, max_length = 2000)]
     goal: String,
+    /// 0–100.
+    #[schema(maximum = 100)]
     confidence: Option<u8>,
     draft: Option<Draft>,
     /// `live` (default), `dry_run` or `plan` (spec §27).
@@ -331,12 +367,13 @@ struct CreateTask {
     requirement: Option<Requirement>,
     /// Automation types only: the actions to run, in order (spec §15, §31.5).
     #[serde(default)]
+    #[schema(value_type = Vec<Object>)]
     actions: Vec<serde_json::Value>,
     /// `agent`: the agent plans the task's steps as subtasks (spec §14.2); `none` (default).
     planning: Option<Planning>,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 enum Planning {
     None,
@@ -373,6 +410,7 @@ impl CreateTask {
     }
 }
 
+#[utoipa::path(post, path = "/api/v1/tasks", tag = "tasks", summary = "Create a task (manual trigger)", request_body = CreateTask, responses((status = 201, description = "The task made", body = openloop_core::contract::TaskView), (status = 200, description = "The member's active task of this type (no duplicate is made)", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateTask = json_body(&body.map_err(body_error)?)?;
@@ -395,17 +433,24 @@ async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Re
 }
 
 /// `POST /api/v1/tasks/batch`: one task of a type for many members (spec §31.7).
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateBatch {
     task_type: String,
+    /// The batch's members (their ids in the gym's system).
+    #[schema(min_items = 1)]
     member_ids: Vec<String>,
+    /// What the task is for, in the owner's words.
+    #[schema(min_length = 1, max_length = 2000)]
     goal: String,
+    /// 0–100.
+    #[schema(maximum = 100)]
     confidence: Option<u8>,
     draft: Option<Draft>,
     execution_mode: Option<TaskMode>,
 }
 
+#[utoipa::path(post, path = "/api/v1/tasks/batch", tag = "tasks", summary = "One task of a type for many members", request_body = CreateBatch, responses((status = 201, description = "The parent, its subtasks and the members refused", body = crate::openapi::BatchCreated), crate::openapi::OwnerErrors))]
 async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateBatch = json_body(&body.map_err(body_error)?)?;
@@ -435,16 +480,24 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     .into_parts()?;
     let account = state.engine.account(account_id).await?;
     let batch = state.engine.create_batch(&account, task, members, options.mode).await?;
-    let refused: Vec<serde_json::Value> = batch
+    let refused = batch
         .refused
         .iter()
-        .map(|(member, e)| serde_json::json!({"member_id": member, "error": openloop_core::contract::error_body(e).error}))
+        .map(|(member, e)| openapi::Refused {
+            member_id: member.to_string(),
+            error: openloop_core::contract::error_body(e).error,
+        })
         .collect();
     let subtasks: Vec<TaskView> = batch.subtasks.iter().map(TaskView::from).collect();
-    let body = serde_json::json!({"parent": TaskView::from(&batch.parent), "subtasks": subtasks, "refused": refused});
+    let body = openapi::BatchCreated {
+        parent: TaskView::from(&batch.parent),
+        subtasks,
+        refused,
+    };
     Ok(json(StatusCode::CREATED, body))
 }
 
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/subtasks", tag = "tasks", summary = "Add a subtask", params(("id" = String, Path, description = "The parent task's id")), request_body = CreateTask, responses((status = 201, description = "The subtask", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn create_subtask(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let parent = task_id(&id)?;
@@ -456,7 +509,7 @@ async fn create_subtask(State(state): Shared, headers: HeaderMap, Path(id): Path
     Ok(json(StatusCode::CREATED, TaskView::from(&created)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Approve {
     subject: Option<String>,
@@ -464,6 +517,7 @@ struct Approve {
     draft: Option<Draft>,
 }
 
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/approve", tag = "tasks", summary = "Approve a task waiting for review, with an optional edited draft", params(("id" = String, Path, description = "The task's id")), request_body = Option<Approve>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let body = body.map_err(body_error)?;
@@ -489,13 +543,16 @@ async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Skip {
+    /// Kept on the task's log.
+    #[schema(max_length = 500)]
     reason: Option<String>,
 }
 
 /// `pending_review → cancelled`; an optional `{"reason"}` is kept on the task's log.
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/skip", tag = "tasks", summary = "Skip a task waiting for review", params(("id" = String, Path, description = "The task's id")), request_body = Option<Skip>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let body = body.map_err(body_error)?;
@@ -508,12 +565,14 @@ async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, 
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/cancel", tag = "tasks", summary = "Cancel a task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let task = state.engine.cancel(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/resolve", tag = "tasks", summary = "Resolve an escalated task with an outcome", params(("id" = String, Path, description = "The task's id")), request_body = openloop_core::engine::Resolution, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Resolution = json_body(&body.map_err(body_error)?)?;
@@ -521,14 +580,17 @@ async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Guidance {
+    /// The owner's words to the agent (at most 5,000 bytes).
+    #[schema(min_length = 1, max_length = 5000)]
     text: String,
 }
 
 /// `escalated → executing` with the owner's words in the conversation; the agent carries
 /// them out at the task's next step.
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/guidance", tag = "tasks", summary = "Answer an escalated task with guidance for the agent", params(("id" = String, Path, description = "The task's id")), request_body = Guidance, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Guidance = json_body(&body.map_err(body_error)?)?;
@@ -536,10 +598,11 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Feedback {
     rating: Rating,
+    #[schema(max_length = 2000)]
     comment: Option<String>,
     /// With a thumbs-down: `never_came_back`, `would_have_anyway`, `wrong_member`,
     /// `wrong_tone`, `wrong_timing` or `other`.
@@ -548,6 +611,7 @@ struct Feedback {
 
 /// The owner's thumbs up or down, with an optional comment, on a closed or escalated task
 /// (spec §28.5); 409 `invalid_state` on any other.
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/feedback", tag = "tasks", summary = "Rate a closed or escalated task", params(("id" = String, Path, description = "The task's id")), request_body = Feedback, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Feedback = json_body(&body.map_err(body_error)?)?;
@@ -558,7 +622,7 @@ async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct OutcomeCorrection {
     outcome: String,
@@ -567,6 +631,7 @@ struct OutcomeCorrection {
 
 /// The owner corrects a closed task's outcome (spec §37.6): the value and the metrics follow;
 /// 409 `invalid_state` on an open task (resolve it instead).
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/outcome", tag = "tasks", summary = "Correct a closed task's outcome", params(("id" = String, Path, description = "The task's id")), request_body = OutcomeCorrection, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: OutcomeCorrection = json_body(&body.map_err(body_error)?)?;
@@ -577,28 +642,38 @@ async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Pat
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ScorecardParams {
+    /// `YYYY-MM`; the current month by default.
+    #[param(pattern = r"^[0-9]{4}-[0-9]{2}$")]
     month: Option<String>,
 }
 
 /// A month of outcomes (CONTRACT.md): `?month=YYYY-MM`, by default the current month in the
 /// account's time zone.
+#[utoipa::path(get, path = "/api/v1/scorecard", tag = "numbers", summary = "A month of outcomes", params(ScorecardParams), responses((status = 200, description = "The scorecard", body = crate::openapi::Scorecard), crate::openapi::OwnerErrors))]
 async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let month = params.month.as_deref();
     Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct MetricsParams {
+    /// `YYYY-MM-DD`, by default 30 days ago.
+    #[param(value_type = Option<String>, format = Date)]
     from: Option<String>,
+    /// `YYYY-MM-DD`, by default today (at most 92 days after `from`).
+    #[param(value_type = Option<String>, format = Date)]
     to: Option<String>,
 }
 
 /// The account's daily metrics (spec §28.3): `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
 /// last 30 days in the account's time zone, at most 92 days. A bad date or range is a
 /// malformed request (400).
+#[utoipa::path(get, path = "/api/v1/metrics", tag = "numbers", summary = "Daily metrics of a date range", params(MetricsParams), responses((status = 200, description = "The metrics", body = crate::openapi::Metrics), crate::openapi::OwnerErrors))]
 async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<MetricsParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let from = params.from.as_deref();
@@ -611,9 +686,14 @@ async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<
 }
 
 /// `?limit=&cursor=` of a paged feed.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct PageParams {
+    /// How many to return.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
     limit: Option<String>,
+    /// The `next_cursor` of the page before.
+    #[param(max_length = 2048)]
     cursor: Option<String>,
 }
 
@@ -649,16 +729,24 @@ pub(crate) fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>,
 }
 
 /// The account's decisions across its tasks, newest first: `{"activity": [...], "next_cursor"}`.
+#[utoipa::path(get, path = "/api/v1/activity", tag = "numbers", summary = "The decisions across the account's tasks, newest first", params(PageParams), responses((status = 200, description = "A page of the feed", body = crate::openapi::ActivityList), crate::openapi::OwnerErrors))]
 async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
     let (entries, next) = state.engine.activity(account, limit, cursor).await?;
     let views: Vec<ActivityView> = entries.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({"activity": views, "next_cursor": next})))
+    Ok(json(
+        StatusCode::OK,
+        openapi::ActivityList {
+            activity: views,
+            next_cursor: next,
+        },
+    ))
 }
 
 /// The owner's notification feed (spec §35), newest first:
 /// `{"notifications": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], "next_cursor"}`.
+#[utoipa::path(get, path = "/api/v1/notifications", tag = "numbers", summary = "The owner's notifications, newest first", params(PageParams), responses((status = 200, description = "A page of notifications", body = crate::openapi::Notifications), crate::openapi::OwnerErrors))]
 async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
@@ -677,6 +765,7 @@ async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): 
 }
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
+#[utoipa::path(get, path = "/api/v1/autonomy", tag = "account", summary = "The onboarding ramp as it stands", responses((status = 200, description = "The ramp", body = crate::openapi::Autonomy), crate::openapi::OwnerErrors))]
 async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let Autonomy { account, phase, agents } = state.engine.autonomy(owner(&state, &headers).await?).await?;
     Ok(json(
@@ -735,6 +824,7 @@ fn sending_identity_view(account: &openloop_core::owner::account::Account) -> se
     })
 }
 
+#[utoipa::path(get, path = "/api/v1/settings", tag = "account", summary = "The account's settings", responses((status = 200, description = "The settings", body = crate::openapi::Settings), crate::openapi::OwnerErrors))]
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(
@@ -743,6 +833,7 @@ async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Respon
     ))
 }
 
+#[utoipa::path(put, path = "/api/v1/settings", tag = "account", summary = "Change any subset of the settings", request_body = openloop_core::engine::SettingsPatch, responses((status = 200, description = "The settings after the change", body = crate::openapi::Settings), crate::openapi::OwnerErrors))]
 async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
@@ -752,13 +843,17 @@ async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> R
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewSuppression {
+    #[schema(format = Email, max_length = 254)]
     email: String,
+    /// One line; `owner` by default.
+    #[schema(max_length = 100)]
     reason: Option<String>,
 }
 
+#[utoipa::path(post, path = "/api/v1/suppressions", tag = "account", summary = "Stop all mail to an address (and cancel its member's tasks)", request_body = NewSuppression, responses((status = 201, description = "The suppression", body = crate::openapi::SuppressionAdded), crate::openapi::OwnerErrors))]
 async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewSuppression = json_body(&body.map_err(body_error)?)?;
@@ -768,19 +863,32 @@ async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -
     let cancelled = state.engine.suppress(account, &email, &reason).await?;
     Ok(json(
         StatusCode::CREATED,
-        serde_json::json!({"email": email, "reason": reason, "tasks_cancelled": cancelled}),
+        openapi::SuppressionAdded {
+            email: email.as_str().to_owned(),
+            reason,
+            tasks_cancelled: cancelled,
+        },
     ))
 }
 
+#[utoipa::path(delete, path = "/api/v1/suppressions/{email}", tag = "account", summary = "Lift a suppression", params(("email" = String, Path, description = "The suppressed address")), responses((status = 200, description = "Deleted", body = crate::openapi::Deleted), crate::openapi::OwnerErrors))]
 async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let email = Email::parse(&email).map_err(EngineError::from)?;
     if !state.engine.remove_suppression(account, &email).await? {
         return Err(ApiError::not_found("suppression"));
     }
-    Ok(json(StatusCode::OK, serde_json::json!({"email": email, "deleted": true})))
+    Ok(json(
+        StatusCode::OK,
+        openapi::Deleted {
+            email: Some(email.as_str().to_owned()),
+            id: None,
+            deleted: true,
+        },
+    ))
 }
 
+#[utoipa::path(post, path = "/api/v1/recurring", tag = "automation", summary = "Create a recurring template", request_body = openloop_core::owner::recurring::NewTemplate, responses((status = 201, description = "The template", body = crate::openapi::RecurringTemplate), crate::openapi::OwnerErrors))]
 async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: openloop_core::owner::recurring::NewTemplate = json_body(&body.map_err(body_error)?)?;
@@ -788,15 +896,24 @@ async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -
     Ok(json(StatusCode::CREATED, state.engine.create_template(&account, input).await?))
 }
 
+#[utoipa::path(get, path = "/api/v1/recurring", tag = "automation", summary = "The recurring templates", responses((status = 200, description = "The templates", body = crate::openapi::RecurringTemplates), crate::openapi::OwnerErrors))]
 async fn list_templates(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let templates = state.engine.list_templates(account).await?;
     Ok(json(StatusCode::OK, serde_json::json!({ "templates": templates })))
 }
 
+#[utoipa::path(delete, path = "/api/v1/recurring/{id}", tag = "automation", summary = "Delete a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "Deleted", body = crate::openapi::Deleted), crate::openapi::OwnerErrors))]
 async fn delete_template(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("recurring template"))?;
     state.engine.delete_template(account, id).await?;
-    Ok(json(StatusCode::OK, serde_json::json!({ "id": id, "deleted": true })))
+    Ok(json(
+        StatusCode::OK,
+        openapi::Deleted {
+            email: None,
+            id: Some(id.to_string()),
+            deleted: true,
+        },
+    ))
 }

@@ -13,14 +13,22 @@ use openloop_edge::http::ApiError;
 
 use crate::{Shared, json, owner};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct LiftParams {
+    /// `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
     from: Option<String>,
+    /// `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
     to: Option<String>,
+    /// Only this task type.
+    #[param(max_length = 64)]
     task_type: Option<String>,
 }
 
 /// A date that does not parse is malformed (400); a range or type that is not allowed, 422.
+#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = crate::openapi::Lift), crate::openapi::OwnerErrors))]
 pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<LiftParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let report = state
@@ -35,6 +43,7 @@ pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Query(params)
 }
 
 /// `{"generation", "drawn_at", "next_reshuffle_after"}` of the new draw.
+#[utoipa::path(post, path = "/api/v1/settings/holdout/reshuffle", tag = "numbers", summary = "Draw the holdout group anew (at most once in 30 days)", responses((status = 200, description = "The new draw", body = crate::openapi::HoldoutDraw), crate::openapi::OwnerErrors))]
 pub(crate) async fn reshuffle(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = state.engine.reshuffle_holdout(owner(&state, &headers).await?).await?;
     Ok(json(StatusCode::OK, draw_view(&account)))

@@ -12,11 +12,13 @@ use openloop_edge::http::ApiError;
 
 use crate::{PageParams, Shared, json, owner};
 
+#[utoipa::path(get, path = "/api/v1/connector", tag = "members", summary = "The PushPress connection and its import", responses((status = 200, description = "The connection", body = crate::openapi::Connector), crate::openapi::OwnerErrors))]
 pub(crate) async fn connector(axum::extract::State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.connector_status(account).await?))
 }
 
+#[utoipa::path(get, operation_id = "list_members", path = "/api/v1/members", tag = "members", summary = "The members, a page at a time", params(crate::PageParams), responses((status = 200, description = "A page of members", body = crate::openapi::Members), crate::openapi::OwnerErrors))]
 pub(crate) async fn list(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
@@ -28,6 +30,7 @@ pub(crate) async fn list(
     Ok(json(StatusCode::OK, serde_json::json!({"members": members, "next_cursor": next})))
 }
 
+#[utoipa::path(get, operation_id = "member_detail", path = "/api/v1/members/{id}", tag = "members", summary = "One member with Openloop's tags and notes", params(("id" = String, Path, description = "The member's id")), responses((status = 200, description = "The member", body = crate::openapi::Member), crate::openapi::OwnerErrors))]
 pub(crate) async fn detail(axum::extract::State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let member = MemberId::parse(&id).map_err(|_| ApiError::not_found("member"))?;

@@ -13,6 +13,7 @@ use crate::task::task_type::Priority;
 use crate::task::{ConversationMessage, Draft, LogEntry, Role, Task, TaskStatus};
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemberView<'a> {
     pub id: &'a str,
     pub email: Option<&'a str>,
@@ -20,6 +21,7 @@ pub struct MemberView<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BudgetView {
     pub messages_used: u32,
     pub messages_max: u32,
@@ -33,6 +35,7 @@ pub struct BudgetView {
 
 /// `Task` of CONTRACT.md.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskView<'a> {
     pub id: String,
     pub task_type: &'a str,
@@ -66,12 +69,14 @@ pub struct TaskView<'a> {
     pub planning: Option<&'static str>,
     /// Automation tasks only: the actions they run, in order (spec §15, §31.5).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub actions: &'a [crate::task::action::Action],
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
     pub version: u64,
     /// Research tasks only: the report they produced.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub deliverable: Option<&'a crate::task::Deliverable>,
     /// `live`, `dry_run` or `plan` (spec §27).
     pub execution_mode: crate::task::controls::TaskMode,
@@ -80,9 +85,11 @@ pub struct TaskView<'a> {
     pub paused_at: Option<Timestamp>,
     /// Plan-mode tasks: the plan the owner approves.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub plan: Option<&'a crate::task::controls::TaskPlan>,
     /// Escalated tasks: what blocked the agent and what it suggests (spec §17.3).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub escalation: Option<&'a crate::task::EscalationContext>,
     /// The agent's answer to the member, waiting for its gates (window, daily message).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -93,6 +100,7 @@ pub struct TaskView<'a> {
     pub goal_progress: Option<GoalProgressView<'a>>,
     /// The owner's latest rating (`{"rating": "up" | "down", "comment", "at"}`).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub feedback: Option<&'a crate::task::feedback::OwnerFeedback>,
     /// The ids of the business memories the task's last AI call read.
     pub memories_used: Vec<String>,
@@ -164,6 +172,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
 /// type's codes), `confidence`, `evidence`, `milestones`, `risks`; and how the evidence was
 /// obtained and what the evaluator recommended.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GoalProgressView<'a> {
     pub percent: u8,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,7 +181,9 @@ pub struct GoalProgressView<'a> {
     pub evidence: &'a str,
     pub evidence_type: crate::task::progress::EvidenceType,
     pub recommended_action: crate::task::progress::RecommendedAction,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub milestones: &'a [crate::task::outcome::Milestone],
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub risks: &'a [String],
 }
 
@@ -192,6 +203,7 @@ impl<'a> From<&'a crate::task::progress::GoalProgress> for GoalProgressView<'a> 
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LogView<'a> {
     pub at: Timestamp,
     pub from_status: Option<TaskStatus>,
@@ -213,6 +225,7 @@ impl<'a> From<&'a LogEntry> for LogView<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessageView<'a> {
     pub at: Timestamp,
     pub role: Role,
@@ -235,6 +248,7 @@ impl<'a> From<&'a ConversationMessage> for MessageView<'a> {
 
 /// `GET /api/v1/tasks/{id}`: the task plus its log and conversation, oldest first.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskDetailView<'a> {
     #[serde(flatten)]
     pub task: TaskView<'a>,
@@ -254,6 +268,7 @@ impl<'a> From<&'a TaskHistory> for TaskDetailView<'a> {
 
 /// `Memory` of CONTRACT.md.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemoryView<'a> {
     pub id: String,
     pub content: &'a str,
@@ -283,11 +298,13 @@ impl<'a> From<&'a crate::owner::business_memory::BusinessMemory> for MemoryView<
 
 /// `Suggestion` of CONTRACT.md.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SuggestionView<'a> {
     pub id: String,
     pub kind: crate::learning::suggestion::SuggestionKind,
     pub title: &'a str,
     pub body: &'a str,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub evidence: &'a serde_json::Value,
     pub strength: crate::learning::suggestion::Strength,
     /// 0–100, like a task's.
@@ -314,11 +331,13 @@ impl<'a> From<&'a crate::learning::suggestion::Suggestion> for SuggestionView<'a
 
 /// `{"error": {"code", "message"}}`.
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorDetail {
     pub code: String,
     pub message: String,
@@ -337,6 +356,7 @@ impl ErrorBody {
 
 /// One decision of the activity feed (`GET /api/v1/activity`).
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ActivityView<'a> {
     pub at: Timestamp,
     pub task_id: String,
@@ -393,6 +413,7 @@ pub fn error_body(e: &EngineError) -> ErrorBody {
 
 /// `Todo` of CONTRACT.md ("The owner's day").
 #[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TodoView<'a> {
     pub id: String,
     pub task_id: String,
@@ -403,6 +424,7 @@ pub struct TodoView<'a> {
     pub status: crate::task::todo::TodoStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snoozed_until: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::task::todo::Contact>))]
     pub contacts: &'a [crate::task::todo::Contact],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<&'a str>,

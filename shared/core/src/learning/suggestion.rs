@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::ids::AccountId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionKind {
     Memory,
@@ -23,6 +24,7 @@ pub enum SuggestionKind {
 
 /// How much evidence there is (spec 003: 3 / 5 / 8 consistent edits, or sample sizes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Strength {
     Weak,
@@ -31,6 +33,7 @@ pub enum Strength {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SuggestionStatus {
     Pending,

@@ -12,6 +12,7 @@ use crate::task::task_type;
 
 /// How much the agent may do alone (spec §6.2, §7.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionMode {
     /// Everything goes to the owner first.

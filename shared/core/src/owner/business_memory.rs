@@ -13,6 +13,7 @@ use crate::kernel::limits;
 
 /// Who wrote the memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MemorySource {
     /// The owner wrote it.

@@ -152,6 +152,7 @@ pub struct OwnerNotice {
 
 /// How the owner wants to be told (spec §35.3; SMS is not offered).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NotificationChannel {
     #[default]

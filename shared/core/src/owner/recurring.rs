@@ -76,12 +76,14 @@ pub struct TemplateRun {
 
 /// `POST /api/v1/recurring`.
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewTemplate {
     pub task_type: String,
     /// Defaults to the type's own schedule, if it has one.
     pub cron: Option<String>,
     pub goal: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub member_id: Option<MemberId>,
     pub max_instances: Option<u32>,
     /// `always` | `on_change` (default) | `on_win` | `never`.

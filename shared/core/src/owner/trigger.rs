@@ -53,6 +53,7 @@ pub const FIRINGS_KEPT: usize = 100;
 const ONCE: SignedDuration = SignedDuration::from_hours(24 * 365 * 20);
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Reentry {
     /// Once per member, ever.
@@ -64,6 +65,7 @@ pub enum Reentry {
 
 /// When the owner hears of what a trigger or a recurring template did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Notify {
     Always,
@@ -309,10 +311,12 @@ pub fn event_fields(event: &MemberEvent, facts: &MemberFacts, now: Timestamp) ->
 
 /// `POST /api/v1/triggers` (and the fields `PUT` may change).
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TriggerInput {
     pub event: String,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub filter: Option<BTreeMap<String, FilterValue>>,
     pub task_type: String,
     #[serde(default)]

@@ -33,6 +33,7 @@ pub const UNRESPONSIVE: &str = "unresponsive";
 
 /// Where a member's monthly price came from (issue 14 item 5: PushPress has no prices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ValueSource {
     /// The failed payment's amount, as the trigger said (a payment recovery).

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// How one task runs (spec §27.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskMode {
     #[default]

@@ -18,6 +18,7 @@ use crate::task::{Task, TaskStatus};
 pub const COMMENT_MAX_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Rating {
     Up,
@@ -36,6 +37,7 @@ impl Rating {
 /// Why a thumbs-down (spec §28.5's dropdown; issue 26 item 6): kept on the task and in its
 /// learning record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FeedbackReason {
     NeverCameBack,

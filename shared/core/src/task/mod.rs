@@ -35,6 +35,7 @@ use crate::task::task_type::{DeliverableType, Priority};
 /// The eight states of a task (spec §3), and `held_out`: a task Openloop opened itself for a
 /// member of the holdout group, which sends nothing and only watches its goal's signals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     PendingReview,
@@ -159,6 +160,7 @@ pub struct MemberRef {
 
 /// A message the agent means to send (or sent): subject and plain-text body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Draft {
     pub subject: String,
     pub body: String,
@@ -381,6 +383,7 @@ pub struct LogEntry {
 
 /// Who said something in a task's conversation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Agent,

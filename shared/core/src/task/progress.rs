@@ -13,6 +13,7 @@ use crate::task::task_type::{OutcomeKind, TaskTypeDef};
 
 /// How the evidence for a goal was obtained (spec §37.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EvidenceType {
     ConcreteSignal,
@@ -24,6 +25,7 @@ pub enum EvidenceType {
 
 /// What the evaluator recommends (spec §37.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RecommendedAction {
     Complete,

@@ -9,6 +9,7 @@ use crate::task::TaskStatus;
 
 /// How a subtask's result bears on its parent (spec §14.6).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Requirement {
     /// The parent cannot complete without it; its failure escalates the parent.

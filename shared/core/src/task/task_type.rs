@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::task::cadence::{self, Cadence};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
     Critical,

@@ -27,6 +27,7 @@ pub const TASK_CLOSED_OUTCOME: &str = "task_closed";
 
 /// What kind of act the to-do asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TodoKind {
     Call,
@@ -35,6 +36,7 @@ pub enum TodoKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TodoStatus {
     Open,
@@ -60,6 +62,7 @@ impl TodoStatus {
 
 /// How the owner reached (or tried to reach) the member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ContactKind {
     Call,
@@ -70,6 +73,7 @@ pub enum ContactKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ContactResult {
     Reached,
@@ -79,6 +83,7 @@ pub enum ContactResult {
 
 /// One logged contact.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Contact {
     pub at: Timestamp,
     pub kind: ContactKind,
@@ -88,13 +93,16 @@ pub struct Contact {
 
 /// Who the to-do is about, as known when it was made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TodoMember {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub id: MemberId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub email: Option<Email>,
 }
 

@@ -38,24 +38,36 @@ pub struct AccountSecrets {
 
 /// `PUT /api/v1/settings`: any subset of the fields.
 #[derive(Clone, Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SettingsPatch {
     pub execution_mode: Option<ExecutionMode>,
+    #[cfg_attr(feature = "openapi", schema(maximum = 14))]
     pub member_weekly_limit: Option<u32>,
+    #[cfg_attr(feature = "openapi", schema(maximum = 10000))]
     pub daily_send_limit: Option<u32>,
     pub timezone: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(maximum = 23))]
     pub send_window_start: Option<u8>,
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 24))]
     pub send_window_end: Option<u8>,
     pub onboarded_at: Option<Timestamp>,
+    /// A monthly price, 0–100,000.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100000))]
     pub avg_membership_price: Option<f64>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub profile: Option<Profile>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
     pub agent_overrides: Option<Vec<AgentOverride>>,
     /// Replaces the per-agent ramp start dates (spec §26.4).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
     /// Where owner notifications are mailed (spec §35).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub owner_email: Option<crate::kernel::ids::Email>,
     pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
     /// Replaces the prices per PushPress plan (issue 14 item 5).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The trust gradient's opt-in (issue 16 item 7).
     pub auto_save_memories: Option<bool>,
@@ -65,12 +77,15 @@ pub struct SettingsPatch {
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
     /// Write-only: no view returns the key.
     #[serde(default, deserialize_with = "present")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub pushpress: Option<Option<ConnectorCredentials>>,
     /// The gym's own sending domain (spec §33.1): a name creates its identity, `null` goes
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "present")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub sending_domain: Option<Option<String>>,
     /// The share of members held out (0–20; CONTRACT.md "Honest lift").
+    #[cfg_attr(feature = "openapi", schema(maximum = 20))]
     pub holdout_percent: Option<u8>,
     /// Replaces the task types held out.
     pub holdout_task_types: Option<Vec<String>>,
@@ -80,7 +95,9 @@ pub struct SettingsPatch {
     pub expected_version: Option<u64>,
     /// The morning brief's local hour; `null` turns the morning mail off (issue 26).
     #[serde(default, deserialize_with = "present")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<u8>, maximum = 23))]
     pub brief_hour: Option<Option<u8>>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub quiet_hours: Option<crate::owner::quiet::QuietHours>,
     pub review_expiry_days: Option<u32>,
 }

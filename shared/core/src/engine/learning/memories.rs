@@ -17,12 +17,17 @@ const RACES: usize = 8;
 
 /// `POST /api/v1/memories`.
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewMemory {
+    /// At most 1,000 characters (1,500 bytes).
+    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 1000))]
     pub content: String,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub member_id: Option<MemberId>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 40))]
     pub category: Option<String>,
     #[serde(default)]
     pub expires_at: Option<Timestamp>,

@@ -79,9 +79,12 @@ impl CreateOptions {
 
 /// `POST /tasks/{id}/resolve`.
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
+    /// One of the task type's outcome codes.
     pub outcome: String,
+    #[cfg_attr(feature = "openapi", schema(max_length = 500))]
     pub note: Option<String>,
 }
 

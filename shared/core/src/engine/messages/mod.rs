@@ -32,6 +32,7 @@ pub struct MessageTemplateView {
 
 /// What an owner writes: `{"subject", "body"}`.
 #[derive(Clone, Debug, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TemplateInput {
     pub subject: String,

@@ -1,0 +1,277 @@
+//! The owner API's OpenAPI document (`GET /api/v1/openapi.json`, no token) is the router's
+//! own map: every `/api/...` route the api function's sources add, with each method the router
+//! takes on it, is an operation of the document, and every operation of the document is
+//! routed. A route added without its `#[utoipa::path]` (and its name in `ApiDoc`'s
+//! `paths(...)`) fails here.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use openloop_tests::Stack;
+use reqwest::Method;
+use serde_json::Value;
+
+const METHODS: [&str; 5] = ["GET", "POST", "PUT", "DELETE", "PATCH"];
+
+/// Every path literal the api function's sources hand to `.route(` that starts with `/api/`.
+fn routed_paths() -> BTreeSet<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/api/src");
+    let mut paths = BTreeSet::new();
+    let mut folders = vec![src];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder)
+            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+            .flatten()
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for (at, _) in text.match_indices(".route(") {
+                let rest = text[at + ".route(".len()..].trim_start();
+                let Some(literal) = rest.strip_prefix('"') else { continue };
+                let Some(end) = literal.find('"') else { continue };
+                if literal[..end].starts_with("/api/") {
+                    paths.insert(literal[..end].to_owned());
+                }
+            }
+        }
+    }
+    paths
+}
+
+/// A path template with each `{param}` filled with a word the router matches.
+fn concrete(template: &str) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+        out.push_str("x1");
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The methods the router takes on `path`: anything but its 405 and its unknown-path 404.
+async fn routed_methods(stack: &Stack, path: &str) -> Vec<&'static str> {
+    let mut methods = Vec::new();
+    for method in METHODS {
+        let method_value = Method::from_bytes(method.as_bytes()).unwrap_or(Method::GET);
+        let (status, body) = stack.call(method_value, &concrete(path), None, None).await;
+        let unknown_path = status == 404 && body["error"]["message"] == "no such endpoint";
+        if status != 405 && !unknown_path {
+            methods.push(method);
+        }
+    }
+    methods
+}
+
+fn collect_refs(value: &Value, refs: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(Value::as_str) {
+                refs.push(r.to_owned());
+            }
+            map.values().for_each(|v| collect_refs(v, refs));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, refs)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn every_route_is_documented_and_every_documented_route_is_routed() {
+    let stack = Stack::start("openapi-routes").await;
+    let (status, document) = stack.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    assert_eq!(status, 200, "the document is served without a token: {document}");
+    assert_eq!(document["openapi"].as_str().map(|v| &v[..2]), Some("3."), "{document}");
+    let documented: BTreeSet<(String, String)> = document["paths"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no paths: {document}"))
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .into_iter()
+                .flat_map(|ops| ops.keys())
+                .filter(|k| METHODS.contains(&k.to_ascii_uppercase().as_str()))
+                .map(move |m| (path.clone(), m.to_ascii_uppercase()))
+        })
+        .collect();
+
+    let paths = routed_paths();
+    assert!(paths.len() > 40, "the route scan found the router's paths: {paths:?}");
+    let mut routed = BTreeSet::new();
+    for path in &paths {
+        for method in routed_methods(&stack, path).await {
+            routed.insert((path.clone(), method.to_owned()));
+        }
+    }
+    let undocumented: Vec<_> = routed.difference(&documented).collect();
+    let unrouted: Vec<_> = documented.difference(&routed).collect();
+    assert!(
+        undocumented.is_empty(),
+        "routes without an operation in the OpenAPI document (add #[utoipa::path] to the handler and its name to ApiDoc's paths in functions/api/src/openapi.rs): {undocumented:?}"
+    );
+    assert!(unrouted.is_empty(), "operations of the document no route serves: {unrouted:?}");
+}
+
+/// Every operation but the document's own names the bearer token, answers in the error shape
+/// it documents, and lists 401; each path parameter is declared.
+#[tokio::test]
+async fn each_operation_documents_its_token_errors_and_parameters() {
+    let stack = Stack::start("openapi-shape").await;
+    let (_, document) = stack.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    assert_eq!(
+        document["components"]["securitySchemes"]["bearer"]["scheme"], "bearer",
+        "{document}"
+    );
+    assert_eq!(document["security"][0]["bearer"], Value::Array(vec![]), "{document}");
+    // Every reference names a schema the document defines.
+    let mut refs = Vec::new();
+    collect_refs(&document, &mut refs);
+    assert!(refs.len() > 100, "{} references", refs.len());
+    for r in refs {
+        let name = r
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("a reference outside the schemas: {r}"));
+        assert!(document["components"]["schemas"][name].is_object(), "{r} is not defined");
+    }
+    let error = &document["components"]["schemas"]["ErrorBody"];
+    assert_eq!(error["required"][0], "error", "{error}");
+    let mut operations = 0;
+    for (path, item) in document["paths"].as_object().into_iter().flatten() {
+        for (method, op) in item.as_object().into_iter().flatten() {
+            operations += 1;
+            let params: BTreeSet<&str> = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "path")
+                .filter_map(|p| p["name"].as_str())
+                .collect();
+            let in_template: BTreeSet<&str> = path
+                .split('/')
+                .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+                .collect();
+            assert_eq!(params, in_template, "{method} {path}: path parameters");
+            if path == "/api/v1/openapi.json" {
+                continue;
+            }
+            let unauthorized = &op["responses"]["401"];
+            assert!(
+                unauthorized["content"]["application/json"]["schema"]["$ref"]
+                    .as_str()
+                    .is_some_and(|r| r.ends_with("/ErrorBody")),
+                "{method} {path}: 401 in the error shape: {unauthorized}"
+            );
+            // What the document says is what the API does: no token, 401 in that shape.
+            let (status, body) = stack
+                .call(
+                    Method::from_bytes(method.to_ascii_uppercase().as_bytes()).unwrap_or(Method::GET),
+                    &concrete(path),
+                    None,
+                    None,
+                )
+                .await;
+            assert_eq!(status, 401, "{method} {path}: {body}");
+            assert_eq!(body["error"]["code"], "unauthorized", "{method} {path}: {body}");
+        }
+    }
+    assert!(operations > 60, "{operations} operations");
+}
+
+/// The bounds the document gives are the ones the API keeps (the limits in core), and a value
+/// one past a documented bound is refused with 422 in the error shape, nothing made.
+#[tokio::test]
+async fn the_documented_bounds_are_the_limits_the_api_keeps() {
+    use openloop_core::kernel::limits;
+    let stack = Stack::start("openapi-bounds").await;
+    let (_, document) = stack.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    let schemas = &document["components"]["schemas"];
+    let bound = |schema: &str, field: &str, key: &str| -> f64 {
+        schemas[schema]["properties"][field][key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{schema}.{field} has no {key}: {}", schemas[schema]))
+    };
+    let cases: [(&str, &str, &str, f64); 11] = [
+        ("CreateTask", "goal", "maxLength", 2000.0),
+        ("CreateTask", "confidence", "maximum", 100.0),
+        ("Skip", "reason", "maxLength", limits::MAX_SKIP_REASON_CHARS as f64),
+        ("Resolution", "note", "maxLength", limits::MAX_RESOLVE_NOTE_CHARS as f64),
+        (
+            "Feedback",
+            "comment",
+            "maxLength",
+            openloop_core::task::feedback::COMMENT_MAX_CHARS as f64,
+        ),
+        ("NewSuppression", "reason", "maxLength", limits::MAX_SUPPRESSION_REASON_CHARS as f64),
+        ("NewMemory", "content", "maxLength", limits::MAX_MEMORY_CHARS as f64),
+        ("NewMemory", "category", "maxLength", limits::MAX_MEMORY_CATEGORY_CHARS as f64),
+        (
+            "SettingsPatch",
+            "member_weekly_limit",
+            "maximum",
+            f64::from(limits::MAX_MEMBER_WEEKLY_LIMIT),
+        ),
+        (
+            "SettingsPatch",
+            "daily_send_limit",
+            "maximum",
+            f64::from(limits::MAX_DAILY_SEND_LIMIT),
+        ),
+        (
+            "SettingsPatch",
+            "avg_membership_price",
+            "maximum",
+            openloop_core::kernel::number::MAX_MONEY,
+        ),
+    ];
+    for (schema, field, key, limit) in cases {
+        assert_eq!(bound(schema, field, key), limit, "{schema}.{field}.{key}");
+    }
+
+    // One past the documented bound: 422, in the error shape, nothing changed.
+    let gym = stack.create_account("manual").await;
+    let over = |n: f64| "x".repeat(n as usize + 1);
+    let refusals = [
+        (
+            "/api/v1/memories",
+            serde_json::json!({"content": over(bound("NewMemory", "content", "maxLength"))}),
+        ),
+        (
+            "/api/v1/suppressions",
+            serde_json::json!({"email": "a@example.com", "reason": over(bound("NewSuppression", "reason", "maxLength"))}),
+        ),
+        (
+            "/api/v1/tasks",
+            serde_json::json!({"task_type": "win_back", "member_id": "m1", "goal": over(bound("CreateTask", "goal", "maxLength"))}),
+        ),
+        (
+            "/api/v1/tasks",
+            serde_json::json!({"task_type": "win_back", "member_id": "m1", "goal": "g", "confidence": bound("CreateTask", "confidence", "maximum") + 1.0}),
+        ),
+    ];
+    for (path, body) in refusals {
+        let (status, answer) = stack.post(path, &gym.token, body).await;
+        assert_eq!(status, 422, "{path}: {answer}");
+        assert!(answer["error"]["code"].as_str().is_some_and(|c| !c.is_empty()), "{path}: {answer}");
+    }
+    let (status, settings) = stack
+        .call(
+            Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(serde_json::json!({"avg_membership_price": 1e-131})),
+        )
+        .await;
+    assert_eq!(status, 422, "{settings}");
+    let (_, tasks) = stack.get("/api/v1/tasks", &gym.token).await;
+    assert_eq!(tasks["tasks"], Value::Array(vec![]), "nothing made: {tasks}");
+}
