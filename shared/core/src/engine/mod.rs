@@ -36,6 +36,7 @@ pub use suggestions::EvaluationReport;
 mod observability;
 pub use observability::MetricsReport;
 mod owner_notices;
+mod plans;
 mod presence;
 mod pushpress;
 pub use pushpress::{DeliveryOutcome, member_event};

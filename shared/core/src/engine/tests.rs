@@ -1498,6 +1498,7 @@ mod metrics;
 mod network;
 mod outcomes;
 mod owner_notices;
+mod plans;
 mod prompts;
 mod rails;
 mod replies;

@@ -96,6 +96,10 @@ pub struct PrivateOutcome {
     /// The owner's latest rating of the task, with its reason when thumbs-down (spec §28.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<crate::task::feedback::OwnerFeedback>,
+    /// The owner's edits of the task's plan and instructions for it (spec §27.4's
+    /// `plan_edit` and `instruction`), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan_feedback: Vec<crate::task::plan_edit::PlanFeedback>,
 }
 
 /// One closed task's learning record.
@@ -162,6 +166,7 @@ impl InteractionOutcome {
                 _ => Vec::new(),
             },
             feedback: task.feedback.clone(),
+            plan_feedback: task.controls.plan.as_ref().map(|p| p.feedback.clone()).unwrap_or_default(),
         };
         Some(Self { shared, private })
     }
