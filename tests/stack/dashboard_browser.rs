@@ -173,12 +173,12 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
 
 /// Runs axe-core on the page the browser shows and fails on any serious or critical
 /// violation.
-async fn accessible(browser: &Browser, page: &str) {
+pub(crate) async fn accessible(browser: &Browser, page: &str) {
     let violations = browser.axe_violations().await.unwrap_or_else(|e| fail(e));
     assert!(violations.is_empty(), "axe-core on {page}: {violations:#?}");
 }
 
-async fn wait_for_url(browser: &Browser, what: &str, ends_with: &str) {
+pub(crate) async fn wait_for_url(browser: &Browser, what: &str, ends_with: &str) {
     browser
         .wait_for(what, || async { Ok(browser.url().await?.ends_with(ends_with)) })
         .await
@@ -187,7 +187,7 @@ async fn wait_for_url(browser: &Browser, what: &str, ends_with: &str) {
 
 /// Mobile first: at 375 px nothing on the page is wider than the screen (then back to the
 /// desktop size).
-async fn fits_a_phone(browser: &Browser, path: &str) {
+pub(crate) async fn fits_a_phone(browser: &Browser, path: &str) {
     browser.resize(375, 800).await.unwrap_or_else(|e| fail(e));
     let overflow = browser
         .execute(
@@ -411,7 +411,7 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
 }
 
 /// Signs the browser in with the account's API token and waits for the overview.
-async fn sign_in(browser: &Browser, url: &str, token: &str) {
+pub(crate) async fn sign_in(browser: &Browser, url: &str, token: &str) {
     browser.goto(&format!("{url}/app/login")).await.unwrap_or_else(|e| fail(e));
     let field = browser.find("input[name=token]").await.unwrap_or_else(|e| fail(e));
     browser.type_text(&field, token).await.unwrap_or_else(|e| fail(e));
@@ -421,7 +421,7 @@ async fn sign_in(browser: &Browser, url: &str, token: &str) {
 }
 
 /// Clicks the button `css` after checking its accessible name is `verb`.
-async fn press(browser: &Browser, css: &str, verb: &str) {
+pub(crate) async fn press(browser: &Browser, css: &str, verb: &str) {
     let button = browser.find(css).await.unwrap_or_else(|e| fail(e));
     assert_eq!(browser.text(&button).await.unwrap_or_else(|e| fail(e)), verb, "{css}");
     browser.click(&button).await.unwrap_or_else(|e| fail(e));

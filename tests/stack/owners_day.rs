@@ -449,7 +449,13 @@ async fn the_churn_report_adds_up_against_the_members_and_tasks() {
     );
     assert_eq!(report["churn_rate"].as_f64(), Some(0.3333));
     assert_eq!(report["trend"].as_array().map(Vec::len), Some(12));
-    assert_eq!(report["reasons"], json!([{"reason": "moving away", "count": 1}]));
+    // Her own reason first, then what the risk scan would have seen in her: no check-in ever.
+    assert_eq!(
+        report["reasons"],
+        json!([{"reason": "moving away", "count": 1, "source": "cancellation"},
+            {"reason": "risk scan: never checked in", "count": 1, "source": "risk_scan"}]),
+        "{report}"
+    );
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
     assert_eq!(report["saved_by_openloop"], 1);
     assert_eq!(
@@ -468,6 +474,7 @@ async fn the_churn_report_adds_up_against_the_members_and_tasks() {
         "data-field=\"cancelled\">1<",
         "33.3%",
         "moving away: 1",
+        "risk scan: never checked in: 1",
     ] {
         assert!(page.contains(needle), "{needle}: {page}");
     }

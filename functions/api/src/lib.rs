@@ -14,6 +14,7 @@ mod loops;
 mod members;
 mod message_templates;
 pub mod openapi;
+mod plans;
 mod webhook_endpoints;
 
 use std::sync::Arc;
@@ -75,6 +76,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/tasks/{id}/feedback", post(feedback))
         .route("/api/v1/tasks/{id}/outcome", post(correct_outcome))
         .route("/api/v1/tasks/{id}/reopen", post(day::reopen))
+        .route("/api/v1/tasks/{id}/plan", axum::routing::put(plans::edit_plan))
+        .route("/api/v1/tasks/{id}/plan/replan", post(plans::replan))
         .route("/api/v1/tasks/{id}/subtasks", post(create_subtask))
         .route("/api/v1/tasks/batch", post(create_batch))
         .route("/api/v1/settings", get(get_settings).put(put_settings))

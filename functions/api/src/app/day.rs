@@ -249,7 +249,9 @@ async fn today(State(state): Shared, headers: HeaderMap) -> Response {
                     member_id: m.member_id.to_string(),
                     name: m.name.clone(),
                     value: money(m.monthly_value),
-                    days: m.days_since_checkin.map_or("never".to_owned(), |d| format!("{d} days")),
+                    days: m
+                        .days_since_checkin
+                        .map_or("never".to_owned(), |d| openloop_core::kernel::plural::count(d, "day", "days")),
                     task_id: m.task_id.map(|t| t.to_string()),
                 })
                 .collect(),
@@ -283,6 +285,8 @@ pub struct ConversationRow {
     /// Who, when, what (cut to a line's worth).
     pub last: Option<(String, String, String)>,
     pub next: String,
+    /// `dry run` when the conversation sends nothing.
+    pub mode: Option<&'static str>,
 }
 
 #[derive(Template)]
@@ -336,6 +340,7 @@ async fn conversations(State(state): Shared, headers: HeaderMap, Query(params): 
                     (words(&code(&m.role)), when(m.at, &tz), text)
                 }),
                 next: next_step(&c.task, &tz),
+                mode: super::plans::mode_badge(&c.task),
             })
             .collect();
         let types = openloop_core::task::task_type::REGISTRY

@@ -23,6 +23,7 @@ pub mod learning_views;
 pub mod lift;
 mod link;
 pub mod page;
+mod plans;
 pub mod session;
 pub mod templates;
 mod triggers;
@@ -103,6 +104,7 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .merge(lift::routes())
         .merge(templates::routes())
         .merge(day::routes())
+        .merge(plans::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
         .layer(axum::middleware::map_response(protect))
 }
@@ -567,6 +569,8 @@ fn notice(done: Option<&str>) -> Option<&'static str> {
         "resolved" => Some("Resolved: the task is closed with the outcome you chose."),
         "cancelled" => Some("Cancelled: the task is closed."),
         "saved" => Some("Saved."),
+        "plan_edited" => Some("Plan changed: approve it when it reads right."),
+        "replanned" => Some("The agent planned it again with your instructions."),
         "paused" => Some("Paused: nothing is sent to your members until you resume."),
         "resumed" => Some("Resumed: due messages go out again."),
         "trigger_on" => Some("Trigger switched on: its events open tasks again."),
@@ -627,6 +631,7 @@ async fn task_page(State(state): Shared, headers: HeaderMap, Path(id): Path<Stri
             log: history.log.iter().map(|e| views::log_item(e, &tz)).collect(),
             escalation: views::escalation_card(task, &tz),
             word,
+            plan: plans::view(task, &tz),
         };
         Ok(html(StatusCode::OK, &page))
     })
@@ -879,8 +884,42 @@ fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::a
         auto_save_memories: learning::toggle(fields, "auto_save_memories"),
         share_learning: learning::toggle(fields, "share_learning"),
         holdout_percent: number(fields, "holdout_percent", "Members held out")?,
+        brief_hour: brief_hour(fields)?,
+        quiet_hours: quiet_hours(fields, current)?,
+        review_expiry_days: number(fields, "review_expiry_days", "Close undecided reviews after")?,
         ..SettingsPatch::default()
     })
+}
+
+/// The brief's hour from the settings form: a number, or empty for no morning mail; a post
+/// without the field keeps it.
+fn brief_hour(fields: &[(String, String)]) -> Result<Option<Option<u8>>, PageError> {
+    match field(fields, "brief_hour").map(str::trim) {
+        None => Ok(None),
+        Some("") => Ok(Some(None)),
+        Some(v) => v.parse::<u8>().map(|h| Some(Some(h))).map_err(|_| {
+            PageError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Morning brief at must be an hour, 0-23, or empty for no morning mail.",
+            )
+        }),
+    }
+}
+
+/// The quiet hours from the settings form (an empty or missing end keeps the stored one).
+fn quiet_hours(
+    fields: &[(String, String)],
+    current: &openloop_core::owner::account::Settings,
+) -> Result<Option<openloop_core::owner::quiet::QuietHours>, PageError> {
+    let start: Option<u8> = number(fields, "quiet_start", "Quiet from")?;
+    let end: Option<u8> = number(fields, "quiet_end", "Quiet until")?;
+    if start.is_none() && end.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(openloop_core::owner::quiet::QuietHours {
+        start: start.unwrap_or(current.quiet_hours.start),
+        end: end.unwrap_or(current.quiet_hours.end),
+    }))
 }
 
 /// `POST /app/settings` ("Save"): the same operation as `PUT /api/v1/settings` — all of it

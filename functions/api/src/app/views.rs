@@ -68,6 +68,8 @@ pub struct TaskPage {
     pub escalation: Option<EscalationCard>,
     /// The owner's rating and correction, the goal progress, the memories read.
     pub word: super::learning_views::OwnerWord,
+    /// The task's plan, if it has one (plan mode).
+    pub plan: Option<super::plans::PlanView>,
 }
 
 #[derive(Template)]
@@ -122,6 +124,12 @@ pub struct SettingsView {
     /// The share of members held out, and when the groups can next be drawn again.
     pub holdout_percent: u8,
     pub holdout_next_reshuffle: String,
+    /// The morning brief's local hour; empty: no morning mail.
+    pub brief_hour: String,
+    pub quiet_start: u8,
+    pub quiet_end: u8,
+    pub review_expiry_days: u32,
+    pub review_expiry_max: u32,
 }
 
 /// One text field of the profile: the form field's name, its label, its value.
@@ -238,6 +246,11 @@ pub fn settings_view(
         share_learning: settings.share_learning,
         patterns_helped: account.learning_patterns.len(),
         holdout_percent: settings.holdout_percent,
+        brief_hour: settings.brief_hour.map(|h| h.to_string()).unwrap_or_default(),
+        quiet_start: settings.quiet_hours.start,
+        quiet_end: settings.quiet_hours.end,
+        review_expiry_days: settings.review_expiry_days,
+        review_expiry_max: openloop_core::owner::quiet::MAX_REVIEW_EXPIRY_DAYS,
         holdout_next_reshuffle: super::page::when(account.holdout_draw.next_reshuffle(account.created_at), tz),
         connector: ConnectorSummary {
             status_class: match connection.as_str() {
@@ -345,6 +358,8 @@ pub struct EscalationCard {
     pub suggested_actions: Vec<String>,
     /// `(code, label)` of each outcome the task's type allows.
     pub outcomes: Vec<(&'static str, &'static str)>,
+    /// `dry run` or `plan` when the task does not run live.
+    pub mode: Option<&'static str>,
 }
 
 #[derive(Template)]
@@ -425,6 +440,8 @@ pub struct TaskCard {
     /// without reading the task again.
     pub draft_digest: String,
     pub has_draft: bool,
+    /// `dry run` or `plan` when the task does not run live.
+    pub mode: Option<&'static str>,
 }
 
 pub struct TaskSummary {
@@ -445,6 +462,8 @@ pub struct TaskSummary {
     pub created: String,
     pub next_action: Option<String>,
     pub bars: Vec<Bar>,
+    /// `dry run` or `plan` when the task does not run live.
+    pub mode: Option<&'static str>,
 }
 
 /// A budget as a bar: used of max.
@@ -544,6 +563,7 @@ pub fn card(task: &Task, tz: &TimeZone) -> TaskCard {
         created: when(task.created_at, tz),
         draft_digest: draft_digest(&subject, &body),
         has_draft: task.draft.is_some(),
+        mode: super::plans::mode_badge(task),
         subject,
         body,
     }
@@ -571,6 +591,7 @@ pub fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
         provisional: task.provisional,
         created: when(task.created_at, tz),
         next_action: task.next_action_at.map(|t| when(t, tz)),
+        mode: super::plans::mode_badge(task),
         bars: vec![
             Bar {
                 label: "messages",
@@ -636,6 +657,7 @@ pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
         next_step: e.map(|e| e.suggested_next_step.clone()).unwrap_or_default(),
         suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
+        mode: super::plans::mode_badge(task),
     })
 }
 

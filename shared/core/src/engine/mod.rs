@@ -32,6 +32,7 @@ mod experiments;
 mod lift;
 mod loops;
 mod messages;
+mod plans;
 mod presence;
 mod reopen;
 mod reports;

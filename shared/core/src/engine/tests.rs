@@ -1505,6 +1505,7 @@ mod metrics;
 mod network;
 mod outcomes;
 mod owner_notices;
+mod plans;
 mod pooled_lift;
 mod prompts;
 mod rails;

@@ -6,5 +6,6 @@ pub mod error;
 pub mod ids;
 pub mod limits;
 pub mod number;
+pub mod plural;
 pub mod retry;
 pub mod text;

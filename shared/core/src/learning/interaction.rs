@@ -115,6 +115,10 @@ pub struct PrivateOutcome {
     /// `owner@{when the owner last changed it}`): the account's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_version: Option<String>,
+    /// The owner's edits of the task's plan and instructions for it (spec §27.4's
+    /// `plan_edit` and `instruction`), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan_feedback: Vec<crate::task::plan_edit::PlanFeedback>,
 }
 
 /// One closed task's learning record.
@@ -186,6 +190,7 @@ impl InteractionOutcome {
             },
             feedback: task.feedback.clone(),
             template_version: template_version(task).map(str::to_owned),
+            plan_feedback: task.controls.plan.as_ref().map(|p| p.feedback.clone()).unwrap_or_default(),
         };
         Some(Self { shared, private })
     }

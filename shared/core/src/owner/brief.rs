@@ -14,6 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::kernel::ids::{MemberId, TaskId};
+use crate::kernel::plural::{count, count_of};
 use crate::task::todo::Todo;
 
 /// The most actions, and the most entries of each list, a brief shows.
@@ -170,7 +171,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             kind: "todo",
             title: todo.what.clone(),
             why: if late >= 1.0 {
-                format!("{} — waiting {} day(s)", name_of(todo), late.floor())
+                format!("{} — waiting {}", name_of(todo), count(late.floor() as i64, "day", "days"))
             } else {
                 format!("{} — due today", name_of(todo))
             },
@@ -308,9 +309,9 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     if !brief.at_risk.is_empty() {
         text.push_str("\nMembers at risk:\n");
         for m in &brief.at_risk {
-            let days = m
-                .days_since_checkin
-                .map_or("never checked in".to_owned(), |d| format!("{d} days since a check-in"));
+            let days = m.days_since_checkin.map_or("never checked in".to_owned(), |d| {
+                format!("{} since a check-in", count(d, "day", "days"))
+            });
             text.push_str(&format!("- {}: ${:.0}/month, {days}\n", m.name, m.monthly_value));
         }
         text.push_str(&see_all(brief.more.at_risk, "/members"));
@@ -325,8 +326,12 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     }
     let y = &brief.yesterday;
     text.push_str(&format!(
-        "\nYesterday: {} retained, {} recovered, {} replies, {} escalations, {} mails sent.\n",
-        y.retained, y.recovered, y.replies, y.escalations, y.sent
+        "\nYesterday: {} retained, {} recovered, {}, {}, {} sent.\n",
+        y.retained,
+        y.recovered,
+        count(y.replies, "reply", "replies"),
+        count(y.escalations, "escalation", "escalations"),
+        count(y.sent, "mail", "mails"),
     ));
     if y.held_out_back > 0 {
         text.push_str(&format!(
@@ -336,11 +341,15 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     }
     if brief.review_expired > 0 {
         text.push_str(&format!(
-            "{} review item(s) waited too long and were closed (review expired).\n",
-            brief.review_expired
+            "{} waited too long and {} closed (review expired).\n",
+            count_of(brief.review_expired, "review item", "review items"),
+            if brief.review_expired == 1 { "was" } else { "were" }
         ));
     }
-    text.push_str(&format!("Planned today: {} step(s) by the agent.\n", brief.planned_today));
+    text.push_str(&format!(
+        "Planned today: {} by the agent.\n",
+        count_of(brief.planned_today, "step", "steps")
+    ));
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)
 }

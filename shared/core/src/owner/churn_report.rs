@@ -27,6 +27,9 @@ pub struct MonthRate {
 pub struct ReasonCount {
     pub reason: String,
     pub count: u32,
+    /// `cancellation` (the reason the member gave) or `risk_scan` (a factor the risk scan
+    /// would have seen before they left: `rails/risk_factors.rs`).
+    pub source: &'static str,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -67,6 +70,31 @@ fn rate(cancelled: u32, start: u32) -> f64 {
     (f64::from(cancelled) / f64::from(start) * 10_000.0).round() / 10_000.0
 }
 
+/// The members who cancelled in `month`.
+pub fn cancelled_in<'a>(members: &'a [MemberFacts], month: &'a Month) -> impl Iterator<Item = &'a MemberFacts> + 'a {
+    members.iter().filter(|m| m.cancelled_at.is_some_and(|c| month.contains(c)))
+}
+
+/// The report with the risk scan's factors (`factors`: each cancelled member's) counted after
+/// the cancellation reasons, most frequent first.
+pub fn with_risk_factors<'a>(mut report: ChurnReport, factors: impl IntoIterator<Item = &'a str>) -> ChurnReport {
+    let mut counts: std::collections::BTreeMap<&str, u32> = Default::default();
+    for factor in factors {
+        *counts.entry(factor).or_default() += 1;
+    }
+    let mut found: Vec<ReasonCount> = counts
+        .into_iter()
+        .map(|(reason, count)| ReasonCount {
+            reason: reason.to_owned(),
+            count,
+            source: "risk_scan",
+        })
+        .collect();
+    found.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    report.reasons.extend(found);
+    report
+}
+
 /// The report of `months`' last month (`months`: the 12 months up to it, oldest first).
 pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) -> ChurnReport {
     let Some(month) = months.last() else {
@@ -95,11 +123,18 @@ pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) 
         })
         .collect();
     let mut reasons: std::collections::BTreeMap<String, u32> = Default::default();
-    for m in members.iter().filter(|m| m.cancelled_at.is_some_and(|c| month.contains(c))) {
+    for m in cancelled_in(members, month) {
         let reason = m.cancellation_reason.clone().unwrap_or_else(|| "not given".into());
         *reasons.entry(reason).or_default() += 1;
     }
-    let mut reasons: Vec<ReasonCount> = reasons.into_iter().map(|(reason, count)| ReasonCount { reason, count }).collect();
+    let mut reasons: Vec<ReasonCount> = reasons
+        .into_iter()
+        .map(|(reason, count)| ReasonCount {
+            reason,
+            count,
+            source: "cancellation",
+        })
+        .collect();
     reasons.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
     let closed_in_month = tallies
         .iter()
@@ -173,8 +208,22 @@ mod tests {
             r.reasons,
             [ReasonCount {
                 reason: "moving".into(),
-                count: 2
+                count: 2,
+                source: "cancellation",
             }]
+        );
+        let with = with_risk_factors(
+            r.clone(),
+            ["risk scan: payment trouble", "risk scan: new member", "risk scan: payment trouble"],
+        );
+        let listed: Vec<(&str, u32, &str)> = with.reasons.iter().map(|r| (r.reason.as_str(), r.count, r.source)).collect();
+        assert_eq!(
+            listed,
+            [
+                ("moving", 2, "cancellation"),
+                ("risk scan: payment trouble", 2, "risk_scan"),
+                ("risk scan: new member", 1, "risk_scan"),
+            ]
         );
         assert_eq!(r.members_end, r.members_start + r.joined - r.cancelled, "it adds up");
     }

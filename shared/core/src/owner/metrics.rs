@@ -141,7 +141,8 @@ impl DailyMetrics {
                 self.owner_edits += 1;
             }
             OwnerSkipped => self.owner_skips += 1,
-            OwnerProvidedGuidance => self.owner_guidance += 1,
+            OwnerProvidedGuidance | OwnerInstructedPlan => self.owner_guidance += 1,
+            OwnerEditedPlan => self.owner_edits += 1,
             OwnerFeedbackUp => self.feedback_up += 1,
             OwnerFeedbackDown => self.feedback_down += 1,
             OwnerCorrectedOutcome => self.outcome_corrections += 1,

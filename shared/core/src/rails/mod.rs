@@ -8,6 +8,7 @@ pub mod autonomy;
 pub mod gate;
 pub mod priority_rules;
 pub mod risk;
+pub mod risk_factors;
 pub mod send_gate;
 pub mod stale_guard;
 pub mod step;

@@ -194,7 +194,7 @@ fn active(facts: &MemberFacts, now: Timestamp, name: &str, churn_gap: SignedDura
 }
 
 /// The median gap between the member's recent check-ins, with at least three of them.
-fn usual_gap(facts: &MemberFacts) -> Option<SignedDuration> {
+pub(crate) fn usual_gap(facts: &MemberFacts) -> Option<SignedDuration> {
     let times: Vec<Timestamp> = facts.checkins.iter().copied().collect();
     let mut gaps: Vec<SignedDuration> = times.windows(2).map(|w| w[1].duration_since(w[0])).collect();
     if gaps.len() < 2 {

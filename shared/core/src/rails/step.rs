@@ -455,8 +455,8 @@ pub fn exhaust(task: &Task, reason: Reason, now: Timestamp) -> StepDecision {
         }
         Some(progress::SpentWithProgress::Stalled) => {
             let why = Why::new(Reason::ConversationStalled).detail(format!(
-                "{reason} after {} message(s), with goal progress {summary}",
-                task.budget.messages_used
+                "{} sent and the goal is not reached; progress so far: {summary}",
+                crate::kernel::plural::count(task.budget.messages_used, "message", "messages")
             ));
             return StepDecision::Escalate { why };
         }
@@ -470,8 +470,8 @@ pub fn exhaust(task: &Task, reason: Reason, now: Timestamp) -> StepDecision {
         OnExhaustion::Cancel => unresponsive(),
         OnExhaustion::Escalate => {
             let detail = format!(
-                "{} message(s) sent, no resolution; the cadence asks the owner to decide",
-                task.budget.messages_used
+                "{} sent without settling it; the next step is yours",
+                crate::kernel::plural::count(task.budget.messages_used, "message", "messages")
             );
             StepDecision::Escalate {
                 why: Why::new(reason).detail(detail),
@@ -546,12 +546,25 @@ pub fn touch_text(task: &Task, def: &TaskTypeDef) -> TouchText {
         });
     }
     if task.touch > 0 {
-        return TouchText::FromAgent;
+        // An approved plan's follow-up: the words the owner approved for this touch.
+        return match planned_follow_up(task) {
+            Some(draft) => TouchText::Ready(draft),
+            None => TouchText::FromAgent,
+        };
     }
     match &task.draft {
         Some(draft) => TouchText::Ready(draft.clone()),
         None => TouchText::Missing(Why::new(Reason::MissingDraft).detail("no approved draft to send")),
     }
+}
+
+/// The draft an approved plan holds for the task's touch (its step at that position), if any.
+fn planned_follow_up(task: &Task) -> Option<Draft> {
+    let plan = task.controls.plan.as_ref().filter(|p| p.approved_at.is_some())?;
+    let step = plan.steps.get(usize::try_from(task.touch).ok()?)?;
+    let content = step.draft_content.as_deref().filter(|c| !c.trim().is_empty())?;
+    let subject = task.thread_subject.clone().unwrap_or_default();
+    Some(crate::task::plan_edit::draft_of(content, &subject))
 }
 
 /// A claimed touch that failed, and is retried with a backoff (spec §7.11).

@@ -69,6 +69,9 @@ pub struct TaskPlan {
     /// Set when the owner approves it (the task then runs live).
     #[serde(default)]
     pub approved_at: Option<Timestamp>,
+    /// The owner's edits and instructions on it, oldest first (`task/plan_edit.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub feedback: Vec<crate::task::plan_edit::PlanFeedback>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -262,12 +262,38 @@ fn quoted(text: &str) -> String {
         .join("\n")
 }
 
-/// What happened, in words: the reason's sentence and the decision's own detail.
+/// What happened, in words an owner reads: the reason's sentence, then the decision's own
+/// detail as a sentence — the agent's judgment of a reply ("action Escalate, confidence 85,
+/// outcome none: why", as the log keeps it) as its reasoning alone.
 pub fn summary(explained: Explanation, detail: Option<&str>) -> String {
-    match detail.map(str::trim).filter(|d| !d.is_empty()) {
-        Some(detail) => format!("{}. Details: {}", explained.what, clip(detail, MAX_DETAIL_CHARS)),
+    match detail.and_then(in_words) {
+        Some(detail) => format!("{}. {}", explained.what, clip(&detail, MAX_DETAIL_CHARS)),
         None => format!("{}.", explained.what),
     }
+}
+
+/// A decision's detail as a sentence for the owner; `None` when it says nothing they can use.
+fn in_words(detail: &str) -> Option<String> {
+    let detail = detail.trim();
+    // The reply's judgment (`conversation::reply::judged`): its reasoning is the part for people.
+    let judged = detail
+        .strip_prefix("action ")
+        .and_then(|rest| rest.split_once(", outcome "))
+        .and_then(|(_, rest)| rest.split_once(": "))
+        .map(|(_, reasoning)| reasoning.trim());
+    let text = match judged {
+        Some("") => return None,
+        Some(reasoning) => format!("The agent's reading: {reasoning}"),
+        None if detail.is_empty() => return None,
+        None => detail.to_owned(),
+    };
+    let mut chars = text.chars();
+    let first = chars.next()?;
+    let mut sentence: String = first.to_uppercase().chain(chars).collect();
+    if !sentence.ends_with(['.', '!', '?', '…']) {
+        sentence.push('.');
+    }
+    Some(sentence)
 }
 
 /// `text` on its lines, cut at `max` characters with an ellipsis.
@@ -301,12 +327,12 @@ mod tests {
         let mut task = sample_task(crate::task::TaskStatus::Waiting);
         task.member_last_words = Some("Maybe next week".into());
         task.answer = Some("Great — see you Monday?".into());
-        let why = Why::new(Reason::BudgetMessagesExhausted).detail("3 message(s) sent, no resolution");
+        let why = Why::new(Reason::BudgetMessagesExhausted).detail("3 messages sent without settling it; the next step is yours");
         let c = context(&task, &why, at("2026-11-02T14:00:00Z"));
         assert_eq!(c.reason, "budget_messages_exhausted");
         assert_eq!(
             c.summary,
-            "Every message this task may send is used and the goal is not reached. Details: 3 message(s) sent, no resolution"
+            "Every message this task may send is used and the goal is not reached. 3 messages sent without settling it; the next step is yours."
         );
         assert_eq!(c.member_words.as_deref(), Some("Maybe next week"));
         assert_eq!(c.last_draft.as_deref(), Some("Great — see you Monday?"));
@@ -329,6 +355,25 @@ mod tests {
         assert!(text.contains("Suggested next step: Reach out personally"), "{text}");
         next.outcome_reason = Some("legal_threat".into());
         assert!(notice(&next).0.starts_with("Urgent: Dana threatens legal action"));
+    }
+
+    #[test]
+    fn the_agents_judgment_reaches_the_owner_as_its_reasoning_in_plain_words() {
+        let judged = "action Escalate, confidence 85, outcome none: she asks about a refund, which only the owner can decide";
+        let text = summary(explain(Reason::AgentEscalatedReply), Some(judged));
+        assert!(
+            text.ends_with(". The agent's reading: she asks about a refund, which only the owner can decide."),
+            "{text}"
+        );
+        assert!(
+            !text.contains("confidence 85") && !text.contains("Details") && !text.contains("action Escalate"),
+            "{text}"
+        );
+        let bare = summary(
+            explain(Reason::AgentEscalatedReply),
+            Some("action Escalate, confidence 85, outcome none: "),
+        );
+        assert!(bare.ends_with('.') && !bare.contains("action"), "{bare}");
     }
 
     #[test]

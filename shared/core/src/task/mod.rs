@@ -20,6 +20,7 @@ pub mod history;
 pub mod holdout;
 pub mod open_loop;
 pub mod outcome;
+pub mod plan_edit;
 pub mod progress;
 pub mod reason;
 pub mod subtasks;

@@ -88,6 +88,10 @@ reasons! {
     OwnerApprovedWithEdits = "owner_approved_with_edits",
     /// The owner approved a plan-mode task's plan.
     OwnerApprovedPlan = "owner_approved_plan",
+    /// The owner edited the plan before approving it: a step's words, the order, a step removed.
+    OwnerEditedPlan = "owner_edited_plan",
+    /// The owner asked the agent to plan the task again, with instructions.
+    OwnerInstructedPlan = "owner_instructed_plan",
     /// The owner skipped the task in review.
     OwnerSkipped = "owner_skipped",
     /// The owner cancelled the task.

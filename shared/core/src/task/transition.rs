@@ -219,7 +219,7 @@ mod tests {
             let context = next.escalation.expect("a context");
             assert_eq!(context.reason, reason.as_str());
             assert!(
-                context.summary.ends_with("Details: seen") && !context.suggested_next_step.is_empty(),
+                context.summary.ends_with(". Seen.") && !context.suggested_next_step.is_empty(),
                 "{reason}"
             );
         }

@@ -391,7 +391,7 @@ fn the_owner_sees_the_last_messages_what_blocked_the_agent_and_what_they_can_do(
     assert_eq!(context.reason, "low_confidence_on_reply");
     assert_eq!(
         context.summary,
-        "The agent is not sure enough of what to say next. Details: unsure about Friday"
+        "The agent is not sure enough of what to say next. Unsure about Friday."
     );
     assert_eq!(context.member_words.as_deref(), Some("message 9"));
     assert_eq!(context.last_draft.as_deref(), Some("Friday works"));

@@ -131,8 +131,9 @@ impl Engine {
         let now = self.clock.now();
         let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email;
         // Quiet hours (issue 26 item 7): everything but a critical notice (the account's own
-        // trouble) waits for their end; the brief leaves at the hour the owner chose.
-        let waits = !matches!(draft.kind, NoticeKind::SystemAlert | NoticeKind::DailyDigest);
+        // trouble, a member's legal threat or abuse) waits for their end; the brief leaves at
+        // the hour the owner chose.
+        let waits = !(draft.kind.is_critical() || matches!(draft.kind, NoticeKind::SystemAlert | NoticeKind::DailyDigest));
         let after_quiet = |at: Timestamp| {
             if waits {
                 crate::owner::quiet::quiet_until(&account.settings, at).unwrap_or(at)

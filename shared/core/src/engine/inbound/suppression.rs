@@ -111,8 +111,11 @@ impl Engine {
             member_id: who.member.cloned(),
             title: format!("{name} will get no more mail ({})", who.reason.replace('_', " ")),
             detail: format!(
-                "{} is suppressed ({}); {cancelled} active task(s) about them were cancelled and nothing more is sent.",
-                who.email, who.reason
+                "{} is suppressed ({}); {} about them {} cancelled and nothing more is sent.",
+                who.email,
+                who.reason,
+                crate::kernel::plural::count_of(cancelled, "active task", "active tasks"),
+                if cancelled == 1 { "was" } else { "were" }
             ),
         };
         self.notify_owner_after(who.account, draft, false).await;

@@ -140,7 +140,10 @@ impl Engine {
             kind: crate::owner::owner_notice::NoticeKind::LearningDigest,
             task_id: None,
             member_id: None,
-            title: format!("Your agent learned {} thing(s) this week", learned.len()),
+            title: format!(
+                "Your agent learned {} this week",
+                crate::kernel::plural::count_of(learned.len(), "thing", "things")
+            ),
             detail,
         };
         self.notify_owner_after(account, draft, false).await;

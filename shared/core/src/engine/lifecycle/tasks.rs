@@ -381,6 +381,7 @@ impl Engine {
                     confidence,
                     &memories.memories,
                     now,
+                    None,
                 )
                 .await,
             ),
@@ -537,8 +538,10 @@ impl Engine {
 
     /// A plan of what the task would do (spec §27.3): one step per touch of its cadence, each
     /// with the agent's draft and its timing, for the owner to approve before anything runs.
+    /// With the owner's `instructions` (planning again, `engine/plans/`), every touch is
+    /// drafted anew with them in the draft's context.
     #[allow(clippy::too_many_arguments)]
-    async fn plan(
+    pub(super) async fn plan(
         &self,
         account: &Account,
         def: &TaskTypeDef,
@@ -548,16 +551,20 @@ impl Engine {
         confidence: u8,
         memories: &[BusinessMemory],
         now: Timestamp,
+        instructions: Option<&str>,
     ) -> TaskPlan {
         let touches = (def.cadence.intervals.len() as u32).max(1).min(def.budget.max_messages);
         let mut steps = Vec::new();
         let mut ai_calls = 0;
         for touch in 0..touches {
-            let draft = if touch == 0 {
+            let draft = if touch == 0 && instructions.is_none() {
                 first.cloned()
             } else {
                 let prompt = PromptInput::for_new(def, goal, account, memories, &[], now);
-                let request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch, &prompt);
+                let mut request = ai::draft_request(account, def, goal, member.and_then(|m| m.first_name.clone()), touch, &prompt);
+                if let Some(words) = instructions {
+                    request.context = serde_json::json!({ "owner_instructions": words });
+                }
                 let to = MessageFor {
                     member: member.map(|m| &m.member_id),
                     first_name: request.member_first_name.clone(),
@@ -626,6 +633,7 @@ impl Engine {
             },
             created_at: now,
             approved_at: None,
+            feedback: Vec::new(),
         }
     }
 

@@ -82,8 +82,9 @@ impl Engine {
         }
         let days = self.clock.now().duration_since(since).as_hours().max(0) / 24;
         let mut detail = format!(
-            "While you were away ({days} day(s)), {} update(s) waited in your notifications:\n",
-            waited.len()
+            "While you were away ({}), {} waited in your notifications:\n",
+            crate::kernel::plural::count(days, "day", "days"),
+            crate::kernel::plural::count_of(waited.len(), "update", "updates")
         );
         for n in waited.iter().take(SUMMARY_NAMED) {
             detail.push_str(&format!("- {}\n", n.title));
@@ -99,7 +100,10 @@ impl Engine {
             kind: NoticeKind::WhileAway,
             task_id: None,
             member_id: None,
-            title: format!("While you were away: {} update(s)", waited.len()),
+            title: format!(
+                "While you were away: {}",
+                crate::kernel::plural::count_of(waited.len(), "update", "updates")
+            ),
             detail,
         };
         self.notify_owner_after(account, draft, false).await;

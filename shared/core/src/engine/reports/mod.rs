@@ -5,7 +5,7 @@
 
 use super::Engine;
 use crate::kernel::ids::AccountId;
-use crate::owner::churn_report::{ChurnReport, report};
+use crate::owner::churn_report::{ChurnReport, cancelled_in, report, with_risk_factors};
 use crate::owner::scorecard::Month;
 use crate::task::error::EngineError;
 
@@ -34,6 +34,10 @@ impl Engine {
                 _ => break,
             }
         }
-        Ok(report(&members, &tallies, &months))
+        let churned = report(&members, &tallies, &months);
+        // Why they left, as the risk scan would have seen it (the same calibrated gap).
+        let gap = account.settings.calibration.churn_gap();
+        let factors = cancelled_in(&members, &month).flat_map(|m| crate::rails::risk_factors::at_cancellation(m, gap));
+        Ok(with_risk_factors(churned, factors))
     }
 }

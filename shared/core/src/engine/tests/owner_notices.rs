@@ -324,7 +324,7 @@ async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour(
         "Do this now:\n1. Call Sam: they asked what only you can answer",
         "2. 1 task waits for your approval",
         "To-dos due:\n- Call Sam",
-        "Yesterday: 0 retained, 0 recovered, 1 replies, 1 escalations, 1 mails sent.",
+        "Yesterday: 0 retained, 0 recovered, 1 reply, 1 escalation, 1 mail sent.",
         "https://app.example.com/app/today",
     ] {
         assert!(brief.text.contains(expected), "{expected:?} in {}", brief.text);
@@ -444,7 +444,11 @@ async fn a_review_item_expires_on_day_seven_and_the_brief_says_so() {
         "a call on the list is left to its own reminders"
     );
     let brief = to_owner(&w).into_iter().last().expect("a brief");
-    assert!(brief.text.contains("1 review item(s) waited too long"), "{}", brief.text);
+    assert!(
+        brief.text.contains("1 review item waited too long and was closed"),
+        "{}",
+        brief.text
+    );
     let api = w.engine.brief(w.account.id, None).await.expect("brief");
     assert_eq!(api.review_expired, 1);
     let fewer = crate::engine::SettingsPatch {
@@ -528,11 +532,7 @@ async fn an_away_owner_gets_the_feed_only_and_one_summary_on_return() {
     w.engine.note_owner_seen(w.account.id).await.expect("back");
     let mails = to_owner(&w);
     assert_eq!(mails.len(), 2, "one summary on return");
-    assert!(
-        mails[1].subject.contains("While you were away: 1 update(s)"),
-        "{}",
-        mails[1].subject
-    );
+    assert!(mails[1].subject.contains("While you were away: 1 update"), "{}", mails[1].subject);
     w.clock.set(at("2026-11-04T17:00:00Z"));
     w.engine.note_owner_seen(w.account.id).await.expect("again");
     assert_eq!(to_owner(&w).len(), 2, "once");

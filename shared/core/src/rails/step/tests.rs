@@ -461,7 +461,7 @@ fn exhaustion_follows_the_cadence_policy() {
     assert_eq!(
         exhaust(&urgent, Reason::BudgetMessagesExhausted, now()),
         StepDecision::Escalate {
-            why: Why::new(Reason::BudgetMessagesExhausted).detail("2 message(s) sent, no resolution; the cadence asks the owner to decide")
+            why: Why::new(Reason::BudgetMessagesExhausted).detail("2 messages sent without settling it; the next step is yours")
         }
     );
 }
