@@ -54,6 +54,8 @@ pub use recurring::SpawnReport;
 pub use replies::InboundOutcome;
 pub use sign_in::SignInToken;
 mod signals;
+mod sms;
+pub use sms::{ConsentInput, ConsentView, SmsInbound, SmsOutcome, TextCounts};
 mod subtasks;
 mod suppression;
 pub use subtasks::Batch;
@@ -143,6 +145,9 @@ pub struct Engine {
     pub(crate) dns: Option<Arc<dyn crate::ports::DnsTxt>>,
     /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
+    /// The text-message provider ([`Engine::with_sms`]); `None`: no text is sent, and a
+    /// touch that would be one is refused and retried like a refused mail.
+    pub(crate) sms: Option<Arc<dyn crate::ports::SmsSender>>,
 }
 
 impl Engine {
@@ -171,7 +176,14 @@ impl Engine {
             sending_domains,
             dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
+            sms: None,
         }
+    }
+
+    /// The same engine sending texts through `sms`.
+    pub fn with_sms(mut self, sms: Arc<dyn crate::ports::SmsSender>) -> Self {
+        self.sms = Some(sms);
+        self
     }
 
     /// The same engine with another evaluator (a model's).

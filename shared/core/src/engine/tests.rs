@@ -61,6 +61,7 @@ async fn world() -> World {
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
         dns: Some(Arc::new(crate::memory::MemoryDns::default())),
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
+        sms: None,
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");

@@ -231,6 +231,12 @@ pub struct Settings {
     /// A review item undecided this many days is closed as `review_expired`.
     #[serde(default = "crate::owner::quiet::default_review_expiry_days")]
     pub review_expiry_days: u32,
+    /// Text messages: on or off, the identity they leave from, the daily limit.
+    #[serde(default)]
+    pub sms: crate::owner::sms::SmsSettings,
+    /// Where critical alerts are texted with `owner_notification_channel: "email_and_sms"`.
+    #[serde(default)]
+    pub owner_phone: Option<String>,
 }
 
 fn contributes_by_default() -> bool {
@@ -285,6 +291,8 @@ impl Settings {
             brief_hour: crate::owner::quiet::default_brief_hour(),
             quiet_hours: Default::default(),
             review_expiry_days: crate::owner::quiet::default_review_expiry_days(),
+            sms: Default::default(),
+            owner_phone: None,
         }
     }
 
@@ -295,6 +303,8 @@ impl Settings {
         self.calibration.validate()?;
         crate::owner::learned::validate(&self.learned)?;
         crate::owner::holdout::validate(self)?;
+        self.sms.validate()?;
+        crate::owner::sms::validate_owner_phone(self.owner_phone.as_deref())?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
             return Err(InvalidInput::new(
                 "invalid_send_window",

@@ -19,4 +19,5 @@ pub mod quiet;
 pub mod recurring;
 pub mod scorecard;
 pub mod sign_in;
+pub mod sms;
 pub mod trigger;

@@ -23,6 +23,7 @@ pub mod connection;
 pub mod deliverability;
 pub mod loops;
 pub mod messages;
+pub mod sms;
 pub mod store;
 pub mod todos;
 
@@ -30,6 +31,7 @@ pub use connection::{AnnotationStore, ConnectionStore};
 pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;
+pub use sms::{OutboundText, SmsSender};
 pub use todos::TodoStore;
 
 pub use store::{

@@ -11,4 +11,5 @@ pub mod risk;
 pub mod send_gate;
 pub mod stale_guard;
 pub mod step;
+pub mod texting;
 pub mod window;
