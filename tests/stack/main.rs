@@ -35,6 +35,7 @@ mod pushpress_connect;
 mod pushpress_webhooks;
 mod quoted_replies;
 mod rails;
+mod texts;
 mod refusals;
 mod walls;
 
