@@ -35,8 +35,8 @@ mod pushpress_connect;
 mod pushpress_webhooks;
 mod quoted_replies;
 mod rails;
-mod texts;
 mod refusals;
+mod texts;
 mod walls;
 
 pub use openloop_tests::morning;

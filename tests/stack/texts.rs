@@ -20,7 +20,9 @@ async fn task(stack: &Stack, gym: &Account, id: &str) -> Value {
 }
 
 async fn settings(stack: &Stack, gym: &Account, patch: Value) -> Value {
-    let (status, body) = stack.call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(patch)).await;
+    let (status, body) = stack
+        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(patch))
+        .await;
     assert_eq!(status, 200, "{body}");
     body
 }
@@ -28,7 +30,12 @@ async fn settings(stack: &Stack, gym: &Account, patch: Value) -> Value {
 /// A gym with texts turned on.
 async fn texting_gym(stack: &Stack) -> Account {
     let gym = stack.create_account("manual").await;
-    let body = settings(stack, &gym, json!({"sms": {"enabled": true, "origination_identity": OURS, "daily_limit": 20}})).await;
+    let body = settings(
+        stack,
+        &gym,
+        json!({"sms": {"enabled": true, "origination_identity": OURS, "daily_limit": 20}}),
+    )
+    .await;
     assert_eq!(
         (body["sms"]["enabled"].as_bool(), body["sms"]["origination_identity"].as_str()),
         (Some(true), Some(OURS)),
@@ -47,7 +54,11 @@ async fn member(stack: &Stack, gym: &Account, id: &str, phone: &str, email: bool
         data["email"] = json!(address);
     }
     let (status, body) = stack
-        .webhook(gym, &format!("evt_{id}"), json!({"type": "member.created", "timestamp": at, "data": data}))
+        .webhook(
+            gym,
+            &format!("evt_{id}"),
+            json!({"type": "member.created", "timestamp": at, "data": data}),
+        )
         .await;
     assert_eq!(status, 202, "{body}");
     stack.run().await;
@@ -56,7 +67,11 @@ async fn member(stack: &Stack, gym: &Account, id: &str, phone: &str, email: bool
 
 async fn consent(stack: &Stack, gym: &Account, id: &str, sms: bool) -> Value {
     let (status, body) = stack
-        .post(&format!("/api/v1/members/{id}/consent"), &gym.token, json!({"sms": sms, "source": "owner"}))
+        .post(
+            &format!("/api/v1/members/{id}/consent"),
+            &gym.token,
+            json!({"sms": sms, "source": "owner"}),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
     body
@@ -96,7 +111,11 @@ async fn a_member_with_consent_gets_a_text_and_one_without_gets_mail_only() {
     member(&stack, &gym, "m_phone", "+15555550103", false).await;
     let recorded = consent(&stack, &gym, "m_yes", true).await;
     assert_eq!(
-        (recorded["sms"].as_bool(), recorded["source"].as_str(), recorded["has_phone"].as_bool()),
+        (
+            recorded["sms"].as_bool(),
+            recorded["source"].as_str(),
+            recorded["has_phone"].as_bool()
+        ),
         (Some(true), Some("owner"), Some(true)),
         "{recorded}"
     );
@@ -124,16 +143,28 @@ async fn a_member_with_consent_gets_a_text_and_one_without_gets_mail_only() {
 
     let (status, card) = stack.get("/api/v1/scorecard", &gym.token).await;
     assert_eq!(status, 200, "{card}");
-    assert_eq!((card["texts_sent"].as_u64(), card["messages_sent"].as_u64()), (Some(2), Some(3)), "{card}");
+    assert_eq!(
+        (card["texts_sent"].as_u64(), card["messages_sent"].as_u64()),
+        (Some(2), Some(3)),
+        "{card}"
+    );
     assert!(card["text_segments"].as_u64().is_some_and(|s| s >= 2), "{card}");
 
     // Consent's refusals keep CONTRACT.md's error shape.
     let (status, body) = stack
-        .post("/api/v1/members/m_yes/consent", &gym.token, json!({"sms": true, "source": "rumour"}))
+        .post(
+            "/api/v1/members/m_yes/consent",
+            &gym.token,
+            json!({"sms": true, "source": "rumour"}),
+        )
         .await;
     assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_consent")), "{body}");
     let (status, body) = stack
-        .post("/api/v1/members/m_nobody/consent", &gym.token, json!({"sms": true, "source": "owner"}))
+        .post(
+            "/api/v1/members/m_nobody/consent",
+            &gym.token,
+            json!({"sms": true, "source": "owner"}),
+        )
         .await;
     assert_eq!(status, 404, "{body}");
     assert!(body["error"]["code"].is_string(), "{body}");
@@ -228,7 +259,10 @@ async fn help_gets_its_answer_and_start_resubscribes() {
     let texts = texts_to(&stack, "+15555550121").await;
     assert_eq!(texts.len(), 2, "{texts:?}");
     let help = texts[1]["body"].as_str().unwrap_or_default();
-    assert!(help.contains("CrossFit Renegade") && help.contains("Reply STOP to opt out"), "{help}");
+    assert!(
+        help.contains("CrossFit Renegade") && help.contains("Reply STOP to opt out"),
+        "{help}"
+    );
     assert_eq!(task(&stack, &gym, &id).await["status"], "waiting", "HELP is not a reply");
 
     assert_eq!(text_in(&stack, "+15555550121", "STOP").await["status"], "stopped");
@@ -267,9 +301,9 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
         "{escalated}"
     );
     assert!(
-        escalated["messages"]
-            .as_array()
-            .is_some_and(|m| m.iter().any(|m| m["role"] == "member" && m["content"] == "Do you still run the Saturday 9am class?")),
+        escalated["messages"].as_array().is_some_and(|m| m
+            .iter()
+            .any(|m| m["role"] == "member" && m["content"] == "Do you still run the Saturday 9am class?")),
         "{escalated}"
     );
 
@@ -297,7 +331,9 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
     let texts = texts_to(&stack, "+15555550131").await;
     assert_eq!(texts.len(), 2, "{texts:?}");
     assert!(
-        texts[1]["body"].as_str().is_some_and(|b| b.contains("Saturdays at 9 with Coach Dana")),
+        texts[1]["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("Saturdays at 9 with Coach Dana")),
         "{texts:?}"
     );
     assert!(stack.outbox_to(&email).await.is_empty(), "the conversation stays on texts");
@@ -331,13 +367,25 @@ async fn the_owners_critical_alert_reaches_their_phone() {
     assert_eq!(t["outcome_reason"], "legal_threat", "{t}");
     let alerts = texts_to(&stack, "+15555550199").await;
     assert_eq!(alerts.len(), 1, "{alerts:?}");
-    assert!(alerts[0]["body"].as_str().is_some_and(|b| b.contains("CrossFit Renegade")), "{alerts:?}");
+    assert!(
+        alerts[0]["body"].as_str().is_some_and(|b| b.contains("CrossFit Renegade")),
+        "{alerts:?}"
+    );
     assert!(!stack.outbox_to(&owner).await.is_empty(), "mailed too");
     // A bad phone is refused in CONTRACT.md's shape.
     let (status, body) = stack
-        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(json!({"owner_phone": "555-0199"})))
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"owner_phone": "555-0199"})),
+        )
         .await;
-    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_owner_phone")), "{body}");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("invalid_owner_phone")),
+        "{body}"
+    );
     stack.running.stop();
 }
 
@@ -365,7 +413,10 @@ async fn a_signed_sns_notification_of_a_text_is_read_and_a_forged_one_refused() 
         sms_notifications: signer.verifier(),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
-    let url = format!("http://{}/webhooks/inbound-sms", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+    let url = format!(
+        "http://{}/webhooks/inbound-sms",
+        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, openloop_fn_webhooks::router(state)).await;
     });
@@ -397,7 +448,11 @@ async fn a_signed_sns_notification_of_a_text_is_read_and_a_forged_one_refused() 
     let (status, body) = post(genuine.clone()).await;
     assert_eq!((status, body["status"].as_str()), (202, Some("stopped")), "{body}");
     let t = task(&stack, &gym, &id).await;
-    assert_eq!((t["status"].as_str(), t["outcome"].as_str()), (Some("cancelled"), Some("opted_out")), "{t}");
+    assert_eq!(
+        (t["status"].as_str(), t["outcome"].as_str()),
+        (Some("cancelled"), Some("opted_out")),
+        "{t}"
+    );
     let (status, body) = post(genuine).await;
     assert_eq!((status, body["status"].as_str()), (202, Some("duplicate")), "{body}");
     server.abort();

@@ -10,8 +10,8 @@ mod learning;
 mod lift;
 mod loops;
 mod members;
-mod sms;
 mod message_templates;
+mod sms;
 
 use std::sync::Arc;
 

@@ -18,7 +18,10 @@ use openloop_edge::http::{ApiError, body_error};
 
 use crate::WebhooksState;
 
-pub(crate) async fn inbound_sms(State(state): State<Arc<WebhooksState>>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+pub(crate) async fn inbound_sms(
+    State(state): State<Arc<WebhooksState>>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
     let body = body.map_err(body_error)?;
     let body = std::str::from_utf8(&body).map_err(|_| ApiError::bad_request("invalid_notification", "the body is not UTF-8"))?;
     let message = match state.sms_notifications.verify(body).await {
@@ -62,7 +65,9 @@ async fn confirm(message: &openloop_aws::sns::SnsMessage) {
         return;
     };
     let on_sns = reqwest::Url::parse(url).ok().is_some_and(|u| {
-        u.scheme() == "https" && u.host_str().is_some_and(|h| h.starts_with("sns.") && (h.ends_with(".amazonaws.com") || h.ends_with(".amazonaws.com.cn")))
+        u.scheme() == "https"
+            && u.host_str()
+                .is_some_and(|h| h.starts_with("sns.") && (h.ends_with(".amazonaws.com") || h.ends_with(".amazonaws.com.cn")))
     });
     if !on_sns {
         tracing::warn!(%url, "a subscription confirmation whose SubscribeURL is not SNS's; not visited");

@@ -59,7 +59,11 @@ fn classify(e: SdkError<SendTextMessageError>) -> SendError {
         SdkError::DispatchFailure(d) if d.is_io() && !d.is_timeout() => SendError::Rejected(format!("not sent: {e:?}")),
         SdkError::ServiceError(service) => {
             let err = service.err();
-            let text = format!("{}: {}", err.meta().code().unwrap_or("error"), err.meta().message().unwrap_or_default());
+            let text = format!(
+                "{}: {}",
+                err.meta().code().unwrap_or("error"),
+                err.meta().message().unwrap_or_default()
+            );
             if matches!(
                 err,
                 SendTextMessageError::ValidationException(_)
@@ -130,7 +134,10 @@ mod tests {
                 "messageBody":"STOP","inboundMessageId":"cae173d2-66b9-564c-8309-21f858e9fb84","previousPublishedMessageId":"x"}"#,
         )
         .expect("parsed");
-        assert_eq!((text.from.as_str(), text.to.as_str(), text.body.as_str()), ("+14255550182", "+12125550101", "STOP"));
+        assert_eq!(
+            (text.from.as_str(), text.to.as_str(), text.body.as_str()),
+            ("+14255550182", "+12125550101", "STOP")
+        );
         assert_eq!(text.message_id, "cae173d2-66b9-564c-8309-21f858e9fb84");
         assert!(inbound_text(r#"{"notificationType":"Bounce"}"#).is_none());
     }

@@ -53,7 +53,11 @@ impl FakeSms {
     /// The texts accepted, oldest first; only those to `to` if given.
     pub fn read(&self, to: Option<&str>, after: usize) -> Vec<SentText> {
         let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        sent.iter().filter(|t| to.is_none_or(|to| t.to == to)).skip(after).cloned().collect()
+        sent.iter()
+            .filter(|t| to.is_none_or(|to| t.to == to))
+            .skip(after)
+            .cloned()
+            .collect()
     }
 
     /// Serve the protocol on `127.0.0.1:0`; the base URL to point the SDK client at.
@@ -88,7 +92,10 @@ async fn handle(State(fake): State<Arc<FakeSms>>, headers: HeaderMap, body: Byte
         return aws_error("ValidationException", "DestinationPhoneNumber and OriginationIdentity are required");
     };
     if !openloop_core::kernel::text::is_e164(&request.destination_phone_number) || request.message_body.is_empty() {
-        return aws_error("ValidationException", "DestinationPhoneNumber must be E.164 and MessageBody not empty");
+        return aws_error(
+            "ValidationException",
+            "DestinationPhoneNumber must be E.164 and MessageBody not empty",
+        );
     }
     let message_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
     let text = SentText {

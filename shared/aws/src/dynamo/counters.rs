@@ -8,8 +8,8 @@ use jiff::civil::Date;
 
 use openloop_core::kernel::error::StoreError;
 use openloop_core::kernel::ids::AccountId;
-use openloop_core::ports::Counters;
 use openloop_core::owner::sms::TextCounts;
+use openloop_core::ports::Counters;
 use openloop_core::task::flood::CreationCounts;
 
 use crate::keys::*;
@@ -81,13 +81,7 @@ impl Counters for DynamoStore {
         Ok(counts)
     }
 
-    async fn count_text(
-        &self,
-        account: AccountId,
-        date: Date,
-        segments: u32,
-        limit: u32,
-    ) -> Result<Option<TextCounts>, StoreError> {
+    async fn count_text(&self, account: AccountId, date: Date, segments: u32, limit: u32) -> Result<Option<TextCounts>, StoreError> {
         self.count();
         let out = self
             .client

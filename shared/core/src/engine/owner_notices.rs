@@ -17,9 +17,7 @@ use crate::conversation::mail::OutboundMail;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::owner::account::Account;
-use crate::owner::owner_notice::{
-    NoticeDelivery, NoticeKind, NoticePolicy, OwnerNotice, digest_mail, next_digest_slot,
-};
+use crate::owner::owner_notice::{NoticeDelivery, NoticeKind, NoticePolicy, OwnerNotice, digest_mail, next_digest_slot};
 use crate::ports::TaskQuery;
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;

@@ -51,7 +51,10 @@ impl Engine {
     ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
         let touch = claimed.touch;
-        let (draft, confidence) = match self.draft_claimed(account, &mut claimed, annotations, book, member_tasks, None, now).await? {
+        let (draft, confidence) = match self
+            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, None, now)
+            .await?
+        {
             Drafting::Ready { draft, confidence } => (draft, confidence),
             Drafting::Done(outcome) => return Ok(outcome),
         };
@@ -174,7 +177,12 @@ impl Engine {
         let mut confidence = None;
         let draft = match step::touch_text(claimed, def) {
             TouchText::Ready(draft) => draft,
-            TouchText::Missing(why) => return self.move_to(claimed.clone(), TaskStatus::Escalated, now, why).await.map(Drafting::Done),
+            TouchText::Missing(why) => {
+                return self
+                    .move_to(claimed.clone(), TaskStatus::Escalated, now, why)
+                    .await
+                    .map(Drafting::Done);
+            }
             TouchText::FromAgent => {
                 let memories = PromptMemories::from_book(book, Some(&claimed.member.id), Vec::new(), now);
                 let prompt = PromptInput::for_task(claimed, account, &memories.memories, member_tasks, now);
@@ -209,7 +217,10 @@ impl Engine {
                     AiGate::TaskSpent => {
                         let why = Why::new(Reason::AiBudgetExhausted)
                             .detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
-                        return self.move_to(claimed.clone(), TaskStatus::Escalated, now, why).await.map(Drafting::Done);
+                        return self
+                            .move_to(claimed.clone(), TaskStatus::Escalated, now, why)
+                            .await
+                            .map(Drafting::Done);
                     }
                     AiGate::DayUsed { until } => {
                         let why = Why::new(Reason::AiDailyLimit)
@@ -223,7 +234,10 @@ impl Engine {
                     // Confidence at every step (spec §7.4): a follow-up the agent is less sure
                     // of than the type asks goes to the owner, its draft attached.
                     Ok(drafted) if drafted.confidence < def.auto_threshold => {
-                        return self.hold_unsure_draft(claimed.clone(), drafted, def.auto_threshold, now).await.map(Drafting::Done);
+                        return self
+                            .hold_unsure_draft(claimed.clone(), drafted, def.auto_threshold, now)
+                            .await
+                            .map(Drafting::Done);
                     }
                     Ok(drafted) => {
                         confidence = Some(drafted.confidence);
@@ -272,7 +286,13 @@ impl Engine {
     /// A follow-up drafted below its type's threshold: the owner reads it before the member
     /// does. The claimed task escalates with the draft in its escalation context; the owner
     /// sends it by giving it as guidance (edited if needed), resolves or cancels the task.
-    pub(super) async fn hold_unsure_draft(&self, claimed: Task, drafted: Drafted, threshold: u8, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(super) async fn hold_unsure_draft(
+        &self,
+        claimed: Task,
+        drafted: Drafted,
+        threshold: u8,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = Reason::LowConfidenceFollowUp;
         let detail = format!(
             "touch {}: the agent's draft is at confidence {}, under this type's {threshold}; nothing was sent",
@@ -295,7 +315,13 @@ impl Engine {
     }
 
     /// The claimed step does not send now: back to `waiting`, due at `until`.
-    pub(super) async fn back_to_waiting(&self, claimed: &Task, until: Timestamp, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
+    pub(super) async fn back_to_waiting(
+        &self,
+        claimed: &Task,
+        until: Timestamp,
+        now: Timestamp,
+        why: Why,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = why.reason;
         let (mut next, log) = transition(claimed, TaskStatus::Waiting, now, why)?;
         next.next_action_at = Some(until);

@@ -82,9 +82,11 @@ impl Counters for MemoryStore {
         Ok(s.texts
             .iter()
             .filter(|((a, day), _)| *a == account && *day >= from && *day <= to)
-            .fold(Default::default(), |sum: crate::owner::sms::TextCounts, (_, c)| crate::owner::sms::TextCounts {
-                texts: sum.texts.saturating_add(c.texts),
-                segments: sum.segments.saturating_add(c.segments),
+            .fold(Default::default(), |sum: crate::owner::sms::TextCounts, (_, c)| {
+                crate::owner::sms::TextCounts {
+                    texts: sum.texts.saturating_add(c.texts),
+                    segments: sum.segments.saturating_add(c.segments),
+                }
             }))
     }
 }

@@ -54,9 +54,7 @@ impl SmsSettings {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         let invalid = |m: String| Err(InvalidInput::new("invalid_sms", m));
         if let Some(id) = &self.origination_identity
-            && (id.is_empty()
-                || id.len() > 256
-                || !id.chars().all(|c| c.is_ascii_alphanumeric() || "+-_:/.".contains(c)))
+            && (id.is_empty() || id.len() > 256 || !id.chars().all(|c| c.is_ascii_alphanumeric() || "+-_:/.".contains(c)))
         {
             return invalid("sms.origination_identity is a phone number (E.164), pool id, sender id or ARN".into());
         }

@@ -24,7 +24,9 @@ pub const TEXTS_UNTIL_HOUR: i8 = 21;
 pub enum Channel {
     Mail(Email),
     /// A text to `phone` (E.164).
-    Text { phone: String },
+    Text {
+        phone: String,
+    },
 }
 
 /// The member's phone, when a text may go to it at all: texts on with an identity to send

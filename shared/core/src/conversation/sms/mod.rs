@@ -22,7 +22,8 @@ pub enum Encoding {
 }
 
 /// The GSM 03.38 basic character set (one septet each).
-const GSM_BASIC: &str = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
+const GSM_BASIC: &str =
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
 /// Its extension table (two septets each: an escape and the character).
 const GSM_EXTENDED: &str = "^{}\\[~]|€\u{c}";
 
@@ -52,13 +53,7 @@ pub fn segments(text: &str) -> u32 {
         Encoding::Gsm7 => (text.chars().filter_map(gsm_septets).sum::<u32>(), 160, 153),
         Encoding::Ucs2 => (u32::try_from(text.encode_utf16().count()).unwrap_or(u32::MAX), 70, 67),
     };
-    if units == 0 {
-        1
-    } else if units <= single {
-        1
-    } else {
-        units.div_ceil(multi)
-    }
+    if units <= single { 1 } else { units.div_ceil(multi) }
 }
 
 /// Typographic characters a writer (or a model) adds that would turn a whole text into UCS-2,
@@ -232,7 +227,12 @@ pub fn start_answer(gym: &str) -> String {
 
 /// The owner's critical alert, as a text.
 pub fn owner_alert(gym: &str, title: &str, max_segments: u32) -> Text {
-    compose("", &format!("Openloop, {}: {}", plain(gym.trim()), plain(title)), false, max_segments)
+    compose(
+        "",
+        &format!("Openloop, {}: {}", plain(gym.trim()), plain(title)),
+        false,
+        max_segments,
+    )
 }
 
 /// The provider id a text's outbound record carries: where a member's answer from `member`

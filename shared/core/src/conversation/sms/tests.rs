@@ -28,7 +28,11 @@ fn one_character_outside_gsm7_makes_the_whole_text_ucs2() {
 #[test]
 fn the_first_text_names_the_gym_and_says_how_to_stop() {
     let text = compose("CrossFit Renegade", "Hi Sam,\n\nHow is training going?\n\nCoach Mike", true, 2);
-    assert!(text.body.starts_with("CrossFit Renegade: Hi Sam, How is training going?"), "{}", text.body);
+    assert!(
+        text.body.starts_with("CrossFit Renegade: Hi Sam, How is training going?"),
+        "{}",
+        text.body
+    );
     assert!(text.body.ends_with("Reply STOP to opt out."), "{}", text.body);
     assert_eq!(text.segments, 1);
     let later = compose("CrossFit Renegade", "Just checking in.", false, 2);
@@ -57,8 +61,21 @@ fn typographic_quotes_do_not_turn_a_text_into_ucs2() {
 #[test]
 fn stop_words_and_plain_refusals_stop_help_and_start_are_read() {
     for stop in [
-        "STOP", "stop", "Stop.", "STOPALL", "unsubscribe", "Cancel", "END", "quit", "REVOKE", "opt out", "OPT-OUT",
-        "please don't text me again", "Please stop texting me", "no more texts", "Leave me alone",
+        "STOP",
+        "stop",
+        "Stop.",
+        "STOPALL",
+        "unsubscribe",
+        "Cancel",
+        "END",
+        "quit",
+        "REVOKE",
+        "opt out",
+        "OPT-OUT",
+        "please don't text me again",
+        "Please stop texting me",
+        "no more texts",
+        "Leave me alone",
     ] {
         assert_eq!(keyword(stop), Some(Keyword::Stop), "{stop}");
     }
@@ -66,7 +83,13 @@ fn stop_words_and_plain_refusals_stop_help_and_start_are_read() {
     assert_eq!(keyword("help?"), Some(Keyword::Help));
     assert_eq!(keyword("START"), Some(Keyword::Start));
     assert_eq!(keyword("unstop"), Some(Keyword::Start));
-    for other in ["yes", "I'll stop by Thursday", "see you at the end of the week", "can I cancel my Tuesday class?", "ok"] {
+    for other in [
+        "yes",
+        "I'll stop by Thursday",
+        "see you at the end of the week",
+        "can I cancel my Tuesday class?",
+        "ok",
+    ] {
         assert_eq!(keyword(other), None, "{other}");
     }
 }
@@ -74,6 +97,9 @@ fn stop_words_and_plain_refusals_stop_help_and_start_are_read() {
 #[test]
 fn help_names_the_gym_and_how_to_stop() {
     let help = help_answer("CrossFit Renegade", Some("555-0100"));
-    assert!(help.starts_with("CrossFit Renegade:") && help.contains("Reply STOP to opt out"), "{help}");
+    assert!(
+        help.starts_with("CrossFit Renegade:") && help.contains("Reply STOP to opt out"),
+        "{help}"
+    );
     assert!(segments(&help) <= 2);
 }

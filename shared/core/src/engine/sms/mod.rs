@@ -76,16 +76,23 @@ pub struct SmsInbound {
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum SmsOutcome {
     /// Read as a reply in its task's conversation.
-    Stored { task_id: String, task_status: TaskStatus },
+    Stored {
+        task_id: String,
+        task_status: TaskStatus,
+    },
     /// STOP: no more texts; the member's active tasks cancelled.
-    Stopped { cancelled: usize },
+    Stopped {
+        cancelled: usize,
+    },
     /// HELP: answered with the gym's name and how to stop.
     Helped,
     /// START: texts again.
     Started,
     Duplicate,
     /// No text of ours went to this phone from this number.
-    Unrouted { reason: String },
+    Unrouted {
+        reason: String,
+    },
 }
 
 impl Engine {
@@ -164,7 +171,9 @@ impl Engine {
         };
         let Some(from) = settings.sending_from().map(str::to_owned) else {
             let why = Why::new(Reason::SendRejected).detail("texts were turned off before this one left");
-            return self.back_to_waiting(&claimed, now + jiff::SignedDuration::from_hours(1), now, why).await;
+            return self
+                .back_to_waiting(&claimed, now + jiff::SignedDuration::from_hours(1), now, why)
+                .await;
         };
         let Some(record_to) = sms::record_address(&phone) else {
             let why = Why::new(Reason::MissingMemberEmail).detail("the member's phone is not E.164");
@@ -223,7 +232,8 @@ impl Engine {
             .is_none()
         {
             let until = send_gate::next_local_day(now, &tz);
-            let why = Why::new(Reason::DailyTextLimit).detail(format!("{} texts today, the account's sms.daily_limit", settings.daily_limit));
+            let why =
+                Why::new(Reason::DailyTextLimit).detail(format!("{} texts today, the account's sms.daily_limit", settings.daily_limit));
             let (mut next, log) = transition(&given_back, TaskStatus::Waiting, now, why)?;
             next.next_action_at = Some(until);
             let mut commit = TaskCommit::new(next, log);
@@ -276,7 +286,12 @@ impl Engine {
                     ..outbound
                 };
                 let detail = format!("text {touch}: {reason}. Check whether the member received it before retrying.");
-                let (next, log) = transition(&reserved, TaskStatus::Escalated, now, Why::new(Reason::SendOutcomeUnknown).detail(detail))?;
+                let (next, log) = transition(
+                    &reserved,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new(Reason::SendOutcomeUnknown).detail(detail),
+                )?;
                 let mut commit = TaskCommit::new(next, log);
                 commit.send = Some(SendEffect::Record { outbound: unknown });
                 self.store.commit(&commit).await?;
@@ -317,7 +332,14 @@ impl Engine {
         outcome
     }
 
-    async fn read_text(&self, account_id: AccountId, task_id: crate::kernel::ids::TaskId, inbound: &SmsInbound, body: String, now: Timestamp) -> Result<SmsOutcome, EngineError> {
+    async fn read_text(
+        &self,
+        account_id: AccountId,
+        task_id: crate::kernel::ids::TaskId,
+        inbound: &SmsInbound,
+        body: String,
+        now: Timestamp,
+    ) -> Result<SmsOutcome, EngineError> {
         let account = self
             .store
             .get_account(account_id)
@@ -472,7 +494,11 @@ impl Engine {
         };
         let segments = sms::segments(body);
         let date = limits::local_date(now, &account.settings.time_zone());
-        match self.store.count_text(account.id, date, segments, account.settings.sms.daily_limit).await {
+        match self
+            .store
+            .count_text(account.id, date, segments, account.settings.sms.daily_limit)
+            .await
+        {
             Ok(Some(_)) => {}
             Ok(None) => {
                 tracing::warn!(account = %account.id, "the day's texts are used up; a text was not sent");
