@@ -46,6 +46,7 @@ mod pushpress_webhooks;
 mod quoted_replies;
 mod rails;
 mod refusals;
+mod texts;
 mod walls;
 mod webhook_endpoints;
 

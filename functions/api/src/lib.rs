@@ -15,6 +15,7 @@ mod members;
 mod message_templates;
 pub mod openapi;
 mod plans;
+mod sms;
 mod webhook_endpoints;
 
 use std::sync::Arc;
@@ -110,6 +111,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/connector", get(members::connector))
         .route("/api/v1/members", get(members::list))
         .route("/api/v1/members/{id}", get(members::detail))
+        .route("/api/v1/members/{id}/consent", post(sms::consent))
         .route("/api/v1/memories", get(learning::list_memories).post(learning::add_memory))
         .route("/api/v1/memories/{id}", delete(learning::delete_memory))
         .route("/api/v1/suggestions", get(learning::list_suggestions))

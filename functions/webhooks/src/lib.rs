@@ -1,9 +1,10 @@
 //! The webhooks function: member events in CONTRACT.md's format (Standard Webhooks
 //! signatures, dedup by `webhook-id`, enqueue to the signals queue, 202); PushPress's own
 //! deliveries (`pushpress_v3.rs`: its signature, dedup on `(event, data id, created)`);
-//! inbound e-mail and unsubscribe links.
+//! inbound e-mail and unsubscribe links; members' texts (`inbound_sms.rs`, signed SNS).
 //! The router is served by `lambda_http` in Lambda and directly by the local runtime.
 
+mod inbound_sms;
 mod pushpress_v3;
 pub mod signature;
 
@@ -32,12 +33,15 @@ pub struct WebhooksState {
     /// Local runtime only: also accept timestamps near the wall clock, so a sender that
     /// signs with real time still works after the test clock was moved.
     pub accept_wall_clock: bool,
+    /// Checks the SNS notifications of members' texts (`POST /webhooks/inbound-sms`).
+    pub sms_notifications: openloop_aws::sns::SnsVerifier,
 }
 
 pub fn router(state: Arc<WebhooksState>) -> Router {
     Router::new()
         .route("/webhooks/pushpress/{account_id}", post(pushpress))
         .route("/webhooks/pushpress-v3/{account_id}", post(pushpress_v3::delivery))
+        .route("/webhooks/inbound-sms", post(inbound_sms::inbound_sms))
         .route("/unsubscribe", axum::routing::get(unsubscribe_page).post(unsubscribe))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(|request, next| {

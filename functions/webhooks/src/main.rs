@@ -8,8 +8,9 @@ async fn main() -> Result<(), lambda_http::Error> {
     let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
     let state = Arc::new(openloop_fn_webhooks::WebhooksState {
         engine,
-        inbound_token: config.inbound_token,
+        inbound_token: config.inbound_token.clone(),
         accept_wall_clock: false,
+        sms_notifications: openloop_aws::sns::SnsVerifier::new(reqwest::Client::new(), config.inbound_sms_topic_arn.clone()),
     });
     lambda_http::run(openloop_fn_webhooks::router(state)).await
 }

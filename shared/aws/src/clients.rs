@@ -21,6 +21,8 @@ pub struct Clients {
     pub eventbridge: aws_sdk_eventbridge::Client,
     pub sesv2: aws_sdk_sesv2::Client,
     pub s3: aws_sdk_s3::Client,
+    /// AWS End User Messaging SMS (retries off, like SES: a text is sent at most once).
+    pub sms: aws_sdk_pinpointsmsvoicev2::Client,
 }
 
 impl Clients {
@@ -49,7 +51,11 @@ impl Clients {
         let s3 = aws_sdk_s3::config::Builder::from(&shared)
             .force_path_style(endpoint.is_some())
             .build();
+        let sms = aws_sdk_pinpointsmsvoicev2::config::Builder::from(&shared)
+            .retry_config(aws_sdk_pinpointsmsvoicev2::config::retry::RetryConfig::disabled())
+            .build();
         Self {
+            sms: aws_sdk_pinpointsmsvoicev2::Client::from_conf(sms),
             s3: aws_sdk_s3::Client::from_conf(s3),
             dynamodb: aws_sdk_dynamodb::Client::new(&shared),
             sqs: aws_sdk_sqs::Client::new(&shared),

@@ -92,6 +92,10 @@ pub fn member_sk(member: &MemberId) -> String {
 pub fn sends_sk(date: Date) -> String {
     format!("SENDS#{date}")
 }
+/// The account's texts and their segments on one local day (no TTL: the scorecard reads them).
+pub fn texts_sk(date: Date) -> String {
+    format!("TEXTS#{date}")
+}
 /// The account's AI calls on one local day (spec §7.12).
 pub fn ai_calls_sk(date: Date) -> String {
     format!("AICALLS#{date}")

@@ -23,6 +23,7 @@ pub mod mail_events;
 pub mod provision;
 pub mod sending_domains;
 pub mod ses;
+pub mod sms;
 pub mod sns;
 pub mod sqs;
 pub mod stored_mail;

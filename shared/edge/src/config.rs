@@ -51,6 +51,10 @@ pub struct Config {
     /// `OPENLOOP_MAIL_EVENTS_TOPIC_ARN`: the only SNS topic whose messages the signals
     /// function accepts (any correctly signed topic when unset).
     pub mail_events_topic_arn: Option<String>,
+    /// `OPENLOOP_INBOUND_SMS_TOPIC_ARN`: the only SNS topic whose notifications
+    /// `POST /webhooks/inbound-sms` accepts (members' texts; any correctly signed topic when
+    /// unset).
+    pub inbound_sms_topic_arn: Option<String>,
     /// `OPENLOOP_INBOUND_MAIL_BUCKET`: where SES receiving stores inbound messages
     /// (`{prefix}-inbound-mail` locally).
     pub inbound_mail_bucket: String,
@@ -167,6 +171,7 @@ impl Config {
             ses_configuration_set: var("OPENLOOP_SES_CONFIGURATION_SET"),
             pushpress: pushpress()?,
             mail_events_topic_arn: var("OPENLOOP_MAIL_EVENTS_TOPIC_ARN"),
+            inbound_sms_topic_arn: var("OPENLOOP_INBOUND_SMS_TOPIC_ARN"),
             inbound_mail_bucket: var("OPENLOOP_INBOUND_MAIL_BUCKET")
                 .unwrap_or_else(|| format!("{}-inbound-mail", var("OPENLOOP_PREFIX").unwrap_or_else(|| "openloop".into()))),
             ai_pricing: ai_pricing(var)?,
@@ -252,8 +257,10 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
 /// The engine on AWS: [`ports`] and the configuration's engine settings.
 pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
     let (ports, store) = ports(config, clients, clock, agent);
+    let sms = Arc::new(openloop_aws::sms::EndUserMessagingSms::new(clients.sms.clone()));
     let engine = Engine::new(ports, config.engine_config())
-        .with_webhook_transport(Arc::new(crate::webhook_transport::HttpWebhookTransport::new(false)));
+        .with_webhook_transport(Arc::new(crate::webhook_transport::HttpWebhookTransport::new(false)))
+        .with_sms(sms);
     (engine, store)
 }
 

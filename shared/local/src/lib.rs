@@ -4,7 +4,8 @@
 //! routers (API Gateway), hands queued messages to the very consumer handlers as soon as they
 //! are sent (SQS event sources; no long poll), fires the schedules (EventBridge — the emulator
 //! never does), and owns the test clock. Plus the local-only endpoints of CONTRACT.md:
-//! `/health`, `/_local/clock`, `/_local/run`, `/_local/outbox`. Nothing here runs in Lambda.
+//! `/health`, `/_local/clock`, `/_local/run`, `/_local/outbox` (texts too: `?channel=sms`),
+//! `/_local/inbound-sms`. Nothing here runs in Lambda.
 //!
 //! Its ports are the AWS emulator's ([`Ports::Emulator`], the default) or all in memory
 //! ([`Ports::Memory`]: the same routers and handlers, no emulator, nothing kept).
@@ -15,5 +16,6 @@ pub mod outbox;
 pub mod queues;
 mod runtime;
 mod schedule;
+pub mod texts;
 
 pub use runtime::{Options, Ports, Running, start};

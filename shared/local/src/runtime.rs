@@ -97,6 +97,8 @@ impl Options {
 
 struct Local {
     engine: Engine,
+    /// The fake SMS service's texts (`/_local/outbox?channel=sms`).
+    texts: Arc<crate::texts::FakeSms>,
     /// The signals function's SNS check and inbound-mail bucket (nothing reaches them locally
     /// unless an SNS topic is wired to the signals queue).
     mail: openloop_fn_signals::MailIntake,
@@ -273,7 +275,15 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     };
     // The local rule: http to a loopback address is taken too, so tests can receive.
     let engine = engine.with_webhook_transport(Arc::new(openloop_edge::webhook_transport::HttpWebhookTransport::new(true)));
+    // Texts: the engine's real adapter, at a fake server of the SMS service's protocol.
+    let texts = crate::texts::FakeSms::new(clock.clone());
+    let (texts_url, texts_server) = texts.serve().await?;
+    let engine = engine.with_sms(Arc::new(openloop_aws::sms::EndUserMessagingSms::new(openloop_aws::sms::client_at(
+        &texts_url,
+        &config.region,
+    ))));
     let local = Arc::new(Local {
+        texts,
         mail,
         engine: engine.clone(),
         clock,
@@ -296,6 +306,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         engine,
         inbound_token: config.inbound_token.clone(),
         accept_wall_clock: true,
+        sms_notifications: SnsVerifier::new(reqwest::Client::new(), config.inbound_sms_topic_arn.clone()),
     }));
     let local_routes = Router::new()
         .route("/health", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))
@@ -303,6 +314,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         .route("/_local/run", post(run))
         .route("/_local/outbox", get(get_outbox))
         .route("/_local/ses-notification", post(ses_notification))
+        .route("/_local/inbound-sms", post(inbound_sms))
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
         .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
@@ -330,7 +342,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         }
     });
 
-    let mut background = Vec::new();
+    let mut background = vec![texts_server];
     if options.background {
         let consumer = local.clone();
         background.push(tokio::spawn(async move {
@@ -563,7 +575,9 @@ async fn ses_notification(State(local): State<Arc<Local>>, body: Result<Bytes, B
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct OutboxQuery {
-    /// Only the mail to this address.
+    /// `sms`: the texts sent instead of the mail (`mail`, the default).
+    channel: Option<String>,
+    /// Only the mail to this address (the texts to this phone).
     to: Option<String>,
     /// Skip the first `after` entries (of the selection): what a reader has already seen.
     after: Option<String>,
@@ -582,5 +596,38 @@ async fn get_outbox(
         None => 0,
     };
     let to = query.to.as_deref();
-    Ok(axum::Json(local.outbox.read(to, after)).into_response())
+    match query.channel.as_deref() {
+        None | Some("mail" | "email") => Ok(axum::Json(local.outbox.read(to, after)).into_response()),
+        Some("sms") => Ok(axum::Json(local.texts.read(to, after)).into_response()),
+        Some(_) => Err(local_error(StatusCode::BAD_REQUEST, "invalid_query", "channel is mail or sms")),
+    }
+}
+
+/// `POST /_local/inbound-sms {"from", "to", "body"}`: a member's text, handed to the engine
+/// as the webhooks function hands one from SNS (there is no SNS locally to sign it).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InboundSmsBody {
+    from: String,
+    to: String,
+    body: String,
+}
+
+async fn inbound_sms(State(local): State<Arc<Local>>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    let body = body.map_err(body_error)?;
+    let text: InboundSmsBody = serde_json::from_slice(&body).map_err(|e| {
+        local_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("expected {{\"from\", \"to\", \"body\"}}: {e}"),
+        )
+    })?;
+    let inbound = openloop_core::engine::SmsInbound {
+        from: text.from,
+        to: text.to,
+        body: text.body,
+        message_id: ulid::Ulid::new().to_string(),
+    };
+    let outcome = local.engine.receive_text(inbound).await?;
+    Ok((StatusCode::ACCEPTED, axum::Json(outcome)).into_response())
 }

@@ -103,6 +103,8 @@ pub(crate) struct CustomerWire {
     pub role: Option<String>,
     #[serde(default)]
     pub membership_details: Option<MembershipDetailsWire>,
+    #[serde(default)]
+    pub phone: Option<String>,
 }
 
 impl CustomerWire {
@@ -117,6 +119,11 @@ impl CustomerWire {
             last_name: text(name.last),
             email: self.email.as_deref().and_then(|e| Email::parse(e).ok()),
             role: self.role.as_deref().and_then(role),
+            // Kept only in E.164: a text needs the country code.
+            phone: self
+                .phone
+                .map(|p| p.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')' | '.')).collect::<String>())
+                .filter(|p| openloop_core::kernel::text::is_e164(p)),
             member_since: self
                 .membership_details
                 .and_then(|m| m.initial_membership_start_date)

@@ -834,6 +834,7 @@ fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::a
         None => None,
         Some("email") => Some(NotificationChannel::Email),
         Some("dashboard_only") => Some(NotificationChannel::DashboardOnly),
+        Some("email_and_sms") => Some(NotificationChannel::EmailAndSms),
         Some(_) => return Err(invalid("Choose a notification channel from the list.")),
     };
     let owner_email = match field(fields, "owner_email").map(str::trim).filter(|e| !e.is_empty()) {
@@ -1027,7 +1028,7 @@ async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): 
             ),
             notices: notices.iter().map(|n| views::notice_item(n, &tz)).collect(),
             next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
-            mailed: account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email,
+            mailed: account.settings.owner_email.is_some() && account.settings.owner_notification_channel.mails(),
         };
         Ok(html(StatusCode::OK, &page))
     })

@@ -8,6 +8,7 @@ use jiff::civil::Date;
 
 use openloop_core::kernel::error::StoreError;
 use openloop_core::kernel::ids::AccountId;
+use openloop_core::owner::sms::TextCounts;
 use openloop_core::ports::Counters;
 use openloop_core::task::flood::CreationCounts;
 
@@ -78,6 +79,53 @@ impl Counters for DynamoStore {
             }
         }
         Ok(counts)
+    }
+
+    async fn count_text(&self, account: AccountId, date: Date, segments: u32, limit: u32) -> Result<Option<TextCounts>, StoreError> {
+        self.count();
+        let out = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .key(PK, s(account_pk(account)))
+            .key(SK, s(texts_sk(date)))
+            .condition_expression("attribute_not_exists(texts) OR texts < :limit")
+            .update_expression("SET #kind = :kind ADD texts :one, segments :segments")
+            .expression_attribute_names("#kind", KIND)
+            .expression_attribute_values(":kind", s("texts"))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":segments", n(segments))
+            .expression_attribute_values(":limit", n(limit))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew)
+            .send()
+            .await;
+        match out {
+            Ok(out) => Ok(out.attributes.as_ref().map(text_counts)),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(None),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn texts_between(&self, account: AccountId, from: Date, to: Date) -> Result<TextCounts, StoreError> {
+        let items = self.query_between(account_pk(account), texts_sk(from), texts_sk(to)).await?;
+        Ok(items.iter().map(text_counts).fold(TextCounts::default(), |sum, c| TextCounts {
+            texts: sum.texts.saturating_add(c.texts),
+            segments: sum.segments.saturating_add(c.segments),
+        }))
+    }
+}
+
+/// A `TEXTS#` item's counts.
+fn text_counts(item: &HashMap<String, aws_sdk_dynamodb::types::AttributeValue>) -> TextCounts {
+    let number = |name: &str| {
+        item.get(name)
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse::<i64>().ok())
+            .map_or(0, |v| u32::try_from(v.max(0)).unwrap_or(u32::MAX))
+    };
+    TextCounts {
+        texts: number("texts"),
+        segments: number("segments"),
     }
 }
 

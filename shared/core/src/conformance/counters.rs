@@ -204,3 +204,36 @@ pub(super) async fn sends_are_summed_over_a_range_of_days_in_one_read(store: &dy
         0
     );
 }
+
+pub(super) async fn texts_and_segments_are_counted_per_account_and_day_up_to_the_limit(store: &dyn TaskStore) {
+    use crate::owner::sms::TextCounts;
+    let account = AccountId::generate(base());
+    let other = AccountId::generate(base());
+    let day = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let next_day = day.tomorrow().expect("date");
+    assert_eq!(
+        store.count_text(account, day, 2, 2).await.expect("count"),
+        Some(TextCounts { texts: 1, segments: 2 })
+    );
+    assert_eq!(
+        store.count_text(account, day, 1, 2).await.expect("count"),
+        Some(TextCounts { texts: 2, segments: 3 })
+    );
+    assert_eq!(store.count_text(account, day, 1, 2).await.expect("count"), None, "the limit holds");
+    assert_eq!(
+        store.count_text(account, next_day, 3, 2).await.expect("count"),
+        Some(TextCounts { texts: 1, segments: 3 }),
+        "per day"
+    );
+    assert_eq!(
+        store.count_text(other, day, 1, 2).await.expect("count"),
+        Some(TextCounts { texts: 1, segments: 1 }),
+        "per account"
+    );
+    assert_eq!(
+        store.texts_between(account, day, next_day).await.expect("sum"),
+        TextCounts { texts: 3, segments: 6 },
+        "a range of days, summed"
+    );
+    assert_eq!(store.texts_between(account, next_day, next_day).await.expect("sum").texts, 1);
+}

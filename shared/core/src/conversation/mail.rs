@@ -35,8 +35,13 @@ pub struct OutboundMail {
 /// the newest message; `References` lists every earlier message under both ids — ours and the
 /// one the provider put on the delivered copy — since clients keep one or the other.
 pub fn thread_headers(thread: &[ThreadMessage]) -> (Option<String>, Vec<String>) {
-    let references = thread.iter().flat_map(|m| m.ids().map(str::to_owned)).collect();
-    (thread.last().map(|m| m.message_id.clone()), references)
+    // Texts in the same conversation are not mail: no header names them.
+    let mail: Vec<&ThreadMessage> = thread
+        .iter()
+        .filter(|m| !crate::conversation::sms::is_text_id(&m.message_id))
+        .collect();
+    let references = mail.iter().flat_map(|m| m.ids().map(str::to_owned)).collect();
+    (mail.last().map(|m| m.message_id.clone()), references)
 }
 
 /// `Re: {subject}` once, however many times it is applied.

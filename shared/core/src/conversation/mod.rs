@@ -10,5 +10,6 @@ pub mod prompt;
 pub mod reply;
 pub mod reply_text;
 pub mod skills;
+pub mod sms;
 pub mod threat;
 pub mod token;

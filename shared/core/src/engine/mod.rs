@@ -37,6 +37,7 @@ mod presence;
 mod reopen;
 mod reports;
 mod send_hours;
+mod sms;
 mod threats;
 mod todos;
 mod triggers;
@@ -66,6 +67,7 @@ pub use scorecard::Overview;
 pub use send_hours::SendHoursRun;
 pub use sign_in::SignInToken;
 pub use signals::{Accepted, SignalOutcome};
+pub use sms::{ConsentInput, ConsentView, SmsInbound, SmsOutcome, TextCounts};
 pub use subtasks::Batch;
 pub use suggestions::EvaluationReport;
 pub use tasks::Created;
@@ -174,6 +176,12 @@ impl Engine {
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
             webhook_transport: None,
         }
+    }
+
+    /// The same engine sending texts through `sms`.
+    pub fn with_sms(mut self, sms: Arc<dyn crate::ports::SmsSender>) -> Self {
+        self.sms = Some(sms);
+        self
     }
 
     /// The same engine with another evaluator (a model's).

@@ -62,6 +62,7 @@ async fn world() -> World {
         dns: Some(Arc::new(crate::memory::MemoryDns::default())),
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
         webhook_transport: None,
+        sms: None,
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");

@@ -35,7 +35,9 @@ pub enum MemberEvent {
     #[serde(rename = "member.created")]
     MemberCreated {
         member_id: MemberId,
-        email: Email,
+        /// Absent for a member known by phone only (they are reached by text, with consent).
+        #[serde(default)]
+        email: Option<Email>,
         #[serde(default)]
         first_name: Option<String>,
         #[serde(default)]
@@ -119,8 +121,12 @@ impl MemberEvent {
                 last_name,
                 monthly_value,
                 phone,
+                email,
                 ..
             } => {
+                if email.is_none() && phone.is_none() {
+                    return Err(InvalidInput::new("invalid_event", "member.created needs an email or a phone"));
+                }
                 if let Some(phone) = phone
                     && !crate::kernel::text::is_e164(phone)
                 {

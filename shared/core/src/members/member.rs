@@ -78,6 +78,9 @@ pub struct MemberFacts {
     /// The member's phone (E.164), when an event gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
+    /// The member's answer about text messages (`members/consent.rs`); none: no texts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sms_consent: Option<crate::members::consent::SmsConsent>,
     /// Optimistic-lock version of the facts (the send ledger has its own).
     pub version: u64,
 }
@@ -87,6 +90,7 @@ impl MemberFacts {
         Self {
             member_id,
             phone: None,
+            sms_consent: None,
             email: None,
             first_name: None,
             last_name: None,
@@ -178,7 +182,10 @@ impl MemberFacts {
                 ..
             } => {
                 if wins(&self.profile_stamp) {
-                    self.email = Some(email.clone());
+                    // A member known by phone only keeps the address another event gave.
+                    if email.is_some() {
+                        self.email = email.clone();
+                    }
                     self.phone = phone.clone();
                     self.first_name = first_name.clone();
                     self.last_name = last_name.clone();
@@ -369,7 +376,7 @@ mod tests {
         match kind % 6 {
             0 => MemberEvent::MemberCreated {
                 member_id: member(),
-                email: Email::parse(&format!("m{value}@example.com")).expect("email"),
+                email: Some(Email::parse(&format!("m{value}@example.com")).expect("email")),
                 first_name: Some(format!("F{value}")),
                 last_name: None,
                 status,

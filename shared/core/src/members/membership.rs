@@ -69,6 +69,9 @@ pub struct CustomerFacts {
     pub role: Option<CustomerRole>,
     #[serde(default)]
     pub member_since: Option<Timestamp>,
+    /// E.164, when PushPress has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
 }
 
 impl MemberFacts {
@@ -77,6 +80,9 @@ impl MemberFacts {
         if wins(&self.profile_stamp) {
             if customer.email.is_some() {
                 self.email = customer.email.clone();
+            }
+            if customer.phone.is_some() {
+                self.phone = customer.phone.clone();
             }
             self.first_name = customer.first_name.clone();
             self.last_name = customer.last_name.clone();

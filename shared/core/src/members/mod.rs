@@ -3,6 +3,7 @@
 
 pub mod annotation;
 pub mod connector;
+pub mod consent;
 pub mod event;
 pub mod member;
 pub mod membership;

@@ -68,6 +68,8 @@ pub struct Customer {
     pub role: Option<CustomerRole>,
     /// When they first became a member (`membershipDetails.initialMembershipStartDate`).
     pub member_since: Option<Timestamp>,
+    /// Their phone, when PushPress has one in E.164.
+    pub phone: Option<String>,
 }
 
 /// An enrollment's status, as PushPress spells it (`canceled`).

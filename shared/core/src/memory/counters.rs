@@ -59,4 +59,34 @@ impl Counters for MemoryStore {
             open: u32::try_from(open).unwrap_or(u32::MAX),
         })
     }
+
+    async fn count_text(
+        &self,
+        account: AccountId,
+        date: Date,
+        segments: u32,
+        limit: u32,
+    ) -> Result<Option<crate::owner::sms::TextCounts>, StoreError> {
+        let mut s = self.lock();
+        let day = s.texts.entry((account, date)).or_default();
+        if day.texts >= limit {
+            return Ok(None);
+        }
+        day.texts += 1;
+        day.segments = day.segments.saturating_add(segments);
+        Ok(Some(*day))
+    }
+
+    async fn texts_between(&self, account: AccountId, from: Date, to: Date) -> Result<crate::owner::sms::TextCounts, StoreError> {
+        let s = self.lock();
+        Ok(s.texts
+            .iter()
+            .filter(|((a, day), _)| *a == account && *day >= from && *day <= to)
+            .fold(Default::default(), |sum: crate::owner::sms::TextCounts, (_, c)| {
+                crate::owner::sms::TextCounts {
+                    texts: sum.texts.saturating_add(c.texts),
+                    segments: sum.segments.saturating_add(c.segments),
+                }
+            }))
+    }
 }

@@ -90,6 +90,8 @@ struct State {
     notices: BTreeMap<(AccountId, ulid::Ulid), OwnerNotice>,
     actions: BTreeMap<(AccountId, TaskId, String), ActionRecord>,
     daily_counters: HashMap<(AccountId, String, Date), u32>,
+    /// Texts and segments per account and local day.
+    texts: HashMap<(AccountId, Date), crate::owner::sms::TextCounts>,
     connections: HashMap<AccountId, crate::owner::connection::Connection>,
     annotations: HashMap<(AccountId, MemberId), crate::members::annotation::MemberAnnotations>,
     /// Sends counted by reservations, and recent bounces (spec §33.3).

@@ -236,6 +236,12 @@ pub struct Settings {
     /// shown, never patched. `None` until first chosen: the usual hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_hours: Option<crate::owner::send_hours::SendHours>,
+    /// Text messages: on or off, the identity they leave from, the daily limit.
+    #[serde(default)]
+    pub sms: crate::owner::sms::SmsSettings,
+    /// Where critical alerts are texted with `owner_notification_channel: "email_and_sms"`.
+    #[serde(default)]
+    pub owner_phone: Option<String>,
 }
 
 fn contributes_by_default() -> bool {
@@ -291,6 +297,8 @@ impl Settings {
             quiet_hours: Default::default(),
             review_expiry_days: crate::owner::quiet::default_review_expiry_days(),
             send_hours: None,
+            sms: Default::default(),
+            owner_phone: None,
         }
     }
 
@@ -301,6 +309,8 @@ impl Settings {
         self.calibration.validate()?;
         crate::owner::learned::validate(&self.learned)?;
         crate::owner::holdout::validate(self)?;
+        self.sms.validate()?;
+        crate::owner::sms::validate_owner_phone(self.owner_phone.as_deref())?;
         if self.send_window_start >= self.send_window_end || self.send_window_end > 24 {
             return Err(InvalidInput::new(
                 "invalid_send_window",

@@ -24,5 +24,6 @@ pub mod recurring;
 pub mod scorecard;
 pub mod send_hours;
 pub mod sign_in;
+pub mod sms;
 pub mod trigger;
 pub mod webhook_address;

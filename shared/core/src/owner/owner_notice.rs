@@ -150,7 +150,8 @@ pub struct OwnerNotice {
     pub digest_at: Option<Timestamp>,
 }
 
-/// How the owner wants to be told (spec §35.3; SMS is not offered).
+/// How the owner wants to be told (spec §35.3): `email_and_sms` also texts critical
+/// escalations to `owner_phone`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -158,6 +159,14 @@ pub enum NotificationChannel {
     #[default]
     Email,
     DashboardOnly,
+    EmailAndSms,
+}
+
+impl NotificationChannel {
+    /// Whether notices are mailed.
+    pub fn mails(self) -> bool {
+        matches!(self, Self::Email | Self::EmailAndSms)
+    }
 }
 
 /// The next digest slot at or after `now`: slots start at the send window's opening and

@@ -96,6 +96,10 @@ pub struct Scorecard {
     /// (CONTRACT.md "Honest lift"): beside `members_retained`, which counts only members
     /// Openloop wrote to (a held-out task is worth nothing to it).
     pub members_retained_held_out: usize,
+    /// Text messages sent in the month (`messages_sent` counts them too) and the segments
+    /// they took: what carriers bill, per account and month.
+    pub texts_sent: u32,
+    pub text_segments: u32,
 }
 
 /// The scorecard of `month` from the tallies of the account's tasks (every task that can
@@ -140,6 +144,8 @@ pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecar
         messages_sent,
         outcomes,
         members_retained_held_out: retained_held_out.len(),
+        texts_sent: 0,
+        text_segments: 0,
     }
 }
 

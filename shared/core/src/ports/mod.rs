@@ -24,6 +24,7 @@ pub mod credentials;
 pub mod deliverability;
 pub mod loops;
 pub mod messages;
+pub mod sms;
 pub mod store;
 pub mod todos;
 pub mod webhooks;
@@ -33,6 +34,7 @@ pub use credentials::CredentialStore;
 pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;
+pub use sms::{OutboundText, SmsSender};
 pub use todos::TodoStore;
 pub use webhooks::{TransportError, WebhookStore, WebhookTransport};
 

@@ -276,6 +276,19 @@ pub trait Counters: Send + Sync {
     async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError>;
     /// The creation counters of `account` for its local `date`, in one read.
     async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError>;
+    /// Count one text of `segments` segments on the account's local `date`, atomically and
+    /// only while fewer than `limit` texts went that day: the day's counts after it, or `None`
+    /// at the limit (nothing changed). Kept (no expiry): the scorecard reads them by month.
+    async fn count_text(
+        &self,
+        account: AccountId,
+        date: Date,
+        segments: u32,
+        limit: u32,
+    ) -> Result<Option<crate::owner::sms::TextCounts>, StoreError>;
+    /// The account's texts and segments of the local days `from` through `to`, summed: one
+    /// ranged read.
+    async fn texts_between(&self, account: AccountId, from: Date, to: Date) -> Result<crate::owner::sms::TextCounts, StoreError>;
 }
 
 /// An account's daily metrics (spec §28.3, see [`crate::owner::metrics`]) and the watermark of the

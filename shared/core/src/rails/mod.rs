@@ -12,4 +12,5 @@ pub mod risk_factors;
 pub mod send_gate;
 pub mod stale_guard;
 pub mod step;
+pub mod texting;
 pub mod window;

@@ -25,6 +25,7 @@ use crate::rails::autonomy::{self, SendMode};
 use crate::rails::send_gate;
 use crate::rails::send_gate::SendSnapshot;
 use crate::rails::stale_guard::{self, Freshness};
+use crate::rails::texting::{self, Channel};
 use crate::task::cadence::OnExhaustion;
 use crate::task::controls::TaskMode;
 use crate::task::progress;
@@ -186,6 +187,14 @@ pub enum StepDecision {
     /// Every gate passed: claim the task (`claim` is the log of the move to `executing`) and
     /// send, with the account's daily limit as the ramp sets it today.
     Send { to: Email, claim: Why, daily_send_limit: u32 },
+    /// Every gate passed and the touch goes by text (`rails/texting.rs`) to `phone`; `email`
+    /// is the member's current address, if any (kept on the task).
+    Text {
+        phone: String,
+        email: Option<Email>,
+        claim: Why,
+        daily_send_limit: u32,
+    },
 }
 
 /// The next thing the step does, given what it has read.
@@ -330,18 +339,23 @@ pub fn decide(seen: &StepInput) -> Step {
     // The member as they are now (spec §30): an address that arrived after the task was made
     // (its member event still queued then), or changed since, is the one written to.
     let current_email = facts.as_ref().and_then(|f| f.email.clone());
-    let Some(to) = current_email.or_else(|| task.member.email.clone()) else {
-        let why = Why::new(Reason::MissingMemberEmail).detail("the member has no e-mail address on file");
+    let email = current_email.or_else(|| task.member.email.clone());
+    // By mail or by text (`texting.rs`): a text needs the member's consent.
+    let Some(channel) = texting::choose(&account.settings, task, facts.as_ref(), email.clone()) else {
+        let why = Why::new(Reason::MissingMemberEmail)
+            .detail("the member has no e-mail address on file, and no phone with their consent to texts");
         return Decided(StepDecision::Escalate { why });
     };
     // The snapshot checked the address the task was made with; a newer one is checked too.
-    let suppressed = if task.member.email.as_ref() == Some(&to) {
-        snapshot.suppressed
-    } else {
-        let Some(suppressed) = seen.address_suppressed else {
-            return Needs(Input::AddressSuppressed);
-        };
-        suppressed
+    let suppressed = match &email {
+        None => false,
+        Some(to) if task.member.email.as_ref() == Some(to) => snapshot.suppressed,
+        Some(_) => {
+            let Some(suppressed) = seen.address_suppressed else {
+                return Needs(Input::AddressSuppressed);
+            };
+            suppressed
+        }
     };
     if suppressed {
         let why = Why::new(Reason::MemberSuppressed).outcome("opted_out");
@@ -361,6 +375,12 @@ pub fn decide(seen: &StepInput) -> Step {
     if let Some((until, why)) = send_gate::send_gate(&settings, task, snapshot, now) {
         return Decided(StepDecision::Defer { until, why });
     }
+    if matches!(channel, Channel::Text { .. })
+        && let Some(until) = texting::quiet_until(&settings, now)
+    {
+        let why = Why::new(Reason::TextQuietHours).detail("texts go between 8:00 and 21:00 in the member's time zone");
+        return Decided(StepDecision::Defer { until, why });
+    }
     let Some(member_tasks) = &seen.member_tasks else {
         return Needs(Input::MemberTasks);
     };
@@ -377,7 +397,13 @@ pub fn decide(seen: &StepInput) -> Step {
         return Decided(StepDecision::Defer { until, why });
     }
     if mode != SendMode::Live {
-        return Decided(StepDecision::RecordWouldSend { to, mode });
+        let to = match &channel {
+            Channel::Mail(to) => Some(to.clone()),
+            Channel::Text { phone } => crate::conversation::sms::record_address(phone),
+        };
+        if let Some(to) = to {
+            return Decided(StepDecision::RecordWouldSend { to, mode });
+        }
     }
     let step = match (&task.answer, task.touch == 0) {
         (Some(_), _) => Reason::AnswerDue,
@@ -385,10 +411,18 @@ pub fn decide(seen: &StepInput) -> Step {
         (None, false) => Reason::FollowUpDue,
     };
     let claim = Why::new(step).detail(format!("touch {}, tone {}", task.touch, def.cadence.tone(task.touch)));
-    Decided(StepDecision::Send {
-        to,
-        claim,
-        daily_send_limit: settings.daily_send_limit,
+    Decided(match channel {
+        Channel::Mail(to) => StepDecision::Send {
+            to,
+            claim,
+            daily_send_limit: settings.daily_send_limit,
+        },
+        Channel::Text { phone } => StepDecision::Text {
+            phone,
+            email,
+            claim,
+            daily_send_limit: settings.daily_send_limit,
+        },
     })
 }
 

@@ -26,6 +26,7 @@ pub mod reason;
 pub mod subtasks;
 pub mod tally;
 pub mod task_type;
+pub mod text_touches;
 pub mod todo;
 pub mod transition;
 pub mod work;

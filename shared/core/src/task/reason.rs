@@ -133,6 +133,10 @@ reasons! {
     OutsideSendWindow = "outside_send_window",
     /// A first touch made ready outside the morning hours waits for them (spec §29.3).
     OutsidePreferredHours = "outside_preferred_hours",
+    /// A text due outside 8:00–21:00 in the member's time zone waits for the morning.
+    TextQuietHours = "text_quiet_hours",
+    /// The account's texts for today are used up (`sms.daily_limit`).
+    DailyTextLimit = "daily_text_limit",
     /// The account's daily send limit is reached.
     DailySendLimit = "daily_send_limit",
     /// The member's weekly message limit is reached.
@@ -310,6 +314,8 @@ reasons! {
     AgentEscalatedReply = "agent_escalated_reply",
     /// The member asked to stop, or a bounce or complaint stopped them (spec §8).
     MemberOptedOut = "member_opted_out",
+    /// The member texted STOP (or refused texts in words): texts stop at once.
+    MemberStoppedTexts = "member_stopped_texts",
     /// The member asked to stop and no address is known to suppress.
     OptOutWithoutAddress = "opt_out_without_address",
 

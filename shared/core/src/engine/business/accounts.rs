@@ -100,6 +100,12 @@ pub struct SettingsPatch {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub quiet_hours: Option<crate::owner::quiet::QuietHours>,
     pub review_expiry_days: Option<u32>,
+    /// Text messages (any subset of `enabled`, `origination_identity`, `daily_limit`,
+    /// `max_segments`).
+    pub sms: Option<crate::owner::sms::SmsPatch>,
+    /// The owner's phone for critical alerts; `null` removes it.
+    #[serde(default, deserialize_with = "present")]
+    pub owner_phone: Option<Option<String>>,
 }
 
 /// A field that is present — even as `null` — is `Some`, so `null` can mean "remove".
@@ -178,6 +184,12 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.review_expiry_days {
             s.review_expiry_days = v
+        }
+        if let Some(v) = &patch.sms {
+            s.sms = v.apply(s.sms.clone());
+        }
+        if let Some(v) = patch.owner_phone {
+            s.owner_phone = v
         }
         if let Some(v) = patch.sending_domain {
             s.sending_domain = v.map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())

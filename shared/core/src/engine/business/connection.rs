@@ -370,6 +370,7 @@ impl Engine {
                             last_name: c.last_name.clone(),
                             role: c.role,
                             member_since: c.member_since,
+                            phone: c.phone.clone(),
                         },
                     };
                     if event.validate().is_err() {

@@ -17,9 +17,7 @@ use crate::conversation::mail::OutboundMail;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::owner::account::Account;
-use crate::owner::owner_notice::{
-    NoticeDelivery, NoticeKind, NoticePolicy, NotificationChannel, OwnerNotice, digest_mail, next_digest_slot,
-};
+use crate::owner::owner_notice::{NoticeDelivery, NoticeKind, NoticePolicy, OwnerNotice, digest_mail, next_digest_slot};
 use crate::ports::TaskQuery;
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
@@ -129,7 +127,7 @@ impl Engine {
             return Ok(None);
         };
         let now = self.clock.now();
-        let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel == NotificationChannel::Email;
+        let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel.mails();
         // Quiet hours (issue 26 item 7): everything but a critical notice (the account's own
         // trouble, a member's legal threat or abuse) waits for their end; the brief leaves at
         // the hour the owner chose.
@@ -186,6 +184,10 @@ impl Engine {
             let subject = format!("{}: {}", business_name(&account), notice.title);
             let text = format!("{}\n\n({})\n", notice.detail, notice.at);
             self.mail_owner(&account, subject, text, now).await;
+        }
+        // A critical notice also reaches the owner's phone, whatever the hour.
+        if notice.kind.is_critical() {
+            self.text_owner_alert(&account, &notice.title, now).await;
         }
         Ok(Some(notice))
     }
@@ -362,7 +364,7 @@ impl Engine {
             let Some(account) = self.store.get_account(account_id).await? else {
                 continue;
             };
-            if claimed.is_empty() || account.settings.owner_notification_channel != NotificationChannel::Email {
+            if claimed.is_empty() || !account.settings.owner_notification_channel.mails() {
                 continue;
             }
             claimed.sort_by_key(|n| n.id);

@@ -48,6 +48,7 @@ pub fn member_event(change: &SourceChange, is_lead: bool) -> Result<MemberEvent,
                     last_name: c.last_name.clone(),
                     role: c.role,
                     member_since: c.member_since,
+                    phone: c.phone.clone(),
                 },
             }
         }

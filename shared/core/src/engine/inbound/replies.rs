@@ -172,7 +172,13 @@ impl Engine {
 
     /// Phase one: the reply goes into the conversation before anything else, whatever the
     /// task's state; an open task is marked to read it and made due now.
-    async fn store_reply(&self, account: AccountId, id: TaskId, mail: &InboundMail, now: Timestamp) -> Result<Task, EngineError> {
+    pub(super) async fn store_reply(
+        &self,
+        account: AccountId,
+        id: TaskId,
+        mail: &InboundMail,
+        now: Timestamp,
+    ) -> Result<Task, EngineError> {
         for _ in 0..8 {
             let task = self
                 .store

@@ -41,7 +41,14 @@ impl Engine {
             None => Month::containing(self.clock.now(), &tz)?,
         };
         let (tallies, sends) = futures::try_join!(self.store.tallies(account.id, month.start), self.month_sends(account.id, &month))?;
-        Ok(tally(&tallies, &month, sends))
+        let mut card = tally(&tallies, &month, sends);
+        let days = month.days();
+        if let (Some(first), Some(last)) = (days.first(), days.last()) {
+            let texts = self.store.texts_between(account.id, *first, *last).await?;
+            card.texts_sent = texts.texts;
+            card.text_segments = texts.segments;
+        }
+        Ok(card)
     }
 
     async fn month_sends(&self, account: AccountId, month: &Month) -> Result<u32, crate::kernel::error::StoreError> {

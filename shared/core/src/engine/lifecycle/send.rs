@@ -29,6 +29,12 @@ use crate::task::task_type;
 use crate::task::transition::{Why, transition};
 use crate::task::{Draft, Drafted, OutboundMessage, OutboundStatus, Task, TaskStatus};
 
+/// What drafting a claimed touch came to.
+pub(super) enum Drafting {
+    Ready { draft: Draft, confidence: Option<u8> },
+    Done(StepOutcome),
+}
+
 impl Engine {
     /// Draft, reserve, send and record, for a task this worker has claimed. The member's
     /// annotations and the account's memories come from the send snapshot.
@@ -44,67 +50,13 @@ impl Engine {
         member_tasks: &[Task],
     ) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
-        let def = task_type::definition(&claimed.task_type);
         let touch = claimed.touch;
-        let mut confidence = None;
-        let draft = match step::touch_text(&claimed, def) {
-            TouchText::Ready(draft) => draft,
-            TouchText::Missing(why) => return self.move_to(claimed, TaskStatus::Escalated, now, why).await,
-            TouchText::FromAgent => {
-                let memories = PromptMemories::from_book(book, Some(&claimed.member.id), Vec::new(), now);
-                let prompt = PromptInput::for_task(&claimed, account, &memories.memories, member_tasks, now);
-                let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(&claimed), touch, &prompt);
-                // What the trigger said (with any later trigger's context merged into it,
-                // spec §7.7) and Openloop's own notes on the member.
-                let mut context = serde_json::Map::new();
-                if !claimed.trigger_context.is_null() {
-                    context.insert("trigger".into(), claimed.trigger_context.clone());
-                }
-                let notes = annotations.prompt_lines();
-                if !notes.is_empty() {
-                    context.insert("member_annotations".into(), serde_json::json!(notes));
-                }
-                if !context.is_empty() {
-                    request.context = serde_json::Value::Object(context);
-                }
-                let to = MessageFor {
-                    member: Some(&claimed.member.id),
-                    first_name: request.member_first_name.clone(),
-                    plan_id: claimed.member.plan_id.as_deref(),
-                    facts: None,
-                };
-                let request = self.with_message(account, request, to, now).await?;
-                if touch == 0 {
-                    claimed.message_template.clone_from(&request.message.template_version);
-                }
-                let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
-                    AiGate::Allowed(permit) => permit,
-                    AiGate::TaskSpent => {
-                        let why = Why::new(Reason::AiBudgetExhausted)
-                            .detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
-                        return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
-                    }
-                    AiGate::DayUsed { until } => {
-                        let why = Why::new(Reason::AiDailyLimit)
-                            .detail(format!("the account's AI calls for today are used up; resuming {until}"));
-                        return self.back_to_waiting(&claimed, until, now, why).await;
-                    }
-                };
-                claimed.ai_calls += 1;
-                claimed.memories_used = memories.used;
-                match permit.draft(&request).await {
-                    // Confidence at every step (spec §7.4): a follow-up the agent is less sure
-                    // of than the type asks goes to the owner, its draft attached.
-                    Ok(drafted) if drafted.confidence < def.auto_threshold => {
-                        return self.hold_unsure_draft(claimed, drafted, def.auto_threshold, now).await;
-                    }
-                    Ok(drafted) => {
-                        confidence = Some(drafted.confidence);
-                        drafted.draft
-                    }
-                    Err(e) => return self.after_failure(claimed, now, Failure::Draft, &e.to_string(), None).await,
-                }
-            }
+        let (draft, confidence) = match self
+            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, None, now)
+            .await?
+        {
+            Drafting::Ready { draft, confidence } => (draft, confidence),
+            Drafting::Done(outcome) => return Ok(outcome),
         };
         let subject = if touch == 0 {
             draft.subject.clone()
@@ -205,6 +157,107 @@ impl Engine {
         }
     }
 
+    /// The claimed touch's text: written already (an approved draft, an answer), or drafted by
+    /// the agent through the AI budget. `text_chars`: the touch is a text of about that many
+    /// characters (the model is told). `Done` when drafting ended the step (escalated, held
+    /// for the owner, deferred, retried).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn draft_claimed(
+        &self,
+        account: &Account,
+        claimed: &mut Task,
+        annotations: &MemberAnnotations,
+        book: &MemoryBook,
+        member_tasks: &[Task],
+        text_chars: Option<u32>,
+        now: Timestamp,
+    ) -> Result<Drafting, EngineError> {
+        let def = task_type::definition(&claimed.task_type);
+        let touch = claimed.touch;
+        let mut confidence = None;
+        let draft = match step::touch_text(claimed, def) {
+            TouchText::Ready(draft) => draft,
+            TouchText::Missing(why) => {
+                return self
+                    .move_to(claimed.clone(), TaskStatus::Escalated, now, why)
+                    .await
+                    .map(Drafting::Done);
+            }
+            TouchText::FromAgent => {
+                let memories = PromptMemories::from_book(book, Some(&claimed.member.id), Vec::new(), now);
+                let prompt = PromptInput::for_task(claimed, account, &memories.memories, member_tasks, now);
+                let mut request = ai::draft_request(account, def, &claimed.goal, ai::first_name(claimed), touch, &prompt);
+                // What the trigger said (with any later trigger's context merged into it,
+                // spec §7.7) and Openloop's own notes on the member.
+                let mut context = serde_json::Map::new();
+                if !claimed.trigger_context.is_null() {
+                    context.insert("trigger".into(), claimed.trigger_context.clone());
+                }
+                let notes = annotations.prompt_lines();
+                if !notes.is_empty() {
+                    context.insert("member_annotations".into(), serde_json::json!(notes));
+                }
+                // A text is short: the model is told so (the offline agent's template is cut
+                // to the segment budget when the text is composed).
+                if let Some(max_chars) = text_chars {
+                    context.insert("channel".into(), serde_json::json!({"kind": "sms", "max_chars": max_chars}));
+                }
+                if !context.is_empty() {
+                    request.context = serde_json::Value::Object(context);
+                }
+                let to = MessageFor {
+                    member: Some(&claimed.member.id),
+                    first_name: request.member_first_name.clone(),
+                    plan_id: claimed.member.plan_id.as_deref(),
+                    facts: None,
+                };
+                let request = self.with_message(account, request, to, now).await?;
+                if touch == 0 {
+                    claimed.message_template.clone_from(&request.message.template_version);
+                }
+                let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
+                    AiGate::Allowed(permit) => permit,
+                    AiGate::TaskSpent => {
+                        let why = Why::new(Reason::AiBudgetExhausted)
+                            .detail(format!("{} AI calls used, the most a task may make", claimed.ai_calls));
+                        return self
+                            .move_to(claimed.clone(), TaskStatus::Escalated, now, why)
+                            .await
+                            .map(Drafting::Done);
+                    }
+                    AiGate::DayUsed { until } => {
+                        let why = Why::new(Reason::AiDailyLimit)
+                            .detail(format!("the account's AI calls for today are used up; resuming {until}"));
+                        return self.back_to_waiting(claimed, until, now, why).await.map(Drafting::Done);
+                    }
+                };
+                claimed.ai_calls += 1;
+                claimed.memories_used = memories.used;
+                match permit.draft(&request).await {
+                    // Confidence at every step (spec §7.4): a follow-up the agent is less sure
+                    // of than the type asks goes to the owner, its draft attached.
+                    Ok(drafted) if drafted.confidence < def.auto_threshold => {
+                        return self
+                            .hold_unsure_draft(claimed.clone(), drafted, def.auto_threshold, now)
+                            .await
+                            .map(Drafting::Done);
+                    }
+                    Ok(drafted) => {
+                        confidence = Some(drafted.confidence);
+                        drafted.draft
+                    }
+                    Err(e) => {
+                        return self
+                            .after_failure(claimed.clone(), now, Failure::Draft, &e.to_string(), None)
+                            .await
+                            .map(Drafting::Done);
+                    }
+                }
+            }
+        };
+        Ok(Drafting::Ready { draft, confidence })
+    }
+
     /// The mail of the reserved touch `outbound`: in the task's thread, answerable through a
     /// signed reply address, with a one-click unsubscribe (RFC 8058).
     fn mail(&self, account: &Account, task: &Task, outbound: &OutboundMessage, draft: &Draft, now: Timestamp) -> OutboundMail {
@@ -236,7 +289,13 @@ impl Engine {
     /// A follow-up drafted below its type's threshold: the owner reads it before the member
     /// does. The claimed task escalates with the draft in its escalation context; the owner
     /// sends it by giving it as guidance (edited if needed), resolves or cancels the task.
-    async fn hold_unsure_draft(&self, claimed: Task, drafted: Drafted, threshold: u8, now: Timestamp) -> Result<StepOutcome, EngineError> {
+    pub(super) async fn hold_unsure_draft(
+        &self,
+        claimed: Task,
+        drafted: Drafted,
+        threshold: u8,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = Reason::LowConfidenceFollowUp;
         let detail = format!(
             "touch {}: the agent's draft is at confidence {}, under this type's {threshold}; nothing was sent",
@@ -259,7 +318,13 @@ impl Engine {
     }
 
     /// The claimed step does not send now: back to `waiting`, due at `until`.
-    async fn back_to_waiting(&self, claimed: &Task, until: Timestamp, now: Timestamp, why: Why) -> Result<StepOutcome, EngineError> {
+    pub(super) async fn back_to_waiting(
+        &self,
+        claimed: &Task,
+        until: Timestamp,
+        now: Timestamp,
+        why: Why,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = why.reason;
         let (mut next, log) = transition(claimed, TaskStatus::Waiting, now, why)?;
         next.next_action_at = Some(until);
@@ -269,7 +334,7 @@ impl Engine {
 
     /// A failed touch: back off and retry (spec §7.11), or hand it to the owner; `release`
     /// gives a refused send's reservation back in the same commit.
-    async fn after_failure(
+    pub(super) async fn after_failure(
         &self,
         task: Task,
         now: Timestamp,

@@ -249,6 +249,38 @@ impl Engine {
                 ))
                 .await
             }
+            StepDecision::Text {
+                phone,
+                email,
+                claim,
+                daily_send_limit,
+            } => {
+                let snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
+                let mut account = snapshot.account.ok_or(EngineError::NotFound { what: "account" })?;
+                account.settings.daily_send_limit = daily_send_limit;
+                let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, claim)?;
+                claimed.next_action_at = Some(now + EXECUTION_LEASE);
+                if email.is_some() {
+                    claimed.member.email = email;
+                }
+                match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+                    Ok(()) => {}
+                    Err(StoreError::Conflict(Conflict::Version)) => {
+                        return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                Box::pin(self.send_text_claimed(
+                    &account,
+                    claimed,
+                    phone,
+                    snapshot.ledger,
+                    &snapshot.annotations,
+                    &snapshot.memories,
+                    member_tasks,
+                ))
+                .await
+            }
         }
     }
 

@@ -36,7 +36,7 @@ impl World {
             &format!("created_{id}"),
             MemberEvent::MemberCreated {
                 member_id: MemberId::parse(id).expect("id"),
-                email: Email::parse(&format!("{id}@example.com").replace('_', "-")).expect("email"),
+                email: Some(Email::parse(&format!("{id}@example.com").replace('_', "-")).expect("email")),
                 first_name: Some("Lea".into()),
                 last_name: None,
                 status: crate::members::event::MemberStatus::Lead,

@@ -400,7 +400,7 @@ fn past_events(name: &str, facts: &MemberFacts, from: Timestamp, now: Timestamp)
             (Some(at), Some(email)) => vec![(
                 MemberEvent::MemberCreated {
                     member_id,
-                    email,
+                    email: Some(email),
                     first_name: facts.first_name.clone(),
                     last_name: facts.last_name.clone(),
                     status: facts.status.unwrap_or(MemberStatus::Active),

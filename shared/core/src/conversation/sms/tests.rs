@@ -1,0 +1,105 @@
+use super::*;
+
+#[test]
+fn gsm7_texts_are_160_a_segment_then_153() {
+    assert_eq!(encoding("Hi Sam, see you Monday!"), Encoding::Gsm7);
+    assert_eq!(segments(&"a".repeat(160)), 1);
+    assert_eq!(segments(&"a".repeat(161)), 2);
+    assert_eq!(segments(&"a".repeat(306)), 2);
+    assert_eq!(segments(&"a".repeat(307)), 3);
+    // The extension table's characters take two septets each.
+    assert_eq!(segments(&"€".repeat(80)), 1);
+    assert_eq!(segments(&"€".repeat(81)), 2);
+}
+
+#[test]
+fn one_character_outside_gsm7_makes_the_whole_text_ucs2() {
+    assert_eq!(encoding("See you Monday 💪"), Encoding::Ucs2);
+    assert_eq!(segments(&"a".repeat(70)), 1);
+    assert_eq!(segments(&format!("{}ł", "a".repeat(69))), 1);
+    assert_eq!(segments(&format!("{}ł", "a".repeat(70))), 2);
+    assert_eq!(segments(&format!("{}ł", "a".repeat(133))), 2);
+    assert_eq!(segments(&format!("{}ł", "a".repeat(134))), 3);
+    // An emoji is two UTF-16 units.
+    assert_eq!(segments(&"💪".repeat(35)), 1);
+    assert_eq!(segments(&"💪".repeat(36)), 2);
+}
+
+#[test]
+fn the_first_text_names_the_gym_and_says_how_to_stop() {
+    let text = compose("CrossFit Renegade", "Hi Sam,\n\nHow is training going?\n\nCoach Mike", true, 2);
+    assert!(
+        text.body.starts_with("CrossFit Renegade: Hi Sam, How is training going?"),
+        "{}",
+        text.body
+    );
+    assert!(text.body.ends_with("Reply STOP to opt out."), "{}", text.body);
+    assert_eq!(text.segments, 1);
+    let later = compose("CrossFit Renegade", "Just checking in.", false, 2);
+    assert_eq!(later.body, "Just checking in.");
+}
+
+#[test]
+fn a_long_message_is_cut_after_its_last_whole_sentence_within_the_budget() {
+    let long = "First sentence here. ".repeat(30);
+    for max in [1, 2, 3] {
+        let text = compose("Gym", &long, true, max);
+        assert!(text.segments <= max, "{max}: {text:?}");
+        assert!(text.body.ends_with("sentence here. Reply STOP to opt out."), "{}", text.body);
+    }
+    let one_word = "x".repeat(500);
+    let text = compose("Gym", &one_word, false, 2);
+    assert!(text.segments <= 2 && text.body.ends_with("..."), "{text:?}");
+}
+
+#[test]
+fn typographic_quotes_do_not_turn_a_text_into_ucs2() {
+    let text = compose("Gym", "We\u{2019}d love to see you \u{2014} any time\u{2026}", false, 2);
+    assert_eq!(encoding(&text.body), Encoding::Gsm7, "{}", text.body);
+}
+
+#[test]
+fn stop_words_and_plain_refusals_stop_help_and_start_are_read() {
+    for stop in [
+        "STOP",
+        "stop",
+        "Stop.",
+        "STOPALL",
+        "unsubscribe",
+        "Cancel",
+        "END",
+        "quit",
+        "REVOKE",
+        "opt out",
+        "OPT-OUT",
+        "please don't text me again",
+        "Please stop texting me",
+        "no more texts",
+        "Leave me alone",
+    ] {
+        assert_eq!(keyword(stop), Some(Keyword::Stop), "{stop}");
+    }
+    assert_eq!(keyword("HELP"), Some(Keyword::Help));
+    assert_eq!(keyword("help?"), Some(Keyword::Help));
+    assert_eq!(keyword("START"), Some(Keyword::Start));
+    assert_eq!(keyword("unstop"), Some(Keyword::Start));
+    for other in [
+        "yes",
+        "I'll stop by Thursday",
+        "see you at the end of the week",
+        "can I cancel my Tuesday class?",
+        "ok",
+    ] {
+        assert_eq!(keyword(other), None, "{other}");
+    }
+}
+
+#[test]
+fn help_names_the_gym_and_how_to_stop() {
+    let help = help_answer("CrossFit Renegade", Some("555-0100"));
+    assert!(
+        help.starts_with("CrossFit Renegade:") && help.contains("Reply STOP to opt out"),
+        "{help}"
+    );
+    assert!(segments(&help) <= 2);
+}

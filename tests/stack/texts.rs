@@ -1,0 +1,499 @@
+//! Text messages through CONTRACT.md ("Text messages") on the local runtime: the engine's AWS
+//! adapter talks to the runtime's fake End User Messaging SMS (`/_local/outbox?channel=sms`),
+//! members text back through `/_local/inbound-sms`. Consent decides who is texted; STOP and
+//! plain refusals stop at once; HELP is answered; quiet hours hold a text to the morning; a
+//! text reply is read like a mail reply; the owner's critical alert reaches their phone.
+
+use jiff::SignedDuration;
+use openloop_tests::{Account, Stack, reasons};
+use serde_json::{Value, json};
+
+use crate::morning;
+
+/// The gym's number texts leave from.
+const OURS: &str = "+18885550100";
+
+async fn task(stack: &Stack, gym: &Account, id: &str) -> Value {
+    let (status, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(status, 200, "{task}");
+    task
+}
+
+async fn settings(stack: &Stack, gym: &Account, patch: Value) -> Value {
+    let (status, body) = stack
+        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(patch))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// A gym with texts turned on.
+async fn texting_gym(stack: &Stack) -> Account {
+    let gym = stack.create_account("manual").await;
+    let body = settings(
+        stack,
+        &gym,
+        json!({"sms": {"enabled": true, "origination_identity": OURS, "daily_limit": 20}}),
+    )
+    .await;
+    assert_eq!(
+        (body["sms"]["enabled"].as_bool(), body["sms"]["origination_identity"].as_str()),
+        (Some(true), Some(OURS)),
+        "{body}"
+    );
+    gym
+}
+
+/// A member with a phone (and an address unless `email` is false); returns the address.
+async fn member(stack: &Stack, gym: &Account, id: &str, phone: &str, email: bool) -> Option<String> {
+    let at = stack.now().await.to_string();
+    let address = email.then(|| format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-"));
+    let mut data = json!({"member_id": id, "first_name": "Sam", "status": "active", "joined_at": "2025-06-01T00:00:00Z",
+        "monthly_value": 150, "phone": phone});
+    if let Some(address) = &address {
+        data["email"] = json!(address);
+    }
+    let (status, body) = stack
+        .webhook(
+            gym,
+            &format!("evt_{id}"),
+            json!({"type": "member.created", "timestamp": at, "data": data}),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    address
+}
+
+async fn consent(stack: &Stack, gym: &Account, id: &str, sms: bool) -> Value {
+    let (status, body) = stack
+        .post(
+            &format!("/api/v1/members/{id}/consent"),
+            &gym.token,
+            json!({"sms": sms, "source": "owner"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+async fn texts_to(stack: &Stack, phone: &str) -> Vec<Value> {
+    let path = format!("/_local/outbox?channel=sms&to={}", phone.replace('+', "%2B"));
+    let (status, body) = stack.call(reqwest::Method::GET, &path, None, None).await;
+    assert_eq!(status, 200, "{body}");
+    body.as_array().cloned().unwrap_or_default()
+}
+
+async fn text_in(stack: &Stack, from: &str, body: &str) -> Value {
+    let (status, outcome) = stack
+        .call(
+            reqwest::Method::POST,
+            "/_local/inbound-sms",
+            None,
+            Some(json!({"from": from, "to": OURS, "body": body})),
+        )
+        .await;
+    assert_eq!(status, 202, "{outcome}");
+    outcome
+}
+
+/// Given texts turned on, a member with consent gets the text touch (naming the gym, saying
+/// how to stop, within two segments), one without consent gets mail only, and one with a
+/// phone and consent but no address is reached by text alone. The scorecard counts them.
+#[tokio::test]
+async fn a_member_with_consent_gets_a_text_and_one_without_gets_mail_only() {
+    let stack = Stack::start("sms-consent").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    let yes = member(&stack, &gym, "m_yes", "+15555550101", true).await.unwrap_or_default();
+    let no = member(&stack, &gym, "m_no", "+15555550102", true).await.unwrap_or_default();
+    member(&stack, &gym, "m_phone", "+15555550103", false).await;
+    let recorded = consent(&stack, &gym, "m_yes", true).await;
+    assert_eq!(
+        (
+            recorded["sms"].as_bool(),
+            recorded["source"].as_str(),
+            recorded["has_phone"].as_bool()
+        ),
+        (Some(true), Some("owner"), Some(true)),
+        "{recorded}"
+    );
+    assert!(recorded["at"].as_str().is_some(), "{recorded}");
+    consent(&stack, &gym, "m_phone", true).await;
+    for id in ["m_yes", "m_no", "m_phone"] {
+        stack.approved_task(&gym, "ad_hoc", id).await;
+    }
+    stack.run().await;
+
+    let texted = texts_to(&stack, "+15555550101").await;
+    assert_eq!(texted.len(), 1, "{texted:?}");
+    let body = texted[0]["body"].as_str().unwrap_or_default();
+    assert!(body.starts_with("CrossFit Renegade: "), "{body}");
+    assert!(body.ends_with("Reply STOP to opt out."), "{body}");
+    let segments = texted[0]["segments"].as_u64().unwrap_or(99);
+    assert!((1..=2).contains(&segments), "{texted:?}");
+    assert!(texted[0]["sent_at"].as_str().is_some());
+    assert!(stack.outbox_to(&yes).await.is_empty(), "the text was the touch");
+
+    assert!(texts_to(&stack, "+15555550102").await.is_empty(), "no consent, no text");
+    assert_eq!(stack.outbox_to(&no).await.len(), 1, "mail only");
+
+    assert_eq!(texts_to(&stack, "+15555550103").await.len(), 1, "no address: text alone");
+
+    let (status, card) = stack.get("/api/v1/scorecard", &gym.token).await;
+    assert_eq!(status, 200, "{card}");
+    assert_eq!(
+        (card["texts_sent"].as_u64(), card["messages_sent"].as_u64()),
+        (Some(2), Some(3)),
+        "{card}"
+    );
+    assert!(card["text_segments"].as_u64().is_some_and(|s| s >= 2), "{card}");
+
+    // Consent's refusals keep CONTRACT.md's error shape.
+    let (status, body) = stack
+        .post(
+            "/api/v1/members/m_yes/consent",
+            &gym.token,
+            json!({"sms": true, "source": "rumour"}),
+        )
+        .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("invalid_consent")), "{body}");
+    let (status, body) = stack
+        .post(
+            "/api/v1/members/m_nobody/consent",
+            &gym.token,
+            json!({"sms": true, "source": "owner"}),
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body["error"]["code"].is_string(), "{body}");
+    stack.running.stop();
+}
+
+/// One weekly cap over both channels: with `member_weekly_limit` 1, a member texted this
+/// week gets no mail from another task; the text counts in its task's message budget.
+#[tokio::test]
+async fn one_weekly_cap_covers_texts_and_mail_and_the_budget_counts_texts() {
+    let stack = Stack::start("sms-cap").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    settings(&stack, &gym, json!({"member_weekly_limit": 1})).await;
+    let email = member(&stack, &gym, "m_cap", "+15555550151", true).await.unwrap_or_default();
+    consent(&stack, &gym, "m_cap", true).await;
+    let texted = stack.approved_task(&gym, "ad_hoc", "m_cap").await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550151").await.len(), 1);
+    let t = task(&stack, &gym, &texted).await;
+    assert_eq!(t["budget"]["messages_used"], 1, "{t}");
+    // churn_risk's first touch is mail (rules/texts.toml): held by the week's one message.
+    let mailed = stack.approved_task(&gym, "churn_risk", "m_cap").await;
+    stack.set_clock(&(day0 + SignedDuration::from_hours(24)).to_string()).await;
+    stack.run().await;
+    assert!(stack.outbox_to(&email).await.is_empty(), "the text used the week's one message");
+    assert!(reasons(&task(&stack, &gym, &mailed).await).contains(&"member_weekly_limit"));
+    stack.running.stop();
+}
+
+/// Given two texted members, a text "stop" and a text "please don't text me again" each stop
+/// their member at once: the task cancelled as opted out, no more texts, no new task.
+#[tokio::test]
+async fn a_text_stop_and_a_plain_refusal_each_suppress_the_member_at_once() {
+    let stack = Stack::start("sms-stop").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    let mut tasks = Vec::new();
+    for (id, phone) in [("m_stop", "+15555550111"), ("m_words", "+15555550112")] {
+        member(&stack, &gym, id, phone, true).await;
+        consent(&stack, &gym, id, true).await;
+        tasks.push(stack.approved_task(&gym, "ad_hoc", id).await);
+    }
+    stack.run().await;
+    for (phone, words, id) in [
+        ("+15555550111", "stop", &tasks[0]),
+        ("+15555550112", "please don't text me again", &tasks[1]),
+    ] {
+        assert_eq!(texts_to(&stack, phone).await.len(), 1);
+        let outcome = text_in(&stack, phone, words).await;
+        assert_eq!(outcome["status"], "stopped", "{words}: {outcome}");
+        let t = task(&stack, &gym, id).await;
+        assert_eq!(
+            (t["status"].as_str(), t["outcome"].as_str()),
+            (Some("cancelled"), Some("opted_out")),
+            "{words}: {t}"
+        );
+    }
+    // Nothing more: a new task is refused, and days later no text has gone.
+    let (status, body) = stack
+        .post(
+            "/api/v1/tasks",
+            &gym.token,
+            json!({"task_type": "ad_hoc", "member_id": "m_stop", "goal": "Check in"}),
+        )
+        .await;
+    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("member_suppressed")), "{body}");
+    stack.set_clock(&(day0 + SignedDuration::from_hours(24 * 8)).to_string()).await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550111").await.len(), 1);
+    assert_eq!(texts_to(&stack, "+15555550112").await.len(), 1);
+    stack.running.stop();
+}
+
+/// HELP gets the gym's name and how to stop; START after a STOP turns texts back on.
+#[tokio::test]
+async fn help_gets_its_answer_and_start_resubscribes() {
+    let stack = Stack::start("sms-help").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    member(&stack, &gym, "m_help", "+15555550121", true).await;
+    consent(&stack, &gym, "m_help", true).await;
+    let id = stack.approved_task(&gym, "ad_hoc", "m_help").await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550121").await.len(), 1);
+
+    let outcome = text_in(&stack, "+15555550121", "HELP").await;
+    assert_eq!(outcome["status"], "helped", "{outcome}");
+    let texts = texts_to(&stack, "+15555550121").await;
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    let help = texts[1]["body"].as_str().unwrap_or_default();
+    assert!(
+        help.contains("CrossFit Renegade") && help.contains("Reply STOP to opt out"),
+        "{help}"
+    );
+    assert_eq!(task(&stack, &gym, &id).await["status"], "waiting", "HELP is not a reply");
+
+    assert_eq!(text_in(&stack, "+15555550121", "STOP").await["status"], "stopped");
+    let outcome = text_in(&stack, "+15555550121", "START").await;
+    assert_eq!(outcome["status"], "started", "{outcome}");
+    let texts = texts_to(&stack, "+15555550121").await;
+    assert!(
+        texts.last().and_then(|t| t["body"].as_str()).is_some_and(|b| b.contains("again")),
+        "{texts:?}"
+    );
+    stack.running.stop();
+}
+
+/// A member's question by text is read like one by mail (to the owner, with the question);
+/// the owner's answer goes back by text — and, given at 21:30 local, waits for 8:00.
+#[tokio::test]
+async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_for_morning() {
+    let stack = Stack::start("sms-reply").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    // The mail window open all day: only the texts' quiet hours hold the answer.
+    settings(&stack, &gym, json!({"send_window_start": 0, "send_window_end": 24})).await;
+    let email = member(&stack, &gym, "m_q", "+15555550131", true).await.unwrap_or_default();
+    consent(&stack, &gym, "m_q", true).await;
+    let id = stack.approved_task(&gym, "ad_hoc", "m_q").await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550131").await.len(), 1);
+
+    let outcome = text_in(&stack, "+15555550131", "Do you still run the Saturday 9am class?").await;
+    assert_eq!(outcome["status"], "stored", "{outcome}");
+    let escalated = task(&stack, &gym, &id).await;
+    assert_eq!(
+        (escalated["status"].as_str(), escalated["outcome_reason"].as_str()),
+        (Some("escalated"), Some("member_question_needs_owner")),
+        "{escalated}"
+    );
+    assert!(
+        escalated["messages"].as_array().is_some_and(|m| m
+            .iter()
+            .any(|m| m["role"] == "member" && m["content"] == "Do you still run the Saturday 9am class?")),
+        "{escalated}"
+    );
+
+    // The next day at 21:30 in New York the owner answers.
+    let late = day0 + SignedDuration::from_hours(24) + SignedDuration::from_mins(12 * 60 + 30);
+    stack.set_clock(&late.to_string()).await;
+    let (status, resumed) = stack
+        .post(
+            &format!("/api/v1/tasks/{id}/guidance"),
+            &gym.token,
+            json!({"text": "Tell her yes, Saturdays at 9 with Coach Dana"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{resumed}");
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550131").await.len(), 1, "nothing at 21:30");
+    let waiting = task(&stack, &gym, &id).await;
+    assert!(reasons(&waiting).contains(&"text_quiet_hours"), "{waiting}");
+    let due = stack.due_at(&gym, &id).await;
+    let local = due.to_zoned(openloop_tests::new_york());
+    assert_eq!((local.hour(), local.minute()), (8, 0), "the next morning: {due}");
+    assert!(due > late);
+
+    stack.run_when_due(&gym, &id).await;
+    let texts = texts_to(&stack, "+15555550131").await;
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert!(
+        texts[1]["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("Saturdays at 9 with Coach Dana")),
+        "{texts:?}"
+    );
+    assert!(stack.outbox_to(&email).await.is_empty(), "the conversation stays on texts");
+    stack.running.stop();
+}
+
+/// With `email_and_sms` and an `owner_phone`, a critical escalation (a member's legal threat
+/// by text) reaches the owner's phone as well as their inbox.
+#[tokio::test]
+async fn the_owners_critical_alert_reaches_their_phone() {
+    let stack = Stack::start("sms-owner").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    let owner = stack.give_owner_address(&gym).await;
+    let body = settings(
+        &stack,
+        &gym,
+        json!({"owner_notification_channel": "email_and_sms", "owner_phone": "+15555550199"}),
+    )
+    .await;
+    assert_eq!(body["owner_phone"], "+15555550199", "{body}");
+    member(&stack, &gym, "m_legal", "+15555550141", true).await;
+    consent(&stack, &gym, "m_legal", true).await;
+    let id = stack.approved_task(&gym, "ad_hoc", "m_legal").await;
+    stack.run().await;
+    assert!(texts_to(&stack, "+15555550199").await.is_empty(), "nothing critical yet");
+
+    text_in(&stack, "+15555550141", "You will hear from my lawyer about this.").await;
+    let t = task(&stack, &gym, &id).await;
+    assert_eq!(t["outcome_reason"], "legal_threat", "{t}");
+    let alerts = texts_to(&stack, "+15555550199").await;
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert!(
+        alerts[0]["body"].as_str().is_some_and(|b| b.contains("CrossFit Renegade")),
+        "{alerts:?}"
+    );
+    assert!(!stack.outbox_to(&owner).await.is_empty(), "mailed too");
+    // A bad phone is refused in CONTRACT.md's shape.
+    let (status, body) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"owner_phone": "555-0199"})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("invalid_owner_phone")),
+        "{body}"
+    );
+    stack.running.stop();
+}
+
+/// `POST /webhooks/inbound-sms` as AWS delivers it: a member's text in a signed SNS
+/// notification of the inbound-text topic. A forged or tampered one is `401` and changes
+/// nothing; the genuine one is read (here a STOP); its redelivery is a duplicate.
+#[tokio::test]
+async fn a_signed_sns_notification_of_a_text_is_read_and_a_forged_one_refused() {
+    let stack = Stack::start("sms-sns").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    member(&stack, &gym, "m_sns", "+15555550161", true).await;
+    consent(&stack, &gym, "m_sns", true).await;
+    let id = stack.approved_task(&gym, "ad_hoc", "m_sns").await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550161").await.len(), 1);
+
+    // The webhooks function's router over the same engine, trusting the test's signer.
+    let signer = openloop_tests::sns::SnsSigner::start().await;
+    let state = std::sync::Arc::new(openloop_fn_webhooks::WebhooksState {
+        engine: stack.running.engine.clone(),
+        inbound_token: secrecy::SecretString::from(stack.inbound_token.clone()),
+        accept_wall_clock: true,
+        sms_notifications: signer.verifier(),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}/webhooks/inbound-sms",
+        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, openloop_fn_webhooks::router(state)).await;
+    });
+    let post = |body: Value| {
+        let url = url.clone();
+        async move {
+            let response = reqwest::Client::new()
+                .post(&url)
+                .header("content-type", "text/plain; charset=UTF-8")
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let status = response.status().as_u16();
+            (status, response.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let text = json!({"originationNumber": "+15555550161", "destinationNumber": OURS, "messageKeyword": "KEYWORD_123",
+        "messageBody": "STOP", "inboundMessageId": "0b8e2a1c-2f5d-4b7e-9c1a-5d2f8e7b6a11", "previousPublishedMessageId": "x"})
+    .to_string();
+
+    let mut forged = signer.notification(&text, 2);
+    forged["Message"] = json!(text.replace("STOP", "START"));
+    let (status, body) = post(forged).await;
+    assert_eq!((status, body["error"]["code"].is_string()), (401, true), "{body}");
+    assert_eq!(task(&stack, &gym, &id).await["status"], "waiting", "a forged text changes nothing");
+
+    let genuine = signer.notification(&text, 2);
+    let (status, body) = post(genuine.clone()).await;
+    assert_eq!((status, body["status"].as_str()), (202, Some("stopped")), "{body}");
+    let t = task(&stack, &gym, &id).await;
+    assert_eq!(
+        (t["status"].as_str(), t["outcome"].as_str()),
+        (Some("cancelled"), Some("opted_out")),
+        "{t}"
+    );
+    let (status, body) = post(genuine).await;
+    assert_eq!((status, body["status"].as_str()), (202, Some("duplicate")), "{body}");
+    server.abort();
+    stack.running.stop();
+}
+
+/// The SAM template declares the inbound-text topic, its subscription to the webhook, the
+/// environment that names it, and lets every function that mails a member text one.
+#[test]
+fn the_template_declares_the_text_topic_and_the_permission_to_send_texts() {
+    let template = include_str!("../../infra/template.yaml");
+    for needed in [
+        "InboundSmsTopic:\n    Type: AWS::SNS::Topic",
+        "Principal: {Service: sms-voice.amazonaws.com}",
+        "Endpoint: !Sub \"${PublicUrl}/webhooks/inbound-sms\"",
+        "OPENLOOP_INBOUND_SMS_TOPIC_ARN: !Ref InboundSmsTopic",
+        "Path: /webhooks/inbound-sms",
+    ] {
+        assert!(template.contains(needed), "{needed}");
+    }
+    // The resources, one block each: a line indented two spaces starts one.
+    let mut blocks: Vec<String> = Vec::new();
+    for line in template.lines() {
+        let starts = line.len() > 2 && line.starts_with("  ") && line[2..].starts_with(|c: char| c.is_ascii_uppercase());
+        match blocks.last_mut() {
+            Some(block) if !starts => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            _ => blocks.push(format!("{line}\n")),
+        }
+    }
+    let functions: Vec<&String> = blocks.iter().filter(|b| b.contains("Type: AWS::Serverless::Function")).collect();
+    assert!(functions.len() > 5);
+    for function in functions {
+        if function.contains("ses:SendRawEmail") {
+            assert!(
+                function.contains("Action: sms-voice:SendTextMessage"),
+                "{}",
+                function.lines().next().unwrap_or_default()
+            );
+        }
+    }
+}
