@@ -22,6 +22,7 @@ mod learning;
 mod lift;
 mod local_runtime;
 mod loops;
+mod loops_rest;
 mod mail_kinds;
 mod message_templates;
 mod model_prompts;

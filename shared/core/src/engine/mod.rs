@@ -143,6 +143,8 @@ pub struct Engine {
     pub(crate) dns: Option<Arc<dyn crate::ports::DnsTxt>>,
     /// The evaluation function's evaluator (the offline one unless [`Engine::with_evaluator`]).
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
+    /// Which accounts have a row of their own on `task_closed` (`engine/triggers/openloop.rs`).
+    pub(crate) closed_rows: Arc<triggers::ClosedRows>,
 }
 
 impl Engine {
@@ -171,6 +173,7 @@ impl Engine {
             sending_domains,
             dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
+            closed_rows: Default::default(),
         }
     }
 

@@ -61,6 +61,7 @@ async fn world() -> World {
         sending_domains: Some(Arc::new(crate::memory::MemorySendingDomains::default())),
         dns: Some(Arc::new(crate::memory::MemoryDns::default())),
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
+        closed_rows: Default::default(),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -1493,6 +1494,7 @@ mod good_by_default;
 mod holdout;
 mod intake;
 mod loops;
+mod loops_rest;
 mod memories;
 mod metrics;
 mod network;

@@ -107,7 +107,9 @@ impl Engine {
     ) -> Result<Todo, EngineError> {
         let now = self.clock.now();
         let done = self.change_todo(account, id, |t| todo::complete(t, outcome, note, now)).await?;
+        self.todo_loop_met(&done).await;
         self.settle_task_of(&done).await?;
+        self.todo_done_triggers(&done).await;
         Ok(done)
     }
 
@@ -264,7 +266,23 @@ impl Engine {
             version: 1,
         };
         match self.store.create_todo(&todo).await {
-            Ok(true) => tracing::info!(task = %task.id, todo = %todo.id, "to-do made"),
+            Ok(true) => {
+                tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
+                // Its loop: done (or the member back) by its deadline, else the owner is told.
+                let deadline = todo.due_at + rules::escalate_after();
+                let wait = crate::task::open_loop::OpenLoop::for_todo(
+                    todo.account_id,
+                    todo.member.id.clone(),
+                    &todo.id.to_string(),
+                    todo.get_them_back,
+                    deadline,
+                    now,
+                )
+                .for_task(task.id);
+                if let Err(e) = self.register_loops(&[wait]).await {
+                    tracing::error!(todo = %todo.id, error = %e, "a to-do's loop not registered; it is not escalated when overdue");
+                }
+            }
             Ok(false) => {}
             Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
         }
@@ -359,6 +377,7 @@ impl Engine {
                 let next = todo::closed(&current, outcome.to_owned(), Some(note.to_owned()), now);
                 match self.store.save_todo(&next).await {
                     Ok(()) => {
+                        self.todo_loop_met(&next).await;
                         closed.push(next);
                         break;
                     }
