@@ -270,3 +270,103 @@ async fn a_schedule_that_keeps_finding_nothing_backs_off_in_its_runs() {
         .collect();
     assert_eq!(every, [2, 1, 1, 1], "newest first: after three idle runs, every other day: {runs}");
 }
+
+/// A gym whose PushPress subscription Openloop holds (its deliveries signed with `secret`).
+async fn subscribed(stack: &Stack, secret: &str) -> Account {
+    use openloop_core::owner::account::WebhookSecret;
+    use openloop_core::owner::connection::{Connection, WebhookSubscription};
+    let gym = stack.create_account("manual").await;
+    let connection = Connection {
+        plans: Default::default(),
+        company_id: Some("cmp_1".into()),
+        company_name: Some("Renegade".into()),
+        subscription: Some(WebhookSubscription {
+            id: "wh_1".into(),
+            url: format!("{}/webhooks/pushpress-v3/{}", stack.url, gym.id),
+            event_types: vec!["customer.created".into()],
+            signing_secret: WebhookSecret::new(secret),
+        }),
+        import: None,
+        last_sync_at: None,
+        last_error: None,
+        version: 1,
+    };
+    let account = gym.id.parse().expect("account id");
+    stack.running.store.save_connection(account, &connection).await.expect("connection");
+    gym
+}
+
+#[tokio::test]
+async fn a_pushpress_leads_booking_without_a_checkin_or_with_a_no_show_opens_the_no_show_follow_up() {
+    const SECRET: &str = "pp_whsec_loops";
+    let stack = Stack::start("loops-pp-trial").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = subscribed(&stack, SECRET).await;
+    // The risk scan's own lead follow-up is switched off: only the bookings' loops act here.
+    let (status, off) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/triggers/new_lead",
+            Some(&gym.token),
+            Some(json!({"enabled": false})),
+        )
+        .await;
+    assert_eq!(status, 200, "{off}");
+    let now = stack.now().await.as_second();
+    let deliver = |event: &str, created: i64, data: Value| {
+        let body = json!({"event": event, "created": created, "data": data});
+        let stack = &stack;
+        let gym = &gym;
+        async move {
+            let (status, body) = stack.pushpress_delivery(gym, SECRET, &body, None).await;
+            assert_eq!(status, 202, "{body}");
+        }
+    };
+    for (n, lead) in ["usr_missed", "usr_noshow"].into_iter().enumerate() {
+        let n = n as i64;
+        deliver(
+            "customer.created",
+            now + n,
+            json!({"id": lead, "companyId": "cmp_1", "name": {"first": "Lee", "last": "Ray", "nickname": null},
+                "email": format!("{lead}@example.com"), "phone": null, "role": "lead", "account": {"type": "primary"}, "membershipDetails": null}),
+        )
+        .await;
+        deliver(
+            "appointment.scheduled",
+            now + 10 + n,
+            json!({"id": format!("apt_{lead}"), "type": {"name": "Intro"}, "customerId": lead, "staffId": "usr_coach", "startTimestamp": now + 86_400}),
+        )
+        .await;
+    }
+    stack.run().await;
+    let open = loops(&stack, &gym, "?status=open").await;
+    assert_eq!(open.len(), 2, "{open:?}");
+    assert!(open.iter().all(|l| l["expects"] == "trial_attended"), "{open:?}");
+    assert!(tasks_of(&stack, &gym, "usr_missed").await.is_empty());
+
+    // One is reported a no-show after the class: its follow-up opens at once.
+    later(&stack, SignedDuration::from_hours(25)).await;
+    deliver(
+        "appointment.noshowed",
+        now + 90_000,
+        json!({"id": "apt_usr_noshow", "type": {"name": "Intro"}, "customerId": "usr_noshow", "staffId": "usr_coach", "startTimestamp": now + 86_400}),
+    )
+    .await;
+    stack.run().await;
+    let followed = tasks_of(&stack, &gym, "usr_noshow").await;
+    assert_eq!(followed.len(), 1, "{followed:?}");
+    assert_eq!(followed[0]["task_type"], "lead_followup");
+    assert!(
+        tasks_of(&stack, &gym, "usr_missed").await.is_empty(),
+        "the other's deadline has not passed"
+    );
+
+    // The other's deadline passes without a check-in: the same follow-up.
+    later(&stack, SignedDuration::from_hours(4)).await;
+    let missed = tasks_of(&stack, &gym, "usr_missed").await;
+    assert_eq!(missed.len(), 1, "{missed:?}");
+    assert_eq!(missed[0]["task_type"], "lead_followup");
+    assert_eq!(tasks_of(&stack, &gym, "usr_noshow").await.len(), 1, "once each");
+    let expired = loops(&stack, &gym, "?status=expired").await;
+    assert_eq!(expired.len(), 2, "{expired:?}");
+}
