@@ -8,6 +8,7 @@ mod actions;
 mod backfill;
 mod concurrency;
 mod loops;
+mod loops_rest;
 mod mail_events;
 mod rails;
 mod sending_domains;
