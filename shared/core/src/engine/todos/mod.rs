@@ -265,24 +265,19 @@ impl Engine {
             done_at: None,
             version: 1,
         };
-        match self.store.create_todo(&todo).await {
-            Ok(true) => {
-                tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
-                // Its loop: done (or the member back) by its deadline, else the owner is told.
-                let deadline = todo.due_at + rules::escalate_after();
-                let wait = crate::task::open_loop::OpenLoop::for_todo(
-                    todo.account_id,
-                    todo.member.id.clone(),
-                    &todo.id.to_string(),
-                    todo.get_them_back,
-                    deadline,
-                    now,
-                )
-                .for_task(task.id);
-                if let Err(e) = self.register_loops(&[wait]).await {
-                    tracing::error!(todo = %todo.id, error = %e, "a to-do's loop not registered; it is not escalated when overdue");
-                }
-            }
+        // Its loop, written with it: done (or the member back) by its deadline, else the
+        // owner is told.
+        let wait = crate::task::open_loop::OpenLoop::for_todo(
+            todo.account_id,
+            todo.member.id.clone(),
+            &todo.id.to_string(),
+            todo.get_them_back,
+            todo.due_at + rules::escalate_after(),
+            now,
+        )
+        .for_task(task.id);
+        match self.store.create_todo_with_loop(&todo, &wait).await {
+            Ok(true) => tracing::info!(task = %task.id, todo = %todo.id, "to-do made"),
             Ok(false) => {}
             Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
         }
