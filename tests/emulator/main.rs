@@ -9,6 +9,7 @@ mod backfill;
 mod concurrency;
 mod credentials;
 mod loops;
+mod loops_rest;
 mod mail_events;
 mod rails;
 mod sending_domains;

@@ -30,6 +30,7 @@ mod learning_outcomes;
 mod lift;
 mod local_runtime;
 mod loops;
+mod loops_rest;
 mod mail_kinds;
 mod message_templates;
 mod model_prompts;

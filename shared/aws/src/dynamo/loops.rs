@@ -53,6 +53,16 @@ impl LoopStore for DynamoStore {
         Ok(())
     }
 
+    async fn create_todo_with_loop(&self, todo: &openloop_core::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError> {
+        let mut writes = self.todo_creation(todo)?;
+        writes.push((self.plain_put(self.loop_item(wait)?)?, None));
+        match self.transact(writes).await {
+            Ok(()) => Ok(true),
+            Err(StoreError::Conflict(Conflict::AlreadyExists)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     async fn member_open_loops(&self, account: AccountId, member: &MemberId) -> Result<Vec<OpenLoop>, StoreError> {
         let items = self
             .query_all(None, PK, account_pk(account), Some(loop_member_prefix(member)), true)

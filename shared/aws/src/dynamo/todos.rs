@@ -12,6 +12,8 @@ use openloop_core::kernel::ids::AccountId;
 use openloop_core::ports::TodoStore;
 use openloop_core::task::todo::{Todo, TodoStatus, index_time};
 
+use aws_sdk_dynamodb::types::TransactWriteItem;
+
 use crate::keys::*;
 
 use super::items::{from_item, keyed, n, s};
@@ -24,22 +26,27 @@ fn todo_item(todo: &Todo) -> Result<Item, StoreError> {
     Ok(item)
 }
 
-#[async_trait]
-impl TodoStore for DynamoStore {
-    async fn create_todo(&self, todo: &Todo) -> Result<bool, StoreError> {
+impl DynamoStore {
+    /// A new to-do's writes: its source's claim and the to-do, each only if new (the claim
+    /// refused is `Conflict::AlreadyExists`: the source already made one).
+    pub(super) fn todo_creation(&self, todo: &Todo) -> Result<Vec<(TransactWriteItem, Option<Conflict>)>, StoreError> {
         let claim: Item = HashMap::from([
             (PK.into(), s(account_pk(todo.account_id))),
             (SK.into(), s(todo_source_sk(&todo.source))),
             (KIND.into(), s("todo_source")),
             ("todo_id".into(), s(todo.id.to_string())),
         ]);
-        match self
-            .transact(vec![
-                (self.put_new(claim)?, Some(Conflict::AlreadyExists)),
-                (self.put_new(todo_item(todo)?)?, Some(Conflict::Version)),
-            ])
-            .await
-        {
+        Ok(vec![
+            (self.put_new(claim)?, Some(Conflict::AlreadyExists)),
+            (self.put_new(todo_item(todo)?)?, Some(Conflict::Version)),
+        ])
+    }
+}
+
+#[async_trait]
+impl TodoStore for DynamoStore {
+    async fn create_todo(&self, todo: &Todo) -> Result<bool, StoreError> {
+        match self.transact(self.todo_creation(todo)?).await {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(Conflict::AlreadyExists)) => Ok(false),
             Err(e) => Err(e),

@@ -163,3 +163,26 @@ pub(super) async fn a_trigger_book_is_versioned_per_account_and_keeps_its_filter
     store.save_trigger_book(account, &next).await.expect("save over its version");
     assert_eq!(store.trigger_book(account).await.expect("book").version, 2);
 }
+
+pub(super) async fn a_todo_is_made_with_its_loop_in_one_write_once_per_source(store: &dyn TaskStore) {
+    let account = AccountId::generate(base());
+    let first = super::todos::todo(account, "task:x:created", 0);
+    let deadline = base() + SignedDuration::from_hours(48);
+    let wait = OpenLoop::for_todo(account, first.member.id.clone(), &first.id.to_string(), true, deadline, base()).for_task(first.task_id);
+    assert!(store.create_todo_with_loop(&first, &wait).await.expect("create"), "made");
+    assert_eq!(store.get_todo(account, first.id).await.expect("get"), Some(first.clone()));
+    let open = store.member_open_loops(account, &first.member.id).await.expect("loops");
+    assert_eq!(open, vec![wait.clone()], "its loop, found by member");
+    let overdue = overdue_of(store, account, deadline).await;
+    assert_eq!(overdue.iter().map(|l| l.id).collect::<Vec<_>>(), vec![wait.id], "and by deadline");
+
+    // The same source again: nothing written, neither the to-do nor its loop.
+    let again = super::todos::todo(account, "task:x:created", 0);
+    let second = OpenLoop::for_todo(account, again.member.id.clone(), &again.id.to_string(), true, deadline, base());
+    assert!(
+        !store.create_todo_with_loop(&again, &second).await.expect("create"),
+        "once per source"
+    );
+    assert_eq!(store.get_todo(account, again.id).await.expect("get"), None);
+    assert_eq!(store.member_open_loops(account, &first.member.id).await.expect("loops").len(), 1);
+}

@@ -32,6 +32,7 @@ pub(super) async fn recurring_templates_are_versioned_and_due_when_enabled(store
         paused: false,
         runs: Vec::new(),
         notify: Default::default(),
+        backoff: Default::default(),
     };
     let soon = template(account, base() + SignedDuration::from_mins(1));
     let later = template(account, base() + SignedDuration::from_hours(48));

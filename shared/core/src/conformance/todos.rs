@@ -13,7 +13,7 @@ use crate::task::todo::{self, ContactKind, ContactResult, Todo, TodoKind, TodoMe
 
 use super::{base, is_conflict};
 
-fn todo(account: AccountId, source: &str, due_in_hours: i64) -> Todo {
+pub(super) fn todo(account: AccountId, source: &str, due_in_hours: i64) -> Todo {
     let at = base();
     Todo {
         id: new_ulid(at),

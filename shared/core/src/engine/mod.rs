@@ -146,6 +146,8 @@ pub struct Engine {
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
     /// Posts outbound webhooks and checks their addresses (`None`: none can be added).
     pub(crate) webhook_transport: Option<Arc<dyn crate::ports::WebhookTransport>>,
+    /// Which accounts have a row of their own on `task_closed` (`engine/triggers/openloop.rs`).
+    pub(crate) closed_rows: Arc<triggers::ClosedRows>,
 }
 
 impl Engine {
@@ -175,6 +177,7 @@ impl Engine {
             dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
             webhook_transport: None,
+            closed_rows: Default::default(),
         }
     }
 

@@ -63,6 +63,7 @@ async fn world() -> World {
         evaluator: Arc::new(crate::ports::OfflineEvaluator),
         webhook_transport: None,
         sms: None,
+        closed_rows: Default::default(),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -1501,6 +1502,7 @@ mod holdout;
 mod intake;
 mod learning_outcomes;
 mod loops;
+mod loops_rest;
 mod memories;
 mod metrics;
 mod network;

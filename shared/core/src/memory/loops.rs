@@ -21,6 +21,21 @@ impl LoopStore for MemoryStore {
         Ok(())
     }
 
+    async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError> {
+        let mut s = self.lock();
+        let source = (todo.account_id, todo.source.clone());
+        if s.todo_sources.contains(&source) {
+            return Ok(false);
+        }
+        if s.todos.contains_key(&(todo.account_id, todo.id)) {
+            return Err(StoreError::Conflict(crate::kernel::error::Conflict::AlreadyExists));
+        }
+        s.todo_sources.insert(source);
+        s.todos.insert((todo.account_id, todo.id), todo.clone());
+        s.loops.insert((wait.account_id, wait.id), wait.clone());
+        Ok(true)
+    }
+
     async fn member_open_loops(&self, account: AccountId, member: &MemberId) -> Result<Vec<OpenLoop>, StoreError> {
         Ok(self
             .lock()

@@ -52,6 +52,60 @@ pub struct RecurringTemplate {
     /// When the owner hears of a run: `always`, `on_change` (default), `on_win`, `never`.
     #[serde(default)]
     pub notify: crate::owner::trigger::Notify,
+    /// Its back-off: runs that keep finding nothing make it run less often.
+    #[serde(default)]
+    pub backoff: Backoff,
+}
+
+/// Scheduled runs in a row that opened nothing before a schedule backs off.
+pub const BACKOFF_AFTER_IDLE_RUNS: u32 = 3;
+/// The most a schedule backs off: every 8th occurrence.
+pub const BACKOFF_MAX_EVERY: u32 = 8;
+
+/// A schedule's back-off: after [`BACKOFF_AFTER_IDLE_RUNS`] scheduled runs in a row that opened
+/// nothing it runs on every 2nd occurrence of its schedule, then every 4th, up to every
+/// [`BACKOFF_MAX_EVERY`]th; the first run that opens a task brings it back to its rhythm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Backoff {
+    /// Scheduled runs in a row that opened nothing.
+    pub idle_runs: u32,
+    /// It runs on every `every`th occurrence of its schedule (1: its own rhythm).
+    pub every: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self { idle_runs: 0, every: 1 }
+    }
+}
+
+impl Backoff {
+    /// After a run: one that opened a task resets it; a scheduled one that opened nothing
+    /// counts, and doubles `every` from the [`BACKOFF_AFTER_IDLE_RUNS`]th on, up to the cap.
+    /// An owner's run-now that opens nothing does not count.
+    pub fn after(self, opened: u32, scheduled: bool) -> Self {
+        if opened > 0 {
+            return Self::default();
+        }
+        if !scheduled {
+            return self;
+        }
+        let idle_runs = self.idle_runs.saturating_add(1);
+        let every = match idle_runs.checked_sub(BACKOFF_AFTER_IDLE_RUNS) {
+            None => 1,
+            Some(past) => 2u32.saturating_pow(past.saturating_add(1)).min(BACKOFF_MAX_EVERY),
+        };
+        Self { idle_runs, every }
+    }
+}
+
+/// The `n`th occurrence of `expression` after `after` (`n` ≥ 1; the first is [`next_occurrence`]).
+pub fn nth_occurrence(expression: &str, after: Timestamp, tz: &TimeZone, n: u32) -> Result<Timestamp, CronError> {
+    let mut at = next_occurrence(expression, after, tz)?;
+    for _ in 1..n.max(1) {
+        at = next_occurrence(expression, at, tz)?;
+    }
+    Ok(at)
 }
 
 /// One run of a recurring template: when, what it found, what it opened, whom it told.
@@ -72,6 +126,13 @@ pub struct TemplateRun {
     pub skipped: Option<String>,
     /// `schedule` or `run_now`.
     pub by: String,
+    /// After this run, it runs on every `every`th occurrence of its schedule (its back-off).
+    #[serde(default = "one")]
+    pub every: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// `POST /api/v1/recurring`.
@@ -222,5 +283,25 @@ mod tests {
             assert!(validate(bad).is_err(), "{bad:?} accepted");
         }
         assert!(validate("15 8-18 * * mon-fri").is_ok());
+    }
+
+    #[test]
+    fn a_schedule_that_keeps_finding_nothing_backs_off_doubling_to_its_cap_and_work_resets_it() {
+        let mut b = Backoff::default();
+        let mut everies = Vec::new();
+        for _ in 0..7 {
+            b = b.after(0, true);
+            everies.push(b.every);
+        }
+        assert_eq!(everies, [1, 1, 2, 4, 8, 8, 8]);
+        assert_eq!(b.after(0, false), b, "an owner's run-now that finds nothing does not count");
+        assert_eq!(b.after(1, true), Backoff::default(), "work found: back to its rhythm");
+        assert_eq!(b.after(1, false), Backoff::default());
+        let tz = TimeZone::UTC;
+        let from: Timestamp = "2026-11-02T10:00:00Z".parse().expect("time");
+        assert_eq!(
+            nth_occurrence("0 9 * * *", from, &tz, 4).expect("cron"),
+            "2026-11-06T09:00:00Z".parse::<Timestamp>().expect("time")
+        );
     }
 }

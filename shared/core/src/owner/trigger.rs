@@ -234,6 +234,45 @@ impl TriggerBook {
     }
 }
 
+impl Notify {
+    /// Whether a win (a member back, a payment recovered) of what it opened reaches the owner:
+    /// `always` and `on_win` tell it; `on_change` speaks of runs that differ, `never` of nothing.
+    pub fn tells_win(self) -> bool {
+        matches!(self, Notify::Always | Notify::OnWin)
+    }
+}
+
+/// Where a task came from, as far as a notify policy goes: the owner's recurring template or
+/// trigger row it names in its context, else the built-in row that opened it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskSource {
+    Template(ulid::Ulid),
+    Row(String),
+}
+
+/// The source of a task of `task_type`, opened by `trigger` with `context`.
+pub fn task_source(task_type: &str, trigger: crate::task::TriggerType, context: &Value) -> Option<TaskSource> {
+    use crate::task::TriggerType;
+    if let Some(id) = context
+        .get("recurring_template")
+        .and_then(Value::as_str)
+        .and_then(|id| id.parse().ok())
+    {
+        return Some(TaskSource::Template(id));
+    }
+    if let Some(id) = context.get("trigger_id").and_then(Value::as_str) {
+        return Some(TaskSource::Row(id.to_owned()));
+    }
+    let builtin = match (trigger, task_type) {
+        (TriggerType::CronAnalysis, t) => scan_row(t)?,
+        (TriggerType::Webhook, "payment_recovery") => "payment_failed",
+        (TriggerType::Webhook, "milestone_review") => "checkin_milestone",
+        (TriggerType::Webhook, "lead_followup") if context.get("no_show").is_some() => "trial_no_show",
+        _ => return None,
+    };
+    Some(TaskSource::Row(builtin.to_owned()))
+}
+
 /// The built-in row that gates the risk scan's findings of a task type.
 pub fn scan_row(task_type: &str) -> Option<&'static str> {
     Some(match task_type {
@@ -289,6 +328,15 @@ pub fn event_fields(event: &MemberEvent, facts: &MemberFacts, now: Timestamp) ->
     {
         fields.insert("kind".into(), kind);
     }
+    member_fields(&mut fields, facts, now);
+    fields.entry("checkin_milestone".to_owned()).or_insert(Value::Bool(
+        matches!(event, MemberEvent::CheckinCreated { .. }) && CHECKIN_MILESTONES.contains(&facts.checkin_count),
+    ));
+    fields
+}
+
+/// The member's facts a filter reads beside an event's own data (the event's data wins).
+fn member_fields(fields: &mut Map<String, Value>, facts: &MemberFacts, now: Timestamp) {
     let mut put = |name: &str, value: Option<Value>| {
         if let Some(value) = value {
             fields.entry(name.to_owned()).or_insert(value);
@@ -300,13 +348,100 @@ pub fn event_fields(event: &MemberEvent, facts: &MemberFacts, now: Timestamp) ->
     put("tenure_days", facts.tenure_days(now).map(Value::from));
     put("monthly_value", facts.monthly_value.map(Value::from));
     put("checkin_count", Some(Value::from(facts.checkin_count)));
-    put(
-        "checkin_milestone",
-        Some(Value::Bool(
-            matches!(event, MemberEvent::CheckinCreated { .. }) && CHECKIN_MILESTONES.contains(&facts.checkin_count),
-        )),
-    );
-    fields
+}
+
+/// The fewest days without a check-in at which the risk scan reports `no_checkin_days` for an
+/// active member (a row's filter `days_since_checkin: {"min": N}` picks its own gap).
+pub const NO_CHECKIN_EVENT_MIN_DAYS: i64 = 7;
+
+/// One of Openloop's own events (`no_checkin_days`, `todo_done`, `task_closed`), as a row of
+/// the owner's sees it: its name, the id that names this happening of it (the firing's
+/// event), and the fields its filter reads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpenloopEvent {
+    /// The risk scan saw an active member go `days` without a check-in since `since` (their
+    /// last one; `None`: never checked in).
+    NoCheckinDays { days: i64, since: Option<Timestamp> },
+    /// The owner marked a to-do done.
+    TodoDone {
+        todo_id: ulid::Ulid,
+        kind: String,
+        outcome: Option<String>,
+    },
+    /// A task closed.
+    TaskClosed {
+        task_id: TaskId,
+        task_type: String,
+        status: String,
+        outcome: Option<String>,
+    },
+}
+
+impl OpenloopEvent {
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpenloopEvent::NoCheckinDays { .. } => "no_checkin_days",
+            OpenloopEvent::TodoDone { .. } => "todo_done",
+            OpenloopEvent::TaskClosed { .. } => "task_closed",
+        }
+    }
+
+    /// What names this happening: one gap per last check-in, one to-do, one closed task.
+    pub fn event_id(&self, member: &MemberId) -> String {
+        match self {
+            OpenloopEvent::NoCheckinDays { since: Some(at), .. } => format!("no_checkin_days:{member}:{at}"),
+            OpenloopEvent::NoCheckinDays { since: None, .. } => format!("no_checkin_days:{member}:never"),
+            OpenloopEvent::TodoDone { todo_id, .. } => format!("todo_done:{todo_id}"),
+            OpenloopEvent::TaskClosed { task_id, .. } => format!("task_closed:{task_id}"),
+        }
+    }
+
+    /// What a filter reads: the event's own fields (`days_since_checkin`; a to-do's `kind`
+    /// and `outcome`; a task's `task_type`, `status` and `outcome`), then the member's facts.
+    pub fn fields(&self, facts: &MemberFacts, now: Timestamp) -> Map<String, Value> {
+        let mut fields = Map::new();
+        let text = |v: &str| Value::String(v.to_owned());
+        match self {
+            OpenloopEvent::NoCheckinDays { days, .. } => {
+                fields.insert("days_since_checkin".into(), Value::from(*days));
+            }
+            OpenloopEvent::TodoDone { kind, outcome, .. } => {
+                fields.insert("kind".into(), text(kind));
+                if let Some(outcome) = outcome {
+                    fields.insert("outcome".into(), text(outcome));
+                }
+            }
+            OpenloopEvent::TaskClosed {
+                task_type,
+                status,
+                outcome,
+                ..
+            } => {
+                fields.insert("task_type".into(), text(task_type));
+                fields.insert("task_status".into(), text(status));
+                if let Some(outcome) = outcome {
+                    fields.insert("outcome".into(), text(outcome));
+                }
+            }
+        }
+        member_fields(&mut fields, facts, now);
+        fields
+    }
+}
+
+/// The `no_checkin_days` event of an active member at `now`, once they have gone
+/// [`NO_CHECKIN_EVENT_MIN_DAYS`] without a check-in (counted from joining when they never
+/// checked in).
+pub fn no_checkin_event(facts: &MemberFacts, now: Timestamp) -> Option<OpenloopEvent> {
+    if facts.status != Some(crate::members::event::MemberStatus::Active) {
+        return None;
+    }
+    let since = facts.last_checkin_at.or(facts.joined_at)?;
+    let days = now.duration_since(since).as_hours() / 24;
+    (days >= NO_CHECKIN_EVENT_MIN_DAYS).then_some(OpenloopEvent::NoCheckinDays {
+        days,
+        since: facts.last_checkin_at,
+    })
 }
 
 /// `POST /api/v1/triggers` (and the fields `PUT` may change).
@@ -340,19 +475,17 @@ impl TriggerInput {
     /// A checked row of the owner's, under `id`.
     pub fn into_trigger(self, id: String) -> Result<Trigger, InvalidInput> {
         let event = self.event.trim().to_owned();
-        if OPENLOOP_EVENTS.contains(&event.as_str()) {
-            return Err(invalid(
-                "unsupported_event",
-                format!("{event} triggers of your own are not available yet; Openloop's built-in rows for it can be switched on or off"),
-            ));
-        }
-        if !MEMBER_EVENTS.contains(&event.as_str()) && !PUSHPRESS_EVENTS.contains(&event.as_str()) {
+        let known = [&MEMBER_EVENTS[..], &PUSHPRESS_EVENTS[..], &OPENLOOP_EVENTS[..]]
+            .iter()
+            .any(|names| names.contains(&event.as_str()));
+        if !known {
             return Err(invalid(
                 "invalid_event",
                 format!(
-                    "event must be a member event ({}) or PushPress's ({})",
+                    "event must be a member event ({}), PushPress's ({}) or Openloop's ({})",
                     MEMBER_EVENTS.join(", "),
-                    PUSHPRESS_EVENTS.join(", ")
+                    PUSHPRESS_EVENTS.join(", "),
+                    OPENLOOP_EVENTS.join(", ")
                 ),
             ));
         }
@@ -520,10 +653,6 @@ mod tests {
             "invalid_event"
         );
         assert_eq!(
-            refuse(serde_json::json!({"event": "todo_done", "task_type": "ad_hoc", "reentry": "once"})),
-            "unsupported_event"
-        );
-        assert_eq!(
             refuse(serde_json::json!({"event": "payment.failed", "task_type": "nope", "reentry": "once"})),
             "invalid_task_type"
         );
@@ -537,5 +666,54 @@ mod tests {
             ),
             "invalid_filter"
         );
+    }
+
+    #[test]
+    fn openloops_own_events_are_rows_of_the_owners_with_their_own_fields() {
+        let now = at("2026-11-20T14:00:00Z");
+        let member = MemberId::parse("m_1").expect("id");
+        let mut facts = MemberFacts::new(member.clone());
+        facts.status = Some(crate::members::event::MemberStatus::Active);
+        facts.monthly_value = Some(120.0);
+        facts.last_checkin_at = Some(at("2026-11-10T14:00:00Z"));
+        let input: TriggerInput = serde_json::from_value(serde_json::json!({
+            "event": "no_checkin_days", "task_type": "staff_call_member", "reentry": "once",
+            "filter": {"days_since_checkin": {"min": 10}, "monthly_value": {"min": 100}}
+        }))
+        .expect("input");
+        let trigger = input
+            .into_trigger("t".into())
+            .expect("Openloop's own events are rows of the owner's");
+        let gap = no_checkin_event(&facts, now).expect("ten days without a check-in");
+        assert_eq!(gap.event_id(&member), "no_checkin_days:m_1:2026-11-10T14:00:00Z");
+        assert!(trigger.matches(&[gap.name()], &gap.fields(&facts, now)));
+        let sooner = no_checkin_event(&facts, at("2026-11-18T14:00:00Z")).expect("eight days");
+        assert!(
+            !trigger.matches(&[sooner.name()], &sooner.fields(&facts, now)),
+            "under the row's own gap"
+        );
+        assert_eq!(
+            no_checkin_event(&facts, at("2026-11-15T14:00:00Z")),
+            None,
+            "under a week is no event"
+        );
+
+        let closed = OpenloopEvent::TaskClosed {
+            task_id: TaskId(ulid::Ulid::nil()),
+            task_type: "churn_risk".into(),
+            status: "completed".into(),
+            outcome: Some("member_returned".into()),
+        };
+        let on_close: TriggerInput = serde_json::from_value(serde_json::json!({
+            "event": "task_closed", "task_type": "staff_call_member", "reentry": "once",
+            "filter": {"task_type": "churn_risk", "outcome": "member_returned", "status": "active"}
+        }))
+        .expect("input");
+        let on_close = on_close.into_trigger("c".into()).expect("valid");
+        assert!(
+            on_close.matches(&[closed.name()], &closed.fields(&facts, now)),
+            "the task's fields and the member's status"
+        );
+        assert!(!on_close.matches(&["todo_done"], &closed.fields(&facts, now)), "another event");
     }
 }

@@ -17,6 +17,10 @@ pub trait LoopStore: Send + Sync {
     /// Register loops outside a task's commit (a booking's, a trigger's delay): each written
     /// as given, under its id.
     async fn put_loops(&self, loops: &[OpenLoop]) -> Result<(), StoreError>;
+    /// A new to-do with the loop that waits on it, in one write: as
+    /// [`crate::ports::TodoStore::create_todo`] (`false`, and nothing written, when its source
+    /// already made one), the loop written with it or not at all.
+    async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError>;
     /// The member's open loops, from the index by member: a consistent read that grows with
     /// the member's own loops, never with the account's.
     async fn member_open_loops(&self, account: AccountId, member: &MemberId) -> Result<Vec<OpenLoop>, StoreError>;

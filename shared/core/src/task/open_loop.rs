@@ -201,12 +201,21 @@ impl OpenLoop {
         }
     }
 
-    /// The loop a staff to-do registers: met when the to-do is done (the owner's-day to-dos
-    /// call this when they make one, and [`LoopSignal::TodoDone`] when it is done).
-    pub fn for_todo(account_id: AccountId, member_id: MemberId, todo: &str, deadline: Timestamp, now: Timestamp) -> Self {
+    /// The loop a staff to-do registers: met when the to-do is done ([`LoopSignal::TodoDone`])
+    /// — or, for one whose point is the member coming back (`get_them_back`), by the member's
+    /// check-in too —, else the owner is told at `deadline` that it is overdue.
+    pub fn for_todo(
+        account_id: AccountId,
+        member_id: MemberId,
+        todo: &str,
+        get_them_back: bool,
+        deadline: Timestamp,
+        now: Timestamp,
+    ) -> Self {
+        let expects = if get_them_back { Expects::Checkin } else { Expects::TodoDone };
         Self {
             todo_id: Some(todo.to_owned()),
-            ..Self::new(account_id, member_id, Expects::TodoDone, deadline, OnDeadline::Escalate, now)
+            ..Self::new(account_id, member_id, expects, deadline, OnDeadline::Escalate, now)
         }
     }
 
@@ -217,9 +226,7 @@ impl OpenLoop {
         }
         match (self.expects, signal) {
             (Expects::Reply, LoopSignal::Reply { task }) if self.task_id == Some(task) => Some(format!("reply:{task}")),
-            (Expects::TodoDone, LoopSignal::TodoDone { todo }) if self.todo_id.as_deref() == Some(todo) => {
-                Some(format!("todo_done:{todo}"))
-            }
+            (_, LoopSignal::TodoDone { todo }) if self.todo_id.as_deref() == Some(todo) => Some(format!("todo_done:{todo}")),
             (Expects::Checkin | Expects::TrialAttended, LoopSignal::Event { event, id }) => match event {
                 MemberEvent::CheckinCreated { member_id, .. } if *member_id == self.member_id => Some(format!("checkin.created:{id}")),
                 _ => None,

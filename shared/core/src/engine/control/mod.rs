@@ -3,6 +3,8 @@
 //! its workers skip it; a paused template spawns nothing), resume, run now, and a template's
 //! runs.
 
+mod wins;
+
 use jiff::Timestamp;
 
 use super::Engine;
@@ -194,7 +196,7 @@ impl Engine {
             .await?;
         let account = self.account(account).await?;
         let run = self.spawn_instance(&account, &claimed, "run_now").await;
-        self.record_run(claimed.account_id, id, run).await
+        self.record_run(&account, id, run).await
     }
 
     /// One instance of `template` (its `instances_created` already counted), as a run.
@@ -224,6 +226,7 @@ impl Engine {
             task_id: None,
             skipped: None,
             by: by.to_owned(),
+            every: template.backoff.every,
         };
         match self.create_task(account, input).await {
             Ok(Created::New(task)) => {
@@ -249,7 +252,17 @@ impl Engine {
     /// Add a run to the template's history (newest last, [`RUNS_KEPT`] kept), and tell the
     /// owner as the template's notify policy says: `always`; `on_change` when the result
     /// differs from the last run's (the difference named); `on_win` and `never` not for a run.
-    pub(crate) async fn record_run(&self, account: AccountId, id: ulid::Ulid, run: TemplateRun) -> Result<RecurringTemplate, EngineError> {
+    ///
+    /// The run moves its back-off ([`recurring::Backoff`]): a scheduled run that keeps finding
+    /// nothing sets its next occurrence further out, a run that opens a task brings it back.
+    pub(crate) async fn record_run(
+        &self,
+        account: &crate::owner::account::Account,
+        id: ulid::Ulid,
+        run: TemplateRun,
+    ) -> Result<RecurringTemplate, EngineError> {
+        let tz = account.settings.time_zone();
+        let account = account.id;
         let told = std::sync::Mutex::new(None::<String>);
         let saved = self
             .change_template(account, id, |t, _| {
@@ -257,6 +270,17 @@ impl Engine {
                 let mut run = run.clone();
                 if tell.is_some() {
                     run.notified = Some("owner".into());
+                }
+                let scheduled = run.by == "schedule";
+                let before = t.backoff;
+                t.backoff = before.after(run.opened, scheduled);
+                run.every = t.backoff.every;
+                if t.enabled && t.next_at.is_some() {
+                    if scheduled && t.backoff.every > 1 {
+                        t.next_at = recurring::nth_occurrence(&t.cron, run.at, &tz, t.backoff.every).ok().or(t.next_at);
+                    } else if before.every > 1 && t.backoff.every == 1 {
+                        t.next_at = recurring::next_occurrence(&t.cron, run.at, &tz).ok().or(t.next_at);
+                    }
                 }
                 *told.lock().unwrap_or_else(|e| e.into_inner()) = tell;
                 t.runs.push(run);
@@ -321,6 +345,7 @@ mod tests {
             task_id: None,
             skipped: None,
             by: "schedule".into(),
+            every: 1,
         }
     }
 

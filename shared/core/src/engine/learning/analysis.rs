@@ -17,7 +17,9 @@ use super::Engine;
 use super::tasks::{Created, NewTask};
 use crate::kernel::ids::{AccountId, MemberId};
 use crate::kernel::limits::{self, ANALYSIS_EPISODE_TTL, ANALYSIS_PAGE, MAX_ACTIVE_TASKS_PER_ACCOUNT, MAX_TASKS_PER_ACCOUNT_PER_DAY};
+use crate::members::member::MemberFacts;
 use crate::owner::account::Account;
+use crate::owner::trigger::OpenloopEvent;
 use crate::rails::autonomy;
 use crate::rails::priority_rules::PriorityInput;
 use crate::rails::risk::{self, Finding};
@@ -148,11 +150,19 @@ impl Engine {
         }
 
         let mut findings: Vec<(MemberId, Finding, Priority, f64)> = Vec::new();
+        // The built-in rows the owner switched off open nothing (`rules/triggers.toml`); the
+        // owner's rows on `no_checkin_days` take the members a week or more without a check-in.
+        let book = self.store.trigger_book(account.id).await?;
+        let gaps_wanted = book.custom.iter().any(|t| t.enabled && t.event == "no_checkin_days");
+        let mut gaps: Vec<(MemberFacts, OpenloopEvent)> = Vec::new();
         let mut cursor = None;
         loop {
             let (page, next) = self.store.list_member_facts(account.id, ANALYSIS_PAGE, cursor).await?;
             done.members_scanned += page.len();
             for facts in page {
+                if gaps_wanted && let Some(gap) = crate::owner::trigger::no_checkin_event(&facts, now) {
+                    gaps.push((facts.clone(), gap));
+                }
                 if let Some(finding) = risk::assess(&facts, now, account.settings.calibration.churn_gap()) {
                     let priority = self
                         .config
@@ -192,8 +202,6 @@ impl Engine {
         // An owner away proposes fewer a run (issue 26 item 7).
         let presence = crate::owner::presence::Presence::of(account.last_seen_at, now);
         let burst = Burst::new(Limit::PerRun, presence.scan_allowance(limits::MAX_TASKS_PER_RUN));
-        // The built-in rows the owner switched off open nothing (`rules/triggers.toml`).
-        let book = self.store.trigger_book(account.id).await?;
         for (member, finding, _, _) in findings {
             let row = crate::owner::trigger::scan_row(finding.task_type);
             if row.is_some_and(|row| !book.builtin_on(row)) {
@@ -252,6 +260,14 @@ impl Engine {
                     }
                 }
             }
+        }
+        // The owner's rows on `no_checkin_days`, within what the run has left.
+        for (facts, gap) in gaps {
+            if burst.remaining() == 0 {
+                break;
+            }
+            let opened = self.fire_openloop_event(account, &book, &facts, &gap, &burst).await?;
+            done.created += opened.len();
         }
         tracing::info!(
             account = %account.id,

@@ -153,6 +153,7 @@ impl Engine {
         }
         tracing::info!(task = %next.id, signal = reached.seen.signal, outcome = reached.outcome, "completed on its goal signal");
         self.publish_closed(&next).await;
+        self.tell_win(&next, reached.outcome).await;
         Ok(reason)
     }
 
@@ -259,6 +260,13 @@ impl Engine {
             match self.store.commit(&commit).await {
                 Ok(()) => {
                     tracing::info!(task = %next.id, ?change, "attribution");
+                    // A commitment kept and a win after the close are good news too.
+                    match &change {
+                        Change::LateWin { reached, .. } | Change::Confirmed { reached, .. } => {
+                            self.tell_win(&next, reached.outcome).await;
+                        }
+                        _ => {}
+                    }
                     match change {
                         Change::Valued { .. } => report.valued += 1,
                         Change::Confirmed { .. } => report.confirmed += 1,

@@ -848,6 +848,7 @@ impl Engine {
             return;
         }
         self.close_todos_of(task).await;
+        self.task_closed_triggers(task).await;
         if let Some(parent) = task.parent_id {
             self.nudge_parent(task.account_id, parent, task.id).await;
         }

@@ -4,6 +4,8 @@
 //! task). Both resolve a loop with one conditional write, so the event and the sweep can
 //! race: whichever is second finds the loop resolved and does nothing.
 
+mod todo_deadline;
+
 use jiff::Timestamp;
 use serde::Serialize;
 
@@ -153,6 +155,10 @@ impl Engine {
     }
 
     async fn carry_out_deadline(&self, expired: &OpenLoop, burst: &Burst) -> Result<Option<TaskId>, EngineError> {
+        if expired.on_deadline == OnDeadline::Escalate {
+            self.escalate_overdue_todo(expired).await?;
+            return Ok(None);
+        }
         let Some(opens) = &expired.opens else {
             return Ok(None);
         };

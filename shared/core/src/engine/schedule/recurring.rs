@@ -93,6 +93,7 @@ impl Engine {
             paused: false,
             runs: Vec::new(),
             notify: input.notify.unwrap_or_default(),
+            backoff: Default::default(),
         };
         self.store.save_template(&template).await?;
         Ok(template)
@@ -158,7 +159,7 @@ impl Engine {
             } else {
                 report.spawned += 1;
             }
-            if let Err(e) = self.record_run(account.id, template.id, run).await {
+            if let Err(e) = self.record_run(&account, template.id, run).await {
                 tracing::warn!(template = %template.id, error = %e, "a recurring run was not recorded");
             }
         }

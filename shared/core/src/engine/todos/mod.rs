@@ -107,7 +107,9 @@ impl Engine {
     ) -> Result<Todo, EngineError> {
         let now = self.clock.now();
         let done = self.change_todo(account, id, |t| todo::complete(t, outcome, note, now)).await?;
+        self.todo_loop_met(&done).await;
         self.settle_task_of(&done).await?;
+        self.todo_done_triggers(&done).await;
         Ok(done)
     }
 
@@ -263,7 +265,18 @@ impl Engine {
             done_at: None,
             version: 1,
         };
-        match self.store.create_todo(&todo).await {
+        // Its loop, written with it: done (or the member back) by its deadline, else the
+        // owner is told.
+        let wait = crate::task::open_loop::OpenLoop::for_todo(
+            todo.account_id,
+            todo.member.id.clone(),
+            &todo.id.to_string(),
+            todo.get_them_back,
+            todo.due_at + rules::escalate_after(),
+            now,
+        )
+        .for_task(task.id);
+        match self.store.create_todo_with_loop(&todo, &wait).await {
             Ok(true) => {
                 tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
                 self.emit_webhook(
@@ -372,6 +385,7 @@ impl Engine {
                 let next = todo::closed(&current, outcome.to_owned(), Some(note.to_owned()), now);
                 match self.store.save_todo(&next).await {
                     Ok(()) => {
+                        self.todo_loop_met(&next).await;
                         closed.push(next);
                         break;
                     }

@@ -27,10 +27,26 @@ pub(crate) struct EscalationRule {
 struct Rules {
     #[serde(default)]
     escalation: Vec<EscalationRule>,
+    #[serde(default = "default_escalate_after_hours")]
+    escalate_after_hours: u32,
+}
+
+/// When the shipped file says nothing of it.
+fn default_escalate_after_hours() -> u32 {
+    48
 }
 
 fn parse(text: &str) -> Result<Vec<EscalationRule>, String> {
     toml::from_str::<Rules>(text).map(|r| r.escalation).map_err(|e| e.to_string())
+}
+
+/// How long after it is due an open to-do is escalated to the owner (its loop's deadline).
+pub(crate) fn escalate_after() -> jiff::SignedDuration {
+    static HOURS: OnceLock<u32> = OnceLock::new();
+    let hours = *HOURS.get_or_init(|| {
+        toml::from_str::<Rules>(DEFAULT_RULES).map_or_else(|_| default_escalate_after_hours(), |r| r.escalate_after_hours.clamp(1, 24 * 30))
+    });
+    jiff::SignedDuration::from_hours(i64::from(hours))
 }
 
 /// The first rule naming `reason` (an escalation's log reason code), if any.

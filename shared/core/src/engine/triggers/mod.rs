@@ -7,6 +7,10 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+mod openloop;
+
+pub(crate) use openloop::ClosedRows;
+
 use super::Engine;
 use super::tasks::{Created, NewTask};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
@@ -14,7 +18,9 @@ use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::members::event::{MemberEvent, MemberStatus, SignalEnvelope};
 use crate::members::member::MemberFacts;
 use crate::owner::account::Account;
-use crate::owner::trigger::{Firing, MAX_CUSTOM_TRIGGERS, Trigger, TriggerBook, TriggerInput, event_fields, event_names, goal_of};
+use crate::owner::trigger::{
+    Firing, MAX_CUSTOM_TRIGGERS, OpenloopEvent, Trigger, TriggerBook, TriggerInput, event_fields, event_names, goal_of,
+};
 use crate::rails::gate::GateContext;
 use crate::task::TriggerType;
 use crate::task::error::EngineError;
@@ -62,7 +68,10 @@ impl Engine {
             let out = change(&mut book)?;
             book.version += 1;
             match self.store.save_trigger_book(account, &book).await {
-                Ok(()) => return Ok(out),
+                Ok(()) => {
+                    self.closed_rows.forget(account);
+                    return Ok(out);
+                }
                 Err(StoreError::Conflict(Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -211,11 +220,27 @@ impl Engine {
             return Ok(Vec::new());
         }
         let event = &envelope.event.event;
+        let fields = event_fields(event, facts, self.clock.now());
+        self.fire_rows(account, book, facts, &event_names(event), &fields, &envelope.webhook_id, burst)
+            .await
+    }
+
+    /// The owner's rows an event of `names` with `fields` sets off (see [`Self::fire_triggers`]):
+    /// `event_id` names the event that caused each firing.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn fire_rows(
+        &self,
+        account: &Account,
+        book: &TriggerBook,
+        facts: &MemberFacts,
+        names: &[&str],
+        fields: &serde_json::Map<String, serde_json::Value>,
+        event_id: &str,
+        burst: &Burst,
+    ) -> Result<Vec<TaskId>, EngineError> {
         let now = self.clock.now();
-        let names = event_names(event);
-        let fields = event_fields(event, facts, now);
         let mut opened = Vec::new();
-        for trigger in book.custom.iter().filter(|t| t.matches(&names, &fields)) {
+        for trigger in book.custom.iter().filter(|t| t.matches(names, fields)) {
             let source = format!("trigger:{}:{}", account.id, trigger.id);
             let member = facts.member_id.as_str();
             if !self.store.claim_webhook(&source, member, now, trigger.reentry_until(now)).await? {
@@ -225,14 +250,14 @@ impl Engine {
                 task_type: trigger.task_type.clone(),
                 goal: goal_of(trigger),
                 trigger_id: Some(trigger.id.clone()),
-                event_id: envelope.webhook_id.clone(),
-                context: serde_json::json!({"trigger_id": trigger.id, "event": trigger.event, "event_id": envelope.webhook_id}),
+                event_id: event_id.to_owned(),
+                context: serde_json::json!({"trigger_id": trigger.id, "event": trigger.event, "event_id": event_id}),
             };
             let mut firing = Firing {
                 at: now,
                 trigger_id: trigger.id.clone(),
                 member_id: facts.member_id.clone(),
-                event_id: envelope.webhook_id.clone(),
+                event_id: event_id.to_owned(),
                 task_id: None,
                 opens_at: None,
             };
@@ -254,7 +279,7 @@ impl Engine {
                     }
                 }
             }
-            tracing::info!(account = %account.id, trigger = %trigger.id, member, event = %envelope.webhook_id, "trigger fired");
+            tracing::info!(account = %account.id, trigger = %trigger.id, member, event = %event_id, "trigger fired");
             // `always`: the owner hears of each firing (the others: not of a firing).
             if trigger.notify == crate::owner::trigger::Notify::Always {
                 let when = firing.opens_at.map(|at| format!(", opening at {at}")).unwrap_or_default();
@@ -318,14 +343,30 @@ impl Engine {
         let mut members = Vec::new();
         let mut read = 0;
         let mut cursor = None;
+        let mut own = self.past_openloop_events(account, &trigger.event, from, now).await?;
         loop {
             let (page, next) = self.store.list_member_facts(account, 200, cursor).await?;
             read += page.len();
             for facts in page {
                 let seen = past_events(&trigger.event, &facts, from, now)
                     .into_iter()
-                    .find(|(event, _)| trigger.matches(&event_names(event), &event_fields(event, &facts, now)));
-                if let Some((_, at)) = seen {
+                    .find(|(event, _)| trigger.matches(&event_names(event), &event_fields(event, &facts, now)))
+                    .map(|(_, at)| at);
+                let own_seen = || {
+                    let mut theirs = own.remove(&facts.member_id).unwrap_or_default();
+                    if trigger.event == "no_checkin_days"
+                        && let Some(gap) = crate::owner::trigger::no_checkin_event(&facts, now)
+                    {
+                        let since = facts.last_checkin_at.or(facts.joined_at).unwrap_or(now);
+                        let began = since + SignedDuration::from_hours(24 * crate::owner::trigger::NO_CHECKIN_EVENT_MIN_DAYS);
+                        theirs.push((gap, began.max(from)));
+                    }
+                    theirs
+                        .into_iter()
+                        .find(|(event, _)| trigger.matches(&[event.name()], &event.fields(&facts, now)))
+                        .map(|(_, at)| at)
+                };
+                if let Some(at) = seen.or_else(own_seen) {
                     members.push(DryRunMember {
                         id: facts.member_id.clone(),
                         name: facts.display_name(),
@@ -345,9 +386,63 @@ impl Engine {
             would_open,
             members,
             note: format!(
-                "over the last {DRY_RUN_DAYS} days of {read} members' stored facts, once per member; the facts keep the latest payment, status change and booking of each member and their recent check-ins (not a check-in's class)"
+                "over the last {DRY_RUN_DAYS} days of {read} members' stored facts, once per member; the facts keep the latest payment, status change and booking of each member and their recent check-ins (not a check-in's class); Openloop's own events from the tasks closed and the to-dos done in those days and each active member's days without a check-in"
             ),
         })
+    }
+}
+
+impl Engine {
+    /// Openloop's own `task_closed` and `todo_done` events between `from` and `now`, by member
+    /// (from the closed tasks' tallies and the to-dos done; `no_checkin_days` is read from
+    /// each member's facts).
+    async fn past_openloop_events(
+        &self,
+        account: AccountId,
+        name: &str,
+        from: Timestamp,
+        now: Timestamp,
+    ) -> Result<std::collections::HashMap<MemberId, Vec<(OpenloopEvent, Timestamp)>>, EngineError> {
+        let mut by_member: std::collections::HashMap<MemberId, Vec<(OpenloopEvent, Timestamp)>> = std::collections::HashMap::new();
+        match name {
+            "task_closed" => {
+                // The window is half-open: a close at this very second counts too.
+                let until = now + SignedDuration::from_secs(1);
+                for tally in self.store.closed_tallies(account, from, until).await? {
+                    let at = tally.resolved_at.unwrap_or(tally.created_at);
+                    let event = OpenloopEvent::TaskClosed {
+                        task_id: tally.task_id,
+                        task_type: tally.task_type.clone(),
+                        status: tally.status.to_string(),
+                        outcome: tally.outcome.clone(),
+                    };
+                    by_member.entry(tally.member_id.clone()).or_default().push((event, at));
+                }
+            }
+            "todo_done" => {
+                let done = self
+                    .store
+                    .list_todos(account, crate::task::todo::TodoStatus::Done, super::todos::TODOS_LISTED)
+                    .await?;
+                for todo in done {
+                    let Some(at) = todo.done_at.filter(|t| (from..=now).contains(t)) else {
+                        continue;
+                    };
+                    let kind = serde_json::to_value(todo.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    let event = OpenloopEvent::TodoDone {
+                        todo_id: todo.id,
+                        kind,
+                        outcome: todo.outcome.clone(),
+                    };
+                    by_member.entry(todo.member.id.clone()).or_default().push((event, at));
+                }
+            }
+            _ => {}
+        }
+        Ok(by_member)
     }
 }
 
