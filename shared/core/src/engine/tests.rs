@@ -1501,6 +1501,7 @@ mod owner_notices;
 mod prompts;
 mod rails;
 mod replies;
+mod scale;
 mod subtasks;
 mod timing;
 mod todos;
