@@ -21,6 +21,7 @@ use openloop_local::clock::TestClock;
 pub mod browser;
 pub mod gym;
 pub mod pushpress;
+pub mod scale;
 pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.
