@@ -104,8 +104,9 @@ pub struct Unit {
     pub exhaustion: Measured,
     /// A tick with nothing due (the platform's; shared by every gym).
     pub idle_tick: Measured,
-    /// One risk scan of one account, per member.
-    pub analysis_per_member: Measured,
+    /// One risk scan of one account of `analysis_members` members (a day's creations used).
+    pub analysis: Measured,
+    pub analysis_members: usize,
     /// One attribution run with a gym's watched tasks.
     pub attribution: Measured,
 }
@@ -141,7 +142,10 @@ pub fn bill(unit: &Unit, month: &Month, prices: &Prices, memory_mb: u64, gyms: u
         (per(month.first_touches), unit.first_touch),
         (per(month.follow_ups), unit.second_touch),
         (per(month.closed), unit.exhaustion),
-        (30.0 * 4.0 * month.members as f64, unit.analysis_per_member),
+        (
+            30.0 * 4.0 * month.members as f64 / unit.analysis_members.max(1) as f64,
+            unit.analysis,
+        ),
         (30.0 * 24.0, unit.attribution),
         (30.0 * 24.0 * 60.0 / gyms as f64, unit.idle_tick),
     ];

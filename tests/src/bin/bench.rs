@@ -107,17 +107,8 @@ async fn main() -> Result<(), Error> {
         let scratch = Scratch::new("bench-scan");
         let (engine, store, _) = scratch.engine(None).await;
         let day = analysis_cost(&engine, &store, members).await?;
-        if unit.analysis_per_member.usage.requests == 0 {
-            let n = members as u64;
-            unit.analysis_per_member = Measured {
-                usage: openloop_aws::dynamo::StoreUsage {
-                    requests: day.usage.requests.div_ceil(n),
-                    writes: day.usage.writes.div_ceil(n),
-                    read_units: day.usage.read_units.div_ceil(n),
-                    write_units: day.usage.write_units.div_ceil(n),
-                },
-                ms: day.ms / members as f64,
-            };
+        if unit.analysis_members == 0 {
+            (unit.analysis, unit.analysis_members) = (day, members);
         }
     }
 

@@ -159,7 +159,7 @@ impl Engine {
             // Once a day whatever the channel; mailed with the next digest mail, which may
             // leave at once (it is made from the window's opening on).
             NoticePolicy::Daily => {
-                if !budget_claimed && self.claim_notice_budget(&account, draft.kind, now).await?.is_err() {
+                if !budget_claimed && self.claim_notice_budget(account, draft.kind, now).await?.is_err() {
                     return Ok(None);
                 }
                 if mailable {
@@ -172,7 +172,7 @@ impl Engine {
             NoticePolicy::Immediate if after_quiet(now) > now => (NoticeDelivery::Digest, Some(after_quiet(now))),
             NoticePolicy::Immediate => (NoticeDelivery::Email, None),
             NoticePolicy::Batched { .. } => {
-                if budget_claimed || self.claim_notice_budget(&account, draft.kind, now).await?.is_ok() {
+                if budget_claimed || self.claim_notice_budget(account, draft.kind, now).await?.is_ok() {
                     (NoticeDelivery::Digest, Some(after_quiet(next_digest_slot(&account.settings, now))))
                 } else {
                     (NoticeDelivery::OverBudget, None)
@@ -194,9 +194,9 @@ impl Engine {
         self.store.put_notice(&notice).await?;
         tracing::info!(account = %account_id, kind = notice.kind.as_str(), delivery = ?delivery, "owner notified");
         if delivery == NoticeDelivery::Email {
-            let subject = format!("{}: {}", business_name(&account), notice.title);
+            let subject = format!("{}: {}", business_name(account), notice.title);
             let text = format!("{}\n\n({})\n", notice.detail, notice.at);
-            self.mail_owner(&account, subject, text, now).await;
+            self.mail_owner(account, subject, text, now).await;
         }
         Ok(Some(notice))
     }
