@@ -94,10 +94,18 @@ demo:
 
 LAMBDAS := webhooks api signals tick execute followup dormant attribution analysis evaluation
 
-## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap.
+## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap;
+## then each one's size (at most 8 MB) and its cold start on this machine (infra/cold-start.py).
 build: tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda ziglang
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cargo lambda build --release $(addprefix -p openloop-fn-,$(LAMBDAS))
+	@over=0; for fn in $(LAMBDAS); do \
+	  size=$$(stat -c %s target/lambda/$$fn/bootstrap); \
+	  printf '%-12s %6.1f MB\n' $$fn $$(echo "$$size / 1048576" | bc -l); \
+	  [ $$size -le 8388608 ] || { echo "$$fn is over 8 MB" >&2; over=1; }; \
+	done; \
+	python3 infra/cold-start.py $(foreach fn,$(LAMBDAS),target/lambda/$(fn)/bootstrap); \
+	exit $$over
 
 ## deploy: build with SAM (cargo-lambda) and deploy infra/template.yaml (asks for parameters).
 deploy: tools

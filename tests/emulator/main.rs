@@ -14,6 +14,7 @@ mod mail_events;
 mod rails;
 mod sending_domains;
 mod ses_failure;
+mod step_cost;
 mod store_conformance;
 mod stress;
 mod walkthroughs;

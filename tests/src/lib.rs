@@ -22,6 +22,7 @@ pub mod browser;
 pub mod gym;
 pub mod pushpress;
 pub mod receiver;
+pub mod scale;
 pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.

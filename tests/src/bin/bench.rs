@@ -21,6 +21,7 @@ use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::testing::sample_task_for;
 use openloop_local::clock::TestClock;
+use openloop_tests::scale::{Measured, Month, Unit};
 use openloop_tests::{Scratch, unique_prefix};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -52,8 +53,9 @@ async fn main() -> Result<(), Error> {
         "DynamoDB requests per task step (one task, emulator: {})",
         openloop_tests::endpoint()
     );
-    println!("{:<44} {:>8}", "step", "requests");
-    let account = steps(&engine, &store, &clock).await?;
+    println!("{:<52} {:>8}", "step", "requests");
+    let mut unit = Unit::default();
+    let account = steps(&engine, &store, &clock, &mut unit).await?;
 
     println!();
     println!("tick cost against stored tasks (the same 10 due each time)");
@@ -75,9 +77,16 @@ async fn main() -> Result<(), Error> {
         let report = engine.tick(openloop_core::engine::Wake::Now).await?;
         let enqueued: usize = report.enqueued.values().sum();
         println!("{:>14} {:>10} {:>10} {:>16}", stored, store.requests() - before, enqueued, seeding);
-        let before = store.requests();
+        let before = store.usage();
+        let started = std::time::Instant::now();
         let report = engine.attribute().await?;
-        attribution.push((stored, store.requests() - before, report.watched));
+        if stored == target && attribution.is_empty() {
+            unit.attribution = Measured {
+                usage: store.usage() - before,
+                ms: started.elapsed().as_secs_f64() * 1000.0,
+            };
+        }
+        attribution.push((stored, (store.usage() - before).requests, report.watched));
     }
     println!();
     println!("attribution cost against stored tasks (the same 10 closed tasks inside their window)");
@@ -97,13 +106,190 @@ async fn main() -> Result<(), Error> {
         // the 20,000 tasks above would only slow it down (the request counts are the same).
         let scratch = Scratch::new("bench-scan");
         let (engine, store, _) = scratch.engine(None).await;
-        analysis_cost(&engine, &store, members).await?;
+        let day = analysis_cost(&engine, &store, members).await?;
+        if unit.analysis_members == 0 {
+            (unit.analysis, unit.analysis_members) = (day, members);
+        }
     }
 
+    println!();
+    drain_table().await?;
+    println!();
+    cost_table(&unit).await?;
+    println!();
+    hot_key_table(&unit);
     println!();
     import_table().await?;
     println!();
     dashboard_table().await
+}
+
+/// Steps due in the backlog the tick hands out (10,000; 300 in the quick form).
+fn backlog() -> usize {
+    sized(10_000, 300)
+}
+
+/// The tick's fan-out: a backlog of due steps, every shard read at once and the items sent
+/// 10 a `SendMessageBatch`, 16 batches at a time, on the emulator's DynamoDB and SQS.
+async fn drain_table() -> Result<(), Error> {
+    let scratch = Scratch::new("bench-drain");
+    let (engine, store, clock) = scratch.engine(None).await;
+    let account = bench_account(&engine, "Drain Gym").await?.id;
+    let backlog = backlog();
+    let now = clock.now();
+    let mut tasks = Vec::with_capacity(backlog);
+    for i in 0..backlog {
+        let member = MemberId::parse(&format!("m_drain_{i}"))?;
+        let mut task = sample_task_for(account, member, TaskStatus::Waiting, now);
+        task.touch = 1;
+        task.next_action_at = Some(now - SignedDuration::from_mins(1));
+        tasks.push(task);
+    }
+    store.import_tasks(&tasks).await?;
+    println!(
+        "tick fan-out: a backlog of {backlog} due steps, one tick a minute (16 shards at once, up to 1,250 each in ≤ 8 pages; SendMessageBatch 16 at a time)"
+    );
+    println!("{:>6} {:>10} {:>10} {:>10}", "run", "handed out", "requests", "ms");
+    let mut runs = 0usize;
+    let mut handed = 0usize;
+    loop {
+        runs += 1;
+        let before = store.requests();
+        let started = std::time::Instant::now();
+        let report = engine
+            .tick(openloop_core::engine::Wake::AtTheirSecond {
+                period: SignedDuration::from_mins(1),
+            })
+            .await?;
+        let enqueued: usize = report.enqueued.values().sum();
+        handed += enqueued;
+        println!(
+            "{runs:>6} {enqueued:>10} {:>10} {:>10.0}",
+            store.requests() - before,
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        // A run that left some would find the first ones again until the workers took them:
+        // what is left is handed out a run later each.
+        if !report.truncated || runs == 10 {
+            break;
+        }
+    }
+    println!("items handed out per tick run: {}", handed / runs);
+    println!("{} due steps handed out in {runs} min", thousands(handed.min(backlog)),);
+    Ok(())
+}
+
+/// `n` with thousands separated by commas.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A gym's month: its activity from a simulated month on the in-memory runtime, each step's
+/// cost as measured above, the prices of `infra/aws-prices.toml`.
+async fn cost_table(unit: &Unit) -> Result<(), Error> {
+    let prices = openloop_tests::scale::prices()?;
+    let memory = openloop_tests::scale::lambda_memory_mb()?;
+    let (members, days) = sized((300usize, 30i64), (30, 3));
+    let month = simulate_month(members, days).await?;
+    let gyms = 10_000;
+    println!(
+        "a gym-month: {members} members, {days} simulated days on the in-memory runtime (scaled to 30), {gyms} gyms sharing the schedules; prices of {} ({})",
+        prices.as_of, prices.dynamodb.source
+    );
+    println!(
+        "  tasks {}, first touches {}, follow-ups {}, closed {}, mails {}",
+        month.tasks, month.first_touches, month.follow_ups, month.closed, month.mails
+    );
+    println!("{:<22} {:>34} {:>10}", "service", "count per gym-month", "dollars");
+    let bill = openloop_tests::scale::bill(unit, &month, &prices, memory, gyms);
+    let mut total = 0.0;
+    for line in &bill {
+        total += line.dollars;
+        println!("{:<22} {:>34} {:>10.4}", line.what, line.count, line.dollars);
+    }
+    let alone: f64 = openloop_tests::scale::bill(unit, &month, &prices, memory, 1)
+        .iter()
+        .map(|l| l.dollars)
+        .sum();
+    println!(
+        "model calls per gym-month (not in the cost): {:.0}",
+        month.follow_ups as f64 * 30.0 / days as f64
+    );
+    println!("one gym alone on its own stack (the minute tick not shared): ${alone:.2}");
+    println!("cost per gym-month: ${total:.2}");
+    Ok(())
+}
+
+/// A gym on autopilot for `days`, one `/_local/run` a simulated hour, on the in-memory ports.
+async fn simulate_month(members: usize, days: i64) -> Result<Month, Error> {
+    use openloop_tests::{Stack, gym, morning};
+    let stack = Stack::start("bench-cost").await;
+    let start = morning(1);
+    stack.set_clock(&start.to_string()).await;
+    let body = serde_json::json!({"name": "Month Gym", "timezone": "America/New_York", "execution_mode": "limited_auto",
+        "onboarded_at": "2025-01-01T00:00:00Z"});
+    let (status, created) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
+    if status != 201 {
+        return Err(format!("create account: {status} {created}").into());
+    }
+    let account: AccountId = created["account_id"].as_str().unwrap_or_default().parse()?;
+    let token = created["api_token"].as_str().unwrap_or_default().to_owned();
+    gym::seed(stack.running.store.as_ref(), account, members, start).await?;
+    for hour in 1..=days * 24 {
+        stack.set_clock(&(start + SignedDuration::from_hours(hour)).to_string()).await;
+        stack.run().await;
+    }
+    let mut month = Month {
+        members,
+        days,
+        ..Month::default()
+    };
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/api/v1/tasks?limit=200&cursor={c}"),
+            None => "/api/v1/tasks?limit=200".to_owned(),
+        };
+        let (_, page) = stack.get(&path, &token).await;
+        for task in page["tasks"].as_array().into_iter().flatten() {
+            month.tasks += 1;
+            month.task_bytes += task.to_string().len();
+            let touch = task["touch"].as_u64().unwrap_or(0) as usize;
+            month.first_touches += usize::from(touch > 0);
+            month.follow_ups += touch.saturating_sub(1);
+            let status = task["status"].as_str().unwrap_or_default();
+            month.closed += usize::from(matches!(status, "completed" | "cancelled" | "escalated" | "dormant"));
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
+            _ => break,
+        }
+    }
+    let (_, all) = stack.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
+    month.mails = all.as_array().map_or(0, Vec::len);
+    Ok(month)
+}
+
+/// 1,000 accounts' mornings (four time zones, 10 first touches each, 8–10 local): the write
+/// units a second on the hottest partition key.
+fn hot_key_table(unit: &Unit) {
+    let accounts = 1_000;
+    // What a first touch writes to its account's partition: all but the three reply routes.
+    let account_units = unit.first_touch.usage.write_units.saturating_sub(6).max(1);
+    let (key, rate) = openloop_tests::scale::hottest_key(accounts, 10, account_units);
+    let shown = if key.starts_with("ACCT#") { "ACCT#{account}" } else { key.as_str() };
+    println!(
+        "{accounts} accounts' mornings, 10 first touches each across four time zones ({account_units} write units a first touch on its account)"
+    );
+    println!("hottest key: {rate} writes per second ({shown}; DynamoDB allows 1,000 a partition)");
 }
 
 /// Tasks in the dashboard's account (5,000; 200 in the quick form).
@@ -277,8 +463,8 @@ async fn import_cost(scratch: &Scratch, members: usize) -> Result<(), Error> {
 }
 
 /// One gym of `members`: the member read alone, two runs that each create their 25, and a
-/// run on a day whose creations are used up.
-async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> Result<(), Error> {
+/// run on a day whose creations are used up (what comes back: a run like that one).
+async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> Result<Measured, Error> {
     let account = bench_account(engine, "Scan Gym").await?;
     let before = store.requests();
     openloop_tests::gym::seed(store, account.id, members, engine.now()).await?;
@@ -296,10 +482,16 @@ async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> 
     }
     let read = store.requests() - before;
     let mut runs = Vec::new();
+    let mut last = Measured::default();
     for _ in 0..3 {
-        let before = store.requests();
+        let before = store.usage();
+        let started = std::time::Instant::now();
         let report = engine.analyze_account(&account).await?;
-        runs.push((store.requests() - before, report.created));
+        last = Measured {
+            usage: store.usage() - before,
+            ms: started.elapsed().as_secs_f64() * 1000.0,
+        };
+        runs.push((last.usage.requests, report.created));
     }
     println!(
         "{:>8} {:>10} {:>14} {:>16} {:>16} {:>14}",
@@ -310,7 +502,7 @@ async fn analysis_cost(engine: &Engine, store: &DynamoStore, members: usize) -> 
         format!("{} ({})", runs[2].0, runs[2].1),
         seeding
     );
-    Ok(())
+    Ok(last)
 }
 
 /// A gym in New York for one bench table, under its own token hash.
@@ -324,15 +516,20 @@ async fn bench_account(engine: &Engine, name: &str) -> Result<openloop_core::own
     Ok(engine.create_account(input, secrets).await?)
 }
 
-async fn measure<T, F: std::future::Future<Output = T>>(store: &DynamoStore, name: &str, f: F) -> T {
-    let before = store.requests();
+async fn measure<T, F: std::future::Future<Output = T>>(store: &DynamoStore, name: &str, f: F) -> (T, Measured) {
+    let before = store.usage();
+    let started = std::time::Instant::now();
     let out = f.await;
-    println!("{:<44} {:>8}", name, store.requests() - before);
-    out
+    let measured = Measured {
+        usage: store.usage() - before,
+        ms: started.elapsed().as_secs_f64() * 1000.0,
+    };
+    println!("{:<52} {:>8}", name, measured.usage.requests);
+    (out, measured)
 }
 
 /// One task's life: creation by a signal's trigger, approval, the tick, first touch, follow-up.
-async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Result<AccountId, Error> {
+async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock, unit: &mut Unit) -> Result<AccountId, Error> {
     let account = bench_account(engine, "Bench Gym").await?;
     let member = MemberId::parse("m_bench")?;
     let mut facts = MemberFacts::new(member.clone());
@@ -354,27 +551,38 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
         gate: GateContext::default(),
         context: serde_json::Value::Null,
     };
-    let created = measure(
+    let (created, m) = measure(
         store,
         "create task (dedup read, member, transaction)",
         engine.create_task(&account, new_task),
     )
-    .await?;
+    .await;
+    let created = created?;
+    unit.create = m;
     let id = created.task().id;
-    measure(store, "owner approves", engine.approve(account.id, id, None)).await?;
-    let report = measure(
+    measure(store, "owner approves", engine.approve(account.id, id, None)).await.0?;
+    let (report, m) = measure(
         store,
         "tick (pause flag + 16 due-index shards)",
         engine.tick(openloop_core::engine::Wake::Now),
     )
-    .await?;
+    .await;
+    let report = report?;
+    unit.idle_tick = m;
     assert_eq!(report.enqueued.values().sum::<usize>(), 1);
     let item = WorkItem {
         account_id: account.id,
         task_id: id,
         due_at: clock.now(),
     };
-    let outcome = measure(store, "execute: first touch (gates, claim, reserve, send)", engine.execute(&item)).await?;
+    let (outcome, m) = measure(
+        store,
+        "execute: first touch (≤ 5: task, snapshot, guards, 2 commits)",
+        engine.execute(&item),
+    )
+    .await;
+    let outcome = outcome?;
+    unit.first_touch = m;
     assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
     // Each later step when the engine scheduled it (a follow-up in the afternoon hours of its
     // cadence's day, spec §29.3), read outside the measured calls.
@@ -383,11 +591,17 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
         Ok(task.next_action_at.ok_or("the bench task has nothing scheduled")?)
     };
     clock.set(due().await?).map_err(|t| format!("clock at {t}"))?;
-    let outcome = measure(store, "followup: second touch (threaded)", engine.follow_up(&item)).await?;
+    let (outcome, m) = measure(store, "followup: second touch (threaded, agent-drafted)", engine.follow_up(&item)).await;
+    let outcome = outcome?;
+    unit.second_touch = m;
     assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
     clock.set(due().await?).map_err(|t| format!("clock at {t}"))?;
-    measure(store, "followup: exhaustion → escalated", engine.follow_up(&item)).await?;
-    measure(store, "owner reads the task with log and messages", engine.task(account.id, id)).await?;
+    let (outcome, m) = measure(store, "followup: exhaustion → escalated (to-do, notice)", engine.follow_up(&item)).await;
+    outcome?;
+    unit.exhaustion = m;
+    measure(store, "owner reads the task with log and messages", engine.task(account.id, id))
+        .await
+        .0?;
 
     let automation = NewTask {
         task_type: "member_update".into(),
@@ -414,7 +628,9 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock) -> Resul
         task_id: task,
         due_at: clock.now(),
     };
-    let outcome = measure(store, "execute: automation, 2 actions (claim+finish each)", engine.execute(&item)).await?;
+    let outcome = measure(store, "execute: automation, 2 actions (claim+finish each)", engine.execute(&item))
+        .await
+        .0?;
     assert!(
         matches!(&outcome, openloop_core::engine::StepOutcome::Moved { to, .. } if *to == openloop_core::task::TaskStatus::Completed),
         "{outcome:?}"

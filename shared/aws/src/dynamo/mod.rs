@@ -64,6 +64,39 @@ pub struct DynamoStore {
     client: Client,
     table: String,
     requests: Arc<AtomicU64>,
+    usage: Arc<Usage>,
+}
+
+/// What this store's requests cost in DynamoDB's on-demand units, estimated from what each
+/// request carries (for the bench's cost per gym-month): a read is one read unit per item it
+/// names (a query one), a write one write unit per item, two in a transaction — items of at
+/// most 4 KB read and 1 KB written, as most of Openloop's are.
+#[derive(Default)]
+struct Usage {
+    writes: AtomicU64,
+    read_units: AtomicU64,
+    write_units: AtomicU64,
+}
+
+/// [`DynamoStore::usage`]: requests, of which writes, and the units they used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreUsage {
+    pub requests: u64,
+    pub writes: u64,
+    pub read_units: u64,
+    pub write_units: u64,
+}
+
+impl std::ops::Sub for StoreUsage {
+    type Output = StoreUsage;
+    fn sub(self, before: StoreUsage) -> StoreUsage {
+        StoreUsage {
+            requests: self.requests - before.requests,
+            writes: self.writes - before.writes,
+            read_units: self.read_units - before.read_units,
+            write_units: self.write_units - before.write_units,
+        }
+    }
 }
 
 impl DynamoStore {
@@ -72,7 +105,27 @@ impl DynamoStore {
             client,
             table: table.into(),
             requests: Arc::new(AtomicU64::new(0)),
+            usage: Arc::new(Usage::default()),
         }
+    }
+
+    /// Requests so far, the writes among them and the units they used (see `Usage`).
+    pub fn usage(&self) -> StoreUsage {
+        let requests = self.requests();
+        let writes = self.usage.writes.load(Ordering::Relaxed);
+        StoreUsage {
+            requests,
+            writes,
+            // Every request that is not a write reads at least one unit.
+            read_units: self.usage.read_units.load(Ordering::Relaxed) + (requests - writes),
+            write_units: self.usage.write_units.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A write request of `units` write units.
+    fn count_write(&self, units: u64) {
+        self.usage.writes.fetch_add(1, Ordering::Relaxed);
+        self.usage.write_units.fetch_add(units, Ordering::Relaxed);
     }
 
     /// DynamoDB requests made so far by this store (and its clones).
@@ -99,6 +152,7 @@ impl DynamoStore {
             let mut pending = HashMap::from([(self.table.clone(), requests)]);
             while !pending.is_empty() {
                 self.count();
+                self.count_write(pending.values().map(|v| v.len() as u64).sum());
                 let out = self
                     .client
                     .batch_write_item()
@@ -124,6 +178,7 @@ impl DynamoStore {
     /// Delete one item; whether it was there.
     async fn delete(&self, pk: String, sk: &str) -> Result<bool, StoreError> {
         self.count();
+        self.count_write(1);
         let out = self
             .client
             .delete_item()
@@ -165,6 +220,7 @@ impl DynamoStore {
 
     async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
         self.count();
+        self.count_write(2 * items.len() as u64);
         let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
         match self.client.transact_write_items().set_transact_items(Some(writes)).send().await {
             Ok(_) => Ok(()),
@@ -201,6 +257,7 @@ impl DynamoStore {
     /// An unconditional put.
     async fn put(&self, item: Item) -> Result<(), StoreError> {
         self.count();
+        self.count_write(1);
         self.client
             .put_item()
             .table_name(&self.table)
@@ -220,6 +277,7 @@ impl DynamoStore {
         conflict: Conflict,
     ) -> Result<(), StoreError> {
         self.count();
+        self.count_write(1);
         let mut req = self
             .client
             .put_item()
@@ -343,6 +401,9 @@ impl DynamoStore {
             );
             while let Some(request) = pending.take() {
                 self.count();
+                // One unit per key beyond the one every read counts.
+                let keys = request.keys().len() as u64;
+                self.usage.read_units.fetch_add(keys.saturating_sub(1), Ordering::Relaxed);
                 let out = self
                     .client
                     .batch_get_item()

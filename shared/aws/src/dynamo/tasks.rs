@@ -274,6 +274,47 @@ impl Tasks for DynamoStore {
         Ok(tasks)
     }
 
+    async fn member_active_tasks_besides(&self, account: AccountId, member: &MemberId, known: &Task) -> Result<Vec<Task>, StoreError> {
+        let pk = account_pk(account);
+        let guards = self
+            .query_all(None, PK, pk.clone(), Some(active_member_prefix(member)), true)
+            .await?;
+        let ids: Vec<TaskId> = guards
+            .iter()
+            .filter_map(|g| g.get("task_id").and_then(|v| v.as_s().ok()).and_then(|v| v.parse().ok()))
+            .collect();
+        // The step's own task as it read it: only the member's other tasks are read.
+        let others: Vec<TaskId> = ids.iter().copied().filter(|id| *id != known.id).collect();
+        let mut tasks = if others.is_empty() {
+            Vec::new()
+        } else {
+            self.get_tasks(account, &others).await?
+        };
+        if ids.contains(&known.id) {
+            tasks.push(known.clone());
+        }
+        tasks.retain(Task::is_active);
+        tasks.sort_by_key(|t| t.id);
+        Ok(tasks)
+    }
+
+    async fn task_with_conversation(&self, account: AccountId, id: TaskId) -> Result<Option<(Task, Vec<ConversationMessage>)>, StoreError> {
+        // One query: the task, its log and its conversation share the key's prefix.
+        let items = self.query_all(None, PK, account_pk(account), Some(task_sk(id)), true).await?;
+        let task_key = task_sk(id);
+        let conversation_prefix = format!("{task_key}#CONV#");
+        let (mut task, mut messages) = (None, Vec::new());
+        for item in items {
+            let sk = sk_of(&item).to_owned();
+            if sk == task_key {
+                task = Some(from_item::<Task>(item)?);
+            } else if sk.starts_with(&conversation_prefix) {
+                messages.push(from_item::<ConversationMessage>(item)?);
+            }
+        }
+        Ok(task.map(|t| (t, messages)))
+    }
+
     async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
         // One query returns the task, its log and its conversation (they share the prefix).
         let items = self.query_all(None, PK, account_pk(account), Some(task_sk(id)), true).await?;

@@ -1513,6 +1513,7 @@ mod pooled_lift;
 mod prompts;
 mod rails;
 mod replies;
+mod scale;
 mod send_hours;
 mod subtasks;
 mod timing;

@@ -88,9 +88,13 @@ pub fn is_due(at: Timestamp, now: Timestamp) -> bool {
     at <= now + DUE_TOLERANCE
 }
 
-/// How many due items one tick hands out at most, and how far ahead it looks.
-pub const TICK_MAX_ITEMS: usize = 1_000;
+/// How many due items one tick hands out at most: a Monday morning's backlog of 10,000 due
+/// steps in one run. Each shard reads its share ([`TICK_MAX_ITEMS`] / [`DUE_INDEX_SHARDS`])
+/// in at most [`TICK_MAX_PAGES_PER_SHARD`] pages, every shard at once.
+pub const TICK_MAX_ITEMS: usize = 20_000;
 pub const DUE_INDEX_SHARDS: u32 = 16;
+/// Pages one shard reads in one tick (a page is at most 1,000 items or 1 MB).
+pub const TICK_MAX_PAGES_PER_SHARD: usize = 8;
 
 /// Webhook signatures older or newer than this are refused (Standard Webhooks).
 pub const WEBHOOK_TOLERANCE: SignedDuration = SignedDuration::from_mins(5);

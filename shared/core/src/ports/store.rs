@@ -174,6 +174,18 @@ pub trait Tasks: Send + Sync {
     async fn member_active_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, StoreError>;
     async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError>;
     async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError>;
+    /// A consistent read of a task with its conversation, oldest first: what a follow-up
+    /// step reads (a store that keeps them together reads both in one request).
+    async fn task_with_conversation(&self, account: AccountId, id: TaskId) -> Result<Option<(Task, Vec<ConversationMessage>)>, StoreError> {
+        Ok(self.task_history(account, id).await?.map(|h| (h.task, h.messages)))
+    }
+    /// [`Tasks::member_active_tasks`] for a step that has just read one of them (`known`):
+    /// the same tasks, with `known` as it was read rather than read again (a store that
+    /// finds the others through their guards reads none when the member has no other).
+    async fn member_active_tasks_besides(&self, account: AccountId, member: &MemberId, known: &Task) -> Result<Vec<Task>, StoreError> {
+        let _ = known;
+        self.member_active_tasks(account, member).await
+    }
 }
 
 /// Tasks found by something other than their id: the owner's list, the due index, the

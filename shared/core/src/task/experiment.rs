@@ -11,6 +11,7 @@ use crate::kernel::ids::MemberId;
 
 /// The two versions an experiment compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// The prompt as it was before the suggestion: its change left out.
@@ -30,7 +31,9 @@ impl Variant {
 
 /// A task's place in an experiment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExperimentArm {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub experiment_id: ulid::Ulid,
     pub variant: Variant,
 }

@@ -16,6 +16,7 @@ use super::Engine;
 use crate::conversation::mail::OutboundMail;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
+use crate::members::member::MemberFacts;
 use crate::owner::account::Account;
 use crate::owner::owner_notice::{NoticeDelivery, NoticeKind, NoticePolicy, OwnerNotice, digest_mail, next_digest_slot};
 use crate::ports::TaskQuery;
@@ -126,6 +127,17 @@ impl Engine {
         let Some(account) = self.store.get_account(account_id).await? else {
             return Ok(None);
         };
+        self.notify_owner_of(&account, draft, budget_claimed).await
+    }
+
+    /// [`Self::notify_owner`] for an account the caller has just read.
+    pub(crate) async fn notify_owner_of(
+        &self,
+        account: &Account,
+        draft: NoticeDraft,
+        budget_claimed: bool,
+    ) -> Result<Option<OwnerNotice>, EngineError> {
+        let account_id = account.id;
         let now = self.clock.now();
         let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel.mails();
         // Quiet hours (issue 26 item 7): everything but a critical notice (the account's own
@@ -146,7 +158,7 @@ impl Engine {
             // Once a day whatever the channel; mailed with the next digest mail, which may
             // leave at once (it is made from the window's opening on).
             NoticePolicy::Daily => {
-                if !budget_claimed && self.claim_notice_budget(&account, draft.kind, now).await?.is_err() {
+                if !budget_claimed && self.claim_notice_budget(account, draft.kind, now).await?.is_err() {
                     return Ok(None);
                 }
                 if mailable {
@@ -159,7 +171,7 @@ impl Engine {
             NoticePolicy::Immediate if after_quiet(now) > now => (NoticeDelivery::Digest, Some(after_quiet(now))),
             NoticePolicy::Immediate => (NoticeDelivery::Email, None),
             NoticePolicy::Batched { .. } => {
-                if budget_claimed || self.claim_notice_budget(&account, draft.kind, now).await?.is_ok() {
+                if budget_claimed || self.claim_notice_budget(account, draft.kind, now).await?.is_ok() {
                     (NoticeDelivery::Digest, Some(after_quiet(next_digest_slot(&account.settings, now))))
                 } else {
                     (NoticeDelivery::OverBudget, None)
@@ -181,9 +193,9 @@ impl Engine {
         self.store.put_notice(&notice).await?;
         tracing::info!(account = %account_id, kind = notice.kind.as_str(), delivery = ?delivery, "owner notified");
         if delivery == NoticeDelivery::Email {
-            let subject = format!("{}: {}", business_name(&account), notice.title);
+            let subject = format!("{}: {}", business_name(account), notice.title);
             let text = format!("{}\n\n({})\n", notice.detail, notice.at);
-            self.mail_owner(&account, subject, text, now).await;
+            self.mail_owner(account, subject, text, now).await;
         }
         // A critical notice also reaches the owner's phone, whatever the hour.
         if notice.kind.is_critical() {
@@ -203,13 +215,19 @@ impl Engine {
     /// The notices a committed task change calls for: an escalation that began, a reply to a
     /// closed task.
     pub(crate) async fn notify_commit(&self, commit: &TaskCommit) {
+        self.notify_commit_with(commit, None).await;
+    }
+
+    /// [`Self::notify_commit`] by a step that has read the account and the member's facts
+    /// (its send snapshot): the to-do and the notice read neither again.
+    pub(crate) async fn notify_commit_with(&self, commit: &TaskCommit, known: Option<(&Account, Option<&MemberFacts>)>) {
         let task = &commit.task;
         let escalated = commit
             .log
             .iter()
             .any(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
         if escalated {
-            self.todo_for_escalation(commit).await;
+            self.todo_for_escalation(commit, known.map(|(_, facts)| facts)).await;
             // What happened in words, the member's last words, the agent's last draft and the
             // suggested next step (`task/escalation.rs`); a threat is critical.
             let critical = commit
@@ -222,8 +240,15 @@ impl Engine {
                 NoticeKind::Escalation
             };
             let (title, detail) = crate::task::escalation::notice(task);
-            self.notify_owner_after(task.account_id, NoticeDraft::about(kind, task, title, detail), false)
-                .await;
+            let draft = NoticeDraft::about(kind, task, title, detail);
+            match known {
+                Some((account, _)) if account.id == task.account_id => {
+                    if let Err(e) = self.notify_owner_of(account, draft, false).await {
+                        tracing::error!(account = %account.id, kind = kind.as_str(), error = %e, "owner notice not recorded");
+                    }
+                }
+                _ => self.notify_owner_after(task.account_id, draft, false).await,
+            }
             self.emit_webhook(
                 task.account_id,
                 crate::owner::outbound_webhook::EventType::TaskEscalated,

@@ -19,22 +19,29 @@ use crate::task::error::EngineError;
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, transition};
-use crate::task::{ConversationMessage, Draft, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
+use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
 
 /// What a reservation attempt came to.
 pub(in crate::engine) enum Reservation {
     Made(Box<Task>),
+    /// The claim that was to ride in the reservation's commit lost its race: another worker
+    /// has the task.
+    ClaimedElsewhere,
     Defer(Timestamp, Why),
     AlreadyReserved,
 }
 
 impl Engine {
     /// Commit the reservation; when another send to the member raced it, re-read the ledger
-    /// and decide again.
+    /// and decide again. `claim`, the claim's log entry when it is not committed yet, goes in
+    /// the reservation's commit (over the version the step read); a reservation that does not
+    /// happen commits the claim alone first, so what follows finds the task claimed.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::engine) async fn reserve(
         &self,
         account: &Account,
         claimed: &Task,
+        claim: Option<LogEntry>,
         outbound: &OutboundMessage,
         ledger_key: &str,
         mut ledger: SendLedger,
@@ -42,9 +49,19 @@ impl Engine {
     ) -> Result<Reservation, EngineError> {
         let settings = &account.settings;
         let tz = settings.time_zone();
+        let not_made = async |reservation: Reservation| -> Result<Reservation, EngineError> {
+            let Some(claim) = claim.clone() else {
+                return Ok(reservation);
+            };
+            match self.store.commit(&TaskCommit::new(claimed.clone(), claim)).await {
+                Ok(()) => Ok(reservation),
+                Err(StoreError::Conflict(Conflict::Version)) => Ok(Reservation::ClaimedElsewhere),
+                Err(e) => Err(e.into()),
+            }
+        };
         for _ in 0..MAX_RACES {
             if let Some((until, why)) = send_gate::member_limits(&ledger, settings, now) {
-                return Ok(Reservation::Defer(until, why));
+                return not_made(Reservation::Defer(until, why)).await;
             }
             let mut sends = limits::prune_ledger(&ledger.sends, now);
             sends.insert(ledger_key.to_owned(), now);
@@ -59,6 +76,11 @@ impl Engine {
             );
             next.budget.messages_used += 1;
             let mut commit = TaskCommit::new(next.clone(), log);
+            if let Some(claim) = &claim {
+                // Both steps in one commit, over the version the step read.
+                commit.log.insert(0, claim.clone());
+                commit.expected_version -= 1;
+            }
             let daily_date = limits::local_date(now, &tz);
             commit.send = Some(SendEffect::Reserve {
                 outbound: outbound.clone(),
@@ -69,6 +91,7 @@ impl Engine {
             });
             match self.store.commit(&commit).await {
                 Ok(()) => return Ok(Reservation::Made(Box::new(next))),
+                Err(StoreError::Conflict(Conflict::Version)) if claim.is_some() => return Ok(Reservation::ClaimedElsewhere),
                 Err(StoreError::Conflict(Conflict::MemberLedger)) => {
                     ledger = self
                         .store
@@ -78,21 +101,23 @@ impl Engine {
                         .unwrap_or_default();
                 }
                 Err(StoreError::Conflict(Conflict::DailyLimit)) => {
-                    return Ok(Reservation::Defer(
+                    return not_made(Reservation::Defer(
                         send_gate::next_local_day(now, &tz),
                         Why::new(Reason::DailySendLimit).detail("reached while reserving"),
-                    ));
+                    ))
+                    .await;
                 }
                 Err(StoreError::Conflict(Conflict::OutboundExists)) => {
-                    return Ok(Reservation::AlreadyReserved);
+                    return not_made(Reservation::AlreadyReserved).await;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(Reservation::Defer(
+        not_made(Reservation::Defer(
             now + SignedDuration::from_mins(1),
             Why::new(Reason::MemberLedgerContended),
         ))
+        .await
     }
 
     /// The mail left: `executing → waiting` with the next touch scheduled, the outbound

@@ -17,7 +17,7 @@ use crate::conversation::reply::{self, Blocker};
 use crate::kernel::ids::{Email, new_ulid};
 use crate::kernel::limits;
 use crate::members::annotation::MemberAnnotations;
-use crate::members::member::SendLedger;
+use crate::members::member::{MemberFacts, SendLedger};
 use crate::owner::account::Account;
 use crate::owner::business_memory::MemoryBook;
 use crate::ports::SendError;
@@ -27,7 +27,14 @@ use crate::task::error::EngineError;
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, transition};
-use crate::task::{Draft, Drafted, OutboundMessage, OutboundStatus, Task, TaskStatus};
+use crate::task::{Draft, Drafted, LogEntry, OutboundMessage, OutboundStatus, Task, TaskStatus};
+
+/// A task this worker claims for a touch: `task` is it in `executing`; `claim` is the claim's
+/// log entry while it is not committed yet — it then rides in the reservation's commit.
+pub(super) struct Claimed {
+    pub task: Task,
+    pub claim: Option<LogEntry>,
+}
 
 /// What drafting a claimed touch came to.
 pub(super) enum Drafting {
@@ -37,22 +44,24 @@ pub(super) enum Drafting {
 
 impl Engine {
     /// Draft, reserve, send and record, for a task this worker has claimed. The member's
-    /// annotations and the account's memories come from the send snapshot.
+    /// annotations, facts and the account's memories come from the send snapshot.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::engine) async fn send_claimed(
         &self,
         account: &Account,
-        mut claimed: Task,
+        claimed: Claimed,
         to: Email,
         ledger: SendLedger,
         annotations: &MemberAnnotations,
         book: &MemoryBook,
         member_tasks: &[Task],
+        facts: Option<&MemberFacts>,
     ) -> Result<StepOutcome, EngineError> {
+        let Claimed { task: mut claimed, claim } = claimed;
         let now = self.clock.now();
         let touch = claimed.touch;
         let (draft, confidence) = match self
-            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, None, now)
+            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, facts, None, now)
             .await?
         {
             Drafting::Ready { draft, confidence } => (draft, confidence),
@@ -86,8 +95,9 @@ impl Engine {
         let ledger_key = format!("{}#{touch}", claimed.id);
 
         // Reserve: the guarantees are checked by the store in the same transaction.
-        let reserved = match self.reserve(account, &claimed, &outbound, &ledger_key, ledger, now).await? {
+        let reserved = match self.reserve(account, &claimed, claim, &outbound, &ledger_key, ledger, now).await? {
             Reservation::Made(task) => *task,
+            Reservation::ClaimedElsewhere => return Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
             Reservation::Defer(until, why) => {
                 // Lost the race for the member's or the account's capacity: defer.
                 return self.back_to_waiting(&claimed, until, now, why).await;
@@ -169,6 +179,7 @@ impl Engine {
         annotations: &MemberAnnotations,
         book: &MemoryBook,
         member_tasks: &[Task],
+        facts: Option<&MemberFacts>,
         text_chars: Option<u32>,
         now: Timestamp,
     ) -> Result<Drafting, EngineError> {
@@ -209,7 +220,7 @@ impl Engine {
                     member: Some(&claimed.member.id),
                     first_name: request.member_first_name.clone(),
                     plan_id: claimed.member.plan_id.as_deref(),
-                    facts: None,
+                    facts,
                 };
                 let request = self.with_message(account, request, to, now).await?;
                 if touch == 0 {

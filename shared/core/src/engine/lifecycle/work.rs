@@ -69,13 +69,23 @@ impl Engine {
     /// Read what the step's rules ask for until they decide, then carry the decision out.
     async fn try_step(&self, item: &WorkItem, worker: Worker) -> Result<StepOutcome, EngineError> {
         let now = self.clock.now();
-        let Some(task) = self.store.get_task(item.account_id, item.task_id).await? else {
+        // A follow-up reads the task with its conversation (the reply count, an awaited
+        // message) in one request; a first touch has written nothing yet.
+        let (task, conversation) = match worker {
+            Worker::Followup => match self.store.task_with_conversation(item.account_id, item.task_id).await? {
+                Some((task, conversation)) => (Some(task), Some(conversation)),
+                None => (None, None),
+            },
+            Worker::Execute => (self.store.get_task(item.account_id, item.task_id).await?, None),
+        };
+        let Some(task) = task else {
             return Ok(StepOutcome::Skipped("task_not_found".into()));
         };
         if task.controls.paused_at.is_some() {
             return Ok(StepOutcome::Skipped("paused".into()));
         }
         let mut seen = StepInput::new(worker, task, now);
+        seen.conversation = conversation;
         loop {
             match step::decide(&seen) {
                 Step::Needs(input) => {
@@ -84,6 +94,11 @@ impl Engine {
                     }
                 }
                 Step::Decided(decision) => {
+                    // The facts the step judged (refreshed by the connector, if any) are the
+                    // ones the touch is written from.
+                    if let (Some(snapshot), Some(Some(facts))) = (seen.snapshot.as_mut(), seen.facts.take()) {
+                        snapshot.facts = Some(facts);
+                    }
                     let task = seen.after_reading.unwrap_or(seen.task);
                     // The member's other tasks the step read go into the draft's prompt.
                     let member_tasks = seen.member_tasks.unwrap_or_default();
@@ -129,7 +144,12 @@ impl Engine {
                 }
             }
             Input::MemberTasks => {
-                seen.member_tasks = Some(self.store.member_active_tasks(task.account_id, &task.member.id).await?);
+                let current = seen.current();
+                let tasks = self
+                    .store
+                    .member_active_tasks_besides(current.account_id, &current.member.id, current)
+                    .await?;
+                seen.member_tasks = Some(tasks);
             }
             Input::Parent => {
                 let parent = match task.parent_id {
@@ -169,17 +189,17 @@ impl Engine {
             StepDecision::Anomalous(anomaly) => {
                 tracing::warn!(task = %task.id, reason = %anomaly.reason(), "anomaly");
                 let why = Why::new(anomaly.reason()).detail(anomaly.detail());
-                self.move_to(task, TaskStatus::Escalated, now, why).await
+                self.move_known(task, TaskStatus::Escalated, now, why, snapshot.as_ref()).await
             }
-            StepDecision::Escalate { why } => self.move_to(task, TaskStatus::Escalated, now, why).await,
-            StepDecision::Close { to, why } => self.move_to(task, to, now, why).await,
+            StepDecision::Escalate { why } => self.move_known(task, TaskStatus::Escalated, now, why, snapshot.as_ref()).await,
+            StepDecision::Close { to, why } => self.move_known(task, to, now, why, snapshot.as_ref()).await,
             StepDecision::StaleGuard { to, why } => {
                 if to == TaskStatus::Escalated {
                     tracing::info!(task = %task.id, reason = %why.reason, "stale guard: escalated");
                 } else {
                     tracing::info!(task = %task.id, reason = %why.reason, "stale guard: resolved without sending");
                 }
-                self.move_to(task, to, now, why).await
+                self.move_known(task, to, now, why, snapshot.as_ref()).await
             }
             StepDecision::Dormant {
                 why,
@@ -231,21 +251,31 @@ impl Engine {
                 claimed.next_action_at = Some(now + EXECUTION_LEASE);
                 // The address written to is the member's current one: the task keeps it.
                 claimed.member.email = Some(to.clone());
-                match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
-                    Ok(()) => {}
-                    Err(StoreError::Conflict(Conflict::Version)) => {
-                        return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
+                // A touch whose text is ready (an approved draft, an answer) waits on nothing
+                // between the claim and the reservation: both go in the reservation's commit.
+                // One the agent drafts is claimed first, so no other worker drafts it too.
+                let def = task_type::definition(&claimed.task_type);
+                let claim = if matches!(step::touch_text(&claimed, def), step::TouchText::Ready(_)) {
+                    Some(claim_log)
+                } else {
+                    match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+                        Ok(()) => {}
+                        Err(StoreError::Conflict(Conflict::Version)) => {
+                            return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
+                        }
+                        Err(e) => return Err(e.into()),
                     }
-                    Err(e) => return Err(e.into()),
-                }
+                    None
+                };
                 Box::pin(self.send_claimed(
                     &account,
-                    claimed,
+                    super::send::Claimed { task: claimed, claim },
                     to,
                     snapshot.ledger,
                     &snapshot.annotations,
                     &snapshot.memories,
                     member_tasks,
+                    snapshot.facts.as_ref(),
                 ))
                 .await
             }
@@ -333,6 +363,31 @@ impl Engine {
         why: Why,
         messages: Vec<ConversationMessage>,
     ) -> Result<StepOutcome, EngineError> {
+        self.move_with_known(task, to, now, why, messages, None).await
+    }
+
+    /// [`Self::move_to`] by a step that read `snapshot`: the notices of the move read neither
+    /// the account nor the member's facts again.
+    async fn move_known(
+        &self,
+        task: Task,
+        to: TaskStatus,
+        now: Timestamp,
+        why: Why,
+        snapshot: Option<&SendSnapshot>,
+    ) -> Result<StepOutcome, EngineError> {
+        self.move_with_known(task, to, now, why, Vec::new(), snapshot).await
+    }
+
+    async fn move_with_known(
+        &self,
+        task: Task,
+        to: TaskStatus,
+        now: Timestamp,
+        why: Why,
+        messages: Vec<ConversationMessage>,
+        snapshot: Option<&SendSnapshot>,
+    ) -> Result<StepOutcome, EngineError> {
         let reason = why.reason;
         let expected_version = task.version;
         let mut logs = Vec::new();
@@ -354,7 +409,8 @@ impl Engine {
             loops: Vec::new(),
         };
         self.store.commit(&commit).await?;
-        self.notify_commit(&commit).await;
+        let known = snapshot.and_then(|s| s.account.as_ref().map(|account| (account, s.facts.as_ref())));
+        self.notify_commit_with(&commit, known).await;
         self.publish_closed(&next).await;
         Ok(StepOutcome::Moved { to, reason })
     }

@@ -7,9 +7,9 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::Engine;
-use crate::kernel::limits::{DUE_INDEX_SHARDS, DUE_TOLERANCE, TICK_MAX_ITEMS};
+use crate::kernel::limits::{DUE_INDEX_SHARDS, DUE_TOLERANCE, TICK_MAX_ITEMS, TICK_MAX_PAGES_PER_SHARD};
 use crate::task::error::EngineError;
-use crate::task::work::{QueueName, WorkItem, queue_for};
+use crate::task::work::{DueEntry, QueueName, WorkItem, queue_for};
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TickReport {
@@ -50,34 +50,23 @@ impl Engine {
             Wake::Now => now + DUE_TOLERANCE,
         };
         let mut batches: HashMap<QueueName, Vec<(String, SignedDuration)>> = HashMap::new();
-        let mut total = 0usize;
-        // Every shard's first page at once (an idle tick is these reads alone), then each
-        // shard's entries and further pages in turn, up to the tick's bound.
-        let first_pages =
-            futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.store.due(shard, until, TICK_MAX_ITEMS, None))).await?;
-        'shards: for (shard, (mut entries, mut next)) in (0..DUE_INDEX_SHARDS).zip(first_pages) {
-            loop {
-                let cut = entries.len() > TICK_MAX_ITEMS - total;
-                entries.truncate(TICK_MAX_ITEMS - total);
-                for entry in entries {
-                    let Some(queue) = queue_for(entry.status, entry.touch) else {
-                        continue;
-                    };
-                    let item = WorkItem {
-                        account_id: entry.account_id,
-                        task_id: entry.task_id,
-                        due_at: entry.due_at,
-                    };
-                    let body = serde_json::to_string(&item).map_err(|e| EngineError::Dependency(e.to_string()))?;
-                    batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
-                    total += 1;
-                }
-                if cut || total >= TICK_MAX_ITEMS {
-                    report.truncated = true;
-                    break 'shards;
-                }
-                let Some(cursor) = next else { break };
-                (entries, next) = self.store.due(shard, until, TICK_MAX_ITEMS - total, Some(cursor)).await?;
+        // Every shard at once, each reading its share of the run's bound in a bounded number
+        // of pages: an idle tick is the 16 first reads alone; a backlog of 10,000 due steps is
+        // handed out in one run.
+        let shards = futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.due_shard(shard, until))).await?;
+        for (entries, cut) in shards {
+            report.truncated |= cut;
+            for entry in entries {
+                let Some(queue) = queue_for(entry.status, entry.touch) else {
+                    continue;
+                };
+                let item = WorkItem {
+                    account_id: entry.account_id,
+                    task_id: entry.task_id,
+                    due_at: entry.due_at,
+                };
+                let body = serde_json::to_string(&item).map_err(|e| EngineError::Dependency(e.to_string()))?;
+                batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
             }
         }
         // A failure here must not stop the due work from being handed out.
@@ -108,6 +97,30 @@ impl Engine {
                 .map_err(|e| EngineError::Dependency(e.to_string()))?;
         }
         Ok(report)
+    }
+}
+
+impl Engine {
+    /// One due-index shard's entries due by `until`, oldest first: at most its share of the
+    /// tick's bound, in at most [`TICK_MAX_PAGES_PER_SHARD`] pages; and whether it left some.
+    async fn due_shard(&self, shard: u32, until: Timestamp) -> Result<(Vec<DueEntry>, bool), EngineError> {
+        let share = (TICK_MAX_ITEMS / DUE_INDEX_SHARDS as usize).max(1);
+        let mut entries = Vec::new();
+        let mut cursor = None;
+        for _ in 0..TICK_MAX_PAGES_PER_SHARD {
+            let (page, next) = self.store.due(shard, until, share - entries.len(), cursor).await?;
+            entries.extend(page);
+            if entries.len() >= share {
+                let cut = entries.len() > share || next.is_some();
+                entries.truncate(share);
+                return Ok((entries, cut));
+            }
+            match next {
+                Some(next) => cursor = Some(next),
+                None => return Ok((entries, false)),
+            }
+        }
+        Ok((entries, true))
     }
 }
 

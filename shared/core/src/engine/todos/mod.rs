@@ -179,6 +179,7 @@ impl Engine {
             task.goal.clone(),
             get_them_back,
             format!("task:{}:created", task.id),
+            None,
         )
         .await;
     }
@@ -196,13 +197,15 @@ impl Engine {
             task.goal.clone(),
             get_them_back,
             format!("task:{}:reopened:{}", task.id, task.version),
+            None,
         )
         .await;
     }
 
     /// An escalation whose reason asks a person to act (`rules/todos.toml`) is a to-do. A
     /// staff to-do task's escalation is its own to-do, already listed.
-    pub(crate) async fn todo_for_escalation(&self, commit: &TaskCommit) {
+    /// `facts`: the member's facts when the caller has read them (`Some(None)`: none stored).
+    pub(crate) async fn todo_for_escalation(&self, commit: &TaskCommit, facts: Option<Option<&MemberFacts>>) {
         let task = &commit.task;
         if task_type::definition(&task.task_type).category == Category::StaffTodo {
             return;
@@ -228,17 +231,29 @@ impl Engine {
             rules::what(rule, &name, &words),
             rule.get_them_back,
             format!("task:{}:escalated:{}", task.id, task.version),
+            facts,
         )
         .await;
     }
 
-    async fn make_todo(&self, task: &Task, kind: TodoKind, what: String, get_them_back: bool, source: String) {
-        let phone = match self.store.get_member(task.account_id, &task.member.id).await {
-            Ok(facts) => facts.and_then(|(f, _)| f.phone),
-            Err(e) => {
-                tracing::warn!(task = %task.id, error = %e, "member facts not read for a to-do; made without a phone");
-                None
-            }
+    async fn make_todo(
+        &self,
+        task: &Task,
+        kind: TodoKind,
+        what: String,
+        get_them_back: bool,
+        source: String,
+        known: Option<Option<&MemberFacts>>,
+    ) {
+        let phone = match known {
+            Some(facts) => facts.filter(|f| f.member_id == task.member.id).and_then(|f| f.phone.clone()),
+            None => match self.store.get_member(task.account_id, &task.member.id).await {
+                Ok(facts) => facts.and_then(|(f, _)| f.phone),
+                Err(e) => {
+                    tracing::warn!(task = %task.id, error = %e, "member facts not read for a to-do; made without a phone");
+                    None
+                }
+            },
         };
         let now = self.clock.now();
         let todo = Todo {

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""A Lambda binary's cold start on this machine: from its start to its first ask for an event.
+
+`infra/cold-start.py target/lambda/tick/bootstrap …` starts each binary under a stand-in for
+the Lambda runtime API (a local port named by AWS_LAMBDA_RUNTIME_API) and times the moment it
+asks for its first event (`GET /2018-06-01/runtime/invocation/next`): loading the binary, the
+configuration, the SDK clients and the warm-up read (against AWS_ENDPOINT_URL, the emulator,
+if set; without one the read fails at once and the start goes on). The median of five starts
+each. No TLS handshake here, which AWS adds to the warm-up read.
+"""
+import http.server
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+RUNS = 5
+
+
+class Asked(http.server.BaseHTTPRequestHandler):
+    asked_at = None
+    event = threading.Event()
+
+    def do_GET(self):  # noqa: N802 (the http.server API)
+        if "/runtime/invocation/next" in self.path and not Asked.event.is_set():
+            Asked.asked_at = time.monotonic()
+            Asked.event.set()
+        # Hold the binary here: it is ready, which is all that is measured.
+        time.sleep(0.5)
+
+    def log_message(self, *args):
+        pass
+
+
+def start_once(binary, port):
+    Asked.event.clear()
+    env = dict(os.environ)
+    env.update({
+        "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{port}",
+        "AWS_LAMBDA_FUNCTION_NAME": os.path.basename(os.path.dirname(binary)) or "fn",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_REGION": env.get("AWS_REGION", "us-east-1"),
+        "AWS_ACCESS_KEY_ID": env.get("AWS_ACCESS_KEY_ID", "testing"),
+        "AWS_SECRET_ACCESS_KEY": env.get("AWS_SECRET_ACCESS_KEY", "testing"),
+        "AWS_ENDPOINT_URL": env.get("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
+        "OPENLOOP_SIGNING_KEY": env.get("OPENLOOP_SIGNING_KEY", "cold-start"),
+        "OPENLOOP_ADMIN_TOKEN": env.get("OPENLOOP_ADMIN_TOKEN", "cold-start"),
+        "RUST_LOG": "off",
+    })
+    started = time.monotonic()
+    child = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ready = Asked.event.wait(timeout=20)
+    child.kill()
+    child.wait()
+    if not ready:
+        return None
+    return (Asked.asked_at - started) * 1000.0
+
+
+def main():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Asked)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    for binary in sys.argv[1:]:
+        times = [t for t in (start_once(binary, port) for _ in range(RUNS)) if t is not None]
+        name = os.path.basename(os.path.dirname(binary)) or binary
+        if times:
+            print(f"{name:<12} cold start {statistics.median(times):7.1f} ms (start to ready, median of {len(times)})")
+        else:
+            print(f"{name:<12} never asked for an event (see its log: run it with AWS_LAMBDA_RUNTIME_API set)")
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
