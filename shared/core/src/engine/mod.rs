@@ -146,6 +146,9 @@ pub struct Engine {
     pub(crate) evaluator: Arc<dyn crate::ports::Evaluator>,
     /// Posts outbound webhooks and checks their addresses (`None`: none can be added).
     pub(crate) webhook_transport: Option<Arc<dyn crate::ports::WebhookTransport>>,
+    /// The text-message provider ([`Engine::with_sms`]); `None`: no text is sent, and a
+    /// touch that would be one is refused and retried like a refused mail.
+    pub(crate) sms: Option<Arc<dyn crate::ports::SmsSender>>,
     /// Which accounts have a row of their own on `task_closed` (`engine/triggers/openloop.rs`).
     pub(crate) closed_rows: Arc<triggers::ClosedRows>,
 }
@@ -177,6 +180,7 @@ impl Engine {
             dns,
             evaluator: Arc::new(crate::ports::OfflineEvaluator),
             webhook_transport: None,
+            sms: None,
             closed_rows: Default::default(),
         }
     }

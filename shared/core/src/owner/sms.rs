@@ -73,10 +73,12 @@ impl SmsSettings {
 
 /// A change of some of the text settings (`PUT /api/v1/settings` takes any subset).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SmsPatch {
     pub enabled: Option<bool>,
     #[serde(default, deserialize_with = "present")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub origination_identity: Option<Option<String>>,
     pub daily_limit: Option<u32>,
     pub max_segments: Option<u32>,

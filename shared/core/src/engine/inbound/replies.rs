@@ -172,7 +172,7 @@ impl Engine {
 
     /// Phase one: the reply goes into the conversation before anything else, whatever the
     /// task's state; an open task is marked to read it and made due now.
-    pub(super) async fn store_reply(
+    pub(in crate::engine) async fn store_reply(
         &self,
         account: AccountId,
         id: TaskId,

@@ -31,13 +31,13 @@ use crate::task::{Draft, Drafted, LogEntry, OutboundMessage, OutboundStatus, Tas
 
 /// A task this worker claims for a touch: `task` is it in `executing`; `claim` is the claim's
 /// log entry while it is not committed yet — it then rides in the reservation's commit.
-pub(super) struct Claimed {
+pub(in crate::engine) struct Claimed {
     pub task: Task,
     pub claim: Option<LogEntry>,
 }
 
 /// What drafting a claimed touch came to.
-pub(super) enum Drafting {
+pub(in crate::engine) enum Drafting {
     Ready { draft: Draft, confidence: Option<u8> },
     Done(StepOutcome),
 }
@@ -172,7 +172,7 @@ impl Engine {
     /// characters (the model is told). `Done` when drafting ended the step (escalated, held
     /// for the owner, deferred, retried).
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn draft_claimed(
+    pub(in crate::engine) async fn draft_claimed(
         &self,
         account: &Account,
         claimed: &mut Task,
@@ -300,7 +300,7 @@ impl Engine {
     /// A follow-up drafted below its type's threshold: the owner reads it before the member
     /// does. The claimed task escalates with the draft in its escalation context; the owner
     /// sends it by giving it as guidance (edited if needed), resolves or cancels the task.
-    pub(super) async fn hold_unsure_draft(
+    pub(in crate::engine) async fn hold_unsure_draft(
         &self,
         claimed: Task,
         drafted: Drafted,
@@ -329,7 +329,7 @@ impl Engine {
     }
 
     /// The claimed step does not send now: back to `waiting`, due at `until`.
-    pub(super) async fn back_to_waiting(
+    pub(in crate::engine) async fn back_to_waiting(
         &self,
         claimed: &Task,
         until: Timestamp,
@@ -345,7 +345,7 @@ impl Engine {
 
     /// A failed touch: back off and retry (spec §7.11), or hand it to the owner; `release`
     /// gives a refused send's reservation back in the same commit.
-    pub(super) async fn after_failure(
+    pub(in crate::engine) async fn after_failure(
         &self,
         task: Task,
         now: Timestamp,

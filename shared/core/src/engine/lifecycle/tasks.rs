@@ -541,7 +541,7 @@ impl Engine {
     /// With the owner's `instructions` (planning again, `engine/plans/`), every touch is
     /// drafted anew with them in the draft's context.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn plan(
+    pub(in crate::engine) async fn plan(
         &self,
         account: &Account,
         def: &TaskTypeDef,

@@ -195,8 +195,11 @@ impl Engine {
             sent_at: None,
         };
         let ledger_key = format!("{}#{touch}", claimed.id);
-        let reserved = match self.reserve(account, &claimed, &outbound, &ledger_key, ledger, now).await? {
+        let reserved = match self.reserve(account, &claimed, None, &outbound, &ledger_key, ledger, now).await? {
             Reservation::Made(task) => *task,
+            // Only a claim that rides in the reservation can be taken elsewhere; a text's is
+            // committed before it is drafted.
+            Reservation::ClaimedElsewhere => return Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
             Reservation::Defer(until, why) => return self.back_to_waiting(&claimed, until, now, why).await,
             Reservation::AlreadyReserved => {
                 let existing = self
