@@ -199,7 +199,7 @@ impl Engine {
         }
         // A critical notice also reaches the owner's phone, whatever the hour.
         if notice.kind.is_critical() {
-            self.text_owner_alert(&account, &notice.title, now).await;
+            self.text_owner_alert(account, &notice.title, now).await;
         }
         Ok(Some(notice))
     }
