@@ -56,7 +56,7 @@ async fn vacation_churn_risk_tries_three_times_then_closes_unresponsive_on_day_1
     stack.running.stop();
 }
 
-/// Issue 18: a task made before its member's event was processed sends once the event is in.
+/// A task made before its member's event was processed sends once the event is in.
 #[tokio::test]
 async fn a_task_made_before_its_member_event_sends_once_the_event_is_in() {
     let stack = Stack::on_emulator("walk-late-member").await;

@@ -613,7 +613,7 @@ pub async fn ses_accepted() -> Vec<openloop_local::outbox::OutboxMail> {
 
 /// A task made for a member whose `member.created` event had not been processed yet (no
 /// address on file at creation); the event arrives, and the first touch still goes out to
-/// the address it carries (issue 18: no stale member). Run on both stacks.
+/// the address it carries (no stale member). Run on both stacks.
 pub async fn late_member_event_still_gets_the_first_touch(stack: &Stack) {
     let day0 = morning(1);
     stack.set_clock(&day0.to_string()).await;

@@ -1,4 +1,4 @@
-//! The owner's dashboard (`/app`, issue 15) over HTTP, as a browser would use it — forms,
+//! The owner's dashboard (`/app`) over HTTP, as a browser would use it — forms,
 //! cookies and redirects by hand, so each security property is asserted where it is made:
 //! the session cookie's flags, CSRF on every change, one account per session, and member text
 //! shown as text. The real browser's walkthrough is `dashboard_browser.rs`.

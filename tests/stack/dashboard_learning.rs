@@ -1,4 +1,4 @@
-//! What the owner teaches the agent, through the dashboard (`/app`, issues 15 and 16) over
+//! What the owner teaches the agent, through the dashboard (`/app` and 16) over
 //! HTTP: a task's rating and outcome correction on its page, the memories page and the
 //! suggestions page — each the same operation as its JSON call, each form behind the
 //! session's CSRF token, member and owner text shown as text. The real browser's walk is in

@@ -1,4 +1,4 @@
-//! The owner's word on outcomes through CONTRACT.md (issue 17 item 7; spec §27.4, §28.5,
+//! The owner's word on outcomes through CONTRACT.md (spec §27.4, §28.5,
 //! §37.6): thumbs up or down on a closed or escalated task, refused on any other; a closed
 //! task's outcome corrected, with its value, the scorecard and the daily metrics following.
 
@@ -172,7 +172,7 @@ async fn the_owner_corrects_a_closed_tasks_outcome_and_attribution_follows() {
     assert_eq!(totals["outcome_corrections"].as_u64(), Some(1), "{totals}");
 }
 
-/// Issue 17 item 6, through the contract: the owner takes over an escalated task with
+/// Through the contract: the owner takes over an escalated task with
 /// `POST /api/v1/tasks/{id}/resolve` — it closes as completed with their outcome, the move
 /// from `escalated` logged as theirs, and nothing more is sent to the member; taking over a
 /// task that is not escalated or open is refused and changes nothing.

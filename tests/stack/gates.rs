@@ -1,4 +1,4 @@
-//! The gates of issue 3 through CONTRACT.md with the test clock: the account kill switch,
+//! The gates through CONTRACT.md with the test clock: the account kill switch,
 //! autonomy (ramp, dry run, plan), and the stale guard.
 
 use openloop_tests::{Stack, events, reasons};

@@ -1,4 +1,4 @@
-//! Hostile and careless input (issue 19): whatever a tenant or a stranger sends, no header is
+//! Hostile and careless input: whatever a tenant or a stranger sends, no header is
 //! forged, no number the store cannot hold is kept, and nothing changes on a refusal.
 
 use openloop_tests::{Stack, events};

@@ -1,4 +1,4 @@
-//! The learning loop through CONTRACT.md (issue 16): business memories are kept per account,
+//! The learning loop through CONTRACT.md: business memories are kept per account,
 //! refused when malformed, deleted once, and the next AI call of a task about the member
 //! reads them — the task view names the memories its last call used.
 
@@ -224,7 +224,7 @@ async fn a_month_of_evening_replies_becomes_a_suggestion_the_owner_accepts_into_
     assert_eq!(applied["suggestions"].as_array().map(Vec::len), Some(1));
 }
 
-/// Issue 16 item 8 through the contract: three gyms of one type, each with a week of evening
+/// The cross-business evaluation through the contract: three gyms of one type, each with a week of evening
 /// sends answered and morning ones not; when the month turns, the monthly evaluation finds the
 /// pattern, each gym's settings say its data helped one, and the gym that stopped sharing
 /// before the run is neither counted nor credited.

@@ -1,4 +1,4 @@
-//! Issue 16's black-box check: the runtime's agent is the OpenAI-compatible model adapter,
+//! The black-box check of the learning loop's prompts: the runtime's agent is the OpenAI-compatible model adapter,
 //! pointed at a fake model API (wiremock) that answers in the provider's wire format and keeps
 //! every request. A business memory and an owner's prompt addition, once saved through the
 //! contract, are in the system prompt of the next first draft, follow-up and reply evaluation,

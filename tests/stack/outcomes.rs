@@ -1,4 +1,4 @@
-//! Outcomes through CONTRACT.md with the test clock (issue 5): a dormant win-back completed
+//! Outcomes through CONTRACT.md with the test clock: a dormant win-back completed
 //! by a check-in on day 60 with its revenue, a task closed unanswered won back late by a
 //! check-in, and the scorecard equal to what the tasks say.
 

@@ -1,4 +1,4 @@
-//! Connecting a gym's PushPress and importing its history (issue 14 items 1–3), through the
+//! Connecting a gym's PushPress and importing its history, through the
 //! owner API against a fake PushPress (`openloop_tests::pushpress`): the key checked, one
 //! webhook subscription however often the owner connects, 2,000 customers imported page by
 //! page as queued work — through an outage in the middle, resumed from where it stopped —

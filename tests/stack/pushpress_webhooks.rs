@@ -1,4 +1,4 @@
-//! PushPress's own webhooks (issue 14 item 4) at `POST /webhooks/pushpress-v3/{account}`,
+//! PushPress's own webhooks at `POST /webhooks/pushpress-v3/{account}`,
 //! through the local runtime: deliveries signed as PushPress signs them are accepted once and
 //! land in the member's facts; forged and tampered ones are 401 and change nothing; every
 //! kind of event leads where the issue says — a lead, a check-in in milliseconds, a paused

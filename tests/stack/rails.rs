@@ -100,7 +100,7 @@ async fn an_ignored_escalation_is_reminded_then_cancelled() {
     assert_eq!(closed["outcome_reason"], "escalation_timeout", "{closed}");
 }
 
-/// Issue 17 item 3, through the contract: `GET /api/v1/settings` shows the sending phase and
+/// Through the contract: `GET /api/v1/settings` shows the sending phase and
 /// today's cap — a gym onboarded 10 days ago is in the ramp's limited phase (10 a day) and the
 /// warm-up's second week (5 a day): the lower, 5, is today's cap; switching a gym with no
 /// onboarding date to limited auto starts it at shadow (nothing sent).

@@ -1,4 +1,4 @@
-//! What the owner teaches the agent (issue 16): business memories —
+//! What the owner teaches the agent: business memories —
 //! `GET /api/v1/memories`, `POST /api/v1/memories` (201), `DELETE /api/v1/memories/{id}` (204) —
 //! and the evaluator's suggestions: `GET /api/v1/suggestions?status=`, `POST
 //! /api/v1/suggestions/{id}/accept | dismiss | remind | undo`. Each is scoped to the bearer

@@ -799,8 +799,8 @@ fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Ti
             .map(|c| serde_json::json!({"api_key": "[set]", "company_id": c.company_id()}));
         fields.insert("pushpress".into(), pushpress.unwrap_or_default());
         fields.insert("sending_identity".into(), sending_identity_view(account));
-        // How many cross-business patterns this account's data helped surface (issue 16
-        // item 8): a count, never which businesses joined it.
+        // How many cross-business patterns this account's data helped surface: a
+        // count, never which businesses joined it.
         fields.insert("learning_patterns_helped".into(), account.learning_patterns.len().into());
         // The holdout draw in force (never its salt).
         fields.insert("holdout_draw".into(), lift::draw_view(account));

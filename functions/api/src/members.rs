@@ -1,4 +1,4 @@
-//! The PushPress connection and the members it brings (issue 14): `GET /api/v1/connector`
+//! The PushPress connection and the members it brings: `GET /api/v1/connector`
 //! (where the connection and its import stand), `GET /api/v1/members?limit=&cursor=` and
 //! `GET /api/v1/members/{id}` (with Openloop's own tags and notes on them). Connecting is
 //! `PUT /api/v1/settings {"pushpress": …}` (in `lib.rs`).

@@ -1,4 +1,4 @@
-//! The owner's message templates (issue 25): `GET /api/v1/message-templates`, `PUT` and
+//! The owner's message templates: `GET /api/v1/message-templates`, `PUT` and
 //! `DELETE /api/v1/message-templates/{task_type}/{touch}`. A `PUT` answers with the template
 //! rendered for a sample member (`preview`); a template that names an unknown variable or does
 //! not render is `422 invalid_template` and nothing is saved; an unknown type or touch is `422

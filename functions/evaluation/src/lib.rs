@@ -1,4 +1,4 @@
-//! The evaluation function (issue 16, spec 003 "The Evaluator"): fired by the EventBridge
+//! The evaluation function (spec 003 "The Evaluator"): fired by the EventBridge
 //! rule on `TaskClosed` (that task's account, source `post_task`) and by a weekly schedule
 //! (every account, `weekly_batch`). The account's closed tasks of the last 30 days go to the
 //! evaluator; each finding is stored once as a pending suggestion for the owner. A monthly

@@ -217,7 +217,7 @@ pub fn notice_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid
     format!("{}#{account}#{id}", openloop_core::task::work::due_time_key(at))
 }
 
-/// The account's PushPress connection: subscription and import progress (issue 14).
+/// The account's PushPress connection: subscription and import progress.
 pub const CONNECTION_SK: &str = "CONNECTION#pushpress";
 /// The owner's own message templates, one item per task type and touch.
 pub const MESSAGE_TEMPLATE_PREFIX: &str = "MTPL#";
@@ -235,7 +235,7 @@ pub const DELIVERABILITY_SK: &str = "DELIVERABILITY";
 pub fn soft_bounce_sk(email: &Email) -> String {
     format!("SOFTBOUNCE#{email}")
 }
-/// A suggestion of the evaluator (issue 16), listed per account and status on GSI2; and the
+/// A suggestion of the evaluator, listed per account and status on GSI2; and the
 /// claim of its fingerprint, so a finding is suggested once.
 pub fn suggestion_sk(id: ulid::Ulid) -> String {
     format!("SUGGESTION#{id}")
@@ -246,7 +246,7 @@ pub fn suggestion_fingerprint_sk(fingerprint: &str) -> String {
 pub fn suggestions_gsi2pk(a: AccountId, status: &str) -> String {
     format!("SUGGESTIONS#{a}#{status}")
 }
-/// The account's business memories: one versioned book (issue 16).
+/// The account's business memories: one versioned book.
 pub const MEMORIES_SK: &str = "MEMORIES";
 
 /// An open loop, under its member so one member's loops are one consistent query.
@@ -270,7 +270,7 @@ pub fn loops_gsi2sk(status: &str, id: ulid::Ulid) -> String {
 }
 /// An account's trigger table: its own rows, its switches of the built-in ones, the firings.
 pub const TRIGGERS_SK: &str = "TRIGGERS";
-/// A to-do of the owner's (issue 26), listed per account and status on GSI2 by its index
+/// A to-do of the owner's, listed per account and status on GSI2 by its index
 /// time (`TODOS#{a}#{status}`, `{time}#{id}`: open soonest due first); and the claim of its
 /// source, so one task's event makes one to-do.
 pub fn todo_sk(id: ulid::Ulid) -> String {

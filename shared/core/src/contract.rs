@@ -52,7 +52,7 @@ pub struct TaskView<'a> {
     pub outcome_reason: Option<&'a str>,
     pub attributed_value: Option<f64>,
     /// Which monthly price `attributed_value` was reckoned at: `plan_price` (the owner's
-    /// price for the member's PushPress plan), `member` or `average` (issue 14 item 5).
+    /// price for the member's PushPress plan), `member` or `average`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attributed_value_source: Option<crate::task::attribution::ValueSource>,
     /// The outcome is a verbal commitment awaiting its signal (attribution verifies it).

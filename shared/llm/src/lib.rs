@@ -352,7 +352,7 @@ mod tests {
         assert!(!draft.subject.is_empty());
     }
 
-    /// Issue 25: no type's offline draft says the task's goal, whatever the touch; each greets
+    /// No type's offline draft says the task's goal, whatever the touch; each greets
     /// the member by first name ("Hi there" without one) and signs as the gym.
     #[tokio::test]
     async fn no_offline_draft_says_the_tasks_goal() {

@@ -1255,7 +1255,7 @@ mod tests {
         }
     }
 
-    /// Issue 25: the offline answer is the type's answer template, the owner's when they wrote one.
+    /// The offline answer is the type's answer template, the owner's when they wrote one.
     #[test]
     fn the_answer_to_interest_is_written_from_the_types_template() {
         let mut r = reply_request("win_back", "I'd love to come back");

@@ -1,8 +1,8 @@
 //! `make bench`: what one task step costs in DynamoDB requests, and proof that the tick's
 //! reads grow with what is due, and attribution's with what is inside a verification window,
 //! not with what is stored (1,000 vs 20,000 stored tasks); and what importing a gym from
-//! PushPress costs per member (issue 14); and what each dashboard page costs with 5,000 tasks
-//! in the account (issue 15).
+//! PushPress costs per member; and what each dashboard page costs with 5,000 tasks
+//! in the account.
 //! It counts requests, not seconds, so the figures are the same on any machine.
 //!
 //! `OPENLOOP_BENCH_QUICK=1` (`make bench QUICK=1`): every table at a small size — the same
@@ -301,7 +301,7 @@ const DASHBOARD_MEMBERS: usize = 60;
 /// second, so a few calls of the overview take minutes).
 const DASHBOARD_CALLS: usize = 1;
 
-/// The dashboard's pages for an account of 5,000 tasks (issue 15: paged lists and index
+/// The dashboard's pages for an account of 5,000 tasks (paged lists and index
 /// reads): DynamoDB requests of one call — the same on any machine, and the figure that says
 /// whether a page's cost grows with what is stored — and the server's time over loopback HTTP
 /// against the emulator (this machine's figure: moto evaluates each query over the whole

@@ -1,4 +1,4 @@
-//! The sign-in link (issue 15 item 2): "Email me a sign-in link" on `/app/login` mails the
+//! The sign-in link: "Email me a sign-in link" on `/app/login` mails the
 //! owner a link that signs in once within 15 minutes (`Engine::mail_sign_in_links`);
 //! `GET /app/login/link?token=…` shows one "Sign in" button, and `POST /app/login/link/use`
 //! redeems the token for the same session cookie as the token sign-in — so a mail scanner

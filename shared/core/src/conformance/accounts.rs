@@ -24,7 +24,7 @@ pub(super) async fn accounts_are_created_once_and_saved_under_their_version(stor
     changed.settings.daily_send_limit = 5;
     changed.pushpress = Some(crate::members::connector::ConnectorCredentials::new("pp_key_1", Some("co_1".into())).expect("credentials"));
     changed.version += 1;
-    // What the learning loop keeps on the account (issue 16): calibrated thresholds, learned
+    // What the learning loop keeps on the account: calibrated thresholds, learned
     // skills and rubrics, the cross-business patterns it is credited with.
     changed.settings.calibration = changed
         .settings

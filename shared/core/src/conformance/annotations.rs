@@ -17,7 +17,7 @@ fn note(i: usize) -> Annotation {
     })
 }
 
-/// Issue 14 item 7: tags and notes PushPress has no place for.
+/// Tags and notes PushPress has no place for.
 pub(super) async fn annotations_keep_tags_as_a_set_and_notes_in_order(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let ana = member("m_annotated");

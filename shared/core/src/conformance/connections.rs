@@ -12,7 +12,7 @@ use crate::ports::TaskStore;
 
 use super::{base, is_conflict};
 
-/// Issue 14: the connection is written under its version and read back whole.
+/// The connection is written under its version and read back whole.
 pub(super) async fn a_connection_is_versioned_per_account_and_deleted_once(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let other = AccountId::generate(base());

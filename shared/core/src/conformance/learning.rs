@@ -150,7 +150,7 @@ pub(super) async fn closing_a_task_writes_its_learning_record_in_the_same_commit
     assert!(elsewhere.is_empty(), "learning: per account");
 }
 
-/// Issue 16 item 8: an account whose owner turned contributing off keeps its own record, and
+/// An account whose owner turned contributing off keeps its own record, and
 /// nothing of it reaches the cross-tenant set.
 pub(super) async fn an_account_that_does_not_share_keeps_its_record_out_of_the_cross_tenant_set(store: &dyn TaskStore) {
     let mut account = sample_account(base());

@@ -28,7 +28,7 @@ fn memory(account: AccountId, i: usize) -> BusinessMemory {
     }
 }
 
-/// Issue 16 item 2: memories stored per account, capped, and read with the send gates.
+/// Memories stored per account, capped, and read with the send gates.
 pub(super) async fn a_memory_book_is_versioned_per_account_and_in_the_send_snapshot(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     assert_eq!(store.memory_book(account).await.expect("read"), MemoryBook::default());

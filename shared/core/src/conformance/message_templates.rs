@@ -20,7 +20,7 @@ fn template(task_type: &str, touch: &str, subject: &str, body: &str) -> OwnerTem
     }
 }
 
-/// Issue 25 item 2: the owner's own templates.
+/// The owner's own templates.
 pub(super) async fn an_owners_message_templates_are_kept_per_account_type_and_touch(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let other = AccountId::generate(base());

@@ -31,7 +31,7 @@ fn suggestion(account: AccountId, fingerprint: &str, minutes: i64) -> Suggestion
     Suggestion::new(account, draft, "weekly_batch", new_ulid(at), at)
 }
 
-/// Issue 16 item 4: never the same suggestion twice.
+/// Never the same suggestion twice.
 pub(super) async fn a_finding_is_suggested_once_and_listed_by_status_per_account(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let first = suggestion(account, "memory:send_time:evening>morning", 0);

@@ -323,7 +323,7 @@ pub(super) async fn reservations_enforce_every_guarantee_atomically(store: &dyn 
     assert_eq!(store.message_route("nobody@example.com").await.expect("route"), None);
 }
 
-/// Spec §37.6 (issue 26 item 6): a closed task the owner reopens holds its member and type's
+/// Spec §37.6: a closed task the owner reopens holds its member and type's
 /// guard again, is an open task in the tallies again (its closed tally gone), and is refused
 /// while a newer task of the member and type holds the guard.
 pub(super) async fn a_reopened_task_holds_its_guard_again_unless_a_newer_task_does(store: &dyn TaskStore) {

@@ -51,7 +51,7 @@ async fn ids(store: &dyn TaskStore, account: AccountId, status: TodoStatus) -> V
         .collect()
 }
 
-/// Issue 26 item 2: one to-do per source, each change under its version, listed by status.
+/// One to-do per source, each change under its version, listed by status.
 pub(super) async fn a_todo_is_made_once_per_source_and_listed_by_status_as_it_changes(store: &dyn TaskStore) {
     let account = AccountId::generate(base());
     let later = todo(account, "task:a:created", 5);

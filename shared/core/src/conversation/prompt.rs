@@ -7,8 +7,8 @@
 //! 5. the goal and the outcomes to choose from, with the budget left;
 //! 6. the member's other open tasks, so this one keeps to its subject.
 //!
-//! What the account learned from accepted skill and rubric suggestions joins layers 2 and 5
-//! (issue 16 item 4): guidance beside the type's skill, criteria beside how it is judged.
+//! What the account learned from accepted skill and rubric suggestions joins layers 2 and 5:
+//! guidance beside the type's skill, criteria beside how it is judged.
 //!
 //! Each layer is its own function so each is tested alone; [`system_prompt`] joins the
 //! non-empty ones. Only facts handed in are stated: the prompt never fills a gap.

@@ -47,7 +47,7 @@ pub const MAX_MEMORY_CATEGORY_CHARS: usize = 40;
 pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
 pub const MAX_PROMPT_MEMORIES: usize = 25;
 
-/// The trust gradient (issue 16 item 7, spec 003): with the owner's opt-in, a memory
+/// The trust gradient (spec 003): with the owner's opt-in, a memory
 /// suggestion this confident and strong is saved without review, once the account is this old.
 pub const AUTO_SAVE_MIN_CONFIDENCE: u8 = 80;
 pub const AUTO_SAVE_AFTER_DAYS: i64 = 30;
@@ -172,7 +172,7 @@ pub const REPLY_MIN_CONFIDENCE: u8 = 50;
 /// How long a subtask held by its escalated parent waits before looking again; the owner's
 /// guidance on the parent makes it due at once (spec §17.2).
 pub const HELD_SUBTASK_RECHECK: SignedDuration = SignedDuration::from_hours(24);
-/// A model's decision to close a task (spec §37.5, issue 17): below this confidence it never
+/// A model's decision to close a task (spec §37.5): below this confidence it never
 /// closes the task; the task waits, or goes to the owner when its budget is nearly spent.
 pub const CLOSE_MIN_CONFIDENCE: u8 = 60;
 /// The completion evaluator closes on a concrete signal at or above this confidence (§37.3).
@@ -331,7 +331,7 @@ pub const ANALYSIS_PERIOD: SignedDuration = SignedDuration::from_hours(6);
 /// An active member is at risk of churning when their last check-in is older than this, or
 /// than twice their usual gap between check-ins if that is longer.
 pub const CHURN_NO_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 14);
-/// Calibration (issue 16 item 6): the safe bounds an accepted calibration suggestion may move
+/// Calibration: the safe bounds an accepted calibration suggestion may move
 /// an account's thresholds within. The no-check-in gap (in days) may only lengthen, from the
 /// spec's 14 up to six weeks: a gym whose members take longer natural breaks is flagged later,
 /// never earlier than the default.
@@ -348,7 +348,7 @@ pub const CHURN_PATTERN_CHECKINS: u32 = 10;
 pub const WIN_BACK_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 60);
 /// A member who joined within this window gets onboarding.
 /// How long past an active enrollment's `paidUntil` without a renewal before the risk scan
-/// infers payment trouble (issue 14 item 6: PushPress reports no payments).
+/// infers payment trouble (PushPress reports no payments).
 pub const PAID_UNTIL_GRACE: SignedDuration = SignedDuration::from_hours(24 * 3);
 pub const ONBOARDING_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 14);
 /// A lead older than this without a booked trial gets a follow-up (younger ones get time).

@@ -1,4 +1,4 @@
-//! The offline evaluator (issue 16 item 3): deterministic statistics over an account's recent
+//! The offline evaluator: deterministic statistics over an account's recent
 //! closed tasks, with explicit thresholds, that find what a model would be asked to find —
 //! here, when members answer (the local hour of the first message against whether they
 //! replied) and how long a first message should be. Each finding is a [`SuggestionDraft`] with

@@ -65,10 +65,10 @@ pub struct SharedOutcome {
     /// ([`business_type_tag`]), never the owner's free text.
     pub business_type: Option<String>,
     /// For a task the risk scan opened: whole days between the member's last check-in and
-    /// the flag (what calibration compares with what happened, issue 16 item 6).
+    /// the flag (what calibration compares with what happened).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flagged_gap_days: Option<i64>,
-    /// A keyed pseudonym of the contributing account (issue 16 item 8), the same on all its
+    /// A keyed pseudonym of the contributing account, the same on all its
     /// records, so a pattern's contributing businesses can be counted without naming any: an
     /// HMAC under a secret of the account's own, so no one holding only ids can link it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,7 +207,7 @@ impl InteractionOutcome {
     }
 }
 
-/// The business types a cross-tenant record may name (issue 16 item 8: a tag from a fixed
+/// The business types a cross-tenant record may name (a tag from a fixed
 /// list, never the owner's words).
 pub const BUSINESS_TYPE_TAGS: [&str; 7] = [
     "crossfit_gym",

@@ -99,7 +99,7 @@ pub struct MonthAggregate {
     /// `YYYY-MM`, UTC (how the records are grouped).
     pub month: String,
     pub records: u64,
-    /// Distinct contributing accounts, counted by their pseudonyms (issue 16 item 8: a
+    /// Distinct contributing accounts, counted by their pseudonyms (a
     /// cross-business pattern needs at least 3).
     pub contributors: u64,
     #[serde(skip)]

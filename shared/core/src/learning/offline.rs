@@ -1,4 +1,4 @@
-//! The offline evaluator (issue 16 item 3) as the [`crate::ports::Evaluator`] port runs it:
+//! The offline evaluator as the [`crate::ports::Evaluator`] port runs it:
 //! the statistics of [`super::evaluator`] — reply rates, and the outcome patterns of
 //! [`super::evaluator::outcomes`] — and the calibrations of [`super::calibration`] over one
 //! account's recent closed tasks.

@@ -1,4 +1,4 @@
-//! Suggestions the owner decides on (spec 003, "Improvement Output Types"; issue 16 item 4):
+//! Suggestions the owner decides on (spec 003, "Improvement Output Types"):
 //! what an evaluation found — a fact to remember, an instruction for the agent, a calibration —
 //! with the evidence it rests on, never applied until the owner accepts it (and every applied
 //! change can be undone). A suggestion is made once per account and [`fingerprint`]: the same

@@ -77,7 +77,7 @@ pub struct Customer {
 #[serde(rename_all = "lowercase")]
 pub enum EnrollmentStatus {
     Active,
-    /// Undocumented by PushPress; read as billing trouble — an inference (item 6 of issue 14).
+    /// Undocumented by PushPress; read as billing trouble — an inference.
     Alert,
     Canceled,
     Completed,

@@ -191,7 +191,7 @@ pub struct Settings {
     pub owner_email: Option<crate::kernel::ids::Email>,
     #[serde(default)]
     pub owner_notification_channel: crate::owner::owner_notice::NotificationChannel,
-    /// The owner's monthly price per PushPress plan id (PushPress has no prices; issue 14
+    /// The owner's monthly price per PushPress plan id (PushPress has no prices
     /// item 5). A member on a plan without one is worth `avg_membership_price`.
     #[serde(default)]
     pub plan_prices: std::collections::BTreeMap<String, f64>,
@@ -199,21 +199,21 @@ pub struct Settings {
     /// leaves from it once its identity is verified (`Account::sending_domain`).
     #[serde(default)]
     pub sending_domain: Option<String>,
-    /// The trust gradient (issue 16 item 7): strong memory suggestions are saved without
+    /// The trust gradient: strong memory suggestions are saved without
     /// review once the account is old enough, and listed in a weekly notice to undo. Off by
     /// default.
     #[serde(default)]
     pub auto_save_memories: bool,
-    /// Whether this account's closed tasks add to the cross-tenant learning record (issue 16
-    /// item 8); on unless the owner turns it off. Its own record is kept either way.
+    /// Whether this account's closed tasks add to the cross-tenant learning record;
+    /// on unless the owner turns it off. Its own record is kept either way.
     #[serde(default = "contributes_by_default")]
     pub share_learning: bool,
-    /// The account's calibrated thresholds (issue 16 item 6): changed only by accepting a
+    /// The account's calibrated thresholds: changed only by accepting a
     /// calibration suggestion (and its undo), within safe bounds; shown, never patched.
     #[serde(default)]
     pub calibration: crate::owner::calibration::Calibration,
-    /// Skills and rubrics learned from accepted suggestions, per task type (issue 16 item
-    /// 4): in the composed prompt of the type's calls; removed by the suggestion's undo.
+    /// Skills and rubrics learned from accepted suggestions, per task type: in
+    /// the composed prompt of the type's calls; removed by the suggestion's undo.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<crate::owner::learned::Learned>,
     /// The share of members held out of what Openloop opens itself, 0–20 (CONTRACT.md
@@ -223,7 +223,7 @@ pub struct Settings {
     /// The task types held out (default: every type but `payment_recovery`).
     #[serde(default = "crate::owner::holdout::default_task_types")]
     pub holdout_task_types: Vec<String>,
-    /// The local hour (0–23) the morning brief is mailed; `None`: no morning mail (issue 26).
+    /// The local hour (0–23) the morning brief is mailed; `None`: no morning mail.
     #[serde(default = "crate::owner::quiet::default_brief_hour")]
     pub brief_hour: Option<u8>,
     /// Owner notices other than critical ones wait while these local hours last.
@@ -440,7 +440,7 @@ pub struct Account {
     /// The identity of `settings.sending_domain` as the mail provider last reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sending_identity: Option<crate::owner::deliverability::SendingDomain>,
-    /// The cross-business patterns this account's records helped surface (issue 16 item 8),
+    /// The cross-business patterns this account's records helped surface,
     /// by pattern id (`{month}:{scope}:{finding}`), written by the monthly evaluation; the
     /// owner sees how many. At most [`crate::kernel::limits::MAX_CREDITED_PATTERNS`], newest kept.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]

@@ -1,4 +1,4 @@
-//! The monthly churn report (issue 26 item 4; spec §31.4; CONTRACT.md `GET
+//! The monthly churn report (spec §31.4; CONTRACT.md `GET
 //! /api/v1/reports/churn`): members at the start and end of the month, who joined and who
 //! cancelled, the churn rate and its 12-month trend, why members left, and what Openloop
 //! saved. Pure: the members' facts and the tasks' tallies are read by `engine/reports/`.

@@ -1,4 +1,4 @@
-//! An account's connection to its PushPress (issue 14): the webhook subscription Openloop
+//! An account's connection to its PushPress: the webhook subscription Openloop
 //! registered there (with its signing secret, stored write-only), and the import of the gym's
 //! history — where it stands, so a crashed import goes on from its last finished page, and
 //! what it has brought in so far. The credentials themselves stay on the account

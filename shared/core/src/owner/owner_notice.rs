@@ -49,10 +49,10 @@ pub enum NoticeKind {
     SystemAlert,
     /// The day's summary (spec §35.2: once a day).
     DailyDigest,
-    /// What the agent learned without review this week, each with its undo (issue 16 item 7:
+    /// What the agent learned without review this week, each with its undo (
     /// made once a week by the evaluation).
     LearningDigest,
-    /// An owner back after a day or more away: what happened meanwhile, once (issue 26).
+    /// An owner back after a day or more away: what happened meanwhile, once.
     WhileAway,
 }
 

@@ -1,4 +1,4 @@
-//! The owner's presence (issue 26 item 7; `002` activity tiers): active, away or dormant, from
+//! The owner's presence (`002` activity tiers): active, away or dormant, from
 //! when they last used the dashboard or the API. An away or dormant owner gets the morning
 //! brief only (other notices wait in the feed; critical ones still go), the risk scan proposes
 //! fewer tasks per run, and their return brings one "while you were away" summary. An owner

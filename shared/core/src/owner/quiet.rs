@@ -1,4 +1,4 @@
-//! The owner's quiet hours and the brief's hour (issue 26 item 7; `002` anti-spam): owner
+//! The owner's quiet hours and the brief's hour (`002` anti-spam): owner
 //! notices other than critical ones wait while the owner's local clock is inside
 //! `quiet_hours` (default 21–7), and the morning brief leaves at `brief_hour` (default 7).
 //! Both are read in the account's time zone.

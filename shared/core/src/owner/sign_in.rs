@@ -1,4 +1,4 @@
-//! The dashboard's sign-in link (issue 15 item 2): a single-use token mailed to the owner's
+//! The dashboard's sign-in link: a single-use token mailed to the owner's
 //! address, stored only as its hash, good for [`SIGN_IN_LINK_LIFETIME`]. Redeeming it is one
 //! conditional write, so a link opened twice signs in once.
 

@@ -1,5 +1,5 @@
 //! The store's capabilities for what Openloop keeps about an account's PushPress on its own
-//! side (issue 14): the connection — webhook subscription and import progress — and the
+//! side: the connection — webhook subscription and import progress — and the
 //! members' annotations (the tags and notes PushPress has no place for). Each backend
 //! implements them in `connections.rs` and `annotations.rs`, checked by the conformance
 //! suite's parts of the same names.

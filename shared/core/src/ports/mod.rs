@@ -258,7 +258,7 @@ pub trait EventBus: Send + Sync {
     async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String>;
 }
 
-/// What turns an account's closed tasks into suggestions (issue 16 item 3, spec 003 "The
+/// What turns an account's closed tasks into suggestions (spec 003 "The
 /// Evaluator"): the offline statistics ([`OfflineEvaluator`], the default), or a model.
 #[async_trait]
 pub trait Evaluator: Send + Sync {

@@ -415,7 +415,7 @@ pub trait BusinessMemoryStore: Send + Sync {
     async fn save_memory_book(&self, account: AccountId, book: &MemoryBook) -> Result<(), StoreError>;
 }
 
-/// The suggestions the evaluator makes for an account (issue 16, see
+/// The suggestions the evaluator makes for an account (see
 /// [`crate::learning::suggestion`]): each made once per fingerprint, decided under its version.
 #[async_trait]
 pub trait SuggestionStore: Send + Sync {

@@ -31,7 +31,7 @@ pub struct GateContext {
 }
 
 /// The initial status of a new task, and the reason for it (logged on creation). The type's
-/// auto-send threshold is raised by the account's calibration (issue 16 item 6).
+/// auto-send threshold is raised by the account's calibration.
 pub fn initial_status(
     mode: ExecutionMode,
     def: &TaskTypeDef,

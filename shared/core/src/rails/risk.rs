@@ -1,4 +1,4 @@
-//! The risk scan's judgment of one member (spec §18.2, issue 5): from the member's facts
+//! The risk scan's judgment of one member (spec §18.2): from the member's facts
 //! alone, does someone need attention, with which task type, and how sure are we?
 //!
 //! Five findings, by status: an enrollment PushPress marks `alert`, or an active one whose
@@ -100,7 +100,7 @@ pub fn alert_episode(enrollment_id: &str, paid_until: Option<Timestamp>) -> Stri
     }
 }
 
-/// Payment trouble inferred from the enrollments (issue 14 item 6: PushPress reports no
+/// Payment trouble inferred from the enrollments (PushPress reports no
 /// payments): one PushPress marked `alert`, or an active one paid only until a date more than
 /// [`PAID_UNTIL_GRACE`] ago — a renewal would have moved `paidUntil` on.
 fn payment_trouble(facts: &MemberFacts, now: Timestamp) -> Option<Raw> {
@@ -309,7 +309,7 @@ mod tests {
         facts
     }
 
-    /// Issue 14 item 6: `paidUntil` passing without a renewal is inferred payment trouble —
+    /// `paidUntil` passing without a renewal is inferred payment trouble —
     /// after the grace, only for an enrollment still active, once per paid-until date, and
     /// always under the review threshold; before it, the member's other findings stand.
     #[test]

@@ -31,7 +31,7 @@ pub const VERBAL_ONLY: &str = "verbal_only";
 /// The outcome of a task closed without an answer.
 pub const UNRESPONSIVE: &str = "unresponsive";
 
-/// Where a member's monthly price came from (issue 14 item 5: PushPress has no prices).
+/// Where a member's monthly price came from (PushPress has no prices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]

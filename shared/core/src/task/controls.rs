@@ -1,4 +1,4 @@
-//! A task's controls beside its core fields (issue 3): how it runs (live, dry run, shadow, plan
+//! A task's controls beside its core fields: how it runs (live, dry run, shadow, plan
 //! mode), the plan the owner approves first, and whether the agent plans it. The ramp and the
 //! review gate that use them are in [`crate::rails::autonomy`].
 
@@ -26,7 +26,7 @@ impl TaskMode {
     }
 }
 
-/// Per-task controls of issue 3 beside the task's core fields (all default to "nothing
+/// Per-task controls beside the task's core fields (all default to "nothing
 /// special", so stored tasks from before read unchanged).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskControls {

@@ -34,7 +34,7 @@ impl Rating {
     }
 }
 
-/// Why a thumbs-down (spec §28.5's dropdown; issue 26 item 6): kept on the task and in its
+/// Why a thumbs-down (spec §28.5's dropdown): kept on the task and in its
 /// learning record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

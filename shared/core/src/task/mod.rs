@@ -200,7 +200,7 @@ pub struct Task {
     /// AI calls made for this task so far (spec §7.12: at most `AI_CALLS_PER_TASK`).
     #[serde(default)]
     pub ai_calls: u32,
-    /// The business memories the task's last AI call read (issue 16: the owner sees what
+    /// The business memories the task's last AI call read (the owner sees what
     /// the agent knew), by id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memories_used: Vec<ulid::Ulid>,
@@ -268,7 +268,7 @@ pub struct Task {
     /// ([`crate::task::attribution::watch_until`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribution_until: Option<Timestamp>,
-    /// Which monthly price `attributed_value` was reckoned at (issue 14 item 5).
+    /// Which monthly price `attributed_value` was reckoned at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_source: Option<crate::task::attribution::ValueSource>,
     /// The owner approved the first message with an edited draft (`draft` is what they sent;
@@ -287,7 +287,7 @@ pub struct Task {
     /// system escalation can say them without reading the conversation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member_last_words: Option<String>,
-    /// The agent's draft as it was before the owner's edit (issue 16 item 5: original vs.
+    /// The agent's draft as it was before the owner's edit (original vs.
     /// sent, for learning from edits); `None` if the owner approved it as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_draft: Option<Draft>,

@@ -372,10 +372,10 @@ reasons! {
     WaitingForTheOwner = "waiting_for_the_owner",
     /// The to-do's reminders ran out.
     OwnerRemindersUsed = "owner_reminders_used",
-    /// The member checked in before anyone called: the call is not needed (issue 26).
+    /// The member checked in before anyone called: the call is not needed.
     MemberCheckedInBeforeTheCall = "member_checked_in_before_the_call",
     /// A review item the owner left undecided for the account's `review_expiry_days` is
-    /// closed (issue 26 item 7).
+    /// closed.
     ReviewExpired = "review_expired",
     /// The owner brought back a task closed too early, within its attribution window (spec
     /// §37.6).

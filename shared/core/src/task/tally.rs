@@ -1,7 +1,7 @@
 //! What a task counts for in the owner's numbers (the scorecard and the dashboard's
 //! overview): a few fields of the task, kept by the store beside it in the task's own write,
 //! so the month's numbers are read from the open tasks and the month's closed ones rather
-//! than from every task the account ever had (issue 15 item 6).
+//! than from every task the account ever had.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Nothing nags (issue 26 item 7): a review item the owner leaves undecided for the account's
+//! Nothing nags: a review item the owner leaves undecided for the account's
 //! `review_expiry_days` is closed as `review_expired` — cancelled, nothing sent — and the next
 //! morning brief says how many. A staff to-do waiting for approval is left alone: it is on the
 //! call list, where its own reminders and escalation apply.

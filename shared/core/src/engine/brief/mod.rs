@@ -1,4 +1,4 @@
-//! The morning brief (issue 26 item 1): read what the day holds, compose it
+//! The morning brief: read what the day holds, compose it
 //! ([`crate::owner::brief`]) and mail it once at the account's `brief_hour` — in place of the
 //! daily digest. `GET /api/v1/brief` and `/app/today` show the same [`Brief`].
 //!

@@ -66,12 +66,12 @@ pub struct SettingsPatch {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub owner_email: Option<crate::kernel::ids::Email>,
     pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
-    /// Replaces the prices per PushPress plan (issue 14 item 5).
+    /// Replaces the prices per PushPress plan.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
-    /// The trust gradient's opt-in (issue 16 item 7).
+    /// The trust gradient's opt-in.
     pub auto_save_memories: Option<bool>,
-    /// Contributing to the cross-tenant learning record (issue 16 item 8).
+    /// Contributing to the cross-tenant learning record.
     pub share_learning: Option<bool>,
     /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
@@ -93,7 +93,7 @@ pub struct SettingsPatch {
     /// field it showed): another change since is `StaleVersion`, nothing saved. Not in the API.
     #[serde(skip)]
     pub expected_version: Option<u64>,
-    /// The morning brief's local hour; `null` turns the morning mail off (issue 26).
+    /// The morning brief's local hour; `null` turns the morning mail off.
     #[serde(default, deserialize_with = "present")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<u8>, maximum = 23))]
     pub brief_hour: Option<Option<u8>>,

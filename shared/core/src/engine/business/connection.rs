@@ -1,4 +1,4 @@
-//! Connecting a gym's PushPress and importing its history (issue 14 items 1–3).
+//! Connecting a gym's PushPress and importing its history.
 //!
 //! Connecting (`"pushpress": {"api_key", "company_id"?}` in the settings or at account
 //! creation) checks the key against `GET /company` (refused: a clear `422`), then makes sure

@@ -20,7 +20,7 @@ impl Engine {
         self.feedback_with_reason(account, id, rating, comment, None).await
     }
 
-    /// [`Self::feedback`] with the thumbs-down's reason (issue 26 item 6), kept on the task and
+    /// [`Self::feedback`] with the thumbs-down's reason, kept on the task and
     /// in its learning record.
     pub async fn feedback_with_reason(
         &self,

@@ -1,4 +1,4 @@
-//! The owner's view of their members (issue 14 items 3, 5, 7): `GET /api/v1/members`, a page
+//! The owner's view of their members: `GET /api/v1/members`, a page
 //! of the account's member facts with what an owner asks first — are they coming, what are
 //! they worth, is anything open about them — and `GET /api/v1/members/{id}`, one member with
 //! Openloop's own tags and notes on them. Scoped to the account: another's member is not found.
@@ -112,7 +112,7 @@ impl Engine {
 }
 
 impl Engine {
-    /// A member's tags and notes as the prompt's member memories (issue 14 item 7: Openloop
+    /// A member's tags and notes as the prompt's member memories (Openloop
     /// keeps what PushPress cannot), newest notes first, a few at most.
     pub(crate) async fn annotation_memories(
         &self,

@@ -140,7 +140,7 @@ impl Engine {
         let account_id = account.id;
         let now = self.clock.now();
         let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel.mails();
-        // Quiet hours (issue 26 item 7): everything but a critical notice (the account's own
+        // Quiet hours: everything but a critical notice (the account's own
         // trouble, a member's legal threat or abuse) waits for their end; the brief leaves at
         // the hour the owner chose.
         let waits = !(draft.kind.is_critical() || matches!(draft.kind, NoticeKind::SystemAlert | NoticeKind::DailyDigest));
@@ -151,7 +151,7 @@ impl Engine {
                 at
             }
         };
-        // An owner away a day or more (issue 26 item 7) gets the brief only: the rest waits
+        // An owner away a day or more gets the brief only: the rest waits
         // in the feed for the "while you were away" summary of their return.
         let away = crate::owner::presence::Presence::of(account.last_seen_at, now) != crate::owner::presence::Presence::Active;
         let (delivery, digest_at) = match draft.kind.policy() {
@@ -277,7 +277,7 @@ impl Engine {
         }
     }
 
-    /// The morning brief (issue 26 item 1, in place of the daily digest of spec §35.2), run
+    /// The morning brief (in place of the daily digest of spec §35.2), run
     /// hourly after the metrics fold: from each account's `brief_hour` (none: no morning
     /// mail), the day's brief (`engine/brief/`), claimed once per local day and mailed at once
     /// with whatever other notices are due (one mail, not two). A day with nothing in it

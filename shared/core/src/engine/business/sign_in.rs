@@ -1,4 +1,4 @@
-//! The dashboard's sign-in link (issue 15 item 2): an owner who asks at `/app/login` gets, at
+//! The dashboard's sign-in link: an owner who asks at `/app/login` gets, at
 //! the address set as `owner_email`, a link that signs in once within 15 minutes
 //! ([`crate::owner::sign_in`]). The account is found through the owner-address index; the
 //! mail goes through the same mailer as the owner's notices. Whether an address is known is

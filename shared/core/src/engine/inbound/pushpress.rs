@@ -1,4 +1,4 @@
-//! PushPress's own webhook deliveries (issue 14 item 4), after the adapter verified their
+//! PushPress's own webhook deliveries, after the adapter verified their
 //! signature and read them ([`SourceDelivery`]): each is turned into the member event it
 //! means and goes the way every member event goes — claimed once, queued, projected into the
 //! facts by the signals worker.
@@ -132,7 +132,7 @@ impl Engine {
 }
 
 impl Engine {
-    /// Issue 14 item 6: PushPress has no payment events, so an enrollment turning `alert` is
+    /// PushPress has no payment events, so an enrollment turning `alert` is
     /// read as payment trouble — an inference, said so in the goal and the context, and with a
     /// confidence under every threshold so the owner always reviews it first. The episode is
     /// the one the risk scan would find (after an import), claimed so only one of them acts.

@@ -199,7 +199,7 @@ impl Engine {
                 .then_with(|| a.0.as_str().cmp(b.0.as_str()))
         });
 
-        // An owner away proposes fewer a run (issue 26 item 7).
+        // An owner away proposes fewer a run.
         let presence = crate::owner::presence::Presence::of(account.last_seen_at, now);
         let burst = Burst::new(Limit::PerRun, presence.scan_allowance(limits::MAX_TASKS_PER_RUN));
         for (member, finding, _, _) in findings {

@@ -1,4 +1,4 @@
-//! The monthly cross-business evaluation (issue 16 item 8): one month's cross-tenant records
+//! The monthly cross-business evaluation: one month's cross-tenant records
 //! read from their one partition (bounded like the operators' aggregate), searched for
 //! patterns ([`crate::learning::network`]); each pattern is offered once to every account it
 //! is about (its business type, or all for a system-wide one) as a memory suggestion, and the

@@ -15,7 +15,7 @@ use crate::task::error::EngineError;
 use crate::task::history::ActivityEntry;
 
 /// The dashboard's overview of an account, read at once: what it costs does not grow with
-/// the tasks the account has stored (issue 15 item 6).
+/// the tasks the account has stored.
 #[derive(Clone, Debug)]
 pub struct Overview {
     pub autonomy: Autonomy,

@@ -1,5 +1,5 @@
-//! The evaluation function's work and the owner's decisions on what it found (issue 16
-//! items 3–4): an account's closed tasks of the last [`WINDOW_DAYS`] days handed to the
+//! The evaluation function's work and the owner's decisions on what it found: an
+//! account's closed tasks of the last [`WINDOW_DAYS`] days handed to the
 //! evaluator, each finding stored once as a pending suggestion; accepting applies it (a memory
 //! saved, an instruction added to the owner's additions, a skill or rubric stored for its
 //! task type, a threshold calibrated within its safe bounds), and an applied change can be

@@ -13,7 +13,7 @@
 //!   decides (`action_outcome_unknown`);
 //! - nothing here calls PushPress: the actions that once changed members there are Openloop's
 //!   own now (tags and notes are member annotations, a staff to-do is an owner notice) and a
-//!   status change is refused, since PushPress's API offers none of them (issue 14).
+//!   status change is refused, since PushPress's API offers none of them.
 //!
 //! The task then closes in one commit with a line per action in its conversation: `completed`
 //! (`executed`, or `recorded` for a dry run), `escalated`, or back to `waiting` for a retry.

@@ -318,7 +318,7 @@ impl Engine {
             member_status: member.as_ref().and_then(|m| m.status),
         });
         let owner_draft = input.draft.is_some();
-        // What the agent's calls below read (issue 16): only read when one is made.
+        // What the agent's calls below read: only read when one is made.
         let agent_writes = def.category == Category::Communication && options.batch_of.is_none() && !options.agent_planning && !held_out;
         let memories = if agent_writes && (input.draft.is_none() || options.mode == TaskMode::Plan) {
             self.prompt_memories(account.id, Some(&input.member_id), now).await?

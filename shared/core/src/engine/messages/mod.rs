@@ -1,4 +1,4 @@
-//! Message templates (issue 25): what the engine gives the offline agent to write a message
+//! Message templates: what the engine gives the offline agent to write a message
 //! from — the member's facts and the owner's own template — and the owner's operations on
 //! their templates (`GET /api/v1/message-templates`, `PUT` and `DELETE
 //! /api/v1/message-templates/{task_type}/{touch}`).

@@ -1,4 +1,4 @@
-//! The owner seen (issue 26 item 7): each use of the API or the dashboard is written to the
+//! The owner seen: each use of the API or the dashboard is written to the
 //! account at most hourly ([`SEEN_EVERY`]; a process remembers its last write, so most
 //! requests read nothing more). An owner back after a day or more gets one "while you were
 //! away" notice: how many notices waited in the feed, the first few by title.

@@ -1,4 +1,4 @@
-//! The monthly churn report (issue 26 item 4): `GET /api/v1/reports/churn?month=` and
+//! The monthly churn report: `GET /api/v1/reports/churn?month=` and
 //! `/app/reports/churn`. Reads the members' facts (as the risk scan does, at most
 //! [`REPORT_MEMBERS_READ`]) and the tasks' tallies closed since the month began; the sums are
 //! [`crate::owner::churn_report`]'s.

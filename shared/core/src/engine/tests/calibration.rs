@@ -1,4 +1,4 @@
-//! Calibration (issue 16 item 6) through the evaluation and the risk scan, on the virtual
+//! Calibration through the evaluation and the risk scan, on the virtual
 //! clock: a gym whose flagged members come back on their own is offered a longer no-check-in
 //! gap with the exact counts; accepting it changes what the next scan flags, undo restores it;
 //! an account whose sure-of-itself drafts the owner keeps correcting is offered a higher

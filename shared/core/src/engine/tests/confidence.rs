@@ -1,4 +1,4 @@
-//! Issue 17: confidence at every step (spec §7.4, §37.5), goal progress (§37), a parent's
+//! Confidence at every step (spec §7.4, §37.5), goal progress (§37), a parent's
 //! escalation holding its subtasks (§17.2), and the owner's word on outcomes (§27.4, §37.6) —
 //! each with a scripted agent whose answers sit just under and just over the thresholds.
 

@@ -1,4 +1,4 @@
-//! The evaluation function and the owner's decisions (issue 16 items 3–4), as the issue checks
+//! The evaluation function and the owner's decisions, as the issue checks
 //! them: a month of closed tasks with a dozen evening sends all answered and a dozen morning
 //! sends none yields one timing suggestion whose evidence matches the data; accepting it puts
 //! the memory in the next prompt (and undoing takes it out); dismissing changes nothing; a
@@ -204,7 +204,7 @@ async fn dismissing_a_suggestion_changes_nothing_and_reminding_brings_it_back_in
     ));
 }
 
-/// Issue 16 item 5: each approval with edits keeps the original beside what was approved; three
+/// Each approval with edits keeps the original beside what was approved; three
 /// drafts shortened the same way make a weak memory suggestion, saved as the owner's edit.
 #[tokio::test]
 async fn three_drafts_the_owner_shortened_make_a_weak_memory_suggestion_from_their_edits() {
@@ -252,7 +252,7 @@ async fn three_drafts_the_owner_shortened_make_a_weak_memory_suggestion_from_the
     assert_eq!(memories[0].source, crate::owner::business_memory::MemorySource::OwnerEdit);
 }
 
-/// Issue 16 item 7: off by default; an owner who opted in, on an account past its first 30
+/// Off by default; an owner who opted in, on an account past its first 30
 /// days, has a strong memory suggestion saved without review and hears of it in the weekly
 /// notice, with its undo.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The gates of issue 3 on the in-memory store: kill switch, anomalies, autonomy (ramp,
+//! The gates on the in-memory store: kill switch, anomalies, autonomy (ramp,
 //! dry run, plan), the stale guard, subtasks, priorities, escalation timeouts.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! A new gym's first weeks (issue 25): a stop is a stop for every source of tasks, the ramp
+//! A new gym's first weeks: a stop is a stop for every source of tasks, the ramp
 //! and a day's review capacity start without a setting, and every escalation explains itself
 //! to the owner — a threatening reply at once.
 

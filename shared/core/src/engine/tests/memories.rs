@@ -1,4 +1,4 @@
-//! Business memories reach every AI call (issue 16 item 2): what the owner taught — about the
+//! Business memories reach every AI call: what the owner taught — about the
 //! business, or about this member — is in the text handed to the model for a first draft, a
 //! follow-up, a reply's evaluation, a guidance draft and a planning step; another member's
 //! memory, an expired one and a deleted one never are; and the task says which it used.

@@ -1,4 +1,4 @@
-//! The monthly cross-business evaluation (issue 16 item 8): a pattern surfaces only with three
+//! The monthly cross-business evaluation: a pattern surfaces only with three
 //! contributing businesses of a type (two are not enough), an account that does not share its
 //! learning contributes nothing, each contributor is credited, and the pattern is offered to
 //! the accounts of its type only.

@@ -1,4 +1,4 @@
-//! Outcomes on the in-memory store (issue 5): dormant tasks completed by their signal, open
+//! Outcomes on the in-memory store: dormant tasks completed by their signal, open
 //! tasks closed by a member event, and the attribution run — values, late wins, provisional
 //! outcomes confirmed or downgraded.
 
@@ -104,7 +104,7 @@ async fn a_dormant_win_back_is_completed_by_the_dormant_check_after_a_checkin_on
     assert!(reasons.contains(&"dormant_check_no_signal".to_owned()), "{reasons:?}");
 }
 
-/// Issue 14 item 5: a member on a PushPress plan the owner priced is worth that price, and the
+/// A member on a PushPress plan the owner priced is worth that price, and the
 /// task says so; a member on an unpriced plan is worth the account's average.
 #[tokio::test]
 async fn an_outcome_is_valued_at_the_owners_price_for_the_members_plan_and_says_so() {

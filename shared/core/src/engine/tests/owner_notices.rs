@@ -507,7 +507,7 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     assert_eq!(w.task(&follows_up).await.touch, 1);
 }
 
-/// Issue 26 item 7: an owner seen, then away two days, gets notices in the feed only (not
+/// An owner seen, then away two days, gets notices in the feed only (not
 /// mailed); their return brings one "while you were away" summary, once; the risk scan
 /// allows them fewer new tasks a run.
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! Every draft the agent writes gets the composed prompt (issue 16 item 1): the owner's rules
+//! Every draft the agent writes gets the composed prompt: the owner's rules
 //! ("never mention billing") reach first drafts, follow-ups and guidance drafts, with the
 //! type's skill, the account's context, the goal and the member's other open tasks.
 

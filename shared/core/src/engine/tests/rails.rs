@@ -632,7 +632,7 @@ async fn switching_to_autopilot_starts_the_ramp_at_shadow() {
 }
 
 /// An owner taking over an escalated task closes it as completed with their outcome
-/// (issue 17 item 6), logged as the owner's resolution.
+///, logged as the owner's resolution.
 #[tokio::test]
 async fn an_owner_taking_over_an_escalated_task_completes_it() {
     let w = world().await;

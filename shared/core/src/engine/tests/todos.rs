@@ -1,4 +1,4 @@
-//! The owner's call list (issue 26 item 2): a task that asks a person to act is a to-do from
+//! The owner's call list: a task that asks a person to act is a to-do from
 //! its first minute; the owner logs contacts, snoozes and marks it done (settling its task);
 //! the member's check-in completes a "get them back" to-do by itself; a task's close closes
 //! its to-dos.
@@ -166,7 +166,7 @@ async fn an_escalation_that_needs_a_person_is_a_todo_and_closes_with_its_task() 
     assert_eq!(done[0].note.as_deref(), Some("Closed with its task (cancelled)."));
 }
 
-/// Issue 26 item 6: a thumbs-down takes a reason, kept on the task and in its learning record;
+/// A thumbs-down takes a reason, kept on the task and in its learning record;
 /// a thumbs-up takes none.
 #[tokio::test]
 async fn a_thumbs_down_reason_is_kept_for_the_learning_loop() {

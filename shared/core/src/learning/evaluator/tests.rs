@@ -120,7 +120,7 @@ fn three_five_and_eight_consistent_edits_of_one_kind_make_a_weak_moderate_and_st
     );
 }
 
-/// Issue 28 item 4: reply rates alike, outcomes not — a dozen evening members, ten back; a
+/// Reply rates alike, outcomes not — a dozen evening members, ten back; a
 /// dozen morning members, two back. The evaluator compares the outcomes and says so.
 #[test]
 fn members_back_more_often_after_evening_sends_make_an_outcome_suggestion_whose_evidence_names_it() {
