@@ -18,6 +18,7 @@ pub mod consumer;
 pub mod emf;
 pub mod http;
 pub mod json_errors;
+pub mod runtime;
 pub mod sign_in;
 pub mod telemetry;
 pub mod webhook_transport;

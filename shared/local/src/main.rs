@@ -1,8 +1,11 @@
 //! `openloop-local`: the whole system on one machine (`make run`), on the AWS emulator or,
 //! with `OPENLOOP_LOCAL_PORTS=memory`, with every port in memory.
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    openloop_edge::runtime::build()?.block_on(run())
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     openloop_edge::telemetry::init();
     let options = openloop_local::Options::from_env()?;
     let ports = match options.ports {

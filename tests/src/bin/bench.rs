@@ -36,8 +36,11 @@ fn sized<T>(full: T, small: T) -> T {
     if quick() { small } else { full }
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Error> {
+fn main() -> Result<(), Error> {
+    openloop_edge::runtime::build()?.block_on(run())
+}
+
+async fn run() -> Result<(), Error> {
     // `OPENLOOP_BENCH_ONLY=import`: the PushPress import's figures alone.
     if std::env::var("OPENLOOP_BENCH_ONLY").is_ok_and(|only| only == "import") {
         return import_table().await;

@@ -23,8 +23,11 @@ fn quick() -> bool {
     std::env::var("OPENLOOP_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
-#[tokio::main]
-async fn main() -> Result<(), Error> {
+fn main() -> Result<(), Error> {
+    openloop_edge::runtime::build()?.block_on(run())
+}
+
+async fn run() -> Result<(), Error> {
     println!("local runtime (wall clock on this machine; medians of 20 calls)");
     println!("{:<52} {:>12} {:>12}", "", "emulator", "memory");
     let ports = std::env::var("LOCAL_BENCH_PORTS").unwrap_or_else(|_| "memory,emulator".into());
