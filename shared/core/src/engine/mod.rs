@@ -2,46 +2,36 @@
 //! with the pure modules, and commits one [`TaskCommit`] per decision. Nothing here reads the
 //! clock except through [`Clock`], and nothing trusts the message that woke it.
 
-// The engine's core, in five rooms by operation family: a task's life, what arrives from
-// outside, the business and its owner, what is learned and reported, what time brings. Their
-// modules keep their flat names inside the engine (`tasks`, `replies`, …) through the imports
-// below (all of them, used or not yet), so a room can be rearranged without touching its callers.
+// The engine in eight rooms by operation family: a task's life, what arrives from outside, the
+// business and its owner, what is learned and reported, what time brings, the owner's day,
+// what the owner automates, and the channels a message leaves by. Their modules keep their flat
+// names inside the engine (`tasks`, `replies`, `todos`, …) through the imports below (all of
+// them, used or not yet), so a room can be rearranged without touching its callers.
+mod automation;
 mod business;
+mod channels;
+mod day;
 mod inbound;
 mod learning;
 mod lifecycle;
 mod schedule;
 
 #[allow(unused_imports)]
-use business::{accounts, connection, feedback, members, owner_notices, sending_domains, sign_in};
+use automation::{control, loops, triggers};
 #[allow(unused_imports)]
-use inbound::{mail_events, pushpress, replies, signals, suppression};
+use business::{accounts, connection, credentials, feedback, members, owner_notices, sending_domains, sign_in};
 #[allow(unused_imports)]
-use learning::{analysis, attribution, memories, network, observability, scorecard, suggestions};
+use channels::{messages, sms, webhooks};
+#[allow(unused_imports)]
+use day::{brief, conversations, plans, presence, reopen, reports, todos};
+#[allow(unused_imports)]
+use inbound::{mail_events, pushpress, replies, signals, suppression, threats};
+#[allow(unused_imports)]
+use learning::{analysis, attribution, experiments, lift, memories, network, observability, scorecard, send_hours, suggestions};
 #[allow(unused_imports)]
 use lifecycle::{actions, ai, autonomy, categories, escalation, freshness, reservation, send, subtasks, tasks, work};
 #[allow(unused_imports)]
 use schedule::{recurring, tick};
-
-// The owner's features, a room each.
-mod brief;
-mod control;
-mod conversations;
-mod credentials;
-mod experiments;
-mod lift;
-mod loops;
-mod messages;
-mod plans;
-mod presence;
-mod reopen;
-mod reports;
-mod send_hours;
-mod sms;
-mod threats;
-mod todos;
-mod triggers;
-mod webhooks;
 
 pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
 pub use actions::AT_RISK_TAG;
@@ -149,7 +139,7 @@ pub struct Engine {
     /// The text-message provider ([`Engine::with_sms`]); `None`: no text is sent, and a
     /// touch that would be one is refused and retried like a refused mail.
     pub(crate) sms: Option<Arc<dyn crate::ports::SmsSender>>,
-    /// Which accounts have a row of their own on `task_closed` (`engine/triggers/openloop.rs`).
+    /// Which accounts have a row of their own on `task_closed` (`engine/automation/triggers/openloop.rs`).
     pub(crate) closed_rows: Arc<triggers::ClosedRows>,
 }
 

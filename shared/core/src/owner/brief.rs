@@ -4,7 +4,7 @@
 //! value, then days since their last check-in), payment trouble, yesterday's results and what
 //! the agent plans today. Lists are capped; what is left is counted for "see all".
 //!
-//! Pure: `engine/brief/` reads what goes in; this composes it, and writes the mail. The same
+//! Pure: `engine/day/brief/` reads what goes in; this composes it, and writes the mail. The same
 //! [`Brief`] is the API's body, the dashboard's `/app/today` and the mail at `brief_hour`,
 //! which replaces the daily digest (one mail a day).
 

@@ -1,7 +1,7 @@
 //! The monthly churn report (spec §31.4; CONTRACT.md `GET
 //! /api/v1/reports/churn`): members at the start and end of the month, who joined and who
 //! cancelled, the churn rate and its 12-month trend, why members left, and what Openloop
-//! saved. Pure: the members' facts and the tasks' tallies are read by `engine/reports/`.
+//! saved. Pure: the members' facts and the tasks' tallies are read by `engine/day/reports/`.
 //!
 //! A member counts from `joined_at` (from always when unknown) until `cancelled_at`; leads
 //! never count. Facts keep a member's latest cancellation, so a member who cancelled twice

@@ -5,7 +5,7 @@
 //! a filter over the event's data and the member's facts, the task type, a delay, re-entry.
 //!
 //! Pure: the rows, their validation, and whether an event matches one. Firing, storing and
-//! the dry run are the engine's (`engine/triggers/`).
+//! the dry run are the engine's (`engine/automation/triggers/`).
 
 use std::collections::BTreeMap;
 

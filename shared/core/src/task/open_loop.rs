@@ -6,7 +6,7 @@
 //! the sweep comes second finds it already resolved and does nothing.
 //!
 //! Pure: what a loop expects, which signals meet it, and the loops an action registers.
-//! Registering, matching and sweeping are the engine's (`engine/loops/`).
+//! Registering, matching and sweeping are the engine's (`engine/automation/loops/`).
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! The owner's edits of a plan before approving it (spec §27.3: edit a step's words, reorder,
 //! remove a step; or ask the agent to plan again with instructions), and what each edit leaves
 //! for learning (spec §27.4's `plan_edit` and `instruction` feedback). Pure: the engine reads
-//! the task, applies an edit here and commits (`engine/plans/`).
+//! the task, applies an edit here and commits (`engine/day/plans/`).
 //!
 //! A plan's positions are its touches: step 1 is the first message, step 2 the first
 //! follow-up… so a step's timing belongs to its position (the cadence schedules the touch),

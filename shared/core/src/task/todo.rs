@@ -4,7 +4,7 @@
 //! contact, snoozes it to a date or marks it done. It lives beside its task, not inside it:
 //! its own aggregate, versioned, listed by status and due time.
 //!
-//! Pure: the moves here check and change a to-do; `engine/todos/` reads, decides when a to-do
+//! Pure: the moves here check and change a to-do; `engine/day/todos/` reads, decides when a to-do
 //! is made or closed with its task, and writes.
 
 use jiff::Timestamp;

@@ -1,7 +1,7 @@
 //! Text messages (SMS) in the domain's words: how long a text is (GSM-7 and UCS-2 segments),
 //! the words a text starts and ends with (the first text names the gym and says how to stop),
 //! fitting the member's message into the owner's segment budget, and the keywords a member
-//! texts (STOP and its plain-words paraphrases, HELP, START). Pure: the engine's `engine/sms/`
+//! texts (STOP and its plain-words paraphrases, HELP, START). Pure: the engine's `engine/channels/sms/`
 //! sends and reads them.
 
 #[cfg(test)]

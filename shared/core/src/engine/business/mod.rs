@@ -1,10 +1,11 @@
 //! The business and its owner: the account and its settings, sign-in, the sending domain, the
-//! PushPress connection and members, the owner's notices and feedback.
+//! PushPress connection and members, the owner's notices and feedback, the credentials.
 
 use super::*;
 
 pub(super) mod accounts;
 pub(super) mod connection;
+pub(super) mod credentials;
 pub(super) mod feedback;
 pub(super) mod members;
 pub(super) mod owner_notices;

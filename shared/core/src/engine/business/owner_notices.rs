@@ -279,7 +279,7 @@ impl Engine {
 
     /// The morning brief (in place of the daily digest of spec §35.2), run
     /// hourly after the metrics fold: from each account's `brief_hour` (none: no morning
-    /// mail), the day's brief (`engine/brief/`), claimed once per local day and mailed at once
+    /// mail), the day's brief (`engine/day/brief/`), claimed once per local day and mailed at once
     /// with whatever other notices are due (one mail, not two). A day with nothing in it
     /// mails nothing. First, review items left undecided past `review_expiry_days` are
     /// closed, so the brief can say so. An account whose brief fails gives its claim back

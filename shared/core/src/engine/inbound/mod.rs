@@ -1,5 +1,5 @@
 //! What arrives from outside: a member's reply, mail events (bounces, complaints), signals and
-//! PushPress deliveries, and the stops and suppressions they carry.
+//! PushPress deliveries, and the stops, suppressions and threats they carry.
 
 use super::*;
 
@@ -8,3 +8,4 @@ pub(super) mod pushpress;
 pub(super) mod replies;
 pub(super) mod signals;
 pub(super) mod suppression;
+pub(super) mod threats;

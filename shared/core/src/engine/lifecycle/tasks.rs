@@ -538,7 +538,7 @@ impl Engine {
 
     /// A plan of what the task would do (spec §27.3): one step per touch of its cadence, each
     /// with the agent's draft and its timing, for the owner to approve before anything runs.
-    /// With the owner's `instructions` (planning again, `engine/plans/`), every touch is
+    /// With the owner's `instructions` (planning again, `engine/day/plans/`), every touch is
     /// drafted anew with them in the draft's context.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::engine) async fn plan(

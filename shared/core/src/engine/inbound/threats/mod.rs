@@ -19,7 +19,7 @@ use crate::task::{ConversationMessage, Task};
 impl Engine {
     /// Escalate `task` on a threatening reply, then suppress its member (this task stays with
     /// the owner) and alert the operator.
-    pub(super) async fn escalate_threat(
+    pub(in crate::engine) async fn escalate_threat(
         &self,
         account: &Account,
         task: Task,

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::task::todo::TodoKind;
 
 /// The rules that ship with Openloop.
-pub const DEFAULT_RULES: &str = include_str!("../../../../../rules/todos.toml");
+pub const DEFAULT_RULES: &str = include_str!("../../../../../../rules/todos.toml");
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -147,7 +147,7 @@ impl Engine {
     /// `send_claimed`): the same reservation (the member's weekly cap and the task's budget
     /// count both channels), then the account's daily text limit, then the provider.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn send_text_claimed(
+    pub(in crate::engine) async fn send_text_claimed(
         &self,
         account: &Account,
         mut claimed: Task,
@@ -531,7 +531,7 @@ impl Engine {
     /// A critical notice also texted to the owner (`owner_notification_channel:
     /// "email_and_sms"` with an `owner_phone`), whatever the hour: only critical notices are
     /// texted, so quiet hours hold everything else.
-    pub(super) async fn text_owner_alert(&self, account: &Account, title: &str, now: Timestamp) -> bool {
+    pub(in crate::engine) async fn text_owner_alert(&self, account: &Account, title: &str, now: Timestamp) -> bool {
         if account.settings.owner_notification_channel != NotificationChannel::EmailAndSms {
             return false;
         }

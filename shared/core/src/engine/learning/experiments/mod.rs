@@ -278,7 +278,7 @@ impl Engine {
     }
 
     /// The owner undid the suggestion an experiment tries: the experiment ends with it.
-    pub(super) async fn end_experiments_of(&self, account: AccountId, suggestion: ulid::Ulid) -> Result<(), EngineError> {
+    pub(in crate::engine) async fn end_experiments_of(&self, account: AccountId, suggestion: ulid::Ulid) -> Result<(), EngineError> {
         let now = self.clock.now();
         self.change_account(account, |account| {
             let mut changed = false;
