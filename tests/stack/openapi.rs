@@ -133,6 +133,18 @@ async fn each_operation_documents_its_token_errors_and_parameters() {
         "{document}"
     );
     assert_eq!(document["security"][0]["bearer"], Value::Array(vec![]), "{document}");
+    // Every operation has its own id (OpenAPI requires it; a validator refuses a repeat).
+    let mut ids = std::collections::BTreeMap::new();
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for (method, operation) in item.as_object().expect("path item") {
+            let id = operation["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path}: no operationId"));
+            if let Some(other) = ids.insert(id.to_owned(), format!("{method} {path}")) {
+                panic!("operationId {id} is both {other} and {method} {path}");
+            }
+        }
+    }
     // Every reference names a schema the document defines.
     let mut refs = Vec::new();
     collect_refs(&document, &mut refs);
