@@ -340,6 +340,98 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
     stack.running.stop();
 }
 
+/// A gym in New York, a member the owner says lives in Los Angeles: at 09:00 in New York
+/// (06:00 there) the member's text waits for 8:00 in Los Angeles, while a New York member's
+/// goes at once. The consent record and the member show the zone, the state and the hours; a
+/// Florida member's hours end at 20:00; a zone that is not one is refused and changes nothing.
+#[tokio::test]
+async fn a_member_in_los_angeles_is_texted_on_los_angeles_time() {
+    let stack = Stack::start("sms-zone").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    member(&stack, &gym, "m_la", "+15555550171", true).await;
+    member(&stack, &gym, "m_ny", "+15555550172", true).await;
+    let (status, recorded) = stack
+        .post(
+            "/api/v1/members/m_la/consent",
+            &gym.token,
+            json!({"sms": true, "source": "owner", "time_zone": "America/Los_Angeles"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{recorded}");
+    assert_eq!(
+        (
+            recorded["time_zone"].as_str(),
+            recorded["time_zone_source"].as_str(),
+            recorded["text_hours"].as_str()
+        ),
+        (Some("America/Los_Angeles"), Some("member"), Some("8:00–21:00")),
+        "{recorded}"
+    );
+    let ny = consent(&stack, &gym, "m_ny", true).await;
+    assert_eq!(
+        (ny["time_zone"].as_str(), ny["time_zone_source"].as_str()),
+        (Some("America/New_York"), Some("gym")),
+        "{ny}"
+    );
+    let la = stack.approved_task(&gym, "ad_hoc", "m_la").await;
+    stack.approved_task(&gym, "ad_hoc", "m_ny").await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, "+15555550172").await.len(), 1, "09:00 in New York");
+    assert!(texts_to(&stack, "+15555550171").await.is_empty(), "06:00 in Los Angeles");
+    let waiting = task(&stack, &gym, &la).await;
+    assert!(reasons(&waiting).contains(&"text_quiet_hours"), "{waiting}");
+    let due = stack.due_at(&gym, &la).await;
+    let local = due.to_zoned(jiff::tz::TimeZone::get("America/Los_Angeles").unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!((local.hour(), local.minute()), (8, 0), "8:00 in Los Angeles: {due}");
+    stack.run_when_due(&gym, &la).await;
+    assert_eq!(texts_to(&stack, "+15555550171").await.len(), 1, "8:00 in Los Angeles");
+
+    // The member's page shows the same; a Florida member's hours end at 20:00, three texts
+    // about one subject a day at most.
+    let (status, detail) = stack.get("/api/v1/members/m_la", &gym.token).await;
+    assert_eq!(status, 200, "{detail}");
+    assert_eq!(
+        (detail["texts"]["time_zone"].as_str(), detail["texts"]["consent"]["sms"].as_bool()),
+        (Some("America/Los_Angeles"), Some(true)),
+        "{detail}"
+    );
+    let (status, florida) = stack
+        .post(
+            "/api/v1/members/m_ny/consent",
+            &gym.token,
+            json!({"sms": true, "source": "owner", "state": "Florida"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{florida}");
+    assert_eq!(
+        (
+            florida["state"].as_str(),
+            florida["time_zone_source"].as_str(),
+            florida["text_hours"].as_str(),
+            florida["texts_per_24h"].as_u64()
+        ),
+        (Some("FL"), Some("state"), Some("8:00–20:00"), Some(3)),
+        "{florida}"
+    );
+    let (status, refused) = stack
+        .post(
+            "/api/v1/members/m_la/consent",
+            &gym.token,
+            json!({"sms": false, "source": "owner", "time_zone": "America/Atlantis"}),
+        )
+        .await;
+    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("invalid_timezone")), "{refused}");
+    let (_, detail) = stack.get("/api/v1/members/m_la", &gym.token).await;
+    assert_eq!(
+        (detail["texts"]["time_zone"].as_str(), detail["texts"]["consent"]["sms"].as_bool()),
+        (Some("America/Los_Angeles"), Some(true)),
+        "nothing changed: {detail}"
+    );
+    stack.running.stop();
+}
+
 /// With `email_and_sms` and an `owner_phone`, a critical escalation (a member's legal threat
 /// by text) reaches the owner's phone as well as their inbox.
 #[tokio::test]

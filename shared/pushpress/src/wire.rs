@@ -105,6 +105,29 @@ pub(crate) struct CustomerWire {
     pub membership_details: Option<MembershipDetailsWire>,
     #[serde(default)]
     pub phone: Option<String>,
+    #[serde(default)]
+    pub address: Option<AddressWire>,
+}
+
+/// A customer's `address{line1,line2,city,state,zip,country}`: only the state is read (where
+/// texts' hours are kept).
+#[derive(Deserialize)]
+pub(crate) struct AddressWire {
+    #[serde(default)]
+    pub state: Option<String>,
+    #[serde(default)]
+    pub country: Option<String>,
+}
+
+impl AddressWire {
+    /// The two-letter code of a US state or territory, when the address names one.
+    fn us_state(&self) -> Option<String> {
+        use openloop_core::rails::quiet_hours::{is_united_states, state_code};
+        if !is_united_states(self.country.as_deref()) {
+            return None;
+        }
+        self.state.as_deref().and_then(state_code).map(str::to_owned)
+    }
 }
 
 impl CustomerWire {
@@ -124,6 +147,7 @@ impl CustomerWire {
                 .phone
                 .map(|p| p.chars().filter(|c| !matches!(c, ' ' | '-' | '(' | ')' | '.')).collect::<String>())
                 .filter(|p| openloop_core::kernel::text::is_e164(p)),
+            state: self.address.as_ref().and_then(AddressWire::us_state),
             member_since: self
                 .membership_details
                 .and_then(|m| m.initial_membership_start_date)
@@ -314,4 +338,27 @@ pub(crate) fn date_time(raw: &str) -> Option<Timestamp> {
     }
     let date: jiff::civil::Date = raw.get(..10)?.parse().ok()?;
     date.to_zoned(jiff::tz::TimeZone::UTC).ok().map(|z| z.timestamp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn customer(address: serde_json::Value) -> Option<Customer> {
+        let raw = serde_json::json!({"id": "usr_ana", "email": "ana@example.com", "role": "member", "address": address});
+        serde_json::from_value::<CustomerWire>(raw).ok()?.into_customer()
+    }
+
+    #[test]
+    fn a_customers_us_state_is_read_from_their_address_by_code_or_name() {
+        let state = |address| customer(address).and_then(|c| c.state);
+        assert_eq!(state(serde_json::json!({"state": "fl", "country": "US"})), Some("FL".into()));
+        assert_eq!(state(serde_json::json!({"state": "Washington", "country": ""})), Some("WA".into()));
+        assert_eq!(state(serde_json::json!({"state": "Texas", "zip": "73301"})), Some("TX".into()));
+        // Not the United States, no state, or a name Openloop does not know: none.
+        assert_eq!(state(serde_json::json!({"state": "FL", "country": "Canada"})), None);
+        assert_eq!(state(serde_json::json!({"state": "", "country": "US"})), None);
+        assert_eq!(state(serde_json::json!({"state": "Atlantis"})), None);
+        assert_eq!(state(serde_json::Value::Null), None);
+    }
 }

@@ -57,7 +57,7 @@ pub use scorecard::Overview;
 pub use send_hours::SendHoursRun;
 pub use sign_in::SignInToken;
 pub use signals::{Accepted, SignalOutcome};
-pub use sms::{ConsentInput, ConsentView, SmsInbound, SmsOutcome, TextCounts};
+pub use sms::{ConsentInput, ConsentView, MemberTexts, SmsInbound, SmsOutcome, TextCounts, TextPlaceView};
 pub use subtasks::Batch;
 pub use suggestions::EvaluationReport;
 pub use tasks::Created;

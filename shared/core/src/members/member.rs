@@ -81,6 +81,18 @@ pub struct MemberFacts {
     /// The member's answer about text messages (`members/consent.rs`); none: no texts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sms_consent: Option<crate::members::consent::SmsConsent>,
+    /// The member's time zone (IANA) as the owner set it on their consent record: texts keep
+    /// their hours in it (`rails/quiet_hours.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    /// The member's US state (two-letter code) as the owner set it: its texting rules apply,
+    /// and its zones when no time zone is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    /// The state of the member's PushPress address (two-letter code), used when the owner set
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_state: Option<String>,
     /// Optimistic-lock version of the facts (the send ledger has its own).
     pub version: u64,
 }
@@ -91,6 +103,9 @@ impl MemberFacts {
             member_id,
             phone: None,
             sms_consent: None,
+            time_zone: None,
+            state: None,
+            address_state: None,
             email: None,
             first_name: None,
             last_name: None,

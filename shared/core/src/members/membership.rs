@@ -72,6 +72,9 @@ pub struct CustomerFacts {
     /// E.164, when PushPress has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<String>,
+    /// The US state of their address (two-letter code), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
 }
 
 impl MemberFacts {
@@ -84,6 +87,8 @@ impl MemberFacts {
             if customer.phone.is_some() {
                 self.phone = customer.phone.clone();
             }
+            // The customer record is whole: an address without a state, or none, clears it.
+            self.address_state = customer.state.clone();
             self.first_name = customer.first_name.clone();
             self.last_name = customer.last_name.clone();
             if customer.member_since.is_some() {
@@ -166,5 +171,35 @@ impl MemberFacts {
         }
         self.status = Some(status);
         self.status_stamp = Some(latest);
+    }
+}
+
+#[cfg(test)]
+mod address_tests {
+    use super::*;
+
+    fn customer(state: Option<&str>) -> CustomerFacts {
+        CustomerFacts {
+            email: None,
+            first_name: Some("Ana".into()),
+            last_name: None,
+            role: Some(CustomerRole::Member),
+            member_since: None,
+            phone: Some("+15555550100".into()),
+            state: state.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_address_state_follows_the_latest_customer_record() {
+        let at = |s: &str| -> Timestamp { s.parse().expect("time") };
+        let mut facts = MemberFacts::new(crate::kernel::ids::MemberId::parse("usr_ana").expect("id"));
+        facts.apply_customer(&customer(Some("FL")), (at("2026-11-01T00:00:00Z"), "a".into()));
+        assert_eq!(facts.address_state.as_deref(), Some("FL"));
+        // An older record changes nothing; a newer one without a state clears it.
+        facts.apply_customer(&customer(Some("TX")), (at("2026-10-01T00:00:00Z"), "b".into()));
+        assert_eq!(facts.address_state.as_deref(), Some("FL"));
+        facts.apply_customer(&customer(None), (at("2026-11-02T00:00:00Z"), "c".into()));
+        assert_eq!(facts.address_state, None);
     }
 }

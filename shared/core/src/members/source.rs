@@ -70,6 +70,9 @@ pub struct Customer {
     pub member_since: Option<Timestamp>,
     /// Their phone, when PushPress has one in E.164.
     pub phone: Option<String>,
+    /// The US state of their address (two-letter code), when it has one Openloop knows:
+    /// where texts' hours are kept.
+    pub state: Option<String>,
 }
 
 /// An enrollment's status, as PushPress spells it (`canceled`).

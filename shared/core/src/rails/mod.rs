@@ -7,6 +7,7 @@ pub mod anomaly;
 pub mod autonomy;
 pub mod gate;
 pub mod priority_rules;
+pub mod quiet_hours;
 pub mod risk;
 pub mod risk_factors;
 pub mod send_gate;

@@ -372,13 +372,14 @@ pub fn decide(seen: &StepInput) -> Step {
     if mode == SendMode::Live {
         settings.daily_send_limit = ramp.daily_send_limit;
     }
-    if let Some((until, why)) = send_gate::send_gate(&settings, task, snapshot, now) {
+    // A text keeps the member's hours first (`texting.rs`), then the gates in their local time.
+    if matches!(channel, Channel::Text { .. })
+        && let Some((until, why)) = texting::text_hold(&settings, task, facts.as_ref(), now)
+    {
         return Decided(StepDecision::Defer { until, why });
     }
-    if matches!(channel, Channel::Text { .. })
-        && let Some(until) = texting::quiet_until(&settings, now)
-    {
-        let why = Why::new(Reason::TextQuietHours).detail("texts go between 8:00 and 21:00 in the member's time zone");
+    let gate = texting::gate_settings(&settings, &channel, facts.as_ref());
+    if let Some((until, why)) = send_gate::send_gate(&gate, task, snapshot, now) {
         return Decided(StepDecision::Defer { until, why });
     }
     let Some(member_tasks) = &seen.member_tasks else {

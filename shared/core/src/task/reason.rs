@@ -133,8 +133,11 @@ reasons! {
     OutsideSendWindow = "outside_send_window",
     /// A first touch made ready outside the morning hours waits for them (spec §29.3).
     OutsidePreferredHours = "outside_preferred_hours",
-    /// A text due outside 8:00–21:00 in the member's time zone waits for the morning.
+    /// A text due outside its hours in the member's time zone (8:00–21:00, narrower in some
+    /// states) waits for them.
     TextQuietHours = "text_quiet_hours",
+    /// The member's state allows only so many texts about one subject in 24 hours.
+    TextSameSubjectLimit = "text_same_subject_limit",
     /// The account's texts for today are used up (`sms.daily_limit`).
     DailyTextLimit = "daily_text_limit",
     /// The account's daily send limit is reached.

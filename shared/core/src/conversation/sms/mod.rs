@@ -246,6 +246,12 @@ pub fn is_text_id(id: &str) -> bool {
     id.starts_with("sms.")
 }
 
+/// When a text of ours went, read from its id (`sms.{ulid}`, the ULID made at the send).
+pub fn text_sent_at(id: &str) -> Option<jiff::Timestamp> {
+    let ulid = ulid::Ulid::from_string(id.strip_prefix("sms.")?).ok()?;
+    jiff::Timestamp::from_millisecond(i64::try_from(ulid.timestamp_ms()).ok()?).ok()
+}
+
 /// The address a text's outbound record is kept under: the phone in the reserved `.invalid`
 /// domain (RFC 2606), never a mailbox, so no mail can reach it.
 pub fn record_address(phone: &str) -> Option<crate::kernel::ids::Email> {

@@ -103,3 +103,12 @@ fn help_names_the_gym_and_how_to_stop() {
     );
     assert!(segments(&help) <= 2);
 }
+
+#[test]
+fn a_texts_id_tells_when_it_went() {
+    let now: jiff::Timestamp = "2026-11-10T14:05:06.789Z".parse().expect("time");
+    let id = format!("sms.{}", crate::kernel::ids::new_ulid(now).to_string().to_ascii_lowercase());
+    assert_eq!(text_sent_at(&id), Some(now));
+    assert_eq!(text_sent_at("<abc@mail>"), None);
+    assert_eq!(text_sent_at("sms.not-a-ulid"), None);
+}

@@ -371,6 +371,7 @@ impl Engine {
                             role: c.role,
                             member_since: c.member_since,
                             phone: c.phone.clone(),
+                            state: c.state.clone(),
                         },
                     };
                     if event.validate().is_err() {

@@ -51,6 +51,8 @@ pub struct MemberDetail {
     pub notes: Vec<crate::members::annotation::MemberNote>,
     pub membership: Membership,
     pub trial_booked_for: Option<Timestamp>,
+    /// Their consent to texts, their time zone and state, and the hours texts keep.
+    pub texts: crate::engine::MemberTexts,
 }
 
 impl Engine {
@@ -107,6 +109,7 @@ impl Engine {
             notes,
             membership: facts.membership.clone(),
             trial_booked_for: facts.trial_booked_for,
+            texts: crate::engine::MemberTexts::of(&settings, &facts),
         })
     }
 }

@@ -49,6 +49,7 @@ pub fn member_event(change: &SourceChange, is_lead: bool) -> Result<MemberEvent,
                     role: c.role,
                     member_since: c.member_since,
                     phone: c.phone.clone(),
+                    state: c.state.clone(),
                 },
             }
         }

@@ -4,8 +4,13 @@
 //! account and day. What a text says and how long it is: `conversation/sms`; which channel a
 //! touch takes and when a text may go: `rails/texting.rs`.
 
+mod place;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+
+use place::PlaceChange;
+pub use place::{MemberTexts, TextPlaceView};
 
 use super::Engine;
 use super::StepOutcome;
@@ -45,6 +50,14 @@ pub struct ConsentInput {
     pub sms: bool,
     /// `imported`, `owner` or `member`.
     pub source: String,
+    /// The member's time zone (an IANA name) for their texts' hours; absent keeps the one on
+    /// record, `null` clears it (their state's or the gym's zone then).
+    #[serde(default, deserialize_with = "place::present", skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<Option<String>>,
+    /// The member's US state (code or name), whose texting rules apply; absent keeps the one
+    /// on record, `null` clears it (their PushPress address's then).
+    #[serde(default, deserialize_with = "place::present", skip_serializing_if = "Option::is_none")]
+    pub state: Option<Option<String>>,
 }
 
 /// A member's consent record, as the owner API answers it.
@@ -56,6 +69,9 @@ pub struct ConsentView {
     pub at: Timestamp,
     /// Whether the member has a phone to text.
     pub has_phone: bool,
+    /// Their time zone and state, and the hours their texts keep.
+    #[serde(flatten)]
+    pub place: TextPlaceView,
 }
 
 /// One text a member sent (an SNS notification of AWS End User Messaging SMS, or the local
@@ -99,19 +115,22 @@ impl Engine {
     /// Record a member's consent to texts (the owner's word, an import, the member's own).
     pub async fn record_consent(&self, account: AccountId, member: &MemberId, input: ConsentInput) -> Result<ConsentView, EngineError> {
         let source = ConsentSource::parse(&input.source)?;
+        let change = PlaceChange::parse(input.time_zone, input.state)?;
+        let settings = self.account(account).await?.settings;
         let now = self.clock.now();
         let consent = SmsConsent {
             sms: input.sms,
             source,
             at: now,
         };
-        let facts = self.set_consent(account, member, consent.clone()).await?;
+        let facts = self.set_consent_and_place(account, member, consent.clone(), &change).await?;
         Ok(ConsentView {
             member_id: member.clone(),
             sms: consent.sms,
             source: consent.source,
             at: consent.at,
             has_phone: facts.phone.is_some(),
+            place: TextPlaceView::of(&settings, Some(&facts)),
         })
     }
 
@@ -122,11 +141,25 @@ impl Engine {
         member: &MemberId,
         consent: SmsConsent,
     ) -> Result<crate::members::member::MemberFacts, EngineError> {
+        self.set_consent_and_place(account, member, consent, &PlaceChange::default())
+            .await
+    }
+
+    /// Write `consent`, and the owner's change of the member's time zone or state, on the
+    /// member's facts, under their version.
+    async fn set_consent_and_place(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        consent: SmsConsent,
+        change: &PlaceChange,
+    ) -> Result<crate::members::member::MemberFacts, EngineError> {
         for _ in 0..8 {
             let Some((mut facts, _)) = self.store.get_member(account, member).await? else {
                 return Err(EngineError::NotFound { what: "member" });
             };
             facts.sms_consent = Some(consent.clone());
+            change.apply(&mut facts);
             facts.version += 1;
             match self.store.save_member_facts(account, &facts).await {
                 Ok(()) => return Ok(facts),
