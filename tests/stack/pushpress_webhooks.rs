@@ -287,3 +287,59 @@ async fn a_replayed_delivery_cannot_rewrite_a_member_and_one_dated_2100_is_refus
         "a genuine later change applies"
     );
 }
+
+/// A PushPress customer whose address is in Washington: their texts keep Washington's hours
+/// in its time zone, as their consent record and their member page show; a later address in
+/// Ontario (not the United States) leaves the gym's zone.
+#[tokio::test]
+async fn a_customers_address_gives_the_state_and_time_zone_their_texts_keep() {
+    let stack = Stack::start("pp-v3-address").await;
+    let gym = subscribed(&stack).await;
+    let now = stack.now().await.as_second();
+    let mut seattle = customer("usr_sea", "member");
+    seattle["phone"] = json!("+12065550100");
+    seattle["address"] =
+        json!({"line1": "1 Pike St", "line2": "", "city": "Seattle", "state": "Washington", "zip": "98101", "country": "US"});
+    let (status, body) = stack
+        .pushpress_delivery(&gym, SECRET, &delivery("customer.created", now, seattle.clone()), None)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    assert_eq!(
+        facts(&stack, &gym, "usr_sea").await.and_then(|f| f.address_state).as_deref(),
+        Some("WA")
+    );
+    let (status, recorded) = stack
+        .post(
+            "/api/v1/members/usr_sea/consent",
+            &gym.token,
+            json!({"sms": true, "source": "imported"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{recorded}");
+    assert_eq!(
+        (
+            recorded["state"].as_str(),
+            recorded["time_zone"].as_str(),
+            recorded["time_zone_source"].as_str(),
+            recorded["text_hours"].as_str()
+        ),
+        (Some("WA"), Some("America/Los_Angeles"), Some("state"), Some("8:00–20:00")),
+        "{recorded}"
+    );
+
+    seattle["address"] = json!({"line1": "1 Bay St", "city": "Toronto", "state": "ON", "zip": "M5J", "country": "Canada"});
+    let (status, body) = stack
+        .pushpress_delivery(&gym, SECRET, &delivery("customer.details.changed", now + 60, seattle), None)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    let (status, member) = stack.get("/api/v1/members/usr_sea", &gym.token).await;
+    assert_eq!(status, 200, "{member}");
+    assert_eq!(
+        (member["texts"]["state"].as_str(), member["texts"]["time_zone_source"].as_str()),
+        (None, Some("gym")),
+        "{member}"
+    );
+    assert_eq!(member["texts"]["consent"]["sms"], true, "{member}");
+}

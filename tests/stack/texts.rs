@@ -422,7 +422,11 @@ async fn a_member_in_los_angeles_is_texted_on_los_angeles_time() {
             json!({"sms": false, "source": "owner", "time_zone": "America/Atlantis"}),
         )
         .await;
-    assert_eq!((status, refused["error"]["code"].as_str()), (422, Some("invalid_timezone")), "{refused}");
+    assert_eq!(
+        (status, refused["error"]["code"].as_str()),
+        (422, Some("invalid_timezone")),
+        "{refused}"
+    );
     let (_, detail) = stack.get("/api/v1/members/m_la", &gym.token).await;
     assert_eq!(
         (detail["texts"]["time_zone"].as_str(), detail["texts"]["consent"]["sms"].as_bool()),

@@ -225,11 +225,7 @@ pub struct TextPlace {
 impl TextPlace {
     /// The member's (main) time zone's IANA name.
     pub fn time_zone_name(&self) -> String {
-        self.zones
-            .first()
-            .and_then(TimeZone::iana_name)
-            .unwrap_or("UTC")
-            .to_owned()
+        self.zones.first().and_then(TimeZone::iana_name).unwrap_or("UTC").to_owned()
     }
 
     /// The window a text keeps on `day`: the federal one narrowed by the state's.

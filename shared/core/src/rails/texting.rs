@@ -97,8 +97,9 @@ pub fn text_hold(settings: &Settings, task: &Task, facts: Option<&MemberFacts>, 
         Hold::QuietHours { hours, zone } => {
             Why::new(Reason::TextQuietHours).detail(format!("texts go {hours} in the member's time zone ({zone})"))
         }
-        Hold::SameSubject { state, per_24h } => Why::new(Reason::TextSameSubjectLimit)
-            .detail(format!("{state} allows {per_24h} texts about one subject in 24 hours")),
+        Hold::SameSubject { state, per_24h } => {
+            Why::new(Reason::TextSameSubjectLimit).detail(format!("{state} allows {per_24h} texts about one subject in 24 hours"))
+        }
     };
     Some((until, why))
 }

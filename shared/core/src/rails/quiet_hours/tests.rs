@@ -95,15 +95,24 @@ fn a_state_is_read_from_its_code_or_its_name_and_only_in_the_united_states() {
 fn the_members_zone_is_theirs_else_their_states_else_the_gyms() {
     let gym = ny();
     let set = place(&gym, Some("America/Los_Angeles"), Some("NY"));
-    assert_eq!((set.time_zone_name(), set.zone_source), ("America/Los_Angeles".into(), ZoneSource::Member));
+    assert_eq!(
+        (set.time_zone_name(), set.zone_source),
+        ("America/Los_Angeles".into(), ZoneSource::Member)
+    );
     assert_eq!(set.state.map(|s| s.code.as_str()), Some("NY"), "the state's rules still apply");
     let california = place(&gym, None, Some("CA"));
-    assert_eq!((california.time_zone_name(), california.zone_source), ("America/Los_Angeles".into(), ZoneSource::State));
+    assert_eq!(
+        (california.time_zone_name(), california.zone_source),
+        ("America/Los_Angeles".into(), ZoneSource::State)
+    );
     // Florida spans two zones; a New York gym's member there is taken to be on its time.
     assert_eq!(place(&gym, None, Some("FL")).zones.len(), 1);
     assert_eq!(place(&zone("America/Denver"), None, Some("FL")).zones.len(), 2);
     let unknown = place(&gym, Some("Not/AZone"), Some("Narnia"));
-    assert_eq!((unknown.time_zone_name(), unknown.zone_source), ("America/New_York".into(), ZoneSource::Gym));
+    assert_eq!(
+        (unknown.time_zone_name(), unknown.zone_source),
+        ("America/New_York".into(), ZoneSource::Gym)
+    );
 }
 
 #[test]
@@ -233,7 +242,11 @@ fn three_texts_about_one_subject_in_a_day_are_the_most_in_florida_oklahoma_and_m
                 per_24h: 3
             }
         );
-        assert_eq!(text_hold(&member, &sent[1..], at(tz, "2026-11-10T16:00")), None, "{code}: two is fine");
+        assert_eq!(
+            text_hold(&member, &sent[1..], at(tz, "2026-11-10T16:00")),
+            None,
+            "{code}: two is fine"
+        );
         // Past 24 hours the oldest no longer counts.
         assert_eq!(text_hold(&member, &sent, at(tz, "2026-11-11T09:00")), None, "{code}");
     }

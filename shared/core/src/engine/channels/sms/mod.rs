@@ -141,8 +141,7 @@ impl Engine {
         member: &MemberId,
         consent: SmsConsent,
     ) -> Result<crate::members::member::MemberFacts, EngineError> {
-        self.set_consent_and_place(account, member, consent, &PlaceChange::default())
-            .await
+        self.set_consent_and_place(account, member, consent, &PlaceChange::default()).await
     }
 
     /// Write `consent`, and the owner's change of the member's time zone or state, on the

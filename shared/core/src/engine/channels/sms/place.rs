@@ -129,8 +129,13 @@ mod tests {
         let mut facts = MemberFacts::new(crate::kernel::ids::MemberId::parse("m_1").expect("id"));
         facts.time_zone = Some("America/Denver".into());
         facts.state = Some("CO".into());
-        PlaceChange::parse(None, Some(Some("florida".into()))).expect("valid").apply(&mut facts);
-        assert_eq!((facts.time_zone.as_deref(), facts.state.as_deref()), (Some("America/Denver"), Some("FL")));
+        PlaceChange::parse(None, Some(Some("florida".into())))
+            .expect("valid")
+            .apply(&mut facts);
+        assert_eq!(
+            (facts.time_zone.as_deref(), facts.state.as_deref()),
+            (Some("America/Denver"), Some("FL"))
+        );
         PlaceChange::parse(Some(None), None).expect("valid").apply(&mut facts);
         assert_eq!((facts.time_zone.as_deref(), facts.state.as_deref()), (None, Some("FL")));
         let bad_zone = PlaceChange::parse(Some(Some("Mars/Olympus".into())), None).expect_err("no such zone");
