@@ -329,6 +329,11 @@ async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour(
     ] {
         assert!(brief.text.contains(expected), "{expected:?} in {}", brief.text);
     }
+    // The first action names Sam once, in plain words.
+    let first = brief.text.lines().find(|l| l.starts_with("1. ")).expect("an action");
+    assert_eq!(first.matches("Sam").count(), 1, "{first}");
+    assert!(first.ends_with("(waiting 1 day)") || first.ends_with("(due today)"), "{first}");
+    assert!(!brief.text.contains("(s)"), "{}", brief.text);
     assert!(!brief.text.contains("daily summary"), "one mail a day, not two");
     assert_eq!(
         feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await[0],

@@ -221,10 +221,7 @@ impl Engine {
             return;
         };
         let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
-        let words = task
-            .escalation
-            .as_ref()
-            .map_or_else(|| entry.reason.replace('_', " "), |e| e.reason.clone());
+        let words = crate::task::escalation::reason_in_words(task.escalation.as_ref().map_or(entry.reason.as_str(), |e| e.reason.as_str()));
         self.make_todo(
             task,
             rule.kind,
