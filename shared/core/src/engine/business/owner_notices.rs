@@ -194,7 +194,14 @@ impl Engine {
         tracing::info!(account = %account_id, kind = notice.kind.as_str(), delivery = ?delivery, "owner notified");
         if delivery == NoticeDelivery::Email {
             let subject = format!("{}: {}", business_name(account), notice.title);
-            let text = format!("{}\n\n({})\n", notice.detail, notice.at);
+            let mut text = format!(
+                "{}\n\n({})\n",
+                notice.detail,
+                crate::owner::owner_notice::when(notice.at, &account.settings.time_zone())
+            );
+            if let Some(task) = notice.task_id {
+                text.push_str(&format!("Open the task: {}\n", self.dashboard_url(&format!("/tasks/{task}"))));
+            }
             self.mail_owner(account, subject, text, now).await;
         }
         // A critical notice also reaches the owner's phone, whatever the hour.
@@ -409,7 +416,7 @@ impl Engine {
             } else {
                 None
             };
-            let (subject, text) = digest_mail(&business_name(&account), &current, awaiting_review);
+            let (subject, text) = digest_mail(&business_name(&account), &current, awaiting_review, &account.settings.time_zone());
             if self.mail_owner(&account, subject, text, now).await {
                 sent += 1;
             }
@@ -447,8 +454,10 @@ impl Engine {
             return false;
         };
         let text = format!(
-            "{text}\nSee every notification: GET {}/api/v1/notifications. Change how you are told: PUT /api/v1/settings (owner_notification_channel).\n",
-            self.config.public_url.trim_end_matches('/')
+            "{text}\nEvery notification is on your dashboard: {}\nTo choose how Openloop tells you (e-mail, the dashboard only, or urgent alerts also by text), \
+             change \"Channel\" under Notifications on your settings page: {}\n",
+            self.dashboard_url("/notifications"),
+            self.dashboard_url("/settings#notify-heading"),
         );
         let mail = self.owner_mail(account, to, subject, text, "notice", now);
         match self.mailer.send(&mail).await {
@@ -458,6 +467,12 @@ impl Engine {
                 false
             }
         }
+    }
+
+    /// The dashboard page at `path` (`/notifications`; empty: the overview), under the
+    /// deployment's public address: what owner mail links to, never the API.
+    pub(in crate::engine) fn dashboard_url(&self, path: &str) -> String {
+        format!("{}/app{path}", self.config.public_url.trim_end_matches('/'))
     }
 
     /// A mail from Openloop to the account's owner at `to` (no thread, no unsubscribe link:
