@@ -291,17 +291,7 @@ impl Engine {
         match self.store.create_todo_with_loop(&todo, &wait).await {
             Ok(true) => {
                 tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
-                self.emit_webhook(
-                    todo.account_id,
-                    crate::owner::outbound_webhook::EventType::TodoCreated,
-                    Some(task.id),
-                    serde_json::json!({
-                        "todo_id": todo.id, "task_id": todo.task_id, "kind": todo.kind, "what": todo.what,
-                        "member": {"id": todo.member.id, "name": todo.member.name, "phone": todo.member.phone, "email": todo.member.email},
-                        "due_at": todo.due_at,
-                    }),
-                )
-                .await;
+                self.emit_todo_webhook(&todo).await;
             }
             Ok(false) => {}
             Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
