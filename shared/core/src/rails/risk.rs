@@ -84,6 +84,14 @@ fn days(d: SignedDuration) -> i64 {
     d.as_hours() / 24
 }
 
+/// A usual gap between check-ins in words: "day" for one, "3 days" for more.
+fn every(days: i64) -> String {
+    match days.max(1) {
+        1 => "day".to_owned(),
+        n => format!("{n} days"),
+    }
+}
+
 /// The goal of a payment task inferred from an `alert` enrollment: it says it is an inference.
 pub const ALERT_PAYMENT_GOAL: &str = "Inferred payment trouble (PushPress marked the enrollment `alert`; it reports no payments): check with the member, kindly, whether their billing needs fixing";
 /// The goal of a payment task inferred from a lapsed `paidUntil`: it says it is an inference.
@@ -450,13 +458,5 @@ mod tests {
         assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none());
         let frozen = with_checkins(member(MemberStatus::Frozen), 3, 30, now() - SignedDuration::from_hours(24 * 20));
         assert!(assess(&frozen, now(), CHURN_NO_CHECKIN).is_none());
-    }
-}
-
-/// A usual gap between check-ins in words: "day" for one, "3 days" for more.
-fn every(days: i64) -> String {
-    match days.max(1) {
-        1 => "day".to_owned(),
-        n => format!("{n} days"),
     }
 }
