@@ -271,37 +271,12 @@ async fn a_schedule_that_keeps_finding_nothing_backs_off_in_its_runs() {
     assert_eq!(every, [2, 1, 1, 1], "newest first: after three idle runs, every other day: {runs}");
 }
 
-/// A gym whose PushPress subscription Openloop holds (its deliveries signed with `secret`).
-async fn subscribed(stack: &Stack, secret: &str) -> Account {
-    use openloop_core::owner::account::WebhookSecret;
-    use openloop_core::owner::connection::{Connection, WebhookSubscription};
-    let gym = stack.create_account("manual").await;
-    let connection = Connection {
-        plans: Default::default(),
-        company_id: Some("cmp_1".into()),
-        company_name: Some("Renegade".into()),
-        subscription: Some(WebhookSubscription {
-            id: "wh_1".into(),
-            url: format!("{}/webhooks/pushpress-v3/{}", stack.url, gym.id),
-            event_types: vec!["customer.created".into()],
-            signing_secret: WebhookSecret::new(secret),
-        }),
-        import: None,
-        last_sync_at: None,
-        last_error: None,
-        version: 1,
-    };
-    let account = gym.id.parse().expect("account id");
-    stack.running.store.save_connection(account, &connection).await.expect("connection");
-    gym
-}
-
 #[tokio::test]
 async fn a_pushpress_leads_booking_without_a_checkin_or_with_a_no_show_opens_the_no_show_follow_up() {
     const SECRET: &str = "pp_whsec_loops";
     let stack = Stack::start("loops-pp-trial").await;
     stack.set_clock(&morning(1).to_string()).await;
-    let gym = subscribed(&stack, SECRET).await;
+    let gym = crate::pushpress_webhooks::subscribed(&stack, SECRET).await;
     // The risk scan's own lead follow-up is switched off: only the bookings' loops act here.
     let (status, off) = stack
         .call(

@@ -4,8 +4,6 @@
 //! The edge values themselves are kept by both stores (`conformance::numbers`).
 
 use openloop_core::kernel::ids::{AccountId, MemberId};
-use openloop_core::owner::account::WebhookSecret;
-use openloop_core::owner::connection::{Connection, WebhookSubscription};
 use openloop_tests::{Stack, events};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -148,24 +146,8 @@ const SECRET: &str = "pp_whsec_numbers";
 #[tokio::test]
 async fn a_pushpress_delivery_with_a_number_openloop_cannot_keep_is_refused_or_acknowledged_never_a_5xx() {
     let stack = Stack::start("numbers-pushpress").await;
-    let gym = stack.create_account("manual").await;
+    let gym = crate::pushpress_webhooks::subscribed(&stack, SECRET).await;
     let account: AccountId = gym.id.parse().expect("account id");
-    let connection = Connection {
-        plans: Default::default(),
-        company_id: Some("cmp_1".into()),
-        company_name: Some("Renegade".into()),
-        subscription: Some(WebhookSubscription {
-            id: "wh_1".into(),
-            url: format!("{}/webhooks/pushpress-v3/{}", stack.url, gym.id),
-            event_types: vec!["checkin.created".into()],
-            signing_secret: WebhookSecret::new(SECRET),
-        }),
-        import: None,
-        last_sync_at: None,
-        last_error: None,
-        version: 1,
-    };
-    stack.running.store.save_connection(account, &connection).await.expect("connection");
     // PushPress's `created` is taken only within minutes of now.
     let now = stack.now().await.as_second();
     let customer = json!({"id": "usr_1", "name": {"first": "Pia", "last": "P"}, "email": "pia@example.com", "role": "member"});

@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 
 const SECRET: &str = "pp_whsec_7e1d-signing";
 
-/// A gym whose PushPress subscription (and its secret) Openloop holds.
-async fn subscribed(stack: &Stack) -> Account {
+/// A gym whose PushPress subscription Openloop holds (its deliveries signed with `secret`):
+/// the fixture of every test of PushPress's deliveries.
+pub(crate) async fn subscribed(stack: &Stack, secret: &str) -> Account {
     let gym = stack.create_account("manual").await;
     let connection = Connection {
         plans: Default::default(),
@@ -26,7 +27,7 @@ async fn subscribed(stack: &Stack) -> Account {
             id: "wh_1".into(),
             url: format!("{}/webhooks/pushpress-v3/{}", stack.url, gym.id),
             event_types: vec!["customer.created".into()],
-            signing_secret: WebhookSecret::new(SECRET),
+            signing_secret: WebhookSecret::new(secret),
         }),
         import: None,
         last_sync_at: None,
@@ -69,7 +70,7 @@ fn customer(id: &str, role: &str) -> Value {
 #[tokio::test]
 async fn forged_and_tampered_deliveries_are_refused_and_change_nothing() {
     let stack = Stack::start("pp-v3-forged").await;
-    let gym = subscribed(&stack).await;
+    let gym = subscribed(&stack, SECRET).await;
     let now = stack.now().await.as_second();
     let body = delivery("customer.created", now, customer("usr_forged", "member"));
     let forged = openloop_pushpress::webhook::sign("not the secret", body.to_string().as_bytes()).expect("sign");
@@ -93,7 +94,7 @@ async fn forged_and_tampered_deliveries_are_refused_and_change_nothing() {
 #[tokio::test]
 async fn every_kind_of_delivery_leads_where_the_issue_says() {
     let stack = Stack::start("pp-v3-events").await;
-    let gym = subscribed(&stack).await;
+    let gym = subscribed(&stack, SECRET).await;
     let now = stack.now().await.as_second();
 
     // A lead arrives and books an appointment: a trial.
@@ -216,7 +217,7 @@ async fn every_kind_of_delivery_leads_where_the_issue_says() {
 #[tokio::test]
 async fn a_signed_delivery_that_is_not_one_is_422_and_changes_nothing() {
     let stack = Stack::start("pp-v3-shape").await;
-    let gym = subscribed(&stack).await;
+    let gym = subscribed(&stack, SECRET).await;
     let now = stack.now().await.as_second();
     for body in [
         json!({"created": now, "data": customer("usr_shape", "member")}),
@@ -240,7 +241,7 @@ async fn a_signed_delivery_that_is_not_one_is_422_and_changes_nothing() {
 #[tokio::test]
 async fn a_replayed_delivery_cannot_rewrite_a_member_and_one_dated_2100_is_refused() {
     let stack = Stack::start("pp-v3-replay").await;
-    let gym = subscribed(&stack).await;
+    let gym = subscribed(&stack, SECRET).await;
     let now = stack.now().await.as_second();
     let cancelled = delivery("customer.status.changed", now, customer("usr_rio", "ex-member"));
     let (status, body) = stack.pushpress_delivery(&gym, SECRET, &cancelled, None).await;

@@ -296,3 +296,14 @@ pub const WEBHOOKS_DUE_GSI1PK: &str = "WEBHOOKDUE";
 pub fn webhook_due_gsi1sk(at: jiff::Timestamp, account: AccountId, id: ulid::Ulid) -> String {
     format!("{}#{account}#{id}", openloop_core::task::work::due_time_key(at))
 }
+
+/// An outbound webhook event written before it is queued (`owner/webhook_event.rs`), until
+/// the `deliveries` consumer takes it.
+pub fn webhook_outbox_sk(event_id: &str) -> String {
+    format!("OUTBOX#{event_id}")
+}
+/// GSI1 partition of outbox items, by when the tick queues them again (`{due time}#{account}#{event id}`).
+pub const WEBHOOK_OUTBOX_GSI1PK: &str = "OUTBOXDUE";
+pub fn webhook_outbox_gsi1sk(at: jiff::Timestamp, account: AccountId, event_id: &str) -> String {
+    format!("{}#{account}#{event_id}", openloop_core::task::work::due_time_key(at))
+}

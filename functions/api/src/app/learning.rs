@@ -56,10 +56,11 @@ pub fn notice(done: &str) -> Option<&'static str> {
 }
 
 /// The fields of a posted form.
-type Fields = Vec<(String, String)>;
+pub(super) type Fields = Vec<(String, String)>;
 
-/// Runs an action for a signed-in owner whose form carries the session's CSRF token.
-async fn posted<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, body: Body, act: F) -> Response
+/// Runs an action for a signed-in owner whose form carries the session's CSRF token: every
+/// form of the dashboard's pages goes through here.
+pub(super) async fn posted<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, body: Body, act: F) -> Response
 where
     F: FnOnce(Arc<ApiState>, Session, Fields) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,

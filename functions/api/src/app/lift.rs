@@ -24,7 +24,7 @@ use openloop_core::task::error::EngineError;
 use openloop_core::task::task_type;
 
 use super::page::{Layout, money, when};
-use super::{Body, PageError, Shared, check_csrf, field, form, html, layout, see_other};
+use super::{Body, PageError, Shared, html, layout, see_other};
 use crate::ApiState;
 
 pub fn routes() -> Router<Arc<ApiState>> {
@@ -238,19 +238,15 @@ async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<Lif
     .await
 }
 
-/// Runs an action for a signed-in owner whose form carries the session's CSRF token.
+/// Runs an action for a signed-in owner whose form carries the session's CSRF token (the
+/// dashboard's one form check, `learning::posted`), with the owner's account.
 async fn posted<F, Fut>(state: Shared, headers: &HeaderMap, body: Body, act: F) -> Response
 where
     F: FnOnce(std::sync::Arc<crate::ApiState>, openloop_core::kernel::ids::AccountId) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
     let State(state) = state;
-    super::page(state, headers, |state, session| async move {
-        let fields: Vec<(String, String)> = form(body)?;
-        check_csrf(&state, &session, field(&fields, "csrf"))?;
-        act(state, session.account).await
-    })
-    .await
+    super::learning::posted(state, headers, body, |state, session, _| act(state, session.account)).await
 }
 
 /// `POST /app/suggestions/{id}/experiment` ("Test it on half the new tasks"): the API's

@@ -23,9 +23,10 @@ use openloop_core::task::error::EngineError;
 use openloop_core::task::task_type;
 use openloop_edge::http::ApiError;
 
+use super::learning::posted;
 use super::page::Layout;
 use super::session::Session;
-use super::{Body, PageError, Shared, check_csrf, field, form, html, layout, see_other};
+use super::{Body, PageError, Shared, field, html, layout, see_other};
 use crate::ApiState;
 
 pub fn routes() -> Router<Arc<ApiState>> {
@@ -157,22 +158,6 @@ async fn list(State(state): Shared, headers: HeaderMap, Query(params): Query<Par
         let notice =
             (params.done.as_deref() == Some("default")).then(|| "Back to the default: the next message is written from it.".to_owned());
         render_page(&state, &session, StatusCode::OK, notice, None).await
-    })
-    .await
-}
-
-/// The fields of a posted form.
-type Fields = Vec<(String, String)>;
-
-async fn posted<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, body: Body, act: F) -> Response
-where
-    F: FnOnce(Arc<ApiState>, Session, Fields) -> Fut,
-    Fut: Future<Output = Result<Response, PageError>>,
-{
-    super::page(state, headers, |state, session| async move {
-        let fields: Fields = form(body)?;
-        check_csrf(&state, &session, field(&fields, "csrf"))?;
-        act(state, session, fields).await
     })
     .await
 }

@@ -146,6 +146,56 @@ fn unstorable_number<'a>(value: &'a AttributeValue, path: &mut Vec<&'a str>) -> 
     }
 }
 
+/// One versioned record per account (the memory book, the trigger book): one item under the
+/// account at `sk`, read whole, and written only over the version read.
+impl DynamoStore {
+    /// The record at `sk`, or its default while none is stored.
+    pub(super) async fn account_record<T: DeserializeOwned + Default>(&self, account: AccountId, sk: &str) -> Result<T, StoreError> {
+        Ok(self
+            .get(account_pk(account), sk)
+            .await?
+            .map(from_item)
+            .transpose()?
+            .unwrap_or_default())
+    }
+
+    /// Write `record` (of `kind`) at `sk` as `version`: the first only where none is stored,
+    /// a later one only over `version - 1` (`Conflict::Version` otherwise; `0` never).
+    pub(super) async fn save_account_record<T: Serialize>(
+        &self,
+        account: AccountId,
+        sk: &str,
+        kind: &str,
+        record: &T,
+        version: u64,
+    ) -> Result<(), StoreError> {
+        let item = keyed(record, account_pk(account), sk.into(), kind)?;
+        match version {
+            0 => Err(StoreError::Conflict(openloop_core::kernel::error::Conflict::Version)),
+            1 => {
+                self.put_conditional(
+                    item,
+                    "attribute_not_exists(PK)",
+                    &[],
+                    Vec::new(),
+                    openloop_core::kernel::error::Conflict::Version,
+                )
+                .await
+            }
+            v => {
+                self.put_conditional(
+                    item,
+                    "#v = :v",
+                    &[("#v", "version")],
+                    vec![(":v", n(v - 1))],
+                    openloop_core::kernel::error::Conflict::Version,
+                )
+                .await
+            }
+        }
+    }
+}
+
 pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError> {
     let key = format!(
         "{:?}/{:?}",

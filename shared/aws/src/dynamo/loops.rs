@@ -56,6 +56,9 @@ impl LoopStore for DynamoStore {
     async fn create_todo_with_loop(&self, todo: &openloop_core::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError> {
         let mut writes = self.todo_creation(todo)?;
         writes.push((self.plain_put(self.loop_item(wait)?)?, None));
+        // Its `todo.created` event, written with it.
+        let event = openloop_core::owner::webhook_event::OutboxItem::new(openloop_core::owner::webhook_event::todo_created(todo));
+        writes.push((self.plain_put(super::webhooks::outbox_item(&event)?)?, None));
         match self.transact(writes).await {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(Conflict::AlreadyExists)) => Ok(false),

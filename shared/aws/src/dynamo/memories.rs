@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use openloop_core::kernel::error::{Conflict, StoreError};
+use openloop_core::kernel::error::StoreError;
 use openloop_core::kernel::ids::AccountId;
 use openloop_core::owner::business_memory::MemoryBook;
 use openloop_core::ports::BusinessMemoryStore;
@@ -12,7 +12,7 @@ use openloop_core::ports::BusinessMemoryStore;
 use crate::keys::*;
 
 use super::DynamoStore;
-use super::items::{from_item, keyed, n};
+use super::items::from_item;
 
 /// An account's memory book from its stored item.
 pub(super) fn from_stored(item: super::Item) -> Result<MemoryBook, StoreError> {
@@ -22,26 +22,10 @@ pub(super) fn from_stored(item: super::Item) -> Result<MemoryBook, StoreError> {
 #[async_trait]
 impl BusinessMemoryStore for DynamoStore {
     async fn memory_book(&self, account: AccountId) -> Result<MemoryBook, StoreError> {
-        Ok(self
-            .get(account_pk(account), MEMORIES_SK)
-            .await?
-            .map(from_stored)
-            .transpose()?
-            .unwrap_or_default())
+        self.account_record(account, MEMORIES_SK).await
     }
 
     async fn save_memory_book(&self, account: AccountId, book: &MemoryBook) -> Result<(), StoreError> {
-        let item = keyed(book, account_pk(account), MEMORIES_SK.into(), "memories")?;
-        match book.version {
-            0 => Err(StoreError::Conflict(Conflict::Version)),
-            1 => {
-                self.put_conditional(item, "attribute_not_exists(PK)", &[], Vec::new(), Conflict::Version)
-                    .await
-            }
-            v => {
-                self.put_conditional(item, "#v = :v", &[("#v", "version")], vec![(":v", n(v - 1))], Conflict::Version)
-                    .await
-            }
-        }
+        self.save_account_record(account, MEMORIES_SK, "memories", book, book.version).await
     }
 }

@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::AccountId;
 use openloop_core::owner::outbound_webhook::WebhookEndpoint;
+use openloop_core::owner::webhook_event::OutboxItem;
 use openloop_core::ports::WebhookStore;
 
 use crate::keys::*;
@@ -27,6 +28,16 @@ fn endpoint_item(endpoint: &WebhookEndpoint) -> Result<Item, StoreError> {
         item.insert(GSI1SK.into(), s(webhook_due_gsi1sk(due, endpoint.account_id, endpoint.id)));
     }
     Ok(item)
+}
+
+/// An outbox item under its account, on GSI1 `OUTBOXDUE` by when the tick queues it again;
+/// also written by a task's commit and a to-do's creation in their transactions.
+pub(super) fn outbox_item(item: &OutboxItem) -> Result<Item, StoreError> {
+    let account = item.event.account_id;
+    let mut stored = keyed(item, account_pk(account), webhook_outbox_sk(&item.event.id), "webhook_outbox")?;
+    stored.insert(GSI1PK.into(), s(WEBHOOK_OUTBOX_GSI1PK));
+    stored.insert(GSI1SK.into(), s(webhook_outbox_gsi1sk(item.due_at, account, &item.event.id)));
+    Ok(stored)
 }
 
 #[async_trait]
@@ -78,5 +89,26 @@ impl WebhookStore for DynamoStore {
             .into_iter()
             .map(|item| from_item::<WebhookEndpoint>(item).map(|e| (e.account_id, e.id)))
             .collect()
+    }
+
+    async fn put_outbox(&self, item: &OutboxItem) -> Result<(), StoreError> {
+        self.put(outbox_item(item)?).await
+    }
+
+    async fn due_outbox(&self, until: Timestamp, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
+        self.due_in(WEBHOOK_OUTBOX_GSI1PK, until, limit)
+            .await?
+            .into_iter()
+            .map(from_item)
+            .collect()
+    }
+
+    async fn postpone_outbox(&self, item: &OutboxItem) -> Result<(), StoreError> {
+        self.put_conditional(outbox_item(item)?, "attribute_exists(PK)", &[], vec![], Conflict::Version)
+            .await
+    }
+
+    async fn delete_outbox(&self, account: AccountId, event_id: &str) -> Result<bool, StoreError> {
+        self.delete(account_pk(account), &webhook_outbox_sk(event_id)).await
     }
 }

@@ -41,6 +41,7 @@ mod task_index;
 mod tasks;
 mod templates;
 mod todos;
+mod webhooks;
 
 /// What a backend's tests make for each scenario: its store, and with it whatever must live as
 /// long as the store does (the DynamoDB tests' hold on their scratch table, say).
@@ -164,6 +165,9 @@ macro_rules! store_conformance_tests {
             ],
             todos: [
                 a_todo_is_made_once_per_source_and_listed_by_status_as_it_changes,
+            ],
+            webhooks: [
+                webhook_events_are_kept_from_the_write_that_caused_them_until_taken,
             ],
         });
     };

@@ -45,23 +45,6 @@ pub const EDITS_WEAK: usize = 3;
 pub const EDITS_MODERATE: usize = 5;
 pub const EDITS_STRONG: usize = 8;
 
-/// Messages sent in one group, and how many were answered.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Group {
-    sent: u32,
-    replied: u32,
-    tasks: Vec<String>,
-}
-
-impl Group {
-    fn rate_pct(&self) -> u32 {
-        (self.replied * 100).checked_div(self.sent).unwrap_or(0)
-    }
-    fn evidence(&self) -> serde_json::Value {
-        json!({"sent": self.sent, "replied": self.replied, "reply_rate": f64::from(self.replied) / f64::from(self.sent.max(1))})
-    }
-}
-
 /// Part of the day of a local hour.
 pub(super) fn day_part(hour: i8) -> Option<&'static str> {
     match hour {
@@ -72,54 +55,17 @@ pub(super) fn day_part(hour: i8) -> Option<&'static str> {
     }
 }
 
-/// The sent tasks by `key`, counting the answered ones.
-fn grouped(tasks: &[ClosedTask], key: impl Fn(&SharedOutcome) -> Option<&'static str>) -> Vec<Named> {
-    let mut groups: Vec<Named> = Vec::new();
-    for t in tasks.iter().filter(|t| t.shared.touches > 0) {
-        let Some(k) = key(&t.shared) else { continue };
-        let at = match groups.iter().position(|(g, _)| *g == k) {
-            Some(at) => at,
-            None => {
-                groups.push((k, Group::default()));
-                groups.len() - 1
-            }
-        };
-        let group = &mut groups[at].1;
-        group.sent += 1;
-        group.replied += u32::from(t.shared.turns > 0);
-        group.tasks.push(t.task_id.to_string());
-    }
-    groups
-}
-
-/// A group by its name.
-type Named = (&'static str, Group);
-
-/// The best and the worst group with enough messages, if they differ by enough, with the
-/// finding's strength and confidence.
-fn contrast(groups: &[Named]) -> Option<(Named, Named, Strength, u8)> {
-    let enough: Vec<&Named> = groups.iter().filter(|(_, g)| g.sent >= MIN_SENDS_PER_GROUP).collect();
-    let best = enough.iter().max_by_key(|(k, g)| (g.rate_pct(), std::cmp::Reverse(*k)))?;
-    let worst = enough.iter().min_by_key(|(k, g)| (g.rate_pct(), *k))?;
-    let gap = best.1.rate_pct().saturating_sub(worst.1.rate_pct());
-    if best.0 == worst.0 || gap < MIN_RATE_GAP_PCT {
-        return None;
-    }
-    let n = best.1.sent + worst.1.sent;
-    let strength = match n {
-        n if n >= STRONG_SENDS => Strength::Strong,
-        n if n >= MODERATE_SENDS => Strength::Moderate,
-        _ => Strength::Weak,
-    };
-    // The gap, discounted while the sample is small; never certain.
-    let confidence = (gap * n.min(30) / 30).min(95);
-    Some(((*best).clone(), (*worst).clone(), strength, u8::try_from(confidence).unwrap_or(95)))
+/// Answered: the member replied at least once.
+fn replied(t: &ClosedTask) -> bool {
+    t.shared.turns > 0
 }
 
 /// When members answer: the part of the day with the best reply rate against the worst.
 pub(super) fn send_time(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
-    let groups = grouped(tasks, |s| s.first_touch_hour.and_then(day_part));
-    let ((best, b), (worst, w), strength, confidence) = contrast(&groups)?;
+    let groups = grouped(tasks, |t| t.shared.first_touch_hour.and_then(day_part).map(str::to_owned), replied);
+    let found = contrast(&groups, Measure::Replies)?;
+    let ((best, b), (worst, w)) = (found.best, found.worst);
+    let (best, worst) = (best.as_str(), worst.as_str());
     let hours = match best {
         "morning" => "before noon",
         "afternoon" => "between noon and 5pm",
@@ -132,21 +78,21 @@ pub(super) fn send_time(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
             "Over the last {WINDOW_DAYS} days, {} of {} first messages sent in the {best} were answered ({}%), \
              against {} of {} sent in the {worst} ({}%). Saving this tells the agent that members here answer \
              messages sent {hours}.",
-            b.replied,
-            b.sent,
+            b.hits,
+            b.n,
             b.rate_pct(),
-            w.replied,
-            w.sent,
+            w.hits,
+            w.n,
             w.rate_pct()
         ),
         evidence: json!({
             "window_days": WINDOW_DAYS,
-            best: b.evidence(),
-            worst: w.evidence(),
+            best: b.evidence(Measure::Replies),
+            worst: w.evidence(Measure::Replies),
             "task_ids": b.tasks.iter().chain(&w.tasks).collect::<Vec<_>>(),
         }),
-        strength,
-        confidence,
+        strength: found.strength,
+        confidence: found.confidence,
         fingerprint: format!("memory:send_time:{best}>{worst}"),
         change: ProposedChange::Memory {
             content: format!(
@@ -160,10 +106,17 @@ pub(super) fn send_time(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
 
 /// How long a first message should be: short ones against long ones.
 pub(super) fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
-    let groups = grouped(tasks, |s| {
-        s.message_length.map(|n| if n > LONG_MESSAGE_CHARS { "long" } else { "short" })
-    });
-    let ((best, b), (_, w), strength, confidence) = contrast(&groups)?;
+    let groups = grouped(
+        tasks,
+        |t| {
+            t.shared
+                .message_length
+                .map(|n| if n > LONG_MESSAGE_CHARS { "long" } else { "short" }.to_owned())
+        },
+        replied,
+    );
+    let found = contrast(&groups, Measure::Replies)?;
+    let ((best, b), (_, w)) = (found.best, found.worst);
     if best != "short" {
         // Longer messages doing better is no instruction the agent can follow safely.
         return None;
@@ -176,16 +129,16 @@ pub(super) fn message_length(tasks: &[ClosedTask]) -> Option<SuggestionDraft> {
             "Over the last {WINDOW_DAYS} days, {} of {} short first messages were answered ({}%), against {} of {} \
              longer than {LONG_MESSAGE_CHARS} characters ({}%). Applying this adds the instruction \"{instruction}\" \
              for every agent.",
-            b.replied,
-            b.sent,
+            b.hits,
+            b.n,
             b.rate_pct(),
-            w.replied,
-            w.sent,
+            w.hits,
+            w.n,
             w.rate_pct()
         ),
-        evidence: json!({"window_days": WINDOW_DAYS, "short": b.evidence(), "long": w.evidence()}),
-        strength,
-        confidence,
+        evidence: json!({"window_days": WINDOW_DAYS, "short": b.evidence(Measure::Replies), "long": w.evidence(Measure::Replies)}),
+        strength: found.strength,
+        confidence: found.confidence,
         fingerprint: format!("prompt:message_length:under_{LONG_MESSAGE_CHARS}"),
         change: ProposedChange::Prompt {
             agent: "*".into(),
@@ -244,7 +197,10 @@ pub(super) fn owner_edits(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
         .collect()
 }
 
+mod compare;
 pub(super) mod outcomes;
+
+use compare::{Measure, contrast, grouped};
 
 #[cfg(test)]
 mod tests;

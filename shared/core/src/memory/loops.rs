@@ -33,6 +33,10 @@ impl LoopStore for MemoryStore {
         s.todo_sources.insert(source);
         s.todos.insert((todo.account_id, todo.id), todo.clone());
         s.loops.insert((wait.account_id, wait.id), wait.clone());
+        // Its `todo.created` event, written with it.
+        s.put_outbox(&crate::owner::webhook_event::OutboxItem::new(
+            crate::owner::webhook_event::todo_created(todo),
+        ));
         Ok(true)
     }
 

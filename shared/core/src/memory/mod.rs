@@ -58,6 +58,8 @@ struct State {
     token_retirements: HashMap<String, Timestamp>,
     /// The owners' outbound webhook endpoints by (account, id).
     webhook_endpoints: BTreeMap<(AccountId, ulid::Ulid), crate::owner::outbound_webhook::WebhookEndpoint>,
+    /// Outbound webhook events written before they are queued, by account and event id.
+    webhook_outbox: BTreeMap<(AccountId, String), crate::owner::webhook_event::OutboxItem>,
     /// The owners' own message templates by (account, task type, touch).
     message_templates: BTreeMap<(AccountId, String, String), crate::conversation::messages::OwnerTemplate>,
     accounts: HashMap<AccountId, Account>,

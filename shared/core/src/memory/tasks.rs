@@ -175,6 +175,10 @@ impl Tasks for MemoryStore {
         for l in &commit.loops {
             s.loops.insert((l.account_id, l.id), l.clone());
         }
+        // The owner's webhook events the change causes, written with it.
+        for event in crate::owner::webhook_event::of_commit(commit) {
+            s.put_outbox(&crate::owner::webhook_event::OutboxItem::new(event));
+        }
         s.tasks.insert(task.id, task.clone());
         s.logs.entry(task.id).or_default().extend(commit.log.iter().cloned());
         s.messages.entry(task.id).or_default().extend(commit.messages.iter().cloned());

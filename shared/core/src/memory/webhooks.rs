@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::AccountId;
 use crate::owner::outbound_webhook::WebhookEndpoint;
+use crate::owner::webhook_event::OutboxItem;
 use crate::ports::WebhookStore;
 
 use super::{MemoryStore, conflict, storable};
@@ -63,5 +64,42 @@ impl WebhookStore for MemoryStore {
             .collect();
         due.sort();
         Ok(due.into_iter().take(limit).map(|(_, a, id)| (a, id)).collect())
+    }
+
+    async fn put_outbox(&self, item: &OutboxItem) -> Result<(), StoreError> {
+        storable(item)?;
+        self.lock().put_outbox(item);
+        Ok(())
+    }
+
+    async fn due_outbox(&self, until: Timestamp, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
+        let s = self.lock();
+        let mut due: Vec<&OutboxItem> = s.webhook_outbox.values().filter(|i| i.due_at <= until).collect();
+        due.sort_by(|a, b| (a.due_at, a.event.account_id, &a.event.id).cmp(&(b.due_at, b.event.account_id, &b.event.id)));
+        Ok(due.into_iter().take(limit).cloned().collect())
+    }
+
+    async fn postpone_outbox(&self, item: &OutboxItem) -> Result<(), StoreError> {
+        storable(item)?;
+        let mut s = self.lock();
+        match s.webhook_outbox.get_mut(&(item.event.account_id, item.event.id.clone())) {
+            Some(stored) => {
+                *stored = item.clone();
+                Ok(())
+            }
+            None => Err(conflict(Conflict::Version)),
+        }
+    }
+
+    async fn delete_outbox(&self, account: AccountId, event_id: &str) -> Result<bool, StoreError> {
+        Ok(self.lock().webhook_outbox.remove(&(account, event_id.to_owned())).is_some())
+    }
+}
+
+impl super::State {
+    /// Put an outbox item (in the transaction of the change that caused its event).
+    pub(super) fn put_outbox(&mut self, item: &OutboxItem) {
+        self.webhook_outbox
+            .insert((item.event.account_id, item.event.id.clone()), item.clone());
     }
 }

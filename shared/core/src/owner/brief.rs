@@ -167,13 +167,20 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
     for (todo, value) in &due {
         let since = todo.snoozed_until.unwrap_or(todo.due_at);
         let late = days_late(since, now);
+        let when = if late >= 1.0 {
+            format!("waiting {}", count(late.floor() as i64, "day", "days"))
+        } else {
+            "due today".to_owned()
+        };
+        // The member is named once: by the to-do's own words when they name them.
+        let name = name_of(todo);
         actions.push(BriefAction {
             kind: "todo",
             title: todo.what.clone(),
-            why: if late >= 1.0 {
-                format!("{} — waiting {}", name_of(todo), count(late.floor() as i64, "day", "days"))
+            why: if todo.what.contains(&name) {
+                when
             } else {
-                format!("{} — due today", name_of(todo))
+                format!("{name}, {when}")
             },
             task_id: Some(todo.task_id),
             todo_id: Some(todo.id.to_string()),
@@ -335,8 +342,8 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     ));
     if y.held_out_back > 0 {
         text.push_str(&format!(
-            "{} held-out member(s) came back on their own, with nothing sent (not counted as retained).\n",
-            y.held_out_back
+            "{} of the holdout group came back on their own, with nothing sent (not counted as retained).\n",
+            count(y.held_out_back, "member", "members"),
         ));
     }
     if brief.review_expired > 0 {
@@ -352,4 +359,87 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     ));
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::todo::{TodoKind, TodoMember, TodoStatus};
+
+    fn todo(what: &str, name: &str, due_at: Timestamp) -> Todo {
+        Todo {
+            id: ulid::Ulid::from_parts(1, 1),
+            account_id: crate::kernel::ids::AccountId::generate(due_at),
+            task_id: TaskId::generate(due_at),
+            member: TodoMember {
+                id: MemberId::parse("m_dana").expect("id"),
+                name: Some(name.into()),
+                phone: Some("555-0100".into()),
+                email: None,
+            },
+            kind: TodoKind::Call,
+            what: what.into(),
+            due_at,
+            status: TodoStatus::Open,
+            snoozed_until: None,
+            contacts: Vec::new(),
+            outcome: None,
+            note: None,
+            get_them_back: false,
+            source: "test".into(),
+            created_at: due_at,
+            done_at: None,
+            version: 1,
+        }
+    }
+
+    /// The brief mail as an owner reads it: each member named once in an action, counts with
+    /// their nouns, no codes.
+    #[test]
+    fn the_brief_names_a_member_once_and_reads_as_plain_words() {
+        let now: Timestamp = "2026-03-10T13:00:00Z".parse().expect("time");
+        let yesterday = now - SignedDuration::from_hours(30);
+        let date = jiff::civil::date(2026, 3, 10);
+        let brief = compose(BriefInputs {
+            date,
+            now,
+            day_ends: now + SignedDuration::from_hours(11),
+            todos: vec![
+                (
+                    todo("Call Dana Tester: they asked what only you can answer", "Dana Tester", yesterday),
+                    120.0,
+                ),
+                (todo("Check the front desk's notes", "Sam Lee", now), 10.0),
+            ],
+            escalated: Vec::new(),
+            awaiting_review: 0,
+            at_risk: Vec::new(),
+            payments: Vec::new(),
+            yesterday: Yesterday {
+                held_out_back: 1,
+                sent: 1,
+                ..Yesterday::default()
+            },
+            planned_today: 1,
+            review_expired: 0,
+        });
+        let (subject, text) = mail(&brief, "https://app.example.com/app");
+        assert_eq!(subject, "Today: Call Dana Tester: they asked what only you can answer");
+        assert!(
+            text.contains("1. Call Dana Tester: they asked what only you can answer (waiting 1 day)\n"),
+            "{text}"
+        );
+        // A to-do whose words do not name the member says who it is about.
+        assert!(text.contains("2. Check the front desk's notes (Sam Lee, due today)\n"), "{text}");
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("1. "))
+                .map(|l| l.matches("Dana Tester").count())
+                .sum::<usize>(),
+            1
+        );
+        assert!(text.contains("1 member of the holdout group came back on their own"), "{text}");
+        assert!(text.contains("Planned today: 1 step by the agent."), "{text}");
+        assert!(!text.contains("(s)") && !text.contains('_'), "{text}");
+    }
 }

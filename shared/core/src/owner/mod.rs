@@ -27,3 +27,4 @@ pub mod sign_in;
 pub mod sms;
 pub mod trigger;
 pub mod webhook_address;
+pub mod webhook_event;

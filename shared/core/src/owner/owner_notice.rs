@@ -199,7 +199,7 @@ pub fn next_digest_slot(settings: &Settings, now: Timestamp) -> Timestamp {
 ///
 /// A daily summary opens the mail; tasks awaiting review are one list under their count
 /// ("3 tasks need your review"), not one line each among the rest; the rest follow.
-pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Option<usize>) -> (String, String) {
+pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Option<usize>, tz: &jiff::tz::TimeZone) -> (String, String) {
     let of = |kind: NoticeKind| notices.iter().filter(move |n| n.kind == kind);
     let daily: Vec<&OwnerNotice> = of(NoticeKind::DailyDigest).collect();
     let approvals: Vec<&OwnerNotice> = of(NoticeKind::ApprovalNeeded).collect();
@@ -238,10 +238,15 @@ pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Opt
     if !rest.is_empty() {
         text.push_str("Here is what happened since the last summary:\n");
         for notice in rest {
-            text.push_str(&format!("\n- {} ({})\n  {}\n", notice.title, notice.at, notice.detail));
+            text.push_str(&format!("\n- {} ({})\n  {}\n", notice.title, when(notice.at, tz), notice.detail));
         }
     }
     (subject, text)
+}
+
+/// When a notice was made, as the owner reads a time: "Tue, Mar 10 at 09:05" in their time zone.
+pub fn when(at: Timestamp, tz: &jiff::tz::TimeZone) -> String {
+    at.to_zoned(tz.clone()).strftime("%a, %b %-d at %H:%M").to_string()
 }
 
 /// Tasks of one list in a summary: those read (newest first) and whether more exist.
@@ -382,7 +387,7 @@ mod tests {
             notice(NoticeKind::ApprovalNeeded, "Sam: churn risk"),
             notice(NoticeKind::ApprovalNeeded, "Pat: win back"),
         ];
-        let (subject, text) = digest_mail("Renegade", &approvals, Some(7));
+        let (subject, text) = digest_mail("Renegade", &approvals, Some(7), &jiff::tz::TimeZone::UTC);
         assert_eq!(subject, "Renegade: 7 tasks need your review");
         assert!(text.starts_with("7 tasks need your review:\n- Sam: churn risk"), "{text}");
         assert!(text.contains("…and 5 more in the review queue."), "{text}");
@@ -390,7 +395,7 @@ mod tests {
         let mut mixed = vec![notice(NoticeKind::MemberOptedOut, "Lee opted out")];
         mixed.extend(approvals.iter().cloned());
         mixed.push(notice(NoticeKind::DailyDigest, "your daily summary"));
-        let (subject, text) = digest_mail("Renegade", &mixed, Some(2));
+        let (subject, text) = digest_mail("Renegade", &mixed, Some(2), &jiff::tz::TimeZone::UTC);
         assert_eq!(subject, "Renegade: your daily summary");
         let (summary, approvals_at, rest) = (
             text.find("about your daily summary"),

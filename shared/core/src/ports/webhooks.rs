@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use crate::kernel::error::{InvalidInput, StoreError};
 use crate::kernel::ids::AccountId;
 use crate::owner::outbound_webhook::WebhookEndpoint;
+use crate::owner::webhook_event::OutboxItem;
 
 /// The owners' webhook endpoints. An endpoint is saved only over the version it was read at.
 #[async_trait]
@@ -25,6 +26,16 @@ pub trait WebhookStore: Send + Sync {
     /// Endpoints across accounts due at or before `until` (a back-off ended, a lease lapsed),
     /// soonest first, at most `limit`: `(account, endpoint id)`.
     async fn due_endpoints(&self, until: Timestamp, limit: usize) -> Result<Vec<(AccountId, ulid::Ulid)>, StoreError>;
+    /// Write an event to the outbox (over one of the same id). A task's and a to-do's events
+    /// are written by their own commit and creation instead (`owner/webhook_event.rs`).
+    async fn put_outbox(&self, item: &OutboxItem) -> Result<(), StoreError>;
+    /// Outbox items across accounts due at or before `until`, soonest first, at most `limit`.
+    async fn due_outbox(&self, until: Timestamp, limit: usize) -> Result<Vec<OutboxItem>, StoreError>;
+    /// Save `item`'s new due time and attempts only if it is still there (`Conflict::Version`
+    /// when the consumer took it meanwhile).
+    async fn postpone_outbox(&self, item: &OutboxItem) -> Result<(), StoreError>;
+    /// The event reached its endpoints' backlogs: out of the outbox. Whether it was there.
+    async fn delete_outbox(&self, account: AccountId, event_id: &str) -> Result<bool, StoreError>;
 }
 
 /// Why a delivery did not reach its receiver.

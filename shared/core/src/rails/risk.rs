@@ -17,6 +17,7 @@ use serde_json::json;
 use crate::kernel::limits::{
     CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, PAID_UNTIL_GRACE, WIN_BACK_WINDOW,
 };
+use crate::kernel::plural::count;
 use crate::members::event::MemberStatus;
 use crate::members::member::{ActivityTier, MemberFacts};
 use crate::members::source::EnrollmentStatus;
@@ -83,6 +84,14 @@ fn days(d: SignedDuration) -> i64 {
     d.as_hours() / 24
 }
 
+/// A usual gap between check-ins in words: "day" for one, "3 days" for more.
+fn every(days: i64) -> String {
+    match days.max(1) {
+        1 => "day".to_owned(),
+        n => format!("{n} days"),
+    }
+}
+
 /// The goal of a payment task inferred from an `alert` enrollment: it says it is an inference.
 pub const ALERT_PAYMENT_GOAL: &str = "Inferred payment trouble (PushPress marked the enrollment `alert`; it reports no payments): check with the member, kindly, whether their billing needs fixing";
 /// The goal of a payment task inferred from a lapsed `paidUntil`: it says it is an inference.
@@ -128,9 +137,9 @@ fn payment_trouble(facts: &MemberFacts, now: Timestamp) -> Option<Raw> {
         INFERRED_PAYMENT_CONFIDENCE,
         format!("paid_until:{id}:{paid_until}"),
         format!(
-            "inferred: enrollment {id} (plan {}) was paid until {paid_until}, {} day(s) ago, and is still active with no renewal; PushPress reports no payments, so a failed payment is inferred, not known",
+            "inferred: enrollment {id} (plan {}) was paid until {paid_until}, {} ago, and is still active with no renewal; PushPress reports no payments, so a failed payment is inferred, not known",
             enrollment.plan_id.as_deref().unwrap_or("unknown"),
-            days(now.duration_since(paid_until))
+            count(days(now.duration_since(paid_until)), "day", "days")
         ),
     ))
 }
@@ -149,7 +158,7 @@ fn active(facts: &MemberFacts, now: Timestamp, name: &str, churn_gap: SignedDura
             format!("Welcome {name} and help them check in at least 3 times in their first 30 days"),
             85,
             format!("joined:{joined}"),
-            format!("joined {} day(s) ago", days(now.duration_since(joined))),
+            format!("joined {} ago", count(days(now.duration_since(joined)), "day", "days")),
         ));
     }
     // Dropping off needs check-ins to drop off from; with none, there is nothing to compare.
@@ -161,25 +170,24 @@ fn active(facts: &MemberFacts, now: Timestamp, name: &str, churn_gap: SignedDura
         return None;
     }
     let (base, why) = match rhythm {
-        Some(r) if facts.checkin_count >= CHURN_PATTERN_CHECKINS => (
-            85,
-            format!("no check-in for {} days; usually every {} day(s)", days(gap), days(r).max(1)),
-        ),
+        Some(r) if facts.checkin_count >= CHURN_PATTERN_CHECKINS => {
+            (85, format!("no check-in for {} days; usually every {}", days(gap), every(days(r))))
+        }
         Some(r) => (
             65,
             format!(
-                "no check-in for {} days; {} check-ins, usually every {} day(s) — a short history",
+                "no check-in for {} days; {} check-ins, usually every {} — a short history",
                 days(gap),
                 facts.checkin_count,
-                days(r).max(1)
+                every(days(r))
             ),
         ),
         None => (
             45,
             format!(
-                "no check-in for {} days; only {} check-in(s), too few to know their rhythm",
+                "no check-in for {} days; only {}, too few to know their rhythm",
                 days(gap),
-                facts.checkin_count
+                count(facts.checkin_count, "check-in", "check-ins")
             ),
         ),
     };
@@ -219,12 +227,15 @@ fn win_back(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
     }
     Some((
         "win_back",
-        format!("Invite {name}, who cancelled {} day(s) ago, back to the gym", days(since)),
+        format!(
+            "Invite {name}, who cancelled {} ago, back to the gym",
+            count(days(since), "day", "days")
+        ),
         base,
         format!("cancelled:{cancelled}"),
         format!(
-            "cancelled {} day(s) ago{}",
-            days(since),
+            "cancelled {} ago{}",
+            count(days(since), "day", "days"),
             facts.cancellation_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
         ),
     ))

@@ -209,6 +209,19 @@ impl EscalationContext {
     }
 }
 
+/// A reason's code (`member_question_needs_owner`) as an owner reads it, lower case first:
+/// "the member asked something only you can answer". An unknown code is its words.
+pub fn reason_in_words(code: &str) -> String {
+    match Reason::parse(code) {
+        Some(reason) => {
+            let what = explain(reason).what;
+            let mut chars = what.chars();
+            chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
+        }
+        None => code.replace('_', " "),
+    }
+}
+
 /// The owner's notice of an escalation (title, text): what happened in words, the member's
 /// last words and the agent's last draft quoted as plain text (`> ` lines: member text is
 /// never markup), the member's question, the suggested next step, and the task's goal.
@@ -275,12 +288,18 @@ pub fn summary(explained: Explanation, detail: Option<&str>) -> String {
 /// A decision's detail as a sentence for the owner; `None` when it says nothing they can use.
 fn in_words(detail: &str) -> Option<String> {
     let detail = detail.trim();
-    // The reply's judgment (`conversation::reply::judged`): its reasoning is the part for people.
+    // The reply's judgment (`conversation::reply::judged`), alone or after the decision's own
+    // words ("the agent would close at confidence 55 …: action Close, …"): its reasoning is
+    // the part for people; the action, the confidence and the outcome code are not.
     let judged = detail
-        .strip_prefix("action ")
-        .and_then(|rest| rest.split_once(", outcome "))
-        .and_then(|(_, rest)| rest.split_once(": "))
-        .map(|(_, reasoning)| reasoning.trim());
+        .match_indices("action ")
+        .filter(|(at, _)| *at == 0 || detail[..*at].ends_with(": ") || detail[..*at].ends_with("; "))
+        .find_map(|(at, _)| {
+            let rest = &detail[at + "action ".len()..];
+            let (head, rest) = rest.split_once(", outcome ")?;
+            head.contains(", confidence ").then_some(())?;
+            rest.split_once(": ").map(|(_, reasoning)| reasoning.trim())
+        });
     let text = match judged {
         Some("") => return None,
         Some(reasoning) => format!("The agent's reading: {reasoning}"),
@@ -374,6 +393,28 @@ mod tests {
             Some("action Escalate, confidence 85, outcome none: "),
         );
         assert!(bare.ends_with('.') && !bare.contains("action"), "{bare}");
+        // The judgment behind the decision's own words (a close under the floor, a close
+        // without an outcome of the type) is read the same way.
+        for detail in [
+            "the agent would close at confidence 55 (under 60), with the budget nearly spent: action Close, confidence 55, outcome rejoined: she might come back",
+            "the agent closed without one of the type's outcomes: action Close, confidence 90, outcome weird: she might come back",
+        ] {
+            let text = summary(explain(Reason::LowConfidenceCloseEscalated), Some(detail));
+            assert!(text.ends_with(". The agent's reading: she might come back."), "{text}");
+            assert!(
+                !text.contains("confidence") && !text.contains("action Close") && !text.contains("outcome"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_reason_code_reads_as_words() {
+        assert_eq!(
+            reason_in_words("member_question_needs_owner"),
+            "the member asked something only you can answer"
+        );
+        assert_eq!(reason_in_words("not_a_code"), "not a code");
     }
 
     #[test]

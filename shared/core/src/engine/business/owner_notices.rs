@@ -194,7 +194,14 @@ impl Engine {
         tracing::info!(account = %account_id, kind = notice.kind.as_str(), delivery = ?delivery, "owner notified");
         if delivery == NoticeDelivery::Email {
             let subject = format!("{}: {}", business_name(account), notice.title);
-            let text = format!("{}\n\n({})\n", notice.detail, notice.at);
+            let mut text = format!(
+                "{}\n\n({})\n",
+                notice.detail,
+                crate::owner::owner_notice::when(notice.at, &account.settings.time_zone())
+            );
+            if let Some(task) = notice.task_id {
+                text.push_str(&format!("Open the task: {}\n", self.dashboard_url(&format!("/tasks/{task}"))));
+            }
             self.mail_owner(account, subject, text, now).await;
         }
         // A critical notice also reaches the owner's phone, whatever the hour.
@@ -222,11 +229,7 @@ impl Engine {
     /// (its send snapshot): the to-do and the notice read neither again.
     pub(crate) async fn notify_commit_with(&self, commit: &TaskCommit, known: Option<(&Account, Option<&MemberFacts>)>) {
         let task = &commit.task;
-        let escalated = commit
-            .log
-            .iter()
-            .any(|l| l.to_status == TaskStatus::Escalated && l.from_status != Some(TaskStatus::Escalated));
-        if escalated {
+        if crate::owner::webhook_event::escalation_began(commit) {
             self.todo_for_escalation(commit, known.map(|(_, facts)| facts)).await;
             // What happened in words, the member's last words, the agent's last draft and the
             // suggested next step (`task/escalation.rs`); a threat is critical.
@@ -249,17 +252,7 @@ impl Engine {
                 }
                 _ => self.notify_owner_after(task.account_id, draft, false).await,
             }
-            self.emit_webhook(
-                task.account_id,
-                crate::owner::outbound_webhook::EventType::TaskEscalated,
-                Some(task.id),
-                serde_json::json!({
-                    "task_id": task.id, "task_type": task.task_type, "status": task.status,
-                    "member": {"id": task.member.id, "name": task.member.name, "email": task.member.email},
-                    "escalation": task.escalation,
-                }),
-            )
-            .await;
+            self.emit_escalated_webhook(task).await;
         }
         if let Some(late) = commit.log.iter().find(|l| l.reason == Reason::LateReplyOwnerNotified.as_str()) {
             let title = format!(
@@ -324,19 +317,17 @@ impl Engine {
         if brief.is_empty() {
             return Ok(false);
         }
-        let app = format!("{}/app", self.config.public_url.trim_end_matches('/'));
+        let app = self.dashboard_url("");
         let (title, detail) = crate::owner::brief::mail(&brief, &app);
-        self.emit_webhook(
+        // Written before the mail: a brief whose event cannot be kept is made again next run.
+        self.emit_durably(crate::owner::webhook_event::brief_ready(
             account.id,
-            crate::owner::outbound_webhook::EventType::BriefReady,
-            None,
-            serde_json::json!({
-                "date": brief.date, "url": format!("{app}/today"),
-                "actions": brief.actions.len(), "todos": brief.todos.len(), "at_risk": brief.at_risk.len(),
-                "payments": brief.payments.len(), "planned_today": brief.planned_today, "review_expired": brief.review_expired,
-            }),
-        )
-        .await;
+            &brief,
+            format!("{app}/today"),
+            format!("msg_{}", new_ulid(now)),
+            now,
+        ))
+        .await?;
         let draft = NoticeDraft {
             kind: NoticeKind::DailyDigest,
             task_id: None,
@@ -409,7 +400,7 @@ impl Engine {
             } else {
                 None
             };
-            let (subject, text) = digest_mail(&business_name(&account), &current, awaiting_review);
+            let (subject, text) = digest_mail(&business_name(&account), &current, awaiting_review, &account.settings.time_zone());
             if self.mail_owner(&account, subject, text, now).await {
                 sent += 1;
             }
@@ -447,8 +438,10 @@ impl Engine {
             return false;
         };
         let text = format!(
-            "{text}\nSee every notification: GET {}/api/v1/notifications. Change how you are told: PUT /api/v1/settings (owner_notification_channel).\n",
-            self.config.public_url.trim_end_matches('/')
+            "{text}\nEvery notification is on your dashboard: {}\nTo choose how Openloop tells you (e-mail, the dashboard only, or urgent alerts also by text), \
+             change \"Channel\" under Notifications on your settings page: {}\n",
+            self.dashboard_url("/notifications"),
+            self.dashboard_url("/settings#notify-heading"),
         );
         let mail = self.owner_mail(account, to, subject, text, "notice", now);
         match self.mailer.send(&mail).await {
@@ -458,6 +451,12 @@ impl Engine {
                 false
             }
         }
+    }
+
+    /// The dashboard page at `path` (`/notifications`; empty: the overview), under the
+    /// deployment's public address: what owner mail links to, never the API.
+    pub(in crate::engine) fn dashboard_url(&self, path: &str) -> String {
+        format!("{}/app{path}", self.config.public_url.trim_end_matches('/'))
     }
 
     /// A mail from Openloop to the account's owner at `to` (no thread, no unsubscribe link:

@@ -164,9 +164,10 @@ impl Engine {
             title: "Member mail is paused: too many bounces".into(),
             detail: format!(
                 "{bounced} of your last {BOUNCE_WINDOW_SENDS} messages bounced (more than {:.0}%), so Openloop paused all member mail \
-                 to protect your sending reputation. The bounced addresses are suppressed. Check your members' addresses, then resume \
-                 sending (POST /api/v1/resume).",
-                BOUNCE_PAUSE_RATE * 100.0
+                 to protect your sending reputation. The bounced addresses are suppressed. Check your members' addresses, then press \
+                 Resume under Sending on your settings page: {}",
+                BOUNCE_PAUSE_RATE * 100.0,
+                self.dashboard_url("/settings#kill-heading")
             ),
         };
         self.notify_owner_after(account, draft, false).await;

@@ -133,7 +133,11 @@ impl Engine {
         }
         let detail = learned
             .iter()
-            .map(|s| format!("- {} (undo: POST /api/v1/suggestions/{}/undo)", s.title, s.id))
+            .map(|s| format!("- {}", s.title))
+            .chain(std::iter::once(format!(
+                "Each is listed under Applied on your suggestions page, with an Undo button: {}",
+                self.dashboard_url("/suggestions")
+            )))
             .collect::<Vec<_>>()
             .join("\n");
         let draft = super::owner_notices::NoticeDraft {

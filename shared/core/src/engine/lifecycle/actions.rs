@@ -89,8 +89,8 @@ impl Engine {
         let live = mode == SendMode::Live;
         // Claim the run: from here this worker owns the task until the lease ends.
         let why = Why::new(Reason::ActionsDue).detail(format!(
-            "{} action(s){}",
-            planned.len(),
+            "{}{}",
+            crate::kernel::plural::count_of(planned.len(), "action", "actions"),
             if live { String::new() } else { format!(" ({})", mode_label(mode)) }
         ));
         let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
@@ -401,7 +401,7 @@ fn research_note(facts: Option<&crate::members::member::MemberFacts>, now: Times
         f.status.map_or("unknown", crate::members::event::MemberStatus::as_str)
     )];
     if let Some(days) = f.tenure_days(now) {
-        lines.push(format!("member for {days} day(s)"));
+        lines.push(format!("member for {}", crate::kernel::plural::count(days, "day", "days")));
     }
     lines.push(match f.last_checkin_at {
         Some(at) => format!("last check-in: {at}"),

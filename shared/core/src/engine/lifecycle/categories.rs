@@ -58,7 +58,10 @@ impl Engine {
             &started,
             TaskStatus::Waiting,
             now,
-            Why::new(Reason::WaitingForTheOwner).detail(format!("next reminder in {wait_days} day(s)")),
+            Why::new(Reason::WaitingForTheOwner).detail(format!(
+                "next reminder in {}",
+                crate::kernel::plural::count(*wait_days, "day", "days")
+            )),
         )?;
         next.touch += 1;
         next.next_action_at = Some((now + SignedDuration::from_hours(24 * i64::from(*wait_days))).min(next.budget.expires_at));
@@ -88,8 +91,8 @@ impl Engine {
 
     async fn exhaust_todo(&self, task: Task, now: Timestamp, reason: Reason) -> Result<StepOutcome, EngineError> {
         let detail = format!(
-            "{} reminder(s) sent and nobody marked it done; the owner must decide",
-            task.touch.saturating_sub(1)
+            "{} sent and nobody marked it done; the owner must decide",
+            crate::kernel::plural::count(task.touch.saturating_sub(1), "reminder", "reminders")
         );
         self.move_to(task, TaskStatus::Escalated, now, Why::new(reason).detail(detail))
             .await
@@ -186,12 +189,18 @@ impl Engine {
         let unresponsive = outcomes.get("unresponsive").copied().unwrap_or(0);
         if active_at_risk > 0 {
             content.push_str(&format!(
-                "- {active_at_risk} at-risk member(s) are mid-conversation: review the escalated ones first.\n"
+                "- {} mid-conversation: review the escalated ones first.\n",
+                if active_at_risk == 1 {
+                    "1 at-risk member is".to_owned()
+                } else {
+                    format!("{active_at_risk} at-risk members are")
+                }
             ));
         }
         if unresponsive > 0 {
             content.push_str(&format!(
-                "- {unresponsive} task(s) ended without an answer: a personal call may reach them.\n"
+                "- {} without an answer: a personal call may reach them.\n",
+                crate::kernel::plural::count(unresponsive, "task ended", "tasks ended")
             ));
         }
         if considered == 0 {

@@ -85,6 +85,13 @@ impl Engine {
             }
             Err(e) => tracing::error!(error = %e, "due webhook endpoints not nudged this tick"),
         }
+        match self.resend_webhook_events(now).await {
+            Ok(0) => {}
+            Ok(resent) => {
+                *report.enqueued.entry(QueueName::Deliveries.as_str()).or_default() += resent;
+            }
+            Err(e) => tracing::error!(error = %e, "webhook events in the outbox not queued again this tick"),
+        }
         match self.spawn_recurring().await {
             Ok(spawned) => report.recurring = spawned,
             Err(e) => tracing::error!(error = %e, "recurring templates not spawned this tick"),

@@ -279,7 +279,9 @@ async fn an_owner_who_opted_in_gets_strong_memories_saved_and_listed_in_the_week
         .find(|n| n.kind == crate::owner::owner_notice::NoticeKind::LearningDigest)
         .unwrap_or_else(|| panic!("{notices:?}"));
     assert!(
-        digest.detail.contains(&format!("/api/v1/suggestions/{}/undo", applied[0].id)),
+        digest.detail.contains("https://app.example.com/app/suggestions")
+            && digest.detail.contains(&applied[0].title)
+            && !digest.detail.contains("/api/"),
         "{}",
         digest.detail
     );

@@ -248,7 +248,7 @@ async fn a_planted_win_is_offered_to_the_owner_and_kept_when_they_say_so() {
         .find(|n| n.title.contains("has a winner"))
         .unwrap_or_else(|| panic!("the owner is offered to keep it: {notices:?}"));
     assert!(
-        offer.detail.contains(&format!("/api/v1/experiments/{}/keep", started.id)),
+        offer.detail.contains("https://app.example.com/app/lift#experiments") && !offer.detail.contains("/api/"),
         "{}",
         offer.detail
     );
@@ -297,7 +297,7 @@ async fn with_the_trust_gradient_on_a_win_is_kept_at_once_and_the_owner_told() {
         .find(|n| n.title.starts_with("Kept a better message"))
         .unwrap_or_else(|| panic!("the owner is told: {notices:?}"));
     assert!(
-        told.detail.contains(&format!("/api/v1/suggestions/{}/undo", skill.id)),
+        told.detail.contains("https://app.example.com/app/suggestions") && !told.detail.contains("/api/"),
         "{}",
         told.detail
     );

@@ -125,10 +125,31 @@ async fn ai_calls_made(w: &World, calls: u32) {
 async fn an_escalation_mails_the_owner_at_once_and_an_opt_out_waits_for_the_digest() {
     let w = owner_world(NotificationChannel::Email).await;
     w.approved("churn_risk", "m_stops").await;
-    escalated_by_a_question(&w, "m_asks").await;
+    let asked = escalated_by_a_question(&w, "m_asks").await;
     let mails = to_owner(&w);
     assert_eq!(mails.len(), 1, "the escalation is mailed at once");
     assert!(mails[0].text.contains("Is the pool open on Sundays?"), "{}", mails[0].text);
+    // Owner mail links to the dashboard and says in words what to change there: never the
+    // API, never the agent's internal words.
+    for expected in [
+        format!("Open the task: https://app.example.com/app/tasks/{}\n", asked.id),
+        "Every notification is on your dashboard: https://app.example.com/app/notifications\n".to_owned(),
+        "change \"Channel\" under Notifications on your settings page: https://app.example.com/app/settings#notify-heading\n".to_owned(),
+    ] {
+        assert!(mails[0].text.contains(&expected), "{expected:?} in {}", mails[0].text);
+    }
+    for internal in [
+        "/api/",
+        "GET ",
+        "PUT ",
+        "owner_notification_channel",
+        "action Escalate",
+        "confidence",
+        "T0",
+        "Z)",
+    ] {
+        assert!(!mails[0].text.contains(internal), "{internal:?} in {}", mails[0].text);
+    }
     assert!(mails[0].unsubscribe_url.is_empty(), "owner mail is not a mailing");
 
     let raw = w.answer_newest("m-stops@example.com", "s1@mail.example.net", "STOP");
@@ -329,6 +350,11 @@ async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour(
     ] {
         assert!(brief.text.contains(expected), "{expected:?} in {}", brief.text);
     }
+    // The first action names Sam once, in plain words.
+    let first = brief.text.lines().find(|l| l.starts_with("1. ")).expect("an action");
+    assert_eq!(first.matches("Sam").count(), 1, "{first}");
+    assert!(first.ends_with("(waiting 1 day)") || first.ends_with("(due today)"), "{first}");
+    assert!(!brief.text.contains("(s)") && !brief.text.contains("/api/"), "{}", brief.text);
     assert!(!brief.text.contains("daily summary"), "one mail a day, not two");
     assert_eq!(
         feed_kinds(&w, &[NoticeKind::ApprovalNeeded]).await[0],

@@ -12,7 +12,7 @@ use crate::kernel::error::InvalidInput;
 use crate::owner::account::WebhookSecret;
 use crate::owner::outbound_webhook::{DeliveryStatus, EndpointStatus, NewWebhookEndpoint, sign};
 use crate::owner::webhook_address::AddressPolicy;
-use crate::ports::{Clock, TransportError, WebhookTransport};
+use crate::ports::{Clock, TransportError, WebhookStore, WebhookTransport};
 
 /// One post as the fake receiver got it: url, headers, body.
 type Post = (String, Vec<(String, String)>, String);
@@ -280,4 +280,81 @@ async fn a_long_backlog_is_delivered_in_order_across_drains() {
         })
         .collect();
     assert_eq!(delivered, ids, "every event, in order, without waiting for a lease to lapse");
+}
+
+/// A queue whose `deliveries` refuse every send while `down`; the rest reach the world's queue.
+struct DeliveriesDown {
+    down: std::sync::atomic::AtomicBool,
+    taken: Arc<RecordingQueue>,
+}
+
+#[async_trait::async_trait]
+impl crate::ports::Queue for DeliveriesDown {
+    async fn send(&self, queue: QueueName, messages: Vec<(String, SignedDuration)>) -> Result<(), crate::ports::QueueError> {
+        if queue == QueueName::Deliveries && self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::ports::QueueError {
+                queue,
+                message: "injected: the queue refuses".into(),
+            });
+        }
+        self.taken.send(queue, messages).await
+    }
+}
+
+/// Given the `deliveries` queue refusing sends, when a task closes, then its event is not
+/// lost: it waits in the outbox, and once the queue takes sends again the tick queues it and
+/// the endpoint receives it, once; an event the queue took leaves the outbox and is never
+/// sent again.
+#[tokio::test]
+async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    w.with_transport(transport.clone());
+    let queue = Arc::new(DeliveriesDown {
+        down: std::sync::atomic::AtomicBool::new(true),
+        taken: w.queue.clone(),
+    });
+    w.engine.queue = queue.clone();
+    w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
+    let task = w.approved("churn_risk", "m_lost").await;
+    w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+    w.run().await;
+    assert!(transport.posts().is_empty(), "the queue refused the event");
+    let kept = w
+        .store
+        .due_outbox(w.clock.now() + SignedDuration::from_hours(1), 10)
+        .await
+        .expect("outbox");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].event.event_type, crate::owner::outbound_webhook::EventType::TaskClosed);
+
+    queue.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    w.run().await;
+    assert!(transport.posts().is_empty(), "not before its grace ends");
+    w.clock
+        .advance(crate::owner::webhook_event::OUTBOX_GRACE + SignedDuration::from_secs(1));
+    w.run().await;
+    let posts = transport.posts();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    let body: serde_json::Value = serde_json::from_str(&posts[0].2).expect("json");
+    assert_eq!(
+        (body["type"].as_str(), body["data"]["task_id"].as_str()),
+        (Some("task.closed"), Some(task.id.to_string().as_str()))
+    );
+    let left = w
+        .store
+        .due_outbox(w.clock.now() + SignedDuration::from_hours(2), 10)
+        .await
+        .expect("outbox");
+    assert!(left.is_empty(), "taken out once in the backlogs: {left:?}");
+
+    // A close the queue takes at once is delivered once, and nothing waits behind it.
+    let other = w.approved("churn_risk", "m_kept").await;
+    w.engine.cancel(w.account.id, other.id).await.expect("cancel");
+    w.run().await;
+    assert_eq!(transport.posts().len(), 2);
+    w.clock.advance(SignedDuration::from_hours(2));
+    w.run().await;
+    assert_eq!(transport.posts().len(), 2, "sent once");
+    assert!(w.store.due_outbox(w.clock.now(), 10).await.expect("outbox").is_empty());
 }

@@ -4,7 +4,7 @@
 //! the day the first message left, its length, its subject line's style and the template it
 //! was written from (within one task type).
 //!
-//! A pattern is suggested only when the data supports it: at least [`MIN_OUTCOME_GROUP`]
+//! A pattern is suggested only when the data supports it: at least `MIN_OUTCOME_GROUP` (`compare.rs`)
 //! members in each group compared, and the 95% interval of the difference in success rates
 //! (Newcombe's hybrid score interval, as the lift uses) above zero. Its evidence names the
 //! pattern, the two groups with their counts, the difference and the interval.
@@ -15,13 +15,11 @@
 
 use serde_json::json;
 
-use super::{ClosedTask, MODERATE_SENDS, STRONG_SENDS, WINDOW_DAYS, day_part};
+use super::compare::{Groups, Measure, Tally, contrast, group, grouped, round4};
+use super::{ClosedTask, WINDOW_DAYS, day_part};
 use crate::learning::interaction::{SharedOutcome, template_of};
-use crate::learning::lift::newcombe;
-use crate::learning::suggestion::{ProposedChange, Strength, SuggestionDraft, SuggestionKind};
+use crate::learning::suggestion::{ProposedChange, SuggestionDraft, SuggestionKind};
 
-/// Members each compared group needs before its success rate is compared.
-pub const MIN_OUTCOME_GROUP: u64 = 10;
 /// A first message longer than this many characters is "long".
 const LONG: usize = super::LONG_MESSAGE_CHARS;
 
@@ -56,33 +54,9 @@ impl Pattern {
     }
 }
 
-/// Members in one group, and how many reached the goal.
-#[derive(Clone, Debug, Default)]
-struct Tally {
-    n: u64,
-    succeeded: u64,
-    tasks: Vec<String>,
-}
-
-impl Tally {
-    fn add(&mut self, task: &ClosedTask, success: bool) {
-        self.n += 1;
-        self.succeeded += u64::from(success);
-        self.tasks.push(task.task_id.to_string());
-    }
-    fn rate(&self) -> f64 {
-        self.succeeded as f64 / self.n.max(1) as f64
-    }
-    fn pct(&self) -> String {
-        format!("{:.0}", self.rate() * 100.0)
-    }
-    fn evidence(&self) -> serde_json::Value {
-        json!({"sent": self.n, "succeeded": self.succeeded, "success_rate": round4(self.rate())})
-    }
-}
-
-fn round4(v: f64) -> f64 {
-    (v * 10_000.0).round() / 10_000.0
+/// A group's success rate in whole percent, as a sentence says it.
+fn pct(t: &Tally) -> String {
+    format!("{:.0}", t.rate() * 100.0)
 }
 
 fn points(v: f64) -> String {
@@ -95,31 +69,10 @@ fn reached(s: &SharedOutcome) -> bool {
     !s.provisional && crate::task::holdout::succeeded(&s.task_type, s.outcome.as_deref())
 }
 
-type Groups = Vec<(String, Tally)>;
-
-fn group<'a>(groups: &'a mut Groups, key: &str) -> &'a mut Tally {
-    let at = match groups.iter().position(|(k, _)| k == key) {
-        Some(at) => at,
-        None => {
-            groups.push((key.to_owned(), Tally::default()));
-            groups.len() - 1
-        }
-    };
-    &mut groups[at].1
-}
-
 /// The comparisons a pattern makes: each a scope (a task type, for templates) and its groups.
 fn comparisons(tasks: &[ClosedTask], pattern: Pattern) -> Vec<(Option<String>, Groups)> {
     let sent = || tasks.iter().filter(|t| t.shared.touches > 0);
-    let by = |key: &dyn Fn(&ClosedTask) -> Option<String>| {
-        let mut groups = Groups::new();
-        for t in sent() {
-            if let Some(k) = key(t) {
-                group(&mut groups, &k).add(t, reached(&t.shared));
-            }
-        }
-        vec![(None, groups)]
-    };
+    let by = |key: &dyn Fn(&ClosedTask) -> Option<String>| vec![(None, grouped(tasks, key, |t| reached(&t.shared)))];
     match pattern {
         Pattern::TouchCount => {
             let mut groups = Groups::new();
@@ -153,34 +106,6 @@ fn comparisons(tasks: &[ClosedTask], pattern: Pattern) -> Vec<(Option<String>, G
             types.into_iter().map(|(k, g)| (Some(k), g)).collect()
         }
     }
-}
-
-/// A difference the data supports: the best and the worst group with enough members, the
-/// difference of their rates and its 95% interval, which lies above zero.
-struct Finding<'a> {
-    best: &'a (String, Tally),
-    worst: &'a (String, Tally),
-    difference: f64,
-    low: f64,
-    high: f64,
-}
-
-fn supported(groups: &Groups) -> Option<Finding<'_>> {
-    let enough: Vec<&(String, Tally)> = groups.iter().filter(|(_, g)| g.n >= MIN_OUTCOME_GROUP).collect();
-    let order = |a: &&(String, Tally), b: &&(String, Tally)| a.1.rate().total_cmp(&b.1.rate()).then_with(|| b.0.cmp(&a.0));
-    let best = *enough.iter().max_by(|a, b| order(a, b))?;
-    let worst = *enough.iter().min_by(|a, b| order(a, b))?;
-    if best.0 == worst.0 {
-        return None;
-    }
-    let (difference, low, high) = newcombe(best.1.succeeded, best.1.n, worst.1.succeeded, worst.1.n)?;
-    (low > 0.0).then_some(Finding {
-        best,
-        worst,
-        difference,
-        low,
-        high,
-    })
 }
 
 /// How a group is named in a sentence.
@@ -294,30 +219,27 @@ pub fn outcome_patterns(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
     let mut found = Vec::new();
     for pattern in Pattern::ALL {
         for (scope, groups) in comparisons(tasks, pattern) {
-            let Some(f) = supported(&groups) else { continue };
-            let ((best, b), (worst, w)) = (f.best, f.worst);
+            let Some(contrasted) = contrast(&groups, Measure::Outcomes) else {
+                continue;
+            };
+            let ((best, b), (worst, w)) = (contrasted.best, contrasted.worst);
+            let Some((difference, low, high)) = contrasted.interval else {
+                continue;
+            };
             let Some((kind, title, change, fingerprint)) = change(pattern, scope.as_deref(), best, worst) else {
                 continue;
             };
-            let n = b.n + w.n;
-            let strength = match u32::try_from(n).unwrap_or(u32::MAX) {
-                n if n >= STRONG_SENDS => Strength::Strong,
-                n if n >= MODERATE_SENDS => Strength::Moderate,
-                _ => Strength::Weak,
-            };
-            // The interval's lower end, discounted while the sample is small; never certain.
-            let confidence = ((f.low * 100.0).round() as u64 * n.min(30) / 30).clamp(1, 95);
             let mut evidence = json!({
                 "window_days": WINDOW_DAYS,
                 "measure": "outcome",
                 "pattern": pattern.name(),
                 "groups": [best, worst],
-                "difference": round4(f.difference),
-                "ci95": [round4(f.low), round4(f.high)],
+                "difference": round4(difference),
+                "ci95": [round4(low), round4(high)],
                 "task_ids": b.tasks.iter().chain(&w.tasks).collect::<Vec<_>>(),
             });
-            evidence[best.as_str()] = b.evidence();
-            evidence[worst.as_str()] = w.evidence();
+            evidence[best.as_str()] = b.evidence(Measure::Outcomes);
+            evidence[worst.as_str()] = w.evidence(Measure::Outcomes);
             if let Some(t) = &scope {
                 evidence["task_type"] = json!(t);
             }
@@ -325,25 +247,25 @@ pub fn outcome_patterns(tasks: &[ClosedTask]) -> Vec<SuggestionDraft> {
                 "Outcomes by {}: over the last {WINDOW_DAYS} days, {} of {} {} reached the goal (came back, paid, \
                  booked) ({}%), against {} of {} {} ({}%) — {} points more, 95% interval {} to {} points.",
                 pattern.name().replace('_', " "),
-                b.succeeded,
+                b.hits,
                 b.n,
                 describe(pattern, best),
-                b.pct(),
-                w.succeeded,
+                pct(b),
+                w.hits,
                 w.n,
                 describe(pattern, worst),
-                w.pct(),
-                points(f.difference),
-                points(f.low),
-                points(f.high),
+                pct(w),
+                points(difference),
+                points(low),
+                points(high),
             );
             found.push(SuggestionDraft {
                 kind,
                 title,
                 body,
                 evidence,
-                strength,
-                confidence: u8::try_from(confidence).unwrap_or(95),
+                strength: contrasted.strength,
+                confidence: contrasted.confidence,
                 fingerprint,
                 change,
             });

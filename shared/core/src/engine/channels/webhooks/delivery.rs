@@ -61,7 +61,10 @@ impl Engine {
                 }
                 // Each endpoint drained by a message of its own: one slow receiver never
                 // holds up another, and no message outlives the consumer's timeout.
-                self.queue_drains(&drains).await
+                self.queue_drains(&drains).await?;
+                // In every backlog that takes it: out of the outbox.
+                self.store.delete_outbox(event.account_id, &event.id).await?;
+                Ok(())
             }
             WebhookWork::Drain { account_id, endpoint_id } => self.drain_endpoint(*account_id, *endpoint_id).await,
         }

@@ -1,23 +1,25 @@
 //! Outbound webhooks (CONTRACT.md "For other programs"): the owner's endpoints — made with a
 //! `whsec_` secret shown once, listed, removed, their delivery log read — and the events the
-//! engine emits for them. Emitting only queues the event (`deliveries` queue); the consumer
-//! (`delivery.rs`) puts it in each subscribed endpoint's backlog and delivers, so nothing is
-//! posted inside the request or step that caused it.
+//! engine emits for them. Every event is built by `owner/webhook_event.rs` and written to the
+//! outbox before it is queued (`deliveries` queue): a task's and a to-do's by the commit that
+//! caused it, the brief's here. The consumer (`delivery.rs`) puts it in each subscribed
+//! endpoint's backlog, delivers, and takes it out of the outbox; the tick queues again what a
+//! refused send left there. Nothing is posted inside the request or step that caused it.
 
 mod delivery;
 
 pub use delivery::WebhookWork;
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 
 use super::Engine;
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
-use crate::kernel::ids::{AccountId, TaskId, new_ulid};
+use crate::kernel::ids::{AccountId, new_ulid};
 use crate::owner::account::WebhookSecret;
 use crate::owner::outbound_webhook::{
-    CreatedWebhookEndpoint, EventType, MAX_ENDPOINTS, NewWebhookEndpoint, OutboundEvent, WebhookDeliveryLog, WebhookEndpoint,
-    WebhookEndpointView,
+    CreatedWebhookEndpoint, MAX_ENDPOINTS, NewWebhookEndpoint, OutboundEvent, WebhookDeliveryLog, WebhookEndpoint, WebhookEndpointView,
 };
+use crate::owner::webhook_event::{self, OutboxItem};
 use crate::task::error::EngineError;
 use crate::task::work::QueueName;
 
@@ -104,28 +106,56 @@ impl Engine {
             .ok_or(EngineError::NotFound { what: "webhook endpoint" })
     }
 
-    /// Queue an event for the account's endpoints. Never fails its caller: the cause is
-    /// committed already; a queue that refuses is logged.
-    pub(crate) async fn emit_webhook(&self, account: AccountId, event_type: EventType, task_id: Option<TaskId>, data: serde_json::Value) {
-        let now = self.clock.now();
-        let event = OutboundEvent {
-            id: format!("msg_{}", new_ulid(now)),
-            account_id: account,
-            event_type,
-            timestamp: now,
-            task_id,
-            data,
+    /// Queue `events` for their account's endpoints. They are in the outbox already (written
+    /// by the change that caused them, or by [`Self::emit_durably`]): a queue that refuses
+    /// leaves them there, and the tick queues them again (`resend_webhook_events`). Never fails
+    /// its caller.
+    pub(crate) async fn enqueue_webhook_events(&self, events: Vec<OutboundEvent>) {
+        let Some(account) = events.first().map(|e| e.account_id) else {
+            return;
         };
-        let body = match serde_json::to_string(&WebhookWork::Event { event }) {
-            Ok(body) => body,
+        let messages = match work_messages(&events) {
+            Ok(messages) => messages,
             Err(e) => {
-                tracing::error!(account = %account, error = %e, "webhook event not serialised");
+                tracing::error!(account = %account, error = %e, "webhook events not serialised; the outbox sends them again");
                 return;
             }
         };
-        if let Err(e) = self.queue.send(QueueName::Deliveries, vec![(body, SignedDuration::ZERO)]).await {
-            tracing::error!(account = %account, event = event_type.as_str(), error = %e, "webhook event not queued");
+        if let Err(e) = self.queue.send(QueueName::Deliveries, messages).await {
+            tracing::warn!(account = %account, events = events.len(), error = %e, "webhook events not queued; the outbox sends them again");
         }
+    }
+
+    /// An event that no commit wrote: into the outbox first, then queued. An error: it was
+    /// not written, and the caller's work should be tried again.
+    pub(crate) async fn emit_durably(&self, event: OutboundEvent) -> Result<(), EngineError> {
+        self.store.put_outbox(&OutboxItem::new(event.clone())).await?;
+        self.enqueue_webhook_events(vec![event]).await;
+        Ok(())
+    }
+
+    /// The tick's part: queue again every event still in the outbox past its due time (its
+    /// send refused, or the process gone before it), each then due later, up to an hour apart.
+    pub(crate) async fn resend_webhook_events(&self, now: Timestamp) -> Result<usize, EngineError> {
+        let due = self.store.due_outbox(now, RESEND_MAX).await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let events: Vec<OutboundEvent> = due.iter().map(|i| i.event.clone()).collect();
+        let messages = work_messages(&events).map_err(|e| EngineError::Dependency(e.to_string()))?;
+        self.queue
+            .send(QueueName::Deliveries, messages)
+            .await
+            .map_err(|e| EngineError::Dependency(e.to_string()))?;
+        for item in &due {
+            match self.store.postpone_outbox(&item.resent(now)).await {
+                // Taken by the consumer meanwhile: nothing left to postpone.
+                Ok(()) | Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        tracing::info!(events = due.len(), "webhook events queued again from the outbox");
+        Ok(due.len())
     }
 
     /// Read the endpoint, let `change` edit it, save it over the version read; a lost race
@@ -158,33 +188,30 @@ fn parse_id(id: &str) -> Result<ulid::Ulid, EngineError> {
     ulid::Ulid::from_string(id).map_err(|_| EngineError::NotFound { what: "webhook endpoint" })
 }
 
+/// Outbox items one tick queues again, at most.
+const RESEND_MAX: usize = 200;
+
+/// Each event as a message of the `deliveries` queue.
+fn work_messages(events: &[OutboundEvent]) -> Result<Vec<(String, SignedDuration)>, serde_json::Error> {
+    events
+        .iter()
+        .map(|event| serde_json::to_string(&WebhookWork::Event { event: event.clone() }).map(|body| (body, SignedDuration::ZERO)))
+        .collect()
+}
+
 impl Engine {
-    /// A closed task's events: `task.closed` with its outcome and value, and `member.retained`
-    /// when it retained revenue Openloop caused (as the scorecard counts a member retained).
+    /// `task.escalated` for a task whose escalation began (its commit wrote the event).
+    pub(crate) async fn emit_escalated_webhook(&self, task: &crate::task::Task) {
+        self.enqueue_webhook_events(vec![webhook_event::task_escalated(task)]).await;
+    }
+
+    /// A closed task's events, `task.closed` and `member.retained` (its commit wrote them).
     pub(crate) async fn emit_closed_webhooks(&self, task: &crate::task::Task) {
-        let value = task.attributed_value.unwrap_or(0.0);
-        self.emit_webhook(
-            task.account_id,
-            EventType::TaskClosed,
-            Some(task.id),
-            serde_json::json!({
-                "task_id": task.id, "task_type": task.task_type, "status": task.status,
-                "member": {"id": task.member.id, "name": task.member.name, "email": task.member.email},
-                "outcome": task.outcome, "outcome_reason": task.outcome_reason, "value": task.attributed_value,
-            }),
-        )
-        .await;
-        if value > 0.0 && !task.is_held_out() {
-            self.emit_webhook(
-                task.account_id,
-                EventType::MemberRetained,
-                Some(task.id),
-                serde_json::json!({
-                    "member": {"id": task.member.id, "name": task.member.name, "email": task.member.email},
-                    "task_id": task.id, "task_type": task.task_type, "outcome": task.outcome, "value": value,
-                }),
-            )
-            .await;
-        }
+        self.enqueue_webhook_events(webhook_event::task_closed(task)).await;
+    }
+
+    /// `todo.created` for a new to-do (its creation wrote the event).
+    pub(crate) async fn emit_todo_webhook(&self, todo: &crate::task::todo::Todo) {
+        self.enqueue_webhook_events(vec![webhook_event::todo_created(todo)]).await;
     }
 }

@@ -34,8 +34,8 @@ impl Engine {
             let (tasks, next) = self.store.list_tasks(account.id, &query).await?;
             for task in tasks.into_iter().filter(|t| expires(t, cutoff)) {
                 let why = Why::new(Reason::ReviewExpired).outcome(REVIEW_EXPIRED).detail(format!(
-                    "undecided for {} day(s): closed, nothing sent",
-                    account.settings.review_expiry_days
+                    "undecided for {}: closed, nothing sent",
+                    crate::kernel::plural::count(account.settings.review_expiry_days, "day", "days")
                 ));
                 match self.move_to(task, TaskStatus::Cancelled, now, why).await {
                     Ok(_) => expired += 1,

@@ -180,9 +180,8 @@ fn waiting(task: &Task, monthly_value: f64) -> Waiting {
         task_id: task.id,
         member_id: task.member.id.clone(),
         name: task.member.name.clone().unwrap_or_else(|| task.member.id.to_string()),
-        why: context.map_or_else(
-            || task.outcome_reason.clone().unwrap_or_default().replace('_', " "),
-            |c| c.reason.clone(),
+        why: crate::task::escalation::reason_in_words(
+            context.map_or_else(|| task.outcome_reason.as_deref().unwrap_or_default(), |c| c.reason.as_str()),
         ),
         since: context.map_or(task.updated_at, |c| c.blocked_at),
         monthly_value,

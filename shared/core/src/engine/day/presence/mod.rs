@@ -92,10 +92,7 @@ impl Engine {
         if waited.len() > SUMMARY_NAMED {
             detail.push_str(&format!("… and {} more.\n", waited.len() - SUMMARY_NAMED));
         }
-        detail.push_str(&format!(
-            "See them all: {}/app/notifications",
-            self.config.public_url.trim_end_matches('/')
-        ));
+        detail.push_str(&format!("See them all: {}", self.dashboard_url("/notifications")));
         let draft = NoticeDraft {
             kind: NoticeKind::WhileAway,
             task_id: None,

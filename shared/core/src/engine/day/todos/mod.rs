@@ -81,7 +81,7 @@ impl Engine {
         note: Option<&str>,
     ) -> Result<Todo, EngineError> {
         let now = self.clock.now();
-        self.change_todo(account, id, |t| todo::log_contact(t, kind, result, note, now))
+        self.change_todo_as_stored(account, id, |t| todo::log_contact(t, kind, result, note, now))
             .await
     }
 
@@ -91,7 +91,7 @@ impl Engine {
         let tz = self.account(account).await?.settings.time_zone();
         let until = todo::parse_until(until, &tz)?;
         let now = self.clock.now();
-        self.change_todo(account, id, |t| todo::snooze(t, until, now)).await
+        self.change_todo_as_stored(account, id, |t| todo::snooze(t, until, now)).await
     }
 
     /// `POST /todos/{id}/done`: done, with the owner's outcome and note. Its task, if still
@@ -106,7 +106,9 @@ impl Engine {
         note: Option<&str>,
     ) -> Result<Todo, EngineError> {
         let now = self.clock.now();
-        let done = self.change_todo(account, id, |t| todo::complete(t, outcome, note, now)).await?;
+        let done = self
+            .change_todo_as_stored(account, id, |t| todo::complete(t, outcome, note, now))
+            .await?;
         self.todo_loop_met(&done).await;
         self.settle_task_of(&done).await?;
         self.todo_done_triggers(&done).await;
@@ -146,18 +148,26 @@ impl Engine {
         }
     }
 
-    /// Apply `change` to the to-do as stored, again over a newer version if another writer
-    /// got there first.
+    /// Change a to-do: `change` makes the next version from the one given (`known`, else the
+    /// stored one), or `None` to leave it as it is; a lost race re-reads it and changes again.
+    /// `Ok(None)`: left as it was.
     async fn change_todo(
         &self,
         account: AccountId,
         id: ulid::Ulid,
-        change: impl Fn(&Todo) -> Result<Todo, InvalidInput>,
-    ) -> Result<Todo, EngineError> {
+        mut known: Option<Todo>,
+        change: impl Fn(&Todo) -> Result<Option<Todo>, InvalidInput>,
+    ) -> Result<Option<Todo>, EngineError> {
         for _ in 0..3 {
-            let next = change(&self.todo(account, id).await?)?;
+            let current = match known.take() {
+                Some(todo) => todo,
+                None => self.todo(account, id).await?,
+            };
+            let Some(next) = change(&current)? else {
+                return Ok(None);
+            };
             match self.store.save_todo(&next).await {
-                Ok(()) => return Ok(next),
+                Ok(()) => return Ok(Some(next)),
                 Err(StoreError::Conflict(Conflict::Version)) => continue,
                 Err(e) => return Err(e.into()),
             }
@@ -165,41 +175,39 @@ impl Engine {
         Err(EngineError::StaleVersion)
     }
 
+    /// [`Self::change_todo`] of the stored to-do by an owner's action, which always changes it.
+    async fn change_todo_as_stored(
+        &self,
+        account: AccountId,
+        id: ulid::Ulid,
+        change: impl Fn(&Todo) -> Result<Todo, InvalidInput>,
+    ) -> Result<Todo, EngineError> {
+        self.change_todo(account, id, None, |t| change(t).map(Some))
+            .await?
+            .ok_or(EngineError::NotFound { what: "todo" })
+    }
+
     /// A new staff to-do task (a staff call, a plan's call step) is a to-do from its first
     /// minute.
     pub(crate) async fn todo_for_new_task(&self, task: &Task) {
-        let def = task_type::definition(&task.task_type);
-        if def.category != Category::StaffTodo {
-            return;
-        }
-        let get_them_back = def.outcome_signals.contains(&"checkin");
-        self.make_todo(
-            task,
-            TodoKind::Call,
-            task.goal.clone(),
-            get_them_back,
-            format!("task:{}:created", task.id),
-            None,
-        )
-        .await;
+        self.todo_for_staff_task(task, format!("task:{}:created", task.id)).await;
     }
 
     /// A staff to-do task the owner reopened is on the call list again.
     pub(crate) async fn todo_for_reopened_task(&self, task: &Task) {
+        self.todo_for_staff_task(task, format!("task:{}:reopened:{}", task.id, task.version))
+            .await;
+    }
+
+    /// A staff to-do task's call, made once per `source`; other tasks make none here.
+    async fn todo_for_staff_task(&self, task: &Task, source: String) {
         let def = task_type::definition(&task.task_type);
         if def.category != Category::StaffTodo {
             return;
         }
         let get_them_back = def.outcome_signals.contains(&"checkin");
-        self.make_todo(
-            task,
-            TodoKind::Call,
-            task.goal.clone(),
-            get_them_back,
-            format!("task:{}:reopened:{}", task.id, task.version),
-            None,
-        )
-        .await;
+        self.make_todo(task, TodoKind::Call, task.goal.clone(), get_them_back, source, None)
+            .await;
     }
 
     /// An escalation whose reason asks a person to act (`rules/todos.toml`) is a to-do. A
@@ -221,10 +229,7 @@ impl Engine {
             return;
         };
         let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
-        let words = task
-            .escalation
-            .as_ref()
-            .map_or_else(|| entry.reason.replace('_', " "), |e| e.reason.clone());
+        let words = crate::task::escalation::reason_in_words(task.escalation.as_ref().map_or(entry.reason.as_str(), |e| e.reason.as_str()));
         self.make_todo(
             task,
             rule.kind,
@@ -294,17 +299,7 @@ impl Engine {
         match self.store.create_todo_with_loop(&todo, &wait).await {
             Ok(true) => {
                 tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
-                self.emit_webhook(
-                    todo.account_id,
-                    crate::owner::outbound_webhook::EventType::TodoCreated,
-                    Some(task.id),
-                    serde_json::json!({
-                        "todo_id": todo.id, "task_id": todo.task_id, "kind": todo.kind, "what": todo.what,
-                        "member": {"id": todo.member.id, "name": todo.member.name, "phone": todo.member.phone, "email": todo.member.email},
-                        "due_at": todo.due_at,
-                    }),
-                )
-                .await;
+                self.emit_todo_webhook(&todo).await;
             }
             Ok(false) => {}
             Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
@@ -395,21 +390,18 @@ impl Engine {
         let now = self.clock.now();
         let mut closed = Vec::new();
         for pending in open.iter().chain(&snoozed).filter(|t| which(t)) {
-            let mut current = pending.clone();
-            for _ in 0..3 {
-                let next = todo::closed(&current, outcome.to_owned(), Some(note.to_owned()), now);
-                match self.store.save_todo(&next).await {
-                    Ok(()) => {
-                        self.todo_loop_met(&next).await;
-                        closed.push(next);
-                        break;
-                    }
-                    Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_todo(account, current.id).await? {
-                        Some(t) if t.is_pending() => current = t,
-                        _ => break,
-                    },
-                    Err(e) => return Err(e.into()),
+            // Changed meanwhile: closed only while still pending.
+            let close = |t: &Todo| {
+                Ok(t.is_pending()
+                    .then(|| todo::closed(t, outcome.to_owned(), Some(note.to_owned()), now)))
+            };
+            match self.change_todo(account, pending.id, Some(pending.clone()), close).await {
+                Ok(Some(next)) => {
+                    self.todo_loop_met(&next).await;
+                    closed.push(next);
                 }
+                Ok(None) | Err(EngineError::NotFound { .. } | EngineError::StaleVersion) => {}
+                Err(e) => return Err(e),
             }
         }
         Ok(closed)

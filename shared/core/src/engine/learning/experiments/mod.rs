@@ -331,8 +331,9 @@ impl Engine {
                         format!("Kept a better message: {}", e.title),
                         format!(
                             "The proposed version won its experiment ({}), so it now goes to every member. \
-                             Undo: POST /api/v1/suggestions/{}/undo",
-                            result.verdict, e.suggestion_id
+                             To undo it, press Undo beside it under Applied on your suggestions page: {}",
+                            result.verdict,
+                            self.dashboard_url("/suggestions")
                         ),
                     )
                 } else {
@@ -340,10 +341,10 @@ impl Engine {
                     (
                         format!("A message experiment has a winner: {}", e.title),
                         format!(
-                            "{}. Keep it for every member: POST /api/v1/experiments/{id}/keep (or end it: \
-                             POST /api/v1/experiments/{id}/end). Until then half the new tasks keep getting each version.",
+                            "{}. To send it to every member, press \"Keep it\" under Message experiments on your lift page \
+                             (or \"End it\"): {}. Until then half the new tasks keep getting each version.",
                             result.verdict,
-                            id = e.id
+                            self.dashboard_url("/lift#experiments")
                         ),
                     )
                 };
