@@ -295,7 +295,7 @@ async fn a_replayed_delivery_cannot_rewrite_a_member_and_one_dated_2100_is_refus
 #[tokio::test]
 async fn a_customers_address_gives_the_state_and_time_zone_their_texts_keep() {
     let stack = Stack::start("pp-v3-address").await;
-    let gym = subscribed(&stack).await;
+    let gym = subscribed(&stack, SECRET).await;
     let now = stack.now().await.as_second();
     let mut seattle = customer("usr_sea", "member");
     seattle["phone"] = json!("+12065550100");
