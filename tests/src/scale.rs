@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
 use openloop_aws::dynamo::StoreUsage;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -564,46 +564,89 @@ pub async fn simulate_month(members: usize, days: i64) -> Result<Month, String> 
     Ok(month)
 }
 
-/// Write units per partition key per second, over 1,000 accounts' mornings: every account
-/// in one of four time zones, `touches` first touches each, each planned by the engine's own
-/// window rule (`rails::window::first_touch_at`: 8–10 local with the task's jitter) for tasks
-/// the night's risk scan made. Each first touch writes `account_units` units to its account's
-/// partition (the task, its log, tally, outbound record, the member's ledger, the daily send
-/// counter, the bounce window) and moves the task's due-index entry twice (claim, then next
-/// step: a delete and a put each) on its shard. Returns the hottest key and its rate.
-pub fn hottest_key(accounts: usize, touches: usize, account_units: u64) -> (String, u64) {
-    use openloop_core::kernel::ids::MemberId;
-    use openloop_core::task::TaskStatus;
+/// Write units per partition key per second over `accounts` accounts' mornings on the
+/// in-memory engine: every account in one of four time zones, its night's risk scan making
+/// `touches` tasks from 02:00 local (one every `3600 / touches` seconds), each created through
+/// the engine, which plans its first touch (8–10 local with the task's jitter, the engine's
+/// own window rule). Each first touch writes `account_units` units to its account's partition
+/// (the task, its log, tally, outbound record, the member's ledger, the daily send counter,
+/// the bounce window) at its planned second, and moves the task's due-index entry twice
+/// (claim, then next step: a delete and a put each) on its shard. Returns the hottest key and
+/// its write units in one second.
+pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) -> Result<(String, u64), String> {
+    use openloop_core::engine::{AccountSecrets, NewAccount, NewTask};
+    use openloop_core::kernel::ids::{Email, MemberId};
+    use openloop_core::members::member::MemberFacts;
+    use openloop_core::ports::Clock;
+    use openloop_core::ports::prelude::*;
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     let zones = ["America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles"];
-    let night: Timestamp = "2026-11-02T07:00:00Z".parse().unwrap_or_else(|e| panic!("{e}"));
-    let mut writes: HashMap<(String, i64), u64> = HashMap::new();
+    let (engine, store, clock) = crate::memory_engine();
+    let day = clock
+        .now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .tomorrow()
+        .map_err(|e| err(&e))?;
+    let mut made = Vec::with_capacity(accounts);
+    let mut nights = Vec::with_capacity(accounts * touches);
     for a in 0..accounts {
-        let mut account = openloop_core::testing::sample_account(night);
-        account.settings.timezone = zones[a % zones.len()].into();
-        account.settings.send_window_start = 8;
+        let input: NewAccount = serde_json::from_value(json!({"name": format!("Morning Gym {a}"), "timezone": zones[a % zones.len()],
+            "execution_mode": "limited_auto", "onboarded_at": "2025-01-01T00:00:00Z"}))
+        .map_err(|e| err(&e))?;
+        let secrets = AccountSecrets {
+            api_token: format!("morning-{a}"),
+            api_token_hash: crate::unique_prefix(&format!("morning-{a}")),
+            webhook_secret: "whsec_dGVzdA==".into(),
+        };
+        let account = engine.create_account(input, secrets).await.map_err(|e| err(&e))?;
+        let tz = account.settings.time_zone();
+        let two = day.at(2, 0, 0, 0).to_zoned(tz).map_err(|e| err(&e))?.timestamp();
         for t in 0..touches {
-            let member = MemberId::parse(&format!("m_{a}_{t}")).unwrap_or_else(|e| panic!("{e}"));
-            // The scan makes the night's tasks over an hour, from 02:00 local.
-            let tz = account.settings.time_zone();
-            let made = night
-                .to_zoned(tz.clone())
-                .date()
-                .at(2, 0, 0, 0)
-                .to_zoned(tz)
-                .map(|z| z.timestamp())
-                .unwrap_or(night)
-                + SignedDuration::from_secs((t * 3_600 / touches.max(1)) as i64);
-            let task = openloop_core::testing::sample_task_for(account.id, member, TaskStatus::Ready, made);
-            let (at, _) = openloop_core::rails::window::first_touch_at(&account.settings, &task, made);
-            let second = at.as_second();
-            *writes.entry((format!("ACCT#{}", account.id), second)).or_default() += account_units;
-            let shard = openloop_core::task::work::due_shard(&task.id, openloop_core::kernel::limits::DUE_INDEX_SHARDS);
-            *writes.entry((format!("GSI1 DUE#{shard}"), second)).or_default() += 4;
+            let mut facts = MemberFacts::new(MemberId::parse(&format!("m_{t}")).map_err(|e| err(&e))?);
+            facts.email = Some(Email::parse(&format!("m{t}+{a}@example.com")).map_err(|e| err(&e))?);
+            facts.first_name = Some(format!("Member{t}"));
+            facts.version = 1;
+            store.save_member_facts(account.id, &facts).await.map_err(|e| err(&e))?;
+            nights.push((two + SignedDuration::from_secs((t * 3_600 / touches.max(1)) as i64), a, t));
         }
+        made.push(account);
     }
-    writes
+    nights.sort();
+    let mut writes: HashMap<(String, i64), u64> = HashMap::new();
+    for (at, a, t) in nights {
+        // Tasks made at the same instant: the test clock runs on by a hair between them.
+        if clock.now() < at {
+            clock.set(at).map_err(|now| format!("the clock is at {now}, past {at}"))?;
+        }
+        let account = &made[a];
+        let task = NewTask {
+            task_type: "churn_risk".into(),
+            member_id: MemberId::parse(&format!("m_{t}")).map_err(|e| err(&e))?,
+            goal: "Bring the member back to class".into(),
+            confidence: Some(90),
+            draft: Some(openloop_core::task::Draft {
+                subject: "We miss you".into(),
+                body: "Hi, we have not seen you in a while.".into(),
+            }),
+            trigger_type: openloop_core::task::TriggerType::CronAnalysis,
+            trigger_event_id: None,
+            gate: openloop_core::rails::gate::GateContext::default(),
+            context: Value::Null,
+        };
+        let created = engine.create_task(account, task).await.map_err(|e| err(&e))?;
+        let task = created.task();
+        let due = task
+            .next_action_at
+            .ok_or_else(|| format!("the engine planned no first touch for {} ({:?})", task.id, task.status))?;
+        let second = due.as_second();
+        *writes.entry((format!("ACCT#{}", account.id), second)).or_default() += account_units;
+        let shard = openloop_core::task::work::due_shard(&task.id, DUE_INDEX_SHARDS);
+        *writes.entry((format!("GSI1 DUE#{shard}"), second)).or_default() += 4;
+    }
+    Ok(writes
         .into_iter()
         .max_by_key(|(_, n)| *n)
         .map(|((key, _), n)| (key, n))
-        .unwrap_or_default()
+        .unwrap_or_default())
 }

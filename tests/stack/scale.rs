@@ -82,3 +82,13 @@ fn a_backlog_of_ten_thousand_drains_within_two_minutes() {
     assert!(per_run >= 10_000, "one tick hands out {per_run}");
     assert!(runs <= 2, "10,000 due steps take {runs} tick runs of a minute");
 }
+
+/// Given eight accounts in four time zones whose nights' scans make three tasks each, the
+/// engine plans every first touch (none held), and the hottest key's second carries at least
+/// one first touch's writes to its account.
+#[tokio::test]
+async fn a_morning_of_first_touches_is_counted_by_key_and_second() {
+    let (key, units) = scale::hottest_key(8, 3, 30).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(key.starts_with("ACCT#") || key.starts_with("GSI1 DUE#"), "{key}");
+    assert!(units >= 30, "{key}: {units}");
+}
