@@ -571,9 +571,10 @@ pub async fn simulate_month(members: usize, days: i64) -> Result<Month, String> 
 /// own window rule). Each first touch writes `account_units` units to its account's partition
 /// (the task, its log, tally, outbound record, the member's ledger, the daily send counter,
 /// the bounce window) at its planned second, and moves the task's due-index entry twice
-/// (claim, then next step: a delete and a put each) on its shard. Returns the hottest key and
-/// its write units in one second.
-pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) -> Result<(String, u64), String> {
+/// (claim, then next step: a delete and a put each) on its shard. Returns the hottest key of
+/// each kind (an account's partition, a due-index shard) and its write units in one second,
+/// the hotter first.
+pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) -> Result<Vec<(String, u64)>, String> {
     use openloop_core::engine::{AccountSecrets, NewAccount, NewTask};
     use openloop_core::kernel::ids::{Email, MemberId};
     use openloop_core::members::member::MemberFacts;
@@ -644,9 +645,14 @@ pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) ->
         let shard = openloop_core::task::work::due_shard(&task.id, DUE_INDEX_SHARDS);
         *writes.entry((format!("GSI1 DUE#{shard}"), second)).or_default() += 4;
     }
-    Ok(writes
-        .into_iter()
-        .max_by_key(|(_, n)| *n)
-        .map(|((key, _), n)| (key, n))
-        .unwrap_or_default())
+    let hottest = |kind: &str| {
+        writes
+            .iter()
+            .filter(|((key, _), _)| key.starts_with(kind))
+            .max_by_key(|(_, n)| **n)
+            .map(|((key, _), n)| (key.clone(), *n))
+    };
+    let mut keys: Vec<(String, u64)> = ["ACCT#", "GSI1 DUE#"].into_iter().filter_map(hottest).collect();
+    keys.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    Ok(keys)
 }
