@@ -173,10 +173,12 @@ fn parse_template(text: &str) -> Result<LambdaSetup, String> {
                 }
             }
         }
-        if section == "Parameters" && resource == "Architecture" && arm64.is_none() {
-            if let Some(default) = value(line, "Default:") {
-                arm64 = Some(default == "arm64");
-            }
+        if section == "Parameters"
+            && resource == "Architecture"
+            && arm64.is_none()
+            && let Some(default) = value(line, "Default:")
+        {
+            arm64 = Some(default == "arm64");
         }
         if let Some(expression) = value(line, "Schedule:") {
             scheduled += runs_a_month(&expression).ok_or_else(|| format!("template.yaml: schedule {expression:?}"))?;
