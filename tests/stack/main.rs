@@ -47,6 +47,7 @@ mod pushpress_webhooks;
 mod quoted_replies;
 mod rails;
 mod refusals;
+mod scale;
 mod texts;
 mod walls;
 mod webhook_endpoints;

@@ -21,7 +21,7 @@ use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_core::testing::sample_task_for;
 use openloop_local::clock::TestClock;
-use openloop_tests::scale::{Measured, Month, Unit};
+use openloop_tests::scale::{Measured, Unit};
 use openloop_tests::{Scratch, unique_prefix};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -49,6 +49,21 @@ async fn run() -> Result<(), Error> {
     if std::env::var("OPENLOOP_BENCH_ONLY").is_ok_and(|only| only == "dashboard") {
         return dashboard_table().await;
     }
+    // `OPENLOOP_BENCH_ONLY=scale`: the step table, then only the smaller size of the tick and
+    // scan tables (what the cost model takes from them), the drain, the cost and the hot key;
+    // `OPENLOOP_BENCH_ONLY=cost`: the same without the drain.
+    let only = std::env::var("OPENLOOP_BENCH_ONLY").unwrap_or_default();
+    let scale_only = only == "scale" || only == "cost";
+    // `OPENLOOP_BENCH_ONLY=morning`: the step table and the 1,000 accounts' mornings alone.
+    if only == "morning" {
+        let scratch = Scratch::new("bench");
+        let (engine, store, clock) = scratch.engine(None).await;
+        let mut unit = Unit::default();
+        println!("{:<52} {:>8}", "step", "requests");
+        steps(&engine, &store, &clock, &mut unit).await?;
+        println!();
+        return hot_key_table(&unit).await;
+    }
     let scratch = Scratch::new("bench");
     let (engine, store, clock) = scratch.engine(None).await;
 
@@ -68,7 +83,9 @@ async fn run() -> Result<(), Error> {
     );
     let mut stored = 0usize;
     let mut attribution = Vec::new();
-    for target in sized([1_000usize, 20_000], [100, 200]) {
+    let stored_sizes = sized([1_000usize, 20_000], [100, 200]);
+    for target in if scale_only { &stored_sizes[..1] } else { &stored_sizes[..] } {
+        let target = *target;
         let before = store.requests();
         seed(&store, account, target - stored, if stored == 0 { 10 } else { 0 }, clock.now()).await?;
         if stored == 0 {
@@ -104,7 +121,8 @@ async fn run() -> Result<(), Error> {
         "{:>8} {:>10} {:>14} {:>16} {:>16} {:>14}",
         "members", "read only", "run 1 (+25)", "run 2 (+25)", "full day run", "seeding"
     );
-    for members in sized([500usize, 5_000], [50, 100]) {
+    let scan_sizes = sized([500usize, 5_000], [50, 100]);
+    for &members in if scale_only { &scan_sizes[..1] } else { &scan_sizes[..] } {
         // A table of its own: the emulator copies the whole table on every transaction, so
         // the 20,000 tasks above would only slow it down (the request counts are the same).
         let scratch = Scratch::new("bench-scan");
@@ -116,11 +134,17 @@ async fn run() -> Result<(), Error> {
     }
 
     println!();
-    drain_table().await?;
-    println!();
+    if only != "cost" {
+        drain_table().await?;
+        println!();
+    }
+    inbound_units(&mut unit).await?;
     cost_table(&unit).await?;
     println!();
-    hot_key_table(&unit);
+    hot_key_table(&unit).await?;
+    if scale_only {
+        return Ok(());
+    }
     println!();
     import_table().await?;
     println!();
@@ -177,6 +201,8 @@ async fn drain_table() -> Result<(), Error> {
             break;
         }
     }
+    let (capacity, _) = openloop_tests::scale::drain_runs(&[], 1_048_576 / 4_096);
+    println!("tick capacity from its constants: {} due steps a run", thousands(capacity));
     println!("items handed out per tick run: {}", handed / runs);
     println!("{} due steps handed out in {runs} min", thousands(handed.min(backlog)),);
     Ok(())
@@ -196,103 +222,158 @@ fn thousands(n: usize) -> String {
 }
 
 /// A gym's month: its activity from a simulated month on the in-memory runtime, each step's
-/// cost as measured above, the prices of `infra/aws-prices.toml`.
+/// cost as measured above, the template's Lambda settings, the prices of `infra/aws-prices.toml`.
 async fn cost_table(unit: &Unit) -> Result<(), Error> {
     let prices = openloop_tests::scale::prices()?;
-    let memory = openloop_tests::scale::lambda_memory_mb()?;
+    let lambda = openloop_tests::scale::lambda_setup()?;
     let (members, days) = sized((300usize, 30i64), (30, 3));
-    let month = simulate_month(members, days).await?;
+    let started = std::time::Instant::now();
+    let month = openloop_tests::scale::simulate_month(members, days).await?;
     let gyms = 10_000;
     println!(
-        "a gym-month: {members} members, {days} simulated days on the in-memory runtime (scaled to 30), {gyms} gyms sharing the schedules; prices of {} ({})",
-        prices.as_of, prices.dynamodb.source
+        "a gym-month: {members} members, {days} simulated days on the in-memory runtime ({:.0} s; scaled to 30 days), {gyms} gyms sharing the schedules; prices of {} ({})",
+        started.elapsed().as_secs_f64(),
+        prices.as_of,
+        prices.dynamodb.source
     );
     println!(
-        "  tasks {}, first touches {}, follow-ups {}, closed {}, mails {}",
-        month.tasks, month.first_touches, month.follow_ups, month.closed, month.mails
+        "  tasks {}, first touches {}, follow-ups {}, closed {}, mails {}, texts {} ({} segments), replies {}, check-ins {}",
+        month.tasks,
+        month.first_touches,
+        month.follow_ups,
+        month.closed,
+        month.mails,
+        month.texts,
+        month.text_segments,
+        month.replies,
+        month.webhooks
     );
-    println!("{:<22} {:>34} {:>10}", "service", "count per gym-month", "dollars");
-    let bill = openloop_tests::scale::bill(unit, &month, &prices, memory, gyms);
-    let mut total = 0.0;
+    println!(
+        "  per operation on the emulator: a reply {} requests, a check-in {} requests",
+        unit.reply.usage.requests, unit.signal.usage.requests
+    );
+    println!("{:<26} {:>36} {:>10}", "service", "count per gym-month", "dollars");
+    let bill = openloop_tests::scale::bill(unit, &month, &prices, &lambda, gyms);
     for line in &bill {
-        total += line.dollars;
-        println!("{:<22} {:>34} {:>10.4}", line.what, line.count, line.dollars);
+        let apart = if line.apart { " (apart)" } else { "" };
+        println!("{:<26} {:>36} {:>10.4}{apart}", line.what, line.count, line.dollars);
     }
-    let alone: f64 = openloop_tests::scale::bill(unit, &month, &prices, memory, 1)
-        .iter()
-        .map(|l| l.dollars)
-        .sum();
+    let total = openloop_tests::scale::total(&bill);
+    let alone = openloop_tests::scale::total(&openloop_tests::scale::bill(unit, &month, &prices, &lambda, 1));
+    let texts: f64 = bill.iter().filter(|l| l.apart).map(|l| l.dollars).sum();
     println!(
         "model calls per gym-month (not in the cost): {:.0}",
-        month.follow_ups as f64 * 30.0 / days as f64
+        openloop_tests::scale::model_calls_a_month(&month)
     );
-    println!("one gym alone on its own stack (the minute tick not shared): ${alone:.2}");
+    println!("texts per gym-month (turned on by the gym, not in the cost): ${texts:.2}");
+    println!("one gym alone on its own stack (the schedules not shared): ${alone:.2}");
     println!("cost per gym-month: ${total:.2}");
     Ok(())
 }
 
-/// A gym on autopilot for `days`, one `/_local/run` a simulated hour, on the in-memory ports.
-async fn simulate_month(members: usize, days: i64) -> Result<Month, Error> {
-    use openloop_tests::{Stack, gym, morning};
-    let stack = Stack::start("bench-cost").await;
-    let start = morning(1);
-    stack.set_clock(&start.to_string()).await;
-    let body = serde_json::json!({"name": "Month Gym", "timezone": "America/New_York", "execution_mode": "limited_auto",
-        "onboarded_at": "2025-01-01T00:00:00Z"});
-    let (status, created) = stack.post("/api/v1/accounts", &stack.admin_token, body).await;
-    if status != 201 {
-        return Err(format!("create account: {status} {created}").into());
-    }
-    let account: AccountId = created["account_id"].as_str().unwrap_or_default().parse()?;
-    let token = created["api_token"].as_str().unwrap_or_default().to_owned();
-    gym::seed(stack.running.store.as_ref(), account, members, start).await?;
-    for hour in 1..=days * 24 {
-        stack.set_clock(&(start + SignedDuration::from_hours(hour)).to_string()).await;
-        stack.run().await;
-    }
-    let mut month = Month {
-        members,
-        days,
-        ..Month::default()
+/// What a member's mailed reply and a member event (a check-in) cost on the emulator: the
+/// answer to a first touch received, routed and stored with the next step; a check-in
+/// accepted and applied to the member's facts.
+async fn inbound_units(unit: &mut Unit) -> Result<(), Error> {
+    use openloop_core::members::event::{SignalEnvelope, WebhookEvent};
+    let scratch = Scratch::new("bench-inbound");
+    let (engine, store, clock) = scratch.engine(None).await;
+    let account = bench_account(&engine, "Inbound Gym").await?;
+    let member = MemberId::parse("m_inbound")?;
+    let mut facts = MemberFacts::new(member.clone());
+    facts.email = Some(Email::parse("inbound@example.com")?);
+    facts.first_name = Some("Ana".into());
+    facts.version = 1;
+    store.save_member_facts(account.id, &facts).await?;
+    let new_task = NewTask {
+        task_type: "payment_recovery".into(),
+        member_id: member,
+        goal: "Recover a failed payment".into(),
+        confidence: Some(90),
+        draft: Some(Draft {
+            subject: "About your payment".into(),
+            body: "Hi Ana, your card was declined.".into(),
+        }),
+        trigger_type: TriggerType::Webhook,
+        trigger_event_id: None,
+        gate: GateContext::default(),
+        context: serde_json::Value::Null,
     };
-    let mut cursor: Option<String> = None;
-    loop {
-        let path = match &cursor {
-            Some(c) => format!("/api/v1/tasks?limit=200&cursor={c}"),
-            None => "/api/v1/tasks?limit=200".to_owned(),
-        };
-        let (_, page) = stack.get(&path, &token).await;
-        for task in page["tasks"].as_array().into_iter().flatten() {
-            month.tasks += 1;
-            month.task_bytes += task.to_string().len();
-            let touch = task["touch"].as_u64().unwrap_or(0) as usize;
-            month.first_touches += usize::from(touch > 0);
-            month.follow_ups += touch.saturating_sub(1);
-            let status = task["status"].as_str().unwrap_or_default();
-            month.closed += usize::from(matches!(status, "completed" | "cancelled" | "escalated" | "dormant"));
-        }
-        match page["next_cursor"].as_str() {
-            Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
-            _ => break,
-        }
+    let id = engine.create_task(&account, new_task).await?.task().id;
+    engine.approve(account.id, id, None).await?;
+    engine.tick(openloop_core::engine::Wake::Now).await?;
+    let item = WorkItem {
+        account_id: account.id,
+        task_id: id,
+        due_at: clock.now(),
+    };
+    engine.execute(&item).await?;
+    let raw = format!(
+        "From: Ana <inbound@example.com>\r\nTo: {}\r\nSubject: Re: About your payment\r\nMessage-ID: <bench-answer@example.com>\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\nThanks, I'll update my card today.\r\n",
+        scratch.reply_address(&id)
+    );
+    let before = store.usage();
+    let started = std::time::Instant::now();
+    let outcome = engine.receive_reply(raw.as_bytes()).await?;
+    unit.reply = Measured {
+        usage: store.usage() - before,
+        ms: started.elapsed().as_secs_f64() * 1000.0,
+    };
+    if let openloop_core::engine::InboundOutcome::Unrouted(why) = outcome {
+        return Err(format!("the bench's reply was not routed: {why}").into());
     }
-    let (_, all) = stack.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
-    month.mails = all.as_array().map_or(0, Vec::len);
-    Ok(month)
+    let now = clock.now();
+    let checkin = || -> Result<WebhookEvent, serde_json::Error> {
+        serde_json::from_value(serde_json::json!({"type": "checkin.created", "timestamp": now.to_string(),
+            "data": {"member_id": "m_inbound", "checked_in_at": now.to_string(), "class_name": "WOD"}}))
+    };
+    let before = store.usage();
+    let started = std::time::Instant::now();
+    engine.accept_member_event(account.id, "evt_bench_checkin", checkin()?, now).await?;
+    let envelope = SignalEnvelope {
+        account_id: account.id,
+        webhook_id: "evt_bench_checkin".into(),
+        received_at: now,
+        event: checkin()?,
+    };
+    engine.apply_signal(&envelope).await?;
+    unit.signal = Measured {
+        usage: store.usage() - before,
+        ms: started.elapsed().as_secs_f64() * 1000.0,
+    };
+    Ok(())
 }
 
-/// 1,000 accounts' mornings (four time zones, 10 first touches each, 8–10 local): the write
-/// units a second on the hottest partition key.
-fn hot_key_table(unit: &Unit) {
+/// 1,000 accounts' mornings (four time zones, 10 first touches each, 8–10 local) on the
+/// in-memory engine: the write units a second on the hottest partition key.
+async fn hot_key_table(unit: &Unit) -> Result<(), Error> {
     let accounts = 1_000;
     // What a first touch writes to its account's partition: all but the three reply routes.
     let account_units = unit.first_touch.usage.write_units.saturating_sub(6).max(1);
-    let (key, rate) = openloop_tests::scale::hottest_key(accounts, 10, account_units);
-    let shown = if key.starts_with("ACCT#") { "ACCT#{account}" } else { key.as_str() };
+    let started = std::time::Instant::now();
+    let keys = openloop_tests::scale::hottest_key(accounts, 10, account_units).await?;
+    let shown = |key: &str| {
+        if key.starts_with("ACCT#") {
+            "ACCT#{account}".to_owned()
+        } else {
+            key.to_owned()
+        }
+    };
     println!(
-        "{accounts} accounts' mornings, 10 first touches each across four time zones ({account_units} write units a first touch on its account)"
+        "{accounts} accounts' mornings on the in-memory engine ({:.0} s), 10 first touches each across four time zones ({account_units} write units a first touch on its account)",
+        started.elapsed().as_secs_f64()
     );
-    println!("hottest key: {rate} writes per second ({shown}; DynamoDB allows 1,000 a partition)");
+    if let Some((key, rate)) = keys.first() {
+        println!(
+            "hottest key: {rate} writes per second ({}; DynamoDB allows 1,000 a partition)",
+            shown(key)
+        );
+    }
+    for (key, rate) in keys.iter().skip(1) {
+        println!("next kind: {rate} writes per second ({})", shown(key));
+    }
+    Ok(())
 }
 
 /// Tasks in the dashboard's account (5,000; 200 in the quick form).
