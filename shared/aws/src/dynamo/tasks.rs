@@ -80,7 +80,7 @@ impl Tasks for DynamoStore {
         for message in &commit.messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
         }
-        writes.extend(self.loop_writes(&commit.loops)?.into_iter().map(|w| (w, None)));
+        writes.extend(self.commit_loop_writes(&commit.loops)?);
         let member_key = |member: &MemberId| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(member_sk(member)))]);
         let daily_key = |date: &Date| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sends_sk(*date)))]);
         match &commit.send {
