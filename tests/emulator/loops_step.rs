@@ -84,7 +84,8 @@ async fn a_checkin_the_sweep_and_the_tasks_step_racing_on_its_loops_resolve_each
         store.commit(&commit).await.unwrap_or_else(|e| panic!("waiting: {e}"));
         tasks.push(created.id);
     }
-    let now = deadline + jiff::SignedDuration::from_mins(1);
+    // Past the hour the sweep leaves a task's loops to its step: all three may act.
+    let now = deadline + task_loops::LEFT_TO_STEP + jiff::SignedDuration::from_mins(1);
     clock.set(now).unwrap_or_else(|e| panic!("clock: {e}"));
 
     // Each member's check-in (delivered twice), four sweeps and each task's step twice, at once.

@@ -83,6 +83,16 @@ impl LoopNote {
     }
 }
 
+/// How long past its deadline a task's own loop is left to the task's step (an open task is
+/// due at its first deadline, and its step expires the loop in the commit of what it does);
+/// past it — a task deferred or paused — the deadline sweep expires it with the task.
+pub const LEFT_TO_STEP: jiff::SignedDuration = jiff::SignedDuration::from_hours(1);
+
+/// Whether the sweep leaves `l` to its task's step at `now` (see [`LEFT_TO_STEP`]).
+pub fn left_to_step(l: &OpenLoop, now: Timestamp) -> bool {
+    is_tasks_own(l) && now < l.deadline + LEFT_TO_STEP
+}
+
 /// Whether `l` is a task's own loop (a sent touch's reply or goal), which the task carries —
 /// not a to-do's or a booking's, which are kept by their records alone.
 pub fn is_tasks_own(l: &OpenLoop) -> bool {

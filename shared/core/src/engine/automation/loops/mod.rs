@@ -126,7 +126,7 @@ impl Engine {
         overdue.truncate(SWEEP_MAX_LOOPS);
         let burst = Burst::analysis_run();
         for open in overdue {
-            if !open.is_overdue(now) {
+            if !open.is_overdue(now) || crate::task::task_loops::left_to_step(&open, now) {
                 continue;
             }
             let expired = OpenLoop {
