@@ -32,14 +32,21 @@ async fn the_tasks_view_shows_the_loops_it_waits_on_and_a_payment_resolved_settl
     assert_eq!((shown.len(), listed.len()), (2, 2), "{shown:?} {listed:?}");
     for l in &listed {
         assert_eq!(l["task_id"], id.as_str());
-        let view = shown.iter().find(|s| s["id"] == l["id"]).unwrap_or_else(|| panic!("{l} not in {shown:?}"));
+        let view = shown
+            .iter()
+            .find(|s| s["id"] == l["id"])
+            .unwrap_or_else(|| panic!("{l} not in {shown:?}"));
         assert_eq!(
             (&view["expects"], &view["on_deadline"], deadline(view)),
             (&l["expects"], &l["on_deadline"], deadline(l))
         );
     }
     let first = shown.iter().map(deadline).min();
-    assert_eq!(Some(stack.due_at(&gym, &id).await), first, "the next step is due at the first deadline");
+    assert_eq!(
+        Some(stack.due_at(&gym, &id).await),
+        first,
+        "the next step is due at the first deadline"
+    );
     assert!(shown.iter().any(|l| l["expects"] == "payment_resolved"), "{shown:?}");
 
     // The payment goes through: its loop is met and the task settles.
@@ -56,12 +63,22 @@ async fn the_tasks_view_shows_the_loops_it_waits_on_and_a_payment_resolved_settl
     stack.run().await;
     let (_, body) = stack.get("/api/v1/loops?member_id=m_pay", &gym.token).await;
     let all = body["loops"].as_array().cloned().unwrap_or_default();
-    let goal = all.iter().find(|l| l["expects"] == "payment_resolved").unwrap_or_else(|| panic!("{all:?}"));
-    assert_eq!((goal["status"].as_str(), goal["met_by"].as_str()), (Some("met"), Some("payment.succeeded:evt_paid")));
+    let goal = all
+        .iter()
+        .find(|l| l["expects"] == "payment_resolved")
+        .unwrap_or_else(|| panic!("{all:?}"));
+    assert_eq!(
+        (goal["status"].as_str(), goal["met_by"].as_str()),
+        (Some("met"), Some("payment.succeeded:evt_paid"))
+    );
     let reply = all.iter().find(|l| l["expects"] == "reply").unwrap_or_else(|| panic!("{all:?}"));
     assert_eq!(reply["status"], "expired", "what the task waited on closes with it: {all:?}");
     let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
-    assert_eq!((task["status"].as_str(), task["outcome"].as_str()), (Some("completed"), Some("recovered")), "{task}");
+    assert_eq!(
+        (task["status"].as_str(), task["outcome"].as_str()),
+        (Some("completed"), Some("recovered")),
+        "{task}"
+    );
     assert!(task.get("open_loops").is_none(), "nothing left open: {task}");
 
     // Past every deadline: no follow-up.

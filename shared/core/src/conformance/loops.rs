@@ -215,7 +215,8 @@ pub(super) async fn a_task_commit_resolves_its_loop_only_while_the_loop_is_open(
 
     // Met with its task: the record and the note move together.
     let (mut met_task, log) = record(&noted, base(), Why::new(Reason::LoopMet));
-    let met = task_loops::resolve(&mut met_task, goal.id, LoopStatus::Met, Some("checkin.created:wh".into()), base()).expect("an open note");
+    let met =
+        task_loops::resolve(&mut met_task, goal.id, LoopStatus::Met, Some("checkin.created:wh".into()), base()).expect("an open note");
     let mut commit = TaskCommit::new(met_task.clone(), log);
     commit.loops.push(met.clone());
     store.commit(&commit).await.expect("met with its task");

@@ -102,7 +102,12 @@ pub fn is_tasks_own(l: &OpenLoop) -> bool {
 /// Note `loops` (just registered, in the same commit) on `task`, dropping the oldest resolved
 /// notes beyond [`MAX_NOTES`].
 pub fn note(task: &mut Task, loops: &[OpenLoop]) {
-    task.loops.extend(loops.iter().filter(|l| l.task_id == Some(task.id) && is_tasks_own(l)).map(LoopNote::of));
+    task.loops.extend(
+        loops
+            .iter()
+            .filter(|l| l.task_id == Some(task.id) && is_tasks_own(l))
+            .map(LoopNote::of),
+    );
     while task.loops.len() > MAX_NOTES {
         match task.loops.iter().position(|n| !n.is_open()) {
             Some(oldest) => {
@@ -243,7 +248,10 @@ mod tests {
         let met = resolve(&mut task, goal.id, LoopStatus::Met, Some("payment.succeeded:wh".into()), now).expect("open");
         assert_eq!((met.status, met.task_id), (LoopStatus::Met, Some(task.id)));
         assert_eq!(met.created_at, goal.created_at, "the record is the loop, resolved");
-        assert!(resolve(&mut task, goal.id, LoopStatus::Expired, None, now).is_none(), "resolved once");
+        assert!(
+            resolve(&mut task, goal.id, LoopStatus::Expired, None, now).is_none(),
+            "resolved once"
+        );
         match verdict(&task, now) {
             Verdict::GoalMet { signal, .. } => assert_eq!(signal.outcome, Some("recovered")),
             other => panic!("{other:?}"),

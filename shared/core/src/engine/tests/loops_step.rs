@@ -114,7 +114,10 @@ async fn a_payment_resolved_meets_the_goal_loop_and_the_step_settles_the_task_in
     let goal = met.loops.iter().find(|n| n.expects == Expects::PaymentResolved).expect("goal note");
     assert_eq!(goal.status, LoopStatus::Met);
     assert_eq!(goal.met_by.as_deref(), Some("enrollment.active:wh_enrollment"));
-    assert!(met.next_action_at.is_some_and(|at| at < follow_up_at), "due now, not at the follow-up");
+    assert!(
+        met.next_action_at.is_some_and(|at| at < follow_up_at),
+        "due now, not at the follow-up"
+    );
 
     // The step reads it: completed as won, and no follow-up.
     w.run_when_due(&task).await;
@@ -148,12 +151,7 @@ async fn a_reply_meets_the_reply_loop_with_the_reply_and_the_task_agrees() {
         .id;
     let reply = w.answer_newest("m-answer@example.com", "answer-1@example.net", "Thanks, see you Thursday!");
     w.engine.receive_reply(&reply).await.expect("reply");
-    let record = w
-        .records_of(&task)
-        .await
-        .into_iter()
-        .find(|l| l.id == reply_note)
-        .expect("record");
+    let record = w.records_of(&task).await.into_iter().find(|l| l.id == reply_note).expect("record");
     assert_eq!(record.status, LoopStatus::Met);
     assert_eq!(record.met_by, Some(format!("reply:{}", task.id)));
     let after = w.task(&task).await;
@@ -171,7 +169,12 @@ async fn at_the_reply_deadline_the_follow_up_is_the_loops_action_and_the_loop_ex
     let task = w.approved("churn_risk", "m_quiet").await;
     w.run_when_due(&task).await;
     let first = w.task(&task).await;
-    let reply = first.loops.iter().find(|n| n.expects == Expects::Reply).expect("reply note").clone();
+    let reply = first
+        .loops
+        .iter()
+        .find(|n| n.expects == Expects::Reply)
+        .expect("reply note")
+        .clone();
     assert_eq!(reply.on_deadline, OnDeadline::FollowUp);
     assert_eq!(first.next_action_at, Some(reply.deadline));
     w.run_when_due(&task).await;
@@ -181,7 +184,10 @@ async fn at_the_reply_deadline_the_follow_up_is_the_loops_action_and_the_loop_ex
     let records = w.records_of(&task).await;
     let old = records.iter().find(|l| l.id == reply.id).expect("old reply loop");
     assert_eq!(old.status, LoopStatus::Expired);
-    let open: Vec<_> = records.iter().filter(|l| l.expects == Expects::Reply && l.status == LoopStatus::Open).collect();
+    let open: Vec<_> = records
+        .iter()
+        .filter(|l| l.expects == Expects::Reply && l.status == LoopStatus::Open)
+        .collect();
     assert_eq!(open.len(), 1, "the follow-up waits for its own reply: {records:?}");
     assert!(open_notes(&second).iter().any(|n| n.id == open[0].id));
 }
@@ -217,4 +223,51 @@ async fn a_loop_that_says_escalate_escalates_the_task_at_its_deadline_instead_of
         .filter(|r| *r == Reason::LoopExpired.as_str())
         .count();
     assert!(expiries <= 1, "expired once");
+}
+
+#[tokio::test]
+async fn a_paused_tasks_loop_is_expired_by_the_sweep_an_hour_on_and_its_step_follows_up_once_resumed() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_paused").await;
+    w.run_when_due(&task).await;
+    let reply = w
+        .task(&task)
+        .await
+        .loops
+        .iter()
+        .find(|n| n.expects == Expects::Reply)
+        .cloned()
+        .expect("reply note");
+    w.engine.pause_task(w.account.id, task.id).await.expect("pause");
+    let record = async || w.records_of(&task).await.into_iter().find(|l| l.id == reply.id).expect("record");
+
+    // At its deadline the sweep leaves the loop to the task's step (which, paused, does not run)…
+    w.clock.set(reply.deadline);
+    w.run().await;
+    assert_eq!(record().await.status, LoopStatus::Open);
+    // …an hour on, it expires it with the task.
+    w.clock.set(reply.deadline + crate::task::task_loops::LEFT_TO_STEP);
+    w.run().await;
+    assert_eq!(record().await.status, LoopStatus::Expired);
+    let paused = w.task(&task).await;
+    let note = paused.loops.iter().find(|n| n.id == reply.id).expect("still noted");
+    assert_eq!(note.status, LoopStatus::Expired, "the task says what the record says");
+    let expiries = |reasons: Vec<String>| reasons.iter().filter(|r| *r == Reason::LoopExpired.as_str()).count();
+    assert_eq!(expiries(reasons_of(&w, &task).await), 1);
+    assert_eq!(w.mailer.sent().len(), 1);
+
+    // Resumed, its step does what the loop said: the follow-up.
+    w.engine.resume_task(w.account.id, task.id).await.expect("resume");
+    w.run_when_due(&task).await;
+    assert_eq!(w.mailer.sent().len(), 2, "the follow-up went");
+    let after = w.task(&task).await;
+    assert!(
+        after.loops.iter().all(|n| n.id != reply.id),
+        "acted on, the expired note leaves the task"
+    );
+    assert!(
+        open_notes(&after).iter().any(|n| n.expects == Expects::Reply),
+        "the follow-up's own reply loop"
+    );
+    assert_eq!(expiries(reasons_of(&w, &task).await), 1, "expired once");
 }
