@@ -10,6 +10,7 @@ mod concurrency;
 mod credentials;
 mod loops;
 mod loops_rest;
+mod loops_step;
 mod mail_events;
 mod rails;
 mod sending_domains;

@@ -31,6 +31,7 @@ mod lift;
 mod local_runtime;
 mod loops;
 mod loops_rest;
+mod loops_step;
 mod mail_kinds;
 mod message_templates;
 mod model_prompts;

@@ -108,6 +108,22 @@ pub struct TaskView<'a> {
     /// "current" | "proposed"}`), if it is in one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub experiment: Option<crate::task::experiment::ExperimentArm>,
+    /// What the task waits for now: its open loops (as `GET /api/v1/loops` lists them), the
+    /// earliest deadline being when its next step is due.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub open_loops: Vec<TaskLoopView>,
+}
+
+/// One open loop of a task, in its view.
+#[derive(Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TaskLoopView {
+    pub id: String,
+    /// `reply`, `checkin`, `payment_resolved`, `trial_attended`.
+    pub expects: &'static str,
+    pub deadline: Timestamp,
+    /// `follow_up`, `close` or `escalate`.
+    pub on_deadline: &'static str,
 }
 
 impl<'a> From<&'a Task> for TaskView<'a> {
@@ -164,6 +180,18 @@ impl<'a> From<&'a Task> for TaskView<'a> {
             feedback: t.feedback.as_ref(),
             memories_used: t.memories_used.iter().map(ToString::to_string).collect(),
             experiment: t.experiment,
+            // A closed task waits on nothing.
+            open_loops: t
+                .loops
+                .iter()
+                .filter(|n| n.is_open() && !t.status.is_terminal())
+                .map(|n| TaskLoopView {
+                    id: n.id.to_string(),
+                    expects: n.expects.as_str(),
+                    deadline: n.deadline,
+                    on_deadline: n.on_deadline.as_str(),
+                })
+                .collect(),
         }
     }
 }

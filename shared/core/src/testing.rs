@@ -111,6 +111,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         message_template: None,
         experiment: None,
         memories_used: Vec::new(),
+        loops: Vec::new(),
         version: 1,
     }
 }

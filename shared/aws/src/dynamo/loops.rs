@@ -5,7 +5,7 @@
 //! which leaves the deadline index (the GSI1 attributes are not written again).
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::TransactWriteItem;
+use aws_sdk_dynamodb::types::{Put, TransactWriteItem};
 use jiff::Timestamp;
 
 use openloop_core::kernel::error::{Conflict, StoreError};
@@ -35,6 +35,29 @@ impl DynamoStore {
     /// The writes of a task commit's loops, in its transaction.
     pub(super) fn loop_writes(&self, loops: &[OpenLoop]) -> Result<Vec<TransactWriteItem>, StoreError> {
         loops.iter().map(|l| self.plain_put(self.loop_item(l)?)).collect()
+    }
+
+    /// The writes of a task commit's loops: a new one put as it is, one the commit resolves
+    /// put only while its record is still open (else the transaction fails as a version
+    /// conflict, as the task's own condition would).
+    pub(super) fn commit_loop_writes(&self, loops: &[OpenLoop]) -> Result<Vec<(TransactWriteItem, Option<Conflict>)>, StoreError> {
+        loops
+            .iter()
+            .map(|l| {
+                if l.status == LoopStatus::Open {
+                    return Ok((self.plain_put(self.loop_item(l)?)?, None));
+                }
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .set_item(Some(self.loop_item(l)?))
+                    .condition_expression("attribute_exists(PK) AND #status = :open")
+                    .expression_attribute_names("#status", "status")
+                    .expression_attribute_values(":open", s(LoopStatus::Open.as_str()))
+                    .build()
+                    .map_err(super::build_error)?;
+                Ok((TransactWriteItem::builder().put(put).build(), Some(Conflict::Version)))
+            })
+            .collect()
     }
 }
 

@@ -80,7 +80,7 @@ impl Tasks for DynamoStore {
         for message in &commit.messages {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
         }
-        writes.extend(self.loop_writes(&commit.loops)?.into_iter().map(|w| (w, None)));
+        writes.extend(self.commit_loop_writes(&commit.loops)?);
         // The owner's webhook events the change causes, written with it.
         for event in openloop_core::owner::webhook_event::of_commit(commit) {
             let item = openloop_core::owner::webhook_event::OutboxItem::new(event);

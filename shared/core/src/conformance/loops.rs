@@ -186,3 +186,65 @@ pub(super) async fn a_todo_is_made_with_its_loop_in_one_write_once_per_source(st
     assert_eq!(store.get_todo(account, again.id).await.expect("get"), None);
     assert_eq!(store.member_open_loops(account, &first.member.id).await.expect("loops").len(), 1);
 }
+
+pub(super) async fn a_task_commit_resolves_its_loop_only_while_the_loop_is_open(store: &dyn TaskStore) {
+    use crate::kernel::error::{Conflict, StoreError};
+    use crate::task::task_loops;
+    let account = AccountId::generate(base());
+    let task = new_task(store, account, "m_resolve", TaskStatus::Waiting).await;
+    let later = base() + SignedDuration::from_hours(48);
+    let goal = OpenLoop::new(account, member("m_resolve"), Expects::Checkin, later, OnDeadline::Close, base()).for_task(task.id);
+    let stored_loop = async || {
+        store
+            .list_loops(account, None, Some(&member("m_resolve")), 10)
+            .await
+            .expect("loops")
+            .into_iter()
+            .find(|l| l.id == goal.id)
+            .expect("the loop")
+    };
+
+    // Registered and noted on the task in one commit.
+    let (mut noted, log) = record(&task, base(), Why::new(Reason::MessageSent));
+    task_loops::note(&mut noted, std::slice::from_ref(&goal));
+    let mut commit = TaskCommit::new(noted.clone(), log);
+    commit.loops.push(goal.clone());
+    store.commit(&commit).await.expect("commit with a loop");
+    let read = store.get_task(account, task.id).await.expect("get").expect("task");
+    assert_eq!(read.loops, noted.loops, "loops: the task carries its loop's note");
+
+    // Met with its task: the record and the note move together.
+    let (mut met_task, log) = record(&noted, base(), Why::new(Reason::LoopMet));
+    let met =
+        task_loops::resolve(&mut met_task, goal.id, LoopStatus::Met, Some("checkin.created:wh".into()), base()).expect("an open note");
+    let mut commit = TaskCommit::new(met_task.clone(), log);
+    commit.loops.push(met.clone());
+    store.commit(&commit).await.expect("met with its task");
+    assert_eq!(stored_loop().await, met, "loops: resolved in the task's commit");
+    assert!(
+        overdue_of(store, account, later).await.is_empty(),
+        "loops: a loop resolved in a commit leaves the deadline index"
+    );
+
+    // Resolving it again, even over the task's current version, is refused whole.
+    let (mut again, log) = record(&met_task, base(), Why::new(Reason::LoopExpired));
+    again.loops.clear();
+    let expired = OpenLoop {
+        status: LoopStatus::Expired,
+        met_by: None,
+        ..met.clone()
+    };
+    let mut commit = TaskCommit::new(again, log);
+    commit.loops.push(expired);
+    assert!(
+        matches!(store.commit(&commit).await, Err(StoreError::Conflict(Conflict::Version))),
+        "loops: a resolved loop is not resolved again by a task's commit"
+    );
+    let read = store.get_task(account, task.id).await.expect("get").expect("task");
+    assert_eq!(
+        (read.version, read.loops.clone()),
+        (met_task.version, met_task.loops.clone()),
+        "loops: nothing of the refused commit is written"
+    );
+    assert_eq!(stored_loop().await, met, "loops: the first resolution stands");
+}

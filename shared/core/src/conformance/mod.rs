@@ -162,6 +162,7 @@ macro_rules! store_conformance_tests {
                 a_loop_is_registered_with_its_task_found_while_open_and_resolved_once,
                 a_trigger_book_is_versioned_per_account_and_keeps_its_filters,
                 a_todo_is_made_with_its_loop_in_one_write_once_per_source,
+                a_task_commit_resolves_its_loop_only_while_the_loop_is_open,
             ],
             todos: [
                 a_todo_is_made_once_per_source_and_listed_by_status_as_it_changes,

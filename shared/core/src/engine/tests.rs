@@ -1503,6 +1503,7 @@ mod intake;
 mod learning_outcomes;
 mod loops;
 mod loops_rest;
+mod loops_step;
 mod memories;
 mod metrics;
 mod network;

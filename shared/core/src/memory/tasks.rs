@@ -88,6 +88,15 @@ impl Tasks for MemoryStore {
             Some(stored) if stored.account_id == account && stored.version == commit.expected_version => {}
             _ => return Err(conflict(Conflict::Version)),
         }
+        // The task's loops it resolves: each only while its record is still open.
+        for l in commit.loops.iter().filter(|l| l.status != crate::task::open_loop::LoopStatus::Open) {
+            if s.loops
+                .get(&(l.account_id, l.id))
+                .is_none_or(|stored| stored.status != crate::task::open_loop::LoopStatus::Open)
+            {
+                return Err(conflict(Conflict::Version));
+            }
+        }
         let reopens = crate::task::flood::reopens_task(commit) && task.is_active();
         let guard = (account, task.member.id.clone(), task.task_type.clone());
         if reopens && s.guards.get(&guard).is_some_and(|holder| *holder != task.id) {

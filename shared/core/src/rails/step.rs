@@ -30,6 +30,7 @@ use crate::task::cadence::OnExhaustion;
 use crate::task::controls::TaskMode;
 use crate::task::progress;
 use crate::task::reason::Reason;
+use crate::task::task_loops::{self, Verdict};
 use crate::task::task_type::{self, Category, TaskTypeDef};
 use crate::task::transition::Why;
 use crate::task::{Awaiting, ConversationMessage, Draft, OutboundMessage, OutboundStatus, Task, TaskStatus};
@@ -176,6 +177,12 @@ pub enum StepDecision {
         next_check: Timestamp,
         expires_at: Timestamp,
     },
+    /// One of the task's goal loops was met (`task/task_loops.rs`): the task completes with
+    /// the outcome of the goal signal it stands for, instead of sending.
+    GoalMet {
+        note: crate::task::task_loops::LoopNote,
+        signal: &'static crate::task::task_type::GoalSignal,
+    },
     /// The member said stop while the account is paused: honoured now (spec §22.3).
     HonourStop,
     /// A parent: its state is its subtasks' (spec §14.4).
@@ -308,6 +315,24 @@ pub fn decide(seen: &StepInput) -> Step {
                 def.key
             ));
             return Decided(StepDecision::Escalate { why });
+        }
+    }
+    // What the task's open loops say (`task/task_loops.rs`): a goal met settles it; a loop
+    // past its deadline does what it said to do then; otherwise the cadence goes on.
+    match task_loops::verdict(task, now) {
+        Verdict::Cadence => {}
+        Verdict::GoalMet { note, signal } => return Decided(StepDecision::GoalMet { note, signal }),
+        Verdict::Escalate { note } => {
+            let why = Why::new(Reason::LoopDeadlinePassed).detail(format!(
+                "the {} it waited for did not come by {}",
+                note.expects.as_str(),
+                note.deadline
+            ));
+            return Decided(StepDecision::Escalate { why });
+        }
+        // Closing is the budget's policy (its own reason when the budget is what ran out).
+        Verdict::Close { .. } => {
+            return Decided(spent(task, def, now).unwrap_or_else(|| exhaust(task, Reason::LoopDeadlinePassed, now)));
         }
     }
     // Step 0 (spec §30): is the task still needed, given what the member did since?

@@ -44,7 +44,10 @@ pub struct TaskCommit {
     pub messages: Vec<ConversationMessage>,
     pub send: Option<SendEffect>,
     /// Open loops the change registers (a sent touch's reply and goal), written in the same
-    /// transaction so a loop exists exactly when the action that waits does.
+    /// transaction so a loop exists exactly when the action that waits does; and the task's
+    /// loops it resolves (status `met` or `expired`, see [`crate::task::task_loops`]), each
+    /// written only if its stored record is still open — else nothing of the commit is, and
+    /// it fails as a version conflict (someone else resolved it, over the task's version).
     pub loops: Vec<crate::task::open_loop::OpenLoop>,
 }
 

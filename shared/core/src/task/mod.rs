@@ -25,6 +25,7 @@ pub mod progress;
 pub mod reason;
 pub mod subtasks;
 pub mod tally;
+pub mod task_loops;
 pub mod task_type;
 pub mod text_touches;
 pub mod todo;
@@ -303,6 +304,10 @@ pub struct Task {
     /// (`crate::task::experiment`); `None` outside any experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experiment: Option<crate::task::experiment::ExperimentArm>,
+    /// The task's own open loops, and those resolved that its step has not acted on yet
+    /// ([`crate::task::task_loops`]): written with the loop records, read by the step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loops: Vec<crate::task::task_loops::LoopNote>,
     pub version: u64,
 }
 

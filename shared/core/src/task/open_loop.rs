@@ -76,8 +76,9 @@ impl OnDeadline {
     }
 
     /// Whether the sweep itself carries the action out. A task's loops are carried out by the
-    /// task's own schedule (the follow-up and the close are its due steps at that time), so
-    /// the sweep only records that the deadline passed.
+    /// task's own step, which reads them from the task (`task/task_loops.rs`): the sweep
+    /// leaves one to that step for an hour, then expires it with the task and makes the task
+    /// due when it says to close or escalate.
     pub fn carried_by_sweep(self) -> bool {
         matches!(self, OnDeadline::NoShowFollowup | OnDeadline::OpenTask | OnDeadline::Escalate)
     }

@@ -50,7 +50,7 @@ fn checkin_milestone(signal: &str) -> Option<usize> {
 }
 
 /// The log reason of a task completed by `signal`; `None` for a signal no checker sees.
-fn goal_reason(signal: &str) -> Option<Reason> {
+pub fn goal_reason(signal: &str) -> Option<Reason> {
     Some(match signal {
         "checkin" => Reason::GoalSignalCheckin,
         "checkin_count_3" => Reason::GoalSignalCheckinCount3,

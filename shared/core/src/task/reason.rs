@@ -353,6 +353,12 @@ reasons! {
     GoalSignalReactivation = "goal_signal_reactivation",
     /// The member booked a trial: the goal's signal.
     GoalSignalTrialBooked = "goal_signal_trial_booked",
+    /// One of the task's open loops was met (a reply, a check-in, a payment resolved).
+    LoopMet = "loop_met",
+    /// One of the task's open loops reached its deadline unmet.
+    LoopExpired = "loop_expired",
+    /// A loop the task waited on passed its deadline, and what it said to do then is done.
+    LoopDeadlinePassed = "loop_deadline_passed",
     /// The goal's signal came after the task closed: a late win.
     GoalSignalAfterClose = "goal_signal_after_close",
     /// The goal's signal confirmed a provisional outcome.

@@ -90,7 +90,9 @@ impl Engine {
                 return Err(e);
             }
         };
-        if stranger(&stored, &mail).is_none() && !mail.automatic {
+        // The reply's commit met the task's reply loops it carries; a task from before they
+        // were carried (a sent touch, none noted) meets its loops from their records.
+        if stranger(&stored, &mail).is_none() && !mail.automatic && stored.loops.is_empty() && stored.touch > 0 {
             self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
                 .await?;
         }
@@ -296,13 +298,15 @@ impl Engine {
                         provider_message_id: None,
                     });
                 }
+                // The member's reply meets the task's open reply loops, in this same commit.
+                let loops = crate::task::task_loops::meet_replies(&mut next, now);
                 TaskCommit {
                     expected_version: task.version,
                     task: next,
                     log: logs,
                     messages,
                     send: None,
-                    loops: Vec::new(),
+                    loops,
                 }
             };
             match self.store.commit(&commit).await {

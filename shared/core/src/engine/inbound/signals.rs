@@ -189,12 +189,13 @@ impl Engine {
         // The owner's own rows (`POST /api/v1/triggers`).
         let fired = self.fire_triggers(&account, &book, &facts, envelope, &burst).await?;
         let created = created.or(fired.first().copied());
+        // Every open loop the event satisfies is met in the same pass (a check-in can meet a
+        // churn task's and a to-do's); a booking or a no-show moves the trial's loop. First,
+        // so a task the event closes below closes with its goal loop met, not expired.
+        let met = self.loops_on_event(&account, &facts, envelope, fresh, &burst).await?;
         // A signal that shows a dormant or waiting task's goal closes it at once (also for a
         // redelivered event: closing is idempotent and repairs a crash after projection).
         let closed = self.close_reached_goals(&account, &facts, event).await?;
-        // Every open loop the event satisfies is met in the same pass (a check-in can meet a
-        // churn task's and a to-do's); a booking or a no-show moves the trial's loop.
-        let met = self.loops_on_event(&account, &facts, envelope, fresh, &burst).await?;
         if matches!(event, MemberEvent::CheckinCreated { .. }) {
             self.todos_met_by_checkin(account.id, &facts, &account.settings.time_zone()).await;
         }

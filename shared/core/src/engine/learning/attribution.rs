@@ -122,7 +122,7 @@ impl Engine {
     }
 
     /// Complete `task` with the outcome its goal signal gives, valued at once.
-    async fn complete_on_goal(
+    pub(in crate::engine) async fn complete_on_goal(
         &self,
         task: Task,
         reached: &GoalReached,
@@ -146,7 +146,12 @@ impl Engine {
             next.value_source = None;
         }
         next.attribution_until = attribution::watch_until(&next);
-        match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+        // Its loops still open close with it, in the same commit.
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.task.loops.retain(|n| n.status == crate::task::open_loop::LoopStatus::Open);
+        commit.loops = crate::task::task_loops::on_move(&mut commit.task, TaskStatus::Completed, now);
+        let next = commit.task.clone();
+        match self.store.commit(&commit).await {
             Ok(()) => {}
             Err(StoreError::Conflict(Conflict::Version)) => return Err(EngineError::StaleVersion),
             Err(e) => return Err(e.into()),

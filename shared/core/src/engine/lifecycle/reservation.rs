@@ -185,12 +185,22 @@ impl Engine {
                     at
                 });
             }
-            // What the touch now waits for: a reply by the next step, the goal by its window.
-            let loops = if next.status == TaskStatus::Waiting {
-                crate::task::open_loop::loops_for_sent_touch(&next, touch, next.next_action_at, now)
-            } else {
-                Vec::new()
-            };
+            // What the touch now waits for: a reply by the next step, the goal by its window —
+            // noted on the task in the same commit, where its next step reads them. A loop
+            // still open past its deadline ends here: this touch was its follow-up.
+            let status = next.status;
+            let mut loops = crate::task::task_loops::on_move(&mut next, status, now);
+            if next.status == TaskStatus::Waiting {
+                let new = crate::task::open_loop::loops_for_sent_touch(&next, touch, next.next_action_at, now);
+                crate::task::task_loops::note(&mut next, &new);
+                loops.extend(new);
+                // The next step is due when the first of its open loops is.
+                if next.awaiting.is_none()
+                    && let Some(first) = crate::task::task_loops::earliest_open_deadline(&next)
+                {
+                    next.next_action_at = Some(next.next_action_at.map_or(first, |at| at.min(first)));
+                }
+            }
             let mut commit = TaskCommit::new(next, log);
             commit.messages.push(message.clone());
             commit.send = Some(SendEffect::Record { outbound: sent.clone() });

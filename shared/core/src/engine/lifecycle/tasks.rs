@@ -463,6 +463,7 @@ impl Engine {
             holdout,
             message_template,
             experiment,
+            loops: Vec::new(),
             version: 1,
         };
         let mut detail = format!("{} task for member {}", task.task_type, task.member.id);

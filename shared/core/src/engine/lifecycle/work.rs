@@ -18,7 +18,9 @@ use crate::rails::send_gate::SendSnapshot;
 use crate::rails::step::{self, Input, Skip, Step, StepDecision, StepInput, WithoutMail, Worker};
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
+use crate::task::outcome::{self, GoalReached, SignalSeen};
 use crate::task::reason::Reason;
+use crate::task::task_loops;
 use crate::task::task_type;
 use crate::task::transition::{Why, start_handling, transition};
 use crate::task::work::WorkItem;
@@ -180,8 +182,45 @@ impl Engine {
         decision: StepDecision,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
+        // A step that acts has read the task's resolved loops (`task/task_loops.rs`): they
+        // leave the task with its commit, whichever it is. A deferral keeps them for later.
+        let mut task = task;
+        if matches!(
+            decision,
+            StepDecision::GoalMet { .. }
+                | StepDecision::Close { .. }
+                | StepDecision::Escalate { .. }
+                | StepDecision::StaleGuard { .. }
+                | StepDecision::Anomalous(_)
+                | StepDecision::Dormant { .. }
+                | StepDecision::Send { .. }
+                | StepDecision::Text { .. }
+        ) {
+            task_loops::consume(&mut task);
+        }
         match decision {
             StepDecision::Skip(skip) => Ok(StepOutcome::Skipped(skip.code())),
+            StepDecision::GoalMet { note, signal } => {
+                let account = account_of(snapshot.as_ref())?;
+                let reached = GoalReached {
+                    outcome: signal.outcome.unwrap_or("completed"),
+                    seen: SignalSeen {
+                        signal: signal.signal,
+                        reason: outcome::goal_reason(signal.signal).unwrap_or(Reason::LoopMet),
+                        at: note.resolved_at.unwrap_or(now),
+                        detail: format!(
+                            "its {} loop was met ({})",
+                            note.expects.as_str(),
+                            note.met_by.as_deref().unwrap_or("a signal")
+                        ),
+                    },
+                };
+                let reason = self.complete_on_goal(task, &reached, &account, now, "the task's step").await?;
+                Ok(StepOutcome::Moved {
+                    to: TaskStatus::Completed,
+                    reason,
+                })
+            }
             StepDecision::NoAccount => Err(EngineError::NotFound { what: "account" }),
             StepDecision::Defer { until, why } => self.defer(&task, until, now, why).await,
             StepDecision::Retry { anomaly } => self.retry_abandoned(task, anomaly, now).await,
@@ -211,7 +250,10 @@ impl Engine {
                 next.dormant_at = Some(now);
                 next.dormant_expires_at = Some(expires_at);
                 next.next_action_at = Some(next_check);
-                self.store.commit(&TaskCommit::new(next, log)).await?;
+                let expired = task_loops::on_move(&mut next, TaskStatus::Dormant, now);
+                let mut commit = TaskCommit::new(next, log);
+                commit.loops = expired;
+                self.store.commit(&commit).await?;
                 Ok(StepOutcome::Moved {
                     to: TaskStatus::Dormant,
                     reason,
@@ -251,14 +293,19 @@ impl Engine {
                 claimed.next_action_at = Some(now + EXECUTION_LEASE);
                 // The address written to is the member's current one: the task keeps it.
                 claimed.member.email = Some(to.clone());
+                // A loop past its deadline ends with the claim: this follow-up is its action,
+                // so a reply or a signal arriving now finds it expired, not both.
+                let expiring = task_loops::on_move(&mut claimed, TaskStatus::Executing, now);
                 // A touch whose text is ready (an approved draft, an answer) waits on nothing
                 // between the claim and the reservation: both go in the reservation's commit.
                 // One the agent drafts is claimed first, so no other worker drafts it too.
                 let def = task_type::definition(&claimed.task_type);
-                let claim = if matches!(step::touch_text(&claimed, def), step::TouchText::Ready(_)) {
+                let claim = if expiring.is_empty() && matches!(step::touch_text(&claimed, def), step::TouchText::Ready(_)) {
                     Some(claim_log)
                 } else {
-                    match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+                    let mut commit = TaskCommit::new(claimed.clone(), claim_log);
+                    commit.loops = expiring;
+                    match self.store.commit(&commit).await {
                         Ok(()) => {}
                         Err(StoreError::Conflict(Conflict::Version)) => {
                             return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
@@ -293,7 +340,10 @@ impl Engine {
                 if email.is_some() {
                     claimed.member.email = email;
                 }
-                match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+                let mut commit = TaskCommit::new(claimed.clone(), claim_log);
+                commit.loops = task_loops::on_move(&mut commit.task, TaskStatus::Executing, now);
+                let claimed = commit.task.clone();
+                match self.store.commit(&commit).await {
                     Ok(()) => {}
                     Err(StoreError::Conflict(Conflict::Version)) => {
                         return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
@@ -397,8 +447,10 @@ impl Engine {
             logs.push(log);
             current = started;
         }
-        let (next, log) = transition(&current, to, now, why)?;
+        let (mut next, log) = transition(&current, to, now, why)?;
         logs.push(log);
+        // The task's overdue loops end with the move (all of them when it closes).
+        let loops = task_loops::on_move(&mut next, to, now);
         // Both steps in one commit, conditional on the version this worker read.
         let commit = TaskCommit {
             expected_version,
@@ -406,7 +458,7 @@ impl Engine {
             log: logs,
             messages,
             send: None,
-            loops: Vec::new(),
+            loops,
         };
         self.store.commit(&commit).await?;
         let known = snapshot.and_then(|s| s.account.as_ref().map(|account| (account, s.facts.as_ref())));

@@ -4,6 +4,7 @@
 //! task). Both resolve a loop with one conditional write, so the event and the sweep can
 //! race: whichever is second finds the loop resolved and does nothing.
 
+mod task_side;
 mod todo_deadline;
 
 use jiff::Timestamp;
@@ -99,7 +100,7 @@ impl Engine {
                 resolved_at: Some(now),
                 ..open
             };
-            if self.store.resolve_loop(&resolved).await? {
+            if self.resolve_any_loop(&resolved).await? {
                 tracing::info!(%account, loop_id = %resolved.id, expects = resolved.expects.as_str(), met_by = ?resolved.met_by, "open loop met");
                 met.push(resolved);
             }
@@ -125,7 +126,7 @@ impl Engine {
         overdue.truncate(SWEEP_MAX_LOOPS);
         let burst = Burst::analysis_run();
         for open in overdue {
-            if !open.is_overdue(now) {
+            if !open.is_overdue(now) || crate::task::task_loops::left_to_step(&open, now) {
                 continue;
             }
             let expired = OpenLoop {
@@ -133,12 +134,18 @@ impl Engine {
                 resolved_at: Some(now),
                 ..open
             };
-            if !self.store.resolve_loop(&expired).await? {
-                continue;
+            // A task's loop is expired with its task (its step then does what the loop said).
+            match self.resolve_any_loop(&expired).await {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    tracing::warn!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an overdue loop was left for the next sweep");
+                    continue;
+                }
             }
             report.expired += 1;
             tracing::info!(account = %expired.account_id, loop_id = %expired.id, expects = expired.expects.as_str(), on_deadline = expired.on_deadline.as_str(), "open loop expired");
-            if !expired.on_deadline.carried_by_sweep() {
+            if crate::task::task_loops::is_tasks_own(&expired) || !expired.on_deadline.carried_by_sweep() {
                 continue;
             }
             // One loop's failure is logged and the sweep goes on: the loop stays expired

@@ -70,6 +70,8 @@ impl Engine {
         });
         next.version += 1;
         next.updated_at = now;
+        // What it waited on was settled when it closed: it starts with no loops of its own.
+        next.loops.clear();
         let log = LogEntry {
             id: new_ulid(now),
             at: now,
