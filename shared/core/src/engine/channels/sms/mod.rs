@@ -40,15 +40,16 @@ const MAX_INBOUND_CHARS: usize = 1_600;
 
 /// `POST /api/v1/members/{id}/consent`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConsentInput {
     pub sms: bool,
-    /// `imported`, `owner` or `member`.
-    pub source: String,
+    pub source: crate::members::consent::SourceName,
 }
 
 /// A member's consent record, as the owner API answers it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConsentView {
     pub member_id: MemberId,
     pub sms: bool,

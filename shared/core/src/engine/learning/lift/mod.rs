@@ -38,6 +38,7 @@ pub(crate) fn holdout_for(account: &Account, input: &NewTask, options: &CreateOp
 
 /// `GET /api/v1/lift`: the window read, the holdout in force, and the lift.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LiftReport {
     pub from: Date,
     pub to: Date,
