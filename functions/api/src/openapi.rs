@@ -122,7 +122,17 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         crate::webhook_endpoints::delete,
         crate::webhook_endpoints::deliveries,
     ),
-    components(schemas(ErrorBody, crate::learning::Decision)),
+    // The query parameters' own types (parameters name their schemas; bodies bring theirs).
+    components(schemas(
+        ErrorBody,
+        crate::learning::Decision,
+        openloop_core::kernel::texts::CursorText,
+        openloop_core::kernel::texts::MonthText,
+        openloop_core::kernel::texts::DateText,
+        openloop_core::kernel::texts::TaskTypeName,
+        openloop_core::kernel::ids::MemberId,
+        openloop_core::task::open_loop::LoopStatus,
+    )),
     modifiers(&BearerToken),
     security(("bearer" = [])),
     tags(

@@ -653,12 +653,13 @@ mod tests {
 
     #[test]
     fn bad_rows_are_refused_with_what_to_fix() {
-        let refuse = |v: serde_json::Value| {
-            serde_json::from_value::<TriggerInput>(v)
-                .expect("shape")
-                .into_trigger("t".into())
-                .expect_err("refused")
-                .code
+        // An unknown event or type is refused as the body is read (`kernel::bounded`), the rest
+        // by the row's own checks: each with its code.
+        let refuse = |v: serde_json::Value| match serde_json::from_value::<TriggerInput>(v) {
+            Ok(input) => input.into_trigger("t".into()).expect_err("refused").code,
+            Err(e) => crate::kernel::bounded::parse_refusal(&e.to_string())
+                .map(|(code, _)| code.to_owned())
+                .expect("a refusal with its code"),
         };
         assert_eq!(
             refuse(serde_json::json!({"event": "class.booked", "task_type": "ad_hoc", "reentry": "once"})),

@@ -62,7 +62,7 @@ pub struct SettingsPatch {
     pub profile: Option<Profile>,
     pub agent_overrides: Option<Vec<AgentOverride>>,
     /// Replaces the per-agent ramp start dates (spec §26.4).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<std::collections::BTreeMap<String, String>>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<std::collections::BTreeMap<String, crate::kernel::texts::TimeText>>))]
     pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
     /// Where owner notifications are mailed (spec §35).
     pub owner_email: Option<crate::kernel::ids::Email>,
