@@ -274,6 +274,20 @@ macro_rules! bounded_text {
                 <Self as utoipa::PartialSchema>::schema()
             }
 
+            /// Its schema or `null`, for an `Option<String>` field kept to the same rule elsewhere.
+            pub fn optional_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                match <Self as utoipa::PartialSchema>::schema() {
+                    utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(mut object)) => {
+                        object.schema_type = utoipa::openapi::schema::SchemaType::from_iter([
+                            utoipa::openapi::schema::Type::String,
+                            utoipa::openapi::schema::Type::Null,
+                        ]);
+                        object.into()
+                    }
+                    other => other,
+                }
+            }
+
             /// A list of them, for a `Vec<String>` field kept to the same rule elsewhere.
             pub fn list_schema() -> utoipa::openapi::schema::Array {
                 utoipa::openapi::schema::ArrayBuilder::new()

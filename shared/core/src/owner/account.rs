@@ -30,21 +30,21 @@ pub enum ExecutionMode {
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub display_name: Option<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub owner_first_name: Option<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub sign_off: Option<String>,
     /// What kind of business it is ("crossfit box", "yoga studio").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub business_type: Option<String>,
     /// Its voice ("casual_friendly", "motivational", "professional", "community_first").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub vibe: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
@@ -53,10 +53,10 @@ pub struct Profile {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
     pub special_programs: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub current_promo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub typical_greeting: Option<String>,
     /// Subjects the agent must never bring up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -66,13 +66,13 @@ pub struct Profile {
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
     pub always_include: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub contact_phone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub contact_address: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub contact_website: Option<String>,
 }
 
@@ -147,15 +147,15 @@ pub struct AgentOverride {
     pub agent: String,
     /// A registered task type, or none for every type of the agent.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TaskTypeName::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TaskTypeName::optional_schema))]
     pub task_type: Option<String>,
     /// Replaces the task type's skill.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OverrideText::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OverrideText::optional_schema))]
     pub prompt_override: Option<String>,
     /// Added after the account context.
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OverrideText::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OverrideText::optional_schema))]
     pub prompt_additions: Option<String>,
 }
 

@@ -343,6 +343,7 @@ impl Rates {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DayMetrics {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub date: Date,
     #[serde(flatten)]
     pub counts: DailyMetrics,
@@ -363,7 +364,9 @@ pub struct RangeTotals {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetricsRange {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub from: Date,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub to: Date,
     pub timezone: String,
     pub days: Vec<DayMetrics>,

@@ -81,7 +81,7 @@ impl SmsSettings {
 pub struct SmsPatch {
     pub enabled: Option<bool>,
     #[serde(default, deserialize_with = "present")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OriginationIdentity::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OriginationIdentity::optional_schema))]
     pub origination_identity: Option<Option<String>>,
     pub daily_limit: Option<u32>,
     pub max_segments: Option<u32>,

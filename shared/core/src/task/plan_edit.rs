@@ -71,10 +71,10 @@ pub struct PlanFeedback {
 pub struct StepEdit {
     pub step_number: u32,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = StepDescription::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = StepDescription::optional_schema))]
     pub description: Option<String>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(schema_with = StepDraft::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = StepDraft::optional_schema))]
     pub draft_content: Option<String>,
 }
 

@@ -48,7 +48,7 @@ pub struct SettingsPatch {
     pub member_weekly_limit: Option<u32>,
     #[cfg_attr(feature = "openapi", schema(maximum = 10000))]
     pub daily_send_limit: Option<u32>,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TimezoneName::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TimezoneName::optional_schema))]
     pub timezone: Option<String>,
     #[cfg_attr(feature = "openapi", schema(maximum = 23))]
     pub send_window_start: Option<u8>,
@@ -83,7 +83,7 @@ pub struct SettingsPatch {
     /// The gym's own sending domain (spec §33.1): a name creates its identity, `null` goes
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "present")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::DomainName::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::DomainName::optional_schema))]
     pub sending_domain: Option<Option<String>>,
     /// The share of members held out (0–20; CONTRACT.md "Honest lift").
     #[cfg_attr(feature = "openapi", schema(maximum = 20))]
@@ -106,7 +106,7 @@ pub struct SettingsPatch {
     pub sms: Option<crate::owner::sms::SmsPatch>,
     /// The owner's phone for critical alerts; `null` removes it.
     #[serde(default, deserialize_with = "present")]
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::PhoneNumber::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::PhoneNumber::optional_schema))]
     pub owner_phone: Option<Option<String>>,
 }
 

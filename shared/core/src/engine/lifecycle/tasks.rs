@@ -85,7 +85,7 @@ pub struct Resolution {
     /// One of the task type's outcome codes.
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OutcomeCode::field_schema))]
     pub outcome: String,
-    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ResolveNote::field_schema))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ResolveNote::optional_schema))]
     pub note: Option<String>,
 }
 

@@ -40,7 +40,9 @@ pub(crate) fn holdout_for(account: &Account, input: &NewTask, options: &CreateOp
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LiftReport {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub from: Date,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub to: Date,
     pub holdout_percent: u8,
     pub groups: Vec<TypeLift>,
