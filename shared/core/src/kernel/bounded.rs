@@ -205,7 +205,6 @@ pub fn parse_refusal(text: &str) -> Option<(&str, &str)> {
 ///     pub Goal = TextRule::text(limits::MAX_GOAL_CHARS, "invalid_goal").min(1);
 /// }
 /// ```
-#[macro_export]
 macro_rules! bounded_text {
     ($($(#[doc = $doc:literal])* $vis:vis $name:ident = $rule:expr;)*) => {$(
         $(#[doc = $doc])*
@@ -311,3 +310,5 @@ macro_rules! bounded_text {
         }
     )*};
 }
+
+pub(crate) use bounded_text;

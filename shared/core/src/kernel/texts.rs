@@ -1,10 +1,10 @@
 //! The texts the owner API takes that belong to no one domain folder, each a
-//! [`bounded_text!`](crate::bounded_text) type: its rule is what the body's `Deserialize` refuses
+//! [`bounded_text!`](crate::kernel::bounded::bounded_text) type: its rule is what the body's `Deserialize` refuses
 //! and what the OpenAPI document says. (A folder's own texts are beside its limits: a to-do's
 //! note in `task/todo.rs`, a plan step in `task/plan_edit.rs`, a trigger's event in
 //! `owner/trigger.rs`…)
 
-use crate::bounded_text;
+use crate::kernel::bounded::bounded_text;
 use crate::kernel::bounded::TextRule;
 use crate::kernel::limits;
 

@@ -12,7 +12,7 @@ pub fn source_names() -> Vec<&'static str> {
     vec!["imported", "owner", "member"]
 }
 
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// Where a consent came from: `imported`, `owner` or `member`.
     pub SourceName = crate::kernel::bounded::TextRule::line(16, "invalid_consent").one_of(source_names);
 }

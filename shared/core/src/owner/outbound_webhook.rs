@@ -86,7 +86,7 @@ pub fn event_names() -> Vec<&'static str> {
     EventType::ALL.iter().map(|e| e.as_str()).collect()
 }
 
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// An endpoint's address: `https` (the local runtime also takes `http` to loopback).
     pub EndpointUrl = crate::kernel::bounded::TextRule::line(MAX_URL_CHARS, "invalid_url").min(1).format("uri");
     /// An event an endpoint can be told about.

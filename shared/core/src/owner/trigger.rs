@@ -51,7 +51,7 @@ pub fn trigger_events() -> Vec<&'static str> {
     [&MEMBER_EVENTS[..], &PUSHPRESS_EVENTS[..], &OPENLOOP_EVENTS[..]].concat()
 }
 
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// The event a trigger row fires on: a member event, PushPress's, or Openloop's own.
     pub TriggerEvent = crate::kernel::bounded::TextRule::line(64, "invalid_event").min(1).one_of(trigger_events);
 }

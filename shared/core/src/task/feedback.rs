@@ -17,7 +17,7 @@ use crate::task::{Task, TaskStatus};
 /// The longest comment or note kept.
 pub const COMMENT_MAX_CHARS: usize = 2_000;
 
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// The owner's comment, note or reason (kept trimmed; empty is none).
     pub Comment = crate::kernel::bounded::TextRule::text(COMMENT_MAX_CHARS, "invalid_comment");
 }

@@ -21,7 +21,7 @@ pub const DESCRIPTION_MAX_CHARS: usize = 500;
 pub const DRAFT_MAX_CHARS: usize = 20_000;
 /// The longest instruction for planning again.
 pub const INSTRUCTIONS_MAX_CHARS: usize = 1_000;
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// A plan step's new description.
     pub StepDescription = crate::kernel::bounded::TextRule::text(DESCRIPTION_MAX_CHARS, "invalid_plan");
     /// A plan step's new draft (its mail's body).

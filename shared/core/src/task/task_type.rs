@@ -873,7 +873,7 @@ pub const REGISTRY: &[TaskTypeDef] = &[
     BULK_TAG_AT_RISK,
 ];
 
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// A registered task type.
     pub RegisteredTaskType = crate::kernel::bounded::TextRule::line(crate::kernel::limits::MAX_TASK_TYPE_CHARS, "invalid_task_type")
         .min(1)

@@ -16,7 +16,7 @@ use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
 /// The longest note or outcome kept on a to-do.
 pub const TODO_NOTE_MAX_CHARS: usize = 2_000;
 pub const TODO_OUTCOME_MAX_CHARS: usize = 100;
-crate::bounded_text! {
+crate::kernel::bounded::bounded_text! {
     /// A note on a to-do.
     pub TodoNote = crate::kernel::bounded::TextRule::text(TODO_NOTE_MAX_CHARS, "invalid_note");
     /// How a to-do ended, in a few words.
