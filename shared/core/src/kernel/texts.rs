@@ -4,8 +4,8 @@
 //! note in `task/todo.rs`, a plan step in `task/plan_edit.rs`, a trigger's event in
 //! `owner/trigger.rs`…)
 
-use crate::kernel::bounded::bounded_text;
 use crate::kernel::bounded::TextRule;
+use crate::kernel::bounded::bounded_text;
 use crate::kernel::limits;
 
 /// A task type's name: a-z, 0-9 and `_`.
