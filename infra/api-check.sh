@@ -17,6 +17,15 @@ venv=$root/.venv/bin
 examples=${OPENLOOP_API_CHECK_EXAMPLES:-8}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# One 5xx is by design (CONTRACT.md): a stack run without a PushPress connector
+# (OPENLOOP_PUSHPRESS_BASE_URL unset, as make run's) answers a settings change that names
+# PushPress credentials `503 connector_not_configured`, saying so. The typed document lets
+# schemathesis write such credentials; only that operation may answer 503.
+cat >"$work/schemathesis.toml" <<'TOML'
+[[operations]]
+include-operation-id = "put_settings"
+checks.not_a_server_error.expected-statuses = ["2XX", "3XX", "4XX", "503"]
+TOML
 start=$SECONDS
 
 curl -sf --max-time 10 "$url/api/v1/openapi.json" -o "$work/openapi.json" || { echo "api: GET /api/v1/openapi.json failed" >&2; exit 1; }
@@ -31,7 +40,7 @@ token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["api_token"])
 # The owner's calls with the owner's token; the admin calls answer it 401, as documented.
 # The kill switch stays as it is (a paused account answers its sends 503 by design), and so
 # does the token the run holds (a second rotation would end it).
-"$venv/st" run "$work/openapi.json" --url "$url" \
+"$venv/st" --config-file "$work/schemathesis.toml" run "$work/openapi.json" --url "$url" \
   -H "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing,stateful \

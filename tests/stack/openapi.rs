@@ -208,12 +208,13 @@ async fn the_documented_bounds_are_the_limits_the_api_keeps() {
     let (_, document) = stack.call(Method::GET, "/api/v1/openapi.json", None, None).await;
     let schemas = &document["components"]["schemas"];
     let bound = |schema: &str, field: &str, key: &str| -> f64 {
-        schemas[schema]["properties"][field][key]
+        let property = property(schemas, &schemas[schema]["properties"][field]);
+        property[key]
             .as_f64()
             .unwrap_or_else(|| panic!("{schema}.{field} has no {key}: {}", schemas[schema]))
     };
     let cases: [(&str, &str, &str, f64); 11] = [
-        ("CreateTask", "goal", "maxLength", 2000.0),
+        ("CreateTask", "goal", "maxLength", limits::MAX_GOAL_CHARS as f64),
         ("CreateTask", "confidence", "maximum", 100.0),
         ("Skip", "reason", "maxLength", limits::MAX_SKIP_REASON_CHARS as f64),
         ("Resolution", "note", "maxLength", limits::MAX_RESOLVE_NOTE_CHARS as f64),
@@ -286,4 +287,195 @@ async fn the_documented_bounds_are_the_limits_the_api_keeps() {
     assert_eq!(status, 422, "{settings}");
     let (_, tasks) = stack.get("/api/v1/tasks", &gym.token).await;
     assert_eq!(tasks["tasks"], Value::Array(vec![]), "nothing made: {tasks}");
+}
+
+/// A property's own schema: its reference followed, an optional one's `null` left aside.
+fn property<'a>(schemas: &'a Value, schema: &'a Value) -> &'a Value {
+    if let Some(r) = schema["$ref"].as_str() {
+        return property(schemas, &schemas[r.trim_start_matches("#/components/schemas/")]);
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(part) = schema[key].as_array().into_iter().flatten().find(|p| p["type"] != "null") {
+            return property(schemas, part);
+        }
+    }
+    schema
+}
+
+/// `schema` with its `$ref` followed (a reference already on the way is `None`: a cycle).
+fn resolved<'a>(schemas: &'a Value, schema: &'a Value, seen: &mut BTreeSet<String>) -> Option<&'a Value> {
+    match schema["$ref"].as_str() {
+        Some(r) => {
+            let name = r.trim_start_matches("#/components/schemas/");
+            seen.insert(name.to_owned()).then(|| &schemas[name])
+        }
+        None => Some(schema),
+    }
+}
+
+/// Each string `schema` may hold, at any depth, that has neither a `maxLength`, an `enum` (or
+/// `const`) nor a date or time's `format`: named by `at`.
+fn unbounded_strings(schemas: &Value, schema: &Value, at: &str, seen: &mut BTreeSet<String>, found: &mut Vec<String>) {
+    let Some(schema) = resolved(schemas, schema, seen) else { return };
+    for key in ["oneOf", "anyOf", "allOf"] {
+        for part in schema[key].as_array().into_iter().flatten() {
+            unbounded_strings(schemas, part, at, seen, found);
+        }
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let bounded = schema["maxLength"].is_u64()
+        || schema["enum"].is_array()
+        || !schema["const"].is_null()
+        || matches!(schema["format"].as_str(), Some("date" | "date-time"));
+    if types.contains(&"string") && !bounded {
+        found.push(at.to_owned());
+    }
+    for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+        unbounded_strings(schemas, property, &format!("{at}.{name}"), seen, found);
+    }
+    if schema["items"].is_object() {
+        unbounded_strings(schemas, &schema["items"], &format!("{at}[]"), seen, found);
+    }
+    if schema["additionalProperties"].is_object() {
+        unbounded_strings(schemas, &schema["additionalProperties"], &format!("{at}.*"), seen, found);
+    }
+}
+
+/// Whether `schema` says nothing of what it holds: an object without properties, a map's
+/// values or parts to choose from.
+fn bare_object(schemas: &Value, schema: &Value) -> bool {
+    let Some(schema) = resolved(schemas, schema, &mut BTreeSet::new()) else {
+        return false;
+    };
+    let described = ["properties", "additionalProperties", "oneOf", "anyOf", "allOf", "items", "enum"]
+        .iter()
+        .any(|k| !schema[k].is_null());
+    let object = schema["type"] == "object" || schema["type"].is_null();
+    object && !described
+}
+
+/// The rule cannot regress: every string a request body (at any depth) or a query parameter
+/// takes is bounded in the document — a `maxLength`, an `enum`, or a date or time — and every
+/// success answers with a described type, never a bare object. A field added as a plain
+/// `String`, or an answer built as untyped JSON, fails here (docs/api.md, "Limits").
+#[tokio::test]
+async fn every_accepted_string_is_bounded_and_every_answer_is_described() {
+    let stack = Stack::start("openapi-strings").await;
+    let (_, document) = stack.call(Method::GET, "/api/v1/openapi.json", None, None).await;
+    let schemas = &document["components"]["schemas"];
+    let mut unbounded = Vec::new();
+    let mut bare = Vec::new();
+    let mut checked = 0;
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().expect("path item") {
+            let at = format!("{} {path}", method.to_ascii_uppercase());
+            for media in op["requestBody"]["content"].as_object().into_iter().flat_map(|c| c.values()) {
+                checked += 1;
+                unbounded_strings(
+                    schemas,
+                    &media["schema"],
+                    &format!("{at} body"),
+                    &mut BTreeSet::new(),
+                    &mut unbounded,
+                );
+            }
+            for parameter in op["parameters"].as_array().into_iter().flatten().filter(|p| p["in"] == "query") {
+                checked += 1;
+                let name = parameter["name"].as_str().unwrap_or_default();
+                unbounded_strings(
+                    schemas,
+                    &parameter["schema"],
+                    &format!("{at} ?{name}"),
+                    &mut BTreeSet::new(),
+                    &mut unbounded,
+                );
+                assert_eq!(parameter["allowEmptyValue"], true, "{at} ?{name}: an empty value is an absent one");
+            }
+            // The document's own answer is an OpenAPI document, described by that standard.
+            if path == "/api/v1/openapi.json" {
+                continue;
+            }
+            for (status, response) in op["responses"].as_object().into_iter().flatten() {
+                if !status.starts_with('2') {
+                    continue;
+                }
+                for media in response["content"].as_object().into_iter().flat_map(|c| c.values()) {
+                    if bare_object(schemas, &media["schema"]) {
+                        bare.push(format!("{at} {status}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 40, "{checked} bodies and query parameters");
+    assert!(
+        unbounded.is_empty(),
+        "strings the API takes without a documented bound: {unbounded:#?}"
+    );
+    assert!(bare.is_empty(), "successes answered as a bare object: {bare:#?}");
+
+    // And the bound is kept: one past a documented maxLength, at the top and nested, is 422
+    // in the error shape naming the field, nothing made.
+    let gym = stack.create_account("manual").await;
+    let max = |schema: &str, field: &str| -> usize {
+        let property = property(schemas, &schemas[schema]["properties"][field]);
+        property["maxLength"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{schema}.{field}: {property}")) as usize
+    };
+    let long = |schema: &str, field: &str| "x".repeat(max(schema, field) + 1);
+    let refusals = [
+        (
+            "/api/v1/tasks",
+            serde_json::json!({"task_type": long("CreateTask", "task_type"), "member_id": "m1", "goal": "g"}),
+            "task_type",
+        ),
+        (
+            "/api/v1/tasks",
+            serde_json::json!({"task_type": "win_back", "member_id": "m1", "goal": "g", "draft": {"subject": "s", "body": long("DraftInput", "body")}}),
+            "draft.body",
+        ),
+        (
+            "/api/v1/recurring",
+            serde_json::json!({"task_type": "churn_risk", "cron": long("NewTemplate", "cron")}),
+            "cron",
+        ),
+        (
+            "/api/v1/triggers",
+            serde_json::json!({"event": "member.created", "task_type": "onboarding", "reentry": "once", "goal": long("TriggerInput", "goal")}),
+            "goal",
+        ),
+    ];
+    for (path, body, field) in refusals {
+        let (status, answer) = stack.post(path, &gym.token, body).await;
+        assert_eq!(status, 422, "{path}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(field), "{path}: the message names {field}: {answer}");
+    }
+    let (status, answer) = stack
+        .get(&format!("/api/v1/tasks?cursor={}", long_query(&document)), &gym.token)
+        .await;
+    assert_eq!(
+        (status, answer["error"]["code"].as_str()),
+        (422, Some("invalid_cursor")),
+        "{answer}"
+    );
+    let (_, tasks) = stack.get("/api/v1/tasks", &gym.token).await;
+    assert_eq!(tasks["tasks"], Value::Array(vec![]), "nothing made: {tasks}");
+    let (_, templates) = stack.get("/api/v1/recurring", &gym.token).await;
+    assert_eq!(templates["templates"], Value::Array(vec![]), "nothing made: {templates}");
+}
+
+/// A cursor one character past the documented bound of `GET /api/v1/tasks?cursor=`.
+fn long_query(document: &Value) -> String {
+    let parameters = document["paths"]["/api/v1/tasks"]["get"]["parameters"]
+        .as_array()
+        .expect("parameters");
+    let cursor = parameters.iter().find(|p| p["name"] == "cursor").expect("cursor");
+    let max = property(&document["components"]["schemas"], &cursor["schema"])["maxLength"].as_u64();
+    "c".repeat(max.expect("cursor's maxLength") as usize + 1)
 }

@@ -3,14 +3,15 @@
 //! brief (`GET /api/v1/brief?date=`) and reopening a task closed too early (`POST
 //! /api/v1/tasks/{id}/reopen`). Each handler is the engine's operation of the same name.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
 use openloop_core::contract::TodoView;
-use openloop_core::task::todo::{ContactKind, ContactResult, TodoStatus};
-use openloop_edge::http::{ApiError, body_error, json_body};
+use openloop_core::task::feedback::Comment;
+use openloop_core::task::todo::{ContactKind, ContactResult, SnoozeUntil, TodoNote, TodoOutcome, TodoStatus};
+use openloop_edge::http::{ApiError, Params, body_error, json_body};
 
 use crate::openapi::TodoList;
 use crate::{Body, Shared, json, owner};
@@ -42,7 +43,7 @@ pub(crate) fn todo_status(raw: Option<&str>) -> Result<TodoStatus, ApiError> {
 }
 
 #[utoipa::path(get, path = "/api/v1/todos", tag = "day", summary = "The to-dos, soonest due first", params(TodoParams), responses((status = 200, description = "The to-dos", body = crate::openapi::TodoList), crate::openapi::OwnerErrors))]
-pub(crate) async fn list_todos(State(state): Shared, headers: HeaderMap, Query(params): Query<TodoParams>) -> Result<Response, ApiError> {
+pub(crate) async fn list_todos(State(state): Shared, headers: HeaderMap, Params(params): Params<TodoParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = todo_status(params.status.as_deref())?;
     let todos = state.engine.todos(account, status).await?;
@@ -55,8 +56,7 @@ pub(crate) async fn list_todos(State(state): Shared, headers: HeaderMap, Query(p
 struct ContactInput {
     kind: ContactKind,
     result: ContactResult,
-    #[schema(max_length = 2000)]
-    note: Option<String>,
+    note: Option<TodoNote>,
 }
 
 #[utoipa::path(post, path = "/api/v1/todos/{id}/contact", tag = "day", summary = "Log a contact on a to-do", params(("id" = String, Path, description = "The to-do's id")), request_body = ContactInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
@@ -79,8 +79,8 @@ pub(crate) async fn log_contact(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct SnoozeInput {
-    /// The day to snooze to (`YYYY-MM-DD`, at most 90 days ahead) or a time.
-    until: String,
+    /// At most 90 days ahead.
+    until: SnoozeUntil,
 }
 
 #[utoipa::path(post, path = "/api/v1/todos/{id}/snooze", tag = "day", summary = "Snooze a to-do to a date", params(("id" = String, Path, description = "The to-do's id")), request_body = SnoozeInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
@@ -95,10 +95,8 @@ pub(crate) async fn snooze(State(state): Shared, headers: HeaderMap, Path(id): P
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct DoneInput {
-    #[schema(max_length = 100)]
-    outcome: Option<String>,
-    #[schema(max_length = 2000)]
-    note: Option<String>,
+    outcome: Option<TodoOutcome>,
+    note: Option<TodoNote>,
 }
 
 #[utoipa::path(post, path = "/api/v1/todos/{id}/done", tag = "day", summary = "Mark a to-do done", params(("id" = String, Path, description = "The to-do's id")), request_body = Option<DoneInput>, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
@@ -122,22 +120,29 @@ pub(crate) async fn done(State(state): Shared, headers: HeaderMap, Path(id): Pat
 #[into_params(parameter_in = Query)]
 pub(crate) struct BriefParams {
     /// `YYYY-MM-DD`; today in the gym's time zone by default.
-    #[param(value_type = Option<String>, format = Date)]
+    #[param(value_type = Option<openloop_core::kernel::texts::DateText>)]
     date: Option<String>,
 }
 
 /// The brief as CONTRACT.md shapes it: each to-do as a `Todo`.
-pub(crate) fn brief_json(brief: &openloop_core::owner::brief::Brief) -> serde_json::Value {
-    let mut body = serde_json::to_value(brief).unwrap_or_default();
-    let todos: Vec<TodoView> = brief.todos.iter().map(Into::into).collect();
-    body["todos"] = serde_json::to_value(todos).unwrap_or_default();
-    body
+pub(crate) fn brief_json(brief: &openloop_core::owner::brief::Brief) -> crate::openapi::BriefView<'_> {
+    crate::openapi::BriefView {
+        date: brief.date,
+        actions: &brief.actions,
+        todos: brief.todos.iter().map(Into::into).collect(),
+        at_risk: &brief.at_risk,
+        payments: &brief.payments,
+        yesterday: &brief.yesterday,
+        planned_today: brief.planned_today,
+        review_expired: brief.review_expired,
+        more: &brief.more,
+    }
 }
 
 /// `GET /api/v1/brief?date=YYYY-MM-DD`: the morning brief (today in the gym's time zone by
 /// default) — the content of the morning mail.
-#[utoipa::path(get, path = "/api/v1/brief", tag = "day", summary = "The morning brief", params(BriefParams), responses((status = 200, description = "The brief", body = crate::openapi::Brief), crate::openapi::OwnerErrors))]
-pub(crate) async fn brief(State(state): Shared, headers: HeaderMap, Query(params): Query<BriefParams>) -> Result<Response, ApiError> {
+#[utoipa::path(get, path = "/api/v1/brief", tag = "day", summary = "The morning brief", params(BriefParams), responses((status = 200, description = "The brief", body = crate::openapi::BriefView), crate::openapi::OwnerErrors))]
+pub(crate) async fn brief(State(state): Shared, headers: HeaderMap, Params(params): Params<BriefParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let brief = state.engine.brief(account, params.date.as_deref()).await?;
     Ok(json(StatusCode::OK, brief_json(&brief)))
@@ -146,7 +151,8 @@ pub(crate) async fn brief(State(state): Shared, headers: HeaderMap, Query(params
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ReopenInput {
-    reason: String,
+    /// Why the task is not done.
+    reason: Comment,
 }
 
 /// `POST /api/v1/tasks/{id}/reopen {"reason"}`: a closed task back to work within its
@@ -162,18 +168,17 @@ pub(crate) async fn reopen(State(state): Shared, headers: HeaderMap, Path(id): P
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct MonthParams {
-    /// `YYYY-MM`; the current month by default.
-    #[param(pattern = r"^[0-9]{4}-[0-9]{2}$")]
-    month: Option<String>,
+    /// The current month by default.
+    month: Option<openloop_core::kernel::texts::MonthText>,
 }
 
 /// `GET /api/v1/reports/churn?month=YYYY-MM`: the month's churn report (the current month by
 /// default), with its 12-month trend.
-#[utoipa::path(get, path = "/api/v1/reports/churn", tag = "day", summary = "The month's churn report", params(MonthParams), responses((status = 200, description = "The report", body = crate::openapi::ChurnReport), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/reports/churn", tag = "day", summary = "The month's churn report", params(MonthParams), responses((status = 200, description = "The report", body = openloop_core::owner::churn_report::ChurnReport), crate::openapi::OwnerErrors))]
 pub(crate) async fn churn_report(
     State(state): Shared,
     headers: HeaderMap,
-    Query(params): Query<MonthParams>,
+    Params(params): Params<MonthParams>,
 ) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let report = state.engine.monthly_churn_report(account, params.month.as_deref()).await?;

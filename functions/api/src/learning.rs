@@ -55,7 +55,7 @@ pub(crate) struct SuggestionQuery {
 pub(crate) async fn list_suggestions(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
-    axum::extract::Query(query): axum::extract::Query<SuggestionQuery>,
+    openloop_edge::http::Params(query): openloop_edge::http::Params<SuggestionQuery>,
 ) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = query.status.as_deref();

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
@@ -35,15 +35,17 @@ use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
 use openloop_core::engine::{AccountSecrets, Autonomy, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::kernel::ids::{AccountId, Email, MemberId, TaskId};
 use openloop_core::kernel::limits::MAX_BODY_BYTES;
+use openloop_core::kernel::texts;
 use openloop_core::owner::account::WebhookSecret;
 use openloop_core::ports::TaskQuery;
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::controls::TaskMode;
 use openloop_core::task::error::EngineError;
+use openloop_core::task::feedback::Comment;
 use openloop_core::task::feedback::Rating;
 use openloop_core::task::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
-use openloop_edge::http::{ApiError, bearer, body_error, json_body, secret_matches, token_hash};
+use openloop_edge::http::{ApiError, Params, bearer, body_error, json_body, secret_matches, token_hash};
 
 pub struct ApiState {
     pub engine: Engine,
@@ -193,7 +195,7 @@ fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
     (status, axum::Json(value)).into_response()
 }
 
-#[utoipa::path(post, path = "/api/v1/accounts", tag = "admin", summary = "Create an account (admin token)", request_body = crate::openapi::NewAccount, responses((status = 201, description = "The account, its API token and webhook secret (shown once)", body = crate::openapi::CreatedAccount), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/accounts", tag = "admin", summary = "Create an account (admin token)", request_body = openloop_core::engine::NewAccount, responses((status = 201, description = "The account, its API token and webhook secret (shown once)", body = crate::openapi::CreatedAccount), crate::openapi::OwnerErrors))]
 async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
@@ -210,7 +212,13 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     let account = state.engine.create_account(input, secrets).await?;
     Ok(json(
         StatusCode::CREATED,
-        serde_json::json!({"account_id": account.id, "api_token": api_token, "webhook_secret": account.webhook_secret.expose(), "name": account.name, "settings": settings_view(&account, state.engine.now())}),
+        openapi::CreatedAccount {
+            account_id: account.id,
+            api_token,
+            webhook_secret: account.webhook_secret.expose(),
+            name: &account.name,
+            settings: settings_view(&account, state.engine.now()),
+        },
     ))
 }
 
@@ -218,17 +226,26 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
 async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let accounts = state.engine.list_accounts().await?;
-    let list: Vec<_> = accounts.iter().map(|a| serde_json::json!({"account_id": a.id, "name": a.name, "paused": a.paused, "created_at": a.created_at, "settings": a.settings})).collect();
-    Ok(json(StatusCode::OK, serde_json::json!({"accounts": list})))
+    let accounts = accounts
+        .iter()
+        .map(|a| openapi::AccountSummary {
+            account_id: a.id,
+            name: &a.name,
+            paused: a.paused,
+            created_at: a.created_at,
+            settings: &a.settings,
+        })
+        .collect();
+    Ok(json(StatusCode::OK, openapi::Accounts { accounts }))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/pause", tag = "admin", summary = "Pause the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = crate::openapi::GlobalPause), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/admin/pause", tag = "admin", summary = "Pause the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), crate::openapi::OwnerErrors))]
 async fn pause(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(true).await?))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/resume", tag = "admin", summary = "Resume the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = crate::openapi::GlobalPause), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/admin/resume", tag = "admin", summary = "Resume the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), crate::openapi::OwnerErrors))]
 async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
@@ -237,7 +254,10 @@ async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, Ap
 fn kill_switch(account: &openloop_core::owner::account::Account) -> Response {
     json(
         StatusCode::OK,
-        serde_json::json!({"account_id": account.id, "paused": account.paused}),
+        openapi::KillSwitch {
+            account_id: account.id,
+            paused: account.paused,
+        },
     )
 }
 
@@ -284,8 +304,8 @@ async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id)
 /// The operator's platform-wide learning aggregate (admin token; never an owner's):
 /// `?month=YYYY-MM` (UTC, default the current month) across every account, per task type and
 /// outcome — counts and rates only, no ids, no text.
-#[utoipa::path(get, path = "/api/v1/admin/learning", tag = "admin", summary = "The platform-wide learning aggregate (admin token)", params(ScorecardParams), responses((status = 200, description = "Counts and rates per task type and outcome", body = crate::openapi::PlatformLearning), crate::openapi::OwnerErrors))]
-async fn admin_learning(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
+#[utoipa::path(get, path = "/api/v1/admin/learning", tag = "admin", summary = "The platform-wide learning aggregate (admin token)", params(ScorecardParams), responses((status = 200, description = "Counts and rates per task type and outcome", body = openloop_core::learning::MonthAggregate), crate::openapi::OwnerErrors))]
+async fn admin_learning(State(state): Shared, headers: HeaderMap, Params(params): Params<ScorecardParams>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let month = params.month.as_deref();
     Ok(json(StatusCode::OK, state.engine.platform_learning(month).await?))
@@ -298,18 +318,15 @@ struct ListParams {
     #[param(value_type = Option<TaskStatus>)]
     status: Option<String>,
     /// Only the tasks of this member.
-    #[param(max_length = 128)]
-    member_id: Option<String>,
+    member_id: Option<MemberId>,
     /// How many (1–200, default 50).
     #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
     limit: Option<String>,
-    /// The `next_cursor` of the page before.
-    #[param(max_length = 2048)]
-    cursor: Option<String>,
+    cursor: Option<texts::CursorText>,
 }
 
 #[utoipa::path(get, path = "/api/v1/tasks", tag = "tasks", summary = "List tasks, newest first", params(ListParams), responses((status = 200, description = "A page of tasks", body = crate::openapi::TaskList), crate::openapi::OwnerErrors))]
-async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Result<Response, ApiError> {
+async fn list_tasks(State(state): Shared, headers: HeaderMap, Params(params): Params<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref() {
         Some(s) => Some(TaskStatus::parse(s).ok_or_else(|| {
@@ -321,16 +338,12 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Query(params): Que
         })?),
         None => None,
     };
-    let member_id = match params.member_id.as_deref() {
-        Some(m) => Some(MemberId::parse(m).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, &e.code, e.message))?),
-        None => None,
-    };
     let limit = page_limit(params.limit.as_deref(), 200)?.unwrap_or(50);
     let query = TaskQuery {
         status,
-        member_id,
+        member_id: params.member_id,
         limit,
-        cursor: params.cursor,
+        cursor: params.cursor.map(String::from),
     };
     let (tasks, next) = state.engine.list_tasks(account, &query).await?;
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
@@ -354,17 +367,13 @@ async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"task_type": "win_back", "member_id": "mem_123", "goal": "Bring Dana back to class"}))]
 struct CreateTask {
-    task_type: String,
-    /// The member's id in the gym's system.
-    #[schema(min_length = 1, max_length = 128, pattern = r"^[A-Za-z0-9_.:@-]+$")]
-    member_id: String,
-    /// What the task is for, in the owner's words.
-    #[schema(min_length = 1, max_length = 2000)]
-    goal: String,
+    task_type: texts::TaskTypeName,
+    member_id: MemberId,
+    goal: texts::Goal,
     /// 0–100.
     #[schema(maximum = 100)]
     confidence: Option<u8>,
-    draft: Option<Draft>,
+    draft: Option<DraftInput>,
     /// `live` (default), `dry_run` or `plan` (spec §27).
     execution_mode: Option<TaskMode>,
     /// Subtasks only (`POST /api/v1/tasks/{id}/subtasks`): `required` (default), `optional`
@@ -388,7 +397,8 @@ enum Planning {
 impl CreateTask {
     /// The engine's input for an owner's task (manual trigger), checked.
     fn into_parts(self) -> Result<(NewTask, CreateOptions), ApiError> {
-        let member_id = MemberId::parse_external(&self.member_id).map_err(EngineError::from)?;
+        let member_id = self.member_id;
+        member_id.refuse_reserved().map_err(EngineError::from)?;
         if self.confidence.is_some_and(|c| c > 100) {
             return Err(EngineError::from(openloop_core::kernel::error::InvalidInput::new(
                 "invalid_confidence",
@@ -401,11 +411,11 @@ impl CreateTask {
             .with_actions(actions)
             .with_agent_planning(self.planning == Some(Planning::Agent));
         let input = NewTask {
-            task_type: self.task_type,
+            task_type: self.task_type.into(),
             member_id,
-            goal: self.goal,
+            goal: self.goal.into(),
             confidence: self.confidence,
-            draft: self.draft,
+            draft: self.draft.map(Draft::from),
             trigger_type: TriggerType::Manual,
             trigger_event_id: None,
             gate: GateContext::default(),
@@ -441,17 +451,15 @@ async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Re
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateBatch {
-    task_type: String,
+    task_type: texts::TaskTypeName,
     /// The batch's members (their ids in the gym's system).
     #[schema(min_items = 1)]
-    member_ids: Vec<String>,
-    /// What the task is for, in the owner's words.
-    #[schema(min_length = 1, max_length = 2000)]
-    goal: String,
+    member_ids: Vec<MemberId>,
+    goal: texts::Goal,
     /// 0–100.
     #[schema(maximum = 100)]
     confidence: Option<u8>,
-    draft: Option<Draft>,
+    draft: Option<DraftInput>,
     execution_mode: Option<TaskMode>,
 }
 
@@ -459,12 +467,10 @@ struct CreateBatch {
 async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateBatch = json_body(&body.map_err(body_error)?)?;
-    let members = input
-        .member_ids
-        .iter()
-        .map(|m| MemberId::parse_external(m))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(EngineError::from)?;
+    let members = input.member_ids;
+    for member in &members {
+        member.refuse_reserved().map_err(EngineError::from)?;
+    }
     let first = members.first().cloned().ok_or_else(|| {
         EngineError::from(openloop_core::kernel::error::InvalidInput::new(
             "invalid_member_ids",
@@ -473,7 +479,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     })?;
     let (task, options) = CreateTask {
         task_type: input.task_type,
-        member_id: first.to_string(),
+        member_id: first,
         goal: input.goal,
         confidence: input.confidence,
         draft: input.draft,
@@ -517,9 +523,26 @@ async fn create_subtask(State(state): Shared, headers: HeaderMap, Path(id): Path
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Approve {
-    subject: Option<String>,
-    body: Option<String>,
-    draft: Option<Draft>,
+    subject: Option<texts::Subject>,
+    body: Option<texts::MailBody>,
+    draft: Option<DraftInput>,
+}
+
+/// An edited draft: `{"subject", "body"}`.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct DraftInput {
+    subject: texts::Subject,
+    body: texts::MailBody,
+}
+
+impl From<DraftInput> for Draft {
+    fn from(input: DraftInput) -> Self {
+        Draft {
+            subject: input.subject.into(),
+            body: input.body.into(),
+        }
+    }
 }
 
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/approve", tag = "tasks", summary = "Approve a task waiting for review, with an optional edited draft", params(("id" = String, Path, description = "The task's id")), request_body = Option<Approve>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
@@ -533,8 +556,11 @@ async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
     };
     // The edited draft may come flat ({"subject","body"}) or nested ({"draft": {…}}).
     let edited = match (input.draft, input.subject, input.body) {
-        (Some(d), None, None) => Some(d),
-        (None, Some(subject), Some(body)) => Some(Draft { subject, body }),
+        (Some(d), None, None) => Some(d.into()),
+        (None, Some(subject), Some(body)) => Some(Draft {
+            subject: subject.into(),
+            body: body.into(),
+        }),
         (None, None, None) => None,
         _ => {
             return Err(ApiError::new(
@@ -551,9 +577,7 @@ async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Skip {
-    /// Kept on the task's log.
-    #[schema(max_length = 500)]
-    reason: Option<String>,
+    reason: Option<texts::SkipReason>,
 }
 
 /// `pending_review → cancelled`; an optional `{"reason"}` is kept on the task's log.
@@ -588,9 +612,8 @@ async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Guidance {
-    /// The owner's words to the agent (at most 5,000 bytes).
-    #[schema(min_length = 1, max_length = 5000)]
-    text: String,
+    /// At most 5,000 bytes too.
+    text: texts::GuidanceText,
 }
 
 /// `escalated → executing` with the owner's words in the conversation; the agent carries
@@ -607,8 +630,7 @@ async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
 #[serde(deny_unknown_fields)]
 struct Feedback {
     rating: Rating,
-    #[schema(max_length = 2000)]
-    comment: Option<String>,
+    comment: Option<Comment>,
     /// With a thumbs-down: `never_came_back`, `would_have_anyway`, `wrong_member`,
     /// `wrong_tone`, `wrong_timing` or `other`.
     reason: Option<openloop_core::task::feedback::FeedbackReason>,
@@ -630,8 +652,8 @@ async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct OutcomeCorrection {
-    outcome: String,
-    note: Option<String>,
+    outcome: texts::OutcomeCode,
+    note: Option<Comment>,
 }
 
 /// The owner corrects a closed task's outcome (spec §37.6): the value and the metrics follow;
@@ -650,15 +672,14 @@ async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Pat
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct ScorecardParams {
-    /// `YYYY-MM`; the current month by default.
-    #[param(pattern = r"^[0-9]{4}-[0-9]{2}$")]
-    month: Option<String>,
+    /// The current month by default.
+    month: Option<texts::MonthText>,
 }
 
 /// A month of outcomes (CONTRACT.md): `?month=YYYY-MM`, by default the current month in the
 /// account's time zone.
-#[utoipa::path(get, path = "/api/v1/scorecard", tag = "numbers", summary = "A month of outcomes", params(ScorecardParams), responses((status = 200, description = "The scorecard", body = crate::openapi::Scorecard), crate::openapi::OwnerErrors))]
-async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Query<ScorecardParams>) -> Result<Response, ApiError> {
+#[utoipa::path(get, path = "/api/v1/scorecard", tag = "numbers", summary = "A month of outcomes", params(ScorecardParams), responses((status = 200, description = "The scorecard", body = openloop_core::owner::scorecard::Scorecard), crate::openapi::OwnerErrors))]
+async fn scorecard(State(state): Shared, headers: HeaderMap, Params(params): Params<ScorecardParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let month = params.month.as_deref();
     Ok(json(StatusCode::OK, state.engine.scorecard(account, month).await?))
@@ -667,19 +688,19 @@ async fn scorecard(State(state): Shared, headers: HeaderMap, Query(params): Quer
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 struct MetricsParams {
-    /// `YYYY-MM-DD`, by default 30 days ago.
-    #[param(value_type = Option<String>, format = Date)]
+    /// `YYYY-MM-DD`, by default 30 days ago (a date that does not parse is `400 invalid_date`).
+    #[param(value_type = Option<texts::DateText>)]
     from: Option<String>,
     /// `YYYY-MM-DD`, by default today (at most 92 days after `from`).
-    #[param(value_type = Option<String>, format = Date)]
+    #[param(value_type = Option<texts::DateText>)]
     to: Option<String>,
 }
 
 /// The account's daily metrics (spec §28.3): `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
 /// last 30 days in the account's time zone, at most 92 days. A bad date or range is a
 /// malformed request (400).
-#[utoipa::path(get, path = "/api/v1/metrics", tag = "numbers", summary = "Daily metrics of a date range", params(MetricsParams), responses((status = 200, description = "The metrics", body = crate::openapi::Metrics), crate::openapi::OwnerErrors))]
-async fn metrics(State(state): Shared, headers: HeaderMap, Query(params): Query<MetricsParams>) -> Result<Response, ApiError> {
+#[utoipa::path(get, path = "/api/v1/metrics", tag = "numbers", summary = "Daily metrics of a date range", params(MetricsParams), responses((status = 200, description = "The metrics", body = openloop_core::owner::metrics::MetricsRange), crate::openapi::OwnerErrors))]
+async fn metrics(State(state): Shared, headers: HeaderMap, Params(params): Params<MetricsParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let from = params.from.as_deref();
     let to = params.to.as_deref();
@@ -697,20 +718,18 @@ pub(crate) struct PageParams {
     /// How many to return.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
     limit: Option<String>,
-    /// The `next_cursor` of the page before.
-    #[param(max_length = 2048)]
-    cursor: Option<String>,
+    cursor: Option<texts::CursorText>,
 }
 
 impl PageParams {
     /// The limit (a number, if given; its range is the list's to check) and the cursor.
     pub(crate) fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
-        Ok((self.limit.as_deref().map(limit_number).transpose()?, self.cursor))
+        Ok((self.limit.as_deref().map(limit_number).transpose()?, self.cursor.map(String::from)))
     }
 
     /// The limit, within 1–`max`, and the cursor.
     pub(crate) fn parse_within(self, max: usize) -> Result<(Option<usize>, Option<String>), ApiError> {
-        Ok((page_limit(self.limit.as_deref(), max)?, self.cursor))
+        Ok((page_limit(self.limit.as_deref(), max)?, self.cursor.map(String::from)))
     }
 }
 
@@ -735,7 +754,7 @@ pub(crate) fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>,
 
 /// The account's decisions across its tasks, newest first: `{"activity": [...], "next_cursor"}`.
 #[utoipa::path(get, path = "/api/v1/activity", tag = "numbers", summary = "The decisions across the account's tasks, newest first", params(PageParams), responses((status = 200, description = "A page of the feed", body = crate::openapi::ActivityList), crate::openapi::OwnerErrors))]
-async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query<PageParams>) -> Result<Response, ApiError> {
+async fn activity(State(state): Shared, headers: HeaderMap, Params(params): Params<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
     let (entries, next) = state.engine.activity(account, limit, cursor).await?;
@@ -752,84 +771,89 @@ async fn activity(State(state): Shared, headers: HeaderMap, Query(params): Query
 /// The owner's notification feed (spec §35), newest first:
 /// `{"notifications": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], "next_cursor"}`.
 #[utoipa::path(get, path = "/api/v1/notifications", tag = "numbers", summary = "The owner's notifications, newest first", params(PageParams), responses((status = 200, description = "A page of notifications", body = crate::openapi::Notifications), crate::openapi::OwnerErrors))]
-async fn notifications(State(state): Shared, headers: HeaderMap, Query(params): Query<PageParams>) -> Result<Response, ApiError> {
+async fn notifications(State(state): Shared, headers: HeaderMap, Params(params): Params<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
     let (notices, next) = state.engine.owner_notices(account, limit, cursor).await?;
-    let views: Vec<serde_json::Value> = notices
+    let notifications = notices
         .iter()
-        .map(|n| {
-            serde_json::json!({"id": n.id.to_string(), "at": n.at, "kind": n.kind, "task_id": n.task_id, "member_id": n.member_id,
-                "title": n.title, "detail": n.detail, "delivery": n.delivery, "digest_at": n.digest_at})
+        .map(|n| openapi::NotificationView {
+            id: n.id.to_string(),
+            at: n.at,
+            kind: &n.kind,
+            task_id: n.task_id,
+            member_id: n.member_id.as_ref(),
+            title: &n.title,
+            detail: &n.detail,
+            delivery: &n.delivery,
+            digest_at: n.digest_at,
         })
         .collect();
     Ok(json(
         StatusCode::OK,
-        serde_json::json!({"notifications": views, "next_cursor": next}),
+        openapi::Notifications {
+            notifications,
+            next_cursor: next,
+        },
     ))
 }
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
-#[utoipa::path(get, path = "/api/v1/autonomy", tag = "account", summary = "The onboarding ramp as it stands", responses((status = 200, description = "The ramp", body = crate::openapi::Autonomy), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/autonomy", tag = "account", summary = "The onboarding ramp as it stands", responses((status = 200, description = "The ramp", body = crate::openapi::AutonomyView), crate::openapi::OwnerErrors))]
 async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let Autonomy { account, phase, agents } = state.engine.autonomy(owner(&state, &headers).await?).await?;
     Ok(json(
         StatusCode::OK,
-        serde_json::json!({
-            "execution_mode": account.settings.execution_mode,
-            "paused": account.paused,
-            "onboarded_at": account.settings.onboarded_at,
-            "phase": phase,
-            "agents": agents,
-        }),
+        openapi::AutonomyView {
+            execution_mode: &account.settings.execution_mode,
+            paused: account.paused,
+            onboarded_at: account.settings.onboarded_at,
+            phase,
+            agents: &agents,
+        },
     ))
 }
 
 /// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
 /// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
 /// key itself is write-only and never shown — and `learning_patterns_helped`.
-fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Timestamp) -> serde_json::Value {
-    let mut view = serde_json::to_value(&account.settings).unwrap_or_default();
-    if let Some(fields) = view.as_object_mut() {
-        let sending = openloop_core::rails::autonomy::sending(&account.settings, now);
-        fields.insert("sending".into(), serde_json::to_value(sending).unwrap_or_default());
-        let pushpress = account
-            .pushpress
-            .as_ref()
-            .map(|c| serde_json::json!({"api_key": "[set]", "company_id": c.company_id()}));
-        fields.insert("pushpress".into(), pushpress.unwrap_or_default());
-        fields.insert("sending_identity".into(), sending_identity_view(account));
-        // How many cross-business patterns this account's data helped surface: a
-        // count, never which businesses joined it.
-        fields.insert("learning_patterns_helped".into(), account.learning_patterns.len().into());
+fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Timestamp) -> openapi::SettingsView<'_> {
+    openapi::SettingsView {
+        settings: &account.settings,
+        sending: openloop_core::rails::autonomy::sending(&account.settings, now),
+        pushpress: account.pushpress.as_ref().map(|c| openapi::PushpressKey {
+            api_key: "[set]",
+            company_id: c.company_id(),
+        }),
+        sending_identity: sending_identity_view(account),
+        // How many cross-business patterns this account's data helped surface: a count,
+        // never which businesses joined it.
+        learning_patterns_helped: account.learning_patterns.len(),
         // The holdout draw in force (never its salt).
-        fields.insert("holdout_draw".into(), lift::draw_view(account));
+        holdout_draw: lift::draw_view(account),
     }
-    view
 }
 
 /// The gym's own sending domain (spec §33.1): its status, the DNS records to publish, and the
 /// address mail leaves from now (`null` without one).
-fn sending_identity_view(account: &openloop_core::owner::account::Account) -> serde_json::Value {
-    let Some(identity) = &account.sending_identity else {
-        return serde_json::Value::Null;
-    };
+fn sending_identity_view(account: &openloop_core::owner::account::Account) -> Option<openapi::SendingIdentityView<'_>> {
+    let identity = account.sending_identity.as_ref()?;
     // The ownership record (the account's own token) is published with SES's.
     let mut records = identity.records.clone();
     records.push(identity.ownership_record());
-    serde_json::json!({
-        "domain": identity.domain,
-        "status": identity.status,
-        "dkim_status": identity.dkim_status,
-        "records": records,
-        "ownership_proven": identity.proven_at.is_some(),
-        "sends_from_domain": identity.sends_from_domain(),
-        "error": identity.error,
-        "checked_at": identity.checked_at,
+    Some(openapi::SendingIdentityView {
+        domain: &identity.domain,
+        status: identity.status,
+        dkim_status: identity.dkim_status.as_deref(),
+        records,
+        ownership_proven: identity.proven_at.is_some(),
+        sends_from_domain: identity.sends_from_domain(),
+        error: identity.error.as_deref(),
+        checked_at: identity.checked_at,
     })
 }
 
-#[utoipa::path(get, path = "/api/v1/settings", tag = "account", summary = "The account's settings", responses((status = 200, description = "The settings", body = crate::openapi::Settings), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/settings", tag = "account", summary = "The account's settings", responses((status = 200, description = "The settings", body = crate::openapi::SettingsView), crate::openapi::OwnerErrors))]
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(
@@ -838,7 +862,7 @@ async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Respon
     ))
 }
 
-#[utoipa::path(put, path = "/api/v1/settings", tag = "account", summary = "Change any subset of the settings", request_body = openloop_core::engine::SettingsPatch, responses((status = 200, description = "The settings after the change", body = crate::openapi::Settings), crate::openapi::OwnerErrors))]
+#[utoipa::path(put, path = "/api/v1/settings", tag = "account", summary = "Change any subset of the settings", request_body = openloop_core::engine::SettingsPatch, responses((status = 200, description = "The settings after the change", body = crate::openapi::SettingsView), crate::openapi::OwnerErrors))]
 async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
@@ -851,19 +875,17 @@ async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> R
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewSuppression {
-    #[schema(format = Email, max_length = 254)]
-    email: String,
-    /// One line; `owner` by default.
-    #[schema(max_length = 100)]
-    reason: Option<String>,
+    email: Email,
+    /// `owner` by default.
+    reason: Option<texts::SuppressionReason>,
 }
 
 #[utoipa::path(post, path = "/api/v1/suppressions", tag = "account", summary = "Stop all mail to an address (and cancel its member's tasks)", request_body = NewSuppression, responses((status = 201, description = "The suppression", body = crate::openapi::SuppressionAdded), crate::openapi::OwnerErrors))]
 async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewSuppression = json_body(&body.map_err(body_error)?)?;
-    let email = Email::parse(&input.email).map_err(EngineError::from)?;
-    let reason = input.reason.unwrap_or_else(|| "owner".into());
+    let email = input.email;
+    let reason = input.reason.map_or_else(|| "owner".into(), String::from);
     // A member-level stop: every active task about the member is cancelled too (spec §22.1).
     let cancelled = state.engine.suppress(account, &email, &reason).await?;
     Ok(json(
@@ -893,7 +915,7 @@ async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email
     ))
 }
 
-#[utoipa::path(post, path = "/api/v1/recurring", tag = "automation", summary = "Create a recurring template", request_body = openloop_core::owner::recurring::NewTemplate, responses((status = 201, description = "The template", body = crate::openapi::RecurringTemplate), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/recurring", tag = "automation", summary = "Create a recurring template", request_body = openloop_core::owner::recurring::NewTemplate, responses((status = 201, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::openapi::OwnerErrors))]
 async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: openloop_core::owner::recurring::NewTemplate = json_body(&body.map_err(body_error)?)?;
@@ -905,7 +927,7 @@ async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -
 async fn list_templates(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let templates = state.engine.list_templates(account).await?;
-    Ok(json(StatusCode::OK, serde_json::json!({ "templates": templates })))
+    Ok(json(StatusCode::OK, openapi::RecurringTemplates { templates }))
 }
 
 #[utoipa::path(delete, path = "/api/v1/recurring/{id}", tag = "automation", summary = "Delete a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "Deleted", body = crate::openapi::Deleted), crate::openapi::OwnerErrors))]

@@ -3,33 +3,32 @@
 //! — and `POST /api/v1/settings/holdout/reshuffle`, the owner's new draw of the groups (at most
 //! once every 30 days; sooner is `422 reshuffle_too_soon`).
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
 use openloop_core::task::error::EngineError;
-use openloop_edge::http::ApiError;
+use openloop_edge::http::{ApiError, Params};
 
 use crate::{Shared, json, owner};
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct LiftParams {
-    /// `YYYY-MM-DD`.
-    #[param(value_type = Option<String>, format = Date)]
+    /// `YYYY-MM-DD` (a date that does not parse is `400 invalid_date`).
+    #[param(value_type = Option<openloop_core::kernel::texts::DateText>)]
     from: Option<String>,
     /// `YYYY-MM-DD`.
-    #[param(value_type = Option<String>, format = Date)]
+    #[param(value_type = Option<openloop_core::kernel::texts::DateText>)]
     to: Option<String>,
     /// Only this task type.
-    #[param(max_length = 64)]
-    task_type: Option<String>,
+    task_type: Option<openloop_core::kernel::texts::TaskTypeName>,
 }
 
 /// A date that does not parse is malformed (400); a range or type that is not allowed, 422.
-#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = crate::openapi::Lift), crate::openapi::OwnerErrors))]
-pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<LiftParams>) -> Result<Response, ApiError> {
+#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = openloop_core::engine::LiftReport), crate::openapi::OwnerErrors))]
+pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Params(params): Params<LiftParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let report = state
         .engine
@@ -50,11 +49,11 @@ pub(crate) async fn reshuffle(State(state): Shared, headers: HeaderMap) -> Resul
 }
 
 /// The draw in force, as the settings show it (never its salt).
-pub(crate) fn draw_view(account: &openloop_core::owner::account::Account) -> serde_json::Value {
+pub(crate) fn draw_view(account: &openloop_core::owner::account::Account) -> crate::openapi::HoldoutDraw {
     let draw = &account.holdout_draw;
-    serde_json::json!({
-        "generation": draw.generation,
-        "drawn_at": draw.since(account.created_at),
-        "next_reshuffle_after": draw.next_reshuffle(account.created_at),
-    })
+    crate::openapi::HoldoutDraw {
+        generation: draw.generation,
+        drawn_at: draw.since(account.created_at),
+        next_reshuffle_after: draw.next_reshuffle(account.created_at),
+    }
 }

@@ -3,16 +3,16 @@
 //! `GET /api/v1/members/{id}` (with Openloop's own tags and notes on them). Connecting is
 //! `PUT /api/v1/settings {"pushpress": …}` (in `lib.rs`).
 
-use axum::extract::{Path, Query};
+use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use openloop_core::kernel::ids::MemberId;
-use openloop_edge::http::ApiError;
+use openloop_edge::http::{ApiError, Params};
 
 use crate::{PageParams, Shared, json, owner};
 
-#[utoipa::path(get, path = "/api/v1/connector", tag = "members", summary = "The PushPress connection and its import", responses((status = 200, description = "The connection", body = crate::openapi::Connector), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/connector", tag = "members", summary = "The PushPress connection and its import", responses((status = 200, description = "The connection", body = openloop_core::engine::ConnectorView), crate::openapi::OwnerErrors))]
 pub(crate) async fn connector(axum::extract::State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.connector_status(account).await?))
@@ -22,15 +22,21 @@ pub(crate) async fn connector(axum::extract::State(state): Shared, headers: Head
 pub(crate) async fn list(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
-    Query(params): Query<PageParams>,
+    Params(params): Params<PageParams>,
 ) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse_within(openloop_core::engine::MEMBERS_PAGE_MAX)?;
     let (members, next) = state.engine.list_members(account, limit, cursor).await?;
-    Ok(json(StatusCode::OK, serde_json::json!({"members": members, "next_cursor": next})))
+    Ok(json(
+        StatusCode::OK,
+        crate::openapi::Members {
+            members,
+            next_cursor: next,
+        },
+    ))
 }
 
-#[utoipa::path(get, operation_id = "member_detail", path = "/api/v1/members/{id}", tag = "members", summary = "One member with Openloop's tags and notes", params(("id" = String, Path, description = "The member's id")), responses((status = 200, description = "The member", body = crate::openapi::Member), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, operation_id = "member_detail", path = "/api/v1/members/{id}", tag = "members", summary = "One member with Openloop's tags and notes", params(("id" = String, Path, description = "The member's id")), responses((status = 200, description = "The member", body = openloop_core::engine::MemberDetail), crate::openapi::OwnerErrors))]
 pub(crate) async fn detail(axum::extract::State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let member = MemberId::parse(&id).map_err(|_| ApiError::not_found("member"))?;

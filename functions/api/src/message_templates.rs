@@ -17,10 +17,10 @@ use crate::{Body, Shared, json, owner};
 pub(crate) async fn list(axum::extract::State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let templates = state.engine.list_message_templates(account).await?;
-    Ok(json(StatusCode::OK, serde_json::json!({ "templates": templates })))
+    Ok(json(StatusCode::OK, crate::openapi::MessageTemplates { templates }))
 }
 
-#[utoipa::path(put, operation_id = "put_message_template", path = "/api/v1/message-templates/{task_type}/{touch}", tag = "learning", summary = "Save the owner's template of a type's touch", params(("task_type" = String, Path, description = "The task type"), ("touch" = String, Path, description = "The touch: first, follow_up, …")), request_body = openloop_core::engine::TemplateInput, responses((status = 200, description = "The saved template with its preview", body = crate::openapi::MessageTemplate), crate::openapi::OwnerErrors))]
+#[utoipa::path(put, operation_id = "put_message_template", path = "/api/v1/message-templates/{task_type}/{touch}", tag = "learning", summary = "Save the owner's template of a type's touch", params(("task_type" = String, Path, description = "The task type"), ("touch" = String, Path, description = "The touch: first, follow_up, …")), request_body = openloop_core::engine::TemplateInput, responses((status = 200, description = "The saved template with its preview", body = openloop_core::engine::MessageTemplateView), crate::openapi::OwnerErrors))]
 pub(crate) async fn put(
     axum::extract::State(state): Shared,
     headers: HeaderMap,

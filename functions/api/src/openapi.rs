@@ -12,10 +12,18 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::openapi::{RefOr, Schema};
-use utoipa::{IntoResponses, Modify, OpenApi, PartialSchema, ToSchema};
+use utoipa::{IntoResponses, Modify, OpenApi, ToSchema};
 
 use openloop_core::contract::{ErrorBody, TaskView};
+use openloop_core::engine::{LoopView, MemberView, MessageTemplateView};
+use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
+use openloop_core::owner::account::{ExecutionMode, Settings};
+use openloop_core::owner::brief::{AtRisk, BriefAction, More, PaymentTrouble, Yesterday};
+use openloop_core::owner::deliverability::{DnsRecord, DomainStatus};
+use openloop_core::owner::owner_notice::{NoticeDelivery, NoticeKind};
+use openloop_core::owner::recurring::{RecurringTemplate, TemplateRun};
+use openloop_core::owner::trigger::Trigger;
+use openloop_core::rails::autonomy::{RampLimits, RampPhase, Sending};
 
 /// The document: every route of the owner and admin API.
 #[derive(OpenApi)]
@@ -114,7 +122,17 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         crate::webhook_endpoints::delete,
         crate::webhook_endpoints::deliveries,
     ),
-    components(schemas(ErrorBody, crate::learning::Decision)),
+    // The query parameters' own types (parameters name their schemas; bodies bring theirs).
+    components(schemas(
+        ErrorBody,
+        crate::learning::Decision,
+        openloop_core::kernel::texts::CursorText,
+        openloop_core::kernel::texts::MonthText,
+        openloop_core::kernel::texts::DateText,
+        openloop_core::kernel::texts::TaskTypeName,
+        openloop_core::kernel::ids::MemberId,
+        openloop_core::task::open_loop::LoopStatus,
+    )),
     modifiers(&BearerToken),
     security(("bearer" = [])),
     tags(
@@ -149,6 +167,7 @@ pub fn document() -> &'static str {
     DOCUMENT.get_or_init(|| {
         let mut document = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
         timestamps_as_date_times(&mut document);
+        empty_query_values_are_absent(&mut document);
         add_links(&mut document);
         serde_json::to_string_pretty(&document).unwrap_or_default()
     })
@@ -169,6 +188,27 @@ fn timestamps_as_date_times(value: &mut serde_json::Value) {
         }
         serde_json::Value::Array(items) => items.iter_mut().for_each(timestamps_as_date_times),
         _ => {}
+    }
+}
+
+/// Every route reads an empty query value as an absent one (`drop_empty_query_params`, as
+/// CONTRACT.md writes the lists: `?status=&member_id=&limit=&cursor=`): each optional query
+/// parameter says so (`allowEmptyValue`), so a client or tester may send `?status=`.
+fn empty_query_values_are_absent(document: &mut serde_json::Value) {
+    let Some(paths) = document.get_mut("paths").and_then(serde_json::Value::as_object_mut) else {
+        return;
+    };
+    for operation in paths
+        .values_mut()
+        .filter_map(serde_json::Value::as_object_mut)
+        .flat_map(|item| item.values_mut())
+    {
+        let Some(parameters) = operation.get_mut("parameters").and_then(serde_json::Value::as_array_mut) else {
+            continue;
+        };
+        for parameter in parameters.iter_mut().filter(|p| p["in"] == "query" && p["required"] != true) {
+            parameter["allowEmptyValue"] = true.into();
+        }
     }
 }
 
@@ -274,71 +314,6 @@ pub(crate) enum OwnerErrors {
     Unavailable(ErrorBody),
 }
 
-/// A JSON body this document describes only as an object (its fields are in CONTRACT.md);
-/// `name` is its component's name.
-macro_rules! object_schema {
-    ($($name:ident => $description:literal),* $(,)?) => {$(
-        #[doc = $description]
-        pub(crate) struct $name;
-        impl PartialSchema for $name {
-            fn schema() -> RefOr<Schema> {
-                utoipa::openapi::ObjectBuilder::new()
-                    .description(Some($description))
-                    .into()
-            }
-        }
-        impl ToSchema for $name {
-            fn name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-        }
-    )*};
-}
-
-object_schema! {
-    Settings => "The account's settings (CONTRACT.md `Settings`), with `sending`, `pushpress` (`{\"api_key\": \"[set]\", \"company_id\"}` or null), `sending_identity`, `learning_patterns_helped` and `holdout_draw`.",
-    Scorecard => "A month of outcomes (CONTRACT.md `Scorecard`).",
-    Metrics => "Daily metrics of a date range (CONTRACT.md).",
-    Lift => "Per task type the contacted and held-out groups, the difference with its 95% interval and a verdict (CONTRACT.md \"Honest lift\").",
-    HoldoutDraw => "`{\"generation\", \"drawn_at\", \"next_reshuffle_after\"}` of the holdout draw in force.",
-    Autonomy => "`{\"execution_mode\", \"paused\", \"onboarded_at\", \"phase\", \"agents\"}`: the onboarding ramp.",
-    Notifications => "`{\"notifications\": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], \"next_cursor\"}`.",
-    RecurringTemplate => "A recurring template (CONTRACT.md).",
-    RecurringTemplates => "`{\"templates\": [RecurringTemplate]}`.",
-    TemplateRuns => "`{\"runs\": [{\"at\", \"found\", \"opened\", \"notified\"}]}`, newest first.",
-    Loops => "`{\"loops\": [Loop]}`, newest first (CONTRACT.md \"Open loops and triggers\").",
-    Trigger => "A row of the trigger table (CONTRACT.md).",
-    Triggers => "`{\"triggers\": [Trigger]}`, the built-in rows first.",
-    TriggerPatch => "The fields of `TriggerInput` to change (a built-in row takes only `enabled`).",
-    DryRun => "`{\"would_open\", \"members\"}`: what the trigger would open now; nothing is created.",
-    Connector => "Where the PushPress connection and its import stand.",
-    Members => "`{\"members\": [Member], \"next_cursor\"}`.",
-    Member => "A member with Openloop's own tags and notes, and `texts` (`{\"consent\", \"has_phone\", \"time_zone\", \"time_zone_source\", \"state\", \"text_hours\", \"texts_per_24h\"?}`).",
-    MessageTemplates => "`{\"templates\": [MessageTemplate]}`: each type's touches, the shipped text and the owner's own.",
-    MessageTemplate => "The owner's saved template with its `preview` for a sample member.",
-    Brief => "The morning brief (CONTRACT.md \"The owner's day\"), each to-do as a `Todo`.",
-    ChurnReport => "The month's churn report with its 12-month trend.",
-    KillSwitch => "`{\"account_id\", \"paused\"}`.",
-    GlobalPause => "The platform's pause state.",
-    Accounts => "`{\"accounts\": [{account_id, name, paused, created_at, settings}]}`.",
-    NewAccount => "`{\"name\", \"settings\"?, \"profile\"?}`: a new account (CONTRACT.md).",
-    CreatedAccount => "`{\"account_id\", \"api_token\", \"webhook_secret\", \"name\", \"settings\"}`: the secrets are shown once.",
-    ConsentBody => "`{\"sms\": true | false, \"source\": \"imported\" | \"owner\" | \"member\", \"time_zone\"?: IANA name | null, \"state\"?: US state code or name | null}` (CONTRACT.md \"Text messages\"); an absent `time_zone` or `state` keeps the member's, `null` clears it.",
-    Consent => "`{\"member_id\", \"sms\", \"source\", \"at\", \"has_phone\", \"time_zone\", \"time_zone_source\": \"member\" | \"state\" | \"gym\", \"state\", \"text_hours\", \"texts_per_24h\"?}`: the consent as recorded, and where and when texts reach the member.",
-    PlanEdit => "`{\"steps\": [{\"step_number\", \"description\"?, \"draft_content\"?}], \"version\"?}`: the plan's steps as they should be, in order, each named by its current number.",
-    Replan => "`{\"instructions\", \"version\"?}`: what the agent should do differently.",
-    Experiment => "A message experiment: `{\"id\", \"suggestion_id\", \"status\", \"variants\": [{\"name\", \"n\", \"succeeded\", \"rate\"}], \"ci95\", \"verdict\"}` (CONTRACT.md \"Honest lift\").",
-    Experiments => "`{\"experiments\": [Experiment]}`.",
-    ApiTokenRotated => "`{\"api_token\", \"previous_token_expires_at\"}`: the new token is shown once.",
-    WebhookSecretRotated => "`{\"webhook_secret\", \"previous_secret_expires_at\"}`: the new secret is shown once.",
-    NewWebhookEndpoint => "`{\"url\", \"events\": [\"task.escalated\" | \"task.closed\" | \"member.retained\" | \"todo.created\" | \"brief.ready\"]}`: an `https` URL (locally also `http` to loopback).",
-    CreatedWebhookEndpoint => "`{\"id\", \"url\", \"events\", \"secret\", …}`: the `whsec_` secret is shown once.",
-    WebhookEndpoint => "`{\"id\", \"url\", \"events\", \"status\", \"disabled_reason\"?, \"pending\", \"created_at\"}`: never its secret.",
-    WebhookEndpoints => "`{\"webhook_endpoints\": [WebhookEndpoint]}`.",
-    WebhookDeliveries => "`{\"deliveries\": [{\"event_id\", \"event_type\", \"attempt\", \"at\", \"status\", \"response_status\"?, \"error\"?, \"next_attempt_at\"?}]}`, newest first.",
-    PlatformLearning => "The platform-wide learning aggregate of a month: counts and rates per task type and outcome.",
-}
-
 /// `{"tasks": [Task], "next_cursor"}`.
 #[derive(Serialize, ToSchema)]
 pub(crate) struct TaskList<'a> {
@@ -404,4 +379,166 @@ pub(crate) struct Deleted {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     pub deleted: bool,
+}
+
+/// `{"account_id", "paused"}`: an account's kill switch.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct KillSwitch {
+    pub account_id: AccountId,
+    pub paused: bool,
+}
+
+/// The holdout draw in force (never its salt).
+#[derive(Serialize, ToSchema)]
+pub(crate) struct HoldoutDraw {
+    pub generation: u32,
+    pub drawn_at: jiff::Timestamp,
+    pub next_reshuffle_after: jiff::Timestamp,
+}
+
+/// Whether the account has its own PushPress key: `{"api_key": "[set]", "company_id"}` (the
+/// key itself is write-only, never shown).
+#[derive(Serialize, ToSchema)]
+pub(crate) struct PushpressKey<'a> {
+    /// Always `[set]`.
+    pub api_key: &'static str,
+    pub company_id: Option<&'a str>,
+}
+
+/// The gym's own sending domain: its status, the DNS records to publish (with the ownership
+/// record), and whether mail leaves from it now.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct SendingIdentityView<'a> {
+    pub domain: &'a str,
+    pub status: DomainStatus,
+    pub dkim_status: Option<&'a str>,
+    pub records: Vec<DnsRecord>,
+    pub ownership_proven: bool,
+    pub sends_from_domain: bool,
+    pub error: Option<&'a str>,
+    pub checked_at: jiff::Timestamp,
+}
+
+/// The settings as the owner sees them (CONTRACT.md `Settings`): the settings, with what the
+/// account sends now (`sending`), whether it has its own PushPress key, its sending domain,
+/// how many cross-business patterns its data helped surface (a count, never which
+/// businesses) and the holdout draw in force.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct SettingsView<'a> {
+    #[serde(flatten)]
+    pub settings: &'a Settings,
+    pub sending: Sending,
+    pub pushpress: Option<PushpressKey<'a>>,
+    pub sending_identity: Option<SendingIdentityView<'a>>,
+    pub learning_patterns_helped: usize,
+    pub holdout_draw: HoldoutDraw,
+}
+
+/// An account as the operator lists it.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct AccountSummary<'a> {
+    pub account_id: AccountId,
+    pub name: &'a str,
+    pub paused: bool,
+    pub created_at: jiff::Timestamp,
+    pub settings: &'a Settings,
+}
+
+/// `{"accounts": [...]}`.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct Accounts<'a> {
+    pub accounts: Vec<AccountSummary<'a>>,
+}
+
+/// A new account with its secrets, shown this once.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct CreatedAccount<'a> {
+    pub account_id: AccountId,
+    pub api_token: String,
+    pub webhook_secret: &'a str,
+    pub name: &'a str,
+    pub settings: SettingsView<'a>,
+}
+
+/// One of the owner's notifications.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct NotificationView<'a> {
+    pub id: String,
+    pub at: jiff::Timestamp,
+    pub kind: &'a NoticeKind,
+    pub task_id: Option<TaskId>,
+    pub member_id: Option<&'a MemberId>,
+    pub title: &'a str,
+    pub detail: &'a str,
+    pub delivery: &'a NoticeDelivery,
+    pub digest_at: Option<jiff::Timestamp>,
+}
+
+/// `{"notifications": [...], "next_cursor"}`, newest first.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct Notifications<'a> {
+    pub notifications: Vec<NotificationView<'a>>,
+    pub next_cursor: Option<String>,
+}
+
+/// The onboarding ramp as it stands: the account's phase and each agent's limits.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct AutonomyView<'a> {
+    pub execution_mode: &'a ExecutionMode,
+    pub paused: bool,
+    pub onboarded_at: Option<jiff::Timestamp>,
+    pub phase: RampPhase,
+    pub agents: &'a std::collections::BTreeMap<&'static str, RampLimits>,
+}
+
+/// `{"templates": [RecurringTemplate]}`.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct RecurringTemplates {
+    pub templates: Vec<RecurringTemplate>,
+}
+
+/// `{"runs": [...]}`, newest first.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct TemplateRuns {
+    pub runs: Vec<TemplateRun>,
+}
+
+/// `{"loops": [...]}`, newest first.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct Loops {
+    pub loops: Vec<LoopView>,
+}
+
+/// `{"triggers": [...]}`, the built-in rows first.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct Triggers {
+    pub triggers: Vec<Trigger>,
+}
+
+/// `{"members": [...], "next_cursor"}`.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct Members {
+    pub members: Vec<MemberView>,
+    pub next_cursor: Option<String>,
+}
+
+/// `{"templates": [...]}`: each type's touches, the shipped text and the owner's own.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct MessageTemplates {
+    pub templates: Vec<MessageTemplateView>,
+}
+
+/// The morning brief (CONTRACT.md "The owner's day"), each to-do as a `Todo`.
+#[derive(Serialize, ToSchema)]
+pub(crate) struct BriefView<'a> {
+    #[schema(value_type = String, format = Date)]
+    pub date: jiff::civil::Date,
+    pub actions: &'a [BriefAction],
+    pub todos: Vec<openloop_core::contract::TodoView<'a>>,
+    pub at_risk: &'a [AtRisk],
+    pub payments: &'a [PaymentTrouble],
+    pub yesterday: &'a Yesterday,
+    pub planned_today: usize,
+    pub review_expired: usize,
+    pub more: &'a More,
 }

@@ -16,7 +16,7 @@ use openloop_edge::http::{ApiError, body_error, json_body};
 use crate::{Body, Shared, json, owner, task_id};
 
 /// The body of `PUT /api/v1/tasks/{id}/plan`.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PlanEditInput {
     /// The plan's steps as they should be, in order; each names a step by its current number.
@@ -26,15 +26,14 @@ pub(crate) struct PlanEditInput {
 }
 
 /// The body of `POST /api/v1/tasks/{id}/plan/replan`.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReplanInput {
-    /// What the agent should do differently ("don't mention the promotion, just check in").
-    instructions: String,
+    instructions: openloop_core::task::plan_edit::Instructions,
     version: Option<u64>,
 }
 
-#[utoipa::path(put, path = "/api/v1/tasks/{id}/plan", tag = "tasks", summary = "Change a plan waiting for approval: its steps in their new order, a step left out removed", params(("id" = String, Path, description = "The task's id")), request_body = crate::openapi::PlanEdit, responses((status = 200, description = "The task with its plan", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(put, path = "/api/v1/tasks/{id}/plan", tag = "tasks", summary = "Change a plan waiting for approval: its steps in their new order, a step left out removed", params(("id" = String, Path, description = "The task's id")), request_body = PlanEditInput, responses((status = 200, description = "The task with its plan", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 pub(crate) async fn edit_plan(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: PlanEditInput = json_body(&body.map_err(body_error)?)?;
@@ -42,7 +41,7 @@ pub(crate) async fn edit_plan(State(state): Shared, headers: HeaderMap, Path(id)
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/plan/replan", tag = "tasks", summary = "Have the agent plan a task again, with the owner's instructions", params(("id" = String, Path, description = "The task's id")), request_body = crate::openapi::Replan, responses((status = 200, description = "The task with its new plan", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/plan/replan", tag = "tasks", summary = "Have the agent plan a task again, with the owner's instructions", params(("id" = String, Path, description = "The task's id")), request_body = ReplanInput, responses((status = 200, description = "The task with its new plan", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
 pub(crate) async fn replan(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: ReplanInput = json_body(&body.map_err(body_error)?)?;

@@ -14,7 +14,7 @@ use openloop_edge::http::{ApiError, body_error, json_body};
 
 use crate::{Shared, json, owner};
 
-#[utoipa::path(post, path = "/api/v1/members/{id}/consent", operation_id = "record_consent", tag = "members", summary = "Record a member's consent to texts (yes or no, and where it came from)", params(("id" = String, Path, description = "The member's id")), request_body = crate::openapi::ConsentBody, responses((status = 200, description = "The member's consent as recorded", body = crate::openapi::Consent), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/members/{id}/consent", operation_id = "record_consent", tag = "members", summary = "Record a member's consent to texts (yes or no, and where it came from)", params(("id" = String, Path, description = "The member's id")), request_body = openloop_core::engine::ConsentInput, responses((status = 200, description = "The member's consent as recorded", body = openloop_core::engine::ConsentView), crate::openapi::OwnerErrors))]
 pub(crate) async fn consent(
     State(state): Shared,
     headers: HeaderMap,

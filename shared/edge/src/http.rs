@@ -96,6 +96,13 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     };
     Err(if e.is_data() {
         let field = if path == "." { String::new() } else { format!("{path}: ") };
+        // A field kept to a rule (`kernel::bounded`) refused it: its code, the field named.
+        let text = e.to_string();
+        if let Some((code, message)) = openloop_core::kernel::bounded::parse_refusal(&text) {
+            let message = message.strip_prefix("the value ").unwrap_or(message);
+            let field = if path == "." { "the value".to_owned() } else { path };
+            return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, format!("{field} {message}")));
+        }
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_body",
@@ -104,6 +111,42 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     } else {
         ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
     })
+}
+
+/// A query string read into `T` as a JSON body is ([`json_body`]): a value a field's rule
+/// refuses (`kernel::bounded`) is `422` with the rule's code, naming the parameter; a query
+/// that does not parse, or a value of the wrong kind, is `400 invalid_query`. Use as
+/// `Params(params): Params<T>`.
+pub struct Params<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for Params<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, _: &S) -> Result<Self, ApiError> {
+        let malformed = |e: String| ApiError::bad_request("invalid_query", format!("Failed to deserialize query string: {e}"));
+        let axum::extract::Query(pairs) =
+            axum::extract::Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).map_err(|e| malformed(e.body_text()))?;
+        let mut fields = serde_json::Map::new();
+        for (key, value) in pairs {
+            if fields.insert(key.clone(), serde_json::Value::String(value)).is_some() {
+                return Err(malformed(format!("{key} is given twice")));
+            }
+        }
+        match serde_path_to_error::deserialize::<_, T>(serde_json::Value::Object(fields)) {
+            Ok(value) => Ok(Params(value)),
+            Err(e) => {
+                let path = e.path().to_string();
+                let text = e.into_inner().to_string();
+                match openloop_core::kernel::bounded::parse_refusal(&text) {
+                    Some((code, message)) => {
+                        let message = message.strip_prefix("the value ").unwrap_or(message);
+                        Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, format!("{path} {message}")))
+                    }
+                    None => Err(malformed(format!("{path}: {text}"))),
+                }
+            }
+        }
+    }
 }
 
 /// The bearer token of a request, if any.

@@ -10,7 +10,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde::Deserialize;
 
-use openloop_core::owner::outbound_webhook::{EventType, NewWebhookEndpoint};
+use openloop_core::owner::outbound_webhook::{EndpointUrl, EventName, EventType, NewWebhookEndpoint};
+use openloop_core::task::error::EngineError;
 use openloop_edge::http::token_hash;
 
 use super::page::{Layout, when};
@@ -130,10 +131,21 @@ pub(super) async fn add(State(state): Shared, headers: HeaderMap, body: Body) ->
             .find(|(k, _)| k == "url")
             .map(|(_, v)| v.trim().to_owned())
             .unwrap_or_default();
-        let events = fields.iter().filter(|(k, _)| k == "events").map(|(_, v)| v.clone()).collect();
+        let events = fields
+            .iter()
+            .filter(|(k, _)| k == "events")
+            .map(|(_, v)| EventName::parse("events", v.clone()))
+            .collect::<Result<Vec<_>, _>>();
         let secret = crate::webhook_endpoints::new_secret().map_err(PageError::from)?;
-        let input = NewWebhookEndpoint { url: url.clone(), events };
-        match state.engine.create_webhook_endpoint(session.account, input, secret).await {
+        let input = match (EndpointUrl::parse("url", url.clone()), events) {
+            (Ok(url), Ok(events)) => Ok(NewWebhookEndpoint { url, events }),
+            (Err(e), _) | (_, Err(e)) => Err(EngineError::from(e)),
+        };
+        let created = match input {
+            Ok(input) => state.engine.create_webhook_endpoint(session.account, input, secret).await,
+            Err(e) => Err(e),
+        };
+        match created {
             Ok(created) => {
                 let revealed = Revealed {
                     what: "Signing secret",

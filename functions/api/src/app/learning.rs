@@ -213,10 +213,16 @@ fn new_memory(form: &MemoryForm, tz: &TimeZone) -> Result<NewMemory, InvalidInpu
             Some(next.to_zoned(tz.clone()).map_err(|_| bad())?.timestamp())
         }
     };
+    let content = openloop_core::kernel::texts::MemoryContent::parse("content", form.content.trim())
+        .map_err(|_| openloop_core::owner::business_memory::content_refused())?;
+    let category = Some(form.category.trim())
+        .filter(|c| !c.is_empty())
+        .map(|c| openloop_core::kernel::texts::MemoryCategory::parse("category", c))
+        .transpose()?;
     Ok(NewMemory {
-        content: form.content.clone(),
+        content,
         member_id,
-        category: Some(form.category.clone()).filter(|c| !c.is_empty()),
+        category,
         expires_at,
     })
 }

@@ -82,10 +82,17 @@ fn touch_words(touch: &str) -> String {
 
 /// What just happened to one template: saved with its preview, or refused with the form as
 /// filled.
+/// The form as the owner filled it (shown again over a refusal).
+#[derive(Clone)]
+struct Filled {
+    subject: String,
+    body: String,
+}
+
 struct Outcome {
     task_type: String,
     touch: String,
-    filled: Option<TemplateInput>,
+    filled: Option<Filled>,
     preview: Option<Draft>,
     error: Option<String>,
 }
@@ -166,14 +173,21 @@ async fn list(State(state): Shared, headers: HeaderMap, Query(params): Query<Par
 /// with the preview, or with the refusal over the form as filled (422).
 async fn save(State(state): Shared, headers: HeaderMap, Path((task_type, touch)): Path<(String, String)>, body: Body) -> Response {
     posted(state, &headers, body, |state, session, fields| async move {
-        let filled = TemplateInput {
+        let filled = Filled {
             subject: field(&fields, "subject").unwrap_or_default().replace("\r\n", "\n"),
             body: field(&fields, "body").unwrap_or_default().replace("\r\n", "\n"),
         };
-        let saved = state
-            .engine
-            .put_message_template(session.account, &task_type, &touch, filled.clone())
-            .await;
+        let input = match (
+            messages::TemplateSubject::parse("subject", filled.subject.clone()),
+            messages::TemplateBody::parse("body", filled.body.clone()),
+        ) {
+            (Ok(subject), Ok(body)) => Ok(TemplateInput { subject, body }),
+            (Err(e), _) | (_, Err(e)) => Err(EngineError::from(e)),
+        };
+        let saved = match input {
+            Ok(input) => state.engine.put_message_template(session.account, &task_type, &touch, input).await,
+            Err(e) => Err(e),
+        };
         match saved {
             Ok(view) => {
                 let outcome = Outcome {

@@ -1319,8 +1319,8 @@ async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
         .create_template(
             &w.account,
             crate::owner::recurring::NewTemplate {
-                task_type: "monthly_churn_analysis".into(),
-                cron: Some("0 8 * * 1".into()),
+                task_type: crate::kernel::texts::TaskTypeName::parse("task_type", "monthly_churn_analysis").expect("type"),
+                cron: Some(crate::kernel::texts::CronExpression::parse("cron", "0 8 * * 1").expect("cron")),
                 goal: None,
                 member_id: None,
                 max_instances: Some(2),
@@ -1384,8 +1384,8 @@ async fn recurring_templates_spawn_once_per_occurrence_up_to_their_cap() {
 async fn recurring_templates_refuse_what_cannot_run() {
     let w = world().await;
     let new = |task_type: &str, cron: Option<&str>, member: Option<&str>| crate::owner::recurring::NewTemplate {
-        task_type: task_type.into(),
-        cron: cron.map(str::to_owned),
+        task_type: crate::kernel::texts::TaskTypeName::parse("task_type", task_type).expect("type"),
+        cron: cron.map(|c| crate::kernel::texts::CronExpression::parse("cron", c).expect("cron")),
         goal: None,
         member_id: member.map(|m| MemberId::parse(m).expect("member")),
         max_instances: None,

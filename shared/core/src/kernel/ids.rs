@@ -11,6 +11,18 @@ use ulid::Ulid;
 
 use crate::kernel::error::InvalidInput;
 
+/// A ULID as the document says it: 26 characters of Crockford's base 32.
+#[cfg(feature = "openapi")]
+pub fn ulid_schema(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .description(Some(description))
+        .min_length(Some(26))
+        .max_length(Some(26))
+        .pattern(Some("^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$"))
+        .into()
+}
+
 macro_rules! ulid_id {
     ($name:ident, $what:literal) => {
         #[doc = concat!("The ULID of ", $what, ".")]
@@ -28,6 +40,20 @@ macro_rules! ulid_id {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 self.0.fmt(f)
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                ulid_schema(concat!("The ULID of ", $what, "."))
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
             }
         }
 
@@ -59,13 +85,44 @@ pub fn new_ulid(now: Timestamp) -> Ulid {
 }
 
 /// The connector's id for a member (PushPress gives its own, e.g. `m_1`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(into = "String")]
 pub struct MemberId(String);
+
+/// What a member id may be: what [`MemberId::parse`] keeps, as the OpenAPI document says it
+/// (the test `member_ids_keep_their_documented_rule` holds the two together).
+pub const MEMBER_ID_RULE: crate::kernel::bounded::TextRule =
+    crate::kernel::bounded::TextRule::line(crate::kernel::limits::MAX_MEMBER_ID_CHARS, "invalid_member_id")
+        .min(1)
+        .pattern("^[A-Za-z0-9_.:@-]+$");
+
+/// Read as [`MemberId::parse`] reads it; a refusal keeps its code through serde.
+impl<'de> Deserialize<'de> for MemberId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        Self::parse(&raw).map_err(|e| <D::Error as serde::de::Error>::custom(crate::kernel::bounded::refusal(&e)))
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for MemberId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        MEMBER_ID_RULE.schema("A member's id in the gym's system.")
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for MemberId {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "MemberId".into()
+    }
+}
 
 impl MemberId {
     pub fn parse(raw: &str) -> Result<Self, InvalidInput> {
-        let ok = !raw.is_empty() && raw.len() <= 128 && raw.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
+        let ok = !raw.is_empty()
+            && raw.len() <= crate::kernel::limits::MAX_MEMBER_ID_CHARS
+            && raw.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:@".contains(c));
         if ok {
             Ok(Self(raw.to_owned()))
         } else {
@@ -127,9 +184,31 @@ impl fmt::Display for MemberId {
 /// a domain with at least two labels), narrowed to what we can safely put in a header and
 /// hand to SES: ASCII only (no control, zero-width or full-width look-alikes) and no quoted
 /// local part.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(into = "String")]
 pub struct Email(String);
+
+/// Read as [`Email::parse`] reads it; a refusal keeps its code through serde.
+impl<'de> Deserialize<'de> for Email {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        Self::parse(&raw).map_err(|e| <D::Error as serde::de::Error>::custom(crate::kernel::bounded::refusal(&e)))
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for Email {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::kernel::texts::EmailAddress::field_schema()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for Email {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Email".into()
+    }
+}
 
 impl Email {
     pub fn parse(raw: &str) -> Result<Self, InvalidInput> {
@@ -139,7 +218,7 @@ impl Email {
             allow_domain_literal: false,
             allow_display_text: false,
         };
-        let plain = s.len() <= 254 && s.bytes().all(|b| b.is_ascii_graphic() && b != b'"');
+        let plain = s.len() <= crate::kernel::limits::MAX_EMAIL_CHARS && s.bytes().all(|b| b.is_ascii_graphic() && b != b'"');
         if plain && email_address::EmailAddress::parse_with_options(&s, options).is_ok() {
             Ok(Self(s))
         } else {
@@ -222,5 +301,17 @@ mod tests {
         assert!(MemberId::parse("m_1").is_ok());
         assert!(MemberId::parse("m#1").is_err());
         assert!(MemberId::parse("").is_err());
+    }
+
+    #[test]
+    fn member_ids_keep_their_documented_rule() {
+        let long = "m".repeat(crate::kernel::limits::MAX_MEMBER_ID_CHARS + 1);
+        for raw in ["m_1", "a.b:c@d-e", "", "m#1", "m 1", "m\n", "é", long.as_str()] {
+            assert_eq!(
+                MemberId::parse(raw).is_ok(),
+                MEMBER_ID_RULE.check("member_id", raw).is_ok(),
+                "{raw:?}"
+            );
+        }
     }
 }

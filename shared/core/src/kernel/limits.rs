@@ -18,6 +18,26 @@ pub const DEFAULT_AVG_MEMBERSHIP_PRICE: f64 = 150.0;
 pub const MAX_MEMBER_WEEKLY_LIMIT: u32 = 14;
 pub const MAX_DAILY_SEND_LIMIT: u32 = 10_000;
 
+/// The texts the owner API takes (`kernel::texts`): what a task is for, a task type's name, an
+/// edited draft's subject and body, the owner's guidance, a code, an address, a zone, a domain,
+/// a cron expression, an account's name, a time and a page's cursor.
+pub const MAX_GOAL_CHARS: usize = 2_000;
+pub const MAX_TASK_TYPE_CHARS: usize = 64;
+pub const MAX_DRAFT_SUBJECT_CHARS: usize = 200;
+pub const MAX_DRAFT_BODY_CHARS: usize = 20_000;
+pub const MAX_GUIDANCE_CHARS: usize = 5_000;
+pub const MAX_CODE_CHARS: usize = 64;
+pub const MAX_EMAIL_CHARS: usize = 254;
+pub const MAX_TIMEZONE_CHARS: usize = 64;
+pub const MAX_DOMAIN_CHARS: usize = 253;
+pub const MAX_CRON_CHARS: usize = 100;
+pub const MAX_ACCOUNT_NAME_CHARS: usize = 200;
+pub const MAX_TIME_CHARS: usize = 64;
+pub const MAX_CURSOR_CHARS: usize = 2_048;
+/// A text message's sender (a phone number, pool id, sender id or ARN).
+pub const MAX_ORIGINATION_CHARS: usize = 256;
+/// A member's id in the gym's system (`kernel::ids::MemberId`).
+pub const MAX_MEMBER_ID_CHARS: usize = 128;
 /// Account context for prompts (spec §23): how much an owner may write into it.
 pub const MAX_PROFILE_TEXT_CHARS: usize = 500;
 /// The owner's reason for skipping a task, kept on its log.

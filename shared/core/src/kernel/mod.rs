@@ -2,6 +2,7 @@
 //! store, checks on outside text, the one rule for numbers, every numeric limit, and the retry policy. Depends on no
 //! other folder of the crate.
 
+pub mod bounded;
 pub mod error;
 pub mod ids;
 pub mod limits;
@@ -9,3 +10,4 @@ pub mod number;
 pub mod plural;
 pub mod retry;
 pub mod text;
+pub mod texts;

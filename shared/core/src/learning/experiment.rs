@@ -16,6 +16,7 @@ use crate::task::tally::TaskTally;
 
 /// One version's count.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VariantCount {
     /// `current` or `proposed`.
     pub name: String,

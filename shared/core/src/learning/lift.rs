@@ -75,6 +75,7 @@ pub use crate::task::holdout::succeeded;
 
 /// One group's count.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Group {
     pub n: u64,
     pub succeeded: u64,
@@ -92,6 +93,7 @@ impl Group {
 
 /// The lift of one task type.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TypeLift {
     pub task_type: String,
     pub contacted: Group,

@@ -30,6 +30,7 @@ use crate::task::task_type::{self, OutcomeKind};
 
 /// Counts and the rates derived from them, for one task type or one outcome of it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Tally {
     /// Closed tasks.
     pub tasks: u64,
@@ -86,6 +87,7 @@ fn succeeded(record: &SharedOutcome) -> bool {
 /// One task type's month: its totals, and the same per outcome code (`none` when the task
 /// closed without one).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskTypeAggregate {
     pub task_type: String,
     #[serde(flatten)]
@@ -95,6 +97,7 @@ pub struct TaskTypeAggregate {
 
 /// A month across every account.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MonthAggregate {
     /// `YYYY-MM`, UTC (how the records are grouped).
     pub month: String,

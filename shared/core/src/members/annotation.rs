@@ -15,6 +15,7 @@ pub const MAX_MEMBER_NOTES: usize = 50;
 
 /// One note, and the task that wrote it, if any.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemberNote {
     pub at: Timestamp,
     pub text: String,

@@ -40,10 +40,13 @@ pub struct ConnectorMember {
 /// `Debug` redacts it) and, optionally, the company the key belongs to when it is not named
 /// by the account's id. An account without one falls back to the process-wide key, if any.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorCredentials {
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ConnectorKey::field_schema))]
     api_key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ConnectorCompany::field_schema))]
     company_id: Option<String>,
 }
 

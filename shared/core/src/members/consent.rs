@@ -7,8 +7,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernel::error::InvalidInput;
 
+/// The sources' names.
+pub fn source_names() -> Vec<&'static str> {
+    vec!["imported", "owner", "member"]
+}
+
+crate::kernel::bounded::bounded_text! {
+    /// Where a consent came from: `imported`, `owner` or `member`.
+    pub SourceName = crate::kernel::bounded::TextRule::line(16, "invalid_consent").one_of(source_names);
+}
+
 /// Where a consent record came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConsentSource {
     /// Brought over from the gym's member system.

@@ -8,6 +8,7 @@ use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::{AccountId, Email, MemberId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MemberStatus {
     Lead,

@@ -20,10 +20,12 @@ pub const NO_SHOW_HISTORY_MAX: usize = 50;
 
 /// See the module docs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Membership {
     #[serde(default)]
     pub role: Option<CustomerRole>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
     pub role_stamp: Option<Stamp>,
     /// By enrollment id.
     #[serde(default)]
@@ -35,11 +37,13 @@ pub struct Membership {
 
 /// The latest word on one enrollment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EnrollmentFact {
     pub status: EnrollmentStatus,
     pub plan_id: Option<String>,
     pub paid_until: Option<Timestamp>,
     pub next_charge: Option<Timestamp>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
     pub stamp: Stamp,
 }
 

@@ -26,6 +26,7 @@ pub struct Company {
 
 /// A customer's `role`: the only status-like field PushPress has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum CustomerRole {
     Superuser,
@@ -77,6 +78,7 @@ pub struct Customer {
 
 /// An enrollment's status, as PushPress spells it (`canceled`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum EnrollmentStatus {
     Active,
@@ -112,6 +114,7 @@ pub struct Enrollment {
 
 /// The four kinds of check-in, each with its own list in PushPress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum CheckinKind {
     Class,

@@ -26,38 +26,53 @@ pub enum ExecutionMode {
 /// escalates rather than invent the rest. A key it does not know is refused (a misspelt key
 /// would otherwise replace the profile with an empty one).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub display_name: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub owner_first_name: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub sign_off: Option<String>,
     /// What kind of business it is ("crossfit box", "yoga studio").
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub business_type: Option<String>,
     /// Its voice ("casual_friendly", "motivational", "professional", "community_first").
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub vibe: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
     pub class_types: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
     pub special_programs: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub current_promo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub typical_greeting: Option<String>,
     /// Subjects the agent must never bring up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
     pub never_mention: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::list_schema))]
     pub always_include: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub contact_phone: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub contact_address: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub contact_website: Option<String>,
 }
 
@@ -124,18 +139,23 @@ impl Profile {
 /// An owner's instructions for one agent, or one of its task types (spec §23.3): added to the
 /// prompt, or replacing the task type's skill. The base rules are never replaced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AgentOverride {
     /// `retention`, `sales`, `gm`, `reputation`, or `*` for every agent.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::AgentName::field_schema))]
     pub agent: String,
     /// A registered task type, or none for every type of the agent.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TaskTypeName::optional_schema))]
     pub task_type: Option<String>,
     /// Replaces the task type's skill.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OverrideText::optional_schema))]
     pub prompt_override: Option<String>,
     /// Added after the account context.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OverrideText::optional_schema))]
     pub prompt_additions: Option<String>,
 }
 
@@ -167,6 +187,7 @@ impl AgentOverride {
 
 /// The owner-editable settings (CONTRACT.md `GET/PUT /api/v1/settings`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Settings {
     pub execution_mode: ExecutionMode,
     pub member_weekly_limit: u32,
@@ -532,6 +553,7 @@ impl From<&str> for WebhookSecret {
 
 /// The platform-wide switch (spec §7.14).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SystemConfig {
     pub global_pause: bool,
     pub updated_at: Option<Timestamp>,

@@ -23,6 +23,7 @@ pub const BRIEF_LIST: usize = 5;
 
 /// One "do this now".
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BriefAction {
     /// `todo`, `escalation`, `payment` or `review`.
     pub kind: &'static str,
@@ -40,6 +41,7 @@ pub struct BriefAction {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AtRisk {
     pub member_id: MemberId,
     pub name: String,
@@ -51,6 +53,7 @@ pub struct AtRisk {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PaymentTrouble {
     pub member_id: MemberId,
     pub name: String,
@@ -62,6 +65,7 @@ pub struct PaymentTrouble {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Yesterday {
     /// Members retained and recovered after outreach (contacted, or never drawn).
     pub retained: u32,
@@ -87,6 +91,7 @@ impl Yesterday {
 
 /// How many entries each capped list left out ("see all").
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct More {
     pub todos: usize,
     pub at_risk: usize,

@@ -57,10 +57,7 @@ impl BusinessMemory {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         let content = self.content.trim();
         if content.is_empty() || content.chars().count() > limits::MAX_MEMORY_CHARS {
-            return Err(InvalidInput::new(
-                "invalid_memory",
-                format!("a memory is 1 to {} characters", limits::MAX_MEMORY_CHARS),
-            ));
+            return Err(content_refused());
         }
         if self.content.len() > limits::MAX_MEMORY_BYTES {
             return Err(InvalidInput::new(
@@ -200,4 +197,12 @@ mod tests {
         let read: Vec<String> = book.about(Some(&ana)).into_iter().map(|m| m.content).collect();
         assert_eq!(read, ["everyone", "about ana"]);
     }
+}
+
+/// A memory's content out of bounds, as the owner reads it.
+pub fn content_refused() -> InvalidInput {
+    InvalidInput::new(
+        "invalid_memory",
+        format!("a memory is 1 to {} characters", limits::MAX_MEMORY_CHARS),
+    )
 }

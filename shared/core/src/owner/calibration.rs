@@ -38,6 +38,7 @@ impl Threshold {
 
 /// The account's thresholds; the defaults until a calibration is accepted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Calibration {
     #[serde(default = "default_gap_days")]
     pub risk_gap_days: u16,

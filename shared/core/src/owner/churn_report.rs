@@ -18,12 +18,14 @@ use crate::task::tally::TaskTally;
 const SAVED: [&str; 2] = ["retained", "recovered"];
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MonthRate {
     pub month: String,
     pub churn_rate: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ReasonCount {
     pub reason: String,
     pub count: u32,
@@ -33,6 +35,7 @@ pub struct ReasonCount {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChurnReport {
     pub month: String,
     pub members_start: u32,

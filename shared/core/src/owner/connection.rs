@@ -54,6 +54,7 @@ impl std::fmt::Debug for WebhookSubscription {
 
 /// Which list the import is reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", tag = "phase", content = "kind")]
 pub enum ImportPhase {
     Customers,
@@ -145,6 +146,7 @@ pub struct Connection {
 
 /// What `GET /api/v1/connector` says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ConnectionStatus {
     NotConnected,

@@ -49,6 +49,7 @@ impl TokenHolder {
 
 /// `POST /api/v1/settings/api-token/rotate`: the new token, shown this once.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ApiTokenRotated {
     pub api_token: String,
     /// Until when the previous token still works.
@@ -57,6 +58,7 @@ pub struct ApiTokenRotated {
 
 /// `POST /api/v1/settings/webhook-secret/rotate`: the new secret, shown this once.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookSecretRotated {
     pub webhook_secret: String,
     /// Until when deliveries signed with the previous secret are still accepted.

@@ -73,6 +73,7 @@ impl BounceWindow {
 
 /// One DNS record the owner publishes for their sending domain.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DnsRecord {
     /// `CNAME`, `MX` or `TXT`.
     #[serde(rename = "type")]
@@ -97,6 +98,7 @@ pub struct DomainIdentity {
 
 /// Where a gym's own sending domain stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DomainStatus {
     /// The identity could not be created yet (the provider failed); tried again later.

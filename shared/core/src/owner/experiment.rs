@@ -28,6 +28,7 @@ pub const MAX_RUNNING_EXPERIMENTS: usize = 3;
 pub const MAX_KEPT_EXPERIMENTS: usize = 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExperimentStatus {
     /// New tasks are split between the versions.

@@ -14,6 +14,7 @@ pub const MAX_LEARNED: usize = 20;
 pub const MAX_LEARNED_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LearnedKind {
     /// Guidance for handling the type's situations (the skill layer).
@@ -23,11 +24,13 @@ pub enum LearnedKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Learned {
     pub kind: LearnedKind,
     pub task_type: String,
     pub text: String,
     /// The suggestion whose acceptance stored it.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub suggestion_id: ulid::Ulid,
 }
 

@@ -25,6 +25,7 @@ use crate::task::reason::Reason;
 
 /// One account's counts for one local day.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DailyMetrics {
     #[serde(default)]
     pub tasks_created: u32,
@@ -291,6 +292,7 @@ impl DayRange {
 /// The rates of §28.3, derived from a day's (or a range's) counts; `None` where nothing was
 /// there to divide.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Rates {
     pub completion_rate: Option<f64>,
     pub escalation_rate: Option<f64>,
@@ -339,7 +341,9 @@ impl Rates {
 
 /// One day of the owner's metrics: its counts and rates.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DayMetrics {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub date: Date,
     #[serde(flatten)]
     pub counts: DailyMetrics,
@@ -348,6 +352,7 @@ pub struct DayMetrics {
 
 /// The counts and rates over a whole range.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RangeTotals {
     #[serde(flatten)]
     pub counts: DailyMetrics,
@@ -357,8 +362,11 @@ pub struct RangeTotals {
 /// What `GET /api/v1/metrics` answers: every day of the range (zeros where nothing was
 /// counted), oldest first, and the range's totals.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MetricsRange {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub from: Date,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub to: Date,
     pub timezone: String,
     pub days: Vec<DayMetrics>,

@@ -43,6 +43,7 @@ pub const BACKOFF: [SignedDuration; 6] = [
 
 /// What an endpoint can be told about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum EventType {
     #[serde(rename = "task.escalated")]
     TaskEscalated,
@@ -80,12 +81,27 @@ impl EventType {
     }
 }
 
+/// Every event's name.
+pub fn event_names() -> Vec<&'static str> {
+    EventType::ALL.iter().map(|e| e.as_str()).collect()
+}
+
+crate::kernel::bounded::bounded_text! {
+    /// An endpoint's address: `https` (the local runtime also takes `http` to loopback).
+    pub EndpointUrl = crate::kernel::bounded::TextRule::line(MAX_URL_CHARS, "invalid_url").min(1).format("uri");
+    /// An event an endpoint can be told about.
+    pub EventName = crate::kernel::bounded::TextRule::line(32, "invalid_events").one_of(event_names);
+}
+
 /// `POST /api/v1/webhook-endpoints`.
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewWebhookEndpoint {
-    pub url: String,
-    pub events: Vec<String>,
+    pub url: EndpointUrl,
+    /// At least one.
+    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
+    pub events: Vec<EventName>,
 }
 
 impl NewWebhookEndpoint {
@@ -115,6 +131,7 @@ impl NewWebhookEndpoint {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum EndpointStatus {
     Active,
@@ -149,6 +166,7 @@ impl OutboundEvent {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {
     /// The receiver answered 2xx.
@@ -163,6 +181,7 @@ pub enum DeliveryStatus {
 
 /// One attempt in an endpoint's delivery log (`GET /api/v1/webhook-endpoints/{id}/deliveries`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryRecord {
     pub event_id: String,
     #[serde(rename = "type")]
@@ -383,6 +402,7 @@ pub fn signed_headers(secret: &WebhookSecret, event: &OutboundEvent, body: &str,
 
 /// An endpoint as the owner sees it (never its secret).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookEndpointView {
     pub id: String,
     pub url: String,
@@ -410,6 +430,7 @@ impl From<&WebhookEndpoint> for WebhookEndpointView {
 
 /// `201` of `POST /api/v1/webhook-endpoints`: the endpoint and its secret, shown this once.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CreatedWebhookEndpoint {
     pub id: String,
     pub url: String,
@@ -421,12 +442,14 @@ pub struct CreatedWebhookEndpoint {
 
 /// `GET /api/v1/webhook-endpoints`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookEndpointList {
     pub webhook_endpoints: Vec<WebhookEndpointView>,
 }
 
 /// `GET /api/v1/webhook-endpoints/{id}/deliveries`: newest first.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookDeliveryLog {
     pub deliveries: Vec<DeliveryRecord>,
 }

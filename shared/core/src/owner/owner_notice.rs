@@ -26,6 +26,7 @@ use crate::task::Task;
 
 /// What happened that the owner should know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeKind {
     /// A task needs the owner's input (spec §17.2).
@@ -118,6 +119,7 @@ impl NoticeKind {
 
 /// Where the owner was (or will be) told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeDelivery {
     /// Mailed on its own, at once.

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One pooled group: members, and how many reached the goal.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PooledGroup {
     pub n: u64,
     pub succeeded: u64,
@@ -16,6 +17,7 @@ pub struct PooledGroup {
 
 /// A task type's lift across the gyms of one business type, in one month.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PooledLift {
     pub task_type: String,
     /// The business type tag (of the fixed list) the gyms share.

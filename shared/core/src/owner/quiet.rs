@@ -17,9 +17,12 @@ pub const MAX_REVIEW_EXPIRY_DAYS: u32 = 90;
 /// From `start` to `end` (local hours, 0–23; wrapping midnight when `start > end`; none when
 /// they are equal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct QuietHours {
+    #[cfg_attr(feature = "openapi", schema(maximum = 23))]
     pub start: u8,
+    #[cfg_attr(feature = "openapi", schema(maximum = 23))]
     pub end: u8,
 }
 

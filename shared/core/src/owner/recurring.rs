@@ -27,7 +27,9 @@ pub fn account_wide_member() -> MemberId {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RecurringTemplate {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub id: ulid::Ulid,
     pub account_id: AccountId,
     pub task_type: String,
@@ -66,6 +68,7 @@ pub const BACKOFF_MAX_EVERY: u32 = 8;
 /// nothing it runs on every 2nd occurrence of its schedule, then every 4th, up to every
 /// [`BACKOFF_MAX_EVERY`]th; the first run that opens a task brings it back to its rhythm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Backoff {
     /// Scheduled runs in a row that opened nothing.
     pub idle_runs: u32,
@@ -110,6 +113,7 @@ pub fn nth_occurrence(expression: &str, after: Timestamp, tz: &TimeZone, n: u32)
 
 /// One run of a recurring template: when, what it found, what it opened, whom it told.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TemplateRun {
     pub at: jiff::Timestamp,
     /// Instances it was due to make (1), or 0 when the cap or a refusal stopped it.
@@ -140,11 +144,10 @@ fn one() -> u32 {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewTemplate {
-    pub task_type: String,
+    pub task_type: crate::kernel::texts::TaskTypeName,
     /// Defaults to the type's own schedule, if it has one.
-    pub cron: Option<String>,
-    pub goal: Option<String>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    pub cron: Option<crate::kernel::texts::CronExpression>,
+    pub goal: Option<crate::kernel::texts::Goal>,
     pub member_id: Option<MemberId>,
     pub max_instances: Option<u32>,
     /// `always` | `on_change` (default) | `on_win` | `never`.

@@ -84,6 +84,7 @@ impl Month {
 
 /// CONTRACT.md's scorecard, plus the month it is for.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Scorecard {
     pub month: String,
     pub members_retained: usize,

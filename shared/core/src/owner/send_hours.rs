@@ -25,6 +25,7 @@ pub const CHOOSE_EVERY_HOURS: i64 = 24;
 
 /// One local hour's first messages and how many were answered or reached their goal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HourCount {
     pub hour: i8,
     pub sends: u32,
@@ -33,6 +34,7 @@ pub struct HourCount {
 
 /// The choice as it stands.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SendHours {
     /// When the choice was last made.
     pub checked_at: Timestamp,

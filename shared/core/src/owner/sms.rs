@@ -14,6 +14,7 @@ pub const MAX_SEGMENTS: u32 = 6;
 pub const MAX_DAILY_LIMIT: u32 = 10_000;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SmsSettings {
     #[serde(default)]
     pub enabled: bool,
@@ -54,7 +55,9 @@ impl SmsSettings {
     pub fn validate(&self) -> Result<(), InvalidInput> {
         let invalid = |m: String| Err(InvalidInput::new("invalid_sms", m));
         if let Some(id) = &self.origination_identity
-            && (id.is_empty() || id.len() > 256 || !id.chars().all(|c| c.is_ascii_alphanumeric() || "+-_:/.".contains(c)))
+            && (id.is_empty()
+                || id.len() > crate::kernel::limits::MAX_ORIGINATION_CHARS
+                || !id.chars().all(|c| c.is_ascii_alphanumeric() || "+-_:/.".contains(c)))
         {
             return invalid("sms.origination_identity is a phone number (E.164), pool id, sender id or ARN".into());
         }
@@ -78,7 +81,7 @@ impl SmsSettings {
 pub struct SmsPatch {
     pub enabled: Option<bool>,
     #[serde(default, deserialize_with = "present")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OriginationIdentity::optional_schema))]
     pub origination_identity: Option<Option<String>>,
     pub daily_limit: Option<u32>,
     pub max_segments: Option<u32>,

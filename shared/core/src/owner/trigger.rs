@@ -46,6 +46,16 @@ pub const PUSHPRESS_EVENTS: [&str; 10] = [
 ];
 pub const OPENLOOP_EVENTS: [&str; 3] = ["no_checkin_days", "todo_done", "task_closed"];
 
+/// Every event a trigger may name.
+pub fn trigger_events() -> Vec<&'static str> {
+    [&MEMBER_EVENTS[..], &PUSHPRESS_EVENTS[..], &OPENLOOP_EVENTS[..]].concat()
+}
+
+crate::kernel::bounded::bounded_text! {
+    /// The event a trigger row fires on: a member event, PushPress's, or Openloop's own.
+    pub TriggerEvent = crate::kernel::bounded::TextRule::line(64, "invalid_event").min(1).one_of(trigger_events);
+}
+
 /// The most rows of the owner's own an account keeps, and the firings its log keeps.
 pub const MAX_CUSTOM_TRIGGERS: usize = 50;
 pub const FIRINGS_KEPT: usize = 100;
@@ -77,6 +87,7 @@ pub enum Notify {
 
 /// One condition of a filter: a value the field equals, or bounds a number lies within.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum FilterValue {
     Range {
@@ -106,6 +117,7 @@ impl FilterValue {
 
 /// A row of the trigger table (CONTRACT.md's `Trigger`, and what the engine needs of it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Trigger {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -449,13 +461,13 @@ pub fn no_checkin_event(facts: &MemberFacts, now: Timestamp) -> Option<OpenloopE
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TriggerInput {
-    pub event: String,
+    pub event: TriggerEvent,
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub filter: Option<BTreeMap<String, FilterValue>>,
-    pub task_type: String,
+    pub task_type: crate::task::task_type::RegisteredTaskType,
     #[serde(default)]
-    pub goal: Option<String>,
+    pub goal: Option<crate::kernel::texts::Goal>,
     #[serde(default)]
     pub delay_hours: Option<u32>,
     pub reentry: Reentry,
@@ -641,12 +653,13 @@ mod tests {
 
     #[test]
     fn bad_rows_are_refused_with_what_to_fix() {
-        let refuse = |v: serde_json::Value| {
-            serde_json::from_value::<TriggerInput>(v)
-                .expect("shape")
-                .into_trigger("t".into())
-                .expect_err("refused")
-                .code
+        // An unknown event or type is refused as the body is read (`kernel::bounded`), the rest
+        // by the row's own checks: each with its code.
+        let refuse = |v: serde_json::Value| match serde_json::from_value::<TriggerInput>(v) {
+            Ok(input) => input.into_trigger("t".into()).expect_err("refused").code,
+            Err(e) => crate::kernel::bounded::parse_refusal(&e.to_string())
+                .map(|(code, _)| code.to_owned())
+                .expect("a refusal with its code"),
         };
         assert_eq!(
             refuse(serde_json::json!({"event": "class.booked", "task_type": "ad_hoc", "reentry": "once"})),

@@ -24,6 +24,7 @@ use crate::task::reason::{GateReason, Reason};
 
 /// A ramp phase (spec §26.2), in the order an account goes through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RampPhase {
     Shadow,
@@ -70,6 +71,7 @@ impl RampPhase {
 
 /// What a phase allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RampLimits {
     pub phase: RampPhase,
     /// Every new task goes to the owner first, whatever the execution mode.
@@ -98,6 +100,7 @@ pub fn warmup_cap(onboarded_at: Option<Timestamp>, now: Timestamp) -> Option<u32
 /// What the account may send today, for `GET /api/v1/settings`: its own ramp phase, the
 /// warm-up's cap if any, and the lower of those and its daily send limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Sending {
     pub ramp_phase: RampPhase,
     pub warmup_cap: Option<u32>,

@@ -17,6 +17,11 @@ use crate::task::{Task, TaskStatus};
 /// The longest comment or note kept.
 pub const COMMENT_MAX_CHARS: usize = 2_000;
 
+crate::kernel::bounded::bounded_text! {
+    /// The owner's comment, note or reason (kept trimmed; empty is none).
+    pub Comment = crate::kernel::bounded::TextRule::text(COMMENT_MAX_CHARS, "invalid_comment");
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]

@@ -21,6 +21,15 @@ pub const DESCRIPTION_MAX_CHARS: usize = 500;
 pub const DRAFT_MAX_CHARS: usize = 20_000;
 /// The longest instruction for planning again.
 pub const INSTRUCTIONS_MAX_CHARS: usize = 1_000;
+crate::kernel::bounded::bounded_text! {
+    /// A plan step's new description.
+    pub StepDescription = crate::kernel::bounded::TextRule::text(DESCRIPTION_MAX_CHARS, "invalid_plan");
+    /// A plan step's new draft (its mail's body).
+    pub StepDraft = crate::kernel::bounded::TextRule::text(DRAFT_MAX_CHARS, "invalid_plan");
+    /// What the agent should do differently ("don't mention the promotion, just check in").
+    pub Instructions = crate::kernel::bounded::TextRule::text(INSTRUCTIONS_MAX_CHARS, "invalid_instructions").min(1);
+}
+
 /// How many times the owner may ask the agent to plan one task again (each costs AI calls).
 pub const MAX_REPLANS: usize = 5;
 /// The most feedback entries a plan keeps (the latest).
@@ -57,12 +66,15 @@ pub struct PlanFeedback {
 /// One step of the plan as the owner wants it: the step it was (its number now), and its new
 /// words if they change. The list's order is the new order; a step not listed is removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StepEdit {
     pub step_number: u32,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = StepDescription::optional_schema))]
     pub description: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = StepDraft::optional_schema))]
     pub draft_content: Option<String>,
 }
 

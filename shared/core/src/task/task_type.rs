@@ -873,6 +873,18 @@ pub const REGISTRY: &[TaskTypeDef] = &[
     BULK_TAG_AT_RISK,
 ];
 
+crate::kernel::bounded::bounded_text! {
+    /// A registered task type.
+    pub RegisteredTaskType = crate::kernel::bounded::TextRule::line(crate::kernel::limits::MAX_TASK_TYPE_CHARS, "invalid_task_type")
+        .min(1)
+        .one_of(registered_keys);
+}
+
+/// The registered types' keys, in the registry's order.
+pub fn registered_keys() -> Vec<&'static str> {
+    REGISTRY.iter().map(|t| t.key).collect()
+}
+
 /// Is `key` a registered type?
 pub fn lookup(key: &str) -> Option<&'static TaskTypeDef> {
     REGISTRY.iter().find(|t| t.key == key)

@@ -16,6 +16,16 @@ use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
 /// The longest note or outcome kept on a to-do.
 pub const TODO_NOTE_MAX_CHARS: usize = 2_000;
 pub const TODO_OUTCOME_MAX_CHARS: usize = 100;
+crate::kernel::bounded::bounded_text! {
+    /// A note on a to-do.
+    pub TodoNote = crate::kernel::bounded::TextRule::text(TODO_NOTE_MAX_CHARS, "invalid_note");
+    /// How a to-do ended, in a few words.
+    pub TodoOutcome = crate::kernel::bounded::TextRule::line(TODO_OUTCOME_MAX_CHARS, "invalid_outcome");
+    /// The day to snooze to (`YYYY-MM-DD`) or a time (RFC 3339).
+    pub SnoozeUntil = crate::kernel::bounded::TextRule::line(crate::kernel::limits::MAX_TIME_CHARS, "invalid_until")
+        .min(1)
+        .pattern("^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9:]+)?)?$");
+}
 /// The most contacts one to-do keeps (the oldest make way).
 pub const TODO_MAX_CONTACTS: usize = 50;
 /// How far ahead a to-do may be snoozed.

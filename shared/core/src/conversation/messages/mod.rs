@@ -35,6 +35,14 @@ pub const GUIDED: &str = "guided";
 pub const MAX_SUBJECT_SOURCE_CHARS: usize = 300;
 /// The most characters an owner's body template may have.
 pub const MAX_BODY_SOURCE_CHARS: usize = 5_000;
+
+crate::kernel::bounded::bounded_text! {
+    /// An owner's template of a subject (MiniJinja): one line; a reply's may be empty (it
+    /// answers under the member's subject).
+    pub TemplateSubject = crate::kernel::bounded::TextRule::line(MAX_SUBJECT_SOURCE_CHARS, "invalid_template");
+    /// An owner's template of a body (MiniJinja).
+    pub TemplateBody = crate::kernel::bounded::TextRule::text(MAX_BODY_SOURCE_CHARS, "invalid_template").min(1);
+}
 /// A rendered subject, as any draft's.
 const MAX_SUBJECT_CHARS: usize = 200;
 /// A rendered body, as any draft's.

@@ -16,11 +16,13 @@ use crate::task::error::EngineError;
 
 /// `POST /api/v1/accounts`.
 #[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewAccount {
-    pub name: String,
-    pub timezone: Option<String>,
+    pub name: crate::kernel::texts::AccountName,
+    pub timezone: Option<crate::kernel::texts::TimezoneName>,
     pub execution_mode: Option<ExecutionMode>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub onboarded_at: Option<Timestamp>,
     #[serde(default)]
     pub profile: Profile,
@@ -46,28 +48,27 @@ pub struct SettingsPatch {
     pub member_weekly_limit: Option<u32>,
     #[cfg_attr(feature = "openapi", schema(maximum = 10000))]
     pub daily_send_limit: Option<u32>,
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TimezoneName::optional_schema))]
     pub timezone: Option<String>,
     #[cfg_attr(feature = "openapi", schema(maximum = 23))]
     pub send_window_start: Option<u8>,
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 24))]
     pub send_window_end: Option<u8>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub onboarded_at: Option<Timestamp>,
     /// A monthly price, 0–100,000.
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100000))]
     pub avg_membership_price: Option<f64>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub profile: Option<Profile>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<Object>>))]
     pub agent_overrides: Option<Vec<AgentOverride>>,
     /// Replaces the per-agent ramp start dates (spec §26.4).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<std::collections::BTreeMap<String, crate::kernel::texts::TimeText>>))]
     pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
     /// Where owner notifications are mailed (spec §35).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub owner_email: Option<crate::kernel::ids::Email>,
     pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
     /// Replaces the prices per PushPress plan.
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<std::collections::BTreeMap<String, f64>>))]
     pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The trust gradient's opt-in.
     pub auto_save_memories: Option<bool>,
@@ -77,17 +78,18 @@ pub struct SettingsPatch {
     /// `null` removes them (the process-wide key, if any, is used again); absent keeps them.
     /// Write-only: no view returns the key.
     #[serde(default, deserialize_with = "present")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<ConnectorCredentials>))]
     pub pushpress: Option<Option<ConnectorCredentials>>,
     /// The gym's own sending domain (spec §33.1): a name creates its identity, `null` goes
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "present")]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::DomainName::optional_schema))]
     pub sending_domain: Option<Option<String>>,
     /// The share of members held out (0–20; CONTRACT.md "Honest lift").
     #[cfg_attr(feature = "openapi", schema(maximum = 20))]
     pub holdout_percent: Option<u8>,
     /// Replaces the task types held out.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TaskTypeName::list_schema))]
     pub holdout_task_types: Option<Vec<String>>,
     /// Apply only over this version of the account (the dashboard's form, which posts every
     /// field it showed): another change since is `StaleVersion`, nothing saved. Not in the API.
@@ -97,7 +99,6 @@ pub struct SettingsPatch {
     #[serde(default, deserialize_with = "present")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<u8>, maximum = 23))]
     pub brief_hour: Option<Option<u8>>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub quiet_hours: Option<crate::owner::quiet::QuietHours>,
     pub review_expiry_days: Option<u32>,
     /// Text messages (any subset of `enabled`, `origination_identity`, `daily_limit`,
@@ -105,6 +106,7 @@ pub struct SettingsPatch {
     pub sms: Option<crate::owner::sms::SmsPatch>,
     /// The owner's phone for critical alerts; `null` removes it.
     #[serde(default, deserialize_with = "present")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::PhoneNumber::optional_schema))]
     pub owner_phone: Option<Option<String>>,
 }
 
@@ -221,7 +223,7 @@ impl Autonomy {
 impl Engine {
     pub async fn create_account(&self, input: NewAccount, secrets: AccountSecrets) -> Result<Account, EngineError> {
         let name = input.name.trim().to_owned();
-        if name.is_empty() || name.len() > 200 {
+        if name.is_empty() || name.len() > crate::kernel::limits::MAX_ACCOUNT_NAME_CHARS {
             return Err(InvalidInput::new("invalid_name", "name must be 1-200 characters").into());
         }
         crate::kernel::text::single_line("invalid_name", "name", &name)?;
@@ -240,7 +242,11 @@ impl Engine {
             .as_ref()
             .and_then(|c| c.company.timezone.clone())
             .filter(|t| parse_timezone(t).is_ok());
-        let timezone = input.timezone.or(company_timezone).unwrap_or_else(|| "America/New_York".into());
+        let timezone = input
+            .timezone
+            .map(String::from)
+            .or(company_timezone)
+            .unwrap_or_else(|| "America/New_York".into());
         parse_timezone(&timezone)?;
         let mut settings = Settings::defaults(timezone);
         settings.execution_mode = input.execution_mode.unwrap_or(ExecutionMode::Manual);

@@ -56,6 +56,7 @@ pub enum ImportOutcome {
 
 /// `GET /api/v1/connector`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConnectorView {
     pub status: ConnectionStatus,
     pub imported_members: u32,
@@ -71,6 +72,7 @@ pub struct ConnectorView {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PlanView {
     pub id: String,
     pub name: String,
@@ -78,6 +80,7 @@ pub struct PlanView {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookView {
     pub registered: bool,
     pub event_types: Vec<String>,

@@ -29,6 +29,7 @@ pub fn monthly_value(facts: &MemberFacts, settings: &Settings) -> (f64, ValueSou
 
 /// One member in the list.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemberView {
     pub id: MemberId,
     pub name: Option<String>,
@@ -44,6 +45,7 @@ pub struct MemberView {
 
 /// One member with everything Openloop keeps on them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemberDetail {
     #[serde(flatten)]
     pub member: MemberView,

@@ -20,16 +20,14 @@ const RACES: usize = 8;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewMemory {
-    /// At most 1,000 characters (1,500 bytes).
-    #[cfg_attr(feature = "openapi", schema(min_length = 1, max_length = 1000))]
-    pub content: String,
+    /// At most 1,500 bytes too.
+    pub content: crate::kernel::texts::MemoryContent,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>))]
     pub member_id: Option<MemberId>,
     #[serde(default)]
-    #[cfg_attr(feature = "openapi", schema(max_length = 40))]
-    pub category: Option<String>,
+    pub category: Option<crate::kernel::texts::MemoryCategory>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub expires_at: Option<Timestamp>,
 }
 

@@ -83,8 +83,9 @@ impl CreateOptions {
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
     /// One of the task type's outcome codes.
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OutcomeCode::field_schema))]
     pub outcome: String,
-    #[cfg_attr(feature = "openapi", schema(max_length = 500))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ResolveNote::optional_schema))]
     pub note: Option<String>,
 }
 
@@ -208,13 +209,13 @@ impl Engine {
         // An unknown type keeps its name and works under `ad_hoc`'s rules (always reviewed).
         let task_type = input.task_type.trim().to_owned();
         let well_formed = !task_type.is_empty()
-            && task_type.len() <= 64
+            && task_type.len() <= limits::MAX_TASK_TYPE_CHARS
             && task_type.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !well_formed {
             return Err(InvalidInput::new("invalid_task_type", "task_type must be 1-64 characters of a-z, 0-9 and _").into());
         }
         let goal = input.goal.trim().to_owned();
-        if goal.is_empty() || goal.len() > 2_000 {
+        if goal.is_empty() || goal.len() > limits::MAX_GOAL_CHARS {
             return Err(InvalidInput::new("invalid_goal", "goal must be 1-2000 characters").into());
         }
         if let Some(draft) = &input.draft {

@@ -62,9 +62,9 @@ const DELETED: &str = "Mention the summer barbecue.";
 
 fn memory(content: &str, member: Option<MemberId>) -> NewMemory {
     NewMemory {
-        content: content.into(),
+        content: crate::kernel::texts::MemoryContent::parse("content", content).expect("content"),
         member_id: member,
-        category: Some("context".into()),
+        category: Some(crate::kernel::texts::MemoryCategory::parse("category", "context").expect("category")),
         expires_at: None,
     }
 }

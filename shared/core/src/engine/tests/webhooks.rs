@@ -77,8 +77,11 @@ impl World {
 
     async fn endpoint(&self, url: &str, events: &[&str]) -> Result<String, EngineError> {
         let input = NewWebhookEndpoint {
-            url: url.into(),
-            events: events.iter().map(|e| (*e).to_owned()).collect(),
+            url: crate::owner::outbound_webhook::EndpointUrl::parse("url", url).map_err(EngineError::from)?,
+            events: events
+                .iter()
+                .map(|e| crate::owner::outbound_webhook::EventName::parse("events", *e).map_err(EngineError::from))
+                .collect::<Result<_, _>>()?,
         };
         Ok(self
             .engine

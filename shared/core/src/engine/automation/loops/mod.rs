@@ -39,6 +39,7 @@ pub struct LoopSweep {
 
 /// A loop as the owner API shows it.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LoopView {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,6 +36,7 @@ const BOOK_RACES: usize = 8;
 
 /// `POST /api/v1/triggers/{id}/dry-run`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DryRun {
     pub would_open: usize,
     pub members: Vec<DryRunMember>,
@@ -44,6 +45,7 @@ pub struct DryRun {
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DryRunMember {
     pub id: MemberId,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +145,13 @@ impl Engine {
                     fields.insert("reentry_days".into(), serde_json::Value::Null);
                 }
             }
-            let input: TriggerInput = serde_json::from_value(merged).map_err(|e| InvalidInput::new("invalid_trigger", e.to_string()))?;
+            let input: TriggerInput = serde_json::from_value(merged).map_err(|e| {
+                let text = e.to_string();
+                match crate::kernel::bounded::parse_refusal(&text) {
+                    Some((code, message)) => InvalidInput::new(code, message.replacen("the value", "a field", 1)),
+                    None => InvalidInput::new("invalid_trigger", text),
+                }
+            })?;
             let changed = input.into_trigger(row.id.clone())?;
             if let Some(slot) = book.custom.iter_mut().find(|t| t.id == id) {
                 *slot = changed;

@@ -18,6 +18,7 @@ use crate::task::error::EngineError;
 
 /// One template as the owner sees it: `source` says whose it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MessageTemplateView {
     pub task_type: String,
     pub touch: String,
@@ -35,8 +36,8 @@ pub struct MessageTemplateView {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TemplateInput {
-    pub subject: String,
-    pub body: String,
+    pub subject: crate::conversation::messages::TemplateSubject,
+    pub body: crate::conversation::messages::TemplateBody,
 }
 
 /// Whose member a message is for: the task's member, and their plan when the task opened.

@@ -45,23 +45,26 @@ const MAX_INBOUND_CHARS: usize = 1_600;
 
 /// `POST /api/v1/members/{id}/consent`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConsentInput {
     pub sms: bool,
-    /// `imported`, `owner` or `member`.
-    pub source: String,
+    pub source: crate::members::consent::SourceName,
     /// The member's time zone (an IANA name) for their texts' hours; absent keeps the one on
     /// record, `null` clears it (their state's or the gym's zone then).
     #[serde(default, deserialize_with = "place::present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TimezoneName::optional_schema))]
     pub time_zone: Option<Option<String>>,
     /// The member's US state (code or name), whose texting rules apply; absent keeps the one
     /// on record, `null` clears it (their PushPress address's then).
     #[serde(default, deserialize_with = "place::present", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::UsStateName::optional_schema))]
     pub state: Option<Option<String>>,
 }
 
 /// A member's consent record, as the owner API answers it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConsentView {
     pub member_id: MemberId,
     pub sms: bool,

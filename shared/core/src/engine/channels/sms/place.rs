@@ -12,8 +12,7 @@ use crate::owner::account::{Settings, parse_timezone};
 use crate::rails::quiet_hours::{self, ZoneSource};
 use crate::rails::texting;
 
-/// The longest time zone name taken (the IANA database's longest is about 30).
-const MAX_TIME_ZONE_CHARS: usize = 64;
+use crate::kernel::limits::MAX_TIMEZONE_CHARS as MAX_TIME_ZONE_CHARS;
 
 /// A field that may be absent (keep what is on record), `null` (clear it) or a value.
 pub(super) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {

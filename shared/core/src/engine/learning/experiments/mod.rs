@@ -25,8 +25,11 @@ const MAX_RESULT_DAYS: i64 = 366;
 
 /// One experiment as the owner reads it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExperimentView {
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub id: ulid::Ulid,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub suggestion_id: ulid::Ulid,
     /// The suggestion's title.
     pub title: String,
@@ -49,6 +52,7 @@ pub struct ExperimentView {
 
 /// `GET /api/v1/experiments`: the account's experiments, newest first.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExperimentsReport {
     pub experiments: Vec<ExperimentView>,
 }

@@ -38,8 +38,11 @@ pub(crate) fn holdout_for(account: &Account, input: &NewTask, options: &CreateOp
 
 /// `GET /api/v1/lift`: the window read, the holdout in force, and the lift.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct LiftReport {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub from: Date,
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = Date))]
     pub to: Date,
     pub holdout_percent: u8,
     pub groups: Vec<TypeLift>,
