@@ -46,6 +46,7 @@ impl ConsentSource {
 
 /// One member's answer about texts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SmsConsent {
     pub sms: bool,
     pub source: ConsentSource,

@@ -203,6 +203,7 @@ pub fn is_united_states(country: Option<&str>) -> bool {
 
 /// Where the member's time zone came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ZoneSource {
     /// Set for this member by the owner.

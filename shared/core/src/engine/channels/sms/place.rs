@@ -72,6 +72,7 @@ impl PlaceChange {
 
 /// Where texts find the member and when they may go, as the owner API shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TextPlaceView {
     /// The time zone the member's texts keep their hours in.
     pub time_zone: String,
@@ -102,6 +103,7 @@ impl TextPlaceView {
 /// A member's texts as `GET /api/v1/members/{id}` shows them: their consent (none: never
 /// asked), whether they have a phone, and their place.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemberTexts {
     pub consent: Option<SmsConsent>,
     pub has_phone: bool,
