@@ -211,12 +211,6 @@ pub struct CommitExtras {
     pub account: Option<Account>,
 }
 
-impl CommitExtras {
-    pub fn is_empty(&self) -> bool {
-        self.ai_call.is_none() && self.claim_actions.is_empty() && self.finish_actions.is_empty() && self.account.is_none()
-    }
-}
-
 /// One AI call counted in a commit: the account's local `date` and the count the step read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AiCallCount {
