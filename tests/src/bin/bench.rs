@@ -712,9 +712,13 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock, unit: &m
         task_id: task,
         due_at: clock.now(),
     };
-    let outcome = measure(store, "execute: automation, 2 actions (claim+finish each)", engine.execute(&item))
-        .await
-        .0?;
+    let outcome = measure(
+        store,
+        "execute: automation, 2 actions (claimed, finished with the task)",
+        engine.execute(&item),
+    )
+    .await
+    .0?;
     assert!(
         matches!(&outcome, openloop_core::engine::StepOutcome::Moved { to, .. } if *to == openloop_core::task::TaskStatus::Completed),
         "{outcome:?}"

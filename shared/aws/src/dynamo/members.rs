@@ -12,7 +12,7 @@ use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::{AccountId, Email, MemberId};
 use openloop_core::members::member::{MemberFacts, SendLedger};
 use openloop_core::ports::MemberStore;
-use openloop_core::rails::send_gate::{SendSnapshot, dates_around};
+use openloop_core::rails::send_gate::{DraftReads, SendSnapshot, dates_around};
 
 use crate::keys::*;
 
@@ -111,53 +111,18 @@ impl MemberStore for DynamoStore {
         email: Option<&Email>,
         around: Date,
     ) -> Result<SendSnapshot, StoreError> {
-        let pk = account_pk(account);
-        let key = |pk: String, sk: String| HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))]);
-        let mut keys = vec![
-            key(SYSTEM_PK.into(), CONFIG_SK.into()),
-            key(pk.clone(), PROFILE_SK.into()),
-            key(pk.clone(), member_sk(member)),
-            key(pk.clone(), annotations_sk(member)),
-            key(pk.clone(), MEMORIES_SK.into()),
-        ];
-        if let Some(email) = email {
-            keys.push(key(pk.clone(), suppress_sk(email)));
-        }
-        let dates = dates_around(around);
-        keys.extend(dates.iter().map(|d| key(pk.clone(), sends_sk(*d))));
-        let items = self.batch_get(keys).await?;
-        let mut snapshot = SendSnapshot {
-            daily: dates.iter().map(|d| (*d, 0)).collect(),
-            ..SendSnapshot::default()
-        };
-        for item in items {
-            let sk = sk_of(&item).to_owned();
-            if sk == CONFIG_SK {
-                snapshot.system = from_item(item)?;
-            } else if sk == PROFILE_SK {
-                snapshot.account = Some(from_item(item)?);
-            } else if sk == MEMORIES_SK {
-                snapshot.memories = super::memories::from_stored(item)?;
-            } else if sk.starts_with("ANNOTATIONS#") {
-                snapshot.annotations = super::annotations::from_stored(item)?;
-            } else if sk.starts_with("MEMBER#") {
-                let (facts, ledger) = member_from_item(&item, member)?;
-                snapshot.ledger = ledger;
-                snapshot.facts = item.contains_key("facts").then_some(facts);
-            } else if sk.starts_with("SUPPRESS#") {
-                snapshot.suppressed = true;
-            } else if let Some(date) = sk.strip_prefix("SENDS#").and_then(|d| d.parse::<Date>().ok()) {
-                let sent = item
-                    .get("sent")
-                    .and_then(|v| v.as_n().ok())
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .unwrap_or(0);
-                if let Some(entry) = snapshot.daily.iter_mut().find(|(d, _)| *d == date) {
-                    entry.1 = u32::try_from(sent.max(0)).unwrap_or(0);
-                }
-            }
-        }
-        Ok(snapshot)
+        self.snapshot_batch(account, member, email, around, None).await
+    }
+
+    async fn send_snapshot_for_draft(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+        template: (&str, &str),
+    ) -> Result<SendSnapshot, StoreError> {
+        self.snapshot_batch(account, member, email, around, Some(template)).await
     }
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
@@ -183,6 +148,92 @@ impl MemberStore for DynamoStore {
 
     async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
         self.delete(account_pk(account), &suppress_sk(email)).await
+    }
+}
+
+impl DynamoStore {
+    /// The send snapshot's one batch read; with `template`, the draft's reads too.
+    async fn snapshot_batch(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+        template: Option<(&str, &str)>,
+    ) -> Result<SendSnapshot, StoreError> {
+        let pk = account_pk(account);
+        let key = |pk: String, sk: String| HashMap::from([(PK.to_owned(), s(pk)), (SK.to_owned(), s(sk))]);
+        let mut keys = vec![
+            key(SYSTEM_PK.into(), CONFIG_SK.into()),
+            key(pk.clone(), PROFILE_SK.into()),
+            key(pk.clone(), member_sk(member)),
+            key(pk.clone(), annotations_sk(member)),
+            key(pk.clone(), MEMORIES_SK.into()),
+        ];
+        if let Some(email) = email {
+            keys.push(key(pk.clone(), suppress_sk(email)));
+        }
+        let dates = dates_around(around);
+        keys.extend(dates.iter().map(|d| key(pk.clone(), sends_sk(*d))));
+        let template_sk = template.map(|(task_type, touch)| message_template_sk(task_type, touch));
+        if let Some(sk) = &template_sk {
+            keys.push(key(pk.clone(), sk.clone()));
+            keys.push(key(pk.clone(), CONNECTION_SK.into()));
+            keys.extend(dates.iter().map(|d| key(pk.clone(), ai_calls_sk(*d))));
+        }
+        let items = self.batch_get(keys).await?;
+        let mut snapshot = SendSnapshot {
+            daily: dates.iter().map(|d| (*d, 0)).collect(),
+            draft: template.map(|(task_type, touch)| DraftReads {
+                key: (task_type.to_owned(), touch.to_owned()),
+                ai_calls: dates.iter().map(|d| (*d, 0)).collect(),
+                ..DraftReads::default()
+            }),
+            ..SendSnapshot::default()
+        };
+        for item in items {
+            let sk = sk_of(&item).to_owned();
+            if sk == CONFIG_SK {
+                snapshot.system = from_item(item)?;
+            } else if sk == PROFILE_SK {
+                snapshot.account = Some(from_item(item)?);
+            } else if sk == MEMORIES_SK {
+                snapshot.memories = super::memories::from_stored(item)?;
+            } else if sk.starts_with("ANNOTATIONS#") {
+                snapshot.annotations = super::annotations::from_stored(item)?;
+            } else if sk.starts_with("MEMBER#") {
+                let (facts, ledger) = member_from_item(&item, member)?;
+                snapshot.ledger = ledger;
+                snapshot.facts = item.contains_key("facts").then_some(facts);
+            } else if template_sk.as_ref() == Some(&sk) {
+                if let Some(draft) = snapshot.draft.as_mut() {
+                    draft.template = Some(from_item(item)?);
+                }
+            } else if sk == CONNECTION_SK {
+                if let Some(draft) = snapshot.draft.as_mut() {
+                    draft.connection = Some(from_item(item)?);
+                }
+            } else if let Some(date) = sk.strip_prefix("AICALLS#").and_then(|d| d.parse::<Date>().ok()) {
+                let calls = item.get("calls").and_then(|v| v.as_n().ok()).and_then(|v| v.parse::<u32>().ok());
+                if let (Some(draft), Some(calls)) = (snapshot.draft.as_mut(), calls)
+                    && let Some(entry) = draft.ai_calls.iter_mut().find(|(d, _)| *d == date)
+                {
+                    entry.1 = calls;
+                }
+            } else if sk.starts_with("SUPPRESS#") {
+                snapshot.suppressed = true;
+            } else if let Some(date) = sk.strip_prefix("SENDS#").and_then(|d| d.parse::<Date>().ok()) {
+                let sent = item
+                    .get("sent")
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(0);
+                if let Some(entry) = snapshot.daily.iter_mut().find(|(d, _)| *d == date) {
+                    entry.1 = u32::try_from(sent.max(0)).unwrap_or(0);
+                }
+            }
+        }
+        Ok(snapshot)
     }
 }
 

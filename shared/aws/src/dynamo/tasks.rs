@@ -12,7 +12,7 @@ use jiff::civil::Date;
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
 use openloop_core::learning::interaction::InteractionOutcome;
-use openloop_core::ports::{AccountStore, Tasks};
+use openloop_core::ports::{AccountStore, CommitExtras, Tasks};
 use openloop_core::task::commit::{SendEffect, TaskCommit};
 use openloop_core::task::flood::{CreationQuota, closes_task, reopens_task};
 use openloop_core::task::history::TaskHistory;
@@ -60,6 +60,10 @@ impl Tasks for DynamoStore {
     }
 
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError> {
+        self.commit_with(commit, &CommitExtras::default()).await
+    }
+
+    async fn commit_with(&self, commit: &TaskCommit, extras: &CommitExtras) -> Result<(), StoreError> {
         let task = &commit.task;
         let pk = account_pk(task.account_id);
         let mut writes = Vec::new();
@@ -214,7 +218,11 @@ impl Tasks for DynamoStore {
         // The learning record rides on the close (and on every revision of a closed task):
         // one read of the account's settings for its time zone and business type.
         if !task.is_active() {
-            let owner = self.get_account(task.account_id).await?;
+            // The account the step read, when it says so; else one read.
+            let owner = match extras.account.as_ref().filter(|a| a.id == task.account_id) {
+                Some(known) => Some(known.clone()),
+                None => self.get_account(task.account_id).await?,
+            };
             let settings = owner.as_ref().map(|a| a.settings.clone());
             let record = InteractionOutcome::of(task, settings.as_ref()).map(|r| match &owner {
                 Some(a) => r.contributed_by(a.webhook_secret.expose().as_bytes()),
@@ -235,6 +243,7 @@ impl Tasks for DynamoStore {
                 }
             }
         }
+        writes.extend(self.extra_writes(task.account_id, extras)?);
         self.transact(writes).await
     }
 
@@ -448,6 +457,57 @@ impl DynamoStore {
                     Some(Conflict::MemberAgentTasks),
                 ));
             }
+        }
+        Ok(writes)
+    }
+}
+
+impl DynamoStore {
+    /// A commit's [`CommitExtras`] as transaction items, each with the conflict its condition
+    /// reports.
+    fn extra_writes(&self, account: AccountId, extras: &CommitExtras) -> Result<Vec<(TransactWriteItem, Option<Conflict>)>, StoreError> {
+        let mut writes = Vec::new();
+        if let Some(ai) = &extras.ai_call {
+            let update = Update::builder()
+                .table_name(&self.table)
+                .key(PK, s(account_pk(account)))
+                .key(SK, s(ai_calls_sk(ai.date)))
+                .update_expression("SET #kind = :kind, calls = :next")
+                .expression_attribute_names("#kind", KIND)
+                .expression_attribute_values(":kind", s("ai_calls"))
+                .expression_attribute_values(":next", n(ai.seen + 1));
+            let update = if ai.seen == 0 {
+                update.condition_expression("attribute_not_exists(calls)")
+            } else {
+                update
+                    .condition_expression("calls = :seen")
+                    .expression_attribute_values(":seen", n(ai.seen))
+            };
+            writes.push((
+                TransactWriteItem::builder().update(update.build().map_err(build_error)?).build(),
+                Some(Conflict::AiCalls),
+            ));
+        }
+        for claim in &extras.claim_actions {
+            let item = keyed(claim, account_pk(claim.account_id), action_sk(claim.task_id, &claim.key), "action")?;
+            let put = Put::builder()
+                .table_name(&self.table)
+                .set_item(Some(item))
+                .condition_expression("attribute_not_exists(PK) OR #state = :failed")
+                .expression_attribute_names("#state", "state")
+                .expression_attribute_values(":failed", s("failed"))
+                .build()
+                .map_err(build_error)?;
+            writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::AlreadyExists)));
+        }
+        for finished in &extras.finish_actions {
+            let item = keyed(
+                finished,
+                account_pk(finished.account_id),
+                action_sk(finished.task_id, &finished.key),
+                "action",
+            )?;
+            writes.push((self.plain_put(item)?, None));
         }
         Ok(writes)
     }

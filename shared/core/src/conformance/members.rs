@@ -149,3 +149,91 @@ pub(super) async fn member_facts_are_listed_per_account_in_pages(store: &dyn Tas
         "members: a foreign cursor is refused"
     );
 }
+
+/// A drafted touch's snapshot holds, in the same read, the owner's template of its key (none
+/// for another key), the PushPress connection and the account's AI calls on the days around.
+pub(super) async fn a_drafts_snapshot_holds_its_template_connection_and_ai_calls(store: &dyn TaskStore) {
+    use crate::conversation::messages::OwnerTemplate;
+    use crate::owner::connection::Connection;
+    let account = sample_account(base());
+    store
+        .create_account(&account, &format!("hash-{}", account.id))
+        .await
+        .expect("account");
+    let task = new_task(store, account.id, "m_draft_snap", TaskStatus::Waiting).await;
+    let email = task.member.email.clone().expect("email");
+    let date = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let key = ("churn_risk", "follow_up_1");
+    let plain = store
+        .send_snapshot(account.id, &task.member.id, Some(&email), date)
+        .await
+        .expect("snapshot");
+    assert!(plain.draft.is_none(), "a snapshot reads the draft's items only when asked");
+    let empty = store
+        .send_snapshot_for_draft(account.id, &task.member.id, Some(&email), date, key)
+        .await
+        .expect("snapshot");
+    let reads = empty.draft.expect("the draft's reads");
+    assert_eq!(reads.key, (key.0.to_owned(), key.1.to_owned()));
+    assert!(reads.template.is_none() && reads.connection.is_none());
+    assert_eq!(reads.ai_calls_on(date), Some(0), "no call counted yet");
+    assert_eq!(
+        empty.account.as_ref().map(|a| a.id),
+        Some(account.id),
+        "the gates' reads are there too"
+    );
+
+    let template = OwnerTemplate {
+        task_type: key.0.into(),
+        touch: key.1.into(),
+        subject: "Still there?".into(),
+        body: "Hi {{ member.first_name }}".into(),
+        updated_at: base(),
+    };
+    store.put_message_template(account.id, &template).await.expect("template");
+    let connection = Connection {
+        company_id: None,
+        company_name: None,
+        subscription: None,
+        import: None,
+        plans: [("pln_1".to_owned(), "Unlimited".to_owned())].into(),
+        last_sync_at: None,
+        last_error: None,
+        version: 1,
+    };
+    store.save_connection(account.id, &connection).await.expect("connection");
+    store.count_ai_call(account.id, date, 10).await.expect("count");
+    store.count_ai_call(account.id, date, 10).await.expect("count");
+    let tomorrow = date.tomorrow().expect("date");
+    store.count_ai_call(account.id, tomorrow, 10).await.expect("count");
+    let full = store
+        .send_snapshot_for_draft(account.id, &task.member.id, Some(&email), date, key)
+        .await
+        .expect("snapshot")
+        .draft
+        .expect("the draft's reads");
+    assert_eq!(full.template, Some(template));
+    assert_eq!(
+        full.connection.as_ref().map(|c| c.plans.get("pln_1").cloned()),
+        Some(Some("Unlimited".to_owned()))
+    );
+    assert_eq!(full.ai_calls_on(date), Some(2));
+    assert_eq!(full.ai_calls_on(tomorrow), Some(1), "per day");
+    let other = store
+        .send_snapshot_for_draft(account.id, &task.member.id, Some(&email), date, ("churn_risk", "follow_up_2"))
+        .await
+        .expect("snapshot")
+        .draft
+        .expect("the draft's reads");
+    assert!(other.template.is_none(), "the template of the key asked for, no other");
+    let elsewhere = store
+        .send_snapshot_for_draft(AccountId::generate(base()), &task.member.id, Some(&email), date, key)
+        .await
+        .expect("snapshot")
+        .draft
+        .expect("the draft's reads");
+    assert!(
+        elsewhere.template.is_none() && elsewhere.connection.is_none() && elsewhere.ai_calls_on(date) == Some(0),
+        "per account"
+    );
+}

@@ -94,6 +94,7 @@ macro_rules! store_conformance_tests {
                 history_is_complete_and_in_order,
                 reservations_enforce_every_guarantee_atomically,
                 a_reopened_task_holds_its_guard_again_unless_a_newer_task_does,
+                a_commit_counts_an_ai_call_and_claims_actions_in_its_transaction,
             ],
             task_index: [
                 the_due_index_holds_what_is_scheduled_and_pages,
@@ -108,6 +109,7 @@ macro_rules! store_conformance_tests {
                 suppressions_are_per_account,
                 snapshots_hold_everything_the_gates_read,
                 member_facts_are_listed_per_account_in_pages,
+                a_drafts_snapshot_holds_its_template_connection_and_ai_calls,
             ],
             counters: [
                 ai_calls_are_counted_per_account_and_day_up_to_the_limit,

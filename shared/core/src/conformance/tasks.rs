@@ -389,3 +389,118 @@ pub(super) async fn a_reopened_task_holds_its_guard_again_unless_a_newer_task_do
         Some(TaskStatus::Cancelled)
     );
 }
+
+/// A commit's extras are written in its transaction, all or nothing: an AI call counted over
+/// the count read (refused once another call moved it), action claims made once (refused
+/// while a record holds the key, allowed over a failed one) and action outcomes written
+/// over their claims.
+pub(super) async fn a_commit_counts_an_ai_call_and_claims_actions_in_its_transaction(store: &dyn TaskStore) {
+    use crate::ports::{AiCallCount, CommitExtras};
+    use crate::task::action::{Action, ActionRecord, ActionState, ActionType, idempotency_key};
+    let account = AccountId::generate(base());
+    let task = new_task(store, account, "m_extras", TaskStatus::Ready).await;
+    let date = base().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let action = |slot: &str, state: ActionState| ActionRecord {
+        account_id: account,
+        task_id: task.id,
+        key: idempotency_key(task.id, ActionType::LogNote, slot),
+        member_id: member("m_extras"),
+        action: Action::LogNote { text: slot.into() },
+        state,
+        result: None,
+        error: None,
+        started_at: base(),
+        finished_at: None,
+    };
+    let step = |from: &Task, reason: Reason| {
+        let (next, log) = record(from, base(), Why::new(reason));
+        (next.clone(), TaskCommit::new(next, log))
+    };
+
+    // Counted from nothing, then over the count read.
+    let (first, commit) = step(&task, Reason::ActionsDue);
+    let extras = CommitExtras {
+        ai_call: Some(AiCallCount { date, seen: 0 }),
+        claim_actions: vec![action("0", ActionState::Started), action("1", ActionState::Started)],
+        ..CommitExtras::default()
+    };
+    store.commit_with(&commit, &extras).await.expect("commit with extras");
+    assert_eq!(store.ai_calls(account, date).await.expect("read"), 1, "the call is counted");
+    let records = store.task_actions(account, task.id).await.expect("actions");
+    assert_eq!(records.len(), 2, "both claims written: {records:?}");
+    assert!(records.iter().all(|r| r.state == ActionState::Started));
+
+    // A count that moved since it was read refuses the whole commit.
+    store.count_ai_call(account, date, 100).await.expect("count");
+    let (_, commit) = step(&first, Reason::ActionsDue);
+    let stale = CommitExtras {
+        ai_call: Some(AiCallCount { date, seen: 1 }),
+        ..CommitExtras::default()
+    };
+    assert!(
+        is_conflict(store.commit_with(&commit, &stale).await, Conflict::AiCalls),
+        "extras: a moved AI count conflicts"
+    );
+    assert_eq!(
+        store.get_task(account, task.id).await.expect("read"),
+        Some(first.clone()),
+        "and writes nothing"
+    );
+    assert_eq!(store.ai_calls(account, date).await.expect("read"), 2);
+
+    // A claim on a key held by a record refuses the whole commit, the other claim too.
+    let held = CommitExtras {
+        claim_actions: vec![action("2", ActionState::Started), action("1", ActionState::Started)],
+        ..CommitExtras::default()
+    };
+    assert!(
+        is_conflict(store.commit_with(&commit, &held).await, Conflict::AlreadyExists),
+        "extras: an action is claimed once"
+    );
+    assert_eq!(
+        store.task_actions(account, task.id).await.expect("actions").len(),
+        2,
+        "nothing claimed"
+    );
+
+    // Outcomes over their claims, with the task's stale write refused as a whole.
+    let mut done = action("0", ActionState::Done);
+    done.finished_at = Some(base());
+    let mut failed = action("1", ActionState::Failed);
+    failed.error = Some("no".into());
+    let finish = CommitExtras {
+        finish_actions: vec![done.clone(), failed.clone()],
+        ..CommitExtras::default()
+    };
+    let (_, stale_commit) = step(&task, Reason::ActionsExecuted);
+    assert!(
+        is_conflict(store.commit_with(&stale_commit, &finish).await, Conflict::Version),
+        "extras: ride on the task's version"
+    );
+    assert!(
+        store
+            .task_actions(account, task.id)
+            .await
+            .expect("actions")
+            .iter()
+            .all(|r| r.state == ActionState::Started),
+        "a refused commit finishes nothing"
+    );
+    let (second, commit) = step(&first, Reason::ActionsExecuted);
+    store.commit_with(&commit, &finish).await.expect("finish");
+    let records = store.task_actions(account, task.id).await.expect("actions");
+    assert_eq!(records, vec![done, failed.clone()], "outcomes written over the claims");
+
+    // A failed action's key is claimed again.
+    let (_, commit) = step(&second, Reason::ActionsDue);
+    let again = CommitExtras {
+        claim_actions: vec![action("1", ActionState::Started)],
+        ..CommitExtras::default()
+    };
+    store.commit_with(&commit, &again).await.expect("a failed action is claimed again");
+    let records = store.task_actions(account, task.id).await.expect("actions");
+    assert_eq!(
+        records.iter().find(|r| r.key == failed.key).map(|r| r.state),
+        Some(ActionState::Started)
+    );
+}

@@ -69,4 +69,7 @@ pub enum Conflict {
     AgentTasks,
     /// The agent-spawned tasks about this member today are at their limit (spec §7.13).
     MemberAgentTasks,
+    /// The account's AI calls of the day moved since the writer read them (another call was
+    /// counted meanwhile): nothing was written; count the call on its own.
+    AiCalls,
 }

@@ -9,7 +9,7 @@ use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, Email, MemberId};
 use crate::members::member::{MemberFacts, SendLedger};
 use crate::ports::MemberStore;
-use crate::rails::send_gate::{SendSnapshot, dates_around};
+use crate::rails::send_gate::{DraftReads, SendSnapshot, dates_around};
 
 use super::{MemoryStore, conflict};
 
@@ -84,7 +84,31 @@ impl MemberStore for MemoryStore {
                 .collect(),
             annotations: s.annotations.get(&(account, member.clone())).cloned().unwrap_or_default(),
             memories: s.memory_books.get(&account).cloned().unwrap_or_default(),
+            draft: None,
         })
+    }
+
+    async fn send_snapshot_for_draft(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+        template: (&str, &str),
+    ) -> Result<SendSnapshot, StoreError> {
+        let mut snapshot = self.send_snapshot(account, member, email, around).await?;
+        let s = self.lock();
+        let key = (template.0.to_owned(), template.1.to_owned());
+        snapshot.draft = Some(DraftReads {
+            template: s.message_templates.get(&(account, key.0.clone(), key.1.clone())).cloned(),
+            key,
+            connection: s.connections.get(&account).cloned(),
+            ai_calls: dates_around(around)
+                .into_iter()
+                .map(|d| (d, s.ai_calls.get(&(account, d)).copied().unwrap_or(0)))
+                .collect(),
+        });
+        Ok(snapshot)
     }
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {

@@ -7,7 +7,8 @@ use async_trait::async_trait;
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::learning::interaction::InteractionOutcome;
-use crate::ports::Tasks;
+use crate::ports::{CommitExtras, Tasks};
+use crate::task::action::ActionState;
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::flood::CreationQuota;
 use crate::task::history::TaskHistory;
@@ -77,6 +78,10 @@ impl Tasks for MemoryStore {
     }
 
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError> {
+        self.commit_with(commit, &CommitExtras::default()).await
+    }
+
+    async fn commit_with(&self, commit: &TaskCommit, extras: &CommitExtras) -> Result<(), StoreError> {
         let task = &commit.task;
         // As DynamoDB: a number it cannot hold is refused, not stored.
         super::storable(task)?;
@@ -126,7 +131,25 @@ impl Tasks for MemoryStore {
             }
             Some(SendEffect::Record { .. } | SendEffect::Release { .. }) | None => {}
         }
+        if let Some(ai) = &extras.ai_call
+            && s.ai_calls.get(&(account, ai.date)).copied().unwrap_or(0) != ai.seen
+        {
+            return Err(conflict(Conflict::AiCalls));
+        }
+        for claim in &extras.claim_actions {
+            let key = (claim.account_id, claim.task_id, claim.key.clone());
+            if s.actions.get(&key).is_some_and(|r| r.state != ActionState::Failed) {
+                return Err(conflict(Conflict::AlreadyExists));
+            }
+        }
         // Apply.
+        if let Some(ai) = &extras.ai_call {
+            s.ai_calls.insert((account, ai.date), ai.seen + 1);
+        }
+        for record in extras.claim_actions.iter().chain(&extras.finish_actions) {
+            s.actions
+                .insert((record.account_id, record.task_id, record.key.clone()), record.clone());
+        }
         match &commit.send {
             Some(SendEffect::Reserve {
                 outbound,

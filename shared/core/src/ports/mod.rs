@@ -42,6 +42,7 @@ pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
     SignInLinkStore, SuggestionStore, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
 };
+pub use store::{AiCallCount, CommitExtras};
 
 /// The time, as every component must read it (a test clock locally).
 pub trait Clock: Send + Sync {

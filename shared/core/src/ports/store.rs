@@ -163,6 +163,9 @@ pub trait Tasks: Send + Sync {
     /// [`TaskIndex::message_route`]); a commit that leaves the task closed writes its
     /// learning record (see [`LearningStore`]).
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
+    /// [`Tasks::commit`] with [`CommitExtras`] written in the same transaction: all of it or
+    /// nothing. An extra's condition that fails is its conflict (see [`CommitExtras`]).
+    async fn commit_with(&self, commit: &TaskCommit, extras: &CommitExtras) -> Result<(), StoreError>;
     /// A consistent read of a task.
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
     /// Consistent reads of several tasks of one account; ids not found are left out.
@@ -186,6 +189,33 @@ pub trait Tasks: Send + Sync {
         let _ = known;
         self.member_active_tasks(account, member).await
     }
+}
+
+/// What a step writes with its task's commit beside the commit's own effects (see
+/// [`Tasks::commit_with`]), so a step costs one transaction where it would cost several
+/// writes.
+#[derive(Clone, Debug, Default)]
+pub struct CommitExtras {
+    /// Count one AI call of the account on its local day over the count the step read: only
+    /// if the counter still reads `seen` (then it reads `seen + 1`), else
+    /// [`crate::kernel::error::Conflict::AiCalls`]. The caller checked `seen` against the limit.
+    pub ai_call: Option<AiCallCount>,
+    /// Action claims, as [`Idempotency::claim_action`] makes them: each written only if no
+    /// record has its key or the one there failed, else
+    /// [`crate::kernel::error::Conflict::AlreadyExists`].
+    pub claim_actions: Vec<ActionRecord>,
+    /// Action outcomes, written over their claims (as [`Idempotency::finish_action`]).
+    pub finish_actions: Vec<ActionRecord>,
+    /// The account as the step read it, for the learning record of a commit that closes the
+    /// task (a store that reads the account for it need not read it again).
+    pub account: Option<Account>,
+}
+
+/// One AI call counted in a commit: the account's local `date` and the count the step read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AiCallCount {
+    pub date: Date,
+    pub seen: u32,
 }
 
 /// Tasks found by something other than their id: the owner's list, the due index, the
@@ -263,6 +293,18 @@ pub trait MemberStore: Send + Sync {
         member: &MemberId,
         email: Option<&Email>,
         around: Date,
+    ) -> Result<SendSnapshot, StoreError>;
+    /// [`MemberStore::send_snapshot`] for a step whose touch the agent drafts, with the
+    /// snapshot's [`crate::rails::send_gate::DraftReads`] in the same read: the owner's
+    /// template `(task type, touch)`, the PushPress connection and the account's AI calls on
+    /// the days around `around`.
+    async fn send_snapshot_for_draft(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        email: Option<&Email>,
+        around: Date,
+        template: (&str, &str),
     ) -> Result<SendSnapshot, StoreError>;
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError>;
     async fn put_suppression(&self, account: AccountId, email: &Email, reason: &str, at: Timestamp) -> Result<(), StoreError>;

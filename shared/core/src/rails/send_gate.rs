@@ -146,6 +146,28 @@ pub struct SendSnapshot {
     pub annotations: crate::members::annotation::MemberAnnotations,
     /// The account's business memories, for the draft's prompt (the same batch).
     pub memories: crate::owner::business_memory::MemoryBook,
+    /// What a touch the agent drafts reads besides, when the step asked for it (the same batch).
+    pub draft: Option<DraftReads>,
+}
+
+/// What drafting a touch reads, in the send snapshot's batch: the owner's template of the
+/// touch, the PushPress connection (the member's plan's name) and the account's AI calls on
+/// the days around the snapshot's date (the claim counts the draft's call over that reading).
+#[derive(Clone, Debug, Default)]
+pub struct DraftReads {
+    /// The template key read: (task type, touch).
+    pub key: (String, String),
+    /// The owner's template under `key`, if they wrote one.
+    pub template: Option<crate::conversation::messages::OwnerTemplate>,
+    pub connection: Option<crate::owner::connection::Connection>,
+    pub ai_calls: Vec<(Date, u32)>,
+}
+
+impl DraftReads {
+    /// The AI calls counted on `date`, if it is one of the days read.
+    pub fn ai_calls_on(&self, date: Date) -> Option<u32> {
+        self.ai_calls.iter().find(|(d, _)| *d == date).map(|(_, n)| *n)
+    }
 }
 
 impl SendSnapshot {
@@ -185,6 +207,7 @@ mod tests {
             daily: vec![(today, sent_today)],
             annotations: Default::default(),
             memories: Default::default(),
+            draft: None,
         }
     }
 

@@ -27,8 +27,10 @@ use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{MemberId, new_ulid};
 use crate::kernel::limits::{self, EXECUTION_LEASE};
 use crate::members::annotation::{Annotation, MemberNote};
+use crate::members::member::MemberFacts;
 use crate::owner::account::Account;
 use crate::owner::owner_notice::NoticeKind;
+use crate::ports::CommitExtras;
 use crate::rails::autonomy::{self, SendMode};
 use crate::task::action::{Action, ActionClaim, ActionRecord, ActionState, Preflight, idempotency_key, preflight};
 use crate::task::commit::TaskCommit;
@@ -74,6 +76,7 @@ impl Engine {
         task: Task,
         def: &TaskTypeDef,
         account: &Account,
+        facts: Option<&MemberFacts>,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
         if limits::is_due(task.budget.expires_at, now) {
@@ -96,7 +99,27 @@ impl Engine {
         let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, why)?;
         claimed.next_action_at = Some(now + EXECUTION_LEASE);
         claimed.execution_started_at.get_or_insert(now);
-        match self.store.commit(&TaskCommit::new(claimed.clone(), claim_log)).await {
+        // A few actions that change nothing outside the table and may all run: claimed in the
+        // task's claim and finished in its close, one transaction each. Any other run claims
+        // and finishes each action on its own. An action claimed before (a retried run) makes
+        // the batch's claim fail whole, and the run goes one action at a time.
+        let mut batch = CommitExtras {
+            claim_actions: if batchable(&planned, &claimed, live) {
+                planned.iter().map(|p| started(&claimed, p, now)).collect()
+            } else {
+                Vec::new()
+            },
+            ..CommitExtras::default()
+        };
+        let claim = TaskCommit::new(claimed.clone(), claim_log);
+        let claimed_run = match self.store.commit_with(&claim, &batch).await {
+            Err(StoreError::Conflict(Conflict::AlreadyExists)) if !batch.claim_actions.is_empty() => {
+                batch.claim_actions.clear();
+                self.store.commit(&claim).await
+            }
+            other => other,
+        };
+        match claimed_run {
             Ok(()) => {}
             Err(StoreError::Conflict(Conflict::Version)) => return Ok(StepOutcome::Skipped("claimed_elsewhere".into())),
             Err(e) => return Err(e.into()),
@@ -105,8 +128,18 @@ impl Engine {
         let mut notes = Vec::new();
         let (mut ran, mut recorded, mut before, mut turns) = (0usize, 0usize, 0usize, 0u32);
         let mut stop = None;
-        for planned in &planned {
-            match self.execute_action(account, &claimed, planned, live, now).await? {
+        let mut finished = Vec::new();
+        for (i, planned) in planned.iter().enumerate() {
+            let executed = match batch.claim_actions.get(i) {
+                Some(claim) => {
+                    let mut record = claim.clone();
+                    let executed = self.run_claimed(account, &claimed, planned, true, &mut record, facts, now).await?;
+                    finished.push(record);
+                    executed
+                }
+                None => self.execute_action(account, &claimed, planned, live, facts, now).await?,
+            };
+            match executed {
                 Executed::Done { note, recorded: r, turn } => {
                     if r {
                         recorded += 1;
@@ -138,10 +171,10 @@ impl Engine {
             "{ran} ran, {recorded} recorded only, {before} done by an earlier run, of {}",
             planned.len()
         );
-        match stop {
+        let (to, why) = match stop {
             Some(Executed::Escalate(why)) => {
                 let why = Why::new(why.reason).detail(format!("{}; {tally}", why.detail.unwrap_or_default()));
-                self.move_with(claimed, TaskStatus::Escalated, now, why, messages).await
+                (TaskStatus::Escalated, why)
             }
             _ => {
                 let (outcome, reason) = if recorded > 0 {
@@ -149,10 +182,23 @@ impl Engine {
                 } else {
                     ("executed", Reason::ActionsExecuted)
                 };
-                let why = Why::new(reason).outcome(outcome).detail(tally);
-                self.move_with(claimed, TaskStatus::Completed, now, why, messages).await
+                (TaskStatus::Completed, Why::new(reason).outcome(outcome).detail(tally))
+            }
+        };
+        // The batch's outcomes ride in the close; a close that fails writes them on their
+        // own first, so a retried run finds them done.
+        let close = CommitExtras {
+            finish_actions: finished,
+            account: Some(account.clone()),
+            ..CommitExtras::default()
+        };
+        let moved = self.move_with_extras(claimed, to, now, why, messages, &close).await;
+        if moved.is_err() {
+            for record in &close.finish_actions {
+                self.store.finish_action(record).await?;
             }
         }
+        moved
     }
 
     /// The task's actions for this run, or why there are none.
@@ -226,28 +272,17 @@ impl Engine {
         task: &Task,
         planned: &Planned,
         live: bool,
+        facts: Option<&MemberFacts>,
         now: Timestamp,
     ) -> Result<Executed, EngineError> {
         let action = &planned.action;
         let profile = action.profile();
-        let kind = action.kind();
         let run = match preflight(action, task, live) {
             Preflight::Refuse { reason, detail } => return Ok(Executed::Escalate(Why::new(reason).detail(detail))),
             Preflight::RecordOnly => false,
             Preflight::Run => true,
         };
-        let mut record = ActionRecord {
-            account_id: task.account_id,
-            task_id: task.id,
-            key: idempotency_key(task.id, kind, &planned.slot),
-            member_id: planned.member.clone(),
-            action: action.clone(),
-            state: ActionState::Started,
-            result: None,
-            error: None,
-            started_at: now,
-            finished_at: None,
-        };
+        let mut record = started(task, planned, now);
         match self.store.claim_action(&record).await? {
             ActionClaim::Claimed => {}
             ActionClaim::Existing(existing) if existing.state == ActionState::Started => {
@@ -263,18 +298,37 @@ impl Engine {
             }
             ActionClaim::Existing(_) => return Ok(Executed::AlreadyDone),
         }
+        let executed = self.run_claimed(account, task, planned, run, &mut record, facts, now).await?;
+        self.store.finish_action(&record).await?;
+        Ok(executed)
+    }
+
+    /// Run (or, `run` false, record) one action whose claim is `record`, and write its
+    /// outcome into `record` — the caller stores it.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_claimed(
+        &self,
+        account: &Account,
+        task: &Task,
+        planned: &Planned,
+        run: bool,
+        record: &mut ActionRecord,
+        facts: Option<&MemberFacts>,
+        now: Timestamp,
+    ) -> Result<Executed, EngineError> {
+        let action = &planned.action;
+        let profile = action.profile();
         let member = &planned.member;
         if !run {
             record.state = ActionState::Recorded;
             record.finished_at = Some(now);
-            self.store.finish_action(&record).await?;
             return Ok(Executed::Done {
                 note: format!("[dry run] would run {} for {member}", action.describe()),
                 recorded: true,
                 turn: false,
             });
         }
-        let outcome = self.run_handler(account, task, planned, &record.key, now).await?;
+        let outcome = self.run_handler(account, task, planned, &record.key, facts, now).await?;
         record.finished_at = Some(self.clock.now());
         let executed = match outcome {
             Ok(result) => {
@@ -300,7 +354,6 @@ impl Engine {
                 Executed::Escalate(Why::new(Reason::ActionFailed).detail(format!("{} for {member}: {why}", action.describe())))
             }
         };
-        self.store.finish_action(&record).await?;
         Ok(executed)
     }
 
@@ -312,6 +365,7 @@ impl Engine {
         task: &Task,
         planned: &Planned,
         _key: &str,
+        facts: Option<&MemberFacts>,
         now: Timestamp,
     ) -> Result<Result<serde_json::Value, Failure>, EngineError> {
         let member = &planned.member;
@@ -324,7 +378,12 @@ impl Engine {
         };
         Ok(match &planned.action {
             Action::ResearchMember => {
-                let facts = self.store.get_member(task.account_id, member).await?.map(|(facts, _)| facts);
+                // The task's member's facts as the step's snapshot read them, else a read.
+                let known = facts.filter(|f| f.member_id == *member).cloned();
+                let facts = match known {
+                    Some(facts) => Some(facts),
+                    None => self.store.get_member(task.account_id, member).await?.map(|(facts, _)| facts),
+                };
                 Ok(serde_json::Value::String(research_note(facts.as_ref(), now)))
             }
             Action::LogNote { text } => Ok(serde_json::Value::String(text.clone())),
@@ -381,6 +440,39 @@ impl Engine {
             }
             Action::UpdateMemberStatus { .. } => Err(Failure::Refused(crate::task::action::STATUS_CHANGE_REFUSED.into())),
         })
+    }
+}
+
+/// The most actions a run claims in its task's claim (and finishes in its close): well
+/// within a transaction's 100 items beside the task's own.
+const BATCHED_ACTIONS: usize = 10;
+
+/// Whether a run's actions are claimed with the task and finished with its close: a few, each
+/// changing nothing outside the table (so running one again after a worker stopped is
+/// harmless, as for a single claim), each allowed to run now, none ending the run early (an
+/// escalation) — so every action claimed is run.
+fn batchable(planned: &[Planned], task: &Task, live: bool) -> bool {
+    planned.len() <= BATCHED_ACTIONS
+        && planned.iter().all(|p| {
+            !p.action.profile().external
+                && !matches!(p.action, Action::CreateEscalation { .. })
+                && matches!(preflight(&p.action, task, live), Preflight::Run)
+        })
+}
+
+/// The claim of one action of `task`'s run: started now, under its idempotency key.
+fn started(task: &Task, planned: &Planned, now: Timestamp) -> ActionRecord {
+    ActionRecord {
+        account_id: task.account_id,
+        task_id: task.id,
+        key: idempotency_key(task.id, planned.action.kind(), &planned.slot),
+        member_id: planned.member.clone(),
+        action: planned.action.clone(),
+        state: ActionState::Started,
+        result: None,
+        error: None,
+        started_at: now,
+        finished_at: None,
     }
 }
 

@@ -20,7 +20,9 @@ use crate::conversation::reply::ReplyEvaluation;
 use crate::kernel::limits::{self, AI_CALLS_PER_ACCOUNT_PER_DAY, AI_CALLS_PER_TASK, AI_WARN_PCT};
 use crate::owner::account::Account;
 use crate::owner::owner_notice::NoticeKind;
+use crate::ports::AiCallCount;
 use crate::ports::{Agent, AgentError, CompletionRequest, DraftRequest, Drafted, GoalProgress, PlanDecision, PlanRequest, ReplyRequest};
+use crate::rails::send_gate::DraftReads;
 use crate::task::Task;
 use crate::task::error::EngineError;
 use crate::task::reason::Reason;
@@ -128,6 +130,16 @@ impl AiGate {
     }
 }
 
+/// The AI call a claim of `task` may count in its own commit ([`crate::ports::CommitExtras`]):
+/// when the snapshot read the account's calls of its local day and both the task and the
+/// day have a call left. `None`: the call is asked for on its own ([`Engine::ai_call`]),
+/// which also says why there is none.
+pub(crate) fn countable(account: &Account, task: &Task, reads: Option<&DraftReads>, now: Timestamp) -> Option<AiCallCount> {
+    let today = limits::local_date(now, &account.settings.time_zone());
+    let seen = reads?.ai_calls_on(today)?;
+    (task.ai_calls < AI_CALLS_PER_TASK && seen < AI_CALLS_PER_ACCOUNT_PER_DAY).then_some(AiCallCount { date: today, seen })
+}
+
 impl Engine {
     /// Ask for one AI call for a task that has made `task_calls` so far (`None` before the
     /// task exists). An allowed call is counted at once, whether or not it succeeds.
@@ -138,25 +150,7 @@ impl Engine {
         let tz = account.settings.time_zone();
         let today = limits::local_date(now, &tz);
         match self.store.count_ai_call(account.id, today, AI_CALLS_PER_ACCOUNT_PER_DAY).await? {
-            Some(calls) => {
-                if calls == AI_CALLS_PER_ACCOUNT_PER_DAY * AI_WARN_PCT / 100 {
-                    tracing::warn!(
-                        account = %account.id,
-                        calls,
-                        limit = AI_CALLS_PER_ACCOUNT_PER_DAY,
-                        "ai_cost_warning: the account used {AI_WARN_PCT}% of today's AI calls"
-                    );
-                    let draft = alert(
-                        format!("AI usage at {AI_WARN_PCT}% of today's limit"),
-                        format!(
-                            "The agent has made {calls} of its {AI_CALLS_PER_ACCOUNT_PER_DAY} AI calls for {today}. \
-                             At the limit, drafting and reading replies wait for the next day; nothing is lost."
-                        ),
-                    );
-                    self.notify_owner_after(account.id, draft, false).await;
-                }
-                Ok(AiGate::Allowed(AiPermit { agent: self.agent.clone() }))
-            }
+            Some(calls) => Ok(self.counted_ai_call(account, calls, now).await),
             None => {
                 tracing::warn!(account = %account.id, limit = AI_CALLS_PER_ACCOUNT_PER_DAY, "the account's AI calls for today are used up");
                 let until = crate::rails::send_gate::next_local_day(now, &tz);
@@ -173,6 +167,29 @@ impl Engine {
                 Ok(AiGate::DayUsed { until })
             }
         }
+    }
+
+    /// An AI call already counted — the account's `calls`-th of its day, by [`Self::ai_call`]
+    /// or in a claim's commit: the owner hears when the day's calls reach [`AI_WARN_PCT`]%.
+    pub(crate) async fn counted_ai_call(&self, account: &Account, calls: u32, now: Timestamp) -> AiGate {
+        if calls == AI_CALLS_PER_ACCOUNT_PER_DAY * AI_WARN_PCT / 100 {
+            let today = limits::local_date(now, &account.settings.time_zone());
+            tracing::warn!(
+                account = %account.id,
+                calls,
+                limit = AI_CALLS_PER_ACCOUNT_PER_DAY,
+                "ai_cost_warning: the account used {AI_WARN_PCT}% of today's AI calls"
+            );
+            let draft = alert(
+                format!("AI usage at {AI_WARN_PCT}% of today's limit"),
+                format!(
+                    "The agent has made {calls} of its {AI_CALLS_PER_ACCOUNT_PER_DAY} AI calls for {today}. \
+                     At the limit, drafting and reading replies wait for the next day; nothing is lost."
+                ),
+            );
+            self.notify_owner_after(account.id, draft, false).await;
+        }
+        AiGate::Allowed(AiPermit { agent: self.agent.clone() })
     }
 }
 

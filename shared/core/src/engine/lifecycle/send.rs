@@ -34,6 +34,15 @@ use crate::task::{Draft, Drafted, LogEntry, OutboundMessage, OutboundStatus, Tas
 pub(in crate::engine) struct Claimed {
     pub task: Task,
     pub claim: Option<LogEntry>,
+    pub ahead: Ahead,
+}
+
+/// What a step read or counted ahead of drafting its touch: the snapshot's draft reads, and
+/// the account's count of the day after the draft's AI call, when the claim counted it.
+#[derive(Default)]
+pub(in crate::engine) struct Ahead {
+    pub reads: Option<crate::rails::send_gate::DraftReads>,
+    pub ai_counted: Option<u32>,
 }
 
 /// What drafting a claimed touch came to.
@@ -57,11 +66,15 @@ impl Engine {
         member_tasks: &[Task],
         facts: Option<&MemberFacts>,
     ) -> Result<StepOutcome, EngineError> {
-        let Claimed { task: mut claimed, claim } = claimed;
+        let Claimed {
+            task: mut claimed,
+            claim,
+            ahead,
+        } = claimed;
         let now = self.clock.now();
         let touch = claimed.touch;
         let (draft, confidence) = match self
-            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, facts, None, now)
+            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, facts, None, &ahead, now)
             .await?
         {
             Drafting::Ready { draft, confidence } => (draft, confidence),
@@ -181,6 +194,7 @@ impl Engine {
         member_tasks: &[Task],
         facts: Option<&MemberFacts>,
         text_chars: Option<u32>,
+        ahead: &Ahead,
         now: Timestamp,
     ) -> Result<Drafting, EngineError> {
         let def = task_type::definition(&claimed.task_type);
@@ -222,11 +236,15 @@ impl Engine {
                     plan_id: claimed.member.plan_id.as_deref(),
                     facts,
                 };
-                let request = self.with_message(account, request, to, now).await?;
+                let request = self.with_message_from(account, request, to, ahead.reads.as_ref(), now).await?;
                 if touch == 0 {
                     claimed.message_template.clone_from(&request.message.template_version);
                 }
-                let permit = match self.ai_call(account, Some(claimed.ai_calls), now).await? {
+                let gate = match ahead.ai_counted {
+                    Some(calls) => self.counted_ai_call(account, calls, now).await,
+                    None => self.ai_call(account, Some(claimed.ai_calls), now).await?,
+                };
+                let permit = match gate {
                     AiGate::Allowed(permit) => permit,
                     AiGate::TaskSpent => {
                         let why = Why::new(Reason::AiBudgetExhausted)

@@ -846,10 +846,18 @@ impl Engine {
     }
 
     pub(crate) async fn publish_closed(&self, task: &Task) {
+        self.publish_closed_after(task, true).await;
+    }
+
+    /// [`Self::publish_closed`] by a caller that knows whether the task may hold a to-do
+    /// (`todos`, see `todos::may_hold_todo`): one that cannot, reads no to-do list.
+    pub(crate) async fn publish_closed_after(&self, task: &Task, todos: bool) {
         if !task.status.is_terminal() {
             return;
         }
-        self.close_todos_of(task).await;
+        if todos {
+            self.close_todos_of(task).await;
+        }
         self.task_closed_triggers(task).await;
         if let Some(parent) = task.parent_id {
             self.nudge_parent(task.account_id, parent, task.id).await;

@@ -9,10 +9,12 @@
 use jiff::Timestamp;
 
 use super::Engine;
+use super::ai;
 use super::freshness::Fresh;
 use super::replies::Read;
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::limits::EXECUTION_LEASE;
+use crate::ports::CommitExtras;
 use crate::rails::anomaly::Anomaly;
 use crate::rails::send_gate::SendSnapshot;
 use crate::rails::step::{self, Input, Skip, Step, StepDecision, StepInput, WithoutMail, Worker};
@@ -117,10 +119,20 @@ impl Engine {
         match input {
             Input::Snapshot => {
                 let utc_date = now.to_zoned(jiff::tz::TimeZone::UTC).date();
-                let snapshot = self
-                    .store
-                    .send_snapshot(task.account_id, &task.member.id, task.member.email.as_ref(), utc_date)
-                    .await?;
+                // A touch the agent will draft reads its template, the connection and the
+                // day's AI calls in the same batch.
+                let def = task_type::definition(&task.task_type);
+                let (member, email) = (&task.member.id, task.member.email.as_ref());
+                let snapshot = match step::touch_text(task, def) {
+                    step::TouchText::FromAgent => {
+                        let key = crate::conversation::messages::draft_key(def, task.touch, false);
+                        let template = (task.task_type.as_str(), key.as_str());
+                        self.store
+                            .send_snapshot_for_draft(task.account_id, member, email, utc_date, template)
+                            .await?
+                    }
+                    _ => self.store.send_snapshot(task.account_id, member, email, utc_date).await?,
+                };
                 seen.snapshot = Some(snapshot);
             }
             Input::Outbound => seen.outbound = Some(self.store.outbound(task.account_id, task.id).await?),
@@ -272,7 +284,8 @@ impl Engine {
                     WithoutMail::Research => Box::pin(self.research_step(task, def, now)).await,
                     WithoutMail::Automation => {
                         let account = account_of(snapshot.as_ref())?;
-                        Box::pin(self.automation_step(task, def, &account, now)).await
+                        let facts = snapshot.as_ref().and_then(|s| s.facts.as_ref());
+                        Box::pin(self.automation_step(task, def, &account, facts, now)).await
                     }
                 }
             }
@@ -300,12 +313,35 @@ impl Engine {
                 // between the claim and the reservation: both go in the reservation's commit.
                 // One the agent drafts is claimed first, so no other worker drafts it too.
                 let def = task_type::definition(&claimed.task_type);
-                let claim = if expiring.is_empty() && matches!(step::touch_text(&claimed, def), step::TouchText::Ready(_)) {
+                let text = step::touch_text(&claimed, def);
+                let mut ahead = super::send::Ahead {
+                    reads: snapshot.draft,
+                    ai_counted: None,
+                };
+                let claim = if expiring.is_empty() && matches!(text, step::TouchText::Ready(_)) {
                     Some(claim_log)
                 } else {
+                    // The draft's AI call, counted in the claim when the day's count the
+                    // snapshot read still stands.
+                    let ai_call = match text {
+                        step::TouchText::FromAgent => ai::countable(&account, &claimed, ahead.reads.as_ref(), now),
+                        _ => None,
+                    };
+                    let extras = CommitExtras {
+                        ai_call,
+                        ..CommitExtras::default()
+                    };
                     let mut commit = TaskCommit::new(claimed.clone(), claim_log);
                     commit.loops = expiring;
-                    match self.store.commit(&commit).await {
+                    let committed = match self.store.commit_with(&commit, &extras).await {
+                        Err(StoreError::Conflict(Conflict::AiCalls)) => self.store.commit(&commit).await,
+                        Ok(()) => {
+                            ahead.ai_counted = ai_call.map(|c| c.seen + 1);
+                            Ok(())
+                        }
+                        other => other,
+                    };
+                    match committed {
                         Ok(()) => {}
                         Err(StoreError::Conflict(Conflict::Version)) => {
                             return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
@@ -316,7 +352,11 @@ impl Engine {
                 };
                 Box::pin(self.send_claimed(
                     &account,
-                    super::send::Claimed { task: claimed, claim },
+                    super::send::Claimed {
+                        task: claimed,
+                        claim,
+                        ahead,
+                    },
                     to,
                     snapshot.ledger,
                     &snapshot.annotations,
@@ -413,7 +453,21 @@ impl Engine {
         why: Why,
         messages: Vec<ConversationMessage>,
     ) -> Result<StepOutcome, EngineError> {
-        self.move_with_known(task, to, now, why, messages, None).await
+        self.move_with_known(task, to, now, why, messages, None, &CommitExtras::default())
+            .await
+    }
+
+    /// [`Self::move_with`], writing `extras` in the same commit.
+    pub(crate) async fn move_with_extras(
+        &self,
+        task: Task,
+        to: TaskStatus,
+        now: Timestamp,
+        why: Why,
+        messages: Vec<ConversationMessage>,
+        extras: &CommitExtras,
+    ) -> Result<StepOutcome, EngineError> {
+        self.move_with_known(task, to, now, why, messages, None, extras).await
     }
 
     /// [`Self::move_to`] by a step that read `snapshot`: the notices of the move read neither
@@ -426,9 +480,15 @@ impl Engine {
         why: Why,
         snapshot: Option<&SendSnapshot>,
     ) -> Result<StepOutcome, EngineError> {
-        self.move_with_known(task, to, now, why, Vec::new(), snapshot).await
+        // A close's learning record is written with the account the snapshot read.
+        let extras = CommitExtras {
+            account: snapshot.and_then(|s| s.account.clone()),
+            ..CommitExtras::default()
+        };
+        self.move_with_known(task, to, now, why, Vec::new(), snapshot, &extras).await
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn move_with_known(
         &self,
         task: Task,
@@ -437,9 +497,11 @@ impl Engine {
         why: Why,
         messages: Vec<ConversationMessage>,
         snapshot: Option<&SendSnapshot>,
+        extras: &CommitExtras,
     ) -> Result<StepOutcome, EngineError> {
         let reason = why.reason;
         let expected_version = task.version;
+        let todos = super::todos::may_hold_todo(&task);
         let mut logs = Vec::new();
         let mut current = task;
         if !current.status.can_move_to(to) && current.status.can_move_to(TaskStatus::Executing) {
@@ -460,10 +522,10 @@ impl Engine {
             send: None,
             loops,
         };
-        self.store.commit(&commit).await?;
+        self.store.commit_with(&commit, extras).await?;
         let known = snapshot.and_then(|s| s.account.as_ref().map(|account| (account, s.facts.as_ref())));
         self.notify_commit_with(&commit, known).await;
-        self.publish_closed(&next).await;
+        self.publish_closed_after(&next, todos).await;
         Ok(StepOutcome::Moved { to, reason })
     }
 

@@ -318,3 +318,57 @@ async fn tags_need_no_connector() {
     assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
     assert_eq!(w.tags("m_none").await, vec!["vip"]);
 }
+
+/// Given a run of actions that change nothing outside Openloop (a log note, the member's
+/// research), when it runs, then both are claimed with the task and finished with its close —
+/// each once, done; and given a worker that died after such a claim, the run again finds the
+/// claims unfinished and runs them again (repeating them is harmless), once each.
+#[tokio::test]
+async fn internal_actions_are_claimed_with_the_task_and_finished_with_its_close() {
+    let (w, _, _) = with_connector().await;
+    let actions = vec![
+        Action::LogNote {
+            text: "Prefers mornings".into(),
+        },
+        Action::ResearchMember,
+    ];
+    let task = w.approved_automation("m_batch", actions.clone()).await;
+    w.run().await;
+    assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
+    let log = w.store.task_actions(w.account.id, task.id).await.expect("actions");
+    assert_eq!(log.len(), 2);
+    assert!(
+        log.iter().all(|r| r.state == ActionState::Done && r.finished_at.is_some()),
+        "{log:?}"
+    );
+    let notes = w.notes(&task).await;
+    assert_eq!(notes.iter().filter(|n| n.starts_with("Action executed:")).count(), 2, "{notes:?}");
+
+    let task = w.approved_automation("m_batch_died", actions.clone()).await;
+    for (slot, action) in ["0", "1"].into_iter().zip(actions) {
+        let started = ActionRecord {
+            account_id: w.account.id,
+            task_id: task.id,
+            key: idempotency_key(task.id, action.kind(), slot),
+            member_id: task.member.id.clone(),
+            action,
+            state: ActionState::Started,
+            result: None,
+            error: None,
+            started_at: day0(),
+            finished_at: None,
+        };
+        w.store.claim_action(&started).await.expect("seed");
+    }
+    w.run().await;
+    assert_eq!(w.task(&task).await.status, TaskStatus::Completed);
+    let log = w.store.task_actions(w.account.id, task.id).await.expect("actions");
+    assert_eq!(log.len(), 2, "the same two keys");
+    assert!(log.iter().all(|r| r.state == ActionState::Done), "{log:?}");
+    let notes = w.notes(&task).await;
+    assert_eq!(
+        notes.iter().filter(|n| n.starts_with("Action executed:")).count(),
+        2,
+        "run again once each: {notes:?}"
+    );
+}

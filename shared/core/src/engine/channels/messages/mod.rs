@@ -13,6 +13,7 @@ use crate::kernel::ids::{AccountId, MemberId};
 use crate::members::member::MemberFacts;
 use crate::owner::account::Account;
 use crate::ports::DraftRequest;
+use crate::rails::send_gate::DraftReads;
 use crate::task::Draft;
 use crate::task::error::EngineError;
 
@@ -61,6 +62,21 @@ impl Engine {
         to: MessageFor<'_>,
         now: Timestamp,
     ) -> Result<MessageInputs, EngineError> {
+        self.message_inputs_from(account, task_type, touch, to, None, now).await
+    }
+
+    /// [`Self::message_inputs`] with what the step's snapshot read for it (`reads`): the
+    /// template and the connection are read again only when the snapshot read another key.
+    pub(crate) async fn message_inputs_from(
+        &self,
+        account: &Account,
+        task_type: &str,
+        touch: &str,
+        to: MessageFor<'_>,
+        reads: Option<&DraftReads>,
+        now: Timestamp,
+    ) -> Result<MessageInputs, EngineError> {
+        let reads = reads.filter(|r| r.key.0 == task_type && r.key.1 == touch);
         let read;
         let facts = match to.facts {
             Some(facts) => Some(facts),
@@ -73,9 +89,10 @@ impl Engine {
             }
         };
         let plan_id = to.plan_id.or_else(|| facts.and_then(|f| f.membership.plan_id()));
-        let plan_name = match plan_id {
-            Some(plan) => self.store.connection(account.id).await?.and_then(|c| c.plans.get(plan).cloned()),
-            None => None,
+        let plan_name = match (plan_id, reads) {
+            (Some(plan), Some(reads)) => reads.connection.as_ref().and_then(|c| c.plans.get(plan).cloned()),
+            (Some(plan), None) => self.store.connection(account.id).await?.and_then(|c| c.plans.get(plan).cloned()),
+            (None, _) => None,
         };
         let member = match facts {
             Some(facts) => MemberVars::from_facts(facts, to.first_name, plan_name, &account.settings.time_zone(), now),
@@ -84,7 +101,10 @@ impl Engine {
                 ..MemberVars::named(to.first_name)
             },
         };
-        let stored = self.store.message_template(account.id, task_type, touch).await?;
+        let stored = match reads {
+            Some(reads) => reads.template.clone(),
+            None => self.store.message_template(account.id, task_type, touch).await?,
+        };
         let template_version = Some(stored.as_ref().map_or_else(
             || messages::DEFAULT_TEMPLATE.to_owned(),
             |t| format!("{}@{}", messages::OWNER_TEMPLATE, t.updated_at),
@@ -109,6 +129,22 @@ impl Engine {
         let guided = request.context.get("owner_guidance").is_some();
         let key = messages::draft_key(def, request.touch, guided);
         request.message = self.message_inputs(account, def.key, &key, to, now).await?;
+        Ok(request)
+    }
+
+    /// [`Self::with_message`] from what the step's snapshot read (see [`Self::message_inputs_from`]).
+    pub(crate) async fn with_message_from(
+        &self,
+        account: &Account,
+        mut request: DraftRequest,
+        to: MessageFor<'_>,
+        reads: Option<&DraftReads>,
+        now: Timestamp,
+    ) -> Result<DraftRequest, EngineError> {
+        let def = crate::task::task_type::definition(&request.task_type);
+        let guided = request.context.get("owner_guidance").is_some();
+        let key = messages::draft_key(def, request.touch, guided);
+        request.message = self.message_inputs_from(account, def.key, &key, to, reads, now).await?;
         Ok(request)
     }
 

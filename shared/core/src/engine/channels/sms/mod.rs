@@ -198,7 +198,17 @@ impl Engine {
         let max_segments = settings.max_segments;
         let max_chars = if max_segments <= 1 { 160 } else { 153 * max_segments };
         let (draft, confidence) = match self
-            .draft_claimed(account, &mut claimed, annotations, book, member_tasks, None, Some(max_chars), now)
+            .draft_claimed(
+                account,
+                &mut claimed,
+                annotations,
+                book,
+                member_tasks,
+                None,
+                Some(max_chars),
+                &Default::default(),
+                now,
+            )
             .await?
         {
             Drafting::Ready { draft, confidence } => (draft, confidence),

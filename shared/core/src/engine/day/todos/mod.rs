@@ -29,6 +29,14 @@ pub const TODOS_LISTED: usize = 200;
 /// The longest `what` kept.
 const WHAT_MAX_CHARS: usize = 500;
 
+/// Whether `task` (as it was before a change) may hold a to-do: a staff to-do task holds one
+/// from its creation; any other only after an escalation or a reopen, which leave their
+/// reason on the task for good (`outcome_reason` is set by every escalation and close, and
+/// never cleared). A task that may not reads no to-do list when it closes.
+pub(crate) fn may_hold_todo(task: &Task) -> bool {
+    task_type::definition(&task.task_type).category == Category::StaffTodo || task.outcome_reason.is_some()
+}
+
 impl Engine {
     /// The account's to-dos in `status`, soonest due first (done: newest first). A snooze
     /// that ran out opens its to-do again as it is read: it is listed open, due from the day
