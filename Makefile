@@ -104,7 +104,7 @@ build: tools
 	  printf '%-12s %6.1f MB\n' $$fn $$(echo "$$size / 1048576" | bc -l); \
 	  [ $$size -le 8388608 ] || { echo "$$fn is over 8 MB" >&2; over=1; }; \
 	done; \
-	python3 infra/cold-start.py $(foreach fn,$(LAMBDAS),target/lambda/$(fn)/bootstrap); \
+	python3 infra/cold-start.py $(foreach fn,$(LAMBDAS),target/lambda/$(fn)/bootstrap) || over=1; \
 	exit $$over
 
 ## deploy: build with SAM (cargo-lambda) and deploy infra/template.yaml (asks for parameters).

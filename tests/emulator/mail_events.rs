@@ -57,7 +57,7 @@ impl Sent {
         let scratch = Scratch::new(name);
         let (engine, store, _) = scratch.engine(None).await;
         let signer = SnsSigner::start().await;
-        let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3;
+        let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3();
         let mail = MailIntake {
             verifier: signer.verifier(),
             stored: Arc::new(S3StoredMail::new(s3.clone(), scratch.names.inbound_mail_bucket.clone())),

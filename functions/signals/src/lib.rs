@@ -41,7 +41,7 @@ impl MailIntake {
     pub fn from_config(config: &Config, clients: &Clients) -> Self {
         Self {
             verifier: SnsVerifier::new(reqwest::Client::new(), config.mail_events_topic_arn.clone()),
-            stored: Arc::new(S3StoredMail::new(clients.s3.clone(), config.inbound_mail_bucket.clone())),
+            stored: Arc::new(S3StoredMail::new(clients.s3(), config.inbound_mail_bucket.clone())),
         }
     }
 }

@@ -7,7 +7,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 async fn main() -> Result<(), lambda_runtime::Error> {
     openloop_edge::telemetry::init();
     let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
-    let clients = config.clients().await;
+    let clients = config.lambda_clients();
     let mail = openloop_fn_signals::MailIntake::from_config(&config, &clients);
     let (engine, mail) = (&engine, &mail);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -1,7 +1,19 @@
 //! The AWS SDK clients every adapter is built on, made once per process for a region and, in
 //! the emulator, an endpoint (`AWS_ENDPOINT_URL`).
+//!
+//! Two ways in: [`Clients::load`], the SDK's whole default chain (profiles, SSO, web identity,
+//! instance metadata), for the local runtime, the admin CLI and the tests; and
+//! [`Clients::in_lambda`], the credentials the Lambda runtime hands a function and nothing else,
+//! so the chain's code (STS among it) is not linked into the functions' binaries. S3 is made on
+//! demand ([`Clients::s3`]): only the signals function reads stored mail, so only its binary
+//! carries the S3 client.
 
-use aws_config::BehaviorVersion;
+use std::time::Duration;
+
+use aws_config::meta::credentials::CredentialsProviderChain;
+use aws_config::{BehaviorVersion, Region, SdkConfig};
+use aws_sdk_dynamodb::config::SharedCredentialsProvider;
+use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
 use aws_sdk_sesv2::config::retry::RetryConfig;
 
 fn var(name: &str) -> Option<String> {
@@ -13,6 +25,23 @@ fn in_lambda() -> bool {
     var("AWS_LAMBDA_FUNCTION_NAME").is_some()
 }
 
+/// The SDK's connect timeout, as `aws_config`'s defaults set it.
+const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
+
+/// The shared configuration of [`Clients::in_lambda`], for the given credentials.
+fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCredentialsProvider) -> SdkConfig {
+    let mut shared = SdkConfig::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new(region.to_owned()))
+        .credentials_provider(credentials)
+        .retry_config(RetryConfig::standard())
+        .timeout_config(TimeoutConfig::builder().connect_timeout(CONNECT_TIMEOUT).build());
+    if let Some(endpoint) = endpoint {
+        shared = shared.endpoint_url(endpoint);
+    }
+    shared.build()
+}
+
 /// The SDK clients, built once per process.
 #[derive(Clone)]
 pub struct Clients {
@@ -20,16 +49,18 @@ pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     pub eventbridge: aws_sdk_eventbridge::Client,
     pub sesv2: aws_sdk_sesv2::Client,
-    pub s3: aws_sdk_s3::Client,
     /// AWS End User Messaging SMS (retries off, like SES: a text is sent at most once).
     pub sms: aws_sdk_pinpointsmsvoicev2::Client,
+    /// What [`Clients::s3`] is made from.
+    shared: SdkConfig,
+    path_style: bool,
 }
 
 impl Clients {
     /// `endpoint` is an emulator's (`AWS_ENDPOINT_URL`), if any. Against an emulator without
     /// credentials in the environment, dummy ones are used (the emulator accepts any).
     pub async fn load(region: &str, endpoint: Option<&str>) -> Self {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(aws_config::Region::new(region.to_owned()));
+        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(Region::new(region.to_owned()));
         if let Some(endpoint) = endpoint {
             loader = loader.endpoint_url(endpoint);
             if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
@@ -42,25 +73,108 @@ impl Clients {
                 ));
             }
         }
-        let shared = loader.load().await;
+        Self::from_shared(loader.load().await, endpoint.is_some())
+    }
+
+    /// A Lambda function's clients: the role's credentials from the environment the runtime
+    /// sets (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), or from a
+    /// container credentials endpoint where the runtime offers one instead; the SDK's standard
+    /// retries and connect timeout, as [`Clients::load`] has them. Nothing is read from disk.
+    pub fn in_lambda(region: &str, endpoint: Option<&str>) -> Self {
+        let credentials = CredentialsProviderChain::first_try(
+            "Environment",
+            aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
+        )
+        .or_else("EcsContainer", aws_config::ecs::EcsCredentialsProvider::builder().build());
+        Self::from_shared(
+            lambda_config(region, endpoint, SharedCredentialsProvider::new(credentials)),
+            endpoint.is_some(),
+        )
+    }
+
+    fn from_shared(shared: SdkConfig, emulator: bool) -> Self {
         // Never let the SDK resend an e-mail on its own: a retry after a timeout may deliver twice.
         let ses = aws_sdk_sesv2::config::Builder::from(&shared)
             .retry_config(RetryConfig::disabled())
-            .build();
-        // Path-style addressing against an emulator: `{bucket}.127.0.0.1` does not resolve.
-        let s3 = aws_sdk_s3::config::Builder::from(&shared)
-            .force_path_style(endpoint.is_some())
             .build();
         let sms = aws_sdk_pinpointsmsvoicev2::config::Builder::from(&shared)
             .retry_config(aws_sdk_pinpointsmsvoicev2::config::retry::RetryConfig::disabled())
             .build();
         Self {
             sms: aws_sdk_pinpointsmsvoicev2::Client::from_conf(sms),
-            s3: aws_sdk_s3::Client::from_conf(s3),
             dynamodb: aws_sdk_dynamodb::Client::new(&shared),
             sqs: aws_sdk_sqs::Client::new(&shared),
             eventbridge: aws_sdk_eventbridge::Client::new(&shared),
             sesv2: aws_sdk_sesv2::Client::from_conf(ses),
+            shared,
+            path_style: emulator,
         }
+    }
+
+    /// The S3 client, made when asked for (no I/O); path-style addressing against an
+    /// emulator, where `{bucket}.127.0.0.1` does not resolve.
+    pub fn s3(&self) -> aws_sdk_s3::Client {
+        let s3 = aws_sdk_s3::config::Builder::from(&self.shared)
+            .force_path_style(self.path_style)
+            .build();
+        aws_sdk_s3::Client::from_conf(s3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    /// One HTTP exchange on a local port, on its own thread: the request's head comes back,
+    /// the answer is `body`.
+    fn one_exchange(listener: std::net::TcpListener, body: &'static str) -> std::thread::JoinHandle<String> {
+        std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().expect("a request");
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = socket.read(&mut buf).expect("read");
+                assert!(n > 0, "the request ended early");
+                request.extend_from_slice(&buf[..n]);
+            }
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            socket.write_all(answer.as_bytes()).expect("write");
+            String::from_utf8_lossy(&request).to_ascii_lowercase()
+        })
+    }
+
+    #[tokio::test]
+    async fn a_functions_clients_sign_with_the_runtimes_credentials_and_reach_the_endpoint() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = one_exchange(listener, "{}");
+        let credentials = aws_sdk_dynamodb::config::Credentials::new("AKIDLAMBDA", "secret", Some("session".into()), None, "test");
+        let clients = Clients::from_shared(
+            lambda_config("eu-west-1", Some(&endpoint), SharedCredentialsProvider::new(credentials)),
+            true,
+        );
+        let got = clients
+            .dynamodb
+            .get_item()
+            .table_name("openloop")
+            .key("pk", aws_sdk_dynamodb::types::AttributeValue::S("SYSTEM".into()))
+            .key("sk", aws_sdk_dynamodb::types::AttributeValue::S("CONFIG".into()))
+            .send()
+            .await
+            .expect("the fake table answers");
+        assert!(got.item().is_none());
+        let request = server.join().expect("server");
+        assert!(request.starts_with("post / http/1.1"), "{request}");
+        assert!(request.contains("x-amz-target: dynamodb_20120810.getitem"), "{request}");
+        assert!(
+            request.contains("credential=akidlambda/") && request.contains("/eu-west-1/dynamodb/aws4_request"),
+            "signed with the runtime's key for the region: {request}"
+        );
+        assert!(request.contains("x-amz-security-token: session"), "{request}");
     }
 }

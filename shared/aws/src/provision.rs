@@ -78,7 +78,7 @@ fn bucket_name(name: &str) -> String {
 }
 
 async fn create_bucket(clients: &Clients, bucket: &str) -> Result<(), BoxError> {
-    match clients.s3.create_bucket().bucket(bucket).send().await {
+    match clients.s3().create_bucket().bucket(bucket).send().await {
         Ok(_) => Ok(()),
         Err(e)
             if e.as_service_error()
@@ -93,7 +93,7 @@ async fn create_bucket(clients: &Clients, bucket: &str) -> Result<(), BoxError> 
 /// Empty the bucket (one page at a time) and remove it; a missing bucket is fine.
 async fn delete_bucket(clients: &Clients, bucket: &str) -> Result<(), String> {
     loop {
-        let listed = match clients.s3.list_objects_v2().bucket(bucket).send().await {
+        let listed = match clients.s3().list_objects_v2().bucket(bucket).send().await {
             Ok(listed) => listed,
             Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_bucket()) => return Ok(()),
             Err(e) => return Err(format!("bucket {bucket}: {e:?}")),
@@ -104,7 +104,7 @@ async fn delete_bucket(clients: &Clients, bucket: &str) -> Result<(), String> {
         }
         for key in keys {
             clients
-                .s3
+                .s3()
                 .delete_object()
                 .bucket(bucket)
                 .key(&key)
@@ -114,7 +114,7 @@ async fn delete_bucket(clients: &Clients, bucket: &str) -> Result<(), String> {
         }
     }
     clients
-        .s3
+        .s3()
         .delete_bucket()
         .bucket(bucket)
         .send()

@@ -178,9 +178,16 @@ impl Config {
         })
     }
 
-    /// The SDK clients for this configuration's region and endpoint.
+    /// The SDK clients for this configuration's region and endpoint, with the SDK's whole
+    /// credentials chain (the local runtime, the admin CLI, the tests).
     pub async fn clients(&self) -> Clients {
         Clients::load(&self.region, self.endpoint.as_deref()).await
+    }
+
+    /// A Lambda function's SDK clients: the runtime's credentials only
+    /// ([`Clients::in_lambda`]), which keeps the default chain's code out of its binary.
+    pub fn lambda_clients(&self) -> Clients {
+        Clients::in_lambda(&self.region, self.endpoint.as_deref())
     }
 
     pub fn engine_config(&self) -> EngineConfig {
@@ -268,7 +275,7 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
 /// and the engine on AWS with the real clock and the given agent.
 pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), ConfigError> {
     let config = Config::from_env()?;
-    let clients = config.clients().await;
+    let clients = config.lambda_clients();
     let (engine, store) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
     // Pay the TLS handshake at init, not on the first event (a failure here is not fatal); the
     // store shares the engine's client, so its connection is the engine's.
