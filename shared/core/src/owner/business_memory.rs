@@ -146,6 +146,14 @@ impl MemoryBook {
     }
 }
 
+/// A memory's content out of bounds, as the owner reads it.
+pub fn content_refused() -> InvalidInput {
+    InvalidInput::new(
+        "invalid_memory",
+        format!("a memory is 1 to {} characters", limits::MAX_MEMORY_CHARS),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,12 +205,4 @@ mod tests {
         let read: Vec<String> = book.about(Some(&ana)).into_iter().map(|m| m.content).collect();
         assert_eq!(read, ["everyone", "about ana"]);
     }
-}
-
-/// A memory's content out of bounds, as the owner reads it.
-pub fn content_refused() -> InvalidInput {
-    InvalidInput::new(
-        "invalid_memory",
-        format!("a memory is 1 to {} characters", limits::MAX_MEMORY_CHARS),
-    )
 }
