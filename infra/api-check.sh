@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 url=${1:?usage: infra/api-check.sh URL [ADMIN_TOKEN]}
 admin=${2:-${OPENLOOP_ADMIN_TOKEN:-local-admin-token}}
 venv=$root/.venv/bin
-# Examples per operation and phase: about 2,500 cases, under a minute on two quiet cores.
+# Examples per operation and phase: about 3,200 cases, under a minute on two quiet cores.
 examples=${OPENLOOP_API_CHECK_EXAMPLES:-6}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
