@@ -62,8 +62,9 @@ else
 	  exit $$status
 endif
 
-## test: every test and the linters, in phases (build, unit, emulator, lint) with a timing
-## summary; the emulator runs on TEST_PORT and is stopped afterwards (infra/test.sh).
+## test: every test and the linters, in phases (build, unit, mail, then emulator, commands and
+## lint side by side) with a timing summary; the emulator tests' moto runs on TEST_PORT, the
+## commands' on TEST_PORT+1, each stopped afterwards (infra/test.sh).
 test: tools
 	@TEST_PORT=$(TEST_PORT) infra/test.sh
 

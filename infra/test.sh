@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
 # `make test`: every test and the linters, in phases, with a timing summary at the end so a
 # regression in any phase is visible.
-#   build     the whole workspace, every target
+#   build     the whole workspace, every target, with clippy as the workspace crates' compiler
+#             (one pass compiles and lints; no second check-mode pass over every dependency)
 #   unit      every crate's tests and the contract behaviour on the in-memory stack
 #             (tests/stack) — no emulator
-#   emulator  what needs AWS semantics (tests/emulator), against a moto started on TEST_PORT
-#             and stopped afterwards; the linters run beside it (moto works on one core)
-#   lint      rustfmt, clippy -D warnings, cfn-lint, the links between README.md and docs/
 #   mail      one mail of every kind, written by the unit phase (tests/stack/mail_kinds.rs),
 #             scored by Apache SpamAssassin with its shipped rules: each under 2.0 points
 #             (infra/spam-check.sh)
+#   then three phases side by side (each mostly waits on its own moto, which works on one core):
+#   emulator  what needs AWS semantics (tests/emulator), against a moto on TEST_PORT, stopped
+#             afterwards
 #   commands  the README's commands as a user runs them, short: make run in both local modes
 #             with make demo DAYS=2 against each, the API check against the one on moto
 #             (openapi-spec-validator, schemathesis: infra/api-check.sh), openloop-admin,
-#             make bench QUICK=1 (infra/commands-check.sh)
+#             make bench QUICK=1 (infra/commands-check.sh), with their moto on TEST_PORT+1
+#   lint      rustfmt; rustc's and clippy's warnings from the build (cargo replays what it
+#             cached; any warning fails, as `cargo clippy -- -D warnings` would); cfn-lint; the
+#             links between README.md and docs/
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 port=${TEST_PORT:-4599}
 export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+# Every cargo call of this run — make run's, make demo's and make bench's included — compiles
+# the workspace's own crates through clippy-driver, so they all share one set of artifacts.
+# (Cargo keeps them apart from a plain `cargo build`'s: the wrapper is part of their hash.)
+RUSTC_WORKSPACE_WRAPPER=${RUSTC_WORKSPACE_WRAPPER:-$(command -v clippy-driver)}
+[ -n "$RUSTC_WORKSPACE_WRAPPER" ] || { echo "make test lints with clippy: rustup component add clippy" >&2; exit 1; }
+export RUSTC_WORKSPACE_WRAPPER
 declare -a summary=()
 failed=0
 
@@ -30,23 +40,32 @@ phase() { # name, command...
   else summary+=("$(printf '%-9s %4ds  FAILED' "$name" $((SECONDS - start)))"); failed=1; fi
 }
 
-# Every cargo call names --workspace, so features unify the same way and nothing is built twice.
-lint() {
-  cargo fmt --all -- --check &&
-    cargo clippy --workspace --all-targets --quiet -- -D warnings &&
-    # --all-targets leaves out a `test = false` target: the emulator tests are named alone.
-    cargo clippy --workspace --test emulator --quiet -- -D warnings &&
-    "$root/.venv/bin/cfn-lint" infra/template.yaml &&
-    python3 infra/doc-links.py
+# A phase run in the background, its output kept until `await_phase` prints it.
+declare -A side_pid=() side_log=()
+side_phase() { # name, command...
+  local name=$1; shift
+  side_log[$name]=$(mktemp)
+  ( start=$SECONDS; if "$@" >"${side_log[$name]}" 2>&1; then r=ok; else r=FAILED; fi
+    echo "$r $((SECONDS - start))" >"${side_log[$name]}.status" ) &
+  side_pid[$name]=$!
+}
+await_phase() { # name
+  local name=$1 result secs
+  wait "${side_pid[$name]}"
+  read -r result secs <"${side_log[$name]}.status"
+  echo "==> $name"; cat "${side_log[$name]}"; rm -f "${side_log[$name]}" "${side_log[$name]}.status"
+  summary+=("$(printf '%-9s %4ds  %s (side by side)' "$name" "$secs" "$result")")
+  [ "$result" = ok ] || failed=1
 }
 
+# Every cargo call names --workspace, so features unify the same way and nothing is built twice.
 build() {
   cargo build --workspace --all-targets || return 1
-  # What `make run`, `make demo` and `make bench` build (the binaries alone unify features
-  # without the dev-dependencies), so the commands phase starts them without compiling.
+  # What `make run`, `make demo` and `make bench` build: nothing new (the workspace-hack crate
+  # gives the binaries the test build's features), checked here so a divergence shows.
   cargo build --workspace --bins || return 1
-  # The emulator tests' binary, built now and run directly later, so the linters' cargo can
-  # hold the build directory meanwhile.
+  # The emulator tests' binary, built now and run directly later, so the other phases' cargo
+  # calls find the build directory free meanwhile.
   emulator_bin=$(cargo test --workspace --test emulator --no-run --message-format=json |
     python3 -c 'import json, sys
 for line in sys.stdin:
@@ -66,6 +85,32 @@ emulator() {
   return $rc
 }
 
+# rustc's and clippy's warnings, as the build phase left them: cargo replays each crate's
+# cached diagnostics, so this compiles nothing. `--test emulator` is named alone because
+# --all-targets leaves out a `test = false` target.
+warnings() {
+  { cargo build --workspace --all-targets --message-format=json &&
+      cargo test --workspace --test emulator --no-run --message-format=json; } 2>/dev/null |
+    python3 -c 'import json, re, sys
+seen = []
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    d = m.get("message") if m.get("reason") == "compiler-message" else None
+    if not d or d["level"] not in ("warning", "error") or re.match(r"\d+ warnings? emitted", d["message"]): continue
+    text = d.get("rendered") or d["message"]
+    if text not in seen: seen.append(text)
+sys.stdout.write("".join(seen))
+if seen: sys.exit(f"lint: {len(seen)} warning(s) from rustc and clippy (make test treats them as errors)")'
+}
+
+lint() {
+  cargo fmt --all -- --check &&
+    warnings &&
+    "$root/.venv/bin/cfn-lint" infra/template.yaml &&
+    python3 infra/doc-links.py
+}
+
 all=$SECONDS
 emulator_bin=
 mail_dir=$(mktemp -d)
@@ -74,18 +119,13 @@ phase build build
 if [ $failed -eq 0 ]; then
   # The mail test writes one mail of each kind here for the mail phase.
   phase unit env OPENLOOP_MAIL_SAMPLES_DIR="$mail_dir" cargo test --workspace --all-targets
-  # The emulator tests wait on moto (one core); the linters use the other.
-  lint_log=$(mktemp)
-  ( start=$SECONDS; if lint >"$lint_log" 2>&1; then echo "ok $((SECONDS - start))"; else echo "FAILED $((SECONDS - start))"; fi ) >"$lint_log.status" &
-  lint_pid=$!
-  phase emulator emulator
-  wait $lint_pid
-  read -r lint_result lint_secs <"$lint_log.status"
-  echo "==> lint"; cat "$lint_log"; rm -f "$lint_log" "$lint_log.status"
-  summary+=("$(printf '%-9s %4ds  %s (beside the emulator tests)' lint "$lint_secs" "$lint_result")")
-  [ "$lint_result" = ok ] || failed=1
   phase mail infra/spam-check.sh "$mail_dir"
-  phase commands infra/commands-check.sh "$port"
+  side_phase emulator emulator
+  side_phase commands infra/commands-check.sh "$((port + 1))"
+  side_phase lint lint
+  await_phase emulator
+  await_phase commands
+  await_phase lint
 fi
 
 echo

@@ -312,13 +312,13 @@ fn opening(place: &TextPlace, at: Timestamp) -> Timestamp {
                 continue;
             }
             let next = if local.hour() < hours.from {
-                local.date().to_datetime(Time::new(hours.from, 0, 0, 0).unwrap_or(Time::midnight()))
+                local.date().to_datetime(Time::new(hours.from, 0, 0, 0).unwrap_or_default())
             } else {
                 let Ok(tomorrow) = local.date().checked_add(1.day()) else {
                     return t;
                 };
                 let h = place.hours(tomorrow.weekday());
-                tomorrow.to_datetime(Time::new(h.from, 0, 0, 0).unwrap_or(Time::midnight()))
+                tomorrow.to_datetime(Time::new(h.from, 0, 0, 0).unwrap_or_default())
             };
             match next.to_zoned(zone.clone()) {
                 Ok(z) if z.timestamp() > t => {
