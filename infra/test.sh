@@ -61,9 +61,14 @@ await_phase() { # name
 # Every cargo call names --workspace, so features unify the same way and nothing is built twice.
 build() {
   cargo build --workspace --all-targets || return 1
-  # What `make run`, `make demo` and `make bench` build: nothing new (the workspace-hack crate
-  # gives the binaries the test build's features), checked here so a divergence shows.
-  cargo build --workspace --bins || return 1
+  # What `make run`, `make demo` and `make bench` build must be built already: the
+  # workspace-hack crate gives the binaries the test build's features. A crate compiled again
+  # here means a dependency's features diverged (minutes of make test): named, and the build fails.
+  local again
+  again=$(cargo build --workspace --bins --message-format=json | python3 -c 'import json, sys
+again = {m["target"]["name"] for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and not m["fresh"]}
+print(" ".join(sorted(again)))') || return 1
+  [ -z "$again" ] || { echo "cargo build --bins compiled again what the test build had built: $again. The binaries' dependency features differ from the tests' (cargo tree -e features); turn the test side's on in shared/workspace-hack/Cargo.toml" >&2; return 1; }
   # The emulator tests' binary, built now and run directly later, so the other phases' cargo
   # calls find the build directory free meanwhile.
   emulator_bin=$(cargo test --workspace --test emulator --no-run --message-format=json |
