@@ -32,7 +32,11 @@ fn task_for(member: &MemberId, task_type: &str) -> NewTask {
 }
 
 /// The open tasks the send snapshot reads for `member`, and the tasks whose guards are held.
-async fn kept_and_guarded(store: &openloop_aws::dynamo::DynamoStore, account: AccountId, member: &MemberId) -> (Option<Vec<TaskId>>, Vec<TaskId>) {
+async fn kept_and_guarded(
+    store: &openloop_aws::dynamo::DynamoStore,
+    account: AccountId,
+    member: &MemberId,
+) -> (Option<Vec<TaskId>>, Vec<TaskId>) {
     let date = openloop_tests::morning(1).to_zoned(jiff::tz::TimeZone::UTC).date();
     let snapshot = store
         .send_snapshot(account, member, None, date)
@@ -60,9 +64,12 @@ async fn a_members_tasks_opened_and_closed_at_once_are_kept_on_the_member_item()
         api_token_hash: unique_prefix("hash"),
         webhook_secret: "whsec_dGVzdA==".into(),
     };
-    let input: NewAccount = serde_json::from_value(serde_json::json!({"name": "Race Gym", "timezone": "America/New_York"}))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let account = engine.create_account(input, secrets).await.unwrap_or_else(|e| panic!("account: {e}"));
+    let input: NewAccount =
+        serde_json::from_value(serde_json::json!({"name": "Race Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
+    let account = engine
+        .create_account(input, secrets)
+        .await
+        .unwrap_or_else(|e| panic!("account: {e}"));
     let member = MemberId::parse("m_many").unwrap_or_else(|e| panic!("{e}"));
     let created = futures::future::join_all(TYPES.iter().map(|t| engine.create_task(&account, task_for(&member, t)))).await;
     let mut ids: Vec<TaskId> = created
@@ -122,7 +129,10 @@ async fn a_backfill_keeps_an_older_accounts_open_tasks_on_its_member_items() {
     let (kept, guarded) = kept_and_guarded(&store, account.id, &member).await;
     assert_eq!((kept, guarded), (None, ids.clone()), "not kept: the step reads the guards");
 
-    assert_eq!(store.backfill_member_open_tasks(account.id).await.unwrap_or_else(|e| panic!("{e}")), 1);
+    assert_eq!(
+        store.backfill_member_open_tasks(account.id).await.unwrap_or_else(|e| panic!("{e}")),
+        1
+    );
     let (kept, _) = kept_and_guarded(&store, account.id, &member).await;
     assert_eq!(kept, Some(ids.clone()), "backfilled");
     let marked = store
@@ -131,6 +141,9 @@ async fn a_backfill_keeps_an_older_accounts_open_tasks_on_its_member_items() {
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("account"));
     assert!(marked.member_open_tasks_kept, "and marked");
-    assert_eq!(store.backfill_member_open_tasks(account.id).await.unwrap_or_else(|e| panic!("{e}")), 1);
+    assert_eq!(
+        store.backfill_member_open_tasks(account.id).await.unwrap_or_else(|e| panic!("{e}")),
+        1
+    );
     assert_eq!(kept_and_guarded(&store, account.id, &member).await.0, Some(ids), "again: the same");
 }

@@ -656,12 +656,7 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock, unit: &m
         task_id: id,
         due_at: clock.now(),
     };
-    let (outcome, m) = measure(
-        store,
-        "execute: first touch (≤ 5: task, snapshot, commits)",
-        engine.execute(&item),
-    )
-    .await;
+    let (outcome, m) = measure(store, "execute: first touch (≤ 5: task, snapshot, commits)", engine.execute(&item)).await;
     let outcome = outcome?;
     unit.first_touch = m;
     assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");
@@ -672,12 +667,7 @@ async fn steps(engine: &Engine, store: &DynamoStore, clock: &TestClock, unit: &m
         Ok(task.next_action_at.ok_or("the bench task has nothing scheduled")?)
     };
     clock.set(due().await?).map_err(|t| format!("clock at {t}"))?;
-    let (outcome, m) = measure(
-        store,
-        "followup: second touch (agent-drafted, ≤ 5)",
-        engine.follow_up(&item),
-    )
-    .await;
+    let (outcome, m) = measure(store, "followup: second touch (agent-drafted, ≤ 5)", engine.follow_up(&item)).await;
     let outcome = outcome?;
     unit.second_touch = m;
     assert!(matches!(outcome, openloop_core::engine::StepOutcome::Sent { .. }), "{outcome:?}");

@@ -85,7 +85,10 @@ impl DynamoStore {
         let mut by_member: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for guard in &guards {
             // `ACTIVE#{member}#{type}`: a task type has no `#`.
-            let member = sk_of(guard).strip_prefix(ACTIVE_PREFIX).and_then(|rest| rest.rsplit_once('#')).map(|(m, _)| m);
+            let member = sk_of(guard)
+                .strip_prefix(ACTIVE_PREFIX)
+                .and_then(|rest| rest.rsplit_once('#'))
+                .map(|(m, _)| m);
             let task = guard.get("task_id").and_then(|v| v.as_s().ok());
             if let (Some(member), Some(task)) = (member, task) {
                 by_member.entry(member.to_owned()).or_default().push(task.clone());

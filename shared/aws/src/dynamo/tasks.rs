@@ -49,7 +49,10 @@ impl Tasks for DynamoStore {
             writes.push((self.put_new(guard)?, Some(Conflict::ActiveTask)));
             // The member's open tasks, with the guard (another creation's write of the member
             // item at once is a lost race: tried again).
-            writes.push((self.open_tasks_update(task.account_id, &task.member.id, task.id, OpenChange::Opens)?, None));
+            writes.push((
+                self.open_tasks_update(task.account_id, &task.member.id, task.id, OpenChange::Opens)?,
+                None,
+            ));
         }
         writes.push((self.put_new(self.task_put(task)?)?, Some(Conflict::AlreadyExists)));
         writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));

@@ -4,10 +4,10 @@
 //! account whose items do not keep them, nothing (the step reads the guards).
 
 use crate::kernel::ids::{AccountId, TaskId};
+use crate::members::member::SendLedger;
 use crate::ports::TaskStore;
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::reason::Reason;
-use crate::members::member::SendLedger;
 use crate::task::transition::{Why, created, record, transition};
 use crate::task::{LogEntry, OutboundStatus, Task, TaskStatus};
 use crate::testing::{sample_account, sample_task_for};
@@ -57,7 +57,11 @@ pub(super) async fn a_members_open_tasks_follow_their_guards_on_the_member_item(
     // Closed by the owner: taken in the close's write.
     let (closed, log) = transition(&payment, TaskStatus::Cancelled, base(), Why::new(Reason::OwnerCancelled)).expect("valid");
     store.commit(&TaskCommit::new(closed.clone(), log)).await.expect("close");
-    assert_eq!(open_tasks(store, id, "m_open").await, Some(vec![churn.id]), "a close takes its task");
+    assert_eq!(
+        open_tasks(store, id, "m_open").await,
+        Some(vec![churn.id]),
+        "a close takes its task"
+    );
 
     // Reopened by the owner: put again with its guard.
     let at = base() + jiff::SignedDuration::from_mins(1);
@@ -109,9 +113,19 @@ pub(super) async fn a_members_open_tasks_follow_their_guards_on_the_member_item(
         daily_date: date,
     });
     store.commit(&release).await.expect("close with a release");
-    assert_eq!(open_tasks(store, id, "m_open").await, Some(vec![payment.id]), "the release's close takes its task");
     assert_eq!(
-        store.member_active_tasks(id, &member("m_open")).await.expect("guards").iter().map(|t| t.id).collect::<Vec<_>>(),
+        open_tasks(store, id, "m_open").await,
+        Some(vec![payment.id]),
+        "the release's close takes its task"
+    );
+    assert_eq!(
+        store
+            .member_active_tasks(id, &member("m_open"))
+            .await
+            .expect("guards")
+            .iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>(),
         vec![payment.id],
         "and the guards agree"
     );

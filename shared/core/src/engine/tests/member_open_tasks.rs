@@ -20,7 +20,11 @@ async fn the_more_urgent_task_goes_first_whether_or_not_the_member_item_keeps_th
         let churn = w.approved("churn_risk", "m_both").await;
         let payment = w.approved("payment_recovery", "m_both").await;
         let date = w.clock.now().to_zoned(jiff::tz::TimeZone::UTC).date();
-        let snapshot = w.store.send_snapshot(account.id, &churn.member.id, None, date).await.expect("snapshot");
+        let snapshot = w
+            .store
+            .send_snapshot(account.id, &churn.member.id, None, date)
+            .await
+            .expect("snapshot");
         let mut both = vec![churn.id, payment.id];
         both.sort();
         assert_eq!(snapshot.member_open_tasks, kept.then_some(both), "kept: {kept}");

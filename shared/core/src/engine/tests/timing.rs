@@ -228,7 +228,11 @@ fn the_jitter_is_fixed_per_task_and_differs_between_tasks() {
         *per_second.entry(*s).or_default() += 1;
     }
     assert!(per_second.len() > 800, "{} distinct seconds of 960", per_second.len());
-    assert!(per_second.values().all(|n| *n <= 10), "the busiest second: {:?}", per_second.values().max());
+    assert!(
+        per_second.values().all(|n| *n <= 10),
+        "the busiest second: {:?}",
+        per_second.values().max()
+    );
 }
 
 /// The second past 08:00 task `01JBZ5V3Q7K2M8N4P6R0S2T4V6` gets (20:18): pinned, so a change
