@@ -577,6 +577,23 @@ pub async fn simulate_month(members: usize, days: i64) -> Result<Month, String> 
 /// each kind (an account's partition, a due-index shard) and its write units in one second,
 /// the hotter first.
 pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) -> Result<Vec<(String, u64)>, String> {
+    Ok(morning(accounts, touches, account_units).await?.keys)
+}
+
+/// What [`morning`] counts.
+#[derive(Clone, Debug)]
+pub struct Morning {
+    /// The hottest key of each kind and its write units in one second, the hotter first.
+    pub keys: Vec<(String, u64)>,
+    /// The mails SES is handed in the busiest second (one a first touch, at its planned second).
+    pub ses_peak: u64,
+    /// The first touches planned, and the distinct seconds they fall on.
+    pub touches: usize,
+    pub seconds: usize,
+}
+
+/// The morning of [`hottest_key`], with the SES sends per second besides.
+pub async fn morning(accounts: usize, touches: usize, account_units: u64) -> Result<Morning, String> {
     use openloop_core::engine::{AccountSecrets, NewAccount, NewTask};
     use openloop_core::kernel::ids::{Email, MemberId};
     use openloop_core::members::member::MemberFacts;
@@ -617,6 +634,7 @@ pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) ->
     }
     nights.sort();
     let mut writes: HashMap<(String, i64), u64> = HashMap::new();
+    let mut ses: HashMap<i64, u64> = HashMap::new();
     for (at, a, t) in nights {
         // Tasks made at the same instant: the test clock runs on by a hair between them.
         if clock.now() < at {
@@ -646,6 +664,7 @@ pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) ->
         *writes.entry((format!("ACCT#{}", account.id), second)).or_default() += account_units;
         let shard = openloop_core::task::work::due_shard(&task.id, DUE_INDEX_SHARDS);
         *writes.entry((format!("GSI1 DUE#{shard}"), second)).or_default() += 4;
+        *ses.entry(second).or_default() += 1;
     }
     let hottest = |kind: &str| {
         writes
@@ -656,5 +675,10 @@ pub async fn hottest_key(accounts: usize, touches: usize, account_units: u64) ->
     };
     let mut keys: Vec<(String, u64)> = ["ACCT#", "GSI1 DUE#"].into_iter().filter_map(hottest).collect();
     keys.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-    Ok(keys)
+    Ok(Morning {
+        keys,
+        ses_peak: ses.values().copied().max().unwrap_or(0),
+        touches: ses.values().sum::<u64>() as usize,
+        seconds: ses.len(),
+    })
 }

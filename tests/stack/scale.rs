@@ -85,7 +85,9 @@ fn a_backlog_of_ten_thousand_drains_within_two_minutes() {
 
 /// Given eight accounts in four time zones whose nights' scans make three tasks each, the
 /// engine plans every first touch (none held), and the hottest key's second carries at least
-/// one first touch's writes to its account.
+/// one first touch's writes to its account; SES is handed each touch's mail at its own second
+/// (the jitter in seconds): forty accounts' 120 touches fall on more than 100 seconds (whole
+/// minutes would give at most 64: 16 a zone).
 #[tokio::test]
 async fn a_morning_of_first_touches_is_counted_by_key_and_second() {
     let keys = scale::hottest_key(8, 3, 30).await.unwrap_or_else(|e| panic!("{e}"));
@@ -95,4 +97,7 @@ async fn a_morning_of_first_touches_is_counted_by_key_and_second() {
         keys.iter().any(|(key, units)| key.starts_with("GSI1 DUE#") && *units >= 4),
         "{keys:?}"
     );
+    let morning = scale::morning(40, 3, 30).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(morning.touches, 120, "{morning:?}");
+    assert!(morning.seconds > 100 && morning.ses_peak <= 3, "{morning:?}");
 }

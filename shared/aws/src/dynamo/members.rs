@@ -191,6 +191,7 @@ impl DynamoStore {
             }),
             ..SendSnapshot::default()
         };
+        let mut open_tasks = Vec::new();
         for item in items {
             let sk = sk_of(&item).to_owned();
             if sk == CONFIG_SK {
@@ -202,6 +203,7 @@ impl DynamoStore {
             } else if sk.starts_with("ANNOTATIONS#") {
                 snapshot.annotations = super::annotations::from_stored(item)?;
             } else if sk.starts_with("MEMBER#") {
+                open_tasks = super::member_open_tasks::open_tasks_of(&item);
                 let (facts, ledger) = member_from_item(&item, member)?;
                 snapshot.ledger = ledger;
                 snapshot.facts = item.contains_key("facts").then_some(facts);
@@ -233,6 +235,8 @@ impl DynamoStore {
                 }
             }
         }
+        let kept = snapshot.account.as_ref().is_some_and(|a| a.member_open_tasks_kept);
+        snapshot.member_open_tasks = kept.then_some(open_tasks);
         Ok(snapshot)
     }
 }

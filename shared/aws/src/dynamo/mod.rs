@@ -42,6 +42,7 @@ mod idempotency;
 mod items;
 mod learning;
 mod loops;
+mod member_open_tasks;
 mod members;
 mod memories;
 mod message_templates;

@@ -22,6 +22,7 @@ use openloop_core::task::{ConversationMessage, LogEntry, OutboundMessage, Task};
 use crate::keys::*;
 
 use super::items::{from_item, keyed, n, s, sk_of};
+use super::member_open_tasks::{OpenChange, open_value};
 use super::{DynamoStore, Item, build_error};
 
 #[async_trait]
@@ -46,6 +47,12 @@ impl Tasks for DynamoStore {
                 ("task_id".into(), s(task.id.to_string())),
             ]);
             writes.push((self.put_new(guard)?, Some(Conflict::ActiveTask)));
+            // The member's open tasks, with the guard (another creation's write of the member
+            // item at once is a lost race: tried again).
+            writes.push((
+                self.open_tasks_update(task.account_id, &task.member.id, task.id, OpenChange::Opens)?,
+                None,
+            ));
         }
         writes.push((self.put_new(self.task_put(task)?)?, Some(Conflict::AlreadyExists)));
         writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));
@@ -91,6 +98,18 @@ impl Tasks for DynamoStore {
             writes.push((self.plain_put(super::webhooks::outbox_item(&item)?)?, None));
         }
         let member_key = |member: &MemberId| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(member_sk(member)))]);
+        // Closing frees the active guard; revising a task that was already closed (attribution)
+        // leaves it alone, as a newer task of the member and type may hold it by now. The
+        // member's open tasks move with the guard: in the ledger's update when the commit
+        // writes the member item for its send, else in an update of their own.
+        let revises_closed = !commit.log.is_empty() && commit.log.iter().all(|e| e.from_status.is_some_and(|f| f.is_terminal()));
+        let frees_guard = !task.is_active() && !revises_closed;
+        let takes_guard = reopens_task(commit) && task.is_active();
+        let mut open_change = match (frees_guard, takes_guard) {
+            (true, _) => Some(OpenChange::Closes),
+            (_, true) => Some(OpenChange::Opens),
+            _ => None,
+        };
         let daily_key = |date: &Date| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(sends_sk(*date)))]);
         match &commit.send {
             Some(SendEffect::Reserve {
@@ -110,14 +129,23 @@ impl Tasks for DynamoStore {
                     .map_err(build_error)?;
                 writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::OutboundExists)));
                 let sends: Item = ledger.sends.iter().map(|(k, at)| (k.clone(), s(at.to_string()))).collect();
+                let open = open_change.take_if(|_| *member_id == task.member.id);
+                let expression = match open {
+                    Some(OpenChange::Opens) => "SET ledger = :ledger, ledger_version = :nv, #kind = :kind ADD open_tasks :open",
+                    Some(OpenChange::Closes) => "SET ledger = :ledger, ledger_version = :nv, #kind = :kind DELETE open_tasks :open",
+                    None => "SET ledger = :ledger, ledger_version = :nv, #kind = :kind",
+                };
                 let mut update = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(member_key(member_id)))
-                    .update_expression("SET ledger = :ledger, ledger_version = :nv, #kind = :kind")
+                    .update_expression(expression)
                     .expression_attribute_names("#kind", KIND)
                     .expression_attribute_values(":ledger", AttributeValue::M(sends))
                     .expression_attribute_values(":nv", n(ledger.version))
                     .expression_attribute_values(":kind", s("member"));
+                if open.is_some() {
+                    update = update.expression_attribute_values(":open", open_value(task.id));
+                }
                 update = if ledger.version <= 1 {
                     update.condition_expression("attribute_not_exists(ledger_version)")
                 } else {
@@ -157,14 +185,22 @@ impl Tasks for DynamoStore {
                 daily_date,
             }) => {
                 writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
-                let member = Update::builder()
+                let open = open_change.take_if(|_| *member_id == task.member.id);
+                let expression = match open {
+                    Some(OpenChange::Opens) => "REMOVE ledger.#k ADD ledger_version :one, open_tasks :open",
+                    Some(OpenChange::Closes) => "REMOVE ledger.#k ADD ledger_version :one DELETE open_tasks :open",
+                    None => "REMOVE ledger.#k ADD ledger_version :one",
+                };
+                let mut member = Update::builder()
                     .table_name(&self.table)
                     .set_key(Some(member_key(member_id)))
-                    .update_expression("REMOVE ledger.#k ADD ledger_version :one")
+                    .update_expression(expression)
                     .expression_attribute_names("#k", ledger_key)
-                    .expression_attribute_values(":one", n(1))
-                    .build()
-                    .map_err(build_error)?;
+                    .expression_attribute_values(":one", n(1));
+                if open.is_some() {
+                    member = member.expression_attribute_values(":open", open_value(task.id));
+                }
+                let member = member.build().map_err(build_error)?;
                 writes.push((TransactWriteItem::builder().update(member).build(), Some(Conflict::MemberLedger)));
                 let daily = Update::builder()
                     .table_name(&self.table)
@@ -178,10 +214,10 @@ impl Tasks for DynamoStore {
             }
             None => {}
         }
-        // Closing frees the active guard; revising a task that was already closed (attribution)
-        // leaves it alone, as a newer task of the member and type may hold it by now.
-        let revises_closed = !commit.log.is_empty() && commit.log.iter().all(|e| e.from_status.is_some_and(|f| f.is_terminal()));
-        if !task.is_active() && !revises_closed {
+        if let Some(change) = open_change {
+            writes.push((self.open_tasks_update(task.account_id, &task.member.id, task.id, change)?, None));
+        }
+        if frees_guard {
             let delete = Delete::builder()
                 .table_name(&self.table)
                 .key(PK, s(pk.clone()))
@@ -198,7 +234,7 @@ impl Tasks for DynamoStore {
         // The owner's reopen: the guard again (refused while a newer task of the member and
         // type holds it), an open task again, and the tally of its close gone (its key is the
         // close's time, still on the task until it closes again).
-        if reopens_task(commit) && task.is_active() {
+        if takes_guard {
             let guard: Item = HashMap::from([
                 (PK.into(), s(pk.clone())),
                 (SK.into(), s(active_sk(&task.member.id, &task.task_type))),

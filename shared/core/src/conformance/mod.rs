@@ -29,6 +29,7 @@ mod deliverability;
 mod idempotency;
 mod learning;
 mod loops;
+mod member_open_tasks;
 mod members;
 mod memories;
 mod message_templates;
@@ -171,6 +172,9 @@ macro_rules! store_conformance_tests {
             ],
             webhooks: [
                 webhook_events_are_kept_from_the_write_that_caused_them_until_taken,
+            ],
+            member_open_tasks: [
+                a_members_open_tasks_follow_their_guards_on_the_member_item,
             ],
         });
     };

@@ -155,9 +155,9 @@ pub fn local_date(now: Timestamp, tz: &TimeZone) -> Date {
 }
 
 /// Smart timing (spec §29.3): a touch planned at the start of its preferred hours, or deferred
-/// to the window's opening, leaves a few minutes after it, never on the hour — 5 to 20
-/// minutes, fixed per task and touch (a hash of both) so a retried step lands on the same
-/// minute.
+/// to the window's opening, leaves a few minutes after it, never on the hour — 5:00 to 20:59
+/// (whole seconds, so a zone's touches spread over 960 seconds), fixed per task and touch (a
+/// hash of both) so a retried step lands on the same second.
 pub const SEND_JITTER_MINS: (u64, u64) = (5, 20);
 /// The local hours `[start, end)` a first touch prefers (the morning) and a cadence follow-up
 /// prefers (the afternoon), each only where it meets the account's send window. An answer to a

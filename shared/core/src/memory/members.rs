@@ -85,6 +85,7 @@ impl MemberStore for MemoryStore {
             annotations: s.annotations.get(&(account, member.clone())).cloned().unwrap_or_default(),
             memories: s.memory_books.get(&account).cloned().unwrap_or_default(),
             draft: None,
+            member_open_tasks: s.member_open_tasks(account, member),
         })
     }
 
@@ -122,5 +123,23 @@ impl MemberStore for MemoryStore {
 
     async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
         Ok(self.lock().suppressed.remove(&(account, email.clone())))
+    }
+}
+
+impl super::State {
+    /// The ids of the member's open tasks, as a member item keeps them for an account whose
+    /// member items do (`Account::member_open_tasks_kept`): here, the guards they mirror.
+    fn member_open_tasks(&self, account: AccountId, member: &MemberId) -> Option<Vec<crate::kernel::ids::TaskId>> {
+        let kept = self.accounts.get(&account).is_some_and(|a| a.member_open_tasks_kept);
+        kept.then(|| {
+            let mut ids: Vec<_> = self
+                .guards
+                .iter()
+                .filter(|((a, m, _), _)| *a == account && m == member)
+                .map(|(_, id)| *id)
+                .collect();
+            ids.sort();
+            ids
+        })
     }
 }

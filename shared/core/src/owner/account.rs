@@ -490,6 +490,12 @@ pub struct Account {
     /// presence (`owner/presence.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_seen_at: Option<Timestamp>,
+    /// Whether the account's member items keep the ids of their member's open tasks, put and
+    /// taken in the transactions that open and close them (`engine/lifecycle/member_tasks.rs`): true for
+    /// an account made since they do, set for one made before by `openloop-admin
+    /// backfill-tallies`. While false, a step reads the member's active guards instead.
+    #[serde(default)]
+    pub member_open_tasks_kept: bool,
     pub created_at: Timestamp,
     pub version: u64,
 }

@@ -148,6 +148,11 @@ pub struct SendSnapshot {
     pub memories: crate::owner::business_memory::MemoryBook,
     /// What a touch the agent drafts reads besides, when the step asked for it (the same batch).
     pub draft: Option<DraftReads>,
+    /// The ids of the member's open tasks as the member item keeps them (the same batch): a
+    /// superset of the tasks whose active guards are held, never fewer. `None` while the
+    /// account's member items do not keep them (`Account::member_open_tasks_kept`): then the
+    /// step reads the guards.
+    pub member_open_tasks: Option<Vec<crate::kernel::ids::TaskId>>,
 }
 
 /// What drafting a touch reads, in the send snapshot's batch: the owner's template of the
@@ -208,6 +213,7 @@ mod tests {
             annotations: Default::default(),
             memories: Default::default(),
             draft: None,
+            member_open_tasks: None,
         }
     }
 

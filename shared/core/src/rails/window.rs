@@ -105,11 +105,15 @@ pub fn jitter_seed(task: TaskId, touch: u32) -> u64 {
     hash
 }
 
-/// 5–20 minutes from `seed`, less than `room` minutes (the preferred hours' length).
+/// 5:00–20:59 from `seed`, in whole seconds, less than `room` minutes (the preferred hours'
+/// length): the minute from the seed's low bits, the second from the next ones, so the touches
+/// of a zone's hour spread over its 960 seconds rather than bunching at 16 whole minutes.
 fn jitter(seed: u64, room_mins: i64) -> SignedDuration {
     let (low, high) = SEND_JITTER_MINS;
-    let mins = i64::try_from(low + seed % (high - low + 1)).unwrap_or(0);
-    SignedDuration::from_mins(mins.min(room_mins - 1).max(0))
+    let minutes = high - low + 1;
+    let secs = (low + seed % minutes) * 60 + (seed / minutes) % 60;
+    let secs = i64::try_from(secs).unwrap_or(0);
+    SignedDuration::from_secs(secs.min(room_mins * 60 - 1).max(0))
 }
 
 /// `hour`:00 on the local `day` in the account's time zone.

@@ -3,8 +3,11 @@
 //!
 //! `openloop-admin backfill-tallies [ACCOUNT_ID…]`: writes the tally of every task of the
 //! accounts named, or of every account — once, after upgrading a table written before the
-//! tallies existed (the owner's numbers, the overview and the review queue read them). Safe to
-//! run while the functions run and to run again.
+//! tallies existed (the owner's numbers, the overview and the review queue read them); and
+//! adds each open task to its member's item, then marks the account, so a step reads its
+//! member's other tasks from the member item instead of the guards (run it once the upgraded
+//! functions are all deployed: a task an older function opens afterwards is not added). Safe
+//! to run while the functions run and to run again.
 
 use openloop_core::kernel::ids::AccountId;
 use openloop_core::ports::AccountStore as _;
@@ -52,6 +55,11 @@ async fn run(args: Vec<String>) -> Result<(), String> {
             .await
             .map_err(|e| format!("{account}: {}", with_causes(&e)))?;
         println!("{account}: {tallied} tasks tallied, {moved} written meanwhile (tallied by their own write)");
+        let members = store
+            .backfill_member_open_tasks(account)
+            .await
+            .map_err(|e| format!("{account}: {}", with_causes(&e)))?;
+        println!("{account}: the open tasks of {members} members kept on their items");
     }
     Ok(())
 }

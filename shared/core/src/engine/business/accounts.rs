@@ -273,6 +273,7 @@ impl Engine {
                 ..Default::default()
             },
             last_seen_at: None,
+            member_open_tasks_kept: true,
             created_at: now,
             version: 1,
         };

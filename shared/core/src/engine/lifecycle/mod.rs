@@ -10,6 +10,7 @@ pub(super) mod autonomy;
 pub(super) mod categories;
 pub(super) mod escalation;
 pub(super) mod freshness;
+pub(super) mod member_tasks;
 pub(super) mod reservation;
 pub(super) mod send;
 pub(super) mod subtasks;

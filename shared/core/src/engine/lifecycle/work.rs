@@ -157,14 +157,7 @@ impl Engine {
                     Fresh::Defer { until, why } => return self.defer(seen.current(), until, now, why).await.map(Some),
                 }
             }
-            Input::MemberTasks => {
-                let current = seen.current();
-                let tasks = self
-                    .store
-                    .member_active_tasks_besides(current.account_id, &current.member.id, current)
-                    .await?;
-                seen.member_tasks = Some(tasks);
-            }
+            Input::MemberTasks => seen.member_tasks = Some(self.member_tasks_for_step(seen).await?),
             Input::Parent => {
                 let parent = match task.parent_id {
                     Some(parent) => self.store.get_task(task.account_id, parent).await?,

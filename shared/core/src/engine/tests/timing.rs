@@ -43,7 +43,7 @@ fn local(account: &Account, t: Timestamp) -> jiff::Zoned {
     t.to_zoned(account.settings.time_zone())
 }
 
-/// `t` is at the start of `hours` on `day` plus 5–20 minutes of jitter.
+/// `t` is at the start of `hours` on `day` plus 5:00–20:59 of jitter.
 fn at_start_with_jitter(account: &Account, t: Timestamp, day: jiff::civil::Date, hours: (i8, i8)) {
     let local = local(account, t);
     let (low, high) = SEND_JITTER_MINS;
@@ -211,18 +211,30 @@ fn the_jitter_is_fixed_per_task_and_differs_between_tasks() {
         window::jitter_seed("01JBZ5V3Q7K2M8N4P6R0S2T4V6".parse().expect("id"), 0),
         window::jitter_seed("01JBZ5V3Q7K2M8N4P6R0S2T4V6".parse().expect("id"), 0)
     );
-    assert_eq!(a, at("2026-11-03T13:00:00Z") + SignedDuration::from_mins(JITTER_OF_A));
-    // Over many tasks the jitter covers the 5–20 minutes, never on the hour.
-    let minutes: std::collections::BTreeSet<i64> = (0..200u32)
+    assert_eq!(a, at("2026-11-03T13:00:00Z") + SignedDuration::from_secs(JITTER_OF_A));
+    // Over many tasks the jitter covers the 5–20 minutes, never on the hour, and spreads over
+    // their seconds: no second holds more than a few of 2,000 touches.
+    let offsets: Vec<i64> = (0..2_000u32)
         .map(|n| {
             let seed = window::jitter_seed(TaskId::generate(night), n);
             let t = window::plan_touch(&settings, night, night, Touch::First, seed).0;
-            t.duration_since(at("2026-11-03T13:00:00Z")).as_mins()
+            t.duration_since(at("2026-11-03T13:00:00Z")).as_secs()
         })
         .collect();
+    let minutes: std::collections::BTreeSet<i64> = offsets.iter().map(|s| s / 60).collect();
     assert_eq!(minutes, (5..=20).collect(), "every minute of 5-20, no other");
+    let mut per_second = std::collections::BTreeMap::<i64, usize>::new();
+    for s in &offsets {
+        *per_second.entry(*s).or_default() += 1;
+    }
+    assert!(per_second.len() > 800, "{} distinct seconds of 960", per_second.len());
+    assert!(
+        per_second.values().all(|n| *n <= 10),
+        "the busiest second: {:?}",
+        per_second.values().max()
+    );
 }
 
-/// The minute past 08:00 task `01JBZ5V3Q7K2M8N4P6R0S2T4V6` gets: pinned, so a change of the
-/// hash (which would move every planned task) is seen.
-const JITTER_OF_A: i64 = 20;
+/// The second past 08:00 task `01JBZ5V3Q7K2M8N4P6R0S2T4V6` gets (20:18): pinned, so a change
+/// of the hash (which would move every planned task) is seen.
+const JITTER_OF_A: i64 = 20 * 60 + 18;
