@@ -243,6 +243,7 @@ impl Stack {
             ports: openloop_local::Ports::Memory,
             config,
             agent: None,
+            pushpress_stand_in: false,
         };
         let running = openloop_local::start(options)
             .await
@@ -260,12 +261,32 @@ impl Stack {
         }
     }
 
+    /// As `make run` starts it with no PushPress configured: in memory, with the stand-in
+    /// PushPress (`openloop_local::pushpress`) for gyms to connect to.
+    pub async fn start_as_make_run(name: &str) -> Self {
+        let mut config = Config::from_env().unwrap_or_else(|e| panic!("{e}"));
+        config.endpoint = None;
+        config.pushpress = None;
+        Self::launch_with(unique_prefix(name), openloop_local::Ports::Memory, config, None, None, true).await
+    }
+
     async fn launch(
         prefix: String,
         ports: openloop_local::Ports,
         config: Config,
         scratch: Option<Scratch>,
         agent: Option<std::sync::Arc<dyn openloop_core::ports::Agent>>,
+    ) -> Self {
+        Self::launch_with(prefix, ports, config, scratch, agent, false).await
+    }
+
+    async fn launch_with(
+        prefix: String,
+        ports: openloop_local::Ports,
+        config: Config,
+        scratch: Option<Scratch>,
+        agent: Option<std::sync::Arc<dyn openloop_core::ports::Agent>>,
+        pushpress_stand_in: bool,
     ) -> Self {
         let options = openloop_local::Options {
             http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
@@ -277,6 +298,7 @@ impl Stack {
             ports,
             config,
             agent,
+            pushpress_stand_in,
         };
         let running = openloop_local::start(options)
             .await

@@ -28,6 +28,7 @@ mod hostile;
 mod learning;
 mod learning_outcomes;
 mod lift;
+mod local_pushpress;
 mod local_runtime;
 mod loops;
 mod loops_rest;

@@ -456,6 +456,53 @@ async fn every_accepted_string_is_bounded_and_every_answer_is_described() {
         let message = answer["error"]["message"].as_str().unwrap_or_default();
         assert!(message.starts_with(field), "{path}: the message names {field}: {answer}");
     }
+    // The settings change's texts — its own, the profile's, the agent overrides', the
+    // PushPress credentials' — are bounded types too: refused by the rule the document shows.
+    let settings_refusals = [
+        (serde_json::json!({"timezone": long("SettingsPatch", "timezone")}), "timezone"),
+        (
+            serde_json::json!({"owner_phone": long("SettingsPatch", "owner_phone")}),
+            "owner_phone",
+        ),
+        (
+            serde_json::json!({"profile": {"display_name": long("Profile", "display_name")}}),
+            "profile.display_name",
+        ),
+        (
+            serde_json::json!({"profile": {"sign_off": long("Profile", "sign_off")}}),
+            "profile.sign_off",
+        ),
+        (
+            serde_json::json!({"profile": {"never_mention": ["ok", long("Profile", "display_name")]}}),
+            "profile.never_mention[1]",
+        ),
+        (
+            serde_json::json!({"agent_overrides": [{"agent": "retention", "prompt_additions": long("AgentOverride", "prompt_additions")}]}),
+            "agent_overrides[0].prompt_additions",
+        ),
+        (
+            serde_json::json!({"agent_overrides": [{"agent": long("AgentOverride", "agent")}]}),
+            "agent_overrides[0].agent",
+        ),
+        (
+            serde_json::json!({"pushpress": {"api_key": long("ConnectorCredentials", "api_key")}}),
+            "pushpress.api_key",
+        ),
+    ];
+    for (body, field) in settings_refusals {
+        let (status, answer) = stack.call(Method::PUT, "/api/v1/settings", Some(&gym.token), Some(body)).await;
+        assert_eq!(status, 422, "{field}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with(&format!("{field} must be")),
+            "the message names {field}: {answer}"
+        );
+    }
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(
+        settings["profile"]["display_name"], "CrossFit Renegade",
+        "nothing changed: {settings}"
+    );
     let (status, answer) = stack
         .get(&format!("/api/v1/tasks?cursor={}", long_query(&document)), &gym.token)
         .await;

@@ -229,7 +229,6 @@ const LINKS: &[(&str, &str, &[&str])] = &[
             "create_subtask",
         ],
     ),
-    ("/api/v1/tasks/{id}/subtasks", "post", &["get_task", "approve", "skip", "cancel"]),
     ("/api/v1/memories", "post", &["delete_memory"]),
     ("/api/v1/triggers", "post", &["update_trigger", "dry_run_trigger", "delete_trigger"]),
     (

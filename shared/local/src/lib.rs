@@ -5,7 +5,8 @@
 //! are sent (SQS event sources; no long poll), fires the schedules (EventBridge — the emulator
 //! never does), and owns the test clock. Plus the local-only endpoints of CONTRACT.md:
 //! `/health`, `/_local/clock`, `/_local/run`, `/_local/outbox` (texts too: `?channel=sms`),
-//! `/_local/inbound-sms`. Nothing here runs in Lambda.
+//! `/_local/inbound-sms`. Without `OPENLOOP_PUSHPRESS_BASE_URL`, `make run` serves a stand-in
+//! PushPress ([`pushpress`]) for gyms to connect to. Nothing here runs in Lambda.
 //!
 //! Its ports are the AWS emulator's ([`Ports::Emulator`], the default) or all in memory
 //! ([`Ports::Memory`]: the same routers and handlers, no emulator, nothing kept).
@@ -13,6 +14,7 @@
 pub mod clock;
 mod evaluation;
 pub mod outbox;
+pub mod pushpress;
 pub mod queues;
 mod runtime;
 mod schedule;

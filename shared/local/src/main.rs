@@ -21,6 +21,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("  local       {url}/health  {url}/_local/clock  {url}/_local/run  {url}/_local/outbox");
     println!("  admin token {}", running.admin_token);
     println!("  inbound token {}", running.inbound_token);
+    if let Some(base) = &running.pushpress_stand_in {
+        println!(
+            "  pushpress   {base}  a local stand-in with the demo gym's members: connect a gym with any API key starting `{}` (`local_demo`); `OPENLOOP_PUSHPRESS_BASE_URL=https://api.pushpress.com/v3 make run` uses the real PushPress",
+            openloop_local::pushpress::STAND_IN_KEY_PREFIX
+        );
+    }
     println!("Ctrl-C stops it.");
     tokio::signal::ctrl_c().await?;
     running.stop();

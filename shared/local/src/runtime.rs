@@ -72,6 +72,10 @@ pub struct Options {
     pub config: Config,
     /// The agent, when not the one `OPENLOOP_LLM` names (a test's model at a fake server).
     pub agent: Option<Arc<dyn openloop_core::ports::Agent>>,
+    /// With no PushPress connector configured, serve the stand-in PushPress
+    /// ([`crate::pushpress`]) on a loopback port and connect gyms to it (`make run`); without
+    /// it, such a runtime answers a connect `503 connector_not_configured`, as a deployment does.
+    pub pushpress_stand_in: bool,
 }
 
 impl Options {
@@ -91,6 +95,7 @@ impl Options {
             ports,
             config,
             agent: None,
+            pushpress_stand_in: true,
         })
     }
 }
@@ -132,6 +137,8 @@ pub struct Running {
     pub outbox: Arc<Outbox>,
     pub admin_token: String,
     pub inbound_token: String,
+    /// The stand-in PushPress's base URL (`http://127.0.0.1:…/v3`), when one is served.
+    pub pushpress_stand_in: Option<String>,
     server: tokio::task::JoinHandle<()>,
     background: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -253,6 +260,16 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     }
 
     let clock = Arc::new(TestClock::new());
+    let mut background = Vec::new();
+    let mut pushpress_stand_in = None;
+    if options.pushpress_stand_in && config.pushpress.is_none() {
+        let loopback = SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), 0);
+        let (stand_in, server) = crate::pushpress::FakePushPress::stand_in(loopback, clock.now()).await?;
+        let client = openloop_pushpress::PushPressConfig::new(&stand_in.base, None)?;
+        config.pushpress = Some(openloop_pushpress::PushPress::new(client)?);
+        background.push(server);
+        pushpress_stand_in = Some(stand_in.base);
+    }
     let agent = match options.agent.clone() {
         Some(agent) => agent,
         None => openloop_llm::from_env()?,
@@ -342,7 +359,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         }
     });
 
-    let mut background = vec![texts_server];
+    background.push(texts_server);
     if options.background {
         let consumer = local.clone();
         background.push(tokio::spawn(async move {
@@ -399,6 +416,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         outbox: local.outbox.clone(),
         admin_token: config.admin_token.expose_secret().to_owned(),
         inbound_token: config.inbound_token.expose_secret().to_owned(),
+        pushpress_stand_in,
         server,
         background,
     })

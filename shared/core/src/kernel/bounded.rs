@@ -143,15 +143,28 @@ impl TextRule {
         if self.min > 0 {
             schema = schema.min_length(Some(self.min));
         }
-        if let Some(pattern) = self.pattern {
-            schema = schema.pattern(Some(pattern));
-        }
+        // A rule's own pattern admits no control character; without one, the schema says what
+        // `check` refuses of every text: control characters (free text: but for line breaks
+        // and tabs), and in one line the line and paragraph separators too.
+        schema = schema.pattern(Some(self.pattern.unwrap_or(if self.lines {
+            FREE_TEXT_PATTERN
+        } else {
+            ONE_LINE_PATTERN
+        })));
         if let Some(format) = self.format {
             schema = schema.format(Some(SchemaFormat::Custom(format.to_owned())));
         }
         schema.into()
     }
 }
+
+/// What the schema of free text without a pattern of its own says: no control character but
+/// line breaks and tabs (what [`TextRule::check`] refuses).
+pub const FREE_TEXT_PATTERN: &str = r"^[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*$";
+
+/// What the schema of one line without a pattern of its own says: no control character, line
+/// or paragraph separator ([`crate::kernel::text::breaks_a_line`]).
+pub const ONE_LINE_PATTERN: &str = r"^[^\x00-\x1F\x7F-\x9F\u2028\u2029]*$";
 
 /// Whether `value` matches the whole of `pattern` (each pattern compiled once).
 fn matches(pattern: &'static str, value: &str) -> bool {
@@ -254,6 +267,34 @@ macro_rules! bounded_text {
         impl From<$name> for String {
             fn from(value: $name) -> String {
                 value.0
+            }
+        }
+
+        /// Deserializers for a `String` field kept to [`Self::RULE`]
+        /// (`#[serde(deserialize_with = "Name::de")]`, `de_optional`, `de_list`…): the value is
+        /// read as this type — refused with the rule's code, the field named — and kept as text.
+        #[allow(dead_code)]
+        impl $name {
+            pub fn de<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+                <Self as serde::Deserialize>::deserialize(deserializer).map(Self::into_string)
+            }
+
+            pub fn de_optional<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+                <Option<Self> as serde::Deserialize>::deserialize(deserializer).map(|v| v.map(Self::into_string))
+            }
+
+            /// Present, even as `null` (with `#[serde(default)]`: absent is `None`, `null` is `Some(None)`).
+            pub fn de_present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Option<String>>, D::Error> {
+                Self::de_optional(deserializer).map(Some)
+            }
+
+            pub fn de_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+                <Vec<Self> as serde::Deserialize>::deserialize(deserializer).map(|v| v.into_iter().map(Self::into_string).collect())
+            }
+
+            pub fn de_optional_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<String>>, D::Error> {
+                <Option<Vec<Self>> as serde::Deserialize>::deserialize(deserializer)
+                    .map(|v| v.map(|v| v.into_iter().map(Self::into_string).collect()))
             }
         }
 

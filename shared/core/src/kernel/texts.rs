@@ -98,6 +98,25 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_patterns_refuse_what_the_rules_refuse() {
+        let free = regex::Regex::new(crate::kernel::bounded::FREE_TEXT_PATTERN).expect("pattern");
+        let line = regex::Regex::new(crate::kernel::bounded::ONE_LINE_PATTERN).expect("pattern");
+        for c in (0..0x3000u32).filter_map(char::from_u32) {
+            let value = format!("a{c}b");
+            assert_eq!(
+                free.is_match(&value),
+                MemoryContent::parse("content", value.as_str()).is_ok(),
+                "{c:?} as free text"
+            );
+            assert_eq!(
+                line.is_match(&value),
+                MemoryCategory::parse("category", value.as_str()).is_ok(),
+                "{c:?} in one line"
+            );
+        }
+    }
+
+    #[test]
     fn a_body_refuses_a_value_past_its_rule_with_the_rules_code() {
         #[derive(serde::Deserialize, Debug)]
         #[allow(dead_code)]

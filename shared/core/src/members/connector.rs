@@ -43,9 +43,14 @@ pub struct ConnectorMember {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorCredentials {
+    #[serde(deserialize_with = "crate::kernel::texts::ConnectorKey::de")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ConnectorKey::field_schema))]
     api_key: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::kernel::texts::ConnectorCompany::de_optional"
+    )]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ConnectorCompany::field_schema))]
     company_id: Option<String>,
 }

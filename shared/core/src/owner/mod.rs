@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod alert;
+pub mod bounded_settings;
 pub mod brief;
 pub mod business_memory;
 pub mod calibration;

@@ -144,7 +144,7 @@ fn one() -> u32 {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewTemplate {
-    pub task_type: crate::kernel::texts::TaskTypeName,
+    pub task_type: crate::task::task_type::RegisteredTaskType,
     /// Defaults to the type's own schedule, if it has one.
     pub cron: Option<crate::kernel::texts::CronExpression>,
     pub goal: Option<crate::kernel::texts::Goal>,

@@ -80,19 +80,11 @@ impl SmsSettings {
 #[serde(deny_unknown_fields)]
 pub struct SmsPatch {
     pub enabled: Option<bool>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::kernel::texts::OriginationIdentity::de_present")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OriginationIdentity::optional_schema))]
     pub origination_identity: Option<Option<String>>,
     pub daily_limit: Option<u32>,
     pub max_segments: Option<u32>,
-}
-
-fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(deserializer).map(Some)
 }
 
 impl SmsPatch {

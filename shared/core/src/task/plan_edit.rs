@@ -70,10 +70,10 @@ pub struct PlanFeedback {
 #[serde(deny_unknown_fields)]
 pub struct StepEdit {
     pub step_number: u32,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "StepDescription::de_optional")]
     #[cfg_attr(feature = "openapi", schema(schema_with = StepDescription::optional_schema))]
     pub description: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "StepDraft::de_optional")]
     #[cfg_attr(feature = "openapi", schema(schema_with = StepDraft::optional_schema))]
     pub draft_content: Option<String>,
 }

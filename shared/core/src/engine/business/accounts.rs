@@ -24,7 +24,7 @@ pub struct NewAccount {
     pub execution_mode: Option<ExecutionMode>,
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub onboarded_at: Option<Timestamp>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::owner::bounded_settings::new_profile")]
     pub profile: Profile,
     /// The account's own PushPress credentials (spec §34): `{"api_key", "company_id"?}`.
     #[serde(default)]
@@ -48,6 +48,7 @@ pub struct SettingsPatch {
     pub member_weekly_limit: Option<u32>,
     #[cfg_attr(feature = "openapi", schema(maximum = 10000))]
     pub daily_send_limit: Option<u32>,
+    #[serde(default, deserialize_with = "crate::kernel::texts::TimezoneName::de_optional")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TimezoneName::optional_schema))]
     pub timezone: Option<String>,
     #[cfg_attr(feature = "openapi", schema(maximum = 23))]
@@ -59,7 +60,9 @@ pub struct SettingsPatch {
     /// A monthly price, 0–100,000.
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 100000))]
     pub avg_membership_price: Option<f64>,
+    #[serde(default, deserialize_with = "crate::owner::bounded_settings::profile")]
     pub profile: Option<Profile>,
+    #[serde(default, deserialize_with = "crate::owner::bounded_settings::agent_overrides")]
     pub agent_overrides: Option<Vec<AgentOverride>>,
     /// Replaces the per-agent ramp start dates (spec §26.4).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<std::collections::BTreeMap<String, crate::kernel::texts::TimeText>>))]
@@ -82,13 +85,14 @@ pub struct SettingsPatch {
     pub pushpress: Option<Option<ConnectorCredentials>>,
     /// The gym's own sending domain (spec §33.1): a name creates its identity, `null` goes
     /// back to the shared domain; absent keeps it.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::kernel::texts::DomainName::de_present")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::DomainName::optional_schema))]
     pub sending_domain: Option<Option<String>>,
     /// The share of members held out (0–20; CONTRACT.md "Honest lift").
     #[cfg_attr(feature = "openapi", schema(maximum = 20))]
     pub holdout_percent: Option<u8>,
     /// Replaces the task types held out.
+    #[serde(default, deserialize_with = "crate::kernel::texts::TaskTypeName::de_optional_list")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TaskTypeName::list_schema))]
     pub holdout_task_types: Option<Vec<String>>,
     /// Apply only over this version of the account (the dashboard's form, which posts every
@@ -105,7 +109,7 @@ pub struct SettingsPatch {
     /// `max_segments`).
     pub sms: Option<crate::owner::sms::SmsPatch>,
     /// The owner's phone for critical alerts; `null` removes it.
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::kernel::texts::PhoneNumber::de_present")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::PhoneNumber::optional_schema))]
     pub owner_phone: Option<Option<String>>,
 }

@@ -30,6 +30,8 @@ pub fn monthly_value(facts: &MemberFacts, settings: &Settings) -> (f64, ValueSou
 /// One member in the list.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+// `Member` in the document: the resource whose `id` the calls taking a `member_id` name.
+#[cfg_attr(feature = "openapi", schema(as = Member))]
 pub struct MemberView {
     pub id: MemberId,
     pub name: Option<String>,

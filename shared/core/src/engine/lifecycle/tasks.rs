@@ -83,8 +83,10 @@ impl CreateOptions {
 #[serde(deny_unknown_fields)]
 pub struct Resolution {
     /// One of the task type's outcome codes.
+    #[serde(deserialize_with = "crate::kernel::texts::OutcomeCode::de")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::OutcomeCode::field_schema))]
     pub outcome: String,
+    #[serde(default, deserialize_with = "crate::kernel::texts::ResolveNote::de_optional")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ResolveNote::optional_schema))]
     pub note: Option<String>,
 }

@@ -66,7 +66,7 @@ async fn a_profile_list_holds_at_most_its_entries() {
 async fn an_account_keeps_at_most_its_recurring_templates() {
     let w = world().await;
     let new = || NewTemplate {
-        task_type: crate::kernel::texts::TaskTypeName::parse("task_type", "monthly_churn_analysis").expect("type"),
+        task_type: crate::task::task_type::RegisteredTaskType::parse("task_type", "monthly_churn_analysis").expect("type"),
         cron: None,
         goal: None,
         member_id: None,

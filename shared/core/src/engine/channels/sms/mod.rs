@@ -52,12 +52,20 @@ pub struct ConsentInput {
     pub source: crate::members::consent::SourceName,
     /// The member's time zone (an IANA name) for their texts' hours; absent keeps the one on
     /// record, `null` clears it (their state's or the gym's zone then).
-    #[serde(default, deserialize_with = "place::present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::kernel::texts::TimezoneName::de_present",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TimezoneName::optional_schema))]
     pub time_zone: Option<Option<String>>,
     /// The member's US state (code or name), whose texting rules apply; absent keeps the one
     /// on record, `null` clears it (their PushPress address's then).
-    #[serde(default, deserialize_with = "place::present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "crate::kernel::texts::UsStateName::de_present",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::UsStateName::optional_schema))]
     pub state: Option<Option<String>>,
 }

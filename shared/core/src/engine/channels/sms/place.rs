@@ -3,7 +3,7 @@
 //! `time_zone` and `state`), and the hours their texts keep (`rails/quiet_hours.rs`) shown
 //! with their consent and on `GET /api/v1/members/{id}`.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 use crate::kernel::error::InvalidInput;
 use crate::members::consent::SmsConsent;
@@ -13,11 +13,6 @@ use crate::rails::quiet_hours::{self, ZoneSource};
 use crate::rails::texting;
 
 use crate::kernel::limits::MAX_TIMEZONE_CHARS as MAX_TIME_ZONE_CHARS;
-
-/// A field that may be absent (keep what is on record), `null` (clear it) or a value.
-pub(super) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
 
 /// The member's place as the owner asked to change it, checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
