@@ -27,6 +27,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         session_version: 0,
         credentials: Default::default(),
         last_seen_at: None,
+        webhook_endpoints: Some(0),
         created_at: now,
         version: 1,
     }

@@ -273,6 +273,7 @@ impl Engine {
                 ..Default::default()
             },
             last_seen_at: None,
+            webhook_endpoints: Some(0),
             created_at: now,
             version: 1,
         };

@@ -361,3 +361,60 @@ async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
     assert_eq!(transport.posts().len(), 2, "sent once");
     assert!(w.store.due_outbox(w.clock.now(), 10).await.expect("outbox").is_empty());
 }
+
+/// Given an account with no webhook endpoint, when a task's step closes it, then no event is
+/// written to the outbox (nor queued); once the account has an endpoint, the same close is
+/// written with its commit and delivered as before; and removing the endpoint stops it again.
+#[tokio::test]
+async fn a_step_writes_webhook_events_only_while_the_account_has_an_endpoint() {
+    let mut w = world().await;
+    let transport = FakeTransport::new(false);
+    w.with_transport(transport.clone());
+    // The queue refuses deliveries, so whatever a commit wrote stays in the outbox to be seen.
+    let queue = Arc::new(DeliveriesDown {
+        down: std::sync::atomic::AtomicBool::new(true),
+        taken: w.queue.clone(),
+    });
+    w.engine.queue = queue.clone();
+    let closed_by_its_step = |member: &'static str| {
+        let w = &w;
+        async move {
+            let task = w.approved("churn_risk", member).await;
+            w.run().await;
+            w.clock.advance(days(14) + SignedDuration::from_mins(1));
+            w.run().await;
+            let done = w.task(&task).await;
+            assert_eq!(done.status, TaskStatus::Cancelled, "time ran out");
+            done
+        }
+    };
+    let outbox = |w: &World| {
+        let (store, until) = (w.store.clone(), w.clock.now() + SignedDuration::from_hours(24));
+        async move { store.due_outbox(until, 10).await.expect("outbox") }
+    };
+
+    closed_by_its_step("m_quiet").await;
+    assert!(outbox(&w).await.is_empty(), "no endpoint: nothing written");
+
+    let id = w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
+    let heard = closed_by_its_step("m_heard").await;
+    let kept = outbox(&w).await;
+    assert_eq!(
+        kept.iter().map(|i| (i.event.event_type, i.event.task_id)).collect::<Vec<_>>(),
+        [(crate::owner::outbound_webhook::EventType::TaskClosed, Some(heard.id))],
+        "an endpoint: the close's event written with it"
+    );
+    queue.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    w.clock
+        .advance(crate::owner::webhook_event::OUTBOX_GRACE + SignedDuration::from_secs(1));
+    w.run().await;
+    let posts = transport.posts();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    assert!(posts[0].2.contains(&heard.id.to_string()), "delivered as before");
+    assert!(outbox(&w).await.is_empty());
+
+    w.engine.delete_webhook_endpoint(w.account.id, &id).await.expect("delete");
+    queue.down.store(true, std::sync::atomic::Ordering::SeqCst);
+    closed_by_its_step("m_gone").await;
+    assert!(outbox(&w).await.is_empty(), "the endpoint removed: nothing written again");
+}
