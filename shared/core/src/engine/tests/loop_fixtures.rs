@@ -1,5 +1,5 @@
-//! What the loop tests (`loops.rs`, `loops_rest.rs`, `loops_step.rs`) and the outcome tests
-//! share: a member event delivered through the signals path now, a member's check-in, and the
+//! What the loop tests (`loops.rs`, `loops_rest.rs`, `loops_step.rs`), the outcome, to-do and
+//! holdout tests share: a member event delivered through the signals path now, a check-in, and the
 //! loop records of a member.
 
 use super::*;

@@ -304,12 +304,8 @@ impl crate::ports::Queue for DeliveriesDown {
     }
 }
 
-/// Given the `deliveries` queue refusing sends, when a task closes, then its event is not
-/// lost: it waits in the outbox, and once the queue takes sends again the tick queues it and
-/// the endpoint receives it, once; an event the queue took leaves the outbox and is never
-/// sent again.
-#[tokio::test]
-async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
+/// A world with a receiver, whose `deliveries` queue refuses sends until told otherwise.
+async fn with_deliveries_down() -> (World, Arc<FakeTransport>, Arc<DeliveriesDown>) {
     let mut w = world().await;
     let transport = FakeTransport::new(false);
     w.with_transport(transport.clone());
@@ -318,6 +314,16 @@ async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
         taken: w.queue.clone(),
     });
     w.engine.queue = queue.clone();
+    (w, transport, queue)
+}
+
+/// Given the `deliveries` queue refusing sends, when a task closes, then its event is not
+/// lost: it waits in the outbox, and once the queue takes sends again the tick queues it and
+/// the endpoint receives it, once; an event the queue took leaves the outbox and is never
+/// sent again.
+#[tokio::test]
+async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
+    let (w, transport, queue) = with_deliveries_down().await;
     w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
     let task = w.approved("churn_risk", "m_lost").await;
     w.engine.cancel(w.account.id, task.id).await.expect("cancel");
@@ -367,15 +373,8 @@ async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
 /// written with its commit and delivered as before; and removing the endpoint stops it again.
 #[tokio::test]
 async fn a_step_writes_webhook_events_only_while_the_account_has_an_endpoint() {
-    let mut w = world().await;
-    let transport = FakeTransport::new(false);
-    w.with_transport(transport.clone());
     // The queue refuses deliveries, so whatever a commit wrote stays in the outbox to be seen.
-    let queue = Arc::new(DeliveriesDown {
-        down: std::sync::atomic::AtomicBool::new(true),
-        taken: w.queue.clone(),
-    });
-    w.engine.queue = queue.clone();
+    let (w, transport, queue) = with_deliveries_down().await;
     let closed_by_its_step = |member: &'static str| {
         let w = &w;
         async move {
