@@ -84,7 +84,7 @@ emulator() {
   infra/emulator.sh start "$port" || return 1
   curl -s -X POST "http://127.0.0.1:$port/moto-api/reset" >/dev/null
   # As `cargo test` runs it: from the package's folder.
-  (cd tests && RUST_MIN_STACK=8388608 AWS_ENDPOINT_URL="http://127.0.0.1:$port" "$emulator_bin")
+  (cd tests && AWS_ENDPOINT_URL="http://127.0.0.1:$port" "$emulator_bin")
   local rc=$?
   infra/emulator.sh stop "$port"
   return $rc

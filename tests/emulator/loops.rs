@@ -2,44 +2,22 @@
 //! run at the same time on the same loops, resolve each loop exactly once — a lead who came
 //! has no no-show follow-up, a lead the sweep expired has exactly one.
 
-use openloop_core::engine::{AccountSecrets, NewAccount};
-use openloop_core::kernel::ids::MemberId;
-use openloop_core::members::event::{MemberEvent, MemberStatus, SignalEnvelope, WebhookEvent};
-use openloop_core::members::member::MemberFacts;
+use openloop_core::members::event::MemberStatus;
 use openloop_core::ports::prelude::*;
 use openloop_core::task::open_loop::{LoopStatus, trial_loop};
-use openloop_tests::{Scratch, unique_prefix};
+use openloop_tests::Scratch;
+
+use crate::loop_fixtures::{checkins, race_account, six_members};
 
 #[tokio::test]
 async fn a_checkin_and_the_deadline_sweep_racing_on_one_loop_resolve_it_once() {
     let scratch = Scratch::new("loop-race");
-    let (engine, store, clock) = scratch.engine(None).await;
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount =
-        serde_json::from_value(serde_json::json!({"name": "Loop Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine
-        .create_account(input, secrets)
-        .await
-        .unwrap_or_else(|e| panic!("account: {e}"));
+    let (engine, store, clock, account) = race_account(&scratch, "Loop Gym").await;
     let now = engine.now();
 
     // Six leads, each with a booked trial whose deadline is now.
-    let members: Vec<MemberId> = (0..6)
-        .map(|i| MemberId::parse(&format!("m_lead{i}")).unwrap_or_else(|e| panic!("{e}")))
-        .collect();
+    let members = six_members(&store, &account, "lead", MemberStatus::Lead, "Lee", false).await;
     for member in &members {
-        let mut facts = MemberFacts::new(member.clone());
-        facts.status = Some(MemberStatus::Lead);
-        facts.first_name = Some("Lee".into());
-        facts.version = 1;
-        store
-            .save_member_facts(account.id, &facts)
-            .await
-            .unwrap_or_else(|e| panic!("facts: {e}"));
         let booked = trial_loop(
             account.id,
             member.clone(),
@@ -54,22 +32,7 @@ async fn a_checkin_and_the_deadline_sweep_racing_on_one_loop_resolve_it_once() {
         .unwrap_or_else(|e| panic!("clock: {e}"));
 
     // Each lead's check-in (delivered twice) and four sweeps, all at once.
-    let envelopes: Vec<SignalEnvelope> = members
-        .iter()
-        .map(|member| SignalEnvelope {
-            account_id: account.id,
-            webhook_id: format!("checkin-{member}"),
-            received_at: now,
-            event: WebhookEvent {
-                timestamp: now,
-                event: MemberEvent::CheckinCreated {
-                    member_id: member.clone(),
-                    checked_in_at: now,
-                    class_name: None,
-                },
-            },
-        })
-        .collect();
+    let envelopes = checkins(&account, &members, now);
     let signals = envelopes.iter().chain(envelopes.iter()).map(|e| engine.apply_signal(e));
     let sweeps = (0..4).map(|_| engine.sweep_loops());
     let (applied, swept) = futures::future::join(futures::future::join_all(signals), futures::future::join_all(sweeps)).await;

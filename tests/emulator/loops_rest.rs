@@ -2,57 +2,23 @@
 //! time on the same loops, resolve each loop exactly once — a member who came back leaves no
 //! "overdue" notice, a to-do the sweep expired leaves exactly one.
 
-use openloop_core::engine::{AccountSecrets, NewAccount, NewTask};
-use openloop_core::kernel::ids::{Email, MemberId};
-use openloop_core::members::event::{MemberEvent, MemberStatus, SignalEnvelope, WebhookEvent};
-use openloop_core::members::member::MemberFacts;
+use openloop_core::members::event::MemberStatus;
 use openloop_core::ports::prelude::*;
-use openloop_core::task::TriggerType;
 use openloop_core::task::open_loop::LoopStatus;
-use openloop_tests::{Scratch, unique_prefix};
+use openloop_tests::Scratch;
+
+use crate::loop_fixtures::{by_hand, checkins, race_account, six_members};
 
 #[tokio::test]
 async fn a_checkin_and_the_deadline_sweep_racing_on_a_todos_loop_escalate_it_at_most_once() {
     let scratch = Scratch::new("todo-loop-race");
-    let (engine, store, clock) = scratch.engine(None).await;
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount =
-        serde_json::from_value(serde_json::json!({"name": "Call Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine
-        .create_account(input, secrets)
-        .await
-        .unwrap_or_else(|e| panic!("account: {e}"));
+    let (engine, store, clock, account) = race_account(&scratch, "Call Gym").await;
     let start = engine.now();
 
     // Six members, each with a staff call: a "get them back" to-do and its loop.
-    let members: Vec<MemberId> = (0..6)
-        .map(|i| MemberId::parse(&format!("m_call{i}")).unwrap_or_else(|e| panic!("{e}")))
-        .collect();
+    let members = six_members(&store, &account, "call", MemberStatus::Active, "Cal", true).await;
     for member in &members {
-        let mut facts = MemberFacts::new(member.clone());
-        facts.status = Some(MemberStatus::Active);
-        facts.first_name = Some("Cal".into());
-        facts.email = Email::parse(&format!("{}@example.com", member.as_str().replace('_', "-"))).ok();
-        facts.version = 1;
-        store
-            .save_member_facts(account.id, &facts)
-            .await
-            .unwrap_or_else(|e| panic!("facts: {e}"));
-        let call = NewTask {
-            task_type: "staff_call_member".into(),
-            member_id: member.clone(),
-            goal: "Call them".into(),
-            confidence: Some(90),
-            draft: None,
-            trigger_type: TriggerType::Manual,
-            trigger_event_id: None,
-            gate: Default::default(),
-            context: serde_json::Value::Null,
-        };
+        let call = by_hand("staff_call_member", member, "Call them");
         engine.create_task(&account, call).await.unwrap_or_else(|e| panic!("call: {e}"));
     }
     let deadline = store
@@ -67,22 +33,7 @@ async fn a_checkin_and_the_deadline_sweep_racing_on_a_todos_loop_escalate_it_at_
     clock.set(now).unwrap_or_else(|e| panic!("clock: {e}"));
 
     // Each member's check-in (delivered twice) and four sweeps, all at once.
-    let envelopes: Vec<SignalEnvelope> = members
-        .iter()
-        .map(|member| SignalEnvelope {
-            account_id: account.id,
-            webhook_id: format!("checkin-{member}"),
-            received_at: now,
-            event: WebhookEvent {
-                timestamp: now,
-                event: MemberEvent::CheckinCreated {
-                    member_id: member.clone(),
-                    checked_in_at: now,
-                    class_name: None,
-                },
-            },
-        })
-        .collect();
+    let envelopes = checkins(&account, &members, now);
     let signals = envelopes.iter().chain(envelopes.iter()).map(|e| engine.apply_signal(e));
     let sweeps = (0..4).map(|_| engine.sweep_loops());
     let (applied, swept) = futures::future::join(futures::future::join_all(signals), futures::future::join_all(sweeps)).await;

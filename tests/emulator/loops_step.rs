@@ -3,65 +3,32 @@
 //! the same tasks — each loop is resolved exactly once, the task's note of it says what its
 //! record says, and a goal met is a task completed.
 
-use openloop_core::engine::{AccountSecrets, NewAccount, NewTask};
-use openloop_core::kernel::ids::{Email, MemberId};
-use openloop_core::members::event::{MemberEvent, MemberStatus, SignalEnvelope, WebhookEvent};
-use openloop_core::members::member::MemberFacts;
+use openloop_core::members::event::MemberStatus;
 use openloop_core::ports::prelude::*;
 use openloop_core::task::commit::TaskCommit;
 use openloop_core::task::open_loop::{Expects, LoopStatus, OnDeadline, OpenLoop};
 use openloop_core::task::reason::Reason;
 use openloop_core::task::transition::{Why, record};
 use openloop_core::task::work::WorkItem;
-use openloop_core::task::{TaskStatus, TriggerType, task_loops};
-use openloop_tests::{Scratch, unique_prefix};
+use openloop_core::task::{TaskStatus, task_loops};
+use openloop_tests::Scratch;
+
+use crate::loop_fixtures::{by_hand, checkins, race_account, six_members};
 
 #[tokio::test]
 async fn a_checkin_the_sweep_and_the_tasks_step_racing_on_its_loops_resolve_each_once() {
     let scratch = Scratch::new("task-loop-race");
-    let (engine, store, clock) = scratch.engine(None).await;
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount =
-        serde_json::from_value(serde_json::json!({"name": "Step Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine
-        .create_account(input, secrets)
-        .await
-        .unwrap_or_else(|e| panic!("account: {e}"));
+    let (engine, store, clock, account) = race_account(&scratch, "Step Gym").await;
     let start = engine.now();
     let deadline = start + jiff::SignedDuration::from_hours(1);
     let sent_at = start - jiff::SignedDuration::from_hours(24);
 
     // Six churn tasks, each past its last touch: a reply and a check-in expected by `deadline`,
     // both noted on the task in the commit that registers them (as a sent touch does).
-    let members: Vec<MemberId> = (0..6)
-        .map(|i| MemberId::parse(&format!("m_step{i}")).unwrap_or_else(|e| panic!("{e}")))
-        .collect();
+    let members = six_members(&store, &account, "step", MemberStatus::Active, "Stu", true).await;
     let mut tasks = Vec::new();
     for member in &members {
-        let mut facts = MemberFacts::new(member.clone());
-        facts.status = Some(MemberStatus::Active);
-        facts.first_name = Some("Stu".into());
-        facts.email = Email::parse(&format!("{}@example.com", member.as_str().replace('_', "-"))).ok();
-        facts.version = 1;
-        store
-            .save_member_facts(account.id, &facts)
-            .await
-            .unwrap_or_else(|e| panic!("facts: {e}"));
-        let input = NewTask {
-            task_type: "churn_risk".into(),
-            member_id: member.clone(),
-            goal: "Bring them back".into(),
-            confidence: Some(90),
-            draft: None,
-            trigger_type: TriggerType::Manual,
-            trigger_event_id: None,
-            gate: Default::default(),
-            context: serde_json::Value::Null,
-        };
+        let input = by_hand("churn_risk", member, "Bring them back");
         let created = engine
             .create_task(&account, input)
             .await
@@ -89,22 +56,7 @@ async fn a_checkin_the_sweep_and_the_tasks_step_racing_on_its_loops_resolve_each
     clock.set(now).unwrap_or_else(|e| panic!("clock: {e}"));
 
     // Each member's check-in (delivered twice), four sweeps and each task's step twice, at once.
-    let envelopes: Vec<SignalEnvelope> = members
-        .iter()
-        .map(|member| SignalEnvelope {
-            account_id: account.id,
-            webhook_id: format!("checkin-{member}"),
-            received_at: now,
-            event: WebhookEvent {
-                timestamp: now,
-                event: MemberEvent::CheckinCreated {
-                    member_id: member.clone(),
-                    checked_in_at: now,
-                    class_name: None,
-                },
-            },
-        })
-        .collect();
+    let envelopes = checkins(&account, &members, now);
     let items: Vec<WorkItem> = tasks
         .iter()
         .map(|id| WorkItem {

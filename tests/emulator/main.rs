@@ -8,6 +8,7 @@ mod actions;
 mod backfill;
 mod concurrency;
 mod credentials;
+mod loop_fixtures;
 mod loops;
 mod loops_rest;
 mod loops_step;

@@ -28,6 +28,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         credentials: Default::default(),
         last_seen_at: None,
         member_open_tasks_kept: true,
+        webhook_endpoints: Some(0),
         created_at: now,
         version: 1,
     }

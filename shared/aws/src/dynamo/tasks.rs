@@ -92,10 +92,13 @@ impl Tasks for DynamoStore {
             writes.push((self.plain_put(self.message_item(task, message)?)?, None));
         }
         writes.extend(self.commit_loop_writes(&commit.loops)?);
-        // The owner's webhook events the change causes, written with it.
-        for event in openloop_core::owner::webhook_event::of_commit(commit) {
-            let item = openloop_core::owner::webhook_event::OutboxItem::new(event);
-            writes.push((self.plain_put(super::webhooks::outbox_item(&item)?)?, None));
+        // The owner's webhook events the change causes, written with it (unless the step
+        // knew the account has no endpoint).
+        if commit.webhooks {
+            for event in openloop_core::owner::webhook_event::of_commit(commit) {
+                let item = openloop_core::owner::webhook_event::OutboxItem::new(event);
+                writes.push((self.plain_put(super::webhooks::outbox_item(&item)?)?, None));
+            }
         }
         let member_key = |member: &MemberId| HashMap::from([(PK.to_owned(), s(pk.clone())), (SK.to_owned(), s(member_sk(member)))]);
         // Closing frees the active guard; revising a task that was already closed (attribution)

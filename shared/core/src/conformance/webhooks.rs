@@ -84,4 +84,15 @@ pub(super) async fn webhook_events_are_kept_from_the_write_that_caused_them_unti
     let event = webhook_event::todo_created(&super::todos::todo(other, "x", 0));
     store.put_outbox(&OutboxItem::new(event.clone())).await.expect("put");
     assert_eq!(outbox_of(store, other).await, vec![OutboxItem::new(event)], "outbox: per account");
+
+    // A change the step knew had no endpoint to reach writes no event.
+    let quiet = AccountId::generate(base());
+    let task = new_task(store, quiet, "m_quiet", TaskStatus::Waiting).await;
+    let (escalated, log) = transition(&task, TaskStatus::Escalated, base(), Why::new(Reason::AgentEscalatedReply)).expect("valid");
+    let commit = TaskCommit {
+        webhooks: false,
+        ..TaskCommit::new(escalated, log)
+    };
+    store.commit(&commit).await.expect("escalate");
+    assert!(outbox_of(store, quiet).await.is_empty(), "outbox: nothing without an endpoint");
 }

@@ -1503,6 +1503,7 @@ mod good_by_default;
 mod holdout;
 mod intake;
 mod learning_outcomes;
+mod loop_fixtures;
 mod loops;
 mod loops_rest;
 mod loops_step;

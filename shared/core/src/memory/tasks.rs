@@ -208,8 +208,10 @@ impl Tasks for MemoryStore {
             s.loops.insert((l.account_id, l.id), l.clone());
         }
         // The owner's webhook events the change causes, written with it.
-        for event in crate::owner::webhook_event::of_commit(commit) {
-            s.put_outbox(&crate::owner::webhook_event::OutboxItem::new(event));
+        if commit.webhooks {
+            for event in crate::owner::webhook_event::of_commit(commit) {
+                s.put_outbox(&crate::owner::webhook_event::OutboxItem::new(event));
+            }
         }
         s.tasks.insert(task.id, task.clone());
         s.logs.entry(task.id).or_default().extend(commit.log.iter().cloned());

@@ -496,6 +496,12 @@ pub struct Account {
     /// backfill-tallies`. While false, a step reads the member's active guards instead.
     #[serde(default)]
     pub member_open_tasks_kept: bool,
+    /// How many outbound webhook endpoints the account may have: counted up before an
+    /// endpoint is made and down after one is removed, so never fewer than it has. `None`
+    /// on an account from before the count (it may have some). A step that read the account
+    /// writes no webhook event to the outbox while this is `Some(0)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_endpoints: Option<u32>,
     pub created_at: Timestamp,
     pub version: u64,
 }
@@ -515,6 +521,12 @@ impl Account {
     /// secret, whatever rotations followed.
     pub fn stable_key(&self) -> &WebhookSecret {
         self.credentials.stable_key.as_ref().unwrap_or(&self.webhook_secret)
+    }
+
+    /// Whether an event of this account may have an endpoint to reach (see
+    /// [`Account::webhook_endpoints`]): its change writes it to the outbox only then.
+    pub fn may_have_webhooks(&self) -> bool {
+        self.webhook_endpoints.is_none_or(|n| n > 0)
     }
 
     pub fn sender_name(&self) -> &str {

@@ -49,6 +49,10 @@ pub struct TaskCommit {
     /// written only if its stored record is still open — else nothing of the commit is, and
     /// it fails as a version conflict (someone else resolved it, over the task's version).
     pub loops: Vec<crate::task::open_loop::OpenLoop>,
+    /// Whether the webhook events the change causes are written to the outbox (and queued):
+    /// always, unless the step read the account and it has no endpoint (`may_have`, from
+    /// `Account::may_have_webhooks`).
+    pub webhooks: bool,
 }
 
 impl TaskCommit {
@@ -61,6 +65,14 @@ impl TaskCommit {
             messages: Vec::new(),
             send: None,
             loops: Vec::new(),
+            webhooks: true,
         }
+    }
+
+    /// Write the change's webhook events only if its account (as the step read it) `may_have`
+    /// an endpoint: an account with none pays no outbox write, queue message or consumer run.
+    pub fn with_webhooks(mut self, may_have: bool) -> Self {
+        self.webhooks = may_have;
+        self
     }
 }

@@ -278,6 +278,7 @@ impl Engine {
             },
             last_seen_at: None,
             member_open_tasks_kept: true,
+            webhook_endpoints: Some(0),
             created_at: now,
             version: 1,
         };

@@ -264,6 +264,14 @@ impl Engine {
 
     /// One step of an import (see the module docs).
     pub async fn import_step(&self, step: &ImportStep) -> Result<ImportOutcome, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<ImportOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.import_step_unboxed(step));
+        unboxed.await
+    }
+
+    async fn import_step_unboxed(&self, step: &ImportStep) -> Result<ImportOutcome, EngineError> {
         let Some(account) = self.store.get_account(step.account_id).await? else {
             return Ok(ImportOutcome::Stale("no such account"));
         };

@@ -252,7 +252,9 @@ impl Engine {
                 }
                 _ => self.notify_owner_after(task.account_id, draft, false).await,
             }
-            self.emit_escalated_webhook(task).await;
+            if commit.webhooks {
+                self.emit_escalated_webhook(task).await;
+            }
         }
         if let Some(late) = commit.log.iter().find(|l| l.reason == Reason::LateReplyOwnerNotified.as_str()) {
             let title = format!(
@@ -278,6 +280,14 @@ impl Engine {
     /// closed, so the brief can say so. An account whose brief fails gives its claim back
     /// for the next run, and the others go on. Returns the briefs made.
     pub async fn send_daily_digests(&self) -> Result<usize, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<usize, EngineError>> + Send + '_>> =
+            Box::pin(self.send_daily_digests_unboxed());
+        unboxed.await
+    }
+
+    async fn send_daily_digests_unboxed(&self) -> Result<usize, EngineError> {
         if self.store.system_config().await?.global_pause {
             return Ok(0);
         }

@@ -62,6 +62,14 @@ impl Engine {
     /// Route a raw inbound message to its task and store it (phase one); then try the task's
     /// next step at once — if that fails, the tick runs it.
     pub async fn receive_reply(&self, raw: &[u8]) -> Result<InboundOutcome, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<InboundOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.receive_reply_unboxed(raw));
+        unboxed.await
+    }
+
+    async fn receive_reply_unboxed(&self, raw: &[u8]) -> Result<InboundOutcome, EngineError> {
         let mail = inbound::parse(raw)?;
         let Some((account_id, task_id)) = self.route(&mail).await? else {
             tracing::warn!(
@@ -307,6 +315,7 @@ impl Engine {
                     messages,
                     send: None,
                     loops,
+                    webhooks: true,
                 }
             };
             match self.store.commit(&commit).await {
@@ -323,6 +332,20 @@ impl Engine {
 
     /// Phase two, inside a worker's step: read what the task awaits.
     pub(in crate::engine) async fn read_awaiting(
+        &self,
+        account: &Account,
+        task: Task,
+        conversation: &[ConversationMessage],
+        now: Timestamp,
+    ) -> Result<Read, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Read, EngineError>> + Send + '_>> =
+            Box::pin(self.read_awaiting_unboxed(account, task, conversation, now));
+        unboxed.await
+    }
+
+    async fn read_awaiting_unboxed(
         &self,
         account: &Account,
         task: Task,
@@ -494,6 +517,22 @@ impl Engine {
     /// Do what the reply decision says. `reasoning`, the agent's reading of the reply, goes
     /// into the conversation with the decision (a stop keeps nothing but the stop).
     async fn carry_out_reply(
+        &self,
+        account: &Account,
+        task: Task,
+        conversation: &[ConversationMessage],
+        decision: ReplyDecision,
+        reasoning: Option<ConversationMessage>,
+        now: Timestamp,
+    ) -> Result<Read, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Read, EngineError>> + Send + '_>> =
+            Box::pin(self.carry_out_reply_unboxed(account, task, conversation, decision, reasoning, now));
+        unboxed.await
+    }
+
+    async fn carry_out_reply_unboxed(
         &self,
         account: &Account,
         task: Task,
@@ -722,6 +761,7 @@ impl Engine {
             messages: vec![note],
             send: None,
             loops: Vec::new(),
+            webhooks: true,
         };
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;

@@ -71,6 +71,12 @@ impl Engine {
     }
 
     pub async fn apply_signal(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<SignalOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.apply_signal_to(envelope));
+        unboxed.await
+    }
+
+    async fn apply_signal_to(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
         let Some(account) = self.store.get_account(envelope.account_id).await? else {
             tracing::warn!(account = %envelope.account_id, "signal for an unknown account dropped");
             return Ok(SignalOutcome::UnknownAccount);

@@ -41,6 +41,14 @@ impl Engine {
         stop: &Stop,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.honour_stop_unboxed(account, task, stop, now));
+        unboxed.await
+    }
+
+    async fn honour_stop_unboxed(&self, account: &Account, task: Task, stop: &Stop, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let Some(email) = task.member.email.clone() else {
             return self
                 .escalate(task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
@@ -74,6 +82,14 @@ impl Engine {
     /// Suppress an address from the outside (unsubscribe link, owner): the same member-level
     /// stop as an opt-out reply. Returns how many tasks were cancelled.
     pub async fn suppress(&self, account: AccountId, email: &Email, reason: &str) -> Result<usize, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<usize, EngineError>> + Send + '_>> =
+            Box::pin(self.suppress_unboxed(account, email, reason));
+        unboxed.await
+    }
+
+    async fn suppress_unboxed(&self, account: AccountId, email: &Email, reason: &str) -> Result<usize, EngineError> {
         // The reason reaches the owner's notice title (a mail subject): one short line.
         crate::kernel::text::single_line("invalid_reason", "reason", reason)?;
         crate::kernel::text::bounded_text(
@@ -127,8 +143,10 @@ impl Engine {
         let mut cancelled = 0;
         for task in tasks {
             let kept = who.keep == Some(task.id);
-            if !kept && task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_opted_out(task, who.reason).await?
-            {
+            let why = Why::new(Reason::MemberOptedOut)
+                .outcome("opted_out")
+                .detail(format!("member-level stop ({})", who.reason));
+            if !kept && task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_stopped(task, why).await? {
                 cancelled += 1;
             }
         }
@@ -156,18 +174,16 @@ impl Engine {
         }
     }
 
-    /// Cancel one of a suppressed member's tasks, re-reading on a lost race.
-    async fn cancel_opted_out(&self, task: Task, reason: &str) -> Result<bool, EngineError> {
+    /// Cancel one task of a member who asked to stop (by mail, link, the owner's hand or a
+    /// text) for `why`, re-reading on a lost race; `false` if it was no longer active.
+    pub(in crate::engine) async fn cancel_stopped(&self, task: Task, why: Why) -> Result<bool, EngineError> {
         let mut task = task;
         for _ in 0..4 {
             if !task.is_active() {
                 return Ok(false);
             }
             let now = self.clock.now();
-            let why = Why::new(Reason::MemberOptedOut)
-                .outcome("opted_out")
-                .detail(format!("member-level stop ({reason})"));
-            let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
+            let (next, log) = transition(&task, TaskStatus::Cancelled, now, why.clone())?;
             match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
                 Ok(()) => {
                     self.publish_closed(&next).await;

@@ -101,6 +101,14 @@ impl Engine {
 
     /// The scheduled scan over every account (a failing account does not stop the others).
     pub async fn analyze(&self) -> Result<AnalysisReport, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<AnalysisReport, EngineError>> + Send + '_>> =
+            Box::pin(self.analyze_unboxed());
+        unboxed.await
+    }
+
+    async fn analyze_unboxed(&self) -> Result<AnalysisReport, EngineError> {
         let mut report = AnalysisReport::default();
         if self.store.system_config().await?.global_pause {
             report.paused = true;

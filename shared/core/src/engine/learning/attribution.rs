@@ -147,7 +147,7 @@ impl Engine {
         }
         next.attribution_until = attribution::watch_until(&next);
         // Its loops still open close with it, in the same commit.
-        let mut commit = TaskCommit::new(next.clone(), log);
+        let mut commit = TaskCommit::new(next.clone(), log).with_webhooks(account.may_have_webhooks());
         commit.task.loops.retain(|n| n.status == crate::task::open_loop::LoopStatus::Open);
         commit.loops = crate::task::task_loops::on_move(&mut commit.task, TaskStatus::Completed, now);
         let next = commit.task.clone();
@@ -157,7 +157,7 @@ impl Engine {
             Err(e) => return Err(e.into()),
         }
         tracing::info!(task = %next.id, signal = reached.seen.signal, outcome = reached.outcome, "completed on its goal signal");
-        self.publish_closed(&next).await;
+        self.publish_closed_after(&next, true, commit.webhooks).await;
         self.tell_win(&next, reached.outcome).await;
         Ok(reason)
     }
@@ -200,6 +200,14 @@ impl Engine {
     /// reason. Reads the index, the member's facts for tasks waiting on a signal, and each
     /// account once: its cost follows the tasks inside a window, not the tasks stored.
     pub async fn attribute(&self) -> Result<AttributionReport, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<AttributionReport, EngineError>> + Send + '_>> =
+            Box::pin(self.attribute_unboxed());
+        unboxed.await
+    }
+
+    async fn attribute_unboxed(&self) -> Result<AttributionReport, EngineError> {
         let mut report = AttributionReport::default();
         if self.store.system_config().await?.global_pause {
             return Ok(report);

@@ -128,6 +128,7 @@ impl Engine {
             messages: vec![note],
             send: None,
             loops: Vec::new(),
+            webhooks: true,
         };
         match self.store.commit(&commit).await {
             Ok(()) => Ok(StepOutcome::Moved {

@@ -81,6 +81,7 @@ impl Engine {
                 messages: vec![note],
                 send: None,
                 loops: Vec::new(),
+                webhooks: true,
             })
             .await?;
         Ok(StepOutcome::Moved {

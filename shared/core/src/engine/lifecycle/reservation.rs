@@ -13,6 +13,8 @@ use crate::kernel::ids::new_ulid;
 use crate::kernel::limits;
 use crate::members::member::SendLedger;
 use crate::owner::account::{Account, Settings};
+use crate::ports::SendError;
+use crate::rails::step::Failure;
 use crate::rails::{send_gate, window};
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::error::EngineError;
@@ -218,6 +220,66 @@ impl Engine {
             }
         }
         Err(EngineError::StaleVersion)
+    }
+
+    /// What the provider said of a reserved touch (`outbound`, by mail or text), recorded:
+    /// sent (`result` is its record as sent; `as_sent` the words that left), refused (nothing
+    /// went out: the reservation under `ledger_key` is given back and the touch retried after
+    /// a back-off), or unknown (escalated, never retried blind). `channel` names the touch in
+    /// the log: "touch" or "text".
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::engine) async fn record_send(
+        &self,
+        account: &Account,
+        reserved: Task,
+        outbound: OutboundMessage,
+        result: Result<OutboundMessage, SendError>,
+        as_sent: Draft,
+        confidence: Option<u8>,
+        ledger_key: String,
+        channel: &str,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let touch = outbound.touch;
+        match result {
+            Ok(sent) => self.record_sent(&account.settings, reserved, sent, as_sent, confidence, now).await,
+            Err(SendError::Rejected(reason)) => {
+                let release = SendEffect::Release {
+                    outbound: OutboundMessage {
+                        status: OutboundStatus::Failed,
+                        ..outbound
+                    },
+                    member_id: reserved.member.id.clone(),
+                    ledger_key,
+                    daily_date: limits::local_date(now, &account.settings.time_zone()),
+                };
+                let mut given_back = reserved;
+                given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
+                self.after_failure(given_back, now, Failure::Send, &reason, Some(release)).await
+            }
+            Err(SendError::Ambiguous(reason)) => {
+                tracing::error!(task = %reserved.id, touch, channel, %reason, "send outcome unknown; escalating, never retrying blind");
+                let unknown = OutboundMessage {
+                    status: OutboundStatus::Unknown,
+                    ..outbound
+                };
+                let detail = format!("{channel} {touch}: {reason}. Check whether the member received it before retrying.");
+                let (next, log) = transition(
+                    &reserved,
+                    TaskStatus::Escalated,
+                    now,
+                    Why::new(Reason::SendOutcomeUnknown).detail(detail),
+                )?;
+                let mut commit = TaskCommit::new(next, log).with_webhooks(account.may_have_webhooks());
+                commit.send = Some(SendEffect::Record { outbound: unknown });
+                self.store.commit(&commit).await?;
+                self.notify_commit(&commit).await;
+                Ok(StepOutcome::Moved {
+                    to: TaskStatus::Escalated,
+                    reason: Reason::SendOutcomeUnknown,
+                })
+            }
+        }
     }
 
     /// A touch whose reservation nobody finished (`reserved`): whether the mail left is

@@ -15,12 +15,10 @@ use crate::conversation::mail::{OutboundMail, reply_subject, thread_headers};
 use crate::conversation::prompt::PromptInput;
 use crate::conversation::reply::{self, Blocker};
 use crate::kernel::ids::{Email, new_ulid};
-use crate::kernel::limits;
 use crate::members::annotation::MemberAnnotations;
 use crate::members::member::{MemberFacts, SendLedger};
 use crate::owner::account::Account;
 use crate::owner::business_memory::MemoryBook;
-use crate::ports::SendError;
 use crate::rails::step::{self, AfterFailure, Failure, TouchText};
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::error::EngineError;
@@ -129,55 +127,15 @@ impl Engine {
         };
 
         let mail = self.mail(account, &reserved, &outbound, &draft, now);
-        match self.mailer.send(&mail).await {
-            Ok(delivered) => {
-                let sent = OutboundMessage {
-                    status: OutboundStatus::Sent,
-                    provider_id: Some(delivered.provider_id),
-                    provider_message_id: delivered.provider_message_id,
-                    sent_at: Some(now),
-                    ..outbound
-                };
-                self.record_sent(&account.settings, reserved, sent, draft, confidence, now).await
-            }
-            Err(SendError::Rejected(reason)) => {
-                let daily_date = limits::local_date(now, &account.settings.time_zone());
-                let release = SendEffect::Release {
-                    outbound: OutboundMessage {
-                        status: OutboundStatus::Failed,
-                        ..outbound
-                    },
-                    member_id: reserved.member.id.clone(),
-                    ledger_key,
-                    daily_date,
-                };
-                let mut given_back = reserved;
-                given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
-                self.after_failure(given_back, now, Failure::Send, &reason, Some(release)).await
-            }
-            Err(SendError::Ambiguous(reason)) => {
-                tracing::error!(task = %reserved.id, touch, %reason, "send outcome unknown; escalating, never retrying blind");
-                let unknown = OutboundMessage {
-                    status: OutboundStatus::Unknown,
-                    ..outbound
-                };
-                let detail = format!("touch {touch}: {reason}. Check whether the member received it before retrying.");
-                let (next, log) = transition(
-                    &reserved,
-                    TaskStatus::Escalated,
-                    now,
-                    Why::new(Reason::SendOutcomeUnknown).detail(detail),
-                )?;
-                let mut commit = TaskCommit::new(next, log);
-                commit.send = Some(SendEffect::Record { outbound: unknown });
-                self.store.commit(&commit).await?;
-                self.notify_commit(&commit).await;
-                Ok(StepOutcome::Moved {
-                    to: TaskStatus::Escalated,
-                    reason: Reason::SendOutcomeUnknown,
-                })
-            }
-        }
+        let result = self.mailer.send(&mail).await.map(|delivered| OutboundMessage {
+            status: OutboundStatus::Sent,
+            provider_id: Some(delivered.provider_id),
+            provider_message_id: delivered.provider_message_id,
+            sent_at: Some(now),
+            ..outbound.clone()
+        });
+        self.record_send(account, reserved, outbound, result, draft, confidence, ledger_key, "touch", now)
+            .await
     }
 
     /// The claimed touch's text: written already (an approved draft, an answer), or drafted by

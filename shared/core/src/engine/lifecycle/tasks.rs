@@ -788,6 +788,14 @@ impl Engine {
     /// Close as cancelled, from any open state. A cancelled parent (skipped or cancelled)
     /// takes its open subtasks with it (spec §14).
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Task, EngineError>> + Send + '_>> =
+            Box::pin(self.cancel_unboxed(account, id));
+        unboxed.await
+    }
+
+    async fn cancel_unboxed(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
         let closed = self
             .close(task, TaskStatus::Cancelled, Why::new(Reason::OwnerCancelled), None)
@@ -839,8 +847,12 @@ impl Engine {
 
     async fn close(&self, task: Task, to: TaskStatus, why: Why, note: Option<ConversationMessage>) -> Result<Task, EngineError> {
         let now = self.clock.now();
-        let (next, log) = transition(&task, to, now, why)?;
+        let (mut next, log) = transition(&task, to, now, why)?;
+        // The task's open loops end with it, in the same commit: none is left for a late
+        // reply or the sweep to resolve on a closed task.
+        let loops = crate::task::task_loops::on_move(&mut next, to, now);
         let mut commit = TaskCommit::new(next.clone(), log);
+        commit.loops = loops;
         commit.messages.extend(note);
         self.store.commit(&commit).await?;
         self.publish_closed(&next).await;
@@ -848,19 +860,28 @@ impl Engine {
     }
 
     pub(crate) async fn publish_closed(&self, task: &Task) {
-        self.publish_closed_after(task, true).await;
+        self.publish_closed_after(task, true, true).await;
     }
 
     /// [`Self::publish_closed`] by a caller that knows whether the task may hold a to-do
-    /// (`todos`, see `todos::may_hold_todo`): one that cannot, reads no to-do list.
-    pub(crate) async fn publish_closed_after(&self, task: &Task, todos: bool) {
+    /// (`todos`, see `todos::may_hold_todo`): one that cannot, reads no to-do list; and
+    /// whether its close wrote webhook events (`webhooks`, [`TaskCommit::webhooks`]).
+    pub(crate) async fn publish_closed_after(&self, task: &Task, todos: bool, webhooks: bool) {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> =
+            Box::pin(self.publish_closed_after_unboxed(task, todos, webhooks));
+        unboxed.await
+    }
+
+    async fn publish_closed_after_unboxed(&self, task: &Task, todos: bool, webhooks: bool) {
         if !task.status.is_terminal() {
             return;
         }
         if todos {
-            self.close_todos_of(task).await;
+            Box::pin(self.close_todos_of(task)).await;
         }
-        self.task_closed_triggers(task).await;
+        Box::pin(self.task_closed_triggers(task)).await;
         if let Some(parent) = task.parent_id {
             self.nudge_parent(task.account_id, parent, task.id).await;
         }
@@ -868,7 +889,9 @@ impl Engine {
             "account_id": task.account_id, "task_id": task.id, "task_type": task.task_type,
             "status": task.status, "outcome": task.outcome, "outcome_reason": task.outcome_reason,
         });
-        self.emit_closed_webhooks(task).await;
+        if webhooks {
+            self.emit_closed_webhooks(task).await;
+        }
         if let Err(e) = self.bus.publish("TaskClosed", detail).await {
             // The task is closed either way; evaluation also runs weekly over closed tasks.
             tracing::warn!(task = %task.id, error = %e, "TaskClosed event not published");

@@ -52,12 +52,16 @@ pub(in crate::engine) const MAX_RACES: usize = 4;
 impl Engine {
     /// The execute worker: the first touch of a ready task.
     pub async fn execute(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
-        self.step(item, Worker::Execute).await
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.step(item, Worker::Execute));
+        unboxed.await
     }
 
     /// The followup worker: a due follow-up, a deferred first touch, or exhaustion.
     pub async fn follow_up(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
-        self.step(item, Worker::Followup).await
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.step(item, Worker::Followup));
+        unboxed.await
     }
 
     async fn step(&self, item: &WorkItem, worker: Worker) -> Result<StepOutcome, EngineError> {
@@ -142,7 +146,7 @@ impl Engine {
                 let conversation = seen.conversation.as_deref().unwrap_or_default();
                 // Boxed: reading a reply (agent calls, escalation, notices) is the step's
                 // largest branch; on the heap, every other step's future stays small.
-                match Box::pin(self.read_awaiting(&account, task.clone(), conversation, now)).await? {
+                match self.read_awaiting(&account, task.clone(), conversation, now).await? {
                     Read::Done(outcome) => return Ok(Some(outcome)),
                     Read::Send(answered) => seen.after_reading = Some(*answered),
                 }
@@ -180,6 +184,21 @@ impl Engine {
     /// Each large branch (a send, a parent's, research, automation) is boxed, so a step's
     /// future is as large as its common path, not its largest branch.
     async fn carry_out(
+        &self,
+        task: Task,
+        snapshot: Option<SendSnapshot>,
+        member_tasks: &[Task],
+        decision: StepDecision,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.carry_out_unboxed(task, snapshot, member_tasks, decision, now));
+        unboxed.await
+    }
+
+    async fn carry_out_unboxed(
         &self,
         task: Task,
         snapshot: Option<SendSnapshot>,
@@ -507,6 +526,8 @@ impl Engine {
         // The task's overdue loops end with the move (all of them when it closes).
         let loops = task_loops::on_move(&mut next, to, now);
         // Both steps in one commit, conditional on the version this worker read.
+        // The account the step read says whether its events have an endpoint to reach.
+        let account = snapshot.and_then(|s| s.account.as_ref()).or(extras.account.as_ref());
         let commit = TaskCommit {
             expected_version,
             task: next.clone(),
@@ -514,16 +535,24 @@ impl Engine {
             messages,
             send: None,
             loops,
-        };
+            webhooks: true,
+        }
+        .with_webhooks(account.is_none_or(crate::owner::account::Account::may_have_webhooks));
         self.store.commit_with(&commit, extras).await?;
         let known = snapshot.and_then(|s| s.account.as_ref().map(|account| (account, s.facts.as_ref())));
         self.notify_commit_with(&commit, known).await;
-        self.publish_closed_after(&next, todos).await;
+        self.publish_closed_after(&next, todos, commit.webhooks).await;
         Ok(StepOutcome::Moved { to, reason })
     }
 
     /// The dormant worker: expiry, or the next quiet check. Never sends.
     pub async fn dormant_check(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.dormant_step(item));
+        unboxed.await
+    }
+
+    async fn dormant_step(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
         if self.store.system_config().await?.global_pause {
             return Ok(StepOutcome::Skipped(Skip::GlobalPause.code()));
         }

@@ -118,6 +118,14 @@ impl Engine {
     /// between the two loses that one instance rather than doubling it. Missed occurrences
     /// (the system was down) are not made up in a burst: the next one counts from now.
     pub async fn spawn_recurring(&self) -> Result<SpawnReport, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<SpawnReport, EngineError>> + Send + '_>> =
+            Box::pin(self.spawn_recurring_unboxed());
+        unboxed.await
+    }
+
+    async fn spawn_recurring_unboxed(&self) -> Result<SpawnReport, EngineError> {
         let now = self.clock.now();
         let mut report = SpawnReport::default();
         for template in self.store.due_templates(now + DUE_TOLERANCE, RECURRING_PER_TICK).await? {

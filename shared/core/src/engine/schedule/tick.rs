@@ -38,6 +38,14 @@ pub enum Wake {
 impl Engine {
     /// Enqueue the due work (see [`Wake`]).
     pub async fn tick(&self, wake: Wake) -> Result<TickReport, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<TickReport, EngineError>> + Send + '_>> =
+            Box::pin(self.tick_unboxed(wake));
+        unboxed.await
+    }
+
+    async fn tick_unboxed(&self, wake: Wake) -> Result<TickReport, EngineError> {
         let mut report = TickReport::default();
         if self.store.system_config().await?.global_pause {
             report.paused = true;

@@ -33,6 +33,23 @@ impl World {
         self.engine.approve(self.account.id, task.id, None).await.expect("approve")
     }
 
+    /// `task`'s `action` in `slot`, claimed by a worker that died before finishing it.
+    async fn died_after_claiming(&self, task: &Task, slot: &str, action: Action) -> crate::task::action::ActionClaim {
+        let started = ActionRecord {
+            account_id: self.account.id,
+            task_id: task.id,
+            key: idempotency_key(task.id, action.kind(), slot),
+            member_id: task.member.id.clone(),
+            action,
+            state: ActionState::Started,
+            result: None,
+            error: None,
+            started_at: day0(),
+            finished_at: None,
+        };
+        self.store.claim_action(&started).await.expect("seed")
+    }
+
     async fn history(&self, task: &Task) -> crate::task::history::TaskHistory {
         let history = self.store.task_history(self.account.id, task.id).await;
         history.expect("read").expect("task")
@@ -148,20 +165,8 @@ async fn an_unfinished_action_reruns_only_if_repeating_it_is_harmless() {
         .approved_automation("m_died", vec![tag("vip"), note("Called about the freeze")])
         .await;
     for (slot, action) in [("0", tag("vip")), ("1", note("Called about the freeze"))] {
-        let started = ActionRecord {
-            account_id: w.account.id,
-            task_id: task.id,
-            key: idempotency_key(task.id, action.kind(), slot),
-            member_id: task.member.id.clone(),
-            action,
-            state: ActionState::Started,
-            result: None,
-            error: None,
-            started_at: day0(),
-            finished_at: None,
-        };
         assert_eq!(
-            w.store.claim_action(&started).await.expect("seed"),
+            w.died_after_claiming(&task, slot, action).await,
             crate::task::action::ActionClaim::Claimed
         );
     }
@@ -346,19 +351,7 @@ async fn internal_actions_are_claimed_with_the_task_and_finished_with_its_close(
 
     let task = w.approved_automation("m_batch_died", actions.clone()).await;
     for (slot, action) in ["0", "1"].into_iter().zip(actions) {
-        let started = ActionRecord {
-            account_id: w.account.id,
-            task_id: task.id,
-            key: idempotency_key(task.id, action.kind(), slot),
-            member_id: task.member.id.clone(),
-            action,
-            state: ActionState::Started,
-            result: None,
-            error: None,
-            started_at: day0(),
-            finished_at: None,
-        };
-        w.store.claim_action(&started).await.expect("seed");
+        w.died_after_claiming(&task, slot, action).await;
     }
     w.run().await;
     assert_eq!(w.task(&task).await.status, TaskStatus::Completed);

@@ -49,20 +49,8 @@ impl World {
     }
 
     async fn held_out_signal(&self, id: &str, member: &MemberId) {
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: self.clock.now(),
-            event: WebhookEvent {
-                timestamp: self.clock.now(),
-                event: MemberEvent::CheckinCreated {
-                    member_id: member.clone(),
-                    checked_in_at: self.clock.now(),
-                    class_name: None,
-                },
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
+        let now = self.clock.now();
+        self.signal(id, super::loop_fixtures::checkin(member.as_str(), now)).await;
     }
 }
 

@@ -2,37 +2,14 @@
 //! meets the loops of two tasks at once, and a lead's booking waits for the lead to come —
 //! or opens the no-show follow-up, once, whichever of the deadline and the no-show is first.
 
+use super::loop_fixtures::checkin;
 use super::*;
 use crate::ports::Clock;
-use crate::task::open_loop::{Expects, LoopStatus, OpenLoop};
+use crate::task::open_loop::{Expects, LoopStatus};
 
 impl World {
-    async fn loop_event(&self, id: &str, event: MemberEvent) {
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: self.clock.now(),
-            event: WebhookEvent {
-                timestamp: self.clock.now(),
-                event,
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
-    }
-
-    async fn loops_of(&self, member: &str) -> Vec<OpenLoop> {
-        let member = MemberId::parse(member).expect("member");
-        let mut loops = self
-            .store
-            .list_loops(self.account.id, None, Some(&member), 100)
-            .await
-            .expect("loops");
-        loops.sort_by_key(|l| (l.created_at, l.id));
-        loops
-    }
-
     async fn a_lead(&self, id: &str) {
-        self.loop_event(
+        self.signal(
             &format!("created_{id}"),
             MemberEvent::MemberCreated {
                 member_id: MemberId::parse(id).expect("id"),
@@ -53,14 +30,6 @@ impl World {
             .active_task(self.account.id, &MemberId::parse(member).expect("id"), task_type)
             .await
             .expect("guard")
-    }
-}
-
-fn checkin(member: &str, at: Timestamp) -> MemberEvent {
-    MemberEvent::CheckinCreated {
-        member_id: MemberId::parse(member).expect("id"),
-        checked_in_at: at,
-        class_name: Some("WOD".into()),
     }
 }
 
@@ -117,7 +86,7 @@ async fn one_checkin_meets_the_loops_of_two_tasks_and_neither_deadline_fires_aft
     let sent = w.mailer.sent().len();
     let now = w.clock.now() + SignedDuration::from_hours(1);
     w.clock.set(now);
-    w.loop_event("wh_checkin", checkin("m_two", now)).await;
+    w.signal("wh_checkin", checkin("m_two", now)).await;
     let loops = w.loops_of("m_two").await;
     let met: Vec<_> = loops.iter().filter(|l| l.status == LoopStatus::Met).collect();
     assert_eq!(met.len(), 2, "{loops:?}");
@@ -153,7 +122,7 @@ async fn a_leads_booking_without_a_checkin_opens_the_no_show_follow_up_once() {
     let w = world().await;
     w.a_lead("m_trial").await;
     let class = day0() + days(2);
-    w.loop_event(
+    w.signal(
         "wh_booking",
         MemberEvent::TrialBooked {
             member_id: MemberId::parse("m_trial").expect("id"),
@@ -179,7 +148,7 @@ async fn a_leads_booking_without_a_checkin_opens_the_no_show_follow_up_once() {
     assert_eq!(w.loops_of("m_trial").await[0].status, LoopStatus::Expired);
 
     // A late no-show report opens nothing more: the loop is already resolved.
-    w.loop_event(
+    w.signal(
         "wh_noshow",
         MemberEvent::NoShow {
             member_id: MemberId::parse("m_trial").expect("id"),
@@ -202,7 +171,7 @@ async fn a_leads_checkin_meets_the_trial_and_a_no_show_report_opens_the_follow_u
     w.a_lead("m_came").await;
     w.a_lead("m_missed").await;
     for member in ["m_came", "m_missed"] {
-        w.loop_event(
+        w.signal(
             &format!("booking_{member}"),
             MemberEvent::TrialBooked {
                 member_id: MemberId::parse(member).expect("id"),
@@ -212,8 +181,8 @@ async fn a_leads_checkin_meets_the_trial_and_a_no_show_report_opens_the_follow_u
         .await;
     }
     w.clock.set(day0() + days(1));
-    w.loop_event("wh_came", checkin("m_came", day0() + days(1))).await;
-    w.loop_event(
+    w.signal("wh_came", checkin("m_came", day0() + days(1))).await;
+    w.signal(
         "wh_missed",
         MemberEvent::NoShow {
             member_id: MemberId::parse("m_missed").expect("id"),

@@ -2,27 +2,15 @@
 //! good news for a win, a schedule's back-off, a to-do's loop escalating an overdue to-do, and
 //! the risk scan proposing less while the owner is away — on the in-memory store.
 
+use super::loop_fixtures::checkin;
 use super::*;
 use crate::members::member::MemberFacts;
 use crate::owner::trigger::TriggerInput;
 use crate::ports::Clock;
-use crate::task::open_loop::{Expects, LoopStatus, OnDeadline, OpenLoop};
+use crate::task::open_loop::{Expects, LoopStatus, OnDeadline};
 use crate::task::todo::TodoStatus;
 
 impl World {
-    async fn send_signal(&self, id: &str, event: MemberEvent) {
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: self.clock.now(),
-            event: WebhookEvent {
-                timestamp: self.clock.now(),
-                event,
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
-    }
-
     async fn trigger(&self, body: serde_json::Value) -> String {
         let input: TriggerInput = serde_json::from_value(body).expect("trigger input");
         self.engine.create_trigger(self.account.id, input).await.expect("create trigger").id
@@ -33,17 +21,6 @@ impl World {
             .member_active_tasks(self.account.id, &MemberId::parse(member).expect("id"))
             .await
             .expect("tasks")
-    }
-
-    async fn member_loops(&self, member: &str) -> Vec<OpenLoop> {
-        let member = MemberId::parse(member).expect("member");
-        let mut loops = self
-            .store
-            .list_loops(self.account.id, None, Some(&member), 100)
-            .await
-            .expect("loops");
-        loops.sort_by_key(|l| (l.created_at, l.id));
-        loops
     }
 
     async fn notice_titles(&self) -> Vec<String> {
@@ -65,14 +42,6 @@ impl World {
         facts.last_checkin_at = facts.checkins.last().copied();
         facts.version = 1;
         self.store.save_member_facts(self.account.id, &facts).await.expect("facts");
-    }
-}
-
-fn checkin(member: &str, at: Timestamp) -> MemberEvent {
-    MemberEvent::CheckinCreated {
-        member_id: MemberId::parse(member).expect("id"),
-        checked_in_at: at,
-        class_name: None,
     }
 }
 
@@ -145,7 +114,7 @@ async fn an_owners_row_on_todo_done_opens_its_task_when_the_owner_marks_a_matchi
     assert_eq!(open[0].trigger_event_id, Some(format!("todo_done:{}", todos[0].id)));
 
     // Its to-do's loop was met by the owner's "done", not left to escalate.
-    let loops = w.member_loops("m_todo").await;
+    let loops = w.loops_of("m_todo").await;
     let first = loops
         .iter()
         .find(|l| l.todo_id == Some(todos[0].id.to_string()))
@@ -206,7 +175,7 @@ async fn a_win_reaches_the_owner_as_good_news_when_its_schedule_asks_and_never_t
     let before = w.notice_titles().await;
     w.clock.set(w.clock.now() + SignedDuration::from_hours(2));
     for member in ["m_win", "m_quiet"] {
-        w.send_signal(&format!("back_{member}"), checkin(member, w.clock.now())).await;
+        w.signal(&format!("back_{member}"), checkin(member, w.clock.now())).await;
         assert!(w.active_of(member).await.is_empty(), "{member}: back, the task completed");
     }
     let news: Vec<String> = w
@@ -280,7 +249,7 @@ async fn a_todos_loop_escalates_it_once_at_its_deadline_unless_the_members_check
     let todos = w.engine.todos(w.account.id, TodoStatus::Open).await.expect("todos");
     assert_eq!(todos.len(), 2, "{todos:?}");
     for member in ["m_back", "m_silent"] {
-        let loops = w.member_loops(member).await;
+        let loops = w.loops_of(member).await;
         assert_eq!(loops.len(), 1, "{loops:?}");
         assert_eq!(
             (loops[0].expects, loops[0].on_deadline, loops[0].status),
@@ -291,8 +260,8 @@ async fn a_todos_loop_escalates_it_once_at_its_deadline_unless_the_members_check
     }
 
     w.clock.set(day0() + days(1));
-    w.send_signal("back_checkin", checkin("m_back", w.clock.now())).await;
-    let met = w.member_loops("m_back").await;
+    w.signal("back_checkin", checkin("m_back", w.clock.now())).await;
+    let met = w.loops_of("m_back").await;
     assert_eq!(
         (met[0].status, met[0].met_by.as_deref()),
         (LoopStatus::Met, Some("checkin.created:back_checkin"))
@@ -305,8 +274,8 @@ async fn a_todos_loop_escalates_it_once_at_its_deadline_unless_the_members_check
     w.run().await;
     let told: Vec<String> = w.notice_titles().await.into_iter().filter(overdue).collect();
     assert_eq!(told.len(), 1, "the silent member's to-do, once: {told:?}");
-    assert_eq!(w.member_loops("m_silent").await[0].status, LoopStatus::Expired);
-    assert_eq!(w.member_loops("m_back").await[0].status, LoopStatus::Met, "met stays met");
+    assert_eq!(w.loops_of("m_silent").await[0].status, LoopStatus::Expired);
+    assert_eq!(w.loops_of("m_back").await[0].status, LoopStatus::Met, "met stays met");
 }
 
 #[tokio::test]

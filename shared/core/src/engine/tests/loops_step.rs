@@ -23,19 +23,6 @@ impl World {
         loops.sort_by_key(|l| l.id);
         loops
     }
-
-    async fn signal_now(&self, id: &str, event: MemberEvent) {
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: self.clock.now(),
-            event: WebhookEvent {
-                timestamp: self.clock.now(),
-                event,
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
-    }
 }
 
 async fn reasons_of(w: &World, task: &Task) -> Vec<String> {
@@ -93,7 +80,7 @@ async fn a_payment_resolved_meets_the_goal_loop_and_the_step_settles_the_task_in
     // the payment went through) meets the goal loop, noted on the task in the same commit.
     w.clock.set(day0() + days(1));
     let member = MemberId::parse("m_paid").expect("id");
-    w.signal_now(
+    w.signal(
         "wh_enrollment",
         MemberEvent::Enrollment {
             member_id: member.clone(),

@@ -24,19 +24,6 @@ impl World {
         self.store.save_member_facts(self.account.id, &facts).await.expect("save facts");
     }
 
-    async fn signal(&self, id: &str, event: MemberEvent) {
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: self.clock.now(),
-            event: WebhookEvent {
-                timestamp: self.clock.now(),
-                event,
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
-    }
-
     async fn reasons(&self, task: &Task) -> Vec<String> {
         let history = self
             .store

@@ -4,7 +4,6 @@
 //! its to-dos.
 
 use super::*;
-use crate::members::event::MemberEvent;
 use crate::task::todo::{ContactKind, ContactResult, TodoKind, TodoStatus};
 use crate::task::transition::Why;
 
@@ -24,20 +23,7 @@ impl World {
 
     async fn checkin(&self, id: &str, member: &MemberId) {
         let now = crate::ports::Clock::now(self.clock.as_ref());
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: now,
-            event: WebhookEvent {
-                timestamp: now,
-                event: MemberEvent::CheckinCreated {
-                    member_id: member.clone(),
-                    checked_in_at: now,
-                    class_name: None,
-                },
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
+        self.signal(id, super::loop_fixtures::checkin(member.as_str(), now)).await;
     }
 }
 

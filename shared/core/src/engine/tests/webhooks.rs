@@ -304,12 +304,8 @@ impl crate::ports::Queue for DeliveriesDown {
     }
 }
 
-/// Given the `deliveries` queue refusing sends, when a task closes, then its event is not
-/// lost: it waits in the outbox, and once the queue takes sends again the tick queues it and
-/// the endpoint receives it, once; an event the queue took leaves the outbox and is never
-/// sent again.
-#[tokio::test]
-async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
+/// A world with a receiver, whose `deliveries` queue refuses sends until told otherwise.
+async fn with_deliveries_down() -> (World, Arc<FakeTransport>, Arc<DeliveriesDown>) {
     let mut w = world().await;
     let transport = FakeTransport::new(false);
     w.with_transport(transport.clone());
@@ -318,6 +314,16 @@ async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
         taken: w.queue.clone(),
     });
     w.engine.queue = queue.clone();
+    (w, transport, queue)
+}
+
+/// Given the `deliveries` queue refusing sends, when a task closes, then its event is not
+/// lost: it waits in the outbox, and once the queue takes sends again the tick queues it and
+/// the endpoint receives it, once; an event the queue took leaves the outbox and is never
+/// sent again.
+#[tokio::test]
+async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
+    let (w, transport, queue) = with_deliveries_down().await;
     w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
     let task = w.approved("churn_risk", "m_lost").await;
     w.engine.cancel(w.account.id, task.id).await.expect("cancel");
@@ -360,4 +366,54 @@ async fn an_event_whose_queue_send_fails_is_kept_and_sent_by_a_later_tick() {
     w.run().await;
     assert_eq!(transport.posts().len(), 2, "sent once");
     assert!(w.store.due_outbox(w.clock.now(), 10).await.expect("outbox").is_empty());
+}
+
+/// Given an account with no webhook endpoint, when a task's step closes it, then no event is
+/// written to the outbox (nor queued); once the account has an endpoint, the same close is
+/// written with its commit and delivered as before; and removing the endpoint stops it again.
+#[tokio::test]
+async fn a_step_writes_webhook_events_only_while_the_account_has_an_endpoint() {
+    // The queue refuses deliveries, so whatever a commit wrote stays in the outbox to be seen.
+    let (w, transport, queue) = with_deliveries_down().await;
+    let closed_by_its_step = |member: &'static str| {
+        let w = &w;
+        async move {
+            let task = w.approved("churn_risk", member).await;
+            w.run().await;
+            w.clock.advance(days(14) + SignedDuration::from_mins(1));
+            w.run().await;
+            let done = w.task(&task).await;
+            assert_eq!(done.status, TaskStatus::Cancelled, "time ran out");
+            done
+        }
+    };
+    let outbox = |w: &World| {
+        let (store, until) = (w.store.clone(), w.clock.now() + SignedDuration::from_hours(24));
+        async move { store.due_outbox(until, 10).await.expect("outbox") }
+    };
+
+    closed_by_its_step("m_quiet").await;
+    assert!(outbox(&w).await.is_empty(), "no endpoint: nothing written");
+
+    let id = w.endpoint("https://hooks.example.com/x", &["task.closed"]).await.expect("endpoint");
+    let heard = closed_by_its_step("m_heard").await;
+    let kept = outbox(&w).await;
+    assert_eq!(
+        kept.iter().map(|i| (i.event.event_type, i.event.task_id)).collect::<Vec<_>>(),
+        [(crate::owner::outbound_webhook::EventType::TaskClosed, Some(heard.id))],
+        "an endpoint: the close's event written with it"
+    );
+    queue.down.store(false, std::sync::atomic::Ordering::SeqCst);
+    w.clock
+        .advance(crate::owner::webhook_event::OUTBOX_GRACE + SignedDuration::from_secs(1));
+    w.run().await;
+    let posts = transport.posts();
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    assert!(posts[0].2.contains(&heard.id.to_string()), "delivered as before");
+    assert!(outbox(&w).await.is_empty());
+
+    w.engine.delete_webhook_endpoint(w.account.id, &id).await.expect("delete");
+    queue.down.store(true, std::sync::atomic::Ordering::SeqCst);
+    closed_by_its_step("m_gone").await;
+    assert!(outbox(&w).await.is_empty(), "the endpoint removed: nothing written again");
 }

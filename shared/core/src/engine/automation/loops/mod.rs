@@ -118,6 +118,14 @@ impl Engine {
     /// The deadline sweep: every overdue open loop, across the shards, expired once and —
     /// where the sweep owns the consequence — carried out.
     pub async fn sweep_loops(&self) -> Result<LoopSweep, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<LoopSweep, EngineError>> + Send + '_>> =
+            Box::pin(self.sweep_loops_unboxed());
+        unboxed.await
+    }
+
+    async fn sweep_loops_unboxed(&self) -> Result<LoopSweep, EngineError> {
         let now = self.clock.now();
         let mut report = LoopSweep::default();
         let pages =

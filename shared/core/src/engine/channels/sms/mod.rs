@@ -19,7 +19,7 @@ use super::send::Drafting;
 use super::suppression::Suppression;
 use crate::conversation::inbound::InboundMail;
 use crate::conversation::sms::{self, Keyword};
-use crate::kernel::error::{Conflict, InvalidInput, StoreError};
+use crate::kernel::error::{InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, new_ulid};
 use crate::kernel::limits::{self, WEBHOOK_DEDUP_TTL};
 use crate::members::annotation::MemberAnnotations;
@@ -31,7 +31,6 @@ use crate::owner::owner_notice::NotificationChannel;
 pub use crate::owner::sms::TextCounts;
 use crate::ports::{OutboundText, SendError};
 use crate::rails::send_gate;
-use crate::rails::step::Failure;
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::error::EngineError;
 use crate::task::open_loop::LoopSignal;
@@ -267,18 +266,6 @@ impl Engine {
         };
         let tz = account.settings.time_zone();
         let daily_date = limits::local_date(now, &tz);
-        let member_id = reserved.member.id.clone();
-        let release = |outbound: &OutboundMessage| SendEffect::Release {
-            outbound: OutboundMessage {
-                status: OutboundStatus::Failed,
-                ..outbound.clone()
-            },
-            member_id: member_id.clone(),
-            ledger_key: ledger_key.clone(),
-            daily_date,
-        };
-        let mut given_back = reserved.clone();
-        given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
         // The account's texts of the day, counted before the text leaves: at the limit, the
         // reservation is given back and the touch waits for tomorrow.
         if self
@@ -290,10 +277,20 @@ impl Engine {
             let until = send_gate::next_local_day(now, &tz);
             let why =
                 Why::new(Reason::DailyTextLimit).detail(format!("{} texts today, the account's sms.daily_limit", settings.daily_limit));
+            let mut given_back = reserved.clone();
+            given_back.budget.messages_used = given_back.budget.messages_used.saturating_sub(1);
             let (mut next, log) = transition(&given_back, TaskStatus::Waiting, now, why)?;
             next.next_action_at = Some(until);
             let mut commit = TaskCommit::new(next, log);
-            commit.send = Some(release(&outbound));
+            commit.send = Some(SendEffect::Release {
+                outbound: OutboundMessage {
+                    status: OutboundStatus::Failed,
+                    ..outbound
+                },
+                member_id: reserved.member.id.clone(),
+                ledger_key,
+                daily_date,
+            });
             self.store.commit(&commit).await?;
             return Ok(StepOutcome::Deferred {
                 until,
@@ -314,56 +311,37 @@ impl Engine {
             }
             None => Err(SendError::Rejected("no text-message provider is configured".into())),
         };
-        match result {
-            Ok(delivered) => {
-                let sent = OutboundMessage {
-                    status: OutboundStatus::Sent,
-                    provider_id: Some(delivered.provider_id),
-                    // Where the member's answer belongs: their phone and our number.
-                    provider_message_id: Some(sms::route_key(&phone, &from)),
-                    sent_at: Some(now),
-                    ..outbound
-                };
-                tracing::info!(task = %reserved.id, touch, segments = text.segments, "text sent");
-                let as_sent = Draft {
-                    subject: draft.subject,
-                    body: text.body,
-                };
-                self.record_sent(&account.settings, reserved, sent, as_sent, confidence, now).await
+        let result = result.map(|delivered| {
+            tracing::info!(task = %reserved.id, touch, segments = text.segments, "text sent");
+            OutboundMessage {
+                status: OutboundStatus::Sent,
+                provider_id: Some(delivered.provider_id),
+                // Where the member's answer belongs: their phone and our number.
+                provider_message_id: Some(sms::route_key(&phone, &from)),
+                sent_at: Some(now),
+                ..outbound.clone()
             }
-            Err(SendError::Rejected(reason)) => {
-                self.after_failure(given_back, now, Failure::Send, &reason, Some(release(&outbound)))
-                    .await
-            }
-            Err(SendError::Ambiguous(reason)) => {
-                tracing::error!(task = %reserved.id, touch, %reason, "text outcome unknown; escalating, never retrying blind");
-                let unknown = OutboundMessage {
-                    status: OutboundStatus::Unknown,
-                    ..outbound
-                };
-                let detail = format!("text {touch}: {reason}. Check whether the member received it before retrying.");
-                let (next, log) = transition(
-                    &reserved,
-                    TaskStatus::Escalated,
-                    now,
-                    Why::new(Reason::SendOutcomeUnknown).detail(detail),
-                )?;
-                let mut commit = TaskCommit::new(next, log);
-                commit.send = Some(SendEffect::Record { outbound: unknown });
-                self.store.commit(&commit).await?;
-                self.notify_commit(&commit).await;
-                Ok(StepOutcome::Moved {
-                    to: TaskStatus::Escalated,
-                    reason: Reason::SendOutcomeUnknown,
-                })
-            }
-        }
+        });
+        let as_sent = Draft {
+            subject: draft.subject,
+            body: text.body,
+        };
+        self.record_send(account, reserved, outbound, result, as_sent, confidence, ledger_key, "text", now)
+            .await
     }
 
     /// A member's text: routed to the conversation we last texted them from that number;
     /// STOP (and every refusal), HELP and START are answered before anything reads it; any
     /// other text is a reply, read like a reply by mail.
     pub async fn receive_text(&self, inbound: SmsInbound) -> Result<SmsOutcome, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<SmsOutcome, EngineError>> + Send + '_>> =
+            Box::pin(self.receive_text_unboxed(inbound));
+        unboxed.await
+    }
+
+    async fn receive_text_unboxed(&self, inbound: SmsInbound) -> Result<SmsOutcome, EngineError> {
         if !crate::kernel::text::is_e164(&inbound.from) {
             return Err(InvalidInput::new("invalid_sms", "from must be an E.164 phone number, such as +15555550100").into());
         }
@@ -507,38 +485,15 @@ impl Engine {
         }
         // Tasks that name no address (a member known by phone only).
         for open in self.store.member_active_tasks(account.id, &member).await? {
-            if open.is_active() && self.cancel_stopped_texts(open, words, now).await? {
+            let why = Why::new(Reason::MemberStoppedTexts)
+                .outcome("opted_out")
+                .detail(format!("the member texted: {}", crate::conversation::reply::preview(words)));
+            if open.is_active() && self.cancel_stopped(open, why).await? {
                 cancelled += 1;
             }
         }
         tracing::info!(account = %account.id, cancelled, "member stopped texts");
         Ok(cancelled)
-    }
-
-    /// Cancel one task of a member who texted STOP, re-reading on a lost race.
-    async fn cancel_stopped_texts(&self, task: Task, words: &str, now: Timestamp) -> Result<bool, EngineError> {
-        let mut task = task;
-        for _ in 0..4 {
-            if !task.is_active() {
-                return Ok(false);
-            }
-            let why = Why::new(Reason::MemberStoppedTexts)
-                .outcome("opted_out")
-                .detail(format!("the member texted: {}", crate::conversation::reply::preview(words)));
-            let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
-            match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
-                Ok(()) => {
-                    self.publish_closed(&next).await;
-                    return Ok(true);
-                }
-                Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_task(task.account_id, task.id).await? {
-                    Some(t) => task = t,
-                    None => return Ok(false),
-                },
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Err(EngineError::StaleVersion)
     }
 
     /// A text outside any task (HELP's and START's answers, the owner's alert), counted in

@@ -43,6 +43,14 @@ impl Engine {
     /// Handle one message of the `deliveries` queue. An error leaves the message to be tried
     /// again (what was saved before it stays saved: an event already queued is not queued twice).
     pub async fn handle_webhook_work(&self, work: &WebhookWork) -> Result<(), EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<(), EngineError>> + Send + '_>> =
+            Box::pin(self.handle_webhook_work_unboxed(work));
+        unboxed.await
+    }
+
+    async fn handle_webhook_work_unboxed(&self, work: &WebhookWork) -> Result<(), EngineError> {
         match work {
             WebhookWork::Event { event } => {
                 let mut drains = Vec::new();

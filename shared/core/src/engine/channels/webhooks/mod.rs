@@ -44,7 +44,8 @@ impl Engine {
         let url = input.url.trim().to_owned();
         let transport = self.webhook_transport.as_ref().ok_or_else(not_configured)?;
         transport.check_address(&url).await?;
-        if self.store.list_endpoints(account).await?.len() >= MAX_ENDPOINTS {
+        let existing = self.store.list_endpoints(account).await?.len();
+        if existing >= MAX_ENDPOINTS {
             return Err(InvalidInput::new(
                 "too_many_webhook_endpoints",
                 format!("an account has at most {MAX_ENDPOINTS} webhook endpoints; remove one first"),
@@ -53,7 +54,18 @@ impl Engine {
         }
         let now = self.clock.now();
         let endpoint = WebhookEndpoint::new(new_ulid(now), account, url, events, secret, now);
-        self.store.create_endpoint(&endpoint).await?;
+        // Counted before it exists, so a step that reads the account never misses its events.
+        self.count_endpoints(account, |n| n.map_or(existing, |n| n as usize) + 1).await?;
+        if let Err(e) = self.store.create_endpoint(&endpoint).await {
+            // Counted one too many costs only outbox writes; given back when it can be.
+            if let Err(again) = self
+                .count_endpoints(account, |n| n.map_or(existing, |n| (n as usize).saturating_sub(1)))
+                .await
+            {
+                tracing::warn!(account = %account, error = %again, "webhook endpoint count left one high");
+            }
+            return Err(e.into());
+        }
         tracing::info!(account = %account, endpoint = %endpoint.id, "webhook endpoint added");
         Ok(CreatedWebhookEndpoint {
             id: endpoint.id.to_string(),
@@ -87,6 +99,15 @@ impl Engine {
         if !self.store.delete_endpoint(account, id).await? {
             return Err(EngineError::NotFound { what: "webhook endpoint" });
         }
+        // Counted down after it is gone (an account from before the count is counted now).
+        let uncounted = self.account(account).await?.webhook_endpoints.is_none();
+        let left = if uncounted {
+            self.store.list_endpoints(account).await?.len()
+        } else {
+            0
+        };
+        self.count_endpoints(account, |n| n.map_or(left, |n| (n as usize).saturating_sub(1)))
+            .await?;
         tracing::info!(account = %account, endpoint = %id, "webhook endpoint removed");
         Ok(())
     }
@@ -181,6 +202,21 @@ impl Engine {
             }
         }
         Err(EngineError::StaleVersion)
+    }
+}
+
+impl Engine {
+    /// Set the account's count of webhook endpoints to what `count` makes of it (`None`: not
+    /// counted yet), over the account's version.
+    async fn count_endpoints(&self, account: AccountId, count: impl Fn(Option<u32>) -> usize) -> Result<(), EngineError> {
+        self.change_account(account, |a| {
+            let n = u32::try_from(count(a.webhook_endpoints)).unwrap_or(u32::MAX);
+            let changed = a.webhook_endpoints != Some(n);
+            a.webhook_endpoints = Some(n);
+            Ok(changed)
+        })
+        .await?;
+        Ok(())
     }
 }
 

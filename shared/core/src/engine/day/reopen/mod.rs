@@ -91,6 +91,7 @@ impl Engine {
             messages: Vec::new(),
             send: None,
             loops: Vec::new(),
+            webhooks: true,
         };
         match self.store.commit(&commit).await {
             Ok(()) => {

@@ -113,6 +113,20 @@ impl Engine {
         outcome: Option<&str>,
         note: Option<&str>,
     ) -> Result<Todo, EngineError> {
+        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
+        // not this operation's whole state.
+        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Todo, EngineError>> + Send + '_>> =
+            Box::pin(self.complete_todo_unboxed(account, id, outcome, note));
+        unboxed.await
+    }
+
+    async fn complete_todo_unboxed(
+        &self,
+        account: AccountId,
+        id: ulid::Ulid,
+        outcome: Option<&str>,
+        note: Option<&str>,
+    ) -> Result<Todo, EngineError> {
         let now = self.clock.now();
         let done = self
             .change_todo_as_stored(account, id, |t| todo::complete(t, outcome, note, now))
