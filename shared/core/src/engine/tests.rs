@@ -1509,6 +1509,7 @@ mod metrics;
 mod network;
 mod outcomes;
 mod owner_notices;
+mod owner_words;
 mod plans;
 mod pooled_lift;
 mod prompts;
