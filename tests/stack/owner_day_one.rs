@@ -71,6 +71,10 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
 
     let (_, today) = owner_page.get("/app/today").await;
     assert!(today.contains("$1,250 a month"), "{today}");
+    assert!(
+        today.contains("<p data-quiet-day>A quiet day: no mail sent, no replies.</p>"),
+        "no column of zeros: {today}"
+    );
     for page in [&overview, &review, &today] {
         for code in CODES {
             assert!(!page.contains(code), "{code:?} on a page: {page}");

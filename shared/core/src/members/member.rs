@@ -371,6 +371,12 @@ pub struct SendLedger {
     pub version: u64,
 }
 
+/// A part of a name as a member event or PushPress gives it, trimmed; an empty one is no name
+/// (a member with `"first_name": ""` is greeted "Hi there", and the owner reads their address).
+pub(crate) fn name_part(name: &Option<String>) -> Option<String> {
+    name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,10 +557,4 @@ mod tests {
         assert_eq!(ActivityTier::of(&facts, at("2026-11-20T00:00:00Z")), ActivityTier::Slipping);
         assert_eq!(ActivityTier::of(&facts, at("2026-12-20T00:00:00Z")), ActivityTier::Lapsed);
     }
-}
-
-/// A part of a name as a member event or PushPress gives it, trimmed; an empty one is no name
-/// (a member with `"first_name": ""` is greeted "Hi there", and the owner reads their address).
-pub(crate) fn name_part(name: &Option<String>) -> Option<String> {
-    name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned)
 }
