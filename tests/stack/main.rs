@@ -40,6 +40,7 @@ mod numbers;
 mod observability;
 mod openapi;
 mod outcomes;
+mod owner_day_one;
 mod owner_notices;
 mod owners_day;
 mod payment_recovery;

@@ -107,6 +107,13 @@ async fn main() {
         200 => println!("Scorecard: {scorecard}"),
         _ => println!("Scorecard: {}", scorecard["error"]["message"].as_str().unwrap_or("unavailable")),
     }
+    println!();
+    println!("{}", sign_in_hint(&client.url, &gym.token));
+}
+
+/// How to see the demo gym on the dashboard: its sign-in page and the token it takes.
+fn sign_in_hint(url: &str, token: &str) -> String {
+    format!("See the demo gym on the dashboard: open {url}/app/login and sign in with its token {token}")
 }
 
 /// How many days to play: `--days N`, else `OPENLOOP_DEMO_DAYS`, else 30.
@@ -153,7 +160,14 @@ async fn outbox_for(client: &Client, tag: &str) -> Vec<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::demo_days;
+    use super::{demo_days, sign_in_hint};
+
+    #[test]
+    fn the_demo_says_how_to_sign_in_to_its_gym() {
+        let hint = sign_in_hint("http://127.0.0.1:8787", "olk_abc");
+        assert!(hint.contains("http://127.0.0.1:8787/app/login"), "{hint}");
+        assert!(hint.ends_with("olk_abc"), "{hint}");
+    }
 
     #[test]
     fn the_demo_plays_thirty_days_unless_told() {

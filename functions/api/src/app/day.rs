@@ -73,7 +73,7 @@ pub fn todo_row(t: &Todo, tz: &TimeZone, now: Timestamp) -> TodoRow {
         task_id: t.task_id.to_string(),
         kind: code(&t.kind),
         what: t.what.clone(),
-        member_name: t.member.name.clone().unwrap_or_else(|| t.member.id.to_string()),
+        member_name: t.member.label(),
         phone: t.member.phone.clone(),
         email: t.member.email.as_ref().map(ToString::to_string),
         due: when(t.due_at, tz),
@@ -333,7 +333,7 @@ async fn conversations(State(state): Shared, headers: HeaderMap, Query(params): 
             .map(|c| ConversationRow {
                 task_id: c.task.id.to_string(),
                 task_type: words(&c.task.task_type),
-                member: c.task.member.name.clone().unwrap_or_else(|| c.task.member.id.to_string()),
+                member: c.task.member.label(),
                 touches: c.task.touch,
                 last: c.last.as_ref().map(|m| {
                     let text: String = m.content.chars().take(280).collect();

@@ -320,10 +320,10 @@ pub fn notice_item(n: &openloop_core::owner::owner_notice::OwnerNotice, tz: &Tim
     };
     let delivery = match (n.delivery, n.digest_at) {
         (NoticeDelivery::Email, _) => "e-mailed".to_owned(),
-        (NoticeDelivery::Digest, Some(at)) => format!("in the digest of {}", when(at, tz)),
+        (NoticeDelivery::Digest, Some(at)) => format!("goes in the summary e-mail of {}", when(at, tz)),
         (NoticeDelivery::Digest, None) => "e-mailed in a digest".to_owned(),
         (NoticeDelivery::Dashboard, _) => "here only".to_owned(),
-        (NoticeDelivery::OverBudget, _) => "here only: today's e-mails of this kind were spent".to_owned(),
+        (NoticeDelivery::OverBudget, _) => "here only: you already had today's e-mails about this".to_owned(),
     };
     NoticeItem {
         at: when(n.at, tz),
@@ -521,12 +521,12 @@ fn trigger_label(trigger: &str) -> &'static str {
 }
 
 fn member_label(task: &Task) -> String {
-    task.member.name.clone().unwrap_or_else(|| task.member.id.to_string())
+    task.member.label()
 }
 
 fn touch_label(task: &Task) -> String {
     format!(
-        "touch {} of {}",
+        "message {} of {}",
         (task.touch + 1).min(task.budget.messages_max.max(1)),
         task.budget.messages_max
     )
@@ -668,7 +668,7 @@ pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem
         to: status_badge(&code(&entry.to_status)).0,
         reason: words(&entry.reason),
         code: entry.reason.clone(),
-        detail: entry.detail.clone(),
+        detail: entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
     }
 }
 
@@ -685,12 +685,12 @@ pub fn feed_item(entry: &openloop_core::task::history::ActivityEntry, tz: &TimeZ
     FeedItem {
         at: when(entry.entry.at, tz),
         task_id: entry.task_id.to_string(),
-        member: entry.member_id.to_string(),
+        member: entry.member_name.clone().unwrap_or_else(|| entry.member_id.to_string()),
         task_type: type_label(&entry.task_type),
         status,
         status_class,
         reason: words(&entry.entry.reason),
-        detail: entry.entry.detail.clone(),
+        detail: entry.entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
     }
 }
 
@@ -729,5 +729,28 @@ mod tests {
         assert_eq!(draft_digest("Hi", "Body"), draft_digest("Hi", "Body"));
         assert_ne!(draft_digest("Hi", "Body"), draft_digest("Hi", "Body!"));
         assert_ne!(draft_digest("Hi\0", "Body"), draft_digest("Hi", "\0Body"));
+    }
+
+    /// The log's details on the dashboard: the agent's reading without its codes, and every
+    /// instant in the gym's time zone.
+    #[test]
+    fn a_log_detail_reads_in_words_and_local_time() {
+        let tz = TimeZone::get("America/Los_Angeles").expect("tz");
+        let judged = "action Wait, confidence 55, outcome none: The reply is polite but commits to nothing; \
+                      next step 2026-12-31T16:00:55.562111491Z";
+        let shown = super::super::page::detail_words(judged, &tz);
+        assert_eq!(
+            shown,
+            "The agent's reading: The reply is polite but commits to nothing; next step Dec 31, 08:00."
+        );
+        let sent = "message 1 sent to a@example.com; follow-up planned for 2027-01-02T21:13:00Z.";
+        assert_eq!(
+            super::super::page::local_times(sent, &tz),
+            "message 1 sent to a@example.com; follow-up planned for Jan 2, 13:13."
+        );
+        assert_eq!(
+            super::super::page::local_times("13:00-16:00 on 2026-11-02", &tz),
+            "13:00-16:00 on 2026-11-02"
+        );
     }
 }

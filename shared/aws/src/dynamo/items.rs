@@ -71,6 +71,8 @@ impl DynamoStore {
         item.insert("task_id".into(), s(task.id.to_string()));
         item.insert("task_type".into(), s(task.task_type.clone()));
         item.insert("member_id".into(), s(task.member.id.as_str()));
+        // The feed names the member without reading them (one index read a page).
+        item.insert("member_name".into(), s(task.member.label()));
         Ok(item)
     }
 

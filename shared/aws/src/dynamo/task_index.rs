@@ -205,10 +205,12 @@ impl TaskIndex for DynamoStore {
             let task_id: TaskId = text("task_id").parse().map_err(|_| corrupt("task_id"))?;
             let member_id = MemberId::parse(&text("member_id")).map_err(|_| corrupt("member_id"))?;
             let task_type = text("task_type");
+            let member_name = Some(text("member_name")).filter(|n| !n.is_empty());
             entries.push(ActivityEntry {
                 task_id,
                 task_type,
                 member_id,
+                member_name,
                 entry: from_item::<LogEntry>(item)?,
             });
         }

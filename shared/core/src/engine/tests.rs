@@ -1513,6 +1513,7 @@ mod metrics;
 mod network;
 mod outcomes;
 mod owner_notices;
+mod owner_words;
 mod plans;
 mod pooled_lift;
 mod prompts;

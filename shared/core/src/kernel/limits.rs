@@ -405,6 +405,9 @@ pub const DOMAIN_OWNERSHIP_RECHECK: SignedDuration = SignedDuration::from_hours(
 /// The check-in counts at which a member is congratulated and asked for a review
 /// (`milestone_review`, spec §12, §20.4).
 pub const CHECKIN_MILESTONES: [u32; 4] = [10, 25, 50, 100];
+/// A milestone is congratulated only for a check-in this recent and the member's latest: a
+/// late or replayed one (weeks old) would praise a member who has since stopped coming.
+pub const MILESTONE_CHECKIN_FRESH_HOURS: i64 = 48;
 
 #[cfg(test)]
 mod tests {

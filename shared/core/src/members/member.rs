@@ -136,12 +136,25 @@ impl MemberFacts {
     }
 
     pub fn display_name(&self) -> Option<String> {
-        match (&self.first_name, &self.last_name) {
+        match (name_part(&self.first_name), name_part(&self.last_name)) {
             (Some(f), Some(l)) => Some(format!("{f} {l}")),
-            (Some(f), None) => Some(f.clone()),
-            (None, Some(l)) => Some(l.clone()),
+            (Some(f), None) => Some(f),
+            (None, Some(l)) => Some(l),
             (None, None) => None,
         }
+    }
+
+    /// The first name a greeting or an owner's line may use: none when empty.
+    pub fn first_name(&self) -> Option<String> {
+        name_part(&self.first_name)
+    }
+
+    /// Who the member is in owner text when their first name is unknown: their address,
+    /// else their id.
+    pub fn first_name_or_address(&self) -> String {
+        self.first_name()
+            .or_else(|| self.email.as_ref().map(ToString::to_string))
+            .unwrap_or_else(|| self.member_id.to_string())
     }
 
     /// Whole days since the member joined, if we know when.
@@ -202,8 +215,8 @@ impl MemberFacts {
                         self.email = email.clone();
                     }
                     self.phone = phone.clone();
-                    self.first_name = first_name.clone();
-                    self.last_name = last_name.clone();
+                    self.first_name = name_part(first_name);
+                    self.last_name = name_part(last_name);
                     self.joined_at = *joined_at;
                     self.monthly_value = *monthly_value;
                     self.profile_stamp = Some(stamp.clone());
@@ -356,6 +369,12 @@ pub fn days(n: i64) -> SignedDuration {
 pub struct SendLedger {
     pub sends: BTreeMap<String, Timestamp>,
     pub version: u64,
+}
+
+/// A part of a name as a member event or PushPress gives it, trimmed; an empty one is no name
+/// (a member with `"first_name": ""` is greeted "Hi there", and the owner reads their address).
+pub(crate) fn name_part(name: &Option<String>) -> Option<String> {
+    name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -93,8 +93,8 @@ impl MemberFacts {
             }
             // The customer record is whole: an address without a state, or none, clears it.
             self.address_state = customer.state.clone();
-            self.first_name = customer.first_name.clone();
-            self.last_name = customer.last_name.clone();
+            self.first_name = super::member::name_part(&customer.first_name);
+            self.last_name = super::member::name_part(&customer.last_name);
             if customer.member_since.is_some() {
                 self.joined_at = customer.member_since;
             }

@@ -147,6 +147,7 @@ impl TaskIndex for MemoryStore {
                     task_id: t.id,
                     task_type: t.task_type.clone(),
                     member_id: t.member.id.clone(),
+                    member_name: Some(t.member.label()),
                     entry: entry.clone(),
                 })
             })

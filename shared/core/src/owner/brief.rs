@@ -14,7 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::kernel::ids::{MemberId, TaskId};
-use crate::kernel::plural::{count, count_of};
+use crate::kernel::plural::{count, count_of, dollars};
 use crate::task::todo::Todo;
 
 /// The most actions, and the most entries of each list, a brief shows.
@@ -233,7 +233,11 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             } else {
                 format!("{n} tasks wait for your approval")
             },
-            why: "nothing is sent for them until you decide".into(),
+            why: if n == 1 {
+                "nothing is sent for it until you decide".into()
+            } else {
+                "nothing is sent for them until you decide".into()
+            },
             task_id: None,
             todo_id: None,
             member_id: None,
@@ -275,7 +279,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
 }
 
 fn name_of(todo: &Todo) -> String {
-    todo.member.name.clone().unwrap_or_else(|| todo.member.id.to_string())
+    todo.member.label()
 }
 
 /// The start and end of `date` in `tz`.
@@ -324,7 +328,7 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
             let days = m.days_since_checkin.map_or("never checked in".to_owned(), |d| {
                 format!("{} since a check-in", count(d, "day", "days"))
             });
-            text.push_str(&format!("- {}: ${:.0}/month, {days}\n", m.name, m.monthly_value));
+            text.push_str(&format!("- {}: {}/month, {days}\n", m.name, dollars(m.monthly_value)));
         }
         text.push_str(&see_all(brief.more.at_risk, "/members"));
     }
@@ -332,19 +336,23 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
         text.push_str("\nPayment trouble:\n");
         for p in &brief.payments {
             let working = if p.task_id.is_some() { " (the agent is on it)" } else { "" };
-            text.push_str(&format!("- {}: ${:.0}/month{working}\n", p.name, p.monthly_value));
+            text.push_str(&format!("- {}: {}/month{working}\n", p.name, dollars(p.monthly_value)));
         }
         text.push_str(&see_all(brief.more.payments, "/members"));
     }
     let y = &brief.yesterday;
-    text.push_str(&format!(
-        "\nYesterday: {} retained, {} recovered, {}, {}, {} sent.\n",
-        y.retained,
-        y.recovered,
-        count(y.replies, "reply", "replies"),
-        count(y.escalations, "escalation", "escalations"),
-        count(y.sent, "mail", "mails"),
-    ));
+    if y.is_empty() {
+        text.push_str("\nYesterday: a quiet day (no mail sent, no replies).\n");
+    } else {
+        text.push_str(&format!(
+            "\nYesterday: {} retained, {} recovered, {}, {}, {} sent.\n",
+            y.retained,
+            y.recovered,
+            count(y.replies, "reply", "replies"),
+            count(y.escalations, "escalation", "escalations"),
+            count(y.sent, "mail", "mails"),
+        ));
+    }
     if y.held_out_back > 0 {
         text.push_str(&format!(
             "{} of the holdout group came back on their own, with nothing sent (not counted as retained).\n",
@@ -358,10 +366,12 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
             if brief.review_expired == 1 { "was" } else { "were" }
         ));
     }
-    text.push_str(&format!(
-        "Planned today: {} by the agent.\n",
-        count_of(brief.planned_today, "step", "steps")
-    ));
+    if brief.planned_today > 0 {
+        text.push_str(&format!(
+            "Planned today: {} by the agent.\n",
+            count_of(brief.planned_today, "step", "steps")
+        ));
+    }
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)
 }
@@ -446,5 +456,39 @@ mod tests {
         assert!(text.contains("1 member of the holdout group came back on their own"), "{text}");
         assert!(text.contains("Planned today: 1 step by the agent."), "{text}");
         assert!(!text.contains("(s)") && !text.contains('_'), "{text}");
+    }
+
+    /// A first morning: money grouped as the owner writes it, one task is "it", a quiet
+    /// yesterday said in words and no "0 steps" line.
+    #[test]
+    fn a_first_morning_reads_without_zeros_or_raw_sums() {
+        let now: Timestamp = "2026-03-10T13:00:00Z".parse().expect("time");
+        let brief = compose(BriefInputs {
+            date: jiff::civil::date(2026, 3, 10),
+            now,
+            day_ends: now + SignedDuration::from_hours(11),
+            todos: Vec::new(),
+            escalated: Vec::new(),
+            awaiting_review: 1,
+            at_risk: Vec::new(),
+            payments: vec![PaymentTrouble {
+                member_id: MemberId::parse("m_chloe").expect("id"),
+                name: "Chloe".into(),
+                monthly_value: 1250.0,
+                failed_at: None,
+                task_id: Some(TaskId::generate(now)),
+            }],
+            yesterday: Yesterday::default(),
+            planned_today: 0,
+            review_expired: 0,
+        });
+        let (_, text) = mail(&brief, "https://app.example.com/app");
+        assert!(
+            text.contains("1. 1 task waits for your approval (nothing is sent for it until you decide)"),
+            "{text}"
+        );
+        assert!(text.contains("- Chloe: $1,250/month (the agent is on it)"), "{text}");
+        assert!(text.contains("Yesterday: a quiet day (no mail sent, no replies)."), "{text}");
+        assert!(!text.contains("Planned today") && !text.contains(" 0 "), "{text}");
     }
 }

@@ -523,6 +523,7 @@ mod tests {
             task_id: TaskId::generate(at_),
             task_type: "churn_risk".into(),
             member_id: MemberId::parse("m_1").expect("id"),
+            member_name: None,
             entry: LogEntry {
                 id: crate::kernel::ids::new_ulid(at_),
                 at: at_,

@@ -307,7 +307,7 @@ pub fn daily_summary(
             text.push_str("- …and more in the dashboard\n");
         }
     };
-    let who = |t: &Task| t.member.name.clone().unwrap_or_else(|| t.member.id.to_string());
+    let who = |t: &Task| t.member.label();
     list(&mut text, "Waiting for your approval", &awaiting_review, &|t| {
         format!("{}: {}", who(t), t.task_type.replace('_', " "))
     });

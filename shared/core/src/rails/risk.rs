@@ -43,7 +43,7 @@ pub struct Finding {
 /// an e-mail address are left out: no task could reach them.
 pub fn assess(facts: &MemberFacts, now: Timestamp, churn_gap: SignedDuration) -> Option<Finding> {
     facts.email.as_ref()?;
-    let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
+    let name = facts.first_name_or_address();
     let tenure_days = facts.tenure_days(now);
     let gate = GateContext {
         tenure_days,
@@ -225,20 +225,26 @@ fn win_back(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
     if facts.checkin_count == 0 {
         base -= 15;
     }
+    let when = ago(days(since));
     Some((
         "win_back",
-        format!(
-            "Invite {name}, who cancelled {} ago, back to the gym",
-            count(days(since), "day", "days")
-        ),
+        format!("Invite {name}, who cancelled {when}, back to the gym"),
         base,
         format!("cancelled:{cancelled}"),
         format!(
-            "cancelled {} ago{}",
-            count(days(since), "day", "days"),
+            "cancelled {when}{}",
             facts.cancellation_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
         ),
     ))
+}
+
+/// Whole days back as words: "today", "yesterday", "12 days ago".
+fn ago(days: i64) -> String {
+    match days {
+        ..=0 => "today".to_owned(),
+        1 => "yesterday".to_owned(),
+        n => format!("{} ago", count(n, "day", "days")),
+    }
 }
 
 fn lead(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {

@@ -90,7 +90,8 @@ fn member_daily_limit(ledger: &SendLedger, settings: &Settings, now: Timestamp) 
         return None;
     }
     let detail = format!(
-        "member already received {sent_today} message(s) today (limit {})",
+        "the member already got {} today (at most {} a day); it goes tomorrow",
+        crate::kernel::plural::count_of(sent_today, "message", "messages"),
         limits::MEMBER_DAILY_LIMIT
     );
     Some((next_local_day(now, &tz), Why::new(Reason::MemberDailyLimit).detail(detail)))

@@ -124,6 +124,11 @@ fn local_time(settings: &Settings, day: Date, hour: i8) -> Option<Timestamp> {
         .map(|z| z.timestamp())
 }
 
+/// `at` as the gym's owner reads a time in the log: "Thu, Dec 31 at 13:18", in `tz`.
+pub fn local_words(at: Timestamp, tz: &jiff::tz::TimeZone) -> String {
+    at.to_zoned(tz.clone()).strftime("%a, %b %-d at %H:%M").to_string()
+}
+
 /// When a touch planned for `at` goes (spec §29.3), and why when that is not `at`: `at`
 /// itself when it falls in the touch's preferred hours (or the touch prefers none that meet
 /// the send window); otherwise the start of those hours on `at`'s local day plus the task's
@@ -149,14 +154,14 @@ pub fn plan_touch(settings: &Settings, at: Timestamp, not_before: Timestamp, tou
     };
     let exploring = touch.hours(settings) != Some((from, to));
     let why = format!(
-        "{} planned for {planned}, inside {} {from}:00-{to}:00 {}",
+        "{} planned for {}, inside {} {from}:00-{to}:00",
         touch.name(),
+        local_words(planned, &settings.time_zone()),
         if exploring {
             "another hour than its preferred ones, so the account keeps learning which hours work:"
         } else {
             "its preferred hours"
         },
-        settings.timezone
     );
     (planned, Some(why))
 }

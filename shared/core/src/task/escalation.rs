@@ -226,8 +226,8 @@ pub fn reason_in_words(code: &str) -> String {
 /// last words and the agent's last draft quoted as plain text (`> ` lines: member text is
 /// never markup), the member's question, the suggested next step, and the task's goal.
 pub fn notice(task: &Task) -> (String, String) {
-    let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
-    let kind = task.task_type.replace('_', " ");
+    let name = task.member.label();
+    let kind = crate::task::task_type::lookup(&task.task_type).map_or_else(|| task.task_type.replace('_', " "), |def| def.label.to_owned());
     let reason = task.outcome_reason.as_deref().and_then(Reason::parse);
     let title = match reason {
         Some(Reason::LegalThreat) => format!("Urgent: {name} threatens legal action ({kind})"),
@@ -251,7 +251,12 @@ pub fn notice(task: &Task) -> (String, String) {
     if let Some(words) = &context.member_words {
         text.push_str(&format!("\n\n{name} wrote:\n{}", quoted(words)));
     }
-    if let Some(question) = &context.question {
+    // Their question once: not again under their words when those already hold it.
+    if let Some(question) = context
+        .question
+        .as_ref()
+        .filter(|q| !context.member_words.as_deref().is_some_and(|w| w.contains(q.trim())))
+    {
         text.push_str(&format!("\n\nThe member asks: {}", clip(question, MAX_DETAIL_CHARS)));
     }
     if let Some(draft) = &context.last_draft {
@@ -283,6 +288,13 @@ pub fn summary(explained: Explanation, detail: Option<&str>) -> String {
         Some(detail) => format!("{}. {}", explained.what, clip(&detail, MAX_DETAIL_CHARS)),
         None => format!("{}.", explained.what),
     }
+}
+
+/// A log entry's detail as the owner reads it: the agent's judgment of a reply as its
+/// reasoning alone ("The agent's reading: …"), without the action, confidence and outcome
+/// codes the log keeps; any other detail as it is.
+pub fn detail_in_words(detail: &str) -> String {
+    in_words(detail).unwrap_or_else(|| detail.to_owned())
 }
 
 /// A decision's detail as a sentence for the owner; `None` when it says nothing they can use.
@@ -368,12 +380,20 @@ mod tests {
             .expect("escalate");
         next.outcome_reason = Some("conversation_stalled".into());
         let (title, text) = notice(&next);
-        assert!(title.starts_with("Dana needs you"), "{title}");
+        assert_eq!(title, "Dana needs you (Payment Recovery)", "the type's label, never its code");
         assert!(text.starts_with("The conversation is warm but stalling"), "{text}");
         assert!(text.contains("Dana wrote:\n> <b>maybe</b>\n> next week"), "{text}");
         assert!(text.contains("Suggested next step: Reach out personally"), "{text}");
         next.outcome_reason = Some("legal_threat".into());
         assert!(notice(&next).0.starts_with("Urgent: Dana threatens legal action"));
+
+        // A question already quoted in the member's words is not said a second time.
+        if let Some(context) = next.escalation.as_mut() {
+            context.member_words = Some("Can I freeze my membership? Work is crazy.".into());
+            context.question = Some("Can I freeze my membership?".into());
+        }
+        let (_, text) = notice(&next);
+        assert_eq!(text.matches("Can I freeze my membership?").count(), 1, "{text}");
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub struct ActivityEntry {
     pub task_id: TaskId,
     pub task_type: String,
     pub member_id: MemberId,
+    /// The member's name as the task knew it when the entry was written (the feed shows it,
+    /// never the id); `None` for an entry written before names were kept, or a member without one.
+    pub member_name: Option<String>,
     pub entry: LogEntry,
 }
 

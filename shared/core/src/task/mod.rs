@@ -161,6 +161,22 @@ pub struct MemberRef {
     pub monthly_value: Option<f64>,
 }
 
+impl MemberRef {
+    /// Who the member is in owner text: their name, else their address, else their id.
+    pub fn label(&self) -> String {
+        member_label(self.name.as_deref(), self.email.as_ref(), &self.id)
+    }
+}
+
+/// A member as an owner reads them: a name that is not blank, else the address, else the id.
+pub fn member_label(name: Option<&str>, email: Option<&Email>, id: &MemberId) -> String {
+    name.map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .or_else(|| email.map(ToString::to_string))
+        .unwrap_or_else(|| id.to_string())
+}
+
 /// A message the agent means to send (or sent): subject and plain-text body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -116,6 +116,13 @@ pub struct TodoMember {
     pub email: Option<Email>,
 }
 
+impl TodoMember {
+    /// Who the member is in owner text: their name, else their address, else their id.
+    pub fn label(&self) -> String {
+        crate::task::member_label(self.name.as_deref(), self.email.as_ref(), &self.id)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Todo {
     pub id: ulid::Ulid,

@@ -51,8 +51,37 @@ impl NoticeDraft {
     }
 }
 
+/// A task type as the owner reads it: its label ("Lead Follow-up"), never its code.
+pub(crate) fn type_label(task_type: &str) -> String {
+    crate::task::task_type::lookup(task_type).map_or_else(|| task_type.replace('_', " "), |def| def.label.to_owned())
+}
+
+/// Why a new task waits in the review queue, in the owner's words (never its code).
+pub(crate) fn waits_because(reason: &str) -> String {
+    let trigger = |what: &str| format!("you asked to check every message to a member who {what}");
+    match reason {
+        "manual_mode_requires_review" => "your account is in manual mode: every first message waits for you".to_owned(),
+        "plan_mode_requires_review" => "it runs in plan mode: you approve its plan first".to_owned(),
+        "ramp_shadow_requires_review" | "ramp_guided_requires_review" | "ramp_limited_requires_review" | "ramp_full_requires_review" => {
+            "Openloop is new to your gym: you check its first messages while it learns".to_owned()
+        }
+        "escalation_trigger:always" => "this kind of task always waits for you".to_owned(),
+        "escalation_trigger:member_tenure_over1_year" => trigger("has been with you over a year"),
+        "escalation_trigger:member_tenure_over2_years" => trigger("has been with you over two years"),
+        "escalation_trigger:monthly_value_over200" => trigger("pays over $200 a month"),
+        "escalation_trigger:cancellation_reason_complaint" => trigger("cancelled with a complaint"),
+        "escalation_trigger:cancellation_reason_billing" => trigger("cancelled over billing"),
+        "agent_spawned_needs_review" => "the agent opened it on its own, so you see it first".to_owned(),
+        r if r.starts_with("action_requires_approval") => "it changes something at your gym, which waits for your yes".to_owned(),
+        r if r.starts_with("low_confidence") || r.contains("confidence") => {
+            "the agent is not sure enough of its message to send it alone".to_owned()
+        }
+        other => crate::task::escalation::reason_in_words(other),
+    }
+}
+
 fn member_name(task: &Task) -> String {
-    task.member.name.clone().unwrap_or_else(|| task.member.id.to_string())
+    task.member.label()
 }
 
 impl Engine {
@@ -356,12 +385,12 @@ impl Engine {
         if task.status != TaskStatus::PendingReview || why == GateReason::Fixed(Reason::ParentNotApproved) {
             return;
         }
-        let title = format!("{} — {} awaits your approval", member_name(task), task.task_type.replace('_', " "));
+        let title = format!("{} — {} awaits your approval", member_name(task), type_label(&task.task_type));
         let mut detail = format!("Goal: {}", task.goal);
         if let Some(draft) = &task.draft {
             detail.push_str(&format!("\nDraft: \"{}\"", draft.subject));
         }
-        detail.push_str(&format!("\nWhy it waits for you: {}", why.to_string().replace('_', " ")));
+        detail.push_str(&format!("\nWhy it waits for you: {}", waits_because(&why.to_string())));
         self.notify_owner_after(
             task.account_id,
             NoticeDraft::about(NoticeKind::ApprovalNeeded, task, title, detail),

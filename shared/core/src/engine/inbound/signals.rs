@@ -129,7 +129,11 @@ impl Engine {
                 let input = NewTask {
                     task_type: "payment_recovery".into(),
                     member_id,
-                    goal: format!("Recover the failed payment of {amount:.2} {currency} from {failed_at} without embarrassing the member"),
+                    goal: format!(
+                        "Recover the failed payment of {} from {} without embarrassing the member",
+                        crate::kernel::plural::amount(*amount, currency),
+                        failed_at.to_zoned(account.settings.time_zone()).strftime("%b %-d")
+                    ),
                     confidence: Some(90),
                     draft: None,
                     trigger_type: TriggerType::Webhook,
@@ -150,8 +154,11 @@ impl Engine {
             }
             // A check-in that brings the member to a milestone (spec §12, §20.4): a review
             // request, once — only when this event moved the count (a redelivery does not).
-            MemberEvent::CheckinCreated { .. }
-                if fresh && CHECKIN_MILESTONES.contains(&facts.checkin_count) && book.builtin_on("checkin_milestone") =>
+            MemberEvent::CheckinCreated { checked_in_at, .. }
+                if fresh
+                    && CHECKIN_MILESTONES.contains(&facts.checkin_count)
+                    && book.builtin_on("checkin_milestone")
+                    && milestone_is_current(*checked_in_at, facts.last_checkin_at, self.clock.now()) =>
             {
                 let n = facts.checkin_count;
                 let name = facts.first_name.clone().unwrap_or_else(|| "the member".into());
@@ -210,4 +217,12 @@ impl Engine {
         }
         Ok(SignalOutcome::Applied { task_created: created })
     }
+}
+
+/// A milestone's check-in is congratulated only when it is the member's latest and recent
+/// (`MILESTONE_CHECKIN_FRESH_HOURS`): a late or replayed check-in of weeks ago would praise a
+/// member for showing up while they have stopped coming.
+fn milestone_is_current(checked_in_at: Timestamp, latest: Option<Timestamp>, now: Timestamp) -> bool {
+    latest.is_none_or(|latest| checked_in_at >= latest)
+        && now.duration_since(checked_in_at) <= SignedDuration::from_hours(crate::kernel::limits::MILESTONE_CHECKIN_FRESH_HOURS)
 }

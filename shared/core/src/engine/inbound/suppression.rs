@@ -120,19 +120,22 @@ impl Engine {
             None => self.cancel_all_by_address(&who).await?,
         };
         tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
-        let name = who.member.map_or_else(|| who.email.to_string(), ToString::to_string);
+        // The owner knows the member by the address the stop is about, never by an id.
+        let why = stop_in_words(who.reason);
         let draft = super::owner_notices::NoticeDraft {
             kind: crate::owner::owner_notice::NoticeKind::MemberOptedOut,
             task_id: None,
             member_id: who.member.cloned(),
-            title: format!("{name} will get no more mail ({})", who.reason.replace('_', " ")),
-            detail: format!(
-                "{} is suppressed ({}); {} about them {} cancelled and nothing more is sent.",
-                who.email,
-                who.reason,
-                crate::kernel::plural::count_of(cancelled, "active task", "active tasks"),
-                if cancelled == 1 { "was" } else { "were" }
-            ),
+            title: format!("{} will get no more mail: {why}", who.email),
+            detail: match cancelled {
+                0 => format!("Nothing more is sent to {}.", who.email),
+                n => format!(
+                    "Nothing more is sent to {}; {} about them {} closed.",
+                    who.email,
+                    crate::kernel::plural::count_of(n, "open task", "open tasks"),
+                    if n == 1 { "was" } else { "were" }
+                ),
+            },
         };
         self.notify_owner_after(who.account, draft, false).await;
         Ok(cancelled)
@@ -210,5 +213,20 @@ impl Engine {
     /// Take an address off the account's suppression list; `false` if it was not on it.
     pub async fn remove_suppression(&self, account: AccountId, email: &Email) -> Result<bool, EngineError> {
         Ok(self.store.delete_suppression(account, email).await?)
+    }
+}
+
+/// Why a member gets no more mail, as the owner reads it (the suppression's reason).
+pub(crate) fn stop_in_words(reason: &str) -> String {
+    match reason {
+        "member_request" | "agent_suggested" => "they asked to stop".to_owned(),
+        "unsubscribe" | "unsubscribed" | "list_unsubscribe" => "they unsubscribed".to_owned(),
+        "text_stop" => "they texted STOP".to_owned(),
+        "bounce" | "hard_bounce" => "their address bounced".to_owned(),
+        "complaint" => "they marked a message as spam".to_owned(),
+        "legal_threat" => "they threatened legal action".to_owned(),
+        "abusive_reply" => "their reply was abusive".to_owned(),
+        "owner" | "manual" => "you stopped their mail".to_owned(),
+        other => other.replace('_', " "),
     }
 }

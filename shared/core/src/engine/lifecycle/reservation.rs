@@ -74,7 +74,7 @@ impl Engine {
             let (mut next, log) = crate::task::transition::record(
                 claimed,
                 now,
-                Why::new(Reason::SendReserved).detail(format!("touch {} to {}", outbound.touch, outbound.to)),
+                Why::new(Reason::SendReserved).detail(format!("message {} to {}", outbound.touch + 1, outbound.to)),
             );
             next.budget.messages_used += 1;
             let mut commit = TaskCommit::new(next.clone(), log);
@@ -152,7 +152,7 @@ impl Engine {
                     &current,
                     TaskStatus::Waiting,
                     now,
-                    Why::new(Reason::MessageSent).detail(format!("touch {touch} sent to {}{sure}", sent.to)),
+                    Why::new(Reason::MessageSent).detail(format!("message {} sent to {}{sure}", touch + 1, sent.to)),
                 )?
             } else {
                 crate::task::transition::record(

@@ -469,7 +469,7 @@ impl Engine {
             loops: Vec::new(),
             version: 1,
         };
-        let mut detail = format!("{} task for member {}", task.task_type, task.member.id);
+        let mut detail = format!("{} for {}", def.label, task.member.label());
         if held_out {
             // Due once, when its watch ends; a goal signal before then closes it at once.
             task.next_action_at = Some(crate::task::holdout::open_until(def, now));

@@ -443,6 +443,7 @@ async fn the_owner_rates_closed_tasks_and_corrects_their_outcome() {
             task_id: closed.id,
             task_type: closed.task_type.clone(),
             member_id: closed.member.id.clone(),
+            member_name: None,
             entry,
         });
     }

@@ -467,7 +467,7 @@ async fn the_tenth_checkin_asks_for_a_review_once() {
     let member = w.member("m_regular").await;
     let checkin = |i: i64| MemberEvent::CheckinCreated {
         member_id: member.clone(),
-        checked_in_at: day0() - days(30) + days(i),
+        checked_in_at: day0() - days(10) + days(i),
         class_name: None,
     };
     let reviews = || async {

@@ -71,7 +71,10 @@ async fn a_task_made_at_night_plans_its_first_touch_in_the_morning_hours() {
     at_start_with_jitter(&account, planned, local(&account, w.clock.now()).date(), FIRST_TOUCH_HOURS);
     let log = log_details(&w, &task).await;
     assert!(
-        log[0].1.contains(&format!("first touch planned for {planned}")),
+        log[0].1.contains(&format!(
+            "first touch planned for {}",
+            window::local_words(planned, &account.settings.time_zone())
+        )),
         "the plan is logged with its reason: {log:?}"
     );
     w.clock.set(planned - SignedDuration::from_mins(2));
@@ -141,8 +144,11 @@ async fn a_follow_up_goes_in_the_afternoon_of_its_cadence_day() {
     at_start_with_jitter(&w.account, due, jiff::civil::date(2026, 11, 5), FOLLOW_UP_HOURS);
     let log = log_details(&w, &task).await;
     assert!(
-        log.iter()
-            .any(|(r, d)| r == "message_sent" && d.contains(&format!("follow-up planned for {due}"))),
+        log.iter().any(|(r, d)| r == "message_sent"
+            && d.contains(&format!(
+                "follow-up planned for {}",
+                window::local_words(due, &w.account.settings.time_zone())
+            ))),
         "{log:?}"
     );
     w.clock.set(day0() + days(3));

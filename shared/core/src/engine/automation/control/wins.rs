@@ -39,7 +39,7 @@ impl Engine {
         if !notify.tells_win() {
             return;
         }
-        let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
+        let name = task.member.label();
         let draft = NoticeDraft {
             kind: NoticeKind::ActionMessage,
             task_id: Some(task.id),

@@ -37,7 +37,7 @@ impl Engine {
             tracing::info!(todo = %todo.id, status = todo.status.as_str(), "a to-do's deadline passed: done or snoozed, not escalated");
             return Ok(());
         }
-        let name = todo.member.name.clone().unwrap_or_else(|| todo.member.id.to_string());
+        let name = todo.member.label();
         let draft = NoticeDraft {
             kind: NoticeKind::Escalation,
             task_id: Some(todo.task_id),

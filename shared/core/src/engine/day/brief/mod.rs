@@ -116,7 +116,7 @@ impl Engine {
             for facts in page {
                 let (monthly, _) = monthly_value(&facts, &account.settings);
                 value.insert(facts.member_id.clone(), monthly);
-                let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
+                let name = facts.first_name_or_address();
                 let task_id = open_task.get(&facts.member_id).copied();
                 if crate::rails::risk::assess(&facts, now, churn_gap).is_some_and(|f| f.task_type == "churn_risk") {
                     at_risk.push(AtRisk {
@@ -179,7 +179,7 @@ fn waiting(task: &Task, monthly_value: f64) -> Waiting {
     Waiting {
         task_id: task.id,
         member_id: task.member.id.clone(),
-        name: task.member.name.clone().unwrap_or_else(|| task.member.id.to_string()),
+        name: task.member.label(),
         why: crate::task::escalation::reason_in_words(
             context.map_or_else(|| task.outcome_reason.as_deref().unwrap_or_default(), |c| c.reason.as_str()),
         ),

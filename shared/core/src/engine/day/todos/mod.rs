@@ -250,7 +250,7 @@ impl Engine {
         let Some(rule) = rules::for_escalation(&entry.reason) else {
             return;
         };
-        let name = task.member.name.clone().unwrap_or_else(|| task.member.id.to_string());
+        let name = task.member.label();
         let words = crate::task::escalation::reason_in_words(task.escalation.as_ref().map_or(entry.reason.as_str(), |e| e.reason.as_str()));
         self.make_todo(
             task,
@@ -347,7 +347,7 @@ impl Engine {
     /// staff call still waiting is closed as `member_returned`.
     pub(crate) async fn todos_met_by_checkin(&self, account: AccountId, facts: &MemberFacts, tz: &jiff::tz::TimeZone) {
         let at = facts.last_checkin_at.unwrap_or_else(|| self.clock.now());
-        let name = facts.first_name.clone().unwrap_or_else(|| facts.member_id.to_string());
+        let name = facts.first_name_or_address();
         let note = format!(
             "Done by itself: {name} checked in on {}.",
             at.to_zoned(tz.clone()).strftime("%b %-d at %H:%M")

@@ -1,0 +1,202 @@
+//! What a new gym's owner reads on day one with no model configured: goals, notices and the
+//! log in the owner's words — money as they write it, days in the gym's time zone, members by
+//! name or address, task types by their label — never a code, an id or a UTC timestamp.
+
+use super::*;
+use crate::ports::Clock;
+
+impl World {
+    async fn owner_words_signal(&self, id: &str, event: MemberEvent) {
+        let envelope = SignalEnvelope {
+            account_id: self.account.id,
+            webhook_id: id.into(),
+            received_at: self.clock.now(),
+            event: WebhookEvent {
+                timestamp: self.clock.now(),
+                event,
+            },
+        };
+        self.engine.apply_signal(&envelope).await.expect("signal");
+    }
+
+    async fn owner_words_tasks(&self) -> Vec<Task> {
+        let (tasks, _) = self.store.list_tasks(self.account.id, &Default::default()).await.expect("list");
+        tasks
+    }
+
+    async fn owner_words_notices(&self) -> Vec<crate::owner::owner_notice::OwnerNotice> {
+        let (notices, _) = self.engine.owner_notices(self.account.id, None, None).await.expect("notices");
+        notices
+    }
+}
+
+/// No internal code in owner text: no snake_case word, no UTC timestamp, no member id.
+fn assert_plain_words(text: &str) {
+    let coded = text
+        .split(|c: char| c.is_whitespace() || ",.;:()\"'".contains(c))
+        .find(|w| w.contains('_') && !w.contains('@'));
+    assert!(coded.is_none(), "a code in owner text: {coded:?} in {text:?}");
+    assert!(!text.contains("T14:00:00Z") && !text.contains(":00Z"), "a UTC timestamp: {text}");
+}
+
+/// Given a $1,250 payment that failed at 09:00 New York time, then the task's goal names the
+/// sum in dollars and the gym's day, its log names the task type's label and the member, and
+/// the review notice says why it waits in words.
+#[tokio::test]
+async fn a_failed_payment_reads_in_dollars_on_the_gyms_day() {
+    let w = world().await;
+    let member = w.member("m_chloe").await;
+    w.owner_words_signal(
+        "evt_pay",
+        MemberEvent::PaymentFailed {
+            member_id: member,
+            amount: 1250.0,
+            currency: "USD".into(),
+            failed_at: day0(),
+            reason: Some("card_declined".into()),
+        },
+    )
+    .await;
+    let tasks = w.owner_words_tasks().await;
+    let task = tasks.first().expect("a payment recovery task");
+    assert_eq!(
+        task.goal,
+        "Recover the failed payment of $1,250.00 from Nov 2 without embarrassing the member"
+    );
+    let history = w.store.task_history(w.account.id, task.id).await.expect("history").expect("task");
+    let opened = history.log.first().and_then(|e| e.detail.clone()).unwrap_or_default();
+    assert!(opened.starts_with("Payment Recovery for Sam"), "{opened}");
+    assert_plain_words(&opened);
+
+    let notices = w.owner_words_notices().await;
+    let review = notices
+        .iter()
+        .find(|n| n.title.contains("awaits your approval"))
+        .unwrap_or_else(|| panic!("a review notice: {notices:?}"));
+    assert!(review.title.contains("Payment Recovery awaits your approval"), "{}", review.title);
+    assert!(review.detail.contains("Why it waits for you: "), "{}", review.detail);
+    assert_plain_words(&review.title);
+    // The draft's subject is the test agent's own words; the rest is the notice's.
+    for line in review.detail.lines().filter(|l| !l.starts_with("Draft:")) {
+        assert_plain_words(line);
+    }
+}
+
+/// Given a member whose member event names them with blanks, then they have no name (the
+/// mail greets "Hi there"), owner text knows them by their address, and their stop notice says
+/// why in words.
+#[tokio::test]
+async fn a_member_without_a_name_is_known_by_their_address() {
+    let w = world().await;
+    let member = MemberId::parse("m_blank").expect("id");
+    let email = Email::parse("blank@example.com").expect("email");
+    w.owner_words_signal(
+        "evt_blank",
+        MemberEvent::MemberCreated {
+            member_id: member.clone(),
+            email: Some(email.clone()),
+            first_name: Some("".into()),
+            last_name: Some("  ".into()),
+            status: crate::members::event::MemberStatus::Active,
+            joined_at: Some(day0() - days(400)),
+            monthly_value: Some(80.0),
+            phone: None,
+        },
+    )
+    .await;
+    let (facts, _) = w.store.get_member(w.account.id, &member).await.expect("facts").expect("member");
+    assert_eq!((facts.first_name.as_deref(), facts.display_name()), (None, None));
+    assert_eq!(facts.first_name_or_address(), "blank@example.com");
+
+    let input = NewTask {
+        task_type: "churn_risk".into(),
+        member_id: member.clone(),
+        goal: "Goal".into(),
+        confidence: Some(80),
+        draft: None,
+        trigger_type: TriggerType::Manual,
+        trigger_event_id: None,
+        gate: GateContext::default(),
+        context: serde_json::Value::Null,
+    };
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    assert_eq!(task.member.name, None);
+    assert_eq!(task.member.label(), "blank@example.com");
+    let history = w.store.task_history(w.account.id, task.id).await.expect("history").expect("task");
+    let opened = history.log.first().and_then(|e| e.detail.clone()).unwrap_or_default();
+    assert!(opened.starts_with("At-Risk Member for blank@example.com"), "{opened}");
+
+    w.engine.suppress(w.account.id, &email, "member_request").await.expect("suppress");
+    let notices = w.owner_words_notices().await;
+    let stop = notices
+        .iter()
+        .find(|n| n.title.contains("no more mail"))
+        .unwrap_or_else(|| panic!("a stop notice: {notices:?}"));
+    assert_eq!(stop.title, "blank@example.com will get no more mail: they asked to stop");
+    assert!(!stop.title.contains("m_blank") && !stop.detail.contains("m_blank"), "{stop:?}");
+    assert_plain_words(&stop.detail);
+}
+
+/// Given ten check-ins that arrive weeks late (an import, a replay), then no milestone is
+/// congratulated: the member may have stopped coming since. The same tenth check-in arriving
+/// as it happens opens one.
+#[tokio::test]
+async fn a_late_tenth_checkin_congratulates_nobody() {
+    let w = world().await;
+    let milestones = |tasks: Vec<Task>| tasks.into_iter().filter(|t| t.task_type == "milestone_review").count();
+    let late = w.member("m_late").await;
+    for i in 0..10 {
+        w.owner_words_signal(
+            &format!("evt_late_{i}"),
+            MemberEvent::CheckinCreated {
+                member_id: late.clone(),
+                checked_in_at: day0() - days(60) + days(i),
+                class_name: None,
+            },
+        )
+        .await;
+    }
+    assert_eq!(milestones(w.owner_words_tasks().await), 0, "a tenth check-in of seven weeks ago");
+
+    let current = w.member("m_current").await;
+    for i in 0..10 {
+        w.owner_words_signal(
+            &format!("evt_now_{i}"),
+            MemberEvent::CheckinCreated {
+                member_id: current.clone(),
+                checked_in_at: day0() - days(9) + days(i),
+                class_name: None,
+            },
+        )
+        .await;
+    }
+    assert_eq!(milestones(w.owner_words_tasks().await), 1, "the tenth check-in, today");
+}
+
+/// Given a member who already got today's message, then the log says so in words and in the
+/// gym's time: no "message(s)", no UTC timestamp.
+#[tokio::test]
+async fn the_log_says_sends_and_limits_in_words() {
+    let w = world().await;
+    let first = w.approved("churn_risk", "m_busy").await;
+    w.run().await;
+    let second = w.approved("win_back", "m_busy").await;
+    w.run().await;
+    let history = w.store.task_history(w.account.id, first.id).await.expect("history").expect("task");
+    let sent = history
+        .log
+        .iter()
+        .find(|e| e.reason == "message_sent")
+        .and_then(|e| e.detail.clone())
+        .unwrap_or_else(|| panic!("sent: {:?}", history.log));
+    assert!(sent.starts_with("message 1 sent to m-busy@example.com"), "{sent}");
+    assert!(sent.contains("follow-up planned for ") && !sent.contains('Z'), "{sent}");
+    let held = w.store.task_history(w.account.id, second.id).await.expect("history").expect("task");
+    let limit = held
+        .log
+        .iter()
+        .find(|e| e.reason == "member_daily_limit")
+        .and_then(|e| e.detail.clone())
+        .unwrap_or_else(|| panic!("held: {:?}", held.log));
+    assert_eq!(limit, "the member already got 1 message today (at most 1 a day); it goes tomorrow");
+}
