@@ -123,7 +123,8 @@ trap 'rm -rf "$mail_dir"' EXIT
 phase build build
 if [ $failed -eq 0 ]; then
   # The mail test writes one mail of each kind here for the mail phase.
-  phase unit env OPENLOOP_MAIL_SAMPLES_DIR="$mail_dir" cargo test --workspace --all-targets
+  # --no-fail-fast: one failing crate does not hide the others (or the mail phase's samples).
+  phase unit env OPENLOOP_MAIL_SAMPLES_DIR="$mail_dir" cargo test --workspace --all-targets --no-fail-fast
   phase mail infra/spam-check.sh "$mail_dir"
   side_phase emulator emulator
   side_phase commands infra/commands-check.sh "$((port + 1))"
