@@ -178,9 +178,19 @@ pub(crate) async fn accessible(browser: &Browser, page: &str) {
     assert!(violations.is_empty(), "axe-core on {page}: {violations:#?}");
 }
 
+/// Waits for a page whose address ends so — a new page after a [`press`]: a press that lands
+/// on the same address as the page it left (two saves in a row) would otherwise pass at once,
+/// on the old page.
 pub(crate) async fn wait_for_url(browser: &Browser, what: &str, ends_with: &str) {
     browser
-        .wait_for(what, || async { Ok(browser.url().await?.ends_with(ends_with)) })
+        .wait_for(what, || async {
+            // While the page is unloading the script may fail: not there yet.
+            let left = browser
+                .execute("return window.openloopPressed === undefined;", vec![])
+                .await
+                .is_ok_and(|fresh| fresh == serde_json::Value::Bool(true));
+            Ok(left && browser.url().await?.ends_with(ends_with))
+        })
         .await
         .unwrap_or_else(|e| fail(e));
 }
@@ -424,6 +434,11 @@ pub(crate) async fn sign_in(browser: &Browser, url: &str, token: &str) {
 pub(crate) async fn press(browser: &Browser, css: &str, verb: &str) {
     let button = browser.find(css).await.unwrap_or_else(|e| fail(e));
     assert_eq!(browser.text(&button).await.unwrap_or_else(|e| fail(e)), verb, "{css}");
+    // Marks this page, so `wait_for_url` can tell the page the press leads to from it.
+    browser
+        .execute("window.openloopPressed = true;", vec![])
+        .await
+        .unwrap_or_else(|e| fail(e));
     browser.click(&button).await.unwrap_or_else(|e| fail(e));
 }
 
