@@ -210,17 +210,9 @@ async fn drain_table() -> Result<(), Error> {
     Ok(())
 }
 
-/// `n` with thousands separated by commas.
+/// `n` with thousands separated by commas, as owner text writes them.
 fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    openloop_core::kernel::plural::grouped(n as u64)
 }
 
 /// A gym's month: its activity from a simulated month on the in-memory runtime, each step's

@@ -13,7 +13,7 @@ pub fn count_of(n: usize, one: &str, many: &str) -> String {
 }
 
 /// Whole digits in groups of three: 1250 → "1,250".
-fn grouped(whole: u64) -> String {
+pub fn grouped(whole: u64) -> String {
     let digits = whole.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
