@@ -12,7 +12,7 @@ export AWS_ENDPOINT_URL ?= http://127.0.0.1:$(RUN_PORT)
 export AWS_REGION       ?= us-east-1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser spamassassin clean
+.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser spamassassin clean openapi
 
 # The stamp holds the list it installed: a venv made before a tool was added gets it too.
 $(VENV)/.installed: FORCE
@@ -103,6 +103,11 @@ LAMBDAS := webhooks api signals tick execute followup dormant attribution analys
 # (cargo-lambda adds its target-cpu there): `cargo test` and `make run` keep their flags and
 # their build cache.
 LAMBDA_RUSTFLAGS := -C force-unwind-tables=no
+
+## openapi: writes functions/api/openapi.json, the owner API's document the api serves, from the
+## handlers' types (a unit test fails when the file is behind them).
+openapi:
+	OPENLOOP_WRITE_OPENAPI=1 cargo test -p openloop-fn-api --lib openapi::tests
 
 ## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap;
 ## then each one's size (at most 8 MB) and its cold start on this machine (infra/cold-start.py).

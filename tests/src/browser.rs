@@ -74,7 +74,7 @@ impl Browser {
             .map_err(|e| format!("chromedriver: {e}"))?;
         let profile = std::env::temp_dir().join(format!("openloop-chromium-{}", ulid::Ulid::new()));
         let mut browser = Self {
-            http: reqwest::Client::new(),
+            http: openloop_aws::tls::client(),
             driver,
             port,
             session: String::new(),

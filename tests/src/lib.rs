@@ -250,7 +250,7 @@ impl Stack {
             .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));
         let client = Client {
             url: running.url(),
-            http: reqwest::Client::new(),
+            http: openloop_aws::tls::client(),
             admin_token: running.admin_token.clone(),
             inbound_token: running.inbound_token.clone(),
         };
@@ -305,7 +305,7 @@ impl Stack {
             .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));
         let client = Client {
             url: running.url(),
-            http: reqwest::Client::new(),
+            http: openloop_aws::tls::client(),
             admin_token: running.admin_token.clone(),
             inbound_token: running.inbound_token.clone(),
         };

@@ -124,7 +124,7 @@ async fn connecting_pushpress_without_a_connector_says_why() {
 async fn signing_in_with_the_token_field_alone_redirects_to_the_dashboard() {
     let stack = Stack::start("audit-login").await;
     let gym = stack.create_account("manual").await;
-    let http = reqwest::Client::builder()
+    let http = openloop_aws::tls::http_client()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_else(|e| panic!("{e}"));

@@ -24,7 +24,7 @@ fn encode(form: &[(&str, &str)]) -> String {
 }
 
 fn browser_like() -> reqwest::Client {
-    reqwest::Client::builder()
+    openloop_aws::tls::http_client()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_else(|e| panic!("{e}"))
@@ -438,7 +438,7 @@ async fn the_stylesheet_is_served_under_its_hash_and_cached_for_good() {
 #[tokio::test]
 async fn an_unknown_dashboard_path_is_the_dashboards_404_page() {
     let stack = Stack::start("app-404").await;
-    let http = reqwest::Client::new();
+    let http = openloop_aws::tls::client();
     for (method, path) in [
         (reqwest::Method::GET, "/app/nope"),
         (reqwest::Method::GET, "/app/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV/nope"),

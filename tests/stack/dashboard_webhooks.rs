@@ -119,7 +119,7 @@ async fn an_owner_adds_and_removes_an_endpoint_and_rotates_the_token_in_a_browse
 async fn a_webhooks_form_without_its_csrf_token_changes_nothing() {
     let stack = Stack::start("app-webhooks-csrf").await;
     let gym = stack.create_account("manual").await;
-    let http = reqwest::Client::builder()
+    let http = openloop_aws::tls::http_client()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_else(|e| panic!("{e}"));

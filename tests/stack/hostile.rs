@@ -167,7 +167,7 @@ async fn a_declared_body_over_the_limit_is_refused_even_where_no_body_is_read() 
         "/api/v1/tasks/01JD0000000000000000000000/cancel",
         "/api/v1/tasks",
     ] {
-        let response = reqwest::Client::new()
+        let response = openloop_aws::tls::client()
             .post(format!("{}{path}", stack.url))
             .bearer_auth(&gym.token)
             .body(big.clone())

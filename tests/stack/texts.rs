@@ -519,7 +519,7 @@ async fn a_signed_sns_notification_of_a_text_is_read_and_a_forged_one_refused() 
     let post = |body: Value| {
         let url = url.clone();
         async move {
-            let response = reqwest::Client::new()
+            let response = openloop_aws::tls::client()
                 .post(&url)
                 .header("content-type", "text/plain; charset=UTF-8")
                 .body(body.to_string())

@@ -6,8 +6,6 @@
 //! The stack test `openapi::every_route_is_documented_and_every_documented_route_is_routed`
 //! fails on a route without them (docs/extending.md).
 
-use std::sync::OnceLock;
-
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -161,16 +159,24 @@ impl Modify for BearerToken {
     }
 }
 
-/// The document as served (built once).
-pub fn document() -> &'static str {
-    static DOCUMENT: OnceLock<String> = OnceLock::new();
-    DOCUMENT.get_or_init(|| {
-        let mut document = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
-        timestamps_as_date_times(&mut document);
-        empty_query_values_are_absent(&mut document);
-        add_links(&mut document);
-        serde_json::to_string_pretty(&document).unwrap_or_default()
-    })
+/// The document as served: `functions/api/openapi.json`, which [`generate`] writes, without its
+/// whitespace (`build.rs`). Built by utoipa at run time it would be half a megabyte of code in
+/// the api binary; as a file it is its text. The test
+/// `openapi::tests::the_served_document_is_the_generated_one` fails when the file falls behind
+/// the code, and `make openapi` writes it again.
+pub const DOCUMENT: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
+
+/// The file as committed (pretty-printed).
+#[cfg(test)]
+const COMMITTED: &str = include_str!("../openapi.json");
+
+/// The document from the handlers' types, as [`DOCUMENT`] holds it.
+pub fn generate() -> String {
+    let mut document = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+    timestamps_as_date_times(&mut document);
+    empty_query_values_are_absent(&mut document);
+    add_links(&mut document);
+    serde_json::to_string_pretty(&document).unwrap_or_default() + "\n"
 }
 
 /// utoipa 5 gives `jiff::Timestamp` (every `_at` field) as a reference to a `String`
@@ -272,7 +278,7 @@ fn add_links(document: &mut serde_json::Value) {
 #[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta", security(()),
     responses((status = 200, description = "This document", content_type = "application/json", body = Object)))]
 pub(crate) async fn openapi_json() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], document()).into_response()
+    ([(header::CONTENT_TYPE, "application/json")], DOCUMENT).into_response()
 }
 
 /// The errors any owner call may answer with, in CONTRACT.md's shape.
@@ -540,4 +546,31 @@ pub(crate) struct BriefView<'a> {
     pub planned_today: usize,
     pub review_expired: usize,
     pub more: &'a More,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The served file is what the code generates; with `OPENLOOP_WRITE_OPENAPI=1`
+    /// (`make openapi`) the test writes the file instead.
+    #[test]
+    fn the_served_document_is_the_generated_one() {
+        let generated = generate();
+        if std::env::var_os("OPENLOOP_WRITE_OPENAPI").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+            std::fs::write(path, &generated).unwrap_or_else(|e| panic!("writing {path}: {e}"));
+            return;
+        }
+        let served: serde_json::Value = serde_json::from_str(DOCUMENT).unwrap_or_default();
+        assert_eq!(
+            served,
+            serde_json::from_str::<serde_json::Value>(COMMITTED).unwrap_or_default(),
+            "the served document is the file's"
+        );
+        assert!(
+            generated == COMMITTED,
+            "functions/api/openapi.json is behind the handlers' types: run `make openapi` and commit it"
+        );
+    }
 }

@@ -40,7 +40,7 @@ impl MailIntake {
     /// the configured inbound-mail bucket only.
     pub fn from_config(config: &Config, clients: &Clients) -> Self {
         Self {
-            verifier: SnsVerifier::new(reqwest::Client::new(), config.mail_events_topic_arn.clone()),
+            verifier: SnsVerifier::new(openloop_aws::tls::client(), config.mail_events_topic_arn.clone()),
             stored: Arc::new(S3StoredMail::new(clients.s3(), config.inbound_mail_bucket.clone())),
         }
     }

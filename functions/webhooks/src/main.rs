@@ -10,7 +10,7 @@ async fn main() -> Result<(), lambda_http::Error> {
         engine,
         inbound_token: config.inbound_token.clone(),
         accept_wall_clock: false,
-        sms_notifications: openloop_aws::sns::SnsVerifier::new(reqwest::Client::new(), config.inbound_sms_topic_arn.clone()),
+        sms_notifications: openloop_aws::sns::SnsVerifier::new(openloop_aws::tls::client(), config.inbound_sms_topic_arn.clone()),
     });
     lambda_http::run(openloop_fn_webhooks::router(state)).await
 }

@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use aws_config::meta::credentials::CredentialsProviderChain;
+use aws_config::provider_config::ProviderConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_dynamodb::config::SharedCredentialsProvider;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
@@ -34,6 +35,7 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region.to_owned()))
         .credentials_provider(credentials)
+        .http_client(crate::tls::sdk_http_client())
         .retry_config(RetryConfig::standard())
         .timeout_config(TimeoutConfig::builder().connect_timeout(CONNECT_TIMEOUT).build());
     if let Some(endpoint) = endpoint {
@@ -60,7 +62,9 @@ impl Clients {
     /// `endpoint` is an emulator's (`AWS_ENDPOINT_URL`), if any. Against an emulator without
     /// credentials in the environment, dummy ones are used (the emulator accepts any).
     pub async fn load(region: &str, endpoint: Option<&str>) -> Self {
-        let mut loader = aws_config::defaults(BehaviorVersion::latest()).region(Region::new(region.to_owned()));
+        let mut loader = aws_config::defaults(BehaviorVersion::latest())
+            .region(Region::new(region.to_owned()))
+            .http_client(crate::tls::sdk_http_client());
         if let Some(endpoint) = endpoint {
             loader = loader.endpoint_url(endpoint);
             if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
@@ -85,7 +89,12 @@ impl Clients {
             "Environment",
             aws_config::environment::EnvironmentVariableCredentialsProvider::new(),
         )
-        .or_else("EcsContainer", aws_config::ecs::EcsCredentialsProvider::builder().build());
+        .or_else(
+            "EcsContainer",
+            aws_config::ecs::EcsCredentialsProvider::builder()
+                .configure(&ProviderConfig::without_region().with_http_client(crate::tls::sdk_http_client()))
+                .build(),
+        );
         Self::from_shared(
             lambda_config(region, endpoint, SharedCredentialsProvider::new(credentials)),
             endpoint.is_some(),

@@ -26,7 +26,7 @@ pub struct DnsOverHttps {
 impl DnsOverHttps {
     /// At `url` (`None`: [`DEFAULT_DNS_URL`]).
     pub fn new(url: Option<String>) -> Self {
-        let http = reqwest::Client::builder()
+        let http = crate::tls::http_client()
             .timeout(Duration::from_secs(5))
             .build()
             .unwrap_or_default();

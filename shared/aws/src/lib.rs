@@ -27,3 +27,4 @@ pub mod sms;
 pub mod sns;
 pub mod sqs;
 pub mod stored_mail;
+pub mod tls;

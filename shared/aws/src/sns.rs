@@ -12,14 +12,14 @@
 //! - With a topic configured, a correctly signed message of another topic is refused too:
 //!   anyone can get SNS to sign messages of their own topic.
 //!
-//! The crypto is the TLS stack's own (aws-lc-rs); x509-cert only reads the key out of the
+//! The crypto is the TLS stack's own (ring); x509-cert only reads the key out of the
 //! certificate.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use aws_lc_rs::signature::{RSA_PKCS1_2048_8192_SHA1_FOR_LEGACY_USE_ONLY, RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
 use base64::Engine as _;
+use ring::signature::{RSA_PKCS1_2048_8192_SHA1_FOR_LEGACY_USE_ONLY, RSA_PKCS1_2048_8192_SHA256, UnparsedPublicKey};
 use serde::Deserialize;
 use x509_cert::Certificate;
 use x509_cert::der::DecodePem;
@@ -326,7 +326,7 @@ mod tests {
 
     #[tokio::test]
     async fn unsigned_and_foreign_envelopes_are_rejected_without_any_fetch() {
-        let verifier = SnsVerifier::new(reqwest::Client::new(), Some("arn:aws:sns:us-east-1:1:ours".into()));
+        let verifier = SnsVerifier::new(crate::tls::client(), Some("arn:aws:sns:us-east-1:1:ours".into()));
         let unsigned = serde_json::json!({"Type": "Notification", "MessageId": "m", "TopicArn": "arn:aws:sns:us-east-1:1:ours",
             "Message": "{}", "Timestamp": "2026-11-02T14:00:00.000Z"});
         assert!(matches!(verifier.verify(&unsigned.to_string()).await, Err(SnsError::Rejected(_))));

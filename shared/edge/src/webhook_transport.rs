@@ -27,7 +27,7 @@ impl HttpWebhookTransport {
     /// `local`: the local runtime's rule (http to loopback, any network).
     pub fn new(local: bool) -> Self {
         let policy = AddressPolicy { local };
-        let client = reqwest::Client::builder()
+        let client = openloop_aws::tls::http_client()
             .dns_resolver(Arc::new(CheckedResolver { policy }))
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()

@@ -71,6 +71,8 @@ pub struct ModelAgent {
 
 impl ModelAgent {
     pub fn new(config: ModelConfig) -> Result<Self, String> {
+        // reqwest takes the process's rustls crypto (ring; `openloop_aws::tls`).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .build()
             .map_err(|e| format!("could not build the HTTP client: {e}"))?;

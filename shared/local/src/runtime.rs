@@ -239,7 +239,7 @@ fn in_memory(
         queues,
         outbox,
         mail: openloop_fn_signals::MailIntake {
-            verifier: SnsVerifier::new(reqwest::Client::new(), config.mail_events_topic_arn.clone()),
+            verifier: SnsVerifier::new(openloop_aws::tls::client(), config.mail_events_topic_arn.clone()),
             stored: Arc::new(NoStoredMail),
         },
     }
@@ -323,7 +323,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         engine,
         inbound_token: config.inbound_token.clone(),
         accept_wall_clock: true,
-        sms_notifications: SnsVerifier::new(reqwest::Client::new(), config.inbound_sms_topic_arn.clone()),
+        sms_notifications: SnsVerifier::new(openloop_aws::tls::client(), config.inbound_sms_topic_arn.clone()),
     }));
     let local_routes = Router::new()
         .route("/health", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))

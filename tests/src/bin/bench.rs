@@ -416,7 +416,7 @@ async fn dashboard_table() -> Result<(), Error> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, router).await });
-    let http = reqwest::Client::new();
+    let http = openloop_aws::tls::client();
     let cookie = format!("ol_session={}", session.cookie_value());
 
     println!(

@@ -23,7 +23,7 @@ async fn main() {
     };
     let client = Client {
         url: openloop_tests::stack_url(std::env::var("OPENLOOP_URL").ok(), std::env::var("OPENLOOP_HTTP_ADDR").ok()),
-        http: reqwest::Client::new(),
+        http: openloop_aws::tls::client(),
         admin_token: std::env::var("OPENLOOP_ADMIN_TOKEN").unwrap_or_else(|_| "local-admin-token".into()),
         inbound_token: std::env::var("OPENLOOP_INBOUND_TOKEN").unwrap_or_else(|_| "local-inbound-token".into()),
     };
