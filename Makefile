@@ -94,15 +94,8 @@ demo:
 	cargo build --workspace --bins
 	./target/debug/demo $(if $(DAYS),--days $(DAYS))
 
-LAMBDAS := webhooks api signals tick execute followup dormant attribution analysis evaluation
-
-# The Lambda binaries' own rustc flags, on top of cargo-lambda's (target-cpu) and the release
-# profile: no unwind tables for our code and its dependencies (the release profile aborts on
-# panic, so nothing unwinds; in api's fat-LTO binary they are 1.0-1.4 MB of its 1.5 MB of
-# tables, std's own stay). Passed to the Lambda builds only, through cargo's build.rustflags
-# (cargo-lambda adds its target-cpu there): `cargo test` and `make run` keep their flags and
-# their build cache.
-LAMBDA_RUSTFLAGS := -C force-unwind-tables=no
+# The Lambda binaries; each is its crate's (openloop-fn-<name>) but the dashboard, api's second.
+LAMBDAS := webhooks api dashboard signals tick execute followup dormant attribution analysis evaluation
 
 ## openapi: writes functions/api/openapi.json, the owner API's document the api serves, from the
 ## handlers' types (a unit test fails when the file is behind them).
@@ -114,8 +107,8 @@ openapi:
 build: tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda ziglang
 	@start=$$SECONDS; \
-	  PATH=$(CURDIR)/$(VENV)/bin:$$PATH CARGO_BUILD_RUSTFLAGS="$(LAMBDA_RUSTFLAGS)" \
-	    cargo lambda build --release $(addprefix -p openloop-fn-,$(LAMBDAS)) && \
+	  PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
+	    cargo lambda build --release $(addprefix -p openloop-fn-,$(filter-out dashboard,$(LAMBDAS))) && \
 	  echo "built in $$(( (SECONDS - start) / 60 )) min $$(( (SECONDS - start) % 60 )) s"
 	@over=0; for fn in $(LAMBDAS); do \
 	  size=$$(stat -c %s target/lambda/$$fn/bootstrap); \
@@ -128,7 +121,7 @@ build: tools
 ## deploy: build with SAM (cargo-lambda) and deploy infra/template.yaml (asks for parameters).
 deploy: tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli cargo-lambda ziglang
-	PATH=$(CURDIR)/$(VENV)/bin:$$PATH CARGO_BUILD_RUSTFLAGS="$(LAMBDA_RUSTFLAGS)" SAM_CLI_TELEMETRY=0 \
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 \
 	  sam build -t infra/template.yaml --beta-features
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 sam deploy --guided
 

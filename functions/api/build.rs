@@ -1,13 +1,12 @@
-//! The Lambda binary is linked as a position-dependent executable on Linux: no run-time
-//! relocation of every vtable and string pointer, which is about a tenth of a PIE's size and
-//! work its loader does at each cold start (Go's default for Lambda binaries too).
+//! The Lambda binaries are linked as every function's are (`functions/lambda_link.rs`).
 //!
 //! The OpenAPI document the api serves is `openapi.json` without its whitespace (353 KB, not
 //! 637): the file stays readable in the repository, the binary carries the compact text.
+#[path = "../lambda_link.rs"]
+mod lambda_link;
+
 fn main() {
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
-        println!("cargo:rustc-link-arg-bins=-no-pie");
-    }
+    lambda_link::link();
     println!("cargo:rerun-if-changed=openapi.json");
     // A missing or broken file is served as it is (the unit test then fails, and `make openapi`,
     // which this build must not stop, writes it again).

@@ -55,10 +55,38 @@ pub struct ApiState {
     pub session_key: app::session::SessionKey,
 }
 
+/// A Lambda function's state, from its environment: logging, the configuration, the engine.
+pub async fn state_from_env() -> Result<Arc<ApiState>, lambda_http::Error> {
+    openloop_edge::telemetry::init();
+    let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
+    Ok(Arc::new(ApiState {
+        engine,
+        session_key: app::session_key(&config.signing_key),
+        admin_token: config.admin_token,
+    }))
+}
+
 pub(crate) type Shared = State<Arc<ApiState>>;
 pub(crate) type Body = Result<Bytes, BytesRejection>;
 
+/// Both faces, the owner API (`/api/v1`) and the dashboard (`/app`), on one router: the local
+/// runtime and the tests. In Lambda each face is a function of its own ([`api_router`],
+/// [`dashboard_router`]), so neither binary carries the other's code.
 pub fn router(state: Arc<ApiState>) -> Router {
+    layered(api_routes().merge(app::routes()), state)
+}
+
+/// The owner and admin API alone: the `api` function.
+pub fn api_router(state: Arc<ApiState>) -> Router {
+    layered(api_routes(), state)
+}
+
+/// The dashboard alone: the `dashboard` function.
+pub fn dashboard_router(state: Arc<ApiState>) -> Router {
+    layered(app::routes(), state)
+}
+
+fn api_routes() -> Router<Arc<ApiState>> {
     Router::new()
         .route("/api/v1/openapi.json", get(openapi::openapi_json))
         .route("/api/v1/accounts", post(create_account).get(list_accounts))
@@ -95,7 +123,6 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/notifications", get(notifications))
         .route("/api/v1/recurring", get(list_templates).post(create_template))
         .route("/api/v1/recurring/{id}", delete(delete_template))
-        .merge(app::routes())
         .route("/api/v1/loops", get(loops::list_loops))
         .route("/api/v1/tasks/{id}/pause", post(loops::pause_task))
         .route("/api/v1/tasks/{id}/resume", post(loops::resume_task))
@@ -143,6 +170,12 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/api/v1/todos/{id}/contact", post(day::log_contact))
         .route("/api/v1/todos/{id}/snooze", post(day::snooze))
         .route("/api/v1/todos/{id}/done", post(day::done))
+}
+
+/// What every face answers with around its routes: a JSON 404 and 405, errors in the
+/// contract's shape, the dashboard's headers on its paths, the body limit.
+fn layered(routes: Router<Arc<ApiState>>, state: Arc<ApiState>) -> Router {
+    routes
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
         .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
         .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))

@@ -1,15 +1,8 @@
-//! Lambda entry point: build the router once at init, then serve API Gateway events.
-
-use std::sync::Arc;
+//! Lambda entry point of the owner API (`/api/v1`): build the router once at init, then serve
+//! API Gateway events.
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    openloop_edge::telemetry::init();
-    let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
-    let state = Arc::new(openloop_fn_api::ApiState {
-        engine,
-        session_key: openloop_fn_api::app::session_key(&config.signing_key),
-        admin_token: config.admin_token,
-    });
-    lambda_http::run(openloop_fn_api::router(state)).await
+    let state = openloop_fn_api::state_from_env().await?;
+    lambda_http::run(openloop_fn_api::api_router(state)).await
 }

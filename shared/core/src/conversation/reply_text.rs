@@ -32,7 +32,7 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex_lite::Regex;
 
 use crate::conversation::mail::UNSUBSCRIBE_FOOTER;
 

@@ -168,12 +168,12 @@ pub const ONE_LINE_PATTERN: &str = r"^[^\x00-\x1F\x7F-\x9F\u2028\u2029]*$";
 
 /// Whether `value` matches the whole of `pattern` (each pattern compiled once).
 fn matches(pattern: &'static str, value: &str) -> bool {
-    static COMPILED: OnceLock<RwLock<BTreeMap<&'static str, regex::Regex>>> = OnceLock::new();
+    static COMPILED: OnceLock<RwLock<BTreeMap<&'static str, regex_lite::Regex>>> = OnceLock::new();
     let compiled = COMPILED.get_or_init(Default::default);
     if let Some(re) = compiled.read().ok().and_then(|m| m.get(pattern).cloned()) {
         return re.is_match(value);
     }
-    let Ok(re) = regex::Regex::new(pattern) else {
+    let Ok(re) = regex_lite::Regex::new(pattern) else {
         return false;
     };
     let found = re.is_match(value);

@@ -99,8 +99,8 @@ mod tests {
 
     #[test]
     fn the_documented_patterns_refuse_what_the_rules_refuse() {
-        let free = regex::Regex::new(crate::kernel::bounded::FREE_TEXT_PATTERN).expect("pattern");
-        let line = regex::Regex::new(crate::kernel::bounded::ONE_LINE_PATTERN).expect("pattern");
+        let free = regex_lite::Regex::new(crate::kernel::bounded::FREE_TEXT_PATTERN).expect("pattern");
+        let line = regex_lite::Regex::new(crate::kernel::bounded::ONE_LINE_PATTERN).expect("pattern");
         for c in (0..0x3000u32).filter_map(char::from_u32) {
             let value = format!("a{c}b");
             assert_eq!(
