@@ -117,8 +117,17 @@ impl Engine {
             let blocker = Blocker::because(format!(
                 "a reply came from {from}, not from the member; the owner decides what it means"
             ));
-            self.escalate(stored, &conversation, now, Reason::ReplyFromAnotherSender, blocker)
-                .await?;
+            // Read for the escalation's webhook rule, on this rare path only.
+            let account = self.store.get_account(account_id).await?;
+            self.escalate(
+                account.as_ref(),
+                stored,
+                &conversation,
+                now,
+                Reason::ReplyFromAnotherSender,
+                blocker,
+            )
+            .await?;
             status = TaskStatus::Escalated;
         } else if stored.awaiting.is_some() && stored.status == TaskStatus::Waiting {
             let item = WorkItem {
@@ -582,10 +591,10 @@ impl Engine {
             ReplyDecision::Close { why } => {
                 let reason = why.reason;
                 let (next, log) = transition(&task, TaskStatus::Completed, now, why)?;
-                let mut commit = TaskCommit::new(next.clone(), log);
+                let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
                 commit.messages.extend(reasoning);
                 self.store.commit(&commit).await?;
-                self.publish_closed(&next).await;
+                self.publish_closed(&commit).await;
                 Ok(Read::Done(StepOutcome::Moved {
                     to: TaskStatus::Completed,
                     reason,
@@ -594,7 +603,8 @@ impl Engine {
             ReplyDecision::Escalate { reason, blocker } => {
                 let note = reasoning.unwrap_or_else(|| system_message(now, format!("Handed to the owner: {reason}")));
                 Ok(Read::Done(
-                    self.escalate_with(task, conversation, now, reason, blocker, note).await?,
+                    self.escalate_with(Some(account), task, conversation, now, reason, blocker, note)
+                        .await?,
                 ))
             }
         }
@@ -659,7 +669,9 @@ impl Engine {
             }
             AiGate::TaskSpent => {
                 let blocker = Blocker::because(format!("{} AI calls used, the most a task may make", task.ai_calls));
-                let outcome = self.escalate(task, conversation, now, Reason::AiBudgetExhausted, blocker).await?;
+                let outcome = self
+                    .escalate(Some(account), task, conversation, now, Reason::AiBudgetExhausted, blocker)
+                    .await?;
                 Ok(Err(Read::Done(outcome)))
             }
             AiGate::DayUsed { until } => {
@@ -718,9 +730,11 @@ impl Engine {
         Ok(self.store.member_active_tasks(account, member).await?)
     }
 
-    /// Hand the task to the owner, saying so in the conversation.
+    /// Hand the task to the owner, saying so in the conversation; `account` as the path read
+    /// it (whether the escalation's webhook event has an endpoint to reach).
     pub(in crate::engine) async fn escalate(
         &self,
+        account: Option<&Account>,
         task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
@@ -728,12 +742,14 @@ impl Engine {
         blocker: Blocker,
     ) -> Result<StepOutcome, EngineError> {
         let note = system_message(now, format!("Handed to the owner: {reason}"));
-        self.escalate_with(task, conversation, now, reason, blocker, note).await
+        self.escalate_with(account, task, conversation, now, reason, blocker, note).await
     }
 
     /// Escalate with the context the owner needs (spec §17.3) and `note` in the conversation.
+    #[allow(clippy::too_many_arguments)]
     async fn escalate_with(
         &self,
+        account: Option<&Account>,
         task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
@@ -762,7 +778,8 @@ impl Engine {
             send: None,
             loops: Vec::new(),
             webhooks: true,
-        };
+        }
+        .webhooks_for(account);
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;
         Ok(StepOutcome::Moved {

@@ -537,7 +537,7 @@ impl Engine {
             loops,
             webhooks: true,
         }
-        .with_webhooks(account.is_none_or(crate::owner::account::Account::may_have_webhooks));
+        .webhooks_for(account);
         self.store.commit_with(&commit, extras).await?;
         let known = snapshot.and_then(|s| s.account.as_ref().map(|account| (account, s.facts.as_ref())));
         self.notify_commit_with(&commit, known).await;
