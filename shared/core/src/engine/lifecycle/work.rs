@@ -292,12 +292,8 @@ impl Engine {
                     claim,
                     daily_send_limit,
                 } => {
-                    let snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
-                    let mut account = snapshot.account.ok_or(EngineError::NotFound { what: "account" })?;
-                    account.settings.daily_send_limit = daily_send_limit;
                     // Claim the step: from here on this worker owns the task until the lease ends.
-                    let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, claim)?;
-                    claimed.next_action_at = Some(now + EXECUTION_LEASE);
+                    let (snapshot, account, mut claimed, claim_log) = claim_touch(&task, snapshot, claim, daily_send_limit, now)?;
                     // The address written to is the member's current one: the task keeps it.
                     claimed.member.email = Some(to.clone());
                     // A loop past its deadline ends with the claim: this follow-up is its action,
@@ -366,11 +362,7 @@ impl Engine {
                     claim,
                     daily_send_limit,
                 } => {
-                    let snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
-                    let mut account = snapshot.account.ok_or(EngineError::NotFound { what: "account" })?;
-                    account.settings.daily_send_limit = daily_send_limit;
-                    let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, claim)?;
-                    claimed.next_action_at = Some(now + EXECUTION_LEASE);
+                    let (snapshot, account, mut claimed, claim_log) = claim_touch(&task, snapshot, claim, daily_send_limit, now)?;
                     if email.is_some() {
                         claimed.member.email = email;
                     }
@@ -564,4 +556,22 @@ fn account_of(snapshot: Option<&SendSnapshot>) -> Result<crate::owner::account::
     snapshot
         .and_then(|s| s.account.clone())
         .ok_or(EngineError::NotFound { what: "account" })
+}
+
+/// What a touch's claim (a mail's or a text's) starts from: the snapshot the step read, the
+/// account in it with the day's send limit the step decided, and the task moved to
+/// `executing` under the lease (not yet committed) with its log entry.
+fn claim_touch(
+    task: &Task,
+    snapshot: Option<SendSnapshot>,
+    claim: Why,
+    daily_send_limit: u32,
+    now: Timestamp,
+) -> Result<(SendSnapshot, crate::owner::account::Account, Task, crate::task::LogEntry), EngineError> {
+    let mut snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
+    let mut account = snapshot.account.take().ok_or(EngineError::NotFound { what: "account" })?;
+    account.settings.daily_send_limit = daily_send_limit;
+    let (mut claimed, log) = transition(task, TaskStatus::Executing, now, claim)?;
+    claimed.next_action_at = Some(now + EXECUTION_LEASE);
+    Ok((snapshot, account, claimed, log))
 }
