@@ -75,10 +75,10 @@ lint: tools
 	$(VENV)/bin/cfn-lint infra/template.yaml
 	python3 infra/doc-links.py
 
-## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 20,000 stored
+## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 5,000 stored
 ## tasks, the import, the dashboard's pages with 5,000 tasks; then the local runtime: idle
-## /_local/run, the outbox after 10,000 mails, a simulated month (in memory; its first two days
-## on the emulator). About 20 minutes on a busy two-core machine.
+## /_local/run, the outbox after 10,000 mails, a simulated month (in memory; its first day
+## on the emulator). About 10 minutes on a busy two-core machine.
 ## `make bench QUICK=1`: every table at a small size (the same code paths, in a minute or so).
 bench: tools
 	cargo build --workspace --bins

@@ -3,29 +3,19 @@
 
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use openloop_aws::dynamo::DynamoStore;
-use openloop_core::engine::{AccountSecrets, Engine, NewAccount, NewTask};
+use openloop_core::engine::{Engine, NewTask};
 use openloop_core::kernel::ids::MemberId;
 use openloop_core::members::member::MemberFacts;
 use openloop_core::ports::prelude::*;
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::work::WorkItem;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
-use openloop_tests::{Scratch, unique_prefix};
+use openloop_tests::Scratch;
 
 /// A gym and an approved task for a member with a unique address (its facts seeded into
 /// `store`, the engine's); returns (item, email).
 pub async fn approved_task(engine: &Engine, store: &DynamoStore) -> (WorkItem, String) {
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount =
-        serde_json::from_value(serde_json::json!({"name": "Race Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine
-        .create_account(input, secrets)
-        .await
-        .unwrap_or_else(|e| panic!("account: {e}"));
+    let account = crate::loop_fixtures::gym(engine, "Race Gym").await;
     let member = MemberId::parse("m_race").unwrap_or_else(|e| panic!("{e}"));
     let email = format!("race+{}@example.com", account.id.to_string().to_ascii_lowercase());
     let mut facts = MemberFacts::new(member.clone());

@@ -1,6 +1,6 @@
 //! What the loop races on DynamoDB (`loops.rs`, `loops_rest.rs`, `loops_step.rs`) share: an
-//! account made as the API makes one, six members with their facts, a task opened by hand, and
-//! each member's check-in at a time.
+//! account made as the API makes one (also the other races' gym, [`gym`]), six members with
+//! their facts, a task opened by hand, and each member's check-in at a time.
 
 use std::sync::Arc;
 
@@ -18,6 +18,12 @@ use openloop_tests::{Scratch, unique_prefix};
 /// A loop race's engine on its own table, and an account named `name` in New York.
 pub async fn race_account(scratch: &Scratch, name: &str) -> (Engine, DynamoStore, Arc<TestClock>, Account) {
     let (engine, store, clock) = scratch.engine(None).await;
+    let account = gym(&engine, name).await;
+    (engine, store, clock, account)
+}
+
+/// An account named `name` in New York, made as the API makes one (its own token hash).
+pub async fn gym(engine: &Engine, name: &str) -> Account {
     let secrets = AccountSecrets {
         api_token: "t".into(),
         api_token_hash: unique_prefix("hash"),
@@ -25,11 +31,10 @@ pub async fn race_account(scratch: &Scratch, name: &str) -> (Engine, DynamoStore
     };
     let input: NewAccount =
         serde_json::from_value(serde_json::json!({"name": name, "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine
+    engine
         .create_account(input, secrets)
         .await
-        .unwrap_or_else(|e| panic!("account: {e}"));
-    (engine, store, clock, account)
+        .unwrap_or_else(|e| panic!("account: {e}"))
 }
 
 /// Six members `m_{prefix}0` … `m_{prefix}5` of `status`, called `first_name`, their facts

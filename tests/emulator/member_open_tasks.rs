@@ -3,7 +3,7 @@
 //! account from before they were kept (`openloop-admin backfill-tallies`).
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use openloop_core::engine::{AccountSecrets, NewAccount, NewTask};
+use openloop_core::engine::NewTask;
 use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
 use openloop_core::ports::prelude::*;
 use openloop_core::rails::gate::GateContext;
@@ -59,17 +59,7 @@ async fn kept_and_guarded(
 async fn a_members_tasks_opened_and_closed_at_once_are_kept_on_the_member_item() {
     let scratch = Scratch::new("open-tasks-race");
     let (engine, store, _) = scratch.engine(None).await;
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount =
-        serde_json::from_value(serde_json::json!({"name": "Race Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = engine
-        .create_account(input, secrets)
-        .await
-        .unwrap_or_else(|e| panic!("account: {e}"));
+    let account = crate::loop_fixtures::gym(&engine, "Race Gym").await;
     let member = MemberId::parse("m_many").unwrap_or_else(|e| panic!("{e}"));
     let created = futures::future::join_all(TYPES.iter().map(|t| engine.create_task(&account, task_for(&member, t)))).await;
     let mut ids: Vec<TaskId> = created

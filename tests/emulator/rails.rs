@@ -3,15 +3,14 @@
 
 use std::sync::Arc;
 
-use openloop_core::engine::{AccountSecrets, Created, NewAccount, NewTask};
+use openloop_core::engine::{Created, NewTask};
 use openloop_core::kernel::ids::MemberId;
 use openloop_core::kernel::limits;
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::error::EngineError;
 use openloop_core::task::flood::Limit;
 use openloop_core::task::{Draft, TriggerType};
-use openloop_tests::{Scratch, unique_prefix};
-use serde_json::json;
+use openloop_tests::Scratch;
 
 /// Given 12 creators racing to make 80 tasks for one gym on DynamoDB, then exactly the
 /// day's limit of tasks exists and every other creation was refused by it.
@@ -19,14 +18,7 @@ use serde_json::json;
 async fn concurrent_creators_never_exceed_the_daily_limit() {
     let scratch = Scratch::new("flood");
     let (engine, _, _clock) = scratch.engine(None).await;
-    let secrets = AccountSecrets {
-        api_token: "t".into(),
-        api_token_hash: unique_prefix("hash"),
-        webhook_secret: "whsec_dGVzdA==".into(),
-    };
-    let input: NewAccount =
-        serde_json::from_value(json!({"name": "Flood Gym", "timezone": "America/New_York"})).unwrap_or_else(|e| panic!("{e}"));
-    let account = Arc::new(engine.create_account(input, secrets).await.unwrap_or_else(|e| panic!("{e}")));
+    let account = Arc::new(crate::loop_fixtures::gym(&engine, "Flood Gym").await);
     let engine = Arc::new(engine);
     let mut workers = Vec::new();
     for worker in 0..12 {

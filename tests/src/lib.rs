@@ -377,6 +377,24 @@ impl Client {
         owner
     }
 
+    /// A new gym's `PUT /api/v1/settings` with PushPress key `key` beside another setting
+    /// (`daily_send_limit`), refused: the gym, and the status and error answered, once it is
+    /// checked that nothing of the patch was applied.
+    pub async fn refused_pushpress_key(&self, key: &str) -> (Account, u16, Value) {
+        let gym = self.create_account("manual").await;
+        let (status, error) = self
+            .call(
+                reqwest::Method::PUT,
+                "/api/v1/settings",
+                Some(&gym.token),
+                Some(json!({"pushpress": {"api_key": key}, "daily_send_limit": 9})),
+            )
+            .await;
+        let (_, settings) = self.get("/api/v1/settings", &gym.token).await;
+        assert_eq!(settings["daily_send_limit"], 15, "nothing is half-applied: {settings}");
+        (gym, status, error)
+    }
+
     pub async fn now(&self) -> Timestamp {
         let (_, body) = self.call(reqwest::Method::GET, "/_local/clock", None, None).await;
         body["now"]

@@ -98,15 +98,7 @@ async fn connecting_pushpress_without_a_connector_says_why() {
     // No OPENLOOP_PUSHPRESS_BASE_URL: the README says gyms cannot connect (503); the message
     // says what is missing instead of "retry shortly", and nothing changes.
     let stack = Stack::start_with("audit-connect", |config| config.pushpress = None).await;
-    let gym = stack.create_account("manual").await;
-    let (status, error) = stack
-        .call(
-            Method::PUT,
-            "/api/v1/settings",
-            Some(&gym.token),
-            Some(json!({"pushpress": {"api_key": "pp_key"}, "daily_send_limit": 9})),
-        )
-        .await;
+    let (_, status, error) = stack.refused_pushpress_key("pp_key").await;
     assert_eq!(status, 503, "{error}");
     assert_eq!(error["error"]["code"], "connector_not_configured", "{error}");
     assert!(
@@ -115,8 +107,6 @@ async fn connecting_pushpress_without_a_connector_says_why() {
             .is_some_and(|m| m.contains("OPENLOOP_PUSHPRESS_BASE_URL")),
         "{error}"
     );
-    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
-    assert_eq!(settings["daily_send_limit"], 15, "nothing is half-applied: {settings}");
     stack.running.stop();
 }
 

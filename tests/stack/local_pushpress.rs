@@ -16,22 +16,12 @@ async fn a_gym_connects_to_the_local_stand_in_and_a_refused_key_is_a_4xx() {
         .clone()
         .expect("make run serves a stand-in PushPress");
     assert!(base.starts_with("http://127.0.0.1:") && base.ends_with("/v3"), "{base}");
-    let gym = stack.create_account("manual").await;
 
     // A key outside the stand-in's rule: refused as PushPress refuses one, nothing saved.
-    let (status, error) = stack
-        .call(
-            Method::PUT,
-            "/api/v1/settings",
-            Some(&gym.token),
-            Some(json!({"pushpress": {"api_key": "pp_live_not_local"}, "daily_send_limit": 9})),
-        )
-        .await;
+    let (gym, status, error) = stack.refused_pushpress_key("pp_live_not_local").await;
     assert_eq!(status, 422, "{error}");
     assert_eq!(error["error"]["code"], "pushpress_refused", "{error}");
     assert!(error["error"]["message"].as_str().is_some_and(|m| m.contains("refused")), "{error}");
-    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
-    assert_eq!(settings["daily_send_limit"], 15, "nothing is half-applied: {settings}");
     let (_, connector) = stack.get("/api/v1/connector", &gym.token).await;
     assert_eq!(connector["status"], "not_connected", "{connector}");
 

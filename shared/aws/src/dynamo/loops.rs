@@ -76,12 +76,19 @@ impl LoopStore for DynamoStore {
         Ok(())
     }
 
-    async fn create_todo_with_loop(&self, todo: &openloop_core::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError> {
+    async fn create_todo_with_loop(
+        &self,
+        todo: &openloop_core::task::todo::Todo,
+        wait: &OpenLoop,
+        webhooks: bool,
+    ) -> Result<bool, StoreError> {
         let mut writes = self.todo_creation(todo)?;
         writes.push((self.plain_put(self.loop_item(wait)?)?, None));
-        // Its `todo.created` event, written with it.
-        let event = openloop_core::owner::webhook_event::OutboxItem::new(openloop_core::owner::webhook_event::todo_created(todo));
-        writes.push((self.plain_put(super::webhooks::outbox_item(&event)?)?, None));
+        // Its `todo.created` event, written with it (unless its account has no endpoint).
+        if webhooks {
+            let event = openloop_core::owner::webhook_event::OutboxItem::new(openloop_core::owner::webhook_event::todo_created(todo));
+            writes.push((self.plain_put(super::webhooks::outbox_item(&event)?)?, None));
+        }
         match self.transact(writes).await {
             Ok(()) => Ok(true),
             Err(StoreError::Conflict(Conflict::AlreadyExists)) => Ok(false),

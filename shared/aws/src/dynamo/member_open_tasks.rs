@@ -37,15 +37,12 @@ pub(super) fn open_value(task: TaskId) -> AttributeValue {
     AttributeValue::Ss(vec![task.to_string()])
 }
 
-/// The ids a member item keeps (none when it keeps none, or there is no item).
+/// The ids a member item keeps, in no order (none when it keeps none, or there is no item).
 pub(super) fn open_tasks_of(item: &Item) -> Vec<TaskId> {
-    let mut ids: Vec<TaskId> = item
-        .get(OPEN_TASKS)
+    item.get(OPEN_TASKS)
         .and_then(|v| v.as_ss().ok())
         .map(|ids| ids.iter().filter_map(|id| id.parse().ok()).collect())
-        .unwrap_or_default();
-    ids.sort();
-    ids
+        .unwrap_or_default()
 }
 
 impl DynamoStore {

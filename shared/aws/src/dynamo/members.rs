@@ -235,8 +235,7 @@ impl DynamoStore {
                 }
             }
         }
-        let kept = snapshot.account.as_ref().is_some_and(|a| a.member_open_tasks_kept);
-        snapshot.member_open_tasks = kept.then_some(open_tasks);
+        snapshot.keep_member_open_tasks(open_tasks);
         Ok(snapshot)
     }
 }

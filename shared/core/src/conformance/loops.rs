@@ -169,7 +169,7 @@ pub(super) async fn a_todo_is_made_with_its_loop_in_one_write_once_per_source(st
     let first = super::todos::todo(account, "task:x:created", 0);
     let deadline = base() + SignedDuration::from_hours(48);
     let wait = OpenLoop::for_todo(account, first.member.id.clone(), &first.id.to_string(), true, deadline, base()).for_task(first.task_id);
-    assert!(store.create_todo_with_loop(&first, &wait).await.expect("create"), "made");
+    assert!(store.create_todo_with_loop(&first, &wait, true).await.expect("create"), "made");
     assert_eq!(store.get_todo(account, first.id).await.expect("get"), Some(first.clone()));
     let open = store.member_open_loops(account, &first.member.id).await.expect("loops");
     assert_eq!(open, vec![wait.clone()], "its loop, found by member");
@@ -180,7 +180,7 @@ pub(super) async fn a_todo_is_made_with_its_loop_in_one_write_once_per_source(st
     let again = super::todos::todo(account, "task:x:created", 0);
     let second = OpenLoop::for_todo(account, again.member.id.clone(), &again.id.to_string(), true, deadline, base());
     assert!(
-        !store.create_todo_with_loop(&again, &second).await.expect("create"),
+        !store.create_todo_with_loop(&again, &second, true).await.expect("create"),
         "once per source"
     );
     assert_eq!(store.get_todo(account, again.id).await.expect("get"), None);

@@ -52,7 +52,7 @@ pub(super) async fn webhook_events_are_kept_from_the_write_that_caused_them_unti
     let mut first = super::todos::todo(account, "task:hooked:created", 0);
     first.created_at = base() + SignedDuration::from_secs(30);
     let wait = OpenLoop::for_todo(account, first.member.id.clone(), &first.id.to_string(), false, base(), base()).for_task(first.task_id);
-    assert!(store.create_todo_with_loop(&first, &wait).await.expect("todo"));
+    assert!(store.create_todo_with_loop(&first, &wait, true).await.expect("todo"));
     let types: Vec<EventType> = outbox_of(store, account).await.iter().map(|i| i.event.event_type).collect();
     assert_eq!(
         types,
@@ -95,4 +95,11 @@ pub(super) async fn webhook_events_are_kept_from_the_write_that_caused_them_unti
     };
     store.commit(&commit).await.expect("escalate");
     assert!(outbox_of(store, quiet).await.is_empty(), "outbox: nothing without an endpoint");
+    let todo = super::todos::todo(quiet, "m_quiet", 0);
+    let wait = OpenLoop::for_todo(quiet, todo.member.id.clone(), &todo.id.to_string(), false, base(), base());
+    assert!(store.create_todo_with_loop(&todo, &wait, false).await.expect("todo"));
+    assert!(
+        outbox_of(store, quiet).await.is_empty(),
+        "outbox: nor a to-do's without an endpoint"
+    );
 }

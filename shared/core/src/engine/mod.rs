@@ -200,3 +200,12 @@ impl Engine {
         self.clock.now()
     }
 }
+
+/// An operation's future on the heap: the caller's future (and, in a debug build, its stack
+/// frame) holds a pointer, not the operation's whole state, so the engine's deepest paths (a
+/// step that escalates, mails the owner, makes a to-do and meets loops) fit a test thread's
+/// default stack. An operation boxes its own body, `boxed(async move { … }).await`, or the
+/// call of another, `boxed(self.step(item)).await`.
+pub(crate) fn boxed<'a, T>(operation: impl Future<Output = T> + Send + 'a) -> std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>> {
+    Box::pin(operation)
+}

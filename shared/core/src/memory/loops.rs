@@ -21,7 +21,7 @@ impl LoopStore for MemoryStore {
         Ok(())
     }
 
-    async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError> {
+    async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop, webhooks: bool) -> Result<bool, StoreError> {
         let mut s = self.lock();
         let source = (todo.account_id, todo.source.clone());
         if s.todo_sources.contains(&source) {
@@ -34,9 +34,11 @@ impl LoopStore for MemoryStore {
         s.todos.insert((todo.account_id, todo.id), todo.clone());
         s.loops.insert((wait.account_id, wait.id), wait.clone());
         // Its `todo.created` event, written with it.
-        s.put_outbox(&crate::owner::webhook_event::OutboxItem::new(
-            crate::owner::webhook_event::todo_created(todo),
-        ));
+        if webhooks {
+            s.put_outbox(&crate::owner::webhook_event::OutboxItem::new(
+                crate::owner::webhook_event::todo_created(todo),
+            ));
+        }
         Ok(true)
     }
 

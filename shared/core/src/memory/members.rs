@@ -72,7 +72,7 @@ impl MemberStore for MemoryStore {
         around: Date,
     ) -> Result<SendSnapshot, StoreError> {
         let s = self.lock();
-        Ok(SendSnapshot {
+        let mut snapshot = SendSnapshot {
             system: s.system.clone(),
             account: s.accounts.get(&account).cloned(),
             suppressed: email.is_some_and(|e| s.suppressed.contains(&(account, e.clone()))),
@@ -85,8 +85,12 @@ impl MemberStore for MemoryStore {
             annotations: s.annotations.get(&(account, member.clone())).cloned().unwrap_or_default(),
             memories: s.memory_books.get(&account).cloned().unwrap_or_default(),
             draft: None,
-            member_open_tasks: s.member_open_tasks(account, member),
-        })
+            member_open_tasks: None,
+        };
+        // The guards are what a member item's open tasks mirror.
+        let open = s.guards.iter().filter(|((a, m, _), _)| *a == account && m == member);
+        snapshot.keep_member_open_tasks(open.map(|(_, id)| *id));
+        Ok(snapshot)
     }
 
     async fn send_snapshot_for_draft(
@@ -123,23 +127,5 @@ impl MemberStore for MemoryStore {
 
     async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
         Ok(self.lock().suppressed.remove(&(account, email.clone())))
-    }
-}
-
-impl super::State {
-    /// The ids of the member's open tasks, as a member item keeps them for an account whose
-    /// member items do (`Account::member_open_tasks_kept`): here, the guards they mirror.
-    fn member_open_tasks(&self, account: AccountId, member: &MemberId) -> Option<Vec<crate::kernel::ids::TaskId>> {
-        let kept = self.accounts.get(&account).is_some_and(|a| a.member_open_tasks_kept);
-        kept.then(|| {
-            let mut ids: Vec<_> = self
-                .guards
-                .iter()
-                .filter(|((a, m, _), _)| *a == account && m == member)
-                .map(|(_, id)| *id)
-                .collect();
-            ids.sort();
-            ids
-        })
     }
 }

@@ -9,12 +9,16 @@
 //! endpoints' backlogs, and the tick queues again what is still there after [`OUTBOX_GRACE`]
 //! (a refused send, a crash before it). The ids of a task's and a to-do's events come from
 //! what caused them, so the commit's item and the engine's send are one event.
+//!
+//! Whether a change writes its events at all is one rule, [`written_for`]: every path that
+//! closes or escalates a task or makes a to-do asks it of the account it read.
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::kernel::ids::AccountId;
+use crate::owner::account::Account;
 use crate::owner::brief::Brief;
 use crate::owner::outbound_webhook::{EventType, OutboundEvent};
 use crate::task::commit::TaskCommit;
@@ -59,6 +63,24 @@ impl OutboxItem {
             due_at: now + wait,
             attempts,
         }
+    }
+}
+
+/// Whether a change of `account`'s writes its webhook events to the outbox (and queues them):
+/// unless the account, as the change's path read it, has no endpoint
+/// ([`Account::may_have_webhooks`]); an account the path did not read (`None`) may have one.
+/// An account with none pays no outbox write, queue message or consumer run.
+pub fn written_for(account: Option<&Account>) -> bool {
+    account.is_none_or(Account::may_have_webhooks)
+}
+
+impl TaskCommit {
+    /// Every path that closes or escalates a task (its step, the owner's actions, a member's
+    /// reply, a suppression) sets the change's webhook events by the account it read, through
+    /// [`written_for`]. (Here, not in `task/`: the rule reads the owner's account.)
+    pub fn webhooks_for(mut self, account: Option<&Account>) -> Self {
+        self.webhooks = written_for(account);
+        self
     }
 }
 

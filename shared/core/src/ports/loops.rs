@@ -19,8 +19,9 @@ pub trait LoopStore: Send + Sync {
     async fn put_loops(&self, loops: &[OpenLoop]) -> Result<(), StoreError>;
     /// A new to-do with the loop that waits on it, in one write: as
     /// [`crate::ports::TodoStore::create_todo`] (`false`, and nothing written, when its source
-    /// already made one), the loop written with it or not at all.
-    async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop) -> Result<bool, StoreError>;
+    /// already made one), the loop written with it or not at all; and its `todo.created`
+    /// event's outbox item when `webhooks` ([`crate::owner::webhook_event::written_for`]).
+    async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop, webhooks: bool) -> Result<bool, StoreError>;
     /// The member's open loops, from the index by member: a consistent read that grows with
     /// the member's own loops, never with the account's.
     async fn member_open_loops(&self, account: AccountId, member: &MemberId) -> Result<Vec<OpenLoop>, StoreError>;

@@ -180,6 +180,19 @@ impl SendSnapshot {
     pub fn daily_sends(&self, date: Date) -> u32 {
         self.daily.iter().find(|(d, _)| *d == date).map_or(0, |(_, n)| *n)
     }
+
+    /// Fill [`Self::member_open_tasks`] from the ids the store found (`ids`, any order):
+    /// sorted, while the snapshot's account keeps them on its member items
+    /// (`Account::member_open_tasks_kept`), else `None`. Both stores call it once the
+    /// snapshot's account is read.
+    pub fn keep_member_open_tasks(&mut self, ids: impl IntoIterator<Item = crate::kernel::ids::TaskId>) {
+        let kept = self.account.as_ref().is_some_and(|a| a.member_open_tasks_kept);
+        self.member_open_tasks = kept.then(|| {
+            let mut ids: Vec<_> = ids.into_iter().collect();
+            ids.sort();
+            ids
+        });
+    }
 }
 
 /// The three dates whose counters a snapshot around `date` holds.

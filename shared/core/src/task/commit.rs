@@ -50,8 +50,8 @@ pub struct TaskCommit {
     /// it fails as a version conflict (someone else resolved it, over the task's version).
     pub loops: Vec<crate::task::open_loop::OpenLoop>,
     /// Whether the webhook events the change causes are written to the outbox (and queued):
-    /// always, unless the step read the account and it has no endpoint (`may_have`, from
-    /// `Account::may_have_webhooks`).
+    /// always, unless the path that made the change read the account and it has no endpoint
+    /// (set by [`TaskCommit::webhooks_for`], beside the rule in `owner/webhook_event.rs`).
     pub webhooks: bool,
 }
 
@@ -67,12 +67,5 @@ impl TaskCommit {
             loops: Vec::new(),
             webhooks: true,
         }
-    }
-
-    /// Write the change's webhook events only if its account (as the step read it) `may_have`
-    /// an endpoint: an account with none pays no outbox write, queue message or consumer run.
-    pub fn with_webhooks(mut self, may_have: bool) -> Self {
-        self.webhooks = may_have;
-        self
     }
 }

@@ -13,10 +13,10 @@
 use jiff::Timestamp;
 use sha2::{Digest, Sha256};
 
-use super::Engine;
 use super::StepOutcome;
 use super::ai::{self, AiGate, AiPermit};
 use super::messages::MessageFor;
+use super::{Engine, boxed};
 use crate::conversation::inbound::{self, InboundMail};
 use crate::conversation::prompt::{PromptInput, system_prompt};
 use crate::conversation::reply::{self, Blocker, Reading, ReplyDecision, preview};
@@ -62,84 +62,88 @@ impl Engine {
     /// Route a raw inbound message to its task and store it (phase one); then try the task's
     /// next step at once — if that fails, the tick runs it.
     pub async fn receive_reply(&self, raw: &[u8]) -> Result<InboundOutcome, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<InboundOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.receive_reply_unboxed(raw));
-        unboxed.await
-    }
-
-    async fn receive_reply_unboxed(&self, raw: &[u8]) -> Result<InboundOutcome, EngineError> {
-        let mail = inbound::parse(raw)?;
-        let Some((account_id, task_id)) = self.route(&mail).await? else {
-            tracing::warn!(
-                reply_tokens = mail.reply_tokens.len(),
-                thread_ids = mail.thread_ids.len(),
-                "inbound mail routes nowhere"
-            );
-            return Ok(InboundOutcome::Unrouted(
-                "no genuine reply address or known thread in the message".into(),
-            ));
-        };
-        let mail = self.read_against_ours(mail, account_id, task_id).await?;
-        let now = self.clock.now();
-        // A delivery is its message to its task: the same Message-ID answering another task
-        // (ids are chosen by the sender, and may collide) is another delivery.
-        let dedup_id = format!("{task_id}:{}", mail.message_id.clone().unwrap_or_else(|| hex_digest(raw)));
-        let source = format!("inbound:{account_id}");
-        if !self.store.claim_webhook(&source, &dedup_id, now, now + WEBHOOK_DEDUP_TTL).await? {
-            return Ok(InboundOutcome::Duplicate);
-        }
-        let stored = match self.store_reply(account_id, task_id, &mail, now).await {
-            Ok(task) => task,
-            Err(e) => {
-                // Not stored: forget the claim so the sender's retry is taken.
-                let _ = self.store.release_webhook(&source, &dedup_id).await;
-                return Err(e);
+        boxed(async move {
+            let mail = inbound::parse(raw)?;
+            let Some((account_id, task_id)) = self.route(&mail).await? else {
+                tracing::warn!(
+                    reply_tokens = mail.reply_tokens.len(),
+                    thread_ids = mail.thread_ids.len(),
+                    "inbound mail routes nowhere"
+                );
+                return Ok(InboundOutcome::Unrouted(
+                    "no genuine reply address or known thread in the message".into(),
+                ));
+            };
+            let mail = self.read_against_ours(mail, account_id, task_id).await?;
+            let now = self.clock.now();
+            // A delivery is its message to its task: the same Message-ID answering another task
+            // (ids are chosen by the sender, and may collide) is another delivery.
+            let dedup_id = format!("{task_id}:{}", mail.message_id.clone().unwrap_or_else(|| hex_digest(raw)));
+            let source = format!("inbound:{account_id}");
+            if !self.store.claim_webhook(&source, &dedup_id, now, now + WEBHOOK_DEDUP_TTL).await? {
+                return Ok(InboundOutcome::Duplicate);
             }
-        };
-        // The reply's commit met the task's reply loops it carries; a task from before they
-        // were carried (a sent touch, none noted) meets its loops from their records.
-        if stranger(&stored, &mail).is_none() && !mail.automatic && stored.loops.is_empty() && stored.touch > 0 {
-            self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
+            let stored = match self.store_reply(account_id, task_id, &mail, now).await {
+                Ok(task) => task,
+                Err(e) => {
+                    // Not stored: forget the claim so the sender's retry is taken.
+                    let _ = self.store.release_webhook(&source, &dedup_id).await;
+                    return Err(e);
+                }
+            };
+            // The reply's commit met the task's reply loops it carries; a task from before they
+            // were carried (a sent touch, none noted) meets its loops from their records.
+            if stranger(&stored, &mail).is_none() && !mail.automatic && stored.loops.is_empty() && stored.touch > 0 {
+                self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
+                    .await?;
+            }
+            let mut status = stored.status;
+            if let Some(from) = stranger(&stored, &mail).filter(|_| !mail.automatic)
+                && matches!(stored.status, TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Dormant)
+            {
+                let conversation = self
+                    .store
+                    .task_history(account_id, task_id)
+                    .await?
+                    .map(|h| h.messages)
+                    .unwrap_or_default();
+                let blocker = Blocker::because(format!(
+                    "a reply came from {from}, not from the member; the owner decides what it means"
+                ));
+                // Read for the escalation's webhook rule, on this rare path only.
+                let account = self.store.get_account(account_id).await?;
+                self.escalate(
+                    account.as_ref(),
+                    stored,
+                    &conversation,
+                    now,
+                    Reason::ReplyFromAnotherSender,
+                    blocker,
+                )
                 .await?;
-        }
-        let mut status = stored.status;
-        if let Some(from) = stranger(&stored, &mail).filter(|_| !mail.automatic)
-            && matches!(stored.status, TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Dormant)
-        {
-            let conversation = self
-                .store
-                .task_history(account_id, task_id)
-                .await?
-                .map(|h| h.messages)
-                .unwrap_or_default();
-            let blocker = Blocker::because(format!(
-                "a reply came from {from}, not from the member; the owner decides what it means"
-            ));
-            self.escalate(stored, &conversation, now, Reason::ReplyFromAnotherSender, blocker)
-                .await?;
-            status = TaskStatus::Escalated;
-        } else if stored.awaiting.is_some() && stored.status == TaskStatus::Waiting {
-            let item = WorkItem {
+                status = TaskStatus::Escalated;
+            } else if stored.awaiting.is_some() && stored.status == TaskStatus::Waiting {
+                let item = WorkItem {
+                    account_id,
+                    task_id,
+                    due_at: now,
+                };
+                // Boxed: a whole follow-up step inside this future would make it too large a frame.
+                match Box::pin(self.follow_up(&item)).await {
+                    Ok(outcome) => tracing::info!(task = %task_id, ?outcome, "reply read"),
+                    Err(e) => tracing::warn!(task = %task_id, error = %e, "reply stored; reading it is left to the next tick"),
+                }
+                if let Some(task) = self.store.get_task(account_id, task_id).await? {
+                    status = task.status;
+                }
+            }
+            Ok(InboundOutcome::Stored {
                 account_id,
                 task_id,
-                due_at: now,
-            };
-            // Boxed: a whole follow-up step inside this future would make it too large a frame.
-            match Box::pin(self.follow_up(&item)).await {
-                Ok(outcome) => tracing::info!(task = %task_id, ?outcome, "reply read"),
-                Err(e) => tracing::warn!(task = %task_id, error = %e, "reply stored; reading it is left to the next tick"),
-            }
-            if let Some(task) = self.store.get_task(account_id, task_id).await? {
-                status = task.status;
-            }
-        }
-        Ok(InboundOutcome::Stored {
-            account_id,
-            task_id,
-            status,
+                status,
+            })
         })
+        .await
     }
 
     /// The reply read again against the gym's own messages in its task's conversation, so that
@@ -338,24 +342,13 @@ impl Engine {
         conversation: &[ConversationMessage],
         now: Timestamp,
     ) -> Result<Read, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Read, EngineError>> + Send + '_>> =
-            Box::pin(self.read_awaiting_unboxed(account, task, conversation, now));
-        unboxed.await
-    }
-
-    async fn read_awaiting_unboxed(
-        &self,
-        account: &Account,
-        task: Task,
-        conversation: &[ConversationMessage],
-        now: Timestamp,
-    ) -> Result<Read, EngineError> {
-        match task.awaiting {
-            Some(Awaiting::OwnerGuidance) => self.carry_out_guidance(account, task, conversation, now).await,
-            _ => self.read_reply(account, task, conversation, now).await,
-        }
+        boxed(async move {
+            match task.awaiting {
+                Some(Awaiting::OwnerGuidance) => self.carry_out_guidance(account, task, conversation, now).await,
+                _ => self.read_reply(account, task, conversation, now).await,
+            }
+        })
+        .await
     }
 
     /// The member's reply: the rules before any AI, then the agent's judgment (one call, one
@@ -525,79 +518,67 @@ impl Engine {
         reasoning: Option<ConversationMessage>,
         now: Timestamp,
     ) -> Result<Read, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Read, EngineError>> + Send + '_>> =
-            Box::pin(self.carry_out_reply_unboxed(account, task, conversation, decision, reasoning, now));
-        unboxed.await
-    }
-
-    async fn carry_out_reply_unboxed(
-        &self,
-        account: &Account,
-        task: Task,
-        conversation: &[ConversationMessage],
-        decision: ReplyDecision,
-        reasoning: Option<ConversationMessage>,
-        now: Timestamp,
-    ) -> Result<Read, EngineError> {
-        match decision {
-            ReplyDecision::NothingToRead => {
-                let (mut next, log) = record(&task, now, Why::new(Reason::NoReplyToRead));
-                next.awaiting = None;
-                self.store.commit(&TaskCommit::new(next, log)).await?;
-                Ok(Read::Done(StepOutcome::Skipped("no_reply_to_read".into())))
+        boxed(async move {
+            match decision {
+                ReplyDecision::NothingToRead => {
+                    let (mut next, log) = record(&task, now, Why::new(Reason::NoReplyToRead));
+                    next.awaiting = None;
+                    self.store.commit(&TaskCommit::new(next, log)).await?;
+                    Ok(Read::Done(StepOutcome::Skipped("no_reply_to_read".into())))
+                }
+                ReplyDecision::HonourStop(stop) => Ok(Read::Done(self.honour_stop(account, task, &stop, now).await?)),
+                // Boxed: the step's future stays small enough for a test thread's stack.
+                ReplyDecision::Threatened(threat) => Ok(Read::Done(
+                    Box::pin(self.escalate_threat(account, task, conversation, threat, now)).await?,
+                )),
+                ReplyDecision::Answer { text, why } => {
+                    // The answer is the task's next touch, due now: `waiting` (guidance resumed an
+                    // `executing` task), and sent by the step through every gate.
+                    let (mut next, log) = if task.status == TaskStatus::Waiting {
+                        record(&task, now, why)
+                    } else {
+                        transition(&task, TaskStatus::Waiting, now, why)?
+                    };
+                    next.awaiting = None;
+                    next.answer = Some(text);
+                    next.next_action_at = Some(now);
+                    let mut commit = TaskCommit::new(next.clone(), log);
+                    commit.messages.extend(reasoning);
+                    self.store.commit(&commit).await?;
+                    Ok(Read::Send(Box::new(next)))
+                }
+                ReplyDecision::Wait { until, why } => {
+                    let reason = why.reason;
+                    let (mut next, log) = record(&task, now, why);
+                    next.awaiting = None;
+                    next.next_action_at = Some(until);
+                    let mut commit = TaskCommit::new(next, log);
+                    commit.messages.extend(reasoning);
+                    self.store.commit(&commit).await?;
+                    Ok(Read::Done(StepOutcome::Deferred { until, reason }))
+                }
+                ReplyDecision::Close { why } => {
+                    let reason = why.reason;
+                    let (next, log) = transition(&task, TaskStatus::Completed, now, why)?;
+                    let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
+                    commit.messages.extend(reasoning);
+                    self.store.commit(&commit).await?;
+                    self.publish_closed(&commit).await;
+                    Ok(Read::Done(StepOutcome::Moved {
+                        to: TaskStatus::Completed,
+                        reason,
+                    }))
+                }
+                ReplyDecision::Escalate { reason, blocker } => {
+                    let note = reasoning.unwrap_or_else(|| system_message(now, format!("Handed to the owner: {reason}")));
+                    Ok(Read::Done(
+                        self.escalate_with(Some(account), task, conversation, now, reason, blocker, note)
+                            .await?,
+                    ))
+                }
             }
-            ReplyDecision::HonourStop(stop) => Ok(Read::Done(self.honour_stop(account, task, &stop, now).await?)),
-            // Boxed: the step's future stays small enough for a test thread's stack.
-            ReplyDecision::Threatened(threat) => Ok(Read::Done(
-                Box::pin(self.escalate_threat(account, task, conversation, threat, now)).await?,
-            )),
-            ReplyDecision::Answer { text, why } => {
-                // The answer is the task's next touch, due now: `waiting` (guidance resumed an
-                // `executing` task), and sent by the step through every gate.
-                let (mut next, log) = if task.status == TaskStatus::Waiting {
-                    record(&task, now, why)
-                } else {
-                    transition(&task, TaskStatus::Waiting, now, why)?
-                };
-                next.awaiting = None;
-                next.answer = Some(text);
-                next.next_action_at = Some(now);
-                let mut commit = TaskCommit::new(next.clone(), log);
-                commit.messages.extend(reasoning);
-                self.store.commit(&commit).await?;
-                Ok(Read::Send(Box::new(next)))
-            }
-            ReplyDecision::Wait { until, why } => {
-                let reason = why.reason;
-                let (mut next, log) = record(&task, now, why);
-                next.awaiting = None;
-                next.next_action_at = Some(until);
-                let mut commit = TaskCommit::new(next, log);
-                commit.messages.extend(reasoning);
-                self.store.commit(&commit).await?;
-                Ok(Read::Done(StepOutcome::Deferred { until, reason }))
-            }
-            ReplyDecision::Close { why } => {
-                let reason = why.reason;
-                let (next, log) = transition(&task, TaskStatus::Completed, now, why)?;
-                let mut commit = TaskCommit::new(next.clone(), log);
-                commit.messages.extend(reasoning);
-                self.store.commit(&commit).await?;
-                self.publish_closed(&next).await;
-                Ok(Read::Done(StepOutcome::Moved {
-                    to: TaskStatus::Completed,
-                    reason,
-                }))
-            }
-            ReplyDecision::Escalate { reason, blocker } => {
-                let note = reasoning.unwrap_or_else(|| system_message(now, format!("Handed to the owner: {reason}")));
-                Ok(Read::Done(
-                    self.escalate_with(task, conversation, now, reason, blocker, note).await?,
-                ))
-            }
-        }
+        })
+        .await
     }
 
     /// The owner's words, carried out (spec §17.4): the agent writes the next message from
@@ -659,7 +640,9 @@ impl Engine {
             }
             AiGate::TaskSpent => {
                 let blocker = Blocker::because(format!("{} AI calls used, the most a task may make", task.ai_calls));
-                let outcome = self.escalate(task, conversation, now, Reason::AiBudgetExhausted, blocker).await?;
+                let outcome = self
+                    .escalate(Some(account), task, conversation, now, Reason::AiBudgetExhausted, blocker)
+                    .await?;
                 Ok(Err(Read::Done(outcome)))
             }
             AiGate::DayUsed { until } => {
@@ -718,9 +701,11 @@ impl Engine {
         Ok(self.store.member_active_tasks(account, member).await?)
     }
 
-    /// Hand the task to the owner, saying so in the conversation.
+    /// Hand the task to the owner, saying so in the conversation; `account` as the path read
+    /// it (whether the escalation's webhook event has an endpoint to reach).
     pub(in crate::engine) async fn escalate(
         &self,
+        account: Option<&Account>,
         task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
@@ -728,12 +713,14 @@ impl Engine {
         blocker: Blocker,
     ) -> Result<StepOutcome, EngineError> {
         let note = system_message(now, format!("Handed to the owner: {reason}"));
-        self.escalate_with(task, conversation, now, reason, blocker, note).await
+        self.escalate_with(account, task, conversation, now, reason, blocker, note).await
     }
 
     /// Escalate with the context the owner needs (spec §17.3) and `note` in the conversation.
+    #[allow(clippy::too_many_arguments)]
     async fn escalate_with(
         &self,
+        account: Option<&Account>,
         task: Task,
         conversation: &[ConversationMessage],
         now: Timestamp,
@@ -762,7 +749,8 @@ impl Engine {
             send: None,
             loops: Vec::new(),
             webhooks: true,
-        };
+        }
+        .webhooks_for(account);
         self.store.commit(&commit).await?;
         self.notify_commit(&commit).await;
         Ok(StepOutcome::Moved {

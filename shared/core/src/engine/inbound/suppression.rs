@@ -23,7 +23,9 @@ use crate::task::{Task, TaskStatus};
 
 /// Who is being suppressed, and why (spec §22.2).
 pub(in crate::engine) struct Suppression<'a> {
-    pub account: AccountId,
+    /// The account as the stop's path read it: its owner's notice, and whether the cancelled
+    /// tasks' webhook events have an endpoint to reach.
+    pub account: &'a Account,
     pub email: &'a Email,
     pub member: Option<&'a MemberId>,
     pub reason: &'a str,
@@ -51,22 +53,22 @@ impl Engine {
     async fn honour_stop_unboxed(&self, account: &Account, task: Task, stop: &Stop, now: Timestamp) -> Result<StepOutcome, EngineError> {
         let Some(email) = task.member.email.clone() else {
             return self
-                .escalate(task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
+                .escalate(Some(account), task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
                 .await;
         };
         let why = Why::new(Reason::MemberOptedOut)
             .outcome("opted_out")
             .detail(format!("{}: {}", stop.source, stop.detail));
         let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
-        let mut commit = TaskCommit::new(next.clone(), log);
+        let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
         commit.messages.push(system_message(
             now,
             "The member asked to stop: they are suppressed and every task about them is cancelled. No reply is sent.",
         ));
         self.store.commit(&commit).await?;
-        self.publish_closed(&next).await;
+        self.publish_closed(&commit).await;
         self.suppress_member(Suppression {
-            account: account.id,
+            account,
             email: &email,
             member: Some(&task.member.id),
             reason: stop.source,
@@ -98,8 +100,10 @@ impl Engine {
             reason,
             crate::kernel::limits::MAX_SUPPRESSION_REASON_CHARS,
         )?;
+        // Read once: the owner's notice, and the cancelled tasks' webhook rule.
+        let account = self.account(account).await?;
         self.suppress_member(Suppression {
-            account,
+            account: &account,
             email,
             member: None,
             reason,
@@ -110,16 +114,17 @@ impl Engine {
 
     pub(in crate::engine) async fn suppress_member(&self, who: Suppression<'_>) -> Result<usize, EngineError> {
         let now = self.clock.now();
-        self.store.put_suppression(who.account, who.email, who.reason, now).await?;
+        let account = who.account.id;
+        self.store.put_suppression(account, who.email, who.reason, now).await?;
         let cancelled = match who.member {
             // The member is known: their own open tasks, through the guards.
             Some(member) => {
-                self.cancel_all(self.store.member_active_tasks(who.account, member).await?, &who)
+                self.cancel_all(self.store.member_active_tasks(account, member).await?, &who)
                     .await?
             }
             None => self.cancel_all_by_address(&who).await?,
         };
-        tracing::info!(account = %who.account, cancelled, reason = who.reason, "member suppressed");
+        tracing::info!(account = %account, cancelled, reason = who.reason, "member suppressed");
         // The owner knows the member by the address the stop is about, never by an id.
         let why = stop_in_words(who.reason);
         let draft = super::owner_notices::NoticeDraft {
@@ -137,7 +142,9 @@ impl Engine {
                 ),
             },
         };
-        self.notify_owner_after(who.account, draft, false).await;
+        if let Err(e) = self.notify_owner_of(who.account, draft, false).await {
+            tracing::error!(account = %account, error = %e, "owner notice of a suppression not recorded");
+        }
         Ok(cancelled)
     }
 
@@ -149,7 +156,11 @@ impl Engine {
             let why = Why::new(Reason::MemberOptedOut)
                 .outcome("opted_out")
                 .detail(format!("member-level stop ({})", who.reason));
-            if !kept && task.is_active() && task.member.email.as_ref() == Some(who.email) && self.cancel_stopped(task, why).await? {
+            if !kept
+                && task.is_active()
+                && task.member.email.as_ref() == Some(who.email)
+                && self.cancel_stopped(who.account, task, why).await?
+            {
                 cancelled += 1;
             }
         }
@@ -168,7 +179,7 @@ impl Engine {
                 limit: 200,
                 cursor,
             };
-            let (tasks, next) = self.store.list_tasks(who.account, &query).await?;
+            let (tasks, next) = self.store.list_tasks(who.account.id, &query).await?;
             cancelled += self.cancel_all(tasks, who).await?;
             match next {
                 Some(c) => cursor = Some(c),
@@ -179,7 +190,7 @@ impl Engine {
 
     /// Cancel one task of a member who asked to stop (by mail, link, the owner's hand or a
     /// text) for `why`, re-reading on a lost race; `false` if it was no longer active.
-    pub(in crate::engine) async fn cancel_stopped(&self, task: Task, why: Why) -> Result<bool, EngineError> {
+    pub(in crate::engine) async fn cancel_stopped(&self, account: &Account, task: Task, why: Why) -> Result<bool, EngineError> {
         let mut task = task;
         for _ in 0..4 {
             if !task.is_active() {
@@ -187,9 +198,10 @@ impl Engine {
             }
             let now = self.clock.now();
             let (next, log) = transition(&task, TaskStatus::Cancelled, now, why.clone())?;
-            match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+            let commit = TaskCommit::new(next, log).webhooks_for(Some(account));
+            match self.store.commit(&commit).await {
                 Ok(()) => {
-                    self.publish_closed(&next).await;
+                    self.publish_closed(&commit).await;
                     return Ok(true);
                 }
                 Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_task(task.account_id, task.id).await? {

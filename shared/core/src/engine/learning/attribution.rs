@@ -147,7 +147,7 @@ impl Engine {
         }
         next.attribution_until = attribution::watch_until(&next);
         // Its loops still open close with it, in the same commit.
-        let mut commit = TaskCommit::new(next.clone(), log).with_webhooks(account.may_have_webhooks());
+        let mut commit = TaskCommit::new(next.clone(), log).webhooks_for(Some(account));
         commit.task.loops.retain(|n| n.status == crate::task::open_loop::LoopStatus::Open);
         commit.loops = crate::task::task_loops::on_move(&mut commit.task, TaskStatus::Completed, now);
         let next = commit.task.clone();
@@ -157,7 +157,7 @@ impl Engine {
             Err(e) => return Err(e.into()),
         }
         tracing::info!(task = %next.id, signal = reached.seen.signal, outcome = reached.outcome, "completed on its goal signal");
-        self.publish_closed_after(&next, true, commit.webhooks).await;
+        self.publish_closed(&commit).await;
         self.tell_win(&next, reached.outcome).await;
         Ok(reason)
     }
@@ -183,7 +183,7 @@ impl Engine {
         next.attributed_value = Some(attribution::value_of(def, outcome, price.monthly).unwrap_or(0.0));
         next.value_source = Some(price.source);
         next.attribution_until = attribution::watch_until(&next);
-        let mut commit = TaskCommit::new(next.clone(), log);
+        let mut commit = TaskCommit::new(next.clone(), log).webhooks_for(Some(&account));
         commit.expected_version = task.version;
         commit.messages = messages;
         match self.store.commit(&commit).await {
@@ -191,7 +191,7 @@ impl Engine {
             Err(StoreError::Conflict(Conflict::Version)) => return Err(EngineError::StaleVersion),
             Err(e) => return Err(e.into()),
         }
-        self.publish_closed(&next).await;
+        self.publish_closed(&commit).await;
         Ok(next)
     }
 

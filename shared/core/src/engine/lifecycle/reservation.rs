@@ -270,7 +270,7 @@ impl Engine {
                     now,
                     Why::new(Reason::SendOutcomeUnknown).detail(detail),
                 )?;
-                let mut commit = TaskCommit::new(next, log).with_webhooks(account.may_have_webhooks());
+                let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
                 commit.send = Some(SendEffect::Record { outbound: unknown });
                 self.store.commit(&commit).await?;
                 self.notify_commit(&commit).await;

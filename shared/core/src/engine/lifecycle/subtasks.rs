@@ -531,8 +531,9 @@ impl Engine {
         self.move_to(parent, to, now, why).await
     }
 
-    /// Cancel a cancelled parent's open subtasks, re-reading any that moved meanwhile.
-    pub(crate) async fn cancel_subtasks(&self, parent: &Task) -> Result<(), EngineError> {
+    /// Cancel a cancelled parent's open subtasks, re-reading any that moved meanwhile;
+    /// `account` as the parent's close read it (whether their events have an endpoint).
+    pub(crate) async fn cancel_subtasks(&self, parent: &Task, account: Option<&Account>) -> Result<(), EngineError> {
         let ids: Vec<TaskId> = parent.subtasks.iter().map(|s| s.id).collect();
         let mut open: Vec<Task> = self.store.get_tasks(parent.account_id, &ids).await?;
         for _ in 0..PARENT_RACES {
@@ -544,8 +545,9 @@ impl Engine {
             for task in open {
                 let why = Why::new(Reason::ParentCancelled).detail(format!("parent task {} was cancelled", parent.id));
                 let (next, log) = transition(&task, TaskStatus::Cancelled, self.clock.now(), why)?;
-                match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
-                    Ok(()) => self.publish_closed(&next).await,
+                let commit = TaskCommit::new(next, log).webhooks_for(account);
+                match self.store.commit(&commit).await {
+                    Ok(()) => self.publish_closed(&commit).await,
                     Err(StoreError::Conflict(crate::kernel::error::Conflict::Version)) => lost.push(task.id),
                     Err(e) => return Err(e.into()),
                 }

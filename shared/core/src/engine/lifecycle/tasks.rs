@@ -519,7 +519,7 @@ impl Engine {
         match written {
             Ok(()) => {
                 self.notify_awaiting_review(&task, gate_reason).await;
-                self.todo_for_new_task(&task).await;
+                self.todo_for_new_task(&task, account).await;
                 Ok(Created::New(task))
             }
             Err(StoreError::Conflict(c)) if quota.refusal(c).is_some() => {
@@ -780,8 +780,11 @@ impl Engine {
                 to: TaskStatus::Cancelled,
             });
         }
-        let closed = self.close(task, TaskStatus::Cancelled, skip_why(reason), None).await?;
-        self.cancel_subtasks(&closed).await?;
+        let account = self.store.get_account(account).await?;
+        let closed = self
+            .close(task, TaskStatus::Cancelled, skip_why(reason), None, account.as_ref())
+            .await?;
+        self.cancel_subtasks(&closed, account.as_ref()).await?;
         Ok(closed)
     }
 
@@ -797,10 +800,17 @@ impl Engine {
 
     async fn cancel_unboxed(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         let task = self.current(account, id).await?;
+        let account = self.store.get_account(account).await?;
         let closed = self
-            .close(task, TaskStatus::Cancelled, Why::new(Reason::OwnerCancelled), None)
+            .close(
+                task,
+                TaskStatus::Cancelled,
+                Why::new(Reason::OwnerCancelled),
+                None,
+                account.as_ref(),
+            )
             .await?;
-        self.cancel_subtasks(&closed).await?;
+        self.cancel_subtasks(&closed, account.as_ref()).await?;
         Ok(closed)
     }
 
@@ -842,25 +852,37 @@ impl Engine {
             content: n,
             original: None,
         });
-        self.close(task, to, why, note).await
+        let account = self.store.get_account(account).await?;
+        self.close(task, to, why, note, account.as_ref()).await
     }
 
-    async fn close(&self, task: Task, to: TaskStatus, why: Why, note: Option<ConversationMessage>) -> Result<Task, EngineError> {
+    /// The owner's close. `account` (read by the action, as a step reads it) says whether the
+    /// close's webhook events have an endpoint to reach.
+    async fn close(
+        &self,
+        task: Task,
+        to: TaskStatus,
+        why: Why,
+        note: Option<ConversationMessage>,
+        account: Option<&Account>,
+    ) -> Result<Task, EngineError> {
         let now = self.clock.now();
         let (mut next, log) = transition(&task, to, now, why)?;
         // The task's open loops end with it, in the same commit: none is left for a late
         // reply or the sweep to resolve on a closed task.
         let loops = crate::task::task_loops::on_move(&mut next, to, now);
-        let mut commit = TaskCommit::new(next.clone(), log);
+        let mut commit = TaskCommit::new(next.clone(), log).webhooks_for(account);
         commit.loops = loops;
         commit.messages.extend(note);
         self.store.commit(&commit).await?;
-        self.publish_closed(&next).await;
+        self.publish_closed(&commit).await;
         Ok(next)
     }
 
-    pub(crate) async fn publish_closed(&self, task: &Task) {
-        self.publish_closed_after(task, true, true).await;
+    /// What follows a committed close: its to-dos done, the `task_closed` rows, the parent
+    /// nudged, the bus told, and its webhook events queued if `commit` wrote them.
+    pub(crate) async fn publish_closed(&self, commit: &TaskCommit) {
+        self.publish_closed_after(&commit.task, true, commit.webhooks).await;
     }
 
     /// [`Self::publish_closed`] by a caller that knows whether the task may hold a to-do

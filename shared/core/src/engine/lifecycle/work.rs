@@ -8,10 +8,10 @@
 
 use jiff::Timestamp;
 
-use super::Engine;
 use super::ai;
 use super::freshness::Fresh;
 use super::replies::Read;
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::limits::EXECUTION_LEASE;
 use crate::ports::CommitExtras;
@@ -52,16 +52,12 @@ pub(in crate::engine) const MAX_RACES: usize = 4;
 impl Engine {
     /// The execute worker: the first touch of a ready task.
     pub async fn execute(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.step(item, Worker::Execute));
-        unboxed.await
+        boxed(self.step(item, Worker::Execute)).await
     }
 
     /// The followup worker: a due follow-up, a deferred first touch, or exhaustion.
     pub async fn follow_up(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.step(item, Worker::Followup));
-        unboxed.await
+        boxed(self.step(item, Worker::Followup)).await
     }
 
     async fn step(&self, item: &WorkItem, worker: Worker) -> Result<StepOutcome, EngineError> {
@@ -191,229 +187,209 @@ impl Engine {
         decision: StepDecision,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.carry_out_unboxed(task, snapshot, member_tasks, decision, now));
-        unboxed.await
-    }
-
-    async fn carry_out_unboxed(
-        &self,
-        task: Task,
-        snapshot: Option<SendSnapshot>,
-        member_tasks: &[Task],
-        decision: StepDecision,
-        now: Timestamp,
-    ) -> Result<StepOutcome, EngineError> {
-        // A step that acts has read the task's resolved loops (`task/task_loops.rs`): they
-        // leave the task with its commit, whichever it is. A deferral keeps them for later.
-        let mut task = task;
-        if matches!(
-            decision,
-            StepDecision::GoalMet { .. }
-                | StepDecision::Close { .. }
-                | StepDecision::Escalate { .. }
-                | StepDecision::StaleGuard { .. }
-                | StepDecision::Anomalous(_)
-                | StepDecision::Dormant { .. }
-                | StepDecision::Send { .. }
-                | StepDecision::Text { .. }
-        ) {
-            task_loops::consume(&mut task);
-        }
-        match decision {
-            StepDecision::Skip(skip) => Ok(StepOutcome::Skipped(skip.code())),
-            StepDecision::GoalMet { note, signal } => {
-                let account = account_of(snapshot.as_ref())?;
-                let reached = GoalReached {
-                    outcome: signal.outcome.unwrap_or("completed"),
-                    seen: SignalSeen {
-                        signal: signal.signal,
-                        reason: outcome::goal_reason(signal.signal).unwrap_or(Reason::LoopMet),
-                        at: note.resolved_at.unwrap_or(now),
-                        detail: format!(
-                            "its {} loop was met ({})",
-                            note.expects.as_str(),
-                            note.met_by.as_deref().unwrap_or("a signal")
-                        ),
-                    },
-                };
-                let reason = self.complete_on_goal(task, &reached, &account, now, "the task's step").await?;
-                Ok(StepOutcome::Moved {
-                    to: TaskStatus::Completed,
-                    reason,
-                })
+        boxed(async move {
+            // A step that acts has read the task's resolved loops (`task/task_loops.rs`): they
+            // leave the task with its commit, whichever it is. A deferral keeps them for later.
+            let mut task = task;
+            if matches!(
+                decision,
+                StepDecision::GoalMet { .. }
+                    | StepDecision::Close { .. }
+                    | StepDecision::Escalate { .. }
+                    | StepDecision::StaleGuard { .. }
+                    | StepDecision::Anomalous(_)
+                    | StepDecision::Dormant { .. }
+                    | StepDecision::Send { .. }
+                    | StepDecision::Text { .. }
+            ) {
+                task_loops::consume(&mut task);
             }
-            StepDecision::NoAccount => Err(EngineError::NotFound { what: "account" }),
-            StepDecision::Defer { until, why } => self.defer(&task, until, now, why).await,
-            StepDecision::Retry { anomaly } => self.retry_abandoned(task, anomaly, now).await,
-            StepDecision::SendOutcomeUnknown { reserved } => self.escalate_unknown(task, reserved, now).await,
-            StepDecision::Anomalous(anomaly) => {
-                tracing::warn!(task = %task.id, reason = %anomaly.reason(), "anomaly");
-                let why = Why::new(anomaly.reason()).detail(anomaly.detail());
-                self.move_known(task, TaskStatus::Escalated, now, why, snapshot.as_ref()).await
-            }
-            StepDecision::Escalate { why } => self.move_known(task, TaskStatus::Escalated, now, why, snapshot.as_ref()).await,
-            StepDecision::Close { to, why } => self.move_known(task, to, now, why, snapshot.as_ref()).await,
-            StepDecision::StaleGuard { to, why } => {
-                if to == TaskStatus::Escalated {
-                    tracing::info!(task = %task.id, reason = %why.reason, "stale guard: escalated");
-                } else {
-                    tracing::info!(task = %task.id, reason = %why.reason, "stale guard: resolved without sending");
+            match decision {
+                StepDecision::Skip(skip) => Ok(StepOutcome::Skipped(skip.code())),
+                StepDecision::GoalMet { note, signal } => {
+                    let account = account_of(snapshot.as_ref())?;
+                    let reached = GoalReached {
+                        outcome: signal.outcome.unwrap_or("completed"),
+                        seen: SignalSeen {
+                            signal: signal.signal,
+                            reason: outcome::goal_reason(signal.signal).unwrap_or(Reason::LoopMet),
+                            at: note.resolved_at.unwrap_or(now),
+                            detail: format!(
+                                "its {} loop was met ({})",
+                                note.expects.as_str(),
+                                note.met_by.as_deref().unwrap_or("a signal")
+                            ),
+                        },
+                    };
+                    let reason = self.complete_on_goal(task, &reached, &account, now, "the task's step").await?;
+                    Ok(StepOutcome::Moved {
+                        to: TaskStatus::Completed,
+                        reason,
+                    })
                 }
-                self.move_known(task, to, now, why, snapshot.as_ref()).await
-            }
-            StepDecision::Dormant {
-                why,
-                next_check,
-                expires_at,
-            } => {
-                let reason = why.reason;
-                let (mut next, log) = transition(&task, TaskStatus::Dormant, now, why)?;
-                next.dormant_at = Some(now);
-                next.dormant_expires_at = Some(expires_at);
-                next.next_action_at = Some(next_check);
-                let expired = task_loops::on_move(&mut next, TaskStatus::Dormant, now);
-                let mut commit = TaskCommit::new(next, log);
-                commit.loops = expired;
-                self.store.commit(&commit).await?;
-                Ok(StepOutcome::Moved {
-                    to: TaskStatus::Dormant,
-                    reason,
-                })
-            }
-            StepDecision::HonourStop => {
-                let account = account_of(snapshot.as_ref())?;
-                self.honour_stop(&account, task, &crate::conversation::reply::Stop::member_request(), now)
-                    .await
-            }
-            StepDecision::Coordinate => Box::pin(self.parent_step(task, now)).await,
-            StepDecision::WithoutMail(kind) => {
-                let def = task_type::definition(&task.task_type);
-                match kind {
-                    WithoutMail::StaffTodo => Box::pin(self.staff_todo_step(task, def, now)).await,
-                    WithoutMail::Research => Box::pin(self.research_step(task, def, now)).await,
-                    WithoutMail::Automation => {
-                        let account = account_of(snapshot.as_ref())?;
-                        let facts = snapshot.as_ref().and_then(|s| s.facts.as_ref());
-                        Box::pin(self.automation_step(task, def, &account, facts, now)).await
+                StepDecision::NoAccount => Err(EngineError::NotFound { what: "account" }),
+                StepDecision::Defer { until, why } => self.defer(&task, until, now, why).await,
+                StepDecision::Retry { anomaly } => self.retry_abandoned(task, anomaly, now).await,
+                StepDecision::SendOutcomeUnknown { reserved } => self.escalate_unknown(task, reserved, now).await,
+                StepDecision::Anomalous(anomaly) => {
+                    tracing::warn!(task = %task.id, reason = %anomaly.reason(), "anomaly");
+                    let why = Why::new(anomaly.reason()).detail(anomaly.detail());
+                    self.move_known(task, TaskStatus::Escalated, now, why, snapshot.as_ref()).await
+                }
+                StepDecision::Escalate { why } => self.move_known(task, TaskStatus::Escalated, now, why, snapshot.as_ref()).await,
+                StepDecision::Close { to, why } => self.move_known(task, to, now, why, snapshot.as_ref()).await,
+                StepDecision::StaleGuard { to, why } => {
+                    if to == TaskStatus::Escalated {
+                        tracing::info!(task = %task.id, reason = %why.reason, "stale guard: escalated");
+                    } else {
+                        tracing::info!(task = %task.id, reason = %why.reason, "stale guard: resolved without sending");
+                    }
+                    self.move_known(task, to, now, why, snapshot.as_ref()).await
+                }
+                StepDecision::Dormant {
+                    why,
+                    next_check,
+                    expires_at,
+                } => {
+                    let reason = why.reason;
+                    let (mut next, log) = transition(&task, TaskStatus::Dormant, now, why)?;
+                    next.dormant_at = Some(now);
+                    next.dormant_expires_at = Some(expires_at);
+                    next.next_action_at = Some(next_check);
+                    let expired = task_loops::on_move(&mut next, TaskStatus::Dormant, now);
+                    let mut commit = TaskCommit::new(next, log);
+                    commit.loops = expired;
+                    self.store.commit(&commit).await?;
+                    Ok(StepOutcome::Moved {
+                        to: TaskStatus::Dormant,
+                        reason,
+                    })
+                }
+                StepDecision::HonourStop => {
+                    let account = account_of(snapshot.as_ref())?;
+                    self.honour_stop(&account, task, &crate::conversation::reply::Stop::member_request(), now)
+                        .await
+                }
+                StepDecision::Coordinate => Box::pin(self.parent_step(task, now)).await,
+                StepDecision::WithoutMail(kind) => {
+                    let def = task_type::definition(&task.task_type);
+                    match kind {
+                        WithoutMail::StaffTodo => Box::pin(self.staff_todo_step(task, def, now)).await,
+                        WithoutMail::Research => Box::pin(self.research_step(task, def, now)).await,
+                        WithoutMail::Automation => {
+                            let account = account_of(snapshot.as_ref())?;
+                            let facts = snapshot.as_ref().and_then(|s| s.facts.as_ref());
+                            Box::pin(self.automation_step(task, def, &account, facts, now)).await
+                        }
                     }
                 }
-            }
-            StepDecision::RecordWouldSend { to, mode } => {
-                let account = account_of(snapshot.as_ref())?;
-                self.record_would_send(&account, task, to, mode, now).await
-            }
-            StepDecision::Send {
-                to,
-                claim,
-                daily_send_limit,
-            } => {
-                let snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
-                let mut account = snapshot.account.ok_or(EngineError::NotFound { what: "account" })?;
-                account.settings.daily_send_limit = daily_send_limit;
-                // Claim the step: from here on this worker owns the task until the lease ends.
-                let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, claim)?;
-                claimed.next_action_at = Some(now + EXECUTION_LEASE);
-                // The address written to is the member's current one: the task keeps it.
-                claimed.member.email = Some(to.clone());
-                // A loop past its deadline ends with the claim: this follow-up is its action,
-                // so a reply or a signal arriving now finds it expired, not both.
-                let expiring = task_loops::on_move(&mut claimed, TaskStatus::Executing, now);
-                // A touch whose text is ready (an approved draft, an answer) waits on nothing
-                // between the claim and the reservation: both go in the reservation's commit.
-                // One the agent drafts is claimed first, so no other worker drafts it too.
-                let def = task_type::definition(&claimed.task_type);
-                let text = step::touch_text(&claimed, def);
-                let mut ahead = super::send::Ahead {
-                    reads: snapshot.draft,
-                    ai_counted: None,
-                };
-                let claim = if expiring.is_empty() && matches!(text, step::TouchText::Ready(_)) {
-                    Some(claim_log)
-                } else {
-                    // The draft's AI call, counted in the claim when the day's count the
-                    // snapshot read still stands.
-                    let ai_call = match text {
-                        step::TouchText::FromAgent => ai::countable(&account, &claimed, ahead.reads.as_ref(), now),
-                        _ => None,
+                StepDecision::RecordWouldSend { to, mode } => {
+                    let account = account_of(snapshot.as_ref())?;
+                    self.record_would_send(&account, task, to, mode, now).await
+                }
+                StepDecision::Send {
+                    to,
+                    claim,
+                    daily_send_limit,
+                } => {
+                    // Claim the step: from here on this worker owns the task until the lease ends.
+                    let (snapshot, account, mut claimed, claim_log) = claim_touch(&task, snapshot, claim, daily_send_limit, now)?;
+                    // The address written to is the member's current one: the task keeps it.
+                    claimed.member.email = Some(to.clone());
+                    // A loop past its deadline ends with the claim: this follow-up is its action,
+                    // so a reply or a signal arriving now finds it expired, not both.
+                    let expiring = task_loops::on_move(&mut claimed, TaskStatus::Executing, now);
+                    // A touch whose text is ready (an approved draft, an answer) waits on nothing
+                    // between the claim and the reservation: both go in the reservation's commit.
+                    // One the agent drafts is claimed first, so no other worker drafts it too.
+                    let def = task_type::definition(&claimed.task_type);
+                    let text = step::touch_text(&claimed, def);
+                    let mut ahead = super::send::Ahead {
+                        reads: snapshot.draft,
+                        ai_counted: None,
                     };
-                    let extras = CommitExtras {
-                        ai_call,
-                        ..CommitExtras::default()
-                    };
-                    let mut commit = TaskCommit::new(claimed.clone(), claim_log);
-                    commit.loops = expiring;
-                    let committed = match self.store.commit_with(&commit, &extras).await {
-                        Err(StoreError::Conflict(Conflict::AiCalls)) => self.store.commit(&commit).await,
-                        Ok(()) => {
-                            ahead.ai_counted = ai_call.map(|c| c.seen + 1);
-                            Ok(())
+                    let claim = if expiring.is_empty() && matches!(text, step::TouchText::Ready(_)) {
+                        Some(claim_log)
+                    } else {
+                        // The draft's AI call, counted in the claim when the day's count the
+                        // snapshot read still stands.
+                        let ai_call = match text {
+                            step::TouchText::FromAgent => ai::countable(&account, &claimed, ahead.reads.as_ref(), now),
+                            _ => None,
+                        };
+                        let extras = CommitExtras {
+                            ai_call,
+                            ..CommitExtras::default()
+                        };
+                        let mut commit = TaskCommit::new(claimed.clone(), claim_log);
+                        commit.loops = expiring;
+                        let committed = match self.store.commit_with(&commit, &extras).await {
+                            Err(StoreError::Conflict(Conflict::AiCalls)) => self.store.commit(&commit).await,
+                            Ok(()) => {
+                                ahead.ai_counted = ai_call.map(|c| c.seen + 1);
+                                Ok(())
+                            }
+                            other => other,
+                        };
+                        match committed {
+                            Ok(()) => {}
+                            Err(StoreError::Conflict(Conflict::Version)) => {
+                                return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
+                            }
+                            Err(e) => return Err(e.into()),
                         }
-                        other => other,
+                        None
                     };
-                    match committed {
+                    Box::pin(self.send_claimed(
+                        &account,
+                        super::send::Claimed {
+                            task: claimed,
+                            claim,
+                            ahead,
+                        },
+                        to,
+                        snapshot.ledger,
+                        &snapshot.annotations,
+                        &snapshot.memories,
+                        member_tasks,
+                        snapshot.facts.as_ref(),
+                    ))
+                    .await
+                }
+                StepDecision::Text {
+                    phone,
+                    email,
+                    claim,
+                    daily_send_limit,
+                } => {
+                    let (snapshot, account, mut claimed, claim_log) = claim_touch(&task, snapshot, claim, daily_send_limit, now)?;
+                    if email.is_some() {
+                        claimed.member.email = email;
+                    }
+                    let mut commit = TaskCommit::new(claimed.clone(), claim_log);
+                    commit.loops = task_loops::on_move(&mut commit.task, TaskStatus::Executing, now);
+                    let claimed = commit.task.clone();
+                    match self.store.commit(&commit).await {
                         Ok(()) => {}
                         Err(StoreError::Conflict(Conflict::Version)) => {
                             return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
                         }
                         Err(e) => return Err(e.into()),
                     }
-                    None
-                };
-                Box::pin(self.send_claimed(
-                    &account,
-                    super::send::Claimed {
-                        task: claimed,
-                        claim,
-                        ahead,
-                    },
-                    to,
-                    snapshot.ledger,
-                    &snapshot.annotations,
-                    &snapshot.memories,
-                    member_tasks,
-                    snapshot.facts.as_ref(),
-                ))
-                .await
-            }
-            StepDecision::Text {
-                phone,
-                email,
-                claim,
-                daily_send_limit,
-            } => {
-                let snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
-                let mut account = snapshot.account.ok_or(EngineError::NotFound { what: "account" })?;
-                account.settings.daily_send_limit = daily_send_limit;
-                let (mut claimed, claim_log) = transition(&task, TaskStatus::Executing, now, claim)?;
-                claimed.next_action_at = Some(now + EXECUTION_LEASE);
-                if email.is_some() {
-                    claimed.member.email = email;
+                    Box::pin(self.send_text_claimed(
+                        &account,
+                        claimed,
+                        phone,
+                        snapshot.ledger,
+                        &snapshot.annotations,
+                        &snapshot.memories,
+                        member_tasks,
+                    ))
+                    .await
                 }
-                let mut commit = TaskCommit::new(claimed.clone(), claim_log);
-                commit.loops = task_loops::on_move(&mut commit.task, TaskStatus::Executing, now);
-                let claimed = commit.task.clone();
-                match self.store.commit(&commit).await {
-                    Ok(()) => {}
-                    Err(StoreError::Conflict(Conflict::Version)) => {
-                        return Ok(StepOutcome::Skipped("claimed_elsewhere".into()));
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-                Box::pin(self.send_text_claimed(
-                    &account,
-                    claimed,
-                    phone,
-                    snapshot.ledger,
-                    &snapshot.annotations,
-                    &snapshot.memories,
-                    member_tasks,
-                ))
-                .await
             }
-        }
+        })
+        .await
     }
 
     /// Keep the status; come back at `until`.
@@ -537,7 +513,7 @@ impl Engine {
             loops,
             webhooks: true,
         }
-        .with_webhooks(account.is_none_or(crate::owner::account::Account::may_have_webhooks));
+        .webhooks_for(account);
         self.store.commit_with(&commit, extras).await?;
         let known = snapshot.and_then(|s| s.account.as_ref().map(|account| (account, s.facts.as_ref())));
         self.notify_commit_with(&commit, known).await;
@@ -547,9 +523,7 @@ impl Engine {
 
     /// The dormant worker: expiry, or the next quiet check. Never sends.
     pub async fn dormant_check(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.dormant_step(item));
-        unboxed.await
+        boxed(self.dormant_step(item)).await
     }
 
     async fn dormant_step(&self, item: &WorkItem) -> Result<StepOutcome, EngineError> {
@@ -582,4 +556,22 @@ fn account_of(snapshot: Option<&SendSnapshot>) -> Result<crate::owner::account::
     snapshot
         .and_then(|s| s.account.clone())
         .ok_or(EngineError::NotFound { what: "account" })
+}
+
+/// What a touch's claim (a mail's or a text's) starts from: the snapshot the step read, the
+/// account in it with the day's send limit the step decided, and the task moved to
+/// `executing` under the lease (not yet committed) with its log entry.
+fn claim_touch(
+    task: &Task,
+    snapshot: Option<SendSnapshot>,
+    claim: Why,
+    daily_send_limit: u32,
+    now: Timestamp,
+) -> Result<(SendSnapshot, crate::owner::account::Account, Task, crate::task::LogEntry), EngineError> {
+    let mut snapshot = snapshot.ok_or(EngineError::NotFound { what: "account" })?;
+    let mut account = snapshot.account.take().ok_or(EngineError::NotFound { what: "account" })?;
+    account.settings.daily_send_limit = daily_send_limit;
+    let (mut claimed, log) = transition(task, TaskStatus::Executing, now, claim)?;
+    claimed.next_action_at = Some(now + EXECUTION_LEASE);
+    Ok((snapshot, account, claimed, log))
 }

@@ -3,20 +3,11 @@
 //! name or address, task types by their label — never a code, an id or a UTC timestamp.
 
 use super::*;
-use crate::ports::Clock;
 
 impl World {
+    /// `event`, delivered now through the signals path (the loop tests' fixture).
     async fn owner_words_signal(&self, id: &str, event: MemberEvent) {
-        let envelope = SignalEnvelope {
-            account_id: self.account.id,
-            webhook_id: id.into(),
-            received_at: self.clock.now(),
-            event: WebhookEvent {
-                timestamp: self.clock.now(),
-                event,
-            },
-        };
-        self.engine.apply_signal(&envelope).await.expect("signal");
+        self.signal(id, event).await;
     }
 
     async fn owner_words_tasks(&self) -> Vec<Task> {

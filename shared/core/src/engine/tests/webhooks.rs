@@ -417,3 +417,119 @@ async fn a_step_writes_webhook_events_only_while_the_account_has_an_endpoint() {
     closed_by_its_step("m_gone").await;
     assert!(outbox(&w).await.is_empty(), "the endpoint removed: nothing written again");
 }
+
+/// The ways a task closes or escalates outside its own step.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    OwnerCancels,
+    OwnerSkips,
+    OwnerReopens,
+    MemberThreatens,
+    MemberRepliesStop,
+    OwnerSuppresses,
+}
+
+impl World {
+    /// A task of `member` closed or escalated through `path`, and the event that says so.
+    async fn moved_through(&self, path: Path, member: &str) -> (crate::kernel::ids::TaskId, crate::owner::outbound_webhook::EventType) {
+        use crate::owner::outbound_webhook::EventType::{TaskClosed, TaskEscalated};
+        let email = format!("{member}@example.com").replace('_', "-");
+        let reply = |text: &'static str| {
+            let email = email.clone();
+            async move {
+                self.run().await;
+                let mail = self.answer_newest(&email, &format!("{}@mail.example.net", email.replace('@', ".")), text);
+                self.engine.receive_reply(&mail).await.expect("reply");
+            }
+        };
+        match path {
+            Path::OwnerSkips => {
+                let input = self.new_task("churn_risk", member).await;
+                let task = self.engine.create_task(&self.account, input).await.expect("create").task().clone();
+                self.engine.skip(self.account.id, task.id, None).await.expect("skip");
+                (task.id, TaskClosed)
+            }
+            Path::OwnerCancels | Path::OwnerReopens => {
+                let task = self.approved("churn_risk", member).await;
+                self.engine.cancel(self.account.id, task.id).await.expect("cancel");
+                if matches!(path, Path::OwnerCancels) {
+                    return (task.id, TaskClosed);
+                }
+                self.engine
+                    .reopen(self.account.id, task.id, "they never came")
+                    .await
+                    .expect("reopen");
+                (task.id, TaskEscalated)
+            }
+            Path::MemberThreatens => {
+                let task = self.approved("churn_risk", member).await;
+                reply("Stop harassing me or you'll hear from my lawyer.").await;
+                (task.id, TaskEscalated)
+            }
+            Path::MemberRepliesStop => {
+                let task = self.approved("churn_risk", member).await;
+                reply("STOP").await;
+                (task.id, TaskClosed)
+            }
+            Path::OwnerSuppresses => {
+                let task = self.approved("churn_risk", member).await;
+                let email = crate::kernel::ids::Email::parse(&email).expect("email");
+                self.engine
+                    .suppress(self.account.id, &email, "member_request")
+                    .await
+                    .expect("suppress");
+                (task.id, TaskClosed)
+            }
+        }
+    }
+}
+
+/// Given an account with no webhook endpoint, when its tasks close or escalate by the owner's
+/// hand, a member's reply or a suppression, then nothing is written to the outbox (a task's
+/// event nor an escalation's to-do's); once it has an endpoint, each path writes its event.
+#[tokio::test]
+async fn every_path_that_closes_or_escalates_writes_events_only_while_the_account_has_an_endpoint() {
+    use crate::owner::outbound_webhook::EventType;
+    // The queue refuses deliveries, so whatever a path wrote stays in the outbox to be seen.
+    let (w, _transport, _queue) = with_deliveries_down().await;
+    let paths = [
+        Path::OwnerCancels,
+        Path::OwnerSkips,
+        Path::OwnerReopens,
+        Path::MemberThreatens,
+        Path::MemberRepliesStop,
+        Path::OwnerSuppresses,
+    ];
+    let outbox = |w: &World| {
+        let (store, until) = (w.store.clone(), w.clock.now() + SignedDuration::from_hours(24 * 30));
+        async move { store.due_outbox(until, 1_000).await.expect("outbox") }
+    };
+    for (i, path) in paths.into_iter().enumerate() {
+        let (task, _) = w.moved_through(path, &format!("m_quiet_{i}")).await;
+        let moved = w.store.get_task(w.account.id, task).await.expect("get").expect("task");
+        assert!(
+            moved.status.is_terminal() || moved.status == TaskStatus::Escalated,
+            "{path:?}: {:?}",
+            moved.status
+        );
+        let written = outbox(&w).await;
+        assert!(written.is_empty(), "{path:?}, no endpoint: nothing written, but {written:?}");
+    }
+
+    w.endpoint("https://hooks.example.com/x", &["task.closed", "task.escalated"])
+        .await
+        .expect("endpoint");
+    for (i, path) in paths.into_iter().enumerate() {
+        let (task, event) = w.moved_through(path, &format!("m_heard_{i}")).await;
+        let written: Vec<EventType> = outbox(&w)
+            .await
+            .iter()
+            .filter(|item| item.event.task_id == Some(task))
+            .map(|item| item.event.event_type)
+            .collect();
+        assert!(
+            written.contains(&event),
+            "{path:?}, an endpoint: {event:?} written, got {written:?}"
+        );
+    }
+}

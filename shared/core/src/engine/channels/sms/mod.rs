@@ -475,7 +475,7 @@ impl Engine {
         if let Some(email) = facts.email.clone().or_else(|| task.member.email.clone()) {
             cancelled += self
                 .suppress_member(Suppression {
-                    account: account.id,
+                    account,
                     email: &email,
                     member: Some(&member),
                     reason: "text_stop",
@@ -488,7 +488,7 @@ impl Engine {
             let why = Why::new(Reason::MemberStoppedTexts)
                 .outcome("opted_out")
                 .detail(format!("the member texted: {}", crate::conversation::reply::preview(words)));
-            if open.is_active() && self.cancel_stopped(open, why).await? {
+            if open.is_active() && self.cancel_stopped(account, open, why).await? {
                 cancelled += 1;
             }
         }

@@ -84,6 +84,8 @@ impl Engine {
                 task.outcome.as_deref().unwrap_or("no outcome")
             )),
         };
+        // The owner's action reads the account for its escalation's webhook rule.
+        let owner = self.store.get_account(account).await?;
         let commit = TaskCommit {
             expected_version: task.version,
             task: next.clone(),
@@ -92,10 +94,11 @@ impl Engine {
             send: None,
             loops: Vec::new(),
             webhooks: true,
-        };
+        }
+        .webhooks_for(owner.as_ref());
         match self.store.commit(&commit).await {
             Ok(()) => {
-                self.todo_for_reopened_task(&next).await;
+                self.todo_for_reopened_task(&next, commit.webhooks).await;
                 Ok(next)
             }
             Err(StoreError::Conflict(Conflict::ActiveTask)) => {

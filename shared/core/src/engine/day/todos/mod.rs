@@ -14,6 +14,7 @@ use super::tasks::Resolution;
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, TaskId, new_ulid};
 use crate::members::member::MemberFacts;
+use crate::owner::account::Account;
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
 use crate::task::reason::Reason;
@@ -211,24 +212,26 @@ impl Engine {
 
     /// A new staff to-do task (a staff call, a plan's call step) is a to-do from its first
     /// minute.
-    pub(crate) async fn todo_for_new_task(&self, task: &Task) {
-        self.todo_for_staff_task(task, format!("task:{}:created", task.id)).await;
+    pub(crate) async fn todo_for_new_task(&self, task: &Task, account: &Account) {
+        let webhooks = crate::owner::webhook_event::written_for(Some(account));
+        self.todo_for_staff_task(task, format!("task:{}:created", task.id), webhooks).await;
     }
 
-    /// A staff to-do task the owner reopened is on the call list again.
-    pub(crate) async fn todo_for_reopened_task(&self, task: &Task) {
-        self.todo_for_staff_task(task, format!("task:{}:reopened:{}", task.id, task.version))
+    /// A staff to-do task the owner reopened is on the call list again; its event written
+    /// as the reopening's were (`webhooks`, [`TaskCommit::webhooks`]).
+    pub(crate) async fn todo_for_reopened_task(&self, task: &Task, webhooks: bool) {
+        self.todo_for_staff_task(task, format!("task:{}:reopened:{}", task.id, task.version), webhooks)
             .await;
     }
 
     /// A staff to-do task's call, made once per `source`; other tasks make none here.
-    async fn todo_for_staff_task(&self, task: &Task, source: String) {
+    async fn todo_for_staff_task(&self, task: &Task, source: String, webhooks: bool) {
         let def = task_type::definition(&task.task_type);
         if def.category != Category::StaffTodo {
             return;
         }
         let get_them_back = def.outcome_signals.contains(&"checkin");
-        self.make_todo(task, TodoKind::Call, task.goal.clone(), get_them_back, source, None)
+        self.make_todo(task, TodoKind::Call, task.goal.clone(), get_them_back, source, None, webhooks)
             .await;
     }
 
@@ -259,10 +262,14 @@ impl Engine {
             rule.get_them_back,
             format!("task:{}:escalated:{}", task.id, task.version),
             facts,
+            commit.webhooks,
         )
         .await;
     }
 
+    /// `webhooks`: whether its `todo.created` event is written and queued
+    /// ([`crate::owner::webhook_event::written_for`] of the account its path read).
+    #[allow(clippy::too_many_arguments)]
     async fn make_todo(
         &self,
         task: &Task,
@@ -271,6 +278,7 @@ impl Engine {
         get_them_back: bool,
         source: String,
         known: Option<Option<&MemberFacts>>,
+        webhooks: bool,
     ) {
         let phone = match known {
             Some(facts) => facts.filter(|f| f.member_id == task.member.id).and_then(|f| f.phone.clone()),
@@ -318,10 +326,12 @@ impl Engine {
             now,
         )
         .for_task(task.id);
-        match self.store.create_todo_with_loop(&todo, &wait).await {
+        match self.store.create_todo_with_loop(&todo, &wait, webhooks).await {
             Ok(true) => {
                 tracing::info!(task = %task.id, todo = %todo.id, "to-do made");
-                self.emit_todo_webhook(&todo).await;
+                if webhooks {
+                    self.emit_todo_webhook(&todo).await;
+                }
             }
             Ok(false) => {}
             Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),

@@ -34,10 +34,12 @@ impl Engine {
             "the member wrote: \"{words}\"; nothing was sent and the agent will not answer"
         ));
         let (email, member, id) = (task.member.email.clone(), task.member.id.clone(), task.id);
-        let outcome = self.escalate(task, conversation, now, threat.reason(), blocker).await?;
+        let outcome = self
+            .escalate(Some(account), task, conversation, now, threat.reason(), blocker)
+            .await?;
         if let Some(email) = &email {
             self.suppress_member(Suppression {
-                account: account.id,
+                account,
                 email,
                 member: Some(&member),
                 reason: threat.reason().as_str(),
