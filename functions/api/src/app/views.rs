@@ -173,13 +173,14 @@ pub struct MemberRow {
 pub const EVERY_AGENT: &str = "*";
 
 /// The profile's one-line fields the settings page edits, in order.
-pub const PROFILE_FIELDS: [(&str, &str); 6] = [
+pub const PROFILE_FIELDS: [(&str, &str); 7] = [
     ("display_name", "Gym name, as members know it"),
     ("owner_first_name", "Your first name"),
     ("sign_off", "Sign-off"),
     ("business_type", "Kind of gym"),
     ("typical_greeting", "Typical greeting"),
     ("current_promo", "Current offer"),
+    ("billing_link", "Link where members update their card (https://…)"),
 ];
 
 /// The profile field of that name (one of [`PROFILE_FIELDS`]).
@@ -191,6 +192,7 @@ pub fn profile_field<'a>(profile: &'a mut openloop_core::owner::account::Profile
         "business_type" => Some(&mut profile.business_type),
         "typical_greeting" => Some(&mut profile.typical_greeting),
         "current_promo" => Some(&mut profile.current_promo),
+        "billing_link" => Some(&mut profile.billing_link),
         _ => None,
     }
 }
