@@ -171,12 +171,14 @@ pub fn explain(reason: Reason) -> Explanation {
 /// move: its pending answer is still there), from what the task holds.
 pub fn context(task: &Task, why: &Why, now: Timestamp) -> EscalationContext {
     let explained = explain(why.reason);
-    let last_draft = task
-        .answer
-        .clone()
-        .or_else(|| task.draft.as_ref().map(|d| d.body.clone()))
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| clip(&d, MAX_QUOTED_CHARS));
+    // A pending answer waits unsent; the task's draft is its first message, sent once the
+    // task has written to the member.
+    let (last_draft, last_draft_sent) = match (task.answer.as_ref(), task.draft.as_ref()) {
+        (Some(answer), _) if !answer.trim().is_empty() => (Some(answer.clone()), Some(false)),
+        (_, Some(draft)) if !draft.body.trim().is_empty() => (Some(draft.body.clone()), Some(task.touch > 0)),
+        _ => (None, None),
+    };
+    let last_draft = last_draft.map(|d| clip(&d, MAX_QUOTED_CHARS));
     EscalationContext {
         blocked_at: now,
         blocked_by: explained.blocked_by.into(),
@@ -185,6 +187,7 @@ pub fn context(task: &Task, why: &Why, now: Timestamp) -> EscalationContext {
         question: None,
         draft_reply: None,
         last_draft,
+        last_draft_sent,
         member_words: task.member_last_words.clone(),
         suggested_next_step: explained.next_step.into(),
         suggested_actions: vec![
@@ -203,7 +206,10 @@ impl EscalationContext {
     pub fn or_from(mut self, base: Option<EscalationContext>) -> Self {
         if let Some(base) = base {
             self.member_words = self.member_words.or(base.member_words);
-            self.last_draft = self.last_draft.or(base.last_draft);
+            if self.last_draft.is_none() {
+                self.last_draft = base.last_draft;
+                self.last_draft_sent = base.last_draft_sent;
+            }
         }
         self
     }
@@ -260,7 +266,7 @@ pub fn notice(task: &Task) -> (String, String) {
         text.push_str(&format!("\n\nThe member asks: {}", clip(question, MAX_DETAIL_CHARS)));
     }
     if let Some(draft) = &context.last_draft {
-        text.push_str(&format!("\n\nThe agent's last draft:\n{}", quoted(draft)));
+        text.push_str(&format!("\n\n{}\n{}", last_draft_heading(context, task), quoted(draft)));
     }
     let next = if context.suggested_next_step.is_empty() {
         DECIDE
@@ -269,6 +275,18 @@ pub fn notice(task: &Task) -> (String, String) {
     };
     text.push_str(&format!("\n\nSuggested next step: {next}\n\nGoal: {}", task.goal));
     (title, text)
+}
+
+/// What an escalation's `last_draft` is, as the heading over it: a message the member got
+/// (the task's first, and how many followed), or a draft that waits unsent.
+pub fn last_draft_heading(context: &EscalationContext, task: &Task) -> String {
+    let name = task.member.label();
+    match context.last_draft_sent {
+        Some(true) if task.touch > 1 => format!("The first of the {} messages sent to {name}:", task.touch),
+        Some(true) => format!("The message sent to {name}:"),
+        Some(false) => "The agent's draft (not sent):".to_owned(),
+        None => "What the agent wrote:".to_owned(),
+    }
 }
 
 /// `text` as a plain-text quote: every line behind `> `.

@@ -200,3 +200,73 @@ async fn the_log_says_sends_and_limits_in_words() {
         .unwrap_or_else(|| panic!("held: {:?}", held.log));
     assert_eq!(limit, "the member already got 1 message today (at most 1 a day); it goes tomorrow");
 }
+
+/// The owner's escalation notice of `task`.
+async fn escalation_notice(w: &World, task: &Task, kind: crate::owner::owner_notice::NoticeKind) -> crate::owner::owner_notice::OwnerNotice {
+    let (notices, _) = w.store.list_notices(w.account.id, 50, None).await.expect("notices");
+    notices
+        .into_iter()
+        .find(|n| n.task_id == Some(task.id) && n.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind:?} notice for {}", task.id))
+}
+
+async fn run_until_escalated(w: &World, task: &Task) {
+    for _ in 0..10 {
+        w.run_when_due(task).await;
+        if w.task(task).await.status == TaskStatus::Escalated {
+            return;
+        }
+    }
+    panic!("{} never escalated", task.id);
+}
+
+/// Given a payment task whose messages all went out before it escalated, then the owner's
+/// mail quotes its first message as sent (and says how many went); given one whose mail was
+/// refused, the draft as not sent — never "the agent's last draft" for a message the member got.
+#[tokio::test]
+async fn an_escalation_names_a_sent_message_as_sent_and_an_unsent_draft_as_a_draft() {
+    use crate::owner::owner_notice::NoticeKind;
+    let w = world().await;
+    let spent = w.approved("payment_recovery", "m_spent").await;
+    run_until_escalated(&w, &spent).await;
+    let touch = w.task(&spent).await.touch;
+    assert!(touch >= 2, "both payment notes went out: {touch}");
+    let notice = escalation_notice(&w, &spent, NoticeKind::Escalation).await;
+    assert!(
+        notice
+            .detail
+            .contains(&format!("The first of the {touch} messages sent to Sam:\n> First")),
+        "{}",
+        notice.detail
+    );
+    assert!(!notice.detail.contains("last draft") && !notice.detail.contains("not sent"), "{}", notice.detail);
+
+    w.mailer.set_mode(MailerMode::Reject);
+    let refused = w.approved("churn_risk", "m_refused").await;
+    run_until_escalated(&w, &refused).await;
+    let notice = escalation_notice(&w, &refused, NoticeKind::Escalation).await;
+    assert!(notice.detail.contains("The agent's draft (not sent):\n> First"), "{}", notice.detail);
+    assert!(!notice.detail.contains("sent to"), "{}", notice.detail);
+}
+
+/// Given an escalation nobody answers for two days, then the reminder names the member and the
+/// task type, says why in words and when it will be cancelled in the gym's time — no id, code
+/// or UTC time.
+#[tokio::test]
+async fn an_escalation_reminder_reads_in_words_and_the_gyms_time() {
+    use crate::owner::owner_notice::NoticeKind;
+    let w = world().await;
+    w.mailer.set_mode(MailerMode::Reject);
+    let task = w.approved("churn_risk", "m_waits").await;
+    run_until_escalated(&w, &task).await;
+    w.clock.advance(crate::kernel::limits::ESCALATION_REMINDER_AFTER);
+    w.run().await;
+    let reminder = escalation_notice(&w, &task, NoticeKind::EscalationReminder).await;
+    assert_eq!(reminder.title, "Sam still needs you (At-Risk Member)");
+    assert!(reminder.detail.starts_with("It has waited for you for 48 hours: the message could not be sent"), "{}", reminder.detail);
+    let timeout = w.local(w.task(&task).await.next_action_at.expect("the timeout"));
+    assert!(reminder.detail.contains(&timeout.strftime("cancelled on %a, %b %-d at %H:%M").to_string()), "{}", reminder.detail);
+    assert_plain_words(&reminder.title);
+    assert_plain_words(&reminder.detail);
+    assert!(!reminder.detail.contains("m_waits") && !reminder.detail.contains('Z'), "{}", reminder.detail);
+}
