@@ -671,7 +671,7 @@ pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem
         at: when(entry.at, tz),
         from: entry.from_status.map(|s| status_badge(&code(&s)).0),
         to: status_badge(&code(&entry.to_status)).0,
-        reason: words(&entry.reason),
+        reason: super::page::reason_words(&entry.reason),
         code: entry.reason.clone(),
         detail: entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
     }
@@ -694,7 +694,7 @@ pub fn feed_item(entry: &openloop_core::task::history::ActivityEntry, tz: &TimeZ
         task_type: type_label(&entry.task_type),
         status,
         status_class,
-        reason: words(&entry.entry.reason),
+        reason: super::page::reason_words(&entry.entry.reason),
         detail: entry.entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
     }
 }
@@ -750,11 +750,11 @@ mod tests {
         );
         let sent = "message 1 sent to a@example.com; follow-up planned for 2027-01-02T21:13:00Z.";
         assert_eq!(
-            super::super::page::local_times(sent, &tz),
+            openloop_core::task::reason_words::local_times(sent, &tz),
             "message 1 sent to a@example.com; follow-up planned for Jan 2, 13:13."
         );
         assert_eq!(
-            super::super::page::local_times("13:00-16:00 on 2026-11-02", &tz),
+            openloop_core::task::reason_words::local_times("13:00-16:00 on 2026-11-02", &tz),
             "13:00-16:00 on 2026-11-02"
         );
     }

@@ -36,6 +36,8 @@ const fn says(what: &'static str, blocked_by: &'static str, next_step: &'static 
     }
 }
 
+/// What an escalation's reason says when the table above has nothing more particular.
+const NEEDS_DECISION: &str = "The task needs your decision";
 const DECIDE: &str = "Read the conversation, then resolve the task with an outcome, give guidance for one more message, or cancel it.";
 const USE_DRAFT: &str =
     "Read the agent's draft: give it as guidance to send it (edit it first if needed), or write your own answer as guidance.";
@@ -163,7 +165,7 @@ pub fn explain(reason: Reason) -> Explanation {
             "system",
             "Do it (or assign it) and mark the task resolved, or cancel it.",
         ),
-        _ => says("The task needs your decision", "system", DECIDE),
+        _ => says(NEEDS_DECISION, "system", DECIDE),
     }
 }
 
@@ -218,14 +220,16 @@ impl EscalationContext {
 /// A reason's code (`member_question_needs_owner`) as an owner reads it, lower case first:
 /// "the member asked something only you can answer". An unknown code is its words.
 pub fn reason_in_words(code: &str) -> String {
-    match Reason::parse(code) {
-        Some(reason) => {
-            let what = explain(reason).what;
-            let mut chars = what.chars();
-            chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
-        }
-        None => code.replace('_', " "),
+    let what = match Reason::parse(code).map(|r| explain(r).what) {
+        Some(what) if what != NEEDS_DECISION => what.to_owned(),
+        _ => crate::task::reason_words::sentence(code),
+    };
+    // A name keeps its capital ("PushPress is busy", "Openloop is new to your gym").
+    if ["PushPress", "Openloop"].iter().any(|name| what.starts_with(name)) {
+        return what;
     }
+    let mut chars = what.chars();
+    chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// The owner's notice of an escalation (title, text): what happened in words, the member's

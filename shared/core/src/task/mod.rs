@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod plan_edit;
 pub mod progress;
 pub mod reason;
+pub mod reason_words;
 pub mod subtasks;
 pub mod tally;
 pub mod task_loops;

@@ -270,3 +270,41 @@ async fn an_escalation_reminder_reads_in_words_and_the_gyms_time() {
     assert_plain_words(&reminder.detail);
     assert!(!reminder.detail.contains("m_waits") && !reminder.detail.contains('Z'), "{}", reminder.detail);
 }
+
+/// Given a manual-mode account's new task and a sent message, then every entry of the activity
+/// feed as the API gives it reads its reason as a sentence and its detail in the gym's time —
+/// the codes and UTC instants stay only in the fields for programs.
+#[tokio::test]
+async fn the_activity_feed_reads_in_sentences_and_the_gyms_time() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_feed").await;
+    w.run().await;
+    let pending = w.engine.create_task(&w.account, w.new_task("win_back", "m_other").await).await.expect("create");
+    let (entries, _) = w.engine.activity(w.account.id, Some(50), None).await.expect("activity");
+    let tz = w.account.settings.time_zone();
+    let views: Vec<_> = entries.iter().map(|e| crate::contract::ActivityView::for_owner(e, &tz)).collect();
+    assert!(views.iter().any(|v| v.task_id == task.id.to_string()), "the sent task is in the feed");
+    assert!(views.iter().any(|v| v.task_id == pending.task().id.to_string()), "the new task is in the feed");
+    for view in &views {
+        assert_plain_words(&view.reason_text);
+        assert!(!view.reason_text.contains(view.reason), "{} reads as its code", view.reason);
+        if let Some(detail) = &view.detail_text {
+            assert!(!detail.contains(":00Z") && !detail.contains("T1"), "a UTC instant: {detail}");
+        }
+    }
+    let manual = views
+        .iter()
+        .find(|v| v.reason == "manual_mode_requires_review")
+        .unwrap_or_else(|| panic!("the review entry: {views:?}"));
+    assert_eq!(
+        manual.reason_text,
+        "Your account is in manual mode, so every first message waits for your approval"
+    );
+    let sent = views.iter().find(|v| v.reason == "message_sent").expect("the send");
+    assert_eq!(sent.reason_text, "The message was sent");
+    let raw = sent.detail.unwrap_or_default();
+    let shown = sent.detail_text.clone().unwrap_or_default();
+    if raw.contains('Z') {
+        assert_ne!(raw, shown, "the instants are the gym's");
+    }
+}
