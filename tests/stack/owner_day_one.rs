@@ -89,7 +89,10 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
     let entries = feed["activity"].as_array().cloned().unwrap_or_default();
     assert!(!entries.is_empty(), "{feed}");
     for entry in &entries {
-        let (code, words) = (entry["reason"].as_str().unwrap_or_default(), entry["reason_text"].as_str().unwrap_or_default());
+        let (code, words) = (
+            entry["reason"].as_str().unwrap_or_default(),
+            entry["reason_text"].as_str().unwrap_or_default(),
+        );
         assert!(!words.is_empty() && !words.contains('_') && !words.contains(code), "{entry}");
         if let Some(detail) = entry["detail_text"].as_str() {
             assert!(!detail.contains(":00Z") && !detail.contains('_'), "{entry}");

@@ -658,7 +658,9 @@ pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
         question: e.and_then(|e| e.question.clone()),
         draft_reply: e.and_then(|e| e.draft_reply.clone()),
         last_draft: e.filter(|e| e.draft_reply.is_none()).and_then(|e| e.last_draft.clone()),
-        last_draft_heading: e.map(|e| openloop_core::task::escalation::last_draft_heading(e, task)).unwrap_or_default(),
+        last_draft_heading: e
+            .map(|e| openloop_core::task::escalation::last_draft_heading(e, task))
+            .unwrap_or_default(),
         next_step: e.map(|e| e.suggested_next_step.clone()).unwrap_or_default(),
         suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),

@@ -623,7 +623,13 @@ mod tests {
         };
         assert!(with("https://pay.example/renegade").is_ok());
         assert!(with("").is_ok(), "an empty field is no link");
-        for bad in ["http://pay.example", "pay.example", "https://", "https:///x", "https://pay.example/a b"] {
+        for bad in [
+            "http://pay.example",
+            "pay.example",
+            "https://",
+            "https:///x",
+            "https://pay.example/a b",
+        ] {
             assert_eq!(with(bad).expect_err(bad).code, "invalid_profile", "{bad}");
         }
     }

@@ -45,7 +45,9 @@ fn gate_pattern(code: &str) -> Option<&'static str> {
         && numbers(confidence)
         && numbers(threshold)
     {
-        return Some(&table().patterns.below_threshold).filter(|s| !s.is_empty()).map(String::as_str);
+        return Some(&table().patterns.below_threshold)
+            .filter(|s| !s.is_empty())
+            .map(String::as_str);
     }
     code.strip_prefix("auto_approved_confidence_")
         .filter(|n| numbers(n))
@@ -128,11 +130,24 @@ mod tests {
         for code in table.reasons.keys() {
             assert!(Reason::parse(code).is_some(), "{code} is not a reason code");
         }
-        for words in table.reasons.values().chain([&table.patterns.below_threshold, &table.patterns.auto_approved]) {
+        for words in table
+            .reasons
+            .values()
+            .chain([&table.patterns.below_threshold, &table.patterns.auto_approved])
+        {
             assert!(!words.contains('_') && !words.ends_with('.'), "{words:?}");
             assert!(words.chars().next().is_some_and(char::is_uppercase), "{words:?}");
             let lower = words.to_lowercase();
-            for internal in ["snapshot", "executing", "dormant", "budget", "touch", "cadence", "escalat", "threshold"] {
+            for internal in [
+                "snapshot",
+                "executing",
+                "dormant",
+                "budget",
+                "touch",
+                "cadence",
+                "escalat",
+                "threshold",
+            ] {
                 assert!(!lower.contains(internal), "an internal word in {words:?}");
             }
         }
@@ -149,17 +164,20 @@ mod tests {
             sentence("confidence_74_below_threshold_75"),
             "The agent was not sure enough of its message to send it alone, so it waits for your approval"
         );
-        assert_eq!(sentence("auto_approved_confidence_90"), "The agent was confident enough to go ahead on its own");
-        assert_eq!(sentence("escalation_trigger:always"), "This kind of task always waits for your approval");
+        assert_eq!(
+            sentence("auto_approved_confidence_90"),
+            "The agent was confident enough to go ahead on its own"
+        );
+        assert_eq!(
+            sentence("escalation_trigger:always"),
+            "This kind of task always waits for your approval"
+        );
         assert_eq!(sentence("something_new"), "Something new", "an unknown code as its words");
     }
 
     #[test]
     fn a_detail_reads_in_the_gyms_time() {
         let ny = TimeZone::get("America/New_York").expect("tz");
-        assert_eq!(
-            detail("resuming 2026-12-01T14:00:00Z.", &ny),
-            "Resuming Dec 1, 09:00."
-        );
+        assert_eq!(detail("resuming 2026-12-01T14:00:00Z.", &ny), "Resuming Dec 1, 09:00.");
     }
 }

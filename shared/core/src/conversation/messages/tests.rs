@@ -211,22 +211,33 @@ fn every_payment_note_says_where_to_update_the_card() {
     for touch in ["first", "follow_up_1", "reply"] {
         let text = template_for("payment_recovery", touch, None);
         let mail = |member: &MemberVars, profile: &Profile| {
-            render(&text, &inputs(member, profile)).unwrap_or_else(|e| panic!("{touch}: {e}")).body
+            render(&text, &inputs(member, profile))
+                .unwrap_or_else(|e| panic!("{touch}: {e}"))
+                .body
         };
         for member in [&on_pushpress, &elsewhere] {
             let body = mail(member, &with_link);
-            assert!(body.contains("update your card") && body.contains(&format!("here: {link}")), "{touch}: {body}");
+            assert!(
+                body.contains("update your card") && body.contains(&format!("here: {link}")),
+                "{touch}: {body}"
+            );
             assert!(!body.contains("PushPress"), "{touch}: one way, the gym's own: {body}");
         }
         let body = mail(&on_pushpress, &profile());
         assert!(body.contains("in the PushPress member app"), "{touch}: {body}");
         let body = mail(&elsewhere, &with_phone);
-        assert!(body.contains("front desk") && body.contains("call us at 555-0100"), "{touch}: {body}");
+        assert!(
+            body.contains("front desk") && body.contains("call us at 555-0100"),
+            "{touch}: {body}"
+        );
         let body = mail(&elsewhere, &profile());
         assert!(body.contains("front desk") && !body.contains("call us"), "{touch}: {body}");
         for body in [mail(&on_pushpress, &profile()), mail(&elsewhere, &with_phone)] {
             assert!(!body.contains("http"), "{touch}: a link nobody gave: {body}");
-            assert!(!body.to_lowercase().contains("take a look"), "{touch}: says how, not just to look: {body}");
+            assert!(
+                !body.to_lowercase().contains("take a look"),
+                "{touch}: says how, not just to look: {body}"
+            );
         }
     }
 }

@@ -202,7 +202,11 @@ async fn the_log_says_sends_and_limits_in_words() {
 }
 
 /// The owner's escalation notice of `task`.
-async fn escalation_notice(w: &World, task: &Task, kind: crate::owner::owner_notice::NoticeKind) -> crate::owner::owner_notice::OwnerNotice {
+async fn escalation_notice(
+    w: &World,
+    task: &Task,
+    kind: crate::owner::owner_notice::NoticeKind,
+) -> crate::owner::owner_notice::OwnerNotice {
     let (notices, _) = w.store.list_notices(w.account.id, 50, None).await.expect("notices");
     notices
         .into_iter()
@@ -239,13 +243,21 @@ async fn an_escalation_names_a_sent_message_as_sent_and_an_unsent_draft_as_a_dra
         "{}",
         notice.detail
     );
-    assert!(!notice.detail.contains("last draft") && !notice.detail.contains("not sent"), "{}", notice.detail);
+    assert!(
+        !notice.detail.contains("last draft") && !notice.detail.contains("not sent"),
+        "{}",
+        notice.detail
+    );
 
     w.mailer.set_mode(MailerMode::Reject);
     let refused = w.approved("churn_risk", "m_refused").await;
     run_until_escalated(&w, &refused).await;
     let notice = escalation_notice(&w, &refused, NoticeKind::Escalation).await;
-    assert!(notice.detail.contains("The agent's draft (not sent):\n> First"), "{}", notice.detail);
+    assert!(
+        notice.detail.contains("The agent's draft (not sent):\n> First"),
+        "{}",
+        notice.detail
+    );
     assert!(!notice.detail.contains("sent to"), "{}", notice.detail);
 }
 
@@ -263,12 +275,28 @@ async fn an_escalation_reminder_reads_in_words_and_the_gyms_time() {
     w.run().await;
     let reminder = escalation_notice(&w, &task, NoticeKind::EscalationReminder).await;
     assert_eq!(reminder.title, "Sam still needs you (At-Risk Member)");
-    assert!(reminder.detail.starts_with("It has waited for you for 48 hours: the message could not be sent"), "{}", reminder.detail);
+    assert!(
+        reminder
+            .detail
+            .starts_with("It has waited for you for 48 hours: the message could not be sent"),
+        "{}",
+        reminder.detail
+    );
     let timeout = w.local(w.task(&task).await.next_action_at.expect("the timeout"));
-    assert!(reminder.detail.contains(&timeout.strftime("cancelled on %a, %b %-d at %H:%M").to_string()), "{}", reminder.detail);
+    assert!(
+        reminder
+            .detail
+            .contains(&timeout.strftime("cancelled on %a, %b %-d at %H:%M").to_string()),
+        "{}",
+        reminder.detail
+    );
     assert_plain_words(&reminder.title);
     assert_plain_words(&reminder.detail);
-    assert!(!reminder.detail.contains("m_waits") && !reminder.detail.contains('Z'), "{}", reminder.detail);
+    assert!(
+        !reminder.detail.contains("m_waits") && !reminder.detail.contains('Z'),
+        "{}",
+        reminder.detail
+    );
 }
 
 /// Given a manual-mode account's new task and a sent message, then every entry of the activity
@@ -279,12 +307,22 @@ async fn the_activity_feed_reads_in_sentences_and_the_gyms_time() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_feed").await;
     w.run().await;
-    let pending = w.engine.create_task(&w.account, w.new_task("win_back", "m_other").await).await.expect("create");
+    let pending = w
+        .engine
+        .create_task(&w.account, w.new_task("win_back", "m_other").await)
+        .await
+        .expect("create");
     let (entries, _) = w.engine.activity(w.account.id, Some(50), None).await.expect("activity");
     let tz = w.account.settings.time_zone();
     let views: Vec<_> = entries.iter().map(|e| crate::contract::ActivityView::for_owner(e, &tz)).collect();
-    assert!(views.iter().any(|v| v.task_id == task.id.to_string()), "the sent task is in the feed");
-    assert!(views.iter().any(|v| v.task_id == pending.task().id.to_string()), "the new task is in the feed");
+    assert!(
+        views.iter().any(|v| v.task_id == task.id.to_string()),
+        "the sent task is in the feed"
+    );
+    assert!(
+        views.iter().any(|v| v.task_id == pending.task().id.to_string()),
+        "the new task is in the feed"
+    );
     for view in &views {
         assert_plain_words(&view.reason_text);
         assert!(!view.reason_text.contains(view.reason), "{} reads as its code", view.reason);
