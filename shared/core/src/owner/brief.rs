@@ -344,14 +344,23 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     if y.is_empty() {
         text.push_str("\nYesterday: a quiet day (no mail sent, no replies).\n");
     } else {
-        text.push_str(&format!(
-            "\nYesterday: {} retained, {} recovered, {}, {}, {} sent.\n",
-            y.retained,
-            y.recovered,
-            count(y.replies, "reply", "replies"),
-            count(y.escalations, "escalation", "escalations"),
-            count(y.sent, "mail", "mails"),
-        ));
+        // Only what happened, each with its noun: no column of zeros.
+        let said: Vec<String> = [
+            (y.retained, "member retained", "members retained"),
+            (y.recovered, "recovery", "recoveries"),
+            (y.sent, "mail sent", "mails sent"),
+            (y.replies, "reply", "replies"),
+            (y.escalations, "escalation", "escalations"),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| count(n, one, many))
+        .collect();
+        if said.is_empty() {
+            text.push_str("\nYesterday: no mail sent, no replies.\n");
+        } else {
+            text.push_str(&format!("\nYesterday: {}.\n", said.join(", ")));
+        }
     }
     if y.held_out_back > 0 {
         text.push_str(&format!(
@@ -455,6 +464,7 @@ mod tests {
         );
         assert!(text.contains("1 member of the holdout group came back on their own"), "{text}");
         assert!(text.contains("Planned today: 1 step by the agent."), "{text}");
+        assert!(text.contains("\nYesterday: 1 mail sent.\n"), "only what happened: {text}");
         assert!(!text.contains("(s)") && !text.contains('_'), "{text}");
     }
 

@@ -241,3 +241,42 @@ fn every_payment_note_says_where_to_update_the_card() {
         }
     }
 }
+
+/// A payment note sent as a text (its first two touches may be, in two segments) still says
+/// where to update the card: the way comes before anything the text may cut.
+#[test]
+fn a_payment_note_cut_to_a_text_still_says_where_to_update_the_card() {
+    let with_link = Profile {
+        billing_link: Some("https://pay.example/renegade".into()),
+        ..profile()
+    };
+    let with_phone = Profile {
+        contact_phone: Some("555-0100".into()),
+        ..profile()
+    };
+    let on_pushpress = MemberVars {
+        billed_in_pushpress: true,
+        ..MemberVars::sample()
+    };
+    let elsewhere = MemberVars {
+        billed_in_pushpress: false,
+        ..MemberVars::sample()
+    };
+    for touch in ["first", "follow_up_1"] {
+        let text = template_for("payment_recovery", touch, None);
+        for (member, profile, how) in [
+            (&on_pushpress, &with_link, "https://pay.example/renegade"),
+            (&on_pushpress, &profile(), "PushPress member app"),
+            (&elsewhere, &with_phone, "front desk"),
+        ] {
+            let mail = render(&text, &inputs(member, profile)).unwrap_or_else(|e| panic!("{touch}: {e}"));
+            let sms = crate::conversation::sms::compose(
+                "CrossFit Renegade",
+                &mail.body,
+                touch == "first",
+                crate::owner::sms::DEFAULT_MAX_SEGMENTS,
+            );
+            assert!(sms.body.contains(how), "{touch}: {how} cut from the text: {}", sms.body);
+        }
+    }
+}

@@ -345,7 +345,7 @@ async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour(
         "Do this now:\n1. Call Sam: they asked what only you can answer",
         "2. 1 task waits for your approval",
         "To-dos due:\n- Call Sam",
-        "Yesterday: 0 retained, 0 recovered, 1 reply, 1 escalation, 1 mail sent.",
+        "Yesterday: 1 mail sent, 1 reply, 1 escalation.",
         "https://app.example.com/app/today",
     ] {
         assert!(brief.text.contains(expected), "{expected:?} in {}", brief.text);

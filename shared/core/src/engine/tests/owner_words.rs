@@ -346,3 +346,51 @@ async fn the_activity_feed_reads_in_sentences_and_the_gyms_time() {
         assert_ne!(raw, shown, "the instants are the gym's");
     }
 }
+
+/// Given a payment task that sends its first note and then sees the payment go through, then
+/// every entry of its log reads, as the owner is shown it, in words and the gym's time: the
+/// step says which message ("message 1", no cadence tone), the met loop what happened ("the
+/// payment went through", no event id).
+#[tokio::test]
+async fn a_payment_tasks_log_reads_in_words_from_first_note_to_payment() {
+    let w = world().await;
+    let task = w.approved("payment_recovery", "m_pays").await;
+    w.run().await;
+    let member = w.member("m_pays").await;
+    w.owner_words_signal(
+        "evt_paid",
+        MemberEvent::PaymentSucceeded {
+            member_id: member,
+            amount: 150.0,
+            currency: "USD".into(),
+            paid_at: w.clock.now(),
+        },
+    )
+    .await;
+    w.run().await;
+    let history = w.store.task_history(w.account.id, task.id).await.expect("history").expect("task");
+    let tz = w.account.settings.time_zone();
+    let shown: Vec<(String, String)> = history
+        .log
+        .iter()
+        .map(|e| {
+            (
+                crate::task::reason_words::sentence(&e.reason),
+                crate::task::reason_words::detail(e.detail.as_deref().unwrap_or_default(), &tz),
+            )
+        })
+        .collect();
+    for (reason, detail) in &shown {
+        assert_plain_words(reason);
+        assert_plain_words(detail);
+        assert!(!detail.contains("tone") && !detail.contains("touch "), "{detail}");
+    }
+    assert!(shown.iter().any(|(_, d)| d == "Message 1."), "{shown:?}");
+    assert!(
+        shown
+            .iter()
+            .any(|(r, d)| r == "What it waited for happened" && d == "The payment went through."),
+        "{shown:?}"
+    );
+    assert_eq!(w.task(&task).await.outcome.as_deref(), Some("recovered"), "{shown:?}");
+}
