@@ -314,9 +314,16 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
             String::new()
         }
     };
-    if !brief.todos.is_empty() {
-        text.push_str("\nTo-dos due:\n");
-        for t in &brief.todos {
+    // A to-do already asked for under "Do this now" is not listed again.
+    let asked: Vec<String> = brief.actions.iter().filter_map(|a| a.todo_id.clone()).collect();
+    let todos: Vec<&Todo> = brief.todos.iter().filter(|t| !asked.contains(&t.id.to_string())).collect();
+    if !todos.is_empty() {
+        text.push_str(if asked.is_empty() {
+            "\nTo-dos due:\n"
+        } else {
+            "\nOther to-dos due:\n"
+        });
+        for t in todos {
             let phone = t.member.phone.as_deref().map(|p| format!(" — {p}")).unwrap_or_default();
             text.push_str(&format!("- {}{phone}\n", t.what));
         }

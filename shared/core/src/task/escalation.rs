@@ -254,10 +254,17 @@ pub fn notice(task: &Task) -> (String, String) {
         }
     };
     let mut text = if context.summary.is_empty() {
-        context.reason.replace('_', " ")
+        reason_in_words(&context.reason)
     } else {
         context.summary.clone()
     };
+    // The agent's reading that only repeats the member's words (quoted below) is left out.
+    if let Some(words) = context.member_words.as_deref().map(str::trim).filter(|w| !w.is_empty())
+        && text.contains(words)
+        && let Some((what, _)) = text.split_once(". ")
+    {
+        text = format!("{what}.");
+    }
     if let Some(words) = &context.member_words {
         text.push_str(&format!("\n\n{name} wrote:\n{}", quoted(words)));
     }

@@ -394,3 +394,33 @@ async fn a_payment_tasks_log_reads_in_words_from_first_note_to_payment() {
     );
     assert_eq!(w.task(&task).await.outcome.as_deref(), Some("recovered"), "{shown:?}");
 }
+
+/// Given a member's question the agent hands to the owner with a reading that only repeats
+/// it, then the escalation mail says what happened once and quotes the member once.
+#[test]
+fn an_escalation_mail_quotes_the_members_question_once() {
+    let mut task = crate::testing::sample_task(TaskStatus::Escalated);
+    let words = "Do you have a class on Sunday mornings?";
+    task.outcome_reason = Some("member_question_needs_owner".into());
+    task.escalation = Some(crate::task::EscalationContext {
+        blocked_at: day0(),
+        blocked_by: "member".into(),
+        reason: "member_question_needs_owner".into(),
+        summary: format!(
+            "The member asked something only you can answer. The agent's reading: The member asked something I cannot answer from what I know: \"{words}\"."
+        ),
+        member_words: Some(words.into()),
+        last_draft: None,
+        last_draft_sent: None,
+        suggested_next_step: "Answer the member's question as guidance; the agent writes it to them.".into(),
+        question: Some(words.into()),
+        draft_reply: None,
+        suggested_actions: Vec::new(),
+        conversation_snapshot: Vec::new(),
+        resume_instructions: String::new(),
+    });
+    let (_, text) = crate::task::escalation::notice(&task);
+    assert_eq!(text.matches(words).count(), 1, "{text}");
+    assert!(text.starts_with("The member asked something only you can answer.\n\n"), "{text}");
+    assert_eq!(text.matches("asked something").count(), 1, "{text}");
+}
