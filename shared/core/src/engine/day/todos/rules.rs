@@ -107,7 +107,11 @@ mod tests {
         );
         assert!(!payment.get_them_back);
         let lead = for_escalation("budget_messages_exhausted", "lead_followup").expect("a lead's call");
-        assert_eq!(what(lead, "Cy", "x"), "Call Cy: they have not booked a first visit yet", "a lead never left");
+        assert_eq!(
+            what(lead, "Cy", "x"),
+            "Call Cy: they have not booked a first visit yet",
+            "a lead never left"
+        );
         let churn = for_escalation("budget_messages_exhausted", "churn_risk").expect("a call");
         assert_eq!(what(churn, "Sam", "x"), "Call Sam: the agent's messages did not bring them back");
     }
