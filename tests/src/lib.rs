@@ -19,6 +19,7 @@ use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
 
 pub mod browser;
+pub mod demo;
 pub mod gym;
 pub mod pushpress;
 pub mod receiver;
@@ -612,6 +613,10 @@ pub mod events {
 
     pub fn payment_failed(member: &str, at: &str) -> Value {
         json!({"type": "payment.failed", "timestamp": at, "data": {"member_id": member, "amount": 150, "currency": "USD", "failed_at": at, "reason": "card_declined"}})
+    }
+
+    pub fn payment_succeeded(member: &str, at: &str) -> Value {
+        json!({"type": "payment.succeeded", "timestamp": at, "data": {"member_id": member, "amount": 150, "currency": "USD", "paid_at": at}})
     }
 }
 

@@ -18,6 +18,7 @@ mod dashboard_webhooks;
 mod day_checks;
 mod day_settings;
 mod deliverability;
+mod demo;
 mod experiments;
 mod experiments_browser;
 mod feedback;

@@ -17,6 +17,8 @@ const CODES: &[&str] = &[
     "touch 1 of",
     "Planned today: 0",
     "USD from",
+    "requires review",
+    "escalation trigger",
 ];
 
 #[tokio::test]
@@ -80,6 +82,27 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
             assert!(!page.contains(code), "{code:?} on a page: {page}");
         }
     }
+
+    // The API's feed: each reason as a sentence, each detail in the gym's time.
+    let (status, feed) = stack.get("/api/v1/activity?limit=50", &gym.token).await;
+    assert_eq!(status, 200, "{feed}");
+    let entries = feed["activity"].as_array().cloned().unwrap_or_default();
+    assert!(!entries.is_empty(), "{feed}");
+    for entry in &entries {
+        let (code, words) = (
+            entry["reason"].as_str().unwrap_or_default(),
+            entry["reason_text"].as_str().unwrap_or_default(),
+        );
+        assert!(!words.is_empty() && !words.contains('_') && !words.contains(code), "{entry}");
+        if let Some(detail) = entry["detail_text"].as_str() {
+            assert!(!detail.contains(":00Z") && !detail.contains('_'), "{entry}");
+        }
+    }
+    assert!(
+        overview.contains("This kind of task always waits for your approval")
+            || overview.contains("Your account is in manual mode, so every first message waits for your approval"),
+        "why a task waits, in a sentence: {overview}"
+    );
 
     let mail = stack.outbox_to(&owner).await;
     let brief = mail

@@ -478,4 +478,10 @@ async fn the_churn_report_adds_up_against_the_members_and_tasks() {
     ] {
         assert!(page.contains(needle), "{needle}: {page}");
     }
+    // The month by its name, on the page and in its 12-month trend, never as `YYYY-MM`.
+    let in_words = now.to_zoned(openloop_tests::new_york()).strftime("%B %Y").to_string();
+    assert!(page.contains(&format!("Churn report · {in_words}")), "{page}");
+    assert!(page.contains(&format!("<td>{in_words}</td>")), "{page}");
+    let visible = page.replace(&format!("value=\"{month}\""), "");
+    assert!(!visible.contains(&month), "the month as a code: {page}");
 }

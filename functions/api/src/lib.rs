@@ -790,8 +790,9 @@ pub(crate) fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>,
 async fn activity(State(state): Shared, headers: HeaderMap, Params(params): Params<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
-    let (entries, next) = state.engine.activity(account, limit, cursor).await?;
-    let views: Vec<ActivityView> = entries.iter().map(Into::into).collect();
+    let (owner_account, (entries, next)) = tokio::try_join!(state.engine.account(account), state.engine.activity(account, limit, cursor))?;
+    let tz = owner_account.settings.time_zone();
+    let views: Vec<ActivityView> = entries.iter().map(|e| ActivityView::for_owner(e, &tz)).collect();
     Ok(json(
         StatusCode::OK,
         openapi::ActivityList {

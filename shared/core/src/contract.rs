@@ -394,10 +394,16 @@ pub struct ActivityView<'a> {
     pub to_status: TaskStatus,
     pub reason: &'a str,
     pub detail: Option<&'a str>,
+    /// The reason as a sentence for the owner (`task/reason_words.rs`).
+    pub reason_text: String,
+    /// The detail as the owner reads it: instants in the gym's time zone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail_text: Option<String>,
 }
 
-impl<'a> From<&'a crate::task::history::ActivityEntry> for ActivityView<'a> {
-    fn from(a: &'a crate::task::history::ActivityEntry) -> Self {
+impl<'a> ActivityView<'a> {
+    /// The entry, with its reason and detail in words and `tz`'s time.
+    pub fn for_owner(a: &'a crate::task::history::ActivityEntry, tz: &jiff::tz::TimeZone) -> Self {
         Self {
             at: a.entry.at,
             task_id: a.task_id.to_string(),
@@ -407,6 +413,8 @@ impl<'a> From<&'a crate::task::history::ActivityEntry> for ActivityView<'a> {
             to_status: a.entry.to_status,
             reason: &a.entry.reason,
             detail: a.entry.detail.as_deref(),
+            reason_text: crate::task::reason_words::sentence(&a.entry.reason),
+            detail_text: a.entry.detail.as_deref().map(|d| crate::task::reason_words::detail(d, tz)),
         }
     }
 }

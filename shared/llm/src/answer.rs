@@ -233,6 +233,7 @@ fn profile_lines(p: &Profile, business_name: &str) -> String {
     line("Phone", p.contact_phone.as_ref());
     line("Address", p.contact_address.as_ref());
     line("Website", p.contact_website.as_ref());
+    line("Where members update their card", p.billing_link.as_ref());
     let list = |label: &str, items: &[String]| (!items.is_empty()).then(|| format!("{label}: {}\n", items.join("; ")));
     [
         list("Classes", &p.class_types),

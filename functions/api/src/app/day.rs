@@ -13,6 +13,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
+use openloop_core::owner::scorecard::month_in_words;
 use serde::Deserialize;
 
 use openloop_core::task::todo::{ContactKind, ContactResult, Todo, TodoStatus};
@@ -369,6 +370,8 @@ async fn conversations(State(state): Shared, headers: HeaderMap, Query(params): 
 pub struct ChurnPage {
     pub layout: Layout,
     pub r: openloop_core::owner::churn_report::ChurnReport,
+    /// The report's month in words ("December 2026").
+    pub month: String,
     pub rate: String,
     pub revenue: String,
     pub trend: Vec<(String, String)>,
@@ -395,7 +398,8 @@ async fn churn(State(state): Shared, headers: HeaderMap, Query(params): Query<Mo
             layout: layout("Churn report", "churn", Some(state.session_key.csrf(&session)), &account.name),
             rate: percent(r.churn_rate),
             revenue: super::page::money(r.revenue_retained),
-            trend: r.trend.iter().map(|t| (t.month.clone(), percent(t.churn_rate))).collect(),
+            month: month_in_words(&r.month),
+            trend: r.trend.iter().map(|t| (month_in_words(&t.month), percent(t.churn_rate))).collect(),
             r,
         };
         Ok(html(StatusCode::OK, &page))

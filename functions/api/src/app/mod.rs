@@ -475,7 +475,7 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 Some(state.session_key.csrf(&session)),
                 &autonomy.account.name,
             ),
-            month: scorecard.month.clone(),
+            month: openloop_core::owner::scorecard::month_in_words(&scorecard.month),
             heroes: vec![
                 views::Hero {
                     label: "members retained",

@@ -19,41 +19,17 @@ pub struct Layout {
 
 /// A time as the owner reads it: in the account's time zone.
 pub fn when(at: Timestamp, tz: &TimeZone) -> String {
-    at.to_zoned(tz.clone()).strftime("%b %-d, %H:%M").to_string()
-}
-
-/// Every instant written in `text` (RFC 3339, as the log keeps them) as the owner reads a
-/// time: in the gym's time zone, "Dec 31, 08:00".
-pub fn local_times(text: &str, tz: &TimeZone) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
-        let (before, from) = rest.split_at(start);
-        out.push_str(before);
-        let end = from
-            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '.' | '+')))
-            .unwrap_or(from.len());
-        // A sentence's full stop after the instant is not part of it.
-        let token = from[..end].trim_end_matches('.');
-        match token.parse::<Timestamp>() {
-            Ok(at) if token.contains('T') => {
-                out.push_str(&when(at, tz));
-                rest = &from[token.len()..];
-            }
-            _ => {
-                let digit = from.chars().next().map_or(1, char::len_utf8);
-                out.push_str(&from[..digit]);
-                rest = &from[digit..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
+    openloop_core::task::reason_words::when(at, tz)
 }
 
 /// A log entry's detail as the dashboard shows it: the agent's reading in words, times local.
 pub fn detail_words(detail: &str, tz: &TimeZone) -> String {
-    local_times(&openloop_core::task::escalation::detail_in_words(detail), tz)
+    openloop_core::task::reason_words::detail(detail, tz)
+}
+
+/// A log entry's reason as the owner reads it ("Your account is in manual mode, so …").
+pub fn reason_words(code: &str) -> String {
+    openloop_core::task::reason_words::sentence(code)
 }
 
 /// The snake_case code serde gives an enum value.

@@ -173,13 +173,14 @@ pub struct MemberRow {
 pub const EVERY_AGENT: &str = "*";
 
 /// The profile's one-line fields the settings page edits, in order.
-pub const PROFILE_FIELDS: [(&str, &str); 6] = [
+pub const PROFILE_FIELDS: [(&str, &str); 7] = [
     ("display_name", "Gym name, as members know it"),
     ("owner_first_name", "Your first name"),
     ("sign_off", "Sign-off"),
     ("business_type", "Kind of gym"),
     ("typical_greeting", "Typical greeting"),
     ("current_promo", "Current offer"),
+    ("billing_link", "Link where members update their card (https://…)"),
 ];
 
 /// The profile field of that name (one of [`PROFILE_FIELDS`]).
@@ -191,6 +192,7 @@ pub fn profile_field<'a>(profile: &'a mut openloop_core::owner::account::Profile
         "business_type" => Some(&mut profile.business_type),
         "typical_greeting" => Some(&mut profile.typical_greeting),
         "current_promo" => Some(&mut profile.current_promo),
+        "billing_link" => Some(&mut profile.billing_link),
         _ => None,
     }
 }
@@ -353,6 +355,8 @@ pub struct EscalationCard {
     pub draft_reply: Option<String>,
     /// The agent's last draft when it is not an answer to send (a system escalation's).
     pub last_draft: Option<String>,
+    /// What that draft is: a message the member got, or a draft not sent.
+    pub last_draft_heading: String,
     /// What the owner could do next, in one sentence.
     pub next_step: String,
     pub suggested_actions: Vec<String>,
@@ -654,6 +658,9 @@ pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
         question: e.and_then(|e| e.question.clone()),
         draft_reply: e.and_then(|e| e.draft_reply.clone()),
         last_draft: e.filter(|e| e.draft_reply.is_none()).and_then(|e| e.last_draft.clone()),
+        last_draft_heading: e
+            .map(|e| openloop_core::task::escalation::last_draft_heading(e, task))
+            .unwrap_or_default(),
         next_step: e.map(|e| e.suggested_next_step.clone()).unwrap_or_default(),
         suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
@@ -666,7 +673,7 @@ pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem
         at: when(entry.at, tz),
         from: entry.from_status.map(|s| status_badge(&code(&s)).0),
         to: status_badge(&code(&entry.to_status)).0,
-        reason: words(&entry.reason),
+        reason: super::page::reason_words(&entry.reason),
         code: entry.reason.clone(),
         detail: entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
     }
@@ -689,7 +696,7 @@ pub fn feed_item(entry: &openloop_core::task::history::ActivityEntry, tz: &TimeZ
         task_type: type_label(&entry.task_type),
         status,
         status_class,
-        reason: words(&entry.entry.reason),
+        reason: super::page::reason_words(&entry.entry.reason),
         detail: entry.entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
     }
 }
@@ -745,11 +752,11 @@ mod tests {
         );
         let sent = "message 1 sent to a@example.com; follow-up planned for 2027-01-02T21:13:00Z.";
         assert_eq!(
-            super::super::page::local_times(sent, &tz),
+            openloop_core::task::reason_words::local_times(sent, &tz),
             "message 1 sent to a@example.com; follow-up planned for Jan 2, 13:13."
         );
         assert_eq!(
-            super::super::page::local_times("13:00-16:00 on 2026-11-02", &tz),
+            openloop_core::task::reason_words::local_times("13:00-16:00 on 2026-11-02", &tz),
             "13:00-16:00 on 2026-11-02"
         );
     }

@@ -233,6 +233,10 @@ pub fn account_layer(business_name: &str, profile: &Profile, memories: &[Busines
     line("Phone", profile.contact_phone.clone());
     line("Address", profile.contact_address.clone());
     line("Website", profile.contact_website.clone());
+    line(
+        "Where members update their card (the only payment link you may give)",
+        profile.billing_link.clone(),
+    );
     out.push_str(
         "Anything about the business not written here (hours, prices, policies, schedules) is unknown to you: \
          ask the owner by escalating, never guess.\n",

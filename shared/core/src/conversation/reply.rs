@@ -372,6 +372,7 @@ pub fn escalation_context(reason: Reason, blocker: Blocker, conversation: &[Conv
             .draft_reply
             .as_deref()
             .map(|d| escalation::clip(d, escalation::MAX_QUOTED_CHARS)),
+        last_draft_sent: blocker.draft_reply.as_ref().map(|_| false),
         suggested_next_step: suggested_next_step.into(),
         question: blocker.question,
         draft_reply: blocker.draft_reply,

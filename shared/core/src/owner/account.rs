@@ -74,6 +74,11 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
     pub contact_website: Option<String>,
+    /// Where a member updates their card or pays (an `https://` link the gym gives its
+    /// members): the only link a payment note may name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileLine::optional_schema))]
+    pub billing_link: Option<String>,
 }
 
 impl Profile {
@@ -88,10 +93,20 @@ impl Profile {
             ("profile.vibe", &self.vibe),
             ("profile.contact_phone", &self.contact_phone),
             ("profile.contact_website", &self.contact_website),
+            ("profile.billing_link", &self.billing_link),
         ];
         for (field, value) in one_liners {
             if let Some(value) = value {
                 crate::kernel::text::single_line("invalid_profile", field, value)?;
+            }
+        }
+        if let Some(link) = self.billing_link.as_deref().map(str::trim).filter(|l| !l.is_empty()) {
+            let rest = link.strip_prefix("https://").unwrap_or_default();
+            if rest.is_empty() || rest.starts_with('/') || link.chars().any(char::is_whitespace) {
+                return Err(InvalidInput::new(
+                    "invalid_profile",
+                    "profile.billing_link must be one https:// link, e.g. https://yourgym.example/billing",
+                ));
             }
         }
         let lists = [
@@ -126,6 +141,7 @@ impl Profile {
             &self.contact_phone,
             &self.contact_address,
             &self.contact_website,
+            &self.billing_link,
         ]
         .into_iter()
         .flatten()
@@ -593,6 +609,28 @@ mod tests {
             task_type: task_type.map(Into::into),
             prompt_override: None,
             prompt_additions: Some("Mention the summer schedule.".into()),
+        }
+    }
+
+    /// The billing link is the one link a payment note gives: an `https://` address with a
+    /// host, nothing else.
+    #[test]
+    fn the_billing_link_is_one_https_address() {
+        let with = |link: &str| {
+            let mut s = Settings::defaults("Europe/London".into());
+            s.profile.billing_link = Some(link.into());
+            s.validate()
+        };
+        assert!(with("https://pay.example/renegade").is_ok());
+        assert!(with("").is_ok(), "an empty field is no link");
+        for bad in [
+            "http://pay.example",
+            "pay.example",
+            "https://",
+            "https:///x",
+            "https://pay.example/a b",
+        ] {
+            assert_eq!(with(bad).expect_err(bad).code, "invalid_profile", "{bad}");
         }
     }
 

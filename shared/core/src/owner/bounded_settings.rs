@@ -43,6 +43,8 @@ struct BoundedProfile {
     contact_address: Option<ProfileText>,
     #[serde(default)]
     contact_website: Option<ProfileLine>,
+    #[serde(default)]
+    billing_link: Option<ProfileLine>,
 }
 
 fn text<T: Into<String>>(value: Option<T>) -> Option<String> {
@@ -70,6 +72,7 @@ impl From<BoundedProfile> for Profile {
             contact_phone: text(p.contact_phone),
             contact_address: text(p.contact_address),
             contact_website: text(p.contact_website),
+            billing_link: text(p.billing_link),
         }
     }
 }

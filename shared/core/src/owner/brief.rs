@@ -314,9 +314,16 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
             String::new()
         }
     };
-    if !brief.todos.is_empty() {
-        text.push_str("\nTo-dos due:\n");
-        for t in &brief.todos {
+    // A to-do already asked for under "Do this now" is not listed again.
+    let asked: Vec<String> = brief.actions.iter().filter_map(|a| a.todo_id.clone()).collect();
+    let todos: Vec<&Todo> = brief.todos.iter().filter(|t| !asked.contains(&t.id.to_string())).collect();
+    if !todos.is_empty() {
+        text.push_str(if asked.is_empty() {
+            "\nTo-dos due:\n"
+        } else {
+            "\nOther to-dos due:\n"
+        });
+        for t in todos {
             let phone = t.member.phone.as_deref().map(|p| format!(" — {p}")).unwrap_or_default();
             text.push_str(&format!("- {}{phone}\n", t.what));
         }
@@ -344,14 +351,23 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
     if y.is_empty() {
         text.push_str("\nYesterday: a quiet day (no mail sent, no replies).\n");
     } else {
-        text.push_str(&format!(
-            "\nYesterday: {} retained, {} recovered, {}, {}, {} sent.\n",
-            y.retained,
-            y.recovered,
-            count(y.replies, "reply", "replies"),
-            count(y.escalations, "escalation", "escalations"),
-            count(y.sent, "mail", "mails"),
-        ));
+        // Only what happened, each with its noun: no column of zeros.
+        let said: Vec<String> = [
+            (y.retained, "member retained", "members retained"),
+            (y.recovered, "recovery", "recoveries"),
+            (y.sent, "mail sent", "mails sent"),
+            (y.replies, "reply", "replies"),
+            (y.escalations, "escalation", "escalations"),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| count(n, one, many))
+        .collect();
+        if said.is_empty() {
+            text.push_str("\nYesterday: no mail sent, no replies.\n");
+        } else {
+            text.push_str(&format!("\nYesterday: {}.\n", said.join(", ")));
+        }
     }
     if y.held_out_back > 0 {
         text.push_str(&format!(
@@ -455,6 +471,7 @@ mod tests {
         );
         assert!(text.contains("1 member of the holdout group came back on their own"), "{text}");
         assert!(text.contains("Planned today: 1 step by the agent."), "{text}");
+        assert!(text.contains("\nYesterday: 1 mail sent.\n"), "only what happened: {text}");
         assert!(!text.contains("(s)") && !text.contains('_'), "{text}");
     }
 

@@ -21,6 +21,12 @@ use crate::kernel::error::InvalidInput;
 use crate::task::TaskStatus;
 use crate::task::tally::TaskTally;
 
+/// A month's `YYYY-MM` label (the API's) as an owner reads it: "2026-12" → "December 2026";
+/// anything else as it is.
+pub fn month_in_words(label: &str) -> String {
+    Month::parse(label, &TimeZone::UTC).map_or_else(|_| label.to_owned(), |m| m.in_words())
+}
+
 /// A calendar month in a time zone, as the half-open interval `[start, end)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Month {
@@ -61,6 +67,11 @@ impl Month {
 
     pub fn label(&self) -> String {
         self.first_day.strftime("%Y-%m").to_string()
+    }
+
+    /// The month as an owner reads it: "December 2026".
+    pub fn in_words(&self) -> String {
+        self.first_day.strftime("%B %Y").to_string()
     }
 
     pub fn contains(&self, t: Timestamp) -> bool {
@@ -214,6 +225,15 @@ mod tests {
         for bad in ["2026-13", "2026-1", "26-11", "2026/11", "", "2026-00", "abcd-ef"] {
             assert!(Month::parse(bad, &ny).is_err(), "{bad}");
         }
+    }
+
+    /// An owner reads a month by its name: "December 2026", never "2026-12".
+    #[test]
+    fn a_month_reads_by_its_name() {
+        assert_eq!(month_in_words("2026-12"), "December 2026");
+        assert_eq!(month_in_words("2027-01"), "January 2027");
+        assert_eq!(Month::parse("2026-11", &TimeZone::UTC).expect("month").in_words(), "November 2026");
+        assert_eq!(month_in_words("soon"), "soon", "anything else as it is");
     }
 
     #[test]

@@ -436,7 +436,7 @@ pub fn decide(seen: &StepInput) -> Step {
         (None, true) => Reason::FirstTouchDue,
         (None, false) => Reason::FollowUpDue,
     };
-    let claim = Why::new(step).detail(format!("touch {}, tone {}", task.touch, def.cadence.tone(task.touch)));
+    let claim = Why::new(step).detail(format!("message {}", task.touch + 1));
     Decided(match channel {
         Channel::Mail(to) => StepDecision::Send {
             to,

@@ -36,6 +36,8 @@ const fn says(what: &'static str, blocked_by: &'static str, next_step: &'static 
     }
 }
 
+/// What an escalation's reason says when the table above has nothing more particular.
+const NEEDS_DECISION: &str = "The task needs your decision";
 const DECIDE: &str = "Read the conversation, then resolve the task with an outcome, give guidance for one more message, or cancel it.";
 const USE_DRAFT: &str =
     "Read the agent's draft: give it as guidance to send it (edit it first if needed), or write your own answer as guidance.";
@@ -163,7 +165,7 @@ pub fn explain(reason: Reason) -> Explanation {
             "system",
             "Do it (or assign it) and mark the task resolved, or cancel it.",
         ),
-        _ => says("The task needs your decision", "system", DECIDE),
+        _ => says(NEEDS_DECISION, "system", DECIDE),
     }
 }
 
@@ -171,12 +173,14 @@ pub fn explain(reason: Reason) -> Explanation {
 /// move: its pending answer is still there), from what the task holds.
 pub fn context(task: &Task, why: &Why, now: Timestamp) -> EscalationContext {
     let explained = explain(why.reason);
-    let last_draft = task
-        .answer
-        .clone()
-        .or_else(|| task.draft.as_ref().map(|d| d.body.clone()))
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| clip(&d, MAX_QUOTED_CHARS));
+    // A pending answer waits unsent; the task's draft is its first message, sent once the
+    // task has written to the member.
+    let (last_draft, last_draft_sent) = match (task.answer.as_ref(), task.draft.as_ref()) {
+        (Some(answer), _) if !answer.trim().is_empty() => (Some(answer.clone()), Some(false)),
+        (_, Some(draft)) if !draft.body.trim().is_empty() => (Some(draft.body.clone()), Some(task.touch > 0)),
+        _ => (None, None),
+    };
+    let last_draft = last_draft.map(|d| clip(&d, MAX_QUOTED_CHARS));
     EscalationContext {
         blocked_at: now,
         blocked_by: explained.blocked_by.into(),
@@ -185,6 +189,7 @@ pub fn context(task: &Task, why: &Why, now: Timestamp) -> EscalationContext {
         question: None,
         draft_reply: None,
         last_draft,
+        last_draft_sent,
         member_words: task.member_last_words.clone(),
         suggested_next_step: explained.next_step.into(),
         suggested_actions: vec![
@@ -203,7 +208,10 @@ impl EscalationContext {
     pub fn or_from(mut self, base: Option<EscalationContext>) -> Self {
         if let Some(base) = base {
             self.member_words = self.member_words.or(base.member_words);
-            self.last_draft = self.last_draft.or(base.last_draft);
+            if self.last_draft.is_none() {
+                self.last_draft = base.last_draft;
+                self.last_draft_sent = base.last_draft_sent;
+            }
         }
         self
     }
@@ -212,14 +220,16 @@ impl EscalationContext {
 /// A reason's code (`member_question_needs_owner`) as an owner reads it, lower case first:
 /// "the member asked something only you can answer". An unknown code is its words.
 pub fn reason_in_words(code: &str) -> String {
-    match Reason::parse(code) {
-        Some(reason) => {
-            let what = explain(reason).what;
-            let mut chars = what.chars();
-            chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
-        }
-        None => code.replace('_', " "),
+    let what = match Reason::parse(code).map(|r| explain(r).what) {
+        Some(what) if what != NEEDS_DECISION => what.to_owned(),
+        _ => crate::task::reason_words::sentence(code),
+    };
+    // A name keeps its capital ("PushPress is busy", "Openloop is new to your gym").
+    if ["PushPress", "Openloop"].iter().any(|name| what.starts_with(name)) {
+        return what;
     }
+    let mut chars = what.chars();
+    chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// The owner's notice of an escalation (title, text): what happened in words, the member's
@@ -244,10 +254,17 @@ pub fn notice(task: &Task) -> (String, String) {
         }
     };
     let mut text = if context.summary.is_empty() {
-        context.reason.replace('_', " ")
+        reason_in_words(&context.reason)
     } else {
         context.summary.clone()
     };
+    // The agent's reading that only repeats the member's words (quoted below) is left out.
+    if let Some(words) = context.member_words.as_deref().map(str::trim).filter(|w| !w.is_empty())
+        && text.contains(words)
+        && let Some((what, _)) = text.split_once(". ")
+    {
+        text = format!("{what}.");
+    }
     if let Some(words) = &context.member_words {
         text.push_str(&format!("\n\n{name} wrote:\n{}", quoted(words)));
     }
@@ -260,7 +277,7 @@ pub fn notice(task: &Task) -> (String, String) {
         text.push_str(&format!("\n\nThe member asks: {}", clip(question, MAX_DETAIL_CHARS)));
     }
     if let Some(draft) = &context.last_draft {
-        text.push_str(&format!("\n\nThe agent's last draft:\n{}", quoted(draft)));
+        text.push_str(&format!("\n\n{}\n{}", last_draft_heading(context, task), quoted(draft)));
     }
     let next = if context.suggested_next_step.is_empty() {
         DECIDE
@@ -269,6 +286,18 @@ pub fn notice(task: &Task) -> (String, String) {
     };
     text.push_str(&format!("\n\nSuggested next step: {next}\n\nGoal: {}", task.goal));
     (title, text)
+}
+
+/// What an escalation's `last_draft` is, as the heading over it: a message the member got
+/// (the task's first, and how many followed), or a draft that waits unsent.
+pub fn last_draft_heading(context: &EscalationContext, task: &Task) -> String {
+    let name = task.member.label();
+    match context.last_draft_sent {
+        Some(true) if task.touch > 1 => format!("The first of the {} messages sent to {name}:", task.touch),
+        Some(true) => format!("The message sent to {name}:"),
+        Some(false) => "The agent's draft (not sent):".to_owned(),
+        None => "What the agent wrote:".to_owned(),
+    }
 }
 
 /// `text` as a plain-text quote: every line behind `> `.

@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod plan_edit;
 pub mod progress;
 pub mod reason;
+pub mod reason_words;
 pub mod subtasks;
 pub mod tally;
 pub mod task_loops;
@@ -355,6 +356,11 @@ pub struct EscalationContext {
     /// first message), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_draft: Option<String>,
+    /// Whether `last_draft` went to the member (the task's first message, once sent) or
+    /// waits unsent (an answer, a draft nobody approved); `None` where it is not known. The
+    /// owner reads it by what it is ([`crate::task::escalation::last_draft_heading`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_draft_sent: Option<bool>,
     /// What the owner could do next, in one sentence.
     #[serde(default)]
     pub suggested_next_step: String,

@@ -46,6 +46,30 @@ impl Expects {
             Expects::Delay => "delay",
         }
     }
+
+    /// What meeting it means, as the owner reads it: "the payment went through".
+    pub fn met_in_words(self) -> &'static str {
+        match self {
+            Expects::Reply => "the member replied",
+            Expects::Checkin => "the member checked in",
+            Expects::PaymentResolved => "the payment went through",
+            Expects::TrialAttended => "the lead came to their trial",
+            Expects::TodoDone => "the to-do was done",
+            Expects::Delay => "the wait is over",
+        }
+    }
+
+    /// What did not happen by the deadline, as the owner reads it (followed by "by <time>").
+    pub fn missed_in_words(self) -> &'static str {
+        match self {
+            Expects::Reply => "no reply",
+            Expects::Checkin => "no check-in",
+            Expects::PaymentResolved => "the payment still had not gone through",
+            Expects::TrialAttended => "the lead did not come to their trial",
+            Expects::TodoDone => "the to-do was not done",
+            Expects::Delay => "the wait ended",
+        }
+    }
 }
 
 /// What happens when the deadline passes with the loop still open.
@@ -72,6 +96,17 @@ impl OnDeadline {
             OnDeadline::Escalate => "escalate",
             OnDeadline::NoShowFollowup => "no_show_followup",
             OnDeadline::OpenTask => "open_task",
+        }
+    }
+
+    /// What was planned for the deadline, as the owner reads it.
+    pub fn in_words(self) -> &'static str {
+        match self {
+            OnDeadline::FollowUp => "the next follow-up",
+            OnDeadline::Close => "closing the task",
+            OnDeadline::Escalate => "handing it to you",
+            OnDeadline::NoShowFollowup => "a note about the missed visit",
+            OnDeadline::OpenTask => "opening the planned task",
         }
     }
 

@@ -124,11 +124,19 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "member.usual_class",
         "the class most of their recent check-ins were (\"Yoga Flow\"), where check-ins name one",
     ),
+    (
+        "member.billed_in_pushpress",
+        "true when their membership is billed in PushPress: they can update their card in PushPress's member app",
+    ),
     ("gym.name", "the profile's display name, else the account's name"),
     ("gym.owner_first_name", "the owner's first name"),
     ("gym.sign_off", "the profile's sign-off as written"),
     ("gym.phone", "the profile's phone"),
     ("gym.website", "the profile's website"),
+    (
+        "gym.billing_link",
+        "the profile's billing link: where members update their card (the only link a payment note may give)",
+    ),
     ("gym.address", "the profile's address"),
     ("gym.offer", "the profile's current promotion: the only offer a template may make"),
 ];
@@ -291,6 +299,7 @@ fn context(inputs: &Inputs<'_>) -> Value {
         ("usual_time", some(m.usual_time.as_deref())),
         ("plan_name", some(m.plan_name.as_deref())),
         ("usual_class", some(m.usual_class.as_deref())),
+        ("billed_in_pushpress", Value::from(m.billed_in_pushpress)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
@@ -301,6 +310,7 @@ fn context(inputs: &Inputs<'_>) -> Value {
         ("sign_off", some(p.sign_off.as_deref())),
         ("phone", some(p.contact_phone.as_deref())),
         ("website", some(p.contact_website.as_deref())),
+        ("billing_link", some(p.billing_link.as_deref())),
         ("address", some(p.contact_address.as_deref())),
         ("offer", some(p.current_promo.as_deref())),
     ]

@@ -187,3 +187,96 @@ fn the_guided_answer_says_the_owners_words() {
     .expect("renders");
     assert_eq!(mail.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike");
 }
+
+/// Every payment note (the first, the follow-up, the answer to a reply) says where the member
+/// updates their card: the gym's billing link when the owner gave one, else PushPress's member
+/// app for a membership PushPress bills, else the front desk (and the gym's phone) — never a
+/// link the owner did not give, never just "take a look".
+#[test]
+fn every_payment_note_says_where_to_update_the_card() {
+    let link = "https://pay.example/renegade";
+    let with_link = Profile {
+        billing_link: Some(link.into()),
+        ..profile()
+    };
+    let with_phone = Profile {
+        contact_phone: Some("555-0100".into()),
+        ..profile()
+    };
+    let on_pushpress = MemberVars {
+        billed_in_pushpress: true,
+        ..MemberVars::named(Some("Dana".into()))
+    };
+    let elsewhere = MemberVars::named(Some("Dana".into()));
+    for touch in ["first", "follow_up_1", "reply"] {
+        let text = template_for("payment_recovery", touch, None);
+        let mail = |member: &MemberVars, profile: &Profile| {
+            render(&text, &inputs(member, profile))
+                .unwrap_or_else(|e| panic!("{touch}: {e}"))
+                .body
+        };
+        for member in [&on_pushpress, &elsewhere] {
+            let body = mail(member, &with_link);
+            assert!(
+                body.contains("update your card") && body.contains(&format!("here: {link}")),
+                "{touch}: {body}"
+            );
+            assert!(!body.contains("PushPress"), "{touch}: one way, the gym's own: {body}");
+        }
+        let body = mail(&on_pushpress, &profile());
+        assert!(body.contains("in the PushPress member app"), "{touch}: {body}");
+        let body = mail(&elsewhere, &with_phone);
+        assert!(
+            body.contains("front desk") && body.contains("call us at 555-0100"),
+            "{touch}: {body}"
+        );
+        let body = mail(&elsewhere, &profile());
+        assert!(body.contains("front desk") && !body.contains("call us"), "{touch}: {body}");
+        for body in [mail(&on_pushpress, &profile()), mail(&elsewhere, &with_phone)] {
+            assert!(!body.contains("http"), "{touch}: a link nobody gave: {body}");
+            assert!(
+                !body.to_lowercase().contains("take a look"),
+                "{touch}: says how, not just to look: {body}"
+            );
+        }
+    }
+}
+
+/// A payment note sent as a text (its first two touches may be, in two segments) still says
+/// where to update the card: the way comes before anything the text may cut.
+#[test]
+fn a_payment_note_cut_to_a_text_still_says_where_to_update_the_card() {
+    let with_link = Profile {
+        billing_link: Some("https://pay.example/renegade".into()),
+        ..profile()
+    };
+    let with_phone = Profile {
+        contact_phone: Some("555-0100".into()),
+        ..profile()
+    };
+    let on_pushpress = MemberVars {
+        billed_in_pushpress: true,
+        ..MemberVars::sample()
+    };
+    let elsewhere = MemberVars {
+        billed_in_pushpress: false,
+        ..MemberVars::sample()
+    };
+    for touch in ["first", "follow_up_1"] {
+        let text = template_for("payment_recovery", touch, None);
+        for (member, profile, how) in [
+            (&on_pushpress, &with_link, "https://pay.example/renegade"),
+            (&on_pushpress, &profile(), "PushPress member app"),
+            (&elsewhere, &with_phone, "front desk"),
+        ] {
+            let mail = render(&text, &inputs(member, profile)).unwrap_or_else(|e| panic!("{touch}: {e}"));
+            let sms = crate::conversation::sms::compose(
+                "CrossFit Renegade",
+                &mail.body,
+                touch == "first",
+                crate::owner::sms::DEFAULT_MAX_SEGMENTS,
+            );
+            assert!(sms.body.contains(how), "{touch}: {how} cut from the text: {}", sms.body);
+        }
+    }
+}

@@ -30,6 +30,10 @@ pub struct MemberVars {
     /// The class half of their recent named check-ins were (three at least).
     #[serde(default)]
     pub usual_class: Option<String>,
+    /// Their membership is billed in PushPress (they have a PushPress enrollment), so they can
+    /// update their card themselves in PushPress's member app.
+    #[serde(default)]
+    pub billed_in_pushpress: bool,
 }
 
 /// Check-ins needed before a habit is named.
@@ -117,6 +121,7 @@ impl MemberVars {
             usual_time: usual_time(&checkins, tz),
             plan_name,
             usual_class: usual_class(facts),
+            billed_in_pushpress: !facts.membership.enrollments.is_empty(),
         }
     }
 
@@ -138,6 +143,7 @@ impl MemberVars {
             usual_time: Some("Tuesday evening".into()),
             plan_name: Some("Unlimited".into()),
             usual_class: Some("CrossFit".into()),
+            billed_in_pushpress: true,
         }
     }
 
@@ -225,5 +231,26 @@ mod tests {
         assert_eq!(t(250).as_deref(), Some("8 months"));
         assert_eq!(t(400).as_deref(), Some("over a year"));
         assert_eq!(t(800).as_deref(), Some("2 years"));
+    }
+
+    /// A member with a PushPress enrollment is billed in PushPress (their card is updated in
+    /// its member app); one known only from member events is not.
+    #[test]
+    fn a_member_with_a_pushpress_enrollment_is_billed_in_pushpress() {
+        let now: Timestamp = "2026-11-20T00:00:00Z".parse().expect("time");
+        let mut facts = MemberFacts::new(crate::kernel::ids::MemberId::parse("m_1").expect("id"));
+        let vars = |f: &MemberFacts| MemberVars::from_facts(f, None, None, &TimeZone::UTC, now);
+        assert!(!vars(&facts).billed_in_pushpress);
+        facts.membership.enrollments.insert(
+            "sub_1".into(),
+            crate::members::membership::EnrollmentFact {
+                status: crate::members::source::EnrollmentStatus::Alert,
+                plan_id: None,
+                paid_until: None,
+                next_charge: None,
+                stamp: (now, "evt".into()),
+            },
+        );
+        assert!(vars(&facts).billed_in_pushpress);
     }
 }

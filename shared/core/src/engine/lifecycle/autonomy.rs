@@ -87,14 +87,15 @@ impl Engine {
             TaskStatus::Executing,
             now,
             Why::new(if touch == 0 { Reason::FirstTouchDue } else { Reason::FollowUpDue })
-                .detail(format!("touch {touch}, tone {} ({label})", def.cadence.tone(touch))),
+                .detail(format!("message {} ({label})", touch + 1)),
         )?;
         let (mut next, log) = transition(
             &started,
             TaskStatus::Waiting,
             now,
             Why::new(reason).detail(format!(
-                "touch {touch} to {to} passed every gate; recorded, not sent (subject {:?})",
+                "message {} to {to} passed every gate; recorded, not sent (subject {:?})",
+                touch + 1,
                 draft.subject
             )),
         )?;

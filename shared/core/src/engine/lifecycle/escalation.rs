@@ -81,10 +81,12 @@ impl Engine {
             Timer::Remind { timeout_at } => {
                 // The reminder is a batchable owner notice (spec §35): it waits for a day with
                 // budget left rather than being dropped, but never past the timeout.
-                let budget = match self.store.get_account(task.account_id).await? {
-                    Some(account) => self.claim_notice_budget(&account, NoticeKind::EscalationReminder, now).await?,
+                let account = self.store.get_account(task.account_id).await?;
+                let budget = match &account {
+                    Some(account) => self.claim_notice_budget(account, NoticeKind::EscalationReminder, now).await?,
                     None => Ok(()),
                 };
+                let tz = account.as_ref().map_or(jiff::tz::TimeZone::UTC, |a| a.settings.time_zone());
                 if let Err(tomorrow) = budget {
                     let at = tomorrow.min(timeout_at);
                     let why = Why::new(Reason::OwnerNotificationBudgetUsed).detail(format!(
@@ -122,10 +124,15 @@ impl Engine {
                     kind: NoticeKind::EscalationReminder,
                     task_id: Some(task.id),
                     member_id: Some(task.member.id.clone()),
-                    title: format!("Still waiting for you: {} ({})", task.task_type.replace('_', " "), task.member.id),
+                    title: format!(
+                        "{} still needs you ({})",
+                        task.member.label(),
+                        super::owner_notices::type_label(&task.task_type)
+                    ),
                     detail: format!(
-                        "Escalated {hours} hours ago ({}). Give guidance, resolve or cancel it; otherwise it is cancelled on {timeout_at}.",
-                        task.outcome_reason.as_deref().unwrap_or("escalated")
+                        "It has waited for you for {hours} hours: {}. Give guidance, resolve or cancel it; otherwise it is cancelled on {}.",
+                        crate::task::escalation::reason_in_words(task.outcome_reason.as_deref().unwrap_or("escalated")),
+                        crate::owner::owner_notice::when(timeout_at, &tz)
                     ),
                 };
                 self.notify_owner_after(task.account_id, draft, true).await;

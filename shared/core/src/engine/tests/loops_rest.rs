@@ -274,6 +274,16 @@ async fn a_todos_loop_escalates_it_once_at_its_deadline_unless_the_members_check
     w.run().await;
     let told: Vec<String> = w.notice_titles().await.into_iter().filter(overdue).collect();
     assert_eq!(told.len(), 1, "the silent member's to-do, once: {told:?}");
+    let (notices, _) = w.store.list_notices(w.account.id, 50, None).await.expect("notices");
+    let detail = notices
+        .iter()
+        .find(|n| overdue(&n.title))
+        .map(|n| n.detail.clone())
+        .unwrap_or_default();
+    assert!(
+        detail.starts_with("On your call list for 2 days and not done yet.") && !detail.contains('Z'),
+        "how long, in words: {detail}"
+    );
     assert_eq!(w.loops_of("m_silent").await[0].status, LoopStatus::Expired);
     assert_eq!(w.loops_of("m_back").await[0].status, LoopStatus::Met, "met stays met");
 }

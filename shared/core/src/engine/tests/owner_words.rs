@@ -191,3 +191,227 @@ async fn the_log_says_sends_and_limits_in_words() {
         .unwrap_or_else(|| panic!("held: {:?}", held.log));
     assert_eq!(limit, "the member already got 1 message today (at most 1 a day); it goes tomorrow");
 }
+
+/// The owner's escalation notice of `task`.
+async fn escalation_notice(
+    w: &World,
+    task: &Task,
+    kind: crate::owner::owner_notice::NoticeKind,
+) -> crate::owner::owner_notice::OwnerNotice {
+    let (notices, _) = w.store.list_notices(w.account.id, 50, None).await.expect("notices");
+    notices
+        .into_iter()
+        .find(|n| n.task_id == Some(task.id) && n.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind:?} notice for {}", task.id))
+}
+
+async fn run_until_escalated(w: &World, task: &Task) {
+    for _ in 0..10 {
+        w.run_when_due(task).await;
+        if w.task(task).await.status == TaskStatus::Escalated {
+            return;
+        }
+    }
+    panic!("{} never escalated", task.id);
+}
+
+/// Given a payment task whose messages all went out before it escalated, then the owner's
+/// mail quotes its first message as sent (and says how many went); given one whose mail was
+/// refused, the draft as not sent — never "the agent's last draft" for a message the member got.
+#[tokio::test]
+async fn an_escalation_names_a_sent_message_as_sent_and_an_unsent_draft_as_a_draft() {
+    use crate::owner::owner_notice::NoticeKind;
+    let w = world().await;
+    let spent = w.approved("payment_recovery", "m_spent").await;
+    run_until_escalated(&w, &spent).await;
+    let touch = w.task(&spent).await.touch;
+    assert!(touch >= 2, "both payment notes went out: {touch}");
+    let notice = escalation_notice(&w, &spent, NoticeKind::Escalation).await;
+    assert!(
+        notice
+            .detail
+            .contains(&format!("The first of the {touch} messages sent to Sam:\n> First")),
+        "{}",
+        notice.detail
+    );
+    assert!(
+        !notice.detail.contains("last draft") && !notice.detail.contains("not sent"),
+        "{}",
+        notice.detail
+    );
+
+    w.mailer.set_mode(MailerMode::Reject);
+    let refused = w.approved("churn_risk", "m_refused").await;
+    run_until_escalated(&w, &refused).await;
+    let notice = escalation_notice(&w, &refused, NoticeKind::Escalation).await;
+    assert!(
+        notice.detail.contains("The agent's draft (not sent):\n> First"),
+        "{}",
+        notice.detail
+    );
+    assert!(!notice.detail.contains("sent to"), "{}", notice.detail);
+}
+
+/// Given an escalation nobody answers for two days, then the reminder names the member and the
+/// task type, says why in words and when it will be cancelled in the gym's time — no id, code
+/// or UTC time.
+#[tokio::test]
+async fn an_escalation_reminder_reads_in_words_and_the_gyms_time() {
+    use crate::owner::owner_notice::NoticeKind;
+    let w = world().await;
+    w.mailer.set_mode(MailerMode::Reject);
+    let task = w.approved("churn_risk", "m_waits").await;
+    run_until_escalated(&w, &task).await;
+    w.clock.advance(crate::kernel::limits::ESCALATION_REMINDER_AFTER);
+    w.run().await;
+    let reminder = escalation_notice(&w, &task, NoticeKind::EscalationReminder).await;
+    assert_eq!(reminder.title, "Sam still needs you (At-Risk Member)");
+    assert!(
+        reminder
+            .detail
+            .starts_with("It has waited for you for 48 hours: the message could not be sent"),
+        "{}",
+        reminder.detail
+    );
+    let timeout = w.local(w.task(&task).await.next_action_at.expect("the timeout"));
+    assert!(
+        reminder
+            .detail
+            .contains(&timeout.strftime("cancelled on %a, %b %-d at %H:%M").to_string()),
+        "{}",
+        reminder.detail
+    );
+    assert_plain_words(&reminder.title);
+    assert_plain_words(&reminder.detail);
+    assert!(
+        !reminder.detail.contains("m_waits") && !reminder.detail.contains('Z'),
+        "{}",
+        reminder.detail
+    );
+}
+
+/// Given a manual-mode account's new task and a sent message, then every entry of the activity
+/// feed as the API gives it reads its reason as a sentence and its detail in the gym's time —
+/// the codes and UTC instants stay only in the fields for programs.
+#[tokio::test]
+async fn the_activity_feed_reads_in_sentences_and_the_gyms_time() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_feed").await;
+    w.run().await;
+    let pending = w
+        .engine
+        .create_task(&w.account, w.new_task("win_back", "m_other").await)
+        .await
+        .expect("create");
+    let (entries, _) = w.engine.activity(w.account.id, Some(50), None).await.expect("activity");
+    let tz = w.account.settings.time_zone();
+    let views: Vec<_> = entries.iter().map(|e| crate::contract::ActivityView::for_owner(e, &tz)).collect();
+    assert!(
+        views.iter().any(|v| v.task_id == task.id.to_string()),
+        "the sent task is in the feed"
+    );
+    assert!(
+        views.iter().any(|v| v.task_id == pending.task().id.to_string()),
+        "the new task is in the feed"
+    );
+    for view in &views {
+        assert_plain_words(&view.reason_text);
+        assert!(!view.reason_text.contains(view.reason), "{} reads as its code", view.reason);
+        if let Some(detail) = &view.detail_text {
+            assert!(!detail.contains(":00Z") && !detail.contains("T1"), "a UTC instant: {detail}");
+        }
+    }
+    let manual = views
+        .iter()
+        .find(|v| v.reason == "manual_mode_requires_review")
+        .unwrap_or_else(|| panic!("the review entry: {views:?}"));
+    assert_eq!(
+        manual.reason_text,
+        "Your account is in manual mode, so every first message waits for your approval"
+    );
+    let sent = views.iter().find(|v| v.reason == "message_sent").expect("the send");
+    assert_eq!(sent.reason_text, "The message was sent");
+    let raw = sent.detail.unwrap_or_default();
+    let shown = sent.detail_text.clone().unwrap_or_default();
+    if raw.contains('Z') {
+        assert_ne!(raw, shown, "the instants are the gym's");
+    }
+}
+
+/// Given a payment task that sends its first note and then sees the payment go through, then
+/// every entry of its log reads, as the owner is shown it, in words and the gym's time: the
+/// step says which message ("message 1", no cadence tone), the met loop what happened ("the
+/// payment went through", no event id).
+#[tokio::test]
+async fn a_payment_tasks_log_reads_in_words_from_first_note_to_payment() {
+    let w = world().await;
+    let task = w.approved("payment_recovery", "m_pays").await;
+    w.run().await;
+    let member = w.member("m_pays").await;
+    w.owner_words_signal(
+        "evt_paid",
+        MemberEvent::PaymentSucceeded {
+            member_id: member,
+            amount: 150.0,
+            currency: "USD".into(),
+            paid_at: w.clock.now(),
+        },
+    )
+    .await;
+    w.run().await;
+    let history = w.store.task_history(w.account.id, task.id).await.expect("history").expect("task");
+    let tz = w.account.settings.time_zone();
+    let shown: Vec<(String, String)> = history
+        .log
+        .iter()
+        .map(|e| {
+            (
+                crate::task::reason_words::sentence(&e.reason),
+                crate::task::reason_words::detail(e.detail.as_deref().unwrap_or_default(), &tz),
+            )
+        })
+        .collect();
+    for (reason, detail) in &shown {
+        assert_plain_words(reason);
+        assert_plain_words(detail);
+        assert!(!detail.contains("tone") && !detail.contains("touch "), "{detail}");
+    }
+    assert!(shown.iter().any(|(_, d)| d == "Message 1."), "{shown:?}");
+    assert!(
+        shown
+            .iter()
+            .any(|(r, d)| r == "What it waited for happened" && d == "The payment went through."),
+        "{shown:?}"
+    );
+    assert_eq!(w.task(&task).await.outcome.as_deref(), Some("recovered"), "{shown:?}");
+}
+
+/// Given a member's question the agent hands to the owner with a reading that only repeats
+/// it, then the escalation mail says what happened once and quotes the member once.
+#[test]
+fn an_escalation_mail_quotes_the_members_question_once() {
+    let mut task = crate::testing::sample_task(TaskStatus::Escalated);
+    let words = "Do you have a class on Sunday mornings?";
+    task.outcome_reason = Some("member_question_needs_owner".into());
+    task.escalation = Some(crate::task::EscalationContext {
+        blocked_at: day0(),
+        blocked_by: "member".into(),
+        reason: "member_question_needs_owner".into(),
+        summary: format!(
+            "The member asked something only you can answer. The agent's reading: The member asked something I cannot answer from what I know: \"{words}\"."
+        ),
+        member_words: Some(words.into()),
+        last_draft: None,
+        last_draft_sent: None,
+        suggested_next_step: "Answer the member's question as guidance; the agent writes it to them.".into(),
+        question: Some(words.into()),
+        draft_reply: None,
+        suggested_actions: Vec::new(),
+        conversation_snapshot: Vec::new(),
+        resume_instructions: String::new(),
+    });
+    let (_, text) = crate::task::escalation::notice(&task);
+    assert_eq!(text.matches(words).count(), 1, "{text}");
+    assert!(text.starts_with("The member asked something only you can answer.\n\n"), "{text}");
+    assert_eq!(text.matches("asked something").count(), 1, "{text}");
+}

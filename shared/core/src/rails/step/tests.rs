@@ -112,7 +112,7 @@ fn a_ready_task_with_every_gate_open_is_claimed_and_sent() {
         decided(&seen),
         StepDecision::Send {
             to: seen.task.member.email.clone().expect("email"),
-            claim: Why::new(Reason::FirstTouchDue).detail("touch 0, tone friendly_urgent"),
+            claim: Why::new(Reason::FirstTouchDue).detail("message 1"),
             daily_send_limit: limit,
         }
     );

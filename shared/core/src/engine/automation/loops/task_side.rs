@@ -37,16 +37,12 @@ impl Engine {
                 return Ok(false);
             }
             let why = match resolved.status {
-                LoopStatus::Met => Why::new(Reason::LoopMet).detail(format!(
-                    "the {} it waited for came ({})",
-                    note.expects.as_str(),
-                    resolved.met_by.as_deref().unwrap_or("a signal")
-                )),
+                LoopStatus::Met => Why::new(Reason::LoopMet).detail(note.expects.met_in_words()),
                 _ => Why::new(Reason::LoopExpired).detail(format!(
-                    "no {} by {}: it says to {}",
-                    note.expects.as_str(),
+                    "{} by {}; planned then: {}",
+                    note.expects.missed_in_words(),
                     note.deadline,
-                    note.on_deadline.as_str().replace('_', " ")
+                    note.on_deadline.in_words()
                 )),
             };
             let (mut next, log) = record(&task, now, why);

@@ -43,9 +43,10 @@ impl Engine {
             task_id: Some(todo.task_id),
             member_id: Some(todo.member.id.clone()),
             title: format!("Overdue to-do: {}", todo.what),
+            // How long, not since when: a time needs the gym's zone, an age does not.
             detail: format!(
-                "On your call list since {} and not done yet. Log the contact or mark it done for {name}.",
-                todo.due_at
+                "On your call list for {} and not done yet. Log the contact or mark it done for {name}.",
+                crate::kernel::plural::count((now.duration_since(todo.due_at).as_hours() / 24).max(1), "day", "days")
             ),
         };
         self.notify_owner_after(todo.account_id, draft, false).await;

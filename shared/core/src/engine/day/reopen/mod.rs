@@ -57,6 +57,7 @@ impl Engine {
             summary: format!("You reopened it: {reason}"),
             member_words: task.member_last_words.clone(),
             last_draft: None,
+            last_draft_sent: None,
             suggested_next_step: "Give guidance for the next message, or resolve it with an outcome.".into(),
             question: None,
             draft_reply: None,

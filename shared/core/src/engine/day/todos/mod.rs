@@ -250,7 +250,7 @@ impl Engine {
         else {
             return;
         };
-        let Some(rule) = rules::for_escalation(&entry.reason) else {
+        let Some(rule) = rules::for_escalation(&entry.reason, &task.task_type) else {
             return;
         };
         let name = task.member.label();

@@ -15,6 +15,9 @@ pub const DEFAULT_RULES: &str = include_str!("../../../../../../rules/todos.toml
 #[serde(deny_unknown_fields)]
 pub(crate) struct EscalationRule {
     pub reasons: Vec<String>,
+    /// The task types it is for; none: every type.
+    #[serde(default)]
+    pub task_types: Vec<String>,
     pub kind: TodoKind,
     /// May say `{name}` and `{reason}`.
     pub what: String,
@@ -49,8 +52,9 @@ pub(crate) fn escalate_after() -> jiff::SignedDuration {
     jiff::SignedDuration::from_hours(i64::from(hours))
 }
 
-/// The first rule naming `reason` (an escalation's log reason code), if any.
-pub(crate) fn for_escalation(reason: &str) -> Option<&'static EscalationRule> {
+/// The first rule naming `reason` (an escalation's log reason code) for a task of
+/// `task_type`, if any.
+pub(crate) fn for_escalation(reason: &str, task_type: &str) -> Option<&'static EscalationRule> {
     static RULES: OnceLock<Vec<EscalationRule>> = OnceLock::new();
     RULES
         .get_or_init(|| {
@@ -60,7 +64,7 @@ pub(crate) fn for_escalation(reason: &str) -> Option<&'static EscalationRule> {
             })
         })
         .iter()
-        .find(|r| r.reasons.iter().any(|r| r == reason))
+        .find(|r| r.reasons.iter().any(|r| r == reason) && (r.task_types.is_empty() || r.task_types.iter().any(|t| t == task_type)))
 }
 
 /// `what` with the member's name and the escalation's words in place.
@@ -82,9 +86,33 @@ mod tests {
                 assert!(Reason::ALL.iter().any(|r| r.as_str() == reason), "{reason} is not a reason code");
             }
         }
-        let call = for_escalation("member_question_needs_owner").expect("a question the owner must answer");
+        for rule in &rules {
+            for task_type in &rule.task_types {
+                assert!(
+                    crate::task::task_type::lookup(task_type).is_some(),
+                    "{task_type} is not a task type"
+                );
+            }
+        }
+        let call = for_escalation("member_question_needs_owner", "churn_risk").expect("a question the owner must answer");
         assert_eq!(call.kind, TodoKind::Call);
         assert_eq!(what(call, "Sarah", "x"), "Call Sarah: they asked what only you can answer");
-        assert!(for_escalation("owner_cancelled").is_none());
+        assert!(for_escalation("owner_cancelled", "churn_risk").is_none());
+        // Spent notes about a payment ask for a call about the payment, which a check-in does
+        // not settle; an at-risk member's, one that brings them back.
+        let payment = for_escalation("budget_messages_exhausted", "payment_recovery").expect("a payment call");
+        assert_eq!(
+            what(payment, "Sam", "x"),
+            "Call Sam about their payment: the notes did not get it sorted"
+        );
+        assert!(!payment.get_them_back);
+        let lead = for_escalation("budget_messages_exhausted", "lead_followup").expect("a lead's call");
+        assert_eq!(
+            what(lead, "Cy", "x"),
+            "Call Cy: they have not booked a first visit yet",
+            "a lead never left"
+        );
+        let churn = for_escalation("budget_messages_exhausted", "churn_risk").expect("a call");
+        assert_eq!(what(churn, "Sam", "x"), "Call Sam: the agent's messages did not bring them back");
     }
 }

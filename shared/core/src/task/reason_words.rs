@@ -1,0 +1,183 @@
+//! What a decision of a task's log means to a gym owner: one sentence per reason code, from the
+//! data file `words/reasons.toml` (compiled in; a test checks it against [`Reason::ALL`]), and
+//! a log entry's detail with its instants in the gym's time zone. The activity feed, a task's
+//! page and the API's `reason_text` / `detail_text` all read the log through here.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::Deserialize;
+
+pub const REASON_WORDS: &str = include_str!("../../../../words/reasons.toml");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Patterns {
+    below_threshold: String,
+    auto_approved: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    patterns: Patterns,
+    reasons: BTreeMap<String, String>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        toml::from_str(REASON_WORDS).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "words/reasons.toml does not parse; reasons read as their codes");
+            Table::default()
+        })
+    })
+}
+
+/// The confidence gate's codes built from numbers: `confidence_74_below_threshold_75`,
+/// `auto_approved_confidence_90`.
+fn gate_pattern(code: &str) -> Option<&'static str> {
+    let numbers = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    if let Some(rest) = code.strip_prefix("confidence_")
+        && let Some((confidence, threshold)) = rest.split_once("_below_threshold_")
+        && numbers(confidence)
+        && numbers(threshold)
+    {
+        return Some(&table().patterns.below_threshold)
+            .filter(|s| !s.is_empty())
+            .map(String::as_str);
+    }
+    code.strip_prefix("auto_approved_confidence_")
+        .filter(|n| numbers(n))
+        .and_then(|_| Some(table().patterns.auto_approved.as_str()).filter(|s| !s.is_empty()))
+}
+
+/// A reason code as the owner reads it: "Your account is in manual mode, so every first
+/// message waits for your approval". A step on its way to a move (`<code>_handling`) reads
+/// as its code; a code the table does not know reads as its words, capitalised.
+pub fn sentence(code: &str) -> String {
+    let code = code.trim();
+    if let Some(words) = table().reasons.get(code) {
+        return words.clone();
+    }
+    if let Some(words) = gate_pattern(code) {
+        return words.to_owned();
+    }
+    if let Some(base) = code.strip_suffix("_handling")
+        && let Some(words) = table().reasons.get(base)
+    {
+        return words.clone();
+    }
+    let plain = code.replace(['_', ':'], " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut chars = plain.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// A time as the owner reads it: "Dec 31, 08:00" in the gym's time zone.
+pub fn when(at: Timestamp, tz: &TimeZone) -> String {
+    at.to_zoned(tz.clone()).strftime("%b %-d, %H:%M").to_string()
+}
+
+/// Every instant written in `text` (RFC 3339, as the log keeps them) as [`when`] writes it.
+pub fn local_times(text: &str, tz: &TimeZone) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let (before, from) = rest.split_at(start);
+        out.push_str(before);
+        let end = from
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '.' | '+')))
+            .unwrap_or(from.len());
+        // A sentence's full stop after the instant is not part of it.
+        let token = from[..end].trim_end_matches('.');
+        match token.parse::<Timestamp>() {
+            Ok(at) if token.contains('T') => {
+                out.push_str(&when(at, tz));
+                rest = &from[token.len()..];
+            }
+            _ => {
+                let digit = from.chars().next().map_or(1, char::len_utf8);
+                out.push_str(&from[..digit]);
+                rest = &from[digit..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A log entry's detail as the owner reads it: the agent's reading in words (without the codes
+/// the log keeps), every instant in the gym's time zone.
+pub fn detail(detail: &str, tz: &TimeZone) -> String {
+    local_times(&crate::task::escalation::detail_in_words(detail), tz)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::reason::Reason;
+
+    /// Every reason has its sentence, and the table names no code there is not: a new reason
+    /// without words, or words for a renamed one, fails here.
+    #[test]
+    fn every_reason_has_one_sentence_and_every_sentence_a_reason() {
+        let table: Table = toml::from_str(REASON_WORDS).expect("words/reasons.toml parses");
+        for reason in Reason::ALL {
+            assert!(table.reasons.contains_key(reason.as_str()), "{} has no sentence", reason.as_str());
+        }
+        for code in table.reasons.keys() {
+            assert!(Reason::parse(code).is_some(), "{code} is not a reason code");
+        }
+        for words in table
+            .reasons
+            .values()
+            .chain([&table.patterns.below_threshold, &table.patterns.auto_approved])
+        {
+            assert!(!words.contains('_') && !words.ends_with('.'), "{words:?}");
+            assert!(words.chars().next().is_some_and(char::is_uppercase), "{words:?}");
+            let lower = words.to_lowercase();
+            for internal in [
+                "snapshot",
+                "executing",
+                "dormant",
+                "budget",
+                "touch",
+                "cadence",
+                "escalat",
+                "threshold",
+            ] {
+                assert!(!lower.contains(internal), "an internal word in {words:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_code_reads_as_a_sentence_an_owner_understands() {
+        assert_eq!(
+            sentence("manual_mode_requires_review"),
+            "Your account is in manual mode, so every first message waits for your approval"
+        );
+        assert_eq!(sentence("missing_member_email_handling"), "The member has no email address on file");
+        assert_eq!(
+            sentence("confidence_74_below_threshold_75"),
+            "The agent was not sure enough of its message to send it alone, so it waits for your approval"
+        );
+        assert_eq!(
+            sentence("auto_approved_confidence_90"),
+            "The agent was confident enough to go ahead on its own"
+        );
+        assert_eq!(
+            sentence("escalation_trigger:always"),
+            "This kind of task always waits for your approval"
+        );
+        assert_eq!(sentence("something_new"), "Something new", "an unknown code as its words");
+    }
+
+    #[test]
+    fn a_detail_reads_in_the_gyms_time() {
+        let ny = TimeZone::get("America/New_York").expect("tz");
+        assert_eq!(detail("resuming 2026-12-01T14:00:00Z.", &ny), "Resuming Dec 1, 09:00.");
+    }
+}
