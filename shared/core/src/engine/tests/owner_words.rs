@@ -3,6 +3,7 @@
 //! name or address, task types by their label — never a code, an id or a UTC timestamp.
 
 use super::*;
+use crate::ports::Clock as _;
 
 impl World {
     /// `event`, delivered now through the signals path (the loop tests' fixture).
