@@ -122,6 +122,14 @@ async fn every_route_is_documented_and_every_documented_route_is_routed() {
     assert!(unrouted.is_empty(), "operations of the document no route serves: {unrouted:?}");
 }
 
+/// A response as written, or the shared one it refers to.
+fn shared_response<'a>(document: &'a Value, response: &'a Value) -> &'a Value {
+    match response["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/responses/")) {
+        Some(name) => &document["components"]["responses"][name],
+        None => response,
+    }
+}
+
 /// Every operation but the document's own names the bearer token, answers in the error shape
 /// it documents, and lists 401; each path parameter is declared.
 #[tokio::test]
@@ -145,15 +153,17 @@ async fn each_operation_documents_its_token_errors_and_parameters() {
             }
         }
     }
-    // Every reference names a schema the document defines.
+    // Every reference names a schema or a shared response the document defines.
     let mut refs = Vec::new();
     collect_refs(&document, &mut refs);
     assert!(refs.len() > 100, "{} references", refs.len());
     for r in refs {
-        let name = r
-            .strip_prefix("#/components/schemas/")
-            .unwrap_or_else(|| panic!("a reference outside the schemas: {r}"));
-        assert!(document["components"]["schemas"][name].is_object(), "{r} is not defined");
+        let (kind, name) = r
+            .strip_prefix("#/components/")
+            .and_then(|rest| rest.split_once('/'))
+            .filter(|(kind, _)| ["schemas", "responses"].contains(kind))
+            .unwrap_or_else(|| panic!("a reference outside the schemas and responses: {r}"));
+        assert!(document["components"][kind][name].is_object(), "{r} is not defined");
     }
     let error = &document["components"]["schemas"]["ErrorBody"];
     assert_eq!(error["required"][0], "error", "{error}");
@@ -176,7 +186,7 @@ async fn each_operation_documents_its_token_errors_and_parameters() {
             if path == "/api/v1/openapi.json" {
                 continue;
             }
-            let unauthorized = &op["responses"]["401"];
+            let unauthorized = shared_response(&document, &op["responses"]["401"]);
             assert!(
                 unauthorized["content"]["application/json"]["schema"]["$ref"]
                     .as_str()
