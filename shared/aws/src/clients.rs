@@ -35,7 +35,7 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
         .behavior_version(BehaviorVersion::latest())
         .region(Region::new(region.to_owned()))
         .credentials_provider(credentials)
-        .http_client(crate::tls::sdk_http_client())
+        .http_client(crate::sdk_http::client())
         .retry_config(RetryConfig::standard())
         .timeout_config(TimeoutConfig::builder().connect_timeout(CONNECT_TIMEOUT).build());
     if let Some(endpoint) = endpoint {
@@ -64,7 +64,7 @@ impl Clients {
     pub async fn load(region: &str, endpoint: Option<&str>) -> Self {
         let mut loader = aws_config::defaults(BehaviorVersion::latest())
             .region(Region::new(region.to_owned()))
-            .http_client(crate::tls::sdk_http_client());
+            .http_client(crate::sdk_http::client());
         if let Some(endpoint) = endpoint {
             loader = loader.endpoint_url(endpoint);
             if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {
@@ -92,7 +92,7 @@ impl Clients {
         .or_else(
             "EcsContainer",
             aws_config::ecs::EcsCredentialsProvider::builder()
-                .configure(&ProviderConfig::without_region().with_http_client(crate::tls::sdk_http_client()))
+                .configure(&ProviderConfig::without_region().with_http_client(crate::sdk_http::client()))
                 .build(),
         );
         Self::from_shared(

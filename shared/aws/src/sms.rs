@@ -89,7 +89,7 @@ pub fn client_at(endpoint: &str, region: &str) -> Client {
         .behavior_version(aws_sdk_pinpointsmsvoicev2::config::BehaviorVersion::latest())
         .region(aws_sdk_pinpointsmsvoicev2::config::Region::new(region.to_owned()))
         .endpoint_url(endpoint)
-        .http_client(crate::tls::sdk_http_client())
+        .http_client(crate::sdk_http::client())
         .credentials_provider(aws_sdk_pinpointsmsvoicev2::config::Credentials::new(
             "local",
             "local",

@@ -1,7 +1,7 @@
 //! TLS for every outbound HTTPS call: rustls with ring's crypto. reqwest is built without a
 //! crypto provider of its own and takes the process's, which [`install`] sets once; the AWS
-//! SDK's client is given the same crypto ([`sdk_http_client`]). aws-lc, the SDK's default,
-//! would add a megabyte of C to every Lambda binary.
+//! SDK's calls go through reqwest too (`crate::sdk_http`). aws-lc, the SDK's default, would
+//! add a megabyte of C to every Lambda binary.
 
 /// Makes ring the process's rustls crypto provider; later calls (and an earlier install) keep
 /// the one in place.
@@ -19,12 +19,4 @@ pub fn http_client() -> reqwest::ClientBuilder {
 pub fn client() -> reqwest::Client {
     install();
     reqwest::Client::new()
-}
-
-/// The AWS SDK's HTTP client: hyper with rustls on ring, the trusted roots the platform's.
-pub fn sdk_http_client() -> aws_sdk_dynamodb::config::SharedHttpClient {
-    use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
-    aws_smithy_http_client::Builder::new()
-        .tls_provider(Provider::Rustls(CryptoMode::Ring))
-        .build_https()
 }
