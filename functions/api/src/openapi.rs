@@ -160,11 +160,37 @@ impl Modify for BearerToken {
 }
 
 /// The document as served: `functions/api/openapi.json`, which [`generate`] writes, without its
-/// whitespace (`build.rs`). Built by utoipa at run time it would be half a megabyte of code in
-/// the api binary; as a file it is its text. The test
+/// whitespace and gzip-compressed (`build.rs`). Built by utoipa at run time it would be half a
+/// megabyte of code in the api binary; as a file it is 20 KB. The test
 /// `openapi::tests::the_served_document_is_the_generated_one` fails when the file falls behind
 /// the code, and `make openapi` writes it again.
-pub const DOCUMENT: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
+const DOCUMENT_GZIP: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json.gz"));
+
+/// The document's text.
+pub fn document() -> std::io::Result<String> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(DOCUMENT_GZIP), &mut text)?;
+    Ok(text)
+}
+
+/// Whether the client takes a gzip-compressed answer (`Accept-Encoding` names `gzip` or `*`
+/// with a weight above 0). Without the header the text is sent, so a plain `curl` saves JSON.
+fn takes_gzip(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let weight = parts
+                .find_map(|p| p.strip_prefix("q="))
+                .and_then(|q| q.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && weight > 0.0
+        })
+}
 
 /// The file as committed (pretty-printed).
 #[cfg(test)]
@@ -318,8 +344,21 @@ fn add_links(document: &mut serde_json::Value) {
 /// The OpenAPI 3.1 document of this API.
 #[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta", security(()),
     responses((status = 200, description = "This document", content_type = "application/json", body = Object)))]
-pub(crate) async fn openapi_json() -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], DOCUMENT).into_response()
+pub(crate) async fn openapi_json(headers: axum::http::HeaderMap) -> Response {
+    let json = (header::CONTENT_TYPE, "application/json");
+    let vary = (header::VARY, "accept-encoding");
+    if takes_gzip(&headers) {
+        return ([json, vary, (header::CONTENT_ENCODING, "gzip")], DOCUMENT_GZIP).into_response();
+    }
+    match document() {
+        Ok(text) => ([json, vary], text).into_response(),
+        Err(e) => openloop_edge::http::ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "document_unreadable",
+            format!("the OpenAPI document could not be read: {e}"),
+        )
+        .into_response(),
+    }
 }
 
 /// The errors any owner call may answer with, in CONTRACT.md's shape.
@@ -603,7 +642,7 @@ mod tests {
             std::fs::write(path, &generated).unwrap_or_else(|e| panic!("writing {path}: {e}"));
             return;
         }
-        let served: serde_json::Value = serde_json::from_str(DOCUMENT).unwrap_or_default();
+        let served: serde_json::Value = serde_json::from_str(&document().unwrap_or_default()).unwrap_or_default();
         assert_eq!(
             served,
             serde_json::from_str::<serde_json::Value>(COMMITTED).unwrap_or_default(),
@@ -613,5 +652,39 @@ mod tests {
             generated == COMMITTED,
             "functions/api/openapi.json is behind the handlers' types: run `make openapi` and commit it"
         );
+    }
+
+    #[test]
+    fn gzip_goes_to_a_client_that_takes_it_and_text_to_any_other() {
+        let with = |value: Option<&str>| {
+            let mut headers = axum::http::HeaderMap::new();
+            if let Some(value) = value {
+                headers.insert(header::ACCEPT_ENCODING, value.parse().unwrap_or_else(|e| panic!("{e}")));
+            }
+            takes_gzip(&headers)
+        };
+        assert!(with(Some("gzip, deflate")));
+        assert!(with(Some("br;q=1.0, GZIP;q=0.5")));
+        assert!(with(Some("*")));
+        assert!(!with(None), "plain curl gets JSON");
+        assert!(!with(Some("identity")));
+        assert!(!with(Some("gzip;q=0, deflate")));
+        assert!(!with(Some("br")));
+    }
+
+    #[tokio::test]
+    async fn the_compressed_answer_is_the_document() {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(header::ACCEPT_ENCODING, axum::http::HeaderValue::from_static("gzip"));
+        let response = openapi_json(headers).await;
+        assert_eq!(response.headers()[header::CONTENT_ENCODING], "gzip");
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text, document().unwrap_or_default());
+        let plain = openapi_json(axum::http::HeaderMap::new()).await;
+        assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
+        let body = axum::body::to_bytes(plain.into_body(), usize::MAX).await.unwrap_or_default();
+        assert_eq!(body, document().unwrap_or_default().as_bytes());
     }
 }
