@@ -29,7 +29,7 @@ fn every_sample_event_parses_as_its_functions_input() {
     for name in ["tick.json", "attribution.json"] {
         let _: EventBridgeEvent<serde_json::Value> = serde_json::from_str(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
-    for name in ["api.json", "webhooks.json"] {
+    for name in ["api.json", "dashboard.json", "webhooks.json"] {
         let event: serde_json::Value = serde_json::from_str(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(event["version"], "2.0", "{name}: an HTTP API payload v2.0");
         assert!(event["rawPath"].as_str().is_some_and(|p| p.starts_with('/')), "{name}: rawPath");
