@@ -36,6 +36,7 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
         .region(Region::new(region.to_owned()))
         .credentials_provider(credentials)
         .http_client(crate::sdk_http::client())
+        .stalled_stream_protection(crate::sdk_http::stalled_stream_protection())
         .retry_config(RetryConfig::standard())
         .timeout_config(TimeoutConfig::builder().connect_timeout(CONNECT_TIMEOUT).build());
     if let Some(endpoint) = endpoint {
@@ -64,7 +65,8 @@ impl Clients {
     pub async fn load(region: &str, endpoint: Option<&str>) -> Self {
         let mut loader = aws_config::defaults(BehaviorVersion::latest())
             .region(Region::new(region.to_owned()))
-            .http_client(crate::sdk_http::client());
+            .http_client(crate::sdk_http::client())
+            .stalled_stream_protection(crate::sdk_http::stalled_stream_protection());
         if let Some(endpoint) = endpoint {
             loader = loader.endpoint_url(endpoint);
             if var("AWS_ACCESS_KEY_ID").is_none() && !in_lambda() {

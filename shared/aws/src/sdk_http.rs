@@ -20,6 +20,14 @@ use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::body::SdkBody;
 
+/// The SDK's stalled-stream protection, off: it watches the request body being polled, and
+/// this client sends the body from memory without polling it, so a call slower than the
+/// protection's grace period (5 s) failed as a stalled upload. A stalled answer is bounded by
+/// the read timeout, where the client's settings give one.
+pub fn stalled_stream_protection() -> aws_sdk_dynamodb::config::StalledStreamProtectionConfig {
+    aws_sdk_dynamodb::config::StalledStreamProtectionConfig::disabled()
+}
+
 /// The client every SDK configuration of Openloop is given.
 pub fn client() -> SharedHttpClient {
     SharedHttpClient::new(ReqwestClient::default())

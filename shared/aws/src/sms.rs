@@ -90,6 +90,7 @@ pub fn client_at(endpoint: &str, region: &str) -> Client {
         .region(aws_sdk_pinpointsmsvoicev2::config::Region::new(region.to_owned()))
         .endpoint_url(endpoint)
         .http_client(crate::sdk_http::client())
+        .stalled_stream_protection(crate::sdk_http::stalled_stream_protection())
         .credentials_provider(aws_sdk_pinpointsmsvoicev2::config::Credentials::new(
             "local",
             "local",
