@@ -32,6 +32,46 @@ fn every_sample_event_parses_as_its_functions_input() {
     for name in ["api.json", "dashboard.json", "webhooks.json"] {
         let event: serde_json::Value = serde_json::from_str(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(event["version"], "2.0", "{name}: an HTTP API payload v2.0");
-        assert!(event["rawPath"].as_str().is_some_and(|p| p.starts_with('/')), "{name}: rawPath");
     }
+}
+
+/// The HTTP samples through `openloop_edge::apigw`, the Lambda entry of api, dashboard and
+/// webhooks, to the real routers on the in-memory ports: what API Gateway would get back.
+#[tokio::test]
+async fn the_http_samples_are_answered_through_the_lambda_entry() {
+    use openloop_edge::apigw::{HttpApiAnswer, HttpApiEvent, answer};
+    let event = |name: &str| -> HttpApiEvent { serde_json::from_str(&read(name)).unwrap_or_else(|e| panic!("{name}: {e}")) };
+    let json = |answer: &HttpApiAnswer| -> serde_json::Value { serde_json::from_str(&answer.body).expect("a JSON body") };
+    let signing_key = secrecy::SecretString::from("a-signing-key-for-the-samples");
+
+    let (engine, _, _) = openloop_tests::memory_engine();
+    let api = std::sync::Arc::new(openloop_fn_api::ApiState {
+        engine,
+        admin_token: secrecy::SecretString::from("the-admin-token"),
+        session_key: openloop_fn_api::app::session_key(&signing_key),
+    });
+    // api.json carries an example token: refused in CONTRACT.md's shape, with its challenge.
+    let refused = answer(openloop_fn_api::api_router(api.clone()), event("api.json")).await;
+    assert_eq!(refused.status_code, 401, "{refused:?}");
+    assert_eq!(json(&refused)["error"]["code"], "unauthorized");
+    assert!(refused.headers["www-authenticate"].starts_with("Bearer"), "{refused:?}");
+    assert!(!refused.is_base64_encoded);
+
+    // dashboard.json asks for the sign-in page: HTML, as text.
+    let page = answer(openloop_fn_api::dashboard_router(api), event("dashboard.json")).await;
+    assert_eq!(page.status_code, 200, "{page:?}");
+    assert!(page.headers["content-type"].starts_with("text/html"), "{page:?}");
+    assert!(!page.is_base64_encoded && page.body.contains("<form"), "{page:?}");
+
+    // webhooks.json is a PushPress delivery for an account this store does not have.
+    let (engine, _, _) = openloop_tests::memory_engine();
+    let webhooks = std::sync::Arc::new(openloop_fn_webhooks::WebhooksState {
+        engine,
+        inbound_token: secrecy::SecretString::from("an-inbound-token"),
+        accept_wall_clock: false,
+        sms_notifications: openloop_aws::sns::SnsVerifier::new(openloop_aws::tls::client(), None),
+    });
+    let unknown = answer(openloop_fn_webhooks::router(webhooks), event("webhooks.json")).await;
+    assert!(matches!(unknown.status_code, 401 | 404), "{unknown:?}");
+    assert!(json(&unknown)["error"]["code"].is_string(), "{unknown:?}");
 }

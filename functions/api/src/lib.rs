@@ -56,7 +56,7 @@ pub struct ApiState {
 }
 
 /// A Lambda function's state, from its environment: logging, the configuration, the engine.
-pub async fn state_from_env() -> Result<Arc<ApiState>, lambda_http::Error> {
+pub async fn state_from_env() -> Result<Arc<ApiState>, openloop_edge::apigw::Error> {
     openloop_edge::telemetry::init();
     let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
     Ok(Arc::new(ApiState {

@@ -2,7 +2,7 @@
 //! API Gateway events.
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_http::Error> {
+async fn main() -> Result<(), openloop_edge::apigw::Error> {
     let state = openloop_fn_api::state_from_env().await?;
-    lambda_http::run(openloop_fn_api::api_router(state)).await
+    openloop_edge::apigw::run(openloop_fn_api::api_router(state)).await
 }

@@ -2,7 +2,7 @@
 //! signatures, dedup by `webhook-id`, enqueue to the signals queue, 202); PushPress's own
 //! deliveries (`pushpress_v3.rs`: its signature, dedup on `(event, data id, created)`);
 //! inbound e-mail and unsubscribe links; members' texts (`inbound_sms.rs`, signed SNS).
-//! The router is served by `lambda_http` in Lambda and directly by the local runtime.
+//! The router is served by `openloop_edge::apigw` in Lambda and directly by the local runtime.
 
 mod inbound_sms;
 mod pushpress_v3;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 #[tokio::main]
-async fn main() -> Result<(), lambda_http::Error> {
+async fn main() -> Result<(), openloop_edge::apigw::Error> {
     openloop_edge::telemetry::init();
     let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
     let state = Arc::new(openloop_fn_webhooks::WebhooksState {
@@ -12,5 +12,5 @@ async fn main() -> Result<(), lambda_http::Error> {
         accept_wall_clock: false,
         sms_notifications: openloop_aws::sns::SnsVerifier::new(openloop_aws::tls::client(), config.inbound_sms_topic_arn.clone()),
     });
-    lambda_http::run(openloop_fn_webhooks::router(state)).await
+    openloop_edge::apigw::run(openloop_fn_webhooks::router(state)).await
 }

@@ -6,6 +6,7 @@
 //!   (`openloop-aws`, `openloop-pushpress`) with the given clock and agent;
 //! - [`http`]: the HTTP functions' error type ([`http::ApiError`]: a domain error's HTTP status
 //!   and CONTRACT.md's error body), strict JSON bodies, bearer tokens;
+//! - [`apigw`]: the HTTP functions in Lambda — API Gateway events to the axum router and back;
 //! - [`consumer`]: SQS batches, record by record, with partial batch failures;
 //! - [`telemetry`]: logging; [`emf`]: CloudWatch metrics as log lines;
 //! - [`webhook_transport`]: outbound webhooks over HTTP, every resolved address checked.
@@ -13,6 +14,7 @@
 //! The functions under `functions/` and the local runtime depend on this crate; the domain
 //! and the adapters never do.
 
+pub mod apigw;
 pub mod config;
 pub mod consumer;
 pub mod emf;
