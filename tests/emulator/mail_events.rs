@@ -9,7 +9,6 @@ use std::sync::Arc;
 use aws_lambda_events::event::sqs::{SqsEvent, SqsMessage};
 use base64::Engine as _;
 use openloop_aws::dynamo::DynamoStore;
-use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::Engine;
 use openloop_core::ports::prelude::*;
 use openloop_core::task::work::WorkItem;
@@ -57,10 +56,11 @@ impl Sent {
         let scratch = Scratch::new(name);
         let (engine, store, _) = scratch.engine(None).await;
         let signer = SnsSigner::start().await;
-        let s3 = openloop_tests::clients(&openloop_tests::test_config()).await.s3();
+        let clients = openloop_tests::clients(&openloop_tests::test_config()).await;
+        let s3 = clients.s3();
         let mail = MailIntake {
             verifier: signer.verifier(),
-            stored: Arc::new(S3StoredMail::new(s3.clone(), scratch.names.inbound_mail_bucket.clone())),
+            stored: Arc::new(clients.stored_mail(scratch.names.inbound_mail_bucket.clone())),
         };
         let (item, email) = approved_task(&engine, &store).await;
         openloop_fn_execute::handle(&engine, sqs_event(&item, 1)).await;

@@ -15,7 +15,6 @@ use std::sync::Arc;
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use openloop_aws::mail_events::{self, ses_notification};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
-use openloop_aws::stored_mail::S3StoredMail;
 use openloop_core::engine::{Engine, ImportStep, SignInRequest, WebhookWork};
 use openloop_core::members::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
@@ -41,7 +40,7 @@ impl MailIntake {
     pub fn from_config(config: &Config, clients: &Clients) -> Self {
         Self {
             verifier: SnsVerifier::new(openloop_aws::tls::client(), config.mail_events_topic_arn.clone()),
-            stored: Arc::new(S3StoredMail::new(clients.s3(), config.inbound_mail_bucket.clone())),
+            stored: Arc::new(clients.stored_mail(config.inbound_mail_bucket.clone())),
         }
     }
 }

@@ -4,9 +4,9 @@
 //! Two ways in: [`Clients::load`], the SDK's whole default chain (profiles, SSO, web identity,
 //! instance metadata), for the local runtime, the admin CLI and the tests; and
 //! [`Clients::in_lambda`], the credentials the Lambda runtime hands a function and nothing else,
-//! so the chain's code (STS among it) is not linked into the functions' binaries. S3 is made on
-//! demand ([`Clients::s3`]): only the signals function reads stored mail, so only its binary
-//! carries the S3 client.
+//! so the chain's code (STS among it) is not linked into the functions' binaries. S3's client is
+//! made on demand ([`Clients::s3`]) for provisioning and the tests; no function links it (the
+//! signals function reads stored mail with [`Clients::stored_mail`]'s signed GETs).
 
 use std::time::Duration;
 
@@ -122,8 +122,14 @@ impl Clients {
         }
     }
 
-    /// The S3 client, made when asked for (no I/O); path-style addressing against an
-    /// emulator, where `{bucket}.127.0.0.1` does not resolve.
+    /// Stored inbound mail in `bucket`, read with S3 GETs of our own (no S3 client in the
+    /// signals function's binary; see [`crate::stored_mail`]).
+    pub fn stored_mail(&self, bucket: impl Into<String>) -> crate::stored_mail::S3StoredMail {
+        crate::stored_mail::S3StoredMail::new(self.shared.clone(), bucket)
+    }
+
+    /// The S3 client, made when asked for (no I/O), for provisioning and the tests; path-style
+    /// addressing against an emulator, where `{bucket}.127.0.0.1` does not resolve.
     pub fn s3(&self) -> aws_sdk_s3::Client {
         let s3 = aws_sdk_s3::config::Builder::from(&self.shared)
             .force_path_style(self.path_style)
