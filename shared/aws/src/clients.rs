@@ -165,6 +165,26 @@ mod tests {
         })
     }
 
+    /// Every client's stalled-stream protection is off (`sdk_http::stalled_stream_protection`):
+    /// with it on, the reqwest adapter's calls slower than 5 s failed as stalled uploads.
+    #[tokio::test]
+    async fn no_client_watches_for_stalled_streams() {
+        let credentials = aws_sdk_dynamodb::config::Credentials::new("AKID", "secret", None, None, "test");
+        let lambda = Clients::from_shared(lambda_config("eu-west-1", None, SharedCredentialsProvider::new(credentials)), false);
+        let local = Clients::load("eu-west-1", Some("http://127.0.0.1:9")).await;
+        for clients in [lambda, local] {
+            let off = |config: Option<&aws_sdk_dynamodb::config::StalledStreamProtectionConfig>| config.is_some_and(|c| !c.is_enabled());
+            assert!(off(clients.dynamodb.config().stalled_stream_protection()), "dynamodb");
+            assert!(off(clients.sqs.config().stalled_stream_protection()), "sqs");
+            assert!(off(clients.eventbridge.config().stalled_stream_protection()), "eventbridge");
+            assert!(off(clients.sesv2.config().stalled_stream_protection()), "sesv2");
+            assert!(off(clients.sms.config().stalled_stream_protection()), "sms");
+            assert!(off(clients.s3().config().stalled_stream_protection()), "s3");
+        }
+        let texts = crate::sms::client_at("http://127.0.0.1:9", "eu-west-1");
+        assert!(texts.config().stalled_stream_protection().is_some_and(|c| !c.is_enabled()), "the local texts client");
+    }
+
     #[tokio::test]
     async fn a_functions_clients_sign_with_the_runtimes_credentials_and_reach_the_endpoint() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
