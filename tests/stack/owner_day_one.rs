@@ -98,6 +98,16 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
             assert!(!detail.contains(":00Z") && !detail.contains('_'), "{entry}");
         }
     }
+    // And a task's own log reads the same (`GET /api/v1/tasks/{id}`).
+    let task_id = entries[0]["task_id"].as_str().unwrap_or_default();
+    let (status, task) = stack.get(&format!("/api/v1/tasks/{task_id}"), &gym.token).await;
+    assert_eq!(status, 200, "{task}");
+    let log = task["log"].as_array().cloned().unwrap_or_default();
+    assert!(!log.is_empty(), "{task}");
+    for entry in &log {
+        let (code, words) = (entry["reason"].as_str().unwrap_or_default(), entry["reason_text"].as_str().unwrap_or_default());
+        assert!(!words.is_empty() && !words.contains('_') && !words.contains(code), "{entry}");
+    }
     assert!(
         overview.contains("This kind of task always waits for your approval")
             || overview.contains("Your account is in manual mode, so every first message waits for your approval"),

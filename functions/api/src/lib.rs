@@ -392,8 +392,9 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Params(params): Pa
 #[utoipa::path(get, path = "/api/v1/tasks/{id}", tag = "tasks", summary = "A task with its log and conversation", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task", body = openloop_core::contract::TaskDetailView), crate::openapi::OwnerErrors))]
 async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let history = state.engine.task(account, task_id(&id)?).await?;
-    Ok(json(StatusCode::OK, TaskDetailView::from(&history)))
+    let id = task_id(&id)?;
+    let (owner_account, history) = tokio::try_join!(state.engine.account(account), state.engine.task(account, id))?;
+    Ok(json(StatusCode::OK, TaskDetailView::for_owner(&history, &owner_account.settings.time_zone())))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

@@ -238,16 +238,24 @@ pub struct LogView<'a> {
     pub to_status: TaskStatus,
     pub reason: &'a str,
     pub detail: Option<&'a str>,
+    /// The reason as a sentence for the owner (`task/reason_words.rs`), as in the activity feed.
+    pub reason_text: String,
+    /// The detail as the owner reads it: instants in the gym's time zone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail_text: Option<String>,
 }
 
-impl<'a> From<&'a LogEntry> for LogView<'a> {
-    fn from(l: &'a LogEntry) -> Self {
+impl<'a> LogView<'a> {
+    /// The entry, with its reason and detail in words and `tz`'s time.
+    pub fn for_owner(l: &'a LogEntry, tz: &jiff::tz::TimeZone) -> Self {
         Self {
             at: l.at,
             from_status: l.from_status,
             to_status: l.to_status,
             reason: &l.reason,
             detail: l.detail.as_deref(),
+            reason_text: crate::task::reason_words::sentence(&l.reason),
+            detail_text: l.detail.as_deref().map(|d| crate::task::reason_words::detail(d, tz)),
         }
     }
 }
@@ -284,11 +292,12 @@ pub struct TaskDetailView<'a> {
     pub messages: Vec<MessageView<'a>>,
 }
 
-impl<'a> From<&'a TaskHistory> for TaskDetailView<'a> {
-    fn from(h: &'a TaskHistory) -> Self {
+impl<'a> TaskDetailView<'a> {
+    /// The task for its owner: the log's reasons and details in words, in `tz`'s time.
+    pub fn for_owner(h: &'a TaskHistory, tz: &jiff::tz::TimeZone) -> Self {
         Self {
             task: (&h.task).into(),
-            log: h.log.iter().map(Into::into).collect(),
+            log: h.log.iter().map(|l| LogView::for_owner(l, tz)).collect(),
             messages: h.messages.iter().map(Into::into).collect(),
         }
     }

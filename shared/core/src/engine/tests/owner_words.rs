@@ -337,6 +337,18 @@ async fn the_activity_feed_reads_in_sentences_and_the_gyms_time() {
     if raw.contains('Z') {
         assert_ne!(raw, shown, "the instants are the gym's");
     }
+
+    // The task's own log (`GET /api/v1/tasks/{id}`) reads the same.
+    let history = w.engine.task(w.account.id, task.id).await.expect("the task");
+    let detail = crate::contract::TaskDetailView::for_owner(&history, &tz);
+    assert_eq!(detail.log.len(), history.log.len());
+    for entry in &detail.log {
+        assert_plain_words(&entry.reason_text);
+        assert!(!entry.reason_text.contains(entry.reason), "{} reads as its code", entry.reason);
+    }
+    let sent_in_log = detail.log.iter().find(|l| l.reason == "message_sent").expect("the send in the task's log");
+    assert_eq!(sent_in_log.reason_text, "The message was sent");
+    assert_eq!(sent_in_log.detail_text, sent.detail_text);
 }
 
 /// Given a payment task that sends its first note and then sees the payment go through, then
