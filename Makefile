@@ -103,7 +103,8 @@ openapi:
 	OPENLOOP_WRITE_OPENAPI=1 cargo test -p openloop-fn-api --lib openapi::tests
 
 ## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap;
-## then each one's size (at most 8 MB) and its cold start on this machine (infra/cold-start.py).
+## then each one's size (at most 8 MB: 8,000,000 bytes, so under 8 MiB too) and its cold start on
+## this machine (infra/cold-start.py).
 build: tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda ziglang
 	@start=$$SECONDS; \
@@ -112,8 +113,8 @@ build: tools
 	  echo "built in $$(( (SECONDS - start) / 60 )) min $$(( (SECONDS - start) % 60 )) s"
 	@over=0; for fn in $(LAMBDAS); do \
 	  size=$$(stat -c %s target/lambda/$$fn/bootstrap); \
-	  printf '%-12s %6.1f MB\n' $$fn $$(echo "$$size / 1048576" | bc -l); \
-	  [ $$size -le 8388608 ] || { printf '%s is over 8 MB by %.1f MB\n' $$fn $$(echo "($$size - 8388608) / 1048576" | bc -l) >&2; over=1; }; \
+	  printf '%-12s %10d bytes  %5.2f MB  %5.2f MiB\n' $$fn $$size $$(echo "$$size / 1000000" | bc -l) $$(echo "$$size / 1048576" | bc -l); \
+	  [ $$size -le 8000000 ] || { printf '%s is over 8 MB (8,000,000 bytes) by %d bytes\n' $$fn $$((size - 8000000)) >&2; over=1; }; \
 	done; \
 	python3 infra/cold-start.py $(foreach fn,$(LAMBDAS),target/lambda/$(fn)/bootstrap) || over=1; \
 	exit $$over
