@@ -140,30 +140,7 @@ impl Clients {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
-
     use super::*;
-
-    /// One HTTP exchange on a local port, on its own thread: the request's head comes back,
-    /// the answer is `body`.
-    fn one_exchange(listener: std::net::TcpListener, body: &'static str) -> std::thread::JoinHandle<String> {
-        std::thread::spawn(move || {
-            let (mut socket, _) = listener.accept().expect("a request");
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = socket.read(&mut buf).expect("read");
-                assert!(n > 0, "the request ended early");
-                request.extend_from_slice(&buf[..n]);
-            }
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            socket.write_all(answer.as_bytes()).expect("write");
-            String::from_utf8_lossy(&request).to_ascii_lowercase()
-        })
-    }
 
     /// Every client's stalled-stream protection is off (`sdk_http::stalled_stream_protection`):
     /// with it on, the reqwest adapter's calls slower than 5 s failed as stalled uploads.
@@ -187,9 +164,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_functions_clients_sign_with_the_runtimes_credentials_and_reach_the_endpoint() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
-        let server = one_exchange(listener, "{}");
+        let (endpoint, server) = crate::test_peer::one_exchange(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: 2\r\n\r\n{}".into(),
+        );
         let credentials = aws_sdk_dynamodb::config::Credentials::new("AKIDLAMBDA", "secret", Some("session".into()), None, "test");
         let clients = Clients::from_shared(
             lambda_config("eu-west-1", Some(&endpoint), SharedCredentialsProvider::new(credentials)),
@@ -205,7 +182,7 @@ mod tests {
             .await
             .expect("the fake table answers");
         assert!(got.item().is_none());
-        let request = server.join().expect("server");
+        let request = server.join().expect("server").to_ascii_lowercase();
         assert!(request.starts_with("post / http/1.1"), "{request}");
         assert!(request.contains("x-amz-target: dynamodb_20120810.getitem"), "{request}");
         assert!(

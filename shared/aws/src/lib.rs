@@ -29,3 +29,5 @@ pub mod sns;
 pub mod sqs;
 pub mod stored_mail;
 pub mod tls;
+#[cfg(test)]
+mod test_peer;

@@ -169,13 +169,13 @@ impl StoredMail for S3StoredMail {
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
     use std::time::Duration;
 
     use aws_config::{BehaviorVersion, Region};
     use aws_sdk_dynamodb::config::{Credentials, SharedCredentialsProvider};
 
     use super::*;
+    use crate::test_peer::one_exchange;
 
     /// AWS's own worked example of a signed GET Object ("Signature Calculations for the
     /// Authorization Header", Amazon S3 API Reference: examplebucket, test.txt, a Range header,
@@ -234,28 +234,9 @@ mod tests {
         assert_eq!(error_code("<Error><Code>AccessDenied</Code></Error>"), Some("AccessDenied"));
     }
 
-    /// One HTTP exchange on a local port: the request's head comes back, the answer is `answer`.
-    fn one_exchange(answer: &'static str) -> (String, std::thread::JoinHandle<String>) {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
-        let server = std::thread::spawn(move || {
-            let (mut socket, _) = listener.accept().expect("a request");
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = socket.read(&mut buf).expect("read");
-                assert!(n > 0, "the request ended early");
-                request.extend_from_slice(&buf[..n]);
-            }
-            socket.write_all(answer.as_bytes()).expect("write");
-            String::from_utf8_lossy(&request).into_owned()
-        });
-        (endpoint, server)
-    }
-
     #[tokio::test]
     async fn a_stored_message_is_read_with_a_signed_get() {
-        let (endpoint, server) = one_exchange("HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\nFrom: a@b\r\n");
+        let (endpoint, server) = one_exchange("HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\nFrom: a@b\r\n".into());
         let mail = stored(Some(&endpoint), "eu-west-1", "inbound-mail");
         let raw = mail.fetch("inbound-mail", "inbound/m 1").await.expect("read");
         assert_eq!(raw, b"From: a@b\r\n");
@@ -270,13 +251,13 @@ mod tests {
     #[tokio::test]
     async fn a_missing_key_is_not_found_and_a_refusal_is_unavailable() {
         let (endpoint, _server) =
-            one_exchange("HTTP/1.1 404 Not Found\r\ncontent-length: 39\r\n\r\n<Error><Code>NoSuchKey</Code></Error>\r\n");
+            one_exchange("HTTP/1.1 404 Not Found\r\ncontent-length: 39\r\n\r\n<Error><Code>NoSuchKey</Code></Error>\r\n".into());
         let mail = stored(Some(&endpoint), "us-east-1", "inbound-mail");
         let missing = mail.fetch("inbound-mail", "gone").await.expect_err("an error");
         assert!(matches!(&missing, StoredMailError::NotFound(why) if why.contains("NoSuchKey")), "{missing:?}");
 
         let (endpoint, _server) =
-            one_exchange("HTTP/1.1 403 Forbidden\r\ncontent-length: 42\r\n\r\n<Error><Code>AccessDenied</Code></Error>\r\n");
+            one_exchange("HTTP/1.1 403 Forbidden\r\ncontent-length: 42\r\n\r\n<Error><Code>AccessDenied</Code></Error>\r\n".into());
         let mail = stored(Some(&endpoint), "us-east-1", "inbound-mail");
         let refused = mail.fetch("inbound-mail", "k").await.expect_err("an error");
         assert!(matches!(&refused, StoredMailError::Unavailable(why) if why.contains("AccessDenied")), "{refused:?}");
