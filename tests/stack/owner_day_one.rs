@@ -105,7 +105,10 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
     let log = task["log"].as_array().cloned().unwrap_or_default();
     assert!(!log.is_empty(), "{task}");
     for entry in &log {
-        let (code, words) = (entry["reason"].as_str().unwrap_or_default(), entry["reason_text"].as_str().unwrap_or_default());
+        let (code, words) = (
+            entry["reason"].as_str().unwrap_or_default(),
+            entry["reason_text"].as_str().unwrap_or_default(),
+        );
         assert!(!words.is_empty() && !words.contains('_') && !words.contains(code), "{entry}");
     }
     assert!(

@@ -394,7 +394,10 @@ async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<Strin
     let account = owner(&state, &headers).await?;
     let id = task_id(&id)?;
     let (owner_account, history) = tokio::try_join!(state.engine.account(account), state.engine.task(account, id))?;
-    Ok(json(StatusCode::OK, TaskDetailView::for_owner(&history, &owner_account.settings.time_zone())))
+    Ok(json(
+        StatusCode::OK,
+        TaskDetailView::for_owner(&history, &owner_account.settings.time_zone()),
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

@@ -159,7 +159,10 @@ mod tests {
             assert!(off(clients.s3().config().stalled_stream_protection()), "s3");
         }
         let texts = crate::sms::client_at("http://127.0.0.1:9", "eu-west-1");
-        assert!(texts.config().stalled_stream_protection().is_some_and(|c| !c.is_enabled()), "the local texts client");
+        assert!(
+            texts.config().stalled_stream_protection().is_some_and(|c| !c.is_enabled()),
+            "the local texts client"
+        );
     }
 
     #[tokio::test]

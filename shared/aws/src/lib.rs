@@ -28,6 +28,6 @@ pub mod sms;
 pub mod sns;
 pub mod sqs;
 pub mod stored_mail;
-pub mod tls;
 #[cfg(test)]
 mod test_peer;
+pub mod tls;

@@ -17,8 +17,7 @@ use async_trait::async_trait;
 use aws_config::SdkConfig;
 use aws_sdk_dynamodb::config::ProvideCredentials;
 use aws_sigv4::http_request::{
-    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
-    sign,
+    PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode, sign,
 };
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
@@ -140,7 +139,8 @@ impl StoredMail for S3StoredMail {
         let unavailable = |why: String| StoredMailError::Unavailable(format!("{bucket}/{key}: {why}"));
         let region = self.shared.region().map_or("us-east-1", |r| r.as_ref()).to_owned();
         let request = signed_get(&self.url(key), &[], &self.identity().await?, &region, SystemTime::now()).map_err(unavailable)?;
-        let request = reqwest::Request::try_from(request.map(|()| reqwest::Body::from(Vec::new()))).map_err(|e| unavailable(e.to_string()))?;
+        let request =
+            reqwest::Request::try_from(request.map(|()| reqwest::Body::from(Vec::new()))).map_err(|e| unavailable(e.to_string()))?;
         let mut response = self.http.execute(request).await.map_err(|e| unavailable(e.to_string()))?;
         let status = response.status();
         if !status.is_success() {
@@ -182,8 +182,14 @@ mod tests {
     /// 24 May 2013): the same request must carry the same signature.
     #[test]
     fn the_signature_is_the_one_in_awss_example() {
-        let identity: Identity =
-            Credentials::new("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", None, None, "docs").into();
+        let identity: Identity = Credentials::new(
+            "AKIAIOSFODNN7EXAMPLE",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            None,
+            None,
+            "docs",
+        )
+        .into();
         let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_369_353_600); // 2013-05-24T00:00:00Z
         let request = signed_get(
             "https://examplebucket.s3.amazonaws.com/test.txt",
@@ -226,7 +232,10 @@ mod tests {
     #[test]
     fn addresses_and_keys() {
         let aws = stored(None, "eu-west-1", "inbound-mail");
-        assert_eq!(aws.url("inbound/a b+c"), "https://inbound-mail.s3.eu-west-1.amazonaws.com/inbound/a%20b%2Bc");
+        assert_eq!(
+            aws.url("inbound/a b+c"),
+            "https://inbound-mail.s3.eu-west-1.amazonaws.com/inbound/a%20b%2Bc"
+        );
         let dotted = stored(None, "us-east-2", "mail.example.com");
         assert_eq!(dotted.url("k"), "https://s3.us-east-2.amazonaws.com/mail.example.com/k");
         let emulator = stored(Some("http://127.0.0.1:4599/"), "us-east-1", "inbound-mail");
@@ -243,7 +252,10 @@ mod tests {
         let request = server.join().expect("server");
         assert!(request.starts_with("GET /inbound-mail/inbound/m%201 HTTP/1.1\r\n"), "{request}");
         let lower = request.to_ascii_lowercase();
-        assert!(lower.contains("credential=akidsignals/") && lower.contains("/eu-west-1/s3/aws4_request"), "{request}");
+        assert!(
+            lower.contains("credential=akidsignals/") && lower.contains("/eu-west-1/s3/aws4_request"),
+            "{request}"
+        );
         assert!(lower.contains("x-amz-security-token: session"), "{request}");
         assert!(lower.contains("x-amz-content-sha256: e3b0c442"), "{request}");
     }
@@ -254,13 +266,19 @@ mod tests {
             one_exchange("HTTP/1.1 404 Not Found\r\ncontent-length: 39\r\n\r\n<Error><Code>NoSuchKey</Code></Error>\r\n".into());
         let mail = stored(Some(&endpoint), "us-east-1", "inbound-mail");
         let missing = mail.fetch("inbound-mail", "gone").await.expect_err("an error");
-        assert!(matches!(&missing, StoredMailError::NotFound(why) if why.contains("NoSuchKey")), "{missing:?}");
+        assert!(
+            matches!(&missing, StoredMailError::NotFound(why) if why.contains("NoSuchKey")),
+            "{missing:?}"
+        );
 
         let (endpoint, _server) =
             one_exchange("HTTP/1.1 403 Forbidden\r\ncontent-length: 42\r\n\r\n<Error><Code>AccessDenied</Code></Error>\r\n".into());
         let mail = stored(Some(&endpoint), "us-east-1", "inbound-mail");
         let refused = mail.fetch("inbound-mail", "k").await.expect_err("an error");
-        assert!(matches!(&refused, StoredMailError::Unavailable(why) if why.contains("AccessDenied")), "{refused:?}");
+        assert!(
+            matches!(&refused, StoredMailError::Unavailable(why) if why.contains("AccessDenied")),
+            "{refused:?}"
+        );
 
         let other = mail.fetch("someone-elses-bucket", "k").await.expect_err("an error");
         assert!(matches!(other, StoredMailError::NotFound(_)), "{other:?}");

@@ -102,9 +102,9 @@ impl HttpApiEvent {
         let body = match (self.body, self.is_base64_encoded) {
             (None, _) => Vec::new(),
             (Some(text), false) => text.into_bytes(),
-            (Some(encoded), true) => {
-                BASE64.decode(encoded).map_err(|_| invalid("the body is not valid base64".to_owned()))?
-            }
+            (Some(encoded), true) => BASE64
+                .decode(encoded)
+                .map_err(|_| invalid("the body is not valid base64".to_owned()))?,
         };
         let mut request = Request::builder()
             .method(method)
@@ -219,7 +219,12 @@ mod tests {
             )
             .route(
                 "/gzip",
-                get(|| async { ([(CONTENT_TYPE, "application/json"), (CONTENT_ENCODING, "gzip")], vec![0x1f_u8, 0x8b, 0, 0xff]) }),
+                get(|| async {
+                    (
+                        [(CONTENT_TYPE, "application/json"), (CONTENT_ENCODING, "gzip")],
+                        vec![0x1f_u8, 0x8b, 0, 0xff],
+                    )
+                }),
             )
             .route(
                 "/cookies",
@@ -288,7 +293,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_compressed_body_goes_as_base64() {
-        let answer = answer(echo(), event(json!({"rawPath": "/gzip", "requestContext": {"http": {"method": "GET"}}}))).await;
+        let answer = answer(
+            echo(),
+            event(json!({"rawPath": "/gzip", "requestContext": {"http": {"method": "GET"}}})),
+        )
+        .await;
         assert!(answer.is_base64_encoded);
         assert_eq!(BASE64.decode(&answer.body).expect("in the test"), vec![0x1f, 0x8b, 0, 0xff]);
         assert_eq!(answer.headers["content-encoding"], "gzip");
@@ -313,8 +322,10 @@ mod tests {
     async fn an_unknown_path_is_the_routers_404_and_nulls_are_absent_fields() {
         let answer = answer(
             echo(),
-            event(json!({"rawPath": "/nowhere", "rawQueryString": "", "cookies": null, "headers": null, "body": null,
-                         "requestContext": {"http": {"method": "GET"}}})),
+            event(
+                json!({"rawPath": "/nowhere", "rawQueryString": "", "cookies": null, "headers": null, "body": null,
+                         "requestContext": {"http": {"method": "GET"}}}),
+            ),
         )
         .await;
         assert_eq!(answer.status_code, 404);
@@ -323,7 +334,13 @@ mod tests {
 
     #[test]
     fn text_types() {
-        for text in ["text/html; charset=utf-8", "application/json", "application/problem+json", "TEXT/CSS", "application/javascript"] {
+        for text in [
+            "text/html; charset=utf-8",
+            "application/json",
+            "application/problem+json",
+            "TEXT/CSS",
+            "application/javascript",
+        ] {
             assert!(is_text(text), "{text}");
         }
         for binary in ["image/png", "application/octet-stream", "application/gzip", "application/jsonx"] {

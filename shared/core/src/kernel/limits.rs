@@ -334,9 +334,7 @@ pub const OWNER_ACTION_NOTICES_PER_DAY: u32 = 10;
 /// Tasks entering the review queue that are named in digest mails per local day (spec §35.2:
 /// five); the digest still says how many wait in all.
 pub const OWNER_APPROVAL_NOTICES_PER_DAY: u32 = 5;
-/// How many waiting tasks a digest names per list (approvals, open escalations) before it
-/// gives only the count, and how many it counts before saying "more than".
-pub const OWNER_DIGEST_NAMED_TASKS: usize = 5;
+/// How many waiting tasks a digest counts before it says "more than".
 pub const OWNER_DIGEST_COUNT_CAP: usize = 200;
 pub const OWNER_DIGEST_EVERY: SignedDuration = SignedDuration::from_hours(4);
 pub const OWNER_NOTICE_TTL: SignedDuration = SignedDuration::from_hours(24 * 90);

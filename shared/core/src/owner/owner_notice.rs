@@ -14,15 +14,13 @@
 //! - The account's kill switch (spec §7.6) stops outreach to members, never the owner's
 //!   notices: a paused gym's owner needs to hear about escalations and opt-outs all the more.
 
-use jiff::civil::{Date, Time};
+use jiff::civil::Time;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits;
 use crate::owner::account::Settings;
-use crate::owner::metrics::DailyMetrics;
-use crate::task::Task;
 
 /// What happened that the owner should know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -251,85 +249,6 @@ pub fn when(at: Timestamp, tz: &jiff::tz::TimeZone) -> String {
     at.to_zoned(tz.clone()).strftime("%a, %b %-d at %H:%M").to_string()
 }
 
-/// Tasks of one list in a summary: those read (newest first) and whether more exist.
-pub struct TaskList<'a> {
-    pub tasks: &'a [Task],
-    pub more: bool,
-}
-
-/// The daily digest's title and text (spec §35.2): `day` (the local day before the one it
-/// is sent on) in numbers, the tasks waiting for approval and the escalations open now.
-/// `None` when there is nothing to say: an owner is not mailed that nothing happened.
-pub fn daily_summary(
-    day: Date,
-    metrics: &DailyMetrics,
-    awaiting_review: TaskList<'_>,
-    escalated: TaskList<'_>,
-) -> Option<(String, String)> {
-    let m = metrics;
-    let numbers = [
-        (m.messages_sent, "message sent", "messages sent"),
-        (m.member_replies, "member reply", "member replies"),
-        (m.tasks_completed, "task completed", "tasks completed"),
-        (m.tasks_cancelled, "task cancelled", "tasks cancelled"),
-        (m.tasks_escalated, "task escalated", "tasks escalated"),
-        (m.opt_outs, "opt-out", "opt-outs"),
-    ];
-    let quiet = numbers.iter().all(|(n, _, _)| *n == 0);
-    if quiet && awaiting_review.tasks.is_empty() && escalated.tasks.is_empty() {
-        return None;
-    }
-    let mut text = format!("Yesterday ({day}): ");
-    if quiet {
-        text.push_str("nothing was sent and nothing closed.\n");
-    } else {
-        let said: Vec<String> = numbers
-            .iter()
-            .filter(|(n, _, _)| *n > 0)
-            .map(|(n, one, many)| format!("{n} {}", if *n == 1 { one } else { many }))
-            .collect();
-        text.push_str(&format!("{}.\n", said.join(", ")));
-    }
-    let list = |text: &mut String, heading: &str, list: &TaskList<'_>, line: &dyn Fn(&Task) -> String| {
-        if list.tasks.is_empty() {
-            return;
-        }
-        let count = if list.more {
-            format!("more than {}", list.tasks.len())
-        } else {
-            list.tasks.len().to_string()
-        };
-        text.push_str(&format!("\n{heading}: {count}\n"));
-        for task in list.tasks.iter().take(limits::OWNER_DIGEST_NAMED_TASKS) {
-            text.push_str(&format!("- {}\n", line(task)));
-        }
-        if list.tasks.len() > limits::OWNER_DIGEST_NAMED_TASKS || list.more {
-            text.push_str("- …and more in the dashboard\n");
-        }
-    };
-    let who = |t: &Task| t.member.label();
-    list(&mut text, "Waiting for your approval", &awaiting_review, &|t| {
-        format!("{}: {}", who(t), t.task_type.replace('_', " "))
-    });
-    list(&mut text, "Escalations open", &escalated, &|t| {
-        let (since, why) = t.escalation.as_ref().map_or_else(
-            || (t.updated_at, t.outcome_reason.clone().unwrap_or_default().replace('_', " ")),
-            |e| {
-                (
-                    e.blocked_at,
-                    if e.summary.is_empty() {
-                        e.reason.clone()
-                    } else {
-                        e.summary.clone()
-                    },
-                )
-            },
-        );
-        format!("{}: {} since {since}: {why}", who(t), t.task_type.replace('_', " "))
-    });
-    Some((format!("Your daily summary ({day})"), text))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -406,51 +325,5 @@ mod tests {
         );
         assert!(summary < approvals_at && approvals_at < rest, "{text}");
         assert!(!text.contains("more in the review queue"), "{text}");
-    }
-
-    #[test]
-    fn a_daily_summary_gives_yesterday_in_numbers_and_what_waits_and_is_silent_on_a_quiet_day() {
-        use crate::task::TaskStatus;
-        use crate::testing::sample_task;
-        let day: Date = "2026-11-02".parse().expect("date");
-        let none = TaskList { tasks: &[], more: false };
-        assert_eq!(
-            daily_summary(day, &DailyMetrics::default(), TaskList { tasks: &[], more: false }, none),
-            None
-        );
-        let metrics = DailyMetrics {
-            messages_sent: 4,
-            member_replies: 1,
-            tasks_escalated: 1,
-            ..Default::default()
-        };
-        let pending: Vec<Task> = (0..7).map(|_| sample_task(TaskStatus::PendingReview)).collect();
-        let escalated = [sample_task(TaskStatus::Escalated)];
-        let (title, text) = daily_summary(
-            day,
-            &metrics,
-            TaskList {
-                tasks: &pending,
-                more: false,
-            },
-            TaskList {
-                tasks: &escalated,
-                more: false,
-            },
-        )
-        .expect("something to say");
-        assert_eq!(title, "Your daily summary (2026-11-02)");
-        assert!(
-            text.starts_with("Yesterday (2026-11-02): 4 messages sent, 1 member reply, 1 task escalated.\n"),
-            "{text}"
-        );
-        assert!(text.contains("Waiting for your approval: 7\n"), "{text}");
-        assert_eq!(
-            text.matches("payment recovery").count(),
-            limits::OWNER_DIGEST_NAMED_TASKS + 1,
-            "{text}"
-        );
-        assert!(text.contains("…and more in the dashboard"), "{text}");
-        assert!(text.contains("Escalations open: 1\n"), "{text}");
     }
 }

@@ -346,7 +346,11 @@ async fn the_activity_feed_reads_in_sentences_and_the_gyms_time() {
         assert_plain_words(&entry.reason_text);
         assert!(!entry.reason_text.contains(entry.reason), "{} reads as its code", entry.reason);
     }
-    let sent_in_log = detail.log.iter().find(|l| l.reason == "message_sent").expect("the send in the task's log");
+    let sent_in_log = detail
+        .log
+        .iter()
+        .find(|l| l.reason == "message_sent")
+        .expect("the send in the task's log");
     assert_eq!(sent_in_log.reason_text, "The message was sent");
     assert_eq!(sent_in_log.detail_text, sent.detail_text);
 }
