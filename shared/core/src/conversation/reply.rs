@@ -148,14 +148,15 @@ pub fn before_judging<'a>(task: &Task, conversation: &'a [ConversationMessage]) 
     Reading::Judge(reply)
 }
 
-/// The agent's judgment in words: for the decision log and the conversation.
+/// The agent's judgment in words: for the decision log and the conversation. The reasoning's
+/// closing full stop is left off, as the log often goes on after it ("; next step …").
 pub fn judged(evaluation: &ReplyEvaluation) -> String {
     format!(
         "action {:?}, confidence {}, outcome {}: {}",
         evaluation.action,
         evaluation.confidence,
         evaluation.outcome.as_deref().unwrap_or("none"),
-        evaluation.reasoning
+        evaluation.reasoning.trim_end().trim_end_matches('.')
     )
 }
 

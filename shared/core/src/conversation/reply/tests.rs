@@ -439,3 +439,19 @@ fn an_escalation_naming_the_opt_out_is_a_suspected_stop() {
         "a sure stop is honoured"
     );
 }
+
+/// The agent's reasoning is a sentence with its full stop; in the log it is followed by more,
+/// so the stop goes ("waiting for them; next step …", never "them.; next step").
+#[test]
+fn a_waits_log_reads_on_from_the_reasoning_without_a_stray_full_stop() {
+    let evaluation = ReplyEvaluation {
+        reasoning: "The member sounds committed; waiting for the payment. ".into(),
+        ..judged_as(ReplyAction::Wait)
+    };
+    let ReplyDecision::Wait { why, .. } = decide(&sample_task(TaskStatus::Waiting), &evaluation, now()) else {
+        panic!("a wait");
+    };
+    let detail = why.detail.expect("a detail");
+    assert!(detail.contains("waiting for the payment; next step "), "{detail}");
+    assert!(!detail.contains(".;"), "{detail}");
+}
