@@ -83,12 +83,9 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
         }
     }
 
-    // The API's feed: each reason as a sentence, each detail in the gym's time.
-    let (status, feed) = stack.get("/api/v1/activity?limit=50", &gym.token).await;
-    assert_eq!(status, 200, "{feed}");
-    let entries = feed["activity"].as_array().cloned().unwrap_or_default();
-    assert!(!entries.is_empty(), "{feed}");
-    for entry in &entries {
+    // The API's feed and a task's own log (`GET /api/v1/tasks/{id}`): each reason as a
+    // sentence, each detail in the gym's time.
+    let in_words = |entry: &serde_json::Value| {
         let (code, words) = (
             entry["reason"].as_str().unwrap_or_default(),
             entry["reason_text"].as_str().unwrap_or_default(),
@@ -97,20 +94,18 @@ async fn the_first_morning_names_members_and_reads_in_plain_words() {
         if let Some(detail) = entry["detail_text"].as_str() {
             assert!(!detail.contains(":00Z") && !detail.contains('_'), "{entry}");
         }
-    }
-    // And a task's own log reads the same (`GET /api/v1/tasks/{id}`).
+    };
+    let (status, feed) = stack.get("/api/v1/activity?limit=50", &gym.token).await;
+    assert_eq!(status, 200, "{feed}");
+    let entries = feed["activity"].as_array().cloned().unwrap_or_default();
+    assert!(!entries.is_empty(), "{feed}");
+    entries.iter().for_each(in_words);
     let task_id = entries[0]["task_id"].as_str().unwrap_or_default();
     let (status, task) = stack.get(&format!("/api/v1/tasks/{task_id}"), &gym.token).await;
     assert_eq!(status, 200, "{task}");
     let log = task["log"].as_array().cloned().unwrap_or_default();
     assert!(!log.is_empty(), "{task}");
-    for entry in &log {
-        let (code, words) = (
-            entry["reason"].as_str().unwrap_or_default(),
-            entry["reason_text"].as_str().unwrap_or_default(),
-        );
-        assert!(!words.is_empty() && !words.contains('_') && !words.contains(code), "{entry}");
-    }
+    log.iter().for_each(in_words);
     assert!(
         overview.contains("This kind of task always waits for your approval")
             || overview.contains("Your account is in manual mode, so every first message waits for your approval"),
