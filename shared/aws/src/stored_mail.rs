@@ -55,7 +55,7 @@ impl S3StoredMail {
         match &self.endpoint {
             Some(endpoint) => format!("{endpoint}/{bucket}/{key}"),
             None => {
-                let region = self.shared.region().map_or("us-east-1", |r| r.as_ref());
+                let region = self.region();
                 if bucket.contains('.') {
                     format!("https://s3.{region}.amazonaws.com/{bucket}/{key}")
                 } else {
@@ -63,6 +63,11 @@ impl S3StoredMail {
                 }
             }
         }
+    }
+
+    /// The region requests are signed for and addressed to.
+    fn region(&self) -> &str {
+        self.shared.region().map_or("us-east-1", |r| r.as_ref())
     }
 
     async fn identity(&self) -> Result<Identity, StoredMailError> {
@@ -137,8 +142,7 @@ impl StoredMail for S3StoredMail {
             return Err(StoredMailError::NotFound(format!("{bucket}/{key}: not the inbound-mail bucket")));
         }
         let unavailable = |why: String| StoredMailError::Unavailable(format!("{bucket}/{key}: {why}"));
-        let region = self.shared.region().map_or("us-east-1", |r| r.as_ref()).to_owned();
-        let request = signed_get(&self.url(key), &[], &self.identity().await?, &region, SystemTime::now()).map_err(unavailable)?;
+        let request = signed_get(&self.url(key), &[], &self.identity().await?, self.region(), SystemTime::now()).map_err(unavailable)?;
         let request =
             reqwest::Request::try_from(request.map(|()| reqwest::Body::from(Vec::new()))).map_err(|e| unavailable(e.to_string()))?;
         let mut response = self.http.execute(request).await.map_err(|e| unavailable(e.to_string()))?;
