@@ -94,7 +94,7 @@ demo:
 	cargo build --workspace --bins
 	./target/debug/demo $(if $(DAYS),--days $(DAYS))
 
-# The Lambda binaries; each is its crate's (openloop-fn-<name>) but the dashboard, api's second.
+# The Lambda binaries; each is its crate's (openloop-fn-<name>).
 LAMBDAS := webhooks api dashboard signals tick execute followup dormant attribution analysis evaluation
 
 ## openapi: writes functions/api/openapi.json, the owner API's document the api serves, from the
@@ -109,7 +109,7 @@ build: tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda ziglang
 	@start=$$SECONDS; \
 	  PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
-	    cargo lambda build --release $(addprefix -p openloop-fn-,$(filter-out dashboard,$(LAMBDAS))) && \
+	    cargo lambda build --release $(addprefix -p openloop-fn-,$(LAMBDAS)) && \
 	  echo "built in $$(( (SECONDS - start) / 60 )) min $$(( (SECONDS - start) % 60 )) s"
 	@over=0; for fn in $(LAMBDAS); do \
 	  size=$$(stat -c %s target/lambda/$$fn/bootstrap); \

@@ -46,19 +46,22 @@ async fn the_http_samples_are_answered_through_the_lambda_entry() {
 
     let (engine, _, _) = openloop_tests::memory_engine();
     let api = std::sync::Arc::new(openloop_fn_api::ApiState {
-        engine,
+        engine: engine.clone(),
         admin_token: secrecy::SecretString::from("the-admin-token"),
-        session_key: openloop_fn_api::app::session_key(&signing_key),
+    });
+    let dashboard = std::sync::Arc::new(openloop_fn_dashboard::DashboardState {
+        engine,
+        session_key: openloop_fn_dashboard::session_key(&signing_key),
     });
     // api.json carries an example token: refused in CONTRACT.md's shape, with its challenge.
-    let refused = answer(openloop_fn_api::api_router(api.clone()), event("api.json")).await;
+    let refused = answer(openloop_fn_api::router(api), event("api.json")).await;
     assert_eq!(refused.status_code, 401, "{refused:?}");
     assert_eq!(json(&refused)["error"]["code"], "unauthorized");
     assert!(refused.headers["www-authenticate"].starts_with("Bearer"), "{refused:?}");
     assert!(!refused.is_base64_encoded);
 
     // dashboard.json asks for the sign-in page: HTML, as text.
-    let page = answer(openloop_fn_api::dashboard_router(api), event("dashboard.json")).await;
+    let page = answer(openloop_fn_dashboard::router(dashboard), event("dashboard.json")).await;
     assert_eq!(page.status_code, 200, "{page:?}");
     assert!(page.headers["content-type"].starts_with("text/html"), "{page:?}");
     assert!(!page.is_base64_encoded && page.body.contains("<form"), "{page:?}");

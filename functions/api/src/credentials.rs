@@ -5,26 +5,13 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use base64::Engine as _;
 
-use openloop_core::owner::account::WebhookSecret;
 use openloop_core::owner::credentials::{ApiTokenRotated, WebhookSecretRotated};
 use openloop_edge::http::{ApiError, bearer, token_hash};
 
-use crate::{Shared, json, owner, random_bytes};
+use openloop_web::secrets::{new_api_token, new_webhook_secret};
 
-/// A new owner API token (`olk_` and 32 random bytes in hex), as accounts are made with.
-pub(crate) fn new_api_token() -> Result<String, ApiError> {
-    Ok(format!("olk_{}", hex::encode(random_bytes()?)))
-}
-
-/// A new inbound webhook secret (`whsec_` and 32 random bytes in base64).
-pub(crate) fn new_webhook_secret() -> Result<WebhookSecret, ApiError> {
-    Ok(WebhookSecret::new(format!(
-        "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(random_bytes()?)
-    )))
-}
+use crate::{Shared, json, owner};
 
 /// `POST /api/v1/settings/api-token/rotate` → `200 {"api_token", "previous_token_expires_at"}`.
 #[utoipa::path(post, path = "/api/v1/settings/api-token/rotate", tag = "account", summary = "A new API token; the old one works 24 hours more", responses((status = 200, description = "The new token (shown once) and when the old one stops", body = openloop_core::owner::credentials::ApiTokenRotated), crate::openapi::OwnerErrors))]

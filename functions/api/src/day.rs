@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use openloop_core::contract::TodoView;
 use openloop_core::task::feedback::Comment;
-use openloop_core::task::todo::{ContactKind, ContactResult, SnoozeUntil, TodoNote, TodoOutcome, TodoStatus};
+use openloop_core::task::todo::{ContactKind, ContactResult, SnoozeUntil, TodoNote, TodoOutcome};
 use openloop_edge::http::{ApiError, Params, body_error, json_body};
 
 use crate::openapi::TodoList;
@@ -28,24 +28,10 @@ fn todo_id(raw: &str) -> Result<ulid::Ulid, ApiError> {
     raw.parse().map_err(|_| ApiError::not_found("todo"))
 }
 
-/// `?status=` of a to-do list, open by default.
-pub(crate) fn todo_status(raw: Option<&str>) -> Result<TodoStatus, ApiError> {
-    match raw {
-        None => Ok(TodoStatus::Open),
-        Some(s) => TodoStatus::parse(s).ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_status",
-                format!("{s:?} is not a to-do status (open, done or snoozed)"),
-            )
-        }),
-    }
-}
-
 #[utoipa::path(get, path = "/api/v1/todos", tag = "day", summary = "The to-dos, soonest due first", params(TodoParams), responses((status = 200, description = "The to-dos", body = crate::openapi::TodoList), crate::openapi::OwnerErrors))]
 pub(crate) async fn list_todos(State(state): Shared, headers: HeaderMap, Params(params): Params<TodoParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
-    let status = todo_status(params.status.as_deref())?;
+    let status = openloop_web::todo_status(params.status.as_deref())?;
     let todos = state.engine.todos(account, status).await?;
     let views: Vec<TodoView> = todos.iter().map(Into::into).collect();
     Ok(json(StatusCode::OK, TodoList { todos: views }))

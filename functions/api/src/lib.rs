@@ -1,9 +1,7 @@
 //! The api function: the owner API of CONTRACT.md (tasks, review, settings, suppressions)
 //! and the admin calls (accounts, global pause). Every owner call is scoped to the account of
 //! its bearer token; another account's task is simply not found. The owner's dashboard, pages
-//! over the same operations, is served under `/app` (`app/`).
-
-pub mod app;
+//! over the same operations, is a crate and a function of its own (`functions/dashboard`).
 
 mod credentials;
 mod day;
@@ -21,22 +19,17 @@ mod webhook_endpoints;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use base64::Engine as _;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use serde::Deserialize;
 
 use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
 use openloop_core::engine::{AccountSecrets, Autonomy, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
 use openloop_core::kernel::ids::{AccountId, Email, MemberId, TaskId};
-use openloop_core::kernel::limits::MAX_BODY_BYTES;
 use openloop_core::kernel::texts;
-use openloop_core::owner::account::WebhookSecret;
 use openloop_core::ports::TaskQuery;
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::controls::TaskMode;
@@ -45,45 +38,34 @@ use openloop_core::task::feedback::Comment;
 use openloop_core::task::feedback::Rating;
 use openloop_core::task::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
-use openloop_edge::http::{ApiError, Params, bearer, body_error, json_body, secret_matches, token_hash};
+use openloop_edge::http::{ApiError, Params, body_error, json_body, token_hash};
 
 pub struct ApiState {
     pub engine: Engine,
     pub admin_token: SecretString,
-    /// Signs the dashboard's sessions and CSRF tokens ([`app::session_key`] derives it from
-    /// the server's signing key).
-    pub session_key: app::session::SessionKey,
 }
 
-/// A Lambda function's state, from its environment: logging, the configuration, the engine.
+/// The function's state, from its environment: logging, the configuration, the engine.
 pub async fn state_from_env() -> Result<Arc<ApiState>, openloop_edge::apigw::Error> {
-    openloop_edge::telemetry::init();
-    let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
+    let (config, engine) = openloop_web::engine_from_env().await?;
     Ok(Arc::new(ApiState {
         engine,
-        session_key: app::session_key(&config.signing_key),
         admin_token: config.admin_token,
     }))
 }
 
 pub(crate) type Shared = State<Arc<ApiState>>;
-pub(crate) type Body = Result<Bytes, BytesRejection>;
+pub(crate) use openloop_web::Body;
 
-/// Both faces, the owner API (`/api/v1`) and the dashboard (`/app`), on one router: the local
-/// runtime and the tests. In Lambda each face is a function of its own ([`api_router`],
-/// [`dashboard_router`]), so neither binary carries the other's code.
+/// The owner and admin API with everything around its routes: the `api` function.
 pub fn router(state: Arc<ApiState>) -> Router {
-    layered(api_routes().merge(app::routes()), state)
+    openloop_web::layered(routes(state))
 }
 
-/// The owner and admin API alone: the `api` function.
-pub fn api_router(state: Arc<ApiState>) -> Router {
-    layered(api_routes(), state)
-}
-
-/// The dashboard alone: the `dashboard` function.
-pub fn dashboard_router(state: Arc<ApiState>) -> Router {
-    layered(app::routes(), state)
+/// The API's routes on their state, for a router that serves more than this face (the local
+/// runtime's, which adds the dashboard's).
+pub fn routes(state: Arc<ApiState>) -> Router {
+    api_routes().with_state(state)
 }
 
 fn api_routes() -> Router<Arc<ApiState>> {
@@ -172,56 +154,16 @@ fn api_routes() -> Router<Arc<ApiState>> {
         .route("/api/v1/todos/{id}/done", post(day::done))
 }
 
-/// What every face answers with around its routes: a JSON 404 and 405, errors in the
-/// contract's shape, the dashboard's headers on its paths, the body limit.
-fn layered(routes: Router<Arc<ApiState>>, state: Arc<ApiState>) -> Router {
-    routes
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
-        .method_not_allowed_fallback(openloop_edge::http::method_not_allowed)
-        .layer(axum::middleware::map_response(openloop_edge::json_errors::json_errors))
-        .layer(axum::middleware::from_fn(app::protect_dashboard_paths))
-        .layer(axum::middleware::map_request(openloop_edge::http::drop_empty_query_params))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(|request, next| {
-            openloop_edge::http::limit_declared_body(MAX_BODY_BYTES, request, next)
-        }))
-        .with_state(state)
-}
-
 fn admin(state: &ApiState, headers: &HeaderMap) -> Result<(), ApiError> {
-    match bearer(headers) {
-        Some(t) if secret_matches(t, state.admin_token.expose_secret()) => Ok(()),
-        _ => Err(ApiError::unauthorized("the admin token is required (Authorization: Bearer …)")),
-    }
+    openloop_web::access::admin(&state.admin_token, headers)
 }
 
 async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiError> {
-    let token = bearer(headers).ok_or_else(|| ApiError::unauthorized("an API token is required (Authorization: Bearer …)"))?;
-    let account = state
-        .engine
-        .authenticate_owner(&token_hash(token))
-        .await?
-        .ok_or_else(|| ApiError::unauthorized("the API token is not valid"))?;
-    seen(state, account).await;
-    Ok(account)
-}
-
-/// The owner's use of the API or the dashboard counts for their presence; trouble writing it
-/// down never fails their request.
-pub(crate) async fn seen(state: &ApiState, account: AccountId) {
-    if let Err(e) = state.engine.note_owner_seen(account).await {
-        tracing::warn!(account = %account, error = %e, "the owner's presence not written");
-    }
+    openloop_web::access::owner(&state.engine, headers).await
 }
 
 fn task_id(raw: &str) -> Result<TaskId, ApiError> {
     raw.parse().map_err(|_| ApiError::not_found("task"))
-}
-
-fn random_bytes() -> Result<[u8; 32], ApiError> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "no_randomness", e.to_string()))?;
-    Ok(bytes)
 }
 
 fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
@@ -232,11 +174,8 @@ fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
 async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
-    let api_token = format!("olk_{}", hex::encode(random_bytes()?));
-    let webhook_secret = WebhookSecret::new(format!(
-        "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(random_bytes()?)
-    ));
+    let api_token = openloop_web::secrets::new_api_token()?;
+    let webhook_secret = openloop_web::secrets::new_webhook_secret()?;
     let secrets = AccountSecrets {
         api_token_hash: token_hash(&api_token),
         api_token: api_token.clone(),

@@ -4,5 +4,5 @@
 #[tokio::main]
 async fn main() -> Result<(), openloop_edge::apigw::Error> {
     let state = openloop_fn_api::state_from_env().await?;
-    openloop_edge::apigw::run(openloop_fn_api::api_router(state)).await
+    openloop_edge::apigw::run(openloop_fn_api::router(state)).await
 }

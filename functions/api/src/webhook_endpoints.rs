@@ -6,29 +6,20 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use base64::Engine as _;
 
-use openloop_core::owner::account::WebhookSecret;
 use openloop_core::owner::outbound_webhook::{NewWebhookEndpoint, WebhookEndpointList};
 use openloop_edge::http::{ApiError, body_error, json_body};
 
-use crate::{Body, Shared, json, owner, random_bytes};
+use openloop_web::secrets::new_endpoint_secret;
 
-/// A new endpoint's signing secret: `whsec_` and 24 random bytes in base64 (Standard Webhooks).
-pub(crate) fn new_secret() -> Result<WebhookSecret, ApiError> {
-    let bytes = random_bytes()?;
-    Ok(WebhookSecret::new(format!(
-        "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(&bytes[..24])
-    )))
-}
+use crate::{Body, Shared, json, owner};
 
 /// `POST /api/v1/webhook-endpoints {"url", "events"}` → `201 {"id", "url", "events", "secret", …}`.
 #[utoipa::path(post, path = "/api/v1/webhook-endpoints", operation_id = "create_webhook_endpoint", tag = "account", summary = "Add an endpoint for outbound webhooks", request_body = openloop_core::owner::outbound_webhook::NewWebhookEndpoint, responses((status = 201, description = "The endpoint with its `whsec_` secret (shown once)", body = openloop_core::owner::outbound_webhook::CreatedWebhookEndpoint), crate::openapi::OwnerErrors))]
 pub(crate) async fn create(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewWebhookEndpoint = json_body(&body.map_err(body_error)?)?;
-    let created = state.engine.create_webhook_endpoint(account, input, new_secret()?).await?;
+    let created = state.engine.create_webhook_endpoint(account, input, new_endpoint_secret()?).await?;
     Ok(json(StatusCode::CREATED, created))
 }
 

@@ -314,11 +314,16 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         changed: AtomicBool::new(true),
     });
 
-    let api = openloop_fn_api::router(Arc::new(openloop_fn_api::ApiState {
+    // Both faces on one router, as API Gateway routes them to their two functions in AWS.
+    let api = openloop_fn_api::routes(Arc::new(openloop_fn_api::ApiState {
         engine: engine.clone(),
         admin_token: config.admin_token.clone(),
-        session_key: openloop_fn_api::app::session_key(&config.signing_key),
     }));
+    let dashboard = openloop_fn_dashboard::routes(Arc::new(openloop_fn_dashboard::DashboardState {
+        engine: engine.clone(),
+        session_key: openloop_fn_dashboard::session_key(&config.signing_key),
+    }));
+    let api = openloop_web::layered(api.merge(dashboard));
     let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState {
         engine,
         inbound_token: config.inbound_token.clone(),

@@ -412,13 +412,9 @@ async fn dashboard_table() -> Result<(), Error> {
         store.save_member_facts(account.id, &facts).await?;
     }
     let signing_key = secrecy::SecretString::from("bench-signing-key");
-    let session_key = openloop_fn_api::app::session_key(&signing_key);
+    let session_key = openloop_fn_dashboard::session_key(&signing_key);
     let session = session_key.issue(account.id, account.session_version, Timestamp::now(), &[7; 16]);
-    let router = openloop_fn_api::router(std::sync::Arc::new(openloop_fn_api::ApiState {
-        engine,
-        admin_token: secrecy::SecretString::from("bench-admin"),
-        session_key,
-    }));
+    let router = openloop_fn_dashboard::router(std::sync::Arc::new(openloop_fn_dashboard::DashboardState { engine, session_key }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, router).await });

@@ -3,6 +3,6 @@
 
 #[tokio::main]
 async fn main() -> Result<(), openloop_edge::apigw::Error> {
-    let state = openloop_fn_api::state_from_env().await?;
-    openloop_edge::apigw::run(openloop_fn_api::dashboard_router(state)).await
+    let state = openloop_fn_dashboard::state_from_env().await?;
+    openloop_edge::apigw::run(openloop_fn_dashboard::router(state)).await
 }

@@ -15,11 +15,11 @@ use openloop_core::kernel::ids::Email;
 use openloop_edge::http::token_hash;
 
 use super::{Body, PageError, Shared, login_page_with, random, session, signed_in_response};
-use crate::ApiState;
+use crate::DashboardState;
 
 /// The form's login token matches its cookie (the sign-in page set both), else 403 saying
 /// what to open again.
-fn login_form_is_ours(state: &ApiState, headers: &HeaderMap, csrf: Option<&str>, again: &str) -> Result<(), PageError> {
+fn login_form_is_ours(state: &DashboardState, headers: &HeaderMap, csrf: Option<&str>, again: &str) -> Result<(), PageError> {
     let nonce = session::cookie(headers, session::LOGIN_COOKIE).unwrap_or_default();
     if state.session_key.login_csrf_matches(nonce, csrf.unwrap_or_default()) {
         Ok(())
@@ -77,7 +77,7 @@ fn requester(headers: &HeaderMap) -> String {
 
 /// Queue the ask and answer at once: the lookup and the mail happen after the page is sent
 /// (the signals consumer), so a known and an unknown address take the same time.
-async fn mail(state: &ApiState, email: &Email, requester: &str) -> Result<(), PageError> {
+async fn mail(state: &DashboardState, email: &Email, requester: &str) -> Result<(), PageError> {
     Ok(state.engine.request_sign_in_link(email, requester).await?)
 }
 

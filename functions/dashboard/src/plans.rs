@@ -21,9 +21,9 @@ use openloop_core::task::plan_edit::{self, PlanFeedbackKind, StepEdit};
 use super::page::when;
 use super::session::Session;
 use super::{Body, PageError, Shared, check_csrf, field, form, see_other, task_id};
-use crate::ApiState;
+use crate::DashboardState;
 
-pub fn routes() -> Router<Arc<ApiState>> {
+pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
         .route("/app/tasks/{id}/plan/steps/{step}/{action}", post(step_action))
         .route("/app/tasks/{id}/plan/replan", post(replan))

@@ -9,7 +9,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
-const STYLESHEET: &str = include_str!("../../assets/app.css");
+const STYLESHEET: &str = include_str!("../assets/app.css");
 
 /// `app.<first 12 hex digits of its SHA-256>.css`.
 static STYLESHEET_NAME: LazyLock<String> = LazyLock::new(|| hashed_name("app", "css", STYLESHEET.as_bytes()));

@@ -16,7 +16,7 @@ use openloop_edge::http::token_hash;
 
 use super::page::{Layout, when};
 use super::{Body, PageError, Shared, check_csrf, html, layout, page, see_other};
-use crate::ApiState;
+use crate::DashboardState;
 
 /// One endpoint as the page lists it.
 pub struct EndpointRow {
@@ -49,7 +49,7 @@ pub struct IntegrationsPage {
 }
 
 async fn render(
-    state: &ApiState,
+    state: &DashboardState,
     session: &super::session::Session,
     status: StatusCode,
     notice: Option<&'static str>,
@@ -136,7 +136,7 @@ pub(super) async fn add(State(state): Shared, headers: HeaderMap, body: Body) ->
             .filter(|(k, _)| k == "events")
             .map(|(_, v)| EventName::parse("events", v.clone()))
             .collect::<Result<Vec<_>, _>>();
-        let secret = crate::webhook_endpoints::new_secret().map_err(PageError::from)?;
+        let secret = openloop_web::secrets::new_endpoint_secret().map_err(PageError::from)?;
         let input = match (EndpointUrl::parse("url", url.clone()), events) {
             (Ok(url), Ok(events)) => Ok(NewWebhookEndpoint { url, events }),
             (Err(e), _) | (_, Err(e)) => Err(EngineError::from(e)),
@@ -196,7 +196,7 @@ pub(super) async fn rotate_api_token(State(state): Shared, headers: HeaderMap, b
     page(state, &headers, |state, session| async move {
         let input: CsrfOnly = super::form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
-        let token = crate::credentials::new_api_token().map_err(PageError::from)?;
+        let token = openloop_web::secrets::new_api_token().map_err(PageError::from)?;
         let until = state.engine.rotate_api_token(session.account, None, &token_hash(&token)).await?;
         let tz = state.engine.account(session.account).await?.settings.time_zone();
         let revealed = Revealed {
@@ -226,7 +226,7 @@ pub(super) async fn rotate_webhook_secret(State(state): Shared, headers: HeaderM
     page(state, &headers, |state, session| async move {
         let input: CsrfOnly = super::form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
-        let secret = crate::credentials::new_webhook_secret().map_err(PageError::from)?;
+        let secret = openloop_web::secrets::new_webhook_secret().map_err(PageError::from)?;
         let until = state.engine.rotate_webhook_secret(session.account, secret.clone()).await?;
         let tz = state.engine.account(session.account).await?.settings.time_zone();
         let revealed = Revealed {

@@ -28,9 +28,9 @@ use openloop_edge::http::ApiError;
 use super::learning_views::{self as lv, MemoriesPage, MemoryForm, SuggestionsPage};
 use super::session::Session;
 use super::{Body, ListParams, PageError, Shared, check_csrf, field, form, html, layout, see_other, task_id};
-use crate::ApiState;
+use crate::DashboardState;
 
-pub fn routes() -> Router<Arc<ApiState>> {
+pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
         .route("/app/tasks/{id}/feedback", post(feedback))
         .route("/app/tasks/{id}/outcome", post(correct_outcome))
@@ -60,9 +60,9 @@ pub(super) type Fields = Vec<(String, String)>;
 
 /// Runs an action for a signed-in owner whose form carries the session's CSRF token: every
 /// form of the dashboard's pages goes through here.
-pub(super) async fn posted<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, body: Body, act: F) -> Response
+pub(super) async fn posted<F, Fut>(state: Arc<DashboardState>, headers: &HeaderMap, body: Body, act: F) -> Response
 where
-    F: FnOnce(Arc<ApiState>, Session, Fields) -> Fut,
+    F: FnOnce(Arc<DashboardState>, Session, Fields) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
     super::page(state, headers, |state, session| async move {
@@ -123,7 +123,7 @@ async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Pat
 /// The task page's part of the owner's word: the rating and correction forms, the goal
 /// progress, the value's source, and the memories the last AI call read (their text from
 /// the memory book: one read, only when it used any).
-pub(super) async fn owner_word(state: &ApiState, account: AccountId, task: &Task, tz: &TimeZone) -> Result<lv::OwnerWord, PageError> {
+pub(super) async fn owner_word(state: &DashboardState, account: AccountId, task: &Task, tz: &TimeZone) -> Result<lv::OwnerWord, PageError> {
     let book = if task.memories_used.is_empty() {
         Vec::new()
     } else {
@@ -143,7 +143,7 @@ async fn memories(State(state): Shared, headers: HeaderMap, Query(params): Query
 
 /// The memories page; with `error`, the owner's form is shown again as they filled it.
 async fn memories_page(
-    state: &ApiState,
+    state: &DashboardState,
     session: &Session,
     status: StatusCode,
     notice: Option<&'static str>,

@@ -25,9 +25,9 @@ use openloop_core::task::task_type;
 
 use super::page::{Layout, money, when};
 use super::{Body, PageError, Shared, html, layout, see_other};
-use crate::ApiState;
+use crate::DashboardState;
 
-pub fn routes() -> Router<Arc<ApiState>> {
+pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
         .route("/app/lift", get(lift))
         .route("/app/suggestions/{id}/experiment", post(start_experiment))
@@ -242,7 +242,7 @@ async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<Lif
 /// dashboard's one form check, `learning::posted`), with the owner's account.
 async fn posted<F, Fut>(state: Shared, headers: &HeaderMap, body: Body, act: F) -> Response
 where
-    F: FnOnce(std::sync::Arc<crate::ApiState>, openloop_core::kernel::ids::AccountId) -> Fut,
+    F: FnOnce(std::sync::Arc<crate::DashboardState>, openloop_core::kernel::ids::AccountId) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
     let State(state) = state;

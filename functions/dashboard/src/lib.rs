@@ -1,5 +1,5 @@
 //! The owner's dashboard under `/app`: server-rendered pages over the same engine operations
-//! as the JSON API, in the same function. Sign in with the account's API token
+//! as the JSON API (`functions/api`), in a function of its own. Sign in with the account's API token
 //! (`session.rs`); every page is scoped to the session's account, so another account's task is
 //! simply not found; every form that changes something carries the session's CSRF token.
 //!
@@ -33,8 +33,6 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -50,13 +48,34 @@ use openloop_core::ports::TaskQuery;
 use openloop_core::task::{Draft, TaskStatus};
 use openloop_edge::http::{ApiError, token_hash};
 
-use crate::ApiState;
 use page::Layout;
 use session::{COOKIE, LIFETIME, LOGIN_COOKIE, Session, SessionKey};
 use views::{ErrorPage, LoginPage, OverviewPage, ReviewPage, TaskPage};
 
-type Shared = State<Arc<ApiState>>;
-type Body = Result<Bytes, BytesRejection>;
+/// The dashboard's state: the engine, and the key that signs its sessions.
+pub struct DashboardState {
+    pub engine: openloop_core::engine::Engine,
+    /// Signs the dashboard's sessions and CSRF tokens ([`session_key`] derives it from the
+    /// server's signing key).
+    pub session_key: SessionKey,
+}
+
+/// The function's state, from its environment: logging, the configuration, the engine.
+pub async fn state_from_env() -> Result<Arc<DashboardState>, openloop_edge::apigw::Error> {
+    let (config, engine) = openloop_web::engine_from_env().await?;
+    Ok(Arc::new(DashboardState {
+        engine,
+        session_key: session_key(&config.signing_key),
+    }))
+}
+
+/// The dashboard with everything around its routes: the `dashboard` function.
+pub fn router(state: Arc<DashboardState>) -> Router {
+    openloop_web::layered(routes(state))
+}
+
+type Shared = State<Arc<DashboardState>>;
+use openloop_web::Body;
 
 /// Tasks per page of the review queue.
 const REVIEW_PAGE: usize = 20;
@@ -69,10 +88,13 @@ const MAX_BULK: usize = 50;
 /// Entries of the activity feed on the overview.
 const FEED_ENTRIES: usize = 15;
 
-const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
-     frame-ancestors 'none'; base-uri 'none'";
+/// The dashboard's routes on their state, for a router that serves more than this face (the
+/// local runtime's, which adds the API's).
+pub fn routes(state: Arc<DashboardState>) -> Router {
+    page_routes().with_state(state)
+}
 
-pub fn routes() -> Router<Arc<ApiState>> {
+fn page_routes() -> Router<Arc<DashboardState>> {
     Router::new()
         .route("/app", get(overview))
         .route("/app/", get(|| async { see_other("/app") }))
@@ -106,34 +128,12 @@ pub fn routes() -> Router<Arc<ApiState>> {
         .merge(day::routes())
         .merge(plans::routes())
         .route("/app/{*rest}", axum::routing::any(no_such_page))
-        .layer(axum::middleware::map_response(protect))
+        .layer(axum::middleware::map_response(openloop_web::pages::protect))
 }
 
 /// Any other path under `/app`: the dashboard's own 404 page, not the API's JSON.
 async fn no_such_page() -> PageError {
     PageError::new(StatusCode::NOT_FOUND, "There is no such page. The overview is at /app.")
-}
-
-/// Middleware on the whole API router: a response to a dashboard path carries the dashboard's
-/// headers even when no dashboard handler made it (a 405 of the router, an extractor's
-/// rejection).
-pub async fn protect_dashboard_paths(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let dashboard = request.uri().path() == "/app" || request.uri().path().starts_with("/app/");
-    let response = next.run(request).await;
-    if dashboard { protect(response).await } else { response }
-}
-
-/// Headers every dashboard response carries.
-async fn protect(mut response: Response) -> Response {
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    if !headers.contains_key(header::CACHE_CONTROL) {
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    }
-    response
 }
 
 fn see_other(location: &str) -> Response {
@@ -181,7 +181,7 @@ impl PageError {
     }
 
     /// Keeps the navigation (and sign-out) of a signed-in owner on the error page.
-    fn within(mut self, state: &ApiState, session: &Session) -> Self {
+    fn within(mut self, state: &DashboardState, session: &Session) -> Self {
         self.csrf = Some(state.session_key.csrf(session));
         self
     }
@@ -232,7 +232,7 @@ fn cross_site(headers: &HeaderMap) -> bool {
 }
 
 /// The signed-in owner, if the request carries a valid, unexpired session.
-fn signed_in(state: &ApiState, headers: &HeaderMap) -> Option<Session> {
+fn signed_in(state: &DashboardState, headers: &HeaderMap) -> Option<Session> {
     session::cookie(headers, COOKIE).and_then(|value| state.session_key.open(value, Timestamp::now()))
 }
 
@@ -243,7 +243,7 @@ fn form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, PageError> {
 }
 
 /// A state-changing form of this session: its CSRF token must be the session's (403 if not).
-fn check_csrf(state: &ApiState, session: &Session, presented: Option<&str>) -> Result<(), PageError> {
+fn check_csrf(state: &DashboardState, session: &Session, presented: Option<&str>) -> Result<(), PageError> {
     match presented {
         Some(token) if state.session_key.csrf_matches(session, token) => Ok(()),
         _ => Err(PageError::new(
@@ -270,7 +270,7 @@ async fn login_form(State(state): Shared, headers: HeaderMap, uri: axum::http::U
 
 /// The sign-in form with a fresh login nonce (its cookie and the form's token go together).
 fn login_page(
-    state: &ApiState,
+    state: &DashboardState,
     headers: &HeaderMap,
     uri: &axum::http::Uri,
     status: StatusCode,
@@ -281,7 +281,7 @@ fn login_page(
 
 /// [`login_page`] with a notice (what the sign-in link form did).
 fn login_page_with(
-    state: &ApiState,
+    state: &DashboardState,
     headers: &HeaderMap,
     uri: &axum::http::Uri,
     status: StatusCode,
@@ -304,7 +304,7 @@ fn login_page_with(
 
 /// The page a mailed link opens: one "Sign in" button, naming the account it signs in to.
 fn link_confirm_page(
-    state: &ApiState,
+    state: &DashboardState,
     headers: &HeaderMap,
     uri: &axum::http::Uri,
     token: String,
@@ -425,9 +425,9 @@ async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, 
 
 /// Runs a page handler for a signed-in owner: no session → the sign-in page; an error → its
 /// page, with the owner's navigation.
-async fn page<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, render: F) -> Response
+async fn page<F, Fut>(state: Arc<DashboardState>, headers: &HeaderMap, render: F) -> Response
 where
-    F: FnOnce(Arc<ApiState>, Session) -> Fut,
+    F: FnOnce(Arc<DashboardState>, Session) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
     let Some(session) = signed_in(&state, headers) else {
@@ -439,7 +439,7 @@ where
         Ok(_) => return see_other("/app/login"),
         Err(e) => return PageError::from(e).into_response(),
     }
-    crate::seen(&state, session.account).await;
+    openloop_web::access::seen(&state.engine, session.account).await;
     match render(state.clone(), session.clone()).await {
         Ok(response) => response,
         Err(e) => e.within(&state, &session).into_response(),
@@ -675,9 +675,9 @@ impl ActionForm {
 }
 
 /// Runs an action for a signed-in owner whose form carries the session's CSRF token.
-async fn action<F, Fut>(state: Arc<ApiState>, headers: &HeaderMap, body: Body, act: F) -> Response
+async fn action<F, Fut>(state: Arc<DashboardState>, headers: &HeaderMap, body: Body, act: F) -> Response
 where
-    F: FnOnce(Arc<ApiState>, AccountId, ActionForm) -> Fut,
+    F: FnOnce(Arc<DashboardState>, AccountId, ActionForm) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
     page(state, headers, |state, session| async move {
@@ -966,7 +966,7 @@ async fn save_settings(State(state): Shared, headers: HeaderMap, body: Body) -> 
 
 /// `POST /app/settings/pause` and `/resume`: the owner's kill switch, as
 /// `POST /api/v1/pause` and `/api/v1/resume`.
-async fn set_paused(state: Arc<ApiState>, headers: &HeaderMap, body: Body, paused: bool) -> Response {
+async fn set_paused(state: Arc<DashboardState>, headers: &HeaderMap, body: Body, paused: bool) -> Response {
     page(state, headers, |state, session| async move {
         let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
@@ -1078,7 +1078,7 @@ async fn approve_selected(State(state): Shared, headers: HeaderMap, body: Body) 
     .await
 }
 
-/// The session key for [`ApiState`], from the server's signing key.
+/// The session key for [`DashboardState`], from the server's signing key.
 pub fn session_key(signing_key: &secrecy::SecretString) -> SessionKey {
     use secrecy::ExposeSecret;
     SessionKey::derive(signing_key.expose_secret().as_bytes())

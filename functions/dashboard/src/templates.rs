@@ -27,9 +27,9 @@ use super::learning::posted;
 use super::page::Layout;
 use super::session::Session;
 use super::{Body, PageError, Shared, field, html, layout, see_other};
-use crate::ApiState;
+use crate::DashboardState;
 
-pub fn routes() -> Router<Arc<ApiState>> {
+pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
         .route("/app/templates", get(list))
         .route("/app/templates/{task_type}/{touch}", post(save))
@@ -98,7 +98,7 @@ struct Outcome {
 }
 
 async fn render_page(
-    state: &ApiState,
+    state: &DashboardState,
     session: &Session,
     status: StatusCode,
     notice: Option<String>,

@@ -21,9 +21,9 @@ use openloop_core::task::todo::{ContactKind, ContactResult, Todo, TodoStatus};
 use super::page::{Layout, code, when, words};
 use super::session::Session;
 use super::{Body, PageError, Shared, check_csrf, field, form, html, layout, see_other};
-use crate::ApiState;
+use crate::DashboardState;
 
-pub fn routes() -> Router<Arc<ApiState>> {
+pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
         .route("/app/today", get(today))
         .route("/app/conversations", get(conversations))
@@ -118,7 +118,7 @@ struct TodoListParams {
 /// `GET /app/todos?status=`: the open to-dos (soonest due first), the snoozed or the done ones.
 async fn todos(State(state): Shared, headers: HeaderMap, Query(params): Query<TodoListParams>) -> Response {
     super::page(state, &headers, |state, session| async move {
-        let status = crate::day::todo_status(params.status.as_deref())?;
+        let status = openloop_web::todo_status(params.status.as_deref())?;
         let (account, todos) = tokio::try_join!(state.engine.account(session.account), state.engine.todos(session.account, status))?;
         let tz = account.settings.time_zone();
         let now = state.engine.now();
