@@ -3,8 +3,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
 VENV          := .venv
-# The OpenAPI validator and the property-based API tester check the served document in make test.
-PY_TOOLS      := 'moto[server]==5.2.5' 'cfn-lint==1.58.0' 'openapi-spec-validator==0.9.0' 'schemathesis==4.32.5'
+# What `make run` needs on the emulator: moto, in .venv/ (in memory it needs nothing of these).
+RUN_TOOLS     := 'moto[server]==5.2.5'
+# What `make test` adds: the template's linter, the OpenAPI validator and the property-based
+# API tester (they check the served document).
+TEST_TOOLS    := 'cfn-lint==1.58.0' 'openapi-spec-validator==0.9.0' 'schemathesis==4.32.5'
 EMULATOR      ?= moto
 RUN_PORT      ?= 4566
 TEST_PORT     ?= 4599
@@ -12,39 +15,45 @@ export AWS_ENDPOINT_URL ?= http://127.0.0.1:$(RUN_PORT)
 export AWS_REGION       ?= us-east-1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test lint bench build deploy demo emulator stop-emulator tools browser spamassassin clean openapi
+.PHONY: run test lint bench build deploy demo emulator stop-emulator tools run-tools test-tools browser spamassassin clean openapi
 
-# The stamp holds the list it installed: a venv made before a tool was added gets it too.
-$(VENV)/.installed: FORCE
-	@[ -f $@ ] && [ "$$(cat $@)" = "$(PY_TOOLS)" ] || { \
-	  [ -x $(VENV)/bin/pip ] || python3 -m venv $(VENV); \
-	  $(VENV)/bin/pip install --quiet --disable-pip-version-check $(PY_TOOLS) && echo "$(PY_TOOLS)" > $@; }
+# Each stamp holds the list it installed: a venv made before a tool was added gets it too.
+$(VENV)/.run-installed: FORCE
+	@[ -f $@ ] && [ "$$(cat $@)" = "$(RUN_TOOLS)" ] || { \
+	  [ -x $(VENV)/bin/pip ] || python3 -m venv $(VENV) || { echo "make run needs Python 3 with venv (Debian: apt-get install python3-venv)" >&2; exit 1; }; \
+	  $(VENV)/bin/pip install --quiet --disable-pip-version-check $(RUN_TOOLS) && echo "$(RUN_TOOLS)" > $@; }
+$(VENV)/.test-installed: $(VENV)/.run-installed FORCE
+	@[ -f $@ ] && [ "$$(cat $@)" = "$(TEST_TOOLS)" ] || { \
+	  $(VENV)/bin/pip install --quiet --disable-pip-version-check $(TEST_TOOLS) && echo "$(TEST_TOOLS)" > $@; }
 
 FORCE:
 
-## tools: the Python tools (moto, cfn-lint, openapi-spec-validator, schemathesis); for the dashboard's browser test, Debian's
-## chromium and chromium-driver; for the mail check, Debian's spamassassin (Apache
-## SpamAssassin 4 with its shipped rules) — installed with apt-get where missing; otherwise it
-## says what to install.
-tools: $(VENV)/.installed browser spamassassin
+## run-tools: what make run needs (moto, in .venv/). test-tools: what make test adds — the
+## Python tools (cfn-lint, openapi-spec-validator, schemathesis); for the dashboard's browser
+## test, Debian's chromium and chromium-driver; for the mail check, Debian's spamassassin
+## (Apache SpamAssassin 4 with its shipped rules) — installed with apt-get where missing and
+## allowed (root with apt); otherwise it says what to install.
+run-tools: $(VENV)/.run-installed
+test-tools: $(VENV)/.test-installed browser spamassassin
+tools: run-tools test-tools
 
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null || \
 	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }; \
-	  else echo "The dashboard's browser test needs Chromium and its WebDriver: sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
+	  else echo "make test's browser check of the dashboard needs Chromium and its WebDriver on PATH (chromium, chromedriver): on Debian or Ubuntu, sudo apt-get install chromium chromium-driver" >&2; exit 1; fi; }
 
 spamassassin:
 	@command -v spamassassin >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spamassassin >/dev/null || \
 	      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq spamassassin >/dev/null; }; \
-	  else echo "The mail check scores Openloop's mail with Apache SpamAssassin 4: sudo apt-get install spamassassin" >&2; exit 1; fi; }
+	  else echo "make test's mail check scores Openloop's mail with Apache SpamAssassin 4 (spamassassin on PATH): on Debian or Ubuntu, sudo apt-get install spamassassin; on macOS, brew install spamassassin" >&2; exit 1; fi; }
 
 ## run: the whole system on this machine, in the foreground; Ctrl-C stops what it started.
 ## `make run OPENLOOP_LOCAL_PORTS=memory`: every port in memory, no emulator.
-run: tools
+run: $(if $(filter memory,$(OPENLOOP_LOCAL_PORTS)),,run-tools)
 	cargo build --workspace --bins
 ifeq ($(OPENLOOP_LOCAL_PORTS),memory)
 	OPENLOOP_LOCAL_PORTS=memory ./target/debug/openloop-local
@@ -68,7 +77,7 @@ endif
 test: tools
 	@TEST_PORT=$(TEST_PORT) infra/test.sh
 
-lint: tools
+lint: test-tools
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo clippy --workspace --test emulator --quiet -- -D warnings
@@ -80,7 +89,7 @@ lint: tools
 ## /_local/run, the outbox after 10,000 mails, a simulated month (in memory; its first day
 ## on the emulator). About 10 minutes on a busy two-core machine.
 ## `make bench QUICK=1`: every table at a small size (the same code paths, in a minute or so).
-bench: tools
+bench: run-tools
 	cargo build --workspace --bins
 	@infra/emulator.sh start $(TEST_PORT)
 	@trap 'infra/emulator.sh stop $(TEST_PORT)' EXIT; \
@@ -105,7 +114,7 @@ openapi:
 ## build: Lambda binaries with cargo-lambda (x86_64, zig from PyPI), into target/lambda/<fn>/bootstrap;
 ## then each one's size (at most 8 MB: 8,000,000 bytes, so under 8 MiB too) and its cold start on
 ## this machine (infra/cold-start.py).
-build: tools
+build: run-tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check cargo-lambda ziglang
 	@start=$$SECONDS; \
 	  PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
@@ -120,13 +129,13 @@ build: tools
 	exit $$over
 
 ## deploy: build with SAM (cargo-lambda) and deploy infra/template.yaml (asks for parameters).
-deploy: tools
+deploy: run-tools
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli cargo-lambda ziglang
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 \
 	  sam build -t infra/template.yaml --beta-features
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH SAM_CLI_TELEMETRY=0 sam deploy --guided
 
-emulator: tools
+emulator: run-tools
 	@infra/emulator.sh start $(RUN_PORT)
 
 stop-emulator:

@@ -69,6 +69,16 @@ demo() { # name, url
   echo "  $1: $(grep '^After 2 days' "$log/$1.log")"
 }
 
+# 0. `make run` needs only what the README names for it (Rust, Python 3 with venv, curl): what
+# it would run, read with make -n, installs none of the test tools, in either mode.
+for mode in "OPENLOOP_LOCAL_PORTS=memory" ""; do
+  plan=$(make --no-print-directory -n run $mode 2>&1) || fail "make -n run $mode failed: $plan"
+  for tool in chromium chromedriver spamassassin schemathesis cfn-lint openapi-spec-validator; do
+    grep -q "$tool" <<<"$plan" && fail "make run $mode would install or need $tool, a test tool"
+  done
+done
+echo "  make run needs none of the test tools"
+
 # 1. Every port in memory.
 http=$(free_port)
 url="http://127.0.0.1:$http"
