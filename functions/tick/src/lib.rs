@@ -11,9 +11,14 @@ pub const PERIOD: SignedDuration = SignedDuration::from_mins(1);
 /// In Lambda: `Wake::AtTheirSecond { period: PERIOD }`; the local runtime uses `Wake::Now`.
 pub async fn handle(engine: &Engine, wake: Wake) -> Result<TickReport, EngineError> {
     let report = engine.tick(wake).await?;
-    tracing::info!(?report, "tick");
-    // The platform's due work per minute, as CloudWatch metrics (EMF).
     let due: usize = report.enqueued.values().sum();
+    // One line when the tick handed something out; an idle minute is a debug line.
+    if due > 0 || report.truncated || report.owner_digests > 0 || report.paused {
+        tracing::info!(due, truncated = report.truncated, owner_digests = report.owner_digests, paused = report.paused, "tick");
+    } else {
+        tracing::debug!("tick: nothing due");
+    }
+    // The platform's due work per minute, as CloudWatch metrics (EMF).
     openloop_edge::emf::emit(&openloop_edge::emf::line(
         "tick",
         engine.now(),

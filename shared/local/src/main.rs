@@ -27,6 +27,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             openloop_local::pushpress::STAND_IN_KEY_PREFIX
         );
     }
+    println!("The first account (a gym): its api_token signs you in to the dashboard —");
+    println!(
+        "  curl -s -X POST {url}/api/v1/accounts -H 'Authorization: Bearer {}' -d '{{\"name\":\"My Gym\",\"timezone\":\"America/New_York\"}}'",
+        running.admin_token
+    );
+    println!("  (or `make demo` in another terminal: it makes a demo gym and prints its token)");
     println!("Ctrl-C stops it.");
     tokio::signal::ctrl_c().await?;
     running.stop();

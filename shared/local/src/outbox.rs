@@ -21,6 +21,9 @@ pub struct OutboxMail {
     /// The recipients, comma-separated (one, for our mail).
     pub to: String,
     pub from: Option<String>,
+    /// The sender's display name (`"Coach Mike at Iron Temple"`), as the member's mail
+    /// client shows it.
+    pub from_name: Option<String>,
     pub subject: Option<String>,
     pub text: Option<String>,
     pub message_id: Option<String>,
@@ -55,6 +58,7 @@ pub fn parse(raw: &[u8], ses_id: Option<String>) -> Option<OutboxMail> {
             .map(|a| a.iter().filter_map(|a| a.address().map(str::to_owned)).collect())
             .unwrap_or_default(),
         from: first(message.from()),
+        from_name: message.from().and_then(|a| a.first()).and_then(|a| a.name()).map(str::to_owned),
         subject: message.subject().map(str::to_owned),
         text: message.body_text(0).map(|t| t.replace("\r\n", "\n")),
         message_id: message.message_id().map(str::to_owned),
@@ -192,6 +196,17 @@ mod tests {
         assert_eq!(subjects(outbox.read(Some("a@example.com"), 1)), ["three"]);
         assert_eq!(subjects(outbox.read(None, 2)), ["three"]);
         assert!(outbox.read(Some("c@example.com"), 0).is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_sender_s_name_is_read_back() {
+        let outbox = Outbox::new(Arc::new(AcceptingProvider {
+            region: "us-east-1".into(),
+        }));
+        outbox.send(&mail("a@example.com", "one")).await.expect("accepted");
+        let kept = outbox.read(None, 0);
+        assert_eq!(kept[0].from_name.as_deref(), Some("Gym"));
+        assert_eq!(kept[0].from.as_deref(), Some("outreach@mail.openloop.local"));
     }
 
     struct Refusing;

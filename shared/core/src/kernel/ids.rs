@@ -26,9 +26,17 @@ pub fn ulid_schema(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi:
 macro_rules! ulid_id {
     ($name:ident, $what:literal) => {
         #[doc = concat!("The ULID of ", $what, ".")]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub Ulid);
+
+        /// `AccountId(01J…)`: the id as the API and the dashboard write it, in logs and
+        /// assertions alike (not the ULID's 128-bit integer).
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self.0)
+            }
+        }
 
         impl $name {
             /// A new id whose time part is `now` (ids sort by creation time).
@@ -249,6 +257,13 @@ impl fmt::Display for Email {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_debugs_as_it_is_written() {
+        let id: AccountId = "01JD8X0000000000000000000A".parse().expect("a ULID");
+        assert_eq!(format!("{id:?}"), "AccountId(01JD8X0000000000000000000A)");
+        assert_eq!(id.to_string(), "01JD8X0000000000000000000A");
+    }
 
     #[test]
     fn emails_are_normalised_and_checked() {

@@ -114,7 +114,13 @@ impl Engine {
     /// Log and publish an alert (spec §28.4). A bus failure is logged; the alert's log line
     /// stands either way.
     pub(crate) async fn raise(&self, alert: Alert) {
-        tracing::error!(code = alert.code, severity = ?alert.severity, account = ?alert.account_id, detail = %alert.detail, "alert");
+        // At the level its severity says, the account as the API and the dashboard write it.
+        let account = alert.account_id.map(|a| a.to_string()).unwrap_or_default();
+        match alert.severity {
+            Severity::Critical => tracing::error!(code = alert.code, account = %account, detail = %alert.detail, "alert"),
+            Severity::Warning => tracing::warn!(code = alert.code, account = %account, detail = %alert.detail, "alert"),
+            Severity::Info => tracing::info!(code = alert.code, account = %account, detail = %alert.detail, "alert"),
+        }
         let detail = serde_json::to_value(&alert).unwrap_or_default();
         if let Err(e) = self.bus.publish(ALERT_EVENT, detail).await {
             tracing::warn!(code = alert.code, error = %e, "alert not published");
