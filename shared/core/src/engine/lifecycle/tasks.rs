@@ -249,9 +249,7 @@ impl Engine {
                 .take()
                 .map_err(|refusal| refused(account, &input.member_id, &task_type, input.trigger_type, refusal))?;
         }
-        // Boxed: creation is reached from inside other steps (a plan's subtask, a reply's
-        // follow-on); its future stays off their stack.
-        let made = Box::pin(self.create_counted(account, input, member, options, task_type, goal, now)).await;
+        let made = boxed(self.create_counted(account, input, member, options, task_type, goal, now)).await;
         if let (Some(burst), false) = (burst, matches!(made, Ok(Created::New(_)))) {
             burst.release();
         }
@@ -889,9 +887,9 @@ impl Engine {
                 return;
             }
             if todos {
-                Box::pin(self.close_todos_of(task)).await;
+                boxed(self.close_todos_of(task)).await;
             }
-            Box::pin(self.task_closed_triggers(task)).await;
+            boxed(self.task_closed_triggers(task)).await;
             if let Some(parent) = task.parent_id {
                 self.nudge_parent(task.account_id, parent, task.id).await;
             }

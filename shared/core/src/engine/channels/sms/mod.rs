@@ -440,7 +440,7 @@ impl Engine {
                         task_id,
                         due_at: now,
                     };
-                    match Box::pin(self.follow_up(&item)).await {
+                    match boxed(self.follow_up(&item)).await {
                         Ok(outcome) => tracing::info!(task = %task_id, ?outcome, "text reply read"),
                         Err(e) => tracing::warn!(task = %task_id, error = %e, "text reply stored; reading it is left to the next tick"),
                     }
