@@ -4,7 +4,7 @@
 
 use openloop_core::engine::{CreateOptions, Engine, NewTask};
 use openloop_core::kernel::ids::MemberId;
-use openloop_core::ports::{AccountStore, AnnotationStore, Clock, Idempotency, Tasks};
+use openloop_core::ports::{AccountStore, AnnotationStore, Clock, Idempotency, TaskReads};
 use openloop_core::rails::gate::GateContext;
 use openloop_core::task::action::{Action, ActionClaim, ActionRecord, ActionState, ActionType, idempotency_key};
 use openloop_core::task::work::WorkItem;

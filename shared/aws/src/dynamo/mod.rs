@@ -1,7 +1,8 @@
 //! The DynamoDB store: one table, conditional writes for optimistic locking, and transactions
 //! for everything that must hold across items (ARCHITECTURE.md, "Data"). Every capability of
 //! [`TaskStore`] is implemented in a file of its own, named as the conformance suite's part
-//! that checks it (`accounts.rs` is [`AccountStore`], `tasks.rs` is [`Tasks`], …).
+//! that checks it (`accounts.rs` is [`AccountStore`], `tasks.rs` is [`TaskWrites`] and
+//! [`TaskReads`], …).
 //!
 //! Here: the store and the requests the capabilities share (each one counted, for the bench).
 //! Entities are (de)serialised with serde_dynamo in `items.rs`; the key attributes come from
@@ -10,7 +11,8 @@
 //!
 //! [`TaskStore`]: openloop_core::ports::TaskStore
 //! [`AccountStore`]: openloop_core::ports::AccountStore
-//! [`Tasks`]: openloop_core::ports::Tasks
+//! [`TaskWrites`]: openloop_core::ports::TaskWrites
+//! [`TaskReads`]: openloop_core::ports::TaskReads
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -241,7 +241,7 @@ impl DynamoStore {
         status: openloop_core::task::TaskStatus,
         query: &TaskQuery,
     ) -> Result<(Vec<Task>, Option<String>), StoreError> {
-        use openloop_core::ports::Tasks as _;
+        use openloop_core::ports::TaskReads as _;
         let pk = account_pk(account);
         let mut start = match &query.cursor {
             Some(c) => {

@@ -1,7 +1,7 @@
-//! [`Tasks`] on DynamoDB: the task item, its log and conversation items, its active guard and
-//! its outbound records. A creation and a `commit` are one transaction each, with everything
-//! the change moves: the reservation, the reply routes, the creation counters, the learning
-//! record.
+//! [`TaskWrites`] and [`TaskReads`] on DynamoDB: the task item, its log and conversation items,
+//! its active guard and its outbound records. A creation and a `commit` are one transaction
+//! each, with everything the change moves: the reservation, the reply routes, the creation
+//! counters, the learning record.
 
 use std::collections::HashMap;
 
@@ -12,7 +12,7 @@ use jiff::civil::Date;
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
 use openloop_core::learning::interaction::InteractionOutcome;
-use openloop_core::ports::{AccountStore, CommitExtras, Tasks};
+use openloop_core::ports::{AccountStore, CommitExtras, TaskReads, TaskWrites};
 use openloop_core::task::commit::{SendEffect, TaskCommit};
 use openloop_core::task::flood::{CreationQuota, closes_task, reopens_task};
 use openloop_core::task::history::TaskHistory;
@@ -26,7 +26,7 @@ use super::member_open_tasks::{OpenChange, open_value};
 use super::{DynamoStore, Item, build_error};
 
 #[async_trait]
-impl Tasks for DynamoStore {
+impl TaskWrites for DynamoStore {
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
         self.create_task_within(task, log, messages, &CreationQuota::unlimited()).await
     }
@@ -285,7 +285,10 @@ impl Tasks for DynamoStore {
         writes.extend(self.extra_writes(task.account_id, extras)?);
         self.transact(writes).await
     }
+}
 
+#[async_trait]
+impl TaskReads for DynamoStore {
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
         self.get(account_pk(account), &task_sk(id)).await?.map(from_item).transpose()
     }
@@ -462,7 +465,7 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().update(update).build())
     }
 
-    /// The counters a new open task moves (see [`Tasks::create_task_within`]), each with
+    /// The counters a new open task moves (see [`TaskWrites::create_task_within`]), each with
     /// the conflict its condition stands for.
     fn creation_counter_writes(
         &self,

@@ -5,10 +5,10 @@
 //! [`store_conformance_tests!`](crate::store_conformance_tests).
 //!
 //! The scenarios are split as the store is: one file per capability of [`crate::ports::store`]
-//! (`accounts` checks `AccountStore`, `tasks` checks `Tasks`, and so on), the same names as the
-//! backends' files. A scenario belongs to the capability whose promise it checks, even when it
-//! reads through another to see it kept (a reservation is a promise of `Tasks::commit`, read
-//! back through the member's ledger).
+//! (`accounts` checks `AccountStore`, `tasks` checks the task's writes and reads, `TaskWrites`
+//! and `TaskReads`, and so on), the same names as the backends' files. A scenario belongs to
+//! the capability whose promise it checks, even when it reads through another to see it kept
+//! (a reservation is a promise of `TaskWrites::commit`, read back through the member's ledger).
 
 use jiff::Timestamp;
 

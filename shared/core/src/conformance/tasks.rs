@@ -1,7 +1,8 @@
-//! The conformance of [`Tasks`]: one active task per member and type, optimistic locking, the
+//! The conformance of the task's ports, [`TaskWrites`] and [`TaskReads`]: one active task per member and type, optimistic locking, the
 //! whole history, and a send's reservation written all or nothing with the task.
 //!
-//! [`Tasks`]: crate::ports::Tasks
+//! [`TaskWrites`]: crate::ports::TaskWrites
+//! [`TaskReads`]: crate::ports::TaskReads
 
 use jiff::SignedDuration;
 

@@ -1,4 +1,5 @@
-//! [`Tasks`] in memory: tasks with their log, conversation, active guards and outbound records.
+//! [`TaskWrites`] and [`TaskReads`] in memory: tasks with their log, conversation, active guards
+//! and outbound records.
 //! `commit` checks every condition before it applies anything, then applies the send's effect,
 //! frees the guard and writes the learning record, all under the one lock.
 
@@ -7,7 +8,7 @@ use async_trait::async_trait;
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::learning::interaction::InteractionOutcome;
-use crate::ports::{CommitExtras, Tasks};
+use crate::ports::{CommitExtras, TaskReads, TaskWrites};
 use crate::task::action::ActionState;
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::flood::CreationQuota;
@@ -17,7 +18,7 @@ use crate::task::{ConversationMessage, LogEntry, OutboundMessage, OutboundStatus
 use super::{MemoryStore, conflict};
 
 #[async_trait]
-impl Tasks for MemoryStore {
+impl TaskWrites for MemoryStore {
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError> {
         self.create_task_within(task, log, messages, &CreationQuota::unlimited()).await
     }
@@ -218,7 +219,10 @@ impl Tasks for MemoryStore {
         s.messages.entry(task.id).or_default().extend(commit.messages.iter().cloned());
         Ok(())
     }
+}
 
+#[async_trait]
+impl TaskReads for MemoryStore {
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
         Ok(self.lock().tasks.get(&id).filter(|t| t.account_id == account).cloned())
     }

@@ -40,7 +40,7 @@ pub use webhooks::{TransportError, WebhookStore, WebhookTransport};
 
 pub use store::{
     AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore, NoticeStore,
-    SignInLinkStore, SuggestionStore, TaskIndex, TaskQuery, TaskStore, Tasks, TemplateStore, prelude,
+    SignInLinkStore, SuggestionStore, TaskIndex, TaskQuery, TaskReads, TaskStore, TaskWrites, TemplateStore, prelude,
 };
 pub use store::{AiCallCount, CommitExtras};
 

@@ -1,12 +1,13 @@
-//! The store's ports: durable state, one trait per aggregate, each small enough to read in one
-//! sitting and to implement in one file of each backend (`crate::memory`, and the DynamoDB
-//! store in `openloop-aws`). [`TaskStore`] is all of them at once — what the engine holds —
-//! and comes with implementing them.
+//! The store's ports: durable state, one trait per aggregate — the task, written and read the
+//! most, has its writes and its reads apart ([`TaskWrites`], [`TaskReads`]) and an index —
+//! each small enough (ten methods at most) to read in one sitting and to implement in one file
+//! of each backend (`crate::memory`, and the DynamoDB store in `openloop-aws`). [`TaskStore`]
+//! is all of them at once — what the engine holds — and comes with implementing them.
 //!
 //! Every write that must hold with another is one call, hence one transaction; conditional
 //! failures come back as [`StoreError::Conflict`]. A guarantee that spans aggregates lives
 //! with the write that makes it: a send's reservation, the creation counters and the learning
-//! record are all written by [`Tasks`], in the task's transaction. One conformance suite
+//! record are all written by [`TaskWrites`], in the task's transaction. One conformance suite
 //! (`crate::conformance`, split the same way) checks every backend.
 
 use async_trait::async_trait;
@@ -48,7 +49,8 @@ pub struct TaskQuery {
 pub trait TaskStore:
     AccountStore
     + TemplateStore
-    + Tasks
+    + TaskWrites
+    + TaskReads
     + TaskIndex
     + MemberStore
     + Counters
@@ -77,7 +79,8 @@ pub trait TaskStore:
 impl<T> TaskStore for T where
     T: AccountStore
         + TemplateStore
-        + Tasks
+        + TaskWrites
+        + TaskReads
         + TaskIndex
         + MemberStore
         + Counters
@@ -134,18 +137,24 @@ pub trait TemplateStore: Send + Sync {
     async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError>;
 }
 
-/// A task and everything written with it: its decision log, its conversation, its active
-/// guard and its outbound records — and, in the same transaction, what its changes move
-/// elsewhere (a send's reservation, the creation counters, the reply routes, the learning
-/// record). A task is written only over the version it was read at, and a member has at most
-/// one active task of a type.
+/// A task's writes: its creation and its commits, each one transaction with everything written
+/// with the task — its decision log, its conversation, its active guard and its outbound
+/// records — and what its changes move elsewhere (a send's reservation, the creation counters,
+/// the reply routes, the learning record). A task is written only over the version it was read
+/// at, and a member has at most one active task of a type.
+///
+/// One aggregate, two traits — this one and [`TaskReads`] (with [`TaskIndex`] to find tasks by
+/// something other than their id) — because the halves change for different reasons: the
+/// writes when a guarantee joins the task's transaction, the reads when a step needs the task
+/// in another shape. Both are over the same items, so each backend implements both in one file
+/// (`tasks.rs`), and [`TaskStore`] holds both.
 #[async_trait]
-pub trait Tasks: Send + Sync {
+pub trait TaskWrites: Send + Sync {
     /// Create a task with its creation log entry, atomically with its active guard:
     /// [`crate::kernel::error::Conflict::ActiveTask`] if the member already has an active task of the type.
     async fn create_task(&self, task: &Task, log: &LogEntry, messages: &[ConversationMessage]) -> Result<(), StoreError>;
     // Creation limits (spec §7.9, §7.13; see [`crate::task::flood`]).
-    /// [`Tasks::create_task`] that also counts the task against the account's creation
+    /// [`TaskWrites::create_task`] that also counts the task against the account's creation
     /// counters and checks `quota`, all in the one transaction: the open-task count (below
     /// `active_max`), the day's creations (below `daily_max`) and, for agent-spawned tasks,
     /// the day's agent creations for the account and the member. A limit that is reached
@@ -163,9 +172,17 @@ pub trait Tasks: Send + Sync {
     /// [`TaskIndex::message_route`]); a commit that leaves the task closed writes its
     /// learning record (see [`LearningStore`]).
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
-    /// [`Tasks::commit`] with [`CommitExtras`] written in the same transaction: all of it or
+    /// [`TaskWrites::commit`] with [`CommitExtras`] written in the same transaction: all of it or
     /// nothing. An extra's condition that fails is its conflict (see [`CommitExtras`]).
     async fn commit_with(&self, commit: &TaskCommit, extras: &CommitExtras) -> Result<(), StoreError>;
+}
+
+/// A task's consistent reads, by its id or its member: what a step reads before it decides,
+/// and the owner's view of one task. Kept true by [`TaskWrites`] alone (why the task's port is
+/// two traits, see there); the default methods are combined reads that a store keeping the
+/// items together answers in one request.
+#[async_trait]
+pub trait TaskReads: Send + Sync {
     /// A consistent read of a task.
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError>;
     /// Consistent reads of several tasks of one account; ids not found are left out.
@@ -182,7 +199,7 @@ pub trait Tasks: Send + Sync {
     async fn task_with_conversation(&self, account: AccountId, id: TaskId) -> Result<Option<(Task, Vec<ConversationMessage>)>, StoreError> {
         Ok(self.task_history(account, id).await?.map(|h| (h.task, h.messages)))
     }
-    /// [`Tasks::member_active_tasks`] for a step that has just read one of them (`known`):
+    /// [`TaskReads::member_active_tasks`] for a step that has just read one of them (`known`):
     /// the same tasks, with `known` as it was read rather than read again (a store that
     /// finds the others through their guards reads none when the member has no other).
     async fn member_active_tasks_besides(&self, account: AccountId, member: &MemberId, known: &Task) -> Result<Vec<Task>, StoreError> {
@@ -192,7 +209,7 @@ pub trait Tasks: Send + Sync {
 }
 
 /// What a step writes with its task's commit beside the commit's own effects (see
-/// [`Tasks::commit_with`]), so a step costs one transaction where it would cost several
+/// [`TaskWrites::commit_with`]), so a step costs one transaction where it would cost several
 /// writes.
 #[derive(Clone, Debug, Default)]
 pub struct CommitExtras {
@@ -220,7 +237,7 @@ pub struct AiCallCount {
 
 /// Tasks found by something other than their id: the owner's list, the due index, the
 /// attribution index, the activity feed, and the routes of replies. The indexes are kept by
-/// [`Tasks`]' writes and read from an index: re-read a task before deciding on it. A read
+/// [`TaskWrites`] and read from an index: re-read a task before deciding on it. A read
 /// grows with what it returns (what is due, watched, or on the page), never with what is
 /// stored.
 #[async_trait]
@@ -243,8 +260,8 @@ pub trait TaskIndex: Send + Sync {
     /// (one per open task, so the read grows with the open tasks, never with the stored).
     async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError>;
     /// What the owner's numbers count ([`TaskTally`]) of every open task of the account, then
-    /// of each task closed at or after `closed_since`, oldest close first. Kept by [`Tasks`]'
-    /// writes (creation, every commit) beside the task, so the read grows with the open tasks
+    /// of each task closed at or after `closed_since`, oldest close first. Kept by the
+    /// task's writes ([`TaskWrites`]: creation, every commit) beside the task, so the read grows with the open tasks
     /// and the closes since then, never with the tasks stored.
     async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError>;
     /// The tallies of the account's tasks closed in `[from, until)`, oldest close first: the
@@ -314,7 +331,7 @@ pub trait MemberStore: Send + Sync {
 /// An account's counters of the day: its sends (moved by a send's reservation, see
 /// [`SendEffect`]), its AI calls and other daily allowances — each counted in one atomic
 /// write and only below its limit — and the creation counters of the flood limits (moved by
-/// [`Tasks::create_task_within`]).
+/// [`TaskWrites::create_task_within`]).
 #[async_trait]
 pub trait Counters: Send + Sync {
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError>;
@@ -403,7 +420,7 @@ pub trait Idempotency: Send + Sync {
     async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError>;
 }
 
-/// The learning record (spec 003, see [`crate::learning::interaction`]), read side: [`Tasks::commit`]
+/// The learning record (spec 003, see [`crate::learning::interaction`]), read side: [`TaskWrites::commit`]
 /// writes it in the same transaction whenever the committed task is closed (and rewrites it
 /// when a closed task is revised), as the account's full record and the cross-tenant share
 /// of it, which holds no ids or text.
@@ -483,7 +500,7 @@ pub mod prelude {
     pub use super::super::todos::TodoStore;
     pub use super::{
         AccountStore, BusinessMemoryStore, ConnectorHealthStore, Counters, Idempotency, LearningStore, MemberStore, MetricsStore,
-        NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskStore, Tasks, TemplateStore,
+        NoticeStore, SignInLinkStore, SuggestionStore, TaskIndex, TaskReads, TaskStore, TaskWrites, TemplateStore,
     };
 }
 

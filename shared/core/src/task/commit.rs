@@ -1,4 +1,4 @@
-//! One atomic change to a task, as the engine hands it to the store ([`crate::ports::Tasks`]):
+//! One atomic change to a task, as the engine hands it to the store ([`crate::ports::TaskWrites`]):
 //! the new task over the version it read, the log entries that explain it, conversation
 //! entries, and what a send does to the counters that enforce the guarantees.
 

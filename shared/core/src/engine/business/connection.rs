@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::Engine;
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, MemberId};
 use crate::members::connector::{ConnectorCredentials, ConnectorError};
@@ -264,91 +264,86 @@ impl Engine {
 
     /// One step of an import (see the module docs).
     pub async fn import_step(&self, step: &ImportStep) -> Result<ImportOutcome, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<ImportOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.import_step_unboxed(step));
-        unboxed.await
-    }
-
-    async fn import_step_unboxed(&self, step: &ImportStep) -> Result<ImportOutcome, EngineError> {
-        let Some(account) = self.store.get_account(step.account_id).await? else {
-            return Ok(ImportOutcome::Stale("no such account"));
-        };
-        let Some(credentials) = account.pushpress.clone() else {
-            return Ok(ImportOutcome::Stale("the account is not connected"));
-        };
-        let Some(mut connection) = self.store.connection(account.id).await? else {
-            return Ok(ImportOutcome::Stale("the account is not connected"));
-        };
-        let Some(mut progress) = connection
-            .import
-            .clone()
-            .filter(|i| i.run == step.import_run && i.finished_at.is_none())
-        else {
-            return Ok(ImportOutcome::Stale("another import, or this one is finished"));
-        };
-        let Some(source) = self.member_source() else {
-            // Queued work: kept retryable, so a deployment that gains its connector resumes.
-            return Err(EngineError::Dependency(not_built().to_string()));
-        };
-        let now = self.clock.now();
-        let imported = self.import_page(&account, source, &credentials, &progress).await;
-        let page = match imported {
-            Ok(page) => page,
-            Err(e) => {
-                let retry = matches!(e, ConnectorError::Unavailable(_));
-                connection.last_error = Some(format!("import: {e}"));
-                if !retry {
-                    // A refused key: the import stops here, the status says why.
-                    progress.finished_at = Some(now);
-                    connection.import = Some(progress);
+        boxed(async move {
+            let Some(account) = self.store.get_account(step.account_id).await? else {
+                return Ok(ImportOutcome::Stale("no such account"));
+            };
+            let Some(credentials) = account.pushpress.clone() else {
+                return Ok(ImportOutcome::Stale("the account is not connected"));
+            };
+            let Some(mut connection) = self.store.connection(account.id).await? else {
+                return Ok(ImportOutcome::Stale("the account is not connected"));
+            };
+            let Some(mut progress) = connection
+                .import
+                .clone()
+                .filter(|i| i.run == step.import_run && i.finished_at.is_none())
+            else {
+                return Ok(ImportOutcome::Stale("another import, or this one is finished"));
+            };
+            let Some(source) = self.member_source() else {
+                // Queued work: kept retryable, so a deployment that gains its connector resumes.
+                return Err(EngineError::Dependency(not_built().to_string()));
+            };
+            let now = self.clock.now();
+            let imported = self.import_page(&account, source, &credentials, &progress).await;
+            let page = match imported {
+                Ok(page) => page,
+                Err(e) => {
+                    let retry = matches!(e, ConnectorError::Unavailable(_));
+                    connection.last_error = Some(format!("import: {e}"));
+                    if !retry {
+                        // A refused key: the import stops here, the status says why.
+                        progress.finished_at = Some(now);
+                        connection.import = Some(progress);
+                    }
+                    connection.version += 1;
+                    match self.store.save_connection(account.id, &connection).await {
+                        Ok(()) => {}
+                        Err(StoreError::Conflict(Conflict::Version)) => return Ok(ImportOutcome::Stale("another worker moved the import")),
+                        Err(e) => return Err(e.into()),
+                    }
+                    tracing::warn!(account = %account.id, error = %e, retry, "import step failed");
+                    if retry {
+                        self.queue_import_step(account.id, step.import_run, IMPORT_RETRY_DELAY).await?;
+                    }
+                    return Ok(ImportOutcome::Retrying(e.to_string()));
                 }
-                connection.version += 1;
-                match self.store.save_connection(account.id, &connection).await {
-                    Ok(()) => {}
-                    Err(StoreError::Conflict(Conflict::Version)) => return Ok(ImportOutcome::Stale("another worker moved the import")),
-                    Err(e) => return Err(e.into()),
+            };
+            let phase = progress.phase;
+            progress.members += page.members;
+            progress.checkins += page.checkins;
+            for id in page.plan_ids {
+                if progress.plan_ids.len() < MAX_PLANS {
+                    progress.plan_ids.insert(id);
                 }
-                tracing::warn!(account = %account.id, error = %e, retry, "import step failed");
-                if retry {
-                    self.queue_import_step(account.id, step.import_run, IMPORT_RETRY_DELAY).await?;
-                }
-                return Ok(ImportOutcome::Retrying(e.to_string()));
             }
-        };
-        let phase = progress.phase;
-        progress.members += page.members;
-        progress.checkins += page.checkins;
-        for id in page.plan_ids {
-            if progress.plan_ids.len() < MAX_PLANS {
-                progress.plan_ids.insert(id);
+            for plan in page.plans {
+                connection.plans.insert(plan.id, plan.name);
             }
-        }
-        for plan in page.plans {
-            connection.plans.insert(plan.id, plan.name);
-        }
-        progress.advance(page.next);
-        let done = progress.phase == ImportPhase::Done;
-        if done {
-            progress.finished_at = Some(now);
-        }
-        connection.import = Some(progress);
-        connection.last_sync_at = Some(now);
-        connection.last_error = None;
-        connection.version += 1;
-        match self.store.save_connection(account.id, &connection).await {
-            Ok(()) => {}
-            Err(StoreError::Conflict(Conflict::Version)) => return Ok(ImportOutcome::Stale("another worker imported this page")),
-            Err(e) => return Err(e.into()),
-        }
-        if done {
-            tracing::info!(account = %account.id, members = progress_members(&connection), "import finished; running the risk scan");
-            self.analyze_account(&account).await?;
-        } else {
-            self.queue_import_step(account.id, step.import_run, SignedDuration::ZERO).await?;
-        }
-        Ok(ImportOutcome::Page { phase, done })
+            progress.advance(page.next);
+            let done = progress.phase == ImportPhase::Done;
+            if done {
+                progress.finished_at = Some(now);
+            }
+            connection.import = Some(progress);
+            connection.last_sync_at = Some(now);
+            connection.last_error = None;
+            connection.version += 1;
+            match self.store.save_connection(account.id, &connection).await {
+                Ok(()) => {}
+                Err(StoreError::Conflict(Conflict::Version)) => return Ok(ImportOutcome::Stale("another worker imported this page")),
+                Err(e) => return Err(e.into()),
+            }
+            if done {
+                tracing::info!(account = %account.id, members = progress_members(&connection), "import finished; running the risk scan");
+                self.analyze_account(&account).await?;
+            } else {
+                self.queue_import_step(account.id, step.import_run, SignedDuration::ZERO).await?;
+            }
+            Ok(ImportOutcome::Page { phase, done })
+        })
+        .await
     }
 
     /// One page of the phase's list into the facts: what it brought, and where the next

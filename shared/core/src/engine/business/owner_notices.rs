@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::Engine;
+use super::{Engine, boxed};
 use crate::conversation::mail::OutboundMail;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
@@ -309,44 +309,39 @@ impl Engine {
     /// closed, so the brief can say so. An account whose brief fails gives its claim back
     /// for the next run, and the others go on. Returns the briefs made.
     pub async fn send_daily_digests(&self) -> Result<usize, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<usize, EngineError>> + Send + '_>> =
-            Box::pin(self.send_daily_digests_unboxed());
-        unboxed.await
-    }
-
-    async fn send_daily_digests_unboxed(&self) -> Result<usize, EngineError> {
-        if self.store.system_config().await?.global_pause {
-            return Ok(0);
-        }
-        let now = self.clock.now();
-        let mut made = 0;
-        for account in self.store.list_accounts().await? {
-            if let Err(e) = self.expire_reviews(&account, now).await {
-                tracing::error!(account = %account.id, error = %e, "undecided review items not expired; the next run tries again");
+        boxed(async move {
+            if self.store.system_config().await?.global_pause {
+                return Ok(0);
             }
-            if !crate::owner::quiet::brief_due(&account.settings, now)
-                || self.claim_notice_budget(&account, NoticeKind::DailyDigest, now).await?.is_err()
-            {
-                continue;
-            }
-            match self.daily_digest(&account, now).await {
-                Ok(true) => made += 1,
-                Ok(false) => {}
-                Err(e) => {
-                    tracing::error!(account = %account.id, error = %e, "daily digest not made; the next run tries again");
-                    let key = once_key(&account, &format!("{}/0", NoticeKind::DailyDigest.as_str()), now);
-                    if let Err(e) = self.store.release_webhook(NOTICE_SOURCE, &key).await {
-                        tracing::error!(account = %account.id, error = %e, "daily digest claim not released");
+            let now = self.clock.now();
+            let mut made = 0;
+            for account in self.store.list_accounts().await? {
+                if let Err(e) = self.expire_reviews(&account, now).await {
+                    tracing::error!(account = %account.id, error = %e, "undecided review items not expired; the next run tries again");
+                }
+                if !crate::owner::quiet::brief_due(&account.settings, now)
+                    || self.claim_notice_budget(&account, NoticeKind::DailyDigest, now).await?.is_err()
+                {
+                    continue;
+                }
+                match self.daily_digest(&account, now).await {
+                    Ok(true) => made += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::error!(account = %account.id, error = %e, "daily digest not made; the next run tries again");
+                        let key = once_key(&account, &format!("{}/0", NoticeKind::DailyDigest.as_str()), now);
+                        if let Err(e) = self.store.release_webhook(NOTICE_SOURCE, &key).await {
+                            tracing::error!(account = %account.id, error = %e, "daily digest claim not released");
+                        }
                     }
                 }
             }
-        }
-        if made > 0 {
-            self.send_owner_digests().await?;
-        }
-        Ok(made)
+            if made > 0 {
+                self.send_owner_digests().await?;
+            }
+            Ok(made)
+        })
+        .await
     }
 
     /// One account's morning brief, its day already claimed: `false` when there is nothing to say.

@@ -128,8 +128,7 @@ impl Engine {
                     task_id,
                     due_at: now,
                 };
-                // Boxed: a whole follow-up step inside this future would make it too large a frame.
-                match Box::pin(self.follow_up(&item)).await {
+                match boxed(self.follow_up(&item)).await {
                     Ok(outcome) => tracing::info!(task = %task_id, ?outcome, "reply read"),
                     Err(e) => tracing::warn!(task = %task_id, error = %e, "reply stored; reading it is left to the next tick"),
                 }
@@ -417,8 +416,7 @@ impl Engine {
         // §18.2, §37) The owner sees it from the first answer on.
         let (task, decision) = match decision {
             stop @ (ReplyDecision::HonourStop(_) | ReplyDecision::Threatened(_) | ReplyDecision::NothingToRead) => (task, stop),
-            // Boxed: the step's future stays small enough for a test thread's stack.
-            other => Box::pin(self.weigh_progress(account, task, &prompt, conversation, other, now)).await?,
+            other => boxed(self.weigh_progress(account, task, &prompt, conversation, other, now)).await?,
         };
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
             .await
@@ -527,9 +525,8 @@ impl Engine {
                     Ok(Read::Done(StepOutcome::Skipped("no_reply_to_read".into())))
                 }
                 ReplyDecision::HonourStop(stop) => Ok(Read::Done(self.honour_stop(account, task, &stop, now).await?)),
-                // Boxed: the step's future stays small enough for a test thread's stack.
                 ReplyDecision::Threatened(threat) => Ok(Read::Done(
-                    Box::pin(self.escalate_threat(account, task, conversation, threat, now)).await?,
+                    boxed(self.escalate_threat(account, task, conversation, threat, now)).await?,
                 )),
                 ReplyDecision::Answer { text, why } => {
                     // The answer is the task's next touch, due now: `waiting` (guidance resumed an

@@ -4,8 +4,8 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::Engine;
 use super::tasks::{Created, NewTask};
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::AccountId;
 use crate::kernel::limits::{CHECKIN_MILESTONES, WEBHOOK_DEDUP_TTL};
@@ -71,9 +71,7 @@ impl Engine {
     }
 
     pub async fn apply_signal(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<SignalOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.apply_signal_to(envelope));
-        unboxed.await
+        boxed(self.apply_signal_to(envelope)).await
     }
 
     async fn apply_signal_to(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {

@@ -7,9 +7,9 @@
 
 use jiff::Timestamp;
 
-use super::Engine;
 use super::StepOutcome;
 use super::replies::system_message;
+use super::{Engine, boxed};
 use crate::conversation::reply::{Blocker, Stop};
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
@@ -43,71 +43,61 @@ impl Engine {
         stop: &Stop,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<StepOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.honour_stop_unboxed(account, task, stop, now));
-        unboxed.await
-    }
-
-    async fn honour_stop_unboxed(&self, account: &Account, task: Task, stop: &Stop, now: Timestamp) -> Result<StepOutcome, EngineError> {
-        let Some(email) = task.member.email.clone() else {
-            return self
-                .escalate(Some(account), task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
-                .await;
-        };
-        let why = Why::new(Reason::MemberOptedOut)
-            .outcome("opted_out")
-            .detail(format!("{}: {}", stop.source, stop.detail));
-        let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
-        let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
-        commit.messages.push(system_message(
-            now,
-            "The member asked to stop: they are suppressed and every task about them is cancelled. No reply is sent.",
-        ));
-        self.store.commit(&commit).await?;
-        self.publish_closed(&commit).await;
-        self.suppress_member(Suppression {
-            account,
-            email: &email,
-            member: Some(&task.member.id),
-            reason: stop.source,
-            keep: None,
+        boxed(async move {
+            let Some(email) = task.member.email.clone() else {
+                return self
+                    .escalate(Some(account), task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
+                    .await;
+            };
+            let why = Why::new(Reason::MemberOptedOut)
+                .outcome("opted_out")
+                .detail(format!("{}: {}", stop.source, stop.detail));
+            let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
+            let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
+            commit.messages.push(system_message(
+                now,
+                "The member asked to stop: they are suppressed and every task about them is cancelled. No reply is sent.",
+            ));
+            self.store.commit(&commit).await?;
+            self.publish_closed(&commit).await;
+            self.suppress_member(Suppression {
+                account,
+                email: &email,
+                member: Some(&task.member.id),
+                reason: stop.source,
+                keep: None,
+            })
+            .await?;
+            Ok(StepOutcome::Moved {
+                to: TaskStatus::Cancelled,
+                reason: Reason::MemberOptedOut,
+            })
         })
-        .await?;
-        Ok(StepOutcome::Moved {
-            to: TaskStatus::Cancelled,
-            reason: Reason::MemberOptedOut,
-        })
+        .await
     }
 
     /// Suppress an address from the outside (unsubscribe link, owner): the same member-level
     /// stop as an opt-out reply. Returns how many tasks were cancelled.
     pub async fn suppress(&self, account: AccountId, email: &Email, reason: &str) -> Result<usize, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<usize, EngineError>> + Send + '_>> =
-            Box::pin(self.suppress_unboxed(account, email, reason));
-        unboxed.await
-    }
-
-    async fn suppress_unboxed(&self, account: AccountId, email: &Email, reason: &str) -> Result<usize, EngineError> {
-        // The reason reaches the owner's notice title (a mail subject): one short line.
-        crate::kernel::text::single_line("invalid_reason", "reason", reason)?;
-        crate::kernel::text::bounded_text(
-            "invalid_reason",
-            "reason",
-            reason,
-            crate::kernel::limits::MAX_SUPPRESSION_REASON_CHARS,
-        )?;
-        // Read once: the owner's notice, and the cancelled tasks' webhook rule.
-        let account = self.account(account).await?;
-        self.suppress_member(Suppression {
-            account: &account,
-            email,
-            member: None,
-            reason,
-            keep: None,
+        boxed(async move {
+            // The reason reaches the owner's notice title (a mail subject): one short line.
+            crate::kernel::text::single_line("invalid_reason", "reason", reason)?;
+            crate::kernel::text::bounded_text(
+                "invalid_reason",
+                "reason",
+                reason,
+                crate::kernel::limits::MAX_SUPPRESSION_REASON_CHARS,
+            )?;
+            // Read once: the owner's notice, and the cancelled tasks' webhook rule.
+            let account = self.account(account).await?;
+            self.suppress_member(Suppression {
+                account: &account,
+                email,
+                member: None,
+                reason,
+                keep: None,
+            })
+            .await
         })
         .await
     }

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::Engine;
 use super::tasks::{Created, NewTask};
+use super::{Engine, boxed};
 use crate::kernel::ids::{AccountId, MemberId};
 use crate::kernel::limits::{self, ANALYSIS_EPISODE_TTL, ANALYSIS_PAGE, MAX_ACTIVE_TASKS_PER_ACCOUNT, MAX_TASKS_PER_ACCOUNT_PER_DAY};
 use crate::members::member::MemberFacts;
@@ -101,33 +101,28 @@ impl Engine {
 
     /// The scheduled scan over every account (a failing account does not stop the others).
     pub async fn analyze(&self) -> Result<AnalysisReport, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<AnalysisReport, EngineError>> + Send + '_>> =
-            Box::pin(self.analyze_unboxed());
-        unboxed.await
-    }
-
-    async fn analyze_unboxed(&self) -> Result<AnalysisReport, EngineError> {
-        let mut report = AnalysisReport::default();
-        if self.store.system_config().await?.global_pause {
-            report.paused = true;
-            tracing::warn!("global pause active; no risk scan");
-            return Ok(report);
-        }
-        for account in self.store.list_accounts().await? {
-            match self.analyze_account(&account).await {
-                Ok(done) => {
-                    report.created += done.created;
-                    report.accounts.push(done);
-                }
-                Err(e) => {
-                    tracing::error!(account = %account.id, error = %e, "risk scan failed for the account");
-                    report.failed_accounts += 1;
+        boxed(async move {
+            let mut report = AnalysisReport::default();
+            if self.store.system_config().await?.global_pause {
+                report.paused = true;
+                tracing::warn!("global pause active; no risk scan");
+                return Ok(report);
+            }
+            for account in self.store.list_accounts().await? {
+                match self.analyze_account(&account).await {
+                    Ok(done) => {
+                        report.created += done.created;
+                        report.accounts.push(done);
+                    }
+                    Err(e) => {
+                        tracing::error!(account = %account.id, error = %e, "risk scan failed for the account");
+                        report.failed_accounts += 1;
+                    }
                 }
             }
-        }
-        Ok(report)
+            Ok(report)
+        })
+        .await
     }
 
     /// Scan one account and open the tasks it needs, within the flood limits.

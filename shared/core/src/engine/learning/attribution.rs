@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::Engine;
 use super::work::StepOutcome;
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, TaskId};
 use crate::kernel::limits::{ATTRIBUTION_PAGE, DUE_INDEX_SHARDS};
@@ -200,45 +200,41 @@ impl Engine {
     /// reason. Reads the index, the member's facts for tasks waiting on a signal, and each
     /// account once: its cost follows the tasks inside a window, not the tasks stored.
     pub async fn attribute(&self) -> Result<AttributionReport, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<AttributionReport, EngineError>> + Send + '_>> =
-            Box::pin(self.attribute_unboxed());
-        unboxed.await
-    }
-
-    async fn attribute_unboxed(&self) -> Result<AttributionReport, EngineError> {
-        let mut report = AttributionReport::default();
-        if self.store.system_config().await?.global_pause {
-            return Ok(report);
-        }
-        let mut settings: HashMap<AccountId, Option<Settings>> = HashMap::new();
-        // An account whose data fails is alerted once a run, however many of its tasks fail.
-        let mut failed_accounts: std::collections::HashSet<AccountId> = std::collections::HashSet::new();
-        // Every shard's first page at once (an idle run is these reads alone), then each
-        // shard's tasks and further pages in turn.
-        let first_pages =
-            futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.store.attribution_watch(shard, ATTRIBUTION_PAGE, None)))
-                .await?;
-        for (shard, (mut tasks, mut next)) in (0..DUE_INDEX_SHARDS).zip(first_pages) {
-            loop {
-                for task in tasks {
-                    report.watched += 1;
-                    let account = task.account_id;
-                    // One account's bad data never stops the others' attribution.
-                    if let Err(e) = self.attribute_one(task, &mut settings, &mut report).await {
-                        report.failed += 1;
-                        if failed_accounts.insert(account) {
-                            self.raise(Alert::account_run_failed(account, "attribution", &e.to_string(), self.clock.now()))
-                                .await;
+        boxed(async move {
+            let mut report = AttributionReport::default();
+            if self.store.system_config().await?.global_pause {
+                return Ok(report);
+            }
+            let mut settings: HashMap<AccountId, Option<Settings>> = HashMap::new();
+            // An account whose data fails is alerted once a run, however many of its tasks fail.
+            let mut failed_accounts: std::collections::HashSet<AccountId> = std::collections::HashSet::new();
+            // Every shard's first page at once (an idle run is these reads alone), then each
+            // shard's tasks and further pages in turn.
+            let first_pages = futures::future::try_join_all(
+                (0..DUE_INDEX_SHARDS).map(|shard| self.store.attribution_watch(shard, ATTRIBUTION_PAGE, None)),
+            )
+            .await?;
+            for (shard, (mut tasks, mut next)) in (0..DUE_INDEX_SHARDS).zip(first_pages) {
+                loop {
+                    for task in tasks {
+                        report.watched += 1;
+                        let account = task.account_id;
+                        // One account's bad data never stops the others' attribution.
+                        if let Err(e) = self.attribute_one(task, &mut settings, &mut report).await {
+                            report.failed += 1;
+                            if failed_accounts.insert(account) {
+                                self.raise(Alert::account_run_failed(account, "attribution", &e.to_string(), self.clock.now()))
+                                    .await;
+                            }
                         }
                     }
+                    let Some(cursor) = next else { break };
+                    (tasks, next) = self.store.attribution_watch(shard, ATTRIBUTION_PAGE, Some(cursor)).await?;
                 }
-                let Some(cursor) = next else { break };
-                (tasks, next) = self.store.attribution_watch(shard, ATTRIBUTION_PAGE, Some(cursor)).await?;
             }
-        }
-        Ok(report)
+            Ok(report)
+        })
+        .await
     }
 
     async fn attribute_one(

@@ -5,7 +5,7 @@ use super::messages::MessageFor;
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 
-use super::Engine;
+use super::{Engine, boxed};
 use crate::conversation::prompt::PromptInput;
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
@@ -249,9 +249,7 @@ impl Engine {
                 .take()
                 .map_err(|refusal| refused(account, &input.member_id, &task_type, input.trigger_type, refusal))?;
         }
-        // Boxed: creation is reached from inside other steps (a plan's subtask, a reply's
-        // follow-on); its future stays off their stack.
-        let made = Box::pin(self.create_counted(account, input, member, options, task_type, goal, now)).await;
+        let made = boxed(self.create_counted(account, input, member, options, task_type, goal, now)).await;
         if let (Some(burst), false) = (burst, matches!(made, Ok(Created::New(_)))) {
             burst.release();
         }
@@ -791,27 +789,22 @@ impl Engine {
     /// Close as cancelled, from any open state. A cancelled parent (skipped or cancelled)
     /// takes its open subtasks with it (spec §14).
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Task, EngineError>> + Send + '_>> =
-            Box::pin(self.cancel_unboxed(account, id));
-        unboxed.await
-    }
-
-    async fn cancel_unboxed(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
-        let task = self.current(account, id).await?;
-        let account = self.store.get_account(account).await?;
-        let closed = self
-            .close(
-                task,
-                TaskStatus::Cancelled,
-                Why::new(Reason::OwnerCancelled),
-                None,
-                account.as_ref(),
-            )
-            .await?;
-        self.cancel_subtasks(&closed, account.as_ref()).await?;
-        Ok(closed)
+        boxed(async move {
+            let task = self.current(account, id).await?;
+            let account = self.store.get_account(account).await?;
+            let closed = self
+                .close(
+                    task,
+                    TaskStatus::Cancelled,
+                    Why::new(Reason::OwnerCancelled),
+                    None,
+                    account.as_ref(),
+                )
+                .await?;
+            self.cancel_subtasks(&closed, account.as_ref()).await?;
+            Ok(closed)
+        })
+        .await
     }
 
     /// The owner closes the task with an outcome from the type's list. It becomes
@@ -889,35 +882,30 @@ impl Engine {
     /// (`todos`, see `todos::may_hold_todo`): one that cannot, reads no to-do list; and
     /// whether its close wrote webhook events (`webhooks`, [`TaskCommit::webhooks`]).
     pub(crate) async fn publish_closed_after(&self, task: &Task, todos: bool, webhooks: bool) {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = ()> + Send + '_>> =
-            Box::pin(self.publish_closed_after_unboxed(task, todos, webhooks));
-        unboxed.await
-    }
-
-    async fn publish_closed_after_unboxed(&self, task: &Task, todos: bool, webhooks: bool) {
-        if !task.status.is_terminal() {
-            return;
-        }
-        if todos {
-            Box::pin(self.close_todos_of(task)).await;
-        }
-        Box::pin(self.task_closed_triggers(task)).await;
-        if let Some(parent) = task.parent_id {
-            self.nudge_parent(task.account_id, parent, task.id).await;
-        }
-        let detail = serde_json::json!({
-            "account_id": task.account_id, "task_id": task.id, "task_type": task.task_type,
-            "status": task.status, "outcome": task.outcome, "outcome_reason": task.outcome_reason,
-        });
-        if webhooks {
-            self.emit_closed_webhooks(task).await;
-        }
-        if let Err(e) = self.bus.publish("TaskClosed", detail).await {
-            // The task is closed either way; evaluation also runs weekly over closed tasks.
-            tracing::warn!(task = %task.id, error = %e, "TaskClosed event not published");
-        }
+        boxed(async move {
+            if !task.status.is_terminal() {
+                return;
+            }
+            if todos {
+                boxed(self.close_todos_of(task)).await;
+            }
+            boxed(self.task_closed_triggers(task)).await;
+            if let Some(parent) = task.parent_id {
+                self.nudge_parent(task.account_id, parent, task.id).await;
+            }
+            let detail = serde_json::json!({
+                "account_id": task.account_id, "task_id": task.id, "task_type": task.task_type,
+                "status": task.status, "outcome": task.outcome, "outcome_reason": task.outcome_reason,
+            });
+            if webhooks {
+                self.emit_closed_webhooks(task).await;
+            }
+            if let Err(e) = self.bus.publish("TaskClosed", detail).await {
+                // The task is closed either way; evaluation also runs weekly over closed tasks.
+                tracing::warn!(task = %task.id, error = %e, "TaskClosed event not published");
+            }
+        })
+        .await
     }
 
     /// Log-only decision helper used by workers: keep the status, move the schedule.

@@ -270,16 +270,16 @@ impl Engine {
                     self.honour_stop(&account, task, &crate::conversation::reply::Stop::member_request(), now)
                         .await
                 }
-                StepDecision::Coordinate => Box::pin(self.parent_step(task, now)).await,
+                StepDecision::Coordinate => boxed(self.parent_step(task, now)).await,
                 StepDecision::WithoutMail(kind) => {
                     let def = task_type::definition(&task.task_type);
                     match kind {
-                        WithoutMail::StaffTodo => Box::pin(self.staff_todo_step(task, def, now)).await,
-                        WithoutMail::Research => Box::pin(self.research_step(task, def, now)).await,
+                        WithoutMail::StaffTodo => boxed(self.staff_todo_step(task, def, now)).await,
+                        WithoutMail::Research => boxed(self.research_step(task, def, now)).await,
                         WithoutMail::Automation => {
                             let account = account_of(snapshot.as_ref())?;
                             let facts = snapshot.as_ref().and_then(|s| s.facts.as_ref());
-                            Box::pin(self.automation_step(task, def, &account, facts, now)).await
+                            boxed(self.automation_step(task, def, &account, facts, now)).await
                         }
                     }
                 }
@@ -340,7 +340,7 @@ impl Engine {
                         }
                         None
                     };
-                    Box::pin(self.send_claimed(
+                    boxed(self.send_claimed(
                         &account,
                         super::send::Claimed {
                             task: claimed,
@@ -376,7 +376,7 @@ impl Engine {
                         }
                         Err(e) => return Err(e.into()),
                     }
-                    Box::pin(self.send_text_claimed(
+                    boxed(self.send_text_claimed(
                         &account,
                         claimed,
                         phone,

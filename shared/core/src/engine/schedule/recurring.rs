@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::Engine;
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, new_ulid};
 use crate::kernel::limits::{DUE_TOLERANCE, RECURRING_PER_TICK};
@@ -118,59 +118,54 @@ impl Engine {
     /// between the two loses that one instance rather than doubling it. Missed occurrences
     /// (the system was down) are not made up in a burst: the next one counts from now.
     pub async fn spawn_recurring(&self) -> Result<SpawnReport, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<SpawnReport, EngineError>> + Send + '_>> =
-            Box::pin(self.spawn_recurring_unboxed());
-        unboxed.await
-    }
-
-    async fn spawn_recurring_unboxed(&self) -> Result<SpawnReport, EngineError> {
-        let now = self.clock.now();
-        let mut report = SpawnReport::default();
-        for template in self.store.due_templates(now + DUE_TOLERANCE, RECURRING_PER_TICK).await? {
-            if template.paused {
-                continue;
+        boxed(async move {
+            let now = self.clock.now();
+            let mut report = SpawnReport::default();
+            for template in self.store.due_templates(now + DUE_TOLERANCE, RECURRING_PER_TICK).await? {
+                if template.paused {
+                    continue;
+                }
+                let Some(account) = self.store.get_account(template.account_id).await? else {
+                    continue;
+                };
+                let mut next = RecurringTemplate {
+                    version: template.version + 1,
+                    last_triggered_at: Some(now),
+                    ..template.clone()
+                };
+                let capped = template.instances_created >= template.max_instances;
+                if capped {
+                    next.enabled = false;
+                    next.next_at = None;
+                } else {
+                    next.instances_created += 1;
+                    next.next_at = recurring::next_occurrence(&template.cron, now, &account.settings.time_zone()).ok();
+                    next.enabled = next.next_at.is_some();
+                }
+                match self.store.save_template(&next).await {
+                    Ok(()) => {}
+                    Err(StoreError::Conflict(Conflict::Version)) => continue,
+                    Err(e) => return Err(e.into()),
+                }
+                if capped {
+                    tracing::warn!(template = %template.id, max = template.max_instances, "recurring template reached its instance cap; disabled");
+                    report.disabled += 1;
+                    continue;
+                }
+                let run = self.spawn_instance(&account, &next, "schedule").await;
+                if run.skipped.is_some() {
+                    report.skipped_suppressed += 1;
+                } else if run.found == 0 {
+                    report.failed += 1;
+                } else {
+                    report.spawned += 1;
+                }
+                if let Err(e) = self.record_run(&account, template.id, run).await {
+                    tracing::warn!(template = %template.id, error = %e, "a recurring run was not recorded");
+                }
             }
-            let Some(account) = self.store.get_account(template.account_id).await? else {
-                continue;
-            };
-            let mut next = RecurringTemplate {
-                version: template.version + 1,
-                last_triggered_at: Some(now),
-                ..template.clone()
-            };
-            let capped = template.instances_created >= template.max_instances;
-            if capped {
-                next.enabled = false;
-                next.next_at = None;
-            } else {
-                next.instances_created += 1;
-                next.next_at = recurring::next_occurrence(&template.cron, now, &account.settings.time_zone()).ok();
-                next.enabled = next.next_at.is_some();
-            }
-            match self.store.save_template(&next).await {
-                Ok(()) => {}
-                Err(StoreError::Conflict(Conflict::Version)) => continue,
-                Err(e) => return Err(e.into()),
-            }
-            if capped {
-                tracing::warn!(template = %template.id, max = template.max_instances, "recurring template reached its instance cap; disabled");
-                report.disabled += 1;
-                continue;
-            }
-            let run = self.spawn_instance(&account, &next, "schedule").await;
-            if run.skipped.is_some() {
-                report.skipped_suppressed += 1;
-            } else if run.found == 0 {
-                report.failed += 1;
-            } else {
-                report.spawned += 1;
-            }
-            if let Err(e) = self.record_run(&account, template.id, run).await {
-                tracing::warn!(template = %template.id, error = %e, "a recurring run was not recorded");
-            }
-        }
-        Ok(report)
+            Ok(report)
+        })
+        .await
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::Engine;
+use super::{Engine, boxed};
 use crate::kernel::limits::{DUE_INDEX_SHARDS, DUE_TOLERANCE, TICK_MAX_ITEMS, TICK_MAX_PAGES_PER_SHARD};
 use crate::task::error::EngineError;
 use crate::task::work::{DueEntry, QueueName, WorkItem, queue_for};
@@ -38,80 +38,75 @@ pub enum Wake {
 impl Engine {
     /// Enqueue the due work (see [`Wake`]).
     pub async fn tick(&self, wake: Wake) -> Result<TickReport, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<TickReport, EngineError>> + Send + '_>> =
-            Box::pin(self.tick_unboxed(wake));
-        unboxed.await
-    }
-
-    async fn tick_unboxed(&self, wake: Wake) -> Result<TickReport, EngineError> {
-        let mut report = TickReport::default();
-        if self.store.system_config().await?.global_pause {
-            report.paused = true;
-            tracing::warn!("global pause active; tick enqueues nothing");
-            return Ok(report);
-        }
-        let now = self.clock.now();
-        let until = match wake {
-            Wake::AtTheirSecond { period } => now + period,
-            Wake::Now => now + DUE_TOLERANCE,
-        };
-        let mut batches: HashMap<QueueName, Vec<(String, SignedDuration)>> = HashMap::new();
-        // Every shard at once, each reading its share of the run's bound in a bounded number
-        // of pages: an idle tick is the 16 first reads alone; a backlog of 10,000 due steps is
-        // handed out in one run.
-        let shards = futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.due_shard(shard, until))).await?;
-        for (entries, cut) in shards {
-            report.truncated |= cut;
-            for entry in entries {
-                let Some(queue) = queue_for(entry.status, entry.touch) else {
-                    continue;
-                };
-                let item = WorkItem {
-                    account_id: entry.account_id,
-                    task_id: entry.task_id,
-                    due_at: entry.due_at,
-                };
-                let body = serde_json::to_string(&item).map_err(|e| EngineError::Dependency(e.to_string()))?;
-                batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
+        boxed(async move {
+            let mut report = TickReport::default();
+            if self.store.system_config().await?.global_pause {
+                report.paused = true;
+                tracing::warn!("global pause active; tick enqueues nothing");
+                return Ok(report);
             }
-        }
-        // A failure here must not stop the due work from being handed out.
-        match self.send_owner_digests().await {
-            Ok(sent) => report.owner_digests = sent,
-            Err(e) => tracing::error!(error = %e, "owner digests not sent this tick"),
-        }
-        match self.sweep_loops().await {
-            Ok(swept) => report.loops = swept,
-            Err(e) => tracing::error!(error = %e, "open loops not swept this tick"),
-        }
-        match self.nudge_due_webhooks(now).await {
-            Ok(0) => {}
-            Ok(nudged) => {
-                report.enqueued.insert(QueueName::Deliveries.as_str(), nudged);
+            let now = self.clock.now();
+            let until = match wake {
+                Wake::AtTheirSecond { period } => now + period,
+                Wake::Now => now + DUE_TOLERANCE,
+            };
+            let mut batches: HashMap<QueueName, Vec<(String, SignedDuration)>> = HashMap::new();
+            // Every shard at once, each reading its share of the run's bound in a bounded number
+            // of pages: an idle tick is the 16 first reads alone; a backlog of 10,000 due steps is
+            // handed out in one run.
+            let shards = futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.due_shard(shard, until))).await?;
+            for (entries, cut) in shards {
+                report.truncated |= cut;
+                for entry in entries {
+                    let Some(queue) = queue_for(entry.status, entry.touch) else {
+                        continue;
+                    };
+                    let item = WorkItem {
+                        account_id: entry.account_id,
+                        task_id: entry.task_id,
+                        due_at: entry.due_at,
+                    };
+                    let body = serde_json::to_string(&item).map_err(|e| EngineError::Dependency(e.to_string()))?;
+                    batches.entry(queue).or_default().push((body, delay_until(now, entry.due_at)));
+                }
             }
-            Err(e) => tracing::error!(error = %e, "due webhook endpoints not nudged this tick"),
-        }
-        match self.resend_webhook_events(now).await {
-            Ok(0) => {}
-            Ok(resent) => {
-                *report.enqueued.entry(QueueName::Deliveries.as_str()).or_default() += resent;
+            // A failure here must not stop the due work from being handed out.
+            match self.send_owner_digests().await {
+                Ok(sent) => report.owner_digests = sent,
+                Err(e) => tracing::error!(error = %e, "owner digests not sent this tick"),
             }
-            Err(e) => tracing::error!(error = %e, "webhook events in the outbox not queued again this tick"),
-        }
-        match self.spawn_recurring().await {
-            Ok(spawned) => report.recurring = spawned,
-            Err(e) => tracing::error!(error = %e, "recurring templates not spawned this tick"),
-        }
-        for (queue, messages) in batches {
-            report.enqueued.insert(queue.as_str(), messages.len());
-            self.queue
-                .send(queue, messages)
-                .await
-                .map_err(|e| EngineError::Dependency(e.to_string()))?;
-        }
-        Ok(report)
+            match self.sweep_loops().await {
+                Ok(swept) => report.loops = swept,
+                Err(e) => tracing::error!(error = %e, "open loops not swept this tick"),
+            }
+            match self.nudge_due_webhooks(now).await {
+                Ok(0) => {}
+                Ok(nudged) => {
+                    report.enqueued.insert(QueueName::Deliveries.as_str(), nudged);
+                }
+                Err(e) => tracing::error!(error = %e, "due webhook endpoints not nudged this tick"),
+            }
+            match self.resend_webhook_events(now).await {
+                Ok(0) => {}
+                Ok(resent) => {
+                    *report.enqueued.entry(QueueName::Deliveries.as_str()).or_default() += resent;
+                }
+                Err(e) => tracing::error!(error = %e, "webhook events in the outbox not queued again this tick"),
+            }
+            match self.spawn_recurring().await {
+                Ok(spawned) => report.recurring = spawned,
+                Err(e) => tracing::error!(error = %e, "recurring templates not spawned this tick"),
+            }
+            for (queue, messages) in batches {
+                report.enqueued.insert(queue.as_str(), messages.len());
+                self.queue
+                    .send(queue, messages)
+                    .await
+                    .map_err(|e| EngineError::Dependency(e.to_string()))?;
+            }
+            Ok(report)
+        })
+        .await
     }
 }
 

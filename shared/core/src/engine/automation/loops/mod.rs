@@ -10,8 +10,8 @@ mod todo_deadline;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::Engine;
 use super::tasks::{Created, NewTask};
+use super::{Engine, boxed};
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits::DUE_INDEX_SHARDS;
 use crate::members::event::MemberStatus;
@@ -118,56 +118,51 @@ impl Engine {
     /// The deadline sweep: every overdue open loop, across the shards, expired once and —
     /// where the sweep owns the consequence — carried out.
     pub async fn sweep_loops(&self) -> Result<LoopSweep, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<LoopSweep, EngineError>> + Send + '_>> =
-            Box::pin(self.sweep_loops_unboxed());
-        unboxed.await
-    }
-
-    async fn sweep_loops_unboxed(&self) -> Result<LoopSweep, EngineError> {
-        let now = self.clock.now();
-        let mut report = LoopSweep::default();
-        let pages =
-            futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.store.overdue_loops(shard, now, SWEEP_MAX_LOOPS))).await?;
-        let mut overdue: Vec<OpenLoop> = pages.into_iter().flatten().collect();
-        overdue.sort_by_key(|l| (l.deadline, l.id));
-        overdue.truncate(SWEEP_MAX_LOOPS);
-        let burst = Burst::analysis_run();
-        for open in overdue {
-            if !open.is_overdue(now) || crate::task::task_loops::left_to_step(&open, now) {
-                continue;
-            }
-            let expired = OpenLoop {
-                status: LoopStatus::Expired,
-                resolved_at: Some(now),
-                ..open
-            };
-            // A task's loop is expired with its task (its step then does what the loop said).
-            match self.resolve_any_loop(&expired).await {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    tracing::warn!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an overdue loop was left for the next sweep");
+        boxed(async move {
+            let now = self.clock.now();
+            let mut report = LoopSweep::default();
+            let pages =
+                futures::future::try_join_all((0..DUE_INDEX_SHARDS).map(|shard| self.store.overdue_loops(shard, now, SWEEP_MAX_LOOPS))).await?;
+            let mut overdue: Vec<OpenLoop> = pages.into_iter().flatten().collect();
+            overdue.sort_by_key(|l| (l.deadline, l.id));
+            overdue.truncate(SWEEP_MAX_LOOPS);
+            let burst = Burst::analysis_run();
+            for open in overdue {
+                if !open.is_overdue(now) || crate::task::task_loops::left_to_step(&open, now) {
                     continue;
                 }
-            }
-            report.expired += 1;
-            tracing::info!(account = %expired.account_id, loop_id = %expired.id, expects = expired.expects.as_str(), on_deadline = expired.on_deadline.as_str(), "open loop expired");
-            if crate::task::task_loops::is_tasks_own(&expired) || !expired.on_deadline.carried_by_sweep() {
-                continue;
-            }
-            // One loop's failure is logged and the sweep goes on: the loop stays expired
-            // (a second try could open the task twice), and the log says why nothing opened.
-            match self.carry_out_deadline(&expired, &burst).await {
-                Ok(Some(task)) => report.opened.push(task),
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::error!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an expired loop's consequence failed")
+                let expired = OpenLoop {
+                    status: LoopStatus::Expired,
+                    resolved_at: Some(now),
+                    ..open
+                };
+                // A task's loop is expired with its task (its step then does what the loop said).
+                match self.resolve_any_loop(&expired).await {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(e) => {
+                        tracing::warn!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an overdue loop was left for the next sweep");
+                        continue;
+                    }
+                }
+                report.expired += 1;
+                tracing::info!(account = %expired.account_id, loop_id = %expired.id, expects = expired.expects.as_str(), on_deadline = expired.on_deadline.as_str(), "open loop expired");
+                if crate::task::task_loops::is_tasks_own(&expired) || !expired.on_deadline.carried_by_sweep() {
+                    continue;
+                }
+                // One loop's failure is logged and the sweep goes on: the loop stays expired
+                // (a second try could open the task twice), and the log says why nothing opened.
+                match self.carry_out_deadline(&expired, &burst).await {
+                    Ok(Some(task)) => report.opened.push(task),
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::error!(account = %expired.account_id, loop_id = %expired.id, error = %e, "an expired loop's consequence failed")
+                    }
                 }
             }
-        }
-        Ok(report)
+            Ok(report)
+        })
+        .await
     }
 
     async fn carry_out_deadline(&self, expired: &OpenLoop, burst: &Burst) -> Result<Option<TaskId>, EngineError> {

@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use place::PlaceChange;
 pub use place::{MemberTexts, TextPlaceView};
 
-use super::Engine;
 use super::StepOutcome;
 use super::reservation::Reservation;
 use super::send::Drafting;
 use super::suppression::Suppression;
+use super::{Engine, boxed};
 use crate::conversation::inbound::InboundMail;
 use crate::conversation::sms::{self, Keyword};
 use crate::kernel::error::{InvalidInput, StoreError};
@@ -334,36 +334,31 @@ impl Engine {
     /// STOP (and every refusal), HELP and START are answered before anything reads it; any
     /// other text is a reply, read like a reply by mail.
     pub async fn receive_text(&self, inbound: SmsInbound) -> Result<SmsOutcome, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<SmsOutcome, EngineError>> + Send + '_>> =
-            Box::pin(self.receive_text_unboxed(inbound));
-        unboxed.await
-    }
-
-    async fn receive_text_unboxed(&self, inbound: SmsInbound) -> Result<SmsOutcome, EngineError> {
-        if !crate::kernel::text::is_e164(&inbound.from) {
-            return Err(InvalidInput::new("invalid_sms", "from must be an E.164 phone number, such as +15555550100").into());
-        }
-        let body: String = inbound.body.chars().take(MAX_INBOUND_CHARS).collect();
-        let Some((account_id, task_id)) = self.store.message_route(&sms::route_key(&inbound.from, &inbound.to)).await? else {
-            tracing::warn!("a text from a phone we never texted from this number; nothing to do");
-            return Ok(SmsOutcome::Unrouted {
-                reason: "no text of ours went to this phone from this number".into(),
-            });
-        };
-        let now = self.clock.now();
-        let source = format!("sms:{account_id}");
-        let dedup = format!("{}:{}", inbound.from, inbound.message_id);
-        if !self.store.claim_webhook(&source, &dedup, now, now + WEBHOOK_DEDUP_TTL).await? {
-            return Ok(SmsOutcome::Duplicate);
-        }
-        let outcome = self.read_text(account_id, task_id, &inbound, body, now).await;
-        if outcome.is_err() {
-            // Not handled: forget the claim so the provider's retry is taken.
-            let _ = self.store.release_webhook(&source, &dedup).await;
-        }
-        outcome
+        boxed(async move {
+            if !crate::kernel::text::is_e164(&inbound.from) {
+                return Err(InvalidInput::new("invalid_sms", "from must be an E.164 phone number, such as +15555550100").into());
+            }
+            let body: String = inbound.body.chars().take(MAX_INBOUND_CHARS).collect();
+            let Some((account_id, task_id)) = self.store.message_route(&sms::route_key(&inbound.from, &inbound.to)).await? else {
+                tracing::warn!("a text from a phone we never texted from this number; nothing to do");
+                return Ok(SmsOutcome::Unrouted {
+                    reason: "no text of ours went to this phone from this number".into(),
+                });
+            };
+            let now = self.clock.now();
+            let source = format!("sms:{account_id}");
+            let dedup = format!("{}:{}", inbound.from, inbound.message_id);
+            if !self.store.claim_webhook(&source, &dedup, now, now + WEBHOOK_DEDUP_TTL).await? {
+                return Ok(SmsOutcome::Duplicate);
+            }
+            let outcome = self.read_text(account_id, task_id, &inbound, body, now).await;
+            if outcome.is_err() {
+                // Not handled: forget the claim so the provider's retry is taken.
+                let _ = self.store.release_webhook(&source, &dedup).await;
+            }
+            outcome
+        })
+        .await
     }
 
     async fn read_text(
@@ -445,7 +440,7 @@ impl Engine {
                         task_id,
                         due_at: now,
                     };
-                    match Box::pin(self.follow_up(&item)).await {
+                    match boxed(self.follow_up(&item)).await {
                         Ok(outcome) => tracing::info!(task = %task_id, ?outcome, "text reply read"),
                         Err(e) => tracing::warn!(task = %task_id, error = %e, "text reply stored; reading it is left to the next tick"),
                     }

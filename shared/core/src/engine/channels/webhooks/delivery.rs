@@ -8,8 +8,8 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use super::super::Engine;
 use super::super::owner_notices::NoticeDraft;
+use super::super::{Engine, boxed};
 use crate::kernel::ids::AccountId;
 use crate::owner::outbound_webhook::{DeliveryStatus, LEASE, OutboundEvent, WebhookEndpoint, signed_headers};
 use crate::owner::owner_notice::NoticeKind;
@@ -43,39 +43,34 @@ impl Engine {
     /// Handle one message of the `deliveries` queue. An error leaves the message to be tried
     /// again (what was saved before it stays saved: an event already queued is not queued twice).
     pub async fn handle_webhook_work(&self, work: &WebhookWork) -> Result<(), EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<(), EngineError>> + Send + '_>> =
-            Box::pin(self.handle_webhook_work_unboxed(work));
-        unboxed.await
-    }
-
-    async fn handle_webhook_work_unboxed(&self, work: &WebhookWork) -> Result<(), EngineError> {
-        match work {
-            WebhookWork::Event { event } => {
-                let mut drains = Vec::new();
-                for endpoint in self.store.list_endpoints(event.account_id).await? {
-                    if !endpoint.takes(event.event_type) {
-                        continue;
+        boxed(async move {
+            match work {
+                WebhookWork::Event { event } => {
+                    let mut drains = Vec::new();
+                    for endpoint in self.store.list_endpoints(event.account_id).await? {
+                        if !endpoint.takes(event.event_type) {
+                            continue;
+                        }
+                        let now = self.clock.now();
+                        self.change_endpoint(endpoint.account_id, endpoint.id, |e| {
+                            let before = e.backlog.len() + e.log.len();
+                            e.enqueue(event.clone(), now);
+                            e.backlog.len() + e.log.len() != before
+                        })
+                        .await?;
+                        drains.push((endpoint.account_id, endpoint.id));
                     }
-                    let now = self.clock.now();
-                    self.change_endpoint(endpoint.account_id, endpoint.id, |e| {
-                        let before = e.backlog.len() + e.log.len();
-                        e.enqueue(event.clone(), now);
-                        e.backlog.len() + e.log.len() != before
-                    })
-                    .await?;
-                    drains.push((endpoint.account_id, endpoint.id));
+                    // Each endpoint drained by a message of its own: one slow receiver never
+                    // holds up another, and no message outlives the consumer's timeout.
+                    self.queue_drains(&drains).await?;
+                    // In every backlog that takes it: out of the outbox.
+                    self.store.delete_outbox(event.account_id, &event.id).await?;
+                    Ok(())
                 }
-                // Each endpoint drained by a message of its own: one slow receiver never
-                // holds up another, and no message outlives the consumer's timeout.
-                self.queue_drains(&drains).await?;
-                // In every backlog that takes it: out of the outbox.
-                self.store.delete_outbox(event.account_id, &event.id).await?;
-                Ok(())
+                WebhookWork::Drain { account_id, endpoint_id } => self.drain_endpoint(*account_id, *endpoint_id).await,
             }
-            WebhookWork::Drain { account_id, endpoint_id } => self.drain_endpoint(*account_id, *endpoint_id).await,
-        }
+        })
+        .await
     }
 
     /// Deliver an endpoint's backlog in order while it answers, if no other consumer holds it

@@ -9,8 +9,8 @@
 
 pub(crate) mod rules;
 
-use super::Engine;
 use super::tasks::Resolution;
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, TaskId, new_ulid};
 use crate::members::member::MemberFacts;
@@ -114,28 +114,17 @@ impl Engine {
         outcome: Option<&str>,
         note: Option<&str>,
     ) -> Result<Todo, EngineError> {
-        // Boxed: the caller's future (and its stack frame in a debug build) holds a pointer,
-        // not this operation's whole state.
-        let unboxed: std::pin::Pin<Box<dyn Future<Output = Result<Todo, EngineError>> + Send + '_>> =
-            Box::pin(self.complete_todo_unboxed(account, id, outcome, note));
-        unboxed.await
-    }
-
-    async fn complete_todo_unboxed(
-        &self,
-        account: AccountId,
-        id: ulid::Ulid,
-        outcome: Option<&str>,
-        note: Option<&str>,
-    ) -> Result<Todo, EngineError> {
-        let now = self.clock.now();
-        let done = self
-            .change_todo_as_stored(account, id, |t| todo::complete(t, outcome, note, now))
-            .await?;
-        self.todo_loop_met(&done).await;
-        self.settle_task_of(&done).await?;
-        self.todo_done_triggers(&done).await;
-        Ok(done)
+        boxed(async move {
+            let now = self.clock.now();
+            let done = self
+                .change_todo_as_stored(account, id, |t| todo::complete(t, outcome, note, now))
+                .await?;
+            self.todo_loop_met(&done).await;
+            self.settle_task_of(&done).await?;
+            self.todo_done_triggers(&done).await;
+            Ok(done)
+        })
+        .await
     }
 
     async fn settle_task_of(&self, done: &Todo) -> Result<(), EngineError> {
