@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""`make test` (lint): every relative link between README.md and the docs/ pages leads
-somewhere — each `](path)` names a file that exists, and each `](path#anchor)` or `](#anchor)`
-a heading of that page (GitHub's anchors: lower case, punctuation dropped, spaces as dashes).
-Links to other sites (http, https, mailto) are not followed. Prints every broken link.
-Drafts under docs/notes/ are not read."""
+"""`make test` (lint): every relative link between README.md, ARCHITECTURE.md and the docs/
+pages leads somewhere — each `](path)` names a file that exists, and each `](path#anchor)` or
+`](#anchor)` a heading of that page (GitHub's anchors: lower case, punctuation dropped, spaces
+as dashes). Links to other sites (http, https, mailto) are not followed.
+
+And everything a reader needs is in the repository: no page refers to a file outside it
+(`../shared/…`, `CONTRACT.md`, `PUSHPRESS.md`, `FIELD-NOTES`) or to a numbered section of the
+specification (`spec §23`, a bare `§7.4`, `spec 003`) — in prose or in code, since a reader
+cannot open either. The fact goes on the page, or a link to the page in docs/ that holds it.
+
+Prints every broken link and every outside reference. Drafts under docs/notes/ are not read."""
 
 import re
 import sys
@@ -13,6 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 LINK = re.compile(r"\]\(([^()\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
+# What a reader of this repository cannot open: files beside it, and the specification's
+# numbered sections. Case matters: `docs/pushpress.md` is ours, `PUSHPRESS.md` is not.
+OUTSIDE = [
+    (re.compile(r"\.\./shared/"), "a path outside the repository (../shared/)"),
+    (re.compile(r"CONTRACT\.md"), "CONTRACT.md, which is not in the repository"),
+    (re.compile(r"PUSHPRESS\.md"), "PUSHPRESS.md, which is not in the repository"),
+    (re.compile(r"FIELD-NOTES"), "FIELD-NOTES, which is not in the repository"),
+    (re.compile(r"spec\s*§"), "a numbered section of the specification (spec §)"),
+    (re.compile(r"§\s*\d"), "a numbered section of the specification (§)"),
+    (re.compile(r"\bspec\s+00\d\b"), "a document of the specification (spec 00N)"),
+]
 
 
 def prose(path):
@@ -24,6 +41,18 @@ def prose(path):
             continue
         if not inside:
             yield number, line
+
+
+def outside_references(path):
+    """Every line of the page, code included, that sends the reader outside the repository."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for pattern, what in OUTSIDE:
+            match = pattern.search(line)
+            if match:
+                found.append((number, match.group(0), what))
+                break
+    return found
 
 
 def slug(heading):
@@ -49,10 +78,13 @@ def anchors(path):
 def main():
     # docs/notes/ holds drafts waiting to be folded into these pages: not read.
     docs = sorted(p for p in (ROOT / "docs").rglob("*.md") if "notes" not in p.relative_to(ROOT / "docs").parts)
-    pages = [ROOT / "README.md", *docs]
+    pages = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", *docs]
     broken = []
+    outside = []
     checked = 0
     for page in pages:
+        for number, text, what in outside_references(page):
+            outside.append(f"{page.relative_to(ROOT)}:{number}: `{text}`: {what}")
         for number, line in prose(page):
             for target in LINK.findall(line):
                 if re.match(r"^[a-z][a-z0-9+.-]*:", target):
@@ -67,8 +99,11 @@ def main():
                     broken.append(f"{where}: no heading #{anchor} in {file.relative_to(ROOT)}")
     for line in broken:
         print(line)
+    for line in outside:
+        print(line)
     print(f"doc links: {checked} relative links in {len(pages)} pages, {len(broken)} broken")
-    return 1 if broken else 0
+    print(f"doc references: {len(outside)} to files outside the repository or to numbered spec sections")
+    return 1 if broken or outside else 0
 
 
 if __name__ == "__main__":
