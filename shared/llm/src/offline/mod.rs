@@ -1,6 +1,8 @@
 //! The offline heuristic agent: reading replies, judging progress and planning without a
-//! model. Being split into files by what changes together; for now all of it is in [`reply`].
+//! model. Being split into files by what changes together.
 
+mod outcomes;
 mod reply;
 
+pub use outcomes::verbal_commitment_code;
 pub use reply::*;

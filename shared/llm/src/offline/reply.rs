@@ -16,6 +16,8 @@ use openloop_core::task::Role;
 use openloop_core::task::outcome::Milestone;
 use openloop_core::task::task_type::{self, GoalSignal, OutcomeKind, TaskTypeDef};
 
+use super::outcomes::{definition, negative_code, neutral_code, offered, verbal_commitment_code};
+
 /// What a reply is, as far as words can tell.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReplyKind {
@@ -617,62 +619,6 @@ fn plan_after_context(text: &str) -> bool {
 fn shouting(reply: &str) -> bool {
     let letters: Vec<char> = reply.chars().filter(|c| c.is_alphabetic()).collect();
     letters.len() >= 12 && letters.iter().filter(|c| c.is_uppercase()).count() * 10 >= letters.len() * 8
-}
-
-/// The registry's definition of the request's type (unknown types read as `ad_hoc`).
-fn definition(task_type: &str) -> &'static TaskTypeDef {
-    task_type::definition(task_type)
-}
-
-fn offered<'a>(codes: &'a [String], wanted: &str) -> Option<&'a String> {
-    codes.iter().find(|c| c.as_str() == wanted)
-}
-
-fn kind_of(def: &TaskTypeDef, code: &str) -> Option<OutcomeKind> {
-    def.outcome(code).map(|o| o.kind)
-}
-
-/// Outcomes only the system or the owner sets, never a reading of a reply.
-const SYSTEM_OUTCOMES: &[&str] = &[
-    "owner_handled",
-    "self_resolved",
-    "escalated_unresolved",
-    "unresponsive",
-    "engaged_late",
-    "verbal_only",
-];
-
-/// The outcome a provisional close names: the type's verbal-commitment outcome, if the type
-/// has one and the request offers it. `None` means words do not close this task.
-pub fn verbal_commitment_code(codes: &[String], task_type: &str) -> Option<String> {
-    definition(task_type)
-        .verbal_commitment_outcome()
-        .and_then(|code| offered(codes, code).cloned())
-}
-
-/// A neutral "still talking" code (engaged_conversation, engaged, acknowledged…).
-fn neutral_code(codes: &[String], task_type: &str) -> Option<String> {
-    let def = definition(task_type);
-    for wanted in ["engaged_conversation", "engaged", "interested", "acknowledged", "some_engagement"] {
-        if let Some(c) = offered(codes, wanted) {
-            return Some(c.clone());
-        }
-    }
-    codes
-        .iter()
-        .find(|c| !SYSTEM_OUTCOMES.contains(&c.as_str()) && kind_of(def, c) == Some(OutcomeKind::Neutral))
-        .cloned()
-}
-
-/// A clear "no": declined or not_interested — or, for a cancellation, churned or cancelled —
-/// whichever is offered. Nothing else stands for a refusal.
-fn negative_code(codes: &[String], cancelling: bool) -> Option<String> {
-    let preferred: &[&str] = if cancelling {
-        &["churned", "cancelled", "declined", "not_interested"]
-    } else {
-        &["declined", "not_interested"]
-    };
-    preferred.iter().find_map(|w| offered(codes, w).cloned())
 }
 
 fn evaluation(action: ReplyAction, confidence: u8, reasoning: impl Into<String>) -> ReplyEvaluation {
