@@ -62,3 +62,14 @@ pub(super) fn negative_code(codes: &[String], cancelling: bool) -> Option<String
     };
     preferred.iter().find_map(|w| offered(codes, w).cloned())
 }
+
+/// Every outcome code the registry gives `task_type`: what the tests' requests offer.
+#[cfg(test)]
+pub(super) fn codes(task_type: &str) -> Vec<String> {
+    task_type::definition(task_type)
+        .goal
+        .outcomes
+        .iter()
+        .map(|o| o.code.to_owned())
+        .collect()
+}
