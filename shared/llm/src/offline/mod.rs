@@ -3,8 +3,10 @@
 
 mod completion;
 mod outcomes;
+mod planner;
 mod reply;
 
 pub use completion::evaluate_completion;
 pub use outcomes::verbal_commitment_code;
+pub use planner::plan_next;
 pub use reply::*;
