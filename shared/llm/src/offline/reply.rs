@@ -1,0 +1,813 @@
+//! How the offline agent reads a member's reply, and what it does about it.
+//!
+//! [`classify`] reads the words into a [`ReplyKind`] with the phrase lists below, matched at
+//! word boundaries, in the order of what must not be missed: an opt-out first, then hostility,
+//! then what only the owner settles (a membership change, hardship, another subject), then a
+//! question, and only then the shapes the agent may meet itself. When two shapes conflict ("no
+//! thanks, see you Monday") the reply is unclear. [`evaluate_reply`] turns the kind into an
+//! action: no reply to an opt-out or a hostile message, no close on a vague one, a provisional
+//! close on a commitment only where the type's goal closes on words, and the owner for the rest.
+//!
+//! The phrase lists and the rules change together; the tests hold them to a labelled set of
+//! churn replies.
+
+use openloop_core::conversation::opt_out::normalize;
+use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
+use openloop_core::ports::ReplyRequest;
+use openloop_core::task::task_type;
+
+use super::outcomes::{definition, negative_code, neutral_code, offered, verbal_commitment_code};
+
+/// What a reply is, as far as words can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplyKind {
+    OptOut,
+    Hostile,
+    /// Cancel, freeze, pause, downgrade, refund: the owner decides.
+    MembershipChange,
+    /// Injury, illness, bereavement, job loss: the owner answers, not a template.
+    Hardship,
+    /// Money talk on a task that is not about money (spec §19.5).
+    OtherSubject(String),
+    Question(String),
+    /// A specific plan: a verb of coming or doing, with a day or time.
+    Commitment,
+    /// "I already paid" / "I came in yesterday": a claim the signal must confirm.
+    AlreadyDone,
+    Decline,
+    /// "Away for two weeks": look again after that many days.
+    Deferral(u32),
+    /// Warm but committing to nothing ("sounds good", "I'd like to come back").
+    Interest,
+    /// "ok", "thanks", "maybe", "been busy".
+    Vague,
+    /// Signals that contradict each other, or nothing recognisable.
+    Unclear(String),
+}
+
+const HOSTILE: &[&str] = &[
+    "fuck",
+    "f*ck",
+    "f***",
+    "shit",
+    "bullshit",
+    "asshole",
+    "bastard",
+    "piss off",
+    "screw you",
+    "shut up",
+    "go away",
+    "get lost",
+    "scam",
+    "scammer",
+    "harass",
+    "creepy",
+    "stalking",
+    "stalker",
+    "how dare",
+    "pathetic",
+    "disgusting",
+    "sick of you",
+    "sick of this",
+    "fed up with you",
+    "lawyer",
+    "attorney",
+    "sue you",
+    "report you",
+    "idiot",
+    "joke of a gym",
+    "worst gym",
+    "hate you",
+    "spam",
+];
+
+const MEMBERSHIP_CHANGE: &[&str] = &[
+    "cancel my",
+    "cancel it",
+    "cancel me",
+    "cancel the membership",
+    "want to cancel",
+    "would like to cancel",
+    "like to cancel",
+    "need to cancel",
+    "i'm cancelling",
+    "im cancelling",
+    "i am cancelling",
+    "i'm canceling",
+    "i am canceling",
+    "cancellation",
+    "freeze my",
+    "freeze the membership",
+    "pause my",
+    "put my membership on hold",
+    "on hold",
+    "downgrade",
+    "refund",
+    "end my membership",
+    "terminate my",
+];
+
+const HARDSHIP: &[&str] = &[
+    "injur",
+    "surgery",
+    "hospital",
+    "broke my",
+    "broken",
+    "sprain",
+    "torn",
+    "concussion",
+    "pregnan",
+    "passed away",
+    "funeral",
+    "died",
+    "bereave",
+    "cancer",
+    "chemo",
+    "lost my job",
+    "laid off",
+    "divorce",
+    "depress",
+    "mental health",
+    "illness",
+    "doctor",
+    "physio",
+    "recovering",
+];
+
+const MONEY: &[&str] = &[
+    "payment",
+    "charged",
+    "charge ",
+    "my card",
+    "credit card",
+    "billing",
+    "billed",
+    "invoice",
+    "overcharg",
+    "double charg",
+    "direct debit",
+    "bank statement",
+    "receipt",
+];
+
+/// Sentence openings that ask even without a question mark (members often leave it out).
+/// Conjunctions that also open statements ("when I get back…") are left out on purpose.
+const QUESTION_OPENERS: &[&str] = &[
+    "what time",
+    "what are",
+    "what is",
+    "what's",
+    "how much",
+    "how do",
+    "how can",
+    "can i ",
+    "can you ",
+    "could i ",
+    "could you ",
+    "do you ",
+    "do i ",
+    "is there ",
+    "are there ",
+    "are you ",
+    "any chance ",
+];
+
+const HEDGES: &[&str] = &[
+    "maybe",
+    "might",
+    "try to",
+    "trying to",
+    "hopefully",
+    "hope to",
+    "probably",
+    "perhaps",
+    "not sure",
+    "we'll see",
+    "well see",
+    "possibly",
+    "i guess",
+    "i should",
+    "should probably",
+    "at some point",
+    "sometime",
+    "some time",
+    "one of these days",
+    "eventually",
+    "if i can",
+    "think about it",
+];
+
+const DECLINE: &[&str] = &[
+    "not interested",
+    "no thanks",
+    "no thank you",
+    "not coming back",
+    "won't be coming back",
+    "wont be coming back",
+    "won't be back",
+    "not going to come back",
+    "found another gym",
+    "joined another gym",
+    "moved away",
+    "moving away",
+    "not for me",
+    "no longer interested",
+    "i'll pass",
+    "ill pass",
+    "not right now, thanks",
+    "i'm done with the gym",
+    "not leaving a review",
+    "rather not",
+];
+
+const COMMIT_VERBS: &[&str] = &[
+    "i'll be in",
+    "ill be in",
+    "i will be in",
+    "i'll be there",
+    "i will be there",
+    "i'll be back",
+    "i will be back",
+    "i'll come",
+    "i will come",
+    "i'm coming",
+    "im coming",
+    "i am coming",
+    "coming in",
+    "i'll stop by",
+    "i'll pop in",
+    "i'll drop in",
+    "see you",
+    "see ya",
+    "count me in",
+    "i'm in for",
+    "i've booked",
+    "i booked",
+    "booked in",
+    "signed up for",
+    "i'll update",
+    "i will update",
+    "i'll fix",
+    "i will fix",
+    "i'll sort",
+    "i will sort",
+    "i'll pay",
+    "i will pay",
+    "i'll change",
+    "i'll put a new card",
+    "i'll leave a review",
+    "i'll write a review",
+    "i'll post a review",
+    "i'll do it",
+    "i'll book",
+    "i will book",
+    "i'll make it",
+    "i'll be at",
+    "i will be at",
+    "i'll join",
+    "i'll hit",
+    "i'll see you",
+    "will be at",
+    "will be there",
+    "will be in",
+    "be there",
+    "back on",
+    "back tomorrow",
+    "back tonight",
+    "back this",
+    "coming back",
+    "heading in",
+    "going to come",
+    "gonna come",
+    "just booked",
+];
+
+/// A day named outright: with one, a commitment is specific even when it says "next week".
+const DAYS: &[&str] = &[
+    "today",
+    "tonight",
+    "tomorrow",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Other anchors that make a plan specific: a part of the day, a near week, a class.
+const TIME_ANCHORS: &[&str] = &[
+    "this week",
+    "this weekend",
+    "next week",
+    "morning",
+    "evening",
+    "afternoon",
+    "o'clock",
+    "later today",
+    "end of the day",
+    "payday",
+    "the weekend",
+    "asap",
+    "right away",
+    "straight away",
+    "class",
+    "wod",
+    "yoga",
+    "spin",
+    "bootcamp",
+    "open gym",
+];
+
+const ALREADY_DONE: &[&str] = &[
+    "already paid",
+    "just paid",
+    "i paid",
+    "i've paid",
+    "have paid",
+    "already updated",
+    "just updated",
+    "i updated",
+    "i've updated",
+    "updated my card",
+    "updated the card",
+    "updated my payment",
+    "new card is on",
+    "fixed it",
+    "sorted it",
+    "it's sorted",
+    "all sorted",
+    "already came in",
+    "i came in",
+    "was in yesterday",
+    "was in today",
+    "i was there",
+    "already booked",
+    "already left a review",
+    "left a review",
+    "posted a review",
+    "already did",
+    "i did it",
+    "already done",
+];
+
+/// Being away, said outright.
+const AWAY: &[&str] = &[
+    "on vacation",
+    "on holiday",
+    "out of town",
+    "travelling",
+    "traveling",
+    "when i'm back",
+    "when i get back",
+    "out of the country",
+    "away until",
+    "after the holidays",
+    "abroad",
+];
+
+/// Being away, when a duration follows ("back in 2 weeks", "away for ten days").
+const AWAY_FOR: &[&str] = &["back in", "back after", "away for", "gone for", "away next", "back next"];
+
+const INTEREST: &[&str] = &[
+    "sounds good",
+    "sounds great",
+    "i'd like to",
+    "i would like to",
+    "i want to come back",
+    "keen",
+    "interested",
+    "i miss",
+    "love to",
+    "i'd love",
+    "yes please",
+    "definitely want",
+];
+
+const VAGUE: &[&str] = &[
+    "ok",
+    "okay",
+    "k",
+    "thanks",
+    "thank you",
+    "thx",
+    "ty",
+    "cheers",
+    "maybe",
+    "sure",
+    "noted",
+    "got it",
+    "will do",
+    "cool",
+    "nice",
+    "yep",
+    "yeah",
+    "yes",
+    "hmm",
+    "been busy",
+    "busy",
+    "soon",
+    "we'll see",
+    "i'll think about it",
+    "lol",
+    "np",
+];
+
+fn any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| contains_phrase(text, n))
+}
+
+/// `needle` in `text` at word boundaries, the stems of [`OPEN_PREFIXES`] matching as prefixes.
+fn contains_phrase(text: &str, needle: &str) -> bool {
+    openloop_core::conversation::opt_out::contains_phrase(text, needle, OPEN_PREFIXES.contains(&needle.trim_end()))
+}
+
+/// Word stems matched as prefixes ("injur" matches "injured", "injury").
+const OPEN_PREFIXES: &[&str] = &[
+    "injur",
+    "pregnan",
+    "bereave",
+    "depress",
+    "overcharg",
+    "double charg",
+    "harass",
+    "stalk",
+    "f***",
+    "f*ck",
+];
+
+/// The sentences of a reply that ask something.
+fn question(text: &str, original: &str) -> Option<String> {
+    let sentences = original
+        .split_inclusive(['?', '.', '!', '\n'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
+    let asked: Vec<&str> = sentences
+        .filter(|s| {
+            let n = normalize(s);
+            n.ends_with('?') || QUESTION_OPENERS.iter().any(|q| n.starts_with(q))
+        })
+        .collect();
+    if !asked.is_empty() {
+        return Some(asked.join(" "));
+    }
+    text.contains('?').then(|| original.trim().to_owned())
+}
+
+fn is_vague(text: &str) -> bool {
+    let stripped: String = text
+        .chars()
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '\'')
+        .collect();
+    let stripped = stripped.split_whitespace().collect::<Vec<_>>().join(" ");
+    if stripped.is_empty() {
+        return true;
+    }
+    let words = stripped.split(' ').count();
+    (words <= 6 && VAGUE.iter().any(|v| contains_phrase(&stripped, v))) || any(text, HEDGES)
+}
+
+/// "2 weeks", "ten days", "a couple of weeks": the first duration in the text, in days.
+fn duration_days(text: &str) -> Option<u32> {
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && *w != "of")
+        .collect();
+    for (i, w) in words.iter().enumerate() {
+        let unit = match words.get(i + 1).copied() {
+            Some("day" | "days") => 1,
+            Some("week" | "weeks") => 7,
+            Some("month" | "months") => 30,
+            _ => continue,
+        };
+        let n = match *w {
+            "a" | "one" | "1" => 1,
+            "two" | "couple" | "2" => 2,
+            "three" | "few" | "3" => 3,
+            "four" | "4" => 4,
+            "five" | "5" => 5,
+            "six" | "6" => 6,
+            "ten" | "10" => 10,
+            other => match other.parse::<u32>() {
+                Ok(n) => n,
+                Err(_) => continue,
+            },
+        };
+        return Some((n * unit).clamp(1, 90));
+    }
+    any(text, &["next week", "back next"]).then_some(7)
+}
+
+/// How long the member says they are away, if they say they are.
+fn deferral(text: &str) -> Option<u32> {
+    let duration = duration_days(text);
+    if any(text, AWAY) {
+        return Some(duration.unwrap_or(14));
+    }
+    if any(text, AWAY_FOR) { duration } else { None }
+}
+
+/// A day or a time: "tomorrow", "Monday", "6am", "7:30", "6 pm", or a class.
+fn has_time_anchor(text: &str) -> bool {
+    names_a_day(text) || any(text, TIME_ANCHORS)
+}
+
+/// A named day or a clock time: "Monday", "tomorrow", "6am", "7:30".
+fn names_a_day(text: &str) -> bool {
+    if any(text, DAYS) {
+        return true;
+    }
+    let words: Vec<&str> = text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '.' || c == '!')
+        .collect();
+    words.iter().enumerate().any(|(i, w)| {
+        let digits = w.trim_end_matches("am").trim_end_matches("pm");
+        let clock = !digits.is_empty()
+            && digits.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && digits.chars().all(|c| c.is_ascii_digit() || c == ':');
+        (clock && (w.ends_with("am") || w.ends_with("pm") || w.contains(':')))
+            || (matches!(*w, "am" | "pm") && i > 0 && words[i - 1].chars().all(|c| c.is_ascii_digit() || c == ':'))
+    })
+}
+
+/// Whether the task is itself about money: then money talk is on its subject.
+fn about_money(task_type: &str) -> bool {
+    definition(task_type).subject() == task_type::PAYMENT_RECOVERY.subject()
+}
+
+/// Read a reply. `task_type` decides what counts as "another subject".
+pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
+    let text = normalize(reply);
+    if text.is_empty() {
+        return ReplyKind::Unclear("the reply is empty".into());
+    }
+    if openloop_core::conversation::opt_out::is_opt_out(reply) {
+        return ReplyKind::OptOut;
+    }
+    if any(&text, HOSTILE) || shouting(reply) {
+        return ReplyKind::Hostile;
+    }
+    if any(&text, MEMBERSHIP_CHANGE) {
+        return ReplyKind::MembershipChange;
+    }
+    if any(&text, HARDSHIP) {
+        return ReplyKind::Hardship;
+    }
+    if !about_money(task_type) && any(&text, MONEY) {
+        return ReplyKind::OtherSubject("billing or payment".into());
+    }
+    if let Some(q) = question(&text, reply) {
+        return ReplyKind::Question(q);
+    }
+    let hedged = any(&text, HEDGES);
+    let declined = any(&text, DECLINE);
+    let negated = any(&text, &["can't", "cant", "cannot", "won't", "wont", "not able", "unable"]);
+    let done = any(&text, ALREADY_DONE);
+    let committed = any(&text, COMMIT_VERBS) && has_time_anchor(&text);
+    let deferred = deferral(&text);
+    match (declined, done || committed) {
+        (true, true) => return ReplyKind::Unclear("the reply both declines and commits".into()),
+        (true, false) => return ReplyKind::Decline,
+        _ => {}
+    }
+    if done && !hedged && !negated {
+        return ReplyKind::AlreadyDone;
+    }
+    // "Back next week, Monday at 6" names its day: the plan, not the delay, is what counts;
+    // so does "I've been travelling for two weeks, but I'll be back on Monday".
+    let away = any(&text, AWAY);
+    if committed && !hedged && !negated && (deferred.is_none() || (!away && names_a_day(&text)) || plan_after_context(&text)) {
+        return ReplyKind::Commitment;
+    }
+    if let Some(days) = deferred {
+        return ReplyKind::Deferral(days);
+    }
+    if !hedged && !committed && !done && !negated && any(&text, INTEREST) {
+        return ReplyKind::Interest;
+    }
+    if is_vague(&text) || committed || done || negated {
+        return ReplyKind::Vague;
+    }
+    ReplyKind::Unclear("the reply did not match anything the offline agent can judge".into())
+}
+
+/// The reply's last clause is a plan with a day, and the being away is before it: where they
+/// have been ("I've been travelling the past two weeks"), then when they will come ("but I'll
+/// be back on Monday").
+fn plan_after_context(text: &str) -> bool {
+    let clauses: Vec<&str> = text
+        .split(['.', '!', ';', '\n'])
+        .flat_map(|s| s.split(" but "))
+        .flat_map(|s| s.split(" however "))
+        .map(|s| s.trim().trim_matches(','))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let Some((last, before)) = clauses.split_last() else {
+        return false;
+    };
+    !before.is_empty()
+        && any(last, COMMIT_VERBS)
+        && names_a_day(last)
+        && !any(last, AWAY)
+        && !any(last, AWAY_FOR)
+        && !any(last, HEDGES)
+        && before.iter().all(|c| !any(c, DECLINE) && !any(c, HEDGES))
+}
+
+/// Mostly capitals over a few words reads as shouting.
+fn shouting(reply: &str) -> bool {
+    let letters: Vec<char> = reply.chars().filter(|c| c.is_alphabetic()).collect();
+    letters.len() >= 12 && letters.iter().filter(|c| c.is_uppercase()).count() * 10 >= letters.len() * 8
+}
+
+fn evaluation(action: ReplyAction, confidence: u8, reasoning: impl Into<String>) -> ReplyEvaluation {
+    ReplyEvaluation {
+        action,
+        outcome: None,
+        confidence,
+        reasoning: reasoning.into(),
+        reply: None,
+        wait_days: None,
+        suggest_suppression: false,
+        provisional: false,
+        unanswered_question: None,
+        other_subject: None,
+    }
+}
+
+/// Judge a reply (see the module docs).
+pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
+    let kind = classify(&r.reply, &r.task_type);
+    let mut evaluation = judge(r, kind);
+    // Whatever else the reply is, a question in it goes to the owner with the escalation.
+    if evaluation.action == ReplyAction::Escalate && evaluation.unanswered_question.is_none() && !evaluation.suggest_suppression {
+        evaluation.unanswered_question = question(&normalize(&r.reply), &r.reply);
+    }
+    evaluation
+}
+
+fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
+    let codes = &r.outcome_codes;
+    match kind {
+        ReplyKind::OptOut => ReplyEvaluation {
+            outcome: offered(codes, "opted_out").cloned(),
+            suggest_suppression: true,
+            ..evaluation(
+                ReplyAction::Escalate,
+                95,
+                "The member asked not to be contacted: no reply, suppress them and tell the owner.",
+            )
+        },
+        ReplyKind::Hostile => ReplyEvaluation {
+            outcome: offered(codes, "opted_out").cloned(),
+            suggest_suppression: true,
+            ..evaluation(
+                ReplyAction::Escalate,
+                85,
+                "The reply is hostile: no reply from us; the owner decides, and suppression is suggested.",
+            )
+        },
+        ReplyKind::MembershipChange => ReplyEvaluation {
+            outcome: negative_code(codes, true),
+            ..evaluation(
+                ReplyAction::Escalate,
+                80,
+                "The member asks to cancel, pause or change their membership or for a refund; only the owner can decide that.",
+            )
+        },
+        ReplyKind::Hardship => evaluation(
+            ReplyAction::Escalate,
+            80,
+            "The member mentions an injury, illness or a hard time; the owner should answer personally.",
+        ),
+        ReplyKind::OtherSubject(subject) => ReplyEvaluation {
+            other_subject: Some(subject.clone()),
+            ..evaluation(
+                ReplyAction::Escalate,
+                75,
+                format!("The reply is about {subject}, not this task's subject; the owner should look."),
+            )
+        },
+        ReplyKind::Question(q) => ReplyEvaluation {
+            unanswered_question: Some(q.clone()),
+            ..evaluation(
+                ReplyAction::Escalate,
+                85,
+                format!(
+                    "The member asked something I cannot answer from what I know: {q:?}. The owner's answer lets the conversation resume."
+                ),
+            )
+        },
+        ReplyKind::Commitment | ReplyKind::AlreadyDone => {
+            let done = kind == ReplyKind::AlreadyDone;
+            match verbal_commitment_code(codes, &r.task_type) {
+                Some(code) => ReplyEvaluation {
+                    outcome: Some(code),
+                    provisional: true,
+                    ..evaluation(
+                        ReplyAction::Close,
+                        if done { 65 } else { 70 },
+                        if done {
+                            "The member says it is already done; closing provisionally until the signal confirms it."
+                        } else {
+                            "The member made a specific commitment (a day or time); closing provisionally until the signal confirms it."
+                        },
+                    )
+                },
+                None => ReplyEvaluation {
+                    outcome: neutral_code(codes, &r.task_type),
+                    wait_days: Some(3),
+                    ..evaluation(
+                        ReplyAction::Wait,
+                        60,
+                        "The member sounds committed, but this goal is settled by signals, not words; waiting for them.",
+                    )
+                },
+            }
+        }
+        ReplyKind::Decline => match negative_code(codes, false) {
+            Some(code) => ReplyEvaluation {
+                outcome: Some(code),
+                ..evaluation(
+                    ReplyAction::Close,
+                    70,
+                    "The member said no, clearly; respecting it without trying to convince them.",
+                )
+            },
+            None => evaluation(
+                ReplyAction::Escalate,
+                60,
+                "The member said no, and this task type has no outcome for a refusal; the owner decides.",
+            ),
+        },
+        ReplyKind::Deferral(days) => ReplyEvaluation {
+            outcome: neutral_code(codes, &r.task_type),
+            wait_days: Some(days),
+            ..evaluation(
+                ReplyAction::Wait,
+                65,
+                format!("The member is away for now; looking again in {days} days."),
+            )
+        },
+        ReplyKind::Vague => ReplyEvaluation {
+            outcome: neutral_code(codes, &r.task_type),
+            wait_days: Some(3),
+            ..evaluation(
+                ReplyAction::Wait,
+                55,
+                "The reply is polite but commits to nothing; not closing, waiting a few days.",
+            )
+        },
+        ReplyKind::Interest => {
+            if r.messages_left == 0 || r.turns_left == 0 {
+                return ReplyEvaluation {
+                    outcome: neutral_code(codes, &r.task_type),
+                    wait_days: Some(3),
+                    ..evaluation(
+                        ReplyAction::Wait,
+                        55,
+                        "The member is interested but the budget has no message left; waiting.",
+                    )
+                };
+            }
+            // The type's answer template (the owner's if they wrote one): one concrete question.
+            let written = crate::write(
+                definition(&r.task_type).key,
+                openloop_core::conversation::messages::REPLY,
+                &r.message,
+                r.member_first_name.as_deref(),
+                &r.profile,
+                &r.business_name,
+                None,
+            );
+            let body = match written {
+                Ok(draft) => draft.body,
+                Err(e) => {
+                    return evaluation(
+                        ReplyAction::Escalate,
+                        40,
+                        format!("The member is interested, but the answer's template does not render ({e}); the owner answers."),
+                    );
+                }
+            };
+            ReplyEvaluation {
+                outcome: neutral_code(codes, &r.task_type),
+                reply: Some(body),
+                ..evaluation(
+                    ReplyAction::Reply,
+                    60,
+                    "The member is interested but named no day; asking one concrete question.",
+                )
+            }
+        }
+        ReplyKind::Unclear(why) => evaluation(
+            ReplyAction::Escalate,
+            30,
+            format!("Unsure how to read the reply ({why}); the owner decides."),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;
