@@ -11,10 +11,11 @@ use openloop_edge::http::{ApiError, bearer, token_hash};
 
 use openloop_web::secrets::{new_api_token, new_webhook_secret};
 
-use crate::{Shared, json, owner};
+use crate::extract::{Shared, owner};
+use crate::schema::json;
 
 /// `POST /api/v1/settings/api-token/rotate` → `200 {"api_token", "previous_token_expires_at"}`.
-#[utoipa::path(post, path = "/api/v1/settings/api-token/rotate", tag = "account", summary = "A new API token; the old one works 24 hours more", responses((status = 200, description = "The new token (shown once) and when the old one stops", body = openloop_core::owner::credentials::ApiTokenRotated), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/settings/api-token/rotate", tag = "account", summary = "A new API token; the old one works 24 hours more", responses((status = 200, description = "The new token (shown once) and when the old one stops", body = openloop_core::owner::credentials::ApiTokenRotated), crate::schema::OwnerErrors))]
 pub(crate) async fn rotate_api_token(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let presented = bearer(&headers).map(token_hash);
@@ -33,7 +34,7 @@ pub(crate) async fn rotate_api_token(State(state): Shared, headers: HeaderMap) -
 }
 
 /// `POST /api/v1/settings/webhook-secret/rotate` → `200 {"webhook_secret", "previous_secret_expires_at"}`.
-#[utoipa::path(post, path = "/api/v1/settings/webhook-secret/rotate", tag = "account", summary = "A new inbound webhook secret; the old one is accepted 24 hours more", responses((status = 200, description = "The new secret (shown once) and when the old one stops", body = openloop_core::owner::credentials::WebhookSecretRotated), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/settings/webhook-secret/rotate", tag = "account", summary = "A new inbound webhook secret; the old one is accepted 24 hours more", responses((status = 200, description = "The new secret (shown once) and when the old one stops", body = openloop_core::owner::credentials::WebhookSecretRotated), crate::schema::OwnerErrors))]
 pub(crate) async fn rotate_webhook_secret(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let secret = new_webhook_secret()?;

@@ -13,8 +13,9 @@ use openloop_core::task::feedback::Comment;
 use openloop_core::task::todo::{ContactKind, ContactResult, SnoozeUntil, TodoNote, TodoOutcome};
 use openloop_edge::http::{ApiError, Params, body_error, json_body};
 
-use crate::openapi::TodoList;
-use crate::{Body, Shared, json, owner};
+use crate::extract::{Body, Shared, owner};
+use crate::schema::TodoList;
+use crate::schema::json;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -28,7 +29,7 @@ fn todo_id(raw: &str) -> Result<ulid::Ulid, ApiError> {
     raw.parse().map_err(|_| ApiError::not_found("todo"))
 }
 
-#[utoipa::path(get, path = "/api/v1/todos", tag = "day", summary = "The to-dos, soonest due first", params(TodoParams), responses((status = 200, description = "The to-dos", body = crate::openapi::TodoList), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/todos", tag = "day", summary = "The to-dos, soonest due first", params(TodoParams), responses((status = 200, description = "The to-dos", body = crate::schema::TodoList), crate::schema::OwnerErrors))]
 pub(crate) async fn list_todos(State(state): Shared, headers: HeaderMap, Params(params): Params<TodoParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = openloop_web::todo_status(params.status.as_deref())?;
@@ -45,7 +46,7 @@ struct ContactInput {
     note: Option<TodoNote>,
 }
 
-#[utoipa::path(post, path = "/api/v1/todos/{id}/contact", tag = "day", summary = "Log a contact on a to-do", params(("id" = String, Path, description = "The to-do's id")), request_body = ContactInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/todos/{id}/contact", tag = "day", summary = "Log a contact on a to-do", params(("id" = String, Path, description = "The to-do's id")), request_body = ContactInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::schema::OwnerErrors))]
 pub(crate) async fn log_contact(
     State(state): Shared,
     headers: HeaderMap,
@@ -69,7 +70,7 @@ struct SnoozeInput {
     until: SnoozeUntil,
 }
 
-#[utoipa::path(post, path = "/api/v1/todos/{id}/snooze", tag = "day", summary = "Snooze a to-do to a date", params(("id" = String, Path, description = "The to-do's id")), request_body = SnoozeInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/todos/{id}/snooze", tag = "day", summary = "Snooze a to-do to a date", params(("id" = String, Path, description = "The to-do's id")), request_body = SnoozeInput, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::schema::OwnerErrors))]
 pub(crate) async fn snooze(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id = todo_id(&id)?;
@@ -85,7 +86,7 @@ struct DoneInput {
     note: Option<TodoNote>,
 }
 
-#[utoipa::path(post, path = "/api/v1/todos/{id}/done", tag = "day", summary = "Mark a to-do done", params(("id" = String, Path, description = "The to-do's id")), request_body = Option<DoneInput>, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/todos/{id}/done", tag = "day", summary = "Mark a to-do done", params(("id" = String, Path, description = "The to-do's id")), request_body = Option<DoneInput>, responses((status = 200, description = "The to-do", body = openloop_core::contract::TodoView), crate::schema::OwnerErrors))]
 pub(crate) async fn done(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id = todo_id(&id)?;
@@ -111,8 +112,8 @@ pub(crate) struct BriefParams {
 }
 
 /// The brief as CONTRACT.md shapes it: each to-do as a `Todo`.
-pub(crate) fn brief_json(brief: &openloop_core::owner::brief::Brief) -> crate::openapi::BriefView<'_> {
-    crate::openapi::BriefView {
+pub(crate) fn brief_json(brief: &openloop_core::owner::brief::Brief) -> crate::schema::BriefView<'_> {
+    crate::schema::BriefView {
         date: brief.date,
         actions: &brief.actions,
         todos: brief.todos.iter().map(Into::into).collect(),
@@ -127,7 +128,7 @@ pub(crate) fn brief_json(brief: &openloop_core::owner::brief::Brief) -> crate::o
 
 /// `GET /api/v1/brief?date=YYYY-MM-DD`: the morning brief (today in the gym's time zone by
 /// default) — the content of the morning mail.
-#[utoipa::path(get, path = "/api/v1/brief", tag = "day", summary = "The morning brief", params(BriefParams), responses((status = 200, description = "The brief", body = crate::openapi::BriefView), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/brief", tag = "day", summary = "The morning brief", params(BriefParams), responses((status = 200, description = "The brief", body = crate::schema::BriefView), crate::schema::OwnerErrors))]
 pub(crate) async fn brief(State(state): Shared, headers: HeaderMap, Params(params): Params<BriefParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let brief = state.engine.brief(account, params.date.as_deref()).await?;
@@ -143,11 +144,11 @@ struct ReopenInput {
 
 /// `POST /api/v1/tasks/{id}/reopen {"reason"}`: a closed task back to work within its
 /// attribution window (spec §37.6); `409 invalid_state` otherwise.
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/reopen", tag = "tasks", summary = "Reopen a task closed too early", params(("id" = String, Path, description = "The task's id")), request_body = ReopenInput, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/reopen", tag = "tasks", summary = "Reopen a task closed too early", params(("id" = String, Path, description = "The task's id")), request_body = ReopenInput, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 pub(crate) async fn reopen(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: ReopenInput = json_body(&body.map_err(body_error)?)?;
-    let task = state.engine.reopen(account, crate::task_id(&id)?, &input.reason).await?;
+    let task = state.engine.reopen(account, crate::extract::task_id(&id)?, &input.reason).await?;
     Ok(json(StatusCode::OK, openloop_core::contract::TaskView::from(&task)))
 }
 
@@ -160,7 +161,7 @@ pub(crate) struct MonthParams {
 
 /// `GET /api/v1/reports/churn?month=YYYY-MM`: the month's churn report (the current month by
 /// default), with its 12-month trend.
-#[utoipa::path(get, path = "/api/v1/reports/churn", tag = "day", summary = "The month's churn report", params(MonthParams), responses((status = 200, description = "The report", body = openloop_core::owner::churn_report::ChurnReport), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/reports/churn", tag = "day", summary = "The month's churn report", params(MonthParams), responses((status = 200, description = "The report", body = openloop_core::owner::churn_report::ChurnReport), crate::schema::OwnerErrors))]
 pub(crate) async fn churn_report(
     State(state): Shared,
     headers: HeaderMap,

@@ -10,9 +10,10 @@ use axum::response::Response;
 
 use openloop_edge::http::ApiError;
 
-use crate::{Shared, json, owner};
+use crate::extract::{Shared, owner};
+use crate::schema::json;
 
-#[utoipa::path(post, path = "/api/v1/suggestions/{id}/experiment", operation_id = "start_experiment", tag = "learning", summary = "Run an applied skill or prompt suggestion as an experiment on half the new tasks", params(("id" = String, Path, description = "The suggestion id")), responses((status = 201, description = "The experiment", body = openloop_core::engine::ExperimentView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/suggestions/{id}/experiment", operation_id = "start_experiment", tag = "learning", summary = "Run an applied skill or prompt suggestion as an experiment on half the new tasks", params(("id" = String, Path, description = "The suggestion id")), responses((status = 201, description = "The experiment", body = openloop_core::engine::ExperimentView), crate::schema::OwnerErrors))]
 pub(crate) async fn start(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("suggestion"))?;
@@ -20,14 +21,14 @@ pub(crate) async fn start(State(state): Shared, headers: HeaderMap, Path(id): Pa
     Ok(json(StatusCode::CREATED, started))
 }
 
-#[utoipa::path(get, path = "/api/v1/experiments", operation_id = "list_experiments", tag = "learning", summary = "The message experiments, each version with its interval", responses((status = 200, description = "The experiments", body = openloop_core::engine::ExperimentsReport), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/experiments", operation_id = "list_experiments", tag = "learning", summary = "The message experiments, each version with its interval", responses((status = 200, description = "The experiments", body = openloop_core::engine::ExperimentsReport), crate::schema::OwnerErrors))]
 pub(crate) async fn list(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.experiments(account).await?))
 }
 
 /// `keep` or `end`.
-#[utoipa::path(post, path = "/api/v1/experiments/{id}/{decision}", operation_id = "decide_experiment", tag = "learning", summary = "Keep the proposed version, or end the experiment", params(("id" = String, Path, description = "The experiment id"), ("decision" = String, Path, description = "`keep` or `end`")), responses((status = 200, description = "The experiment after the decision", body = openloop_core::engine::ExperimentView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/experiments/{id}/{decision}", operation_id = "decide_experiment", tag = "learning", summary = "Keep the proposed version, or end the experiment", params(("id" = String, Path, description = "The experiment id"), ("decision" = String, Path, description = "`keep` or `end`")), responses((status = 200, description = "The experiment after the decision", body = openloop_core::engine::ExperimentView), crate::schema::OwnerErrors))]
 pub(crate) async fn decide(
     State(state): Shared,
     headers: HeaderMap,

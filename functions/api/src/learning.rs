@@ -12,17 +12,18 @@ use openloop_core::contract::{MemoryView, SuggestionView};
 use openloop_core::engine::NewMemory;
 use openloop_edge::http::{ApiError, body_error, json_body};
 
-use crate::{Body, Shared, json, owner};
+use crate::extract::{Body, Shared, owner};
+use crate::schema::json;
 
-#[utoipa::path(get, path = "/api/v1/memories", tag = "learning", summary = "The business memories", responses((status = 200, description = "The memories", body = crate::openapi::MemoryList), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/memories", tag = "learning", summary = "The business memories", responses((status = 200, description = "The memories", body = crate::schema::MemoryList), crate::schema::OwnerErrors))]
 pub(crate) async fn list_memories(axum::extract::State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let memories = state.engine.list_memories(account).await?;
     let views: Vec<MemoryView<'_>> = memories.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, crate::openapi::MemoryList { memories: views }))
+    Ok(json(StatusCode::OK, crate::schema::MemoryList { memories: views }))
 }
 
-#[utoipa::path(post, path = "/api/v1/memories", tag = "learning", summary = "Add a business memory", request_body = openloop_core::engine::NewMemory, responses((status = 201, description = "The memory", body = openloop_core::contract::MemoryView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/memories", tag = "learning", summary = "Add a business memory", request_body = openloop_core::engine::NewMemory, responses((status = 201, description = "The memory", body = openloop_core::contract::MemoryView), crate::schema::OwnerErrors))]
 pub(crate) async fn add_memory(axum::extract::State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewMemory = json_body(&body.map_err(body_error)?)?;
@@ -30,7 +31,7 @@ pub(crate) async fn add_memory(axum::extract::State(state): Shared, headers: Hea
     Ok(json(StatusCode::CREATED, MemoryView::from(&memory)))
 }
 
-#[utoipa::path(delete, path = "/api/v1/memories/{id}", tag = "learning", summary = "Delete a business memory", params(("id" = String, Path, description = "The memory's id")), responses((status = 204, description = "Deleted"), crate::openapi::OwnerErrors))]
+#[utoipa::path(delete, path = "/api/v1/memories/{id}", tag = "learning", summary = "Delete a business memory", params(("id" = String, Path, description = "The memory's id")), responses((status = 204, description = "Deleted"), crate::schema::OwnerErrors))]
 pub(crate) async fn delete_memory(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
@@ -51,7 +52,7 @@ pub(crate) struct SuggestionQuery {
     status: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/v1/suggestions", tag = "learning", summary = "The evaluator's suggestions", params(SuggestionQuery), responses((status = 200, description = "The suggestions", body = crate::openapi::SuggestionList), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/suggestions", tag = "learning", summary = "The evaluator's suggestions", params(SuggestionQuery), responses((status = 200, description = "The suggestions", body = crate::schema::SuggestionList), crate::schema::OwnerErrors))]
 pub(crate) async fn list_suggestions(
     axum::extract::State(state): Shared,
     headers: HeaderMap,
@@ -61,7 +62,7 @@ pub(crate) async fn list_suggestions(
     let status = query.status.as_deref();
     let suggestions = state.engine.list_suggestions(account, status).await?;
     let views: Vec<SuggestionView<'_>> = suggestions.iter().map(Into::into).collect();
-    Ok(json(StatusCode::OK, crate::openapi::SuggestionList { suggestions: views }))
+    Ok(json(StatusCode::OK, crate::schema::SuggestionList { suggestions: views }))
 }
 
 /// What the owner does with a suggestion (any other word is `404`).
@@ -75,7 +76,7 @@ pub(crate) enum Decision {
 }
 
 /// `POST /api/v1/suggestions/{id}/{decision}`.
-#[utoipa::path(post, path = "/api/v1/suggestions/{id}/{decision}", tag = "learning", summary = "Accept, dismiss, remind or undo a suggestion", params(("id" = String, Path, description = "The suggestion's id"), ("decision" = Decision, Path, description = "What to do with it")), responses((status = 200, description = "The suggestion", body = openloop_core::contract::SuggestionView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/suggestions/{id}/{decision}", tag = "learning", summary = "Accept, dismiss, remind or undo a suggestion", params(("id" = String, Path, description = "The suggestion's id"), ("decision" = Decision, Path, description = "What to do with it")), responses((status = 200, description = "The suggestion", body = openloop_core::contract::SuggestionView), crate::schema::OwnerErrors))]
 pub(crate) async fn decide_suggestion(
     axum::extract::State(state): Shared,
     headers: HeaderMap,

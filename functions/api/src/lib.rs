@@ -6,6 +6,7 @@
 mod credentials;
 mod day;
 mod experiments;
+mod extract;
 mod learning;
 mod lift;
 mod loops;
@@ -13,6 +14,7 @@ mod members;
 mod message_templates;
 pub mod openapi;
 mod plans;
+mod schema;
 mod sms;
 mod webhook_endpoints;
 
@@ -21,14 +23,13 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{delete, get, post};
-use secrecy::SecretString;
 use serde::Deserialize;
 
 use openloop_core::contract::{ActivityView, TaskDetailView, TaskView};
-use openloop_core::engine::{AccountSecrets, Autonomy, CreateOptions, Engine, NewAccount, NewTask, Resolution, SettingsPatch};
-use openloop_core::kernel::ids::{AccountId, Email, MemberId, TaskId};
+use openloop_core::engine::{AccountSecrets, Autonomy, CreateOptions, NewAccount, NewTask, Resolution, SettingsPatch};
+use openloop_core::kernel::ids::{AccountId, Email, MemberId};
 use openloop_core::kernel::texts;
 use openloop_core::ports::TaskQuery;
 use openloop_core::rails::gate::GateContext;
@@ -40,10 +41,9 @@ use openloop_core::task::subtasks::Requirement;
 use openloop_core::task::{Draft, TaskStatus, TriggerType};
 use openloop_edge::http::{ApiError, Params, body_error, json_body, token_hash};
 
-pub struct ApiState {
-    pub engine: Engine,
-    pub admin_token: SecretString,
-}
+pub use extract::ApiState;
+use extract::{Body, PageParams, Shared, admin, owner, page_limit, task_id};
+use schema::json;
 
 /// The function's state, from its environment: logging, the configuration, the engine.
 pub async fn state_from_env() -> Result<Arc<ApiState>, openloop_edge::apigw::Error> {
@@ -53,9 +53,6 @@ pub async fn state_from_env() -> Result<Arc<ApiState>, openloop_edge::apigw::Err
         admin_token: config.admin_token,
     }))
 }
-
-pub(crate) type Shared = State<Arc<ApiState>>;
-pub(crate) use openloop_web::Body;
 
 /// The owner and admin API with everything around its routes: the `api` function.
 pub fn router(state: Arc<ApiState>) -> Router {
@@ -154,23 +151,7 @@ fn api_routes() -> Router<Arc<ApiState>> {
         .route("/api/v1/todos/{id}/done", post(day::done))
 }
 
-fn admin(state: &ApiState, headers: &HeaderMap) -> Result<(), ApiError> {
-    openloop_web::access::admin(&state.admin_token, headers)
-}
-
-async fn owner(state: &ApiState, headers: &HeaderMap) -> Result<AccountId, ApiError> {
-    openloop_web::access::owner(&state.engine, headers).await
-}
-
-fn task_id(raw: &str) -> Result<TaskId, ApiError> {
-    raw.parse().map_err(|_| ApiError::not_found("task"))
-}
-
-fn json(status: StatusCode, value: impl serde::Serialize) -> Response {
-    (status, axum::Json(value)).into_response()
-}
-
-#[utoipa::path(post, path = "/api/v1/accounts", tag = "admin", summary = "Create an account (admin token)", request_body = openloop_core::engine::NewAccount, responses((status = 201, description = "The account, its API token and webhook secret (shown once)", body = crate::openapi::CreatedAccount), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/accounts", tag = "admin", summary = "Create an account (admin token)", request_body = openloop_core::engine::NewAccount, responses((status = 201, description = "The account, its API token and webhook secret (shown once)", body = crate::schema::CreatedAccount), crate::schema::OwnerErrors))]
 async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let input: NewAccount = json_body(&body.map_err(body_error)?)?;
@@ -184,7 +165,7 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     let account = state.engine.create_account(input, secrets).await?;
     Ok(json(
         StatusCode::CREATED,
-        openapi::CreatedAccount {
+        schema::CreatedAccount {
             account_id: account.id,
             api_token,
             webhook_secret: account.webhook_secret.expose(),
@@ -194,13 +175,13 @@ async fn create_account(State(state): Shared, headers: HeaderMap, body: Body) ->
     ))
 }
 
-#[utoipa::path(get, path = "/api/v1/accounts", tag = "admin", summary = "List the accounts (admin token)", responses((status = 200, description = "The accounts", body = crate::openapi::Accounts), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/accounts", tag = "admin", summary = "List the accounts (admin token)", responses((status = 200, description = "The accounts", body = crate::schema::Accounts), crate::schema::OwnerErrors))]
 async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let accounts = state.engine.list_accounts().await?;
     let accounts = accounts
         .iter()
-        .map(|a| openapi::AccountSummary {
+        .map(|a| schema::AccountSummary {
             account_id: a.id,
             name: &a.name,
             paused: a.paused,
@@ -208,16 +189,16 @@ async fn list_accounts(State(state): Shared, headers: HeaderMap) -> Result<Respo
             settings: &a.settings,
         })
         .collect();
-    Ok(json(StatusCode::OK, openapi::Accounts { accounts }))
+    Ok(json(StatusCode::OK, schema::Accounts { accounts }))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/pause", tag = "admin", summary = "Pause the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/admin/pause", tag = "admin", summary = "Pause the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), crate::schema::OwnerErrors))]
 async fn pause(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(true).await?))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/resume", tag = "admin", summary = "Resume the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/admin/resume", tag = "admin", summary = "Resume the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), crate::schema::OwnerErrors))]
 async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
@@ -226,7 +207,7 @@ async fn resume(State(state): Shared, headers: HeaderMap) -> Result<Response, Ap
 fn kill_switch(account: &openloop_core::owner::account::Account) -> Response {
     json(
         StatusCode::OK,
-        openapi::KillSwitch {
+        schema::KillSwitch {
             account_id: account.id,
             paused: account.paused,
         },
@@ -234,19 +215,19 @@ fn kill_switch(account: &openloop_core::owner::account::Account) -> Response {
 }
 
 /// The owner's kill switch for their own account (spec §7.6).
-#[utoipa::path(post, path = "/api/v1/pause", tag = "account", summary = "Pause the account (the owner's kill switch)", responses((status = 200, description = "The kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/pause", tag = "account", summary = "Pause the account (the owner's kill switch)", responses((status = 200, description = "The kill switch", body = crate::schema::KillSwitch), crate::schema::OwnerErrors))]
 async fn pause_account(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(kill_switch(&state.engine.set_account_paused(account, true, "owner").await?))
 }
 
-#[utoipa::path(post, path = "/api/v1/resume", tag = "account", summary = "Resume the account", responses((status = 200, description = "The kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/resume", tag = "account", summary = "Resume the account", responses((status = 200, description = "The kill switch", body = crate::schema::KillSwitch), crate::schema::OwnerErrors))]
 async fn resume_account(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(kill_switch(&state.engine.set_account_paused(account, false, "owner").await?))
 }
 
-#[utoipa::path(get, path = "/api/v1/pause", tag = "account", summary = "Whether the account is paused", responses((status = 200, description = "The kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/pause", tag = "account", summary = "Whether the account is paused", responses((status = 200, description = "The kill switch", body = crate::schema::KillSwitch), crate::schema::OwnerErrors))]
 async fn account_pause_state(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(kill_switch(&state.engine.account(account).await?))
@@ -257,7 +238,7 @@ fn account_id(raw: &str) -> Result<AccountId, ApiError> {
 }
 
 /// An operator pulls one account's kill switch (admin token).
-#[utoipa::path(post, path = "/api/v1/admin/accounts/{id}/pause", tag = "admin", summary = "Pause one account (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 200, description = "The account's kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/admin/accounts/{id}/pause", tag = "admin", summary = "Pause one account (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 200, description = "The account's kill switch", body = crate::schema::KillSwitch), crate::schema::OwnerErrors))]
 async fn admin_pause_account(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(kill_switch(
@@ -265,7 +246,7 @@ async fn admin_pause_account(State(state): Shared, headers: HeaderMap, Path(id):
     ))
 }
 
-#[utoipa::path(post, path = "/api/v1/admin/accounts/{id}/resume", tag = "admin", summary = "Resume one account (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 200, description = "The account's kill switch", body = crate::openapi::KillSwitch), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/admin/accounts/{id}/resume", tag = "admin", summary = "Resume one account (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 200, description = "The account's kill switch", body = crate::schema::KillSwitch), crate::schema::OwnerErrors))]
 async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     Ok(kill_switch(
@@ -276,7 +257,7 @@ async fn admin_resume_account(State(state): Shared, headers: HeaderMap, Path(id)
 /// The operator's platform-wide learning aggregate (admin token; never an owner's):
 /// `?month=YYYY-MM` (UTC, default the current month) across every account, per task type and
 /// outcome — counts and rates only, no ids, no text.
-#[utoipa::path(get, path = "/api/v1/admin/learning", tag = "admin", summary = "The platform-wide learning aggregate (admin token)", params(ScorecardParams), responses((status = 200, description = "Counts and rates per task type and outcome", body = openloop_core::learning::MonthAggregate), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/admin/learning", tag = "admin", summary = "The platform-wide learning aggregate (admin token)", params(ScorecardParams), responses((status = 200, description = "Counts and rates per task type and outcome", body = openloop_core::learning::MonthAggregate), crate::schema::OwnerErrors))]
 async fn admin_learning(State(state): Shared, headers: HeaderMap, Params(params): Params<ScorecardParams>) -> Result<Response, ApiError> {
     admin(&state, &headers)?;
     let month = params.month.as_deref();
@@ -297,7 +278,7 @@ struct ListParams {
     cursor: Option<texts::CursorText>,
 }
 
-#[utoipa::path(get, path = "/api/v1/tasks", tag = "tasks", summary = "List tasks, newest first", params(ListParams), responses((status = 200, description = "A page of tasks", body = crate::openapi::TaskList), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/tasks", tag = "tasks", summary = "List tasks, newest first", params(ListParams), responses((status = 200, description = "A page of tasks", body = crate::schema::TaskList), crate::schema::OwnerErrors))]
 async fn list_tasks(State(state): Shared, headers: HeaderMap, Params(params): Params<ListParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref() {
@@ -321,14 +302,14 @@ async fn list_tasks(State(state): Shared, headers: HeaderMap, Params(params): Pa
     let views: Vec<TaskView> = tasks.iter().map(Into::into).collect();
     Ok(json(
         StatusCode::OK,
-        openapi::TaskList {
+        schema::TaskList {
             tasks: views,
             next_cursor: next,
         },
     ))
 }
 
-#[utoipa::path(get, path = "/api/v1/tasks/{id}", tag = "tasks", summary = "A task with its log and conversation", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task", body = openloop_core::contract::TaskDetailView), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/tasks/{id}", tag = "tasks", summary = "A task with its log and conversation", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task", body = openloop_core::contract::TaskDetailView), crate::schema::OwnerErrors))]
 async fn get_task(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id = task_id(&id)?;
@@ -401,7 +382,7 @@ impl CreateTask {
     }
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks", tag = "tasks", summary = "Create a task (manual trigger)", request_body = CreateTask, responses((status = 201, description = "The task made", body = openloop_core::contract::TaskView), (status = 200, description = "The member's active task of this type (no duplicate is made)", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks", tag = "tasks", summary = "Create a task (manual trigger)", request_body = CreateTask, responses((status = 201, description = "The task made", body = openloop_core::contract::TaskView), (status = 200, description = "The member's active task of this type (no duplicate is made)", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn create_task(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateTask = json_body(&body.map_err(body_error)?)?;
@@ -439,7 +420,7 @@ struct CreateBatch {
     execution_mode: Option<TaskMode>,
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/batch", tag = "tasks", summary = "One task of a type for many members", request_body = CreateBatch, responses((status = 201, description = "The parent, its subtasks and the members refused", body = crate::openapi::BatchCreated), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/batch", tag = "tasks", summary = "One task of a type for many members", request_body = CreateBatch, responses((status = 201, description = "The parent, its subtasks and the members refused", body = crate::schema::BatchCreated), crate::schema::OwnerErrors))]
 async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let input: CreateBatch = json_body(&body.map_err(body_error)?)?;
@@ -470,13 +451,13 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     let refused = batch
         .refused
         .iter()
-        .map(|(member, e)| openapi::Refused {
+        .map(|(member, e)| schema::Refused {
             member_id: member.to_string(),
             error: openloop_core::contract::error_body(e).error,
         })
         .collect();
     let subtasks: Vec<TaskView> = batch.subtasks.iter().map(TaskView::from).collect();
-    let body = openapi::BatchCreated {
+    let body = schema::BatchCreated {
         parent: TaskView::from(&batch.parent),
         subtasks,
         refused,
@@ -484,7 +465,7 @@ async fn create_batch(State(state): Shared, headers: HeaderMap, body: Body) -> R
     Ok(json(StatusCode::CREATED, body))
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/subtasks", tag = "tasks", summary = "Add a subtask", params(("id" = String, Path, description = "The parent task's id")), request_body = CreateTask, responses((status = 201, description = "The subtask", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/subtasks", tag = "tasks", summary = "Add a subtask", params(("id" = String, Path, description = "The parent task's id")), request_body = CreateTask, responses((status = 201, description = "The subtask", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn create_subtask(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account_id = owner(&state, &headers).await?;
     let parent = task_id(&id)?;
@@ -521,7 +502,7 @@ impl From<DraftInput> for Draft {
     }
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/approve", tag = "tasks", summary = "Approve a task waiting for review, with an optional edited draft", params(("id" = String, Path, description = "The task's id")), request_body = Option<Approve>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/approve", tag = "tasks", summary = "Approve a task waiting for review, with an optional edited draft", params(("id" = String, Path, description = "The task's id")), request_body = Option<Approve>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn approve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let body = body.map_err(body_error)?;
@@ -557,7 +538,7 @@ struct Skip {
 }
 
 /// `pending_review → cancelled`; an optional `{"reason"}` is kept on the task's log.
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/skip", tag = "tasks", summary = "Skip a task waiting for review", params(("id" = String, Path, description = "The task's id")), request_body = Option<Skip>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/skip", tag = "tasks", summary = "Skip a task waiting for review", params(("id" = String, Path, description = "The task's id")), request_body = Option<Skip>, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let body = body.map_err(body_error)?;
@@ -570,14 +551,14 @@ async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, 
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/cancel", tag = "tasks", summary = "Cancel a task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/cancel", tag = "tasks", summary = "Cancel a task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let task = state.engine.cancel(account, task_id(&id)?).await?;
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/resolve", tag = "tasks", summary = "Resolve an escalated task with an outcome", params(("id" = String, Path, description = "The task's id")), request_body = openloop_core::engine::Resolution, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/resolve", tag = "tasks", summary = "Resolve an escalated task with an outcome", params(("id" = String, Path, description = "The task's id")), request_body = openloop_core::engine::Resolution, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn resolve(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Resolution = json_body(&body.map_err(body_error)?)?;
@@ -594,7 +575,7 @@ struct Guidance {
 
 /// `escalated → executing` with the owner's words in the conversation; the agent carries
 /// them out at the task's next step.
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/guidance", tag = "tasks", summary = "Answer an escalated task with guidance for the agent", params(("id" = String, Path, description = "The task's id")), request_body = Guidance, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/guidance", tag = "tasks", summary = "Answer an escalated task with guidance for the agent", params(("id" = String, Path, description = "The task's id")), request_body = Guidance, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn guidance(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Guidance = json_body(&body.map_err(body_error)?)?;
@@ -614,7 +595,7 @@ struct Feedback {
 
 /// The owner's thumbs up or down, with an optional comment, on a closed or escalated task
 /// (spec §28.5); 409 `invalid_state` on any other.
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/feedback", tag = "tasks", summary = "Rate a closed or escalated task", params(("id" = String, Path, description = "The task's id")), request_body = Feedback, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/feedback", tag = "tasks", summary = "Rate a closed or escalated task", params(("id" = String, Path, description = "The task's id")), request_body = Feedback, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn feedback(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: Feedback = json_body(&body.map_err(body_error)?)?;
@@ -634,7 +615,7 @@ struct OutcomeCorrection {
 
 /// The owner corrects a closed task's outcome (spec §37.6): the value and the metrics follow;
 /// 409 `invalid_state` on an open task (resolve it instead).
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/outcome", tag = "tasks", summary = "Correct a closed task's outcome", params(("id" = String, Path, description = "The task's id")), request_body = OutcomeCorrection, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/outcome", tag = "tasks", summary = "Correct a closed task's outcome", params(("id" = String, Path, description = "The task's id")), request_body = OutcomeCorrection, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: OutcomeCorrection = json_body(&body.map_err(body_error)?)?;
@@ -654,7 +635,7 @@ struct ScorecardParams {
 
 /// A month of outcomes (CONTRACT.md): `?month=YYYY-MM`, by default the current month in the
 /// account's time zone.
-#[utoipa::path(get, path = "/api/v1/scorecard", tag = "numbers", summary = "A month of outcomes", params(ScorecardParams), responses((status = 200, description = "The scorecard", body = openloop_core::owner::scorecard::Scorecard), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/scorecard", tag = "numbers", summary = "A month of outcomes", params(ScorecardParams), responses((status = 200, description = "The scorecard", body = openloop_core::owner::scorecard::Scorecard), crate::schema::OwnerErrors))]
 async fn scorecard(State(state): Shared, headers: HeaderMap, Params(params): Params<ScorecardParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let month = params.month.as_deref();
@@ -675,7 +656,7 @@ struct MetricsParams {
 /// The account's daily metrics (spec §28.3): `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
 /// last 30 days in the account's time zone, at most 92 days. A bad date or range is a
 /// malformed request (400).
-#[utoipa::path(get, path = "/api/v1/metrics", tag = "numbers", summary = "Daily metrics of a date range", params(MetricsParams), responses((status = 200, description = "The metrics", body = openloop_core::owner::metrics::MetricsRange), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/metrics", tag = "numbers", summary = "Daily metrics of a date range", params(MetricsParams), responses((status = 200, description = "The metrics", body = openloop_core::owner::metrics::MetricsRange), crate::schema::OwnerErrors))]
 async fn metrics(State(state): Shared, headers: HeaderMap, Params(params): Params<MetricsParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let from = params.from.as_deref();
@@ -687,49 +668,8 @@ async fn metrics(State(state): Shared, headers: HeaderMap, Params(params): Param
     }
 }
 
-/// `?limit=&cursor=` of a paged feed.
-#[derive(Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct PageParams {
-    /// How many to return.
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 200)]
-    limit: Option<String>,
-    cursor: Option<texts::CursorText>,
-}
-
-impl PageParams {
-    /// The limit (a number, if given; its range is the list's to check) and the cursor.
-    pub(crate) fn parse(self) -> Result<(Option<usize>, Option<String>), ApiError> {
-        Ok((self.limit.as_deref().map(limit_number).transpose()?, self.cursor.map(String::from)))
-    }
-
-    /// The limit, within 1–`max`, and the cursor.
-    pub(crate) fn parse_within(self, max: usize) -> Result<(Option<usize>, Option<String>), ApiError> {
-        Ok((page_limit(self.limit.as_deref(), max)?, self.cursor.map(String::from)))
-    }
-}
-
-/// A `limit` that is not a number is malformed (400).
-fn limit_number(raw: &str) -> Result<usize, ApiError> {
-    raw.parse::<usize>()
-        .map_err(|_| ApiError::bad_request("invalid_limit", "limit must be a number"))
-}
-
-/// A page's `limit`, if given: not a number is malformed (400), a number outside 1–`max` is
-/// invalid (422) — as every paged list answers, never quietly clamped.
-pub(crate) fn page_limit(raw: Option<&str>, max: usize) -> Result<Option<usize>, ApiError> {
-    raw.map(|raw| {
-        let limit = limit_number(raw)?;
-        (1..=max)
-            .contains(&limit)
-            .then_some(limit)
-            .ok_or_else(|| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_limit", format!("limit must be 1-{max}")))
-    })
-    .transpose()
-}
-
 /// The account's decisions across its tasks, newest first: `{"activity": [...], "next_cursor"}`.
-#[utoipa::path(get, path = "/api/v1/activity", tag = "numbers", summary = "The decisions across the account's tasks, newest first", params(PageParams), responses((status = 200, description = "A page of the feed", body = crate::openapi::ActivityList), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/activity", tag = "numbers", summary = "The decisions across the account's tasks, newest first", params(PageParams), responses((status = 200, description = "A page of the feed", body = crate::schema::ActivityList), crate::schema::OwnerErrors))]
 async fn activity(State(state): Shared, headers: HeaderMap, Params(params): Params<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
@@ -738,7 +678,7 @@ async fn activity(State(state): Shared, headers: HeaderMap, Params(params): Para
     let views: Vec<ActivityView> = entries.iter().map(|e| ActivityView::for_owner(e, &tz)).collect();
     Ok(json(
         StatusCode::OK,
-        openapi::ActivityList {
+        schema::ActivityList {
             activity: views,
             next_cursor: next,
         },
@@ -747,14 +687,14 @@ async fn activity(State(state): Shared, headers: HeaderMap, Params(params): Para
 
 /// The owner's notification feed (spec §35), newest first:
 /// `{"notifications": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], "next_cursor"}`.
-#[utoipa::path(get, path = "/api/v1/notifications", tag = "numbers", summary = "The owner's notifications, newest first", params(PageParams), responses((status = 200, description = "A page of notifications", body = crate::openapi::Notifications), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/notifications", tag = "numbers", summary = "The owner's notifications, newest first", params(PageParams), responses((status = 200, description = "A page of notifications", body = crate::schema::Notifications), crate::schema::OwnerErrors))]
 async fn notifications(State(state): Shared, headers: HeaderMap, Params(params): Params<PageParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let (limit, cursor) = params.parse()?;
     let (notices, next) = state.engine.owner_notices(account, limit, cursor).await?;
     let notifications = notices
         .iter()
-        .map(|n| openapi::NotificationView {
+        .map(|n| schema::NotificationView {
             id: n.id.to_string(),
             at: n.at,
             kind: &n.kind,
@@ -768,7 +708,7 @@ async fn notifications(State(state): Shared, headers: HeaderMap, Params(params):
         .collect();
     Ok(json(
         StatusCode::OK,
-        openapi::Notifications {
+        schema::Notifications {
             notifications,
             next_cursor: next,
         },
@@ -776,12 +716,12 @@ async fn notifications(State(state): Shared, headers: HeaderMap, Params(params):
 }
 
 /// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
-#[utoipa::path(get, path = "/api/v1/autonomy", tag = "account", summary = "The onboarding ramp as it stands", responses((status = 200, description = "The ramp", body = crate::openapi::AutonomyView), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/autonomy", tag = "account", summary = "The onboarding ramp as it stands", responses((status = 200, description = "The ramp", body = crate::schema::AutonomyView), crate::schema::OwnerErrors))]
 async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let Autonomy { account, phase, agents } = state.engine.autonomy(owner(&state, &headers).await?).await?;
     Ok(json(
         StatusCode::OK,
-        openapi::AutonomyView {
+        schema::AutonomyView {
             execution_mode: &account.settings.execution_mode,
             paused: account.paused,
             onboarded_at: account.settings.onboarded_at,
@@ -794,11 +734,11 @@ async fn autonomy(State(state): Shared, headers: HeaderMap) -> Result<Response, 
 /// The settings as the owner sees them: CONTRACT.md's fields, plus whether the account has
 /// its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or `null`) — the
 /// key itself is write-only and never shown — and `learning_patterns_helped`.
-fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Timestamp) -> openapi::SettingsView<'_> {
-    openapi::SettingsView {
+fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Timestamp) -> schema::SettingsView<'_> {
+    schema::SettingsView {
         settings: &account.settings,
         sending: openloop_core::rails::autonomy::sending(&account.settings, now),
-        pushpress: account.pushpress.as_ref().map(|c| openapi::PushpressKey {
+        pushpress: account.pushpress.as_ref().map(|c| schema::PushpressKey {
             api_key: "[set]",
             company_id: c.company_id(),
         }),
@@ -813,12 +753,12 @@ fn settings_view(account: &openloop_core::owner::account::Account, now: jiff::Ti
 
 /// The gym's own sending domain (spec §33.1): its status, the DNS records to publish, and the
 /// address mail leaves from now (`null` without one).
-fn sending_identity_view(account: &openloop_core::owner::account::Account) -> Option<openapi::SendingIdentityView<'_>> {
+fn sending_identity_view(account: &openloop_core::owner::account::Account) -> Option<schema::SendingIdentityView<'_>> {
     let identity = account.sending_identity.as_ref()?;
     // The ownership record (the account's own token) is published with SES's.
     let mut records = identity.records.clone();
     records.push(identity.ownership_record());
-    Some(openapi::SendingIdentityView {
+    Some(schema::SendingIdentityView {
         domain: &identity.domain,
         status: identity.status,
         dkim_status: identity.dkim_status.as_deref(),
@@ -830,7 +770,7 @@ fn sending_identity_view(account: &openloop_core::owner::account::Account) -> Op
     })
 }
 
-#[utoipa::path(get, path = "/api/v1/settings", tag = "account", summary = "The account's settings", responses((status = 200, description = "The settings", body = crate::openapi::SettingsView), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/settings", tag = "account", summary = "The account's settings", responses((status = 200, description = "The settings", body = crate::schema::SettingsView), crate::schema::OwnerErrors))]
 async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(
@@ -839,7 +779,7 @@ async fn get_settings(State(state): Shared, headers: HeaderMap) -> Result<Respon
     ))
 }
 
-#[utoipa::path(put, path = "/api/v1/settings", tag = "account", summary = "Change any subset of the settings", request_body = openloop_core::engine::SettingsPatch, responses((status = 200, description = "The settings after the change", body = crate::openapi::SettingsView), crate::openapi::OwnerErrors))]
+#[utoipa::path(put, path = "/api/v1/settings", tag = "account", summary = "Change any subset of the settings", request_body = openloop_core::engine::SettingsPatch, responses((status = 200, description = "The settings after the change", body = crate::schema::SettingsView), crate::schema::OwnerErrors))]
 async fn put_settings(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let patch: SettingsPatch = json_body(&body.map_err(body_error)?)?;
@@ -857,7 +797,7 @@ struct NewSuppression {
     reason: Option<texts::SuppressionReason>,
 }
 
-#[utoipa::path(post, path = "/api/v1/suppressions", tag = "account", summary = "Stop all mail to an address (and cancel its member's tasks)", request_body = NewSuppression, responses((status = 201, description = "The suppression", body = crate::openapi::SuppressionAdded), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/suppressions", tag = "account", summary = "Stop all mail to an address (and cancel its member's tasks)", request_body = NewSuppression, responses((status = 201, description = "The suppression", body = crate::schema::SuppressionAdded), crate::schema::OwnerErrors))]
 async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewSuppression = json_body(&body.map_err(body_error)?)?;
@@ -867,7 +807,7 @@ async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -
     let cancelled = state.engine.suppress(account, &email, &reason).await?;
     Ok(json(
         StatusCode::CREATED,
-        openapi::SuppressionAdded {
+        schema::SuppressionAdded {
             email: email.as_str().to_owned(),
             reason,
             tasks_cancelled: cancelled,
@@ -875,7 +815,7 @@ async fn add_suppression(State(state): Shared, headers: HeaderMap, body: Body) -
     ))
 }
 
-#[utoipa::path(delete, path = "/api/v1/suppressions/{email}", tag = "account", summary = "Lift a suppression", params(("email" = String, Path, description = "The suppressed address")), responses((status = 200, description = "Deleted", body = crate::openapi::Deleted), crate::openapi::OwnerErrors))]
+#[utoipa::path(delete, path = "/api/v1/suppressions/{email}", tag = "account", summary = "Lift a suppression", params(("email" = String, Path, description = "The suppressed address")), responses((status = 200, description = "Deleted", body = crate::schema::Deleted), crate::schema::OwnerErrors))]
 async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let email = Email::parse(&email).map_err(EngineError::from)?;
@@ -884,7 +824,7 @@ async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email
     }
     Ok(json(
         StatusCode::OK,
-        openapi::Deleted {
+        schema::Deleted {
             email: Some(email.as_str().to_owned()),
             id: None,
             deleted: true,
@@ -892,7 +832,7 @@ async fn remove_suppression(State(state): Shared, headers: HeaderMap, Path(email
     ))
 }
 
-#[utoipa::path(post, path = "/api/v1/recurring", tag = "automation", summary = "Create a recurring template", request_body = openloop_core::owner::recurring::NewTemplate, responses((status = 201, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/recurring", tag = "automation", summary = "Create a recurring template", request_body = openloop_core::owner::recurring::NewTemplate, responses((status = 201, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::schema::OwnerErrors))]
 async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: openloop_core::owner::recurring::NewTemplate = json_body(&body.map_err(body_error)?)?;
@@ -900,21 +840,21 @@ async fn create_template(State(state): Shared, headers: HeaderMap, body: Body) -
     Ok(json(StatusCode::CREATED, state.engine.create_template(&account, input).await?))
 }
 
-#[utoipa::path(get, path = "/api/v1/recurring", tag = "automation", summary = "The recurring templates", responses((status = 200, description = "The templates", body = crate::openapi::RecurringTemplates), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/recurring", tag = "automation", summary = "The recurring templates", responses((status = 200, description = "The templates", body = crate::schema::RecurringTemplates), crate::schema::OwnerErrors))]
 async fn list_templates(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let templates = state.engine.list_templates(account).await?;
-    Ok(json(StatusCode::OK, openapi::RecurringTemplates { templates }))
+    Ok(json(StatusCode::OK, schema::RecurringTemplates { templates }))
 }
 
-#[utoipa::path(delete, path = "/api/v1/recurring/{id}", tag = "automation", summary = "Delete a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "Deleted", body = crate::openapi::Deleted), crate::openapi::OwnerErrors))]
+#[utoipa::path(delete, path = "/api/v1/recurring/{id}", tag = "automation", summary = "Delete a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "Deleted", body = crate::schema::Deleted), crate::schema::OwnerErrors))]
 async fn delete_template(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let id: ulid::Ulid = id.parse().map_err(|_| ApiError::not_found("recurring template"))?;
     state.engine.delete_template(account, id).await?;
     Ok(json(
         StatusCode::OK,
-        openapi::Deleted {
+        schema::Deleted {
             email: None,
             id: Some(id.to_string()),
             deleted: true,

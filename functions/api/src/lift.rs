@@ -11,7 +11,8 @@ use serde::Deserialize;
 use openloop_core::task::error::EngineError;
 use openloop_edge::http::{ApiError, Params};
 
-use crate::{Shared, json, owner};
+use crate::extract::{Shared, owner};
+use crate::schema::json;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -27,7 +28,7 @@ pub(crate) struct LiftParams {
 }
 
 /// A date that does not parse is malformed (400); a range or type that is not allowed, 422.
-#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = openloop_core::engine::LiftReport), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = openloop_core::engine::LiftReport), crate::schema::OwnerErrors))]
 pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Params(params): Params<LiftParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let report = state
@@ -42,16 +43,16 @@ pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Params(params
 }
 
 /// `{"generation", "drawn_at", "next_reshuffle_after"}` of the new draw.
-#[utoipa::path(post, path = "/api/v1/settings/holdout/reshuffle", tag = "numbers", summary = "Draw the holdout group anew (at most once in 30 days)", responses((status = 200, description = "The new draw", body = crate::openapi::HoldoutDraw), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/settings/holdout/reshuffle", tag = "numbers", summary = "Draw the holdout group anew (at most once in 30 days)", responses((status = 200, description = "The new draw", body = crate::schema::HoldoutDraw), crate::schema::OwnerErrors))]
 pub(crate) async fn reshuffle(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = state.engine.reshuffle_holdout(owner(&state, &headers).await?).await?;
     Ok(json(StatusCode::OK, draw_view(&account)))
 }
 
 /// The draw in force, as the settings show it (never its salt).
-pub(crate) fn draw_view(account: &openloop_core::owner::account::Account) -> crate::openapi::HoldoutDraw {
+pub(crate) fn draw_view(account: &openloop_core::owner::account::Account) -> crate::schema::HoldoutDraw {
     let draw = &account.holdout_draw;
-    crate::openapi::HoldoutDraw {
+    crate::schema::HoldoutDraw {
         generation: draw.generation,
         drawn_at: draw.since(account.created_at),
         next_reshuffle_after: draw.next_reshuffle(account.created_at),

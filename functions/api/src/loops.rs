@@ -13,7 +13,8 @@ use openloop_core::owner::trigger::TriggerInput;
 use openloop_core::task::open_loop::LoopStatus;
 use openloop_edge::http::{ApiError, Params, body_error, json_body};
 
-use crate::{Body, Shared, json, owner, page_limit};
+use crate::extract::{Body, Shared, owner, page_limit};
+use crate::schema::json;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -29,7 +30,7 @@ pub(crate) struct LoopParams {
 }
 
 /// `GET /api/v1/loops?status=open|met|expired&member_id=&limit=`: newest first.
-#[utoipa::path(get, path = "/api/v1/loops", tag = "automation", summary = "Open loops, newest first", params(LoopParams), responses((status = 200, description = "The loops", body = crate::openapi::Loops), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/loops", tag = "automation", summary = "Open loops, newest first", params(LoopParams), responses((status = 200, description = "The loops", body = crate::schema::Loops), crate::schema::OwnerErrors))]
 pub(crate) async fn list_loops(State(state): Shared, headers: HeaderMap, Params(params): Params<LoopParams>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let status = match params.status.as_deref() {
@@ -45,19 +46,19 @@ pub(crate) async fn list_loops(State(state): Shared, headers: HeaderMap, Params(
     let member = params.member_id;
     let limit = page_limit(params.limit.as_deref(), LOOPS_PAGE_MAX)?.unwrap_or(100);
     let loops = state.engine.list_loops(account, status, member.as_ref(), limit).await?;
-    Ok(json(StatusCode::OK, crate::openapi::Loops { loops }))
+    Ok(json(StatusCode::OK, crate::schema::Loops { loops }))
 }
 
 /// `GET /api/v1/triggers`: every row, the built-in ones first.
-#[utoipa::path(get, path = "/api/v1/triggers", tag = "automation", summary = "The trigger table", responses((status = 200, description = "The rows", body = crate::openapi::Triggers), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/triggers", tag = "automation", summary = "The trigger table", responses((status = 200, description = "The rows", body = crate::schema::Triggers), crate::schema::OwnerErrors))]
 pub(crate) async fn list_triggers(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let triggers = state.engine.triggers(account).await?;
-    Ok(json(StatusCode::OK, crate::openapi::Triggers { triggers }))
+    Ok(json(StatusCode::OK, crate::schema::Triggers { triggers }))
 }
 
 /// `POST /api/v1/triggers` → `201` Trigger.
-#[utoipa::path(post, path = "/api/v1/triggers", tag = "automation", summary = "Add a trigger row", request_body = openloop_core::owner::trigger::TriggerInput, responses((status = 201, description = "The row", body = openloop_core::owner::trigger::Trigger), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/triggers", tag = "automation", summary = "Add a trigger row", request_body = openloop_core::owner::trigger::TriggerInput, responses((status = 201, description = "The row", body = openloop_core::owner::trigger::Trigger), crate::schema::OwnerErrors))]
 pub(crate) async fn create_trigger(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: TriggerInput = json_body(&body.map_err(body_error)?)?;
@@ -83,7 +84,7 @@ pub(crate) struct TriggerPatch {
 }
 
 /// `PUT /api/v1/triggers/{id}` → `200` Trigger (a built-in row takes only `enabled`).
-#[utoipa::path(put, path = "/api/v1/triggers/{id}", tag = "automation", summary = "Change a trigger row", params(("id" = String, Path, description = "The trigger's id")), request_body = TriggerPatch, responses((status = 200, description = "The row", body = openloop_core::owner::trigger::Trigger), crate::openapi::OwnerErrors))]
+#[utoipa::path(put, path = "/api/v1/triggers/{id}", tag = "automation", summary = "Change a trigger row", params(("id" = String, Path, description = "The trigger's id")), request_body = TriggerPatch, responses((status = 200, description = "The row", body = openloop_core::owner::trigger::Trigger), crate::schema::OwnerErrors))]
 pub(crate) async fn update_trigger(
     State(state): Shared,
     headers: HeaderMap,
@@ -99,7 +100,7 @@ pub(crate) async fn update_trigger(
 }
 
 /// `DELETE /api/v1/triggers/{id}` → `204`.
-#[utoipa::path(delete, path = "/api/v1/triggers/{id}", tag = "automation", summary = "Delete an owner's trigger row", params(("id" = String, Path, description = "The trigger's id")), responses((status = 204, description = "Deleted"), crate::openapi::OwnerErrors))]
+#[utoipa::path(delete, path = "/api/v1/triggers/{id}", tag = "automation", summary = "Delete an owner's trigger row", params(("id" = String, Path, description = "The trigger's id")), responses((status = 204, description = "Deleted"), crate::schema::OwnerErrors))]
 pub(crate) async fn delete_trigger(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     state.engine.delete_trigger(account, &id).await?;
@@ -107,7 +108,7 @@ pub(crate) async fn delete_trigger(State(state): Shared, headers: HeaderMap, Pat
 }
 
 /// `POST /api/v1/triggers/{id}/dry-run` → `{"would_open", "members"}`, nothing created.
-#[utoipa::path(post, path = "/api/v1/triggers/{id}/dry-run", tag = "automation", summary = "What a trigger would open now (nothing is created)", params(("id" = String, Path, description = "The trigger's id")), responses((status = 200, description = "The dry run", body = openloop_core::engine::DryRun), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/triggers/{id}/dry-run", tag = "automation", summary = "What a trigger would open now (nothing is created)", params(("id" = String, Path, description = "The trigger's id")), responses((status = 200, description = "The dry run", body = openloop_core::engine::DryRun), crate::schema::OwnerErrors))]
 pub(crate) async fn dry_run_trigger(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.dry_run_trigger(account, &id).await?))
@@ -124,7 +125,7 @@ enum Control {
 async fn control_task(state: Shared, headers: HeaderMap, id: String, control: Control) -> Result<Response, ApiError> {
     let State(state) = state;
     let account = owner(&state, &headers).await?;
-    let id = crate::task_id(&id)?;
+    let id = crate::extract::task_id(&id)?;
     let task = match control {
         Control::Pause => state.engine.pause_task(account, id).await?,
         Control::Resume => state.engine.resume_task(account, id).await?,
@@ -133,17 +134,17 @@ async fn control_task(state: Shared, headers: HeaderMap, id: String, control: Co
     Ok(json(StatusCode::OK, openloop_core::contract::TaskView::from(&task)))
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/pause", tag = "tasks", summary = "Pause one task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/pause", tag = "tasks", summary = "Pause one task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 pub(crate) async fn pause_task(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     control_task(state, headers, id, Control::Pause).await
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/resume", tag = "tasks", summary = "Resume a paused task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/resume", tag = "tasks", summary = "Resume a paused task", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 pub(crate) async fn resume_task(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     control_task(state, headers, id, Control::Resume).await
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/run-now", tag = "tasks", summary = "Run a task's next step now", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/run-now", tag = "tasks", summary = "Run a task's next step now", params(("id" = String, Path, description = "The task's id")), responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 pub(crate) async fn run_task_now(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     control_task(state, headers, id, Control::RunNow).await
 }
@@ -165,25 +166,25 @@ async fn control_template(state: Shared, headers: HeaderMap, id: String, control
     Ok(json(StatusCode::OK, template))
 }
 
-#[utoipa::path(post, path = "/api/v1/recurring/{id}/pause", tag = "automation", summary = "Pause a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/recurring/{id}/pause", tag = "automation", summary = "Pause a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::schema::OwnerErrors))]
 pub(crate) async fn pause_template(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     control_template(state, headers, id, Control::Pause).await
 }
 
-#[utoipa::path(post, path = "/api/v1/recurring/{id}/resume", tag = "automation", summary = "Resume a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/recurring/{id}/resume", tag = "automation", summary = "Resume a recurring template", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::schema::OwnerErrors))]
 pub(crate) async fn resume_template(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     control_template(state, headers, id, Control::Resume).await
 }
 
-#[utoipa::path(post, path = "/api/v1/recurring/{id}/run-now", tag = "automation", summary = "Run a recurring template now", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/recurring/{id}/run-now", tag = "automation", summary = "Run a recurring template now", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), crate::schema::OwnerErrors))]
 pub(crate) async fn run_template_now(state: Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     control_template(state, headers, id, Control::RunNow).await
 }
 
 /// `GET /api/v1/recurring/{id}/runs` → `{"runs": [{"at", "found", "opened", "notified"}]}`, newest first.
-#[utoipa::path(get, path = "/api/v1/recurring/{id}/runs", tag = "automation", summary = "A recurring template's runs, newest first", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The runs", body = crate::openapi::TemplateRuns), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/recurring/{id}/runs", tag = "automation", summary = "A recurring template's runs, newest first", params(("id" = String, Path, description = "The template's id")), responses((status = 200, description = "The runs", body = crate::schema::TemplateRuns), crate::schema::OwnerErrors))]
 pub(crate) async fn template_runs(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let runs = state.engine.template_runs(account, template_id(&id)?).await?;
-    Ok(json(StatusCode::OK, crate::openapi::TemplateRuns { runs }))
+    Ok(json(StatusCode::OK, crate::schema::TemplateRuns { runs }))
 }

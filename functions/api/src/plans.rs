@@ -13,7 +13,8 @@ use openloop_core::contract::TaskView;
 use openloop_core::task::plan_edit::StepEdit;
 use openloop_edge::http::{ApiError, body_error, json_body};
 
-use crate::{Body, Shared, json, owner, task_id};
+use crate::extract::{Body, Shared, owner, task_id};
+use crate::schema::json;
 
 /// The body of `PUT /api/v1/tasks/{id}/plan`.
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -33,7 +34,7 @@ pub(crate) struct ReplanInput {
     version: Option<u64>,
 }
 
-#[utoipa::path(put, path = "/api/v1/tasks/{id}/plan", tag = "tasks", summary = "Change a plan waiting for approval: its steps in their new order, a step left out removed", params(("id" = String, Path, description = "The task's id")), request_body = PlanEditInput, responses((status = 200, description = "The task with its plan", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(put, path = "/api/v1/tasks/{id}/plan", tag = "tasks", summary = "Change a plan waiting for approval: its steps in their new order, a step left out removed", params(("id" = String, Path, description = "The task's id")), request_body = PlanEditInput, responses((status = 200, description = "The task with its plan", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 pub(crate) async fn edit_plan(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: PlanEditInput = json_body(&body.map_err(body_error)?)?;
@@ -41,7 +42,7 @@ pub(crate) async fn edit_plan(State(state): Shared, headers: HeaderMap, Path(id)
     Ok(json(StatusCode::OK, TaskView::from(&task)))
 }
 
-#[utoipa::path(post, path = "/api/v1/tasks/{id}/plan/replan", tag = "tasks", summary = "Have the agent plan a task again, with the owner's instructions", params(("id" = String, Path, description = "The task's id")), request_body = ReplanInput, responses((status = 200, description = "The task with its new plan", body = openloop_core::contract::TaskView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/tasks/{id}/plan/replan", tag = "tasks", summary = "Have the agent plan a task again, with the owner's instructions", params(("id" = String, Path, description = "The task's id")), request_body = ReplanInput, responses((status = 200, description = "The task with its new plan", body = openloop_core::contract::TaskView), crate::schema::OwnerErrors))]
 pub(crate) async fn replan(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: ReplanInput = json_body(&body.map_err(body_error)?)?;

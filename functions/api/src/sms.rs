@@ -12,9 +12,10 @@ use openloop_core::engine::ConsentInput;
 use openloop_core::kernel::ids::MemberId;
 use openloop_edge::http::{ApiError, body_error, json_body};
 
-use crate::{Shared, json, owner};
+use crate::extract::{Shared, owner};
+use crate::schema::json;
 
-#[utoipa::path(post, path = "/api/v1/members/{id}/consent", operation_id = "record_consent", tag = "members", summary = "Record a member's consent to texts (yes or no, and where it came from)", params(("id" = String, Path, description = "The member's id")), request_body = openloop_core::engine::ConsentInput, responses((status = 200, description = "The member's consent as recorded", body = openloop_core::engine::ConsentView), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/members/{id}/consent", operation_id = "record_consent", tag = "members", summary = "Record a member's consent to texts (yes or no, and where it came from)", params(("id" = String, Path, description = "The member's id")), request_body = openloop_core::engine::ConsentInput, responses((status = 200, description = "The member's consent as recorded", body = openloop_core::engine::ConsentView), crate::schema::OwnerErrors))]
 pub(crate) async fn consent(
     State(state): Shared,
     headers: HeaderMap,

@@ -12,10 +12,11 @@ use openloop_edge::http::{ApiError, body_error, json_body};
 
 use openloop_web::secrets::new_endpoint_secret;
 
-use crate::{Body, Shared, json, owner};
+use crate::extract::{Body, Shared, owner};
+use crate::schema::json;
 
 /// `POST /api/v1/webhook-endpoints {"url", "events"}` → `201 {"id", "url", "events", "secret", …}`.
-#[utoipa::path(post, path = "/api/v1/webhook-endpoints", operation_id = "create_webhook_endpoint", tag = "account", summary = "Add an endpoint for outbound webhooks", request_body = openloop_core::owner::outbound_webhook::NewWebhookEndpoint, responses((status = 201, description = "The endpoint with its `whsec_` secret (shown once)", body = openloop_core::owner::outbound_webhook::CreatedWebhookEndpoint), crate::openapi::OwnerErrors))]
+#[utoipa::path(post, path = "/api/v1/webhook-endpoints", operation_id = "create_webhook_endpoint", tag = "account", summary = "Add an endpoint for outbound webhooks", request_body = openloop_core::owner::outbound_webhook::NewWebhookEndpoint, responses((status = 201, description = "The endpoint with its `whsec_` secret (shown once)", body = openloop_core::owner::outbound_webhook::CreatedWebhookEndpoint), crate::schema::OwnerErrors))]
 pub(crate) async fn create(State(state): Shared, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let input: NewWebhookEndpoint = json_body(&body.map_err(body_error)?)?;
@@ -24,7 +25,7 @@ pub(crate) async fn create(State(state): Shared, headers: HeaderMap, body: Body)
 }
 
 /// `GET /api/v1/webhook-endpoints` → `{"webhook_endpoints": [...]}` (never a secret).
-#[utoipa::path(get, path = "/api/v1/webhook-endpoints", operation_id = "list_webhook_endpoints", tag = "account", summary = "The account's webhook endpoints", responses((status = 200, description = "The endpoints (never a secret)", body = openloop_core::owner::outbound_webhook::WebhookEndpointList), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/webhook-endpoints", operation_id = "list_webhook_endpoints", tag = "account", summary = "The account's webhook endpoints", responses((status = 200, description = "The endpoints (never a secret)", body = openloop_core::owner::outbound_webhook::WebhookEndpointList), crate::schema::OwnerErrors))]
 pub(crate) async fn list(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     let webhook_endpoints = state.engine.webhook_endpoints(account).await?;
@@ -32,14 +33,14 @@ pub(crate) async fn list(State(state): Shared, headers: HeaderMap) -> Result<Res
 }
 
 /// `GET /api/v1/webhook-endpoints/{id}`.
-#[utoipa::path(get, path = "/api/v1/webhook-endpoints/{id}", operation_id = "get_webhook_endpoint", tag = "account", summary = "One webhook endpoint", params(("id" = String, Path, description = "The endpoint id")), responses((status = 200, description = "The endpoint (never its secret)", body = openloop_core::owner::outbound_webhook::WebhookEndpointView), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/webhook-endpoints/{id}", operation_id = "get_webhook_endpoint", tag = "account", summary = "One webhook endpoint", params(("id" = String, Path, description = "The endpoint id")), responses((status = 200, description = "The endpoint (never its secret)", body = openloop_core::owner::outbound_webhook::WebhookEndpointView), crate::schema::OwnerErrors))]
 pub(crate) async fn get(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.webhook_endpoint(account, &id).await?))
 }
 
 /// `DELETE /api/v1/webhook-endpoints/{id}` → `204`.
-#[utoipa::path(delete, path = "/api/v1/webhook-endpoints/{id}", operation_id = "delete_webhook_endpoint", tag = "account", summary = "Remove a webhook endpoint", params(("id" = String, Path, description = "The endpoint id")), responses((status = 204, description = "Removed"), crate::openapi::OwnerErrors))]
+#[utoipa::path(delete, path = "/api/v1/webhook-endpoints/{id}", operation_id = "delete_webhook_endpoint", tag = "account", summary = "Remove a webhook endpoint", params(("id" = String, Path, description = "The endpoint id")), responses((status = 204, description = "Removed"), crate::schema::OwnerErrors))]
 pub(crate) async fn delete(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     state.engine.delete_webhook_endpoint(account, &id).await?;
@@ -47,7 +48,7 @@ pub(crate) async fn delete(State(state): Shared, headers: HeaderMap, Path(id): P
 }
 
 /// `GET /api/v1/webhook-endpoints/{id}/deliveries` → `{"deliveries": [...]}`, newest first.
-#[utoipa::path(get, path = "/api/v1/webhook-endpoints/{id}/deliveries", operation_id = "webhook_endpoint_deliveries", tag = "account", summary = "The endpoint's delivery log, newest first", params(("id" = String, Path, description = "The endpoint id")), responses((status = 200, description = "The deliveries", body = openloop_core::owner::outbound_webhook::WebhookDeliveryLog), crate::openapi::OwnerErrors))]
+#[utoipa::path(get, path = "/api/v1/webhook-endpoints/{id}/deliveries", operation_id = "webhook_endpoint_deliveries", tag = "account", summary = "The endpoint's delivery log, newest first", params(("id" = String, Path, description = "The endpoint id")), responses((status = 200, description = "The deliveries", body = openloop_core::owner::outbound_webhook::WebhookDeliveryLog), crate::schema::OwnerErrors))]
 pub(crate) async fn deliveries(State(state): Shared, headers: HeaderMap, Path(id): Path<String>) -> Result<Response, ApiError> {
     let account = owner(&state, &headers).await?;
     Ok(json(StatusCode::OK, state.engine.webhook_deliveries(account, &id).await?))
