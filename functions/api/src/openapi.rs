@@ -5,13 +5,22 @@
 //! `#[utoipa::path(...)]` on its handler and the handler's name in [`ApiDoc`]'s `paths(...)`.
 //! The stack test `openapi::every_route_is_documented_and_every_documented_route_is_routed`
 //! fails on a route without them (docs/extending.md).
+//!
+//! The document sits above the resource modules: it names their handlers, and none of them
+//! imports it (the types they answer with are `schema`'s).
 
+use std::sync::Arc;
+
+use axum::Router;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use openloop_core::contract::ErrorBody;
+
+use crate::extract::ApiState;
 
 /// The document: every route of the owner and admin API.
 #[derive(OpenApi)]
@@ -29,47 +38,47 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
     servers((url = "/", description = "this server")),
     paths(
         openapi_json,
-        crate::create_account,
-        crate::list_accounts,
-        crate::pause,
-        crate::resume,
-        crate::admin_pause_account,
-        crate::admin_resume_account,
-        crate::admin_learning,
-        crate::account_pause_state,
-        crate::pause_account,
-        crate::resume_account,
-        crate::list_tasks,
-        crate::create_task,
-        crate::get_task,
-        crate::approve,
-        crate::skip,
-        crate::cancel,
-        crate::resolve,
-        crate::guidance,
-        crate::feedback,
-        crate::correct_outcome,
-        crate::day::reopen,
-        crate::create_subtask,
-        crate::create_batch,
-        crate::get_settings,
-        crate::put_settings,
+        crate::admin::create_account,
+        crate::admin::list_accounts,
+        crate::admin::pause,
+        crate::admin::resume,
+        crate::admin::admin_pause_account,
+        crate::admin::admin_resume_account,
+        crate::admin::admin_learning,
+        crate::settings::account_pause_state,
+        crate::settings::pause_account,
+        crate::settings::resume_account,
+        crate::tasks::list_tasks,
+        crate::tasks::create_task,
+        crate::tasks::get_task,
+        crate::review::approve,
+        crate::review::skip,
+        crate::review::cancel,
+        crate::review::resolve,
+        crate::review::guidance,
+        crate::review::feedback,
+        crate::review::correct_outcome,
+        crate::review::reopen,
+        crate::tasks::create_subtask,
+        crate::tasks::create_batch,
+        crate::settings::get_settings,
+        crate::settings::put_settings,
         crate::lift::reshuffle,
         crate::lift::lift,
-        crate::autonomy,
-        crate::add_suppression,
-        crate::remove_suppression,
-        crate::scorecard,
-        crate::activity,
-        crate::metrics,
-        crate::notifications,
-        crate::list_templates,
-        crate::create_template,
-        crate::delete_template,
+        crate::settings::autonomy,
+        crate::settings::add_suppression,
+        crate::settings::remove_suppression,
+        crate::numbers::scorecard,
+        crate::numbers::activity,
+        crate::numbers::metrics,
+        crate::numbers::notifications,
+        crate::loops::list_templates,
+        crate::loops::create_template,
+        crate::loops::delete_template,
         crate::loops::list_loops,
-        crate::loops::pause_task,
-        crate::loops::resume_task,
-        crate::loops::run_task_now,
+        crate::tasks::pause_task,
+        crate::tasks::resume_task,
+        crate::tasks::run_task_now,
         crate::loops::pause_template,
         crate::loops::resume_template,
         crate::loops::run_template_now,
@@ -87,23 +96,23 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         crate::learning::delete_memory,
         crate::learning::list_suggestions,
         crate::learning::decide_suggestion,
-        crate::message_templates::list,
-        crate::message_templates::put,
-        crate::message_templates::delete,
+        crate::messages::list,
+        crate::messages::put,
+        crate::messages::delete,
         crate::day::brief,
         crate::day::churn_report,
         crate::day::list_todos,
         crate::day::log_contact,
         crate::day::snooze,
         crate::day::done,
-        crate::sms::consent,
-        crate::plans::edit_plan,
-        crate::plans::replan,
-        crate::experiments::start,
-        crate::experiments::list,
-        crate::experiments::decide,
-        crate::credentials::rotate_api_token,
-        crate::credentials::rotate_webhook_secret,
+        crate::texts::consent,
+        crate::review::edit_plan,
+        crate::review::replan,
+        crate::learning::start_experiment,
+        crate::learning::list_experiments,
+        crate::learning::decide_experiment,
+        crate::settings::rotate_api_token,
+        crate::settings::rotate_webhook_secret,
         crate::webhook_endpoints::create,
         crate::webhook_endpoints::list,
         crate::webhook_endpoints::get,
@@ -196,9 +205,10 @@ pub fn generate() -> String {
     serde_json::to_string_pretty(&document).unwrap_or_default() + "\n"
 }
 
-/// Every operation answers its errors alike ([`OwnerErrors`](crate::schema::OwnerErrors)): each distinct error response is
-/// written once, under `components/responses` (`Error401`, a second kind of 401 `Error401_2`),
-/// and every operation refers to it — the document is a third of its size.
+/// Every operation answers its errors alike ([`OwnerErrors`](crate::schema::OwnerErrors)):
+/// each distinct error response is written once, under `components/responses` (`Error401`, a
+/// second kind of 401 `Error401_2`), and every operation refers to it — the document is a
+/// third of its size.
 fn shared_error_responses(document: &mut serde_json::Value) {
     let mut shared = serde_json::Map::new();
     let Some(paths) = document.get_mut("paths").and_then(serde_json::Value::as_object_mut) else {
@@ -329,6 +339,11 @@ fn add_links(document: &mut serde_json::Value) {
             response["links"] = serde_json::Value::Object(links);
         }
     }
+}
+
+/// The document's own route, the one call without a token.
+pub(crate) fn routes() -> Router<Arc<ApiState>> {
+    Router::new().route("/api/v1/openapi.json", get(openapi_json))
 }
 
 /// The OpenAPI 3.1 document of this API.

@@ -13,7 +13,7 @@ use utoipa::{IntoResponses, ToSchema};
 use openloop_core::contract::{ErrorBody, TaskView};
 use openloop_core::engine::{LoopView, MemberView, MessageTemplateView};
 use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
-use openloop_core::owner::account::{ExecutionMode, Settings};
+use openloop_core::owner::account::{Account, ExecutionMode, Settings};
 use openloop_core::owner::brief::{AtRisk, BriefAction, More, PaymentTrouble, Yesterday};
 use openloop_core::owner::deliverability::{DnsRecord, DomainStatus};
 use openloop_core::owner::owner_notice::{NoticeDelivery, NoticeKind};
@@ -138,12 +138,34 @@ pub(crate) struct KillSwitch {
     pub paused: bool,
 }
 
+impl KillSwitch {
+    /// The account's kill switch as it stands.
+    pub(crate) fn of(account: &Account) -> Self {
+        KillSwitch {
+            account_id: account.id,
+            paused: account.paused,
+        }
+    }
+}
+
 /// The holdout draw in force (never its salt).
 #[derive(Serialize, ToSchema)]
 pub(crate) struct HoldoutDraw {
     pub generation: u32,
     pub drawn_at: jiff::Timestamp,
     pub next_reshuffle_after: jiff::Timestamp,
+}
+
+impl HoldoutDraw {
+    /// The draw in force, as the settings show it (never its salt).
+    pub(crate) fn of(account: &Account) -> Self {
+        let draw = &account.holdout_draw;
+        HoldoutDraw {
+            generation: draw.generation,
+            drawn_at: draw.since(account.created_at),
+            next_reshuffle_after: draw.next_reshuffle(account.created_at),
+        }
+    }
 }
 
 /// Whether the account has its own PushPress key: `{"api_key": "[set]", "company_id"}` (the
@@ -169,6 +191,27 @@ pub(crate) struct SendingIdentityView<'a> {
     pub checked_at: jiff::Timestamp,
 }
 
+impl<'a> SendingIdentityView<'a> {
+    /// The gym's own sending domain (spec §33.1): its status, the DNS records to publish, and
+    /// the address mail leaves from now (`None` without one).
+    pub(crate) fn of(account: &'a Account) -> Option<Self> {
+        let identity = account.sending_identity.as_ref()?;
+        // The ownership record (the account's own token) is published with SES's.
+        let mut records = identity.records.clone();
+        records.push(identity.ownership_record());
+        Some(SendingIdentityView {
+            domain: &identity.domain,
+            status: identity.status,
+            dkim_status: identity.dkim_status.as_deref(),
+            records,
+            ownership_proven: identity.proven_at.is_some(),
+            sends_from_domain: identity.sends_from_domain(),
+            error: identity.error.as_deref(),
+            checked_at: identity.checked_at,
+        })
+    }
+}
+
 /// The settings as the owner sees them (CONTRACT.md `Settings`): the settings, with what the
 /// account sends now (`sending`), whether it has its own PushPress key, its sending domain,
 /// how many cross-business patterns its data helped surface (a count, never which
@@ -182,6 +225,28 @@ pub(crate) struct SettingsView<'a> {
     pub sending_identity: Option<SendingIdentityView<'a>>,
     pub learning_patterns_helped: usize,
     pub holdout_draw: HoldoutDraw,
+}
+
+impl<'a> SettingsView<'a> {
+    /// The settings as the owner sees them at `now`: CONTRACT.md's fields, plus whether the
+    /// account has its own PushPress key (`"pushpress": {"api_key": "[set]", "company_id"}` or
+    /// `null`) — the key itself is write-only and never shown — and `learning_patterns_helped`.
+    pub(crate) fn of(account: &'a Account, now: jiff::Timestamp) -> Self {
+        SettingsView {
+            settings: &account.settings,
+            sending: openloop_core::rails::autonomy::sending(&account.settings, now),
+            pushpress: account.pushpress.as_ref().map(|c| PushpressKey {
+                api_key: "[set]",
+                company_id: c.company_id(),
+            }),
+            sending_identity: SendingIdentityView::of(account),
+            // How many cross-business patterns this account's data helped surface: a count,
+            // never which businesses joined it.
+            learning_patterns_helped: account.learning_patterns.len(),
+            // The holdout draw in force (never its salt).
+            holdout_draw: HoldoutDraw::of(account),
+        }
+    }
 }
 
 /// An account as the operator lists it.
