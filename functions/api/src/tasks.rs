@@ -1,9 +1,9 @@
-//! Tasks (CONTRACT.md "Tasks"): `GET /api/v1/tasks?status=&member_id=&limit=&cursor=`, newest
-//! first; `GET /api/v1/tasks/{id}` with its log and conversation; the owner's own tasks —
-//! `POST /api/v1/tasks` (a manual trigger), `POST /api/v1/tasks/batch` (one type for many
-//! members) and `POST /api/v1/tasks/{id}/subtasks` — and the controls of one task: `POST
-//! /api/v1/tasks/{id}/pause | resume | run-now`. What the owner decides about a task waiting
-//! on them is `review`.
+//! Tasks: `GET /api/v1/tasks?status=&member_id=&limit=&cursor=`, newest first; `GET
+//! /api/v1/tasks/{id}` with its log and conversation; the owner's own tasks — `POST
+//! /api/v1/tasks` (a manual trigger), `POST /api/v1/tasks/batch` (one type for many members)
+//! and `POST /api/v1/tasks/{id}/subtasks` — and the controls of one task: `POST
+//! /api/v1/tasks/{id}/pause | resume | run-now`. What the owner decides about a task waiting on
+//! them is `review`.
 
 use std::sync::Arc;
 
