@@ -1,8 +1,8 @@
 //! The owner API's OpenAPI document (`GET /api/v1/openapi.json`, no token) is the router's
 //! own map: every `/api/...` route the api function's sources add, with each method the router
 //! takes on it, is an operation of the document, and every operation of the document is
-//! routed. A route added without its `#[utoipa::path]` (and its name in `ApiDoc`'s
-//! `paths(...)`) fails here.
+//! routed. A route added to a resource module's `routes()` without its `#[utoipa::path]` (and
+//! its name in `ApiDoc`'s `paths(...)`) fails here.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,7 +13,9 @@ use serde_json::Value;
 
 const METHODS: [&str; 5] = ["GET", "POST", "PUT", "DELETE", "PATCH"];
 
-/// Every path literal the api function's sources hand to `.route(` that starts with `/api/`.
+/// Every path literal the api function's sources hand to `.route(` that starts with `/api/`:
+/// each resource module's `routes()` (`functions/api/src/*.rs`, merged in its `lib.rs`). A
+/// `.route(` whose path is not a literal would hide its route from this test, so it fails here.
 fn routed_paths() -> BTreeSet<String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/api/src");
     let mut paths = BTreeSet::new();
@@ -34,7 +36,9 @@ fn routed_paths() -> BTreeSet<String> {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             for (at, _) in text.match_indices(".route(") {
                 let rest = text[at + ".route(".len()..].trim_start();
-                let Some(literal) = rest.strip_prefix('"') else { continue };
+                let Some(literal) = rest.strip_prefix('"') else {
+                    panic!("{}: a .route( whose path is not a string literal", path.display())
+                };
                 let Some(end) = literal.find('"') else { continue };
                 if literal[..end].starts_with("/api/") {
                     paths.insert(literal[..end].to_owned());

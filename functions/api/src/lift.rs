@@ -3,15 +3,27 @@
 //! — and `POST /api/v1/settings/holdout/reshuffle`, the owner's new draw of the groups (at most
 //! once every 30 days; sooner is `422 reshuffle_too_soon`).
 
+use std::sync::Arc;
+
+use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use serde::Deserialize;
 
 use openloop_core::task::error::EngineError;
 use openloop_edge::http::{ApiError, Params};
 
-use crate::{Shared, json, owner};
+use crate::extract::{ApiState, Owner, Shared};
+use crate::schema::{HoldoutDraw, OwnerErrors, json};
+
+/// The lift's routes.
+pub(crate) fn routes() -> Router<Arc<ApiState>> {
+    Router::new()
+        .route("/api/v1/settings/holdout/reshuffle", post(reshuffle))
+        .route("/api/v1/lift", get(lift))
+}
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -27,9 +39,8 @@ pub(crate) struct LiftParams {
 }
 
 /// A date that does not parse is malformed (400); a range or type that is not allowed, 422.
-#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = openloop_core::engine::LiftReport), crate::openapi::OwnerErrors))]
-pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Params(params): Params<LiftParams>) -> Result<Response, ApiError> {
-    let account = owner(&state, &headers).await?;
+#[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = openloop_core::engine::LiftReport), OwnerErrors))]
+pub(crate) async fn lift(State(state): Shared, Params(params): Params<LiftParams>, Owner(account): Owner) -> Result<Response, ApiError> {
     let report = state
         .engine
         .lift(account, params.from.as_deref(), params.to.as_deref(), params.task_type.as_deref())
@@ -42,18 +53,8 @@ pub(crate) async fn lift(State(state): Shared, headers: HeaderMap, Params(params
 }
 
 /// `{"generation", "drawn_at", "next_reshuffle_after"}` of the new draw.
-#[utoipa::path(post, path = "/api/v1/settings/holdout/reshuffle", tag = "numbers", summary = "Draw the holdout group anew (at most once in 30 days)", responses((status = 200, description = "The new draw", body = crate::openapi::HoldoutDraw), crate::openapi::OwnerErrors))]
-pub(crate) async fn reshuffle(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
-    let account = state.engine.reshuffle_holdout(owner(&state, &headers).await?).await?;
-    Ok(json(StatusCode::OK, draw_view(&account)))
-}
-
-/// The draw in force, as the settings show it (never its salt).
-pub(crate) fn draw_view(account: &openloop_core::owner::account::Account) -> crate::openapi::HoldoutDraw {
-    let draw = &account.holdout_draw;
-    crate::openapi::HoldoutDraw {
-        generation: draw.generation,
-        drawn_at: draw.since(account.created_at),
-        next_reshuffle_after: draw.next_reshuffle(account.created_at),
-    }
+#[utoipa::path(post, path = "/api/v1/settings/holdout/reshuffle", tag = "numbers", summary = "Draw the holdout group anew (at most once in 30 days)", responses((status = 200, description = "The new draw", body = HoldoutDraw), OwnerErrors))]
+pub(crate) async fn reshuffle(State(state): Shared, Owner(account): Owner) -> Result<Response, ApiError> {
+    let account = state.engine.reshuffle_holdout(account).await?;
+    Ok(json(StatusCode::OK, HoldoutDraw::of(&account)))
 }

@@ -5,23 +5,22 @@
 //! `#[utoipa::path(...)]` on its handler and the handler's name in [`ApiDoc`]'s `paths(...)`.
 //! The stack test `openapi::every_route_is_documented_and_every_documented_route_is_routed`
 //! fails on a route without them (docs/extending.md).
+//!
+//! The document sits above the resource modules: it names their handlers, and none of them
+//! imports it (the types they answer with are `schema`'s).
 
+use std::sync::Arc;
+
+use axum::Router;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use axum::routing::get;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::{IntoResponses, Modify, OpenApi, ToSchema};
+use utoipa::{Modify, OpenApi};
 
-use openloop_core::contract::{ErrorBody, TaskView};
-use openloop_core::engine::{LoopView, MemberView, MessageTemplateView};
-use openloop_core::kernel::ids::{AccountId, MemberId, TaskId};
-use openloop_core::owner::account::{ExecutionMode, Settings};
-use openloop_core::owner::brief::{AtRisk, BriefAction, More, PaymentTrouble, Yesterday};
-use openloop_core::owner::deliverability::{DnsRecord, DomainStatus};
-use openloop_core::owner::owner_notice::{NoticeDelivery, NoticeKind};
-use openloop_core::owner::recurring::{RecurringTemplate, TemplateRun};
-use openloop_core::owner::trigger::Trigger;
-use openloop_core::rails::autonomy::{RampLimits, RampPhase, Sending};
+use openloop_core::contract::ErrorBody;
+
+use crate::extract::ApiState;
 
 /// The document: every route of the owner and admin API.
 #[derive(OpenApi)]
@@ -39,47 +38,47 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
     servers((url = "/", description = "this server")),
     paths(
         openapi_json,
-        crate::create_account,
-        crate::list_accounts,
-        crate::pause,
-        crate::resume,
-        crate::admin_pause_account,
-        crate::admin_resume_account,
-        crate::admin_learning,
-        crate::account_pause_state,
-        crate::pause_account,
-        crate::resume_account,
-        crate::list_tasks,
-        crate::create_task,
-        crate::get_task,
-        crate::approve,
-        crate::skip,
-        crate::cancel,
-        crate::resolve,
-        crate::guidance,
-        crate::feedback,
-        crate::correct_outcome,
-        crate::day::reopen,
-        crate::create_subtask,
-        crate::create_batch,
-        crate::get_settings,
-        crate::put_settings,
+        crate::admin::create_account,
+        crate::admin::list_accounts,
+        crate::admin::pause,
+        crate::admin::resume,
+        crate::admin::admin_pause_account,
+        crate::admin::admin_resume_account,
+        crate::admin::admin_learning,
+        crate::settings::account_pause_state,
+        crate::settings::pause_account,
+        crate::settings::resume_account,
+        crate::tasks::list_tasks,
+        crate::tasks::create_task,
+        crate::tasks::get_task,
+        crate::review::approve,
+        crate::review::skip,
+        crate::review::cancel,
+        crate::review::resolve,
+        crate::review::guidance,
+        crate::review::feedback,
+        crate::review::correct_outcome,
+        crate::review::reopen,
+        crate::tasks::create_subtask,
+        crate::tasks::create_batch,
+        crate::settings::get_settings,
+        crate::settings::put_settings,
         crate::lift::reshuffle,
         crate::lift::lift,
-        crate::autonomy,
-        crate::add_suppression,
-        crate::remove_suppression,
-        crate::scorecard,
-        crate::activity,
-        crate::metrics,
-        crate::notifications,
-        crate::list_templates,
-        crate::create_template,
-        crate::delete_template,
+        crate::settings::autonomy,
+        crate::settings::add_suppression,
+        crate::settings::remove_suppression,
+        crate::numbers::scorecard,
+        crate::numbers::activity,
+        crate::numbers::metrics,
+        crate::numbers::notifications,
+        crate::loops::list_templates,
+        crate::loops::create_template,
+        crate::loops::delete_template,
         crate::loops::list_loops,
-        crate::loops::pause_task,
-        crate::loops::resume_task,
-        crate::loops::run_task_now,
+        crate::tasks::pause_task,
+        crate::tasks::resume_task,
+        crate::tasks::run_task_now,
         crate::loops::pause_template,
         crate::loops::resume_template,
         crate::loops::run_template_now,
@@ -97,23 +96,23 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         crate::learning::delete_memory,
         crate::learning::list_suggestions,
         crate::learning::decide_suggestion,
-        crate::message_templates::list,
-        crate::message_templates::put,
-        crate::message_templates::delete,
+        crate::messages::list,
+        crate::messages::put,
+        crate::messages::delete,
         crate::day::brief,
         crate::day::churn_report,
         crate::day::list_todos,
         crate::day::log_contact,
         crate::day::snooze,
         crate::day::done,
-        crate::sms::consent,
-        crate::plans::edit_plan,
-        crate::plans::replan,
-        crate::experiments::start,
-        crate::experiments::list,
-        crate::experiments::decide,
-        crate::credentials::rotate_api_token,
-        crate::credentials::rotate_webhook_secret,
+        crate::texts::consent,
+        crate::review::edit_plan,
+        crate::review::replan,
+        crate::learning::start_experiment,
+        crate::learning::list_experiments,
+        crate::learning::decide_experiment,
+        crate::settings::rotate_api_token,
+        crate::settings::rotate_webhook_secret,
         crate::webhook_endpoints::create,
         crate::webhook_endpoints::list,
         crate::webhook_endpoints::get,
@@ -206,9 +205,10 @@ pub fn generate() -> String {
     serde_json::to_string_pretty(&document).unwrap_or_default() + "\n"
 }
 
-/// Every operation answers its errors alike ([`OwnerErrors`]): each distinct error response is
-/// written once, under `components/responses` (`Error401`, a second kind of 401 `Error401_2`),
-/// and every operation refers to it — the document is a third of its size.
+/// Every operation answers its errors alike ([`OwnerErrors`](crate::schema::OwnerErrors)):
+/// each distinct error response is written once, under `components/responses` (`Error401`, a
+/// second kind of 401 `Error401_2`), and every operation refers to it — the document is a
+/// third of its size.
 fn shared_error_responses(document: &mut serde_json::Value) {
     let mut shared = serde_json::Map::new();
     let Some(paths) = document.get_mut("paths").and_then(serde_json::Value::as_object_mut) else {
@@ -341,6 +341,11 @@ fn add_links(document: &mut serde_json::Value) {
     }
 }
 
+/// The document's own route, the one call without a token.
+pub(crate) fn routes() -> Router<Arc<ApiState>> {
+    Router::new().route("/api/v1/openapi.json", get(openapi_json))
+}
+
 /// The OpenAPI 3.1 document of this API.
 #[utoipa::path(get, path = "/api/v1/openapi.json", tag = "meta", security(()),
     responses((status = 200, description = "This document", content_type = "application/json", body = Object)))]
@@ -359,273 +364,6 @@ pub(crate) async fn openapi_json(headers: axum::http::HeaderMap) -> Response {
         )
         .into_response(),
     }
-}
-
-/// The errors any owner call may answer with, in CONTRACT.md's shape.
-#[derive(IntoResponses)]
-#[allow(dead_code)]
-pub(crate) enum OwnerErrors {
-    /// Malformed: the body is not JSON (`malformed_json`, `unreadable_body`), a cursor this API
-    /// did not return (`invalid_cursor`), a limit that is not a number (`invalid_limit`), a
-    /// date that does not parse (`invalid_date`).
-    #[response(status = 400, example = json!({"error": {"code": "malformed_json", "message": "the body is not valid JSON: EOF while parsing a value at line 1 column 0"}}))]
-    BadRequest(ErrorBody),
-    /// No token, or not a valid one (`unauthorized`).
-    #[response(status = 401, example = json!({"error": {"code": "unauthorized", "message": "an API token is required (Authorization: Bearer …)"}}))]
-    Unauthorized(ErrorBody),
-    /// Not found (`not_found`): also another account's.
-    #[response(status = 404, example = json!({"error": {"code": "not_found", "message": "task not found"}}))]
-    NotFound(ErrorBody),
-    /// A conflict: the task's state does not take this (`invalid_state`, `invalid_transition`),
-    /// it changed meanwhile (`stale_version`), or the name is another account's
-    /// (`sending_domain_taken`).
-    #[response(status = 409, example = json!({"error": {"code": "invalid_state", "message": "a task in status waiting cannot take approve"}}))]
-    Conflict(ErrorBody),
-    /// The body is over 256 KiB (`body_too_large`).
-    #[response(status = 413, example = json!({"error": {"code": "body_too_large", "message": "the body is larger than this endpoint takes (256 KiB)"}}))]
-    TooLarge(ErrorBody),
-    /// Input refused, nothing changed: the code says why (`invalid_body`, `invalid_status`,
-    /// `invalid_limit`, `unknown_task_type`, `unstorable_number`, `member_suppressed`, …), the
-    /// message names the field.
-    #[response(status = 422, example = json!({"error": {"code": "invalid_body", "message": "the body is not valid for this call: goal: missing field `goal`"}}))]
-    Invalid(ErrorBody),
-    /// A limit is reached (`limited`): the day's tasks, the hour's sign-in links.
-    #[response(status = 429, example = json!({"error": {"code": "limited", "message": "the account's daily task limit is reached (50)"}}))]
-    Limited(ErrorBody),
-    /// Retry shortly: the store or a dependency is unavailable (`store_unavailable`,
-    /// `dependency_unavailable`), the account or platform is paused (`paused`), a connector is
-    /// not configured (`connector_not_configured`).
-    #[response(status = 503, example = json!({"error": {"code": "store_unavailable", "message": "the task store is unavailable; retry shortly"}}))]
-    Unavailable(ErrorBody),
-}
-
-/// `{"tasks": [Task], "next_cursor"}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct TaskList<'a> {
-    pub tasks: Vec<TaskView<'a>>,
-    /// The cursor of the next page; null on the last.
-    pub next_cursor: Option<String>,
-}
-
-/// `{"activity": [Activity], "next_cursor"}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct ActivityList<'a> {
-    pub activity: Vec<openloop_core::contract::ActivityView<'a>>,
-    pub next_cursor: Option<String>,
-}
-
-/// `{"todos": [Todo]}`, soonest due first.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct TodoList<'a> {
-    pub todos: Vec<openloop_core::contract::TodoView<'a>>,
-}
-
-/// `{"memories": [Memory]}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct MemoryList<'a> {
-    pub memories: Vec<openloop_core::contract::MemoryView<'a>>,
-}
-
-/// `{"suggestions": [Suggestion]}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct SuggestionList<'a> {
-    pub suggestions: Vec<openloop_core::contract::SuggestionView<'a>>,
-}
-
-/// A member a batch did not open a task for, and why.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Refused {
-    pub member_id: String,
-    pub error: openloop_core::contract::ErrorDetail,
-}
-
-/// `POST /api/v1/tasks/batch`: the parent, its subtasks, and the members refused.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct BatchCreated<'a> {
-    pub parent: TaskView<'a>,
-    pub subtasks: Vec<TaskView<'a>>,
-    pub refused: Vec<Refused>,
-}
-
-/// `{"email", "reason", "tasks_cancelled"}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct SuppressionAdded {
-    pub email: String,
-    pub reason: String,
-    /// The member's active tasks cancelled with it.
-    pub tasks_cancelled: usize,
-}
-
-/// `{"email" | "id", "deleted": true}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Deleted {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-    pub deleted: bool,
-}
-
-/// `{"account_id", "paused"}`: an account's kill switch.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct KillSwitch {
-    pub account_id: AccountId,
-    pub paused: bool,
-}
-
-/// The holdout draw in force (never its salt).
-#[derive(Serialize, ToSchema)]
-pub(crate) struct HoldoutDraw {
-    pub generation: u32,
-    pub drawn_at: jiff::Timestamp,
-    pub next_reshuffle_after: jiff::Timestamp,
-}
-
-/// Whether the account has its own PushPress key: `{"api_key": "[set]", "company_id"}` (the
-/// key itself is write-only, never shown).
-#[derive(Serialize, ToSchema)]
-pub(crate) struct PushpressKey<'a> {
-    /// Always `[set]`.
-    pub api_key: &'static str,
-    pub company_id: Option<&'a str>,
-}
-
-/// The gym's own sending domain: its status, the DNS records to publish (with the ownership
-/// record), and whether mail leaves from it now.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct SendingIdentityView<'a> {
-    pub domain: &'a str,
-    pub status: DomainStatus,
-    pub dkim_status: Option<&'a str>,
-    pub records: Vec<DnsRecord>,
-    pub ownership_proven: bool,
-    pub sends_from_domain: bool,
-    pub error: Option<&'a str>,
-    pub checked_at: jiff::Timestamp,
-}
-
-/// The settings as the owner sees them (CONTRACT.md `Settings`): the settings, with what the
-/// account sends now (`sending`), whether it has its own PushPress key, its sending domain,
-/// how many cross-business patterns its data helped surface (a count, never which
-/// businesses) and the holdout draw in force.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct SettingsView<'a> {
-    #[serde(flatten)]
-    pub settings: &'a Settings,
-    pub sending: Sending,
-    pub pushpress: Option<PushpressKey<'a>>,
-    pub sending_identity: Option<SendingIdentityView<'a>>,
-    pub learning_patterns_helped: usize,
-    pub holdout_draw: HoldoutDraw,
-}
-
-/// An account as the operator lists it.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct AccountSummary<'a> {
-    pub account_id: AccountId,
-    pub name: &'a str,
-    pub paused: bool,
-    pub created_at: jiff::Timestamp,
-    pub settings: &'a Settings,
-}
-
-/// `{"accounts": [...]}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Accounts<'a> {
-    pub accounts: Vec<AccountSummary<'a>>,
-}
-
-/// A new account with its secrets, shown this once.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct CreatedAccount<'a> {
-    pub account_id: AccountId,
-    pub api_token: String,
-    pub webhook_secret: &'a str,
-    pub name: &'a str,
-    pub settings: SettingsView<'a>,
-}
-
-/// One of the owner's notifications.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct NotificationView<'a> {
-    pub id: String,
-    pub at: jiff::Timestamp,
-    pub kind: &'a NoticeKind,
-    pub task_id: Option<TaskId>,
-    pub member_id: Option<&'a MemberId>,
-    pub title: &'a str,
-    pub detail: &'a str,
-    pub delivery: &'a NoticeDelivery,
-    pub digest_at: Option<jiff::Timestamp>,
-}
-
-/// `{"notifications": [...], "next_cursor"}`, newest first.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Notifications<'a> {
-    pub notifications: Vec<NotificationView<'a>>,
-    pub next_cursor: Option<String>,
-}
-
-/// The onboarding ramp as it stands: the account's phase and each agent's limits.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct AutonomyView<'a> {
-    pub execution_mode: &'a ExecutionMode,
-    pub paused: bool,
-    pub onboarded_at: Option<jiff::Timestamp>,
-    pub phase: RampPhase,
-    pub agents: &'a std::collections::BTreeMap<&'static str, RampLimits>,
-}
-
-/// `{"templates": [RecurringTemplate]}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct RecurringTemplates {
-    pub templates: Vec<RecurringTemplate>,
-}
-
-/// `{"runs": [...]}`, newest first.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct TemplateRuns {
-    pub runs: Vec<TemplateRun>,
-}
-
-/// `{"loops": [...]}`, newest first.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Loops {
-    pub loops: Vec<LoopView>,
-}
-
-/// `{"triggers": [...]}`, the built-in rows first.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Triggers {
-    pub triggers: Vec<Trigger>,
-}
-
-/// `{"members": [...], "next_cursor"}`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct Members {
-    pub members: Vec<MemberView>,
-    pub next_cursor: Option<String>,
-}
-
-/// `{"templates": [...]}`: each type's touches, the shipped text and the owner's own.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct MessageTemplates {
-    pub templates: Vec<MessageTemplateView>,
-}
-
-/// The morning brief (CONTRACT.md "The owner's day"), each to-do as a `Todo`.
-#[derive(Serialize, ToSchema)]
-pub(crate) struct BriefView<'a> {
-    #[schema(value_type = String, format = Date)]
-    pub date: jiff::civil::Date,
-    pub actions: &'a [BriefAction],
-    pub todos: Vec<openloop_core::contract::TodoView<'a>>,
-    pub at_risk: &'a [AtRisk],
-    pub payments: &'a [PaymentTrouble],
-    pub yesterday: &'a Yesterday,
-    pub planned_today: usize,
-    pub review_expired: usize,
-    pub more: &'a More,
 }
 
 #[cfg(test)]
