@@ -44,10 +44,13 @@ enum Kind {
     Lead,
     /// Nine check-ins since joining five weeks ago: the next is the tenth.
     NearMilestone,
+    /// Signs up by mail three days before the month ends: her follow-up waits for the owner
+    /// on the last morning.
+    LateLead,
 }
 
 /// (id, first name, last name, who they are)
-const PEOPLE: [(&str, &str, &str, Kind); 15] = [
+const PEOPLE: [(&str, &str, &str, Kind); 16] = [
     ("mem_1001", "Sarah", "Chen", Kind::Regular),
     ("mem_1002", "Jordan", "Reyes", Kind::Regular),
     ("mem_1003", "Sam", "Okafor", Kind::Regular),
@@ -63,6 +66,7 @@ const PEOPLE: [(&str, &str, &str, Kind); 15] = [
     ("mem_1013", "Liam", "Carter", Kind::Regular),
     ("mem_1014", "Ava", "Nguyen", Kind::Regular),
     ("mem_1015", "Ethan", "Moore", Kind::Regular),
+    ("mem_1016", "Zoe", "Martin", Kind::LateLead),
 ];
 
 /// Emma stops coming the day the month begins: by its third week she is at risk.
@@ -440,7 +444,7 @@ pub async fn play(client: &Client, days: i64, say: &mut dyn FnMut(String)) -> Re
     say(format!(
         "Demo gym {name} ({}): {} members; manual mode, so the owner approves every first message",
         gym.account.id,
-        gym.members.len()
+        gym.members.iter().filter(|m| m.kind != Kind::LateLead).count()
     ));
     say("        regulars; Maria and Tom stopped coming weeks ago; Priya joined two days ago; Ben is one check-in from his 10th; Dana, a lead, signs up today with her phone and says yes to texts".into());
     let (_, outbox) = client.call(reqwest::Method::GET, "/_local/outbox", None, None).await;
@@ -563,6 +567,7 @@ async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Time
     let at = (start - SignedDuration::from_hours(2)).to_string();
     for (k, m) in gym.members.iter().enumerate() {
         let (status, joined, value) = match m.kind {
+            Kind::LateLead => continue,
             Kind::Lead => ("lead", ago(0), None),
             Kind::New { days } => ("active", ago(days), Some(150)),
             Kind::NearMilestone => ("active", ago(38), Some(150)),
@@ -582,7 +587,7 @@ async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Time
             Kind::Regular => (0..12).map(|j| 1 + (k as i64 % 2) + 3 * j).collect(),
             Kind::Lapsed { every, last } => (0..12).map(|j| last + every * j).collect(),
             Kind::NearMilestone => (0..9).map(|j| 2 + 4 * j).collect(),
-            Kind::New { .. } | Kind::Lead => Vec::new(),
+            Kind::New { .. } | Kind::Lead | Kind::LateLead => Vec::new(),
         };
         for (j, days) in history.iter().rev().enumerate() {
             gym.event(&format!("hist-{}-{j}", m.id), checkin(m.id, ago(*days), &at)).await?;
@@ -654,6 +659,8 @@ async fn members_morning(gym: &Gym<'_>, day: i64, days: i64, now: Timestamp, say
         1 => {
             gym.event("paid-mem_1002", payment("succeeded", "mem_1002", &at)).await?;
             say("Day  1: Jordan updates his card; the payment goes through".into());
+            gym.event("paid-mem_1001", payment("succeeded", "mem_1001", &at)).await?;
+            say("Day  1: Sarah pays at the front desk, as she told them she would".into());
         }
         2 => {
             gym.event("paid-mem_1003", payment("succeeded", "mem_1003", &at)).await?;
@@ -669,9 +676,18 @@ async fn members_morning(gym: &Gym<'_>, day: i64, days: i64, now: Timestamp, say
         }
         _ => {}
     }
+    if day == days - 3 && days > 5 {
+        let data = json!({"member_id": "mem_1016", "email": gym.member("mem_1016").map(|m| m.email.clone()),
+            "first_name": "Zoe", "last_name": "Martin", "status": "lead", "joined_at": at});
+        gym.event("join-mem_1016", json!({"type": "member.created", "timestamp": at, "data": data}))
+            .await?;
+        say(format!("Day {day:>2}: Zoe asks about memberships through the website's form: a new lead"));
+    }
     if day == days - 1 && days > 3 {
-        gym.event("pay-mem_1011", payment("failed", "mem_1011", &at)).await?;
-        say(format!("Day {day:>2}: Noah's card payment is declined"));
+        for id in ["mem_1011", "mem_1014"] {
+            gym.event(&format!("pay-{id}"), payment("failed", id, &at)).await?;
+        }
+        say(format!("Day {day:>2}: Noah's and Ava's card payments are declined"));
     }
     if !came.is_empty() {
         say(format!("Day {day:>2}: checked in: {}", came.join(", ")));
