@@ -225,7 +225,10 @@ impl Gym<'_> {
         let Some(phone) = member.phone.clone() else {
             return Ok(());
         };
-        let (_, texts) = self.client.call(reqwest::Method::GET, "/_local/outbox?channel=sms", None, None).await;
+        let (_, texts) = self
+            .client
+            .call(reqwest::Method::GET, "/_local/outbox?channel=sms", None, None)
+            .await;
         let Some(last) = texts
             .as_array()
             .and_then(|t| t.iter().rev().find(|t| t["to"].as_str() == Some(phone.as_str())).cloned())
@@ -285,7 +288,9 @@ impl Gym<'_> {
                             json!({"reason": "she called the front desk"}),
                         )
                         .await;
-                    say(format!("        the owner skips {who}'s payment note: she already called the front desk"));
+                    say(format!(
+                        "        the owner skips {who}'s payment note: she already called the front desk"
+                    ));
                 } else {
                     let (status, body) = self.client.post(&format!("/api/v1/tasks/{id}/approve"), token, json!({})).await;
                     if status == 200 {
@@ -311,7 +316,10 @@ impl Gym<'_> {
                 .post(&format!("/api/v1/tasks/{id}/guidance"), token, json!({"text": text}))
                 .await;
             if status != 200 {
-                say(format!("        guidance on {}'s task was refused: {status} {body}", first_name(&task)));
+                say(format!(
+                    "        guidance on {}'s task was refused: {status} {body}",
+                    first_name(&task)
+                ));
                 continue;
             }
             say(format!("        the owner answers {}'s question: {text:?}", first_name(&task)));
@@ -344,16 +352,17 @@ impl Gym<'_> {
             let kind = kind_of_task(task["task_type"].as_str().unwrap_or("?")).to_owned();
             let who = first_name(task);
             match self.tasks.get(&id) {
-                None => lines.push(format!(
-                    "new {kind} task for {who}: {}",
-                    task["goal"].as_str().unwrap_or("")
-                )),
+                None => lines.push(format!("new {kind} task for {who}: {}", task["goal"].as_str().unwrap_or(""))),
                 Some((before, before_outcome)) if *before != status || *before_outcome != outcome => {
                     if closed(&status) || outcome.is_some() && *before_outcome != outcome {
                         lines.push(format!(
                             "{who}'s {kind} closes: {}{}",
                             outcome.as_deref().unwrap_or(&status).replace('_', " "),
-                            if task["provisional"] == true { " (provisional until it shows)" } else { "" }
+                            if task["provisional"] == true {
+                                " (provisional until it shows)"
+                            } else {
+                                ""
+                            }
                         ));
                     } else if status == "escalated" {
                         lines.push(format!("{who}'s {kind} is handed to the owner"));
@@ -369,19 +378,22 @@ impl Gym<'_> {
         self.outbox_seen += mail.len();
         for m in mail {
             if let Some(member) = self.by_address(m["to"].as_str().unwrap_or_default()) {
-                lines.push(format!(
-                    "mail to {}: {:?}",
-                    member.full,
-                    m["subject"].as_str().unwrap_or("")
-                ));
+                lines.push(format!("mail to {}: {:?}", member.full, m["subject"].as_str().unwrap_or("")));
                 self.sent.push(m);
             }
         }
-        let (_, texts) = self.client.call(reqwest::Method::GET, "/_local/outbox?channel=sms", None, None).await;
+        let (_, texts) = self
+            .client
+            .call(reqwest::Method::GET, "/_local/outbox?channel=sms", None, None)
+            .await;
         let texts = texts.as_array().cloned().unwrap_or_default();
         for t in texts.iter().skip(self.texts_seen) {
             if let Some(member) = self.by_address(t["to"].as_str().unwrap_or_default()) {
-                lines.push(format!("text to {}: {:?}", member.full, excerpt(t["body"].as_str().unwrap_or(""), 90)));
+                lines.push(format!(
+                    "text to {}: {:?}",
+                    member.full,
+                    excerpt(t["body"].as_str().unwrap_or(""), 90)
+                ));
                 self.texts += 1;
                 self.sent.push(t.clone());
             }
@@ -480,9 +492,7 @@ pub async fn play(client: &Client, days: i64, say: &mut dyn FnMut(String)) -> Re
     let end = start + SignedDuration::from_hours(24 * (days - 1) + 5);
     let mut scorecards = Vec::new();
     for month in months_between(start, end) {
-        let (status, card) = client
-            .get(&format!("/api/v1/scorecard?month={month}"), &gym.account.token)
-            .await;
+        let (status, card) = client.get(&format!("/api/v1/scorecard?month={month}"), &gym.account.token).await;
         if status != 200 {
             return Err(format!("the scorecard of {month}: {status} {card}"));
         }
@@ -502,7 +512,11 @@ pub async fn play(client: &Client, days: i64, say: &mut dyn FnMut(String)) -> Re
 
 /// The account, its settings and facts, and its members with the history they bring.
 async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Timestamp) -> Result<Gym<'a>, String> {
-    let slug: String = name.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
+    let slug: String = name
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
     let body = json!({"name": name, "timezone": "America/New_York", "execution_mode": "manual",
         "onboarded_at": "2026-10-01T00:00:00Z",
         "profile": {"display_name": name, "owner_first_name": "Rachel", "sign_off": format!("Coach Rachel, {name}"),
@@ -581,8 +595,11 @@ async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Time
         if let Some(phone) = &m.phone {
             data["phone"] = json!(phone);
         }
-        gym.event(&format!("join-{}", m.id), json!({"type": "member.created", "timestamp": at, "data": data}))
-            .await?;
+        gym.event(
+            &format!("join-{}", m.id),
+            json!({"type": "member.created", "timestamp": at, "data": data}),
+        )
+        .await?;
         let history: Vec<i64> = match m.kind {
             Kind::Regular => (0..12).map(|j| 1 + (k as i64 % 2) + 3 * j).collect(),
             Kind::Lapsed { every, last } => (0..12).map(|j| last + every * j).collect(),
@@ -650,9 +667,13 @@ async fn members_morning(gym: &Gym<'_>, day: i64, days: i64, now: Timestamp, say
                 gym.event(&format!("pay-{id}"), payment("failed", id, &at)).await?;
             }
             say("Day  0: Sarah's, Jordan's and Sam's card payments are declined".into());
-            let data = json!({"member_id": "mem_1006", "status": "cancelled", "previous_status": "active", "cancellation_reason": CHRIS_REASON});
-            gym.event("cancel-mem_1006", json!({"type": "member.status_changed", "timestamp": at, "data": data}))
-                .await?;
+            let data =
+                json!({"member_id": "mem_1006", "status": "cancelled", "previous_status": "active", "cancellation_reason": CHRIS_REASON});
+            gym.event(
+                "cancel-mem_1006",
+                json!({"type": "member.status_changed", "timestamp": at, "data": data}),
+            )
+            .await?;
             say(format!("Day  0: Chris cancels his membership: {CHRIS_REASON:?}"));
             say("Day  0: Dana signs up on the website as a lead".into());
         }
@@ -681,7 +702,9 @@ async fn members_morning(gym: &Gym<'_>, day: i64, days: i64, now: Timestamp, say
             "first_name": "Zoe", "last_name": "Martin", "status": "lead", "joined_at": at});
         gym.event("join-mem_1016", json!({"type": "member.created", "timestamp": at, "data": data}))
             .await?;
-        say(format!("Day {day:>2}: Zoe asks about memberships through the website's form: a new lead"));
+        say(format!(
+            "Day {day:>2}: Zoe asks about memberships through the website's form: a new lead"
+        ));
     }
     if day == days - 1 && days > 3 {
         for id in ["mem_1011", "mem_1014"] {
@@ -700,14 +723,24 @@ async fn members_afternoon(gym: &Gym<'_>, day: i64, say: &mut dyn FnMut(String))
     match day {
         1 => {
             gym.reply(day, "mem_1003", SAMS_REPLY, say).await?;
-            gym.reply(day, "mem_1007", "Thanks so much! What time is the beginner class on Saturdays?", say)
-                .await?;
+            gym.reply(
+                day,
+                "mem_1007",
+                "Thanks so much! What time is the beginner class on Saturdays?",
+                say,
+            )
+            .await?;
         }
         2 => {
             gym.reply(day, "mem_1004", "Hi! Work has been crazy, but I'll be back Monday at 6am.", say)
                 .await?;
-            gym.text_back(day, "mem_1008", "Hi! Is the first class really free? Do I need to bring anything?", say)
-                .await?;
+            gym.text_back(
+                day,
+                "mem_1008",
+                "Hi! Is the first class really free? Do I need to bring anything?",
+                say,
+            )
+            .await?;
         }
         4 => gym.reply(day, "mem_1005", "Please take me off your list.", say).await?,
         _ => {}

@@ -35,10 +35,26 @@ async fn the_demo_month_recovers_payments_and_each_months_scorecard_counts_its_s
     let said = lines.join("\n");
     assert_eq!(played.by_outcome.get("recovered"), Some(&2), "{:?}\n{said}", played.by_outcome);
     for (outcome, n) in [("skipped", 1), ("opted_out", 1), ("converted", 1), ("habit_formed", 1)] {
-        assert_eq!(played.by_outcome.get(outcome), Some(&n), "{outcome}: {:?}\n{said}", played.by_outcome);
+        assert_eq!(
+            played.by_outcome.get(outcome),
+            Some(&n),
+            "{outcome}: {:?}\n{said}",
+            played.by_outcome
+        );
     }
-    for task_type in ["payment_recovery", "churn_risk", "win_back", "lead_followup", "onboarding", "milestone_review"] {
-        assert!(played.by_type.contains_key(task_type), "no {task_type}: {:?}\n{said}", played.by_type);
+    for task_type in [
+        "payment_recovery",
+        "churn_risk",
+        "win_back",
+        "lead_followup",
+        "onboarding",
+        "milestone_review",
+    ] {
+        assert!(
+            played.by_type.contains_key(task_type),
+            "no {task_type}: {:?}\n{said}",
+            played.by_type
+        );
     }
     assert!(played.texts >= 2, "Dana's texts: {}\n{said}", played.texts);
     let months: Vec<&str> = played.scorecards.iter().map(|(m, _)| m.as_str()).collect();

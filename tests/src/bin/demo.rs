@@ -25,7 +25,10 @@ async fn main() {
         inbound_token: std::env::var("OPENLOOP_INBOUND_TOKEN").unwrap_or_else(|_| "local-inbound-token".into()),
     };
     if client.http.get(format!("{}/health", client.url)).send().await.is_err() {
-        eprintln!("nothing answers at {}: start the stack with `make run` first, or set OPENLOOP_URL to where it serves", client.url);
+        eprintln!(
+            "nothing answers at {}: start the stack with `make run` first, or set OPENLOOP_URL to where it serves",
+            client.url
+        );
         std::process::exit(1);
     }
     let played = match openloop_tests::demo::play(&client, days, &mut |line| println!("{line}")).await {

@@ -68,7 +68,12 @@ async fn make() -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .timestamp();
     let (status, body) = client
-        .call(reqwest::Method::POST, "/_local/clock", None, Some(serde_json::json!({"now": noon.to_string()})))
+        .call(
+            reqwest::Method::POST,
+            "/_local/clock",
+            None,
+            Some(serde_json::json!({"now": noon.to_string()})),
+        )
         .await;
     if status != 200 && body["error"]["code"] != "clock_backwards" {
         return Err(format!("the stack refused to move its clock to {noon}: {status} {body}"));
@@ -85,7 +90,9 @@ async fn make() -> Result<(), String> {
     let sign_in = browser.find("button[type=submit]").await?;
     browser.click(&sign_in).await?;
     browser
-        .wait_for("the overview after signing in", || async { Ok(browser.url().await?.ends_with("/app")) })
+        .wait_for("the overview after signing in", || async {
+            Ok(browser.url().await?.ends_with("/app"))
+        })
         .await?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for (file, page, width, tallest) in PICTURES {
