@@ -610,6 +610,14 @@ async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Time
             gym.event(&format!("hist-{}-{j}", m.id), checkin(m.id, ago(*days), &at)).await?;
         }
         if m.phone.is_some() {
+            // The member event is queued: the member is known once the stack has taken it.
+            for _ in 0..100 {
+                let (status, _) = client.get(&format!("/api/v1/members/{}", m.id), &gym.account.token).await;
+                if status == 200 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
             let (status, body) = client
                 .post(
                     &format!("/api/v1/members/{}/consent", m.id),
