@@ -15,7 +15,7 @@ export AWS_ENDPOINT_URL ?= http://127.0.0.1:$(RUN_PORT)
 export AWS_REGION       ?= us-east-1
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: run test lint bench build deploy demo emulator stop-emulator tools run-tools test-tools browser spamassassin clean openapi
+.PHONY: run test lint bench build deploy demo pictures emulator stop-emulator tools run-tools test-tools browser spamassassin clean openapi
 
 # Each stamp holds the list it installed: a venv made before a tool was added gets it too.
 $(VENV)/.run-installed: FORCE
@@ -97,11 +97,18 @@ bench: run-tools
 	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/bench && \
 	  AWS_ENDPOINT_URL=http://127.0.0.1:$(TEST_PORT) ./target/debug/local-bench
 
-## demo: plays a scripted month for a demo gym against the running stack (`make run` first);
-## `make demo DAYS=3` plays three days.
+## demo: plays a month for a new demo gym against the running stack (`make run` first; another
+## address with OPENLOOP_URL=…), told day by day; `make demo DAYS=3` plays three days.
 demo:
 	cargo build --workspace --bins
 	./target/debug/demo $(if $(DAYS),--days $(DAYS))
+
+## pictures: the README's pictures (docs/dashboard-overview.png, -review.png, -phone.png), taken
+## in headless Chromium from the current dashboard on the demo gym's month; on an in-memory
+## stack of its own, or on the running one OPENLOOP_URL names.
+pictures: browser
+	cargo build --workspace --bins
+	$${CARGO_TARGET_DIR:-target}/debug/pictures
 
 # The Lambda binaries; each is its crate's (openloop-fn-<name>).
 LAMBDAS := webhooks api dashboard signals tick execute followup dormant attribution analysis evaluation

@@ -64,6 +64,7 @@ trap 'stop_run; rm -rf "$log"' EXIT
 demo() { # name, url
   make --no-print-directory demo DAYS=2 OPENLOOP_URL="$2" >"$log/$1.log" 2>&1 || fail "make demo DAYS=2 against $2 failed"
   grep -q "^Day  *0: [0-9]* tasks wait for review" "$log/$1.log" || fail "make demo: no day 0"
+  grep -q "^Day  *1: Sam answers by mail" "$log/$1.log" || fail "make demo: no reply read on day 1"
   grep -q "^After 2 days: [0-9]* messages sent" "$log/$1.log" || fail "make demo: no summary after 2 days"
   grep -q "^Scorecard: {" "$log/$1.log" || fail "make demo: no scorecard"
   echo "  $1: $(grep '^After 2 days' "$log/$1.log")"

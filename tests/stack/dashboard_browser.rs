@@ -5,9 +5,11 @@
 //! The second walkthrough answers escalations, changes a setting, pauses and resumes, and runs
 //! axe-core (vendored under `tests/vendor/axe-core`) on every page.
 //!
-//! With `OPENLOOP_SCREENSHOT_DIR` set they also save the review queue and the overview as PNGs
-//! there (the README's pictures):
-//! `OPENLOOP_SCREENSHOT_DIR=$PWD/docs cargo test --workspace --test stack dashboard_browser`.
+//! With `OPENLOOP_SCREENSHOT_DIR` set they also save the review queue and the overview they
+//! saw there, as `browser-test-review.png` and `browser-test-overview.png` (for looking at a
+//! failure): `OPENLOOP_SCREENSHOT_DIR=$PWD/target cargo test --workspace --test stack
+//! dashboard_browser`. The README's pictures are not these: `make pictures` makes them from
+//! the demo gym.
 
 use std::time::Instant;
 
@@ -26,7 +28,8 @@ async fn save_screenshot(browser: &Browser, name: &str) {
         return;
     };
     let png = browser.screenshot().await.unwrap_or_else(|e| fail(e));
-    let path = std::path::Path::new(&dir).join(name);
+    // Never a README picture's name: those come from `make pictures` only.
+    let path = std::path::Path::new(&dir).join(format!("browser-test-{name}"));
     std::fs::write(&path, png).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
@@ -80,7 +83,7 @@ async fn an_owner_signs_in_and_approves_a_task_from_the_review_queue_in_a_browse
     let approved = &tasks[0];
     let card = format!("[data-task-id=\"{approved}\"]");
     browser.find(&card).await.unwrap_or_else(|e| fail(e));
-    save_screenshot(&browser, "dashboard-review.png").await;
+    save_screenshot(&browser, "review.png").await;
     let approve = browser
         .find(&format!("{card} button[value=approve]"))
         .await
@@ -272,7 +275,7 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
     wait_for_url(&browser, "the overview", "/app").await;
     browser.find("[data-chart=messages] svg rect").await.unwrap_or_else(|e| fail(e));
     accessible(&browser, "the overview").await;
-    save_screenshot(&browser, "dashboard-overview.png").await;
+    save_screenshot(&browser, "overview.png").await;
 
     for (path, ready) in [
         ("/app", "main h1"),

@@ -4,8 +4,8 @@
 use openloop_tests::Stack;
 
 /// Given the demo's month started three days before a month ends (so it ends in the next), then Jordan's and Sam's
-/// payments are recovered, Sarah's skipped note is the only cancelled task, no payment task is
-/// left to time out, and the scorecards of the months played count every message sent — the
+/// payments are recovered, Sarah's note is skipped, Tom opts out, Dana (texted) converts, Priya
+/// forms the habit, every member task type is opened, and the scorecards of the months played count every message sent — the
 /// sends of late November in November's, not a December reading "0 sent".
 #[tokio::test]
 async fn the_demo_month_recovers_payments_and_each_months_scorecard_counts_its_sends() {
@@ -34,12 +34,29 @@ async fn the_demo_month_recovers_payments_and_each_months_scorecard_counts_its_s
         .unwrap_or_else(|e| panic!("{e}"));
     let said = lines.join("\n");
     assert_eq!(played.by_outcome.get("recovered"), Some(&2), "{:?}\n{said}", played.by_outcome);
-    assert_eq!(
-        played.by_status.get("cancelled"),
-        Some(&1),
-        "only the skipped note: {:?}\n{said}",
-        played.by_status
-    );
+    for (outcome, n) in [("skipped", 1), ("opted_out", 1), ("converted", 1), ("habit_formed", 1)] {
+        assert_eq!(
+            played.by_outcome.get(outcome),
+            Some(&n),
+            "{outcome}: {:?}\n{said}",
+            played.by_outcome
+        );
+    }
+    for task_type in [
+        "payment_recovery",
+        "churn_risk",
+        "win_back",
+        "lead_followup",
+        "onboarding",
+        "milestone_review",
+    ] {
+        assert!(
+            played.by_type.contains_key(task_type),
+            "no {task_type}: {:?}\n{said}",
+            played.by_type
+        );
+    }
+    assert!(played.texts >= 2, "Dana's texts: {}\n{said}", played.texts);
     let months: Vec<&str> = played.scorecards.iter().map(|(m, _)| m.as_str()).collect();
     let next = first.last_of_month().tomorrow().unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(months, [first.strftime("%Y-%m").to_string(), next.strftime("%Y-%m").to_string()]);
@@ -52,4 +69,5 @@ async fn the_demo_month_recovers_payments_and_each_months_scorecard_counts_its_s
     let november = &played.scorecards[0].1;
     assert!(november["messages_sent"].as_u64().unwrap_or(0) >= 2, "November's sends: {november}");
     assert!(said.contains("Sam answers"), "{said}");
+    assert!(said.contains("Dana texts back"), "{said}");
 }

@@ -1,7 +1,7 @@
-//! `make demo`: a scripted month for a demo gym, played through a running stack (`make run`)
-//! over CONTRACT.md only (`openloop_tests::demo`) — members join, payments fail, the owner
-//! reviews, the system sends and follows up day by day on the test clock, members pay and
-//! answer — then the numbers, each month's scorecard.
+//! `make demo`: a month for a new demo gym, played through a running stack (`make run`) over
+//! the API and the local endpoints only (`openloop_tests::demo`) — every kind of member, the
+//! owner's mornings, mail and texts, replies of each kind — told day by day, then the
+//! numbers, each month's scorecard, and how to sign in to the gym.
 //!
 //! Talks to `OPENLOOP_URL`, else `http://{OPENLOOP_HTTP_ADDR}` as `make run` serves it (default
 //! `http://127.0.0.1:8787`), with `OPENLOOP_ADMIN_TOKEN`. `--days N` (or `OPENLOOP_DEMO_DAYS`)
@@ -25,7 +25,10 @@ async fn main() {
         inbound_token: std::env::var("OPENLOOP_INBOUND_TOKEN").unwrap_or_else(|_| "local-inbound-token".into()),
     };
     if client.http.get(format!("{}/health", client.url)).send().await.is_err() {
-        eprintln!("nothing answers at {}: start the stack with `make run` first", client.url);
+        eprintln!(
+            "nothing answers at {}: start the stack with `make run` first, or set OPENLOOP_URL to where it serves",
+            client.url
+        );
         std::process::exit(1);
     }
     let played = match openloop_tests::demo::play(&client, days, &mut |line| println!("{line}")).await {
@@ -37,8 +40,11 @@ async fn main() {
     };
     println!();
     println!(
-        "After {days} days: {} messages sent; tasks by status: {:?}; outcomes: {:?}",
+        "After {days} days: {} messages sent ({} mails, {} texts); tasks by type: {:?}; by status: {:?}; outcomes: {:?}",
         played.sent.len(),
+        played.sent.len() - played.texts,
+        played.texts,
+        played.by_type,
         played.by_status,
         played.by_outcome
     );
@@ -48,12 +54,16 @@ async fn main() {
         println!("Scorecard: {card}");
     }
     println!();
-    println!("{}", sign_in_hint(&client.url, &played.gym.token));
+    println!("{}", sign_in_hint(&client.url, &played.name, &played.gym.token));
+    println!(
+        "Then look at: the overview (the month's numbers and the activity feed), Review (what waits for {}'s owner), To-dos, Conversations (Dana's texts, Maria's promise), a task's page (every decision with its reason)",
+        played.name
+    );
 }
 
 /// How to see the demo gym on the dashboard: its sign-in page and the token it takes.
-fn sign_in_hint(url: &str, token: &str) -> String {
-    format!("See the demo gym on the dashboard: open {url}/app/login and sign in with its token {token}")
+fn sign_in_hint(url: &str, gym: &str, token: &str) -> String {
+    format!("See {gym} on the dashboard: open {url}/app/login and sign in with its token {token}")
 }
 
 /// How many days to play: `--days N`, else `OPENLOOP_DEMO_DAYS`, else 30.
@@ -78,7 +88,8 @@ mod tests {
 
     #[test]
     fn the_demo_says_how_to_sign_in_to_its_gym() {
-        let hint = sign_in_hint("http://127.0.0.1:8787", "olk_abc");
+        let hint = sign_in_hint("http://127.0.0.1:8787", "Iron Temple", "olk_abc");
+        assert!(hint.contains("Iron Temple"), "{hint}");
         assert!(hint.contains("http://127.0.0.1:8787/app/login"), "{hint}");
         assert!(hint.ends_with("olk_abc"), "{hint}");
     }
