@@ -17,13 +17,14 @@ async fn a_status_change_in_the_same_second_as_its_creation_is_never_lost() {
         "email": "ian@example.com", "first_name": "IAN", "status": "active", "joined_at": "2025-01-01T00:00:00Z"}});
     let cancelled = json!({"type": "member.status_changed", "timestamp": at, "data": {"member_id": "m_ian",
         "status": "cancelled", "previous_status": "active", "cancellation_reason": "Moving to Portland for a new job"}});
-    for (id, body) in [
-        ("evt_z_created", &created),
-        ("evt_a_cancelled", &cancelled),
-        ("evt_z_created", &created),
+    // The redelivery is answered as a duplicate (200), the others accepted (202).
+    for (id, body, answered) in [
+        ("evt_z_created", &created, 202),
+        ("evt_a_cancelled", &cancelled, 202),
+        ("evt_z_created", &created, 200),
     ] {
         let (status, answer) = stack.webhook(&gym, id, body.clone()).await;
-        assert_eq!(status, 202, "{answer}");
+        assert_eq!(status, answered, "{id}: {answer}");
     }
     stack.run().await;
     let (status, member) = stack.get("/api/v1/members/m_ian", &gym.token).await;
