@@ -13,6 +13,7 @@ mod loops;
 mod loops_rest;
 mod loops_step;
 mod mail_events;
+mod member_events;
 mod member_open_tasks;
 mod rails;
 mod sending_domains;

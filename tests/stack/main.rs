@@ -26,6 +26,7 @@ mod fixtures;
 mod gates;
 mod good_by_default;
 mod hostile;
+mod knowing_the_member;
 mod learning;
 mod learning_outcomes;
 mod lift;

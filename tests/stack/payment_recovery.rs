@@ -69,7 +69,8 @@ async fn urgent_payment_recovery_escalates_after_its_two_messages() {
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 2, "the follow-up: {mail:?}");
-    assert_eq!(mail[1]["subject"], "Re: About your membership payment");
+    // The member never answered: the same subject, no "Re:".
+    assert_eq!(mail[1]["subject"], "About your membership payment");
     assert_eq!(mail[1]["in_reply_to"], mail[0]["message_id"]);
     assert!(
         mail[1]["references"].as_array().is_some_and(|r| r.contains(&mail[0]["message_id"])),

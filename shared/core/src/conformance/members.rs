@@ -35,6 +35,49 @@ pub(super) async fn member_facts_are_versioned(store: &dyn TaskStore) {
     assert_eq!(ledger, SendLedger::default());
 }
 
+/// Given facts projected from two events of one second, the later accepted winning, when they
+/// are saved and read back and the earlier event is applied again (its id forgotten), then the
+/// later word still stands: the acceptance order is stored with the facts.
+pub(super) async fn member_facts_keep_the_order_their_events_were_accepted_in(store: &dyn TaskStore) {
+    use crate::members::event::{MemberEvent, MemberStatus};
+    use crate::members::member::Stamp;
+    let account = AccountId::generate(base());
+    let m = member("m_accepted");
+    let second = base();
+    let accepted = base() + jiff::SignedDuration::from_secs(1);
+    let created = MemberEvent::MemberCreated {
+        member_id: m.clone(),
+        email: Some(Email::parse("ian@example.com").expect("email")),
+        first_name: Some("Ian".into()),
+        last_name: None,
+        status: MemberStatus::Active,
+        joined_at: Some(second),
+        monthly_value: None,
+        phone: None,
+    };
+    let cancelled = MemberEvent::StatusChanged {
+        member_id: m.clone(),
+        status: MemberStatus::Cancelled,
+        previous_status: Some(MemberStatus::Active),
+        cancellation_reason: Some("Moving to Portland".into()),
+    };
+    let mut facts = MemberFacts::new(m.clone());
+    // The ids would order them the other way round.
+    assert!(facts.apply_stamped(
+        &cancelled,
+        Stamp::accepted(second, accepted + jiff::SignedDuration::from_nanos(1), "wh_a")
+    ));
+    assert!(facts.apply_stamped(&created, Stamp::accepted(second, accepted, "wh_z")));
+    facts.version = 1;
+    store.save_member_facts(account, &facts).await.expect("save");
+    let (mut stored, _) = store.get_member(account, &m).await.expect("get").expect("present");
+    assert_eq!(stored.status_stamp, facts.status_stamp, "the stamp reads back whole");
+    stored.recent_events.clear();
+    assert!(stored.apply_stamped(&created, Stamp::accepted(second, accepted, "wh_z")));
+    assert_eq!(stored.status, Some(MemberStatus::Cancelled));
+    assert_eq!(stored.cancellation_reason.as_deref(), Some("Moving to Portland"));
+}
+
 pub(super) async fn suppressions_are_per_account(store: &dyn TaskStore) {
     let (a, b) = (AccountId::generate(base()), AccountId::generate(base()));
     let email = Email::parse("stop@example.com").expect("email");

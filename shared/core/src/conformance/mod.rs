@@ -107,6 +107,7 @@ macro_rules! store_conformance_tests {
             ],
             members: [
                 member_facts_are_versioned,
+                member_facts_keep_the_order_their_events_were_accepted_in,
                 suppressions_are_per_account,
                 snapshots_hold_everything_the_gates_read,
                 member_facts_are_listed_per_account_in_pages,

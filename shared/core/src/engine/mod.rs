@@ -141,6 +141,8 @@ pub struct Engine {
     pub(crate) sms: Option<Arc<dyn crate::ports::SmsSender>>,
     /// Which accounts have a row of their own on `task_closed` (`engine/automation/triggers/openloop.rs`).
     pub(crate) closed_rows: Arc<triggers::ClosedRows>,
+    /// The order member events were accepted in (`engine/inbound/signals.rs`).
+    pub(crate) arrivals: Arc<signals::Arrivals>,
 }
 
 impl Engine {
@@ -172,6 +174,7 @@ impl Engine {
             webhook_transport: None,
             sms: None,
             closed_rows: Default::default(),
+            arrivals: Default::default(),
         }
     }
 

@@ -64,6 +64,7 @@ async fn world() -> World {
         webhook_transport: None,
         sms: None,
         closed_rows: Default::default(),
+        arrivals: Default::default(),
     };
     let account = sample_account(day0());
     store.create_account(&account, "hash").await.expect("account");
@@ -262,7 +263,7 @@ async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() 
         assert_eq!(w.mailer.sent().len(), expected, "day {day}");
     }
     let sent = w.mailer.sent();
-    assert_eq!(sent[1].subject, "Re: Hello");
+    assert_eq!(sent[1].subject, "Hello", "no \"Re:\" on a thread the member never answered");
     assert_eq!(sent[2].in_reply_to.as_deref(), Some(sent[1].message_id.as_str()));
     assert_eq!(sent[2].references.len(), 4, "both ids of both earlier messages");
     w.clock.set(day0() + days(14) + SignedDuration::from_mins(1));

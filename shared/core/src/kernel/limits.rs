@@ -364,6 +364,9 @@ pub const CONFIDENCE_RAISE_STEP: u8 = 10;
 pub const CHURN_PATTERN_CHECKINS: u32 = 10;
 /// A member who cancelled within this window is a win-back candidate.
 pub const WIN_BACK_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 60);
+/// A member who cancelled for their health hears nothing for this long; then a care-first
+/// note, within [`WIN_BACK_WINDOW`] of that day.
+pub const MEDICAL_QUIET: SignedDuration = SignedDuration::from_hours(24 * 30);
 /// A member who joined within this window gets onboarding.
 /// How long past an active enrollment's `paidUntil` without a renewal before the risk scan
 /// infers payment trouble (PushPress reports no payments).

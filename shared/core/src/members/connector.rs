@@ -214,7 +214,7 @@ pub fn refresh(stored: Option<MemberFacts>, member: &MemberId, fresh: &Connector
             facts.reactivated_at = Some(at);
         }
         facts.status = Some(status);
-        facts.status_stamp = Some((at, "connector".into()));
+        facts.status_stamp = Some(crate::members::member::Stamp::new(at, "connector"));
     }
     if facts.email.is_none() {
         facts.email = fresh.email.clone();
@@ -294,7 +294,7 @@ mod tests {
         };
         let facts = refresh(Some(stored), &member(), &fresh, now);
         assert_eq!(facts.status, Some(MemberStatus::Frozen));
-        assert_eq!(facts.status_stamp.map(|(at, _)| at), Some(at("2026-11-09T10:00:00Z")));
+        assert_eq!(facts.status_stamp.map(|s| s.at), Some(at("2026-11-09T10:00:00Z")));
         assert_eq!(
             (facts.last_checkin_at, facts.checkin_count),
             (Some(at("2026-11-08T12:00:00Z")), 2),

@@ -2,11 +2,15 @@
 //! enforces the weekly cap.
 //!
 //! The facts are a projection of member events that must not depend on how the events
-//! arrive: webhooks are delivered at least once and in any order. So every field is either
-//! last-writer-wins by `(event time, event id)` — ties broken by id, never by arrival — or a
-//! maximum, or a set (check-ins are a set of times, so a redelivered check-in is counted
-//! once even after its webhook id is forgotten). Applying the same events in any order, any
-//! number of times, gives the same facts; a property test holds us to it.
+//! reach the projection: the signals queue delivers at least once and in any order. So every
+//! field is either last-writer-wins by its [`Stamp`] — the event's time, then the order the
+//! webhooks were accepted in (a `member.status_changed` sent in the same second as its
+//! `member.created`, after it, wins), then the event id —, or a maximum, or a set (check-ins
+//! are a set of times, so a redelivered check-in is counted once even after its webhook id is
+//! forgotten). The acceptance order is fixed when the webhook is accepted and travels with the
+//! event ([`crate::members::event::SignalEnvelope::received_at`]), so applying the same
+//! accepted events in any order, any number of times, gives the same facts; a property test
+//! holds us to it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,8 +24,71 @@ use crate::members::event::{MemberEvent, MemberStatus};
 /// are only counted.
 pub const CHECKIN_HISTORY_MAX: usize = 120;
 
-/// The `(event time, event id)` a last-writer-wins field was written by.
-pub type Stamp = (Timestamp, String);
+/// What a last-writer-wins field was written by, in the order fields are won: the event's
+/// time, then when its webhook was accepted (none for what no webhook brought: the import, the
+/// connector; those lose a tie to any accepted event), then the event id.
+///
+/// Stored and shown as `[event time, event id]` or `[event time, event id, accepted at]`, so
+/// the facts written before acceptance was kept still read.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Stamp {
+    pub at: Timestamp,
+    pub accepted_at: Option<Timestamp>,
+    pub event_id: String,
+}
+
+impl Stamp {
+    /// An event no webhook brought (imported, or told by the connector).
+    pub fn new(at: Timestamp, event_id: impl Into<String>) -> Self {
+        Self {
+            at,
+            accepted_at: None,
+            event_id: event_id.into(),
+        }
+    }
+
+    /// An event whose webhook was accepted at `accepted_at`.
+    pub fn accepted(at: Timestamp, accepted_at: Timestamp, event_id: impl Into<String>) -> Self {
+        Self {
+            at,
+            accepted_at: Some(accepted_at),
+            event_id: event_id.into(),
+        }
+    }
+}
+
+impl Serialize for Stamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        let mut tuple = serializer.serialize_tuple(if self.accepted_at.is_some() { 3 } else { 2 })?;
+        tuple.serialize_element(&self.at)?;
+        tuple.serialize_element(&self.event_id)?;
+        if let Some(accepted_at) = &self.accepted_at {
+            tuple.serialize_element(accepted_at)?;
+        }
+        tuple.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Stamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Parts;
+        impl<'de> serde::de::Visitor<'de> for Parts {
+            type Value = Stamp;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("[event time, event id] or [event time, event id, accepted at]")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Stamp, A::Error> {
+                use serde::de::Error;
+                let at = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(0, &self))?;
+                let event_id = seq.next_element()?.ok_or_else(|| A::Error::invalid_length(1, &self))?;
+                let accepted_at = seq.next_element::<Option<Timestamp>>()?.flatten();
+                Ok(Stamp { at, accepted_at, event_id })
+            }
+        }
+        deserializer.deserialize_seq(Parts)
+    }
+}
 
 /// The projection of connector events for one member.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -135,8 +202,10 @@ impl MemberFacts {
         }
     }
 
+    /// The member's name as a person writes it ([`crate::members::name::as_written`]).
     pub fn display_name(&self) -> Option<String> {
-        match (name_part(&self.first_name), name_part(&self.last_name)) {
+        let written = |part: &Option<String>| name_part(part).map(|p| crate::members::name::as_written(&p));
+        match (written(&self.first_name), written(&self.last_name)) {
             (Some(f), Some(l)) => Some(format!("{f} {l}")),
             (Some(f), None) => Some(f),
             (None, Some(l)) => Some(l),
@@ -146,7 +215,7 @@ impl MemberFacts {
 
     /// The first name a greeting or an owner's line may use: none when empty.
     pub fn first_name(&self) -> Option<String> {
-        name_part(&self.first_name)
+        name_part(&self.first_name).map(|n| crate::members::name::as_written(&n))
     }
 
     /// Who the member is in owner text when their first name is unknown: their address,
@@ -160,6 +229,14 @@ impl MemberFacts {
     /// Whole days since the member joined, if we know when.
     pub fn tenure_days(&self, now: Timestamp) -> Option<i64> {
         self.joined_at.map(|j| now.duration_since(j).as_hours() / 24)
+    }
+
+    /// Whether the check-ins counted are all the member made: the gym's data (its webhooks and
+    /// import) holds everything from `history_from` on, and the member joined since. A count
+    /// of visits is said to the member only then ("10 visits" from a year of membership of
+    /// which only the last months were imported is not true).
+    pub fn counts_every_visit(&self, history_from: Timestamp) -> bool {
+        self.joined_at.is_some_and(|joined| joined >= history_from)
     }
 
     /// Check-ins at or after `since` (from the history window).
@@ -180,10 +257,23 @@ impl MemberFacts {
         self.checkins.range(since..).nth(n.checked_sub(1)?).copied()
     }
 
-    /// Apply one event. Returns false (and changes nothing) for an event id applied lately;
-    /// an older redelivery changes nothing either, because every field is order-free.
+    /// Apply one event no webhook brought (an imported one; a test's). See [`Self::apply_stamped`].
     pub fn apply(&mut self, event_id: &str, event: &MemberEvent, at: Timestamp) -> bool {
+        self.apply_stamped(event, Stamp::new(at, event_id))
+    }
+
+    /// Apply one event whose webhook was accepted at `accepted_at`: at the same event time, the
+    /// later accepted wins.
+    pub fn apply_accepted(&mut self, event_id: &str, event: &MemberEvent, at: Timestamp, accepted_at: Timestamp) -> bool {
+        self.apply_stamped(event, Stamp::accepted(at, accepted_at, event_id))
+    }
+
+    /// Apply one event under its stamp. Returns false (and changes nothing) for an event id
+    /// applied lately; an older redelivery changes nothing either, because every field is
+    /// won by the greater stamp, kept as a maximum or as a set.
+    pub fn apply_stamped(&mut self, event: &MemberEvent, stamp: Stamp) -> bool {
         const REMEMBERED: usize = 32;
+        let event_id = stamp.event_id.as_str();
         if self.recent_events.iter().any(|id| id == event_id) {
             return false;
         }
@@ -191,12 +281,12 @@ impl MemberFacts {
             self.recent_events.remove(0);
         }
         self.recent_events.push(event_id.to_owned());
-        self.apply_event(event_id, event, at);
+        self.apply_event(event, stamp);
         true
     }
 
-    fn apply_event(&mut self, event_id: &str, event: &MemberEvent, at: Timestamp) {
-        let stamp: Stamp = (at, event_id.to_owned());
+    fn apply_event(&mut self, event: &MemberEvent, stamp: Stamp) {
+        let at = stamp.at;
         let wins = |current: &Option<Stamp>| current.as_ref().is_none_or(|c| stamp > *c);
         match event {
             MemberEvent::MemberCreated {
@@ -452,29 +542,31 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
-        /// Given a set of distinct events (several sharing a timestamp), when they are
-        /// delivered in any order with any duplicates, then the facts are the same as
-        /// delivering each once in time order.
+        /// Given a set of distinct accepted events (several sharing a timestamp, some accepted
+        /// in the same instant), when the queue hands them on in any order with any duplicates,
+        /// then the facts are the same as applying each once in the order of their stamps:
+        /// event time, then acceptance, then id.
         #[test]
         fn facts_do_not_depend_on_delivery_order_or_duplicates(
-            events in proptest::collection::vec((0u8..6, 0i64..40, 0u8..8), 1..40),
+            events in proptest::collection::vec((0u8..6, 0i64..40, 0u8..8, 0i64..6), 1..40),
             order in proptest::collection::vec(any::<prop::sample::Index>(), 0..120),
             shuffle_seed in any::<u64>(),
         ) {
-            let distinct: Vec<(String, MemberEvent, Timestamp)> = events
+            let distinct: Vec<(MemberEvent, Stamp)> = events
                 .iter()
                 .enumerate()
-                .map(|(i, (k, m, v))| {
+                .map(|(i, (k, m, v, accepted))| {
                     let e = event(*k, *m, *v);
-                    let stamp = at("2026-11-01T00:00:00Z") + SignedDuration::from_mins(*m);
-                    (format!("wh_{i}"), e, stamp)
+                    let time = at("2026-11-01T00:00:00Z") + SignedDuration::from_mins(*m);
+                    let accepted_at = at("2026-11-02T00:00:00Z") + SignedDuration::from_nanos(*accepted);
+                    (e, Stamp::accepted(time, accepted_at, format!("wh_{i}")))
                 })
                 .collect();
             let mut reference = MemberFacts::new(member());
-            let mut in_time_order = distinct.clone();
-            in_time_order.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
-            for (id, e, t) in &in_time_order {
-                reference.apply(id, e, *t);
+            let mut in_stamp_order = distinct.clone();
+            in_stamp_order.sort_by(|a, b| a.1.cmp(&b.1));
+            for (e, stamp) in &in_stamp_order {
+                reference.apply_stamped(e, stamp.clone());
             }
             // Every event at least once, then extra duplicates, in a shuffled order.
             let mut delivery: Vec<usize> = (0..distinct.len()).collect();
@@ -489,11 +581,65 @@ mod tests {
             }
             let mut facts = MemberFacts::new(member());
             for ix in delivery {
-                let (id, e, t) = &distinct[ix];
-                facts.apply(id, e, *t);
+                let (e, stamp) = &distinct[ix];
+                facts.apply_stamped(e, stamp.clone());
             }
             prop_assert_eq!(projection(&facts), projection(&reference));
         }
+
+        /// Given a member's creation and a status change sent with the same timestamp, the
+        /// change accepted after the creation, when the queue applies them in either order,
+        /// whatever their ids, then the member has the changed status and its reason.
+        #[test]
+        fn a_status_change_accepted_after_its_creation_wins_in_the_same_second(
+            created_id in "[a-z0-9]{1,12}",
+            changed_id in "[a-z0-9]{1,12}",
+            change_first in any::<bool>(),
+        ) {
+            prop_assume!(created_id != changed_id);
+            let second = at("2026-11-01T09:00:00Z");
+            let created = MemberEvent::MemberCreated {
+                member_id: member(),
+                email: Some(Email::parse("ian@example.com").expect("email")),
+                first_name: Some("Ian".into()),
+                last_name: None,
+                status: MemberStatus::Active,
+                joined_at: Some(second),
+                monthly_value: Some(150.0),
+                phone: None,
+            };
+            let cancelled = MemberEvent::StatusChanged {
+                member_id: member(),
+                status: MemberStatus::Cancelled,
+                previous_status: Some(MemberStatus::Active),
+                cancellation_reason: Some("Moving to Portland for a new job".into()),
+            };
+            let accepted = at("2026-11-01T09:00:01Z");
+            let first = (&created, Stamp::accepted(second, accepted, created_id.clone()));
+            let then = (&cancelled, Stamp::accepted(second, accepted + SignedDuration::from_nanos(1), changed_id.clone()));
+            let mut facts = MemberFacts::new(member());
+            let order = if change_first { [then.clone(), first.clone()] } else { [first.clone(), then.clone()] };
+            for (e, stamp) in order {
+                facts.apply_stamped(e, stamp);
+            }
+            // A redelivery of the creation, its id long forgotten, is still no newer word.
+            facts.recent_events.clear();
+            facts.apply_stamped(first.0, first.1.clone());
+            prop_assert_eq!(facts.status, Some(MemberStatus::Cancelled));
+            prop_assert_eq!(facts.cancellation_reason.as_deref(), Some("Moving to Portland for a new job"));
+            prop_assert_eq!(facts.first_name.as_deref(), Some("Ian"));
+        }
+    }
+
+    #[test]
+    fn a_stamp_reads_as_it_was_stored_before_acceptance_was_kept() {
+        let old: Stamp = serde_json::from_str(r#"["2026-11-01T09:00:00Z","wh_1"]"#).expect("old stamp");
+        assert_eq!(old, Stamp::new(at("2026-11-01T09:00:00Z"), "wh_1"));
+        let new = Stamp::accepted(at("2026-11-01T09:00:00Z"), at("2026-11-01T09:00:01Z"), "wh_2");
+        let text = serde_json::to_string(&new).expect("json");
+        assert_eq!(text, r#"["2026-11-01T09:00:00Z","wh_2","2026-11-01T09:00:01Z"]"#);
+        assert_eq!(serde_json::from_str::<Stamp>(&text).expect("new stamp"), new);
+        assert!(new > old, "an accepted event wins a tie over one no webhook brought");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A member's membership as PushPress knows it — their role, their enrollments, their
 //! no-shows — kept in their facts ([`MemberFacts::membership`]) and projected the way every
-//! fact is (see [`crate::members::member`]): each part last-writer-wins by `(event time, event id)` or a
+//! fact is (see [`crate::members::member`]): each part last-writer-wins by its [`Stamp`] or a
 //! set, so the import and the webhooks can arrive in any order, any number of times.
 //!
 //! The status the rest of the system reads ([`MemberFacts::status`]) is derived from the role
@@ -162,16 +162,16 @@ impl MemberFacts {
             return;
         }
         if status == MemberStatus::Cancelled && self.status != Some(MemberStatus::Cancelled) {
-            let at = latest.0;
+            let at = latest.at;
             if self.cancelled_at.is_none_or(|c| at > c) {
                 self.cancelled_at = Some(at);
             }
         }
         if status == MemberStatus::Active
             && self.status == Some(MemberStatus::Cancelled)
-            && self.reactivated_at.is_none_or(|r| latest.0 > r)
+            && self.reactivated_at.is_none_or(|r| latest.at > r)
         {
-            self.reactivated_at = Some(latest.0);
+            self.reactivated_at = Some(latest.at);
         }
         self.status = Some(status);
         self.status_stamp = Some(latest);
@@ -198,12 +198,12 @@ mod address_tests {
     fn the_address_state_follows_the_latest_customer_record() {
         let at = |s: &str| -> Timestamp { s.parse().expect("time") };
         let mut facts = MemberFacts::new(crate::kernel::ids::MemberId::parse("usr_ana").expect("id"));
-        facts.apply_customer(&customer(Some("FL")), (at("2026-11-01T00:00:00Z"), "a".into()));
+        facts.apply_customer(&customer(Some("FL")), Stamp::new(at("2026-11-01T00:00:00Z"), "a"));
         assert_eq!(facts.address_state.as_deref(), Some("FL"));
         // An older record changes nothing; a newer one without a state clears it.
-        facts.apply_customer(&customer(Some("TX")), (at("2026-10-01T00:00:00Z"), "b".into()));
+        facts.apply_customer(&customer(Some("TX")), Stamp::new(at("2026-10-01T00:00:00Z"), "b"));
         assert_eq!(facts.address_state.as_deref(), Some("FL"));
-        facts.apply_customer(&customer(None), (at("2026-11-02T00:00:00Z"), "c".into()));
+        facts.apply_customer(&customer(None), Stamp::new(at("2026-11-02T00:00:00Z"), "c"));
         assert_eq!(facts.address_state, None);
     }
 }

@@ -2,9 +2,11 @@
 //! we keep from them and the send ledger, and the member-data connector. Depends on `kernel`.
 
 pub mod annotation;
+pub mod cancellation;
 pub mod connector;
 pub mod consent;
 pub mod event;
 pub mod member;
 pub mod membership;
+pub mod name;
 pub mod source;

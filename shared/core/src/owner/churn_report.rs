@@ -34,6 +34,15 @@ pub struct ReasonCount {
     pub source: &'static str,
 }
 
+/// How many of the month's cancellations gave a reason of one class
+/// (`members/cancellation.rs`), most first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ClassCount {
+    pub class: crate::members::cancellation::CancellationClass,
+    pub count: u32,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChurnReport {
@@ -45,6 +54,8 @@ pub struct ChurnReport {
     pub churn_rate: f64,
     pub trend: Vec<MonthRate>,
     pub reasons: Vec<ReasonCount>,
+    /// The month's cancellations grouped by what their reasons read as.
+    pub classes: Vec<ClassCount>,
     pub saved_by_openloop: u32,
     pub revenue_retained: f64,
 }
@@ -110,6 +121,7 @@ pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) 
             churn_rate: 0.0,
             trend: Vec::new(),
             reasons: Vec::new(),
+            classes: Vec::new(),
             saved_by_openloop: 0,
             revenue_retained: 0.0,
         };
@@ -126,10 +138,18 @@ pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) 
         })
         .collect();
     let mut reasons: std::collections::BTreeMap<String, u32> = Default::default();
+    let mut classes: std::collections::BTreeMap<crate::members::cancellation::CancellationClass, u32> = Default::default();
     for m in cancelled_in(members, month) {
         let reason = m.cancellation_reason.clone().unwrap_or_else(|| "not given".into());
         *reasons.entry(reason).or_default() += 1;
+        *classes
+            .entry(crate::members::cancellation::CancellationClass::of(
+                m.cancellation_reason.as_deref(),
+            ))
+            .or_default() += 1;
     }
+    let mut classes: Vec<ClassCount> = classes.into_iter().map(|(class, count)| ClassCount { class, count }).collect();
+    classes.sort_by(|a, b| b.count.cmp(&a.count).then(a.class.cmp(&b.class)));
     let mut reasons: Vec<ReasonCount> = reasons
         .into_iter()
         .map(|(reason, count)| ReasonCount {
@@ -158,6 +178,7 @@ pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) 
         churn_rate: rate(cancelled, members_start),
         trend,
         reasons,
+        classes,
         saved_by_openloop: saved,
         revenue_retained: (revenue * 100.0).round() / 100.0,
     }
@@ -213,6 +234,13 @@ mod tests {
                 reason: "moving".into(),
                 count: 2,
                 source: "cancellation",
+            }]
+        );
+        assert_eq!(
+            r.classes,
+            [ClassCount {
+                class: crate::members::cancellation::CancellationClass::Moving,
+                count: 2
             }]
         );
         let with = with_risk_factors(

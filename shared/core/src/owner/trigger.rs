@@ -448,6 +448,13 @@ pub fn no_checkin_event(facts: &MemberFacts, now: Timestamp) -> Option<OpenloopE
     if facts.status != Some(crate::members::event::MemberStatus::Active) {
         return None;
     }
+    // A member's first 14 days belong to onboarding: no gap of theirs is a churn signal yet.
+    if facts
+        .joined_at
+        .is_some_and(|joined| now.duration_since(joined) < crate::kernel::limits::ONBOARDING_WINDOW)
+    {
+        return None;
+    }
     let since = facts.last_checkin_at.or(facts.joined_at)?;
     let days = now.duration_since(since).as_hours() / 24;
     (days >= NO_CHECKIN_EVENT_MIN_DAYS).then_some(OpenloopEvent::NoCheckinDays {
@@ -709,6 +716,13 @@ mod tests {
             no_checkin_event(&facts, at("2026-11-15T14:00:00Z")),
             None,
             "under a week is no event"
+        );
+        let mut new_member = facts.clone();
+        new_member.joined_at = Some(at("2026-11-08T14:00:00Z"));
+        assert_eq!(
+            no_checkin_event(&new_member, now),
+            None,
+            "a member's first 14 days are onboarding's"
         );
 
         let closed = OpenloopEvent::TaskClosed {

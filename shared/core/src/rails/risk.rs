@@ -4,9 +4,13 @@
 //! Five findings, by status: an enrollment PushPress marks `alert`, or an active one whose
 //! `paidUntil` passed without a renewal → an inferred `payment_recovery` (PushPress reports no
 //! payments; always the owner's review);
-//! a new member → `onboarding`; an active member whose check-ins
-//! dropped off (measured against their own rhythm when it is known) → `churn_risk`; a
-//! recently cancelled member → `win_back`; a lead without a booked trial → `lead_followup`.
+//! a new member → `onboarding` (their first 14 days are onboarding's, never a churn risk); an
+//! active member whose check-ins dropped off (measured against their own rhythm when it is
+//! known) → `churn_risk`; a recently cancelled member → `win_back`, as their reason allows (none
+//! for a member who moved away; for one who left for their health, only after
+//! [`MEDICAL_QUIET`], and care first); a lead without a booked trial → `lead_followup`.
+//! A member known by phone only is judged like any other: the step reaches them by text with
+//! their consent, else puts them on the owner's call list.
 //! Sparse data never hides a finding; it lowers the confidence, so the task goes to the
 //! owner's review instead of running on its own. Pure: the engine does the reading and the
 //! creating (`engine/learning/analysis.rs`).
@@ -15,9 +19,10 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::json;
 
 use crate::kernel::limits::{
-    CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, ONBOARDING_WINDOW, PAID_UNTIL_GRACE, WIN_BACK_WINDOW,
+    CHURN_PATTERN_CHECKINS, LEAD_FOLLOWUP_AFTER, LEAD_TOO_OLD, MEDICAL_QUIET, ONBOARDING_WINDOW, PAID_UNTIL_GRACE, WIN_BACK_WINDOW,
 };
 use crate::kernel::plural::count;
+use crate::members::cancellation::CancellationClass;
 use crate::members::event::MemberStatus;
 use crate::members::member::{ActivityTier, MemberFacts};
 use crate::members::source::EnrollmentStatus;
@@ -39,10 +44,12 @@ pub struct Finding {
 }
 
 /// The member's finding at `now`, if any, with the account's calibrated thresholds
-/// (`churn_gap`: the no-check-in gap, [`crate::kernel::limits::CHURN_NO_CHECKIN`] unless calibrated). Members without
-/// an e-mail address are left out: no task could reach them.
+/// (`churn_gap`: the no-check-in gap, [`crate::kernel::limits::CHURN_NO_CHECKIN`] unless calibrated). Members with
+/// neither an e-mail address nor a phone are left out: no one could reach them.
 pub fn assess(facts: &MemberFacts, now: Timestamp, churn_gap: SignedDuration) -> Option<Finding> {
-    facts.email.as_ref()?;
+    if facts.email.is_none() && facts.phone.is_none() {
+        return None;
+    }
     let name = facts.first_name_or_address();
     let tenure_days = facts.tenure_days(now);
     let gate = GateContext {
@@ -73,6 +80,8 @@ pub fn assess(facts: &MemberFacts, now: Timestamp, churn_gap: SignedDuration) ->
             "cancelled_at": facts.cancelled_at,
             "tenure_days": tenure_days,
             "monthly_value": facts.monthly_value,
+            "cancellation_class": (facts.status == Some(MemberStatus::Cancelled))
+                .then(|| CancellationClass::of(facts.cancellation_reason.as_deref()).as_str()),
         }),
     })
 }
@@ -215,7 +224,29 @@ pub(crate) fn usual_gap(facts: &MemberFacts) -> Option<SignedDuration> {
 fn win_back(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
     let cancelled = facts.cancelled_at?;
     let since = now.duration_since(cancelled);
-    if since >= WIN_BACK_WINDOW || since < SignedDuration::ZERO {
+    let class = CancellationClass::of(facts.cancellation_reason.as_deref());
+    // What the member told the gym decides whether and when to write (`members/cancellation.rs`).
+    let (opens, goal) = match class {
+        // They live elsewhere now: an invitation back would only say we did not listen.
+        CancellationClass::Moving => return None,
+        CancellationClass::Medical => (
+            MEDICAL_QUIET,
+            format!(
+                "Ask after {name}, who stopped training for their health, with care first: no push to come back, the door open when they are ready"
+            ),
+        ),
+        CancellationClass::Financial => (
+            SignedDuration::ZERO,
+            format!(
+                "Invite {name}, who left over the cost, back: offer only what the gym offers (a pause, a cheaper plan, its current promotion), never a discount it does not"
+            ),
+        ),
+        _ => (
+            SignedDuration::ZERO,
+            format!("Invite {name}, who cancelled {}, back to the gym", ago(days(since))),
+        ),
+    };
+    if since < opens || since >= opens + WIN_BACK_WINDOW || since < SignedDuration::ZERO {
         return None;
     }
     let mut base: u8 = 75;
@@ -228,12 +259,13 @@ fn win_back(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
     let when = ago(days(since));
     Some((
         "win_back",
-        format!("Invite {name}, who cancelled {when}, back to the gym"),
+        goal,
         base,
         format!("cancelled:{cancelled}"),
         format!(
-            "cancelled {when}{}",
-            facts.cancellation_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
+            "cancelled {when}{}; their reason reads as {}",
+            facts.cancellation_reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default(),
+            class.as_str()
         ),
     ))
 }
@@ -320,7 +352,7 @@ mod tests {
                 plan_id: Some("pln_1".into()),
                 paid_until: Some(at(paid_until)),
                 next_charge: None,
-                stamp: (at("2026-10-01T00:00:00Z"), "e".into()),
+                stamp: crate::members::member::Stamp::new(at("2026-10-01T00:00:00Z"), "e"),
             },
         );
         facts
@@ -438,9 +470,10 @@ mod tests {
     fn recent_cancellations_are_won_back_and_old_ones_left_alone() {
         let mut facts = with_checkins(member(MemberStatus::Cancelled), 4, 20, now() - SignedDuration::from_hours(24 * 40));
         facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * 10));
-        facts.cancellation_reason = Some("moving".into());
+        facts.cancellation_reason = Some("new shifts at work".into());
         let finding = assess(&facts, now(), CHURN_NO_CHECKIN).expect("finding");
         assert_eq!((finding.task_type, finding.confidence), ("win_back", 75));
+        assert_eq!(finding.context["cancellation_class"], "schedule");
         facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * 90));
         assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none());
     }
@@ -458,11 +491,70 @@ mod tests {
     }
 
     #[test]
-    fn nobody_without_an_address_and_nobody_frozen() {
+    fn nobody_unreachable_and_nobody_frozen_but_a_phone_is_enough() {
         let mut facts = with_checkins(member(MemberStatus::Active), 3, 30, now() - SignedDuration::from_hours(24 * 20));
         facts.email = None;
-        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none());
+        assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none(), "no address and no phone");
+        facts.phone = Some("+15555550100".into());
+        let phone_only = assess(&facts, now(), CHURN_NO_CHECKIN).expect("a member known by phone only is scanned");
+        assert_eq!(phone_only.task_type, "churn_risk");
         let frozen = with_checkins(member(MemberStatus::Frozen), 3, 30, now() - SignedDuration::from_hours(24 * 20));
         assert!(assess(&frozen, now(), CHURN_NO_CHECKIN).is_none());
+    }
+
+    fn cancelled(reason: &str, days_ago: i64) -> MemberFacts {
+        let mut facts = with_checkins(
+            member(MemberStatus::Cancelled),
+            4,
+            20,
+            now() - SignedDuration::from_hours(24 * (days_ago + 30)),
+        );
+        facts.cancelled_at = Some(now() - SignedDuration::from_hours(24 * days_ago));
+        facts.cancellation_reason = Some(reason.into());
+        facts
+    }
+
+    #[test]
+    fn a_member_who_moved_away_gets_no_win_back() {
+        for days_ago in [0, 13, 45] {
+            let facts = cancelled("Moving to Portland for a new job", days_ago);
+            assert!(assess(&facts, now(), CHURN_NO_CHECKIN).is_none(), "{days_ago} days after");
+        }
+    }
+
+    #[test]
+    fn a_member_who_left_for_their_health_hears_nothing_for_30_days_then_care_first() {
+        let reason = "Knee surgery, doctor says no training for 3 months";
+        for days_ago in [0, 1, 29] {
+            assert!(
+                assess(&cancelled(reason, days_ago), now(), CHURN_NO_CHECKIN).is_none(),
+                "{days_ago} days after"
+            );
+        }
+        let finding = assess(&cancelled(reason, 30), now(), CHURN_NO_CHECKIN).expect("after 30 days");
+        assert_eq!(finding.task_type, "win_back");
+        assert!(finding.goal.contains("care first"), "{}", finding.goal);
+        assert_eq!(finding.context["cancellation_class"], "medical");
+        assert!(
+            assess(&cancelled(reason, 80), now(), CHURN_NO_CHECKIN).is_some(),
+            "still within the window from day 30"
+        );
+        assert!(assess(&cancelled(reason, 95), now(), CHURN_NO_CHECKIN).is_none());
+    }
+
+    #[test]
+    fn a_member_who_left_over_the_cost_is_offered_only_what_the_gym_offers() {
+        let finding = assess(&cancelled("Too expensive for me right now", 5), now(), CHURN_NO_CHECKIN).expect("finding");
+        assert!(finding.goal.contains("never a discount it does not"), "{}", finding.goal);
+        assert_eq!(finding.context["cancellation_class"], "financial");
+    }
+
+    #[test]
+    fn a_member_in_their_first_14_days_is_never_a_churn_risk() {
+        // Three check-ins in their first days, then nothing for ten: still onboarding's.
+        let mut facts = with_checkins(member(MemberStatus::Active), 1, 3, now() - SignedDuration::from_hours(24 * 10));
+        facts.joined_at = Some(now() - SignedDuration::from_hours(24 * 13));
+        assert_ne!(assess(&facts, now(), CHURN_NO_CHECKIN).map(|f| f.task_type), Some("churn_risk"));
+        assert!(assess(&facts, now(), SignedDuration::from_hours(24)).is_none_or(|f| f.task_type == "onboarding"));
     }
 }

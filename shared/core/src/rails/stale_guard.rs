@@ -107,7 +107,7 @@ pub fn check(task: &Task, facts: Option<&MemberFacts>, now: Timestamp) -> Freshn
     // A member who left or froze since the task was made: a retention message would be
     // wrong, and whether to write at all is the owner's call (escalation is the safe failure).
     let left = facts.status == Some(MemberStatus::Cancelled) && after(facts.cancelled_at) && task.task_type != "win_back";
-    let frozen = facts.status == Some(MemberStatus::Frozen) && facts.status_stamp.as_ref().is_some_and(|(at, _)| *at > since);
+    let frozen = facts.status == Some(MemberStatus::Frozen) && facts.status_stamp.as_ref().is_some_and(|s| s.at > since);
     if left || frozen {
         let status = if left { "cancelled" } else { "frozen" };
         return Freshness::Escalate {

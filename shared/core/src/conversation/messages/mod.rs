@@ -114,7 +114,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     ("member.tenure_months", "the same in whole months"),
     ("member.days_since_last_visit", "days since their last check-in"),
-    ("member.visits", "how many check-ins they have made"),
+    (
+        "member.visits",
+        "how many check-ins they have made, where the gym's data holds them all (they joined since the gym's records start); else empty",
+    ),
     (
         "member.usual_time",
         "when they usually train (\"Tuesday evening\", \"morning\"), from their check-ins",
@@ -124,6 +127,11 @@ pub const VARIABLES: &[(&str, &str)] = &[
         "member.usual_class",
         "the class most of their recent check-ins were (\"Yoga Flow\"), where check-ins name one",
     ),
+    (
+        "member.cancellation_class",
+        "what a cancelled member's reason reads as: moving, medical, financial, schedule, dissatisfied or other; empty for a member who is not cancelled",
+    ),
+    ("member.days_since_cancelled", "days since a cancelled member cancelled"),
     (
         "member.billed_in_pushpress",
         "true when their membership is billed in PushPress: they can update their card in PushPress's member app",
@@ -278,7 +286,14 @@ fn context(inputs: &Inputs<'_>) -> Value {
         .filter(|n| !n.is_empty())
         .unwrap_or(inputs.business_name)
         .to_owned();
-    let first_name = inputs.member.first_name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+    let first_name = inputs
+        .member
+        .first_name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(crate::members::name::as_written);
+    let first_name = first_name.as_deref();
     let greeting = match first_name {
         Some(name) => format!("Hi {name}"),
         None => "Hi there".to_owned(),
@@ -300,6 +315,8 @@ fn context(inputs: &Inputs<'_>) -> Value {
         ("plan_name", some(m.plan_name.as_deref())),
         ("usual_class", some(m.usual_class.as_deref())),
         ("billed_in_pushpress", Value::from(m.billed_in_pushpress)),
+        ("cancellation_class", some(m.cancellation_class.as_deref())),
+        ("days_since_cancelled", Value::from(m.days_since_cancelled)),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))

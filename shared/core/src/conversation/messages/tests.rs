@@ -280,3 +280,48 @@ fn a_payment_note_cut_to_a_text_still_says_where_to_update_the_card() {
         }
     }
 }
+
+/// Given a member who cancelled, when their win-back is written from the shipped templates,
+/// then what they told the gym shapes it: care first for a member recovering (never "it's been
+/// a while", never an invitation to a class), and no "it's been a while" to anyone who left
+/// days ago.
+#[test]
+fn a_win_back_follows_the_members_reason_for_leaving() {
+    let profile = profile();
+    let left = |class: &str, days: u32| MemberVars {
+        cancellation_class: Some(class.into()),
+        days_since_cancelled: Some(days),
+        ..MemberVars::sample()
+    };
+    for touch in ["first", "follow_up_1", "follow_up_2"] {
+        let text = template_for("win_back", touch, None);
+        let medical = render(&text, &inputs(&left("medical", 30), &profile))
+            .expect("renders")
+            .body
+            .to_lowercase();
+        for never in ["it's been a while", "drop in for a class", "coming back"] {
+            assert!(!medical.contains(never), "{touch}: {never}: {medical}");
+        }
+        assert!(medical.contains("recover"), "{touch}: care first: {medical}");
+    }
+    let first = template_for("win_back", "first", None);
+    let recent = render(&first, &inputs(&left("schedule", 3), &profile)).expect("renders").body;
+    assert!(!recent.to_lowercase().contains("it's been a while"), "{recent}");
+    let later = render(&first, &inputs(&left("other", 40), &profile)).expect("renders").body;
+    assert!(later.contains("It's been a while"), "{later}");
+}
+
+#[test]
+fn a_greeting_writes_the_name_as_a_person_would() {
+    let text = template_for("churn_risk", "first", None);
+    for (typed, greeting) in [
+        ("BOB", "Hi Bob,"),
+        ("mary-jane", "Hi Mary-Jane,"),
+        ("o'neil", "Hi O'Neil,"),
+        ("McDonald", "Hi McDonald,"),
+    ] {
+        let member = MemberVars::named(Some(typed.into()));
+        let mail = render(&text, &inputs(&member, &profile())).expect("renders");
+        assert!(mail.body.starts_with(greeting), "{typed}: {}", mail.body);
+    }
+}

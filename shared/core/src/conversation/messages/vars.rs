@@ -34,6 +34,13 @@ pub struct MemberVars {
     /// update their card themselves in PushPress's member app.
     #[serde(default)]
     pub billed_in_pushpress: bool,
+    /// What a cancelled member's reason reads as (`moving`, `medical`, `financial`,
+    /// `schedule`, `dissatisfied`, `other`); none for a member who is not cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancellation_class: Option<String>,
+    /// Days since a cancelled member cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days_since_cancelled: Option<u32>,
 }
 
 /// Check-ins needed before a habit is named.
@@ -122,6 +129,12 @@ impl MemberVars {
             plan_name,
             usual_class: usual_class(facts),
             billed_in_pushpress: !facts.membership.enrollments.is_empty(),
+            cancellation_class: left.map(|_| {
+                crate::members::cancellation::CancellationClass::of(facts.cancellation_reason.as_deref())
+                    .as_str()
+                    .to_owned()
+            }),
+            days_since_cancelled: left.and_then(|at| days(at, now)),
         }
     }
 
@@ -144,6 +157,8 @@ impl MemberVars {
             plan_name: Some("Unlimited".into()),
             usual_class: Some("CrossFit".into()),
             billed_in_pushpress: true,
+            cancellation_class: None,
+            days_since_cancelled: None,
         }
     }
 
@@ -248,7 +263,7 @@ mod tests {
                 plan_id: None,
                 paid_until: None,
                 next_charge: None,
-                stamp: (now, "evt".into()),
+                stamp: crate::members::member::Stamp::new(now, "evt"),
             },
         );
         assert!(vars(&facts).billed_in_pushpress);

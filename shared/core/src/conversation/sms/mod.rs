@@ -80,24 +80,86 @@ pub struct Text {
     pub segments: u32,
 }
 
-/// The text of a touch: the member's message (a mail's body, its lines joined) fitted into
-/// `max_segments`. The first text to a member names the gym and ends with [`STOP_LINE`]; a
-/// message too long is cut after its last whole sentence that fits (or word, with "...").
+/// The most characters of a mail's last paragraph read as its sign-off ("Coach Mike", "Rosa,
+/// Iron Temple").
+const SIGN_OFF_MAX_CHARS: usize = 40;
+
+/// A mail's body as a text's parts: the message (its paragraphs joined on one line) and its
+/// sign-off (a short last line of its own, as the templates end), if it has one.
+fn message_and_sign_off(message: &str) -> (String, Option<String>) {
+    let paragraphs: Vec<String> = message
+        .split("\n\n")
+        .map(|p| p.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let sign_off = match paragraphs.as_slice() {
+        [.., last] if paragraphs.len() >= 2 && last.chars().count() <= SIGN_OFF_MAX_CHARS && !last.ends_with(['.', '!', '?', ':']) => {
+            Some(last.clone())
+        }
+        _ => None,
+    };
+    let body = &paragraphs[..paragraphs.len() - usize::from(sign_off.is_some())];
+    (plain(&body.join(" ")), sign_off.map(|s| plain(&s)))
+}
+
+/// The message with the gym's name said as a person would after naming it once: "at Iron
+/// Temple" is "here", "to Iron Temple" "to us", "Iron Temple's" "our". A mention no rule
+/// rewrites stays.
+fn gym_named_once(gym: &str, message: &str) -> String {
+    if gym.is_empty() {
+        return message.to_owned();
+    }
+    let mut out = message.to_owned();
+    for (before, after, instead) in [
+        ("", "'s", "our"),
+        ("at ", "", "here"),
+        ("to ", "", "to us"),
+        ("from ", "", "from us"),
+        ("with ", "", "with us"),
+        ("for ", "", "for us"),
+        ("the ", " team", "the team"),
+    ] {
+        let phrase = format!("{before}{gym}{after}").to_ascii_lowercase();
+        // Bounded: a gym named like its rewrite ("Us") must not loop.
+        for _ in 0..8 {
+            let lower = out.to_ascii_lowercase();
+            let Some(i) = lower.find(&phrase) else { break };
+            let end = i + phrase.len();
+            let starts_word = lower[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            let ends_word = lower[end..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+            if !(starts_word && ends_word) {
+                break;
+            }
+            out.replace_range(i..end, instead);
+        }
+    }
+    out
+}
+
+/// The text of a touch: the member's message (a mail's body, its paragraphs joined) fitted
+/// into `max_segments`, its sign-off on a line of its own. The first text to a member names
+/// the gym once, first ("Iron Temple: Hi Dana, …", the message's own mentions of the gym said
+/// as "here" or "us"), and ends with [`STOP_LINE`] on its own line. A message too long is cut
+/// after its last whole sentence that fits (or word, with "...").
 pub fn compose(gym: &str, message: &str, first: bool, max_segments: u32) -> Text {
     let max_segments = max_segments.max(1);
-    let words = plain(
-        &message
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
+    let (words, sign_off) = message_and_sign_off(message);
     let gym = plain(gym.trim());
-    let (prefix, suffix) = if first {
-        (format!("{gym}: "), format!(" {STOP_LINE}"))
+    let (words, sign_off) = if first {
+        // "The Iron Temple team" under a text that starts "Iron Temple:" is "The team".
+        let team = format!("the {gym} team");
+        let sign_off = sign_off.map(|s| if s.eq_ignore_ascii_case(&team) { "The team".to_owned() } else { s });
+        (gym_named_once(&gym, &words), sign_off)
     } else {
-        (String::new(), String::new())
+        (words, sign_off)
+    };
+    let sign_off = sign_off.map(|s| format!("\n{s}")).unwrap_or_default();
+    let (prefix, suffix) = if first && !gym.is_empty() {
+        (format!("{gym}: "), format!("{sign_off}\n{STOP_LINE}"))
+    } else if first {
+        (String::new(), format!("{sign_off}\n{STOP_LINE}"))
+    } else {
+        (String::new(), sign_off)
     };
     let whole = |middle: &str| format!("{prefix}{middle}{suffix}");
     let fits = |middle: &str| segments(&whole(middle)) <= max_segments;

@@ -39,13 +39,30 @@ fn the_first_text_names_the_gym_and_says_how_to_stop() {
     assert_eq!(later.body, "Just checking in.");
 }
 
+/// Given the mail a text is made from, which names the gym and ends with the owner's name, when
+/// it is the first text, then it names the gym once, first, then the message, the sign-off on a
+/// line of its own, then how to stop.
+#[test]
+fn a_first_text_names_the_gym_once_then_the_message_the_sign_off_and_how_to_stop() {
+    let mail = "Hi Dana,\n\nThanks for reaching out to Iron Temple. The door is always open at Iron Temple.\n\nRosa";
+    let text = compose("Iron Temple", mail, true, 3);
+    assert_eq!(
+        text.body,
+        "Iron Temple: Hi Dana, Thanks for reaching out to us. The door is always open here.\nRosa\nReply STOP to opt out."
+    );
+    let team = compose("Iron Temple", "Hi Dana,\n\nSee you soon!\n\nThe Iron Temple team", true, 3);
+    assert_eq!(team.body, "Iron Temple: Hi Dana, See you soon!\nThe team\nReply STOP to opt out.");
+    let later = compose("Iron Temple", "Hi Dana,\n\nJust checking in.\n\nRosa", false, 3);
+    assert_eq!(later.body, "Hi Dana, Just checking in.\nRosa");
+}
+
 #[test]
 fn a_long_message_is_cut_after_its_last_whole_sentence_within_the_budget() {
     let long = "First sentence here. ".repeat(30);
     for max in [1, 2, 3] {
         let text = compose("Gym", &long, true, max);
         assert!(text.segments <= max, "{max}: {text:?}");
-        assert!(text.body.ends_with("sentence here. Reply STOP to opt out."), "{}", text.body);
+        assert!(text.body.ends_with("sentence here.\nReply STOP to opt out."), "{}", text.body);
     }
     let one_word = "x".repeat(500);
     let text = compose("Gym", &one_word, false, 2);

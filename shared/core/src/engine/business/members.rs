@@ -43,6 +43,9 @@ pub struct MemberView {
     /// An extension: which price `monthly_value` is.
     pub monthly_value_source: ValueSource,
     pub open_tasks: usize,
+    /// Why and when a cancelled member left, with the class their reason's words read as
+    /// (`members/cancellation.rs`); none for a member who is not cancelled.
+    pub cancellation: Option<crate::members::cancellation::Cancellation>,
 }
 
 /// One member with everything Openloop keeps on them.
@@ -72,6 +75,7 @@ impl Engine {
             monthly_value,
             monthly_value_source,
             open_tasks,
+            cancellation: crate::members::cancellation::Cancellation::of(facts),
         }
     }
 

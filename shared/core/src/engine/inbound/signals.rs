@@ -33,6 +33,36 @@ pub enum SignalOutcome {
     UnknownAccount,
 }
 
+/// The instants member events are accepted at, strictly increasing for this engine: two
+/// webhooks accepted in the same instant (a test's clock stands still; a fast sender) still
+/// keep the order they arrived in, a nanosecond apart.
+#[derive(Debug)]
+pub(crate) struct Arrivals {
+    last: std::sync::Mutex<Option<Timestamp>>,
+}
+
+impl Default for Arrivals {
+    fn default() -> Self {
+        Self {
+            last: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+impl Arrivals {
+    /// The acceptance instant of an event received at `now`: `now`, or a nanosecond after the
+    /// last one handed out when the clock has not moved past it.
+    pub(crate) fn next(&self, now: Timestamp) -> Timestamp {
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let next = match *last {
+            Some(before) if now <= before => before.checked_add(SignedDuration::from_nanos(1)).unwrap_or(before),
+            _ => now,
+        };
+        *last = Some(next);
+        next
+    }
+}
+
 impl Engine {
     /// Accept a member event whose webhook signature was checked: claim its webhook id (once
     /// per account, remembered for [`WEBHOOK_DEDUP_TTL`]) and put it on the signals queue for
@@ -45,6 +75,9 @@ impl Engine {
         event: WebhookEvent,
         received_at: Timestamp,
     ) -> Result<Accepted, EngineError> {
+        // The acceptance order travels with the event: at the same event time, the later
+        // accepted wins when the facts are projected, whatever order the queue hands them on in.
+        let received_at = self.arrivals.next(received_at);
         let envelope = SignalEnvelope {
             account_id,
             webhook_id: webhook_id.to_owned(),
@@ -90,7 +123,7 @@ impl Engine {
                 .await?
                 .map(|(f, _)| f)
                 .unwrap_or_else(|| MemberFacts::new(member_id.clone()));
-            if !current.apply(&envelope.webhook_id, event, envelope.event.timestamp) {
+            if !current.apply_accepted(&envelope.webhook_id, event, envelope.event.timestamp, envelope.received_at) {
                 facts = Some((current, false));
                 break;
             }

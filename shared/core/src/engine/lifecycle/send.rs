@@ -78,10 +78,12 @@ impl Engine {
             Drafting::Ready { draft, confidence } => (draft, confidence),
             Drafting::Done(outcome) => return Ok(outcome),
         };
-        let subject = if touch == 0 {
-            draft.subject.clone()
-        } else {
-            reply_subject(claimed.thread_subject.as_deref().unwrap_or(&draft.subject))
+        // A follow-up stays in the thread under its first subject; "Re:" only once the member
+        // wrote (a counted turn): a "Re:" to a mail they never answered reads like a trick.
+        let subject = match (touch, claimed.thread_subject.as_deref()) {
+            (0, _) | (_, None) => draft.subject.clone(),
+            (_, Some(first)) if claimed.budget.turns_used == 0 => first.to_owned(),
+            (_, Some(first)) => reply_subject(first),
         };
         // On the domain the mail is sent from (the gym's own, once verified): a Message-ID
         // on another domain than the From's is a spam signal.

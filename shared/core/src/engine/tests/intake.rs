@@ -74,3 +74,55 @@ async fn a_member_event_the_queue_refused_is_accepted_when_the_sender_retries() 
     assert_eq!(retried.expect("retry"), Accepted::Queued);
     assert_eq!(queue.taken.0.lock().expect("queue").len(), 1);
 }
+
+fn parsed(body: serde_json::Value) -> WebhookEvent {
+    match parse_event(body.to_string().as_bytes()).expect("event") {
+        Parsed::Known(event) => event,
+        Parsed::UnknownType(kind) => panic!("{kind} is a known type"),
+    }
+}
+
+/// Given a member's creation and their cancellation sent with the same `timestamp` and accepted
+/// in that order in the same instant (the clock stands still), whatever their webhook ids, when
+/// the signals consumer gets them the other way round, then the member is cancelled — and a
+/// redelivery of the creation changes nothing.
+#[tokio::test]
+async fn events_of_one_second_apply_in_the_order_they_were_accepted() {
+    for (created_id, cancelled_id) in [("wh_b", "wh_a"), ("wh_c", "wh_d")] {
+        let w = world().await;
+        let now = w.clock.now();
+        let created = parsed(serde_json::json!({"type": "member.created", "timestamp": now,
+            "data": {"member_id": "m_ian", "email": "ian@example.com", "first_name": "Ian", "status": "active", "joined_at": "2025-01-01T00:00:00Z"}}));
+        let cancelled = parsed(serde_json::json!({"type": "member.status_changed", "timestamp": now,
+            "data": {"member_id": "m_ian", "status": "cancelled", "previous_status": "active",
+                     "cancellation_reason": "Moving to Portland for a new job"}}));
+        w.engine
+            .accept_member_event(w.account.id, created_id, created, now)
+            .await
+            .expect("created");
+        w.engine
+            .accept_member_event(w.account.id, cancelled_id, cancelled, now)
+            .await
+            .expect("cancelled");
+        let queued: Vec<SignalEnvelope> = w
+            .queue
+            .0
+            .lock()
+            .expect("queue")
+            .iter()
+            .map(|(_, body)| serde_json::from_str(body).expect("envelope"))
+            .collect();
+        assert!(queued[0].received_at < queued[1].received_at, "accepted in order: {queued:?}");
+        for envelope in queued.iter().rev().chain(queued.iter().take(1)) {
+            w.engine.apply_signal(envelope).await.expect("applied");
+        }
+        let ian = MemberId::parse("m_ian").expect("id");
+        let (facts, _) = w.store.get_member(w.account.id, &ian).await.expect("read").expect("facts");
+        assert_eq!(
+            facts.status,
+            Some(crate::members::event::MemberStatus::Cancelled),
+            "{created_id} then {cancelled_id}"
+        );
+        assert_eq!(facts.cancellation_reason.as_deref(), Some("Moving to Portland for a new job"));
+    }
+}

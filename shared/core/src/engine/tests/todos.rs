@@ -249,3 +249,20 @@ async fn a_reopened_staff_call_is_on_the_call_list_again() {
     let open = w.todos(TodoStatus::Open).await;
     assert_eq!(open.iter().map(|t| t.task_id).collect::<Vec<_>>(), [call.id], "{open:?}");
 }
+
+/// A member known by phone only who never agreed to texts cannot be written to: the step's
+/// escalation (`missing_member_email`) puts them on the call list.
+#[tokio::test]
+async fn a_member_known_by_phone_only_without_consent_goes_to_the_call_list() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_phone").await;
+    let why = Why::new(crate::task::reason::Reason::MissingMemberEmail);
+    w.engine
+        .move_to(task.clone(), TaskStatus::Escalated, day0(), why)
+        .await
+        .expect("escalate");
+    let open = w.todos(TodoStatus::Open).await;
+    let [todo] = open.as_slice() else { panic!("{open:?}") };
+    assert_eq!((todo.kind, todo.task_id), (TodoKind::Call, task.id));
+    assert!(todo.what.contains("have not agreed to texts"), "{}", todo.what);
+}

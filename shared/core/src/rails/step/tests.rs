@@ -370,7 +370,7 @@ fn the_stale_guard_closes_or_escalates_a_task_the_member_made_wrong() {
     paid.last_payment_succeeded_at = Some(task.created_at + hours(1));
     let mut frozen = MemberFacts::new(task.member.id.clone());
     frozen.status = Some(crate::members::event::MemberStatus::Frozen);
-    frozen.status_stamp = Some((task.created_at + hours(1), String::new()));
+    frozen.status_stamp = Some(crate::members::member::Stamp::new(task.created_at + hours(1), ""));
     let cases = [
         (paid, TaskStatus::Completed, Reason::PaymentResolvedBeforeOutreach),
         (frozen, TaskStatus::Escalated, Reason::MemberFrozenSinceTaskCreated),

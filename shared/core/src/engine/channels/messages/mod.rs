@@ -95,7 +95,15 @@ impl Engine {
             (None, _) => None,
         };
         let member = match facts {
-            Some(facts) => MemberVars::from_facts(facts, to.first_name, plan_name, &account.settings.time_zone(), now),
+            Some(facts) => {
+                let mut vars = MemberVars::from_facts(facts, to.first_name, plan_name, &account.settings.time_zone(), now);
+                // The gym's data starts with the account: a member who joined before it has
+                // visits Openloop never saw, so no count of theirs is said.
+                if !facts.counts_every_visit(account.created_at) {
+                    vars.visits = 0;
+                }
+                vars
+            }
             None => MemberVars {
                 plan_name,
                 ..MemberVars::named(to.first_name)
