@@ -77,7 +77,11 @@ const TURNS: [(&str, &str); 12] = [
 ];
 
 fn sentence(text: &str, end: char) -> String {
-    let text = text.strip_prefix("please ").or_else(|| text.strip_prefix("Please ")).unwrap_or(text).trim();
+    let text = text
+        .strip_prefix("please ")
+        .or_else(|| text.strip_prefix("Please "))
+        .unwrap_or(text)
+        .trim();
     let lower = text.to_lowercase();
     let (lead, rest) = if let Some(p) = TELL.iter().find(|p| lower.starts_with(*p)) {
         ("", &text[p.len()..])
@@ -149,8 +153,30 @@ fn second_person(text: &str) -> String {
 fn is_function_word(word: &str) -> bool {
     matches!(
         word,
-        "a" | "an" | "the" | "to" | "that" | "and" | "or" | "but" | "at" | "on" | "in" | "for" | "with" | "about" | "if" | "when"
-            | "we" | "know" | "back" | "up" | "off" | "again" | "soon" | "today" | "tomorrow"
+        "a" | "an"
+            | "the"
+            | "to"
+            | "that"
+            | "and"
+            | "or"
+            | "but"
+            | "at"
+            | "on"
+            | "in"
+            | "for"
+            | "with"
+            | "about"
+            | "if"
+            | "when"
+            | "we"
+            | "know"
+            | "back"
+            | "up"
+            | "off"
+            | "again"
+            | "soon"
+            | "today"
+            | "tomorrow"
     )
 }
 
@@ -174,7 +200,10 @@ mod tests {
             to_member("Congratulate her on the baby! Tell her we can freeze her membership"),
             "Congratulations on the baby! We can freeze your membership."
         );
-        assert_eq!(to_member("tell her that the Saturday class starts at 9am"), "The Saturday class starts at 9am.");
+        assert_eq!(
+            to_member("tell her that the Saturday class starts at 9am"),
+            "The Saturday class starts at 9am."
+        );
         assert_eq!(
             to_member("Let him know his card expired and he can update it at the desk."),
             "Your card expired and you can update it at the desk."

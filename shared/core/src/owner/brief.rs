@@ -420,7 +420,11 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
         for t in todos {
             let phone = t.member.phone.as_deref().map(|p| format!(" — {p}")).unwrap_or_default();
             let name = name_of(t);
-            let who = if t.what.contains(&name) { String::new() } else { format!(" ({name})") };
+            let who = if t.what.contains(&name) {
+                String::new()
+            } else {
+                format!(" ({name})")
+            };
             text.push_str(&format!("- {}{who}{phone}\n", t.what));
         }
         text.push_str(&see_all(brief.more.todos, "/todos"));

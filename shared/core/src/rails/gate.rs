@@ -61,7 +61,9 @@ pub fn initial_status_on(
         autopilot
             && matches!(
                 trigger,
-                EscalationTrigger::MemberTenureOver1Year | EscalationTrigger::MemberTenureOver2Years | EscalationTrigger::MonthlyValueOver200
+                EscalationTrigger::MemberTenureOver1Year
+                    | EscalationTrigger::MemberTenureOver2Years
+                    | EscalationTrigger::MonthlyValueOver200
             )
     };
     for trigger in def.escalation_triggers.iter().filter(|t| !waived(t)) {

@@ -157,7 +157,11 @@ async fn the_scan_never_counts_an_expired_unsent_task_as_handling_its_member() {
     w.clock.advance(days(7) + SignedDuration::from_mins(5));
     assert_eq!(expire(&w).await, 1);
     let on_list = w.engine.analyze_account(&w.account).await.expect("scan");
-    assert_eq!((on_list.created, on_list.on_call_list, on_list.already_handled), (0, 1, 0), "{on_list:?}");
+    assert_eq!(
+        (on_list.created, on_list.on_call_list, on_list.already_handled),
+        (0, 1, 0),
+        "{on_list:?}"
+    );
 
     let todo = open_todos(&w).await.pop().expect("the call");
     assert_eq!(todo.member.id, member);
@@ -260,13 +264,23 @@ async fn guidance_on_a_spent_task_grants_it_exactly_one_more_message() {
     let why = crate::task::transition::Why::new(Reason::BudgetMessagesExhausted);
     let (mut spent, log) = crate::task::transition::record(&current, w.clock.now(), why);
     spent.budget.messages_max = spent.budget.messages_used;
-    w.store.commit(&crate::task::commit::TaskCommit::new(spent.clone(), log)).await.expect("spend");
+    w.store
+        .commit(&crate::task::commit::TaskCommit::new(spent.clone(), log))
+        .await
+        .expect("spend");
     let why = crate::task::transition::Why::new(Reason::MemberQuestionNeedsOwner);
-    w.engine.move_to(spent, TaskStatus::Escalated, w.clock.now(), why).await.expect("escalate");
+    w.engine
+        .move_to(spent, TaskStatus::Escalated, w.clock.now(), why)
+        .await
+        .expect("escalate");
 
     let guided = w
         .engine
-        .guidance(w.account.id, task.id, "Congratulate her on the baby! Tell her we can freeze her membership")
+        .guidance(
+            w.account.id,
+            task.id,
+            "Congratulate her on the baby! Tell her we can freeze her membership",
+        )
         .await
         .expect("guidance");
     assert_eq!(guided.budget.messages_max, guided.budget.messages_used + 1);

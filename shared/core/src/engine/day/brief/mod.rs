@@ -197,9 +197,7 @@ impl Engine {
         };
         let (tasks, _) = self.store.list_tasks(account.id, &query).await?;
         Ok(tasks.iter().any(|t| {
-            t.task_type == "payment_recovery"
-                && t.status.is_terminal()
-                && failed_at.is_none_or(|at| t.resolved_at.is_some_and(|r| r >= at))
+            t.task_type == "payment_recovery" && t.status.is_terminal() && failed_at.is_none_or(|at| t.resolved_at.is_some_and(|r| r >= at))
         }))
     }
 }

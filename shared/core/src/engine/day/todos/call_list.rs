@@ -41,13 +41,7 @@ impl Engine {
     /// to-do of the task already has them, then close `task` as `Cancelled` with `why` and
     /// the to-do's id. `Err(StaleVersion)`: the task changed meanwhile (the owner decided);
     /// a to-do made for this close is closed again, and the task is left as it is.
-    pub(crate) async fn close_onto_call_list(
-        &self,
-        task: Task,
-        what: String,
-        why: Why,
-        now: Timestamp,
-    ) -> Result<Task, EngineError> {
+    pub(crate) async fn close_onto_call_list(&self, task: Task, what: String, why: Why, now: Timestamp) -> Result<Task, EngineError> {
         let (kept, made) = match self.pending_todo_of(&task).await? {
             Some(todo) => (todo, false),
             None => {
