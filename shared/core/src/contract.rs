@@ -112,6 +112,10 @@ pub struct TaskView<'a> {
     /// earliest deadline being when its next step is due.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub open_loops: Vec<TaskLoopView>,
+    /// A task closed onto the call list (`review_expired`, an unanswered escalation): the
+    /// to-do its member is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub todo_id: Option<String>,
 }
 
 /// One open loop of a task, in its view.
@@ -192,6 +196,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
                     on_deadline: n.on_deadline.as_str(),
                 })
                 .collect(),
+            todo_id: t.todo_id.map(|id| id.to_string()),
         }
     }
 }

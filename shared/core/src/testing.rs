@@ -114,6 +114,7 @@ pub fn sample_task_for(account: AccountId, member: MemberId, status: TaskStatus,
         experiment: None,
         memories_used: Vec::new(),
         loops: Vec::new(),
+        todo_id: None,
         version: 1,
     }
 }

@@ -59,7 +59,11 @@ pub fn draft_system(r: &DraftRequest) -> String {
     if let Some(guidance) = r.context.get("owner_guidance").and_then(Value::as_str) {
         s.push_str(&format!(
             "\nThe gym owner told you what to say: \"{}\". Follow it: it is the substance of this \
-             message. Say it to the member in the gym's voice; do not add promises it does not make.\n",
+             message. The owner wrote it to you, about the member: say it to the member, in your own \
+             words and the gym's voice — \"Tell her we can freeze her membership\" becomes \"We can \
+             freeze your membership\", \"Congratulate him on the new job\" becomes \"Congratulations on \
+             the new job\". Never copy the owner's note into the message, and do not add promises it \
+             does not make.\n",
             guidance.trim()
         ));
     }

@@ -34,6 +34,7 @@ pub const OFFLINE_DRAFT_CONFIDENCE: u8 = 95;
 
 pub mod answer;
 pub mod evaluator;
+pub mod guidance;
 pub mod model;
 pub mod offline;
 pub mod wire;
@@ -198,41 +199,10 @@ pub(crate) fn write(
     }
 }
 
-/// The owner's instruction as words to the member: "Tell her the pool opens at 6" becomes
-/// "The pool opens at 6." — anything else is taken as written.
+/// The owner's instruction as words to the member (`guidance.rs`): "Tell her we can freeze
+/// her membership" becomes "We can freeze your membership."
 fn as_message(guidance: &str) -> String {
-    let text = guidance.trim();
-    let lower = text.to_ascii_lowercase();
-    let prefixes = [
-        "tell her that ",
-        "tell him that ",
-        "tell them that ",
-        "tell her ",
-        "tell him ",
-        "tell them ",
-        "let her know that ",
-        "let him know that ",
-        "let them know that ",
-        "let her know ",
-        "let him know ",
-        "let them know ",
-        "please tell her ",
-        "please tell him ",
-        "please tell them ",
-    ];
-    let rest = prefixes
-        .iter()
-        .find(|p| lower.starts_with(*p))
-        .map_or(text, |p| text[p.len()..].trim_start());
-    let mut chars = rest.chars();
-    let mut message: String = match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    };
-    if !message.ends_with(['.', '!', '?']) {
-        message.push('.');
-    }
-    message
+    guidance::to_member(guidance)
 }
 
 #[cfg(test)]
@@ -406,5 +376,19 @@ mod tests {
         let draft = drafted.draft;
         assert_eq!(draft.body, "Hi Sarah,\n\nThe Saturday class starts at 9am.\n\nCoach Mike");
         assert_eq!(as_message("We open at 6 on Sundays!"), "We open at 6 on Sundays!");
+    }
+
+    /// The owner's note about the member is said to the member, never pasted.
+    #[tokio::test]
+    async fn the_owners_note_about_her_reaches_her_in_her_own_person() {
+        let mut r = request("churn_risk", 1);
+        let note = "Congratulate her on the baby! Tell her we can freeze her membership";
+        r.context = serde_json::json!({ "owner_guidance": note });
+        let body = OfflineAgent.draft(&r).await.expect("draft").draft.body;
+        assert!(
+            body.contains("Congratulations on the baby! We can freeze your membership."),
+            "{body}"
+        );
+        assert!(!body.contains(note) && !body.contains("Tell her"), "{body}");
     }
 }

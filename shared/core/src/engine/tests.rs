@@ -1513,6 +1513,7 @@ mod memories;
 mod metrics;
 mod network;
 mod outcomes;
+mod owner_away;
 mod owner_notices;
 mod owner_words;
 mod plans;

@@ -269,6 +269,14 @@ pub struct Settings {
     /// A review item undecided this many days is closed as `review_expired`.
     #[serde(default = "crate::owner::quiet::default_review_expiry_days")]
     pub review_expiry_days: u32,
+    /// What an undecided review item becomes at `review_expiry_days`: the call list (by
+    /// default), its template draft sent, or closed. Leads and payments always reach the list.
+    #[serde(default)]
+    pub on_review_expiry: crate::owner::quiet::OnReviewExpiry,
+    /// On `limited_auto`, the task types whose template drafts go out without review even when
+    /// the member's value or tenure alone would ask for it (`rails/autonomy.rs`).
+    #[serde(default)]
+    pub autopilot_types: Vec<String>,
     /// The send hours chosen from what the account's sends led to (`owner/send_hours.rs`);
     /// shown, never patched. `None` until first chosen: the usual hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -333,6 +341,8 @@ impl Settings {
             brief_hour: crate::owner::quiet::default_brief_hour(),
             quiet_hours: Default::default(),
             review_expiry_days: crate::owner::quiet::default_review_expiry_days(),
+            on_review_expiry: Default::default(),
+            autopilot_types: Vec::new(),
             send_hours: None,
             sms: Default::default(),
             owner_phone: None,
@@ -393,6 +403,18 @@ impl Settings {
             return Err(InvalidInput::new(
                 "invalid_sending_domain",
                 "sending_domain must be a domain name such as crossfitrenegade.com",
+            ));
+        }
+        if self.autopilot_types.len() > task_type::REGISTRY.len() {
+            return Err(InvalidInput::new(
+                "invalid_autopilot_types",
+                "autopilot_types lists each task type at most once",
+            ));
+        }
+        if let Some(unknown) = self.autopilot_types.iter().find(|t| task_type::lookup(t).is_none()) {
+            return Err(InvalidInput::new(
+                "invalid_autopilot_types",
+                format!("{:?} is not a task type", unknown.chars().take(64).collect::<String>()),
             ));
         }
         if let Some(agent) = self

@@ -38,6 +38,9 @@ pub struct BriefAction {
     /// What ranks it: the value at stake, raised by how late it is.
     #[serde(skip)]
     pub score: f64,
+    /// Which item it is, as it stands: the same while the item is unchanged ([`listed_items`]).
+    #[serde(skip)]
+    pub key: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -111,7 +114,19 @@ pub struct Brief {
     /// (`review_expiry_days`).
     pub review_expired: usize,
     pub more: More,
+    /// Items unchanged since they were listed on [`MORNINGS_LISTED`] mornings: counted here,
+    /// no longer listed (the mail only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub still_open: usize,
 }
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The most mornings an unchanged item is listed in the mail; then it is only counted under
+/// "still open".
+pub const MORNINGS_LISTED: u32 = 3;
 
 impl Brief {
     /// Nothing to say: no mail that day.
@@ -149,6 +164,8 @@ pub struct BriefInputs {
     pub escalated: Vec<Waiting>,
     /// Tasks waiting in the review queue (counted up to the read's cap).
     pub awaiting_review: usize,
+    /// Who the first of them are for, oldest first: the review action names them.
+    pub awaiting_members: Vec<String>,
     pub at_risk: Vec<AtRisk>,
     pub payments: Vec<PaymentTrouble>,
     pub yesterday: Yesterday,
@@ -191,6 +208,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             todo_id: Some(todo.id.to_string()),
             member_id: Some(todo.member.id.clone()),
             score: value * 1.2 * (1.0 + late),
+            key: todo_key(todo),
         });
     }
     for waiting in &inputs.escalated {
@@ -207,6 +225,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             todo_id: None,
             member_id: Some(waiting.member_id.clone()),
             score: waiting.monthly_value * 1.5 * (1.0 + late),
+            key: format!("escalation:{}:{}", waiting.task_id, waiting.since),
         });
     }
     for payment in &inputs.payments {
@@ -222,16 +241,24 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             todo_id: None,
             member_id: Some(payment.member_id.clone()),
             score: payment.monthly_value * 1.3 * (1.0 + late),
+            key: payment_key(payment),
         });
     }
     if inputs.awaiting_review > 0 {
         let n = inputs.awaiting_review;
+        // Every listed item names its member: the first few of the queue by name.
+        let shown: Vec<&str> = inputs.awaiting_members.iter().take(BRIEF_ACTIONS).map(String::as_str).collect();
+        let names = match (shown.len(), n.saturating_sub(shown.len())) {
+            (0, _) => String::new(),
+            (_, 0) => format!(": {}", and_list(&shown)),
+            (_, rest) => format!(": {} and {}", shown.join(", "), count_of(rest, "other", "others")),
+        };
         actions.push(BriefAction {
             kind: "review",
             title: if n == 1 {
-                "1 task waits for your approval".into()
+                format!("1 task waits for your approval{names}")
             } else {
-                format!("{n} tasks wait for your approval")
+                format!("{n} tasks wait for your approval{names}")
             },
             why: if n == 1 {
                 "nothing is sent for it until you decide".into()
@@ -242,6 +269,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             todo_id: None,
             member_id: None,
             score: 50.0 * n as f64,
+            key: format!("review:{n}:{}", inputs.awaiting_members.join(",")),
         });
     }
     actions.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -275,7 +303,73 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
         planned_today: inputs.planned_today,
         review_expired: inputs.review_expired,
         more,
+        still_open: 0,
     }
+}
+
+/// "A", "A and B", "A, B and C".
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+fn todo_key(todo: &Todo) -> String {
+    format!("todo:{}:{}", todo.id, todo.version)
+}
+
+fn payment_key(p: &PaymentTrouble) -> String {
+    format!("payment:{}:{}", p.member_id, p.failed_at.map(|t| t.to_string()).unwrap_or_default())
+}
+
+/// The last check-in a member at risk was counted from (the same every morning until they
+/// come back).
+fn at_risk_key(m: &AtRisk, date: Date) -> String {
+    let since = m
+        .days_since_checkin
+        .and_then(|d| date.checked_sub(jiff::Span::new().days(d)).ok())
+        .map(|d| d.to_string())
+        .unwrap_or_default();
+    format!("at_risk:{}:{since}", m.member_id)
+}
+
+/// Every item the brief lists, by a key that stays the same while the item is unchanged
+/// (a to-do's version, an escalation's start, a payment's failure, a member's last
+/// check-in): what the mail counts the mornings of. Each once.
+pub fn listed_items(brief: &Brief) -> Vec<String> {
+    let mut keys: Vec<String> = brief.actions.iter().map(|a| a.key.clone()).collect();
+    keys.extend(brief.todos.iter().map(todo_key));
+    keys.extend(brief.at_risk.iter().map(|m| at_risk_key(m, brief.date)));
+    keys.extend(brief.payments.iter().map(payment_key));
+    let mut seen = std::collections::BTreeSet::new();
+    keys.retain(|k| seen.insert(k.clone()));
+    keys
+}
+
+/// `brief` without the items of `stale` (listed on [`MORNINGS_LISTED`] mornings already and
+/// unchanged since), counted under `still_open` instead.
+pub fn without_stale(mut brief: Brief, stale: &std::collections::BTreeSet<String>) -> Brief {
+    if stale.is_empty() {
+        return brief;
+    }
+    let date = brief.date;
+    let mut gone = std::collections::BTreeSet::new();
+    let mut keep = |key: String| {
+        if stale.contains(&key) {
+            gone.insert(key);
+            false
+        } else {
+            true
+        }
+    };
+    brief.actions.retain(|a| keep(a.key.clone()));
+    brief.todos.retain(|t| keep(todo_key(t)));
+    brief.at_risk.retain(|m| keep(at_risk_key(m, date)));
+    brief.payments.retain(|p| keep(payment_key(p)));
+    brief.still_open += gone.len();
+    brief
 }
 
 fn name_of(todo: &Todo) -> String {
@@ -325,7 +419,13 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
         });
         for t in todos {
             let phone = t.member.phone.as_deref().map(|p| format!(" — {p}")).unwrap_or_default();
-            text.push_str(&format!("- {}{phone}\n", t.what));
+            let name = name_of(t);
+            let who = if t.what.contains(&name) {
+                String::new()
+            } else {
+                format!(" ({name})")
+            };
+            text.push_str(&format!("- {}{who}{phone}\n", t.what));
         }
         text.push_str(&see_all(brief.more.todos, "/todos"));
     }
@@ -388,6 +488,12 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
             count_of(brief.planned_today, "step", "steps")
         ));
     }
+    if brief.still_open > 0 {
+        text.push_str(&format!(
+            "Still open: {}, listed on {MORNINGS_LISTED} mornings already and unchanged: {app}/today\n",
+            count_of(brief.still_open, "item", "items")
+        ));
+    }
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)
 }
@@ -444,6 +550,7 @@ mod tests {
             ],
             escalated: Vec::new(),
             awaiting_review: 0,
+            awaiting_members: Vec::new(),
             at_risk: Vec::new(),
             payments: Vec::new(),
             yesterday: Yesterday {
@@ -487,6 +594,7 @@ mod tests {
             todos: Vec::new(),
             escalated: Vec::new(),
             awaiting_review: 1,
+            awaiting_members: vec!["Ray".into()],
             at_risk: Vec::new(),
             payments: vec![PaymentTrouble {
                 member_id: MemberId::parse("m_chloe").expect("id"),
@@ -501,7 +609,7 @@ mod tests {
         });
         let (_, text) = mail(&brief, "https://app.example.com/app");
         assert!(
-            text.contains("1. 1 task waits for your approval (nothing is sent for it until you decide)"),
+            text.contains("1. 1 task waits for your approval: Ray (nothing is sent for it until you decide)"),
             "{text}"
         );
         assert!(text.contains("- Chloe: $1,250/month (the agent is on it)"), "{text}");

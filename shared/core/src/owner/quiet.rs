@@ -42,6 +42,21 @@ impl QuietHours {
     }
 }
 
+/// What an undecided review item becomes at `review_expiry_days` (CONTRACT.md "The owner
+/// away"): nothing found is dropped in silence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum OnReviewExpiry {
+    /// The member goes on the to-do list; the task closes as `review_expired` with its `todo_id`.
+    #[default]
+    CallList,
+    /// The type's template draft is sent, as the owner would have approved it.
+    SendDefault,
+    /// Closed, nothing sent.
+    Close,
+}
+
 pub fn default_brief_hour() -> Option<u8> {
     Some(DEFAULT_BRIEF_HOUR)
 }

@@ -39,10 +39,34 @@ pub fn initial_status(
     confidence: u8,
     ctx: &GateContext,
 ) -> (TaskStatus, GateReason) {
+    initial_status_on(mode, def, calibration, confidence, ctx, false)
+}
+
+/// [`initial_status`] of a type the owner put on autopilot (settings `autopilot_types`) when
+/// `autopilot`: on `limited_auto` the member's value or tenure alone no longer sends it to
+/// review. Every other trigger still does (a complaint, billing, a type that always asks, such
+/// as a payment), and so does a confidence below the threshold; the ramp applies after.
+pub fn initial_status_on(
+    mode: ExecutionMode,
+    def: &TaskTypeDef,
+    calibration: Calibration,
+    confidence: u8,
+    ctx: &GateContext,
+    autopilot: bool,
+) -> (TaskStatus, GateReason) {
     if mode == ExecutionMode::Manual {
         return (TaskStatus::PendingReview, Reason::ManualModeRequiresReview.into());
     }
-    for trigger in def.escalation_triggers {
+    let waived = |trigger: &EscalationTrigger| {
+        autopilot
+            && matches!(
+                trigger,
+                EscalationTrigger::MemberTenureOver1Year
+                    | EscalationTrigger::MemberTenureOver2Years
+                    | EscalationTrigger::MonthlyValueOver200
+            )
+    };
+    for trigger in def.escalation_triggers.iter().filter(|t| !waived(t)) {
         let fires = match trigger {
             EscalationTrigger::Always => true,
             EscalationTrigger::MemberTenureOver1Year => ctx.tenure_days.is_some_and(|d| d > 365),
@@ -69,6 +93,22 @@ pub fn initial_status(
 mod tests {
     use super::*;
     use crate::task::task_type::{AD_HOC, CHURN_RISK, PAYMENT_RECOVERY};
+
+    /// On autopilot a long-standing, valuable member no longer sends the type to review;
+    /// a payment, which always asks, still does; manual mode still reviews everything.
+    #[test]
+    fn autopilot_waives_value_and_tenure_but_not_what_always_asks() {
+        let valued = GateContext {
+            tenure_days: Some(800),
+            monthly_value: Some(250.0),
+            cancellation_reason: None,
+        };
+        let gate = |mode, def, autopilot| initial_status_on(mode, def, Calibration::default(), 95, &valued, autopilot).0;
+        assert_eq!(gate(ExecutionMode::LimitedAuto, &CHURN_RISK, false), TaskStatus::PendingReview);
+        assert_eq!(gate(ExecutionMode::LimitedAuto, &CHURN_RISK, true), TaskStatus::Ready);
+        assert_eq!(gate(ExecutionMode::LimitedAuto, &PAYMENT_RECOVERY, true), TaskStatus::PendingReview);
+        assert_eq!(gate(ExecutionMode::Manual, &CHURN_RISK, true), TaskStatus::PendingReview);
+    }
 
     #[test]
     fn a_calibrated_account_holds_what_the_type_alone_would_send() {

@@ -325,6 +325,10 @@ pub struct Task {
     /// ([`crate::task::task_loops`]): written with the loop records, read by the step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loops: Vec<crate::task::task_loops::LoopNote>,
+    /// The to-do a closed task handed its member to (a review item expired onto the call
+    /// list, an escalation left unanswered): the member is not dropped with the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub todo_id: Option<ulid::Ulid>,
     pub version: u64,
 }
 

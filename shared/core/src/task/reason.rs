@@ -386,6 +386,9 @@ reasons! {
     /// A review item the owner left undecided for the account's `review_expiry_days` is
     /// closed.
     ReviewExpired = "review_expired",
+    /// A review item left undecided was sent as drafted, as the owner would have approved it
+    /// (settings `on_review_expiry: "send_default"`).
+    ReviewExpiredSentAsDrafted = "review_expired_sent_as_drafted",
     /// The owner brought back a task closed too early, within its attribution window (spec
     /// §37.6).
     OwnerReopened = "owner_reopened",

@@ -105,6 +105,12 @@ pub struct SettingsPatch {
     pub brief_hour: Option<Option<u8>>,
     pub quiet_hours: Option<crate::owner::quiet::QuietHours>,
     pub review_expiry_days: Option<u32>,
+    /// `call_list` (default), `send_default` or `close`.
+    pub on_review_expiry: Option<crate::owner::quiet::OnReviewExpiry>,
+    /// Replaces the task types that run on autopilot (`limited_auto`).
+    #[serde(default, deserialize_with = "crate::kernel::texts::TaskTypeName::de_optional_list")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::TaskTypeName::list_schema))]
+    pub autopilot_types: Option<Vec<String>>,
     /// Text messages (any subset of `enabled`, `origination_identity`, `daily_limit`,
     /// `max_segments`).
     pub sms: Option<crate::owner::sms::SmsPatch>,
@@ -190,6 +196,14 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.review_expiry_days {
             s.review_expiry_days = v
+        }
+        if let Some(v) = patch.on_review_expiry {
+            s.on_review_expiry = v
+        }
+        if let Some(mut v) = patch.autopilot_types {
+            v.sort();
+            v.dedup();
+            s.autopilot_types = v;
         }
         if let Some(v) = &patch.sms {
             s.sms = v.apply(s.sms.clone());

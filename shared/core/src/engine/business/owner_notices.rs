@@ -351,6 +351,10 @@ impl Engine {
         if brief.is_empty() {
             return Ok(false);
         }
+        let brief = self.this_mornings(account, brief, now).await?;
+        if brief.is_empty() {
+            return Ok(false);
+        }
         let app = self.dashboard_url("");
         let (title, detail) = crate::owner::brief::mail(&brief, &app);
         // Written before the mail: a brief whose event cannot be kept is made again next run.

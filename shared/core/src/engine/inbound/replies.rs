@@ -673,12 +673,24 @@ impl Engine {
                 to: TaskStatus::Executing,
             });
         }
+        // A task whose messages are spent gets exactly one more for the owner's words, rather
+        // than straight back to the owner unsent (CONTRACT.md "The owner away").
+        let spent = task.budget.messages_left() == 0;
+        let mut detail = preview(text);
+        if spent {
+            detail.push_str("; its messages were spent: one more is granted for this answer");
+        }
         let (mut next, log) = transition(
             &task,
             TaskStatus::Executing,
             now,
-            Why::new(Reason::OwnerProvidedGuidance).detail(preview(text)),
+            Why::new(Reason::OwnerProvidedGuidance).detail(detail),
         )?;
+        if spent {
+            next.budget.messages_max = next.budget.messages_used.saturating_add(1);
+            next.budget.turns_max = next.budget.turns_max.max(next.budget.turns_used.saturating_add(1));
+            next.budget.expires_at = next.budget.expires_at.max(now + jiff::SignedDuration::from_hours(48));
+        }
         next.awaiting = Some(Awaiting::OwnerGuidance);
         next.next_action_at = Some(now);
         let mut commit = TaskCommit::new(next.clone(), log);

@@ -48,6 +48,9 @@ pub struct AccountAnalysis {
     pub already_open: usize,
     /// Findings whose episode an earlier run acted on.
     pub already_handled: usize,
+    /// Findings whose member is on the call list: a task of theirs closed onto it with
+    /// nothing sent, and the person calling has them (`engine/day/todos/call_list.rs`).
+    pub on_call_list: usize,
     /// Findings whose member is suppressed: nothing opened, no AI call spent (the episode
     /// stays claimed).
     pub suppressed: usize,
@@ -202,6 +205,13 @@ impl Engine {
                 .then_with(|| a.0.as_str().cmp(b.0.as_str()))
         });
 
+        // A member a person is to call is theirs until the to-do is done; an expired review
+        // item that sent nothing gave its episode back, so it never counts as handling them.
+        let on_call_list = if findings.is_empty() {
+            Default::default()
+        } else {
+            self.members_on_call_list(account.id).await?
+        };
         // An owner away proposes fewer a run.
         let presence = crate::owner::presence::Presence::of(account.last_seen_at, now);
         let burst = Burst::new(Limit::PerRun, presence.scan_allowance(limits::MAX_TASKS_PER_RUN));
@@ -221,6 +231,10 @@ impl Engine {
             if autonomy::review_capacity(&account.settings, agent, now, created_today) == Some(0) {
                 done.waiting_for_capacity += 1;
                 done.stopped_by.get_or_insert_with(|| "review_capacity".into());
+                continue;
+            }
+            if on_call_list.contains(&member) {
+                done.on_call_list += 1;
                 continue;
             }
             let episode = episode_key(account.id, &member, finding.task_type, &finding.episode);

@@ -75,8 +75,19 @@ impl Engine {
                     "This task was escalated on {escalated_at} but not addressed within {} days.",
                     ESCALATION_TIMEOUT.as_hours() / 24
                 ));
-                tracing::info!(task = %task.id, "escalation timed out; cancelled");
-                self.move_to(task, TaskStatus::Cancelled, now, why).await
+                // Never cancelled for want of an answer before its member is on the call list.
+                let what = format!(
+                    "Call {}: they waited {} for your answer ({})",
+                    task.member.label(),
+                    crate::kernel::plural::count(ESCALATION_TIMEOUT.as_hours() / 24, "day", "days"),
+                    crate::task::escalation::reason_in_words(task.outcome_reason.as_deref().unwrap_or("escalated"))
+                );
+                let closed = self.close_onto_call_list(task, what, why, now).await?;
+                tracing::info!(task = %closed.id, "escalation timed out; cancelled, its member on the call list");
+                Ok(StepOutcome::Moved {
+                    to: TaskStatus::Cancelled,
+                    reason: Reason::EscalationTimeout,
+                })
             }
             Timer::Remind { timeout_at } => {
                 // The reminder is a batchable owner notice (spec §35): it waits for a day with

@@ -15,7 +15,7 @@ use crate::owner::account::Account;
 use crate::owner::business_memory::BusinessMemory;
 use crate::ports::{DraftRequest, TaskQuery};
 use crate::rails::autonomy;
-use crate::rails::gate::{GateContext, initial_status};
+use crate::rails::gate::{GateContext, initial_status_on};
 use crate::rails::priority_rules::PriorityInput;
 use crate::task::commit::TaskCommit;
 use crate::task::controls::{PlanBudget, PlanStep, TaskControls, TaskMode, TaskPlan};
@@ -270,12 +270,15 @@ impl Engine {
         let trigger = Trigger::of(&input);
         let def: &TaskTypeDef = task_type::definition(&task_type);
         let confidence = input.confidence.unwrap_or(0).min(100);
-        let (status, gate_reason) = initial_status(
+        // A type on autopilot: the member's value or tenure alone does not ask for review.
+        let autopilot = account.settings.autopilot_types.iter().any(|t| t == &task_type);
+        let (status, gate_reason) = initial_status_on(
             account.settings.execution_mode,
             def,
             account.settings.calibration,
             confidence,
             &input.gate,
+            autopilot,
         );
         let ramp = autonomy::ramp(&account.settings, def.agent, now);
         let (status, gate_reason) = autonomy::review_gate(status, gate_reason, &ramp, options.mode);
@@ -465,6 +468,7 @@ impl Engine {
             message_template,
             experiment,
             loops: Vec::new(),
+            todo_id: None,
             version: 1,
         };
         let mut detail = format!("{} for {}", def.label, task.member.label());

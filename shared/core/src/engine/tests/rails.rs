@@ -287,6 +287,14 @@ async fn an_untouched_escalation_is_reminded_at_48_hours_and_cancelled_at_7_days
     assert_eq!(closed.status, TaskStatus::Cancelled);
     assert_eq!(closed.outcome_reason.as_deref(), Some("escalation_timeout"));
     assert_eq!(w.mailer.sent().len(), 1, "the timer never writes to the member");
+    // Never cancelled for want of an answer before its member is on the call list.
+    let todo = w
+        .engine
+        .todo(w.account.id, closed.todo_id.expect("its to-do"))
+        .await
+        .expect("to-do");
+    assert!(todo.is_pending(), "{todo:?}");
+    assert_eq!(todo.member.id, task.member.id);
 }
 
 /// Given an escalated task the owner resolved, when its timer would have fired, then it

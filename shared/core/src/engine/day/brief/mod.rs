@@ -8,6 +8,7 @@
 //! facts (read as the risk scan reads them, at most [`BRIEF_MEMBERS_READ`]).
 
 mod expiry;
+mod mornings;
 
 use std::collections::HashMap;
 
@@ -142,6 +143,18 @@ impl Engine {
                 _ => break,
             }
         }
+        // A failing payment whose task the owner decided (skipped, resolved, handed to the call
+        // list) since it failed is not asked about again every morning.
+        let mut decided = Vec::new();
+        for p in payments.iter().filter(|p| p.task_id.is_none()).take(PAYMENTS_CHECKED) {
+            if self.payment_decided(account, &p.member_id, p.failed_at).await? {
+                decided.push(p.member_id.clone());
+            }
+        }
+        payments.retain(|p| !decided.contains(&p.member_id));
+        let mut waiting_review: Vec<&Task> = pending.iter().collect();
+        waiting_review.sort_by_key(|t| (t.created_at, t.id));
+        let awaiting_members = waiting_review.iter().map(|t| t.member.label()).collect();
         let worth = |member: &MemberId| value.get(member).copied().unwrap_or(account.settings.avg_membership_price);
         let todos = open.into_iter().chain(snoozed).map(|t| {
             let v = worth(&t.member.id);
@@ -155,6 +168,7 @@ impl Engine {
             todos: todos.collect(),
             escalated,
             awaiting_review: pending.len(),
+            awaiting_members,
             at_risk,
             payments,
             yesterday: Yesterday {
@@ -170,6 +184,26 @@ impl Engine {
         }))
     }
 }
+
+impl Engine {
+    /// Whether a `payment_recovery` task of `member` closed since the payment failed (at
+    /// `failed_at`; unknown: any): the owner has decided on it.
+    async fn payment_decided(&self, account: &Account, member: &MemberId, failed_at: Option<Timestamp>) -> Result<bool, EngineError> {
+        let query = TaskQuery {
+            status: None,
+            member_id: Some(member.clone()),
+            limit: BRIEF_TASKS_READ,
+            cursor: None,
+        };
+        let (tasks, _) = self.store.list_tasks(account.id, &query).await?;
+        Ok(tasks.iter().any(|t| {
+            t.task_type == "payment_recovery" && t.status.is_terminal() && failed_at.is_none_or(|at| t.resolved_at.is_some_and(|r| r >= at))
+        }))
+    }
+}
+
+/// The most payments without an open task one brief checks for the owner's decision.
+const PAYMENTS_CHECKED: usize = 10;
 
 /// The outcome of a review item closed undecided.
 pub const REVIEW_EXPIRED: &str = "review_expired";

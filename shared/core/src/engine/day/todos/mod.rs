@@ -7,6 +7,7 @@
 //! escalation): trouble here is logged and never undoes the task's change. Every list reads
 //! one status of the to-do index (open, snoozed or done), never what is stored.
 
+mod call_list;
 pub(crate) mod rules;
 
 use super::tasks::Resolution;
@@ -257,7 +258,8 @@ impl Engine {
     }
 
     /// `webhooks`: whether its `todo.created` event is written and queued
-    /// ([`crate::owner::webhook_event::written_for`] of the account its path read).
+    /// ([`crate::owner::webhook_event::written_for`] of the account its path read). Returns
+    /// the to-do made; `None` when one of `source` was already made, or on trouble (logged).
     #[allow(clippy::too_many_arguments)]
     async fn make_todo(
         &self,
@@ -268,7 +270,7 @@ impl Engine {
         source: String,
         known: Option<Option<&MemberFacts>>,
         webhooks: bool,
-    ) {
+    ) -> Option<Todo> {
         let phone = match known {
             Some(facts) => facts.filter(|f| f.member_id == task.member.id).and_then(|f| f.phone.clone()),
             None => match self.store.get_member(task.account_id, &task.member.id).await {
@@ -321,9 +323,13 @@ impl Engine {
                 if webhooks {
                     self.emit_todo_webhook(&todo).await;
                 }
+                Some(todo)
             }
-            Ok(false) => {}
-            Err(e) => tracing::error!(task = %task.id, error = %e, "to-do not made"),
+            Ok(false) => None,
+            Err(e) => {
+                tracing::error!(task = %task.id, error = %e, "to-do not made");
+                None
+            }
         }
     }
 
