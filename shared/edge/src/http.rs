@@ -51,6 +51,7 @@ pub fn status(e: &EngineError) -> StatusCode {
             StatusCode::SERVICE_UNAVAILABLE
         }
         EngineError::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
+        EngineError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
     }
 }
 
@@ -293,6 +294,11 @@ mod tests {
                 EngineError::NotConfigured(InvalidInput::new("connector_not_configured", "no connector")),
                 503,
                 "connector_not_configured",
+            ),
+            (
+                EngineError::Unauthorized(InvalidInput::new("current_token_required", "rotated out")),
+                401,
+                "current_token_required",
             ),
         ];
         for (error, status, code) in cases {
