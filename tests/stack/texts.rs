@@ -581,7 +581,10 @@ async fn a_text_number_belongs_to_one_account_and_a_stop_lands_only_on_its_owner
     }
     let (_, unchanged) = stack.get("/api/v1/settings", &b.token).await;
     assert_eq!(
-        (unchanged["sms"]["enabled"].as_bool(), unchanged["sms"]["origination_identity"].as_str()),
+        (
+            unchanged["sms"]["enabled"].as_bool(),
+            unchanged["sms"]["origination_identity"].as_str()
+        ),
         (Some(false), None),
         "nothing changed: {unchanged}"
     );
@@ -606,18 +609,20 @@ async fn a_text_number_belongs_to_one_account_and_a_stop_lands_only_on_its_owner
     let outcome = text_in(&stack, phone, "STOP").await;
     assert_eq!(outcome["status"], "stopped", "{outcome}");
     let t = task(&stack, &a, &a_task).await;
-    assert_eq!((t["status"].as_str(), t["outcome"].as_str()), (Some("cancelled"), Some("opted_out")), "{t}");
+    assert_eq!(
+        (t["status"].as_str(), t["outcome"].as_str()),
+        (Some("cancelled"), Some("opted_out")),
+        "{t}"
+    );
     assert_eq!(task(&stack, &b, &b_task).await["status"], "waiting", "B's task is B's");
-    let new_task = |gym: &Account| {
-        stack.post(
-            "/api/v1/tasks",
-            &gym.token,
-            json!({"task_type": "churn_risk", "member_id": "m_both", "goal": "Check in"}),
-        )
-    };
-    let (status, body) = new_task(&a).await;
-    assert_eq!((status, body["error"]["code"].as_str()), (422, Some("member_suppressed")), "A's member stopped: {body}");
-    let (status, body) = new_task(&b).await;
+    let new_task = json!({"task_type": "churn_risk", "member_id": "m_both", "goal": "Check in"});
+    let (status, body) = stack.post("/api/v1/tasks", &a.token, new_task.clone()).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("member_suppressed")),
+        "A's member stopped: {body}"
+    );
+    let (status, body) = stack.post("/api/v1/tasks", &b.token, new_task).await;
     assert_eq!(status, 201, "B's member did not: {body}");
     stack.running.stop();
 }

@@ -175,7 +175,11 @@ impl DeliverabilityStore for DynamoStore {
             ("claimed_at".into(), n(claim.claimed_at.as_millisecond())),
         ]);
         // The holder's own claim again is a no-op, its first `claimed_at` kept.
-        if self.number_claim(&claim.number).await?.is_some_and(|held| held.account == claim.account) {
+        if self
+            .number_claim(&claim.number)
+            .await?
+            .is_some_and(|held| held.account == claim.account)
+        {
             return Ok(());
         }
         self.put_conditional(

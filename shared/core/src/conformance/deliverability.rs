@@ -168,7 +168,10 @@ pub(super) async fn an_sms_number_is_claimed_by_one_account(store: &dyn TaskStor
     use crate::owner::sms::{NumberClaim, number_key};
     let first = AccountId::generate(base());
     let second = AccountId::generate(base());
-    let number = number_key(&format!("+1555{}", &first.to_string()[20..26].bytes().map(|b| (b % 10).to_string()).collect::<String>()));
+    let number = number_key(&format!(
+        "+1555{}",
+        &first.to_string()[20..26].bytes().map(|b| (b % 10).to_string()).collect::<String>()
+    ));
     assert_eq!(store.number_claim(&number).await.expect("read"), None);
     let claim = NumberClaim {
         number: number.clone(),
@@ -181,14 +184,21 @@ pub(super) async fn an_sms_number_is_claimed_by_one_account(store: &dyn TaskStor
         ..claim.clone()
     };
     store.claim_number(&again).await.expect("the holder's claim again");
-    assert_eq!(store.number_claim(&number).await.expect("read"), Some(claim.clone()), "the first time kept");
+    assert_eq!(
+        store.number_claim(&number).await.expect("read"),
+        Some(claim.clone()),
+        "the first time kept"
+    );
     let theirs = NumberClaim {
         account: second,
         claimed_at: base() + jiff::SignedDuration::from_hours(24 * 365),
         ..claim.clone()
     };
     assert!(
-        matches!(store.claim_number(&theirs).await, Err(StoreError::Conflict(Conflict::AlreadyExists))),
+        matches!(
+            store.claim_number(&theirs).await,
+            Err(StoreError::Conflict(Conflict::AlreadyExists))
+        ),
         "another account is refused, however much later"
     );
     store.release_number(&number, second).await.expect("another's release");

@@ -37,7 +37,16 @@ mod tests {
     #[test]
     fn a_day_is_taken_only_as_written_and_within_the_bounds() {
         assert_eq!(parse_day("date", "2026-11-03"), Ok(date(2026, 11, 3)));
-        for raw in ["9999-12-31", "0000-01-01", "1999-12-31", "2100-01-01", "2026-11-3", "2026-02-30", " 2026-11-03", "+2026-11-03"] {
+        for raw in [
+            "9999-12-31",
+            "0000-01-01",
+            "1999-12-31",
+            "2100-01-01",
+            "2026-11-3",
+            "2026-02-30",
+            " 2026-11-03",
+            "+2026-11-03",
+        ] {
             let refused = parse_day("date", raw).expect_err(raw);
             assert_eq!(refused.code, "invalid_date", "{raw}");
             assert!(refused.message.contains("date must be"), "{raw}: {}", refused.message);

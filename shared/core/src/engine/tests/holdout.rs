@@ -195,7 +195,10 @@ async fn a_held_out_task_cancelled_is_never_reopened_into_a_send() {
     assert_eq!(task.status, TaskStatus::HeldOut);
     w.engine.cancel(w.account.id, task.id).await.expect("cancel");
     let refused = w.engine.reopen(w.account.id, task.id, "not done yet").await;
-    assert!(matches!(refused, Err(crate::task::error::EngineError::InvalidState { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(crate::task::error::EngineError::InvalidState { .. })),
+        "{refused:?}"
+    );
     assert_eq!(w.task(&task).await.status, TaskStatus::Cancelled);
 
     // Even a held-out task that reached the owner some other way takes no guidance into a send.
@@ -215,7 +218,10 @@ async fn a_held_out_task_cancelled_is_never_reopened_into_a_send() {
         .await
         .expect("escalated by hand");
     let guided = w.engine.guidance(w.account.id, task.id, "Tell her we miss her").await;
-    assert!(matches!(guided, Err(crate::task::error::EngineError::InvalidTransition { .. })), "{guided:?}");
+    assert!(
+        matches!(guided, Err(crate::task::error::EngineError::InvalidTransition { .. })),
+        "{guided:?}"
+    );
     for day in 1..=3 {
         w.clock.set(day0() + days(day));
         w.run().await;

@@ -37,7 +37,9 @@ impl Engine {
         // Reopened, it would go to the owner and from there to the member: a held-out
         // member's task stays held out, so it is never reopened.
         if task.is_held_out() {
-            return Err(not_reopened("reopen (its member is held out: the task sends nothing and is only watched)"));
+            return Err(not_reopened(
+                "reopen (its member is held out: the task sends nothing and is only watched)",
+            ));
         }
         let now = self.clock.now();
         let def = task_type::definition(&task.task_type);
