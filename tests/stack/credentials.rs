@@ -38,6 +38,34 @@ async fn a_rotated_api_token_works_through_its_overlap_and_not_after() {
     assert_eq!(status, 200, "{again}");
 }
 
+/// Issue 47: given a rotated API token, the rotated-out token still reads in its overlap but
+/// cannot rotate the token or the webhook secret again (401 `current_token_required`, nothing
+/// changed): the owner's new token keeps its life and the secret stays the owner's.
+#[tokio::test]
+async fn a_rotated_out_token_cannot_change_the_credentials() {
+    let stack = Stack::start("rotate-retired").await;
+    let gym = stack.create_account("manual").await;
+    let (status, rotated) = stack.post("/api/v1/settings/api-token/rotate", &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{rotated}");
+    let new = rotated["api_token"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(stack.get("/api/v1/settings", &gym.token).await.0, 200, "the old token still reads");
+    for path in ["/api/v1/settings/api-token/rotate", "/api/v1/settings/webhook-secret/rotate"] {
+        let (status, body) = stack.post(path, &gym.token, json!({})).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (401, Some("current_token_required")),
+            "{path}: {body}"
+        );
+    }
+    // The owner's new token did not retire: a day and more later it still works.
+    stack
+        .set_clock(&(stack.now().await + jiff::SignedDuration::from_hours(25)).to_string())
+        .await;
+    assert_eq!(stack.get("/api/v1/settings", &new).await.0, 200, "the new token lives on");
+    let (status, body) = stack.post("/api/v1/settings/webhook-secret/rotate", &new, json!({})).await;
+    assert_eq!(status, 200, "the current token rotates: {body}");
+}
+
 /// Given a rotated webhook secret, deliveries signed with either are accepted for 24 hours;
 /// after them, the old secret's are refused.
 #[tokio::test]

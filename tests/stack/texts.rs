@@ -555,6 +555,78 @@ async fn a_signed_sns_notification_of_a_text_is_read_and_a_forged_one_refused() 
     stack.running.stop();
 }
 
+/// Issue 47: a text number belongs to one account. Given gym A texting from its number, when
+/// gym B names the same number (in another spelling's case too) it is refused with 409
+/// `sms_number_taken` in CONTRACT.md's shape and B's settings are unchanged; and when both
+/// gyms text the same phone (B from its own number), the member's STOP to A's number stops
+/// A's task and A's texts only — B's task is untouched.
+#[tokio::test]
+async fn a_text_number_belongs_to_one_account_and_a_stop_lands_only_on_its_owners_task() {
+    let stack = Stack::start("sms-walls").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let a = texting_gym(&stack).await;
+    let b = stack.create_account("manual").await;
+    for taken in [OURS, " +18885550100 "] {
+        let (status, body) = stack
+            .call(
+                reqwest::Method::PUT,
+                "/api/v1/settings",
+                Some(&b.token),
+                Some(json!({"sms": {"enabled": true, "origination_identity": taken}})),
+            )
+            .await;
+        assert_eq!((status, body["error"]["code"].as_str()), (409, Some("sms_number_taken")), "{body}");
+        assert!(body["error"]["message"].is_string(), "{body}");
+    }
+    let (_, unchanged) = stack.get("/api/v1/settings", &b.token).await;
+    assert_eq!(
+        (
+            unchanged["sms"]["enabled"].as_bool(),
+            unchanged["sms"]["origination_identity"].as_str()
+        ),
+        (Some(false), None),
+        "nothing changed: {unchanged}"
+    );
+    settings(
+        &stack,
+        &b,
+        json!({"sms": {"enabled": true, "origination_identity": "+18885550200", "daily_limit": 20}}),
+    )
+    .await;
+
+    let phone = "+15555550171";
+    member(&stack, &a, "m_both", phone, true).await;
+    member(&stack, &b, "m_both", phone, true).await;
+    consent(&stack, &a, "m_both", true).await;
+    consent(&stack, &b, "m_both", true).await;
+    let a_task = stack.approved_task(&a, "ad_hoc", "m_both").await;
+    stack.run().await;
+    let b_task = stack.approved_task(&b, "ad_hoc", "m_both").await;
+    stack.run().await;
+    assert_eq!(texts_to(&stack, phone).await.len(), 2, "one text from each gym");
+
+    let outcome = text_in(&stack, phone, "STOP").await;
+    assert_eq!(outcome["status"], "stopped", "{outcome}");
+    let t = task(&stack, &a, &a_task).await;
+    assert_eq!(
+        (t["status"].as_str(), t["outcome"].as_str()),
+        (Some("cancelled"), Some("opted_out")),
+        "{t}"
+    );
+    assert_eq!(task(&stack, &b, &b_task).await["status"], "waiting", "B's task is B's");
+    let new_task = json!({"task_type": "churn_risk", "member_id": "m_both", "goal": "Check in"});
+    let (status, body) = stack.post("/api/v1/tasks", &a.token, new_task.clone()).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("member_suppressed")),
+        "A's member stopped: {body}"
+    );
+    let (status, body) = stack.post("/api/v1/tasks", &b.token, new_task).await;
+    assert_eq!(status, 201, "B's member did not: {body}");
+    stack.running.stop();
+}
+
 /// The SAM template declares the inbound-text topic, its subscription to the webhook, the
 /// environment that names it, and lets every function that mails a member text one.
 #[test]

@@ -152,9 +152,13 @@ pub(crate) async fn rotate_api_token(State(state): Shared, headers: HeaderMap, O
 
 /// `POST /api/v1/settings/webhook-secret/rotate` → `200 {"webhook_secret", "previous_secret_expires_at"}`.
 #[utoipa::path(post, path = "/api/v1/settings/webhook-secret/rotate", tag = "account", summary = "A new inbound webhook secret; the old one is accepted 24 hours more", responses((status = 200, description = "The new secret (shown once) and when the old one stops", body = openloop_core::owner::credentials::WebhookSecretRotated), OwnerErrors))]
-pub(crate) async fn rotate_webhook_secret(State(state): Shared, Owner(account): Owner) -> Result<Response, ApiError> {
+pub(crate) async fn rotate_webhook_secret(State(state): Shared, headers: HeaderMap, Owner(account): Owner) -> Result<Response, ApiError> {
+    let presented = bearer(&headers).map(token_hash);
     let secret = new_webhook_secret()?;
-    let previous_secret_expires_at = state.engine.rotate_webhook_secret(account, secret.clone()).await?;
+    let previous_secret_expires_at = state
+        .engine
+        .rotate_webhook_secret_from(account, presented.as_deref(), secret.clone())
+        .await?;
     Ok(json(
         StatusCode::OK,
         WebhookSecretRotated {

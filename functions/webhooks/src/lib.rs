@@ -1,6 +1,6 @@
 //! The webhooks function: member events in CONTRACT.md's format (Standard Webhooks
 //! signatures, dedup by `webhook-id`, enqueue to the signals queue, 202); PushPress's own
-//! deliveries (`pushpress_v3.rs`: its signature, dedup on `(event, data id, created)`);
+//! deliveries (`pushpress_v3.rs`: its signature, dedup on the hash of the signed `data`);
 //! inbound e-mail and unsubscribe links; members' texts (`inbound_sms.rs`, signed SNS).
 //! The router is served by `openloop_edge::apigw` in Lambda and directly by the local runtime.
 

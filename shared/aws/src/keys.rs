@@ -42,6 +42,13 @@ pub fn domain_claim_pk(domain: &str) -> String {
 }
 pub const DOMAIN_CLAIM_SK: &str = "CLAIM";
 
+/// A text origination identity's claim: which account may text from it and read what is
+/// texted to it (`number` as `openloop_core::owner::sms::number_key` folds it).
+pub fn number_claim_pk(number: &str) -> String {
+    format!("SMSNUMBER#{}", number.to_ascii_lowercase())
+}
+pub const NUMBER_CLAIM_SK: &str = "CLAIM";
+
 pub const SYSTEM_PK: &str = "SYSTEM";
 pub const CONFIG_SK: &str = "CONFIG";
 

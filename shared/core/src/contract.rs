@@ -456,6 +456,7 @@ pub fn error_body(e: &EngineError) -> ErrorBody {
         EngineError::Dependency(_) => ErrorBody::new("dependency_unavailable", "a dependency is unavailable; retry shortly"),
         EngineError::NotConfigured(missing) => ErrorBody::new(&missing.code, &missing.message),
         EngineError::Taken(taken) => ErrorBody::new(&taken.code, &taken.message),
+        EngineError::Unauthorized(refused) => ErrorBody::new(&refused.code, &refused.message),
         EngineError::Limited(refusal) => ErrorBody::new("limited", format!("{} ({})", refusal, refusal.limit.reason())),
         EngineError::MemberSuppressed { .. } => ErrorBody::new("member_suppressed", e.to_string()),
     }

@@ -52,8 +52,8 @@ pub struct Config {
     /// function accepts (any correctly signed topic when unset).
     pub mail_events_topic_arn: Option<String>,
     /// `OPENLOOP_INBOUND_SMS_TOPIC_ARN`: the only SNS topic whose notifications
-    /// `POST /webhooks/inbound-sms` accepts (members' texts; any correctly signed topic when
-    /// unset).
+    /// `POST /webhooks/inbound-sms` accepts (members' texts). Required in Lambda (a function
+    /// without it does not start); unset locally, any correctly signed topic.
     pub inbound_sms_topic_arn: Option<String>,
     /// `OPENLOOP_INBOUND_MAIL_BUCKET`: where SES receiving stores inbound messages
     /// (`{prefix}-inbound-mail` locally).
@@ -144,6 +144,18 @@ fn secret(name: &str, local_default: &str) -> Result<SecretString, ConfigError> 
     }
 }
 
+/// A setting that has a local default of "none" but none in Lambda: unset there, it is a
+/// deployment error, refused at start rather than served open (the inbound-text topic: without
+/// it any correctly signed SNS topic — anyone's — would be read as members' texts).
+fn required_in_lambda(name: &str, value: Option<String>, lambda: bool) -> Result<Option<String>, ConfigError> {
+    match value {
+        None if lambda => Err(ConfigError(format!(
+            "{name} must be set in Lambda: it names the only SNS topic whose messages are read"
+        ))),
+        value => Ok(value),
+    }
+}
+
 pub fn queue_env(queue: QueueName) -> String {
     format!("OPENLOOP_{}_QUEUE_URL", queue.as_str().to_ascii_uppercase())
 }
@@ -171,7 +183,11 @@ impl Config {
             ses_configuration_set: var("OPENLOOP_SES_CONFIGURATION_SET"),
             pushpress: pushpress()?,
             mail_events_topic_arn: var("OPENLOOP_MAIL_EVENTS_TOPIC_ARN"),
-            inbound_sms_topic_arn: var("OPENLOOP_INBOUND_SMS_TOPIC_ARN"),
+            inbound_sms_topic_arn: required_in_lambda(
+                "OPENLOOP_INBOUND_SMS_TOPIC_ARN",
+                var("OPENLOOP_INBOUND_SMS_TOPIC_ARN"),
+                in_lambda(),
+            )?,
             inbound_mail_bucket: var("OPENLOOP_INBOUND_MAIL_BUCKET")
                 .unwrap_or_else(|| format!("{}-inbound-mail", var("OPENLOOP_PREFIX").unwrap_or_else(|| "openloop".into()))),
             ai_pricing: ai_pricing(var)?,
@@ -287,6 +303,18 @@ pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), 
 
 #[cfg(test)]
 mod tests {
+    /// Issue 47: in Lambda the inbound-text topic is required, so no signed topic of anyone's
+    /// is read as members' texts; locally it may be unset.
+    #[test]
+    fn the_inbound_text_topic_is_required_in_lambda() {
+        let name = "OPENLOOP_INBOUND_SMS_TOPIC_ARN";
+        let refused = super::required_in_lambda(name, None, true).expect_err("unset in Lambda");
+        assert!(refused.0.contains(name), "{}", refused.0);
+        assert_eq!(super::required_in_lambda(name, None, false).ok(), Some(None), "locally: unset");
+        let topic = Some("arn:aws:sns:us-east-1:123456789012:inbound-sms".to_owned());
+        assert_eq!(super::required_in_lambda(name, topic.clone(), true).ok(), Some(topic));
+    }
+
     use super::*;
 
     fn pricing(vars: &[(&str, &str)]) -> Result<AiPricing, ConfigError> {

@@ -51,6 +51,7 @@ pub fn status(e: &EngineError) -> StatusCode {
             StatusCode::SERVICE_UNAVAILABLE
         }
         EngineError::Limited(_) => StatusCode::TOO_MANY_REQUESTS,
+        EngineError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
     }
 }
 
@@ -94,7 +95,10 @@ pub fn json_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         },
         Err(e) => (e.path().to_string(), e.into_inner()),
     };
-    Err(if e.is_data() {
+    // serde_json calls some wrong shapes syntax (an integer where an enum's name belongs, as
+    // in `[1]` for an object): a body that is valid JSON is well-formed, so its error is 422.
+    let well_formed = e.is_data() || serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok();
+    Err(if well_formed {
         let field = if path == "." { String::new() } else { format!("{path}: ") };
         // A field kept to a rule (`kernel::bounded`) refused it: its code, the field named.
         let text = e.to_string();
@@ -258,6 +262,41 @@ mod tests {
         (error.status.as_u16(), error.body.error.code)
     }
 
+    /// Issue 47: every body error is in the contract's codes — valid JSON of the wrong shape
+    /// is 422 (`[1]` where an object with an enum belongs), only JSON that does not parse 400.
+    #[test]
+    fn a_well_formed_body_of_the_wrong_shape_is_422_and_only_broken_json_400() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        enum Kind {
+            #[serde(rename = "call")]
+            Call,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Contact {
+            kind: Kind,
+        }
+        for body in [
+            &b"[1]"[..],
+            b"[]",
+            b"1",
+            b"\"call\"",
+            b"{\"kind\": 1}",
+            b"{\"kind\": \"fax\"}",
+            b"[[1]]",
+        ] {
+            let status = json_body::<Contact>(body).map(|_| ()).map_err(|e| e.status.as_u16());
+            assert_eq!(status, Err(422), "{}", String::from_utf8_lossy(body));
+        }
+        for body in [&b"[1"[..], b"{\"kind\":", b"{\"kind\": \"call\"} x", b""] {
+            let status = json_body::<Contact>(body).map(|_| ()).map_err(|e| e.status.as_u16());
+            assert_eq!(status, Err(400), "{}", String::from_utf8_lossy(body));
+        }
+        assert!(json_body::<Contact>(br#"{"kind": "call"}"#).is_ok());
+    }
+
     #[test]
     fn each_domain_error_has_its_contract_status_and_code() {
         let refusal = openloop_core::task::flood::Refusal {
@@ -293,6 +332,11 @@ mod tests {
                 EngineError::NotConfigured(InvalidInput::new("connector_not_configured", "no connector")),
                 503,
                 "connector_not_configured",
+            ),
+            (
+                EngineError::Unauthorized(InvalidInput::new("current_token_required", "rotated out")),
+                401,
+                "current_token_required",
             ),
         ];
         for (error, status, code) in cases {

@@ -2,7 +2,8 @@
 //! attribute added to by each reservation's transaction in `tasks.rs`, its `bounces` map
 //! written over `bounce_version`) and one `SOFTBOUNCE#{email}` item per address, a string set
 //! of the mails that soft-bounced. Outside accounts, `DOMAIN#{domain}`/`CLAIM` names the one
-//! account that may send as a domain, written by one conditional put.
+//! account that may send as a domain, written by one conditional put; `SMSNUMBER#{number}`/`CLAIM`
+//! the one account that may text from a number, the same way (never taken over).
 
 use std::collections::HashMap;
 
@@ -13,6 +14,7 @@ use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::kernel::ids::{AccountId, Email};
 use openloop_core::kernel::limits::UNPROVEN_CLAIM_HOLD;
 use openloop_core::owner::deliverability::{BounceWindow, DomainClaim};
+use openloop_core::owner::sms::NumberClaim;
 use openloop_core::ports::DeliverabilityStore;
 
 use crate::keys::*;
@@ -157,6 +159,77 @@ impl DeliverabilityStore for DynamoStore {
             .await;
         match out {
             // Not this account's (or no claim): left alone.
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(()),
+            Err(e) => Err(unavailable(e)),
+        }
+    }
+
+    async fn claim_number(&self, claim: &NumberClaim) -> Result<(), StoreError> {
+        let item: Item = HashMap::from([
+            (PK.into(), s(number_claim_pk(&claim.number))),
+            (SK.into(), s(NUMBER_CLAIM_SK)),
+            (KIND.into(), s("number_claim")),
+            ("number".into(), s(claim.number.clone())),
+            ("account_id".into(), s(claim.account.to_string())),
+            ("claimed_at".into(), n(claim.claimed_at.as_millisecond())),
+        ]);
+        // The holder's own claim again is a no-op, its first `claimed_at` kept.
+        if self
+            .number_claim(&claim.number)
+            .await?
+            .is_some_and(|held| held.account == claim.account)
+        {
+            return Ok(());
+        }
+        self.put_conditional(
+            item,
+            "attribute_not_exists(PK) OR account_id = :me",
+            &[],
+            vec![(":me", s(claim.account.to_string()))],
+            Conflict::AlreadyExists,
+        )
+        .await
+    }
+
+    async fn number_claim(&self, number: &str) -> Result<Option<NumberClaim>, StoreError> {
+        let Some(item) = self.get(number_claim_pk(number), NUMBER_CLAIM_SK).await? else {
+            return Ok(None);
+        };
+        let account = item
+            .get("account_id")
+            .and_then(|v| v.as_s().ok())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| StoreError::Corrupt {
+                key: number_claim_pk(number),
+                reason: "a number claim without its account".into(),
+            })?;
+        let claimed_at = item
+            .get("claimed_at")
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse::<i64>().ok())
+            .and_then(|v| jiff::Timestamp::from_millisecond(v).ok())
+            .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        Ok(Some(NumberClaim {
+            number: number.to_owned(),
+            account,
+            claimed_at,
+        }))
+    }
+
+    async fn release_number(&self, number: &str, account: AccountId) -> Result<(), StoreError> {
+        self.count();
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .key(PK, s(number_claim_pk(number)))
+            .key(SK, s(NUMBER_CLAIM_SK))
+            .condition_expression("account_id = :me")
+            .expression_attribute_values(":me", s(account.to_string()))
+            .send()
+            .await;
+        match out {
             Ok(_) => Ok(()),
             Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => Ok(()),
             Err(e) => Err(unavailable(e)),

@@ -159,3 +159,56 @@ pub(super) async fn a_sending_domain_is_claimed_by_one_account(store: &dyn TaskS
     store.release_domain(&domain, second).await.expect("release");
     assert_eq!(store.domain_claim(&domain).await.expect("read"), None);
 }
+
+/// A text number belongs to one account: the first claim wins, its holder's claim again is a
+/// no-op (its first time kept), another account is refused however long it waits, and a
+/// release frees only one's own claim.
+pub(super) async fn an_sms_number_is_claimed_by_one_account(store: &dyn TaskStore) {
+    use crate::kernel::error::{Conflict, StoreError};
+    use crate::owner::sms::{NumberClaim, number_key};
+    let first = AccountId::generate(base());
+    let second = AccountId::generate(base());
+    let number = number_key(&format!(
+        "+1555{}",
+        &first.to_string()[20..26].bytes().map(|b| (b % 10).to_string()).collect::<String>()
+    ));
+    assert_eq!(store.number_claim(&number).await.expect("read"), None);
+    let claim = NumberClaim {
+        number: number.clone(),
+        account: first,
+        claimed_at: base(),
+    };
+    store.claim_number(&claim).await.expect("the first claim");
+    let again = NumberClaim {
+        claimed_at: base() + jiff::SignedDuration::from_hours(1),
+        ..claim.clone()
+    };
+    store.claim_number(&again).await.expect("the holder's claim again");
+    assert_eq!(
+        store.number_claim(&number).await.expect("read"),
+        Some(claim.clone()),
+        "the first time kept"
+    );
+    let theirs = NumberClaim {
+        account: second,
+        claimed_at: base() + jiff::SignedDuration::from_hours(24 * 365),
+        ..claim.clone()
+    };
+    assert!(
+        matches!(
+            store.claim_number(&theirs).await,
+            Err(StoreError::Conflict(Conflict::AlreadyExists))
+        ),
+        "another account is refused, however much later"
+    );
+    store.release_number(&number, second).await.expect("another's release");
+    assert_eq!(
+        store.number_claim(&number).await.expect("read").map(|c| c.account),
+        Some(first),
+        "another account cannot release it"
+    );
+    store.release_number(&number, first).await.expect("release");
+    assert_eq!(store.number_claim(&number).await.expect("read"), None);
+    store.claim_number(&theirs).await.expect("a released number is free");
+    assert_eq!(store.number_claim(&number).await.expect("read").map(|c| c.account), Some(second));
+}

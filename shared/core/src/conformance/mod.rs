@@ -146,6 +146,7 @@ macro_rules! store_conformance_tests {
             deliverability: [
                 sends_are_counted_by_reservations_and_bounces_once_per_mail,
                 a_sending_domain_is_claimed_by_one_account,
+                an_sms_number_is_claimed_by_one_account,
             ],
             memories: [
                 a_memory_book_is_versioned_per_account_and_in_the_send_snapshot,

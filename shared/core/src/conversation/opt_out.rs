@@ -1,7 +1,8 @@
 //! Opt-out detection (spec §22.3): the hard rule that runs on every member reply before any
 //! AI reads it. A member who asks to stop is suppressed at once and every task about them is
 //! cancelled, whatever a model would have said. Words are matched whole ("stop" is not
-//! "stopwatch"), and "stop" on its own counts while "I'll stop by" does not. Paraphrases
+//! "stopwatch"), and "stop" as a command counts while "I'll stop by" and "I can't stop
+//! laughing" do not. Paraphrases
 //! ("I'd rather not get these") and the common Spanish, French, German and Portuguese
 //! requests count too.
 
@@ -160,9 +161,22 @@ fn without_our_wording(reply: &str) -> String {
         .join("\n")
 }
 
-/// Lower case, straight apostrophes, single spaces.
+/// The compatibility forms a phone keyboard may send folded to their plain letters (the
+/// part of Unicode's NFKC a text's words need): full-width ASCII (`ＳＴＯＰ`, U+FF01–U+FF5E)
+/// and the ideographic space.
+pub fn fold_width(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(u32::from(c) - 0xff01 + 0x21).unwrap_or(c),
+            '\u{3000}' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// Lower case, straight apostrophes, single spaces, full-width forms folded.
 pub fn normalize(text: &str) -> String {
-    let mapped: String = text
+    let mapped: String = fold_width(text)
         .chars()
         .map(|c| match c {
             '\u{2018}' | '\u{2019}' | '\u{02bc}' | '`' => '\'',
@@ -192,19 +206,23 @@ pub fn contains_phrase(text: &str, needle: &str, open_end: bool) -> bool {
     false
 }
 
-/// The word "stop" on its own means stop; "stop by", "stop in" and "non-stop" do not.
+/// The word "stop" as a command: the whole of a sentence or clause, with at most a "please"
+/// or "now" around it ("Stop.", "stop it please", "Stop, thank you"). Inside an ordinary
+/// sentence it is not one: "I'll stop by", "non-stop week", "I can't stop laughing".
 fn bare_stop(text: &str) -> bool {
-    let words: Vec<&str> = text
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words.iter().enumerate().any(|(i, w)| {
-        *w == "stop"
-            && !matches!(
-                words.get(i + 1).copied(),
-                Some("by" | "in" | "over" | "round" | "around" | "into" | "at" | "off")
-            )
-            && !(i > 0 && matches!(words[i - 1], "i'll" | "ill" | "will" | "can" | "could" | "might"))
+    const BEFORE: &[&str] = &["please", "pls", "plz", "just", "ok", "okay", "now", "so"];
+    const AFTER: &[&str] = &[
+        "please", "pls", "plz", "now", "it", "this", "that", "all", "thanks", "thank", "you", "already", "asap",
+    ];
+    text.split(['.', '!', '?', ',', ';', ':', '\n']).any(|clause| {
+        let words: Vec<&str> = clause
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let Some(at) = words.iter().position(|w| *w == "stop") else {
+            return false;
+        };
+        words[..at].iter().all(|w| BEFORE.contains(w)) && words[at + 1..].iter().all(|w| AFTER.contains(w))
     })
 }
 
@@ -231,6 +249,11 @@ mod tests {
             "Merci de me retirer de votre liste.",
             "Je ne souhaite plus recevoir vos messages.",
             "stop svp",
+            "Stop, thank you.",
+            "Please stop!",
+            "stop it",
+            "\u{ff33}\u{ff34}\u{ff2f}\u{ff30}",
+            "\u{ff35}\u{ff4e}\u{ff53}\u{ff55}\u{ff42}\u{ff53}\u{ff43}\u{ff52}\u{ff49}\u{ff42}\u{ff45}",
         ] {
             assert!(is_opt_out(reply), "{reply}");
         }
@@ -242,6 +265,9 @@ mod tests {
             "ok",
             "thanks!",
             "one more thing off the list of excuses, see you Monday",
+            "I can't stop laughing, see you Monday",
+            "don't stop now, I'm loving it",
+            "we stop at the bakery on the way",
         ] {
             assert!(!is_opt_out(reply), "{reply}");
         }

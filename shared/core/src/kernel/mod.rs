@@ -3,6 +3,7 @@
 //! other folder of the crate.
 
 pub mod bounded;
+pub mod calendar;
 pub mod error;
 pub mod ids;
 pub mod limits;

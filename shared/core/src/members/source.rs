@@ -334,16 +334,21 @@ pub struct SourceDelivery {
     pub created: Timestamp,
     /// `data.id` (for the logs).
     pub data_id: String,
-    /// The SHA-256 (hex) of what PushPress signed (the compact `data`): with `event`, what
-    /// tells a redelivery or a replay, whatever its unsigned `created` says.
+    /// The SHA-256 (hex) of what PushPress signed (the compact `data`): what tells a
+    /// redelivery or a replay, whatever its unsigned `created` or `event` says.
     pub data_hash: String,
     pub change: SourceChange,
 }
 
 impl SourceDelivery {
-    /// The delivery's id for deduplication: `(event, hash of the signed data)`.
+    /// The delivery's id for deduplication: the hash of what PushPress signed, and nothing
+    /// the sender did not sign. The envelope's `event` is not signed (PushPress signs `data`
+    /// alone), so it is left out: the same signed data replayed under another event name is
+    /// the same delivery, a duplicate, never a second effect. (Two genuine events over the
+    /// very same data — `checkin.created` then `checkin.updated` with nothing changed — say
+    /// the same thing, so taking the second as a duplicate loses nothing.)
     pub fn dedupe_id(&self) -> String {
-        format!("v3:{}:{}", self.event, self.data_hash)
+        format!("v3:{}", self.data_hash)
     }
 }
 

@@ -1,11 +1,13 @@
 //! [`DeliverabilityStore`] in memory: each account's bounce window (its sends counted by the
-//! reservations in `tasks.rs`) and the mails each address soft-bounced.
+//! reservations in `tasks.rs`), the mails each address soft-bounced, and the claims on sending
+//! domains and text numbers.
 
 use async_trait::async_trait;
 
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, Email};
 use crate::owner::deliverability::{BounceWindow, DomainClaim};
+use crate::owner::sms::NumberClaim;
 use crate::ports::DeliverabilityStore;
 
 use super::MemoryStore;
@@ -53,6 +55,30 @@ impl DeliverabilityStore for MemoryStore {
         let mut s = self.lock();
         if s.domain_claims.get(domain).is_some_and(|c| c.account == account) {
             s.domain_claims.remove(domain);
+        }
+        Ok(())
+    }
+
+    async fn claim_number(&self, claim: &NumberClaim) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        match s.number_claims.get(&claim.number) {
+            Some(held) if held.account != claim.account => Err(StoreError::Conflict(Conflict::AlreadyExists)),
+            Some(_) => Ok(()),
+            None => {
+                s.number_claims.insert(claim.number.clone(), claim.clone());
+                Ok(())
+            }
+        }
+    }
+
+    async fn number_claim(&self, number: &str) -> Result<Option<NumberClaim>, StoreError> {
+        Ok(self.lock().number_claims.get(number).cloned())
+    }
+
+    async fn release_number(&self, number: &str, account: AccountId) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        if s.number_claims.get(number).is_some_and(|c| c.account == account) {
+            s.number_claims.remove(number);
         }
         Ok(())
     }

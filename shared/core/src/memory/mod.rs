@@ -102,6 +102,8 @@ struct State {
     soft_bounces: HashMap<(AccountId, Email), std::collections::BTreeSet<String>>,
     /// Sending domains by name → the account that claimed each.
     domain_claims: HashMap<String, crate::owner::deliverability::DomainClaim>,
+    /// Text origination identities (as `number_key` folds them) → the account that claimed each.
+    number_claims: HashMap<String, crate::owner::sms::NumberClaim>,
     memory_books: HashMap<AccountId, crate::owner::business_memory::MemoryBook>,
     suggestions: BTreeMap<(AccountId, ulid::Ulid), crate::learning::suggestion::Suggestion>,
     fingerprints: HashSet<(AccountId, String)>,

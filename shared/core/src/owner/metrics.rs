@@ -251,12 +251,7 @@ pub struct DayRange {
 
 impl DayRange {
     pub fn parse(from: Option<&str>, to: Option<&str>, today: Date) -> Result<Self, InvalidInput> {
-        let date = |name: &str, raw: &str| {
-            raw.parse::<Date>()
-                .ok()
-                .filter(|d| d.to_string() == raw)
-                .ok_or_else(|| InvalidInput::new("invalid_date", format!("{name} must be a date YYYY-MM-DD, not {raw:?}")))
-        };
+        let date = crate::kernel::calendar::parse_day;
         let to = match to {
             Some(raw) => date("to", raw)?,
             None => today,

@@ -56,6 +56,17 @@ impl Month {
         let year: i16 = y.parse().map_err(|_| bad())?;
         let month: i8 = m.parse().map_err(|_| bad())?;
         let first = Date::new(year, month, 1).map_err(|_| bad())?;
+        // The API's months are the API's days' (`kernel::calendar`): 2000-01 to 2099-12.
+        if !crate::kernel::calendar::in_bounds(first) {
+            return Err(InvalidInput::new(
+                "invalid_month",
+                format!(
+                    "month {s:?} must be between {} and {}",
+                    crate::kernel::calendar::FIRST_DAY.strftime("%Y-%m"),
+                    crate::kernel::calendar::LAST_DAY.strftime("%Y-%m")
+                ),
+            ));
+        }
         Self::of(first, tz)
     }
 

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::kernel::error::InvalidInput;
+use crate::kernel::ids::AccountId;
 
 pub const DEFAULT_DAILY_LIMIT: u32 = 50;
 /// Segments a text may use unless the owner allows more.
@@ -72,6 +73,26 @@ impl SmsSettings {
         }
         Ok(())
     }
+}
+
+/// Which account texts from an origination identity (a number, pool or sender id): the first
+/// account to name it claims it (one conditional write, [`crate::ports::DeliverabilityStore::claim_number`])
+/// and holds it until it names another or none; another account naming it is refused
+/// (`sms_number_taken`, 409), so no two gyms text — or read members' answers — as one number.
+/// Unlike a sending domain there is nothing a gym can publish to prove a number is its own, so
+/// a claim is never taken over: the operator frees a number named by the wrong gym.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumberClaim {
+    /// The identity as [`number_key`] folds it.
+    pub number: String,
+    pub account: AccountId,
+    pub claimed_at: jiff::Timestamp,
+}
+
+/// The one spelling an origination identity is claimed under: trimmed and lowercased (an ARN
+/// or a sender id named in another case is the same identity).
+pub fn number_key(identity: &str) -> String {
+    identity.trim().to_ascii_lowercase()
 }
 
 /// A change of some of the text settings (`PUT /api/v1/settings` takes any subset).

@@ -58,7 +58,8 @@ impl AddressPolicy {
         if authority.contains('@') {
             return Err(InvalidInput::new("invalid_url", "url must not carry a user name or password"));
         }
-        let (host, port) = split_host_port(authority).ok_or_else(|| InvalidInput::new("invalid_url", "url must name a host"))?;
+        let (host, port) = split_host_port(authority)
+            .ok_or_else(|| InvalidInput::new("invalid_url", "url must name a host and, if any, a port of 1-65535 in digits"))?;
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         if host.is_empty()
             || !host
@@ -94,18 +95,27 @@ impl AddressPolicy {
     }
 }
 
+/// A port as a URL writes it (RFC 3986 `*DIGIT`) that can be delivered to: digits only (no
+/// `+`, which `u16::from_str` would take), 1–65535 (port 0 reaches nothing).
+fn port(raw: &str) -> Option<u16> {
+    if raw.is_empty() || !raw.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    raw.parse::<u16>().ok().filter(|p| *p != 0)
+}
+
 fn split_host_port(authority: &str) -> Option<(&str, Option<u16>)> {
     if let Some(rest) = authority.strip_prefix('[') {
         let (host, after) = rest.split_once(']')?;
         let port = match after.strip_prefix(':') {
-            Some(p) => Some(p.parse().ok()?),
+            Some(p) => Some(port(p)?),
             None if after.is_empty() => None,
             None => return None,
         };
         return Some((host, port));
     }
     match authority.rsplit_once(':') {
-        Some((host, port)) => Some((host, Some(port.parse().ok()?))),
+        Some((host, raw)) => Some((host, Some(port(raw)?))),
         None => Some((authority, None)),
     }
 }
@@ -158,6 +168,29 @@ mod tests {
 
     const STRICT: AddressPolicy = AddressPolicy { local: false };
     const LOCAL: AddressPolicy = AddressPolicy { local: true };
+
+    /// Issue 47: a port that can never be delivered to is refused when the URL is given.
+    #[test]
+    fn a_url_with_an_unusable_port_is_refused() {
+        for url in [
+            "https://hooks.example.com:0/x",
+            "https://hooks.example.com:+9107/x",
+            "https://hooks.example.com:-1/x",
+            "https://hooks.example.com:65536/x",
+            "https://hooks.example.com:84a3/x",
+            "https://hooks.example.com:/x",
+            "https://[2606:4700::1111]:0/x",
+            "https://[2606:4700::1111]:+443/x",
+        ] {
+            assert_eq!(
+                STRICT.check_url(url).map(|_| ()).map_err(|e| e.code),
+                Err("invalid_url".to_owned()),
+                "{url}"
+            );
+        }
+        assert_eq!(STRICT.check_url("https://hooks.example.com:65535/x").expect("ok").port, 65535);
+        assert_eq!(STRICT.check_url("https://[2606:4700::1111]:8443/x").expect("ok").port, 8443);
+    }
 
     #[test]
     fn only_https_and_local_http_to_loopback() {

@@ -1,4 +1,5 @@
-//! Deliverability's ports (spec §33): the store's record of an account's bounces, and the mail
+//! Deliverability's ports (spec §33): the store's record of an account's bounces and of which
+//! account holds a sending identity (a gym's own domain, its texts' number), and the mail
 //! provider's sending identities (a gym's own domain). See [`crate::owner::deliverability`].
 
 use async_trait::async_trait;
@@ -6,6 +7,7 @@ use async_trait::async_trait;
 use crate::kernel::error::StoreError;
 use crate::kernel::ids::{AccountId, Email};
 use crate::owner::deliverability::{BounceWindow, DomainClaim, DomainIdentity};
+use crate::owner::sms::NumberClaim;
 
 /// An account's bounces against its sends. The sends are counted by every send's reservation
 /// ([`crate::task::commit::SendEffect::Reserve`] adds one, `Release` gives it back), in the
@@ -31,6 +33,16 @@ pub trait DeliverabilityStore: Send + Sync {
     async fn domain_claim(&self, domain: &str) -> Result<Option<DomainClaim>, StoreError>;
     /// Give the domain up, if and only if `account` holds its claim (another's is left alone).
     async fn release_domain(&self, domain: &str, account: AccountId) -> Result<(), StoreError>;
+
+    /// Write `claim` of a text origination identity in one conditional write: when the number
+    /// has no claim or its claim is `claim.account`'s already (then left as it stands).
+    /// Another account's claim: `Conflict::AlreadyExists`, nothing written. A claim is never
+    /// taken over (see [`NumberClaim`]).
+    async fn claim_number(&self, claim: &NumberClaim) -> Result<(), StoreError>;
+    /// The number's claim, if any (`number` as [`crate::owner::sms::number_key`] folds it).
+    async fn number_claim(&self, number: &str) -> Result<Option<NumberClaim>, StoreError>;
+    /// Give the number up, if and only if `account` holds its claim (another's is left alone).
+    async fn release_number(&self, number: &str, account: AccountId) -> Result<(), StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

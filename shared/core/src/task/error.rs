@@ -36,6 +36,10 @@ pub enum EngineError {
     /// holds): a conflict, with its own code and message.
     #[error("{}", .0.message)]
     Taken(InvalidInput),
+    /// The credentials the call came with may not do this (a rotated-out API token changing
+    /// the account's credentials): 401, with its own code and message.
+    #[error("{}", .0.message)]
+    Unauthorized(InvalidInput),
     /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
     #[error("{0}")]
     Limited(crate::task::flood::Refusal),

@@ -55,6 +55,11 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
     if !from.can_move_to(to) {
         return Err(EngineError::InvalidTransition { from, to });
     }
+    // A held-out member's task is only watched, whatever path reaches it (a reopen, the
+    // owner's guidance, run-now): it never moves to a status that sends.
+    if task.is_held_out() && !matches!(to, TaskStatus::HeldOut | TaskStatus::Completed | TaskStatus::Cancelled) {
+        return Err(EngineError::InvalidTransition { from, to });
+    }
     let mut next = task.clone();
     next.status = to;
     if to.is_terminal() {

@@ -348,9 +348,11 @@ fn context(inputs: &Inputs<'_>) -> Value {
 }
 
 /// The environment: plain text (no escaping), a missing variable an error, `none` printed as
-/// nothing, a bounded run.
+/// nothing, a bounded run, and no function that shows what a template was given: `debug()`
+/// would print every variable (the member's facts, the gym's) into a member's mail.
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
+    env.remove_global("debug");
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_formatter(|out, state, value| {

@@ -122,6 +122,12 @@ fn a_bad_template_is_refused_naming_what_is_wrong() {
     assert!(top.message.contains("goal"), "{}", top.message);
     let syntax = check("first", &with("Hi", "{% if member.first_name %}unclosed"), &sample).expect_err("syntax");
     assert!(syntax.message.contains("body"), "{}", syntax.message);
+    // Issue 47: no function that dumps the template's variables into a member's mail.
+    for dump in ["{{ debug() }}", "{{ debug(member) }}", "{% set d = debug %}{{ d() }}"] {
+        let refused = check("first", &with("Hi", dump), &sample).expect_err(dump);
+        assert_eq!(refused.code, "invalid_template", "{dump}");
+        assert!(render(&with("Hi", dump), &sample).is_err(), "{dump}");
+    }
     let failing = check("first", &with("Hi", "{{ member.first_name + 3 }}"), &sample).expect_err("does not render");
     assert!(failing.message.contains("render"), "{}", failing.message);
     assert!(

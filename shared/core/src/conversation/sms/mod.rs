@@ -214,9 +214,16 @@ pub enum Keyword {
     Start,
 }
 
-/// The carrier stop keywords (the whole message, any case, trailing punctuation ignored).
+/// The carrier stop keywords (the whole message, any case, full-width forms folded, trailing
+/// punctuation ignored): the FCC's and CTIA's, and AWS End User Messaging SMS's default
+/// opt-out keywords (FIELD-NOTES "Text messages": ARRET, CANCEL, END, OPT-OUT, OPTOUT, QUIT,
+/// REMOVE, STOP, TD, UNSUBSCRIBE).
 pub const STOP_KEYWORDS: &[&str] = &[
     "STOP",
+    "REMOVE",
+    "TD",
+    "ARRET",
+    "ARRÊT",
     "STOPALL",
     "STOP ALL",
     "UNSUBSCRIBE",
@@ -234,7 +241,7 @@ const START_KEYWORDS: &[&str] = &["START", "UNSTOP"];
 /// The keyword a member's text is, if any. A stop is also any refusal the product reads as
 /// one in mail (`conversation::opt_out`: "please don't text me again", other languages).
 pub fn keyword(text: &str) -> Option<Keyword> {
-    let whole = text
+    let whole = crate::conversation::opt_out::fold_width(text)
         .trim()
         .trim_end_matches(|c: char| c.is_ascii_punctuation())
         .split_whitespace()
@@ -298,8 +305,14 @@ pub fn owner_alert(gym: &str, title: &str, max_segments: u32) -> Text {
 }
 
 /// The provider id a text's outbound record carries: where a member's answer from `member`
-/// to `ours` belongs (the reply route, like a mail's Message-ID).
-pub fn route_key(member: &str, ours: &str) -> String {
+/// to `ours` belongs in `account` (the reply route, like a mail's Message-ID). The account is
+/// in the key, so another account's text to the same phone never moves this one's route.
+pub fn route_key(account: crate::kernel::ids::AccountId, member: &str, ours: &str) -> String {
+    format!("sms:{account}:{member}:{}", crate::owner::sms::number_key(ours))
+}
+
+/// The route key texts carried before routes were scoped by account (read for old routes).
+pub fn legacy_route_key(member: &str, ours: &str) -> String {
     format!("sms:{member}:{ours}")
 }
 

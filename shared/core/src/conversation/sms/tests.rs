@@ -93,6 +93,16 @@ fn stop_words_and_plain_refusals_stop_help_and_start_are_read() {
         "Please stop texting me",
         "no more texts",
         "Leave me alone",
+        // AWS's default opt-out keywords (FIELD-NOTES "Text messages").
+        "REMOVE",
+        "remove",
+        "TD",
+        "ARRET",
+        "Arrêt",
+        "OPTOUT",
+        // Full-width, as some keyboards send it.
+        "\u{ff33}\u{ff34}\u{ff2f}\u{ff30}",
+        "\u{ff53}\u{ff54}\u{ff4f}\u{ff50}\u{ff01}",
     ] {
         assert_eq!(keyword(stop), Some(Keyword::Stop), "{stop}");
     }
@@ -106,6 +116,8 @@ fn stop_words_and_plain_refusals_stop_help_and_start_are_read() {
         "see you at the end of the week",
         "can I cancel my Tuesday class?",
         "ok",
+        "I can't stop laughing, see you Monday",
+        "remove the 6am class from my plan?",
     ] {
         assert_eq!(keyword(other), None, "{other}");
     }

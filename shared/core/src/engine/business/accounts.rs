@@ -342,13 +342,41 @@ impl Engine {
             Some(Some(raw)) => Some(crate::owner::deliverability::parse_domain(raw)?),
             _ => None,
         };
+        // A newly named text number the same way (409 `sms_number_taken` if another
+        // account holds it), so no two accounts text from, or read texts to, one number.
+        let named_number = patch
+            .sms
+            .as_ref()
+            .and_then(|sms| sms.origination_identity.as_ref())
+            .map(|n| n.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(str::to_owned));
+        let current = match (&patch.sending_domain, &named_number) {
+            (None, None) => None,
+            _ => Some(self.account(id).await?),
+        };
         let before = match &patch.sending_domain {
-            Some(_) => self.account(id).await?.settings.sending_domain,
+            Some(_) => current.as_ref().and_then(|a| a.settings.sending_domain.clone()),
             None => None,
+        };
+        let number_before = match &named_number {
+            Some(_) => current.as_ref().and_then(|a| a.settings.sms.origination_identity.clone()),
+            None => None,
+        };
+        let same_number = |a: &str, b: &str| crate::owner::sms::number_key(a) == crate::owner::sms::number_key(b);
+        let claimed_number = match &named_number {
+            Some(Some(number)) if !number_before.as_deref().is_some_and(|b| same_number(b, number)) => {
+                self.claim_sms_number(id, number).await?;
+                Some(number.clone())
+            }
+            _ => None,
         };
         let claimed = match &named {
             Some(domain) if before.as_ref() != Some(domain) => {
-                self.claim_sending_domain(id, domain).await?;
+                if let Err(e) = self.claim_sending_domain(id, domain).await {
+                    if let Some(number) = &claimed_number {
+                        self.release_sms_number(id, number).await;
+                    }
+                    return Err(e);
+                }
                 Some(domain.clone())
             }
             _ => None,
@@ -359,6 +387,16 @@ impl Engine {
             (Ok(account), _) => {
                 if let Some(old) = before.filter(|old| account.settings.sending_domain.as_ref() != Some(old)) {
                     self.release_sending_domain(id, &old).await;
+                }
+            }
+            _ => {}
+        }
+        match (&result, &claimed_number) {
+            (Err(_), Some(number)) => self.release_sms_number(id, number).await,
+            (Ok(account), _) => {
+                let now_named = account.settings.sms.origination_identity.as_deref();
+                if let Some(old) = number_before.filter(|old| !now_named.is_some_and(|n| same_number(n, old))) {
+                    self.release_sms_number(id, &old).await;
                 }
             }
             _ => {}

@@ -49,6 +49,14 @@ impl Engine {
         mut ledger: SendLedger,
         now: Timestamp,
     ) -> Result<Reservation, EngineError> {
+        // Held out stays held out: whatever status a held-out member's task reached, nothing
+        // is reserved for it, so nothing is sent.
+        if claimed.is_held_out() {
+            return Err(EngineError::InvalidState {
+                status: claimed.status,
+                action: "send (its member is held out)",
+            });
+        }
         let settings = &account.settings;
         let tz = settings.time_zone();
         let not_made = async |reservation: Reservation| -> Result<Reservation, EngineError> {

@@ -182,3 +182,49 @@ impl Task {
         self.holdout.is_some_and(|h| h.bucket < bound)
     }
 }
+
+/// Issue 47: given a held-out member's task the owner cancelled, when the owner reopens it
+/// (`409 invalid_state`) or — had it reached the owner — gives guidance, then it stays closed
+/// and held out: no mail goes to the member on any path.
+#[tokio::test]
+async fn a_held_out_task_cancelled_is_never_reopened_into_a_send() {
+    let mut w = world().await;
+    w.hold_out(20).await;
+    let member = w.member_in(Arm::HeldOut).await;
+    let task = w.scanned(&member).await.task().clone();
+    assert_eq!(task.status, TaskStatus::HeldOut);
+    w.engine.cancel(w.account.id, task.id).await.expect("cancel");
+    let refused = w.engine.reopen(w.account.id, task.id, "not done yet").await;
+    assert!(
+        matches!(refused, Err(crate::task::error::EngineError::InvalidState { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(w.task(&task).await.status, TaskStatus::Cancelled);
+
+    // Even a held-out task that reached the owner some other way takes no guidance into a send.
+    let mut escalated = w.task(&task).await;
+    escalated.status = TaskStatus::Escalated;
+    escalated.version += 1;
+    let log = crate::task::LogEntry {
+        id: crate::kernel::ids::new_ulid(w.clock.now()),
+        at: w.clock.now(),
+        from_status: Some(TaskStatus::Cancelled),
+        to_status: TaskStatus::Escalated,
+        reason: "owner_reopened".into(),
+        detail: None,
+    };
+    w.store
+        .commit(&crate::task::commit::TaskCommit::new(escalated, log))
+        .await
+        .expect("escalated by hand");
+    let guided = w.engine.guidance(w.account.id, task.id, "Tell her we miss her").await;
+    assert!(
+        matches!(guided, Err(crate::task::error::EngineError::InvalidTransition { .. })),
+        "{guided:?}"
+    );
+    for day in 1..=3 {
+        w.clock.set(day0() + days(day));
+        w.run().await;
+    }
+    assert!(w.mailer.sent().is_empty(), "a held-out member is mailed on no path");
+}

@@ -317,3 +317,21 @@ async fn the_risk_scan_proposes_fewer_tasks_while_the_owner_is_away() {
         "an owner away gets half a run's proposals"
     );
 }
+
+/// Issue 47: given a recurring template run now twice while its first instance is open, then
+/// one task is open and one instance spent — the second run found the open task and gave its
+/// instance back, so the cap counts tasks once.
+#[tokio::test]
+async fn a_double_run_now_spends_one_instance_for_its_one_task() {
+    let w = world().await;
+    w.member("m_twice").await;
+    let input: crate::owner::recurring::NewTemplate = serde_json::from_value(serde_json::json!({
+        "task_type": "churn_risk", "member_id": "m_twice", "cron": "0 9 1 * *", "max_instances": 2
+    }))
+    .expect("template");
+    let template = w.engine.create_template(&w.account, input).await.expect("template");
+    let first = w.engine.run_template_now(w.account.id, template.id).await.expect("run now");
+    let second = w.engine.run_template_now(w.account.id, template.id).await.expect("run now again");
+    assert_eq!(w.active_of("m_twice").await.len(), 1, "one task");
+    assert_eq!((first.instances_created, second.instances_created), (1, 1), "one instance spent");
+}

@@ -194,8 +194,19 @@ impl Engine {
                 Ok(())
             })
             .await?;
+        let account_id = account;
         let account = self.account(account).await?;
         let run = self.spawn_instance(&account, &claimed, "run_now").await;
+        // An instance is spent only by a task it opened: a run-now that found its member's
+        // task still open (a double click), or opened nothing, gives its instance back, so
+        // the cap counts tasks, each once.
+        if run.opened == 0 {
+            self.change_template(account_id, id, |t, _| {
+                t.instances_created = t.instances_created.saturating_sub(1);
+                Ok(())
+            })
+            .await?;
+        }
         self.record_run(&account, id, run).await
     }
 

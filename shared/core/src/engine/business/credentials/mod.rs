@@ -30,12 +30,15 @@ impl Engine {
     }
 
     /// Give the account a new API token (`new_hash`, the caller made the token); the current
-    /// one works until the answer's time. `presented_hash`: the token the request came with,
-    /// for an account made before its token's hash was kept.
+    /// one works until the answer's time. `presented_hash`: the token the request came with
+    /// (`None` from a dashboard session), which must be the current one: a token rotated out
+    /// still reads and acts for its overlap, but never changes the credentials
+    /// (`current_token_required`, 401) — or it could outlive the rotation that retired it.
     pub async fn rotate_api_token(&self, id: AccountId, presented_hash: Option<&str>, new_hash: &str) -> Result<Timestamp, EngineError> {
         let until = self.clock.now() + ROTATION_OVERLAP;
         for _ in 0..4 {
             let mut account = self.account(id).await?;
+            current_token(&account, presented_hash)?;
             let Some(old) = account
                 .credentials
                 .api_token_hash
@@ -62,11 +65,23 @@ impl Engine {
         Err(EngineError::StaleVersion)
     }
 
-    /// Give the account a new inbound webhook secret; deliveries signed with the current one
-    /// are still accepted until the answer's time.
+    /// Give the account a new inbound webhook secret from a dashboard session; deliveries
+    /// signed with the current one are still accepted until the answer's time.
     pub async fn rotate_webhook_secret(&self, id: AccountId, new: WebhookSecret) -> Result<Timestamp, EngineError> {
+        self.rotate_webhook_secret_from(id, None, new).await
+    }
+
+    /// [`Self::rotate_webhook_secret`] from the API: `presented_hash` as for
+    /// [`Self::rotate_api_token`], only the current token rotates it.
+    pub async fn rotate_webhook_secret_from(
+        &self,
+        id: AccountId,
+        presented_hash: Option<&str>,
+        new: WebhookSecret,
+    ) -> Result<Timestamp, EngineError> {
         let until = self.clock.now() + ROTATION_OVERLAP;
         self.change_account(id, |account| {
+            current_token(account, presented_hash)?;
             // The draw and the pseudonym keep the key they were made with.
             if account.credentials.stable_key.is_none() {
                 account.credentials.stable_key = Some(account.webhook_secret.clone());
@@ -81,5 +96,18 @@ impl Engine {
         .await?;
         tracing::warn!(account = %id, "inbound webhook secret rotated; the previous one works for the overlap");
         Ok(until)
+    }
+}
+
+/// Refuse a credential change from a token that is not the account's current one (a token
+/// rotated out, during its overlap). An account whose current token's hash is not on record
+/// (made before hashes were kept) takes the token it was called with.
+fn current_token(account: &crate::owner::account::Account, presented_hash: Option<&str>) -> Result<(), EngineError> {
+    match (account.credentials.api_token_hash.as_deref(), presented_hash) {
+        (Some(current), Some(presented)) if current != presented => Err(EngineError::Unauthorized(InvalidInput::new(
+            "current_token_required",
+            "this token has been rotated out: it works until its overlap ends, but only the current token changes credentials",
+        ))),
+        _ => Ok(()),
     }
 }

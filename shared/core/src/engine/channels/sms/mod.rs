@@ -4,6 +4,7 @@
 //! account and day. What a text says and how long it is: `conversation/sms`; which channel a
 //! touch takes and when a text may go: `rails/texting.rs`.
 
+mod number;
 mod place;
 
 use jiff::Timestamp;
@@ -227,6 +228,12 @@ impl Engine {
                 .back_to_waiting(&claimed, now + jiff::SignedDuration::from_hours(1), now, why)
                 .await;
         };
+        // The number is this account's alone (claimed when named; one named before numbers
+        // were claimed is claimed now): another account's is never texted from.
+        if !self.holds_sms_number(account.id, &from).await? {
+            let why = Why::new(Reason::SendRejected).detail("the account's sms.origination_identity is another account's number");
+            return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
+        }
         let Some(record_to) = sms::record_address(&phone) else {
             let why = Why::new(Reason::MissingMemberEmail).detail("the member's phone is not E.164");
             return self.move_to(claimed, TaskStatus::Escalated, now, why).await;
@@ -317,7 +324,7 @@ impl Engine {
                 status: OutboundStatus::Sent,
                 provider_id: Some(delivered.provider_id),
                 // Where the member's answer belongs: their phone and our number.
-                provider_message_id: Some(sms::route_key(&phone, &from)),
+                provider_message_id: Some(sms::route_key(account.id, &phone, &from)),
                 sent_at: Some(now),
                 ..outbound.clone()
             }
@@ -339,7 +346,7 @@ impl Engine {
                 return Err(InvalidInput::new("invalid_sms", "from must be an E.164 phone number, such as +15555550100").into());
             }
             let body: String = inbound.body.chars().take(MAX_INBOUND_CHARS).collect();
-            let Some((account_id, task_id)) = self.store.message_route(&sms::route_key(&inbound.from, &inbound.to)).await? else {
+            let Some((account_id, task_id)) = self.text_route(&inbound).await? else {
                 tracing::warn!("a text from a phone we never texted from this number; nothing to do");
                 return Ok(SmsOutcome::Unrouted {
                     reason: "no text of ours went to this phone from this number".into(),
@@ -359,6 +366,34 @@ impl Engine {
             outcome
         })
         .await
+    }
+
+    /// Where a member's text belongs: the number's owner first, then that account's own
+    /// route from the member's phone to the number (each account's route is its own key, so
+    /// another account's send never moves it). A route written before routes were scoped
+    /// (`sms:{phone}:{number}`) is read only when it names the owner — or, for a number no
+    /// account has claimed yet, an account that names the number in its settings.
+    async fn text_route(&self, inbound: &SmsInbound) -> Result<Option<(AccountId, crate::kernel::ids::TaskId)>, EngineError> {
+        let owner = self.number_owner(&inbound.to).await?;
+        if let Some(owner) = owner
+            && let Some(route) = self.store.message_route(&sms::route_key(owner, &inbound.from, &inbound.to)).await?
+        {
+            return Ok(Some(route));
+        }
+        let Some((account, task)) = self.store.message_route(&sms::legacy_route_key(&inbound.from, &inbound.to)).await? else {
+            return Ok(None);
+        };
+        let accepted = match owner {
+            Some(owner) => owner == account,
+            None => self.store.get_account(account).await?.is_some_and(|a| {
+                a.settings
+                    .sms
+                    .origination_identity
+                    .as_deref()
+                    .is_some_and(|n| crate::owner::sms::number_key(n) == crate::owner::sms::number_key(&inbound.to))
+            }),
+        };
+        Ok(accepted.then_some((account, task)))
     }
 
     async fn read_text(
@@ -498,6 +533,17 @@ impl Engine {
             tracing::warn!(account = %account.id, "no text provider or origination identity; a text was not sent");
             return false;
         };
+        match self.holds_sms_number(account.id, from).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(account = %account.id, "the account's text number is another account's; a text was not sent");
+                return false;
+            }
+            Err(e) => {
+                tracing::error!(account = %account.id, error = %e, "the text number's claim not read; a text was not sent");
+                return false;
+            }
+        }
         let segments = sms::segments(body);
         let date = limits::local_date(now, &account.settings.time_zone());
         match self

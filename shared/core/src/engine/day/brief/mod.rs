@@ -17,7 +17,6 @@ use jiff::civil::Date;
 
 use super::Engine;
 use super::members::monthly_value;
-use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits;
 use crate::members::event::MemberStatus;
@@ -41,10 +40,7 @@ impl Engine {
         let now = self.clock.now();
         let date = match date {
             None => limits::local_date(now, &account.settings.time_zone()),
-            Some(raw) => raw
-                .trim()
-                .parse::<Date>()
-                .map_err(|_| InvalidInput::new("invalid_date", "date is a day, such as 2026-11-03"))?,
+            Some(raw) => crate::kernel::calendar::parse_day("date", raw.trim())?,
         };
         self.brief_of(&account, date, now).await
     }

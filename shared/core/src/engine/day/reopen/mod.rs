@@ -34,6 +34,13 @@ impl Engine {
         if !task.status.is_terminal() {
             return Err(not_reopened("reopen (only a closed task is reopened)"));
         }
+        // Reopened, it would go to the owner and from there to the member: a held-out
+        // member's task stays held out, so it is never reopened.
+        if task.is_held_out() {
+            return Err(not_reopened(
+                "reopen (its member is held out: the task sends nothing and is only watched)",
+            ));
+        }
         let now = self.clock.now();
         let def = task_type::definition(&task.task_type);
         let closed = task.resolved_at.unwrap_or(task.updated_at);

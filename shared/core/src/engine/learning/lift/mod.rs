@@ -52,12 +52,7 @@ pub struct LiftReport {
 
 /// A window of local days, `from` to `to` inclusive.
 fn window(from: Option<&str>, to: Option<&str>, today: Date) -> Result<(Date, Date), InvalidInput> {
-    let date = |name: &str, raw: &str| {
-        raw.parse::<Date>()
-            .ok()
-            .filter(|d| d.to_string() == raw)
-            .ok_or_else(|| InvalidInput::new("invalid_date", format!("{name} must be a date YYYY-MM-DD, not {raw:?}")))
-    };
+    let date = crate::kernel::calendar::parse_day;
     let to = to.map(|raw| date("to", raw)).transpose()?.unwrap_or(today);
     let from = match from {
         Some(raw) => date("from", raw)?,
