@@ -13,10 +13,11 @@ use serde::Deserialize;
 use openloop_core::owner::outbound_webhook::{EndpointUrl, EventName, EventType, NewWebhookEndpoint};
 use openloop_core::task::error::EngineError;
 use openloop_edge::http::token_hash;
+use openloop_web::Body;
 
-use super::page::{Layout, when};
-use super::{Body, PageError, Shared, check_csrf, html, layout, page, see_other};
-use crate::DashboardState;
+use crate::page::{Layout, layout, when};
+use crate::respond::{CsrfForm, PageError, Shared, check_csrf, form, html, page, see_other};
+use crate::state::DashboardState;
 
 /// One endpoint as the page lists it.
 pub struct EndpointRow {
@@ -50,7 +51,7 @@ pub struct IntegrationsPage {
 
 async fn render(
     state: &DashboardState,
-    session: &super::session::Session,
+    session: &crate::session::Session,
     status: StatusCode,
     notice: Option<&'static str>,
     error: Option<String>,
@@ -71,7 +72,7 @@ async fn render(
                 format!(
                     "{} {}{answer}, {}",
                     d.event_type.as_str(),
-                    super::page::code(&d.status),
+                    crate::page::code(&d.status),
                     when(d.at, &tz)
                 )
             }),
@@ -123,7 +124,7 @@ pub(super) struct Done {
 /// added and the page shows its secret once; a refusal shows the page again with the reason.
 pub(super) async fn add(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let fields: Vec<(String, String)> = super::form(body)?;
+        let fields: Vec<(String, String)> = form(body)?;
         let csrf = fields.iter().find(|(k, _)| k == "csrf").map(|(_, v)| v.as_str());
         check_csrf(&state, &session, csrf)?;
         let url = fields
@@ -175,15 +176,10 @@ pub(super) async fn add(State(state): Shared, headers: HeaderMap, body: Body) ->
     .await
 }
 
-#[derive(Deserialize)]
-pub(super) struct CsrfOnly {
-    csrf: Option<String>,
-}
-
 /// `POST /app/settings/webhooks/{id}/delete`.
 pub(super) async fn remove(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let input: CsrfOnly = super::form(body)?;
+        let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
         state.engine.delete_webhook_endpoint(session.account, &id).await?;
         Ok(see_other("/app/settings/webhooks?done=removed"))
@@ -194,7 +190,7 @@ pub(super) async fn remove(State(state): Shared, headers: HeaderMap, Path(id): P
 /// `POST /app/settings/api-token/rotate`: a new API token, shown once.
 pub(super) async fn rotate_api_token(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let input: CsrfOnly = super::form(body)?;
+        let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
         let token = openloop_web::secrets::new_api_token().map_err(PageError::from)?;
         let until = state.engine.rotate_api_token(session.account, None, &token_hash(&token)).await?;
@@ -224,7 +220,7 @@ pub(super) async fn rotate_api_token(State(state): Shared, headers: HeaderMap, b
 /// `POST /app/settings/webhook-secret/rotate`: a new inbound webhook secret, shown once.
 pub(super) async fn rotate_webhook_secret(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let input: CsrfOnly = super::form(body)?;
+        let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
         let secret = openloop_web::secrets::new_webhook_secret().map_err(PageError::from)?;
         let until = state.engine.rotate_webhook_secret(session.account, secret.clone()).await?;

@@ -12,7 +12,7 @@ use openloop_core::owner::calibration::Threshold;
 use openloop_core::task::Task;
 use openloop_core::task::feedback::{self, COMMENT_MAX_CHARS, Rating};
 
-use super::page::{Layout, code, when, words};
+use crate::page::{Layout, code, when, words};
 
 /// The categories offered for a memory (the model's soft labels; none is fine).
 pub const CATEGORIES: [(&str, &str); 4] = [

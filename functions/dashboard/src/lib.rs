@@ -22,16 +22,18 @@ pub mod learning;
 pub mod learning_views;
 pub mod lift;
 mod link;
+mod notice;
 pub mod page;
 mod plans;
+mod respond;
 pub mod session;
+mod state;
 pub mod templates;
 mod triggers;
 pub mod views;
 
 use std::sync::Arc;
 
-use askama::Template;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -46,36 +48,20 @@ use openloop_core::owner::account::{AgentOverride, ExecutionMode};
 use openloop_core::owner::owner_notice::NotificationChannel;
 use openloop_core::ports::TaskQuery;
 use openloop_core::task::{Draft, TaskStatus};
-use openloop_edge::http::{ApiError, token_hash};
+use openloop_edge::http::token_hash;
 
-use page::Layout;
-use session::{COOKIE, LIFETIME, LOGIN_COOKIE, Session, SessionKey};
-use views::{ErrorPage, LoginPage, OverviewPage, ReviewPage, TaskPage};
-
-/// The dashboard's state: the engine, and the key that signs its sessions.
-pub struct DashboardState {
-    pub engine: openloop_core::engine::Engine,
-    /// Signs the dashboard's sessions and CSRF tokens ([`session_key`] derives it from the
-    /// server's signing key).
-    pub session_key: SessionKey,
-}
-
-/// The function's state, from its environment: logging, the configuration, the engine.
-pub async fn state_from_env() -> Result<Arc<DashboardState>, openloop_edge::apigw::Error> {
-    let (config, engine) = openloop_web::engine_from_env().await?;
-    Ok(Arc::new(DashboardState {
-        engine,
-        session_key: session_key(&config.signing_key),
-    }))
-}
+use notice::notice;
+use openloop_web::Body;
+use page::layout;
+use respond::{CsrfForm, ListParams, PageError, Shared, check_csrf, field, form, html, page, random, see_other, signed_in, task_id};
+use session::{COOKIE, LIFETIME, LOGIN_COOKIE, Session};
+pub use state::{DashboardState, session_key, state_from_env};
+use views::{LoginPage, OverviewPage, ReviewPage, TaskPage};
 
 /// The dashboard with everything around its routes: the `dashboard` function.
 pub fn router(state: Arc<DashboardState>) -> Router {
     openloop_web::layered(routes(state))
 }
-
-type Shared = State<Arc<DashboardState>>;
-use openloop_web::Body;
 
 /// Tasks per page of the review queue.
 const REVIEW_PAGE: usize = 20;
@@ -127,87 +113,8 @@ fn page_routes() -> Router<Arc<DashboardState>> {
         .merge(templates::routes())
         .merge(day::routes())
         .merge(plans::routes())
-        .route("/app/{*rest}", axum::routing::any(no_such_page))
+        .route("/app/{*rest}", axum::routing::any(respond::no_such_page))
         .layer(axum::middleware::map_response(openloop_web::pages::protect))
-}
-
-/// Any other path under `/app`: the dashboard's own 404 page, not the API's JSON.
-async fn no_such_page() -> PageError {
-    PageError::new(StatusCode::NOT_FOUND, "There is no such page. The overview is at /app.")
-}
-
-fn see_other(location: &str) -> Response {
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    if let Ok(value) = HeaderValue::from_str(location) {
-        response.headers_mut().insert(header::LOCATION, value);
-    }
-    response
-}
-
-fn html(status: StatusCode, page: &impl Template) -> Response {
-    match page.render() {
-        Ok(body) => (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response(),
-        Err(e) => {
-            tracing::error!(error = %e, "a dashboard page did not render");
-            (StatusCode::INTERNAL_SERVER_ERROR, "the page could not be shown").into_response()
-        }
-    }
-}
-
-fn layout(title: &str, nav: &'static str, csrf: Option<String>, account_name: &str) -> Layout {
-    Layout {
-        title: title.to_owned(),
-        css: assets::stylesheet_href(),
-        nav,
-        csrf,
-        account_name: account_name.to_owned(),
-    }
-}
-
-/// What went wrong, as a page with the API's status for it (404 for another account's task).
-struct PageError {
-    status: StatusCode,
-    message: String,
-    csrf: Option<String>,
-}
-
-impl PageError {
-    fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            message: message.into(),
-            csrf: None,
-        }
-    }
-
-    /// Keeps the navigation (and sign-out) of a signed-in owner on the error page.
-    fn within(mut self, state: &DashboardState, session: &Session) -> Self {
-        self.csrf = Some(state.session_key.csrf(session));
-        self
-    }
-}
-
-impl From<ApiError> for PageError {
-    fn from(e: ApiError) -> Self {
-        Self::new(e.status, e.body.error.message)
-    }
-}
-
-impl From<openloop_core::task::error::EngineError> for PageError {
-    fn from(e: openloop_core::task::error::EngineError) -> Self {
-        ApiError::from(e).into()
-    }
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        let page = ErrorPage {
-            layout: layout("Error", "", self.csrf, ""),
-            status: self.status.as_u16(),
-            message: self.message,
-        };
-        html(self.status, &page)
-    }
 }
 
 /// The request came over https (directly, or as API Gateway forwards it).
@@ -229,34 +136,6 @@ fn cross_site(headers: &HeaderMap) -> bool {
         origin == "null" || text("host").is_none_or(|own| !own.eq_ignore_ascii_case(host))
     });
     fetch_site_foreign || origin_foreign
-}
-
-/// The signed-in owner, if the request carries a valid, unexpired session.
-fn signed_in(state: &DashboardState, headers: &HeaderMap) -> Option<Session> {
-    session::cookie(headers, COOKIE).and_then(|value| state.session_key.open(value, Timestamp::now()))
-}
-
-/// The fields of a posted form; a malformed form is a 400 page.
-fn form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, PageError> {
-    let body = body.map_err(|e| PageError::from(openloop_edge::http::body_error(e)))?;
-    serde_urlencoded::from_bytes(&body).map_err(|_| PageError::new(StatusCode::BAD_REQUEST, "The form was not understood."))
-}
-
-/// A state-changing form of this session: its CSRF token must be the session's (403 if not).
-fn check_csrf(state: &DashboardState, session: &Session, presented: Option<&str>) -> Result<(), PageError> {
-    match presented {
-        Some(token) if state.session_key.csrf_matches(session, token) => Ok(()),
-        _ => Err(PageError::new(
-            StatusCode::FORBIDDEN,
-            "This form has expired or did not come from this dashboard. Reload the page and try again.",
-        )),
-    }
-}
-
-fn random<const N: usize>() -> Result<[u8; N], PageError> {
-    let mut bytes = [0u8; N];
-    getrandom::fill(&mut bytes).map_err(|_| PageError::new(StatusCode::SERVICE_UNAVAILABLE, "No randomness available; try again."))?;
-    Ok(bytes)
 }
 
 async fn login_form(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri) -> Result<Response, PageError> {
@@ -400,11 +279,6 @@ fn signed_in_response(session: &Session, headers: &HeaderMap, uri: &axum::http::
     response
 }
 
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: Option<String>,
-}
-
 async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, Response> {
     let session = signed_in(&state, &headers).ok_or_else(|| see_other("/app/login"))?;
     let input: CsrfForm = form(body).map_err(IntoResponse::into_response)?;
@@ -421,29 +295,6 @@ async fn logout(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, 
         response.headers_mut().append(header::SET_COOKIE, value);
     }
     Ok(response)
-}
-
-/// Runs a page handler for a signed-in owner: no session → the sign-in page; an error → its
-/// page, with the owner's navigation.
-async fn page<F, Fut>(state: Arc<DashboardState>, headers: &HeaderMap, render: F) -> Response
-where
-    F: FnOnce(Arc<DashboardState>, Session) -> Fut,
-    Fut: Future<Output = Result<Response, PageError>>,
-{
-    let Some(session) = signed_in(&state, headers) else {
-        return see_other("/app/login");
-    };
-    // Signed out since (on the server): the session's version is no longer the account's.
-    match state.engine.session_version(session.account).await {
-        Ok(Some(version)) if version == session.version => {}
-        Ok(_) => return see_other("/app/login"),
-        Err(e) => return PageError::from(e).into_response(),
-    }
-    openloop_web::access::seen(&state.engine, session.account).await;
-    match render(state.clone(), session.clone()).await {
-        Ok(response) => response,
-        Err(e) => e.within(&state, &session).into_response(),
-    }
 }
 
 async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
@@ -504,7 +355,7 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 execution_mode_explained: views::execution_mode_explained(&execution_mode),
                 execution_mode: page::words(&execution_mode),
                 phase,
-                phase_explained: views::phase_explained(phase),
+                phase_explained: page::phase_explained(phase),
                 paused: autonomy.account.paused,
                 timezone: autonomy.account.settings.timezone.clone(),
             },
@@ -558,27 +409,6 @@ impl ReviewParams {
     }
 }
 
-/// What the owner just did, said back to them (from a fixed list: nothing from the query
-/// string is echoed).
-fn notice(done: Option<&str>) -> Option<&'static str> {
-    match done? {
-        "approved" => Some("Approved: the message goes out at the task's next step."),
-        "approved_edited" => Some("Approved with your edits: your version goes out at the task's next step."),
-        "skipped" => Some("Skipped: the task is closed."),
-        "guided" => Some("Guidance sent: the agent carries it out at the task's next step."),
-        "resolved" => Some("Resolved: the task is closed with the outcome you chose."),
-        "cancelled" => Some("Cancelled: the task is closed."),
-        "saved" => Some("Saved."),
-        "plan_edited" => Some("Plan changed: approve it when it reads right."),
-        "replanned" => Some("The agent planned it again with your instructions."),
-        "paused" => Some("Paused: nothing is sent to your members until you resume."),
-        "resumed" => Some("Resumed: due messages go out again."),
-        "trigger_on" => Some("Trigger switched on: its events open tasks again."),
-        "trigger_off" => Some("Trigger switched off: its events open nothing."),
-        other => learning::notice(other),
-    }
-}
-
 async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<ReviewParams>) -> Response {
     page(state, &headers, |state, session| async move {
         let query = TaskQuery {
@@ -603,11 +433,6 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
         Ok(html(StatusCode::OK, &page))
     })
     .await
-}
-
-fn task_id(raw: &str) -> Result<TaskId, PageError> {
-    raw.parse()
-        .map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such task."))
 }
 
 #[derive(Deserialize)]
@@ -711,12 +536,6 @@ async fn skip(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, 
     .await
 }
 
-#[derive(Deserialize)]
-struct ListParams {
-    cursor: Option<String>,
-    done: Option<String>,
-}
-
 /// `GET /app/escalations`: the escalated tasks, 20 a page (the status index), each with its
 /// escalation context and the forms to answer it.
 async fn escalations(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
@@ -814,10 +633,6 @@ fn number<T: std::str::FromStr>(fields: &[(String, String)], name: &str, label: 
             .map(Some)
             .map_err(|_| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("{label} must be a whole number."))),
     }
-}
-
-fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
 /// The settings form as a patch of `PUT /api/v1/settings`: what the page shows is what is
@@ -1076,10 +891,4 @@ async fn approve_selected(State(state): Shared, headers: HeaderMap, body: Body) 
         Ok(see_other(&format!("/app/review?{query}")))
     })
     .await
-}
-
-/// The session key for [`DashboardState`], from the server's signing key.
-pub fn session_key(signing_key: &secrecy::SecretString) -> SessionKey {
-    use secrecy::ExposeSecret;
-    SessionKey::derive(signing_key.expose_secret().as_bytes())
 }

@@ -13,9 +13,12 @@ use serde::Deserialize;
 
 use openloop_core::kernel::ids::Email;
 use openloop_edge::http::token_hash;
+use openloop_web::Body;
 
-use super::{Body, PageError, Shared, login_page_with, random, session, signed_in_response};
-use crate::DashboardState;
+use super::{link_confirm_page, login_page_with, signed_in_response};
+use crate::respond::{PageError, Shared, form, random};
+use crate::session;
+use crate::state::DashboardState;
 
 /// The form's login token matches its cookie (the sign-in page set both), else 403 saying
 /// what to open again.
@@ -43,7 +46,7 @@ pub(super) struct LinkForm {
 
 /// `POST /app/login/link`: mail a sign-in link to the address, if it owns an account.
 pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
-    let input: LinkForm = super::form(body)?;
+    let input: LinkForm = form(body)?;
     login_form_is_ours(&state, &headers, input.csrf.as_deref(), "Open /app/login again.")?;
     let Ok(email) = Email::parse(input.email.as_deref().unwrap_or_default().trim()) else {
         return login_page_with(
@@ -101,7 +104,7 @@ pub(super) async fn confirm(
         None => None,
     };
     match (token, account) {
-        (Some(token), Some(account)) => super::link_confirm_page(&state, &headers, &uri, token, account),
+        (Some(token), Some(account)) => link_confirm_page(&state, &headers, &uri, token, account),
         _ => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),
     }
 }
@@ -123,7 +126,7 @@ fn well_formed(token: &str) -> bool {
 /// `POST /app/login/link/use`: a valid, unused, unexpired link signs in (and is used up);
 /// any other is refused with the sign-in page.
 pub(super) async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
-    let input: UseForm = super::form(body)?;
+    let input: UseForm = form(body)?;
     login_form_is_ours(&state, &headers, input.csrf.as_deref(), "Open the link from your mail again.")?;
     let token = input.token.unwrap_or_default();
     let account = if well_formed(&token) {

@@ -8,8 +8,9 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use openloop_core::owner::trigger::{Trigger, TriggerBook};
+use openloop_web::Body;
 
-use super::{Body, PageError, Shared, check_csrf, form, page, see_other};
+use crate::respond::{PageError, Shared, check_csrf, form, page, see_other};
 
 /// One row as the page shows it.
 pub struct TriggerRow {

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use openloop_core::task::Task;
 
-use super::page::{Layout, code, money, when, words};
+use crate::page::{Layout, code, money, phase_explained, status_badge, touch_label, trigger_label, type_label, when, words};
 
 #[derive(Template)]
 #[template(path = "app/login.html")]
@@ -36,7 +36,7 @@ pub struct OverviewPage {
     pub pending_review: usize,
     pub feed: Vec<FeedItem>,
     pub state: AccountState,
-    pub charts: Vec<super::charts::Chart>,
+    pub charts: Vec<crate::charts::Chart>,
     pub weeks: usize,
     pub months: usize,
 }
@@ -67,9 +67,9 @@ pub struct TaskPage {
     /// What the owner can do, while the task is escalated.
     pub escalation: Option<EscalationCard>,
     /// The owner's rating and correction, the goal progress, the memories read.
-    pub word: super::learning_views::OwnerWord,
+    pub word: crate::learning_views::OwnerWord,
     /// The task's plan, if it has one (plan mode).
-    pub plan: Option<super::plans::PlanView>,
+    pub plan: Option<crate::plans::PlanView>,
 }
 
 #[derive(Template)]
@@ -88,7 +88,7 @@ pub struct SettingsPage {
     pub notice: Option<&'static str>,
     pub s: SettingsView,
     /// The trigger table: which event opens which task, each with its switch.
-    pub triggers: Vec<super::triggers::TriggerRow>,
+    pub triggers: Vec<crate::triggers::TriggerRow>,
 }
 
 /// The settings form's values, as stored now.
@@ -253,7 +253,7 @@ pub fn settings_view(
         quiet_end: settings.quiet_hours.end,
         review_expiry_days: settings.review_expiry_days,
         review_expiry_max: openloop_core::owner::quiet::MAX_REVIEW_EXPIRY_DAYS,
-        holdout_next_reshuffle: super::page::when(account.holdout_draw.next_reshuffle(account.created_at), tz),
+        holdout_next_reshuffle: crate::page::when(account.holdout_draw.next_reshuffle(account.created_at), tz),
         connector: ConnectorSummary {
             status_class: match connection.as_str() {
                 "connected" => "good",
@@ -364,14 +364,6 @@ pub struct EscalationCard {
     pub outcomes: Vec<(&'static str, &'static str)>,
     /// `dry run` or `plan` when the task does not run live.
     pub mode: Option<&'static str>,
-}
-
-#[derive(Template)]
-#[template(path = "app/error.html")]
-pub struct ErrorPage {
-    pub layout: Layout,
-    pub status: u16,
-    pub message: String,
 }
 
 /// The result of approving several tasks at once, as the redirect's query carried it.
@@ -493,47 +485,8 @@ pub struct LogItem {
     pub detail: Option<String>,
 }
 
-pub fn type_label(task_type: &str) -> String {
-    openloop_core::task::task_type::lookup(task_type).map_or_else(|| words(task_type), |def| def.label.to_owned())
-}
-
-/// A status and the badge colour it wears.
-pub fn status_badge(status: &str) -> (&'static str, &'static str) {
-    match status {
-        "pending_review" => ("pending review", "warn"),
-        "ready" => ("ready", ""),
-        "executing" => ("executing", ""),
-        "waiting" => ("waiting", ""),
-        "dormant" => ("dormant", ""),
-        "completed" => ("completed", "good"),
-        "escalated" => ("needs you", "bad"),
-        "cancelled" => ("cancelled", ""),
-        _ => ("unknown", ""),
-    }
-}
-
-fn trigger_label(trigger: &str) -> &'static str {
-    match trigger {
-        "webhook" => "a PushPress event",
-        "cron_analysis" => "the risk scan",
-        "manual" => "you",
-        "gm_chat" => "the GM chat",
-        "recurring" => "a recurring schedule",
-        "agent_spawned" => "the agent",
-        _ => "the system",
-    }
-}
-
 fn member_label(task: &Task) -> String {
     task.member.label()
-}
-
-fn touch_label(task: &Task) -> String {
-    format!(
-        "message {} of {}",
-        (task.touch + 1).min(task.budget.messages_max.max(1)),
-        task.budget.messages_max
-    )
 }
 
 /// The digest an approval compares the submitted draft with (after line endings are made
@@ -567,7 +520,7 @@ pub fn card(task: &Task, tz: &TimeZone) -> TaskCard {
         created: when(task.created_at, tz),
         draft_digest: draft_digest(&subject, &body),
         has_draft: task.draft.is_some(),
-        mode: super::plans::mode_badge(task),
+        mode: crate::plans::mode_badge(task),
         subject,
         body,
     }
@@ -595,7 +548,7 @@ pub fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
         provisional: task.provisional,
         created: when(task.created_at, tz),
         next_action: task.next_action_at.map(|t| when(t, tz)),
-        mode: super::plans::mode_badge(task),
+        mode: crate::plans::mode_badge(task),
         bars: vec![
             Bar {
                 label: "messages",
@@ -664,7 +617,7 @@ pub fn escalation_card(task: &Task, tz: &TimeZone) -> Option<EscalationCard> {
         next_step: e.map(|e| e.suggested_next_step.clone()).unwrap_or_default(),
         suggested_actions: e.map(|e| e.suggested_actions.clone()).unwrap_or_default(),
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
-        mode: super::plans::mode_badge(task),
+        mode: crate::plans::mode_badge(task),
     })
 }
 
@@ -673,9 +626,9 @@ pub fn log_item(entry: &openloop_core::task::LogEntry, tz: &TimeZone) -> LogItem
         at: when(entry.at, tz),
         from: entry.from_status.map(|s| status_badge(&code(&s)).0),
         to: status_badge(&code(&entry.to_status)).0,
-        reason: super::page::reason_words(&entry.reason),
+        reason: crate::page::reason_words(&entry.reason),
         code: entry.reason.clone(),
-        detail: entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
+        detail: entry.detail.as_deref().map(|d| crate::page::detail_words(d, tz)),
     }
 }
 
@@ -696,8 +649,8 @@ pub fn feed_item(entry: &openloop_core::task::history::ActivityEntry, tz: &TimeZ
         task_type: type_label(&entry.task_type),
         status,
         status_class,
-        reason: super::page::reason_words(&entry.entry.reason),
-        detail: entry.entry.detail.as_deref().map(|d| super::page::detail_words(d, tz)),
+        reason: crate::page::reason_words(&entry.entry.reason),
+        detail: entry.entry.detail.as_deref().map(|d| crate::page::detail_words(d, tz)),
     }
 }
 
@@ -709,55 +662,14 @@ pub fn execution_mode_explained(mode: &str) -> &'static str {
     }
 }
 
-pub fn phase_explained(phase: &str) -> &'static str {
-    match phase {
-        "shadow" => "Days 1–3: the agent drafts and nothing is sent; everything comes to you first.",
-        "guided" => "Days 4–7: everything still comes to you first, and a few messages a day go out.",
-        "limited" => "Days 8–14: confident tasks may go out on their own, within a lower daily limit.",
-        "full" => "The ramp is done: your execution mode and limits apply in full.",
-        _ => "",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn money_groups_thousands() {
-        assert_eq!(money(0.0), "$0");
-        assert_eq!(money(1234.4), "$1,234");
-        assert_eq!(money(1_000_000.0), "$1,000,000");
-        assert_eq!(money(-150.0), "-$150");
-    }
 
     #[test]
     fn the_digest_tells_an_edit_apart() {
         assert_eq!(draft_digest("Hi", "Body"), draft_digest("Hi", "Body"));
         assert_ne!(draft_digest("Hi", "Body"), draft_digest("Hi", "Body!"));
         assert_ne!(draft_digest("Hi\0", "Body"), draft_digest("Hi", "\0Body"));
-    }
-
-    /// The log's details on the dashboard: the agent's reading without its codes, and every
-    /// instant in the gym's time zone.
-    #[test]
-    fn a_log_detail_reads_in_words_and_local_time() {
-        let tz = TimeZone::get("America/Los_Angeles").expect("tz");
-        let judged = "action Wait, confidence 55, outcome none: The reply is polite but commits to nothing; \
-                      next step 2026-12-31T16:00:55.562111491Z";
-        let shown = super::super::page::detail_words(judged, &tz);
-        assert_eq!(
-            shown,
-            "The agent's reading: The reply is polite but commits to nothing; next step Dec 31, 08:00."
-        );
-        let sent = "message 1 sent to a@example.com; follow-up planned for 2027-01-02T21:13:00Z.";
-        assert_eq!(
-            openloop_core::task::reason_words::local_times(sent, &tz),
-            "message 1 sent to a@example.com; follow-up planned for Jan 2, 13:13."
-        );
-        assert_eq!(
-            openloop_core::task::reason_words::local_times("13:00-16:00 on 2026-11-02", &tz),
-            "13:00-16:00 on 2026-11-02"
-        );
     }
 }
