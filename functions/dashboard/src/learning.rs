@@ -2,11 +2,13 @@
 //! correction, the business memories (`/app/memories`) and the evaluator's suggestions
 //! (`/app/suggestions`). Each action is the same engine operation as its JSON call
 //! (`POST /api/v1/tasks/{id}/feedback`, `/outcome`, `/api/v1/memories`,
-//! `/api/v1/suggestions/{id}/…`); the pages' view models are `learning_views.rs`.
+//! `/api/v1/suggestions/{id}/…`); the pages' view models are `learning/views.rs`.
 //!
 //! Routes: `POST /app/tasks/{id}/feedback`, `POST /app/tasks/{id}/outcome`, `GET|POST
 //! /app/memories`, `POST /app/memories/{id}/delete`, `GET /app/suggestions`, `POST
 //! /app/suggestions/{id}/accept | dismiss | remind | undo`.
+
+pub mod views;
 
 use std::sync::Arc;
 
@@ -26,7 +28,7 @@ use openloop_core::task::feedback::Rating;
 use openloop_edge::http::ApiError;
 use openloop_web::Body;
 
-use crate::learning_views::{self as lv, MemoriesPage, MemoryForm, SuggestionsPage};
+use self::views::{self as lv, MemoriesPage, MemoryForm, SuggestionsPage};
 use crate::notice::learned;
 use crate::page::layout;
 use crate::respond::{Fields, ListParams, PageError, Shared, field, html, page, posted, see_other, task_id};
@@ -93,7 +95,7 @@ async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Pat
 /// The task page's part of the owner's word: the rating and correction forms, the goal
 /// progress, the value's source, and the memories the last AI call read (their text from
 /// the memory book: one read, only when it used any).
-pub(super) async fn owner_word(state: &DashboardState, account: AccountId, task: &Task, tz: &TimeZone) -> Result<lv::OwnerWord, PageError> {
+pub async fn owner_word(state: &DashboardState, account: AccountId, task: &Task, tz: &TimeZone) -> Result<lv::OwnerWord, PageError> {
     let book = if task.memories_used.is_empty() {
         Vec::new()
     } else {

@@ -6,7 +6,9 @@
 //! are never cached.
 //!
 //! One module per resource, each with its routes, its handlers and the views it renders
-//! (askama structs over `templates/app/`):
+//! (askama structs over `templates/app/`). Templates escape every value (the `.html`
+//! extension makes askama's HTML escaper the default), so member- and owner-written text
+//! always shows as text; no template marks anything `safe`.
 //!
 //! - signing in: `sign_in` (`/app/login`, `/app/logout`), `link` (the mailed sign-in link,
 //!   `/app/login/link…`);
@@ -32,7 +34,6 @@ mod day;
 mod escalations;
 mod integrations;
 mod learning;
-mod learning_views;
 mod lift;
 mod link;
 mod members;

@@ -23,8 +23,7 @@ use openloop_core::task::{Draft, Task, TaskStatus};
 use openloop_web::Body;
 
 use crate::escalations::{EscalationCard, escalation_card};
-use crate::learning;
-use crate::learning_views::OwnerWord;
+use crate::learning::{self, views::OwnerWord};
 use crate::notice::notice;
 use crate::page::{
     Layout, code, detail_words, layout, money, reason_words, status_badge, touch_label, trigger_label, type_label, when, words,

@@ -1,6 +1,6 @@
-//! The view models and page types of what the owner teaches the agent (`learning.rs`): the
-//! task page's "owner's word" part, the memories page and the suggestions page. Every value
-//! is escaped by the templates, as in `views.rs`.
+//! The view models and page types of what the owner teaches the agent (`learning.rs`, above):
+//! the task page's "owner's word" part, the memories page and the suggestions page. Every
+//! value is escaped by the templates, as on every page of the dashboard.
 
 use askama::Template;
 use jiff::Timestamp;
