@@ -2,12 +2,20 @@
 //! a hash of their content — so a browser may cache them for good, and a new build's file has
 //! a new name. No build step: the stylesheet is plain CSS.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
+use axum::Router;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use sha2::{Digest, Sha256};
+
+use crate::state::DashboardState;
+
+pub fn routes() -> Router<Arc<DashboardState>> {
+    Router::new().route("/app/static/{name}", get(serve))
+}
 
 const STYLESHEET: &str = include_str!("../assets/app.css");
 
@@ -25,7 +33,7 @@ pub fn stylesheet_href() -> String {
 }
 
 /// `GET /app/static/{name}`: the file of that exact hashed name, cached for a year.
-pub async fn serve(Path(name): Path<String>) -> Response {
+async fn serve(Path(name): Path<String>) -> Response {
     if name != *STYLESHEET_NAME {
         return (StatusCode::NOT_FOUND, "no such file").into_response();
     }

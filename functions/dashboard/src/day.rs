@@ -17,11 +17,12 @@ use openloop_core::owner::scorecard::month_in_words;
 use serde::Deserialize;
 
 use openloop_core::task::todo::{ContactKind, ContactResult, Todo, TodoStatus};
+use openloop_web::Body;
 
-use super::page::{Layout, code, when, words};
-use super::session::Session;
-use super::{Body, PageError, Shared, check_csrf, field, form, html, layout, see_other};
-use crate::DashboardState;
+use crate::page::{Layout, code, layout, when, words};
+use crate::respond::{PageError, Shared, check_csrf, field, form, html, page, see_other};
+use crate::session::Session;
+use crate::state::DashboardState;
 
 pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
@@ -117,7 +118,7 @@ struct TodoListParams {
 
 /// `GET /app/todos?status=`: the open to-dos (soonest due first), the snoozed or the done ones.
 async fn todos(State(state): Shared, headers: HeaderMap, Query(params): Query<TodoListParams>) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    page(state, &headers, |state, session| async move {
         let status = openloop_web::todo_status(params.status.as_deref())?;
         let (account, todos) = tokio::try_join!(state.engine.account(session.account), state.engine.todos(session.account, status))?;
         let tz = account.settings.time_zone();
@@ -142,7 +143,7 @@ async fn todos(State(state): Shared, headers: HeaderMap, Query(params): Query<To
 
 /// `POST /app/todos/{id}/contact | snooze | done`: the API's calls, then back to the list.
 async fn act(State(state): Shared, headers: HeaderMap, Path((id, action)): Path<(String, String)>, body: Body) -> Response {
-    super::page(state, &headers, |state, session: Session| async move {
+    page(state, &headers, |state, session: Session| async move {
         let fields: Vec<(String, String)> = form(body)?;
         check_csrf(&state, &session, field(&fields, "csrf"))?;
         let id: ulid::Ulid = id
@@ -217,11 +218,11 @@ pub struct TodayPage {
 
 /// `GET /app/today`: the morning brief, as `GET /api/v1/brief` gives it.
 async fn today(State(state): Shared, headers: HeaderMap) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    page(state, &headers, |state, session| async move {
         let (account, brief) = tokio::try_join!(state.engine.account(session.account), state.engine.brief(session.account, None))?;
         let tz = account.settings.time_zone();
         let now = state.engine.now();
-        let money = super::page::money;
+        let money = crate::page::money;
         let page = TodayPage {
             layout: layout("Today", "today", Some(state.session_key.csrf(&session)), &account.name),
             date: brief.date.strftime("%A, %B %-d").to_string(),
@@ -321,7 +322,7 @@ fn next_step(task: &openloop_core::task::Task, tz: &TimeZone) -> String {
 
 /// `GET /app/conversations?type=`: every conversation in progress, its last message and next step.
 async fn conversations(State(state): Shared, headers: HeaderMap, Query(params): Query<ConversationParams>) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    page(state, &headers, |state, session| async move {
         let selected = params.task_type.unwrap_or_default();
         let wanted = Some(selected.as_str()).filter(|t| !t.is_empty());
         let (account, list) = tokio::try_join!(
@@ -341,7 +342,7 @@ async fn conversations(State(state): Shared, headers: HeaderMap, Query(params): 
                     (words(&code(&m.role)), when(m.at, &tz), text)
                 }),
                 next: next_step(&c.task, &tz),
-                mode: super::plans::mode_badge(&c.task),
+                mode: crate::plans::mode_badge(&c.task),
             })
             .collect();
         let types = openloop_core::task::task_type::REGISTRY
@@ -388,7 +389,7 @@ struct MonthParams {
 
 /// `GET /app/reports/churn?month=`: the churn report, as `GET /api/v1/reports/churn` gives it.
 async fn churn(State(state): Shared, headers: HeaderMap, Query(params): Query<MonthParams>) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    page(state, &headers, |state, session| async move {
         let month = params.month.filter(|m| !m.is_empty());
         let (account, r) = tokio::try_join!(
             state.engine.account(session.account),
@@ -397,7 +398,7 @@ async fn churn(State(state): Shared, headers: HeaderMap, Query(params): Query<Mo
         let page = ChurnPage {
             layout: layout("Churn report", "churn", Some(state.session_key.csrf(&session)), &account.name),
             rate: percent(r.churn_rate),
-            revenue: super::page::money(r.revenue_retained),
+            revenue: crate::page::money(r.revenue_retained),
             month: month_in_words(&r.month),
             trend: r.trend.iter().map(|t| (month_in_words(&t.month), percent(t.churn_rate))).collect(),
             r,

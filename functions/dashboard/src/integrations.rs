@@ -4,19 +4,32 @@
 //! new one shown once, the old one working through the overlap). Every form carries the
 //! session's CSRF token; each is the same engine operation as its API route.
 
+use std::sync::Arc;
+
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::Router;
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::routing::{get, post};
 use serde::Deserialize;
 
 use openloop_core::owner::outbound_webhook::{EndpointUrl, EventName, EventType, NewWebhookEndpoint};
 use openloop_core::task::error::EngineError;
 use openloop_edge::http::token_hash;
+use openloop_web::Body;
 
-use super::page::{Layout, when};
-use super::{Body, PageError, Shared, check_csrf, html, layout, page, see_other};
-use crate::DashboardState;
+use crate::page::{Layout, layout, when};
+use crate::respond::{CsrfForm, PageError, Shared, check_csrf, form, html, page, see_other};
+use crate::state::DashboardState;
+
+pub fn routes() -> Router<Arc<DashboardState>> {
+    Router::new()
+        .route("/app/settings/webhooks", get(show).post(add))
+        .route("/app/settings/webhooks/{id}/delete", post(remove))
+        .route("/app/settings/api-token/rotate", post(rotate_api_token))
+        .route("/app/settings/webhook-secret/rotate", post(rotate_webhook_secret))
+}
 
 /// One endpoint as the page lists it.
 pub struct EndpointRow {
@@ -50,7 +63,7 @@ pub struct IntegrationsPage {
 
 async fn render(
     state: &DashboardState,
-    session: &super::session::Session,
+    session: &crate::session::Session,
     status: StatusCode,
     notice: Option<&'static str>,
     error: Option<String>,
@@ -71,7 +84,7 @@ async fn render(
                 format!(
                     "{} {}{answer}, {}",
                     d.event_type.as_str(),
-                    super::page::code(&d.status),
+                    crate::page::code(&d.status),
                     when(d.at, &tz)
                 )
             }),
@@ -103,7 +116,7 @@ async fn render(
 }
 
 /// `GET /app/settings/webhooks`.
-pub(super) async fn show(State(state): Shared, headers: HeaderMap, axum::extract::Query(params): axum::extract::Query<Done>) -> Response {
+async fn show(State(state): Shared, headers: HeaderMap, Query(params): Query<Done>) -> Response {
     page(state, &headers, |state, session| async move {
         let notice = match params.done.as_deref() {
             Some("removed") => Some("Endpoint removed: nothing more is sent to it."),
@@ -115,15 +128,15 @@ pub(super) async fn show(State(state): Shared, headers: HeaderMap, axum::extract
 }
 
 #[derive(Deserialize)]
-pub(super) struct Done {
+struct Done {
     done: Option<String>,
 }
 
 /// `POST /app/settings/webhooks` (`url`, `events` once per ticked event): the endpoint is
 /// added and the page shows its secret once; a refusal shows the page again with the reason.
-pub(super) async fn add(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+async fn add(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let fields: Vec<(String, String)> = super::form(body)?;
+        let fields: Vec<(String, String)> = form(body)?;
         let csrf = fields.iter().find(|(k, _)| k == "csrf").map(|(_, v)| v.as_str());
         check_csrf(&state, &session, csrf)?;
         let url = fields
@@ -175,15 +188,10 @@ pub(super) async fn add(State(state): Shared, headers: HeaderMap, body: Body) ->
     .await
 }
 
-#[derive(Deserialize)]
-pub(super) struct CsrfOnly {
-    csrf: Option<String>,
-}
-
 /// `POST /app/settings/webhooks/{id}/delete`.
-pub(super) async fn remove(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+async fn remove(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let input: CsrfOnly = super::form(body)?;
+        let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
         state.engine.delete_webhook_endpoint(session.account, &id).await?;
         Ok(see_other("/app/settings/webhooks?done=removed"))
@@ -192,9 +200,9 @@ pub(super) async fn remove(State(state): Shared, headers: HeaderMap, Path(id): P
 }
 
 /// `POST /app/settings/api-token/rotate`: a new API token, shown once.
-pub(super) async fn rotate_api_token(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+async fn rotate_api_token(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let input: CsrfOnly = super::form(body)?;
+        let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
         let token = openloop_web::secrets::new_api_token().map_err(PageError::from)?;
         let until = state.engine.rotate_api_token(session.account, None, &token_hash(&token)).await?;
@@ -222,9 +230,9 @@ pub(super) async fn rotate_api_token(State(state): Shared, headers: HeaderMap, b
 }
 
 /// `POST /app/settings/webhook-secret/rotate`: a new inbound webhook secret, shown once.
-pub(super) async fn rotate_webhook_secret(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+async fn rotate_webhook_secret(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
-        let input: CsrfOnly = super::form(body)?;
+        let input: CsrfForm = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;
         let secret = openloop_web::secrets::new_webhook_secret().map_err(PageError::from)?;
         let until = state.engine.rotate_webhook_secret(session.account, secret.clone()).await?;

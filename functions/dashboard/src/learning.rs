@@ -2,11 +2,13 @@
 //! correction, the business memories (`/app/memories`) and the evaluator's suggestions
 //! (`/app/suggestions`). Each action is the same engine operation as its JSON call
 //! (`POST /api/v1/tasks/{id}/feedback`, `/outcome`, `/api/v1/memories`,
-//! `/api/v1/suggestions/{id}/…`); the pages' view models are `learning_views.rs`.
+//! `/api/v1/suggestions/{id}/…`); the pages' view models are `learning/views.rs`.
 //!
 //! Routes: `POST /app/tasks/{id}/feedback`, `POST /app/tasks/{id}/outcome`, `GET|POST
 //! /app/memories`, `POST /app/memories/{id}/delete`, `GET /app/suggestions`, `POST
 //! /app/suggestions/{id}/accept | dismiss | remind | undo`.
+
+pub mod views;
 
 use std::sync::Arc;
 
@@ -24,11 +26,14 @@ use openloop_core::task::Task;
 use openloop_core::task::error::EngineError;
 use openloop_core::task::feedback::Rating;
 use openloop_edge::http::ApiError;
+use openloop_web::Body;
 
-use super::learning_views::{self as lv, MemoriesPage, MemoryForm, SuggestionsPage};
-use super::session::Session;
-use super::{Body, ListParams, PageError, Shared, check_csrf, field, form, html, layout, see_other, task_id};
-use crate::DashboardState;
+use self::views::{self as lv, MemoriesPage, MemoryForm, SuggestionsPage};
+use crate::notice::learned;
+use crate::page::layout;
+use crate::respond::{Fields, ListParams, PageError, Shared, field, html, page, posted, see_other, task_id};
+use crate::session::Session;
+use crate::state::DashboardState;
 
 pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
@@ -38,39 +43,6 @@ pub fn routes() -> Router<Arc<DashboardState>> {
         .route("/app/memories/{id}/delete", post(delete_memory))
         .route("/app/suggestions", get(suggestions))
         .route("/app/suggestions/{id}/{decision}", post(decide))
-}
-
-/// What the owner just did here, said back to them (a fixed list, as `super::notice`).
-pub fn notice(done: &str) -> Option<&'static str> {
-    match done {
-        "rated" => Some("Thanks: your rating is kept, and the agent learns from it."),
-        "corrected" => Some("Outcome corrected: its value and your numbers follow it."),
-        "memory_added" => Some("Saved: the agent reads it from its next message."),
-        "memory_deleted" => Some("Deleted: the agent no longer reads it."),
-        "accepted" => Some("Accepted: the change is applied. Undo it below if it was wrong."),
-        "dismissed" => Some("Dismissed: nothing changes."),
-        "reminded" => Some("It comes back in a week."),
-        "undone" => Some("Undone: the change is taken back."),
-        _ => None,
-    }
-}
-
-/// The fields of a posted form.
-pub(super) type Fields = Vec<(String, String)>;
-
-/// Runs an action for a signed-in owner whose form carries the session's CSRF token: every
-/// form of the dashboard's pages goes through here.
-pub(super) async fn posted<F, Fut>(state: Arc<DashboardState>, headers: &HeaderMap, body: Body, act: F) -> Response
-where
-    F: FnOnce(Arc<DashboardState>, Session, Fields) -> Fut,
-    Fut: Future<Output = Result<Response, PageError>>,
-{
-    super::page(state, headers, |state, session| async move {
-        let fields: Fields = form(body)?;
-        check_csrf(&state, &session, field(&fields, "csrf"))?;
-        act(state, session, fields).await
-    })
-    .await
 }
 
 /// A text field with the browser's `\r\n` read as `\n`; empty is none.
@@ -123,7 +95,7 @@ async fn correct_outcome(State(state): Shared, headers: HeaderMap, Path(id): Pat
 /// The task page's part of the owner's word: the rating and correction forms, the goal
 /// progress, the value's source, and the memories the last AI call read (their text from
 /// the memory book: one read, only when it used any).
-pub(super) async fn owner_word(state: &DashboardState, account: AccountId, task: &Task, tz: &TimeZone) -> Result<lv::OwnerWord, PageError> {
+pub async fn owner_word(state: &DashboardState, account: AccountId, task: &Task, tz: &TimeZone) -> Result<lv::OwnerWord, PageError> {
     let book = if task.memories_used.is_empty() {
         Vec::new()
     } else {
@@ -134,8 +106,8 @@ pub(super) async fn owner_word(state: &DashboardState, account: AccountId, task:
 
 /// `GET /app/memories`: the account's memories, newest first, and the form to add one.
 async fn memories(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
-    super::page(state, &headers, |state, session| async move {
-        let done = params.done.as_deref().and_then(notice);
+    page(state, &headers, |state, session| async move {
+        let done = params.done.as_deref().and_then(learned);
         memories_page(&state, &session, StatusCode::OK, done, None, MemoryForm::default()).await
     })
     .await
@@ -254,7 +226,7 @@ async fn delete_memory(State(state): Shared, headers: HeaderMap, Path(id): Path<
 /// `GET /app/suggestions`: the pending suggestions with their evidence, and the applied ones
 /// (each can be undone).
 async fn suggestions(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    page(state, &headers, |state, session| async move {
         let (account, pending, applied) = tokio::try_join!(
             state.engine.account(session.account),
             state.engine.list_suggestions(session.account, None),
@@ -263,7 +235,7 @@ async fn suggestions(State(state): Shared, headers: HeaderMap, Query(params): Qu
         let tz = account.settings.time_zone();
         let page = SuggestionsPage {
             layout: layout("Suggestions", "suggestions", Some(state.session_key.csrf(&session)), &account.name),
-            notice: params.done.as_deref().and_then(notice),
+            notice: params.done.as_deref().and_then(learned),
             pending: pending.iter().map(|s| lv::suggestion_card(s, &tz)).collect(),
             applied: applied.iter().map(|s| lv::suggestion_card(s, &tz)).collect(),
             auto_save_memories: account.settings.auto_save_memories,

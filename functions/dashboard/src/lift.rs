@@ -22,10 +22,11 @@ use openloop_core::owner::experiment::ExperimentStatus;
 use openloop_core::owner::send_hours::SendHours;
 use openloop_core::task::error::EngineError;
 use openloop_core::task::task_type;
+use openloop_web::Body;
 
-use super::page::{Layout, money, when};
-use super::{Body, PageError, Shared, html, layout, see_other};
-use crate::DashboardState;
+use crate::page::{Layout, layout, money, when};
+use crate::respond::{self, PageError, Shared, html, see_other};
+use crate::state::DashboardState;
 
 pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
@@ -219,7 +220,7 @@ pub fn page(
 }
 
 async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<LiftParams>) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    respond::page(state, &headers, |state, session| async move {
         let from = params.from.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let to = params.to.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let (account, report, experiments) = tokio::try_join!(
@@ -239,14 +240,14 @@ async fn lift(State(state): Shared, headers: HeaderMap, Query(params): Query<Lif
 }
 
 /// Runs an action for a signed-in owner whose form carries the session's CSRF token (the
-/// dashboard's one form check, `learning::posted`), with the owner's account.
+/// dashboard's one form check, `respond::posted`), with the owner's account.
 async fn posted<F, Fut>(state: Shared, headers: &HeaderMap, body: Body, act: F) -> Response
 where
-    F: FnOnce(std::sync::Arc<crate::DashboardState>, openloop_core::kernel::ids::AccountId) -> Fut,
+    F: FnOnce(std::sync::Arc<crate::state::DashboardState>, openloop_core::kernel::ids::AccountId) -> Fut,
     Fut: Future<Output = Result<Response, PageError>>,
 {
     let State(state) = state;
-    super::learning::posted(state, headers, body, |state, session, _| act(state, session.account)).await
+    respond::posted(state, headers, body, |state, session, _| act(state, session.account)).await
 }
 
 /// `POST /app/suggestions/{id}/experiment` ("Test it on half the new tasks"): the API's

@@ -6,16 +6,29 @@
 //! whether or not the address is known, and takes the same time: asking only queues the ask
 //! (`Engine::request_sign_in_link`); the signals consumer looks the address up and mails.
 
+use std::sync::Arc;
+
+use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::routing::{get, post};
 use serde::Deserialize;
 
 use openloop_core::kernel::ids::Email;
 use openloop_edge::http::token_hash;
+use openloop_web::Body;
 
-use super::{Body, PageError, Shared, login_page_with, random, session, signed_in_response};
-use crate::DashboardState;
+use crate::respond::{PageError, Shared, form, random};
+use crate::session;
+use crate::sign_in::{link_confirm_page, login_page_with, signed_in_response};
+use crate::state::DashboardState;
+
+pub fn routes() -> Router<Arc<DashboardState>> {
+    Router::new()
+        .route("/app/login/link", get(confirm).post(request))
+        .route("/app/login/link/use", post(redeem))
+}
 
 /// The form's login token matches its cookie (the sign-in page set both), else 403 saying
 /// what to open again.
@@ -36,14 +49,14 @@ const ASKED: &str = "If that address is the owner address of an account, a sign-
      The link works once, within 15 minutes.";
 
 #[derive(Deserialize)]
-pub(super) struct LinkForm {
+struct LinkForm {
     email: Option<String>,
     csrf: Option<String>,
 }
 
 /// `POST /app/login/link`: mail a sign-in link to the address, if it owns an account.
-pub(super) async fn request(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
-    let input: LinkForm = super::form(body)?;
+async fn request(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
+    let input: LinkForm = form(body)?;
     login_form_is_ours(&state, &headers, input.csrf.as_deref(), "Open /app/login again.")?;
     let Ok(email) = Email::parse(input.email.as_deref().unwrap_or_default().trim()) else {
         return login_page_with(
@@ -82,13 +95,13 @@ async fn mail(state: &DashboardState, email: &Email, requester: &str) -> Result<
 }
 
 #[derive(Deserialize)]
-pub(super) struct LinkParams {
+struct LinkParams {
     token: Option<String>,
 }
 
 /// `GET /app/login/link?token=…`: the page that asks to sign in with the link (it uses
 /// nothing: a GET may come from a mail scanner or a link preview).
-pub(super) async fn confirm(
+async fn confirm(
     State(state): Shared,
     headers: HeaderMap,
     uri: axum::http::Uri,
@@ -101,13 +114,13 @@ pub(super) async fn confirm(
         None => None,
     };
     match (token, account) {
-        (Some(token), Some(account)) => super::link_confirm_page(&state, &headers, &uri, token, account),
+        (Some(token), Some(account)) => link_confirm_page(&state, &headers, &uri, token, account),
         _ => login_page_with(&state, &headers, &uri, StatusCode::UNAUTHORIZED, Some(EXPIRED.into()), None, None),
     }
 }
 
 #[derive(Deserialize)]
-pub(super) struct UseForm {
+struct UseForm {
     token: Option<String>,
     csrf: Option<String>,
 }
@@ -122,8 +135,8 @@ fn well_formed(token: &str) -> bool {
 
 /// `POST /app/login/link/use`: a valid, unused, unexpired link signs in (and is used up);
 /// any other is refused with the sign-in page.
-pub(super) async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
-    let input: UseForm = super::form(body)?;
+async fn redeem(State(state): Shared, headers: HeaderMap, uri: axum::http::Uri, body: Body) -> Result<Response, PageError> {
+    let input: UseForm = form(body)?;
     login_form_is_ours(&state, &headers, input.csrf.as_deref(), "Open the link from your mail again.")?;
     let token = input.token.unwrap_or_default();
     let account = if well_formed(&token) {

@@ -1,9 +1,13 @@
-//! What every dashboard page shares: its frame ([`Layout`]) and how values read to the
-//! owner (times in the gym's zone, codes as words, money).
+//! What every dashboard page shares: its frame ([`Layout`], made by [`layout`]) and how values
+//! read to the owner (times in the gym's zone, codes as words, money, and a task's type,
+//! status, trigger and touch as several pages show them). How a handler answers is
+//! `respond.rs`.
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde::Serialize;
+
+use openloop_core::task::Task;
 
 /// What every page's frame needs: the title, the stylesheet, where the owner is, and the
 /// CSRF token of the session (absent on the sign-in page).
@@ -15,6 +19,17 @@ pub struct Layout {
     pub nav: &'static str,
     pub csrf: Option<String>,
     pub account_name: String,
+}
+
+/// The frame of a page titled `title`, with `nav` marked where the owner is.
+pub fn layout(title: &str, nav: &'static str, csrf: Option<String>, account_name: &str) -> Layout {
+    Layout {
+        title: title.to_owned(),
+        css: crate::assets::stylesheet_href(),
+        nav,
+        csrf,
+        account_name: account_name.to_owned(),
+    }
 }
 
 /// A time as the owner reads it: in the account's time zone.
@@ -57,4 +72,93 @@ pub fn money(amount: f64) -> String {
         grouped.push(c);
     }
     format!("{}${grouped}", if whole < 0 { "-" } else { "" })
+}
+
+/// A task type's label (`Win back a lapsed member`), or its code in words if it is unknown.
+pub fn type_label(task_type: &str) -> String {
+    openloop_core::task::task_type::lookup(task_type).map_or_else(|| words(task_type), |def| def.label.to_owned())
+}
+
+/// A status and the badge colour it wears.
+pub fn status_badge(status: &str) -> (&'static str, &'static str) {
+    match status {
+        "pending_review" => ("pending review", "warn"),
+        "ready" => ("ready", ""),
+        "executing" => ("executing", ""),
+        "waiting" => ("waiting", ""),
+        "dormant" => ("dormant", ""),
+        "completed" => ("completed", "good"),
+        "escalated" => ("needs you", "bad"),
+        "cancelled" => ("cancelled", ""),
+        _ => ("unknown", ""),
+    }
+}
+
+/// What opened a task, as "Opened by …" finishes.
+pub fn trigger_label(trigger: &str) -> &'static str {
+    match trigger {
+        "webhook" => "a PushPress event",
+        "cron_analysis" => "the risk scan",
+        "manual" => "you",
+        "gm_chat" => "the GM chat",
+        "recurring" => "a recurring schedule",
+        "agent_spawned" => "the agent",
+        _ => "the system",
+    }
+}
+
+/// Which of its messages a task is at: `message 2 of 3`.
+pub fn touch_label(task: &Task) -> String {
+    format!(
+        "message {} of {}",
+        (task.touch + 1).min(task.budget.messages_max.max(1)),
+        task.budget.messages_max
+    )
+}
+
+/// What a phase of the account's ramp means, as the overview and the settings page say it.
+pub fn phase_explained(phase: &str) -> &'static str {
+    match phase {
+        "shadow" => "Days 1–3: the agent drafts and nothing is sent; everything comes to you first.",
+        "guided" => "Days 4–7: everything still comes to you first, and a few messages a day go out.",
+        "limited" => "Days 8–14: confident tasks may go out on their own, within a lower daily limit.",
+        "full" => "The ramp is done: your execution mode and limits apply in full.",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_groups_thousands() {
+        assert_eq!(money(0.0), "$0");
+        assert_eq!(money(1234.4), "$1,234");
+        assert_eq!(money(1_000_000.0), "$1,000,000");
+        assert_eq!(money(-150.0), "-$150");
+    }
+
+    /// The log's details on the dashboard: the agent's reading without its codes, and every
+    /// instant in the gym's time zone.
+    #[test]
+    fn a_log_detail_reads_in_words_and_local_time() {
+        let tz = TimeZone::get("America/Los_Angeles").expect("tz");
+        let judged = "action Wait, confidence 55, outcome none: The reply is polite but commits to nothing; \
+                      next step 2026-12-31T16:00:55.562111491Z";
+        let shown = detail_words(judged, &tz);
+        assert_eq!(
+            shown,
+            "The agent's reading: The reply is polite but commits to nothing; next step Dec 31, 08:00."
+        );
+        let sent = "message 1 sent to a@example.com; follow-up planned for 2027-01-02T21:13:00Z.";
+        assert_eq!(
+            openloop_core::task::reason_words::local_times(sent, &tz),
+            "message 1 sent to a@example.com; follow-up planned for Jan 2, 13:13."
+        );
+        assert_eq!(
+            openloop_core::task::reason_words::local_times("13:00-16:00 on 2026-11-02", &tz),
+            "13:00-16:00 on 2026-11-02"
+        );
+    }
 }

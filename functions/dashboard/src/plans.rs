@@ -17,11 +17,12 @@ use openloop_core::task::Task;
 use openloop_core::task::controls::TaskMode;
 use openloop_core::task::error::EngineError;
 use openloop_core::task::plan_edit::{self, PlanFeedbackKind, StepEdit};
+use openloop_web::Body;
 
-use super::page::when;
-use super::session::Session;
-use super::{Body, PageError, Shared, check_csrf, field, form, see_other, task_id};
-use crate::DashboardState;
+use crate::page::when;
+use crate::respond::{PageError, Shared, check_csrf, field, form, page, see_other, task_id};
+use crate::session::Session;
+use crate::state::DashboardState;
 
 pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
@@ -162,7 +163,7 @@ async fn step_action(
     Path((id, step, action)): Path<(String, String, String)>,
     body: Body,
 ) -> Response {
-    super::page(state, &headers, |state, session: Session| async move {
+    page(state, &headers, |state, session: Session| async move {
         let fields: Vec<(String, String)> = form(body)?;
         check_csrf(&state, &session, field(&fields, "csrf"))?;
         let id = task_id(&id)?;
@@ -215,7 +216,7 @@ async fn step_action(
 /// `POST /app/tasks/{id}/plan/replan` ("Plan again"): the agent plans it again with the
 /// owner's instructions.
 async fn replan(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
-    super::page(state, &headers, |state, session: Session| async move {
+    page(state, &headers, |state, session: Session| async move {
         let fields: Vec<(String, String)> = form(body)?;
         check_csrf(&state, &session, field(&fields, "csrf"))?;
         let id = task_id(&id)?;

@@ -22,12 +22,12 @@ use openloop_core::task::Draft;
 use openloop_core::task::error::EngineError;
 use openloop_core::task::task_type;
 use openloop_edge::http::ApiError;
+use openloop_web::Body;
 
-use super::learning::posted;
-use super::page::Layout;
-use super::session::Session;
-use super::{Body, PageError, Shared, field, html, layout, see_other};
-use crate::DashboardState;
+use crate::page::{Layout, layout};
+use crate::respond::{PageError, Shared, field, html, page, posted, see_other};
+use crate::session::Session;
+use crate::state::DashboardState;
 
 pub fn routes() -> Router<Arc<DashboardState>> {
     Router::new()
@@ -161,7 +161,7 @@ struct Params {
 
 /// `GET /app/templates`.
 async fn list(State(state): Shared, headers: HeaderMap, Query(params): Query<Params>) -> Response {
-    super::page(state, &headers, |state, session| async move {
+    page(state, &headers, |state, session| async move {
         let notice =
             (params.done.as_deref() == Some("default")).then(|| "Back to the default: the next message is written from it.".to_owned());
         render_page(&state, &session, StatusCode::OK, notice, None).await

@@ -2,14 +2,24 @@
 //! with what it does, how often it fired and a switch — `POST /app/settings/triggers/{id}`
 //! (`enabled` = `on` | `off`), the same operation as `PUT /api/v1/triggers/{id}`.
 
+use std::sync::Arc;
+
+use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
+use axum::routing::post;
 use serde::Deserialize;
 
 use openloop_core::owner::trigger::{Trigger, TriggerBook};
+use openloop_web::Body;
 
-use super::{Body, PageError, Shared, check_csrf, form, page, see_other};
+use crate::respond::{PageError, Shared, check_csrf, form, page, see_other};
+use crate::state::DashboardState;
+
+pub fn routes() -> Router<Arc<DashboardState>> {
+    Router::new().route("/app/settings/triggers/{id}", post(switch))
+}
 
 /// One row as the page shows it.
 pub struct TriggerRow {
@@ -41,13 +51,13 @@ fn row(t: &Trigger) -> TriggerRow {
 }
 
 #[derive(Deserialize)]
-pub(super) struct Switch {
+struct Switch {
     csrf: Option<String>,
     enabled: String,
 }
 
 /// `POST /app/settings/triggers/{id}`.
-pub(super) async fn switch(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+async fn switch(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
     page(state, &headers, |state, session| async move {
         let input: Switch = form(body)?;
         check_csrf(&state, &session, input.csrf.as_deref())?;

@@ -1,6 +1,6 @@
-//! The view models and page types of what the owner teaches the agent (`learning.rs`): the
-//! task page's "owner's word" part, the memories page and the suggestions page. Every value
-//! is escaped by the templates, as in `views.rs`.
+//! The view models and page types of what the owner teaches the agent (`learning.rs`, above):
+//! the task page's "owner's word" part, the memories page and the suggestions page. Every
+//! value is escaped by the templates, as on every page of the dashboard.
 
 use askama::Template;
 use jiff::Timestamp;
@@ -12,7 +12,7 @@ use openloop_core::owner::calibration::Threshold;
 use openloop_core::task::Task;
 use openloop_core::task::feedback::{self, COMMENT_MAX_CHARS, Rating};
 
-use super::page::{Layout, code, when, words};
+use crate::page::{Layout, code, when, words};
 
 /// The categories offered for a memory (the model's soft labels; none is fine).
 pub const CATEGORIES: [(&str, &str); 4] = [

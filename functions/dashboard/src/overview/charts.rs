@@ -102,7 +102,7 @@ const MONTHLY_MONEY: Wording = Wording {
     period: "Month",
     bar: |period, value, series| format!("{period}: {value} {series}"),
     tallest: |value| format!("Best month: {value}."),
-    value: super::page::money,
+    value: crate::page::money,
 };
 
 /// A bar chart of one value per series a week: `stacked` piles them up, else they stand side
