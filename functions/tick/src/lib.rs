@@ -14,7 +14,13 @@ pub async fn handle(engine: &Engine, wake: Wake) -> Result<TickReport, EngineErr
     let due: usize = report.enqueued.values().sum();
     // One line when the tick handed something out; an idle minute is a debug line.
     if due > 0 || report.truncated || report.owner_digests > 0 || report.paused {
-        tracing::info!(due, truncated = report.truncated, owner_digests = report.owner_digests, paused = report.paused, "tick");
+        tracing::info!(
+            due,
+            truncated = report.truncated,
+            owner_digests = report.owner_digests,
+            paused = report.paused,
+            "tick"
+        );
     } else {
         tracing::debug!("tick: nothing due");
     }
