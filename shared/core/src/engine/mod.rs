@@ -29,7 +29,7 @@ use inbound::{mail_events, pushpress, replies, signals, suppression, threats};
 #[allow(unused_imports)]
 use learning::{analysis, attribution, experiments, lift, memories, network, observability, scorecard, send_hours, suggestions};
 #[allow(unused_imports)]
-use lifecycle::{actions, ai, autonomy, categories, escalation, freshness, reservation, send, subtasks, tasks, work};
+use lifecycle::{actions, ai, autonomy, categories, decisions, escalation, freshness, reservation, send, subtasks, tasks, work};
 #[allow(unused_imports)]
 use schedule::{recurring, tick};
 
@@ -41,6 +41,7 @@ pub use brief::REVIEW_EXPIRED;
 pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, WebhookView};
 pub use conversations::{CONVERSATIONS_LISTED, Conversation};
 pub use credentials::SignInRequest;
+pub use decisions::Resolution;
 pub use experiments::{ExperimentRun, ExperimentView, ExperimentsReport};
 pub use lift::LiftReport;
 pub use loops::{LOOPS_PAGE_MAX, LoopSweep, LoopView};
@@ -61,7 +62,7 @@ pub use sms::{ConsentInput, ConsentView, MemberTexts, SmsInbound, SmsOutcome, Te
 pub use subtasks::Batch;
 pub use suggestions::EvaluationReport;
 pub use tasks::Created;
-pub use tasks::{CreateOptions, NewTask, Resolution};
+pub use tasks::{CreateOptions, NewTask};
 pub use tick::{TickReport, Wake};
 pub use todos::TODOS_LISTED;
 pub use triggers::{DryRun, DryRunMember};

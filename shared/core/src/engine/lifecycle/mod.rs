@@ -8,6 +8,7 @@ pub(super) mod actions;
 pub(super) mod ai;
 pub(super) mod autonomy;
 pub(super) mod categories;
+pub(super) mod decisions;
 pub(super) mod escalation;
 pub(super) mod freshness;
 pub(super) mod member_tasks;

@@ -10,7 +10,7 @@
 mod call_list;
 pub(crate) mod rules;
 
-use super::tasks::Resolution;
+use super::decisions::Resolution;
 use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, TaskId, new_ulid};
