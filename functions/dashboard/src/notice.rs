@@ -3,7 +3,7 @@
 //! the triggers', and what the owner teaches the agent (a task's rating lands on its page,
 //! a memory's on the memories page). Only words from these fixed lists reach the page:
 //! nothing from the query string is echoed. A page that alone says a thing keeps its words
-//! (the day's, the webhooks').
+//! (the day's, the templates', the webhooks').
 
 /// The words for `done` on the review queue, a task, the escalations and the settings.
 pub fn notice(done: Option<&str>) -> Option<&'static str> {
