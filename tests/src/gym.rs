@@ -37,7 +37,7 @@ pub fn member(account: AccountId, i: usize, now: Timestamp) -> MemberFacts {
         4 => {
             facts.status = Some(MemberStatus::Cancelled);
             facts.cancelled_at = Some(now - days(5 + spread));
-            facts.cancellation_reason = Some("moving away".into());
+            facts.cancellation_reason = Some("too expensive right now".into());
             (0..10).map(|k| now - days(40 + spread + 3 * k)).collect()
         }
         5 | 6 => {

@@ -70,7 +70,7 @@ async fn a_scan_of_500_members_creates_no_more_than_the_flood_limits_allow() {
 }
 
 /// Given members told through signed webhooks — a new one, a lead, one who stopped coming,
-/// one who cancelled and a regular — when the test clock passes the scan's slot and
+/// one who cancelled for their schedule (not a move, which gets no win-back) and a regular — when the test clock passes the scan's slot and
 /// `/_local/run` is called, then one task of each kind is waiting for review.
 #[tokio::test]
 async fn local_run_fires_the_scan_once_its_slot_has_passed() {
@@ -91,7 +91,7 @@ async fn local_run_fires_the_scan_once_its_slot_has_passed() {
         created("m_left", "active", ago(300)),
         json!({"type": "checkin.created", "timestamp": ago(30), "data": {"member_id": "m_left", "checked_in_at": ago(30)}}),
         json!({"type": "member.status_changed", "timestamp": ago(10), "data": {"member_id": "m_left", "status": "cancelled",
-            "previous_status": "active", "cancellation_reason": "moving"}}),
+            "previous_status": "active", "cancellation_reason": "work got too busy"}}),
         created("m_regular", "active", ago(300)),
         json!({"type": "checkin.created", "timestamp": ago(1), "data": {"member_id": "m_regular", "checked_in_at": ago(1)}}),
     ];

@@ -140,7 +140,7 @@ async fn a_question_escalates_and_the_owners_guidance_is_sent() {
     assert!(
         mail[1]["text"]
             .as_str()
-            .is_some_and(|t| t.contains("Yes, Saturdays at 9 with Coach Dana, and she can bring a friend.")),
+            .is_some_and(|t| t.contains("Yes, Saturdays at 9 with Coach Dana, and you can bring a friend.")),
         "{:?}",
         mail[1]
     );

@@ -342,7 +342,7 @@ async fn the_holdout_is_reshuffled_at_most_monthly_and_bad_windows_are_refused()
     );
 
     for (query, status, code) in [
-        ("from=2026-13-01", 400, "invalid_date"),
+        ("from=2026-13-01", 422, "invalid_date"),
         ("from=2026-11-20&to=2026-11-01", 422, "invalid_range"),
         ("task_type=no_such", 422, "invalid_task_type"),
     ] {

@@ -12,7 +12,6 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
 
-use openloop_core::task::error::EngineError;
 use openloop_edge::http::{ApiError, Params};
 
 use crate::extract::{ApiState, Owner, Shared};
@@ -28,7 +27,7 @@ pub(crate) fn routes() -> Router<Arc<ApiState>> {
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct LiftParams {
-    /// `YYYY-MM-DD` (a date that does not parse is `400 invalid_date`).
+    /// `YYYY-MM-DD` in 2000–2099 (any other is `422 invalid_date`).
     #[param(value_type = Option<openloop_core::kernel::texts::DateText>)]
     from: Option<String>,
     /// `YYYY-MM-DD`.
@@ -38,18 +37,14 @@ pub(crate) struct LiftParams {
     task_type: Option<openloop_core::kernel::texts::TaskTypeName>,
 }
 
-/// A date that does not parse is malformed (400); a range or type that is not allowed, 422.
+/// A date that is not a day in 2000–2099, a reversed range or an unknown type: 422.
 #[utoipa::path(get, path = "/api/v1/lift", tag = "numbers", summary = "Honest lift: contacted against held-out members", params(LiftParams), responses((status = 200, description = "The lift per task type", body = openloop_core::engine::LiftReport), OwnerErrors))]
 pub(crate) async fn lift(State(state): Shared, Params(params): Params<LiftParams>, Owner(account): Owner) -> Result<Response, ApiError> {
     let report = state
         .engine
         .lift(account, params.from.as_deref(), params.to.as_deref(), params.task_type.as_deref())
-        .await;
-    match report {
-        Ok(report) => Ok(json(StatusCode::OK, report)),
-        Err(EngineError::Invalid(e)) if e.code == "invalid_date" => Err(ApiError::bad_request(&e.code, e.message)),
-        Err(e) => Err(e.into()),
-    }
+        .await?;
+    Ok(json(StatusCode::OK, report))
 }
 
 /// `{"generation", "drawn_at", "next_reshuffle_after"}` of the new draw.

@@ -341,14 +341,16 @@ pub struct SourceDelivery {
 }
 
 impl SourceDelivery {
-    /// The delivery's id for deduplication: the hash of what PushPress signed, and nothing
-    /// the sender did not sign. The envelope's `event` is not signed (PushPress signs `data`
-    /// alone), so it is left out: the same signed data replayed under another event name is
-    /// the same delivery, a duplicate, never a second effect. (Two genuine events over the
-    /// very same data — `checkin.created` then `checkin.updated` with nothing changed — say
-    /// the same thing, so taking the second as a duplicate loses nothing.)
+    /// The delivery's id for deduplication: its event name and the hash of what PushPress
+    /// signed, never the unsigned `created`. The name is part of it because PushPress sends
+    /// different events over the very same data (`appointment.scheduled`, then
+    /// `appointment.noshowed` over the unchanged appointment): keyed on the data alone, the
+    /// no-show would be taken for a redelivery and lost. The same delivery again, whatever its
+    /// `created`, is a duplicate. (PushPress signs only `data`, so a captured delivery sent
+    /// again under another name cannot be told from a genuine event by its signature; its
+    /// `created` must still be near now, and what it means is no more than that event says.)
     pub fn dedupe_id(&self) -> String {
-        format!("v3:{}", self.data_hash)
+        format!("v3:{}:{}", self.event, self.data_hash)
     }
 }
 

@@ -4,7 +4,7 @@
 //! facts by the signals worker.
 //!
 //! PushPress signs only `data`: its `created` may be anything a replayer likes. So a delivery
-//! is known by its event and a hash of the signed data (a replay with a new `created` is a
+//! is known by its event name and a hash of the signed data (a replay with a new `created` is a
 //! duplicate: for the webhook id's life, and for the member's last events in their facts), its
 //! `created` must be within [`PUSHPRESS_CREATED_WINDOW`] of now, and it is ordered at the time
 //! it was received — or `created` when that is earlier, so an unsigned value can move a
