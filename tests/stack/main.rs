@@ -42,6 +42,7 @@ mod numbers;
 mod observability;
 mod openapi;
 mod outcomes;
+mod owner_away;
 mod owner_day_one;
 mod owner_notices;
 mod owners_day;

@@ -11,7 +11,7 @@
 //! always shows as text; no template marks anything `safe`.
 //!
 //! - signing in: `sign_in` (`/app/login`, `/app/logout`), `link` (the mailed sign-in link,
-//!   `/app/login/link…`);
+//!   `/app/login/link…`); deciding from the mail without signing in: `action_links` (`/a/{token}`);
 //! - the owner's pages: `overview` (`/app`, with its charts), `review` (`/app/review`, and
 //!   "Approve selected"), `tasks` (`/app/tasks/{id}` and the task's actions), `escalations`,
 //!   `members`, `notifications`;
@@ -31,6 +31,7 @@
 //! no module names it or the module above it, and none passes 900 lines
 //! (`tests/module_layers.rs` keeps it so).
 
+mod action_links;
 mod assets;
 mod day;
 mod escalations;
@@ -75,6 +76,7 @@ pub fn routes(state: Arc<DashboardState>) -> Router {
 fn pages() -> Router<Arc<DashboardState>> {
     Router::new()
         .merge(sign_in::routes())
+        .merge(action_links::routes())
         .merge(link::routes())
         .merge(overview::routes())
         .merge(review::routes())

@@ -9,9 +9,9 @@ use axum::response::Response;
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
      frame-ancestors 'none'; base-uri 'none'";
 
-/// Whether a path is a page's (the dashboard's).
+/// Whether a path is a page's (the dashboard's, and the mail's action links at `/a/…`).
 pub fn is_page_path(path: &str) -> bool {
-    path == "/app" || path.starts_with("/app/")
+    path == "/app" || path.starts_with("/app/") || path.starts_with("/a/")
 }
 
 /// Middleware on a whole router: a response to a page's path carries the page headers.

@@ -9,6 +9,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::kernel::ids::{AccountId, Email, TaskId};
+use crate::owner::action_link::ActionLink;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -83,6 +84,29 @@ impl SigningKey {
     }
 }
 
+impl SigningKey {
+    /// The token of an owner's action link (`/a/{token}`): the link's payload and 128 bits of
+    /// MAC, URL-safe.
+    pub fn action_token(&self, link: &ActionLink) -> String {
+        let payload = link.payload();
+        let tag = self.mac("action", payload.as_bytes()).finalize().into_bytes();
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(payload), URL_SAFE_NO_PAD.encode(&tag[..16]))
+    }
+
+    /// The link a token names, if and only if the token is genuine (its expiry is the
+    /// caller's to check: an expired link still says what became of its item).
+    pub fn verify_action_token(&self, token: &str) -> Option<ActionLink> {
+        let (payload, tag) = token.split_once('.')?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        if tag.len() != 16 {
+            return None;
+        }
+        self.mac("action", &payload).verify_truncated_left(&tag).ok()?;
+        ActionLink::from_payload(std::str::from_utf8(&payload).ok()?)
+    }
+}
+
 impl std::fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SigningKey(<redacted>)")
@@ -151,6 +175,30 @@ mod tests {
         assert_eq!(key().verify_reply_token(&swapped), None);
         assert_eq!(SigningKey::new(b"other".to_vec()).verify_reply_token(&token), None);
         assert_eq!(key().verify_reply_token("garbage"), None);
+    }
+
+    #[test]
+    fn action_tokens_round_trip_and_a_forged_or_altered_one_names_nothing() {
+        use crate::owner::action_link::{LinkAction, LinkItem};
+        let link = ActionLink {
+            account: AccountId::generate(Timestamp::UNIX_EPOCH),
+            item: LinkItem::Task(TaskId::generate(Timestamp::UNIX_EPOCH)),
+            action: LinkAction::Approve,
+            expires: Timestamp::UNIX_EPOCH,
+        };
+        let token = key().action_token(&link);
+        assert_eq!(key().verify_action_token(&token), Some(link));
+        let (payload, tag) = token.split_once('.').expect("dot");
+        let skip = ActionLink {
+            action: LinkAction::Skip,
+            ..link
+        };
+        let altered = format!("{}.{tag}", URL_SAFE_NO_PAD.encode(skip.payload()));
+        assert_eq!(key().verify_action_token(&altered), None, "another action under the same MAC");
+        assert_eq!(SigningKey::new(b"another".to_vec()).verify_action_token(&token), None);
+        assert_eq!(key().verify_action_token(payload), None);
+        assert_eq!(key().verify_action_token(&format!("{payload}.{}", &tag[1..])), None);
+        assert_ne!(key().action_token(&skip), token, "one token per action");
     }
 
     #[test]

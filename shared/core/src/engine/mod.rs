@@ -23,7 +23,7 @@ use business::{accounts, connection, credentials, feedback, members, owner_notic
 #[allow(unused_imports)]
 use channels::{messages, sms, webhooks};
 #[allow(unused_imports)]
-use day::{brief, conversations, plans, presence, reopen, reports, todos};
+use day::{brief, conversations, links, plans, presence, reopen, reports, todos};
 #[allow(unused_imports)]
 use inbound::{mail_events, pushpress, replies, signals, suppression, threats};
 #[allow(unused_imports)]
@@ -44,6 +44,7 @@ pub use credentials::SignInRequest;
 pub use decisions::Resolution;
 pub use experiments::{ExperimentRun, ExperimentView, ExperimentsReport};
 pub use lift::LiftReport;
+pub use links::{LinkPage, LinkState};
 pub use loops::{LOOPS_PAGE_MAX, LoopSweep, LoopView};
 pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
 pub use members::{MEMBERS_PAGE_MAX, MemberDetail, MemberView, monthly_value};

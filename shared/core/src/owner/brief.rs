@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::kernel::ids::{MemberId, TaskId};
 use crate::kernel::plural::{count, count_of, dollars};
+use crate::owner::action_link::{LinkItem, Links, TODO_ACTIONS, task_actions};
 use crate::task::todo::Todo;
 
 /// The most actions, and the most entries of each list, a brief shows.
@@ -387,9 +388,20 @@ pub fn day_bounds(date: Date, tz: &TimeZone) -> (Timestamp, Timestamp) {
     (start, end)
 }
 
+/// The links under a "do this now": a to-do's, an escalation's; none for the review queue's
+/// count (each review item is in its own notice) or a payment nothing works on yet.
+fn action_links(action: &BriefAction, links: Links) -> String {
+    match (action.kind, action.todo_id.as_deref().and_then(|t| t.parse().ok()), action.task_id) {
+        ("todo", Some(todo), _) => links(LinkItem::Todo(todo), &TODO_ACTIONS),
+        ("escalation", _, Some(task)) => links(LinkItem::Task(task), task_actions(crate::task::TaskStatus::Escalated)),
+        _ => String::new(),
+    }
+}
+
 /// The mail's title (its subject, after the business's name) and text. `app`: the
-/// dashboard's address (`{public_url}/app`).
-pub fn mail(brief: &Brief, app: &str) -> (String, String) {
+/// dashboard's address (`{public_url}/app`); `links`: the action links under each item the
+/// owner can decide from the mail (an escalation, a to-do).
+pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
     let subject = match brief.actions.first() {
         Some(first) => format!("Today: {}", first.title),
         None => "Your morning brief".to_owned(),
@@ -399,6 +411,7 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
         text.push_str("\nDo this now:\n");
         for (i, a) in brief.actions.iter().enumerate() {
             text.push_str(&format!("{}. {} ({})\n", i + 1, a.title, a.why));
+            text.push_str(&action_links(a, links));
         }
     }
     let see_all = |n: usize, path: &str| {
@@ -426,6 +439,7 @@ pub fn mail(brief: &Brief, app: &str) -> (String, String) {
                 format!(" ({name})")
             };
             text.push_str(&format!("- {}{who}{phone}\n", t.what));
+            text.push_str(&links(LinkItem::Todo(t.id), &TODO_ACTIONS));
         }
         text.push_str(&see_all(brief.more.todos, "/todos"));
     }
@@ -561,7 +575,7 @@ mod tests {
             planned_today: 1,
             review_expired: 0,
         });
-        let (subject, text) = mail(&brief, "https://app.example.com/app");
+        let (subject, text) = mail(&brief, "https://app.example.com/app", &|_, _| String::new());
         assert_eq!(subject, "Today: Call Dana Tester: they asked what only you can answer");
         assert!(
             text.contains("1. Call Dana Tester: they asked what only you can answer (waiting 1 day)\n"),
@@ -607,7 +621,7 @@ mod tests {
             planned_today: 0,
             review_expired: 0,
         });
-        let (_, text) = mail(&brief, "https://app.example.com/app");
+        let (_, text) = mail(&brief, "https://app.example.com/app", &|_, _| String::new());
         assert!(
             text.contains("1. 1 task waits for your approval: Ray (nothing is sent for it until you decide)"),
             "{text}"

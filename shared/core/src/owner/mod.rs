@@ -3,6 +3,7 @@
 //! alerts to us. Depends on `task`, `members`, `kernel`.
 
 pub mod account;
+pub mod action_link;
 pub mod alert;
 pub mod bounded_settings;
 pub mod brief;

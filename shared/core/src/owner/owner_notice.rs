@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits;
 use crate::owner::account::Settings;
+use crate::owner::action_link::{LinkAction, LinkItem, Links, task_actions};
+use crate::task::TaskStatus;
 
 /// What happened that the owner should know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -80,6 +82,16 @@ impl NoticeKind {
             NoticeKind::DailyDigest => "daily_digest",
             NoticeKind::LearningDigest => "learning_digest",
             NoticeKind::WhileAway => "while_away",
+        }
+    }
+
+    /// The decisions a mail about a task offers with this notice: a review item's or an
+    /// escalation's; nothing for a notice that asks for none.
+    pub fn actions(self) -> &'static [LinkAction] {
+        match self {
+            NoticeKind::ApprovalNeeded => task_actions(TaskStatus::PendingReview),
+            NoticeKind::Escalation | NoticeKind::CriticalEscalation | NoticeKind::EscalationReminder => task_actions(TaskStatus::Escalated),
+            _ => &[],
         }
     }
 
@@ -194,12 +206,27 @@ pub fn next_digest_slot(settings: &Settings, now: Timestamp) -> Timestamp {
     now + every
 }
 
+/// The action links' lines under `notice` in a mail (none when it asks for no decision).
+pub fn notice_links(notice: &OwnerNotice, links: Links) -> String {
+    match notice.task_id {
+        Some(task) if !notice.kind.actions().is_empty() => links(LinkItem::Task(task), notice.kind.actions()),
+        _ => String::new(),
+    }
+}
+
 /// Subject and text of a digest of `notices` (oldest first). `awaiting_review`: how many
 /// tasks wait in the review queue as the mail leaves, when the digest names some of them.
+/// Each item that asks for a decision carries its action links.
 ///
 /// A daily summary opens the mail; tasks awaiting review are one list under their count
 /// ("3 tasks need your review"), not one line each among the rest; the rest follow.
-pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Option<usize>, tz: &jiff::tz::TimeZone) -> (String, String) {
+pub fn digest_mail(
+    business: &str,
+    notices: &[OwnerNotice],
+    awaiting_review: Option<usize>,
+    tz: &jiff::tz::TimeZone,
+    links: Links,
+) -> (String, String) {
     let of = |kind: NoticeKind| notices.iter().filter(move |n| n.kind == kind);
     let daily: Vec<&OwnerNotice> = of(NoticeKind::DailyDigest).collect();
     let approvals: Vec<&OwnerNotice> = of(NoticeKind::ApprovalNeeded).collect();
@@ -228,7 +255,12 @@ pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Opt
     if !approvals.is_empty() {
         text.push_str(&format!("{} your review:\n", tasks(waiting)));
         for a in &approvals {
-            text.push_str(&format!("- {}\n  {}\n", a.title, a.detail));
+            text.push_str(&format!(
+                "- {}\n  {}\n{}",
+                a.title,
+                a.detail.replace('\n', "\n  "),
+                notice_links(a, links)
+            ));
         }
         if waiting > approvals.len() {
             text.push_str(&format!("…and {} more in the review queue.\n", waiting - approvals.len()));
@@ -238,7 +270,13 @@ pub fn digest_mail(business: &str, notices: &[OwnerNotice], awaiting_review: Opt
     if !rest.is_empty() {
         text.push_str("Here is what happened since the last summary:\n");
         for notice in rest {
-            text.push_str(&format!("\n- {} ({})\n  {}\n", notice.title, when(notice.at, tz), notice.detail));
+            text.push_str(&format!(
+                "\n- {} ({})\n  {}\n{}",
+                notice.title,
+                when(notice.at, tz),
+                notice.detail,
+                notice_links(notice, links)
+            ));
         }
     }
     (subject, text)
@@ -302,13 +340,36 @@ mod tests {
         }
     }
 
+    fn no_links(_: LinkItem, _: &[LinkAction]) -> String {
+        String::new()
+    }
+
+    #[test]
+    fn a_digest_carries_each_decisions_links_under_its_item_and_none_elsewhere() {
+        let task = TaskId::generate(at("2026-11-02T14:00:00Z"));
+        let mut approval = notice(NoticeKind::ApprovalNeeded, "Sam: churn risk");
+        approval.task_id = Some(task);
+        let mut opted_out = notice(NoticeKind::MemberOptedOut, "Lee opted out");
+        opted_out.task_id = Some(TaskId::generate(at("2026-11-02T14:00:00Z")));
+        let links = |item: LinkItem, actions: &[LinkAction]| {
+            actions
+                .iter()
+                .map(|a| format!("  {}: <{item:?} {}>\n", a.label(), a.as_str()))
+                .collect()
+        };
+        let (_, text) = digest_mail("Renegade", &[approval, opted_out], Some(1), &jiff::tz::TimeZone::UTC, &links);
+        let expected = format!("  Send it as drafted: <Task({task:?}) approve>\n  Skip it: <Task({task:?}) skip>\n");
+        assert!(text.contains(&expected), "{text}");
+        assert_eq!(text.matches("Skip it").count(), 1, "an opt-out asks nothing: {text}");
+    }
+
     #[test]
     fn a_digest_counts_the_review_queue_in_one_list_and_opens_with_the_daily_summary() {
         let approvals = [
             notice(NoticeKind::ApprovalNeeded, "Sam: churn risk"),
             notice(NoticeKind::ApprovalNeeded, "Pat: win back"),
         ];
-        let (subject, text) = digest_mail("Renegade", &approvals, Some(7), &jiff::tz::TimeZone::UTC);
+        let (subject, text) = digest_mail("Renegade", &approvals, Some(7), &jiff::tz::TimeZone::UTC, &no_links);
         assert_eq!(subject, "Renegade: 7 tasks need your review");
         assert!(text.starts_with("7 tasks need your review:\n- Sam: churn risk"), "{text}");
         assert!(text.contains("…and 5 more in the review queue."), "{text}");
@@ -316,7 +377,7 @@ mod tests {
         let mut mixed = vec![notice(NoticeKind::MemberOptedOut, "Lee opted out")];
         mixed.extend(approvals.iter().cloned());
         mixed.push(notice(NoticeKind::DailyDigest, "your daily summary"));
-        let (subject, text) = digest_mail("Renegade", &mixed, Some(2), &jiff::tz::TimeZone::UTC);
+        let (subject, text) = digest_mail("Renegade", &mixed, Some(2), &jiff::tz::TimeZone::UTC, &no_links);
         assert_eq!(subject, "Renegade: your daily summary");
         let (summary, approvals_at, rest) = (
             text.find("about your daily summary"),

@@ -228,6 +228,11 @@ impl Engine {
                 notice.detail,
                 crate::owner::owner_notice::when(notice.at, &account.settings.time_zone())
             );
+            let links = |item, actions: &[_]| self.links_text(account_id, item, actions, now);
+            let decide = crate::owner::owner_notice::notice_links(&notice, &links);
+            if !decide.is_empty() {
+                text.push_str(&format!("Decide from here (no sign-in):\n{decide}"));
+            }
             if let Some(task) = notice.task_id {
                 text.push_str(&format!("Open the task: {}\n", self.dashboard_url(&format!("/tasks/{task}"))));
             }
@@ -356,7 +361,8 @@ impl Engine {
             return Ok(false);
         }
         let app = self.dashboard_url("");
-        let (title, detail) = crate::owner::brief::mail(&brief, &app);
+        let links = |item, actions: &[_]| self.links_text(account.id, item, actions, now);
+        let (title, detail) = crate::owner::brief::mail(&brief, &app, &links);
         // Written before the mail: a brief whose event cannot be kept is made again next run.
         self.emit_durably(crate::owner::webhook_event::brief_ready(
             account.id,
@@ -438,7 +444,14 @@ impl Engine {
             } else {
                 None
             };
-            let (subject, text) = digest_mail(&business_name(&account), &current, awaiting_review, &account.settings.time_zone());
+            let links = |item, actions: &[_]| self.links_text(account_id, item, actions, now);
+            let (subject, text) = digest_mail(
+                &business_name(&account),
+                &current,
+                awaiting_review,
+                &account.settings.time_zone(),
+                &links,
+            );
             if self.mail_owner(&account, subject, text, now).await {
                 sent += 1;
             }
@@ -532,7 +545,7 @@ fn once_key(account: &Account, what: &str, now: Timestamp) -> String {
     format!("{}/{date}/{what}", account.id)
 }
 
-fn business_name(account: &Account) -> String {
+pub(in crate::engine) fn business_name(account: &Account) -> String {
     account
         .settings
         .profile

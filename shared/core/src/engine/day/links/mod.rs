@@ -1,0 +1,258 @@
+//! The owner's action links (`/a/{token}`, `owner/action_link.rs`): decided from the mail,
+//! without signing in. Looking at a link changes nothing; using it runs the same decision as
+//! the dashboard's button (approve, skip, a to-do done or put off a day), so two clicks, or a
+//! click and the dashboard at once, decide once: the loser is told what happened.
+
+use jiff::Timestamp;
+
+use super::Engine;
+use super::decisions::Resolution;
+use crate::kernel::ids::AccountId;
+use crate::owner::account::Account;
+use crate::owner::action_link::{ActionLink, LINK_LIFETIME, LinkAction, LinkItem, task_actions};
+use crate::task::error::EngineError;
+use crate::task::reason_words;
+use crate::task::todo::TodoStatus;
+use crate::task::{Task, TaskStatus};
+
+/// What a link's page shows: the item, the decision, and whether it is still to be made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkPage {
+    /// The gym's name.
+    pub business: String,
+    /// Who and what: "Sam Lee — Churn Risk", "Call Nia".
+    pub title: String,
+    /// The item as the owner decides it: the draft's subject and text, the to-do's words.
+    pub detail: Vec<String>,
+    pub action: LinkAction,
+    pub state: LinkState,
+}
+
+/// Where a link's item stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkState {
+    /// Still to decide: the page offers the button.
+    Open,
+    /// Decided just now by this link: what was done.
+    Acted(String),
+    /// Decided already, or the link expired: what became of the item (`410`).
+    Gone(String),
+}
+
+impl Engine {
+    /// The address of `action` on `item`, for a mail made at `now`.
+    pub(crate) fn action_url(&self, account: AccountId, item: LinkItem, action: LinkAction, now: Timestamp) -> String {
+        let link = ActionLink {
+            account,
+            item,
+            action,
+            expires: now + LINK_LIFETIME,
+        };
+        let token = self.config.signing_key.action_token(&link);
+        format!("{}/a/{token}", self.config.public_url.trim_end_matches('/'))
+    }
+
+    /// The lines an owner mail carries under an item that waits for a decision: one signed
+    /// link per action offered.
+    pub(crate) fn links_text(&self, account: AccountId, item: LinkItem, actions: &[LinkAction], now: Timestamp) -> String {
+        actions
+            .iter()
+            .map(|a| format!("  {}: {}\n", a.label(), self.action_url(account, item, *a, now)))
+            .collect()
+    }
+
+    /// `GET /a/{token}`: the page of a genuine link, changing nothing; `None` for a forged or
+    /// altered one.
+    pub async fn action_link_page(&self, token: &str) -> Result<Option<LinkPage>, EngineError> {
+        let Some(link) = self.config.signing_key.verify_action_token(token) else {
+            return Ok(None);
+        };
+        let account = self.account(link.account).await?;
+        let now = self.clock.now();
+        let page = self.page_of(&account, &link).await?;
+        Ok(Some(match page.state {
+            LinkState::Open if now > link.expires => expired(page),
+            _ => page,
+        }))
+    }
+
+    /// `POST /a/{token}`: the link's decision, once. An item decided already (by this link,
+    /// another, a reply or the dashboard) or a link past its time is told as `Gone`.
+    pub async fn use_action_link(&self, token: &str) -> Result<Option<LinkPage>, EngineError> {
+        let Some(link) = self.config.signing_key.verify_action_token(token) else {
+            return Ok(None);
+        };
+        let account = self.account(link.account).await?;
+        let page = self.page_of(&account, &link).await?;
+        if page.state != LinkState::Open {
+            return Ok(Some(page));
+        }
+        if self.clock.now() > link.expires {
+            return Ok(Some(expired(page)));
+        }
+        let acted = match self.decide_link(&account, &link).await {
+            Ok(done) => done,
+            // Decided meanwhile by someone else: say what they did.
+            Err(EngineError::StaleVersion | EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. }) => {
+                return Ok(Some(self.page_of(&account, &link).await?));
+            }
+            Err(EngineError::Invalid(e)) if e.code == "todo_done" => return Ok(Some(self.page_of(&account, &link).await?)),
+            Err(e) => return Err(e),
+        };
+        tracing::info!(account = %account.id, action = link.action.as_str(), "owner decided from a mail link");
+        Ok(Some(LinkPage {
+            state: LinkState::Acted(acted),
+            ..page
+        }))
+    }
+
+    async fn decide_link(&self, account: &Account, link: &ActionLink) -> Result<String, EngineError> {
+        let tz = account.settings.time_zone();
+        match (link.item, link.action) {
+            (LinkItem::Task(id), LinkAction::Approve) => {
+                self.approve(account.id, id, None).await?;
+                Ok("Approved: the message goes out as drafted, in your send hours.".into())
+            }
+            (LinkItem::Task(id), LinkAction::Skip) => {
+                let task = self
+                    .store
+                    .get_task(account.id, id)
+                    .await?
+                    .ok_or(EngineError::NotFound { what: "task" })?;
+                if task.status == TaskStatus::Escalated {
+                    self.cancel(account.id, id).await?;
+                    Ok("Closed: the agent sends nothing more on it.".into())
+                } else {
+                    self.skip(account.id, id, Some("skipped from the mail")).await?;
+                    Ok("Skipped: nothing is sent.".into())
+                }
+            }
+            (LinkItem::Task(id), LinkAction::Done) => {
+                let task = self
+                    .store
+                    .get_task(account.id, id)
+                    .await?
+                    .ok_or(EngineError::NotFound { what: "task" })?;
+                let handled = crate::task::task_type::definition(&task.task_type)
+                    .outcome("owner_handled")
+                    .is_some();
+                if handled {
+                    let resolution = Resolution {
+                        outcome: "owner_handled".into(),
+                        note: None,
+                    };
+                    self.resolve(account.id, id, resolution).await?;
+                } else {
+                    self.cancel(account.id, id).await?;
+                }
+                Ok("Marked as taken care of by you: the agent sends nothing more on it.".into())
+            }
+            (LinkItem::Todo(id), LinkAction::Done) => {
+                self.complete_todo(account.id, id, None, Some("done from the mail")).await?;
+                Ok("Done: it is off your list.".into())
+            }
+            (LinkItem::Todo(id), LinkAction::Snooze) => {
+                let tomorrow = crate::kernel::limits::local_date(self.clock.now(), &tz)
+                    .tomorrow()
+                    .map_err(|e| EngineError::Invalid(crate::kernel::error::InvalidInput::new("invalid_until", e.to_string())))?;
+                let todo = self.snooze_todo(account.id, id, &tomorrow.to_string()).await?;
+                let until = todo
+                    .snoozed_until
+                    .map_or_else(String::new, |at| format!(" ({})", reason_words::when(at, &tz)));
+                Ok(format!("Put off until tomorrow{until}: it comes back on your list then."))
+            }
+            // A link is only ever made for the actions its item offers.
+            _ => Err(EngineError::Invalid(crate::kernel::error::InvalidInput::new(
+                "unsupported_action",
+                "this link's action does not apply to its item",
+            ))),
+        }
+    }
+
+    /// The page of `link` as its item stands now.
+    async fn page_of(&self, account: &Account, link: &ActionLink) -> Result<LinkPage, EngineError> {
+        let tz = account.settings.time_zone();
+        let business = super::owner_notices::business_name(account);
+        let page = |title: String, detail: Vec<String>, state: LinkState| LinkPage {
+            business: business.clone(),
+            title,
+            detail,
+            action: link.action,
+            state,
+        };
+        match link.item {
+            LinkItem::Task(id) => {
+                let Some(task) = self.store.get_task(account.id, id).await? else {
+                    return Ok(page(
+                        "A task".into(),
+                        Vec::new(),
+                        LinkState::Gone("This task is no longer here.".into()),
+                    ));
+                };
+                let title = format!("{} — {}", task.member.label(), super::owner_notices::type_label(&task.task_type));
+                let mut detail = vec![format!("Goal: {}", task.goal)];
+                if let Some(draft) = &task.draft {
+                    detail.push(format!("Subject: {}", draft.subject));
+                    detail.push(draft.body.clone());
+                }
+                let state = if task_actions(task.status).contains(&link.action) {
+                    LinkState::Open
+                } else {
+                    LinkState::Gone(task_fate(&task, &tz))
+                };
+                Ok(page(title, detail, state))
+            }
+            LinkItem::Todo(id) => {
+                let Some(todo) = self.store.get_todo(account.id, id).await? else {
+                    return Ok(page(
+                        "A to-do".into(),
+                        Vec::new(),
+                        LinkState::Gone("This to-do is no longer here.".into()),
+                    ));
+                };
+                let title = todo.what.clone();
+                let detail = todo.member.phone.iter().map(|p| format!("Phone: {p}")).collect();
+                let now = self.clock.now();
+                let state = match todo.status {
+                    TodoStatus::Done => LinkState::Gone(format!(
+                        "Already done{}.",
+                        todo.done_at
+                            .map(|at| format!(" ({})", reason_words::when(at, &tz)))
+                            .unwrap_or_default()
+                    )),
+                    TodoStatus::Snoozed if link.action == LinkAction::Snooze && !todo.is_due(now) => LinkState::Gone(format!(
+                        "Already put off{}.",
+                        todo.snoozed_until
+                            .map(|at| format!(" until {}", reason_words::when(at, &tz)))
+                            .unwrap_or_default()
+                    )),
+                    _ => LinkState::Open,
+                };
+                Ok(page(title, detail, state))
+            }
+        }
+    }
+}
+
+/// What became of a task that no longer waits for this decision, in the owner's words.
+fn task_fate(task: &Task, tz: &jiff::tz::TimeZone) -> String {
+    let when = reason_words::when(task.updated_at, tz);
+    let why = task
+        .outcome_reason
+        .as_deref()
+        .map(|r| format!(" {}.", reason_words::sentence(r).trim_end_matches('.')))
+        .unwrap_or_default();
+    match task.status {
+        s if s.is_terminal() => format!("Already decided: the task closed on {when}.{why}"),
+        TaskStatus::PendingReview | TaskStatus::Escalated => format!("This link no longer applies to it (changed {when}).{why}"),
+        _ => format!("Already decided ({when}): the agent is working on it."),
+    }
+}
+
+/// A link past its time: the page says so, and what to open instead.
+fn expired(page: LinkPage) -> LinkPage {
+    LinkPage {
+        state: LinkState::Gone("This link has expired. The item is still waiting on your dashboard.".into()),
+        ..page
+    }
+}

@@ -1,0 +1,151 @@
+//! Action links: what an owner mail offers for each item that waits for a decision — a review
+//! item to send as drafted, skip or put off a day; an escalation the owner took care of; a
+//! to-do done or put off. `{public_url}/a/{token}` names one item and one action; `GET` shows
+//! the decision and a button, only `POST` acts (a mail scanner that opens links never does).
+//! The token is signed (`conversation::token`) and lives until the item is decided or
+//! [`LINK_LIFETIME`] has passed; afterwards the page says what happened.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::kernel::ids::{AccountId, TaskId};
+
+/// How long a link works when its item stays undecided.
+pub const LINK_LIFETIME: SignedDuration = SignedDuration::from_hours(24 * 14);
+
+/// The item a link decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkItem {
+    /// A task waiting for review or escalated to the owner.
+    Task(TaskId),
+    /// A to-do on the owner's list.
+    Todo(ulid::Ulid),
+}
+
+/// What a link does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkAction {
+    /// Send the review item's message as drafted.
+    Approve,
+    /// Skip the review item (nothing is sent), or leave an escalation closed.
+    Skip,
+    /// Put a to-do off a day: it comes back tomorrow.
+    Snooze,
+    /// The owner took care of it: an escalation or a to-do is done.
+    Done,
+}
+
+impl LinkAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Skip => "skip",
+            Self::Snooze => "snooze",
+            Self::Done => "done",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Approve, Self::Skip, Self::Snooze, Self::Done]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+    }
+
+    /// The words of the link in the mail and of the page's button.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Approve => "Send it as drafted",
+            Self::Skip => "Skip it",
+            Self::Snooze => "Remind me tomorrow",
+            Self::Done => "I took care of it",
+        }
+    }
+}
+
+/// One signed decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActionLink {
+    pub account: AccountId,
+    pub item: LinkItem,
+    pub action: LinkAction,
+    /// After this the link only says what became of its item.
+    pub expires: Timestamp,
+}
+
+impl ActionLink {
+    /// What is signed: `{account}:{t|d}:{item}:{action}:{expires, unix seconds}`.
+    pub fn payload(&self) -> String {
+        let (kind, id) = match self.item {
+            LinkItem::Task(id) => ('t', id.to_string()),
+            LinkItem::Todo(id) => ('d', id.to_string()),
+        };
+        format!("{}:{kind}:{id}:{}:{}", self.account, self.action.as_str(), self.expires.as_second())
+    }
+
+    /// The link a payload names, if it is one.
+    pub fn from_payload(payload: &str) -> Option<Self> {
+        let mut parts = payload.split(':');
+        let account = parts.next()?.parse().ok()?;
+        let item = match (parts.next()?, parts.next()?) {
+            ("t", id) => LinkItem::Task(id.parse().ok()?),
+            ("d", id) => LinkItem::Todo(id.parse().ok()?),
+            _ => return None,
+        };
+        let action = LinkAction::parse(parts.next()?)?;
+        let expires = Timestamp::from_second(parts.next()?.parse().ok()?).ok()?;
+        parts.next().is_none().then_some(Self {
+            account,
+            item,
+            action,
+            expires,
+        })
+    }
+}
+
+/// The actions a mail offers for a task in `status` (review: send as drafted or skip; an
+/// escalation: done, skip), none for any other.
+pub fn task_actions(status: crate::task::TaskStatus) -> &'static [LinkAction] {
+    use crate::task::TaskStatus;
+    match status {
+        TaskStatus::PendingReview => &[LinkAction::Approve, LinkAction::Skip],
+        TaskStatus::Escalated => &[LinkAction::Done, LinkAction::Skip],
+        _ => &[],
+    }
+}
+
+/// What makes the links' lines of a mail: the item and the actions offered (the engine signs
+/// them); the mail's words stay pure.
+pub type Links<'a> = &'a dyn Fn(LinkItem, &[LinkAction]) -> String;
+
+/// The actions a mail offers for an open to-do.
+pub const TODO_ACTIONS: [LinkAction; 2] = [LinkAction::Done, LinkAction::Snooze];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_reads_back_as_the_link_it_was_made_from_and_nothing_else_does() {
+        let now: Timestamp = "2026-12-02T10:00:00Z".parse().expect("ts");
+        let link = ActionLink {
+            account: AccountId::generate(now),
+            item: LinkItem::Task(TaskId::generate(now)),
+            action: LinkAction::Approve,
+            expires: now + LINK_LIFETIME,
+        };
+        assert_eq!(ActionLink::from_payload(&link.payload()), Some(link));
+        let todo = ActionLink {
+            item: LinkItem::Todo(ulid::Ulid::new()),
+            action: LinkAction::Snooze,
+            ..link
+        };
+        assert_eq!(ActionLink::from_payload(&todo.payload()), Some(todo));
+        for bad in [
+            "",
+            "x",
+            &format!("{}:extra", link.payload()),
+            &link.payload().replace(":approve:", ":send:"),
+        ] {
+            assert_eq!(ActionLink::from_payload(bad), None, "{bad}");
+        }
+    }
+}

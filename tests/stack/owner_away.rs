@@ -1,0 +1,189 @@
+//! The owner away (issue 41, CONTRACT.md "The owner away"): an owner who never signs in decides
+//! from the mail. Every item of an owner mail that asks for a decision carries action links
+//! `{public_url}/a/{token}`: `GET` shows the item and a button and changes nothing, only
+//! `POST` acts, once; afterwards the link answers `410` saying what happened; a forged or
+//! altered token is `400` and changes nothing.
+
+use jiff::Timestamp;
+use openloop_tests::{Client, Stack};
+use serde_json::Value;
+
+use crate::morning;
+
+/// The action links under the item of an owner mail's `text` that names `who`: `(label, path)`.
+fn links_under(text: &str, who: &str) -> Vec<(String, String)> {
+    let block = text
+        .split("\n- ")
+        .find(|b| b.lines().next().is_some_and(|title| title.contains(who)))
+        .unwrap_or_else(|| panic!("no item for {who} in {text}"));
+    links_in(block)
+}
+
+/// Every action link of `text`: `(label, path)`.
+fn links_in(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.trim().split_once(": http"))
+        .filter_map(|(label, url)| url.find("/a/").map(|i| (label.to_owned(), url[i..].to_owned())))
+        .collect()
+}
+
+fn link<'a>(links: &'a [(String, String)], label: &str) -> &'a str {
+    links
+        .iter()
+        .find(|(l, _)| l == label)
+        .map(|(_, p)| p.as_str())
+        .unwrap_or_else(|| panic!("no {label:?} link in {links:?}"))
+}
+
+/// A link's page, as the owner's browser (or a mail scanner) gets it: status and HTML.
+async fn open(stack: &Stack, method: reqwest::Method, path: &str) -> (u16, String) {
+    let response = stack
+        .http
+        .request(method, format!("{}{path}", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+async fn status_of(stack: &Stack, token: &str, id: &str) -> String {
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), token).await;
+    task["status"].as_str().unwrap_or_default().to_owned()
+}
+
+/// A churn-risk task for `member`, waiting for review (the gym is manual).
+async fn task_for(stack: &Stack, token: &str, member: &str) -> String {
+    let body = serde_json::json!({"task_type": "churn_risk", "member_id": member, "goal": "Bring them back to the gym", "confidence": 80});
+    let (status, created) = stack.post("/api/v1/tasks", token, body).await;
+    assert_eq!((status, created["status"].as_str()), (201, Some("pending_review")), "{created}");
+    created["id"].as_str().unwrap_or_default().to_owned()
+}
+
+/// Given a manual gym whose owner only reads mail, when the digest names two tasks awaiting
+/// review, then a scanner's `GET` of every link changes nothing; the owner's `POST` of Sam's
+/// "send it" approves it and Sam is mailed; the same link again, and Sam's "skip", answer
+/// `410` saying it was decided; Pat's "skip" closes Pat's task with nothing sent; an altered
+/// token is `400`.
+#[tokio::test]
+async fn an_owner_who_never_signs_in_approves_and_skips_from_the_digests_links() {
+    let stack = Stack::start("away-links").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = stack.give_owner_address(&gym).await;
+    let sam = stack.member(&gym, "m_sam", "Sam", day0).await;
+    let pat = stack.member(&gym, "m_pat", "Pat", day0).await;
+    let (sam_task, pat_task) = (
+        task_for(&stack, &gym.token, "m_sam").await,
+        task_for(&stack, &gym.token, "m_pat").await,
+    );
+
+    let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
+    let digest_at: Timestamp = feed["notifications"]
+        .as_array()
+        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("the approvals wait for a digest: {feed}"));
+    stack.set_clock(&digest_at.to_string()).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&owner).await;
+    let digest = mail
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .find(|t| t.contains("your review"))
+        .unwrap_or_else(|| panic!("a digest of the review items: {mail:?}"));
+    let (sam_links, pat_links) = (links_under(digest, "Sam"), links_under(digest, "Pat"));
+    let labels: Vec<&str> = sam_links.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["Send it as drafted", "Skip it"], "{digest}");
+
+    // A mail scanner follows every link: nothing changes.
+    for (_, path) in sam_links.iter().chain(&pat_links) {
+        let (status, page) = open(&stack, reqwest::Method::GET, path).await;
+        assert_eq!(status, 200, "{page}");
+        assert!(page.contains("<form method=\"post\""), "one button: {page}");
+    }
+    assert_eq!(status_of(&stack, &gym.token, &sam_task).await, "pending_review");
+    let (_, page) = open(&stack, reqwest::Method::GET, link(&sam_links, "Send it as drafted")).await;
+    assert!(
+        page.contains("Sam") && page.contains("Subject:"),
+        "names the member and shows the draft: {page}"
+    );
+
+    // An altered token acts on nothing.
+    let send = link(&sam_links, "Send it as drafted");
+    let altered = format!("{}{}", &send[..send.len() - 1], if send.ends_with('A') { 'B' } else { 'A' });
+    for method in [reqwest::Method::GET, reqwest::Method::POST] {
+        let (status, page) = open(&stack, method, &altered).await;
+        assert_eq!(status, 400, "{page}");
+    }
+    assert_eq!(status_of(&stack, &gym.token, &sam_task).await, "pending_review");
+
+    let (status, page) = open(&stack, reqwest::Method::POST, send).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Approved"), "{page}");
+    assert_ne!(status_of(&stack, &gym.token, &sam_task).await, "pending_review");
+    for (method, path) in [
+        (reqwest::Method::POST, send),
+        (reqwest::Method::GET, send),
+        (reqwest::Method::POST, link(&sam_links, "Skip it")),
+    ] {
+        let (status, page) = open(&stack, method.clone(), path).await;
+        assert_eq!(status, 410, "{method} {path}: {page}");
+        assert!(page.contains("Already decided"), "says what happened: {page}");
+    }
+
+    let (status, page) = open(&stack, reqwest::Method::POST, link(&pat_links, "Skip it")).await;
+    assert_eq!((status, page.contains("Skipped")), (200, true), "{page}");
+    assert_eq!(status_of(&stack, &gym.token, &pat_task).await, "cancelled");
+    // The first touch waits for the morning's preferred hours.
+    stack.run().await;
+    stack.run_when_due(&gym, &sam_task).await;
+    assert_eq!(stack.outbox_to(&sam).await.len(), 1, "Sam's message went out as drafted");
+    assert!(stack.outbox_to(&pat).await.is_empty(), "nothing to Pat");
+}
+
+/// Given an owner who only reads mail, when a member's question escalates, then the mail that
+/// leaves at once carries "I took care of it": posted, the task closes as handled by the owner
+/// and nothing more goes to the member; its "skip" link is then gone.
+#[tokio::test]
+async fn an_escalation_mailed_at_once_is_closed_from_its_link() {
+    let stack = Stack::start("away-escalation").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = stack.give_owner_address(&gym).await;
+    let email = stack.member(&gym, "m_q", "Quinn", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_q").await;
+    stack.run().await;
+    let first = stack.outbox_to(&email).await;
+    let (status, _) = stack
+        .inbound(&Client::reply_to(
+            &first[0],
+            "q-away@mail.example.net",
+            "Can I bring my kid to the 9am class?",
+        ))
+        .await;
+    assert_eq!(status, 202);
+    assert_eq!(status_of(&stack, &gym.token, &id).await, "escalated");
+    let mail: Vec<Value> = stack.outbox_to(&owner).await;
+    let text = mail
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .find(|t| t.contains("Decide from here"))
+        .unwrap_or_else(|| panic!("the escalation mail carries its links: {mail:?}"));
+    let links = links_in(text);
+    let (status, page) = open(&stack, reqwest::Method::POST, link(&links, "I took care of it")).await;
+    assert_eq!(status, 200, "{page}");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(
+        (task["status"].as_str(), task["outcome"].as_str()),
+        (Some("completed"), Some("owner_handled")),
+        "{task}"
+    );
+    let (status, _) = open(&stack, reqwest::Method::POST, link(&links, "Skip it")).await;
+    assert_eq!(status, 410);
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "nothing more to the member");
+}
