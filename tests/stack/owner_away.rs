@@ -187,3 +187,40 @@ async fn an_escalation_mailed_at_once_is_closed_from_its_link() {
     stack.run().await;
     assert_eq!(stack.outbox_to(&email).await.len(), 1, "nothing more to the member");
 }
+
+/// Given a gym on `limited_auto`, when a lead signs up in the afternoon (inside the send window,
+/// after the morning hours first touches usually keep), then their first touch is in their
+/// inbox within 5 minutes; the scan two days on opens no second follow-up for them.
+#[tokio::test]
+async fn a_new_lead_hears_back_within_five_minutes() {
+    let stack = Stack::start("away-lead").await;
+    let afternoon = morning(1) + jiff::SignedDuration::from_hours(5);
+    stack.set_clock(&afternoon.to_string()).await;
+    let gym = stack.create_account("limited_auto").await;
+    let email = format!("lead+{}@example.com", gym.id.to_ascii_lowercase());
+    let created = serde_json::json!({"type": "member.created", "timestamp": afternoon.to_string(), "data": {"member_id": "m_lead",
+        "email": email, "first_name": "DANA", "status": "lead", "joined_at": afternoon.to_string()}});
+    let (status, body) = stack.webhook(&gym, "evt_new_lead", created).await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    stack.set_clock(&(afternoon + jiff::SignedDuration::from_mins(5)).to_string()).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "answered within 5 minutes: {mail:?}");
+    let sent: Timestamp = mail[0]["sent_at"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{}", mail[0]));
+    assert!(sent.duration_since(afternoon) <= jiff::SignedDuration::from_mins(5), "{sent}");
+    assert!(mail[0]["text"].as_str().is_some_and(|t| t.starts_with("Hi Dana")), "{}", mail[0]);
+
+    stack
+        .set_clock(&(afternoon + jiff::SignedDuration::from_hours(24 * 2 + 7)).to_string())
+        .await;
+    stack.run().await;
+    let (_, list) = stack.get("/api/v1/tasks?member_id=m_lead", &gym.token).await;
+    let leads = list["tasks"]
+        .as_array()
+        .map_or(0, |t| t.iter().filter(|t| t["task_type"] == "lead_followup").count());
+    assert_eq!(leads, 1, "the scan does not open a second: {list}");
+}

@@ -279,6 +279,15 @@ fn ago(days: i64) -> String {
     }
 }
 
+/// How sure a new lead's immediate follow-up is (the scan's own lead finding's base).
+pub const NEW_LEAD_CONFIDENCE: u8 = 75;
+
+/// The episode a lead is followed up in: when they became a lead (the webhook that answers a
+/// new lead at once and the scan that finds one later claim the same).
+pub fn lead_episode(joined_at: Option<Timestamp>) -> String {
+    joined_at.map_or_else(|| "lead:unknown".to_owned(), |since| format!("lead:{since}"))
+}
+
 fn lead(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
     if facts.trial_booked_at.is_some() {
         return None;
@@ -290,17 +299,13 @@ fn lead(facts: &MemberFacts, now: Timestamp, name: &str) -> Option<Raw> {
                 return None;
             }
             (
-                75,
-                format!("lead:{since}"),
+                NEW_LEAD_CONFIDENCE,
+                lead_episode(Some(since)),
                 format!("a lead for {} days without a trial booked", days(age)),
             )
         }
         // When they became a lead is unknown: still worth a look, less surely.
-        None => (
-            50,
-            "lead:unknown".to_owned(),
-            "a lead without a trial booked (since unknown)".to_owned(),
-        ),
+        None => (50, lead_episode(None), "a lead without a trial booked (since unknown)".to_owned()),
     };
     Some(("lead_followup", format!("Help {name} book a trial class"), base, episode, why))
 }

@@ -176,7 +176,9 @@ fn mails_a_member(task: &Task) -> bool {
 /// now inside the morning hours, else their next start plus the task's jitter; why, when it
 /// is not now. A task that already wrote, or never writes to a member, goes now.
 pub fn first_touch_at(settings: &Settings, task: &Task, now: Timestamp) -> (Timestamp, Option<String>) {
-    if task.touch > 0 || !mails_a_member(task) {
+    // A lead is answered when they come (inside the send window), not the next morning: the
+    // odds of reaching a lead fall by the minute.
+    if task.touch > 0 || !mails_a_member(task) || task.task_type == "lead_followup" {
         return (now, None);
     }
     plan_touch(settings, now, now, Touch::First, jitter_seed(task.id, 0))

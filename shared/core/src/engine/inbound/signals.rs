@@ -215,6 +215,19 @@ impl Engine {
                     Err(e) => return Err(e),
                 }
             }
+            // A new lead is answered within minutes, not at the next scan (CONTRACT.md "The
+            // owner away"), where the first touch may go without review (`limited_auto`;
+            // a manual owner's queue keeps the scan's follow-up): the scan's own lead
+            // episode, claimed now, so it is acted on once.
+            MemberEvent::MemberCreated { .. }
+                if fresh
+                    && account.settings.execution_mode == crate::owner::account::ExecutionMode::LimitedAuto
+                    && facts.status == Some(crate::members::event::MemberStatus::Lead)
+                    && facts.trial_booked_at.is_none()
+                    && book.builtin_on("new_lead") =>
+            {
+                self.answer_new_lead(&account, &facts, &envelope.webhook_id, &burst).await?
+            }
             MemberEvent::Enrollment { enrollment, .. } if book.builtin_on("enrollment_alert") => {
                 self.inferred_payment_trouble(&account, &facts, enrollment, &envelope.webhook_id, &burst)
                     .await?
@@ -223,6 +236,7 @@ impl Engine {
         };
         let builtin = match event {
             MemberEvent::PaymentFailed { .. } => "payment_failed",
+            MemberEvent::MemberCreated { .. } => "new_lead",
             MemberEvent::CheckinCreated { .. } => "checkin_milestone",
             _ => "enrollment_alert",
         };
@@ -247,6 +261,61 @@ impl Engine {
             return Ok(SignalOutcome::Duplicate);
         }
         Ok(SignalOutcome::Applied { task_created: created })
+    }
+}
+
+impl Engine {
+    /// A lead just told: their follow-up opens now, on the episode the risk scan would find
+    /// them by (`lead:{joined_at}`), so the scan does not open a second. Not opened (a limit):
+    /// the episode is given back and the scan finds them later.
+    async fn answer_new_lead(
+        &self,
+        account: &crate::owner::account::Account,
+        facts: &MemberFacts,
+        webhook_id: &str,
+        burst: &crate::task::flood::Burst,
+    ) -> Result<Option<crate::kernel::ids::TaskId>, EngineError> {
+        if facts.email.is_none() && facts.phone.is_none() {
+            return Ok(None);
+        }
+        let episode = crate::rails::risk::lead_episode(facts.joined_at);
+        let Some(claim) = self
+            .claim_episode_for(account.id, &facts.member_id, "lead_followup", &episode)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let name = facts
+            .first_name
+            .as_deref()
+            .map_or_else(|| "them".to_owned(), crate::members::name::as_written);
+        let input = NewTask {
+            task_type: "lead_followup".into(),
+            member_id: facts.member_id.clone(),
+            goal: format!("Answer {name}, a new lead, within minutes and help them book a first class"),
+            confidence: Some(crate::rails::risk::NEW_LEAD_CONFIDENCE),
+            draft: None,
+            trigger_type: TriggerType::Webhook,
+            trigger_event_id: Some(webhook_id.to_owned()),
+            gate: GateContext {
+                tenure_days: facts.tenure_days(self.clock.now()),
+                monthly_value: facts.monthly_value,
+                cancellation_reason: None,
+            },
+            context: serde_json::json!({"new_lead": true, "why": "a new lead, answered as they arrive"}),
+        };
+        match self.create_task_in(account, input, burst).await {
+            Ok(Created::New(task)) => Ok(Some(task.id)),
+            Ok(Created::Existing(_)) | Err(EngineError::MemberSuppressed { .. }) => Ok(None),
+            Err(EngineError::Limited(_)) => {
+                self.release_episode(&claim).await?;
+                Ok(None)
+            }
+            Err(e) => {
+                self.release_episode(&claim).await?;
+                Err(e)
+            }
+        }
     }
 }
 
