@@ -143,8 +143,8 @@ async fn an_owner_who_never_signs_in_approves_and_skips_from_the_digests_links()
     assert!(stack.outbox_to(&pat).await.is_empty(), "nothing to Pat");
 }
 
-/// Given an owner who only reads mail, when a member's question escalates, then the mail that
-/// leaves at once carries "I took care of it": posted, the task closes as handled by the owner
+/// Given an owner who only reads mail and has not signed in for two days, when a member's
+/// question escalates, then the mail that leaves at once carries "I took care of it": posted, the task closes as handled by the owner
 /// and nothing more goes to the member; its "skip" link is then gone.
 #[tokio::test]
 async fn an_escalation_mailed_at_once_is_closed_from_its_link() {
@@ -153,11 +153,16 @@ async fn an_escalation_mailed_at_once_is_closed_from_its_link() {
     stack.set_clock(&day0.to_string()).await;
     let gym = stack.create_account("manual").await;
     let owner = stack.give_owner_address(&gym).await;
+    // Seen once on the dashboard, then away.
+    let (status, _) = crate::dashboard::sign_in(&stack, &gym).await.get("/app").await;
+    assert_eq!(status, 200);
     let email = stack.member(&gym, "m_q", "Quinn", day0).await;
     stack.run().await;
     let id = stack.approved_task(&gym, "churn_risk", "m_q").await;
     stack.run().await;
     let first = stack.outbox_to(&email).await;
+    // The owner has not looked for two days: the escalation is mailed all the same.
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_hours(48)).to_string()).await;
     let (status, _) = stack
         .inbound(&Client::reply_to(
             &first[0],

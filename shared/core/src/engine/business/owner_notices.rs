@@ -180,9 +180,11 @@ impl Engine {
                 at
             }
         };
-        // An owner away a day or more gets the brief only: the rest waits
-        // in the feed for the "while you were away" summary of their return.
-        let away = crate::owner::presence::Presence::of(account.last_seen_at, now) != crate::owner::presence::Presence::Active;
+        // An owner away a day or more gets the brief and what needs them now only (an
+        // escalation, which carries its action links): the rest waits in the feed for the
+        // "while you were away" summary of their return.
+        let away = crate::owner::presence::Presence::of(account.last_seen_at, now) != crate::owner::presence::Presence::Active
+            && !matches!(draft.kind, NoticeKind::Escalation);
         let (delivery, digest_at) = match draft.kind.policy() {
             // Once a day whatever the channel; mailed with the next digest mail, which may
             // leave at once (it is made from the window's opening on).

@@ -538,35 +538,47 @@ async fn a_paused_account_silences_members_but_still_tells_its_owner() {
     assert_eq!(w.task(&follows_up).await.touch, 1);
 }
 
-/// An owner seen, then away two days, gets notices in the feed only (not
-/// mailed); their return brings one "while you were away" summary, once; the risk scan
-/// allows them fewer new tasks a run.
+/// An owner seen, then away two days, gets only what needs them now mailed (an escalation,
+/// with its action links; a system alert), the rest in the feed; their return brings one
+/// "while you were away" summary, once; the risk scan allows them fewer new tasks a run.
 #[tokio::test]
-async fn an_away_owner_gets_the_feed_only_and_one_summary_on_return() {
+async fn an_away_owner_gets_escalations_mailed_the_rest_in_the_feed_and_one_summary_on_return() {
     let w = owner_world(NotificationChannel::Email).await;
     w.engine.note_owner_seen(w.account.id).await.expect("seen");
     // Two days later, 10:00 in New York.
     w.clock.set(at("2026-11-04T15:00:00Z"));
     let held = w
         .engine
-        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .notify_owner(w.account.id, draft(NoticeKind::LateReply), false)
         .await
         .expect("notice")
         .expect("recorded");
     assert_eq!(held.delivery, NoticeDelivery::Dashboard, "away: the feed only");
+    let escalation = w
+        .engine
+        .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
+        .await
+        .expect("notice")
+        .expect("recorded");
+    assert_eq!(
+        escalation.delivery,
+        NoticeDelivery::Email,
+        "an escalation never waits for the owner's return"
+    );
+    assert_eq!(to_owner(&w).len(), 1);
     w.engine
         .notify_owner(w.account.id, draft(NoticeKind::SystemAlert), false)
         .await
         .expect("notice");
-    assert_eq!(to_owner(&w).len(), 1, "a critical notice still goes");
+    assert_eq!(to_owner(&w).len(), 2, "a critical notice still goes");
     w.clock.set(at("2026-11-04T15:30:00Z"));
     w.engine.note_owner_seen(w.account.id).await.expect("back");
     let mails = to_owner(&w);
-    assert_eq!(mails.len(), 2, "one summary on return");
-    assert!(mails[1].subject.contains("While you were away: 1 update"), "{}", mails[1].subject);
+    assert_eq!(mails.len(), 3, "one summary on return");
+    assert!(mails[2].subject.contains("While you were away"), "{}", mails[2].subject);
     w.clock.set(at("2026-11-04T17:00:00Z"));
     w.engine.note_owner_seen(w.account.id).await.expect("again");
-    assert_eq!(to_owner(&w).len(), 2, "once");
+    assert_eq!(to_owner(&w).len(), 3, "once");
     let now_active = w
         .engine
         .notify_owner(w.account.id, draft(NoticeKind::Escalation), false)
