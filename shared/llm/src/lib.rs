@@ -189,7 +189,7 @@ pub(crate) fn write(
         business_name,
         instructions,
     };
-    let shipped = || messages::render(&messages::template_for(task_type, key, None), &inputs);
+    let shipped = || messages::render(&messages::template_for(task_type, key, None, message.variant), &inputs);
     match &message.owner_template {
         Some(own) => messages::render(own, &inputs).or_else(|e| {
             tracing::warn!(task_type, touch = key, error = %e, "the owner's template did not render; the shipped one is used");
