@@ -14,6 +14,7 @@
 //! them at all.
 
 mod defaults;
+pub mod owners_voice;
 mod vars;
 
 use jiff::Timestamp;
