@@ -476,3 +476,59 @@ async fn the_first_mail_mentions_the_members_usual_class_and_tenure() {
         assert!(!text.to_lowercase().contains(word), "no word of a goal: {text}");
     }
 }
+
+/// Issue 42, "the owner's voice is kept": the owner rewrote Alex's first mail by hand before
+/// approving it. Its next touch is not the canned follow-up: it waits for the owner's review,
+/// drafted to come back to what they asked; approved, it goes out as approved.
+#[tokio::test]
+async fn a_first_touch_the_owner_rewrote_keeps_the_thread_in_the_owners_hands() {
+    let stack = Stack::start("templates-owners-voice").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_alex", "Alex", stack.now().await).await;
+    stack.run().await;
+    let body = json!({"task_type": "churn_risk", "member_id": "m_alex", "goal": GOAL, "confidence": 80});
+    let (status, created) = stack.post("/api/v1/tasks", &gym.token, body).await;
+    assert!(matches!(status, 200 | 201), "{created}");
+    let task = created["id"].as_str().unwrap_or_default().to_owned();
+    let own = json!({"draft": {"subject": "Your shoulder", "body": "Hi Alex,\n\nIs your shoulder still bugging you? We can work around it on Tuesday.\n\nCoach Mike"}});
+    let (status, approved) = stack.post(&format!("/api/v1/tasks/{task}/approve"), &gym.token, own).await;
+    assert_eq!(status, 200, "{approved}");
+    send_when_due(&stack, &gym, &task, &email, 1).await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "the owner's first mail");
+
+    // The follow-up's day comes: nothing goes out, the task waits for the owner.
+    let mut view = Value::Null;
+    for _ in 0..6 {
+        let due = stack.due_at(&gym, &task).await;
+        if due > stack.now().await {
+            stack.set_clock(&due.to_string()).await;
+        }
+        stack.run().await;
+        view = stack.get(&format!("/api/v1/tasks/{task}"), &gym.token).await.1;
+        if view["status"] != "waiting" {
+            break;
+        }
+    }
+    assert_eq!(view["status"], "pending_review", "{view}");
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "no canned follow-up went out");
+    let draft = view["draft"]["body"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        draft.contains("Is your shoulder still bugging you?"),
+        "it follows the owner's words: {draft}"
+    );
+    assert!(!draft.contains("Just following up on my last note"), "{draft}");
+
+    let (status, approved) = stack.post(&format!("/api/v1/tasks/{task}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{approved}");
+    send_when_due(&stack, &gym, &task, &email, 2).await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 2, "{mail:?}");
+    let text = mail[1]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Is your shoulder still bugging you?"), "sent as approved: {text}");
+    assert!(
+        !mail[1]["subject"].as_str().unwrap_or_default().starts_with("Re:"),
+        "no \"Re:\" on a thread Alex never answered: {}",
+        mail[1]["subject"]
+    );
+}
