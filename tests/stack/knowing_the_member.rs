@@ -52,6 +52,9 @@ fn contradiction(who: &str, class: Option<&str>, days_since_cancelled: i64, subj
     if class == Some("medical") && lower.contains("it's been a while") {
         return Some(format!("\"It's been a while\" to {who}, who is recovering"));
     }
+    if who == "m_bob" && lower.contains("just following up on my last note") {
+        return Some(format!("the canned follow-up in the thread the owner wrote to {who}"));
+    }
     if subject.starts_with("Re:") {
         return Some(format!("\"Re:\" to {who}, who never wrote: {subject}"));
     }
@@ -75,7 +78,8 @@ fn contradiction(who: &str, class: Option<&str>, days_since_cancelled: i64, subj
 
 /// Issue 42, "read as a member": a gym with every kind of member the issue names — cancelled
 /// for each class of reason, names typed in capitals and lower case, a member whose check-ins
-/// reach only a month back — played for 45 days, the owner approving every draft as written.
+/// reach only a month back, one known by phone only without consent to texts, one whose first
+/// mail the owner rewrote — played for 45 days, the owner approving every draft as written.
 /// No mail contradicts what a member told the gym or what the gym knows of them.
 #[tokio::test]
 async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
@@ -98,6 +102,11 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
     for (id, first) in [("m_bob", "BOB"), ("m_mj", "mary-jane"), ("m_joy", "Joy")] {
         emails.push((id, stack.member(&gym, id, first, day0).await));
     }
+    // Pat is known by phone only and never agreed to texts: the call list, never a text.
+    let event = json!({"type": "member.created", "timestamp": day0.to_string(), "data": {"member_id": "m_pat", "first_name": "PAT",
+        "status": "active", "joined_at": "2025-06-01T00:00:00Z", "monthly_value": 150, "phone": "+15555550142"}});
+    let (status, body) = stack.webhook(&gym, "evt_pat", event).await;
+    assert_eq!(status, 202, "{body}");
     // Joy trains every other day, but only her last month is known.
     for i in 0..14i64 {
         let at = day0 - jiff::SignedDuration::from_hours(48 * (14 - i));
@@ -106,6 +115,15 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         let (status, body) = stack.webhook(&gym, &format!("evt_joy_{i}"), event).await;
         assert_eq!(status, 202, "{body}");
     }
+    stack.run().await;
+    // The owner rewrites Bob's first mail by hand.
+    let body = json!({"task_type": "churn_risk", "member_id": "m_bob", "goal": "Check in with Bob", "confidence": 80});
+    let (status, created) = stack.post("/api/v1/tasks", &gym.token, body).await;
+    assert!(matches!(status, 200 | 201), "{created}");
+    let bobs = created["id"].as_str().unwrap_or_default().to_owned();
+    let own = json!({"draft": {"subject": "Your shoulder", "body": "Hi Bob,\n\nIs your shoulder still bugging you?\n\nCoach Mike"}});
+    let (status, approved) = stack.post(&format!("/api/v1/tasks/{bobs}/approve"), &gym.token, own).await;
+    assert_eq!(status, 200, "{approved}");
     stack.run().await;
     let cancelled_at = stack.now().await;
     for (id, _, reason) in cancelled {
@@ -149,6 +167,24 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         }
     }
     assert!(read > 0, "the month wrote to nobody");
+    let (status, texts) = stack
+        .call(reqwest::Method::GET, "/_local/outbox?channel=sms&to=%2B15555550142", None, None)
+        .await;
+    assert_eq!(status, 200, "{texts}");
+    assert_eq!(texts.as_array().map(Vec::len), Some(0), "Pat never agreed to texts: {texts}");
+    let bob = emails
+        .iter()
+        .find(|(id, _)| *id == "m_bob")
+        .map(|(_, e)| e.clone())
+        .unwrap_or_default();
+    let to_bob = stack.outbox_to(&bob).await;
+    assert!(
+        to_bob
+            .first()
+            .and_then(|m| m["text"].as_str())
+            .is_some_and(|t| t.contains("Is your shoulder still bugging you?")),
+        "the owner's own first mail: {to_bob:?}"
+    );
     let sue = emails
         .iter()
         .find(|(id, _)| *id == "m_sue")
