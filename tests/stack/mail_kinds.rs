@@ -277,6 +277,82 @@ async fn every_kind_of_mail_is_well_formed_for_a_spam_filter() {
     stack.running.stop();
 }
 
+/// Every shipped variant of every first touch (issue 42: members side by side read different
+/// ones), each sent to a member whose id picks it, is well formed too; with
+/// `OPENLOOP_MAIL_SAMPLES_DIR` set each is written there as `first-touch-<type>-variant-<n>.eml`
+/// for the spam filter's score.
+#[tokio::test]
+async fn every_variant_of_every_first_touch_is_well_formed_for_a_spam_filter() {
+    use openloop_core::conversation::messages::{shipped_variants, variant_index, variant_seed};
+    let stack = Stack::start_with("mail-kinds-variants", |config| {
+        config.from_email = openloop_core::kernel::ids::Email::parse(FROM).unwrap_or_else(|e| panic!("{e}"));
+        config.reply_domain = "replies.renegade-fitness.com".into();
+        config.public_url = "https://app.renegade-fitness.com".into();
+    })
+    .await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let most = FIRST_TOUCHES
+        .iter()
+        .map(|(t, _)| shipped_variants(t, "first").len())
+        .max()
+        .unwrap_or(0);
+    let mut samples = Vec::new();
+    for variant in 0..most {
+        // One gym per variant: each sends one first touch of each type.
+        let (gym, _) = gym(&stack).await;
+        let day0 = stack.now().await;
+        let mut sent = Vec::new();
+        for (i, (task_type, goal)) in FIRST_TOUCHES.iter().enumerate() {
+            let count = shipped_variants(task_type, "first").len();
+            if variant >= count {
+                continue;
+            }
+            let id = (0..)
+                .map(|k| format!("m_v{variant}_{i}_{k}"))
+                .find(|id| variant_index(variant_seed(id), count) == variant)
+                .unwrap_or_default();
+            let to = stack.member(&gym, &id, "Dana", day0).await;
+            stack.run().await;
+            approve(&stack, &gym, task_type, &id, goal).await;
+            sent.push((*task_type, to));
+        }
+        stack.run().await;
+        for (task_type, to) in sent {
+            samples.push(Sample {
+                kind: format!("first-touch-{task_type}-variant-{}", variant + 1),
+                raw: last_to(&stack, &to),
+                member_mail: true,
+            });
+        }
+    }
+    assert!(samples.len() >= 3 * FIRST_TOUCHES.len(), "{} samples", samples.len());
+    // The member's words, without the footer (its unsubscribe token is the member's own).
+    let words: std::collections::BTreeSet<String> = samples
+        .iter()
+        .filter_map(|s| {
+            MessageParser::default()
+                .parse(&s.raw)?
+                .body_text(0)
+                .map(|t| t.split("\n--").next().unwrap_or_default().to_owned())
+        })
+        .collect();
+    assert_eq!(words.len(), samples.len(), "each variant is its own mail");
+    let failures: Vec<String> = samples
+        .iter()
+        .filter_map(|s| check(s).err().map(|e| format!("{}: {e}", s.kind)))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    if let Some(dir) = std::env::var_os("OPENLOOP_MAIL_SAMPLES_DIR") {
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for sample in &samples {
+            let path = dir.join(format!("{}.eml", sample.kind));
+            std::fs::write(&path, &sample.raw).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+    stack.running.stop();
+}
+
 /// The check itself refuses what it must: a bare LF, an over-long line, a member mail without
 /// its unsubscribe headers, a Message-ID on another domain.
 #[test]

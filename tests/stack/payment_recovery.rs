@@ -1,6 +1,7 @@
 //! The spec's §19.3 walkthrough, through HTTP only (CONTRACT.md), with the test clock:
-//! a failed payment → review → approve → first mail → a follow-up a day later threaded on the
-//! first → the two-message budget holds → escalated when the touches run out.
+//! a failed payment → review → approve (with the owner's edit) → first mail → a follow-up a day
+//! later, held for the owner's review because they rewrote the first, then threaded on it → the
+//! two-message budget holds → escalated when the touches run out.
 
 use jiff::SignedDuration;
 use openloop_tests::{Stack, reasons};
@@ -64,8 +65,18 @@ async fn urgent_payment_recovery_escalates_after_its_two_messages() {
     stack.run().await;
     assert_eq!(stack.outbox_to(&email).await.len(), 1);
 
-    // A day later, when it is due: the follow-up, threaded on the first mail.
+    // A day later, when it is due: the owner rewrote the first mail, so the follow-up is
+    // drafted to follow it and waits for their review (issue 42) instead of going out canned;
+    // approved, it goes out, threaded on the first mail.
     stack.set_clock(&next.to_string()).await;
+    stack.run().await;
+    assert_eq!(stack.outbox_to(&email).await.len(), 1, "nothing canned went out");
+    let (_, held) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(held["status"], "pending_review", "{held}");
+    let (status, approved) = stack
+        .post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, serde_json::json!({}))
+        .await;
+    assert_eq!(status, 200, "{approved}");
     stack.run().await;
     let mail = stack.outbox_to(&email).await;
     assert_eq!(mail.len(), 2, "the follow-up: {mail:?}");
@@ -107,6 +118,9 @@ async fn urgent_payment_recovery_escalates_after_its_two_messages() {
         "first_touch_due",
         "send_reserved",
         "message_sent",
+        "follow_up_due",
+        "owners_voice_follow_up",
+        "owner_approved",
         "follow_up_due",
         "send_reserved",
         "message_sent",

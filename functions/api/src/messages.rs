@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing;
 
-use openloop_core::engine::TemplateInput;
+use openloop_core::engine::TemplateWithVariants;
 use openloop_edge::http::{ApiError, body_error, json_body};
 
 use crate::extract::{ApiState, Body, Owner, Shared};
@@ -31,14 +31,14 @@ pub(crate) async fn list(State(state): Shared, Owner(account): Owner) -> Result<
     Ok(json(StatusCode::OK, MessageTemplates { templates }))
 }
 
-#[utoipa::path(put, operation_id = "put_message_template", path = "/api/v1/message-templates/{task_type}/{touch}", tag = "learning", summary = "Save the owner's template of a type's touch", params(("task_type" = String, Path, description = "The task type"), ("touch" = String, Path, description = "The touch: first, follow_up, …")), request_body = openloop_core::engine::TemplateInput, responses((status = 200, description = "The saved template with its preview", body = openloop_core::engine::MessageTemplateView), OwnerErrors))]
+#[utoipa::path(put, operation_id = "put_message_template", path = "/api/v1/message-templates/{task_type}/{touch}", tag = "learning", summary = "Save the owner's template of a type's touch", params(("task_type" = String, Path, description = "The task type"), ("touch" = String, Path, description = "The touch: first, follow_up, …")), request_body = openloop_core::engine::TemplateWithVariants, responses((status = 200, description = "The saved template with its preview", body = openloop_core::engine::MessageTemplateView), OwnerErrors))]
 pub(crate) async fn put(
     State(state): Shared,
     Path((task_type, touch)): Path<(String, String)>,
     Owner(account): Owner,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let input: TemplateInput = json_body(&body.map_err(body_error)?)?;
+    let input: TemplateWithVariants = json_body(&body.map_err(body_error)?)?;
     let saved = state.engine.put_message_template(account, &task_type, &touch, input).await?;
     Ok(json(StatusCode::OK, saved))
 }

@@ -148,6 +148,9 @@ impl Agent for OfflineAgent {
 /// owner's guidance, the guided answer saying their words. Never the task's goal.
 fn offline_draft(r: &DraftRequest) -> Result<Draft, AgentError> {
     let def = openloop_core::task::task_type::definition(&r.task_type);
+    if let Some(own) = r.context.get("owners_voice").filter(|_| r.touch > 0) {
+        return owners_voice_draft(def.key, r, own);
+    }
     let guidance = r.context.get("owner_guidance").and_then(|g| g.as_str()).map(as_message);
     let key = messages::draft_key(def, r.touch, guidance.is_some());
     let mut draft = write(
@@ -164,6 +167,35 @@ fn offline_draft(r: &DraftRequest) -> Result<Draft, AgentError> {
         // An answer stays in its thread under the task's subject.
         draft.subject = String::new();
     }
+    Ok(draft)
+}
+
+/// A follow-up in a thread whose first touch the owner rewrote (`own`: the message they
+/// approved): the type's guided template saying a line that refers back to what they wrote
+/// (`messages::owners_voice`), under their subject. The owner reviews it before it goes.
+fn owners_voice_draft(task_type: &str, r: &DraftRequest, own: &serde_json::Value) -> Result<Draft, AgentError> {
+    let owners = Draft {
+        subject: own["subject"].as_str().unwrap_or_default().to_owned(),
+        body: own["body"].as_str().unwrap_or_default().to_owned(),
+    };
+    let line = messages::owners_voice::follow_up(Some(&owners));
+    // The guided template is the shipped one: the owner's own follow-up template is canned
+    // words too, which this thread does without.
+    let inputs = messages::MessageInputs {
+        owner_template: None,
+        ..r.message.clone()
+    };
+    let mut draft = write(
+        task_type,
+        messages::GUIDED,
+        &inputs,
+        r.member_first_name.as_deref(),
+        &r.profile,
+        &r.business_name,
+        Some(&line),
+    )
+    .map_err(AgentError)?;
+    draft.subject = owners.subject;
     Ok(draft)
 }
 
@@ -189,7 +221,7 @@ pub(crate) fn write(
         business_name,
         instructions,
     };
-    let shipped = || messages::render(&messages::template_for(task_type, key, None), &inputs);
+    let shipped = || messages::render(&messages::template_for(task_type, key, None, message.variant), &inputs);
     match &message.owner_template {
         Some(own) => messages::render(own, &inputs).or_else(|e| {
             tracing::warn!(task_type, touch = key, error = %e, "the owner's template did not render; the shipped one is used");
@@ -365,6 +397,24 @@ mod tests {
         });
         let shipped = OfflineAgent.draft(&r).await.expect("draft").draft;
         assert_eq!(shipped.subject, "Hello from CrossFit Renegade");
+    }
+
+    /// Issue 42: the owner rewrote Alex's first mail by hand; the next touch follows it
+    /// instead of the canned "Just following up on my last note".
+    #[tokio::test]
+    async fn a_follow_up_after_the_owners_rewrite_refers_back_to_their_words() {
+        let mut r = request("churn_risk", 1);
+        r.context = serde_json::json!({"owners_voice": {"subject": "Your shoulder",
+            "body": "Hi Sarah,\n\nIs your shoulder still bugging you? We can work around it.\n\nRosa"}});
+        let draft = OfflineAgent.draft(&r).await.expect("draft").draft;
+        assert!(
+            draft.body.starts_with("Hi Sarah,") && draft.body.ends_with("Coach Mike"),
+            "{}",
+            draft.body
+        );
+        assert!(draft.body.contains("\"Is your shoulder still bugging you?\""), "{}", draft.body);
+        assert!(!draft.body.contains("Just following up"), "{}", draft.body);
+        assert_eq!(draft.subject, "Your shoulder");
     }
 
     #[tokio::test]

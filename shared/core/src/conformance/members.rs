@@ -231,6 +231,7 @@ pub(super) async fn a_drafts_snapshot_holds_its_template_connection_and_ai_calls
         touch: key.1.into(),
         subject: "Still there?".into(),
         body: "Hi {{ member.first_name }}".into(),
+        variants: Vec::new(),
         updated_at: base(),
     };
     store.put_message_template(account.id, &template).await.expect("template");

@@ -16,6 +16,7 @@ fn template(task_type: &str, touch: &str, subject: &str, body: &str) -> OwnerTem
         touch: touch.into(),
         subject: subject.into(),
         body: body.into(),
+        variants: Vec::new(),
         updated_at: base(),
     }
 }

@@ -2,140 +2,55 @@
 //! AI reads it. A member who asks to stop is suppressed at once and every task about them is
 //! cancelled, whatever a model would have said. Words are matched whole ("stop" is not
 //! "stopwatch"), and "stop" as a command counts while "I'll stop by" and "I can't stop
-//! laughing" do not. Paraphrases
-//! ("I'd rather not get these") and the common Spanish, French, German and Portuguese
-//! requests count too.
+//! laughing" do not. Paraphrases ("I'd rather not get these") and the requests in the other
+//! languages gyms' members write count too; the phrases are data, `words/opt_out.toml`.
 
-/// Phrases that mean "stop contacting me".
-pub const OPT_OUT: &[&str] = &[
+/// The phrases of `words/opt_out.toml`, compiled in.
+pub const OPT_OUT_WORDS: &str = include_str!("../../../../words/opt_out.toml");
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptOutFile {
+    language: Vec<OptOutLanguage>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptOutLanguage {
+    #[allow(dead_code, reason = "the file names each list for its reader")]
+    name: String,
+    phrases: Vec<String>,
+}
+
+/// The phrases of an opt-out file, normalized as replies are.
+fn parse_opt_out(text: &str) -> Result<Vec<String>, String> {
+    let file: OptOutFile = toml::from_str(text).map_err(|e| e.to_string())?;
+    let phrases: Vec<String> = file.language.iter().flat_map(|l| l.phrases.iter().map(|p| normalize(p))).collect();
+    match phrases.iter().find(|p| p.is_empty()) {
+        Some(_) => Err("an empty phrase would match every reply".into()),
+        None => Ok(phrases),
+    }
+}
+
+/// What is read as a stop if the file were ever shipped broken (a test holds it parsing):
+/// never nothing.
+const OPT_OUT_FALLBACK: &[&str] = &[
     "unsubscribe",
     "opt out",
-    "opt-out",
-    "optout",
     "remove me",
-    "take me off",
-    "take me out of your",
-    "removed from your list",
-    "removed from the list",
-    "removed from your mailing list",
-    "taken off your list",
-    "taken off the list",
-    "off the mailing list",
-    "rather not get any more",
-    "rather not receive these",
-    "would rather not be contacted",
-    "rather not be emailed",
-    "don't email",
-    "dont email",
-    "do not email",
-    "don't contact",
-    "dont contact",
-    "do not contact",
-    "don't message",
-    "dont message",
-    "do not message",
-    "don't text",
     "stop emailing",
-    "stop e-mailing",
-    "stop messaging",
-    "stop contacting",
     "stop sending",
-    "stop writing",
-    "quit emailing",
-    "no more emails",
-    "no more e-mails",
-    "no more messages",
-    "leave me alone",
-    "off your list",
-    "off your mailing list",
-    "don't want to hear from",
-    "dont want to hear from",
-    "do not want to hear from",
-    "never contact me",
-    "never email me",
-    "lose my email",
-    "delete my email",
-    "delete my details",
-    "remove my email",
-    "remove my address",
-    "any more emails",
-    "any more e-mails",
-    "any more messages",
-    "anymore emails",
-    "anymore messages",
-    "these emails anymore",
-    "these messages anymore",
-    "rather not get these",
-    "rather not receive",
-    "rather not hear from",
-    "prefer not to receive",
-    "prefer not to get these",
-    "no longer wish to receive",
-    "no longer want to receive",
-    "no longer wish to be contacted",
-    "don't send me",
-    "dont send me",
-    "do not send me",
-    // Spanish
-    "no quiero recibir",
-    "no me escriban",
-    "no me escribas",
-    "no me envíen",
-    "no me envien",
-    "no me manden",
-    "dejen de enviarme",
-    "dejen de escribirme",
-    "deja de enviarme",
-    "deja de escribirme",
-    "dame de baja",
-    "darme de baja",
-    "denme de baja",
-    "quítenme de",
-    "quitenme de",
-    "bórrenme",
-    "borrenme",
-    // French
-    "ne plus m'envoyer",
-    "ne plus recevoir",
-    "arrêtez de m'envoyer",
-    "arretez de m'envoyer",
-    "me désabonner",
-    "me desinscrire",
-    "me désinscrire",
-    "désabonnement",
-    "désabonnez-moi",
-    "desabonnez-moi",
-    "désabonnez moi",
-    "désinscrivez-moi",
-    "desinscrivez-moi",
-    "me retirer de votre liste",
-    "me retirer de la liste",
-    "me retirer de vos listes",
-    "me supprimer de votre liste",
-    "retirez-moi de",
-    "supprimez-moi de",
-    "ne souhaite plus recevoir",
-    "ne veux plus recevoir",
-    "ne plus être contacté",
-    "ne plus etre contacte",
-    "ne me contactez plus",
-    "arrêtez de m'écrire",
-    "stop svp",
-    "stop merci",
-    // German
-    "keine e-mails mehr",
-    "keine emails mehr",
-    "keine mails mehr",
-    "keine nachrichten mehr",
-    "abmelden",
-    "nicht mehr kontaktieren",
-    // Portuguese
-    "não quero receber",
-    "nao quero receber",
-    "parem de enviar",
-    "parem de me enviar",
-    "descadastrar",
+    "do not contact",
+    "don't contact",
 ];
+
+/// Phrases that mean "stop contacting me" (`words/opt_out.toml`).
+static OPT_OUT: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    parse_opt_out(OPT_OUT_WORDS).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "words/opt_out.toml does not parse; only the fallback phrases are read as a stop");
+        OPT_OUT_FALLBACK.iter().map(|p| (*p).to_owned()).collect()
+    })
+});
 
 /// Whether a member's reply asks us to stop. The product's own wording — the footer of its
 /// mail and the links in it — is never read as the member's.
@@ -229,6 +144,50 @@ fn bare_stop(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shipped_opt_out_words_parse() {
+        let phrases = parse_opt_out(OPT_OUT_WORDS).expect("words/opt_out.toml parses");
+        assert!(phrases.len() > 100, "{} phrases", phrases.len());
+        assert!(
+            parse_opt_out("[[language]]\nname = \"x\"\nphrases = [\" \"]").is_err(),
+            "an empty phrase"
+        );
+    }
+
+    /// Issue 42, point 7: a polite removal request, in each language the gyms' members write,
+    /// is a stop.
+    #[test]
+    fn a_polite_removal_request_in_any_language_is_a_stop() {
+        for reply in [
+            "Please remove me from your mailing list.",
+            "Hi, could you take my name off your list? Thanks",
+            "Ne m'envoyez plus rien, merci.",
+            "Bonjour, je ne veux plus recevoir vos mails.",
+            "Bitte keine Mails mehr.",
+            "Bitte tragen Sie mich aus dem Verteiler aus.",
+            "Por favor, no me envíen más correos.",
+            "Quiero darme de baja, gracias.",
+            "Per favore non scrivetemi più.",
+            "Non voglio più ricevere queste email, grazie.",
+            "Graag uitschrijven, dank je.",
+            "Stuur me geen mails meer alstublieft.",
+            "Por favor não me enviem mais emails.",
+            "Si us plau, no m'envieu més correus.",
+        ] {
+            assert!(is_opt_out(reply), "{reply}");
+        }
+        for reply in [
+            "I'll be in on Monday, see you then",
+            "Ich muss mich leider für Dienstag entschuldigen",
+            "Je viendrai jeudi soir",
+            "Vengo el martes por la mañana",
+            "Ci vediamo giovedì alle 7",
+            "Ik kom donderdag om 7 uur",
+        ] {
+            assert!(!is_opt_out(reply), "{reply}");
+        }
+    }
 
     #[test]
     fn stop_means_stop_but_stopping_by_does_not() {

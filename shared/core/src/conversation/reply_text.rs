@@ -309,12 +309,14 @@ static QUOTE_HEADERS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"^On\s.+\swrote:$",                                                                                // English
         r"^Le\s.+\s(a\s)?écrit\s?:$",                                                                       // French
         r"^El\s.+\sescribió\s?:$",                                                                          // Spanish
-        r"^El\s.+\sva escriure\s?:$",                                                                       // Catalan
-        r"^Em\s.+\sescreveu\s?:$",                                                                          // Portuguese
-        r"^Il\s.+\sha scritto\s?:$",                                                                        // Italian
+        r"^El\s.+\s(va escriure|ha escrit)\s?:$",                                                           // Catalan
+        r"^(Em|A|No dia)\s.+\sescreveu\s?:$",                                                               // Portuguese (Brazil, Portugal)
+        r"^(Il|In data)\s.+\sha scritto\s?:$",                                                              // Italian
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?ha scritto\s?:$",                                                      // Italian, name first
         r"^Am\s.+\sschrieb\b.*:$",                                                                          // German
         r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                                                         // German, name first
         r"^Op\s.+\s(schreef|geschreven)\b.*:$",                                                             // Dutch
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s(schreef|heeft geschreven)\b.*:$",                                      // Dutch, name first
         r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$",                                     // Polish
         r"^.*\d.*\sskrev\b.*:$",                                                                            // Danish, Norwegian, Swedish
         r"^.*(@|\d).*\s(skrev|napisał\(a\)|napisał|napisała|kirjoitti|napsal\(a\)|napsal|írta|yazdı)\s?:$", // name or date, then the verb
@@ -611,6 +613,12 @@ mod tests {
             "tir. 3. nov. 2026 kl. 09.00 skrev CrossFit Renegade <coach@gym.example>:",
             "wt., 3 lis 2026 o 09:00 CrossFit Renegade <coach@gym.example> napisał(a):",
             "CrossFit Renegade <coach@gym.example> napisał(a):",
+            "In data 3 novembre 2026 09:00:12 CET, CrossFit Renegade <coach@gym.example> ha scritto:",
+            "CrossFit Renegade <coach@gym.example> ha scritto:",
+            "CrossFit Renegade <coach@gym.example> schreef op 3 november 2026 09:00:",
+            "El 03/11/26 a les 9:00, CrossFit Renegade ha escrit:",
+            "A ter., 3/11/2026, 09:00, CrossFit Renegade <coach@gym.example> escreveu:",
+            "No dia 3 de novembro de 2026, às 09:00, CrossFit Renegade <coach@gym.example> escreveu:",
         ] {
             let got = extract(&format!("Danke, bis Montag!\n\n{header}\n> Hi Dana,\n> we miss you.\n"));
             assert_eq!(got.text, "Danke, bis Montag!", "{header}");

@@ -49,7 +49,7 @@ pub use loops::{LOOPS_PAGE_MAX, LoopSweep, LoopView};
 pub use mail_events::{InboundMail, MailEvent, MailEventOutcome, MailFeedback};
 pub use members::{MEMBERS_PAGE_MAX, MemberDetail, MemberView, monthly_value};
 pub use memories::NewMemory;
-pub use messages::{MessageTemplateView, TemplateInput};
+pub use messages::{MessageTemplateView, TemplateInput, TemplateWithVariants};
 pub use network::NetworkReport;
 pub use observability::MetricsReport;
 pub use pushpress::{DeliveryOutcome, member_event};

@@ -410,6 +410,11 @@ pub const CHECKIN_MILESTONES: [u32; 4] = [10, 25, 50, 100];
 /// late or replayed one (weeks old) would praise a member who has since stopped coming.
 pub const MILESTONE_CHECKIN_FRESH_HOURS: i64 = 48;
 
+/// How soon after a member joined the first check-in the gym holds must be for their history
+/// since joining to count as whole (an import that reached back to their start): then a count
+/// of their visits or months said to them is true.
+pub const WHOLE_HISTORY_SLACK_DAYS: i64 = 14;
+
 #[cfg(test)]
 mod tests {
     use super::*;

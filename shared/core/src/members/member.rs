@@ -231,12 +231,25 @@ impl MemberFacts {
         self.joined_at.map(|j| now.duration_since(j).as_hours() / 24)
     }
 
-    /// Whether the check-ins counted are all the member made: the gym's data (its webhooks and
-    /// import) holds everything from `history_from` on, and the member joined since. A count
-    /// of visits is said to the member only then ("10 visits" from a year of membership of
-    /// which only the last months were imported is not true).
-    pub fn counts_every_visit(&self, history_from: Timestamp) -> bool {
-        self.joined_at.is_some_and(|joined| joined >= history_from)
+    /// Whether the gym's data holds the member's whole history since they joined, so that a
+    /// count said to them (their visits, their months with the gym) is true: "10 visits in
+    /// over a year" from a year of membership of which only the last months were imported is
+    /// not. It is whole when they joined since the gym's records start (`records_from`: the
+    /// account's creation, after which its webhooks bring everything), or when the first
+    /// check-in the gym holds is within [`limits::WHOLE_HISTORY_SLACK_DAYS`] of their joining
+    /// (an import that reached back to their start), and none has fallen out of the list. A
+    /// member whose joining is unknown has no whole history.
+    ///
+    /// [`limits::WHOLE_HISTORY_SLACK_DAYS`]: crate::kernel::limits::WHOLE_HISTORY_SLACK_DAYS
+    pub fn history_is_whole(&self, records_from: Timestamp) -> bool {
+        let Some(joined) = self.joined_at else {
+            return false;
+        };
+        if joined >= records_from {
+            return true;
+        }
+        let slack = SignedDuration::from_hours(24 * crate::kernel::limits::WHOLE_HISTORY_SLACK_DAYS);
+        self.checkins_before_history == 0 && self.checkins.first().is_some_and(|first| first.duration_since(joined) <= slack)
     }
 
     /// Check-ins at or after `since` (from the history window).

@@ -606,6 +606,12 @@ pub fn touch_text(task: &Task, def: &TaskTypeDef) -> TouchText {
         });
     }
     if task.touch > 0 {
+        // A follow-up the owner reviewed (they rewrote the first touch): their approved words.
+        if task.reviewed_touch == Some(task.touch)
+            && let Some(draft) = &task.draft
+        {
+            return TouchText::Ready(draft.clone());
+        }
         // An approved plan's follow-up: the words the owner approved for this touch.
         return match planned_follow_up(task) {
             Some(draft) => TouchText::Ready(draft),
@@ -616,6 +622,18 @@ pub fn touch_text(task: &Task, def: &TaskTypeDef) -> TouchText {
         Some(draft) => TouchText::Ready(draft.clone()),
         None => TouchText::Missing(Why::new(Reason::MissingDraft).detail("no approved draft to send")),
     }
+}
+
+/// Whether the task's later touches wait for the owner's review: the owner rewrote its first
+/// touch before approving it, so the thread is in their voice and a canned follow-up would
+/// break it (issue 42, "the owner's voice is kept"). An approved plan's follow-ups are the
+/// owner's words already, and a touch they reviewed goes out as approved.
+pub fn owner_reviews_follow_ups(task: &Task) -> bool {
+    task.owner_edited
+        && task.touch > 0
+        && task.answer.is_none()
+        && task.reviewed_touch != Some(task.touch)
+        && planned_follow_up(task).is_none()
 }
 
 /// The draft an approved plan holds for the task's touch (its step at that position), if any.

@@ -73,7 +73,8 @@ impl TaskStatus {
             (self, to),
             (PendingReview, Ready | Cancelled)
                 | (Ready, Executing | Cancelled)
-                | (Executing, Waiting | Completed | Escalated | Cancelled)
+                // A later touch of a thread the owner wrote held for their review.
+                | (Executing, Waiting | Completed | Escalated | Cancelled | PendingReview)
                 | (Waiting, Executing | Completed | Escalated | Cancelled | Dormant)
                 | (Dormant, Executing | Completed | Cancelled)
                 | (Escalated, Executing | Completed | Cancelled)
@@ -293,6 +294,10 @@ pub struct Task {
     /// the original stays in the `owner_approved_with_edits` log entry). Learning reads it.
     #[serde(default)]
     pub owner_edited: bool,
+    /// A later touch whose draft the owner approved (`draft` holds it): the touch the owner
+    /// reviewed because they rewrote the first ([`crate::rails::step::owner_reviews_follow_ups`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewed_touch: Option<u32>,
     /// How far the task is towards its goal, as the completion evaluator last judged it
     /// (spec §37): shown to the owner and given to the agent in later prompts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -509,9 +514,11 @@ mod tests {
             .flat_map(|from| TaskStatus::ALL.iter().map(move |to| (*from, *to)))
             .filter(|(from, to)| from.can_move_to(*to))
             .count();
-        // The spec's eighteen, an owner taking over an escalated task closes it completed, and
-        // a held-out task only closes (completed by its signal, or cancelled).
-        assert_eq!(moves, 21);
+        // The spec's eighteen, an owner taking over an escalated task closes it completed, a
+        // held-out task only closes (completed by its signal, or cancelled), and a later touch
+        // of a thread the owner rewrote goes back to their review (executing → pending_review).
+        assert_eq!(moves, 22);
+        assert!(Executing.can_move_to(PendingReview) && !Waiting.can_move_to(PendingReview));
         assert!(HeldOut.can_move_to(Completed) && HeldOut.can_move_to(Cancelled));
         assert!(!HeldOut.can_move_to(Executing) && !HeldOut.can_move_to(Ready));
         assert!(PendingReview.can_move_to(Ready));

@@ -280,6 +280,9 @@ reasons! {
     /// The agent's follow-up draft is below its type's threshold: the owner reads it first
     /// (spec §7.4).
     LowConfidenceFollowUp = "low_confidence_follow_up",
+    /// The owner rewrote the first touch: a later touch is drafted to follow their words and
+    /// waits for their review instead of going out canned (issue 42).
+    OwnersVoiceFollowUp = "owners_voice_follow_up",
     /// The agent would close below the close floor (60): the task waits instead (§37.5).
     LowConfidenceCloseWaits = "low_confidence_close_waits",
     /// The agent would close below the close floor with the budget nearly spent: the owner

@@ -8,8 +8,10 @@
 //! action: no reply to an opt-out or a hostile message, no close on a vague one, a provisional
 //! close on a commitment only where the type's goal closes on words, and the owner for the rest.
 //!
-//! The phrase lists and the rules change together; the tests hold them to a labelled set of
-//! churn replies.
+//! The phrase lists and the rules change together; the tests hold them to two labelled sets,
+//! `fixtures/churn_replies.tsv` and `fixtures/member_words.tsv` (whole bodies, quoted history
+//! included, read as the engine reads them). What means "stop" is data,
+//! `words/opt_out.toml`, read in the core before any of this.
 
 use openloop_core::conversation::opt_out::normalize;
 use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
@@ -35,6 +37,9 @@ pub enum ReplyKind {
     /// "I already paid" / "I came in yesterday": a claim the signal must confirm.
     AlreadyDone,
     Decline,
+    /// "I won't be renewing": the member has decided to leave; the conversation closes, with
+    /// no attempt to change their mind.
+    NotRenewing,
     /// "Away for two weeks": look again after that many days.
     Deferral(u32),
     /// Warm but committing to nothing ("sounds good", "I'd like to come back").
@@ -218,6 +223,29 @@ const DECLINE: &[&str] = &[
     "i'm done with the gym",
     "not leaving a review",
     "rather not",
+];
+
+/// A firm decision not to stay on: said, not asked.
+const NOT_RENEWING: &[&str] = &[
+    "won't be renewing",
+    "wont be renewing",
+    "will not be renewing",
+    "not be renewing",
+    "not renewing",
+    "won't renew",
+    "wont renew",
+    "will not renew",
+    "not going to renew",
+    "decided not to renew",
+    "don't plan to renew",
+    "do not plan to renew",
+    "not planning to renew",
+    "won't be continuing",
+    "will not be continuing",
+    "not continuing my membership",
+    "letting my membership lapse",
+    "let my membership lapse",
+    "let my membership run out",
 ];
 
 const COMMIT_VERBS: &[&str] = &[
@@ -536,8 +564,24 @@ fn about_money(task_type: &str) -> bool {
     definition(task_type).subject() == task_type::PAYMENT_RECOVERY.subject()
 }
 
+/// The member's own lines of a reply: lines marked `>` are the gym's words kept around an
+/// answer written between them (the reply reader keeps them so the answers keep their
+/// questions); the gym's question is not the member's.
+fn members_lines(reply: &str) -> String {
+    if !reply.lines().any(|l| l.trim_start().starts_with('>')) {
+        return reply.to_owned();
+    }
+    reply
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('>'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Read a reply. `task_type` decides what counts as "another subject".
 pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
+    let own = members_lines(reply);
+    let reply = own.as_str();
     let text = normalize(reply);
     if text.is_empty() {
         return ReplyKind::Unclear("the reply is empty".into());
@@ -559,6 +603,9 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     }
     if let Some(q) = question(&text, reply) {
         return ReplyKind::Question(q);
+    }
+    if any(&text, NOT_RENEWING) {
+        return ReplyKind::NotRenewing;
     }
     let hedged = any(&text, HEDGES);
     let declined = any(&text, DECLINE);
@@ -593,13 +640,14 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
 }
 
 /// The reply's last clause is a plan with a day, and the being away is before it: where they
-/// have been ("I've been travelling the past two weeks"), then when they will come ("but I'll
-/// be back on Monday").
+/// have been ("I've been travelling the past two weeks", "been out of town for the wedding"),
+/// then when they will come ("but I'll be back on Monday", ", I'll be back on Monday").
 fn plan_after_context(text: &str) -> bool {
     let clauses: Vec<&str> = text
         .split(['.', '!', ';', '\n'])
         .flat_map(|s| s.split(" but "))
         .flat_map(|s| s.split(" however "))
+        .flat_map(|s| s.split(", "))
         .map(|s| s.trim().trim_matches(','))
         .filter(|s| !s.is_empty())
         .collect();
@@ -739,6 +787,21 @@ fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
                 ReplyAction::Escalate,
                 60,
                 "The member said no, and this task type has no outcome for a refusal; the owner decides.",
+            ),
+        },
+        ReplyKind::NotRenewing => match negative_code(codes, true) {
+            Some(code) => ReplyEvaluation {
+                outcome: Some(code),
+                ..evaluation(
+                    ReplyAction::Close,
+                    75,
+                    "The member has decided not to renew; closing the conversation without trying to change their mind.",
+                )
+            },
+            None => evaluation(
+                ReplyAction::Escalate,
+                60,
+                "The member has decided not to renew, and this task type has no outcome for it; the owner decides.",
             ),
         },
         ReplyKind::Deferral(days) => ReplyEvaluation {

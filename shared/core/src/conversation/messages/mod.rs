@@ -3,14 +3,18 @@
 //! who sounds interested (`reply`) and the owner's instructions said to the member (`guided`).
 //!
 //! The shipped ones are data files, `messages/<task_type>/<touch>.md` (a `Subject:` line, a
-//! blank line, the body), compiled in ([`defaults`]). An owner may replace any of them for
-//! their account ([`OwnerTemplate`], kept by the `MessageTemplateStore`); the offline agent
-//! renders the owner's when there is one. Templates are MiniJinja, rendered from the member's
+//! blank line, the body), compiled in ([`defaults`]). A file may hold several variants of its
+//! touch, one after the other with a line `---` between them: each member reads one of them,
+//! always the same ([`variant_seed`]), so members who train side by side do not get the same
+//! mail. An owner may replace any of them for their account ([`OwnerTemplate`], kept by the
+//! `MessageTemplateStore`), with variants of their own; the offline agent renders the owner's
+//! when there is one. Templates are MiniJinja, rendered from the member's
 //! facts ([`MemberVars`]), the gym's profile and the owner's instructions ([`VARIABLES`]) —
 //! never from the task's goal, the scan's context or any internal code, which are not given to
 //! them at all.
 
 mod defaults;
+pub mod owners_voice;
 mod vars;
 
 use jiff::Timestamp;
@@ -52,6 +56,7 @@ const FUEL: u64 = 50_000;
 
 /// A template's text: MiniJinja source for the subject and the body.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TemplateText {
     pub subject: String,
     pub body: String,
@@ -64,6 +69,9 @@ pub struct OwnerTemplate {
     pub touch: String,
     pub subject: String,
     pub body: String,
+    /// More of the owner's own wordings of the touch, beside `subject` and `body`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<TemplateText>,
     pub updated_at: Timestamp,
 }
 
@@ -73,6 +81,40 @@ impl OwnerTemplate {
             subject: self.subject.clone(),
             body: self.body.clone(),
         }
+    }
+
+    /// Every wording the owner wrote: `subject` and `body` first, then their variants.
+    pub fn texts(&self) -> Vec<TemplateText> {
+        std::iter::once(self.text()).chain(self.variants.iter().cloned()).collect()
+    }
+}
+
+/// The most variants an owner may write of one touch (beside the first).
+pub const MAX_OWNER_VARIANTS: usize = 9;
+
+/// The line between two variants in a shipped file.
+const VARIANT_SEPARATOR: &str = "---";
+
+/// A member's variant seed: a stable hash of their id (FNV-1a, then mixed so ids that differ
+/// in their last character land far apart). The same member reads the same variant of a
+/// touch on every send, whichever worker writes it.
+pub fn variant_seed(member: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in member.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    // splitmix64's finaliser.
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
+}
+
+/// Which of `count` variants a member with `seed` reads (0-based).
+pub fn variant_index(seed: u64, count: usize) -> usize {
+    match u64::try_from(count) {
+        Ok(n) if n > 0 => usize::try_from(seed % n).unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -93,6 +135,10 @@ pub struct MessageInputs {
     /// `owner@{time}` (when the owner last changed theirs) — never shown to a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_version: Option<String>,
+    /// The member's [`variant_seed`]: which of the shipped variants they read (the owner's
+    /// variant is picked by the engine into `owner_template`).
+    #[serde(default)]
+    pub variant: u64,
 }
 
 /// Every variable a template may use, with what it holds (the dashboard and the docs list
@@ -110,13 +156,13 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("member.first_name", "the member's first name"),
     (
         "member.tenure",
-        "how long they have been a member, in words (\"8 months\", \"over a year\"); empty under a month",
+        "how long they have been a member, in words (\"8 months\", \"over a year\"), where the gym's data holds their whole history (as for member.visits); empty under a month",
     ),
     ("member.tenure_months", "the same in whole months"),
     ("member.days_since_last_visit", "days since their last check-in"),
     (
         "member.visits",
-        "how many check-ins they have made, where the gym's data holds them all (they joined since the gym's records start); else empty",
+        "how many check-ins they have made, where the gym's data holds them all (they joined since the gym's records start, or the first check-in it holds is within 14 days of their joining); else empty",
     ),
     (
         "member.usual_time",
@@ -228,36 +274,66 @@ pub fn check_key(task_type: &str, touch: &str) -> Result<&'static TaskTypeDef, I
     Ok(def)
 }
 
-/// The shipped template of `(task_type, touch)`.
+/// The shipped template of `(task_type, touch)`: its first variant.
 pub fn shipped(task_type: &str, touch: &str) -> Option<TemplateText> {
+    shipped_variants(task_type, touch).into_iter().next()
+}
+
+/// Every shipped variant of `(task_type, touch)`, in the file's order; none for a key there
+/// is no file of.
+pub fn shipped_variants(task_type: &str, touch: &str) -> Vec<TemplateText> {
     defaults::SHIPPED
         .iter()
         .find(|(t, k, _)| *t == task_type && *k == touch)
         .map(|(_, _, file)| parse_file(file))
+        .unwrap_or_default()
 }
 
-/// The template to write `(task_type, touch)` from: the owner's, else the shipped one; a type
-/// with none (an unknown key reads as `ad_hoc`, like the registry) gets `ad_hoc`'s.
-pub fn template_for(task_type: &str, touch: &str, owner: Option<&TemplateText>) -> TemplateText {
+/// The template to write `(task_type, touch)` from: the owner's, else the shipped variant of
+/// the member with `seed` ([`variant_seed`]); a type with none (an unknown key reads as
+/// `ad_hoc`, like the registry) gets `ad_hoc`'s.
+pub fn template_for(task_type: &str, touch: &str, owner: Option<&TemplateText>, seed: u64) -> TemplateText {
     if let Some(text) = owner {
         return text.clone();
     }
-    shipped(task_type, touch)
-        .or_else(|| shipped("ad_hoc", touch))
-        .or_else(|| shipped("ad_hoc", FIRST))
+    [(task_type, touch), ("ad_hoc", touch), ("ad_hoc", FIRST)]
+        .into_iter()
+        .map(|(t, k)| shipped_variants(t, k))
+        .find(|v| !v.is_empty())
+        .and_then(|mut variants| {
+            let i = variant_index(seed, variants.len());
+            (i < variants.len()).then(|| variants.swap_remove(i))
+        })
         .unwrap_or_else(|| TemplateText {
             subject: "A note from {{ gym.name }}".into(),
             body: "{{ greeting }},\n\n{{ sign_off }}".into(),
         })
 }
 
-/// A shipped file: `Subject: …`, a blank line, the body.
-fn parse_file(file: &str) -> TemplateText {
-    let (first, rest) = file.split_once('\n').unwrap_or((file, ""));
-    TemplateText {
-        subject: first.trim_start_matches("Subject:").trim().to_owned(),
-        body: rest.trim().to_owned(),
+/// A shipped file: variants separated by a line `---`, each `Subject: …`, a blank line, the
+/// body.
+fn parse_file(file: &str) -> Vec<TemplateText> {
+    let mut variants = vec![String::new()];
+    for line in file.lines() {
+        if line.trim_end() == VARIANT_SEPARATOR {
+            variants.push(String::new());
+        } else if let Some(last) = variants.last_mut() {
+            last.push_str(line);
+            last.push('\n');
+        }
     }
+    variants
+        .iter()
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+        .map(|v| {
+            let (first, rest) = v.split_once('\n').unwrap_or((v, ""));
+            TemplateText {
+                subject: first.trim_start_matches("Subject:").trim().to_owned(),
+                body: rest.trim().to_owned(),
+            }
+        })
+        .collect()
 }
 
 /// What a message is written from, beside its template.

@@ -28,11 +28,22 @@ fn every_shipped_template_renders_for_every_type_and_touch() {
     let keys = keys();
     assert_eq!(keys.len(), defaults::SHIPPED.len(), "one file per type and touch, no more");
     for (task_type, touch) in &keys {
-        let text = shipped(task_type, touch).unwrap_or_else(|| panic!("messages/{task_type}/{touch}.md is not compiled in"));
-        check(touch, &text, &inputs(&MemberVars::sample(), &profile)).unwrap_or_else(|e| panic!("{task_type}/{touch}: {e}"));
+        let variants = shipped_variants(task_type, touch);
+        assert!(!variants.is_empty(), "messages/{task_type}/{touch}.md is not compiled in");
+        for (i, text) in variants.iter().enumerate() {
+            every_variant_reads_right(task_type, &format!("{touch} variant {}", i + 1), touch, text, &profile, &bare);
+        }
+    }
+}
+
+/// One shipped variant (`name` says which) reads as [`every_shipped_template_renders_for_every_type_and_touch`] asks.
+fn every_variant_reads_right(task_type: &str, name: &str, touch_key: &str, text: &TemplateText, profile: &Profile, bare: &Profile) {
+    let touch = name;
+    check(touch_key, text, &inputs(&MemberVars::sample(), profile)).unwrap_or_else(|e| panic!("{task_type}/{touch}: {e}"));
+    {
         for (member, greeting) in [(MemberVars::sample(), "Hi Dana,"), (MemberVars::default(), "Hi there,")] {
-            for (p, sign_off) in [(&profile, "Coach Mike"), (&bare, "The Renegade LLC team")] {
-                let mail = render(&text, &inputs(&member, p)).unwrap_or_else(|e| panic!("{task_type}/{touch}: {e}"));
+            for (p, sign_off) in [(profile, "Coach Mike"), (bare, "The Renegade LLC team")] {
+                let mail = render(text, &inputs(&member, p)).unwrap_or_else(|e| panic!("{task_type}/{touch}: {e}"));
                 for mark in ["{{", "}}", "{%", "%}"] {
                     assert!(
                         !mail.body.contains(mark) && !mail.subject.contains(mark),
@@ -47,6 +58,40 @@ fn every_shipped_template_renders_for_every_type_and_touch() {
             }
         }
     }
+}
+
+/// Issue 42: members who train side by side do not read the same mail. Every shipped first
+/// touch and follow-up has three wordings at least, each member reads one of them and always
+/// the same one, and fifteen members in a row are spread over all of them.
+#[test]
+fn every_touch_has_three_variants_chosen_stably_per_member() {
+    for (task_type, touch) in keys() {
+        if touch == REPLY || touch == GUIDED {
+            continue;
+        }
+        let variants = shipped_variants(task_type, &touch);
+        assert!(variants.len() >= 3, "{task_type}/{touch}: {} variants", variants.len());
+        let bodies: std::collections::BTreeSet<&str> = variants.iter().map(|v| v.body.as_str()).collect();
+        assert_eq!(bodies.len(), variants.len(), "{task_type}/{touch}: each variant is its own");
+        let members: Vec<String> = (1..=15).map(|i| format!("m_{i}")).collect();
+        let chosen: Vec<TemplateText> = members
+            .iter()
+            .map(|m| template_for(task_type, &touch, None, variant_seed(m)))
+            .collect();
+        for (m, text) in members.iter().zip(&chosen) {
+            assert_eq!(
+                &template_for(task_type, &touch, None, variant_seed(m)),
+                text,
+                "{m}: always the same"
+            );
+        }
+        for variant in &variants {
+            let readers = chosen.iter().filter(|c| *c == variant).count();
+            assert!((1..=8).contains(&readers), "{task_type}/{touch}: {readers} of 15 read one variant");
+        }
+    }
+    assert_eq!(variant_seed("m_1"), variant_seed("m_1"));
+    assert_ne!(variant_seed("m_1"), variant_seed("m_2"));
 }
 
 /// The `messages/` folder holds exactly the compiled-in files.
@@ -170,12 +215,12 @@ fn a_bad_template_is_refused_naming_what_is_wrong() {
 fn conditions_keep_the_paragraphs_as_written() {
     let profile = profile();
     let member = MemberVars::sample();
-    let win_back = render(&template_for("win_back", FIRST, None), &inputs(&member, &profile)).expect("renders");
+    let win_back = render(&template_for("win_back", FIRST, None, 0), &inputs(&member, &profile)).expect("renders");
     assert!(win_back.body.contains("having you around.\n\nIf you ever"), "{}", win_back.body);
-    let churn = render(&template_for("churn_risk", FIRST, None), &inputs(&member, &profile)).expect("renders");
+    let churn = render(&template_for("churn_risk", FIRST, None, 0), &inputs(&member, &profile)).expect("renders");
     assert!(churn.body.contains("going?\n\nYou've been part"), "{}", churn.body);
     let blank = MemberVars::default();
-    let churn = render(&template_for("churn_risk", FIRST, None), &inputs(&blank, &profile)).expect("renders");
+    let churn = render(&template_for("churn_risk", FIRST, None, 0), &inputs(&blank, &profile)).expect("renders");
     assert!(churn.body.contains("going?\n\nIf there's"), "{}", churn.body);
 }
 
@@ -184,7 +229,7 @@ fn the_guided_answer_says_the_owners_words() {
     let profile = profile();
     let member = MemberVars::named(Some("Sarah".into()));
     let mail = render(
-        &template_for("churn_risk", GUIDED, None),
+        &template_for("churn_risk", GUIDED, None, 0),
         &Inputs {
             instructions: Some("The Saturday class starts at 9am."),
             ..inputs(&member, &profile)
@@ -214,8 +259,10 @@ fn every_payment_note_says_where_to_update_the_card() {
         ..MemberVars::named(Some("Dana".into()))
     };
     let elsewhere = MemberVars::named(Some("Dana".into()));
-    for touch in ["first", "follow_up_1", "reply"] {
-        let text = template_for("payment_recovery", touch, None);
+    for (touch, text) in ["first", "follow_up_1", "reply"]
+        .into_iter()
+        .flat_map(|touch| shipped_variants("payment_recovery", touch).into_iter().map(move |t| (touch, t)))
+    {
         let mail = |member: &MemberVars, profile: &Profile| {
             render(&text, &inputs(member, profile))
                 .unwrap_or_else(|e| panic!("{touch}: {e}"))
@@ -268,8 +315,10 @@ fn a_payment_note_cut_to_a_text_still_says_where_to_update_the_card() {
         billed_in_pushpress: false,
         ..MemberVars::sample()
     };
-    for touch in ["first", "follow_up_1"] {
-        let text = template_for("payment_recovery", touch, None);
+    for (touch, text) in ["first", "follow_up_1"]
+        .into_iter()
+        .flat_map(|touch| shipped_variants("payment_recovery", touch).into_iter().map(move |t| (touch, t)))
+    {
         for (member, profile, how) in [
             (&on_pushpress, &with_link, "https://pay.example/renegade"),
             (&on_pushpress, &profile(), "PushPress member app"),
@@ -299,8 +348,10 @@ fn a_win_back_follows_the_members_reason_for_leaving() {
         days_since_cancelled: Some(days),
         ..MemberVars::sample()
     };
-    for touch in ["first", "follow_up_1", "follow_up_2"] {
-        let text = template_for("win_back", touch, None);
+    for (touch, text) in ["first", "follow_up_1", "follow_up_2"]
+        .into_iter()
+        .flat_map(|touch| shipped_variants("win_back", touch).into_iter().map(move |t| (touch, t)))
+    {
         let medical = render(&text, &inputs(&left("medical", 30), &profile))
             .expect("renders")
             .body
@@ -310,16 +361,18 @@ fn a_win_back_follows_the_members_reason_for_leaving() {
         }
         assert!(medical.contains("recover"), "{touch}: care first: {medical}");
     }
-    let first = template_for("win_back", "first", None);
-    let recent = render(&first, &inputs(&left("schedule", 3), &profile)).expect("renders").body;
-    assert!(!recent.to_lowercase().contains("it's been a while"), "{recent}");
+    for first in shipped_variants("win_back", "first") {
+        let recent = render(&first, &inputs(&left("schedule", 3), &profile)).expect("renders").body;
+        assert!(!recent.to_lowercase().contains("it's been a while"), "{recent}");
+    }
+    let first = template_for("win_back", "first", None, 0);
     let later = render(&first, &inputs(&left("other", 40), &profile)).expect("renders").body;
     assert!(later.contains("It's been a while"), "{later}");
 }
 
 #[test]
 fn a_greeting_writes_the_name_as_a_person_would() {
-    let text = template_for("churn_risk", "first", None);
+    let text = template_for("churn_risk", "first", None, 0);
     for (typed, greeting) in [
         ("BOB", "Hi Bob,"),
         ("mary-jane", "Hi Mary-Jane,"),

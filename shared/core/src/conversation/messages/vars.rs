@@ -14,12 +14,13 @@ use crate::members::member::MemberFacts;
 pub struct MemberVars {
     #[serde(default)]
     pub first_name: Option<String>,
-    /// Days from joining to now (to their cancellation, for a member who left).
+    /// Days from joining to now (to their cancellation, for a member who left); none where
+    /// the gym's data does not hold their whole history ([`MemberFacts::history_is_whole`]).
     #[serde(default)]
     pub tenure_days: Option<u32>,
     #[serde(default)]
     pub days_since_last_visit: Option<u32>,
-    /// Check-ins ever seen.
+    /// Check-ins ever seen; 0 where the gym's data does not hold them all.
     #[serde(default)]
     pub visits: u32,
     /// "Tuesday evening", "morning": when most of their recent check-ins fall.
@@ -114,17 +115,32 @@ fn usual_class(facts: &MemberFacts) -> Option<String> {
 
 impl MemberVars {
     /// From the member's facts, their plan's name (the connection keeps the names) and the
-    /// first name the task greets them by.
-    pub fn from_facts(facts: &MemberFacts, first_name: Option<String>, plan_name: Option<String>, tz: &TimeZone, now: Timestamp) -> Self {
+    /// first name the task greets them by. `records_from` is when the gym's records start
+    /// (the account's creation): the one rule for counts said to a member is here — their
+    /// visits and their months with the gym are given only where the gym's data holds the
+    /// whole of them ([`MemberFacts::history_is_whole`]), else the template's sentence reads
+    /// without them.
+    pub fn from_facts(
+        facts: &MemberFacts,
+        first_name: Option<String>,
+        plan_name: Option<String>,
+        tz: &TimeZone,
+        records_from: Timestamp,
+        now: Timestamp,
+    ) -> Self {
         let left = (facts.status == Some(MemberStatus::Cancelled))
             .then_some(facts.cancelled_at)
             .flatten();
         let checkins: Vec<Timestamp> = facts.checkins.iter().copied().collect();
+        let whole = facts.history_is_whole(records_from);
         Self {
             first_name: first_name.or_else(|| facts.first_name.clone()),
-            tenure_days: facts.joined_at.and_then(|joined| days(joined, left.unwrap_or(now))),
+            tenure_days: facts
+                .joined_at
+                .filter(|_| whole)
+                .and_then(|joined| days(joined, left.unwrap_or(now))),
             days_since_last_visit: facts.last_checkin_at.and_then(|at| days(at, now)),
-            visits: facts.checkin_count,
+            visits: if whole { facts.checkin_count } else { 0 },
             usual_time: usual_time(&checkins, tz),
             plan_name,
             usual_class: usual_class(facts),
@@ -221,7 +237,16 @@ mod tests {
         {
             facts.apply(&format!("c{i}"), &checkin(at, class), at.parse().expect("time"));
         }
-        let vars = |f: &MemberFacts| MemberVars::from_facts(f, None, None, &TimeZone::UTC, "2026-11-20T00:00:00Z".parse().expect("time"));
+        let vars = |f: &MemberFacts| {
+            MemberVars::from_facts(
+                f,
+                None,
+                None,
+                &TimeZone::UTC,
+                "2026-01-01T00:00:00Z".parse().expect("time"),
+                "2026-11-20T00:00:00Z".parse().expect("time"),
+            )
+        };
         assert_eq!(vars(&facts).usual_class, None, "two named check-ins are no habit");
         facts.apply(
             "c9",
@@ -229,7 +254,63 @@ mod tests {
             "2026-11-10T18:00:00Z".parse().expect("time"),
         );
         assert_eq!(vars(&facts).usual_class.as_deref(), Some("Yoga Flow"));
+        assert_eq!(vars(&facts).visits, 0, "when they joined is unknown, so is whether these are all");
+        facts.joined_at = Some("2026-11-01T00:00:00Z".parse().expect("time"));
         assert_eq!(vars(&facts).visits, 4);
+    }
+
+    /// Issue 42, point 3: Joy trains every other day, but only her last months were imported;
+    /// "10 visits in over a year" would be false, so neither the count nor the months are
+    /// said. A member who joined since the gym's records start, or whose first known check-in
+    /// is right after their joining, has a whole history, and both are said.
+    #[test]
+    fn counts_are_said_only_where_the_gym_holds_the_whole_history() {
+        use crate::members::event::MemberEvent;
+        let t = |s: &str| -> Timestamp { s.parse().expect("time") };
+        let records_from = t("2026-09-01T00:00:00Z");
+        let now = t("2026-11-20T00:00:00Z");
+        let member = crate::kernel::ids::MemberId::parse("m_joy").expect("id");
+        let with_checkins = |joined: &str, first: &str| {
+            let mut facts = MemberFacts::new(member.clone());
+            facts.joined_at = Some(t(joined));
+            let start = t(first);
+            for i in 0..10 {
+                let at = start + jiff::SignedDuration::from_hours(48 * i);
+                let event = MemberEvent::CheckinCreated {
+                    member_id: member.clone(),
+                    checked_in_at: at,
+                    class_name: None,
+                };
+                facts.apply(&format!("c{i}"), &event, at);
+            }
+            MemberVars::from_facts(&facts, None, None, &TimeZone::UTC, records_from, now)
+        };
+        let partial = with_checkins("2025-06-01T00:00:00Z", "2026-09-02T07:00:00Z");
+        assert_eq!((partial.visits, partial.tenure()), (0, None), "imported from the middle");
+        let since_records = with_checkins("2026-09-10T00:00:00Z", "2026-09-12T07:00:00Z");
+        assert_eq!((since_records.visits, since_records.tenure().as_deref()), (10, Some("2 months")));
+        let imported_from_the_start = with_checkins("2025-06-01T00:00:00Z", "2025-06-03T07:00:00Z");
+        assert_eq!(imported_from_the_start.visits, 10);
+        assert_eq!(imported_from_the_start.tenure().as_deref(), Some("over a year"));
+        let mut unknown = MemberFacts::new(member.clone());
+        unknown.checkin_count = 3;
+        let unknown = MemberVars::from_facts(&unknown, None, None, &TimeZone::UTC, records_from, now);
+        assert_eq!((unknown.visits, unknown.tenure_days), (0, None), "joining unknown");
+        for (task_type, touch) in [("milestone_review", "first"), ("churn_risk", "first"), ("win_back", "first")] {
+            for text in super::super::shipped_variants(task_type, touch) {
+                let profile = crate::owner::account::Profile::default();
+                let inputs = |m| super::super::Inputs {
+                    member: m,
+                    profile: &profile,
+                    business_name: "Iron Temple",
+                    instructions: None,
+                };
+                let mail = super::super::render(&text, &inputs(&partial)).expect("renders").body;
+                for count in ["10 visits", "10 times", "year", "month"] {
+                    assert!(!mail.contains(count), "{task_type}/{touch}: {count}: {mail}");
+                }
+            }
+        }
     }
 
     #[test]
@@ -254,7 +335,7 @@ mod tests {
     fn a_member_with_a_pushpress_enrollment_is_billed_in_pushpress() {
         let now: Timestamp = "2026-11-20T00:00:00Z".parse().expect("time");
         let mut facts = MemberFacts::new(crate::kernel::ids::MemberId::parse("m_1").expect("id"));
-        let vars = |f: &MemberFacts| MemberVars::from_facts(f, None, None, &TimeZone::UTC, now);
+        let vars = |f: &MemberFacts| MemberVars::from_facts(f, None, None, &TimeZone::UTC, now, now);
         assert!(!vars(&facts).billed_in_pushpress);
         facts.membership.enrollments.insert(
             "sub_1".into(),

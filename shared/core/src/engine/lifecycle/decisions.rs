@@ -83,6 +83,10 @@ impl Engine {
             next.draft = Some(draft);
         }
         next.owner_edited |= changed;
+        // A later touch held for the owner's review goes out as they approved it.
+        if task.touch > 0 && task.status == TaskStatus::PendingReview && next.draft.is_some() {
+            next.reviewed_touch = Some(task.touch);
+        }
         if changed && next.original_draft.is_none() {
             next.original_draft = task.draft.clone();
         }

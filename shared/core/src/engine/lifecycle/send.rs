@@ -187,6 +187,12 @@ impl Engine {
                 if let Some(max_chars) = text_chars {
                     context.insert("channel".into(), serde_json::json!({"kind": "sms", "max_chars": max_chars}));
                 }
+                // The owner rewrote the first touch: the follow-up follows their words (and
+                // waits for their review below).
+                let owners_voice = step::owner_reviews_follow_ups(claimed);
+                if owners_voice && let Some(own) = &claimed.draft {
+                    context.insert("owners_voice".into(), serde_json::json!({"subject": own.subject, "body": own.body}));
+                }
                 if !context.is_empty() {
                     request.context = serde_json::Value::Object(context);
                 }
@@ -223,6 +229,9 @@ impl Engine {
                 claimed.ai_calls += 1;
                 claimed.memories_used = memories.used;
                 match permit.draft(&request).await {
+                    Ok(drafted) if owners_voice => {
+                        return self.hold_for_owners_voice(claimed.clone(), drafted, now).await.map(Drafting::Done);
+                    }
                     // Confidence at every step (spec §7.4): a follow-up the agent is less sure
                     // of than the type asks goes to the owner, its draft attached.
                     Ok(drafted) if drafted.confidence < def.auto_threshold => {
@@ -302,6 +311,32 @@ impl Engine {
         self.notify_commit(&commit).await;
         Ok(StepOutcome::Moved {
             to: TaskStatus::Escalated,
+            reason,
+        })
+    }
+
+    /// A later touch of a thread whose first touch the owner rewrote: drafted to follow their
+    /// words, it waits for their review (`pending_review`, the draft attached) instead of
+    /// going out; approved, it is sent as approved (`Task::reviewed_touch`).
+    pub(in crate::engine) async fn hold_for_owners_voice(
+        &self,
+        claimed: Task,
+        drafted: Drafted,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let reason = Reason::OwnersVoiceFollowUp;
+        let why = Why::new(reason).detail(format!(
+            "message {}: you rewrote the first message, so this one waits for you",
+            claimed.touch + 1
+        ));
+        let (mut next, log) = transition(&claimed, TaskStatus::PendingReview, now, why)?;
+        next.draft = Some(drafted.draft);
+        next.next_action_at = None;
+        let commit = TaskCommit::new(next, log);
+        self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::PendingReview,
             reason,
         })
     }

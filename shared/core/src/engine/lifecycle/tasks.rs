@@ -436,6 +436,7 @@ impl Engine {
             attribution_until: None,
             value_source: None,
             owner_edited: false,
+            reviewed_touch: None,
             goal_progress: None,
             feedback: None,
             original_draft: None,

@@ -449,3 +449,48 @@ async fn the_owner_rates_closed_tasks_and_corrects_their_outcome() {
     }
     assert_eq!((metrics.feedback_up, metrics.feedback_down, metrics.outcome_corrections), (0, 1, 1));
 }
+
+/// Issue 42, "the owner's voice is kept": the owner rewrote the first touch before approving
+/// it. Given that, when the follow-up is due, then it is drafted (told what the owner wrote)
+/// and waits for their review instead of going out canned; approved, it goes out as approved,
+/// and the touch after it waits for review again.
+#[tokio::test]
+async fn a_thread_whose_first_touch_the_owner_rewrote_waits_for_them_at_every_later_touch() {
+    let (w, _) = world_with(95, judged(ReplyAction::Wait, 90), None).await;
+    let input = w.new_task("churn_risk", "m_alex").await;
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    let own = Draft {
+        subject: "Your shoulder".into(),
+        body: "Hi Alex,\n\nIs your shoulder still bugging you?\n\nRosa".into(),
+    };
+    w.engine.approve(w.account.id, task.id, Some(own.clone())).await.expect("approve");
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "the owner's first touch");
+    let held = until_follow_up(&w, &task).await;
+    assert_eq!(held.status, TaskStatus::PendingReview, "{:?}", reasons(&w, &task).await);
+    assert_eq!(w.mailer.sent().len(), 1, "nothing canned went out");
+    assert!(reasons(&w, &task).await.iter().any(|r| r == "owners_voice_follow_up"));
+    let drafted = held.draft.clone().expect("the follow-up's draft, for the owner to read");
+    assert!(drafted.body.starts_with("Touch 1"), "{drafted:?}");
+    assert_eq!(held.budget.messages_used, 1, "no message counted for the held draft");
+
+    let approved = w.engine.approve(w.account.id, task.id, None).await.expect("approve the follow-up");
+    assert_eq!(approved.reviewed_touch, Some(1));
+    w.run_when_due(&approved).await;
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), 2, "the reviewed follow-up went out");
+    let again = until_follow_up(&w, &task).await;
+    assert_eq!(again.status, TaskStatus::PendingReview, "the third touch waits too");
+    assert_eq!(w.mailer.sent().len(), 2);
+}
+
+/// A task the owner approved as drafted keeps its cadence: its follow-ups go out on their own.
+#[tokio::test]
+async fn a_thread_approved_as_drafted_sends_its_follow_ups_on_its_own() {
+    let (w, _) = world_with(95, judged(ReplyAction::Wait, 90), None).await;
+    let task = w.approved("churn_risk", "m_asis").await;
+    w.run().await;
+    let after = until_follow_up(&w, &task).await;
+    assert_eq!((after.touch, w.mailer.sent().len()), (2, 2));
+    assert!(!reasons(&w, &task).await.iter().any(|r| r == "owners_voice_follow_up"));
+}

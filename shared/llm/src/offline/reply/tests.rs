@@ -82,12 +82,44 @@ fn the_labelled_churn_replies_are_read_right_and_never_unsafely() {
     assert!(right * 100 >= total * 95, "{right} of {total} right:\n{}", misses.join("\n"));
 }
 
+/// `fixtures/member_words.tsv` (issue 42, "their words read right"): whole bodies, quoted
+/// history included, read as the engine reads them — the core's reply reader first, then the
+/// offline agent. Every one must be read right.
+#[test]
+fn the_labelled_member_words_are_each_read_right() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/member_words.tsv");
+    let set = std::fs::read_to_string(path).expect("the labelled set");
+    let mut total = 0;
+    let mut misses = Vec::new();
+    for line in set.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let (expected, body) = line.split_once('\t').expect("label<TAB>body");
+        let body = body.replace("\\n", "\n");
+        let read = openloop_core::conversation::reply_text::extract(&body);
+        let got = decision(&evaluate_reply(&reply_request("churn_risk", &read.text)));
+        total += 1;
+        if got != expected {
+            misses.push(format!("{expected} -> {got}: {body:?} (read as {:?})", read.text));
+        }
+    }
+    assert!(total >= 40, "{total} labelled replies");
+    assert!(misses.is_empty(), "{} of {total} misread:\n{}", misses.len(), misses.join("\n"));
+}
+
+#[test]
+fn a_firm_no_to_renewing_closes_the_conversation_and_answers_nothing() {
+    let e = evaluate_reply(&reply_request("churn_risk", "I won't be renewing, thanks for everything."));
+    assert_eq!((e.action, e.outcome.as_deref()), (ReplyAction::Close, Some("churned")));
+    assert!(e.reply.is_none() && !e.provisional && !e.suggest_suppression, "{e:?}");
+}
+
 #[test]
 fn a_commitment_wrapped_in_where_they_have_been_is_a_commitment() {
     for reply in [
         "I've been travelling for work the past two weeks but I'll be back on Monday",
         "Sorry, I was on vacation. I'll be in Thursday at 6pm!",
         "Been out of town for ten days, but I will be there tomorrow morning.",
+        "Back from my trip, see you at the 7am on Thursday",
+        "Been out of town for the wedding, I'll be back on Monday",
     ] {
         assert_eq!(classify(reply, "churn_risk"), ReplyKind::Commitment, "{reply}");
     }

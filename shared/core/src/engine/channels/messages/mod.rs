@@ -23,8 +23,12 @@ use crate::task::error::EngineError;
 pub struct MessageTemplateView {
     pub task_type: String,
     pub touch: String,
+    /// The first variant's subject and body.
     pub subject: String,
     pub body: String,
+    /// Every variant of the touch, the first included: each member reads one of them, always
+    /// the same (the shipped ones, or the owner's when they wrote theirs).
+    pub variants: Vec<TemplateText>,
     /// `default` (shipped) or `owner`.
     pub source: &'static str,
     /// The template rendered for a sample member (a `PUT`'s answer).
@@ -39,6 +43,35 @@ pub struct MessageTemplateView {
 pub struct TemplateInput {
     pub subject: crate::conversation::messages::TemplateSubject,
     pub body: crate::conversation::messages::TemplateBody,
+}
+
+/// What an owner writes through the API: `{"subject", "body", "variants"?: [{"subject",
+/// "body"}]}`, the variants being more wordings of the same touch.
+#[derive(Clone, Debug, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TemplateWithVariants {
+    pub subject: crate::conversation::messages::TemplateSubject,
+    pub body: crate::conversation::messages::TemplateBody,
+    #[serde(default)]
+    pub variants: Vec<TemplateInput>,
+}
+
+impl From<TemplateInput> for TemplateWithVariants {
+    fn from(input: TemplateInput) -> Self {
+        Self {
+            subject: input.subject,
+            body: input.body,
+            variants: Vec::new(),
+        }
+    }
+}
+
+fn text_of(subject: &str, body: &str) -> TemplateText {
+    TemplateText {
+        subject: subject.replace("\r\n", "\n").trim().to_owned(),
+        body: body.replace("\r\n", "\n").trim().to_owned(),
+    }
 }
 
 /// Whose member a message is for: the task's member, and their plan when the task opened.
@@ -96,13 +129,16 @@ impl Engine {
         };
         let member = match facts {
             Some(facts) => {
-                let mut vars = MemberVars::from_facts(facts, to.first_name, plan_name, &account.settings.time_zone(), now);
-                // The gym's data starts with the account: a member who joined before it has
-                // visits Openloop never saw, so no count of theirs is said.
-                if !facts.counts_every_visit(account.created_at) {
-                    vars.visits = 0;
-                }
-                vars
+                // The gym's records start with the account: what came before is known only
+                // as far as an import reached back (see `MemberFacts::history_is_whole`).
+                MemberVars::from_facts(
+                    facts,
+                    to.first_name,
+                    plan_name,
+                    &account.settings.time_zone(),
+                    account.created_at,
+                    now,
+                )
             }
             None => MemberVars {
                 plan_name,
@@ -113,14 +149,25 @@ impl Engine {
             Some(reads) => reads.template.clone(),
             None => self.store.message_template(account.id, task_type, touch).await?,
         };
-        let template_version = Some(stored.as_ref().map_or_else(
-            || messages::DEFAULT_TEMPLATE.to_owned(),
-            |t| format!("{}@{}", messages::OWNER_TEMPLATE, t.updated_at),
-        ));
+        let seed = to.member.map_or(0, |m| messages::variant_seed(m.as_str()));
+        let (owner_template, template_version) = match stored {
+            Some(t) => {
+                let mut texts = t.texts();
+                let i = messages::variant_index(seed, texts.len());
+                let version = format!("{}@{}#{}", messages::OWNER_TEMPLATE, t.updated_at, i + 1);
+                (Some(texts.swap_remove(i)), version)
+            }
+            None => {
+                let count = messages::shipped_variants(task_type, touch).len();
+                let i = messages::variant_index(seed, count);
+                (None, format!("{}#{}", messages::DEFAULT_TEMPLATE, i + 1))
+            }
+        };
         Ok(MessageInputs {
             member,
-            owner_template: stored.map(|t| t.text()),
-            template_version,
+            owner_template,
+            template_version: Some(template_version),
+            variant: seed,
         })
     }
 
@@ -164,15 +211,20 @@ impl Engine {
             .into_iter()
             .map(|(task_type, touch)| {
                 let own = owned.iter().find(|t| t.task_type == task_type && t.touch == touch);
-                let (text, source) = match own {
-                    Some(t) => (t.text(), "owner"),
-                    None => (messages::template_for(task_type, &touch, None), "default"),
+                let (variants, source) = match own {
+                    Some(t) => (t.texts(), "owner"),
+                    None => (shipped_or_fallback(task_type, &touch), "default"),
                 };
+                let first = variants
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| messages::template_for(task_type, &touch, None, 0));
                 MessageTemplateView {
                     task_type: task_type.to_owned(),
                     touch,
-                    subject: text.subject,
-                    body: text.body,
+                    subject: first.subject,
+                    body: first.body,
+                    variants,
                     source,
                     preview: None,
                 }
@@ -181,31 +233,46 @@ impl Engine {
     }
 
     /// The owner's template for `(task_type, touch)`, checked and rendered for a sample member
-    /// before it is saved; a refused one changes nothing.
+    /// before it is saved; a refused one changes nothing. `input` may hold variants of the
+    /// owner's own; each is checked the same way.
     pub async fn put_message_template(
         &self,
         account: AccountId,
         task_type: &str,
         touch: &str,
-        input: TemplateInput,
+        input: impl Into<TemplateWithVariants>,
     ) -> Result<MessageTemplateView, EngineError> {
+        let input = input.into();
         messages::check_key(task_type, touch)?;
+        if input.variants.len() > messages::MAX_OWNER_VARIANTS {
+            return Err(InvalidInput::new(
+                "invalid_template",
+                format!("at most {} variants beside the first", messages::MAX_OWNER_VARIANTS),
+            )
+            .into());
+        }
         let account = self.account(account).await?;
-        let text = TemplateText {
-            subject: input.subject.replace("\r\n", "\n").trim().to_owned(),
-            body: input.body.replace("\r\n", "\n").trim().to_owned(),
-        };
+        let text = text_of(&input.subject, &input.body);
         let preview = self.preview(&account, touch, &text)?;
+        let mut variants = Vec::with_capacity(input.variants.len());
+        for (i, v) in input.variants.iter().enumerate() {
+            let variant = text_of(&v.subject, &v.body);
+            self.preview(&account, touch, &variant)
+                .map_err(|e| InvalidInput::new(e.code, format!("variant {}: {}", i + 1, e.message)))?;
+            variants.push(variant);
+        }
         let template = OwnerTemplate {
             task_type: task_type.to_owned(),
             touch: touch.to_owned(),
             subject: text.subject.clone(),
             body: text.body.clone(),
+            variants,
             updated_at: self.clock.now(),
         };
         self.store.put_message_template(account.id, &template).await?;
         tracing::info!(account = %account.id, task_type, touch, "message template saved");
         Ok(MessageTemplateView {
+            variants: template.texts(),
             task_type: template.task_type,
             touch: template.touch,
             subject: template.subject,
@@ -234,5 +301,15 @@ impl Engine {
             tracing::info!(%account, task_type, touch, "message template back to the default");
         }
         Ok(())
+    }
+}
+
+/// The shipped variants of `(task_type, touch)`, or the one template it falls back to.
+fn shipped_or_fallback(task_type: &str, touch: &str) -> Vec<TemplateText> {
+    let shipped = messages::shipped_variants(task_type, touch);
+    if shipped.is_empty() {
+        vec![messages::template_for(task_type, touch, None, 0)]
+    } else {
+        shipped
     }
 }
