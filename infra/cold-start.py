@@ -59,6 +59,11 @@ def start_once(binary, port):
         "OPENLOOP_SIGNING_KEY": env.get("OPENLOOP_SIGNING_KEY", "cold-start"),
         "OPENLOOP_ADMIN_TOKEN": env.get("OPENLOOP_ADMIN_TOKEN", "cold-start"),
         "OPENLOOP_INBOUND_TOKEN": env.get("OPENLOOP_INBOUND_TOKEN", "cold-start"),
+        # Required in Lambda (the template sets it for every function): the one SNS topic
+        # whose inbound texts are read.
+        "OPENLOOP_INBOUND_SMS_TOPIC_ARN": env.get(
+            "OPENLOOP_INBOUND_SMS_TOPIC_ARN", "arn:aws:sns:us-east-1:000000000000:openloop-inbound-sms"
+        ),
         "RUST_LOG": "off",
     })
     started = time.monotonic()
