@@ -83,14 +83,14 @@ impl Engine {
             return Ok(None);
         };
         let account = self.account(link.account).await?;
-        let page = self.page_of(&account, &link).await?;
+        let (page, task) = self.read_link(&account, &link).await?;
         if page.state != LinkState::Open {
             return Ok(Some(page));
         }
         if self.clock.now() > link.expires {
             return Ok(Some(expired(page)));
         }
-        let acted = match self.decide_link(&account, &link).await {
+        let acted = match self.decide_link(&account, &link, task.as_ref()).await {
             Ok(done) => done,
             // Decided meanwhile by someone else: say what they did.
             Err(EngineError::StaleVersion | EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. }) => {
@@ -106,7 +106,9 @@ impl Engine {
         }))
     }
 
-    async fn decide_link(&self, account: &Account, link: &ActionLink) -> Result<String, EngineError> {
+    /// `task`: the link's task as [`Self::read_link`] found it (its decision re-reads it at
+    /// its version).
+    async fn decide_link(&self, account: &Account, link: &ActionLink, task: Option<&Task>) -> Result<String, EngineError> {
         let tz = account.settings.time_zone();
         match (link.item, link.action) {
             (LinkItem::Task(id), LinkAction::Approve) => {
@@ -114,11 +116,7 @@ impl Engine {
                 Ok("Approved: the message goes out as drafted, in your send hours.".into())
             }
             (LinkItem::Task(id), LinkAction::Skip) => {
-                let task = self
-                    .store
-                    .get_task(account.id, id)
-                    .await?
-                    .ok_or(EngineError::NotFound { what: "task" })?;
+                let task = task.ok_or(EngineError::NotFound { what: "task" })?;
                 if task.status == TaskStatus::Escalated {
                     self.cancel(account.id, id).await?;
                     Ok("Closed: the agent sends nothing more on it.".into())
@@ -128,11 +126,7 @@ impl Engine {
                 }
             }
             (LinkItem::Task(id), LinkAction::Done) => {
-                let task = self
-                    .store
-                    .get_task(account.id, id)
-                    .await?
-                    .ok_or(EngineError::NotFound { what: "task" })?;
+                let task = task.ok_or(EngineError::NotFound { what: "task" })?;
                 let handled = crate::task::task_type::definition(&task.task_type)
                     .outcome("owner_handled")
                     .is_some();
@@ -171,6 +165,11 @@ impl Engine {
 
     /// The page of `link` as its item stands now.
     async fn page_of(&self, account: &Account, link: &ActionLink) -> Result<LinkPage, EngineError> {
+        Ok(self.read_link(account, link).await?.0)
+    }
+
+    /// [`Self::page_of`], with the task it read (a to-do's link reads none).
+    async fn read_link(&self, account: &Account, link: &ActionLink) -> Result<(LinkPage, Option<Task>), EngineError> {
         let tz = account.settings.time_zone();
         let business = super::owner_notices::business_name(account);
         let page = |title: String, detail: Vec<String>, state: LinkState| LinkPage {
@@ -183,10 +182,9 @@ impl Engine {
         match link.item {
             LinkItem::Task(id) => {
                 let Some(task) = self.store.get_task(account.id, id).await? else {
-                    return Ok(page(
-                        "A task".into(),
-                        Vec::new(),
-                        LinkState::Gone("This task is no longer here.".into()),
+                    return Ok((
+                        page("A task".into(), Vec::new(), LinkState::Gone("This task is no longer here.".into())),
+                        None,
                     ));
                 };
                 let title = format!("{} — {}", task.member.label(), super::owner_notices::type_label(&task.task_type));
@@ -200,14 +198,17 @@ impl Engine {
                 } else {
                     LinkState::Gone(task_fate(&task, &tz))
                 };
-                Ok(page(title, detail, state))
+                Ok((page(title, detail, state), Some(task)))
             }
             LinkItem::Todo(id) => {
                 let Some(todo) = self.store.get_todo(account.id, id).await? else {
-                    return Ok(page(
-                        "A to-do".into(),
-                        Vec::new(),
-                        LinkState::Gone("This to-do is no longer here.".into()),
+                    return Ok((
+                        page(
+                            "A to-do".into(),
+                            Vec::new(),
+                            LinkState::Gone("This to-do is no longer here.".into()),
+                        ),
+                        None,
                     ));
                 };
                 let title = todo.what.clone();
@@ -228,7 +229,7 @@ impl Engine {
                     )),
                     _ => LinkState::Open,
                 };
-                Ok(page(title, detail, state))
+                Ok((page(title, detail, state), None))
             }
         }
     }
