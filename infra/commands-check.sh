@@ -23,6 +23,8 @@ free_port() {
 fail() {
   echo "commands: $*" >&2
   for f in "$log"/*.log; do [ -f "$f" ] && { echo "--- $(basename "$f") (last lines)"; tail -25 "$f"; }; done >&2
+  # Said again last: a CI log that keeps only its tail still names what failed.
+  echo "commands: $* (the logs' last lines are above)" >&2
   stop_run
   exit 1
 }

@@ -109,6 +109,7 @@ pub fn reply_user(r: &ReplyRequest) -> String {
          Budget left: {messages} message(s), {turns} turn(s), {days} day(s).\n\n\
          Conversation so far, oldest first:\n{conversation}\n\
          The member's reply:\n<<<\n{reply}\n>>>\n\n\
+         {facts}\n\n\
          Answer with ONE JSON object and nothing else, of this shape:\n\
          {{\"action\": \"reply\" | \"wait\" | \"close\" | \"escalate\",\n \
          \"outcome\": one of {codes}, or null,\n \
@@ -133,6 +134,25 @@ pub fn reply_user(r: &ReplyRequest) -> String {
         conversation = conversation_lines(&r.conversation),
         reply = r.reply.trim(),
         codes = code_list(&r.outcome_codes),
+        facts = facts_lines(&r.facts),
+    )
+}
+
+/// The gym's own facts for members' questions, and the rule that goes with them: a question is
+/// answered from these alone, or it goes to the owner.
+fn facts_lines(facts: &[String]) -> String {
+    if facts.is_empty() {
+        return "The gym has written no facts for members' questions: a question about prices, times, classes or \
+                policies goes to the owner (action escalate, with unanswered_question)."
+            .to_owned();
+    }
+    let lines: Vec<String> = facts.iter().map(|f| format!("- {}", f.trim())).collect();
+    format!(
+        "The gym's own facts for members' questions, as the owner wrote them:\n{}\n\
+         Answer a question only from these facts, in their words; never state a price, a time, an offer or a \
+         policy they do not give. A question they do not clearly answer goes to the owner (action escalate, \
+         with unanswered_question).",
+        lines.join("\n")
     )
 }
 

@@ -77,6 +77,7 @@ fn request(task_type: &str, reply: &str) -> ReplyRequest {
         turns_left: 3,
         days_left: 10,
         message: Default::default(),
+        facts: Vec::new(),
     }
 }
 

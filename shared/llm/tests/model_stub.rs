@@ -152,6 +152,7 @@ fn reply_request() -> ReplyRequest {
         turns_left: 3,
         days_left: 10,
         message: Default::default(),
+        facts: Vec::new(),
     }
 }
 

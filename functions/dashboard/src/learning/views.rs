@@ -15,7 +15,11 @@ use openloop_core::task::feedback::{self, COMMENT_MAX_CHARS, Rating};
 use crate::page::{Layout, code, when, words};
 
 /// The categories offered for a memory (the model's soft labels; none is fine).
-pub const CATEGORIES: [(&str, &str); 4] = [
+pub const CATEGORIES: [(&str, &str); 5] = [
+    (
+        openloop_core::owner::business_memory::FAQ_CATEGORY,
+        "A fact members ask about (price, first class, hours, parking): questions are answered with it",
+    ),
     ("preference", "A preference"),
     ("context", "Context"),
     ("pattern", "A pattern"),

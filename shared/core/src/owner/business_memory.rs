@@ -25,6 +25,21 @@ pub enum MemorySource {
     Evaluator,
 }
 
+/// The category of a fact members ask about (price, first class, hours, parking, what to
+/// bring): a member's question one of them clearly answers is answered with it, as written.
+pub const FAQ_CATEGORY: &str = "faq";
+
+/// The account-wide facts among `memories` that answer members' questions, active at `now`,
+/// as the owner wrote them.
+pub fn faq_facts(memories: &[BusinessMemory], now: Timestamp) -> Vec<String> {
+    memories
+        .iter()
+        .filter(|m| m.member_id.is_none() && m.is_active(now))
+        .filter(|m| m.category.as_deref().is_some_and(|c| c.trim().eq_ignore_ascii_case(FAQ_CATEGORY)))
+        .map(|m| m.content.trim().to_owned())
+        .collect()
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BusinessMemory {
     pub id: ulid::Ulid,
@@ -33,7 +48,8 @@ pub struct BusinessMemory {
     #[serde(default)]
     pub member_id: Option<MemberId>,
     pub content: String,
-    /// A soft label ("preference", "context", "pattern", "business_profile").
+    /// A soft label ("preference", "context", "pattern", "business_profile"), or
+    /// [`FAQ_CATEGORY`] for a fact that answers members' questions.
     #[serde(default)]
     pub category: Option<String>,
     pub source: MemorySource,

@@ -178,6 +178,11 @@ pub struct ReplyRequest {
     /// template variables and the owner's own template for its answer ([`crate::conversation::messages::REPLY`]), if any.
     #[serde(default)]
     pub message: crate::conversation::messages::MessageInputs,
+    /// The gym's own facts for members' questions (its memories of category
+    /// [`crate::owner::business_memory::FAQ_CATEGORY`]), as the owner wrote them: a question is
+    /// answered from these or goes to the owner, never from anything the agent makes up.
+    #[serde(default)]
+    pub facts: Vec<String>,
 }
 
 /// What the agent is asked about a task's progress towards its goal (spec §16.3, §37).

@@ -23,6 +23,7 @@
 //! This module only says what is public.
 
 mod completion;
+pub mod faq;
 mod outcomes;
 mod planner;
 mod reply;

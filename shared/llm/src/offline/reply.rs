@@ -695,6 +695,42 @@ pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
     evaluation
 }
 
+/// A question the gym's own facts clearly answer (`faq.rs`): answered with them, as the owner
+/// wrote them, in the type's guided message (greeting and sign-off around the facts); the
+/// budget and the send gates still decide whether it leaves.
+fn answer_from_facts(r: &ReplyRequest, question: &str) -> Option<ReplyEvaluation> {
+    let facts = super::faq::answer(question, &r.facts)?;
+    if r.messages_left == 0 {
+        return None;
+    }
+    let shipped = openloop_core::conversation::messages::MessageInputs {
+        owner_template: None,
+        ..r.message.clone()
+    };
+    let body = crate::write(
+        definition(&r.task_type).key,
+        openloop_core::conversation::messages::GUIDED,
+        &shipped,
+        r.member_first_name.as_deref(),
+        &r.profile,
+        &r.business_name,
+        Some(&super::faq::words(&facts)),
+    )
+    .ok()?
+    .body;
+    Some(ReplyEvaluation {
+        reply: Some(body),
+        ..evaluation(
+            ReplyAction::Reply,
+            80,
+            format!(
+                "The member asked {question:?}; the gym's own facts answer it ({}), so I answer with them as written.",
+                facts.len()
+            ),
+        )
+    })
+}
+
 fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
     let codes = &r.outcome_codes;
     match kind {
@@ -737,15 +773,18 @@ fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
                 format!("The reply is about {subject}, not this task's subject; the owner should look."),
             )
         },
-        ReplyKind::Question(q) => ReplyEvaluation {
-            unanswered_question: Some(q.clone()),
-            ..evaluation(
-                ReplyAction::Escalate,
-                85,
-                format!(
-                    "The member asked something I cannot answer from what I know: {q:?}. The owner's answer lets the conversation resume."
-                ),
-            )
+        ReplyKind::Question(q) => match answer_from_facts(r, &q) {
+            Some(answered) => answered,
+            None => ReplyEvaluation {
+                unanswered_question: Some(q.clone()),
+                ..evaluation(
+                    ReplyAction::Escalate,
+                    85,
+                    format!(
+                        "The member asked something I cannot answer from what I know: {q:?}. The owner's answer lets the conversation resume."
+                    ),
+                )
+            },
         },
         ReplyKind::Commitment | ReplyKind::AlreadyDone => {
             let done = kind == ReplyKind::AlreadyDone;

@@ -372,7 +372,9 @@ impl Engine {
         let memories = self.prompt_memories(task.account_id, Some(&task.member.id), now).await?;
         task.memories_used = memories.used;
         let prompt = system_prompt(&PromptInput::for_task(&task, account, &memories.memories, &member_tasks, now)).unwrap_or_default();
+        let facts = crate::owner::business_memory::faq_facts(&memories.memories, now);
         let request = ReplyRequest {
+            facts,
             task_type: task.task_type.clone(),
             goal: task.goal.clone(),
             outcome_codes: def.goal.outcomes.iter().map(|o| o.code.to_owned()).collect(),

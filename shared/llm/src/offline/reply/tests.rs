@@ -20,6 +20,7 @@ fn reply_request(task_type: &str, reply: &str) -> ReplyRequest {
         turns_left: 2,
         days_left: 5,
         message: Default::default(),
+        facts: Vec::new(),
     }
 }
 
@@ -210,4 +211,32 @@ fn interest_without_budget_waits_instead_of_replying() {
 fn a_deferral_waits_for_the_days_the_member_names() {
     let e = evaluate_reply(&reply_request("churn_risk", "Away for 3 weeks, back after that"));
     assert_eq!((e.action, e.wait_days), (ReplyAction::Wait, Some(21)));
+}
+
+#[test]
+fn a_question_the_gyms_facts_answer_is_answered_with_them_and_any_other_goes_to_the_owner() {
+    let mut r = reply_request("lead_followup", "Thanks! How much is it per month?");
+    r.facts = vec![
+        "Memberships are $149 a month, or $20 a class.".into(),
+        "Your first class is free.".into(),
+    ];
+    let e = evaluate_reply(&r);
+    assert_eq!(e.action, ReplyAction::Reply, "{e:?}");
+    let body = e.reply.as_deref().expect("an answer");
+    assert!(body.starts_with("Hi Ana,"), "{body}");
+    assert!(body.contains("Memberships are $149 a month, or $20 a class."), "{body}");
+    assert!(!body.contains("first class"), "only the fact asked about: {body}");
+    assert!(e.confidence >= openloop_core::kernel::limits::REPLY_MIN_CONFIDENCE);
+    // A booking with it, no facts, or no message left: the owner answers.
+    r.reply = "Can I come Thursday at 6pm? Is the first class free?".into();
+    let e = evaluate_reply(&r);
+    assert_eq!(e.action, ReplyAction::Escalate);
+    assert!(e.unanswered_question.is_some());
+    r.reply = "Is the first class free?".into();
+    assert_eq!(evaluate_reply(&r).action, ReplyAction::Reply);
+    r.messages_left = 0;
+    assert_eq!(evaluate_reply(&r).action, ReplyAction::Escalate);
+    r.messages_left = 1;
+    r.facts.clear();
+    assert_eq!(evaluate_reply(&r).action, ReplyAction::Escalate);
 }
