@@ -699,10 +699,10 @@ pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
 /// wrote them, in the type's guided message (greeting and sign-off around the facts); the
 /// budget and the send gates still decide whether it leaves.
 fn answer_from_facts(r: &ReplyRequest, question: &str) -> Option<ReplyEvaluation> {
-    let facts = super::faq::answer(question, &r.facts)?;
     if r.messages_left == 0 {
         return None;
     }
+    let facts = super::faq::answer(question, &r.facts)?;
     let shipped = openloop_core::conversation::messages::MessageInputs {
         owner_template: None,
         ..r.message.clone()
