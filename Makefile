@@ -79,7 +79,7 @@ test: tools
 
 lint: test-tools
 	cargo fmt --all -- --check
-	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo clippy --workspace --lib --bins --tests --quiet -- -D warnings
 	cargo clippy --workspace --test emulator --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
 	python3 infra/doc-links.py

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `make test`'s commands phase: every command the README gives a user, run as a user runs it,
 # in a short form —
-#   make run OPENLOOP_LOCAL_PORTS=memory, then make demo DAYS=2 against it, then Ctrl-C;
+#   make run OPENLOOP_LOCAL_PORTS=memory, then make demo DAYS=2 against it, the API check
+#     (infra/api-check.sh: the OpenAPI document validated, schemathesis against the stack — in
+#     memory, where its thousands of calls cost seconds, not minutes of moto), then Ctrl-C;
 #   make run (on moto, started by make run itself on PORT, or a free port if PORT is taken), make demo DAYS=2 against it,
-#     the API check (infra/api-check.sh: the OpenAPI document validated, schemathesis against
-#     the stack), openloop-admin against its table, then Ctrl-C (which stops the moto it started);
+#     openloop-admin against its table, then Ctrl-C (which stops the moto it started);
 #   make bench QUICK=1 (on moto on PORT).
 # Each must succeed and say what it should. The stack is waited for by polling /health, for a
 # bounded time.
@@ -63,6 +64,13 @@ stop_run() {
 }
 trap 'stop_run; rm -rf "$log"' EXIT
 
+# How long each step took, so the phase's time can be read step by step.
+step_start=$SECONDS
+took() { # step
+  echo "  ($1: $((SECONDS - step_start)) s)"
+  step_start=$SECONDS
+}
+
 demo() { # name, url
   make --no-print-directory demo DAYS=2 OPENLOOP_URL="$2" >"$log/$1.log" 2>&1 || fail "make demo DAYS=2 against $2 failed"
   grep -q "^Day  *0: [0-9]* tasks wait for review" "$log/$1.log" || fail "make demo: no day 0"
@@ -88,8 +96,12 @@ url="http://127.0.0.1:$http"
 start_run run-memory "$url" OPENLOOP_LOCAL_PORTS=memory OPENLOOP_HTTP_ADDR="127.0.0.1:$http"
 echo "  make run OPENLOOP_LOCAL_PORTS=memory: answers at $url"
 demo demo-memory "$url"
+# The owner API checked by other people's tools against this stack: the served OpenAPI
+# document validated, schemathesis with an account's token (infra/api-check.sh).
+infra/api-check.sh "$url" || fail "the API check (openapi-spec-validator, schemathesis) failed"
 stop_run || fail "make run OPENLOOP_LOCAL_PORTS=memory did not stop"
 grep -q "Ctrl-C stops it" "$log/run-memory.log" || fail "make run printed no URLs"
+took "in memory"
 
 # 2. On the emulator, which make run starts and Ctrl-C stops.
 if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/moto-api/"; then
@@ -104,9 +116,6 @@ export AWS_ENDPOINT_URL="http://127.0.0.1:$port"
 start_run run-emulator "$url" RUN_PORT="$port" OPENLOOP_HTTP_ADDR="127.0.0.1:$http" OPENLOOP_PREFIX="$prefix"
 echo "  make run (moto on :$port): answers at $url"
 demo demo-emulator "$url"
-# The owner API checked by other people's tools against this stack: the served OpenAPI
-# document validated, schemathesis with an account's token (infra/api-check.sh).
-infra/api-check.sh "$url" || fail "the API check (openapi-spec-validator, schemathesis) failed"
 admin=./target/debug/openloop-admin
 OPENLOOP_TABLE=$prefix $admin backfill-tallies >"$log/admin.log" 2>&1 || fail "openloop-admin backfill-tallies failed"
 grep -q "tasks tallied" "$log/admin.log" || fail "openloop-admin backfill-tallies tallied no account"
@@ -118,6 +127,7 @@ grep -q "is not an account id" "$log/admin-bad.log" || fail "openloop-admin did 
 stop_run || fail "make run did not stop"
 curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/moto-api/" && fail "Ctrl-C on make run left its moto running on :$port"
 echo "  Ctrl-C: make run stopped the stack and the moto it started"
+took "on moto"
 
 # 3. The benches' quick form (make bench starts and stops its own moto on TEST_PORT).
 unset AWS_ENDPOINT_URL
@@ -125,3 +135,4 @@ make --no-print-directory bench QUICK=1 TEST_PORT="$port" >"$log/bench.log" 2>&1
 grep -q "dashboard pages with 200 tasks" "$log/bench.log" || fail "make bench QUICK=1: no dashboard table"
 grep -q "a simulated three days" "$log/bench.log" || fail "make bench QUICK=1: no local-runtime table"
 echo "  make bench QUICK=1: every table printed"
+took "make bench QUICK=1"

@@ -23,19 +23,44 @@ trap 'rm -rf "$work"' EXIT
 : >"$work/user_prefs"
 args+=(-p "$work/user_prefs")
 
-# Two at a time (each run loads the rules, a second of CPU).
-running=0
+# One run over all of them, as one mbox (the rules load once, in seconds; a run a mail took
+# seconds each): each mail as SES is given it, its lines in LF as a mailbox keeps them, a body
+# line starting "From " quoted as mbox quotes it. SpamAssassin answers in an order of its own
+# (by date), each answer after the separator line, so an answer is told by its Message-ID
+# (unique to each mail SES is given) and kept as report.N for the Nth mail.
+separator="From openloop-sample Thu Jan  1 00:00:00 2026"
 for mail in "${mails[@]}"; do
-  HOME="$work" spamassassin "${args[@]}" <"$mail" >"$work/$(basename "$mail").report" 2>&1 &
-  running=$((running + 1))
-  if [ $running -ge 2 ]; then wait; running=0; fi
-done
-wait
+  echo "$separator"
+  tr -d '\r' <"$mail" | sed -e 's/^\(>*From \)/>\1/' -e '$a\'
+  echo
+done >"$work/all.mbox"
+HOME="$work" spamassassin "${args[@]}" --mbox <"$work/all.mbox" >"$work/all.out" 2>"$work/stderr"
+python3 - "$separator" "$work" "${mails[@]}" <<'PY' || { tail -20 "$work/stderr"; exit 1; }
+import re, sys
+separator, work, mails = sys.argv[1], sys.argv[2], sys.argv[3:]
+def message_id(text):
+    m = re.search(r"^message-id:[ \t]*(\S+)", text, re.I | re.M)
+    return m and m.group(1)
+number = {}
+for i, mail in enumerate(mails, 1):
+    mid = message_id(open(mail, errors="replace").read())
+    if not mid or mid in number:
+        sys.exit(f"{mail}: no Message-ID of its own, so its report cannot be told apart")
+    number[mid] = i
+answers = open(f"{work}/all.out", errors="replace").read().split(separator + "\n")[1:]
+for answer in answers:
+    i = number.get(message_id(answer))
+    if i: open(f"{work}/report.{i}", "w").write(answer)
+if len(answers) != len(mails):
+    sys.exit(f"spamassassin answered {len(answers)} of {len(mails)} mails")
+PY
 
 failed=0
+i=0
 for mail in "${mails[@]}"; do
+  i=$((i + 1))
   name=$(basename "$mail")
-  report=$(cat "$work/$name.report")
+  report=$(cat "$work/report.$i" 2>/dev/null)
   score=$(sed -n 's/^Content analysis details: *(\(-\{0,1\}[0-9.]*\) points.*/\1/p' <<<"$report" | head -1)
   if [ -z "$score" ]; then
     echo "  $name: spamassassin gave no score:"; sed 's/^/      /' <<<"$report" | tail -20; failed=1; continue
