@@ -1,5 +1,6 @@
 //! Mail a spam filter trusts: one mail of every kind Openloop sends — a first touch of every
-//! member-facing task type, a cadence follow-up, an answer written from the owner's guidance,
+//! member-facing task type, a cadence follow-up, an answer written from the owner's guidance, the
+//! holding reply to a question only the owner can answer,
 //! an owner's notice, the notices' digest, the morning brief and a sign-in link — played
 //! through the contract on the local runtime, and read as the very bytes SES is given.
 //!
@@ -178,6 +179,21 @@ async fn every_kind(stack: &Stack) -> Vec<Sample> {
     samples.push(member("answer", last_to(stack, asks)));
     samples.push(owners("morning-brief", owner_mail_with(stack, &owner, ": Today: ").await));
 
+    // A question only the owner can answer, the next day: the member is told so at once.
+    let holds = &addresses[3];
+    let first = stack.outbox_to(holds).await;
+    let (status, _) = stack
+        .inbound(&Client::reply_to(
+            &first[0],
+            "kind-h@mail.example.net",
+            "Is there a sauna at the gym?",
+        ))
+        .await;
+    assert_eq!(status, 202);
+    let told = stack.outbox_to(holds).await;
+    assert_eq!(told.len(), 2, "the holding reply went: {told:?}");
+    samples.push(member("holding-reply", last_to(stack, holds)));
+
     // A task that hears nothing follows up on its cadence.
     let quiet = &addresses[2];
     stack.run_when_due(&gym, &tasks[2]).await;
@@ -256,7 +272,7 @@ async fn every_kind_of_mail_is_well_formed_for_a_spam_filter() {
     .await;
     let samples = every_kind(&stack).await;
     let kinds: Vec<&str> = samples.iter().map(|s| s.kind.as_str()).collect();
-    assert_eq!(samples.len(), FIRST_TOUCHES.len() + 6, "{kinds:?}");
+    assert_eq!(samples.len(), FIRST_TOUCHES.len() + 7, "{kinds:?}");
     let failures: Vec<String> = samples
         .iter()
         .filter_map(|s| {

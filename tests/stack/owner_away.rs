@@ -172,6 +172,9 @@ async fn an_escalation_mailed_at_once_is_closed_from_its_link() {
         .await;
     assert_eq!(status, 202);
     assert_eq!(status_of(&stack, &gym.token, &id).await, "escalated");
+    // The member is told the owner will answer; nothing more is sent them after.
+    let told = stack.outbox_to(&email).await;
+    assert_eq!(told.len(), 2, "the holding reply: {told:?}");
     let mail: Vec<Value> = stack.outbox_to(&owner).await;
     let text = mail
         .iter()
@@ -190,7 +193,7 @@ async fn an_escalation_mailed_at_once_is_closed_from_its_link() {
     let (status, _) = open(&stack, reqwest::Method::POST, link(&links, "Skip it")).await;
     assert_eq!(status, 410);
     stack.run().await;
-    assert_eq!(stack.outbox_to(&email).await.len(), 1, "nothing more to the member");
+    assert_eq!(stack.outbox_to(&email).await.len(), 2, "nothing more to the member");
 }
 
 /// Given a gym on `limited_auto`, when a lead signs up in the afternoon (inside the send window,
@@ -228,4 +231,86 @@ async fn a_new_lead_hears_back_within_five_minutes() {
         .as_array()
         .map_or(0, |t| t.iter().filter(|t| t["task_type"] == "lead_followup").count());
     assert_eq!(leads, 1, "the scan does not open a second: {list}");
+}
+
+/// A member with one churn-risk mail received and their reply to it, the next morning, read
+/// (a member gets one message a day): the task's id, the mail they got and the member's
+/// address.
+async fn replied(stack: &Stack, gym: &openloop_tests::Account, member: &str, words: &str, day: i64) -> (String, Value, String) {
+    let day0 = morning(day);
+    let email = stack.member(gym, member, "Dana", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(gym, "churn_risk", member).await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    stack.set_clock(&morning(day + 1).to_string()).await;
+    let field = |name: &str| mail[0][name].as_str().unwrap_or_default().to_owned();
+    let raw = format!(
+        "From: Dana <{}>\r\nTo: {}\r\nSubject: Re: {}\r\nMessage-ID: <{member}-q@mail.example.net>\r\nIn-Reply-To: <{}>\r\n\
+         MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{words}\r\n",
+        field("to"),
+        field("reply_to"),
+        field("subject"),
+        field("message_id"),
+    );
+    let (status, body) = stack.inbound(&raw).await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    (id, mail[0].clone(), email)
+}
+
+/// Given a gym that keeps its price as a fact members ask about (`category: "faq"`, through
+/// the API), when a member asks "How much is it per month?", then the answer in their inbox
+/// gives the fact as the owner wrote it, under the gym's greeting and sign-off; a question no
+/// fact covers ("Is there a sauna?") gets no invented answer: the member is told at once that
+/// the owner will answer, and the task goes to the owner with the question, mailed to them
+/// at once.
+#[tokio::test]
+async fn a_question_is_answered_from_the_gyms_facts_and_no_other_is_guessed() {
+    let stack = Stack::start("away-faq").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let fact = "Unlimited classes are $149 a month, with no joining fee.";
+    let (status, memory) = stack
+        .post(
+            "/api/v1/memories",
+            &gym.token,
+            serde_json::json!({"content": fact, "category": "faq"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{memory}");
+
+    let (id, _, email) = replied(&stack, &gym, "m_price", "How much is it per month?", 1).await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 2, "the question is answered: {mail:?}");
+    let answer = mail[1]["text"].as_str().unwrap_or_default();
+    assert!(answer.starts_with("Hi Dana"), "{answer}");
+    assert!(answer.contains(fact), "the fact as written: {answer}");
+    assert_ne!(status_of(&stack, &gym.token, &id).await, "escalated");
+
+    let owner = stack.give_owner_address(&gym).await;
+    stack.set_clock(&morning(3).to_string()).await;
+    let (id, _, email) = replied(&stack, &gym, "m_sauna", "Is there a sauna?", 3).await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 2, "a holding reply: {mail:?}");
+    let holding = mail[1]["text"].as_str().unwrap_or_default();
+    assert!(
+        holding.starts_with("Hi Dana") && holding.contains("get back to you soon"),
+        "{holding}"
+    );
+    assert!(!holding.to_lowercase().contains("sauna"), "nothing said of the sauna: {holding}");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(
+        (task["status"].as_str(), task["outcome_reason"].as_str()),
+        (Some("escalated"), Some("member_question_needs_owner")),
+        "{task}"
+    );
+    assert!(task.to_string().contains("sauna"), "the owner sees the question: {task}");
+    let told = stack.outbox_to(&owner).await;
+    assert!(
+        told.iter()
+            .any(|m| m["text"].as_str().is_some_and(|t| t.contains("Is there a sauna?"))),
+        "the owner is mailed the question at once: {told:?}"
+    );
 }

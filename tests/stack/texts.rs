@@ -436,6 +436,44 @@ async fn a_member_in_los_angeles_is_texted_on_los_angeles_time() {
     stack.running.stop();
 }
 
+/// With `email_and_sms` and an `owner_phone`, a member's question no fact of the gym answers
+/// goes to the owner at once by mail and by text as well, outside quiet hours, once the
+/// member has been told by text that the owner will answer.
+#[tokio::test]
+async fn a_members_question_for_the_owner_reaches_their_phone() {
+    let stack = Stack::start("sms-owner-question").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = texting_gym(&stack).await;
+    let owner = stack.give_owner_address(&gym).await;
+    settings(
+        &stack,
+        &gym,
+        json!({"owner_notification_channel": "email_and_sms", "owner_phone": "+15555550198"}),
+    )
+    .await;
+    member(&stack, &gym, "m_ask", "+15555550142", true).await;
+    consent(&stack, &gym, "m_ask", true).await;
+    let id = stack.approved_task(&gym, "ad_hoc", "m_ask").await;
+    stack.run().await;
+
+    // The next morning (a member gets one message a day).
+    stack.set_clock(&morning(2).to_string()).await;
+    text_in(&stack, "+15555550142", "Is there a sauna?").await;
+    stack.run().await;
+    let t = task(&stack, &gym, &id).await;
+    assert_eq!(
+        (t["status"].as_str(), t["outcome_reason"].as_str()),
+        (Some("escalated"), Some("member_question_needs_owner")),
+        "{t}"
+    );
+    let alerts = texts_to(&stack, "+15555550198").await;
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert!(!stack.outbox_to(&owner).await.is_empty(), "mailed too");
+    let told = texts_to(&stack, "+15555550142").await;
+    assert_eq!(told.len(), 2, "the first text and the holding reply: {told:?}");
+}
+
 /// With `email_and_sms` and an `owner_phone`, a critical escalation (a member's legal threat
 /// by text) reaches the owner's phone as well as their inbox.
 #[tokio::test]

@@ -278,6 +278,10 @@ pub struct Task {
     /// Why the owner was handed the task (spec §17.3); cleared when it resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationContext>,
+    /// A member's question for the owner, held while the holding reply in `answer` goes out:
+    /// once that has left — or at once, when it cannot leave now — the task goes to the owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_question: Option<HeldQuestion>,
     /// The outcome is a verbal commitment awaiting its signal (spec §16.2): attribution
     /// confirms it when the signal comes, or downgrades it when the window passes.
     #[serde(default)]
@@ -345,6 +349,16 @@ pub enum Awaiting {
     MemberReply,
     /// The owner gave guidance on an escalated task; the agent carries it out.
     OwnerGuidance,
+}
+
+/// The escalation a holding reply goes ahead of ([`Task::held_question`]): why, in the log's
+/// words, and what the owner will be shown.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeldQuestion {
+    pub reason: crate::task::reason::Reason,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub context: EscalationContext,
 }
 
 /// Everything the owner needs to unblock an escalated task (spec §17.3).

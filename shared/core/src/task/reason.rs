@@ -263,6 +263,9 @@ reasons! {
     NoReplyToRead = "no_reply_to_read",
     /// The agent drafted an answer to the reply.
     ReplyDrafted = "reply_drafted",
+    /// The member asked what only the owner can answer: a holding reply goes first, then the
+    /// task goes to the owner.
+    HoldingReplyDue = "holding_reply_due",
     /// The agent judged the reply needs nothing now: wait.
     MemberReplyWait = "member_reply_wait",
     /// The reply reached the goal.

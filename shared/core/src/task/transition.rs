@@ -90,6 +90,7 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
     if to == TaskStatus::Escalated || to.is_terminal() {
         next.answer = None;
         next.awaiting = None;
+        next.held_question = None;
     }
     if from == TaskStatus::Escalated && to == TaskStatus::Executing {
         next.escalation = None;

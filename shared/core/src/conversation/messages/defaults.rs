@@ -17,6 +17,7 @@ pub(super) const SHIPPED: &[(&str, &str, &str)] = &[
     ),
     ("ad_hoc", "reply", include_str!("../../../../../messages/ad_hoc/reply.md")),
     ("ad_hoc", "guided", include_str!("../../../../../messages/ad_hoc/guided.md")),
+    ("ad_hoc", "holding", include_str!("../../../../../messages/ad_hoc/holding.md")),
     ("churn_risk", "first", include_str!("../../../../../messages/churn_risk/first.md")),
     (
         "churn_risk",

@@ -1,6 +1,7 @@
 //! Message templates: the mail the agent writes without a model, one per member-facing task
 //! type and touch — the cadence's touches (`first`, `follow_up_1`, …), the answer to a member
-//! who sounds interested (`reply`) and the owner's instructions said to the member (`guided`).
+//! who sounds interested (`reply`), the owner's instructions said to the member (`guided`) and
+//! the holding reply to a question only the owner can answer (`holding`).
 //!
 //! The shipped ones are data files, `messages/<task_type>/<touch>.md` (a `Subject:` line, a
 //! blank line, the body), compiled in ([`defaults`]). A file may hold several variants of its
@@ -34,6 +35,9 @@ pub const FIRST: &str = "first";
 pub const REPLY: &str = "reply";
 /// The owner's instructions, said to the member in the gym's voice.
 pub const GUIDED: &str = "guided";
+/// The holding reply to a member whose question waits for the owner: every type's is
+/// `ad_hoc`'s.
+pub const HOLDING: &str = "holding";
 
 /// The most characters an owner's subject template may have.
 pub const MAX_SUBJECT_SOURCE_CHARS: usize = 300;

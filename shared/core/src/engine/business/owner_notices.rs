@@ -280,13 +280,28 @@ impl Engine {
             };
             let (title, detail) = crate::task::escalation::notice(task);
             let draft = NoticeDraft::about(kind, task, title, detail);
-            match known {
-                Some((account, _)) if account.id == task.account_id => {
-                    if let Err(e) = self.notify_owner_of(account, draft, false).await {
-                        tracing::error!(account = %account.id, kind = kind.as_str(), error = %e, "owner notice not recorded");
-                    }
+            // A member's question waits for an answer: mailed at once (outside quiet hours),
+            // it is texted too where the owner asked for urgent alerts by text.
+            let question = commit.log.iter().any(|l| l.reason == Reason::MemberQuestionNeedsOwner.as_str());
+            let account = match known {
+                Some((account, _)) if account.id == task.account_id => Ok(Some(std::borrow::Cow::Borrowed(account))),
+                _ => self
+                    .store
+                    .get_account(task.account_id)
+                    .await
+                    .map(|a| a.map(std::borrow::Cow::Owned)),
+            };
+            let notified = match account {
+                Ok(Some(account)) => self.notify_owner_of(&account, draft, false).await.map(|n| n.map(|n| (account, n))),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e.into()),
+            };
+            match notified {
+                Ok(Some((account, notice))) if question && notice.delivery == NoticeDelivery::Email => {
+                    self.text_owner_alert(&account, &notice.title, notice.at).await;
                 }
-                _ => self.notify_owner_after(task.account_id, draft, false).await,
+                Ok(_) => {}
+                Err(e) => tracing::error!(account = %task.account_id, kind = kind.as_str(), error = %e, "owner notice not recorded"),
             }
             if commit.webhooks {
                 self.emit_escalated_webhook(task).await;

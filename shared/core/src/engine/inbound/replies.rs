@@ -33,7 +33,7 @@ use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, record, start_handling, transition};
 use crate::task::work::WorkItem;
-use crate::task::{Awaiting, ConversationMessage, Role, Task, TaskStatus, ThreadMessage};
+use crate::task::{Awaiting, ConversationMessage, HeldQuestion, Role, Task, TaskStatus, ThreadMessage};
 
 /// What became of an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -420,8 +420,53 @@ impl Engine {
             stop @ (ReplyDecision::HonourStop(_) | ReplyDecision::Threatened(_) | ReplyDecision::NothingToRead) => (task, stop),
             other => boxed(self.weigh_progress(account, task, &prompt, conversation, other, now)).await?,
         };
+        // A question only the owner can answer: the member hears at once that it has gone to
+        // them, and the task goes to the owner once that has left.
+        if let ReplyDecision::Escalate { reason, blocker } = &decision
+            && reply::holds_question(&task, *reason, now)
+            && let Some(text) = holding_reply(account, &task, &request)
+        {
+            let detail = reply::escalation_why(*reason, blocker).detail;
+            let note = Why {
+                detail: detail.clone(),
+                ..Why::new(Reason::HoldingReplyDue)
+            };
+            let held = HeldQuestion {
+                reason: *reason,
+                detail,
+                context: reply::escalation_context(*reason, blocker.clone(), conversation, now),
+            };
+            return self.answer_now(task, text, note, Some(reasoning), Some(held), now).await;
+        }
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
             .await
+    }
+
+    /// `text` as the task's next touch, due now (`waiting`, whatever it was: guidance resumes
+    /// an `executing` task), sent by the step through every gate; `held`, the escalation it
+    /// goes ahead of.
+    async fn answer_now(
+        &self,
+        task: Task,
+        text: String,
+        why: Why,
+        reasoning: Option<ConversationMessage>,
+        held: Option<HeldQuestion>,
+        now: Timestamp,
+    ) -> Result<Read, EngineError> {
+        let (mut next, log) = if task.status == TaskStatus::Waiting {
+            record(&task, now, why)
+        } else {
+            transition(&task, TaskStatus::Waiting, now, why)?
+        };
+        next.awaiting = None;
+        next.answer = Some(text);
+        next.held_question = held;
+        next.next_action_at = Some(now);
+        let mut commit = TaskCommit::new(next.clone(), log);
+        commit.messages.extend(reasoning);
+        self.store.commit(&commit).await?;
+        Ok(Read::Send(Box::new(next)))
     }
 
     /// The completion evaluation (spec §16.3, §37), asked on every member reply the agent
@@ -530,22 +575,7 @@ impl Engine {
                 ReplyDecision::Threatened(threat) => Ok(Read::Done(
                     boxed(self.escalate_threat(account, task, conversation, threat, now)).await?,
                 )),
-                ReplyDecision::Answer { text, why } => {
-                    // The answer is the task's next touch, due now: `waiting` (guidance resumed an
-                    // `executing` task), and sent by the step through every gate.
-                    let (mut next, log) = if task.status == TaskStatus::Waiting {
-                        record(&task, now, why)
-                    } else {
-                        transition(&task, TaskStatus::Waiting, now, why)?
-                    };
-                    next.awaiting = None;
-                    next.answer = Some(text);
-                    next.next_action_at = Some(now);
-                    let mut commit = TaskCommit::new(next.clone(), log);
-                    commit.messages.extend(reasoning);
-                    self.store.commit(&commit).await?;
-                    Ok(Read::Send(Box::new(next)))
-                }
+                ReplyDecision::Answer { text, why } => self.answer_now(task, text, why, reasoning, None, now).await,
                 ReplyDecision::Wait { until, why } => {
                     let reason = why.reason;
                     let (mut next, log) = record(&task, now, why);
@@ -727,6 +757,29 @@ impl Engine {
         self.escalate_with(account, task, conversation, now, reason, blocker, note).await
     }
 
+    /// A task whose holding reply cannot leave now (`because`: the send window, a cap, a mode
+    /// that sends nothing): it goes to the owner at once, with the question it held; the member
+    /// hears from the owner instead.
+    pub(in crate::engine) async fn escalate_held(&self, task: Task, because: &str, now: Timestamp) -> Result<StepOutcome, EngineError> {
+        let Some(held) = task.held_question.clone() else {
+            return Err(EngineError::NotFound { what: "held question" });
+        };
+        let detail = format!("the holding reply could not leave now ({because})");
+        let escalation = Why {
+            detail: Some(held.detail.map_or(detail.clone(), |d| format!("{d}; {detail}"))),
+            ..Why::new(held.reason)
+        };
+        let (mut next, log) = transition(&task, TaskStatus::Escalated, now, escalation)?;
+        next.escalation = Some(held.context);
+        let commit = TaskCommit::new(next, log);
+        self.store.commit(&commit).await?;
+        self.notify_commit(&commit).await;
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Escalated,
+            reason: held.reason,
+        })
+    }
+
     /// Escalate with the context the owner needs (spec §17.3) and `note` in the conversation.
     #[allow(clippy::too_many_arguments)]
     async fn escalate_with(
@@ -768,6 +821,30 @@ impl Engine {
             to: TaskStatus::Escalated,
             reason,
         })
+    }
+}
+
+/// The holding reply to the member of `task` (the shipped `holding` message, in the gym's
+/// greeting and sign-off); none where it does not render.
+fn holding_reply(account: &Account, task: &Task, request: &ReplyRequest) -> Option<String> {
+    use crate::conversation::messages;
+    let mut member = request.message.member.clone();
+    if member.first_name.is_none() {
+        member.first_name = request.member_first_name.clone();
+    }
+    let inputs = messages::Inputs {
+        member: &member,
+        profile: &account.settings.profile,
+        business_name: account.sender_name(),
+        instructions: None,
+    };
+    let template = messages::template_for(&task.task_type, messages::HOLDING, None, request.message.variant);
+    match messages::render(&template, &inputs) {
+        Ok(draft) => Some(draft.body),
+        Err(e) => {
+            tracing::warn!(task = %task.id, error = %e, "the holding reply did not render; the task goes to the owner without it");
+            None
+        }
     }
 }
 

@@ -21,7 +21,9 @@ use crate::task::error::EngineError;
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, transition};
-use crate::task::{ConversationMessage, Draft, LogEntry, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage};
+use crate::task::{
+    ConversationMessage, Draft, EscalationContext, LogEntry, OutboundMessage, OutboundStatus, Role, Task, TaskStatus, ThreadMessage,
+};
 
 /// What a reservation attempt came to.
 pub(in crate::engine) enum Reservation {
@@ -169,6 +171,30 @@ impl Engine {
                     Why::new(Reason::MessageSent).detail(format!("touch {touch} sent while the task became {}{sure}", current.status)),
                 )
             };
+            // A holding reply has left: the question it went ahead of goes to the owner now,
+            // in the same commit (one move more in the log).
+            let mut escalated = None;
+            if next.status == TaskStatus::Waiting
+                && let Some(held) = next.held_question.clone()
+            {
+                let (mut moved, moved_log) = transition(
+                    &next,
+                    TaskStatus::Escalated,
+                    now,
+                    Why {
+                        detail: held.detail,
+                        ..Why::new(held.reason)
+                    },
+                )?;
+                moved.escalation = Some(EscalationContext {
+                    last_draft: Some(draft.body.clone()),
+                    last_draft_sent: Some(true),
+                    ..held.context
+                });
+                next = moved;
+                escalated = Some(moved_log);
+            }
+            next.held_question = None;
             next.touch = touch + 1;
             next.attempts = 0;
             if touch == 0 {
@@ -212,10 +238,18 @@ impl Engine {
                 }
             }
             let mut commit = TaskCommit::new(next, log);
+            if let Some(moved) = escalated.clone() {
+                commit.expected_version -= 1;
+                commit.log.push(moved);
+            }
             commit.messages.push(message.clone());
             commit.send = Some(SendEffect::Record { outbound: sent.clone() });
             commit.loops = loops;
             match self.store.commit(&commit).await {
+                Ok(()) if escalated.is_some() => {
+                    self.notify_commit(&commit).await;
+                    return Ok(StepOutcome::Sent { touch });
+                }
                 Ok(()) => return Ok(StepOutcome::Sent { touch }),
                 Err(StoreError::Conflict(Conflict::Version)) => {
                     current = self

@@ -431,6 +431,7 @@ impl Engine {
             },
             awaiting: None,
             answer: None,
+            held_question: None,
             escalation: None,
             provisional: false,
             attribution_until: None,

@@ -228,6 +228,11 @@ impl Engine {
                     })
                 }
                 StepDecision::NoAccount => Err(EngineError::NotFound { what: "account" }),
+                // A holding reply that cannot leave now does not hold the owner's turn up.
+                StepDecision::Defer { why, .. } if task.held_question.is_some() => self.escalate_held(task, why.reason.as_str(), now).await,
+                StepDecision::RecordWouldSend { .. } if task.held_question.is_some() => {
+                    self.escalate_held(task, "this task's messages are recorded, not sent", now).await
+                }
                 StepDecision::Defer { until, why } => self.defer(&task, until, now, why).await,
                 StepDecision::Retry { anomaly } => self.retry_abandoned(task, anomaly, now).await,
                 StepDecision::SendOutcomeUnknown { reserved } => self.escalate_unknown(task, reserved, now).await,
