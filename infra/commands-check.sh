@@ -134,5 +134,6 @@ unset AWS_ENDPOINT_URL
 make --no-print-directory bench QUICK=1 TEST_PORT="$port" >"$log/bench.log" 2>&1 || fail "make bench QUICK=1 failed"
 grep -q "dashboard pages with 200 tasks" "$log/bench.log" || fail "make bench QUICK=1: no dashboard table"
 grep -q "a simulated three days" "$log/bench.log" || fail "make bench QUICK=1: no local-runtime table"
+grep -q "a new lead's first touch" "$log/bench.log" || fail "make bench QUICK=1: no lead table"
 echo "  make bench QUICK=1: every table printed"
 took "make bench QUICK=1"

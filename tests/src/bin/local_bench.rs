@@ -4,6 +4,8 @@
 //! hour: the whole month (720 runs) in memory, its first day (24 runs: the same gym, the
 //! same runs and code, the night's scan and the morning's first touches) on the emulator,
 //! whose runs take seconds each (the whole month there took over 50 minutes). These are wall-clock figures of this machine (printed, never asserted).
+//! Last, a new lead's time to first touch on `limited_auto`, in minutes of the simulated clock
+//! (one run a minute), signing up inside the send window and at night.
 //!
 //! `LOCAL_BENCH_PORTS=memory` (or `emulator`) measures one backend only; both by default.
 //! `OPENLOOP_BENCH_QUICK=1` (`make bench QUICK=1`): 100 mails and three days of a 20-member
@@ -99,7 +101,57 @@ async fn run() -> Result<(), Error> {
     if on_emulator {
         month("emulator", &Stack::on_emulator("bench-month").await, members, emulator_hours).await?;
     }
+
+    println!();
+    println!(
+        "a new lead's first touch on limited_auto: minutes of the simulated clock from the sign-up to the mail, one POST /_local/run a minute"
+    );
+    println!("{:<10} {:>22} {:>22}", "ports", "in the send window", "at 22:00 (window shut)");
+    if ports.contains("memory") {
+        lead_row("memory", &Stack::start("bench-lead").await, true).await?;
+    }
+    if on_emulator {
+        lead_row("emulator", &Stack::on_emulator("bench-lead").await, false).await?;
+    }
     Ok(())
+}
+
+/// One row of the lead table: a lead signing up mid-afternoon, and with `night` one at 22:00
+/// local time (hundreds of runs: in memory only), on a gym of its own each.
+async fn lead_row(ports: &str, stack: &Stack, night: bool) -> Result<(), Error> {
+    let afternoon = morning(1) + SignedDuration::from_hours(5);
+    let inside = lead_first_touch(stack, afternoon, "m_lead_day").await?;
+    let outside = if night {
+        lead_first_touch(stack, morning(2) + SignedDuration::from_hours(13), "m_lead_night").await?
+    } else {
+        "-".into()
+    };
+    println!("{ports:<10} {inside:>22} {outside:>22}");
+    Ok(())
+}
+
+/// Minutes from a lead's `member.created` at `at` to their first touch in the outbox (at most
+/// a day of runs), in words.
+async fn lead_first_touch(stack: &Stack, at: Timestamp, member: &str) -> Result<String, Error> {
+    stack.set_clock(&at.to_string()).await;
+    let gym = stack.create_account("limited_auto").await;
+    let email = format!("{member}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-");
+    let created = json!({"type": "member.created", "timestamp": at.to_string(), "data": {"member_id": member,
+        "email": email, "first_name": "Dana", "status": "lead", "joined_at": at.to_string()}});
+    let (status, body) = stack.webhook(&gym, &format!("evt_{member}"), created).await;
+    if status != 202 {
+        return Err(format!("the lead's webhook was refused: {status} {body}").into());
+    }
+    for minute in 0..=24 * 60 {
+        if minute > 0 {
+            stack.set_clock(&(at + SignedDuration::from_mins(minute)).to_string()).await;
+        }
+        stack.run().await;
+        if !stack.outbox_to(&email).await.is_empty() {
+            return Ok(format!("{minute} min"));
+        }
+    }
+    Ok("none within a day".into())
 }
 
 /// The runs the emulator plays, in the full bench and the quick one alike: the first day (the night's
