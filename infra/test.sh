@@ -5,16 +5,17 @@
 #             (one pass compiles and lints; no second check-mode pass over every dependency)
 #   unit      every crate's tests and the contract behaviour on the in-memory stack
 #             (tests/stack) — no emulator
+#   then four phases side by side (three mostly wait on their own moto, which works on one core):
 #   mail      one mail of every kind, written by the unit phase (tests/stack/mail_kinds.rs),
 #             scored by Apache SpamAssassin with its shipped rules: each under 2.0 points
 #             (infra/spam-check.sh)
-#   then three phases side by side (each mostly waits on its own moto, which works on one core):
 #   emulator  what needs AWS semantics (tests/emulator), against a moto on TEST_PORT, stopped
 #             afterwards
 #   commands  the README's commands as a user runs them, short: make run in both local modes
 #             with make demo DAYS=2 against each, the API check against the one in memory
 #             (openapi-spec-validator, schemathesis: infra/api-check.sh), openloop-admin,
-#             make bench QUICK=1 (infra/commands-check.sh), with their moto on TEST_PORT+1
+#             make bench QUICK=1 alongside (infra/commands-check.sh); make run's moto on TEST_PORT+1,
+#             make bench's on a free port
 #   lint      rustfmt; rustc's and clippy's warnings from the build (cargo replays what it
 #             cached; any warning fails, as `cargo clippy -- -D warnings` would); no test in a
 #             `test = false` target (infra/untested-targets.py); cfn-lint; the links between
@@ -136,10 +137,11 @@ if [ $failed -eq 0 ]; then
   # The mail test writes one mail of each kind here for the mail phase.
   # --no-fail-fast: one failing crate does not hide the others (or the mail phase's samples).
   phase unit env OPENLOOP_MAIL_SAMPLES_DIR="$mail_dir" cargo test --workspace --tests --no-fail-fast
-  phase mail infra/spam-check.sh "$mail_dir"
+  side_phase mail infra/spam-check.sh "$mail_dir"
   side_phase emulator emulator
   side_phase commands infra/commands-check.sh "$((port + 1))"
   side_phase lint lint
+  await_phase mail
   await_phase emulator
   await_phase commands
   await_phase lint

@@ -229,7 +229,10 @@ impl Engine {
                 }
                 StepDecision::NoAccount => Err(EngineError::NotFound { what: "account" }),
                 // A holding reply that cannot leave now does not hold the owner's turn up.
-                StepDecision::Defer { why, .. } if task.held_question.is_some() => self.escalate_held(task, why.reason.as_str(), now).await,
+                StepDecision::Defer { why, .. } if task.held_question.is_some() => {
+                    let because = why.detail.as_deref().unwrap_or(why.reason.as_str());
+                    self.escalate_held(task, because, now).await
+                }
                 StepDecision::RecordWouldSend { .. } if task.held_question.is_some() => {
                     self.escalate_held(task, "this task's messages are recorded, not sent", now).await
                 }
