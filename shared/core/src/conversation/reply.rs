@@ -326,7 +326,6 @@ pub fn guidance_drafted(drafted: Result<Drafted, String>, threshold: u8) -> Repl
     }
 }
 
-/// The log's explanation of an escalation for `reason`.
 /// Whether the owner's turn on `reason` starts with a holding reply to the member: a question
 /// only the owner can answer, on a task with time and a message left (the owner's answer
 /// afterwards is granted a message of its own when the budget is spent).
@@ -334,6 +333,7 @@ pub fn holds_question(task: &Task, reason: Reason, now: Timestamp) -> bool {
     reason == Reason::MemberQuestionNeedsOwner && task.budget.messages_left() > 0 && !limits::is_due(task.budget.expires_at, now)
 }
 
+/// The log's explanation of an escalation for `reason`.
 pub fn escalation_why(reason: Reason, blocker: &Blocker) -> Why {
     match &blocker.detail {
         Some(detail) => Why::new(reason).detail(detail.clone()),

@@ -361,6 +361,20 @@ pub struct HeldQuestion {
     pub context: EscalationContext,
 }
 
+impl HeldQuestion {
+    /// The escalation's log entry: its reason, with `more` after its detail.
+    pub fn why(&self, more: Option<&str>) -> crate::task::transition::Why {
+        let detail = match (&self.detail, more) {
+            (Some(d), Some(more)) => Some(format!("{d}; {more}")),
+            (d, more) => d.clone().or_else(|| more.map(str::to_owned)),
+        };
+        crate::task::transition::Why {
+            detail,
+            ..crate::task::transition::Why::new(self.reason)
+        }
+    }
+}
+
 /// Everything the owner needs to unblock an escalated task (spec §17.3).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EscalationContext {

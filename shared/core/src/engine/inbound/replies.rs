@@ -764,12 +764,8 @@ impl Engine {
         let Some(held) = task.held_question.clone() else {
             return Err(EngineError::NotFound { what: "held question" });
         };
-        let detail = format!("the holding reply could not leave now ({because})");
-        let escalation = Why {
-            detail: Some(held.detail.map_or(detail.clone(), |d| format!("{d}; {detail}"))),
-            ..Why::new(held.reason)
-        };
-        let (mut next, log) = transition(&task, TaskStatus::Escalated, now, escalation)?;
+        let why = held.why(Some(&format!("the holding reply could not leave now ({because})")));
+        let (mut next, log) = transition(&task, TaskStatus::Escalated, now, why)?;
         next.escalation = Some(held.context);
         let commit = TaskCommit::new(next, log);
         self.store.commit(&commit).await?;

@@ -177,15 +177,7 @@ impl Engine {
             if next.status == TaskStatus::Waiting
                 && let Some(held) = next.held_question.clone()
             {
-                let (mut moved, moved_log) = transition(
-                    &next,
-                    TaskStatus::Escalated,
-                    now,
-                    Why {
-                        detail: held.detail,
-                        ..Why::new(held.reason)
-                    },
-                )?;
+                let (mut moved, moved_log) = transition(&next, TaskStatus::Escalated, now, held.why(None))?;
                 moved.escalation = Some(EscalationContext {
                     last_draft: Some(draft.body.clone()),
                     last_draft_sent: Some(true),
@@ -238,7 +230,8 @@ impl Engine {
                 }
             }
             let mut commit = TaskCommit::new(next, log);
-            if let Some(moved) = escalated.clone() {
+            let escalates = escalated.is_some();
+            if let Some(moved) = escalated {
                 commit.expected_version -= 1;
                 commit.log.push(moved);
             }
@@ -246,11 +239,12 @@ impl Engine {
             commit.send = Some(SendEffect::Record { outbound: sent.clone() });
             commit.loops = loops;
             match self.store.commit(&commit).await {
-                Ok(()) if escalated.is_some() => {
-                    self.notify_commit(&commit).await;
+                Ok(()) => {
+                    if escalates {
+                        self.notify_commit(&commit).await;
+                    }
                     return Ok(StepOutcome::Sent { touch });
                 }
-                Ok(()) => return Ok(StepOutcome::Sent { touch }),
                 Err(StoreError::Conflict(Conflict::Version)) => {
                     current = self
                         .store
