@@ -43,7 +43,7 @@ struct Sent {
     store: DynamoStore,
     signer: SnsSigner,
     mail: MailIntake,
-    s3: aws_sdk_s3::Client,
+    s3: openloop_aws::s3::S3Bucket,
     item: WorkItem,
     /// The member's address.
     email: String,
@@ -57,7 +57,7 @@ impl Sent {
         let (engine, store, _) = scratch.engine(None).await;
         let signer = SnsSigner::start().await;
         let clients = openloop_tests::clients(&openloop_tests::test_config()).await;
-        let s3 = clients.s3();
+        let s3 = clients.bucket(scratch.names.inbound_mail_bucket.clone());
         let mail = MailIntake {
             verifier: signer.verifier(),
             stored: Arc::new(clients.stored_mail(scratch.names.inbound_mail_bucket.clone())),
@@ -148,13 +148,7 @@ async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task() {
         &format!("X-Padding: {}\r\nContent-Type: text/plain\r\n\r\n", "x".repeat(200 * 1024)),
     );
     let key = format!("inbound/{}", ulid::Ulid::new());
-    t.s3.put_object()
-        .bucket(&bucket)
-        .key(&key)
-        .body(raw.into_bytes().into())
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("put object: {e:?}"));
+    t.s3.put(&key, raw.into_bytes()).await.unwrap_or_else(|e| panic!("put object: {e}"));
     let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
         "receipt": {"action": {"type": "S3", "topicArn": openloop_tests::sns::TOPIC_ARN,
             "bucketName": bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});

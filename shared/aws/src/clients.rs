@@ -4,9 +4,8 @@
 //! Two ways in: [`Clients::load`], the SDK's whole default chain (profiles, SSO, web identity,
 //! instance metadata), for the local runtime, the admin CLI and the tests; and
 //! [`Clients::in_lambda`], the credentials the Lambda runtime hands a function and nothing else,
-//! so the chain's code (STS among it) is not linked into the functions' binaries. S3's client is
-//! made on demand ([`Clients::s3`]) for provisioning and the tests; no function links it (the
-//! signals function reads stored mail with [`Clients::stored_mail`]'s signed GETs).
+//! so the chain's code (STS among it) is not linked into the functions' binaries. S3 has no SDK
+//! client here: [`Clients::bucket`] speaks to a bucket with signed requests of our own.
 
 use std::time::Duration;
 
@@ -54,9 +53,8 @@ pub struct Clients {
     pub sesv2: aws_sdk_sesv2::Client,
     /// AWS End User Messaging SMS (retries off, like SES: a text is sent at most once).
     pub sms: aws_sdk_pinpointsmsvoicev2::Client,
-    /// What [`Clients::s3`] is made from.
+    /// What [`Clients::bucket`] is made from.
     shared: SdkConfig,
-    path_style: bool,
 }
 
 impl Clients {
@@ -79,7 +77,7 @@ impl Clients {
                 ));
             }
         }
-        Self::from_shared(loader.load().await, endpoint.is_some())
+        Self::from_shared(loader.load().await)
     }
 
     /// A Lambda function's clients: the role's credentials from the environment the runtime
@@ -97,13 +95,10 @@ impl Clients {
                 .configure(&ProviderConfig::without_region().with_http_client(crate::sdk_http::client()))
                 .build(),
         );
-        Self::from_shared(
-            lambda_config(region, endpoint, SharedCredentialsProvider::new(credentials)),
-            endpoint.is_some(),
-        )
+        Self::from_shared(lambda_config(region, endpoint, SharedCredentialsProvider::new(credentials)))
     }
 
-    fn from_shared(shared: SdkConfig, emulator: bool) -> Self {
+    fn from_shared(shared: SdkConfig) -> Self {
         // Never let the SDK resend an e-mail on its own: a retry after a timeout may deliver twice.
         let ses = aws_sdk_sesv2::config::Builder::from(&shared)
             .retry_config(RetryConfig::disabled())
@@ -118,23 +113,18 @@ impl Clients {
             eventbridge: aws_sdk_eventbridge::Client::new(&shared),
             sesv2: aws_sdk_sesv2::Client::from_conf(ses),
             shared,
-            path_style: emulator,
         }
     }
 
-    /// Stored inbound mail in `bucket`, read with S3 GETs of our own (no S3 client in the
-    /// signals function's binary; see [`crate::stored_mail`]).
+    /// Stored inbound mail in `bucket`, read with S3 GETs of our own (see [`crate::s3`]).
     pub fn stored_mail(&self, bucket: impl Into<String>) -> crate::stored_mail::S3StoredMail {
-        crate::stored_mail::S3StoredMail::new(self.shared.clone(), bucket)
+        crate::stored_mail::S3StoredMail::new(self.bucket(bucket))
     }
 
-    /// The S3 client, made when asked for (no I/O), for provisioning and the tests; path-style
-    /// addressing against an emulator, where `{bucket}.127.0.0.1` does not resolve.
-    pub fn s3(&self) -> aws_sdk_s3::Client {
-        let s3 = aws_sdk_s3::config::Builder::from(&self.shared)
-            .force_path_style(self.path_style)
-            .build();
-        aws_sdk_s3::Client::from_conf(s3)
+    /// The S3 bucket `name`, spoken to with signed requests of our own (no I/O until used):
+    /// path-style against an emulator, where `{bucket}.127.0.0.1` does not resolve.
+    pub fn bucket(&self, name: impl Into<String>) -> crate::s3::S3Bucket {
+        crate::s3::S3Bucket::new(self.shared.clone(), name)
     }
 }
 
@@ -147,7 +137,7 @@ mod tests {
     #[tokio::test]
     async fn no_client_watches_for_stalled_streams() {
         let credentials = aws_sdk_dynamodb::config::Credentials::new("AKID", "secret", None, None, "test");
-        let lambda = Clients::from_shared(lambda_config("eu-west-1", None, SharedCredentialsProvider::new(credentials)), false);
+        let lambda = Clients::from_shared(lambda_config("eu-west-1", None, SharedCredentialsProvider::new(credentials)));
         let local = Clients::load("eu-west-1", Some("http://127.0.0.1:9")).await;
         for clients in [lambda, local] {
             let off = |config: Option<&aws_sdk_dynamodb::config::StalledStreamProtectionConfig>| config.is_some_and(|c| !c.is_enabled());
@@ -156,7 +146,6 @@ mod tests {
             assert!(off(clients.eventbridge.config().stalled_stream_protection()), "eventbridge");
             assert!(off(clients.sesv2.config().stalled_stream_protection()), "sesv2");
             assert!(off(clients.sms.config().stalled_stream_protection()), "sms");
-            assert!(off(clients.s3().config().stalled_stream_protection()), "s3");
         }
         let texts = crate::sms::client_at("http://127.0.0.1:9", "eu-west-1");
         assert!(
@@ -171,10 +160,11 @@ mod tests {
             "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.0\r\ncontent-length: 2\r\n\r\n{}".into(),
         );
         let credentials = aws_sdk_dynamodb::config::Credentials::new("AKIDLAMBDA", "secret", Some("session".into()), None, "test");
-        let clients = Clients::from_shared(
-            lambda_config("eu-west-1", Some(&endpoint), SharedCredentialsProvider::new(credentials)),
-            true,
-        );
+        let clients = Clients::from_shared(lambda_config(
+            "eu-west-1",
+            Some(&endpoint),
+            SharedCredentialsProvider::new(credentials),
+        ));
         let got = clients
             .dynamodb
             .get_item()

@@ -21,6 +21,7 @@ pub mod dynamo;
 pub mod keys;
 pub mod mail_events;
 pub mod provision;
+pub mod s3;
 pub mod sdk_http;
 pub mod sending_domains;
 pub mod ses;

@@ -56,7 +56,7 @@ pub async fn provision(clients: &Clients, names: &Names, sender_domain: &str) ->
         queue_urls.insert(queue, create_queue(clients, &names.queue(queue)).await?);
     }
     create_bus(clients, &names.event_bus).await?;
-    create_bucket(clients, &names.inbound_mail_bucket).await?;
+    clients.bucket(&names.inbound_mail_bucket).create().await?;
     match clients.sesv2.create_email_identity().email_identity(sender_domain).send().await {
         Ok(_) => {}
         Err(e) if e.as_service_error().is_some_and(|e| e.is_already_exists_exception()) => {}
@@ -75,52 +75,6 @@ fn bucket_name(name: &str) -> String {
         .take(63)
         .collect();
     cleaned.trim_matches('-').to_owned()
-}
-
-async fn create_bucket(clients: &Clients, bucket: &str) -> Result<(), BoxError> {
-    match clients.s3().create_bucket().bucket(bucket).send().await {
-        Ok(_) => Ok(()),
-        Err(e)
-            if e.as_service_error()
-                .is_some_and(|e| e.is_bucket_already_owned_by_you() || e.is_bucket_already_exists()) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(format!("create bucket {bucket}: {:?}", e.as_service_error().map(|e| e.to_string())).into()),
-    }
-}
-
-/// Empty the bucket (one page at a time) and remove it; a missing bucket is fine.
-async fn delete_bucket(clients: &Clients, bucket: &str) -> Result<(), String> {
-    loop {
-        let listed = match clients.s3().list_objects_v2().bucket(bucket).send().await {
-            Ok(listed) => listed,
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_no_such_bucket()) => return Ok(()),
-            Err(e) => return Err(format!("bucket {bucket}: {e:?}")),
-        };
-        let keys: Vec<String> = listed.contents().iter().filter_map(|o| o.key().map(str::to_owned)).collect();
-        if keys.is_empty() {
-            break;
-        }
-        for key in keys {
-            clients
-                .s3()
-                .delete_object()
-                .bucket(bucket)
-                .key(&key)
-                .send()
-                .await
-                .map_err(|e| format!("bucket {bucket} object {key}: {e:?}"))?;
-        }
-    }
-    clients
-        .s3()
-        .delete_bucket()
-        .bucket(bucket)
-        .send()
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("bucket {bucket}: {e:?}"))
 }
 
 fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, BoxError> {
@@ -261,7 +215,7 @@ pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxErro
         .send()
         .await;
     let _ = clients.eventbridge.delete_event_bus().name(&names.event_bus).send().await;
-    if let Err(e) = delete_bucket(clients, &names.inbound_mail_bucket).await {
+    if let Err(e) = clients.bucket(&names.inbound_mail_bucket).delete_with_objects().await {
         failures.push(e);
     }
     if failures.is_empty() {
