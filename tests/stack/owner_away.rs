@@ -95,7 +95,7 @@ async fn an_owner_who_never_signs_in_approves_and_skips_from_the_digests_links()
         .unwrap_or_else(|| panic!("a digest of the review items: {mail:?}"));
     let (sam_links, pat_links) = (links_under(digest, "Sam"), links_under(digest, "Pat"));
     let labels: Vec<&str> = sam_links.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(labels, ["Send it as drafted", "Skip it"], "{digest}");
+    assert_eq!(labels, ["Send it as drafted", "Skip it", "Remind me tomorrow"], "{digest}");
 
     // A mail scanner follows every link: nothing changes.
     for (_, path) in sam_links.iter().chain(&pat_links) {
@@ -305,4 +305,135 @@ async fn a_question_is_answered_from_the_gyms_facts_and_no_other_is_guessed() {
             .any(|m| m["text"].as_str().is_some_and(|t| t.contains("Is there a sauna?"))),
         "the owner is mailed the question at once: {told:?}"
     );
+}
+
+/// The owner's reply to `mail` (one of the mails sent them), from `from`, saying `words`.
+async fn answer(stack: &Stack, mail: &Value, from: &str, id: &str, words: &str) -> (u16, Value) {
+    let raw = Client::reply_to(mail, id, words).replacen(
+        &format!("From: Member <{}>", mail["to"].as_str().unwrap_or_default()),
+        &format!("From: Owner <{from}>"),
+        1,
+    );
+    stack.inbound(&raw).await
+}
+
+/// The newest mail to `owner` whose text holds `needle`.
+async fn newest_to(stack: &Stack, owner: &str, needle: &str) -> Value {
+    let mail = stack.outbox_to(owner).await;
+    mail.iter()
+        .rev()
+        .find(|m| m["text"].as_str().is_some_and(|t| t.contains(needle)))
+        .cloned()
+        .unwrap_or_else(|| panic!("no mail to the owner with {needle:?}: {mail:?}"))
+}
+
+/// Given a manual gym whose owner answers only by replying to the digest of two review items,
+/// when the owner writes "yes", then nothing is decided and the mail back lists both with
+/// their choices; "Sam: yes" approves Sam's and is confirmed in one mail; the same reply
+/// delivered again acts once; a reply from another address changes nothing; "tomorrow"
+/// (Pat's is the one left) puts Pat's off, and the brief leaves it out until then.
+#[tokio::test]
+async fn an_owner_answers_the_digest_in_words() {
+    let stack = Stack::start("away-words").await;
+    let day0 = morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = stack.give_owner_address(&gym).await;
+    stack.member(&gym, "m_sam", "Sam", day0).await;
+    stack.member(&gym, "m_pat", "Pat", day0).await;
+    let (sam_task, pat_task) = (
+        task_for(&stack, &gym.token, "m_sam").await,
+        task_for(&stack, &gym.token, "m_pat").await,
+    );
+    let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
+    let digest_at = feed["notifications"]
+        .as_array()
+        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
+        .unwrap_or_else(|| panic!("{feed}"))
+        .to_owned();
+    stack.set_clock(&digest_at).await;
+    stack.run().await;
+    let digest = newest_to(&stack, &owner, "your review").await;
+    assert!(
+        digest["reply_to"].as_str().is_some_and(|r| r.starts_with("reply+o")),
+        "a reply to the digest is read: {digest}"
+    );
+    assert!(digest["text"].as_str().is_some_and(|t| t.contains("\"Sam: yes\"")), "{digest}");
+
+    let (status, body) = answer(&stack, &digest, &owner, "w1@owner.example", "yes").await;
+    assert_eq!(
+        (status, body["status"].as_str(), body["understood"].as_bool()),
+        (202, Some("owner_answer"), Some(false)),
+        "{body}"
+    );
+    let back = newest_to(&stack, &owner, "did not say which").await;
+    let text = back["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Sam") && text.contains("Pat") && text.contains("/a/"),
+        "both, with their links: {text}"
+    );
+    assert_eq!(status_of(&stack, &gym.token, &sam_task).await, "pending_review");
+
+    let before = stack.outbox_to(&owner).await.len();
+    let (status, body) = answer(&stack, &digest, &owner, "w2@owner.example", "Sam: yes").await;
+    assert_eq!((status, body["understood"].as_bool()), (202, Some(true)), "{body}");
+    assert_eq!(status_of(&stack, &gym.token, &sam_task).await, "ready");
+    let confirmed = stack.outbox_to(&owner).await;
+    assert_eq!(confirmed.len(), before + 1, "one short mail: {confirmed:?}");
+    let words = confirmed[before]["text"].as_str().unwrap_or_default();
+    assert!(words.starts_with("Sam") && words.contains("Approved"), "{words}");
+    assert_eq!(confirmed[before]["subject"].as_str().map(|s| s.starts_with("Re: ")), Some(true));
+
+    // The same reply again acts once, and mails nothing.
+    let (_, body) = answer(&stack, &digest, &owner, "w2@owner.example", "Sam: yes").await;
+    assert_eq!(body["status"].as_str(), Some("duplicate"), "{body}");
+    assert_eq!(stack.outbox_to(&owner).await.len(), before + 1);
+
+    // Anyone else's reply acts on nothing.
+    let (status, body) = answer(&stack, &digest, "someone@else.example", "w3@owner.example", "skip").await;
+    assert_eq!((status, body["status"].as_str()), (202, Some("unrouted")), "{body}");
+    assert_eq!(status_of(&stack, &gym.token, &pat_task).await, "pending_review");
+
+    // One item left: "tomorrow" is about it.
+    let (_, body) = answer(&stack, &digest, &owner, "w4@owner.example", "Tomorrow!").await;
+    assert_eq!(body["understood"].as_bool(), Some(true), "{body}");
+    let put_off = newest_to(&stack, &owner, "Put off until tomorrow").await;
+    assert!(put_off["text"].as_str().is_some_and(|t| t.starts_with("Pat")), "{put_off}");
+    assert_eq!(status_of(&stack, &gym.token, &pat_task).await, "pending_review");
+    let (_, brief) = stack.get("/api/v1/brief", &gym.token).await;
+    assert!(!brief.to_string().contains("Pat"), "put off today: {brief}");
+    stack.set_clock(&morning(2).to_string()).await;
+    let (_, brief) = stack.get("/api/v1/brief", &gym.token).await;
+    assert!(brief.to_string().contains("Pat"), "back the next day: {brief}");
+}
+
+/// Given an owner who never signs in and a member's question escalated to them, when the owner
+/// replies to the escalation mail with what to tell the member, then that is the agent's
+/// guidance (the task leaves the owner's hands), the owner is told so in one mail, and the
+/// member's next mail is not the owner's note pasted.
+#[tokio::test]
+async fn an_owners_reply_to_an_escalation_is_its_guidance() {
+    let stack = Stack::start("away-guidance").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = stack.give_owner_address(&gym).await;
+    let (id, email) = replied(&stack, &gym, "m_kid", "Can I bring my kid to the 9am class?", 1).await;
+    assert_eq!(status_of(&stack, &gym.token, &id).await, "escalated");
+    let escalation = newest_to(&stack, &owner, "Decide from here").await;
+    assert!(
+        escalation["text"].as_str().is_some_and(|t| t.contains("Or reply to this mail")),
+        "{escalation}"
+    );
+    let note = "Tell her kids over 12 are welcome at the 9am class";
+    let (status, body) = answer(&stack, &escalation, &owner, "g1@owner.example", note).await;
+    assert_eq!((status, body["understood"].as_bool()), (202, Some(true)), "{body}");
+    assert_ne!(status_of(&stack, &gym.token, &id).await, "escalated");
+    let told = newest_to(&stack, &owner, "your answer is with the agent").await;
+    assert!(told["text"].as_str().is_some_and(|t| t.starts_with("Dana")), "{told}");
+    stack.set_clock(&morning(3).to_string()).await;
+    stack.run().await;
+    stack.run_when_due(&gym, &id).await;
+    let mail = stack.outbox_to(&email).await;
+    let last = mail.last().and_then(|m| m["text"].as_str()).unwrap_or_default();
+    assert!(!last.contains("Tell her"), "never the owner's note pasted: {mail:?}");
 }

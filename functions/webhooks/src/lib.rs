@@ -163,6 +163,7 @@ async fn inbound_email(
         }
         InboundOutcome::Duplicate => serde_json::json!({"status": "duplicate"}),
         InboundOutcome::Unrouted(reason) => serde_json::json!({"status": "unrouted", "reason": reason}),
+        InboundOutcome::Answered { understood, .. } => serde_json::json!({"status": "owner_answer", "understood": understood}),
     };
     Ok((StatusCode::ACCEPTED, axum::Json(body)).into_response())
 }

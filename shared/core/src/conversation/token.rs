@@ -1,5 +1,6 @@
 //! Signed tokens that travel in mail: the reply address `reply+{token}@…` that routes a
-//! member's answer to its task, and the unsubscribe link. A token is the payload plus a
+//! member's answer to its task (and an owner's answer to what their mail asked), and the
+//! unsubscribe link. A token is the payload plus a
 //! truncated HMAC-SHA256; verification is constant-time, so a forged or altered token routes
 //! nowhere.
 
@@ -84,7 +85,43 @@ impl SigningKey {
     }
 }
 
+/// What an owner mail's reply address names: the one item it asks about, or the account (a
+/// mail of several items: the brief, a digest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerReplyTo {
+    Task(TaskId),
+    Account(AccountId),
+}
+
 impl SigningKey {
+    /// The local-part token of an owner mail's reply address: `o{t|a}{id, lower-case}-{mac}`,
+    /// signed for its own purpose (a member's reply token never reads as one, nor the reverse).
+    pub fn owner_reply_token(&self, to: OwnerReplyTo) -> String {
+        let payload = match to {
+            OwnerReplyTo::Task(id) => format!("ot{}", id.to_string().to_ascii_lowercase()),
+            OwnerReplyTo::Account(id) => format!("oa{}", id.to_string().to_ascii_lowercase()),
+        };
+        let tag = self.mac("owner-reply", payload.as_bytes()).finalize().into_bytes();
+        format!("{payload}-{}", base32_lower(&tag[..REPLY_MAC_BYTES]))
+    }
+
+    /// What an owner reply token names, if and only if the token is genuine.
+    pub fn verify_owner_reply_token(&self, token: &str) -> Option<OwnerReplyTo> {
+        let lower = token.to_ascii_lowercase();
+        let (payload, tag) = lower.split_once('-')?;
+        let tag = base32_decode_lower(tag)?;
+        if tag.len() != REPLY_MAC_BYTES {
+            return None;
+        }
+        self.mac("owner-reply", payload.as_bytes()).verify_truncated_left(&tag).ok()?;
+        let id = payload.get(2..)?.to_ascii_uppercase();
+        match payload.get(..2)? {
+            "ot" => Some(OwnerReplyTo::Task(id.parse().ok()?)),
+            "oa" => Some(OwnerReplyTo::Account(id.parse().ok()?)),
+            _ => None,
+        }
+    }
+
     /// The token of an owner's action link (`/a/{token}`): the link's payload and 128 bits of
     /// MAC, URL-safe.
     pub fn action_token(&self, link: &ActionLink) -> String {
@@ -175,6 +212,28 @@ mod tests {
         assert_eq!(key().verify_reply_token(&swapped), None);
         assert_eq!(SigningKey::new(b"other".to_vec()).verify_reply_token(&token), None);
         assert_eq!(key().verify_reply_token("garbage"), None);
+    }
+
+    #[test]
+    fn owner_reply_tokens_round_trip_fit_a_local_part_and_are_no_members_token() {
+        let task = TaskId::generate(Timestamp::UNIX_EPOCH);
+        let account = AccountId::generate(Timestamp::UNIX_EPOCH);
+        for to in [OwnerReplyTo::Task(task), OwnerReplyTo::Account(account)] {
+            let token = key().owner_reply_token(to);
+            assert!(format!("reply+{token}").len() <= 64, "{token}");
+            assert_eq!(key().verify_owner_reply_token(&token), Some(to));
+            assert_eq!(key().verify_owner_reply_token(&token.to_ascii_uppercase()), Some(to));
+            assert_eq!(key().verify_reply_token(&token), None, "an owner token routes no member reply");
+            assert_eq!(SigningKey::new(b"other".to_vec()).verify_owner_reply_token(&token), None);
+        }
+        let member = key().reply_token(&task);
+        assert_eq!(key().verify_owner_reply_token(&member), None, "a member's token is not the owner's");
+        let token = key().owner_reply_token(OwnerReplyTo::Task(task));
+        let (_, tag) = token.split_once('-').expect("dash");
+        let other = TaskId::generate(Timestamp::UNIX_EPOCH);
+        let swapped = format!("ot{}-{tag}", other.to_string().to_ascii_lowercase());
+        assert_eq!(key().verify_owner_reply_token(&swapped), None);
+        assert_eq!(key().verify_owner_reply_token("ot-x"), None);
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub enum LinkAction {
     Approve,
     /// Skip the review item (nothing is sent), or leave an escalation closed.
     Skip,
-    /// Put a to-do off a day: it comes back tomorrow.
+    /// Put an item off a day: it comes back tomorrow.
     Snooze,
     /// The owner took care of it: an escalation or a to-do is done.
     Done,
@@ -101,13 +101,13 @@ impl ActionLink {
     }
 }
 
-/// The actions a mail offers for a task in `status` (review: send as drafted or skip; an
-/// escalation: done, skip), none for any other.
+/// The actions a mail offers for a task in `status` (review: send as drafted, skip or put off a
+/// day; an escalation: done, skip, put off), none for any other.
 pub fn task_actions(status: crate::task::TaskStatus) -> &'static [LinkAction] {
     use crate::task::TaskStatus;
     match status {
-        TaskStatus::PendingReview => &[LinkAction::Approve, LinkAction::Skip],
-        TaskStatus::Escalated => &[LinkAction::Done, LinkAction::Skip],
+        TaskStatus::PendingReview => &[LinkAction::Approve, LinkAction::Skip, LinkAction::Snooze],
+        TaskStatus::Escalated => &[LinkAction::Done, LinkAction::Skip, LinkAction::Snooze],
         _ => &[],
     }
 }

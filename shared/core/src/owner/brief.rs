@@ -42,6 +42,9 @@ pub struct BriefAction {
     /// Which item it is, as it stands: the same while the item is unchanged ([`listed_items`]).
     #[serde(skip)]
     pub key: String,
+    /// The review queue's first tasks and their members, each decided from the mail.
+    #[serde(skip)]
+    pub review: Vec<(TaskId, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -66,6 +69,9 @@ pub struct PaymentTrouble {
     pub failed_at: Option<Timestamp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_id: Option<TaskId>,
+    /// Its task waits in the review queue: nothing works on it until the owner decides.
+    #[serde(skip)]
+    pub awaiting_approval: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -165,8 +171,8 @@ pub struct BriefInputs {
     pub escalated: Vec<Waiting>,
     /// Tasks waiting in the review queue (counted up to the read's cap).
     pub awaiting_review: usize,
-    /// Who the first of them are for, oldest first: the review action names them.
-    pub awaiting_members: Vec<String>,
+    /// The first of them and who each is for, oldest first: the review action names them.
+    pub awaiting_members: Vec<(TaskId, String)>,
     pub at_risk: Vec<AtRisk>,
     pub payments: Vec<PaymentTrouble>,
     pub yesterday: Yesterday,
@@ -210,6 +216,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             member_id: Some(todo.member.id.clone()),
             score: value * 1.2 * (1.0 + late),
             key: todo_key(todo),
+            review: Vec::new(),
         });
     }
     for waiting in &inputs.escalated {
@@ -227,6 +234,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             member_id: Some(waiting.member_id.clone()),
             score: waiting.monthly_value * 1.5 * (1.0 + late),
             key: format!("escalation:{}:{}", waiting.task_id, waiting.since),
+            review: Vec::new(),
         });
     }
     for payment in &inputs.payments {
@@ -243,12 +251,14 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             member_id: Some(payment.member_id.clone()),
             score: payment.monthly_value * 1.3 * (1.0 + late),
             key: payment_key(payment),
+            review: Vec::new(),
         });
     }
     if inputs.awaiting_review > 0 {
         let n = inputs.awaiting_review;
         // Every listed item names its member: the first few of the queue by name.
-        let shown: Vec<&str> = inputs.awaiting_members.iter().take(BRIEF_ACTIONS).map(String::as_str).collect();
+        let review: Vec<(TaskId, String)> = inputs.awaiting_members.iter().take(BRIEF_ACTIONS).cloned().collect();
+        let shown: Vec<&str> = review.iter().map(|(_, name)| name.as_str()).collect();
         let names = match (shown.len(), n.saturating_sub(shown.len())) {
             (0, _) => String::new(),
             (_, 0) => format!(": {}", and_list(&shown)),
@@ -270,7 +280,16 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             todo_id: None,
             member_id: None,
             score: 50.0 * n as f64,
-            key: format!("review:{n}:{}", inputs.awaiting_members.join(",")),
+            key: format!(
+                "review:{n}:{}",
+                inputs
+                    .awaiting_members
+                    .iter()
+                    .map(|(id, _)| id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            review,
         });
     }
     actions.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -388,12 +407,23 @@ pub fn day_bounds(date: Date, tz: &TimeZone) -> (Timestamp, Timestamp) {
     (start, end)
 }
 
-/// The links under a "do this now": a to-do's, an escalation's; none for the review queue's
-/// count (each review item is in its own notice) or a payment nothing works on yet.
+/// The links under a "do this now": a to-do's, an escalation's, each of the review queue's
+/// first items under its member's name; none for a payment nothing works on yet.
 fn action_links(action: &BriefAction, links: Links) -> String {
     match (action.kind, action.todo_id.as_deref().and_then(|t| t.parse().ok()), action.task_id) {
         ("todo", Some(todo), _) => links(LinkItem::Todo(todo), &TODO_ACTIONS),
         ("escalation", _, Some(task)) => links(LinkItem::Task(task), task_actions(crate::task::TaskStatus::Escalated)),
+        ("review", _, _) => action
+            .review
+            .iter()
+            .map(|(task, name)| {
+                let lines: String = links(LinkItem::Task(*task), task_actions(crate::task::TaskStatus::PendingReview))
+                    .lines()
+                    .map(|l| format!("  {l}\n"))
+                    .collect();
+                format!("  {name}:\n{lines}")
+            })
+            .collect(),
         _ => String::new(),
     }
 }
@@ -407,11 +437,14 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
         None => "Your morning brief".to_owned(),
     };
     let mut text = format!("Your morning brief for {}\n", brief.date.strftime("%A, %B %-d"));
+    let mut decisions = false;
     if !brief.actions.is_empty() {
         text.push_str("\nDo this now:\n");
         for (i, a) in brief.actions.iter().enumerate() {
             text.push_str(&format!("{}. {} ({})\n", i + 1, a.title, a.why));
-            text.push_str(&action_links(a, links));
+            let decide = action_links(a, links);
+            decisions |= !decide.is_empty();
+            text.push_str(&decide);
         }
     }
     let see_all = |n: usize, path: &str| {
@@ -456,7 +489,11 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
     if !brief.payments.is_empty() {
         text.push_str("\nPayment trouble:\n");
         for p in &brief.payments {
-            let working = if p.task_id.is_some() { " (the agent is on it)" } else { "" };
+            let working = match p.task_id {
+                Some(_) if p.awaiting_approval => " (its message waits for your approval)",
+                Some(_) => " (the agent is on it)",
+                None => "",
+            };
             text.push_str(&format!("- {}: {}/month{working}\n", p.name, dollars(p.monthly_value)));
         }
         text.push_str(&see_all(brief.more.payments, "/members"));
@@ -507,6 +544,9 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
             "Still open: {}, listed on {MORNINGS_LISTED} mornings already and unchanged: {app}/today\n",
             count_of(brief.still_open, "item", "items")
         ));
+    }
+    if decisions {
+        text.push_str("\nOr reply to this mail with a member's name and your choice: \"Sam: yes\", \"Dana: skip\", \"Alex: tomorrow\".\n");
     }
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)
@@ -608,7 +648,7 @@ mod tests {
             todos: Vec::new(),
             escalated: Vec::new(),
             awaiting_review: 1,
-            awaiting_members: vec!["Ray".into()],
+            awaiting_members: vec![(TaskId::generate(now), "Ray".into())],
             at_risk: Vec::new(),
             payments: vec![PaymentTrouble {
                 member_id: MemberId::parse("m_chloe").expect("id"),
@@ -616,6 +656,7 @@ mod tests {
                 monthly_value: 1250.0,
                 failed_at: None,
                 task_id: Some(TaskId::generate(now)),
+                awaiting_approval: false,
             }],
             yesterday: Yesterday::default(),
             planned_today: 0,

@@ -18,6 +18,7 @@ pub mod holdout;
 pub mod learned;
 pub mod metrics;
 pub mod outbound_webhook;
+pub mod owner_answer;
 pub mod owner_notice;
 pub mod pooled_lift;
 pub mod presence;

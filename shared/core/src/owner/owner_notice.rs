@@ -269,7 +269,7 @@ pub fn digest_mail(
     }
     if !rest.is_empty() {
         text.push_str("Here is what happened since the last summary:\n");
-        for notice in rest {
+        for notice in &rest {
             text.push_str(&format!(
                 "\n- {} ({})\n  {}\n{}",
                 notice.title,
@@ -278,6 +278,15 @@ pub fn digest_mail(
                 notice_links(notice, links)
             ));
         }
+    }
+    // The brief says it of its own items; the rest of a digest says it here.
+    let decisions = approvals
+        .iter()
+        .copied()
+        .chain(rest.iter().copied())
+        .any(|n| !n.kind.actions().is_empty() && n.task_id.is_some());
+    if decisions && daily.is_empty() {
+        text.push_str("\nOr reply to this mail with a member's name and your choice: \"Sam: yes\", \"Dana: skip\", \"Alex: tomorrow\".\n");
     }
     (subject, text)
 }

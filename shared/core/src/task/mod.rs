@@ -282,6 +282,10 @@ pub struct Task {
     /// once that has left — or at once, when it cannot leave now — the task goes to the owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_question: Option<HeldQuestion>,
+    /// The owner put this item off (a review item or an escalation, "remind me tomorrow"):
+    /// the brief leaves it out, and its review does not expire, until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snoozed_until: Option<Timestamp>,
     /// The outcome is a verbal commitment awaiting its signal (spec §16.2): attribution
     /// confirms it when the signal comes, or downgrades it when the window passes.
     #[serde(default)]

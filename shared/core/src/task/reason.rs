@@ -102,6 +102,8 @@ reasons! {
     OwnerResumed = "owner_resumed",
     /// The owner asked for the task's next step now.
     OwnerRanNow = "owner_ran_now",
+    /// The owner put the item off a day (a review item or an escalation, from a mail).
+    OwnerSnoozed = "owner_snoozed",
     /// The owner closed the task with an outcome.
     OwnerResolved = "owner_resolved",
     /// The owner answered an escalation with guidance.

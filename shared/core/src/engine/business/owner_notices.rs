@@ -14,6 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Engine, boxed};
 use crate::conversation::mail::OutboundMail;
+use crate::conversation::token::OwnerReplyTo;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::{self, DUE_TOLERANCE, OWNER_DIGEST_NOTICES_PER_TICK};
 use crate::members::member::MemberFacts;
@@ -238,7 +239,14 @@ impl Engine {
             if let Some(task) = notice.task_id {
                 text.push_str(&format!("Open the task: {}\n", self.dashboard_url(&format!("/tasks/{task}"))));
             }
-            self.mail_owner(account, subject, text, now).await;
+            // A mail that asks for a decision can be answered in words: the reply names its item.
+            let reply = (!decide.is_empty()).then(|| {
+                text.push_str(&answer_hint(
+                    notice.kind == NoticeKind::Escalation || notice.kind == NoticeKind::CriticalEscalation,
+                ));
+                notice.task_id.map_or(OwnerReplyTo::Account(account_id), OwnerReplyTo::Task)
+            });
+            self.mail_owner(account, subject, text, reply, now).await;
         }
         // A critical notice also reaches the owner's phone, whatever the hour.
         if notice.kind.is_critical() {
@@ -469,7 +477,11 @@ impl Engine {
                 &account.settings.time_zone(),
                 &links,
             );
-            if self.mail_owner(&account, subject, text, now).await {
+            // A reply in words to a mail of several items names its member ("Sam: yes").
+            if self
+                .mail_owner(&account, subject, text, Some(OwnerReplyTo::Account(account_id)), now)
+                .await
+            {
                 sent += 1;
             }
         }
@@ -501,7 +513,8 @@ impl Engine {
     }
 
     /// Send one mail to the owner; `false` (logged) if there is no address or the send failed.
-    async fn mail_owner(&self, account: &Account, subject: String, text: String, now: Timestamp) -> bool {
+    /// `reply`: what a reply to it answers (a mail that asks for a decision).
+    async fn mail_owner(&self, account: &Account, subject: String, text: String, reply: Option<OwnerReplyTo>, now: Timestamp) -> bool {
         let Some(to) = account.settings.owner_email.clone() else {
             return false;
         };
@@ -511,7 +524,10 @@ impl Engine {
             self.dashboard_url("/notifications"),
             self.dashboard_url("/settings#notify-heading"),
         );
-        let mail = self.owner_mail(account, to, subject, text, "notice", now);
+        let mut mail = self.owner_mail(account, to, subject, text, "notice", now);
+        if let Some(to) = reply {
+            mail.reply_to = self.owner_reply_address(to);
+        }
         match self.mailer.send(&mail).await {
             Ok(_) => true,
             Err(e) => {
@@ -553,6 +569,15 @@ impl Engine {
             unsubscribe_url: String::new(),
             date: now,
         }
+    }
+}
+
+/// The line under a decision's links saying it can be answered in words.
+fn answer_hint(escalation: bool) -> String {
+    if escalation {
+        "Or reply to this mail: \"done\", \"skip\", \"tomorrow\", or what the agent should tell them, in your own words.\n".into()
+    } else {
+        "Or reply to this mail: \"yes\" to send it as drafted, \"skip\", or \"tomorrow\".\n".into()
     }
 }
 

@@ -48,6 +48,9 @@ pub enum InboundOutcome {
     Duplicate,
     /// No genuine reply address or known thread: it belongs to no task.
     Unrouted(String),
+    /// The owner's answer to one of our mails, read and carried out (`understood`), or its
+    /// choices mailed back.
+    Answered { account_id: AccountId, understood: bool },
 }
 
 /// What reading an awaited message leaves the step with.
@@ -64,6 +67,14 @@ impl Engine {
     pub async fn receive_reply(&self, raw: &[u8]) -> Result<InboundOutcome, EngineError> {
         boxed(async move {
             let mail = inbound::parse(raw)?;
+            let owner = mail
+                .reply_tokens
+                .iter()
+                .find_map(|t| self.config.signing_key.verify_owner_reply_token(t));
+            if let Some(to) = owner {
+                let id = mail.message_id.clone().unwrap_or_else(|| hex_digest(raw));
+                return self.owner_answer(&mail, to, id).await;
+            }
             let Some((account_id, task_id)) = self.route(&mail).await? else {
                 tracing::warn!(
                     reply_tokens = mail.reply_tokens.len(),

@@ -61,6 +61,16 @@ fn at_expiry(setting: OnReviewExpiry, task: &Task) -> AtExpiry {
     }
 }
 
+/// When a review item's wait is counted from: its creation, or later for one the owner put
+/// off ("remind me tomorrow"), so that it comes back at its last call and is decided a day
+/// after, never while put off.
+fn waiting_since(task: &Task, days: i64) -> Timestamp {
+    let back = task
+        .snoozed_until
+        .map(|until| until + SignedDuration::from_hours(24) - SignedDuration::from_hours(24 * days));
+    back.map_or(task.created_at, |back| task.created_at.max(back))
+}
+
 fn sendable_as_drafted(task: &Task) -> bool {
     task_type::definition(&task.task_type).category == Category::Communication
         && task.draft.is_some()
@@ -88,15 +98,16 @@ impl Engine {
         for _ in 0..PAGES {
             let (tasks, next) = self.store.list_tasks(account.id, &query).await?;
             for task in tasks.into_iter().filter(reviewed_by_owner) {
-                if task.created_at <= cutoff {
+                let since = waiting_since(&task, days);
+                if since <= cutoff {
                     match self.expire_review(account, task, now).await {
                         Ok(()) => expired += 1,
                         // Decided meanwhile: the owner's word stands.
                         Err(EngineError::StaleVersion | EngineError::InvalidTransition { .. }) => {}
                         Err(e) => return Err(e),
                     }
-                } else if task.created_at <= last_call {
-                    let expires_at = task.created_at + SignedDuration::from_hours(24 * days);
+                } else if since <= last_call {
+                    let expires_at = since + SignedDuration::from_hours(24 * days);
                     self.last_call(account, &task, expires_at, now).await?;
                 }
             }

@@ -131,6 +131,7 @@ impl Engine {
                         monthly_value: monthly,
                         failed_at: facts.last_payment_failed_at,
                         task_id,
+                        awaiting_approval: false,
                     });
                 }
             }
@@ -148,22 +149,32 @@ impl Engine {
             }
         }
         payments.retain(|p| !decided.contains(&p.member_id));
-        let mut waiting_review: Vec<&Task> = pending.iter().collect();
+        // What the owner put off waits until its day (CONTRACT.md "The brief never nags").
+        let put_off = |t: &Task| t.snoozed_until.is_some_and(|until| until > now);
+        let awaiting_approval: Vec<TaskId> = pending.iter().map(|t| t.id).collect();
+        for p in &mut payments {
+            p.awaiting_approval = p.task_id.is_some_and(|t| awaiting_approval.contains(&t));
+        }
+        let mut waiting_review: Vec<&Task> = pending.iter().filter(|t| !put_off(t)).collect();
         waiting_review.sort_by_key(|t| (t.created_at, t.id));
-        let awaiting_members = waiting_review.iter().map(|t| t.member.label()).collect();
+        let awaiting_members = waiting_review.iter().map(|t| (t.id, t.member.label())).collect();
         let worth = |member: &MemberId| value.get(member).copied().unwrap_or(account.settings.avg_membership_price);
         let todos = open.into_iter().chain(snoozed).map(|t| {
             let v = worth(&t.member.id);
             (t, v)
         });
-        let escalated = escalated.iter().map(|t| waiting(t, worth(&t.member.id))).collect();
+        let escalated = escalated
+            .iter()
+            .filter(|t| !put_off(t))
+            .map(|t| waiting(t, worth(&t.member.id)))
+            .collect();
         Ok(compose(BriefInputs {
             date,
             now,
             day_ends: end,
             todos: todos.collect(),
             escalated,
-            awaiting_review: pending.len(),
+            awaiting_review: waiting_review.len(),
             awaiting_members,
             at_risk,
             payments,

@@ -1,7 +1,10 @@
 //! The owner's action links (`/a/{token}`, `owner/action_link.rs`): decided from the mail,
 //! without signing in. Looking at a link changes nothing; using it runs the same decision as
 //! the dashboard's button (approve, skip, a to-do done or put off a day), so two clicks, or a
-//! click and the dashboard at once, decide once: the loser is told what happened.
+//! click and the dashboard at once, decide once: the loser is told what happened. The same
+//! decisions can be made in words, by replying to the mail (`answers`).
+
+mod answers;
 
 use jiff::Timestamp;
 
@@ -141,6 +144,14 @@ impl Engine {
                 }
                 Ok("Marked as taken care of by you: the agent sends nothing more on it.".into())
             }
+            (LinkItem::Task(_), LinkAction::Snooze) => {
+                let task = task.ok_or(EngineError::NotFound { what: "task" })?;
+                let until = self.snooze_task(account, task).await?;
+                Ok(format!(
+                    "Put off until tomorrow ({}): it comes back to you then.",
+                    reason_words::when(until, &tz)
+                ))
+            }
             (LinkItem::Todo(id), LinkAction::Done) => {
                 self.complete_todo(account.id, id, None, Some("done from the mail")).await?;
                 Ok("Done: it is off your list.".into())
@@ -161,6 +172,24 @@ impl Engine {
                 "this link's action does not apply to its item",
             ))),
         }
+    }
+
+    /// Put `task` (a review item or an escalation) off until the start of the owner's next
+    /// day: the brief leaves it out and its review does not expire until then. Under the
+    /// task's version: a decision made meanwhile wins.
+    async fn snooze_task(&self, account: &Account, task: &Task) -> Result<jiff::Timestamp, EngineError> {
+        let tz = account.settings.time_zone();
+        let now = self.clock.now();
+        let tomorrow = crate::kernel::limits::local_date(now, &tz)
+            .tomorrow()
+            .map_err(|e| EngineError::Invalid(crate::kernel::error::InvalidInput::new("invalid_until", e.to_string())))?;
+        let until = crate::owner::brief::day_bounds(tomorrow, &tz).0;
+        let why = crate::task::transition::Why::new(crate::task::reason::Reason::OwnerSnoozed)
+            .detail(format!("until {}", reason_words::when(until, &tz)));
+        let (mut next, log) = crate::task::transition::record(task, now, why);
+        next.snoozed_until = Some(until);
+        self.store.commit(&crate::task::commit::TaskCommit::new(next, log)).await?;
+        Ok(until)
     }
 
     /// The page of `link` as its item stands now.
@@ -193,10 +222,13 @@ impl Engine {
                     detail.push(format!("Subject: {}", draft.subject));
                     detail.push(draft.body.clone());
                 }
-                let state = if task_actions(task.status).contains(&link.action) {
-                    LinkState::Open
-                } else {
-                    LinkState::Gone(task_fate(&task, &tz))
+                let now = self.clock.now();
+                let state = match task.snoozed_until {
+                    _ if !task_actions(task.status).contains(&link.action) => LinkState::Gone(task_fate(&task, &tz)),
+                    Some(until) if link.action == LinkAction::Snooze && until > now => {
+                        LinkState::Gone(format!("Already put off until {}.", reason_words::when(until, &tz)))
+                    }
+                    _ => LinkState::Open,
                 };
                 Ok((page(title, detail, state), Some(task)))
             }
