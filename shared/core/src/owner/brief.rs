@@ -546,7 +546,21 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
         ));
     }
     if decisions {
-        text.push_str("\nOr reply to this mail with a member's name and your choice: \"Sam: yes\", \"Dana: skip\", \"Alex: tomorrow\".\n");
+        // The example names one of the members listed.
+        let example = brief
+            .actions
+            .iter()
+            .find_map(|a| a.review.first().map(|(_, name)| name.clone()))
+            .or_else(|| brief.todos.first().map(name_of))
+            .and_then(|name| name.split_whitespace().next().map(str::to_owned));
+        text.push_str(&match example {
+            Some(name) => format!(
+                "\nOr reply to this mail with a member's name and your choice: \"{name}: yes\", \"{name}: skip\", \"{name}: tomorrow\".\n"
+            ),
+            None => {
+                "\nOr reply to this mail with a member's name and your choice (\"yes\", \"skip\", \"tomorrow\", \"done\").\n".to_owned()
+            }
+        });
     }
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)

@@ -214,6 +214,17 @@ pub fn notice_links(notice: &OwnerNotice, links: Links) -> String {
     }
 }
 
+/// Whether `notice` asks the owner for a decision its mail carries links for.
+fn asks(notice: &OwnerNotice) -> bool {
+    !notice.kind.actions().is_empty() && notice.task_id.is_some()
+}
+
+/// Whether a digest of `notices` asks for a decision (the brief's items do): a reply to it
+/// is read.
+pub fn digest_asks(notices: &[OwnerNotice]) -> bool {
+    notices.iter().any(|n| asks(n) || n.kind == NoticeKind::DailyDigest)
+}
+
 /// Subject and text of a digest of `notices` (oldest first). `awaiting_review`: how many
 /// tasks wait in the review queue as the mail leaves, when the digest names some of them.
 /// Each item that asks for a decision carries its action links.
@@ -280,13 +291,15 @@ pub fn digest_mail(
         }
     }
     // The brief says it of its own items; the rest of a digest says it here.
-    let decisions = approvals
+    let named = approvals
         .iter()
-        .copied()
-        .chain(rest.iter().copied())
-        .any(|n| !n.kind.actions().is_empty() && n.task_id.is_some());
-    if decisions && daily.is_empty() {
-        text.push_str("\nOr reply to this mail with a member's name and your choice: \"Sam: yes\", \"Dana: skip\", \"Alex: tomorrow\".\n");
+        .chain(&rest)
+        .find(|n| asks(n))
+        .and_then(|n| n.title.split_whitespace().next());
+    if let Some(name) = named.filter(|_| daily.is_empty()) {
+        text.push_str(&format!(
+            "\nOr reply to this mail with a member's name and your choice: \"{name}: yes\", \"{name}: skip\", \"{name}: tomorrow\".\n"
+        ));
     }
     (subject, text)
 }

@@ -478,10 +478,8 @@ impl Engine {
                 &links,
             );
             // A reply in words to a mail of several items names its member ("Sam: yes").
-            if self
-                .mail_owner(&account, subject, text, Some(OwnerReplyTo::Account(account_id)), now)
-                .await
-            {
+            let reply = crate::owner::owner_notice::digest_asks(&current).then_some(OwnerReplyTo::Account(account_id));
+            if self.mail_owner(&account, subject, text, reply, now).await {
                 sent += 1;
             }
         }
