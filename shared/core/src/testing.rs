@@ -21,6 +21,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         pushpress: None,
         sending_identity: None,
         learning_patterns: Default::default(),
+        approval_streaks: Default::default(),
         pooled_lift: Vec::new(),
         holdout_draw: Default::default(),
         experiments: Vec::new(),

@@ -240,6 +240,8 @@ fn suggestion(p: Proposed, calibration: &Calibration) -> Result<SuggestionDraft,
                 identity,
             )
         }
+        // Offered from the owner's own approvals (`engine/learning/autopilot.rs`), never by a model.
+        SuggestionKind::Autopilot => return Err(invalid("an autopilot suggestion is not the evaluator's to make")),
     };
     let kind = serde_json::to_value(p.kind)
         .ok()

@@ -249,6 +249,7 @@ fn applied_change(kind: &SuggestionKind, a: &AppliedChange) -> String {
             task_type.as_deref().map(|t| format!(" ({})", words(t))).unwrap_or_default()
         ),
         AppliedChange::Learned { .. } => format!("kept as a {} for its task type", words(&code(kind))),
+        AppliedChange::Autopilot { task_type } => format!("{} messages now go out without your review", words(task_type)),
         AppliedChange::Calibration { threshold, before, after } => match threshold {
             Threshold::RiskGapDays => format!("members are flagged after {after} days without a check-in (was {before})"),
             Threshold::ConfidenceRaise => {

@@ -20,6 +20,8 @@ pub enum SuggestionKind {
     Rubric,
     Prompt,
     Calibration,
+    /// A task type the owner approves as drafted, offered for `autopilot_types`.
+    Autopilot,
 }
 
 /// How much evidence there is (spec 003: 3 / 5 / 8 consistent edits, or sample sizes).
@@ -84,6 +86,8 @@ pub enum ProposedChange {
         threshold: crate::owner::calibration::Threshold,
         value: u16,
     },
+    /// `task_type` added to the account's `autopilot_types`.
+    Autopilot { task_type: String },
 }
 
 /// What accepting changed, kept so it can be undone.
@@ -109,6 +113,35 @@ pub enum AppliedChange {
         before: u16,
         after: u16,
     },
+    /// `task_type` went on autopilot: undo takes it off.
+    Autopilot {
+        task_type: String,
+    },
+}
+
+/// How many approvals of a type in a row, none edited, make the autopilot suggestion.
+pub const AUTOPILOT_APPROVALS: u32 = 5;
+
+/// The suggestion to put `task_type` (its label `label`) on autopilot, after `approvals`
+/// unedited approvals in a row: made once per account and type.
+pub fn autopilot(task_type: &str, label: &str, approvals: u32) -> SuggestionDraft {
+    SuggestionDraft {
+        kind: SuggestionKind::Autopilot,
+        title: format!("Send {label} messages without waiting for you?"),
+        body: format!(
+            "You approved the last {approvals} {label} messages as drafted, without an edit. On autopilot its drafts go out \
+             without your review, even where the member's value or tenure alone would have asked for it; a member's question, \
+             a complaint, a threat and a payment still wait for you, and the ramp and the daily caps still apply. You can undo it \
+             at any time."
+        ),
+        evidence: serde_json::json!({"approvals_without_an_edit": approvals}),
+        strength: Strength::Moderate,
+        confidence: 80,
+        fingerprint: format!("autopilot:{task_type}"),
+        change: ProposedChange::Autopilot {
+            task_type: task_type.to_owned(),
+        },
+    }
 }
 
 /// What an evaluator proposes; the engine makes it a [`Suggestion`].

@@ -540,6 +540,11 @@ pub struct Account {
     /// writes no webhook event to the outbox while this is `Some(0)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_endpoints: Option<u32>,
+    /// Per task type not on autopilot: the owner's approvals in a row without an edit
+    /// (`engine/learning/autopilot.rs`); at [`crate::learning::suggestion::AUTOPILOT_APPROVALS`]
+    /// a suggestion offers the type for `autopilot_types`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub approval_streaks: std::collections::BTreeMap<String, u32>,
     pub created_at: Timestamp,
     pub version: u64,
 }

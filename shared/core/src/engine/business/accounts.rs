@@ -282,6 +282,7 @@ impl Engine {
             pushpress: input.pushpress,
             sending_identity: None,
             learning_patterns: Default::default(),
+            approval_streaks: Default::default(),
             pooled_lift: Vec::new(),
             holdout_draw: Default::default(),
             experiments: Vec::new(),

@@ -6,6 +6,7 @@ use super::*;
 
 pub(super) mod analysis;
 pub(super) mod attribution;
+pub(super) mod autopilot;
 pub(super) mod experiments;
 pub(super) mod lift;
 pub(super) mod memories;

@@ -273,6 +273,20 @@ impl Engine {
                     after: *value,
                 })
             }
+            ProposedChange::Autopilot { task_type } => {
+                self.change_account(s.account_id, |account| {
+                    if account.settings.autopilot_types.contains(task_type) {
+                        return Ok(false);
+                    }
+                    account.settings.autopilot_types.push(task_type.clone());
+                    account.settings.validate()?;
+                    Ok(true)
+                })
+                .await?;
+                Ok(AppliedChange::Autopilot {
+                    task_type: task_type.clone(),
+                })
+            }
         }
     }
 
@@ -412,6 +426,15 @@ impl Engine {
             }
             AppliedChange::Calibration { threshold, before, .. } => {
                 self.set_threshold(account, *threshold, *before).await?;
+            }
+            AppliedChange::Autopilot { task_type } => {
+                self.change_account(account, |a| {
+                    let before = a.settings.autopilot_types.len();
+                    a.settings.autopilot_types.retain(|t| t != task_type);
+                    a.approval_streaks.remove(task_type);
+                    Ok(a.settings.autopilot_types.len() != before)
+                })
+                .await?;
             }
         }
         tracing::info!(%account, suggestion = %id, ?applied, "applied suggestion undone");

@@ -101,6 +101,9 @@ impl Engine {
         next.next_action_at = Some(now);
         next.approved_at = Some(now);
         self.store.commit(&TaskCommit::new(next.clone(), log)).await?;
+        if task.status == TaskStatus::PendingReview && mails_a_member {
+            self.note_approval(account, &task.task_type, changed).await;
+        }
         Ok(next)
     }
 

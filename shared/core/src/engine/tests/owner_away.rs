@@ -336,3 +336,86 @@ async fn autopilot_types_send_what_value_or_tenure_alone_would_have_held() {
     };
     assert!(w.engine.update_settings(w.account.id, unknown).await.is_err());
 }
+
+/// Given a gym past its ramp on `limited_auto` whose churn drafts wait for review (valued,
+/// long-standing members), when the owner approves four as drafted, then edits one, then
+/// approves five as drafted, then only the fifth approval in a row offers the type for
+/// autopilot, once; accepted, the next such draft goes out without review; undone, it waits
+/// again.
+#[tokio::test]
+async fn five_approvals_without_an_edit_offer_autopilot() {
+    let w = world().await;
+    let patch = crate::engine::SettingsPatch {
+        onboarded_at: Some(w.clock.now() - days(60)),
+        execution_mode: Some(crate::owner::account::ExecutionMode::LimitedAuto),
+        ..Default::default()
+    };
+    w.engine.update_settings(w.account.id, patch).await.expect("settings");
+    let valued = crate::rails::gate::GateContext {
+        tenure_days: Some(800),
+        monthly_value: Some(250.0),
+        cancellation_reason: None,
+    };
+    let made = |member: String| {
+        let (w, valued) = (&w, valued.clone());
+        async move {
+            let account = w.engine.account(w.account.id).await.expect("account");
+            let input = NewTask {
+                confidence: Some(99),
+                gate: valued,
+                ..w.new_task("churn_risk", &member).await
+            };
+            w.engine.create_task(&account, input).await.expect("create").task().clone()
+        }
+    };
+    let offers = || async {
+        w.engine
+            .list_suggestions(w.account.id, Some("pending"))
+            .await
+            .expect("suggestions")
+            .into_iter()
+            .filter(|s| s.kind == crate::learning::suggestion::SuggestionKind::Autopilot)
+            .collect::<Vec<_>>()
+    };
+    let mut n = 0;
+    let mut approve = |edited: bool| {
+        n += 1;
+        let member = format!("m_loyal{n}");
+        let (w, made) = (&w, &made);
+        async move {
+            let task = made(member).await;
+            assert_eq!(task.status, TaskStatus::PendingReview, "valued members wait for review");
+            let edit = edited.then(|| crate::task::Draft {
+                subject: "A note from the gym".into(),
+                body: "Hi, it has been a while. Hope all is well.".into(),
+            });
+            w.engine.approve(w.account.id, task.id, edit).await.expect("approve");
+        }
+    };
+    for edited in [false, false, false, false, true, false, false, false, false] {
+        approve(edited).await;
+    }
+    assert!(offers().await.is_empty(), "four in a row since the edit: no offer yet");
+    approve(false).await;
+    let offered = offers().await;
+    assert_eq!(offered.len(), 1, "{offered:?}");
+    assert!(offered[0].title.contains("without waiting for you"), "{}", offered[0].title);
+    approve(false).await;
+    assert_eq!(offers().await.len(), 1, "offered once");
+
+    let accepted = w.engine.accept_suggestion(w.account.id, offered[0].id).await.expect("accept");
+    let account = w.engine.account(w.account.id).await.expect("account");
+    assert_eq!(account.settings.autopilot_types, ["churn_risk"]);
+    assert_eq!(made("m_next".into()).await.status, TaskStatus::Ready, "on autopilot now");
+    w.engine.undo_suggestion(w.account.id, accepted.id).await.expect("undo");
+    assert!(
+        w.engine
+            .account(w.account.id)
+            .await
+            .expect("account")
+            .settings
+            .autopilot_types
+            .is_empty()
+    );
+    assert_eq!(made("m_after".into()).await.status, TaskStatus::PendingReview, "waits again");
+}
