@@ -52,6 +52,16 @@ async fn status_of(stack: &Stack, token: &str, id: &str) -> String {
     task["status"].as_str().unwrap_or_default().to_owned()
 }
 
+/// When the digest that names the account's waiting approvals leaves.
+async fn digest_due(stack: &Stack, token: &str) -> Timestamp {
+    let (_, feed) = stack.get("/api/v1/notifications", token).await;
+    feed["notifications"]
+        .as_array()
+        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("the approvals wait for a digest: {feed}"))
+}
+
 /// A churn-risk task for `member`, waiting for review (the gym is manual).
 async fn task_for(stack: &Stack, token: &str, member: &str) -> String {
     let body = serde_json::json!({"task_type": "churn_risk", "member_id": member, "goal": "Bring them back to the gym", "confidence": 80});
@@ -79,13 +89,7 @@ async fn an_owner_who_never_signs_in_approves_and_skips_from_the_digests_links()
         task_for(&stack, &gym.token, "m_pat").await,
     );
 
-    let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
-    let digest_at: Timestamp = feed["notifications"]
-        .as_array()
-        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("the approvals wait for a digest: {feed}"));
-    stack.set_clock(&digest_at.to_string()).await;
+    stack.set_clock(&digest_due(&stack, &gym.token).await.to_string()).await;
     stack.run().await;
     let mail = stack.outbox_to(&owner).await;
     let digest = mail
@@ -345,13 +349,7 @@ async fn an_owner_answers_the_digest_in_words() {
         task_for(&stack, &gym.token, "m_sam").await,
         task_for(&stack, &gym.token, "m_pat").await,
     );
-    let (_, feed) = stack.get("/api/v1/notifications", &gym.token).await;
-    let digest_at = feed["notifications"]
-        .as_array()
-        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
-        .unwrap_or_else(|| panic!("{feed}"))
-        .to_owned();
-    stack.set_clock(&digest_at).await;
+    stack.set_clock(&digest_due(&stack, &gym.token).await.to_string()).await;
     stack.run().await;
     let digest = newest_to(&stack, &owner, "your review").await;
     assert!(
@@ -424,10 +422,25 @@ async fn an_owners_reply_to_an_escalation_is_its_guidance() {
         escalation["text"].as_str().is_some_and(|t| t.contains("Or reply to this mail")),
         "{escalation}"
     );
-    let note = "Tell her kids over 12 are welcome at the 9am class";
+    let note = "Dana: Tell her kids over 12 are welcome at the 9am class";
     let (status, body) = answer(&stack, &escalation, &owner, "g1@owner.example", note).await;
     assert_eq!((status, body["understood"].as_bool()), (202, Some(true)), "{body}");
     assert_ne!(status_of(&stack, &gym.token, &id).await, "escalated");
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    let guidance: Vec<&str> = task["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "owner")
+                .filter_map(|m| m["content"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        guidance,
+        ["Tell her kids over 12 are welcome at the 9am class"],
+        "the owner's words, without the name: {task}"
+    );
     let told = newest_to(&stack, &owner, "your answer is with the agent").await;
     assert!(told["text"].as_str().is_some_and(|t| t.starts_with("Dana")), "{told}");
     stack.set_clock(&morning(3).to_string()).await;

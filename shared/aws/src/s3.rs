@@ -246,19 +246,24 @@ pub(crate) mod tests {
 
     use super::*;
 
-    /// AWS's own worked example of a signed GET Object ("Signature Calculations for the
-    /// Authorization Header", Amazon S3 API Reference: examplebucket, test.txt, a Range header,
-    /// 24 May 2013): the same request must carry the same signature.
-    #[test]
-    fn the_signature_is_the_one_in_awss_example() {
-        let identity: Identity = Credentials::new(
+    /// The credentials of AWS's worked examples.
+    fn docs_identity() -> Identity {
+        Credentials::new(
             "AKIAIOSFODNN7EXAMPLE",
             "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             None,
             None,
             "docs",
         )
-        .into();
+        .into()
+    }
+
+    /// AWS's own worked example of a signed GET Object ("Signature Calculations for the
+    /// Authorization Header", Amazon S3 API Reference: examplebucket, test.txt, a Range header,
+    /// 24 May 2013): the same request must carry the same signature.
+    #[test]
+    fn the_signature_is_the_one_in_awss_example() {
+        let identity = docs_identity();
         let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_369_353_600); // 2013-05-24T00:00:00Z
         let request = signed(
             "GET",
@@ -287,14 +292,7 @@ pub(crate) mod tests {
     /// Amazon S3.", a Date header and x-amz-storage-class).
     #[test]
     fn a_put_is_signed_as_in_awss_example() {
-        let identity: Identity = Credentials::new(
-            "AKIAIOSFODNN7EXAMPLE",
-            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            None,
-            None,
-            "docs",
-        )
-        .into();
+        let identity = docs_identity();
         let time = SystemTime::UNIX_EPOCH + Duration::from_secs(1_369_353_600);
         let request = signed(
             "PUT",

@@ -107,7 +107,7 @@ pub fn about_whom(reply: &str, names: &[Vec<String>]) -> Option<(usize, String)>
         // The longest of its names that the line holds as whole words.
         let mut ways: Vec<String> = item_names.iter().map(|n| normalize(n)).filter(|n| !n.is_empty()).collect();
         ways.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        let Some(rest) = ways.iter().find_map(|name| without_name(&words, name)) else {
+        let Some(rest) = ways.iter().find_map(|name| name_removed(&words, name)) else {
             continue;
         };
         if found.as_ref().is_some_and(|(j, _)| *j != i) {
@@ -119,9 +119,38 @@ pub fn about_whom(reply: &str, names: &[Vec<String>]) -> Option<(usize, String)>
     found
 }
 
+/// The reply `text` as the owner wrote it, without the member's name that [`about_whom`] found
+/// (`rest`: its first line without the name, normalized): a leading "Sam:" or "Sam," is taken
+/// off in the owner's own case and the rest kept whole (guidance keeps every line); a name
+/// anywhere else leaves the first line as `rest`.
+pub fn without_name(text: &str, names: &[String], rest: &str) -> String {
+    let text = text.trim();
+    let (first, more) = text.split_once('\n').unwrap_or((text, ""));
+    for name in names {
+        let name = name.trim().to_lowercase();
+        let head: String = first.chars().take(name.chars().count()).collect();
+        if head.to_lowercase() == name
+            && let Some(c) = first[head.len()..].chars().next()
+            && matches!(c, ':' | ',' | '-' | ' ')
+        {
+            let kept = first[head.len() + c.len_utf8()..].trim();
+            return if more.trim().is_empty() {
+                kept.to_owned()
+            } else {
+                format!("{kept}\n{more}")
+            };
+        }
+    }
+    if more.trim().is_empty() {
+        rest.to_owned()
+    } else {
+        format!("{rest}\n{more}")
+    }
+}
+
 /// `words` without the whole words of `name` (and a "to" or "for" before it): `None` if the
 /// line does not hold it.
-fn without_name(words: &[&str], name: &str) -> Option<String> {
+fn name_removed(words: &[&str], name: &str) -> Option<String> {
     let name: Vec<&str> = name.split(' ').collect();
     let at = words.windows(name.len()).position(|w| w == name.as_slice())?;
     let mut start = at;
@@ -203,5 +232,13 @@ mod tests {
         assert_eq!(about_whom("yes", &names), None, "no one named");
         assert_eq!(about_whom("yes Sam and Dana", &names), None, "two named");
         assert_eq!(about_whom("Samuel yes", &names), None, "a name is a whole word");
+        let note = "Dana: Tell her kids over 12 are welcome.\nAnd the 9am is best.";
+        let (i, rest) = about_whom(note, &names).expect("Dana");
+        assert_eq!(
+            without_name(note, &names[i], &rest),
+            "Tell her kids over 12 are welcome.\nAnd the 9am is best.",
+            "guidance keeps the owner's words and lines"
+        );
+        assert_eq!(without_name("yes to Sam", &names[0], "yes"), "yes");
     }
 }

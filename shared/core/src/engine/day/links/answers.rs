@@ -113,16 +113,13 @@ impl Engine {
             },
             OwnerReplyTo::Account(_) => self.open_items(account).await?,
         };
-        let (item, words) = match items.as_slice() {
-            [] => return Ok((true, "Nothing waits for your decision now: it was all decided already.".into())),
-            [_] => (0, mail.text.clone()),
-            _ => {
-                let names: Vec<Vec<String>> = items.iter().map(|i| i.names.clone()).collect();
-                match owner_answer::about_whom(&mail.text, &names) {
-                    Some(found) => found,
-                    None => return Ok((false, self.which_one(account, &items, now))),
-                }
-            }
+        // The member the reply names, if any ("Sam: yes"); with one item, no name is needed.
+        let names: Vec<Vec<String>> = items.iter().map(|i| i.names.clone()).collect();
+        let (item, words) = match (owner_answer::about_whom(&mail.text, &names), items.len()) {
+            (_, 0) => return Ok((true, "Nothing waits for your decision now: it was all decided already.".into())),
+            (Some((i, rest)), _) => (i, owner_answer::without_name(&mail.text, &names[i], &rest)),
+            (None, 1) => (0, mail.text.clone()),
+            (None, _) => return Ok((false, self.which_one(account, &items, now))),
         };
         let item = &items[item];
         let answer = owner_answer::read(&words);
@@ -136,7 +133,7 @@ impl Engine {
                     Ok(_) => Ok((
                         true,
                         format!(
-                            "{}: your answer is with the agent. It writes to them in your words, through the usual checks, and you hear if it needs you again.",
+                            "{}: your answer is with the agent. It tells them in a message of its own (never your note as written), through the usual checks, and you hear if it needs you again.",
                             item.title
                         ),
                     )),
