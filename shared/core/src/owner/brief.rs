@@ -553,14 +553,7 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
             .find_map(|a| a.review.first().map(|(_, name)| name.clone()))
             .or_else(|| brief.todos.first().map(name_of))
             .and_then(|name| name.split_whitespace().next().map(str::to_owned));
-        text.push_str(&match example {
-            Some(name) => format!(
-                "\nOr reply to this mail with a member's name and your choice: \"{name}: yes\", \"{name}: skip\", \"{name}: tomorrow\".\n"
-            ),
-            None => {
-                "\nOr reply to this mail with a member's name and your choice (\"yes\", \"skip\", \"tomorrow\", \"done\").\n".to_owned()
-            }
-        });
+        text.push_str(&crate::owner::owner_answer::reply_hint_naming(example.as_deref()));
     }
     text.push_str(&format!("\nThe whole day: {app}/today\n"));
     (subject, text)

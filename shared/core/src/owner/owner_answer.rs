@@ -161,20 +161,37 @@ fn name_removed(words: &[&str], name: &str) -> Option<String> {
     Some(normalize(&rest.join(" ")))
 }
 
-/// Lower case, single-spaced, straight apostrophes, without the punctuation around words at
-/// its ends (a lone emoji stays).
+/// Lower case, straight apostrophes, single-spaced, without commas, colons, semicolons and
+/// the punctuation at its ends (a lone emoji stays).
 fn normalize(text: &str) -> String {
-    let lower = text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
+    let lower = text
+        .to_lowercase()
+        .replace(['\u{2019}', '\u{2018}'], "'")
+        .replace([',', ':', ';'], " ");
     let spaced = lower.split_whitespace().collect::<Vec<_>>().join(" ");
-    let trimmed = spaced.trim_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace());
-    if trimmed.is_empty() {
-        spaced
+    match spaced.trim_matches(|c: char| c.is_ascii_punctuation() || c == ' ') {
+        "" => spaced,
+        trimmed => trimmed.to_owned(),
+    }
+}
+
+/// The line of an owner mail saying it can be answered in words: for an item of its own (an
+/// escalation takes guidance too), or for a mail of several items, by a member's name.
+pub fn reply_hint(escalation: bool) -> String {
+    if escalation {
+        "Or reply to this mail: \"done\", \"skip\", \"tomorrow\", or what the agent should tell them, in your own words.\n".into()
     } else {
-        trimmed
-            .replace([',', ':', ';'], "")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
+        "Or reply to this mail: \"yes\" to send it as drafted, \"skip\", or \"tomorrow\".\n".into()
+    }
+}
+
+/// [`reply_hint`] for a mail of several items, its example naming `name` (a member it lists).
+pub fn reply_hint_naming(name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!(
+            "\nOr reply to this mail with a member's name and your choice: \"{name}: yes\", \"{name}: skip\", \"{name}: tomorrow\".\n"
+        ),
+        None => "\nOr reply to this mail with a member's name and your choice (\"yes\", \"skip\", \"tomorrow\", \"done\").\n".to_owned(),
     }
 }
 

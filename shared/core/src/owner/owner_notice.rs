@@ -297,9 +297,7 @@ pub fn digest_mail(
         .find(|n| asks(n))
         .and_then(|n| n.title.split_whitespace().next());
     if let Some(name) = named.filter(|_| daily.is_empty()) {
-        text.push_str(&format!(
-            "\nOr reply to this mail with a member's name and your choice: \"{name}: yes\", \"{name}: skip\", \"{name}: tomorrow\".\n"
-        ));
+        text.push_str(&crate::owner::owner_answer::reply_hint_naming(Some(name)));
     }
     (subject, text)
 }

@@ -44,6 +44,17 @@ pub struct TaskQuery {
     pub cursor: Option<String>,
 }
 
+impl TaskQuery {
+    /// The first `limit` of the account's tasks in `status`.
+    pub fn in_status(status: TaskStatus, limit: usize) -> Self {
+        Self {
+            status: Some(status),
+            limit,
+            ..Self::default()
+        }
+    }
+}
+
 /// All durable state: every capability of the store. The engine holds one as
 /// `Arc<dyn TaskStore>`; a backend implements the capabilities and gets this for nothing.
 pub trait TaskStore:

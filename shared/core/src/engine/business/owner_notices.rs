@@ -241,7 +241,7 @@ impl Engine {
             }
             // A mail that asks for a decision can be answered in words: the reply names its item.
             let reply = (!decide.is_empty()).then(|| {
-                text.push_str(&answer_hint(
+                text.push_str(&crate::owner::owner_answer::reply_hint(
                     notice.kind == NoticeKind::Escalation || notice.kind == NoticeKind::CriticalEscalation,
                 ));
                 notice.task_id.map_or(OwnerReplyTo::Account(account_id), OwnerReplyTo::Task)
@@ -567,15 +567,6 @@ impl Engine {
             unsubscribe_url: String::new(),
             date: now,
         }
-    }
-}
-
-/// The line under a decision's links saying it can be answered in words.
-fn answer_hint(escalation: bool) -> String {
-    if escalation {
-        "Or reply to this mail: \"done\", \"skip\", \"tomorrow\", or what the agent should tell them, in your own words.\n".into()
-    } else {
-        "Or reply to this mail: \"yes\" to send it as drafted, \"skip\", or \"tomorrow\".\n".into()
     }
 }
 

@@ -51,13 +51,10 @@ impl Engine {
         let (start, end) = day_bounds(date, &tz);
         let yesterday = date.yesterday().unwrap_or(date);
         let (y_start, y_end) = day_bounds(yesterday, &tz);
-        let status_query = |status| TaskQuery {
-            status: Some(status),
-            member_id: None,
-            limit: BRIEF_TASKS_READ,
-            cursor: None,
-        };
-        let (escalated_query, pending_query) = (status_query(TaskStatus::Escalated), status_query(TaskStatus::PendingReview));
+        let (escalated_query, pending_query) = (
+            TaskQuery::in_status(TaskStatus::Escalated, BRIEF_TASKS_READ),
+            TaskQuery::in_status(TaskStatus::PendingReview, BRIEF_TASKS_READ),
+        );
         let (open, snoozed, (escalated, _), (pending, _), tallies, metrics) = futures::try_join!(
             self.store.list_todos(account.id, TodoStatus::Open, super::TODOS_LISTED),
             self.store.list_todos(account.id, TodoStatus::Snoozed, super::TODOS_LISTED),

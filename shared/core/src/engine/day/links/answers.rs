@@ -189,13 +189,10 @@ impl Engine {
     /// Everything that waits for the owner now: the review queue, the escalations and the
     /// to-dos due (a to-do and the escalation it asks about are one item).
     async fn open_items(&self, account: &Account) -> Result<Vec<Item>, EngineError> {
-        let query = |status| TaskQuery {
-            status: Some(status),
-            member_id: None,
-            limit: ITEMS_READ,
-            cursor: None,
-        };
-        let (pending_query, escalated_query) = (query(TaskStatus::PendingReview), query(TaskStatus::Escalated));
+        let (pending_query, escalated_query) = (
+            TaskQuery::in_status(TaskStatus::PendingReview, ITEMS_READ),
+            TaskQuery::in_status(TaskStatus::Escalated, ITEMS_READ),
+        );
         let (pending, escalated, todos) = futures::try_join!(
             self.store.list_tasks(account.id, &pending_query),
             self.store.list_tasks(account.id, &escalated_query),
