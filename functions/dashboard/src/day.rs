@@ -31,6 +31,7 @@ pub fn routes() -> Router<Arc<DashboardState>> {
         .route("/app/reports/churn", get(churn))
         .route("/app/todos", get(todos))
         .route("/app/todos/{id}/{action}", post(act))
+        .route("/app/payments/{member}/{action}", post(payment_act))
 }
 
 /// What the owner just did here, said back to them (a fixed list).
@@ -177,6 +178,40 @@ async fn act(State(state): Shared, headers: HeaderMap, Path((id, action)): Path<
     .await
 }
 
+/// What the owner just did to a failing payment on Today, said back to them.
+fn payment_notice(done: &str) -> Option<&'static str> {
+    match done {
+        "checked" => Some("Marked as checked: the brief leaves it out unless the payment fails again."),
+        "tomorrow" => Some("Put off: it comes back tomorrow."),
+        _ => None,
+    }
+}
+
+/// `POST /app/payments/{member}/checked | tomorrow`: the owner's word on a failing payment
+/// nothing works on (the brief's "Check X's payment"), as its mail links give it; back to Today.
+async fn payment_act(State(state): Shared, headers: HeaderMap, Path((member, action)): Path<(String, String)>, body: Body) -> Response {
+    page(state, &headers, |state, session: Session| async move {
+        let fields: Vec<(String, String)> = form(body)?;
+        check_csrf(&state, &session, field(&fields, "csrf"))?;
+        let member = openloop_core::kernel::ids::MemberId::parse(&member)
+            .map_err(|_| PageError::new(StatusCode::NOT_FOUND, "There is no such member."))?;
+        let snooze = match action.as_str() {
+            "checked" => false,
+            "tomorrow" => true,
+            _ => {
+                return Err(PageError::new(
+                    StatusCode::NOT_FOUND,
+                    "There is no such page. The overview is at /app.",
+                ));
+            }
+        };
+        let account = state.engine.account(session.account).await?;
+        state.engine.set_payment_aside(&account, &member, snooze).await?;
+        Ok(see_other(&format!("/app/today?done={action}")))
+    })
+    .await
+}
+
 /// A form's choice read as the API's code for it.
 fn choice<T: serde::de::DeserializeOwned>(raw: Option<&str>, message: &str) -> Result<T, PageError> {
     raw.and_then(|v| serde_json::from_value(serde_json::Value::String(v.to_owned())).ok())
@@ -188,6 +223,8 @@ pub struct ActionRow {
     pub title: String,
     pub why: String,
     pub href: Option<String>,
+    /// A failing payment nothing works on: the member its buttons decide.
+    pub payment_of: Option<String>,
 }
 
 pub struct MemberRow {
@@ -202,6 +239,7 @@ pub struct MemberRow {
 #[template(path = "app/today.html")]
 pub struct TodayPage {
     pub layout: Layout,
+    pub notice: Option<&'static str>,
     pub date: String,
     pub empty: bool,
     pub actions: Vec<ActionRow>,
@@ -216,8 +254,13 @@ pub struct TodayPage {
     pub review_expired: usize,
 }
 
+#[derive(Deserialize)]
+struct TodayParams {
+    done: Option<String>,
+}
+
 /// `GET /app/today`: the morning brief, as `GET /api/v1/brief` gives it.
-async fn today(State(state): Shared, headers: HeaderMap) -> Response {
+async fn today(State(state): Shared, headers: HeaderMap, Query(params): Query<TodayParams>) -> Response {
     page(state, &headers, |state, session| async move {
         let (account, brief) = tokio::try_join!(state.engine.account(session.account), state.engine.brief(session.account, None))?;
         let tz = account.settings.time_zone();
@@ -225,6 +268,7 @@ async fn today(State(state): Shared, headers: HeaderMap) -> Response {
         let money = crate::page::money;
         let page = TodayPage {
             layout: layout("Today", "today", Some(state.session_key.csrf(&session)), &account.name),
+            notice: params.done.as_deref().and_then(payment_notice),
             date: brief.date.strftime("%A, %B %-d").to_string(),
             empty: brief.is_empty(),
             actions: brief
@@ -238,8 +282,12 @@ async fn today(State(state): Shared, headers: HeaderMap) -> Response {
                         ("todo", _) => Some("/app/todos".to_owned()),
                         ("review", _) => Some("/app/review".to_owned()),
                         (_, Some(id)) => Some(format!("/app/tasks/{id}")),
-                        _ => None,
+                        // A member id keeps to path characters (`MEMBER_ID_RULE`).
+                        _ => a.member_id.as_ref().map(|m| format!("/app/members/{m}")),
                     },
+                    payment_of: (a.kind == "payment" && a.task_id.is_none())
+                        .then(|| a.member_id.as_ref().map(ToString::to_string))
+                        .flatten(),
                 })
                 .collect(),
             todos: brief.todos.iter().map(|t| todo_row(t, &tz, now)).collect(),

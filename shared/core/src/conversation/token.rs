@@ -246,7 +246,7 @@ mod tests {
             expires: Timestamp::UNIX_EPOCH,
         };
         let token = key().action_token(&link);
-        assert_eq!(key().verify_action_token(&token), Some(link));
+        assert_eq!(key().verify_action_token(&token), Some(link.clone()));
         let (payload, tag) = token.split_once('.').expect("dot");
         let skip = ActionLink {
             action: LinkAction::Skip,

@@ -90,6 +90,15 @@ impl<'de> Deserialize<'de> for Stamp {
     }
 }
 
+/// The owner's word on a member's failing payment that no task works on: they took care of the
+/// failure of `failed_at`, or want it back at `until`. A later failure asks again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PaymentSeen {
+    pub failed_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Timestamp>,
+}
+
 /// The projection of connector events for one member.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemberFacts {
@@ -116,6 +125,9 @@ pub struct MemberFacts {
     pub payment_failing: bool,
     pub last_payment_failed_at: Option<Timestamp>,
     pub last_payment_succeeded_at: Option<Timestamp>,
+    /// The owner's word on the failing payment (from the brief: checked, or put off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_seen: Option<PaymentSeen>,
     /// When the member last became cancelled, and last came back from cancelled to active.
     #[serde(default)]
     pub cancelled_at: Option<Timestamp>,
@@ -187,6 +199,7 @@ impl MemberFacts {
             payment_failing: false,
             last_payment_failed_at: None,
             last_payment_succeeded_at: None,
+            payment_seen: None,
             cancelled_at: None,
             cancellation_reason: None,
             reactivated_at: None,
@@ -200,6 +213,14 @@ impl MemberFacts {
             recent_events: Vec::new(),
             version: 0,
         }
+    }
+
+    /// Whether the owner put the failing payment aside at `now`: they checked this failure, or
+    /// put it off past `now`.
+    pub fn payment_put_aside(&self, now: Timestamp) -> bool {
+        self.payment_seen
+            .as_ref()
+            .is_some_and(|seen| seen.failed_at == self.last_payment_failed_at && seen.until.is_none_or(|until| until > now))
     }
 
     /// The member's name as a person writes it ([`crate::members::name::as_written`]).

@@ -1,24 +1,27 @@
 //! Action links: what an owner mail offers for each item that waits for a decision — a review
 //! item to send as drafted, skip or put off a day; an escalation the owner took care of; a
-//! to-do done or put off. `{public_url}/a/{token}` names one item and one action; `GET` shows
+//! to-do done or put off; a failing payment nothing works on, checked or put off.
+//! `{public_url}/a/{token}` names one item and one action; `GET` shows
 //! the decision and a button, only `POST` acts (a mail scanner that opens links never does).
 //! The token is signed (`conversation::token`) and lives until the item is decided or
 //! [`LINK_LIFETIME`] has passed; afterwards the page says what happened.
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::kernel::ids::{AccountId, TaskId};
+use crate::kernel::ids::{AccountId, MemberId, TaskId};
 
 /// How long a link works when its item stays undecided.
 pub const LINK_LIFETIME: SignedDuration = SignedDuration::from_hours(24 * 14);
 
 /// The item a link decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LinkItem {
     /// A task waiting for review or escalated to the owner.
     Task(TaskId),
     /// A to-do on the owner's list.
     Todo(ulid::Ulid),
+    /// A member's failing payment that no task works on (the brief's "Check X's payment").
+    Payment(MemberId),
 }
 
 /// What a link does.
@@ -62,7 +65,7 @@ impl LinkAction {
 }
 
 /// One signed decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionLink {
     pub account: AccountId,
     pub item: LinkItem,
@@ -72,31 +75,34 @@ pub struct ActionLink {
 }
 
 impl ActionLink {
-    /// What is signed: `{account}:{t|d}:{item}:{action}:{expires, unix seconds}`.
+    /// What is signed: `{account}:{t|d|p}:{item}:{action}:{expires, unix seconds}` (a
+    /// member's id may itself hold `:`; the other parts never do).
     pub fn payload(&self) -> String {
-        let (kind, id) = match self.item {
+        let (kind, id) = match &self.item {
             LinkItem::Task(id) => ('t', id.to_string()),
             LinkItem::Todo(id) => ('d', id.to_string()),
+            LinkItem::Payment(member) => ('p', member.to_string()),
         };
         format!("{}:{kind}:{id}:{}:{}", self.account, self.action.as_str(), self.expires.as_second())
     }
 
     /// The link a payload names, if it is one.
     pub fn from_payload(payload: &str) -> Option<Self> {
-        let mut parts = payload.split(':');
-        let account = parts.next()?.parse().ok()?;
-        let item = match (parts.next()?, parts.next()?) {
-            ("t", id) => LinkItem::Task(id.parse().ok()?),
-            ("d", id) => LinkItem::Todo(id.parse().ok()?),
+        let (account, rest) = payload.split_once(':')?;
+        let (kind, rest) = rest.split_once(':')?;
+        let (rest, expires) = rest.rsplit_once(':')?;
+        let (id, action) = rest.rsplit_once(':')?;
+        let item = match kind {
+            "t" => LinkItem::Task(id.parse().ok()?),
+            "d" => LinkItem::Todo(id.parse().ok()?),
+            "p" => LinkItem::Payment(MemberId::parse(id).ok()?),
             _ => return None,
         };
-        let action = LinkAction::parse(parts.next()?)?;
-        let expires = Timestamp::from_second(parts.next()?.parse().ok()?).ok()?;
-        parts.next().is_none().then_some(Self {
-            account,
+        Some(Self {
+            account: account.parse().ok()?,
             item,
-            action,
-            expires,
+            action: LinkAction::parse(action)?,
+            expires: Timestamp::from_second(expires.parse().ok()?).ok()?,
         })
     }
 }
@@ -119,6 +125,10 @@ pub type Links<'a> = &'a dyn Fn(LinkItem, &[LinkAction]) -> String;
 /// The actions a mail offers for an open to-do.
 pub const TODO_ACTIONS: [LinkAction; 2] = [LinkAction::Done, LinkAction::Snooze];
 
+/// The actions a mail offers for a failing payment nothing works on: the owner checked it, or
+/// it comes back tomorrow.
+pub const PAYMENT_ACTIONS: [LinkAction; 2] = [LinkAction::Done, LinkAction::Snooze];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,18 +142,27 @@ mod tests {
             action: LinkAction::Approve,
             expires: now + LINK_LIFETIME,
         };
-        assert_eq!(ActionLink::from_payload(&link.payload()), Some(link));
+        assert_eq!(ActionLink::from_payload(&link.payload()), Some(link.clone()));
         let todo = ActionLink {
             item: LinkItem::Todo(ulid::Ulid::new()),
             action: LinkAction::Snooze,
-            ..link
+            ..link.clone()
         };
         assert_eq!(ActionLink::from_payload(&todo.payload()), Some(todo));
+        // A member id with colons of its own reads back whole.
+        let payment = ActionLink {
+            item: LinkItem::Payment(MemberId::parse("usr:12:ab").expect("id")),
+            action: LinkAction::Done,
+            ..link.clone()
+        };
+        assert_eq!(ActionLink::from_payload(&payment.payload()), Some(payment));
         for bad in [
             "",
             "x",
             &format!("{}:extra", link.payload()),
             &link.payload().replace(":approve:", ":send:"),
+            &link.payload().replace(":t:", ":x:"),
+            &format!("{}:p::done:1", link.account),
         ] {
             assert_eq!(ActionLink::from_payload(bad), None, "{bad}");
         }

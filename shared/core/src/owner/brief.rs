@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::kernel::ids::{MemberId, TaskId};
 use crate::kernel::plural::{count, count_of, dollars};
-use crate::owner::action_link::{LinkItem, Links, TODO_ACTIONS, task_actions};
+use crate::owner::action_link::{LinkItem, Links, PAYMENT_ACTIONS, TODO_ACTIONS, task_actions};
 use crate::task::todo::Todo;
 
 /// The most actions, and the most entries of each list, a brief shows.
@@ -408,9 +408,14 @@ pub fn day_bounds(date: Date, tz: &TimeZone) -> (Timestamp, Timestamp) {
 }
 
 /// The links under a "do this now": a to-do's, an escalation's, each of the review queue's
-/// first items under its member's name; none for a payment nothing works on yet.
+/// first items under its member's name; a failing payment's nothing works on yet.
 fn action_links(action: &BriefAction, links: Links) -> String {
     match (action.kind, action.todo_id.as_deref().and_then(|t| t.parse().ok()), action.task_id) {
+        ("payment", _, None) => action
+            .member_id
+            .as_ref()
+            .map(|m| links(LinkItem::Payment(m.clone()), &PAYMENT_ACTIONS))
+            .unwrap_or_default(),
         ("todo", Some(todo), _) => links(LinkItem::Todo(todo), &TODO_ACTIONS),
         ("escalation", _, Some(task)) => links(LinkItem::Task(task), task_actions(crate::task::TaskStatus::Escalated)),
         ("review", _, _) => action
@@ -495,6 +500,15 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
                 None => "",
             };
             text.push_str(&format!("- {}: {}/month{working}\n", p.name, dollars(p.monthly_value)));
+            // One nothing works on is decided here, unless "Do this now" asked already.
+            let asked = brief
+                .actions
+                .iter()
+                .any(|a| a.kind == "payment" && a.member_id.as_ref() == Some(&p.member_id));
+            if p.task_id.is_none() && !asked {
+                text.push_str(&links(LinkItem::Payment(p.member_id.clone()), &PAYMENT_ACTIONS));
+                decisions = true;
+            }
         }
         text.push_str(&see_all(brief.more.payments, "/members"));
     }

@@ -5,6 +5,8 @@
 //! handling its member.
 
 use super::*;
+use crate::engine::InboundOutcome;
+use crate::engine::LinkState;
 use crate::members::member::MemberFacts;
 use crate::owner::owner_notice::NoticeKind;
 use crate::owner::quiet::OnReviewExpiry;
@@ -227,18 +229,120 @@ async fn an_unchanged_item_is_listed_on_three_mornings_then_only_counted() {
     assert!(text.contains("Still open: 1 item, listed on 3 mornings already"), "{text}");
 }
 
-/// Given a failing payment whose task the owner skipped, then the brief does not ask about
-/// the payment again.
-#[tokio::test]
-async fn a_skipped_payment_does_not_come_back_to_the_brief() {
-    let w = world().await;
-    let member = w.member("m_ray").await;
+/// `member`'s payment failing at the clock's now, as an import reports it: no task works on it.
+async fn payment_fails(w: &World, member: &str) -> MemberId {
+    let member = w.member(member).await;
     let (mut facts, _) = w.store.get_member(w.account.id, &member).await.expect("read").expect("facts");
     facts.status = Some(crate::members::event::MemberStatus::Active);
     facts.payment_failing = true;
     facts.last_payment_failed_at = Some(w.clock.now());
     facts.version += 1;
     w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+    member
+}
+
+/// The token of the link labelled `label` under the first line of `text` holding `item`.
+fn link_under(text: &str, item: &str, label: &str) -> String {
+    let start = text.find(item).unwrap_or_else(|| panic!("{item} in {text}"));
+    let line = text[start..]
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{label}: ")))
+        .unwrap_or_else(|| panic!("{label} under {item}: {text}"));
+    line.rsplit("/a/").next().expect("token").trim().to_owned()
+}
+
+/// Given a failing payment nothing works on, then the brief's "Check Sam's payment" carries its
+/// links; looking changes nothing; "Remind me tomorrow" leaves it out until the next morning;
+/// "I took care of it" leaves it out for good, and the link then says so; a new failure asks
+/// again, and a payment gone through needs no word.
+#[tokio::test]
+async fn the_briefs_payment_item_is_checked_or_put_off_from_the_mail() {
+    let w = world().await;
+    with_owner_mail(&w).await;
+    w.clock.set(at("2026-11-02T12:30:00Z"));
+    payment_fails(&w, "m_ray").await;
+    let text = brief_on_day(&w, 1).await.expect("a brief");
+    assert!(text.contains("Check Sam's payment"), "{text}");
+    let later = link_under(&text, "Check Sam's payment", "Remind me tomorrow");
+    let done = link_under(&text, "Check Sam's payment", "I took care of it");
+
+    let page = w.engine.action_link_page(&later).await.expect("page").expect("genuine");
+    assert_eq!((page.title.as_str(), &page.state), ("Check Sam's payment", &LinkState::Open));
+    assert!(page.detail.iter().any(|d| d.contains("failed on")), "{:?}", page.detail);
+    let brief = w.engine.brief(w.account.id, None).await.expect("brief");
+    assert!(brief.actions.iter().any(|a| a.kind == "payment"), "looking changed nothing");
+
+    let acted = w.engine.use_action_link(&later).await.expect("use").expect("genuine");
+    assert!(
+        matches!(acted.state, LinkState::Acted(ref s) if s.starts_with("Put off until tomorrow")),
+        "{acted:?}"
+    );
+    let brief = w.engine.brief(w.account.id, None).await.expect("brief");
+    assert!(brief.payments.is_empty() && brief.actions.is_empty(), "put off: {brief:?}");
+    let again = w.engine.use_action_link(&later).await.expect("use").expect("genuine");
+    assert!(
+        matches!(again.state, LinkState::Gone(ref s) if s.starts_with("Already put off")),
+        "{again:?}"
+    );
+
+    let text = brief_on_day(&w, 2).await.expect("back the next morning");
+    assert!(text.contains("Check Sam's payment"), "{text}");
+    let acted = w.engine.use_action_link(&done).await.expect("use").expect("genuine");
+    assert!(
+        matches!(acted.state, LinkState::Acted(ref s) if s.starts_with("Marked as checked")),
+        "{acted:?}"
+    );
+    let twice = w.engine.use_action_link(&done).await.expect("use").expect("genuine");
+    assert_eq!(twice.state, LinkState::Gone("Already marked as checked.".into()));
+    for n in 3..=4 {
+        let text = brief_on_day(&w, n).await.unwrap_or_default();
+        assert!(!text.contains("payment"), "morning {n}: {text}");
+    }
+
+    // It fails again: the brief asks again; once it goes through, the old link needs nothing.
+    let member = payment_fails(&w, "m_ray").await;
+    let text = brief_on_day(&w, 5).await.expect("a new failure");
+    assert!(text.contains("Check Sam's payment"), "{text}");
+    let (mut facts, _) = w.store.get_member(w.account.id, &member).await.expect("read").expect("facts");
+    facts.payment_failing = false;
+    facts.version += 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+    let fresh = link_under(&text, "Check Sam's payment", "I took care of it");
+    let paid = w.engine.use_action_link(&fresh).await.expect("use").expect("genuine");
+    assert!(
+        matches!(paid.state, LinkState::Gone(ref s) if s.contains("gone through")),
+        "{paid:?}"
+    );
+}
+
+/// Given the brief's payment item, when the owner replies "Sam: done", then it is checked and
+/// one short mail says so.
+#[tokio::test]
+async fn the_briefs_payment_item_is_answered_in_words() {
+    let w = world().await;
+    with_owner_mail(&w).await;
+    w.clock.set(at("2026-11-02T12:30:00Z"));
+    payment_fails(&w, "m_ray").await;
+    brief_on_day(&w, 1).await.expect("a brief");
+    let reply = w.answer_newest(OWNER, "owner-1@owner.example", "Sam: done");
+    let outcome = w.engine.receive_reply(&reply).await.expect("reply");
+    assert!(matches!(outcome, InboundOutcome::Answered { understood: true, .. }), "{outcome:?}");
+    let confirmed = w.mailer.sent().last().cloned().expect("a confirmation");
+    assert!(
+        confirmed.text.starts_with("Check Sam's payment: Marked as checked"),
+        "{}",
+        confirmed.text
+    );
+    let brief = w.engine.brief(w.account.id, None).await.expect("brief");
+    assert!(brief.payments.is_empty(), "{:?}", brief.payments);
+}
+
+/// Given a failing payment whose task the owner skipped, then the brief does not ask about
+/// the payment again.
+#[tokio::test]
+async fn a_skipped_payment_does_not_come_back_to_the_brief() {
+    let w = world().await;
+    payment_fails(&w, "m_ray").await;
     let brief = w.engine.brief(w.account.id, None).await.expect("brief");
     assert!(brief.actions.iter().any(|a| a.kind == "payment"), "{:?}", brief.actions);
 

@@ -121,7 +121,9 @@ impl Engine {
                         task_id,
                     });
                 }
-                if facts.payment_failing && facts.status != Some(MemberStatus::Cancelled) {
+                // What the owner checked or put off from the brief waits (CONTRACT.md "The
+                // brief never nags"); a payment that fails again asks again.
+                if facts.payment_failing && facts.status != Some(MemberStatus::Cancelled) && !facts.payment_put_aside(now) {
                     payments.push(PaymentTrouble {
                         member_id: facts.member_id.clone(),
                         name,

@@ -8,7 +8,7 @@
 
 use jiff::Timestamp;
 
-use super::{LinkState, task_fate};
+use super::{LinkState, decided_already, task_fate};
 use crate::conversation::inbound::InboundMail;
 use crate::conversation::token::OwnerReplyTo;
 use crate::engine::Engine;
@@ -16,7 +16,7 @@ use crate::engine::InboundOutcome;
 use crate::kernel::ids::TaskId;
 use crate::kernel::limits::WEBHOOK_DEDUP_TTL;
 use crate::owner::account::Account;
-use crate::owner::action_link::{ActionLink, LINK_LIFETIME, LinkAction, LinkItem, TODO_ACTIONS, task_actions};
+use crate::owner::action_link::{ActionLink, LINK_LIFETIME, LinkAction, LinkItem, PAYMENT_ACTIONS, TODO_ACTIONS, task_actions};
 use crate::owner::owner_answer::{self, Answer};
 use crate::ports::TaskQuery;
 use crate::task::error::EngineError;
@@ -126,10 +126,10 @@ impl Engine {
         let action = match &answer {
             Answer::Act(action) if item.actions.contains(action) => *action,
             Answer::Words(words) if item.task.as_ref().is_some_and(|t| t.status == TaskStatus::Escalated) => {
-                let LinkItem::Task(id) = item.link else {
+                let LinkItem::Task(id) = &item.link else {
                     return Ok((false, self.choices(account, item, now)));
                 };
-                return match self.guidance(account.id, id, words).await {
+                return match self.guidance(account.id, *id, words).await {
                     Ok(_) => Ok((
                         true,
                         format!(
@@ -151,16 +151,13 @@ impl Engine {
         };
         let link = ActionLink {
             account: account.id,
-            item: item.link,
+            item: item.link.clone(),
             action,
             expires: now + LINK_LIFETIME,
         };
         match self.decide_link(account, &link, item.task.as_ref()).await {
             Ok(acted) => Ok((true, format!("{}: {acted}", item.title))),
-            Err(EngineError::StaleVersion | EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. }) => {
-                Ok((true, format!("{}: {}", item.title, self.fate_of(account, item).await?)))
-            }
-            Err(EngineError::Invalid(e)) if e.code == "todo_done" => Ok((true, format!("{}: already done.", item.title))),
+            Err(e) if decided_already(&e) => Ok((true, format!("{}: {}", item.title, self.fate_of(account, item).await?))),
             Err(e) => Err(e),
         }
     }
@@ -186,8 +183,9 @@ impl Engine {
         )))
     }
 
-    /// Everything that waits for the owner now: the review queue, the escalations and the
-    /// to-dos due (a to-do and the escalation it asks about are one item).
+    /// Everything that waits for the owner now: the review queue, the escalations, the
+    /// to-dos due (a to-do and the escalation it asks about are one item) and the failing
+    /// payments the brief asks about.
     async fn open_items(&self, account: &Account) -> Result<Vec<Item>, EngineError> {
         let (pending_query, escalated_query) = (
             TaskQuery::in_status(TaskStatus::PendingReview, ITEMS_READ),
@@ -207,13 +205,22 @@ impl Engine {
             }
         }
         items.extend(pending.0.into_iter().chain(escalated).map(task_item));
+        let today = crate::kernel::limits::local_date(now, &account.settings.time_zone());
+        let payments = self.brief_of(account, today, now).await?.payments;
+        items.extend(payments.into_iter().filter(|p| p.task_id.is_none()).map(|p| Item {
+            link: LinkItem::Payment(p.member_id),
+            title: format!("Check {}'s payment", p.name),
+            names: names(Some(&p.name)),
+            task: None,
+            actions: &PAYMENT_ACTIONS,
+        }));
         Ok(items)
     }
 
     async fn fate_of(&self, account: &Account, item: &Item) -> Result<String, EngineError> {
         let link = ActionLink {
             account: account.id,
-            item: item.link,
+            item: item.link.clone(),
             action: item.actions.first().copied().unwrap_or(LinkAction::Done),
             expires: self.clock.now() + LINK_LIFETIME,
         };
@@ -236,7 +243,7 @@ impl Engine {
             "I did not act on your reply about {}: it did not say one of the choices.\nReply with {}{guidance}, or use a link (no sign-in):\n{}",
             item.title,
             or_list(&said),
-            self.links_text(account.id, item.link, item.actions, now)
+            self.links_text(account.id, item.link.clone(), item.actions, now)
         )
     }
 
@@ -248,7 +255,7 @@ impl Engine {
         );
         for item in items.iter().take(CHOICES_LISTED) {
             text.push_str(&format!("\n{}\n", item.title));
-            text.push_str(&self.links_text(account.id, item.link, item.actions, now));
+            text.push_str(&self.links_text(account.id, item.link.clone(), item.actions, now));
         }
         if items.len() > CHOICES_LISTED {
             text.push_str(&format!(

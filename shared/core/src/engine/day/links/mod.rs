@@ -1,7 +1,7 @@
 //! The owner's action links (`/a/{token}`, `owner/action_link.rs`): decided from the mail,
 //! without signing in. Looking at a link changes nothing; using it runs the same decision as
-//! the dashboard's button (approve, skip, a to-do done or put off a day), so two clicks, or a
-//! click and the dashboard at once, decide once: the loser is told what happened. The same
+//! the dashboard's button (approve, skip, a to-do done or put off a day, a failing payment
+//! checked or put off), so two clicks, or a click and the dashboard at once, decide once: the loser is told what happened. The same
 //! decisions can be made in words, by replying to the mail (`answers`).
 
 mod answers;
@@ -10,7 +10,9 @@ use jiff::Timestamp;
 
 use super::Engine;
 use super::decisions::Resolution;
-use crate::kernel::ids::AccountId;
+use crate::kernel::error::{InvalidInput, StoreError};
+use crate::kernel::ids::{AccountId, MemberId};
+use crate::members::member::PaymentSeen;
 use crate::owner::account::Account;
 use crate::owner::action_link::{ActionLink, LINK_LIFETIME, LinkAction, LinkItem, task_actions};
 use crate::task::error::EngineError;
@@ -60,7 +62,7 @@ impl Engine {
     pub(crate) fn links_text(&self, account: AccountId, item: LinkItem, actions: &[LinkAction], now: Timestamp) -> String {
         actions
             .iter()
-            .map(|a| format!("  {}: {}\n", a.label(), self.action_url(account, item, *a, now)))
+            .map(|a| format!("  {}: {}\n", a.label(), self.action_url(account, item.clone(), *a, now)))
             .collect()
     }
 
@@ -96,10 +98,7 @@ impl Engine {
         let acted = match self.decide_link(&account, &link, task.as_ref()).await {
             Ok(done) => done,
             // Decided meanwhile by someone else: say what they did.
-            Err(EngineError::StaleVersion | EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. }) => {
-                return Ok(Some(self.page_of(&account, &link).await?));
-            }
-            Err(EngineError::Invalid(e)) if e.code == "todo_done" => return Ok(Some(self.page_of(&account, &link).await?)),
+            Err(e) if decided_already(&e) => return Ok(Some(self.page_of(&account, &link).await?)),
             Err(e) => return Err(e),
         };
         tracing::info!(account = %account.id, action = link.action.as_str(), "owner decided from a mail link");
@@ -113,12 +112,12 @@ impl Engine {
     /// its version).
     async fn decide_link(&self, account: &Account, link: &ActionLink, task: Option<&Task>) -> Result<String, EngineError> {
         let tz = account.settings.time_zone();
-        match (link.item, link.action) {
-            (LinkItem::Task(id), LinkAction::Approve) => {
+        match (&link.item, link.action) {
+            (&LinkItem::Task(id), LinkAction::Approve) => {
                 self.approve(account.id, id, None).await?;
                 Ok("Approved: the message goes out as drafted, in your send hours.".into())
             }
-            (LinkItem::Task(id), LinkAction::Skip) => {
+            (&LinkItem::Task(id), LinkAction::Skip) => {
                 let task = task.ok_or(EngineError::NotFound { what: "task" })?;
                 if task.status == TaskStatus::Escalated {
                     self.cancel(account.id, id).await?;
@@ -128,7 +127,7 @@ impl Engine {
                     Ok("Skipped: nothing is sent.".into())
                 }
             }
-            (LinkItem::Task(id), LinkAction::Done) => {
+            (&LinkItem::Task(id), LinkAction::Done) => {
                 let task = task.ok_or(EngineError::NotFound { what: "task" })?;
                 let handled = crate::task::task_type::definition(&task.task_type)
                     .outcome("owner_handled")
@@ -152,11 +151,11 @@ impl Engine {
                     reason_words::when(until, &tz)
                 ))
             }
-            (LinkItem::Todo(id), LinkAction::Done) => {
+            (&LinkItem::Todo(id), LinkAction::Done) => {
                 self.complete_todo(account.id, id, None, Some("done from the mail")).await?;
                 Ok("Done: it is off your list.".into())
             }
-            (LinkItem::Todo(id), LinkAction::Snooze) => {
+            (&LinkItem::Todo(id), LinkAction::Snooze) => {
                 let tomorrow = crate::kernel::limits::local_date(self.clock.now(), &tz)
                     .tomorrow()
                     .map_err(|e| EngineError::Invalid(crate::kernel::error::InvalidInput::new("invalid_until", e.to_string())))?;
@@ -165,6 +164,20 @@ impl Engine {
                     .snoozed_until
                     .map_or_else(String::new, |at| format!(" ({})", reason_words::when(at, &tz)));
                 Ok(format!("Put off until tomorrow{until}: it comes back on your list then."))
+            }
+            (LinkItem::Payment(member), LinkAction::Done) => {
+                self.set_payment_aside(account, member, false).await?;
+                Ok("Marked as checked by you: the brief leaves it out unless the payment fails again.".into())
+            }
+            (LinkItem::Payment(member), LinkAction::Snooze) => {
+                let until = self
+                    .set_payment_aside(account, member, true)
+                    .await?
+                    .unwrap_or_else(|| self.clock.now());
+                Ok(format!(
+                    "Put off until tomorrow ({}): it comes back to you then.",
+                    reason_words::when(until, &tz)
+                ))
             }
             // A link is only ever made for the actions its item offers.
             _ => Err(EngineError::Invalid(crate::kernel::error::InvalidInput::new(
@@ -180,16 +193,55 @@ impl Engine {
     async fn snooze_task(&self, account: &Account, task: &Task) -> Result<jiff::Timestamp, EngineError> {
         let tz = account.settings.time_zone();
         let now = self.clock.now();
-        let tomorrow = crate::kernel::limits::local_date(now, &tz)
-            .tomorrow()
-            .map_err(|e| EngineError::Invalid(crate::kernel::error::InvalidInput::new("invalid_until", e.to_string())))?;
-        let until = crate::owner::brief::day_bounds(tomorrow, &tz).0;
+        let until = self.tomorrow_starts(account)?;
         let why = crate::task::transition::Why::new(crate::task::reason::Reason::OwnerSnoozed)
             .detail(format!("until {}", reason_words::when(until, &tz)));
         let (mut next, log) = crate::task::transition::record(task, now, why);
         next.snoozed_until = Some(until);
         self.store.commit(&crate::task::commit::TaskCommit::new(next, log)).await?;
         Ok(until)
+    }
+
+    /// The start of the owner's next day: when what they put off comes back.
+    fn tomorrow_starts(&self, account: &Account) -> Result<Timestamp, EngineError> {
+        let tz = account.settings.time_zone();
+        let tomorrow = crate::kernel::limits::local_date(self.clock.now(), &tz)
+            .tomorrow()
+            .map_err(|e| EngineError::Invalid(InvalidInput::new("invalid_until", e.to_string())))?;
+        Ok(crate::owner::brief::day_bounds(tomorrow, &tz).0)
+    }
+
+    /// The owner's word on `member`'s failing payment that nothing works on (the brief's "Check
+    /// X's payment"): checked (the brief leaves it out unless the payment fails again), or,
+    /// with `snooze`, put off until the owner's next day (returned). Under the facts' version;
+    /// a payment that went through meanwhile needs no word (`payment_not_failing`).
+    pub async fn set_payment_aside(&self, account: &Account, member: &MemberId, snooze: bool) -> Result<Option<Timestamp>, EngineError> {
+        let until = if snooze { Some(self.tomorrow_starts(account)?) } else { None };
+        for _ in 0..8 {
+            let Some((mut facts, _)) = self.store.get_member(account.id, member).await? else {
+                return Err(EngineError::NotFound { what: "member" });
+            };
+            if !facts.payment_failing {
+                return Err(EngineError::Invalid(InvalidInput::new(
+                    PAYMENT_NOT_FAILING,
+                    "the payment is no longer failing",
+                )));
+            }
+            facts.payment_seen = Some(PaymentSeen {
+                failed_at: facts.last_payment_failed_at,
+                until,
+            });
+            facts.version += 1;
+            match self.store.save_member_facts(account.id, &facts).await {
+                Ok(()) => {
+                    tracing::info!(account = %account.id, snooze, "owner put a failing payment aside");
+                    return Ok(until);
+                }
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(EngineError::StaleVersion)
     }
 
     /// The page of `link` as its item stands now.
@@ -208,8 +260,8 @@ impl Engine {
             action: link.action,
             state,
         };
-        match link.item {
-            LinkItem::Task(id) => {
+        match &link.item {
+            &LinkItem::Task(id) => {
                 let Some(task) = self.store.get_task(account.id, id).await? else {
                     return Ok((
                         page("A task".into(), Vec::new(), LinkState::Gone("This task is no longer here.".into())),
@@ -232,7 +284,7 @@ impl Engine {
                 };
                 Ok((page(title, detail, state), Some(task)))
             }
-            LinkItem::Todo(id) => {
+            &LinkItem::Todo(id) => {
                 let Some(todo) = self.store.get_todo(account.id, id).await? else {
                     return Ok((
                         page(
@@ -263,7 +315,52 @@ impl Engine {
                 };
                 Ok((page(title, detail, state), None))
             }
+            LinkItem::Payment(member) => {
+                let Some((facts, _)) = self.store.get_member(account.id, member).await? else {
+                    return Ok((
+                        page(
+                            "A payment".into(),
+                            Vec::new(),
+                            LinkState::Gone("This member is no longer here.".into()),
+                        ),
+                        None,
+                    ));
+                };
+                let name = facts.first_name_or_address();
+                let title = format!("Check {name}'s payment");
+                let mut detail = Vec::new();
+                if let Some(at) = facts.last_payment_failed_at {
+                    detail.push(format!("Their payment failed on {}.", reason_words::when(at, &tz)));
+                }
+                detail.push("Nothing works on it yet: no message about it has gone out.".into());
+                let (monthly, _) = crate::engine::monthly_value(&facts, &account.settings);
+                detail.push(format!("They pay {}/month.", crate::kernel::plural::dollars(monthly)));
+                let now = self.clock.now();
+                let seen = facts.payment_seen.as_ref().filter(|s| s.failed_at == facts.last_payment_failed_at);
+                let state = match seen {
+                    _ if !facts.payment_failing => LinkState::Gone("Their payment has gone through since: nothing to check.".into()),
+                    Some(s) if s.until.is_none() => LinkState::Gone("Already marked as checked.".into()),
+                    Some(PaymentSeen { until: Some(until), .. }) if link.action == LinkAction::Snooze && *until > now => {
+                        LinkState::Gone(format!("Already put off until {}.", reason_words::when(*until, &tz)))
+                    }
+                    _ => LinkState::Open,
+                };
+                Ok((page(title, detail, state), None))
+            }
         }
+    }
+}
+
+/// A payment paid meanwhile: the owner's word on it is not needed.
+const PAYMENT_NOT_FAILING: &str = "payment_not_failing";
+
+/// Whether a decision failed because its item was decided or changed meanwhile (by another
+/// link, a reply, the dashboard, or the member): its page then says what happened.
+fn decided_already(e: &EngineError) -> bool {
+    match e {
+        EngineError::StaleVersion | EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } => true,
+        EngineError::Invalid(e) => e.code == "todo_done" || e.code == PAYMENT_NOT_FAILING,
+        _ => false,
     }
 }
 
