@@ -21,6 +21,7 @@ use openloop_local::clock::TestClock;
 pub mod browser;
 pub mod demo;
 pub mod gym;
+pub mod lift_simulation;
 pub mod pushpress;
 pub mod receiver;
 pub mod scale;

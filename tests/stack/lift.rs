@@ -209,10 +209,14 @@ async fn a_planted_difference_shows_in_the_lift_with_an_interval_above_zero() {
             .await;
         assert_eq!(status, 200, "{body}");
     }
+    let contacted = (50 - held.len()) as u64;
+    // Before their 14 days have passed, nobody is counted, in either group: all wait.
+    let early = lift(&stack, &gym).await;
+    assert_eq!(early["still_in_window"], json!({"contacted": contacted, "held_out": held.len()}), "{early}");
+    assert_eq!((&early["contacted"]["n"], &early["held_out"]["n"]), (&json!(0), &json!(0)), "{early}");
     let now = stack.now().await;
     mornings(&stack, now, 15).await;
     let group = lift(&stack, &gym).await;
-    let contacted = (50 - held.len()) as u64;
     assert_eq!(
         group["contacted"],
         json!({"n": contacted, "succeeded": contacted, "rate": 1.0}),
@@ -220,6 +224,9 @@ async fn a_planted_difference_shows_in_the_lift_with_an_interval_above_zero() {
     );
     assert_eq!(group["held_out"], json!({"n": held.len(), "succeeded": 0, "rate": 0.0}), "{group}");
     assert_eq!(group["difference"], 1.0);
+    assert_eq!(group["window_days"], 14, "{group}");
+    assert_eq!(group["still_in_window"], json!({"contacted": 0, "held_out": 0}), "{group}");
+    assert!(group["cohort"]["from"].is_string() && group["cohort"]["to"].is_string(), "{group}");
     let low = group["ci95"][0].as_f64().unwrap_or(-1.0);
     assert!(low > 0.0 && group["ci95"][1].as_f64() == Some(1.0), "{group}");
     assert!(
@@ -232,7 +239,10 @@ async fn a_planted_difference_shows_in_the_lift_with_an_interval_above_zero() {
     let (status, page) = owner.get("/app/lift").await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("data-task-type=\"churn_risk\""), "{page}");
-    assert!(page.contains("outreach works: 100.0 points more"), "{page}");
+    let verdict = format!("outreach works: about {contacted} more of the {contacted} members contacted came back than would have on their own");
+    assert!(page.contains(&verdict), "{page}");
+    assert!(page.contains("; 100.0 points more succeeded"), "{page}");
+    assert!(page.contains(", each followed for 14 days"), "{page}");
     assert!(page.contains("aria-current=\"page\">Lift</a>"), "{page}");
 }
 

@@ -92,6 +92,12 @@ pub struct LiftRow {
     pub difference: String,
     pub interval: String,
     pub verdict: String,
+    /// "members whose task opened 2026-06-04 to 2026-11-18, each followed for 14 days".
+    pub window: String,
+    /// "Still in their window: 12 contacted, 3 held out (counted once it has passed)", or empty.
+    pub waiting: String,
+    /// "2 held-out members got a message another way (still counted as held out)", or empty.
+    pub crossed: String,
     /// "across N gyms like yours, …", or empty.
     pub pooled: String,
 }
@@ -118,6 +124,22 @@ fn row(l: &TypeLift) -> LiftRow {
             .ci95
             .map_or_else(|| "—".to_owned(), |[low, high]| format!("{} to {}", points(low), points(high))),
         verdict: l.verdict.clone(),
+        window: {
+            let days = openloop_core::kernel::plural::count(l.window_days, "day", "days");
+            match (l.cohort.from, l.cohort.to) {
+                (Some(from), Some(to)) => format!("members whose task opened {from} to {to}, each followed for {days}"),
+                _ => format!("each member followed for {days}: nobody's time has passed yet"),
+            }
+        },
+        waiting: match (l.still_in_window.contacted, l.still_in_window.held_out) {
+            (0, 0) => String::new(),
+            (c, h) => format!("Still in their window: {c} contacted, {h} held out (counted once it has passed)."),
+        },
+        crossed: match l.crossed_over {
+            0 => String::new(),
+            1 => "1 held-out member got a message another way (still counted as held out).".to_owned(),
+            n => format!("{n} held-out members got a message another way (still counted as held out)."),
+        },
         pooled: l.pooled.as_ref().map_or_else(String::new, |p| {
             let mut s = p.summary.clone();
             if let Some(first) = s.get(..1) {

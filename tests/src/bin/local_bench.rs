@@ -7,6 +7,9 @@
 //! Last, a new lead's time to first touch on `limited_auto`, in minutes of the simulated clock
 //! (one run a minute), signing up inside the send window and at night.
 //!
+//! First, apart from any stack: the lift's interval proven by simulation over thousands of
+//! seeded gyms (`openloop_tests::lift_simulation`), each figure beside the bound it must hold.
+//!
 //! `LOCAL_BENCH_PORTS=memory` (or `emulator`) measures one backend only; both by default.
 //! `OPENLOOP_BENCH_QUICK=1` (`make bench QUICK=1`): 100 mails and three days of a 20-member
 //! gym in memory instead (the emulator still plays the first day) — the same code paths, as
@@ -18,7 +21,7 @@ use jiff::{SignedDuration, Timestamp};
 use openloop_core::conversation::mail::OutboundMail;
 use openloop_core::kernel::ids::{AccountId, Email};
 use openloop_core::ports::Mailer;
-use openloop_tests::{Stack, gym, morning};
+use openloop_tests::{Stack, gym, lift_simulation, morning};
 use serde_json::json;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -33,6 +36,12 @@ fn main() -> Result<(), Error> {
 }
 
 async fn run() -> Result<(), Error> {
+    // The lift's interval, proven by simulation (no stack needed): thousands of seeded gyms.
+    let scale = if quick() { lift_simulation::TEST } else { lift_simulation::BENCH };
+    let started = Instant::now();
+    let figures = lift_simulation::simulate(scale, 44);
+    println!("{}  (simulated in {:.1} s)\n", lift_simulation::report(&figures), started.elapsed().as_secs_f64());
+
     println!("local runtime (wall clock on this machine; medians of 20 calls)");
     println!("{:<52} {:>12} {:>12}", "", "emulator", "memory");
     let ports = std::env::var("LOCAL_BENCH_PORTS").unwrap_or_else(|_| "memory,emulator".into());

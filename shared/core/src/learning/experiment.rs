@@ -148,6 +148,7 @@ mod tests {
                     variant,
                 }),
                 provisional: false,
+                goal_at: None,
                 next_action_at: None,
             })
             .collect()

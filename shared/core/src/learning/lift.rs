@@ -7,20 +7,24 @@
 //! 10): a Wilson score interval for each proportion, combined. It behaves well at the small
 //! counts a gym has, where the textbook Wald interval does not.
 //!
-//! A task succeeded when it closed with an outcome its goal's signal gives (or a late win, or
-//! a return before any outreach): the same test for both groups, by intent to treat — every
-//! contacted task counts, whatever the owner or the member did with it. An outcome still
-//! awaiting its signal (a verbal commitment) counts in neither group until it is settled.
+//! By intent to treat, per cohort: every task the holdout draw assigned in the window counts,
+//! contacted or held out, whatever happened to it after (skipped, expired, still open). Its
+//! success is whether its goal showed within the type's fixed conversion window from
+//! assignment (`task::holdout::conversion_window`), the same window for both groups. A task
+//! whose window has not passed yet is counted apart, "still in their window", in both groups
+//! alike — never as a failure, never left out of one group only. A held-out member who got a
+//! message by another path (another task, the owner's own) is counted as crossed over.
 
 use std::collections::BTreeMap;
 
+use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::task::holdout::Arm;
 use crate::task::tally::TaskTally;
 
 /// z for a two-sided 95% interval.
-const Z95: f64 = 1.959_963_984_540_054;
+pub const Z95: f64 = 1.959_963_984_540_054;
 /// z for 80% power.
 const Z80: f64 = 0.841_621_233_572_914_3;
 /// The lift the verdict asks the sample to be able to tell: 10 points.
@@ -91,13 +95,42 @@ impl Group {
     }
 }
 
+/// The members of a cohort whose window has not passed yet, by group: counted in neither
+/// rate until it has.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StillInWindow {
+    pub contacted: u64,
+    pub held_out: u64,
+}
+
+/// Whose tasks a group's rates count: those assigned from `from` to `to` (the gym's local
+/// dates), the last day whose members' window has passed; `to` is `None` while nobody's has.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Cohort {
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
+    pub from: Option<jiff::civil::Date>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = Date))]
+    pub to: Option<jiff::civil::Date>,
+}
+
 /// The lift of one task type.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TypeLift {
     pub task_type: String,
+    /// How long after assignment a member's goal counts (the same for both groups).
+    pub window_days: i64,
+    /// The assignment days the rates count.
+    pub cohort: Cohort,
     pub contacted: Group,
     pub held_out: Group,
+    /// Assigned in the window, their own window not passed yet.
+    pub still_in_window: StillInWindow,
+    /// Held-out members who got a message anyway by another path (another task, the
+    /// owner's own) within their window; still counted held out (intent to treat).
+    pub crossed_over: u64,
     /// Contacted rate minus held-out rate; `None` until both groups have members.
     pub difference: Option<f64>,
     /// Its 95% interval (Newcombe's hybrid score method).
@@ -136,39 +169,123 @@ fn points(v: f64) -> String {
     format!("{:.1}", v * 100.0)
 }
 
-/// The lift of the closed tasks in `tallies` (each counted once, by the group its draw put
-/// it in), per task type — only `task_type` if given (listed even with no tasks yet).
+/// The lift of the tasks in `tallies` the holdout draw `assigned` in a window (the others
+/// show who crossed over), per task type — only
+/// `task_type` if given (listed even with no tasks yet) — as it stands at `now`.
 /// `holdout_percent` is the account's setting: it sizes the groups the verdict plans for
 /// until both have members.
-pub fn lift(tallies: &[TaskTally], task_type: Option<&str>, holdout_percent: u8) -> Lift {
-    let mut by_type: BTreeMap<String, (Group, Group, f64)> = BTreeMap::new();
+pub fn lift(
+    tallies: &[TaskTally],
+    assigned: std::ops::Range<Timestamp>,
+    task_type: Option<&str>,
+    holdout_percent: u8,
+    now: Timestamp,
+) -> Lift {
+    struct Count {
+        /// The type's conversion window.
+        window: jiff::SignedDuration,
+        contacted: Group,
+        held_out: Group,
+        revenue: f64,
+        still: StillInWindow,
+        crossed_over: u64,
+    }
+    let mut by_type: BTreeMap<String, Count> = BTreeMap::new();
+    // When each member was written to by a task no draw held out: who crossed over.
+    let mut contacted_at: BTreeMap<&str, Vec<Timestamp>> = BTreeMap::new();
+    for t in tallies.iter().filter(|t| t.arm != Some(Arm::HeldOut) && t.touch > 0) {
+        contacted_at.entry(t.member_id.as_str()).or_default().push(t.created_at);
+    }
+    let count_of = |task_type: &str| Count {
+        window: crate::task::holdout::conversion_window(crate::task::task_type::definition(task_type)),
+        contacted: Group::default(),
+        held_out: Group::default(),
+        revenue: 0.0,
+        still: StillInWindow::default(),
+        crossed_over: 0,
+    };
     if let Some(t) = task_type {
-        by_type.entry(t.to_owned()).or_default();
+        by_type.insert(t.to_owned(), count_of(t));
     }
     for tally in tallies {
         let Some(arm) = tally.arm else { continue };
-        if tally.is_open() || tally.provisional || task_type.is_some_and(|t| t != tally.task_type) {
+        if task_type.is_some_and(|t| t != tally.task_type) || !assigned.contains(&tally.created_at) {
             continue;
         }
-        let success = succeeded(&tally.task_type, tally.outcome.as_deref());
-        let (contacted, held_out, revenue) = by_type.entry(tally.task_type.clone()).or_default();
-        match arm {
-            Arm::Contacted => {
-                contacted.add(success);
-                *revenue += tally.attributed_value.filter(|v| *v > 0.0).unwrap_or(0.0);
+        if !by_type.contains_key(&tally.task_type) {
+            by_type.insert(tally.task_type.clone(), count_of(&tally.task_type));
+        }
+        let Some(count) = by_type.get_mut(&tally.task_type) else { continue };
+        // The tally's fixed window ends its assignment plus its type's conversion window.
+        let end = tally.created_at + count.window;
+        match (arm, end > now) {
+            (Arm::Contacted, true) => count.still.contacted += 1,
+            (Arm::HeldOut, true) => count.still.held_out += 1,
+            (Arm::Contacted, false) => {
+                let success = succeeded_within(tally, end);
+                count.contacted.add(success);
+                if success {
+                    count.revenue += tally.attributed_value.filter(|v| *v > 0.0).unwrap_or(0.0);
+                }
             }
-            Arm::HeldOut => held_out.add(success),
+            (Arm::HeldOut, false) => {
+                count.held_out.add(succeeded_within(tally, end));
+                let reached = contacted_at
+                    .get(tally.member_id.as_str())
+                    .is_some_and(|at| at.iter().any(|at| (tally.created_at..=end).contains(at)));
+                count.crossed_over += u64::from(reached);
+            }
         }
     }
     let groups: Vec<TypeLift> = by_type
         .into_iter()
-        .map(|(task_type, (contacted, held_out, revenue))| judge(task_type, contacted, held_out, revenue, holdout_percent))
+        .map(|(task_type, c)| {
+            TypeLift {
+                window_days: c.window.as_hours() / 24,
+                still_in_window: c.still,
+                crossed_over: c.crossed_over,
+                ..judge(task_type, c.contacted, c.held_out, c.revenue, holdout_percent)
+            }
+        })
         .collect();
     Lift {
         revenue_after_outreach: round_cents(groups.iter().map(|g| g.revenue_after_outreach).sum()),
         revenue_caused: round_cents(groups.iter().map(|g| g.revenue_caused).sum()),
         groups,
     }
+}
+
+/// Whether `tally`'s goal showed by `end`: when it showed, as the task recorded it, or, for a
+/// task closed on its goal before that was recorded, its close.
+fn succeeded_within(tally: &TaskTally, end: Timestamp) -> bool {
+    let closed_on_goal = || {
+        (!tally.provisional && succeeded(&tally.task_type, tally.outcome.as_deref()))
+            .then_some(tally.resolved_at)
+            .flatten()
+    };
+    tally.goal_at.or_else(closed_on_goal).is_some_and(|at| at <= end)
+}
+
+/// What success is for a task type, in the words of a verdict ("about 4 more … came back").
+fn what_success_is(task_type: &str) -> &'static str {
+    match task_type {
+        "churn_risk" | "win_back" => "came back",
+        "onboarding" => "kept coming",
+        "lead_followup" => "joined",
+        "payment_recovery" => "paid",
+        _ => "reached the goal",
+    }
+}
+
+/// A type's lift from its counts alone, `(n, succeeded)` of each group (for tests elsewhere).
+#[cfg(test)]
+pub(crate) fn of_counts(task_type: &str, contacted: (u64, u64), held_out: (u64, u64)) -> TypeLift {
+    let group = |(n, succeeded): (u64, u64)| {
+        let mut g = Group::default();
+        (0..n).for_each(|i| g.add(i < succeeded));
+        g
+    };
+    judge(task_type.to_owned(), group(contacted), group(held_out), 0.0, 10)
 }
 
 fn judge(task_type: String, contacted: Group, held_out: Group, revenue: f64, holdout_percent: u8) -> TypeLift {
@@ -191,19 +308,30 @@ fn judge(task_type: String, contacted: Group, held_out: Group, revenue: f64, hol
     let more = more.div_ceil(10) * 10;
     let interval = newcombe(contacted.succeeded, contacted.n, held_out.succeeded, held_out.n);
     let not_enough = format!("not enough members yet: about {more} more to tell a 10-point lift");
+    // In members, as an owner reads it: the difference over the contacted group.
+    let members = |share: f64| (share * contacted.n as f64).round().abs() as u64;
+    let did = what_success_is(&task_type);
     let verdict = match interval {
         None if held_out.n == 0 && holdout_percent == 0 => {
             "no held-out members: hold out some members (10% is recommended) to see what outreach causes".to_owned()
         }
         None => not_enough.clone(),
-        Some((d, low, _)) if low > 0.0 => format!(
-            "outreach works: {} points more succeeded when contacted (95% interval {} to {} points)",
+        Some((d, low, high)) if low > 0.0 => format!(
+            "outreach works: about {} more of the {} members contacted {did} than would have on their own (somewhere between {} and {}); {} points more succeeded (95% interval {} to {} points)",
+            members(d),
+            contacted.n,
+            members(low),
+            members(high),
             points(d),
             points(low),
-            points(interval.map_or(0.0, |i| i.2))
+            points(high)
         ),
         Some((d, low, high)) if high < 0.0 => format!(
-            "contacted members did worse: {} points fewer succeeded (95% interval {} to {} points)",
+            "contacted members did worse: about {} fewer of the {} contacted {did} than would have on their own (somewhere between {} and {}); {} points fewer succeeded (95% interval {} to {} points)",
+            members(d),
+            contacted.n,
+            members(high),
+            members(low),
             points(-d),
             points(low),
             points(high)
@@ -233,6 +361,10 @@ fn judge(task_type: String, contacted: Group, held_out: Group, revenue: f64, hol
         revenue_after_outreach: round_cents(revenue),
         revenue_caused: round_cents(caused),
         pooled: None,
+        window_days: 0,
+        cohort: Cohort::default(),
+        still_in_window: StillInWindow::default(),
+        crossed_over: 0,
         contacted,
         held_out,
     }
@@ -291,6 +423,84 @@ mod tests {
         assert!(members_needed(0.3, 0.1, 9.0) > 712);
     }
 
+    /// The lift of `tallies` (assigned on 2026-11-02) once every window has passed.
+    fn judged(tallies: &[TaskTally], task_type: Option<&str>, holdout_percent: u8) -> Lift {
+        lift(tallies, Timestamp::MIN..Timestamp::MAX, task_type, holdout_percent, at("2027-06-01T00:00:00Z"))
+    }
+
+    fn open(i: usize, arm: Arm) -> TaskTally {
+        TaskTally {
+            status: if arm == Arm::HeldOut { TaskStatus::HeldOut } else { TaskStatus::Waiting },
+            resolved_at: None,
+            outcome: None,
+            ..tally(i, arm, "", None)
+        }
+    }
+
+    /// The gym: 120 members, a fifth held out, a third of each group back — and only
+    /// the successes closed. Counting closes gave 1.0 against 1.0; by intent to treat, once the
+    /// window has passed, both rates are a third. Before it has, nobody is counted as a failure:
+    /// every member is still in their window, in both groups alike.
+    #[test]
+    fn every_member_assigned_is_counted_once_the_window_has_passed() {
+        let mut tallies = Vec::new();
+        for i in 0..120 {
+            let arm = if i % 5 == 0 { Arm::HeldOut } else { Arm::Contacted };
+            tallies.push(if i % 3 == 0 { tally(i, arm, "retained", Some(150.0)) } else { open(i, arm) });
+        }
+        let group = &judged(&tallies, None, 20).groups[0];
+        assert_eq!((group.contacted.n, group.contacted.succeeded), (96, 32));
+        assert_eq!((group.held_out.n, group.held_out.succeeded), (24, 8));
+        assert_eq!(group.difference, Some(0.0));
+        assert_eq!(group.still_in_window, StillInWindow::default());
+        assert_eq!(group.window_days, 14);
+
+        let early = lift(&tallies, Timestamp::MIN..Timestamp::MAX, None, 20, at("2026-11-10T00:00:00Z"));
+        let group = &early.groups[0];
+        assert_eq!((group.contacted.n, group.held_out.n), (0, 0));
+        assert_eq!(group.still_in_window, StillInWindow { contacted: 96, held_out: 24 });
+        assert!(group.verdict.starts_with("not enough members yet"), "{}", group.verdict);
+    }
+
+    /// A goal that shows after the window counts for neither group; one that shows inside it
+    /// counts whatever became of the task (skipped, expired, closed by the owner).
+    #[test]
+    fn success_is_the_goal_within_the_fixed_window_from_assignment() {
+        let assigned = at("2026-11-02T14:00:00Z");
+        let late = TaskTally {
+            goal_at: Some(assigned + jiff::SignedDuration::from_hours(24 * 15)),
+            ..tally(0, Arm::HeldOut, "retained", None)
+        };
+        let skipped_but_back = TaskTally {
+            status: TaskStatus::Cancelled,
+            goal_at: Some(assigned + jiff::SignedDuration::from_hours(24 * 3)),
+            ..tally(1, Arm::Contacted, "skipped", None)
+        };
+        // A commitment whose signal never came is no success once the window has passed.
+        let promised = TaskTally {
+            provisional: true,
+            ..tally(2, Arm::Contacted, "retained", Some(75.0))
+        };
+        let group = &judged(&[late, skipped_but_back, promised], None, 20).groups[0];
+        assert_eq!((group.held_out.n, group.held_out.succeeded), (1, 0));
+        assert_eq!((group.contacted.n, group.contacted.succeeded), (2, 1));
+    }
+
+    /// A held-out member mailed by the owner's own task within their window stays held out
+    /// (intent to treat), and the report says one crossed over.
+    #[test]
+    fn a_held_out_member_contacted_another_way_is_counted_as_crossed_over() {
+        let held = open(7, Arm::HeldOut);
+        let owners = TaskTally {
+            arm: None,
+            task_type: "ad_hoc".into(),
+            created_at: held.created_at + jiff::SignedDuration::from_hours(48),
+            ..tally(7, Arm::Contacted, "unresponsive", None)
+        };
+        let group = &judged(&[held, owners], Some("churn_risk"), 20).groups[0];
+        assert_eq!((group.held_out.n, group.crossed_over), (1, 1));
+    }
+
     fn tally(i: usize, arm: Arm, outcome: &str, value: Option<f64>) -> TaskTally {
         let now = at("2026-11-02T14:00:00Z");
         TaskTally {
@@ -306,6 +516,7 @@ mod tests {
             arm: Some(arm),
             experiment: None,
             provisional: false,
+            goal_at: None,
             next_action_at: None,
         }
     }
@@ -320,16 +531,12 @@ mod tests {
             })
             .collect();
         tallies.extend((80..100).map(|i| tally(i, Arm::HeldOut, if i < 85 { "retained" } else { "unresponsive" }, Some(0.0))));
-        // Not counted: a commitment awaiting its signal, and a task no draw went through.
-        tallies.push(TaskTally {
-            provisional: true,
-            ..tally(100, Arm::Contacted, "verbal_commitment", Some(75.0))
-        });
+        // Not counted: a task no draw went through.
         tallies.push(TaskTally {
             arm: None,
             ..tally(101, Arm::Contacted, "retained", Some(150.0))
         });
-        let lift = lift(&tallies, None, 20);
+        let lift = judged(&tallies, None, 20);
         let [group] = lift.groups.as_slice() else {
             panic!("one type: {lift:?}")
         };
@@ -345,7 +552,14 @@ mod tests {
         assert_eq!(group.difference, Some(0.5));
         let [low, high] = group.ci95.unwrap_or_else(|| panic!("an interval"));
         assert!(low > 0.0 && high > low, "{low} {high}");
-        assert!(group.verdict.starts_with("outreach works: 50.0 points more"), "{}", group.verdict);
+        assert!(
+            group
+                .verdict
+                .starts_with("outreach works: about 40 more of the 80 members contacted came back than would have on their own (somewhere between "),
+            "{}",
+            group.verdict
+        );
+        assert!(group.verdict.contains("; 50.0 points more succeeded"), "{}", group.verdict);
         assert_eq!(lift.revenue_after_outreach, 9_000.0);
         // Half of the 80 contacted came back because of it: 40 members at 150.
         assert_eq!(lift.revenue_caused, 6_000.0);
@@ -357,7 +571,7 @@ mod tests {
             .map(|i| tally(i, Arm::Contacted, if i % 2 == 0 { "retained" } else { "unresponsive" }, None))
             .collect();
         tallies.extend((40..50).map(|i| tally(i, Arm::HeldOut, if i % 2 == 0 { "engaged_late" } else { "unresponsive" }, None)));
-        let lift = lift(&tallies, Some("churn_risk"), 20);
+        let lift = judged(&tallies, Some("churn_risk"), 20);
         let group = &lift.groups[0];
         let [low, high] = group.ci95.unwrap_or_else(|| panic!("an interval"));
         assert!(low < 0.0 && high > 0.0, "{low} {high}");
@@ -369,7 +583,7 @@ mod tests {
     #[test]
     fn without_held_out_members_the_verdict_says_what_to_do() {
         let tallies: Vec<TaskTally> = (0..10).map(|i| tally(i, Arm::Contacted, "retained", Some(150.0))).collect();
-        let off = lift(&tallies, None, 0);
+        let off = judged(&tallies, None, 0);
         assert_eq!(off.groups[0].difference, None);
         assert!(
             off.groups[0].verdict.starts_with("no held-out members"),
@@ -377,7 +591,7 @@ mod tests {
             off.groups[0].verdict
         );
         assert_eq!(off.revenue_caused, 0.0);
-        let on = lift(&tallies, Some("win_back"), 10);
+        let on = judged(&tallies, Some("win_back"), 10);
         assert_eq!(on.groups[0].task_type, "win_back");
         assert_eq!(on.groups[0].contacted.n, 0);
         assert!(

@@ -1,21 +1,20 @@
-//! Lift a small gym can read: one month of cross-tenant records pooled per business type and
-//! task type — the contacted and the held-out members of every contributing gym added up, and
-//! the difference with Newcombe's 95% interval, as one gym's lift is measured.
+//! Lift a small gym can read: the gyms' own lifts pooled per business type and task type — the
+//! contacted and the held-out members of every contributing gym added up, each counted as its
+//! own gym's lift counts them (by intent to treat, once their window has passed), and the
+//! difference within gyms with its 95% interval ([`within_gyms`]).
 //!
-//! Under the cross-tenant record's privacy rules: gyms are told apart only by their keyed
-//! pseudonyms; a record without one counts for nothing; the records of accounts that do not
-//! share are left out before this runs (`engine/learning/network.rs`); and a figure exists only with at
-//! least [`MIN_CONTRIBUTORS`] gyms behind it. A gym counts only for a task type it has both
-//! contacted and held-out members of that month: pooling one gym's contacted members with
-//! another's held-out ones would compare gyms, not outreach.
+//! Under the cross-tenant privacy rules: only counts cross gyms; gyms are told apart only by
+//! their keyed pseudonyms; accounts that do not share are left out before this runs
+//! (`engine/learning/network.rs`); and a figure exists only with at least [`MIN_CONTRIBUTORS`]
+//! gyms behind it. A gym counts only for a task type it has both contacted and held-out members
+//! of: pooling one gym's contacted members with another's held-out ones would compare gyms, not
+//! outreach.
 
 use std::collections::BTreeMap;
 
-use super::interaction::SharedOutcome;
-use super::lift::newcombe;
+use super::lift::{TypeLift, Z95};
 use super::network::MIN_CONTRIBUTORS;
 use crate::owner::pooled_lift::{PooledGroup, PooledLift};
-use crate::task::holdout::{Arm, succeeded};
 
 /// (members, succeeded) contacted, then held out.
 type Counts = [(u64, u64); 2];
@@ -47,21 +46,58 @@ pub fn summary(gyms: u64, difference: f64, low: f64, high: f64) -> String {
     )
 }
 
-/// The pooled lift of every (business type, task type) the month's records support.
-pub fn pooled(month: &str, records: &[SharedOutcome]) -> Vec<PooledLift> {
-    let mut by: BTreeMap<(&str, &str), BTreeMap<&str, Counts>> = BTreeMap::new();
-    for r in records {
-        let (Some(business_type), Some(who), Some(arm)) = (r.business_type.as_deref(), r.contributor.as_deref(), r.arm) else {
-            continue;
-        };
-        // A commitment awaiting its signal counts in neither group until it is settled.
-        if r.provisional {
+/// The difference within gyms, pooled (the Mantel–Haenszel risk difference), and its 95%
+/// interval: each gym's own contacted-minus-held-out difference, weighted by `n_c·n_h/(n_c+n_h)`.
+/// Adding up the counts instead would compare gyms with each other: a gym that holds out 20%
+/// of members who come back often, beside one that holds out 10% of members who seldom do,
+/// shows a "difference" with no outreach at all. The variance is the gyms' own under the
+/// fixed weights (each gym's groups are independent binomials); `make bench` checks its
+/// coverage by simulation.
+fn within_gyms(gyms: &[&Counts]) -> Option<(f64, f64, f64)> {
+    let (mut weights, mut sum, mut variance) = (0.0, 0.0, 0.0);
+    for [(nc, sc), (nh, sh)] in gyms.iter().map(|c| **c) {
+        if nc == 0 || nh == 0 {
             continue;
         }
-        let counts = by.entry((business_type, r.task_type.as_str())).or_default().entry(who).or_default();
-        let slot = &mut counts[usize::from(arm == Arm::HeldOut)];
-        slot.0 += 1;
-        slot.1 += u64::from(succeeded(&r.task_type, r.outcome.as_deref()));
+        let (nc, nh) = (nc as f64, nh as f64);
+        let (pc, ph) = (sc as f64 / nc, sh as f64 / nh);
+        let w = nc * nh / (nc + nh);
+        weights += w;
+        sum += w * (pc - ph);
+        variance += w * w * (pc * (1.0 - pc) / nc + ph * (1.0 - ph) / nh);
+    }
+    if weights == 0.0 {
+        return None;
+    }
+    let d = sum / weights;
+    let half = Z95 * variance.sqrt() / weights;
+    Some((d, (d - half).max(-1.0), (d + half).min(1.0)))
+}
+
+/// One gym's own lift as it goes into the pool: its business type, its keyed pseudonym and
+/// its groups, counted as its own lift counts them (intent to treat, each member once their
+/// window has passed: `super::lift::lift`).
+pub struct GymLift<'a> {
+    pub business_type: &'a str,
+    pub contributor: &'a str,
+    pub groups: &'a [TypeLift],
+}
+
+/// The pooled lift of every (business type, task type) the gyms' lifts support.
+pub fn pooled(month: &str, gyms: &[GymLift<'_>]) -> Vec<PooledLift> {
+    let mut by: BTreeMap<(&str, &str), BTreeMap<&str, Counts>> = BTreeMap::new();
+    for gym in gyms {
+        for g in gym.groups {
+            let counts = by
+                .entry((gym.business_type, g.task_type.as_str()))
+                .or_default()
+                .entry(gym.contributor)
+                .or_default();
+            counts[0].0 += g.contacted.n;
+            counts[0].1 += g.contacted.succeeded;
+            counts[1].0 += g.held_out.n;
+            counts[1].1 += g.held_out.succeeded;
+        }
     }
     let mut found = Vec::new();
     for ((business_type, task_type), gyms) in by {
@@ -71,7 +107,7 @@ pub fn pooled(month: &str, records: &[SharedOutcome]) -> Vec<PooledLift> {
         }
         let sum = |i: usize| both.iter().fold((0, 0), |(n, s), c| (n + c[i].0, s + c[i].1));
         let (contacted, held_out) = (sum(0), sum(1));
-        let Some((difference, low, high)) = newcombe(contacted.1, contacted.0, held_out.1, held_out.0) else {
+        let Some((difference, low, high)) = within_gyms(&both) else {
             continue;
         };
         let gyms = both.len() as u64;
@@ -94,36 +130,27 @@ pub fn pooled(month: &str, records: &[SharedOutcome]) -> Vec<PooledLift> {
 mod tests {
     use super::*;
 
-    /// `per` records of a gym: contacted members (`back` of them back) and held-out ones.
-    fn gym(who: &str, business_type: &str, contacted: (u32, u32), held_out: (u32, u32)) -> Vec<SharedOutcome> {
-        let one = |arm: Arm, back: bool| SharedOutcome {
-            outcome: Some(if back { "retained" } else { "unresponsive" }.into()),
-            business_type: Some(business_type.into()),
-            contributor: Some(who.into()),
-            arm: Some(arm),
-            touches: u32::from(arm == Arm::Contacted),
-            ..crate::testing::sample_shared_outcome(10, false)
-        };
-        (0..contacted.0)
-            .map(|i| one(Arm::Contacted, i < contacted.1))
-            .chain((0..held_out.0).map(|i| one(Arm::HeldOut, i < held_out.1)))
-            .collect()
+    /// A gym's churn lift: contacted members (`back` of them back) and held-out ones.
+    fn gym(contacted: (u64, u64), held_out: (u64, u64)) -> Vec<TypeLift> {
+        vec![super::super::lift::of_counts("churn_risk", contacted, held_out)]
     }
 
     #[test]
     fn three_gyms_of_a_type_pool_their_groups_and_two_do_not() {
-        let mut records = gym("a", "crossfit_gym", (20, 10), (5, 1));
-        records.extend(gym("b", "crossfit_gym", (20, 12), (5, 1)));
-        assert!(pooled("2026-10", &records).is_empty(), "two gyms are not enough");
-        records.extend(gym("c", "crossfit_gym", (20, 8), (5, 1)));
-        // Not counted: a gym with no held-out members, a record without a pseudonym, another type.
-        records.extend(gym("d", "crossfit_gym", (20, 20), (0, 0)));
-        records.push(SharedOutcome {
-            contributor: None,
-            ..gym("e", "crossfit_gym", (0, 0), (1, 1))[0].clone()
-        });
-        records.extend(gym("f", "yoga_studio", (20, 10), (5, 1)));
-        let found = pooled("2026-10", &records);
+        let (a, b, c) = (gym((20, 10), (5, 1)), gym((20, 12), (5, 1)), gym((20, 8), (5, 1)));
+        let one = |who, business_type, groups| GymLift {
+            business_type,
+            contributor: who,
+            groups,
+        };
+        let mut gyms = vec![one("a", "crossfit_gym", &a), one("b", "crossfit_gym", &b)];
+        assert!(pooled("2026-10", &gyms).is_empty(), "two gyms are not enough");
+        gyms.push(one("c", "crossfit_gym", &c));
+        // Not counted: a gym with no held-out members, another type.
+        let (d, f) = (gym((20, 20), (0, 0)), gym((20, 10), (5, 1)));
+        gyms.push(one("d", "crossfit_gym", &d));
+        gyms.push(one("f", "yoga_studio", &f));
+        let found = pooled("2026-10", &gyms);
         let [lift] = found.as_slice() else {
             panic!("one pooled figure: {found:?}")
         };
@@ -133,10 +160,10 @@ mod tests {
         );
         assert_eq!((lift.contacted.n, lift.contacted.succeeded), (60, 30));
         assert_eq!((lift.held_out.n, lift.held_out.succeeded), (15, 3));
+        // Each gym's own difference (0.3, 0.4, 0.2), equally weighted: their sizes are equal.
         assert_eq!(lift.difference, 0.3);
-        let (d, low, high) = newcombe(30, 60, 3, 15).unwrap_or_else(|| panic!("groups"));
-        assert_eq!(lift.ci95, [round4(low), round4(high)]);
-        assert!(low > 0.0 && (d - 0.3).abs() < 1e-9);
+        let [low, high] = lift.ci95;
+        assert!(0.0 < low && low < 0.3 && 0.3 < high, "{low} {high}");
         assert!(
             lift.summary
                 .starts_with("across 3 gyms like yours, outreach of this type adds 30.0 points (95% interval "),

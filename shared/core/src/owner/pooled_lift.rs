@@ -22,15 +22,15 @@ pub struct PooledLift {
     pub task_type: String,
     /// The business type tag (of the fixed list) the gyms share.
     pub business_type: String,
-    /// `YYYY-MM`: the month whose closed tasks were pooled.
+    /// `YYYY-MM`: the month of the evaluation that pooled the gyms' lifts.
     pub month: String,
-    /// Contributing gyms (each with contacted and held-out members of the type that month).
+    /// Contributing gyms (each with contacted and held-out members of the type judged).
     pub gyms: u64,
     pub contacted: PooledGroup,
     pub held_out: PooledGroup,
-    /// Contacted rate minus held-out rate.
+    /// Contacted rate minus held-out rate within each gym, pooled (Mantel–Haenszel).
     pub difference: f64,
-    /// Its 95% interval (Newcombe's hybrid score method, on the pooled counts).
+    /// Its 95% interval.
     pub ci95: [f64; 2],
     /// "across N gyms like yours, outreach of this type adds X points (95% interval …)".
     pub summary: String,

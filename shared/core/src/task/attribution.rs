@@ -121,10 +121,20 @@ pub fn watch_until(task: &Task) -> Option<Timestamp> {
                 && outcome::is_watchable(def.key)
                 && def.outcome(LATE_WIN).is_some() =>
         {
-            Some(window)
+            Some(cohort_end(task).map_or(window, |end| end.max(window)))
         }
+        // Any other task the holdout draw assigned (skipped, expired, closed by the owner) is
+        // still watched to its cohort's end, for the lift alone: intent to treat counts it
+        // whatever became of it (`Change::GoalSeen`).
+        TaskStatus::Cancelled if task.goal_at.is_none() && outcome::is_watchable(def.key) => cohort_end(task).filter(|end| *end > closed),
         _ => None,
     }
+}
+
+/// The end of the lift's fixed window for a task the holdout draw assigned (either group).
+fn cohort_end(task: &Task) -> Option<Timestamp> {
+    task.holdout
+        .map(|_| task.created_at + crate::task::holdout::conversion_window(task_type::definition(&task.task_type)))
 }
 
 /// What attribution does to one watched task.
@@ -138,6 +148,10 @@ pub enum Change {
     Downgraded { from: String, to: String, window_days: u32 },
     /// A task closed unanswered whose signal came within the window.
     LateWin { reached: GoalReached, value: f64 },
+    /// The goal of a task closed without an answer to wait for (skipped, expired, closed by
+    /// the owner) showed inside its cohort's window: recorded for the lift, the outcome and
+    /// its value left as they are.
+    GoalSeen { at: Timestamp },
     /// The window passed (or nothing is left to watch): leave the index.
     Released,
 }
@@ -165,6 +179,7 @@ impl Change {
                 Why::new(what).detail(format!("{outcome}: {} {at_price}", money(*value)))
             }
             Change::Confirmed { from, reached, value } => {
+                next.goal_at = Some(reached.seen.at);
                 next.outcome = Some(reached.outcome.to_owned());
                 next.outcome_reason = Some(Reason::ProvisionalOutcomeConfirmed.to_string());
                 next.attributed_value = Some(*value);
@@ -188,7 +203,15 @@ impl Change {
                     "{from} downgraded to {to}: no goal signal within {window_days} days of the commitment; value zeroed"
                 ))
             }
+            Change::GoalSeen { at } => {
+                next.goal_at = Some(*at);
+                next.attribution_until = None;
+                Why::new(Reason::GoalSignalAfterClose).detail(format!(
+                    "the goal showed after the close ({outcome}); counted in the lift only, the outcome and its value stay"
+                ))
+            }
             Change::LateWin { reached, value } => {
+                next.goal_at = Some(reached.seen.at);
                 next.outcome = Some(LATE_WIN.into());
                 next.outcome_reason = Some(Reason::GoalSignalAfterClose.to_string());
                 next.attributed_value = Some(*value);
@@ -267,6 +290,12 @@ pub fn decide(task: &Task, facts: Option<&MemberFacts>, price: Price, now: Times
             if let Some(reached) = reached() {
                 let value = value_of(def, LATE_WIN, price).unwrap_or(0.0);
                 return Some(Change::LateWin { reached, value });
+            }
+            (now >= until).then_some(Change::Released)
+        }
+        TaskStatus::Cancelled if task.holdout.is_some() && task.goal_at.is_none() => {
+            if let Some(reached) = reached() {
+                return Some(Change::GoalSeen { at: reached.seen.at });
             }
             (now >= until).then_some(Change::Released)
         }

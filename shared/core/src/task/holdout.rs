@@ -82,11 +82,18 @@ pub fn succeeded(task_type: &str, outcome: Option<&str>) -> bool {
 /// attribution watches it for a late win like any task closed unanswered, so both groups are
 /// measured over the same window.
 pub fn open_until(def: &crate::task::task_type::TaskTypeDef, created: jiff::Timestamp) -> jiff::Timestamp {
+    created + conversion_window(def)
+}
+
+/// The type's fixed conversion window, the same for both groups: a task succeeded for the
+/// lift when its goal showed within this long of its assignment (its time budget, then its
+/// cadence's dormant watch, as long as a held-out task of the type stays open).
+pub fn conversion_window(def: &crate::task::task_type::TaskTypeDef) -> jiff::SignedDuration {
     let dormant = match def.cadence.on_exhaustion {
         crate::task::cadence::OnExhaustion::Dormant { max_days, .. } => max_days,
         _ => 0,
     };
-    created + jiff::SignedDuration::from_hours(24 * i64::from(def.budget.max_days + dormant))
+    jiff::SignedDuration::from_hours(24 * i64::from(def.budget.max_days + dormant))
 }
 
 #[cfg(test)]

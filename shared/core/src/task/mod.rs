@@ -290,6 +290,11 @@ pub struct Task {
     /// confirms it when the signal comes, or downgrades it when the window passes.
     #[serde(default)]
     pub provisional: bool,
+    /// When the task's goal showed (its signal's time, or the close on it): the lift counts
+    /// a success only inside the type's fixed window from assignment
+    /// ([`crate::task::holdout::conversion_window`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_at: Option<Timestamp>,
     /// Until when attribution still watches this closed task (its revenue, a provisional
     /// outcome, a late win); `None` once settled. Drives the attribution index
     /// ([`crate::task::attribution::watch_until`]).

@@ -36,6 +36,9 @@ pub struct TaskTally {
     /// The outcome is a commitment still awaiting its signal: not yet a success or a failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub provisional: bool,
+    /// When its goal showed, if it did ([`Task::goal_at`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_at: Option<Timestamp>,
     /// The task's next step while open: the morning brief counts what the agent plans today.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_action_at: Option<Timestamp>,
@@ -56,6 +59,7 @@ impl TaskTally {
             arm: task.holdout.map(|h| h.arm),
             experiment: task.experiment,
             provisional: task.provisional,
+            goal_at: task.goal_at,
             next_action_at: task.next_action_at.filter(|_| task.is_active()),
         }
     }

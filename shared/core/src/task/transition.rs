@@ -68,6 +68,11 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         next.outcome = why.outcome.clone().or(next.outcome);
         next.outcome_reason = Some(why.reason.to_string());
         next.provisional = why.provisional && to == TaskStatus::Completed;
+        // A close on the goal is when the goal showed, unless its caller knows the signal's
+        // own time (`Engine::complete_on_goal`).
+        if next.goal_at.is_none() && !next.provisional && crate::task::holdout::succeeded(&next.task_type, next.outcome.as_deref()) {
+            next.goal_at = Some(now);
+        }
         next.attribution_until = crate::task::attribution::watch_until(&next);
     }
     if from == TaskStatus::Escalated {

@@ -34,6 +34,8 @@ pub struct AttributionReport {
     pub confirmed: usize,
     pub downgraded: usize,
     pub late_wins: usize,
+    /// Goals seen after a close with nothing to wait for, recorded for the lift alone.
+    pub goals_seen: usize,
     /// Left the index: their window closed with nothing to change.
     pub released: usize,
     /// Changed by someone else meanwhile; the next run looks again.
@@ -136,6 +138,7 @@ impl Engine {
             reached.seen.detail, reached.outcome
         ));
         let (mut next, log) = transition(&task, TaskStatus::Completed, now, why)?;
+        next.goal_at = Some(reached.seen.at);
         let def = task_type::definition(&next.task_type);
         let price = member_price(&account.settings, &next);
         next.attributed_value = attribution::value_of(def, reached.outcome, price.monthly);
@@ -281,6 +284,7 @@ impl Engine {
                         Change::Confirmed { .. } => report.confirmed += 1,
                         Change::Downgraded { .. } => report.downgraded += 1,
                         Change::LateWin { .. } => report.late_wins += 1,
+                        Change::GoalSeen { .. } => report.goals_seen += 1,
                         Change::Released => report.released += 1,
                     }
                     return Ok(());

@@ -11,6 +11,7 @@
 
 use std::collections::BTreeSet;
 
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::Engine;
@@ -20,7 +21,9 @@ use crate::learning::interaction::{business_type_tag, contributor_pseudonym};
 use crate::learning::network::{self, Pattern};
 use crate::learning::suggestion::{ProposedChange, Strength, Suggestion, SuggestionDraft, SuggestionKind};
 use crate::owner::account::Account;
+use crate::learning::pooled::GymLift;
 use crate::owner::pooled_lift::PooledLift;
+use super::lift::DEFAULT_LIFT_DAYS;
 use crate::task::error::EngineError;
 
 /// What a monthly run did.
@@ -92,9 +95,9 @@ impl Engine {
         report.records = records.len();
         let patterns = network::patterns(month, &records);
         report.patterns = patterns.len();
-        let pooled = crate::learning::pooled::pooled(month, &records);
-        report.pooled_lifts = pooled.len();
         let now = self.clock.now();
+        let pooled = self.pooled_lifts(month, &accounts, now).await?;
+        report.pooled_lifts = pooled.len();
         for account in accounts {
             let helped: Vec<&Pattern> = if account.settings.share_learning {
                 let me = pseudonym(&account);
@@ -120,6 +123,31 @@ impl Engine {
         }
         tracing::info!(?report, "monthly cross-business evaluation");
         Ok(report)
+    }
+
+    /// The lift across gyms of each business type: every sharing gym's own lift of the tasks
+    /// assigned in the last [`DEFAULT_LIFT_DAYS`] (by intent to treat, each member once their
+    /// window has passed), pooled. One ranged read of tallies per sharing gym with a type.
+    async fn pooled_lifts(&self, month: &str, accounts: &[Account], now: Timestamp) -> Result<Vec<PooledLift>, EngineError> {
+        let since = now - SignedDuration::from_hours(24 * DEFAULT_LIFT_DAYS);
+        let mut lifts = Vec::new();
+        for account in accounts.iter().filter(|a| a.settings.share_learning) {
+            let Some(tag) = account.settings.profile.business_type.as_deref().map(business_type_tag) else {
+                continue;
+            };
+            let tallies = self.store.tallies(account.id, since).await?;
+            let own = crate::learning::lift::lift(&tallies, since..now, None, account.settings.holdout_percent, now);
+            lifts.push((tag, pseudonym(account), own.groups));
+        }
+        let gyms: Vec<GymLift<'_>> = lifts
+            .iter()
+            .map(|(business_type, contributor, groups)| GymLift {
+                business_type,
+                contributor,
+                groups,
+            })
+            .collect();
+        Ok(crate::learning::pooled::pooled(month, &gyms))
     }
 
     /// The account's lift across gyms like it: this month's figure for each task type that has

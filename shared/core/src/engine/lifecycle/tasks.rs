@@ -435,6 +435,7 @@ impl Engine {
             snoozed_until: None,
             escalation: None,
             provisional: false,
+            goal_at: None,
             attribution_until: None,
             value_source: None,
             owner_edited: false,

@@ -228,3 +228,50 @@ async fn a_held_out_task_cancelled_is_never_reopened_into_a_send() {
     }
     assert!(w.mailer.sent().is_empty(), "a held-out member is mailed on no path");
 }
+
+/// Issue 44, intent to treat: a contacted member's task the owner skipped (nothing sent) is
+/// still watched to its cohort's end; their return inside it is recorded for the lift only
+/// (the outcome and its value stay), and the lift, once the window has passed, counts both
+/// groups by what happened to every member assigned — before that, both are still in their
+/// window.
+#[tokio::test]
+async fn a_skipped_task_still_counts_for_the_lift_by_what_its_member_did_within_the_window() {
+    let mut w = world().await;
+    w.hold_out(20).await;
+    let (contacted, held) = (w.member_in(Arm::Contacted).await, w.member_in(Arm::HeldOut).await);
+    let skipped = w.scanned(&contacted).await.task().clone();
+    let watched = w.scanned(&held).await.task().clone();
+    w.engine.skip(w.account.id, skipped.id, None).await.expect("skip");
+    let closed = w.task(&skipped).await;
+    assert_eq!(closed.attribution_until, Some(skipped.created_at + days(14)), "watched to the cohort's end");
+
+    w.clock.set(day0() + days(5));
+    let mut facts = w.store.get_member(w.account.id, &contacted).await.expect("facts").expect("known").0;
+    let event = MemberEvent::CheckinCreated {
+        member_id: contacted.clone(),
+        checked_in_at: w.clock.now(),
+        class_name: None,
+    };
+    assert!(facts.apply("evt_back", &event, w.clock.now()));
+    facts.version += 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("save");
+    let report = w.engine.attribute().await.expect("attribute");
+    assert_eq!(report.goals_seen, 1, "{report:?}");
+    let seen = w.task(&skipped).await;
+    assert_eq!(seen.goal_at, Some(w.clock.now()));
+    assert_eq!((seen.outcome, seen.attributed_value), (closed.outcome, closed.attributed_value), "the owner's view stays");
+
+    let lift = w.engine.lift(w.account.id, None, None, Some("churn_risk")).await.expect("lift");
+    let group = &lift.groups[0];
+    assert_eq!((group.contacted.n, group.held_out.n), (0, 0), "nobody's window has passed");
+    assert_eq!((group.still_in_window.contacted, group.still_in_window.held_out), (1, 1));
+
+    w.clock.set(day0() + days(15));
+    w.run_when_due(&watched).await;
+    let lift = w.engine.lift(w.account.id, None, None, Some("churn_risk")).await.expect("lift");
+    let group = &lift.groups[0];
+    assert_eq!((group.contacted.n, group.contacted.succeeded), (1, 1), "{group:?}");
+    assert_eq!((group.held_out.n, group.held_out.succeeded), (1, 0), "{group:?}");
+    assert_eq!(group.window_days, 14);
+    assert!(w.mailer.sent().is_empty(), "nothing was ever sent");
+}

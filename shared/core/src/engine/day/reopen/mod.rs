@@ -53,6 +53,7 @@ impl Engine {
         next.outcome = None;
         next.outcome_reason = Some(Reason::OwnerReopened.as_str().to_owned());
         next.attributed_value = None;
+        next.goal_at = None;
         next.value_source = None;
         next.provisional = false;
         next.attribution_until = None;

@@ -1,8 +1,8 @@
 //! Honest lift (CONTRACT.md "Honest lift"): the holdout draw at task creation, the owner's
-//! reshuffle of the groups, and the lift over a window of closed tasks.
+//! reshuffle of the groups, and the lift of the tasks assigned in a window.
 
 use jiff::civil::Date;
-use jiff::{Timestamp, ToSpan};
+use jiff::{SignedDuration, Timestamp, ToSpan};
 use serde::Serialize;
 
 use super::Engine;
@@ -20,8 +20,9 @@ use crate::task::task_type;
 
 /// The longest window the lift reads at once, in days.
 pub const MAX_LIFT_DAYS: i64 = 366;
-/// The window when the owner names none: the last 90 days.
-pub const DEFAULT_LIFT_DAYS: i64 = 90;
+/// The window when the owner names none: the last 180 days (the longest conversion windows,
+/// a win-back's and an onboarding's, are 120 days: a shorter default would show them nothing).
+pub const DEFAULT_LIFT_DAYS: i64 = 180;
 
 /// The draw for a task being created, if it goes through one: a plain task Openloop opens
 /// itself (not a subtask, a batch, a plan, an automation or the agent's planning parent).
@@ -75,9 +76,10 @@ fn window(from: Option<&str>, to: Option<&str>, today: Date) -> Result<(Date, Da
 }
 
 impl Engine {
-    /// The lift of the tasks closed between `from` and `to` (local dates, inclusive; by default
-    /// the last 90 days), per task type or only `task_type`. Reads the account and the tallies
-    /// of the window's closes: its cost grows with those, never with the tasks stored.
+    /// The lift of the tasks assigned between `from` and `to` (local dates, inclusive; by
+    /// default the last 180 days), by intent to treat, per task type or only `task_type`.
+    /// Reads the account and the tallies of the open tasks and of those closed since `from`:
+    /// its cost grows with those, never with the tasks stored.
     pub async fn lift(
         &self,
         account: AccountId,
@@ -99,9 +101,20 @@ impl Engine {
         let (from, to) = window(from, to, limits::local_date(self.clock.now(), &tz))?;
         let start = |day: Date| day.to_zoned(tz.clone()).map(|z| z.timestamp()).unwrap_or(Timestamp::MAX);
         let until = to.tomorrow().map_or(Timestamp::MAX, start);
-        let tallies = self.store.closed_tallies(account.id, start(from), until).await?;
-        let lift = lift::lift(&tallies, task_type, account.settings.holdout_percent);
-        let groups = with_pooled(lift.groups, &account, task_type);
+        // Every task assigned in the window is open now or closed since it began.
+        let tallies = self.store.tallies(account.id, start(from)).await?;
+        let now = self.clock.now();
+        let lift = lift::lift(&tallies, start(from)..until, task_type, account.settings.holdout_percent, now);
+        let mut groups = with_pooled(lift.groups, &account, task_type);
+        for group in &mut groups {
+            // The last assignment day whose members' window has passed by now.
+            let judged = limits::local_date(now - SignedDuration::from_hours(24 * group.window_days), &tz)
+                .yesterday()
+                .ok()
+                .map(|day| day.min(to))
+                .filter(|day| *day >= from);
+            group.cohort = lift::Cohort { from: judged.map(|_| from), to: judged };
+        }
         Ok(LiftReport {
             from,
             to,
@@ -137,7 +150,7 @@ fn with_pooled(mut groups: Vec<TypeLift>, account: &Account, only: Option<&str>)
         let at = match groups.iter().position(|g| g.task_type == pooled.task_type) {
             Some(at) => at,
             None => {
-                let empty = lift::lift(&[], Some(&pooled.task_type), account.settings.holdout_percent);
+                let empty = lift::lift(&[], Timestamp::UNIX_EPOCH..Timestamp::UNIX_EPOCH, Some(&pooled.task_type), account.settings.holdout_percent, Timestamp::UNIX_EPOCH);
                 groups.extend(empty.groups);
                 groups.len() - 1
             }
@@ -156,7 +169,7 @@ mod tests {
     fn the_window_is_local_days_within_a_year() {
         let today: Date = "2026-11-27".parse().unwrap_or_else(|e| panic!("{e}"));
         let (from, to) = window(None, None, today).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((from.to_string(), to), ("2026-08-30".to_owned(), today));
+        assert_eq!((from.to_string(), to), ("2026-06-01".to_owned(), today));
         let code = |from, to| window(from, to, today).map_err(|e| e.code);
         assert_eq!(code(Some("2026-11-2"), None), Err("invalid_date".into()));
         assert_eq!(code(Some("2026-11-20"), Some("2026-11-19")), Err("invalid_range".into()));
