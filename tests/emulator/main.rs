@@ -12,6 +12,7 @@ mod loop_fixtures;
 mod loops;
 mod loops_rest;
 mod loops_step;
+mod lost_answers;
 mod mail_events;
 mod member_events;
 mod member_open_tasks;

@@ -13,6 +13,10 @@ pub const GSI2PK: &str = "GSI2PK";
 pub const GSI2SK: &str = "GSI2SK";
 pub const KIND: &str = "kind";
 pub const TTL: &str = "ttl";
+/// A conditional write's own token (`dynamo::DynamoStore::put_conditional`, `transact`): read
+/// back on a condition failure, it tells our own earlier attempt — applied by DynamoDB, its
+/// answer lost, met again by the SDK's retry — from someone else's write.
+pub const WRITE_TOKEN: &str = "write_token";
 
 pub fn account_pk(a: AccountId) -> String {
     format!("ACCT#{a}")

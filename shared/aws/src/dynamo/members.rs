@@ -28,14 +28,17 @@ impl MemberStore for DynamoStore {
 
     async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
         self.count();
+        let token = super::write_token();
         let mut req = self
             .client
             .update_item()
             .table_name(&self.table)
             .key(PK, s(account_pk(account)))
             .key(SK, s(member_sk(&facts.member_id)))
-            .update_expression("SET facts = :f, facts_version = :v, #kind = :kind")
+            .update_expression("SET facts = :f, facts_version = :v, #kind = :kind, #token = :token")
             .expression_attribute_names("#kind", KIND)
+            .expression_attribute_names("#token", WRITE_TOKEN)
+            .expression_attribute_values(":token", s(token.clone()))
             .expression_attribute_values(":f", AttributeValue::M(to_item(facts)?))
             .expression_attribute_values(":v", n(facts.version))
             .expression_attribute_values(":kind", s("member"));
@@ -47,7 +50,11 @@ impl MemberStore for DynamoStore {
         };
         match req.send().await {
             Ok(_) => Ok(()),
+            // Our own update, applied with its answer lost and met again by the SDK's retry.
             Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
+                if self.written_by(&account_pk(account), &member_sk(&facts.member_id), &token).await? {
+                    return Ok(());
+                }
                 Err(StoreError::Conflict(Conflict::MemberFacts))
             }
             Err(e) => Err(unavailable(e)),

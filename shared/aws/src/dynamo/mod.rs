@@ -102,6 +102,17 @@ impl std::ops::Sub for StoreUsage {
     }
 }
 
+/// A token of one conditional write ([`WRITE_TOKEN`]).
+fn write_token() -> String {
+    ulid::Ulid::new().to_string()
+}
+
+/// An item's key, if it has one.
+fn key_of(item: &Item) -> Option<(String, String)> {
+    let part = |name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+    Some((part(PK)?, part(SK)?))
+}
+
 impl DynamoStore {
     pub fn new(client: Client, table: impl Into<String>) -> Self {
         Self {
@@ -221,15 +232,46 @@ impl DynamoStore {
         Ok(TransactWriteItem::builder().put(put).build())
     }
 
+    /// One transaction, which recognises its own earlier attempt: DynamoDB's client request
+    /// token makes the SDK's retry of an applied transaction a success, and each put carries
+    /// the same token as [`WRITE_TOKEN`], so a retry that meets a condition failure (an
+    /// emulator without the request token) reads a failed put back and finds its own write.
     async fn transact(&self, items: Vec<(TransactWriteItem, Option<Conflict>)>) -> Result<(), StoreError> {
         self.count();
         self.count_write(2 * items.len() as u64);
-        let (writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
-        match self.client.transact_write_items().set_transact_items(Some(writes)).send().await {
+        let token = write_token();
+        let (mut writes, kinds): (Vec<_>, Vec<_>) = items.into_iter().unzip();
+        for write in &mut writes {
+            if let Some(put) = write.put.as_mut() {
+                put.item.insert(WRITE_TOKEN.into(), s(token.clone()));
+            }
+        }
+        let keys: Vec<Option<(String, String)>> = writes
+            .iter()
+            .map(|w| w.put.as_ref().and_then(|p| key_of(&p.item)))
+            .collect();
+        let sent = self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(writes))
+            .client_request_token(token.clone())
+            .send()
+            .await;
+        match sent {
             Ok(_) => Ok(()),
             Err(SdkError::ServiceError(e)) => match e.err() {
                 TransactWriteItemsError::TransactionCanceledException(ex) => {
                     let reasons = ex.cancellation_reasons();
+                    // Our own transaction already applied: a put whose condition failed holds
+                    // our token (a transaction is applied whole or not at all).
+                    for (i, r) in reasons.iter().enumerate() {
+                        if r.code() == Some("ConditionalCheckFailed")
+                            && let Some(Some((pk, sk))) = keys.get(i)
+                            && self.written_by(pk, sk, &token).await?
+                        {
+                            return Ok(());
+                        }
+                    }
                     let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
                         // Another transaction held a creation counter: not a reached limit,
                         // so worth another try (reported like a lost version race).
@@ -281,6 +323,11 @@ impl DynamoStore {
     ) -> Result<(), StoreError> {
         self.count();
         self.count_write(1);
+        // Our own earlier attempt, applied with its answer lost, is told by its token.
+        let mut item = item;
+        let token = write_token();
+        item.insert(WRITE_TOKEN.into(), s(token.clone()));
+        let key = key_of(&item);
         let mut req = self
             .client
             .put_item()
@@ -296,10 +343,21 @@ impl DynamoStore {
         match req.send().await {
             Ok(_) => Ok(()),
             Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
-                Err(StoreError::Conflict(conflict))
+                match key {
+                    Some((pk, sk)) if self.written_by(&pk, &sk, &token).await? => Ok(()),
+                    _ => Err(StoreError::Conflict(conflict)),
+                }
             }
             Err(e) => Err(unavailable(e)),
         }
+    }
+
+    /// Whether the item under `pk`/`sk` was last written with `token` (a consistent read).
+    async fn written_by(&self, pk: &str, sk: &str, token: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .get(pk.to_owned(), sk)
+            .await?
+            .is_some_and(|item| item.get(WRITE_TOKEN).and_then(|v| v.as_s().ok()).is_some_and(|t| t == token)))
     }
 
     /// Query every page of a key condition (used where the result is small by design).

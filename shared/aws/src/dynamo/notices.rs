@@ -25,22 +25,8 @@ impl NoticeStore for DynamoStore {
             item.insert(GSI1PK.into(), s(NOTICES_DUE_GSI1PK));
             item.insert(GSI1SK.into(), s(notice_due_gsi1sk(at, notice.account_id, notice.id)));
         }
-        self.count();
-        match self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(PK)")
-            .send()
+        self.put_conditional(item, "attribute_not_exists(PK)", &[], vec![], Conflict::AlreadyExists)
             .await
-        {
-            Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
-                Err(StoreError::Conflict(Conflict::AlreadyExists))
-            }
-            Err(e) => Err(unavailable(e)),
-        }
     }
 
     async fn list_notices(

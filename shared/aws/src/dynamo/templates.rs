@@ -13,7 +13,7 @@ use openloop_core::task::work::due_time_key;
 use crate::keys::*;
 
 use super::items::{from_item, keyed, n, s};
-use super::{DynamoStore, unavailable};
+use super::DynamoStore;
 
 #[async_trait]
 impl TemplateStore for DynamoStore {
@@ -28,20 +28,12 @@ impl TemplateStore for DynamoStore {
             item.insert(GSI1PK.into(), s(TEMPLATES_DUE_GSI1PK));
             item.insert(GSI1SK.into(), s(format!("{}#{}", due_time_key(at), template.id)));
         }
-        self.count();
-        let req = self.client.put_item().table_name(&self.table).set_item(Some(item));
-        let req = if template.version <= 1 {
-            req.condition_expression("attribute_not_exists(PK)")
+        if template.version <= 1 {
+            self.put_conditional(item, "attribute_not_exists(PK)", &[], vec![], Conflict::Version)
+                .await
         } else {
-            req.condition_expression("version = :pv")
-                .expression_attribute_values(":pv", n(template.version - 1))
-        };
-        match req.send().await {
-            Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
-                Err(StoreError::Conflict(Conflict::Version))
-            }
-            Err(e) => Err(unavailable(e)),
+            self.put_conditional(item, "version = :pv", &[], vec![(":pv", n(template.version - 1))], Conflict::Version)
+                .await
         }
     }
 
