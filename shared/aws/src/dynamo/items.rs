@@ -1,4 +1,4 @@
-//! Items: entities to and from DynamoDB attribute maps (serde_dynamo, plus the key attributes
+//! Items: entities to and from DynamoDB attribute maps (through serde_json's value, plus the key attributes
 //! from [`crate::keys`]), the items every capability writes with a task, and page cursors.
 //! An aggregate's own items are mapped in its file (`accounts.rs`, `members.rs`, …).
 
@@ -116,10 +116,14 @@ pub(super) fn keyed<T: Serialize>(value: &T, pk: String, sk: String, kind: &str)
 /// request, by the same rule the entry points and the in-memory store use
 /// (`kernel::number::storable`): the store cannot be handed one.
 pub(super) fn to_item<T: Serialize>(value: &T) -> Result<Item, StoreError> {
-    let item: Item = serde_dynamo::to_item(value).map_err(|e| StoreError::Corrupt {
+    let corrupt = |reason: String| StoreError::Corrupt {
         key: std::any::type_name::<T>().into(),
-        reason: e.to_string(),
-    })?;
+        reason,
+    };
+    let item: Item = match serde_json::to_value(value).map_err(|e| corrupt(e.to_string()))? {
+        serde_json::Value::Object(fields) => fields.into_iter().map(|(k, v)| (k, attribute(v))).collect(),
+        _ => return Err(corrupt("an entity is stored as a map".into())),
+    };
     let mut path = Vec::new();
     for (name, attribute) in &item {
         path.push(name.as_str());
@@ -204,9 +208,68 @@ pub(super) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, StoreError
         item.get(PK).and_then(|v| v.as_s().ok()),
         item.get(SK).and_then(|v| v.as_s().ok())
     );
-    serde_dynamo::from_item(item).map_err(|e| StoreError::Corrupt {
-        key,
-        reason: e.to_string(),
+    let fields = item
+        .into_iter()
+        .map(|(k, v)| Ok((k, value(v)?)))
+        .collect::<Result<serde_json::Map<_, _>, String>>();
+    fields
+        .and_then(|fields| serde_json::from_value(serde_json::Value::Object(fields)).map_err(|e| e.to_string()))
+        .map_err(|reason| StoreError::Corrupt { key, reason })
+}
+
+/// An entity's serde form as a DynamoDB attribute: maps and lists as `M` and `L`, numbers as
+/// `N` in their shortest decimal form, nothing as `NULL` — one mapping through serde_json's
+/// value for every entity, not a serializer of its own per type.
+fn attribute(value: serde_json::Value) -> AttributeValue {
+    use serde_json::Value;
+    match value {
+        Value::Null => AttributeValue::Null(true),
+        Value::Bool(b) => AttributeValue::Bool(b),
+        Value::Number(n) => AttributeValue::N(match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => u.to_string(),
+            (None, Some(i), _) => i.to_string(),
+            (None, None, Some(f)) => f.to_string(),
+            _ => n.to_string(),
+        }),
+        Value::String(s) => AttributeValue::S(s),
+        Value::Array(items) => AttributeValue::L(items.into_iter().map(attribute).collect()),
+        Value::Object(fields) => AttributeValue::M(fields.into_iter().map(|(k, v)| (k, attribute(v))).collect()),
+    }
+}
+
+/// A stored attribute as serde_json's value (the inverse of [`attribute`]; sets read as lists).
+fn value(attribute: AttributeValue) -> Result<serde_json::Value, String> {
+    use serde_json::Value;
+    // Whole numbers as such; others by the standard library's exact parse (serde_json's own
+    // rounds a long decimal such as 1e-130 written out in full).
+    let number = |n: &str| {
+        n.parse::<u64>()
+            .map(Value::from)
+            .or_else(|_| n.parse::<i64>().map(Value::from))
+            .or_else(|_| {
+                n.parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map(Value::Number)
+                    .ok_or_else(|| format!("number {n:?}"))
+            })
+    };
+    Ok(match attribute {
+        AttributeValue::Null(_) => Value::Null,
+        AttributeValue::Bool(b) => Value::Bool(b),
+        AttributeValue::N(n) => number(&n)?,
+        AttributeValue::S(s) => Value::String(s),
+        AttributeValue::L(items) => Value::Array(items.into_iter().map(value).collect::<Result<_, _>>()?),
+        AttributeValue::M(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| Ok((k, value(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        AttributeValue::Ss(items) => Value::Array(items.into_iter().map(Value::String).collect()),
+        AttributeValue::Ns(items) => Value::Array(items.iter().map(|n| number(n)).collect::<Result<_, _>>()?),
+        AttributeValue::B(bytes) => Value::Array(bytes.into_inner().into_iter().map(Value::from).collect()),
+        other => return Err(format!("an attribute of a kind no entity holds: {other:?}")),
     })
 }
 

@@ -5,7 +5,7 @@
 //! [`TaskReads`], …).
 //!
 //! Here: the store and the requests the capabilities share (each one counted, for the bench).
-//! Entities are (de)serialised with serde_dynamo in `items.rs`; the key attributes come from
+//! Entities are (de)serialised through serde_json's value in `items.rs`; the key attributes come from
 //! [`crate::keys`]. A transaction's cancellation reasons are mapped back, item by item, to the
 //! [`Conflict`] each condition stands for.
 //!
