@@ -372,3 +372,84 @@ async fn the_holdout_is_reshuffled_at_most_monthly_and_bad_windows_are_refused()
     assert_eq!(status, 200, "{lift}");
     assert_eq!((lift["groups"].clone(), lift["revenue_caused"].clone()), (json!([]), json!(0.0)));
 }
+
+/// The issue's gym, black-box: 60 new members, a 20% holdout, a third of each group checking
+/// in three times. Read at once, nobody is counted yet — every member is still in their
+/// window, in both groups alike (counting closed tasks said "all of the contacted and all of
+/// the held-out succeeded"). Once the window has passed, both groups' counts are every task
+/// assigned, and each rate is what happened.
+#[tokio::test]
+async fn new_members_are_all_counted_once_their_window_has_passed_and_the_rates_are_what_happened() {
+    let stack = Stack::start("lift-cohort").await;
+    let gym = stack.create_account("manual").await;
+    let (status, settings) = stack
+        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(json!({"holdout_percent": 20})))
+        .await;
+    assert_eq!(status, 200, "{settings}");
+    let now = stack.now().await;
+    let joined = (now - days(1)).to_string();
+    let count = 60;
+    for i in 0..count {
+        let id = format!("m_new_{i:03}");
+        let created = json!({"type": "member.created", "timestamp": joined, "data": {"member_id": id, "email": email(&gym, &id),
+            "first_name": "Sam", "last_name": "Tester", "status": "active", "joined_at": joined, "monthly_value": 150}});
+        let (status, body) = stack.webhook(&gym, &format!("evt_{id}"), created).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    let mut at = now;
+    let mut all = Vec::new();
+    for _ in 0..12 {
+        at += limits::ANALYSIS_PERIOD + SignedDuration::from_mins(5);
+        stack.set_clock(&at.to_string()).await;
+        stack.run().await;
+        all = tasks(&stack, &gym).await;
+        if all.len() >= count {
+            break;
+        }
+    }
+    assert_eq!(all.len(), count, "one task a new member");
+    assert!(all.iter().all(|t| t["task_type"] == "onboarding"), "{all:?}");
+    let held = held_out(&all);
+
+    // A third of each group checks in three times.
+    let (mut seen, mut back) = ([0usize; 2], [0u64; 2]);
+    for task in &all {
+        let member = member_of(task);
+        let group = usize::from(held.contains(&member));
+        seen[group] += 1;
+        if seen[group] % 3 != 0 {
+            continue;
+        }
+        back[group] += 1;
+        for visit in 1..=3 {
+            let when = (at + SignedDuration::from_hours(visit)).to_string();
+            let checkin = json!({"type": "checkin.created", "timestamp": when, "data": {"member_id": member, "checked_in_at": when}});
+            let (status, body) = stack.webhook(&gym, &format!("evt_visit_{member}_{visit}"), checkin).await;
+            assert_eq!(status, 202, "{body}");
+        }
+    }
+    stack.set_clock(&(at + SignedDuration::from_hours(4)).to_string()).await;
+    stack.run().await;
+    let (status, early) = stack.get("/api/v1/lift?task_type=onboarding", &gym.token).await;
+    assert_eq!(status, 200, "{early}");
+    let early = &early["groups"][0];
+    assert_eq!((&early["contacted"]["n"], &early["held_out"]["n"]), (&json!(0), &json!(0)), "{early}");
+    let waiting = early["still_in_window"]["contacted"].as_u64().unwrap_or(0) + early["still_in_window"]["held_out"].as_u64().unwrap_or(0);
+    assert_eq!(waiting, count as u64, "{early}");
+    assert_eq!(early["window_days"], 120, "{early}");
+
+    // The window passes (the reviews expire, the tasks end on their own clocks on the way).
+    for d in [8, 31, 60, 122] {
+        stack.set_clock(&(at + days(d)).to_string()).await;
+        stack.run().await;
+    }
+    let (status, judged) = stack.get("/api/v1/lift?task_type=onboarding", &gym.token).await;
+    assert_eq!(status, 200, "{judged}");
+    let group = &judged["groups"][0];
+    let contacted = (count - held.len()) as u64;
+    assert_eq!(group["still_in_window"], json!({"contacted": 0, "held_out": 0}), "{group}");
+    assert_eq!(group["contacted"]["n"], contacted, "every contacted member assigned: {group}");
+    assert_eq!(group["held_out"]["n"], held.len(), "every held-out member assigned: {group}");
+    assert_eq!(group["contacted"]["succeeded"], back[0], "{group}");
+    assert_eq!(group["held_out"]["succeeded"], back[1], "{group}");
+}
