@@ -54,6 +54,7 @@ mod quoted_replies;
 mod rails;
 mod refusals;
 mod scale;
+mod template;
 mod texts;
 mod walls;
 mod webhook_endpoints;

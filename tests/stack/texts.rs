@@ -679,18 +679,7 @@ fn the_template_declares_the_text_topic_and_the_permission_to_send_texts() {
     ] {
         assert!(template.contains(needed), "{needed}");
     }
-    // The resources, one block each: a line indented two spaces starts one.
-    let mut blocks: Vec<String> = Vec::new();
-    for line in template.lines() {
-        let starts = line.len() > 2 && line.starts_with("  ") && line[2..].starts_with(|c: char| c.is_ascii_uppercase());
-        match blocks.last_mut() {
-            Some(block) if !starts => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            _ => blocks.push(format!("{line}\n")),
-        }
-    }
+    let blocks = crate::template::resources(template);
     let functions = blocks.iter().filter(|b| b.contains("Type: AWS::Serverless::Function")).count();
     assert!(functions > 5);
     // A function's own policy, or one it shares (the owner API's and the dashboard's).
