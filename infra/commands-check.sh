@@ -110,6 +110,12 @@ url="http://127.0.0.1:$http"
 start_run run-memory "$url" OPENLOOP_LOCAL_PORTS=memory OPENLOOP_HTTP_ADDR="127.0.0.1:$http"
 echo "  make run OPENLOOP_LOCAL_PORTS=memory: answers at $url"
 demo demo-memory "$url"
+# The stack's log over two demo days, read as an operator reads it: ids as the API shows them,
+# no whole report structs, nothing at ERROR (a failure a person must act on is an alert).
+run_log="$log/run-memory.log"
+grep -qE 'AccountId\(|Ulid\(|Report \{|Run \{' "$run_log" && fail "make run's log dumps ids or report structs: $(grep -m1 -E 'AccountId\(|Ulid\(|Report \{|Run \{' "$run_log")"
+grep -q ' ERROR ' "$run_log" && fail "make run's log has an ERROR over the demo: $(grep -m1 ' ERROR ' "$run_log")"
+echo "  make run's log over the demo: $(wc -l <"$run_log") lines, none at ERROR, ids as the API shows them"
 # The owner API checked by other people's tools against this stack: the served OpenAPI
 # document validated, schemathesis with an account's token (infra/api-check.sh).
 # Its findings are named in the failure's last line too: a CI log that keeps only its tail

@@ -9,6 +9,9 @@ And everything a reader needs is in the repository: no page refers to a file out
 specification (`spec §23`, a bare `§7.4`, `spec 003`) — in prose or in code, since a reader
 cannot open either. The fact goes on the page, or a link to the page in docs/ that holds it.
 
+The same holds for the OpenAPI document the api serves and for the data files people edit
+(rules/, words/, messages/, skills/).
+
 Prints every broken link and every outside reference. Drafts under docs/notes/ are not read."""
 
 import re
@@ -82,6 +85,13 @@ def main():
     broken = []
     outside = []
     checked = 0
+    # Read for outside references too: the OpenAPI document the api serves (its descriptions
+    # are the interface's), and the data files people edit (rules, words, messages, skills).
+    served = [ROOT / "functions" / "api" / "openapi.json"]
+    edited = sorted(p for d in ("rules", "words", "messages", "skills") for p in (ROOT / d).rglob("*") if p.is_file())
+    for page in [*served, *edited]:
+        for number, text, what in outside_references(page):
+            outside.append(f"{page.relative_to(ROOT)}:{number}: `{text}`: {what}")
     for page in pages:
         for number, text, what in outside_references(page):
             outside.append(f"{page.relative_to(ROOT)}:{number}: `{text}`: {what}")
@@ -102,7 +112,8 @@ def main():
     for line in outside:
         print(line)
     print(f"doc links: {checked} relative links in {len(pages)} pages, {len(broken)} broken")
-    print(f"doc references: {len(outside)} to files outside the repository or to numbered spec sections")
+    print(f"doc references: {len(outside)} to files outside the repository or to numbered spec sections"
+          f" (also read: the OpenAPI document and {len(edited)} data files)")
     return 1 if broken or outside else 0
 
 

@@ -1,4 +1,4 @@
-//! The action executor (spec §15.3, §32.2) on DynamoDB while workers race over one task and
+//! The action executor on DynamoDB while workers race over one task and
 //! one action key. Tags are Openloop's own member annotations (PushPress has none): the
 //! annotation item takes concurrent changes under its version.
 

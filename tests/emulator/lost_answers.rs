@@ -63,7 +63,12 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
     if lose {
         *proxy.lost.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
         let error = r#"{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"the answer was lost"}"#;
-        return (StatusCode::INTERNAL_SERVER_ERROR, [("content-type", "application/x-amz-json-1.0")], error).into_response();
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [("content-type", "application/x-amz-json-1.0")],
+            error,
+        )
+            .into_response();
     }
     let mut response = (status, bytes).into_response();
     if let Some(content_type) = content_type {
@@ -112,12 +117,18 @@ async fn a_write_applied_whose_answer_was_lost_is_recognised_as_our_own() {
     lose_next(&proxy, "evt_lost_answer_1");
     let week = now + SignedDuration::from_hours(24 * 7);
     assert!(
-        store.claim_webhook("pushpress", "evt_lost_answer_1", now, week).await.expect("claim"),
+        store
+            .claim_webhook("pushpress", "evt_lost_answer_1", now, week)
+            .await
+            .expect("claim"),
         "our own claim, applied once"
     );
     assert_eq!(lost(&proxy), 1, "the answer was lost, and the SDK tried again");
     assert!(
-        !store.claim_webhook("pushpress", "evt_lost_answer_1", now, week).await.expect("again"),
+        !store
+            .claim_webhook("pushpress", "evt_lost_answer_1", now, week)
+            .await
+            .expect("again"),
         "a redelivery is still a duplicate"
     );
 

@@ -1,5 +1,5 @@
 //! The creation rails on DynamoDB: concurrent creators never get past the flood limits
-//! (spec §7.9).
+//!.
 
 use std::sync::Arc;
 

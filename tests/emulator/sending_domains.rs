@@ -1,4 +1,4 @@
-//! The SES v2 sending-domain adapter on the emulator (spec §33.1 option B). moto implements
+//! The SES v2 sending-domain adapter on the emulator. moto implements
 //! `CreateEmailIdentity` and `GetEmailIdentity` — a domain identity that stays unverified, with
 //! no DKIM tokens — but not `PutEmailIdentityMailFromAttributes`; so the adapter's reading of
 //! an identity is checked end to end here, and its creation as far as moto goes. A domain's

@@ -179,7 +179,7 @@ pub fn new_york() -> jiff::tz::TimeZone {
 }
 
 /// `at` is a follow-up time on `day`'s date in New York, inside the afternoon hours a
-/// follow-up is planned in (spec §29.3).
+/// follow-up is planned in.
 pub fn assert_follow_up_on(at: Timestamp, day: Timestamp) {
     let (local, day) = (at.to_zoned(new_york()), day.to_zoned(new_york()).date());
     let (from, to) = openloop_core::kernel::limits::FOLLOW_UP_HOURS;

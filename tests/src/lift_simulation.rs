@@ -72,11 +72,7 @@ struct Ids(Vec<MemberId>);
 
 impl Ids {
     fn new(n: usize) -> Self {
-        Self(
-            (0..n)
-                .filter_map(|i| MemberId::parse(&format!("m_sim_{i}")).ok())
-                .collect(),
-        )
+        Self((0..n).filter_map(|i| MemberId::parse(&format!("m_sim_{i}")).ok()).collect())
     }
 
     fn get(&mut self, i: usize) -> MemberId {
@@ -109,7 +105,12 @@ fn tally(task: u64, member: MemberId, arm: Arm, back: bool, rng: &mut SmallRng) 
             (Arm::Contacted, 0) => (TaskStatus::Cancelled, Some(at + days(2.0)), Some("skipped"), None),
             (Arm::Contacted, 1) => (TaskStatus::Waiting, None, None, None),
             (Arm::HeldOut, 0 | 1) => (TaskStatus::HeldOut, None, None, None),
-            _ => (TaskStatus::Cancelled, Some(at + days(WINDOW_DAYS as f64)), Some("unresponsive"), None),
+            _ => (
+                TaskStatus::Cancelled,
+                Some(at + days(WINDOW_DAYS as f64)),
+                Some("unresponsive"),
+                None,
+            ),
         }
     };
     TaskTally {
@@ -135,8 +136,16 @@ fn judge(gym: Gym, ids: &mut Ids, rng: &mut SmallRng) -> Option<TypeLift> {
     let held_share = f64::from(gym.holdout_percent) / 100.0;
     let tallies: Vec<TaskTally> = (0..gym.members)
         .map(|i| {
-            let arm = if rng.random_bool(held_share) { Arm::HeldOut } else { Arm::Contacted };
-            let chance = if arm == Arm::HeldOut { gym.baseline } else { gym.baseline + gym.effect };
+            let arm = if rng.random_bool(held_share) {
+                Arm::HeldOut
+            } else {
+                Arm::Contacted
+            };
+            let chance = if arm == Arm::HeldOut {
+                gym.baseline
+            } else {
+                gym.baseline + gym.effect
+            };
             let back = rng.random_bool(chance.clamp(0.0, 1.0));
             tally(i, ids.get(i as usize), arm, back, rng)
         })
@@ -325,7 +334,10 @@ pub fn report(f: &Figures) -> String {
     }
     out += &format!(
         "{:<78} {:>8}  {}\n{:<78} {:>8}  {}\n",
-        format!("pooled: 95% interval covers the true difference ({} pools of 3–8 gyms; 94–96%)", f.pools),
+        format!(
+            "pooled: 95% interval covers the true difference ({} pools of 3–8 gyms; 94–96%)",
+            f.pools
+        ),
         format!("{:.1}%", f.pooled_coverage * 100.0),
         ok((0.94..=0.96).contains(&f.pooled_coverage)),
         format!("pooled: a lift with no true effect ({} pools; at most 5%)", f.null_pools),

@@ -1,4 +1,4 @@
-//! Automation tasks and the action executor (spec §15, §31.5, §32) through the owner API as
+//! Automation tasks and the action executor through the owner API as
 //! CONTRACT.md describes it.
 
 use openloop_tests::{Stack, reasons};

@@ -1,4 +1,4 @@
-//! The risk scan (spec §18.2): over a seeded gym of 500 members it creates no more tasks than
+//! The risk scan: over a seeded gym of 500 members it creates no more tasks than
 //! the flood limits allow (§7.9), the most urgent first; and the local runtime fires it from
 //! `/_local/run` once the test clock passes its 6-hourly slot. (Its DynamoDB request counts
 //! are `make bench`'s.)

@@ -1,4 +1,4 @@
-//! Task categories beyond e-mail (spec §31) through CONTRACT.md and the test clock: a recurring
+//! Task categories beyond e-mail through CONTRACT.md and the test clock: a recurring
 //! template spawns a research task that writes its report; a staff to-do reminds and escalates.
 
 use openloop_tests::{Stack, reasons};

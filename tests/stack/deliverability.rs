@@ -1,4 +1,4 @@
-//! Deliverability through CONTRACT.md (spec §33.3): bounces reported by SES — handed to the
+//! Deliverability through CONTRACT.md: bounces reported by SES — handed to the
 //! runtime as SES publishes them (`/_local/ses-notification` stands in for SNS → SQS →
 //! signals) — pause a gym's member mail once more than 10% of its last 50 sends bounced; the
 //! owner sees the pause and lifts it with `POST /api/v1/resume`.

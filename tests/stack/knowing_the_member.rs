@@ -1,4 +1,4 @@
-//! Knowing the member (CONTRACT.md, "Additions, part 3"): events of one second apply in the
+//! Knowing the member: events of one second apply in the
 //! order they arrived, and a cancellation's reason is read into its class, on the member and in
 //! the churn report; and a month and a half of mail to every kind of member, read as each
 //! member would read it.

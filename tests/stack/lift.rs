@@ -212,8 +212,16 @@ async fn a_planted_difference_shows_in_the_lift_with_an_interval_above_zero() {
     let contacted = (50 - held.len()) as u64;
     // Before their 14 days have passed, nobody is counted, in either group: all wait.
     let early = lift(&stack, &gym).await;
-    assert_eq!(early["still_in_window"], json!({"contacted": contacted, "held_out": held.len()}), "{early}");
-    assert_eq!((&early["contacted"]["n"], &early["held_out"]["n"]), (&json!(0), &json!(0)), "{early}");
+    assert_eq!(
+        early["still_in_window"],
+        json!({"contacted": contacted, "held_out": held.len()}),
+        "{early}"
+    );
+    assert_eq!(
+        (&early["contacted"]["n"], &early["held_out"]["n"]),
+        (&json!(0), &json!(0)),
+        "{early}"
+    );
     let now = stack.now().await;
     mornings(&stack, now, 15).await;
     let group = lift(&stack, &gym).await;
@@ -239,7 +247,8 @@ async fn a_planted_difference_shows_in_the_lift_with_an_interval_above_zero() {
     let (status, page) = owner.get("/app/lift").await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("data-task-type=\"churn_risk\""), "{page}");
-    let verdict = format!("outreach works: about {contacted} more of the {contacted} members contacted came back than would have on their own");
+    let verdict =
+        format!("outreach works: about {contacted} more of the {contacted} members contacted came back than would have on their own");
     assert!(page.contains(&verdict), "{page}");
     assert!(page.contains("; 100.0 points more succeeded"), "{page}");
     assert!(page.contains(", each followed for 14 days"), "{page}");
@@ -383,7 +392,12 @@ async fn new_members_are_all_counted_once_their_window_has_passed_and_the_rates_
     let stack = Stack::start("lift-cohort").await;
     let gym = stack.create_account("manual").await;
     let (status, settings) = stack
-        .call(reqwest::Method::PUT, "/api/v1/settings", Some(&gym.token), Some(json!({"holdout_percent": 20})))
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"holdout_percent": 20})),
+        )
         .await;
     assert_eq!(status, 200, "{settings}");
     let now = stack.now().await;
@@ -433,7 +447,11 @@ async fn new_members_are_all_counted_once_their_window_has_passed_and_the_rates_
     let (status, early) = stack.get("/api/v1/lift?task_type=onboarding", &gym.token).await;
     assert_eq!(status, 200, "{early}");
     let early = &early["groups"][0];
-    assert_eq!((&early["contacted"]["n"], &early["held_out"]["n"]), (&json!(0), &json!(0)), "{early}");
+    assert_eq!(
+        (&early["contacted"]["n"], &early["held_out"]["n"]),
+        (&json!(0), &json!(0)),
+        "{early}"
+    );
     let waiting = early["still_in_window"]["contacted"].as_u64().unwrap_or(0) + early["still_in_window"]["held_out"].as_u64().unwrap_or(0);
     assert_eq!(waiting, count as u64, "{early}");
     assert_eq!(early["window_days"], 120, "{early}");

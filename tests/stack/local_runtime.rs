@@ -1,4 +1,4 @@
-//! The local-only endpoints (CONTRACT.md "Local only"): the outbox read per recipient and from
+//! The local-only endpoints: the outbox read per recipient and from
 //! a position, and `/_local/run` leaving attribution out when nothing changed since the last.
 
 use openloop_tests::{Stack, events};

@@ -1,7 +1,7 @@
 //! Good by default: with no model configured, every member-facing task type writes
 //! a real message from its templates — never the task's goal — and the owner edits them
 //! through `GET /api/v1/message-templates`, `PUT` and `DELETE
-//! /api/v1/message-templates/{task_type}/{touch}` (CONTRACT.md, "Good by default").
+//! /api/v1/message-templates/{task_type}/{touch}`.
 
 use openloop_tests::{Account, Client, Stack};
 use serde_json::{Value, json};

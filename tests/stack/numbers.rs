@@ -1,4 +1,4 @@
-//! One rule for numbers (CONTRACT.md, "Additions, part 2"): on every route that takes a
+//! One rule for numbers: on every route that takes a
 //! number, one DynamoDB cannot hold (`1e-131`, `1e126`) or one out of the field's bounds
 //! (`-5`) is `422` with a message naming the field — never a `503` — and nothing changes.
 //! The edge values themselves are kept by both stores (`conformance::numbers`).

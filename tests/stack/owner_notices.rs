@@ -1,4 +1,4 @@
-//! The owner's notifications through CONTRACT.md and the README (spec §35, §7.6): the feed at
+//! The owner's notifications through CONTRACT.md and the README: the feed at
 //! `GET /api/v1/notifications` is the account's alone and pages; an escalation reaches the
 //! settings' `owner_email` through SES at once, an opt-out and the tasks awaiting approval in
 //! the digest, and the day's summary the next morning — while the account is paused too.

@@ -1,4 +1,4 @@
-//! The spec's §19.3 walkthrough, through HTTP only (CONTRACT.md), with the test clock:
+//! The spec's §19.3 walkthrough, through HTTP only, with the test clock:
 //! a failed payment → review → approve (with the owner's edit) → first mail → a follow-up a day
 //! later, held for the owner's review because they rewrote the first, then threaded on it → the
 //! two-message budget holds → escalated when the touches run out.

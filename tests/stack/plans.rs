@@ -1,4 +1,4 @@
-//! Plans on the dashboard and in the API (spec §27.3): a plan-mode task shows its steps; the
+//! Plans on the dashboard and in the API: a plan-mode task shows its steps; the
 //! owner edits a step, reorders, removes one, or has the agent plan again — through `PUT
 //! /api/v1/tasks/{id}/plan`, `POST /api/v1/tasks/{id}/plan/replan` and the task page's forms
 //! (with the session's CSRF token) — and each change is kept as feedback; dry-run tasks wear

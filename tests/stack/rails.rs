@@ -1,5 +1,5 @@
 //! The creation rails and the escalation timer through CONTRACT.md: the owner API answers 429
-//! `limited` past the flood limits (spec §7.9), and an ignored escalation is reminded at 48
+//! `limited` past the flood limits, and an ignored escalation is reminded at 48
 //! hours and cancelled at 7 days (§17.5).
 
 use openloop_core::kernel::limits;

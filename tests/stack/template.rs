@@ -30,14 +30,19 @@ fn every_function_eventbridge_invokes_has_bounded_retries_and_a_failure_destinat
             continue;
         }
         invoked.push(name.clone());
-        assert!(block.contains("EventInvokeConfig:\n        MaximumRetryAttempts: "), "{name}: its async retries bounded");
+        assert!(
+            block.contains("EventInvokeConfig:\n        MaximumRetryAttempts: "),
+            "{name}: its async retries bounded"
+        );
         assert!(
             block.contains("OnFailure:\n            Type: SQS\n            Destination: !GetAtt RunsDeadLetterQueue.Arn"),
             "{name}: a failure destination"
         );
         assert_eq!(block.matches("RetryPolicy:\n").count(), rules, "{name}: each rule's retry policy");
         assert_eq!(
-            block.matches("DeadLetterConfig:\n              Arn: !GetAtt RunsDeadLetterQueue.Arn").count(),
+            block
+                .matches("DeadLetterConfig:\n              Arn: !GetAtt RunsDeadLetterQueue.Arn")
+                .count(),
             rules,
             "{name}: each rule's dead-letter queue"
         );

@@ -1,5 +1,5 @@
 //! The analysis function (EventBridge, every 6 hours): the risk scan over every account's
-//! member facts, creating tasks within the flood limits (spec §18.2, §7.9).
+//! member facts, creating tasks within the flood limits.
 
 use jiff::SignedDuration;
 use openloop_core::engine::{AnalysisReport, Engine};

@@ -1,4 +1,4 @@
-//! The owner's day (CONTRACT.md, "The owner's day"): the to-dos and call list (`GET
+//! The owner's day: the to-dos and call list (`GET
 //! /api/v1/todos?status=`, `POST /api/v1/todos/{id}/contact | snooze | done`), the morning
 //! brief (`GET /api/v1/brief?date=`) and the month's churn report (`GET
 //! /api/v1/reports/churn?month=`). Each handler is the engine's operation of the same name.

@@ -2,7 +2,7 @@
 //! `GET /api/v1/memories`, `POST /api/v1/memories` (201), `DELETE /api/v1/memories/{id}` (204) —
 //! the evaluator's suggestions: `GET /api/v1/suggestions?status=`, `POST
 //! /api/v1/suggestions/{id}/accept | dismiss | remind | undo` — and message experiments
-//! (CONTRACT.md "Honest lift"): `POST /api/v1/suggestions/{id}/experiment` (201) runs an
+//!: `POST /api/v1/suggestions/{id}/experiment` (201) runs an
 //! accepted skill or prompt suggestion on half the new tasks; `GET /api/v1/experiments`
 //! reports each version with the lift's interval; `POST /api/v1/experiments/{id}/keep | end`
 //! is the owner's word on it. Each is scoped to the bearer token's account; another account's

@@ -1,4 +1,4 @@
-//! Honest lift (CONTRACT.md "Honest lift"): `GET /api/v1/lift?from=&to=&task_type=` — per task
+//! Honest lift: `GET /api/v1/lift?from=&to=&task_type=` — per task
 //! type the contacted and held-out groups, the difference with its 95% interval and a verdict
 //! — and `POST /api/v1/settings/holdout/reshuffle`, the owner's new draw of the groups (at most
 //! once every 30 days; sooner is `422 reshuffle_too_soon`).

@@ -1,4 +1,4 @@
-//! Open loops and triggers (CONTRACT.md, "Open loops and triggers"): `GET /api/v1/loops`, the
+//! Open loops and triggers: `GET /api/v1/loops`, the
 //! trigger table (`/api/v1/triggers`, with its dry run), and the recurring templates
 //! (`/api/v1/recurring`: make, list, delete; pause, resume, run one now; its runs). The
 //! controls of one task are `tasks`.

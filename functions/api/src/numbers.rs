@@ -29,7 +29,7 @@ pub(crate) fn routes() -> Router<Arc<ApiState>> {
         .route("/api/v1/notifications", get(notifications))
 }
 
-/// A month of outcomes (CONTRACT.md): `?month=YYYY-MM`, by default the current month in the
+/// A month of outcomes: `?month=YYYY-MM`, by default the current month in the
 /// account's time zone.
 #[utoipa::path(get, path = "/api/v1/scorecard", tag = "numbers", summary = "A month of outcomes", params(MonthParams), responses((status = 200, description = "The scorecard", body = openloop_core::owner::scorecard::Scorecard), OwnerErrors))]
 pub(crate) async fn scorecard(
@@ -52,7 +52,7 @@ pub(crate) struct MetricsParams {
     to: Option<String>,
 }
 
-/// The account's daily metrics (spec §28.3): `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
+/// The account's daily metrics: `?from=YYYY-MM-DD&to=YYYY-MM-DD`, by default the
 /// last 30 days in the account's time zone, at most 92 days. A bad date or range is a
 /// malformed request (400).
 #[utoipa::path(get, path = "/api/v1/metrics", tag = "numbers", summary = "Daily metrics of a date range", params(MetricsParams), responses((status = 200, description = "The metrics", body = openloop_core::owner::metrics::MetricsRange), OwnerErrors))]
@@ -90,7 +90,7 @@ pub(crate) async fn activity(
     ))
 }
 
-/// The owner's notification feed (spec §35), newest first:
+/// The owner's notification feed, newest first:
 /// `{"notifications": [{id, at, kind, task_id, member_id, title, detail, delivery, digest_at}], "next_cursor"}`.
 #[utoipa::path(get, path = "/api/v1/notifications", tag = "numbers", summary = "The owner's notifications, newest first", params(PageParams), responses((status = 200, description = "A page of notifications", body = Notifications), OwnerErrors))]
 pub(crate) async fn notifications(

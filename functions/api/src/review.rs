@@ -1,7 +1,7 @@
 //! What the owner decides about one task: `POST /api/v1/tasks/{id}/approve` (with an optional
 //! edited draft), `skip`, `cancel`, `resolve` an escalated task, answer it with `guidance`, rate
 //! it (`feedback`), correct a closed task's `outcome` or `reopen` it; and a plan changed before
-//! it is approved (spec §27.3): `PUT /api/v1/tasks/{id}/plan`
+//! it is approved: `PUT /api/v1/tasks/{id}/plan`
 //! `{"steps": [{"step_number", "description"?, "draft_content"?}], "version"?}` — the steps in
 //! their new order, a step left out removed — and `POST /api/v1/tasks/{id}/plan/replan`
 //! `{"instructions", "version"?}`, the agent planning it again. Each answers the task after
@@ -142,7 +142,7 @@ struct Feedback {
 }
 
 /// The owner's thumbs up or down, with an optional comment, on a closed or escalated task
-/// (spec §28.5); 409 `invalid_state` on any other.
+///; 409 `invalid_state` on any other.
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/feedback", tag = "tasks", summary = "Rate a closed or escalated task", params(("id" = String, Path, description = "The task's id")), request_body = Feedback, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), OwnerErrors))]
 pub(crate) async fn feedback(
     State(state): Shared,
@@ -165,7 +165,7 @@ struct OutcomeCorrection {
     note: Option<Comment>,
 }
 
-/// The owner corrects a closed task's outcome (spec §37.6): the value and the metrics follow;
+/// The owner corrects a closed task's outcome: the value and the metrics follow;
 /// 409 `invalid_state` on an open task (resolve it instead).
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/outcome", tag = "tasks", summary = "Correct a closed task's outcome", params(("id" = String, Path, description = "The task's id")), request_body = OutcomeCorrection, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), OwnerErrors))]
 pub(crate) async fn correct_outcome(
@@ -190,7 +190,7 @@ struct ReopenInput {
 }
 
 /// `POST /api/v1/tasks/{id}/reopen {"reason"}`: a closed task back to work within its
-/// attribution window (spec §37.6); `409 invalid_state` otherwise.
+/// attribution window; `409 invalid_state` otherwise.
 #[utoipa::path(post, path = "/api/v1/tasks/{id}/reopen", tag = "tasks", summary = "Reopen a task closed too early", params(("id" = String, Path, description = "The task's id")), request_body = ReopenInput, responses((status = 200, description = "The task after the change", body = openloop_core::contract::TaskView), OwnerErrors))]
 pub(crate) async fn reopen(State(state): Shared, Path(id): Path<String>, Owner(account): Owner, body: Body) -> Result<Response, ApiError> {
     let input: ReopenInput = json_body(&body.map_err(body_error)?)?;

@@ -192,7 +192,7 @@ pub(crate) struct SendingIdentityView<'a> {
 }
 
 impl<'a> SendingIdentityView<'a> {
-    /// The gym's own sending domain (spec §33.1): its status, the DNS records to publish, and
+    /// The gym's own sending domain: its status, the DNS records to publish, and
     /// the address mail leaves from now (`None` without one).
     pub(crate) fn of(account: &'a Account) -> Option<Self> {
         let identity = account.sending_identity.as_ref()?;
@@ -212,7 +212,7 @@ impl<'a> SendingIdentityView<'a> {
     }
 }
 
-/// The settings as the owner sees them (CONTRACT.md `Settings`): the settings, with what the
+/// The settings as the owner sees them: the settings, with what the
 /// account sends now (`sending`), whether it has its own PushPress key, its sending domain,
 /// how many cross-business patterns its data helped surface (a count, never which
 /// businesses) and the holdout draw in force.
@@ -343,7 +343,7 @@ pub(crate) struct MessageTemplates {
     pub templates: Vec<MessageTemplateView>,
 }
 
-/// The morning brief (CONTRACT.md "The owner's day"), each to-do as a `Todo`.
+/// The morning brief, each to-do as a `Todo`.
 #[derive(Serialize, ToSchema)]
 pub(crate) struct BriefView<'a> {
     #[schema(value_type = String, format = Date)]

@@ -40,7 +40,7 @@ pub(crate) fn routes() -> Router<Arc<ApiState>> {
         .route("/api/v1/settings/webhook-secret/rotate", post(rotate_webhook_secret))
 }
 
-/// The owner's kill switch for their own account (spec §7.6).
+/// The owner's kill switch for their own account.
 #[utoipa::path(post, path = "/api/v1/pause", tag = "account", summary = "Pause the account (the owner's kill switch)", responses((status = 200, description = "The kill switch", body = KillSwitch), OwnerErrors))]
 pub(crate) async fn pause_account(State(state): Shared, Owner(account): Owner) -> Result<Response, ApiError> {
     let account = state.engine.set_account_paused(account, true, "owner").await?;
@@ -58,7 +58,7 @@ pub(crate) async fn account_pause_state(State(state): Shared, Owner(account): Ow
     Ok(json(StatusCode::OK, KillSwitch::of(&state.engine.account(account).await?)))
 }
 
-/// The onboarding ramp as it stands now (spec §26): the account's phase and each agent's.
+/// The onboarding ramp as it stands now: the account's phase and each agent's.
 #[utoipa::path(get, path = "/api/v1/autonomy", tag = "account", summary = "The onboarding ramp as it stands", responses((status = 200, description = "The ramp", body = AutonomyView), OwnerErrors))]
 pub(crate) async fn autonomy(State(state): Shared, Owner(account): Owner) -> Result<Response, ApiError> {
     let Autonomy { account, phase, agents } = state.engine.autonomy(account).await?;

@@ -110,16 +110,16 @@ struct CreateTask {
     #[schema(maximum = 100)]
     confidence: Option<u8>,
     draft: Option<DraftInput>,
-    /// `live` (default), `dry_run` or `plan` (spec §27).
+    /// `live` (default), `dry_run` or `plan`.
     execution_mode: Option<TaskMode>,
     /// Subtasks only (`POST /api/v1/tasks/{id}/subtasks`): `required` (default), `optional`
-    /// or `best_effort` (spec §14.6).
+    /// or `best_effort`.
     requirement: Option<Requirement>,
-    /// Automation types only: the actions to run, in order (spec §15, §31.5).
+    /// Automation types only: the actions to run, in order.
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     actions: Vec<serde_json::Value>,
-    /// `agent`: the agent plans the task's steps as subtasks (spec §14.2); `none` (default).
+    /// `agent`: the agent plans the task's steps as subtasks; `none` (default).
     planning: Option<Planning>,
 }
 
@@ -182,7 +182,7 @@ pub(crate) async fn create_task(State(state): Shared, Owner(account_id): Owner, 
     Ok(json(status, TaskView::from(created.task())))
 }
 
-/// `POST /api/v1/tasks/batch`: one task of a type for many members (spec §31.7).
+/// `POST /api/v1/tasks/batch`: one task of a type for many members.
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateBatch {

@@ -1,4 +1,4 @@
-//! Outbound webhooks (CONTRACT.md "For other programs"): `POST /api/v1/webhook-endpoints`
+//! Outbound webhooks: `POST /api/v1/webhook-endpoints`
 //! (`201` with the `whsec_` secret, shown once), `GET` the list, `GET`/`DELETE` one, and
 //! `GET …/{id}/deliveries`, its delivery log. The bodies are the core's named types
 //! (`owner::outbound_webhook`).

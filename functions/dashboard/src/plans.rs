@@ -1,4 +1,4 @@
-//! A plan on its task page (spec §27.3): its steps, and while it waits for approval the
+//! A plan on its task page: its steps, and while it waits for approval the
 //! owner's hand on it — "Save step" (a step's words), "Move up", "Move down", "Remove step",
 //! and "Plan again" with instructions. Each form is the engine's operation of `PUT
 //! /api/v1/tasks/{id}/plan` or `POST /api/v1/tasks/{id}/plan/replan`, made on the version of

@@ -1,4 +1,4 @@
-//! The evaluation function (spec 003 "The Evaluator"): fired by the EventBridge
+//! The evaluation function: fired by the EventBridge
 //! rule on `TaskClosed` (that task's account, source `post_task`) and by a weekly schedule
 //! (every account, `weekly_batch`). The account's closed tasks of the last 30 days go to the
 //! evaluator; each finding is stored once as a pending suggestion for the owner. A monthly
@@ -44,7 +44,14 @@ impl Trigger {
 pub async fn handle_monthly(engine: &Engine) -> Result<NetworkReport, EngineError> {
     let month = previous_month(engine.now());
     let report = engine.evaluate_network(&month).await?;
-    tracing::info!(?report, "monthly evaluation");
+    tracing::info!(
+        month = %report.month,
+        records = report.records,
+        patterns = report.patterns,
+        suggested = report.suggested,
+        pooled_lifts = report.pooled_lifts,
+        "monthly evaluation"
+    );
     Ok(report)
 }
 
@@ -68,7 +75,13 @@ pub async fn handle(engine: &Engine, trigger: &Trigger) -> Result<EvaluationRepo
         }
         None => engine.evaluate_accounts().await?,
     };
-    tracing::info!(?report, "evaluation");
+    tracing::info!(
+        accounts = report.accounts,
+        tasks = report.tasks,
+        suggested = report.suggested,
+        failed = report.failed,
+        "evaluation"
+    );
     Ok(report)
 }
 

@@ -107,7 +107,7 @@ pub fn sends_sk(date: Date) -> String {
 pub fn texts_sk(date: Date) -> String {
     format!("TEXTS#{date}")
 }
-/// The account's AI calls on one local day (spec §7.12).
+/// The account's AI calls on one local day.
 pub fn ai_calls_sk(date: Date) -> String {
     format!("AICALLS#{date}")
 }
@@ -139,7 +139,7 @@ pub fn message_route_pk(message_id: &str) -> String {
 }
 pub const ROUTE_SK: &str = "ROUTE";
 
-/// Recurring templates (spec §31.6): the item, and the one due-index partition that the tick
+/// Recurring templates: the item, and the one due-index partition that the tick
 /// reads for templates due to spawn (only enabled templates carry it).
 pub fn template_sk(id: ulid::Ulid) -> String {
     format!("RECUR#{id}")
@@ -162,7 +162,7 @@ pub fn activity_gsi2sk(at: jiff::Timestamp, entry: ulid::Ulid) -> String {
     format!("{}#{entry}", openloop_core::task::work::due_time_key(at))
 }
 
-/// Creation counters (spec §7.9, §7.13): the account's open tasks, and per local day every
+/// Creation counters: the account's open tasks, and per local day every
 /// creation, the agent's own, and the agent's per member (the daily ones carry a TTL).
 pub const OPEN_TASKS_SK: &str = "COUNT#OPEN";
 pub fn created_sk(date: Date) -> String {
@@ -177,7 +177,7 @@ pub fn agent_member_created_sk(date: Date, member: &MemberId) -> String {
 /// The prefix of every member item's sort key (see [`member_sk`]), for listing them.
 pub const MEMBER_PREFIX: &str = "MEMBER#";
 
-/// The learning record of a closed task (spec 003): the account's own copy, ids and texts
+/// The learning record of a closed task: the account's own copy, ids and texts
 /// included, beside its tasks.
 pub fn interaction_sk(t: TaskId) -> String {
     format!("INTERACTION#{t}")
@@ -194,12 +194,12 @@ pub fn learning_sk(task_type: &str, t: TaskId) -> String {
     format!("{task_type}#{}", hex::encode(&digest[..16]))
 }
 
-/// A connector's health for the account (spec §34.2).
+/// A connector's health for the account.
 pub fn connector_sk(name: &str) -> String {
     format!("CONNECTOR#{name}")
 }
 
-/// Daily metrics (spec §28.3): the account's fold watermark, and one item per local day.
+/// Daily metrics: the account's fold watermark, and one item per local day.
 pub const METRICS_CURSOR_SK: &str = "METRICS#CURSOR";
 pub fn metrics_sk(date: Date) -> String {
     format!("METRICS#{date}")
@@ -209,10 +209,10 @@ pub fn metrics_date(sk: &str) -> Option<Date> {
     sk.strip_prefix("METRICS#")?.parse().ok()
 }
 
-/// Owner notifications (spec §35): one item per notice, listed newest first by its ULID; a
+/// Owner notifications: one item per notice, listed newest first by its ULID; a
 /// notice waiting for its digest mail also sits in one digest partition of GSI1, sorted by
 /// when the digest goes out (`GSI1SK = {digest time}#{account}#{notice}`).
-/// An action's record in the action log (spec §32.2), under its task.
+/// An action's record in the action log, under its task.
 pub fn action_sk(t: TaskId, key: &str) -> String {
     format!("ACTION#{t}#{key}")
 }
@@ -240,7 +240,7 @@ pub fn annotations_sk(m: &MemberId) -> String {
     format!("ANNOTATIONS#{m}")
 }
 
-/// The account's bounce window (spec §33.3): sends counted by reservations, recent bounces.
+/// The account's bounce window: sends counted by reservations, recent bounces.
 pub const DELIVERABILITY_SK: &str = "DELIVERABILITY";
 /// The mails one address soft-bounced.
 pub fn soft_bounce_sk(email: &Email) -> String {

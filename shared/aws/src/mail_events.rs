@@ -1,4 +1,4 @@
-//! SES's notifications read into the domain's [`MailEvent`] (spec §22.3, §24.3). SES
+//! SES's notifications read into the domain's [`MailEvent`]. SES
 //! receiving publishes every member reply to the mail-events SNS topic (the raw message,
 //! base64, or — over 150 KB — the bucket and key an S3 action stored it under), and SES's
 //! bounce and complaint notifications go to the same topic; SNS delivers both to the signals

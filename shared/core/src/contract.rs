@@ -28,12 +28,12 @@ pub struct BudgetView {
     pub turns_used: u32,
     pub turns_max: u32,
     pub expires_at: Timestamp,
-    /// The AI calls made for the task, and the most it may make (spec §7.12).
+    /// The AI calls made for the task, and the most it may make.
     pub ai_calls_used: u32,
     pub ai_calls_max: u32,
 }
 
-/// `Task` of CONTRACT.md.
+/// `Task` of the API.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TaskView<'a> {
@@ -58,16 +58,16 @@ pub struct TaskView<'a> {
     /// The outcome is a verbal commitment awaiting its signal (attribution verifies it).
     pub provisional: bool,
     pub parent_id: Option<String>,
-    /// Subtasks only: `required`, `optional` or `best_effort` (spec §14.6).
+    /// Subtasks only: `required`, `optional` or `best_effort`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirement: Option<crate::task::subtasks::Requirement>,
     /// Parents only: their subtasks' ids, in the order they were added.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subtask_ids: Vec<String>,
-    /// `agent` when the agent plans the task's steps as subtasks (spec §14.2).
+    /// `agent` when the agent plans the task's steps as subtasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub planning: Option<&'static str>,
-    /// Automation tasks only: the actions they run, in order (spec §15, §31.5).
+    /// Automation tasks only: the actions they run, in order.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
     pub actions: &'a [crate::task::action::Action],
@@ -78,7 +78,7 @@ pub struct TaskView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub deliverable: Option<&'a crate::task::Deliverable>,
-    /// `live`, `dry_run` or `plan` (spec §27).
+    /// `live`, `dry_run` or `plan`.
     pub execution_mode: crate::task::controls::TaskMode,
     /// When the owner paused it; absent while it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,14 +87,14 @@ pub struct TaskView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub plan: Option<&'a crate::task::controls::TaskPlan>,
-    /// Escalated tasks: what blocked the agent and what it suggests (spec §17.3).
+    /// Escalated tasks: what blocked the agent and what it suggests.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub escalation: Option<&'a crate::task::EscalationContext>,
     /// The agent's answer to the member, waiting for its gates (window, daily message).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_answer: Option<&'a str>,
-    /// How far the task is towards its goal, as last evaluated (spec §37): percentage,
+    /// How far the task is towards its goal, as last evaluated: percentage,
     /// current outcome, confidence, evidence, milestones, risks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub goal_progress: Option<GoalProgressView<'a>>,
@@ -201,7 +201,7 @@ impl<'a> From<&'a Task> for TaskView<'a> {
     }
 }
 
-/// A task's `goal_progress` (CONTRACT.md "Good by default"): `percent`, `outcome` (one of the
+/// A task's `goal_progress`: `percent`, `outcome` (one of the
 /// type's codes), `confidence`, `evidence`, `milestones`, `risks`; and how the evidence was
 /// obtained and what the evaluator recommended.
 #[derive(Debug, Serialize)]
@@ -308,7 +308,7 @@ impl<'a> TaskDetailView<'a> {
     }
 }
 
-/// `Memory` of CONTRACT.md.
+/// `Memory` of the API.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemoryView<'a> {
@@ -338,7 +338,7 @@ impl<'a> From<&'a crate::owner::business_memory::BusinessMemory> for MemoryView<
     }
 }
 
-/// `Suggestion` of CONTRACT.md.
+/// `Suggestion` of the API.
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SuggestionView<'a> {
@@ -462,7 +462,7 @@ pub fn error_body(e: &EngineError) -> ErrorBody {
     }
 }
 
-/// `Todo` of CONTRACT.md ("The owner's day").
+/// `Todo` of the API ("The owner's day").
 #[derive(Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TodoView<'a> {

@@ -1,4 +1,4 @@
-//! CloudWatch Embedded Metric Format (spec §28.2): platform metrics as one JSON log line,
+//! CloudWatch Embedded Metric Format: platform metrics as one JSON log line,
 //! which CloudWatch Logs turns into metrics in the `Openloop` namespace — no API call, no
 //! extra permission. Lambda writes stdout to the function's log group.
 

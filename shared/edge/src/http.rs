@@ -37,7 +37,7 @@ impl ApiError {
     }
 }
 
-/// The HTTP status of a domain error (CONTRACT.md): bad input 422, a bad cursor 400, unknown
+/// The HTTP status of a domain error: bad input 422, a bad cursor 400, unknown
 /// 404, a conflict 409, a limit 429, anything that may pass on a retry 503.
 pub fn status(e: &EngineError) -> StatusCode {
     match e {

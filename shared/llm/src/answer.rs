@@ -156,7 +156,7 @@ fn facts_lines(facts: &[String]) -> String {
     )
 }
 
-/// The user message for a completion evaluation (spec §16.3, §37).
+/// The user message for a completion evaluation.
 pub fn completion_user(r: &CompletionRequest) -> String {
     let criteria = r
         .judgment_criteria

@@ -1,4 +1,4 @@
-//! The model evaluator (spec 003 "The Evaluator"): the same shared record the
+//! The model evaluator: the same shared record the
 //! offline evaluator reads — codes, counts, hours, lengths, the owner's edits by kind, the
 //! account's thresholds; never a message, a name or an id beyond the task's own — handed to a
 //! model with a business-neutral prompt, and its answer read like every other model answer:

@@ -1,4 +1,4 @@
-//! The owner's guidance in the member's words, offline (CONTRACT.md "The owner away"): a note
+//! The owner's guidance in the member's words, offline: a note
 //! written *about* the member to the agent ("Congratulate her on the baby! Tell her we can
 //! freeze her membership") becomes a message *to* the member ("Congratulations on the baby! We
 //! can freeze your membership."), by rules, one sentence at a time: "tell her (that) X" is X;

@@ -1,4 +1,4 @@
-//! The test clock (CONTRACT.md `/_local/clock`): real time plus an offset that only grows,
+//! The test clock: real time plus an offset that only grows,
 //! so time flows normally in `make run` and jumps forward when a test says so. Every
 //! component of the local runtime reads this clock.
 

@@ -40,7 +40,11 @@ async fn run() -> Result<(), Error> {
     let scale = if quick() { lift_simulation::TEST } else { lift_simulation::BENCH };
     let started = Instant::now();
     let figures = lift_simulation::simulate(scale, 44);
-    println!("{}  (simulated in {:.1} s)\n", lift_simulation::report(&figures), started.elapsed().as_secs_f64());
+    println!(
+        "{}  (simulated in {:.1} s)\n",
+        lift_simulation::report(&figures),
+        started.elapsed().as_secs_f64()
+    );
 
     println!("local runtime (wall clock on this machine; medians of 20 calls)");
     println!("{:<52} {:>12} {:>12}", "", "emulator", "memory");

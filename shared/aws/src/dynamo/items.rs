@@ -260,12 +260,7 @@ fn value(attribute: AttributeValue) -> Result<serde_json::Value, String> {
         AttributeValue::N(n) => number(&n)?,
         AttributeValue::S(s) => Value::String(s),
         AttributeValue::L(items) => Value::Array(items.into_iter().map(value).collect::<Result<_, _>>()?),
-        AttributeValue::M(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(k, v)| Ok((k, value(v)?)))
-                .collect::<Result<_, String>>()?,
-        ),
+        AttributeValue::M(fields) => Value::Object(fields.into_iter().map(|(k, v)| Ok((k, value(v)?))).collect::<Result<_, String>>()?),
         AttributeValue::Ss(items) => Value::Array(items.into_iter().map(Value::String).collect()),
         AttributeValue::Ns(items) => Value::Array(items.iter().map(|n| number(n)).collect::<Result<_, _>>()?),
         AttributeValue::B(bytes) => Value::Array(bytes.into_inner().into_iter().map(Value::from).collect()),

@@ -246,10 +246,7 @@ impl DynamoStore {
                 put.item.insert(WRITE_TOKEN.into(), s(token.clone()));
             }
         }
-        let keys: Vec<Option<(String, String)>> = writes
-            .iter()
-            .map(|w| w.put.as_ref().and_then(|p| key_of(&p.item)))
-            .collect();
+        let keys: Vec<Option<(String, String)>> = writes.iter().map(|w| w.put.as_ref().and_then(|p| key_of(&p.item))).collect();
         let sent = self
             .client
             .transact_write_items()
@@ -342,12 +339,10 @@ impl DynamoStore {
         }
         match req.send().await {
             Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => {
-                match key {
-                    Some((pk, sk)) if self.written_by(&pk, &sk, &token).await? => Ok(()),
-                    _ => Err(StoreError::Conflict(conflict)),
-                }
-            }
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_conditional_check_failed_exception()) => match key {
+                Some((pk, sk)) if self.written_by(&pk, &sk, &token).await? => Ok(()),
+                _ => Err(StoreError::Conflict(conflict)),
+            },
             Err(e) => Err(unavailable(e)),
         }
     }

@@ -12,8 +12,8 @@ use openloop_core::task::work::due_time_key;
 
 use crate::keys::*;
 
-use super::items::{from_item, keyed, n, s};
 use super::DynamoStore;
+use super::items::{from_item, keyed, n, s};
 
 #[async_trait]
 impl TemplateStore for DynamoStore {
@@ -32,8 +32,14 @@ impl TemplateStore for DynamoStore {
             self.put_conditional(item, "attribute_not_exists(PK)", &[], vec![], Conflict::Version)
                 .await
         } else {
-            self.put_conditional(item, "version = :pv", &[], vec![(":pv", n(template.version - 1))], Conflict::Version)
-                .await
+            self.put_conditional(
+                item,
+                "version = :pv",
+                &[],
+                vec![(":pv", n(template.version - 1))],
+                Conflict::Version,
+            )
+            .await
         }
     }
 

@@ -68,7 +68,7 @@ pub(super) async fn ai_calls_are_counted_per_account_and_day_up_to_the_limit(sto
     assert_eq!(store.ai_calls(account, day).await.expect("read"), 3, "the AI counter is its own");
 }
 
-/// The flood and amplification counters (spec §7.9, §7.13): checked and moved in the same
+/// The flood and amplification counters: checked and moved in the same
 /// write as the task, given back when a task closes, and a refused task leaves no trace.
 pub(super) async fn creation_counters_limit_and_count_in_the_same_write(store: &dyn TaskStore) {
     use crate::task::flood::{AgentQuota, CreationQuota};

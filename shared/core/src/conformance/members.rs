@@ -147,7 +147,7 @@ pub(super) async fn snapshots_hold_everything_the_gates_read(store: &dyn TaskSto
     assert!(!full.system.global_pause);
 }
 
-/// The risk scan's read (spec §18.2): every member of the account with facts, in member-id
+/// The risk scan's read: every member of the account with facts, in member-id
 /// order, page by page, and nobody else's.
 pub(super) async fn member_facts_are_listed_per_account_in_pages(store: &dyn TaskStore) {
     let account = AccountId::generate(base());

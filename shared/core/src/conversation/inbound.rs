@@ -1,4 +1,4 @@
-//! A member's reply as it arrives (spec §24.3): one raw RFC 5322 message, parsed with
+//! A member's reply as it arrives: one raw RFC 5322 message, parsed with
 //! mail-parser into what routing and the conversation loop need — who wrote, which of our
 //! addresses and messages it answers, and the new text with quoted history and signature cut
 //! off (`reply_text`). Pure: no store, no clock.

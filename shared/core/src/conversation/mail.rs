@@ -31,7 +31,7 @@ pub struct OutboundMail {
     pub date: Timestamp,
 }
 
-/// Thread headers for the next message of a task (spec §24.2): `In-Reply-To` names our id of
+/// Thread headers for the next message of a task: `In-Reply-To` names our id of
 /// the newest message; `References` lists every earlier message under both ids — ours and the
 /// one the provider put on the delivered copy — since clients keep one or the other.
 pub fn thread_headers(thread: &[ThreadMessage]) -> (Option<String>, Vec<String>) {

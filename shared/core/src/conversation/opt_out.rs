@@ -1,4 +1,4 @@
-//! Opt-out detection (spec §22.3): the hard rule that runs on every member reply before any
+//! Opt-out detection: the hard rule that runs on every member reply before any
 //! AI reads it. A member who asks to stop is suppressed at once and every task about them is
 //! cancelled, whatever a model would have said. Words are matched whole ("stop" is not
 //! "stopwatch"), and "stop" as a command counts while "I'll stop by" and "I can't stop

@@ -1,7 +1,7 @@
-//! The system prompt every AI call is given (spec §36.3, §23, §5.4, §21.4), in six layers:
+//! The system prompt every AI call is given, in six layers:
 //!
 //! 1. the base skill (`skills/_base.md`): rules for every task type, never replaced;
-//! 2. the task type's skill — or the owner's replacement for it (spec §23.3);
+//! 2. the task type's skill — or the owner's replacement for it;
 //! 3. the account context: the business profile and its business memories;
 //! 4. the owner's additions for this agent or task type;
 //! 5. the goal and the outcomes to choose from, with the budget left;
@@ -26,7 +26,7 @@ use crate::task::progress::GoalProgress;
 use crate::task::task_type::{self, CompletionType, OutcomeKind, TaskTypeDef};
 use crate::task::{Budget, Task};
 
-/// What a task has left to spend (spec §6.5: the agent writes knowing its budget).
+/// What a task has left to spend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BudgetLeft {
     pub messages: u32,
@@ -63,7 +63,7 @@ pub struct PromptInput<'a> {
     pub task_id: Option<TaskId>,
     /// The member's tasks (any status: only the open ones are shown).
     pub member_tasks: &'a [Task],
-    /// The task's goal progress as last evaluated (spec §37.4: the agent sees how far it is).
+    /// The task's goal progress as last evaluated.
     pub progress: Option<&'a GoalProgress>,
     /// The change a message experiment is trying, left out for a task given the current
     /// version (`crate::owner::experiment`).
@@ -131,7 +131,7 @@ impl<'a> PromptInput<'a> {
     }
 }
 
-/// A task type without instructions: the task must go to the owner (spec §36.5).
+/// A task type without instructions: the task must go to the owner.
 #[derive(Debug, thiserror::Error)]
 #[error("no skill for task type {0}: the owner must handle it")]
 pub struct MissingSkill(pub String);
@@ -312,7 +312,7 @@ pub fn goal_layer(def: &TaskTypeDef, goal: &str, budget: BudgetLeft) -> String {
     out
 }
 
-/// Layer 5b: how far the task is towards its goal, as last evaluated (spec §37.4): the
+/// Layer 5b: how far the task is towards its goal, as last evaluated: the
 /// percentage, the outcome it stands at, the milestones met and pending, the evidence.
 pub fn progress_layer(progress: Option<&GoalProgress>) -> String {
     let Some(p) = progress else {
@@ -346,7 +346,7 @@ pub fn progress_layer(progress: Option<&GoalProgress>) -> String {
     out
 }
 
-/// Layer 6: the member's other open tasks (spec §21.4), so this task keeps to its subject.
+/// Layer 6: the member's other open tasks, so this task keeps to its subject.
 pub fn cross_task_layer(def: &TaskTypeDef, this: Option<TaskId>, member_tasks: &[Task]) -> String {
     let others: Vec<&Task> = member_tasks.iter().filter(|t| Some(t.id) != this && t.is_active()).collect();
     if others.is_empty() {

@@ -1,4 +1,4 @@
-//! What the task does with what it awaits, decided (spec §6.5, §8, §17.4, §22.3): a member's
+//! What the task does with what it awaits, decided: a member's
 //! reply — honour a stop, answer, wait, close (as won, or as a provisional verbal commitment),
 //! or hand it to the owner — and the owner's guidance, turned into the next message. Pure: the
 //! engine (`engine/inbound/replies.rs`) reads the conversation, asks the agent through the AI budget
@@ -25,7 +25,7 @@ use crate::task::{ConversationMessage, Drafted, EscalationContext, Role, Task};
 pub enum ReplyDecision {
     /// The task awaited a reply but there is none: it stops waiting for one.
     NothingToRead,
-    /// Member-level stop (spec §22): suppress the address and cancel every task of the member,
+    /// Member-level stop: suppress the address and cancel every task of the member,
     /// sending nothing, not even an acknowledgment.
     HonourStop(Stop),
     /// `text` becomes the task's next touch, due now, through every gate a follow-up passes.
@@ -36,7 +36,7 @@ pub enum ReplyDecision {
     Close { why: Why },
     /// The owner takes it, with what blocked the agent.
     Escalate { reason: Reason, blocker: Blocker },
-    /// The reply threatens legal action or is abusive (spec §17.1, §28.4): the member is
+    /// The reply threatens legal action or is abusive: the member is
     /// suppressed, and the task goes to the owner at once with a critical notice; the agent
     /// never answers it.
     Threatened(threat::Threat),
@@ -76,7 +76,7 @@ pub enum Reading<'a> {
     Decided(ReplyDecision),
 }
 
-/// What blocked the agent, for the escalation's context (spec §17.3).
+/// What blocked the agent, for the escalation's context.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Blocker {
     pub detail: Option<String>,
@@ -113,7 +113,7 @@ pub fn awaited_reply(conversation: &[ConversationMessage]) -> Option<&Conversati
     conversation.iter().rev().find(|m| m.role == Role::Member)
 }
 
-/// Whether the member's latest message asks to stop (spec §22.3).
+/// Whether the member's latest message asks to stop.
 pub fn says_stop(conversation: &[ConversationMessage]) -> bool {
     awaited_reply(conversation).is_some_and(|m| opt_out::is_opt_out(member_words(m)))
 }
@@ -295,7 +295,7 @@ pub fn before_guidance(task: &Task) -> Option<ReplyDecision> {
 
 /// What the agent wrote from the owner's guidance (or why it could not): the next message, or
 /// back to the owner — with the draft attached when the agent is less sure of it than the
-/// type's `threshold` (spec §7.4).
+/// type's `threshold`.
 pub fn guidance_drafted(drafted: Result<Drafted, String>, threshold: u8) -> ReplyDecision {
     match drafted {
         Ok(Drafted { draft, confidence }) if !draft.body.trim().is_empty() && confidence < threshold => ReplyDecision::Escalate {
@@ -341,7 +341,7 @@ pub fn escalation_why(reason: Reason, blocker: &Blocker) -> Why {
     }
 }
 
-/// What the owner is shown of an escalation (spec §17.3): who blocked it, on what, what they
+/// What the owner is shown of an escalation: who blocked it, on what, what they
 /// can do, and the last messages.
 pub fn escalation_context(reason: Reason, blocker: Blocker, conversation: &[ConversationMessage], now: Timestamp) -> EscalationContext {
     let mut suggested = vec![
@@ -404,7 +404,7 @@ pub fn preview(text: &str) -> String {
     }
 }
 
-/// What to do about a reply (spec §6.5).
+/// What to do about a reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplyAction {
@@ -430,13 +430,13 @@ pub struct ReplyEvaluation {
     /// The answer to send (action `reply`), or a draft for the owner (action `escalate`).
     pub reply: Option<String>,
     pub wait_days: Option<u32>,
-    /// The member asked to stop or was hostile: suppress them (spec §22.3).
+    /// The member asked to stop or was hostile: suppress them.
     pub suggest_suppression: bool,
-    /// A verbal commitment, to be verified by a signal within the window (spec §5.3).
+    /// A verbal commitment, to be verified by a signal within the window.
     pub provisional: bool,
     /// The member asked something the agent cannot answer from what it knows.
     pub unanswered_question: Option<String>,
-    /// The reply is about another subject than this task's (spec §19.5).
+    /// The reply is about another subject than this task's.
     pub other_subject: Option<String>,
 }
 

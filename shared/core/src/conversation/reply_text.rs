@@ -1,5 +1,5 @@
 //! What the member wrote in a reply: the body cut into the member's own lines, quoted history
-//! and signatures, the way mail clients actually write them (spec §24.3).
+//! and signatures, the way mail clients actually write them.
 //!
 //! The rules follow what the well-known reply parsers learned from real mail (GitHub's
 //! email_reply_parser and its ports: quote headers per language, Outlook header blocks,

@@ -1,4 +1,4 @@
-//! The skill files (spec §36), compiled into every binary: a Lambda has no `skills/` folder
+//! The skill files, compiled into every binary: a Lambda has no `skills/` folder
 //! to read at run time, and a missing skill must fail the build's tests, not a member's
 //! conversation.
 

@@ -108,7 +108,7 @@ pub struct EnginePorts {
     pub agent: Arc<dyn Agent>,
     pub bus: Arc<dyn EventBus>,
     pub clock: Arc<dyn Clock>,
-    /// The member-data connector the stale guard refreshes from (spec §30, §34); `None`
+    /// The member-data connector the stale guard refreshes from; `None`
     /// (the local default) reads the projected facts only.
     pub connector: Option<Arc<dyn Connector>>,
     /// The mail provider's sending identities (a gym's own domain, spec §33.1); `None`: every

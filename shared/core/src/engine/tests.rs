@@ -170,7 +170,7 @@ impl World {
     }
 
     /// `at` is a follow-up time on the cadence's day `n` (day0's local date plus `n`) inside the
-    /// afternoon hours (spec §29.3).
+    /// afternoon hours.
     fn assert_follow_up_on_day(&self, at: Timestamp, n: i64) {
         let (local, day) = (self.local(at), self.local(day0() + days(n)).date());
         let (from, to) = crate::kernel::limits::FOLLOW_UP_HOURS;
@@ -285,7 +285,7 @@ async fn standard_cadence_sends_three_touches_then_cancels_when_time_runs_out() 
 }
 
 /// Given a task approved at 21:00, when it runs, then it waits for the morning opening plus
-/// 5:00–20:59 of jitter (spec §29.3), and goes then — not a minute before.
+/// 5:00–20:59 of jitter, and goes then — not a minute before.
 #[tokio::test]
 async fn outside_the_send_window_the_first_touch_waits_for_it() {
     let w = world().await;
@@ -310,7 +310,7 @@ async fn outside_the_send_window_the_first_touch_waits_for_it() {
 }
 
 /// Given a follow-up that falls due outside the window, then it waits for the afternoon of
-/// the next window day (spec §29.3), with jitter.
+/// the next window day, with jitter.
 #[test]
 fn a_deferred_follow_up_prefers_the_afternoon() {
     let settings = sample_account(day0()).settings;
@@ -697,7 +697,7 @@ mod properties {
         account_paused: bool,
     }
 
-    /// Every mail of this op went out within the warm-up's cap of its day (spec §33.2): the
+    /// Every mail of this op went out within the warm-up's cap of its day: the
     /// mails of its local day up to and including it, at most the cap `onboarded_at` gives.
     fn within_warmup(w: &World, before: usize, onboarded_at: Option<Timestamp>) -> Result<(), String> {
         let sent = w.mailer.sent();
@@ -758,7 +758,7 @@ mod properties {
     }
 
     /// Every first touch (touch 0, by its outbound record) mailed since `before` went in the
-    /// morning hours (spec §29.3) — or later than its plan (`plans`, from before the op), which
+    /// morning hours — or later than its plan (`plans`, from before the op), which
     /// was in them, only because nothing ran when it was due: no tick found that plan due
     /// (`ticked`), the game's clock having jumped past it or the global pause having held
     /// every tick. (A touch 0 recorded in the shadow phase leaves its first mail a follow-up.)
@@ -918,7 +918,7 @@ mod properties {
         Ok(())
     }
 
-    /// A created task; `None` when a creation limit refused it (spec §7.9) or its member is
+    /// A created task; `None` when a creation limit refused it or its member is
     /// suppressed (no task for them, from any source); any other error.
     fn refused_if_limited<T>(result: Result<T, crate::task::error::EngineError>) -> Result<Option<T>, String> {
         match result {

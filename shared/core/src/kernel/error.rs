@@ -61,13 +61,13 @@ pub enum Conflict {
     OutboundExists,
     /// The item being created exists already (account, token…).
     AlreadyExists,
-    /// The account's count of tasks created today is at its limit (spec §7.9).
+    /// The account's count of tasks created today is at its limit.
     DailyTasks,
-    /// The account holds as many open tasks as it may (spec §7.9).
+    /// The account holds as many open tasks as it may.
     ActiveTasks,
-    /// The account's agent-spawned tasks today are at their limit (spec §7.13).
+    /// The account's agent-spawned tasks today are at their limit.
     AgentTasks,
-    /// The agent-spawned tasks about this member today are at their limit (spec §7.13).
+    /// The agent-spawned tasks about this member today are at their limit.
     MemberAgentTasks,
     /// The account's AI calls of the day moved since the writer read them (another call was
     /// counted meanwhile): nothing was written; count the call on its own.

@@ -38,7 +38,7 @@ pub const MAX_CURSOR_CHARS: usize = 2_048;
 pub const MAX_ORIGINATION_CHARS: usize = 256;
 /// A member's id in the gym's system (`kernel::ids::MemberId`).
 pub const MAX_MEMBER_ID_CHARS: usize = 128;
-/// Account context for prompts (spec §23): how much an owner may write into it.
+/// Account context for prompts: how much an owner may write into it.
 pub const MAX_PROFILE_TEXT_CHARS: usize = 500;
 /// The owner's reason for skipping a task, kept on its log.
 pub const MAX_SKIP_REASON_CHARS: usize = 500;
@@ -67,12 +67,12 @@ pub const MAX_MEMORY_CATEGORY_CHARS: usize = 40;
 pub const MAX_MEMORIES_PER_ACCOUNT: usize = 200;
 pub const MAX_PROMPT_MEMORIES: usize = 25;
 
-/// The trust gradient (spec 003): with the owner's opt-in, a memory
+/// The trust gradient: with the owner's opt-in, a memory
 /// suggestion this confident and strong is saved without review, once the account is this old.
 pub const AUTO_SAVE_MIN_CONFIDENCE: u8 = 80;
 pub const AUTO_SAVE_AFTER_DAYS: i64 = 30;
 
-/// Attributed values cross tenants only rounded to the nearest this many dollars (spec 003).
+/// Attributed values cross tenants only rounded to the nearest this many dollars.
 pub const LEARNING_VALUE_ROUNDING: f64 = 50.0;
 /// The operator's platform aggregate of a month's learning records: read in pages of this
 /// size, and no more than this many records in one report (it says when it stopped short).
@@ -88,10 +88,10 @@ pub const MEMBER_DAILY_LIMIT: usize = 1;
 pub const MEMBER_WINDOW: SignedDuration = SignedDuration::from_hours(24 * 7);
 
 /// How long a worker may hold a task in `executing` before another may take it over
-/// (spec §7.5: stuck `executing` for more than 5 minutes is reset).
+///.
 pub const EXECUTION_LEASE: SignedDuration = SignedDuration::from_mins(5);
 
-/// Retry policy for a failed step (spec §7.11): three tries at growing distances, then the
+/// Retry policy for a failed step: three tries at growing distances, then the
 /// task goes to the owner.
 pub const RETRY_BACKOFF: [SignedDuration; 3] = [
     SignedDuration::from_mins(1),
@@ -154,7 +154,7 @@ pub fn local_date(now: Timestamp, tz: &TimeZone) -> Date {
     now.to_zoned(tz.clone()).date()
 }
 
-/// Smart timing (spec §29.3): a touch planned at the start of its preferred hours, or deferred
+/// Smart timing: a touch planned at the start of its preferred hours, or deferred
 /// to the window's opening, leaves a few minutes after it, never on the hour — 5:00 to 20:59
 /// (whole seconds, so a zone's touches spread over 960 seconds), fixed per task and touch (a
 /// hash of both) so a retried step lands on the same second.
@@ -165,14 +165,14 @@ pub const SEND_JITTER_MINS: (u64, u64) = (5, 20);
 pub const FIRST_TOUCH_HOURS: (i8, i8) = (8, 10);
 pub const FOLLOW_UP_HOURS: (i8, i8) = (13, 16);
 
-/// Subtasks (spec §7.8, §14, §31.7): agent-planned steps per parent, the higher limit for a
+/// Subtasks: agent-planned steps per parent, the higher limit for a
 /// batch parent's one-per-member subtasks, how deep subtasks nest, and how often a parent
 /// re-derives its state when no subtask closes meanwhile.
 pub const MAX_SUBTASKS_PER_PARENT: usize = 8;
 pub const MAX_BATCH_SUBTASKS_PER_PARENT: usize = 50;
 pub const MAX_SUBTASK_DEPTH: usize = 2;
 
-/// Actions (spec §15, §31.5): the most one automation task is given, the most members one
+/// Actions: the most one automation task is given, the most members one
 /// bulk action touches (one connector call each, so a run stays well inside a Lambda's time),
 /// and the length of a tag and of a note's text.
 pub const MAX_ACTIONS_PER_TASK: usize = 20;
@@ -181,18 +181,18 @@ pub const MAX_TAG_LEN: usize = 64;
 pub const MAX_ACTION_TEXT_LEN: usize = 2_000;
 pub const PARENT_CHECK_INTERVAL: SignedDuration = SignedDuration::from_hours(6);
 
-/// Anomalies (spec §7.5): this many conversation turns without a resolution escalate…
+/// Anomalies: this many conversation turns without a resolution escalate…
 pub const ANOMALY_TURNS_WITHOUT_RESOLUTION: u32 = 5;
 /// …and so do this many member replies on a task that is still open (a possible loop).
 pub const ANOMALY_MEMBER_REPLIES: usize = 3;
 
-/// The conversation loop (spec §6.5, §7.4): an answer the agent is less sure of than this goes
+/// The conversation loop: an answer the agent is less sure of than this goes
 /// to the owner as a draft instead of to the member.
 pub const REPLY_MIN_CONFIDENCE: u8 = 50;
 /// How long a subtask held by its escalated parent waits before looking again; the owner's
-/// guidance on the parent makes it due at once (spec §17.2).
+/// guidance on the parent makes it due at once.
 pub const HELD_SUBTASK_RECHECK: SignedDuration = SignedDuration::from_hours(24);
-/// A model's decision to close a task (spec §37.5): below this confidence it never
+/// A model's decision to close a task: below this confidence it never
 /// closes the task; the task waits, or goes to the owner when its budget is nearly spent.
 pub const CLOSE_MIN_CONFIDENCE: u8 = 60;
 /// The completion evaluator closes on a concrete signal at or above this confidence (§37.3).
@@ -203,22 +203,22 @@ pub const PROGRESS_DONE_CONFIDENCE: u8 = 70;
 pub const REPLY_DEFAULT_WAIT_DAYS: u32 = 3;
 /// The most a "wait" may push the next step out.
 pub const REPLY_MAX_WAIT_DAYS: u32 = 30;
-/// The AI cost circuit breaker (spec §7.12): calls per account per local day, calls per task
+/// The AI cost circuit breaker: calls per account per local day, calls per task
 /// over its life, and the share of the day's calls at which the owner is warned.
 pub const AI_CALLS_PER_ACCOUNT_PER_DAY: u32 = 200;
 pub const AI_CALLS_PER_TASK: u32 = 20;
 pub const AI_WARN_PCT: u32 = 80;
-/// How many of the latest messages an escalation shows the owner (spec §17.3).
+/// How many of the latest messages an escalation shows the owner.
 pub const ESCALATION_SNAPSHOT_MESSAGES: usize = 6;
 
-/// The onboarding ramp (spec §26): a gym (or a newly enabled agent) is in `shadow` for its
+/// The onboarding ramp: a gym (or a newly enabled agent) is in `shadow` for its
 /// first 3 days, `guided` up to day 7, `limited` up to day 14, then `full`.
 pub const RAMP_SHADOW_DAYS: i64 = 3;
 pub const RAMP_GUIDED_DAYS: i64 = 7;
 pub const RAMP_LIMITED_DAYS: i64 = 14;
 /// Daily sends allowed per phase (shadow sends nothing; full uses the account's own limit).
 pub const RAMP_GUIDED_DAILY_SENDS: u32 = 3;
-/// The deliverability warm-up's daily sends in a new account's weeks 1–3 (spec §33.2).
+/// The deliverability warm-up's daily sends in a new account's weeks 1–3.
 pub const WARMUP_WEEK_1_DAILY_SENDS: u32 = 3;
 pub const WARMUP_WEEK_2_DAILY_SENDS: u32 = 5;
 pub const WARMUP_WEEK_3_DAILY_SENDS: u32 = 10;
@@ -228,16 +228,16 @@ pub const RAMP_SHADOW_TASKS_PER_DAY: u32 = 10;
 pub const RAMP_GUIDED_TASKS_PER_DAY: u32 = 15;
 pub const RAMP_LIMITED_TASKS_PER_DAY: u32 = 25;
 
-/// The stale guard (spec §30): a check-in this recent means a churn task resolved itself.
+/// The stale guard: a check-in this recent means a churn task resolved itself.
 pub const STALE_GUARD_RECENT_CHECKIN: SignedDuration = SignedDuration::from_hours(24 * 3);
 
-/// Daily metrics (spec §28.3): the hourly fold leaves the last minutes for the next run (a
+/// Daily metrics: the hourly fold leaves the last minutes for the next run (a
 /// decision may be written a moment after its time), and a first fold looks back this far.
 pub const METRICS_SETTLE: SignedDuration = SignedDuration::from_mins(5);
 pub const METRICS_FIRST_LOOKBACK: SignedDuration = SignedDuration::from_hours(48);
 /// An estimate of one AI call's cost, for the cost metric and alert (no token counts yet).
 pub const AI_CALL_COST_ESTIMATE_USD: f64 = 0.02;
-/// An account's own connector credentials (spec §34): the longest API key and company id
+/// An account's own connector credentials: the longest API key and company id
 /// accepted.
 pub const MAX_CONNECTOR_KEY_CHARS: usize = 256;
 /// How many PushPress plans an owner may price (settings `plan_prices`).
@@ -248,7 +248,7 @@ pub const MAX_CONNECTOR_COMPANY_CHARS: usize = 128;
 pub const METRICS_DEFAULT_DAYS: i64 = 30;
 pub const METRICS_MAX_DAYS: i64 = 92;
 
-/// Alert conditions (spec §28.4).
+/// Alert conditions.
 pub const ALERT_ESCALATION_RATE: f64 = 0.5;
 pub const ALERT_ESCALATION_DAYS: usize = 3;
 /// A day with fewer decided tasks says nothing about its escalation rate.
@@ -262,7 +262,7 @@ pub const ALERT_STALLED_AFTER: SignedDuration = SignedDuration::from_hours(24 * 
 pub const ALERT_VERBAL_ONLY_RATE: f64 = 0.6;
 pub const ALERT_MIN_VERBAL: u32 = 5;
 
-/// The member-data connector (spec §34.2): after this many failures in a row it is degraded
+/// The member-data connector: after this many failures in a row it is degraded
 /// (one alert); every failure defers the touches that needed it until its backoff ends.
 pub const CONNECTOR_DEGRADED_AFTER: u32 = 5;
 /// The wait after the `n`th failure in a row before the connector is asked again.
@@ -291,10 +291,10 @@ pub fn connector_backoff(failures: u32) -> SignedDuration {
     CONNECTOR_BACKOFF[i]
 }
 
-/// Recurring templates spawned per tick at most (spec §31.6); the rest wait a minute.
+/// Recurring templates spawned per tick at most; the rest wait a minute.
 pub const RECURRING_PER_TICK: usize = 50;
 
-/// Outcome attribution (spec §9): how long a provisional outcome waits for its signal when
+/// Outcome attribution: how long a provisional outcome waits for its signal when
 /// the task type names no verification window, and how many watched tasks one index page holds.
 pub const PROVISIONAL_WINDOW_DAYS: u32 = 14;
 pub const ATTRIBUTION_PAGE: usize = 200;
@@ -302,7 +302,7 @@ pub const ATTRIBUTION_PAGE: usize = 200;
 pub const ACTIVITY_DEFAULT_LIMIT: usize = 50;
 pub const ACTIVITY_MAX_LIMIT: usize = 200;
 
-/// Task-creation flood limits (spec §7.9): what one analysis run may create, what one
+/// Task-creation flood limits: what one analysis run may create, what one
 /// webhook event may create, what an account may get in one local day (the ramp may lower
 /// it), and how many open tasks an account may hold before creation stops.
 pub const MAX_TASKS_PER_RUN: usize = 25;
@@ -310,7 +310,7 @@ pub const MAX_TASKS_PER_WEBHOOK_EVENT: usize = 5;
 pub const MAX_TASKS_PER_ACCOUNT_PER_DAY: u32 = 50;
 pub const MAX_ACTIVE_TASKS_PER_ACCOUNT: u32 = 100;
 
-/// Cross-task amplification (spec §7.13): tasks the agent spawns on its own are always
+/// Cross-task amplification: tasks the agent spawns on its own are always
 /// reviewed, and an account (and each member) gets only so many of them a day.
 pub const MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY: u32 = 10;
 pub const MAX_AGENT_TASKS_PER_MEMBER_PER_DAY: u32 = 2;
@@ -318,14 +318,14 @@ pub const MAX_AGENT_TASKS_PER_MEMBER_PER_DAY: u32 = 2;
 /// How long the per-day creation counters are kept (TTL; only today's is ever read).
 pub const CREATION_COUNTER_TTL: SignedDuration = SignedDuration::from_hours(24 * 3);
 
-/// Escalation timeouts (spec §17.5): an escalated task nobody looked at gets a reminder to
+/// Escalation timeouts: an escalated task nobody looked at gets a reminder to
 /// the owner after 48 hours and is cancelled after 7 days.
 pub const ESCALATION_REMINDER_AFTER: SignedDuration = SignedDuration::from_hours(48);
 pub const ESCALATION_TIMEOUT: SignedDuration = SignedDuration::from_hours(24 * 7);
-/// The owner notification budget (spec §35) for those reminders: batchable, so at most this
+/// The owner notification budget for those reminders: batchable, so at most this
 /// many a day per account; the rest wait for the next local day (the timeout does not).
 pub const ESCALATION_REMINDERS_PER_DAY: u32 = 5;
-/// The rest of the owner notification budget (spec §35, see [`crate::owner::owner_notice`]): the
+/// The rest of the owner notification budget: the
 /// batchable notices mailed per local day, the spacing of digest mails inside the send
 /// window, how long notices stay in the feed, and the feed's page sizes.
 pub const OWNER_LATE_REPLY_NOTICES_PER_DAY: u32 = 10;
@@ -343,7 +343,7 @@ pub const OWNER_NOTICES_MAX_LIMIT: usize = 200;
 /// Notices one tick takes out of the digest index at most (the rest wait a minute).
 pub const OWNER_DIGEST_NOTICES_PER_TICK: usize = 200;
 
-/// The risk scan (spec §18.2), every 6 hours: who counts as dropping off, recently
+/// The risk scan, every 6 hours: who counts as dropping off, recently
 /// cancelled, new, or a cold lead.
 pub const ANALYSIS_PERIOD: SignedDuration = SignedDuration::from_hours(6);
 /// An active member is at risk of churning when their last check-in is older than this, or
@@ -382,7 +382,7 @@ pub const ANALYSIS_PAGE: usize = 500;
 /// cancellation, a join), so a closed task is not opened again for the same one.
 pub const ANALYSIS_EPISODE_TTL: SignedDuration = SignedDuration::from_hours(24 * 120);
 
-/// Deliverability (spec §33.3): an account's member mail pauses at once when more than
+/// Deliverability: an account's member mail pauses at once when more than
 /// [`BOUNCE_PAUSE_RATE`] of its last [`BOUNCE_WINDOW_SENDS`] sends bounced (hard bounces, and
 /// addresses that soft-bounced [`SOFT_BOUNCES_AS_HARD`] times); with fewer sends than the
 /// window, the rate is still taken over the whole window, so a young account pauses on the

@@ -1,4 +1,4 @@
-//! One rule for numbers (CONTRACT.md, "Additions, part 2"): a number that comes from outside —
+//! One rule for numbers: a number that comes from outside —
 //! an owner's setting, a member event, a price, PushPress's data — is read by [`check`] (or
 //! [`money`]) before anything keeps it: a number DynamoDB cannot hold (beyond ±9.99e125, or
 //! nearer zero than 1e-130 but not zero) or one out of the field's bounds is refused with the

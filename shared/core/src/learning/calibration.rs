@@ -1,4 +1,4 @@
-//! Calibration (spec 003 loop 3): what the risk scan and the agent's
+//! Calibration: what the risk scan and the agent's
 //! confidence said against what happened, per account. Two findings, each a calibration
 //! suggestion with its counts; accepting one moves the account's threshold within the safe
 //! bounds of [`crate::owner::calibration`]:

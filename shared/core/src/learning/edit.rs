@@ -1,4 +1,4 @@
-//! The owner's edits (spec 003, "Owner Edit Signal"): what the owner changed
+//! The owner's edits: what the owner changed
 //! in the agent's draft before approving it, told apart by kind — deterministically, from the
 //! original and the sent text — so that consistent edits of one kind become a suggestion
 //! (3 weak, 5 moderate, 8 strong). The kinds are account-private, like the texts they come from.

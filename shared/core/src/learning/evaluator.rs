@@ -26,7 +26,7 @@ pub const MODERATE_SENDS: u32 = 16;
 pub const STRONG_SENDS: u32 = 24;
 /// A first message longer than this many characters is "long".
 pub const LONG_MESSAGE_CHARS: usize = 600;
-/// At most this many suggestions from one evaluation (spec 003: 0–3 after a task).
+/// At most this many suggestions from one evaluation.
 pub const MAX_SUGGESTIONS: usize = 3;
 
 /// One closed task, as the evaluator reads it.
@@ -40,7 +40,7 @@ pub struct ClosedTask {
     pub template_version: Option<String>,
 }
 
-/// Consistent edits of one kind needed for a weak, moderate and strong suggestion (spec 003).
+/// Consistent edits of one kind needed for a weak, moderate and strong suggestion.
 pub const EDITS_WEAK: usize = 3;
 pub const EDITS_MODERATE: usize = 5;
 pub const EDITS_STRONG: usize = 8;

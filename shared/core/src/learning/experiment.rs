@@ -1,4 +1,4 @@
-//! What a message experiment shows (CONTRACT.md "Honest lift", experiments): each version's
+//! What a message experiment shows: each version's
 //! closed tasks and successes, the proposed version's rate minus the current one's with the
 //! same 95% interval as the lift (Newcombe's hybrid score method, [`super::lift::newcombe`]),
 //! and a verdict in plain words. The proposed version wins once each version has

@@ -23,7 +23,7 @@ use crate::owner::account::Settings;
 use crate::task::task_type;
 use crate::task::{Task, TaskStatus};
 
-/// What may cross tenants (spec 003, "Cross-Tenant Privacy Boundary").
+/// What may cross tenants.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SharedOutcome {
     pub task_type: String,
@@ -108,7 +108,7 @@ pub struct PrivateOutcome {
     /// crosses tenants: it comes from the texts).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edits: Vec<crate::learning::edit::EditKind>,
-    /// The owner's latest rating of the task, with its reason when thumbs-down (spec §28.5).
+    /// The owner's latest rating of the task, with its reason when thumbs-down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<crate::task::feedback::OwnerFeedback>,
     /// The template the first message was written from, with its version (`default`, or

@@ -1,4 +1,4 @@
-//! What the outreach caused (CONTRACT.md "Honest lift"): per task type, the success rate of
+//! What the outreach caused: per task type, the success rate of
 //! the members Openloop contacted and of those it held out, the difference with its 95%
 //! interval, and a verdict in plain words; revenue "after outreach" and "caused by outreach".
 //!
@@ -239,13 +239,11 @@ pub fn lift(
     }
     let groups: Vec<TypeLift> = by_type
         .into_iter()
-        .map(|(task_type, c)| {
-            TypeLift {
-                window_days: c.window.as_hours() / 24,
-                still_in_window: c.still,
-                crossed_over: c.crossed_over,
-                ..judge(task_type, c.contacted, c.held_out, c.revenue, holdout_percent)
-            }
+        .map(|(task_type, c)| TypeLift {
+            window_days: c.window.as_hours() / 24,
+            still_in_window: c.still,
+            crossed_over: c.crossed_over,
+            ..judge(task_type, c.contacted, c.held_out, c.revenue, holdout_percent)
         })
         .collect();
     Lift {
@@ -425,12 +423,22 @@ mod tests {
 
     /// The lift of `tallies` (assigned on 2026-11-02) once every window has passed.
     fn judged(tallies: &[TaskTally], task_type: Option<&str>, holdout_percent: u8) -> Lift {
-        lift(tallies, Timestamp::MIN..Timestamp::MAX, task_type, holdout_percent, at("2027-06-01T00:00:00Z"))
+        lift(
+            tallies,
+            Timestamp::MIN..Timestamp::MAX,
+            task_type,
+            holdout_percent,
+            at("2027-06-01T00:00:00Z"),
+        )
     }
 
     fn open(i: usize, arm: Arm) -> TaskTally {
         TaskTally {
-            status: if arm == Arm::HeldOut { TaskStatus::HeldOut } else { TaskStatus::Waiting },
+            status: if arm == Arm::HeldOut {
+                TaskStatus::HeldOut
+            } else {
+                TaskStatus::Waiting
+            },
             resolved_at: None,
             outcome: None,
             ..tally(i, arm, "", None)
@@ -446,7 +454,11 @@ mod tests {
         let mut tallies = Vec::new();
         for i in 0..120 {
             let arm = if i % 5 == 0 { Arm::HeldOut } else { Arm::Contacted };
-            tallies.push(if i % 3 == 0 { tally(i, arm, "retained", Some(150.0)) } else { open(i, arm) });
+            tallies.push(if i % 3 == 0 {
+                tally(i, arm, "retained", Some(150.0))
+            } else {
+                open(i, arm)
+            });
         }
         let group = &judged(&tallies, None, 20).groups[0];
         assert_eq!((group.contacted.n, group.contacted.succeeded), (96, 32));
@@ -458,7 +470,13 @@ mod tests {
         let early = lift(&tallies, Timestamp::MIN..Timestamp::MAX, None, 20, at("2026-11-10T00:00:00Z"));
         let group = &early.groups[0];
         assert_eq!((group.contacted.n, group.held_out.n), (0, 0));
-        assert_eq!(group.still_in_window, StillInWindow { contacted: 96, held_out: 24 });
+        assert_eq!(
+            group.still_in_window,
+            StillInWindow {
+                contacted: 96,
+                held_out: 24
+            }
+        );
         assert!(group.verdict.starts_with("not enough members yet"), "{}", group.verdict);
     }
 
@@ -553,9 +571,9 @@ mod tests {
         let [low, high] = group.ci95.unwrap_or_else(|| panic!("an interval"));
         assert!(low > 0.0 && high > low, "{low} {high}");
         assert!(
-            group
-                .verdict
-                .starts_with("outreach works: about 40 more of the 80 members contacted came back than would have on their own (somewhere between "),
+            group.verdict.starts_with(
+                "outreach works: about 40 more of the 80 members contacted came back than would have on their own (somewhere between "
+            ),
             "{}",
             group.verdict
         );

@@ -1,4 +1,4 @@
-//! The platform-wide view of the learning record (spec 003, "Cross-Business Analysis"): one
+//! The platform-wide view of the learning record: one
 //! month of cross-tenant records ([`SharedOutcome`], `LEARNING#{month}`) added up per task type
 //! and outcome — how many, how many the member answered, how many succeeded.
 //!
@@ -40,7 +40,7 @@ pub struct Tally {
     pub replied: u64,
     /// `replied / sent`.
     pub reply_rate: Option<f64>,
-    /// Closed on a positive outcome of the type (spec §16.1), and not provisionally: a
+    /// Closed on a positive outcome of the type, and not provisionally: a
     /// verbal commitment counts once its signal confirmed it.
     pub succeeded: u64,
     /// `succeeded / tasks`.

@@ -1,4 +1,4 @@
-//! The monthly cross-business evaluation (spec 003 "Cross-Business Monthly"):
+//! The monthly cross-business evaluation:
 //! one month of cross-tenant records (codes, counts, hours — no ids, no text) searched for the
 //! same contrasts the offline evaluator looks for in one account — when first messages are
 //! answered, and whether short ones do better — per business type tag and across all.

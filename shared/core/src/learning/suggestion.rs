@@ -1,4 +1,4 @@
-//! Suggestions the owner decides on (spec 003, "Improvement Output Types"):
+//! Suggestions the owner decides on:
 //! what an evaluation found — a fact to remember, an instruction for the agent, a calibration —
 //! with the evidence it rests on, never applied until the owner accepts it (and every applied
 //! change can be undone). A suggestion is made once per account and [`fingerprint`]: the same
@@ -24,7 +24,7 @@ pub enum SuggestionKind {
     Autopilot,
 }
 
-/// How much evidence there is (spec 003: 3 / 5 / 8 consistent edits, or sample sizes).
+/// How much evidence there is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -175,7 +175,7 @@ pub struct Suggestion {
     pub status: SuggestionStatus,
     pub created_at: Timestamp,
     pub fingerprint: String,
-    /// `post_task`, `weekly_batch` or `edit_analysis` (spec 003's sources).
+    /// `post_task`, `weekly_batch` or `edit_analysis`.
     pub source: String,
     pub change: ProposedChange,
     /// Hidden from the pending list until then (`remind`: back in 7 days).
@@ -219,7 +219,7 @@ impl Suggestion {
         }
     }
 
-    /// Saved without review (spec 003, trust gradient): a strong memory suggestion of at
+    /// Saved without review: a strong memory suggestion of at
     /// least [`crate::kernel::limits::AUTO_SAVE_MIN_CONFIDENCE`], for an owner who opted in
     /// (`opted_in`) on an account at least [`crate::kernel::limits::AUTO_SAVE_AFTER_DAYS`] old.
     pub fn saves_itself(&self, opted_in: bool, account_created: Timestamp, now: Timestamp) -> bool {

@@ -1,4 +1,4 @@
-//! The member-data connector (PushPress) and what we do when it is down (spec §30, §34).
+//! The member-data connector (PushPress) and what we do when it is down.
 //!
 //! Webhooks keep the member facts projected in the table; before a touch the stale guard can
 //! also ask the connector for the member as they are *now* ([`Connector::member`]). Whether
@@ -35,7 +35,7 @@ pub struct ConnectorMember {
     pub last_payment_failed_at: Option<Timestamp>,
 }
 
-/// An account's own access to its connector (spec §34): the API key the gym issued (stored in
+/// An account's own access to its connector: the API key the gym issued (stored in
 /// the account, used on every call for its members, never shown by the API nor printed —
 /// `Debug` redacts it) and, optionally, the company the key belongs to when it is not named
 /// by the account's id. An account without one falls back to the process-wide key, if any.
@@ -151,7 +151,7 @@ pub trait Connector: Send + Sync {
     }
 }
 
-/// One account's view of a connector's health (spec §34.2), kept in the table.
+/// One account's view of a connector's health, kept in the table.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectorHealth {
     pub consecutive_failures: u32,

@@ -1,4 +1,4 @@
-//! A member's consent to text messages (CONTRACT.md "Text messages"): yes or no, where it came
+//! A member's consent to text messages: yes or no, where it came
 //! from and when. No text goes to a member without a "yes"; a member's STOP is a "no" from
 //! them, their START a "yes". Kept on the member's facts, so the send snapshot carries it.
 

@@ -1,4 +1,4 @@
-//! Member events from the connector (CONTRACT.md, "Webhooks — member events"), parsed once at
+//! Member events from the connector, parsed once at
 //! the edge into types the rest of the system trusts.
 
 use jiff::Timestamp;

@@ -453,7 +453,7 @@ fn max_in(slot: &mut Option<Timestamp>, at: Timestamp) {
     }
 }
 
-/// How active a member is lately (spec 002, activity tiers), from the check-in history.
+/// How active a member is lately, from the check-in history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityTier {

@@ -83,9 +83,9 @@ struct State {
     created: HashMap<(AccountId, Date), u32>,
     agent_created: HashMap<(AccountId, Date), u32>,
     agent_member_created: HashMap<(AccountId, Date, MemberId), u32>,
-    /// Learning records of closed tasks (spec 003), by task.
+    /// Learning records of closed tasks, by task.
     interactions: HashMap<TaskId, InteractionOutcome>,
-    /// Connector health per account and connector (spec §34.2).
+    /// Connector health per account and connector.
     connector_health: HashMap<(AccountId, String), ConnectorHealth>,
     metrics_cursors: HashMap<AccountId, MetricsCursor>,
     metrics: HashMap<(AccountId, Date), DailyMetrics>,
@@ -96,7 +96,7 @@ struct State {
     texts: HashMap<(AccountId, Date), crate::owner::sms::TextCounts>,
     connections: HashMap<AccountId, crate::owner::connection::Connection>,
     annotations: HashMap<(AccountId, MemberId), crate::members::annotation::MemberAnnotations>,
-    /// Sends counted by reservations, and recent bounces (spec §33.3).
+    /// Sends counted by reservations, and recent bounces.
     bounce_windows: HashMap<AccountId, crate::owner::deliverability::BounceWindow>,
     /// The mails each address soft-bounced.
     soft_bounces: HashMap<(AccountId, Email), std::collections::BTreeSet<String>>,

@@ -10,7 +10,7 @@ use crate::kernel::limits;
 use crate::task::attribution::{Price, ValueSource};
 use crate::task::task_type;
 
-/// How much the agent may do alone (spec §6.2, §7.6).
+/// How much the agent may do alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -21,8 +21,8 @@ pub enum ExecutionMode {
     LimitedAuto,
 }
 
-/// How the business presents itself in mail, and what the agent may know about it (spec
-/// §23.1). Every field is optional: the prompt says only what is given, and the agent
+/// How the business presents itself in mail, and what the agent may know about it.
+/// Every field is optional: the prompt says only what is given, and the agent
 /// escalates rather than invent the rest. A key it does not know is refused (a misspelt key
 /// would otherwise replace the profile with an empty one).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,7 +152,7 @@ impl Profile {
     }
 }
 
-/// An owner's instructions for one agent, or one of its task types (spec §23.3): added to the
+/// An owner's instructions for one agent, or one of its task types: added to the
 /// prompt, or replacing the task type's skill. The base rules are never replaced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -201,7 +201,7 @@ impl AgentOverride {
     }
 }
 
-/// The owner-editable settings (CONTRACT.md `GET/PUT /api/v1/settings`).
+/// The owner-editable settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Settings {
@@ -214,16 +214,14 @@ pub struct Settings {
     pub onboarded_at: Option<Timestamp>,
     pub avg_membership_price: f64,
     pub profile: Profile,
-    /// Owner instructions per agent or task type (spec §23.3); an extension of CONTRACT.md's
-    /// settings.
+    /// Owner instructions per agent or task type.
     #[serde(default)]
     pub agent_overrides: Vec<AgentOverride>,
     /// Agents enabled after the account's own ramp, with the day each was enabled: each runs
-    /// its own onboarding ramp from then (spec §26.4). Keys are agents (`retention`, `sales`…).
+    /// its own onboarding ramp from then. Keys are agents (`retention`, `sales`…).
     #[serde(default)]
     pub agent_ramps: std::collections::BTreeMap<String, Timestamp>,
-    /// Where owner notifications are mailed (spec §35); none: the feed only. An extension of
-    /// CONTRACT.md's settings.
+    /// Where owner notifications are mailed; none: the feed only.
     #[serde(default)]
     pub owner_email: Option<crate::kernel::ids::Email>,
     #[serde(default)]
@@ -232,7 +230,7 @@ pub struct Settings {
     /// item 5). A member on a plan without one is worth `avg_membership_price`.
     #[serde(default)]
     pub plan_prices: std::collections::BTreeMap<String, f64>,
-    /// The gym's own sending domain (spec §33.1 option B); none: the shared domain. Mail
+    /// The gym's own sending domain; none: the shared domain. Mail
     /// leaves from it once its identity is verified (`Account::sending_domain`).
     #[serde(default)]
     pub sending_domain: Option<String>,
@@ -253,8 +251,8 @@ pub struct Settings {
     /// the composed prompt of the type's calls; removed by the suggestion's undo.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub learned: Vec<crate::owner::learned::Learned>,
-    /// The share of members held out of what Openloop opens itself, 0–20 (CONTRACT.md
-    /// "Honest lift"; `owner/holdout.rs`).
+    /// The share of members held out of what Openloop opens itself, 0–20 (see
+    /// docs/lift.md).
     #[serde(default)]
     pub holdout_percent: u8,
     /// The task types held out (default: every type but `payment_recovery`).
@@ -491,7 +489,7 @@ pub struct Account {
     pub webhook_secret: WebhookSecret,
     /// The per-account kill switch: nothing is sent while set.
     pub paused: bool,
-    /// The account's own PushPress credentials (spec §34), when it brought them: the
+    /// The account's own PushPress credentials, when it brought them: the
     /// connector calls for its members carry them instead of the process-wide key. Stored
     /// here, never in an API view (the owner sees only whether they are set) or a log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -576,7 +574,7 @@ impl Account {
         self.settings.profile.display_name.as_deref().unwrap_or(&self.name)
     }
 
-    /// The address member mail leaves from (spec §33.1): the gym's own domain once its
+    /// The address member mail leaves from: the gym's own domain once its
     /// identity is verified, the shared address until then.
     pub fn sender_address(&self, shared: &crate::kernel::ids::Email) -> crate::kernel::ids::Email {
         match (&self.sending_identity, &self.settings.sending_domain) {
@@ -612,7 +610,7 @@ impl From<&str> for WebhookSecret {
     }
 }
 
-/// The platform-wide switch (spec §7.14).
+/// The platform-wide switch.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SystemConfig {

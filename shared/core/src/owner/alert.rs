@@ -1,4 +1,4 @@
-//! Alerts to us, the company running Openloop (spec §28.4): conditions that a person should
+//! Alerts to us, the company running Openloop: conditions that a person should
 //! look at, raised as `OpenloopAlert` events on the bus and as error-level log lines.
 
 use jiff::Timestamp;
@@ -42,7 +42,7 @@ impl Alert {
         }
     }
 
-    /// A member marked one of the account's mails as spam (spec §33.3): told at once.
+    /// A member marked one of the account's mails as spam: told at once.
     pub fn spam_complaint(account: AccountId, recipients: usize, at: Timestamp) -> Self {
         Self {
             code: "spam_complaint",
@@ -54,7 +54,7 @@ impl Alert {
         }
     }
 
-    /// The account's bounce rate paused its member mail (spec §33.2).
+    /// The account's bounce rate paused its member mail.
     pub fn bounce_pause(account: AccountId, bounced: usize, at: Timestamp) -> Self {
         Self {
             code: "bounce_pause",

@@ -1,4 +1,4 @@
-//! The morning brief (CONTRACT.md `GET /api/v1/brief`): one short read a day
+//! The morning brief: one short read a day
 //! of who to call and what to do. At most three "do this now" actions first, ranked by the
 //! value at stake and how late they are; then the to-dos due, the members at risk (by monthly
 //! value, then days since their last check-in), payment trouble, yesterday's results and what

@@ -1,4 +1,4 @@
-//! An account's calibrated thresholds (spec 003 loop 3): where this gym's
+//! An account's calibrated thresholds: where this gym's
 //! evidence moved the risk scan's no-check-in gap and the agent's confidence threshold away
 //! from the defaults. Only an accepted calibration suggestion changes them, only within the
 //! safe bounds of [`crate::kernel::limits`], and its undo puts back the value it replaced.

@@ -1,4 +1,4 @@
-//! Deliverability (spec §33): what an account's bounces say about its sending, and the gym's
+//! Deliverability: what an account's bounces say about its sending, and the gym's
 //! own sending domain. Bounces are counted against the account's sends — every send's
 //! reservation counts one ([`crate::task::commit::SendEffect::Reserve`]) — so "more than 10%
 //! of the last 50 sends bounced" is a pure question of [`BounceWindow`]; the engine pauses the
@@ -51,7 +51,7 @@ impl BounceWindow {
         self.recent_bounces() as f64 / BOUNCE_WINDOW_SENDS as f64
     }
 
-    /// Whether the account's member mail must pause (spec §33.2: above 10%).
+    /// Whether the account's member mail must pause.
     pub fn must_pause(&self) -> bool {
         self.bounce_rate() > BOUNCE_PAUSE_RATE
     }

@@ -1,4 +1,4 @@
-//! The account's message experiments (CONTRACT.md "Honest lift"): an accepted skill or prompt
+//! The account's message experiments: an accepted skill or prompt
 //! suggestion tried on half the new tasks of the types it touches before it is kept. Each
 //! experiment lives on the account (creation and drafting read the account anyway, so the
 //! split costs no request); its results are counted from the tasks' tallies.

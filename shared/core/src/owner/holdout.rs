@@ -1,4 +1,4 @@
-//! The owner's holdout (CONTRACT.md "Honest lift"): what share of the members Openloop would
+//! The owner's holdout: what share of the members Openloop would
 //! contact on its own it leaves alone instead, for which task types, and the salt that puts
 //! each member in a group — drawn again only when the owner reshuffles, at most once a month.
 //!

@@ -1,5 +1,5 @@
 //! What accepted skill and rubric suggestions taught the agent about one task type of one
-//! account (spec 003 "Skill" and "Rubric"): a skill's guidance joins the
+//! account: a skill's guidance joins the
 //! type's skill layer of the composed prompt, a rubric's criteria join how the type's work is
 //! judged. Each names the suggestion it came from, so undoing that suggestion removes exactly it.
 

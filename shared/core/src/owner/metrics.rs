@@ -1,4 +1,4 @@
-//! Daily metrics per account (spec §28.2–28.3) and the alert conditions on them (§28.4).
+//! Daily metrics per account and the alert conditions on them (§28.4).
 //!
 //! The metrics are folded from the account's decision log — the activity feed, which every
 //! decision already writes — by the hourly run: each run reads only the entries made since
@@ -76,12 +76,12 @@ pub struct DailyMetrics {
     /// The account's AI calls that day (read from its AI counter, not folded).
     #[serde(default)]
     pub ai_calls: u32,
-    /// The owner's ratings of tasks (spec §28.5): thumbs up, thumbs down.
+    /// The owner's ratings of tasks: thumbs up, thumbs down.
     #[serde(default)]
     pub feedback_up: u32,
     #[serde(default)]
     pub feedback_down: u32,
-    /// Closed tasks whose outcome the owner corrected (spec §37.6).
+    /// Closed tasks whose outcome the owner corrected.
     #[serde(default)]
     pub outcome_corrections: u32,
 }
@@ -284,7 +284,7 @@ impl DayRange {
     }
 }
 
-/// The rates of §28.3, derived from a day's (or a range's) counts; `None` where nothing was
+/// The day's rates (docs/numbers-and-replies.md), derived from a day's (or a range's) counts; `None` where nothing was
 /// there to divide.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -300,7 +300,7 @@ pub struct Rates {
     pub ai_cost_estimate_usd: f64,
 }
 
-/// What an AI call costs, and the day's spend per account that alerts us (spec §28.4: $10).
+/// What an AI call costs, and the day's spend per account that alerts us.
 /// The cost per call is the deployment's model's (`OPENLOOP_AI_CALL_COSTS`, with a default
 /// per known model: see `openloop_edge::config`).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,4 +1,4 @@
-//! Outbound webhooks (CONTRACT.md "For other programs"): the owner's endpoints, the events
+//! Outbound webhooks: the owner's endpoints, the events
 //! they take, how a delivery is signed (Standard Webhooks, as deliveries into Openloop are
 //! checked), the retry schedule and when a failing endpoint is disabled. Which addresses may
 //! receive is `webhook_address.rs`; the engine's `webhooks/` carries deliveries out from a

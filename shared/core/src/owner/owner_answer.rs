@@ -1,4 +1,4 @@
-//! The owner's answer in words (CONTRACT.md "The owner away"): a reply to an owner mail, read
+//! The owner's answer in words: a reply to an owner mail, read
 //! for the decision it names. "yes", "send it" approve; "no", "skip" skip; "later", "tomorrow"
 //! put it off a day; "done" says the owner took care of it; on an escalation any other words
 //! are the owner's guidance. The words are data, `words/owner_answers.toml`; only the reply's

@@ -1,4 +1,4 @@
-//! Owner notifications (spec §35, §17, §22): what the owner is told without asking, and how
+//! Owner notifications: what the owner is told without asking, and how
 //! often. Every notice is kept in the account's notification feed (`GET /api/v1/notifications`);
 //! e-mail to the owner is rationed, because an owner who gets thirty mails a day reads none.
 //!
@@ -11,7 +11,7 @@
 //!   what waits for the owner now; it leaves with the first digest mail of its day.
 //! - An owner without `owner_email`, or with `owner_notification_channel: dashboard_only`,
 //!   gets the feed alone.
-//! - The account's kill switch (spec §7.6) stops outreach to members, never the owner's
+//! - The account's kill switch stops outreach to members, never the owner's
 //!   notices: a paused gym's owner needs to hear about escalations and opt-outs all the more.
 
 use jiff::civil::Time;
@@ -29,26 +29,26 @@ use crate::task::TaskStatus;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeKind {
-    /// A task needs the owner's input (spec §17.2).
+    /// A task needs the owner's input.
     Escalation,
     /// A task needs the owner now: the member threatened legal action or was abusive (spec
     /// §17.1, §28.4). Mailed at once, whatever the hour.
     CriticalEscalation,
-    /// An escalation left untouched for 48 hours (spec §17.5).
+    /// An escalation left untouched for 48 hours.
     EscalationReminder,
-    /// A member answered a task that is already closed (spec §16).
+    /// A member answered a task that is already closed.
     LateReply,
     /// A member was suppressed: a stop word, the unsubscribe link, a hard bounce or a
-    /// complaint (spec §22.3); their tasks were cancelled.
+    /// complaint; their tasks were cancelled.
     MemberOptedOut,
     /// A message an automation task was asked to pass on (`notify_owner`, `notify_coach`).
     ActionMessage,
-    /// A task waits in the review queue for the owner's approval (spec §35.2: batched).
+    /// A task waits in the review queue for the owner's approval.
     ApprovalNeeded,
     /// Something about the account itself: the AI cost warning at 80% of the day's calls, or
-    /// the day's calls used up (spec §7.12, §35.2: always delivered).
+    /// the day's calls used up.
     SystemAlert,
-    /// The day's summary (spec §35.2: once a day).
+    /// The day's summary.
     DailyDigest,
     /// What the agent learned without review this week, each with its undo (
     /// made once a week by the evaluation).
@@ -162,7 +162,7 @@ pub struct OwnerNotice {
     pub digest_at: Option<Timestamp>,
 }
 
-/// How the owner wants to be told (spec §35.3): `email_and_sms` also texts critical
+/// How the owner wants to be told: `email_and_sms` also texts critical
 /// escalations to `owner_phone`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -42,8 +42,8 @@ impl QuietHours {
     }
 }
 
-/// What an undecided review item becomes at `review_expiry_days` (CONTRACT.md "The owner
-/// away"): nothing found is dropped in silence.
+/// What an undecided review item becomes at `review_expiry_days`: nothing found is dropped
+/// in silence.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]

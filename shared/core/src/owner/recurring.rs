@@ -1,4 +1,4 @@
-//! Recurring templates (spec §31.6): a cron expression that spawns a fresh task of one type on
+//! Recurring templates: a cron expression that spawns a fresh task of one type on
 //! a schedule, up to a cap. The template itself never runs; every instance is an ordinary task
 //! made through the one creation path, with its own budget and gates.
 //!

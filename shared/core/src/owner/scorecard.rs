@@ -1,4 +1,4 @@
-//! The owner's scorecard (CONTRACT.md `GET /api/v1/scorecard`, spec §28.3): a month of
+//! The owner's scorecard: a month of
 //! outcomes, computed from the tasks themselves so the numbers always equal what the tasks say.
 //!
 //! A month is a calendar month in the account's time zone. A task counts towards the month it
@@ -104,7 +104,7 @@ impl Month {
     }
 }
 
-/// CONTRACT.md's scorecard, plus the month it is for.
+/// The month's scorecard, plus the month it is for.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Scorecard {
@@ -116,7 +116,7 @@ pub struct Scorecard {
     pub messages_sent: u32,
     pub outcomes: BTreeMap<String, usize>,
     /// Members of the holdout group whose goal was reached in the month with nothing sent
-    /// (CONTRACT.md "Honest lift"): beside `members_retained`, which counts only members
+    ///: beside `members_retained`, which counts only members
     /// Openloop wrote to (a held-out task is worth nothing to it).
     pub members_retained_held_out: usize,
     /// Text messages sent in the month (`messages_sent` counts them too) and the segments

@@ -1,4 +1,4 @@
-//! The owner's text-message settings (CONTRACT.md "Text messages"): texts on or off, the
+//! The owner's text-message settings: texts on or off, the
 //! origination identity they leave from (a phone number, pool or sender id of AWS End User
 //! Messaging SMS), the account's daily limit of texts, and the segments one text may take.
 

@@ -1,4 +1,4 @@
-//! Triggers (spec 001, "Trigger"; issue "Open loops and triggers the owner controls"): which
+//! Triggers: which
 //! event opens which task, as rows of one table the owner reads and switches. The built-in
 //! rows are data (`rules/triggers.toml`, embedded): the owner turns each on or off; the code
 //! that carries a built-in out asks its row first. The owner's own rows are whole: an event,
@@ -23,7 +23,7 @@ use crate::members::source::CheckinKind;
 /// The built-in rows, as shipped.
 pub const BUILTIN_TRIGGERS: &str = include_str!("../../../../rules/triggers.toml");
 
-/// The events a trigger may name: CONTRACT.md's member events, PushPress's own, Openloop's.
+/// The events a trigger may name: the API's member events, PushPress's own, Openloop's.
 pub const MEMBER_EVENTS: [&str; 6] = [
     "member.created",
     "member.status_changed",
@@ -115,7 +115,7 @@ impl FilterValue {
     }
 }
 
-/// A row of the trigger table (CONTRACT.md's `Trigger`, and what the engine needs of it).
+/// A row of the trigger table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Trigger {

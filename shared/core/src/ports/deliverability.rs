@@ -1,4 +1,4 @@
-//! Deliverability's ports (spec §33): the store's record of an account's bounces and of which
+//! Deliverability's ports: the store's record of an account's bounces and of which
 //! account holds a sending identity (a gym's own domain, its texts' number), and the mail
 //! provider's sending identities (a gym's own domain). See [`crate::owner::deliverability`].
 

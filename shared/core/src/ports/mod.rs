@@ -185,7 +185,7 @@ pub struct ReplyRequest {
     pub facts: Vec<String>,
 }
 
-/// What the agent is asked about a task's progress towards its goal (spec §16.3, §37).
+/// What the agent is asked about a task's progress towards its goal.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CompletionRequest {
     pub task_type: String,
@@ -200,7 +200,7 @@ pub struct CompletionRequest {
     pub evidence: serde_json::Value,
 }
 
-/// One step a planning parent already took (spec §14.2), for the planner.
+/// One step a planning parent already took, for the planner.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepResult {
     pub task_type: String,
@@ -235,7 +235,7 @@ pub struct PlannedStep {
     pub requirement: crate::task::subtasks::Requirement,
 }
 
-/// The planner's answer (spec §14.2): one step at a time, with a rough outline of the rest
+/// The planner's answer: one step at a time, with a rough outline of the rest
 /// (for the log only) and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanDecision {
@@ -253,7 +253,7 @@ pub trait Agent: Send + Sync {
     async fn evaluate_reply(&self, request: &ReplyRequest) -> Result<ReplyEvaluation, AgentError>;
     /// Judge progress towards the goal. An error means "unsure": callers escalate.
     async fn evaluate_completion(&self, request: &CompletionRequest) -> Result<GoalProgress, AgentError>;
-    /// Decide a planning parent's next step (spec §14.2). An error means "unsure": the
+    /// Decide a planning parent's next step. An error means "unsure": the
     /// parent escalates.
     async fn plan_next(&self, request: &PlanRequest) -> Result<PlanDecision, AgentError>;
 }

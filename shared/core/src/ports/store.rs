@@ -134,7 +134,7 @@ pub trait AccountStore: Send + Sync {
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError>;
 }
 
-/// Recurring templates (spec §31.6): versioned, and waiting in a due index across accounts
+/// Recurring templates: versioned, and waiting in a due index across accounts
 /// while enabled, for the tick.
 #[async_trait]
 pub trait TemplateStore: Send + Sync {
@@ -306,7 +306,7 @@ pub trait MemberStore: Send + Sync {
     async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError>;
     /// One page of the account's member facts (members whose facts were never written are
     /// left out), in member-id order, at most `limit`, with a cursor for the next page — for
-    /// the risk scan (spec §18.2).
+    /// the risk scan.
     async fn list_member_facts(
         &self,
         account: AccountId,
@@ -373,7 +373,7 @@ pub trait Counters: Send + Sync {
     async fn texts_between(&self, account: AccountId, from: Date, to: Date) -> Result<crate::owner::sms::TextCounts, StoreError>;
 }
 
-/// An account's daily metrics (spec §28.3, see [`crate::owner::metrics`]) and the watermark of the
+/// An account's daily metrics and the watermark of the
 /// fold that adds them: the days are added in the transaction that moves the watermark, so
 /// each count is added once.
 #[async_trait]
@@ -392,7 +392,7 @@ pub trait MetricsStore: Send + Sync {
     async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError>;
 }
 
-/// Owner notifications (spec §35; see [`crate::owner::owner_notice`]) and the digest index across
+/// Owner notifications and the digest index across
 /// accounts: each digest entry is taken by one worker.
 #[async_trait]
 pub trait NoticeStore: Send + Sync {
@@ -431,7 +431,7 @@ pub trait Idempotency: Send + Sync {
     async fn task_actions(&self, account: AccountId, task: TaskId) -> Result<Vec<ActionRecord>, StoreError>;
 }
 
-/// The learning record (spec 003, see [`crate::learning::interaction`]), read side: [`TaskWrites::commit`]
+/// The learning record, read side: [`TaskWrites::commit`]
 /// writes it in the same transaction whenever the committed task is closed (and rewrites it
 /// when a closed task is revised), as the account's full record and the cross-tenant share
 /// of it, which holds no ids or text.
@@ -453,7 +453,7 @@ pub trait LearningStore: Send + Sync {
     ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError>;
 }
 
-/// The health of an account's connectors (spec §34.2, see [`crate::members::connector`]): each call's
+/// The health of an account's connectors: each call's
 /// result recorded atomically, a degradation reported to exactly one caller.
 #[async_trait]
 pub trait ConnectorHealthStore: Send + Sync {
@@ -473,7 +473,7 @@ pub trait ConnectorHealthStore: Send + Sync {
     ) -> Result<(ConnectorHealth, HealthChange), StoreError>;
 }
 
-/// An account's business memories (spec 003, see [`crate::owner::business_memory`]): one
+/// An account's business memories: one
 /// versioned record per account, so the cap holds under concurrent writers. The send
 /// snapshot carries it too (read in the same batch), so a drafted touch costs no extra read.
 #[async_trait]

@@ -1,4 +1,4 @@
-//! Anomaly detection (spec §7.5): patterns that mean a task is going wrong, checked each time
+//! Anomaly detection: patterns that mean a task is going wrong, checked each time
 //! a due task is worked (the tick hands every due task to a worker, so this is the ticker's
 //! check without the tick reading any task). A task found anomalous goes to the owner with
 //! the reason in its log; a stuck `executing` step is reset (see `engine::work`).

@@ -1,4 +1,4 @@
-//! Autonomy: how much the system may do alone for an account and a task (spec §26, §27).
+//! Autonomy: how much the system may do alone for an account and a task.
 //!
 //! Two independent dials. The **onboarding ramp** is derived from time — days since the gym
 //! was onboarded (`settings.onboarded_at`), and for an agent enabled later, days since
@@ -22,7 +22,7 @@ use crate::owner::account::Settings;
 use crate::task::controls::TaskMode;
 use crate::task::reason::{GateReason, Reason};
 
-/// A ramp phase (spec §26.2), in the order an account goes through them.
+/// A ramp phase, in the order an account goes through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -84,7 +84,7 @@ pub struct RampLimits {
     pub max_tasks_per_day: Option<u32>,
 }
 
-/// The deliverability warm-up of a newly onboarded account (spec §33.2): at most 3, 5 and 10
+/// The deliverability warm-up of a newly onboarded account: at most 3, 5 and 10
 /// sends a day in its weeks 1, 2 and 3, then no cap of its own (`None`).
 pub fn warmup_cap(onboarded_at: Option<Timestamp>, now: Timestamp) -> Option<u32> {
     let start = onboarded_at?;
@@ -117,7 +117,7 @@ pub fn sending(settings: &Settings, now: Timestamp) -> Sending {
 }
 
 /// The ramp of one agent (`TaskTypeDef::agent`) on an account: the stricter of the account's
-/// own ramp and the agent's, if it was enabled later (spec §26.4). Its daily send limit is
+/// own ramp and the agent's, if it was enabled later. Its daily send limit is
 /// also held under the warm-up's cap: the lower of warm-up and ramp wins.
 pub fn ramp(settings: &Settings, agent: &str, now: Timestamp) -> RampLimits {
     let account = RampPhase::since(settings.onboarded_at, now);

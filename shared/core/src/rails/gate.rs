@@ -1,4 +1,4 @@
-//! The confidence gate (spec §6.2): does a new task go to the owner first, or may it run?
+//! The confidence gate: does a new task go to the owner first, or may it run?
 
 use serde::Serialize;
 

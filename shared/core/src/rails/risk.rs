@@ -1,4 +1,4 @@
-//! The risk scan's judgment of one member (spec §18.2): from the member's facts
+//! The risk scan's judgment of one member: from the member's facts
 //! alone, does someone need attention, with which task type, and how sure are we?
 //!
 //! Five findings, by status: an enrollment PushPress marks `alert`, or an active one whose

@@ -1,4 +1,4 @@
-//! The rails a send must pass that defer it rather than refuse it (spec §7.2, §21, §29): the
+//! The rails a send must pass that defer it rather than refuse it: the
 //! send window, the member's weekly cap and one message a day, the account's daily cap. Pure
 //! functions over a snapshot the engine read; the reservation re-checks the member's ledger
 //! and the account's counter in the store's transaction, so a send that raced past these
@@ -43,7 +43,7 @@ fn send_window(settings: &Settings, task: &Task, now: Timestamp) -> Option<(Time
 }
 
 /// A first touch made ready outside the morning hours (approved in the evening, or held by a
-/// limit until the afternoon) goes at their next start, with the task's jitter (spec §29.3).
+/// limit until the afternoon) goes at their next start, with the task's jitter.
 /// One due inside them goes even if the step runs a little after they end.
 fn first_touch_hours(settings: &Settings, task: &Task, now: Timestamp) -> Option<(Timestamp, Why)> {
     let due = task.next_action_at.unwrap_or(now).min(now);
@@ -65,7 +65,7 @@ pub fn member_limits(ledger: &SendLedger, settings: &Settings, now: Timestamp) -
     weekly_cap(ledger, settings, now).or_else(|| member_daily_limit(ledger, settings, now))
 }
 
-/// The member weekly cap (spec §7.2): at most `member_weekly_limit` messages to one member in
+/// The member weekly cap: at most `member_weekly_limit` messages to one member in
 /// any rolling 7 days, whichever task sends them; the next slot is when the oldest send in the
 /// window drops out of it.
 pub fn weekly_cap(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
@@ -81,7 +81,7 @@ pub fn weekly_cap(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> O
     Some((frees, Why::new(Reason::MemberWeeklyLimit).detail(detail)))
 }
 
-/// One message to a member per local day (spec §21), whichever task sends it.
+/// One message to a member per local day, whichever task sends it.
 fn member_daily_limit(ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
     let tz = settings.time_zone();
     let today = limits::local_date(now, &tz);
@@ -137,7 +137,7 @@ pub struct SendSnapshot {
     pub account: Option<Account>,
     pub suppressed: bool,
     pub ledger: SendLedger,
-    /// What the connector has told us about the member, for the stale guard (spec §30).
+    /// What the connector has told us about the member, for the stale guard.
     pub facts: Option<MemberFacts>,
     /// The account's daily send counters on the days around the date asked for (the
     /// account's local date is one of them, whatever its time zone).

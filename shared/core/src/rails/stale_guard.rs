@@ -1,4 +1,4 @@
-//! The stale guard (spec §30): before any outbound touch, re-read what is known about the
+//! The stale guard: before any outbound touch, re-read what is known about the
 //! member and ask whether the task is still needed. A task can wait days in review; if the
 //! member came back, paid, or left meanwhile, the message it was made for would be wrong.
 //!

@@ -1,4 +1,4 @@
-//! A worker's step, decided (spec §6.4, §7, §21, §26, §30): from what the step has read of a
+//! A worker's step, decided: from what the step has read of a
 //! task — the task itself, the send snapshot, the conversation, the member's facts, the
 //! member's other tasks — and the time, what happens to it now: skip it, defer it, move it,
 //! let it go dormant, read what it awaits, hand it to its subtasks or its category's step,
@@ -108,7 +108,7 @@ pub enum Input {
     MemberTasks,
     /// The suppression list for the member's current address, when it is not the task's.
     AddressSuppressed,
-    /// A subtask's parent: while it is escalated, the subtask holds (spec §17.2).
+    /// A subtask's parent: while it is escalated, the subtask holds.
     Parent,
 }
 
@@ -141,7 +141,7 @@ impl Skip {
     }
 }
 
-/// The categories whose tasks never e-mail a member (spec §31): each has its own step.
+/// The categories whose tasks never e-mail a member: each has its own step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WithoutMail {
     StaffTodo,
@@ -163,13 +163,13 @@ pub enum StepDecision {
     /// A lease ran out after its touch was reserved: nobody knows whether the mail left, so
     /// the owner finds out — it is never sent again.
     SendOutcomeUnknown { reserved: OutboundMessage },
-    /// The task looks wrong (spec §7.5): the owner takes it.
+    /// The task looks wrong: the owner takes it.
     Anomalous(Anomaly),
     /// The owner takes it.
     Escalate { why: Why },
     /// Closed (`completed` or `cancelled`) without sending.
     Close { to: TaskStatus, why: Why },
-    /// The stale guard's verdict (spec §30): what the member did since makes the touch wrong.
+    /// The stale guard's verdict: what the member did since makes the touch wrong.
     StaleGuard { to: TaskStatus, why: Why },
     /// No more messages; watch for the outcome until `expires_at`, checking at `next_check`.
     Dormant {
@@ -183,9 +183,9 @@ pub enum StepDecision {
         note: crate::task::task_loops::LoopNote,
         signal: &'static crate::task::task_type::GoalSignal,
     },
-    /// The member said stop while the account is paused: honoured now (spec §22.3).
+    /// The member said stop while the account is paused: honoured now.
     HonourStop,
-    /// A parent: its state is its subtasks' (spec §14.4).
+    /// A parent: its state is its subtasks'.
     Coordinate,
     /// A task of a category that never mails a member.
     WithoutMail(WithoutMail),
@@ -551,7 +551,7 @@ fn days(n: u32) -> SignedDuration {
     SignedDuration::from_hours(24 * i64::from(n))
 }
 
-/// Priority-based allocation (spec §21.3): every send uses the member's one message of the
+/// Priority-based allocation: every send uses the member's one message of the
 /// day, so while a more urgent task about the same member wants to send today (due now, or
 /// planned later this local day — a follow-up's afternoon hours), this one waits for the next
 /// local day. Its touch is delayed, never skipped; and a task the gates deferred to another day
@@ -645,7 +645,7 @@ fn planned_follow_up(task: &Task) -> Option<Draft> {
     Some(crate::task::plan_edit::draft_of(content, &subject))
 }
 
-/// A claimed touch that failed, and is retried with a backoff (spec §7.11).
+/// A claimed touch that failed, and is retried with a backoff.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
     /// The agent could not draft it.
@@ -697,7 +697,7 @@ pub fn after_failure(task: &Task, failed: Failure, error: &str, now: Timestamp) 
     }
 }
 
-/// The dormant worker's step for a dormant task (spec §6.4 phase 4): never sends, never calls
+/// The dormant worker's step for a dormant task: never sends, never calls
 /// the agent. The engine looks for the goal's signal before it carries out anything but a
 /// skip: a member who reached the goal completes the task whatever this says.
 pub fn dormant(task: &Task, now: Timestamp) -> StepDecision {

@@ -1,4 +1,4 @@
-//! Which channel a touch goes by, and when a text may go (CONTRACT.md "Text messages"): a
+//! Which channel a touch goes by, and when a text may go: a
 //! text needs the owner's texts turned on, the member's phone and their consent; it goes when
 //! the member has no e-mail address, when the touch answers a conversation that was last
 //! texted, or when the task type's cadence lets this touch be a text (`rules/texts.toml`).

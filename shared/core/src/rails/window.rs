@@ -1,4 +1,4 @@
-//! The account's send window (spec §29): whether a send may go now in the account's time zone,
+//! The account's send window: whether a send may go now in the account's time zone,
 //! and if not, when a deferred send goes; when a touch is planned: first touches in the morning,
 //! follow-ups in the afternoon, with a jitter fixed per task (smart timing). The numbers are in
 //! [`crate::kernel::limits`]; the send gate ([`crate::rails::send_gate`]) applies them.
@@ -38,7 +38,7 @@ pub fn send_window(settings: &Settings, now: Timestamp) -> Result<(), Timestamp>
     Err(local_time(settings, day, start).unwrap_or(now + SignedDuration::from_hours(1)))
 }
 
-/// What a touch is, for the hours it prefers (spec §29.3).
+/// What a touch is, for the hours it prefers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Touch {
     /// The task's first message: the morning.
@@ -129,7 +129,7 @@ pub fn local_words(at: Timestamp, tz: &jiff::tz::TimeZone) -> String {
     at.to_zoned(tz.clone()).strftime("%a, %b %-d at %H:%M").to_string()
 }
 
-/// When a touch planned for `at` goes (spec §29.3), and why when that is not `at`: `at`
+/// When a touch planned for `at` goes, and why when that is not `at`: `at`
 /// itself when it falls in the touch's preferred hours (or the touch prefers none that meet
 /// the send window); otherwise the start of those hours on `at`'s local day plus the task's
 /// jitter — the next day's when that is before `not_before`. A first touch is planned from

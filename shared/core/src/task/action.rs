@@ -1,4 +1,4 @@
-//! Actions beyond e-mail (spec §15) and their idempotency (§32).
+//! Actions beyond e-mail and their idempotency (§32).
 //!
 //! Every kind of action the system knows has a **safety profile**: how risky it is, whether it
 //! can be undone, whether it needs the owner's approval, which budgets it spends and whether
@@ -23,7 +23,7 @@ use crate::members::event::MemberStatus;
 use crate::task::Task;
 use crate::task::reason::Reason;
 
-/// Every kind of action (spec §15.1).
+/// Every kind of action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionType {
@@ -121,7 +121,7 @@ impl ActionType {
     }
 }
 
-/// How much can go wrong (spec §15.2).
+/// How much can go wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
@@ -135,7 +135,7 @@ pub enum Risk {
 pub const STATUS_CHANGE_REFUSED: &str =
     "PushPress offers no call to change a member's status (its API has no customer update); change it in PushPress itself";
 
-/// An action kind's safety profile (spec §15.2).
+/// An action kind's safety profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ActionProfile {
     pub risk: Risk,
@@ -331,7 +331,7 @@ pub fn parse_actions(values: &[serde_json::Value]) -> Result<Vec<Action>, Invali
     values.iter().map(Action::parse).collect()
 }
 
-/// What the pre-flight checks allow (spec §15.3).
+/// What the pre-flight checks allow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Preflight {
     Run,
@@ -391,7 +391,7 @@ pub enum ActionState {
     Failed,
 }
 
-/// One action's entry in the action log (spec §32.2).
+/// One action's entry in the action log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
     pub account_id: AccountId,

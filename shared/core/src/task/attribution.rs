@@ -1,4 +1,4 @@
-//! Outcome attribution (spec §5.3, §9, §16.2): what a closed task is worth, and what is still
+//! Outcome attribution: what a closed task is worth, and what is still
 //! watched after it closed.
 //!
 //! A task's revenue is its outcome's revenue multiplier (the registry) times the member's
@@ -72,7 +72,7 @@ pub fn value_of(def: &TaskTypeDef, outcome: &str, price: f64) -> Option<f64> {
 }
 
 /// What `task`'s outcome is reckoned at: a payment-recovery task whose trigger named the failed
-/// payment's amount is worth that amount (spec §20); any other, the member's `price`.
+/// payment's amount is worth that amount; any other, the member's `price`.
 pub fn task_price(task: &Task, price: Price) -> Price {
     let amount = task
         .trigger_context

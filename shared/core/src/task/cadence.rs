@@ -1,4 +1,4 @@
-//! Follow-up cadences (spec §5, FollowUpCadence): when to follow up, in what tone, and what
+//! Follow-up cadences: when to follow up, in what tone, and what
 //! happens when the touches run out.
 //!
 //! `intervals[i]` is the wait in days after touch `i` (touch 0 is the first message). A task
@@ -92,7 +92,7 @@ pub const SINGLE_SHOT: Cadence = Cadence {
     on_exhaustion: OnExhaustion::Cancel,
 };
 
-/// Reminders to the owner for staff to-dos (spec §31.3): nudge after a day, then two, then
+/// Reminders to the owner for staff to-dos: nudge after a day, then two, then
 /// raise it as an escalation. These reach the owner, never the member.
 pub const OWNER_REMINDERS: Cadence = Cadence {
     name: "owner_reminders",

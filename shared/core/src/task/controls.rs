@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-/// How one task runs (spec §27.1).
+/// How one task runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -34,7 +34,7 @@ pub struct TaskControls {
     pub mode: TaskMode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<TaskPlan>,
-    /// The agent decomposes the goal into subtasks, one step at a time (spec §14.2); the task
+    /// The agent decomposes the goal into subtasks, one step at a time; the task
     /// itself never sends.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub agent_planning: bool,
@@ -43,7 +43,7 @@ pub struct TaskControls {
     pub paused_at: Option<jiff::Timestamp>,
 }
 
-/// One step of a plan (spec §27.3).
+/// One step of a plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanStep {
     pub step_number: u32,

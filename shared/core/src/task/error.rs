@@ -40,10 +40,10 @@ pub enum EngineError {
     /// the account's credentials): 401, with its own code and message.
     #[error("{}", .0.message)]
     Unauthorized(InvalidInput),
-    /// A creation limit refused the task (spec §7.9, §7.13); nothing was created.
+    /// A creation limit refused the task; nothing was created.
     #[error("{0}")]
     Limited(crate::task::flood::Refusal),
-    /// The member asked to stop (spec §22, §38 phase 6): no task is opened for them, from
+    /// The member asked to stop: no task is opened for them, from
     /// any source; nothing was created and no AI call was spent.
     #[error("member {member} is suppressed (they asked to get no more mail): no task is opened for them")]
     MemberSuppressed { member: MemberId },

@@ -1,4 +1,4 @@
-//! Every escalation explains itself (spec §17.3; CONTRACT.md "Good by default"): whatever hands
+//! Every escalation explains itself: whatever hands
 //! a task to the owner — a spent budget, an anomaly, a failed subtask, the stale guard, a send
 //! failure, the agent, a member's reply, a timer — the task carries the reason's code, a
 //! summary in words, the member's last words, the agent's last draft and a suggested next
@@ -23,7 +23,7 @@ const MAX_DETAIL_CHARS: usize = 300;
 pub struct Explanation {
     /// One sentence, no trailing period.
     pub what: &'static str,
-    /// `agent`, `member`, `system` or `subtask` (spec §17.3's `blockedBy`).
+    /// `agent`, `member`, `system` or `subtask`.
     pub blocked_by: &'static str,
     pub next_step: &'static str,
 }

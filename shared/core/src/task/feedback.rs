@@ -1,4 +1,4 @@
-//! The owner's word on a task (spec §27.4, §28.5, §37.6): a thumbs up or down, with an
+//! The owner's word on a task: a thumbs up or down, with an
 //! optional comment, on a closed or escalated task; and the correction of a closed task's
 //! outcome. Both are logged (so the daily metrics count them and learning reads them);
 //! the correction also re-values the task, and attribution stops watching it — the owner's
@@ -39,7 +39,7 @@ impl Rating {
     }
 }
 
-/// Why a thumbs-down (spec §28.5's dropdown): kept on the task and in its
+/// Why a thumbs-down: kept on the task and in its
 /// learning record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -152,7 +152,7 @@ pub fn rate(task: &Task, rating: Rating, comment: Option<String>, reason: Option
     (next, Why::new(rating.reason()).detail(detail))
 }
 
-/// A closed task's outcome as the owner says it is (spec §37.6): one of its type's outcomes,
+/// A closed task's outcome as the owner says it is: one of its type's outcomes,
 /// valued at the member's price ([`attribution::Price`]); no longer provisional, and attribution stops watching it.
 /// The status stays: the outcome changes, not the lifecycle.
 pub fn correct(

@@ -1,4 +1,4 @@
-//! Creation limits: flood protection (spec §7.9) and cross-task amplification (spec §7.13).
+//! Creation limits: flood protection and cross-task amplification.
 //!
 //! Two kinds of limit, enforced in the one creation path ([`crate::engine::Engine::create_task`]):
 //! - *per invocation* — an analysis run, one webhook event — counted in process by a
@@ -162,7 +162,7 @@ impl CreationQuota {
 }
 
 /// Tasks the agent made on its own (not the owner, a webhook, the analysis scan or a
-/// template the owner set up): always reviewed, and capped (spec §7.13).
+/// template the owner set up): always reviewed, and capped.
 pub fn is_agent_spawned(trigger: TriggerType) -> bool {
     matches!(trigger, TriggerType::AgentSpawned)
 }
@@ -206,12 +206,12 @@ pub struct Burst {
 }
 
 impl Burst {
-    /// An analysis run's allowance (spec §7.9).
+    /// An analysis run's allowance.
     pub fn analysis_run() -> Self {
         Self::new(Limit::PerRun, limits::MAX_TASKS_PER_RUN)
     }
 
-    /// One webhook event's allowance (spec §7.9).
+    /// One webhook event's allowance.
     pub fn webhook_event() -> Self {
         Self::new(Limit::PerWebhookEvent, limits::MAX_TASKS_PER_WEBHOOK_EVENT)
     }

@@ -36,7 +36,7 @@ pub mod work;
 use crate::kernel::ids::{AccountId, Email, MemberId, TaskId};
 use crate::task::task_type::{DeliverableType, Priority};
 
-/// The eight states of a task (spec §3), and `held_out`: a task Openloop opened itself for a
+/// The eight states of a task, and `held_out`: a task Openloop opened itself for a
 /// member of the holdout group, which sends nothing and only watches its goal's signals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -113,7 +113,7 @@ impl fmt::Display for TaskStatus {
     }
 }
 
-/// A task's hard limits and what it has used of them (spec §7.1). Counters only grow, and
+/// A task's hard limits and what it has used of them. Counters only grow, and
 /// every reservation is checked against the maximum before it is written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Budget {
@@ -133,7 +133,7 @@ impl Budget {
     }
 }
 
-/// Who or what created the task (spec §4, trigger provenance).
+/// Who or what created the task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TriggerType {
@@ -141,9 +141,9 @@ pub enum TriggerType {
     CronAnalysis,
     Manual,
     GmChat,
-    /// Spawned by a recurring template (spec §31.6).
+    /// Spawned by a recurring template.
     Recurring,
-    /// Made by the agent on its own, e.g. from a conversation (spec §7.13): always reviewed,
+    /// Made by the agent on its own, e.g. from a conversation: always reviewed,
     /// and capped per account and per member.
     AgentSpawned,
 }
@@ -187,7 +187,7 @@ pub struct Draft {
     pub body: String,
 }
 
-/// What the agent wrote, and how sure it is of it, 0–100 (spec §7.4): a follow-up or an
+/// What the agent wrote, and how sure it is of it, 0–100: a follow-up or an
 /// answer written from the owner's guidance below its type's threshold goes to the owner,
 /// with the draft attached, instead of to the member.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,7 +216,7 @@ pub struct Task {
     #[serde(default)]
     pub thread: Vec<ThreadMessage>,
     pub budget: Budget,
-    /// AI calls made for this task so far (spec §7.12: at most `AI_CALLS_PER_TASK`).
+    /// AI calls made for this task so far.
     #[serde(default)]
     pub ai_calls: u32,
     /// The business memories the task's last AI call read (the owner sees what
@@ -227,23 +227,23 @@ pub struct Task {
     pub touch: u32,
     /// When the system next has something to do with this task (drives the due index).
     pub next_action_at: Option<Timestamp>,
-    /// Failed attempts of the current step, for the retry policy (spec §7.11).
+    /// Failed attempts of the current step, for the retry policy.
     pub attempts: u32,
     pub outcome: Option<String>,
     pub outcome_reason: Option<String>,
     pub attributed_value: Option<f64>,
     pub parent_id: Option<TaskId>,
-    /// For a subtask: how its result bears on the parent (spec §14.6).
+    /// For a subtask: how its result bears on the parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requirement: Option<crate::task::subtasks::Requirement>,
     /// For a parent: its subtasks, in the order they were added; a parent's steps derive its
-    /// state from theirs instead of sending (spec §14.4).
+    /// state from theirs instead of sending.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subtasks: Vec<crate::task::subtasks::SubtaskRef>,
-    /// A batch parent (spec §31.7): one subtask per member, under the higher batch limit.
+    /// A batch parent: one subtask per member, under the higher batch limit.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub batch: bool,
-    /// What an automation task does (spec §31.5), run in order by the action executor.
+    /// What an automation task does, run in order by the action executor.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<crate::task::action::Action>,
     /// When the owner approved the task (actions that need approval run only after it).
@@ -253,7 +253,7 @@ pub struct Task {
     pub trigger_event_id: Option<String>,
     /// What the trigger knew (a failed payment's amount, a finding's evidence…), and under
     /// `merged_triggers` what later triggers for the same member and type added while this
-    /// task was open (spec §7.7).
+    /// task was open.
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub trigger_context: serde_json::Value,
     pub created_at: Timestamp,
@@ -262,20 +262,20 @@ pub struct Task {
     pub dormant_at: Option<Timestamp>,
     pub dormant_expires_at: Option<Timestamp>,
     pub resolved_at: Option<Timestamp>,
-    /// What a research task produced (spec §31.4).
+    /// What a research task produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deliverable: Option<crate::task::Deliverable>,
-    /// Execution mode, plan, and the other per-task controls (spec §27).
+    /// Execution mode, plan, and the other per-task controls.
     #[serde(default)]
     pub controls: crate::task::controls::TaskControls,
-    /// Something the agent must read before the task's next step (spec §6.5, §17.4).
+    /// Something the agent must read before the task's next step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub awaiting: Option<Awaiting>,
     /// The agent's answer to the member, sent by the next step instead of a cadence follow-up
     /// (through every gate, like any other touch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
-    /// Why the owner was handed the task (spec §17.3); cleared when it resumes.
+    /// Why the owner was handed the task; cleared when it resumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<EscalationContext>,
     /// A member's question for the owner, held while the holding reply in `answer` goes out:
@@ -286,7 +286,7 @@ pub struct Task {
     /// the brief leaves it out, and its review does not expire, until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snoozed_until: Option<Timestamp>,
-    /// The outcome is a verbal commitment awaiting its signal (spec §16.2): attribution
+    /// The outcome is a verbal commitment awaiting its signal: attribution
     /// confirms it when the signal comes, or downgrades it when the window passes.
     #[serde(default)]
     pub provisional: bool,
@@ -312,10 +312,10 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reviewed_touch: Option<u32>,
     /// How far the task is towards its goal, as the completion evaluator last judged it
-    /// (spec §37): shown to the owner and given to the agent in later prompts.
+    ///: shown to the owner and given to the agent in later prompts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal_progress: Option<crate::task::progress::GoalProgress>,
-    /// The owner's latest rating of how the task went (spec §27.4, §28.5); every rating is
+    /// The owner's latest rating of how the task went; every rating is
     /// also in the log.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<crate::task::feedback::OwnerFeedback>,
@@ -384,7 +384,7 @@ impl HeldQuestion {
     }
 }
 
-/// Everything the owner needs to unblock an escalated task (spec §17.3).
+/// Everything the owner needs to unblock an escalated task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EscalationContext {
     pub blocked_at: Timestamp,
@@ -520,7 +520,7 @@ impl ThreadMessage {
     }
 }
 
-/// What a research task produced (spec §31.4), kept on the task.
+/// What a research task produced, kept on the task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Deliverable {
     pub kind: DeliverableType,

@@ -1,4 +1,4 @@
-//! Open loops (spec 002, "Open Loop Tracking"): every action that waits registers what it
+//! Open loops: every action that waits registers what it
 //! expects — a reply, a check-in, a payment resolved, a trial attended, a to-do done — from
 //! which member, by when, and what happens if the deadline passes first. A loop is met by
 //! the first signal that satisfies it or expired by the deadline sweep, exactly once: the

@@ -1,4 +1,4 @@
-//! Outcome checkers (spec §9, §16.1): does what we know about a member show a task's goal
+//! Outcome checkers: does what we know about a member show a task's goal
 //! was reached? Each goal signal of a task type (`checkin`, `checkin_count_N`,
 //! `payment_succeeded`, `reactivation`, `trial_booked`) has a checker over the member facts
 //! and a reason the log gives when it completes a task (`goal_signal_<signal>`; a new

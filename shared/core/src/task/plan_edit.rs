@@ -1,6 +1,6 @@
 //! The owner's edits of a plan before approving it (spec §27.3: edit a step's words, reorder,
 //! remove a step; or ask the agent to plan again with instructions), and what each edit leaves
-//! for learning (spec §27.4's `plan_edit` and `instruction` feedback). Pure: the engine reads
+//! for learning. Pure: the engine reads
 //! the task, applies an edit here and commits (`engine/day/plans/`).
 //!
 //! A plan's positions are its touches: step 1 is the first message, step 2 the first
@@ -35,7 +35,7 @@ pub const MAX_REPLANS: usize = 5;
 /// The most feedback entries a plan keeps (the latest).
 pub const FEEDBACK_KEPT: usize = 50;
 
-/// What kind of word the owner gave on a plan (spec §27.4's `feedback_type`).
+/// What kind of word the owner gave on a plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanFeedbackKind {

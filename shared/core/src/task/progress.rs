@@ -1,7 +1,7 @@
-//! Goal progress (spec §37): how far a task is towards its goal and how sure the evaluator
+//! Goal progress: how far a task is towards its goal and how sure the evaluator
 //! is, kept on the task, shown to the owner and given to the agent in later prompts. The
 //! agent's completion evaluation (`Agent::evaluate_completion`) answers with a
-//! [`GoalProgress`]; what the pipeline does with it is [`judge`] (spec §37.3).
+//! [`GoalProgress`]; what the pipeline does with it is [`judge`].
 
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +11,7 @@ use crate::task::Task;
 use crate::task::outcome::{self, Milestone};
 use crate::task::task_type::{OutcomeKind, TaskTypeDef};
 
-/// How the evidence for a goal was obtained (spec §37.2).
+/// How the evidence for a goal was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -23,7 +23,7 @@ pub enum EvidenceType {
     None,
 }
 
-/// What the evaluator recommends (spec §37.2).
+/// What the evaluator recommends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -35,7 +35,7 @@ pub enum RecommendedAction {
     CloseAsNeutral,
 }
 
-/// The goal-progress model (spec §37.2): not a yes/no, but how far and how sure.
+/// The goal-progress model: not a yes/no, but how far and how sure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GoalProgress {
     pub progress_pct: u8,
@@ -62,7 +62,7 @@ impl GoalProgress {
     }
 }
 
-/// What the evaluator's progress lets the task do now (spec §37.3). Only a concrete signal
+/// What the evaluator's progress lets the task do now. Only a concrete signal
 /// or a finished progressive goal closes it as reached, and only with an outcome of its type
 /// that is not negative: closing on words is the reply decision's (provisional), and below
 /// [`CLOSE_MIN_CONFIDENCE`] nothing closes. The evaluator's own advice is heard too: its
@@ -107,7 +107,7 @@ const EVIDENCE_SIGNALS: usize = 20;
 
 /// What the completion evaluator is shown of the member (`CompletionRequest::evidence`): the
 /// check-ins since the task began, oldest first, as signals — a progressive goal counts them
-/// (spec §37.4) — and `facts: null` (the conversation is its other evidence).
+/// — and `facts: null` (the conversation is its other evidence).
 pub fn evidence(task: &Task, facts: Option<&MemberFacts>) -> serde_json::Value {
     let from = outcome::watch_from(task);
     let signals: Vec<serde_json::Value> = facts
@@ -122,7 +122,7 @@ pub fn evidence(task: &Task, facts: Option<&MemberFacts>) -> serde_json::Value {
     serde_json::json!({"signals": signals, "facts": null})
 }
 
-/// What a spent budget does with the evaluator's progress (spec §16.1, §16.2).
+/// What a spent budget does with the evaluator's progress.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpentWithProgress<'a> {
     /// A commitment or a signal short of the goal ("budget exhausted with positive signal"):

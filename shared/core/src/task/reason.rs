@@ -1,4 +1,4 @@
-//! Why a task changed: the reason codes of the decision log (spec §11, §25).
+//! Why a task changed: the reason codes of the decision log.
 //!
 //! Every entry of a task's log, and a closed or escalated task's `outcome_reason`, names one
 //! [`Reason`]. Its code — the snake_case string of [`Reason::as_str`] — is what the API has
@@ -113,13 +113,13 @@ reasons! {
     /// The agent could not turn the owner's guidance into a message.
     GuidanceNotCarriedOut = "guidance_not_carried_out",
     /// The agent's answer from the owner's guidance is below its type's threshold: the owner
-    /// reads the draft before the member does (spec §7.4).
+    /// reads the draft before the member does.
     LowConfidenceGuidanceAnswer = "low_confidence_guidance_answer",
-    /// The owner rated the task's handling: thumbs up (spec §27.4, §28.5).
+    /// The owner rated the task's handling: thumbs up.
     OwnerFeedbackUp = "owner_feedback_up",
     /// The owner rated the task's handling: thumbs down.
     OwnerFeedbackDown = "owner_feedback_down",
-    /// The owner corrected a closed task's outcome (spec §37.6); attribution follows.
+    /// The owner corrected a closed task's outcome; attribution follows.
     OwnerCorrectedOutcome = "owner_corrected_outcome",
 
     // A touch: its turn, its gates, its send (spec §7, §10).
@@ -133,7 +133,7 @@ reasons! {
     AccountPaused = "account_paused",
     /// Outside the account's send window: the touch waits for it to open.
     OutsideSendWindow = "outside_send_window",
-    /// A first touch made ready outside the morning hours waits for them (spec §29.3).
+    /// A first touch made ready outside the morning hours waits for them.
     OutsidePreferredHours = "outside_preferred_hours",
     /// A text due outside its hours in the member's time zone (8:00–21:00, narrower in some
     /// states) waits for them.
@@ -153,7 +153,7 @@ reasons! {
     /// Another send to the member kept racing this one's reservation.
     MemberLedgerContended = "member_ledger_contended",
     /// Another trigger asked for this member and type while this task was open: its context
-    /// was added to this task instead of a second task (spec §7.7).
+    /// was added to this task instead of a second task.
     DuplicateContextMerged = "duplicate_context_merged",
     /// The touch is reserved: budget and limits counted, the mail about to leave.
     SendReserved = "send_reserved",
@@ -248,7 +248,7 @@ reasons! {
     /// An auto-reply (out of office and the like) is not a reply.
     AutoReplyIgnored = "auto_reply_ignored",
     /// The agent suspects the member asked to stop but did not say so for sure: the owner
-    /// decides, and the member's other sends hold until then (spec §22.3).
+    /// decides, and the member's other sends hold until then.
     SuspectedStop = "suspected_stop",
     /// Another task of the member's waits on the owner's word about a suspected stop.
     HeldForSuspectedStop = "held_for_suspected_stop",
@@ -272,7 +272,7 @@ reasons! {
     MemberReplyWait = "member_reply_wait",
     /// The reply reached the goal.
     MemberReplyResolved = "member_reply_resolved",
-    /// The member committed in words; the outcome is provisional (spec §16.2).
+    /// The member committed in words; the outcome is provisional.
     VerbalCommitment = "verbal_commitment",
     /// The agent could not read the reply.
     ReplyEvaluationFailed = "reply_evaluation_failed",
@@ -283,7 +283,7 @@ reasons! {
     /// The agent is not sure enough of its answer.
     LowConfidenceOnReply = "low_confidence_on_reply",
     /// The agent's follow-up draft is below its type's threshold: the owner reads it first
-    /// (spec §7.4).
+    ///.
     LowConfidenceFollowUp = "low_confidence_follow_up",
     /// The owner rewrote the first touch: a later touch is drafted to follow their words and
     /// waits for their review instead of going out canned (issue 42).
@@ -294,24 +294,24 @@ reasons! {
     /// decides.
     LowConfidenceCloseEscalated = "low_confidence_close_escalated",
     /// The completion evaluator saw the goal reached (a concrete signal, or a finished
-    /// progressive goal) (spec §16.3, §37.3).
+    /// progressive goal).
     GoalReachedByEvaluation = "goal_reached_by_evaluation",
     /// The budget ran out with progress towards the goal: a low-confidence completion,
-    /// provisional until the goal's signal confirms it (spec §16.1).
+    /// provisional until the goal's signal confirms it.
     BudgetExhaustedWithProgress = "budget_exhausted_with_progress",
     /// The budget ran out on a warm conversation without a concrete commitment: the owner
-    /// sees it stalling rather than it closing on its own (spec §16.2).
+    /// sees it stalling rather than it closing on its own.
     ConversationStalled = "conversation_stalled",
-    /// The completion evaluator recommends the owner takes the task (spec §16.3, §37.3).
+    /// The completion evaluator recommends the owner takes the task.
     EvaluatorRecommendsOwner = "evaluator_recommends_owner",
     /// The completion evaluator found a negative outcome and recommends closing as neutral
-    /// (spec §37.3).
+    ///.
     EvaluatorClosedAsNeutral = "evaluator_closed_as_neutral",
     /// The member's reply threatens legal action: suppressed, and the owner told at once
-    /// (spec §17.1, §28.4).
+    ///.
     LegalThreat = "legal_threat",
     /// The member's reply is abusive or threatening: suppressed, and the owner told at once
-    /// (spec §17.1).
+    ///.
     AbusiveReply = "abusive_reply",
     /// The agent meant to answer and wrote nothing.
     ReplyWithoutText = "reply_without_text",
@@ -323,7 +323,7 @@ reasons! {
     MemberQuestionNeedsOwner = "member_question_needs_owner",
     /// The agent handed the reply to the owner.
     AgentEscalatedReply = "agent_escalated_reply",
-    /// The member asked to stop, or a bounce or complaint stopped them (spec §8).
+    /// The member asked to stop, or a bounce or complaint stopped them.
     MemberOptedOut = "member_opted_out",
     /// The member texted STOP (or refused texts in words): texts stop at once.
     MemberStoppedTexts = "member_stopped_texts",

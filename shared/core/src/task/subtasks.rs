@@ -1,4 +1,4 @@
-//! Subtasks (spec §14): a parent task holds a goal, its subtasks the steps toward it, and
+//! Subtasks: a parent task holds a goal, its subtasks the steps toward it, and
 //! the parent's state is derived from theirs. Only required subtasks can block or escalate
 //! the parent; optional ones that fail are noted, best-effort ones ignored.
 
@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::kernel::ids::TaskId;
 use crate::task::TaskStatus;
 
-/// How a subtask's result bears on its parent (spec §14.6).
+/// How a subtask's result bears on its parent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -23,7 +23,7 @@ pub enum Requirement {
 
 /// A parent's record of one of its subtasks: listed before the subtask exists, so the
 /// subtask limits are exact under concurrency, and with its message budget, so the parent's
-/// ceiling holds by construction (spec §14.3).
+/// ceiling holds by construction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SubtaskRef {
     pub id: TaskId,
@@ -31,7 +31,7 @@ pub struct SubtaskRef {
     pub messages_max: u32,
 }
 
-/// The parent's state as its subtasks make it (spec §14.4).
+/// The parent's state as its subtasks make it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Derived {
     /// A required subtask is with the owner: so is the parent.

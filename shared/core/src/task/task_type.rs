@@ -1,4 +1,4 @@
-//! Task types as data (spec §5): what each kind of work promises — its goal and possible
+//! Task types as data: what each kind of work promises — its goal and possible
 //! outcomes, budget, cadence, how sure the agent must be to act alone, and what always needs
 //! the owner. Adding a type is one entry in [`REGISTRY`] plus one skill file in `skills/`.
 //! Unknown types fall back to `ad_hoc`, which is always reviewed.
@@ -48,7 +48,7 @@ pub enum CompletionType {
     Composite,
 }
 
-/// Who carries the work out (spec §31).
+/// Who carries the work out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Assignment {
@@ -59,7 +59,7 @@ pub enum Assignment {
     System,
 }
 
-/// What a research task produces (spec §31.4).
+/// What a research task produces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliverableType {
@@ -126,7 +126,7 @@ pub struct BudgetDef {
     pub max_turns: u32,
 }
 
-/// Conditions that always send a new task of this type to the owner first (spec §6.2).
+/// Conditions that always send a new task of this type to the owner first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EscalationTrigger {
@@ -166,7 +166,7 @@ impl TaskTypeDef {
     }
 
     /// The outcome a member's clear commitment ("I'll be in Monday", "I'll leave a review")
-    /// closes the task with, provisionally until the signal confirms it (spec §16.2). `None`
+    /// closes the task with, provisionally until the signal confirms it. `None`
     /// where words never close the task: payments and check-in counts are judged only from
     /// their signals, and staff or research work has no member conversation.
     pub fn verbal_commitment_outcome(&self) -> Option<&'static str> {
@@ -181,8 +181,8 @@ impl TaskTypeDef {
     }
 
     /// What a conversation of this type is about, in a few words: the agent of another task
-    /// for the same member must leave it alone (spec §21.4), and a reply about it on another
-    /// task is "another subject" (spec §19.5).
+    /// for the same member must leave it alone, and a reply about it on another
+    /// task is "another subject".
     pub fn subject(&self) -> &'static str {
         match self.key {
             "payment_recovery" => "payment or billing",
@@ -780,7 +780,7 @@ pub const AD_HOC: TaskTypeDef = TaskTypeDef {
 };
 
 /// Every task type the system knows.
-/// What an automation run comes to (spec §31.5), for every automation type.
+/// What an automation run comes to, for every automation type.
 const AUTOMATION_OUTCOMES: &[GoalOutcome] = &[
     outcome(
         "executed",

@@ -1,5 +1,5 @@
 //! A to-do: something a task asks a person at the gym to do — phone a member, meet them,
-//! write to them by hand (spec §31.3; CONTRACT.md "The owner's day"). A staff call, a plan's
+//! write to them by hand. A staff call, a plan's
 //! call step and an escalation whose next step is a person each make one; the owner logs each
 //! contact, snoozes it to a date or marks it done. It lives beside its task, not inside it:
 //! its own aggregate, versioned, listed by status and due time.

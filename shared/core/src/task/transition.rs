@@ -1,4 +1,4 @@
-//! The one function that changes a task's status (spec §11, §25).
+//! The one function that changes a task's status.
 //!
 //! It validates the move against the table in [`TaskStatus::can_move_to`], bumps `version`
 //! (the store writes the result only if nobody else bumped it first) and returns the decision
@@ -21,7 +21,7 @@ pub struct Why {
     pub reason: Reason,
     pub detail: Option<String>,
     pub outcome: Option<String>,
-    /// Closing on words, not on a signal: the outcome is provisional (spec §16.2).
+    /// Closing on words, not on a signal: the outcome is provisional.
     pub provisional: bool,
 }
 

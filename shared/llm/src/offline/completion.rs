@@ -1,4 +1,4 @@
-//! How far a task has come towards its goal, judged without a model (spec §16.3, §37).
+//! How far a task has come towards its goal, judged without a model.
 //!
 //! The evidence is read in order of trust: a completing signal first, then the milestones of a
 //! progressive goal ("three check-ins"), and only then the member's last words, read through
@@ -56,7 +56,7 @@ fn progress(
     }
 }
 
-/// Judge progress towards the goal (spec §16.3, §37): concrete signals first, then milestones
+/// Judge progress towards the goal: concrete signals first, then milestones
 /// for progressive goals, then the member's last words, skeptically.
 pub fn evaluate_completion(r: &CompletionRequest) -> GoalProgress {
     let def = definition(&r.task_type);

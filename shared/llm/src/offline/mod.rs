@@ -7,7 +7,7 @@
 //! no, a deferral, vague politeness) and escalates everything else. When two shapes conflict
 //! ("no thanks, see you Monday") it escalates too. It never replies to an opt-out or a hostile
 //! message, never closes on a vague one, and only names outcome codes the request offers
-//! (spec §5.4, §6.5, §16, §18, §22.3, §37).
+//!.
 //!
 //! Its files, split by what changes together, each using only the ones listed before it:
 //!

@@ -9,7 +9,7 @@ use openloop_core::task::TaskStatus;
 use openloop_core::task::subtasks::Requirement;
 use openloop_core::task::task_type::{self, OutcomeKind};
 
-/// The offline planner (spec §14.2), one step at a time and conservative: first the outreach
+/// The offline planner, one step at a time and conservative: first the outreach
 /// the member's facts call for (optional, so a call can still carry the goal), then, if it
 /// did not reach the goal, a call by the staff (required); after that the owner decides. A
 /// step that reached the goal ends the plan.

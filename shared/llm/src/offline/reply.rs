@@ -29,7 +29,7 @@ pub enum ReplyKind {
     MembershipChange,
     /// Injury, illness, bereavement, job loss: the owner answers, not a template.
     Hardship,
-    /// Money talk on a task that is not about money (spec §19.5).
+    /// Money talk on a task that is not about money.
     OtherSubject(String),
     Question(String),
     /// A specific plan: a verb of coming or doing, with a day or time.

@@ -26,7 +26,7 @@ pub struct NewAccount {
     pub onboarded_at: Option<Timestamp>,
     #[serde(default, deserialize_with = "crate::owner::bounded_settings::new_profile")]
     pub profile: Profile,
-    /// The account's own PushPress credentials (spec §34): `{"api_key", "company_id"?}`.
+    /// The account's own PushPress credentials: `{"api_key", "company_id"?}`.
     #[serde(default)]
     pub pushpress: Option<ConnectorCredentials>,
 }
@@ -64,10 +64,10 @@ pub struct SettingsPatch {
     pub profile: Option<Profile>,
     #[serde(default, deserialize_with = "crate::owner::bounded_settings::agent_overrides")]
     pub agent_overrides: Option<Vec<AgentOverride>>,
-    /// Replaces the per-agent ramp start dates (spec §26.4).
+    /// Replaces the per-agent ramp start dates.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<std::collections::BTreeMap<String, crate::kernel::texts::TimeText>>))]
     pub agent_ramps: Option<std::collections::BTreeMap<String, Timestamp>>,
-    /// Where owner notifications are mailed (spec §35).
+    /// Where owner notifications are mailed.
     pub owner_email: Option<crate::kernel::ids::Email>,
     pub owner_notification_channel: Option<crate::owner::owner_notice::NotificationChannel>,
     /// Replaces the prices per PushPress plan.
@@ -83,12 +83,12 @@ pub struct SettingsPatch {
     #[serde(default, deserialize_with = "present")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<ConnectorCredentials>))]
     pub pushpress: Option<Option<ConnectorCredentials>>,
-    /// The gym's own sending domain (spec §33.1): a name creates its identity, `null` goes
+    /// The gym's own sending domain: a name creates its identity, `null` goes
     /// back to the shared domain; absent keeps it.
     #[serde(default, deserialize_with = "crate::kernel::texts::DomainName::de_present")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::DomainName::optional_schema))]
     pub sending_domain: Option<Option<String>>,
-    /// The share of members held out (0–20; CONTRACT.md "Honest lift").
+    /// The share of members held out (0–20; see docs/lift.md).
     #[cfg_attr(feature = "openapi", schema(maximum = 20))]
     pub holdout_percent: Option<u8>,
     /// Replaces the task types held out.
@@ -218,7 +218,7 @@ impl SettingsPatch {
     }
 }
 
-/// Where an account stands on the onboarding ramp now (spec §26): its own phase and each
+/// Where an account stands on the onboarding ramp now: its own phase and each
 /// agent's limits.
 #[derive(Clone, Debug)]
 pub struct Autonomy {
@@ -488,7 +488,7 @@ impl Engine {
         Err(EngineError::StaleVersion)
     }
 
-    /// The per-account kill switch (spec §7.6): while set, no worker sends for this account;
+    /// The per-account kill switch: while set, no worker sends for this account;
     /// due steps are deferred, never dropped. `by` says who pulled it (owner or admin).
     pub async fn set_account_paused(&self, id: AccountId, paused: bool, by: &str) -> Result<Account, EngineError> {
         let mut changed = false;

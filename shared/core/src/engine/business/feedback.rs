@@ -1,4 +1,4 @@
-//! The owner's word on a task (spec §27.4, §28.5, §37.6): a rating of a closed or escalated
+//! The owner's word on a task: a rating of a closed or escalated
 //! task, and the correction of a closed task's outcome. Each is one conditional write of the
 //! task with its log entry (the daily metrics fold the entry; the learning record rides in
 //! the same write); the rules are `task/feedback.rs`.
@@ -50,7 +50,7 @@ impl Engine {
         Ok(next)
     }
 
-    /// `POST /tasks/{id}/outcome`: the owner corrects a closed task's outcome (spec §37.6).
+    /// `POST /tasks/{id}/outcome`: the owner corrects a closed task's outcome.
     /// The status stays; the value follows the new outcome at the member's price, and
     /// attribution no longer watches the task. The owner's note joins the conversation.
     pub async fn correct_outcome(&self, account: AccountId, id: TaskId, outcome: &str, note: Option<&str>) -> Result<Task, EngineError> {

@@ -1,4 +1,4 @@
-//! Telling the owner (spec §35): the feed, the immediate mails and the digests. The rules are
+//! Telling the owner: the feed, the immediate mails and the digests. The rules are
 //! in [`crate::owner::owner_notice`]; this is where notices are made, rationed, stored and mailed.
 //!
 //! A notice is a consequence of a decision already committed (an escalation, a late reply,
@@ -104,7 +104,7 @@ impl Engine {
         Ok(self.store.list_notices(account, limit, cursor).await?)
     }
 
-    /// Take one of today's slots of `kind`'s daily budget (spec §35), or say when the next
+    /// Take one of today's slots of `kind`'s daily budget, or say when the next
     /// local day starts if they are all taken. The slots are one atomic counter per kind and
     /// day, so concurrent workers cannot overspend it. Immediate kinds always pass; the
     /// daily digest has one slot a day.
@@ -407,7 +407,7 @@ impl Engine {
         Ok(self.notify_owner(account.id, draft, true).await?.is_some())
     }
 
-    /// A new task that waits in the review queue (spec §35.2: `approval_needed`, batched):
+    /// A new task that waits in the review queue:
     /// named in the next digest within the kind's daily budget, always in the feed. `why` is
     /// the creation's reason; a subtask held for its parent's approval is covered by the
     /// parent's notice.

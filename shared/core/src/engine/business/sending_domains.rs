@@ -1,4 +1,4 @@
-//! A gym's own sending domain (spec §33.1 option B): the owner names it in settings, the
+//! A gym's own sending domain: the owner names it in settings, the
 //! domain is claimed for the account (one conditional write; the platform's own domains and
 //! another account's are refused with 409), the identity is created through the
 //! [`SendingDomains`] port with the DNS records to publish, and the provider and the DNS are

@@ -1,4 +1,4 @@
-//! What SES tells us about mail (spec §22.3, §24.3), as the domain sees it: a member's reply
+//! What SES tells us about mail, as the domain sees it: a member's reply
 //! arrived, or a mail we sent bounced or drew a complaint. A reply takes the same path as
 //! `POST /webhooks/inbound-email`; a hard bounce or a complaint is a member-level stop.
 //! Deliverability (§33.3): three soft bounces of an address count as a hard one, more than
@@ -83,7 +83,7 @@ impl Engine {
         }
     }
 
-    /// A bounce (spec §33.3): a permanent one suppresses its recipients; a transient one is
+    /// A bounce: a permanent one suppresses its recipients; a transient one is
     /// counted per address, and the third mail to soft-bounce makes it a hard bounce. Each hard
     /// bounce is counted against the account's last sends, and more than 10% of them bouncing
     /// pauses the account's member mail at once.
@@ -127,7 +127,7 @@ impl Engine {
         })
     }
 
-    /// A complaint (spec §33.3): its recipients are suppressed and the operator is alerted at
+    /// A complaint: its recipients are suppressed and the operator is alerted at
     /// once.
     async fn complained(&self, mail: &MailFeedback) -> Result<MailEventOutcome, EngineError> {
         let Some((account, _)) = self.sent_mail(mail).await? else {

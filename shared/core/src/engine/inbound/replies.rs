@@ -1,4 +1,4 @@
-//! The conversation loop (spec §6.5, §8, §17, §22, §24.3): a member's reply reaches its task,
+//! The conversation loop: a member's reply reaches its task,
 //! the agent reads it and answers, waits, closes or hands it to the owner; the owner's guidance
 //! is carried out the same way. What to do with a reply is decided in `crate::conversation::reply`; here it
 //! is routed, stored, judged by the agent through the AI budget, and carried out.
@@ -157,7 +157,7 @@ impl Engine {
     }
 
     /// The reply read again against the gym's own messages in its task's conversation, so that
-    /// no rule and no agent reads the gym's words as the member's (spec §24.3).
+    /// no rule and no agent reads the gym's words as the member's.
     async fn read_against_ours(&self, mail: InboundMail, account: AccountId, task: TaskId) -> Result<InboundMail, EngineError> {
         let Some(history) = self.store.task_history(account, task).await? else {
             return Ok(mail);
@@ -480,7 +480,7 @@ impl Engine {
         Ok(Read::Send(Box::new(next)))
     }
 
-    /// The completion evaluation (spec §16.3, §37), asked on every member reply the agent
+    /// The completion evaluation, asked on every member reply the agent
     /// read that does not stop the task — "should this be completed or keep going?" (§18.2).
     /// One AI call within the budgets; the progress is kept on the task (the owner sees it,
     /// later prompts carry it, a spent budget reads it). Where the reply leaves the task
@@ -621,7 +621,7 @@ impl Engine {
         .await
     }
 
-    /// The owner's words, carried out (spec §17.4): the agent writes the next message from
+    /// The owner's words, carried out: the agent writes the next message from
     /// them, and the step sends it through every gate.
     async fn carry_out_guidance(
         &self,
@@ -663,7 +663,7 @@ impl Engine {
         self.carry_out_reply(account, task, conversation, decision, None, now).await
     }
 
-    /// One AI call for `task` (spec §7.12), counted on the task it returns; or what happens
+    /// One AI call for `task`, counted on the task it returns; or what happens
     /// instead: the owner takes a task that used its calls, and a day whose calls are used up
     /// leaves the awaited message to be read the next day.
     async fn spend_ai_call(
@@ -787,7 +787,7 @@ impl Engine {
         })
     }
 
-    /// Escalate with the context the owner needs (spec §17.3) and `note` in the conversation.
+    /// Escalate with the context the owner needs and `note` in the conversation.
     #[allow(clippy::too_many_arguments)]
     async fn escalate_with(
         &self,

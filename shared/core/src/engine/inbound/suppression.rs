@@ -1,4 +1,4 @@
-//! Stop means stop (spec §22): a member who asks to stop — in a reply, through the
+//! Stop means stop: a member who asks to stop — in a reply, through the
 //! unsubscribe link, or by the owner's hand — is suppressed, and every active task about them
 //! is cancelled; nothing more is sent to them, not even an acknowledgment. The owner hears of
 //! it. Whether a reply says stop is decided in `crate::conversation::reply`; the send path refuses a
@@ -21,7 +21,7 @@ use crate::task::reason::Reason;
 use crate::task::transition::{Why, transition};
 use crate::task::{Task, TaskStatus};
 
-/// Who is being suppressed, and why (spec §22.2).
+/// Who is being suppressed, and why.
 pub(in crate::engine) struct Suppression<'a> {
     /// The account as the stop's path read it: its owner's notice, and whether the cancelled
     /// tasks' webhook events have an endpoint to reach.
@@ -34,7 +34,7 @@ pub(in crate::engine) struct Suppression<'a> {
 }
 
 impl Engine {
-    /// Member-level stop (spec §22): suppress the address and cancel every active task of the
+    /// Member-level stop: suppress the address and cancel every active task of the
     /// member, this one included; nothing is sent to them, not even an acknowledgment.
     pub(in crate::engine) async fn honour_stop(
         &self,

@@ -1,6 +1,6 @@
-//! The risk scan (spec §18.2, every 6 hours): for each account, read the members' facts,
+//! The risk scan: for each account, read the members' facts,
 //! judge each ([`crate::rails::risk::assess`]), and open the tasks that are needed — through the
-//! one creation path, highest priority first, within the flood limits (spec §7.9).
+//! one creation path, highest priority first, within the flood limits.
 //!
 //! Before reading a single member the scan asks the account's creation counters whether it
 //! may create anything today; a run then stops at its own allowance or at the first account

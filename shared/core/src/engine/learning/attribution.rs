@@ -1,4 +1,4 @@
-//! Outcomes from signals (spec §6.4 phases 4–5, §9, §16): completing open and dormant tasks
+//! Outcomes from signals: completing open and dormant tasks
 //! when the member's facts show their goal, the hourly attribution run over the attribution
 //! index, and the provisional close the conversation loop uses for verbal commitments.
 
@@ -104,7 +104,7 @@ impl Engine {
         Ok(closed)
     }
 
-    /// The dormant check's look at the facts (spec §6.4 phase 4): `Some` if the task's goal
+    /// The dormant check's look at the facts: `Some` if the task's goal
     /// shows and the task was completed.
     pub(crate) async fn dormant_goal(&self, task: &Task, now: Timestamp) -> Result<Option<StepOutcome>, EngineError> {
         let Some((facts, _)) = self.store.get_member(task.account_id, &task.member.id).await? else {

@@ -1,4 +1,4 @@
-//! Autopilot that offers itself (CONTRACT.md "The owner away"): on `limited_auto`, each
+//! Autopilot that offers itself: on `limited_auto`, each
 //! approval of a task type not on autopilot counts toward the type's streak, and an edit
 //! starts it again. At [`AUTOPILOT_APPROVALS`] approvals in a row, none edited, a suggestion
 //! offers to put the type on `autopilot_types`; made once per account and type, it changes

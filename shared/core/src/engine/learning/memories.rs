@@ -1,4 +1,4 @@
-//! Business memories (spec 003 loop 1): what the owner — or an accepted
+//! Business memories: what the owner — or an accepted
 //! suggestion — teaches the agent about the business or one member. Kept per account in one
 //! versioned book under a cap; every AI call of a task reads the active ones about the
 //! business and its member ([`Engine::prompt_memories`]), and the task records which it used.

@@ -15,15 +15,15 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::Engine;
+use super::lift::DEFAULT_LIFT_DAYS;
 use crate::kernel::ids::new_ulid;
 use crate::kernel::limits::{LEARNING_AGGREGATE_MAX_RECORDS, LEARNING_PAGE_SIZE, MAX_CREDITED_PATTERNS};
 use crate::learning::interaction::{business_type_tag, contributor_pseudonym};
 use crate::learning::network::{self, Pattern};
+use crate::learning::pooled::GymLift;
 use crate::learning::suggestion::{ProposedChange, Strength, Suggestion, SuggestionDraft, SuggestionKind};
 use crate::owner::account::Account;
-use crate::learning::pooled::GymLift;
 use crate::owner::pooled_lift::PooledLift;
-use super::lift::DEFAULT_LIFT_DAYS;
 use crate::task::error::EngineError;
 
 /// What a monthly run did.
@@ -121,7 +121,15 @@ impl Engine {
                 }
             }
         }
-        tracing::info!(?report, "monthly cross-business evaluation");
+        tracing::info!(
+            month = %report.month,
+            records = report.records,
+            withheld = report.withheld,
+            patterns = report.patterns,
+            credited = report.credited,
+            pooled_lifts = report.pooled_lifts,
+            "monthly cross-business evaluation"
+        );
         Ok(report)
     }
 

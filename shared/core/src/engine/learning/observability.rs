@@ -1,4 +1,4 @@
-//! The hourly metrics fold (spec §28.3) and the alert conditions (§28.4), run by the
+//! The hourly metrics fold and the alert conditions (§28.4), run by the
 //! attribution function after attribution: per account, the decisions made since its
 //! watermark are added to its daily metrics, and the alerts they trip are raised once a day.
 //! Also the operator's platform-wide aggregate of a month's learning records.

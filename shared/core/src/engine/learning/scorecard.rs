@@ -87,7 +87,7 @@ impl Engine {
         })
     }
 
-    /// The account's daily metrics (spec §28.3) of the local days `from` through `to`
+    /// The account's daily metrics of the local days `from` through `to`
     /// (`YYYY-MM-DD`; default: the [`crate::kernel::limits::METRICS_DEFAULT_DAYS`] days up to today in
     /// the account's time zone), each with its rates, and the range's totals. One ranged read
     /// of the days the hourly fold wrote.

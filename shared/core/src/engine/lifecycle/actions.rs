@@ -1,4 +1,4 @@
-//! The action executor (spec §15.3, §32.2) and the automation step it serves (§31.5).
+//! The action executor and the automation step it serves (§31.5).
 //!
 //! An automation task is a list of actions — given at creation (`member_update`) or worked out
 //! when it runs (`bulk_tag_at_risk`: one tag per member the risk scan finds at risk). The step

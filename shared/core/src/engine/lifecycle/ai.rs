@@ -1,4 +1,4 @@
-//! The agent, behind the AI cost circuit breaker (spec §7.12). The engine reaches the agent
+//! The agent, behind the AI cost circuit breaker. The engine reaches the agent
 //! only through an [`AiPermit`], and the only way to get one is [`Engine::ai_call`]: every call
 //! is counted against the account's calls for its local day (one atomic counter in the store)
 //! and the task's calls over its life (a counter on the task, written with the step that used

@@ -1,4 +1,4 @@
-//! The step of a task that must not send (spec §26.3 shadow phase, §27.2 dry run): every gate
+//! The step of a task that must not send: every gate
 //! has already passed in `work.rs`; here the touch is drafted and recorded — in the decision
 //! log and as a system entry of the conversation — and the cadence moves on exactly as if it
 //! had been sent. The mailer is never called, and neither the member's ledger nor the

@@ -1,4 +1,4 @@
-//! Steps for the task categories that never e-mail a member (spec §31): staff to-dos run the
+//! Steps for the task categories that never e-mail a member: staff to-dos run the
 //! owner-reminder cadence and wait for a human, research tasks produce their deliverable and
 //! complete. Which step a task takes is decided in `crate::rails::step`; communication tasks send
 //! (`work.rs`, `send.rs`).

@@ -134,7 +134,7 @@ impl Engine {
     }
 
     /// Close as cancelled, from any open state. A cancelled parent (skipped or cancelled)
-    /// takes its open subtasks with it (spec §14).
+    /// takes its open subtasks with it.
     pub async fn cancel(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {
         boxed(async move {
             let task = self.current(account, id).await?;

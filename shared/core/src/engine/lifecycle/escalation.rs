@@ -1,4 +1,4 @@
-//! Escalation timeouts (spec §17.5): an escalated task the owner has not touched gets one
+//! Escalation timeouts: an escalated task the owner has not touched gets one
 //! reminder after 48 hours and is cancelled after 7 days (`escalation_timeout`), so stale
 //! escalations do not pile up in the owner's queue.
 //!

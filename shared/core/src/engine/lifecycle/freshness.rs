@@ -1,4 +1,4 @@
-//! The connector's part in the stale guard (spec §30, §34): before a touch, ask the member-data
+//! The connector's part in the stale guard: before a touch, ask the member-data
 //! connector for the member as they are now — unless it is in its backoff — and never send on
 //! data that could not be refreshed. Without a configured connector the projected facts are
 //! used as they are.
@@ -68,7 +68,7 @@ impl Engine {
         }
     }
 
-    /// Keep the account's connector health (spec §34.2) after a call: a failure counts (the
+    /// Keep the account's connector health after a call: a failure counts (the
     /// one that degrades the connector raises the alert), a success resets it when worth a
     /// write. The health after the call.
     pub(in crate::engine) async fn record_connector_result(
@@ -111,7 +111,7 @@ impl Engine {
         Ok(health)
     }
 
-    /// Log and publish an alert (spec §28.4). A bus failure is logged; the alert's log line
+    /// Log and publish an alert. A bus failure is logged; the alert's log line
     /// stands either way.
     pub(crate) async fn raise(&self, alert: Alert) {
         // At the level its severity says, the account as the API and the dashboard write it.

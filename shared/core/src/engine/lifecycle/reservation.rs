@@ -1,4 +1,4 @@
-//! The at-most-once bookkeeping of a touch (spec §7.2, §7.11): the reservation — the task's
+//! The at-most-once bookkeeping of a touch: the reservation — the task's
 //! budget, the member's ledger, the account's daily counter and the outbound record for this
 //! touch, in one conditional commit — the record of what the provider said, and the escalation
 //! of a reservation whose fate nobody knows. A reservation that is committed is never sent
@@ -135,7 +135,7 @@ impl Engine {
     /// The mail left: `executing → waiting` with the next touch scheduled, the outbound
     /// record and the conversation updated. If the owner changed the task meanwhile, the
     /// record is still written on top of their change. A touch the agent drafted logs its
-    /// confidence (spec §7.4).
+    /// confidence.
     pub(in crate::engine) async fn record_sent(
         &self,
         settings: &Settings,

@@ -1,4 +1,4 @@
-//! A claimed touch, sent (spec §7, §24): its text (written, or drafted by the agent through the
+//! A claimed touch, sent: its text (written, or drafted by the agent through the
 //! AI budget), the reservation (`reservation.rs`), the mail, and what the provider said — sent,
 //! refused (retried with a backoff, the reservation given back), or unknown (escalated, never
 //! retried blind).
@@ -356,7 +356,7 @@ impl Engine {
         Ok(StepOutcome::Deferred { until, reason })
     }
 
-    /// A failed touch: back off and retry (spec §7.11), or hand it to the owner; `release`
+    /// A failed touch: back off and retry, or hand it to the owner; `release`
     /// gives a refused send's reservation back in the same commit.
     pub(in crate::engine) async fn after_failure(
         &self,

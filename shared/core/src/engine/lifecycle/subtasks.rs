@@ -1,4 +1,4 @@
-//! Subtasks on the engine (spec §14, §31.7): adding a step to a parent within the subtask
+//! Subtasks on the engine: adding a step to a parent within the subtask
 //! limits and the parent's message ceiling, and the parent's step, which derives its state
 //! from its subtasks instead of sending.
 
@@ -66,7 +66,7 @@ fn plannable_types(parent_type: &str) -> Vec<String> {
 const PARENT_RACES: usize = 4;
 
 impl Engine {
-    /// The owner resumed `parent` from its escalation (spec §17.2, §17.4): the subtasks it
+    /// The owner resumed `parent` from its escalation: the subtasks it
     /// held meanwhile (their last decision `held_for_escalated_parent`) are due again now.
     /// The parent's move is already committed; a subtask that moved on meanwhile is left as
     /// it is, and a failure only delays it to its next look.
@@ -96,7 +96,7 @@ impl Engine {
         }
     }
 
-    /// Add a subtask to `parent` (spec §14.2): the parent lists it first — so its limits hold
+    /// Add a subtask to `parent`: the parent lists it first — so its limits hold
     /// however many are added at once — and then it is made through the one creation path.
     pub async fn create_subtask(
         &self,
@@ -199,7 +199,7 @@ impl Engine {
         }
     }
 
-    /// A multi-member task (spec §31.7): one batch parent about the whole business and one
+    /// A multi-member task: one batch parent about the whole business and one
     /// optional subtask per member, each made through the one creation path and its gates.
     /// Members whose subtask is refused (an active task of the type, a flood limit…) are
     /// returned with the reason; the parent holds the others.
@@ -315,7 +315,7 @@ impl Engine {
         Ok(if sends { left } else { 0 })
     }
 
-    /// A parent's step: read its subtasks and move it as they say (spec §14.4) — escalated
+    /// A parent's step: read its subtasks and move it as they say — escalated
     /// with a required one, completed or escalated once all are settled, otherwise waiting
     /// for the next check. It never sends.
     pub(crate) async fn parent_step(&self, parent: Task, now: Timestamp) -> Result<StepOutcome, EngineError> {
@@ -388,7 +388,7 @@ impl Engine {
         self.move_parent(parent, to, now, why).await
     }
 
-    /// A planning parent's next step (spec §14.2): ask the planner, given the steps so far,
+    /// A planning parent's next step: ask the planner, given the steps so far,
     /// and add the step it chooses as a subtask (agent-spawned, so the owner reviews it).
     async fn plan_step(&self, parent: &mut Task, steps: &[(Requirement, &Task)], now: Timestamp) -> Result<PlanOutcome, EngineError> {
         let steps_left = limits::MAX_SUBTASKS_PER_PARENT.saturating_sub(parent.subtasks.len());

@@ -50,7 +50,7 @@ pub struct CreateOptions {
     pub(crate) batch_of: Option<u32>,
     /// What an automation task does (checked with [`crate::task::action::parse_actions`]).
     pub actions: Vec<crate::task::action::Action>,
-    /// The agent plans the task's steps as subtasks (spec §14.2).
+    /// The agent plans the task's steps as subtasks.
     pub agent_planning: bool,
 }
 
@@ -65,7 +65,7 @@ impl CreateOptions {
         }
     }
 
-    /// The agent plans the task's steps as subtasks (spec §14.2).
+    /// The agent plans the task's steps as subtasks.
     pub fn with_agent_planning(self, agent_planning: bool) -> Self {
         Self { agent_planning, ..self }
     }
@@ -104,7 +104,7 @@ fn refused(account: &Account, member: &MemberId, task_type: &str, trigger: Trigg
     EngineError::Limited(refusal)
 }
 
-/// A creation for a suppressed member (spec §22, §38 phase 6): skipped before anything is
+/// A creation for a suppressed member: skipped before anything is
 /// drafted, logged with its reason (there is no task to log it on).
 fn suppressed(account: &Account, member: &MemberId, task_type: &str, trigger: TriggerType) -> EngineError {
     tracing::info!(
@@ -163,7 +163,7 @@ impl Engine {
         self.create_task_with(account, input, CreateOptions::default()).await
     }
 
-    /// [`Engine::create_task`] with the per-task controls: the execution mode (spec §27).
+    /// [`Engine::create_task`] with the per-task controls: the execution mode.
     pub async fn create_task_with(&self, account: &Account, input: NewTask, options: CreateOptions) -> Result<Created, EngineError> {
         self.create_task_limited(account, input, options, None).await
     }
@@ -522,7 +522,7 @@ impl Engine {
         }
     }
 
-    /// A plan of what the task would do (spec §27.3): one step per touch of its cadence, each
+    /// A plan of what the task would do: one step per touch of its cadence, each
     /// with the agent's draft and its timing, for the owner to approve before anything runs.
     /// With the owner's `instructions` (planning again, `engine/day/plans/`), every touch is
     /// drafted anew with them in the draft's context.
@@ -623,7 +623,7 @@ impl Engine {
         }
     }
 
-    /// A trigger for a member and type that already has an open task (spec §7.7): its context
+    /// A trigger for a member and type that already has an open task: its context
     /// is added to the open task's (`merged_triggers`, logged) rather than dropped; the same
     /// event delivered again adds nothing. A trigger without context changes nothing.
     async fn merge_duplicate(&self, existing: Task, input: &Trigger) -> Result<Task, EngineError> {

@@ -1,4 +1,4 @@
-//! Recurring templates (spec §31.6): the owner's schedules, and the tick's spawning of their
+//! Recurring templates: the owner's schedules, and the tick's spawning of their
 //! instances through the one creation path.
 
 use serde::Serialize;

@@ -19,7 +19,7 @@ pub struct TickReport {
     pub truncated: bool,
     /// Instances spawned by recurring templates.
     pub recurring: super::SpawnReport,
-    /// Owner digest mails sent (spec §35).
+    /// Owner digest mails sent.
     pub owner_digests: usize,
     /// Open loops past their deadline, expired and carried out.
     pub loops: super::LoopSweep,

@@ -1,4 +1,4 @@
-//! The action executor and automation tasks (spec §15, §31.5, §32) on the in-memory store,
+//! The action executor and automation tasks on the in-memory store,
 //! with a scripted connector that must never be called: tags and notes are Openloop's own
 //! member annotations, a staff to-do is an owner notice and a status change is refused
 //! (PushPress has none of them). Pre-flight, idempotency keys, dry runs, bulk tagging.

@@ -1,4 +1,4 @@
-//! Confidence at every step (spec §7.4, §37.5), goal progress (§37), a parent's
+//! Confidence at every step, goal progress (§37), a parent's
 //! escalation holding its subtasks (§17.2), and the owner's word on outcomes (§27.4, §37.6) —
 //! each with a scripted agent whose answers sit just under and just over the thresholds.
 
@@ -202,7 +202,7 @@ async fn a_close_under_60_never_closes_the_task() {
 
 /// Given a reply that leaves the task waiting, then the completion evaluation is asked, its
 /// progress is kept on the task and given to the agent's next prompt; when the budget then
-/// runs out on that warm but uncommitted conversation, the owner gets it (spec §16.2) with
+/// runs out on that warm but uncommitted conversation, the owner gets it with
 /// the member's words, rather than it closing provisionally.
 #[tokio::test]
 async fn goal_progress_is_kept_shown_to_the_agent_and_a_stalled_conversation_goes_to_the_owner() {

@@ -1,4 +1,4 @@
-//! The connector's degradation rules (spec §30, §34) on the in-memory store with a scripted
+//! The connector's degradation rules on the in-memory store with a scripted
 //! connector: a touch is never sent on member data that could not be refreshed, failures back
 //! off, the fifth in a row degrades the connector with one alert, and a success ends it.
 

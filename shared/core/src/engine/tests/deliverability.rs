@@ -1,4 +1,4 @@
-//! Deliverability (spec §33.3) on the in-memory store: soft bounces that add up to a hard
+//! Deliverability on the in-memory store: soft bounces that add up to a hard
 //! one, the bounce rate that pauses an account's member mail, and complaints that reach the
 //! operator at once.
 
@@ -130,7 +130,7 @@ async fn a_complaint_alerts_the_operator_at_once() {
     assert!(!alert.to_string().contains("example.com"), "no member data in an alert: {alert}");
 }
 
-/// Given an owner who names their own domain (spec §33.1 option B), then its identity is
+/// Given an owner who names their own domain, then its identity is
 /// created with the records to publish (three DKIM CNAMEs, the MAIL FROM MX and TXT); mail
 /// leaves from the shared domain while it is pending, and from the gym's domain once the
 /// provider says it is verified.

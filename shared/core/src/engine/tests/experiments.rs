@@ -1,4 +1,4 @@
-//! Message experiments on the in-memory store (CONTRACT.md "Honest lift"): an accepted skill
+//! Message experiments on the in-memory store: an accepted skill
 //! suggestion run as an experiment splits new tasks between the current and the proposed
 //! prompt, the same member always the same way; a planted win is offered to the owner (kept at
 //! once with the trust gradient on), and an undecided one ends at its time limit with nothing

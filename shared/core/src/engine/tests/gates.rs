@@ -244,7 +244,7 @@ async fn the_stale_guard_stops_a_follow_up_once_the_payment_went_through() {
 }
 
 /// Given a task that has made all the AI calls a task may make, when its follow-up is due,
-/// then it goes to the owner instead of drafting (spec §7.12).
+/// then it goes to the owner instead of drafting.
 #[tokio::test]
 async fn a_task_out_of_ai_calls_goes_to_the_owner() {
     let w = world().await;

@@ -1,4 +1,4 @@
-//! Holdouts on the in-memory store (CONTRACT.md "Honest lift"): a held-out member's task sends
+//! Holdouts on the in-memory store: a held-out member's task sends
 //! nothing and asks the agent nothing, holds the member's active guard, is closed by its goal's
 //! signal (worth nothing to Openloop) or, without one, when a contacted task would have closed
 //! unanswered — and can still be won late, over the same window as a contacted task.
@@ -243,7 +243,11 @@ async fn a_skipped_task_still_counts_for_the_lift_by_what_its_member_did_within_
     let watched = w.scanned(&held).await.task().clone();
     w.engine.skip(w.account.id, skipped.id, None).await.expect("skip");
     let closed = w.task(&skipped).await;
-    assert_eq!(closed.attribution_until, Some(skipped.created_at + days(14)), "watched to the cohort's end");
+    assert_eq!(
+        closed.attribution_until,
+        Some(skipped.created_at + days(14)),
+        "watched to the cohort's end"
+    );
 
     w.clock.set(day0() + days(5));
     let mut facts = w.store.get_member(w.account.id, &contacted).await.expect("facts").expect("known").0;
@@ -259,7 +263,11 @@ async fn a_skipped_task_still_counts_for_the_lift_by_what_its_member_did_within_
     assert_eq!(report.goals_seen, 1, "{report:?}");
     let seen = w.task(&skipped).await;
     assert_eq!(seen.goal_at, Some(w.clock.now()));
-    assert_eq!((seen.outcome, seen.attributed_value), (closed.outcome, closed.attributed_value), "the owner's view stays");
+    assert_eq!(
+        (seen.outcome, seen.attributed_value),
+        (closed.outcome, closed.attributed_value),
+        "the owner's view stays"
+    );
 
     let lift = w.engine.lift(w.account.id, None, None, Some("churn_risk")).await.expect("lift");
     let group = &lift.groups[0];

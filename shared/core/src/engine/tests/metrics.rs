@@ -1,4 +1,4 @@
-//! The hourly metrics fold (spec §28.3) and its alerts (§28.4) on the in-memory store.
+//! The hourly metrics fold and its alerts (§28.4) on the in-memory store.
 
 use super::*;
 use crate::kernel::limits::{METRICS_SETTLE, local_date};

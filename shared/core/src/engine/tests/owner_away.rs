@@ -1,4 +1,4 @@
-//! The owner away (CONTRACT.md "Additions, part 3"): nothing found is dropped in silence. A
+//! The owner away: nothing found is dropped in silence. A
 //! review item gets a last call a day before it expires; at expiry `on_review_expiry` decides,
 //! and a lead or a payment always reaches the call list; an escalation left unanswered puts its
 //! member on the list before it closes; the risk scan never counts an expired, unsent task as

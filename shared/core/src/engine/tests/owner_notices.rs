@@ -1,4 +1,4 @@
-//! Owner notifications on the in-memory store (spec §35, §17, §22, §7.12): an escalation and
+//! Owner notifications on the in-memory store: an escalation and
 //! a system alert reach the owner's inbox at once; opt-outs, late replies, reminders and tasks
 //! awaiting approval wait for the digest within their daily budget; the daily digest sums up
 //! the day; the account's kill switch silences members, not the owner; everything stays in
@@ -240,7 +240,7 @@ async fn a_dashboard_only_owner_gets_the_feed_and_no_mail() {
     );
 }
 
-/// Given tasks entering the review queue (spec §35.2: approval_needed, batched, 5 a day),
+/// Given tasks entering the review queue,
 /// then the next digest names the first five in one list under the queue's true size, the
 /// rest stay in the feed only, and a task the owner approved meanwhile is left out.
 #[tokio::test]
@@ -278,7 +278,7 @@ async fn tasks_awaiting_approval_are_batched_into_one_digest_that_counts_the_who
     );
 }
 
-/// Given an account whose AI calls reach 80% of the day's limit (spec §7.12), then the owner
+/// Given an account whose AI calls reach 80% of the day's limit, then the owner
 /// gets one system alert at once — not one per call — and one more when the calls run out;
 /// the next day starts afresh.
 #[tokio::test]
@@ -496,7 +496,7 @@ async fn a_review_item_expires_on_day_seven_and_the_brief_says_so() {
     assert!(w.engine.update_settings(w.account.id, fewer).await.is_err(), "1-90 days");
 }
 
-/// Given an owner who paused their account (spec §7.6), then members get nothing — but the
+/// Given an owner who paused their account, then members get nothing — but the
 /// owner still hears of what happens: an opt-out and a task awaiting approval in the digest,
 /// an AI alert at once. Member-facing silence is the switch's point; owner silence is not.
 #[tokio::test]

@@ -1,6 +1,6 @@
-//! The owner's hand on a plan before approving it (spec §27.3): edited, reordered and removed
+//! The owner's hand on a plan before approving it: edited, reordered and removed
 //! steps that the task then follows, planning again with instructions, and the feedback each
-//! leaves in the task's learning record (spec §27.4).
+//! leaves in the task's learning record.
 
 use super::*;
 use crate::owner::account::ExecutionMode;

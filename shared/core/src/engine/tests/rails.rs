@@ -146,7 +146,7 @@ async fn agent_spawned_tasks_are_always_reviewed_and_capped_per_member_and_accou
     );
 }
 
-/// The refusal reaches the owner API as CONTRACT.md's `limited` (a 429: `openloop_edge::http`).
+/// The refusal reaches the owner API as the API's `limited` (a 429: `openloop_edge::http`).
 #[tokio::test]
 async fn a_refusal_is_reported_as_limited() {
     let refusal = crate::task::flood::Refusal {

@@ -1,4 +1,4 @@
-//! The conversation loop on the in-memory store (spec §6.5, §17, §19.2, §22): replies reach
+//! The conversation loop on the in-memory store: replies reach
 //! their task by the signed address, are stored first, and are answered, waited on, closed or
 //! handed to the owner — whose guidance the agent then carries out.
 
@@ -292,7 +292,7 @@ async fn a_reply_wakes_a_dormant_task_and_a_late_one_leaves_a_closed_task_closed
 
 /// Given a member who replies at 07:00 (before the send window) with something the agent
 /// answers, then the answer goes as soon as the window opens (a few minutes past 08:00), not in
-/// a follow-up's afternoon hours: an answer is never held for them (spec §29.3).
+/// a follow-up's afternoon hours: an answer is never held for them.
 #[tokio::test]
 async fn an_answer_goes_when_the_window_opens_not_in_the_afternoon() {
     let w = world_judging(ReplyEvaluation {

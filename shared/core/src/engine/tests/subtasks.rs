@@ -1,4 +1,4 @@
-//! Subtasks (spec §14) on the in-memory store: limits, the parent's message ceiling, and the
+//! Subtasks on the in-memory store: limits, the parent's message ceiling, and the
 //! parent's state derived from its subtasks.
 
 use super::*;
@@ -242,7 +242,7 @@ async fn a_subtask_the_owner_handled_before_it_ran_counts_as_done() {
     );
 }
 
-/// Given an owner's goal the agent plans (spec §14.2), when it runs, then the agent adds one
+/// Given an owner's goal the agent plans, when it runs, then the agent adds one
 /// step at a time, each reviewed by the owner: first the outreach; when that fails, a staff
 /// call; once the call is made, no further step and the parent completes. The parent never
 /// writes to anyone, and each planning decision is one AI call, logged with its reasoning.

@@ -1,4 +1,4 @@
-//! Smart timing (spec §29.3) on the in-memory store with the virtual clock: a first touch in
+//! Smart timing on the in-memory store with the virtual clock: a first touch in
 //! the morning hours, a follow-up in the afternoon of its cadence's day, a jitter fixed per
 //! task, all in the account's time zone and never outside its send window.
 

@@ -25,7 +25,7 @@ use crate::task::open_loop::{LoopOpens, LoopSignal, LoopStatus, OnDeadline, Open
 /// The most loops one sweep resolves (the rest wait for the next tick).
 pub const SWEEP_MAX_LOOPS: usize = 200;
 
-/// `GET /api/v1/loops` (CONTRACT.md, "Open loops and triggers").
+/// `GET /api/v1/loops`.
 pub const LOOPS_PAGE_MAX: usize = 200;
 
 /// What one deadline sweep did.

@@ -1,4 +1,4 @@
-//! Text messages (CONTRACT.md "Text messages"): a claimed touch sent as a text, a member's
+//! Text messages: a claimed touch sent as a text, a member's
 //! text read (STOP, HELP and START first, then the same reply loop as mail), the consent
 //! record, the owner's critical alerts by text, and the counts of texts and segments per
 //! account and day. What a text says and how long it is: `conversation/sms`; which channel a

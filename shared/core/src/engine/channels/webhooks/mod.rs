@@ -1,4 +1,4 @@
-//! Outbound webhooks (CONTRACT.md "For other programs"): the owner's endpoints — made with a
+//! Outbound webhooks: the owner's endpoints — made with a
 //! `whsec_` secret shown once, listed, removed, their delivery log read — and the events the
 //! engine emits for them. Every event is built by `owner/webhook_event.rs` and written to the
 //! outbox before it is queued (`deliveries` queue): a task's and a to-do's by the commit that

@@ -1,4 +1,4 @@
-//! Nothing found is dropped in silence (CONTRACT.md "The owner away"). A review item the owner
+//! Nothing found is dropped in silence. A review item the owner
 //! leaves undecided gets a last call a day before its `review_expiry_days` run out; then the
 //! account's `on_review_expiry` decides: `call_list` (the default) puts the member on the to-do
 //! list and closes the task as `review_expired` with its `todo_id`; `send_default` sends its

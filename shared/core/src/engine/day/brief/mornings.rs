@@ -1,4 +1,4 @@
-//! The brief never nags (CONTRACT.md "The owner away"): an item unchanged since it was listed
+//! The brief never nags: an item unchanged since it was listed
 //! on [`MORNINGS_LISTED`] morning mails is no longer listed, only counted under "still open".
 //! Each mailed brief claims one morning for each item it lists (one conditional write an item,
 //! under its key of [`listed_items`]: a changed item has a new key and starts again). The

@@ -1,4 +1,4 @@
-//! Conversations in progress (spec §38 phase 4): every open communication
+//! Conversations in progress: every open communication
 //! task that has written to its member, with its last message and what happens next. Reads
 //! one status page per open status (capped), then the conversation of each shown task.
 

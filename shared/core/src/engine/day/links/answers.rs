@@ -1,4 +1,4 @@
-//! The owner's answer in words (CONTRACT.md "The owner away"): every owner mail that asks for a
+//! The owner's answer in words: every owner mail that asks for a
 //! decision carries a signed reply address (`conversation::token::OwnerReplyTo`) naming its one
 //! item, or the account for a mail of several (the brief, a digest). A reply from the account's
 //! `owner_email` is read (`owner::owner_answer`) and carried out as the mail's link would be;

@@ -1,4 +1,4 @@
-//! The owner's hand on a plan before approving it (spec §27.3): edit a step's words, reorder
+//! The owner's hand on a plan before approving it: edit a step's words, reorder
 //! or remove steps (`edit_plan`), or have the agent plan again with instructions (`replan`).
 //! Each is one conditional write of the task with its log entry; the edit or instruction is
 //! kept on the plan as feedback (`task/plan_edit.rs`), which the task's learning record

@@ -1,4 +1,4 @@
-//! "This isn't done yet" (spec §37.6): the owner brings back a task that
+//! "This isn't done yet": the owner brings back a task that
 //! closed too early, within its attribution window. The task goes to the owner as an
 //! escalation carrying their reason — from there guidance resumes the agent, or the owner
 //! resolves or cancels it — with its outcome and value taken back. The transition table has

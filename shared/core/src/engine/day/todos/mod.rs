@@ -1,4 +1,4 @@
-//! The owner's to-dos and call list (spec §31.3, §35.2): made whenever a task asks a
+//! The owner's to-dos and call list: made whenever a task asks a
 //! person to act, worked through the API and the dashboard, closed with their task or by the
 //! member's own check-in. The rules of a to-do are `task/todo.rs`; which escalations make one
 //! is data (`rules.rs`, `rules/todos.toml`).

@@ -1,4 +1,4 @@
-//! A reply that threatens legal action or is abusive (spec §17.1, §28.4), carried out: the
+//! A reply that threatens legal action or is abusive, carried out: the
 //! task goes to the owner at once — with a critical notice that says what the member wrote —
 //! the member is suppressed and their other tasks cancelled, as a stop would, and the
 //! operator is alerted. The agent never reads or answers it. What counts as a threat is

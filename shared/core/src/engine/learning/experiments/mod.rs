@@ -1,4 +1,4 @@
-//! Message experiments (CONTRACT.md "Honest lift"): an accepted skill or prompt suggestion
+//! Message experiments: an accepted skill or prompt suggestion
 //! run on half the new tasks of the types it touches (`POST /api/v1/suggestions/{id}/experiment`),
 //! each version's results with the lift's interval (`GET /api/v1/experiments`), and the hourly
 //! decision: a win over the minimum sample is offered to the owner to keep — kept at once with

@@ -1,4 +1,4 @@
-//! Honest lift (CONTRACT.md "Honest lift"): the holdout draw at task creation, the owner's
+//! Honest lift: the holdout draw at task creation, the owner's
 //! reshuffle of the groups, and the lift of the tasks assigned in a window.
 
 use jiff::civil::Date;
@@ -113,7 +113,10 @@ impl Engine {
                 .ok()
                 .map(|day| day.min(to))
                 .filter(|day| *day >= from);
-            group.cohort = lift::Cohort { from: judged.map(|_| from), to: judged };
+            group.cohort = lift::Cohort {
+                from: judged.map(|_| from),
+                to: judged,
+            };
         }
         Ok(LiftReport {
             from,
@@ -150,7 +153,13 @@ fn with_pooled(mut groups: Vec<TypeLift>, account: &Account, only: Option<&str>)
         let at = match groups.iter().position(|g| g.task_type == pooled.task_type) {
             Some(at) => at,
             None => {
-                let empty = lift::lift(&[], Timestamp::UNIX_EPOCH..Timestamp::UNIX_EPOCH, Some(&pooled.task_type), account.settings.holdout_percent, Timestamp::UNIX_EPOCH);
+                let empty = lift::lift(
+                    &[],
+                    Timestamp::UNIX_EPOCH..Timestamp::UNIX_EPOCH,
+                    Some(&pooled.task_type),
+                    account.settings.holdout_percent,
+                    Timestamp::UNIX_EPOCH,
+                );
                 groups.extend(empty.groups);
                 groups.len() - 1
             }
