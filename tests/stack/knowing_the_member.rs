@@ -40,6 +40,27 @@ async fn a_status_change_in_the_same_second_as_its_creation_is_never_lost() {
     assert!(member["cancellation"]["at"].as_str().is_some(), "{member}");
 }
 
+/// The opening sentence of every shipped churn-risk follow-up variant, in lower case: what a
+/// thread the owner wrote by hand must never continue with.
+fn canned_follow_ups() -> Vec<String> {
+    let files = [
+        include_str!("../../messages/churn_risk/follow_up_1.md"),
+        include_str!("../../messages/churn_risk/follow_up_2.md"),
+    ];
+    let mut openings = Vec::new();
+    for variant in files.iter().flat_map(|f| f.split("\n---\n")) {
+        let sentence = variant
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("Subject:") && !l.starts_with("{{"))
+            .find_map(|l| l.split(". ").next().filter(|s| !s.contains('{')))
+            .map(str::to_lowercase);
+        openings.extend(sentence);
+    }
+    assert!(openings.len() >= 6, "three variants each: {openings:?}");
+    openings
+}
+
 /// What a member must never read from the gym, given who they are and what they said.
 fn contradiction(who: &str, class: Option<&str>, days_since_cancelled: i64, subject: &str, text: &str) -> Option<String> {
     let lower = text.to_lowercase();
@@ -52,8 +73,8 @@ fn contradiction(who: &str, class: Option<&str>, days_since_cancelled: i64, subj
     if class == Some("medical") && lower.contains("it's been a while") {
         return Some(format!("\"It's been a while\" to {who}, who is recovering"));
     }
-    if who == "m_bob" && lower.contains("just following up on my last note") {
-        return Some(format!("the canned follow-up in the thread the owner wrote to {who}"));
+    if who == "m_bob" && canned_follow_ups().iter().any(|c| lower.contains(c.as_str())) {
+        return Some(format!("the canned follow-up in the thread the owner wrote to {who}: {text}"));
     }
     if subject.starts_with("Re:") {
         return Some(format!("\"Re:\" to {who}, who never wrote: {subject}"));
@@ -107,6 +128,14 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         "status": "active", "joined_at": "2025-06-01T00:00:00Z", "monthly_value": 150, "phone": "+15555550142"}});
     let (status, body) = stack.webhook(&gym, "evt_pat", event).await;
     assert_eq!(status, 202, "{body}");
+    // Pat came twice a week, then stopped three weeks ago: at risk like anyone.
+    for i in 0..12i64 {
+        let at = day0 - jiff::SignedDuration::from_hours(24 * (21 + 3 * i));
+        let event = json!({"type": "checkin.created", "timestamp": at.to_string(),
+            "data": {"member_id": "m_pat", "checked_in_at": at.to_string()}});
+        let (status, body) = stack.webhook(&gym, &format!("evt_pat_{i}"), event).await;
+        assert_eq!(status, 202, "{body}");
+    }
     // Joy trains every other day, but only her last month is known.
     for i in 0..14i64 {
         let at = day0 - jiff::SignedDuration::from_hours(48 * (14 - i));
@@ -132,6 +161,8 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         let (status, body) = stack.webhook(&gym, &format!("evt_{id}_cancel"), event).await;
         assert_eq!(status, 202, "{body}");
     }
+    // Bob's later touches wait for the owner, whose thread it is.
+    let mut bob_waited = false;
     for day in 1..46i64 {
         stack
             .set_clock(&(cancelled_at + jiff::SignedDuration::from_hours(24 * day)).to_string())
@@ -140,6 +171,7 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         let (_, list) = stack.get("/api/v1/tasks?status=pending_review&limit=100", &gym.token).await;
         for task in list["tasks"].as_array().into_iter().flatten() {
             let id = task["id"].as_str().unwrap_or_default();
+            bob_waited |= id == bobs;
             stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
         }
         stack.run().await;
@@ -172,6 +204,21 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         .await;
     assert_eq!(status, 200, "{texts}");
     assert_eq!(texts.as_array().map(Vec::len), Some(0), "Pat never agreed to texts: {texts}");
+    // ... and reached the owner's call list instead.
+    let mut pats = Vec::new();
+    for status in ["open", "done", "snoozed"] {
+        let (_, todos) = stack.get(&format!("/api/v1/todos?status={status}"), &gym.token).await;
+        pats.extend(
+            todos["todos"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|t| t.to_string().contains("m_pat"))
+                .cloned(),
+        );
+    }
+    assert!(!pats.is_empty(), "Pat, known by phone only, is on the call list");
+    assert!(bob_waited, "Bob's follow-up waited for the owner's review");
     let bob = emails
         .iter()
         .find(|(id, _)| *id == "m_bob")

@@ -108,13 +108,14 @@ pub struct ConnectorSummary {
 const EVERY_AGENT: &str = "*";
 
 /// The profile's one-line fields the settings page edits, in order.
-const PROFILE_FIELDS: [(&str, &str); 7] = [
+const PROFILE_FIELDS: [(&str, &str); 8] = [
     ("display_name", "Gym name, as members know it"),
     ("owner_first_name", "Your first name"),
     ("sign_off", "Sign-off"),
     ("business_type", "Kind of gym"),
     ("typical_greeting", "Typical greeting"),
     ("current_promo", "Current offer"),
+    ("ways_to_stay", "For a member the cost troubles (a pause, a cheaper plan)"),
     ("billing_link", "Link where members update their card (https://…)"),
 ];
 
@@ -127,6 +128,7 @@ fn profile_field<'a>(profile: &'a mut openloop_core::owner::account::Profile, na
         "business_type" => Some(&mut profile.business_type),
         "typical_greeting" => Some(&mut profile.typical_greeting),
         "current_promo" => Some(&mut profile.current_promo),
+        "ways_to_stay" => Some(&mut profile.ways_to_stay),
         "billing_link" => Some(&mut profile.billing_link),
         _ => None,
     }

@@ -254,6 +254,7 @@ fn profile_lines(p: &Profile, business_name: &str) -> String {
     line("Voice", p.vibe.as_ref());
     line("Typical greeting", p.typical_greeting.as_ref());
     line("Current promotion", p.current_promo.as_ref());
+    line("Ways to stay when the cost is the trouble", p.ways_to_stay.as_ref());
     line("Phone", p.contact_phone.as_ref());
     line("Address", p.contact_address.as_ref());
     line("Website", p.contact_website.as_ref());

@@ -219,6 +219,10 @@ pub fn account_layer(business_name: &str, profile: &Profile, memories: &[Busines
     line("Classes", list(&profile.class_types));
     line("Programs", list(&profile.special_programs));
     line("Current promotion (mention only if it fits)", profile.current_promo.clone());
+    line(
+        "Ways to stay for a member the cost troubles (the only such offer to make)",
+        profile.ways_to_stay.clone(),
+    );
     line("Greeting", profile.typical_greeting.clone());
     line(
         "Sign off as",

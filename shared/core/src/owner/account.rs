@@ -55,6 +55,11 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub current_promo: Option<String>,
+    /// What the gym offers a member for whom the cost is the trouble ("freeze for $10 a month,
+    /// or our 2-classes-a-week plan at $89"): the only such offer a win-back may make.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
+    pub ways_to_stay: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ProfileText::optional_schema))]
     pub typical_greeting: Option<String>,

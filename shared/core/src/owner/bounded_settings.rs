@@ -32,6 +32,8 @@ struct BoundedProfile {
     #[serde(default)]
     current_promo: Option<ProfileText>,
     #[serde(default)]
+    ways_to_stay: Option<ProfileText>,
+    #[serde(default)]
     typical_greeting: Option<ProfileText>,
     #[serde(default)]
     never_mention: Vec<ProfileLine>,
@@ -66,6 +68,7 @@ impl From<BoundedProfile> for Profile {
             class_types: texts(p.class_types),
             special_programs: texts(p.special_programs),
             current_promo: text(p.current_promo),
+            ways_to_stay: text(p.ways_to_stay),
             typical_greeting: text(p.typical_greeting),
             never_mention: texts(p.never_mention),
             always_include: texts(p.always_include),

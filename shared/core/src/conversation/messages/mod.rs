@@ -197,6 +197,10 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ),
     ("gym.address", "the profile's address"),
     ("gym.offer", "the profile's current promotion: the only offer a template may make"),
+    (
+        "gym.ways_to_stay",
+        "the profile's ways to stay for a member the cost troubles (a pause, a cheaper plan): the only such offer a win-back may make",
+    ),
 ];
 
 /// The variable namespaces (`{{ member }}` alone is known, if not useful).
@@ -410,6 +414,7 @@ fn context(inputs: &Inputs<'_>) -> Value {
         ("billing_link", some(p.billing_link.as_deref())),
         ("address", some(p.contact_address.as_deref())),
         ("offer", some(p.current_promo.as_deref())),
+        ("ways_to_stay", some(p.ways_to_stay.as_deref())),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))

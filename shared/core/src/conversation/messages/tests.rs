@@ -372,6 +372,27 @@ fn a_win_back_follows_the_members_reason_for_leaving() {
     assert!(later.contains("It's been a while"), "{later}");
 }
 
+/// A member who left over the cost is offered what the gym says it offers, in every first
+/// win-back — and, where the gym says nothing, no offer at all (never an invented discount).
+#[test]
+fn a_member_who_left_over_the_cost_is_offered_only_what_the_gym_offers() {
+    let member = MemberVars {
+        cancellation_class: Some("financial".into()),
+        days_since_cancelled: Some(5),
+        ..MemberVars::sample()
+    };
+    let mut offering = profile();
+    offering.ways_to_stay = Some("you can freeze for $10 a month, or move to our 2-classes-a-week plan at $89.".into());
+    for first in shipped_variants("win_back", "first") {
+        let offered = render(&first, &inputs(&member, &offering)).expect("renders").body;
+        assert!(offered.contains("freeze for $10 a month"), "{offered}");
+        let silent = render(&first, &inputs(&member, &profile())).expect("renders").body.to_lowercase();
+        for never in ["discount", "% off", "free month", "cheaper", "freeze", "pause", "cost"] {
+            assert!(!silent.contains(never), "{never}: {silent}");
+        }
+    }
+}
+
 #[test]
 fn a_greeting_writes_the_name_as_a_person_would() {
     let text = template_for("churn_risk", "first", None, 0);
