@@ -86,6 +86,20 @@ pub fn assess(facts: &MemberFacts, now: Timestamp, churn_gap: SignedDuration) ->
     })
 }
 
+/// A finding's context without the counts a partial history cannot vouch for (visits and
+/// tenure), with a word to the agent instead: the member's history before the gym's records
+/// started is not known.
+pub fn forget_partial_counts(context: &mut serde_json::Value) {
+    if let Some(fields) = context.as_object_mut() {
+        fields.remove("checkin_count");
+        fields.remove("tenure_days");
+        fields.insert(
+            "history".into(),
+            json!("only partly known (before the gym's records started): never tell the member a count of visits or how long they have been a member"),
+        );
+    }
+}
+
 /// (task type, goal, base confidence, episode, why)
 type Raw = (&'static str, String, u8, String, String);
 
@@ -552,6 +566,23 @@ mod tests {
         let finding = assess(&cancelled("Too expensive for me right now", 5), now(), CHURN_NO_CHECKIN).expect("finding");
         assert!(finding.goal.contains("never a discount it does not"), "{}", finding.goal);
         assert_eq!(finding.context["cancellation_class"], "financial");
+    }
+
+    #[test]
+    fn a_partial_history_tells_the_agent_no_count() {
+        let finding = assess(&cancelled("Too expensive for me right now", 5), now(), CHURN_NO_CHECKIN).expect("finding");
+        let mut context = finding.context;
+        assert!(context.get("checkin_count").is_some());
+        forget_partial_counts(&mut context);
+        assert!(
+            context.get("checkin_count").is_none() && context.get("tenure_days").is_none(),
+            "{context}"
+        );
+        assert!(
+            context["history"]
+                .as_str()
+                .is_some_and(|h| h.contains("never tell the member a count"))
+        );
     }
 
     #[test]

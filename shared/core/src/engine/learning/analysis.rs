@@ -169,7 +169,12 @@ impl Engine {
                 if gaps_wanted && let Some(gap) = crate::owner::trigger::no_checkin_event(&facts, now) {
                     gaps.push((facts.clone(), gap));
                 }
-                if let Some(finding) = risk::assess(&facts, now, account.settings.calibration.churn_gap()) {
+                if let Some(mut finding) = risk::assess(&facts, now, account.settings.calibration.churn_gap()) {
+                    // The agent is told a count only where the gym's data holds the whole of it
+                    // (as a template is: `MemberVars::from_facts`), so it never writes one.
+                    if !facts.history_is_whole(account.created_at) {
+                        risk::forget_partial_counts(&mut finding.context);
+                    }
                     let priority = self
                         .config
                         .priority_rules
