@@ -12,7 +12,9 @@ cannot open either. The fact goes on the page, or a link to the page in docs/ th
 The same holds for the OpenAPI document the api serves and for the data files people edit
 (rules/, words/, messages/, skills/).
 
-Prints every broken link and every outside reference. Drafts under docs/notes/ are not read."""
+And every error code the code can answer with is named in docs/api.md.
+
+Prints every broken link, every outside reference and every undocumented code. Drafts under docs/notes/ are not read."""
 
 import re
 import sys
@@ -56,6 +58,24 @@ def outside_references(path):
                 found.append((number, match.group(0), what))
                 break
     return found
+
+
+# Where the code names an error code it answers with: a domain refusal, an HTTP one, or a
+# field rule's (`kernel::bounded`).
+ERROR_CODE = re.compile(
+    r'(?:InvalidInput::new|bad_request|ApiError::new\([^,()]+,|TextRule::(?:text|line)\([^,()]+,)\s*\(?\s*"([a-z][a-z_]+)"'
+)
+
+
+def undocumented_codes():
+    """Every error code the code can answer with (tests left out) that docs/api.md does not name."""
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    codes = set()
+    for source in [*(ROOT / "shared").rglob("*.rs"), *(ROOT / "functions").rglob("*.rs")]:
+        if "tests" in source.parts:
+            continue
+        codes.update(ERROR_CODE.findall(source.read_text(encoding="utf-8").split("#[cfg(test)]")[0]))
+    return len(codes), sorted(c for c in codes if f"`{c}`" not in api)
 
 
 def slug(heading):
@@ -107,6 +127,9 @@ def main():
                     broken.append(f"{where}: no file {path}")
                 elif anchor and file.suffix == ".md" and anchor not in anchors(file):
                     broken.append(f"{where}: no heading #{anchor} in {file.relative_to(ROOT)}")
+    counted, undocumented = undocumented_codes()
+    for code in undocumented:
+        print(f"docs/api.md: the error code `{code}` is answered by the code and named nowhere on the page")
     for line in broken:
         print(line)
     for line in outside:
@@ -114,7 +137,8 @@ def main():
     print(f"doc links: {checked} relative links in {len(pages)} pages, {len(broken)} broken")
     print(f"doc references: {len(outside)} to files outside the repository or to numbered spec sections"
           f" (also read: the OpenAPI document and {len(edited)} data files)")
-    return 1 if broken or outside else 0
+    print(f"error codes: {counted} in the code, {len(undocumented)} missing from docs/api.md")
+    return 1 if broken or outside or undocumented else 0
 
 
 if __name__ == "__main__":

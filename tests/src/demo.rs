@@ -257,6 +257,25 @@ impl Gym<'_> {
     /// dashboard.
     async fn owners_morning(&self, day: i64, leave_review: bool, say: &mut dyn FnMut(String)) -> Result<(), String> {
         let token = &self.account.token;
+        // The morning brief first, as the owner's mail brings it.
+        let date = self
+            .client
+            .now()
+            .await
+            .to_zoned(jiff::tz::TimeZone::get("America/New_York").unwrap_or(jiff::tz::TimeZone::UTC))
+            .date();
+        let (status, brief) = self.client.get(&format!("/api/v1/brief?date={date}"), token).await;
+        if status == 200 {
+            let first: Vec<String> = brief["actions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a["title"].as_str().map(str::to_owned))
+                .collect();
+            if !first.is_empty() {
+                say(format!("Day {day:>2}: the morning brief says do first: {}", first.join("; ")));
+            }
+        }
         let (_, review) = self.client.get("/api/v1/tasks?status=pending_review", token).await;
         let queue = review["tasks"].as_array().cloned().unwrap_or_default();
         if day == 0 || !queue.is_empty() {
@@ -487,6 +506,17 @@ pub async fn play(client: &Client, days: i64, say: &mut dyn FnMut(String)) -> Re
         *by_type.entry(task["task_type"].as_str().unwrap_or("?").to_owned()).or_default() += 1;
         if let Some(outcome) = task["outcome"].as_str() {
             *by_outcome.entry(outcome.to_owned()).or_default() += 1;
+        }
+    }
+    // What the outreach caused, as the lift page says it (the demo gym holds nobody out).
+    let (status, lift) = client.get("/api/v1/lift", &gym.account.token).await;
+    if status == 200 {
+        for group in lift["groups"].as_array().into_iter().flatten() {
+            say(format!(
+                "Lift, {}: {}",
+                kind_of_task(group["task_type"].as_str().unwrap_or("?")),
+                group["verdict"].as_str().unwrap_or_default()
+            ));
         }
     }
     let end = start + SignedDuration::from_hours(24 * (days - 1) + 5);

@@ -36,10 +36,18 @@ pub fn endpoint() -> String {
 /// Where `make run` serves, for the tools that talk to it (`make demo`): `OPENLOOP_URL` if set,
 /// else `http://{OPENLOOP_HTTP_ADDR}` as `make run` reads it, else its default address.
 pub fn stack_url(openloop_url: Option<String>, http_addr: Option<String>) -> String {
+    let noted = std::fs::read_to_string(openloop_local::URL_FILE).ok();
+    stack_url_from(openloop_url, http_addr, noted)
+}
+
+/// [`stack_url`] from what it reads: `OPENLOOP_URL`, else `OPENLOOP_HTTP_ADDR`, else the URL
+/// a running `make run` noted (`openloop_local::URL_FILE`), else the default address.
+pub fn stack_url_from(openloop_url: Option<String>, http_addr: Option<String>, noted: Option<String>) -> String {
     let given = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
     given(openloop_url)
         .map(|url| url.trim_end_matches('/').to_owned())
         .or_else(|| given(http_addr).map(|addr| format!("http://{addr}")))
+        .or_else(|| given(noted).map(|url| url.trim_end_matches('/').to_owned()))
         .unwrap_or_else(|| "http://127.0.0.1:8787".to_owned())
 }
 
@@ -676,16 +684,22 @@ pub async fn late_member_event_still_gets_the_first_touch(stack: &Stack) {
 
 #[cfg(test)]
 mod tests {
-    use super::stack_url;
+    use super::stack_url_from;
 
     #[test]
     fn the_demo_finds_the_stack_where_make_run_serves_it() {
-        assert_eq!(stack_url(None, None), "http://127.0.0.1:8787");
-        assert_eq!(stack_url(None, Some("127.0.0.1:9000".into())), "http://127.0.0.1:9000");
+        let url = |a: Option<&str>, b: Option<&str>, c: Option<&str>| {
+            stack_url_from(a.map(str::to_owned), b.map(str::to_owned), c.map(str::to_owned))
+        };
+        assert_eq!(url(None, None, None), "http://127.0.0.1:8787");
+        assert_eq!(url(None, Some("127.0.0.1:9000"), None), "http://127.0.0.1:9000");
+        assert_eq!(url(Some("http://gym.local:1/"), Some("127.0.0.1:9000"), None), "http://gym.local:1");
+        assert_eq!(url(Some(" "), Some(""), None), "http://127.0.0.1:8787");
+        // The port a running `make run` took, noted in the checkout: found without settings.
+        assert_eq!(url(None, None, Some("http://127.0.0.1:41234\n")), "http://127.0.0.1:41234");
         assert_eq!(
-            stack_url(Some("http://gym.local:1/".into()), Some("127.0.0.1:9000".into())),
-            "http://gym.local:1"
+            url(None, Some("127.0.0.1:9000"), Some("http://127.0.0.1:41234")),
+            "http://127.0.0.1:9000"
         );
-        assert_eq!(stack_url(Some(" ".into()), Some(String::new())), "http://127.0.0.1:8787");
     }
 }

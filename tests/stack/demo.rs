@@ -70,4 +70,7 @@ async fn the_demo_month_recovers_payments_and_each_months_scorecard_counts_its_s
     assert!(november["messages_sent"].as_u64().unwrap_or(0) >= 2, "November's sends: {november}");
     assert!(said.contains("Sam answers"), "{said}");
     assert!(said.contains("Dana texts back"), "{said}");
+    // The owner's morning brief, and what the lift says, told as the owner reads them.
+    assert!(said.contains(": the morning brief says do first: "), "{said}");
+    assert!(said.contains("Lift, ") && said.contains("hold out some members"), "{said}");
 }

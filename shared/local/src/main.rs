@@ -34,7 +34,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     );
     println!("  (or `make demo` in another terminal: it makes a demo gym and prints its token)");
     println!("Ctrl-C stops it.");
+    // Where it serves, for `make demo` and `make pictures` in another terminal of the same
+    // checkout (whatever port it took); removed when it stops.
+    let noted = std::path::Path::new("target").is_dir() && std::fs::write(openloop_local::URL_FILE, format!("{url}\n")).is_ok();
     tokio::signal::ctrl_c().await?;
+    if noted {
+        let _ = std::fs::remove_file(openloop_local::URL_FILE);
+    }
     running.stop();
     Ok(())
 }

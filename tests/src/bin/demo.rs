@@ -3,8 +3,9 @@
 //! owner's mornings, mail and texts, replies of each kind — told day by day, then the
 //! numbers, each month's scorecard, and how to sign in to the gym.
 //!
-//! Talks to `OPENLOOP_URL`, else `http://{OPENLOOP_HTTP_ADDR}` as `make run` serves it (default
-//! `http://127.0.0.1:8787`), with `OPENLOOP_ADMIN_TOKEN`. `--days N` (or `OPENLOOP_DEMO_DAYS`)
+//! Talks to `OPENLOOP_URL`, else `http://{OPENLOOP_HTTP_ADDR}`, else where a running `make run`
+//! of this checkout noted it serves (`target/openloop-local.url`: whatever port it took), else
+//! `http://127.0.0.1:8787`, with `OPENLOOP_ADMIN_TOKEN`. `--days N` (or `OPENLOOP_DEMO_DAYS`)
 //! plays N days instead of 30 (`make test` plays a short one).
 
 use openloop_tests::Client;
