@@ -76,8 +76,13 @@ took() { # step
   step_start=$SECONDS
 }
 
-demo() { # name, url
-  make --no-print-directory demo DAYS=2 OPENLOOP_URL="$2" >"$log/$1.log" 2>&1 || fail "make demo DAYS=2 against $2 failed"
+demo() { # name, url (empty: plain `make demo`, which finds the stack where make run noted it)
+  if [ -n "$2" ]; then
+    make --no-print-directory demo DAYS=2 OPENLOOP_URL="$2" >"$log/$1.log" 2>&1 || fail "make demo DAYS=2 against $2 failed"
+  else
+    env -u OPENLOOP_URL -u OPENLOOP_HTTP_ADDR make --no-print-directory demo DAYS=2 >"$log/$1.log" 2>&1 ||
+      fail "plain make demo DAYS=2 did not find the stack make run serves on a port of its own"
+  fi
   grep -q "^Day  *0: [0-9]* tasks wait for review" "$log/$1.log" || fail "make demo: no day 0"
   grep -q "^Day  *1: Sam answers by mail" "$log/$1.log" || fail "make demo: no reply read on day 1"
   grep -q "^After 2 days: [0-9]* messages sent" "$log/$1.log" || fail "make demo: no summary after 2 days"
@@ -109,7 +114,8 @@ http=$(free_port)
 url="http://127.0.0.1:$http"
 start_run run-memory "$url" OPENLOOP_LOCAL_PORTS=memory OPENLOOP_HTTP_ADDR="127.0.0.1:$http"
 echo "  make run OPENLOOP_LOCAL_PORTS=memory: answers at $url"
-demo demo-memory "$url"
+# Plain `make demo`, as a user types it in a second terminal, with the stack on a port of its own.
+demo demo-memory ""
 # The stack's log over two demo days, read as an operator reads it: ids as the API shows them,
 # no whole report structs, nothing at ERROR (a failure a person must act on is an alert).
 run_log="$log/run-memory.log"

@@ -12,7 +12,7 @@
 //! ([`Ports::Memory`]: the same routers and handlers, no emulator, nothing kept).
 
 /// Where a running `make run` notes its URL, relative to the checkout (`target/`): `make demo`
-/// and `make pictures` find the stack there when no `OPENLOOP_URL` names it.
+/// finds the stack there when no `OPENLOOP_URL` names it.
 pub const URL_FILE: &str = "target/openloop-local.url";
 
 pub mod clock;

@@ -14,6 +14,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     };
     let running = openloop_local::start(options).await?;
     let url = running.url();
+    // Where it serves, for `make demo` in another terminal of the same
+    // checkout (whatever port it took); removed when it stops.
+    let noted = std::path::Path::new("target").is_dir() && std::fs::write(openloop_local::URL_FILE, format!("{url}\n")).is_ok();
     println!("Openloop is running ({ports})");
     println!("  owner API   {url}/api/v1/…");
     println!("  dashboard   {url}/app  (sign in at {url}/app/login with an account's api_token)");
@@ -34,9 +37,6 @@ async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     );
     println!("  (or `make demo` in another terminal: it makes a demo gym and prints its token)");
     println!("Ctrl-C stops it.");
-    // Where it serves, for `make demo` and `make pictures` in another terminal of the same
-    // checkout (whatever port it took); removed when it stops.
-    let noted = std::path::Path::new("target").is_dir() && std::fs::write(openloop_local::URL_FILE, format!("{url}\n")).is_ok();
     tokio::signal::ctrl_c().await?;
     if noted {
         let _ = std::fs::remove_file(openloop_local::URL_FILE);

@@ -443,3 +443,8 @@ mod tests {
         assert_eq!(retry_delay(0), None);
     }
 }
+
+/// How long a first touch waits for a member's details (their `member.created`) when the event
+/// that opened the task overtook them, and how often it looks again meanwhile.
+pub const MEMBER_DETAILS_WAIT: SignedDuration = SignedDuration::from_hours(1);
+pub const MEMBER_DETAILS_RECHECK: SignedDuration = SignedDuration::from_mins(10);

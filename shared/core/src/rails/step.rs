@@ -367,6 +367,16 @@ pub fn decide(seen: &StepInput) -> Step {
     let email = current_email.or_else(|| task.member.email.clone());
     // By mail or by text (`texting.rs`): a text needs the member's consent.
     let Some(channel) = texting::choose(&account.settings, task, facts.as_ref(), email.clone()) else {
+        // A task opened by an event that overtook the member's own creation (a failed payment
+        // read before `member.created`, both queued): their address may be on its way. It waits
+        // a while for it before the owner is asked to reach them another way.
+        let details_pending = facts.as_ref().is_none_or(|f| f.profile_stamp.is_none());
+        if details_pending && now < task.created_at + limits::MEMBER_DETAILS_WAIT {
+            return Decided(StepDecision::Defer {
+                until: now + limits::MEMBER_DETAILS_RECHECK,
+                why: Why::new(Reason::AwaitingMemberDetails),
+            });
+        }
         let why = Why::new(Reason::MissingMemberEmail)
             .detail("the member has no e-mail address on file, and no phone with their consent to texts");
         return Decided(StepDecision::Escalate { why });

@@ -177,6 +177,8 @@ reasons! {
     MissingDraft = "missing_draft",
     /// The member has no e-mail address on file.
     MissingMemberEmail = "missing_member_email",
+    /// The member's details (their creation event) have not arrived yet: tried again soon.
+    AwaitingMemberDetails = "awaiting_member_details",
     /// The member is suppressed: nothing more is sent.
     MemberSuppressed = "member_suppressed",
     /// A plan-mode task reached a step before its plan was approved.

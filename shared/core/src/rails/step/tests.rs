@@ -470,6 +470,34 @@ fn exhaustion_follows_the_cadence_policy() {
 fn a_member_without_an_address_goes_to_the_owner_and_a_suppressed_one_is_never_written_to() {
     let mut no_address = ready();
     no_address.task.member.email = None;
+    // Just opened, with the member's details not arrived (their creation event still queued
+    // behind the event that opened the task): it waits for them a while, looking again.
+    no_address.task.created_at = now() - SignedDuration::from_mins(5);
+    match decided(&no_address) {
+        StepDecision::Defer { until, why } => {
+            assert_eq!(why.reason, Reason::AwaitingMemberDetails);
+            assert_eq!(until, now() + limits::MEMBER_DETAILS_RECHECK);
+        }
+        other => panic!("{other:?}"),
+    }
+    // An hour on, still nothing: the owner is asked to reach them another way.
+    no_address.task.created_at = now() - limits::MEMBER_DETAILS_WAIT;
+    assert_eq!(reason(&decided(&no_address)), Some(Reason::MissingMemberEmail));
+    // A member whose details did arrive, with no address in them: the owner, at once.
+    let mut known = crate::members::member::MemberFacts::new(no_address.task.member.id.clone());
+    let created = crate::members::event::MemberEvent::MemberCreated {
+        member_id: no_address.task.member.id.clone(),
+        email: None,
+        first_name: Some("Pat".into()),
+        last_name: None,
+        status: crate::members::event::MemberStatus::Active,
+        joined_at: None,
+        monthly_value: None,
+        phone: None,
+    };
+    known.apply("evt_created", &created, now());
+    no_address.task.created_at = now();
+    no_address.facts = Some(Some(known));
     assert_eq!(reason(&decided(&no_address)), Some(Reason::MissingMemberEmail));
 
     let mut suppressed = ready();
@@ -779,6 +807,7 @@ fn the_members_current_address_is_written_to_once_checked() {
         }
     ));
     seen.facts = Some(None);
+    seen.task.created_at = now() - limits::MEMBER_DETAILS_WAIT;
     assert!(matches!(decided(&seen), StepDecision::Escalate { .. }), "no address anywhere");
 }
 
