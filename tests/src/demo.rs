@@ -123,6 +123,11 @@ pub fn kind_of_task(task_type: &str) -> &str {
         "lead_followup" => "lead follow-up",
         "onboarding" => "onboarding",
         "milestone_review" => "milestone",
+        "ad_hoc" => "note of the owner's",
+        "staff_call_member" => "call to make",
+        "member_update" => "member tag",
+        "bulk_tag_at_risk" => "tag for the members at risk",
+        "monthly_churn_analysis" => "churn report",
         other => other,
     }
 }
@@ -429,6 +434,9 @@ fn closed(status: &str) -> bool {
 }
 
 fn first_name(task: &Value) -> String {
+    if task["member"]["id"] == "_account" {
+        return "the gym".to_owned();
+    }
     task["member"]["name"]
         .as_str()
         .and_then(|n| n.split_whitespace().next())
@@ -496,6 +504,9 @@ pub async fn play(client: &Client, days: i64, say: &mut dyn FnMut(String)) -> Re
         gym.tell(day, say).await;
         advance_to(client, morning + SignedDuration::from_hours(5)).await?;
         members_afternoon(&gym, day, say).await?;
+        if day == 3 {
+            owners_own_tasks(&gym, say).await?;
+        }
         client.run().await;
         gym.tell(day, say).await;
     }
@@ -661,6 +672,52 @@ async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Time
         }
     }
     Ok(gym)
+}
+
+/// Day 3's afternoon: the owner opens tasks of her own — a note to a member in her words, a
+/// call only she can make, a tag, a tag for everyone at risk and the month's churn report —
+/// each waiting for her review the next morning like any other.
+async fn owners_own_tasks(gym: &Gym<'_>, say: &mut dyn FnMut(String)) -> Result<(), String> {
+    let asks = [
+        ("ad_hoc", "mem_1012", "Invite Olivia to the Saturday team workout", json!([])),
+        ("staff_call_member", "mem_1009", "Call Ben about how his knee is holding up", json!([])),
+        ("member_update", "mem_1012", "Tag Olivia as a team-workout regular", json!([{"type": "tag_member", "tag": "team-workout"}])),
+    ];
+    let mut opened = Vec::new();
+    for (task_type, member, goal, actions) in asks {
+        let mut body = json!({"task_type": task_type, "member_id": member, "goal": goal, "confidence": 80});
+        if actions.as_array().is_some_and(|a| !a.is_empty()) {
+            body["actions"] = actions;
+        }
+        let (status, created) = gym.client.post("/api/v1/tasks", &gym.account.token, body).await;
+        if status != 201 {
+            return Err(format!("the owner's {task_type} task was refused: {status} {created}"));
+        }
+        opened.push(format!("{} (\"{goal}\")", kind_of_task(task_type)));
+    }
+    // And two of the whole gym's, as recurring templates run at once: a tag for everyone at
+    // risk, and the month's churn report.
+    for (task_type, goal) in [
+        ("bulk_tag_at_risk", "Tag everyone at risk of leaving"),
+        ("monthly_churn_analysis", "The churn report so far"),
+    ] {
+        let token = &gym.account.token;
+        let (status, template) = gym
+            .client
+            .post("/api/v1/recurring", token, json!({"task_type": task_type, "cron": "0 8 1 * *", "goal": goal}))
+            .await;
+        if status != 201 {
+            return Err(format!("the owner's {task_type} template was refused: {status} {template}"));
+        }
+        let id = template["id"].as_str().unwrap_or_default();
+        let (status, ran) = gym.client.post(&format!("/api/v1/recurring/{id}/run-now"), token, json!({})).await;
+        if status != 200 {
+            return Err(format!("running the {task_type} template now was refused: {status} {ran}"));
+        }
+        opened.push(format!("{} (\"{goal}\", now and on the 1st of each month)", kind_of_task(task_type)));
+    }
+    say(format!("Day  3: the owner opens tasks of her own: {}", join(&opened)));
+    Ok(())
 }
 
 fn checkin(member: &str, at: Timestamp, now: &str) -> Value {

@@ -49,6 +49,11 @@ async fn the_demo_month_recovers_payments_and_each_months_scorecard_counts_its_s
         "lead_followup",
         "onboarding",
         "milestone_review",
+        "ad_hoc",
+        "staff_call_member",
+        "member_update",
+        "bulk_tag_at_risk",
+        "monthly_churn_analysis",
     ] {
         assert!(
             played.by_type.contains_key(task_type),

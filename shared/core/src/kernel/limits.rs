@@ -415,6 +415,11 @@ pub const MILESTONE_CHECKIN_FRESH_HOURS: i64 = 48;
 /// of their visits or months said to them is true.
 pub const WHOLE_HISTORY_SLACK_DAYS: i64 = 14;
 
+/// How long a first touch waits for a member's details (their `member.created`) when the event
+/// that opened the task overtook them, and how often it looks again meanwhile.
+pub const MEMBER_DETAILS_WAIT: SignedDuration = SignedDuration::from_hours(1);
+pub const MEMBER_DETAILS_RECHECK: SignedDuration = SignedDuration::from_mins(10);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -443,8 +448,3 @@ mod tests {
         assert_eq!(retry_delay(0), None);
     }
 }
-
-/// How long a first touch waits for a member's details (their `member.created`) when the event
-/// that opened the task overtook them, and how often it looks again meanwhile.
-pub const MEMBER_DETAILS_WAIT: SignedDuration = SignedDuration::from_hours(1);
-pub const MEMBER_DETAILS_RECHECK: SignedDuration = SignedDuration::from_mins(10);

@@ -170,8 +170,12 @@ impl MemberRef {
     }
 }
 
-/// A member as an owner reads them: a name that is not blank, else the address, else the id.
+/// A member as an owner reads them: a name that is not blank, else the address, else the id;
+/// the whole business (`_account`, a report's or a gym-wide tag's) as "the whole gym".
 pub fn member_label(name: Option<&str>, email: Option<&Email>, id: &MemberId) -> String {
+    if crate::kernel::ids::RESERVED_MEMBER_IDS.contains(&id.as_str()) {
+        return "the whole gym".to_owned();
+    }
     name.map(str::trim)
         .filter(|n| !n.is_empty())
         .map(str::to_owned)
