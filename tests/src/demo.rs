@@ -680,8 +680,18 @@ async fn open_gym<'a>(client: &'a Client, name: &str, number: usize, start: Time
 async fn owners_own_tasks(gym: &Gym<'_>, say: &mut dyn FnMut(String)) -> Result<(), String> {
     let asks = [
         ("ad_hoc", "mem_1012", "Invite Olivia to the Saturday team workout", json!([])),
-        ("staff_call_member", "mem_1009", "Call Ben about how his knee is holding up", json!([])),
-        ("member_update", "mem_1012", "Tag Olivia as a team-workout regular", json!([{"type": "tag_member", "tag": "team-workout"}])),
+        (
+            "staff_call_member",
+            "mem_1009",
+            "Call Ben about how his knee is holding up",
+            json!([]),
+        ),
+        (
+            "member_update",
+            "mem_1012",
+            "Tag Olivia as a team-workout regular",
+            json!([{"type": "tag_member", "tag": "team-workout"}]),
+        ),
     ];
     let mut opened = Vec::new();
     for (task_type, member, goal, actions) in asks {
@@ -704,7 +714,11 @@ async fn owners_own_tasks(gym: &Gym<'_>, say: &mut dyn FnMut(String)) -> Result<
         let token = &gym.account.token;
         let (status, template) = gym
             .client
-            .post("/api/v1/recurring", token, json!({"task_type": task_type, "cron": "0 8 1 * *", "goal": goal}))
+            .post(
+                "/api/v1/recurring",
+                token,
+                json!({"task_type": task_type, "cron": "0 8 1 * *", "goal": goal}),
+            )
             .await;
         if status != 201 {
             return Err(format!("the owner's {task_type} template was refused: {status} {template}"));
@@ -714,7 +728,10 @@ async fn owners_own_tasks(gym: &Gym<'_>, say: &mut dyn FnMut(String)) -> Result<
         if status != 200 {
             return Err(format!("running the {task_type} template now was refused: {status} {ran}"));
         }
-        opened.push(format!("{} (\"{goal}\", now and on the 1st of each month)", kind_of_task(task_type)));
+        opened.push(format!(
+            "{} (\"{goal}\", now and on the 1st of each month)",
+            kind_of_task(task_type)
+        ));
     }
     say(format!("Day  3: the owner opens tasks of her own: {}", join(&opened)));
     Ok(())
