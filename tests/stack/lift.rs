@@ -19,10 +19,8 @@ fn email(gym: &Account, id: &str) -> String {
     format!("{id}+{}@example.com", gym.id.to_ascii_lowercase()).replace('_', "-")
 }
 
-/// A gym in manual mode holding out `percent` of its members, with `count` members who came
-/// regularly and stopped 20 days ago; the scan runs until it has opened a task for each.
-/// Returns the gym and every task, by member.
-async fn lapsed_gym(stack: &Stack, count: usize, percent: u8) -> (Account, Vec<Value>) {
+/// A gym in manual mode holding out `percent` of its members.
+async fn holdout_gym(stack: &Stack, percent: u8) -> Account {
     let gym = stack.create_account("manual").await;
     let (status, settings) = stack
         .call(
@@ -34,6 +32,14 @@ async fn lapsed_gym(stack: &Stack, count: usize, percent: u8) -> (Account, Vec<V
         .await;
     assert_eq!(status, 200, "{settings}");
     assert_eq!(settings["holdout_percent"], percent);
+    gym
+}
+
+/// A gym in manual mode holding out `percent` of its members, with `count` members who came
+/// regularly and stopped 20 days ago; the scan runs until it has opened a task for each.
+/// Returns the gym and every task, by member.
+async fn lapsed_gym(stack: &Stack, count: usize, percent: u8) -> (Account, Vec<Value>) {
+    let gym = holdout_gym(stack, percent).await;
     let now = stack.now().await;
     let ago = |d: i64| (now - days(d)).to_string();
     for i in 0..count {
@@ -390,16 +396,7 @@ async fn the_holdout_is_reshuffled_at_most_monthly_and_bad_windows_are_refused()
 #[tokio::test]
 async fn new_members_are_all_counted_once_their_window_has_passed_and_the_rates_are_what_happened() {
     let stack = Stack::start("lift-cohort").await;
-    let gym = stack.create_account("manual").await;
-    let (status, settings) = stack
-        .call(
-            reqwest::Method::PUT,
-            "/api/v1/settings",
-            Some(&gym.token),
-            Some(json!({"holdout_percent": 20})),
-        )
-        .await;
-    assert_eq!(status, 200, "{settings}");
+    let gym = holdout_gym(&stack, 20).await;
     let now = stack.now().await;
     let joined = (now - days(1)).to_string();
     let count = 60;

@@ -43,15 +43,8 @@ impl Trigger {
 /// The cross-business evaluation of the month before the one `now` is in (UTC).
 pub async fn handle_monthly(engine: &Engine) -> Result<NetworkReport, EngineError> {
     let month = previous_month(engine.now());
+    // The engine logs the run's figures (`evaluate_network`).
     let report = engine.evaluate_network(&month).await?;
-    tracing::info!(
-        month = %report.month,
-        records = report.records,
-        patterns = report.patterns,
-        suggested = report.suggested,
-        pooled_lifts = report.pooled_lifts,
-        "monthly evaluation"
-    );
     Ok(report)
 }
 
