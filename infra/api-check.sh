@@ -89,8 +89,14 @@ print("  the run'"'"'s decisions on its tasks:", ", ".join(f"{n} {r}" for r, n i
 # Its findings by kind (none when it passes).
 grep -E '^- [A-Z]' "$work/schemathesis.log" | sort | uniq -c | sort -rn | sed 's/^/    /'
 if [ $rc -ne 0 ]; then
+  # What went wrong first (its errors and failures, each under its operation), then the tail;
+  # the whole log is kept in target/ for a look.
+  echo "--- schemathesis (errors and failures)" >&2
+  sed -n '/^=* *\(ERRORS\|FAILURES\) *=*$/,/^=* *\(WARNINGS\|SUMMARY\) *=*$/p' "$work/schemathesis.log" | head -120 >&2
   echo "--- schemathesis (last lines)" >&2
-  tail -80 "$work/schemathesis.log" >&2
+  tail -40 "$work/schemathesis.log" >&2
+  [ -d "$root/target" ] && cp "$work/schemathesis.log" "$root/target/api-check-schemathesis.log" &&
+    echo "(the whole log: target/api-check-schemathesis.log)" >&2
 fi
 echo "  api check: $((SECONDS - start)) s"
 exit $rc

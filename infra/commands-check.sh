@@ -127,7 +127,17 @@ echo "  make run's log over the demo: $(wc -l <"$run_log") lines, none at ERROR,
 # Its findings are named in the failure's last line too: a CI log that keeps only its tail
 # still says which operation failed and how.
 infra/api-check.sh "$url" 2>&1 | tee "$log/api-check.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || fail "the API check (openapi-spec-validator, schemathesis) failed:" \
+api_rc=${PIPESTATUS[0]}
+# A run with no finding but a runtime error of the tool's own (a connection or timeout under
+# the phases running side by side, twice in CI, never reproduced here) is run once more, and
+# said; any finding fails at once.
+if [ "$api_rc" -ne 0 ] && grep -q "0 with failures, [1-9][0-9]* with errors" "$log/api-check.log"; then
+  echo "  api check: schemathesis had a runtime error and no finding (its errors are above); once more"
+  mv "$log/api-check.log" "$log/api-check-first.log"
+  infra/api-check.sh "$url" 2>&1 | tee "$log/api-check.log"
+  api_rc=${PIPESTATUS[0]}
+fi
+[ "$api_rc" -eq 0 ] || fail "the API check (openapi-spec-validator, schemathesis) failed:" \
   "$(grep -E '^_+ [A-Z]+ /|^ *[0-9]* *- [A-Z]|^api: ' "$log/api-check.log" | sed -E 's/^[_ ]+|[_ ]+$//g' | sort -u | head -8 | paste -sd ';' -)"
 stop_run || fail "make run OPENLOOP_LOCAL_PORTS=memory did not stop"
 grep -q "Ctrl-C stops it" "$log/run-memory.log" || fail "make run printed no URLs"
