@@ -263,20 +263,10 @@ impl Gym<'_> {
     async fn owners_morning(&self, day: i64, leave_review: bool, say: &mut dyn FnMut(String)) -> Result<(), String> {
         let token = &self.account.token;
         // The morning brief first, as the owner's mail brings it.
-        let date = self
-            .client
-            .now()
-            .await
-            .to_zoned(jiff::tz::TimeZone::get("America/New_York").unwrap_or(jiff::tz::TimeZone::UTC))
-            .date();
+        let date = self.client.now().await.to_zoned(crate::new_york()).date();
         let (status, brief) = self.client.get(&format!("/api/v1/brief?date={date}"), token).await;
         if status == 200 {
-            let first: Vec<String> = brief["actions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|a| a["title"].as_str().map(str::to_owned))
-                .collect();
+            let first: Vec<String> = texts_of(&brief["actions"], "title");
             if !first.is_empty() {
                 say(format!("Day {day:>2}: the morning brief says do first: {}", first.join("; ")));
             }
@@ -316,7 +306,16 @@ impl Gym<'_> {
                         "        the owner skips {who}'s payment note: she already called the front desk"
                     ));
                 } else {
-                    let (status, body) = self.client.post(&format!("/api/v1/tasks/{id}/approve"), token, json!({})).await;
+                    // A note of her own she writes in her own words (with no model, the draft of a
+                    // free-form goal is a general hello).
+                    let own = (task["task_type"] == "ad_hoc").then(|| {
+                        json!({"draft": {"subject": "Saturday team workout",
+                            "body": format!("Hi {who},\n\nWe're starting a Saturday team workout at 10am and I'd love you in it. Fancy it?\n\nCoach Rachel")}})
+                    });
+                    let (status, body) = self
+                        .client
+                        .post(&format!("/api/v1/tasks/{id}/approve"), token, own.unwrap_or_else(|| json!({})))
+                        .await;
                     if status == 200 {
                         approved.push(format!("{who}'s {}", kind_of_task(task["task_type"].as_str().unwrap_or("?"))));
                     } else {
@@ -444,6 +443,15 @@ fn first_name(task: &Value) -> String {
         .to_owned()
 }
 
+/// The `field` of each object in `list` that has it as text.
+fn texts_of(list: &Value, field: &str) -> Vec<String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item[field].as_str().map(str::to_owned))
+        .collect()
+}
+
 fn join(items: &[String]) -> String {
     match items {
         [] => String::new(),
@@ -469,12 +477,7 @@ pub async fn play(client: &Client, days: i64, say: &mut dyn FnMut(String)) -> Re
     if status != 200 {
         return Err(format!("the stack refused the admin token: {status} {accounts}"));
     }
-    let taken: BTreeSet<String> = accounts["accounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|a| a["name"].as_str().map(str::to_owned))
-        .collect();
+    let taken: BTreeSet<String> = texts_of(&accounts["accounts"], "name").into_iter().collect();
     let (name, number) = gym_name(&taken);
     let today = client.now().await.to_zoned(jiff::tz::TimeZone::UTC).date();
     let start = crate::nine_in_new_york(today.tomorrow().unwrap_or(today));

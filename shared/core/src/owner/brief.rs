@@ -258,8 +258,26 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
         let n = inputs.awaiting_review;
         // Every listed item names its member: the first few of the queue by name.
         let review: Vec<(TaskId, String)> = inputs.awaiting_members.iter().take(BRIEF_ACTIONS).cloned().collect();
-        let shown: Vec<&str> = review.iter().map(|(_, name)| name.as_str()).collect();
-        let names = match (shown.len(), n.saturating_sub(shown.len())) {
+        // A member with two tasks waiting is named once, with how many.
+        let mut named: Vec<(&str, usize)> = Vec::new();
+        for (_, name) in &review {
+            match named.iter_mut().find(|(n, _)| *n == name.as_str()) {
+                Some((_, count)) => *count += 1,
+                None => named.push((name.as_str(), 1)),
+            }
+        }
+        let labels: Vec<String> = named
+            .iter()
+            .map(|(name, count)| {
+                if *count == 1 {
+                    (*name).to_owned()
+                } else {
+                    format!("{name} ({count} tasks)")
+                }
+            })
+            .collect();
+        let shown: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let names = match (shown.len(), n.saturating_sub(review.len())) {
             (0, _) => String::new(),
             (_, 0) => format!(": {}", and_list(&shown)),
             (_, rest) => format!(": {} and {}", shown.join(", "), count_of(rest, "other", "others")),
@@ -659,6 +677,32 @@ mod tests {
 
     /// A first morning: money grouped as the owner writes it, one task is "it", a quiet
     /// yesterday said in words and no "0 steps" line.
+    /// A member with two tasks in the queue is named once, with how many.
+    #[test]
+    fn a_member_with_two_tasks_waiting_is_named_once() {
+        let now: Timestamp = "2026-03-10T13:00:00Z".parse().expect("time");
+        let task = |name: &str| (TaskId::generate(now), name.to_owned());
+        let brief = compose(BriefInputs {
+            date: jiff::civil::date(2026, 3, 10),
+            now,
+            day_ends: now + SignedDuration::from_hours(11),
+            todos: Vec::new(),
+            escalated: Vec::new(),
+            awaiting_review: 4,
+            awaiting_members: vec![task("Olivia Brooks"), task("Olivia Brooks"), task("Ben Turner"), task("Ava")],
+            at_risk: Vec::new(),
+            payments: Vec::new(),
+            yesterday: Yesterday::default(),
+            planned_today: 0,
+            review_expired: 0,
+        });
+        let title = &brief.actions[0].title;
+        assert_eq!(
+            title, "4 tasks wait for your approval: Olivia Brooks (2 tasks), Ben Turner and 1 other",
+            "{title}"
+        );
+    }
+
     #[test]
     fn a_first_morning_reads_without_zeros_or_raw_sums() {
         let now: Timestamp = "2026-03-10T13:00:00Z".parse().expect("time");
