@@ -45,12 +45,15 @@ token=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["api_token"])
 
 # The owner's calls with the owner's token; the admin calls answer it 401, as documented.
 # The kill switch stays as it is (a paused account answers its sends 503 by design), and so
-# does the token the run holds (a second rotation would end it).
+# does the token the run holds (a second rotation would end it). One worker: two threads of
+# schemathesis racing in CPython 3.11's ast module raise "AST constructor recursion depth
+# mismatch" while Hypothesis describes a lambda (python/cpython#106905), a runtime error of
+# the tool's own that failed two runs in a row on a loaded machine.
 "$venv/st" --config-file "$work/schemathesis.toml" run "$work/openapi.json" --url "$url" \
   -H "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing,stateful \
-  --seed 30 --workers 2 --no-shrink \
+  --seed 30 --workers 1 --no-shrink \
   --exclude-operation-id pause_account --exclude-tag admin \
   --exclude-operation-id rotate_api_token --exclude-operation-id rotate_webhook_secret \
   --request-timeout 10 \
