@@ -1,5 +1,9 @@
 //! The rails a send must pass that defer it rather than refuse it: the
-//! send window, the member's weekly cap and one message a day, the account's daily cap. Pure
+//! send window, the member's weekly cap and one message a day, the account's daily cap. An
+//! answer to the member's own message is not outreach: it skips the member's two limits (a
+//! lead who asks the price an hour after the first touch hears back now, not tomorrow), and is
+//! still counted in their ledger, held to the send window, the account's cap and the task's
+//! message budget. Pure
 //! functions over a snapshot the engine read; the reservation re-checks the member's ledger
 //! and the account's counter in the store's transaction, so a send that raced past these
 //! checks is refused there.
@@ -20,8 +24,17 @@ use crate::task::transition::Why;
 pub fn send_gate(settings: &Settings, task: &Task, snapshot: &SendSnapshot, now: Timestamp) -> Option<(Timestamp, Why)> {
     send_window(settings, task, now)
         .or_else(|| first_touch_hours(settings, task, now))
-        .or_else(|| member_limits(&snapshot.ledger, settings, now))
+        .or_else(|| limits_of(task, &snapshot.ledger, settings, now))
         .or_else(|| daily_send_limit(settings, snapshot, now))
+}
+
+/// The member's limits that hold `task`'s next send: none for an answer to the member's own
+/// message, else [`member_limits`].
+pub fn limits_of(task: &Task, ledger: &SendLedger, settings: &Settings, now: Timestamp) -> Option<(Timestamp, Why)> {
+    if task.answer.is_some() {
+        return None;
+    }
+    member_limits(ledger, settings, now)
 }
 
 /// Outside the account's send window: the send goes a few minutes after it opens — a
@@ -271,6 +284,28 @@ mod tests {
             Some(Reason::DailySendLimit)
         );
         assert!(send_gate(&settings, &task, &snapshot(&[], full - 1), monday()).is_none());
+    }
+
+    #[test]
+    fn an_answer_to_the_member_skips_their_limits_but_not_the_accounts_cap() {
+        let settings = sample_account(monday()).settings;
+        let mut task = sample_task(TaskStatus::Ready);
+        task.touch = 1;
+        task.answer = Some("Your first class is free.".into());
+        let hours_ago = |h: i64| monday() - SignedDuration::from_hours(h);
+        // Three this week, one of them an hour ago: outreach would wait; the answer goes.
+        let sends = [hours_ago(1), hours_ago(50), hours_ago(100)];
+        assert!(member_limits(&snapshot(&sends, 0).ledger, &settings, monday()).is_some());
+        assert!(send_gate(&settings, &task, &snapshot(&sends, 0), monday()).is_none());
+        assert_eq!(
+            reason(send_gate(&settings, &task, &snapshot(&sends, settings.daily_send_limit), monday())),
+            Some(Reason::DailySendLimit)
+        );
+        task.answer = None;
+        assert_eq!(
+            reason(send_gate(&settings, &task, &snapshot(&sends, 0), monday())),
+            Some(Reason::MemberWeeklyLimit)
+        );
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl Engine {
             }
         };
         for _ in 0..MAX_RACES {
-            if let Some((until, why)) = send_gate::member_limits(&ledger, settings, now) {
+            if let Some((until, why)) = send_gate::limits_of(claimed, &ledger, settings, now) {
                 return not_made(Reservation::Defer(until, why)).await;
             }
             let mut sends = limits::prune_ledger(&ledger.sends, now);
