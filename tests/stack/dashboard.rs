@@ -833,7 +833,8 @@ async fn the_overview_charts_the_weeks_from_the_daily_metrics() {
     stack.set_clock(&(day0 + jiff::SignedDuration::from_hours(2)).to_string()).await;
     stack.run().await;
     let (_, metrics) = stack.get("/api/v1/metrics", &gym.token).await;
-    assert_eq!(metrics["totals"]["messages_sent"], 1, "{metrics}");
+    // The first touch and the holding reply to the question.
+    assert_eq!(metrics["totals"]["messages_sent"], 2, "{metrics}");
 
     let (status, page) = owner.get("/app").await;
     assert_eq!(status, 200);
@@ -844,7 +845,7 @@ async fn the_overview_charts_the_weeks_from_the_daily_metrics() {
     ] {
         assert!(page.contains(chart), "{chart}: {page}");
     }
-    assert!(page.contains(": 1 messages sent</title>"), "{page}");
+    assert!(page.contains(": 2 messages sent</title>"), "{page}");
     assert!(page.contains(": 1 replies</title>"), "{page}");
     assert!(page.contains(": 1 escalated</title>"), "{page}");
     assert!(!page.contains("style=") && !page.contains("<script"), "nothing the CSP would block");

@@ -276,8 +276,9 @@ async fn help_gets_its_answer_and_start_resubscribes() {
     stack.running.stop();
 }
 
-/// A member's question by text is read like one by mail (to the owner, with the question);
-/// the owner's answer goes back by text — and, given at 21:30 local, waits for 8:00.
+/// A member's question by text is read like one by mail (to the owner, with the question, the
+/// member told by text at once that the owner will answer); the owner's answer goes back by
+/// text — and, given at 21:30 local, waits for 8:00.
 #[tokio::test]
 async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_for_morning() {
     let stack = Stack::start("sms-reply").await;
@@ -306,6 +307,10 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
             .any(|m| m["role"] == "member" && m["content"] == "Do you still run the Saturday 9am class?")),
         "{escalated}"
     );
+    stack.run().await;
+    let held = texts_to(&stack, "+15555550131").await;
+    assert_eq!(held.len(), 2, "the holding reply, at once: {held:?}");
+    assert!(held[1]["body"].as_str().is_some_and(|b| b.contains("get back to you")), "{held:?}");
 
     // The next day at 21:30 in New York the owner answers.
     let late = day0 + SignedDuration::from_hours(24) + SignedDuration::from_mins(12 * 60 + 30);
@@ -319,7 +324,7 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
         .await;
     assert_eq!(status, 200, "{resumed}");
     stack.run().await;
-    assert_eq!(texts_to(&stack, "+15555550131").await.len(), 1, "nothing at 21:30");
+    assert_eq!(texts_to(&stack, "+15555550131").await.len(), 2, "nothing at 21:30");
     let waiting = task(&stack, &gym, &id).await;
     assert!(reasons(&waiting).contains(&"text_quiet_hours"), "{waiting}");
     let due = stack.due_at(&gym, &id).await;
@@ -329,9 +334,9 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
 
     stack.run_when_due(&gym, &id).await;
     let texts = texts_to(&stack, "+15555550131").await;
-    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(texts.len(), 3, "{texts:?}");
     assert!(
-        texts[1]["body"]
+        texts[2]["body"]
             .as_str()
             .is_some_and(|b| b.contains("Saturdays at 9 with Coach Dana")),
         "{texts:?}"

@@ -351,7 +351,7 @@ async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour(
         "Your morning brief for Tuesday, November 3",
         "Do this now:\n1. Call Sam: they asked what only you can answer",
         "2. 1 task waits for your approval",
-        "Yesterday: 1 mail sent, 1 reply, 1 escalation.",
+        "Yesterday: 2 mails sent, 1 reply, 1 escalation.",
         "https://app.example.com/app/today",
     ] {
         assert!(brief.text.contains(expected), "{expected:?} in {}", brief.text);
