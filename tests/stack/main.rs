@@ -43,6 +43,7 @@ mod observability;
 mod openapi;
 mod outcomes;
 mod owner_away;
+mod owner_away_month;
 mod owner_day_one;
 mod owner_notices;
 mod owners_day;

@@ -21,6 +21,10 @@ use crate::task::todo::Todo;
 /// The most actions, and the most entries of each list, a brief shows.
 pub const BRIEF_ACTIONS: usize = 3;
 pub const BRIEF_LIST: usize = 5;
+/// The most items of the review queue a brief carries links for, each under its member's name
+/// (its title names the first [`BRIEF_ACTIONS`]): an owner who decides from the mail clears a
+/// busy morning's queue from one mail.
+pub const BRIEF_REVIEW_LINKED: usize = 10;
 
 /// One "do this now".
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -171,7 +175,7 @@ pub struct BriefInputs {
     pub escalated: Vec<Waiting>,
     /// Tasks waiting in the review queue (counted up to the read's cap).
     pub awaiting_review: usize,
-    /// The first of them and who each is for, oldest first: the review action names them.
+    /// The first of them (the most urgent, then the oldest) and who each is for: the review action names them.
     pub awaiting_members: Vec<(TaskId, String)>,
     pub at_risk: Vec<AtRisk>,
     pub payments: Vec<PaymentTrouble>,
@@ -257,10 +261,11 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
     if inputs.awaiting_review > 0 {
         let n = inputs.awaiting_review;
         // Every listed item names its member: the first few of the queue by name.
-        let review: Vec<(TaskId, String)> = inputs.awaiting_members.iter().take(BRIEF_ACTIONS).cloned().collect();
+        let review: Vec<(TaskId, String)> = inputs.awaiting_members.iter().take(BRIEF_REVIEW_LINKED).cloned().collect();
+        let titled = review.len().min(BRIEF_ACTIONS);
         // A member with two tasks waiting is named once, with how many.
         let mut named: Vec<(&str, usize)> = Vec::new();
-        for (_, name) in &review {
+        for (_, name) in &review[..titled] {
             match named.iter_mut().find(|(n, _)| *n == name.as_str()) {
                 Some((_, count)) => *count += 1,
                 None => named.push((name.as_str(), 1)),
@@ -277,7 +282,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
             })
             .collect();
         let shown: Vec<&str> = labels.iter().map(String::as_str).collect();
-        let names = match (shown.len(), n.saturating_sub(review.len())) {
+        let names = match (shown.len(), n.saturating_sub(titled)) {
             (0, _) => String::new(),
             (_, 0) => format!(": {}", and_list(&shown)),
             (_, rest) => format!(": {} and {}", shown.join(", "), count_of(rest, "other", "others")),

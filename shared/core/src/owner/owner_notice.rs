@@ -57,6 +57,9 @@ pub enum NoticeKind {
     WhileAway,
 }
 
+/// How a review item's last call opens its title (before the member's name).
+pub const LAST_CALL: &str = "Last call: ";
+
 /// How a kind reaches the owner's inbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoticePolicy {
@@ -295,7 +298,7 @@ pub fn digest_mail(
         .iter()
         .chain(&rest)
         .find(|n| asks(n))
-        .and_then(|n| n.title.split_whitespace().next());
+        .and_then(|n| n.title.trim_start_matches(LAST_CALL).split_whitespace().next());
     if let Some(name) = named.filter(|_| daily.is_empty()) {
         text.push_str(&crate::owner::owner_answer::reply_hint_naming(Some(name)));
     }

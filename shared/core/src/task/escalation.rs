@@ -289,11 +289,17 @@ pub fn notice(task: &Task) -> (String, String) {
 }
 
 /// What an escalation's `last_draft` is, as the heading over it: a message the member got
-/// (the task's first, and how many followed), or a draft that waits unsent.
+/// (the task's first, and how many followed; or the latest, such as the holding reply that
+/// went ahead of their question), or a draft that waits unsent.
 pub fn last_draft_heading(context: &EscalationContext, task: &Task) -> String {
     let name = task.member.label();
+    let is_first = task
+        .draft
+        .as_ref()
+        .is_some_and(|d| context.last_draft.as_deref() == Some(clip(&d.body, MAX_QUOTED_CHARS).as_str()));
     match context.last_draft_sent {
-        Some(true) if task.touch > 1 => format!("The first of the {} messages sent to {name}:", task.touch),
+        Some(true) if task.touch > 1 && is_first => format!("The first of the {} messages sent to {name}:", task.touch),
+        Some(true) if task.touch > 1 => format!("The last of the {} messages sent to {name}:", task.touch),
         Some(true) => format!("The message sent to {name}:"),
         Some(false) => "The agent's draft (not sent):".to_owned(),
         None => "What the agent wrote:".to_owned(),

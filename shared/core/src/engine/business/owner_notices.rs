@@ -167,6 +167,26 @@ impl Engine {
         draft: NoticeDraft,
         budget_claimed: bool,
     ) -> Result<Option<OwnerNotice>, EngineError> {
+        self.notify(account, draft, budget_claimed, false).await
+    }
+
+    /// A notice that must reach the owner's inbox even while they are away (a review item's
+    /// last call: the next day it is decided without them), past the day's budget of its kind;
+    /// trouble is logged.
+    pub(crate) async fn notify_owner_even_away(&self, account: &Account, draft: NoticeDraft) {
+        let kind = draft.kind;
+        if let Err(e) = self.notify(account, draft, true, true).await {
+            tracing::error!(account = %account.id, kind = kind.as_str(), error = %e, "owner notice not recorded");
+        }
+    }
+
+    async fn notify(
+        &self,
+        account: &Account,
+        draft: NoticeDraft,
+        budget_claimed: bool,
+        even_away: bool,
+    ) -> Result<Option<OwnerNotice>, EngineError> {
         let account_id = account.id;
         let now = self.clock.now();
         let mailable = account.settings.owner_email.is_some() && account.settings.owner_notification_channel.mails();
@@ -182,10 +202,11 @@ impl Engine {
             }
         };
         // An owner away a day or more gets the brief and what needs them now only (an
-        // escalation, which carries its action links): the rest waits in the feed for the
-        // "while you were away" summary of their return.
+        // escalation, a review item's last call, each with its action links): the rest waits
+        // in the feed for the "while you were away" summary of their return.
         let away = crate::owner::presence::Presence::of(account.last_seen_at, now) != crate::owner::presence::Presence::Active
-            && !matches!(draft.kind, NoticeKind::Escalation);
+            && !matches!(draft.kind, NoticeKind::Escalation)
+            && !even_away;
         let (delivery, digest_at) = match draft.kind.policy() {
             // Once a day whatever the channel; mailed with the next digest mail, which may
             // leave at once (it is made from the window's opening on).

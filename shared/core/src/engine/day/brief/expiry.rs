@@ -191,14 +191,16 @@ impl Engine {
             task_id: Some(task.id),
             member_id: Some(task.member.id.clone()),
             title: format!(
-                "Last call: {} — {} closes tomorrow",
+                "{}{} — {} closes tomorrow",
+                crate::owner::owner_notice::LAST_CALL,
                 task.member.label(),
                 type_label(&task.task_type)
             ),
             detail,
         };
-        // Past the day's approval budget: a last call is the one notice an item must get.
-        self.notify_owner_after(account.id, draft, true).await;
+        // Past the day's approval budget and the owner's absence: a last call is the one
+        // notice an item must get.
+        self.notify_owner_even_away(account, draft).await;
         Ok(())
     }
 
