@@ -823,8 +823,14 @@ mod properties {
         let tz = w.account.settings.time_zone();
         let mut per_member: HashMap<String, Vec<Timestamp>> = HashMap::new();
         let mut per_day: HashMap<jiff::civil::Date, u32> = HashMap::new();
+        // An answer to the member's own message (threaded on theirs, not on one of ours) is not
+        // outreach: the member's caps count the rest.
+        let ours: std::collections::HashSet<&str> = sent.iter().map(|m| m.message_id.as_str()).collect();
         for (index, mail) in sent.iter().enumerate() {
-            per_member.entry(mail.to.to_string()).or_default().push(mail.date);
+            let answer = mail.in_reply_to.as_deref().is_some_and(|id| !ours.contains(id));
+            if !answer {
+                per_member.entry(mail.to.to_string()).or_default().push(mail.date);
+            }
             *per_day.entry(crate::kernel::limits::local_date(mail.date, &tz)).or_default() += 1;
             let hour = mail.date.to_zoned(tz.clone()).hour();
             if !(8..20).contains(&hour) {

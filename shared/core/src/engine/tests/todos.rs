@@ -125,9 +125,23 @@ async fn an_ignored_call_escalates_as_before_and_stays_on_the_list_once() {
     );
 }
 
+/// The gym has `member`'s phone.
+async fn with_phone(w: &World, member: &str) {
+    let mut facts = crate::members::member::MemberFacts::new(MemberId::parse(member).expect("id"));
+    facts.email = crate::kernel::ids::Email::parse(&format!("{member}@example.com").replace('_', "-")).ok();
+    facts.first_name = Some("Sam".into());
+    facts.phone = Some("+15555550177".into());
+    facts.version = 1;
+    w.store.save_member_facts(w.account.id, &facts).await.expect("facts");
+}
+
+/// Given an escalation the rules send to a person, then it is a to-do — a call to a member
+/// whose phone the gym has, a note to write to one it has only the address of — that closes
+/// with its task.
 #[tokio::test]
 async fn an_escalation_that_needs_a_person_is_a_todo_and_closes_with_its_task() {
     let w = world().await;
+    with_phone(&w, "m_asks").await;
     let churn = w.approved("churn_risk", "m_asks").await;
     let why = Why::new(crate::task::reason::Reason::MemberQuestionNeedsOwner);
     w.engine
@@ -138,6 +152,17 @@ async fn an_escalation_that_needs_a_person_is_a_todo_and_closes_with_its_task() 
     let [todo] = open.as_slice() else { panic!("{open:?}") };
     assert_eq!((todo.kind, todo.task_id), (TodoKind::Call, churn.id));
     assert_eq!(todo.what, "Call Sam: they asked what only you can answer");
+    let unphoned = w.approved("churn_risk", "m_writes").await;
+    let why = Why::new(crate::task::reason::Reason::MemberQuestionNeedsOwner);
+    w.engine
+        .move_to(unphoned.clone(), TaskStatus::Escalated, day0(), why)
+        .await
+        .expect("escalate");
+    let open = w.todos(TodoStatus::Open).await;
+    let write = open.iter().find(|t| t.task_id == unphoned.id).expect("a to-do");
+    assert_eq!(write.kind, TodoKind::Message);
+    assert_eq!(write.what, "Write to Sam: they asked what only you can answer");
+    w.engine.cancel(w.account.id, unphoned.id).await.expect("cancel");
 
     // An escalation that needs no person (here a send the provider may or may not have made)
     // makes none.
@@ -255,6 +280,7 @@ async fn a_reopened_staff_call_is_on_the_call_list_again() {
 #[tokio::test]
 async fn a_member_known_by_phone_only_without_consent_goes_to_the_call_list() {
     let w = world().await;
+    with_phone(&w, "m_phone").await;
     let task = w.approved("churn_risk", "m_phone").await;
     let why = Why::new(crate::task::reason::Reason::MissingMemberEmail);
     w.engine

@@ -281,6 +281,13 @@ impl Engine {
                 }
             },
         };
+        // A call the rules ask for, to a member with no phone on file, is a note to write them
+        // instead (a call the owner asked for stays theirs).
+        let by_rule = task_type::definition(&task.task_type).category != Category::StaffTodo;
+        let (kind, what) = match (kind, &phone, what.strip_prefix("Call ")) {
+            (TodoKind::Call, None, Some(rest)) if by_rule && task.member.email.is_some() => (TodoKind::Message, format!("Write to {rest}")),
+            _ => (kind, what),
+        };
         let now = self.clock.now();
         let todo = Todo {
             id: new_ulid(now),
