@@ -150,7 +150,9 @@ async fn a_question_escalates_and_the_owners_guidance_is_sent() {
     );
     assert_eq!(mail[2]["sent_at"], mail[1]["sent_at"], "{mail:?}");
     assert!(
-        mail[2]["references"].as_array().is_some_and(|r| r.iter().any(|r| r == "q-1@mail.example.net")),
+        mail[2]["references"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r == "q-1@mail.example.net")),
         "in the member's thread: {:?}",
         mail[2]
     );

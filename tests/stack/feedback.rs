@@ -208,6 +208,13 @@ async fn the_owner_takes_over_an_escalated_task_and_it_closes_completed() {
     stack.run().await;
     let email = closed["member"]["email"].as_str().unwrap_or_default().to_owned();
     let mail = stack.outbox_to(&email).await;
-    assert_eq!(mail.len(), 2, "the first touch and the holding reply, before the take-over: {mail:?}");
-    assert!(mail[1]["text"].as_str().is_some_and(|t| t.contains("get back to you soon")), "{mail:?}");
+    assert_eq!(
+        mail.len(),
+        2,
+        "the first touch and the holding reply, before the take-over: {mail:?}"
+    );
+    assert!(
+        mail[1]["text"].as_str().is_some_and(|t| t.contains("get back to you soon")),
+        "{mail:?}"
+    );
 }

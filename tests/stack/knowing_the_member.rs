@@ -40,6 +40,82 @@ async fn a_status_change_in_the_same_second_as_its_creation_is_never_lost() {
     assert!(member["cancellation"]["at"].as_str().is_some(), "{member}");
 }
 
+/// Given three members who cancelled — one moving away, one for surgery whose reason carries
+/// markup, one who gave no reason — when the owner opens the members list, each member's page
+/// and the churn report, then each cancellation reads in the owner's words (when, what it reads
+/// as, the reason quoted), grouped by class in the report, and the member's markup shows as text.
+#[tokio::test]
+async fn the_owner_reads_why_each_member_left_in_words() {
+    let stack = Stack::start("member-cancellation-words").await;
+    stack.set_clock(&openloop_tests::morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let day0 = stack.now().await;
+    let hostile = "Knee surgery <script>alert(1)</script>";
+    let members = [
+        ("m_ian", "Ian", Some("Moving to Portland for a new job")),
+        ("m_sue", "Sue", Some(hostile)),
+        ("m_al", "Al", None),
+    ];
+    for (id, first, _) in members {
+        stack.member(&gym, id, first, day0).await;
+    }
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_secs(60)).to_string()).await;
+    for (id, _, reason) in members {
+        let mut data = json!({"member_id": id, "status": "cancelled", "previous_status": "active"});
+        if let Some(reason) = reason {
+            data["cancellation_reason"] = json!(reason);
+        }
+        let at = stack.now().await.to_string();
+        let event = json!({"type": "member.status_changed", "timestamp": at, "data": data});
+        let (status, body) = stack.webhook(&gym, &format!("evt_{id}_cancel"), event).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    stack.run().await;
+    let on = stack
+        .now()
+        .await
+        .to_zoned(openloop_tests::new_york())
+        .strftime("%b %-d")
+        .to_string();
+    let ian = format!("Cancelled on {on}: moving away — \u{201c}Moving to Portland for a new job\u{201d}");
+    let sue = format!("Cancelled on {on}: health or injury — \u{201c}Knee surgery &#60;script&#62;alert(1)&#60;/script&#62;\u{201d}");
+    let al = format!("Cancelled on {on}, no reason given");
+
+    let owner = crate::dashboard::sign_in(&stack, &gym).await;
+    let (status, list) = owner.get("/app/members").await;
+    assert_eq!(status, 200, "{list}");
+    for line in [&ian, &sue, &al] {
+        assert!(list.contains(line.as_str()), "the list reads {line:?}: {list}");
+    }
+    for (id, line) in [("m_ian", &ian), ("m_sue", &sue), ("m_al", &al)] {
+        let (status, page) = owner.get(&format!("/app/members/{id}")).await;
+        assert_eq!(status, 200, "{page}");
+        assert!(
+            page.contains(&format!("data-field=\"cancellation\">{line}<")),
+            "{id}'s page reads {line:?}: {page}"
+        );
+        assert!(!page.contains("<script"), "no markup from the member: {page}");
+    }
+    let (status, _) = owner.get("/app/members/m_nobody").await;
+    assert_eq!(status, 404);
+
+    let month = stack.now().await.to_zoned(openloop_tests::new_york()).strftime("%Y-%m").to_string();
+    let (status, report) = owner.get(&format!("/app/reports/churn?month={month}")).await;
+    assert_eq!(status, 200, "{report}");
+    for needle in [
+        "data-class=\"moving\"><strong>moving away: 1</strong>",
+        "\u{201c}Moving to Portland for a new job\u{201d}: 1",
+        "data-class=\"medical\"><strong>health or injury: 1</strong>",
+        "\u{201c}Knee surgery &#60;script&#62;alert(1)&#60;/script&#62;\u{201d}: 1",
+        "data-class=\"other\"><strong>other reasons: 1</strong>",
+        "no reason given: 1",
+    ] {
+        assert!(report.contains(needle), "{needle}: {report}");
+    }
+    assert!(!report.contains("<script"), "no markup from the member: {report}");
+    stack.running.stop();
+}
+
 /// The opening sentence of every shipped churn-risk follow-up variant, in lower case: what a
 /// thread the owner wrote by hand must never continue with.
 fn canned_follow_ups() -> Vec<String> {
