@@ -325,3 +325,54 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         problems.join("\n")
     );
 }
+
+/// Given a member written to about coming back, when they answer "I won't be renewing" (the
+/// quoted note below it), then they read one short kind note in their thread — thanks, the
+/// door is open, no pitch — and the task is completed as churned, not handed to the owner;
+/// and nothing more is sent in the weeks after.
+#[tokio::test]
+async fn a_member_who_will_not_renew_is_thanked_once_and_left_in_peace() {
+    let stack = Stack::start("member-not-renewing").await;
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_leo", "Leo", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_leo").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let answer = openloop_tests::Client::reply_to(
+        &mail[0],
+        "leo-1@mail.example.net",
+        "I'm not going to renew, but thanks for checking in.",
+    );
+    let (status, body) = stack.inbound(&answer).await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(mail.len(), 2, "one parting note: {task}");
+    let note = mail[1]["text"].as_str().unwrap_or_default();
+    assert!(note.starts_with("Hi Leo,") && note.contains("Thank"), "{note}");
+    assert!(
+        ["door is always open", "welcome back any time", "train with us again"]
+            .iter()
+            .any(|kind| note.contains(kind)),
+        "the door is open: {note}"
+    );
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(
+        (task["status"].as_str(), task["outcome"].as_str()),
+        (Some("completed"), Some("churned")),
+        "{task}"
+    );
+    for day in [3, 10, 30] {
+        stack
+            .set_clock(&(day0 + jiff::SignedDuration::from_hours(24 * day)).to_string())
+            .await;
+        stack.run().await;
+    }
+    assert_eq!(stack.outbox_to(&email).await.len(), 2, "nothing after the parting note");
+    stack.running.stop();
+}
