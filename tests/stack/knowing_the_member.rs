@@ -40,6 +40,82 @@ async fn a_status_change_in_the_same_second_as_its_creation_is_never_lost() {
     assert!(member["cancellation"]["at"].as_str().is_some(), "{member}");
 }
 
+/// Given three members who cancelled — one moving away, one for surgery whose reason carries
+/// markup, one who gave no reason — when the owner opens the members list, each member's page
+/// and the churn report, then each cancellation reads in the owner's words (when, what it reads
+/// as, the reason quoted), grouped by class in the report, and the member's markup shows as text.
+#[tokio::test]
+async fn the_owner_reads_why_each_member_left_in_words() {
+    let stack = Stack::start("member-cancellation-words").await;
+    stack.set_clock(&openloop_tests::morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let day0 = stack.now().await;
+    let hostile = "Knee surgery <script>alert(1)</script>";
+    let members = [
+        ("m_ian", "Ian", Some("Moving to Portland for a new job")),
+        ("m_sue", "Sue", Some(hostile)),
+        ("m_al", "Al", None),
+    ];
+    for (id, first, _) in members {
+        stack.member(&gym, id, first, day0).await;
+    }
+    stack.set_clock(&(day0 + jiff::SignedDuration::from_secs(60)).to_string()).await;
+    for (id, _, reason) in members {
+        let mut data = json!({"member_id": id, "status": "cancelled", "previous_status": "active"});
+        if let Some(reason) = reason {
+            data["cancellation_reason"] = json!(reason);
+        }
+        let at = stack.now().await.to_string();
+        let event = json!({"type": "member.status_changed", "timestamp": at, "data": data});
+        let (status, body) = stack.webhook(&gym, &format!("evt_{id}_cancel"), event).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    stack.run().await;
+    let on = stack
+        .now()
+        .await
+        .to_zoned(openloop_tests::new_york())
+        .strftime("%b %-d")
+        .to_string();
+    let ian = format!("Cancelled on {on}: moving away — \u{201c}Moving to Portland for a new job\u{201d}");
+    let sue = format!("Cancelled on {on}: health or injury — \u{201c}Knee surgery &#60;script&#62;alert(1)&#60;/script&#62;\u{201d}");
+    let al = format!("Cancelled on {on}, no reason given");
+
+    let owner = crate::dashboard::sign_in(&stack, &gym).await;
+    let (status, list) = owner.get("/app/members").await;
+    assert_eq!(status, 200, "{list}");
+    for line in [&ian, &sue, &al] {
+        assert!(list.contains(line.as_str()), "the list reads {line:?}: {list}");
+    }
+    for (id, line) in [("m_ian", &ian), ("m_sue", &sue), ("m_al", &al)] {
+        let (status, page) = owner.get(&format!("/app/members/{id}")).await;
+        assert_eq!(status, 200, "{page}");
+        assert!(
+            page.contains(&format!("data-field=\"cancellation\">{line}<")),
+            "{id}'s page reads {line:?}: {page}"
+        );
+        assert!(!page.contains("<script"), "no markup from the member: {page}");
+    }
+    let (status, _) = owner.get("/app/members/m_nobody").await;
+    assert_eq!(status, 404);
+
+    let month = stack.now().await.to_zoned(openloop_tests::new_york()).strftime("%Y-%m").to_string();
+    let (status, report) = owner.get(&format!("/app/reports/churn?month={month}")).await;
+    assert_eq!(status, 200, "{report}");
+    for needle in [
+        "data-class=\"moving\"><strong>moving away: 1</strong>",
+        "\u{201c}Moving to Portland for a new job\u{201d}: 1",
+        "data-class=\"medical\"><strong>health or injury: 1</strong>",
+        "\u{201c}Knee surgery &#60;script&#62;alert(1)&#60;/script&#62;\u{201d}: 1",
+        "data-class=\"other\"><strong>other reasons: 1</strong>",
+        "no reason given: 1",
+    ] {
+        assert!(report.contains(needle), "{needle}: {report}");
+    }
+    assert!(!report.contains("<script"), "no markup from the member: {report}");
+    stack.running.stop();
+}
+
 /// The opening sentence of every shipped churn-risk follow-up variant, in lower case: what a
 /// thread the owner wrote by hand must never continue with.
 fn canned_follow_ups() -> Vec<String> {
@@ -248,4 +324,55 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         problems.len(),
         problems.join("\n")
     );
+}
+
+/// Given a member written to about coming back, when they answer "I won't be renewing" (the
+/// quoted note below it), then they read one short kind note in their thread — thanks, the
+/// door is open, no pitch — and the task is completed as churned, not handed to the owner;
+/// and nothing more is sent in the weeks after.
+#[tokio::test]
+async fn a_member_who_will_not_renew_is_thanked_once_and_left_in_peace() {
+    let stack = Stack::start("member-not-renewing").await;
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_leo", "Leo", day0).await;
+    stack.run().await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_leo").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let answer = openloop_tests::Client::reply_to(
+        &mail[0],
+        "leo-1@mail.example.net",
+        "I'm not going to renew, but thanks for checking in.",
+    );
+    let (status, body) = stack.inbound(&answer).await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(mail.len(), 2, "one parting note: {task}");
+    let note = mail[1]["text"].as_str().unwrap_or_default();
+    assert!(note.starts_with("Hi Leo,") && note.contains("Thank"), "{note}");
+    assert!(
+        ["door is always open", "welcome back any time", "train with us again"]
+            .iter()
+            .any(|kind| note.contains(kind)),
+        "the door is open: {note}"
+    );
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert_eq!(
+        (task["status"].as_str(), task["outcome"].as_str()),
+        (Some("completed"), Some("churned")),
+        "{task}"
+    );
+    for day in [3, 10, 30] {
+        stack
+            .set_clock(&(day0 + jiff::SignedDuration::from_hours(24 * day)).to_string())
+            .await;
+        stack.run().await;
+    }
+    assert_eq!(stack.outbox_to(&email).await.len(), 2, "nothing after the parting note");
+    stack.running.stop();
 }

@@ -473,7 +473,8 @@ async fn the_churn_report_adds_up_against_the_members_and_tasks() {
         "data-field=\"members_start\">3<",
         "data-field=\"cancelled\">1<",
         "33.3%",
-        "moving away: 1",
+        "<strong>moving away: 1</strong>",
+        "\u{201c}moving away\u{201d}: 1",
         "risk scan: never checked in: 1",
     ] {
         assert!(page.contains(needle), "{needle}: {page}");

@@ -701,3 +701,175 @@ fn the_template_declares_the_text_topic_and_the_permission_to_send_texts() {
         }
     }
 }
+
+/// A check-in of `id` at the clock's time, as the gym's system sends it.
+async fn checks_in(stack: &Stack, gym: &Account, id: &str, n: usize) {
+    let at = stack.now().await.to_string();
+    let event = json!({"type": "checkin.created", "timestamp": at, "data": {"member_id": id, "checked_in_at": at}});
+    let (status, body) = stack.webhook(gym, &format!("evt_{id}_in_{n}"), event).await;
+    assert_eq!(status, 202, "{body}");
+}
+
+/// The open to-dos that name `id`.
+async fn todos_of(stack: &Stack, gym: &Account, id: &str) -> Vec<Value> {
+    let (status, body) = stack.get("/api/v1/todos?status=open", &gym.token).await;
+    assert_eq!(status, 200, "{body}");
+    body["todos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["member"]["id"] == id)
+        .cloned()
+        .collect()
+}
+
+/// Given the owner's own trigger (a check-in opens a message) and two members known by
+/// phone only — one who agreed to texts, one who did not — when each checks in, then each
+/// gets a task like any member: the one with consent is reached by text, the other is put on
+/// the owner's call list with their number, and never texted.
+#[tokio::test]
+async fn an_owners_trigger_reaches_a_member_known_by_phone_only() {
+    let stack = Stack::start("sms-phone-only-trigger").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = texting_gym(&stack).await;
+    let (txt, call) = (("m_txt", "+15555550181"), ("m_call", "+15555550182"));
+    for (id, phone) in [txt, call] {
+        member(&stack, &gym, id, phone, false).await;
+    }
+    consent(&stack, &gym, txt.0, true).await;
+    let body = json!({"event": "checkin.created", "task_type": "ad_hoc", "goal": "Ask how their class went",
+        "reentry": "once"});
+    let (status, trigger) = stack.post("/api/v1/triggers", &gym.token, body).await;
+    assert_eq!(status, 201, "{trigger}");
+    for (id, _) in [txt, call] {
+        checks_in(&stack, &gym, id, 1).await;
+    }
+    stack.run().await;
+    for (id, _) in [txt, call] {
+        let (status, tasks) = stack.get(&format!("/api/v1/tasks?member_id={id}"), &gym.token).await;
+        assert_eq!(status, 200, "{tasks}");
+        let opened: Vec<&Value> = tasks["tasks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["task_type"] == "ad_hoc")
+            .collect();
+        assert_eq!(opened.len(), 1, "{id}: the trigger opened a task: {tasks}");
+        let task_id = opened[0]["id"].as_str().unwrap_or_default();
+        let (status, approved) = stack.post(&format!("/api/v1/tasks/{task_id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{id}: {approved}");
+    }
+    stack.run().await;
+    let texted = texts_to(&stack, txt.1).await;
+    assert_eq!(texted.len(), 1, "consent: a text: {texted:?}");
+    assert!(
+        texted[0]["body"].as_str().is_some_and(|b| b.ends_with("Reply STOP to opt out.")),
+        "{texted:?}"
+    );
+    assert!(texts_to(&stack, call.1).await.is_empty(), "no consent, no text");
+    let calls = todos_of(&stack, &gym, call.0).await;
+    assert_eq!(calls.len(), 1, "no consent: the call list: {calls:?}");
+    assert_eq!(calls[0]["member"]["phone"], call.1, "{calls:?}");
+    assert!(
+        todos_of(&stack, &gym, txt.0).await.is_empty(),
+        "the texted member is not on the call list"
+    );
+}
+
+/// Given two members known by phone only who stopped coming three weeks ago — one who agreed
+/// to texts, one who did not — then the morning brief names both among the members at risk,
+/// like any member; once the risk scan's tasks are approved, the one with consent is texted
+/// and the brief puts the other on the owner's call list, with their number.
+#[tokio::test]
+async fn the_brief_counts_members_known_by_phone_only() {
+    let stack = Stack::start("sms-phone-only-brief").await;
+    // The clock only moves forward: the members' history starts tomorrow.
+    let day0 = morning(62);
+    stack.set_clock(&(day0 - SignedDuration::from_hours(24 * 60)).to_string()).await;
+    let gym = texting_gym(&stack).await;
+    let owner = stack.give_owner_address(&gym).await;
+    let (txt, call) = (("m_txt", "+15555550183"), ("m_call", "+15555550184"));
+    // Their visits' milestones are not this test's: only the risk scan's tasks open.
+    let (status, off) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/triggers/checkin_milestone",
+            Some(&gym.token),
+            Some(json!({"enabled": false})),
+        )
+        .await;
+    assert_eq!(status, 200, "{off}");
+    for (id, phone) in [txt, call] {
+        member(&stack, &gym, id, phone, false).await;
+    }
+    consent(&stack, &gym, txt.0, true).await;
+    // Twice a week for five weeks, then nothing for three.
+    for i in 0..10 {
+        let at = day0 - SignedDuration::from_hours(24 * (56 - 3 * i64::from(i)));
+        stack.set_clock(&at.to_string()).await;
+        for (id, _) in [txt, call] {
+            checks_in(&stack, &gym, id, usize::try_from(i).unwrap_or_default()).await;
+        }
+    }
+    stack.set_clock(&day0.to_string()).await;
+    stack.run().await;
+    let (status, brief) = stack.get("/api/v1/brief", &gym.token).await;
+    assert_eq!(status, 200, "{brief}");
+    for (id, _) in [txt, call] {
+        assert!(
+            brief["at_risk"].as_array().into_iter().flatten().any(|m| m["member_id"] == id),
+            "{id} is at risk in the brief: {brief}"
+        );
+    }
+    for (id, _) in [txt, call] {
+        let (_, tasks) = stack.get(&format!("/api/v1/tasks?member_id={id}"), &gym.token).await;
+        let churn: Vec<&Value> = tasks["tasks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["task_type"] == "churn_risk")
+            .collect();
+        assert_eq!(churn.len(), 1, "{id}: the risk scan opened its task: {tasks}");
+        let task_id = churn[0]["id"].as_str().unwrap_or_default();
+        let (status, approved) = stack.post(&format!("/api/v1/tasks/{task_id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{id}: {approved}");
+    }
+    stack.run().await;
+    assert_eq!(texts_to(&stack, txt.1).await.len(), 1, "consent: a text");
+    assert!(texts_to(&stack, call.1).await.is_empty(), "no consent, no text");
+    let (_, brief) = stack.get("/api/v1/brief", &gym.token).await;
+    let listed: Vec<&Value> = brief["todos"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["what"].as_str().is_some_and(|w| w.contains("not agreed to texts")))
+        .collect();
+    // (Their ten visits' milestone reviews, never approved, are on the call list too.)
+    assert_eq!(listed.len(), 1, "the brief's call list names them: {brief}");
+    assert_eq!(
+        (&listed[0]["member"]["id"], &listed[0]["member"]["phone"]),
+        (&json!(call.0), &json!(call.1)),
+        "{brief}"
+    );
+    // The next morning's mail (brief_hour 7) carries the call with the number to dial, even
+    // where the call is the first thing to do.
+    let next_morning = openloop_tests::nine_in_new_york(
+        day0.to_zoned(openloop_tests::new_york())
+            .date()
+            .tomorrow()
+            .unwrap_or_else(|e| panic!("{e}")),
+    ) - SignedDuration::from_mins(110);
+    stack.set_clock(&next_morning.to_string()).await;
+    stack.run().await;
+    stack.run().await;
+    let mails = stack.outbox_to(&owner).await;
+    let brief = mails
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .rfind(|t| t.contains("Your morning brief"))
+        .unwrap_or_else(|| panic!("a morning brief: {mails:?}"));
+    assert!(
+        brief.lines().any(|l| l.contains("not agreed to texts") && l.contains(call.1)),
+        "{brief}"
+    );
+}

@@ -424,6 +424,47 @@ pub struct ChurnPage {
     pub rate: String,
     pub revenue: String,
     pub trend: Vec<(String, String)>,
+    /// The month's cancellations by what their reasons read as, most first.
+    pub classes: Vec<ClassRow>,
+    /// What the risk scan would have seen in the members who left: (factor, count).
+    pub risk_factors: Vec<(String, u32)>,
+}
+
+/// One class of the month's cancellations: its name in the owner's words, how many, and the
+/// reasons as given (the members' words, escaped by the template) with their counts.
+pub struct ClassRow {
+    pub class: &'static str,
+    pub label: String,
+    pub count: u32,
+    pub reasons: Vec<(String, u32)>,
+}
+
+/// The report's cancellations grouped by class, each class's own reasons under it.
+fn class_rows(r: &openloop_core::owner::churn_report::ChurnReport) -> Vec<ClassRow> {
+    use openloop_core::members::cancellation::CancellationClass;
+    r.classes
+        .iter()
+        .map(|c| ClassRow {
+            class: c.class.as_str(),
+            label: crate::page::cancellation_class_words(c.class).unwrap_or("other reasons").to_owned(),
+            count: c.count,
+            reasons: r
+                .reasons
+                .iter()
+                .filter(|x| x.source == "cancellation")
+                // The report writes a missing reason as "not given", which reads as `other`.
+                .filter(|x| CancellationClass::of(Some(&x.reason)) == c.class)
+                .map(|x| {
+                    let said = if x.reason == "not given" {
+                        "no reason given".to_owned()
+                    } else {
+                        format!("\u{201c}{}\u{201d}", x.reason)
+                    };
+                    (said, x.count)
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 fn percent(rate: f64) -> String {
@@ -449,6 +490,13 @@ async fn churn(State(state): Shared, headers: HeaderMap, Query(params): Query<Mo
             revenue: crate::page::money(r.revenue_retained),
             month: month_in_words(&r.month),
             trend: r.trend.iter().map(|t| (month_in_words(&t.month), percent(t.churn_rate))).collect(),
+            classes: class_rows(&r),
+            risk_factors: r
+                .reasons
+                .iter()
+                .filter(|x| x.source == "risk_scan")
+                .map(|x| (x.reason.clone(), x.count))
+                .collect(),
             r,
         };
         Ok(html(StatusCode::OK, &page))

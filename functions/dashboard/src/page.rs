@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde::Serialize;
 
+use openloop_core::members::cancellation::{Cancellation, CancellationClass};
 use openloop_core::task::Task;
 
 /// What every page's frame needs: the title, the stylesheet, where the owner is, and the
@@ -74,6 +75,33 @@ pub fn money(amount: f64) -> String {
     format!("{}${grouped}", if whole < 0 { "-" } else { "" })
 }
 
+/// What a cancellation reason's class means, as the owner says it; none for `other`, where
+/// the member's own words say more than a class would.
+pub fn cancellation_class_words(class: CancellationClass) -> Option<&'static str> {
+    match class {
+        CancellationClass::Moving => Some("moving away"),
+        CancellationClass::Medical => Some("health or injury"),
+        CancellationClass::Financial => Some("money"),
+        CancellationClass::Schedule => Some("schedule"),
+        CancellationClass::Dissatisfied => Some("unhappy with the gym"),
+        CancellationClass::Other => None,
+    }
+}
+
+/// A cancelled member's cancellation in one line: when, what their reason reads as, and the
+/// reason in their words ("Cancelled on Nov 3: moving away — “Moving to Portland for a new
+/// job”"). The reason is the member's or PushPress's text: the template escapes it like any.
+pub fn cancellation_line(cancellation: &Cancellation, tz: &TimeZone) -> String {
+    let on = cancellation.at.to_zoned(tz.clone()).strftime("%b %-d").to_string();
+    let reason = cancellation.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+    match (cancellation_class_words(cancellation.class), reason) {
+        (Some(class), Some(reason)) => format!("Cancelled on {on}: {class} — \u{201c}{reason}\u{201d}"),
+        (None, Some(reason)) => format!("Cancelled on {on} — \u{201c}{reason}\u{201d}"),
+        (Some(class), None) => format!("Cancelled on {on}: {class}"),
+        (None, None) => format!("Cancelled on {on}, no reason given"),
+    }
+}
+
 /// A task type's label (`Win back a lapsed member`), or its code in words if it is unknown.
 pub fn type_label(task_type: &str) -> String {
     openloop_core::task::task_type::lookup(task_type).map_or_else(|| words(task_type), |def| def.label.to_owned())
@@ -137,6 +165,28 @@ mod tests {
         assert_eq!(money(1234.4), "$1,234");
         assert_eq!(money(1_000_000.0), "$1,000,000");
         assert_eq!(money(-150.0), "-$150");
+    }
+
+    /// A cancellation reads as the owner would say it, in the gym's zone, with the member's
+    /// words quoted and no class named where none was read.
+    #[test]
+    fn a_cancellation_reads_in_the_owners_words() {
+        let tz = TimeZone::get("America/New_York").expect("tz");
+        let at: Timestamp = "2026-11-03T15:00:00Z".parse().expect("instant");
+        let of = |reason: Option<&str>| Cancellation {
+            reason: reason.map(str::to_owned),
+            class: CancellationClass::of(reason),
+            at,
+        };
+        assert_eq!(
+            cancellation_line(&of(Some("Moving to Portland for a new job")), &tz),
+            "Cancelled on Nov 3: moving away — \u{201c}Moving to Portland for a new job\u{201d}"
+        );
+        assert_eq!(
+            cancellation_line(&of(Some("just because")), &tz),
+            "Cancelled on Nov 3 — \u{201c}just because\u{201d}"
+        );
+        assert_eq!(cancellation_line(&of(None), &tz), "Cancelled on Nov 3, no reason given");
     }
 
     /// The log's details on the dashboard: the agent's reading without its codes, and every

@@ -115,14 +115,15 @@ pub fn reply_user(r: &ReplyRequest) -> String {
          \"outcome\": one of {codes}, or null,\n \
          \"confidence\": an integer from 0 to 100,\n \
          \"reasoning\": \"why, in one or two sentences\",\n \
-         \"reply\": \"the answer to send the member (action reply) or a draft for the owner (action escalate)\", or null,\n \
+         \"reply\": \"the answer to send the member (action reply), a draft for the owner (action escalate), or a short parting note (action close, when the member has decided to leave)\", or null,\n \
          \"wait_days\": an integer number of days to wait (action wait), or null,\n \
          \"suggest_suppression\": true if the member asked to stop or was hostile,\n \
          \"provisional\": true if closing on a verbal commitment that a signal must still confirm,\n \
          \"unanswered_question\": the member's question you cannot answer from what you know, or null,\n \
          \"other_subject\": the other subject if the reply is about something else than this task, or null}}\n\
          Rules: close only with an outcome from the list; a promise to act (\"I'll come in Monday\") is a \
-         verbal commitment: close provisionally. Never reply to a request to stop or to a hostile message. \
+         verbal commitment: close provisionally. A member who has decided to leave (\"I won't be renewing\") is not \
+         persuaded: close, with a short kind parting note in reply (thanks, the door is open, no question). Never reply to a request to stop or to a hostile message. \
          Escalate when unsure, when the member asks something you cannot answer from what you know, or when \
          the reply is about another subject.",
         task_type = r.task_type,

@@ -34,6 +34,10 @@ pub enum ReplyDecision {
     Wait { until: Timestamp, why: Why },
     /// The reply reached one of the type's outcomes (a verbal commitment is provisional).
     Close { why: Why },
+    /// The member has decided to leave and the agent has a short parting note for them
+    /// (thanks, the door is open): `text` goes out as the task's last touch, through every
+    /// gate, and the task closes with `parting`'s outcome once it has left.
+    Part { text: String, parting: crate::task::Parting },
     /// The owner takes it, with what blocked the agent.
     Escalate { reason: Reason, blocker: Blocker },
     /// The reply threatens legal action or is abusive: the member is
@@ -234,6 +238,21 @@ pub fn decide(task: &Task, evaluation: &ReplyEvaluation, now: Timestamp) -> Repl
                     blocker: Blocker::from_evaluation(evaluation, format!("the agent closed without one of the type's outcomes: {judged}")),
                 };
             };
+            // A close that carries words for the member: a member who decided to leave is
+            // thanked before the conversation closes, while a message and time are left.
+            if let Some(text) = evaluation.reply.as_deref().map(str::trim).filter(|t| !t.is_empty())
+                && !evaluation.provisional
+                && task.budget.messages_left() > 0
+                && !limits::is_due(task.budget.expires_at, now)
+            {
+                return ReplyDecision::Part {
+                    text: text.to_owned(),
+                    parting: crate::task::Parting {
+                        outcome: outcome.to_owned(),
+                        detail: Some(judged),
+                    },
+                };
+            }
             let why = if evaluation.provisional {
                 // A verbal commitment: attribution confirms it when the signal comes, or
                 // downgrades it when the window passes (spec §16.2).

@@ -318,6 +318,10 @@ pub const MAX_AGENT_TASKS_PER_MEMBER_PER_DAY: u32 = 2;
 /// How long the per-day creation counters are kept (TTL; only today's is ever read).
 pub const CREATION_COUNTER_TTL: SignedDuration = SignedDuration::from_hours(24 * 3);
 
+/// How long a parting note to a member who decided to leave may wait for its gates (the send
+/// window, a cap) before the conversation closes without it.
+pub const PARTING_NOTE_WAITS_AT_MOST: SignedDuration = SignedDuration::from_hours(24);
+
 /// Escalation timeouts: an escalated task nobody looked at gets a reminder to
 /// the owner after 48 hours and is cancelled after 7 days.
 pub const ESCALATION_REMINDER_AFTER: SignedDuration = SignedDuration::from_hours(48);

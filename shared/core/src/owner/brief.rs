@@ -485,7 +485,16 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
     if !brief.actions.is_empty() {
         text.push_str("\nDo this now:\n");
         for (i, a) in brief.actions.iter().enumerate() {
-            text.push_str(&format!("{}. {} ({})\n", i + 1, a.title, a.why));
+            // A call asked for first carries the number to dial, as the to-dos below do (a
+            // member known by phone only has nothing else).
+            let phone = a
+                .todo_id
+                .as_deref()
+                .and_then(|id| brief.todos.iter().find(|t| t.id.to_string() == id))
+                .and_then(|t| t.member.phone.as_deref())
+                .map(|p| format!(" — {p}"))
+                .unwrap_or_default();
+            text.push_str(&format!("{}. {}{phone} ({})\n", i + 1, a.title, a.why));
             let decide = action_links(a, links);
             decisions |= !decide.is_empty();
             text.push_str(&decide);
@@ -684,11 +693,14 @@ mod tests {
         let (subject, text) = mail(&brief, "https://app.example.com/app", &|_, _| String::new());
         assert_eq!(subject, "Today: Call Dana Tester: they asked what only you can answer");
         assert!(
-            text.contains("1. Call Dana Tester: they asked what only you can answer (waiting 1 day)\n"),
-            "{text}"
+            text.contains("1. Call Dana Tester: they asked what only you can answer — 555-0100 (waiting 1 day)\n"),
+            "a call asked for first carries the number to dial: {text}"
         );
         // A to-do whose words do not name the member says who it is about.
-        assert!(text.contains("2. Check the front desk's notes (Sam Lee, due today)\n"), "{text}");
+        assert!(
+            text.contains("2. Check the front desk's notes — 555-0100 (Sam Lee, due today)\n"),
+            "{text}"
+        );
         assert_eq!(
             text.lines()
                 .filter(|l| l.starts_with("1. "))

@@ -286,6 +286,11 @@ pub struct Task {
     /// once that has left — or at once, when it cannot leave now — the task goes to the owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_question: Option<HeldQuestion>,
+    /// The close a parting note in `answer` goes ahead of: a member who decided to leave is
+    /// thanked first, and the task closes once that has left — or at once, when it cannot
+    /// leave soon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parting: Option<Parting>,
     /// The owner put this item off (a review item or an escalation, "remind me tomorrow"):
     /// the brief leaves it out, and its review does not expire, until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -384,6 +389,29 @@ impl HeldQuestion {
         crate::task::transition::Why {
             detail,
             ..crate::task::transition::Why::new(self.reason)
+        }
+    }
+}
+
+/// The close that follows a parting note ([`Task::parting`]): its outcome and the agent's
+/// reading, for the log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parting {
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Parting {
+    /// The close's log entry, with `more` after its detail.
+    pub fn why(&self, more: Option<&str>) -> crate::task::transition::Why {
+        let detail = match (&self.detail, more) {
+            (Some(d), Some(more)) => Some(format!("{d}; {more}")),
+            (d, more) => d.clone().or_else(|| more.map(str::to_owned)),
+        };
+        crate::task::transition::Why {
+            detail,
+            ..crate::task::transition::Why::new(crate::task::reason::Reason::ClosedAfterPartingNote).outcome(self.outcome.clone())
         }
     }
 }

@@ -270,6 +270,11 @@ reasons! {
     /// The member asked what only the owner can answer: a holding reply goes first, then the
     /// task goes to the owner.
     HoldingReplyDue = "holding_reply_due",
+    /// The member has decided to leave: a short parting note (thanks, the door is open) goes
+    /// first, then the task closes.
+    PartingNoteDue = "parting_note_due",
+    /// The parting note to a member who decided to leave has gone: the conversation closes.
+    ClosedAfterPartingNote = "closed_after_parting_note",
     /// The agent judged the reply needs nothing now: wait.
     MemberReplyWait = "member_reply_wait",
     /// The reply reached the goal.

@@ -96,6 +96,7 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         next.answer = None;
         next.awaiting = None;
         next.held_question = None;
+        next.parting = None;
     }
     if from == TaskStatus::Escalated && to == TaskStatus::Executing {
         next.escalation = None;

@@ -37,8 +37,8 @@ pub enum ReplyKind {
     /// "I already paid" / "I came in yesterday": a claim the signal must confirm.
     AlreadyDone,
     Decline,
-    /// "I won't be renewing": the member has decided to leave; the conversation closes, with
-    /// no attempt to change their mind.
+    /// "I won't be renewing": the member has decided to leave; the conversation closes with
+    /// one short kind note (thanks, the door is open), and no attempt to change their mind.
     NotRenewing,
     /// "Away for two weeks": look again after that many days.
     Deferral(u32),
@@ -240,6 +240,9 @@ const NOT_RENEWING: &[&str] = &[
     "don't plan to renew",
     "do not plan to renew",
     "not planning to renew",
+    "decided not to continue",
+    "not going to continue",
+    "wont be continuing",
     "won't be continuing",
     "will not be continuing",
     "not continuing my membership",
@@ -695,6 +698,31 @@ pub fn evaluate_reply(r: &ReplyRequest) -> ReplyEvaluation {
     evaluation
 }
 
+/// The shipped parting note to a member who decided to leave (thanks, the door is open), in
+/// the gym's greeting and sign-off; none without a message left or where it does not render
+/// (the conversation then closes without it).
+fn parting_note(r: &ReplyRequest) -> Option<String> {
+    if r.messages_left == 0 {
+        return None;
+    }
+    // The request's inputs are the reply touch's: the owner's reply template is not this.
+    let shipped = openloop_core::conversation::messages::MessageInputs {
+        owner_template: None,
+        ..r.message.clone()
+    };
+    crate::write(
+        definition(&r.task_type).key,
+        openloop_core::conversation::messages::PARTING,
+        &shipped,
+        r.member_first_name.as_deref(),
+        &r.profile,
+        &r.business_name,
+        None,
+    )
+    .ok()
+    .map(|draft| draft.body)
+}
+
 /// A question the gym's own facts clearly answer (`faq.rs`): answered with them, as the owner
 /// wrote them, in the type's guided message (greeting and sign-off around the facts); the
 /// budget and the send gates still decide whether it leaves.
@@ -831,10 +859,11 @@ fn judge(r: &ReplyRequest, kind: ReplyKind) -> ReplyEvaluation {
         ReplyKind::NotRenewing => match negative_code(codes, true) {
             Some(code) => ReplyEvaluation {
                 outcome: Some(code),
+                reply: parting_note(r),
                 ..evaluation(
                     ReplyAction::Close,
                     75,
-                    "The member has decided not to renew; closing the conversation without trying to change their mind.",
+                    "The member has decided not to renew; thanking them and closing the conversation without trying to change their mind.",
                 )
             },
             None => evaluation(

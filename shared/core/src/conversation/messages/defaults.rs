@@ -18,6 +18,7 @@ pub(super) const SHIPPED: &[(&str, &str, &str)] = &[
     ("ad_hoc", "reply", include_str!("../../../../../messages/ad_hoc/reply.md")),
     ("ad_hoc", "guided", include_str!("../../../../../messages/ad_hoc/guided.md")),
     ("ad_hoc", "holding", include_str!("../../../../../messages/ad_hoc/holding.md")),
+    ("ad_hoc", "parting", include_str!("../../../../../messages/ad_hoc/parting.md")),
     ("churn_risk", "first", include_str!("../../../../../messages/churn_risk/first.md")),
     (
         "churn_risk",

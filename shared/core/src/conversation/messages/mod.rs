@@ -38,6 +38,9 @@ pub const GUIDED: &str = "guided";
 /// The holding reply to a member whose question waits for the owner: every type's is
 /// `ad_hoc`'s.
 pub const HOLDING: &str = "holding";
+/// The parting note to a member who has decided to leave (thanks, the door is open): every
+/// type's is `ad_hoc`'s.
+pub const PARTING: &str = "parting";
 
 /// The most characters an owner's subject template may have.
 pub const MAX_SUBJECT_SOURCE_CHARS: usize = 300;

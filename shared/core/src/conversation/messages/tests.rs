@@ -25,9 +25,11 @@ fn inputs<'a>(member: &'a MemberVars, profile: &'a Profile) -> Inputs<'a> {
 fn every_shipped_template_renders_for_every_type_and_touch() {
     let profile = profile();
     let bare = Profile::default();
-    // Beside the touches, every type's holding reply (`ad_hoc`'s, which the owner does not edit).
+    // Beside the touches, every type's holding reply and parting note (`ad_hoc`'s, which the
+    // owner does not edit).
     let mut keys = keys();
     keys.push(("ad_hoc", HOLDING.to_owned()));
+    keys.push(("ad_hoc", PARTING.to_owned()));
     assert_eq!(keys.len(), defaults::SHIPPED.len(), "one file per type and touch, no more");
     for (task_type, touch) in &keys {
         let variants = shipped_variants(task_type, touch);

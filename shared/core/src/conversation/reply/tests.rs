@@ -55,6 +55,7 @@ fn reason(decision: &ReplyDecision) -> Option<Reason> {
         ReplyDecision::Answer { why, .. } | ReplyDecision::Wait { why, .. } | ReplyDecision::Close { why } => Some(why.reason),
         ReplyDecision::Escalate { reason, .. } => Some(*reason),
         ReplyDecision::Threatened(threat) => Some(threat.reason()),
+        ReplyDecision::Part { .. } => Some(Reason::PartingNoteDue),
         ReplyDecision::NothingToRead | ReplyDecision::HonourStop(_) => None,
     }
 }
@@ -229,6 +230,42 @@ fn a_close_needs_one_of_the_types_outcomes_and_a_verbal_commitment_is_provisiona
         let decision = decide(&task, &evaluation, now());
         assert_eq!(reason(&decision), Some(Reason::CloseWithoutValidOutcome), "{outcome:?}");
     }
+}
+
+/// A close that carries words for the member (one who decided to leave) sends them first,
+/// then closes with its outcome; without a message or time left, or on a verbal commitment,
+/// it closes as before.
+#[test]
+fn a_close_with_a_parting_note_sends_it_first_while_a_message_is_left() {
+    let task = sample_task(TaskStatus::Waiting);
+    let parting = ReplyEvaluation {
+        outcome: Some("acknowledged".into()),
+        reply: Some("  Thank you, the door is open.  ".into()),
+        ..judged_as(ReplyAction::Close)
+    };
+    assert_eq!(
+        decide(&task, &parting, now()),
+        ReplyDecision::Part {
+            text: "Thank you, the door is open.".into(),
+            parting: crate::task::Parting {
+                outcome: "acknowledged".into(),
+                detail: Some(judged(&parting)),
+            },
+        }
+    );
+    let mut spent = sample_task(TaskStatus::Waiting);
+    spent.budget.messages_used = spent.budget.messages_max;
+    assert_eq!(reason(&decide(&spent, &parting, now())), Some(Reason::MemberReplyResolved));
+    let promised = ReplyEvaluation {
+        provisional: true,
+        ..parting.clone()
+    };
+    assert_eq!(reason(&decide(&task, &promised, now())), Some(Reason::VerbalCommitment));
+    let blank = ReplyEvaluation {
+        reply: Some("   ".into()),
+        ..parting
+    };
+    assert_eq!(reason(&decide(&task, &blank, now())), Some(Reason::MemberReplyResolved));
 }
 
 #[test]

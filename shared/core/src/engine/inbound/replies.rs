@@ -447,22 +447,24 @@ impl Engine {
                 detail,
                 context: reply::escalation_context(*reason, blocker.clone(), conversation, now),
             };
-            return self.answer_now(task, text, note, Some(reasoning), Some(held), now).await;
+            return self
+                .answer_now(task, text, note, Some(reasoning), AfterAnswer::Escalate(Box::new(held)), now)
+                .await;
         }
         self.carry_out_reply(account, task, conversation, decision, Some(reasoning), now)
             .await
     }
 
     /// `text` as the task's next touch, due now (`waiting`, whatever it was: guidance resumes
-    /// an `executing` task), sent by the step through every gate; `held`, the escalation it
-    /// goes ahead of.
+    /// an `executing` task), sent by the step through every gate; `then`, what follows once
+    /// it has left.
     async fn answer_now(
         &self,
         task: Task,
         text: String,
         why: Why,
         reasoning: Option<ConversationMessage>,
-        held: Option<HeldQuestion>,
+        then: AfterAnswer,
         now: Timestamp,
     ) -> Result<Read, EngineError> {
         let (mut next, log) = if task.status == TaskStatus::Waiting {
@@ -472,7 +474,11 @@ impl Engine {
         };
         next.awaiting = None;
         next.answer = Some(text);
-        next.held_question = held;
+        (next.held_question, next.parting) = match then {
+            AfterAnswer::Nothing => (None, None),
+            AfterAnswer::Escalate(held) => (Some(*held), None),
+            AfterAnswer::Close(parting) => (None, Some(parting)),
+        };
         next.next_action_at = Some(now);
         let mut commit = TaskCommit::new(next.clone(), log);
         commit.messages.extend(reasoning);
@@ -586,7 +592,14 @@ impl Engine {
                 ReplyDecision::Threatened(threat) => Ok(Read::Done(
                     boxed(self.escalate_threat(account, task, conversation, threat, now)).await?,
                 )),
-                ReplyDecision::Answer { text, why } => self.answer_now(task, text, why, reasoning, None, now).await,
+                ReplyDecision::Answer { text, why } => self.answer_now(task, text, why, reasoning, AfterAnswer::Nothing, now).await,
+                ReplyDecision::Part { text, parting } => {
+                    let why = Why {
+                        detail: parting.detail.clone(),
+                        ..Why::new(Reason::PartingNoteDue)
+                    };
+                    boxed(self.answer_now(task, text, why, reasoning, AfterAnswer::Close(parting), now)).await
+                }
                 ReplyDecision::Wait { until, why } => {
                     let reason = why.reason;
                     let (mut next, log) = record(&task, now, why);
@@ -829,6 +842,14 @@ impl Engine {
             reason,
         })
     }
+}
+
+/// What follows an answer once it has left the task: nothing (the conversation goes on), the
+/// owner's turn (a holding reply's question), or the close (a parting note's).
+enum AfterAnswer {
+    Nothing,
+    Escalate(Box<HeldQuestion>),
+    Close(crate::task::Parting),
 }
 
 /// The holding reply to the member of `task` (the shipped `holding` message, in the gym's

@@ -6,13 +6,13 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::Engine;
 use super::work::{MAX_RACES, StepOutcome};
+use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::new_ulid;
 use crate::kernel::limits;
 use crate::members::member::SendLedger;
-use crate::owner::account::{Account, Settings};
+use crate::owner::account::Account;
 use crate::ports::SendError;
 use crate::rails::step::Failure;
 use crate::rails::{send_gate, window};
@@ -138,7 +138,7 @@ impl Engine {
     /// confidence.
     pub(in crate::engine) async fn record_sent(
         &self,
-        settings: &Settings,
+        account: &Account,
         reserved: Task,
         sent: OutboundMessage,
         draft: Draft,
@@ -187,6 +187,15 @@ impl Engine {
                 escalated = Some(moved_log);
             }
             next.held_question = None;
+            // A parting note has left: the conversation closes now, in the same commit.
+            let mut closed = None;
+            if next.status == TaskStatus::Waiting
+                && let Some(parting) = next.parting.clone()
+            {
+                let (moved, moved_log) = transition(&next, TaskStatus::Completed, now, parting.why(None))?;
+                next = moved;
+                closed = Some(moved_log);
+            }
             next.touch = touch + 1;
             next.attempts = 0;
             if touch == 0 {
@@ -206,7 +215,7 @@ impl Engine {
                     now
                 } else {
                     // The cadence's day, in the afternoon hours (spec §29.3).
-                    let (at, why) = window::after_touch_at(settings, &next, &def.cadence, touch, now);
+                    let (at, why) = window::after_touch_at(&account.settings, &next, &def.cadence, touch, now);
                     if let Some(why) = why {
                         log.detail = Some(log.detail.map_or(why.clone(), |d| format!("{d}; {why}")));
                     }
@@ -231,9 +240,13 @@ impl Engine {
             }
             let mut commit = TaskCommit::new(next, log);
             let escalates = escalated.is_some();
-            if let Some(moved) = escalated {
+            let closes = closed.is_some();
+            if let Some(moved) = escalated.or(closed) {
                 commit.expected_version -= 1;
                 commit.log.push(moved);
+            }
+            if closes {
+                commit = commit.webhooks_for(Some(account));
             }
             commit.messages.push(message.clone());
             commit.send = Some(SendEffect::Record { outbound: sent.clone() });
@@ -242,6 +255,9 @@ impl Engine {
                 Ok(()) => {
                     if escalates {
                         self.notify_commit(&commit).await;
+                    }
+                    if closes {
+                        self.publish_closed(&commit).await;
                     }
                     return Ok(StepOutcome::Sent { touch });
                 }
@@ -278,7 +294,8 @@ impl Engine {
     ) -> Result<StepOutcome, EngineError> {
         let touch = outbound.touch;
         match result {
-            Ok(sent) => self.record_sent(&account.settings, reserved, sent, as_sent, confidence, now).await,
+            // Boxed: the record is a large future, and a send's path is deep enough already.
+            Ok(sent) => boxed(self.record_sent(account, reserved, sent, as_sent, confidence, now)).await,
             Err(SendError::Rejected(reason)) => {
                 let release = SendEffect::Release {
                     outbound: OutboundMessage {

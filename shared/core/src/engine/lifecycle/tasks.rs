@@ -432,6 +432,7 @@ impl Engine {
             awaiting: None,
             answer: None,
             held_question: None,
+            parting: None,
             snoozed_until: None,
             escalation: None,
             provisional: false,

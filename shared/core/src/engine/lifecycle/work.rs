@@ -13,7 +13,7 @@ use super::freshness::Fresh;
 use super::replies::Read;
 use super::{Engine, boxed};
 use crate::kernel::error::{Conflict, StoreError};
-use crate::kernel::limits::EXECUTION_LEASE;
+use crate::kernel::limits::{EXECUTION_LEASE, PARTING_NOTE_WAITS_AT_MOST};
 use crate::ports::CommitExtras;
 use crate::rails::anomaly::Anomaly;
 use crate::rails::send_gate::SendSnapshot;
@@ -235,6 +235,16 @@ impl Engine {
                 }
                 StepDecision::RecordWouldSend { .. } if task.held_question.is_some() => {
                     self.escalate_held(task, "this task's messages are recorded, not sent", now).await
+                }
+                // A parting note that cannot leave by tomorrow does not keep the conversation
+                // open: it closes without it.
+                StepDecision::Defer { until, why } if task.parting.is_some() && until > now + PARTING_NOTE_WAITS_AT_MOST => {
+                    let because = why.detail.as_deref().unwrap_or(why.reason.as_str()).to_owned();
+                    boxed(self.close_without_parting_note(task, &because, snapshot.as_ref(), now)).await
+                }
+                StepDecision::RecordWouldSend { .. } if task.parting.is_some() => {
+                    boxed(self.close_without_parting_note(task, "this task's messages are recorded, not sent", snapshot.as_ref(), now))
+                        .await
                 }
                 StepDecision::Defer { until, why } => self.defer(&task, until, now, why).await,
                 StepDecision::Retry { anomaly } => self.retry_abandoned(task, anomaly, now).await,
@@ -468,6 +478,24 @@ impl Engine {
 
     /// [`Self::move_to`] by a step that read `snapshot`: the notices of the move read neither
     /// the account nor the member's facts again.
+    /// A parting note that cannot leave soon (`because`): the conversation closes without it,
+    /// with the outcome the member's words reached.
+    async fn close_without_parting_note(
+        &self,
+        task: Task,
+        because: &str,
+        snapshot: Option<&SendSnapshot>,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let Some(parting) = task.parting.clone() else {
+            return Err(EngineError::NotFound { what: "parting note" });
+        };
+        let why = parting.why(Some(&format!(
+            "the parting note could not leave soon ({because}), so it was not sent"
+        )));
+        self.move_known(task, TaskStatus::Completed, now, why, snapshot).await
+    }
+
     async fn move_known(
         &self,
         task: Task,

@@ -313,3 +313,67 @@ async fn an_answer_goes_when_the_window_opens_not_in_the_afternoon() {
     assert_eq!(sent.len(), 2, "the answer went out");
     assert_eq!(sent[1].text, "Yes, the 6 am class has room.");
 }
+
+/// What an agent says of a firm "I won't be renewing": close as churned, with a short kind
+/// parting note.
+fn not_renewing() -> ReplyEvaluation {
+    ReplyEvaluation {
+        outcome: Some("churned".into()),
+        reply: Some("Thank you for letting me know. The door is always open.".into()),
+        ..judged(ReplyAction::Close, 75)
+    }
+}
+
+/// Given a member who answers "I won't be renewing", when the agent closes with a parting
+/// note, then the member reads that one note in their thread at once, the task is completed
+/// as churned (not escalated, not silently closed), and nothing more is ever sent.
+#[tokio::test]
+async fn a_member_who_will_not_renew_is_thanked_once_and_the_conversation_closes() {
+    let w = world_judging(not_renewing()).await;
+    let task = w.approved("churn_risk", "m_leaving").await;
+    w.run().await;
+    let raw = w.answer_newest("m-leaving@example.com", "r-leave@mail.example.net", "I won't be renewing, thanks.");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.run().await;
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), 2, "the parting note went out");
+    assert_eq!(sent[1].text, "Thank you for letting me know. The door is always open.");
+    assert_eq!(sent[1].in_reply_to.as_deref(), Some("r-leave@mail.example.net"));
+    let h = history(&w, &task).await;
+    assert_eq!(
+        (h.task.status, h.task.outcome.as_deref(), h.task.outcome_reason.as_deref()),
+        (TaskStatus::Completed, Some("churned"), Some("closed_after_parting_note"))
+    );
+    assert!(h.task.parting.is_none() && h.task.answer.is_none(), "{:?}", h.task);
+    let reasons: Vec<&str> = h.log.iter().map(|l| l.reason.as_str()).collect();
+    assert!(reasons.contains(&"parting_note_due"), "{reasons:?}");
+    assert!(!reasons.iter().any(|r| r.contains("escalat")), "{reasons:?}");
+    assert_eq!(h.log.len() as u64, h.task.version, "every change logged");
+    for _ in 0..5 {
+        w.clock.advance(days(7));
+        w.run().await;
+    }
+    assert_eq!(w.mailer.sent().len(), 2, "nothing after the parting note");
+}
+
+/// Given the same answer in the evening, after the send window, then the note waits for the
+/// morning and the task closes once it has left — the member is not left in silence.
+#[tokio::test]
+async fn a_parting_note_read_after_hours_leaves_in_the_morning_and_then_the_task_closes() {
+    let w = world_judging(not_renewing()).await;
+    let task = w.approved("churn_risk", "m_late").await;
+    w.run().await;
+    // 21:30 in New York: past the send window.
+    w.clock.set(at("2026-11-03T02:30:00Z"));
+    let raw = w.answer_newest("m-late@example.com", "r-late@mail.example.net", "I've decided not to continue.");
+    w.engine.receive_reply(&raw).await.expect("receive");
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "nothing at night");
+    assert_eq!(w.task(&task).await.status, TaskStatus::Waiting);
+    w.clock.set(at("2026-11-03T14:00:00Z"));
+    w.run().await;
+    let sent = w.mailer.sent();
+    assert_eq!(sent.len(), 2, "the note left in the morning");
+    let done = w.task(&task).await;
+    assert_eq!((done.status, done.outcome.as_deref()), (TaskStatus::Completed, Some("churned")));
+}

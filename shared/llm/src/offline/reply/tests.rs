@@ -32,6 +32,8 @@ fn decision(e: &ReplyEvaluation) -> &'static str {
         ReplyAction::Wait => "wait",
         ReplyAction::Escalate => "escalate",
         ReplyAction::Close if e.provisional => "close",
+        // A member who decided to leave: closed with one kind note.
+        ReplyAction::Close if e.reply.is_some() => "part",
         ReplyAction::Close => "decline",
     }
 }
@@ -39,17 +41,17 @@ fn decision(e: &ReplyEvaluation) -> &'static str {
 /// A wrong decision that would embarrass the owner: a stop not honoured, a member
 /// suppressed who did not ask, an answer or a close where neither was right.
 fn unsafe_decision(expected: &str, got: &str) -> bool {
-    expected != got && (expected == "suppress" || matches!(got, "suppress" | "reply" | "close" | "decline"))
+    expected != got && (expected == "suppress" || matches!(got, "suppress" | "reply" | "close" | "decline" | "part"))
 }
 
 /// `fixtures/churn_replies.tsv`: member replies to churn outreach, each labelled with what
 /// must happen next. Prints the confusion table; at least 95% right and none unsafe.
 #[test]
 fn the_labelled_churn_replies_are_read_right_and_never_unsafely() {
-    const LABELS: [&str; 6] = ["suppress", "close", "decline", "wait", "reply", "escalate"];
+    const LABELS: [&str; 7] = ["suppress", "close", "decline", "part", "wait", "reply", "escalate"];
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/churn_replies.tsv");
     let set = std::fs::read_to_string(path).expect("the labelled set");
-    let mut table = [[0usize; 6]; 6];
+    let mut table = [[0usize; 7]; 7];
     let (mut right, mut total) = (0, 0);
     let mut misses = Vec::new();
     for line in set.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
@@ -106,11 +108,34 @@ fn the_labelled_member_words_are_each_read_right() {
     assert!(misses.is_empty(), "{} of {total} misread:\n{}", misses.len(), misses.join("\n"));
 }
 
+/// A firm "I won't be renewing", however it is put, closes the conversation with one short
+/// kind note: thanks, and the door is open; never a pitch, never the owner's turn.
 #[test]
-fn a_firm_no_to_renewing_closes_the_conversation_and_answers_nothing() {
-    let e = evaluate_reply(&reply_request("churn_risk", "I won't be renewing, thanks for everything."));
-    assert_eq!((e.action, e.outcome.as_deref()), (ReplyAction::Close, Some("churned")));
-    assert!(e.reply.is_none() && !e.provisional && !e.suggest_suppression, "{e:?}");
+fn a_firm_no_to_renewing_closes_the_conversation_with_a_kind_note() {
+    for said in [
+        "I won't be renewing, thanks for everything.",
+        "I'm not going to renew, but thanks.",
+        "I've decided not to continue after this month.",
+        "Thanks for checking in. I won\u{2019}t be renewing my membership.",
+    ] {
+        let e = evaluate_reply(&reply_request("churn_risk", said));
+        assert_eq!(
+            (e.action, e.outcome.as_deref()),
+            (ReplyAction::Close, Some("churned")),
+            "{said}: {e:?}"
+        );
+        assert!(!e.provisional && !e.suggest_suppression, "{said}: {e:?}");
+        let note = e.reply.unwrap_or_else(|| panic!("{said}: a parting note"));
+        assert!(note.contains("Thank"), "{said}: {note}");
+        assert!(
+            note.contains("door is always open") || note.contains("welcome back") || note.contains("train with us again"),
+            "{note}"
+        );
+    }
+    let mut spent = reply_request("churn_risk", "I won't be renewing.");
+    spent.messages_left = 0;
+    let e = evaluate_reply(&spent);
+    assert_eq!((e.action, e.reply), (ReplyAction::Close, None), "no message left: a silent close");
 }
 
 #[test]
