@@ -424,6 +424,18 @@ async fn six_weeks_on_autopilot_with_an_owner_away_drop_nobody() {
             }
         }
     }
+    // Every page the owner clicks to after the six weeks reads in words, and so do the pages a
+    // mail's links open: a member's unsubscribe page and the owner's action page.
+    let unsubscribe = mails.iter().find_map(|(_, who, m)| {
+        (who != "OWNER").then(|| text(m).split("To stop receiving these emails: ").nth(1)?.split_whitespace().next())?
+    });
+    let action = owner_mail
+        .iter()
+        .find_map(|m| links_in(text(m)).into_iter().next())
+        .map(|(_, path)| format!("{}{path}", stack.url));
+    let member_pages: Vec<String> = unsubscribe.map(str::to_owned).into_iter().chain(action).collect();
+    assert_eq!(member_pages.len(), 2, "an unsubscribe link and an action link in the month's mail");
+    problems.extend(crate::pages_in_words::codes_on_pages(&stack, &gym, &member_pages).await);
     assert!(mails.len() > 40, "the month wrote {} mails", mails.len());
     assert!(
         problems.is_empty(),

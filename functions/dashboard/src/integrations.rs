@@ -57,7 +57,7 @@ pub struct IntegrationsPage {
     pub revealed: Option<Revealed>,
     pub endpoints: Vec<EndpointRow>,
     /// Every event an endpoint may take.
-    pub events: Vec<&'static str>,
+    pub events: Vec<(&'static str, &'static str)>,
     pub url: String,
 }
 
@@ -83,14 +83,14 @@ async fn render(
                 let answer = d.response_status.map(|s| format!(" ({s})")).unwrap_or_default();
                 format!(
                     "{} {}{answer}, {}",
-                    d.event_type.as_str(),
+                    d.event_type.words(),
                     crate::page::code(&d.status),
                     when(d.at, &tz)
                 )
             }),
             id: e.id,
             url: e.url,
-            events: e.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", "),
+            events: e.events.iter().map(|e| e.words()).collect::<Vec<_>>().join("; "),
             status: match e.status {
                 openloop_core::owner::outbound_webhook::EndpointStatus::Active => "active",
                 openloop_core::owner::outbound_webhook::EndpointStatus::Disabled => "turned off after a day of failures",
@@ -109,7 +109,7 @@ async fn render(
         error,
         revealed,
         endpoints: rows,
-        events: EventType::ALL.iter().map(|e| e.as_str()).collect(),
+        events: EventType::ALL.iter().map(|e| (e.as_str(), e.words())).collect(),
         url,
     };
     Ok(html(status, &page))

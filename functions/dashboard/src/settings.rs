@@ -23,7 +23,7 @@ use openloop_web::Body;
 use crate::learning;
 use crate::notice::notice;
 use crate::page::{Layout, code, layout, phase_explained, when, words};
-use crate::respond::{CsrfForm, ListParams, PageError, Shared, check_csrf, field, form, html, page, see_other};
+use crate::respond::{CsrfForm, PageError, Shared, check_csrf, field, form, html, page, posted, see_other};
 use crate::state::DashboardState;
 use crate::triggers::{self, TriggerRow};
 
@@ -32,6 +32,7 @@ pub fn routes() -> Router<Arc<DashboardState>> {
         .route("/app/settings", get(settings).post(save_settings))
         .route("/app/settings/pause", post(pause))
         .route("/app/settings/resume", post(resume))
+        .route("/app/settings/pushpress", post(pushpress))
 }
 
 #[derive(Template)]
@@ -42,6 +43,8 @@ pub struct SettingsPage {
     pub s: SettingsView,
     /// The trigger table: which event opens which task, each with its switch.
     pub triggers: Vec<TriggerRow>,
+    pub tried: Option<triggers::Tried>,
+    pub choices: triggers::Choices,
 }
 
 /// The settings form's values, as stored now.
@@ -94,6 +97,8 @@ pub struct ProfileField {
 
 /// The PushPress connection and its import, as the settings page shows them.
 pub struct ConnectorSummary {
+    /// The account has its own PushPress key (it can be disconnected).
+    pub has_key: bool,
     pub status: String,
     pub status_class: &'static str,
     pub phase: Option<String>,
@@ -136,7 +141,15 @@ fn profile_field<'a>(profile: &'a mut openloop_core::owner::account::Profile, na
 
 /// `GET /app/settings`: the account's settings as a form, the kill switch, the ramp, and the
 /// PushPress connection with its import (what `GET /api/v1/connector` answers).
-async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query<ListParams>) -> Response {
+/// The settings page's query: what the owner just did, and a trigger to try (its dry run).
+#[derive(serde::Deserialize)]
+struct SettingsParams {
+    done: Option<String>,
+    #[serde(rename = "try")]
+    try_trigger: Option<String>,
+}
+
+async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query<SettingsParams>) -> Response {
     page(state, &headers, |state, session| async move {
         let (autonomy, connector, book) = tokio::try_join!(
             state.engine.autonomy(session.account),
@@ -144,6 +157,10 @@ async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query
             state.engine.trigger_book(session.account),
         )?;
         let tz = autonomy.account.settings.time_zone();
+        let tried = match &params.try_trigger {
+            Some(id) => triggers::tried(&state, session.account, &book, id, &tz).await?,
+            None => None,
+        };
         let page = SettingsPage {
             layout: layout(
                 "Settings",
@@ -154,6 +171,8 @@ async fn settings(State(state): Shared, headers: HeaderMap, Query(params): Query
             notice: notice(params.done.as_deref()),
             s: settings_view(&autonomy, &connector, &tz),
             triggers: triggers::rows(&book),
+            tried,
+            choices: triggers::choices(),
         };
         Ok(html(StatusCode::OK, &page))
     })
@@ -219,6 +238,7 @@ fn settings_view(
         review_expiry_max: openloop_core::owner::quiet::MAX_REVIEW_EXPIRY_DAYS,
         holdout_next_reshuffle: when(account.holdout_draw.next_reshuffle(account.created_at), tz),
         connector: ConnectorSummary {
+            has_key: account.pushpress.is_some(),
             status_class: match connection.as_str() {
                 "connected" => "good",
                 "importing" => "warn",
@@ -413,4 +433,35 @@ async fn pause(State(state): Shared, headers: HeaderMap, body: Body) -> Response
 
 async fn resume(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
     set_paused(state, &headers, body, false).await
+}
+
+/// `POST /app/settings/pushpress`: connect with the gym's PushPress API key (and company id,
+/// for a key that serves several), or disconnect (`disconnect` = `yes`) — the same operation as
+/// `PUT /api/v1/settings` with `pushpress`, so a key PushPress refuses is refused here too
+/// and nothing changes.
+async fn pushpress(State(state): Shared, headers: HeaderMap, body: Body) -> Response {
+    posted(state, &headers, body, |state, session, fields| async move {
+        let credentials = if field(&fields, "disconnect") == Some("yes") {
+            serde_json::Value::Null
+        } else {
+            let key = field(&fields, "api_key").map(str::trim).unwrap_or_default();
+            if key.is_empty() {
+                return Err(PageError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Paste the API key from PushPress first.",
+                ));
+            }
+            let company = field(&fields, "company_id").map(str::trim).filter(|c| !c.is_empty());
+            serde_json::json!({"api_key": key, "company_id": company})
+        };
+        let patch: SettingsPatch = serde_json::from_value(serde_json::json!({ "pushpress": credentials }))
+            .map_err(|e| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("That key cannot be right: {e}")))?;
+        state.engine.update_account(session.account, patch).await?;
+        Ok(see_other(if credentials.is_null() {
+            "/app/settings?done=pushpress_disconnected#pp-heading"
+        } else {
+            "/app/settings?done=pushpress_connected#pp-heading"
+        }))
+    })
+    .await
 }

@@ -76,6 +76,17 @@ impl EventType {
         }
     }
 
+    /// What the event tells, as the owner reads it on the webhooks page.
+    pub fn words(self) -> &'static str {
+        match self {
+            EventType::TaskEscalated => "A task waits for you",
+            EventType::TaskClosed => "A task closed",
+            EventType::MemberRetained => "A member was retained",
+            EventType::TodoCreated => "A to-do was made",
+            EventType::BriefReady => "The morning brief is ready",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|e| e.as_str() == s)
     }

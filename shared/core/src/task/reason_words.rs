@@ -24,6 +24,8 @@ struct Patterns {
 struct Table {
     patterns: Patterns,
     reasons: BTreeMap<String, String>,
+    #[serde(default)]
+    events: BTreeMap<String, String>,
 }
 
 fn table() -> &'static Table {
@@ -34,6 +36,12 @@ fn table() -> &'static Table {
             Table::default()
         })
     })
+}
+
+/// A trigger's event as the owner reads it ("a member's status changes"): the words file's
+/// `[events]`, or for an event it does not know the name with its dots and underscores as spaces.
+pub fn event_words(event: &str) -> String {
+    table().events.get(event).cloned().unwrap_or_else(|| event.replace(['.', '_'], " "))
 }
 
 /// The confidence gate's codes built from numbers: `confidence_74_below_threshold_75`,
@@ -121,6 +129,20 @@ mod tests {
 
     /// Every reason has its sentence, and the table names no code there is not: a new reason
     /// without words, or words for a renamed one, fails here.
+    #[test]
+    fn every_trigger_event_has_its_words() {
+        let table: Table = toml::from_str(REASON_WORDS).expect("words/reasons.toml parses");
+        for event in crate::owner::trigger::trigger_events() {
+            let words = table.events.get(event).unwrap_or_else(|| panic!("{event} has no words"));
+            assert!(!words.contains(['_', '.']), "{words:?}");
+        }
+        assert_eq!(
+            table.events.len(),
+            crate::owner::trigger::trigger_events().len(),
+            "words for an event no trigger names"
+        );
+    }
+
     #[test]
     fn every_reason_has_one_sentence_and_every_sentence_a_reason() {
         let table: Table = toml::from_str(REASON_WORDS).expect("words/reasons.toml parses");

@@ -1,0 +1,179 @@
+//! Every control on the settings page, used as the owner would, from the page alone: a
+//! trigger of the owner's own added, tried ("What would it open?", which opens nothing) and
+//! removed; PushPress connected with a key it accepts, a key it refuses refused with the reason
+//! and nothing changed, then disconnected.
+
+use std::time::Duration;
+
+use openloop_pushpress::{PushPress, PushPressConfig};
+use openloop_tests::Stack;
+use openloop_tests::pushpress::FakePushPress;
+use serde_json::Value;
+
+use crate::dashboard::sign_in;
+
+async fn triggers(stack: &Stack, token: &str) -> Vec<Value> {
+    let (_, list) = stack.get("/api/v1/triggers", token).await;
+    list["triggers"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_owner_adds_tries_and_removes_a_trigger_from_the_page() {
+    let stack = Stack::start("settings-triggers").await;
+    let gym = stack.create_account("manual").await;
+    let at = stack.now().await.to_string();
+    stack.sarahs_payment_failed(&gym, &at).await;
+    stack.run().await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(
+        page.contains("<option value=\"payment.failed\">A failed payment</option>"),
+        "the events in words"
+    );
+    assert!(page.contains("<option value=\"staff_call_member\">"), "the types by their labels");
+    let before = triggers(&stack, &gym.token).await.len();
+
+    let form = [
+        ("csrf", owner.csrf.as_str()),
+        ("event", "payment.failed"),
+        ("task_type", "staff_call_member"),
+        ("delay_hours", "2"),
+        ("reentry", "after_days"),
+        ("reentry_days", "45"),
+        ("goal", "Call them about the card"),
+    ];
+    let (status, location) = owner.post("/app/settings/triggers", &form).await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/app/settings?done=trigger_added#triggers-heading")
+    );
+    let rows = triggers(&stack, &gym.token).await;
+    assert_eq!(rows.len(), before + 1);
+    let mine = rows.iter().find(|r| r["builtin"] == false).cloned().unwrap_or_default();
+    assert_eq!(
+        (
+            mine["event"].as_str(),
+            mine["task_type"].as_str(),
+            mine["delay_hours"].as_u64(),
+            mine["reentry_days"].as_u64()
+        ),
+        (Some("payment.failed"), Some("staff_call_member"), Some(2), Some(45)),
+        "{mine}"
+    );
+    let id = mine["id"].as_str().unwrap_or_default().to_owned();
+    let (_, page) = owner.get("/app/settings?done=trigger_added").await;
+    assert!(page.contains("Trigger added"), "said back");
+    assert!(page.contains("On a failed payment, after 2 h"), "the row in words");
+    assert!(
+        page.contains("<td data-label=\"Opens\">Call Member</td>"),
+        "the type it opens by its label: {page}"
+    );
+
+    // Tried: Sarah's failure of today, and nothing opened.
+    let tasks_before = stack.get("/api/v1/tasks", &gym.token).await.1["tasks"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let (status, page) = owner.get(&format!("/app/settings?try={id}")).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("data-would-open=\"1\""), "{page}");
+    assert!(page.contains("would have opened 1 task, for Sarah"), "{page}");
+    let tasks_after = stack.get("/api/v1/tasks", &gym.token).await.1["tasks"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(tasks_before, tasks_after, "trying a trigger opens nothing");
+
+    // A refused row names what is wrong and adds nothing; without the CSRF token nothing at all.
+    let (status, page) = owner
+        .post_page(
+            "/app/settings/triggers",
+            &[
+                ("csrf", &owner.csrf),
+                ("event", "member.created"),
+                ("task_type", "nope"),
+                ("reentry", "once"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 422, "{page}");
+    let (status, _) = owner.post("/app/settings/triggers", &form[1..]).await;
+    assert_eq!(status, 403);
+    assert_eq!(triggers(&stack, &gym.token).await.len(), before + 1);
+
+    // Removed; a built-in row cannot be.
+    let (status, location) = owner
+        .post(&format!("/app/settings/triggers/{id}/delete"), &[("csrf", &owner.csrf)])
+        .await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/app/settings?done=trigger_deleted#triggers-heading")
+    );
+    assert_eq!(triggers(&stack, &gym.token).await.len(), before);
+    let (status, _) = owner
+        .post_page("/app/settings/triggers/payment_failed/delete", &[("csrf", &owner.csrf)])
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(triggers(&stack, &gym.token).await.len(), before);
+}
+
+#[tokio::test]
+async fn the_owner_connects_and_disconnects_pushpress_from_the_page() {
+    const KEY: &str = "pp_live_settings_page_7d2e";
+    let fake = FakePushPress::start(KEY).await;
+    let base = fake.base.clone();
+    let stack = Stack::start_with("settings-pushpress", |config| {
+        let mut client = PushPressConfig::new(&base, None).expect("connector config");
+        client.backoff = Duration::from_millis(5);
+        config.pushpress = Some(PushPress::new(client).expect("connector"));
+    })
+    .await;
+    let gym = stack.create_account("manual").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(
+        page.contains("Connect PushPress") && !page.contains("Disconnect PushPress"),
+        "{page}"
+    );
+    assert!(!page.contains("PUT /api/v1/settings"), "a button, not an API call to type");
+
+    // A key PushPress refuses: the reason on the page, nothing saved.
+    let (status, page) = owner
+        .post_page(
+            "/app/settings/pushpress",
+            &[("csrf", &owner.csrf), ("api_key", "pp_live_wrong_0000")],
+        )
+        .await;
+    assert_eq!(status, 422, "{page}");
+    let (_, connector) = stack.get("/api/v1/connector", &gym.token).await;
+    assert_eq!(connector["status"], "not_connected", "{connector}");
+
+    let (status, location) = owner
+        .post("/app/settings/pushpress", &[("csrf", &owner.csrf), ("api_key", KEY)])
+        .await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/app/settings?done=pushpress_connected#pp-heading")
+    );
+    let (_, connector) = stack.get("/api/v1/connector", &gym.token).await;
+    assert_ne!(connector["status"], "not_connected", "{connector}");
+    assert_eq!(fake.with(|s| s.webhooks.len()), 1, "its webhook registered");
+    let (_, page) = owner.get("/app/settings?done=pushpress_connected").await;
+    assert!(
+        page.contains("Connected to PushPress") && page.contains("Disconnect PushPress"),
+        "{page}"
+    );
+    assert!(!page.contains(KEY), "the key is never shown");
+
+    let (status, location) = owner
+        .post("/app/settings/pushpress", &[("csrf", &owner.csrf), ("disconnect", "yes")])
+        .await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/app/settings?done=pushpress_disconnected#pp-heading")
+    );
+    assert_eq!(fake.with(|s| s.webhooks.len()), 0, "its webhook removed");
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(
+        page.contains("Connect PushPress") && !page.contains("Disconnect PushPress"),
+        "{page}"
+    );
+}
