@@ -222,6 +222,48 @@ pub(crate) async fn fits_a_phone(browser: &Browser, path: &str) {
             .unwrap_or_else(|e| fail(e));
         panic!("{path} scrolls sideways at 375 px by {overflow}: {wide}");
     }
+    // The first screen is the page's own work: the menu folded, the heading near the top;
+    // tables read as cards (no column squeezed to letters); a draft's box shows all of it.
+    let problems = browser
+        .execute(
+            "const out = [];
+             const nav = document.querySelector('header.top nav');
+             if (nav && nav.getBoundingClientRect().height > 0) out.push('the menu is open on arrival');
+             const h1 = document.querySelector('main h1');
+             if (h1 && h1.getBoundingClientRect().top > 160) out.push('the heading starts ' + Math.round(h1.getBoundingClientRect().top) + ' px down');
+             for (const c of document.querySelectorAll('main td, main th')) {
+               if (c.closest('.visually-hidden')) continue;
+               const head = c.closest('thead');
+               if (head && head.getBoundingClientRect().width <= 2) continue; // a card's column names, read by screen readers only
+               const r = c.getBoundingClientRect();
+               if (r.width > 0 && r.width < 64 && c.textContent.trim().length > 4) out.push('a cell ' + Math.round(r.width) + ' px wide: ' + c.textContent.trim().slice(0, 30));
+             }
+             for (const t of document.querySelectorAll('main textarea')) {
+               if (t.value.length && t.scrollHeight > t.clientHeight + 2) out.push('a text box shows part of its text: ' + t.id);
+             }
+             return out;",
+            vec![],
+        )
+        .await
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(problems, serde_json::json!([]), "{path} at 375 px");
+    browser.resize(1000, 1300).await.unwrap_or_else(|e| fail(e));
+}
+
+/// At a phone's width the menu opens from its button and shows every page.
+pub(crate) async fn the_menu_opens_on_a_phone(browser: &Browser) {
+    browser.resize(375, 800).await.unwrap_or_else(|e| fail(e));
+    let button = browser.find("label.menu-button").await.unwrap_or_else(|e| fail(e));
+    browser.click(&button).await.unwrap_or_else(|e| fail(e));
+    let shown = browser
+        .execute(
+            "return [...document.querySelectorAll('header.top nav a')].filter(a => a.getBoundingClientRect().height > 0).length;",
+            vec![],
+        )
+        .await
+        .unwrap_or_else(|e| fail(e));
+    assert_eq!(shown, serde_json::json!(13), "the menu, opened, lists every page");
+    browser.click(&button).await.unwrap_or_else(|e| fail(e));
     browser.resize(1000, 1300).await.unwrap_or_else(|e| fail(e));
 }
 
@@ -277,6 +319,7 @@ async fn an_owner_answers_escalations_changes_settings_and_pauses_in_a_browser()
     accessible(&browser, "the overview").await;
     save_screenshot(&browser, "overview.png").await;
 
+    the_menu_opens_on_a_phone(&browser).await;
     for (path, ready) in [
         ("/app", "main h1"),
         ("/app/review", "[data-task-id]"),

@@ -127,7 +127,7 @@ async fn the_task_page_shows_the_memories_its_last_ai_call_read() {
     for shown in [
         "40% towards the goal: verbal commitment",
         "<progress id=\"goal-progress\" value=\"40\" max=\"100\">",
-        "Confidence 65% · verbal commitment · next: wait and verify",
+        "Evidence: the member said so · next: wait to see it in the gym&#39;s data",
         "Said &#60;b&#62;Monday&#60;/b&#62;",
         "✓ replied",
         "○ checked in",

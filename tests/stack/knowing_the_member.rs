@@ -318,6 +318,14 @@ async fn a_month_and_a_half_of_mail_never_contradicts_what_a_member_said() {
         care.first().and_then(|m| m["text"].as_str()).is_some_and(|t| t.contains("recover")),
         "Sue, recovering, hears from the gym after 30 days, care first: {care:?}"
     );
+    // The owner reads the same month on the dashboard in words: cancellations and their reasons,
+    // the call list, a member known by phone only.
+    problems.extend(
+        crate::pages_in_words::codes_on_pages(&stack, &gym, &[])
+            .await
+            .into_iter()
+            .filter(|c| !c.starts_with("no link")),
+    );
     assert!(
         problems.is_empty(),
         "{read} mails read, {} wrong:\n{}",

@@ -238,6 +238,9 @@ async fn a_text_stop_and_a_plain_refusal_each_suppress_the_member_at_once() {
     stack.run().await;
     assert_eq!(texts_to(&stack, "+15555550111").await.len(), 1);
     assert_eq!(texts_to(&stack, "+15555550112").await.len(), 1);
+    // The owner reads the stops in words on every page: no keyword codes, no text addresses.
+    let codes = crate::pages_in_words::codes_on_pages(&stack, &gym, &[]).await;
+    assert!(codes.iter().all(|c| c.starts_with("no link")), "{codes:#?}");
     stack.running.stop();
 }
 
@@ -342,6 +345,11 @@ async fn a_text_reply_is_read_like_mail_and_a_text_due_at_half_past_nine_waits_f
         "{texts:?}"
     );
     assert!(stack.outbox_to(&email).await.is_empty(), "the conversation stays on texts");
+    let codes = crate::pages_in_words::codes_on_pages(&stack, &gym, &[]).await;
+    assert!(
+        codes.iter().all(|c| c.starts_with("no link")),
+        "a texted conversation in words: {codes:#?}"
+    );
     stack.running.stop();
 }
 

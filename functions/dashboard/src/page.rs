@@ -135,7 +135,17 @@ pub fn trigger_label(trigger: &str) -> &'static str {
     }
 }
 
-/// Which of its messages a task is at: `message 2 of 3`.
+/// How many of its messages a task has sent: `1 of 3 messages sent` (a task's page; its
+/// draft waiting for review is [`touch_label`]).
+pub fn sent_label(task: &Task) -> String {
+    let max = task.budget.messages_max;
+    match task.budget.messages_used {
+        0 => format!("no message sent yet (up to {max})"),
+        used => format!("{used} of {max} {} sent", if max == 1 { "message" } else { "messages" }),
+    }
+}
+
+/// Which of its messages a draft waiting for review is: `message 2 of 3`.
 pub fn touch_label(task: &Task) -> String {
     format!(
         "message {} of {}",

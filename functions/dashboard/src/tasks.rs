@@ -26,7 +26,7 @@ use crate::escalations::{EscalationCard, escalation_card};
 use crate::learning::{self, views::OwnerWord};
 use crate::notice::notice;
 use crate::page::{
-    Layout, code, detail_words, layout, money, reason_words, status_badge, touch_label, trigger_label, type_label, when, words,
+    Layout, code, detail_words, layout, money, reason_words, sent_label, status_badge, trigger_label, type_label, when, words,
 };
 use crate::plans::{self, PlanView};
 use crate::respond::{PageError, Shared, check_csrf, form, html, page, see_other, task_id};
@@ -262,7 +262,7 @@ fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
         trigger: trigger_label(&code(&task.trigger_type)),
         goal: task.goal.clone(),
         confidence: task.confidence,
-        touch: touch_label(task),
+        touch: sent_label(task),
         outcome: task.outcome.as_deref().map(words),
         outcome_reason: task.outcome_reason.as_deref().map(words),
         attributed_value: task.attributed_value.map(money),

@@ -57,10 +57,10 @@ pub struct FeedbackView {
 pub struct ProgressView {
     pub pct: u8,
     pub outcome: String,
-    pub confidence: u8,
-    pub evidence_type: String,
+    /// What the evaluator's reading rests on, and what it would do next, in words.
+    pub evidence_type: &'static str,
     pub evidence: String,
-    pub recommended: String,
+    pub recommended: &'static str,
     /// `(name, hit)`.
     pub milestones: Vec<(String, bool)>,
     pub risks: Vec<String>,
@@ -93,13 +93,26 @@ pub fn owner_word(task: &Task, book: &[BusinessMemory], tz: &TimeZone) -> OwnerW
         outcomes: def.goal.outcomes.iter().map(|o| (o.code, o.label)).collect(),
         outcome: task.outcome.clone().unwrap_or_default(),
         comment_max: COMMENT_MAX_CHARS,
-        progress: task.goal_progress.as_ref().map(|p| ProgressView {
+        // How far an open task is; a closed one says its outcome instead (a completed task is
+        // not "30% towards the goal"), and the task's one confidence is in its header.
+        progress: task.goal_progress.as_ref().filter(|_| task.is_active()).map(|p| ProgressView {
             pct: p.progress_pct.min(100),
             outcome: words(&p.current_outcome),
-            confidence: p.confidence,
-            evidence_type: words(&code(&p.evidence_type)),
+            evidence_type: match code(&p.evidence_type).as_str() {
+                "concrete_signal" => "seen in the gym's data",
+                "verbal_commitment" => "the member said so",
+                "partial_signal" => "partly seen in the gym's data",
+                "inferred" => "read between the lines",
+                _ => "nothing seen yet",
+            },
             evidence: p.evidence.clone(),
-            recommended: words(&code(&p.recommended_action)),
+            recommended: match code(&p.recommended_action).as_str() {
+                "complete" => "close it as reached",
+                "wait_and_verify" => "wait to see it in the gym's data",
+                "escalate" => "ask you",
+                "close_as_neutral" => "close it",
+                _ => "keep going",
+            },
             milestones: p.milestones.iter().map(|m| (m.name.clone(), m.hit)).collect(),
             risks: p.risks.clone(),
         }),

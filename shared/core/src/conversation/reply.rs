@@ -58,7 +58,7 @@ impl Stop {
     pub fn member_request() -> Self {
         Self {
             source: "member_request",
-            detail: "opt_out_keywords".into(),
+            detail: "they asked in their own words to get no more messages".into(),
         }
     }
 

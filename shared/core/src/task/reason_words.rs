@@ -117,9 +117,51 @@ pub fn local_times(text: &str, tz: &TimeZone) -> String {
 }
 
 /// A log entry's detail as the owner reads it: the agent's reading in words (without the codes
-/// the log keeps), every instant in the gym's time zone.
+/// the log keeps), a member-level stop by its cause, a text's recipient by their number, every
+/// instant in the gym's time zone.
 pub fn detail(detail: &str, tz: &TimeZone) -> String {
-    local_times(&crate::task::escalation::detail_in_words(detail), tz)
+    let stopped = detail
+        .strip_prefix("member-level stop (")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .map(|cause| format!("They get no more messages: {}", stop_in_words(cause)));
+    let detail = stopped.unwrap_or_else(|| crate::task::escalation::detail_in_words(detail));
+    local_times(&numbers_for_texts(&detail), tz)
+}
+
+/// A text's recipient as the log keeps it (`15555550131@sms.invalid`, the conversation's
+/// stand-in address) written as the number it is: "+15555550131".
+pub fn numbers_for_texts(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("@sms.invalid") {
+        let head = &rest[..at];
+        let digits = head.len() - head.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        out.push_str(&head[..head.len() - digits]);
+        if digits > 0 {
+            out.push('+');
+            out.push_str(&head[head.len() - digits..]);
+        } else {
+            out.push_str("a text number");
+        }
+        rest = &rest[at + "@sms.invalid".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Why a member gets no more mail, as the owner reads it (the suppression's reason).
+pub fn stop_in_words(reason: &str) -> String {
+    match reason {
+        "member_request" | "agent_suggested" | "opt_out_keywords" => "they asked to stop".to_owned(),
+        "unsubscribe" | "unsubscribed" | "list_unsubscribe" => "they unsubscribed".to_owned(),
+        "text_stop" => "they texted STOP".to_owned(),
+        "bounce" | "hard_bounce" => "their address bounced".to_owned(),
+        "complaint" => "they marked a message as spam".to_owned(),
+        "legal_threat" => "they threatened legal action".to_owned(),
+        "abusive_reply" => "their reply was abusive".to_owned(),
+        "owner" | "manual" => "you stopped their mail".to_owned(),
+        other => other.replace('_', " "),
+    }
 }
 
 #[cfg(test)]
@@ -129,6 +171,20 @@ mod tests {
 
     /// Every reason has its sentence, and the table names no code there is not: a new reason
     /// without words, or words for a renamed one, fails here.
+    #[test]
+    fn a_stop_and_a_texts_recipient_read_in_words() {
+        let tz = TimeZone::UTC;
+        assert_eq!(
+            detail("member-level stop (text_stop)", &tz),
+            "They get no more messages: they texted STOP"
+        );
+        assert_eq!(
+            detail("message 1 sent to 15555550131@sms.invalid", &tz),
+            "Message 1 sent to +15555550131."
+        );
+        assert_eq!(numbers_for_texts("to ana@example.com"), "to ana@example.com");
+    }
+
     #[test]
     fn every_trigger_event_has_its_words() {
         let table: Table = toml::from_str(REASON_WORDS).expect("words/reasons.toml parses");

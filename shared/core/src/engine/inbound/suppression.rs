@@ -49,9 +49,7 @@ impl Engine {
                     .escalate(Some(account), task, &[], now, Reason::OptOutWithoutAddress, Blocker::default())
                     .await;
             };
-            let why = Why::new(Reason::MemberOptedOut)
-                .outcome("opted_out")
-                .detail(format!("{}: {}", stop.source, stop.detail));
+            let why = Why::new(Reason::MemberOptedOut).outcome("opted_out").detail(stop.detail.clone());
             let (next, log) = transition(&task, TaskStatus::Cancelled, now, why)?;
             let mut commit = TaskCommit::new(next, log).webhooks_for(Some(account));
             commit.messages.push(system_message(
@@ -116,7 +114,7 @@ impl Engine {
         };
         tracing::info!(account = %account, cancelled, reason = who.reason, "member suppressed");
         // The owner knows the member by the address the stop is about, never by an id.
-        let why = stop_in_words(who.reason);
+        let why = crate::task::reason_words::stop_in_words(who.reason);
         let draft = super::owner_notices::NoticeDraft {
             kind: crate::owner::owner_notice::NoticeKind::MemberOptedOut,
             task_id: None,
@@ -215,20 +213,5 @@ impl Engine {
     /// Take an address off the account's suppression list; `false` if it was not on it.
     pub async fn remove_suppression(&self, account: AccountId, email: &Email) -> Result<bool, EngineError> {
         Ok(self.store.delete_suppression(account, email).await?)
-    }
-}
-
-/// Why a member gets no more mail, as the owner reads it (the suppression's reason).
-pub(crate) fn stop_in_words(reason: &str) -> String {
-    match reason {
-        "member_request" | "agent_suggested" => "they asked to stop".to_owned(),
-        "unsubscribe" | "unsubscribed" | "list_unsubscribe" => "they unsubscribed".to_owned(),
-        "text_stop" => "they texted STOP".to_owned(),
-        "bounce" | "hard_bounce" => "their address bounced".to_owned(),
-        "complaint" => "they marked a message as spam".to_owned(),
-        "legal_threat" => "they threatened legal action".to_owned(),
-        "abusive_reply" => "their reply was abusive".to_owned(),
-        "owner" | "manual" => "you stopped their mail".to_owned(),
-        other => other.replace('_', " "),
     }
 }

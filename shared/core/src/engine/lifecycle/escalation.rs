@@ -124,8 +124,8 @@ impl Engine {
                     at: now,
                     role: Role::System,
                     content: format!(
-                        "Reminder: this task has waited for you for {hours} hours ({}). Give guidance, resolve it or cancel it; otherwise it is cancelled on {timeout_at}.",
-                        task.outcome_reason.as_deref().unwrap_or("escalated")
+                        "Reminder: this task has waited for you for {hours} hours: {}. Give guidance, resolve it or cancel it; otherwise it is cancelled on {timeout_at}.",
+                        crate::task::escalation::reason_in_words(task.outcome_reason.as_deref().unwrap_or("escalated"))
                     ),
                     original: None,
                 });
