@@ -1183,3 +1183,36 @@ async fn a_mailed_sign_in_link_signs_in_once_within_15_minutes() {
     assert_eq!(stack.outbox_to(&owner).await.len(), before + 2, "never locked out");
     stack.running.stop();
 }
+
+/// The review queue is in the order the owner should work it: the failing payment first
+/// (whenever it arrived), then the member worth the most a month, then the oldest; the brief
+/// names them in the same order.
+#[tokio::test]
+async fn the_review_queue_puts_the_most_urgent_then_the_most_valuable_first() {
+    let stack = Stack::start("app-review-order").await;
+    let gym = stack.create_account("manual").await;
+    let at = stack.now().await.to_string();
+    for (id, first, value) in [("m_low", "Ulla", 90), ("m_high", "Hana", 320), ("m_mid", "Ivo", 150)] {
+        let event = json!({"type": "member.created", "timestamp": at, "data": {"member_id": id, "first_name": first,
+            "email": format!("{id}@example.com"), "status": "active", "joined_at": "2026-06-01T00:00:00Z", "monthly_value": value}});
+        let (status, body) = stack.webhook(&gym, &format!("evt_{id}"), event).await;
+        assert_eq!(status, 202, "{body}");
+    }
+    stack.run().await;
+    for member in ["m_low", "m_high", "m_mid"] {
+        pending_task(&stack, &gym, member, "Bring them back", "Hello", "Hi,\nHow are you?").await;
+    }
+    stack.sarahs_payment_failed(&gym, &at).await;
+    stack.run().await;
+    let owner = sign_in(&stack, &gym).await;
+    let (status, page) = owner.get("/app/review").await;
+    assert_eq!(status, 200, "{page}");
+    let at_of = |name: &str| {
+        page.find(&format!("\">{name} <span"))
+            .unwrap_or_else(|| panic!("{name} on the queue: {page}"))
+    };
+    let order = [at_of("Sarah Tester"), at_of("Hana"), at_of("Ivo"), at_of("Ulla")];
+    // The payment is critical, Hana's $320 a month high (rules/priority.toml), Ivo's $150 and
+    // Ulla's $90 of the type's own priority: Ivo first, though Ulla's task is older.
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "payment, then $320, $150, $90: {order:?}");
+}

@@ -17,8 +17,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use openloop_core::kernel::ids::TaskId;
-use openloop_core::ports::TaskQuery;
-use openloop_core::task::{Task, TaskStatus};
+use openloop_core::task::Task;
 use openloop_web::Body;
 
 use crate::notice::notice;
@@ -129,15 +128,12 @@ impl ReviewParams {
 /// `GET /app/review?cursor=`: the tasks waiting for review, a page of them.
 async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<ReviewParams>) -> Response {
     page(state, &headers, |state, session| async move {
-        let query = TaskQuery {
-            status: Some(TaskStatus::PendingReview),
-            member_id: None,
-            limit: REVIEW_PAGE,
-            cursor: params.cursor.clone().filter(|c| !c.is_empty()),
-        };
+        // The queue in its order (the most urgent, then the most valuable, first); a page's
+        // cursor is where it starts in that order.
+        let offset = params.cursor.as_deref().and_then(|c| c.parse().ok()).unwrap_or(0);
         let (account, (tasks, next)) = tokio::try_join!(
             state.engine.account(session.account),
-            state.engine.list_tasks(session.account, &query),
+            state.engine.review_queue(session.account, offset, REVIEW_PAGE),
         )?;
         let tz = account.settings.time_zone();
         let page = ReviewPage {
@@ -145,7 +141,7 @@ async fn review(State(state): Shared, headers: HeaderMap, Query(params): Query<R
             notice: notice(params.done.as_deref()),
             bulk: params.bulk(),
             cards: tasks.iter().map(|t| card(t, &tz)).collect(),
-            next_page: next.and_then(|c| serde_urlencoded::to_string([("cursor", c)]).ok()),
+            next_page: next.map(|offset| format!("cursor={offset}")),
             paused: account.paused,
         };
         Ok(html(StatusCode::OK, &page))

@@ -163,6 +163,18 @@ pub struct MemberRef {
     pub monthly_value: Option<f64>,
 }
 
+/// The review queue's order, wherever it is listed (the review page, the brief, the digest):
+/// the most urgent first (a failing payment before a check-in), then the member worth the most
+/// a month, then the oldest.
+pub fn review_order(a: &Task, b: &Task) -> std::cmp::Ordering {
+    let value = |t: &Task| t.member.monthly_value.unwrap_or(0.0);
+    a.priority
+        .cmp(&b.priority)
+        .then(value(b).total_cmp(&value(a)))
+        .then(a.created_at.cmp(&b.created_at))
+        .then(a.id.cmp(&b.id))
+}
+
 impl MemberRef {
     /// Who the member is in owner text: their name, else their address, else their id.
     pub fn label(&self) -> String {

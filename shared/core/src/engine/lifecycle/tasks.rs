@@ -156,6 +156,9 @@ pub(crate) fn check_draft(draft: &Draft) -> Result<(), InvalidInput> {
     Ok(())
 }
 
+/// The most tasks the review queue reads to put them in order.
+pub const REVIEW_QUEUE_READ: usize = 500;
+
 impl Engine {
     /// The one way tasks are made: dedup by the active guard, the confidence gate, the
     /// type's budget, a first draft. A live task; see [`Engine::create_task_with`].
@@ -679,6 +682,26 @@ impl Engine {
 
     pub async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), EngineError> {
         Ok(self.store.list_tasks(account, query).await?)
+    }
+
+    /// The review queue in [`crate::task::review_order`]: `limit` of the tasks waiting for
+    /// review from `offset`, and the next page's offset. The queue is read whole, up to
+    /// [`REVIEW_QUEUE_READ`] tasks (review items expire within days, so it stays short; past
+    /// the bound the oldest are listed in the order they were stored).
+    pub async fn review_queue(&self, account: AccountId, offset: usize, limit: usize) -> Result<(Vec<Task>, Option<usize>), EngineError> {
+        let mut queue = Vec::new();
+        let mut query = TaskQuery::in_status(TaskStatus::PendingReview, 100);
+        loop {
+            let (page, next) = self.store.list_tasks(account, &query).await?;
+            queue.extend(page);
+            match next {
+                Some(cursor) if queue.len() < REVIEW_QUEUE_READ => query.cursor = Some(cursor),
+                _ => break,
+            }
+        }
+        queue.sort_by(crate::task::review_order);
+        let next = (offset + limit < queue.len()).then_some(offset + limit);
+        Ok((queue.into_iter().skip(offset).take(limit).collect(), next))
     }
 
     pub(super) async fn current(&self, account: AccountId, id: TaskId) -> Result<Task, EngineError> {

@@ -344,12 +344,12 @@ async fn the_morning_brief_replaces_the_daily_digest_once_a_day_from_brief_hour(
     let brief = mails.last().expect("brief");
     assert_eq!(
         brief.subject,
-        format!("{}: Today: Write to Sam: they asked what only you can answer", w.account.name),
+        format!("{}: Today: Write to Sam, who asked: “Is the pool open on Sundays?”", w.account.name),
         "the call the escalation asks for comes first"
     );
     for expected in [
         "Your morning brief for Tuesday, November 3",
-        "Do this now:\n1. Write to Sam: they asked what only you can answer",
+        "Do this now:\n1. Write to Sam, who asked: “Is the pool open on Sundays?”",
         "2. 1 task waits for your approval",
         "Yesterday: 2 mails sent, 1 reply, 1 escalation.",
         "https://app.example.com/app/today",

@@ -158,8 +158,7 @@ impl Engine {
             p.awaiting_approval = p.task_id.is_some_and(|t| awaiting_approval.contains(&t));
         }
         let mut waiting_review: Vec<&Task> = pending.iter().filter(|t| !put_off(t)).collect();
-        // The most urgent first (a failing payment before a check-in), then the oldest.
-        waiting_review.sort_by_key(|t| (t.priority, t.created_at, t.id));
+        waiting_review.sort_by(|a, b| crate::task::review_order(a, b));
         let awaiting_members = waiting_review.iter().map(|t| (t.id, t.member.label())).collect();
         let worth = |member: &MemberId| value.get(member).copied().unwrap_or(account.settings.avg_membership_price);
         let todos = open.into_iter().chain(snoozed).map(|t| {

@@ -248,7 +248,12 @@ impl Engine {
         self.make_todo(
             task,
             rule.kind,
-            rules::what(rule, &name, &words),
+            rules::what(
+                rule,
+                &name,
+                &words,
+                task.escalation.as_ref().and_then(|e| e.member_words.as_deref()),
+            ),
             rule.get_them_back,
             format!("task:{}:escalated:{}", task.id, task.version),
             facts,

@@ -21,6 +21,9 @@ pub(crate) struct EscalationRule {
     pub kind: TodoKind,
     /// May say `{name}` and `{reason}`.
     pub what: String,
+    /// What it says instead when the member's own words are known: may say `{asked}` too.
+    #[serde(default)]
+    pub what_asked: Option<String>,
     #[serde(default)]
     pub get_them_back: bool,
 }
@@ -67,9 +70,32 @@ pub(crate) fn for_escalation(reason: &str, task_type: &str) -> Option<&'static E
         .find(|r| r.reasons.iter().any(|r| r == reason) && (r.task_types.is_empty() || r.task_types.iter().any(|t| t == task_type)))
 }
 
-/// `what` with the member's name and the escalation's words in place.
-pub(crate) fn what(rule: &EscalationRule, name: &str, reason: &str) -> String {
-    rule.what.replace("{name}", name).replace("{reason}", reason)
+/// The most of the member's words a to-do quotes.
+const ASKED_CHARS: usize = 160;
+
+/// `what` with the member's name and the escalation's words in place; with the member's own
+/// words (`asked`), `what_asked` quoting them on one line, shortened at a word.
+pub(crate) fn what(rule: &EscalationRule, name: &str, reason: &str, asked: Option<&str>) -> String {
+    let asked = asked
+        .map(|a| a.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|a| !a.is_empty());
+    let (template, asked) = match (&rule.what_asked, asked) {
+        (Some(template), Some(asked)) => (template.as_str(), shortened(&asked)),
+        _ => (rule.what.as_str(), String::new()),
+    };
+    template
+        .replace("{name}", name)
+        .replace("{reason}", reason)
+        .replace("{asked}", &asked)
+}
+
+fn shortened(words: &str) -> String {
+    if words.chars().count() <= ASKED_CHARS {
+        return words.to_owned();
+    }
+    let cut: String = words.chars().take(ASKED_CHARS).collect();
+    let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", at_word.trim_end_matches([',', '.', ';', ':']))
 }
 
 #[cfg(test)]
@@ -96,23 +122,33 @@ mod tests {
         }
         let call = for_escalation("member_question_needs_owner", "churn_risk").expect("a question the owner must answer");
         assert_eq!(call.kind, TodoKind::Call);
-        assert_eq!(what(call, "Sarah", "x"), "Call Sarah: they asked what only you can answer");
+        assert_eq!(what(call, "Sarah", "x", None), "Call Sarah: they asked what only you can answer");
+        assert_eq!(
+            what(call, "Sarah", "x", Some("Can I bring\n my son (he's 12)?")),
+            "Call Sarah, who asked: \u{201c}Can I bring my son (he's 12)?\u{201d}"
+        );
+        let long = "word ".repeat(60);
+        let quoted = what(call, "Sarah", "x", Some(&long));
+        assert!(quoted.ends_with("word…\u{201d}") && quoted.chars().count() < 200, "{quoted}");
         assert!(for_escalation("owner_cancelled", "churn_risk").is_none());
         // Spent notes about a payment ask for a call about the payment, which a check-in does
         // not settle; an at-risk member's, one that brings them back.
         let payment = for_escalation("budget_messages_exhausted", "payment_recovery").expect("a payment call");
         assert_eq!(
-            what(payment, "Sam", "x"),
+            what(payment, "Sam", "x", None),
             "Call Sam about their payment: the notes did not get it sorted"
         );
         assert!(!payment.get_them_back);
         let lead = for_escalation("budget_messages_exhausted", "lead_followup").expect("a lead's call");
         assert_eq!(
-            what(lead, "Cy", "x"),
+            what(lead, "Cy", "x", None),
             "Call Cy: they have not booked a first visit yet",
             "a lead never left"
         );
         let churn = for_escalation("budget_messages_exhausted", "churn_risk").expect("a call");
-        assert_eq!(what(churn, "Sam", "x"), "Call Sam: the agent's messages did not bring them back");
+        assert_eq!(
+            what(churn, "Sam", "x", None),
+            "Call Sam: the agent's messages did not bring them back"
+        );
     }
 }
