@@ -206,9 +206,23 @@ async fn the_unsubscribe_page_is_a_real_page_with_the_address_as_text() {
     }
     assert!(page.contains("tom&amp;jerry+"), "the address is shown as text: {page}");
     assert!(page.contains("<button type=\"submit\">Unsubscribe</button>"), "{page}");
+    // The gym's own page: its name at the top and in the question, styled by its hash alone.
+    let name = "CrossFit Renegade";
+    assert!(
+        page.contains(&format!("<p class=\"gym\">{name}</p>")) && page.contains(&format!("Stop e-mails from {name}?")),
+        "{page}"
+    );
+    assert!(page.contains("<style>") && csp.contains("style-src 'sha256-"), "{csp}");
 
-    let (status, _) = stack.call(Method::POST, path, None, None).await;
-    assert_eq!(status, 200, "one click");
+    let response = stack
+        .http
+        .post(format!("{}{path}", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(response.status().as_u16(), 200, "one click");
+    let done = response.text().await.unwrap_or_default();
+    assert!(done.contains(&format!("{name} will not e-mail")), "{done}");
     stack.running.stop();
 }
 

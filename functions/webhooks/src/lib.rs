@@ -174,36 +174,60 @@ struct TokenQuery {
 }
 
 async fn unsubscribe_page(State(state): State<Arc<WebhooksState>>, Query(q): Query<TokenQuery>) -> Result<Response, ApiError> {
-    let (_, email) = q
+    let (account, email) = q
         .token
         .as_deref()
         .and_then(|t| state.engine.unsubscribe_target(t))
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
+    let gym = escape_html(&state.engine.account(account).await?.business_name());
     let token = q.token.unwrap_or_default();
     let body = format!(
-        "<h1>Unsubscribe</h1><p>Stop all e-mails to {}?</p>\
-         <form method=\"post\" action=\"/unsubscribe?token={}\"><button type=\"submit\">Unsubscribe</button></form>",
+        "<h1>Stop e-mails from {gym}?</h1><p>No more e-mails from {gym} will go to <strong>{}</strong>.</p>\
+         <form method=\"post\" action=\"/unsubscribe?token={}\"><button type=\"submit\">Unsubscribe</button></form>\
+         <p class=\"small\">Changed your mind? Just close this page: nothing changes until you press the button.</p>",
         escape_html(email.as_str()),
         escape_html(&token)
     );
-    Ok(member_page("Unsubscribe", &body))
+    Ok(member_page("Unsubscribe", &gym, &body))
+}
+
+/// The member pages' look: the gym's name at the top of a card, readable on a phone, the same
+/// plain, quiet style as the gym's mail. Inline, and allowed by its hash alone.
+const MEMBER_PAGE_STYLE: &str = "body{margin:0;background:#f5f6f8;color:#1b1f24;font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}\
+main{max-width:32rem;margin:2rem auto;padding:1.5rem;background:#fff;border:1px solid #dde1e6;border-radius:10px;overflow-wrap:anywhere}\
+@media (max-width:36rem){main{margin:0;border:0;border-radius:0;min-height:100vh;box-sizing:border-box}}\
+.gym{margin:0 0 .5rem;font-weight:700;color:#5b6470;text-transform:none}\
+h1{font-size:1.35rem;margin:.25rem 0 .75rem}\
+button{font:inherit;font-weight:600;min-height:44px;padding:.55rem 1.2rem;border-radius:6px;border:1px solid #1d5fd1;background:#1d5fd1;color:#fff;cursor:pointer}\
+.small{font-size:.875rem;color:#5b6470}";
+
+/// The CSP of a member page: nothing but its own style, no script, no framing.
+fn member_page_csp() -> &'static str {
+    static CSP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CSP.get_or_init(|| {
+        use base64::Engine as _;
+        use sha2::Digest as _;
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(MEMBER_PAGE_STYLE.as_bytes()));
+        format!("default-src 'none'; style-src 'sha256-{hash}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    })
 }
 
 /// A page a member opens from a mail: a complete document (language, title, a phone's
-/// width) that runs no script and cannot be framed.
-fn member_page(title: &str, body: &str) -> Response {
+/// width) under the gym's name (`gym`, escaped already), that runs no script and cannot be
+/// framed.
+fn member_page(title: &str, gym: &str, body: &str) -> Response {
     let mut response = Html(format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title></head>\
-         <body><main>{body}</main></body></html>"
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title} · {gym}</title>\
+         <style>{MEMBER_PAGE_STYLE}</style></head>\
+         <body><main><p class=\"gym\">{gym}</p>{body}</main></body></html>"
     ))
     .into_response();
     let headers = response.headers_mut();
+    if let Ok(csp) = axum::http::HeaderValue::from_str(member_page_csp()) {
+        headers.insert("content-security-policy", csp);
+    }
     for (name, value) in [
-        (
-            "content-security-policy",
-            "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        ),
         ("x-content-type-options", "nosniff"),
         ("referrer-policy", "no-referrer"),
         ("cache-control", "no-store"),
@@ -239,8 +263,14 @@ async fn unsubscribe(State(state): State<Arc<WebhooksState>>, Query(q): Query<To
         .ok_or_else(|| ApiError::bad_request("invalid_token", "this unsubscribe link is not valid"))?;
     let cancelled = engine.suppress(account, &email, "unsubscribe_link").await?;
     tracing::info!(%account, cancelled, "member unsubscribed");
-    Ok(member_page(
-        "Unsubscribed",
-        "<h1>Unsubscribed</h1><p>You will not receive further e-mails.</p>",
-    ))
+    // Unsubscribed already: a trouble reading the gym's name does not say otherwise.
+    let gym = engine
+        .account(account)
+        .await
+        .map_or_else(|_| "The gym".to_owned(), |a| escape_html(&a.business_name()));
+    let body = format!(
+        "<h1>You are unsubscribed</h1><p>{gym} will not e-mail <strong>{}</strong> again.</p>",
+        escape_html(email.as_str())
+    );
+    Ok(member_page("Unsubscribed", &gym, &body))
 }

@@ -553,6 +553,12 @@ pub struct Account {
 }
 
 impl Account {
+    /// The gym's name as its members and owner read it: the profile's display name, else the
+    /// account's name.
+    pub fn business_name(&self) -> String {
+        self.settings.profile.display_name.clone().unwrap_or_else(|| self.name.clone())
+    }
+
     /// The webhook secrets a delivery may be signed with at `now`: the current one, and the
     /// one rotated out while its overlap lasts.
     pub fn inbound_secrets(&self, now: Timestamp) -> Vec<&WebhookSecret> {

@@ -598,10 +598,5 @@ fn once_key(account: &Account, what: &str, now: Timestamp) -> String {
 }
 
 pub(in crate::engine) fn business_name(account: &Account) -> String {
-    account
-        .settings
-        .profile
-        .display_name
-        .clone()
-        .unwrap_or_else(|| account.name.clone())
+    account.business_name()
 }
