@@ -177,3 +177,59 @@ async fn the_owner_connects_and_disconnects_pushpress_from_the_page() {
         "{page}"
     );
 }
+
+/// A task's own controls on its page: pause, resume, run now, and reopen once it closed.
+#[tokio::test]
+async fn the_owner_pauses_resumes_runs_and_reopens_a_task_from_its_page() {
+    let stack = Stack::start("task-controls").await;
+    stack.set_clock(&openloop_tests::morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    stack.member(&gym, "m_ctl", "Cleo", stack.now().await).await;
+    let id = stack.approved_task(&gym, "churn_risk", "m_ctl").await;
+    let owner = sign_in(&stack, &gym).await;
+    let path = format!("/api/v1/tasks/{id}");
+    let task = || stack.get(&path, &gym.token);
+    let (_, page) = owner.get(&format!("/app/tasks/{id}")).await;
+    assert!(
+        page.contains(">Pause</button>") && page.contains(">Run now</button>") && !page.contains(">Reopen</button>"),
+        "{page}"
+    );
+
+    let (status, location) = owner.post(&format!("/app/tasks/{id}/pause"), &[("csrf", &owner.csrf)]).await;
+    assert_eq!((status, location), (303, format!("/app/tasks/{id}?done=task_paused")));
+    assert!(task().await.1["paused_at"].is_string());
+    let (_, page) = owner.get(&format!("/app/tasks/{id}?done=task_paused")).await;
+    assert!(
+        page.contains(">Resume</button>") && page.contains("takes no step until you resume"),
+        "{page}"
+    );
+    let (status, _) = owner.post(&format!("/app/tasks/{id}/resume"), &[("csrf", &owner.csrf)]).await;
+    assert_eq!(status, 303);
+    assert!(task().await.1.get("paused_at").is_none_or(Value::is_null));
+    let (status, location) = owner.post(&format!("/app/tasks/{id}/run-now"), &[("csrf", &owner.csrf)]).await;
+    assert_eq!((status, location), (303, format!("/app/tasks/{id}?done=task_run_now")));
+    stack.run().await;
+
+    // Closed by the owner, then reopened from its page.
+    let (status, _) = owner
+        .post(&format!("/app/tasks/{id}/cancel"), &[("csrf", &owner.csrf), ("return_to", "task")])
+        .await;
+    assert_eq!(status, 303);
+    let (_, page) = owner.get(&format!("/app/tasks/{id}")).await;
+    assert!(page.contains(">Reopen</button>") && !page.contains(">Pause</button>"), "{page}");
+    let (status, location) = owner
+        .post(
+            &format!("/app/tasks/{id}/reopen"),
+            &[("csrf", &owner.csrf), ("reason", "She wrote to me, keep going")],
+        )
+        .await;
+    assert_eq!((status, location), (303, format!("/app/tasks/{id}?done=task_reopened")), "reopened");
+    let reopened = task().await.1;
+    assert!(
+        !matches!(reopened["status"].as_str(), Some("cancelled" | "completed" | "expired")),
+        "{reopened}"
+    );
+    // Without the session's token nothing changes.
+    let (status, _) = owner.post(&format!("/app/tasks/{id}/pause"), &[]).await;
+    assert_eq!(status, 403);
+}

@@ -41,6 +41,10 @@ pub fn routes() -> Router<Arc<DashboardState>> {
         .route("/app/tasks/{id}/guidance", post(guidance))
         .route("/app/tasks/{id}/resolve", post(resolve))
         .route("/app/tasks/{id}/cancel", post(cancel))
+        .route("/app/tasks/{id}/pause", post(pause))
+        .route("/app/tasks/{id}/resume", post(resume))
+        .route("/app/tasks/{id}/run-now", post(run_now))
+        .route("/app/tasks/{id}/reopen", post(reopen))
 }
 
 #[derive(Template)]
@@ -79,6 +83,11 @@ pub struct TaskSummary {
     pub provisional: bool,
     pub created: String,
     pub next_action: Option<String>,
+    /// Still at work: it can be paused, resumed and run now.
+    pub active: bool,
+    pub paused: bool,
+    /// Closed, and not held out: it can be reopened.
+    pub reopenable: bool,
     pub bars: Vec<Bar>,
     /// `dry run` or `plan` when the task does not run live.
     pub mode: Option<&'static str>,
@@ -247,6 +256,53 @@ async fn cancel(State(state): Shared, headers: HeaderMap, Path(id): Path<String>
     .await
 }
 
+/// `POST /app/tasks/{id}/pause`: the task takes no step until resumed (as the API's pause).
+async fn pause(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, _| async move {
+        let id = task_id(&id)?;
+        state.engine.pause_task(account, id).await?;
+        Ok(see_other(&format!("/app/tasks/{id}?done=task_paused")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/resume`: its next step due again when it was scheduled.
+async fn resume(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, _| async move {
+        let id = task_id(&id)?;
+        state.engine.resume_task(account, id).await?;
+        Ok(see_other(&format!("/app/tasks/{id}?done=task_resumed")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/run-now`: its next step now, through every gate.
+async fn run_now(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, _| async move {
+        let id = task_id(&id)?;
+        state.engine.run_task_now(account, id).await?;
+        Ok(see_other(&format!("/app/tasks/{id}?done=task_run_now")))
+    })
+    .await
+}
+
+/// `POST /app/tasks/{id}/reopen` (`reason`): a task closed too early back to work, as the
+/// API's reopen allows it.
+async fn reopen(State(state): Shared, headers: HeaderMap, Path(id): Path<String>, body: Body) -> Response {
+    action(state, &headers, body, |state, account, input| async move {
+        let id = task_id(&id)?;
+        let reason = input
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .unwrap_or("reopened by the owner");
+        state.engine.reopen(account, id, reason).await?;
+        Ok(see_other(&format!("/app/tasks/{id}?done=task_reopened")))
+    })
+    .await
+}
+
 fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
     let status = code(&task.status);
     let (status, status_class) = status_badge(&status);
@@ -269,6 +325,9 @@ fn summary(task: &Task, tz: &TimeZone, now: Timestamp) -> TaskSummary {
         provisional: task.provisional,
         created: when(task.created_at, tz),
         next_action: task.next_action_at.map(|t| when(t, tz)),
+        active: task.is_active(),
+        paused: task.controls.paused_at.is_some(),
+        reopenable: !task.is_active() && !task.is_held_out(),
         mode: plans::mode_badge(task),
         bars: vec![
             Bar {
