@@ -233,3 +233,110 @@ async fn the_owner_pauses_resumes_runs_and_reopens_a_task_from_its_page() {
     let (status, _) = owner.post(&format!("/app/tasks/{id}/pause"), &[]).await;
     assert_eq!(status, 403);
 }
+
+/// Autopilot per type from the settings page: ticked, saved, shown ticked; unticked, off.
+#[tokio::test]
+async fn the_owner_puts_a_type_on_autopilot_from_the_settings_page() {
+    let stack = Stack::start("settings-autopilot").await;
+    let gym = stack.create_account("limited_auto").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(
+        page.contains("id=\"autopilot-churn_risk\"") && !page.contains("id=\"autopilot-payment_recovery\""),
+        "a payment always asks"
+    );
+    let version = page
+        .split("name=\"settings_version\" value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .unwrap_or_default()
+        .to_owned();
+    let form = [
+        ("csrf", owner.csrf.as_str()),
+        ("settings_version", &version),
+        ("autopilot_shown", "1"),
+        ("autopilot_types", "churn_risk"),
+        ("autopilot_types", "win_back"),
+        ("autopilot_types", "payment_recovery"),
+    ];
+    let (status, location) = owner.post("/app/settings", &form).await;
+    assert_eq!((status, location.as_str()), (303, "/app/settings?done=saved"));
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(
+        settings["autopilot_types"],
+        serde_json::json!(["churn_risk", "win_back"]),
+        "only what the page offers: {settings}"
+    );
+    let (_, page) = owner.get("/app/settings").await;
+    assert!(
+        page.contains("id=\"autopilot-churn_risk\" name=\"autopilot_types\" value=\"churn_risk\" checked"),
+        "{page}"
+    );
+
+    let version = page
+        .split("name=\"settings_version\" value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .unwrap_or_default()
+        .to_owned();
+    let (status, _) = owner
+        .post(
+            "/app/settings",
+            &[
+                ("csrf", owner.csrf.as_str()),
+                ("settings_version", &version),
+                ("autopilot_shown", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 303);
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["autopilot_types"], serde_json::json!([]), "{settings}");
+}
+
+/// Learned send hours wait for the owner at the default trust level: shown on the lift page
+/// as not in use, taken with "Use these hours", put back with "Keep the usual hours".
+#[tokio::test]
+async fn learned_send_hours_wait_for_the_owner_and_are_taken_or_put_back_from_the_lift_page() {
+    let stack = Stack::start("settings-send-hours").await;
+    let gym = stack.create_account("limited_auto").await;
+    let store = stack.running.store.clone();
+    let id: openloop_core::kernel::ids::AccountId = gym.id.parse().expect("account id");
+    let mut account = store.get_account(id).await.expect("store").expect("account");
+    account.settings.send_hours = Some(openloop_core::owner::send_hours::SendHours {
+        checked_at: stack.now().await,
+        sends: 90,
+        good: 40,
+        first_touch: Some([17, 19]),
+        follow_up: Some([16, 19]),
+        hours: Vec::new(),
+        why: "First messages go 17:00-19:00 (70% of 30 answered there).".into(),
+    });
+    account.version += 1; // saved over the version read
+    store.save_account(&account).await.expect("saved");
+
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get("/app/lift").await;
+    assert!(
+        page.contains("data-send-hours-in-use=\"false\"") && page.contains("Not in use until you say so"),
+        "{page}"
+    );
+    assert!(page.contains(">Use these hours</button>"), "{page}");
+    let (status, location) = owner.post("/app/send-hours/use", &[("csrf", &owner.csrf)]).await;
+    assert_eq!((status, location.as_str()), (303, "/app/lift#send-hours"));
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["use_learned_send_hours"], true, "{settings}");
+    let (_, page) = owner.get("/app/lift").await;
+    assert!(
+        page.contains("data-send-hours-in-use=\"true\"") && page.contains(">Keep the usual hours</button>"),
+        "{page}"
+    );
+    let (status, _) = owner.post("/app/send-hours/usual", &[("csrf", &owner.csrf)]).await;
+    assert_eq!(status, 303);
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert_eq!(settings["use_learned_send_hours"], false, "{settings}");
+    let (status, _) = owner.post("/app/send-hours/auto", &[("csrf", &owner.csrf)]).await;
+    assert_eq!(status, 303);
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    assert!(settings.get("use_learned_send_hours").is_none_or(Value::is_null), "{settings}");
+}

@@ -33,6 +33,7 @@ pub fn routes() -> Router<Arc<DashboardState>> {
         .route("/app/lift", get(lift))
         .route("/app/suggestions/{id}/experiment", post(start_experiment))
         .route("/app/experiments/{id}/{decision}", post(decide_experiment))
+        .route("/app/send-hours/{choice}", post(choose_send_hours))
 }
 
 #[derive(Deserialize)]
@@ -81,6 +82,11 @@ pub struct SendHoursView {
     /// From the account's own sends (else the usual hours).
     pub learned: bool,
     pub why: String,
+    /// Whether touches go at the learned hours now, and why, in words.
+    pub in_use: bool,
+    pub state: &'static str,
+    /// The owner chose (yes or no): "Let the agent decide" is offered.
+    pub chosen: bool,
 }
 
 /// One task type's line.
@@ -193,7 +199,27 @@ fn experiment_row(e: &ExperimentView, tz: &jiff::tz::TimeZone) -> ExperimentRow 
     }
 }
 
-fn send_hours_view(hours: Option<&SendHours>) -> SendHoursView {
+fn send_hours_view(settings: &openloop_core::owner::account::Settings) -> SendHoursView {
+    let hours = settings.send_hours.as_ref();
+    let in_use = settings
+        .learned_send_hours()
+        .is_some_and(|h| h.first_touch.is_some() || h.follow_up.is_some());
+    let state = match (settings.use_learned_send_hours, settings.auto_save_memories) {
+        (Some(true), _) => "In use: you chose them.",
+        (Some(false), _) => "Not in use: you keep the usual hours.",
+        (None, true) => "In use: you let the agent save what it learns (Settings, Learning).",
+        (None, false) => "Not in use until you say so: the agent does not change when your members hear from you on its own.",
+    };
+    let view = send_hours_of(hours);
+    SendHoursView {
+        in_use,
+        state,
+        chosen: settings.use_learned_send_hours.is_some(),
+        ..view
+    }
+}
+
+fn send_hours_of(hours: Option<&SendHours>) -> SendHoursView {
     let span = |[from, to]: [i8; 2]| format!("{from}:00-{to}:00");
     let usual = |(from, to): (i8, i8)| span([from, to]);
     let (first, follow) = (
@@ -206,6 +232,9 @@ fn send_hours_view(hours: Option<&SendHours>) -> SendHoursView {
             follow_up: h.follow_up.map_or_else(|| usual(follow), span),
             learned: true,
             why: h.why.clone(),
+            in_use: false,
+            state: "",
+            chosen: false,
         },
         other => SendHoursView {
             first_touch: usual(first),
@@ -215,6 +244,9 @@ fn send_hours_view(hours: Option<&SendHours>) -> SendHoursView {
                 || "The usual hours, until the account has sent enough messages to choose its own.".to_owned(),
                 |h| h.why.clone(),
             ),
+            in_use: false,
+            state: "",
+            chosen: false,
         },
     }
 }
@@ -229,7 +261,7 @@ pub fn page(
     let tz = account.settings.time_zone();
     LiftPage {
         experiments: experiments.experiments.iter().map(|e| experiment_row(e, &tz)).collect(),
-        send_hours: send_hours_view(account.settings.send_hours.as_ref()),
+        send_hours: send_hours_view(&account.settings),
         csrf,
         layout,
         from: report.from.to_string(),
@@ -286,6 +318,25 @@ async fn start_experiment(state: Shared, headers: HeaderMap, Path(id): Path<Stri
 }
 
 /// `POST /app/experiments/{id}/keep` ("Keep it") and `/end` ("End it"); 303 back.
+/// `POST /app/send-hours/{choice}`: the learned send hours used (`use`), the usual ones kept
+/// (`usual`), or left to the trust setting (`auto`), as `PUT /api/v1/settings`'s
+/// `use_learned_send_hours`.
+async fn choose_send_hours(state: Shared, headers: HeaderMap, Path(choice): Path<String>, body: Body) -> Response {
+    posted(state, &headers, body, |state, account| async move {
+        let value = match choice.as_str() {
+            "use" => serde_json::json!(true),
+            "usual" => serde_json::json!(false),
+            "auto" => serde_json::Value::Null,
+            _ => return Err(PageError::new(StatusCode::NOT_FOUND, "There is no such page.")),
+        };
+        let patch = serde_json::from_value(serde_json::json!({ "use_learned_send_hours": value }))
+            .map_err(|e| PageError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()))?;
+        state.engine.update_settings(account, patch).await?;
+        Ok(see_other("/app/lift#send-hours"))
+    })
+    .await
+}
+
 async fn decide_experiment(state: Shared, headers: HeaderMap, Path((id, decision)): Path<(String, String)>, body: Body) -> Response {
     posted(state, &headers, body, |state, account| async move {
         let id: ulid::Ulid = id

@@ -57,6 +57,8 @@ pub struct SettingsView {
     pub phase_explained: &'static str,
     /// Each phase of the ramp and what it means.
     pub ramp: Vec<(&'static str, &'static str)>,
+    /// The types autopilot may take over: (type, its label, on autopilot now).
+    pub autopilot: Vec<(&'static str, &'static str, bool)>,
     pub daily_send_limit: u32,
     pub member_weekly_limit: u32,
     pub send_window_start: u8,
@@ -191,6 +193,13 @@ fn settings_view(
     let phase = autonomy.phase.as_str();
     let connection = code(&connector.status);
     SettingsView {
+        autopilot: AUTOPILOT_TYPES
+            .iter()
+            .map(|key| {
+                let label = openloop_core::task::task_type::lookup(key).map_or(*key, |d| d.label);
+                (*key, label, settings.autopilot_types.iter().any(|t| t == key))
+            })
+            .collect(),
         version: account.version,
         paused: account.paused,
         execution_mode: code(&settings.execution_mode),
@@ -255,6 +264,10 @@ fn settings_view(
         },
     }
 }
+
+/// The types the settings page offers for autopilot: the outreach whose drafts come from its
+/// templates. A payment, a question, a complaint or a threat always asks the owner.
+const AUTOPILOT_TYPES: [&str; 5] = ["churn_risk", "win_back", "lead_followup", "onboarding", "milestone_review"];
 
 /// `POST /app/settings` ("Save"): the same operation as `PUT /api/v1/settings` — all of it
 /// is checked and saved, or nothing is.
@@ -365,6 +378,14 @@ fn settings_patch(fields: &[(String, String)], current: &openloop_core::owner::a
         brief_hour: brief_hour(fields)?,
         quiet_hours: quiet_hours(fields, current)?,
         review_expiry_days: number(fields, "review_expiry_days", "Close undecided reviews after")?,
+        // The page's boxes, when it showed them: the ticked ones are the whole list.
+        autopilot_types: field(fields, "autopilot_shown").map(|_| {
+            fields
+                .iter()
+                .filter(|(k, v)| k == "autopilot_types" && AUTOPILOT_TYPES.contains(&v.as_str()))
+                .map(|(_, v)| v.clone())
+                .collect()
+        }),
         ..SettingsPatch::default()
     })
 }

@@ -171,7 +171,12 @@ pub fn memory_row(m: &BusinessMemory, tz: &TimeZone, now: Timestamp) -> MemoryRo
         id: m.id.to_string(),
         content: m.content.clone(),
         member: m.member_id.as_ref().map(|id| id.as_str().to_owned()),
-        category: m.category.as_deref().map(words),
+        category: m.category.as_deref().map(|c| {
+            CATEGORIES
+                .iter()
+                .find(|(code, _)| *code == c)
+                .map_or_else(|| words(c), |(_, label)| label.split(" (").next().unwrap_or(label).to_owned())
+        }),
         source: match m.source {
             MemorySource::Owner => "you",
             MemorySource::OwnerEdit => "your edits",

@@ -284,6 +284,11 @@ pub struct Settings {
     /// shown, never patched. `None` until first chosen: the usual hours.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_hours: Option<crate::owner::send_hours::SendHours>,
+    /// Whether touches go at the learned `send_hours`: `true` yes, `false` the usual hours;
+    /// unset, as the trust gradient says (`auto_save_memories`): a change the system made on
+    /// its own waits for the owner at the default trust level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub use_learned_send_hours: Option<bool>,
     /// Text messages: on or off, the identity they leave from, the daily limit.
     #[serde(default)]
     pub sms: crate::owner::sms::SmsSettings,
@@ -297,6 +302,14 @@ fn contributes_by_default() -> bool {
 }
 
 impl Settings {
+    /// The learned send hours the planner goes by: `send_hours` when the owner took them (or
+    /// trusts the agent to), else none — the usual hours.
+    pub fn learned_send_hours(&self) -> Option<&crate::owner::send_hours::SendHours> {
+        self.send_hours
+            .as_ref()
+            .filter(|_| self.use_learned_send_hours.unwrap_or(self.auto_save_memories))
+    }
+
     /// A member's monthly price: the owner's price for their PushPress plan, else their own
     /// value (a member event's), else the account's average.
     pub fn price(&self, plan_id: Option<&str>, member_value: Option<f64>) -> Price {
@@ -347,6 +360,7 @@ impl Settings {
             on_review_expiry: Default::default(),
             autopilot_types: Vec::new(),
             send_hours: None,
+            use_learned_send_hours: None,
             sms: Default::default(),
             owner_phone: None,
         }

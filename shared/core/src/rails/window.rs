@@ -53,7 +53,7 @@ impl Touch {
     /// The touch's preferred local hours inside the account's send window; `None` when it
     /// prefers none or they do not meet the window.
     pub fn hours(self, settings: &Settings) -> Option<(i8, i8)> {
-        let chosen = settings.send_hours.as_ref().and_then(|h| match self {
+        let chosen = settings.learned_send_hours().and_then(|h| match self {
             Self::First => h.first_touch,
             Self::FollowUp => h.follow_up,
             Self::Answer => None,
@@ -75,8 +75,7 @@ impl Touch {
     pub fn hours_for(self, settings: &Settings, seed: u64) -> Option<(i8, i8)> {
         let preferred = self.hours(settings)?;
         let chosen = settings
-            .send_hours
-            .as_ref()
+            .learned_send_hours()
             .is_some_and(|h| h.first_touch.is_some() || h.follow_up.is_some());
         let (start, end) = window_hours(settings);
         match crate::owner::send_hours::explores(seed, end - start) {
@@ -250,6 +249,9 @@ mod tests {
             hours: Vec::new(),
             why: String::new(),
         });
+        // Learned, but not taken: at the default trust level the usual hours, no exploration.
+        assert!(seeds.iter().all(|s| (8..10).contains(&hour(&settings, Touch::First, *s))));
+        settings.use_learned_send_hours = Some(true);
         let mut explored = 0;
         for seed in &seeds {
             let (first, follow_up) = (hour(&settings, Touch::First, *seed), hour(&settings, Touch::FollowUp, *seed));

@@ -75,6 +75,11 @@ pub struct SettingsPatch {
     pub plan_prices: Option<std::collections::BTreeMap<String, f64>>,
     /// The trust gradient's opt-in.
     pub auto_save_memories: Option<bool>,
+    /// Touches at the learned send hours (`true`), the usual ones (`false`), or as the trust
+    /// gradient says (`null`).
+    #[serde(default, deserialize_with = "present")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<bool>))]
+    pub use_learned_send_hours: Option<Option<bool>>,
     /// Contributing to the cross-tenant learning record.
     pub share_learning: Option<bool>,
     /// The account's own PushPress credentials: `{"api_key", "company_id"?}` sets them,
@@ -173,6 +178,9 @@ impl SettingsPatch {
         }
         if let Some(v) = patch.auto_save_memories {
             s.auto_save_memories = v;
+        }
+        if let Some(v) = patch.use_learned_send_hours {
+            s.use_learned_send_hours = v;
         }
         if let Some(v) = patch.share_learning {
             s.share_learning = v;
