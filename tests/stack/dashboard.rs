@@ -179,12 +179,7 @@ async fn signing_in_sets_a_strict_http_only_expiring_cookie_secure_over_https() 
     let owner = sign_in(&stack, &gym).await;
     let (status, page) = owner.get("/app").await;
     assert_eq!(status, 200);
-    for hero in [
-        "members retained",
-        "revenue retained",
-        "conversations active",
-        "need your attention",
-    ] {
+    for hero in ["members retained", "revenue retained", "conversations open", "need your attention"] {
         assert!(page.contains(hero), "{hero}: {page}");
     }
     assert!(!page.contains(&gym.token), "no secret in a page");
@@ -959,7 +954,7 @@ async fn the_overview_charts_revenue_retained_per_month() {
     assert_eq!(status, 200);
     assert_eq!(hero(&page, "revenue retained"), "$150");
     assert_eq!(hero(&page, "members retained"), "1");
-    assert_eq!(hero(&page, "conversations active"), card["conversations_active"].to_string());
+    assert_eq!(hero(&page, "conversations open"), card["conversations_open"].to_string());
     assert_eq!(hero(&page, "need your attention"), card["needs_attention"].to_string());
     assert!(page.contains("data-chart=\"revenue\""), "{page}");
     let month = |date: jiff::civil::Date| date.strftime("%b %Y").to_string();

@@ -436,6 +436,7 @@ async fn six_weeks_on_autopilot_with_an_owner_away_drop_nobody() {
     let member_pages: Vec<String> = unsubscribe.map(str::to_owned).into_iter().chain(action).collect();
     assert_eq!(member_pages.len(), 2, "an unsubscribe link and an action link in the month's mail");
     problems.extend(crate::pages_in_words::codes_on_pages(&stack, &gym, &member_pages).await);
+    problems.extend(crate::pages_in_words::numbers_disagree(&stack, &gym).await);
     assert!(mails.len() > 40, "the month wrote {} mails", mails.len());
     assert!(
         problems.is_empty(),

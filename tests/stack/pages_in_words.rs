@@ -216,3 +216,37 @@ fn the_reader_finds_codes_and_passes_words() {
     assert_eq!(codes_in("On member.status_changed, after 2 h").len(), 1);
     assert!(codes_in("Kim's first mail went at 9:00 — 3 of 5 approved (60%). Re: Checking in").is_empty());
 }
+
+/// The overview's counts held against the lists they count: the conversations open against
+/// the Conversations page's rows, the attention needed against the review queue and the
+/// escalations. Each disagreement, in words.
+pub(crate) async fn numbers_disagree(stack: &Stack, gym: &Account) -> Vec<String> {
+    let owner = sign_in(stack, gym).await;
+    let (_, overview) = owner.get("/app").await;
+    let hero = |label: &str| -> Option<usize> {
+        let end = overview.find(&format!("<span class=\"label\">{label}</span>"))?;
+        let at = overview[..end].rfind("<span class=\"value\">")? + "<span class=\"value\">".len();
+        overview[at..end].split("</span>").next()?.trim().parse().ok()
+    };
+    let rows = |page: &str| page.matches("data-task-id=").count();
+    let mut problems = Vec::new();
+    let (_, conversations) = owner.get("/app/conversations").await;
+    match hero("conversations open") {
+        Some(n) if n == rows(&conversations) => {}
+        other => problems.push(format!(
+            "the overview says {other:?} conversations open, Conversations lists {}",
+            rows(&conversations)
+        )),
+    }
+    let (_, review) = owner.get("/app/review").await;
+    let (_, escalations) = owner.get("/app/escalations").await;
+    let waiting = review.matches("<article class=\"card\" data-task-id=").count()
+        + escalations.matches("<article class=\"card\" data-task-id=").count();
+    match hero("need your attention") {
+        Some(n) if n == waiting => {}
+        other => problems.push(format!(
+            "the overview says {other:?} need attention, the review queue and escalations list {waiting}"
+        )),
+    }
+    problems
+}

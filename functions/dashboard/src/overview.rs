@@ -115,9 +115,9 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                     href: None,
                 },
                 Hero {
-                    label: "conversations active",
-                    value: scorecard.conversations_active.to_string(),
-                    href: None,
+                    label: "conversations open",
+                    value: scorecard.conversations_open.to_string(),
+                    href: Some("/app/conversations"),
                 },
                 Hero {
                     label: "need your attention",

@@ -127,14 +127,15 @@ pub fn report(members: &[MemberFacts], tallies: &[TaskTally], months: &[Month]) 
         };
     };
     let (members_start, members_end, joined, cancelled) = counts(members, month);
+    // The months before the gym's data begins (nobody a member at their start, nobody joining)
+    // are left out: a 0% for a month the gym did not exist reads as a good month.
     let trend = months
         .iter()
-        .map(|m| {
-            let (start, _, _, gone) = counts(members, m);
-            MonthRate {
-                month: m.label(),
-                churn_rate: rate(gone, start),
-            }
+        .map(|m| (m, counts(members, m)))
+        .skip_while(|(_, (start, _, joined, _))| *start == 0 && *joined == 0)
+        .map(|(m, (start, _, _, gone))| MonthRate {
+            month: m.label(),
+            churn_rate: rate(gone, start),
         })
         .collect();
     let mut reasons: std::collections::BTreeMap<String, u32> = Default::default();
@@ -203,6 +204,23 @@ mod tests {
             f.cancellation_reason = Some(why.into());
         }
         f
+    }
+
+    #[test]
+    fn the_trend_begins_with_the_gyms_data() {
+        let tz = jiff::tz::TimeZone::UTC;
+        let months = Month::parse("2026-11", &tz).expect("month").trailing(12, &tz).expect("months");
+        let members = [
+            member("m_a", "2026-08-20T00:00:00Z", None),
+            member("m_b", "2026-09-02T00:00:00Z", Some(("2026-10-10T00:00:00Z", "moving"))),
+        ];
+        let r = report(&members, &[], &months);
+        let shown: Vec<&str> = r.trend.iter().map(|t| t.month.as_str()).collect();
+        assert_eq!(
+            shown,
+            ["2026-08", "2026-09", "2026-10", "2026-11"],
+            "no 0% for the months before anyone joined"
+        );
     }
 
     #[test]

@@ -112,6 +112,9 @@ pub struct Scorecard {
     pub members_retained: usize,
     pub revenue_retained: f64,
     pub conversations_active: usize,
+    /// Conversations open now ([`crate::task::is_open_conversation`]): what the Conversations
+    /// page lists and the overview counts.
+    pub conversations_open: usize,
     pub needs_attention: usize,
     pub messages_sent: u32,
     pub outcomes: BTreeMap<String, usize>,
@@ -134,6 +137,7 @@ pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecar
     let mut revenue = 0.0;
     let mut outcomes = BTreeMap::new();
     let mut conversations = 0;
+    let mut open_now = 0;
     let mut needs_attention = 0;
     for task in tasks {
         let closed_in_month = task.resolved_at.is_some_and(|t| month.contains(t));
@@ -154,6 +158,9 @@ pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecar
         if open_in_month && task.touch > 0 {
             conversations += 1;
         }
+        if crate::task::is_open_conversation(task.status, task.touch, &task.task_type) {
+            open_now += 1;
+        }
         if task.created_at < month.end && matches!(task.status, TaskStatus::PendingReview | TaskStatus::Escalated) {
             needs_attention += 1;
         }
@@ -163,6 +170,7 @@ pub fn tally(tasks: &[TaskTally], month: &Month, messages_sent: u32) -> Scorecar
         members_retained: retained.len(),
         revenue_retained: (revenue * 100.0).round() / 100.0,
         conversations_active: conversations,
+        conversations_open: open_now,
         needs_attention,
         messages_sent,
         outcomes,

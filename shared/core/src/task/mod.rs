@@ -163,6 +163,18 @@ pub struct MemberRef {
     pub monthly_value: Option<f64>,
 }
 
+/// A conversation open now, wherever one is counted or listed (the Conversations page, the
+/// overview's "conversations open", the scorecard's `conversations_open`): a member-facing task
+/// that has written to its member and is still at work.
+pub fn is_open_conversation(status: TaskStatus, touch: u32, task_type: &str) -> bool {
+    touch > 0
+        && matches!(
+            status,
+            TaskStatus::Waiting | TaskStatus::Executing | TaskStatus::Escalated | TaskStatus::Dormant
+        )
+        && task_type::definition(task_type).category == task_type::Category::Communication
+}
+
 /// The review queue's order, wherever it is listed (the review page, the brief, the digest):
 /// the most urgent first (a failing payment before a check-in), then the member worth the most
 /// a month, then the oldest.

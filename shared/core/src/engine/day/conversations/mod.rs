@@ -7,7 +7,7 @@ use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::AccountId;
 use crate::ports::TaskQuery;
 use crate::task::error::EngineError;
-use crate::task::task_type::{self, Category};
+use crate::task::task_type;
 use crate::task::{ConversationMessage, Role, Task, TaskStatus};
 
 /// The most conversations one list shows.
@@ -44,9 +44,7 @@ impl Engine {
             };
             let (tasks, _) = self.store.list_tasks(account, &query).await?;
             open.extend(tasks.into_iter().filter(|t| {
-                t.touch > 0
-                    && task_type::definition(&t.task_type).category == Category::Communication
-                    && task_type.is_none_or(|wanted| t.task_type == wanted)
+                crate::task::is_open_conversation(t.status, t.touch, &t.task_type) && task_type.is_none_or(|wanted| t.task_type == wanted)
             }));
         }
         open.sort_by_key(|t| std::cmp::Reverse(t.updated_at));
