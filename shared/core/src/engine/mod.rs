@@ -19,7 +19,7 @@ mod schedule;
 #[allow(unused_imports)]
 use automation::{control, loops, triggers};
 #[allow(unused_imports)]
-use business::{accounts, connection, credentials, feedback, members, owner_notices, sending_domains, sign_in};
+use business::{accounts, connection, credentials, erasure, feedback, members, owner_notices, sending_domains, sign_in};
 #[allow(unused_imports)]
 use channels::{messages, sms, webhooks};
 #[allow(unused_imports)]
@@ -42,6 +42,7 @@ pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, Webhook
 pub use conversations::{CONVERSATIONS_LISTED, Conversation};
 pub use credentials::SignInRequest;
 pub use decisions::Resolution;
+pub use erasure::{ExportedTask, MemberExport};
 pub use experiments::{ExperimentRun, ExperimentView, ExperimentsReport};
 pub use lift::LiftReport;
 pub use links::{LinkPage, LinkState};

@@ -32,6 +32,7 @@ mod connectors;
 mod counters;
 mod credentials;
 mod deliverability;
+mod erasure;
 mod idempotency;
 mod learning;
 mod loops;
@@ -117,6 +118,10 @@ struct State {
     /// The owner's to-dos, and the sources each was made from (one to-do per source).
     todos: BTreeMap<(AccountId, ulid::Ulid), crate::task::todo::Todo>,
     todo_sources: HashSet<(AccountId, String)>,
+    /// Keyed hashes of erased members' identities, per account.
+    erased: HashSet<(AccountId, String)>,
+    /// The tallies of erased members' closed tasks: the owner's numbers still count them.
+    erased_tallies: BTreeMap<TaskId, (AccountId, Timestamp, crate::task::tally::TaskTally)>,
 }
 
 /// See the module docs.
@@ -132,6 +137,16 @@ impl MemoryStore {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl State {
+    /// The kept tallies of the account's erased tasks, with when each closed.
+    fn erased_tallies_of(&self, account: AccountId) -> impl Iterator<Item = (Timestamp, crate::task::tally::TaskTally)> + '_ {
+        self.erased_tallies
+            .values()
+            .filter(move |(a, _, _)| *a == account)
+            .map(|(_, closed_at, tally)| (*closed_at, tally.clone()))
     }
 }
 

@@ -22,6 +22,7 @@ use crate::task::work::QueueName;
 pub mod connection;
 pub mod credentials;
 pub mod deliverability;
+pub mod erasure;
 pub mod loops;
 pub mod messages;
 pub mod sms;
@@ -31,6 +32,7 @@ pub mod webhooks;
 
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use credentials::CredentialStore;
+pub use erasure::ErasureStore;
 pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;

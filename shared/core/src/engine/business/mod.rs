@@ -6,6 +6,7 @@ use super::*;
 pub(super) mod accounts;
 pub(super) mod connection;
 pub(super) mod credentials;
+pub(super) mod erasure;
 pub(super) mod feedback;
 pub(super) mod members;
 pub(super) mod owner_notices;

@@ -31,6 +31,8 @@ pub enum SignalOutcome {
     Applied { task_created: Option<crate::kernel::ids::TaskId> },
     Duplicate,
     UnknownAccount,
+    /// About a member who was erased: nothing kept, nothing opened.
+    Erased,
 }
 
 /// The instants member events are accepted at, strictly increasing for this engine: two
@@ -117,15 +119,17 @@ impl Engine {
         // Project the facts under optimistic locking; a redelivered event changes nothing.
         let mut facts = None;
         for _ in 0..5 {
-            let mut current = self
-                .store
-                .get_member(account.id, &member_id)
-                .await?
-                .map(|(f, _)| f)
-                .unwrap_or_else(|| MemberFacts::new(member_id.clone()));
+            let stored = self.store.get_member(account.id, &member_id).await?.map(|(f, _)| f);
+            let new_member = stored.is_none();
+            let mut current = stored.unwrap_or_else(|| MemberFacts::new(member_id.clone()));
             if !current.apply_accepted(&envelope.webhook_id, event, envelope.event.timestamp, envelope.received_at) {
                 facts = Some((current, false));
                 break;
+            }
+            // An erased member stays forgotten: what arrives about them is not kept.
+            if new_member && self.erased_identity(account.id, &member_id, Some(&current)).await? {
+                tracing::info!(account = %account.id, "a member event about an erased member dropped");
+                return Ok(SignalOutcome::Erased);
             }
             current.version += 1;
             match self.store.save_member_facts(account.id, &current).await {
