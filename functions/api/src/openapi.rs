@@ -91,6 +91,8 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         crate::members::connector,
         crate::members::list,
         crate::members::detail,
+        crate::members::export,
+        crate::members::erase,
         crate::learning::list_memories,
         crate::learning::add_memory,
         crate::learning::delete_memory,

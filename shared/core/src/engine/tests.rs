@@ -1503,6 +1503,7 @@ mod calibration;
 mod confidence;
 mod connector;
 mod deliverability;
+mod erasure;
 mod evaluation;
 mod experiments;
 mod gates;

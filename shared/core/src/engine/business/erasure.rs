@@ -204,7 +204,9 @@ impl Engine {
                 let why = Why::new(Reason::MemberErased).outcome("erased");
                 let (next, log) = transition(&task, TaskStatus::Cancelled, self.clock.now(), why)?;
                 // No webhook event: it would carry the member's name out of the account.
-                match self.store.commit(&TaskCommit::new(next.clone(), log)).await {
+                let mut commit = TaskCommit::new(next.clone(), log);
+                commit.webhooks = false;
+                match self.store.commit(&commit).await {
                     Ok(()) => task = next,
                     Err(StoreError::Conflict(Conflict::Version)) => match self.store.get_task(task.account_id, task.id).await? {
                         Some(t) => {
