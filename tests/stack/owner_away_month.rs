@@ -16,9 +16,11 @@ const DAYS: i64 = 42;
 /// The week (and a day) the owner reads nothing and answers nothing.
 const AWAY: std::ops::RangeInclusive<i64> = 14..=21;
 
-/// Regulars the gym first hears of on the day before the owner goes away (an import, late
-/// in the morning): their tasks wait for review through the week away.
-const LATE: [(&str, &str); 3] = [("m_nia", "Nia"), ("m_oto", "Oto"), ("m_pia", "Pia")];
+/// Members the gym first hears of on the day before the owner goes away (an import, late in
+/// the morning): two regulars who stopped coming — on autopilot by then, their first mails go
+/// without the owner — and one whose payment fails, which always waits for the owner.
+const LATE: [(&str, &str); 2] = [("m_nia", "Nia"), ("m_oto", "Oto")];
+const LATE_PAYMENT: (&str, &str) = ("m_pia", "Pia");
 const LATE_DAY: i64 = 13;
 
 /// The regulars who drift away: id, first name as typed, and days since their last visit on
@@ -136,14 +138,14 @@ async fn all_todos(stack: &Stack, gym: &Account) -> Vec<Value> {
     todos
 }
 
-/// The owner at their mail on `day`: every link "Send it as drafted" of the mails since `seen`
-/// is posted (the owner trusts the drafts), every "Call …" they took care of is marked done; a
-/// question the owner was asked at once is answered in words.
+/// The owner at their mail: every "Send it as drafted" link of the mails since `seen` is
+/// posted (the owner trusts the drafts), every call or note "I took care of it", and a
+/// suggestion's "Yes, do that".
 async fn owner_reads(stack: &Stack, owner: &str, seen: usize) -> usize {
     let mail = stack.outbox_to(owner).await;
     for m in &mail[seen..] {
         for (label, path) in links_in(text(m)) {
-            if label == "Send it as drafted" || label == "I took care of it" {
+            if label == "Send it as drafted" || label == "I took care of it" || label == "Yes, do that" {
                 let (status, page) = post_link(stack, &path).await;
                 // A link of an item decided since (by an earlier mail's link) says so.
                 assert!(matches!(status, 200 | 410), "{label} {path}: {status} {page}");
@@ -209,6 +211,10 @@ async fn six_weeks_on_autopilot_with_an_owner_away_drop_nobody() {
                     emails.insert(id, stack.member(&gym, id, first, now).await);
                     checkins(&stack, &gym, id, now, 21).await;
                 }
+                let (id, first) = LATE_PAYMENT;
+                emails.insert(id, stack.member(&gym, id, first, now).await);
+                let failed = openloop_tests::events::payment_failed(id, &now.to_string());
+                webhook(&stack, &gym, &format!("evt_{id}_pay"), failed).await;
             }
             stack.run().await;
             // Five minutes on, the queues drained again (a lead's first touch leaves then).
@@ -280,10 +286,37 @@ async fn six_weeks_on_autopilot_with_an_owner_away_drop_nobody() {
             problems.push(format!("{}'s task expired unsent with no to-do: {t}", t["member"]["id"]));
         }
     }
+    // Autopilot that is autopilot: the owner approved the at-risk drafts as written, was
+    // offered autopilot in the mail and took it; the regulars found on the eve of the week away
+    // heard from the gym without the owner.
+    let offer = owner_mail
+        .iter()
+        .find(|m| text(m).contains("A suggestion: Send At-Risk Member messages without waiting for you?"));
+    match offer {
+        Some(m) if text(m).contains("Yes, do that: http") => {}
+        other => problems.push(format!("autopilot was never offered in the mail with its links: {other:?}")),
+    }
+    let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
+    if !settings["autopilot_types"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t == "churn_risk"))
+    {
+        problems.push(format!(
+            "the owner's yes from the mail did not put churn risk on autopilot: {settings}"
+        ));
+    }
     for (id, first) in LATE {
+        let first_mail = to_member(id).first().map(|m| days_from(day0, sent_at(m)));
+        if !first_mail.is_some_and(|d| AWAY.contains(&d) || d == LATE_DAY) {
+            problems.push(format!(
+                "{first}, found on the eve of the week away, waited for the owner: first mail on day {first_mail:?}"
+            ));
+        }
+    }
+    {
+        let (id, first) = LATE_PAYMENT;
         if !found.contains(id) {
             problems.push(format!("{first} was never found"));
-            continue;
         }
         // Nobody decided their item while the owner was away: the last call went out with its
         // links, and at expiry they reached the call list.

@@ -1,6 +1,7 @@
 //! Action links: what an owner mail offers for each item that waits for a decision — a review
 //! item to send as drafted, skip or put off a day; an escalation the owner took care of; a
-//! to-do done or put off; a failing payment nothing works on, checked or put off.
+//! to-do done or put off; a failing payment nothing works on, checked or put off; a suggestion
+//! (autopilot for a type the owner always approves as drafted) taken or left.
 //! `{public_url}/a/{token}` names one item and one action; `GET` shows
 //! the decision and a button, only `POST` acts (a mail scanner that opens links never does).
 //! The token is signed (`conversation::token`) and lives until the item is decided or
@@ -22,6 +23,8 @@ pub enum LinkItem {
     Todo(ulid::Ulid),
     /// A member's failing payment that no task works on (the brief's "Check X's payment").
     Payment(MemberId),
+    /// A pending suggestion (the brief's "A suggestion").
+    Suggestion(ulid::Ulid),
 }
 
 /// What a link does.
@@ -35,6 +38,8 @@ pub enum LinkAction {
     Snooze,
     /// The owner took care of it: an escalation or a to-do is done.
     Done,
+    /// Take a suggestion: what it proposes is applied (and can be undone).
+    Accept,
 }
 
 impl LinkAction {
@@ -44,11 +49,12 @@ impl LinkAction {
             Self::Skip => "skip",
             Self::Snooze => "snooze",
             Self::Done => "done",
+            Self::Accept => "accept",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Approve, Self::Skip, Self::Snooze, Self::Done]
+        [Self::Approve, Self::Skip, Self::Snooze, Self::Done, Self::Accept]
             .into_iter()
             .find(|a| a.as_str() == s)
     }
@@ -60,6 +66,7 @@ impl LinkAction {
             Self::Skip => "Skip it",
             Self::Snooze => "Remind me tomorrow",
             Self::Done => "I took care of it",
+            Self::Accept => "Yes, do that",
         }
     }
 }
@@ -75,13 +82,14 @@ pub struct ActionLink {
 }
 
 impl ActionLink {
-    /// What is signed: `{account}:{t|d|p}:{item}:{action}:{expires, unix seconds}` (a
+    /// What is signed: `{account}:{t|d|p|s}:{item}:{action}:{expires, unix seconds}` (a
     /// member's id may itself hold `:`; the other parts never do).
     pub fn payload(&self) -> String {
         let (kind, id) = match &self.item {
             LinkItem::Task(id) => ('t', id.to_string()),
             LinkItem::Todo(id) => ('d', id.to_string()),
             LinkItem::Payment(member) => ('p', member.to_string()),
+            LinkItem::Suggestion(id) => ('s', id.to_string()),
         };
         format!("{}:{kind}:{id}:{}:{}", self.account, self.action.as_str(), self.expires.as_second())
     }
@@ -96,6 +104,7 @@ impl ActionLink {
             "t" => LinkItem::Task(id.parse().ok()?),
             "d" => LinkItem::Todo(id.parse().ok()?),
             "p" => LinkItem::Payment(MemberId::parse(id).ok()?),
+            "s" => LinkItem::Suggestion(id.parse().ok()?),
             _ => return None,
         };
         Some(Self {
@@ -128,6 +137,9 @@ pub const TODO_ACTIONS: [LinkAction; 2] = [LinkAction::Done, LinkAction::Snooze]
 /// The actions a mail offers for a failing payment nothing works on: the owner checked it, or
 /// it comes back tomorrow.
 pub const PAYMENT_ACTIONS: [LinkAction; 2] = [LinkAction::Done, LinkAction::Snooze];
+
+/// The actions a mail offers for a pending suggestion: take it, or leave it (nothing changes).
+pub const SUGGESTION_ACTIONS: [LinkAction; 2] = [LinkAction::Accept, LinkAction::Skip];
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::kernel::ids::{MemberId, TaskId};
 use crate::kernel::plural::{count, count_of, dollars};
-use crate::owner::action_link::{LinkItem, Links, PAYMENT_ACTIONS, TODO_ACTIONS, task_actions};
+use crate::owner::action_link::{LinkItem, Links, PAYMENT_ACTIONS, SUGGESTION_ACTIONS, TODO_ACTIONS, task_actions};
 use crate::task::todo::Todo;
 
 /// The most actions, and the most entries of each list, a brief shows.
@@ -129,6 +129,19 @@ pub struct Brief {
     /// no longer listed (the mail only).
     #[serde(skip_serializing_if = "is_zero")]
     pub still_open: usize,
+    /// A suggestion made in the last [`MORNINGS_LISTED`] days and still pending, offered with
+    /// its links (the mail only: the API lists suggestions on their own).
+    #[serde(skip)]
+    pub suggestion: Option<BriefSuggestion>,
+}
+
+/// A pending suggestion as the brief offers it: "Send At-Risk Member messages without waiting
+/// for you?" and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BriefSuggestion {
+    pub id: ulid::Ulid,
+    pub title: String,
+    pub body: String,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -149,6 +162,7 @@ impl Brief {
             && self.yesterday.is_empty()
             && self.planned_today == 0
             && self.review_expired == 0
+            && self.suggestion.is_none()
     }
 }
 
@@ -182,6 +196,7 @@ pub struct BriefInputs {
     pub yesterday: Yesterday,
     pub planned_today: usize,
     pub review_expired: usize,
+    pub suggestion: Option<BriefSuggestion>,
 }
 
 fn days_late(since: Timestamp, now: Timestamp) -> f64 {
@@ -347,6 +362,7 @@ pub fn compose(mut inputs: BriefInputs) -> Brief {
         review_expired: inputs.review_expired,
         more,
         still_open: 0,
+        suggestion: inputs.suggestion,
     }
 }
 
@@ -474,6 +490,11 @@ pub fn mail(brief: &Brief, app: &str, links: Links) -> (String, String) {
             decisions |= !decide.is_empty();
             text.push_str(&decide);
         }
+    }
+    if let Some(s) = &brief.suggestion {
+        text.push_str(&format!("\nA suggestion: {}\n  {}\n", s.title, s.body));
+        text.push_str(&links(LinkItem::Suggestion(s.id), &SUGGESTION_ACTIONS));
+        decisions = true;
     }
     let see_all = |n: usize, path: &str| {
         if n > 0 {
@@ -658,6 +679,7 @@ mod tests {
             },
             planned_today: 1,
             review_expired: 0,
+            suggestion: None,
         });
         let (subject, text) = mail(&brief, "https://app.example.com/app", &|_, _| String::new());
         assert_eq!(subject, "Today: Call Dana Tester: they asked what only you can answer");
@@ -700,6 +722,7 @@ mod tests {
             yesterday: Yesterday::default(),
             planned_today: 0,
             review_expired: 0,
+            suggestion: None,
         });
         let title = &brief.actions[0].title;
         assert_eq!(
@@ -731,6 +754,7 @@ mod tests {
             yesterday: Yesterday::default(),
             planned_today: 0,
             review_expired: 0,
+            suggestion: None,
         });
         let (_, text) = mail(&brief, "https://app.example.com/app", &|_, _| String::new());
         assert!(

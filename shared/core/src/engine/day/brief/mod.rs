@@ -19,9 +19,12 @@ use super::Engine;
 use super::members::monthly_value;
 use crate::kernel::ids::{AccountId, MemberId, TaskId};
 use crate::kernel::limits;
+use crate::learning::suggestion::{SuggestionKind, SuggestionStatus};
 use crate::members::event::MemberStatus;
 use crate::owner::account::Account;
-use crate::owner::brief::{AtRisk, Brief, BriefInputs, PaymentTrouble, Waiting, Yesterday, compose, day_bounds};
+use crate::owner::brief::{
+    AtRisk, Brief, BriefInputs, BriefSuggestion, MORNINGS_LISTED, PaymentTrouble, Waiting, Yesterday, compose, day_bounds,
+};
 use crate::ports::TaskQuery;
 use crate::task::error::EngineError;
 use crate::task::todo::TodoStatus;
@@ -188,7 +191,23 @@ impl Engine {
             },
             planned_today,
             review_expired,
+            suggestion: self.suggestion_to_offer(account, now).await?,
         }))
+    }
+
+    /// The newest pending autopilot suggestion made in the last [`MORNINGS_LISTED`] days: the
+    /// brief offers it with its links, so an owner who decides from the mail can take it.
+    async fn suggestion_to_offer(&self, account: &Account, now: Timestamp) -> Result<Option<BriefSuggestion>, EngineError> {
+        let since = now - jiff::SignedDuration::from_hours(24 * i64::from(MORNINGS_LISTED));
+        let pending = self.store.list_suggestions(account.id, SuggestionStatus::Pending, 5).await?;
+        Ok(pending
+            .into_iter()
+            .find(|s| s.kind == SuggestionKind::Autopilot && s.created_at > since && s.is_due(now))
+            .map(|s| BriefSuggestion {
+                id: s.id,
+                title: s.title,
+                body: s.body,
+            }))
     }
 }
 

@@ -333,6 +333,8 @@ fn reply_word(action: LinkAction) -> &'static str {
         LinkAction::Skip => "\"skip\"",
         LinkAction::Snooze => "\"tomorrow\" (remind me tomorrow)",
         LinkAction::Done => "\"done\" (I took care of it)",
+        // A suggestion is taken from its link only (a reply lists no suggestion).
+        LinkAction::Accept => "its link (yes, do that)",
     }
 }
 

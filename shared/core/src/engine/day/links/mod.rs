@@ -12,6 +12,7 @@ use super::Engine;
 use super::decisions::Resolution;
 use crate::kernel::error::{InvalidInput, StoreError};
 use crate::kernel::ids::{AccountId, MemberId};
+use crate::learning::suggestion::SuggestionStatus;
 use crate::members::member::PaymentSeen;
 use crate::owner::account::Account;
 use crate::owner::action_link::{ActionLink, LINK_LIFETIME, LinkAction, LinkItem, task_actions};
@@ -178,6 +179,17 @@ impl Engine {
                     "Put off until tomorrow ({}): it comes back to you then.",
                     reason_words::when(until, &tz)
                 ))
+            }
+            (&LinkItem::Suggestion(id), LinkAction::Accept) => {
+                let taken = self.accept_suggestion(account.id, id).await?;
+                Ok(format!(
+                    "Done: {} You can undo it on your dashboard's suggestions page.",
+                    taken.title.trim_end_matches('?')
+                ))
+            }
+            (&LinkItem::Suggestion(id), LinkAction::Skip) => {
+                self.dismiss_suggestion(account.id, id).await?;
+                Ok("Left as it is: nothing changes, and it is not offered again.".into())
             }
             // A link is only ever made for the actions its item offers.
             _ => Err(EngineError::Invalid(crate::kernel::error::InvalidInput::new(
@@ -347,6 +359,31 @@ impl Engine {
                 };
                 Ok((page(title, detail, state), None))
             }
+            &LinkItem::Suggestion(id) => {
+                let Some(s) = self.store.get_suggestion(account.id, id).await? else {
+                    return Ok((
+                        page(
+                            "A suggestion".into(),
+                            Vec::new(),
+                            LinkState::Gone("This suggestion is no longer here.".into()),
+                        ),
+                        None,
+                    ));
+                };
+                let state = match (s.status, s.decided_at) {
+                    (SuggestionStatus::Pending, _) => LinkState::Open,
+                    (status, at) => LinkState::Gone(format!(
+                        "Already {}{}.",
+                        if status == SuggestionStatus::Applied {
+                            "taken"
+                        } else {
+                            "left as it is"
+                        },
+                        at.map(|at| format!(" ({})", reason_words::when(at, &tz))).unwrap_or_default()
+                    )),
+                };
+                Ok((page(s.title, vec![s.body], state), None))
+            }
         }
     }
 }
@@ -359,7 +396,7 @@ const PAYMENT_NOT_FAILING: &str = "payment_not_failing";
 fn decided_already(e: &EngineError) -> bool {
     match e {
         EngineError::StaleVersion | EngineError::InvalidTransition { .. } | EngineError::InvalidState { .. } => true,
-        EngineError::Invalid(e) => e.code == "todo_done" || e.code == PAYMENT_NOT_FAILING,
+        EngineError::Invalid(e) => e.code == "todo_done" || e.code == PAYMENT_NOT_FAILING || e.code == "suggestion_decided",
         _ => false,
     }
 }
