@@ -48,6 +48,7 @@ mod owner_day_one;
 mod owner_notices;
 mod owners_day;
 mod payment_recovery;
+mod peoples_data;
 mod plans;
 mod pushpress_connect;
 mod pushpress_webhooks;

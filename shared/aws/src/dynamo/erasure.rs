@@ -46,9 +46,7 @@ impl DynamoStore {
         prefix: &str,
         names: impl Fn(&T) -> bool,
     ) -> Result<(), StoreError> {
-        let items = self
-            .query_all(None, PK, account_pk(account), Some(prefix.to_owned()), true)
-            .await?;
+        let items = self.query_all(None, PK, account_pk(account), Some(prefix.to_owned()), true).await?;
         for item in items {
             let sk = sk_of(&item).to_owned();
             if from_item::<T>(item).is_ok_and(|value| names(&value)) {
@@ -118,7 +116,8 @@ impl ErasureStore for DynamoStore {
         self.delete_prefixed(account, actions_prefix(task.id)).await?;
         if let Some(item) = self.get(pk.clone(), &interaction_sk(task.id)).await? {
             let record = from_item::<InteractionOutcome>(item)?.without_texts();
-            self.put(keyed(&record, pk.clone(), interaction_sk(task.id), "interaction")?).await?;
+            self.put(keyed(&record, pk.clone(), interaction_sk(task.id), "interaction")?)
+                .await?;
         }
         // Last, the task, only as it was read: a step that moved it since keeps it.
         self.count();
@@ -155,7 +154,11 @@ impl ErasureStore for DynamoStore {
         })
         .await?;
         self.delete_naming::<OwnerNotice>(account, NOTICE_PREFIX, |notice| {
-            trace.names(notice.member_id.as_ref(), notice.task_id, &format!("{}\n{}", notice.title, notice.detail))
+            trace.names(
+                notice.member_id.as_ref(),
+                notice.task_id,
+                &format!("{}\n{}", notice.title, notice.detail),
+            )
         })
         .await?;
         self.delete_naming::<OutboxItem>(account, OUTBOX_PREFIX, |item| {

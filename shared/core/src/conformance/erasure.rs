@@ -30,7 +30,10 @@ pub(super) async fn erased_identities_are_kept_per_account(store: &dyn TaskStore
     store.put_erased(account, &keys, base()).await.expect("put");
     store.put_erased(account, &keys, base()).await.expect("put again changes nothing");
     assert!(store.any_erased(account, &["nope".into(), "erased-b".into()]).await.expect("read"));
-    assert!(!store.any_erased(account, &["nope".into()]).await.expect("read"), "erasure: only what was kept");
+    assert!(
+        !store.any_erased(account, &["nope".into()]).await.expect("read"),
+        "erasure: only what was kept"
+    );
     assert!(!store.any_erased(other, &keys).await.expect("read"), "erasure: per account");
     assert!(!store.any_erased(account, &[]).await.expect("read"));
 }
@@ -65,7 +68,10 @@ pub(super) async fn a_closed_task_is_erased_with_its_history_but_its_tally_stays
         is_conflict(store.erase_task(&stale).await, Conflict::Version),
         "erasure: only over the version it was read at"
     );
-    assert!(store.get_task(account.id, task.id).await.expect("read").is_some(), "erasure: a refusal removes nothing");
+    assert!(
+        store.get_task(account.id, task.id).await.expect("read").is_some(),
+        "erasure: a refusal removes nothing"
+    );
 
     store.erase_task(&closed).await.expect("erase");
     assert!(store.get_task(account.id, task.id).await.expect("read").is_none());
@@ -74,7 +80,10 @@ pub(super) async fn a_closed_task_is_erased_with_its_history_but_its_tally_stays
     assert!(feed.iter().all(|e| e.task_id != task.id), "erasure: its decisions leave the feed");
     let (listed, _) = store.list_tasks(account.id, &Default::default()).await.expect("list");
     assert!(listed.is_empty());
-    let tallies = store.tallies(account.id, base() - SignedDuration::from_hours(1)).await.expect("tallies");
+    let tallies = store
+        .tallies(account.id, base() - SignedDuration::from_hours(1))
+        .await
+        .expect("tallies");
     assert_eq!(
         tallies.iter().map(|t| (t.task_id, t.status)).collect::<Vec<_>>(),
         [(task.id, TaskStatus::Cancelled)],
@@ -140,14 +149,23 @@ pub(super) async fn a_members_records_are_erased_and_no_one_elses(store: &dyn Ta
     trace.tasks.insert(task.id);
 
     store.erase_member_records(account, &trace).await.expect("erase");
-    store.erase_member_records(account, &trace).await.expect("erase again changes nothing");
+    store
+        .erase_member_records(account, &trace)
+        .await
+        .expect("erase again changes nothing");
 
-    assert!(store.get_member(account, &gone).await.expect("read").is_none(), "erasure: the member item");
+    assert!(
+        store.get_member(account, &gone).await.expect("read").is_none(),
+        "erasure: the member item"
+    );
     assert!(store.member_annotations(account, &gone).await.expect("read").tags.is_empty());
     assert!(store.member_open_loops(account, &gone).await.expect("read").is_empty());
-    assert!(!store.is_suppressed(account, &gone_email).await.expect("read"), "erasure: no address in clear");
+    assert!(
+        !store.is_suppressed(account, &gone_email).await.expect("read"),
+        "erasure: no address in clear"
+    );
     let todos = store.list_todos(account, TodoStatus::Open, 100).await.expect("todos");
-    assert_eq!(todos.iter().map(|t| t.member.id.clone()).collect::<Vec<_>>(), [kept.clone()]);
+    assert_eq!(todos.iter().map(|t| t.member.id.clone()).collect::<Vec<_>>(), std::slice::from_ref(&kept));
     let (notices, _) = store.list_notices(account, 100, None).await.expect("notices");
     assert!(
         notices.len() == 1 && notices.iter().all(|n| n.title.contains("erase-kept")),
@@ -157,7 +175,10 @@ pub(super) async fn a_members_records_are_erased_and_no_one_elses(store: &dyn Ta
         .due_outbox(base() + SignedDuration::from_hours(24), 1_000)
         .await
         .expect("outbox");
-    assert!(outbox.iter().all(|i| i.event.account_id != account), "erasure: their events are not sent");
+    assert!(
+        outbox.iter().all(|i| i.event.account_id != account),
+        "erasure: their events are not sent"
+    );
     // The other member keeps everything.
     assert!(store.get_member(account, &kept).await.expect("read").is_some());
     assert!(!store.member_annotations(account, &kept).await.expect("read").tags.is_empty());

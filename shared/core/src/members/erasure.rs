@@ -69,10 +69,7 @@ impl MemberTrace {
         }
         let text = text.to_lowercase();
         self.words.iter().any(|w| text.contains(w.as_str()))
-            || self
-                .member
-                .as_ref()
-                .is_some_and(|m| contains_id(&text, &m.as_str().to_lowercase()))
+            || self.member.as_ref().is_some_and(|m| contains_id(&text, &m.as_str().to_lowercase()))
     }
 }
 
@@ -130,7 +127,10 @@ mod tests {
         assert!(trace.names(None, None, "Call Dana Scully about her plan"));
         assert!(trace.names(None, None, r#"{"member_id":"m_1"}"#));
         assert!(!trace.names(Some(&other), None, r#"{"member_id":"m_10"}"#), "m_1 is not in m_10");
-        assert!(!trace.names(None, None, "Call Dana about her plan"), "a first name alone is anyone's");
+        assert!(
+            !trace.names(None, None, "Call Dana about her plan"),
+            "a first name alone is anyone's"
+        );
     }
 
     #[test]

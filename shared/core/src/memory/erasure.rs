@@ -63,12 +63,10 @@ impl ErasureStore for MemoryStore {
         s.todos.retain(|(a, _), t| {
             *a != account || !trace.names(Some(&t.member.id), Some(t.task_id), &serde_json::to_string(t).unwrap_or_default())
         });
-        s.notices.retain(|(a, _), n| {
-            *a != account || !trace.names(n.member_id.as_ref(), n.task_id, &format!("{}\n{}", n.title, n.detail))
-        });
-        s.webhook_outbox.retain(|(a, _), item| {
-            *a != account || !trace.names(None, item.event.task_id, &item.event.data.to_string())
-        });
+        s.notices
+            .retain(|(a, _), n| *a != account || !trace.names(n.member_id.as_ref(), n.task_id, &format!("{}\n{}", n.title, n.detail)));
+        s.webhook_outbox
+            .retain(|(a, _), item| *a != account || !trace.names(None, item.event.task_id, &item.event.data.to_string()));
         let words: Vec<String> = trace.words().map(str::to_owned).collect();
         s.suppressed
             .retain(|(a, email)| *a != account || !words.contains(&email.as_str().to_lowercase()));

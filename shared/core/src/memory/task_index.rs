@@ -42,7 +42,11 @@ impl TaskIndex for MemoryStore {
             .filter(|(closed_at, _)| *closed_at >= closed_since)
             .collect();
         closed.sort_by_key(|(closed_at, t)| (closed_at.as_second(), t.task_id));
-        Ok(open.into_iter().map(TaskTally::of).chain(closed.into_iter().map(|(_, t)| t)).collect())
+        Ok(open
+            .into_iter()
+            .map(TaskTally::of)
+            .chain(closed.into_iter().map(|(_, t)| t))
+            .collect())
     }
 
     async fn closed_tallies(&self, account: AccountId, from: Timestamp, until: Timestamp) -> Result<Vec<TaskTally>, StoreError> {

@@ -278,11 +278,23 @@ impl Engine {
 
     /// Whether a member the account does not hold yet was erased: their id, address or phone
     /// is among the kept hashes. What arrives for them is not stored, and no task opens.
-    pub(in crate::engine) async fn erased_identity(&self, account: AccountId, member: &MemberId, facts: Option<&MemberFacts>) -> Result<bool, EngineError> {
+    /// Found by their address or phone under an id of another, that id is kept too, so what
+    /// comes later under it alone (a payment, a check-in) is not kept either.
+    pub(in crate::engine) async fn erased_identity(
+        &self,
+        account: AccountId,
+        member: &MemberId,
+        facts: Option<&MemberFacts>,
+    ) -> Result<bool, EngineError> {
         let keys: Vec<String> = identities(member, facts)
             .into_iter()
             .map(|(what, value)| self.config.signing_key.erasure_key(&account, what, &value))
             .collect();
-        Ok(self.store.any_erased(account, &keys).await?)
+        if !self.store.any_erased(account, &keys).await? {
+            return Ok(false);
+        }
+        // The first key is the member id's (see `identities`).
+        self.store.put_erased(account, &keys[..1], self.clock.now()).await?;
+        Ok(true)
     }
 }

@@ -28,7 +28,9 @@ pub enum Accepted {
 /// What a signal did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SignalOutcome {
-    Applied { task_created: Option<crate::kernel::ids::TaskId> },
+    Applied {
+        task_created: Option<crate::kernel::ids::TaskId>,
+    },
     Duplicate,
     UnknownAccount,
     /// About a member who was erased: nothing kept, nothing opened.

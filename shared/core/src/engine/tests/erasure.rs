@@ -11,14 +11,23 @@ impl World {
     /// Sam Gone, with a task that mailed them, their answer, and a call to make about them.
     async fn a_member_with_a_month_of_history(&self) -> (MemberId, Task) {
         let member = self.member("m_gone").await;
-        let (mut facts, _) = self.store.get_member(self.account.id, &member).await.expect("read").expect("member");
+        let (mut facts, _) = self
+            .store
+            .get_member(self.account.id, &member)
+            .await
+            .expect("read")
+            .expect("member");
         facts.last_name = Some("Gonzalez".into());
         facts.phone = Some("+15555550199".into());
         facts.version += 1;
         self.store.save_member_facts(self.account.id, &facts).await.expect("facts");
         let task = self.approved("churn_risk", "m_gone").await;
         self.run().await;
-        let raw = self.answer_newest("m-gone@example.com", "gone1@mail.example.net", "Work has been brutal, I miss the 6am class");
+        let raw = self.answer_newest(
+            "m-gone@example.com",
+            "gone1@mail.example.net",
+            "Work has been brutal, I miss the 6am class",
+        );
         self.engine.receive_reply(&raw).await.expect("reply");
         self.run().await;
         let call = NewTask {
@@ -52,9 +61,15 @@ async fn an_export_holds_the_member_their_words_and_their_to_dos() {
     let (member, task) = w.a_member_with_a_month_of_history().await;
     let export = w.engine.export_member(w.account.id, &member).await.expect("export");
     let text = serde_json::to_string(&export).expect("json");
-    assert!(text.contains("m-gone@example.com") && text.contains("+15555550199"), "their address and phone");
+    assert!(
+        text.contains("m-gone@example.com") && text.contains("+15555550199"),
+        "their address and phone"
+    );
     assert!(text.contains("I miss the 6am class"), "what they wrote");
-    assert!(export.tasks.iter().any(|t| t.task.id == task.id && !t.outbound.is_empty()), "what was sent to them");
+    assert!(
+        export.tasks.iter().any(|t| t.task.id == task.id && !t.outbound.is_empty()),
+        "what was sent to them"
+    );
     assert!(
         export.todos.iter().any(|t| t.what.contains("6am class")),
         "the call about them: {:?}",
@@ -87,7 +102,11 @@ async fn an_erased_member_is_named_nowhere_their_numbers_stay_and_they_stay_out(
     let (activity, _) = w.store.activity(w.account.id, 100, None).await.expect("activity");
     assert!(activity.is_empty(), "no decision names them");
     let (notices, _) = w.store.list_notices(w.account.id, 100, None).await.expect("notices");
-    assert!(notices.iter().all(|n| !n.title.contains("Sam") && n.member_id.as_ref() != Some(&member)));
+    assert!(
+        notices
+            .iter()
+            .all(|n| !n.title.contains("Sam") && n.member_id.as_ref() != Some(&member))
+    );
     let tallies = w.store.tallies(w.account.id, since).await.expect("tallies");
     assert_eq!(tallies.len(), tallies_before, "the owner's numbers still count their tasks");
     assert!(tallies.iter().all(|t| !t.is_open()), "their open tasks were cancelled first");
@@ -101,6 +120,18 @@ async fn an_erased_member_is_named_nowhere_their_numbers_stay_and_they_stay_out(
     assert!(w.store.get_member(w.account.id, &member).await.expect("read").is_none());
     let again = MemberId::parse("m_again").expect("id");
     assert!(w.store.get_member(w.account.id, &again).await.expect("read").is_none());
+    // What follows under that new id alone (a payment names no address) is not kept either.
+    let payment = MemberEvent::PaymentFailed {
+        member_id: again.clone(),
+        amount: 150.0,
+        currency: "USD".into(),
+        failed_at: day0(),
+        reason: None,
+    };
+    w.signal("evt_new_id_pay", payment).await;
+    assert!(w.store.get_member(w.account.id, &again).await.expect("read").is_none());
+    let (tasks, _) = w.store.list_tasks(w.account.id, &Default::default()).await.expect("tasks");
+    assert!(tasks.is_empty(), "nothing opened for them: {tasks:?}");
     let input = NewTask {
         member_id: member.clone(),
         ..w.new_task("churn_risk", "m_someone").await
