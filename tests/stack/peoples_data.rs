@@ -317,3 +317,95 @@ async fn an_erased_member_is_named_nowhere_counted_still_and_stays_suppressed() 
     assert_eq!(texts_to(&stack, PHONE).await.len(), texts.len(), "never texted again");
     stack.running.stop();
 }
+
+/// Given a gym with members, a conversation, a to-do and an owner's address, when the operator
+/// removes it, then it stops at once — its token and its owner's sign-in links end, what is
+/// sent for it is not kept — while the operator's list says the removal is under way; once
+/// the background is done it is not found, nothing of it answers, and another gym keeps all
+/// of its own.
+#[tokio::test]
+async fn a_gym_that_leaves_stops_at_once_and_is_gone_once_the_background_is_done() {
+    let stack = Stack::start_without_consumer("peoples-data-leave").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = stack.give_owner_address(&gym).await;
+    let stays = stack.create_account("manual").await;
+    let email = stack.member(&gym, "m_leaver", "Lee", stack.now().await).await;
+    stack.member(&stays, "m_leaver", "Lee", stack.now().await).await;
+    stack.run().await;
+    let task = stack.approved_task(&gym, "churn_risk", "m_leaver").await;
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    let call = json!({"task_type": "staff_call_member", "member_id": "m_leaver", "goal": "Call Lee about their plan"});
+    let (status, body) = stack.post("/api/v1/tasks", &gym.token, call).await;
+    assert_eq!(status, 201, "{body}");
+    stack.run().await;
+
+    let path = format!("/api/v1/accounts/{}", gym.id);
+    let (status, body) = stack.call(Method::DELETE, &path, Some(&gym.token), None).await;
+    assert_eq!(status, 401, "the operator's call, not the owner's: {body}");
+    let (status, removing) = stack.call(Method::DELETE, &path, Some(&stack.admin_token), None).await;
+    assert_eq!((status, removing["status"].as_str()), (202, Some("removing")), "{removing}");
+    assert!(
+        removing["done_by"].is_string() && removing["requested_at"].is_string(),
+        "{removing}"
+    );
+
+    // At once: the owner is out, and what arrives for the gym is not kept.
+    let (status, body) = stack.get("/api/v1/tasks", &gym.token).await;
+    assert_eq!(status, 401, "{body}");
+    let (_, accounts) = stack.get("/api/v1/accounts", &stack.admin_token).await;
+    let listed = accounts["accounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["account_id"] == gym.id.as_str())
+        .cloned();
+    assert!(
+        listed
+            .as_ref()
+            .is_some_and(|a| a["removal"]["requested_at"].is_string() && a["paused"] == true),
+        "{accounts}"
+    );
+    let (status, again) = stack.call(Method::DELETE, &path, Some(&stack.admin_token), None).await;
+    assert_eq!(
+        (status, &again["requested_at"]),
+        (202, &removing["requested_at"]),
+        "asked again, where it is: {again}"
+    );
+
+    stack.run().await;
+
+    let (status, body) = stack.call(Method::DELETE, &path, Some(&stack.admin_token), None).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")), "done: {body}");
+    let (_, accounts) = stack.get("/api/v1/accounts", &stack.admin_token).await;
+    assert!(!accounts.to_string().contains(&gym.id), "no longer listed: {accounts}");
+    let (status, _) = stack.get("/api/v1/members", &gym.token).await;
+    assert_eq!(status, 401);
+    let at = stack.now().await.to_string();
+    let (status, body) = stack
+        .webhook(&gym, "evt_after", events::member_created("m_after", "after@example.com", "Al", &at))
+        .await;
+    assert!(
+        status == 401 || status == 404,
+        "a removed gym's events are refused: {status} {body}"
+    );
+    let raw = Client::reply_to(&mail[0], "leaver-1@example.net", "Sorry I missed this");
+    let (status, body) = stack.inbound(&raw).await;
+    assert!(status == 200 || status == 202, "{body}");
+    assert_eq!(body["status"], "unrouted", "a reply to its mail routes nowhere: {body}");
+    let before = stack.outbox_to(&owner).await.len();
+    let (status, _) = crate::dashboard::ask_for_link(&stack, &owner).await;
+    assert!(status.is_success() || status.is_redirection(), "{status}");
+    assert_eq!(stack.outbox_to(&owner).await.len(), before, "no sign-in link for a removed gym");
+    let (status, _) = stack.get(&format!("/api/v1/tasks/{task}"), &stays.token).await;
+    assert_eq!(status, 404);
+
+    // The other gym keeps everything.
+    let (status, member) = stack.get("/api/v1/members/m_leaver", &stays.token).await;
+    assert_eq!(status, 200, "{member}");
+    let (_, accounts) = stack.get("/api/v1/accounts", &stack.admin_token).await;
+    assert!(accounts.to_string().contains(&stays.id), "{accounts}");
+    stack.running.stop();
+}

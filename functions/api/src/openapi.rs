@@ -40,6 +40,7 @@ Statuses: 400 a malformed request (bad JSON, cursor or limit), 401 no or a wrong
         openapi_json,
         crate::admin::create_account,
         crate::admin::list_accounts,
+        crate::admin::remove_account,
         crate::admin::pause,
         crate::admin::resume,
         crate::admin::admin_pause_account,

@@ -4,6 +4,9 @@
 //! removal cut short leaves the task to be found and removed again by the retry. Its closed
 //! tally (`TALLY#CLOSED#…`) stays, and its learning record is rewritten without its texts.
 //!
+//! An account's removal reads a page of its partition at a time and deletes it, each task's
+//! and sent message's reply routes with it; the account item and its token item go last.
+//!
 //! To-dos, owner notices and outbox items are found by reading the account's items of that
 //! kind (one query of their prefix each): an erasure is rare and asked for by a person, so it
 //! reads what the account keeps of them, never the whole partition.
@@ -171,6 +174,65 @@ impl ErasureStore for DynamoStore {
         }
         // Last, the member item: while it is there, the erasure is not done.
         self.delete(pk, &member_sk(&member)).await?;
+        Ok(())
+    }
+
+    async fn remove_account_items(&self, account: AccountId, limit: usize) -> Result<usize, StoreError> {
+        let pk = account_pk(account);
+        self.count();
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("PK = :pk")
+            .expression_attribute_values(":pk", s(pk.clone()))
+            .consistent_read(true)
+            .limit(i32::try_from(limit.clamp(1, 1000)).unwrap_or(1000))
+            .send()
+            .await
+            .map_err(unavailable)?;
+        let mut removed = 0;
+        for item in out.items.unwrap_or_default() {
+            let sk = sk_of(&item).to_owned();
+            if sk == PROFILE_SK {
+                continue;
+            }
+            // What a task or a sent message keeps outside the account: its reply routes.
+            let mut routes = Vec::new();
+            if sk.starts_with("TASK#") && !sk["TASK#".len()..].contains('#') {
+                if let Ok(task) = from_item::<Task>(item.clone()) {
+                    routes.push(task_route_pk(task.id));
+                    for m in &task.thread {
+                        routes.push(message_route_pk(&m.message_id));
+                        routes.extend(m.provider_message_id.as_deref().map(message_route_pk));
+                    }
+                }
+            } else if sk.starts_with("MSG#")
+                && let Ok(message) = from_item::<OutboundMessage>(item.clone())
+            {
+                routes.push(message_route_pk(&message.message_id));
+                routes.extend(message.provider_message_id.as_deref().map(message_route_pk));
+            }
+            for route in routes {
+                self.delete(route, ROUTE_SK).await?;
+            }
+            self.delete(pk.clone(), &sk).await?;
+            removed += 1;
+        }
+        Ok(removed)
+    }
+
+    async fn remove_account(&self, account: AccountId) -> Result<(), StoreError> {
+        let Some(item) = self.get(account_pk(account), PROFILE_SK).await? else {
+            return Ok(());
+        };
+        if let Some(hash) = from_item::<openloop_core::owner::account::Account>(item)?
+            .credentials
+            .api_token_hash
+        {
+            self.delete(token_pk(&hash), TOKEN_SK).await?;
+        }
+        self.delete(account_pk(account), PROFILE_SK).await?;
         Ok(())
     }
 }

@@ -1,6 +1,8 @@
 //! The conformance of [`ErasureStore`]: erased identities are kept per account; a closed task
 //! is removed with everything written with it but its tally (and its learning record, without
-//! its texts), never an open or a moved one; and a member's records — and only theirs — go.
+//! its texts), never an open or a moved one; a member's records — and only theirs — go; and
+//! an account is removed a page at a time, with the reply routes it kept outside, and no other
+//! account loses anything.
 //!
 //! [`ErasureStore`]: crate::ports::ErasureStore
 
@@ -165,7 +167,10 @@ pub(super) async fn a_members_records_are_erased_and_no_one_elses(store: &dyn Ta
         "erasure: no address in clear"
     );
     let todos = store.list_todos(account, TodoStatus::Open, 100).await.expect("todos");
-    assert_eq!(todos.iter().map(|t| t.member.id.clone()).collect::<Vec<_>>(), std::slice::from_ref(&kept));
+    assert_eq!(
+        todos.iter().map(|t| t.member.id.clone()).collect::<Vec<_>>(),
+        std::slice::from_ref(&kept)
+    );
     let (notices, _) = store.list_notices(account, 100, None).await.expect("notices");
     assert!(
         notices.len() == 1 && notices.iter().all(|n| n.title.contains("erase-kept")),
@@ -185,4 +190,88 @@ pub(super) async fn a_members_records_are_erased_and_no_one_elses(store: &dyn Ta
     assert_eq!(store.member_open_loops(account, &kept).await.expect("read").len(), 1);
     let kept_email = Email::parse("erase-kept@example.com").expect("email");
     assert!(store.is_suppressed(account, &kept_email).await.expect("read"));
+}
+
+pub(super) async fn an_account_is_removed_page_by_page_with_its_routes_and_no_one_elses(store: &dyn TaskStore) {
+    let (leaving, staying) = (sample_account(base()), sample_account(base()));
+    for account in [&leaving, &staying] {
+        let token = format!("remove-{}", account.id);
+        let mut account = account.clone();
+        account.credentials.api_token_hash = Some(token.clone());
+        store.create_account(&account, &token).await.expect("account");
+        for n in 0..3 {
+            let who = member(&format!("m_remove_{n}"));
+            let mut facts = MemberFacts::new(who.clone());
+            facts.email = Email::parse(&format!("remove-{n}@example.com")).ok();
+            facts.version = 1;
+            store.save_member_facts(account.id, &facts).await.expect("facts");
+            let mut todo = super::todos::todo(account.id, &format!("task:remove:{n}"), 1);
+            todo.member.id = who;
+            store.create_todo(&todo).await.expect("todo");
+        }
+        // A task that mailed someone: its reply routes live outside the account.
+        let task = new_task(store, account.id, "m_remove_0", TaskStatus::Waiting).await;
+        let (sent_task, log) = record(&task, base(), Why::new(Reason::MessageSent));
+        let mut sent = super::outbound(&task, 0, crate::task::OutboundStatus::Sent);
+        sent.message_id = format!("remove-{}@mail.example", task.id);
+        sent.provider_message_id = Some(format!("ses-{}@amazonses.com", task.id));
+        let mut commit = TaskCommit::new(sent_task, log);
+        commit.send = Some(crate::task::commit::SendEffect::Record { outbound: sent });
+        store.commit(&commit).await.expect("record");
+        assert_eq!(store.task_account(task.id).await.expect("route"), Some(account.id));
+    }
+    let (leaving_tasks, _) = store.list_tasks(leaving.id, &Default::default()).await.expect("tasks");
+    let mut rounds = 0;
+    loop {
+        let removed = store.remove_account_items(leaving.id, 3).await.expect("a page");
+        if removed == 0 {
+            break;
+        }
+        rounds += 1;
+        assert!(rounds < 100, "removal: every page removes something until nothing is left");
+        assert!(
+            store.get_account(leaving.id).await.expect("read").is_some(),
+            "removal: the account item goes last"
+        );
+    }
+    store.remove_account(leaving.id).await.expect("the account");
+    store.remove_account(leaving.id).await.expect("again changes nothing");
+
+    assert!(store.get_account(leaving.id).await.expect("read").is_none());
+    assert!(
+        store
+            .account_for_token(&format!("remove-{}", leaving.id))
+            .await
+            .expect("read")
+            .is_none()
+    );
+    let (tasks, _) = store.list_tasks(leaving.id, &Default::default()).await.expect("tasks");
+    assert!(tasks.is_empty(), "removal: {tasks:?}");
+    for task in &leaving_tasks {
+        assert!(
+            store.task_account(task.id).await.expect("route").is_none(),
+            "removal: the task's route"
+        );
+        for id in [format!("remove-{}@mail.example", task.id), format!("ses-{}@amazonses.com", task.id)] {
+            assert!(
+                store.message_route(&id).await.expect("route").is_none(),
+                "removal: the route of {id}"
+            );
+        }
+    }
+    assert!(store.get_member(leaving.id, &member("m_remove_1")).await.expect("read").is_none());
+    assert!(store.list_todos(leaving.id, TodoStatus::Open, 100).await.expect("todos").is_empty());
+    assert!(store.remove_account_items(leaving.id, 3).await.expect("nothing") == 0);
+
+    // The other account keeps everything.
+    assert!(store.get_account(staying.id).await.expect("read").is_some());
+    assert_eq!(
+        store.account_for_token(&format!("remove-{}", staying.id)).await.expect("read"),
+        Some(staying.id)
+    );
+    assert!(store.get_member(staying.id, &member("m_remove_1")).await.expect("read").is_some());
+    assert_eq!(store.list_todos(staying.id, TodoStatus::Open, 100).await.expect("todos").len(), 3);
+    let (kept, _) = store.list_tasks(staying.id, &Default::default()).await.expect("tasks");
+    assert_eq!(kept.len(), 1);
+    assert_eq!(store.task_account(kept[0].id).await.expect("route"), Some(staying.id));
 }

@@ -183,6 +183,7 @@ macro_rules! store_conformance_tests {
                 erased_identities_are_kept_per_account,
                 a_closed_task_is_erased_with_its_history_but_its_tally_stays,
                 a_members_records_are_erased_and_no_one_elses,
+                an_account_is_removed_page_by_page_with_its_routes_and_no_one_elses,
             ],
         });
     };

@@ -19,7 +19,7 @@ mod schedule;
 #[allow(unused_imports)]
 use automation::{control, loops, triggers};
 #[allow(unused_imports)]
-use business::{accounts, connection, credentials, erasure, feedback, members, owner_notices, sending_domains, sign_in};
+use business::{account_removal, accounts, connection, credentials, erasure, feedback, members, owner_notices, sending_domains, sign_in};
 #[allow(unused_imports)]
 use channels::{messages, sms, webhooks};
 #[allow(unused_imports)]
@@ -33,6 +33,7 @@ use lifecycle::{actions, ai, autonomy, categories, decisions, escalation, freshn
 #[allow(unused_imports)]
 use schedule::{recurring, tick};
 
+pub use account_removal::{AccountRemovalStep, AccountRemovalView, REMOVAL_PAGE, RemovalOutcome};
 pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
 pub use actions::AT_RISK_TAG;
 pub use analysis::{AccountAnalysis, AnalysisReport};

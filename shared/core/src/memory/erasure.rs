@@ -76,4 +76,68 @@ impl ErasureStore for MemoryStore {
         s.ledgers.remove(&(account, member));
         Ok(())
     }
+
+    async fn remove_account_items(&self, account: AccountId, _limit: usize) -> Result<usize, StoreError> {
+        // All at once, under the one lock: the limit pages a table, not a map.
+        let mut guard = self.lock();
+        let s = &mut *guard;
+        let a = account;
+        let before = s.item_count();
+        let tasks: std::collections::HashSet<crate::kernel::ids::TaskId> =
+            s.tasks.values().filter(|t| t.account_id == a).map(|t| t.id).collect();
+        s.tasks.retain(|id, _| !tasks.contains(id));
+        s.logs.retain(|id, _| !tasks.contains(id));
+        s.messages.retain(|id, _| !tasks.contains(id));
+        s.task_routes.retain(|_, owner| *owner != a);
+        s.message_routes.retain(|_, (owner, _)| *owner != a);
+        // A learning record that went to the cross-tenant set names no account there; the
+        // rest go with their tasks.
+        let shared = &s.shared_learning;
+        s.interactions.retain(|id, _| !tasks.contains(id) || shared.contains(id));
+        s.webhook_endpoints.retain(|(owner, _), _| *owner != a);
+        s.webhook_outbox.retain(|(owner, _), _| *owner != a);
+        s.message_templates.retain(|(owner, _, _), _| *owner != a);
+        s.templates.retain(|(owner, _), _| *owner != a);
+        s.guards.retain(|(owner, _, _), _| *owner != a);
+        s.facts.retain(|(owner, _), _| *owner != a);
+        s.ledgers.retain(|(owner, _), _| *owner != a);
+        s.daily.retain(|(owner, _), _| *owner != a);
+        s.outbound.retain(|(owner, _, _), _| *owner != a);
+        s.suppressed.retain(|(owner, _)| *owner != a);
+        s.ai_calls.retain(|(owner, _), _| *owner != a);
+        s.created.retain(|(owner, _), _| *owner != a);
+        s.agent_created.retain(|(owner, _), _| *owner != a);
+        s.agent_member_created.retain(|(owner, _, _), _| *owner != a);
+        s.connector_health.retain(|(owner, _), _| *owner != a);
+        s.metrics_cursors.remove(&a);
+        s.metrics.retain(|(owner, _), _| *owner != a);
+        s.notices.retain(|(owner, _), _| *owner != a);
+        s.actions.retain(|(owner, _, _), _| *owner != a);
+        s.daily_counters.retain(|(owner, _, _), _| *owner != a);
+        s.texts.retain(|(owner, _), _| *owner != a);
+        s.connections.remove(&a);
+        s.annotations.retain(|(owner, _), _| *owner != a);
+        s.bounce_windows.remove(&a);
+        s.soft_bounces.retain(|(owner, _), _| *owner != a);
+        s.memory_books.remove(&a);
+        s.suggestions.retain(|(owner, _), _| *owner != a);
+        s.fingerprints.retain(|(owner, _)| *owner != a);
+        s.sign_in_links.retain(|_, (link, _)| link.account_id != a);
+        s.loops.retain(|(owner, _), _| *owner != a);
+        s.trigger_books.remove(&a);
+        s.todos.retain(|(owner, _), _| *owner != a);
+        s.todo_sources.retain(|(owner, _)| *owner != a);
+        s.erased.retain(|(owner, _)| *owner != a);
+        s.erased_tallies.retain(|_, (owner, _, _)| *owner != a);
+        Ok(before - s.item_count())
+    }
+
+    async fn remove_account(&self, account: AccountId) -> Result<(), StoreError> {
+        let mut s = self.lock();
+        if let Some(hash) = s.accounts.remove(&account).and_then(|a| a.credentials.api_token_hash) {
+            s.token_retirements.remove(&hash);
+        }
+        s.tokens.retain(|_, owner| *owner != account);
+        Ok(())
+    }
 }

@@ -1,6 +1,6 @@
 //! The store's capability for forgetting a member ([`crate::members::erasure`]): the keyed
 //! hashes of erased identities, which keep them out, and the removal of what was written
-//! about them. Each removal is safe to run again — what is gone stays gone, what is left is
+//! about them; and for forgetting a whole account, a page of its items at a time. Each removal is safe to run again — what is gone stays gone, what is left is
 //! removed — so a failed erasure is finished by its retry. Each backend implements it in
 //! `erasure.rs`, checked by the conformance suite's part of the same name.
 
@@ -31,4 +31,11 @@ pub trait ErasureStore: Send + Sync {
     /// suppressions and soft bounces of their addresses, and, last, their member item (facts
     /// and send ledger). Their tasks are removed before, one by one ([`Self::erase_task`]).
     async fn erase_member_records(&self, account: AccountId, trace: &MemberTrace) -> Result<(), StoreError>;
+    /// Remove up to about `limit` of the account's items — everything it holds but the account
+    /// itself and its token — with the reply routes its tasks and sent messages kept outside
+    /// it; how many were removed (`0`: none is left). The cross-tenant learning record, which
+    /// names no account, stays.
+    async fn remove_account_items(&self, account: AccountId, limit: usize) -> Result<usize, StoreError>;
+    /// Remove the account itself and its current API token, last: the account is gone.
+    async fn remove_account(&self, account: AccountId) -> Result<(), StoreError>;
 }

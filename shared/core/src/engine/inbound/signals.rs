@@ -112,8 +112,8 @@ impl Engine {
     }
 
     async fn apply_signal_to(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
-        let Some(account) = self.store.get_account(envelope.account_id).await? else {
-            tracing::warn!(account = %envelope.account_id, "signal for an unknown account dropped");
+        let Some(account) = self.store.get_account(envelope.account_id).await?.filter(|a| a.removal.is_none()) else {
+            tracing::warn!(account = %envelope.account_id, "signal for an unknown account (or one being removed) dropped");
             return Ok(SignalOutcome::UnknownAccount);
         };
         let event = &envelope.event.event;
