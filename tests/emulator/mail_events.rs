@@ -138,7 +138,7 @@ async fn a_reply_from_ses_receiving_reaches_its_task_through_the_signals_queue()
 }
 
 #[tokio::test]
-async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task() {
+async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task_and_its_raw_copy_goes() {
     let t = Sent::start("ses-s3").await;
     let bucket = t.scratch.names.inbound_mail_bucket.clone();
     // Past SNS's 150 KB: the body carries a large attachment-like tail after the words.
@@ -152,6 +152,12 @@ async fn a_large_reply_stored_in_s3_by_the_receipt_rule_reaches_its_task() {
     let notification = json!({"notificationType": "Received", "mail": {"destination": [reply_to]},
         "receipt": {"action": {"type": "S3", "topicArn": openloop_tests::sns::TOPIC_ARN,
             "bucketName": bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
+    assert_eq!(t.signals(from_sns(&t.signer, &notification, 2)).await, 0);
+    assert_eq!(t.member_messages().await, ["See you Monday at 6pm"]);
+    // Its raw copy is gone once the reply is in the conversation, and the notification
+    // delivered again finds it gone and changes nothing.
+    let gone = t.mail.stored.fetch(&bucket, &key).await;
+    assert!(matches!(gone, Err(openloop_core::ports::StoredMailError::NotFound(_))), "{gone:?}");
     assert_eq!(t.signals(from_sns(&t.signer, &notification, 2)).await, 0);
     assert_eq!(t.member_messages().await, ["See you Monday at 6pm"]);
 

@@ -64,6 +64,10 @@ impl SendingDomains for DkimFound {
             ..identity
         }))
     }
+
+    async fn delete_identity(&self, domain: &str) -> Result<(), SendingDomainError> {
+        self.0.delete_identity(domain).await
+    }
 }
 
 /// Given a gym whose domain is verified on SES (moto) and proven by its ownership record, with

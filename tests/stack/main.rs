@@ -49,6 +49,7 @@ mod owner_notices;
 mod owners_day;
 mod pages_in_words;
 mod payment_recovery;
+mod peoples_data;
 mod plans;
 mod pushpress_connect;
 mod pushpress_webhooks;

@@ -1,5 +1,6 @@
 //! The operator's calls, each on the admin token (never an owner's): accounts — `POST
-//! /api/v1/accounts` (201, its API token and webhook secret shown once) and `GET` the list —
+//! /api/v1/accounts` (201, its API token and webhook secret shown once), `GET` the list and
+//! `DELETE /api/v1/accounts/{id}` (202, removed in the background) —
 //! the platform's pause (`POST /api/v1/admin/pause | resume`), one account's kill switch
 //! (`POST /api/v1/admin/accounts/{id}/pause | resume`) and the platform-wide learning
 //! aggregate (`GET /api/v1/admin/learning?month=`).
@@ -10,7 +11,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 
 use openloop_core::engine::{AccountSecrets, NewAccount};
 use openloop_core::kernel::ids::AccountId;
@@ -23,6 +24,7 @@ use crate::schema::{AccountSummary, Accounts, CreatedAccount, KillSwitch, OwnerE
 pub(crate) fn routes() -> Router<Arc<ApiState>> {
     Router::new()
         .route("/api/v1/accounts", post(create_account).get(list_accounts))
+        .route("/api/v1/accounts/{id}", delete(remove_account))
         .route("/api/v1/admin/pause", post(pause))
         .route("/api/v1/admin/resume", post(resume))
         .route("/api/v1/admin/accounts/{id}/pause", post(admin_pause_account))
@@ -64,6 +66,7 @@ pub(crate) async fn list_accounts(State(state): Shared, _: Admin) -> Result<Resp
             paused: a.paused,
             created_at: a.created_at,
             settings: &a.settings,
+            removal: a.removal.as_ref(),
         })
         .collect();
     Ok(json(StatusCode::OK, Accounts { accounts }))
@@ -77,6 +80,15 @@ pub(crate) async fn pause(State(state): Shared, _: Admin) -> Result<Response, Ap
 #[utoipa::path(post, path = "/api/v1/admin/resume", tag = "admin", summary = "Resume the platform (admin token)", responses((status = 200, description = "The platform's pause state", body = openloop_core::owner::account::SystemConfig), OwnerErrors))]
 pub(crate) async fn resume(State(state): Shared, _: Admin) -> Result<Response, ApiError> {
     Ok(json(StatusCode::OK, state.engine.set_global_pause(false).await?))
+}
+
+/// A gym leaves (admin token): the account stops at once and is removed, with all of its data,
+/// in the background (`engine/business/account_removal.rs`). `202` with where the removal is,
+/// as often as it is asked while it runs; `404` once it is done.
+#[utoipa::path(delete, path = "/api/v1/accounts/{id}", tag = "admin", summary = "Remove an account and all of its data (admin token)", params(("id" = String, Path, description = "The account's id")), responses((status = 202, description = "The removal under way: done within a day, and the account then not found", body = openloop_core::engine::AccountRemovalView), OwnerErrors))]
+pub(crate) async fn remove_account(State(state): Shared, Path(id): Path<String>, _: Admin) -> Result<Response, ApiError> {
+    let removal = state.engine.request_account_removal(account_id(&id)?).await?;
+    Ok(json(StatusCode::ACCEPTED, removal))
 }
 
 fn account_id(raw: &str) -> Result<AccountId, ApiError> {

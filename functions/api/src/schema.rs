@@ -257,6 +257,10 @@ pub(crate) struct AccountSummary<'a> {
     pub paused: bool,
     pub created_at: jiff::Timestamp,
     pub settings: &'a Settings,
+    /// While the account is being removed (`DELETE /api/v1/accounts/{id}`): when it was
+    /// asked for and the items removed so far; a removed account is not listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removal: Option<&'a openloop_core::owner::account::AccountRemoval>,
 }
 
 /// `{"accounts": [...]}`.

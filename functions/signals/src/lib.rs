@@ -1,6 +1,6 @@
 //! The signals function: member events from the signals queue → member facts and task
 //! triggers; the dashboard's sign-in links asked for (`SignInRequest`, mailed after the page
-//! answered); outbound webhooks from the deliveries queue (`handle_deliveries`); the steps of a PushPress import (one page each, `ImportStep`); and, in AWS, SES's notifications delivered to the same queue by SNS — member
+//! answered); outbound webhooks from the deliveries queue (`handle_deliveries`); the steps of a PushPress import (one page each, `ImportStep`) and of an account's removal (`AccountRemovalStep`); and, in AWS, SES's notifications delivered to the same queue by SNS — member
 //! replies from SES receiving, bounces and complaints. Thin: parse each SQS record, call the
 //! engine, report partial batch failures.
 //!
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use openloop_aws::mail_events::{self, ses_notification};
 use openloop_aws::sns::{SnsError, SnsMessage, SnsVerifier};
-use openloop_core::engine::{Engine, ImportStep, SignInRequest, WebhookWork};
+use openloop_core::engine::{AccountRemovalStep, Engine, ImportStep, SignInRequest, WebhookWork};
 use openloop_core::members::event::SignalEnvelope;
 use openloop_core::ports::StoredMail;
 use openloop_edge::config::{Clients, Config};
@@ -66,6 +66,10 @@ pub async fn handle(engine: &Engine, mail: &MailIntake, event: SqsEvent) -> SqsB
                 .instrument(tracing::info_span!("sign_in_request"))
                 .await;
             return settle(QUEUE, mailed);
+        }
+        if let Ok(step) = serde_json::from_str::<AccountRemovalStep>(&body) {
+            let span = tracing::info_span!("account_removal", account = %step.remove_account);
+            return settle(QUEUE, engine.account_removal_step(&step).instrument(span).await);
         }
         if let Ok(step) = serde_json::from_str::<ImportStep>(&body) {
             let span = tracing::info_span!("import_step", account = %step.account_id, run = %step.import_run);

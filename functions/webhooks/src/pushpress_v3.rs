@@ -56,6 +56,7 @@ pub(crate) async fn delivery(
         Ok(DeliveryOutcome::Accepted(Accepted::Duplicate)) => {
             Ok((StatusCode::OK, axum::Json(json!({"status": "duplicate"}))).into_response())
         }
+        Ok(DeliveryOutcome::Erased) => Ok((StatusCode::ACCEPTED, axum::Json(json!({"status": "erased"}))).into_response()),
         Ok(DeliveryOutcome::Acknowledged(reason)) => {
             Ok((StatusCode::ACCEPTED, axum::Json(json!({"status": "ignored", "reason": reason}))).into_response())
         }

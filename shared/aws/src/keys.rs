@@ -318,3 +318,16 @@ pub const WEBHOOK_OUTBOX_GSI1PK: &str = "OUTBOXDUE";
 pub fn webhook_outbox_gsi1sk(at: jiff::Timestamp, account: AccountId, event_id: &str) -> String {
     format!("{}#{account}#{event_id}", openloop_core::task::work::due_time_key(at))
 }
+
+/// The keyed hash of an erased member's identity (`openloop_core::members::erasure`): what
+/// keeps them out of a later import, under the account.
+pub fn erased_sk(key: &str) -> String {
+    format!("ERASED#{key}")
+}
+/// The prefix of a task's log and conversation items (see [`log_sk`], [`conversation_sk`]).
+pub fn task_items_prefix(t: TaskId) -> String {
+    format!("TASK#{t}#")
+}
+/// The prefixes of the items an erasure looks through for what names a member.
+pub const TODO_PREFIX: &str = "TODO#";
+pub const OUTBOX_PREFIX: &str = "OUTBOX#";

@@ -121,6 +121,15 @@ impl S3Bucket {
         }
     }
 
+    /// `DeleteObject`; an object that is not there is no error (S3 answers 204 either way).
+    pub async fn delete(&self, key: &str) -> Result<(), String> {
+        match self.call("DELETE", &self.url(key), Vec::new()).await? {
+            Ok(_) => Ok(()),
+            Err(r) if r.code == "NoSuchKey" => Ok(()),
+            Err(refused) => Err(format!("delete {}/{key}: {refused}", self.name)),
+        }
+    }
+
     /// `CreateBucket`; one that is already there (ours) is fine.
     pub async fn create(&self) -> Result<(), String> {
         match self.call("PUT", &self.url(""), Vec::new()).await? {

@@ -82,4 +82,12 @@ impl SendingDomains for SesSendingDomains {
             Err(e) => Err(failed("GetEmailIdentity", e)),
         }
     }
+
+    async fn delete_identity(&self, domain: &str) -> Result<(), SendingDomainError> {
+        match self.client.delete_email_identity().email_identity(domain).send().await {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|e| e.is_not_found_exception()) => Ok(()),
+            Err(e) => Err(failed("DeleteEmailIdentity", e)),
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! The [`StoredMail`] port on S3: SES receiving's S3 action writes each inbound message to
 //! the inbound-mail bucket, and the notification names its key. Only the configured bucket is
-//! read, whatever a notification names. One operation, S3's `GetObject`, as one signed GET
-//! ([`crate::s3`]); stored mail is read for large messages only.
+//! read, whatever a notification names. Two operations, S3's `GetObject` and, once the reply
+//! is in its conversation, `DeleteObject`, each one signed request ([`crate::s3`]); stored
+//! mail is read for large messages only.
 
 use async_trait::async_trait;
 
@@ -57,6 +58,16 @@ impl StoredMail for S3StoredMail {
             }
         }
         Ok(body)
+    }
+
+    async fn remove(&self, bucket: &str, key: &str) -> Result<(), StoredMailError> {
+        if bucket != self.bucket.name() {
+            return Err(StoredMailError::NotFound(format!("{bucket}/{key}: not the inbound-mail bucket")));
+        }
+        self.bucket
+            .delete(key)
+            .await
+            .map_err(|why| StoredMailError::Unavailable(format!("{bucket}/{key}: {why}")))
     }
 }
 

@@ -22,6 +22,7 @@ pub fn sample_account(now: Timestamp) -> Account {
         sending_identity: None,
         learning_patterns: Default::default(),
         approval_streaks: Default::default(),
+        removal: None,
         pooled_lift: Vec::new(),
         holdout_draw: Default::default(),
         experiments: Vec::new(),

@@ -145,7 +145,10 @@ fn change(event: &str, data: serde_json::Value, created: Timestamp) -> SourceCha
                 None => ack("a customer Openloop cannot read"),
             }
         }
-        "customer.deleted" => ack("PushPress deleted the customer; their history stays in Openloop"),
+        "customer.deleted" => match data.get("id").and_then(|v| v.as_str()).and_then(member_id) {
+            Some(customer) => SourceChange::CustomerDeleted { customer },
+            None => ack("a deleted customer that names no id Openloop keeps"),
+        },
         "checkin.created" | "checkin.updated" => {
             let staff = data
                 .get("role")
@@ -263,7 +266,7 @@ mod tests {
             ("customer.created", customer.clone(), "customer"),
             ("customer.details.changed", customer.clone(), "customer"),
             ("customer.status.changed", customer, "customer"),
-            ("customer.deleted", serde_json::json!({"id": "usr_1", "companyId": "c"}), "ack"),
+            ("customer.deleted", serde_json::json!({"id": "usr_1", "companyId": "c"}), "deleted"),
             ("checkin.created", checkin.clone(), "checkin"),
             ("checkin.updated", checkin.clone(), "checkin"),
             ("checkin.failed", checkin, "ack"),
@@ -317,6 +320,7 @@ mod tests {
                 SourceChange::Enrollment(_) => "enrollment",
                 SourceChange::NoShow { .. } => "noshow",
                 SourceChange::Booking { .. } => "booking",
+                SourceChange::CustomerDeleted { .. } => "deleted",
                 SourceChange::Acknowledged(_) => "ack",
             };
             assert_eq!(got, expected, "{event}: {:?}", delivery.change);

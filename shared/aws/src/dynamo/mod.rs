@@ -40,6 +40,7 @@ mod connectors;
 mod counters;
 mod credentials;
 mod deliverability;
+mod erasure;
 mod idempotency;
 mod items;
 mod learning;

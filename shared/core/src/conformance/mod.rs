@@ -26,6 +26,7 @@ mod connections;
 mod connectors;
 mod counters;
 mod deliverability;
+mod erasure;
 mod idempotency;
 mod learning;
 mod loops;
@@ -177,6 +178,12 @@ macro_rules! store_conformance_tests {
             ],
             member_open_tasks: [
                 a_members_open_tasks_follow_their_guards_on_the_member_item,
+            ],
+            erasure: [
+                erased_identities_are_kept_per_account,
+                a_closed_task_is_erased_with_its_history_but_its_tally_stays,
+                a_members_records_are_erased_and_no_one_elses,
+                an_account_is_removed_page_by_page_with_its_routes_and_no_one_elses,
             ],
         });
     };

@@ -64,6 +64,15 @@ impl SigningKey {
         base32_lower(&tag[..16])
     }
 
+    /// The keyed hash an erasure keeps of one identity of a member (`what` is `member`,
+    /// `email` or `phone`, see `members::erasure::identities`): the same for the same
+    /// account and value, and no help to anyone without the key in finding the value. Never
+    /// sent anywhere; stored so a later import of the same person stays out.
+    pub fn erasure_key(&self, account: &AccountId, what: &str, value: &str) -> String {
+        let payload = format!("{account}:{what}:{value}");
+        base32_lower(&self.mac("erasure", payload.as_bytes()).finalize().into_bytes())
+    }
+
     /// A URL-safe token for the unsubscribe link of `email` at `account`.
     pub fn unsubscribe_token(&self, account: &AccountId, email: &Email) -> String {
         let payload = format!("{account}:{email}");

@@ -19,7 +19,7 @@ mod schedule;
 #[allow(unused_imports)]
 use automation::{control, loops, triggers};
 #[allow(unused_imports)]
-use business::{accounts, connection, credentials, feedback, members, owner_notices, sending_domains, sign_in};
+use business::{account_removal, accounts, connection, credentials, erasure, feedback, members, owner_notices, sending_domains, sign_in};
 #[allow(unused_imports)]
 use channels::{messages, sms, webhooks};
 #[allow(unused_imports)]
@@ -33,6 +33,7 @@ use lifecycle::{actions, ai, autonomy, categories, decisions, escalation, freshn
 #[allow(unused_imports)]
 use schedule::{recurring, tick};
 
+pub use account_removal::{AccountRemovalStep, AccountRemovalView, REMOVAL_PAGE, RemovalOutcome};
 pub use accounts::{AccountSecrets, Autonomy, NewAccount, SettingsPatch};
 pub use actions::AT_RISK_TAG;
 pub use analysis::{AccountAnalysis, AnalysisReport};
@@ -42,6 +43,7 @@ pub use connection::{ConnectorView, ImportOutcome, ImportStep, PlanView, Webhook
 pub use conversations::{CONVERSATIONS_LISTED, Conversation};
 pub use credentials::SignInRequest;
 pub use decisions::Resolution;
+pub use erasure::{ExportedTask, MemberExport};
 pub use experiments::{ExperimentRun, ExperimentView, ExperimentsReport};
 pub use lift::LiftReport;
 pub use links::{LinkPage, LinkState};

@@ -196,6 +196,10 @@ impl World {
                 self.engine.import_step(&step).await.expect("import step");
                 continue;
             }
+            if let Ok(step) = serde_json::from_str::<super::AccountRemovalStep>(&body) {
+                self.engine.account_removal_step(&step).await.expect("removal step");
+                continue;
+            }
             if let Ok(work) = serde_json::from_str::<super::WebhookWork>(&body) {
                 self.engine.handle_webhook_work(&work).await.expect("webhook work");
                 continue;
@@ -1498,11 +1502,13 @@ async fn a_research_task_writes_its_report_from_the_accounts_tasks_and_completes
     assert!(w.mailer.sent().iter().all(|m| m.to.as_str() != "_account"));
 }
 
+mod account_removal;
 mod actions;
 mod calibration;
 mod confidence;
 mod connector;
 mod deliverability;
+mod erasure;
 mod evaluation;
 mod experiments;
 mod gates;

@@ -129,6 +129,18 @@ pub struct InteractionOutcome {
 }
 
 impl InteractionOutcome {
+    /// The record with nothing the member or the owner wrote: what an erased member's closed
+    /// task leaves for the evaluator's counts (its shared part holds no text already).
+    pub fn without_texts(&self) -> Self {
+        let mut kept = self.clone();
+        kept.private.message_subject = None;
+        kept.private.message_sent = None;
+        kept.private.message_ids.clear();
+        kept.private.feedback = None;
+        kept.private.plan_feedback.clear();
+        kept
+    }
+
     /// The record of a closed task, or `None` for a task that is still open. `settings` are
     /// the account's (time zone for the local hour, the business type); without them the
     /// hour is read in UTC and the business type is unknown.

@@ -5,6 +5,7 @@ pub mod annotation;
 pub mod cancellation;
 pub mod connector;
 pub mod consent;
+pub mod erasure;
 pub mod event;
 pub mod member;
 pub mod membership;

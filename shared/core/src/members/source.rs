@@ -371,6 +371,8 @@ pub enum SourceChange {
     },
     /// `appointment.scheduled`, `reservation.created`: a trial booked, if the customer is a lead.
     Booking { customer: MemberId, booked_for: Timestamp },
+    /// `customer.deleted`: the gym removed the customer, so Openloop forgets them.
+    CustomerDeleted { customer: MemberId },
     /// Understood and nothing to change: acknowledged, and logged with why.
     Acknowledged(String),
 }

@@ -32,6 +32,7 @@ mod connectors;
 mod counters;
 mod credentials;
 mod deliverability;
+mod erasure;
 mod idempotency;
 mod learning;
 mod loops;
@@ -117,6 +118,10 @@ struct State {
     /// The owner's to-dos, and the sources each was made from (one to-do per source).
     todos: BTreeMap<(AccountId, ulid::Ulid), crate::task::todo::Todo>,
     todo_sources: HashSet<(AccountId, String)>,
+    /// Keyed hashes of erased members' identities, per account.
+    erased: HashSet<(AccountId, String)>,
+    /// The tallies of erased members' closed tasks: the owner's numbers still count them.
+    erased_tallies: BTreeMap<TaskId, (AccountId, Timestamp, crate::task::tally::TaskTally)>,
 }
 
 /// See the module docs.
@@ -132,6 +137,68 @@ impl MemoryStore {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl State {
+    /// How many records are held, of every kind: what an account's removal counts.
+    fn item_count(&self) -> usize {
+        self.token_retirements.len()
+            + self.webhook_endpoints.len()
+            + self.webhook_outbox.len()
+            + self.message_templates.len()
+            + self.accounts.len()
+            + self.templates.len()
+            + self.tokens.len()
+            + self.tasks.len()
+            + self.logs.values().map(Vec::len).sum::<usize>()
+            + self.messages.values().map(Vec::len).sum::<usize>()
+            + self.guards.len()
+            + self.facts.len()
+            + self.ledgers.len()
+            + self.daily.len()
+            + self.outbound.len()
+            + self.suppressed.len()
+            + self.webhooks.len()
+            + self.task_routes.len()
+            + self.message_routes.len()
+            + self.ai_calls.len()
+            + self.created.len()
+            + self.agent_created.len()
+            + self.agent_member_created.len()
+            + self.interactions.len()
+            + self.connector_health.len()
+            + self.metrics_cursors.len()
+            + self.metrics.len()
+            + self.notices.len()
+            + self.actions.len()
+            + self.daily_counters.len()
+            + self.texts.len()
+            + self.connections.len()
+            + self.annotations.len()
+            + self.bounce_windows.len()
+            + self.soft_bounces.len()
+            + self.domain_claims.len()
+            + self.number_claims.len()
+            + self.memory_books.len()
+            + self.suggestions.len()
+            + self.fingerprints.len()
+            + self.shared_learning.len()
+            + self.sign_in_links.len()
+            + self.loops.len()
+            + self.trigger_books.len()
+            + self.todos.len()
+            + self.todo_sources.len()
+            + self.erased.len()
+            + self.erased_tallies.len()
+    }
+
+    /// The kept tallies of the account's erased tasks, with when each closed.
+    fn erased_tallies_of(&self, account: AccountId) -> impl Iterator<Item = (Timestamp, crate::task::tally::TaskTally)> + '_ {
+        self.erased_tallies
+            .values()
+            .filter(move |(a, _, _)| *a == account)
+            .map(|(_, closed_at, tally)| (*closed_at, tally.clone()))
     }
 }
 

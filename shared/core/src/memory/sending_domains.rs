@@ -92,6 +92,12 @@ impl SendingDomains for MemorySendingDomains {
         self.check()?;
         Ok(self.lock().get(domain).cloned())
     }
+
+    async fn delete_identity(&self, domain: &str) -> Result<(), SendingDomainError> {
+        self.check()?;
+        self.lock().remove(domain);
+        Ok(())
+    }
 }
 
 /// [`DnsTxt`] in memory: the TXT records a test (an owner) published, by name.

@@ -35,23 +35,32 @@ impl TaskIndex for MemoryStore {
         let mine = || s.tasks.values().filter(|t| t.account_id == account);
         let mut open: Vec<&Task> = mine().filter(|t| t.is_active()).collect();
         open.sort_by_key(|t| t.id);
-        let mut closed: Vec<&Task> = mine()
-            .filter(|t| !t.is_active() && TaskTally::closed_at(t) >= closed_since)
+        let mut closed: Vec<(Timestamp, TaskTally)> = mine()
+            .filter(|t| !t.is_active())
+            .map(|t| (TaskTally::closed_at(t), TaskTally::of(t)))
+            .chain(s.erased_tallies_of(account))
+            .filter(|(closed_at, _)| *closed_at >= closed_since)
             .collect();
-        closed.sort_by_key(|t| (TaskTally::closed_at(t).as_second(), t.id));
-        Ok(open.into_iter().chain(closed).map(TaskTally::of).collect())
+        closed.sort_by_key(|(closed_at, t)| (closed_at.as_second(), t.task_id));
+        Ok(open
+            .into_iter()
+            .map(TaskTally::of)
+            .chain(closed.into_iter().map(|(_, t)| t))
+            .collect())
     }
 
     async fn closed_tallies(&self, account: AccountId, from: Timestamp, until: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
         let s = self.lock();
-        let mut closed: Vec<&Task> = s
+        let mut closed: Vec<(Timestamp, TaskTally)> = s
             .tasks
             .values()
             .filter(|t| t.account_id == account && !t.is_active())
-            .filter(|t| (from..until).contains(&TaskTally::closed_at(t)))
+            .map(|t| (TaskTally::closed_at(t), TaskTally::of(t)))
+            .chain(s.erased_tallies_of(account))
+            .filter(|(closed_at, _)| (from..until).contains(closed_at))
             .collect();
-        closed.sort_by_key(|t| (TaskTally::closed_at(t).as_second(), t.id));
-        Ok(closed.into_iter().map(TaskTally::of).collect())
+        closed.sort_by_key(|(closed_at, t)| (closed_at.as_second(), t.task_id));
+        Ok(closed.into_iter().map(|(_, t)| t).collect())
     }
 
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {

@@ -562,8 +562,24 @@ pub struct Account {
     /// a suggestion offers the type for `autopilot_types`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub approval_streaks: std::collections::BTreeMap<String, u32>,
+    /// The operator asked for the account to be removed (`DELETE /api/v1/accounts/{id}`): from
+    /// then on it is paused, its token and sessions end, nothing it is sent is kept, and the
+    /// signals queue removes its items page by page, this item last
+    /// (`engine/business/account_removal.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removal: Option<AccountRemoval>,
     pub created_at: Timestamp,
     pub version: u64,
+}
+
+/// A removal under way: when it was asked for and how far it has come.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AccountRemoval {
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub requested_at: Timestamp,
+    /// The items removed so far.
+    pub items_removed: u64,
 }
 
 impl Account {

@@ -67,4 +67,6 @@ pub trait SendingDomains: Send + Sync {
     async fn create_identity(&self, domain: &str) -> Result<DomainIdentity, SendingDomainError>;
     /// What the provider says of the domain now; `None` if it has no such identity.
     async fn identity(&self, domain: &str) -> Result<Option<DomainIdentity>, SendingDomainError>;
+    /// Remove the domain's identity (its gym left); one that is not there is no error.
+    async fn delete_identity(&self, domain: &str) -> Result<(), SendingDomainError>;
 }

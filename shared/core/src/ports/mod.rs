@@ -22,6 +22,7 @@ use crate::task::work::QueueName;
 pub mod connection;
 pub mod credentials;
 pub mod deliverability;
+pub mod erasure;
 pub mod loops;
 pub mod messages;
 pub mod sms;
@@ -32,6 +33,7 @@ pub mod webhooks;
 pub use connection::{AnnotationStore, ConnectionStore};
 pub use credentials::CredentialStore;
 pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, SendingDomains};
+pub use erasure::ErasureStore;
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;
 pub use sms::{OutboundText, SmsSender};
@@ -96,12 +98,17 @@ pub trait Mailer: Send + Sync {
 }
 
 /// Where SES receiving keeps a whole inbound message when its notification cannot carry it
-/// (an S3 action: SNS notifications hold at most 150 KB). Read-only: the bucket's lifecycle
-/// rule removes messages, so a retried notification can read its message again.
+/// (an S3 action: SNS notifications hold at most 150 KB). A message is removed once its reply
+/// is in the task's conversation, so the raw copy of what a member wrote lives no longer than
+/// its notification takes; the bucket's lifecycle rule removes what was never read (a
+/// notification that failed for good), and a retried notification that finds its message gone
+/// was handled already.
 #[async_trait]
 pub trait StoredMail: Send + Sync {
     /// The raw RFC 5322 bytes stored under `bucket`/`key`.
     async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError>;
+    /// Remove the message under `bucket`/`key`; one already gone is no error.
+    async fn remove(&self, bucket: &str, key: &str) -> Result<(), StoredMailError>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +128,10 @@ pub struct NoStoredMail;
 impl StoredMail for NoStoredMail {
     async fn fetch(&self, bucket: &str, key: &str) -> Result<Vec<u8>, StoredMailError> {
         Err(StoredMailError::NotFound(format!("{bucket}/{key}: no mail storage configured")))
+    }
+
+    async fn remove(&self, _bucket: &str, _key: &str) -> Result<(), StoredMailError> {
+        Ok(())
     }
 }
 

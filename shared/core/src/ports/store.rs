@@ -82,6 +82,7 @@ pub trait TaskStore:
     + super::todos::TodoStore
     + super::webhooks::WebhookStore
     + super::credentials::CredentialStore
+    + super::erasure::ErasureStore
     + Send
     + Sync
 {
@@ -112,6 +113,7 @@ impl<T> TaskStore for T where
         + super::todos::TodoStore
         + super::webhooks::WebhookStore
         + super::credentials::CredentialStore
+        + super::erasure::ErasureStore
         + ?Sized
 {
 }
@@ -506,6 +508,7 @@ pub trait SuggestionStore: Send + Sync {
 pub mod prelude {
     pub use super::super::connection::{AnnotationStore, ConnectionStore};
     pub use super::super::deliverability::DeliverabilityStore;
+    pub use super::super::erasure::ErasureStore;
     pub use super::super::loops::{LoopStore, TriggerStore};
     pub use super::super::messages::MessageTemplateStore;
     pub use super::super::todos::TodoStore;

@@ -332,6 +332,8 @@ reasons! {
     AgentEscalatedReply = "agent_escalated_reply",
     /// The member asked to stop, or a bounce or complaint stopped them.
     MemberOptedOut = "member_opted_out",
+    /// The member's data was erased (the owner's call, or PushPress deleted them).
+    MemberErased = "member_erased",
     /// The member texted STOP (or refused texts in words): texts stop at once.
     MemberStoppedTexts = "member_stopped_texts",
     /// The member asked to stop and no address is known to suppress.

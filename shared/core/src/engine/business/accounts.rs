@@ -291,6 +291,7 @@ impl Engine {
             sending_identity: None,
             learning_patterns: Default::default(),
             approval_streaks: Default::default(),
+            removal: None,
             pooled_lift: Vec::new(),
             holdout_draw: Default::default(),
             experiments: Vec::new(),
@@ -497,11 +498,13 @@ impl Engine {
     }
 
     /// The per-account kill switch: while set, no worker sends for this account;
-    /// due steps are deferred, never dropped. `by` says who pulled it (owner or admin).
+    /// due steps are deferred, never dropped. `by` says who pulled it (owner or admin). An
+    /// account being removed stays paused.
     pub async fn set_account_paused(&self, id: AccountId, paused: bool, by: &str) -> Result<Account, EngineError> {
         let mut changed = false;
         let account = self
             .change_account(id, |account| {
+                let paused = paused || account.removal.is_some();
                 changed = account.paused != paused;
                 account.paused = paused;
                 Ok(changed)

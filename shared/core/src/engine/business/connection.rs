@@ -489,6 +489,7 @@ impl Engine {
     ) -> Result<bool, EngineError> {
         for _ in 0..5 {
             let stored = self.store.get_member(account, member).await?.map(|(f, _)| f);
+            let new_member = stored.is_none();
             let mut facts = match stored {
                 Some(facts) => facts,
                 None if create => MemberFacts::new(member.clone()),
@@ -497,6 +498,10 @@ impl Engine {
             let before = facts.clone();
             for (id, event) in events {
                 facts.apply(id, event, at);
+            }
+            // An erased member stays forgotten: an import does not bring them back.
+            if new_member && self.erased_identity(account, member, Some(&facts)).await? {
+                return Ok(false);
             }
             if facts == before {
                 return Ok(true);

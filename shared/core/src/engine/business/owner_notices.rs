@@ -366,7 +366,7 @@ impl Engine {
             }
             let now = self.clock.now();
             let mut made = 0;
-            for account in self.store.list_accounts().await? {
+            for account in self.accounts_at_work().await? {
                 if let Err(e) = self.expire_reviews(&account, now).await {
                     tracing::error!(account = %account.id, error = %e, "undecided review items not expired; the next run tries again");
                 }

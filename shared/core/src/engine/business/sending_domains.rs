@@ -213,7 +213,7 @@ impl Engine {
         }
         let now = self.clock.now();
         let mut asked = 0;
-        for account in self.store.list_accounts().await? {
+        for account in self.accounts_at_work().await? {
             if account.sending_identity.as_ref().is_some_and(|i| due(i, now)) {
                 let id = account.id;
                 if let Err(e) = self.check_sending_domain(account, false).await {

@@ -9,7 +9,8 @@
 //! (`openloop_aws::mail_events`), after the signals function has checked the SNS envelope's
 //! signature (`openloop_aws::sns`); nothing here knows SES's field names. A reply either came
 //! inside its notification or was stored (by an S3 action) and is read through the
-//! [`StoredMail`] port.
+//! [`StoredMail`] port, then removed from it once read (what a member wrote is kept in one
+//! place, their task's conversation, which an erasure removes).
 
 use super::Engine;
 use super::replies::InboundOutcome;
@@ -67,15 +68,19 @@ impl Engine {
     /// Act on one mail event; `stored` reads messages that were stored rather than sent along.
     pub async fn handle_mail_event(&self, event: MailEvent, stored: &dyn StoredMail) -> Result<MailEventOutcome, EngineError> {
         match event {
-            MailEvent::Received(mail) => {
-                let raw = match mail {
-                    InboundMail::Raw(raw) => raw,
-                    InboundMail::Stored { bucket, key } => stored.fetch(&bucket, &key).await.map_err(|e| match e {
-                        StoredMailError::NotFound(what) => EngineError::from(InvalidInput::new("stored_mail_not_found", what)),
-                        StoredMailError::Unavailable(why) => EngineError::Dependency(why),
-                    })?,
-                };
-                Ok(MailEventOutcome::Reply(self.receive_reply(&raw).await?))
+            MailEvent::Received(InboundMail::Raw(raw)) => Ok(MailEventOutcome::Reply(self.receive_reply(&raw).await?)),
+            MailEvent::Received(InboundMail::Stored { bucket, key }) => {
+                let raw = stored.fetch(&bucket, &key).await.map_err(|e| match e {
+                    StoredMailError::NotFound(what) => EngineError::from(InvalidInput::new("stored_mail_not_found", what)),
+                    StoredMailError::Unavailable(why) => EngineError::Dependency(why),
+                })?;
+                let outcome = self.receive_reply(&raw).await?;
+                // The reply is in its conversation (or was not one of ours): the raw copy goes.
+                // Left behind, the bucket's lifecycle rule removes it.
+                if let Err(e) = stored.remove(&bucket, &key).await {
+                    tracing::warn!(error = %e, "a stored message read could not be removed");
+                }
+                Ok(MailEventOutcome::Reply(outcome))
             }
             MailEvent::Bounced { permanent, mail } => self.bounced(&mail, permanent).await,
             MailEvent::Complained(mail) => self.complained(&mail).await,

@@ -30,6 +30,8 @@ pub enum DeliveryOutcome {
     Accepted(Accepted),
     /// Nothing to change (the reason is logged).
     Acknowledged(String),
+    /// `customer.deleted`: the member's data was erased (see `engine/business/erasure.rs`).
+    Erased,
 }
 
 /// The member event a change means, or why there is none. A booking needs the member's
@@ -73,6 +75,7 @@ pub fn member_event(change: &SourceChange, is_lead: bool) -> Result<MemberEvent,
             booked_for: *booked_for,
         },
         SourceChange::Booking { .. } => return Err("a booking by someone who is not a lead is not a trial".into()),
+        SourceChange::CustomerDeleted { .. } => return Err("a deleted customer is erased, not an event".into()),
         SourceChange::Acknowledged(why) => return Err(why.clone()),
     })
 }
@@ -102,6 +105,17 @@ impl Engine {
                 ),
             )
             .into());
+        }
+        // PushPress deleted the customer: forget them now (an erasure is safe to repeat, so a
+        // redelivery needs no claim); one Openloop never held is acknowledged.
+        if let SourceChange::CustomerDeleted { customer } = &delivery.change {
+            return match self.erase_member(account, customer).await {
+                Ok(()) => Ok(DeliveryOutcome::Erased),
+                Err(EngineError::NotFound { .. }) => Ok(DeliveryOutcome::Acknowledged(
+                    "customer.deleted: Openloop holds nothing about this customer".into(),
+                )),
+                Err(e) => Err(e),
+            };
         }
         let is_lead = match &delivery.change {
             SourceChange::Booking { customer, .. } => {

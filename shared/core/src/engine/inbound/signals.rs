@@ -28,9 +28,13 @@ pub enum Accepted {
 /// What a signal did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum SignalOutcome {
-    Applied { task_created: Option<crate::kernel::ids::TaskId> },
+    Applied {
+        task_created: Option<crate::kernel::ids::TaskId>,
+    },
     Duplicate,
     UnknownAccount,
+    /// About a member who was erased: nothing kept, nothing opened.
+    Erased,
 }
 
 /// The instants member events are accepted at, strictly increasing for this engine: two
@@ -108,8 +112,8 @@ impl Engine {
     }
 
     async fn apply_signal_to(&self, envelope: &SignalEnvelope) -> Result<SignalOutcome, EngineError> {
-        let Some(account) = self.store.get_account(envelope.account_id).await? else {
-            tracing::warn!(account = %envelope.account_id, "signal for an unknown account dropped");
+        let Some(account) = self.store.get_account(envelope.account_id).await?.filter(|a| a.removal.is_none()) else {
+            tracing::warn!(account = %envelope.account_id, "signal for an unknown account (or one being removed) dropped");
             return Ok(SignalOutcome::UnknownAccount);
         };
         let event = &envelope.event.event;
@@ -117,15 +121,17 @@ impl Engine {
         // Project the facts under optimistic locking; a redelivered event changes nothing.
         let mut facts = None;
         for _ in 0..5 {
-            let mut current = self
-                .store
-                .get_member(account.id, &member_id)
-                .await?
-                .map(|(f, _)| f)
-                .unwrap_or_else(|| MemberFacts::new(member_id.clone()));
+            let stored = self.store.get_member(account.id, &member_id).await?.map(|(f, _)| f);
+            let new_member = stored.is_none();
+            let mut current = stored.unwrap_or_else(|| MemberFacts::new(member_id.clone()));
             if !current.apply_accepted(&envelope.webhook_id, event, envelope.event.timestamp, envelope.received_at) {
                 facts = Some((current, false));
                 break;
+            }
+            // An erased member stays forgotten: what arrives about them is not kept.
+            if new_member && self.erased_identity(account.id, &member_id, Some(&current)).await? {
+                tracing::info!(account = %account.id, "a member event about an erased member dropped");
+                return Ok(SignalOutcome::Erased);
             }
             current.version += 1;
             match self.store.save_member_facts(account.id, &current).await {

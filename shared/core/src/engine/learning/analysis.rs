@@ -111,7 +111,7 @@ impl Engine {
                 tracing::warn!("global pause active; no risk scan");
                 return Ok(report);
             }
-            for account in self.store.list_accounts().await? {
+            for account in self.accounts_at_work().await? {
                 match self.analyze_account(&account).await {
                     Ok(done) => {
                         report.created += done.created;

@@ -70,7 +70,7 @@ impl Engine {
             month: month.to_owned(),
             ..NetworkReport::default()
         };
-        let accounts = self.store.list_accounts().await?;
+        let accounts = self.accounts_at_work().await?;
         let withheld: BTreeSet<String> = accounts.iter().filter(|a| !a.settings.share_learning).map(pseudonym).collect();
         let mut records = Vec::new();
         let mut cursor = None;

@@ -45,7 +45,7 @@ impl Engine {
     pub async fn record_metrics(&self) -> Result<MetricsReport, EngineError> {
         let now = self.clock.now();
         let mut report = MetricsReport::default();
-        for account in self.store.list_accounts().await? {
+        for account in self.accounts_at_work().await? {
             report.accounts += 1;
             let mut done = false;
             for _ in 0..MAX_RACES {

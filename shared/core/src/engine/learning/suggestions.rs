@@ -45,7 +45,7 @@ impl Engine {
     /// and counted, never stops the others.
     pub async fn evaluate_accounts(&self) -> Result<EvaluationReport, EngineError> {
         let mut report = EvaluationReport::default();
-        for account in self.store.list_accounts().await? {
+        for account in self.accounts_at_work().await? {
             report.accounts += 1;
             match self.evaluate_account(account.id, "weekly_batch").await {
                 Ok((tasks, suggested)) => {

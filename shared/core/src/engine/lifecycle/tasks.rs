@@ -219,6 +219,10 @@ impl Engine {
         {
             return Err(suppressed(account, &input.member_id, &task_type, input.trigger_type));
         }
+        // Nor for an erased one: they are not held, so only an unknown member is looked up.
+        if member.is_none() && self.erased_identity(account.id, &input.member_id, None).await? {
+            return Err(suppressed(account, &input.member_id, &task_type, input.trigger_type));
+        }
         if let Some(existing) = self.existing_active(account.id, &input.member_id, &task_type).await? {
             return Ok(Created::Existing(self.merge_duplicate(existing, &Trigger::of(&input)).await?));
         }

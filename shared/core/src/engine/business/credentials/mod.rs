@@ -18,15 +18,14 @@ use crate::task::error::EngineError;
 
 impl Engine {
     /// The account an owner's API token signs in to now, by the token's hash: a token rotated
-    /// out works until its overlap ends.
+    /// out works until its overlap ends; none works for an account being removed.
     pub async fn authenticate_owner(&self, api_token_hash: &str) -> Result<Option<AccountId>, EngineError> {
         let now = self.clock.now();
-        Ok(self
-            .store
-            .api_token(api_token_hash)
-            .await?
-            .filter(|holder| holder.works_at(now))
-            .map(|holder| holder.account_id))
+        let Some(holder) = self.store.api_token(api_token_hash).await?.filter(|holder| holder.works_at(now)) else {
+            return Ok(None);
+        };
+        let account = self.store.get_account(holder.account_id).await?;
+        Ok(account.filter(|a| a.removal.is_none()).map(|a| a.id))
     }
 
     /// Give the account a new API token (`new_hash`, the caller made the token); the current

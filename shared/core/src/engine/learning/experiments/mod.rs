@@ -306,7 +306,7 @@ impl Engine {
     /// account's failure never stops the others.
     pub async fn decide_experiments(&self) -> Result<ExperimentRun, EngineError> {
         let mut run = ExperimentRun::default();
-        for account in self.store.list_accounts().await? {
+        for account in self.accounts_at_work().await? {
             if !account.experiments.iter().any(|e| e.status.splits()) {
                 continue;
             }

@@ -30,7 +30,7 @@ impl Engine {
     pub async fn choose_send_hours(&self) -> Result<SendHoursRun, EngineError> {
         let now = self.clock.now();
         let mut run = SendHoursRun::default();
-        for account in self.store.list_accounts().await? {
+        for account in self.accounts_at_work().await? {
             let due = account
                 .settings
                 .send_hours
