@@ -234,6 +234,15 @@ async fn the_owner_pauses_resumes_runs_and_reopens_a_task_from_its_page() {
     assert_eq!(status, 403);
 }
 
+/// The settings version the page's form carries.
+fn settings_version(page: &str) -> String {
+    page.split("name=\"settings_version\" value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// Autopilot per type from the settings page: ticked, saved, shown ticked; unticked, off.
 #[tokio::test]
 async fn the_owner_puts_a_type_on_autopilot_from_the_settings_page() {
@@ -245,12 +254,7 @@ async fn the_owner_puts_a_type_on_autopilot_from_the_settings_page() {
         page.contains("id=\"autopilot-churn_risk\"") && !page.contains("id=\"autopilot-payment_recovery\""),
         "a payment always asks"
     );
-    let version = page
-        .split("name=\"settings_version\" value=\"")
-        .nth(1)
-        .and_then(|v| v.split('"').next())
-        .unwrap_or_default()
-        .to_owned();
+    let version = settings_version(&page);
     let form = [
         ("csrf", owner.csrf.as_str()),
         ("settings_version", &version),
@@ -273,12 +277,7 @@ async fn the_owner_puts_a_type_on_autopilot_from_the_settings_page() {
         "{page}"
     );
 
-    let version = page
-        .split("name=\"settings_version\" value=\"")
-        .nth(1)
-        .and_then(|v| v.split('"').next())
-        .unwrap_or_default()
-        .to_owned();
+    let version = settings_version(&page);
     let (status, _) = owner
         .post(
             "/app/settings",

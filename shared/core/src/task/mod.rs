@@ -403,15 +403,19 @@ pub struct HeldQuestion {
     pub context: EscalationContext,
 }
 
+/// A log entry's detail with `more` after it ("…; more"), either alone when the other is none.
+fn detail_and(detail: Option<&str>, more: Option<&str>) -> Option<String> {
+    match (detail, more) {
+        (Some(d), Some(more)) => Some(format!("{d}; {more}")),
+        (d, more) => d.or(more).map(str::to_owned),
+    }
+}
+
 impl HeldQuestion {
     /// The escalation's log entry: its reason, with `more` after its detail.
     pub fn why(&self, more: Option<&str>) -> crate::task::transition::Why {
-        let detail = match (&self.detail, more) {
-            (Some(d), Some(more)) => Some(format!("{d}; {more}")),
-            (d, more) => d.clone().or_else(|| more.map(str::to_owned)),
-        };
         crate::task::transition::Why {
-            detail,
+            detail: detail_and(self.detail.as_deref(), more),
             ..crate::task::transition::Why::new(self.reason)
         }
     }
@@ -429,12 +433,8 @@ pub struct Parting {
 impl Parting {
     /// The close's log entry, with `more` after its detail.
     pub fn why(&self, more: Option<&str>) -> crate::task::transition::Why {
-        let detail = match (&self.detail, more) {
-            (Some(d), Some(more)) => Some(format!("{d}; {more}")),
-            (d, more) => d.clone().or_else(|| more.map(str::to_owned)),
-        };
         crate::task::transition::Why {
-            detail,
+            detail: detail_and(self.detail.as_deref(), more),
             ..crate::task::transition::Why::new(crate::task::reason::Reason::ClosedAfterPartingNote).outcome(self.outcome.clone())
         }
     }
