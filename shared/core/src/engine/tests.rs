@@ -1244,8 +1244,19 @@ mod properties {
 
         #[test]
         fn the_guarantees_hold_whatever_happens(ops in proptest::collection::vec(op(), 1..60)) {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-            runtime.block_on(Box::pin(play(ops))).map(drop).map_err(TestCaseError::fail)?;
+            // Played on a thread of its own with room to spare: an unoptimised build's engine
+            // futures are large, and a case of sixty operations nests them deeply (a test
+            // thread's 2 MB overflowed in a fresh clone's build).
+            let played = std::thread::Builder::new()
+                .stack_size(32 * 1024 * 1024)
+                .spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+                    runtime.block_on(Box::pin(play(ops))).map(drop)
+                })
+                .expect("a thread")
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            played.map_err(TestCaseError::fail)?;
         }
     }
 }
