@@ -8,6 +8,7 @@ mod actions;
 mod backfill;
 mod concurrency;
 mod credentials;
+mod faults;
 mod loop_fixtures;
 mod loops;
 mod loops_rest;

@@ -20,6 +20,8 @@ use openloop_local::clock::TestClock;
 
 pub mod browser;
 pub mod demo;
+pub mod fault_proxy;
+pub mod faults;
 pub mod gym;
 pub mod lift_simulation;
 pub mod pushpress;

@@ -21,6 +21,7 @@ mod deliverability;
 mod demo;
 mod experiments;
 mod experiments_browser;
+mod faults;
 mod feedback;
 mod fixtures;
 mod gates;

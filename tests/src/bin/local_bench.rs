@@ -8,7 +8,9 @@
 //! (one run a minute), signing up inside the send window and at night.
 //!
 //! First, apart from any stack: the lift's interval proven by simulation over thousands of
-//! seeded gyms (`openloop_tests::lift_simulation`), each figure beside the bound it must hold.
+//! seeded gyms (`openloop_tests::lift_simulation`), each figure beside the bound it must hold;
+//! then the fault harness's fortnight (`openloop_tests::faults`) over many seeds at an 8%
+//! fault rate in memory, with what was thrown and what was found wrong (nothing, or the seed).
 //!
 //! `LOCAL_BENCH_PORTS=memory` (or `emulator`) measures one backend only; both by default.
 //! `OPENLOOP_BENCH_QUICK=1` (`make bench QUICK=1`): 100 mails and three days of a 20-member
@@ -31,6 +33,42 @@ fn quick() -> bool {
     std::env::var("OPENLOOP_BENCH_QUICK").is_ok_and(|v| v == "1")
 }
 
+/// `seeds` fortnights of two gyms at an 8% fault rate, in memory: the faults thrown, summed,
+/// and every seed with something found wrong.
+async fn fault_fortnights(seeds: u64) {
+    use openloop_tests::faults::{Dice, Fortnight, memory_ports};
+    let started = Instant::now();
+    let mut thrown: std::collections::BTreeMap<&'static str, u64> = std::collections::BTreeMap::new();
+    let (mut mails, mut invocations, mut wrong_seeds) = (0, 0, Vec::new());
+    for seed in 1..=seeds {
+        let dice = Dice::new(seed, 0.08);
+        let mut fortnight = Fortnight::new(memory_ports(&dice), dice.clone()).await;
+        fortnight.play(&[8, 9, 10, 11, 12, 14, 16, 19]).await;
+        let (wrong, figures) = fortnight.violations().await;
+        for (kind, n) in figures.faults {
+            *thrown.entry(kind).or_default() += n;
+        }
+        mails += figures.mails;
+        invocations += figures.invocations;
+        if !wrong.is_empty() {
+            wrong_seeds.push(format!("seed {seed}: {}", wrong.join("; ")));
+        }
+    }
+    println!(
+        "fault harness: {seeds} fortnights of two gyms at an 8% fault rate, in memory ({:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+    println!("  {invocations} invocations, {mails} mails accepted; faults thrown:");
+    for (kind, n) in &thrown {
+        println!("  {n:>8}  {kind}");
+    }
+    if wrong_seeds.is_empty() {
+        println!("  nothing lost, doubled, stuck or across the gyms in any of them\n");
+    } else {
+        println!("  FOUND WRONG:\n  {}\n", wrong_seeds.join("\n  "));
+    }
+}
+
 fn main() -> Result<(), Error> {
     openloop_edge::runtime::build()?.block_on(run())
 }
@@ -45,6 +83,8 @@ async fn run() -> Result<(), Error> {
         lift_simulation::report(&figures),
         started.elapsed().as_secs_f64()
     );
+
+    fault_fortnights(if quick() { 3 } else { 30 }).await;
 
     println!("local runtime (wall clock on this machine; medians of 20 calls)");
     println!("{:<52} {:>12} {:>12}", "", "emulator", "memory");

@@ -55,6 +55,9 @@ impl TaskWrites for DynamoStore {
             ));
         }
         writes.push((self.put_new(self.task_put(task)?)?, Some(Conflict::AlreadyExists)));
+        if let Some(claim) = &quota.episode {
+            writes.push((self.once_claim(claim)?, Some(Conflict::Claimed)));
+        }
         writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));
         writes.push((self.plain_put(self.log_item(task, log)?)?, None));
         for message in messages {
@@ -550,6 +553,9 @@ impl DynamoStore {
                 "action",
             )?;
             writes.push((self.plain_put(item)?, None));
+        }
+        if let Some(claim) = &extras.claim {
+            writes.push((self.once_claim(claim)?, Some(Conflict::Claimed)));
         }
         Ok(writes)
     }

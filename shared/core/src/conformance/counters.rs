@@ -81,6 +81,7 @@ pub(super) async fn creation_counters_limit_and_count_in_the_same_write(store: &
         daily_max: Some(daily),
         active_max: Some(active),
         agent: None,
+        episode: None,
     };
     let make = |name: &str, task_type: &str| {
         let mut task = sample_task_for(account, member(name), TaskStatus::PendingReview, base());
@@ -236,4 +237,94 @@ pub(super) async fn texts_and_segments_are_counted_per_account_and_day_up_to_the
         "a range of days, summed"
     );
     assert_eq!(store.texts_between(account, next_day, next_day).await.expect("sum").texts, 1);
+}
+
+/// A creation that names an episode claims it in its own write: the task and the claim are
+/// both written or neither; a second creation naming the episode writes nothing; a creation
+/// refused by a limit claims nothing; an expired claim is no claim.
+pub(super) async fn an_episode_is_claimed_with_its_task_or_not_at_all(store: &dyn TaskStore) {
+    use crate::task::flood::{CreationQuota, OnceClaim};
+    let account = AccountId::generate(base());
+    let today: jiff::civil::Date = "2026-11-02".parse().expect("date");
+    let claim = |key: &str, now| OnceClaim {
+        source: "analysis".into(),
+        key: format!("{account}/{key}"),
+        now,
+        expires_at: now + SignedDuration::from_hours(24),
+    };
+    let quota = |daily, key: &str| CreationQuota {
+        episode: Some(claim(key, base())),
+        ..CreationQuota::for_creation(today, base(), crate::task::TriggerType::CronAnalysis, &member("m_e1"), Some(daily))
+    };
+    let make = |name: &str, task_type: &str| {
+        let mut task = sample_task_for(account, member(name), TaskStatus::PendingReview, base());
+        task.task_type = task_type.into();
+        task
+    };
+    let create = |task: Task, quota: CreationQuota| async move {
+        let log = created(&task, Why::new(Reason::ManualModeRequiresReview));
+        store.create_task_within(&task, &log, &[], &quota).await
+    };
+    let claimed = |key: &str, at| {
+        let id = format!("{account}/{key}");
+        async move { store.is_claimed("analysis", &id, at).await.expect("is_claimed") }
+    };
+
+    assert!(!claimed("e1", base()).await, "episode: nothing claimed yet");
+    let first = make("m_e1", "churn_risk");
+    create(first.clone(), quota(5, "e1")).await.expect("the first finder");
+    assert!(claimed("e1", base()).await, "episode: claimed with its task");
+    let second = make("m_e2", "churn_risk");
+    assert!(
+        is_conflict(create(second.clone(), quota(5, "e1")).await, Conflict::Claimed),
+        "episode: a second finder is refused"
+    );
+    assert_eq!(
+        store.get_task(account, second.id).await.expect("get"),
+        None,
+        "episode: nothing of it written"
+    );
+
+    // Refused by the day's cap (one creation so far today): the episode stays unclaimed.
+    let refused = make("m_e3", "churn_risk");
+    assert!(
+        is_conflict(create(refused, quota(1, "e3")).await, Conflict::DailyTasks),
+        "episode: the cap refuses"
+    );
+    assert!(!claimed("e3", base()).await, "episode: a refused creation claims nothing");
+
+    // A day on, the claim has expired: the episode may be acted on again.
+    let later = base() + SignedDuration::from_hours(25);
+    assert!(!claimed("e1", later).await, "episode: an expired claim is no claim");
+    let again = CreationQuota {
+        episode: Some(claim("e1", later)),
+        ..CreationQuota::for_creation(
+            "2026-11-03".parse().expect("date"),
+            later,
+            crate::task::TriggerType::CronAnalysis,
+            &member("m_e2"),
+            None,
+        )
+    };
+    create(second, again).await.expect("after the claim expired");
+
+    // A commit's claim (a delivered reply's): written with the commit, and a second commit
+    // naming it writes nothing.
+    let extras = crate::ports::CommitExtras {
+        claim: Some(claim("reply-1", base())),
+        ..Default::default()
+    };
+    let (noted, log) = record(&first, base(), Why::new(Reason::MemberReplied));
+    store
+        .commit_with(&TaskCommit::new(noted.clone(), log), &extras)
+        .await
+        .expect("the reply");
+    assert!(claimed("reply-1", base()).await, "claim: written with its commit");
+    let (again, log) = record(&noted, base(), Why::new(Reason::MemberReplied));
+    assert!(
+        is_conflict(store.commit_with(&TaskCommit::new(again, log), &extras).await, Conflict::Claimed),
+        "claim: the same delivery again is refused"
+    );
+    let stored = store.get_task(account, first.id).await.expect("get").expect("task");
+    assert_eq!(stored.version, noted.version, "claim: a refused commit writes nothing");
 }

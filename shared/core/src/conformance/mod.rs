@@ -117,6 +117,7 @@ macro_rules! store_conformance_tests {
             counters: [
                 ai_calls_are_counted_per_account_and_day_up_to_the_limit,
                 creation_counters_limit_and_count_in_the_same_write,
+                an_episode_is_claimed_with_its_task_or_not_at_all,
                 texts_and_segments_are_counted_per_account_and_day_up_to_the_limit,
                 sends_are_summed_over_a_range_of_days_in_one_read,
             ],

@@ -61,6 +61,9 @@ pub enum Conflict {
     OutboundExists,
     /// The item being created exists already (account, token…).
     AlreadyExists,
+    /// A task's write named a once-only claim ([`crate::task::flood::OnceClaim`]: a finding's
+    /// episode, a delivered reply) that is held already: nothing was written.
+    Claimed,
     /// The account's count of tasks created today is at its limit.
     DailyTasks,
     /// The account holds as many open tasks as it may.

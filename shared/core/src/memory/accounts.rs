@@ -14,7 +14,7 @@ use super::{MemoryStore, conflict, storable};
 impl AccountStore for MemoryStore {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
         storable(account)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         if s.accounts.contains_key(&account.id) || s.tokens.contains_key(api_token_hash) {
             return Err(conflict(Conflict::AlreadyExists));
         }
@@ -24,16 +24,16 @@ impl AccountStore for MemoryStore {
     }
 
     async fn get_account(&self, id: AccountId) -> Result<Option<Account>, StoreError> {
-        Ok(self.lock().accounts.get(&id).cloned())
+        Ok(self.lock()?.accounts.get(&id).cloned())
     }
 
     async fn account_for_token(&self, api_token_hash: &str) -> Result<Option<AccountId>, StoreError> {
-        Ok(self.lock().tokens.get(api_token_hash).copied())
+        Ok(self.lock()?.tokens.get(api_token_hash).copied())
     }
 
     async fn accounts_for_owner_email(&self, email: &Email) -> Result<Vec<AccountId>, StoreError> {
         let key = owner_email_key(email);
-        let s = self.lock();
+        let s = self.lock()?;
         let mut found: Vec<AccountId> = s
             .accounts
             .values()
@@ -46,7 +46,7 @@ impl AccountStore for MemoryStore {
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
         storable(account)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         match s.accounts.get(&account.id) {
             Some(stored) if stored.version + 1 == account.version => {
                 s.accounts.insert(account.id, account.clone());
@@ -57,17 +57,17 @@ impl AccountStore for MemoryStore {
     }
 
     async fn list_accounts(&self) -> Result<Vec<Account>, StoreError> {
-        let mut all: Vec<Account> = self.lock().accounts.values().cloned().collect();
+        let mut all: Vec<Account> = self.lock()?.accounts.values().cloned().collect();
         all.sort_by_key(|a| a.id);
         Ok(all)
     }
 
     async fn system_config(&self) -> Result<SystemConfig, StoreError> {
-        Ok(self.lock().system.clone())
+        Ok(self.lock()?.system.clone())
     }
 
     async fn save_system_config(&self, config: &SystemConfig) -> Result<(), StoreError> {
-        self.lock().system = config.clone();
+        self.lock()?.system = config.clone();
         Ok(())
     }
 }

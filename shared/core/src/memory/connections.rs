@@ -12,12 +12,12 @@ use super::MemoryStore;
 #[async_trait]
 impl ConnectionStore for MemoryStore {
     async fn connection(&self, account: AccountId) -> Result<Option<Connection>, StoreError> {
-        Ok(self.lock().connections.get(&account).cloned())
+        Ok(self.lock()?.connections.get(&account).cloned())
     }
 
     async fn save_connection(&self, account: AccountId, connection: &Connection) -> Result<(), StoreError> {
         super::storable(connection)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let stored = s.connections.get(&account).map(|c| c.version);
         let expected = connection.version.checked_sub(1).filter(|v| *v > 0);
         if stored != expected {
@@ -28,6 +28,6 @@ impl ConnectionStore for MemoryStore {
     }
 
     async fn delete_connection(&self, account: AccountId) -> Result<bool, StoreError> {
-        Ok(self.lock().connections.remove(&account).is_some())
+        Ok(self.lock()?.connections.remove(&account).is_some())
     }
 }

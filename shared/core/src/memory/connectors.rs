@@ -14,7 +14,7 @@ use super::MemoryStore;
 impl ConnectorHealthStore for MemoryStore {
     async fn connector_health(&self, account: AccountId, name: &str) -> Result<ConnectorHealth, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .connector_health
             .get(&(account, name.to_owned()))
             .cloned()
@@ -29,7 +29,7 @@ impl ConnectorHealthStore for MemoryStore {
         now: Timestamp,
         degraded_after: u32,
     ) -> Result<(ConnectorHealth, HealthChange), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let health = s.connector_health.entry((account, name.to_owned())).or_default();
         let change = if ok {
             health.consecutive_failures = 0;

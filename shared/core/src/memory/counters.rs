@@ -14,11 +14,11 @@ use super::MemoryStore;
 #[async_trait]
 impl Counters for MemoryStore {
     async fn daily_sends(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
-        Ok(self.lock().daily.get(&(account, date)).copied().unwrap_or(0))
+        Ok(self.lock()?.daily.get(&(account, date)).copied().unwrap_or(0))
     }
 
     async fn sends_between(&self, account: AccountId, from: Date, to: Date) -> Result<u32, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         Ok(s.daily
             .iter()
             .filter(|((a, day), _)| *a == account && *day >= from && *day <= to)
@@ -27,7 +27,7 @@ impl Counters for MemoryStore {
     }
 
     async fn count_ai_call(&self, account: AccountId, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let calls = s.ai_calls.entry((account, date)).or_insert(0);
         if *calls >= limit {
             return Ok(None);
@@ -37,11 +37,11 @@ impl Counters for MemoryStore {
     }
 
     async fn ai_calls(&self, account: AccountId, date: Date) -> Result<u32, StoreError> {
-        Ok(self.lock().ai_calls.get(&(account, date)).copied().unwrap_or(0))
+        Ok(self.lock()?.ai_calls.get(&(account, date)).copied().unwrap_or(0))
     }
 
     async fn count_daily(&self, account: AccountId, counter: &str, date: Date, limit: u32) -> Result<Option<u32>, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let count = s.daily_counters.entry((account, counter.to_owned(), date)).or_insert(0);
         if *count >= limit {
             return Ok(None);
@@ -51,7 +51,7 @@ impl Counters for MemoryStore {
     }
 
     async fn creation_counts(&self, account: AccountId, date: Date) -> Result<CreationCounts, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let open = s.tasks.values().filter(|t| t.account_id == account && t.is_active()).count();
         Ok(CreationCounts {
             created: s.created.get(&(account, date)).copied().unwrap_or(0),
@@ -67,7 +67,7 @@ impl Counters for MemoryStore {
         segments: u32,
         limit: u32,
     ) -> Result<Option<crate::owner::sms::TextCounts>, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let day = s.texts.entry((account, date)).or_default();
         if day.texts >= limit {
             return Ok(None);
@@ -78,7 +78,7 @@ impl Counters for MemoryStore {
     }
 
     async fn texts_between(&self, account: AccountId, from: Date, to: Date) -> Result<crate::owner::sms::TextCounts, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         Ok(s.texts
             .iter()
             .filter(|((a, day), _)| *a == account && *day >= from && *day <= to)

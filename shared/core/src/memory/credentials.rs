@@ -13,7 +13,7 @@ use super::{MemoryStore, conflict, storable};
 #[async_trait]
 impl CredentialStore for MemoryStore {
     async fn api_token(&self, api_token_hash: &str) -> Result<Option<TokenHolder>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         Ok(s.tokens.get(api_token_hash).map(|account_id| TokenHolder {
             account_id: *account_id,
             retires_at: s.token_retirements.get(api_token_hash).copied(),
@@ -22,7 +22,7 @@ impl CredentialStore for MemoryStore {
 
     async fn rotate_api_token(&self, account: &Account, old_hash: &str, new_hash: &str, old_until: Timestamp) -> Result<(), StoreError> {
         storable(account)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         if s.tokens.contains_key(new_hash) {
             return Err(conflict(Conflict::AlreadyExists));
         }

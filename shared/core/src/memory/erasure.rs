@@ -17,7 +17,7 @@ use super::{MemoryStore, conflict};
 #[async_trait]
 impl ErasureStore for MemoryStore {
     async fn put_erased(&self, account: AccountId, keys: &[String], _at: Timestamp) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         for key in keys {
             s.erased.insert((account, key.clone()));
         }
@@ -25,12 +25,12 @@ impl ErasureStore for MemoryStore {
     }
 
     async fn any_erased(&self, account: AccountId, keys: &[String]) -> Result<bool, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         Ok(keys.iter().any(|k| s.erased.contains(&(account, k.clone()))))
     }
 
     async fn erase_task(&self, task: &Task) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let Some(stored) = s.tasks.get(&task.id).filter(|t| t.account_id == task.account_id) else {
             return Ok(());
         };
@@ -54,7 +54,7 @@ impl ErasureStore for MemoryStore {
     }
 
     async fn erase_member_records(&self, account: AccountId, trace: &MemberTrace) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let Some(member) = trace.member.clone() else {
             return Ok(());
         };
@@ -79,7 +79,7 @@ impl ErasureStore for MemoryStore {
 
     async fn remove_account_items(&self, account: AccountId, _limit: usize) -> Result<usize, StoreError> {
         // All at once, under the one lock: the limit pages a table, not a map.
-        let mut guard = self.lock();
+        let mut guard = self.lock()?;
         let s = &mut *guard;
         let a = account;
         let before = s.item_count();
@@ -133,7 +133,7 @@ impl ErasureStore for MemoryStore {
     }
 
     async fn remove_account(&self, account: AccountId) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         if let Some(hash) = s.accounts.remove(&account).and_then(|a| a.credentials.api_token_hash) {
             s.token_retirements.remove(&hash);
         }

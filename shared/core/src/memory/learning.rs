@@ -13,7 +13,7 @@ use super::MemoryStore;
 impl LearningStore for MemoryStore {
     async fn interaction_outcome(&self, account: AccountId, task: TaskId) -> Result<Option<InteractionOutcome>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .interactions
             .get(&task)
             .filter(|r| r.private.account_id == account)
@@ -26,7 +26,7 @@ impl LearningStore for MemoryStore {
         since: jiff::Timestamp,
         limit: usize,
     ) -> Result<Vec<InteractionOutcome>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut records: Vec<InteractionOutcome> = s
             .interactions
             .values()
@@ -44,7 +44,7 @@ impl LearningStore for MemoryStore {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<SharedOutcome>, Option<String>), StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut records: Vec<&InteractionOutcome> = s
             .interactions
             .values()

@@ -14,7 +14,7 @@ use super::MemoryStore;
 #[async_trait]
 impl LoopStore for MemoryStore {
     async fn put_loops(&self, loops: &[OpenLoop]) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         for l in loops {
             s.loops.insert((l.account_id, l.id), l.clone());
         }
@@ -22,7 +22,7 @@ impl LoopStore for MemoryStore {
     }
 
     async fn create_todo_with_loop(&self, todo: &crate::task::todo::Todo, wait: &OpenLoop, webhooks: bool) -> Result<bool, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let source = (todo.account_id, todo.source.clone());
         if s.todo_sources.contains(&source) {
             return Ok(false);
@@ -44,7 +44,7 @@ impl LoopStore for MemoryStore {
 
     async fn member_open_loops(&self, account: AccountId, member: &MemberId) -> Result<Vec<OpenLoop>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .loops
             .values()
             .filter(|l| l.account_id == account && l.member_id == *member && l.status == LoopStatus::Open)
@@ -53,7 +53,7 @@ impl LoopStore for MemoryStore {
     }
 
     async fn resolve_loop(&self, resolved: &OpenLoop) -> Result<bool, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         match s.loops.get_mut(&(resolved.account_id, resolved.id)) {
             Some(stored) if stored.status == LoopStatus::Open => {
                 *stored = resolved.clone();
@@ -65,7 +65,7 @@ impl LoopStore for MemoryStore {
 
     async fn overdue_loops(&self, shard: u32, until: Timestamp, limit: usize) -> Result<Vec<OpenLoop>, StoreError> {
         let mut due: Vec<OpenLoop> = self
-            .lock()
+            .lock()?
             .loops
             .values()
             .filter(|l| l.status == LoopStatus::Open && l.deadline <= until && loop_shard(l.id) == shard)
@@ -84,7 +84,7 @@ impl LoopStore for MemoryStore {
         limit: usize,
     ) -> Result<Vec<OpenLoop>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .loops
             .range((account, ulid::Ulid::nil())..=(account, ulid::Ulid::from(u128::MAX)))
             .rev()

@@ -16,7 +16,7 @@ use super::{MemoryStore, conflict};
 #[async_trait]
 impl MemberStore for MemoryStore {
     async fn get_member(&self, account: AccountId, member: &MemberId) -> Result<Option<(MemberFacts, SendLedger)>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let key = (account, member.clone());
         let facts = s.facts.get(&key).cloned();
         let ledger = s.ledgers.get(&key).cloned();
@@ -31,7 +31,7 @@ impl MemberStore for MemoryStore {
 
     async fn save_member_facts(&self, account: AccountId, facts: &MemberFacts) -> Result<(), StoreError> {
         super::storable(facts)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (account, facts.member_id.clone());
         let stored = s.facts.get(&key).map_or(0, |f| f.version);
         if stored + 1 != facts.version {
@@ -51,7 +51,7 @@ impl MemberStore for MemoryStore {
             Some(c) => Some(MemberId::parse(&c).map_err(|_| StoreError::InvalidCursor)?),
             None => None,
         };
-        let s = self.lock();
+        let s = self.lock()?;
         let mut facts: Vec<&MemberFacts> = s
             .facts
             .iter()
@@ -71,7 +71,7 @@ impl MemberStore for MemoryStore {
         email: Option<&Email>,
         around: Date,
     ) -> Result<SendSnapshot, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut snapshot = SendSnapshot {
             system: s.system.clone(),
             account: s.accounts.get(&account).cloned(),
@@ -102,7 +102,7 @@ impl MemberStore for MemoryStore {
         template: (&str, &str),
     ) -> Result<SendSnapshot, StoreError> {
         let mut snapshot = self.send_snapshot(account, member, email, around).await?;
-        let s = self.lock();
+        let s = self.lock()?;
         let key = (template.0.to_owned(), template.1.to_owned());
         snapshot.draft = Some(DraftReads {
             template: s.message_templates.get(&(account, key.0.clone(), key.1.clone())).cloned(),
@@ -117,15 +117,15 @@ impl MemberStore for MemoryStore {
     }
 
     async fn is_suppressed(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
-        Ok(self.lock().suppressed.contains(&(account, email.clone())))
+        Ok(self.lock()?.suppressed.contains(&(account, email.clone())))
     }
 
     async fn put_suppression(&self, account: AccountId, email: &Email, _reason: &str, _at: Timestamp) -> Result<(), StoreError> {
-        self.lock().suppressed.insert((account, email.clone()));
+        self.lock()?.suppressed.insert((account, email.clone()));
         Ok(())
     }
 
     async fn delete_suppression(&self, account: AccountId, email: &Email) -> Result<bool, StoreError> {
-        Ok(self.lock().suppressed.remove(&(account, email.clone())))
+        Ok(self.lock()?.suppressed.remove(&(account, email.clone())))
     }
 }

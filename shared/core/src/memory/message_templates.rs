@@ -16,12 +16,12 @@ fn key(account: AccountId, task_type: &str, touch: &str) -> (AccountId, String, 
 #[async_trait]
 impl MessageTemplateStore for MemoryStore {
     async fn message_template(&self, account: AccountId, task_type: &str, touch: &str) -> Result<Option<OwnerTemplate>, StoreError> {
-        Ok(self.lock().message_templates.get(&key(account, task_type, touch)).cloned())
+        Ok(self.lock()?.message_templates.get(&key(account, task_type, touch)).cloned())
     }
 
     async fn message_templates(&self, account: AccountId) -> Result<Vec<OwnerTemplate>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .message_templates
             .iter()
             .filter(|((a, _, _), _)| *a == account)
@@ -30,13 +30,13 @@ impl MessageTemplateStore for MemoryStore {
     }
 
     async fn put_message_template(&self, account: AccountId, template: &OwnerTemplate) -> Result<(), StoreError> {
-        self.lock()
+        self.lock()?
             .message_templates
             .insert(key(account, &template.task_type, &template.touch), template.clone());
         Ok(())
     }
 
     async fn delete_message_template(&self, account: AccountId, task_type: &str, touch: &str) -> Result<bool, StoreError> {
-        Ok(self.lock().message_templates.remove(&key(account, task_type, touch)).is_some())
+        Ok(self.lock()?.message_templates.remove(&key(account, task_type, touch)).is_some())
     }
 }

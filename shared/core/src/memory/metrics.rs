@@ -13,11 +13,11 @@ use super::{MemoryStore, conflict};
 #[async_trait]
 impl MetricsStore for MemoryStore {
     async fn metrics_cursor(&self, account: AccountId) -> Result<MetricsCursor, StoreError> {
-        Ok(self.lock().metrics_cursors.get(&account).cloned().unwrap_or_default())
+        Ok(self.lock()?.metrics_cursors.get(&account).cloned().unwrap_or_default())
     }
 
     async fn save_metrics(&self, account: AccountId, cursor: &MetricsCursor, days: &[(Date, DailyMetrics)]) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let stored = s.metrics_cursors.get(&account).map_or(0, |c| c.version);
         if stored + 1 != cursor.version {
             return Err(conflict(Conflict::Version));
@@ -36,12 +36,12 @@ impl MetricsStore for MemoryStore {
     }
 
     async fn daily_metrics(&self, account: AccountId, date: Date) -> Result<DailyMetrics, StoreError> {
-        Ok(self.lock().metrics.get(&(account, date)).cloned().unwrap_or_default())
+        Ok(self.lock()?.metrics.get(&(account, date)).cloned().unwrap_or_default())
     }
 
     async fn metrics_days(&self, account: AccountId, from: Date, to: Date) -> Result<Vec<(Date, DailyMetrics)>, StoreError> {
         let mut days: Vec<(Date, DailyMetrics)> = self
-            .lock()
+            .lock()?
             .metrics
             .iter()
             .filter(|((a, d), _)| *a == account && (from..=to).contains(d))

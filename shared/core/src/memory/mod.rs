@@ -128,15 +128,33 @@ struct State {
 #[derive(Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
+    faults: Option<FaultHook>,
 }
+
+/// A test's fault plan for the in-memory store ([`MemoryStore::with_faults`]): asked before
+/// every operation; an error it gives is that operation's answer and nothing is applied — a
+/// throttled or failed request, or every request after the function was killed.
+pub type FaultHook = std::sync::Arc<dyn Fn() -> Option<StoreError> + Send + Sync>;
 
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    /// A store whose every operation first asks `faults` whether it fails.
+    pub fn with_faults(faults: FaultHook) -> Self {
+        Self {
+            faults: Some(faults),
+            ..Self::default()
+        }
+    }
+
+    /// The state, for one operation — unless the fault plan fails it first.
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, State>, StoreError> {
+        if let Some(error) = self.faults.as_ref().and_then(|faults| faults()) {
+            return Err(error);
+        }
+        Ok(self.state.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 

@@ -13,7 +13,7 @@ use super::{MemoryStore, conflict};
 #[async_trait]
 impl NoticeStore for MemoryStore {
     async fn put_notice(&self, notice: &OwnerNotice) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (notice.account_id, notice.id);
         if s.notices.contains_key(&key) {
             return Err(conflict(Conflict::AlreadyExists));
@@ -32,7 +32,7 @@ impl NoticeStore for MemoryStore {
             Some(c) => Some(c.parse().map_err(|_| StoreError::InvalidCursor)?),
             None => None,
         };
-        let s = self.lock();
+        let s = self.lock()?;
         let mut page: Vec<OwnerNotice> = s
             .notices
             .range((account, ulid::Ulid::nil())..=(account, ulid::Ulid::from(u128::MAX)))
@@ -50,7 +50,7 @@ impl NoticeStore for MemoryStore {
 
     async fn due_notices(&self, until: Timestamp, limit: usize) -> Result<Vec<OwnerNotice>, StoreError> {
         let mut due: Vec<OwnerNotice> = self
-            .lock()
+            .lock()?
             .notices
             .values()
             .filter(|n| n.digest_at.is_some_and(|at| at <= until))
@@ -62,7 +62,7 @@ impl NoticeStore for MemoryStore {
     }
 
     async fn claim_notice(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         Ok(s.notices.get_mut(&(account, id)).is_some_and(|n| n.digest_at.take().is_some()))
     }
 }

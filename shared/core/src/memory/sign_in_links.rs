@@ -13,7 +13,7 @@ use super::{MemoryStore, conflict};
 #[async_trait]
 impl SignInLinkStore for MemoryStore {
     async fn create_sign_in_link(&self, link: &SignInLink) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         if s.sign_in_links.contains_key(&link.token_hash) {
             return Err(conflict(Conflict::AlreadyExists));
         }
@@ -22,7 +22,7 @@ impl SignInLinkStore for MemoryStore {
     }
 
     async fn redeem_sign_in_link(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         match s.sign_in_links.get_mut(token_hash) {
             Some((link, used)) if !*used && now < link.expires_at => {
                 *used = true;
@@ -33,7 +33,7 @@ impl SignInLinkStore for MemoryStore {
     }
 
     async fn sign_in_link_account(&self, token_hash: &str, now: Timestamp) -> Result<Option<AccountId>, StoreError> {
-        Ok(match self.lock().sign_in_links.get(token_hash) {
+        Ok(match self.lock()?.sign_in_links.get(token_hash) {
             Some((link, used)) if !*used && now < link.expires_at => Some(link.account_id),
             _ => None,
         })

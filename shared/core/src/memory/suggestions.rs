@@ -12,7 +12,7 @@ use super::MemoryStore;
 #[async_trait]
 impl SuggestionStore for MemoryStore {
     async fn create_suggestion(&self, suggestion: &Suggestion) -> Result<bool, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (suggestion.account_id, suggestion.fingerprint.clone());
         if s.fingerprints.contains(&key) {
             return Ok(false);
@@ -26,11 +26,11 @@ impl SuggestionStore for MemoryStore {
     }
 
     async fn get_suggestion(&self, account: AccountId, id: ulid::Ulid) -> Result<Option<Suggestion>, StoreError> {
-        Ok(self.lock().suggestions.get(&(account, id)).cloned())
+        Ok(self.lock()?.suggestions.get(&(account, id)).cloned())
     }
 
     async fn save_suggestion(&self, suggestion: &Suggestion) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (suggestion.account_id, suggestion.id);
         match s.suggestions.get(&key) {
             Some(stored) if stored.version + 1 == suggestion.version => {
@@ -43,7 +43,7 @@ impl SuggestionStore for MemoryStore {
 
     async fn list_suggestions(&self, account: AccountId, status: SuggestionStatus, limit: usize) -> Result<Vec<Suggestion>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .suggestions
             .range((account, ulid::Ulid::nil())..=(account, ulid::Ulid::from_parts(u64::MAX, u128::MAX)))
             .rev()

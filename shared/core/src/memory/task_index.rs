@@ -20,7 +20,7 @@ use super::MemoryStore;
 #[async_trait]
 impl TaskIndex for MemoryStore {
     async fn open_tasks_by_member(&self, account: AccountId) -> Result<std::collections::BTreeMap<MemberId, usize>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut counts = std::collections::BTreeMap::new();
         for ((a, member, _), id) in &s.guards {
             if *a == account && s.tasks.get(id).is_some_and(Task::is_active) {
@@ -31,7 +31,7 @@ impl TaskIndex for MemoryStore {
     }
 
     async fn tallies(&self, account: AccountId, closed_since: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mine = || s.tasks.values().filter(|t| t.account_id == account);
         let mut open: Vec<&Task> = mine().filter(|t| t.is_active()).collect();
         open.sort_by_key(|t| t.id);
@@ -50,7 +50,7 @@ impl TaskIndex for MemoryStore {
     }
 
     async fn closed_tallies(&self, account: AccountId, from: Timestamp, until: Timestamp) -> Result<Vec<TaskTally>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut closed: Vec<(Timestamp, TaskTally)> = s
             .tasks
             .values()
@@ -64,7 +64,7 @@ impl TaskIndex for MemoryStore {
     }
 
     async fn list_tasks(&self, account: AccountId, query: &TaskQuery) -> Result<(Vec<Task>, Option<String>), StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let after: Option<TaskId> = match query.cursor.as_deref() {
             Some(c) => Some(c.parse().map_err(|_| StoreError::InvalidCursor)?),
             None => None,
@@ -90,7 +90,7 @@ impl TaskIndex for MemoryStore {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<DueEntry>, Option<String>), StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut due: Vec<DueEntry> = s
             .tasks
             .values()
@@ -114,7 +114,7 @@ impl TaskIndex for MemoryStore {
     }
 
     async fn attribution_watch(&self, shard: u32, limit: usize, cursor: Option<String>) -> Result<(Vec<Task>, Option<String>), StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut watched: Vec<(String, Task)> = s
             .tasks
             .values()
@@ -146,7 +146,7 @@ impl TaskIndex for MemoryStore {
             ),
             None => None,
         };
-        let s = self.lock();
+        let s = self.lock()?;
         let mut entries: Vec<ActivityEntry> = s
             .tasks
             .values()
@@ -170,11 +170,11 @@ impl TaskIndex for MemoryStore {
     }
 
     async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError> {
-        Ok(self.lock().task_routes.get(&task).copied())
+        Ok(self.lock()?.task_routes.get(&task).copied())
     }
 
     async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError> {
-        Ok(self.lock().message_routes.get(&message_id.to_ascii_lowercase()).copied())
+        Ok(self.lock()?.message_routes.get(&message_id.to_ascii_lowercase()).copied())
     }
 }
 

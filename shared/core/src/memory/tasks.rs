@@ -32,7 +32,7 @@ impl TaskWrites for MemoryStore {
     ) -> Result<(), StoreError> {
         super::storable(task)?;
         super::storable(messages)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let account = task.account_id;
         let guard = (account, task.member.id.clone(), task.task_type.clone());
         // Every condition first, in the order the DynamoDB transaction reports them.
@@ -41,6 +41,12 @@ impl TaskWrites for MemoryStore {
         }
         if s.tasks.contains_key(&task.id) {
             return Err(conflict(Conflict::AlreadyExists));
+        }
+        let episode = quota.episode.as_ref().map(|e| ((e.source.clone(), e.key.clone()), e));
+        if let Some((key, claim)) = &episode
+            && s.webhooks.get(key).is_some_and(|expires| *expires > claim.now)
+        {
+            return Err(conflict(Conflict::Claimed));
         }
         let open = s.tasks.values().filter(|t| t.account_id == account && t.is_active()).count();
         if task.is_active() && quota.active_max.is_some_and(|max| open >= max as usize) {
@@ -62,6 +68,9 @@ impl TaskWrites for MemoryStore {
             }
         }
         // Apply.
+        if let Some((key, claim)) = episode {
+            s.webhooks.insert(key, claim.expires_at);
+        }
         if let Some(date) = quota.date {
             *s.created.entry((account, date)).or_insert(0) += 1;
             if let Some(agent) = &quota.agent {
@@ -87,7 +96,7 @@ impl TaskWrites for MemoryStore {
         // As DynamoDB: a number it cannot hold is refused, not stored.
         super::storable(task)?;
         super::storable(&commit.messages)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let account = task.account_id;
         // Check every condition first: all or nothing.
         match s.tasks.get(&task.id) {
@@ -143,7 +152,16 @@ impl TaskWrites for MemoryStore {
                 return Err(conflict(Conflict::AlreadyExists));
             }
         }
+        let once = extras.claim.as_ref().map(|c| ((c.source.clone(), c.key.clone()), c));
+        if let Some((key, claim)) = &once
+            && s.webhooks.get(key).is_some_and(|expires| *expires > claim.now)
+        {
+            return Err(conflict(Conflict::Claimed));
+        }
         // Apply.
+        if let Some((key, claim)) = once {
+            s.webhooks.insert(key, claim.expires_at);
+        }
         if let Some(ai) = &extras.ai_call {
             s.ai_calls.insert((account, ai.date), ai.seen + 1);
         }
@@ -224,11 +242,11 @@ impl TaskWrites for MemoryStore {
 #[async_trait]
 impl TaskReads for MemoryStore {
     async fn get_task(&self, account: AccountId, id: TaskId) -> Result<Option<Task>, StoreError> {
-        Ok(self.lock().tasks.get(&id).filter(|t| t.account_id == account).cloned())
+        Ok(self.lock()?.tasks.get(&id).filter(|t| t.account_id == account).cloned())
     }
 
     async fn get_tasks(&self, account: AccountId, ids: &[TaskId]) -> Result<Vec<Task>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         Ok(ids
             .iter()
             .filter_map(|id| s.tasks.get(id).filter(|t| t.account_id == account).cloned())
@@ -236,11 +254,11 @@ impl TaskReads for MemoryStore {
     }
 
     async fn active_task(&self, account: AccountId, member: &MemberId, task_type: &str) -> Result<Option<TaskId>, StoreError> {
-        Ok(self.lock().guards.get(&(account, member.clone(), task_type.to_owned())).copied())
+        Ok(self.lock()?.guards.get(&(account, member.clone(), task_type.to_owned())).copied())
     }
 
     async fn member_active_tasks(&self, account: AccountId, member: &MemberId) -> Result<Vec<Task>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut tasks: Vec<Task> = s
             .guards
             .iter()
@@ -252,7 +270,7 @@ impl TaskReads for MemoryStore {
     }
 
     async fn task_history(&self, account: AccountId, id: TaskId) -> Result<Option<TaskHistory>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let Some(task) = s.tasks.get(&id).filter(|t| t.account_id == account).cloned() else {
             return Ok(None);
         };
@@ -275,7 +293,7 @@ impl TaskReads for MemoryStore {
 
     async fn outbound(&self, account: AccountId, task: TaskId) -> Result<Vec<OutboundMessage>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .outbound
             .range((account, task, 0)..=(account, task, u32::MAX))
             .map(|(_, m)| m.clone())

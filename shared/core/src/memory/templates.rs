@@ -14,7 +14,7 @@ use super::{MemoryStore, conflict};
 impl TemplateStore for MemoryStore {
     async fn save_template(&self, template: &RecurringTemplate) -> Result<(), StoreError> {
         super::storable(template)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (template.account_id, template.id);
         let stored = s.templates.get(&key).map_or(0, |t| t.version);
         if stored + 1 != template.version {
@@ -26,7 +26,7 @@ impl TemplateStore for MemoryStore {
 
     async fn list_templates(&self, account: AccountId) -> Result<Vec<RecurringTemplate>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .templates
             .values()
             .filter(|t| t.account_id == account)
@@ -36,7 +36,7 @@ impl TemplateStore for MemoryStore {
 
     async fn due_templates(&self, until: Timestamp, limit: usize) -> Result<Vec<RecurringTemplate>, StoreError> {
         let mut due: Vec<RecurringTemplate> = self
-            .lock()
+            .lock()?
             .templates
             .values()
             .filter(|t| t.enabled && !t.paused && t.next_at.is_some_and(|at| at <= until))
@@ -48,6 +48,6 @@ impl TemplateStore for MemoryStore {
     }
 
     async fn delete_template(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
-        Ok(self.lock().templates.remove(&(account, id)).is_some())
+        Ok(self.lock()?.templates.remove(&(account, id)).is_some())
     }
 }

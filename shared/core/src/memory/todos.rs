@@ -12,7 +12,7 @@ use super::MemoryStore;
 #[async_trait]
 impl TodoStore for MemoryStore {
     async fn create_todo(&self, todo: &Todo) -> Result<bool, StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let source = (todo.account_id, todo.source.clone());
         if s.todo_sources.contains(&source) {
             return Ok(false);
@@ -26,11 +26,11 @@ impl TodoStore for MemoryStore {
     }
 
     async fn get_todo(&self, account: AccountId, id: ulid::Ulid) -> Result<Option<Todo>, StoreError> {
-        Ok(self.lock().todos.get(&(account, id)).cloned())
+        Ok(self.lock()?.todos.get(&(account, id)).cloned())
     }
 
     async fn save_todo(&self, todo: &Todo) -> Result<(), StoreError> {
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (todo.account_id, todo.id);
         match s.todos.get(&key) {
             Some(stored) if stored.version + 1 == todo.version => {
@@ -42,7 +42,7 @@ impl TodoStore for MemoryStore {
     }
 
     async fn list_todos(&self, account: AccountId, status: TodoStatus, limit: usize) -> Result<Vec<Todo>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut todos: Vec<Todo> = s
             .todos
             .range((account, ulid::Ulid::nil())..=(account, ulid::Ulid::from_parts(u64::MAX, u128::MAX)))

@@ -15,7 +15,7 @@ use super::{MemoryStore, conflict, storable};
 impl WebhookStore for MemoryStore {
     async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
         storable(endpoint)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (endpoint.account_id, endpoint.id);
         if s.webhook_endpoints.contains_key(&key) {
             return Err(conflict(Conflict::AlreadyExists));
@@ -25,12 +25,12 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn get_endpoint(&self, account: AccountId, id: ulid::Ulid) -> Result<Option<WebhookEndpoint>, StoreError> {
-        Ok(self.lock().webhook_endpoints.get(&(account, id)).cloned())
+        Ok(self.lock()?.webhook_endpoints.get(&(account, id)).cloned())
     }
 
     async fn list_endpoints(&self, account: AccountId) -> Result<Vec<WebhookEndpoint>, StoreError> {
         Ok(self
-            .lock()
+            .lock()?
             .webhook_endpoints
             .range((account, ulid::Ulid::nil())..)
             .take_while(|((a, _), _)| *a == account)
@@ -40,7 +40,7 @@ impl WebhookStore for MemoryStore {
 
     async fn save_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
         storable(endpoint)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         let key = (endpoint.account_id, endpoint.id);
         match s.webhook_endpoints.get(&key) {
             Some(stored) if stored.version + 1 == endpoint.version => {
@@ -52,11 +52,11 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn delete_endpoint(&self, account: AccountId, id: ulid::Ulid) -> Result<bool, StoreError> {
-        Ok(self.lock().webhook_endpoints.remove(&(account, id)).is_some())
+        Ok(self.lock()?.webhook_endpoints.remove(&(account, id)).is_some())
     }
 
     async fn due_endpoints(&self, until: Timestamp, limit: usize) -> Result<Vec<(AccountId, ulid::Ulid)>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut due: Vec<(Timestamp, AccountId, ulid::Ulid)> = s
             .webhook_endpoints
             .values()
@@ -68,12 +68,12 @@ impl WebhookStore for MemoryStore {
 
     async fn put_outbox(&self, item: &OutboxItem) -> Result<(), StoreError> {
         storable(item)?;
-        self.lock().put_outbox(item);
+        self.lock()?.put_outbox(item);
         Ok(())
     }
 
     async fn due_outbox(&self, until: Timestamp, limit: usize) -> Result<Vec<OutboxItem>, StoreError> {
-        let s = self.lock();
+        let s = self.lock()?;
         let mut due: Vec<&OutboxItem> = s.webhook_outbox.values().filter(|i| i.due_at <= until).collect();
         due.sort_by(|a, b| (a.due_at, a.event.account_id, &a.event.id).cmp(&(b.due_at, b.event.account_id, &b.event.id)));
         Ok(due.into_iter().take(limit).cloned().collect())
@@ -81,7 +81,7 @@ impl WebhookStore for MemoryStore {
 
     async fn postpone_outbox(&self, item: &OutboxItem) -> Result<(), StoreError> {
         storable(item)?;
-        let mut s = self.lock();
+        let mut s = self.lock()?;
         match s.webhook_outbox.get_mut(&(item.event.account_id, item.event.id.clone())) {
             Some(stored) => {
                 *stored = item.clone();
@@ -92,7 +92,7 @@ impl WebhookStore for MemoryStore {
     }
 
     async fn delete_outbox(&self, account: AccountId, event_id: &str) -> Result<bool, StoreError> {
-        Ok(self.lock().webhook_outbox.remove(&(account, event_id.to_owned())).is_some())
+        Ok(self.lock()?.webhook_outbox.remove(&(account, event_id.to_owned())).is_some())
     }
 }
 

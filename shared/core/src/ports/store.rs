@@ -239,6 +239,9 @@ pub struct CommitExtras {
     /// The account as the step read it, for the learning record of a commit that closes the
     /// task (a store that reads the account for it need not read it again).
     pub account: Option<Account>,
+    /// A once-only claim (a delivered reply's), written only if none is held, else
+    /// [`crate::kernel::error::Conflict::Claimed`] and nothing is written.
+    pub claim: Option<crate::task::flood::OnceClaim>,
 }
 
 /// One AI call counted in a commit: the account's local `date` and the count the step read.
@@ -424,6 +427,8 @@ pub trait Idempotency: Send + Sync {
     async fn claim_webhook(&self, source: &str, id: &str, now: Timestamp, expires_at: Timestamp) -> Result<bool, StoreError>;
     /// Forget a claim whose event could not be queued, so the sender's retry is accepted.
     async fn release_webhook(&self, source: &str, id: &str) -> Result<(), StoreError>;
+    /// Whether `(source, id)` is claimed and unexpired at `now` (a read; claims nothing).
+    async fn is_claimed(&self, source: &str, id: &str, now: Timestamp) -> Result<bool, StoreError>;
     /// Write `record` (state `Started`) under its key if no record has the key, or if the one
     /// there `Failed`; otherwise change nothing and return the record there.
     async fn claim_action(&self, record: &ActionRecord) -> Result<ActionClaim, StoreError>;

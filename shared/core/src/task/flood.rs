@@ -104,6 +104,22 @@ pub struct CreationQuota {
     pub active_max: Option<u32>,
     /// For agent-spawned tasks: the per-day and per-member-per-day caps.
     pub agent: Option<AgentQuota>,
+    /// The finding this task acts on (a member's risk episode, a lead's arrival), claimed in
+    /// the creation's own transaction: a creation killed half-way leaves neither the claim
+    /// nor the task, and a second finder of the same episode writes nothing.
+    pub episode: Option<OnceClaim>,
+}
+
+/// A once-only claim written with a task's creation or commit, in its transaction: the
+/// idempotency record `(source, key)`
+/// (as [`crate::ports::Idempotency::claim_webhook`] keeps them), unless one is held and
+/// unexpired at `now` — then [`crate::kernel::error::Conflict::Claimed`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnceClaim {
+    pub source: String,
+    pub key: String,
+    pub now: Timestamp,
+    pub expires_at: Timestamp,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,6 +138,7 @@ impl CreationQuota {
             daily_max: None,
             active_max: None,
             agent: None,
+            episode: None,
         }
     }
 
@@ -141,6 +158,7 @@ impl CreationQuota {
                 daily_max: limits::MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY,
                 member_max: limits::MAX_AGENT_TASKS_PER_MEMBER_PER_DAY,
             }),
+            episode: None,
         }
     }
 

@@ -164,13 +164,12 @@ impl Engine {
             return Ok(None);
         }
         let now = self.clock.now();
-        let episode = risk::alert_episode(&enrollment.id, enrollment.paid_until);
-        let Some(claim) = self
-            .claim_episode_for(account.id, &facts.member_id, "payment_recovery", &episode)
-            .await?
-        else {
-            return Ok(None);
-        };
+        let episode = crate::engine::learning::analysis::episode_key(
+            account.id,
+            &facts.member_id,
+            "payment_recovery",
+            &risk::alert_episode(&enrollment.id, enrollment.paid_until),
+        );
         let input = NewTask {
             task_type: "payment_recovery".into(),
             member_id: facts.member_id.clone(),
@@ -192,19 +191,12 @@ impl Engine {
                 "paid_until": enrollment.paid_until,
             }),
         };
-        let created = match self.create_task_in(account, input, burst).await {
-            Ok(Created::New(task)) => Some(task.id),
-            // A suppressed member: the episode stays claimed, nothing is opened (logged).
-            Ok(Created::Existing(_)) | Err(EngineError::MemberSuppressed { .. }) => None,
-            // Not acted on: the scan may act on it later.
-            Err(EngineError::Limited(_)) => {
-                self.release_episode(&claim).await?;
-                None
-            }
-            Err(e) => {
-                self.release_episode(&claim).await?;
-                return Err(e);
-            }
+        let created = match self.create_for_episode(account, input, burst, &episode).await {
+            Ok(Some(Created::New(task))) => Some(task.id),
+            // Acted on already, or a suppressed member (logged); a limit: not acted on, and
+            // nothing claimed, so the scan may act on it later.
+            Ok(None | Some(Created::Existing(_))) | Err(EngineError::MemberSuppressed { .. } | EngineError::Limited(_)) => None,
+            Err(e) => return Err(e),
         };
         Ok(created)
     }

@@ -24,9 +24,10 @@ use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, MemberId, TaskId, new_ulid};
 use crate::kernel::limits::WEBHOOK_DEDUP_TTL;
 use crate::owner::account::Account;
-use crate::ports::{CompletionRequest, DraftRequest, ReplyRequest};
+use crate::ports::{CommitExtras, CompletionRequest, DraftRequest, ReplyRequest};
 use crate::task::commit::TaskCommit;
 use crate::task::error::EngineError;
+use crate::task::flood::OnceClaim;
 use crate::task::open_loop::LoopSignal;
 use crate::task::progress::{self, Judged};
 use crate::task::reason::Reason;
@@ -90,17 +91,16 @@ impl Engine {
             // A delivery is its message to its task: the same Message-ID answering another task
             // (ids are chosen by the sender, and may collide) is another delivery.
             let dedup_id = format!("{task_id}:{}", mail.message_id.clone().unwrap_or_else(|| hex_digest(raw)));
-            let source = format!("inbound:{account_id}");
-            if !self.store.claim_webhook(&source, &dedup_id, now, now + WEBHOOK_DEDUP_TTL).await? {
+            // Claimed in the reply's own commit: kept with the reply, or neither is, so a
+            // function that dies half-way leaves the sender's retry to be taken.
+            let claim = OnceClaim {
+                source: format!("inbound:{account_id}"),
+                key: dedup_id,
+                now,
+                expires_at: now + WEBHOOK_DEDUP_TTL,
+            };
+            let Some(stored) = self.store_reply(account_id, task_id, &mail, now, Some(claim)).await? else {
                 return Ok(InboundOutcome::Duplicate);
-            }
-            let stored = match self.store_reply(account_id, task_id, &mail, now).await {
-                Ok(task) => task,
-                Err(e) => {
-                    // Not stored: forget the claim so the sender's retry is taken.
-                    let _ = self.store.release_webhook(&source, &dedup_id).await;
-                    return Err(e);
-                }
             };
             // The reply's commit met the task's reply loops it carries; a task from before they
             // were carried (a sent touch, none noted) meets its loops from their records.
@@ -196,13 +196,16 @@ impl Engine {
 
     /// Phase one: the reply goes into the conversation before anything else, whatever the
     /// task's state; an open task is marked to read it and made due now.
+    /// Keep a member's message on its task, with `claim` (its delivery's) in the same commit:
+    /// `None` when that delivery was kept before.
     pub(in crate::engine) async fn store_reply(
         &self,
         account: AccountId,
         id: TaskId,
         mail: &InboundMail,
         now: Timestamp,
-    ) -> Result<Task, EngineError> {
+        claim: Option<OnceClaim>,
+    ) -> Result<Option<Task>, EngineError> {
         for _ in 0..8 {
             let task = self
                 .store
@@ -332,12 +335,17 @@ impl Engine {
                     webhooks: true,
                 }
             };
-            match self.store.commit(&commit).await {
+            let extras = CommitExtras {
+                claim: claim.clone(),
+                ..CommitExtras::default()
+            };
+            match self.store.commit_with(&commit, &extras).await {
                 Ok(()) => {
                     self.notify_commit(&commit).await;
-                    return Ok(commit.task);
+                    return Ok(Some(commit.task));
                 }
                 Err(StoreError::Conflict(Conflict::Version)) => continue,
+                Err(StoreError::Conflict(Conflict::Claimed)) => return Ok(None),
                 Err(e) => return Err(e.into()),
             }
         }

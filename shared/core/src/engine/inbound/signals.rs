@@ -68,10 +68,14 @@ impl Arrivals {
 }
 
 impl Engine {
-    /// Accept a member event whose webhook signature was checked: claim its webhook id (once
-    /// per account, remembered for [`WEBHOOK_DEDUP_TTL`]) and put it on the signals queue for
-    /// [`Self::apply_signal`]. When the queue refuses it the claim is given back, so the
-    /// sender's retry is accepted, and the answer is [`EngineError::Dependency`].
+    /// Accept a member event whose webhook signature was checked: put it on the signals queue
+    /// for [`Self::apply_signal`], then claim its webhook id (once per account, remembered for
+    /// [`WEBHOOK_DEDUP_TTL`]) to answer a repeated delivery as a duplicate. Queued first: a
+    /// function that dies between the two leaves no claim, so the sender's retry is queued
+    /// again rather than read as a duplicate of an event nobody kept. A repeated delivery is
+    /// queued once more before its claim is found; [`Self::apply_signal`] applies an event
+    /// once, whatever its copies. When the queue refuses it, nothing is claimed and the answer
+    /// is [`EngineError::Dependency`].
     pub async fn accept_member_event(
         &self,
         account_id: AccountId,
@@ -89,6 +93,10 @@ impl Engine {
             event,
         };
         let message = serde_json::to_string(&envelope).map_err(|e| InvalidInput::new("invalid_event", e.to_string()))?;
+        if let Err(e) = self.queue.send(QueueName::Signals, vec![(message, SignedDuration::ZERO)]).await {
+            tracing::error!(error = %e, "signal not queued");
+            return Err(EngineError::Dependency(format!("the signals queue: {e}")));
+        }
         let source = format!("pushpress:{account_id}");
         if !self
             .store
@@ -96,13 +104,6 @@ impl Engine {
             .await?
         {
             return Ok(Accepted::Duplicate);
-        }
-        if let Err(e) = self.queue.send(QueueName::Signals, vec![(message, SignedDuration::ZERO)]).await {
-            tracing::error!(error = %e, "signal not queued");
-            if let Err(release) = self.store.release_webhook(&source, webhook_id).await {
-                tracing::warn!(error = %release, "webhook claim not given back; the sender's retry reads as a duplicate");
-            }
-            return Err(EngineError::Dependency(format!("the signals queue: {e}")));
         }
         Ok(Accepted::Queued)
     }
@@ -224,10 +225,11 @@ impl Engine {
             // A new lead is answered within minutes, not at the next scan (CONTRACT.md "The
             // owner away"), where the first touch may go without review (`limited_auto`;
             // a manual owner's queue keeps the scan's follow-up): the scan's own lead
-            // episode, claimed now, so it is acted on once.
+            // episode, claimed with the task, so it is acted on once. A redelivery acts too:
+            // a crash after the projection and before the task is repaired by it, while a
+            // lead already answered is found by its guard or its claim.
             MemberEvent::MemberCreated { .. }
-                if fresh
-                    && account.settings.execution_mode == crate::owner::account::ExecutionMode::LimitedAuto
+                if account.settings.execution_mode == crate::owner::account::ExecutionMode::LimitedAuto
                     && facts.status == Some(crate::members::event::MemberStatus::Lead)
                     && facts.trial_booked_at.is_none()
                     && book.builtin_on("new_lead") =>
@@ -284,13 +286,12 @@ impl Engine {
         if facts.email.is_none() && facts.phone.is_none() {
             return Ok(None);
         }
-        let episode = crate::rails::risk::lead_episode(facts.joined_at);
-        let Some(claim) = self
-            .claim_episode_for(account.id, &facts.member_id, "lead_followup", &episode)
-            .await?
-        else {
-            return Ok(None);
-        };
+        let episode = crate::engine::learning::analysis::episode_key(
+            account.id,
+            &facts.member_id,
+            "lead_followup",
+            &crate::rails::risk::lead_episode(facts.joined_at),
+        );
         let name = facts
             .first_name
             .as_deref()
@@ -310,17 +311,12 @@ impl Engine {
             },
             context: serde_json::json!({"new_lead": true, "why": "a new lead, answered as they arrive"}),
         };
-        match self.create_task_in(account, input, burst).await {
-            Ok(Created::New(task)) => Ok(Some(task.id)),
-            Ok(Created::Existing(_)) | Err(EngineError::MemberSuppressed { .. }) => Ok(None),
-            Err(EngineError::Limited(_)) => {
-                self.release_episode(&claim).await?;
-                Ok(None)
-            }
-            Err(e) => {
-                self.release_episode(&claim).await?;
-                Err(e)
-            }
+        // Acted on already (by the scan, or by this event before a crash), a limit, or a
+        // suppressed member: nothing more (the creation path logs what it refused).
+        match self.create_for_episode(account, input, burst, &episode).await {
+            Ok(Some(Created::New(task))) => Ok(Some(task.id)),
+            Ok(None | Some(Created::Existing(_))) | Err(EngineError::Limited(_) | EngineError::MemberSuppressed { .. }) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 }

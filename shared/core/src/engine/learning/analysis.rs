@@ -31,9 +31,20 @@ use crate::task::task_type::Priority;
 /// The idempotency-record source the scan claims its episodes under.
 const EPISODE_SOURCE: &str = "analysis";
 
+/// A creation's claim of the finding's episode `key` at `now` (see
+/// [`crate::task::flood::OnceClaim`]), remembered as long as a finding's episode is.
+pub(crate) fn episode_claim(key: String, now: jiff::Timestamp) -> crate::task::flood::OnceClaim {
+    crate::task::flood::OnceClaim {
+        source: EPISODE_SOURCE.into(),
+        key,
+        now,
+        expires_at: now + ANALYSIS_EPISODE_TTL,
+    }
+}
+
 /// The key the scan claims a finding's episode under; a webhook that acts on the same episode
 /// claims it too ([`Engine::claim_episode`]), so neither acts twice.
-fn episode_key(account: AccountId, member: &MemberId, task_type: &str, episode: &str) -> String {
+pub(crate) fn episode_key(account: AccountId, member: &MemberId, task_type: &str, episode: &str) -> String {
     format!("{account}/{member}/{task_type}/{episode}")
 }
 
@@ -76,26 +87,11 @@ pub struct AnalysisReport {
 }
 
 impl Engine {
-    /// Claim a finding's episode once, for the scan or a webhook acting on the same episode.
-    async fn claim_episode(&self, key: &str) -> Result<bool, EngineError> {
-        let now = self.clock.now();
-        Ok(self
-            .store
-            .claim_webhook(EPISODE_SOURCE, key, now, now + ANALYSIS_EPISODE_TTL)
-            .await?)
-    }
-
-    /// A webhook acts on an episode the scan could also find: claim it (`false`: already
-    /// acted on), and give it back with [`Self::release_episode`] if nothing was made.
-    pub(crate) async fn claim_episode_for(
-        &self,
-        account: AccountId,
-        member: &MemberId,
-        task_type: &str,
-        episode: &str,
-    ) -> Result<Option<String>, EngineError> {
-        let key = episode_key(account, member, task_type, episode);
-        Ok(self.claim_episode(&key).await?.then_some(key))
+    /// Whether a finding's episode `key` was acted on already, by the scan or by a webhook
+    /// acting on the same episode. Only a read: the claim is written with the task
+    /// ([`Self::create_for_episode`]), so a creation that dies half-way claims nothing.
+    pub(crate) async fn episode_claimed(&self, key: &str) -> Result<bool, EngineError> {
+        Ok(self.store.is_claimed(EPISODE_SOURCE, key, self.clock.now()).await?)
     }
 
     pub(crate) async fn release_episode(&self, key: &str) -> Result<(), EngineError> {
@@ -243,7 +239,7 @@ impl Engine {
                 continue;
             }
             let episode = episode_key(account.id, &member, finding.task_type, &finding.episode);
-            if !self.claim_episode(&episode).await? {
+            if self.episode_claimed(&episode).await? {
                 done.already_handled += 1;
                 continue;
             }
@@ -259,19 +255,20 @@ impl Engine {
                 gate: finding.gate,
                 context: finding.context,
             };
-            match self.create_task_in(account, input, &burst).await {
-                Ok(Created::New(task)) => {
+            match self.create_for_episode(account, input, &burst, &episode).await {
+                // Claimed by another finder since it was read.
+                Ok(None) => done.already_handled += 1,
+                Ok(Some(Created::New(task))) => {
                     if let Some(row) = row {
                         self.builtin_fired(account.id, row, &task.member.id, &episode, task.id).await;
                     }
                     done.created += 1;
                     *done.created_by_type.entry(task_type.to_owned()).or_default() += 1;
                 }
-                Ok(Created::Existing(_)) => done.already_open += 1,
+                Ok(Some(Created::Existing(_))) => done.already_open += 1,
                 Err(EngineError::MemberSuppressed { .. }) => done.suppressed += 1,
                 Err(e) => {
-                    // Not acted on: the finding waits for a later run.
-                    self.store.release_webhook(EPISODE_SOURCE, &episode).await?;
+                    // Not acted on (nothing was claimed): the finding waits for a later run.
                     let EngineError::Limited(refusal) = e else {
                         return Err(e);
                     };

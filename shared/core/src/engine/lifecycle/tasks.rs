@@ -52,6 +52,9 @@ pub struct CreateOptions {
     pub actions: Vec<crate::task::action::Action>,
     /// The agent plans the task's steps as subtasks.
     pub agent_planning: bool,
+    /// The finding's episode the task acts on, claimed in its creation's transaction
+    /// ([`Engine::create_for_episode`]).
+    pub(crate) episode: Option<String>,
 }
 
 impl CreateOptions {
@@ -62,6 +65,7 @@ impl CreateOptions {
             batch_of: None,
             actions: Vec::new(),
             agent_planning: false,
+            episode: None,
         }
     }
 
@@ -176,6 +180,30 @@ impl Engine {
     pub async fn create_task_in(&self, account: &Account, input: NewTask, burst: &Burst) -> Result<Created, EngineError> {
         self.create_task_limited(account, input, CreateOptions::default(), Some(burst))
             .await
+    }
+
+    /// [`Self::create_task_in`] for a finding's `episode` (a member's risk episode, a lead's
+    /// arrival), claimed in the creation's own transaction: `None` when it was claimed
+    /// already. Nothing is claimed unless the task is written, so a creation that dies
+    /// half-way leaves the episode to be found again.
+    pub(crate) async fn create_for_episode(
+        &self,
+        account: &Account,
+        input: NewTask,
+        burst: &Burst,
+        episode: &str,
+    ) -> Result<Option<Created>, EngineError> {
+        if self.episode_claimed(episode).await? {
+            return Ok(None);
+        }
+        let options = CreateOptions {
+            episode: Some(episode.to_owned()),
+            ..CreateOptions::default()
+        };
+        match self.create_task_limited(account, input, options, Some(burst)).await {
+            Err(EngineError::Store(StoreError::Conflict(Conflict::Claimed))) => Ok(None),
+            made => made.map(Some),
+        }
     }
 
     /// The creation path itself. Every limit is checked here: the invocation's `burst`
@@ -491,13 +519,17 @@ impl Engine {
             detail.push_str(&format!("; priority {} by rule {rule}", task.priority.as_str()));
         }
         let log = created_by_gate(&task, gate_reason, Some(detail));
-        let quota = CreationQuota::for_creation(
+        let mut quota = CreationQuota::for_creation(
             limits::local_date(now, &account.settings.time_zone()),
             now,
             task.trigger_type,
             &task.member.id,
             ramp.max_tasks_per_day,
         );
+        quota.episode = options
+            .episode
+            .clone()
+            .map(|key| crate::engine::learning::analysis::episode_claim(key, now));
         let mut written = self.store.create_task_within(&task, &log, &[], &quota).await;
         for _ in 0..3 {
             // A counter busy with another creation: the transaction changed nothing, try again.

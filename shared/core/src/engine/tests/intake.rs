@@ -1,5 +1,6 @@
-//! Accepting a member event from its webhook: its webhook id is claimed once and the event
-//! queued for the signals consumer; a queue that refuses it gives the claim back, so the
+//! Accepting a member event from its webhook: the event is queued for the signals consumer,
+//! then its webhook id claimed, so a repeated delivery is answered as a duplicate; a queue that
+//! refuses it, or a function that dies before the claim, leaves nothing claimed, so the
 //! sender's retry is accepted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,12 +53,53 @@ async fn a_member_event_is_queued_once_per_webhook_id() {
         (Accepted::Queued, Accepted::Duplicate)
     );
     let queued = w.queue.0.lock().expect("queue").clone();
-    assert_eq!(queued.len(), 1, "{queued:?}");
     let envelope: SignalEnvelope = serde_json::from_str(&queued[0].1).expect("envelope");
     assert_eq!(
         (queued[0].0, envelope.account_id, envelope.webhook_id.as_str(), envelope.received_at),
         (QueueName::Signals, w.account.id, "wh_1", now)
     );
+    // The repeated delivery's copy was queued before its claim was found: applied, both
+    // copies are one event.
+    assert_eq!(queued.len(), 2, "{queued:?}");
+    for (_, body) in &queued {
+        let envelope: SignalEnvelope = serde_json::from_str(body).expect("envelope");
+        w.engine.apply_signal(&envelope).await.expect("applied");
+    }
+    let query = crate::ports::TaskQuery {
+        status: None,
+        member_id: None,
+        limit: 10,
+        cursor: None,
+    };
+    let tasks = w.store.list_tasks(w.account.id, &query).await.expect("tasks").0;
+    assert_eq!(tasks.len(), 1, "one task for the event: {tasks:?}");
+}
+
+/// The function dies after the event is queued and before its claim is written (here the
+/// claim's write fails): the sender's retry is queued and answered as accepted, never as a
+/// duplicate of an event nobody claimed.
+#[tokio::test]
+async fn a_member_event_queued_by_a_function_that_died_before_its_claim_is_accepted_again() {
+    let fail = Arc::new(AtomicBool::new(false));
+    let store = {
+        let fail = fail.clone();
+        Arc::new(crate::memory::MemoryStore::with_faults(Arc::new(move || {
+            fail.swap(false, Ordering::SeqCst)
+                .then(|| crate::kernel::error::StoreError::Unavailable("injected: the function died".into()))
+        })))
+    };
+    let mut w = world().await;
+    store.create_account(&w.account, "hash").await.expect("account");
+    w.engine.store = store;
+    let now = w.clock.now();
+
+    fail.store(true, Ordering::SeqCst);
+    let died = w.engine.accept_member_event(w.account.id, "wh_3", payment_failed(now), now).await;
+    let retried = w.engine.accept_member_event(w.account.id, "wh_3", payment_failed(now), now).await;
+
+    assert!(died.is_err(), "{died:?}");
+    assert_eq!(retried.expect("retry"), Accepted::Queued);
+    assert_eq!(w.queue.0.lock().expect("queue").len(), 2, "both attempts queued it");
 }
 
 #[tokio::test]

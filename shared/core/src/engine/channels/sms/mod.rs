@@ -465,7 +465,10 @@ impl Engine {
                     body,
                     attached: Vec::new(),
                 };
-                let stored = self.store_reply(account_id, task_id, &mail, now).await?;
+                // The text's delivery is claimed by `receive_text` before it is read.
+                let Some(stored) = self.store_reply(account_id, task_id, &mail, now, None).await? else {
+                    return Ok(SmsOutcome::Duplicate);
+                };
                 self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
                     .await?;
                 let mut status = stored.status;
