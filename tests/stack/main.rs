@@ -37,6 +37,7 @@ mod loops_rest;
 mod loops_step;
 mod mail_kinds;
 mod message_templates;
+mod messages_page;
 mod model_prompts;
 mod numbers;
 mod observability;

@@ -19,7 +19,7 @@
 //!   `/app/reports/churn`), a task's plan: `plans`;
 //! - what the owner teaches the agent: `learning` (`/app/memories`, `/app/suggestions`, a
 //!   task's rating and outcome correction), `lift` (`/app/lift`, the experiments), `templates`
-//!   (`/app/templates`);
+//!   (`/app/templates`, a template as the mail a member reads, changed in words);
 //! - the account: `settings` (`/app/settings`, the kill switch), `triggers` (its trigger
 //!   table), `integrations` (`/app/settings/webhooks`, the keys' rotation).
 //!
