@@ -184,6 +184,7 @@ pub(crate) async fn codes_on_pages(stack: &Stack, gym: &Account, member_pages: &
         "/app/settings/webhooks",
         "/app/templates",
         "/app/templates/",
+        "/app/schedules",
     ] {
         if !seen
             .iter()
