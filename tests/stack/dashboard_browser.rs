@@ -23,7 +23,7 @@ fn fail(e: String) -> ! {
     panic!("{e}")
 }
 
-async fn save_screenshot(browser: &Browser, name: &str) {
+pub(crate) async fn save_screenshot(browser: &Browser, name: &str) {
     let Some(dir) = std::env::var_os("OPENLOOP_SCREENSHOT_DIR") else {
         return;
     };

@@ -7,7 +7,7 @@ use openloop_tests::Stack;
 use openloop_tests::browser::Browser;
 use serde_json::json;
 
-use crate::dashboard_browser::{accessible, fits_a_phone, press, sign_in, wait_for_url};
+use crate::dashboard_browser::{accessible, fits_a_phone, press, save_screenshot, sign_in, wait_for_url};
 
 fn fail(e: String) -> ! {
     panic!("{e}")
@@ -40,6 +40,7 @@ async fn an_owner_previews_and_saves_a_message_in_words_and_pauses_a_schedule_in
         browser.goto(&format!("{}{page}", stack.url)).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, page).await;
+        save_screenshot(&browser, &format!("{}.png", page.trim_start_matches('/').replace('/', "-"))).await;
         fits_a_phone(&browser, page).await;
     }
 
@@ -62,6 +63,7 @@ async fn an_owner_previews_and_saves_a_message_in_words_and_pauses_a_schedule_in
         "{mail}"
     );
     accessible(&browser, "the preview").await;
+    save_screenshot(&browser, "message-preview.png").await;
     let (_, list) = stack.get("/api/v1/message-templates", &gym.token).await;
     assert!(!list.to_string().contains("We would love to see you"), "a preview saves nothing");
 

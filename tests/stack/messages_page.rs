@@ -217,6 +217,28 @@ async fn a_preview_saves_nothing_a_breaking_edit_is_refused_in_words_and_a_good_
     assert!(page.contains("Welcome to [gym name]"), "{page}");
     assert!(page.contains("[if gym phone is known]Call us on [gym phone].[end if]"), "{page}");
 
+    // More of the language than the words say (a filter): edited in the language only, said so.
+    let (status, _) = owner
+        .post(
+            &format!("/app/templates/{key}"),
+            &[
+                ("csrf", &owner.csrf),
+                ("mode", "raw"),
+                ("subject", "Welcome"),
+                ("body", "{{ greeting }}, {{ gym.name | upper }}!\n\n{{ sign_off }}"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 303);
+    let (_, page) = owner.get("/app/templates/onboarding/first").await;
+    assert!(page.contains("in ways its words cannot show"), "{page}");
+    assert!(
+        page.contains("data-raw-template open") && !page.contains("name=\"mode\" value=\"words\""),
+        "{page}"
+    );
+    assert!(page.contains("Hi Dana, CROSSFIT RENEGADE!"), "its mail still shows: {page}");
+    assert!(codes("filtered", &page).is_empty(), "{:?}", codes("filtered", &page));
+
     let (status, to) = owner.post(&format!("/app/templates/{key}/default"), &[("csrf", &owner.csrf)]).await;
     assert_eq!((status, to.as_str()), (303, "/app/templates?done=default"));
     assert_eq!(template(&stack, &gym, "onboarding", "first").await["source"], "default");

@@ -64,6 +64,7 @@ async fn the_owner_pauses_resumes_runs_now_and_chooses_how_to_hear_of_a_schedule
     };
     let sam = card(&page, &weekly);
     assert!(sam.contains("for Sam"), "for whom: {sam}");
+    assert!(sam.contains("the goal “Check in with Sam”"), "what it does: {sam}");
     assert!(sam.contains("Runs every Monday at 08:00."), "when, in words: {sam}");
     let next: jiff::Timestamp = schedule(&stack, &gym, &weekly).await["next_at"]
         .as_str()

@@ -58,6 +58,8 @@ pub struct SchedulesPage {
 pub struct Schedule {
     pub id: String,
     pub what: String,
+    /// The goal each task it opens is given.
+    pub goal: String,
     pub when: String,
     /// When it runs next, or why it does not.
     pub next: String,
@@ -209,6 +211,7 @@ async fn schedule(state: &DashboardState, account: AccountId, t: RecurringTempla
     Schedule {
         id: t.id.to_string(),
         what: format!("{} {whom}", type_label(&t.task_type)),
+        goal: t.goal.clone(),
         when: format!("Runs {}{every}.", cron_words(&t.cron)),
         next,
         made: format!("{} of {} tasks made.", t.instances_created, t.max_instances),
