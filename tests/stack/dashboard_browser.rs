@@ -23,7 +23,7 @@ fn fail(e: String) -> ! {
     panic!("{e}")
 }
 
-async fn save_screenshot(browser: &Browser, name: &str) {
+pub(crate) async fn save_screenshot(browser: &Browser, name: &str) {
     let Some(dir) = std::env::var_os("OPENLOOP_SCREENSHOT_DIR") else {
         return;
     };
@@ -524,7 +524,11 @@ async fn an_owner_teaches_the_agent_in_a_browser() {
         ("/app/suggestions", "[data-suggestion-id]"),
         (task_page.as_str(), "form[action$=\"/feedback\"]"),
         ("/app/settings", "#share_learning"),
-        ("/app/templates", "form[action=\"/app/templates/churn_risk/first\"]"),
+        ("/app/templates", "a[href=\"/app/templates/churn_risk/first\"]"),
+        (
+            "/app/templates/churn_risk/first",
+            "form[action=\"/app/templates/churn_risk/first\"]",
+        ),
     ] {
         browser.goto(&format!("{}{path}", stack.url)).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));

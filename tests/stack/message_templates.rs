@@ -377,10 +377,11 @@ async fn the_offline_answer_is_written_from_the_reply_template() {
     says_no_goal_word(&mail[1]).unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// The dashboard's `/app/templates`: every template with its form; a save shows the preview for
-/// the sample member, a refused one says why over the form as the owner filled it and saves
-/// nothing, "Back to the default" restores the shipped one, and a form without the session's
-/// CSRF token changes nothing.
+/// The dashboard's `/app/templates`: every template linked to its page, which has its form; a
+/// save in the template language goes to the page with the saved mail for the sample member, a
+/// refused one says why over the form as the owner filled it and saves nothing, "Back to the
+/// default" restores the shipped one, and a form without the session's CSRF token changes
+/// nothing. (The page in words: `messages_page.rs`.)
 #[tokio::test]
 async fn the_owner_edits_a_template_on_the_messages_page() {
     let stack = Stack::start("templates-app").await;
@@ -391,31 +392,42 @@ async fn the_owner_edits_a_template_on_the_messages_page() {
     assert!(page.contains("href=\"/app/templates\" aria-current=\"page\""), "in the nav: {page}");
     for (task_type, touch) in openloop_core::conversation::messages::keys() {
         assert!(
-            page.contains(&format!("action=\"/app/templates/{task_type}/{touch}\"")),
+            page.contains(&format!("href=\"/app/templates/{task_type}/{touch}\"")),
             "{task_type}/{touch}: {page}"
         );
     }
-    assert!(page.contains("<code>member.usual_time</code>"), "the variables are listed: {page}");
     assert!(!page.contains("<script"), "no script: {page}");
 
     let action = "/app/templates/onboarding/first";
+    let (status, page) = owner.get(action).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("action=\"{action}\"")), "its form: {page}");
+    assert!(
+        page.contains("<code>member.usual_time</code>"),
+        "the variables are listed under the raw editor: {page}"
+    );
     let body = "{{ greeting }},\n\nWelcome <b>aboard</b>!\n\n{{ sign_off }}";
-    let (status, _) = owner.post_page(action, &[("subject", "Welcome"), ("body", body)]).await;
+    let (status, _) = owner
+        .post_page(action, &[("mode", "raw"), ("subject", "Welcome"), ("body", body)])
+        .await;
     assert_eq!(status, 403, "CSRF");
     assert_eq!(template(&stack, &gym, "onboarding", "first").await["source"], "default");
 
-    let (status, page) = owner
-        .post_page(
+    let (status, to) = owner
+        .post(
             action,
             &[
                 ("csrf", &owner.csrf),
+                ("mode", "raw"),
                 ("subject", "Welcome, {{ member.first_name }}"),
                 ("body", body),
             ],
         )
         .await;
+    assert_eq!((status, to.as_str()), (303, "/app/templates/onboarding/first?done=saved"));
+    let (status, page) = owner.get(&to).await;
     assert_eq!(status, 200, "{page}");
-    assert!(page.contains("<strong>Subject:</strong> Welcome, Dana"), "the preview: {page}");
+    assert!(page.contains("<strong>Subject:</strong> Welcome, Dana"), "the mail: {page}");
     assert!(
         page.contains("Hi Dana,\n\nWelcome &#60;b&#62;aboard&#60;/b&#62;!\n\nCoach Mike"),
         "as text: {page}"
@@ -424,11 +436,14 @@ async fn the_owner_edits_a_template_on_the_messages_page() {
 
     let bad = "{{ greeting }}, {{ member.shoe_size }}";
     let (status, page) = owner
-        .post_page(action, &[("csrf", &owner.csrf), ("subject", "Welcome"), ("body", bad)])
+        .post_page(
+            action,
+            &[("csrf", &owner.csrf), ("mode", "raw"), ("subject", "Welcome"), ("body", bad)],
+        )
         .await;
     assert_eq!(status, 422, "{page}");
     assert!(page.contains("role=\"alert\""), "{page}");
-    assert!(page.contains("member.shoe_size"), "names it: {page}");
+    assert!(page.contains("member.shoe_size"), "names it in the raw editor: {page}");
     assert!(
         page.contains("{{ greeting }}, {{ member.shoe_size }}</textarea>"),
         "the form as filled: {page}"

@@ -21,10 +21,17 @@ pub(crate) fn visible_text(html: &str) -> String {
         out.push_str(&rest[..open]);
         rest = &rest[open..];
         let lower = rest.get(..8).unwrap_or(rest).to_ascii_lowercase();
-        let skip_to = ["<script", "<style", "<templat"]
+        let mut skip_to = ["<script", "<style", "<templat"]
             .iter()
             .find(|t| lower.starts_with(**t))
             .map(|t| format!("</{}", &t[1..]));
+        // The one exception: the Messages page's opt-in raw editor, a `<details
+        // data-raw-template>` ("Edit the template language"), shows the template language
+        // itself, on purpose. Only that element is skipped, and only to its own `</details>`
+        // (it holds no other); the same page's words, chips and mail are read as any page's.
+        if lower.starts_with("<details") && rest[..rest.find('>').unwrap_or(0)].contains("data-raw-template") {
+            skip_to = Some("</details".to_owned());
+        }
         if let Some(end) = skip_to.and_then(|end| rest.to_ascii_lowercase().find(&end)) {
             rest = &rest[end + 2..];
         }
@@ -132,11 +139,6 @@ pub(crate) async fn codes_on_pages(stack: &Stack, gym: &Account, member_pages: &
     // One page of each kind under a path with an id (a task, a member) is enough after a few.
     let mut per_kind: std::collections::BTreeMap<String, usize> = Default::default();
     while let Some(path) = queue.pop_front() {
-        // The templates page shows the template language itself until it reads as the mail
-        // a member would get (issue 45, point 3): not read here yet.
-        if path.starts_with("/app/templates") {
-            continue;
-        }
         let (status, html) = owner.get(&path).await;
         if status != 200 {
             problems.push(format!("{path}: {status}"));
@@ -150,6 +152,8 @@ pub(crate) async fn codes_on_pages(stack: &Stack, gym: &Account, member_pages: &
             let (path, query) = link.split_once('?').unwrap_or((&link, ""));
             let path = match path.rsplit_once('/') {
                 Some((parent, id)) if id.len() >= 20 => parent,
+                // One message's page is one kind, whichever task type and step it is.
+                _ if path.starts_with("/app/templates/") => "/app/templates/",
                 _ => path,
             };
             let keys: Vec<&str> = query.split('&').filter_map(|kv| kv.split('=').next()).collect();
@@ -178,6 +182,9 @@ pub(crate) async fn codes_on_pages(stack: &Stack, gym: &Account, member_pages: &
         "/app/settings",
         "/app/settings?try=",
         "/app/settings/webhooks",
+        "/app/templates",
+        "/app/templates/",
+        "/app/schedules",
     ] {
         if !seen
             .iter()
@@ -201,7 +208,9 @@ pub(crate) async fn codes_on_pages(stack: &Stack, gym: &Account, member_pages: &
 fn the_reader_finds_codes_and_passes_words() {
     let page = "<html><head><title>Today</title><style>a_b{}</style></head><body><p>Sent &amp; approved</p>\
         <script>let send_reserved = 1;</script><p title=\"owner_approved\">ok</p><p>Mail kim_lee@example.com at \
-        <a href=\"/app/tasks/01J\">the task</a></p><td>m_ana</td><p>{% if x %}</p><p>01M90NNKR0NM97ZSKDDCNQ4YVG</p></body></html>";
+        <a href=\"/app/tasks/01J\">the task</a></p><td>m_ana</td><p>{% if x %}</p><p>01M90NNKR0NM97ZSKDDCNQ4YVG</p>\
+        <details class=\"card\" data-raw-template><summary>Edit</summary><textarea>{{ member.first_name }}</textarea></details>\
+        <details><textarea>{{ gym.owner_first_name }}</textarea></details></body></html>";
     let text = visible_text(page);
     assert!(
         text.contains("Sent & approved") && !text.contains("send_reserved") && !text.contains("a_b"),
@@ -212,7 +221,12 @@ fn the_reader_finds_codes_and_passes_words() {
     assert!(found.iter().any(|f| f.starts_with("\"m_ana\"")), "{found:?}");
     assert!(found.iter().any(|f| f.starts_with("\"{%\"")), "{found:?}");
     assert!(found.iter().any(|f| f.starts_with("\"01M90NNKR0NM97ZSKDDCNQ4YVG\"")), "{found:?}");
-    assert_eq!(found.len(), 5, "{found:?}");
+    assert!(!text.contains("member.first_name"), "the raw editor is not read: {text}");
+    assert!(
+        found.iter().any(|f| f.starts_with("\"gym.owner_first_name\"")),
+        "any other details is: {found:?}"
+    );
+    assert_eq!(found.len(), 8, "{found:?}");
     assert_eq!(codes_in("On member.status_changed, after 2 h").len(), 1);
     assert!(codes_in("Kim's first mail went at 9:00 — 3 of 5 approved (60%). Re: Checking in").is_empty());
 }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use openloop_core::engine::LOOPS_PAGE_MAX;
 use openloop_core::kernel::ids::MemberId;
-use openloop_core::owner::recurring::NewTemplate;
+use openloop_core::owner::recurring::{NewTemplate, TemplateChange};
 use openloop_core::owner::trigger::TriggerInput;
 use openloop_core::task::open_loop::LoopStatus;
 use openloop_edge::http::{ApiError, Params, body_error, json_body};
@@ -26,7 +26,7 @@ use crate::schema::{Deleted, Loops, OwnerErrors, RecurringTemplates, TemplateRun
 pub(crate) fn routes() -> Router<Arc<ApiState>> {
     Router::new()
         .route("/api/v1/recurring", get(list_templates).post(create_template))
-        .route("/api/v1/recurring/{id}", delete(delete_template))
+        .route("/api/v1/recurring/{id}", delete(delete_template).put(change_template))
         .route("/api/v1/loops", get(list_loops))
         .route("/api/v1/recurring/{id}/pause", post(pause_template))
         .route("/api/v1/recurring/{id}/resume", post(resume_template))
@@ -161,6 +161,22 @@ pub(crate) async fn delete_template(State(state): Shared, Path(id): Path<String>
             id: Some(id.to_string()),
             deleted: true,
         },
+    ))
+}
+
+/// `PUT /api/v1/recurring/{id}` (`{"notify"}`): when the owner hears of its runs.
+#[utoipa::path(put, path = "/api/v1/recurring/{id}", tag = "automation", summary = "Change a recurring template's notify policy", params(("id" = String, Path, description = "The template's id")), request_body = openloop_core::owner::recurring::TemplateChange, responses((status = 200, description = "The template", body = openloop_core::owner::recurring::RecurringTemplate), OwnerErrors))]
+pub(crate) async fn change_template(
+    State(state): Shared,
+    Path(id): Path<String>,
+    Owner(account): Owner,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let id = template_id(&id)?;
+    let change: TemplateChange = json_body(&body.map_err(body_error)?)?;
+    Ok(json(
+        StatusCode::OK,
+        state.engine.set_template_notify(account, id, change.notify).await?,
     ))
 }
 

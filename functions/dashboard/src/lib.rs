@@ -19,9 +19,10 @@
 //!   `/app/reports/churn`), a task's plan: `plans`;
 //! - what the owner teaches the agent: `learning` (`/app/memories`, `/app/suggestions`, a
 //!   task's rating and outcome correction), `lift` (`/app/lift`, the experiments), `templates`
-//!   (`/app/templates`);
+//!   (`/app/templates`, a template as the mail a member reads, changed in words);
 //! - the account: `settings` (`/app/settings`, the kill switch), `triggers` (its trigger
-//!   table), `integrations` (`/app/settings/webhooks`, the keys' rotation).
+//!   table), `schedules` (`/app/schedules`, the recurring templates' controls and runs),
+//!   `integrations` (`/app/settings/webhooks`, the keys' rotation).
 //!
 //! Below them, and importing none of them: `respond` (how a handler finds the signed-in owner,
 //! reads a form and answers: pages, redirects, the error page), `page` (the frame of every page
@@ -47,6 +48,7 @@ mod page;
 mod plans;
 mod respond;
 mod review;
+mod schedules;
 mod session;
 mod settings;
 mod sign_in;
@@ -84,6 +86,7 @@ fn pages() -> Router<Arc<DashboardState>> {
         .merge(escalations::routes())
         .merge(settings::routes())
         .merge(triggers::routes())
+        .merge(schedules::routes())
         .merge(integrations::routes())
         .merge(members::routes())
         .merge(notifications::routes())

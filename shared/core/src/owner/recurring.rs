@@ -155,6 +155,15 @@ pub struct NewTemplate {
     pub notify: Option<crate::owner::trigger::Notify>,
 }
 
+/// `PUT /api/v1/recurring/{id}`: what the owner may change of a template once made.
+#[derive(Clone, Debug, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TemplateChange {
+    /// `always` | `on_change` | `on_win` | `never`.
+    pub notify: crate::owner::trigger::Notify,
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("cron expression {expression:?}: {reason}")]
 pub struct CronError {

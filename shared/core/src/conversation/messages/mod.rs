@@ -16,7 +16,9 @@
 
 mod defaults;
 pub mod owners_voice;
+mod problem;
 mod vars;
+pub mod words;
 
 use jiff::Timestamp;
 use minijinja::{Environment, UndefinedBehavior, Value};
@@ -27,6 +29,7 @@ use crate::owner::account::Profile;
 use crate::task::Draft;
 use crate::task::task_type::{Category, REGISTRY, TaskTypeDef};
 
+pub use problem::{Part, TemplateProblem};
 pub use vars::MemberVars;
 
 /// The first touch of a cadence.
@@ -459,12 +462,14 @@ fn environment() -> Environment<'static> {
     env
 }
 
-/// Why a template did not render, in the owner's words: which part, what, where.
-fn describe(part: &str, e: &minijinja::Error) -> String {
-    let what = e.detail().map_or_else(|| e.kind().to_string(), |d| format!("{}: {d}", e.kind()));
-    match e.line() {
-        Some(line) => format!("the {part} does not render: {what} (line {line})"),
-        None => format!("the {part} does not render: {what}"),
+/// Why a part did not parse or render: which part, what, where.
+fn describe(part: Part, e: &minijinja::Error) -> TemplateProblem {
+    let detail = e.detail().map_or_else(|| e.kind().to_string(), |d| format!("{}: {d}", e.kind()));
+    let line = e.line();
+    if e.kind() == minijinja::ErrorKind::SyntaxError {
+        TemplateProblem::Unreadable { part, detail, line }
+    } else {
+        TemplateProblem::DoesNotRender { part, detail, line }
     }
 }
 
@@ -487,32 +492,42 @@ fn tidy(text: &str) -> String {
     out.trim().to_owned()
 }
 
-fn render_part(env: &Environment<'static>, part: &str, source: &str, ctx: &Value) -> Result<String, String> {
+fn render_part(env: &Environment<'static>, part: Part, source: &str, ctx: &Value) -> Result<String, TemplateProblem> {
     env.render_str(source, ctx.clone()).map_err(|e| describe(part, &e))
 }
 
 /// Render `text` for one message. An error says which part failed and why.
 pub fn render(text: &TemplateText, inputs: &Inputs<'_>) -> Result<Draft, String> {
+    rendered(text, inputs).map_err(|p| p.to_string())
+}
+
+fn rendered(text: &TemplateText, inputs: &Inputs<'_>) -> Result<Draft, TemplateProblem> {
     let env = environment();
     let ctx = context(inputs);
-    let subject = render_part(&env, "subject", &text.subject, &ctx)?;
-    let body = render_part(&env, "body", &text.body, &ctx)?;
+    let subject = render_part(&env, Part::Subject, &text.subject, &ctx)?;
+    let body = render_part(&env, Part::Body, &text.body, &ctx)?;
     let subject = subject.split_whitespace().collect::<Vec<_>>().join(" ");
     let body = tidy(&body);
     if subject.chars().count() > MAX_SUBJECT_CHARS {
-        return Err(format!("the subject renders longer than {MAX_SUBJECT_CHARS} characters"));
+        return Err(TemplateProblem::RendersTooLong {
+            part: Part::Subject,
+            max: MAX_SUBJECT_CHARS,
+        });
     }
     if body.is_empty() {
-        return Err("the body renders empty".into());
+        return Err(TemplateProblem::RendersEmpty);
     }
     if body.chars().count() > MAX_BODY_CHARS {
-        return Err(format!("the body renders longer than {MAX_BODY_CHARS} characters"));
+        return Err(TemplateProblem::RendersTooLong {
+            part: Part::Body,
+            max: MAX_BODY_CHARS,
+        });
     }
     Ok(Draft { subject, body })
 }
 
 /// The names a part uses that are not variables, in the order written.
-fn unknown_variables(env: &Environment<'static>, part: &str, source: &str) -> Result<Vec<String>, String> {
+fn unknown_variables(env: &Environment<'static>, part: Part, source: &str) -> Result<Vec<String>, TemplateProblem> {
     let template = env.template_from_str(source).map_err(|e| describe(part, &e))?;
     let mut unknown: Vec<String> = template
         .undeclared_variables(true)
@@ -526,59 +541,53 @@ fn unknown_variables(env: &Environment<'static>, part: &str, source: &str) -> Re
     Ok(unknown)
 }
 
-fn invalid(message: impl Into<String>) -> InvalidInput {
-    InvalidInput::new("invalid_template", message)
-}
-
 /// Check an owner's template for a `touch` and render it for `sample` (the preview). A
 /// template that is too long, does not parse, names a variable there is not, fails to render
-/// or leaves template marks in the mail is refused, saying which and why.
-pub fn check(touch: &str, text: &TemplateText, sample: &Inputs<'_>) -> Result<Draft, InvalidInput> {
+/// or leaves template marks in the mail is refused, saying which and why ([`TemplateProblem`]:
+/// the API's message and the owner's words both).
+pub fn check(touch: &str, text: &TemplateText, sample: &Inputs<'_>) -> Result<Draft, TemplateProblem> {
     for (part, source, max) in [
-        ("subject", &text.subject, MAX_SUBJECT_SOURCE_CHARS),
-        ("body", &text.body, MAX_BODY_SOURCE_CHARS),
+        (Part::Subject, &text.subject, MAX_SUBJECT_SOURCE_CHARS),
+        (Part::Body, &text.body, MAX_BODY_SOURCE_CHARS),
     ] {
         if source.chars().count() > max {
-            return Err(invalid(format!("the {part} is longer than {max} characters")));
+            return Err(TemplateProblem::TooLong { part, max });
         }
     }
     if text.subject.contains(['\r', '\n']) {
-        return Err(invalid("the subject is one line"));
+        return Err(TemplateProblem::SubjectLines);
     }
     if text.body.trim().is_empty() {
-        return Err(invalid("the body is empty"));
+        return Err(TemplateProblem::BodyEmpty);
     }
     let env = environment();
-    for (part, source) in [("subject", &text.subject), ("body", &text.body)] {
-        let unknown = unknown_variables(&env, part, source).map_err(invalid)?;
+    for (part, source) in [(Part::Subject, &text.subject), (Part::Body, &text.body)] {
+        let unknown = unknown_variables(&env, part, source)?;
         if let Some(name) = unknown.first() {
-            let known: Vec<&str> = VARIABLES.iter().map(|(v, _)| *v).collect();
-            return Err(invalid(format!(
-                "the {part} uses the unknown variable {name}; the variables are {}",
-                known.join(", ")
-            )));
+            return Err(TemplateProblem::UnknownVariable {
+                part,
+                name: name.clone(),
+                known: VARIABLES.iter().map(|(v, _)| *v).collect(),
+            });
         }
     }
     // It must render for a member we know everything about and for one we know nothing about.
     let blank = MemberVars::default();
-    render(
+    rendered(
         text,
         &Inputs {
             member: &blank,
             instructions: None,
             ..*sample
         },
-    )
-    .map_err(invalid)?;
-    let preview = render(text, sample).map_err(invalid)?;
+    )?;
+    let preview = rendered(text, sample)?;
     if touch == FIRST && preview.subject.is_empty() {
-        return Err(invalid("a first message needs a subject"));
+        return Err(TemplateProblem::NeedsSubject);
     }
     for mark in ["{{", "}}", "{%", "%}"] {
         if preview.subject.contains(mark) || preview.body.contains(mark) {
-            return Err(invalid(format!(
-                "the rendered mail still holds {mark:?}; write a variable as {{{{ member.first_name }}}}"
-            )));
+            return Err(TemplateProblem::MarksLeft { mark });
         }
     }
     Ok(preview)

@@ -164,25 +164,43 @@ fn a_bad_template_is_refused_naming_what_is_wrong() {
         subject: subject.into(),
         body: body.into(),
     };
-    let unknown = check("first", &with("Hi", "{{ greeting }}, {{ member.nickname }}"), &sample).expect_err("unknown");
+    let invalid = |p: TemplateProblem| crate::kernel::error::InvalidInput::from(p);
+    let unknown = invalid(check("first", &with("Hi", "{{ greeting }}, {{ member.nickname }}"), &sample).expect_err("unknown"));
     assert_eq!(unknown.code, "invalid_template");
     assert!(unknown.message.contains("member.nickname"), "{}", unknown.message);
-    let top = check("first", &with("{{ goal }}", "Hello"), &sample).expect_err("the goal is no variable");
+    assert!(!unknown.message.is_empty());
+    let owner = check("first", &with("Hi", "{{ greeting }}, {{ member.nickname }}"), &sample)
+        .expect_err("unknown")
+        .owner_words();
+    assert!(
+        owner.starts_with("The message asks for something") && !owner.contains("member."),
+        "in the owner's words, naming no variable: {owner}"
+    );
+    let top = invalid(check("first", &with("{{ goal }}", "Hello"), &sample).expect_err("the goal is no variable"));
     assert!(top.message.contains("goal"), "{}", top.message);
     let syntax = check("first", &with("Hi", "{% if member.first_name %}unclosed"), &sample).expect_err("syntax");
-    assert!(syntax.message.contains("body"), "{}", syntax.message);
+    assert!(syntax.to_string().contains("body"), "{syntax}");
+    assert!(
+        syntax
+            .owner_words()
+            .starts_with("The message cannot be read around line 1: each [if …] needs its [end if]"),
+        "{}",
+        syntax.owner_words()
+    );
     // Issue 47: no function that dumps the template's variables into a member's mail.
     for dump in ["{{ debug() }}", "{{ debug(member) }}", "{% set d = debug %}{{ d() }}"] {
-        let refused = check("first", &with("Hi", dump), &sample).expect_err(dump);
+        let refused = invalid(check("first", &with("Hi", dump), &sample).expect_err(dump));
         assert_eq!(refused.code, "invalid_template", "{dump}");
         assert!(render(&with("Hi", dump), &sample).is_err(), "{dump}");
     }
-    let failing = check("first", &with("Hi", "{{ member.first_name + 3 }}"), &sample).expect_err("does not render");
+    let failing = invalid(check("first", &with("Hi", "{{ member.first_name + 3 }}"), &sample).expect_err("does not render"));
     assert!(failing.message.contains("render"), "{}", failing.message);
-    assert!(
-        check("first", &with("", "Hello"), &sample).is_err(),
+    assert_eq!(
+        check("first", &with("", "Hello"), &sample),
+        Err(TemplateProblem::NeedsSubject),
         "a first message needs a subject"
     );
+    assert_eq!(TemplateProblem::NeedsSubject.owner_words(), "A first message needs a subject.");
     assert!(
         check("follow_up_1", &with("", "Hello"), &sample).is_ok(),
         "a follow-up stays in its thread"

@@ -154,6 +154,21 @@ impl Engine {
         .await
     }
 
+    /// `PUT /api/v1/recurring/{id}` (`{"notify"}`): when the owner hears of its runs from now
+    /// on (`always`, `on_change`, `on_win`, `never`); its schedule and runs are unchanged.
+    pub async fn set_template_notify(
+        &self,
+        account: AccountId,
+        id: ulid::Ulid,
+        notify: crate::owner::trigger::Notify,
+    ) -> Result<RecurringTemplate, EngineError> {
+        self.change_template(account, id, |t, _| {
+            t.notify = notify;
+            Ok(())
+        })
+        .await
+    }
+
     async fn change_template(
         &self,
         account: AccountId,
@@ -277,7 +292,7 @@ impl Engine {
         let told = std::sync::Mutex::new(None::<String>);
         let saved = self
             .change_template(account, id, |t, _| {
-                let tell = run_news(t.notify, t.runs.last(), &run, &t.task_type);
+                let tell = run_news(t.notify, t.runs.last(), &run);
                 let mut run = run.clone();
                 if tell.is_some() {
                     run.notified = Some("owner".into());
@@ -306,7 +321,7 @@ impl Engine {
                 kind: crate::owner::owner_notice::NoticeKind::ActionMessage,
                 task_id: run.task_id,
                 member_id: None,
-                title: format!("Your {} schedule ran", saved.task_type.replace('_', " ")),
+                title: format!("Your schedule ran: {}", crate::task::task_type::definition(&saved.task_type).label),
                 detail,
             };
             self.notify_owner_after(account, draft, false).await;
@@ -322,8 +337,9 @@ impl Engine {
     }
 }
 
-/// What the owner is told of a run under `notify`, if anything.
-fn run_news(notify: crate::owner::trigger::Notify, last: Option<&TemplateRun>, run: &TemplateRun, task_type: &str) -> Option<String> {
+/// What the owner is told of a run under `notify`, if anything, in words (the notice's title
+/// names the schedule by its type's label).
+fn run_news(notify: crate::owner::trigger::Notify, last: Option<&TemplateRun>, run: &TemplateRun) -> Option<String> {
     use crate::owner::trigger::Notify;
     let said = |r: &TemplateRun| match (r.found, r.opened) {
         (0, _) => "found nothing to do".to_owned(),
@@ -332,11 +348,11 @@ fn run_news(notify: crate::owner::trigger::Notify, last: Option<&TemplateRun>, r
     };
     let now = said(run);
     match notify {
-        Notify::Always => Some(format!("{task_type} {now}.")),
+        Notify::Always => Some(format!("It {now}.")),
         Notify::OnChange => match last {
             Some(before) if (before.found, before.opened) == (run.found, run.opened) => None,
-            Some(before) => Some(format!("{task_type} {now}; the last run {}.", said(before))),
-            None => Some(format!("{task_type} {now} (its first run).")),
+            Some(before) => Some(format!("It {now}; the last run {}.", said(before))),
+            None => Some(format!("It {now} (its first run).")),
         },
         Notify::OnWin | Notify::Never => None,
     }
@@ -362,18 +378,18 @@ mod tests {
 
     #[test]
     fn on_change_tells_the_owner_only_when_the_result_changes() {
-        assert!(run_news(Notify::OnChange, None, &run(1, 1), "x").is_some(), "a first run is news");
+        assert!(run_news(Notify::OnChange, None, &run(1, 1)).is_some(), "a first run is news");
         assert_eq!(
-            run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 1), "x"),
+            run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 1)),
             None,
             "the same result is not"
         );
-        let changed = run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 0), "x").unwrap_or_default();
+        let changed = run_news(Notify::OnChange, Some(&run(1, 1)), &run(1, 0)).unwrap_or_default();
         assert!(
             changed.contains("already open") && changed.contains("opened 1 task"),
             "the difference is named: {changed}"
         );
-        assert!(run_news(Notify::Always, Some(&run(1, 1)), &run(1, 1), "x").is_some());
-        assert_eq!(run_news(Notify::Never, None, &run(1, 1), "x"), None);
+        assert!(run_news(Notify::Always, Some(&run(1, 1)), &run(1, 1)).is_some());
+        assert_eq!(run_news(Notify::Never, None, &run(1, 1)), None);
     }
 }

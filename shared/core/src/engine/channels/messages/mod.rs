@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Engine;
-use crate::conversation::messages::{self, Inputs, MemberVars, MessageInputs, OwnerTemplate, TemplateText};
+use crate::conversation::messages::{self, Inputs, MemberVars, MessageInputs, OwnerTemplate, TemplateProblem, TemplateText};
 use crate::kernel::error::InvalidInput;
 use crate::kernel::ids::{AccountId, MemberId};
 use crate::members::member::MemberFacts;
@@ -253,12 +253,12 @@ impl Engine {
         }
         let account = self.account(account).await?;
         let text = text_of(&input.subject, &input.body);
-        let preview = self.preview(&account, touch, &text)?;
+        let preview = self.preview(&account, touch, &text).map_err(InvalidInput::from)?;
         let mut variants = Vec::with_capacity(input.variants.len());
         for (i, v) in input.variants.iter().enumerate() {
             let variant = text_of(&v.subject, &v.body);
             self.preview(&account, touch, &variant)
-                .map_err(|e| InvalidInput::new(e.code, format!("variant {}: {}", i + 1, e.message)))?;
+                .map_err(|e| InvalidInput::new("invalid_template", format!("variant {}: {e}", i + 1)))?;
             variants.push(variant);
         }
         let template = OwnerTemplate {
@@ -282,8 +282,23 @@ impl Engine {
         })
     }
 
+    /// What saving `text` as the owner's template for `(task_type, touch)` would do, saving
+    /// nothing: the mail the sample member would read, or why [`Self::put_message_template`]
+    /// would refuse it (the same check). The Messages page's preview.
+    pub async fn try_message_template(
+        &self,
+        account: AccountId,
+        task_type: &str,
+        touch: &str,
+        text: &TemplateText,
+    ) -> Result<Result<Draft, TemplateProblem>, EngineError> {
+        messages::check_key(task_type, touch)?;
+        let account = self.account(account).await?;
+        Ok(self.preview(&account, touch, &text_of(&text.subject, &text.body)))
+    }
+
     /// `text` checked and rendered for the sample member with the account's profile.
-    pub fn preview(&self, account: &Account, touch: &str, text: &TemplateText) -> Result<Draft, InvalidInput> {
+    pub fn preview(&self, account: &Account, touch: &str, text: &TemplateText) -> Result<Draft, TemplateProblem> {
         let sample = messages::sample_member();
         let inputs = Inputs {
             member: &sample,

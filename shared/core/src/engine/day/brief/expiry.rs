@@ -130,10 +130,7 @@ impl Engine {
                 let why = Why::new(Reason::ReviewExpired)
                     .outcome(REVIEW_EXPIRED)
                     .detail(format!("undecided for {waited}: nothing sent, {name} is on the call list"));
-                let what = format!(
-                    "Call {name}: {} waited {waited} for your review and nothing was sent",
-                    type_label(&task.task_type)
-                );
+                let what = crate::engine::day::todos::rules::review_expired(&name, &waited);
                 let closed = self.close_onto_call_list(task, what, why, now).await?;
                 self.release_scan_claim(&closed).await;
             }

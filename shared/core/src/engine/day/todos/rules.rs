@@ -28,11 +28,20 @@ pub(crate) struct EscalationRule {
     pub get_them_back: bool,
 }
 
+/// The to-do of a draft that waited too long for the owner's review (`[review_expired]`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpiryRule {
+    /// May say `{name}` and `{waited}`.
+    pub what: String,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Rules {
     #[serde(default)]
     escalation: Vec<EscalationRule>,
+    review_expired: Option<ExpiryRule>,
     #[serde(default = "default_escalate_after_hours")]
     escalate_after_hours: u32,
 }
@@ -53,6 +62,21 @@ pub(crate) fn escalate_after() -> jiff::SignedDuration {
         toml::from_str::<Rules>(DEFAULT_RULES).map_or_else(|_| default_escalate_after_hours(), |r| r.escalate_after_hours.clamp(1, 24 * 30))
     });
     jiff::SignedDuration::from_hours(i64::from(hours))
+}
+
+/// What the call-list to-do of a draft that waited `waited` ("7 days") for review and was not
+/// sent says of `name`, from `[review_expired]` (the same words if the file lost them).
+pub(crate) fn review_expired(name: &str, waited: &str) -> String {
+    static RULE: OnceLock<ExpiryRule> = OnceLock::new();
+    let rule = RULE.get_or_init(|| {
+        toml::from_str::<Rules>(DEFAULT_RULES)
+            .ok()
+            .and_then(|r| r.review_expired)
+            .unwrap_or_else(|| ExpiryRule {
+                what: "Call {name}: a message to them waited {waited} for your review and nothing was sent".into(),
+            })
+    });
+    rule.what.replace("{name}", name).replace("{waited}", waited)
 }
 
 /// The first rule naming `reason` (an escalation's log reason code) for a task of
@@ -144,6 +168,15 @@ mod tests {
             what(lead, "Cy", "x", None),
             "Call Cy: they have not booked a first visit yet",
             "a lead never left"
+        );
+        // A draft that waited too long says what happened to the member, not the type's label.
+        assert!(
+            toml::from_str::<Rules>(DEFAULT_RULES).expect("rules").review_expired.is_some(),
+            "the shipped file says it"
+        );
+        assert_eq!(
+            review_expired("Olivia Brooks", "7 days"),
+            "Call Olivia Brooks: a message to them waited 7 days for your review and nothing was sent"
         );
         let churn = for_escalation("budget_messages_exhausted", "churn_risk").expect("a call");
         assert_eq!(
