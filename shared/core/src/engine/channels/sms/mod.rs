@@ -34,6 +34,7 @@ use crate::ports::{OutboundText, SendError};
 use crate::rails::send_gate;
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::error::EngineError;
+use crate::task::flood::OnceClaim;
 use crate::task::open_loop::LoopSignal;
 use crate::task::reason::Reason;
 use crate::task::transition::{Why, transition};
@@ -353,17 +354,20 @@ impl Engine {
                 });
             };
             let now = self.clock.now();
-            let source = format!("sms:{account_id}");
-            let dedup = format!("{}:{}", inbound.from, inbound.message_id);
-            if !self.store.claim_webhook(&source, &dedup, now, now + WEBHOOK_DEDUP_TTL).await? {
+            // The delivery is claimed with what it does, never before: a text kept as a reply
+            // in the reply's own commit; a STOP, HELP or START once it is carried out (doing
+            // one again is harmless). A function that dies half-way leaves no claim, so the
+            // provider's retry is taken — a STOP is never lost.
+            let claim = OnceClaim {
+                source: format!("sms:{account_id}"),
+                key: format!("{}:{}", inbound.from, inbound.message_id),
+                now,
+                expires_at: now + WEBHOOK_DEDUP_TTL,
+            };
+            if self.store.is_claimed(&claim.source, &claim.key, now).await? {
                 return Ok(SmsOutcome::Duplicate);
             }
-            let outcome = self.read_text(account_id, task_id, &inbound, body, now).await;
-            if outcome.is_err() {
-                // Not handled: forget the claim so the provider's retry is taken.
-                let _ = self.store.release_webhook(&source, &dedup).await;
-            }
-            outcome
+            self.read_text(account_id, task_id, &inbound, body, claim).await
         })
         .await
     }
@@ -402,8 +406,9 @@ impl Engine {
         task_id: crate::kernel::ids::TaskId,
         inbound: &SmsInbound,
         body: String,
-        now: Timestamp,
+        claim: OnceClaim,
     ) -> Result<SmsOutcome, EngineError> {
+        let now = claim.now;
         let account = self
             .store
             .get_account(account_id)
@@ -422,16 +427,23 @@ impl Engine {
         } else {
             sms::keyword(&body)
         };
+        // A keyword's delivery, claimed once it was carried out.
+        let carried_out = |outcome: SmsOutcome| async {
+            self.store
+                .claim_webhook(&claim.source, &claim.key, claim.now, claim.expires_at)
+                .await?;
+            Ok::<_, EngineError>(outcome)
+        };
         match keyword {
             Some(Keyword::Stop) => {
                 let cancelled = self.stop_texts(&account, &task, &body, now).await?;
-                Ok(SmsOutcome::Stopped { cancelled })
+                carried_out(SmsOutcome::Stopped { cancelled }).await
             }
             Some(Keyword::Help) => {
                 let contact = account.settings.profile.contact_phone.as_deref();
                 let answer = sms::help_answer(account.sender_name(), contact);
                 self.text_now(&account, &inbound.from, &answer, now).await;
-                Ok(SmsOutcome::Helped)
+                carried_out(SmsOutcome::Helped).await
             }
             Some(Keyword::Start) => {
                 let consent = SmsConsent {
@@ -442,7 +454,7 @@ impl Engine {
                 self.set_consent(account_id, &member, consent).await?;
                 self.text_now(&account, &inbound.from, &sms::start_answer(account.sender_name()), now)
                     .await;
-                Ok(SmsOutcome::Started)
+                carried_out(SmsOutcome::Started).await
             }
             None => {
                 // The same reply loop as mail: stored first, then read by the task's step.
@@ -465,8 +477,7 @@ impl Engine {
                     body,
                     attached: Vec::new(),
                 };
-                // The text's delivery is claimed by `receive_text` before it is read.
-                let Some(stored) = self.store_reply(account_id, task_id, &mail, now, None).await? else {
+                let Some(stored) = self.store_reply(account_id, task_id, &mail, now, Some(claim.clone())).await? else {
                     return Ok(SmsOutcome::Duplicate);
                 };
                 self.meet_loops(account_id, &stored.member.id, LoopSignal::Reply { task: task_id })
