@@ -41,6 +41,7 @@ mod memories;
 mod message_templates;
 mod metrics;
 mod notices;
+mod sealing;
 mod sending_domains;
 mod sign_in_links;
 mod suggestions;
@@ -128,6 +129,8 @@ struct State {
 #[derive(Default)]
 pub struct MemoryStore {
     state: Mutex<State>,
+    /// Seals the secrets it keeps (`kernel::sealed`).
+    keyring: crate::kernel::sealed::LocalKeyring,
 }
 
 impl MemoryStore {
