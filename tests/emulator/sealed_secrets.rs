@@ -147,3 +147,38 @@ async fn the_stored_items_hold_no_secret_in_clear_and_an_item_from_before_sealin
         "KMS opens it for its own account only (the encryption context)"
     );
 }
+
+/// The platform's secrets at start-up, from the emulator's Secrets Manager and SSM as from
+/// AWS's: a secret by ARN or name, a SecureString parameter by `ssm:/name`; one that is not
+/// there is an error naming it.
+#[tokio::test]
+async fn the_platforms_secrets_are_read_from_secrets_manager_and_ssm() {
+    let config = openloop_tests::test_config();
+    let clients = openloop_tests::clients(&config).await;
+    let name = format!("{}/signing-key", openloop_tests::unique_prefix("secrets"));
+    let manager = openloop_aws::aws_json::JsonService::new(clients.sdk_config().clone(), "secretsmanager", "secretsmanager");
+    let created = manager
+        .call(
+            "CreateSecret",
+            &serde_json::json!({"Name": name, "SecretString": "signing-key-in-the-manager"}),
+        )
+        .await
+        .expect("answered")
+        .expect("created");
+    let arn = created["ARN"].as_str().expect("its ARN").to_owned();
+    let ssm = openloop_aws::aws_json::JsonService::new(clients.sdk_config().clone(), "ssm", "AmazonSSM");
+    let parameter = format!("/{name}-param");
+    ssm.call(
+        "PutParameter",
+        &serde_json::json!({"Name": parameter, "Value": "token-in-ssm", "Type": "SecureString"}),
+    )
+    .await
+    .expect("answered")
+    .expect("put");
+    let secrets = clients.platform_secrets();
+    assert_eq!(secrets.value(&arn).await.expect("by ARN"), "signing-key-in-the-manager");
+    assert_eq!(secrets.value(&name).await.expect("by name"), "signing-key-in-the-manager");
+    assert_eq!(secrets.value(&format!("ssm:{parameter}")).await.expect("SSM"), "token-in-ssm");
+    let missing = secrets.value("no-such-secret").await.expect_err("missing");
+    assert!(missing.contains("no-such-secret"), "{missing}");
+}

@@ -18,6 +18,7 @@ use openloop_core::memory::MemoryStore;
 use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
 
+pub mod bedrock;
 pub mod browser;
 pub mod demo;
 pub mod gym;

@@ -164,3 +164,48 @@ fn no_secret_is_in_an_environment_and_only_the_functions_that_use_a_gyms_secret_
         "the others that write accounts: seal only"
     );
 }
+
+/// Issue 46, point 5: with `Llm=bedrock` the functions that ask the model invoke Bedrock under
+/// their own role, on the one foundation model the stack names — no key, and no other model.
+#[test]
+fn bedrock_is_granted_on_the_named_model_only_to_the_functions_that_ask_the_model() {
+    let template = include_str!("../../infra/template.yaml");
+    let policy = resources(template)
+        .into_iter()
+        .find(|b| b.starts_with("  BedrockInvokePolicy:\n"))
+        .expect("the Bedrock policy");
+    assert!(policy.contains("Action: bedrock:InvokeModel\n"), "{policy}");
+    assert!(
+        policy.contains("Resource: !Sub \"arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModel}\"\n"),
+        "on the named model only: {policy}"
+    );
+    let grants = template
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("Action: bedrock:") || l.starts_with("- bedrock:"))
+        .count();
+    assert_eq!(grants, 1, "no other Bedrock grant");
+    assert!(template.contains("OPENLOOP_BEDROCK_MODEL: !Ref BedrockModel\n"));
+    assert!(template.contains("AllowedValues: [offline, anthropic, openai, bedrock]"));
+    let invoking: Vec<String> = functions(template)
+        .into_iter()
+        .filter(|(_, b)| b.contains("- !Ref BedrockInvokePolicy\n"))
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(
+        invoking,
+        [
+            "WebhooksFunction",
+            "ApiFunction",
+            "DashboardFunction",
+            "SignalsFunction",
+            "TickFunction",
+            "ExecuteFunction",
+            "FollowupFunction",
+            "DormantFunction",
+            "EvaluationFunction",
+            "AnalysisFunction"
+        ],
+        "every function that builds an agent, but attribution, which never asks it"
+    );
+}

@@ -118,7 +118,7 @@ impl Vars {
     /// What [`SECRET_VARIABLES`] and [`MODEL_KEY_SECRET`] name, read once through `read`
     /// (`(variable, its secret's id)` → the value). A secret named but unreadable stops the
     /// start, naming the variable and the secret, never a value.
-    pub async fn resolve<F, Fut>(read: F) -> Result<Self, ConfigError>
+    pub async fn resolve<F, Fut>(var: impl Fn(&str) -> Option<String>, read: F) -> Result<Self, ConfigError>
     where
         F: Fn(String) -> Fut,
         Fut: std::future::Future<Output = Result<String, String>>,
@@ -150,7 +150,7 @@ impl Vars {
             Clients::load(region, endpoint).await
         };
         let secrets = clients.platform_secrets();
-        Self::resolve(|id| {
+        Self::resolve(var, |id| {
             let secrets = secrets.clone();
             async move { secrets.value(&id).await }
         })
@@ -514,6 +514,49 @@ mod tests {
     }
 
     use super::*;
+
+    /// Issue 46, point 4: a variable may name its secret instead of holding it; the model's key
+    /// is one secret for whichever provider; a secret that cannot be read stops the start,
+    /// naming the variable, never a value.
+    #[tokio::test]
+    async fn secrets_named_by_variables_are_read_once_at_start_up() {
+        let env: HashMap<&str, &str> = HashMap::from([
+            ("OPENLOOP_SIGNING_KEY_SECRET", "arn:aws:secretsmanager:us-east-1:1:secret:signing"),
+            ("OPENLOOP_ADMIN_TOKEN_SECRET", "ssm:/openloop/admin-token"),
+            ("OPENLOOP_LLM_API_KEY_SECRET", "llm-key"),
+        ]);
+        let store: HashMap<&str, &str> = HashMap::from([
+            ("arn:aws:secretsmanager:us-east-1:1:secret:signing", "signing-key-from-the-secret"),
+            ("ssm:/openloop/admin-token", "admin-token-from-ssm"),
+            ("llm-key", "sk-model-key"),
+        ]);
+        let read = |id: String| {
+            let found = store
+                .get(id.as_str())
+                .map(|v| (*v).to_owned())
+                .ok_or_else(|| format!("{id}: not found"));
+            async move { found }
+        };
+        let vars = Vars::resolve(|name| env.get(name).map(|v| (*v).to_owned()), read)
+            .await
+            .expect("resolved");
+        assert_eq!(vars.get("OPENLOOP_SIGNING_KEY").as_deref(), Some("signing-key-from-the-secret"));
+        assert_eq!(vars.get("OPENLOOP_ADMIN_TOKEN").as_deref(), Some("admin-token-from-ssm"));
+        assert_eq!(vars.get("ANTHROPIC_API_KEY").as_deref(), Some("sk-model-key"));
+        assert_eq!(vars.get("OPENAI_API_KEY").as_deref(), Some("sk-model-key"));
+        assert!(!format!("{vars:?}").contains("sk-model-key"), "never printed");
+        let config = Config::from_vars(&vars).expect("config");
+        assert_eq!(config.signing_key.expose_secret(), "signing-key-from-the-secret");
+        let missing: HashMap<&str, &str> = HashMap::from([("OPENLOOP_INBOUND_TOKEN_SECRET", "gone")]);
+        let refused = Vars::resolve(|name| missing.get(name).map(|v| (*v).to_owned()), read)
+            .await
+            .expect_err("unreadable");
+        assert!(
+            refused.0.contains("OPENLOOP_INBOUND_TOKEN_SECRET") && refused.0.contains("gone"),
+            "{}",
+            refused.0
+        );
+    }
 
     fn pricing(vars: &[(&str, &str)]) -> Result<AiPricing, ConfigError> {
         let vars: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
