@@ -123,14 +123,27 @@ impl Vars {
         F: Fn(String) -> Fut,
         Fut: std::future::Future<Output = Result<String, String>>,
     {
+        // Read at once, not one after another: a cold start waits for the slowest only.
+        let named: Vec<(String, String)> = SECRET_VARIABLES
+            .iter()
+            .map(|name| format!("{name}_SECRET"))
+            .chain(std::iter::once(MODEL_KEY_SECRET.to_owned()))
+            .filter_map(|variable| Some((var(&variable)?, variable)))
+            .map(|(id, variable)| (variable, id))
+            .collect();
+        let values = futures::future::join_all(named.iter().map(|(_, id)| read(id.clone()))).await;
         let mut resolved = HashMap::new();
-        for name in SECRET_VARIABLES {
-            let Some(id) = var(&format!("{name}_SECRET")) else { continue };
-            let value = read(id).await.map_err(|e| ConfigError(format!("{name}_SECRET: {e}")))?;
-            resolved.insert((*name).to_owned(), SecretString::from(value));
+        let mut model_key = None;
+        for ((variable, _), value) in named.iter().zip(values) {
+            let value = value.map_err(|e| ConfigError(format!("{variable}: {e}")))?;
+            match variable.strip_suffix("_SECRET") {
+                Some(name) if variable != MODEL_KEY_SECRET => {
+                    resolved.insert(name.to_owned(), SecretString::from(value));
+                }
+                _ => model_key = Some(value),
+            }
         }
-        if let Some(id) = var(MODEL_KEY_SECRET) {
-            let value = read(id).await.map_err(|e| ConfigError(format!("{MODEL_KEY_SECRET}: {e}")))?;
+        if let Some(value) = model_key {
             for name in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] {
                 resolved.entry(name.to_owned()).or_insert_with(|| SecretString::from(value.clone()));
             }
