@@ -224,3 +224,37 @@ async fn malformed_or_invalid_answers_are_errors_never_actions() {
     let fake = FakeBedrock::start(vec![Answer::text(r#"{"subject": "Hi", "body": "  "}"#)]).await;
     assert!(agent(&fake).draft(&draft_request()).await.is_err(), "an empty draft");
 }
+
+/// Black-box: the stack with its agent on Bedrock (through the fake Converse server) drafts a
+/// failed payment's first touch, and the mail the owner approves is the model's, every request
+/// signed.
+#[tokio::test]
+async fn a_gyms_first_touch_is_drafted_by_bedrock_and_mailed_as_approved() {
+    let body = "Hi Sarah, the last payment did not go through. Could you take a look this week? Coach Mike";
+    let draft = json!({"subject": "About your membership", "body": body, "confidence": 95}).to_string();
+    let fake = FakeBedrock::start((0..5).map(|_| Answer::text(&draft)).collect()).await;
+    let stack = openloop_tests::Stack::start_with_agent("bedrock", std::sync::Arc::new(agent(&fake))).await;
+    let day0 = crate::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let email = stack.sarahs_payment_failed(&gym, &day0.to_string()).await;
+    stack.run().await;
+    let (_, list) = stack.get("/api/v1/tasks?status=pending_review", &gym.token).await;
+    let id = list["tasks"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {list}"))
+        .to_owned();
+    let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+    assert!(
+        task.to_string().contains("the last payment did not go through"),
+        "Bedrock's draft: {task}"
+    );
+    let (status, _) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+    assert_eq!(status, 200);
+    stack.run().await;
+    let mail = stack.outbox_to(&email).await;
+    assert_eq!(mail.len(), 1, "{mail:?}");
+    assert!(format!("{mail:?}").contains("the last payment did not go through"), "{mail:?}");
+    assert!(!fake.seen().is_empty() && fake.refused().is_empty(), "signed: {:?}", fake.refused());
+    assert!(fake.seen().iter().all(|s| s.model_id == MODEL));
+}
