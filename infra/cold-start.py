@@ -64,6 +64,8 @@ def start_once(binary, port):
         "OPENLOOP_INBOUND_SMS_TOPIC_ARN": env.get(
             "OPENLOOP_INBOUND_SMS_TOPIC_ARN", "arn:aws:sns:us-east-1:000000000000:openloop-inbound-sms"
         ),
+        # Required in Lambda too: the KMS key that seals the gyms' secrets (not called at start).
+        "OPENLOOP_KMS_KEY_ID": env.get("OPENLOOP_KMS_KEY_ID", "arn:aws:kms:us-east-1:000000000000:key/cold-start"),
         "RUST_LOG": "off",
     })
     started = time.monotonic()

@@ -58,7 +58,9 @@ async fn scratch_store() -> ScratchStore {
         .await;
     let clients = openloop_tests::clients(config).await;
     ScratchStore {
-        store: DynamoStore::new(clients.dynamodb.clone(), config.table.clone()),
+        // Sealing with the emulator's KMS (`sealing` scenarios).
+        store: DynamoStore::new(clients.dynamodb.clone(), config.table.clone())
+            .with_keyring(openloop_edge::config::keyring(config, &clients)),
         shared: shared.clone(),
     }
 }

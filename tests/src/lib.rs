@@ -18,6 +18,7 @@ use openloop_core::memory::MemoryStore;
 use openloop_edge::config::{Clients, Config};
 use openloop_local::clock::TestClock;
 
+pub mod bedrock;
 pub mod browser;
 pub mod demo;
 pub mod fault_proxy;
@@ -92,10 +93,12 @@ impl Scratch {
         config.event_bus = self.names.event_bus.clone();
         config.inbound_mail_bucket = self.names.inbound_mail_bucket.clone();
         let clients = clients(&config).await;
-        config.queue_urls = provision(&clients, &self.names, "mail.openloop.local")
+        let provisioned = provision(&clients, &self.names, "mail.openloop.local")
             .await
-            .unwrap_or_else(|e| panic!("provision: {e}"))
-            .queue_urls;
+            .unwrap_or_else(|e| panic!("provision: {e}"));
+        config.queue_urls = provisioned.queue_urls;
+        // The gyms' secrets sealed by the emulator's KMS, as in AWS.
+        config.kms_key_id = Some(provisioned.secrets_key);
         (config, clients)
     }
 

@@ -4,6 +4,7 @@
 
 mod actions;
 mod analysis;
+mod bedrock;
 mod categories;
 mod connector_keys;
 mod contract_audit;

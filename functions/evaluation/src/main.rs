@@ -6,9 +6,11 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     openloop_edge::telemetry::init();
-    let (_, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
+    let start = openloop_edge::config::Start::from_env().await?;
     // `OPENLOOP_EVALUATOR=model`: the model evaluator; the offline one otherwise.
-    let engine = match openloop_llm::evaluator_from_env()? {
+    let evaluator = start.evaluator()?;
+    let (_, engine) = openloop_edge::config::engine_from_start(start).await?;
+    let engine = match evaluator {
         Some(evaluator) => engine.with_evaluator(evaluator),
         None => engine,
     };

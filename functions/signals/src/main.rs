@@ -6,7 +6,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     openloop_edge::telemetry::init();
-    let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
+    let (config, engine) = openloop_edge::config::engine_from_env().await?;
     let clients = config.lambda_clients();
     let mail = openloop_fn_signals::MailIntake::from_config(&config, &clients);
     let (engine, mail) = (&engine, &mail);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 #[tokio::main]
 async fn main() -> Result<(), openloop_edge::apigw::Error> {
     openloop_edge::telemetry::init();
-    let (config, engine) = openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?;
+    let (config, engine) = openloop_edge::config::engine_from_env().await?;
     let state = Arc::new(openloop_fn_webhooks::WebhooksState {
         engine,
         inbound_token: config.inbound_token.clone(),

@@ -116,6 +116,22 @@ impl Clients {
         }
     }
 
+    /// The shared SDK configuration (region, endpoint, credentials, HTTP client) the clients
+    /// are made from, for a client made elsewhere (Bedrock's, in `openloop-edge`).
+    pub fn sdk_config(&self) -> &SdkConfig {
+        &self.shared
+    }
+
+    /// KMS sealing with `key_id` ([`crate::kms`]).
+    pub fn kms_keyring(&self, key_id: impl Into<String>) -> crate::kms::KmsKeyring {
+        crate::kms::KmsKeyring::new(self.shared.clone(), key_id)
+    }
+
+    /// The platform's secrets ([`crate::secrets`]).
+    pub fn platform_secrets(&self) -> crate::secrets::PlatformSecrets {
+        crate::secrets::PlatformSecrets::new(self.shared.clone())
+    }
+
     /// Stored inbound mail in `bucket`, read with S3 GETs of our own (see [`crate::s3`]).
     pub fn stored_mail(&self, bucket: impl Into<String>) -> crate::stored_mail::S3StoredMail {
         crate::stored_mail::S3StoredMail::new(self.bucket(bucket))

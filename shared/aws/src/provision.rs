@@ -1,7 +1,7 @@
 //! Idempotent creation of everything the system needs on the emulator: the table with its
 //! indexes and TTL, the queues with their dead-letter queues and redrive, the event bus and
-//! the tick rule, the SES sending identity, and the bucket SES receiving stores inbound mail
-//! in. Running it twice changes nothing.
+//! the tick rule, the SES sending identity, the bucket SES receiving stores inbound mail
+//! in, and the KMS key that seals the gyms' secrets. Running it twice changes nothing.
 //! (In AWS, `infra/template.yaml` declares the same resources.)
 
 use std::collections::HashMap;
@@ -25,6 +25,8 @@ pub struct Names {
     pub queue_prefix: String,
     /// Where SES receiving stores inbound messages (`{prefix}-inbound-mail`, as S3 allows).
     pub inbound_mail_bucket: String,
+    /// The alias of the KMS key that seals the gyms' secrets (`alias/{prefix}-secrets`).
+    pub secrets_key_alias: String,
 }
 
 impl Names {
@@ -34,6 +36,7 @@ impl Names {
             event_bus: prefix.to_owned(),
             queue_prefix: prefix.to_owned(),
             inbound_mail_bucket: bucket_name(&format!("{prefix}-inbound-mail")),
+            secrets_key_alias: format!("alias/{}-secrets", bucket_name(prefix)),
         }
     }
     pub fn queue(&self, queue: QueueName) -> String {
@@ -45,6 +48,8 @@ impl Names {
 #[derive(Clone, Debug)]
 pub struct Provisioned {
     pub queue_urls: HashMap<QueueName, String>,
+    /// The ARN of the KMS key that seals the gyms' secrets (`alias/{prefix}-secrets`).
+    pub secrets_key: String,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -64,7 +69,37 @@ pub async fn provision(clients: &Clients, names: &Names, sender_domain: &str) ->
             return Err(format!("SES identity {sender_domain}: {:?}", e.as_service_error().map(|e| e.to_string())).into());
         }
     }
-    Ok(Provisioned { queue_urls })
+    let secrets_key = secrets_key(clients, &names.secrets_key_alias).await?;
+    Ok(Provisioned { queue_urls, secrets_key })
+}
+
+/// The KMS key under `alias` (the emulator's KMS), made with its alias if there is none.
+async fn secrets_key(clients: &Clients, alias: &str) -> Result<String, BoxError> {
+    let kms = crate::aws_json::JsonService::new(clients.sdk_config().clone(), "kms", "TrentService");
+    let arn = |answer: &serde_json::Value| {
+        answer
+            .pointer("/KeyMetadata/Arn")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| BoxError::from("KMS answered no key ARN"))
+    };
+    match kms.call("DescribeKey", &serde_json::json!({"KeyId": alias})).await? {
+        Ok(answer) => return arn(&answer),
+        Err(refused) if refused.code == "NotFoundException" => {}
+        Err(refused) => return Err(format!("KMS key {alias}: {refused}").into()),
+    }
+    let created = kms
+        .call(
+            "CreateKey",
+            &serde_json::json!({"Description": "Openloop: seals the gyms' secrets (local)", "KeyUsage": "ENCRYPT_DECRYPT"}),
+        )
+        .await?
+        .map_err(|refused| format!("KMS CreateKey: {refused}"))?;
+    let key = arn(&created)?;
+    kms.call("CreateAlias", &serde_json::json!({"AliasName": alias, "TargetKeyId": key}))
+        .await?
+        .map_err(|refused| format!("KMS CreateAlias {alias}: {refused}"))?;
+    Ok(key)
 }
 
 /// `name` as an S3 bucket name: lowercase letters, digits and hyphens, at most 63 characters.

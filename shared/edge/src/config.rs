@@ -63,6 +63,112 @@ pub struct Config {
     /// ([`DEFAULT_AI_CALL_COSTS`]), for the model `OPENLOOP_LLM`/`OPENLOOP_LLM_MODEL` name;
     /// `OPENLOOP_AI_COST_ALERT_USD` (default $10, spec §28.4).
     pub ai_pricing: AiPricing,
+    /// `OPENLOOP_KMS_KEY_ID`: the KMS key (ARN, id or alias) that seals the gyms' secrets
+    /// (`kernel::sealed`). Required in Lambda; unset locally, the local keyring seals (the
+    /// local runtime on the emulator names the emulator's key it provisioned).
+    pub kms_key_id: Option<String>,
+}
+
+/// The platform's secrets a variable may name instead of holding: `{NAME}_SECRET` (a Secrets
+/// Manager secret's ARN or name, or `ssm:/parameter`) is read at start-up into `NAME`.
+pub const SECRET_VARIABLES: &[&str] = &[
+    "OPENLOOP_SIGNING_KEY",
+    "OPENLOOP_ADMIN_TOKEN",
+    "OPENLOOP_INBOUND_TOKEN",
+    "OPENLOOP_PUSHPRESS_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+];
+
+/// The model's API key, whichever provider `OPENLOOP_LLM` names: `OPENLOOP_LLM_API_KEY_SECRET`
+/// is read into `ANTHROPIC_API_KEY` and `OPENAI_API_KEY` (unless those are named themselves).
+pub const MODEL_KEY_SECRET: &str = "OPENLOOP_LLM_API_KEY_SECRET";
+
+/// The environment with the platform's secrets read from Secrets Manager or SSM: what
+/// configuration is read through in Lambda ([`Vars::resolve`]); locally the environment alone
+/// ([`Vars::env`]) or with secrets named too.
+#[derive(Clone, Default)]
+pub struct Vars {
+    resolved: HashMap<String, SecretString>,
+}
+
+impl std::fmt::Debug for Vars {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.resolved.keys().collect();
+        names.sort();
+        f.debug_struct("Vars").field("resolved", &names).finish()
+    }
+}
+
+impl Vars {
+    /// The environment as it is.
+    pub fn env() -> Self {
+        Self::default()
+    }
+
+    /// A variable: a secret read at start-up, else the environment's (blank is unset).
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.resolved
+            .get(name)
+            .map(|v| v.expose_secret().to_owned())
+            .or_else(|| var(name))
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// What [`SECRET_VARIABLES`] and [`MODEL_KEY_SECRET`] name, read once through `read`
+    /// (`(variable, its secret's id)` → the value). A secret named but unreadable stops the
+    /// start, naming the variable and the secret, never a value.
+    pub async fn resolve<F, Fut>(var: impl Fn(&str) -> Option<String>, read: F) -> Result<Self, ConfigError>
+    where
+        F: Fn(String) -> Fut,
+        Fut: std::future::Future<Output = Result<String, String>>,
+    {
+        // Read at once, not one after another: a cold start waits for the slowest only.
+        let named: Vec<(String, String)> = SECRET_VARIABLES
+            .iter()
+            .map(|name| format!("{name}_SECRET"))
+            .chain(std::iter::once(MODEL_KEY_SECRET.to_owned()))
+            .filter_map(|variable| Some((var(&variable)?, variable)))
+            .map(|(id, variable)| (variable, id))
+            .collect();
+        let values = futures::future::join_all(named.iter().map(|(_, id)| read(id.clone()))).await;
+        let mut resolved = HashMap::new();
+        let mut model_key = None;
+        for ((variable, _), value) in named.iter().zip(values) {
+            let value = value.map_err(|e| ConfigError(format!("{variable}: {e}")))?;
+            match variable.strip_suffix("_SECRET") {
+                Some(name) if variable != MODEL_KEY_SECRET => {
+                    resolved.insert(name.to_owned(), SecretString::from(value));
+                }
+                _ => model_key = Some(value),
+            }
+        }
+        if let Some(value) = model_key {
+            for name in ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"] {
+                resolved.entry(name.to_owned()).or_insert_with(|| SecretString::from(value.clone()));
+            }
+        }
+        Ok(Self { resolved })
+    }
+
+    /// [`Self::resolve`] with Secrets Manager and SSM in `region` (at `endpoint`, an emulator).
+    pub async fn from_secrets_manager(region: &str, endpoint: Option<&str>, lambda: bool) -> Result<Self, ConfigError> {
+        let named = SECRET_VARIABLES.iter().any(|name| var(&format!("{name}_SECRET")).is_some()) || var(MODEL_KEY_SECRET).is_some();
+        if !named {
+            return Ok(Self::env());
+        }
+        let clients = if lambda {
+            Clients::in_lambda(region, endpoint)
+        } else {
+            Clients::load(region, endpoint).await
+        };
+        let secrets = clients.platform_secrets();
+        Self::resolve(var, |id| {
+            let secrets = secrets.clone();
+            async move { secrets.value(&id).await }
+        })
+        .await
+    }
 }
 
 /// What one AI call of a model costs by default, in USD (a call: a few thousand tokens of
@@ -80,11 +186,19 @@ pub const DEFAULT_AI_CALL_COSTS: &[(&str, f64)] = &[
     ("gpt-4.1", 0.03),
 ];
 
-/// The model the deployment's agent calls, as `openloop_llm::from_env` picks it.
+/// The model the deployment's agent calls, as `openloop_llm::model_config` picks it.
 fn configured_model(var: &impl Fn(&str) -> Option<String>) -> String {
     match var("OPENLOOP_LLM").as_deref() {
         None | Some("offline") => "offline".into(),
         Some("anthropic") => var("OPENLOOP_LLM_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".into()),
+        // A Bedrock model id names its vendor first (`anthropic.claude-…`, `us.anthropic.…`):
+        // priced by what follows it, as the vendor's own name would be.
+        Some("bedrock") => {
+            let id = var("OPENLOOP_BEDROCK_MODEL")
+                .or_else(|| var("OPENLOOP_LLM_MODEL"))
+                .unwrap_or_default();
+            id.rsplit('.').next().unwrap_or_default().to_owned()
+        }
         Some(_) => var("OPENLOOP_LLM_MODEL").unwrap_or_default(),
     }
 }
@@ -136,10 +250,10 @@ fn in_lambda() -> bool {
     var("AWS_LAMBDA_FUNCTION_NAME").is_some()
 }
 
-fn secret(name: &str, local_default: &str) -> Result<SecretString, ConfigError> {
-    match var(name) {
+fn secret(vars: &Vars, name: &str, local_default: &str) -> Result<SecretString, ConfigError> {
+    match vars.get(name) {
         Some(v) => Ok(SecretString::from(v)),
-        None if in_lambda() => Err(ConfigError(format!("{name} must be set"))),
+        None if in_lambda() => Err(ConfigError(format!("{name} must be set (in AWS: {name}_SECRET names its secret)"))),
         None => Ok(SecretString::from(local_default.to_owned())),
     }
 }
@@ -161,7 +275,13 @@ pub fn queue_env(queue: QueueName) -> String {
 }
 
 impl Config {
+    /// From the environment alone (the local runtime, the tests, the admin CLI).
     pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_vars(&Vars::env())
+    }
+
+    /// From the environment with the platform's secrets as `vars` read them.
+    pub fn from_vars(vars: &Vars) -> Result<Self, ConfigError> {
         let from = var("OPENLOOP_FROM_EMAIL").unwrap_or_else(|| "outreach@mail.openloop.local".into());
         let from_email = Email::parse(&from).map_err(|e| ConfigError(format!("OPENLOOP_FROM_EMAIL: {e}")))?;
         let http_addr = var("OPENLOOP_HTTP_ADDR").unwrap_or_else(|| "127.0.0.1:8787".into());
@@ -172,16 +292,16 @@ impl Config {
             from_email,
             reply_domain: var("OPENLOOP_REPLY_DOMAIN").unwrap_or_else(|| "replies.openloop.local".into()),
             public_url: var("OPENLOOP_PUBLIC_URL").unwrap_or_else(|| format!("http://{http_addr}")),
-            signing_key: secret("OPENLOOP_SIGNING_KEY", "local-signing-key")?,
-            admin_token: secret("OPENLOOP_ADMIN_TOKEN", "local-admin-token")?,
-            inbound_token: secret("OPENLOOP_INBOUND_TOKEN", "local-inbound-token")?,
+            signing_key: secret(vars, "OPENLOOP_SIGNING_KEY", "local-signing-key")?,
+            admin_token: secret(vars, "OPENLOOP_ADMIN_TOKEN", "local-admin-token")?,
+            inbound_token: secret(vars, "OPENLOOP_INBOUND_TOKEN", "local-inbound-token")?,
             region: var("AWS_REGION")
                 .or_else(|| var("AWS_DEFAULT_REGION"))
                 .unwrap_or_else(|| "us-east-1".into()),
             endpoint: var("AWS_ENDPOINT_URL"),
             priority_rules: Arc::new(priority_rules()?),
             ses_configuration_set: var("OPENLOOP_SES_CONFIGURATION_SET"),
-            pushpress: pushpress()?,
+            pushpress: pushpress(vars)?,
             mail_events_topic_arn: var("OPENLOOP_MAIL_EVENTS_TOPIC_ARN"),
             inbound_sms_topic_arn: required_in_lambda(
                 "OPENLOOP_INBOUND_SMS_TOPIC_ARN",
@@ -190,7 +310,15 @@ impl Config {
             )?,
             inbound_mail_bucket: var("OPENLOOP_INBOUND_MAIL_BUCKET")
                 .unwrap_or_else(|| format!("{}-inbound-mail", var("OPENLOOP_PREFIX").unwrap_or_else(|| "openloop".into()))),
-            ai_pricing: ai_pricing(var)?,
+            ai_pricing: ai_pricing(|name| vars.get(name))?,
+            kms_key_id: match var("OPENLOOP_KMS_KEY_ID") {
+                None if in_lambda() => {
+                    return Err(ConfigError(
+                        "OPENLOOP_KMS_KEY_ID must be set in Lambda: it names the KMS key that seals the gyms' secrets".into(),
+                    ));
+                }
+                key => key,
+            },
         })
     }
 
@@ -221,11 +349,11 @@ impl Config {
 /// The PushPress connector, if `OPENLOOP_PUSHPRESS_BASE_URL` is set. `OPENLOOP_PUSHPRESS_API_KEY`
 /// is the key of accounts without their own; without it only accounts that brought a key
 /// (`pushpress` in their settings) are connected.
-fn pushpress() -> Result<Option<PushPress>, ConfigError> {
+fn pushpress(vars: &Vars) -> Result<Option<PushPress>, ConfigError> {
     let Some(base) = var("OPENLOOP_PUSHPRESS_BASE_URL") else {
         return Ok(None);
     };
-    let key = var("OPENLOOP_PUSHPRESS_API_KEY").map(SecretString::from);
+    let key = vars.get("OPENLOOP_PUSHPRESS_API_KEY").map(SecretString::from);
     let mut config = PushPressConfig::new(&base, key).map_err(|e| ConfigError(format!("OPENLOOP_PUSHPRESS_BASE_URL: {e}")))?;
     if let Some(secs) = var("OPENLOOP_PUSHPRESS_TIMEOUT_SECS") {
         let secs: u64 = secs
@@ -252,7 +380,7 @@ fn priority_rules() -> Result<PriorityRules, ConfigError> {
 /// if configured. The store comes back on its own too, for a caller that needs it directly
 /// (the warm-up read, a test's seeding, a bench's request counts).
 pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (EnginePorts, DynamoStore) {
-    let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone());
+    let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone()).with_keyring(keyring(config, clients));
     let ports = EnginePorts {
         store: Arc::new(store.clone()),
         queue: Arc::new(SqsQueue::new(clients.sqs.clone(), config.queue_urls.clone())),
@@ -277,6 +405,52 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
     (ports, store)
 }
 
+/// What seals the gyms' secrets: KMS with `OPENLOOP_KMS_KEY_ID`, else (locally) the local keyring.
+pub fn keyring(config: &Config, clients: &Clients) -> Arc<dyn openloop_core::ports::Keyring> {
+    match &config.kms_key_id {
+        Some(key) => Arc::new(clients.kms_keyring(key.clone())),
+        None => Arc::new(openloop_core::kernel::sealed::LocalKeyring::default()),
+    }
+}
+
+/// Bedrock Runtime's client for `OPENLOOP_LLM=bedrock`: the clients' region, credentials and
+/// HTTP client, `OPENLOOP_BEDROCK_URL`'s endpoint if set (a local server), the SDK's retries
+/// off (the agent's policy retries).
+pub fn bedrock_client(shared: &aws_config::SdkConfig, endpoint: &str) -> openloop_llm::bedrock::sdk::Client {
+    use openloop_llm::bedrock::sdk;
+    let mut builder = sdk::config::Builder::from(shared).retry_config(sdk::config::retry::RetryConfig::disabled());
+    if !endpoint.is_empty() {
+        builder = builder.endpoint_url(endpoint);
+    }
+    sdk::Client::from_conf(builder.build())
+}
+
+/// The model configuration `vars` ask for, with Bedrock's client when it is Bedrock.
+fn with_bedrock(config: Option<openloop_llm::ModelConfig>, clients: &Clients) -> Option<openloop_llm::ModelConfig> {
+    config.map(|mut c| {
+        if c.provider == openloop_llm::Provider::Bedrock {
+            c.bedrock = Some(bedrock_client(clients.sdk_config(), &c.base_url));
+        }
+        c
+    })
+}
+
+/// The agent `OPENLOOP_LLM` names (`openloop_llm`), read through `vars`; Bedrock's through
+/// these clients.
+pub fn agent(vars: &Vars, clients: &Clients) -> Result<Arc<dyn Agent>, ConfigError> {
+    let config = openloop_llm::model_config(|name| vars.get(name)).map_err(ConfigError)?;
+    openloop_llm::agent(with_bedrock(config, clients)).map_err(ConfigError)
+}
+
+/// The evaluator `OPENLOOP_EVALUATOR` names: `None` for the offline one.
+pub fn evaluator(vars: &Vars, clients: &Clients) -> Result<Option<Arc<dyn openloop_core::ports::Evaluator>>, ConfigError> {
+    let Some(config) = with_bedrock(openloop_llm::evaluator_config(|name| vars.get(name)).map_err(ConfigError)?, clients) else {
+        return Ok(None);
+    };
+    let evaluator = openloop_llm::ModelEvaluator::new(config).map_err(ConfigError)?;
+    Ok(Some(Arc::new(evaluator)))
+}
+
 /// The engine on AWS: [`ports`] and the configuration's engine settings.
 pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
     let (ports, store) = ports(config, clients, clock, agent);
@@ -287,11 +461,48 @@ pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: 
     (engine, store)
 }
 
-/// What every Lambda `main` does at init: configuration from the environment, the clients,
-/// and the engine on AWS with the real clock and the given agent.
-pub async fn engine_from_env(agent: Arc<dyn Agent>) -> Result<(Config, Engine), ConfigError> {
-    let config = Config::from_env()?;
-    let clients = config.lambda_clients();
+/// What a Lambda function starts with: its configuration, the platform's secrets read from
+/// Secrets Manager or SSM (`{NAME}_SECRET`), its clients and its agent.
+pub struct Start {
+    pub config: Config,
+    pub vars: Vars,
+    pub clients: Clients,
+}
+
+impl Start {
+    /// Read at init; a secret that cannot be read stops the start.
+    pub async fn from_env() -> Result<Self, ConfigError> {
+        let region = var("AWS_REGION")
+            .or_else(|| var("AWS_DEFAULT_REGION"))
+            .unwrap_or_else(|| "us-east-1".into());
+        let endpoint = var("AWS_ENDPOINT_URL");
+        let vars = Vars::from_secrets_manager(&region, endpoint.as_deref(), in_lambda()).await?;
+        let config = Config::from_vars(&vars)?;
+        let clients = config.lambda_clients();
+        Ok(Self { config, vars, clients })
+    }
+
+    pub fn agent(&self) -> Result<Arc<dyn Agent>, ConfigError> {
+        agent(&self.vars, &self.clients)
+    }
+
+    pub fn evaluator(&self) -> Result<Option<Arc<dyn openloop_core::ports::Evaluator>>, ConfigError> {
+        evaluator(&self.vars, &self.clients)
+    }
+}
+
+/// What every Lambda `main` does at init: configuration from the environment and the
+/// platform's secrets, the clients, and the engine on AWS with the real clock and the agent
+/// `OPENLOOP_LLM` names.
+pub async fn engine_from_env() -> Result<(Config, Engine), ConfigError> {
+    engine_from_start(Start::from_env().await?).await
+}
+
+/// [`engine_from_env`] from a [`Start`] already read (the evaluation function's, which also
+/// takes its evaluator from it).
+pub async fn engine_from_start(start: Start) -> Result<(Config, Engine), ConfigError> {
+    let agent = start.agent()?;
+    let Start { config, clients, .. } = start;
     let (engine, store) = engine(&config, &clients, Arc::new(openloop_core::ports::SystemClock), agent);
     // Pay the TLS handshake at init, not on the first event (a failure here is not fatal); the
     // store shares the engine's client, so its connection is the engine's.
@@ -316,6 +527,49 @@ mod tests {
     }
 
     use super::*;
+
+    /// Issue 46, point 4: a variable may name its secret instead of holding it; the model's key
+    /// is one secret for whichever provider; a secret that cannot be read stops the start,
+    /// naming the variable, never a value.
+    #[tokio::test]
+    async fn secrets_named_by_variables_are_read_once_at_start_up() {
+        let env: HashMap<&str, &str> = HashMap::from([
+            ("OPENLOOP_SIGNING_KEY_SECRET", "arn:aws:secretsmanager:us-east-1:1:secret:signing"),
+            ("OPENLOOP_ADMIN_TOKEN_SECRET", "ssm:/openloop/admin-token"),
+            ("OPENLOOP_LLM_API_KEY_SECRET", "llm-key"),
+        ]);
+        let store: HashMap<&str, &str> = HashMap::from([
+            ("arn:aws:secretsmanager:us-east-1:1:secret:signing", "signing-key-from-the-secret"),
+            ("ssm:/openloop/admin-token", "admin-token-from-ssm"),
+            ("llm-key", "sk-model-key"),
+        ]);
+        let read = |id: String| {
+            let found = store
+                .get(id.as_str())
+                .map(|v| (*v).to_owned())
+                .ok_or_else(|| format!("{id}: not found"));
+            async move { found }
+        };
+        let vars = Vars::resolve(|name| env.get(name).map(|v| (*v).to_owned()), read)
+            .await
+            .expect("resolved");
+        assert_eq!(vars.get("OPENLOOP_SIGNING_KEY").as_deref(), Some("signing-key-from-the-secret"));
+        assert_eq!(vars.get("OPENLOOP_ADMIN_TOKEN").as_deref(), Some("admin-token-from-ssm"));
+        assert_eq!(vars.get("ANTHROPIC_API_KEY").as_deref(), Some("sk-model-key"));
+        assert_eq!(vars.get("OPENAI_API_KEY").as_deref(), Some("sk-model-key"));
+        assert!(!format!("{vars:?}").contains("sk-model-key"), "never printed");
+        let config = Config::from_vars(&vars).expect("config");
+        assert_eq!(config.signing_key.expose_secret(), "signing-key-from-the-secret");
+        let missing: HashMap<&str, &str> = HashMap::from([("OPENLOOP_INBOUND_TOKEN_SECRET", "gone")]);
+        let refused = Vars::resolve(|name| missing.get(name).map(|v| (*v).to_owned()), read)
+            .await
+            .expect_err("unreadable");
+        assert!(
+            refused.0.contains("OPENLOOP_INBOUND_TOKEN_SECRET") && refused.0.contains("gone"),
+            "{}",
+            refused.0
+        );
+    }
 
     fn pricing(vars: &[(&str, &str)]) -> Result<AiPricing, ConfigError> {
         let vars: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();

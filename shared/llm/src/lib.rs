@@ -6,8 +6,8 @@
 //!   short drafts from the task type, the cadence's tone and the business profile, and never
 //!   invents facts; it reads replies and goal progress conservatively (see [`offline`]),
 //!   escalating whenever it is unsure.
-//! - [`ModelAgent`] (`anthropic` or `openai`), which asks a model over HTTP ([`wire`] holds the
-//!   two wire formats) for one JSON object per call and refuses any answer that is malformed or
+//! - [`ModelAgent`] (`anthropic`, `openai` or `bedrock`), which asks a model over HTTP ([`wire`]
+//!   holds the two HTTP wire formats, [`bedrock`] Bedrock's Converse through the AWS SDK) for one JSON object per call and refuses any answer that is malformed or
 //!   names what the request did not offer ([`answer`]). Its errors make the engine escalate.
 //!
 //! The evaluation function's evaluator is chosen apart, by `OPENLOOP_EVALUATOR`
@@ -33,6 +33,7 @@ use secrecy::SecretString;
 pub const OFFLINE_DRAFT_CONFIDENCE: u8 = 95;
 
 pub mod answer;
+pub mod bedrock;
 pub mod evaluator;
 pub mod guidance;
 pub mod model;
@@ -43,9 +44,16 @@ pub use evaluator::ModelEvaluator;
 pub use model::{ModelAgent, ModelConfig};
 pub use wire::Provider;
 
-/// Which agent `OPENLOOP_LLM` selects (see the README's configuration table).
+/// Which agent `OPENLOOP_LLM` selects (see the README's configuration table). Bedrock's
+/// needs its SDK client: the composition root (`openloop_edge::config::agent`) makes it and
+/// calls [`agent`]; here it is an error naming that.
 pub fn from_env() -> Result<Arc<dyn Agent>, String> {
-    match model_config(|name| std::env::var(name).ok())? {
+    agent(model_config(|name| std::env::var(name).ok())?)
+}
+
+/// The agent of a model configuration (`None`: the offline one).
+pub fn agent(config: Option<ModelConfig>) -> Result<Arc<dyn Agent>, String> {
+    match config {
         None => Ok(Arc::new(OfflineAgent)),
         Some(config) => Ok(Arc::new(ModelAgent::new(config)?)),
     }
@@ -65,7 +73,7 @@ pub fn evaluator_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<M
         None | Some("") | Some("offline") => Ok(None),
         Some("model") => match model_config(var)? {
             Some(config) => Ok(Some(config)),
-            None => Err("OPENLOOP_EVALUATOR=model needs a model: set OPENLOOP_LLM to anthropic or openai".into()),
+            None => Err("OPENLOOP_EVALUATOR=model needs a model: set OPENLOOP_LLM to anthropic, openai or bedrock".into()),
         },
         Some(other) => Err(format!("OPENLOOP_EVALUATOR={other:?} is not one of offline, model")),
     }
@@ -79,7 +87,8 @@ pub fn model_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<Model
         None | Some("offline") => return Ok(None),
         Some("anthropic") => Provider::Anthropic,
         Some("openai") => Provider::OpenAi,
-        Some(other) => return Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai")),
+        Some("bedrock") => Provider::Bedrock,
+        Some(other) => return Err(format!("OPENLOOP_LLM={other:?} is not one of offline, anthropic, openai, bedrock")),
     };
     let mut config = match provider {
         Provider::Anthropic => ModelConfig::new(
@@ -97,8 +106,23 @@ pub fn model_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<Model
             SecretString::from(required("OPENAI_API_KEY", "OPENLOOP_LLM=openai needs the API key")?),
             required("OPENLOOP_LLM_MODEL", "OPENLOOP_LLM=openai needs the model name")?,
         ),
+        // No key and no base URL: the function's role, Bedrock's regional endpoint (or
+        // OPENLOOP_BEDROCK_URL's, which the composition root gives the client).
+        Provider::Bedrock => ModelConfig {
+            base_url: get("OPENLOOP_BEDROCK_URL").unwrap_or_default(),
+            ..ModelConfig::new(
+                provider,
+                String::new(),
+                SecretString::from(String::new()),
+                get("OPENLOOP_BEDROCK_MODEL").or_else(|| get("OPENLOOP_LLM_MODEL")).ok_or_else(|| {
+                    "OPENLOOP_BEDROCK_MODEL is not set; OPENLOOP_LLM=bedrock needs the model id (e.g. anthropic.claude-3-5-haiku-20241022-v1:0)"
+                        .to_owned()
+                })?,
+            )
+        },
     };
-    if !(config.base_url.starts_with("https://") || config.base_url.starts_with("http://")) {
+    let base_url_needed = provider != Provider::Bedrock || !config.base_url.is_empty();
+    if base_url_needed && !(config.base_url.starts_with("https://") || config.base_url.starts_with("http://")) {
         return Err(format!(
             "the {} base URL {:?} is not an http(s) URL",
             provider.name(),
@@ -344,6 +368,47 @@ mod tests {
         let mut bad = all.to_vec();
         bad[4] = ("OPENLOOP_LLM_TIMEOUT_SECS", "soon");
         assert!(config(&bad).expect_err("bad timeout").contains("OPENLOOP_LLM_TIMEOUT_SECS"));
+    }
+
+    #[test]
+    fn bedrock_needs_only_a_model_id_and_no_key() {
+        let c = config(&[
+            ("OPENLOOP_LLM", "bedrock"),
+            ("OPENLOOP_BEDROCK_MODEL", "anthropic.claude-3-5-haiku-20241022-v1:0"),
+        ])
+        .expect("config")
+        .expect("a model");
+        assert_eq!(
+            (c.provider, c.model.as_str()),
+            (Provider::Bedrock, "anthropic.claude-3-5-haiku-20241022-v1:0")
+        );
+        assert_eq!(c.base_url, "", "Bedrock's regional endpoint");
+        let named = config(&[("OPENLOOP_LLM", "bedrock"), ("OPENLOOP_LLM_MODEL", "amazon.nova-lite-v1:0")])
+            .expect("config")
+            .expect("a model");
+        assert_eq!(named.model, "amazon.nova-lite-v1:0", "OPENLOOP_LLM_MODEL names it too");
+        let local = config(&[
+            ("OPENLOOP_LLM", "bedrock"),
+            ("OPENLOOP_BEDROCK_MODEL", "m"),
+            ("OPENLOOP_BEDROCK_URL", "http://127.0.0.1:9"),
+        ])
+        .expect("config")
+        .expect("a model");
+        assert_eq!(local.base_url, "http://127.0.0.1:9");
+        let missing = config(&[("OPENLOOP_LLM", "bedrock")]).expect_err("no model id");
+        assert!(missing.contains("OPENLOOP_BEDROCK_MODEL"), "{missing}");
+        let bad = config(&[
+            ("OPENLOOP_LLM", "bedrock"),
+            ("OPENLOOP_BEDROCK_MODEL", "m"),
+            ("OPENLOOP_BEDROCK_URL", "ftp://x"),
+        ]);
+        assert!(bad.is_err(), "an endpoint that is not http(s)");
+        let no_client = ModelAgent::new(
+            config(&[("OPENLOOP_LLM", "bedrock"), ("OPENLOOP_BEDROCK_MODEL", "m")])
+                .expect("c")
+                .expect("m"),
+        );
+        assert!(no_client.is_err(), "Bedrock's agent needs the client the composition root makes");
     }
 
     #[tokio::test]

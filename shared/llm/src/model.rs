@@ -44,6 +44,9 @@ pub struct ModelConfig {
     pub backoff: Duration,
     /// The longest `retry-after` waited for.
     pub max_retry_after: Duration,
+    /// Bedrock's client (`Provider::Bedrock` only), made by the composition root with the
+    /// function's credentials and the SDK's retries off.
+    pub bedrock: Option<crate::bedrock::sdk::Client>,
 }
 
 impl ModelConfig {
@@ -59,6 +62,15 @@ impl ModelConfig {
             max_attempts: 3,
             backoff: Duration::from_millis(500),
             max_retry_after: Duration::from_secs(5),
+            bedrock: None,
+        }
+    }
+
+    /// Bedrock's Converse with `model` (a model id or inference profile) through `client`.
+    pub fn bedrock(client: crate::bedrock::sdk::Client, model: impl Into<String>) -> Self {
+        Self {
+            bedrock: Some(client),
+            ..Self::new(Provider::Bedrock, String::new(), SecretString::from(String::new()), model)
         }
     }
 }
@@ -71,6 +83,9 @@ pub struct ModelAgent {
 
 impl ModelAgent {
     pub fn new(config: ModelConfig) -> Result<Self, String> {
+        if config.provider == Provider::Bedrock && config.bedrock.is_none() {
+            return Err("OPENLOOP_LLM=bedrock needs Bedrock's client (the composition root makes it)".into());
+        }
         // reqwest takes the process's rustls crypto (ring; `openloop_aws::tls`).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
@@ -108,6 +123,9 @@ impl ModelAgent {
 
     async fn attempt(&self, system: &str, user: &str) -> Result<String, Attempt<String>> {
         let c = &self.config;
+        if let Some(client) = &c.bedrock {
+            return crate::bedrock::converse(client, c, system, user).await;
+        }
         let sent = c.provider.request(&self.http, c, system, user).timeout(c.timeout).send().await;
         let response = match sent {
             Ok(r) => r,

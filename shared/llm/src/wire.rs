@@ -1,5 +1,5 @@
-//! The two wire formats a model agent speaks: the Anthropic Messages API and OpenAI-compatible
-//! chat completions. Each call is one system message and one user message; the answer is the
+//! The two HTTP wire formats a model agent speaks: the Anthropic Messages API and OpenAI-compatible
+//! chat completions (Bedrock's Converse goes through the AWS SDK, `bedrock.rs`). Each call is one system message and one user message; the answer is the
 //! model's text. Everything about URLs, headers and JSON bodies of a provider lives here, so the
 //! agent above it only deals in prompts and text.
 
@@ -16,6 +16,9 @@ pub enum Provider {
     Anthropic,
     /// `POST {base}/chat/completions` (the base usually ends in `/v1`), key as a bearer token.
     OpenAi,
+    /// Amazon Bedrock's Converse API through the AWS SDK, under the function's role
+    /// (`bedrock.rs`): no base URL, no key.
+    Bedrock,
 }
 
 /// The version of the Messages API whose shapes this module writes and reads.
@@ -26,6 +29,7 @@ impl Provider {
         match self {
             Provider::Anthropic => "anthropic",
             Provider::OpenAi => "openai",
+            Provider::Bedrock => "bedrock",
         }
     }
 
@@ -33,7 +37,7 @@ impl Provider {
         let base = base_url.trim_end_matches('/');
         match self {
             Provider::Anthropic => format!("{base}/v1/messages"),
-            Provider::OpenAi => format!("{base}/chat/completions"),
+            Provider::OpenAi | Provider::Bedrock => format!("{base}/chat/completions"),
         }
     }
 
@@ -53,7 +57,8 @@ impl Provider {
                 })),
             // No max_tokens or temperature: OpenAI-compatible servers disagree on both names and
             // ranges (newer OpenAI models refuse `max_tokens`), and the defaults suffice.
-            Provider::OpenAi => post.bearer_auth(api_key.expose_secret()).json(&json!({
+            // (Bedrock never comes here: `bedrock.rs` speaks through the SDK.)
+            Provider::OpenAi | Provider::Bedrock => post.bearer_auth(api_key.expose_secret()).json(&json!({
                 "model": model,
                 "messages": [
                     {"role": "system", "content": system},
@@ -84,7 +89,7 @@ impl Provider {
                 }
                 Ok(text.concat())
             }
-            Provider::OpenAi => {
+            Provider::OpenAi | Provider::Bedrock => {
                 let choice = body.get("choices").and_then(|c| c.get(0)).ok_or("the response has no choices")?;
                 if choice.get("finish_reason").and_then(Value::as_str) == Some("length") {
                     return Err("the answer was cut off at the length limit".into());

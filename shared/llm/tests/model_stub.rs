@@ -29,7 +29,8 @@ impl Answer {
                 "stop_reason": "end_turn",
                 "usage": {"input_tokens": 10, "output_tokens": 10},
             }),
-            Provider::OpenAi => json!({
+            // Bedrock's Converse has a fake of its own (`tests/src/bedrock.rs`).
+            Provider::OpenAi | Provider::Bedrock => json!({
                 "id": "chatcmpl-1", "object": "chat.completion",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             }),
@@ -88,7 +89,7 @@ async fn stub_with(provider: Provider, answers: Vec<ResponseTemplate>, adjust: i
     }
     let base = match provider {
         Provider::Anthropic => server.uri(),
-        Provider::OpenAi => format!("{}/v1", server.uri()),
+        Provider::OpenAi | Provider::Bedrock => format!("{}/v1", server.uri()),
     };
     let mut config = ModelConfig::new(provider, base, SecretString::from(KEY), "test-model");
     config.timeout = Duration::from_secs(10);
@@ -188,7 +189,7 @@ fn messages(provider: Provider, seen: &Seen) -> (String, String) {
     let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
     match provider {
         Provider::Anthropic => (text(&seen.body["system"]), text(&seen.body["messages"][0]["content"])),
-        Provider::OpenAi => (
+        Provider::OpenAi | Provider::Bedrock => (
             text(&seen.body["messages"][0]["content"]),
             text(&seen.body["messages"][1]["content"]),
         ),

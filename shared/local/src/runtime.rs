@@ -188,6 +188,8 @@ async fn on_emulator(
         .unwrap_or_default();
     let provisioned = provision(&clients, names, &sender_domain).await?;
     config.queue_urls = provisioned.queue_urls.clone();
+    // The gyms' secrets are sealed by the emulator's KMS, with the key provisioning made.
+    config.kms_key_id.get_or_insert(provisioned.secrets_key.clone());
     let (mut ports, _) = openloop_edge::config::ports(config, &clients, clock, agent);
     closed.forward_to(ports.bus.clone());
     ports.bus = closed;
@@ -270,9 +272,12 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         background.push(server);
         pushpress_stand_in = Some(stand_in.base);
     }
+    // The model's clients (Bedrock's) are the SDK's whole chain, as everything local.
+    let vars = openloop_edge::config::Vars::env();
+    let model_clients = config.clients().await;
     let agent = match options.agent.clone() {
         Some(agent) => agent,
-        None => openloop_llm::from_env()?,
+        None => openloop_edge::config::agent(&vars, &model_clients)?,
     };
     let closed = Arc::new(crate::evaluation::ClosedTasks::new(Arc::new(NullBus)));
     let Assembled {
@@ -286,7 +291,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         Ports::Memory => in_memory(&config, clock.clone(), agent, closed.clone()),
     };
     // `OPENLOOP_EVALUATOR=model`: the model evaluator; the offline one otherwise.
-    let engine = match openloop_llm::evaluator_from_env()? {
+    let engine = match openloop_edge::config::evaluator(&vars, &model_clients)? {
         Some(evaluator) => engine.with_evaluator(evaluator),
         None => engine,
     };

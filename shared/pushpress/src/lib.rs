@@ -97,8 +97,12 @@ impl PushPress {
     /// key (with no company named).
     fn access<'a>(&'a self, credentials: Option<&'a ConnectorCredentials>) -> Result<Access<'a>, ConnectorError> {
         if let Some(own) = credentials {
+            // A key still sealed was never opened for this call: refused, never sent empty.
+            let key = own
+                .expose_api_key()
+                .ok_or_else(|| ConnectorError::Refused("the account's PushPress key was not opened".into()))?;
             return Ok(Access {
-                key: own.expose_api_key(),
+                key,
                 company: own.company_id(),
             });
         }

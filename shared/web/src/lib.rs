@@ -48,7 +48,7 @@ pub fn layered(routes: Router) -> Router {
 /// A face's Lambda state, from its environment: logging, the configuration, the engine.
 pub async fn engine_from_env() -> Result<(Config, Engine), openloop_edge::apigw::Error> {
     openloop_edge::telemetry::init();
-    Ok(openloop_edge::config::engine_from_env(openloop_llm::from_env()?).await?)
+    Ok(openloop_edge::config::engine_from_env().await?)
 }
 
 /// `?status=` of a to-do list, open by default: the API's `GET /api/v1/todos` and the

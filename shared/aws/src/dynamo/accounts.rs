@@ -11,6 +11,7 @@ use openloop_core::kernel::ids::{AccountId, Email};
 use openloop_core::owner::account::{Account, SystemConfig};
 use openloop_core::owner::sign_in::owner_email_key;
 use openloop_core::ports::AccountStore;
+use openloop_core::ports::sealing::sealed_account;
 
 use crate::keys::*;
 
@@ -20,7 +21,7 @@ use super::{DynamoStore, Item};
 #[async_trait]
 impl AccountStore for DynamoStore {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
-        let item = account_item(account)?;
+        let item = account_item(&*sealed_account(self.keyring.as_ref(), account).await?)?;
         let token: Item = HashMap::from([
             (PK.into(), s(token_pk(api_token_hash))),
             (SK.into(), s(TOKEN_SK)),
@@ -60,7 +61,7 @@ impl AccountStore for DynamoStore {
     }
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
-        let item = account_item(account)?;
+        let item = account_item(&*sealed_account(self.keyring.as_ref(), account).await?)?;
         self.put_conditional(
             item,
             "#v = :v",
@@ -90,6 +91,7 @@ impl AccountStore for DynamoStore {
     }
 }
 
+/// The account's item; its secrets must be sealed already (`sealing.rs`).
 pub(super) fn account_item(account: &Account) -> Result<Item, StoreError> {
     let mut item = keyed(account, account_pk(account.id), PROFILE_SK.into(), "account")?;
     item.insert(GSI2PK.into(), s(ACCOUNTS_GSI2PK));

@@ -42,7 +42,9 @@ impl CredentialStore for DynamoStore {
     async fn rotate_api_token(&self, account: &Account, old_hash: &str, new_hash: &str, old_until: Timestamp) -> Result<(), StoreError> {
         let saved = Put::builder()
             .table_name(&self.table)
-            .set_item(Some(account_item(account)?))
+            .set_item(Some(account_item(
+                &*openloop_core::ports::sealing::sealed_account(self.keyring.as_ref(), account).await?,
+            )?))
             .condition_expression("#v = :v")
             .expression_attribute_names("#v", "version")
             .expression_attribute_values(":v", n(account.version.saturating_sub(1)))

@@ -51,6 +51,7 @@ mod memories;
 mod message_templates;
 mod metrics;
 mod notices;
+mod sealing;
 mod sign_in_links;
 mod suggestions;
 mod task_index;
@@ -69,6 +70,9 @@ pub struct DynamoStore {
     table: String,
     requests: Arc<AtomicU64>,
     usage: Arc<Usage>,
+    /// Seals the gyms' secrets before they are written (`sealing.rs`): KMS in AWS
+    /// ([`crate::kms::KmsKeyring`]), the local keyring by default.
+    keyring: Arc<dyn openloop_core::ports::Keyring>,
 }
 
 /// What this store's requests cost in DynamoDB's on-demand units, estimated from what each
@@ -121,7 +125,14 @@ impl DynamoStore {
             table: table.into(),
             requests: Arc::new(AtomicU64::new(0)),
             usage: Arc::new(Usage::default()),
+            keyring: Arc::new(openloop_core::kernel::sealed::LocalKeyring::default()),
         }
+    }
+
+    /// The same store sealing with `keyring` (KMS in AWS and on the emulator).
+    pub fn with_keyring(mut self, keyring: Arc<dyn openloop_core::ports::Keyring>) -> Self {
+        self.keyring = keyring;
+        self
     }
 
     /// Requests so far, the writes among them and the units they used (see `Usage`).

@@ -10,6 +10,7 @@ use openloop_core::kernel::ids::AccountId;
 use openloop_core::owner::outbound_webhook::WebhookEndpoint;
 use openloop_core::owner::webhook_event::OutboxItem;
 use openloop_core::ports::WebhookStore;
+use openloop_core::ports::sealing::sealed_endpoint;
 
 use crate::keys::*;
 
@@ -43,6 +44,7 @@ pub(super) fn outbox_item(item: &OutboxItem) -> Result<Item, StoreError> {
 #[async_trait]
 impl WebhookStore for DynamoStore {
     async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
+        let endpoint = &*sealed_endpoint(self.keyring.as_ref(), endpoint).await?;
         self.put_conditional(
             endpoint_item(endpoint)?,
             "attribute_not_exists(PK)",
@@ -69,6 +71,7 @@ impl WebhookStore for DynamoStore {
     }
 
     async fn save_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
+        let endpoint = &*sealed_endpoint(self.keyring.as_ref(), endpoint).await?;
         self.put_conditional(
             endpoint_item(endpoint)?,
             "#v = :v",

@@ -47,10 +47,24 @@ pub(super) async fn accounts_are_created_once_and_saved_under_their_version(stor
         (&changed.settings.calibration, &changed.settings.learned, &changed.learning_patterns),
         "accounts: the learning loop's state round-trips"
     );
+    let kept = store
+        .get_account(account.id)
+        .await
+        .expect("get")
+        .and_then(|a| a.pushpress)
+        .expect("kept");
     assert_eq!(
-        store.get_account(account.id).await.expect("get").and_then(|a| a.pushpress),
-        changed.pushpress,
+        kept.company_id(),
+        Some("co_1"),
         "accounts: the account's own connector credentials are kept"
+    );
+    assert_eq!(
+        store
+            .open_secret(kept.api_key(), &crate::kernel::sealed::SecretContext::pushpress_key(account.id))
+            .await
+            .expect("open"),
+        "pp_key_1",
+        "accounts: and their key opens (sealed: `sealing`)"
     );
     assert!(
         is_conflict(store.save_account(&changed).await, Conflict::Version),

@@ -37,6 +37,7 @@ mod message_templates;
 mod metrics;
 mod notices;
 mod numbers;
+mod sealing;
 mod sign_in_links;
 mod suggestions;
 mod task_index;
@@ -179,6 +180,9 @@ macro_rules! store_conformance_tests {
             ],
             member_open_tasks: [
                 a_members_open_tasks_follow_their_guards_on_the_member_item,
+            ],
+            sealing: [
+                a_gyms_secrets_are_kept_sealed_and_open_where_used,
             ],
             erasure: [
                 erased_identities_are_kept_per_account,

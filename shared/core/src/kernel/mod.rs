@@ -1,5 +1,5 @@
 //! What every folder stands on: ids and e-mail addresses, the errors of input and of the
-//! store, checks on outside text, the one rule for numbers, every numeric limit, and the retry policy. Depends on no
+//! store, checks on outside text, the one rule for numbers, every numeric limit, the retry policy, and secrets sealed at rest (`sealed.rs`). Depends on no
 //! other folder of the crate.
 
 pub mod bounded;
@@ -10,5 +10,6 @@ pub mod limits;
 pub mod number;
 pub mod plural;
 pub mod retry;
+pub mod sealed;
 pub mod text;
 pub mod texts;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernel::ids::{AccountId, Email, MemberId};
 use crate::kernel::limits;
+use crate::kernel::sealed::Secret;
 use crate::members::event::MemberStatus;
 use crate::members::member::MemberFacts;
 
@@ -43,9 +44,10 @@ pub struct ConnectorMember {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ConnectorCredentials {
-    #[serde(deserialize_with = "crate::kernel::texts::ConnectorKey::de")]
+    /// Sealed at rest (`kernel::sealed`): as the owner gives it (text), or as stored.
+    #[serde(deserialize_with = "de_api_key")]
     #[cfg_attr(feature = "openapi", schema(schema_with = crate::kernel::texts::ConnectorKey::field_schema))]
-    api_key: String,
+    api_key: Secret,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -59,7 +61,7 @@ impl ConnectorCredentials {
     /// Checked credentials: a key and company id that fit in an HTTP header.
     pub fn new(api_key: impl Into<String>, company_id: Option<String>) -> Result<Self, crate::kernel::error::InvalidInput> {
         let credentials = Self {
-            api_key: api_key.into(),
+            api_key: Secret::Open(api_key.into()),
             company_id,
         };
         credentials.validate()?;
@@ -69,7 +71,12 @@ impl ConnectorCredentials {
     /// What [`Self::new`] checks; also for credentials read from a request body.
     pub fn validate(&self) -> Result<(), crate::kernel::error::InvalidInput> {
         let header_safe = |v: &str, max: usize| !v.is_empty() && v.len() <= max && v.bytes().all(|b| b.is_ascii_graphic());
-        if !header_safe(&self.api_key, limits::MAX_CONNECTOR_KEY_CHARS) {
+        // A key given sealed is not a key the owner gave.
+        if !self
+            .api_key
+            .open_text()
+            .is_some_and(|key| header_safe(key, limits::MAX_CONNECTOR_KEY_CHARS))
+        {
             return Err(crate::kernel::error::InvalidInput::new(
                 "invalid_pushpress",
                 format!(
@@ -94,9 +101,27 @@ impl ConnectorCredentials {
         Ok(())
     }
 
-    /// The key, for the one header that carries it.
-    pub fn expose_api_key(&self) -> &str {
+    /// The key, for the one header that carries it: `None` while it is sealed (the engine
+    /// opens it before any call, `Engine::opened_pushpress`).
+    pub fn expose_api_key(&self) -> Option<&str> {
+        self.api_key.open_text()
+    }
+
+    /// The key as stored or given, for the store that seals it.
+    pub fn api_key_mut(&mut self) -> &mut Secret {
+        &mut self.api_key
+    }
+
+    pub fn api_key(&self) -> &Secret {
         &self.api_key
+    }
+
+    /// The same credentials with the key's text (opened by the store).
+    pub fn opened(&self, key: String) -> Self {
+        Self {
+            api_key: Secret::Open(key),
+            company_id: self.company_id.clone(),
+        }
     }
 
     pub fn company_id(&self) -> Option<&str> {
@@ -110,6 +135,18 @@ impl std::fmt::Debug for ConnectorCredentials {
             .field("api_key", &"<redacted>")
             .field("company_id", &self.company_id)
             .finish()
+    }
+}
+
+/// A key as the owner gives it (checked as a [`crate::kernel::texts::ConnectorKey`]) or as
+/// the store keeps it (sealed; in clear from before sealing).
+fn de_api_key<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Secret, D::Error> {
+    use serde::de::Error as _;
+    match serde_json::Value::deserialize(deserializer)? {
+        text @ serde_json::Value::String(_) => crate::kernel::texts::ConnectorKey::de(text)
+            .map(Secret::Open)
+            .map_err(D::Error::custom),
+        stored => Secret::deserialize(stored).map_err(D::Error::custom),
     }
 }
 
@@ -310,7 +347,7 @@ mod tests {
         assert!(!format!("{credentials:?}").contains("pp_live_4f1c"));
         assert_eq!(
             (credentials.expose_api_key(), credentials.company_id()),
-            ("pp_live_4f1c", Some("co_9"))
+            (Some("pp_live_4f1c"), Some("co_9"))
         );
         for (key, company) in [("", None), ("two words", None), ("ok", Some("")), ("bad\nline", None)] {
             let err = ConnectorCredentials::new(key, company.map(str::to_owned)).expect_err("refused");

@@ -7,6 +7,7 @@ use crate::kernel::ids::{AccountId, Email};
 use crate::owner::account::{Account, SystemConfig};
 use crate::owner::sign_in::owner_email_key;
 use crate::ports::AccountStore;
+use crate::ports::sealing::sealed_account;
 
 use super::{MemoryStore, conflict, storable};
 
@@ -14,6 +15,7 @@ use super::{MemoryStore, conflict, storable};
 impl AccountStore for MemoryStore {
     async fn create_account(&self, account: &Account, api_token_hash: &str) -> Result<(), StoreError> {
         storable(account)?;
+        let account = &*sealed_account(&self.keyring, account).await?;
         let mut s = self.lock()?;
         if s.accounts.contains_key(&account.id) || s.tokens.contains_key(api_token_hash) {
             return Err(conflict(Conflict::AlreadyExists));
@@ -46,6 +48,7 @@ impl AccountStore for MemoryStore {
 
     async fn save_account(&self, account: &Account) -> Result<(), StoreError> {
         storable(account)?;
+        let account = &*sealed_account(&self.keyring, account).await?;
         let mut s = self.lock()?;
         match s.accounts.get(&account.id) {
             Some(stored) if stored.version + 1 == account.version => {

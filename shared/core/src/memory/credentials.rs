@@ -22,6 +22,7 @@ impl CredentialStore for MemoryStore {
 
     async fn rotate_api_token(&self, account: &Account, old_hash: &str, new_hash: &str, old_until: Timestamp) -> Result<(), StoreError> {
         storable(account)?;
+        let account = &*crate::ports::sealing::sealed_account(&self.keyring, account).await?;
         let mut s = self.lock()?;
         if s.tokens.contains_key(new_hash) {
             return Err(conflict(Conflict::AlreadyExists));

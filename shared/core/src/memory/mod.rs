@@ -41,6 +41,7 @@ mod memories;
 mod message_templates;
 mod metrics;
 mod notices;
+mod sealing;
 mod sending_domains;
 mod sign_in_links;
 mod suggestions;
@@ -129,6 +130,8 @@ struct State {
 pub struct MemoryStore {
     state: Mutex<State>,
     faults: Option<FaultHook>,
+    /// Seals the secrets it keeps (`kernel::sealed`).
+    keyring: crate::kernel::sealed::LocalKeyring,
 }
 
 /// A test's fault plan for the in-memory store ([`MemoryStore::with_faults`]): asked before

@@ -15,6 +15,7 @@ use super::{MemoryStore, conflict, storable};
 impl WebhookStore for MemoryStore {
     async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
         storable(endpoint)?;
+        let endpoint = &*crate::ports::sealing::sealed_endpoint(&self.keyring, endpoint).await?;
         let mut s = self.lock()?;
         let key = (endpoint.account_id, endpoint.id);
         if s.webhook_endpoints.contains_key(&key) {
@@ -40,6 +41,7 @@ impl WebhookStore for MemoryStore {
 
     async fn save_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
         storable(endpoint)?;
+        let endpoint = &*crate::ports::sealing::sealed_endpoint(&self.keyring, endpoint).await?;
         let mut s = self.lock()?;
         let key = (endpoint.account_id, endpoint.id);
         match s.webhook_endpoints.get(&key) {

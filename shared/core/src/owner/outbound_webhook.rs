@@ -216,7 +216,8 @@ pub struct WebhookEndpoint {
     pub account_id: AccountId,
     pub url: String,
     pub events: BTreeSet<EventType>,
-    pub secret: WebhookSecret,
+    /// Sealed at rest (`kernel::sealed`); opened only to sign a delivery.
+    pub secret: crate::kernel::sealed::Secret,
     pub status: EndpointStatus,
     #[serde(default)]
     pub disabled_reason: Option<String>,
@@ -256,7 +257,7 @@ impl WebhookEndpoint {
             account_id,
             url,
             events,
-            secret,
+            secret: crate::kernel::sealed::Secret::Open(secret.expose().to_owned()),
             status: EndpointStatus::Active,
             disabled_reason: None,
             backlog: Vec::new(),

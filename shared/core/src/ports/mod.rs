@@ -25,6 +25,7 @@ pub mod deliverability;
 pub mod erasure;
 pub mod loops;
 pub mod messages;
+pub mod sealing;
 pub mod sms;
 pub mod store;
 pub mod todos;
@@ -36,6 +37,7 @@ pub use deliverability::{DeliverabilityStore, DnsTxt, SendingDomainError, Sendin
 pub use erasure::ErasureStore;
 pub use loops::{LoopStore, TriggerStore};
 pub use messages::MessageTemplateStore;
+pub use sealing::{Keyring, SecretStore};
 pub use sms::{OutboundText, SmsSender};
 pub use todos::TodoStore;
 pub use webhooks::{TransportError, WebhookStore, WebhookTransport};

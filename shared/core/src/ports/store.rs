@@ -83,6 +83,7 @@ pub trait TaskStore:
     + super::webhooks::WebhookStore
     + super::credentials::CredentialStore
     + super::erasure::ErasureStore
+    + super::sealing::SecretStore
     + Send
     + Sync
 {
@@ -114,6 +115,7 @@ impl<T> TaskStore for T where
         + super::webhooks::WebhookStore
         + super::credentials::CredentialStore
         + super::erasure::ErasureStore
+        + super::sealing::SecretStore
         + ?Sized
 {
 }

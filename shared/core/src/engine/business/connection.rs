@@ -198,9 +198,10 @@ impl Engine {
     /// be reached, nothing is disconnected), then the connection.
     pub(crate) async fn end_connection(&self, account: &Account) -> Result<(), EngineError> {
         let connection = self.store.connection(account.id).await?;
-        if let (Some(credentials), Some(subscription)) = (&account.pushpress, connection.as_ref().and_then(|c| c.subscription.as_ref())) {
+        if let (Some(_), Some(subscription)) = (&account.pushpress, connection.as_ref().and_then(|c| c.subscription.as_ref())) {
             let source = self.member_source().ok_or_else(not_built)?;
-            match source.unsubscribe(credentials, &subscription.id).await {
+            let credentials = self.opened_pushpress(account).await?.ok_or_else(not_built)?;
+            match source.unsubscribe(&credentials, &subscription.id).await {
                 Ok(()) => {}
                 // A key PushPress no longer takes cannot hold a subscription either.
                 Err(ConnectorError::Refused(why)) => {
@@ -268,7 +269,7 @@ impl Engine {
             let Some(account) = self.store.get_account(step.account_id).await? else {
                 return Ok(ImportOutcome::Stale("no such account"));
             };
-            let Some(credentials) = account.pushpress.clone() else {
+            let Some(credentials) = self.opened_pushpress(&account).await? else {
                 return Ok(ImportOutcome::Stale("the account is not connected"));
             };
             let Some(mut connection) = self.store.connection(account.id).await? else {

@@ -38,8 +38,7 @@ impl Engine {
         stored: Option<MemberFacts>,
         now: Timestamp,
     ) -> Result<Fresh, EngineError> {
-        let credentials = account.pushpress.as_ref();
-        let Some(connector) = self.connector.as_ref().filter(|c| c.serves(credentials)) else {
+        let Some(connector) = self.connector.as_ref().filter(|c| c.serves(account.pushpress.as_ref())) else {
             return Ok(Fresh::Facts(stored.map(Box::new)));
         };
         if task.member.id.as_str() == ACCOUNT_WIDE_MEMBER {
@@ -50,8 +49,13 @@ impl Engine {
         if !health.allows_call(now) {
             return Ok(defer(name, &health, now, Reason::ConnectorBackoff, "in its backoff".into()));
         }
+        let credentials = match self.opened_pushpress(account).await {
+            Ok(credentials) => credentials,
+            // The key's keyring out of reach is the connector out of reach: the touch waits.
+            Err(e) => return Ok(defer(name, &health, now, Reason::ConnectorUnavailable, e.to_string())),
+        };
         let answer = connector
-            .member(task.account_id, credentials, &task.member.id, task.created_at)
+            .member(task.account_id, credentials.as_ref(), &task.member.id, task.created_at)
             .await;
         let health = self
             .record_connector_result(task.account_id, name, &health, answer.as_ref().err(), now)
@@ -66,6 +70,20 @@ impl Engine {
             )),
             Err(e) => Ok(defer(name, &health, now, Reason::ConnectorUnavailable, e.to_string())),
         }
+    }
+
+    /// The account's own PushPress credentials with the key opened, for a call to PushPress
+    /// (the only reason to open it): the store opens the sealed key (`kernel::sealed`).
+    pub(in crate::engine) async fn opened_pushpress(
+        &self,
+        account: &Account,
+    ) -> Result<Option<crate::members::connector::ConnectorCredentials>, EngineError> {
+        let Some(credentials) = account.pushpress.as_ref() else {
+            return Ok(None);
+        };
+        let context = crate::kernel::sealed::SecretContext::pushpress_key(account.id);
+        let key = self.store.open_secret(credentials.api_key(), &context).await?;
+        Ok(Some(credentials.opened(key)))
     }
 
     /// Keep the account's connector health after a call: a failure counts (the

@@ -52,7 +52,7 @@ impl Connector for FakeConnector {
         self.keys
             .lock()
             .expect("lock")
-            .push(credentials.map(|c| c.expose_api_key().to_owned()));
+            .push(credentials.map(|c| c.expose_api_key().unwrap_or("<sealed>").to_owned()));
         if *self.down.lock().expect("lock") {
             return Err(ConnectorError::Unavailable("503 after retries".into()));
         }

@@ -167,7 +167,16 @@ impl Engine {
             return Attempt::Failed(DeliveryStatus::Failed, None, "this deployment has no webhook transport".into());
         };
         let body = event.body();
-        let Some(headers) = signed_headers(&endpoint.secret, event, &body, self.clock.now()) else {
+        // The secret is opened here, for this signature, and nowhere else.
+        let context = crate::kernel::sealed::SecretContext::webhook_endpoint(endpoint.account_id, endpoint.id);
+        let secret = match self.store.open_secret(&endpoint.secret, &context).await {
+            Ok(text) => crate::owner::account::WebhookSecret::new(text),
+            Err(e) => {
+                tracing::warn!(account = %endpoint.account_id, endpoint = %endpoint.id, error = %e, "the endpoint's secret could not be opened");
+                return Attempt::Failed(DeliveryStatus::Failed, None, "the endpoint's secret could not be opened".into());
+            }
+        };
+        let Some(headers) = signed_headers(&secret, event, &body, self.clock.now()) else {
             return Attempt::Failed(DeliveryStatus::Failed, None, "the endpoint's secret cannot sign".into());
         };
         match transport.post(&endpoint.url, &headers, &body).await {

@@ -71,7 +71,7 @@ impl Engine {
             id: endpoint.id.to_string(),
             url: endpoint.url.clone(),
             events: endpoint.events.iter().copied().collect(),
-            secret: endpoint.secret.expose().to_owned(),
+            secret: endpoint.secret.open_text().unwrap_or_default().to_owned(),
             status: endpoint.status,
             created_at: endpoint.created_at,
         })
