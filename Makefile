@@ -26,15 +26,23 @@ $(VENV)/.test-installed: $(VENV)/.run-installed FORCE
 	@[ -f $@ ] && [ "$$(cat $@)" = "$(TEST_TOOLS)" ] || { \
 	  $(VENV)/bin/pip install --quiet --disable-pip-version-check $(TEST_TOOLS) && echo "$(TEST_TOOLS)" > $@; }
 
+# The IaC scanner, in a venv of its own (its dependencies would move moto's and cfn-lint's).
+CHECKOV       := 'checkov==3.3.30'
+$(VENV)/checkov/.installed: FORCE
+	@[ -f $@ ] && [ "$$(cat $@)" = "$(CHECKOV)" ] || { \
+	  python3 -m venv $(VENV)/checkov && \
+	  $(VENV)/checkov/bin/pip install --quiet --disable-pip-version-check $(CHECKOV) && echo "$(CHECKOV)" > $@; }
+
 FORCE:
 
 ## run-tools: what make run needs (moto, in .venv/). test-tools: what make test adds — the
-## Python tools (cfn-lint, openapi-spec-validator, schemathesis); for the dashboard's browser
+## Python tools (cfn-lint, openapi-spec-validator, schemathesis, and checkov in a venv of its
+## own); for the dashboard's browser
 ## test, Debian's chromium and chromium-driver; for the mail check, Debian's spamassassin
 ## (Apache SpamAssassin 4 with its shipped rules) — installed with apt-get where missing and
 ## allowed (root with apt); otherwise it says what to install.
 run-tools: $(VENV)/.run-installed
-test-tools: $(VENV)/.test-installed browser spamassassin
+test-tools: $(VENV)/.test-installed $(VENV)/checkov/.installed browser spamassassin
 tools: run-tools test-tools
 
 browser:
@@ -82,6 +90,7 @@ lint: test-tools
 	cargo clippy --workspace --lib --bins --tests --quiet -- -D warnings
 	cargo clippy --workspace --test emulator --quiet -- -D warnings
 	$(VENV)/bin/cfn-lint infra/template.yaml
+	$(VENV)/checkov/bin/checkov -f infra/template.yaml --framework cloudformation --compact --quiet
 	python3 infra/doc-links.py
 
 ## bench: DynamoDB requests per task step, tick and attribution cost with 1,000 vs 5,000 stored

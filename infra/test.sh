@@ -18,7 +18,8 @@
 #             make bench's on a free port
 #   lint      rustfmt; rustc's and clippy's warnings from the build (cargo replays what it
 #             cached; any warning fails, as `cargo clippy -- -D warnings` would); no test in a
-#             `test = false` target (infra/untested-targets.py); cfn-lint; the links between
+#             `test = false` target (infra/untested-targets.py); cfn-lint; checkov (every finding
+#             fixed or skipped in the template with its reason); the links between
 #             README.md and docs/
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -120,11 +121,20 @@ sys.stdout.write("".join(seen))
 if seen: sys.exit(f"lint: {len(seen)} warning(s) from rustc and clippy (make test treats them as errors)")'
 }
 
+# Every finding of the IaC scanner on the template is fixed, or skipped in the template with
+# its reason (a resource's Metadata: checkov: skip).
+checkov() {
+  local found
+  found=$("$root/.venv/checkov/bin/checkov" -f infra/template.yaml --framework cloudformation --compact --quiet 2>&1) ||
+    { echo "$found"; echo "lint: checkov found what the template neither fixes nor explains"; return 1; }
+}
+
 lint() {
   cargo fmt --all -- --check &&
     warnings &&
     python3 infra/untested-targets.py &&
     "$root/.venv/bin/cfn-lint" infra/template.yaml &&
+    checkov &&
     python3 infra/doc-links.py
 }
 
