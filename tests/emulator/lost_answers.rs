@@ -24,6 +24,7 @@ use openloop_core::task::reason::Reason;
 use openloop_core::task::transition::{Why, created};
 use openloop_core::testing::sample_task_for;
 use openloop_tests::Scratch;
+use openloop_tests::fault_proxy::{Upstream, dynamodb_error};
 
 #[derive(Clone)]
 struct Proxy {
@@ -36,24 +37,14 @@ struct Proxy {
 }
 
 async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
-    let url = format!("{}{}", proxy.upstream, uri.path_and_query().map_or("/", |p| p.as_str()));
-    let mut request = proxy.client.request(method, url).body(body.clone());
-    for (name, value) in &headers {
-        if name != axum::http::header::HOST && name != axum::http::header::CONTENT_LENGTH {
-            request = request.header(name, value);
-        }
-    }
-    let Ok(answer) = request.send().await else {
+    let text = String::from_utf8_lossy(&body).into_owned();
+    let Some(answer) = Upstream::ask(&proxy.client, &proxy.upstream, method, &uri, &headers, body).await else {
         return (StatusCode::BAD_GATEWAY, "the emulator did not answer").into_response();
     };
-    let status = answer.status();
-    let content_type = answer.headers().get(reqwest::header::CONTENT_TYPE).cloned();
-    let bytes = answer.bytes().await.unwrap_or_default();
-    let text = String::from_utf8_lossy(&body);
     let lose = {
         let mut markers = proxy.lose.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match markers.iter().position(|m| text.contains(m.as_str())) {
-            Some(at) if status.is_success() => {
+            Some(at) if answer.status.is_success() => {
                 markers.remove(at);
                 true
             }
@@ -62,19 +53,13 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
     };
     if lose {
         *proxy.lost.lock().unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
-        let error = r#"{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"the answer was lost"}"#;
-        return (
+        return dynamodb_error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            [("content-type", "application/x-amz-json-1.0")],
-            error,
-        )
-            .into_response();
+            "com.amazonaws.dynamodb.v20120810#InternalServerError",
+            "the answer was lost",
+        );
     }
-    let mut response = (status, bytes).into_response();
-    if let Some(content_type) = content_type {
-        response.headers_mut().insert(axum::http::header::CONTENT_TYPE, content_type);
-    }
-    response
+    answer.answer()
 }
 
 /// A store on `table` whose requests go through a losing proxy; the proxy's markers and count.

@@ -27,7 +27,54 @@ struct Proxy {
     dice: Arc<Dice>,
 }
 
-fn dynamodb_error(status: StatusCode, kind: &str, message: &str) -> Response {
+/// What the emulator answered a request passed on as it came.
+pub struct Upstream {
+    pub status: StatusCode,
+    content_type: Option<axum::http::HeaderValue>,
+    bytes: Bytes,
+}
+
+impl Upstream {
+    /// Pass `method`, `uri`, `headers` and `body` on to `upstream` (the emulator); `None` when
+    /// it did not answer.
+    pub async fn ask(
+        client: &reqwest::Client,
+        upstream: &str,
+        method: Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Option<Self> {
+        let url = format!("{upstream}{}", uri.path_and_query().map_or("/", |p| p.as_str()));
+        let mut request = client.request(method, url).body(body);
+        for (name, value) in headers {
+            if name != axum::http::header::HOST && name != axum::http::header::CONTENT_LENGTH {
+                request = request.header(name, value);
+            }
+        }
+        let answer = request.send().await.ok()?;
+        let status = answer.status();
+        let content_type = answer.headers().get(reqwest::header::CONTENT_TYPE).cloned();
+        let bytes = answer.bytes().await.unwrap_or_default();
+        Some(Self {
+            status,
+            content_type,
+            bytes,
+        })
+    }
+
+    /// The answer as the proxy's own.
+    pub fn answer(self) -> Response {
+        let mut response = (self.status, self.bytes).into_response();
+        if let Some(content_type) = self.content_type {
+            response.headers_mut().insert(axum::http::header::CONTENT_TYPE, content_type);
+        }
+        response
+    }
+}
+
+/// An error as DynamoDB answers it.
+pub fn dynamodb_error(status: StatusCode, kind: &str, message: &str) -> Response {
     let body = format!(r#"{{"__type":"{kind}","message":"{message}"}}"#);
     (status, [("content-type", "application/x-amz-json-1.0")], body).into_response()
 }
@@ -56,31 +103,17 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
             "injected: internal server error",
         );
     }
-    let url = format!("{}{}", proxy.upstream, uri.path_and_query().map_or("/", |p| p.as_str()));
-    let mut request = proxy.client.request(method, url).body(body);
-    for (name, value) in &headers {
-        if name != axum::http::header::HOST && name != axum::http::header::CONTENT_LENGTH {
-            request = request.header(name, value);
-        }
-    }
-    let Ok(answer) = request.send().await else {
+    let Some(answer) = Upstream::ask(&proxy.client, &proxy.upstream, method, &uri, &headers, body).await else {
         return (StatusCode::BAD_GATEWAY, "the emulator did not answer").into_response();
     };
-    let status = answer.status();
-    let content_type = answer.headers().get(reqwest::header::CONTENT_TYPE).cloned();
-    let bytes = answer.bytes().await.unwrap_or_default();
-    if status.is_success() && dice.roll_at("dynamodb writes and reads applied, answer lost", third) {
+    if answer.status.is_success() && dice.roll_at("dynamodb writes and reads applied, answer lost", third) {
         return dynamodb_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             "com.amazonaws.dynamodb.v20120810#InternalServerError",
             "injected: the answer was lost",
         );
     }
-    let mut response = (status, bytes).into_response();
-    if let Some(content_type) = content_type {
-        response.headers_mut().insert(axum::http::header::CONTENT_TYPE, content_type);
-    }
-    response
+    answer.answer()
 }
 
 /// The DynamoDB store on `table`, its requests through a faulting proxy of `dice`'s.

@@ -17,6 +17,7 @@
 //! [`MailEvent`]: openloop_core::engine::MailEvent
 
 pub mod aws_json;
+pub mod bedrock;
 pub mod bus;
 pub mod clients;
 pub mod dns;

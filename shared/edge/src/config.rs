@@ -413,16 +413,37 @@ pub fn keyring(config: &Config, clients: &Clients) -> Arc<dyn openloop_core::por
     }
 }
 
-/// Bedrock Runtime's client for `OPENLOOP_LLM=bedrock`: the clients' region, credentials and
-/// HTTP client, `OPENLOOP_BEDROCK_URL`'s endpoint if set (a local server), the SDK's retries
-/// off (the agent's policy retries).
-pub fn bedrock_client(shared: &aws_config::SdkConfig, endpoint: &str) -> openloop_llm::bedrock::sdk::Client {
-    use openloop_llm::bedrock::sdk;
-    let mut builder = sdk::config::Builder::from(shared).retry_config(sdk::config::retry::RetryConfig::disabled());
-    if !endpoint.is_empty() {
-        builder = builder.endpoint_url(endpoint);
+/// Bedrock Runtime for `OPENLOOP_LLM=bedrock`: the clients' region and credentials,
+/// `OPENLOOP_BEDROCK_URL`'s endpoint if set (a local server); nothing retried inside a call
+/// (the agent's policy retries).
+pub fn bedrock_client(shared: &aws_config::SdkConfig, endpoint: &str) -> openloop_llm::bedrock::Bedrock {
+    Arc::new(Converse(openloop_aws::bedrock::BedrockRuntime::new(shared.clone(), endpoint)))
+}
+
+/// The signed request (`openloop_aws`) under the model agent's Converse (`openloop_llm`).
+#[derive(Debug)]
+struct Converse(openloop_aws::bedrock::BedrockRuntime);
+
+#[async_trait::async_trait]
+impl openloop_llm::bedrock::ConverseCall for Converse {
+    async fn converse(
+        &self,
+        model: &str,
+        body: &serde_json::Value,
+    ) -> Result<openloop_llm::bedrock::ConverseAnswer, openloop_llm::bedrock::NoAnswer> {
+        match self.0.converse(model, body).await {
+            Ok(a) => Ok(openloop_llm::bedrock::ConverseAnswer {
+                status: a.status,
+                retry_after: a.retry_after,
+                error_type: a.error_type,
+                body: a.body,
+            }),
+            Err(n) => Err(openloop_llm::bedrock::NoAnswer {
+                timed_out: n.timed_out,
+                why: n.why,
+            }),
+        }
     }
-    sdk::Client::from_conf(builder.build())
 }
 
 /// The model configuration `vars` ask for, with Bedrock's client when it is Bedrock.

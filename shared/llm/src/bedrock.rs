@@ -1,99 +1,105 @@
-//! Amazon Bedrock's Converse API (`OPENLOOP_LLM=bedrock`), through the AWS SDK under the
-//! function's IAM role: no key, and the members' words stay in the operator's account and
-//! region. One exchange is one `Converse` call (`POST /model/{modelId}/converse`): the system
-//! prompt as a `system` text block, the request as one user message, `inferenceConfig.maxTokens`
-//! as the cap; the answer is the text blocks of `output.message.content`, refused when the model
-//! stopped for any reason but the end of its turn or a stop sequence (cut off at `max_tokens`,
-//! filtered, a guardrail, a tool call). Then the same checks as every model's answer
-//! (`answer.rs`).
+//! Amazon Bedrock's Converse API (`OPENLOOP_LLM=bedrock`), under the function's IAM role: no
+//! key, and the members' words stay in the operator's account and region. One exchange is one
+//! `Converse` call (`POST /model/{modelId}/converse`): the system prompt as a `system` text
+//! block, the request as one user message, `inferenceConfig.maxTokens` as the cap; the answer is
+//! the text blocks of `output.message.content`, refused when the model stopped for any reason
+//! but the end of its turn or a stop sequence (cut off at `max_tokens`, filtered, a guardrail, a
+//! tool call). Then the same checks as every model's answer (`answer.rs`).
 //!
-//! The SDK's own retries are off (the client is built so by `openloop-edge`): the agent's policy
-//! retries throttling, 5xx, timeouts and lost connections, as for the other providers.
+//! This module holds Converse's JSON; the signed request is the composition root's
+//! ([`ConverseCall`], `openloop_aws::bedrock`), so no AWS SDK service client is linked for one
+//! call (a service crate is hundreds of KB in every binary). Nothing retries inside the call:
+//! the agent's policy retries throttling, 5xx, timeouts and lost connections, as for the other
+//! providers.
 
-pub use aws_sdk_bedrockruntime as sdk;
-use aws_sdk_bedrockruntime::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_bedrockruntime::types::{ContentBlock, ConversationRole, InferenceConfiguration, Message, StopReason, SystemContentBlock};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
 
 use openloop_core::kernel::limits::MODEL_ERROR_EXCERPT_CHARS;
 use openloop_core::kernel::retry::{Attempt, excerpt, retry_after};
 
 use crate::model::ModelConfig;
 
+/// What Bedrock answered one signed Converse request.
+pub struct ConverseAnswer {
+    pub status: u16,
+    /// `Retry-After`, if it came.
+    pub retry_after: Option<String>,
+    /// `X-Amzn-ErrorType`, if it came (an error's code).
+    pub error_type: Option<String>,
+    pub body: String,
+}
+
+/// No answer came: whether it timed out, and why.
+pub struct NoAnswer {
+    pub timed_out: bool,
+    pub why: String,
+}
+
+/// One signed `POST /model/{model}/converse` with `body` (SigV4, service `bedrock`).
+#[async_trait::async_trait]
+pub trait ConverseCall: Send + Sync + std::fmt::Debug {
+    async fn converse(&self, model: &str, body: &Value) -> Result<ConverseAnswer, NoAnswer>;
+}
+
+/// Bedrock's caller, as the composition root made it.
+pub type Bedrock = Arc<dyn ConverseCall>;
+
 /// One Converse exchange: the model's text, or why there is none.
-pub(crate) async fn converse(client: &sdk::Client, config: &ModelConfig, system: &str, user: &str) -> Result<String, Attempt<String>> {
-    let message = Message::builder()
-        .role(ConversationRole::User)
-        .content(ContentBlock::Text(user.to_owned()))
-        .build()
-        .map_err(|e| Attempt::Fatal(format!("the request: {e}")))?;
-    let sent = client
-        .converse()
-        .model_id(&config.model)
-        .system(SystemContentBlock::Text(system.to_owned()))
-        .messages(message)
-        .inference_config(
-            InferenceConfiguration::builder()
-                .max_tokens(i32::try_from(config.max_tokens).unwrap_or(i32::MAX))
-                .build(),
-        )
-        .send();
-    let answer = match tokio::time::timeout(config.timeout, sent).await {
+pub(crate) async fn converse(client: &Bedrock, config: &ModelConfig, system: &str, user: &str) -> Result<String, Attempt<String>> {
+    let body = json!({
+        "system": [{"text": system}],
+        "messages": [{"role": "user", "content": [{"text": user}]}],
+        "inferenceConfig": {"maxTokens": config.max_tokens},
+    });
+    let answer = match tokio::time::timeout(config.timeout, client.converse(&config.model, &body)).await {
         Err(_) => return Err(Attempt::no_answer(true, true, "no answer from Bedrock", |why| why)),
-        Ok(Err(e)) => return Err(failure(e)),
+        Ok(Err(none)) => {
+            return Err(Attempt::no_answer(none.timed_out, true, format!("Bedrock: {}", none.why), |why| {
+                why
+            }));
+        }
         Ok(Ok(answer)) => answer,
     };
-    match answer.stop_reason() {
-        StopReason::EndTurn | StopReason::StopSequence => {}
-        StopReason::MaxTokens => return Err(Attempt::Fatal("the answer was cut off at max_tokens".into())),
-        other => return Err(Attempt::Fatal(format!("the model stopped for {}", other.as_str()))),
+    let json: Option<Value> = serde_json::from_str(&answer.body).ok();
+    if !(200..300).contains(&answer.status) {
+        let message = json.as_ref().and_then(|j| j["message"].as_str()).unwrap_or_default();
+        let code = answer
+            .error_type
+            .as_deref()
+            .map(|t| t.split(':').next().unwrap_or(t))
+            .unwrap_or("error");
+        let why = format!(
+            "bedrock answered {}: {code} {}",
+            answer.status,
+            excerpt(message, MODEL_ERROR_EXCERPT_CHARS)
+        );
+        return Err(Attempt::failed_status(
+            answer.status,
+            why,
+            retry_after(answer.retry_after.as_deref()),
+            |why| why,
+        ));
     }
-    let message = answer
-        .output()
-        .and_then(|o| o.as_message().ok())
+    let Some(json) = json else {
+        return Err(Attempt::Fatal(format!(
+            "the response is not Converse's JSON (status {})",
+            answer.status
+        )));
+    };
+    match json["stopReason"].as_str() {
+        Some("end_turn" | "stop_sequence") => {}
+        Some("max_tokens") => return Err(Attempt::Fatal("the answer was cut off at max_tokens".into())),
+        Some(other) => return Err(Attempt::Fatal(format!("the model stopped for {other}"))),
+        None => return Err(Attempt::Fatal("the response is not Converse's JSON (no stopReason)".into())),
+    }
+    let content = json["output"]["message"]["content"]
+        .as_array()
         .ok_or_else(|| Attempt::Fatal("the response has no output message".into()))?;
-    let text: Vec<&str> = message
-        .content()
-        .iter()
-        .filter_map(|b| b.as_text().ok())
-        .map(String::as_str)
-        .collect();
+    let text: Vec<&str> = content.iter().filter_map(|b| b["text"].as_str()).collect();
     if text.is_empty() {
         return Err(Attempt::Fatal("the response has no text block".into()));
     }
     Ok(text.concat())
-}
-
-/// An SDK failure as an attempt's: a status Bedrock answered is judged as any provider's
-/// (429 and 5xx retried, other 4xx final), no answer is retried, an answer the SDK could not
-/// read is final.
-fn failure<E: ProvideErrorMetadata + std::fmt::Debug>(
-    e: SdkError<E, aws_sdk_bedrockruntime::config::http::HttpResponse>,
-) -> Attempt<String> {
-    match &e {
-        SdkError::TimeoutError(_) => Attempt::no_answer(true, true, "Bedrock timed out", |why| why),
-        SdkError::DispatchFailure(failure) => {
-            let why = if failure.is_timeout() { "timed out" } else { "could not connect" };
-            Attempt::no_answer(failure.is_timeout(), true, format!("Bedrock: {why}"), |why| why)
-        }
-        SdkError::ServiceError(context) => {
-            let raw = context.raw();
-            let status = raw.status().as_u16();
-            let error = context.err();
-            let why = format!(
-                "bedrock answered {status}: {} {}",
-                error.code().unwrap_or("error"),
-                excerpt(error.message().unwrap_or_default(), MODEL_ERROR_EXCERPT_CHARS)
-            );
-            Attempt::failed_status(status, why, retry_after(raw.headers().get("retry-after")), |why| why)
-        }
-        SdkError::ResponseError(context) => {
-            let status = context.raw().status().as_u16();
-            if status == 429 || (500..600).contains(&status) {
-                Attempt::failed_status(status, format!("bedrock answered {status}"), None, |why| why)
-            } else {
-                Attempt::Fatal(format!("the response is not Converse's JSON (status {status})"))
-            }
-        }
-        other => Attempt::Fatal(format!("bedrock: {other:?}")),
-    }
 }

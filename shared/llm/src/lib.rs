@@ -7,7 +7,7 @@
 //!   invents facts; it reads replies and goal progress conservatively (see [`offline`]),
 //!   escalating whenever it is unsure.
 //! - [`ModelAgent`] (`anthropic`, `openai` or `bedrock`), which asks a model over HTTP ([`wire`]
-//!   holds the two HTTP wire formats, [`bedrock`] Bedrock's Converse through the AWS SDK) for one JSON object per call and refuses any answer that is malformed or
+//!   holds the two HTTP wire formats, [`bedrock`] Bedrock's Converse, signed by the composition root) for one JSON object per call and refuses any answer that is malformed or
 //!   names what the request did not offer ([`answer`]). Its errors make the engine escalate.
 //!
 //! The evaluation function's evaluator is chosen apart, by `OPENLOOP_EVALUATOR`

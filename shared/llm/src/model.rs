@@ -45,8 +45,8 @@ pub struct ModelConfig {
     /// The longest `retry-after` waited for.
     pub max_retry_after: Duration,
     /// Bedrock's client (`Provider::Bedrock` only), made by the composition root with the
-    /// function's credentials and the SDK's retries off.
-    pub bedrock: Option<crate::bedrock::sdk::Client>,
+    /// function's credentials.
+    pub bedrock: Option<crate::bedrock::Bedrock>,
 }
 
 impl ModelConfig {
@@ -67,7 +67,7 @@ impl ModelConfig {
     }
 
     /// Bedrock's Converse with `model` (a model id or inference profile) through `client`.
-    pub fn bedrock(client: crate::bedrock::sdk::Client, model: impl Into<String>) -> Self {
+    pub fn bedrock(client: crate::bedrock::Bedrock, model: impl Into<String>) -> Self {
         Self {
             bedrock: Some(client),
             ..Self::new(Provider::Bedrock, String::new(), SecretString::from(String::new()), model)
