@@ -36,6 +36,12 @@ export RUSTC_WORKSPACE_WRAPPER
 # incremental caches (a third faster on the largest crate here). A cargo call outside make test,
 # incremental, compiles the workspace's own crates again once.
 export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
+# Test threads get the stack a function's handler has: a Lambda runs it on its main thread,
+# with the system's 8 MiB, and the local runtime's workers have as much
+# (openloop_edge::runtime). libtest's default of 2 MiB is less than any of them, and an
+# unoptimised, non-incremental build keeps the deepest steps' futures (a text read, then
+# answered, then told to the owner) on the stack.
+export RUST_MIN_STACK=${RUST_MIN_STACK:-8388608}
 declare -a summary=()
 failed=0
 
