@@ -416,6 +416,9 @@ pub struct Fortnight {
     mail: openloop_fn_signals::MailIntake,
 }
 
+/// The two gyms, by name.
+const GYMS: [&str; 2] = ["Iron Temple", "Harbor Strength"];
+
 /// What happens at each gym, at the first round from (day, hour) on: everyone but the leads
 /// joins, payments fail (and one is paid), leads arrive.
 const SCRIPT: [(i64, i8, &str); 8] = [
@@ -485,7 +488,7 @@ impl Fortnight {
                 stored: Arc::new(openloop_core::ports::NoStoredMail),
             },
         };
-        for name in ["Iron Temple", "Harbor Strength"] {
+        for name in GYMS {
             let body = json!({"name": name, "timezone": "America/New_York", "execution_mode": "limited_auto",
                 "onboarded_at": "2026-01-05T00:00:00Z",
                 "profile": {"display_name": name, "owner_first_name": "Mike", "sign_off": "Coach Mike"}});
@@ -857,7 +860,7 @@ impl Fortnight {
                 .entry((m.to.to_string(), m.date.to_zoned(crate::new_york()).date()))
                 .or_default() += 1;
             sent_to.entry(m.to.to_string()).or_default().push(m.date);
-            if !m.from_name.contains(["Iron Temple", "Harbor Strength"][gym]) && !m.text.contains(["Iron Temple", "Harbor Strength"][gym]) {
+            if !m.from_name.contains(GYMS[gym]) && !m.text.contains(GYMS[gym]) {
                 wrong.push(format!("{} got a mail that does not name their gym: {:?}", m.to, m.from_name));
             }
         }
@@ -877,7 +880,7 @@ impl Fortnight {
                     .iter()
                     .filter(|t| t.duration_since(*at) < SignedDuration::from_hours(24 * 7))
                     .count();
-                if week > 3 {
+                if week > openloop_core::kernel::limits::DEFAULT_MEMBER_WEEKLY_LIMIT as usize {
                     wrong.push(format!("{to} got {week} mails within a week from {at}"));
                 }
             }
