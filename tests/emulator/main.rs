@@ -8,6 +8,7 @@ mod actions;
 mod backfill;
 mod concurrency;
 mod credentials;
+mod event_bus;
 mod faults;
 mod loop_fixtures;
 mod loops;

@@ -1,9 +1,11 @@
-//! AWS's JSON 1.1 protocol, spoken with SigV4-signed requests of our own over the SDK's reqwest
-//! client, for the few calls that do not earn an SDK client in every binary (a service crate is
-//! its endpoint rules, serializers and error types — hundreds of KB against the 8 MB budget):
-//! KMS's `GenerateDataKey` and `Decrypt` ([`crate::kms`]), Secrets Manager's `GetSecretValue` and
-//! SSM's `GetParameter` ([`crate::secrets`]). One `POST /` with `X-Amz-Target: {prefix}.{op}`.
-//! Credentials come from the clients' provider on every request (in Lambda, the environment).
+//! AWS's JSON protocols (awsJson 1.0 and 1.1), spoken with SigV4-signed requests of our own over
+//! the SDK's reqwest client, for the few calls that do not earn an SDK client in every binary (a
+//! service crate is its endpoint rules, serializers and error types — hundreds of KB against the
+//! 8 MB budget): KMS's `GenerateDataKey` and `Decrypt` ([`crate::kms`]), Secrets Manager's
+//! `GetSecretValue` and SSM's `GetParameter` ([`crate::secrets`]), EventBridge's `PutEvents`
+//! ([`crate::bus`]) and End User Messaging's `SendTextMessage` ([`crate::sms`]). One `POST /`
+//! with `X-Amz-Target: {prefix}.{op}`. Credentials come from the clients' provider on every
+//! request (in Lambda, the environment).
 
 use std::time::SystemTime;
 
@@ -14,12 +16,30 @@ use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
 use serde_json::Value;
 
-/// A service's refusal: its HTTP status and the `__type` of its JSON error (never its body).
+/// A service's refusal: its HTTP status, the `__type` of its JSON error and the error's
+/// `message` (never the rest of its body). Shown, it is the code and status alone.
 #[derive(Debug)]
 pub struct AwsRefusal {
     pub status: u16,
     pub code: String,
+    pub message: Option<String>,
 }
+
+/// No answer came: `sent` says whether the request may have reached the service (anything but a
+/// connection never made), `why` what happened.
+#[derive(Debug)]
+pub struct NoAnswer {
+    pub sent: bool,
+    pub why: String,
+}
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+impl std::error::Error for NoAnswer {}
 
 impl std::fmt::Display for AwsRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -27,22 +47,44 @@ impl std::fmt::Display for AwsRefusal {
     }
 }
 
-/// One JSON 1.1 service: its signing name (also its host's first label) and target prefix.
+/// How long a call waits for its whole answer: these services answer in milliseconds, and a
+/// call that hangs would otherwise hold its function until the function's own timeout. A call
+/// cut off after sending is an unknown outcome ([`NoAnswer::sent`]).
+const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// One JSON service: its signing name (also its host's first label), target prefix and
+/// protocol version.
 #[derive(Clone)]
 pub struct JsonService {
     http: reqwest::Client,
     shared: SdkConfig,
     service: &'static str,
     target_prefix: &'static str,
+    content_type: &'static str,
 }
 
 impl JsonService {
+    /// An awsJson 1.1 service (KMS, Secrets Manager, SSM, EventBridge).
     pub fn new(shared: SdkConfig, service: &'static str, target_prefix: &'static str) -> Self {
+        let http = crate::tls::http_client()
+            .connect_timeout(crate::clients::CONNECT_TIMEOUT)
+            .timeout(ANSWER_TIMEOUT)
+            .build()
+            .unwrap_or_default();
         Self {
-            http: crate::tls::client(),
+            http,
             shared,
             service,
             target_prefix,
+            content_type: "application/x-amz-json-1.1",
+        }
+    }
+
+    /// An awsJson 1.0 service (End User Messaging SMS).
+    pub fn json_1_0(shared: SdkConfig, service: &'static str, target_prefix: &'static str) -> Self {
+        Self {
+            content_type: "application/x-amz-json-1.0",
+            ..Self::new(shared, service, target_prefix)
         }
     }
 
@@ -58,31 +100,34 @@ impl JsonService {
         }
     }
 
-    async fn identity(&self) -> Result<Identity, String> {
-        let provider = self.shared.credentials_provider().ok_or("no AWS credentials configured")?;
-        let credentials = provider.provide_credentials().await.map_err(|e| format!("AWS credentials: {e}"))?;
-        Ok(credentials.into())
-    }
-
     /// `operation` with `body`: its JSON answer, or the service's refusal (`Ok(Err(_))`);
-    /// `Err` when no answer came.
-    pub async fn call(&self, operation: &str, body: &Value) -> Result<Result<Value, AwsRefusal>, String> {
-        let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+    /// `Err` when no answer came. Sent once: what may be retried is the caller's to say
+    /// ([`Self::call_retried`]).
+    pub async fn call(&self, operation: &str, body: &Value) -> Result<Result<Value, AwsRefusal>, NoAnswer> {
+        let unsent = |why: String| NoAnswer { sent: false, why };
+        let body = serde_json::to_vec(body).map_err(|e| unsent(e.to_string()))?;
         let target = format!("{}.{operation}", self.target_prefix);
-        let headers = [("content-type", "application/x-amz-json-1.1"), ("x-amz-target", target.as_str())];
+        let headers = [("content-type", self.content_type), ("x-amz-target", target.as_str())];
         let request = signed(
             &self.url(),
             &headers,
             &body,
-            &self.identity().await?,
+            &identity(&self.shared).await.map_err(unsent)?,
             self.region(),
             self.service,
             SystemTime::now(),
-        )?;
-        let request = reqwest::Request::try_from(request.map(|()| reqwest::Body::from(body))).map_err(|e| e.to_string())?;
-        let response = self.http.execute(request).await.map_err(|e| format!("{}: {e}", self.service))?;
+        )
+        .map_err(unsent)?;
+        let request = reqwest::Request::try_from(request.map(|()| reqwest::Body::from(body))).map_err(|e| unsent(e.to_string()))?;
+        let response = self.http.execute(request).await.map_err(|e| NoAnswer {
+            sent: !e.is_connect(),
+            why: format!("{}: {e}", self.service),
+        })?;
         let status = response.status().as_u16();
-        let text = response.text().await.map_err(|e| format!("{}: {e}", self.service))?;
+        let text = response.text().await.map_err(|e| NoAnswer {
+            sent: true,
+            why: format!("{}: {e}", self.service),
+        })?;
         let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if (200..300).contains(&status) {
             return Ok(Ok(json));
@@ -92,8 +137,39 @@ impl JsonService {
             .and_then(Value::as_str)
             .map(|t| t.rsplit('#').next().unwrap_or(t).to_owned())
             .unwrap_or_else(|| status.to_string());
-        Ok(Err(AwsRefusal { status, code }))
+        let message = ["message", "Message"]
+            .iter()
+            .find_map(|k| json.get(*k).and_then(Value::as_str))
+            .map(str::to_owned);
+        Ok(Err(AwsRefusal { status, code, message }))
     }
+
+    /// [`Self::call`] for an operation that may be sent again (a read, or one the SDK's
+    /// standard mode retries): up to three attempts in all when no answer came, the service
+    /// throttled, or it failed on its side (5xx), 50 then 200 ms apart.
+    pub async fn call_retried(&self, operation: &str, body: &Value) -> Result<Result<Value, AwsRefusal>, NoAnswer> {
+        let mut attempt = 0;
+        loop {
+            let answer = self.call(operation, body).await;
+            let transient = match &answer {
+                Err(_) => true,
+                Ok(Err(refused)) => refused.status >= 500 || refused.code.contains("Throttl") || refused.status == 429,
+                Ok(Ok(_)) => false,
+            };
+            attempt += 1;
+            if !transient || attempt == 3 {
+                return answer;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(if attempt == 1 { 50 } else { 200 })).await;
+        }
+    }
+}
+
+/// The credentials the clients' provider gives now (in Lambda, the function's role).
+pub(crate) async fn identity(shared: &SdkConfig) -> Result<Identity, String> {
+    let provider = shared.credentials_provider().ok_or("no AWS credentials configured")?;
+    let credentials = provider.provide_credentials().await.map_err(|e| format!("AWS credentials: {e}"))?;
+    Ok(credentials.into())
 }
 
 /// A signed `POST` of `body` to `url` for `service`, with `headers` (lower-case names) signed.

@@ -8,8 +8,6 @@
 use std::time::SystemTime;
 
 use aws_config::SdkConfig;
-use aws_sdk_dynamodb::config::ProvideCredentials;
-use aws_smithy_runtime_api::client::identity::Identity;
 use serde_json::Value;
 
 /// What Bedrock answered: its status, `Retry-After` and `X-Amzn-ErrorType` if they came, and
@@ -70,12 +68,6 @@ impl BedrockRuntime {
             .collect();
         format!("{base}/model/{id}/converse")
     }
-
-    async fn identity(&self) -> Result<Identity, String> {
-        let provider = self.shared.credentials_provider().ok_or("no AWS credentials configured")?;
-        let credentials = provider.provide_credentials().await.map_err(|e| format!("AWS credentials: {e}"))?;
-        Ok(credentials.into())
-    }
 }
 
 impl BedrockRuntime {
@@ -83,7 +75,7 @@ impl BedrockRuntime {
     pub async fn converse(&self, model: &str, body: &Value) -> Result<Answered, NoAnswer> {
         let refused = |why: String| NoAnswer { timed_out: false, why };
         let body = serde_json::to_vec(body).map_err(|e| refused(e.to_string()))?;
-        let identity = self.identity().await.map_err(refused)?;
+        let identity = crate::aws_json::identity(&self.shared).await.map_err(refused)?;
         let headers = [("content-type", "application/json"), ("accept", "application/json")];
         let request = crate::aws_json::signed(
             &self.url(model),

@@ -1,44 +1,73 @@
-//! The EventBridge [`EventBus`]: domain events (`TaskClosed`, …) on the custom bus.
+//! The EventBridge [`EventBus`]: domain events (`TaskClosed`, …) on the custom bus, with
+//! `PutEvents` as one signed request of our own ([`crate::aws_json`]), retried as the SDK's
+//! standard mode would.
 
 use async_trait::async_trait;
-use aws_sdk_eventbridge::Client;
-use aws_sdk_eventbridge::types::PutEventsRequestEntry;
+use serde_json::{Value, json};
 
 use openloop_core::ports::EventBus;
 
+use crate::aws_json::JsonService;
+
 pub const SOURCE: &str = "openloop";
+
+/// EventBridge's awsJson 1.1 API.
+pub(crate) fn eventbridge(shared: aws_config::SdkConfig) -> JsonService {
+    JsonService::new(shared, "events", "AWSEvents")
+}
 
 #[derive(Clone)]
 pub struct EventBridgeBus {
-    client: Client,
+    events: JsonService,
     bus: String,
 }
 
 impl EventBridgeBus {
-    pub fn new(client: Client, bus: impl Into<String>) -> Self {
-        Self { client, bus: bus.into() }
+    pub fn new(shared: aws_config::SdkConfig, bus: impl Into<String>) -> Self {
+        Self {
+            events: eventbridge(shared),
+            bus: bus.into(),
+        }
     }
+}
+
+/// `PutEvents` of one entry on `bus`.
+fn put_events(bus: &str, detail_type: &str, detail: &Value) -> Value {
+    json!({"Entries": [{
+        "EventBusName": bus,
+        "Source": SOURCE,
+        "DetailType": detail_type,
+        "Detail": detail.to_string(),
+    }]})
 }
 
 #[async_trait]
 impl EventBus for EventBridgeBus {
-    async fn publish(&self, detail_type: &str, detail: serde_json::Value) -> Result<(), String> {
-        let entry = PutEventsRequestEntry::builder()
-            .event_bus_name(&self.bus)
-            .source(SOURCE)
-            .detail_type(detail_type)
-            .detail(detail.to_string())
-            .build();
-        let out = self
-            .client
-            .put_events()
-            .entries(entry)
-            .send()
+    async fn publish(&self, detail_type: &str, detail: Value) -> Result<(), String> {
+        let answer = self
+            .events
+            .call_retried("PutEvents", &put_events(&self.bus, detail_type, &detail))
             .await
-            .map_err(|e| e.as_service_error().map(|s| s.to_string()).unwrap_or_else(|| e.to_string()))?;
-        if out.failed_entry_count > 0 {
-            return Err(format!("{} event(s) refused", out.failed_entry_count));
+            .map_err(|e| e.to_string())?
+            .map_err(|refused| format!("EventBridge PutEvents: {refused}"))?;
+        match answer.get("FailedEntryCount").and_then(Value::as_u64).unwrap_or(0) {
+            0 => Ok(()),
+            n => Err(format!("{n} event(s) refused")),
         }
-        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The request is PutEvents' own shape: the detail a JSON string, the source ours.
+    #[test]
+    fn an_event_is_one_entry_on_the_bus_with_its_detail_as_text() {
+        let body = put_events("openloop", "TaskClosed", &json!({"task_id": "t_1"}));
+        assert_eq!(
+            body,
+            json!({"Entries": [{"EventBusName": "openloop", "Source": "openloop", "DetailType": "TaskClosed", "Detail": "{\"task_id\":\"t_1\"}"}]})
+        );
     }
 }

@@ -26,7 +26,7 @@ fn in_lambda() -> bool {
 }
 
 /// The SDK's connect timeout, as `aws_config`'s defaults set it.
-const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
 
 /// The shared configuration of [`Clients::in_lambda`], for the given credentials.
 fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCredentialsProvider) -> SdkConfig {
@@ -49,11 +49,8 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
 pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     pub sqs: aws_sdk_sqs::Client,
-    pub eventbridge: aws_sdk_eventbridge::Client,
     pub sesv2: aws_sdk_sesv2::Client,
-    /// AWS End User Messaging SMS (retries off, like SES: a text is sent at most once).
-    pub sms: aws_sdk_pinpointsmsvoicev2::Client,
-    /// What [`Clients::bucket`] is made from.
+    /// What [`Clients::bucket`] and the services spoken with requests of our own are made from.
     shared: SdkConfig,
 }
 
@@ -103,14 +100,9 @@ impl Clients {
         let ses = aws_sdk_sesv2::config::Builder::from(&shared)
             .retry_config(RetryConfig::disabled())
             .build();
-        let sms = aws_sdk_pinpointsmsvoicev2::config::Builder::from(&shared)
-            .retry_config(aws_sdk_pinpointsmsvoicev2::config::retry::RetryConfig::disabled())
-            .build();
         Self {
-            sms: aws_sdk_pinpointsmsvoicev2::Client::from_conf(sms),
             dynamodb: aws_sdk_dynamodb::Client::new(&shared),
             sqs: aws_sdk_sqs::Client::new(&shared),
-            eventbridge: aws_sdk_eventbridge::Client::new(&shared),
             sesv2: aws_sdk_sesv2::Client::from_conf(ses),
             shared,
         }
@@ -120,6 +112,21 @@ impl Clients {
     /// are made from, for a client made elsewhere (Bedrock's, in `openloop-edge`).
     pub fn sdk_config(&self) -> &SdkConfig {
         &self.shared
+    }
+
+    /// The EventBridge bus `name` ([`crate::bus`]).
+    pub fn event_bus(&self, name: impl Into<String>) -> crate::bus::EventBridgeBus {
+        crate::bus::EventBridgeBus::new(self.shared.clone(), name)
+    }
+
+    /// EventBridge's API itself, for provisioning ([`crate::provision`]).
+    pub(crate) fn eventbridge(&self) -> crate::aws_json::JsonService {
+        crate::bus::eventbridge(self.shared.clone())
+    }
+
+    /// AWS End User Messaging SMS ([`crate::sms`]): a text is sent at most once.
+    pub fn sms(&self) -> crate::sms::EndUserMessagingSms {
+        crate::sms::EndUserMessagingSms::new(self.shared.clone())
     }
 
     /// KMS sealing with `key_id` ([`crate::kms`]).
@@ -159,15 +166,8 @@ mod tests {
             let off = |config: Option<&aws_sdk_dynamodb::config::StalledStreamProtectionConfig>| config.is_some_and(|c| !c.is_enabled());
             assert!(off(clients.dynamodb.config().stalled_stream_protection()), "dynamodb");
             assert!(off(clients.sqs.config().stalled_stream_protection()), "sqs");
-            assert!(off(clients.eventbridge.config().stalled_stream_protection()), "eventbridge");
             assert!(off(clients.sesv2.config().stalled_stream_protection()), "sesv2");
-            assert!(off(clients.sms.config().stalled_stream_protection()), "sms");
         }
-        let texts = crate::sms::client_at("http://127.0.0.1:9", "eu-west-1");
-        assert!(
-            texts.config().stalled_stream_protection().is_some_and(|c| !c.is_enabled()),
-            "the local texts client"
-        );
     }
 
     #[tokio::test]

@@ -47,7 +47,7 @@ impl KmsKeyring {
     }
 
     async fn kms(&self, operation: &str, body: Value) -> Result<Value, KeyringError> {
-        match self.kms.call(operation, &body).await {
+        match self.kms.call_retried(operation, &body).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(refused)) => Err(KeyringError(format!("KMS {operation}: {refused}"))),
             Err(e) => Err(KeyringError(format!("KMS {operation}: {e}"))),

@@ -202,21 +202,19 @@ async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError>
 }
 
 async fn create_bus(clients: &Clients, bus: &str) -> Result<(), BoxError> {
-    let eb = &clients.eventbridge;
-    match eb.create_event_bus().name(bus).send().await {
+    let eb = clients.eventbridge();
+    let created = eb.call_retried("CreateEventBus", &serde_json::json!({"Name": bus})).await;
+    match created.map_err(|e| format!("create bus {bus}: {e}"))? {
         Ok(_) => {}
-        Err(e) if e.as_service_error().is_some_and(|e| e.is_resource_already_exists_exception()) => {}
-        Err(e) => {
-            return Err(format!("create bus {bus}: {:?}", e.as_service_error().map(|e| e.to_string())).into());
-        }
+        Err(refused) if refused.code == "ResourceAlreadyExistsException" => {}
+        Err(refused) => return Err(format!("create bus {bus}: {refused}").into()),
     }
     // The schedule that fires the tick in AWS; locally the runtime fires it (moto never does).
-    eb.put_rule()
-        .name(format!("{bus}-tick"))
-        .schedule_expression("rate(1 minute)")
-        .send()
+    let rule = serde_json::json!({"Name": format!("{bus}-tick"), "ScheduleExpression": "rate(1 minute)"});
+    eb.call_retried("PutRule", &rule)
         .await
-        .map_err(|e| format!("tick rule: {e:?}"))?;
+        .map_err(|e| format!("tick rule: {e}"))?
+        .map_err(|e| format!("tick rule: {e}"))?;
     Ok(())
 }
 
@@ -243,13 +241,11 @@ pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxErro
             }
         }
     }
-    let _ = clients
-        .eventbridge
-        .delete_rule()
-        .name(format!("{}-tick", names.event_bus))
-        .send()
+    let eb = clients.eventbridge();
+    let _ = eb
+        .call("DeleteRule", &serde_json::json!({"Name": format!("{}-tick", names.event_bus)}))
         .await;
-    let _ = clients.eventbridge.delete_event_bus().name(&names.event_bus).send().await;
+    let _ = eb.call("DeleteEventBus", &serde_json::json!({"Name": names.event_bus})).await;
     if let Err(e) = clients.bucket(&names.inbound_mail_bucket).delete_with_objects().await {
         failures.push(e);
     }

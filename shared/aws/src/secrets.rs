@@ -31,11 +31,13 @@ impl PlatformSecrets {
         });
         let (answer, pointer) = match &parameter {
             Some(name) => (
-                self.ssm.call("GetParameter", &json!({"Name": name, "WithDecryption": true})).await,
+                self.ssm
+                    .call_retried("GetParameter", &json!({"Name": name, "WithDecryption": true}))
+                    .await,
                 "/Parameter/Value",
             ),
             None => (
-                self.secrets_manager.call("GetSecretValue", &json!({"SecretId": id})).await,
+                self.secrets_manager.call_retried("GetSecretValue", &json!({"SecretId": id})).await,
                 "/SecretString",
             ),
         };

@@ -1,106 +1,105 @@
 //! The AWS End User Messaging SMS [`SmsSender`] (`SendTextMessage` of the
-//! `PinpointSMSVoiceV2` API), and a member's text as its two-way SMS publishes it to SNS.
+//! `PinpointSMSVoiceV2` API, awsJson 1.0, one signed request of our own: [`crate::aws_json`]),
+//! and a member's text as its two-way SMS publishes it to SNS.
 //!
-//! At-most-once, as the mailer: the client is built with retries off (see
-//! [`crate::clients`]); an error after the request may have reached the service is
-//! [`SendError::Ambiguous`] and escalated by the engine, never retried blind. Only refusals
-//! the service states before accepting (validation, access, an opted-out number, throttling)
-//! are `Rejected`.
+//! At-most-once, as the mailer: a text is sent once and never retried here; an error after the
+//! request may have reached the service is [`SendError::Ambiguous`] and escalated by the engine,
+//! never retried blind. Only refusals the service states before accepting (validation, access,
+//! an opted-out number, throttling) and connections never made are `Rejected`.
 
 use async_trait::async_trait;
-use aws_sdk_pinpointsmsvoicev2::Client;
-use aws_sdk_pinpointsmsvoicev2::error::SdkError;
-use aws_sdk_pinpointsmsvoicev2::operation::send_text_message::SendTextMessageError;
-use aws_sdk_pinpointsmsvoicev2::types::MessageType;
+use aws_config::{BehaviorVersion, Region, SdkConfig};
 use serde::Deserialize;
+use serde_json::{Value, json};
 
 use openloop_core::engine::SmsInbound;
 use openloop_core::ports::{Delivered, OutboundText, SendError, SmsSender};
 
+use crate::aws_json::{AwsRefusal, JsonService, NoAnswer};
+
+/// The refusals `SendTextMessage` states before it accepts a text: nothing was sent.
+const REFUSED_BEFORE_SENDING: &[&str] = &[
+    "ValidationException",
+    "AccessDeniedException",
+    "ConflictException",
+    "ResourceNotFoundException",
+    "ServiceQuotaExceededException",
+    "ThrottlingException",
+];
+
 #[derive(Clone)]
 pub struct EndUserMessagingSms {
-    client: Client,
+    sms: JsonService,
 }
 
 impl EndUserMessagingSms {
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    /// The service in the clients' region (or at their emulator's endpoint).
+    pub fn new(shared: SdkConfig) -> Self {
+        Self {
+            sms: JsonService::json_1_0(shared, "sms-voice", "PinpointSMSVoiceV2"),
+        }
     }
+
+    /// The service at `endpoint` with fixed credentials: the local runtime's fake server of its
+    /// protocol (the emulator has no such API).
+    pub fn at(endpoint: &str, region: &str) -> Self {
+        let shared = SdkConfig::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new(region.to_owned()))
+            .endpoint_url(endpoint)
+            .credentials_provider(aws_sdk_dynamodb::config::SharedCredentialsProvider::new(
+                aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "openloop-local"),
+            ))
+            .build();
+        Self::new(shared)
+    }
+}
+
+/// `SendTextMessage`'s request: a member's conversation with their gym, not a campaign.
+fn send_text_message(text: &OutboundText) -> Value {
+    json!({
+        "DestinationPhoneNumber": text.to,
+        "OriginationIdentity": text.from,
+        "MessageBody": text.body,
+        "MessageType": "TRANSACTIONAL",
+    })
 }
 
 #[async_trait]
 impl SmsSender for EndUserMessagingSms {
     async fn send_text(&self, text: &OutboundText) -> Result<Delivered, SendError> {
-        let out = self
-            .client
-            .send_text_message()
-            .destination_phone_number(&text.to)
-            .origination_identity(&text.from)
-            .message_body(&text.body)
-            // A member's conversation with their gym, not a campaign.
-            .message_type(MessageType::Transactional)
-            .send()
+        let answer = self
+            .sms
+            .call("SendTextMessage", &send_text_message(text))
             .await
-            .map_err(classify)?;
-        let id = out
-            .message_id
+            .map_err(not_answered)?
+            .map_err(refused)?;
+        let id = answer
+            .get("MessageId")
+            .and_then(Value::as_str)
             .ok_or_else(|| SendError::Ambiguous("the SMS service accepted the text without a message id".into()))?;
         Ok(Delivered {
-            provider_id: id,
+            provider_id: id.to_owned(),
             provider_message_id: None,
         })
     }
 }
 
-fn classify(e: SdkError<SendTextMessageError>) -> SendError {
-    match &e {
-        SdkError::ConstructionFailure(_) => SendError::Rejected(format!("request not built: {e:?}")),
-        // Never connected: nothing reached the service.
-        SdkError::DispatchFailure(d) if d.is_io() && !d.is_timeout() => SendError::Rejected(format!("not sent: {e:?}")),
-        SdkError::ServiceError(service) => {
-            let err = service.err();
-            let text = format!(
-                "{}: {}",
-                err.meta().code().unwrap_or("error"),
-                err.meta().message().unwrap_or_default()
-            );
-            if matches!(
-                err,
-                SendTextMessageError::ValidationException(_)
-                    | SendTextMessageError::AccessDeniedException(_)
-                    | SendTextMessageError::ConflictException(_)
-                    | SendTextMessageError::ResourceNotFoundException(_)
-                    | SendTextMessageError::ServiceQuotaExceededException(_)
-                    | SendTextMessageError::ThrottlingException(_)
-            ) {
-                SendError::Rejected(text)
-            } else {
-                SendError::Ambiguous(text)
-            }
-        }
-        _ => SendError::Ambiguous(format!("{e:?}")),
+fn not_answered(e: NoAnswer) -> SendError {
+    if e.sent {
+        SendError::Ambiguous(e.why)
+    } else {
+        SendError::Rejected(format!("not sent: {}", e.why))
     }
 }
 
-/// A client of the service at `endpoint` with fixed credentials: the local runtime's fake
-/// server of its protocol (the emulator has no such API).
-pub fn client_at(endpoint: &str, region: &str) -> Client {
-    let config = aws_sdk_pinpointsmsvoicev2::config::Builder::new()
-        .behavior_version(aws_sdk_pinpointsmsvoicev2::config::BehaviorVersion::latest())
-        .region(aws_sdk_pinpointsmsvoicev2::config::Region::new(region.to_owned()))
-        .endpoint_url(endpoint)
-        .http_client(crate::sdk_http::client())
-        .stalled_stream_protection(crate::sdk_http::stalled_stream_protection())
-        .credentials_provider(aws_sdk_pinpointsmsvoicev2::config::Credentials::new(
-            "local",
-            "local",
-            None,
-            None,
-            "openloop-local",
-        ))
-        .retry_config(aws_sdk_pinpointsmsvoicev2::config::retry::RetryConfig::disabled())
-        .build();
-    Client::from_conf(config)
+fn refused(e: AwsRefusal) -> SendError {
+    let text = format!("{}: {}", e.code, e.message.as_deref().unwrap_or_default());
+    if REFUSED_BEFORE_SENDING.contains(&e.code.as_str()) {
+        SendError::Rejected(text)
+    } else {
+        SendError::Ambiguous(text)
+    }
 }
 
 /// What two-way SMS publishes for a member's text (the SNS notification's `Message`).
@@ -128,6 +127,43 @@ pub fn inbound_text(message: &str) -> Option<SmsInbound> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refusal the service states before accepting is a text not sent; a failure on its side
+    /// or an answer lost after sending may have reached the member, and is never sent again.
+    #[test]
+    fn only_what_never_reached_the_member_is_a_refusal() {
+        let refusal = |code: &str, status| AwsRefusal {
+            status,
+            code: code.into(),
+            message: Some("why".into()),
+        };
+        assert!(matches!(refused(refusal("ValidationException", 400)), SendError::Rejected(t) if t == "ValidationException: why"));
+        assert!(matches!(refused(refusal("ThrottlingException", 400)), SendError::Rejected(_)));
+        assert!(matches!(refused(refusal("InternalServerException", 500)), SendError::Ambiguous(_)));
+        assert!(matches!(
+            not_answered(NoAnswer {
+                sent: false,
+                why: "refused".into()
+            }),
+            SendError::Rejected(_)
+        ));
+        assert!(matches!(
+            not_answered(NoAnswer {
+                sent: true,
+                why: "timed out".into()
+            }),
+            SendError::Ambiguous(_)
+        ));
+        let body = send_text_message(&OutboundText {
+            to: "+14255550182".into(),
+            from: "+12125550101".into(),
+            body: "Hi".into(),
+            segments: 1,
+            sent_at: jiff::Timestamp::UNIX_EPOCH,
+        });
+        assert_eq!(body["MessageType"], "TRANSACTIONAL");
+        assert_eq!(body["DestinationPhoneNumber"], "+14255550182");
+    }
 
     #[test]
     fn a_two_way_sms_payload_is_a_members_text() {

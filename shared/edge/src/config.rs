@@ -14,7 +14,6 @@ use openloop_core::ports::{AccountStore, Agent, Clock};
 use openloop_core::rails::priority_rules::PriorityRules;
 use openloop_core::task::work::QueueName;
 
-use openloop_aws::bus::EventBridgeBus;
 pub use openloop_aws::clients::Clients;
 use openloop_aws::dynamo::DynamoStore;
 use openloop_aws::ses::SesMailer;
@@ -390,7 +389,7 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
             config.ses_configuration_set.clone(),
         )),
         agent,
-        bus: Arc::new(EventBridgeBus::new(clients.eventbridge.clone(), config.event_bus.clone())),
+        bus: Arc::new(clients.event_bus(config.event_bus.clone())),
         clock,
         connector: config
             .pushpress
@@ -475,7 +474,7 @@ pub fn evaluator(vars: &Vars, clients: &Clients) -> Result<Option<Arc<dyn openlo
 /// The engine on AWS: [`ports`] and the configuration's engine settings.
 pub fn engine(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: Arc<dyn Agent>) -> (Engine, DynamoStore) {
     let (ports, store) = ports(config, clients, clock, agent);
-    let sms = Arc::new(openloop_aws::sms::EndUserMessagingSms::new(clients.sms.clone()));
+    let sms = Arc::new(clients.sms());
     let engine = Engine::new(ports, config.engine_config())
         .with_webhook_transport(Arc::new(crate::webhook_transport::HttpWebhookTransport::new(false)))
         .with_sms(sms);

@@ -300,10 +300,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     // Texts: the engine's real adapter, at a fake server of the SMS service's protocol.
     let texts = crate::texts::FakeSms::new(clock.clone());
     let (texts_url, texts_server) = texts.serve().await?;
-    let engine = engine.with_sms(Arc::new(openloop_aws::sms::EndUserMessagingSms::new(openloop_aws::sms::client_at(
-        &texts_url,
-        &config.region,
-    ))));
+    let engine = engine.with_sms(Arc::new(openloop_aws::sms::EndUserMessagingSms::at(&texts_url, &config.region)));
     let local = Arc::new(Local {
         texts,
         mail,

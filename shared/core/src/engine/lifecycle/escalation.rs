@@ -56,6 +56,27 @@ pub(crate) fn timer(log: &[LogEntry], fallback: Timestamp, now: Timestamp) -> Ti
 }
 
 impl Engine {
+    /// An escalated task whose goal loop was met closes as won, the owner's question with it.
+    async fn settle_on_goal_loop(
+        &self,
+        task: Task,
+        note: crate::task::task_loops::LoopNote,
+        signal: &'static crate::task::task_type::GoalSignal,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let Some(account) = self.store.get_account(task.account_id).await? else {
+            return Err(EngineError::NotFound { what: "account" });
+        };
+        let reached = super::work::goal_reached(&note, signal, now);
+        let reason = self
+            .complete_on_goal(task, &reached, &account, now, "the escalation's timer")
+            .await?;
+        Ok(StepOutcome::Moved {
+            to: TaskStatus::Completed,
+            reason,
+        })
+    }
+
     /// The dormant worker's step for an escalated task.
     pub(crate) async fn escalation_timer(&self, task: Task, now: Timestamp) -> Result<StepOutcome, EngineError> {
         if !task.next_action_at.is_some_and(|due| limits::is_due(due, now)) {
@@ -68,6 +89,11 @@ impl Engine {
         let task = history.task;
         if task.status != TaskStatus::Escalated {
             return Ok(StepOutcome::Skipped(format!("status_{}", task.status)));
+        }
+        // The goal met while the owner was away (the member paid, came back): the task is won,
+        // whatever the owner was asked.
+        if let crate::task::task_loops::Verdict::GoalMet { note, signal } = crate::task::task_loops::verdict(&task, now) {
+            return self.settle_on_goal_loop(task, note, signal, now).await;
         }
         match timer(&history.log, task.updated_at, now) {
             Timer::TimeOut { escalated_at } => {

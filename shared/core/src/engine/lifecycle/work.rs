@@ -208,20 +208,9 @@ impl Engine {
                 StepDecision::Skip(skip) => Ok(StepOutcome::Skipped(skip.code())),
                 StepDecision::GoalMet { note, signal } => {
                     let account = account_of(snapshot.as_ref())?;
-                    let reached = GoalReached {
-                        outcome: signal.outcome.unwrap_or("completed"),
-                        seen: SignalSeen {
-                            signal: signal.signal,
-                            reason: outcome::goal_reason(signal.signal).unwrap_or(Reason::LoopMet),
-                            at: note.resolved_at.unwrap_or(now),
-                            detail: format!(
-                                "its {} loop was met ({})",
-                                note.expects.as_str(),
-                                note.met_by.as_deref().unwrap_or("a signal")
-                            ),
-                        },
-                    };
-                    let reason = self.complete_on_goal(task, &reached, &account, now, "the task's step").await?;
+                    let reason = self
+                        .complete_on_goal(task, &goal_reached(&note, signal, now), &account, now, "the task's step")
+                        .await?;
                     Ok(StepOutcome::Moved {
                         to: TaskStatus::Completed,
                         reason,
@@ -588,6 +577,27 @@ impl Engine {
 }
 
 /// The account a step's snapshot read.
+/// The goal a met loop shows: its signal's outcome and reason, at the loop's resolution.
+pub(super) fn goal_reached(
+    note: &task_loops::LoopNote,
+    signal: &'static crate::task::task_type::GoalSignal,
+    now: Timestamp,
+) -> GoalReached {
+    GoalReached {
+        outcome: signal.outcome.unwrap_or("completed"),
+        seen: SignalSeen {
+            signal: signal.signal,
+            reason: outcome::goal_reason(signal.signal).unwrap_or(Reason::LoopMet),
+            at: note.resolved_at.unwrap_or(now),
+            detail: format!(
+                "its {} loop was met ({})",
+                note.expects.as_str(),
+                note.met_by.as_deref().unwrap_or("a signal")
+            ),
+        },
+    }
+}
+
 fn account_of(snapshot: Option<&SendSnapshot>) -> Result<crate::owner::account::Account, EngineError> {
     snapshot
         .and_then(|s| s.account.clone())

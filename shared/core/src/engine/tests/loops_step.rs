@@ -123,6 +123,53 @@ async fn a_payment_resolved_meets_the_goal_loop_and_the_step_settles_the_task_in
     assert!(open_notes(&w.task(&task).await).is_empty());
 }
 
+/// Found by the fault fortnight: a payment task waiting on the owner (escalated) whose member
+/// then pays is recovered at once, not left to time out a week later as unanswered.
+#[tokio::test]
+async fn an_escalated_payment_task_whose_member_pays_closes_as_recovered_not_as_timed_out() {
+    let w = world().await;
+    let task = w.approved("payment_recovery", "m_paid_late").await;
+    w.run_when_due(&task).await;
+    let sent = w.task(&task).await;
+    let why = crate::task::transition::Why::new(Reason::LoopDeadlinePassed).detail("the owner decides");
+    let (next, log) = crate::task::transition::transition(&sent, TaskStatus::Escalated, w.clock.now(), why).expect("escalate");
+    w.store
+        .commit(&crate::task::commit::TaskCommit::new(next, log))
+        .await
+        .expect("commit");
+    let reminder_at = w.due(&task).await;
+
+    w.clock.set(day0() + days(1));
+    let member = MemberId::parse("m_paid_late").expect("id");
+    w.signal(
+        "wh_paid_late",
+        MemberEvent::Enrollment {
+            member_id: member.clone(),
+            enrollment: Enrollment {
+                id: "enr_late".into(),
+                customer: member,
+                plan_id: None,
+                status: EnrollmentStatus::Active,
+                billing_period: None,
+                billing_interval: None,
+                paid_until: None,
+                next_charge: None,
+            },
+        },
+    )
+    .await;
+    let met = w.task(&task).await;
+    assert!(
+        met.next_action_at.is_some_and(|at| at < reminder_at),
+        "due now, not at the escalation's reminder"
+    );
+    w.run_when_due(&task).await;
+    let done = w.task(&task).await;
+    assert_eq!(done.status, TaskStatus::Completed, "{:?}", reasons_of(&w, &task).await);
+    assert_eq!(done.outcome.as_deref(), Some("recovered"));
+    assert!(!reasons_of(&w, &task).await.iter().any(|r| r == Reason::EscalationTimeout.as_str()));
+}
+
 #[tokio::test]
 async fn a_reply_meets_the_reply_loop_with_the_reply_and_the_task_agrees() {
     let w = world().await;

@@ -53,7 +53,14 @@ impl Engine {
                 LoopStatus::Met => note.is_goal(),
                 _ => matches!(note.on_deadline, OnDeadline::Close | OnDeadline::Escalate),
             };
-            if acts && next.status == TaskStatus::Waiting && next.awaiting.is_none() {
+            // A goal met while the task waits on the owner settles it too (the escalation's
+            // timer reads it): a member who paid is recovered, never timed out as unanswered.
+            let wakes = match next.status {
+                TaskStatus::Waiting => next.awaiting.is_none(),
+                TaskStatus::Escalated => resolved.status == LoopStatus::Met,
+                _ => false,
+            };
+            if acts && wakes {
                 next.next_action_at = Some(next.next_action_at.map_or(now, |at| at.min(now)));
             }
             let mut commit = TaskCommit::new(next, log);
