@@ -5,12 +5,14 @@
 //! email_reply_parser and its ports: quote headers per language, Outlook header blocks,
 //! signatures), arranged here in three passes:
 //!
-//! 1. **Lines are classified**: `>` quoted, a quote header ("On … wrote:" in a dozen languages,
-//!    Gmail's date-first form; a header a client wrapped over up to three lines is read as
-//!    one), the start of unquoted history (an Outlook/Windows Mail/Yahoo header block, starred
-//!    or not, with or without an address; an "Original Message" or forward banner; a long
-//!    rule), a signature ("-- ", "Sent from my iPhone" and its translations — only when the
-//!    whole line is one), or the member's text.
+//! 1. **Lines are classified**: `>` quoted, a quote header ("On … wrote:" in some thirty
+//!    languages, the date-first forms that name only the sender, one framed in dashes as Zoho,
+//!    Zimbra and Android write it; a header a client wrapped over up to three lines, even
+//!    inside its sender's address, is read as one), the start of unquoted history (an
+//!    Outlook/Windows Mail/Yahoo header block, starred or not, with or without an address; an
+//!    "Original Message" or forward banner; a long rule), a signature ("-- " or a short rule,
+//!    "Sent from my iPhone" and its translations — only when the whole line is one), or the
+//!    member's text.
 //! 2. **Blocks**: a quote header followed by `>` lines is a quote; one followed by plain lines
 //!    starts unquoted history, which runs to the end, as does a header block; a signature
 //!    runs until the next quote.
@@ -306,47 +308,89 @@ fn normalize(line: &str) -> String {
 /// "On … wrote:" and its relatives, as one line once a wrap is undone.
 static QUOTE_HEADERS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        r"^On\s.+\swrote:$",                                                                                // English
-        r"^Le\s.+\s(a\s)?écrit\s?:$",                                                                       // French
-        r"^El\s.+\sescribió\s?:$",                                                                          // Spanish
-        r"^El\s.+\s(va escriure|ha escrit)\s?:$",                                                           // Catalan
-        r"^(Em|A|No dia)\s.+\sescreveu\s?:$",                                                               // Portuguese (Brazil, Portugal)
-        r"^(Il|In data)\s.+\sha scritto\s?:$",                                                              // Italian
-        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?ha scritto\s?:$",                                                      // Italian, name first
-        r"^Am\s.+\sschrieb\b.*:$",                                                                          // German
-        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                                                         // German, name first
-        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                                                             // Dutch
-        r"^.+\s<[^<>\s]+@[^<>\s]+>\s(schreef|heeft geschreven)\b.*:$",                                      // Dutch, name first
-        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$",                                     // Polish
-        r"^.*\d.*\sskrev\b.*:$",                                                                            // Danish, Norwegian, Swedish
-        r"^.*(@|\d).*\s(skrev|napisał\(a\)|napisał|napisała|kirjoitti|napsal\(a\)|napsal|írta|yazdı)\s?:$", // name or date, then the verb
-        r"^.+\sнаписал(а|\(а\))?:$",                                                                        // Russian
-        r"^在.+写道[：:]$",                                                                                 // Chinese
-        r"^20\d\d\.\s?.+작성:$",                                                                            // Korean
-        r"^20\d\d/.+のメッセージ:$",                                                                        // Japanese
-        r"^20\d\d-\d{1,2}-\d{1,2}\s.+<[^<>\s]+@[^<>\s]+>:$",                                                // Gmail, date first
+        r"^On\s.+\swrote:$",                                                     // English
+        r"^Le\s.+\s(a\s)?écrit\s?:$",                                            // French
+        r"^El\s.+\sescribió\s?:$",                                               // Spanish
+        r"^El\s.+\s(va escriure|ha escrit)\s?:$",                                // Catalan
+        r"^(Em|A|No dia)\s.+\sescreveu\s?:$",                                    // Portuguese (Brazil, Portugal)
+        r"^(Il|In data)\s.+\sha scritto\s?:$",                                   // Italian
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?ha scritto\s?:$",                           // Italian, name first
+        r"^Am\s.+\sschrieb\b.*:$",                                               // German
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s?schrieb\s?:$",                              // German, name first
+        r"^Op\s.+\s(schreef|geschreven)\b.*:$",                                  // Dutch
+        r"^.+\s<[^<>\s]+@[^<>\s]+>\s(schreef|heeft geschreven)\b.*:$",           // Dutch, name first
+        r"^(W dniu|Dnia)\s.+\s(pisze|napisał|napisała|napisał\(a\)):$",          // Polish
+        r"^.*\d.*\sskrev\b.*:$",                                                 // Danish, Norwegian, Swedish
+        r"^.*(@|\d).*\s(skrev|kirjoitti|írta|yazdı)\s?:$", // name or date, then the verb: Nordic, Finnish, Hungarian, Turkish
+        r"^.*(@|\d).*\s(napisał|napisała|napsal|napísal|napísala)(\(a\))?\s?:$", // Polish, Czech, Slovak
+        r"^.+\s(ezt )?írta \(időpont:.+\):$",              // Hungarian (Gmail)
+        r"^Στις\s.+\sέγραψε:$",                            // Greek
+        r"^Pe\s.+\sa scris:$",                             // Romanian
+        r"^.+\sнаписал(а|\(а\))?:$",                       // Russian
+        r"^.+\s(написав|написала|пише):$",                 // Ukrainian
+        r"^Vào\s.+\sđã viết:$",                            // Vietnamese
+        r"^Pada\s.+\smenulis:$",                           // Indonesian
+        r"^在.+写道[：:]$",                                // Chinese
+        r"^20\d\d\.\s?.+작성:$",                           // Korean
+        r"^20\d\d/.+のメッセージ:$",                       // Japanese
+        r"^.*(19|20)\d\d.*\d[:.]\d\d.*<[^<>\s]+@[^<>\s]+>:$", // a date and time, then the sender: Gmail's ISO form, Russian, Hebrew, Arabic
     ]
     .iter()
     .map(|p| Regex::new(p).expect("quote header patterns are valid"))
     .collect()
 });
 
+/// A header framed in dashes, as Zoho, Zimbra and Android clients write it ("---- On …
+/// wrote ----", "---- Coach Mike wrote ----", "- Le … a écrit :").
+static FRAMED_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^-+\s*(.+?)\s*(-+)?$").expect("the framed header pattern is valid"));
+/// What a header framed in dashes may say without the usual form: "NAME wrote".
+static FRAMED_WROTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^.+\s(wrote|sent):?$").expect("the framed wrote pattern is valid"));
+
+/// Whether `text`, the lines of a possible header joined, is one.
+fn is_quote_header(text: &str) -> bool {
+    // A wrap inside "<address>" left a space beside its brackets.
+    let text = text.replace("< ", "<").replace(" >", ">");
+    if QUOTE_HEADERS.iter().any(|r| r.is_match(&text)) {
+        return true;
+    }
+    let Some(framed) = FRAMED_HEADER.captures(&text) else {
+        return false;
+    };
+    let inner = framed.get(1).map_or("", |m| m.as_str());
+    let closed = framed.get(2).is_some();
+    let with_colon = if inner.ends_with(':') {
+        inner.to_owned()
+    } else {
+        format!("{inner}:")
+    };
+    (QUOTE_HEADERS.iter().any(|r| r.is_match(inner)) || (closed && QUOTE_HEADERS.iter().any(|r| r.is_match(&with_colon))))
+        || (closed && FRAMED_WROTE.is_match(inner))
+}
+
 /// How many lines (1–3) starting at `i` make one quote header, if they do. A line that is
 /// the member's own ("On Monday I can come.") is not swallowed by a header below it: the
-/// lines after the first must not make a header without it.
+/// lines after the first must not make a header without it, unless the client wrapped the
+/// header inside its sender ("… Coach Mike" over "<coach@gym.example> kirjoitti:").
 fn quote_header_at(lines: &[&str], i: usize) -> Option<usize> {
-    let is_header = |from: usize, len: usize| {
-        let joined: Vec<String> = lines[from..from + len].iter().map(|l| normalize(l)).collect();
-        let joined = joined.join(" ");
-        QUOTE_HEADERS.iter().any(|r| r.is_match(&joined))
+    let joined = |from: usize, len: usize| -> String {
+        let parts: Vec<String> = lines[from..from + len].iter().map(|l| normalize(l)).collect();
+        parts.join(" ")
     };
     for len in 1..=3 {
         let line = normalize(lines.get(i + len - 1)?);
-        if line.is_empty() || line.starts_with('>') {
+        // A `>` line goes on a header only as the end of an address a client wrapped ("<a@b.c" over ">:").
+        let closes_address = len > 1 && line.starts_with('>') && joined(i, len - 1).rfind('<') > joined(i, len - 1).rfind('>');
+        if line.is_empty() || (line.starts_with('>') && !closes_address) {
             return None;
         }
-        if is_header(i, len) {
-            return (1..len).all(|k| !is_header(i + k, len - k)).then_some(len);
+        if is_quote_header(&joined(i, len)) {
+            let wrapped_sender = |k: usize| {
+                let next = normalize(lines[i + k]);
+                next.starts_with('<') || next.starts_with('(') || normalize(lines[i + k - 1]).ends_with(['<', '('])
+            };
+            return (1..len)
+                .all(|k| wrapped_sender(k) || !is_quote_header(&joined(i + k, len - k)))
+                .then_some(len);
         }
     }
     None
@@ -354,7 +398,7 @@ fn quote_header_at(lines: &[&str], i: usize) -> Option<usize> {
 
 static BANNER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)^(-{2,}\s*(original message|forwarded message|message d'origine|message transféré|ursprüngliche nachricht|weitergeleitete nachricht|mensaje original|mensaje reenviado|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|doorgestuurd bericht|oprindelig meddelelse|opprinnelig melding|ursprungligt meddelande|wiadomość oryginalna|mensagem original)\b.*|begin forwarded message:|_{20,}|\*?-{20,}\*?)$",
+        r"(?i)^(-{2,}\s*(original message|forwarded message|message d'origine|message transféré|ursprüngliche nachricht|weitergeleitete nachricht|mensaje original|mensaje reenviado|messaggio originale|messaggio inoltrato|oorspronkelijk bericht|doorgestuurd bericht|oprindelig meddelelse|oprindelig besked|opprinnelig melding|ursprungligt meddelande|wiadomość oryginalna|mensagem original|reply message|antwort nachricht|alkuperäinen viesti|původní zpráva|eredeti üzenet|mesaj original|Исходное сообщение|Αρχικό μήνυμα)(\s*[-:*].*)?|begin forwarded message:|_{20,}|\*?-{20,}\*?)$",
     )
     .expect("the banner pattern is valid")
 });
@@ -365,14 +409,14 @@ fn is_banner(line: &str) -> bool {
 
 /// The first field of a mail client's header block over the earlier mail.
 static FROM_FIELD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\*?(From|De|Van|Da|Von|Od|Fra|Från|Lähettäjä|Kimden|От|发件人|寄件者|寄件人|差出人|보낸 사람)\s?[:：]\*?\s*\S")
+    Regex::new(r"^\*?(From|De|De la|Van|Da|Von|Od|Fra|Från|Lähettäjä|Kimden|Feladó|Από|От|Від|Từ|发件人|寄件者|寄件人|差出人|보낸 사람)\s?[:：]\*?\s*\S")
         .expect("the From pattern is valid")
 });
 
 /// The other fields of such a block.
 static HEADER_FIELD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^\*?(Sent|Date|To|Subject|Cc|Envoyé|Date|À|A|Objet|Verzonden|Aan|Onderwerp|Inviato|Oggetto|Gesendet|An|Betreff|Datum|Wysłano|Data|Do|Temat|Enviado|Enviada|Para|Asunto|Fecha|Assunto|Sendt|Til|Emne|Skickat|Till|Ämne|Lähetetty|Vastaanottaja|Aihe|Gönderildi|Kime|Konu|Отправлено|Кому|Тема|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|送信日時|宛先|件名|보낸 날짜|받는 사람|제목)\s?[:：]\*?(\s|$)",
+        r"^\*?(Sent|Date|To|Subject|Cc|Envoyé|Date|À|A|Objet|Verzonden|Aan|Onderwerp|Inviato|Oggetto|Gesendet|An|Betreff|Datum|Wysłano|Data|Do|Temat|Enviado|Enviada|Para|Asunto|Fecha|Assunto|Sendt|Til|Emne|Skickat|Till|Ämne|Lähetetty|Vastaanottaja|Aihe|Gönderildi|Kime|Konu|Dato|Odesláno|Komu|Předmět|Elküldve|Címzett|Tárgy|Αποστολή|Προς|Θέμα|Trimis|Către|Subiect|Đã gửi|Đến|Chủ đề|Отправлено|Надіслано|Кому|Тема|发送时间|收件人|主题|日期|寄件日期|收件者|主旨|送信日時|宛先|件名|보낸 날짜|받는 사람|제목)\s?[:：]\*?(\s|$)",
     )
     .expect("the header field pattern is valid")
 });
@@ -393,23 +437,37 @@ fn header_block_at(lines: &[&str], i: usize) -> bool {
 }
 
 /// A line that is, all of it, a device or client signature ("Sent from my iPhone"), and not a
-/// sentence that happens to start the same way ("Sent from my desk, so…").
+/// sentence that happens to start the same way ("Sent from my desk, so…"): the phrase first
+/// in most languages, the device first in some ("iPhoneから送信"). (Case is ignored in ASCII
+/// letters only: the others are written as the clients write them.)
 static DEVICE_SIGNATURE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)^(sent from (my|mail|yahoo|outlook|samsung|gmail|proton|aol)|sent via|get outlook for|enviado desde mi|enviado do meu|envoyé de mon|envoyé depuis mon|von meinem|gesendet von|verzonden (vanaf|met) mijn|verstuurd vanaf mijn|inviato da|skickat från min|sendt fra min|wysłane z)\b[^,;:!?]{0,40}$",
-    )
+    Regex::new(concat!(
+        r"(?i)^(sent from (my|mail|yahoo|outlook|samsung|gmail|proton|aol)|sent via|get outlook for",
+        r"|enviado desde mi|enviado do meu|enviat des del meu|envoyé de mon|envoyé depuis mon|envoyé à partir de",
+        r"|télécharger outlook pour|von meinem|gesendet von|verzonden (vanaf|met) mijn|verstuurd vanaf mijn",
+        r"|inviato da|skickat från min|sendt fra min|wysłane z|lähetetty|odesláno z|odoslané z|küldve",
+        r"|trimis de pe|gửi từ|dikirim dari|Отправлено с|Отправлено из|Надіслано з|Αποστολή από)(\s|$)[^,;:!?]{0,40}$",
+        r"|^[^,;:!?\s]{1,30}('[a-zçğıöşü]+)?(から送信|에서 보냄|dan gönderildi)$|^发自我的[^,;:!?]{0,30}$",
+    ))
     .expect("the device signature pattern is valid")
 });
 
+/// A client's link glued to its signature ("Outlook für Android<https://aka.ms/…>").
+static TRAILING_LINK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\s*<[a-z]+://[^<>\s]*>$").expect("the trailing link pattern is valid"));
+
 fn is_signature(line: &str) -> bool {
-    line == "--" || (line.split_whitespace().count() <= 8 && DEVICE_SIGNATURE.is_match(line))
+    let line = TRAILING_LINK.replace(line, "");
+    // "--" and the short rules some clients and members draw above a signature ("—————").
+    let rule = line.chars().count() >= 2 && line.chars().all(|c| matches!(c, '-' | '—' | '–' | '_'));
+    rule || (line.split_whitespace().count() <= 8 && DEVICE_SIGNATURE.is_match(&line))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Each fixture in `fixtures/replies/` is a body, a line `==== member wrote ====`, and what
+    /// Each `.txt` fixture in `fixtures/replies/` (README.md says where they come from) is a body, a line `==== member wrote ====`, and what
     /// must be kept; `==== original kept ====` at the end asks for `original` too.
     #[test]
     fn every_reply_fixture_keeps_what_the_member_wrote_and_nothing_else() {
@@ -418,6 +476,7 @@ mod tests {
             .expect("the fixtures folder")
             .flatten()
             .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "txt"))
             .collect();
         files.sort();
         assert!(files.len() >= 30, "{} fixtures", files.len());
@@ -623,6 +682,20 @@ mod tests {
             let got = extract(&format!("Danke, bis Montag!\n\n{header}\n> Hi Dana,\n> we miss you.\n"));
             assert_eq!(got.text, "Danke, bis Montag!", "{header}");
         }
+    }
+
+    #[test]
+    fn banners_in_letters_beyond_ascii_are_recognised() {
+        for banner in [
+            "-----Исходное сообщение-----",
+            "-------- Αρχικό μήνυμα --------",
+            "-----Původní zpráva-----",
+            "-------- Oprindelig besked --------",
+            "----- Original Message -----",
+        ] {
+            assert!(is_banner(banner), "{banner}");
+        }
+        assert!(!is_banner("-- original message is below, sorry"), "a sentence after a dash");
     }
 
     #[test]
