@@ -68,8 +68,13 @@ async fn a_published_event_reaches_a_rules_target_with_its_detail_and_a_missing_
     let refused = clients.event_bus("no-such-bus").publish("TaskClosed", detail).await;
     assert!(refused.is_err(), "{refused:?}");
     let _ = events
-        .call("RemoveTargets", &json!({"Rule": rule, "EventBusName": config.event_bus, "Ids": ["queue"]}))
+        .call(
+            "RemoveTargets",
+            &json!({"Rule": rule, "EventBusName": config.event_bus, "Ids": ["queue"]}),
+        )
         .await;
-    let _ = events.call("DeleteRule", &json!({"Name": rule, "EventBusName": config.event_bus})).await;
+    let _ = events
+        .call("DeleteRule", &json!({"Name": rule, "EventBusName": config.event_bus}))
+        .await;
     let _ = clients.sqs.delete_queue().queue_url(&url).send().await;
 }

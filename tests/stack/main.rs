@@ -29,6 +29,7 @@ mod fixtures;
 mod gates;
 mod good_by_default;
 mod hostile;
+mod house;
 mod knowing_the_member;
 mod learning;
 mod learning_outcomes;

@@ -1,6 +1,7 @@
 //! How the offline agent reads a member's reply, and what it does about it.
 //!
-//! [`classify`] reads the words into a [`ReplyKind`] with the phrase lists below, matched at
+//! [`classify`] reads the words into a [`ReplyKind`] with the phrase lists of
+//! `words/reply_phrases.toml` (data an engineer edits, compiled in), matched at
 //! word boundaries, in the order of what must not be missed: an opt-out first, then hostility,
 //! then what only the owner settles (a membership change, hardship, another subject), then a
 //! question, and only then the shapes the agent may meet itself. When two shapes conflict ("no
@@ -8,10 +9,12 @@
 //! action: no reply to an opt-out or a hostile message, no close on a vague one, a provisional
 //! close on a commitment only where the type's goal closes on words, and the owner for the rest.
 //!
-//! The phrase lists and the rules change together; the tests hold them to two labelled sets,
+//! The phrase lists and the rules change together; the tests hold them to three labelled sets,
 //! `fixtures/churn_replies.tsv` and `fixtures/member_words.tsv` (whole bodies, quoted history
-//! included, read as the engine reads them). What means "stop" is data,
+//! included, read as the engine reads them) and `tests/data/labelled_replies.tsv`. What means "stop" is data,
 //! `words/opt_out.toml`, read in the core before any of this.
+
+use std::sync::LazyLock;
 
 use openloop_core::conversation::opt_out::normalize;
 use openloop_core::conversation::reply::{ReplyAction, ReplyEvaluation};
@@ -50,423 +53,41 @@ pub enum ReplyKind {
     Unclear(String),
 }
 
-const HOSTILE: &[&str] = &[
-    "fuck",
-    "f*ck",
-    "f***",
-    "shit",
-    "bullshit",
-    "asshole",
-    "bastard",
-    "piss off",
-    "screw you",
-    "shut up",
-    "go away",
-    "get lost",
-    "scam",
-    "scammer",
-    "harass",
-    "creepy",
-    "stalking",
-    "stalker",
-    "how dare",
-    "pathetic",
-    "disgusting",
-    "sick of you",
-    "sick of this",
-    "fed up with you",
-    "lawyer",
-    "attorney",
-    "sue you",
-    "report you",
-    "idiot",
-    "joke of a gym",
-    "worst gym",
-    "hate you",
-    "spam",
-];
-
-const MEMBERSHIP_CHANGE: &[&str] = &[
-    "cancel my",
-    "cancel it",
-    "cancel me",
-    "cancel the membership",
-    "want to cancel",
-    "would like to cancel",
-    "like to cancel",
-    "need to cancel",
-    "i'm cancelling",
-    "im cancelling",
-    "i am cancelling",
-    "i'm canceling",
-    "i am canceling",
-    "cancellation",
-    "freeze my",
-    "freeze the membership",
-    "pause my",
-    "put my membership on hold",
-    "on hold",
-    "downgrade",
-    "refund",
-    "end my membership",
-    "terminate my",
-];
-
-const HARDSHIP: &[&str] = &[
-    "injur",
-    "surgery",
-    "hospital",
-    "broke my",
-    "broken",
-    "sprain",
-    "torn",
-    "concussion",
-    "pregnan",
-    "passed away",
-    "funeral",
-    "died",
-    "bereave",
-    "cancer",
-    "chemo",
-    "lost my job",
-    "laid off",
-    "divorce",
-    "depress",
-    "mental health",
-    "illness",
-    "doctor",
-    "physio",
-    "recovering",
-];
-
-const MONEY: &[&str] = &[
-    "payment",
-    "charged",
-    "charge ",
-    "my card",
-    "credit card",
-    "billing",
-    "billed",
-    "invoice",
-    "overcharg",
-    "double charg",
-    "direct debit",
-    "bank statement",
-    "receipt",
-];
-
-/// Sentence openings that ask even without a question mark (members often leave it out).
-/// Conjunctions that also open statements ("when I get back…") are left out on purpose.
-const QUESTION_OPENERS: &[&str] = &[
-    "what time",
-    "what are",
-    "what is",
-    "what's",
-    "how much",
-    "how do",
-    "how can",
-    "can i ",
-    "can you ",
-    "could i ",
-    "could you ",
-    "do you ",
-    "do i ",
-    "is there ",
-    "are there ",
-    "are you ",
-    "any chance ",
-];
-
-const HEDGES: &[&str] = &[
-    "maybe",
-    "might",
-    "try to",
-    "trying to",
-    "hopefully",
-    "hope to",
-    "probably",
-    "perhaps",
-    "not sure",
-    "we'll see",
-    "well see",
-    "possibly",
-    "i guess",
-    "i should",
-    "should probably",
-    "at some point",
-    "sometime",
-    "some time",
-    "one of these days",
-    "eventually",
-    "if i can",
-    "think about it",
-];
-
-const DECLINE: &[&str] = &[
-    "not interested",
-    "no thanks",
-    "no thank you",
-    "not coming back",
-    "won't be coming back",
-    "wont be coming back",
-    "won't be back",
-    "not going to come back",
-    "found another gym",
-    "joined another gym",
-    "moved away",
-    "moving away",
-    "not for me",
-    "no longer interested",
-    "i'll pass",
-    "ill pass",
-    "not right now, thanks",
-    "i'm done with the gym",
-    "not leaving a review",
-    "rather not",
-];
-
-/// A firm decision not to stay on: said, not asked.
-const NOT_RENEWING: &[&str] = &[
-    "won't be renewing",
-    "wont be renewing",
-    "will not be renewing",
-    "not be renewing",
-    "not renewing",
-    "won't renew",
-    "wont renew",
-    "will not renew",
-    "not going to renew",
-    "decided not to renew",
-    "don't plan to renew",
-    "do not plan to renew",
-    "not planning to renew",
-    "decided not to continue",
-    "not going to continue",
-    "wont be continuing",
-    "won't be continuing",
-    "will not be continuing",
-    "not continuing my membership",
-    "letting my membership lapse",
-    "let my membership lapse",
-    "let my membership run out",
-];
-
-const COMMIT_VERBS: &[&str] = &[
-    "i'll be in",
-    "ill be in",
-    "i will be in",
-    "i'll be there",
-    "i will be there",
-    "i'll be back",
-    "i will be back",
-    "i'll come",
-    "i will come",
-    "i'm coming",
-    "im coming",
-    "i am coming",
-    "coming in",
-    "i'll stop by",
-    "i'll pop in",
-    "i'll drop in",
-    "see you",
-    "see ya",
-    "count me in",
-    "i'm in for",
-    "i've booked",
-    "i booked",
-    "booked in",
-    "signed up for",
-    "i'll update",
-    "i will update",
-    "i'll fix",
-    "i will fix",
-    "i'll sort",
-    "i will sort",
-    "i'll pay",
-    "i will pay",
-    "i'll change",
-    "i'll put a new card",
-    "i'll leave a review",
-    "i'll write a review",
-    "i'll post a review",
-    "i'll do it",
-    "i'll book",
-    "i will book",
-    "i'll make it",
-    "i'll be at",
-    "i will be at",
-    "i'll join",
-    "i'll hit",
-    "i'll see you",
-    "will be at",
-    "will be there",
-    "will be in",
-    "be there",
-    "back on",
-    "back tomorrow",
-    "back tonight",
-    "back this",
-    "coming back",
-    "heading in",
-    "going to come",
-    "gonna come",
-    "just booked",
-];
-
-/// A day named outright: with one, a commitment is specific even when it says "next week".
-const DAYS: &[&str] = &[
-    "today",
-    "tonight",
-    "tomorrow",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
-
-/// Other anchors that make a plan specific: a part of the day, a near week, a class.
-const TIME_ANCHORS: &[&str] = &[
-    "this week",
-    "this weekend",
-    "next week",
-    "morning",
-    "evening",
-    "afternoon",
-    "o'clock",
-    "later today",
-    "end of the day",
-    "payday",
-    "the weekend",
-    "asap",
-    "right away",
-    "straight away",
-    "class",
-    "wod",
-    "yoga",
-    "spin",
-    "bootcamp",
-    "open gym",
-];
-
-const ALREADY_DONE: &[&str] = &[
-    "already paid",
-    "just paid",
-    "i paid",
-    "i've paid",
-    "have paid",
-    "already updated",
-    "just updated",
-    "i updated",
-    "i've updated",
-    "updated my card",
-    "updated the card",
-    "updated my payment",
-    "new card is on",
-    "fixed it",
-    "sorted it",
-    "it's sorted",
-    "all sorted",
-    "already came in",
-    "i came in",
-    "was in yesterday",
-    "was in today",
-    "i was there",
-    "already booked",
-    "already left a review",
-    "left a review",
-    "posted a review",
-    "already did",
-    "i did it",
-    "already done",
-];
-
-/// Being away, said outright.
-const AWAY: &[&str] = &[
-    "on vacation",
-    "on holiday",
-    "out of town",
-    "travelling",
-    "traveling",
-    "when i'm back",
-    "when i get back",
-    "out of the country",
-    "away until",
-    "after the holidays",
-    "abroad",
-];
-
-/// Being away, when a duration follows ("back in 2 weeks", "away for ten days").
-const AWAY_FOR: &[&str] = &["back in", "back after", "away for", "gone for", "away next", "back next"];
-
-const INTEREST: &[&str] = &[
-    "sounds good",
-    "sounds great",
-    "i'd like to",
-    "i would like to",
-    "i want to come back",
-    "keen",
-    "interested",
-    "i miss",
-    "love to",
-    "i'd love",
-    "yes please",
-    "definitely want",
-];
-
-const VAGUE: &[&str] = &[
-    "ok",
-    "okay",
-    "k",
-    "thanks",
-    "thank you",
-    "thx",
-    "ty",
-    "cheers",
-    "maybe",
-    "sure",
-    "noted",
-    "got it",
-    "will do",
-    "cool",
-    "nice",
-    "yep",
-    "yeah",
-    "yes",
-    "hmm",
-    "been busy",
-    "busy",
-    "soon",
-    "we'll see",
-    "i'll think about it",
-    "lol",
-    "np",
-];
-
-fn any(text: &str, needles: &[&str]) -> bool {
-    needles.iter().any(|n| contains_phrase(text, n))
+/// The phrase lists of `words/reply_phrases.toml`, compiled in.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Phrases {
+    hostile: Vec<String>,
+    membership_change: Vec<String>,
+    hardship: Vec<String>,
+    money: Vec<String>,
+    question_openers: Vec<String>,
+    hedges: Vec<String>,
+    decline: Vec<String>,
+    not_renewing: Vec<String>,
+    commit_verbs: Vec<String>,
+    days: Vec<String>,
+    time_anchors: Vec<String>,
+    already_done: Vec<String>,
+    away: Vec<String>,
+    away_for: Vec<String>,
+    interest: Vec<String>,
+    vague: Vec<String>,
+    open_prefixes: Vec<String>,
 }
 
-/// `needle` in `text` at word boundaries, the stems of [`OPEN_PREFIXES`] matching as prefixes.
+static PHRASES: LazyLock<Phrases> = LazyLock::new(|| {
+    toml::from_str(include_str!("../../../../words/reply_phrases.toml")).unwrap_or_else(|e| panic!("words/reply_phrases.toml: {e}"))
+});
+
+fn any<S: AsRef<str>>(text: &str, needles: &[S]) -> bool {
+    needles.iter().any(|n| contains_phrase(text, n.as_ref()))
+}
+
+/// `needle` in `text` at word boundaries, the stems listed as `open_prefixes` matching as prefixes.
 fn contains_phrase(text: &str, needle: &str) -> bool {
-    openloop_core::conversation::opt_out::contains_phrase(text, needle, OPEN_PREFIXES.contains(&needle.trim_end()))
+    openloop_core::conversation::opt_out::contains_phrase(text, needle, PHRASES.open_prefixes.iter().any(|p| p == needle.trim_end()))
 }
-
-/// Word stems matched as prefixes ("injur" matches "injured", "injury").
-const OPEN_PREFIXES: &[&str] = &[
-    "injur",
-    "pregnan",
-    "bereave",
-    "depress",
-    "overcharg",
-    "double charg",
-    "harass",
-    "stalk",
-    "f***",
-    "f*ck",
-];
 
 /// The sentences of a reply that ask something.
 fn question(text: &str, original: &str) -> Option<String> {
@@ -477,7 +98,7 @@ fn question(text: &str, original: &str) -> Option<String> {
     let asked: Vec<&str> = sentences
         .filter(|s| {
             let n = normalize(s);
-            n.ends_with('?') || QUESTION_OPENERS.iter().any(|q| n.starts_with(q))
+            n.ends_with('?') || PHRASES.question_openers.iter().any(|q| n.starts_with(q.as_str()))
         })
         .collect();
     if !asked.is_empty() {
@@ -496,7 +117,7 @@ fn is_vague(text: &str) -> bool {
         return true;
     }
     let words = stripped.split(' ').count();
-    (words <= 6 && VAGUE.iter().any(|v| contains_phrase(&stripped, v))) || any(text, HEDGES)
+    (words <= 6 && PHRASES.vague.iter().any(|v| contains_phrase(&stripped, v))) || any(text, &PHRASES.hedges)
 }
 
 /// "2 weeks", "ten days", "a couple of weeks": the first duration in the text, in days.
@@ -533,20 +154,20 @@ fn duration_days(text: &str) -> Option<u32> {
 /// How long the member says they are away, if they say they are.
 fn deferral(text: &str) -> Option<u32> {
     let duration = duration_days(text);
-    if any(text, AWAY) {
+    if any(text, &PHRASES.away) {
         return Some(duration.unwrap_or(14));
     }
-    if any(text, AWAY_FOR) { duration } else { None }
+    if any(text, &PHRASES.away_for) { duration } else { None }
 }
 
 /// A day or a time: "tomorrow", "Monday", "6am", "7:30", "6 pm", or a class.
 fn has_time_anchor(text: &str) -> bool {
-    names_a_day(text) || any(text, TIME_ANCHORS)
+    names_a_day(text) || any(text, &PHRASES.time_anchors)
 }
 
 /// A named day or a clock time: "Monday", "tomorrow", "6am", "7:30".
 fn names_a_day(text: &str) -> bool {
-    if any(text, DAYS) {
+    if any(text, &PHRASES.days) {
         return true;
     }
     let words: Vec<&str> = text
@@ -592,29 +213,29 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     if openloop_core::conversation::opt_out::is_opt_out(reply) {
         return ReplyKind::OptOut;
     }
-    if any(&text, HOSTILE) || shouting(reply) {
+    if any(&text, &PHRASES.hostile) || shouting(reply) {
         return ReplyKind::Hostile;
     }
-    if any(&text, MEMBERSHIP_CHANGE) {
+    if any(&text, &PHRASES.membership_change) {
         return ReplyKind::MembershipChange;
     }
-    if any(&text, HARDSHIP) {
+    if any(&text, &PHRASES.hardship) {
         return ReplyKind::Hardship;
     }
-    if !about_money(task_type) && any(&text, MONEY) {
+    if !about_money(task_type) && any(&text, &PHRASES.money) {
         return ReplyKind::OtherSubject("billing or payment".into());
     }
     if let Some(q) = question(&text, reply) {
         return ReplyKind::Question(q);
     }
-    if any(&text, NOT_RENEWING) {
+    if any(&text, &PHRASES.not_renewing) {
         return ReplyKind::NotRenewing;
     }
-    let hedged = any(&text, HEDGES);
-    let declined = any(&text, DECLINE);
+    let hedged = any(&text, &PHRASES.hedges);
+    let declined = any(&text, &PHRASES.decline);
     let negated = any(&text, &["can't", "cant", "cannot", "won't", "wont", "not able", "unable"]);
-    let done = any(&text, ALREADY_DONE);
-    let committed = any(&text, COMMIT_VERBS) && has_time_anchor(&text);
+    let done = any(&text, &PHRASES.already_done);
+    let committed = any(&text, &PHRASES.commit_verbs) && has_time_anchor(&text);
     let deferred = deferral(&text);
     match (declined, done || committed) {
         (true, true) => return ReplyKind::Unclear("the reply both declines and commits".into()),
@@ -626,14 +247,14 @@ pub fn classify(reply: &str, task_type: &str) -> ReplyKind {
     }
     // "Back next week, Monday at 6" names its day: the plan, not the delay, is what counts;
     // so does "I've been travelling for two weeks, but I'll be back on Monday".
-    let away = any(&text, AWAY);
+    let away = any(&text, &PHRASES.away);
     if committed && !hedged && !negated && (deferred.is_none() || (!away && names_a_day(&text)) || plan_after_context(&text)) {
         return ReplyKind::Commitment;
     }
     if let Some(days) = deferred {
         return ReplyKind::Deferral(days);
     }
-    if !hedged && !committed && !done && !negated && any(&text, INTEREST) {
+    if !hedged && !committed && !done && !negated && any(&text, &PHRASES.interest) {
         return ReplyKind::Interest;
     }
     if is_vague(&text) || committed || done || negated {
@@ -658,12 +279,12 @@ fn plan_after_context(text: &str) -> bool {
         return false;
     };
     !before.is_empty()
-        && any(last, COMMIT_VERBS)
+        && any(last, &PHRASES.commit_verbs)
         && names_a_day(last)
-        && !any(last, AWAY)
-        && !any(last, AWAY_FOR)
-        && !any(last, HEDGES)
-        && before.iter().all(|c| !any(c, DECLINE) && !any(c, HEDGES))
+        && !any(last, &PHRASES.away)
+        && !any(last, &PHRASES.away_for)
+        && !any(last, &PHRASES.hedges)
+        && before.iter().all(|c| !any(c, &PHRASES.decline) && !any(c, &PHRASES.hedges))
 }
 
 /// Mostly capitals over a few words reads as shouting.

@@ -4,6 +4,7 @@
 use super::*;
 
 pub(super) mod mail_events;
+pub(super) mod owner_turn;
 pub(super) mod pushpress;
 pub(super) mod replies;
 pub(super) mod signals;
