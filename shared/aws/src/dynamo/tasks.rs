@@ -55,7 +55,7 @@ impl TaskWrites for DynamoStore {
             ));
         }
         writes.push((self.put_new(self.task_put(task)?)?, Some(Conflict::AlreadyExists)));
-        if let Some(claim) = &quota.episode {
+        if let Some(claim) = &quota.once {
             writes.push((self.once_claim(claim)?, Some(Conflict::Claimed)));
         }
         writes.extend(self.tally_writes(task)?.into_iter().map(|w| (w, None)));

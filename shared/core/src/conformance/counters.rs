@@ -81,7 +81,7 @@ pub(super) async fn creation_counters_limit_and_count_in_the_same_write(store: &
         daily_max: Some(daily),
         active_max: Some(active),
         agent: None,
-        episode: None,
+        once: None,
     };
     let make = |name: &str, task_type: &str| {
         let mut task = sample_task_for(account, member(name), TaskStatus::PendingReview, base());
@@ -253,7 +253,7 @@ pub(super) async fn an_episode_is_claimed_with_its_task_or_not_at_all(store: &dy
         expires_at: now + SignedDuration::from_hours(24),
     };
     let quota = |daily, key: &str| CreationQuota {
-        episode: Some(claim(key, base())),
+        once: Some(claim(key, base())),
         ..CreationQuota::for_creation(today, base(), crate::task::TriggerType::CronAnalysis, &member("m_e1"), Some(daily))
     };
     let make = |name: &str, task_type: &str| {
@@ -297,7 +297,7 @@ pub(super) async fn an_episode_is_claimed_with_its_task_or_not_at_all(store: &dy
     let later = base() + SignedDuration::from_hours(25);
     assert!(!claimed("e1", later).await, "episode: an expired claim is no claim");
     let again = CreationQuota {
-        episode: Some(claim("e1", later)),
+        once: Some(claim("e1", later)),
         ..CreationQuota::for_creation(
             "2026-11-03".parse().expect("date"),
             later,

@@ -42,7 +42,7 @@ impl TaskWrites for MemoryStore {
         if s.tasks.contains_key(&task.id) {
             return Err(conflict(Conflict::AlreadyExists));
         }
-        let episode = quota.episode.as_ref().map(|e| ((e.source.clone(), e.key.clone()), e));
+        let episode = quota.once.as_ref().map(|e| ((e.source.clone(), e.key.clone()), e));
         if let Some((key, claim)) = &episode
             && s.webhooks.get(key).is_some_and(|expires| *expires > claim.now)
         {

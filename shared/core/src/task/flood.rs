@@ -104,10 +104,11 @@ pub struct CreationQuota {
     pub active_max: Option<u32>,
     /// For agent-spawned tasks: the per-day and per-member-per-day caps.
     pub agent: Option<AgentQuota>,
-    /// The finding this task acts on (a member's risk episode, a lead's arrival), claimed in
-    /// the creation's own transaction: a creation killed half-way leaves neither the claim
-    /// nor the task, and a second finder of the same episode writes nothing.
-    pub episode: Option<OnceClaim>,
+    /// What the task is the one answer to, claimed in the creation's own transaction (a
+    /// finding's episode — a member's risk episode, a lead's arrival — or an owner trigger's
+    /// firing for a member): a creation killed half-way leaves neither the claim nor the task,
+    /// and a second finder of the same thing writes nothing.
+    pub once: Option<OnceClaim>,
 }
 
 /// A once-only claim written with a task's creation or commit, in its transaction: the
@@ -138,7 +139,7 @@ impl CreationQuota {
             daily_max: None,
             active_max: None,
             agent: None,
-            episode: None,
+            once: None,
         }
     }
 
@@ -158,7 +159,7 @@ impl CreationQuota {
                 daily_max: limits::MAX_AGENT_TASKS_PER_ACCOUNT_PER_DAY,
                 member_max: limits::MAX_AGENT_TASKS_PER_MEMBER_PER_DAY,
             }),
-            episode: None,
+            once: None,
         }
     }
 

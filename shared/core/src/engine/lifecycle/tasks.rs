@@ -19,6 +19,7 @@ use crate::rails::priority_rules::PriorityInput;
 use crate::task::commit::TaskCommit;
 use crate::task::controls::{PlanBudget, PlanStep, TaskControls, TaskMode, TaskPlan};
 use crate::task::error::EngineError;
+use crate::task::flood::OnceClaim;
 use crate::task::flood::{self, Burst, CreationQuota, Limit, Refusal};
 use crate::task::history::TaskHistory;
 use crate::task::reason::Reason;
@@ -52,9 +53,9 @@ pub struct CreateOptions {
     pub actions: Vec<crate::task::action::Action>,
     /// The agent plans the task's steps as subtasks.
     pub agent_planning: bool,
-    /// The finding's episode the task acts on, claimed in its creation's transaction
-    /// ([`Engine::create_for_episode`]).
-    pub(crate) episode: Option<String>,
+    /// What the task is the one answer to, claimed in its creation's transaction
+    /// ([`Engine::create_claimed`]).
+    pub(crate) once: Option<OnceClaim>,
 }
 
 impl CreateOptions {
@@ -65,7 +66,7 @@ impl CreateOptions {
             batch_of: None,
             actions: Vec::new(),
             agent_planning: false,
-            episode: None,
+            once: None,
         }
     }
 
@@ -182,10 +183,33 @@ impl Engine {
             .await
     }
 
-    /// [`Self::create_task_in`] for a finding's `episode` (a member's risk episode, a lead's
-    /// arrival), claimed in the creation's own transaction: `None` when it was claimed
-    /// already. Nothing is claimed unless the task is written, so a creation that dies
-    /// half-way leaves the episode to be found again.
+    /// [`Self::create_task_in`] as the one answer to `claim`, claimed in the creation's own
+    /// transaction: `None` when it was claimed already. Nothing is claimed unless the task is
+    /// written, so a creation that dies half-way leaves it to be done again.
+    pub(crate) async fn create_claimed(
+        &self,
+        account: &Account,
+        input: NewTask,
+        burst: &Burst,
+        claim: OnceClaim,
+    ) -> Result<Option<Created>, EngineError> {
+        // A read first, so nothing is drafted for what is claimed; the transaction's condition
+        // stays the guarantee.
+        if self.store.is_claimed(&claim.source, &claim.key, claim.now).await? {
+            return Ok(None);
+        }
+        let options = CreateOptions {
+            once: Some(claim),
+            ..CreateOptions::default()
+        };
+        match self.create_task_limited(account, input, options, Some(burst)).await {
+            Err(EngineError::Store(StoreError::Conflict(Conflict::Claimed))) => Ok(None),
+            made => made.map(Some),
+        }
+    }
+
+    /// [`Self::create_claimed`] for a finding's `episode` (a member's risk episode, a lead's
+    /// arrival).
     pub(crate) async fn create_for_episode(
         &self,
         account: &Account,
@@ -193,17 +217,8 @@ impl Engine {
         burst: &Burst,
         episode: &str,
     ) -> Result<Option<Created>, EngineError> {
-        if self.episode_claimed(episode).await? {
-            return Ok(None);
-        }
-        let options = CreateOptions {
-            episode: Some(episode.to_owned()),
-            ..CreateOptions::default()
-        };
-        match self.create_task_limited(account, input, options, Some(burst)).await {
-            Err(EngineError::Store(StoreError::Conflict(Conflict::Claimed))) => Ok(None),
-            made => made.map(Some),
-        }
+        let claim = crate::engine::learning::analysis::episode_claim(episode.to_owned(), self.clock.now());
+        self.create_claimed(account, input, burst, claim).await
     }
 
     /// The creation path itself. Every limit is checked here: the invocation's `burst`
@@ -526,10 +541,7 @@ impl Engine {
             &task.member.id,
             ramp.max_tasks_per_day,
         );
-        quota.episode = options
-            .episode
-            .clone()
-            .map(|key| crate::engine::learning::analysis::episode_claim(key, now));
+        quota.once = options.once.clone();
         let mut written = self.store.create_task_within(&task, &log, &[], &quota).await;
         for _ in 0..3 {
             // A counter busy with another creation: the transaction changed nothing, try again.

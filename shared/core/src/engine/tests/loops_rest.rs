@@ -335,3 +335,51 @@ async fn a_double_run_now_spends_one_instance_for_its_one_task() {
     assert_eq!(w.active_of("m_twice").await.len(), 1, "one task");
     assert_eq!((first.instances_created, second.instances_created), (1, 1), "one instance spent");
 }
+
+/// An owner's row fired by a member's event, with the function killed before any store call
+/// of its own (every call after the kill fails): when the event comes again — SQS's redelivery
+/// — the row fires, once. Its re-entry claim is written with the task it opens, never ahead of
+/// it, so no kill leaves the firing claimed and the task unopened.
+#[tokio::test]
+async fn a_triggers_firing_cut_short_at_any_store_call_fires_once_when_the_event_comes_again() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    for kill_at in 0.. {
+        let (armed, calls) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let store = {
+            let (armed, calls) = (armed.clone(), calls.clone());
+            Arc::new(MemoryStore::with_faults(Arc::new(move || {
+                (armed.load(Ordering::SeqCst) && calls.fetch_add(1, Ordering::SeqCst) >= kill_at)
+                    .then(|| crate::kernel::error::StoreError::Unavailable("injected: the function was killed".into()))
+            })))
+        };
+        let mut w = world().await;
+        store.create_account(&w.account, "hash").await.expect("account");
+        w.engine.store = store.clone();
+        w.store = store;
+        w.trigger(serde_json::json!({
+            "event": "checkin.created", "task_type": "milestone_review", "goal": "Ask for a review after their class", "reentry": "once"
+        }))
+        .await;
+        w.away_since("m_kept", 1).await;
+        let envelope = SignalEnvelope {
+            account_id: w.account.id,
+            webhook_id: "wh_kept".into(),
+            received_at: w.clock.now(),
+            event: WebhookEvent {
+                timestamp: w.clock.now(),
+                event: checkin("m_kept", w.clock.now()),
+            },
+        };
+        armed.store(true, Ordering::SeqCst);
+        let cut_short = w.engine.apply_signal(&envelope).await.is_err();
+        armed.store(false, Ordering::SeqCst);
+        // Redelivered (a no-op when the first delivery went through whole).
+        w.engine.apply_signal(&envelope).await.expect("redelivered");
+        let opened: Vec<Task> = w.active_of("m_kept").await.into_iter().filter(|t| t.task_type == "milestone_review").collect();
+        assert_eq!(opened.len(), 1, "killed at store call {kill_at}: {opened:?}");
+        if !cut_short {
+            assert!(kill_at > 3, "the firing made only {kill_at} store calls");
+            break;
+        }
+    }
+}

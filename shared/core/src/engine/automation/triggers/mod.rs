@@ -24,8 +24,17 @@ use crate::owner::trigger::{
 use crate::rails::gate::GateContext;
 use crate::task::TriggerType;
 use crate::task::error::EngineError;
-use crate::task::flood::Burst;
+use crate::task::flood::{Burst, OnceClaim};
 use crate::task::open_loop::{Expects, LoopOpens, OnDeadline, OpenLoop};
+
+/// What a firing did about its task.
+pub(crate) enum Opened {
+    Task(TaskId),
+    /// Another delivery of the event fired the row first.
+    ClaimedAlready,
+    /// No task (the member's task of that type is open, or a cap held).
+    Nothing,
+}
 
 /// How far back a dry run looks.
 pub const DRY_RUN_DAYS: i64 = 30;
@@ -249,9 +258,16 @@ impl Engine {
         let now = self.clock.now();
         let mut opened = Vec::new();
         for trigger in book.custom.iter().filter(|t| t.matches(names, fields)) {
-            let source = format!("trigger:{}:{}", account.id, trigger.id);
+            // The firing is claimed for the trigger's re-entry window with what it does, never
+            // before it: a function killed between the two leaves the event to fire it again.
+            let claim = OnceClaim {
+                source: format!("trigger:{}:{}", account.id, trigger.id),
+                key: facts.member_id.as_str().to_owned(),
+                now,
+                expires_at: trigger.reentry_until(now),
+            };
             let member = facts.member_id.as_str();
-            if !self.store.claim_webhook(&source, member, now, trigger.reentry_until(now)).await? {
+            if self.store.is_claimed(&claim.source, &claim.key, now).await? {
                 continue;
             }
             let opens = LoopOpens {
@@ -273,17 +289,25 @@ impl Engine {
                 let at = now + SignedDuration::from_hours(i64::from(trigger.delay_hours));
                 let wait = OpenLoop::new(account.id, facts.member_id.clone(), Expects::Delay, at, OnDeadline::OpenTask, now).opening(opens);
                 self.register_loops(&[wait]).await?;
+                // Claimed after the wait is kept: a second delivery racing this one may keep a
+                // second wait, whose opening finds the first's task and opens nothing.
+                if !self.claim_firing(&claim).await? {
+                    continue;
+                }
                 firing.opens_at = Some(at);
             } else {
-                match self.open_for_trigger(account, facts, &opens, burst).await {
-                    Ok(Some(task)) => {
+                match self.open_for_trigger(account, facts, &opens, burst, claim.clone()).await? {
+                    Opened::Task(task) => {
                         firing.task_id = Some(task);
                         opened.push(task);
                     }
-                    Ok(None) => {}
-                    Err(e) => {
-                        self.store.release_webhook(&source, member).await?;
-                        return Err(e);
+                    Opened::ClaimedAlready => continue,
+                    // Not opened (the member's task of that type is open, a cap): the firing
+                    // still counts for its window.
+                    Opened::Nothing => {
+                        if !self.claim_firing(&claim).await? {
+                            continue;
+                        }
                     }
                 }
             }
@@ -313,7 +337,8 @@ impl Engine {
         facts: &MemberFacts,
         opens: &LoopOpens,
         burst: &Burst,
-    ) -> Result<Option<TaskId>, EngineError> {
+        claim: OnceClaim,
+    ) -> Result<Opened, EngineError> {
         let now = self.clock.now();
         let input = NewTask {
             task_type: opens.task_type.clone(),
@@ -330,11 +355,17 @@ impl Engine {
             },
             context: opens.context.clone(),
         };
-        match self.create_task_in(account, input, burst).await {
-            Ok(Created::New(task)) => Ok(Some(task.id)),
-            Ok(Created::Existing(_)) | Err(EngineError::Limited(_)) => Ok(None),
+        match self.create_claimed(account, input, burst, claim).await {
+            Ok(Some(Created::New(task))) => Ok(Opened::Task(task.id)),
+            Ok(None) => Ok(Opened::ClaimedAlready),
+            Ok(Some(Created::Existing(_))) | Err(EngineError::Limited(_)) => Ok(Opened::Nothing),
             Err(e) => Err(e),
         }
+    }
+
+    /// The firing's claim on its own (where no task is written with it): whether this call made it.
+    async fn claim_firing(&self, claim: &OnceClaim) -> Result<bool, EngineError> {
+        Ok(self.store.claim_webhook(&claim.source, &claim.key, claim.now, claim.expires_at).await?)
     }
 
     /// `POST /api/v1/triggers/{id}/dry-run`: the members the row would have opened a task for

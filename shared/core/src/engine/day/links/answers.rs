@@ -78,18 +78,16 @@ impl Engine {
         }
         let now = self.clock.now();
         let source = format!("owner-answer:{}", account.id);
+        if self.store.is_claimed(&source, &id, now).await? {
+            return Ok(InboundOutcome::Duplicate);
+        }
+        // Carried out, then claimed: a function killed in between leaves the provider's retry
+        // to carry it out again, where each decision is a conditional write that a second
+        // reading finds made (never a lost answer). The claim decides who confirms.
+        let (understood, text) = self.answer_in_words(&account, mail, to, now).await?;
         if !self.store.claim_webhook(&source, &id, now, now + WEBHOOK_DEDUP_TTL).await? {
             return Ok(InboundOutcome::Duplicate);
         }
-        let done = self.answer_in_words(&account, mail, to, now).await;
-        let (understood, text) = match done {
-            Ok(answer) => answer,
-            Err(e) => {
-                // Not carried out: forget the claim so the provider's retry is taken.
-                let _ = self.store.release_webhook(&source, &id).await;
-                return Err(e);
-            }
-        };
         tracing::info!(account = %account.id, understood, "owner answered a mail in words");
         self.confirm(&account, mail, to, text, now).await;
         Ok(InboundOutcome::Answered {
