@@ -99,6 +99,18 @@ for mode in "OPENLOOP_LOCAL_PORTS=memory" ""; do
   done
 done
 echo "  make run needs none of the test tools"
+# A test tool that is missing where it cannot be installed (no apt-get on PATH) is named, with
+# how to install it; make stops there.
+bare=$(mktemp -d)
+ln -s "$(command -v id)" "$bare/id"
+for target in browser:chromium spamassassin:spamassassin; do
+  said=$(env PATH="$bare" "$(command -v make)" --no-print-directory -s "${target%%:*}" 2>&1) &&
+    fail "make ${target%%:*} succeeded with no ${target#*:} on PATH"
+  grep -q "${target#*:}" <<<"$said" && grep -q "install" <<<"$said" ||
+    fail "make ${target%%:*} with no ${target#*:} on PATH did not say which tool and how to install it: $said"
+done
+rm -rf "$bare"
+echo "  a missing test tool is named, with how to install it"
 
 # 3, started first: the benches' quick form, alongside 1 and 2 (each of them mostly waits on a
 # moto, which works on one core). make bench starts and stops its own moto, on a free port.

@@ -15,7 +15,7 @@ async fn a_published_event_reaches_a_rules_target_with_its_detail_and_a_missing_
     let (config, clients) = scratch.provision().await;
     let queue = format!("{}-bus-target", config.event_bus);
     let url = clients
-        .sqs
+        .sqs()
         .create_queue()
         .queue_name(&queue)
         .send()
@@ -24,7 +24,7 @@ async fn a_published_event_reaches_a_rules_target_with_its_detail_and_a_missing_
         .queue_url
         .expect("url");
     let arn = clients
-        .sqs
+        .sqs()
         .get_queue_attributes()
         .queue_url(&url)
         .attribute_names(QueueAttributeName::QueueArn)
@@ -50,7 +50,7 @@ async fn a_published_event_reaches_a_rules_target_with_its_detail_and_a_missing_
         .await
         .expect("published");
     let received = clients
-        .sqs
+        .sqs()
         .receive_message()
         .queue_url(&url)
         .max_number_of_messages(10)
@@ -76,5 +76,5 @@ async fn a_published_event_reaches_a_rules_target_with_its_detail_and_a_missing_
     let _ = events
         .call("DeleteRule", &json!({"Name": rule, "EventBusName": config.event_bus}))
         .await;
-    let _ = clients.sqs.delete_queue().queue_url(&url).send().await;
+    let _ = clients.sqs().delete_queue().queue_url(&url).send().await;
 }

@@ -22,7 +22,7 @@ use crate::concurrency::approved_task;
 async fn a_domain_identity_is_read_back_unverified_and_an_unknown_one_is_none() {
     let config = test_config();
     let clients = clients(&config).await;
-    let domains = SesSendingDomains::new(clients.sesv2.clone(), config.region.clone());
+    let domains = clients.sending_domains(config.region.clone());
     let domain = format!("gym-{}.example.org", ulid::Ulid::new().to_string().to_ascii_lowercase());
     assert_eq!(
         domains.identity(&domain).await.unwrap_or_else(|e| panic!("{e}")),
@@ -79,7 +79,7 @@ async fn a_second_account_can_neither_claim_a_verified_domain_nor_send_from_it()
     let scratch = Scratch::new("domain-claim");
     let (mut ports, engine_config, store, clock) = scratch.ports(None).await;
     let config = test_config();
-    let ses = SesSendingDomains::new(clients(&config).await.sesv2.clone(), config.region.clone());
+    let ses = clients(&config).await.sending_domains(config.region.clone());
     ports.sending_domains = Some(Arc::new(DkimFound(ses)));
     let dns = Arc::new(MemoryDns::default());
     ports.dns = Some(dns.clone());

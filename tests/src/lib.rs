@@ -25,6 +25,7 @@ pub mod fault_proxy;
 pub mod faults;
 pub mod gym;
 pub mod lift_simulation;
+pub mod pictures;
 pub mod pushpress;
 pub mod receiver;
 pub mod scale;

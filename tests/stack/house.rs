@@ -1,6 +1,7 @@
 //! The house, read from its sources: no file of the product's code — every crate under
 //! `shared/` and `functions/` — passes 900 lines, its tests apart (a file's `#[cfg(test)]` part
-//! at its end, a `tests.rs`, a crate's `tests/` folder). The test crate itself is tests.
+//! at its end, a `tests.rs`, a crate's `tests/` folder; the test crate itself is tests); and
+//! the README's pictures were taken from the pages as they are.
 
 use std::path::{Path, PathBuf};
 

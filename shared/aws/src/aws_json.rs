@@ -52,13 +52,15 @@ impl std::fmt::Display for AwsRefusal {
 /// cut off after sending is an unknown outcome ([`NoAnswer::sent`]).
 const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// One JSON service: its signing name (also its host's first label), target prefix and
-/// protocol version.
+/// One JSON service: its signing name, its host's first label (the signing name but for SES,
+/// `email`), and its protocol: awsJson (1.0 or 1.1, one `POST /` with a target) or REST-JSON
+/// (a method on a path).
 #[derive(Clone)]
 pub struct JsonService {
     http: reqwest::Client,
     shared: SdkConfig,
     service: &'static str,
+    host: &'static str,
     target_prefix: &'static str,
     content_type: &'static str,
 }
@@ -75,12 +77,13 @@ impl JsonService {
             http,
             shared,
             service,
+            host: service,
             target_prefix,
             content_type: "application/x-amz-json-1.1",
         }
     }
 
-    /// An awsJson 1.0 service (End User Messaging SMS).
+    /// An awsJson 1.0 service (End User Messaging SMS, SQS).
     pub fn json_1_0(shared: SdkConfig, service: &'static str, target_prefix: &'static str) -> Self {
         Self {
             content_type: "application/x-amz-json-1.0",
@@ -88,15 +91,26 @@ impl JsonService {
         }
     }
 
+    /// A REST-JSON service signed as `service` at `{host}.{region}.amazonaws.com` (SES v2:
+    /// `ses` at `email`), called with [`Self::rest`].
+    pub fn rest_json(shared: SdkConfig, service: &'static str, host: &'static str) -> Self {
+        Self {
+            host,
+            content_type: "application/json",
+            ..Self::new(shared, service, "")
+        }
+    }
+
     fn region(&self) -> &str {
         self.shared.region().map_or("us-east-1", |r| r.as_ref())
     }
 
-    /// The emulator's address (`AWS_ENDPOINT_URL`), else the service's regional endpoint.
-    fn url(&self) -> String {
+    /// The emulator's address (`AWS_ENDPOINT_URL`), else the service's regional endpoint; no
+    /// trailing `/`.
+    fn base(&self) -> String {
         match self.shared.endpoint_url() {
-            Some(endpoint) => format!("{}/", endpoint.trim_end_matches('/')),
-            None => format!("https://{}.{}.amazonaws.com/", self.service, self.region()),
+            Some(endpoint) => endpoint.trim_end_matches('/').to_owned(),
+            None => format!("https://{}.{}.amazonaws.com", self.host, self.region()),
         }
     }
 
@@ -104,12 +118,37 @@ impl JsonService {
     /// `Err` when no answer came. Sent once: what may be retried is the caller's to say
     /// ([`Self::call_retried`]).
     pub async fn call(&self, operation: &str, body: &Value) -> Result<Result<Value, AwsRefusal>, NoAnswer> {
-        let unsent = |why: String| NoAnswer { sent: false, why };
-        let body = serde_json::to_vec(body).map_err(|e| unsent(e.to_string()))?;
         let target = format!("{}.{operation}", self.target_prefix);
-        let headers = [("content-type", self.content_type), ("x-amz-target", target.as_str())];
+        let body = serde_json::to_vec(body).map_err(|e| NoAnswer {
+            sent: false,
+            why: e.to_string(),
+        })?;
+        self.exchange("POST", &format!("{}/", self.base()), Some(&target), body).await
+    }
+
+    /// REST-JSON: `method` on `path` (from its first `/`, segments already encoded) with
+    /// `body` as JSON, or none.
+    pub async fn rest(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Result<Value, AwsRefusal>, NoAnswer> {
+        let body = match body {
+            Some(body) => serde_json::to_vec(body).map_err(|e| NoAnswer {
+                sent: false,
+                why: e.to_string(),
+            })?,
+            None => Vec::new(),
+        };
+        self.exchange(method, &format!("{}{path}", self.base()), None, body).await
+    }
+
+    /// One signed request and its answer read.
+    async fn exchange(&self, method: &str, url: &str, target: Option<&str>, body: Vec<u8>) -> Result<Result<Value, AwsRefusal>, NoAnswer> {
+        let unsent = |why: String| NoAnswer { sent: false, why };
+        let mut headers = vec![("content-type", self.content_type)];
+        if let Some(target) = target {
+            headers.push(("x-amz-target", target));
+        }
         let request = signed(
-            &self.url(),
+            method,
+            url,
             &headers,
             &body,
             &identity(&self.shared).await.map_err(unsent)?,
@@ -124,6 +163,13 @@ impl JsonService {
             why: format!("{}: {e}", self.service),
         })?;
         let status = response.status().as_u16();
+        // REST-JSON names its error in a header (`Code:namespace`), the awsJson protocols in
+        // the body's `__type` (`namespace#Code`).
+        let error_type = response
+            .headers()
+            .get("x-amzn-errortype")
+            .and_then(|v| v.to_str().ok())
+            .map(|t| t.split(':').next().unwrap_or(t).to_owned());
         let text = response.text().await.map_err(|e| NoAnswer {
             sent: true,
             why: format!("{}: {e}", self.service),
@@ -132,10 +178,14 @@ impl JsonService {
         if (200..300).contains(&status) {
             return Ok(Ok(json));
         }
-        let code = json
-            .get("__type")
-            .and_then(Value::as_str)
-            .map(|t| t.rsplit('#').next().unwrap_or(t).to_owned())
+        let code = error_type
+            .filter(|t| !t.is_empty())
+            .or_else(|| {
+                ["__type", "code", "Code"]
+                    .iter()
+                    .find_map(|k| json.get(*k).and_then(Value::as_str))
+                    .map(|t| t.rsplit('#').next().unwrap_or(t).to_owned())
+            })
             .unwrap_or_else(|| status.to_string());
         let message = ["message", "Message"]
             .iter()
@@ -172,8 +222,10 @@ pub(crate) async fn identity(shared: &SdkConfig) -> Result<Identity, String> {
     Ok(credentials.into())
 }
 
-/// A signed `POST` of `body` to `url` for `service`, with `headers` (lower-case names) signed.
+/// A signed `method` of `body` to `url` for `service`, with `headers` (lower-case names) signed.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn signed(
+    method: &str,
     url: &str,
     headers: &[(&str, &str)],
     body: &[u8],
@@ -191,9 +243,9 @@ pub(crate) fn signed(
         .build()
         .map_err(|e| e.to_string())?
         .into();
-    let signable = SignableRequest::new("POST", url, headers.iter().copied(), SignableBody::Bytes(body)).map_err(|e| e.to_string())?;
+    let signable = SignableRequest::new(method, url, headers.iter().copied(), SignableBody::Bytes(body)).map_err(|e| e.to_string())?;
     let (instructions, _) = sign(signable, &params).map_err(|e| e.to_string())?.into_parts();
-    let mut request = http::Request::builder().method("POST").uri(url);
+    let mut request = http::Request::builder().method(method).uri(url);
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

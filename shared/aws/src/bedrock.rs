@@ -78,6 +78,7 @@ impl BedrockRuntime {
         let identity = crate::aws_json::identity(&self.shared).await.map_err(refused)?;
         let headers = [("content-type", "application/json"), ("accept", "application/json")];
         let request = crate::aws_json::signed(
+            "POST",
             &self.url(model),
             &headers,
             &body,

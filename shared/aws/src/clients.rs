@@ -13,8 +13,8 @@ use aws_config::meta::credentials::CredentialsProviderChain;
 use aws_config::provider_config::ProviderConfig;
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_sdk_dynamodb::config::SharedCredentialsProvider;
+use aws_sdk_dynamodb::config::retry::RetryConfig;
 use aws_sdk_dynamodb::config::timeout::TimeoutConfig;
-use aws_sdk_sesv2::config::retry::RetryConfig;
 
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
@@ -48,8 +48,6 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
 #[derive(Clone)]
 pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
-    pub sqs: aws_sdk_sqs::Client,
-    pub sesv2: aws_sdk_sesv2::Client,
     /// What [`Clients::bucket`] and the services spoken with requests of our own are made from.
     shared: SdkConfig,
 }
@@ -96,14 +94,8 @@ impl Clients {
     }
 
     fn from_shared(shared: SdkConfig) -> Self {
-        // Never let the SDK resend an e-mail on its own: a retry after a timeout may deliver twice.
-        let ses = aws_sdk_sesv2::config::Builder::from(&shared)
-            .retry_config(RetryConfig::disabled())
-            .build();
         Self {
             dynamodb: aws_sdk_dynamodb::Client::new(&shared),
-            sqs: aws_sdk_sqs::Client::new(&shared),
-            sesv2: aws_sdk_sesv2::Client::from_conf(ses),
             shared,
         }
     }
@@ -112,6 +104,27 @@ impl Clients {
     /// are made from, for a client made elsewhere (Bedrock's, in `openloop-edge`).
     pub fn sdk_config(&self) -> &SdkConfig {
         &self.shared
+    }
+
+    /// The SES v2 mailer ([`crate::ses`]: a mail is sent at most once).
+    pub fn mailer(&self, region: impl Into<String>, configuration_set: Option<String>) -> crate::ses::SesMailer {
+        crate::ses::SesMailer::new(self.shared.clone(), region, configuration_set)
+    }
+
+    /// A gym's own sending domains as SES v2 identities ([`crate::sending_domains`]).
+    pub fn sending_domains(&self, region: impl Into<String>) -> crate::sending_domains::SesSendingDomains {
+        crate::sending_domains::SesSendingDomains::new(self.shared.clone(), region)
+    }
+
+    /// The SQS queues at `urls` ([`crate::sqs`]: sends by signed requests of our own).
+    pub fn queues(&self, urls: std::collections::HashMap<openloop_core::task::work::QueueName, String>) -> crate::sqs::SqsQueue {
+        crate::sqs::SqsQueue::new(self.shared.clone(), urls)
+    }
+
+    /// The SQS SDK client, for what only the local runtime, provisioning and the tests do
+    /// (make queues, receive and delete): never made in a function, so never in its binary.
+    pub fn sqs(&self) -> aws_sdk_sqs::Client {
+        aws_sdk_sqs::Client::new(&self.shared)
     }
 
     /// The EventBridge bus `name` ([`crate::bus`]).
@@ -165,8 +178,7 @@ mod tests {
         for clients in [lambda, local] {
             let off = |config: Option<&aws_sdk_dynamodb::config::StalledStreamProtectionConfig>| config.is_some_and(|c| !c.is_enabled());
             assert!(off(clients.dynamodb.config().stalled_stream_protection()), "dynamodb");
-            assert!(off(clients.sqs.config().stalled_stream_protection()), "sqs");
-            assert!(off(clients.sesv2.config().stalled_stream_protection()), "sesv2");
+            assert!(off(clients.sqs().config().stalled_stream_protection()), "sqs");
         }
     }
 

@@ -62,12 +62,13 @@ pub async fn provision(clients: &Clients, names: &Names, sender_domain: &str) ->
     }
     create_bus(clients, &names.event_bus).await?;
     clients.bucket(&names.inbound_mail_bucket).create().await?;
-    match clients.sesv2.create_email_identity().email_identity(sender_domain).send().await {
-        Ok(_) => {}
-        Err(e) if e.as_service_error().is_some_and(|e| e.is_already_exists_exception()) => {}
-        Err(e) => {
-            return Err(format!("SES identity {sender_domain}: {:?}", e.as_service_error().map(|e| e.to_string())).into());
-        }
+    let identity = serde_json::json!({"EmailIdentity": sender_domain});
+    let ses = crate::ses::ses_v2(clients.sdk_config().clone());
+    match ses.rest("POST", "/v2/email/identities", Some(&identity)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) if e.code == "AlreadyExistsException" => {}
+        Ok(Err(e)) => return Err(format!("SES identity {sender_domain}: {e}").into()),
+        Err(e) => return Err(format!("SES identity {sender_domain}: {e}").into()),
     }
     let secrets_key = secrets_key(clients, &names.secrets_key_alias).await?;
     Ok(Provisioned { queue_urls, secrets_key })
@@ -170,7 +171,7 @@ async fn create_table(clients: &Clients, table: &str) -> Result<(), BoxError> {
 }
 
 async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError> {
-    let sqs = &clients.sqs;
+    let sqs = &clients.sqs();
     let dlq = sqs
         .create_queue()
         .queue_name(format!("{name}-dlq"))
@@ -231,11 +232,11 @@ pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxErro
     for queue in QueueName::ALL {
         let name = names.queue(queue);
         for name in [format!("{name}-dlq"), name] {
-            let Ok(found) = clients.sqs.get_queue_url().queue_name(&name).send().await else {
+            let Ok(found) = clients.sqs().get_queue_url().queue_name(&name).send().await else {
                 continue;
             };
             if let Some(url) = found.queue_url
-                && let Err(e) = clients.sqs.delete_queue().queue_url(url).send().await
+                && let Err(e) = clients.sqs().delete_queue().queue_url(url).send().await
             {
                 failures.push(format!("queue {name}: {e:?}"));
             }

@@ -8,62 +8,95 @@
 //! `v=spf1 include:amazonses.com ~all` on the MAIL FROM domain.
 
 use async_trait::async_trait;
-use aws_sdk_sesv2::Client;
-use aws_sdk_sesv2::types::{BehaviorOnMxFailure, DkimAttributes};
+use serde_json::{Value, json};
 
 use openloop_core::memory::ses_records;
 use openloop_core::owner::deliverability::DomainIdentity;
 use openloop_core::ports::{SendingDomainError, SendingDomains};
 
+use crate::aws_json::{AwsRefusal, JsonService, NoAnswer};
+
 #[derive(Clone)]
 pub struct SesSendingDomains {
-    client: Client,
+    ses: JsonService,
     region: String,
 }
 
 impl SesSendingDomains {
-    pub fn new(client: Client, region: impl Into<String>) -> Self {
+    pub fn new(shared: aws_config::SdkConfig, region: impl Into<String>) -> Self {
         Self {
-            client,
+            ses: crate::ses::ses_v2(shared),
             region: region.into(),
         }
     }
 
-    fn identity_of(&self, domain: &str, verified: bool, dkim: Option<&DkimAttributes>, mail_from: Option<&str>) -> DomainIdentity {
-        let tokens = dkim.map(|d| d.tokens().to_vec()).unwrap_or_default();
+    /// The identity as `GetEmailIdentity` answered it.
+    fn identity_of(&self, domain: &str, answer: &Value) -> DomainIdentity {
+        let dkim = answer.get("DkimAttributes");
+        let tokens: Vec<String> = dkim
+            .and_then(|d| d.get("Tokens"))
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default();
+        let mail_from = answer.pointer("/MailFromAttributes/MailFromDomain").and_then(Value::as_str);
         DomainIdentity {
             domain: domain.to_owned(),
-            verified,
+            verified: answer.get("VerifiedForSendingStatus").and_then(Value::as_bool).unwrap_or(false),
             dkim_status: dkim
-                .and_then(|d| d.status())
-                .map_or_else(|| "NOT_STARTED".to_owned(), |s| s.as_str().to_owned()),
+                .and_then(|d| d.get("Status"))
+                .and_then(Value::as_str)
+                .unwrap_or("NOT_STARTED")
+                .to_owned(),
             records: ses_records(domain, &tokens, mail_from, &self.region),
         }
     }
+
+    /// `method` on `/v2/email/identities/{domain}{rest}`.
+    async fn on_identity(
+        &self,
+        method: &str,
+        domain: &str,
+        rest: &str,
+        body: Option<&Value>,
+    ) -> Result<Result<Value, AwsRefusal>, NoAnswer> {
+        self.ses
+            .rest(method, &format!("/v2/email/identities/{}{rest}", segment(domain)), body)
+            .await
+    }
 }
 
-fn failed(what: &str, e: impl std::fmt::Debug) -> SendingDomainError {
-    SendingDomainError(format!("{what}: {e:?}"))
+/// A path segment: every byte but the unreserved ones as `%XX`.
+fn segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(b).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> SendingDomainError {
+    SendingDomainError(format!("{what}: {e}"))
 }
 
 #[async_trait]
 impl SendingDomains for SesSendingDomains {
     async fn create_identity(&self, domain: &str) -> Result<DomainIdentity, SendingDomainError> {
         // No signing attributes: Easy DKIM, SES making the key pair (of its default length).
-        let created = self.client.create_email_identity().email_identity(domain).send().await;
+        let created = self
+            .ses
+            .rest("POST", "/v2/email/identities", Some(&json!({"EmailIdentity": domain})))
+            .await
+            .map_err(|e| failed("CreateEmailIdentity", e))?;
         match created {
             Ok(_) => {}
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_already_exists_exception()) => {}
+            Err(e) if e.code == "AlreadyExistsException" => {}
             Err(e) => return Err(failed("CreateEmailIdentity", e)),
         }
-        let mail_from = format!("mail.{domain}");
-        self.client
-            .put_email_identity_mail_from_attributes()
-            .email_identity(domain)
-            .mail_from_domain(&mail_from)
-            .behavior_on_mx_failure(BehaviorOnMxFailure::UseDefaultValue)
-            .send()
+        let mail_from = json!({"MailFromDomain": format!("mail.{domain}"), "BehaviorOnMxFailure": "USE_DEFAULT_VALUE"});
+        self.on_identity("PUT", domain, "/mail-from", Some(&mail_from))
             .await
+            .map_err(|e| failed("PutEmailIdentityMailFromAttributes", e))?
             .map_err(|e| failed("PutEmailIdentityMailFromAttributes", e))?;
         self.identity(domain)
             .await?
@@ -71,22 +104,25 @@ impl SendingDomains for SesSendingDomains {
     }
 
     async fn identity(&self, domain: &str) -> Result<Option<DomainIdentity>, SendingDomainError> {
-        match self.client.get_email_identity().email_identity(domain).send().await {
-            Ok(out) => Ok(Some(self.identity_of(
-                domain,
-                out.verified_for_sending_status(),
-                out.dkim_attributes(),
-                out.mail_from_attributes().map(|m| m.mail_from_domain()),
-            ))),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_not_found_exception()) => Ok(None),
+        match self
+            .on_identity("GET", domain, "", None)
+            .await
+            .map_err(|e| failed("GetEmailIdentity", e))?
+        {
+            Ok(answer) => Ok(Some(self.identity_of(domain, &answer))),
+            Err(e) if e.code == "NotFoundException" => Ok(None),
             Err(e) => Err(failed("GetEmailIdentity", e)),
         }
     }
 
     async fn delete_identity(&self, domain: &str) -> Result<(), SendingDomainError> {
-        match self.client.delete_email_identity().email_identity(domain).send().await {
+        match self
+            .on_identity("DELETE", domain, "", None)
+            .await
+            .map_err(|e| failed("DeleteEmailIdentity", e))?
+        {
             Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|e| e.is_not_found_exception()) => Ok(()),
+            Err(e) if e.code == "NotFoundException" => Ok(()),
             Err(e) => Err(failed("DeleteEmailIdentity", e)),
         }
     }

@@ -2,39 +2,60 @@
 //! our own `Message-ID`, thread headers, the signed `Reply-To`, and RFC 8058 one-click
 //! unsubscribe.
 //!
-//! At-most-once: the SES client is built with retries off (see [`crate::clients`]); an error
-//! after the request may have reached SES is [`SendError::Ambiguous`] and is escalated by the
-//! engine, never retried blind. Only refusals SES states before accepting are `Rejected`.
+//! `SendEmail` (`POST /v2/email/outbound-emails`, REST-JSON) is one signed request of our own
+//! ([`crate::aws_json`]): SES's SDK crate was some 0.15 MB of every binary for five calls.
+//!
+//! At-most-once: a send is never retried here; an error after the request may have reached
+//! SES is [`SendError::Ambiguous`] and is escalated by the engine, never retried blind. Only
+//! refusals SES states before accepting, and connections never made, are `Rejected`.
 
 use async_trait::async_trait;
-use aws_sdk_sesv2::Client;
-use aws_sdk_sesv2::error::SdkError;
-use aws_sdk_sesv2::operation::send_email::SendEmailError;
-use aws_sdk_sesv2::primitives::Blob;
-use aws_sdk_sesv2::types::{Destination, EmailContent, RawMessage};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
 use mail_builder::MessageBuilder;
 use mail_builder::headers::raw::Raw;
 
 use openloop_core::conversation::mail::{OutboundMail, UNSUBSCRIBE_FOOTER};
 use openloop_core::kernel::text::breaks_a_line;
 use openloop_core::ports::{Delivered, Mailer, SendError};
+use serde_json::{Value, json};
+
+use crate::aws_json::{AwsRefusal, JsonService, NoAnswer};
+
+/// SES v2's API: signed as `ses`, at `email.{region}.amazonaws.com`.
+pub(crate) fn ses_v2(shared: aws_config::SdkConfig) -> JsonService {
+    JsonService::rest_json(shared, "ses", "email")
+}
 
 #[derive(Clone)]
 pub struct SesMailer {
-    client: Client,
+    ses: JsonService,
     region: String,
     /// Named on every send so SES reports bounces and complaints (to the mail-events topic).
     configuration_set: Option<String>,
 }
 
 impl SesMailer {
-    pub fn new(client: Client, region: impl Into<String>, configuration_set: Option<String>) -> Self {
+    pub fn new(shared: aws_config::SdkConfig, region: impl Into<String>, configuration_set: Option<String>) -> Self {
         Self {
-            client,
+            ses: ses_v2(shared),
             region: region.into(),
             configuration_set,
         }
     }
+}
+
+/// `SendEmail`'s request: the raw message, its envelope sender and recipient.
+fn send_email(mail: &OutboundMail, raw: &[u8], configuration_set: Option<&str>) -> Value {
+    let mut body = json!({
+        "FromEmailAddress": mail.from.to_string(),
+        "Destination": {"ToAddresses": [mail.to.to_string()]},
+        "Content": {"Raw": {"Data": B64.encode(raw)}},
+    });
+    if let Some(set) = configuration_set {
+        body["ConfigurationSetName"] = json!(set);
+    }
+    body
 }
 
 /// A header's free text (a display name, a subject) on one line: every control character —
@@ -89,64 +110,51 @@ pub fn mime(mail: &OutboundMail) -> Result<Vec<u8>, std::io::Error> {
 impl Mailer for SesMailer {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
         let raw = mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
-        let content = EmailContent::builder()
-            .raw(
-                RawMessage::builder()
-                    .data(Blob::new(raw))
-                    .build()
-                    .map_err(|e| SendError::Rejected(e.to_string()))?,
-            )
-            .build();
-        let result = self
-            .client
-            .send_email()
-            .from_email_address(mail.from.to_string())
-            .destination(Destination::builder().to_addresses(mail.to.to_string()).build())
-            .content(content)
-            .set_configuration_set_name(self.configuration_set.clone())
-            .send()
-            .await;
-        match result {
-            Ok(out) => {
-                let id = out
-                    .message_id
-                    .ok_or_else(|| SendError::Ambiguous("SES accepted the mail without a message id".into()))?;
-                let provider_message_id = Some(format!("{id}@{}.amazonses.com", self.region));
-                Ok(Delivered {
-                    provider_id: id,
-                    provider_message_id,
-                })
-            }
-            Err(e) => Err(classify(e)),
-        }
+        let request = send_email(mail, &raw, self.configuration_set.as_deref());
+        let answer = self
+            .ses
+            .rest("POST", "/v2/email/outbound-emails", Some(&request))
+            .await
+            .map_err(not_answered)?
+            .map_err(refused)?;
+        let id = answer
+            .get("MessageId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| SendError::Ambiguous("SES accepted the mail without a message id".into()))?;
+        Ok(Delivered {
+            provider_id: id.to_owned(),
+            provider_message_id: Some(format!("{id}@{}.amazonses.com", self.region)),
+        })
     }
 }
 
-/// Refusals SES makes before accepting a message are definite; anything else may have sent.
-fn classify(e: SdkError<SendEmailError>) -> SendError {
-    match &e {
-        SdkError::ConstructionFailure(_) => SendError::Rejected(format!("request not built: {e:?}")),
-        SdkError::ServiceError(service) => {
-            let err = service.err();
-            let definite = matches!(
-                err,
-                SendEmailError::MessageRejected(_)
-                    | SendEmailError::MailFromDomainNotVerifiedException(_)
-                    | SendEmailError::AccountSuspendedException(_)
-                    | SendEmailError::SendingPausedException(_)
-                    | SendEmailError::TooManyRequestsException(_)
-                    | SendEmailError::LimitExceededException(_)
-                    | SendEmailError::BadRequestException(_)
-                    | SendEmailError::NotFoundException(_)
-            );
-            let text = format!("{}: {}", err.meta().code().unwrap_or("unknown"), err.meta().message().unwrap_or(""));
-            if definite {
-                SendError::Rejected(text)
-            } else {
-                SendError::Ambiguous(text)
-            }
-        }
-        _ => SendError::Ambiguous(format!("{e:?}")),
+/// The refusals SES states before it accepts a message: nothing was sent.
+const REFUSED_BEFORE_SENDING: &[&str] = &[
+    "MessageRejected",
+    "MailFromDomainNotVerifiedException",
+    "AccountSuspendedException",
+    "SendingPausedException",
+    "TooManyRequestsException",
+    "LimitExceededException",
+    "BadRequestException",
+    "NotFoundException",
+];
+
+fn refused(e: AwsRefusal) -> SendError {
+    let text = format!("{}: {}", e.code, e.message.as_deref().unwrap_or_default());
+    if REFUSED_BEFORE_SENDING.contains(&e.code.as_str()) {
+        SendError::Rejected(text)
+    } else {
+        SendError::Ambiguous(text)
+    }
+}
+
+/// No answer: a connection never made sent nothing; anything after it may have sent.
+fn not_answered(e: NoAnswer) -> SendError {
+    if e.sent {
+        SendError::Ambiguous(e.why)
+    } else {
+        SendError::Rejected(format!("not sent: {}", e.why))
     }
 }
 
@@ -170,6 +178,39 @@ mod tests {
             unsubscribe_url: "https://app.example.com/unsubscribe?token=t".into(),
             date: "2026-11-02T14:00:00Z".parse().expect("ts"),
         }
+    }
+
+    /// `SendEmail`'s request is the raw message as SES takes it, and only SES's refusals
+    /// before accepting (or no connection at all) are a mail not sent.
+    #[test]
+    fn a_send_is_the_raw_message_and_only_refusals_before_accepting_are_not_sent() {
+        let body = send_email(&mail(), b"raw mime", Some("openloop"));
+        assert_eq!(body["Content"]["Raw"]["Data"], B64.encode(b"raw mime"));
+        assert_eq!(body["Destination"]["ToAddresses"][0], "sarah@example.com");
+        assert_eq!(body["FromEmailAddress"], "outreach@mail.example.com");
+        assert_eq!(body["ConfigurationSetName"], "openloop");
+        assert!(send_email(&mail(), b"x", None).get("ConfigurationSetName").is_none());
+        let refusal = |code: &str, status| AwsRefusal {
+            status,
+            code: code.into(),
+            message: None,
+        };
+        assert!(matches!(refused(refusal("MessageRejected", 400)), SendError::Rejected(_)));
+        assert!(matches!(refused(refusal("InternalFailure", 500)), SendError::Ambiguous(_)));
+        assert!(matches!(
+            not_answered(NoAnswer {
+                sent: false,
+                why: "refused".into()
+            }),
+            SendError::Rejected(_)
+        ));
+        assert!(matches!(
+            not_answered(NoAnswer {
+                sent: true,
+                why: "timed out".into()
+            }),
+            SendError::Ambiguous(_)
+        ));
     }
 
     #[test]

@@ -1,24 +1,32 @@
-//! The SQS [`Queue`]: batches of up to ten, each message with its own delay.
+//! The SQS [`Queue`]: batches of up to ten, each message with its own delay, sent with
+//! `SendMessageBatch` as a signed awsJson 1.0 request of our own ([`crate::aws_json`]; SQS's
+//! SDK client is only the local runtime's and the tests', [`crate::clients::Clients::sqs`]).
+//! A batch whose answer was lost is sent again, as the SDK's standard retries did: work on the
+//! queues is safe to do twice.
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
-use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use jiff::SignedDuration;
+use serde_json::{Value, json};
 
 use openloop_core::ports::{Queue, QueueError};
 use openloop_core::task::work::QueueName;
 
+use crate::aws_json::JsonService;
+
 #[derive(Clone)]
 pub struct SqsQueue {
-    client: Client,
+    sqs: JsonService,
     urls: HashMap<QueueName, String>,
 }
 
 impl SqsQueue {
-    pub fn new(client: Client, urls: HashMap<QueueName, String>) -> Self {
-        Self { client, urls }
+    pub fn new(shared: aws_config::SdkConfig, urls: HashMap<QueueName, String>) -> Self {
+        Self {
+            sqs: JsonService::json_1_0(shared, "sqs", "AmazonSQS"),
+            urls,
+        }
     }
 
     pub fn url(&self, queue: QueueName) -> Option<&str> {
@@ -44,39 +52,55 @@ impl Queue for SqsQueue {
     }
 }
 
+/// `SendMessageBatch`'s request: each message its own entry, its delay at most SQS's 15 minutes.
+fn send_message_batch(url: &str, chunk: &[(String, SignedDuration)]) -> Value {
+    let entries: Vec<Value> = chunk
+        .iter()
+        .enumerate()
+        .map(|(i, (body, delay))| json!({"Id": i.to_string(), "MessageBody": body, "DelaySeconds": delay.as_secs().clamp(0, 900)}))
+        .collect();
+    json!({"QueueUrl": url, "Entries": entries})
+}
+
 impl SqsQueue {
     /// One `SendMessageBatch` of at most ten messages, each with its own delay.
     async fn send_batch(&self, queue: QueueName, url: &str, chunk: &[(String, SignedDuration)]) -> Result<(), QueueError> {
         let err = |message: String| QueueError { queue, message };
-        let entries = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, (body, delay))| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .message_body(body)
-                    .delay_seconds(i32::try_from(delay.as_secs().clamp(0, 900)).unwrap_or(0))
-                    .build()
-                    .map_err(|e| err(e.to_string()))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let out = self
-            .client
-            .send_message_batch()
-            .queue_url(url)
-            .set_entries(Some(entries))
-            .send()
+        let answer = self
+            .sqs
+            .call_retried("SendMessageBatch", &send_message_batch(url, chunk))
             .await
-            .map_err(|e| {
-                err(format!(
-                    "{:?}",
-                    e.as_service_error().map(|s| s.to_string()).unwrap_or_else(|| e.to_string())
-                ))
-            })?;
-        if !out.failed.is_empty() {
-            let codes: Vec<_> = out.failed.iter().map(|f| f.code.clone()).collect();
-            return Err(err(format!("{} of {} messages refused: {codes:?}", out.failed.len(), chunk.len())));
+            .map_err(|e| err(e.to_string()))?
+            .map_err(|refused| err(format!("SendMessageBatch: {refused}")))?;
+        let failed: Vec<&str> = answer
+            .get("Failed")
+            .and_then(Value::as_array)
+            .map(|f| {
+                f.iter()
+                    .map(|e| e.get("Code").and_then(Value::as_str).unwrap_or("unknown"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !failed.is_empty() {
+            return Err(err(format!("{} of {} messages refused: {failed:?}", failed.len(), chunk.len())));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_names_its_queue_and_each_message_with_its_delay_capped_at_fifteen_minutes() {
+        let chunk = vec![
+            ("a".to_owned(), SignedDuration::ZERO),
+            ("b".to_owned(), SignedDuration::from_secs(3600)),
+        ];
+        let body = send_message_batch("https://sqs.us-east-1.amazonaws.com/1/q", &chunk);
+        assert_eq!(body["QueueUrl"], "https://sqs.us-east-1.amazonaws.com/1/q");
+        assert_eq!(body["Entries"][0], json!({"Id": "0", "MessageBody": "a", "DelaySeconds": 0}));
+        assert_eq!(body["Entries"][1]["DelaySeconds"], 900);
     }
 }

@@ -16,8 +16,6 @@ use openloop_core::task::work::QueueName;
 
 pub use openloop_aws::clients::Clients;
 use openloop_aws::dynamo::DynamoStore;
-use openloop_aws::ses::SesMailer;
-use openloop_aws::sqs::SqsQueue;
 use openloop_pushpress::{PushPress, PushPressConfig};
 
 #[derive(Debug, thiserror::Error)]
@@ -150,18 +148,15 @@ impl Vars {
         Ok(Self { resolved })
     }
 
-    /// [`Self::resolve`] with Secrets Manager and SSM in `region` (at `endpoint`, an emulator).
-    pub async fn from_secrets_manager(region: &str, endpoint: Option<&str>, lambda: bool) -> Result<Self, ConfigError> {
+    /// [`Self::resolve`] with Secrets Manager and SSM in `region` (at `endpoint`, an emulator),
+    /// with a function's credentials ([`Clients::in_lambda`]: the SDK's default chain, STS and
+    /// all, is never linked into a function's binary).
+    pub async fn from_secrets_manager(region: &str, endpoint: Option<&str>) -> Result<Self, ConfigError> {
         let named = SECRET_VARIABLES.iter().any(|name| var(&format!("{name}_SECRET")).is_some()) || var(MODEL_KEY_SECRET).is_some();
         if !named {
             return Ok(Self::env());
         }
-        let clients = if lambda {
-            Clients::in_lambda(region, endpoint)
-        } else {
-            Clients::load(region, endpoint).await
-        };
-        let secrets = clients.platform_secrets();
+        let secrets = Clients::in_lambda(region, endpoint).platform_secrets();
         Self::resolve(var, |id| {
             let secrets = secrets.clone();
             async move { secrets.value(&id).await }
@@ -382,12 +377,8 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
     let store = DynamoStore::new(clients.dynamodb.clone(), config.table.clone()).with_keyring(keyring(config, clients));
     let ports = EnginePorts {
         store: Arc::new(store.clone()),
-        queue: Arc::new(SqsQueue::new(clients.sqs.clone(), config.queue_urls.clone())),
-        mailer: Arc::new(SesMailer::new(
-            clients.sesv2.clone(),
-            config.region.clone(),
-            config.ses_configuration_set.clone(),
-        )),
+        queue: Arc::new(clients.queues(config.queue_urls.clone())),
+        mailer: Arc::new(clients.mailer(config.region.clone(), config.ses_configuration_set.clone())),
         agent,
         bus: Arc::new(clients.event_bus(config.event_bus.clone())),
         clock,
@@ -395,10 +386,7 @@ pub fn ports(config: &Config, clients: &Clients, clock: Arc<dyn Clock>, agent: A
             .pushpress
             .clone()
             .map(|p| Arc::new(p) as Arc<dyn openloop_core::members::connector::Connector>),
-        sending_domains: Some(Arc::new(openloop_aws::sending_domains::SesSendingDomains::new(
-            clients.sesv2.clone(),
-            config.region.clone(),
-        ))),
+        sending_domains: Some(Arc::new(clients.sending_domains(config.region.clone()))),
         dns: Some(Arc::new(openloop_aws::dns::DnsOverHttps::new(var("OPENLOOP_DNS_URL")))),
     };
     (ports, store)
@@ -496,7 +484,7 @@ impl Start {
             .or_else(|| var("AWS_DEFAULT_REGION"))
             .unwrap_or_else(|| "us-east-1".into());
         let endpoint = var("AWS_ENDPOINT_URL");
-        let vars = Vars::from_secrets_manager(&region, endpoint.as_deref(), in_lambda()).await?;
+        let vars = Vars::from_secrets_manager(&region, endpoint.as_deref()).await?;
         let config = Config::from_vars(&vars)?;
         let clients = config.lambda_clients();
         Ok(Self { config, vars, clients })

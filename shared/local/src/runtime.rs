@@ -196,7 +196,7 @@ async fn on_emulator(
     let outbox = Arc::new(Outbox::new(ports.mailer.clone()));
     ports.mailer = outbox.clone();
     let inbox = Arc::new(SqsInbox {
-        client: clients.sqs.clone(),
+        client: clients.sqs(),
         urls: provisioned.queue_urls,
     });
     let queues = Arc::new(LocalQueues::new(ports.queue.clone(), inbox));

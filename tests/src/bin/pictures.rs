@@ -7,7 +7,9 @@
 //! - `dashboard-overview.png`: the overview at a desktop's width — the month's numbers, the
 //!   charts, the activity feed;
 //! - `dashboard-review.png`: the review queue, with what the last morning left for the owner;
-//! - `dashboard-phone.png`: the owner's morning (`/app/today`) at a phone's width.
+//! - `dashboard-phone.png`: the owner's morning (`/app/today`) at a phone's width;
+//! - `pictures.sha256`: what the pages were made from (`openloop_tests::pictures`), which a
+//!   test holds the current templates to.
 
 use std::path::{Path, PathBuf};
 
@@ -117,5 +119,11 @@ async fn make() -> Result<(), String> {
     }
     drop(browser);
     drop(started);
+    // What they were taken from, so a test can tell when the pages have changed since.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().ok_or("the repository")?;
+    let fingerprint = openloop_tests::pictures::fingerprint(root).map_err(|e| format!("the pages' files: {e}"))?;
+    let path = Path::new(&dir).join("pictures.sha256");
+    std::fs::write(&path, openloop_tests::pictures::record(&fingerprint)).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
     Ok(())
 }

@@ -375,7 +375,12 @@ async fn a_triggers_firing_cut_short_at_any_store_call_fires_once_when_the_event
         armed.store(false, Ordering::SeqCst);
         // Redelivered (a no-op when the first delivery went through whole).
         w.engine.apply_signal(&envelope).await.expect("redelivered");
-        let opened: Vec<Task> = w.active_of("m_kept").await.into_iter().filter(|t| t.task_type == "milestone_review").collect();
+        let opened: Vec<Task> = w
+            .active_of("m_kept")
+            .await
+            .into_iter()
+            .filter(|t| t.task_type == "milestone_review")
+            .collect();
         assert_eq!(opened.len(), 1, "killed at store call {kill_at}: {opened:?}");
         if !cut_short {
             assert!(kill_at > 3, "the firing made only {kill_at} store calls");

@@ -265,3 +265,31 @@ fn a_question_the_gyms_facts_answer_is_answered_with_them_and_any_other_goes_to_
     r.facts.clear();
     assert_eq!(evaluate_reply(&r).action, ReplyAction::Escalate);
 }
+
+#[test]
+fn the_shipped_reply_phrases_parse_with_every_list_filled() {
+    let phrases = &*PHRASES;
+    let lists = [
+        &phrases.hostile,
+        &phrases.membership_change,
+        &phrases.hardship,
+        &phrases.money,
+        &phrases.question_openers,
+        &phrases.hedges,
+        &phrases.decline,
+        &phrases.not_renewing,
+        &phrases.commit_verbs,
+        &phrases.days,
+        &phrases.time_anchors,
+        &phrases.already_done,
+        &phrases.away,
+        &phrases.away_for,
+        &phrases.interest,
+        &phrases.vague,
+        &phrases.open_prefixes,
+    ];
+    for list in lists {
+        assert!(!list.is_empty());
+        assert!(list.iter().all(|p| p == &p.to_lowercase() && !p.trim().is_empty()), "{list:?}");
+    }
+}

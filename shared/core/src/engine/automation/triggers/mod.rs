@@ -365,7 +365,10 @@ impl Engine {
 
     /// The firing's claim on its own (where no task is written with it): whether this call made it.
     async fn claim_firing(&self, claim: &OnceClaim) -> Result<bool, EngineError> {
-        Ok(self.store.claim_webhook(&claim.source, &claim.key, claim.now, claim.expires_at).await?)
+        Ok(self
+            .store
+            .claim_webhook(&claim.source, &claim.key, claim.now, claim.expires_at)
+            .await?)
     }
 
     /// `POST /api/v1/triggers/{id}/dry-run`: the members the row would have opened a task for
