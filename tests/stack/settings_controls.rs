@@ -1,5 +1,6 @@
 //! Every control on the settings page, used as the owner would, from the page alone: a
-//! trigger of the owner's own added, tried ("What would it open?", which opens nothing) and
+//! trigger of the owner's own added, tried ("What would it open?", which opens nothing),
+//! changed from its pre-filled form (a refused change said in words and nothing changed) and
 //! removed; PushPress connected with a key it accepts, a key it refuses refused with the reason
 //! and nothing changed, then disconnected.
 
@@ -11,6 +12,7 @@ use openloop_tests::pushpress::FakePushPress;
 use serde_json::Value;
 
 use crate::dashboard::sign_in;
+use crate::pages_in_words::{codes_in, visible_text};
 
 async fn triggers(stack: &Stack, token: &str) -> Vec<Value> {
     let (_, list) = stack.get("/api/v1/triggers", token).await;
@@ -338,4 +340,159 @@ async fn learned_send_hours_wait_for_the_owner_and_are_taken_or_put_back_from_th
     assert_eq!(status, 303);
     let (_, settings) = stack.get("/api/v1/settings", &gym.token).await;
     assert!(settings.get("use_learned_send_hours").is_none_or(Value::is_null), "{settings}");
+}
+
+/// The row `id` as `GET /api/v1/triggers` lists it.
+async fn trigger(stack: &Stack, token: &str, id: &str) -> Value {
+    triggers(stack, token)
+        .await
+        .into_iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("{id} listed"))
+}
+
+#[tokio::test]
+async fn the_owner_changes_a_trigger_of_theirs_from_its_form() {
+    let stack = Stack::start("settings-trigger-edit").await;
+    let gym = stack.create_account("manual").await;
+    let (status, row) = stack
+        .post(
+            "/api/v1/triggers",
+            &gym.token,
+            serde_json::json!({"event": "payment.failed", "task_type": "staff_call_member", "reentry": "once", "goal": "Call them about the card"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{row}");
+    let id = row["id"].as_str().unwrap_or_default().to_owned();
+    let owner = sign_in(&stack, &gym).await;
+    let (_, page) = owner.get("/app/settings").await;
+    let edit = format!("/app/settings/triggers/{id}/edit");
+    assert!(page.contains(&format!("href=\"{edit}\">Change it</a>")), "{page}");
+    assert!(
+        !page.contains("/app/settings/triggers/payment_failed/edit"),
+        "a built-in row is only switched"
+    );
+
+    // The form, pre-filled with the row, in words.
+    let (status, form) = owner.get(&edit).await;
+    assert_eq!(status, 200, "{form}");
+    for shown in [
+        "<option value=\"payment.failed\" selected>A failed payment</option>",
+        "<option value=\"staff_call_member\" selected>Call Member</option>",
+        "<option value=\"once\" selected>Never again</option>",
+        "value=\"Call them about the card\"",
+        "<option value=\"never\" selected>never</option>",
+    ] {
+        assert!(form.contains(shown), "{shown}: {form}");
+    }
+    assert!(codes_in(&visible_text(&form)).is_empty(), "{:?}", codes_in(&visible_text(&form)));
+
+    // Changed: the table and the API say so.
+    let changed = [
+        ("csrf", owner.csrf.as_str()),
+        ("event", "checkin.created"),
+        ("task_type", "staff_call_member"),
+        ("delay_hours", "6"),
+        ("reentry", "after_days"),
+        ("reentry_days", "14"),
+        ("goal", "Call after their class"),
+        ("notify", "always"),
+    ];
+    let (status, location) = owner.post(&edit, &changed).await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/app/settings?done=trigger_changed#triggers-heading")
+    );
+    let row = trigger(&stack, &gym.token, &id).await;
+    assert_eq!(
+        (
+            row["event"].as_str(),
+            row["delay_hours"].as_u64(),
+            row["reentry"].as_str(),
+            row["reentry_days"].as_u64(),
+            row["goal"].as_str(),
+            row["notify"].as_str()
+        ),
+        (
+            Some("checkin.created"),
+            Some(6),
+            Some("after_days"),
+            Some(14),
+            Some("Call after their class"),
+            Some("always")
+        ),
+        "{row}"
+    );
+    let (_, page) = owner.get("/app/settings?done=trigger_changed").await;
+    assert!(page.contains("Trigger changed"), "said back");
+    assert!(page.contains(", after 6 h"), "the row in words: {page}");
+    let (_, form) = owner.get(&edit).await;
+    assert!(
+        form.contains("<option value=\"checkin.created\" selected>") && form.contains("value=\"14\""),
+        "the form shows the change: {form}"
+    );
+
+    // Refused: the reason in words over the form, with what was posted; nothing changed.
+    let mut too_late = changed.to_vec();
+    too_late[3] = ("delay_hours", "9999");
+    let (status, page) = owner.post_page(&edit, &too_late).await;
+    assert_eq!(status, 422, "{page}");
+    assert!(
+        page.contains("role=\"alert\" id=\"trigger-error\">Not changed: The wait is at most 2160 hours (90 days).</p>"),
+        "{page}"
+    );
+    assert!(page.contains("value=\"9999\""), "what the owner posted is kept: {page}");
+    assert!(codes_in(&visible_text(&page)).is_empty(), "{:?}", codes_in(&visible_text(&page)));
+    let mut never_again = changed.to_vec();
+    never_again[5] = ("reentry_days", "0");
+    let (status, page) = owner.post_page(&edit, &never_again).await;
+    assert_eq!(status, 422, "{page}");
+    assert!(
+        page.contains("Not changed: It may fire again for a member after 1 to 365 days."),
+        "{page}"
+    );
+    assert_eq!(trigger(&stack, &gym.token, &id).await, row, "nothing changed");
+
+    // Back to once, the goal emptied: the days go with it and the task's own goal is used.
+    let (status, _) = owner
+        .post(
+            &edit,
+            &[
+                ("csrf", owner.csrf.as_str()),
+                ("event", "checkin.created"),
+                ("task_type", "staff_call_member"),
+                ("delay_hours", "0"),
+                ("reentry", "once"),
+                ("reentry_days", "14"),
+                ("goal", ""),
+                ("notify", "always"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 303);
+    let again = trigger(&stack, &gym.token, &id).await;
+    assert!(
+        again["reentry"] == "once" && again["reentry_days"].is_null() && again["goal"].is_null(),
+        "{again}"
+    );
+
+    // A built-in row has no form; without the CSRF token, or another account's row: nothing.
+    let (status, _) = owner.get("/app/settings/triggers/payment_failed/edit").await;
+    assert_eq!(status, 422);
+    let (status, _) = owner.post_page("/app/settings/triggers/payment_failed/edit", &changed).await;
+    assert_eq!(status, 422);
+    assert_eq!(trigger(&stack, &gym.token, "payment_failed").await["event"], "payment.failed");
+    let (status, _) = owner.post(&edit, &changed[1..]).await;
+    assert_eq!(status, 403);
+    let other = stack.create_account("manual").await;
+    let theirs = sign_in(&stack, &other).await;
+    let (status, _) = theirs
+        .post_page(&edit, &[&[("csrf", theirs.csrf.as_str())], &changed[1..]].concat())
+        .await;
+    assert_eq!(status, 404);
+    assert_eq!(trigger(&stack, &gym.token, &id).await, again);
+
+    // Every page reads in words, the trigger's form among them.
+    let codes = crate::pages_in_words::codes_on_pages(&stack, &gym, &[]).await;
+    assert!(codes.iter().all(|c| c.starts_with("no link")), "{codes:#?}");
 }

@@ -26,6 +26,7 @@ pub fn notice(done: Option<&str>) -> Option<&'static str> {
         "trigger_on" => Some("Trigger switched on: its events open tasks again."),
         "trigger_off" => Some("Trigger switched off: its events open nothing."),
         "trigger_added" => Some("Trigger added: its events open tasks from now on."),
+        "trigger_changed" => Some("Trigger changed: its events open tasks as you set it from now on."),
         "trigger_deleted" => Some("Trigger removed: its events open nothing."),
         "pushpress_connected" => Some("Connected to PushPress: its members are being imported."),
         "pushpress_disconnected" => Some("Disconnected from PushPress: nothing more is imported."),
