@@ -40,3 +40,15 @@ fn no_file_of_the_products_code_passes_900_lines() {
         .collect();
     assert!(long.is_empty(), "files over {MAX_LINES} lines of code: {long:?}");
 }
+
+#[test]
+fn the_readme_pictures_were_taken_from_the_current_pages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
+    let now = openloop_tests::pictures::fingerprint(root).expect("the dashboard's templates");
+    let taken = openloop_tests::pictures::recorded(root);
+    assert_eq!(
+        taken.as_deref(),
+        Some(now.as_str()),
+        "the dashboard's templates or stylesheet changed since the README's pictures were taken: run `make pictures` and commit docs/"
+    );
+}
