@@ -41,6 +41,27 @@ impl std::fmt::Display for NoAnswer {
 
 impl std::error::Error for NoAnswer {}
 
+/// A send's refusal, for the engine: one the service states before it accepts
+/// (`before_sending`) sent nothing; any other may have.
+pub(crate) fn refused_send(e: AwsRefusal, before_sending: &[&str]) -> openloop_core::ports::SendError {
+    let text = format!("{}: {}", e.code, e.message.as_deref().unwrap_or_default());
+    if before_sending.contains(&e.code.as_str()) {
+        openloop_core::ports::SendError::Rejected(text)
+    } else {
+        openloop_core::ports::SendError::Ambiguous(text)
+    }
+}
+
+/// A send with no answer, for the engine: a connection never made sent nothing; anything after
+/// it may have sent.
+pub(crate) fn unanswered_send(e: NoAnswer) -> openloop_core::ports::SendError {
+    if e.sent {
+        openloop_core::ports::SendError::Ambiguous(e.why)
+    } else {
+        openloop_core::ports::SendError::Rejected(format!("not sent: {}", e.why))
+    }
+}
+
 impl std::fmt::Display for AwsRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.code, self.status)

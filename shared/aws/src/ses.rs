@@ -20,7 +20,7 @@ use openloop_core::kernel::text::breaks_a_line;
 use openloop_core::ports::{Delivered, Mailer, SendError};
 use serde_json::{Value, json};
 
-use crate::aws_json::{AwsRefusal, JsonService, NoAnswer};
+use crate::aws_json::{JsonService, refused_send, unanswered_send};
 
 /// SES v2's API: signed as `ses`, at `email.{region}.amazonaws.com`.
 pub(crate) fn ses_v2(shared: aws_config::SdkConfig) -> JsonService {
@@ -115,8 +115,8 @@ impl Mailer for SesMailer {
             .ses
             .rest("POST", "/v2/email/outbound-emails", Some(&request))
             .await
-            .map_err(not_answered)?
-            .map_err(refused)?;
+            .map_err(unanswered_send)?
+            .map_err(|e| refused_send(e, REFUSED_BEFORE_SENDING))?;
         let id = answer
             .get("MessageId")
             .and_then(Value::as_str)
@@ -140,27 +140,10 @@ const REFUSED_BEFORE_SENDING: &[&str] = &[
     "NotFoundException",
 ];
 
-fn refused(e: AwsRefusal) -> SendError {
-    let text = format!("{}: {}", e.code, e.message.as_deref().unwrap_or_default());
-    if REFUSED_BEFORE_SENDING.contains(&e.code.as_str()) {
-        SendError::Rejected(text)
-    } else {
-        SendError::Ambiguous(text)
-    }
-}
-
-/// No answer: a connection never made sent nothing; anything after it may have sent.
-fn not_answered(e: NoAnswer) -> SendError {
-    if e.sent {
-        SendError::Ambiguous(e.why)
-    } else {
-        SendError::Rejected(format!("not sent: {}", e.why))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aws_json::{AwsRefusal, NoAnswer};
     use openloop_core::kernel::ids::Email;
 
     fn mail() -> OutboundMail {
@@ -195,17 +178,23 @@ mod tests {
             code: code.into(),
             message: None,
         };
-        assert!(matches!(refused(refusal("MessageRejected", 400)), SendError::Rejected(_)));
-        assert!(matches!(refused(refusal("InternalFailure", 500)), SendError::Ambiguous(_)));
         assert!(matches!(
-            not_answered(NoAnswer {
+            refused_send(refusal("MessageRejected", 400), REFUSED_BEFORE_SENDING),
+            SendError::Rejected(_)
+        ));
+        assert!(matches!(
+            refused_send(refusal("InternalFailure", 500), REFUSED_BEFORE_SENDING),
+            SendError::Ambiguous(_)
+        ));
+        assert!(matches!(
+            unanswered_send(NoAnswer {
                 sent: false,
                 why: "refused".into()
             }),
             SendError::Rejected(_)
         ));
         assert!(matches!(
-            not_answered(NoAnswer {
+            unanswered_send(NoAnswer {
                 sent: true,
                 why: "timed out".into()
             }),

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use openloop_core::engine::SmsInbound;
 use openloop_core::ports::{Delivered, OutboundText, SendError, SmsSender};
 
-use crate::aws_json::{AwsRefusal, JsonService, NoAnswer};
+use crate::aws_json::{JsonService, refused_send, unanswered_send};
 
 /// The refusals `SendTextMessage` states before it accepts a text: nothing was sent.
 const REFUSED_BEFORE_SENDING: &[&str] = &[
@@ -72,8 +72,8 @@ impl SmsSender for EndUserMessagingSms {
             .sms
             .call("SendTextMessage", &send_text_message(text))
             .await
-            .map_err(not_answered)?
-            .map_err(refused)?;
+            .map_err(unanswered_send)?
+            .map_err(|e| refused_send(e, REFUSED_BEFORE_SENDING))?;
         let id = answer
             .get("MessageId")
             .and_then(Value::as_str)
@@ -82,23 +82,6 @@ impl SmsSender for EndUserMessagingSms {
             provider_id: id.to_owned(),
             provider_message_id: None,
         })
-    }
-}
-
-fn not_answered(e: NoAnswer) -> SendError {
-    if e.sent {
-        SendError::Ambiguous(e.why)
-    } else {
-        SendError::Rejected(format!("not sent: {}", e.why))
-    }
-}
-
-fn refused(e: AwsRefusal) -> SendError {
-    let text = format!("{}: {}", e.code, e.message.as_deref().unwrap_or_default());
-    if REFUSED_BEFORE_SENDING.contains(&e.code.as_str()) {
-        SendError::Rejected(text)
-    } else {
-        SendError::Ambiguous(text)
     }
 }
 
@@ -127,6 +110,7 @@ pub fn inbound_text(message: &str) -> Option<SmsInbound> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aws_json::{AwsRefusal, NoAnswer};
 
     /// A refusal the service states before accepting is a text not sent; a failure on its side
     /// or an answer lost after sending may have reached the member, and is never sent again.
@@ -137,18 +121,26 @@ mod tests {
             code: code.into(),
             message: Some("why".into()),
         };
-        assert!(matches!(refused(refusal("ValidationException", 400)), SendError::Rejected(t) if t == "ValidationException: why"));
-        assert!(matches!(refused(refusal("ThrottlingException", 400)), SendError::Rejected(_)));
-        assert!(matches!(refused(refusal("InternalServerException", 500)), SendError::Ambiguous(_)));
+        assert!(
+            matches!(refused_send(refusal("ValidationException", 400), REFUSED_BEFORE_SENDING), SendError::Rejected(t) if t == "ValidationException: why")
+        );
         assert!(matches!(
-            not_answered(NoAnswer {
+            refused_send(refusal("ThrottlingException", 400), REFUSED_BEFORE_SENDING),
+            SendError::Rejected(_)
+        ));
+        assert!(matches!(
+            refused_send(refusal("InternalServerException", 500), REFUSED_BEFORE_SENDING),
+            SendError::Ambiguous(_)
+        ));
+        assert!(matches!(
+            unanswered_send(NoAnswer {
                 sent: false,
                 why: "refused".into()
             }),
             SendError::Rejected(_)
         ));
         assert!(matches!(
-            not_answered(NoAnswer {
+            unanswered_send(NoAnswer {
                 sent: true,
                 why: "timed out".into()
             }),

@@ -60,7 +60,7 @@ impl Engine {
     }
 
     /// The overview: the account and its ramp, this month's scorecard, the revenue retained
-    /// in each of the last `months` months, the review queue's length, and the daily metrics
+    /// in each of the last `months` months (those since the account was made), the review queue's length, and the daily metrics
     /// from `metrics_from` (`YYYY-MM-DD`) to today. One read of the account, two of the
     /// tallies (open; closed since the first month), one of the month's send counters and
     /// one of the daily metrics.
@@ -69,7 +69,9 @@ impl Engine {
         let now = self.clock.now();
         let tz = account.settings.time_zone();
         let month = Month::containing(now, &tz)?;
-        let chart_months = month.trailing(months.max(1), &tz)?;
+        // No month before the gym was here: its chart starts with the month it was made in.
+        let mut chart_months = month.trailing(months.max(1), &tz)?;
+        chart_months.retain(|m| m.end > account.created_at || m.start == month.start);
         let since = chart_months.first().map_or(month.start, |m| m.start);
         let range = DayRange::parse(Some(metrics_from), None, crate::kernel::limits::local_date(now, &tz))?;
         let (tallies, sends, days) = futures::try_join!(

@@ -30,6 +30,24 @@ async fn reasons_of(w: &World, task: &Task) -> Vec<String> {
     history.log.into_iter().map(|l| l.reason).collect()
 }
 
+/// `member`'s enrollment `id` back in good standing.
+fn enrollment_active(member: &str, id: &str) -> MemberEvent {
+    let member = MemberId::parse(member).expect("id");
+    MemberEvent::Enrollment {
+        member_id: member.clone(),
+        enrollment: Enrollment {
+            id: id.into(),
+            customer: member,
+            plan_id: None,
+            status: EnrollmentStatus::Active,
+            billing_period: None,
+            billing_interval: None,
+            paid_until: None,
+            next_charge: None,
+        },
+    }
+}
+
 fn open_notes(task: &Task) -> Vec<&LoopNote> {
     task.loops.iter().filter(|n| n.is_open()).collect()
 }
@@ -79,24 +97,7 @@ async fn a_payment_resolved_meets_the_goal_loop_and_the_step_settles_the_task_in
     // The enrollment back in good standing (no payment event: the facts alone would not say
     // the payment went through) meets the goal loop, noted on the task in the same commit.
     w.clock.set(day0() + days(1));
-    let member = MemberId::parse("m_paid").expect("id");
-    w.signal(
-        "wh_enrollment",
-        MemberEvent::Enrollment {
-            member_id: member.clone(),
-            enrollment: Enrollment {
-                id: "enr_1".into(),
-                customer: member,
-                plan_id: None,
-                status: EnrollmentStatus::Active,
-                billing_period: None,
-                billing_interval: None,
-                paid_until: None,
-                next_charge: None,
-            },
-        },
-    )
-    .await;
+    w.signal("wh_enrollment", enrollment_active("m_paid", "enr_1")).await;
     let met = w.task(&task).await;
     let goal = met.loops.iter().find(|n| n.expects == Expects::PaymentResolved).expect("goal note");
     assert_eq!(goal.status, LoopStatus::Met);
@@ -140,24 +141,7 @@ async fn an_escalated_payment_task_whose_member_pays_closes_as_recovered_not_as_
     let reminder_at = w.due(&task).await;
 
     w.clock.set(day0() + days(1));
-    let member = MemberId::parse("m_paid_late").expect("id");
-    w.signal(
-        "wh_paid_late",
-        MemberEvent::Enrollment {
-            member_id: member.clone(),
-            enrollment: Enrollment {
-                id: "enr_late".into(),
-                customer: member,
-                plan_id: None,
-                status: EnrollmentStatus::Active,
-                billing_period: None,
-                billing_interval: None,
-                paid_until: None,
-                next_charge: None,
-            },
-        },
-    )
-    .await;
+    w.signal("wh_paid_late", enrollment_active("m_paid_late", "enr_late")).await;
     let met = w.task(&task).await;
     assert!(
         met.next_action_at.is_some_and(|at| at < reminder_at),

@@ -104,3 +104,16 @@ async fn a_days_ai_spend_above_the_threshold_alerts_exactly_once() {
     }
     assert_eq!(ai_cost(&bus).len(), 1, "deduplicated for the day");
 }
+
+/// The overview's revenue chart starts with the month the gym was made in: no empty months
+/// from before it existed (issue 45: "months before the gym existed are not shown").
+#[tokio::test]
+async fn the_revenue_chart_has_no_month_before_the_gym_was_made() {
+    let w = world().await;
+    let months = |o: &crate::engine::learning::scorecard::Overview| o.revenue_by_month.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>();
+    let first = w.engine.overview(w.account.id, 12, "2026-11-01").await.expect("overview");
+    assert_eq!(months(&first), vec!["2026-11".to_owned()], "made this month");
+    w.clock.set(day0() + days(45));
+    let later = w.engine.overview(w.account.id, 12, "2026-11-01").await.expect("overview");
+    assert_eq!(months(&later), vec!["2026-11".to_owned(), "2026-12".to_owned()]);
+}
