@@ -39,7 +39,6 @@ pub struct OverviewPage {
     pub state: AccountState,
     pub charts: Vec<charts::Chart>,
     pub weeks: usize,
-    pub months: usize,
 }
 
 /// One of the overview's headline numbers.
@@ -141,7 +140,6 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
                 all
             },
             weeks: charts::WEEKS,
-            months: charts::MONTHS,
         };
         Ok(html(StatusCode::OK, &page))
     })

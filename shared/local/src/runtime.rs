@@ -391,7 +391,10 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         let hourly = local.clone();
         let local = local.clone();
         background.push(tokio::spawn(async move {
-            let mut every_minute = tokio::time::interval(Duration::from_secs(60));
+            // The first a minute after the start, as a schedule fires: not at once, over a
+            // clock a test (or the demo) is still setting.
+            let minute = Duration::from_secs(60);
+            let mut every_minute = tokio::time::interval_at(tokio::time::Instant::now() + minute, minute);
             loop {
                 every_minute.tick().await;
                 let _shared = local.gate.read().await;
@@ -406,7 +409,8 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         let local = hourly;
         background.push(tokio::spawn(async move {
             // The attribution schedule (hourly in AWS), on the wall clock like the tick's.
-            let mut every_hour = tokio::time::interval(Duration::from_secs(3600));
+            let hour = Duration::from_secs(3600);
+            let mut every_hour = tokio::time::interval_at(tokio::time::Instant::now() + hour, hour);
             loop {
                 every_hour.tick().await;
                 let _shared = local.gate.read().await;

@@ -119,11 +119,21 @@ pub fn chart(
         .iter()
         .map(|(label, m)| (label.clone(), values(m).into_iter().map(f64::from).collect()))
         .collect();
-    draw(id, title, series, rows, stacked, &WEEKLY)
+    let slots = weeks.len();
+    draw(id, title, series, rows, slots, stacked, &WEEKLY)
 }
 
-/// Bars of one value per series a period (`rows`, oldest first), scaled to the tallest.
-fn draw(id: &'static str, title: &'static str, series: Vec<Series>, rows: Vec<(String, Vec<f64>)>, stacked: bool, say: &Wording) -> Chart {
+/// Bars of one value per series a period (`rows`, oldest first, from the left of `slots`
+/// places), scaled to the tallest.
+fn draw(
+    id: &'static str,
+    title: &'static str,
+    series: Vec<Series>,
+    rows: Vec<(String, Vec<f64>)>,
+    slots: usize,
+    stacked: bool,
+    say: &Wording,
+) -> Chart {
     let max = rows
         .iter()
         .map(|(_, v)| {
@@ -136,7 +146,7 @@ fn draw(id: &'static str, title: &'static str, series: Vec<Series>, rows: Vec<(S
         .fold(0.0, f64::max);
     let plot = HEIGHT - LABELS - 4.0;
     let scale = if max <= 0.0 { 0.0 } else { plot / max };
-    let slot = WIDTH / rows.len().max(1) as f64;
+    let slot = WIDTH / slots.max(rows.len()).max(1) as f64;
     let gap = slot * 0.2;
     let mut bars = Vec::new();
     let mut labels = Vec::new();
@@ -188,7 +198,8 @@ fn draw(id: &'static str, title: &'static str, series: Vec<Series>, rows: Vec<(S
 }
 
 /// Revenue retained per month (`YYYY-MM` and the amount, oldest first, as the engine's
-/// overview reads it from the closed tasks' tallies): one bar a month, labelled "Nov 2026".
+/// overview reads it from the closed tasks' tallies, from the month the gym was made in): one
+/// bar a month, labelled "Nov 2026", each as wide as in a year's chart.
 pub fn revenue_chart(months: &[(String, f64)]) -> Chart {
     let rows = months
         .iter()
@@ -208,6 +219,7 @@ pub fn revenue_chart(months: &[(String, f64)]) -> Chart {
             class: "s-good",
         }],
         rows,
+        MONTHS,
         false,
         &MONTHLY_MONEY,
     )
