@@ -1,11 +1,14 @@
-//! AWS's JSON protocols (awsJson 1.0 and 1.1), spoken with SigV4-signed requests of our own over
-//! the SDK's reqwest client, for the few calls that do not earn an SDK client in every binary (a
+//! AWS's JSON protocols (awsJson 1.0 and 1.1, and REST-JSON), spoken with SigV4-signed requests
+//! of our own over reqwest, for the calls that do not earn an SDK client in every binary (a
 //! service crate is its endpoint rules, serializers and error types — hundreds of KB against the
 //! 8 MB budget): KMS's `GenerateDataKey` and `Decrypt` ([`crate::kms`]), Secrets Manager's
 //! `GetSecretValue` and SSM's `GetParameter` ([`crate::secrets`]), EventBridge's `PutEvents`
-//! ([`crate::bus`]) and End User Messaging's `SendTextMessage` ([`crate::sms`]). One `POST /`
-//! with `X-Amz-Target: {prefix}.{op}`. Credentials come from the clients' provider on every
-//! request (in Lambda, the environment).
+//! ([`crate::bus`]), End User Messaging's `SendTextMessage` ([`crate::sms`]), SQS's
+//! `SendMessageBatch` ([`crate::sqs`]) — one `POST /` with `X-Amz-Target: {prefix}.{op}` — and
+//! SES v2's sends and identities ([`crate::ses`], [`crate::sending_domains`]: a method on a
+//! path). Credentials come from the clients' provider on every request (in Lambda, the
+//! environment). DynamoDB keeps its SDK client (its transactions and conditions are most of
+//! the store).
 
 use std::time::SystemTime;
 
