@@ -15,7 +15,10 @@ use axum::response::Response;
 use axum::routing::get;
 use jiff::tz::TimeZone;
 
-use crate::page::{Layout, code, detail_words, layout, money, phase_explained, reason_words, status_badge, type_label, when, words};
+use crate::page::{
+    Layout, code, detail_words, layout, mode_in_words, money, phase_explained, phase_in_words, reason_words, status_badge, type_label,
+    when, zone_in_words,
+};
 use crate::respond::{Shared, html, page, see_other};
 use crate::state::DashboardState;
 
@@ -65,7 +68,7 @@ pub struct FeedItem {
 pub struct AccountState {
     pub execution_mode: String,
     pub execution_mode_explained: &'static str,
-    pub phase: &'static str,
+    pub phase: String,
     pub phase_explained: &'static str,
     pub paused: bool,
     pub timezone: String,
@@ -128,14 +131,15 @@ async fn overview(State(state): Shared, headers: HeaderMap) -> Response {
             feed: activity.0.iter().map(|e| feed_item(e, &tz)).collect(),
             state: AccountState {
                 execution_mode_explained: execution_mode_explained(&execution_mode),
-                execution_mode: words(&execution_mode),
-                phase,
+                execution_mode: mode_in_words(&execution_mode),
+                phase: phase_in_words(phase),
                 phase_explained: phase_explained(phase),
                 paused: autonomy.account.paused,
-                timezone: autonomy.account.settings.timezone.clone(),
+                timezone: zone_in_words(&autonomy.account.settings.timezone),
             },
             charts: {
-                let mut all = charts::overview_charts(&metrics.days);
+                let made = autonomy.account.created_at.to_zoned(tz.clone()).date();
+                let mut all = charts::overview_charts(&metrics.days, made);
                 all.push(charts::revenue_chart(&revenue_by_month));
                 all
             },

@@ -154,6 +154,32 @@ pub fn touch_label(task: &Task) -> String {
     )
 }
 
+/// The execution mode in a word or two, as the overview's facts say it.
+pub fn mode_in_words(mode: &str) -> String {
+    match mode {
+        "manual" => "You approve each message".into(),
+        "limited_auto" => "Confident ones go on their own".into(),
+        other => words(other),
+    }
+}
+
+/// Where the account's ramp stands, in a few words.
+pub fn phase_in_words(phase: &str) -> String {
+    match phase {
+        "shadow" => "Drafts only (days 1–3)".into(),
+        "guided" => "A few a day (days 4–7)".into(),
+        "limited" => "A lower daily limit (days 8–14)".into(),
+        "full" => "Done".into(),
+        other => words(other),
+    }
+}
+
+/// A time zone as a person names it: its place ("New York" for `America/New_York`,
+/// "Buenos Aires" for `America/Argentina/Buenos_Aires`); `UTC` as it is.
+pub fn zone_in_words(zone: &str) -> String {
+    zone.rsplit('/').next().unwrap_or(zone).replace('_', " ")
+}
+
 /// What a phase of the account's ramp means, as the overview and the settings page say it.
 pub fn phase_explained(phase: &str) -> &'static str {
     match phase {
@@ -168,6 +194,15 @@ pub fn phase_explained(phase: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_accounts_facts_read_as_a_person_says_them() {
+        assert_eq!(zone_in_words("America/New_York"), "New York");
+        assert_eq!(zone_in_words("America/Argentina/Buenos_Aires"), "Buenos Aires");
+        assert_eq!(zone_in_words("UTC"), "UTC");
+        assert_eq!(mode_in_words("manual"), "You approve each message");
+        assert_eq!(phase_in_words("full"), "Done");
+    }
 
     #[test]
     fn money_groups_thousands() {

@@ -65,11 +65,13 @@ impl Chart {
 }
 
 /// The days summed by week, newest week last: `(first day's label, counts)`. Days before
-/// the first whole week are left out.
-pub fn weeks(days: &[DayMetrics]) -> Vec<(String, DailyMetrics)> {
+/// the first whole week are left out, and so is every week that ended before `since` (the day
+/// the gym was made: no empty weeks from before it existed).
+pub fn weeks(days: &[DayMetrics], since: jiff::civil::Date) -> Vec<(String, DailyMetrics)> {
     let whole = days.len() / 7 * 7;
     days[days.len() - whole..]
         .chunks(7)
+        .filter(|week| week.last().is_some_and(|d| d.date >= since))
         .map(|week| {
             let mut sum = DailyMetrics::default();
             for day in week {
@@ -119,8 +121,7 @@ pub fn chart(
         .iter()
         .map(|(label, m)| (label.clone(), values(m).into_iter().map(f64::from).collect()))
         .collect();
-    let slots = weeks.len();
-    draw(id, title, series, rows, slots, stacked, &WEEKLY)
+    draw(id, title, series, rows, WEEKS, stacked, &WEEKLY)
 }
 
 /// Bars of one value per series a period (`rows`, oldest first, from the left of `slots`
@@ -227,8 +228,8 @@ pub fn revenue_chart(months: &[(String, f64)]) -> Chart {
 
 /// The overview's two weekly charts: outcomes (completed, cancelled, escalated) and messages
 /// sent against members' replies.
-pub fn overview_charts(days: &[DayMetrics]) -> Vec<Chart> {
-    let weeks = weeks(days);
+pub fn overview_charts(days: &[DayMetrics], since: jiff::civil::Date) -> Vec<Chart> {
+    let weeks = weeks(days, since);
     vec![
         chart(
             "outcomes",
@@ -292,8 +293,11 @@ mod tests {
     #[test]
     fn days_are_summed_by_whole_weeks_newest_last() {
         let days: Vec<_> = (0..16).map(|n| day(n, 1, u32::from(n == 15))).collect();
-        let weeks = weeks(&days);
+        let weeks = weeks(&days, jiff::civil::Date::MIN);
         assert_eq!(weeks.len(), 2, "the two days before the first whole week are left out");
+        let since_made = super::weeks(&days, jiff::civil::date(2026, 3, 12));
+        assert_eq!(since_made.len(), 1, "no week that ended before the gym was made");
+        assert_eq!(since_made[0].0, "Mar 10");
         assert_eq!(weeks[0].0, "Mar 3");
         assert_eq!((weeks[1].1.messages_sent, weeks[1].1.member_replies), (7, 1));
     }
@@ -301,7 +305,7 @@ mod tests {
     #[test]
     fn bars_scale_to_the_tallest_and_zeros_draw_nothing() {
         let days: Vec<_> = (0..14).map(|n| day(n, if n < 7 { 2 } else { 1 }, 0)).collect();
-        let charts = overview_charts(&days);
+        let charts = overview_charts(&days, jiff::civil::Date::MIN);
         let messages = &charts[1];
         assert_eq!(messages.tallest, "Tallest week: 14.");
         assert_eq!(messages.bars.len(), 2, "no bar for zero replies");
