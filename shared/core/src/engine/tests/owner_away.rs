@@ -75,7 +75,7 @@ async fn an_undecided_review_item_gets_a_last_call_then_lands_on_the_call_list()
     assert_eq!(todos[0].member.id, task.member.id);
     assert!(todos[0].what.starts_with("Write to Sam"), "no phone on file: {}", todos[0].what);
     assert!(
-        todos[0].what.contains("a message to them waited 7 days for your review"),
+        todos[0].what.contains("a drafted message waited 7 days for your review"),
         "what happened, not the type's label: {}",
         todos[0].what
     );

@@ -73,7 +73,7 @@ pub(crate) fn review_expired(name: &str, waited: &str) -> String {
             .ok()
             .and_then(|r| r.review_expired)
             .unwrap_or_else(|| ExpiryRule {
-                what: "Call {name}: a message to them waited {waited} for your review and nothing was sent".into(),
+                what: "Call {name}: a drafted message waited {waited} for your review and nothing was sent".into(),
             })
     });
     rule.what.replace("{name}", name).replace("{waited}", waited)
@@ -176,7 +176,7 @@ mod tests {
         );
         assert_eq!(
             review_expired("Olivia Brooks", "7 days"),
-            "Call Olivia Brooks: a message to them waited 7 days for your review and nothing was sent"
+            "Call Olivia Brooks: a drafted message waited 7 days for your review and nothing was sent"
         );
         let churn = for_escalation("budget_messages_exhausted", "churn_risk").expect("a call");
         assert_eq!(
