@@ -277,3 +277,28 @@ pub(crate) fn signed(
     instructions.apply_to_request_http1x(&mut request);
     Ok(request)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openloop_core::ports::SendError;
+
+    /// A send with no answer: a connection never made sent nothing (retried later); anything
+    /// after it may have reached the member (never sent again).
+    #[test]
+    fn a_send_without_an_answer_is_unsent_only_when_it_never_connected() {
+        let unsent = unanswered_send(NoAnswer {
+            sent: false,
+            why: "connection refused".into(),
+        });
+        assert!(
+            matches!(unsent, SendError::Rejected(ref t) if t == "not sent: connection refused"),
+            "{unsent:?}"
+        );
+        let lost = unanswered_send(NoAnswer {
+            sent: true,
+            why: "timed out".into(),
+        });
+        assert!(matches!(lost, SendError::Ambiguous(_)), "{lost:?}");
+    }
+}
