@@ -1,7 +1,8 @@
 //! The Messages page and the schedules page in a real browser (headless Chromium, as
 //! `dashboard_browser.rs`), with no script of the page's own: each passes axe-core and fits a
-//! phone; the owner writes a template in words, presses Preview (the draft shows as mail,
-//! nothing saved), then Save; on the schedules page presses Pause and Resume.
+//! phone (the schedules page with its new-schedule form and a removal's warning, and a
+//! trigger's own form, too); the owner writes a template in words, presses Preview (the draft
+//! shows as mail, nothing saved), then Save; on the schedules page presses Pause and Resume.
 
 use openloop_tests::Stack;
 use openloop_tests::browser::Browser;
@@ -28,6 +29,11 @@ async fn an_owner_previews_and_saves_a_message_in_words_and_pauses_a_schedule_in
         .await;
     assert_eq!(status, 201, "{schedule}");
     let schedule = schedule["id"].as_str().unwrap_or_default().to_owned();
+    let trigger = json!({"event": "checkin.created", "task_type": "milestone_review", "goal": "Ask for a review", "reentry": "once"});
+    let (status, trigger) = stack.post("/api/v1/triggers", &gym.token, trigger).await;
+    assert_eq!(status, 201, "{trigger}");
+    let edit = format!("/app/settings/triggers/{}/edit", trigger["id"].as_str().unwrap_or_default());
+    let remove = format!("/app/schedules?remove={schedule}");
 
     let browser = Browser::start(1000, 1300).await.unwrap_or_else(|e| fail(e));
     sign_in(&browser, &stack.url, &gym.token).await;
@@ -36,11 +42,17 @@ async fn an_owner_previews_and_saves_a_message_in_words_and_pauses_a_schedule_in
         ("/app/templates", "a[href=\"/app/templates/win_back/first\"]"),
         (path, "textarea#words-body"),
         ("/app/schedules", "[data-schedule-id]"),
+        (remove.as_str(), "[data-confirm-remove]"),
+        (edit.as_str(), "[data-trigger-id] form"),
     ] {
         browser.goto(&format!("{}{page}", stack.url)).await.unwrap_or_else(|e| fail(e));
         browser.find(ready).await.unwrap_or_else(|e| fail(e));
         accessible(&browser, page).await;
-        save_screenshot(&browser, &format!("{}.png", page.trim_start_matches('/').replace('/', "-"))).await;
+        save_screenshot(
+            &browser,
+            &format!("{}.png", page.trim_start_matches('/').replace(['/', '?', '='], "-")),
+        )
+        .await;
         fits_a_phone(&browser, page).await;
     }
 
