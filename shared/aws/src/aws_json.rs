@@ -44,6 +44,15 @@ impl std::fmt::Display for NoAnswer {
 
 impl std::error::Error for NoAnswer {}
 
+/// A send's answer, for the engine: the service's JSON when it accepted; otherwise what
+/// [`refused_send`] and [`unanswered_send`] make of it.
+pub(crate) fn sent(
+    answer: Result<Result<Value, AwsRefusal>, NoAnswer>,
+    before_sending: &[&str],
+) -> Result<Value, openloop_core::ports::SendError> {
+    answer.map_err(unanswered_send)?.map_err(|e| refused_send(e, before_sending))
+}
+
 /// A send's refusal, for the engine: one the service states before it accepts
 /// (`before_sending`) sent nothing; any other may have.
 pub(crate) fn refused_send(e: AwsRefusal, before_sending: &[&str]) -> openloop_core::ports::SendError {
@@ -76,6 +85,20 @@ impl std::fmt::Display for AwsRefusal {
 /// cut off after sending is an unknown outcome ([`NoAnswer::sent`]).
 const ANSWER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// The one HTTP client every [`JsonService`] of the process shares (one connection pool, one
+/// TLS configuration built once at start-up, not one per service).
+fn shared_http() -> reqwest::Client {
+    static HTTP: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    HTTP.get_or_init(|| {
+        crate::tls::http_client()
+            .connect_timeout(crate::clients::CONNECT_TIMEOUT)
+            .timeout(ANSWER_TIMEOUT)
+            .build()
+            .unwrap_or_default()
+    })
+    .clone()
+}
+
 /// One JSON service: its signing name, its host's first label (the signing name but for SES,
 /// `email`), and its protocol: awsJson (1.0 or 1.1, one `POST /` with a target) or REST-JSON
 /// (a method on a path).
@@ -92,13 +115,8 @@ pub struct JsonService {
 impl JsonService {
     /// An awsJson 1.1 service (KMS, Secrets Manager, SSM, EventBridge).
     pub fn new(shared: SdkConfig, service: &'static str, target_prefix: &'static str) -> Self {
-        let http = crate::tls::http_client()
-            .connect_timeout(crate::clients::CONNECT_TIMEOUT)
-            .timeout(ANSWER_TIMEOUT)
-            .build()
-            .unwrap_or_default();
         Self {
-            http,
+            http: shared_http(),
             shared,
             service,
             host: service,

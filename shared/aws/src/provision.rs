@@ -57,8 +57,9 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub async fn provision(clients: &Clients, names: &Names, sender_domain: &str) -> Result<Provisioned, BoxError> {
     create_table(clients, &names.table).await?;
     let mut queue_urls = HashMap::new();
+    let sqs = clients.sqs();
     for queue in QueueName::ALL {
-        queue_urls.insert(queue, create_queue(clients, &names.queue(queue)).await?);
+        queue_urls.insert(queue, create_queue(&sqs, &names.queue(queue)).await?);
     }
     create_bus(clients, &names.event_bus).await?;
     clients.bucket(&names.inbound_mail_bucket).create().await?;
@@ -170,8 +171,7 @@ async fn create_table(clients: &Clients, table: &str) -> Result<(), BoxError> {
     Ok(())
 }
 
-async fn create_queue(clients: &Clients, name: &str) -> Result<String, BoxError> {
-    let sqs = &clients.sqs();
+async fn create_queue(sqs: &aws_sdk_sqs::Client, name: &str) -> Result<String, BoxError> {
     let dlq = sqs
         .create_queue()
         .queue_name(format!("{name}-dlq"))
@@ -229,14 +229,15 @@ pub async fn deprovision(clients: &Clients, names: &Names) -> Result<(), BoxErro
     {
         failures.push(format!("table {}: {e:?}", names.table));
     }
+    let sqs = clients.sqs();
     for queue in QueueName::ALL {
         let name = names.queue(queue);
         for name in [format!("{name}-dlq"), name] {
-            let Ok(found) = clients.sqs().get_queue_url().queue_name(&name).send().await else {
+            let Ok(found) = sqs.get_queue_url().queue_name(&name).send().await else {
                 continue;
             };
             if let Some(url) = found.queue_url
-                && let Err(e) = clients.sqs().delete_queue().queue_url(url).send().await
+                && let Err(e) = sqs.delete_queue().queue_url(url).send().await
             {
                 failures.push(format!("queue {name}: {e:?}"));
             }

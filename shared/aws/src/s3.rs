@@ -13,7 +13,6 @@
 use std::time::SystemTime;
 
 use aws_config::SdkConfig;
-use aws_sdk_dynamodb::config::ProvideCredentials;
 use aws_sigv4::http_request::{
     PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode, sign,
 };
@@ -87,16 +86,18 @@ impl S3Bucket {
         self.shared.region().map_or("us-east-1", |r| r.as_ref())
     }
 
-    async fn identity(&self) -> Result<Identity, String> {
-        let provider = self.shared.credentials_provider().ok_or("no AWS credentials configured")?;
-        let credentials = provider.provide_credentials().await.map_err(|e| format!("AWS credentials: {e}"))?;
-        Ok(credentials.into())
-    }
-
     /// `method` on `url` (with its query) carrying `body`, signed now; the response whatever
     /// its status (`Err` only when no answer came).
     pub(crate) async fn send(&self, method: &str, url: &str, body: Vec<u8>) -> Result<reqwest::Response, String> {
-        let request = signed(method, url, &[], &body, &self.identity().await?, self.region(), SystemTime::now())?;
+        let request = signed(
+            method,
+            url,
+            &[],
+            &body,
+            &crate::aws_json::identity(&self.shared).await?,
+            self.region(),
+            SystemTime::now(),
+        )?;
         let request = reqwest::Request::try_from(request.map(|()| reqwest::Body::from(body))).map_err(|e| e.to_string())?;
         self.http.execute(request).await.map_err(|e| e.to_string())
     }

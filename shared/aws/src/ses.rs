@@ -20,7 +20,7 @@ use openloop_core::kernel::text::breaks_a_line;
 use openloop_core::ports::{Delivered, Mailer, SendError};
 use serde_json::{Value, json};
 
-use crate::aws_json::{JsonService, refused_send, unanswered_send};
+use crate::aws_json::{JsonService, sent};
 
 /// SES v2's API: signed as `ses`, at `email.{region}.amazonaws.com`.
 pub(crate) fn ses_v2(shared: aws_config::SdkConfig) -> JsonService {
@@ -111,12 +111,10 @@ impl Mailer for SesMailer {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
         let raw = mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
         let request = send_email(mail, &raw, self.configuration_set.as_deref());
-        let answer = self
-            .ses
-            .rest("POST", "/v2/email/outbound-emails", Some(&request))
-            .await
-            .map_err(unanswered_send)?
-            .map_err(|e| refused_send(e, REFUSED_BEFORE_SENDING))?;
+        let answer = sent(
+            self.ses.rest("POST", "/v2/email/outbound-emails", Some(&request)).await,
+            REFUSED_BEFORE_SENDING,
+        )?;
         let id = answer
             .get("MessageId")
             .and_then(Value::as_str)
@@ -143,7 +141,7 @@ const REFUSED_BEFORE_SENDING: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aws_json::AwsRefusal;
+    use crate::aws_json::{AwsRefusal, refused_send};
     use openloop_core::kernel::ids::Email;
 
     fn mail() -> OutboundMail {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use openloop_core::engine::SmsInbound;
 use openloop_core::ports::{Delivered, OutboundText, SendError, SmsSender};
 
-use crate::aws_json::{JsonService, refused_send, unanswered_send};
+use crate::aws_json::{JsonService, sent};
 
 /// The refusals `SendTextMessage` states before it accepts a text: nothing was sent.
 const REFUSED_BEFORE_SENDING: &[&str] = &[
@@ -68,12 +68,10 @@ fn send_text_message(text: &OutboundText) -> Value {
 #[async_trait]
 impl SmsSender for EndUserMessagingSms {
     async fn send_text(&self, text: &OutboundText) -> Result<Delivered, SendError> {
-        let answer = self
-            .sms
-            .call("SendTextMessage", &send_text_message(text))
-            .await
-            .map_err(unanswered_send)?
-            .map_err(|e| refused_send(e, REFUSED_BEFORE_SENDING))?;
+        let answer = sent(
+            self.sms.call("SendTextMessage", &send_text_message(text)).await,
+            REFUSED_BEFORE_SENDING,
+        )?;
         let id = answer
             .get("MessageId")
             .and_then(Value::as_str)
@@ -110,7 +108,7 @@ pub fn inbound_text(message: &str) -> Option<SmsInbound> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aws_json::AwsRefusal;
+    use crate::aws_json::{AwsRefusal, refused_send};
 
     /// A refusal the service states before accepting is a text not sent; a failure on its side
     /// or an answer lost after sending may have reached the member, and is never sent again.

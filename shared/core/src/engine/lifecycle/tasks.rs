@@ -185,7 +185,9 @@ impl Engine {
 
     /// [`Self::create_task_in`] as the one answer to `claim`, claimed in the creation's own
     /// transaction: `None` when it was claimed already. Nothing is claimed unless the task is
-    /// written, so a creation that dies half-way leaves it to be done again.
+    /// written, so a creation that dies half-way leaves it to be done again. The caller reads
+    /// the claim first ([`crate::ports::Idempotency::is_claimed`]), so nothing is drafted for
+    /// what is claimed; the transaction's condition stays the guarantee.
     pub(crate) async fn create_claimed(
         &self,
         account: &Account,
@@ -193,11 +195,6 @@ impl Engine {
         burst: &Burst,
         claim: OnceClaim,
     ) -> Result<Option<Created>, EngineError> {
-        // A read first, so nothing is drafted for what is claimed; the transaction's condition
-        // stays the guarantee.
-        if self.store.is_claimed(&claim.source, &claim.key, claim.now).await? {
-            return Ok(None);
-        }
         let options = CreateOptions {
             once: Some(claim),
             ..CreateOptions::default()
@@ -217,6 +214,9 @@ impl Engine {
         burst: &Burst,
         episode: &str,
     ) -> Result<Option<Created>, EngineError> {
+        if self.episode_claimed(episode).await? {
+            return Ok(None);
+        }
         let claim = crate::engine::learning::analysis::episode_claim(episode.to_owned(), self.clock.now());
         self.create_claimed(account, input, burst, claim).await
     }
