@@ -1,5 +1,5 @@
 //! The fault harness's fortnight (`openloop_tests::faults`) on DynamoDB: the store's every
-//! request through a proxy that throttles, fails and loses answers at 8%
+//! request through a proxy that throttles, fails, slows and loses answers at 8%
 //! (`openloop_tests::fault_proxy`), functions killed between two calls, the queue and the
 //! mail provider failing as in memory — and nothing lost, doubled or stuck.
 
@@ -26,5 +26,11 @@ async fn a_fortnight_on_dynamodb_at_an_8_percent_fault_rate_loses_and_doubles_no
         .copied()
         .unwrap_or(0);
     assert!(lost > 10, "answers were lost: {figures}");
+    for slow in [
+        "dynamodb requests slower than the attempt timeout, applied late",
+        "dynamodb requests applied, answered after the attempt timeout",
+    ] {
+        assert!(figures.faults.get(slow).copied().unwrap_or(0) > 3, "{slow}: {figures}");
+    }
     assert!(figures.mails > 20, "the gyms were worked: {figures}");
 }

@@ -2,11 +2,14 @@
 //! on the emulator: every request the store makes is, at the dice's rate, throttled
 //! (`ThrottlingException`, which the SDK retries), failed before it reaches the table
 //! (`InternalServerError`), or applied with its answer lost (the table's answer thrown away
-//! and a 500 sent instead, which DynamoDB can answer). A killed function's requests are
-//! refused with an error the SDK does not retry, so nothing after the kill is written.
+//! and a 500 sent instead, which DynamoDB can answer), or answered slower than the client
+//! waits for an attempt — held before it reaches the table (so it lands after the SDK gave it
+//! up and perhaps after its retry) or after. A killed function's requests are refused with an
+//! error the SDK does not retry, so nothing after the kill is written.
 //!
 //! The SDK's standard retries are kept, three attempts, with their back-off shortened to a
-//! few milliseconds: the test waits for no real second.
+//! few milliseconds and the attempt timeout to [`ATTEMPT_TIMEOUT`]: a slow answer costs the
+//! run [`SLOW`] of real time, and nothing else waits.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +22,13 @@ use axum::response::{IntoResponse, Response};
 use openloop_aws::dynamo::DynamoStore;
 
 use crate::faults::Dice;
+
+/// The faulty store's attempt timeout (the product's is
+/// [`openloop_aws::clients::DYNAMODB_ATTEMPT_TIMEOUT`]), shortened as the back-off is.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How long a slow answer takes: past [`ATTEMPT_TIMEOUT`].
+pub const SLOW: Duration = Duration::from_millis(400);
 
 #[derive(Clone)]
 struct Proxy {
@@ -103,9 +113,23 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
             "injected: internal server error",
         );
     }
-    let Some(answer) = Upstream::ask(&proxy.client, &proxy.upstream, method, &uri, &headers, body).await else {
+    // Slow answers are rarer (each costs real time). Held before the table, the request is
+    // passed on by a task of its own, so it lands even after the SDK has given it up.
+    let slow = dice.rate() / 32.0;
+    let late = dice.roll_at("dynamodb requests slower than the attempt timeout, applied late", slow);
+    let slow_answer = !late && dice.roll_at("dynamodb requests applied, answered after the attempt timeout", slow);
+    let ask = tokio::spawn(async move {
+        if late {
+            tokio::time::sleep(SLOW).await;
+        }
+        Upstream::ask(&proxy.client, &proxy.upstream, method, &uri, &headers, body).await
+    });
+    let Ok(Some(answer)) = ask.await else {
         return (StatusCode::BAD_GATEWAY, "the emulator did not answer").into_response();
     };
+    if slow_answer {
+        tokio::time::sleep(SLOW).await;
+    }
     if answer.status.is_success() && dice.roll_at("dynamodb writes and reads applied, answer lost", third) {
         return dynamodb_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -139,6 +163,7 @@ pub async fn faulty_dynamodb(clients: &openloop_edge::config::Clients, table: &s
         .to_builder()
         .endpoint_url(url)
         .retry_config(retries)
+        .timeout_config(openloop_aws::clients::dynamodb_timeouts(ATTEMPT_TIMEOUT, Duration::from_secs(5)))
         .build();
     DynamoStore::new(aws_sdk_dynamodb::Client::from_conf(config), table)
 }

@@ -28,6 +28,29 @@ fn in_lambda() -> bool {
 /// The SDK's connect timeout, as `aws_config`'s defaults set it.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
 
+/// How long one DynamoDB request may take before the SDK gives it up and tries again (the
+/// SDK sets no bound of its own). DynamoDB answers in milliseconds; a request still
+/// unanswered after this is a stalled connection, and a retry on a fresh one is better than
+/// a function waiting out its own timeout. The store recognises its own earlier attempt when a
+/// retried write meets it (`crate::dynamo`'s write tokens), so a request given up that did land is
+/// not mistaken for someone else's.
+pub const DYNAMODB_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// The bound on one DynamoDB operation, its retries and their back-off included: well inside
+/// the shortest function timeout (30 s), so a function answers (or fails its message back to
+/// the queue) instead of being cut off mid-step.
+pub const DYNAMODB_OPERATION_TIMEOUT: Duration = Duration::from_secs(12);
+
+/// The DynamoDB client's timeouts: the connect timeout, [`DYNAMODB_ATTEMPT_TIMEOUT`] and
+/// [`DYNAMODB_OPERATION_TIMEOUT`].
+pub fn dynamodb_timeouts(attempt: Duration, operation: Duration) -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .operation_attempt_timeout(attempt)
+        .operation_timeout(operation)
+        .build()
+}
+
 /// The shared configuration of [`Clients::in_lambda`], for the given credentials.
 fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCredentialsProvider) -> SdkConfig {
     let mut shared = SdkConfig::builder()
@@ -93,9 +116,14 @@ impl Clients {
         Self::from_shared(lambda_config(region, endpoint, SharedCredentialsProvider::new(credentials)))
     }
 
+    /// The clients on `shared`; DynamoDB's with its own timeouts (only its: SQS's long polls
+    /// in the local runtime wait longer than a DynamoDB request may).
     fn from_shared(shared: SdkConfig) -> Self {
+        let dynamodb = aws_sdk_dynamodb::config::Builder::from(&shared)
+            .timeout_config(dynamodb_timeouts(DYNAMODB_ATTEMPT_TIMEOUT, DYNAMODB_OPERATION_TIMEOUT))
+            .build();
         Self {
-            dynamodb: aws_sdk_dynamodb::Client::new(&shared),
+            dynamodb: aws_sdk_dynamodb::Client::from_conf(dynamodb),
             shared,
         }
     }
@@ -211,5 +239,26 @@ mod tests {
             "signed with the runtime's key for the region: {request}"
         );
         assert!(request.contains("x-amz-security-token: session"), "{request}");
+    }
+
+    /// Issue 47: a DynamoDB request that hangs is given up and tried again, and the whole
+    /// operation is bounded inside the shortest function timeout; SQS (long polls, locally)
+    /// keeps the connect timeout only.
+    #[tokio::test]
+    async fn a_dynamodb_request_is_given_up_after_its_attempt_timeout_and_the_operation_is_bounded() {
+        for clients in [
+            Clients::in_lambda("us-east-1", Some("http://127.0.0.1:9")),
+            Clients::load("us-east-1", Some("http://127.0.0.1:9")).await,
+        ] {
+            let config = clients.dynamodb.config();
+            let timeouts = config.timeout_config().expect("timeouts");
+            assert_eq!(timeouts.operation_attempt_timeout(), Some(DYNAMODB_ATTEMPT_TIMEOUT));
+            assert_eq!(timeouts.operation_timeout(), Some(DYNAMODB_OPERATION_TIMEOUT));
+            assert_eq!(timeouts.connect_timeout(), Some(CONNECT_TIMEOUT));
+            assert!(DYNAMODB_OPERATION_TIMEOUT < Duration::from_secs(30), "inside a function's timeout");
+            let sqs = clients.sqs();
+            let sqs_timeouts = sqs.config().timeout_config().expect("sqs timeouts");
+            assert_eq!(sqs_timeouts.operation_attempt_timeout(), None, "a long poll is not cut off");
+        }
     }
 }
