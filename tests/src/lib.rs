@@ -23,12 +23,14 @@ pub mod browser;
 pub mod demo;
 pub mod fault_proxy;
 pub mod faults;
+pub mod grants;
 pub mod gym;
 pub mod lift_simulation;
 pub mod pictures;
 pub mod pushpress;
 pub mod receiver;
 pub mod scale;
+pub mod signed_calls;
 pub mod sns;
 
 /// The emulator the tests use; `make test` starts one and sets this.
@@ -245,6 +247,18 @@ impl Stack {
         let scratch = Scratch::new(name);
         let prefix = scratch.names.table.clone();
         Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), Some(scratch), None).await
+    }
+
+    /// [`Stack::on_emulator`] with every AWS call through `endpoint`, a proxy in front of the
+    /// emulator ([`signed_calls::SignedCalls`]), and the stand-in PushPress for gyms to
+    /// connect to, as `make run` serves it.
+    pub async fn on_emulator_through(name: &str, endpoint: &str) -> Self {
+        let scratch = Scratch::new(name);
+        let prefix = scratch.names.table.clone();
+        let mut config = test_config();
+        config.endpoint = Some(endpoint.to_owned());
+        config.pushpress = None;
+        Self::launch_with(prefix, openloop_local::Ports::Emulator, config, Some(scratch), None, true).await
     }
 
     /// [`Stack::start`] with no background consumer: what a request queued waits in its queue

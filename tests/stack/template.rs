@@ -3,21 +3,7 @@
 //! and a failure destination, and every one of its rules a retry policy and a dead-letter
 //! queue, so no scheduled or event-driven run fails in silence.
 
-/// The template's resources, one block each (a line indented two spaces starts one).
-pub(crate) fn resources(template: &str) -> Vec<String> {
-    let mut blocks: Vec<String> = Vec::new();
-    for line in template.lines() {
-        let starts = line.len() > 2 && line.starts_with("  ") && line[2..].starts_with(|c: char| c.is_ascii_uppercase());
-        match blocks.last_mut() {
-            Some(block) if !starts => {
-                block.push_str(line);
-                block.push('\n');
-            }
-            _ => blocks.push(format!("{line}\n")),
-        }
-    }
-    blocks
-}
+use openloop_tests::grants::{functions, resources};
 
 #[test]
 fn every_function_eventbridge_invokes_has_bounded_retries_and_a_failure_destination() {
@@ -59,15 +45,6 @@ fn every_function_eventbridge_invokes_has_bounded_retries_and_a_failure_destinat
     ] {
         assert!(template.contains(needed), "{needed}");
     }
-}
-
-/// The template's function blocks by name.
-fn functions(template: &str) -> Vec<(String, String)> {
-    resources(template)
-        .into_iter()
-        .filter(|b| b.contains("Type: AWS::Serverless::Function"))
-        .map(|b| (b.lines().next().unwrap_or_default().trim().trim_end_matches(':').to_owned(), b))
-        .collect()
 }
 
 /// Issue 46, point 4: no function's environment holds a secret — the platform's are in

@@ -692,7 +692,7 @@ fn the_template_declares_the_text_topic_and_the_permission_to_send_texts() {
     ] {
         assert!(template.contains(needed), "{needed}");
     }
-    let blocks = crate::template::resources(template);
+    let blocks = openloop_tests::grants::resources(template);
     let functions = blocks.iter().filter(|b| b.contains("Type: AWS::Serverless::Function")).count();
     assert!(functions > 5);
     // A function's own policy, or one it shares (the owner API's and the dashboard's).

@@ -7,6 +7,7 @@
 //! so the chain's code (STS among it) is not linked into the functions' binaries. S3 has no SDK
 //! client here: [`Clients::bucket`] speaks to a bucket with signed requests of our own.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_config::meta::credentials::CredentialsProviderChain;
@@ -67,6 +68,30 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
     shared.build()
 }
 
+/// Credentials of the access key a function names when asked ([`Clients::signing_as`]).
+struct NamedKey(Arc<dyn Fn() -> String + Send + Sync>);
+
+impl std::fmt::Debug for NamedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NamedKey")
+    }
+}
+
+impl aws_credential_types::provider::ProvideCredentials for NamedKey {
+    fn provide_credentials<'a>(&'a self) -> aws_credential_types::provider::future::ProvideCredentials<'a>
+    where
+        Self: 'a,
+    {
+        aws_credential_types::provider::future::ProvideCredentials::ready(Ok(aws_sdk_dynamodb::config::Credentials::new(
+            (self.0)(),
+            "local",
+            None,
+            None,
+            "openloop-local",
+        )))
+    }
+}
+
 /// The SDK clients, built once per process.
 #[derive(Clone)]
 pub struct Clients {
@@ -114,6 +139,15 @@ impl Clients {
                 .build(),
         );
         Self::from_shared(lambda_config(region, endpoint, SharedCredentialsProvider::new(credentials)))
+    }
+
+    /// Clients for an emulator at `endpoint` whose every request is signed with an access key
+    /// `key` names at that moment (nothing cached): the local runtime's, whose key names the
+    /// function at work, as each Lambda function signs with its own role's.
+    pub fn signing_as(region: &str, endpoint: &str, key: Arc<dyn Fn() -> String + Send + Sync>) -> Self {
+        let mut shared = lambda_config(region, Some(endpoint), SharedCredentialsProvider::new(NamedKey(key))).into_builder();
+        shared.set_identity_cache(Some(aws_config::identity::IdentityCache::no_cache()));
+        Self::from_shared(shared.build())
     }
 
     /// The clients on `shared`; DynamoDB's with its own timeouts (only its: SQS's long polls

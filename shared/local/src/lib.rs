@@ -17,6 +17,7 @@ pub const URL_FILE: &str = "target/openloop-local.url";
 
 pub mod clock;
 mod evaluation;
+pub mod function;
 pub mod outbox;
 pub mod pushpress;
 pub mod queues;

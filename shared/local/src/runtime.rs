@@ -27,10 +27,11 @@ use openloop_core::members::connector::Connector;
 use openloop_core::memory::MemoryStore;
 use openloop_core::ports::{Clock, NoStoredMail, NullBus, TaskStore};
 use openloop_core::task::work::QueueName;
-use openloop_edge::config::Config;
+use openloop_edge::config::{Clients, Config};
 use openloop_edge::http::{ApiError, body_error, json_body};
 
 use crate::clock::TestClock;
+use crate::function::{run_as, serve_as};
 use crate::outbox::{AcceptingProvider, Outbox};
 use crate::queues::{LocalQueues, MemoryQueues, SqsInbox};
 use crate::schedule::Schedule;
@@ -179,7 +180,11 @@ async fn on_emulator(
     agent: Arc<dyn openloop_core::ports::Agent>,
     closed: Arc<crate::evaluation::ClosedTasks>,
 ) -> Result<Assembled, Box<dyn std::error::Error + Send + Sync>> {
-    let clients = config.clients().await;
+    // Each function signs as itself (`crate::function`), the runtime's own calls as the runtime.
+    let clients = match &config.endpoint {
+        Some(endpoint) => Clients::signing_as(&config.region, endpoint, Arc::new(crate::function::access_key)),
+        None => config.clients().await,
+    };
     let sender_domain = config
         .from_email
         .as_str()
@@ -317,21 +322,30 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     });
 
     // Both faces on one router, as API Gateway routes them to their two functions in AWS.
-    let api = openloop_fn_api::routes(Arc::new(openloop_fn_api::ApiState {
-        engine: engine.clone(),
-        admin_token: config.admin_token.clone(),
-    }));
-    let dashboard = openloop_fn_dashboard::routes(Arc::new(openloop_fn_dashboard::DashboardState {
-        engine: engine.clone(),
-        session_key: openloop_fn_dashboard::session_key(&config.signing_key),
-    }));
+    let api = serve_as(
+        "api",
+        openloop_fn_api::routes(Arc::new(openloop_fn_api::ApiState {
+            engine: engine.clone(),
+            admin_token: config.admin_token.clone(),
+        })),
+    );
+    let dashboard = serve_as(
+        "dashboard",
+        openloop_fn_dashboard::routes(Arc::new(openloop_fn_dashboard::DashboardState {
+            engine: engine.clone(),
+            session_key: openloop_fn_dashboard::session_key(&config.signing_key),
+        })),
+    );
     let api = openloop_web::layered(api.merge(dashboard));
-    let webhooks = openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState {
-        engine,
-        inbound_token: config.inbound_token.clone(),
-        accept_wall_clock: true,
-        sms_notifications: SnsVerifier::new(openloop_aws::tls::client(), config.inbound_sms_topic_arn.clone()),
-    }));
+    let webhooks = serve_as(
+        "webhooks",
+        openloop_fn_webhooks::router(Arc::new(openloop_fn_webhooks::WebhooksState {
+            engine,
+            inbound_token: config.inbound_token.clone(),
+            accept_wall_clock: true,
+            sms_notifications: SnsVerifier::new(openloop_aws::tls::client(), config.inbound_sms_topic_arn.clone()),
+        })),
+    );
     let local_routes = Router::new()
         .route("/health", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))
         .route("/_local/clock", get(get_clock).post(set_clock))
@@ -398,7 +412,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
             loop {
                 every_minute.tick().await;
                 let _shared = local.gate.read().await;
-                if let Err(e) = openloop_fn_tick::handle(&local.engine, Wake::Now).await {
+                if let Err(e) = run_as("tick", openloop_fn_tick::handle(&local.engine, Wake::Now)).await {
                     tracing::warn!(error = %e, "scheduled tick failed");
                 }
                 if let Err(e) = local.analysis_if_due().await {
@@ -414,7 +428,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
             loop {
                 every_hour.tick().await;
                 let _shared = local.gate.read().await;
-                if let Err(e) = openloop_fn_attribution::handle(&local.engine).await {
+                if let Err(e) = run_as("attribution", openloop_fn_attribution::handle(&local.engine)).await {
                     tracing::warn!(error = %e, "scheduled attribution failed");
                 }
             }
@@ -446,18 +460,21 @@ impl Local {
         if !self.analysis.take_due(self.clock.now()) {
             return Ok(None);
         }
-        openloop_fn_analysis::handle(&self.engine).await.map(Some)
+        run_as("analysis", openloop_fn_analysis::handle(&self.engine)).await.map(Some)
     }
 
     async fn dispatch(&self, queue: QueueName, event: SqsEvent) -> SqsBatchResponse {
         let engine = &self.engine;
-        match queue {
-            QueueName::Signals => openloop_fn_signals::handle(engine, &self.mail, event).await,
-            QueueName::Execute => openloop_fn_execute::handle(engine, event).await,
-            QueueName::Followup => openloop_fn_followup::handle(engine, event).await,
-            QueueName::Dormant => openloop_fn_dormant::handle(engine, event).await,
-            QueueName::Deliveries => openloop_fn_signals::handle_deliveries(engine, event).await,
-        }
+        run_as(crate::function::consumer(queue), async move {
+            match queue {
+                QueueName::Signals => openloop_fn_signals::handle(engine, &self.mail, event).await,
+                QueueName::Execute => openloop_fn_execute::handle(engine, event).await,
+                QueueName::Followup => openloop_fn_followup::handle(engine, event).await,
+                QueueName::Dormant => openloop_fn_dormant::handle(engine, event).await,
+                QueueName::Deliveries => openloop_fn_signals::handle_deliveries(engine, event).await,
+            }
+        })
+        .await
     }
 
     /// Receive one batch from `queue` into its function, as the SQS event source would, and
@@ -555,7 +572,7 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     local.drain(&mut totals, false).await.map_err(unavailable)?;
     let analysis = local.analysis_if_due().await?;
     for _ in 0..20 {
-        let report = openloop_fn_tick::handle(&local.engine, Wake::Now).await?;
+        let report = run_as("tick", openloop_fn_tick::handle(&local.engine, Wake::Now)).await?;
         let enqueued: usize = report.enqueued.values().sum();
         ticks.push(report);
         if enqueued == 0 {
@@ -567,14 +584,15 @@ async fn run(State(local): State<Arc<Local>>) -> Result<Response, ApiError> {
     // (`null`: nothing changed since the last run's).
     let worked = analysis.is_some() || totals.values().any(|h: &Handled| h.processed + h.retrying > 0);
     let attribution = if changed || worked {
-        Some(openloop_fn_attribution::handle(&local.engine).await?)
+        Some(run_as("attribution", openloop_fn_attribution::handle(&local.engine)).await?)
     } else {
         None
     };
     // The evaluation function: once per task closed since the last run (its account), and on
     // its weekly schedule (every account).
-    let evaluation = crate::evaluation::run(&local.engine, &local.closed, local.evaluation.take_due(local.clock.now())).await?;
-    let monthly_evaluation = local.monthly.run(&local.engine).await?;
+    let weekly = local.evaluation.take_due(local.clock.now());
+    let evaluation = run_as("evaluation", crate::evaluation::run(&local.engine, &local.closed, weekly)).await?;
+    let monthly_evaluation = run_as("evaluation", local.monthly.run(&local.engine)).await?;
     Ok(axum::Json(
         serde_json::json!({"now": local.clock.now(), "ticks": ticks, "analysis": analysis, "attribution": attribution, "evaluation": evaluation, "monthly_evaluation": monthly_evaluation, "queues": totals}),
     )
@@ -597,7 +615,7 @@ async fn ses_notification(State(local): State<Arc<Local>>, body: Result<Bytes, B
             )
         })?;
     let event = openloop_aws::mail_events::mail_event(&notification).map_err(openloop_core::task::error::EngineError::from)?;
-    let outcome = local.engine.handle_mail_event(event, local.mail.stored.as_ref()).await?;
+    let outcome = run_as("signals", local.engine.handle_mail_event(event, local.mail.stored.as_ref())).await?;
     Ok(axum::Json(serde_json::json!({"outcome": format!("{outcome:?}")})).into_response())
 }
 
@@ -657,6 +675,6 @@ async fn inbound_sms(State(local): State<Arc<Local>>, body: Result<Bytes, BytesR
         body: text.body,
         message_id: ulid::Ulid::new().to_string(),
     };
-    let outcome = local.engine.receive_text(inbound).await?;
+    let outcome = run_as("webhooks", local.engine.receive_text(inbound)).await?;
     Ok((StatusCode::ACCEPTED, axum::Json(outcome)).into_response())
 }

@@ -1,0 +1,547 @@
+//! Issue 47, point 3: every function's role grants what its code calls, and nothing wider.
+//!
+//! The local runtime runs every function on the emulator, each signing its calls with a key
+//! that names it (`openloop_local::function`). Through a proxy that reads each request as IAM
+//! would (`openloop_tests::signed_calls`), a gym's life is played: it is made and set up, its
+//! members' events arrive, tasks are opened, approved, sent, answered, followed up, escalated
+//! and valued, the owner signs in, an endpoint receives its deliveries, a stored reply is read
+//! from S3, and the gym leaves. Then every action each function was seen to ask for must be in
+//! what `infra/template.yaml` grants it, and everything granted must have been asked for —
+//! but the grants this life cannot reach on the emulator, each named below with its reason.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use jiff::SignedDuration;
+use openloop_local::function::FUNCTIONS;
+use openloop_tests::grants::{TEMPLATE, grants};
+use openloop_tests::signed_calls::SignedCalls;
+use openloop_tests::{Stack, events};
+use serde_json::json;
+
+/// The opened data key is kept by the process for minutes (`openloop_aws::kms`), and the
+/// local runtime is one process: only the first function to open a gym's key asks KMS. In AWS
+/// each function is its own process and asks itself.
+const KEY_KEPT: &str = "opens a gym's PushPress key or an endpoint's secret (kept by the one process here)";
+
+/// A write of an account or an endpoint seals a secret an older version stored in clear
+/// (conformance `sealing`); every secret of this life was sealed when first written.
+const SEALED_ON_WRITE: &str = "seals a secret stored in clear before, on its write";
+
+/// Granted, and not asked for in this life: (function, action, resource, why it is granted).
+/// An entry that is asked for after all fails the test, so the list cannot go stale.
+const NOT_PLAYED: &[(&str, &str, &str, &str)] = &[
+    ("webhooks", "kms:Decrypt", "key", KEY_KEPT),
+    ("api", "kms:Decrypt", "key", KEY_KEPT),
+    ("dashboard", "kms:Decrypt", "key", KEY_KEPT),
+    ("execute", "kms:Decrypt", "key", KEY_KEPT),
+    ("followup", "kms:Decrypt", "key", KEY_KEPT),
+    ("webhooks", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("dashboard", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("signals", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("execute", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("followup", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("dormant", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("attribution", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("evaluation", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    ("analysis", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
+    (
+        "webhooks",
+        "dynamodb:DeleteItem",
+        "table",
+        "a delivery's claim is released when its queue send fails, so the sender's retry is taken",
+    ),
+    (
+        "webhooks",
+        "dynamodb:Query",
+        "index/*",
+        "a reply to an address without its task's token is matched to its thread through the index",
+    ),
+    (
+        "webhooks",
+        "events:PutEvents",
+        "bus",
+        "a reply or an unsubscribe that closes a task announces TaskClosed",
+    ),
+    (
+        "execute",
+        "events:PutEvents",
+        "bus",
+        "a first touch whose stale guard finds the goal met closes the task",
+    ),
+    (
+        "followup",
+        "events:PutEvents",
+        "bus",
+        "a cadence spent closes the task as unresponsive",
+    ),
+    (
+        "attribution",
+        "events:PutEvents",
+        "bus",
+        "the alerts of spec 28.4 (none raised in this life)",
+    ),
+    (
+        "tick",
+        "sqs:SendMessage",
+        "DeliveriesQueue",
+        "an endpoint event left in the outbox is queued again",
+    ),
+    (
+        "execute",
+        "sqs:SendMessage",
+        "DeliveriesQueue",
+        "a touch that escalates (the stale guard) queues task.escalated",
+    ),
+    (
+        "followup",
+        "sqs:SendMessage",
+        "DeliveriesQueue",
+        "a spent cadence that escalates queues task.escalated",
+    ),
+    (
+        "api",
+        "sqs:SendMessage",
+        "FollowupQueue",
+        "run now on a waiting task (played on the dashboard)",
+    ),
+    ("api", "sqs:SendMessage", "DormantQueue", "run now on an escalated task's timer"),
+    (
+        "dashboard",
+        "sqs:SendMessage",
+        "ExecuteQueue",
+        "run now on an approved first touch (played on the API)",
+    ),
+    (
+        "dashboard",
+        "sqs:SendMessage",
+        "DormantQueue",
+        "run now on an escalated task's timer",
+    ),
+    (
+        "dashboard",
+        "ses:SendEmail",
+        "*",
+        "an owner's answer through a mailed action link (`/a/{token}`) goes to the member at once",
+    ),
+    ("dashboard", "ses:SendRawEmail", "*", "the same answer, sent as raw MIME"),
+    (
+        "api",
+        "ses:GetEmailIdentity",
+        "*",
+        "a sending domain's verification read back (the emulator has it verified at once)",
+    ),
+    (
+        "attribution",
+        "ses:GetEmailIdentity",
+        "*",
+        "the hourly check of a pending sending domain",
+    ),
+    (
+        "execute",
+        "dynamodb:DeleteItem",
+        "table",
+        "not yet played: a touch the provider refused releases its reservation",
+    ),
+    (
+        "followup",
+        "dynamodb:DeleteItem",
+        "table",
+        "not yet played: a touch the provider refused releases its reservation",
+    ),
+    (
+        "execute",
+        "dynamodb:Query",
+        "table",
+        "not yet played: a first touch that escalates reads the member's open tasks",
+    ),
+    (
+        "execute",
+        "dynamodb:Query",
+        "index/*",
+        "not yet played: the stale guard's escalation",
+    ),
+    (
+        "followup",
+        "dynamodb:Query",
+        "index/*",
+        "not yet played: a spent cadence's escalation",
+    ),
+    (
+        "evaluation",
+        "dynamodb:PutItem",
+        "table",
+        "a week with enough closed tasks to judge writes its evaluation",
+    ),
+    (
+        "analysis",
+        "dynamodb:PutItem",
+        "table",
+        "a member the scan finds at risk opens a task (a transaction of puts)",
+    ),
+    ("analysis", "dynamodb:UpdateItem", "table", "the same opening's creation counters"),
+];
+
+/// A grant of these is checked elsewhere: the platform's secrets (read at a Lambda's start-up,
+/// never by the local runtime), the model (`bedrock_is_granted_on_the_named_model_only…`) and
+/// texts (sent to the local runtime's fake SMS server, not through the emulator; checked
+/// below to go where mail goes).
+fn checked_elsewhere(action: &str) -> bool {
+    action.starts_with("secretsmanager:") || action.starts_with("bedrock:") || action.starts_with("sms-voice:")
+}
+
+/// `tick` → `TickFunction`.
+fn logical(function: &str) -> String {
+    format!("{}{}Function", function[..1].to_ascii_uppercase(), &function[1..])
+}
+
+#[tokio::test]
+async fn every_function_is_granted_what_it_asks_of_aws_and_nothing_more() {
+    let calls = SignedCalls::start(openloop_tests::endpoint()).await;
+    let stack = Stack::on_emulator_through("roles", &calls.url).await;
+    play_a_gyms_life(&stack).await;
+
+    let seen = calls.seen();
+    let mut asked: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for call in &seen {
+        asked
+            .entry(call.function.clone())
+            .or_default()
+            .insert((call.action.clone(), call.resource.clone()));
+    }
+    let mut wrong = Vec::new();
+    for (function, actions) in &asked {
+        if !FUNCTIONS.contains(&function.as_str()) {
+            // The runtime's own: provisioning, and the poller that stands in for the event
+            // sources (Lambda's service reads the queues, not the function's code).
+            for (action, resource) in actions {
+                let runtime = [
+                    "sqs:ReceiveMessage",
+                    "sqs:DeleteMessageBatch",
+                    "sqs:CreateQueue",
+                    "sqs:GetQueueAttributes",
+                    "kms:CreateKey",
+                    "kms:CreateAlias",
+                    "kms:DescribeKey",
+                ]
+                .contains(&action.as_str())
+                    || action.starts_with("dynamodb:CreateTable")
+                    || action.starts_with("dynamodb:DescribeTable")
+                    || action.starts_with("dynamodb:UpdateTimeToLive")
+                    || action.starts_with("events:CreateEventBus")
+                    || action.starts_with("events:PutRule")
+                    || action.starts_with("events:PutTargets")
+                    || action == "ses:CreateEmailIdentity"
+                    || action == "s3:PutObject";
+                if !runtime {
+                    wrong.push(format!("{function}: {action} on {resource}, outside any function"));
+                }
+            }
+            continue;
+        }
+        let granted = grants(TEMPLATE, &logical(function));
+        for (action, resource) in actions {
+            if !granted.iter().any(|s| s.allows(action, resource)) {
+                wrong.push(format!("{function} asks for {action} on {resource}: not granted"));
+            }
+        }
+    }
+    for function in FUNCTIONS {
+        let none = BTreeSet::new();
+        let actions = asked.get(function).unwrap_or(&none);
+        for statement in grants(TEMPLATE, &logical(function)) {
+            for action in statement.actions.iter().filter(|a| !checked_elsewhere(a)) {
+                for resource in &statement.resources {
+                    let used = actions.iter().any(|(a, r)| {
+                        a == action && (r == resource || resource == "*" || (resource == "index/*" && r.starts_with("index/")))
+                    });
+                    let excused = NOT_PLAYED.iter().any(|(f, a, r, _)| *f == function && a == action && r == resource);
+                    match (used, excused) {
+                        (false, false) => wrong.push(format!(
+                            "{function} is granted {action} on {resource} ({}) and never asked for it",
+                            statement.policy
+                        )),
+                        (true, true) => wrong.push(format!("{function}: {action} is excused as not played, but it was")),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    // Texts go out where mail does: every function that may send a member or the owner mail
+    // may text them, and no other.
+    for function in FUNCTIONS {
+        let granted = grants(TEMPLATE, &logical(function));
+        let mails = granted.iter().any(|s| s.allows("ses:SendEmail", "*"));
+        let texts = granted.iter().any(|s| s.allows("sms-voice:SendTextMessage", "*"));
+        if mails != texts {
+            wrong.push(format!("{function}: mail granted {mails}, texts granted {texts}"));
+        }
+    }
+    let listing: Vec<String> = seen.iter().map(|c| format!("{} {} {}", c.function, c.action, c.resource)).collect();
+    assert!(wrong.is_empty(), "{}\n\nseen:\n{}", wrong.join("\n"), listing.join("\n"));
+}
+
+/// A gym's life through the contract, touching every function.
+async fn play_a_gyms_life(stack: &Stack) {
+    let day0 = openloop_tests::morning(1);
+    stack.set_clock(&day0.to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let owner = stack.give_owner_address(&gym).await;
+    // The gym's own sending domain: its SES identity made on the API, gone with the gym.
+    let domain = format!("renegade-{}.example", gym.id.to_ascii_lowercase());
+    let (status, body) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&gym.token),
+            Some(json!({"sending_domain": domain})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let receiver = openloop_tests::receiver::Receiver::start(200).await;
+    let (status, endpoint) = stack
+        .post(
+            "/api/v1/webhook-endpoints",
+            &gym.token,
+            json!({"url": receiver.url, "events": ["task.closed", "task.escalated"]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{endpoint}");
+
+    // Members arrive; a payment fails; the signals function opens its task for review.
+    let sarah = stack.sarahs_payment_failed(&gym, &day0.to_string()).await;
+    let alex = stack.member(&gym, "m_away", "Alex", day0).await;
+    stack.run().await;
+    // The owner approves a task of their own and the one the signals opened, on the API.
+    let churn = stack.approved_task(&gym, "churn_risk", "m_away").await;
+    let (_, review) = stack.get("/api/v1/tasks?status=pending_review", &gym.token).await;
+    let waiting = review["tasks"].as_array().cloned().unwrap_or_default();
+    assert!(!waiting.is_empty(), "the payment's task waits for review: {review}");
+    for task in &waiting {
+        let id = task["id"].as_str().unwrap_or_default();
+        let (status, body) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    stack.run().await;
+    let first = stack.outbox_to(&alex).await;
+    assert!(!first.is_empty(), "Alex's first touch went");
+
+    // Alex answers with a question: the webhooks function reads it, the owner is asked.
+    let raw = openloop_tests::Client::reply_to(&first[0], "alex-1@example.com", "Can I freeze my membership instead?");
+    let (status, body) = stack.inbound(&raw).await;
+    assert!(status < 300, "{status} {body}");
+    stack.run().await;
+
+    // A reply too large for SNS: SES stores it in S3, and the signals function reads it there
+    // and removes it once it is in the conversation.
+    let to_sarah = stack.outbox_to(&sarah).await;
+    assert!(!to_sarah.is_empty(), "Sarah's first touch went");
+    let raw = openloop_tests::Client::reply_to(&to_sarah[0], "sarah-1@example.com", "Paid it just now, sorry!");
+    let bucket = stack
+        .scratch
+        .as_ref()
+        .map(|s| s.names.inbound_mail_bucket.clone())
+        .unwrap_or_default();
+    let key = format!("inbound/{}", ulid::Ulid::new());
+    let direct = openloop_tests::clients(&openloop_tests::test_config()).await;
+    direct
+        .bucket(bucket.clone())
+        .put(&key, raw.into_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("put object: {e}"));
+    let notification = json!({"notificationType": "Received", "mail": {"destination": [to_sarah[0]["reply_to"]]},
+        "receipt": {"action": {"type": "S3", "bucketName": bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
+    let (status, body) = stack
+        .call(reqwest::Method::POST, "/_local/ses-notification", None, Some(notification))
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Sarah's task is followed up on its cadence; a week on, the escalation's timer, the
+    // analysis, the evaluation and the attribution all run.
+    let (_, tasks) = stack.get("/api/v1/tasks?member_id=m_1", &gym.token).await;
+    if let Some(id) = tasks["tasks"][0]["id"].as_str() {
+        stack.run_when_due(&gym, id).await;
+    }
+    let (status, body) = stack
+        .webhook(
+            &gym,
+            "evt_paid",
+            events::payment_succeeded("m_1", &(day0 + SignedDuration::from_hours(80)).to_string()),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    for day in [4, 8, 12] {
+        stack.set_clock(&(day0 + SignedDuration::from_hours(24 * day)).to_string()).await;
+        stack.run().await;
+    }
+    let _ = churn;
+
+    // A task followed up on its cadence: the first touch unanswered, the tick hands the
+    // second to the follow-up function when it is due.
+    stack.member(&gym, "m_e", "Eve", day0).await;
+    let quiet = stack.approved_task(&gym, "churn_risk", "m_e").await;
+    stack.run().await;
+    stack.run_when_due(&gym, &quiet).await;
+    // "Run now" hands a step straight to its worker: an approved first touch to the execute
+    // function's queue.
+    stack.member(&gym, "m_f", "Fran", day0).await;
+    let now = stack.approved_task(&gym, "churn_risk", "m_f").await;
+    let (status, body) = stack.post(&format!("/api/v1/tasks/{now}/run-now"), &gym.token, json!({})).await;
+    assert_eq!(status, 200, "{body}");
+    stack.run().await;
+
+    // A second gym connected to PushPress: its key sealed on the API, opened by the signals
+    // function to import the gym, and by the workers before each touch (the stale guard).
+    let connected = stack.create_account("manual").await;
+    let (status, body) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/api/v1/settings",
+            Some(&connected.token),
+            Some(json!({"pushpress": {"api_key": "local_demo"}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    stack.run().await;
+    // The import found a lapsing member and opened their task for review.
+    let (_, waiting) = stack.get("/api/v1/tasks?status=pending_review", &connected.token).await;
+    let touched = waiting["tasks"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert!(!touched.is_empty(), "the import opened a task: {waiting}");
+    let (status, body) = stack
+        .post(&format!("/api/v1/tasks/{touched}/approve"), &connected.token, json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    stack.run().await;
+    stack.run_when_due(&connected, &touched).await;
+
+    // Tasks of the owner's own: one skipped on the API, one approved and one skipped on the
+    // dashboard.
+    let mut opened = Vec::new();
+    for member in ["m_b", "m_c", "m_d"] {
+        stack.member(&gym, member, "Sam", day0).await;
+        let body = json!({"task_type": "churn_risk", "member_id": member, "goal": "Bring them back", "confidence": 80});
+        let (status, created) = stack.post("/api/v1/tasks", &gym.token, body).await;
+        assert_eq!(status, 201, "{created}");
+        opened.push(created["id"].as_str().unwrap_or_default().to_owned());
+    }
+    let (status, body) = stack
+        .post(&format!("/api/v1/tasks/{}/skip", opened[0]), &gym.token, json!({}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // The owner's dashboard: signed in, the day's pages read.
+    let http = openloop_aws::tls::http_client()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cookie = |response: &reqwest::Response, name: &str| {
+        response
+            .headers()
+            .get_all(reqwest::header::SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|v| v.starts_with(&format!("{name}=")))
+            .and_then(|v| v.split(';').next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let form = http
+        .get(format!("{}/app/login", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let login = cookie(&form, "ol_login");
+    let csrf = csrf_of(&form.text().await.unwrap_or_default());
+    let signed_in = http
+        .post(format!("{}/app/login", stack.url))
+        .header(reqwest::header::COOKIE, login)
+        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(format!("token={}&csrf={csrf}", gym.token))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(signed_in.status(), 303);
+    let session = cookie(&signed_in, "ol_session");
+    let (_, app) = (
+        (),
+        http.get(format!("{}/app", stack.url))
+            .header(reqwest::header::COOKIE, &session)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .text()
+            .await
+            .unwrap_or_default(),
+    );
+    let session_csrf = csrf_of(&app);
+    // …and on the dashboard a waiting task's next follow-up to the follow-up function's.
+    for (id, action) in [(&opened[1], "approve"), (&opened[2], "skip"), (&now, "run-now")] {
+        let response = http
+            .post(format!("{}/app/tasks/{id}/{action}", stack.url))
+            .header(reqwest::header::COOKIE, &session)
+            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(format!("csrf={session_csrf}"))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), 303, "{action} on the dashboard");
+    }
+    // A sign-in link asked for by address: queued by the dashboard, mailed by the signals.
+    let form = http
+        .get(format!("{}/app/login", stack.url))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let login = cookie(&form, "ol_login");
+    let csrf = csrf_of(&form.text().await.unwrap_or_default());
+    let response = http
+        .post(format!("{}/app/login/link", stack.url))
+        .header(reqwest::header::COOKIE, login)
+        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(format!("email={}&csrf={csrf}", owner.replace('+', "%2B").replace('@', "%40")))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(response.status().as_u16() < 400, "{}", response.status());
+    stack.run().await;
+    for page in [
+        "/app",
+        "/app/today",
+        "/app/review",
+        "/app/escalations",
+        "/app/members",
+        "/app/settings",
+        "/app/lift",
+        "/app/conversations",
+        "/app/todos",
+    ] {
+        let response = http
+            .get(format!("{}{page}", stack.url))
+            .header(reqwest::header::COOKIE, &session)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), 200, "{page}");
+    }
+
+    // The gym leaves.
+    let (status, body) = stack
+        .call(
+            reqwest::Method::DELETE,
+            &format!("/api/v1/accounts/{}", gym.id),
+            Some(&stack.admin_token),
+            None,
+        )
+        .await;
+    assert!(status < 300, "{status} {body}");
+    stack.run().await;
+}
+
+/// The CSRF token a page's forms carry.
+fn csrf_of(page: &str) -> String {
+    page.split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned()
+}
