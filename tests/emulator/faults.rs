@@ -30,7 +30,7 @@ async fn a_fortnight_on_dynamodb_at_an_8_percent_fault_rate_loses_and_doubles_no
         "dynamodb requests slower than the attempt timeout, applied late",
         "dynamodb requests applied, answered after the attempt timeout",
     ] {
-        assert!(figures.faults.get(slow).copied().unwrap_or(0) > 3, "{slow}: {figures}");
+        assert!(figures.faults.get(slow).copied().unwrap_or(0) > 2, "{slow}: {figures}");
     }
     assert!(figures.mails > 20, "the gyms were worked: {figures}");
 }

@@ -34,10 +34,48 @@ struct Proxy {
     lose: Arc<Mutex<Vec<String>>>,
     /// How many answers were lost.
     lost: Arc<Mutex<u32>>,
+    /// Markers whose first transaction is cancelled as conflicting with another one on its
+    /// items (nothing applied); taken when used.
+    conflict: Arc<Mutex<Vec<String>>>,
 }
 
 async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let text = String::from_utf8_lossy(&body).into_owned();
+    let conflicted = {
+        let mut markers = proxy.conflict.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match markers
+            .iter()
+            .position(|m| text.contains(m.as_str()) && text.contains("TransactItems"))
+        {
+            Some(at) => {
+                markers.remove(at);
+                true
+            }
+            None => false,
+        }
+    };
+    if conflicted {
+        // Another transaction is writing the first item (a creation's active-task guard), as
+        // DynamoDB answers it: that item's reason `TransactionConflict`, the others' `None`.
+        let items = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|b| b["TransactItems"].as_array().map(Vec::len))
+            .unwrap_or(1);
+        let reasons: Vec<serde_json::Value> = (0..items)
+            .map(|i| match i {
+                0 => serde_json::json!({"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}),
+                _ => serde_json::json!({"Code": "None"}),
+            })
+            .collect();
+        let body = serde_json::json!({"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            "Message": "Transaction cancelled", "CancellationReasons": reasons});
+        return (
+            StatusCode::BAD_REQUEST,
+            [("content-type", "application/x-amz-json-1.0")],
+            body.to_string(),
+        )
+            .into_response();
+    }
     let Some(answer) = Upstream::ask(&proxy.client, &proxy.upstream, method, &uri, &headers, body).await else {
         return (StatusCode::BAD_GATEWAY, "the emulator did not answer").into_response();
     };
@@ -69,6 +107,7 @@ async fn lossy_store(clients: &openloop_edge::config::Clients, table: &str) -> (
         client: reqwest::Client::new(),
         lose: Arc::default(),
         lost: Arc::default(),
+        conflict: Arc::default(),
     };
     let app = axum::Router::new().fallback(forward).with_state(proxy.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -142,4 +181,37 @@ async fn a_write_applied_whose_answer_was_lost_is_recognised_as_our_own() {
 
     // Someone else's write is still a conflict: a second version 1 of the facts.
     assert!(store.save_member_facts(account, &facts).await.is_err(), "not ours");
+}
+
+/// Issue 47: a transaction cancelled because another was writing its items
+/// (`TransactionConflict`) says nothing of that other one, which may yet fail. It is a race to
+/// try again, never "a task is already active" or "already claimed": before, a creation whose
+/// guard met a conflict came back as `ActiveTask`, and the member's event opened nothing.
+#[tokio::test]
+async fn a_transaction_cancelled_by_a_conflicting_one_is_a_race_to_try_again() {
+    let scratch = Scratch::new("tx-conflict");
+    let (config, clients) = scratch.provision().await;
+    let (store, proxy) = lossy_store(&clients, &config.table).await;
+    let now = openloop_tests::morning(1);
+    let account = AccountId::generate(now);
+    let member = MemberId::parse("m_conflict").expect("member");
+    let task = sample_task_for(account, member, TaskStatus::PendingReview, now);
+    let why = created(&task, Why::new(Reason::ManualModeRequiresReview));
+    proxy
+        .conflict
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(task.id.to_string());
+    let refused = store.create_task(&task, &why, &[]).await;
+    assert!(
+        matches!(
+            refused,
+            Err(openloop_core::kernel::error::StoreError::Conflict(
+                openloop_core::kernel::error::Conflict::Version
+            ))
+        ),
+        "a race, not a held guard: {refused:?}"
+    );
+    assert!(store.get_task(account, task.id).await.expect("read").is_none(), "nothing applied");
+    store.create_task(&task, &why, &[]).await.expect("the second try opens it");
 }

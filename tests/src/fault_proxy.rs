@@ -1,7 +1,8 @@
 //! DynamoDB behind a proxy that fails as [`crate::faults::Dice`] says, for the fault harness
 //! on the emulator: every request the store makes is, at the dice's rate, throttled
 //! (`ThrottlingException`, which the SDK retries), failed before it reaches the table
-//! (`InternalServerError`), or applied with its answer lost (the table's answer thrown away
+//! (`InternalServerError`), a transaction cancelled by another on the same item
+//! (`TransactionConflict`), or applied with its answer lost (the table's answer thrown away
 //! and a 500 sent instead, which DynamoDB can answer), or answered slower than the client
 //! waits for an attempt — held before it reaches the table (so it lands after the SDK gave it
 //! up and perhaps after its retry) or after. A killed function's requests are refused with an
@@ -24,11 +25,13 @@ use openloop_aws::dynamo::DynamoStore;
 use crate::faults::Dice;
 
 /// The faulty store's attempt timeout (the product's is
-/// [`openloop_aws::clients::DYNAMODB_ATTEMPT_TIMEOUT`]), shortened as the back-off is.
-pub const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(250);
+/// [`openloop_aws::clients::DYNAMODB_ATTEMPT_TIMEOUT`]), shortened as the back-off is — but
+/// well above what the emulator takes when the machine is busy, so only the proxy's own slow
+/// answers pass it.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long a slow answer takes: past [`ATTEMPT_TIMEOUT`].
-pub const SLOW: Duration = Duration::from_millis(400);
+pub const SLOW: Duration = Duration::from_millis(1300);
 
 #[derive(Clone)]
 struct Proxy {
@@ -113,9 +116,44 @@ async fn forward(State(proxy): State<Proxy>, method: Method, uri: Uri, headers: 
             "injected: internal server error",
         );
     }
+    // A transaction another one is writing the same item with: cancelled, that item's reason
+    // `TransactionConflict`, the others' `None`, as DynamoDB answers it; nothing applied.
+    let transaction = headers
+        .get("x-amz-target")
+        .is_some_and(|t| t.as_bytes().ends_with(b".TransactWriteItems"));
+    if transaction
+        && dice.roll_at(
+            "dynamodb transactions cancelled by another on the same item (TransactionConflict)",
+            third,
+        )
+    {
+        let items = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|b| b["TransactItems"].as_array().map(Vec::len))
+            .unwrap_or(1)
+            .max(1);
+        let conflicted = dice.pick(items as u32) as usize - 1;
+        let reasons: Vec<serde_json::Value> = (0..items)
+            .map(|i| match i == conflicted {
+                true => serde_json::json!({"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}),
+                false => serde_json::json!({"Code": "None"}),
+            })
+            .collect();
+        let body = serde_json::json!({
+            "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons",
+            "CancellationReasons": reasons,
+        });
+        return (
+            StatusCode::BAD_REQUEST,
+            [("content-type", "application/x-amz-json-1.0")],
+            body.to_string(),
+        )
+            .into_response();
+    }
     // Slow answers are rarer (each costs real time). Held before the table, the request is
     // passed on by a task of its own, so it lands even after the SDK has given it up.
-    let slow = dice.rate() / 32.0;
+    let slow = dice.rate() / 64.0;
     let late = dice.roll_at("dynamodb requests slower than the attempt timeout, applied late", slow);
     let slow_answer = !late && dice.roll_at("dynamodb requests applied, answered after the attempt timeout", slow);
     let ask = tokio::spawn(async move {
@@ -163,7 +201,7 @@ pub async fn faulty_dynamodb(clients: &openloop_edge::config::Clients, table: &s
         .to_builder()
         .endpoint_url(url)
         .retry_config(retries)
-        .timeout_config(openloop_aws::clients::dynamodb_timeouts(ATTEMPT_TIMEOUT, Duration::from_secs(5)))
+        .timeout_config(openloop_aws::clients::dynamodb_timeouts(ATTEMPT_TIMEOUT, Duration::from_secs(8)))
         .build();
     DynamoStore::new(aws_sdk_dynamodb::Client::from_conf(config), table)
 }

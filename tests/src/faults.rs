@@ -106,7 +106,7 @@ impl Dice {
     }
 
     /// A whole number in `1..=n`, from the same seeded stream.
-    fn pick(&self, n: u32) -> u32 {
+    pub fn pick(&self, n: u32) -> u32 {
         self.rng
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -113,6 +113,19 @@ pub struct JsonService {
 }
 
 impl JsonService {
+    /// The access key the calls are signed with now (empty without credentials): whose
+    /// permission a call is asked under.
+    pub(crate) async fn signer(&self) -> String {
+        match self.shared.credentials_provider() {
+            Some(provider) => provider
+                .provide_credentials()
+                .await
+                .map(|c| c.access_key_id().to_owned())
+                .unwrap_or_default(),
+            None => String::new(),
+        }
+    }
+
     /// An awsJson 1.1 service (KMS, Secrets Manager, SSM, EventBridge).
     pub fn new(shared: SdkConfig, service: &'static str, target_prefix: &'static str) -> Self {
         Self {

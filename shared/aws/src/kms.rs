@@ -54,15 +54,15 @@ impl KmsKeyring {
         }
     }
 
-    fn kept(&self, data_key: &str) -> Option<[u8; 32]> {
+    fn kept(&self, kept_as: &str) -> Option<[u8; 32]> {
         let opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
         opened
-            .get(data_key)
+            .get(kept_as)
             .filter(|(_, at)| at.elapsed() < DATA_KEY_KEPT)
             .map(|(key, _)| *key)
     }
 
-    fn keep(&self, data_key: &str, key: [u8; 32]) {
+    fn keep(&self, kept_as: &str, key: [u8; 32]) {
         let mut opened = self.opened.lock().unwrap_or_else(|e| e.into_inner());
         if opened.len() >= DATA_KEYS_KEPT {
             opened.retain(|_, (_, at)| at.elapsed() < DATA_KEY_KEPT);
@@ -70,7 +70,7 @@ impl KmsKeyring {
                 opened.clear();
             }
         }
-        opened.insert(data_key.to_owned(), (key, Instant::now()));
+        opened.insert(kept_as.to_owned(), (key, Instant::now()));
     }
 }
 
@@ -135,7 +135,10 @@ impl Keyring for KmsKeyring {
         if envelope.data_key.is_empty() {
             return Err(KeyringError(format!("sealed under {}, not with KMS", envelope.key)));
         }
-        let key = match self.kept(&envelope.data_key) {
+        // Kept per signer: a data key KMS opened for one principal is no answer for another
+        // (in Lambda a process has one; the local runtime's functions each sign as their own).
+        let kept_as = format!("{}\n{}", self.kms.signer().await, envelope.data_key);
+        let key = match self.kept(&kept_as) {
             Some(key) => key,
             None => {
                 let answer = self
@@ -145,7 +148,7 @@ impl Keyring for KmsKeyring {
                     )
                     .await?;
                 let key = plaintext_key(&answer)?;
-                self.keep(&envelope.data_key, key);
+                self.keep(&kept_as, key);
                 key
             }
         };

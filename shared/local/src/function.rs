@@ -27,9 +27,10 @@ pub const FUNCTIONS: [&str; 11] = [
     "analysis",
 ];
 
-/// Run `work` as function `name`: every AWS call it makes signs as that function.
+/// Run `work` as function `name`: every AWS call it makes signs as that function. The work
+/// is boxed, so a function's large future is not carried in its caller's stack frame.
 pub async fn run_as<F: Future>(name: &'static str, work: F) -> F::Output {
-    FUNCTION.scope(name, work).await
+    FUNCTION.scope(name, Box::pin(work)).await
 }
 
 /// The access key of the function at work, or the runtime's own.

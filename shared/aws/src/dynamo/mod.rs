@@ -26,7 +26,6 @@ use jiff::Timestamp;
 
 use openloop_core::kernel::error::{Conflict, StoreError};
 use openloop_core::task::Task;
-use openloop_core::task::flood::Limit;
 use openloop_core::task::work::due_time_key;
 
 use crate::keys::*;
@@ -282,14 +281,11 @@ impl DynamoStore {
                         }
                     }
                     let failed = reasons.iter().enumerate().find_map(|(i, r)| match r.code() {
-                        // Another transaction held a creation counter: not a reached limit,
-                        // so worth another try (reported like a lost version race).
-                        Some("TransactionConflict") if kinds.get(i).copied().flatten().and_then(Limit::from_conflict).is_some() => {
-                            Some(Conflict::Version)
-                        }
-                        Some("ConditionalCheckFailed") | Some("TransactionConflict") => {
-                            Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version))
-                        }
+                        // Another transaction was writing one of the items: nothing is known
+                        // of it (it may yet fail), so not a reached limit, a held guard or a
+                        // claim taken — worth another try, reported like a lost version race.
+                        Some("TransactionConflict") => Some(Conflict::Version),
+                        Some("ConditionalCheckFailed") => Some(kinds.get(i).copied().flatten().unwrap_or(Conflict::Version)),
                         _ => None,
                     });
                     match failed {
