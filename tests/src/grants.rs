@@ -150,7 +150,7 @@ mod tests {
     fn the_ticks_grants_are_read_as_written() {
         let tick = super::grants(super::TEMPLATE, "TickFunction");
         assert!(tick.iter().any(|s| s.allows("dynamodb:Query", "index/GSI1")), "{tick:?}");
-        assert!(!tick.iter().any(|s| s.allows("dynamodb:Query", "table")), "{tick:?}");
+        assert!(!tick.iter().any(|s| s.allows("dynamodb:Query", "index/GSI2")), "{tick:?}");
         assert!(!tick.iter().any(|s| s.allows("dynamodb:DeleteItem", "table")), "{tick:?}");
         let api = super::grants(super::TEMPLATE, "ApiFunction");
         assert!(
