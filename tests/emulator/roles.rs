@@ -416,13 +416,16 @@ async fn play_a_gyms_life(stack: &Stack) {
             .unwrap_or_default()
             .to_owned()
     };
-    let form = http
-        .get(format!("{}/app/login", stack.url))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let login = cookie(&form, "ol_login");
-    let csrf = csrf_of(&form.text().await.unwrap_or_default());
+    let login_form = || async {
+        let form = http
+            .get(format!("{}/app/login", stack.url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let login = cookie(&form, "ol_login");
+        (login, csrf_of(&form.text().await.unwrap_or_default()))
+    };
+    let (login, csrf) = login_form().await;
     let signed_in = http
         .post(format!("{}/app/login", stack.url))
         .header(reqwest::header::COOKIE, login)
@@ -433,18 +436,13 @@ async fn play_a_gyms_life(stack: &Stack) {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(signed_in.status(), 303);
     let session = cookie(&signed_in, "ol_session");
-    let (_, app) = (
-        (),
-        http.get(format!("{}/app", stack.url))
-            .header(reqwest::header::COOKIE, &session)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .text()
-            .await
-            .unwrap_or_default(),
-    );
-    let session_csrf = csrf_of(&app);
+    let app = http
+        .get(format!("{}/app", stack.url))
+        .header(reqwest::header::COOKIE, &session)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let session_csrf = csrf_of(&app.text().await.unwrap_or_default());
 
     // …and on the dashboard a waiting task's next follow-up to the follow-up function's.
     for (id, action) in [(&opened[1], "approve"), (&opened[2], "skip"), (&waiting, "run-now")] {
@@ -466,13 +464,7 @@ async fn play_a_gyms_life(stack: &Stack) {
         );
     }
     // A sign-in link asked for by address: queued by the dashboard, mailed by the signals.
-    let form = http
-        .get(format!("{}/app/login", stack.url))
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let login = cookie(&form, "ol_login");
-    let csrf = csrf_of(&form.text().await.unwrap_or_default());
+    let (login, csrf) = login_form().await;
     let response = http
         .post(format!("{}/app/login/link", stack.url))
         .header(reqwest::header::COOKIE, login)

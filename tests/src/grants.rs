@@ -30,6 +30,15 @@ pub fn functions(template: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The block of resource `name` among `blocks` ([`resources`]).
+pub fn named(blocks: &[String], name: &str) -> String {
+    blocks
+        .iter()
+        .find(|b| b.starts_with(&format!("  {name}:\n")))
+        .unwrap_or_else(|| panic!("{name} is declared"))
+        .clone()
+}
+
 /// One `Allow` statement: its actions, and its resources as [`resource`] names them.
 #[derive(Clone, Debug)]
 pub struct Statement {
@@ -125,13 +134,7 @@ fn statements(text: &str, policy: &str) -> Vec<Statement> {
 /// managed policies it names (`- !Ref XPolicy`).
 pub fn grants(template: &str, function: &str) -> Vec<Statement> {
     let blocks = resources(template);
-    let block = |name: &str| {
-        blocks
-            .iter()
-            .find(|b| b.starts_with(&format!("  {name}:\n")))
-            .unwrap_or_else(|| panic!("{name} is declared"))
-            .clone()
-    };
+    let block = |name: &str| named(&blocks, name);
     let own = block(function);
     let policies = own.split("\n      Policies:\n").nth(1).unwrap_or_default();
     let policies = policies.split("\n      Events:\n").next().unwrap_or_default();

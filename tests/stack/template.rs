@@ -3,7 +3,7 @@
 //! and a failure destination, and every one of its rules a retry policy and a dead-letter
 //! queue, so no scheduled or event-driven run fails in silence.
 
-use openloop_tests::grants::{functions, resources};
+use openloop_tests::grants::{functions, named, resources};
 
 #[test]
 fn every_function_eventbridge_invokes_has_bounded_retries_and_a_failure_destination() {
@@ -56,13 +56,7 @@ fn every_function_eventbridge_invokes_has_bounded_retries_and_a_failure_destinat
 fn no_secret_is_in_an_environment_and_only_the_functions_that_use_a_gyms_secret_may_decrypt_it() {
     let template = include_str!("../../infra/template.yaml");
     let blocks = resources(template);
-    let block = |name: &str| {
-        blocks
-            .iter()
-            .find(|b| b.starts_with(&format!("  {name}:\n")))
-            .unwrap_or_else(|| panic!("{name} is declared"))
-            .clone()
-    };
+    let block = |name: &str| named(&blocks, name);
     for parameter in ["SigningKey", "AdminToken", "InboundToken", "PushPressApiKey", "LlmApiKey"] {
         let used: Vec<&String> = blocks
             .iter()
