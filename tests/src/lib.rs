@@ -459,7 +459,11 @@ impl Client {
             due >= now - jiff::SignedDuration::from_hours(24),
             "task {id} was due long ago, at {due}"
         );
-        self.set_clock(&due.max(now).to_string()).await;
+        // Due already: the clock stays (it moves on its own from where it was set, so setting
+        // it to a `now` read a moment ago would be a step back).
+        if due > now {
+            self.set_clock(&due.to_string()).await;
+        }
         self.run().await;
         due
     }

@@ -679,7 +679,7 @@ async fn a_text_number_belongs_to_one_account_and_a_stop_lands_only_on_its_owner
 }
 
 /// The SAM template declares the inbound-text topic, its subscription to the webhook, the
-/// environment that names it, and lets every function that mails a member text one.
+/// environment that names it, and grants texts (to the functions that send them).
 #[test]
 fn the_template_declares_the_text_topic_and_the_permission_to_send_texts() {
     let template = include_str!("../../infra/template.yaml");
@@ -692,22 +692,8 @@ fn the_template_declares_the_text_topic_and_the_permission_to_send_texts() {
     ] {
         assert!(template.contains(needed), "{needed}");
     }
-    let blocks = openloop_tests::grants::resources(template);
-    let functions = blocks.iter().filter(|b| b.contains("Type: AWS::Serverless::Function")).count();
-    assert!(functions > 5);
-    // A function's own policy, or one it shares (the owner API's and the dashboard's).
-    let policies = blocks
-        .iter()
-        .filter(|b| b.contains("Type: AWS::Serverless::Function") || b.contains("Type: AWS::IAM::ManagedPolicy"));
-    for function in policies {
-        if function.contains("ses:SendRawEmail") {
-            assert!(
-                function.contains("Action: sms-voice:SendTextMessage"),
-                "{}",
-                function.lines().next().unwrap_or_default()
-            );
-        }
-    }
+    // Which functions may text is what each was seen to ask for: `tests/emulator/roles.rs`.
+    assert!(template.contains("Action: sms-voice:SendTextMessage"), "texts are granted");
 }
 
 /// A check-in of `id` at the clock's time, as the gym's system sends it.

@@ -69,7 +69,7 @@ fn lambda_config(region: &str, endpoint: Option<&str>, credentials: SharedCreden
 }
 
 /// Credentials of the access key a function names when asked ([`Clients::signing_as`]).
-struct NamedKey(Arc<dyn Fn() -> String + Send + Sync>);
+pub(crate) struct NamedKey(pub(crate) Arc<dyn Fn() -> String + Send + Sync>);
 
 impl std::fmt::Debug for NamedKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -40,16 +40,17 @@ impl EndUserMessagingSms {
         }
     }
 
-    /// The service at `endpoint` with fixed credentials: the local runtime's fake server of its
-    /// protocol (the emulator has no such API).
-    pub fn at(endpoint: &str, region: &str) -> Self {
+    /// The service at `endpoint`, each request signed with the access key `key` names then:
+    /// the local runtime's fake server of its protocol (the emulator has no such API), with
+    /// the key of the function at work.
+    pub fn at(endpoint: &str, region: &str, key: std::sync::Arc<dyn Fn() -> String + Send + Sync>) -> Self {
         let shared = SdkConfig::builder()
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new(region.to_owned()))
             .endpoint_url(endpoint)
-            .credentials_provider(aws_sdk_dynamodb::config::SharedCredentialsProvider::new(
-                aws_sdk_dynamodb::config::Credentials::new("local", "local", None, None, "openloop-local"),
-            ))
+            .credentials_provider(aws_sdk_dynamodb::config::SharedCredentialsProvider::new(crate::clients::NamedKey(
+                key,
+            )))
             .build();
         Self::new(shared)
     }

@@ -140,6 +140,8 @@ pub struct Running {
     pub inbound_token: String,
     /// The stand-in PushPress's base URL (`http://127.0.0.1:…/v3`), when one is served.
     pub pushpress_stand_in: Option<String>,
+    /// The fake SMS service: what it accepted, and which functions signed the texts.
+    pub texts: Arc<crate::texts::FakeSms>,
     server: tokio::task::JoinHandle<()>,
     background: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -305,7 +307,11 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     // Texts: the engine's real adapter, at a fake server of the SMS service's protocol.
     let texts = crate::texts::FakeSms::new(clock.clone());
     let (texts_url, texts_server) = texts.serve().await?;
-    let engine = engine.with_sms(Arc::new(openloop_aws::sms::EndUserMessagingSms::at(&texts_url, &config.region)));
+    let engine = engine.with_sms(Arc::new(openloop_aws::sms::EndUserMessagingSms::at(
+        &texts_url,
+        &config.region,
+        Arc::new(crate::function::access_key),
+    )));
     let local = Arc::new(Local {
         texts,
         mail,
@@ -442,6 +448,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         admin_token: config.admin_token.expose_secret().to_owned(),
         inbound_token: config.inbound_token.expose_secret().to_owned(),
         pushpress_stand_in,
+        texts: local.texts.clone(),
         server,
         background,
     })

@@ -30,6 +30,9 @@ pub struct SentText {
 pub struct FakeSms {
     clock: Arc<dyn Clock>,
     sent: Mutex<Vec<SentText>>,
+    /// The access keys the texts were signed with: which function sent them
+    /// ([`crate::function`]), as the SMS service would authorize it.
+    signers: Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// The request members `SendTextMessage` takes that the fake reads.
@@ -47,7 +50,13 @@ impl FakeSms {
         Arc::new(Self {
             clock,
             sent: Mutex::new(Vec::new()),
+            signers: Mutex::default(),
         })
+    }
+
+    /// Every access key a text was signed with (`local-execute`, …).
+    pub fn signers(&self) -> std::collections::BTreeSet<String> {
+        self.signers.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The texts accepted, oldest first; only those to `to` if given.
@@ -97,6 +106,14 @@ async fn handle(State(fake): State<Arc<FakeSms>>, headers: HeaderMap, body: Byte
             "DestinationPhoneNumber must be E.164 and MessageBody not empty",
         );
     }
+    let signer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|a| a.split("Credential=").nth(1))
+        .and_then(|c| c.split('/').next())
+        .unwrap_or("unsigned")
+        .to_owned();
+    fake.signers.lock().unwrap_or_else(|e| e.into_inner()).insert(signer);
     let message_id = ulid::Ulid::new().to_string().to_ascii_lowercase();
     let text = SentText {
         segments: openloop_core::conversation::sms::segments(&request.message_body),
