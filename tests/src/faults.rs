@@ -363,6 +363,8 @@ struct Answered {
     member: String,
     what: String,
     at: Timestamp,
+    /// What the face answered (shown when the effect is missing).
+    answer: Value,
 }
 
 /// The fortnight's figures.
@@ -558,7 +560,7 @@ impl Fortnight {
     /// rate, sent once more after it. Kept as answered when a 2xx came.
     async fn event(&mut self, gym: usize, member: &str, id: &str, event: Value) {
         let body = event.to_string();
-        let mut answered = false;
+        let mut answered = None;
         for _ in 0..25 {
             let timestamp = self.now().as_second();
             let signature = crate::sign(&self.gyms[gym].secret, id, timestamp, body.as_bytes());
@@ -571,16 +573,16 @@ impl Fortnight {
                 .header("content-type", "application/json")
                 .body(Body::from(body.clone()))
                 .unwrap_or_else(|e| panic!("{e}"));
-            let (status, _) = self.request(request).await;
+            let (status, body) = self.request(request).await;
             if (200..300).contains(&status) {
-                if answered || !self.dice.roll("deliveries sent again after a 2xx") {
-                    answered = true;
+                let again = answered.is_none() && self.dice.roll("deliveries sent again after a 2xx");
+                answered = Some(body);
+                if !again {
                     break;
                 }
-                answered = true;
             }
         }
-        if answered {
+        if let Some(answer) = answered {
             let what = event["type"].as_str().unwrap_or_default().to_owned();
             let at = self.now();
             self.answered.push(Answered {
@@ -588,6 +590,7 @@ impl Fortnight {
                 member: member.to_owned(),
                 what,
                 at,
+                answer,
             });
         }
     }
@@ -620,7 +623,7 @@ impl Fortnight {
                 .header("content-type", "message/rfc822")
                 .body(Body::from(raw.clone()))
                 .unwrap_or_else(|e| panic!("{e}"));
-            let (status, _) = self.request(request).await;
+            let (status, body) = self.request(request).await;
             if (200..300).contains(&status) {
                 let at = self.now();
                 self.answered.push(Answered {
@@ -628,6 +631,7 @@ impl Fortnight {
                     member: member.to_owned(),
                     what: format!("reply: {text}"),
                     at,
+                    answer: body,
                 });
                 return;
             }
@@ -892,29 +896,41 @@ impl Fortnight {
             let address = self.gyms[a.gym].members[&a.member].clone();
             if a.what == "payment.failed" && !of_member.iter().any(|t| t["task_type"] == "payment_recovery") {
                 wrong.push(format!(
-                    "{}'s failed payment was answered 2xx at {} and opened no task",
-                    a.member, a.at
+                    "{}'s failed payment was answered 2xx at {} ({}) and opened no task",
+                    a.member, a.at, a.answer
                 ));
             }
             if a.what == "member.created" && a.member.starts_with("m_lead") && !of_member.iter().any(|t| t["task_type"] == "lead_followup")
             {
-                wrong.push(format!("lead {} was answered 2xx at {} and opened no task", a.member, a.at));
+                wrong.push(format!(
+                    "lead {} was answered 2xx at {} ({}) and opened no task",
+                    a.member, a.at, a.answer
+                ));
             }
             if let Some(text) = a.what.strip_prefix("reply: ") {
                 let mut found = false;
+                let mut seen = Vec::new();
                 for t in &of_member {
                     let id = t["id"].as_str().unwrap_or_default().to_owned();
                     let token = self.gyms[a.gym].token.clone();
                     let (_, detail) = self.call("GET", &format!("/api/v1/tasks/{id}"), Some(&token), None).await;
-                    found |= detail["messages"].as_array().is_some_and(|ms| {
-                        ms.iter()
-                            .any(|m| m["content"].as_str().is_some_and(|c| c.contains(text.trim_end_matches('.'))))
-                    });
+                    let messages = detail["messages"].as_array().cloned().unwrap_or_default();
+                    found |= messages
+                        .iter()
+                        .any(|m| m["content"].as_str().is_some_and(|c| c.contains(text.trim_end_matches('.'))));
+                    let said: Vec<String> = messages
+                        .iter()
+                        .map(|m| format!("{}: {:.60}", m["role"], m["content"].as_str().unwrap_or_default()))
+                        .collect();
+                    seen.push(format!("{id} ({}): {said:?}", t["status"]));
                 }
                 if !found {
                     wrong.push(format!(
-                        "{}'s reply {text:?} was answered 2xx at {} and is in no conversation",
-                        a.member, a.at
+                        "{}'s reply {text:?} was answered 2xx at {} ({}) and is in no conversation of their tasks:\n  {}",
+                        a.member,
+                        a.at,
+                        a.answer,
+                        seen.join("\n  ")
                     ));
                 }
                 if text == "STOP" {
