@@ -134,6 +134,10 @@ impl TaskWrites for DynamoStore {
                     .build()
                     .map_err(build_error)?;
                 writes.push((TransactWriteItem::builder().put(put).build(), Some(Conflict::OutboundExists)));
+                // The mail may leave the moment it is reserved: where its replies belong is
+                // written now, so a reply to a send nobody lived to record reaches its task.
+                writes.push((self.plain_put(route_item(task_route_pk(task.id), task))?, None));
+                writes.push((self.plain_put(route_item(message_route_pk(&outbound.message_id), task))?, None));
                 let sends: Item = ledger.sends.iter().map(|(k, at)| (k.clone(), s(at.to_string()))).collect();
                 let open = open_change.take_if(|_| *member_id == task.member.id);
                 let expression = match open {
@@ -179,8 +183,8 @@ impl TaskWrites for DynamoStore {
             }
             Some(SendEffect::Record { outbound }) => {
                 writes.push((self.plain_put(self.outbound_item(task.account_id, outbound)?)?, None));
-                writes.push((self.plain_put(route_item(task_route_pk(task.id), task))?, None));
-                for id in std::iter::once(&outbound.message_id).chain(&outbound.provider_message_id) {
+                // The task's route and our Message-ID's were written with the reservation.
+                if let Some(id) = &outbound.provider_message_id {
                     writes.push((self.plain_put(route_item(message_route_pk(id), task))?, None));
                 }
             }

@@ -211,7 +211,9 @@ pub(super) async fn an_account_is_removed_page_by_page_with_its_routes_and_no_on
         }
         // A task that mailed someone: its reply routes live outside the account.
         let task = new_task(store, account.id, "m_remove_0", TaskStatus::Waiting).await;
-        let (sent_task, log) = record(&task, base(), Why::new(Reason::MessageSent));
+        let (reserved, reservation) = super::reserve_touch(&task, 0, 1, 10);
+        store.commit(&reservation).await.expect("reserve");
+        let (sent_task, log) = record(&reserved, base(), Why::new(Reason::MessageSent));
         let mut sent = super::outbound(&task, 0, crate::task::OutboundStatus::Sent);
         sent.message_id = format!("remove-{}@mail.example", task.id);
         sent.provider_message_id = Some(format!("ses-{}@amazonses.com", task.id));

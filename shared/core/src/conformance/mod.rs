@@ -13,7 +13,7 @@
 use jiff::Timestamp;
 
 use crate::kernel::error::{Conflict, StoreError};
-use crate::kernel::ids::{AccountId, Email, MemberId, new_ulid};
+use crate::kernel::ids::{AccountId, Email, MemberId};
 use crate::ports::TaskStore;
 use crate::task::reason::Reason;
 use crate::task::transition::{Why, created};
@@ -256,10 +256,28 @@ fn outbound(task: &Task, touch: u32, status: OutboundStatus) -> OutboundMessage 
             .clone()
             .unwrap_or_else(|| Email::parse("x@example.com").unwrap_or_else(|e| panic!("{e}"))),
         subject: "Hello".into(),
-        message_id: format!("{}@example.com", new_ulid(base())),
+        message_id: format!("{}-{touch}@example.com", task.id),
         provider_id: None,
         provider_message_id: None,
         reserved_at: base(),
         sent_at: None,
     }
+}
+
+/// `task`'s touch reserved, as a worker reserves it before it sends: the member's ledger at
+/// `ledger_version`, the day's sends under `daily_limit`.
+fn reserve_touch(task: &Task, touch: u32, ledger_version: u64, daily_limit: u32) -> (Task, crate::task::commit::TaskCommit) {
+    let (next, log) = crate::task::transition::record(task, base(), Why::new(Reason::SendReserved));
+    let mut ledger = crate::members::member::SendLedger::default();
+    ledger.sends.insert(format!("{}#{touch}", task.id), base());
+    ledger.version = ledger_version;
+    let mut commit = crate::task::commit::TaskCommit::new(next.clone(), log);
+    commit.send = Some(crate::task::commit::SendEffect::Reserve {
+        outbound: outbound(task, touch, OutboundStatus::Reserved),
+        member_id: task.member.id.clone(),
+        ledger,
+        daily_date: base().to_zoned(jiff::tz::TimeZone::UTC).date(),
+        daily_limit,
+    });
+    (next, commit)
 }

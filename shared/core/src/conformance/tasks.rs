@@ -8,7 +8,6 @@ use jiff::SignedDuration;
 
 use crate::kernel::error::{Conflict, StoreError};
 use crate::kernel::ids::{AccountId, TaskId, new_ulid};
-use crate::members::member::SendLedger;
 use crate::ports::TaskStore;
 use crate::task::commit::{SendEffect, TaskCommit};
 use crate::task::reason::Reason;
@@ -220,24 +219,23 @@ pub(super) async fn reservations_enforce_every_guarantee_atomically(store: &dyn 
     let date = base().to_zoned(jiff::tz::TimeZone::UTC).date();
     let task = new_task(store, account, "m_send", TaskStatus::Ready).await;
     let m = member("m_send");
-    let reserve = |task: &Task, touch: u32, ledger_version: u64, daily_limit: u32| {
-        let (next, log) = record(task, base(), Why::new(Reason::SendReserved));
-        let mut ledger = SendLedger::default();
-        ledger.sends.insert(format!("{}#{touch}", task.id), base());
-        ledger.version = ledger_version;
-        let mut commit = TaskCommit::new(next.clone(), log);
-        commit.send = Some(SendEffect::Reserve {
-            outbound: outbound(task, touch, OutboundStatus::Reserved),
-            member_id: task.member.id.clone(),
-            ledger,
-            daily_date: date,
-            daily_limit,
-        });
-        (next, commit)
-    };
+    let reserve = super::reserve_touch;
     let (reserved, commit) = reserve(&task, 0, 1, 2);
     store.commit(&commit).await.expect("first reservation");
     assert_eq!(store.daily_sends(account, date).await.expect("daily"), 1);
+    // The mail may leave the moment after: replies to it route already, by the task's signed
+    // address and by our Message-ID.
+    let ours = outbound(&task, 0, OutboundStatus::Reserved).message_id;
+    assert_eq!(
+        store.task_account(task.id).await.expect("route"),
+        Some(account),
+        "reserve: the task's route"
+    );
+    assert_eq!(
+        store.message_route(&ours).await.expect("route"),
+        Some((account, task.id)),
+        "reserve: the route of {ours}"
+    );
     let (_, ledger) = store.get_member(account, &m).await.expect("member").expect("ledger exists");
     assert_eq!(ledger.version, 1);
 
@@ -309,10 +307,11 @@ pub(super) async fn reservations_enforce_every_guarantee_atomically(store: &dyn 
 
     // …and where replies to it belong: by the task, and by either Message-ID in any case.
     assert_eq!(store.task_account(task.id).await.expect("route"), Some(account));
+    let quiet = new_task(store, account, "m_send_3", TaskStatus::Ready).await;
     assert_eq!(
-        store.task_account(other.id).await.expect("route"),
+        store.task_account(quiet.id).await.expect("route"),
         None,
-        "never mailed, never routed"
+        "never reserved, never routed"
     );
     for id in [sent.message_id.clone(), "SES-1@us-east-1.amazonses.com".into()] {
         assert_eq!(

@@ -429,27 +429,21 @@ async fn an_ambiguous_send_escalates_and_is_never_retried() {
     assert!(w.mailer.sent().is_empty());
 }
 
-#[tokio::test]
-async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_mail() {
-    let w = world().await;
-    let task = w.approved("churn_risk", "m_dead").await;
-    // The worker claims and reserves, then dies before the provider answers.
-    w.mailer.set_mode(MailerMode::Ambiguous);
-    let claimed = {
-        let (mut claimed, log) = crate::task::transition::transition(
-            &task,
-            TaskStatus::Executing,
-            day0(),
-            crate::task::transition::Why::new(Reason::FirstTouchDue),
-        )
+/// A worker claims `task` and reserves its first touch (Message-ID `x@mail.example.com`), then
+/// dies before the provider's answer is recorded: whether the mail left is unknown.
+async fn reserved_by_a_worker_that_died(w: &World, task: &Task) {
+    let (mut claimed, log) = crate::task::transition::transition(
+        task,
+        TaskStatus::Executing,
+        day0(),
+        crate::task::transition::Why::new(Reason::FirstTouchDue),
+    )
+    .expect("claim");
+    claimed.next_action_at = Some(day0() + crate::kernel::limits::EXECUTION_LEASE);
+    w.store
+        .commit(&crate::task::commit::TaskCommit::new(claimed.clone(), log))
+        .await
         .expect("claim");
-        claimed.next_action_at = Some(day0() + crate::kernel::limits::EXECUTION_LEASE);
-        w.store
-            .commit(&crate::task::commit::TaskCommit::new(claimed.clone(), log))
-            .await
-            .expect("claim");
-        claimed
-    };
     let member = claimed.member.id.clone();
     let (reserved, log) = crate::task::transition::record(&claimed, day0(), crate::task::transition::Why::new(Reason::SendReserved));
     let mut commit = crate::task::commit::TaskCommit::new(reserved, log);
@@ -476,7 +470,13 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
         daily_limit: 15,
     });
     w.store.commit(&commit).await.expect("reserve");
-    w.mailer.set_mode(MailerMode::Deliver);
+}
+
+#[tokio::test]
+async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_mail() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_dead").await;
+    reserved_by_a_worker_that_died(&w, &task).await;
 
     w.run().await;
     assert!(w.mailer.sent().is_empty(), "within the lease nobody touches it");
@@ -488,6 +488,33 @@ async fn a_worker_that_died_after_reserving_leaves_an_escalation_not_a_second_ma
         (escalated.status, escalated.outcome_reason.as_deref()),
         (TaskStatus::Escalated, Some("send_outcome_unknown"))
     );
+}
+
+/// The mail may have left the moment it was reserved: a reply to it, by its signed address or
+/// by its thread alone, reaches its task before anyone has recorded the send.
+#[tokio::test]
+async fn a_reply_to_a_mail_whose_send_was_never_recorded_reaches_its_task() {
+    let w = world().await;
+    let task = w.approved("churn_risk", "m_lost").await;
+    reserved_by_a_worker_that_died(&w, &task).await;
+    let address = format!("reply+{}@replies.example.com", w.engine.config.signing_key.reply_token(&task.id));
+    for (to, id, text) in [
+        (address.as_str(), "r-lost-1@mail.example.net", "Got it, thanks"),
+        ("hello@gym.example.com", "r-lost-2@mail.example.net", "See you Monday"),
+    ] {
+        let raw = format!(
+            "From: Sam <m-lost@example.com>\r\nTo: <{to}>\r\nSubject: Re: Hello\r\nMessage-ID: <{id}>\r\n\
+             In-Reply-To: <x@mail.example.com>\r\nContent-Type: text/plain\r\n\r\n{text}\r\n"
+        );
+        let outcome = w.engine.receive_reply(raw.as_bytes()).await.expect("receive");
+        assert!(
+            matches!(outcome, super::InboundOutcome::Stored { task_id, .. } if task_id == task.id),
+            "{text}: {outcome:?}"
+        );
+    }
+    let history = w.store.task_history(w.account.id, task.id).await.expect("read").expect("task");
+    let said: Vec<&str> = history.messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(said, ["Got it, thanks", "See you Monday"]);
 }
 
 #[tokio::test]

@@ -178,14 +178,16 @@ impl TaskWrites for MemoryStore {
                 ..
             }) => {
                 s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
+                s.task_routes.insert(task.id, account);
+                s.message_routes
+                    .insert(outbound.message_id.to_ascii_lowercase(), (account, task.id));
                 s.ledgers.insert((account, member_id.clone()), ledger.clone());
                 *s.daily.entry((account, *daily_date)).or_insert(0) += 1;
                 s.bounce_windows.entry(account).or_default().sends += 1;
             }
             Some(SendEffect::Record { outbound }) => {
                 s.outbound.insert((account, task.id, outbound.touch), outbound.clone());
-                s.task_routes.insert(task.id, account);
-                for id in std::iter::once(&outbound.message_id).chain(&outbound.provider_message_id) {
+                if let Some(id) = &outbound.provider_message_id {
                     s.message_routes.insert(id.to_ascii_lowercase(), (account, task.id));
                 }
             }

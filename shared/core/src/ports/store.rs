@@ -183,8 +183,8 @@ pub trait TaskWrites: Send + Sync {
         quota: &CreationQuota,
     ) -> Result<(), StoreError>;
     /// Write the change, all of it or nothing (see [`TaskCommit`]). Every
-    /// [`SendEffect::Record`] also records where replies to that mail belong (see
-    /// [`TaskIndex::message_route`]); a commit that leaves the task closed writes its
+    /// [`SendEffect::Reserve`] also records where replies to that mail belong, and its
+    /// [`SendEffect::Record`] the provider's Message-ID (see [`TaskIndex::message_route`]); a commit that leaves the task closed writes its
     /// learning record (see [`LearningStore`]).
     async fn commit(&self, commit: &TaskCommit) -> Result<(), StoreError>;
     /// [`TaskWrites::commit`] with [`CommitExtras`] written in the same transaction: all of it or
@@ -294,10 +294,11 @@ pub trait TaskIndex: Send + Sync {
         limit: usize,
         cursor: Option<String>,
     ) -> Result<(Vec<ActivityEntry>, Option<String>), StoreError>;
-    // Reply routing (spec §24.3). Every `SendEffect::Record` also records where replies to
-    // that mail belong: the task's account (for its signed reply address) and both
-    // Message-IDs (ours and the provider's), so a reply routes without knowing the account.
-    /// The account of a task that has mailed someone.
+    // Reply routing (spec §24.3). Every `SendEffect::Reserve` also records where replies to
+    // that mail belong, since it may leave the moment after: the task's account (for its
+    // signed reply address) and our Message-ID; its `SendEffect::Record` adds the provider's.
+    // So a reply routes without knowing the account, even to a send nobody lived to record.
+    /// The account of a task that has reserved a touch (and may have mailed someone).
     async fn task_account(&self, task: TaskId) -> Result<Option<AccountId>, StoreError>;
     /// The task a Message-ID of ours (or the provider's copy of it) belongs to.
     async fn message_route(&self, message_id: &str) -> Result<Option<(AccountId, TaskId)>, StoreError>;
