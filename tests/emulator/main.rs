@@ -19,6 +19,7 @@ mod mail_events;
 mod member_events;
 mod member_open_tasks;
 mod rails;
+mod restart;
 mod roles;
 mod sealed_secrets;
 mod sending_domains;

@@ -106,21 +106,10 @@ fn logical(function: &str) -> String {
     format!("{}{}Function", function[..1].to_ascii_uppercase(), &function[1..])
 }
 
-/// The gym's life is one long future, and every function of the local runtime runs on the
-/// test's thread; a debug build's frames for all of it outgrow a test thread's 2 MiB stack, so
-/// the test runs on a thread of its own with room.
+/// The gym's life is one long future, on a thread with room (`with_room`).
 #[test]
 fn every_function_is_granted_what_it_asks_of_aws_and_nothing_more() {
-    let run = std::thread::Builder::new().stack_size(16 << 20).spawn(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap_or_else(|e| panic!("runtime: {e}"))
-            .block_on(asked_and_granted());
-    });
-    if let Err(panic) = run.unwrap_or_else(|e| panic!("thread: {e}")).join() {
-        std::panic::resume_unwind(panic);
-    }
+    openloop_tests::with_room(asked_and_granted);
 }
 
 async fn asked_and_granted() {
@@ -147,8 +136,9 @@ async fn asked_and_granted() {
     let mut wrong = Vec::new();
     for (function, actions) in &asked {
         if !FUNCTIONS.contains(&function.as_str()) {
-            // The runtime's own: provisioning, and the poller that stands in for the event
-            // sources (Lambda's service reads the queues, not the function's code).
+            // The runtime's own: provisioning, the poller that stands in for the event
+            // sources (Lambda's service reads the queues, not the function's code), and what
+            // it keeps for a restart (its clock and outbox, `LOCAL#KEPT` in the table).
             for (action, resource) in actions {
                 let runtime = [
                     "sqs:ReceiveMessage",
@@ -167,7 +157,8 @@ async fn asked_and_granted() {
                     || action.starts_with("events:PutRule")
                     || action.starts_with("events:PutTargets")
                     || action == "ses:CreateEmailIdentity"
-                    || action == "s3:PutObject";
+                    || action == "s3:PutObject"
+                    || ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"].contains(&action.as_str());
                 if !runtime {
                     wrong.push(format!("{function}: {action} on {resource}, outside any function"));
                 }

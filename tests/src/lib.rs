@@ -203,6 +203,22 @@ pub fn assert_follow_up_on(at: Timestamp, day: Timestamp) {
     assert!((from..to).contains(&local.hour()), "{local} is outside the follow-up hours");
 }
 
+/// A test's whole life on a thread of its own with room (16 MiB): every function of the local
+/// runtime runs on the test's thread, and a debug build's frames for a long walk through them
+/// outgrow a test thread's 2 MiB stack.
+pub fn with_room<F: std::future::Future<Output = ()>>(test: impl FnOnce() -> F + Send + 'static) {
+    let run = std::thread::Builder::new().stack_size(16 << 20).spawn(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"))
+            .block_on(test());
+    });
+    if let Err(panic) = run.unwrap_or_else(|e| panic!("thread: {e}")).join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// The local runtime, started for one test, and a client for it: in memory
 /// ([`Stack::start`], for behaviour through the contract) or on the emulator
 /// ([`Stack::on_emulator`], where AWS semantics are the point). Dropping it stops the
@@ -247,6 +263,19 @@ impl Stack {
         let scratch = Scratch::new(name);
         let prefix = scratch.names.table.clone();
         Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), Some(scratch), None).await
+    }
+
+    /// This runtime killed (whatever it was doing dropped) and one started again on the same
+    /// names and emulator, as `make run` is started again: what the emulator holds is all
+    /// that carries over.
+    pub async fn restarted(self) -> Self {
+        let Self { running, scratch, .. } = self;
+        drop(running);
+        let prefix = scratch
+            .as_ref()
+            .map(|s| s.names.table.clone())
+            .unwrap_or_else(|| panic!("only a runtime on the emulator is started again"));
+        Self::launch(prefix, openloop_local::Ports::Emulator, test_config(), scratch, None).await
     }
 
     /// [`Stack::on_emulator`] with every AWS call through `endpoint`, a proxy in front of the

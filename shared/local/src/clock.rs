@@ -30,6 +30,13 @@ impl TestClock {
     }
 }
 
+impl TestClock {
+    /// How far ahead of real time the clock is.
+    pub fn offset(&self) -> SignedDuration {
+        *self.offset.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 impl Clock for TestClock {
     fn now(&self) -> Timestamp {
         Timestamp::now() + *self.offset.read().unwrap_or_else(|e| e.into_inner())

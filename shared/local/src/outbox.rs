@@ -104,6 +104,8 @@ impl Mailer for AcceptingProvider {
 pub struct Outbox {
     provider: Arc<dyn Mailer>,
     kept: Mutex<Kept>,
+    /// Where each mail is kept too, on the emulator ([`crate::kept`]).
+    durable: Option<Arc<crate::kept::Kept>>,
 }
 
 impl Outbox {
@@ -111,7 +113,25 @@ impl Outbox {
         Self {
             provider,
             kept: Mutex::new(Kept::default()),
+            durable: None,
         }
+    }
+
+    /// [`Self::new`], keeping each mail in `durable` as well, and holding the mail a runtime
+    /// before this one kept.
+    pub(crate) async fn kept_in(provider: Arc<dyn Mailer>, durable: Arc<crate::kept::Kept>) -> Result<Self, String> {
+        let before = durable.mails().await?;
+        let outbox = Self {
+            provider,
+            kept: Mutex::new(Kept::default()),
+            durable: Some(durable),
+        };
+        for (id, raw) in before {
+            if let Some(parsed) = parse(&raw, Some(id)) {
+                outbox.keep(parsed);
+            }
+        }
+        Ok(outbox)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
@@ -153,6 +173,11 @@ impl Mailer for Outbox {
     async fn send(&self, mail: &OutboundMail) -> Result<Delivered, SendError> {
         let raw = openloop_aws::ses::mime(mail).map_err(|e| SendError::Rejected(format!("could not build the message: {e}")))?;
         let delivered = self.provider.send(mail).await?;
+        if let Some(durable) = &self.durable
+            && let Err(e) = durable.keep_mail(&raw, &delivered.provider_id).await
+        {
+            tracing::error!(error = %e, "a mail accepted was not kept for a restart");
+        }
         if let Some(parsed) = parse(&raw, Some(delivered.provider_id.clone())) {
             self.keep(parsed);
         }

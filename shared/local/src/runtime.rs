@@ -108,6 +108,8 @@ struct Local {
     /// The signals function's SNS check and inbound-mail bucket (nothing reaches them locally
     /// unless an SNS topic is wired to the signals queue).
     mail: openloop_fn_signals::MailIntake,
+    /// What is kept for a restart (on the emulator): the clock is kept as it is set.
+    kept: Option<Arc<crate::kept::Kept>>,
     clock: Arc<TestClock>,
     queues: Arc<LocalQueues>,
     outbox: Arc<Outbox>,
@@ -171,6 +173,8 @@ struct Assembled {
     queues: Arc<LocalQueues>,
     outbox: Arc<Outbox>,
     mail: openloop_fn_signals::MailIntake,
+    /// What the runtime keeps of its own for a restart (on the emulator).
+    kept: Option<Arc<crate::kept::Kept>>,
 }
 
 /// On the emulator: provision the names, then the AWS adapters, with the mailer kept in the
@@ -197,10 +201,17 @@ async fn on_emulator(
     config.queue_urls = provisioned.queue_urls.clone();
     // The gyms' secrets are sealed by the emulator's KMS, with the key provisioning made.
     config.kms_key_id.get_or_insert(provisioned.secrets_key.clone());
-    let (mut ports, _) = openloop_edge::config::ports(config, &clients, clock, agent);
+    let (mut ports, _) = openloop_edge::config::ports(config, &clients, clock.clone(), agent);
     closed.forward_to(ports.bus.clone());
     ports.bus = closed;
-    let outbox = Arc::new(Outbox::new(ports.mailer.clone()));
+    // A runtime started again goes on where the last one was: its clock, its outbox.
+    let kept = Arc::new(crate::kept::Kept::new(clients.dynamodb.clone(), &names.table));
+    if let Some(offset) = kept.clock().await?
+        && clock.set(Timestamp::now() + offset).is_err()
+    {
+        tracing::warn!(%offset, "the kept clock is behind real time; the clock starts at the real time");
+    }
+    let outbox = Arc::new(Outbox::kept_in(ports.mailer.clone(), kept.clone()).await?);
     ports.mailer = outbox.clone();
     let inbox = Arc::new(SqsInbox {
         client: clients.sqs(),
@@ -215,6 +226,7 @@ async fn on_emulator(
         queues,
         outbox,
         mail: openloop_fn_signals::MailIntake::from_config(config, &clients),
+        kept: Some(kept),
     })
 }
 
@@ -251,6 +263,7 @@ fn in_memory(
             verifier: SnsVerifier::new(openloop_aws::tls::client(), config.mail_events_topic_arn.clone()),
             stored: Arc::new(NoStoredMail),
         },
+        kept: None,
     }
 }
 
@@ -293,6 +306,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
         queues,
         outbox,
         mail,
+        kept,
     } = match options.ports {
         Ports::Emulator => on_emulator(&mut config, &names, clock.clone(), agent, closed.clone()).await?,
         Ports::Memory => in_memory(&config, clock.clone(), agent, closed.clone()),
@@ -305,7 +319,10 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     // The local rule: http to a loopback address is taken too, so tests can receive.
     let engine = engine.with_webhook_transport(Arc::new(openloop_edge::webhook_transport::HttpWebhookTransport::new(true)));
     // Texts: the engine's real adapter, at a fake server of the SMS service's protocol.
-    let texts = crate::texts::FakeSms::new(clock.clone());
+    let texts = match &kept {
+        Some(kept) => crate::texts::FakeSms::kept_in(clock.clone(), kept.clone()).await?,
+        None => crate::texts::FakeSms::new(clock.clone()),
+    };
     let (texts_url, texts_server) = texts.serve().await?;
     let engine = engine.with_sms(Arc::new(openloop_aws::sms::EndUserMessagingSms::at(
         &texts_url,
@@ -315,6 +332,7 @@ pub async fn start(options: Options) -> Result<Running, Box<dyn std::error::Erro
     let local = Arc::new(Local {
         texts,
         mail,
+        kept,
         engine: engine.clone(),
         clock,
         queues,
@@ -558,7 +576,14 @@ struct SetClock {
 async fn set_clock(State(local): State<Arc<Local>>, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
     let input: SetClock = json_body(&body.map_err(body_error)?)?;
     match local.clock.set(input.now) {
-        Ok(now) => Ok(axum::Json(serde_json::json!({"now": now})).into_response()),
+        Ok(now) => {
+            if let Some(kept) = &local.kept
+                && let Err(e) = kept.set_clock(local.clock.offset()).await
+            {
+                tracing::error!(error = %e, "the clock was set but not kept for a restart");
+            }
+            Ok(axum::Json(serde_json::json!({"now": now})).into_response())
+        }
         Err(current) => Err(local_error(
             StatusCode::CONFLICT,
             "clock_backwards",

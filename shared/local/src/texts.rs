@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use openloop_core::ports::Clock;
 
 /// One text the fake service accepted.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SentText {
     pub to: String,
     pub from: String,
@@ -33,6 +33,8 @@ pub struct FakeSms {
     /// The access keys the texts were signed with: which function sent them
     /// ([`crate::function`]), as the SMS service would authorize it.
     signers: Mutex<std::collections::BTreeSet<String>>,
+    /// Where each text is kept too, on the emulator ([`crate::kept`]).
+    kept: Option<Arc<crate::kept::Kept>>,
 }
 
 /// The request members `SendTextMessage` takes that the fake reads.
@@ -51,7 +53,19 @@ impl FakeSms {
             clock,
             sent: Mutex::new(Vec::new()),
             signers: Mutex::default(),
+            kept: None,
         })
+    }
+
+    /// [`Self::new`], keeping each text in `kept` as well, and holding the texts a runtime
+    /// before this one kept.
+    pub(crate) async fn kept_in(clock: Arc<dyn Clock>, kept: Arc<crate::kept::Kept>) -> Result<Arc<Self>, String> {
+        Ok(Arc::new(Self {
+            clock,
+            sent: Mutex::new(kept.texts().await?),
+            signers: Mutex::default(),
+            kept: Some(kept),
+        }))
     }
 
     /// Every access key a text was signed with (`local-execute`, …).
@@ -123,6 +137,11 @@ async fn handle(State(fake): State<Arc<FakeSms>>, headers: HeaderMap, body: Byte
         sent_at: fake.clock.now().to_string(),
         message_id: message_id.clone(),
     };
+    if let Some(kept) = &fake.kept
+        && let Err(e) = kept.keep_text(&text).await
+    {
+        tracing::error!(error = %e, "a text accepted was not kept for a restart");
+    }
     fake.sent.lock().unwrap_or_else(|e| e.into_inner()).push(text);
     (
         StatusCode::OK,
