@@ -1,7 +1,7 @@
 //! The local runtime killed and started again on the emulator goes on where it was: its
 //! clock, every mail and text it accepted (`/_local/outbox`), and the gyms' work.
 
-use openloop_tests::{Stack, events};
+use openloop_tests::Stack;
 use serde_json::{Value, json};
 
 async fn texts(stack: &Stack) -> Vec<Value> {
@@ -37,28 +37,7 @@ async fn started_again() {
         )
         .await;
     assert_eq!(status, 200, "{body}");
-    let at = stack.now().await.to_string();
-    let data = json!({"member_id": "m_text", "first_name": "Tess", "status": "active", "joined_at": "2025-06-01T00:00:00Z",
-        "monthly_value": 150, "phone": "+15555550142"});
-    let (status, body) = stack
-        .webhook(&gym, "evt_tess", json!({"type": "member.created", "timestamp": at, "data": data}))
-        .await;
-    assert_eq!(status, 202, "{body}");
-    stack.run().await;
-    let (status, body) = stack
-        .post(
-            "/api/v1/members/m_text/consent",
-            &gym.token,
-            json!({"sms": true, "source": "owner"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    stack.webhook(&gym, "evt_tess_failed", events::payment_failed("m_text", &at)).await;
-    stack.run().await;
-    let (_, tess) = stack.get("/api/v1/tasks?member_id=m_text", &gym.token).await;
-    let tess = tess["tasks"][0]["id"].as_str().unwrap_or_default().to_owned();
-    let (status, body) = stack.post(&format!("/api/v1/tasks/{tess}/approve"), &gym.token, json!({})).await;
-    assert_eq!(status, 200, "{body}");
+    let tess = stack.texting_member_task(&gym, "+15555550142", None).await;
     stack.run_when_due(&gym, &tess).await;
     let texted = texts(&stack).await;
     assert!(!texted.is_empty(), "Tess was texted");

@@ -374,36 +374,7 @@ async fn play_a_gyms_life(stack: &Stack) {
         )
         .await;
     assert_eq!(status, 200, "{body}");
-    let at = stack.now().await.to_string();
-    let data = json!({"member_id": "m_text", "first_name": "Tess", "status": "active", "joined_at": "2025-06-01T00:00:00Z",
-        "monthly_value": 150, "phone": "+15555550188", "email": "tess@example.com"});
-    let (status, body) = stack
-        .webhook(
-            &texting,
-            "evt_tess",
-            json!({"type": "member.created", "timestamp": at, "data": data}),
-        )
-        .await;
-    assert_eq!(status, 202, "{body}");
-    stack.run().await;
-    let (status, body) = stack
-        .post(
-            "/api/v1/members/m_text/consent",
-            &texting.token,
-            json!({"sms": true, "source": "owner"}),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    stack
-        .webhook(&texting, "evt_tess_failed", events::payment_failed("m_text", &at))
-        .await;
-    stack.run().await;
-    let (_, tess) = stack.get("/api/v1/tasks?member_id=m_text", &texting.token).await;
-    let tess = tess["tasks"][0]["id"].as_str().unwrap_or_default().to_owned();
-    let (status, body) = stack
-        .post(&format!("/api/v1/tasks/{tess}/approve"), &texting.token, json!({}))
-        .await;
-    assert_eq!(status, 200, "{body}");
+    let tess = stack.texting_member_task(&texting, "+15555550188", Some("tess@example.com")).await;
     stack.run_when_due(&texting, &tess).await;
     stack.run_when_due(&texting, &tess).await;
     // Unanswered, her task's next touch goes by text too, from the follow-up function.

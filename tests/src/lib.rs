@@ -533,6 +533,37 @@ impl Client {
     }
 
     /// A manual task, approved as drafted; returns its id.
+    /// Tess (`m_text`, on `phone`), who consented to texts, her failed payment's task
+    /// approved: the id of a task that reaches her by text (the gym texts already).
+    pub async fn texting_member_task(&self, gym: &Account, phone: &str, email: Option<&str>) -> String {
+        let at = self.now().await.to_string();
+        let mut data = json!({"member_id": "m_text", "first_name": "Tess", "status": "active",
+            "joined_at": "2025-06-01T00:00:00Z", "monthly_value": 150, "phone": phone});
+        if let Some(email) = email {
+            data["email"] = json!(email);
+        }
+        let (status, body) = self
+            .webhook(gym, "evt_tess", json!({"type": "member.created", "timestamp": at, "data": data}))
+            .await;
+        assert_eq!(status, 202, "{body}");
+        self.run().await;
+        let (status, body) = self
+            .post(
+                "/api/v1/members/m_text/consent",
+                &gym.token,
+                json!({"sms": true, "source": "owner"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        self.webhook(gym, "evt_tess_failed", events::payment_failed("m_text", &at)).await;
+        self.run().await;
+        let (_, tasks) = self.get("/api/v1/tasks?member_id=m_text", &gym.token).await;
+        let task = tasks["tasks"][0]["id"].as_str().unwrap_or_default().to_owned();
+        let (status, body) = self.post(&format!("/api/v1/tasks/{task}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        task
+    }
+
     pub async fn approved_task(&self, gym: &Account, task_type: &str, member: &str) -> String {
         let body = json!({"task_type": task_type, "member_id": member, "goal": "Bring them back to the gym", "confidence": 80});
         let (status, created) = self.post("/api/v1/tasks", &gym.token, body).await;

@@ -429,9 +429,8 @@ async fn an_ambiguous_send_escalates_and_is_never_retried() {
     assert!(w.mailer.sent().is_empty());
 }
 
-/// A worker claims `task` and reserves its first touch (Message-ID `x@mail.example.com`), then
-/// dies before the provider's answer is recorded: whether the mail left is unknown.
-async fn reserved_by_a_worker_that_died(w: &World, task: &Task) {
+/// A worker claims `task` for its first touch, under the execution lease.
+async fn claimed_by_a_worker(w: &World, task: &Task) -> Task {
     let (mut claimed, log) = crate::task::transition::transition(
         task,
         TaskStatus::Executing,
@@ -444,6 +443,13 @@ async fn reserved_by_a_worker_that_died(w: &World, task: &Task) {
         .commit(&crate::task::commit::TaskCommit::new(claimed.clone(), log))
         .await
         .expect("claim");
+    claimed
+}
+
+/// A worker claims `task` and reserves its first touch (Message-ID `x@mail.example.com`), then
+/// dies before the provider's answer is recorded: whether the mail left is unknown.
+async fn reserved_by_a_worker_that_died(w: &World, task: &Task) {
+    let claimed = claimed_by_a_worker(w, task).await;
     let member = claimed.member.id.clone();
     let (reserved, log) = crate::task::transition::record(&claimed, day0(), crate::task::transition::Why::new(Reason::SendReserved));
     let mut commit = crate::task::commit::TaskCommit::new(reserved, log);
@@ -521,18 +527,7 @@ async fn a_reply_to_a_mail_whose_send_was_never_recorded_reaches_its_task() {
 async fn a_worker_that_died_before_reserving_is_simply_retried() {
     let w = world().await;
     let task = w.approved("churn_risk", "m_retry").await;
-    let (mut claimed, log) = crate::task::transition::transition(
-        &task,
-        TaskStatus::Executing,
-        day0(),
-        crate::task::transition::Why::new(Reason::FirstTouchDue),
-    )
-    .expect("claim");
-    claimed.next_action_at = Some(day0() + crate::kernel::limits::EXECUTION_LEASE);
-    w.store
-        .commit(&crate::task::commit::TaskCommit::new(claimed, log))
-        .await
-        .expect("claim");
+    claimed_by_a_worker(&w, &task).await;
     w.clock.advance(SignedDuration::from_mins(6));
     w.run().await;
     assert_eq!(w.mailer.sent().len(), 1, "the lease ran out and the step ran again, once");
