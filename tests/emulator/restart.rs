@@ -1,7 +1,12 @@
 //! The local runtime killed and started again on the emulator goes on where it was: its
 //! clock, every mail and text it accepted (`/_local/outbox`), and the gyms' work.
 
-use openloop_tests::Stack;
+use std::sync::Arc;
+
+use openloop_core::task::work::QueueName;
+use openloop_local::kept::Kept;
+use openloop_local::queues::{Inbox, SqsInbox};
+use openloop_tests::{Stack, events};
 use serde_json::{Value, json};
 
 async fn texts(stack: &Stack) -> Vec<Value> {
@@ -53,4 +58,57 @@ async fn started_again() {
     assert_eq!(now.len(), 2, "{now:?}");
     assert_eq!(now[0], mailed[0]);
     assert_eq!(now[1]["in_reply_to"], mailed[0]["message_id"], "{now:?}");
+}
+
+/// A runtime killed while it held a message (received, not yet handled): the next one hands
+/// it back to its queue at once and handles it on its first run, where SQS alone would keep
+/// it out of sight for the visibility timeout.
+#[test]
+fn a_message_a_killed_runtime_held_is_handled_by_the_next_one_at_once() {
+    openloop_tests::with_room(held_then_handled);
+}
+
+async fn held_then_handled() {
+    let stack = Stack::on_emulator_without_consumer("held").await;
+    let gym = stack.create_account("manual").await;
+    let at = stack.now().await.to_string();
+    let (status, body) = stack
+        .webhook(&gym, "evt_held", events::member_created("m_held", "held@example.com", "Hal", &at))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    stack.run().await;
+    let (status, body) = stack.webhook(&gym, "evt_held_failed", events::payment_failed("m_held", &at)).await;
+    assert_eq!(status, 202, "{body}");
+    // The runtime's consumer receives the event, and the runtime dies before handling it.
+    let names = &stack.scratch.as_ref().unwrap_or_else(|| panic!("on the emulator")).names;
+    let clients = openloop_tests::clients(&openloop_tests::test_config()).await;
+    let sqs = clients.sqs();
+    let mut urls = std::collections::HashMap::new();
+    for queue in QueueName::ALL {
+        let url = sqs
+            .get_queue_url()
+            .queue_name(names.queue(queue))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .queue_url
+            .unwrap_or_default();
+        urls.insert(queue, url);
+    }
+    let consumer = SqsInbox {
+        client: sqs,
+        urls,
+        kept: Arc::new(Kept::new(clients.dynamodb.clone(), &names.table)),
+    };
+    let held = consumer.receive(QueueName::Signals).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(held.len(), 1, "the failed payment was queued: {held:?}");
+    drop(consumer);
+
+    let stack = stack.restarted().await;
+    stack.run().await;
+    let (_, tasks) = stack.get("/api/v1/tasks?member_id=m_held", &gym.token).await;
+    assert_eq!(
+        tasks["tasks"][0]["task_type"], "payment_recovery",
+        "the event the killed runtime held was handled on the first run: {tasks}"
+    );
 }

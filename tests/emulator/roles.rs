@@ -138,7 +138,8 @@ async fn asked_and_granted() {
         if !FUNCTIONS.contains(&function.as_str()) {
             // The runtime's own: provisioning, the poller that stands in for the event
             // sources (Lambda's service reads the queues, not the function's code), and what
-            // it keeps for a restart (its clock and outbox, `LOCAL#KEPT` in the table).
+            // it keeps for a restart (its clock, outbox and held receipts, `LOCAL#KEPT` in the
+            // table).
             for (action, resource) in actions {
                 let runtime = [
                     "sqs:ReceiveMessage",
@@ -158,7 +159,7 @@ async fn asked_and_granted() {
                     || action.starts_with("events:PutTargets")
                     || action == "ses:CreateEmailIdentity"
                     || action == "s3:PutObject"
-                    || ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"].contains(&action.as_str());
+                    || ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem"].contains(&action.as_str());
                 if !runtime {
                     wrong.push(format!("{function}: {action} on {resource}, outside any function"));
                 }

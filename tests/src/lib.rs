@@ -304,20 +304,7 @@ impl Stack {
             agent: None,
             pushpress_stand_in: false,
         };
-        let running = openloop_local::start(options)
-            .await
-            .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));
-        let client = Client {
-            url: running.url(),
-            http: openloop_aws::tls::client(),
-            admin_token: running.admin_token.clone(),
-            inbound_token: running.inbound_token.clone(),
-        };
-        Self {
-            running,
-            client,
-            scratch: None,
-        }
+        Self::started(options, None).await
     }
 
     /// As `make run` starts it with no PushPress configured: in memory, with the stand-in
@@ -337,6 +324,22 @@ impl Stack {
         agent: Option<std::sync::Arc<dyn openloop_core::ports::Agent>>,
     ) -> Self {
         Self::launch_with(prefix, ports, config, scratch, agent, false).await
+    }
+
+    /// [`Stack::on_emulator`] with no background consumer: what a request queued waits in
+    /// its SQS queue until `/_local/run` (or a test receives it).
+    pub async fn on_emulator_without_consumer(name: &str) -> Self {
+        let scratch = Scratch::new(name);
+        let options = openloop_local::Options {
+            http_addr: "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+            prefix: scratch.names.table.clone(),
+            background: false,
+            ports: openloop_local::Ports::Emulator,
+            config: test_config(),
+            agent: None,
+            pushpress_stand_in: false,
+        };
+        Self::started(options, Some(scratch)).await
     }
 
     async fn launch_with(
@@ -359,6 +362,11 @@ impl Stack {
             agent,
             pushpress_stand_in,
         };
+        Self::started(options, scratch).await
+    }
+
+    /// The local runtime started with `options`, and a client for it.
+    async fn started(options: openloop_local::Options, scratch: Option<Scratch>) -> Self {
         let running = openloop_local::start(options)
             .await
             .unwrap_or_else(|e| panic!("the local runtime did not start: {e}"));

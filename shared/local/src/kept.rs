@@ -1,7 +1,9 @@
 //! What the local runtime keeps of its own on the emulator, so that a runtime killed and
 //! started again goes on where the last one was: the test clock's offset, and every mail and
-//! text the providers accepted (`/_local/outbox`). Everything else already lives in the
-//! emulator (the table, the queues), so nothing a restart loses is seen from outside.
+//! text the providers accepted (`/_local/outbox`), and the receipts of the messages it holds,
+//! so that what a killed runtime held is handed back to its queue at once rather than after
+//! SQS's visibility timeout. Everything else already lives in the emulator (the table, the
+//! queues), so nothing a restart loses is seen from outside.
 //!
 //! Kept in the table under a key of its own (`LOCAL#KEPT`), outside every account, which no
 //! function reads: it lives and goes with the emulator's other state (a scratch prefix's
@@ -21,6 +23,7 @@ const PK: &str = "LOCAL#KEPT";
 const CLOCK: &str = "clock";
 const MAIL: &str = "mail#";
 const TEXT: &str = "text#";
+const HELD: &str = "held#";
 
 pub struct Kept {
     client: aws_sdk_dynamodb::Client,
@@ -107,6 +110,64 @@ impl Kept {
             .collect()
     }
 
+    /// The receipts of messages received from `queue` and not yet deleted.
+    pub async fn hold(&self, queue: &str, receipts: &[String]) -> Result<(), String> {
+        let puts = receipts.iter().map(|r| {
+            aws_sdk_dynamodb::types::PutRequest::builder()
+                .item("PK", AttributeValue::S(PK.into()))
+                .item("SK", AttributeValue::S(format!("{HELD}{queue}#{r}")))
+                .build()
+                .map(|put| aws_sdk_dynamodb::types::WriteRequest::builder().put_request(put).build())
+        });
+        self.write(puts.collect::<Result<_, _>>().map_err(|e| e.to_string())?).await
+    }
+
+    /// Those receipts handled: deleted from their queue.
+    pub async fn release(&self, queue: &str, receipts: &[String]) -> Result<(), String> {
+        let deletes = receipts.iter().map(|r| {
+            aws_sdk_dynamodb::types::DeleteRequest::builder()
+                .key("PK", AttributeValue::S(PK.into()))
+                .key("SK", AttributeValue::S(format!("{HELD}{queue}#{r}")))
+                .build()
+                .map(|delete| aws_sdk_dynamodb::types::WriteRequest::builder().delete_request(delete).build())
+        });
+        self.write(deletes.collect::<Result<_, _>>().map_err(|e| e.to_string())?).await
+    }
+
+    /// Every receipt a runtime before this one held: `(queue, receipt)`.
+    pub async fn held(&self) -> Result<Vec<(String, String)>, String> {
+        Ok(self
+            .keys(HELD)
+            .await?
+            .into_iter()
+            .filter_map(|sk| {
+                let (queue, receipt) = sk.strip_prefix(HELD)?.split_once('#')?;
+                Some((queue.to_owned(), receipt.to_owned()))
+            })
+            .collect())
+    }
+
+    /// A batch write (a receive's batch is at most ten, under DynamoDB's 25), retried for
+    /// what comes back unprocessed.
+    async fn write(&self, mut requests: Vec<aws_sdk_dynamodb::types::WriteRequest>) -> Result<(), String> {
+        for _ in 0..5 {
+            if requests.is_empty() {
+                return Ok(());
+            }
+            let out = run_as(
+                "runtime",
+                self.client
+                    .batch_write_item()
+                    .request_items(&self.table, std::mem::take(&mut requests))
+                    .send(),
+            )
+            .await
+            .map_err(|e| format!("the held receipts: {e:?}"))?;
+            requests = out.unprocessed_items.and_then(|mut u| u.remove(&self.table)).unwrap_or_default();
+        }
+        Err("the held receipts: writes left unprocessed".into())
+    }
+
     /// The runtime's own call, whichever function's mail it keeps: the functions' roles have
     /// no grant for it (`crate::function`).
     async fn append(&self, prefix: &str, body: Vec<u8>) -> Result<(), String> {
@@ -130,7 +191,32 @@ impl Kept {
     }
 
     async fn all(&self, prefix: &str) -> Result<Vec<Vec<u8>>, String> {
-        let mut bodies = Vec::new();
+        Ok(self
+            .items(prefix)
+            .await?
+            .into_iter()
+            .filter_map(|mut item| match item.remove("body") {
+                Some(AttributeValue::B(body)) => Some(body.into_inner()),
+                _ => None,
+            })
+            .collect())
+    }
+
+    async fn keys(&self, prefix: &str) -> Result<Vec<String>, String> {
+        Ok(self
+            .items(prefix)
+            .await?
+            .into_iter()
+            .filter_map(|mut item| match item.remove("SK") {
+                Some(AttributeValue::S(sk)) => Some(sk),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Every item whose sort key begins with `prefix`, in order, from every page.
+    async fn items(&self, prefix: &str) -> Result<Vec<std::collections::HashMap<String, AttributeValue>>, String> {
+        let mut items = Vec::new();
         let mut start = None;
         loop {
             let page = run_as(
@@ -147,14 +233,10 @@ impl Kept {
             )
             .await
             .map_err(|e| format!("the kept {prefix}: {e:?}"))?;
-            for item in page.items() {
-                if let Some(AttributeValue::B(body)) = item.get("body") {
-                    bodies.push(body.clone().into_inner());
-                }
-            }
+            items.extend(page.items.unwrap_or_default());
             match page.last_evaluated_key {
                 Some(key) if !key.is_empty() => start = Some(key),
-                _ => return Ok(bodies),
+                _ => return Ok(items),
             }
         }
     }

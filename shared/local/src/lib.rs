@@ -18,7 +18,7 @@ pub const URL_FILE: &str = "target/openloop-local.url";
 pub mod clock;
 mod evaluation;
 pub mod function;
-mod kept;
+pub mod kept;
 pub mod outbox;
 pub mod pushpress;
 pub mod queues;

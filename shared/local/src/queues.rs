@@ -39,10 +39,12 @@ pub trait Inbox: Send + Sync {
     async fn delete(&self, queue: QueueName, receipts: Vec<String>) -> Result<(), String>;
 }
 
-/// SQS (the emulator's), by queue URL.
+/// SQS (the emulator's), by queue URL. The receipts of what it holds are kept
+/// ([`crate::kept`]), so a runtime started after this one hands them back at once.
 pub struct SqsInbox {
     pub client: aws_sdk_sqs::Client,
     pub urls: HashMap<QueueName, String>,
+    pub kept: Arc<crate::kept::Kept>,
 }
 
 impl SqsInbox {
@@ -51,6 +53,49 @@ impl SqsInbox {
             .get(&queue)
             .map(String::as_str)
             .ok_or_else(|| format!("queue {} not provisioned", queue.as_str()))
+    }
+
+    /// What a runtime before this one received and never deleted (it was killed holding
+    /// it) made visible in its queue again at once, not after the visibility timeout. A
+    /// receipt that ran out meanwhile is no error: its message is visible already.
+    pub async fn hand_back_held(&self) -> Result<usize, String> {
+        let mut handed = 0;
+        for (name, receipt) in self.kept.held().await? {
+            if let Some(queue) = QueueName::ALL.into_iter().find(|q| q.as_str() == name) {
+                let back = self
+                    .client
+                    .change_message_visibility()
+                    .queue_url(self.url(queue)?)
+                    .receipt_handle(&receipt)
+                    .visibility_timeout(0)
+                    .send()
+                    .await;
+                handed += usize::from(back.is_ok());
+            }
+            self.kept.release(&name, &[receipt]).await?;
+        }
+        Ok(handed)
+    }
+
+    /// How many messages `queue` holds: visible, in flight and delayed.
+    pub async fn holding(&self, queue: QueueName) -> Result<usize, String> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(self.url(queue)?)
+            .attribute_names(A::ApproximateNumberOfMessages)
+            .attribute_names(A::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(A::ApproximateNumberOfMessagesDelayed)
+            .send()
+            .await
+            .map_err(|e| format!("attributes: {:?}", e.as_service_error().map(|e| e.to_string())))?;
+        Ok(out
+            .attributes
+            .unwrap_or_default()
+            .values()
+            .filter_map(|n| n.parse::<usize>().ok())
+            .sum())
     }
 }
 
@@ -66,7 +111,7 @@ impl Inbox for SqsInbox {
             .send()
             .await
             .map_err(|e| format!("receive: {:?}", e.as_service_error().map(|e| e.to_string())))?;
-        Ok(received
+        let received: Vec<Received> = received
             .messages
             .unwrap_or_default()
             .into_iter()
@@ -75,7 +120,14 @@ impl Inbox for SqsInbox {
                 body: m.body.unwrap_or_default(),
                 receipt: m.receipt_handle.unwrap_or_default(),
             })
-            .collect())
+            .collect();
+        if !received.is_empty() {
+            let receipts: Vec<String> = received.iter().map(|r| r.receipt.clone()).collect();
+            if let Err(e) = self.kept.hold(queue.as_str(), &receipts).await {
+                tracing::warn!(error = %e, "held messages not kept; after a restart they wait out their visibility timeout");
+            }
+        }
+        Ok(received)
     }
 
     async fn delete(&self, queue: QueueName, receipts: Vec<String>) -> Result<(), String> {
@@ -83,12 +135,12 @@ impl Inbox for SqsInbox {
             return Ok(());
         }
         let entries = receipts
-            .into_iter()
+            .iter()
             .enumerate()
             .filter_map(|(i, receipt)| {
                 DeleteMessageBatchRequestEntry::builder()
                     .id(i.to_string())
-                    .receipt_handle(receipt)
+                    .receipt_handle(receipt.clone())
                     .build()
                     .ok()
             })
@@ -100,6 +152,9 @@ impl Inbox for SqsInbox {
             .send()
             .await
             .map_err(|e| format!("delete: {:?}", e.as_service_error().map(|e| e.to_string())))?;
+        if let Err(e) = self.kept.release(queue.as_str(), &receipts).await {
+            tracing::warn!(error = %e, "handled messages still kept as held");
+        }
         Ok(())
     }
 }
@@ -195,6 +250,12 @@ impl LocalQueues {
             wake: Notify::new(),
             outstanding: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `queue` holds `n` messages this process did not send (a runtime before it did): a
+    /// drain asks it until they are handled.
+    pub fn expect(&self, queue: QueueName, n: usize) {
+        *self.outstanding().entry(queue).or_default() += n;
     }
 
     fn outstanding(&self) -> std::sync::MutexGuard<'_, HashMap<QueueName, usize>> {

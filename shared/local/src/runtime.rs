@@ -216,8 +216,18 @@ async fn on_emulator(
     let inbox = Arc::new(SqsInbox {
         client: clients.sqs(),
         urls: provisioned.queue_urls,
+        kept: kept.clone(),
     });
-    let queues = Arc::new(LocalQueues::new(ports.queue.clone(), inbox));
+    // What a runtime before this one held goes back to its queue at once, and what the
+    // queues hold from it is drained as if this one had sent it.
+    let handed = inbox.hand_back_held().await?;
+    if handed > 0 {
+        tracing::info!(handed, "messages a runtime before this one held are back in their queues");
+    }
+    let queues = Arc::new(LocalQueues::new(ports.queue.clone(), inbox.clone()));
+    for queue in QueueName::ALL {
+        queues.expect(queue, inbox.holding(queue).await?);
+    }
     ports.queue = queues.clone();
     let store = ports.store.clone();
     Ok(Assembled {
