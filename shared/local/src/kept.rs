@@ -115,7 +115,7 @@ impl Kept {
         let puts = receipts.iter().map(|r| {
             aws_sdk_dynamodb::types::PutRequest::builder()
                 .item("PK", AttributeValue::S(PK.into()))
-                .item("SK", AttributeValue::S(format!("{HELD}{queue}#{r}")))
+                .item("SK", AttributeValue::S(held_sk(queue, r)))
                 .build()
                 .map(|put| aws_sdk_dynamodb::types::WriteRequest::builder().put_request(put).build())
         });
@@ -127,7 +127,7 @@ impl Kept {
         let deletes = receipts.iter().map(|r| {
             aws_sdk_dynamodb::types::DeleteRequest::builder()
                 .key("PK", AttributeValue::S(PK.into()))
-                .key("SK", AttributeValue::S(format!("{HELD}{queue}#{r}")))
+                .key("SK", AttributeValue::S(held_sk(queue, r)))
                 .build()
                 .map(|delete| aws_sdk_dynamodb::types::WriteRequest::builder().delete_request(delete).build())
         });
@@ -240,4 +240,9 @@ impl Kept {
             }
         }
     }
+}
+
+/// A held message's key: its queue and its receipt.
+fn held_sk(queue: &str, receipt: &str) -> String {
+    format!("{HELD}{queue}#{receipt}")
 }
