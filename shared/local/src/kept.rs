@@ -15,11 +15,13 @@ use std::sync::Mutex;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use jiff::SignedDuration;
+use openloop_aws::keys::{PK, SK};
 
 use crate::function::run_as;
 use crate::texts::SentText;
 
-const PK: &str = "LOCAL#KEPT";
+/// The partition of everything kept, outside every account.
+const KEPT: &str = "LOCAL#KEPT";
 const CLOCK: &str = "clock";
 const MAIL: &str = "mail#";
 const TEXT: &str = "text#";
@@ -48,8 +50,8 @@ impl Kept {
             self.client
                 .get_item()
                 .table_name(&self.table)
-                .key("PK", AttributeValue::S(PK.into()))
-                .key("SK", AttributeValue::S(CLOCK.into()))
+                .key(PK, AttributeValue::S(KEPT.into()))
+                .key(SK, AttributeValue::S(CLOCK.into()))
                 .consistent_read(true)
                 .send(),
         )
@@ -68,8 +70,8 @@ impl Kept {
             self.client
                 .put_item()
                 .table_name(&self.table)
-                .item("PK", AttributeValue::S(PK.into()))
-                .item("SK", AttributeValue::S(CLOCK.into()))
+                .item(PK, AttributeValue::S(KEPT.into()))
+                .item(SK, AttributeValue::S(CLOCK.into()))
                 .item("offset_ms", AttributeValue::N(offset.as_millis().to_string()))
                 .send(),
         )
@@ -114,8 +116,8 @@ impl Kept {
     pub async fn hold(&self, queue: &str, receipts: &[String]) -> Result<(), String> {
         let puts = receipts.iter().map(|r| {
             aws_sdk_dynamodb::types::PutRequest::builder()
-                .item("PK", AttributeValue::S(PK.into()))
-                .item("SK", AttributeValue::S(held_sk(queue, r)))
+                .item(PK, AttributeValue::S(KEPT.into()))
+                .item(SK, AttributeValue::S(held_sk(queue, r)))
                 .build()
                 .map(|put| aws_sdk_dynamodb::types::WriteRequest::builder().put_request(put).build())
         });
@@ -126,8 +128,8 @@ impl Kept {
     pub async fn release(&self, queue: &str, receipts: &[String]) -> Result<(), String> {
         let deletes = receipts.iter().map(|r| {
             aws_sdk_dynamodb::types::DeleteRequest::builder()
-                .key("PK", AttributeValue::S(PK.into()))
-                .key("SK", AttributeValue::S(held_sk(queue, r)))
+                .key(PK, AttributeValue::S(KEPT.into()))
+                .key(SK, AttributeValue::S(held_sk(queue, r)))
                 .build()
                 .map(|delete| aws_sdk_dynamodb::types::WriteRequest::builder().delete_request(delete).build())
         });
@@ -180,8 +182,8 @@ impl Kept {
             self.client
                 .put_item()
                 .table_name(&self.table)
-                .item("PK", AttributeValue::S(PK.into()))
-                .item("SK", AttributeValue::S(format!("{prefix}{id}")))
+                .item(PK, AttributeValue::S(KEPT.into()))
+                .item(SK, AttributeValue::S(format!("{prefix}{id}")))
                 .item("body", AttributeValue::B(body.into()))
                 .send(),
         )
@@ -207,7 +209,7 @@ impl Kept {
             .items(prefix)
             .await?
             .into_iter()
-            .filter_map(|mut item| match item.remove("SK") {
+            .filter_map(|mut item| match item.remove(SK) {
                 Some(AttributeValue::S(sk)) => Some(sk),
                 _ => None,
             })
@@ -224,8 +226,8 @@ impl Kept {
                 self.client
                     .query()
                     .table_name(&self.table)
-                    .key_condition_expression("PK = :pk AND begins_with(SK, :prefix)")
-                    .expression_attribute_values(":pk", AttributeValue::S(PK.into()))
+                    .key_condition_expression(format!("{PK} = :pk AND begins_with({SK}, :prefix)"))
+                    .expression_attribute_values(":pk", AttributeValue::S(KEPT.into()))
                     .expression_attribute_values(":prefix", AttributeValue::S(prefix.into()))
                     .consistent_read(true)
                     .set_exclusive_start_key(start.take())
