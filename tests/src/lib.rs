@@ -70,7 +70,13 @@ pub fn test_config() -> Config {
 }
 
 pub async fn clients(config: &Config) -> Clients {
-    config.clients().await
+    // The tests' own clients (provisioning, seeding, a scratch's store and its removal) wait
+    // for the emulator as long as it takes: seeding or removing thousands of items there
+    // takes longer than a function's DynamoDB request may (`DYNAMODB_ATTEMPT_TIMEOUT`).
+    config
+        .clients()
+        .await
+        .with_dynamodb_timeouts(std::time::Duration::from_secs(60), std::time::Duration::from_secs(180))
 }
 
 /// One test's table, queues and bus on the emulator, removed when the test ends — passed or

@@ -162,6 +162,22 @@ impl Clients {
         }
     }
 
+    /// These clients with DynamoDB's timeouts set to `attempt` and `operation`: for tools
+    /// that send an emulator requests far larger and slower than a function's (a bench's
+    /// backlog of thousands of items), never for a function.
+    pub fn with_dynamodb_timeouts(self, attempt: Duration, operation: Duration) -> Self {
+        let config = self
+            .dynamodb
+            .config()
+            .to_builder()
+            .timeout_config(dynamodb_timeouts(attempt, operation))
+            .build();
+        Self {
+            dynamodb: aws_sdk_dynamodb::Client::from_conf(config),
+            shared: self.shared,
+        }
+    }
+
     /// The shared SDK configuration (region, endpoint, credentials, HTTP client) the clients
     /// are made from, for a client made elsewhere (Bedrock's, in `openloop-edge`).
     pub fn sdk_config(&self) -> &SdkConfig {
