@@ -22,10 +22,16 @@ Two changes to moto 5.2.5's DynamoDB, then the ordinary moto server with the sam
    and a query on a global secondary index reads only the items under that index key: each
    table keeps, per index, index key -> item keys, brought up to date before each query from
    the keys that writes touched since. moto still sorts, pages and filters the candidates.
+
+And one addition to moto's SES v2: `PutEmailIdentityMailFromAttributes`, which moto does not
+serve (a gym's sending domain sets its MAIL FROM when it is created), kept on the identity
+and read back by `GetEmailIdentity` as SES answers it: `MailFromAttributes`, its status
+PENDING until SES finds the MX record (never, here).
 """
 
 import copy
 import functools
+import json
 import threading
 from collections import defaultdict
 
@@ -34,6 +40,9 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 from moto.server import main
+from moto.ses.models import EmailIdentity
+import moto.sesv2.urls as sesv2_urls
+from moto.sesv2.responses import SESV2Response
 
 _LOCK = threading.RLock()
 _OPERATIONS = [
@@ -263,6 +272,31 @@ Table.delete_item = _touching_delete(Table.delete_item)
 Table.query = _keyed_query(Table.query)
 for _name in _OPERATIONS:
     setattr(DynamoDBBackend, _name, _serialized(getattr(DynamoDBBackend, _name)))
+
+def _put_mail_from(self):
+    identity = self.sesv2_backend.get_email_identity(email_identity=self._get_param("EmailIdentity"))
+    asked = json.loads(self.body or "{}")
+    identity.mail_from_attributes = {
+        "MailFromDomain": asked.get("MailFromDomain", ""),
+        "MailFromDomainStatus": "PENDING",
+        "BehaviorOnMxFailure": asked.get("BehaviorOnMxFailure", "USE_DEFAULT_VALUE"),
+    }
+    return json.dumps({})
+
+
+def _with_mail_from(answer):
+    @functools.wraps(answer.fget)
+    def read(self):
+        shown = answer.fget(self)
+        if getattr(self, "mail_from_attributes", None):
+            shown["MailFromAttributes"] = self.mail_from_attributes
+        return shown
+    return property(read)
+
+
+SESV2Response.put_email_identity_mail_from_attributes = _put_mail_from
+EmailIdentity.get_response_object = _with_mail_from(EmailIdentity.get_response_object)
+sesv2_urls.url_paths["{0}/v2/email/identities/(?P<EmailIdentity>[^/]+)/mail-from$"] = SESV2Response.dispatch
 
 if __name__ == "__main__":
     main()

@@ -8,84 +8,33 @@
 //! from S3, and the gym leaves. Then every action each function was seen to ask for must be in
 //! what `infra/template.yaml` grants it, and everything granted must have been asked for —
 //! but the grants this life cannot reach on the emulator, each named below with its reason.
+//! A function seen writing an item that holds a gym's secret (an account, an endpoint) counts
+//! as asking for `kms:GenerateDataKey`, though every secret it met was sealed already: the
+//! store seals one an older version stored in clear on that write.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::SignedDuration;
 use openloop_local::function::FUNCTIONS;
 use openloop_tests::grants::{TEMPLATE, grants};
-use openloop_tests::signed_calls::SignedCalls;
+use openloop_tests::signed_calls::{SignedCalls, WROTE_A_SECRET};
 use openloop_tests::{Stack, events};
 use serde_json::json;
-
-/// A write of an account or an endpoint seals a secret an older version stored in clear
-/// (conformance `sealing`); every secret of this life was sealed when first written.
-const SEALED_ON_WRITE: &str = "seals a secret stored in clear before, on its write";
 
 /// Granted, and not asked for in this life: (function, action, resource, why it is granted).
 /// An entry that is asked for after all fails the test, so the list cannot go stale.
 const NOT_PLAYED: &[(&str, &str, &str, &str)] = &[
     (
-        "signals",
-        "sms-voice:SendTextMessage",
-        "*",
-        "a mailed reply through SES that asks the owner a question texts the owner, as a texted one did through the webhooks",
-    ),
-    ("webhooks", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("signals", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("execute", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("followup", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("dormant", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("attribution", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("evaluation", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    ("analysis", "kms:GenerateDataKey", "key", SEALED_ON_WRITE),
-    (
-        "execute",
-        "events:PutEvents",
-        "bus",
-        "a first touch whose stale guard finds the goal met closes the task",
+        "webhooks",
+        "kms:GenerateDataKey",
+        "key",
+        "writes an account (an owner's approval by mail on limited autopilot counts toward the streak; an owner's answer takes a suggestion) or an endpoint (a member erased from PushPress leaves its backlog)",
     ),
     (
-        "tick",
-        "sqs:SendMessage",
-        "DeliveriesQueue",
-        "an endpoint event left in the outbox is queued again",
-    ),
-    (
-        "execute",
-        "sqs:SendMessage",
-        "DeliveriesQueue",
-        "a touch that escalates (the stale guard) queues task.escalated",
-    ),
-    (
-        "api",
-        "ses:GetEmailIdentity",
-        "*",
-        "a sending domain's verification read back (the emulator has it verified at once)",
-    ),
-    (
-        "dashboard",
-        "ses:GetEmailIdentity",
-        "*",
-        "a sending domain's verification read back, as on the API",
-    ),
-    (
-        "attribution",
-        "ses:GetEmailIdentity",
-        "*",
-        "the hourly check of a pending sending domain",
-    ),
-    (
-        "execute",
-        "dynamodb:DeleteItem",
-        "table",
-        "the same step as the follow-up function's (`lifecycle/work.rs`), which asked for it here",
-    ),
-    (
-        "execute",
-        "dynamodb:Query",
-        "table",
-        "the same step as the follow-up function's, which asked for it here",
+        "evaluation",
+        "kms:GenerateDataKey",
+        "key",
+        "writes an account: a finding saved without review (the owner opted in), the month's lift across gyms",
     ),
     (
         "evaluation",
@@ -168,6 +117,12 @@ async fn asked_and_granted() {
         }
         let granted = grants(TEMPLATE, &logical(function));
         for (action, resource) in actions {
+            // A write that would seal a secret stored in clear needs a data key made.
+            let (action, resource) = if action == WROTE_A_SECRET {
+                ("kms:GenerateDataKey", "key")
+            } else {
+                (action.as_str(), resource.as_str())
+            };
             if !granted.iter().any(|s| s.allows(action, resource)) {
                 wrong.push(format!("{function} asks for {action} on {resource}: not granted"));
             }
@@ -179,9 +134,11 @@ async fn asked_and_granted() {
         for statement in grants(TEMPLATE, &logical(function)) {
             for action in statement.actions.iter().filter(|a| !checked_elsewhere(a)) {
                 for resource in &statement.resources {
-                    let used = actions.iter().any(|(a, r)| {
-                        a == action && (r == resource || resource == "*" || (resource == "index/*" && r.starts_with("index/")))
-                    });
+                    let seals = action == "kms:GenerateDataKey" && actions.iter().any(|(a, _)| a == WROTE_A_SECRET);
+                    let used = seals
+                        || actions.iter().any(|(a, r)| {
+                            a == action && (r == resource || resource == "*" || (resource == "index/*" && r.starts_with("index/")))
+                        });
                     let excused = NOT_PLAYED.iter().any(|(f, a, r, _)| *f == function && a == action && r == resource);
                     match (used, excused) {
                         (false, false) => wrong.push(format!(
@@ -225,6 +182,17 @@ async fn play_a_gyms_life(stack: &Stack) {
         )
         .await;
     assert_eq!(status, 201, "{endpoint}");
+    // A second endpoint whose receiver fails: each delivery waits its back-off, and the tick
+    // hands the endpoint back to the deliveries queue when it ends.
+    let failing = openloop_tests::receiver::Receiver::start(500).await;
+    let (status, body) = stack
+        .post(
+            "/api/v1/webhook-endpoints",
+            &gym.token,
+            json!({"url": failing.url, "events": ["task.closed"]}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
 
     // Members arrive; a payment fails; the signals function opens its task for review.
     let sarah = stack.sarahs_payment_failed(&gym, &day0.to_string()).await;
@@ -254,25 +222,7 @@ async fn play_a_gyms_life(stack: &Stack) {
     // and removes it once it is in the conversation.
     let to_sarah = stack.outbox_to(&sarah).await;
     assert!(!to_sarah.is_empty(), "Sarah's first touch went");
-    let raw = openloop_tests::Client::reply_to(&to_sarah[0], "sarah-1@example.com", "Paid it just now, sorry!");
-    let bucket = stack
-        .scratch
-        .as_ref()
-        .map(|s| s.names.inbound_mail_bucket.clone())
-        .unwrap_or_default();
-    let key = format!("inbound/{}", ulid::Ulid::new());
-    let direct = openloop_tests::clients(&openloop_tests::test_config()).await;
-    direct
-        .bucket(bucket.clone())
-        .put(&key, raw.into_bytes())
-        .await
-        .unwrap_or_else(|e| panic!("put object: {e}"));
-    let notification = json!({"notificationType": "Received", "mail": {"destination": [to_sarah[0]["reply_to"]]},
-        "receipt": {"action": {"type": "S3", "bucketName": bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
-    let (status, body) = stack
-        .call(reqwest::Method::POST, "/_local/ses-notification", None, Some(notification))
-        .await;
-    assert_eq!(status, 200, "{body}");
+    reply_through_s3(stack, &to_sarah[0], "sarah-1@example.com", "Paid it just now, sorry!").await;
 
     // Sarah's task is followed up on its cadence, and then she pays.
     let (_, tasks) = stack.get("/api/v1/tasks?member_id=m_1", &gym.token).await;
@@ -315,6 +265,46 @@ async fn play_a_gyms_life(stack: &Stack) {
     assert!(status < 300, "{status} {body}");
     let (_, fran) = stack.get(&format!("/api/v1/tasks/{now}"), &gym.token).await;
     assert_eq!(fran["status"], "cancelled", "an opt-out closes the task: {fran}");
+
+    // A first touch's stale guard. Hal checked in after his task was opened: the execute
+    // function closes it unsent, the bus and the endpoints told. Ida froze her membership
+    // since hers was: whether to write at all is the owner's call, an escalation.
+    let mut guarded = Vec::new();
+    for (member, name) in [("m_h", "Hal"), ("m_i", "Ida")] {
+        stack.member(&gym, member, name, day0).await;
+        let body = json!({"task_type": "churn_risk", "member_id": member, "goal": "Bring them back", "confidence": 80});
+        let (status, created) = stack.post("/api/v1/tasks", &gym.token, body).await;
+        assert_eq!(status, 201, "{created}");
+        guarded.push(created["id"].as_str().unwrap_or_default().to_owned());
+    }
+    stack
+        .set_clock(&(stack.now().await + SignedDuration::from_mins(5)).to_string())
+        .await;
+    let at = stack.now().await.to_string();
+    let since = [
+        json!({"type": "checkin.created", "timestamp": at, "data": {"member_id": "m_h", "checked_in_at": at}}),
+        json!({"type": "member.status_changed", "timestamp": at, "data": {"member_id": "m_i", "status": "frozen", "previous_status": "active"}}),
+    ];
+    for ((id, event), expected) in guarded.iter().zip(since).zip(["completed", "escalated"]) {
+        let (status, body) = stack.webhook(&gym, &format!("evt_since_{id}"), event).await;
+        assert_eq!(status, 202, "{body}");
+        let (status, body) = stack.post(&format!("/api/v1/tasks/{id}/approve"), &gym.token, json!({})).await;
+        assert_eq!(status, 200, "{body}");
+        stack.run().await;
+        let (_, task) = stack.get(&format!("/api/v1/tasks/{id}"), &gym.token).await;
+        assert_eq!(task["status"], expected, "{task}");
+    }
+    // The owner's guidance on Ida's escalation: her first touch, read with the owner's words.
+    let (status, body) = stack
+        .post(
+            &format!("/api/v1/tasks/{}/guidance", guarded[1]),
+            &gym.token,
+            json!({"text": "Write to her anyway, kindly: the freeze is only for her holiday."}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    stack.run().await;
+    stack.run_when_due(&gym, &guarded[1]).await;
 
     // A second gym connected to PushPress: its key sealed on the API, opened by the signals
     // function to import the gym, and by the workers before each touch (the stale guard).
@@ -395,6 +385,28 @@ async fn play_a_gyms_life(stack: &Stack) {
         stack.run().await;
     }
 
+    // A member of the texting gym reached by mail asks a question, in a reply read from S3:
+    // the signals function texts the owner too.
+    let tom = stack.member(&texting, "m_tom", "Tom", stack.now().await).await;
+    let tom_task = stack.approved_task(&texting, "churn_risk", "m_tom").await;
+    stack.run().await;
+    stack.run_when_due(&texting, &tom_task).await;
+    let to_tom = stack.outbox_to(&tom).await;
+    assert!(!to_tom.is_empty(), "Tom was mailed");
+    let owner_texts = stack.running.texts.read(Some("+15555550199"), 0).len();
+    reply_through_s3(
+        stack,
+        &to_tom[0],
+        "tom-1@example.com",
+        "Can I bring my brother to a class on Saturday?",
+    )
+    .await;
+    stack.run().await;
+    assert!(
+        stack.running.texts.read(Some("+15555550199"), 0).len() > owner_texts,
+        "the owner was texted Tom's question"
+    );
+
     // Tasks of the owner's own: one skipped on the API, one approved and one skipped on the
     // dashboard.
     let mut opened = Vec::new();
@@ -415,6 +427,23 @@ async fn play_a_gyms_life(stack: &Stack) {
     let waiting = stack.approved_task(&gym, "churn_risk", "m_g").await;
     stack.run().await;
     stack.run_when_due(&gym, &waiting).await;
+
+    // The gym's SES identity deleted by hand: the hourly check finds it gone and creates it
+    // again; deleted once more and found gone, it is created by the owner's next change of
+    // settings, on the dashboard.
+    let ses = openloop_tests::clients(&openloop_tests::test_config())
+        .await
+        .sending_domains(openloop_tests::test_config().region);
+    for runs in [2, 1] {
+        openloop_core::ports::SendingDomains::delete_identity(&ses, &domain)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        for _ in 0..runs {
+            let later = stack.now().await + openloop_core::kernel::limits::SENDING_DOMAIN_RECHECK;
+            stack.set_clock(&later.to_string()).await;
+            stack.run().await;
+        }
+    }
 
     // The owner's dashboard, the next morning (a notice its actions cause is mailed at once,
     // not held past the night): signed in, the day's pages read.
@@ -595,6 +624,30 @@ async fn play_a_gyms_life(stack: &Stack) {
         .await;
     assert!(status < 300, "{status} {body}");
     stack.run().await;
+}
+
+/// A member's reply too large for SNS, as SES receiving leaves it: the whole message in the
+/// inbound-mail bucket, and a notification naming it to the signals function.
+async fn reply_through_s3(stack: &Stack, to_member: &serde_json::Value, from: &str, words: &str) {
+    let raw = openloop_tests::Client::reply_to(to_member, from, words);
+    let bucket = stack
+        .scratch
+        .as_ref()
+        .map(|s| s.names.inbound_mail_bucket.clone())
+        .unwrap_or_default();
+    let key = format!("inbound/{}", ulid::Ulid::new());
+    let direct = openloop_tests::clients(&openloop_tests::test_config()).await;
+    direct
+        .bucket(bucket.clone())
+        .put(&key, raw.into_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("put object: {e}"));
+    let notification = json!({"notificationType": "Received", "mail": {"destination": [to_member["reply_to"]]},
+        "receipt": {"action": {"type": "S3", "bucketName": bucket, "objectKeyPrefix": "inbound/", "objectKey": key}}});
+    let (status, body) = stack
+        .call(reqwest::Method::POST, "/_local/ses-notification", None, Some(notification))
+        .await;
+    assert_eq!(status, 200, "{body}");
 }
 
 /// The CSRF token a page's forms carry.

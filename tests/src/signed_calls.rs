@@ -25,6 +25,11 @@ pub struct Asked {
     pub resource: String,
 }
 
+/// Not an IAM action: a write of an item that holds a gym's secret (an account, an endpoint).
+/// The store seals an open secret on that write (`kms:GenerateDataKey`), so a function seen
+/// writing one needs the grant even when every secret it met was sealed already.
+pub const WROTE_A_SECRET: &str = "openloop:WroteAnItemHoldingASecret";
+
 /// The proxy's address and what it has seen.
 pub struct SignedCalls {
     pub url: String,
@@ -131,6 +136,26 @@ fn actions(service: &str, target: &str, method: &Method, path: &str, body: &Valu
 }
 
 fn dynamodb(operation: &str, body: &Value) -> Vec<(String, String)> {
+    let mut asked = dynamodb_actions(operation, body);
+    let puts: Vec<&Value> = match operation {
+        "PutItem" => vec![&body["Item"]],
+        "TransactWriteItems" => body["TransactItems"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|entry| &entry["Put"]["Item"])
+            .collect(),
+        _ => vec![],
+    };
+    let holds_a_secret =
+        |item: &Value| ["account", "webhook_endpoint"].contains(&item[openloop_aws::keys::KIND]["S"].as_str().unwrap_or_default());
+    if puts.into_iter().any(holds_a_secret) {
+        asked.push((WROTE_A_SECRET.to_owned(), "table".to_owned()));
+    }
+    asked
+}
+
+fn dynamodb_actions(operation: &str, body: &Value) -> Vec<(String, String)> {
     let item = |action: &str| (format!("dynamodb:{action}"), "table".to_owned());
     match operation {
         "TransactWriteItems" => body["TransactItems"]
