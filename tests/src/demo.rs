@@ -307,11 +307,21 @@ impl Gym<'_> {
                     ));
                 } else {
                     // A note of her own she writes in her own words (with no model, the draft of a
-                    // free-form goal is a general hello).
-                    let own = (task["task_type"] == "ad_hoc").then(|| {
-                        json!({"draft": {"subject": "Saturday team workout",
-                            "body": format!("Hi {who},\n\nWe're starting a Saturday team workout at 10am and I'd love you in it. Fancy it?\n\nCoach Rachel")}})
-                    });
+                    // free-form goal is a general hello); its follow-up, held for her because she
+                    // rewrote the first, in her words too (never the first again); the last as
+                    // the agent drafted it.
+                    let body = match task["touch"].as_u64().unwrap_or(0) {
+                        0 => Some(format!(
+                            "Hi {who},\n\nWe're starting a Saturday team workout at 10am and I'd love you in it. Fancy it?\n\nCoach Rachel"
+                        )),
+                        1 => Some(format!(
+                            "Hi {who},\n\nJust making sure you saw my note about the Saturday team workout. No pressure either way!\n\nCoach Rachel"
+                        )),
+                        _ => None,
+                    };
+                    let own = body
+                        .filter(|_| task["task_type"] == "ad_hoc")
+                        .map(|body| json!({"draft": {"subject": "Saturday team workout", "body": body}}));
                     let (status, body) = self
                         .client
                         .post(&format!("/api/v1/tasks/{id}/approve"), token, own.unwrap_or_else(|| json!({})))

@@ -319,6 +319,10 @@ pub struct Task {
     /// the brief leaves it out, and its review does not expire, until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snoozed_until: Option<Timestamp>,
+    /// When the task last came to the owner's review (`pending_review`): a follow-up held
+    /// for them waits, and expires, from then. `None`: since it was opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_since: Option<Timestamp>,
     /// The outcome is a verbal commitment awaiting its signal: attribution
     /// confirms it when the signal comes, or downgrades it when the window passes.
     #[serde(default)]
@@ -535,6 +539,15 @@ pub struct ConversationMessage {
     /// and the agent reads it instead of `content`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original: Option<String>,
+}
+
+impl ConversationMessage {
+    /// Whether this is a message of the gym's that says `body` word for word (spacing and case
+    /// aside): sending `body` again would repeat it.
+    pub fn says(&self, body: &str) -> bool {
+        let words = |text: &str| text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>();
+        self.role == Role::Agent && words(&self.content) == words(body)
+    }
 }
 
 /// Where an outbound message is in its life. `Reserved` means budgets are counted and the

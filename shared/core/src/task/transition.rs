@@ -75,6 +75,9 @@ pub fn transition(task: &Task, to: TaskStatus, now: Timestamp, why: Why) -> Resu
         }
         next.attribution_until = crate::task::attribution::watch_until(&next);
     }
+    if to == TaskStatus::PendingReview && from != TaskStatus::PendingReview {
+        next.review_since = Some(now);
+    }
     if from == TaskStatus::Escalated {
         // The escalation timer's schedule ends with the escalation; whoever takes the task
         // on schedules its next step.

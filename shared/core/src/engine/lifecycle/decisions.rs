@@ -43,6 +43,25 @@ fn skip_why(reason: Option<&str>) -> Why {
 }
 
 impl Engine {
+    /// A later message the owner wrote that says word for word what the member was sent
+    /// already: `422 repeats_sent_message`, nothing changed (the member would get it twice).
+    async fn refuse_a_repeat(&self, task: &Task, body: &str) -> Result<(), EngineError> {
+        let history = self.store.task_history(task.account_id, task.id).await?;
+        let Some(sent) = history.iter().flat_map(|h| &h.messages).find(|m| m.says(body)) else {
+            return Ok(());
+        };
+        let tz = self.account(task.account_id).await?.settings.time_zone();
+        Err(InvalidInput::new(
+            "repeats_sent_message",
+            format!(
+                "this is word for word the message {} was sent on {}: change it, or skip this one",
+                task.member.label(),
+                crate::owner::owner_notice::when(sent.at, &tz)
+            ),
+        )
+        .into())
+    }
+
     /// `pending_review → ready`, optionally with the owner's edited draft (the original is
     /// kept in the log, for learning from owner edits).
     pub async fn approve(&self, account: AccountId, id: TaskId, edited: Option<Draft>) -> Result<Task, EngineError> {
@@ -50,6 +69,9 @@ impl Engine {
             check_draft(draft)?;
         }
         let task = self.current(account, id).await?;
+        if let Some(draft) = edited.as_ref().filter(|_| task.touch > 0) {
+            self.refuse_a_repeat(&task, &draft.body).await?;
+        }
         let now = self.clock.now();
         let mut why = Why::new(Reason::OwnerApproved);
         let changed = edited.as_ref().is_some_and(|d| task.draft.as_ref() != Some(d));

@@ -484,6 +484,7 @@ impl Engine {
             held_question: None,
             parting: None,
             snoozed_until: None,
+            review_since: None,
             escalation: None,
             provisional: false,
             goal_at: None,

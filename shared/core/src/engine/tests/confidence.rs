@@ -484,6 +484,41 @@ async fn a_thread_whose_first_touch_the_owner_rewrote_waits_for_them_at_every_la
     assert_eq!(w.mailer.sent().len(), 2);
 }
 
+/// Given a follow-up held for the owner, when they approve it with the words of the message
+/// already sent (pasted again, spaced otherwise), then it is refused `repeats_sent_message`
+/// and nothing changes: the member never gets one message twice. Other words go out.
+#[tokio::test]
+async fn a_held_follow_up_approved_with_the_first_messages_words_is_refused() {
+    let (w, _) = world_with(95, judged(ReplyAction::Wait, 90), None).await;
+    let input = w.new_task("churn_risk", "m_twice").await;
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    let own = Draft {
+        subject: "Saturday team workout".into(),
+        body: "Hi Sam,\n\nWe're starting a Saturday team workout at 10am. Fancy it?\n\nRosa".into(),
+    };
+    w.engine.approve(w.account.id, task.id, Some(own.clone())).await.expect("approve");
+    w.run().await;
+    let held = until_follow_up(&w, &task).await;
+    assert_eq!(held.status, TaskStatus::PendingReview);
+    let again = Draft {
+        body: own.body.replace("\n\n", "\n").replace("Fancy", "fancy"),
+        ..own.clone()
+    };
+    match w.engine.approve(w.account.id, task.id, Some(again)).await {
+        Err(crate::task::error::EngineError::Invalid(e)) => assert_eq!(e.code, "repeats_sent_message", "{e:?}"),
+        other => panic!("the same words again: {other:?}"),
+    }
+    let unchanged = w.task(&task).await;
+    assert_eq!((unchanged.status, unchanged.version), (TaskStatus::PendingReview, held.version));
+    let other = Draft {
+        body: "Hi Sam,\n\nJust checking you saw my note about Saturday.\n\nRosa".into(),
+        ..own
+    };
+    let approved = w.engine.approve(w.account.id, task.id, Some(other)).await.expect("new words");
+    w.run_when_due(&approved).await;
+    assert_eq!(w.mailer.sent().len(), 2);
+}
+
 /// A task the owner approved as drafted keeps its cadence: its follow-ups go out on their own.
 #[tokio::test]
 async fn a_thread_approved_as_drafted_sends_its_follow_ups_on_its_own() {

@@ -84,6 +84,64 @@ async fn an_undecided_review_item_gets_a_last_call_then_lands_on_the_call_list()
     assert_eq!(to_members(&w), 0, "nothing sent");
 }
 
+/// Given the owner rewrote a task's first message, its follow-up is held for their review;
+/// undecided, it waits its own seven days from when it came to them — not from when the task
+/// was opened — and the call-list to-do says the next message was not sent (the first was).
+#[tokio::test]
+async fn a_follow_up_held_for_review_expires_a_week_after_it_came_and_says_what_went() {
+    let w = world().await;
+    let task = awaiting_review(&w, "churn_risk", "m_quiet").await;
+    let own = Draft {
+        subject: "Your shoulder".into(),
+        body: "Hi Sam,\n\nIs your shoulder still bugging you?\n\nRosa".into(),
+    };
+    w.engine.approve(w.account.id, task.id, Some(own)).await.expect("approve");
+    w.run().await;
+    assert_eq!(to_members(&w), 1, "the owner's first message");
+    let mut held = w.task(&task).await;
+    for _ in 0..14 {
+        if held.status == TaskStatus::PendingReview {
+            break;
+        }
+        w.run_when_due(&held).await;
+        held = w.task(&task).await;
+    }
+    assert_eq!(held.status, TaskStatus::PendingReview, "the follow-up waits for the owner");
+    let came = w.clock.now();
+    assert!(
+        came >= task.created_at + days(2),
+        "held on its cadence, days after the task was opened"
+    );
+    assert_eq!(held.review_since, Some(came));
+
+    w.clock.set(came + days(6) + SignedDuration::from_mins(5));
+    assert_eq!(expire(&w).await, 0, "six days in review: not yet");
+    let last_calls: Vec<_> = w
+        .engine
+        .owner_notices(w.account.id, None, None)
+        .await
+        .expect("feed")
+        .0
+        .into_iter()
+        .filter(|n| n.title.starts_with("Last call"))
+        .collect();
+    assert_eq!(last_calls.len(), 1);
+    assert!(
+        last_calls[0].detail.contains("the next message not sent"),
+        "{}",
+        last_calls[0].detail
+    );
+    w.clock.set(came + days(7) + SignedDuration::from_mins(5));
+    assert_eq!(expire(&w).await, 1);
+    let todos = open_todos(&w).await;
+    assert_eq!(todos.len(), 1, "{todos:?}");
+    assert_eq!(
+        todos[0].what, "Write to Sam: the next message to them waited 7 days for your review and was not sent",
+        "never \"nothing was sent\" after the first message went"
+    );
+    assert_eq!(to_members(&w), 1, "the held follow-up never went");
+}
+
 /// Given `send_default`, then an expiring churn item goes out as drafted — while a lead and a
 /// payment, whatever the setting, reach the call list.
 #[tokio::test]

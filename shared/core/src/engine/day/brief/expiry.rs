@@ -65,10 +65,27 @@ fn at_expiry(setting: OnReviewExpiry, task: &Task) -> AtExpiry {
 /// off ("remind me tomorrow"), so that it comes back at its last call and is decided a day
 /// after, never while put off.
 fn waiting_since(task: &Task, days: i64) -> Timestamp {
+    let came = came_for_review(task);
     let back = task
         .snoozed_until
         .map(|until| until + SignedDuration::from_hours(24) - SignedDuration::from_hours(24 * days));
-    back.map_or(task.created_at, |back| task.created_at.max(back))
+    back.map_or(came, |back| came.max(back))
+}
+
+/// What an undecided item leaves unsent: of a first message, everything; of a later one held
+/// for the owner (the messages before it went), that one.
+fn unsent(task: &Task) -> &'static str {
+    if task.touch > 0 {
+        "the next message not sent"
+    } else {
+        "nothing sent"
+    }
+}
+
+/// When `task` came to the owner's review this time: a follow-up held for them, when it was;
+/// a task opened for review, when it was opened.
+fn came_for_review(task: &Task) -> Timestamp {
+    task.review_since.unwrap_or(task.created_at)
 }
 
 fn sendable_as_drafted(task: &Task) -> bool {
@@ -129,8 +146,8 @@ impl Engine {
             AtExpiry::CallList => {
                 let why = Why::new(Reason::ReviewExpired)
                     .outcome(REVIEW_EXPIRED)
-                    .detail(format!("undecided for {waited}: nothing sent, {name} is on the call list"));
-                let what = crate::engine::day::todos::rules::review_expired(&name, &waited);
+                    .detail(format!("undecided for {waited}: {}, {name} is on the call list", unsent(&task)));
+                let what = crate::engine::day::todos::rules::review_expired(&name, &waited, task.touch > 0);
                 let closed = self.close_onto_call_list(task, what, why, now).await?;
                 self.release_scan_claim(&closed).await;
             }
@@ -138,7 +155,7 @@ impl Engine {
             AtExpiry::Close => {
                 let why = Why::new(Reason::ReviewExpired)
                     .outcome(REVIEW_EXPIRED)
-                    .detail(format!("undecided for {waited}: closed, nothing sent"));
+                    .detail(format!("undecided for {waited}: closed, {}", unsent(&task)));
                 let closed = task.clone();
                 self.move_to(task, TaskStatus::Cancelled, now, why).await?;
                 self.release_scan_claim(&closed).await;
@@ -170,14 +187,14 @@ impl Engine {
             return Ok(());
         }
         let then = match at_expiry(account.settings.on_review_expiry, task) {
-            AtExpiry::CallList => format!("{} goes on your call list, nothing sent", task.member.label()),
+            AtExpiry::CallList => format!("{} goes on your call list, {}", task.member.label(), unsent(task)),
             AtExpiry::Send => "its draft is sent as it stands".to_owned(),
             AtExpiry::Close => "it is closed and nothing is sent".to_owned(),
         };
         let tz = account.settings.time_zone();
         let mut detail = format!(
             "Last call: undecided since {}. Approve, edit or skip it before {}; otherwise {then}.",
-            crate::owner::owner_notice::when(task.created_at, &tz),
+            crate::owner::owner_notice::when(came_for_review(task), &tz),
             crate::owner::owner_notice::when(expires_at, &tz),
         );
         if let Some(draft) = &task.draft {

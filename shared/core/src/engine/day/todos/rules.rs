@@ -34,6 +34,8 @@ pub(crate) struct EscalationRule {
 pub(crate) struct ExpiryRule {
     /// May say `{name}` and `{waited}`.
     pub what: String,
+    /// The same, of a later message held for review (the earlier ones were sent).
+    pub what_follow_up: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -65,8 +67,9 @@ pub(crate) fn escalate_after() -> jiff::SignedDuration {
 }
 
 /// What the call-list to-do of a draft that waited `waited` ("7 days") for review and was not
-/// sent says of `name`, from `[review_expired]` (the same words if the file lost them).
-pub(crate) fn review_expired(name: &str, waited: &str) -> String {
+/// sent says of `name`, from `[review_expired]` (the same words if the file lost them): of the
+/// first message, that nothing was sent; of a later one (`follow_up`), that it was not.
+pub(crate) fn review_expired(name: &str, waited: &str, follow_up: bool) -> String {
     static RULE: OnceLock<ExpiryRule> = OnceLock::new();
     let rule = RULE.get_or_init(|| {
         toml::from_str::<Rules>(DEFAULT_RULES)
@@ -74,9 +77,11 @@ pub(crate) fn review_expired(name: &str, waited: &str) -> String {
             .and_then(|r| r.review_expired)
             .unwrap_or_else(|| ExpiryRule {
                 what: "Call {name}: a drafted message waited {waited} for your review and nothing was sent".into(),
+                what_follow_up: "Call {name}: the next message to them waited {waited} for your review and was not sent".into(),
             })
     });
-    rule.what.replace("{name}", name).replace("{waited}", waited)
+    let what = if follow_up { &rule.what_follow_up } else { &rule.what };
+    what.replace("{name}", name).replace("{waited}", waited)
 }
 
 /// The first rule naming `reason` (an escalation's log reason code) for a task of
@@ -175,8 +180,12 @@ mod tests {
             "the shipped file says it"
         );
         assert_eq!(
-            review_expired("Olivia Brooks", "7 days"),
+            review_expired("Olivia Brooks", "7 days", false),
             "Call Olivia Brooks: a drafted message waited 7 days for your review and nothing was sent"
+        );
+        assert_eq!(
+            review_expired("Olivia Brooks", "7 days", true),
+            "Call Olivia Brooks: the next message to them waited 7 days for your review and was not sent"
         );
         let churn = for_escalation("budget_messages_exhausted", "churn_risk").expect("a call");
         assert_eq!(
