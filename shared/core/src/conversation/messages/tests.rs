@@ -393,14 +393,24 @@ fn a_win_back_follows_the_members_reason_for_leaving() {
         .into_iter()
         .flat_map(|touch| shipped_variants("win_back", touch).into_iter().map(move |t| (touch, t)))
     {
-        let schedule = render(&text, &inputs(&left("schedule", 3), &profile)).expect("renders").body.to_lowercase();
+        let schedule = render(&text, &inputs(&left("schedule", 3), &profile))
+            .expect("renders")
+            .body
+            .to_lowercase();
         assert!(
-            ["time of day", "class time", "times", "your week"].iter().any(|w| schedule.contains(w)),
+            ["time of day", "class time", "times", "your week"]
+                .iter()
+                .any(|w| schedule.contains(w)),
             "{touch}: the new schedule: {schedule}"
         );
-        let unhappy = render(&text, &inputs(&left("dissatisfied", 3), &profile)).expect("renders").body.to_lowercase();
+        let unhappy = render(&text, &inputs(&left("dissatisfied", 3), &profile))
+            .expect("renders")
+            .body
+            .to_lowercase();
         assert!(
-            ["fell short", "done better", "went wrong", "should change"].iter().any(|w| unhappy.contains(w)),
+            ["fell short", "done better", "went wrong", "should change"]
+                .iter()
+                .any(|w| unhappy.contains(w)),
             "{touch}: asks what fell short: {unhappy}"
         );
     }
@@ -408,8 +418,17 @@ fn a_win_back_follows_the_members_reason_for_leaving() {
         .into_iter()
         .flat_map(|touch| shipped_variants("win_back", touch).into_iter().map(move |t| (touch, t)))
     {
-        let unhappy = render(&text, &inputs(&left("dissatisfied", 3), &profile)).expect("renders").body.to_lowercase();
-        for never in ["we'd love to have you", "drop in for a class", "glad to welcome you", "very welcome", "glad to see you"] {
+        let unhappy = render(&text, &inputs(&left("dissatisfied", 3), &profile))
+            .expect("renders")
+            .body
+            .to_lowercase();
+        for never in [
+            "we'd love to have you",
+            "drop in for a class",
+            "glad to welcome you",
+            "very welcome",
+            "glad to see you",
+        ] {
             assert!(!unhappy.contains(never), "{touch}: {never}: {unhappy}");
         }
     }
