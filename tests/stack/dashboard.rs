@@ -1211,3 +1211,57 @@ async fn the_review_queue_puts_the_most_urgent_then_the_most_valuable_first() {
     // Ulla's $90 of the type's own priority: Ivo first, though Ulla's task is older.
     assert!(order.windows(2).all(|w| w[0] < w[1]), "payment, then $320, $150, $90: {order:?}");
 }
+
+/// Given the owner rewrote a task's first message on the review page, when its follow-up
+/// comes back to them, then its card says it is waiting since then (not since the task was
+/// opened), and approving it with the first message's words again is refused on the page, in
+/// words, the task still waiting: the member never gets one message twice.
+#[tokio::test]
+async fn a_held_follow_up_shows_when_it_came_and_refuses_the_first_message_again() {
+    let stack = Stack::start("app-held-follow-up").await;
+    stack.set_clock(&morning(1).to_string()).await;
+    let gym = stack.create_account("manual").await;
+    let ana = stack.member(&gym, "m_1", "Ana", morning(1)).await;
+    let id = pending_task(&stack, &gym, "m_1", "Lapsed three weeks", "Miss you", "Hi Ana,\nsee you soon").await;
+    let owner = sign_in(&stack, &gym).await;
+    let (_, queue) = owner.get("/app/review").await;
+    let digest = field(&queue, "draft_digest").unwrap_or_default();
+    let own = "Hi Ana,\r\n\r\nThe Saturday team workout starts this week. Fancy it?\r\n\r\nCoach Mike";
+    let (status, _) = approve_with(&owner, &id, own, &digest).await;
+    assert_eq!(status, 303, "the owner's own first message");
+    stack.run().await;
+    let mut held = task(&stack, &gym, &id).await;
+    for _ in 0..8 {
+        if held["status"] == "pending_review" {
+            break;
+        }
+        stack.run_when_due(&gym, &id).await;
+        held = task(&stack, &gym, &id).await;
+    }
+    assert_eq!(held["status"], "pending_review", "the follow-up waits for the owner: {held}");
+    let tz = jiff::tz::TimeZone::get("America/New_York").unwrap_or_else(|e| panic!("{e}"));
+    let came = openloop_core::task::reason_words::when(stack.now().await, &tz);
+    let opened = openloop_core::task::reason_words::when(morning(1), &tz);
+    let (_, queue) = owner.get("/app/review").await;
+    assert!(queue.contains(&format!("waiting since {came}")), "{came}: {queue}");
+    assert!(!queue.contains(&format!("waiting since {opened}")), "not since it was opened");
+
+    let digest = field(&queue, "draft_digest").unwrap_or_default();
+    let (status, page) = approve_with(&owner, &id, own, &digest).await;
+    assert_eq!(status, 422, "{page}");
+    assert!(page.contains("word for word"), "the owner is told why, in words: {page}");
+    assert_eq!(task(&stack, &gym, &id).await["status"], "pending_review", "nothing changed");
+    assert_eq!(stack.outbox_to(&ana).await.len(), 1, "Ana got the owner's message once");
+    stack.running.stop();
+}
+
+/// The review card's approve form, sent with `body` as the owner's words.
+async fn approve_with(owner: &Owner, id: &str, body: &str, digest: &str) -> (u16, String) {
+    let csrf = owner.csrf.clone();
+    owner
+        .post_page(
+            &format!("/app/tasks/{id}/approve"),
+            &[("csrf", &csrf), ("draft_digest", digest), ("subject", "Saturday"), ("body", body)],
+        )
+        .await
+}

@@ -149,6 +149,20 @@ fn contradiction(who: &str, class: Option<&str>, days_since_cancelled: i64, subj
     if class == Some("medical") && lower.contains("it's been a while") {
         return Some(format!("\"It's been a while\" to {who}, who is recovering"));
     }
+    // A member who left unhappy is asked what fell short, never cheerfully invited back.
+    if class == Some("dissatisfied")
+        && [
+            "we'd love to have you",
+            "glad to see you",
+            "very welcome",
+            "glad to welcome you",
+            "drop in for a class",
+        ]
+        .iter()
+        .any(|cheer| lower.contains(cheer))
+    {
+        return Some(format!("{who} left unhappy and was invited back as if nothing happened: {text}"));
+    }
     if who == "m_bob" && canned_follow_ups().iter().any(|c| lower.contains(c.as_str())) {
         return Some(format!("the canned follow-up in the thread the owner wrote to {who}: {text}"));
     }

@@ -65,7 +65,8 @@ pub struct TaskCard {
     pub goal: String,
     pub confidence: u8,
     pub priority: String,
-    pub created: String,
+    /// When it came to the owner's review (a held follow-up: then, not when it was opened).
+    pub waiting_since: String,
     pub subject: String,
     pub body: String,
     /// A digest of the draft as shown, so an approval knows whether the owner edited it
@@ -233,7 +234,7 @@ pub fn card(task: &Task, tz: &TimeZone) -> TaskCard {
         goal: task.goal.clone(),
         confidence: task.confidence,
         priority: code(&task.priority),
-        created: when(task.created_at, tz),
+        waiting_since: when(task.in_review_since(), tz),
         draft_digest: draft_digest(&subject, &body),
         has_draft: task.draft.is_some(),
         mode: plans::mode_badge(task),

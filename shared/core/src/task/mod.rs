@@ -484,6 +484,12 @@ pub struct EscalationContext {
 }
 
 impl Task {
+    /// When the task came to the owner's review this time: a follow-up held for them, when
+    /// it was; a task opened for review, when it was opened.
+    pub fn in_review_since(&self) -> Timestamp {
+        self.review_since.unwrap_or(self.created_at)
+    }
+
     /// Open tasks hold the member+type active guard.
     pub fn is_active(&self) -> bool {
         !self.status.is_terminal()

@@ -65,7 +65,7 @@ fn at_expiry(setting: OnReviewExpiry, task: &Task) -> AtExpiry {
 /// off ("remind me tomorrow"), so that it comes back at its last call and is decided a day
 /// after, never while put off.
 fn waiting_since(task: &Task, days: i64) -> Timestamp {
-    let came = came_for_review(task);
+    let came = task.in_review_since();
     let back = task
         .snoozed_until
         .map(|until| until + SignedDuration::from_hours(24) - SignedDuration::from_hours(24 * days));
@@ -80,12 +80,6 @@ fn unsent(task: &Task) -> &'static str {
     } else {
         "nothing sent"
     }
-}
-
-/// When `task` came to the owner's review this time: a follow-up held for them, when it was;
-/// a task opened for review, when it was opened.
-fn came_for_review(task: &Task) -> Timestamp {
-    task.review_since.unwrap_or(task.created_at)
 }
 
 fn sendable_as_drafted(task: &Task) -> bool {
@@ -194,7 +188,7 @@ impl Engine {
         let tz = account.settings.time_zone();
         let mut detail = format!(
             "Last call: undecided since {}. Approve, edit or skip it before {}; otherwise {then}.",
-            crate::owner::owner_notice::when(came_for_review(task), &tz),
+            crate::owner::owner_notice::when(task.in_review_since(), &tz),
             crate::owner::owner_notice::when(expires_at, &tz),
         );
         if let Some(draft) = &task.draft {
