@@ -60,11 +60,22 @@ async fn asked(server: &MockServer) -> Vec<(String, String)> {
 #[tokio::test]
 async fn what_the_owner_taught_is_in_every_prompt_the_model_is_given() {
     let server = MockServer::start().await;
+    // The first draft, then the follow-up's in other words (a repeat would not be sent).
     Mock::given(method("POST"))
         .and(body_string_contains("Write the message."))
         .respond_with(completion(json!({
             "subject": "About your membership",
             "body": "Hi Sarah, the last payment did not go through. Could you take a look this week? Coach Mike",
+            "confidence": 95,
+        })))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(body_string_contains("Write the message."))
+        .respond_with(completion(json!({
+            "subject": "About your membership",
+            "body": "Hi Sarah, just checking you saw my note about the payment. Coach Mike",
             "confidence": 95,
         })))
         .mount(&server)

@@ -295,6 +295,9 @@ reasons! {
     /// The owner rewrote the first touch: a later touch is drafted to follow their words and
     /// waits for their review instead of going out canned (issue 42).
     OwnersVoiceFollowUp = "owners_voice_follow_up",
+    /// The drafted message says word for word what the member was sent already: it goes to the
+    /// owner, never twice to the member.
+    DraftRepeatsSentMessage = "draft_repeats_sent_message",
     /// The agent would close below the close floor (60): the task waits instead (§37.5).
     LowConfidenceCloseWaits = "low_confidence_close_waits",
     /// The agent would close below the close floor with the budget nearly spent: the owner

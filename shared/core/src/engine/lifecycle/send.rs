@@ -25,7 +25,7 @@ use crate::task::error::EngineError;
 use crate::task::reason::Reason;
 use crate::task::task_type;
 use crate::task::transition::{Why, transition};
-use crate::task::{Draft, Drafted, LogEntry, OutboundMessage, OutboundStatus, Task, TaskStatus};
+use crate::task::{ConversationMessage, Draft, Drafted, LogEntry, OutboundMessage, OutboundStatus, Task, TaskStatus};
 
 /// A task this worker claims for a touch: `task` is it in `executing`; `claim` is the claim's
 /// log entry while it is not committed yet — it then rides in the reservation's commit.
@@ -63,6 +63,7 @@ impl Engine {
         book: &MemoryBook,
         member_tasks: &[Task],
         facts: Option<&MemberFacts>,
+        sent_before: &[ConversationMessage],
     ) -> Result<StepOutcome, EngineError> {
         let Claimed {
             task: mut claimed,
@@ -78,6 +79,12 @@ impl Engine {
             Drafting::Ready { draft, confidence } => (draft, confidence),
             Drafting::Done(outcome) => return Ok(outcome),
         };
+        // Never one message twice: a draft the agent wrote that says what the member was sent
+        // already waits for the owner instead. (Its claim is committed; a text written before
+        // the claim, an approved one, was checked when the owner approved it.)
+        if let Some(sent) = sent_before.iter().find(|m| claim.is_none() && m.says(&draft.body)) {
+            return self.hold_repeated_draft(claimed, draft, sent.at, now).await;
+        }
         // A follow-up stays in the thread under its first subject; "Re:" only once the member
         // wrote (a counted turn): a "Re:" to a mail they never answered reads like a trick.
         let subject = match (touch, claimed.thread_subject.as_deref()) {
@@ -294,14 +301,43 @@ impl Engine {
         threshold: u8,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
-        let reason = Reason::LowConfidenceFollowUp;
         let detail = format!(
             "touch {}: the agent's draft is at confidence {}, under this type's {threshold}; nothing was sent",
             claimed.touch, drafted.confidence
         );
+        self.hold_draft(claimed, drafted.draft.body, Reason::LowConfidenceFollowUp, detail, now)
+            .await
+    }
+
+    /// A draft that says word for word what the member was sent at `sent_at` (a model
+    /// repeating itself): never sent twice, it goes to the owner as an unsure one does.
+    pub(in crate::engine) async fn hold_repeated_draft(
+        &self,
+        claimed: Task,
+        draft: Draft,
+        sent_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
+        let detail = format!(
+            "touch {}: the draft repeats word for word the message sent at {sent_at}; nothing was sent",
+            claimed.touch
+        );
+        self.hold_draft(claimed, draft.body, Reason::DraftRepeatsSentMessage, detail, now)
+            .await
+    }
+
+    /// The claimed task escalated for `reason`, its draft in the escalation context.
+    async fn hold_draft(
+        &self,
+        claimed: Task,
+        body: String,
+        reason: Reason,
+        detail: String,
+        now: Timestamp,
+    ) -> Result<StepOutcome, EngineError> {
         let blocker = Blocker {
             detail: Some(detail.clone()),
-            draft_reply: Some(drafted.draft.body),
+            draft_reply: Some(body),
             ..Blocker::default()
         };
         let (mut next, log) = transition(&claimed, TaskStatus::Escalated, now, Why::new(reason).detail(detail))?;

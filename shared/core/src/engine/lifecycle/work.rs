@@ -106,7 +106,10 @@ impl Engine {
                     let task = seen.after_reading.unwrap_or(seen.task);
                     // The member's other tasks the step read go into the draft's prompt.
                     let member_tasks = seen.member_tasks.unwrap_or_default();
-                    return self.carry_out(task, seen.snapshot, &member_tasks, decision, now).await;
+                    let conversation = seen.conversation.unwrap_or_default();
+                    return self
+                        .carry_out(task, seen.snapshot, &member_tasks, &conversation, decision, now)
+                        .await;
                 }
             }
         }
@@ -184,6 +187,7 @@ impl Engine {
         task: Task,
         snapshot: Option<SendSnapshot>,
         member_tasks: &[Task],
+        conversation: &[ConversationMessage],
         decision: StepDecision,
         now: Timestamp,
     ) -> Result<StepOutcome, EngineError> {
@@ -360,6 +364,7 @@ impl Engine {
                         &snapshot.memories,
                         member_tasks,
                         snapshot.facts.as_ref(),
+                        conversation,
                     ))
                     .await
                 }
@@ -572,7 +577,7 @@ impl Engine {
         {
             return Ok(completed);
         }
-        self.carry_out(task, None, &[], decision, now).await
+        self.carry_out(task, None, &[], &[], decision, now).await
     }
 }
 

@@ -519,6 +519,56 @@ async fn a_held_follow_up_approved_with_the_first_messages_words_is_refused() {
     assert_eq!(w.mailer.sent().len(), 2);
 }
 
+/// An agent that writes the same message at every touch.
+struct Parrot;
+
+impl Parrot {
+    fn words() -> Draft {
+        Draft {
+            subject: "Checking in".into(),
+            body: "Hi Sam,\n\nHow is training going?\n\nRosa".into(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Agent for Parrot {
+    async fn draft(&self, _: &DraftRequest) -> Result<Drafted, AgentError> {
+        Ok(Drafted {
+            draft: Self::words(),
+            confidence: 99,
+        })
+    }
+    async fn evaluate_reply(&self, _: &ReplyRequest) -> Result<ReplyEvaluation, AgentError> {
+        Ok(judged(ReplyAction::Wait, 90))
+    }
+    async fn evaluate_completion(&self, _: &CompletionRequest) -> Result<GoalProgress, AgentError> {
+        Err(AgentError("not used".into()))
+    }
+    async fn plan_next(&self, _: &crate::ports::PlanRequest) -> Result<crate::ports::PlanDecision, AgentError> {
+        Err(AgentError("not used".into()))
+    }
+}
+
+/// Given an agent that drafts its follow-up word for word as the first message, when the
+/// follow-up is due, then nothing goes to the member: the task comes to the owner with the
+/// draft and the reason, the member having had the message once.
+#[tokio::test]
+async fn a_follow_up_the_agent_wrote_as_the_first_message_again_goes_to_the_owner() {
+    let mut w = world().await;
+    w.engine.agent = Arc::new(Parrot);
+    let mut input = w.new_task("churn_risk", "m_parrot").await;
+    input.draft = Some(Parrot::words());
+    let task = w.engine.create_task(&w.account, input).await.expect("create").task().clone();
+    w.engine.approve(w.account.id, task.id, None).await.expect("approve");
+    w.run().await;
+    assert_eq!(w.mailer.sent().len(), 1, "the first message");
+    let after = until_follow_up(&w, &task).await;
+    assert_eq!(w.mailer.sent().len(), 1, "the same words never go twice");
+    assert_eq!(after.status, TaskStatus::Escalated, "{:?}", reasons(&w, &task).await);
+    assert!(reasons(&w, &task).await.iter().any(|r| r == "draft_repeats_sent_message"));
+}
+
 /// A task the owner approved as drafted keeps its cadence: its follow-ups go out on their own.
 #[tokio::test]
 async fn a_thread_approved_as_drafted_sends_its_follow_ups_on_its_own() {
