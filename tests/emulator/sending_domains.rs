@@ -74,8 +74,13 @@ impl SendingDomains for DkimFound {
 /// its claim in DynamoDB, when a second gym names the same domain, then it is refused (409's
 /// `sending_domain_taken`), and the second gym's mail leaves from the shared address while the
 /// first gym's leaves from its domain — though SES itself would accept either.
-#[tokio::test]
-async fn a_second_account_can_neither_claim_a_verified_domain_nor_send_from_it() {
+/// On a thread with room (`with_room`): the engine's steps run on the test's own thread.
+#[test]
+fn a_second_account_can_neither_claim_a_verified_domain_nor_send_from_it() {
+    openloop_tests::with_room(second_account_refused);
+}
+
+async fn second_account_refused() {
     let scratch = Scratch::new("domain-claim");
     let (mut ports, engine_config, store, clock) = scratch.ports(None).await;
     let config = test_config();

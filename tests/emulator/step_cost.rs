@@ -20,6 +20,8 @@ async fn payment_recovery(
         .unwrap_or_else(|e| panic!("{e}"))
         .unwrap_or_else(|| panic!("the task vanished"));
     task.task_type = "payment_recovery".into();
+    // With its own type's budget, as a payment recovery is made: its cadence's messages.
+    task.budget.messages_max = openloop_core::task::task_type::definition("payment_recovery").budget.max_messages;
     store.import_tasks(&[task]).await.unwrap_or_else(|e| panic!("{e}"));
     item
 }

@@ -83,7 +83,7 @@ impl Engine {
         // already waits for the owner instead. (Its claim is committed; a text written before
         // the claim, an approved one, was checked when the owner approved it.)
         if let Some(sent) = sent_before.iter().find(|m| claim.is_none() && m.says(&draft.body)) {
-            return self.hold_repeated_draft(claimed, draft, sent.at, now).await;
+            return super::boxed(self.hold_repeated_draft(claimed, draft, sent.at, now)).await;
         }
         // A follow-up stays in the thread under its first subject; "Re:" only once the member
         // wrote (a counted turn): a "Re:" to a mail they never answered reads like a trick.
