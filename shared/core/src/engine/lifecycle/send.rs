@@ -82,7 +82,9 @@ impl Engine {
         // Never one message twice: a draft the agent wrote that says what the member was sent
         // already waits for the owner instead. (Its claim is committed; a text written before
         // the claim, an approved one, was checked when the owner approved it.)
-        if let Some(sent) = sent_before.iter().find(|m| claim.is_none() && m.says(&draft.body)) {
+        if claim.is_none()
+            && let Some(sent) = sent_before.iter().find(|m| m.says(&draft.body))
+        {
             return super::boxed(self.hold_repeated_draft(claimed, draft, sent.at, now)).await;
         }
         // A follow-up stays in the thread under its first subject; "Re:" only once the member
