@@ -639,12 +639,7 @@ async fn play_a_gyms_life(stack: &Stack) {
         .webhook(&limited, "evt_lin_failed", events::payment_failed("m_lin", &at))
         .await;
     stack.run().await;
-    let (_, feed) = stack.get("/api/v1/notifications", &limited.token).await;
-    let digest_at = feed["notifications"]
-        .as_array()
-        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
-        .unwrap_or_else(|| panic!("the approval waits for a digest: {feed}"))
-        .to_owned();
+    let digest_at = stack.digest_due(&limited.token).await.to_string();
     stack.set_clock(&digest_at).await;
     stack.run().await;
     let digest = stack

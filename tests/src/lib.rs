@@ -413,6 +413,16 @@ impl Client {
         self.call(reqwest::Method::GET, path, Some(token), None).await
     }
 
+    /// When the owner's next digest goes, as the feed's waiting notices say.
+    pub async fn digest_due(&self, token: &str) -> Timestamp {
+        let (_, feed) = self.get("/api/v1/notifications", token).await;
+        feed["notifications"]
+            .as_array()
+            .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("the approvals wait for a digest: {feed}"))
+    }
+
     pub async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
         self.call(reqwest::Method::POST, path, Some(token), Some(body)).await
     }

@@ -52,16 +52,6 @@ async fn status_of(stack: &Stack, token: &str, id: &str) -> String {
     task["status"].as_str().unwrap_or_default().to_owned()
 }
 
-/// When the digest that names the account's waiting approvals leaves.
-async fn digest_due(stack: &Stack, token: &str) -> Timestamp {
-    let (_, feed) = stack.get("/api/v1/notifications", token).await;
-    feed["notifications"]
-        .as_array()
-        .and_then(|n| n.iter().find_map(|n| n["digest_at"].as_str()))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("the approvals wait for a digest: {feed}"))
-}
-
 /// A churn-risk task for `member`, waiting for review (the gym is manual).
 async fn task_for(stack: &Stack, token: &str, member: &str) -> String {
     let body = serde_json::json!({"task_type": "churn_risk", "member_id": member, "goal": "Bring them back to the gym", "confidence": 80});
@@ -89,7 +79,7 @@ async fn an_owner_who_never_signs_in_approves_and_skips_from_the_digests_links()
         task_for(&stack, &gym.token, "m_pat").await,
     );
 
-    stack.set_clock(&digest_due(&stack, &gym.token).await.to_string()).await;
+    stack.set_clock(&stack.digest_due(&gym.token).await.to_string()).await;
     stack.run().await;
     let mail = stack.outbox_to(&owner).await;
     let digest = mail
@@ -350,7 +340,7 @@ async fn an_owner_answers_the_digest_in_words() {
         task_for(&stack, &gym.token, "m_sam").await,
         task_for(&stack, &gym.token, "m_pat").await,
     );
-    stack.set_clock(&digest_due(&stack, &gym.token).await.to_string()).await;
+    stack.set_clock(&stack.digest_due(&gym.token).await.to_string()).await;
     stack.run().await;
     let digest = newest_to(&stack, &owner, "your review").await;
     assert!(

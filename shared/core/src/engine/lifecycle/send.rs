@@ -85,7 +85,11 @@ impl Engine {
         if claim.is_none()
             && let Some(sent) = sent_before.iter().find(|m| m.says(&draft.body))
         {
-            return super::boxed(self.hold_repeated_draft(claimed, draft, sent.at, now)).await;
+            let detail = format!(
+                "touch {touch}: the draft repeats word for word the message sent at {}; nothing was sent",
+                sent.at
+            );
+            return super::boxed(self.hold_draft(claimed, draft.body, Reason::DraftRepeatsSentMessage, detail, now)).await;
         }
         // A follow-up stays in the thread under its first subject; "Re:" only once the member
         // wrote (a counted turn): a "Re:" to a mail they never answered reads like a trick.
@@ -311,24 +315,8 @@ impl Engine {
             .await
     }
 
-    /// A draft that says word for word what the member was sent at `sent_at` (a model
-    /// repeating itself): never sent twice, it goes to the owner as an unsure one does.
-    pub(in crate::engine) async fn hold_repeated_draft(
-        &self,
-        claimed: Task,
-        draft: Draft,
-        sent_at: Timestamp,
-        now: Timestamp,
-    ) -> Result<StepOutcome, EngineError> {
-        let detail = format!(
-            "touch {}: the draft repeats word for word the message sent at {sent_at}; nothing was sent",
-            claimed.touch
-        );
-        self.hold_draft(claimed, draft.body, Reason::DraftRepeatsSentMessage, detail, now)
-            .await
-    }
-
-    /// The claimed task escalated for `reason`, its draft in the escalation context.
+    /// The claimed task escalated for `reason`, its draft in the escalation context: an unsure
+    /// draft, or one that repeats what the member was sent already (never sent twice).
     async fn hold_draft(
         &self,
         claimed: Task,
